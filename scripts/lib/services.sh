@@ -1,0 +1,298 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/run.sh and scripts/test.sh. Source it; do not run it.
+#
+#   eu_install_deps                 apt-get install whatever build/runtime packages are missing
+#   eu_free_port [EXCLUDED...]      print a TCP port nobody listens on (not one of EXCLUDED)
+#   eu_pg_start DIR PORT [--no-fsync]   initdb DIR if empty, start a private PostgreSQL on PORT
+#   eu_pg_stop DIR                  stop it (fast shutdown); no-op when not running
+#   eu_redis_start DIR PORT         start a private, non-persistent Redis on PORT
+#   eu_redis_stop DIR               stop it; no-op when not running
+#   eu_pg_user_can_reach DIR        true when the postgres user can traverse DIR
+#
+# PostgreSQL refuses to run as root, so when we are root initdb/pg_ctl run as
+# the `postgres` system user (created if missing). As an ordinary user they run
+# as that user. Servers bind 127.0.0.1 only; PostgreSQL uses trust auth with
+# superuser `postgres`, so the URL is postgresql://postgres@127.0.0.1:PORT/postgres.
+
+EU_DEPS=(build-essential cmake pkg-config libevent-dev libpq-dev libhiredis-dev
+  libjansson-dev libsodium-dev libssl-dev libcurl4-openssl-dev libwebp-dev
+  libjpeg-dev libpng-dev libsystemd-dev check postgresql redis-server curl)
+
+eu_log() { printf '[eunha] %s\n' "$*" >&2; }
+eu_die() { printf '[eunha] error: %s\n' "$*" >&2; return 1; }
+
+# Runs a command as root: directly when we are root, else through sudo.
+eu_as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    eu_die "need root to run: $*"
+  fi
+}
+
+# eu_apt_install PKG... : installs the given packages, running `apt-get update`
+# first (only called when something is missing).
+eu_apt_install() {
+  [ "$#" -gt 0 ] || return 0
+  command -v apt-get >/dev/null 2>&1 || eu_die "apt-get not found; install these yourself: $*" || return 1
+  eu_log "installing: $*"
+  eu_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q || return 1
+  eu_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+}
+
+eu_pkg_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+eu_install_deps() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    eu_log "not a Debian-like system: skipping package installation (need: ${EU_DEPS[*]})"
+    return 0
+  fi
+  local missing=() p
+  for p in "${EU_DEPS[@]}" "$@"; do
+    eu_pkg_installed "$p" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    eu_apt_install "${missing[@]}" || return 1
+  fi
+  return 0
+}
+
+# eu_port_busy PORT : true when something accepts TCP connections on 127.0.0.1:PORT
+# or a listening socket for PORT shows up in /proc/net/tcp{,6}.
+eu_port_busy() {
+  local port=$1 hex
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    return 0
+  fi
+  if [ -r /proc/net/tcp ]; then
+    hex=$(printf '%04X' "$port")
+    # column 2 is local address ADDR:PORT, column 4 state (0A = LISTEN)
+    if awk -v h=":$hex" 'NR > 1 && substr($2, length($2) - 4) == h && $4 == "0A" { f = 1 } END { exit !f }' \
+      /proc/net/tcp /proc/net/tcp6 2>/dev/null; then
+      return 0
+    fi
+  fi
+  return 1
+}
+
+eu_free_port() {
+  local port i x ok
+  for ((i = 0; i < 200; i++)); do
+    port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    ok=1
+    for x in "$@"; do
+      [ "$x" = "$port" ] && ok=0
+    done
+    [ "$ok" -eq 1 ] || continue
+    eu_port_busy "$port" && continue
+    echo "$port"
+    return 0
+  done
+  eu_die "no free TCP port found"
+}
+
+# Directory holding initdb/pg_ctl: $EUNHA_PG_BINDIR, else the newest
+# /usr/lib/postgresql/*/bin, else wherever pg_ctl is on PATH.
+eu_pg_bindir() {
+  if [ -n "${EUNHA_PG_BINDIR:-}" ]; then
+    echo "$EUNHA_PG_BINDIR"
+    return 0
+  fi
+  local d
+  d=$(printf "%s\n" /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+  if [ -n "$d" ] && [ -x "$d/pg_ctl" ]; then
+    echo "$d"
+    return 0
+  fi
+  if command -v pg_ctl >/dev/null 2>&1; then
+    dirname "$(command -v pg_ctl)"
+    return 0
+  fi
+  eu_die "PostgreSQL server binaries (pg_ctl) not found; set EUNHA_PG_BINDIR"
+}
+
+eu_pg_ensure_user() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  id postgres >/dev/null 2>&1 && return 0
+  eu_log "creating system user postgres"
+  useradd --system --user-group --home-dir /var/lib/postgresql --no-create-home \
+    --shell /bin/sh postgres
+}
+
+# eu_as_pg CMD... : runs CMD as the postgres user when root, else as ourselves.
+# Runs from / so the server never inherits a cwd it cannot read.
+eu_as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then
+    (cd / && runuser -u postgres -- "$@")
+  else
+    (cd / && "$@")
+  fi
+}
+
+eu_pg_user_can_reach() {
+  eu_as_pg test -x "$1" 2>/dev/null
+}
+
+eu_abspath() {
+  case $1 in
+    /*) printf '%s\n' "$1" ;;
+    *) printf '%s/%s\n' "$PWD" "$1" ;;
+  esac
+}
+
+eu_pg_running() {
+  local dir bin
+  dir=$(eu_abspath "$1")
+  bin=$(eu_pg_bindir) || return 1
+  [ -f "$dir/postmaster.pid" ] || return 1
+  eu_as_pg "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1
+}
+
+eu_pg_start() {
+  local dir port nofsync=0 bin
+  dir=$(eu_abspath "${1:?eu_pg_start DIR PORT [--no-fsync]}")
+  port=${2:?eu_pg_start DIR PORT [--no-fsync]}
+  [ "${3:-}" = "--no-fsync" ] && nofsync=1
+  bin=$(eu_pg_bindir) || return 1
+  eu_pg_ensure_user || return 1
+
+  mkdir -p "$dir" || return 1
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres: "$dir" || return 1
+  fi
+  chmod 700 "$dir" || return 1
+  if ! eu_pg_user_can_reach "$dir"; then
+    eu_die "user postgres cannot reach $dir (a parent directory is not traversable); use a directory under /tmp"
+    return 1
+  fi
+
+  if eu_pg_running "$dir"; then
+    eu_log "PostgreSQL already running in $dir"
+    return 0
+  fi
+
+  if [ ! -f "$dir/PG_VERSION" ]; then
+    if [ -n "$(ls -A "$dir")" ]; then
+      eu_die "$dir is not empty and not a PostgreSQL data directory"
+      return 1
+    fi
+    eu_log "initdb $dir"
+    eu_as_pg "$bin/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 --locale=C.UTF-8 \
+      >"$dir.initdb.log" 2>&1 || {
+      # C.UTF-8 may be missing on some systems; fall back to plain C.
+      rm -rf "${dir:?}"/* 2>/dev/null
+      eu_as_pg "$bin/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 --locale=C \
+        >"$dir.initdb.log" 2>&1
+    } || {
+      cat "$dir.initdb.log" >&2
+      eu_die "initdb failed"
+      return 1
+    }
+    rm -f "$dir.initdb.log"
+    grep -q "^include_if_exists = 'eunha.conf'" "$dir/postgresql.conf" ||
+      echo "include_if_exists = 'eunha.conf'" >>"$dir/postgresql.conf"
+  fi
+
+  # Rewritten on every start so a changed port or fsync choice takes effect;
+  # a bare `pg_ctl start` later (EUNHA_TEST_PG_START) reuses these settings.
+  {
+    echo "# written by scripts/lib/services.sh"
+    echo "listen_addresses = '127.0.0.1'"
+    echo "port = $port"
+    echo "unix_socket_directories = '$dir'"
+    echo "max_connections = 300"
+    if [ "$nofsync" -eq 1 ]; then
+      echo "fsync = off"
+      echo "synchronous_commit = off"
+      echo "full_page_writes = off"
+    fi
+  } >"$dir/eunha.conf" || return 1
+  [ "$(id -u)" -eq 0 ] && chown postgres: "$dir/eunha.conf"
+
+  eu_log "starting PostgreSQL on 127.0.0.1:$port ($dir)"
+  if ! eu_as_pg "$bin/pg_ctl" -D "$dir" -l "$dir/log" -w -t 60 start >/dev/null; then
+    tail -n 30 "$dir/log" >&2 2>/dev/null
+    eu_die "PostgreSQL failed to start (log: $dir/log)"
+    return 1
+  fi
+}
+
+eu_pg_stop() {
+  local dir bin
+  dir=$(eu_abspath "${1:?eu_pg_stop DIR}")
+  bin=$(eu_pg_bindir) || return 1
+  eu_pg_running "$dir" || return 0
+  eu_log "stopping PostgreSQL ($dir)"
+  eu_as_pg "$bin/pg_ctl" -D "$dir" -m fast -w -t 60 stop >/dev/null ||
+    eu_as_pg "$bin/pg_ctl" -D "$dir" -m immediate -w -t 30 stop >/dev/null
+}
+
+eu_redis_pid() {
+  local pid
+  [ -f "$1/redis.pid" ] || return 1
+  pid=$(cat "$1/redis.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  echo "$pid"
+}
+
+eu_redis_start() {
+  local dir port i
+  dir=$(eu_abspath "${1:?eu_redis_start DIR PORT}")
+  port=${2:?eu_redis_start DIR PORT}
+  command -v redis-server >/dev/null 2>&1 || eu_die "redis-server not found" || return 1
+  mkdir -p "$dir" || return 1
+  if eu_redis_pid "$dir" >/dev/null; then
+    eu_log "Redis already running in $dir"
+    return 0
+  fi
+  rm -f "$dir/redis.pid"
+  echo "$port" >"$dir/port"
+  eu_log "starting Redis on 127.0.0.1:$port ($dir)"
+  redis-server --port "$port" --bind 127.0.0.1 --daemonize yes --save '' --appendonly no \
+    --pidfile "$dir/redis.pid" --logfile "$dir/log" --dir "$dir" || {
+    eu_die "redis-server failed (log: $dir/log)"
+    return 1
+  }
+  for ((i = 0; i < 100; i++)); do
+    if redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  tail -n 20 "$dir/log" >&2 2>/dev/null
+  eu_die "Redis did not answer on port $port (log: $dir/log)"
+}
+
+eu_redis_stop() {
+  local dir pid port i
+  dir=$(eu_abspath "${1:?eu_redis_stop DIR}")
+  pid=$(eu_redis_pid "$dir") || return 0
+  port=$(cat "$dir/port" 2>/dev/null || true)
+  eu_log "stopping Redis ($dir)"
+  # SHUTDOWN SAVE writes dump.rdb, which a later eu_redis_start on the same
+  # DIR loads: the data survives a stop/start like PostgreSQL's does.
+  if [ -n "$port" ]; then
+    redis-cli -h 127.0.0.1 -p "$port" shutdown save >/dev/null 2>&1 || true
+  fi
+  if kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid" 2>/dev/null || true; fi
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || {
+      rm -f "$dir/redis.pid"
+      return 0
+    }
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null
+  rm -f "$dir/redis.pid"
+  return 0
+}
+
+# eu_sq STRING : STRING quoted for /bin/sh (single quotes).
+eu_sq() {
+  local s=${1//\'/\'\\\'\'}
+  printf "'%s'" "$s"
+}
