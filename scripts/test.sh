@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds the sanitizer test build (build-test/), starts a throwaway PostgreSQL
+# and Redis on free ports, and runs ctest against them. Extra arguments go to
+# ctest, e.g. `scripts/test.sh -R unit` or `scripts/test.sh -R integration -V`.
+#
+# Exported for the tests (see /tmp/spec/API.md "Test environment"):
+#   EUNHA_TEST_PG_URL       postgresql://postgres@127.0.0.1:PORT/postgres (superuser, trust)
+#   EUNHA_TEST_REDIS_URL    redis://127.0.0.1:PORT/0
+#   EUNHA_TEST_PG_STOP / EUNHA_TEST_PG_START        shell commands (for system())
+#   EUNHA_TEST_REDIS_STOP / EUNHA_TEST_REDIS_START  that stop/start the same servers,
+#                                                    same ports, same data
+# Set EUNHA_TEST_KEEP=1 to keep the temporary directory (logs) afterwards.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# shellcheck source=scripts/lib/services.sh
+. "$ROOT/scripts/lib/services.sh"
+
+eu_install_deps
+
+JOBS=${EUNHA_JOBS:-2}
+cmake -S . -B build-test -DEUNHA_TESTS=ON -DEUNHA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+cmake --build build-test -j"$JOBS"
+
+if [ -f tests/e2e/package.json ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    eu_apt_install nodejs npm
+  fi
+  if [ -f tests/e2e/package-lock.json ]; then
+    (cd tests/e2e && npm ci --no-audit --no-fund)
+  else
+    (cd tests/e2e && npm install --no-audit --no-fund)
+  fi
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/eunha-test.XXXXXX")
+# mktemp makes it 0700 root-only; initdb/postgres run as the postgres user.
+chmod 755 "$TMP"
+if ! eu_pg_user_can_reach "$TMP"; then
+  rmdir "$TMP"
+  TMP=$(mktemp -d /tmp/eunha-test.XXXXXX)
+  chmod 755 "$TMP"
+fi
+
+# shellcheck disable=SC2317 # invoked through the EXIT trap
+cleanup() {
+  local rc=$?
+  trap - INT TERM EXIT
+  eu_pg_stop "$TMP/pg" || true
+  eu_redis_stop "$TMP/redis" || true
+  if [ "${EUNHA_TEST_KEEP:-0}" = 1 ]; then
+    eu_log "kept $TMP"
+  else
+    rm -rf "$TMP"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+PG_PORT=$(eu_free_port)
+REDIS_PORT=$(eu_free_port "$PG_PORT")
+eu_pg_start "$TMP/pg" "$PG_PORT" --no-fsync
+eu_redis_start "$TMP/redis" "$REDIS_PORT"
+
+# Small scripts the tests run with system(); they re-use this library so a
+# restart goes through the same code (same port, same data directory).
+LIB=$(eu_sq "$ROOT/scripts/lib/services.sh")
+mkctl() { # NAME FUNCTION ARGS...
+  local name=$1 fn=$2 arg args=""
+  shift 2
+  for arg in "$@"; do args="$args $(eu_sq "$arg")"; done
+  {
+    echo '#!/usr/bin/env bash'
+    echo 'set -euo pipefail'
+    echo ". $LIB"
+    echo "$fn$args"
+  } >"$TMP/$name"
+  chmod 755 "$TMP/$name"
+}
+mkctl pg-stop eu_pg_stop "$TMP/pg"
+mkctl pg-start eu_pg_start "$TMP/pg" "$PG_PORT" --no-fsync
+mkctl redis-stop eu_redis_stop "$TMP/redis"
+mkctl redis-start eu_redis_start "$TMP/redis" "$REDIS_PORT"
+
+export EUNHA_TEST_PG_URL="postgresql://postgres@127.0.0.1:$PG_PORT/postgres"
+export EUNHA_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+EUNHA_TEST_PG_STOP=$(eu_sq "$TMP/pg-stop")
+EUNHA_TEST_PG_START=$(eu_sq "$TMP/pg-start")
+EUNHA_TEST_REDIS_STOP=$(eu_sq "$TMP/redis-stop")
+EUNHA_TEST_REDIS_START=$(eu_sq "$TMP/redis-start")
+export EUNHA_TEST_PG_STOP EUNHA_TEST_PG_START EUNHA_TEST_REDIS_STOP EUNHA_TEST_REDIS_START
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+eu_log "PostgreSQL $EUNHA_TEST_PG_URL, Redis $EUNHA_TEST_REDIS_URL, scratch $TMP"
+
+set +e
+ctest --test-dir build-test --output-on-failure --timeout 600 "$@"
+status=$?
+set -e
+exit "$status"
