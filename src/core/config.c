@@ -1,0 +1,687 @@
+/*
+ * Loading eunha.toml. Every key the server knows is described once in
+ * `keys[]` below (its type, where it lives in struct eu_config and the range
+ * it must be in), so reading, validating and reporting errors are loops over
+ * that table rather than a function per key. Unknown keys are errors: a typo
+ * in an operator's file should stop the server, not be ignored.
+ *
+ * A load works on a copy of the config and only replaces the caller's on
+ * success, so a bad file on SIGHUP leaves the running configuration intact.
+ */
+#include "eunha/config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/mem.h"
+#include "eunha/net.h"
+#include "eunha/toml.h"
+
+/* eunha.toml is a few dozen lines; anything this big is the wrong file. */
+#define CONFIG_MAX_FILE_BYTES (1024 * 1024)
+#define MASK "********"
+
+enum key_type {
+    KEY_STRING,
+    KEY_INT,    /* int field */
+    KEY_SIZE,   /* size_t field */
+    KEY_LIST,   /* char ** + count, NULL-terminated */
+    KEY_SECRET, /* [admin] token / token_file: resolved after the loop */
+};
+
+/* Extra checks on string values; return a message fragment or NULL. */
+typedef const char *(*check_string_cb)(const char *value);
+
+struct key {
+    const char *name;
+    enum key_type type;
+    size_t offset;
+    int64_t min, max; /* KEY_INT, KEY_SIZE */
+    check_string_cb check;
+    const char *env; /* environment variable that overrides it, or NULL */
+};
+
+static const char *check_hostport(const char *v);
+static const char *check_scheme(const char *v);
+static const char *check_nonempty(const char *v);
+static const char *check_log_level(const char *v);
+static const char *check_proxy(const char *v);
+
+#define F(field) offsetof(struct eu_config, field)
+
+/* jansson cannot nest deeper than 2048 however it is configured. */
+static const struct key keys[] = {
+    {"server.listen", KEY_STRING, F(listen), 0, 0, check_hostport, NULL},
+    {"server.admin_listen", KEY_STRING, F(admin_listen), 0, 0, check_hostport, NULL},
+    {"server.cpu_threads", KEY_INT, F(cpu_threads), 1, 64, NULL, "EUNHA_CPU_THREADS"},
+    {"server.scheme", KEY_STRING, F(scheme), 0, 0, check_scheme, NULL},
+    {"server.trusted_proxies", KEY_LIST, F(trusted_proxies), 0, 0, check_proxy, NULL},
+    {"admin.token", KEY_SECRET, 0, 0, 0, NULL, "EUNHA_ADMIN_TOKEN"},
+    {"admin.token_file", KEY_SECRET, 0, 0, 0, NULL, NULL},
+    {"database.url", KEY_STRING, F(database_url), 0, 0, check_nonempty, "EUNHA_DATABASE_URL"},
+    {"database.template", KEY_STRING, F(database_template), 0, 0, check_nonempty, NULL},
+    {"database_pool.max_connections", KEY_INT, F(pool_max_connections), 1, 100, NULL, NULL},
+    {"database_pool.min_connections", KEY_INT, F(pool_min_connections), 0, 100, NULL, NULL},
+    {"database_pool.acquire_timeout_seconds", KEY_INT, F(pool_acquire_timeout_s), 1, INT_MAX,
+     NULL, NULL},
+    {"database_pool.idle_timeout_seconds", KEY_INT, F(pool_idle_timeout_s), 1, INT_MAX, NULL,
+     NULL},
+    {"redis.url", KEY_STRING, F(redis_url), 0, 0, check_nonempty, "EUNHA_REDIS_URL"},
+    {"redis.prefix", KEY_STRING, F(redis_prefix), 0, 0, check_nonempty, NULL},
+    {"workers.queue_idle_poll_seconds", KEY_INT, F(queue_idle_poll_s), 1, INT_MAX, NULL, NULL},
+    {"limits.max_body_bytes", KEY_SIZE, F(max_body_bytes), 1, INT64_MAX, NULL, NULL},
+    {"limits.max_header_bytes", KEY_SIZE, F(max_header_bytes), 1, INT64_MAX, NULL, NULL},
+    {"limits.request_timeout_seconds", KEY_INT, F(request_timeout_s), 1, INT_MAX, NULL, NULL},
+    {"limits.json_max_depth", KEY_INT, F(json_max_depth), 1, 2048, NULL, NULL},
+    {"log.level", KEY_STRING, F(log_level), 0, 0, check_log_level, NULL},
+};
+
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+/* Where a key's value came from, for error messages. */
+struct origin {
+    int line;        /* >0: line in the file */
+    const char *env; /* set when an environment variable overrode it */
+};
+
+struct load {
+    const char *path;
+    struct eu_config *cfg;
+    struct origin origin[N_KEYS];
+    char *err;
+    size_t errlen;
+};
+
+static const char *
+check_hostport(const char *v)
+{
+    char host[256];
+    int port;
+    return eu_hostport_split(v, host, sizeof host, &port) == 0
+               ? NULL
+               : "must be \"host:port\" (IPv6 in brackets)";
+}
+
+static const char *
+check_scheme(const char *v)
+{
+    return strcmp(v, "http") == 0 || strcmp(v, "https") == 0 ? NULL
+                                                             : "must be \"http\" or \"https\"";
+}
+
+static const char *
+check_nonempty(const char *v)
+{
+    return v[0] ? NULL : "must not be empty";
+}
+
+static const char *
+check_log_level(const char *v)
+{
+    /* The logger has its own parser, but config must stand alone so that
+     * check-config works before anything else is set up. */
+    static const char *const levels[] = {"debug", "info", "warn", "error"};
+    for (size_t i = 0; i < 4; i++)
+        if (strcmp(v, levels[i]) == 0)
+            return NULL;
+    return "must be one of \"debug\", \"info\", \"warn\", \"error\"";
+}
+
+static const char *
+check_proxy(const char *v)
+{
+    /* An address matches itself exactly when it is a valid entry. */
+    const char *slash = strchr(v, '/');
+    char addr[64];
+    size_t n = slash ? (size_t)(slash - v) : strlen(v);
+    if (n == 0 || n >= sizeof addr)
+        return "must hold IP addresses or CIDR ranges";
+    memcpy(addr, v, n);
+    addr[n] = '\0';
+    char *entry = (char *)v;
+    if (!eu_ip_in_list(addr, &entry, 1))
+        return "must hold IP addresses or CIDR ranges";
+    return NULL;
+}
+
+/* Index of a key in keys[]; only called with names from the table. */
+static size_t
+key_index(const char *name)
+{
+    size_t i = 0;
+    while (i < N_KEYS - 1 && strcmp(keys[i].name, name) != 0)
+        i++;
+    return i;
+}
+
+static char **
+field_str(struct eu_config *cfg, const struct key *k)
+{
+    return (char **)((char *)cfg + k->offset);
+}
+
+/* Formats "PATH:LINE: " or "ENV: " or "PATH: " then the message; returns -1. */
+static int __attribute__((format(printf, 3, 4)))
+load_fail(struct load *l, const struct origin *o, const char *fmt, ...)
+{
+    int n;
+    if (o && o->env)
+        n = snprintf(l->err, l->errlen, "%s: ", o->env);
+    else if (o && o->line > 0)
+        n = snprintf(l->err, l->errlen, "%s:%d: ", l->path, o->line);
+    else
+        n = snprintf(l->err, l->errlen, "%s: ", l->path);
+    if (n >= 0 && (size_t)n < l->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(l->err + n, l->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static void
+list_free(char **list)
+{
+    if (!list)
+        return;
+    for (char **p = list; *p; p++)
+        free(*p);
+    free(list);
+}
+
+void
+eu_config_init_defaults(struct eu_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->listen = eu_xstrdup("127.0.0.1:8080");
+    cfg->admin_listen = eu_xstrdup("127.0.0.1:9180");
+    cfg->cpu_threads = 2;
+    cfg->scheme = eu_xstrdup("https");
+    /* An empty list still ends in NULL so callers can always iterate it. */
+    cfg->trusted_proxies = eu_xcalloc(1, sizeof *cfg->trusted_proxies);
+    cfg->n_trusted_proxies = 0;
+    cfg->admin_token = NULL;
+    cfg->database_url = eu_xstrdup("postgresql://postgres@127.0.0.1:5432/eunha");
+    cfg->database_template = eu_xstrdup("eunha_template");
+    cfg->pool_max_connections = 2;
+    cfg->pool_min_connections = 0;
+    cfg->pool_acquire_timeout_s = 5;
+    cfg->pool_idle_timeout_s = 20;
+    cfg->redis_url = eu_xstrdup("redis://127.0.0.1:6379/0");
+    cfg->redis_prefix = eu_xstrdup("eunha");
+    cfg->queue_idle_poll_s = 300;
+    cfg->max_body_bytes = 8 * 1024 * 1024;
+    cfg->max_header_bytes = 16 * 1024;
+    cfg->request_timeout_s = 30;
+    cfg->json_max_depth = 32;
+    cfg->log_level = eu_xstrdup("info");
+}
+
+void
+eu_config_release(struct eu_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (keys[i].type == KEY_STRING)
+            free(*field_str(cfg, &keys[i]));
+    list_free(cfg->trusted_proxies);
+    free(cfg->admin_token);
+    memset(cfg, 0, sizeof *cfg);
+}
+
+/* Deep copy of src into dst; dst is overwritten without being released. */
+static void
+config_copy(struct eu_config *dst, const struct eu_config *src)
+{
+    *dst = *src;
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (keys[i].type == KEY_STRING)
+            *field_str(dst, &keys[i]) = eu_xstrdup(*field_str((struct eu_config *)src, &keys[i]));
+    dst->trusted_proxies = eu_xcalloc(src->n_trusted_proxies + 1, sizeof(char *));
+    for (size_t i = 0; i < src->n_trusted_proxies; i++)
+        dst->trusted_proxies[i] = eu_xstrdup(src->trusted_proxies[i]);
+    dst->admin_token = eu_xstrdup(src->admin_token);
+}
+
+/* Reads a whole file into a NUL-terminated buffer the caller frees. */
+static char *
+read_file(const char *path, size_t *len, char *why, size_t whylen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = eu_xmalloc(cap);
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap > CONFIG_MAX_FILE_BYTES) {
+                snprintf(why, whylen, "file is larger than %d bytes", CONFIG_MAX_FILE_BYTES);
+                goto fail_read;
+            }
+            cap *= 2;
+            buf = eu_xrealloc(buf, cap);
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                snprintf(why, whylen, "%s", strerror(errno));
+                goto fail_read;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+
+fail_read:
+    fclose(f);
+    free(buf);
+    return NULL;
+}
+
+/* A relative token_file is taken from the config file's directory, so a
+ * config and its token can move together whatever the working directory. */
+static char *
+resolve_path(const char *config_path, const char *file)
+{
+    const char *slash = strrchr(config_path, '/');
+    if (file[0] == '/' || !slash)
+        return eu_xstrdup(file);
+    return eu_xasprintf("%.*s/%s", (int)(slash - config_path), config_path, file);
+}
+
+static const char *
+type_name(enum key_type t)
+{
+    switch (t) {
+    case KEY_INT:
+    case KEY_SIZE:
+        return "an integer";
+    case KEY_LIST:
+        return "an array of strings";
+    default:
+        return "a string";
+    }
+}
+
+/* Stores one TOML value into the config after checking its type and range. */
+static int
+apply_value(struct load *l, size_t idx, const struct eu_toml_value *v, const char **token,
+            const char **token_file)
+{
+    const struct key *k = &keys[idx];
+    const struct origin *o = &l->origin[idx];
+    struct eu_config *cfg = l->cfg;
+    bool ok;
+    switch (k->type) {
+    case KEY_INT:
+    case KEY_SIZE:
+        ok = v->type == EU_TOML_INTEGER;
+        break;
+    case KEY_LIST:
+        ok = v->type == EU_TOML_ARRAY;
+        for (size_t i = 0; ok && i < v->u.array.n; i++)
+            ok = v->u.array.items[i].type == EU_TOML_STRING;
+        break;
+    default:
+        ok = v->type == EU_TOML_STRING;
+        break;
+    }
+    if (!ok)
+        return load_fail(l, o, "key '%s' must be %s", k->name, type_name(k->type));
+
+    switch (k->type) {
+    case KEY_INT:
+    case KEY_SIZE:
+        if (v->u.i < k->min || v->u.i > k->max) {
+            if (k->max == INT_MAX || k->max == INT64_MAX)
+                return load_fail(l, o, "key '%s' must be at least %lld", k->name,
+                                 (long long)k->min);
+            return load_fail(l, o, "key '%s' must be between %lld and %lld", k->name,
+                             (long long)k->min, (long long)k->max);
+        }
+        if (k->type == KEY_INT)
+            *(int *)((char *)cfg + k->offset) = (int)v->u.i;
+        else
+            *(size_t *)((char *)cfg + k->offset) = (size_t)v->u.i;
+        return 0;
+    case KEY_STRING: {
+        char **field = field_str(cfg, k);
+        free(*field);
+        *field = eu_xstrdup(v->u.s);
+        return 0;
+    }
+    case KEY_LIST: {
+        char **list = eu_xcalloc(v->u.array.n + 1, sizeof *list);
+        for (size_t i = 0; i < v->u.array.n; i++)
+            list[i] = eu_xstrdup(v->u.array.items[i].u.s);
+        list_free(cfg->trusted_proxies);
+        cfg->trusted_proxies = list;
+        cfg->n_trusted_proxies = v->u.array.n;
+        return 0;
+    }
+    case KEY_SECRET:
+        if (strcmp(k->name, "admin.token") == 0)
+            *token = v->u.s;
+        else
+            *token_file = v->u.s;
+        return 0;
+    }
+    return 0;
+}
+
+static int
+read_token_file(struct load *l, const char *file)
+{
+    const struct origin *o = &l->origin[key_index("admin.token_file")];
+    char *path = resolve_path(l->path, file);
+    char why[128];
+    size_t len;
+    char *text = read_file(path, &len, why, sizeof why);
+    if (!text) {
+        load_fail(l, o, "cannot read admin.token_file '%s': %s", path, why);
+        free(path);
+        return -1;
+    }
+    /* Editors and `echo` add a final newline that is not part of the token. */
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+        text[--len] = '\0';
+    if (len == 0 || strlen(text) != len) {
+        load_fail(l, o, "admin.token_file '%s' holds no usable token", path);
+        free(text);
+        free(path);
+        return -1;
+    }
+    free(path);
+    free(l->cfg->admin_token);
+    l->cfg->admin_token = text;
+    return 0;
+}
+
+static int
+apply_env(struct load *l)
+{
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const struct key *k = &keys[i];
+        const char *v = k->env ? getenv(k->env) : NULL;
+        /* An empty variable counts as unset, as `EUNHA_X= eunha serve` means. */
+        if (!v || !v[0])
+            continue;
+        l->origin[i].env = k->env;
+        l->origin[i].line = 0;
+        if (k->type == KEY_INT) {
+            char *end;
+            errno = 0;
+            long n = strtol(v, &end, 10);
+            if (errno || *end || end == v || n < INT_MIN || n > INT_MAX)
+                return load_fail(l, &l->origin[i], "key '%s' must be an integer", k->name);
+            struct eu_toml_value tv = {.type = EU_TOML_INTEGER, .u.i = n};
+            if (apply_value(l, i, &tv, NULL, NULL) < 0)
+                return -1;
+        } else if (k->type == KEY_SECRET) {
+            free(l->cfg->admin_token);
+            l->cfg->admin_token = eu_xstrdup(v);
+        } else {
+            char **field = field_str(l->cfg, k);
+            free(*field);
+            *field = eu_xstrdup(v);
+        }
+    }
+    return 0;
+}
+
+/* Checks what the type and range checks in apply_value cannot see: string
+ * contents, list entries and relations between keys. */
+static int
+validate(struct load *l)
+{
+    struct eu_config *cfg = l->cfg;
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const struct key *k = &keys[i];
+        if (!k->check)
+            continue;
+        if (k->type == KEY_STRING) {
+            const char *why = k->check(*field_str(cfg, k));
+            if (why)
+                return load_fail(l, &l->origin[i], "key '%s' %s", k->name, why);
+        } else if (k->type == KEY_LIST) {
+            for (size_t j = 0; j < cfg->n_trusted_proxies; j++) {
+                const char *why = k->check(cfg->trusted_proxies[j]);
+                if (why)
+                    return load_fail(l, &l->origin[i], "key '%s' %s: '%s'", k->name, why,
+                                     cfg->trusted_proxies[j]);
+            }
+        }
+    }
+    if (cfg->pool_min_connections > cfg->pool_max_connections) {
+        /* Blame whichever of the two the file set, min first. */
+        const struct origin *o = &l->origin[key_index("database_pool.min_connections")];
+        if (o->line == 0)
+            o = &l->origin[key_index("database_pool.max_connections")];
+        return load_fail(l, o,
+                         "key 'database_pool.min_connections' (%d) must not exceed "
+                         "'database_pool.max_connections' (%d)",
+                         cfg->pool_min_connections, cfg->pool_max_connections);
+    }
+    return 0;
+}
+
+int
+eu_config_load(struct eu_config *cfg, const char *path, char *err, size_t errlen)
+{
+    char dummy[1];
+    if (!err || errlen == 0) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+
+    struct eu_config tmp;
+    config_copy(&tmp, cfg);
+    struct load l = {.path = path, .cfg = &tmp, .err = err, .errlen = errlen};
+    struct eu_toml_doc *doc = NULL;
+    char why[256];
+    size_t len;
+    char *text = read_file(path, &len, why, sizeof why);
+    if (!text) {
+        snprintf(err, errlen, "%s: cannot read config: %s", path, why);
+        goto fail_tmp;
+    }
+    if (eu_toml_parse(text, len, &doc, why, sizeof why) < 0) {
+        /* The reader says "line N: ..."; editors and compilers say FILE:N:. */
+        int line = 0, off = 0;
+        if (sscanf(why, "line %d: %n", &line, &off) == 1 && off > 0)
+            snprintf(err, errlen, "%s:%d: %s", path, line, why + off);
+        else
+            snprintf(err, errlen, "%s: %s", path, why);
+        goto fail_text;
+    }
+
+    const char *token = NULL, *token_file = NULL;
+    for (size_t e = 0; e < doc->n; e++) {
+        const struct eu_toml_entry *ent = &doc->entries[e];
+        size_t i;
+        for (i = 0; i < N_KEYS; i++)
+            if (strcmp(keys[i].name, ent->key) == 0)
+                break;
+        if (i == N_KEYS) {
+            struct origin o = {.line = ent->value.line};
+            load_fail(&l, &o, "unknown key '%s'", ent->key);
+            goto fail_doc;
+        }
+        l.origin[i].line = ent->value.line;
+        if (apply_value(&l, i, &ent->value, &token, &token_file) < 0)
+            goto fail_doc;
+    }
+
+    if (token && token_file) {
+        load_fail(&l, &l.origin[key_index("admin.token_file")],
+                  "set either 'admin.token' or 'admin.token_file', not both");
+        goto fail_doc;
+    }
+    if (token) {
+        if (!token[0]) {
+            load_fail(&l, &l.origin[key_index("admin.token")], "key 'admin.token' must not be empty");
+            goto fail_doc;
+        }
+        free(tmp.admin_token);
+        tmp.admin_token = eu_xstrdup(token);
+    } else if (token_file && read_token_file(&l, token_file) < 0) {
+        goto fail_doc;
+    }
+
+    if (apply_env(&l) < 0 || validate(&l) < 0)
+        goto fail_doc;
+
+    eu_toml_doc_free(doc);
+    free(text);
+    eu_config_release(cfg);
+    *cfg = tmp;
+    return 0;
+
+fail_doc:
+    eu_toml_doc_free(doc);
+fail_text:
+    free(text);
+fail_tmp:
+    eu_config_release(&tmp);
+    return -1;
+}
+
+/* --- printing --------------------------------------------------------------- */
+
+static void
+print_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(out, "\\%c", *c);
+        else if (*c == '\n')
+            fputs("\\n", out);
+        else if (*c == '\t')
+            fputs("\\t", out);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(out, "\\u%04x", *c);
+        else
+            fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+/*
+ * Returns url with any password replaced by MASK; the caller frees it.
+ * Covers "scheme://user:pass@host" and libpq's "password=..." parameter,
+ * which may appear in a URL's query or in a key=value connection string.
+ */
+static char *
+mask_url(const char *url)
+{
+    size_t len = strlen(url);
+    /* Each "password=..." (9+ bytes in) becomes at most 17 bytes out and the
+     * userinfo mask adds at most 8, so 9 * len + 10 bytes always suffice. */
+    char *out = eu_xmalloc(len * (sizeof MASK) + sizeof MASK + 1);
+    size_t o = 0;
+    const char *authority = strstr(url, "://");
+    const char *at = NULL, *colon = NULL;
+    if (authority) {
+        authority += 3;
+        size_t alen = strcspn(authority, "/?#");
+        for (size_t i = 0; i < alen; i++)
+            if (authority[i] == '@')
+                at = authority + i; /* the last '@': passwords may hold one */
+        if (at)
+            colon = memchr(authority, ':', (size_t)(at - authority));
+    }
+    for (const char *c = url; *c;) {
+        if (colon && c == colon + 1) {
+            memcpy(out + o, MASK, sizeof MASK - 1);
+            o += sizeof MASK - 1;
+            c = at;
+            continue;
+        }
+        if (strncmp(c, "password=", 9) == 0 && (c == url || strchr("?& ", c[-1]))) {
+            memcpy(out + o, "password=" MASK, 9 + sizeof MASK - 1);
+            o += 9 + sizeof MASK - 1;
+            c += 9;
+            if (*c == '\'') {
+                /* Quoted conninfo value: skip to the closing quote. */
+                c++;
+                while (*c && *c != '\'')
+                    c += c[0] == '\\' && c[1] ? 2 : 1;
+                if (*c)
+                    c++;
+            } else {
+                c += strcspn(c, "& #");
+            }
+            continue;
+        }
+        out[o++] = *c++;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+void
+eu_config_print(const struct eu_config *cfg, FILE *out)
+{
+    char *db = mask_url(cfg->database_url);
+    char *redis = mask_url(cfg->redis_url);
+
+    fputs("[server]\nlisten = ", out);
+    print_string(out, cfg->listen);
+    fputs("\nadmin_listen = ", out);
+    print_string(out, cfg->admin_listen);
+    fprintf(out, "\ncpu_threads = %d\nscheme = ", cfg->cpu_threads);
+    print_string(out, cfg->scheme);
+    fputs("\ntrusted_proxies = [", out);
+    for (size_t i = 0; i < cfg->n_trusted_proxies; i++) {
+        if (i)
+            fputs(", ", out);
+        print_string(out, cfg->trusted_proxies[i]);
+    }
+    fputs("]\n\n[admin]\n", out);
+    if (cfg->admin_token)
+        fputs("token = \"" MASK "\"\n", out);
+    else
+        fputs("# token is not set: the admin API refuses every request\n", out);
+
+    fputs("\n[database]\nurl = ", out);
+    print_string(out, db);
+    fputs("\ntemplate = ", out);
+    print_string(out, cfg->database_template);
+    fprintf(out,
+            "\n\n[database_pool]\nmax_connections = %d\nmin_connections = %d\n"
+            "acquire_timeout_seconds = %d\nidle_timeout_seconds = %d\n",
+            cfg->pool_max_connections, cfg->pool_min_connections, cfg->pool_acquire_timeout_s,
+            cfg->pool_idle_timeout_s);
+
+    fputs("\n[redis]\nurl = ", out);
+    print_string(out, redis);
+    fputs("\nprefix = ", out);
+    print_string(out, cfg->redis_prefix);
+    fprintf(out, "\n\n[workers]\nqueue_idle_poll_seconds = %d\n", cfg->queue_idle_poll_s);
+    fprintf(out,
+            "\n[limits]\nmax_body_bytes = %zu\nmax_header_bytes = %zu\n"
+            "request_timeout_seconds = %d\njson_max_depth = %d\n",
+            cfg->max_body_bytes, cfg->max_header_bytes, cfg->request_timeout_s,
+            cfg->json_max_depth);
+    fputs("\n[log]\nlevel = ", out);
+    print_string(out, cfg->log_level);
+    fputc('\n', out);
+
+    free(db);
+    free(redis);
+}

@@ -1,0 +1,443 @@
+/*
+ * Tests for config loading: defaults, values from the file, environment
+ * overrides, the errors an operator sees for bad files, the admin token file
+ * and secret masking in eu_config_print. Config files are written to mkstemp
+ * files; CK_FORK keeps each test's environment changes to itself.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eunha/config.h"
+
+static char paths[16][64];
+static int n_paths;
+
+/* Writes text to a new temp file and returns its path (static storage). */
+static const char *
+write_temp(const char *text)
+{
+    ck_assert_int_lt(n_paths, 16);
+    char *path = paths[n_paths++];
+    strcpy(path, "/tmp/eunha-config-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    size_t len = strlen(text);
+    ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
+    close(fd);
+    return path;
+}
+
+static void
+remove_temps(void)
+{
+    for (int i = 0; i < n_paths; i++)
+        unlink(paths[i]);
+    n_paths = 0;
+}
+
+static void
+clear_env(void)
+{
+    unsetenv("EUNHA_CPU_THREADS");
+    unsetenv("EUNHA_ADMIN_TOKEN");
+    unsetenv("EUNHA_DATABASE_URL");
+    unsetenv("EUNHA_REDIS_URL");
+}
+
+/* Loads text over defaults; returns the rc and leaves the message in err. */
+static int
+load_text(struct eu_config *cfg, const char *text, char *err, size_t errlen)
+{
+    eu_config_init_defaults(cfg);
+    const char *path = write_temp(text);
+    return eu_config_load(cfg, path, err, errlen);
+}
+
+START_TEST(test_defaults)
+{
+    struct eu_config cfg;
+    eu_config_init_defaults(&cfg);
+    ck_assert_str_eq(cfg.listen, "127.0.0.1:8080");
+    ck_assert_str_eq(cfg.admin_listen, "127.0.0.1:9180");
+    ck_assert_int_eq(cfg.cpu_threads, 2);
+    ck_assert_str_eq(cfg.scheme, "https");
+    ck_assert_uint_eq(cfg.n_trusted_proxies, 0);
+    ck_assert_ptr_nonnull(cfg.trusted_proxies);
+    ck_assert_ptr_null(cfg.trusted_proxies[0]);
+    ck_assert_ptr_null(cfg.admin_token);
+    ck_assert_str_eq(cfg.database_url, "postgresql://postgres@127.0.0.1:5432/eunha");
+    ck_assert_str_eq(cfg.database_template, "eunha_template");
+    ck_assert_int_eq(cfg.pool_max_connections, 2);
+    ck_assert_int_eq(cfg.pool_min_connections, 0);
+    ck_assert_int_eq(cfg.pool_acquire_timeout_s, 5);
+    ck_assert_int_eq(cfg.pool_idle_timeout_s, 20);
+    ck_assert_str_eq(cfg.redis_url, "redis://127.0.0.1:6379/0");
+    ck_assert_str_eq(cfg.redis_prefix, "eunha");
+    ck_assert_int_eq(cfg.queue_idle_poll_s, 300);
+    ck_assert_uint_eq(cfg.max_body_bytes, 8388608);
+    ck_assert_uint_eq(cfg.max_header_bytes, 16384);
+    ck_assert_int_eq(cfg.request_timeout_s, 30);
+    ck_assert_int_eq(cfg.json_max_depth, 32);
+    ck_assert_str_eq(cfg.log_level, "info");
+    eu_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_empty_file_keeps_defaults)
+{
+    struct eu_config cfg;
+    char err[256];
+    ck_assert_msg(load_text(&cfg, "# nothing\n", err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(cfg.cpu_threads, 2);
+    ck_assert_str_eq(cfg.listen, "127.0.0.1:8080");
+    eu_config_release(&cfg);
+    remove_temps();
+}
+END_TEST
+
+START_TEST(test_file_overrides)
+{
+    const char *text = "[server]\n"
+                       "listen = \"0.0.0.0:80\"\n"
+                       "admin_listen = \"[::1]:0\"\n"
+                       "cpu_threads = 8\n"
+                       "scheme = \"http\"\n"
+                       "trusted_proxies = [\"10.0.0.0/8\", \"::1\"]\n"
+                       "[database]\n"
+                       "url = \"postgresql://u@db/x\"\n"
+                       "template = \"tpl\"\n"
+                       "[database_pool]\n"
+                       "max_connections = 10\n"
+                       "min_connections = 10\n"
+                       "acquire_timeout_seconds = 1\n"
+                       "idle_timeout_seconds = 60\n"
+                       "[redis]\n"
+                       "url = \"redis://r:6380/2\"\n"
+                       "prefix = \"p\"\n"
+                       "[workers]\n"
+                       "queue_idle_poll_seconds = 5\n"
+                       "[limits]\n"
+                       "max_body_bytes = 1_048_576\n"
+                       "max_header_bytes = 8192\n"
+                       "request_timeout_seconds = 10\n"
+                       "json_max_depth = 16\n"
+                       "[log]\n"
+                       "level = \"debug\"\n";
+    struct eu_config cfg;
+    char err[256];
+    ck_assert_msg(load_text(&cfg, text, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(cfg.listen, "0.0.0.0:80");
+    ck_assert_str_eq(cfg.admin_listen, "[::1]:0");
+    ck_assert_int_eq(cfg.cpu_threads, 8);
+    ck_assert_str_eq(cfg.scheme, "http");
+    ck_assert_uint_eq(cfg.n_trusted_proxies, 2);
+    ck_assert_str_eq(cfg.trusted_proxies[0], "10.0.0.0/8");
+    ck_assert_str_eq(cfg.trusted_proxies[1], "::1");
+    ck_assert_ptr_null(cfg.trusted_proxies[2]);
+    ck_assert_str_eq(cfg.database_url, "postgresql://u@db/x");
+    ck_assert_str_eq(cfg.database_template, "tpl");
+    ck_assert_int_eq(cfg.pool_max_connections, 10);
+    ck_assert_int_eq(cfg.pool_min_connections, 10);
+    ck_assert_int_eq(cfg.pool_acquire_timeout_s, 1);
+    ck_assert_int_eq(cfg.pool_idle_timeout_s, 60);
+    ck_assert_str_eq(cfg.redis_url, "redis://r:6380/2");
+    ck_assert_str_eq(cfg.redis_prefix, "p");
+    ck_assert_int_eq(cfg.queue_idle_poll_s, 5);
+    ck_assert_uint_eq(cfg.max_body_bytes, 1048576);
+    ck_assert_uint_eq(cfg.max_header_bytes, 8192);
+    ck_assert_int_eq(cfg.request_timeout_s, 10);
+    ck_assert_int_eq(cfg.json_max_depth, 16);
+    ck_assert_str_eq(cfg.log_level, "debug");
+    eu_config_release(&cfg);
+    remove_temps();
+}
+END_TEST
+
+START_TEST(test_env_overrides)
+{
+    setenv("EUNHA_CPU_THREADS", "7", 1);
+    setenv("EUNHA_ADMIN_TOKEN", "from-env", 1);
+    setenv("EUNHA_DATABASE_URL", "postgresql://env@h/db", 1);
+    setenv("EUNHA_REDIS_URL", "redis://env:1/0", 1);
+    struct eu_config cfg;
+    char err[256];
+    int rc = load_text(&cfg, "[server]\ncpu_threads = 3\n[admin]\ntoken = \"file\"\n", err,
+                       sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_int_eq(cfg.cpu_threads, 7);
+    ck_assert_str_eq(cfg.admin_token, "from-env");
+    ck_assert_str_eq(cfg.database_url, "postgresql://env@h/db");
+    ck_assert_str_eq(cfg.redis_url, "redis://env:1/0");
+    eu_config_release(&cfg);
+
+    setenv("EUNHA_CPU_THREADS", "lots", 1);
+    ck_assert_int_eq(load_text(&cfg, "", err, sizeof err), -1);
+    ck_assert_str_eq(err, "EUNHA_CPU_THREADS: key 'server.cpu_threads' must be an integer");
+    eu_config_release(&cfg);
+    setenv("EUNHA_CPU_THREADS", "65", 1);
+    ck_assert_int_eq(load_text(&cfg, "", err, sizeof err), -1);
+    ck_assert_str_eq(err,
+                     "EUNHA_CPU_THREADS: key 'server.cpu_threads' must be between 1 and 64");
+    eu_config_release(&cfg);
+
+    /* empty means unset */
+    setenv("EUNHA_CPU_THREADS", "", 1);
+    ck_assert_int_eq(load_text(&cfg, "", err, sizeof err), 0);
+    ck_assert_int_eq(cfg.cpu_threads, 2);
+    eu_config_release(&cfg);
+    clear_env();
+    remove_temps();
+}
+END_TEST
+
+struct bad_case {
+    const char *text;
+    const char *err; /* after "PATH:" */
+};
+
+static const struct bad_case bad_cases[] = {
+    {"[server]\nlisten = \"x:1\"\nlistne = \"y\"\n", "3: unknown key 'server.listne'"},
+    {"[sever]\ncpu_threads = 1\n", "2: unknown key 'sever.cpu_threads'"},
+    {"\n[server]\ncpu_threads = \"4\"\n", "3: key 'server.cpu_threads' must be an integer"},
+    {"[server]\ncpu_threads = 0\n", "2: key 'server.cpu_threads' must be between 1 and 64"},
+    {"[server]\ncpu_threads = 65\n", "2: key 'server.cpu_threads' must be between 1 and 64"},
+    {"[server]\nlisten = 8080\n", "2: key 'server.listen' must be a string"},
+    {"[server]\nlisten = \"8080\"\n",
+     "2: key 'server.listen' must be \"host:port\" (IPv6 in brackets)"},
+    {"[server]\nadmin_listen = \"h:99999\"\n",
+     "2: key 'server.admin_listen' must be \"host:port\" (IPv6 in brackets)"},
+    {"[server]\nscheme = \"ftp\"\n", "2: key 'server.scheme' must be \"http\" or \"https\""},
+    {"[server]\ntrusted_proxies = \"10.0.0.1\"\n",
+     "2: key 'server.trusted_proxies' must be an array of strings"},
+    {"[server]\ntrusted_proxies = [1]\n",
+     "2: key 'server.trusted_proxies' must be an array of strings"},
+    {"[server]\ntrusted_proxies = [\"10.0.0.1\", \"10.0.0.0/40\"]\n",
+     "2: key 'server.trusted_proxies' must hold IP addresses or CIDR ranges: '10.0.0.0/40'"},
+    {"[server]\ntrusted_proxies = [\"proxy.example\"]\n",
+     "2: key 'server.trusted_proxies' must hold IP addresses or CIDR ranges: 'proxy.example'"},
+    {"[database_pool]\nmax_connections = 101\n",
+     "2: key 'database_pool.max_connections' must be between 1 and 100"},
+    {"[database_pool]\nmax_connections = 0\n",
+     "2: key 'database_pool.max_connections' must be between 1 and 100"},
+    {"[database_pool]\nmin_connections = -1\n",
+     "2: key 'database_pool.min_connections' must be between 0 and 100"},
+    {"[database_pool]\nmin_connections = 3\n",
+     "2: key 'database_pool.min_connections' (3) must not exceed "
+     "'database_pool.max_connections' (2)"},
+    {"[database_pool]\nacquire_timeout_seconds = 0\n",
+     "2: key 'database_pool.acquire_timeout_seconds' must be at least 1"},
+    {"[database_pool]\nidle_timeout_seconds = 0\n",
+     "2: key 'database_pool.idle_timeout_seconds' must be at least 1"},
+    {"[limits]\nrequest_timeout_seconds = -5\n",
+     "2: key 'limits.request_timeout_seconds' must be at least 1"},
+    {"[limits]\nmax_body_bytes = 0\n", "2: key 'limits.max_body_bytes' must be at least 1"},
+    {"[workers]\nqueue_idle_poll_seconds = 0\n",
+     "2: key 'workers.queue_idle_poll_seconds' must be at least 1"},
+    {"[log]\nlevel = \"verbose\"\n",
+     "2: key 'log.level' must be one of \"debug\", \"info\", \"warn\", \"error\""},
+    {"[database]\nurl = \"\"\n", "2: key 'database.url' must not be empty"},
+    {"[admin]\ntoken = \"\"\n", "2: key 'admin.token' must not be empty"},
+    {"[admin]\ntoken = \"a\"\ntoken_file = \"/x\"\n",
+     "3: set either 'admin.token' or 'admin.token_file', not both"},
+    {"[admin]\ntoken = 5\n", "2: key 'admin.token' must be a string"},
+    {"[server]\ncpu_threads = 1.5\n", "2: floats are not supported"},
+    {"[server]\n[server]\n", "2: table 'server' is defined twice"},
+    {"[server]\nlisten = \"a:1\"\nlisten = \"b:2\"\n", "3: key 'server.listen' is already defined"},
+};
+
+START_TEST(test_bad)
+{
+    struct eu_config cfg;
+    char err[256];
+    eu_config_init_defaults(&cfg);
+    const char *path = write_temp(bad_cases[_i].text);
+    ck_assert_int_eq(eu_config_load(&cfg, path, err, sizeof err), -1);
+    char want[512];
+    snprintf(want, sizeof want, "%s:%s", path, bad_cases[_i].err);
+    ck_assert_str_eq(err, want);
+    /* a failed load leaves the config as it was */
+    ck_assert_int_eq(cfg.cpu_threads, 2);
+    ck_assert_str_eq(cfg.listen, "127.0.0.1:8080");
+    ck_assert_int_eq(cfg.pool_min_connections, 0);
+    eu_config_release(&cfg);
+    remove_temps();
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+    struct eu_config cfg;
+    char err[256];
+    eu_config_init_defaults(&cfg);
+    ck_assert_int_eq(eu_config_load(&cfg, "/nonexistent/eunha.toml", err, sizeof err), -1);
+    ck_assert_str_eq(err, "/nonexistent/eunha.toml: cannot read config: No such file or "
+                          "directory");
+    eu_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_token)
+{
+    struct eu_config cfg;
+    char err[256];
+    ck_assert_msg(load_text(&cfg, "[admin]\ntoken = \"s3cret\"\n", err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_str_eq(cfg.admin_token, "s3cret");
+    eu_config_release(&cfg);
+    remove_temps();
+}
+END_TEST
+
+START_TEST(test_token_file)
+{
+    struct eu_config cfg;
+    char err[512];
+    const char *token_path = write_temp("tok-from-file\r\n");
+    char text[256];
+    snprintf(text, sizeof text, "[admin]\ntoken_file = \"%s\"\n", token_path);
+    ck_assert_msg(load_text(&cfg, text, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(cfg.admin_token, "tok-from-file");
+    eu_config_release(&cfg);
+
+    /* relative to the config file's directory: both are in /tmp */
+    snprintf(text, sizeof text, "[admin]\ntoken_file = \"%s\"\n", token_path + 5);
+    ck_assert_msg(load_text(&cfg, text, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(cfg.admin_token, "tok-from-file");
+    eu_config_release(&cfg);
+
+    const char *empty = write_temp("\n");
+    snprintf(text, sizeof text, "\n[admin]\ntoken_file = \"%s\"\n", empty);
+    ck_assert_int_eq(load_text(&cfg, text, err, sizeof err), -1);
+    char want[512];
+    snprintf(want, sizeof want, "%s:3: admin.token_file '%s' holds no usable token",
+             paths[n_paths - 1], empty);
+    ck_assert_str_eq(err, want);
+    eu_config_release(&cfg);
+
+    ck_assert_int_eq(load_text(&cfg, "[admin]\ntoken_file = \"/nonexistent/tok\"\n", err,
+                               sizeof err),
+                     -1);
+    snprintf(want, sizeof want,
+             "%s:2: cannot read admin.token_file '/nonexistent/tok': No such file or directory",
+             paths[n_paths - 1]);
+    ck_assert_str_eq(err, want);
+    eu_config_release(&cfg);
+    remove_temps();
+}
+END_TEST
+
+/* Returns what eu_config_print writes, in a buffer the caller frees. */
+static char *
+print_to_string(const struct eu_config *cfg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    eu_config_print(cfg, f);
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_print_masks_secrets)
+{
+    struct eu_config cfg;
+    char err[256];
+    const char *text = "[admin]\ntoken = \"TOPSECRET\"\n"
+                       "[database]\nurl = \"postgresql://eunha:pa55word@db:5432/eunha\"\n"
+                       "[redis]\nurl = \"redis://:redispass@r:6379/0\"\n"
+                       "[server]\ntrusted_proxies = [\"10.0.0.0/8\"]\n";
+    ck_assert_msg(load_text(&cfg, text, err, sizeof err) == 0, "%s", err);
+    char *out = print_to_string(&cfg);
+    ck_assert_ptr_null(strstr(out, "TOPSECRET"));
+    ck_assert_ptr_null(strstr(out, "pa55word"));
+    ck_assert_ptr_null(strstr(out, "redispass"));
+    ck_assert_ptr_nonnull(strstr(out, "token = \"********\"\n"));
+    ck_assert_ptr_nonnull(strstr(out, "url = \"postgresql://eunha:********@db:5432/eunha\"\n"));
+    ck_assert_ptr_nonnull(strstr(out, "url = \"redis://:********@r:6379/0\"\n"));
+    ck_assert_ptr_nonnull(strstr(out, "trusted_proxies = [\"10.0.0.0/8\"]\n"));
+    ck_assert_ptr_nonnull(strstr(out, "[database_pool]\nmax_connections = 2\n"));
+    ck_assert_ptr_nonnull(strstr(out, "max_body_bytes = 8388608\n"));
+    ck_assert_ptr_nonnull(strstr(out, "[log]\nlevel = \"info\"\n"));
+    free(out);
+    eu_config_release(&cfg);
+    remove_temps();
+}
+END_TEST
+
+START_TEST(test_print_masks_query_password)
+{
+    struct eu_config cfg;
+    eu_config_init_defaults(&cfg);
+    free(cfg.database_url);
+    cfg.database_url = strdup("postgresql://db/eunha?user=u&password=hunter2&sslmode=require");
+    free(cfg.redis_url);
+    cfg.redis_url = strdup("redis://user:p@ss@r:6379/0");
+    char *out = print_to_string(&cfg);
+    ck_assert_ptr_null(strstr(out, "hunter2"));
+    ck_assert_ptr_nonnull(
+        strstr(out, "postgresql://db/eunha?user=u&password=********&sslmode=require"));
+    ck_assert_ptr_nonnull(strstr(out, "redis://user:********@r:6379/0"));
+    ck_assert_ptr_nonnull(strstr(out, "# token is not set"));
+    free(out);
+    eu_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_print_round_trips)
+{
+    /* check-config output is itself a valid config (with the mask as token). */
+    struct eu_config cfg;
+    char err[256];
+    eu_config_init_defaults(&cfg);
+    char *out = print_to_string(&cfg);
+    eu_config_release(&cfg);
+    ck_assert_msg(load_text(&cfg, out, err, sizeof err) == 0, "%s", err);
+    free(out);
+    eu_config_release(&cfg);
+    remove_temps();
+}
+END_TEST
+
+static Suite *
+config_suite(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("load");
+    tcase_add_checked_fixture(tc, clear_env, NULL);
+    tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_empty_file_keeps_defaults);
+    tcase_add_test(tc, test_file_overrides);
+    tcase_add_test(tc, test_env_overrides);
+    tcase_add_test(tc, test_missing_file);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("errors");
+    tcase_add_checked_fixture(tc, clear_env, NULL);
+    tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof bad_cases / sizeof bad_cases[0]));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("token");
+    tcase_add_checked_fixture(tc, clear_env, NULL);
+    tcase_add_test(tc, test_token);
+    tcase_add_test(tc, test_token_file);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("print");
+    tcase_add_checked_fixture(tc, clear_env, NULL);
+    tcase_add_test(tc, test_print_masks_secrets);
+    tcase_add_test(tc, test_print_masks_query_password);
+    tcase_add_test(tc, test_print_round_trips);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(config_suite());
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
