@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -41,6 +42,8 @@ static char pending_start[MAX_PENDING][64];
 static bool exit_handler_set;
 static unsigned server_counter;
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void pending_save(void);
 
 /* curl_global_init() is not thread-safe; pthread_once runs it once. */
 static void
@@ -202,6 +205,7 @@ on_exit_cleanup(void)
             pending_start[i][0] = '\0';
         }
     }
+    pending_save();
     for (int i = 0; i < MAX_LIVE; i++) {
         struct eu_it_server *s = live[i];
         if (!s)
@@ -1117,6 +1121,39 @@ note_started(const char *envvar)
             pending_start[i][0] = '\0';
 }
 
+static void
+pending_path(char *buf, size_t size, pid_t runner)
+{
+    snprintf(buf, size, "%s/eunha_it_pending_%d", env_or("TMPDIR", "/tmp"), (int)runner);
+}
+
+/*
+ * A failed ck_assert leaves the forked test with _exit(), so neither atexit
+ * nor teardown runs there. The pending "*_START" list is therefore mirrored
+ * to a file named after the runner (our parent), which eu_it_after_test()
+ * reads in the runner once the test process is gone.
+ */
+static void
+pending_save(void)
+{
+    char path[300];
+    FILE *f = NULL;
+
+    pending_path(path, sizeof(path), getppid());
+    for (int i = 0; i < MAX_PENDING; i++) {
+        if (!pending_start[i][0])
+            continue;
+        if (!f)
+            f = fopen(path, "w");
+        if (f)
+            fprintf(f, "%s\n", pending_start[i]);
+    }
+    if (f)
+        fclose(f);
+    else
+        unlink(path);
+}
+
 int
 eu_it_try_sh(const char *envvar)
 {
@@ -1142,7 +1179,67 @@ eu_it_sh(const char *envvar)
     ensure_exit_handler();
     /* Record before running: a half-done stop still needs the start at exit. */
     note_stop(envvar);
+    pending_save();
     rc = eu_it_try_sh(envvar);
     ck_assert_msg(rc == 0, "%s (%s) exited with %d", envvar, cmd, rc);
     note_started(envvar);
+    pending_save();
+}
+
+/* Removes a harness temp dir left by a dead test, printing the server log in it. */
+static void
+sweep_dir(const char *dir)
+{
+    struct eu_it_server tmp;
+
+    memset(&tmp, 0, sizeof(tmp));
+    snprintf(tmp.dir, sizeof(tmp.dir), "%s", dir);
+    snprintf(tmp.config_path, sizeof(tmp.config_path), "%s/eunha.toml", dir);
+    snprintf(tmp.ready_path, sizeof(tmp.ready_path), "%s/ready", dir);
+    snprintf(tmp.log_path, sizeof(tmp.log_path), "%s/server.log", dir);
+    if (access(tmp.log_path, R_OK) == 0) {
+        fprintf(stderr, "harness: a test ended without freeing its server; its log:\n");
+        eu_it_server_print_log(&tmp);
+    }
+    remove_dir(&tmp);
+}
+
+void
+eu_it_after_test(void)
+{
+    const char *tmpdir = env_or("TMPDIR", "/tmp");
+    char path[300], line[128];
+    FILE *f;
+    DIR *d;
+    struct dirent *e;
+
+    pending_path(path, sizeof(path), getpid());
+    f = fopen(path, "r");
+    if (f) {
+        while (fgets(line, sizeof(line), f)) {
+            line[strcspn(line, "\n")] = '\0';
+            if (!line[0])
+                continue;
+            fprintf(stderr, "harness: restarting service with %s\n", line);
+            eu_it_try_sh(line);
+        }
+        fclose(f);
+        unlink(path);
+    }
+
+    d = opendir(tmpdir);
+    while (d && (e = readdir(d)) != NULL) {
+        long pid;
+        if (strncmp(e->d_name, "eunha_it_", 9) != 0)
+            continue;
+        pid = strtol(e->d_name + 9, NULL, 10);
+        if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+            char dir[600];
+            snprintf(dir, sizeof(dir), "%s/%s", tmpdir, e->d_name);
+            sweep_dir(dir);
+        }
+    }
+    if (d)
+        closedir(d);
+    drop_stale_databases();
 }

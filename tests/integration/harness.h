@@ -12,10 +12,13 @@
  *
  * Every server gets a unique name "eunha_it_<pid>_<n>" that is its control
  * database; its template is "<name>_tpl" and its tenants live in
- * "<name>_t<ID>". eu_it_server_free() drops them all. If a test ends early
- * (a failed assertion exits the forked test process), an atexit handler kills
- * servers still running, restarts any service a test stopped with
- * eu_it_sh("..._STOP") and drops the databases, so runs do not pile up.
+ * "<name>_t<ID>". eu_it_server_free() drops them all. A test that ends early
+ * still cleans up: servers die with their test process (PR_SET_PDEATHSIG),
+ * and since Check ends a failed test with _exit(), skipping atexit handlers,
+ * eu_it_after_test() runs in the runner after each TCase to restart any
+ * service the test stopped with eu_it_sh("..._STOP"), print the orphaned
+ * server's log and drop the databases, so runs do not pile up. An atexit
+ * handler does the same for tests that exit() normally or run without fork.
  */
 #ifndef EUNHA_TESTS_INTEGRATION_HARNESS_H
 #define EUNHA_TESTS_INTEGRATION_HARNESS_H
@@ -228,11 +231,23 @@ json_t *eu_it_jpath(json_t *root, const char *path);
         ck_assert_int_eq(json_integer_value(v_), (want));                                     \
     } while (0)
 
-/* Adds a TCase named after the test, holding only that test, with a timeout. */
+/*
+ * Runs in the Check runner after each TCase (an unchecked fixture): restarts
+ * services a dead test process had stopped, prints and removes the temp dirs
+ * and drops the databases that dead test processes left behind. A failed
+ * assertion ends the forked test with _exit(), skipping its own cleanup.
+ */
+void eu_it_after_test(void);
+
+/*
+ * Adds a TCase named after the test, holding only that test, with a timeout
+ * and eu_it_after_test() as its teardown.
+ */
 #define EU_IT_ADD_TCASE(suite, test, seconds)                                                 \
     do {                                                                                      \
         TCase *tc_ = tcase_create(#test);                                                     \
         tcase_set_timeout(tc_, (seconds));                                                    \
+        tcase_add_unchecked_fixture(tc_, NULL, eu_it_after_test);                             \
         tcase_add_test(tc_, test);                                                            \
         suite_add_tcase((suite), tc_);                                                        \
     } while (0)
