@@ -1,0 +1,548 @@
+/*
+ * Tenants end to end: the admin API creates, lists, suspends and deletes
+ * tenants, and the public listener answers each Host with that tenant's own
+ * instance metadata and nobody else's. Each test starts its own server on
+ * fresh databases.
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMEOUT 120
+
+static void
+expect_tenant_json(const struct eu_it_resp *r, const struct eu_it_server *s, const char *domain,
+                   const char *title, const char *state)
+{
+    const char *id = eu_it_json_str(r, "id");
+    char want_db[128];
+
+    ck_assert_msg(id && *id, "tenant id is not a non-empty string: %s", r->body);
+    EU_IT_EXPECT_JSTR(r, "domain", domain);
+    EU_IT_EXPECT_JSTR(r, "title", title);
+    EU_IT_EXPECT_JSTR(r, "state", state);
+    snprintf(want_db, sizeof(want_db), "%s_t%s", s->name, id);
+    EU_IT_EXPECT_JSTR(r, "database", want_db);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "max_connections")), "%s", r->body);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "min_connections")), "%s", r->body);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "acquire_timeout_seconds")), "%s",
+                  r->body);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "idle_timeout_seconds")), "%s", r->body);
+    ck_assert_msg(eu_it_json_str(r, "created_at") != NULL, "%s", r->body);
+    ck_assert_msg(eu_it_json_str(r, "updated_at") != NULL, "%s", r->body);
+}
+
+static void
+post_tenant(struct eu_it_server *s, const char *body, struct eu_it_resp *r)
+{
+    eu_it_admin(s, "POST", "/admin/v1/tenants", body, r);
+}
+
+START_TEST(test_create_tenant)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    const char *id_a;
+    char *id_a_copy;
+
+    post_tenant(s, "{\"domain\":\"a.example\",\"title\":\"Alpha\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    expect_tenant_json(&r, s, "a.example", "Alpha", "active");
+    ck_assert_msg(eu_it_pg_db_exists(eu_it_json_str(&r, "database")),
+                  "tenant database %s was not created", eu_it_json_str(&r, "database"));
+    id_a = eu_it_json_str(&r, "id");
+    id_a_copy = strdup(id_a);
+
+    post_tenant(s, "{\"domain\":\"b.example\",\"title\":\"Beta\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    expect_tenant_json(&r, s, "b.example", "Beta", "active");
+    ck_assert_str_ne(eu_it_json_str(&r, "id"), id_a_copy);
+    ck_assert(eu_it_pg_db_exists(eu_it_json_str(&r, "database")));
+
+    free(id_a_copy);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_create_validation)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+
+    post_tenant(s, "{\"domain\":\"not a domain!\",\"title\":\"Bad\"}", &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    post_tenant(s, "{\"domain\":\"\",\"title\":\"Empty\"}", &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    post_tenant(s, "{\"domain\":\"a.example\",\"title\":\"Again\"}", &r);
+    EU_IT_EXPECT_ERROR(&r, 409);
+
+    /* The rejected requests created nothing. */
+    eu_it_admin(s, "GET", "/admin/v1/tenants", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(json_is_array(r.json), "%s", r.body);
+    ck_assert_uint_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.title", "Alpha");
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_create_accounts)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    const char *id;
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_admin(s, "POST", "/admin/v1/tenants/a.example/accounts",
+                "{\"username\":\"alice\",\"email\":\"alice@a.example\","
+                "\"password\":\"correct horse battery\",\"role\":\"user\"}",
+                &r);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    id = eu_it_json_str(&r, "id");
+    ck_assert_msg(id && *id, "account id is not a non-empty string: %s", r.body);
+    EU_IT_EXPECT_JSTR(&r, "username", "alice");
+    EU_IT_EXPECT_JSTR(&r, "email", "alice@a.example");
+    EU_IT_EXPECT_JSTR(&r, "role", "user");
+    ck_assert_msg(json_is_true(eu_it_jpath(r.json, "confirmed")), "%s", r.body);
+    ck_assert_msg(eu_it_json_str(&r, "created_at") != NULL, "%s", r.body);
+
+    eu_it_admin(s, "POST", "/admin/v1/tenants/a.example/accounts",
+                "{\"username\":\"alice\",\"email\":\"other@a.example\","
+                "\"password\":\"correct horse battery\",\"role\":\"user\"}",
+                &r);
+    EU_IT_EXPECT_ERROR(&r, 409);
+
+    eu_it_admin(s, "POST", "/admin/v1/tenants/a.example/accounts",
+                "{\"username\":\"\",\"email\":\"x@a.example\","
+                "\"password\":\"correct horse battery\",\"role\":\"user\"}",
+                &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+
+    eu_it_admin(s, "POST", "/admin/v1/tenants/a.example/accounts",
+                "{\"username\":\"bob\",\"email\":\"bob@a.example\","
+                "\"password\":\"correct horse battery\",\"role\":\"emperor\"}",
+                &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+/* Asserts what each instance endpoint says about one tenant. */
+static void
+expect_instance(struct eu_it_server *s, const char *domain, const char *title, long users)
+{
+    struct eu_it_resp r = {0};
+    char href[256];
+
+    eu_it_public(s, "GET", domain, "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "uri", domain);
+    EU_IT_EXPECT_JSTR(&r, "title", title);
+    EU_IT_EXPECT_JSTR(&r, "version", "4.3.0 (compatible; Eunha 0.1.0)");
+    EU_IT_EXPECT_JINT(&r, "stats.user_count", users);
+    EU_IT_EXPECT_JINT(&r, "stats.status_count", 0);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r.json, "stats.domain_count")), "%s", r.body);
+
+    eu_it_public(s, "GET", domain, "/api/v2/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "domain", domain);
+    EU_IT_EXPECT_JSTR(&r, "title", title);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r.json, "usage.users.active_month")), "%s",
+                  r.body);
+
+    eu_it_public(s, "GET", domain, "/nodeinfo/2.0", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "version", "2.0");
+    EU_IT_EXPECT_JSTR(&r, "software.name", "mastodon");
+    EU_IT_EXPECT_JINT(&r, "usage.users.total", users);
+
+    eu_it_public(s, "GET", domain, "/.well-known/nodeinfo", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "links.0.rel", "http://nodeinfo.diaspora.software/ns/schema/2.0");
+    snprintf(href, sizeof(href), "http://%s/nodeinfo/2.0", domain);
+    EU_IT_EXPECT_JSTR(&r, "links.0.href", href);
+
+    eu_it_resp_free(&r);
+}
+
+START_TEST(test_instance_per_host)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    json_decref(eu_it_tenant_create(s, "b.example", "Beta"));
+    eu_it_account_create(s, "a.example", "alice");
+    eu_it_account_create(s, "a.example", "amber");
+    eu_it_account_create(s, "b.example", "bob");
+
+    expect_instance(s, "a.example", "Alpha", 2);
+    expect_instance(s, "b.example", "Beta", 1);
+
+    /* Nothing of B leaks into A's answers. */
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    ck_assert_ptr_null(strstr(r.body, "b.example"));
+    ck_assert_ptr_null(strstr(r.body, "Beta"));
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_host_meta)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_public(s, "GET", "a.example", "/.well-known/host-meta", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(strstr(r.body, "XRD") != NULL, "host-meta is not XRD: %s", r.body);
+    ck_assert_msg(strstr(r.body, "a.example") != NULL, "host-meta lacks the domain: %s", r.body);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_cors_on_api)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    const char *acao;
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    acao = eu_it_resp_header(&r, "Access-Control-Allow-Origin");
+    ck_assert_msg(acao != NULL, "no Access-Control-Allow-Origin in:\n%s", r.headers);
+    ck_assert_str_eq(acao, "*");
+
+    eu_it_public(s, "GET", "a.example", "/api/v2/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    acao = eu_it_resp_header(&r, "Access-Control-Allow-Origin");
+    ck_assert_msg(acao != NULL, "no Access-Control-Allow-Origin in:\n%s", r.headers);
+    ck_assert_str_eq(acao, "*");
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_unknown_host)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_public(s, "GET", "nobody.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_ERROR(&r, 404);
+    EU_IT_EXPECT_JSTR(&r, "error", "Unknown domain");
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_unknown_path)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_public(s, "GET", "a.example", "/api/v1/no_such_thing", &r);
+    EU_IT_EXPECT_ERROR(&r, 404);
+    EU_IT_EXPECT_JSTR(&r, "error", "Record not found");
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_wrong_method)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    const char *allow;
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_public(s, "POST", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_ERROR(&r, 405);
+    allow = eu_it_resp_header(&r, "Allow");
+    ck_assert_msg(allow != NULL, "405 without Allow header:\n%s", r.headers);
+    ck_assert_msg(strstr(allow, "GET") != NULL, "Allow is '%s'", allow);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_list_and_get)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    const char *link;
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    json_decref(eu_it_tenant_create(s, "b.example", "Beta"));
+
+    eu_it_admin(s, "GET", "/admin/v1/tenants", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(json_is_array(r.json), "%s", r.body);
+    ck_assert_uint_eq(json_array_size(r.json), 2);
+    EU_IT_EXPECT_JSTR(&r, "0.domain", "a.example");
+    EU_IT_EXPECT_JSTR(&r, "1.domain", "b.example");
+
+    eu_it_admin(s, "GET", "/admin/v1/tenants?limit=1", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_uint_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.domain", "a.example");
+    link = eu_it_resp_header(&r, "Link");
+    ck_assert_msg(link && strstr(link, "next"), "no next Link on a partial page:\n%s", r.headers);
+
+    eu_it_admin(s, "GET", "/admin/v1/tenants?limit=1&offset=1", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_uint_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.domain", "b.example");
+
+    eu_it_admin(s, "GET", "/admin/v1/tenants/b.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_tenant_json(&r, s, "b.example", "Beta", "active");
+    ck_assert_msg(json_is_object(eu_it_jpath(r.json, "pool")), "no pool object: %s", r.body);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r.json, "pool.open")), "%s", r.body);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r.json, "pool.busy")), "%s", r.body);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r.json, "pool.waiting")), "%s", r.body);
+
+    eu_it_admin(s, "GET", "/admin/v1/tenants/nobody.example", NULL, &r);
+    EU_IT_EXPECT_ERROR(&r, 404);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_suspend_and_resume)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    json_decref(eu_it_tenant_create(s, "b.example", "Beta"));
+
+    eu_it_admin(s, "PATCH", "/admin/v1/tenants/a.example", "{\"state\":\"suspended\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "state", "suspended");
+    EU_IT_EXPECT_JSTR(&r, "domain", "a.example");
+
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_ERROR(&r, 403);
+    EU_IT_EXPECT_JSTR(&r, "error", "This instance has been suspended");
+    /* Other tenants are unaffected. */
+    eu_it_public(s, "GET", "b.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    eu_it_admin(s, "PATCH", "/admin/v1/tenants/a.example", "{\"state\":\"active\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "state", "active");
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "title", "Alpha");
+
+    /* Pool settings are stored and echoed; nonsense is refused. */
+    eu_it_admin(s, "PATCH", "/admin/v1/tenants/a.example",
+                "{\"max_connections\":3,\"acquire_timeout_seconds\":2}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "max_connections", 3);
+    EU_IT_EXPECT_JINT(&r, "acquire_timeout_seconds", 2);
+    eu_it_admin(s, "PATCH", "/admin/v1/tenants/a.example", "{\"state\":\"bogus\"}", &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    eu_it_admin(s, "PATCH", "/admin/v1/tenants/a.example", "{\"max_connections\":-1}", &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    eu_it_admin(s, "GET", "/admin/v1/tenants/a.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "state", "active");
+    EU_IT_EXPECT_JINT(&r, "max_connections", 3);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_admin_requires_token)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    const char *create = "{\"domain\":\"a.example\",\"title\":\"Alpha\"}";
+
+    ck_assert_int_eq(eu_it_http(&r, "GET", s->admin_port, NULL, "/admin/v1/tenants", NULL, NULL),
+                     0);
+    EU_IT_EXPECT_ERROR(&r, 401);
+    ck_assert_int_eq(eu_it_http(&r, "GET", s->admin_port, NULL, "/admin/v1/tenants",
+                                "wrong-token", NULL),
+                     0);
+    EU_IT_EXPECT_ERROR(&r, 401);
+    ck_assert_int_eq(eu_it_http(&r, "POST", s->admin_port, NULL, "/admin/v1/tenants", NULL,
+                                create),
+                     0);
+    EU_IT_EXPECT_ERROR(&r, 401);
+    ck_assert_int_eq(eu_it_http(&r, "POST", s->admin_port, NULL, "/admin/v1/tenants",
+                                "test-admin-token-but-longer", create),
+                     0);
+    EU_IT_EXPECT_ERROR(&r, 401);
+
+    /* None of them created anything. */
+    eu_it_admin(s, "GET", "/admin/v1/tenants", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(json_is_array(r.json), "%s", r.body);
+    ck_assert_uint_eq(json_array_size(r.json), 0);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_delete_tenant)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    json_t *t = eu_it_tenant_create(s, "a.example", "Alpha");
+    char db[128];
+    long long deadline;
+
+    snprintf(db, sizeof(db), "%s", json_string_value(json_object_get(t, "database")));
+    json_decref(t);
+    ck_assert(eu_it_pg_db_exists(db));
+
+    eu_it_admin(s, "DELETE", "/admin/v1/tenants/a.example", NULL, &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    eu_it_admin(s, "DELETE", "/admin/v1/tenants/a.example?confirm=b.example", NULL, &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    /* Refused deletes leave the tenant serving. */
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(eu_it_pg_db_exists(db));
+
+    eu_it_admin(s, "DELETE", "/admin/v1/tenants/a.example?confirm=a.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(json_is_object(r.json), "DELETE body is not an object: %s", r.body);
+
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_ERROR(&r, 404);
+    EU_IT_EXPECT_JSTR(&r, "error", "Unknown domain");
+    eu_it_admin(s, "GET", "/admin/v1/tenants/a.example", NULL, &r);
+    EU_IT_EXPECT_ERROR(&r, 404);
+
+    /* The drop may wait for pooled connections to close; allow a moment. */
+    deadline = eu_it_now_ms() + 10000;
+    while (eu_it_pg_db_exists(db) && eu_it_now_ms() < deadline)
+        eu_it_sleep_ms(250);
+    ck_assert_msg(!eu_it_pg_db_exists(db), "database %s still exists after DELETE", db);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_healthz)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+
+    ck_assert_int_eq(eu_it_http(&r, "GET", s->admin_port, NULL, "/healthz", NULL, NULL), 0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "status", "ok");
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_metrics)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    double v;
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    json_decref(eu_it_tenant_create(s, "b.example", "Beta"));
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    ck_assert_int_eq(eu_it_http(&r, "GET", s->admin_port, NULL, "/metrics", NULL, NULL), 0);
+    EU_IT_EXPECT_STATUS(&r, 401);
+
+    eu_it_admin(s, "GET", "/metrics", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(eu_it_metric_value(r.body, "eunha_tenants_loaded", &v),
+                  "no eunha_tenants_loaded in:\n%s", r.body);
+    ck_assert_msg(v == 2.0, "eunha_tenants_loaded is %g, want 2", v);
+    ck_assert_msg(eu_it_metric_value(r.body, "eunha_process_threads", &v),
+                  "no eunha_process_threads in:\n%s", r.body);
+    ck_assert_msg(v >= 1.0 && v <= EU_IT_CPU_THREADS + 2,
+                  "eunha_process_threads is %g with cpu_threads=%d", v, EU_IT_CPU_THREADS);
+    ck_assert_msg(eu_it_metric_value(r.body, "eunha_process_resident_bytes", &v) && v > 0,
+                  "no positive eunha_process_resident_bytes in:\n%s", r.body);
+    ck_assert_msg(eu_it_metric_value(r.body, "eunha_tenant_pool_open{tenant=\"a.example\"}", &v),
+                  "no pool gauge for a.example in:\n%s", r.body);
+    ck_assert_msg(eu_it_metric_value(r.body, "eunha_http_requests_total{class=\"2xx\"}", &v) &&
+                      v >= 1.0,
+                  "no 2xx request count in:\n%s", r.body);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+static Suite *
+tenants_suite(void)
+{
+    Suite *s = suite_create("integration.tenants");
+
+    EU_IT_ADD_TCASE(s, test_create_tenant, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_create_validation, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_create_accounts, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_instance_per_host, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_host_meta, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_cors_on_api, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_unknown_host, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_unknown_path, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_wrong_method, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_list_and_get, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_suspend_and_resume, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_admin_requires_token, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_delete_tenant, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_healthz, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_metrics, TIMEOUT);
+    return s;
+}
+
+int
+main(void)
+{
+    return eu_it_run_suite(tenants_suite());
+}
