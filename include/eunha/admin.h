@@ -1,0 +1,18 @@
+/*
+ * Handlers of the admin listener (src/admin/). Each finishes its request.
+ */
+#ifndef EUNHA_ADMIN_H
+#define EUNHA_ADMIN_H
+
+struct eu_req;
+
+void eu_admin_health(struct eu_req *req);
+void eu_admin_metrics(struct eu_req *req);
+void eu_admin_tenants_create(struct eu_req *req);
+void eu_admin_tenants_list(struct eu_req *req);
+void eu_admin_tenants_show(struct eu_req *req);
+void eu_admin_tenants_update(struct eu_req *req);
+void eu_admin_tenants_delete(struct eu_req *req);
+void eu_admin_accounts_create(struct eu_req *req);
+
+#endif

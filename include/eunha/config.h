@@ -1,0 +1,60 @@
+/*
+ * The effective configuration: eunha.toml read over the defaults, then a few
+ * environment variables for operators (EUNHA_CPU_THREADS, EUNHA_ADMIN_TOKEN,
+ * EUNHA_DATABASE_URL, EUNHA_REDIS_URL).
+ */
+#ifndef EUNHA_CONFIG_H
+#define EUNHA_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct eu_config {
+    /* [server] */
+    char *listen;       /* "127.0.0.1:8080" */
+    char *admin_listen; /* "127.0.0.1:9180" */
+    int cpu_threads;    /* 2 */
+    char *scheme;       /* "https" or "http" */
+    char **trusted_proxies; /* NULL-terminated list of IPs or CIDRs; empty by default */
+    size_t n_trusted_proxies;
+    /* [admin] */
+    char *admin_token; /* from token, token_file or EUNHA_ADMIN_TOKEN; may be NULL */
+    /* [database] */
+    char *database_url;      /* control database, "postgresql://..." */
+    char *database_template; /* "eunha_template" */
+    /* [database_pool] */
+    int pool_max_connections;    /* 2 */
+    int pool_min_connections;    /* 0 */
+    int pool_acquire_timeout_s;  /* 5 */
+    int pool_idle_timeout_s;     /* 20 */
+    /* [redis] */
+    char *redis_url;    /* "redis://127.0.0.1:6379/0" */
+    char *redis_prefix; /* "eunha" */
+    /* [workers] */
+    int queue_idle_poll_s; /* 300 */
+    /* [limits] */
+    size_t max_body_bytes;   /* 8 MiB */
+    size_t max_header_bytes; /* 16 KiB */
+    int request_timeout_s;   /* 30 */
+    int json_max_depth;      /* 32 */
+    /* [log] */
+    char *log_level; /* "info" */
+};
+
+/* Fills cfg with the defaults. Release with eu_config_release(). */
+void eu_config_init_defaults(struct eu_config *cfg);
+/*
+ * Reads the TOML file at path over cfg (which must hold defaults), applies the
+ * environment overrides and validates. Returns 0, or -1 with a message in err
+ * ("FILE:LINE: ..." for syntax errors, the key name for bad values).
+ * Unknown keys are errors so typos do not pass silently.
+ */
+int eu_config_load(struct eu_config *cfg, const char *path, char *err, size_t errlen);
+/* Writes the effective config as TOML with secrets (admin token, passwords in
+ * URLs) masked as "********". */
+void eu_config_print(const struct eu_config *cfg, FILE *out);
+/* Frees every string the config owns. */
+void eu_config_release(struct eu_config *cfg);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * The CPU pool: a fixed set of threads for expensive pure computation
+ * (argon2id, RSA, image work) so the event loop never blocks on it. Work runs
+ * on a pool thread; its completion runs back on the loop thread.
+ */
+#ifndef EUNHA_CPUPOOL_H
+#define EUNHA_CPUPOOL_H
+
+struct event_base;
+struct eu_cpupool;
+
+/* Runs on a pool thread: must not touch the loop, tenants or requests. */
+typedef void (*eu_cpupool_work_cb)(void *arg);
+/* Runs on the loop thread after work finished. */
+typedef void (*eu_cpupool_done_cb)(void *arg);
+
+/* Starts nthreads threads. Returns a pool freed with eu_cpupool_free(). */
+struct eu_cpupool *eu_cpupool_new(struct event_base *base, int nthreads);
+/* Queues work; done runs later on the loop, never from inside this call. */
+void eu_cpupool_submit(struct eu_cpupool *pool, eu_cpupool_work_cb work, eu_cpupool_done_cb done,
+                       void *arg);
+/* Waits for queued work to finish, joins the threads, frees the pool. Pending
+ * completions are run before it returns. */
+void eu_cpupool_free(struct eu_cpupool *pool);
+
+#endif

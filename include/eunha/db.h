@@ -1,0 +1,96 @@
+/*
+ * An asynchronous libpq connection pool, one per tenant (and one for the
+ * control database). Connections open on demand with PQconnectStart and
+ * close after idle_timeout; min_connections = 0 really reaches zero. A caller
+ * waiting longer than acquire_timeout is told so and answers 503. Everything
+ * here runs on the loop thread and never blocks.
+ */
+#ifndef EUNHA_DB_H
+#define EUNHA_DB_H
+
+#include <stdbool.h>
+
+struct event_base;
+struct eu_db_pool;
+struct eu_db_conn;
+struct pg_result;
+
+enum eu_db_status {
+    EU_DB_OK = 0,
+    EU_DB_TIMEOUT = -1,     /* no connection within acquire_timeout */
+    EU_DB_UNAVAILABLE = -2, /* cannot connect, or the connection broke */
+    EU_DB_ERROR = -3,       /* the server answered with an error */
+    EU_DB_CLOSED = -4,      /* the pool is shutting down */
+};
+
+struct eu_db_pool_limits {
+    int max_connections;
+    int min_connections;
+    int acquire_timeout_s;
+    int idle_timeout_s;
+};
+
+struct eu_db_pool_stats {
+    int open;    /* connected or connecting */
+    int busy;    /* lent out */
+    int waiting; /* callers queued for a connection */
+};
+
+/* conn is NULL unless status is EU_DB_OK; the caller then owns it until
+ * eu_db_conn_release(). */
+typedef void (*eu_db_acquire_cb)(struct eu_db_conn *conn, enum eu_db_status status, void *arg);
+/* res is the last result of the statement (NULL when status is not EU_DB_OK
+ * or EU_DB_ERROR); it belongs to the pool and is cleared after the callback
+ * returns, so copy what you keep. */
+typedef void (*eu_db_result_cb)(struct pg_result *res, enum eu_db_status status, void *arg);
+/* Runs on a freshly connected connection before it is first lent, e.g. to
+ * bring the schema up to date. Call done(conn, 0) when ready, or
+ * done(conn, -1) to drop the connection and fail the waiters. */
+typedef void (*eu_db_ready_fn)(struct eu_db_conn *conn, void *arg);
+typedef void (*eu_db_ready_done_fn)(struct eu_db_conn *conn, int rc);
+
+/*
+ * Creates a pool for database dbname on the server described by conninfo (a
+ * URL or key=value string; dbname overrides its database, NULL keeps it).
+ * name is used in logs and metrics. Returns a pool freed with
+ * eu_db_pool_free().
+ */
+struct eu_db_pool *eu_db_pool_new(struct event_base *base, const char *name, const char *conninfo,
+                                  const char *dbname, const struct eu_db_pool_limits *limits);
+/* Changes the limits; excess idle connections close at once. */
+void eu_db_pool_set_limits(struct eu_db_pool *pool, const struct eu_db_pool_limits *limits);
+/* Sets a hook run once per pool on its first connection (see eu_db_ready_fn);
+ * later connections skip it once it has succeeded. */
+void eu_db_pool_set_ready_hook(struct eu_db_pool *pool, eu_db_ready_fn fn, void *arg);
+void eu_db_pool_stats(const struct eu_db_pool *pool, struct eu_db_pool_stats *out);
+/* Fails every waiter with EU_DB_CLOSED, closes idle connections, and frees
+ * the pool once every lent connection has come back. */
+void eu_db_pool_free(struct eu_db_pool *pool);
+
+/* Asks for a connection; cb runs later (never from inside this call). */
+void eu_db_pool_acquire(struct eu_db_pool *pool, eu_db_acquire_cb cb, void *arg);
+/* Sends one statement with text parameters (NULL = SQL NULL) and calls cb
+ * with its result. sql and params are copied by libpq before it returns. */
+void eu_db_conn_query(struct eu_db_conn *conn, const char *sql, int nparams,
+                      const char *const *params, eu_db_result_cb cb, void *arg);
+/* Sends several ';'-separated statements without parameters (simple query
+ * protocol: one implicit transaction); cb gets the last result. */
+void eu_db_conn_exec(struct eu_db_conn *conn, const char *sql, eu_db_result_cb cb, void *arg);
+/* Gives the connection back; a broken one or one left inside a transaction is
+ * closed instead of reused. */
+void eu_db_conn_release(struct eu_db_conn *conn);
+/* Finishes the ready hook (see eu_db_ready_fn). */
+void eu_db_conn_ready_done(struct eu_db_conn *conn, int rc);
+/* The error message of the connection's last failure, for logs. Borrowed. */
+const char *eu_db_conn_error(const struct eu_db_conn *conn);
+
+/* acquire + one statement + release. */
+void eu_db_pool_query(struct eu_db_pool *pool, const char *sql, int nparams,
+                      const char *const *params, eu_db_result_cb cb, void *arg);
+
+/* True when the result is a successful command or rows. */
+bool eu_db_result_is_ok(const struct pg_result *res);
+/* The SQLSTATE of an error result ("23505"), or "" */
+const char *eu_db_result_sqlstate(const struct pg_result *res);
+
+#endif

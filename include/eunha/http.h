@@ -1,0 +1,92 @@
+/*
+ * A request as handlers see it, and the helpers that finish it. A handler
+ * ends by calling exactly one eu_req_reply_* function, now or from a later
+ * callback; that sends the response and frees the request, its arena and
+ * everything registered on it.
+ */
+#ifndef EUNHA_HTTP_H
+#define EUNHA_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eunha/db.h"
+#include "eunha/router.h"
+
+struct evhttp_request;
+struct evkeyvalq;
+struct eu_app;
+struct eu_arena;
+struct eu_tenant;
+struct eu_error;
+struct json_t;
+
+struct eu_req {
+    struct eu_app *app;
+    struct evhttp_request *ev;
+    struct eu_arena *arena;
+    struct eu_tenant *tenant; /* holds a ref; NULL on the admin listener */
+    const struct eu_route *route;
+    struct eu_route_params params;
+    unsigned method;
+    const char *path;   /* raw path, arena */
+    const char *scheme; /* "http" or "https" as the client sees it */
+    const char *host;   /* normalised host */
+    const char *remote_ip;
+    char id[20];
+    bool admin_listener;
+    bool finished;
+    uint64_t started_us;
+    struct evkeyvalq *query; /* parsed lazily */
+};
+
+struct eu_http_server;
+
+/* Binds the public and admin listeners from app->cfg. Returns NULL after
+ * logging when an address cannot be bound. */
+struct eu_http_server *eu_http_server_new(struct eu_app *app);
+/* "127.0.0.1:PORT" of each listener (the real port when 0 was asked). */
+const char *eu_http_server_public_addr(const struct eu_http_server *s);
+const char *eu_http_server_admin_addr(const struct eu_http_server *s);
+/* Stops accepting new connections; in-flight requests go on. */
+void eu_http_server_stop_accepting(struct eu_http_server *s);
+void eu_http_server_free(struct eu_http_server *s);
+
+/* A path parameter (":id"), or NULL. */
+const char *eu_req_param(const struct eu_req *req, const char *name);
+/* A query-string parameter, decoded, or NULL. */
+const char *eu_req_query(struct eu_req *req, const char *name);
+/* The body; *len gets its length. Owned by the request. */
+const char *eu_req_body(struct eu_req *req, size_t *len);
+/* A request header, or NULL. */
+const char *eu_req_header(const struct eu_req *req, const char *name);
+/*
+ * Parses the JSON body (an object). Returns a root owned by the request
+ * (released with it), or NULL with err set to a 400/422 for empty, malformed,
+ * too deep or non-object input.
+ */
+struct json_t *eu_req_json(struct eu_req *req, struct eu_error *err);
+/* "https://a.example": the tenant's public base URL. Owned by the request. */
+const char *eu_req_base_url(struct eu_req *req);
+/* Adds a response header. */
+void eu_req_add_header(struct eu_req *req, const char *name, const char *value);
+/* Sets the log context to this request's tenant and id (call on entering a
+ * callback that belongs to the request). */
+void eu_req_enter(const struct eu_req *req);
+
+/* Sends body (a JSON value; the reference is stolen) with status. */
+void eu_req_reply_json(struct eu_req *req, int status, struct json_t *body);
+/* Sends Mastodon's {"error": "..."} with status. */
+void eu_req_reply_error(struct eu_req *req, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Sends err's status and message. */
+void eu_req_reply_eu_error(struct eu_req *req, const struct eu_error *err);
+/* Maps a database failure to the right answer: a timeout or an unreachable
+ * database is 503 with Retry-After, anything else 500. */
+void eu_req_reply_db_error(struct eu_req *req, enum eu_db_status status);
+/* Sends len bytes of body with the given content type. */
+void eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, const char *body,
+                      size_t len);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * Small pure helpers for addresses and Host headers.
+ */
+#ifndef EUNHA_NET_H
+#define EUNHA_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Normalises a Host header value into out: lower-cased, port dropped
+ * ("a.example:8080" -> "a.example", "[::1]:80" -> "::1"), one trailing dot
+ * dropped. Returns 0, or -1 if the value is empty, too long for out, or holds
+ * characters no host name or IP literal may hold.
+ */
+int eu_host_normalize(const char *host, char *out, size_t outlen);
+/* True when domain is a valid DNS name for a tenant: lower-case labels of
+ * [a-z0-9-] (no leading/trailing hyphen), at most 63 per label and 253 in all,
+ * "localhost" and one-label names allowed. */
+bool eu_domain_is_valid(const char *domain);
+/* True when ip (textual IPv4 or IPv6) is inside any of the n entries of list,
+ * each an address or CIDR ("10.0.0.0/8", "::1"). False for unparsable input. */
+bool eu_ip_in_list(const char *ip, char *const *list, size_t n);
+/* Splits "host:port" or "[v6]:port" into host and port. Returns 0 or -1. */
+int eu_hostport_split(const char *s, char *host, size_t hostlen, int *port);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * The process's one shared Redis connection (hiredis async on the loop).
+ * It reconnects with backoff; while it is down, commands fail at once so
+ * callers fall back to PostgreSQL instead of waiting. Every tenant key lives
+ * under "<prefix>:{t<ID>}:" (see eu_tenant_key in tenant.h).
+ */
+#ifndef EUNHA_REDIS_H
+#define EUNHA_REDIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct event_base;
+struct eu_redis;
+struct redisReply;
+
+/* reply is NULL when Redis is down or the connection broke; it belongs to
+ * hiredis and dies when the callback returns. */
+typedef void (*eu_redis_reply_cb)(struct redisReply *reply, void *arg);
+
+/* Parses url ("redis://host:port/db", "unix:///path") and starts connecting.
+ * Returns NULL with a message in err for a malformed url. Free with
+ * eu_redis_free(). */
+struct eu_redis *eu_redis_new(struct event_base *base, const char *url, char *err, size_t errlen);
+void eu_redis_free(struct eu_redis *r);
+bool eu_redis_is_connected(const struct eu_redis *r);
+/*
+ * Sends a command given as argv (binary-safe, lengths in argvlen or NULL for
+ * C strings). cb (may be NULL) runs later with the reply; when Redis is down
+ * it runs later with NULL. Returns 0 if sent, -1 if not (cb still runs).
+ */
+int eu_redis_command(struct eu_redis *r, eu_redis_reply_cb cb, void *arg, int argc,
+                     const char **argv, const size_t *argvlen);
+
+#endif

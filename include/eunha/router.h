@@ -1,0 +1,98 @@
+/*
+ * The route table: method + path pattern -> handler + required OAuth scope +
+ * flags. One table for the whole process, built once at start; a tenant adds
+ * nothing to it. Patterns are literal segments and ":name" parameters, e.g.
+ * "/api/v1/accounts/:id/follow". A literal segment wins over a parameter at
+ * the same depth, so "/api/v1/accounts/lookup" beats "/api/v1/accounts/:id".
+ */
+#ifndef EUNHA_ROUTER_H
+#define EUNHA_ROUTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct eu_arena;
+struct eu_req;
+
+/* HTTP methods as bits so a route can be matched against a set. */
+enum eu_http_method {
+    EU_HTTP_GET = 1 << 0,
+    EU_HTTP_POST = 1 << 1,
+    EU_HTTP_PUT = 1 << 2,
+    EU_HTTP_PATCH = 1 << 3,
+    EU_HTTP_DELETE = 1 << 4,
+    EU_HTTP_HEAD = 1 << 5,
+    EU_HTTP_OPTIONS = 1 << 6,
+};
+
+typedef void (*eu_route_handler_cb)(struct eu_req *req);
+
+/*
+ * Route flags:
+ *   EU_ROUTE_NO_TENANT  runs without a tenant (admin listener, health)
+ *   EU_ROUTE_AUTH       needs a valid bearer token (the scope is checked too)
+ *   EU_ROUTE_AUTH_OPT   reads the token if one is sent, works without
+ *   EU_ROUTE_ADMIN      admin listener only; needs the admin token
+ *   EU_ROUTE_CORS       adds Mastodon's CORS headers and answers OPTIONS
+ *   EU_ROUTE_ADMIN_OPEN admin listener only, no token (health, metrics)
+ */
+enum {
+    EU_ROUTE_NO_TENANT = 1 << 0,
+    EU_ROUTE_AUTH = 1 << 1,
+    EU_ROUTE_AUTH_OPT = 1 << 2,
+    EU_ROUTE_ADMIN = 1 << 3,
+    EU_ROUTE_CORS = 1 << 4,
+    EU_ROUTE_ADMIN_OPEN = 1 << 5, /* admin listener without a token (health, metrics) */
+};
+
+struct eu_route {
+    unsigned methods; /* set of enum eu_http_method */
+    const char *pattern;
+    eu_route_handler_cb handler;
+    const char *scope; /* required OAuth scope ("read:statuses") or NULL */
+    unsigned flags;
+};
+
+#define EU_ROUTE_MAX_PARAMS 8
+
+struct eu_route_params {
+    size_t n;
+    struct {
+        const char *name; /* borrowed from the route pattern's storage */
+        char *value;      /* percent-decoded, owned by the arena given to match */
+    } p[EU_ROUTE_MAX_PARAMS];
+};
+
+enum eu_route_match {
+    EU_ROUTE_FOUND,
+    EU_ROUTE_NOT_FOUND,
+    EU_ROUTE_METHOD_NOT_ALLOWED,
+};
+
+struct eu_router;
+
+/* Builds a router over routes (borrowed; must outlive the router, normally a
+ * static table). Returns NULL with a message in err on a malformed or
+ * duplicate pattern. Free with eu_router_free(). */
+struct eu_router *eu_router_new(const struct eu_route *routes, size_t n, char *err, size_t errlen);
+/* Adds more routes from another static table (e.g. one per subsystem). */
+int eu_router_add(struct eu_router *r, const struct eu_route *routes, size_t n, char *err,
+                  size_t errlen);
+void eu_router_free(struct eu_router *r);
+
+/*
+ * Matches path (without query string) for method. On EU_ROUTE_FOUND, *out is
+ * the route and params holds the parameters, their values allocated in arena.
+ * On EU_ROUTE_METHOD_NOT_ALLOWED, allow holds the allowed methods as an
+ * "Allow" header value ("GET, POST"). A path with an empty segment in the
+ * middle, or trailing slash, matches as if the slash were absent.
+ */
+enum eu_route_match eu_router_match(const struct eu_router *r, unsigned method, const char *path,
+                                    struct eu_arena *arena, const struct eu_route **out,
+                                    struct eu_route_params *params, char *allow, size_t allowlen);
+/* Returns the parameter's value or NULL. */
+const char *eu_route_params_get(const struct eu_route_params *params, const char *name);
+/* "GET" etc for one method bit; "" for anything else. */
+const char *eu_http_method_name(unsigned method);
+
+#endif

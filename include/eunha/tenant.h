@@ -1,0 +1,99 @@
+/*
+ * The tenant registry: an in-memory hash from domain to tenant, loaded from
+ * the control database's tenants table with one query and changed by the
+ * admin API without a restart. A tenant's pool is created on its first
+ * request, so a tenant nobody visits costs its registry entry alone.
+ */
+#ifndef EUNHA_TENANT_H
+#define EUNHA_TENANT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eunha/db.h"
+
+struct event_base;
+struct eu_config;
+
+enum eu_tenant_state { EU_TENANT_ACTIVE, EU_TENANT_SUSPENDED };
+
+/* Per-tenant overrides of [database_pool]; 0 means "use the config". */
+struct eu_tenant_limits {
+    int max_connections;
+    int min_connections; /* -1 means unset, since 0 is a real value */
+    int acquire_timeout_s;
+    int idle_timeout_s;
+};
+
+struct eu_tenant {
+    int refs;
+    int64_t id;
+    char *domain;
+    char *title;
+    char *database;     /* database name */
+    char *database_url; /* NULL: the control database's server */
+    enum eu_tenant_state state;
+    struct eu_tenant_limits limits;
+    char *created_at;
+    char *updated_at;
+    char key_prefix[64]; /* "<prefix>:{t<ID>}:" */
+    bool removed;        /* deleted from the registry; dies with its last ref */
+    bool marked;         /* for reload: not seen in the control table yet */
+    struct eu_db_pool *pool; /* NULL until first use */
+    struct eu_tenant *hash_next;
+};
+
+struct eu_registry;
+
+/* Returns an empty registry freed with eu_registry_free(). */
+struct eu_registry *eu_registry_new(struct event_base *base, const struct eu_config *cfg);
+void eu_registry_free(struct eu_registry *reg);
+/* The config used for new pools and key prefixes; borrowed, must outlive the
+ * registry (changed on SIGHUP). */
+void eu_registry_set_config(struct eu_registry *reg, const struct eu_config *cfg);
+
+/* Looks a normalised domain up. Borrowed: take a ref to keep it across
+ * callbacks. */
+struct eu_tenant *eu_registry_find(struct eu_registry *reg, const char *domain);
+/* Finds by id, or NULL. Borrowed. */
+struct eu_tenant *eu_registry_find_id(struct eu_registry *reg, int64_t id);
+/*
+ * Inserts or updates a tenant from a row's values (the registry copies
+ * them). An existing tenant with the same id keeps its pool; new limits are
+ * applied to it. Returns the tenant (borrowed).
+ */
+struct eu_tenant *eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row);
+/* Removes the tenant from lookup and closes its pool once idle. */
+void eu_registry_remove(struct eu_registry *reg, struct eu_tenant *t);
+/* Marks every tenant; eu_registry_sweep() then removes those not upserted
+ * since (for reloads). */
+void eu_registry_mark_all(struct eu_registry *reg);
+void eu_registry_sweep(struct eu_registry *reg);
+size_t eu_registry_count(const struct eu_registry *reg);
+/* Calls fn for every tenant, in no particular order. */
+void eu_registry_each(struct eu_registry *reg, void (*fn)(struct eu_tenant *t, void *arg),
+                      void *arg);
+
+/* Returns the tenant's pool, creating it on first use. */
+struct eu_db_pool *eu_tenant_pool(struct eu_registry *reg, struct eu_tenant *t);
+/* The effective pool limits (tenant override over config). */
+void eu_tenant_effective_limits(const struct eu_registry *reg, const struct eu_tenant *t,
+                                struct eu_db_pool_limits *out);
+
+void eu_tenant_ref(struct eu_tenant *t);
+void eu_tenant_unref(struct eu_tenant *t);
+
+#endif
+
+/* The select list that eu_tenant_from_row() reads, in this order. */
+#define EU_TENANT_COLUMNS                                                                          \
+    "id, domain, title, database, database_url, state, coalesce(max_connections, 0), "             \
+    "coalesce(min_connections, -1), coalesce(acquire_timeout_seconds, 0), "                        \
+    "coalesce(idle_timeout_seconds, 0), "                                                          \
+    "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "              \
+    "to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+
+/* Fills out from row of res (selected with EU_TENANT_COLUMNS). The strings
+ * are borrowed from res: pass out to eu_registry_upsert() before clearing. */
+void eu_tenant_from_row(const struct pg_result *res, int row, struct eu_tenant *out);

@@ -1,0 +1,117 @@
+/*
+ * /healthz and Prometheus /metrics on the admin listener. Process figures are
+ * read from /proc/self/status (a small procfs read, which does not block).
+ */
+#include "eunha/admin.h"
+
+#include <event2/buffer.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/http.h"
+#include "eunha/tenant.h"
+
+void
+eu_admin_health(struct eu_req *req)
+{
+    eu_req_reply_json(req, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+/* Reads "Key:   value" from /proc/self/status; returns -1 when absent. */
+static long
+proc_status(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    size_t n = strlen(key);
+    long v = -1;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, key, n) == 0 && line[n] == ':') {
+            v = strtol(line + n + 1, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+struct buf {
+    char *s;
+    size_t len, cap;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+bprintf(struct buf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        b->cap = b->cap * 2 + (size_t)n + 64;
+        b->s = realloc(b->s, b->cap);
+        if (!b->s)
+            abort();
+    }
+}
+
+struct pool_lines {
+    struct buf *b;
+    const char *metric;
+    int which;
+};
+
+static void
+pool_line(struct eu_tenant *t, void *arg)
+{
+    struct pool_lines *p = arg;
+    struct eu_db_pool_stats st = {0};
+    if (t->pool)
+        eu_db_pool_stats(t->pool, &st);
+    int v = p->which == 0 ? st.open : p->which == 1 ? st.busy : st.waiting;
+    bprintf(p->b, "%s{tenant=\"%s\"} %d\n", p->metric, t->domain, v);
+}
+
+void
+eu_admin_metrics(struct eu_req *req)
+{
+    struct eu_app *app = req->app;
+    struct buf b = {malloc(4096), 0, 4096};
+    if (!b.s)
+        abort();
+    bprintf(&b, "# HELP eunha_process_threads Threads of the eunha process.\n"
+                "# TYPE eunha_process_threads gauge\neunha_process_threads %ld\n",
+            proc_status("Threads"));
+    bprintf(&b, "# HELP eunha_process_resident_bytes Resident memory.\n"
+                "# TYPE eunha_process_resident_bytes gauge\neunha_process_resident_bytes %ld\n",
+            proc_status("VmRSS") * 1024);
+    bprintf(&b, "# HELP eunha_tenants_loaded Tenants in the registry.\n"
+                "# TYPE eunha_tenants_loaded gauge\neunha_tenants_loaded %zu\n",
+            eu_registry_count(app->registry));
+    static const char *const names[] = {"eunha_tenant_pool_open", "eunha_tenant_pool_busy",
+                                        "eunha_tenant_pool_waiting"};
+    static const char *const help[] = {"Open database connections", "Lent database connections",
+                                       "Requests waiting for a database connection"};
+    for (int i = 0; i < 3; i++) {
+        bprintf(&b, "# HELP %s %s.\n# TYPE %s gauge\n", names[i], help[i], names[i]);
+        struct pool_lines p = {&b, names[i], i};
+        eu_registry_each(app->registry, pool_line, &p);
+    }
+    bprintf(&b, "# HELP eunha_http_requests_total Requests answered, by status class.\n"
+                "# TYPE eunha_http_requests_total counter\n");
+    for (int c = 1; c <= 5; c++)
+        bprintf(&b, "eunha_http_requests_total{class=\"%dxx\"} %llu\n", c,
+                (unsigned long long)app->requests_by_class[c]);
+    eu_req_reply_raw(req, 200, "text/plain; version=0.0.4", b.s, b.len);
+    free(b.s);
+}

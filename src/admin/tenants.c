@@ -1,0 +1,454 @@
+/*
+ * The tenant admin API. Creating a tenant is a row in the control table and
+ * a database copied from the migrated template; it answers as soon as both
+ * exist, with no restart. Deleting removes the row first, so the domain stops
+ * answering at once, then drops the database.
+ */
+#include "eunha/admin.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin_internal.h"
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/config.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/net.h"
+#include "eunha/tenant.h"
+
+static const char *const state_names[] = {"active", "suspended"};
+
+json_t *
+eu_admin_tenant_json(struct eu_registry *reg, const struct eu_tenant *t, bool with_pool)
+{
+    char id[24];
+    snprintf(id, sizeof(id), "%lld", (long long)t->id);
+    struct eu_db_pool_limits lim;
+    eu_tenant_effective_limits(reg, t, &lim);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s}", "id", id,
+                          "domain", t->domain, "title", t->title, "state", state_names[t->state],
+                          "database", t->database, "max_connections", lim.max_connections,
+                          "min_connections", lim.min_connections, "acquire_timeout_seconds",
+                          lim.acquire_timeout_s, "idle_timeout_seconds", lim.idle_timeout_s,
+                          "created_at", t->created_at ? t->created_at : "", "updated_at",
+                          t->updated_at ? t->updated_at : "");
+    if (with_pool) {
+        struct eu_db_pool_stats st = {0};
+        if (t->pool)
+            eu_db_pool_stats(t->pool, &st);
+        json_object_set_new(o, "pool",
+                            json_pack("{s:i,s:i,s:i}", "open", st.open, "busy", st.busy,
+                                      "waiting", st.waiting));
+    }
+    return o;
+}
+
+/* Double-quotes an identifier for SQL. Owned by the arena. */
+static const char *
+quote_ident(struct eu_arena *a, const char *s)
+{
+    size_t n = strlen(s);
+    char *out = eu_arena_alloc(a, 2 * n + 3), *p = out;
+    *p++ = '"';
+    for (; *s; s++) {
+        if (*s == '"')
+            *p++ = '"';
+        *p++ = *s;
+    }
+    *p++ = '"';
+    *p = '\0';
+    return out;
+}
+
+static struct eu_tenant *
+tenant_from_param(struct eu_req *req)
+{
+    char domain[256];
+    const char *raw = eu_req_param(req, "domain");
+    if (!raw || eu_host_normalize(raw, domain, sizeof(domain)) < 0)
+        return NULL;
+    return eu_registry_find(req->app->registry, domain);
+}
+
+/* ---- POST /admin/v1/tenants ---- */
+
+struct create {
+    struct eu_req *req;
+    struct eu_tenant row; /* strings owned by the request's arena */
+};
+
+static void
+on_create_cleanup(PGresult *res, enum eu_db_status st, void *arg)
+{
+    /* The row is gone again; nothing else to undo. */
+}
+
+static void
+on_database_created(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct create *c = arg;
+    struct eu_req *req = c->req;
+    eu_req_enter(req);
+    char id[24];
+    snprintf(id, sizeof(id), "%lld", (long long)c->row.id);
+    if (st != EU_DB_OK) {
+        eu_log_error("admin", "cannot create database '%s': %s", c->row.database,
+                     res ? PQresultErrorMessage(res) : "database unavailable");
+        const char *params[] = {id};
+        eu_db_pool_query(req->app->control, "DELETE FROM tenants WHERE id = $1", 1, params,
+                         on_create_cleanup, NULL);
+        if (st == EU_DB_ERROR)
+            eu_req_reply_error(req, 500, "Cannot create the tenant's database");
+        else
+            eu_req_reply_db_error(req, st);
+        return;
+    }
+    struct eu_tenant *t = eu_registry_upsert(req->app->registry, &c->row);
+    eu_log_info("admin", "created tenant '%s'", t->domain);
+    eu_req_reply_json(req, 201, eu_admin_tenant_json(req->app->registry, t, false));
+}
+
+static void
+on_tenant_row(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct create *c = arg;
+    struct eu_req *req = c->req;
+    eu_req_enter(req);
+    if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23505") == 0) {
+        eu_req_reply_error(req, 409, "Domain has already been taken");
+        return;
+    }
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    struct eu_tenant row;
+    eu_tenant_from_row(res, 0, &row);
+    c->row = row;
+    struct eu_arena *a = req->arena;
+    c->row.domain = eu_arena_strdup(a, row.domain);
+    c->row.title = eu_arena_strdup(a, row.title);
+    c->row.database = eu_arena_strdup(a, row.database);
+    c->row.database_url = row.database_url ? eu_arena_strdup(a, row.database_url) : NULL;
+    c->row.created_at = eu_arena_strdup(a, row.created_at);
+    c->row.updated_at = eu_arena_strdup(a, row.updated_at);
+    /* Not in the registry until its database exists, so no request can find
+     * a tenant without one. */
+    const char *sql =
+        eu_arena_sprintf(req->arena, "CREATE DATABASE %s TEMPLATE %s",
+                         quote_ident(req->arena, row.database),
+                         quote_ident(req->arena, req->app->cfg->database_template));
+    eu_db_pool_query(req->app->control, sql, 0, NULL, on_database_created, c);
+}
+
+void
+eu_admin_tenants_create(struct eu_req *req)
+{
+    struct eu_error err;
+    json_t *body = eu_req_json(req, &err);
+    if (!body) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    const char *domain_in = json_string_value(json_object_get(body, "domain"));
+    json_t *title_j = json_object_get(body, "title");
+    if (!domain_in) {
+        eu_req_reply_error(req, 422, "Validation failed: domain is required");
+        return;
+    }
+    char *domain = eu_arena_strdup(req->arena, domain_in);
+    for (char *p = domain; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    if (!eu_domain_is_valid(domain)) {
+        eu_req_reply_error(req, 422, "Validation failed: domain '%s' is not a valid host name",
+                           domain_in);
+        return;
+    }
+    if (title_j && !json_is_string(title_j)) {
+        eu_req_reply_error(req, 422, "Validation failed: title must be a string");
+        return;
+    }
+    const char *title = title_j ? json_string_value(title_j) : domain;
+    if (strlen(title) > 200) {
+        eu_req_reply_error(req, 422, "Validation failed: title is too long (at most 200)");
+        return;
+    }
+    if (eu_registry_find(req->app->registry, domain)) {
+        eu_req_reply_error(req, 409, "Domain has already been taken");
+        return;
+    }
+    struct create *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->req = req;
+    const char *params[] = {domain, title, req->app->control_dbname};
+    eu_db_pool_query(req->app->control,
+                     "WITH n AS (SELECT nextval('tenants_id_seq') AS id) "
+                     "INSERT INTO tenants (id, domain, title, database) "
+                     "SELECT n.id, $1, $2, $3 || '_t' || n.id FROM n RETURNING " EU_TENANT_COLUMNS,
+                     3, params, on_tenant_row, c);
+}
+
+/* ---- GET /admin/v1/tenants ---- */
+
+struct list {
+    struct eu_req *req;
+    long limit, offset;
+};
+
+static void
+on_list(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct list *l = arg;
+    struct eu_req *req = l->req;
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *arr = json_array();
+    int n = PQntuples(res);
+    /* One extra row was asked for to learn whether a next page exists. */
+    bool more = n > l->limit;
+    for (int i = 0; i < n && i < l->limit; i++) {
+        struct eu_tenant row;
+        eu_tenant_from_row(res, i, &row);
+        struct eu_tenant *live = eu_registry_find_id(req->app->registry, row.id);
+        json_array_append_new(arr, eu_admin_tenant_json(req->app->registry, live ? live : &row,
+                                                        false));
+    }
+    if (more) {
+        const char *link = eu_arena_sprintf(req->arena,
+                                            "</admin/v1/tenants?limit=%ld&offset=%ld>; rel=\"next\"",
+                                            l->limit, l->offset + l->limit);
+        eu_req_add_header(req, "Link", link);
+    }
+    eu_req_reply_json(req, 200, arr);
+}
+
+static int
+parse_nonneg(const char *s, long max, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < 0 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+void
+eu_admin_tenants_list(struct eu_req *req)
+{
+    struct list *l = eu_arena_calloc(req->arena, sizeof(*l));
+    l->req = req;
+    l->limit = 40;
+    const char *v;
+    if ((v = eu_req_query(req, "limit")) && parse_nonneg(v, 1000, &l->limit) < 0) {
+        eu_req_reply_error(req, 422, "limit must be an integer from 0 to 1000");
+        return;
+    }
+    if ((v = eu_req_query(req, "offset")) && parse_nonneg(v, 1L << 40, &l->offset) < 0) {
+        eu_req_reply_error(req, 422, "offset must be a non-negative integer");
+        return;
+    }
+    const char *limit = eu_arena_sprintf(req->arena, "%ld", l->limit + 1);
+    const char *offset = eu_arena_sprintf(req->arena, "%ld", l->offset);
+    const char *params[] = {limit, offset};
+    eu_db_pool_query(req->app->control,
+                     "SELECT " EU_TENANT_COLUMNS " FROM tenants ORDER BY id LIMIT $1 OFFSET $2", 2,
+                     params, on_list, l);
+}
+
+/* ---- GET /admin/v1/tenants/:domain ---- */
+
+void
+eu_admin_tenants_show(struct eu_req *req)
+{
+    struct eu_tenant *t = tenant_from_param(req);
+    if (!t) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, eu_admin_tenant_json(req->app->registry, t, true));
+}
+
+/* ---- PATCH /admin/v1/tenants/:domain ---- */
+
+static void
+on_updated(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    if (st != EU_DB_OK) {
+        if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23514") == 0)
+            eu_req_reply_error(req, 422, "Validation failed: a limit is out of range");
+        else
+            eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    struct eu_tenant row;
+    eu_tenant_from_row(res, 0, &row);
+    struct eu_tenant *t = eu_registry_upsert(req->app->registry, &row);
+    eu_log_info("admin", "updated tenant '%s'", t->domain);
+    eu_req_reply_json(req, 200, eu_admin_tenant_json(req->app->registry, t, true));
+}
+
+/* Reads an optional integer field into a decimal string in the arena
+ * (NULL when absent). Returns -1 after replying 422 when it is not an
+ * integer in [min, max]. */
+static int
+int_field(struct eu_req *req, json_t *body, const char *name, long min, long max,
+          const char **out)
+{
+    json_t *v = json_object_get(body, name);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+        eu_req_reply_error(req, 422, "Validation failed: %s must be an integer from %ld to %ld",
+                           name, min, max);
+        return -1;
+    }
+    *out = eu_arena_sprintf(req->arena, "%lld", (long long)json_integer_value(v));
+    return 0;
+}
+
+void
+eu_admin_tenants_update(struct eu_req *req)
+{
+    struct eu_tenant *t = tenant_from_param(req);
+    if (!t) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    struct eu_error err;
+    json_t *body = eu_req_json(req, &err);
+    if (!body) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    static const char *const known[] = {"state",           "title",
+                                        "max_connections", "min_connections",
+                                        "acquire_timeout_seconds", "idle_timeout_seconds"};
+    const char *key;
+    json_t *val;
+    json_object_foreach(body, key, val)
+    {
+        bool ok = false;
+        for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+            ok = ok || strcmp(key, known[i]) == 0;
+        if (!ok) {
+            eu_req_reply_error(req, 422, "Validation failed: unknown field '%s'", key);
+            return;
+        }
+    }
+    json_t *state_j = json_object_get(body, "state");
+    const char *state = NULL;
+    if (state_j) {
+        state = json_string_value(state_j);
+        if (!state || (strcmp(state, "active") != 0 && strcmp(state, "suspended") != 0)) {
+            eu_req_reply_error(req, 422, "Validation failed: state must be active or suspended");
+            return;
+        }
+    }
+    json_t *title_j = json_object_get(body, "title");
+    if (title_j && (!json_is_string(title_j) || strlen(json_string_value(title_j)) > 200)) {
+        eu_req_reply_error(req, 422, "Validation failed: title must be a string of at most 200");
+        return;
+    }
+    const char *maxc, *minc, *acq, *idle;
+    if (int_field(req, body, "max_connections", 1, 100, &maxc) < 0 ||
+        int_field(req, body, "min_connections", 0, 100, &minc) < 0 ||
+        int_field(req, body, "acquire_timeout_seconds", 1, 3600, &acq) < 0 ||
+        int_field(req, body, "idle_timeout_seconds", 1, 86400, &idle) < 0)
+        return;
+    struct eu_db_pool_limits lim;
+    eu_tenant_effective_limits(req->app->registry, t, &lim);
+    long want_max = maxc ? atol(maxc) : lim.max_connections;
+    long want_min = minc ? atol(minc) : lim.min_connections;
+    if (want_min > want_max) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: min_connections must not exceed max_connections");
+        return;
+    }
+    const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)t->id);
+    const char *params[] = {id, state, title_j ? json_string_value(title_j) : NULL, maxc, minc,
+                            acq, idle};
+    eu_db_pool_query(req->app->control,
+                     "UPDATE tenants SET state = coalesce($2, state), title = coalesce($3, title),"
+                     " max_connections = coalesce($4::int, max_connections),"
+                     " min_connections = coalesce($5::int, min_connections),"
+                     " acquire_timeout_seconds = coalesce($6::int, acquire_timeout_seconds),"
+                     " idle_timeout_seconds = coalesce($7::int, idle_timeout_seconds),"
+                     " updated_at = now() WHERE id = $1 RETURNING " EU_TENANT_COLUMNS,
+                     7, params, on_updated, req);
+}
+
+/* ---- DELETE /admin/v1/tenants/:domain?confirm=:domain ---- */
+
+static void
+on_dropped(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    if (st != EU_DB_OK) {
+        eu_log_error("admin", "tenant removed but its database was not dropped: %s",
+                     res ? PQresultErrorMessage(res) : "database unavailable");
+        eu_req_reply_error(req, 500, "The tenant was removed but its database could not be "
+                                     "dropped; drop it by hand");
+        return;
+    }
+    eu_req_reply_json(req, 200, json_object());
+}
+
+static void
+on_deleted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    int64_t id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    const char *database = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
+    struct eu_tenant *t = eu_registry_find_id(req->app->registry, id);
+    if (t) {
+        eu_log_info("admin", "deleting tenant '%s'", t->domain);
+        eu_registry_remove(req->app->registry, t);
+    }
+    /* FORCE: a lent connection may still be finishing a request. */
+    const char *sql = eu_arena_sprintf(req->arena, "DROP DATABASE IF EXISTS %s WITH (FORCE)",
+                                       quote_ident(req->arena, database));
+    eu_db_pool_query(req->app->control, sql, 0, NULL, on_dropped, req);
+}
+
+void
+eu_admin_tenants_delete(struct eu_req *req)
+{
+    struct eu_tenant *t = tenant_from_param(req);
+    if (!t) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *confirm = eu_req_query(req, "confirm");
+    if (!confirm || strcmp(confirm, t->domain) != 0) {
+        eu_req_reply_error(req, 422, "Pass confirm=%s to delete this tenant and its database",
+                           t->domain);
+        return;
+    }
+    const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)t->id);
+    const char *params[] = {id};
+    eu_db_pool_query(req->app->control, "DELETE FROM tenants WHERE id = $1 RETURNING id, database",
+                     1, params, on_deleted, req);
+}

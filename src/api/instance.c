@@ -1,0 +1,169 @@
+/*
+ * GET /api/v1/instance and /api/v2/instance: Mastodon's Instance entities,
+ * with the tenant's own title and counts. The counts come from one query on
+ * the tenant's database; v2's monthly active users from a HyperLogLog in
+ * Redis, read as 0 while Redis is away, so the endpoint never depends on it.
+ */
+#include "eunha/api.h"
+
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eunha/app.h"
+#include "eunha/http.h"
+#include "eunha/redis.h"
+#include "eunha/tenant.h"
+
+#define EU_MASTODON_VERSION "4.3.0 (compatible; Eunha " EUNHA_VERSION ")"
+
+static const char stats_sql[] =
+    "SELECT (SELECT count(*) FROM accounts WHERE domain IS NULL AND suspended_at IS NULL),"
+    " (SELECT count(*) FROM statuses WHERE local AND deleted_at IS NULL),"
+    " (SELECT count(DISTINCT domain) FROM accounts WHERE domain IS NOT NULL)";
+
+struct stats {
+    json_int_t users, statuses, domains, active_month;
+};
+
+typedef void (*stats_cb)(struct eu_req *req, const struct stats *st);
+
+struct stats_call {
+    struct eu_req *req;
+    stats_cb done;
+    struct stats st;
+};
+
+static void
+on_stats(PGresult *res, enum eu_db_status status, void *arg)
+{
+    struct stats_call *c = arg;
+    struct eu_req *req = c->req;
+    eu_req_enter(req);
+    if (status != EU_DB_OK) {
+        free(c);
+        eu_req_reply_db_error(req, status);
+        return;
+    }
+    c->st.users = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    c->st.statuses = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    c->st.domains = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+    stats_cb done = c->done;
+    struct stats st = c->st;
+    free(c);
+    done(req, &st);
+}
+
+/* Reads the tenant's counts, then calls done; answers the error itself. */
+static void
+load_stats(struct eu_req *req, stats_cb done)
+{
+    struct stats_call *c = calloc(1, sizeof(*c));
+    c->req = req;
+    c->done = done;
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), stats_sql, 0, NULL,
+                     on_stats, c);
+}
+
+static json_t *
+configuration(void)
+{
+    return json_pack(
+        "{s:{s:i,s:i}, s:{s:i,s:i,s:i}, s:{s:[s,s,s,s,s,s], s:i,s:i,s:i,s:i,s:i,s:i},"
+        " s:{s:i,s:i,s:i,s:i}, s:{s:b}}",
+        "accounts", "max_featured_tags", 10, "max_pinned_statuses", 5,
+        "statuses", "max_characters", 500, "max_media_attachments", 4,
+        "characters_reserved_per_url", 23,
+        "media_attachments", "supported_mime_types", "image/jpeg", "image/png", "image/gif",
+        "image/webp", "video/mp4", "audio/mpeg", "image_size_limit", 16777216,
+        "image_matrix_limit", 33177600, "video_size_limit", 103809024, "video_frame_rate_limit",
+        120, "video_matrix_limit", 8294400, "description_limit", 1500,
+        "polls", "max_options", 4, "max_characters_per_option", 50, "min_expiration", 300,
+        "max_expiration", 2629746,
+        "translation", "enabled", 0);
+}
+
+static void
+reply_v1(struct eu_req *req, const struct stats *st)
+{
+    const struct eu_tenant *t = req->tenant;
+    json_t *body = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:{}, s:{s:I,s:I,s:I}, s:n, s:[s], s:b, s:b, s:b,"
+        " s:o, s:n, s:[]}",
+        "uri", t->domain, "title", t->title, "short_description", "", "description", "",
+        "email", "", "version", EU_MASTODON_VERSION, "urls", "stats", "user_count", st->users,
+        "status_count", st->statuses, "domain_count", st->domains, "thumbnail", "languages", "en",
+        "registrations", 0, "approval_required", 0, "invites_enabled", 0, "configuration",
+        configuration(), "contact_account", "rules");
+    eu_req_reply_json(req, 200, body);
+}
+
+void
+eu_api_instance_v1(struct eu_req *req)
+{
+    load_stats(req, reply_v1);
+}
+
+static void
+reply_v2(struct eu_req *req, const struct stats *st)
+{
+    const struct eu_tenant *t = req->tenant;
+    json_t *conf = configuration();
+    json_object_set_new(conf, "urls", json_object());
+    const char *base = eu_req_base_url(req);
+    char thumb[600];
+    snprintf(thumb, sizeof(thumb), "%s/favicon.ico", base);
+    json_t *body = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:{s:{s:I}}, s:{s:s}, s:[s], s:o,"
+        " s:{s:b,s:b,s:n}, s:{s:s,s:n}, s:[]}",
+        "domain", t->domain, "title", t->title, "version", EU_MASTODON_VERSION, "source_url",
+        "https://eunha.invalid/source", "description", "", "usage", "users", "active_month",
+        st->active_month, "thumbnail", "url", thumb, "languages", "en", "configuration", conf,
+        "registrations", "enabled", 0, "approval_required", 0, "message", "contact", "email", "",
+        "account", "rules");
+    eu_req_reply_json(req, 200, body);
+}
+
+struct v2_call {
+    struct eu_req *req;
+    struct stats st;
+};
+
+static void
+on_active_month(redisReply *reply, void *arg)
+{
+    struct v2_call *c = arg;
+    /* NULL while Redis is down: report no activity rather than fail. */
+    if (reply && reply->type == REDIS_REPLY_INTEGER)
+        c->st.active_month = reply->integer;
+    struct eu_req *req = c->req;
+    struct stats st = c->st;
+    free(c);
+    eu_req_enter(req);
+    reply_v2(req, &st);
+}
+
+static void
+after_stats_v2(struct eu_req *req, const struct stats *st)
+{
+    struct v2_call *c = calloc(1, sizeof(*c));
+    c->req = req;
+    c->st = *st;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char key[128];
+    snprintf(key, sizeof(key), "%sactivity:users:%04d-%02d", req->tenant->key_prefix,
+             tm.tm_year + 1900, tm.tm_mon + 1);
+    const char *argv[] = {"PFCOUNT", key};
+    eu_redis_command(req->app->redis, on_active_month, c, 2, argv, NULL);
+}
+
+void
+eu_api_instance_v2(struct eu_req *req)
+{
+    load_stats(req, after_stats_v2);
+}

@@ -1,0 +1,75 @@
+/*
+ * Discovery documents: NodeInfo 2.0 and host-meta. Clients and crawlers use
+ * NodeInfo's software name to decide which API they speak, so it reports
+ * Mastodon's, and names Eunha in metadata.
+ */
+#include "eunha/api.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/http.h"
+#include "eunha/tenant.h"
+
+void
+eu_api_nodeinfo_links(struct eu_req *req)
+{
+    const char *href = eu_arena_sprintf(req->arena, "%s/nodeinfo/2.0", eu_req_base_url(req));
+    eu_req_reply_json(req, 200,
+                      json_pack("{s:[{s:s,s:s}]}", "links", "rel",
+                                "http://nodeinfo.diaspora.software/ns/schema/2.0", "href", href));
+}
+
+static void
+on_counts(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_int_t users = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    json_int_t posts = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    json_t *body = json_pack(
+        "{s:s, s:{s:s,s:s}, s:[s], s:{s:[],s:[]}, s:{s:{s:I,s:I,s:I}, s:I}, s:b,"
+        " s:{s:s, s:s}}",
+        "version", "2.0", "software", "name", "mastodon", "version", "4.3.0", "protocols",
+        "activitypub", "services", "outbound", "inbound", "usage", "users", "total", users,
+        "activeMonth", (json_int_t)0, "activeHalfyear", (json_int_t)0, "localPosts", posts,
+        "openRegistrations", 0, "metadata", "nodeName", req->tenant->title, "software",
+        "eunha " EUNHA_VERSION);
+    eu_req_add_header(req, "Content-Type",
+                      "application/json; profile=\"http://nodeinfo.diaspora.software/ns/schema/"
+                      "2.0#\"");
+    char *s = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    eu_req_reply_raw(req, 200, NULL, s, strlen(s));
+    free(s);
+}
+
+void
+eu_api_nodeinfo(struct eu_req *req)
+{
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant),
+                     "SELECT (SELECT count(*) FROM accounts WHERE domain IS NULL AND suspended_at "
+                     "IS NULL), (SELECT count(*) FROM statuses WHERE local AND deleted_at IS NULL)",
+                     0, NULL, on_counts, req);
+}
+
+void
+eu_api_host_meta(struct eu_req *req)
+{
+    const char *xml = eu_arena_sprintf(
+        req->arena,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<XRD xmlns=\"http://docs.oasis-open.org/ns/xri/xrd-1.0\">\n"
+        "  <Link rel=\"lrdd\" template=\"%s/.well-known/webfinger?resource={uri}\"/>\n"
+        "</XRD>\n",
+        eu_req_base_url(req));
+    eu_req_reply_raw(req, 200, "application/xrd+xml; charset=utf-8", xml, strlen(xml));
+}

@@ -1,0 +1,432 @@
+/*
+ * The process's life: start-up (config, control database, template, tenant
+ * registry), the listeners, signals, and a bounded drain on SIGTERM.
+ *
+ * Start-up talks to PostgreSQL with blocking libpq calls: the loop is not
+ * running yet and nothing can wait on it. From the moment the listeners are
+ * up, every database call goes through the asynchronous pools.
+ */
+#include "eunha/app.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef EUNHA_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "eunha/config.h"
+#include "eunha/cpupool.h"
+#include "eunha/db.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/migrate.h"
+#include "eunha/redis.h"
+#include "eunha/router.h"
+#include "eunha/routes.h"
+#include "eunha/tenant.h"
+
+/* How long SIGTERM waits for in-flight requests before closing anyway. */
+#define DRAIN_SECONDS 10
+
+static void
+notify(const char *state)
+{
+#ifdef EUNHA_HAVE_SYSTEMD
+    sd_notify(0, state);
+#else
+    (void)state;
+#endif
+}
+
+/* Returns the database name of a libpq URL/conninfo (caller frees), or NULL. */
+static char *
+conninfo_dbname(const char *conninfo)
+{
+    char *err = NULL;
+    PQconninfoOption *opts = PQconninfoParse(conninfo, &err);
+    if (!opts) {
+        PQfreemem(err);
+        return NULL;
+    }
+    char *name = NULL;
+    for (PQconninfoOption *o = opts; o->keyword; o++)
+        if (strcmp(o->keyword, "dbname") == 0 && o->val)
+            name = eu_xstrdup(o->val);
+    PQconninfoFree(opts);
+    return name;
+}
+
+/* Returns a blocking connection to dbname on conninfo's server (caller
+ * PQfinish-es it), or NULL after logging. */
+static PGconn *
+connect_blocking(const char *conninfo, const char *dbname)
+{
+    const char *keys[] = {"dbname", "dbname", "application_name", NULL};
+    const char *vals[] = {conninfo, dbname, "eunha", NULL};
+    PGconn *pg = PQconnectdbParams(keys, vals, 1);
+    if (PQstatus(pg) != CONNECTION_OK) {
+        eu_log_debug("app", "cannot connect to '%s': %s", dbname, PQerrorMessage(pg));
+        PQfinish(pg);
+        return NULL;
+    }
+    return pg;
+}
+
+/* Creates dbname (optionally from a template) through the "postgres"
+ * database. Another process creating it at the same time is fine. */
+static int
+create_database(const char *conninfo, const char *dbname, const char *template_db)
+{
+    PGconn *pg = connect_blocking(conninfo, "postgres");
+    if (!pg) {
+        eu_log_error("app", "cannot connect to the PostgreSQL server to create '%s'", dbname);
+        return -1;
+    }
+    char *qname = PQescapeIdentifier(pg, dbname, strlen(dbname));
+    char *qtpl = template_db ? PQescapeIdentifier(pg, template_db, strlen(template_db)) : NULL;
+    char *sql = eu_xasprintf("CREATE DATABASE %s%s%s", qname, qtpl ? " TEMPLATE " : "",
+                             qtpl ? qtpl : "");
+    PGresult *r = PQexec(pg, sql);
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    int rc = 0;
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && !(state && strcmp(state, "42P04") == 0)) {
+        eu_log_error("app", "cannot create database '%s': %s", dbname, PQresultErrorMessage(r));
+        rc = -1;
+    } else {
+        eu_log_info("app", "created database '%s'", dbname);
+    }
+    PQclear(r);
+    free(sql);
+    PQfreemem(qname);
+    PQfreemem(qtpl);
+    PQfinish(pg);
+    return rc;
+}
+
+/* Connects to dbname, creating it first if it does not exist. */
+static PGconn *
+open_or_create(const char *conninfo, const char *dbname)
+{
+    PGconn *pg = connect_blocking(conninfo, dbname);
+    if (pg)
+        return pg;
+    if (create_database(conninfo, dbname, NULL) < 0)
+        return NULL;
+    pg = connect_blocking(conninfo, dbname);
+    if (!pg)
+        eu_log_error("app", "cannot connect to database '%s'", dbname);
+    return pg;
+}
+
+/* Brings the control database and the template up to date. */
+static int
+prepare_databases(struct eu_app *app)
+{
+    const struct eu_config *cfg = app->cfg;
+    PGconn *pg = open_or_create(cfg->database_url, app->control_dbname);
+    if (!pg)
+        return -1;
+    int rc = eu_migrate_blocking(pg, eu_control_migrations, eu_control_migrations_count,
+                                 app->control_dbname);
+    PQfinish(pg);
+    if (rc < 0)
+        return -1;
+    pg = open_or_create(cfg->database_url, cfg->database_template);
+    if (!pg)
+        return -1;
+    rc = eu_migrate_blocking(pg, eu_tenant_migrations, eu_tenant_migrations_count,
+                             cfg->database_template);
+    /* CREATE DATABASE ... TEMPLATE refuses while anyone is connected to it. */
+    PQfinish(pg);
+    return rc;
+}
+
+static int
+load_tenants_blocking(struct eu_app *app)
+{
+    PGconn *pg = connect_blocking(app->cfg->database_url, app->control_dbname);
+    if (!pg)
+        return -1;
+    PGresult *r = PQexec(pg, "SELECT " EU_TENANT_COLUMNS " FROM tenants ORDER BY id");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        eu_log_error("app", "cannot load tenants: %s", PQresultErrorMessage(r));
+        PQclear(r);
+        PQfinish(pg);
+        return -1;
+    }
+    for (int i = 0; i < PQntuples(r); i++) {
+        struct eu_tenant row;
+        eu_tenant_from_row(r, i, &row);
+        eu_registry_upsert(app->registry, &row);
+    }
+    eu_log_info("app", "loaded %d tenants", PQntuples(r));
+    PQclear(r);
+    PQfinish(pg);
+    return 0;
+}
+
+static void
+on_reload_result(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_app *app = arg;
+    if (st != EU_DB_OK) {
+        eu_log_error("app", "cannot reload tenants: %s",
+                     res ? PQresultErrorMessage(res) : "database unavailable");
+        return;
+    }
+    eu_registry_mark_all(app->registry);
+    for (int i = 0; i < PQntuples(res); i++) {
+        struct eu_tenant row;
+        eu_tenant_from_row(res, i, &row);
+        eu_registry_upsert(app->registry, &row);
+    }
+    eu_registry_sweep(app->registry);
+    eu_log_info("app", "reloaded %d tenants", PQntuples(res));
+}
+
+void
+eu_app_reload_tenants(struct eu_app *app)
+{
+    eu_db_pool_query(app->control, "SELECT " EU_TENANT_COLUMNS " FROM tenants ORDER BY id", 0,
+                     NULL, on_reload_result, app);
+}
+
+static void
+reload_config(struct eu_app *app)
+{
+    struct eu_config *cfg = eu_xcalloc(1, sizeof(*cfg));
+    char err[512];
+    eu_config_init_defaults(cfg);
+    if (eu_config_load(cfg, app->config_path, err, sizeof(err)) < 0) {
+        eu_log_error("app", "config reload refused, keeping the old one: %s", err);
+        eu_config_release(cfg);
+        free(cfg);
+        return;
+    }
+    enum eu_log_level lvl;
+    if (eu_log_level_parse(cfg->log_level, &lvl) == 0)
+        eu_log_set_level(lvl);
+    struct eu_config *old = app->cfg;
+    app->cfg = cfg;
+    eu_registry_set_config(app->registry, cfg);
+    eu_config_release(old);
+    free(old);
+    eu_log_info("app", "config reloaded (listen addresses and databases apply on restart)");
+}
+
+static void
+on_drain_tick(evutil_socket_t fd, short what, void *arg);
+
+static void
+begin_shutdown(struct eu_app *app)
+{
+    if (app->stopping)
+        return;
+    app->stopping = true;
+    notify("STOPPING=1");
+    eu_log_info("app", "stopping: %d requests in flight", app->inflight);
+    eu_http_server_stop_accepting(app->http);
+    struct timeval tv = {0, 50000};
+    event_base_once(app->base, -1, EV_TIMEOUT, on_drain_tick, app, &tv);
+}
+
+static void
+on_drain_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_app *app = arg;
+    static int ticks;
+    if (app->inflight > 0 && ++ticks < DRAIN_SECONDS * 20) {
+        struct timeval tv = {0, 50000};
+        event_base_once(app->base, -1, EV_TIMEOUT, on_drain_tick, app, &tv);
+        return;
+    }
+    if (app->inflight > 0)
+        eu_log_warn("app", "closing with %d requests unfinished", app->inflight);
+    event_base_loopexit(app->base, NULL);
+}
+
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct eu_app *app = arg;
+    if (sig == SIGHUP) {
+        eu_log_info("app", "SIGHUP: reloading config and tenants");
+        reload_config(app);
+        eu_app_reload_tenants(app);
+        return;
+    }
+    begin_shutdown(app);
+}
+
+static int
+write_ready_file(struct eu_app *app, const char *path)
+{
+    char *tmp = eu_xasprintf("%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        eu_log_error("app", "cannot write '%s': %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    fprintf(f, "public=%s\nadmin=%s\npid=%d\n", eu_http_server_public_addr(app->http),
+            eu_http_server_admin_addr(app->http), (int)getpid());
+    fclose(f);
+    int rc = rename(tmp, path);
+    free(tmp);
+    return rc;
+}
+
+static struct eu_router *
+build_router(void)
+{
+    char err[256];
+    struct eu_router *r = eu_router_new(eu_routes, eu_routes_count, err, sizeof(err));
+    if (!r)
+        eu_log_error("app", "bad route table: %s", err);
+    return r;
+}
+
+static int
+load_config(struct eu_app *app, const char *path)
+{
+    char err[512];
+    app->cfg = eu_xcalloc(1, sizeof(*app->cfg));
+    eu_config_init_defaults(app->cfg);
+    if (eu_config_load(app->cfg, path, err, sizeof(err)) < 0) {
+        fprintf(stderr, "eunha: %s\n", err);
+        return -1;
+    }
+    enum eu_log_level lvl;
+    if (eu_log_level_parse(app->cfg->log_level, &lvl) == 0)
+        eu_log_set_level(lvl);
+    app->config_path = eu_xstrdup(path);
+    app->control_dbname = conninfo_dbname(app->cfg->database_url);
+    if (!app->control_dbname) {
+        fprintf(stderr, "eunha: [database] url '%s' names no database\n", app->cfg->database_url);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+app_release(struct eu_app *app)
+{
+    eu_http_server_free(app->http);
+    eu_registry_free(app->registry);
+    eu_db_pool_free(app->control);
+    eu_redis_free(app->redis);
+    /* Let deferred frees (pool pumps, hiredis callbacks) run. */
+    if (app->base)
+        for (int i = 0; i < 4; i++)
+            event_base_loop(app->base, EVLOOP_NONBLOCK);
+    eu_cpupool_free(app->cpu);
+    eu_router_free(app->router);
+    if (app->base)
+        event_base_free(app->base);
+    if (app->cfg) {
+        eu_config_release(app->cfg);
+        free(app->cfg);
+    }
+    free(app->config_path);
+    free(app->control_dbname);
+}
+
+int
+eu_app_serve(const char *config_path, const char *ready_file)
+{
+    struct eu_app app = {0};
+    int code = 1;
+    signal(SIGPIPE, SIG_IGN);
+    if (sodium_init() < 0) {
+        fprintf(stderr, "eunha: cannot initialise libsodium\n");
+        return 1;
+    }
+    if (load_config(&app, config_path) < 0) {
+        app_release(&app);
+        return 2;
+    }
+    app.base = event_base_new();
+    app.registry = eu_registry_new(app.base, app.cfg);
+    if (prepare_databases(&app) < 0 || load_tenants_blocking(&app) < 0)
+        goto out;
+    if (!(app.router = build_router()))
+        goto out;
+    struct eu_db_pool_limits lim = {
+        .max_connections = 2,
+        .min_connections = 0,
+        .acquire_timeout_s = app.cfg->pool_acquire_timeout_s,
+        .idle_timeout_s = app.cfg->pool_idle_timeout_s,
+    };
+    app.control = eu_db_pool_new(app.base, "control", app.cfg->database_url, NULL, &lim);
+    char err[256];
+    app.redis = eu_redis_new(app.base, app.cfg->redis_url, err, sizeof(err));
+    if (!app.redis) {
+        eu_log_error("app", "%s", err);
+        goto out;
+    }
+    app.cpu = eu_cpupool_new(app.base, app.cfg->cpu_threads);
+    if (!(app.http = eu_http_server_new(&app)))
+        goto out;
+    struct event *sigs[4];
+    int signums[] = {SIGTERM, SIGINT, SIGHUP};
+    for (int i = 0; i < 3; i++) {
+        sigs[i] = evsignal_new(app.base, signums[i], on_signal, &app);
+        event_add(sigs[i], NULL);
+    }
+    if (ready_file && write_ready_file(&app, ready_file) < 0)
+        goto out_signals;
+    notify("READY=1");
+    eu_log_info("app", "eunha %s serving %zu tenants", EUNHA_VERSION,
+                eu_registry_count(app.registry));
+    event_base_dispatch(app.base);
+    code = 0;
+    eu_log_info("app", "stopped");
+out_signals:
+    for (int i = 0; i < 3; i++)
+        event_free(sigs[i]);
+out:
+    app_release(&app);
+    return code;
+}
+
+int
+eu_app_migrate(const char *config_path)
+{
+    struct eu_app app = {0};
+    if (load_config(&app, config_path) < 0) {
+        app_release(&app);
+        return 2;
+    }
+    int code = 1;
+    app.registry = eu_registry_new(NULL, app.cfg);
+    if (prepare_databases(&app) < 0)
+        goto out;
+    PGconn *pg = connect_blocking(app.cfg->database_url, app.control_dbname);
+    if (!pg)
+        goto out;
+    PGresult *r = PQexec(pg, "SELECT domain, database, database_url FROM tenants ORDER BY id");
+    code = 0;
+    for (int i = 0; PQresultStatus(r) == PGRES_TUPLES_OK && i < PQntuples(r); i++) {
+        const char *url = PQgetisnull(r, i, 2) ? app.cfg->database_url : PQgetvalue(r, i, 2);
+        PGconn *t = connect_blocking(url, PQgetvalue(r, i, 1));
+        if (!t || eu_migrate_blocking(t, eu_tenant_migrations, eu_tenant_migrations_count,
+                                      PQgetvalue(r, i, 0)) < 0) {
+            eu_log_error("app", "cannot migrate tenant '%s'", PQgetvalue(r, i, 0));
+            code = 1;
+        }
+        PQfinish(t);
+    }
+    PQclear(r);
+    PQfinish(pg);
+out:
+    app_release(&app);
+    return code;
+}

@@ -1,0 +1,179 @@
+/*
+ * Applying migrations. A migration is sent as one simple-protocol batch:
+ * BEGIN, the version insert, the file's SQL, COMMIT. The version row goes
+ * first so that a second process migrating the same database at the same time
+ * blocks on it and then fails with a unique violation, rolling back its copy
+ * instead of applying the SQL twice.
+ */
+#include "eunha/migrate.h"
+
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/db.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+
+static const char schema_table_sql[] =
+    "CREATE TABLE IF NOT EXISTS eunha_schema ("
+    " version integer PRIMARY KEY,"
+    " name text NOT NULL,"
+    " applied_at timestamptz NOT NULL DEFAULT now())";
+
+int
+eu_migrate_tenant_latest(void)
+{
+    return eu_tenant_migrations_count
+               ? eu_tenant_migrations[eu_tenant_migrations_count - 1].version
+               : 0;
+}
+
+/* Returns a batch the caller frees with free(). */
+static char *
+batch_sql(const struct eu_migration *m)
+{
+    return eu_xasprintf("BEGIN;\nINSERT INTO eunha_schema (version, name) VALUES (%d, '%s');\n"
+                        "%s\n;COMMIT;",
+                        m->version, m->name, m->sql);
+}
+
+static int
+current_version(PGconn *pg)
+{
+    PGresult *r = PQexec(pg, "SELECT coalesce(max(version), 0) FROM eunha_schema");
+    int v = -1;
+    if (PQresultStatus(r) == PGRES_TUPLES_OK)
+        v = atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return v;
+}
+
+int
+eu_migrate_blocking(PGconn *pg, const struct eu_migration *set, int count, const char *what)
+{
+    PGresult *r = PQexec(pg, schema_table_sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        eu_log_error("migrate", "cannot create schema table in '%s': %s", what,
+                     PQresultErrorMessage(r));
+        PQclear(r);
+        return -1;
+    }
+    PQclear(r);
+    for (int i = 0; i < count; i++) {
+        int have = current_version(pg);
+        if (have < 0)
+            return -1;
+        if (set[i].version <= have)
+            continue;
+        char *sql = batch_sql(&set[i]);
+        r = PQexec(pg, sql);
+        free(sql);
+        ExecStatusType st = PQresultStatus(r);
+        const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        if (st != PGRES_COMMAND_OK && !(state && strcmp(state, "23505") == 0)) {
+            eu_log_error("migrate", "migration '%s' failed on '%s': %s", set[i].name, what,
+                         PQresultErrorMessage(r));
+            PQclear(r);
+            PQclear(PQexec(pg, "ROLLBACK"));
+            return -1;
+        }
+        if (st != PGRES_COMMAND_OK)
+            PQclear(PQexec(pg, "ROLLBACK"));
+        else
+            eu_log_info("migrate", "applied '%s' to '%s'", set[i].name, what);
+        PQclear(r);
+    }
+    return 0;
+}
+
+/* ---- asynchronous, for tenant databases ---- */
+
+struct hook_state {
+    struct eu_db_conn *conn;
+    const char *what;
+    int next; /* index into eu_tenant_migrations */
+};
+
+static void apply_next(struct hook_state *h);
+
+static void
+hook_finish(struct hook_state *h, int rc)
+{
+    struct eu_db_conn *conn = h->conn;
+    free(h);
+    eu_db_conn_ready_done(conn, rc);
+}
+
+static void
+on_rolled_back(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct hook_state *h = arg;
+    if (st != EU_DB_OK) {
+        hook_finish(h, -1);
+        return;
+    }
+    apply_next(h);
+}
+
+static void
+on_applied(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct hook_state *h = arg;
+    if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23505") == 0) {
+        /* Another process applied it first; the batch rolled back. */
+        h->next++;
+        eu_db_conn_exec(h->conn, "ROLLBACK", on_rolled_back, h);
+        return;
+    }
+    if (st != EU_DB_OK) {
+        eu_log_error("migrate", "migration '%s' failed on '%s': %s",
+                     eu_tenant_migrations[h->next].name, h->what,
+                     res ? PQresultErrorMessage(res) : eu_db_conn_error(h->conn));
+        hook_finish(h, -1);
+        return;
+    }
+    eu_log_info("migrate", "applied '%s' to '%s'", eu_tenant_migrations[h->next].name, h->what);
+    h->next++;
+    apply_next(h);
+}
+
+static void
+apply_next(struct hook_state *h)
+{
+    if (h->next >= eu_tenant_migrations_count) {
+        hook_finish(h, 0);
+        return;
+    }
+    char *sql = batch_sql(&eu_tenant_migrations[h->next]);
+    eu_db_conn_exec(h->conn, sql, on_applied, h);
+    free(sql);
+}
+
+static void
+on_version(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct hook_state *h = arg;
+    if (st != EU_DB_OK) {
+        eu_log_error("migrate", "cannot read schema version of '%s': %s", h->what,
+                     res ? PQresultErrorMessage(res) : eu_db_conn_error(h->conn));
+        hook_finish(h, -1);
+        return;
+    }
+    int have = atoi(PQgetvalue(res, 0, 0));
+    while (h->next < eu_tenant_migrations_count && eu_tenant_migrations[h->next].version <= have)
+        h->next++;
+    apply_next(h);
+}
+
+void
+eu_migrate_tenant_hook(struct eu_db_conn *conn, void *arg)
+{
+    struct hook_state *h = eu_xcalloc(1, sizeof(*h));
+    h->conn = conn;
+    h->what = arg;
+    /* Databases made from the template are current: one cheap read. */
+    eu_db_conn_query(conn, "SELECT coalesce(max(version), 0) FROM eunha_schema", 0, NULL,
+                     on_version, h);
+}

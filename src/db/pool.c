@@ -1,0 +1,683 @@
+/*
+ * The asynchronous libpq pool.
+ *
+ * Every hand-over of a connection to a waiter goes through one deferred
+ * "pump" event, never straight from acquire() or release(): callbacks then
+ * never re-enter the pool, and a waiter's callback may acquire or release
+ * again freely. Idle connections keep a read watch so a server restart (which
+ * sends a FATAL message and closes) is noticed at once and the connection
+ * dropped, instead of being found broken by the next request.
+ */
+#include "eunha/db.h"
+
+#include <event2/event.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/log.h"
+#include "eunha/mem.h"
+
+enum conn_state { C_CONNECTING, C_HOOK, C_IDLE, C_LENT };
+
+struct eu_db_conn {
+    struct eu_db_pool *pool;
+    struct eu_db_conn *prev, *next;
+    PGconn *pg;
+    struct event *ev; /* socket watch; recreated when libpq changes socket */
+    int ev_fd;
+    short ev_what;
+    struct event *timer; /* connect timeout, then idle timeout */
+    enum conn_state state;
+    bool querying;
+    eu_db_result_cb qcb;
+    void *qarg;
+    PGresult *last;
+    char error[256];
+};
+
+struct waiter {
+    struct waiter *prev, *next;
+    struct eu_db_pool *pool;
+    eu_db_acquire_cb cb;
+    void *arg;
+    struct event *timer;
+};
+
+struct eu_db_pool {
+    struct event_base *base;
+    char *name;
+    char *conninfo;
+    char *dbname;
+    struct eu_db_pool_limits limits;
+    struct eu_db_conn *conns;
+    int n_open, n_connecting, n_lent, n_waiting;
+    struct waiter *wait_head, *wait_tail;
+    struct event *pump;
+    eu_db_ready_fn hook;
+    void *hook_arg;
+    bool hook_done, hook_running;
+    bool freeing;
+};
+
+static void pump_later(struct eu_db_pool *pool);
+static void conn_close(struct eu_db_conn *c);
+static void on_conn_socket(evutil_socket_t fd, short what, void *arg);
+
+/* ---- waiters ---- */
+
+static void
+waiter_unlink(struct eu_db_pool *pool, struct waiter *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        pool->wait_head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        pool->wait_tail = w->prev;
+    pool->n_waiting--;
+    event_free(w->timer);
+}
+
+static void
+waiter_fail(struct eu_db_pool *pool, struct waiter *w, enum eu_db_status st)
+{
+    waiter_unlink(pool, w);
+    eu_db_acquire_cb cb = w->cb;
+    void *arg = w->arg;
+    free(w);
+    cb(NULL, st, arg);
+}
+
+static void
+fail_all_waiters(struct eu_db_pool *pool, enum eu_db_status st)
+{
+    while (pool->wait_head)
+        waiter_fail(pool, pool->wait_head, st);
+}
+
+static void
+on_waiter_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct waiter *w = arg;
+    eu_log_warn("db", "no connection for '%s' within %d s", w->pool->name,
+                w->pool->limits.acquire_timeout_s);
+    waiter_fail(w->pool, w, EU_DB_TIMEOUT);
+}
+
+/* ---- socket watching ---- */
+
+static void
+watch(struct eu_db_conn *c, short what)
+{
+    int fd = PQsocket(c->pg);
+    if (c->ev && (c->ev_fd != fd || c->ev_what != what)) {
+        event_free(c->ev);
+        c->ev = NULL;
+    }
+    if (!c->ev) {
+        c->ev = event_new(c->pool->base, fd, what | EV_PERSIST, on_conn_socket, c);
+        c->ev_fd = fd;
+        c->ev_what = what;
+    }
+    event_add(c->ev, NULL);
+}
+
+static void
+set_timer(struct eu_db_conn *c, int seconds)
+{
+    struct timeval tv = {seconds, 0};
+    event_add(c->timer, &tv);
+}
+
+static void
+conn_save_error(struct eu_db_conn *c)
+{
+    const char *msg = c->pg ? PQerrorMessage(c->pg) : "out of memory";
+    snprintf(c->error, sizeof(c->error), "%s", msg && *msg ? msg : "connection failed");
+    size_t n = strlen(c->error);
+    while (n && (c->error[n - 1] == '\n' || c->error[n - 1] == ' '))
+        c->error[--n] = '\0';
+}
+
+/* ---- connection life ---- */
+
+static void
+conn_become_idle(struct eu_db_conn *c)
+{
+    c->state = C_IDLE;
+    watch(c, EV_READ);
+    if (c->pool->n_open > c->pool->limits.min_connections)
+        set_timer(c, c->pool->limits.idle_timeout_s);
+    else
+        event_del(c->timer);
+    pump_later(c->pool);
+}
+
+static void
+conn_connected(struct eu_db_conn *c)
+{
+    struct eu_db_pool *pool = c->pool;
+    pool->n_connecting--;
+    event_del(c->timer);
+    PQsetnonblocking(c->pg, 1);
+    eu_log_debug("db", "connected to '%s'", pool->name);
+    if (pool->hook && !pool->hook_done && !pool->hook_running) {
+        pool->hook_running = true;
+        c->state = C_HOOK;
+        pool->hook(c, pool->hook_arg);
+        return;
+    }
+    conn_become_idle(c);
+}
+
+static void
+conn_connect_failed(struct eu_db_conn *c)
+{
+    struct eu_db_pool *pool = c->pool;
+    conn_save_error(c);
+    eu_log_warn("db", "cannot connect to '%s': %s", pool->name, c->error);
+    pool->n_connecting--;
+    conn_close(c);
+    /* Nobody can be served soon: answer now rather than at the timeout. */
+    if (pool->n_open == 0)
+        fail_all_waiters(pool, EU_DB_UNAVAILABLE);
+}
+
+static void
+finish_query(struct eu_db_conn *c, enum eu_db_status st)
+{
+    PGresult *res = c->last;
+    c->last = NULL;
+    c->querying = false;
+    eu_db_result_cb cb = c->qcb;
+    void *arg = c->qarg;
+    c->qcb = NULL;
+    if (st == EU_DB_OK && res) {
+        ExecStatusType rs = PQresultStatus(res);
+        if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK)
+            st = EU_DB_ERROR;
+    } else if (st == EU_DB_OK) {
+        st = EU_DB_UNAVAILABLE;
+    }
+    if (st == EU_DB_ERROR && res)
+        eu_log_debug("db", "query failed on '%s': %s", c->pool->name, PQresultErrorMessage(res));
+    if (st == EU_DB_UNAVAILABLE) {
+        conn_save_error(c);
+        eu_log_warn("db", "connection to '%s' broke: %s", c->pool->name, c->error);
+    }
+    if (c->ev)
+        event_del(c->ev);
+    cb(st == EU_DB_UNAVAILABLE ? NULL : res, st, arg);
+    PQclear(res);
+}
+
+static void
+read_results(struct eu_db_conn *c)
+{
+    if (!PQconsumeInput(c->pg)) {
+        finish_query(c, EU_DB_UNAVAILABLE);
+        return;
+    }
+    while (!PQisBusy(c->pg)) {
+        PGresult *r = PQgetResult(c->pg);
+        if (!r) {
+            finish_query(c, PQstatus(c->pg) == CONNECTION_OK ? EU_DB_OK : EU_DB_UNAVAILABLE);
+            return;
+        }
+        /* Keep the first error of a multi-statement batch, else the last. */
+        if (c->last && PQresultStatus(c->last) == PGRES_FATAL_ERROR) {
+            PQclear(r);
+        } else {
+            PQclear(c->last);
+            c->last = r;
+        }
+    }
+}
+
+static void
+on_conn_socket(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_db_conn *c = arg;
+    switch (c->state) {
+    case C_CONNECTING:
+        switch (PQconnectPoll(c->pg)) {
+        case PGRES_POLLING_READING:
+            watch(c, EV_READ);
+            return;
+        case PGRES_POLLING_WRITING:
+            watch(c, EV_WRITE);
+            return;
+        case PGRES_POLLING_OK:
+            conn_connected(c);
+            return;
+        default:
+            conn_connect_failed(c);
+            return;
+        }
+    case C_IDLE:
+        /* An idle connection has nothing to read unless the server is
+         * closing it (restart, terminate) or sent a notice. */
+        if (!PQconsumeInput(c->pg) || PQstatus(c->pg) != CONNECTION_OK) {
+            conn_save_error(c);
+            eu_log_info("db", "idle connection to '%s' closed by server: %s", c->pool->name,
+                        c->error);
+            conn_close(c);
+            pump_later(c->pool);
+            return;
+        }
+        PGnotify *n;
+        while ((n = PQnotifies(c->pg)))
+            PQfreemem(n);
+        return;
+    case C_LENT:
+    case C_HOOK:
+        if (!c->querying) {
+            if (c->ev)
+                event_del(c->ev);
+            return;
+        }
+        if (what & EV_WRITE) {
+            int f = PQflush(c->pg);
+            if (f < 0) {
+                finish_query(c, EU_DB_UNAVAILABLE);
+                return;
+            }
+            if (f == 0)
+                watch(c, EV_READ);
+        }
+        if (what & EV_READ)
+            read_results(c);
+        return;
+    }
+}
+
+static void
+on_conn_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_db_conn *c = arg;
+    if (c->state == C_CONNECTING) {
+        snprintf(c->error, sizeof(c->error), "connect timeout");
+        c->pool->n_connecting--;
+        eu_log_warn("db", "cannot connect to '%s': timeout", c->pool->name);
+        struct eu_db_pool *pool = c->pool;
+        conn_close(c);
+        if (pool->n_open == 0)
+            fail_all_waiters(pool, EU_DB_UNAVAILABLE);
+        return;
+    }
+    if (c->state == C_IDLE && c->pool->n_open > c->pool->limits.min_connections) {
+        eu_log_debug("db", "closing idle connection to '%s'", c->pool->name);
+        conn_close(c);
+    }
+}
+
+static void
+conn_start(struct eu_db_pool *pool)
+{
+    struct eu_db_conn *c = eu_xcalloc(1, sizeof(*c));
+    c->pool = pool;
+    c->ev_fd = -1;
+    c->timer = evtimer_new(pool->base, on_conn_timer, c);
+    const char *keys[] = {"dbname", "dbname", "application_name", NULL};
+    const char *vals[] = {pool->conninfo, pool->dbname, "eunha", NULL};
+    if (!pool->dbname) {
+        keys[1] = "application_name";
+        vals[1] = "eunha";
+        keys[2] = NULL;
+    }
+    c->pg = PQconnectStartParams(keys, vals, 1);
+    c->next = pool->conns;
+    if (pool->conns)
+        pool->conns->prev = c;
+    pool->conns = c;
+    pool->n_open++;
+    pool->n_connecting++;
+    c->state = C_CONNECTING;
+    if (!c->pg || PQstatus(c->pg) == CONNECTION_BAD || PQsocket(c->pg) < 0) {
+        /* Report from the loop, not from inside pump's caller. */
+        set_timer(c, 0);
+        return;
+    }
+    int t = pool->limits.acquire_timeout_s > 5 ? pool->limits.acquire_timeout_s : 5;
+    set_timer(c, t);
+    watch(c, EV_WRITE);
+}
+
+static void
+conn_close(struct eu_db_conn *c)
+{
+    struct eu_db_pool *pool = c->pool;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        pool->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    pool->n_open--;
+    if (c->ev)
+        event_free(c->ev);
+    event_free(c->timer);
+    PQclear(c->last);
+    if (c->pg)
+        PQfinish(c->pg);
+    free(c);
+    if (pool->freeing && pool->n_open == 0)
+        pump_later(pool); /* the pump frees a drained pool */
+}
+
+/* ---- the pump ---- */
+
+static void
+pool_destroy(struct eu_db_pool *pool)
+{
+    event_free(pool->pump);
+    free(pool->name);
+    free(pool->conninfo);
+    free(pool->dbname);
+    free(pool);
+}
+
+static void
+on_pump(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_db_pool *pool = arg;
+    if (pool->freeing) {
+        if (pool->n_open == 0)
+            pool_destroy(pool);
+        return;
+    }
+    struct eu_db_conn *c;
+    if (pool->hook && !pool->hook_done) {
+        if (pool->hook_running)
+            return;
+        for (c = pool->conns; c; c = c->next)
+            if (c->state == C_IDLE)
+                break;
+        if (c) {
+            pool->hook_running = true;
+            c->state = C_HOOK;
+            event_del(c->timer);
+            pool->hook(c, pool->hook_arg);
+            return;
+        }
+    } else {
+        for (c = pool->conns; c && pool->wait_head; c = c->next) {
+            if (c->state != C_IDLE)
+                continue;
+            struct waiter *w = pool->wait_head;
+            waiter_unlink(pool, w);
+            c->state = C_LENT;
+            event_del(c->timer);
+            if (c->ev)
+                event_del(c->ev);
+            pool->n_lent++;
+            eu_db_acquire_cb cb = w->cb;
+            void *warg = w->arg;
+            free(w);
+            cb(c, EU_DB_OK, warg);
+            /* The callback may have changed the list; start over later. */
+            pump_later(pool);
+            return;
+        }
+    }
+    while (pool->n_waiting > pool->n_connecting && pool->n_open < pool->limits.max_connections)
+        conn_start(pool);
+}
+
+static void
+pump_later(struct eu_db_pool *pool)
+{
+    event_active(pool->pump, EV_TIMEOUT, 0);
+}
+
+/* ---- public ---- */
+
+struct eu_db_pool *
+eu_db_pool_new(struct event_base *base, const char *name, const char *conninfo,
+               const char *dbname, const struct eu_db_pool_limits *limits)
+{
+    struct eu_db_pool *pool = eu_xcalloc(1, sizeof(*pool));
+    pool->base = base;
+    pool->name = eu_xstrdup(name);
+    pool->conninfo = eu_xstrdup(conninfo);
+    pool->dbname = eu_xstrdup(dbname);
+    pool->limits = *limits;
+    pool->pump = event_new(base, -1, 0, on_pump, pool);
+    return pool;
+}
+
+void
+eu_db_pool_set_limits(struct eu_db_pool *pool, const struct eu_db_pool_limits *limits)
+{
+    pool->limits = *limits;
+    struct eu_db_conn *c = pool->conns, *next;
+    for (; c; c = next) {
+        next = c->next;
+        if (c->state == C_IDLE && pool->n_open > pool->limits.max_connections)
+            conn_close(c);
+        else if (c->state == C_IDLE)
+            set_timer(c, pool->limits.idle_timeout_s);
+    }
+    pump_later(pool);
+}
+
+void
+eu_db_pool_set_ready_hook(struct eu_db_pool *pool, eu_db_ready_fn fn, void *arg)
+{
+    pool->hook = fn;
+    pool->hook_arg = arg;
+    pool->hook_done = false;
+}
+
+void
+eu_db_pool_stats(const struct eu_db_pool *pool, struct eu_db_pool_stats *out)
+{
+    out->open = pool->n_open;
+    out->busy = pool->n_lent;
+    out->waiting = pool->n_waiting;
+}
+
+void
+eu_db_pool_free(struct eu_db_pool *pool)
+{
+    if (!pool)
+        return;
+    pool->freeing = true;
+    fail_all_waiters(pool, EU_DB_CLOSED);
+    struct eu_db_conn *c = pool->conns, *next;
+    for (; c; c = next) {
+        next = c->next;
+        if (c->state == C_IDLE || c->state == C_CONNECTING) {
+            if (c->state == C_CONNECTING)
+                pool->n_connecting--;
+            conn_close(c);
+        }
+    }
+    pump_later(pool);
+}
+
+void
+eu_db_pool_acquire(struct eu_db_pool *pool, eu_db_acquire_cb cb, void *arg)
+{
+    struct waiter *w = eu_xcalloc(1, sizeof(*w));
+    w->pool = pool;
+    w->cb = cb;
+    w->arg = arg;
+    w->timer = evtimer_new(pool->base, on_waiter_timeout, w);
+    struct timeval tv = {pool->limits.acquire_timeout_s, 0};
+    event_add(w->timer, &tv);
+    w->prev = pool->wait_tail;
+    if (pool->wait_tail)
+        pool->wait_tail->next = w;
+    else
+        pool->wait_head = w;
+    pool->wait_tail = w;
+    pool->n_waiting++;
+    if (pool->freeing) {
+        waiter_fail(pool, w, EU_DB_CLOSED); /* shutting down: refuse */
+        return;
+    }
+    pump_later(pool);
+}
+
+struct deferred_fail {
+    eu_db_result_cb cb;
+    void *arg;
+};
+
+static void
+on_deferred_fail(evutil_socket_t fd, short what, void *arg)
+{
+    struct deferred_fail *d = arg;
+    d->cb(NULL, EU_DB_UNAVAILABLE, d->arg);
+    free(d);
+}
+
+static void
+after_send(struct eu_db_conn *c, int sent, eu_db_result_cb cb, void *arg)
+{
+    if (!sent) {
+        conn_save_error(c);
+        eu_log_warn("db", "cannot send query to '%s': %s", c->pool->name, c->error);
+        struct deferred_fail *d = eu_xmalloc(sizeof(*d));
+        d->cb = cb;
+        d->arg = arg;
+        event_base_once(c->pool->base, -1, EV_TIMEOUT, on_deferred_fail, d, NULL);
+        return;
+    }
+    c->querying = true;
+    c->qcb = cb;
+    c->qarg = arg;
+    watch(c, PQflush(c->pg) == 0 ? EV_READ : EV_READ | EV_WRITE);
+}
+
+void
+eu_db_conn_query(struct eu_db_conn *c, const char *sql, int nparams, const char *const *params,
+                 eu_db_result_cb cb, void *arg)
+{
+    int sent = PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+    after_send(c, sent, cb, arg);
+}
+
+void
+eu_db_conn_exec(struct eu_db_conn *c, const char *sql, eu_db_result_cb cb, void *arg)
+{
+    after_send(c, PQsendQuery(c->pg, sql), cb, arg);
+}
+
+void
+eu_db_conn_release(struct eu_db_conn *c)
+{
+    struct eu_db_pool *pool = c->pool;
+    pool->n_lent--;
+    if (c->querying || PQstatus(c->pg) != CONNECTION_OK ||
+        PQtransactionStatus(c->pg) != PQTRANS_IDLE || pool->freeing ||
+        pool->n_open > pool->limits.max_connections) {
+        c->querying = false;
+        conn_close(c);
+        pump_later(pool);
+        return;
+    }
+    conn_become_idle(c);
+}
+
+void
+eu_db_conn_ready_done(struct eu_db_conn *c, int rc)
+{
+    struct eu_db_pool *pool = c->pool;
+    pool->hook_running = false;
+    if (rc == 0) {
+        pool->hook_done = true;
+        conn_become_idle(c);
+        return;
+    }
+    conn_close(c);
+    fail_all_waiters(pool, EU_DB_UNAVAILABLE);
+}
+
+const char *
+eu_db_conn_error(const struct eu_db_conn *c)
+{
+    return c->error;
+}
+
+/* ---- acquire + one statement + release ---- */
+
+struct oneshot {
+    eu_db_result_cb cb;
+    void *arg;
+    struct eu_db_conn *conn;
+    char *sql;
+    int nparams;
+    char **params;
+};
+
+static void
+oneshot_free(struct oneshot *o)
+{
+    for (int i = 0; i < o->nparams; i++)
+        free(o->params[i]);
+    free(o->params);
+    free(o->sql);
+    free(o);
+}
+
+static void
+on_oneshot_result(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct oneshot *o = arg;
+    /* Give the connection back before the caller's callback runs, so that
+     * callback may acquire again without waiting for itself. The result does
+     * not depend on the connection. */
+    eu_db_conn_release(o->conn);
+    o->cb(res, st, o->arg);
+    oneshot_free(o);
+}
+
+static void
+on_oneshot_conn(struct eu_db_conn *conn, enum eu_db_status st, void *arg)
+{
+    struct oneshot *o = arg;
+    if (!conn) {
+        o->cb(NULL, st, o->arg);
+        oneshot_free(o);
+        return;
+    }
+    o->conn = conn;
+    eu_db_conn_query(conn, o->sql, o->nparams, (const char *const *)o->params, on_oneshot_result,
+                     o);
+}
+
+void
+eu_db_pool_query(struct eu_db_pool *pool, const char *sql, int nparams,
+                 const char *const *params, eu_db_result_cb cb, void *arg)
+{
+    struct oneshot *o = eu_xcalloc(1, sizeof(*o));
+    o->cb = cb;
+    o->arg = arg;
+    o->sql = eu_xstrdup(sql);
+    o->nparams = nparams;
+    o->params = eu_xcalloc((size_t)(nparams ? nparams : 1), sizeof(char *));
+    for (int i = 0; i < nparams; i++)
+        o->params[i] = eu_xstrdup(params[i]);
+    eu_db_pool_acquire(pool, on_oneshot_conn, o);
+}
+
+bool
+eu_db_result_is_ok(const PGresult *res)
+{
+    if (!res)
+        return false;
+    ExecStatusType s = PQresultStatus(res);
+    return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+}
+
+const char *
+eu_db_result_sqlstate(const PGresult *res)
+{
+    const char *s = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    return s ? s : "";
+}

@@ -1,0 +1,41 @@
+/*
+ * Every route the process serves, as data. Flags are documented in
+ * include/eunha/router.h. The admin listener serves only EU_ROUTE_ADMIN and
+ * EU_ROUTE_ADMIN_OPEN routes; the public listener serves only the others.
+ */
+#include "eunha/routes.h"
+
+#include "eunha/admin.h"
+#include "eunha/api.h"
+
+#define GET EU_HTTP_GET
+#define POST EU_HTTP_POST
+#define PATCH EU_HTTP_PATCH
+#define DELETE EU_HTTP_DELETE
+
+const struct eu_route eu_routes[] = {
+    /* admin listener */
+    {GET, "/healthz", eu_admin_health, NULL, EU_ROUTE_ADMIN_OPEN | EU_ROUTE_NO_TENANT},
+    {GET, "/metrics", eu_admin_metrics, NULL, EU_ROUTE_ADMIN_OPEN | EU_ROUTE_NO_TENANT},
+    {POST, "/admin/v1/tenants", eu_admin_tenants_create, NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {GET, "/admin/v1/tenants", eu_admin_tenants_list, NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {GET, "/admin/v1/tenants/:domain", eu_admin_tenants_show, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {PATCH, "/admin/v1/tenants/:domain", eu_admin_tenants_update, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {DELETE, "/admin/v1/tenants/:domain", eu_admin_tenants_delete, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {POST, "/admin/v1/tenants/:domain/accounts", eu_admin_accounts_create, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+
+    /* public listener: discovery */
+    {GET, "/.well-known/nodeinfo", eu_api_nodeinfo_links, NULL, EU_ROUTE_CORS},
+    {GET, "/.well-known/host-meta", eu_api_host_meta, NULL, EU_ROUTE_CORS},
+    {GET, "/nodeinfo/2.0", eu_api_nodeinfo, NULL, EU_ROUTE_CORS},
+
+    /* public listener: Mastodon REST */
+    {GET, "/api/v1/instance", eu_api_instance_v1, NULL, EU_ROUTE_CORS},
+    {GET, "/api/v2/instance", eu_api_instance_v2, NULL, EU_ROUTE_CORS},
+};
+
+const size_t eu_routes_count = sizeof(eu_routes) / sizeof(eu_routes[0]);

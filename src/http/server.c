@@ -1,0 +1,557 @@
+/*
+ * The HTTP front: libevent's evhttp on two listeners, public and admin.
+ *
+ * evhttp was chosen over a hand-written layer on bufferevents: it already
+ * parses HTTP/1.1 with keep-alive and enforces header and body limits, and
+ * what streaming will need (chunked replies for server-sent events) it has in
+ * evhttp_send_reply_start/chunk. WebSocket upgrades will take the connection's
+ * bufferevent from evhttp when streaming lands.
+ *
+ * Every request goes through on_request: pick the tenant by Host, match the
+ * shared route table, check the admin token, then run the handler, which
+ * finishes the request exactly once through finish().
+ */
+#include "eunha/http.h"
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/config.h"
+#include "eunha/error.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/net.h"
+#include "eunha/tenant.h"
+
+struct listener {
+    struct eu_http_server *server;
+    struct evhttp *http;
+    struct evhttp_bound_socket *sock;
+    bool admin;
+    char addr[80];
+};
+
+struct eu_http_server {
+    struct eu_app *app;
+    struct listener pub, adm;
+};
+
+static uint32_t id_seed;
+static uint32_t id_counter;
+
+static uint64_t
+now_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+static const char *
+reason(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
+    case 302: return "Found";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 413: return "Payload Too Large";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return "Status";
+    }
+}
+
+static unsigned
+method_bit(enum evhttp_cmd_type t)
+{
+    switch (t) {
+    case EVHTTP_REQ_GET: return EU_HTTP_GET;
+    case EVHTTP_REQ_POST: return EU_HTTP_POST;
+    case EVHTTP_REQ_PUT: return EU_HTTP_PUT;
+    case EVHTTP_REQ_PATCH: return EU_HTTP_PATCH;
+    case EVHTTP_REQ_DELETE: return EU_HTTP_DELETE;
+    case EVHTTP_REQ_HEAD: return EU_HTTP_HEAD;
+    case EVHTTP_REQ_OPTIONS: return EU_HTTP_OPTIONS;
+    default: return 0;
+    }
+}
+
+/* Mastodon answers CORS on these paths (its rack-cors configuration). */
+static bool
+path_has_cors(const char *path)
+{
+    return strncmp(path, "/api/", 5) == 0 || strncmp(path, "/.well-known/", 13) == 0 ||
+           strncmp(path, "/nodeinfo/", 10) == 0 || strcmp(path, "/oauth/token") == 0 ||
+           strcmp(path, "/oauth/revoke") == 0;
+}
+
+static void
+add_cors(struct eu_req *req)
+{
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req->ev);
+    evhttp_add_header(h, "Access-Control-Allow-Origin", "*");
+    evhttp_add_header(h, "Access-Control-Allow-Methods", "POST, PUT, DELETE, GET, PATCH, OPTIONS");
+    evhttp_add_header(h, "Access-Control-Expose-Headers",
+                      "Link, X-RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining, "
+                      "X-Request-Id, Idempotency-Key");
+}
+
+static void
+finish(struct eu_req *req, int status, struct evbuffer *body)
+{
+    assert(!req->finished);
+    req->finished = true;
+    struct eu_app *app = req->app;
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req->ev);
+    evhttp_add_header(h, "X-Request-Id", req->id);
+    if (req->path && path_has_cors(req->path) && !req->admin_listener)
+        add_cors(req);
+    evhttp_send_reply(req->ev, status, reason(status), body);
+    int cls = status / 100;
+    if (cls >= 1 && cls <= 5)
+        app->requests_by_class[cls]++;
+    eu_req_enter(req);
+    eu_log_info("http", "%s %s %d %.1fms", eu_http_method_name(req->method),
+                req->path ? req->path : "?", status, (double)(now_us() - req->started_us) / 1000.0);
+    eu_log_set_context(NULL, NULL);
+    if (req->query) {
+        evhttp_clear_headers(req->query);
+        free(req->query);
+    }
+    eu_arena_free(req->arena);
+    if (req->tenant)
+        eu_tenant_unref(req->tenant);
+    free(req);
+    app->inflight--;
+}
+
+void
+eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, const char *body,
+                 size_t len)
+{
+    struct evbuffer *buf = evbuffer_new();
+    if (len)
+        evbuffer_add(buf, body, len);
+    if (content_type)
+        evhttp_add_header(evhttp_request_get_output_headers(req->ev), "Content-Type",
+                          content_type);
+    finish(req, status, buf);
+    evbuffer_free(buf);
+}
+
+void
+eu_req_reply_json(struct eu_req *req, int status, json_t *body)
+{
+    char *s = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(body);
+    eu_req_reply_raw(req, status, "application/json; charset=utf-8", s ? s : "null",
+                     s ? strlen(s) : 4);
+    free(s);
+}
+
+void
+eu_req_reply_error(struct eu_req *req, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (status >= 500)
+        eu_log_warn("http", "answering %d: %s", status, msg);
+    eu_req_reply_json(req, status, json_pack("{s:s}", "error", msg));
+}
+
+void
+eu_req_reply_eu_error(struct eu_req *req, const struct eu_error *err)
+{
+    eu_req_reply_error(req, err->status ? err->status : 400, "%s", err->message);
+}
+
+void
+eu_req_reply_db_error(struct eu_req *req, enum eu_db_status status)
+{
+    switch (status) {
+    case EU_DB_TIMEOUT:
+        eu_req_add_header(req, "Retry-After", "1");
+        eu_req_reply_error(req, 503, "The database is busy; try again shortly");
+        return;
+    case EU_DB_UNAVAILABLE:
+    case EU_DB_CLOSED:
+        eu_req_add_header(req, "Retry-After", "5");
+        eu_req_reply_error(req, 503, "The database is unavailable; try again shortly");
+        return;
+    default:
+        eu_req_reply_error(req, 500, "Internal server error");
+        return;
+    }
+}
+
+void
+eu_req_add_header(struct eu_req *req, const char *name, const char *value)
+{
+    evhttp_add_header(evhttp_request_get_output_headers(req->ev), name, value);
+}
+
+const char *
+eu_req_header(const struct eu_req *req, const char *name)
+{
+    return evhttp_find_header(evhttp_request_get_input_headers(req->ev), name);
+}
+
+const char *
+eu_req_param(const struct eu_req *req, const char *name)
+{
+    return eu_route_params_get(&req->params, name);
+}
+
+const char *
+eu_req_query(struct eu_req *req, const char *name)
+{
+    if (!req->query) {
+        req->query = eu_xcalloc(1, sizeof(*req->query));
+        TAILQ_INIT(req->query);
+        const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req->ev));
+        if (q && evhttp_parse_query_str(q, req->query) < 0)
+            evhttp_clear_headers(req->query);
+    }
+    return evhttp_find_header(req->query, name);
+}
+
+const char *
+eu_req_body(struct eu_req *req, size_t *len)
+{
+    struct evbuffer *in = evhttp_request_get_input_buffer(req->ev);
+    size_t n = evbuffer_get_length(in);
+    char *copy = eu_arena_alloc(req->arena, n + 1);
+    evbuffer_copyout(in, copy, n);
+    copy[n] = '\0';
+    *len = n;
+    return copy;
+}
+
+/* Nesting depth of a JSON text, counted before parsing so a hostile body
+ * cannot make the parser recurse deep. */
+static int
+json_depth(const char *s, size_t n)
+{
+    int depth = 0, max = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '{' || c == '[') {
+            if (++depth > max)
+                max = depth;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
+    return max;
+}
+
+static void
+decref_json(void *p)
+{
+    json_decref(p);
+}
+
+json_t *
+eu_req_json(struct eu_req *req, struct eu_error *err)
+{
+    size_t n;
+    const char *body = eu_req_body(req, &n);
+    if (n == 0) {
+        eu_error_set(err, 400, "A JSON body is required");
+        return NULL;
+    }
+    if (json_depth(body, n) > req->app->cfg->json_max_depth) {
+        eu_error_set(err, 400, "The JSON body is nested too deeply");
+        return NULL;
+    }
+    json_error_t je;
+    json_t *root = json_loadb(body, n, 0, &je);
+    if (!root) {
+        eu_error_set(err, 400, "Malformed JSON at line %d: %s", je.line, je.text);
+        return NULL;
+    }
+    eu_arena_on_free(req->arena, decref_json, root);
+    if (!json_is_object(root)) {
+        eu_error_set(err, 422, "The JSON body must be an object");
+        return NULL;
+    }
+    return root;
+}
+
+const char *
+eu_req_base_url(struct eu_req *req)
+{
+    return eu_arena_sprintf(req->arena, "%s://%s", req->scheme, req->host);
+}
+
+void
+eu_req_enter(const struct eu_req *req)
+{
+    eu_log_set_context(req->tenant ? req->tenant->domain : NULL, req->id);
+}
+
+/* Admin tokens are compared in constant time over their hashes, so neither
+ * content nor length leaks through timing. */
+static bool
+admin_token_ok(struct eu_req *req)
+{
+    const char *want = req->app->cfg->admin_token;
+    const char *auth = eu_req_header(req, "Authorization");
+    if (!want || !*want || !auth || strncasecmp(auth, "Bearer ", 7) != 0)
+        return false;
+    unsigned char a[32], b[32];
+    crypto_generichash(a, sizeof(a), (const unsigned char *)auth + 7, strlen(auth + 7), NULL, 0);
+    crypto_generichash(b, sizeof(b), (const unsigned char *)want, strlen(want), NULL, 0);
+    return sodium_memcmp(a, b, sizeof(a)) == 0;
+}
+
+static const char *
+first_list_item(struct eu_arena *a, const char *v)
+{
+    const char *comma = strchr(v, ',');
+    size_t n = comma ? (size_t)(comma - v) : strlen(v);
+    while (n && (*v == ' ' || *v == '\t')) {
+        v++;
+        n--;
+    }
+    while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+        n--;
+    return eu_arena_strndup(a, v, n);
+}
+
+static void
+on_request(struct evhttp_request *ev, void *arg)
+{
+    struct listener *l = arg;
+    struct eu_app *app = l->server->app;
+    struct eu_req *req = eu_xcalloc(1, sizeof(*req));
+    req->app = app;
+    req->ev = ev;
+    req->arena = eu_arena_new();
+    req->started_us = now_us();
+    req->admin_listener = l->admin;
+    req->method = method_bit(evhttp_request_get_command(ev));
+    snprintf(req->id, sizeof(req->id), "%08x%08x", id_seed, ++id_counter);
+    app->inflight++;
+
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(ev);
+    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    req->path = eu_arena_strdup(req->arena, path && *path ? path : "/");
+    /* Copied: a SIGHUP reload may free the config while this request runs. */
+    req->scheme = eu_arena_strdup(req->arena, app->cfg->scheme);
+
+    char *peer = NULL;
+    ev_uint16_t peer_port = 0;
+    struct evhttp_connection *conn = evhttp_request_get_connection(ev);
+    if (conn)
+        evhttp_connection_get_peer(conn, &peer, &peer_port);
+    req->remote_ip = eu_arena_strdup(req->arena, peer ? peer : "");
+
+    const char *host_hdr = eu_req_header(req, "Host");
+    if (!l->admin && app->cfg->n_trusted_proxies &&
+        eu_ip_in_list(req->remote_ip, app->cfg->trusted_proxies, app->cfg->n_trusted_proxies)) {
+        const char *v;
+        if ((v = eu_req_header(req, "X-Forwarded-Host")))
+            host_hdr = first_list_item(req->arena, v);
+        if ((v = eu_req_header(req, "X-Forwarded-Proto"))) {
+            v = first_list_item(req->arena, v);
+            if (strcmp(v, "http") == 0 || strcmp(v, "https") == 0)
+                req->scheme = v;
+        }
+        if ((v = eu_req_header(req, "X-Forwarded-For")))
+            req->remote_ip = first_list_item(req->arena, v);
+    }
+    char host[256];
+    if (!host_hdr || eu_host_normalize(host_hdr, host, sizeof(host)) < 0)
+        host[0] = '\0';
+    req->host = eu_arena_strdup(req->arena, host);
+
+    if (!req->method) {
+        eu_req_reply_error(req, 405, "Method not allowed");
+        return;
+    }
+    if (app->stopping) {
+        eu_req_add_header(req, "Connection", "close");
+        eu_req_reply_error(req, 503, "The server is shutting down");
+        return;
+    }
+    if (!l->admin) {
+        if (!host[0]) {
+            eu_req_reply_error(req, 400, "A valid Host header is required");
+            return;
+        }
+        struct eu_tenant *t = eu_registry_find(app->registry, host);
+        if (!t) {
+            eu_req_reply_error(req, 404, "Unknown domain");
+            return;
+        }
+        eu_tenant_ref(t);
+        req->tenant = t;
+    }
+    eu_req_enter(req);
+
+    /* CORS preflight: answer for any path that has a route. */
+    if (req->method == EU_HTTP_OPTIONS && !l->admin && path_has_cors(req->path)) {
+        const char *h = eu_req_header(req, "Access-Control-Request-Headers");
+        if (h)
+            eu_req_add_header(req, "Access-Control-Allow-Headers", h);
+        eu_req_add_header(req, "Access-Control-Max-Age", "7200");
+        eu_req_reply_raw(req, 200, "text/plain", "", 0);
+        return;
+    }
+
+    char allow[128];
+    const struct eu_route *route = NULL;
+    unsigned m = req->method == EU_HTTP_HEAD ? EU_HTTP_GET : req->method;
+    enum eu_route_match r = eu_router_match(app->router, m, req->path, req->arena, &route,
+                                            &req->params, allow, sizeof(allow));
+    bool admin_route = route && (route->flags & (EU_ROUTE_ADMIN | EU_ROUTE_ADMIN_OPEN));
+    if (r == EU_ROUTE_FOUND && admin_route != l->admin)
+        r = EU_ROUTE_NOT_FOUND;
+    if (r == EU_ROUTE_NOT_FOUND) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    if (r == EU_ROUTE_METHOD_NOT_ALLOWED) {
+        eu_req_add_header(req, "Allow", allow);
+        eu_req_reply_error(req, 405, "Method not allowed");
+        return;
+    }
+    req->route = route;
+    if ((route->flags & EU_ROUTE_ADMIN) && !admin_token_ok(req)) {
+        eu_req_add_header(req, "WWW-Authenticate", "Bearer realm=\"eunha-admin\"");
+        eu_req_reply_error(req, 401, "A valid admin token is required");
+        return;
+    }
+    if (req->tenant && req->tenant->state == EU_TENANT_SUSPENDED) {
+        eu_req_reply_error(req, 403, "This instance has been suspended");
+        return;
+    }
+    route->handler(req);
+    eu_log_set_context(NULL, NULL);
+}
+
+static int
+bind_listener(struct eu_http_server *s, struct listener *l, const char *addr, bool admin)
+{
+    struct eu_app *app = s->app;
+    char host[256];
+    int port;
+    if (eu_hostport_split(addr, host, sizeof(host), &port) < 0) {
+        eu_log_error("http", "cannot parse listen address '%s'", addr);
+        return -1;
+    }
+    l->server = s;
+    l->admin = admin;
+    l->http = evhttp_new(app->base);
+    evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+                                            EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE |
+                                            EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS);
+    evhttp_set_max_headers_size(l->http, (ev_ssize_t)app->cfg->max_header_bytes);
+    evhttp_set_max_body_size(l->http, (ev_ssize_t)app->cfg->max_body_bytes);
+    evhttp_set_timeout(l->http, app->cfg->request_timeout_s);
+    evhttp_set_gencb(l->http, on_request, l);
+    l->sock = evhttp_bind_socket_with_handle(l->http, host, (ev_uint16_t)port);
+    if (!l->sock) {
+        eu_log_error("http", "cannot listen on '%s'", addr);
+        return -1;
+    }
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    getsockname(evhttp_bound_socket_get_fd(l->sock), (struct sockaddr *)&ss, &len);
+    char ip[INET6_ADDRSTRLEN] = "";
+    if (ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+        snprintf(l->addr, sizeof(l->addr), "[%s]:%d", ip, ntohs(a->sin6_port));
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+        snprintf(l->addr, sizeof(l->addr), "%s:%d", ip, ntohs(a->sin_port));
+    }
+    eu_log_info("http", "%s listener on %s", admin ? "admin" : "public", l->addr);
+    return 0;
+}
+
+struct eu_http_server *
+eu_http_server_new(struct eu_app *app)
+{
+    struct eu_http_server *s = eu_xcalloc(1, sizeof(*s));
+    s->app = app;
+    id_seed = randombytes_random();
+    if (bind_listener(s, &s->pub, app->cfg->listen, false) < 0 ||
+        bind_listener(s, &s->adm, app->cfg->admin_listen, true) < 0) {
+        eu_http_server_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+const char *
+eu_http_server_public_addr(const struct eu_http_server *s)
+{
+    return s->pub.addr;
+}
+
+const char *
+eu_http_server_admin_addr(const struct eu_http_server *s)
+{
+    return s->adm.addr;
+}
+
+void
+eu_http_server_stop_accepting(struct eu_http_server *s)
+{
+    if (s->pub.sock)
+        evhttp_del_accept_socket(s->pub.http, s->pub.sock);
+    if (s->adm.sock)
+        evhttp_del_accept_socket(s->adm.http, s->adm.sock);
+    s->pub.sock = s->adm.sock = NULL;
+}
+
+void
+eu_http_server_free(struct eu_http_server *s)
+{
+    if (!s)
+        return;
+    if (s->pub.http)
+        evhttp_free(s->pub.http);
+    if (s->adm.http)
+        evhttp_free(s->adm.http);
+    free(s);
+}

@@ -1,0 +1,65 @@
+/*
+ * The command line: parse it and hand over to the process or a tool.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/config.h"
+
+static int
+usage(void)
+{
+    fprintf(stderr, "usage: eunha serve -c FILE [--ready-file PATH]\n"
+                    "       eunha check-config -c FILE\n"
+                    "       eunha migrate -c FILE\n"
+                    "       eunha version\n");
+    return 2;
+}
+
+static int
+check_config(const char *path)
+{
+    struct eu_config cfg;
+    char err[512];
+    eu_config_init_defaults(&cfg);
+    if (eu_config_load(&cfg, path, err, sizeof(err)) < 0) {
+        fprintf(stderr, "eunha: %s\n", err);
+        eu_config_release(&cfg);
+        return 2;
+    }
+    eu_config_print(&cfg, stdout);
+    eu_config_release(&cfg);
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage();
+    const char *cmd = argv[1];
+    const char *config = NULL, *ready = NULL;
+    for (int i = 2; i < argc; i++) {
+        if ((strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) && i + 1 < argc)
+            config = argv[++i];
+        else if (strcmp(argv[i], "--ready-file") == 0 && i + 1 < argc)
+            ready = argv[++i];
+        else
+            return usage();
+    }
+    if (strcmp(cmd, "version") == 0) {
+        printf("eunha %s\n", EUNHA_VERSION);
+        return 0;
+    }
+    if (!config)
+        return usage();
+    if (strcmp(cmd, "serve") == 0)
+        return eu_app_serve(config, ready);
+    if (strcmp(cmd, "check-config") == 0)
+        return check_config(config);
+    if (strcmp(cmd, "migrate") == 0)
+        return eu_app_migrate(config);
+    return usage();
+}

@@ -1,0 +1,309 @@
+/*
+ * The tenant registry. A chained hash keyed by domain, grown by doubling.
+ * Tenants are reference-counted because a request or a pool callback may
+ * still hold one when the admin API deletes it; the pool is closed at removal
+ * and the struct freed with its last reference.
+ */
+#include "eunha/tenant.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/config.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/migrate.h"
+
+#include <libpq-fe.h>
+
+struct eu_registry {
+    struct event_base *base;
+    const struct eu_config *cfg;
+    struct eu_tenant **buckets;
+    size_t nbuckets;
+    size_t count;
+};
+
+static uint64_t
+hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+struct eu_registry *
+eu_registry_new(struct event_base *base, const struct eu_config *cfg)
+{
+    struct eu_registry *reg = eu_xcalloc(1, sizeof(*reg));
+    reg->base = base;
+    reg->cfg = cfg;
+    reg->nbuckets = 64;
+    reg->buckets = eu_xcalloc(reg->nbuckets, sizeof(*reg->buckets));
+    return reg;
+}
+
+void
+eu_registry_set_config(struct eu_registry *reg, const struct eu_config *cfg)
+{
+    reg->cfg = cfg;
+}
+
+static void
+tenant_free(struct eu_tenant *t)
+{
+    /* Requests hold refs, so by now no connection of this pool is lent. */
+    eu_db_pool_free(t->pool);
+    free(t->domain);
+    free(t->title);
+    free(t->database);
+    free(t->database_url);
+    free(t->created_at);
+    free(t->updated_at);
+    free(t);
+}
+
+void
+eu_tenant_ref(struct eu_tenant *t)
+{
+    t->refs++;
+}
+
+void
+eu_tenant_unref(struct eu_tenant *t)
+{
+    if (--t->refs == 0)
+        tenant_free(t);
+}
+
+static void
+unlink_tenant(struct eu_registry *reg, struct eu_tenant *t)
+{
+    struct eu_tenant **pp = &reg->buckets[hash_str(t->domain) % reg->nbuckets];
+    for (; *pp; pp = &(*pp)->hash_next) {
+        if (*pp == t) {
+            *pp = t->hash_next;
+            reg->count--;
+            return;
+        }
+    }
+}
+
+void
+eu_registry_remove(struct eu_registry *reg, struct eu_tenant *t)
+{
+    unlink_tenant(reg, t);
+    t->removed = true;
+    eu_tenant_unref(t); /* the pool closes with the last request's ref */
+}
+
+void
+eu_registry_free(struct eu_registry *reg)
+{
+    if (!reg)
+        return;
+    for (size_t i = 0; i < reg->nbuckets; i++) {
+        while (reg->buckets[i])
+            eu_registry_remove(reg, reg->buckets[i]);
+    }
+    free(reg->buckets);
+    free(reg);
+}
+
+struct eu_tenant *
+eu_registry_find(struct eu_registry *reg, const char *domain)
+{
+    struct eu_tenant *t = reg->buckets[hash_str(domain) % reg->nbuckets];
+    for (; t; t = t->hash_next)
+        if (strcmp(t->domain, domain) == 0)
+            return t;
+    return NULL;
+}
+
+struct eu_tenant *
+eu_registry_find_id(struct eu_registry *reg, int64_t id)
+{
+    for (size_t i = 0; i < reg->nbuckets; i++)
+        for (struct eu_tenant *t = reg->buckets[i]; t; t = t->hash_next)
+            if (t->id == id)
+                return t;
+    return NULL;
+}
+
+static void
+grow(struct eu_registry *reg)
+{
+    size_t n = reg->nbuckets * 2;
+    struct eu_tenant **b = eu_xcalloc(n, sizeof(*b));
+    for (size_t i = 0; i < reg->nbuckets; i++) {
+        struct eu_tenant *t = reg->buckets[i], *next;
+        for (; t; t = next) {
+            next = t->hash_next;
+            size_t h = hash_str(t->domain) % n;
+            t->hash_next = b[h];
+            b[h] = t;
+        }
+    }
+    free(reg->buckets);
+    reg->buckets = b;
+    reg->nbuckets = n;
+}
+
+static void
+replace_str(char **dst, const char *src)
+{
+    if (*dst && src && strcmp(*dst, src) == 0)
+        return;
+    free(*dst);
+    *dst = eu_xstrdup(src);
+}
+
+void
+eu_tenant_effective_limits(const struct eu_registry *reg, const struct eu_tenant *t,
+                           struct eu_db_pool_limits *out)
+{
+    const struct eu_config *c = reg->cfg;
+    out->max_connections = t->limits.max_connections > 0 ? t->limits.max_connections
+                                                         : c->pool_max_connections;
+    out->min_connections = t->limits.min_connections >= 0 ? t->limits.min_connections
+                                                          : c->pool_min_connections;
+    out->acquire_timeout_s = t->limits.acquire_timeout_s > 0 ? t->limits.acquire_timeout_s
+                                                             : c->pool_acquire_timeout_s;
+    out->idle_timeout_s =
+        t->limits.idle_timeout_s > 0 ? t->limits.idle_timeout_s : c->pool_idle_timeout_s;
+    if (out->min_connections > out->max_connections)
+        out->min_connections = out->max_connections;
+}
+
+struct eu_tenant *
+eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
+{
+    struct eu_tenant *t = eu_registry_find_id(reg, row->id);
+    bool renamed = t && strcmp(t->domain, row->domain) != 0;
+    if (renamed) {
+        /* The pool's hook borrows the old domain: close it first. */
+        if (t->pool) {
+            eu_db_pool_free(t->pool);
+            t->pool = NULL;
+        }
+        unlink_tenant(reg, t); /* domain changed: rehash under the new one */
+        replace_str(&t->domain, row->domain);
+        size_t h = hash_str(t->domain) % reg->nbuckets;
+        t->hash_next = reg->buckets[h];
+        reg->buckets[h] = t;
+        reg->count++;
+    }
+    bool db_changed = false;
+    if (!t) {
+        if (reg->count + 1 > reg->nbuckets)
+            grow(reg);
+        t = eu_xcalloc(1, sizeof(*t));
+        t->refs = 1; /* the registry's */
+        t->id = row->id;
+        t->domain = eu_xstrdup(row->domain);
+        size_t h = hash_str(t->domain) % reg->nbuckets;
+        t->hash_next = reg->buckets[h];
+        reg->buckets[h] = t;
+        reg->count++;
+    } else {
+        db_changed = strcmp(t->database, row->database) != 0 ||
+                     (t->database_url == NULL) != (row->database_url == NULL) ||
+                     (t->database_url && strcmp(t->database_url, row->database_url) != 0);
+    }
+    replace_str(&t->title, row->title);
+    replace_str(&t->database, row->database);
+    replace_str(&t->database_url, row->database_url);
+    replace_str(&t->created_at, row->created_at);
+    replace_str(&t->updated_at, row->updated_at);
+    t->state = row->state;
+    t->limits = row->limits;
+    t->marked = false;
+    snprintf(t->key_prefix, sizeof(t->key_prefix), "%s:{t%lld}:", reg->cfg->redis_prefix,
+             (long long)t->id);
+    if (t->pool && db_changed) {
+        eu_db_pool_free(t->pool);
+        t->pool = NULL;
+    } else if (t->pool) {
+        struct eu_db_pool_limits lim;
+        eu_tenant_effective_limits(reg, t, &lim);
+        eu_db_pool_set_limits(t->pool, &lim);
+    }
+    return t;
+}
+
+void
+eu_registry_mark_all(struct eu_registry *reg)
+{
+    for (size_t i = 0; i < reg->nbuckets; i++)
+        for (struct eu_tenant *t = reg->buckets[i]; t; t = t->hash_next)
+            t->marked = true;
+}
+
+void
+eu_registry_sweep(struct eu_registry *reg)
+{
+    for (size_t i = 0; i < reg->nbuckets; i++) {
+        struct eu_tenant *t = reg->buckets[i], *next;
+        for (; t; t = next) {
+            next = t->hash_next;
+            if (t->marked) {
+                eu_log_info("tenant", "'%s' is gone from the control table", t->domain);
+                eu_registry_remove(reg, t);
+            }
+        }
+    }
+}
+
+size_t
+eu_registry_count(const struct eu_registry *reg)
+{
+    return reg->count;
+}
+
+void
+eu_registry_each(struct eu_registry *reg, void (*fn)(struct eu_tenant *t, void *arg), void *arg)
+{
+    for (size_t i = 0; i < reg->nbuckets; i++) {
+        struct eu_tenant *t = reg->buckets[i], *next;
+        for (; t; t = next) {
+            next = t->hash_next;
+            fn(t, arg);
+        }
+    }
+}
+
+struct eu_db_pool *
+eu_tenant_pool(struct eu_registry *reg, struct eu_tenant *t)
+{
+    if (!t->pool) {
+        struct eu_db_pool_limits lim;
+        eu_tenant_effective_limits(reg, t, &lim);
+        const char *url = t->database_url ? t->database_url : reg->cfg->database_url;
+        t->pool = eu_db_pool_new(reg->base, t->domain, url, t->database, &lim);
+        eu_db_pool_set_ready_hook(t->pool, eu_migrate_tenant_hook, t->domain);
+    }
+    return t->pool;
+}
+
+void
+eu_tenant_from_row(const PGresult *res, int row, struct eu_tenant *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->id = strtoll(PQgetvalue(res, row, 0), NULL, 10);
+    out->domain = PQgetvalue(res, row, 1);
+    out->title = PQgetvalue(res, row, 2);
+    out->database = PQgetvalue(res, row, 3);
+    out->database_url = PQgetisnull(res, row, 4) ? NULL : PQgetvalue(res, row, 4);
+    out->state =
+        strcmp(PQgetvalue(res, row, 5), "suspended") == 0 ? EU_TENANT_SUSPENDED : EU_TENANT_ACTIVE;
+    out->limits.max_connections = atoi(PQgetvalue(res, row, 6));
+    out->limits.min_connections = atoi(PQgetvalue(res, row, 7));
+    out->limits.acquire_timeout_s = atoi(PQgetvalue(res, row, 8));
+    out->limits.idle_timeout_s = atoi(PQgetvalue(res, row, 9));
+    out->created_at = PQgetvalue(res, row, 10);
+    out->updated_at = PQgetvalue(res, row, 11);
+}
