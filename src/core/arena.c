@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "eunha/mem.h"
 
@@ -33,8 +33,8 @@ struct cleanup {
 };
 
 struct eu_arena {
-    struct chunk *current; /* bump chunk; older full chunks follow via next */
-    struct chunk *large;   /* dedicated chunks of big allocations */
+    struct chunk *current;    /* bump chunk; older full chunks follow via next */
+    struct chunk *large;      /* dedicated chunks of big allocations */
     struct cleanup *cleanups; /* newest first, so running the list is LIFO */
     size_t next_size;
     size_t used;

@@ -67,10 +67,9 @@ static const struct key keys[] = {
     {"database.template", KEY_STRING, F(database_template), 0, 0, check_nonempty, NULL},
     {"database_pool.max_connections", KEY_INT, F(pool_max_connections), 1, 100, NULL, NULL},
     {"database_pool.min_connections", KEY_INT, F(pool_min_connections), 0, 100, NULL, NULL},
-    {"database_pool.acquire_timeout_seconds", KEY_INT, F(pool_acquire_timeout_s), 1, INT_MAX,
-     NULL, NULL},
-    {"database_pool.idle_timeout_seconds", KEY_INT, F(pool_idle_timeout_s), 1, INT_MAX, NULL,
+    {"database_pool.acquire_timeout_seconds", KEY_INT, F(pool_acquire_timeout_s), 1, INT_MAX, NULL,
      NULL},
+    {"database_pool.idle_timeout_seconds", KEY_INT, F(pool_idle_timeout_s), 1, INT_MAX, NULL, NULL},
     {"redis.url", KEY_STRING, F(redis_url), 0, 0, check_nonempty, "EUNHA_REDIS_URL"},
     {"redis.prefix", KEY_STRING, F(redis_prefix), 0, 0, check_nonempty, NULL},
     {"workers.queue_idle_poll_seconds", KEY_INT, F(queue_idle_poll_s), 1, INT_MAX, NULL, NULL},
@@ -533,7 +532,8 @@ eu_config_load(struct eu_config *cfg, const char *path, char *err, size_t errlen
     }
     if (token) {
         if (!token[0]) {
-            load_fail(&l, &l.origin[key_index("admin.token")], "key 'admin.token' must not be empty");
+            load_fail(&l, &l.origin[key_index("admin.token")],
+                      "key 'admin.token' must not be empty");
             goto fail_doc;
         }
         free(tmp.admin_token);

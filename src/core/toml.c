@@ -213,8 +213,8 @@ skip_blank(struct parser *p)
 static bool
 is_bare_key_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
 }
 
 static bool
@@ -362,13 +362,27 @@ parse_escape(struct parser *p, struct sbuf *b)
     char c = peek(p, 1);
     p->pos += 2;
     switch (c) {
-    case 'b': sbuf_putc(b, '\b'); return 0;
-    case 't': sbuf_putc(b, '\t'); return 0;
-    case 'n': sbuf_putc(b, '\n'); return 0;
-    case 'f': sbuf_putc(b, '\f'); return 0;
-    case 'r': sbuf_putc(b, '\r'); return 0;
-    case '"': sbuf_putc(b, '"'); return 0;
-    case '\\': sbuf_putc(b, '\\'); return 0;
+    case 'b':
+        sbuf_putc(b, '\b');
+        return 0;
+    case 't':
+        sbuf_putc(b, '\t');
+        return 0;
+    case 'n':
+        sbuf_putc(b, '\n');
+        return 0;
+    case 'f':
+        sbuf_putc(b, '\f');
+        return 0;
+    case 'r':
+        sbuf_putc(b, '\r');
+        return 0;
+    case '"':
+        sbuf_putc(b, '"');
+        return 0;
+    case '\\':
+        sbuf_putc(b, '\\');
+        return 0;
     case 'u':
     case 'U': {
         int digits = c == 'u' ? 4 : 8;
@@ -885,7 +899,11 @@ int
 eu_toml_parse(const char *text, size_t len, struct eu_toml_doc **out, char *err, size_t errlen)
 {
     struct parser p = {
-        .s = text, .len = len, .line_no = 1, .err = err, .errlen = errlen,
+        .s = text,
+        .len = len,
+        .line_no = 1,
+        .err = err,
+        .errlen = errlen,
     };
     if (err && errlen > 0)
         err[0] = '\0';
@@ -914,7 +932,7 @@ eu_toml_parse(const char *text, size_t len, struct eu_toml_doc **out, char *err,
             continue;
         }
         if (c == '[') {
-            char *name;
+            char *name = NULL;
             if ((rc = parse_header(&p, &name)) < 0)
                 goto done;
             free(table);

@@ -164,8 +164,8 @@ START_TEST(test_env_overrides)
     setenv("EUNHA_REDIS_URL", "redis://env:1/0", 1);
     struct eu_config cfg;
     char err[256];
-    int rc = load_text(&cfg, "[server]\ncpu_threads = 3\n[admin]\ntoken = \"file\"\n", err,
-                       sizeof err);
+    int rc =
+        load_text(&cfg, "[server]\ncpu_threads = 3\n[admin]\ntoken = \"file\"\n", err, sizeof err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_int_eq(cfg.cpu_threads, 7);
     ck_assert_str_eq(cfg.admin_token, "from-env");
@@ -179,8 +179,7 @@ START_TEST(test_env_overrides)
     eu_config_release(&cfg);
     setenv("EUNHA_CPU_THREADS", "65", 1);
     ck_assert_int_eq(load_text(&cfg, "", err, sizeof err), -1);
-    ck_assert_str_eq(err,
-                     "EUNHA_CPU_THREADS: key 'server.cpu_threads' must be between 1 and 64");
+    ck_assert_str_eq(err, "EUNHA_CPU_THREADS: key 'server.cpu_threads' must be between 1 and 64");
     eu_config_release(&cfg);
 
     /* empty means unset */
@@ -317,9 +316,8 @@ START_TEST(test_token_file)
     ck_assert_str_eq(err, want);
     eu_config_release(&cfg);
 
-    ck_assert_int_eq(load_text(&cfg, "[admin]\ntoken_file = \"/nonexistent/tok\"\n", err,
-                               sizeof err),
-                     -1);
+    ck_assert_int_eq(
+        load_text(&cfg, "[admin]\ntoken_file = \"/nonexistent/tok\"\n", err, sizeof err), -1);
     snprintf(want, sizeof want,
              "%s:2: cannot read admin.token_file '/nonexistent/tok': No such file or directory",
              paths[n_paths - 1]);

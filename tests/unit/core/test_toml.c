@@ -304,8 +304,7 @@ toml_suite(void)
     tcase_add_test(tc, test_not_nul_terminated);
     suite_add_tcase(s, tc);
     tc = tcase_create("invalid");
-    tcase_add_loop_test(tc, test_invalid, 0,
-                        (int)(sizeof invalid_cases / sizeof invalid_cases[0]));
+    tcase_add_loop_test(tc, test_invalid, 0, (int)(sizeof invalid_cases / sizeof invalid_cases[0]));
     tcase_add_test(tc, test_nul_byte);
     tcase_add_test(tc, test_small_err_buffer);
     suite_add_tcase(s, tc);
