@@ -264,8 +264,9 @@ on_conn_socket(evutil_socket_t fd, short what, void *arg)
             conn_save_error(c);
             eu_log_info("db", "idle connection to '%s' closed by server: %s", c->pool->name,
                         c->error);
+            struct eu_db_pool *pool = c->pool;
             conn_close(c);
-            pump_later(c->pool);
+            pump_later(pool);
             return;
         }
         PGnotify *n;

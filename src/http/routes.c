@@ -16,7 +16,7 @@
 const struct eu_route eu_routes[] = {
     /* admin listener */
     {GET, "/healthz", eu_admin_health, NULL, EU_ROUTE_ADMIN_OPEN | EU_ROUTE_NO_TENANT},
-    {GET, "/metrics", eu_admin_metrics, NULL, EU_ROUTE_ADMIN_OPEN | EU_ROUTE_NO_TENANT},
+    {GET, "/metrics", eu_admin_metrics, NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
     {POST, "/admin/v1/tenants", eu_admin_tenants_create, NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
     {GET, "/admin/v1/tenants", eu_admin_tenants_list, NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
     {GET, "/admin/v1/tenants/:domain", eu_admin_tenants_show, NULL,
