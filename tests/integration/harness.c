@@ -1159,14 +1159,27 @@ eu_it_try_sh(const char *envvar)
 {
     const char *cmd = getenv(envvar);
     int status;
+    pid_t pid;
 
     if (!cmd || !*cmd)
         return -1;
     fflush(NULL);
-    status = system(cmd);
-    if (status == -1 || !WIFEXITED(status))
+    pid = fork();
+    if (pid < 0)
         return -1;
-    return WEXITSTATUS(status);
+    if (pid == 0) {
+        /* A new session: Check kills the test's whole process group when the
+         * test ends, which would take a daemon started here (PostgreSQL,
+         * Redis) down with it. */
+        setsid();
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 void
