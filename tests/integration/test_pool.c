@@ -1,0 +1,182 @@
+/*
+ * Per-tenant PostgreSQL pools seen from outside: a full pool answers 503
+ * with Retry-After after the acquire timeout instead of queueing forever,
+ * idle connections are closed, and a PostgreSQL restart costs some 5xx
+ * answers but neither a hang nor the process.
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMEOUT 180
+
+struct bg_request {
+    struct eu_it_server *s;
+    const char *host;
+    struct eu_it_resp r;
+    int rc;
+};
+
+static void *
+run_bg_request(void *arg)
+{
+    struct bg_request *b = arg;
+
+    b->rc = eu_it_http(&b->r, "GET", b->s->public_port, b->host, "/api/v1/instance", NULL, NULL);
+    return NULL;
+}
+
+START_TEST(test_pool_exhaustion_answers_503)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    struct bg_request bg = {.s = s, .host = "a.example"};
+    pthread_t thread;
+    long long deadline;
+    char *db;
+    PGconn *locker;
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_tenant_patch(s, "a.example",
+                       "{\"max_connections\":1,\"min_connections\":0,"
+                       "\"acquire_timeout_seconds\":1}");
+    eu_it_account_create(s, "a.example", "alice");
+    db = eu_it_tenant_database(s, "a.example");
+
+    /* The instance endpoint counts accounts, so with the table locked the
+     * first request holds the pool's only connection until we commit. */
+    locker = eu_it_pg_connect(db);
+    free(eu_it_pg_query(locker, "BEGIN"));
+    free(eu_it_pg_query(locker, "LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE"));
+    ck_assert_int_eq(pthread_create(&thread, NULL, run_bg_request, &bg), 0);
+
+    deadline = eu_it_now_ms() + 10000;
+    while (eu_it_pg_count_lock_waiters(db) < 1 && eu_it_now_ms() < deadline)
+        eu_it_sleep_ms(100);
+    ck_assert_msg(eu_it_pg_count_lock_waiters(db) >= 1,
+                  "GET /api/v1/instance never waited on the accounts lock in %s", db);
+
+    eu_it_admin(s, "GET", "/admin/v1/tenants/a.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "pool.busy", 1);
+
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_ERROR(&r, 503);
+    ck_assert_msg(eu_it_resp_header(&r, "Retry-After") != NULL, "503 without Retry-After:\n%s",
+                  r.headers);
+    ck_assert_msg(r.seconds < 4.0, "503 took %.2f s with acquire_timeout_seconds=1", r.seconds);
+
+    free(eu_it_pg_query(locker, "COMMIT"));
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    ck_assert_msg(bg.rc == 0, "blocked request failed: %s", bg.r.error);
+    EU_IT_EXPECT_STATUS(&bg.r, 200);
+    EU_IT_EXPECT_JINT(&bg.r, "stats.user_count", 1);
+
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "stats.user_count", 1);
+
+    PQfinish(locker);
+    free(db);
+    eu_it_resp_free(&bg.r);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_pool_closes_idle_connections)
+{
+    struct eu_it_opts opts = {.idle_timeout = 2, .pool_min = 0};
+    struct eu_it_server *s = eu_it_server_start_opts(&opts);
+    struct eu_it_resp r = {0};
+    long long deadline;
+    long open = 0;
+    char *db;
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    db = eu_it_tenant_database(s, "a.example");
+
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    /* The connection goes back to the pool and stays for a while... */
+    deadline = eu_it_now_ms() + 1500;
+    while ((open = eu_it_pg_count_backends(db)) < 1 && eu_it_now_ms() < deadline)
+        eu_it_sleep_ms(100);
+    ck_assert_msg(open >= 1, "no pooled connection to %s after a request", db);
+
+    /* ...and is closed once idle_timeout_seconds passes. */
+    deadline = eu_it_now_ms() + 10000;
+    while ((open = eu_it_pg_count_backends(db)) > 0 && eu_it_now_ms() < deadline)
+        eu_it_sleep_ms(250);
+    ck_assert_msg(open == 0, "%ld connections to %s still open 10 s after the last request",
+                  open, db);
+
+    /* A closed pool reopens on demand. */
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    free(db);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_pool_survives_postgres_restart)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    pid_t pid = s->pid;
+    long long deadline;
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_account_create(s, "a.example", "alice");
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    eu_it_sh("EUNHA_TEST_PG_STOP");
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    ck_assert_msg(r.status >= 500 && r.status <= 599,
+                  "with PostgreSQL down got %ld, want 5xx; body: %s", r.status, r.body);
+    ck_assert_msg(eu_it_json_str(&r, "error") != NULL, "5xx without JSON error: %s", r.body);
+    ck_assert_msg(r.seconds < 10.0, "the 5xx took %.2f s", r.seconds);
+    ck_assert_msg(eu_it_server_is_alive(s), "server died while PostgreSQL was down");
+
+    eu_it_sh("EUNHA_TEST_PG_START");
+    deadline = eu_it_now_ms() + 20000;
+    do {
+        eu_it_sleep_ms(500);
+        eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    } while (r.status != 200 && eu_it_now_ms() < deadline);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "stats.user_count", 1);
+
+    ck_assert_msg(eu_it_server_is_alive(s), "server exited");
+    ck_assert_int_eq(s->pid, pid);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+static Suite *
+pool_suite(void)
+{
+    Suite *s = suite_create("integration.pool");
+
+    EU_IT_ADD_TCASE(s, test_pool_exhaustion_answers_503, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_pool_closes_idle_connections, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_pool_survives_postgres_restart, TIMEOUT);
+    return s;
+}
+
+int
+main(void)
+{
+    return eu_it_run_suite(pool_suite());
+}

@@ -1,0 +1,227 @@
+/*
+ * The server as a process: it exits 0 on SIGTERM, reloads its tenant
+ * registry on SIGHUP, keeps serving without Redis, keeps its tenants across
+ * restarts and stays within cpu_threads + 2 threads however many tenants
+ * it loads.
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMEOUT 180
+
+START_TEST(test_sigterm_exits_zero)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    int admin_port = s->admin_port;
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    /* Nothing listens any more. */
+    ck_assert_int_eq(eu_it_http(&r, "GET", admin_port, NULL, "/healthz", NULL, NULL), -1);
+
+    eu_it_resp_free(&r);
+    eu_it_server_free(s);
+}
+END_TEST
+
+/* CREATE DATABASE ... TEMPLATE fails while anyone is connected to the
+ * template, which the server may briefly be; retry for a while. */
+static void
+create_db_from_template(const char *db, const char *tpl)
+{
+    PGconn *conn = eu_it_pg_connect("postgres");
+    char *qdb = eu_it_pg_ident(db), *qtpl = eu_it_pg_ident(tpl);
+    char sql[512], msg[512] = "";
+    long long deadline = eu_it_now_ms() + 15000;
+    bool ok = false;
+
+    snprintf(sql, sizeof(sql), "CREATE DATABASE %s TEMPLATE %s", qdb, qtpl);
+    while (!ok && eu_it_now_ms() < deadline) {
+        PGresult *res = PQexec(conn, sql);
+        ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+        if (!ok) {
+            snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(res));
+            eu_it_sleep_ms(250);
+        }
+        PQclear(res);
+    }
+    PQfinish(conn);
+    free(qdb);
+    free(qtpl);
+    ck_assert_msg(ok, "%s: %s", sql, msg);
+}
+
+START_TEST(test_sighup_loads_new_tenants)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    char db[128], tpl[128], sql[512];
+    long long deadline;
+    PGconn *conn;
+    const char *params[1];
+    PGresult *res;
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+
+    snprintf(db, sizeof(db), "%s_tx", s->name);
+    snprintf(tpl, sizeof(tpl), "%s_tpl", s->name);
+    create_db_from_template(db, tpl);
+    conn = eu_it_pg_connect(s->name);
+    params[0] = db;
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO tenants (domain, title, database) VALUES ('hup.example', 'Hup', $1)");
+    res = PQexecParams(conn, sql, 1, NULL, params, NULL, NULL, 0);
+    ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "insert tenant: %s",
+                  PQresultErrorMessage(res));
+    PQclear(res);
+    PQfinish(conn);
+
+    eu_it_server_signal(s, SIGHUP);
+    deadline = eu_it_now_ms() + 5000;
+    do {
+        eu_it_public(s, "GET", "hup.example", "/api/v1/instance", &r);
+        if (r.status == 200)
+            break;
+        eu_it_sleep_ms(200);
+    } while (eu_it_now_ms() < deadline);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "uri", "hup.example");
+    EU_IT_EXPECT_JSTR(&r, "title", "Hup");
+    EU_IT_EXPECT_JINT(&r, "stats.user_count", 0);
+
+    /* The reload kept the tenants it already had. */
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "title", "Alpha");
+    ck_assert(eu_it_server_is_alive(s));
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_serves_without_redis)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_account_create(s, "a.example", "alice");
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    eu_it_sh("EUNHA_TEST_REDIS_STOP");
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "title", "Alpha");
+    EU_IT_EXPECT_JINT(&r, "stats.user_count", 1);
+    ck_assert_msg(r.seconds < 10.0, "instance took %.2f s with Redis down", r.seconds);
+    eu_it_public(s, "GET", "a.example", "/nodeinfo/2.0", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(eu_it_server_is_alive(s));
+
+    eu_it_sh("EUNHA_TEST_REDIS_START");
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_restart_keeps_tenants)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_opts again = {0};
+    struct eu_it_resp r = {0};
+    char name[64];
+
+    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
+    eu_it_account_create(s, "a.example", "alice");
+
+    eu_it_server_restart(s);
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "title", "Alpha");
+    EU_IT_EXPECT_JINT(&r, "stats.user_count", 1);
+
+    /* A second server on the same databases sees the same tenants. */
+    snprintf(name, sizeof(name), "%s", s->name);
+    s->keep_databases = true;
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+    again.name = name;
+    s = eu_it_server_start_opts(&again);
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "stats.user_count", 1);
+    eu_it_admin(s, "GET", "/admin/v1/tenants", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_uint_eq(json_array_size(r.json), 1);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+START_TEST(test_thread_count_is_bounded)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    long threads;
+
+    threads = eu_it_proc_threads(s->pid);
+    ck_assert_msg(threads >= 1 && threads <= EU_IT_CPU_THREADS + 2,
+                  "%ld threads at start with cpu_threads=%d", threads, EU_IT_CPU_THREADS);
+
+    for (int i = 0; i < 20; i++) {
+        char domain[64], title[64];
+        snprintf(domain, sizeof(domain), "t%d.example", i);
+        snprintf(title, sizeof(title), "Tenant %d", i);
+        json_decref(eu_it_tenant_create(s, domain, title));
+        /* Open each tenant's pool too. */
+        eu_it_public(s, "GET", domain, "/api/v1/instance", &r);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        EU_IT_EXPECT_JSTR(&r, "title", title);
+    }
+
+    threads = eu_it_proc_threads(s->pid);
+    ck_assert_msg(threads >= 1 && threads <= EU_IT_CPU_THREADS + 2,
+                  "%ld threads with 20 tenants and cpu_threads=%d", threads, EU_IT_CPU_THREADS);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+static Suite *
+process_suite(void)
+{
+    Suite *s = suite_create("integration.process");
+
+    EU_IT_ADD_TCASE(s, test_sigterm_exits_zero, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_sighup_loads_new_tenants, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_serves_without_redis, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_restart_keeps_tenants, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_thread_count_is_bounded, TIMEOUT);
+    return s;
+}
+
+int
+main(void)
+{
+    return eu_it_run_suite(process_suite());
+}
