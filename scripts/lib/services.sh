@@ -52,7 +52,7 @@ eu_install_deps() {
     return 0
   fi
   local missing=() p
-  for p in "${EU_DEPS[@]}" "$@"; do
+  for p in "${EU_DEPS[@]}"; do
     eu_pkg_installed "$p" || missing+=("$p")
   done
   if [ "${#missing[@]}" -gt 0 ]; then
