@@ -1207,9 +1207,9 @@ sweep_dir(const char *dir)
 
     memset(&tmp, 0, sizeof(tmp));
     snprintf(tmp.dir, sizeof(tmp.dir), "%s", dir);
-    snprintf(tmp.config_path, sizeof(tmp.config_path), "%s/eunha.toml", dir);
-    snprintf(tmp.ready_path, sizeof(tmp.ready_path), "%s/ready", dir);
-    snprintf(tmp.log_path, sizeof(tmp.log_path), "%s/server.log", dir);
+    snprintf(tmp.config_path, sizeof(tmp.config_path), "%s/eunha.toml", tmp.dir);
+    snprintf(tmp.ready_path, sizeof(tmp.ready_path), "%s/ready", tmp.dir);
+    snprintf(tmp.log_path, sizeof(tmp.log_path), "%s/server.log", tmp.dir);
     if (access(tmp.log_path, R_OK) == 0) {
         fprintf(stderr, "harness: a test ended without freeing its server; its log:\n");
         eu_it_server_print_log(&tmp);
@@ -1247,8 +1247,8 @@ eu_it_after_test(void)
             continue;
         pid = strtol(e->d_name + 9, NULL, 10);
         if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
-            char dir[600];
-            snprintf(dir, sizeof(dir), "%s/%s", tmpdir, e->d_name);
+            char dir[256];
+            snprintf(dir, sizeof(dir), "%.120s/%.120s", tmpdir, e->d_name);
             sweep_dir(dir);
         }
     }
