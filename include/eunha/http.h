@@ -38,7 +38,18 @@ struct eu_req {
     bool admin_listener;
     bool finished;
     uint64_t started_us;
-    struct evkeyvalq *query; /* parsed lazily */
+    struct evkeyvalq *query;    /* parsed lazily */
+    struct json_t *params_json; /* eu_req_params(), parsed lazily */
+    /* Set by the pipeline for EU_ROUTE_AUTH / AUTH_OPT / APP_TOKEN routes. */
+    struct {
+        bool present;       /* a valid token was sent */
+        int64_t token_id;
+        int64_t app_id;
+        int64_t user_id;    /* 0 for an app-only (client_credentials) token */
+        int64_t account_id; /* 0 for an app-only token */
+        const char *scopes; /* space-separated, arena */
+        char token_hash[65];
+    } auth;
 };
 
 struct eu_http_server;

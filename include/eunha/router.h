@@ -35,6 +35,9 @@ typedef void (*eu_route_handler_cb)(struct eu_req *req);
  *   EU_ROUTE_ADMIN      admin listener only; needs the admin token
  *   EU_ROUTE_CORS       adds Mastodon's CORS headers and answers OPTIONS
  *   EU_ROUTE_ADMIN_OPEN admin listener only, no token (health, metrics)
+ *   EU_ROUTE_APP_TOKEN  needs a valid token, but an app-only one (from the
+ *                       client_credentials grant) will do; EU_ROUTE_AUTH
+ *                       needs a token that belongs to a user
  */
 enum {
     EU_ROUTE_NO_TENANT = 1 << 0,
@@ -43,6 +46,7 @@ enum {
     EU_ROUTE_ADMIN = 1 << 3,
     EU_ROUTE_CORS = 1 << 4,
     EU_ROUTE_ADMIN_OPEN = 1 << 5, /* admin listener without a token (health, metrics) */
+    EU_ROUTE_APP_TOKEN = 1 << 6,  /* any valid token, app-only ones too */
 };
 
 struct eu_route {

@@ -41,6 +41,7 @@ struct eu_tenant {
     bool removed;        /* deleted from the registry; dies with its last ref */
     bool marked;         /* for reload: not seen in the control table yet */
     struct eu_db_pool *pool; /* NULL until first use */
+    struct eu_auth_cache *auth_cache; /* src/http/auth.c; NULL until a token is used */
     struct eu_queue *queue;  /* src/queue/: job workers and timed tasks; NULL until started */
     struct eu_tenant *hash_next;
 };

@@ -31,6 +31,7 @@
 
 #include "eunha/app.h"
 #include "eunha/arena.h"
+#include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/error.h"
 #include "eunha/log.h"
@@ -354,6 +355,31 @@ first_list_item(struct eu_arena *a, const char *v)
     return eu_arena_strndup(a, v, n);
 }
 
+/* Runs once the token (if any) has been read: enforces the route's
+ * requirements with Mastodon's status codes and messages, then hands over. */
+static void
+after_auth(struct eu_req *req)
+{
+    const struct eu_route *route = req->route;
+    bool need_user = route->flags & EU_ROUTE_AUTH;
+    bool need_token = need_user || (route->flags & EU_ROUTE_APP_TOKEN);
+    if (need_token && !req->auth.present) {
+        eu_req_add_header(req, "WWW-Authenticate",
+                          "Bearer realm=\"Doorkeeper\", error=\"invalid_token\"");
+        eu_req_reply_error(req, 401, "The access token is invalid");
+        return;
+    }
+    if (need_user && !req->auth.user_id) {
+        eu_req_reply_error(req, 422, "This method requires an authenticated user");
+        return;
+    }
+    if (req->auth.present && route->scope && !eu_auth_scope_allows(req->auth.scopes, route->scope)) {
+        eu_req_reply_error(req, 403, "This action is outside the authorized scopes");
+        return;
+    }
+    route->handler(req);
+}
+
 static void
 on_request(struct evhttp_request *ev, void *arg)
 {
@@ -460,6 +486,11 @@ on_request(struct evhttp_request *ev, void *arg)
     }
     if (req->tenant && req->tenant->state == EU_TENANT_SUSPENDED) {
         eu_req_reply_error(req, 403, "This instance has been suspended");
+        return;
+    }
+    if (route->flags & (EU_ROUTE_AUTH | EU_ROUTE_AUTH_OPT | EU_ROUTE_APP_TOKEN)) {
+        eu_auth_authenticate(req, after_auth);
+        eu_log_set_context(NULL, NULL);
         return;
     }
     route->handler(req);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
@@ -58,6 +59,7 @@ tenant_free(struct eu_tenant *t)
 {
     /* Requests hold refs, so by now no connection of this pool is lent. */
     eu_db_pool_free(t->pool);
+    eu_auth_cache_free(t->auth_cache);
     free(t->domain);
     free(t->title);
     free(t->database);

@@ -1,0 +1,48 @@
+/*
+ * Mastodon entities rendered from SQL rows. A renderer reads the columns its
+ * select-list macro produced, starting at a given column, so one query can
+ * carry several entities side by side (a notification with its account and
+ * its status).
+ */
+#ifndef EUNHA_ENTITIES_H
+#define EUNHA_ENTITIES_H
+
+#include <stdint.h>
+
+struct eu_req;
+struct json_t;
+struct pg_result;
+
+/* An ISO 8601 UTC timestamp with milliseconds, as Mastodon writes them. */
+#define EU_SQL_TS(expr) "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+
+/*
+ * The Account entity's columns for an accounts row aliased `a`, counts
+ * included; EU_ACCOUNT_NCOLS of them.
+ */
+#define EU_ACCOUNT_COLUMNS(a)                                                                      \
+    a ".id, " a ".username, " a ".domain, " a ".display_name, " a ".note, " a ".url, " a           \
+    ".uri, " a ".avatar_url, " a ".header_url, " a ".locked, " a ".bot, " a ".discoverable, " a    \
+    ".fields::text, to_char(date_trunc('day', " a ".created_at AT TIME ZONE 'UTC'), "             \
+    "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "                                                       \
+    "(SELECT count(*) FROM follows f WHERE f.target_account_id = " a ".id), "                      \
+    "(SELECT count(*) FROM follows f WHERE f.account_id = " a ".id), "                             \
+    "(SELECT count(*) FROM statuses s WHERE s.account_id = " a ".id AND s.deleted_at IS NULL), "   \
+    "(SELECT to_char(max(s.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') FROM statuses s "         \
+    "WHERE s.account_id = " a ".id AND s.deleted_at IS NULL), "                                   \
+    a ".suspended_at IS NOT NULL"
+#define EU_ACCOUNT_NCOLS 19
+
+/*
+ * Renders the Account at row of res, columns col .. col+EU_ACCOUNT_NCOLS-1.
+ * Returns a new reference the caller owns.
+ */
+struct json_t *eu_account_json(struct eu_req *req, const struct pg_result *res, int row, int col);
+
+/* Escapes text for HTML into a new string owned by req's arena. */
+const char *eu_html_escape(struct eu_req *req, const char *text);
+/* A local account's plain-text bio as Mastodon's HTML note: escaped,
+ * paragraphs on blank lines, <br> on single newlines. Arena-owned. */
+const char *eu_text_to_simple_html(struct eu_req *req, const char *text);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * Home feeds: a Redis sorted set of status ids per account under the
+ * tenant's prefix ("<prefix>:{t<ID>}:feed:home:<account id>"), scored by
+ * id, trimmed to EU_FEED_MAX entries. Statuses fan out into followers'
+ * feeds when they are written; a missing feed is rebuilt from PostgreSQL on
+ * read, so Redis losing data loses nothing.
+ */
+#ifndef EUNHA_FEEDS_H
+#define EUNHA_FEEDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct eu_app;
+struct eu_tenant;
+
+#define EU_FEED_MAX 800
+
+/* Writes the home feed key of account_id into buf. */
+void eu_feed_home_key(const struct eu_tenant *t, int64_t account_id, char *buf, size_t len);
+/* Drops account_id's home feed so the next read rebuilds it (after a
+ * follow, unfollow, block, mute or list change). Fire and forget. */
+void eu_feed_home_invalidate(struct eu_app *app, const struct eu_tenant *t, int64_t account_id);
+
+#endif

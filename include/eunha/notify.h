@@ -1,0 +1,27 @@
+/*
+ * Creating notifications. Every module that causes one (follows, mentions,
+ * favourites, reblogs, edits, polls) calls eu_notify(); it is fire and
+ * forget: the notification is written after the caller's change, and a
+ * failure is logged, not answered, as Mastodon does.
+ */
+#ifndef EUNHA_NOTIFY_H
+#define EUNHA_NOTIFY_H
+
+#include <stdint.h>
+
+struct eu_req;
+struct eu_tenant;
+struct eu_registry;
+
+/*
+ * Notifies account recipient_id of type ("mention", "status", "reblog",
+ * "follow", "follow_request", "favourite", "poll", "update") from account
+ * from_id about status_id (0 for none). Nothing is written when recipient
+ * and sender are the same (except "poll"), when the recipient blocks the
+ * sender or mutes them with hide_notifications, or when the recipient muted
+ * the status's conversation. Safe to call from any callback on the loop.
+ */
+void eu_notify(struct eu_registry *reg, struct eu_tenant *t, int64_t recipient_id,
+               int64_t from_id, const char *type, int64_t status_id);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * Mastodon's pagination: max_id, since_id, min_id and limit in, a Link
+ * header out. Ids are decimal strings of 64-bit snowflakes, compared as
+ * numbers in SQL. min_id pages forward from an id (oldest first, then
+ * reversed for display); since_id returns the newest items above an id.
+ */
+#ifndef EUNHA_PAGE_H
+#define EUNHA_PAGE_H
+
+#include <stdbool.h>
+
+struct eu_req;
+
+struct eu_page {
+    const char *max_id;   /* NULL or a decimal id */
+    const char *since_id; /* NULL or a decimal id */
+    const char *min_id;   /* NULL or a decimal id */
+    int limit;
+    char limit_s[12]; /* limit as text, for SQL parameters */
+};
+
+/*
+ * Reads the paging parameters of req into page. limit defaults to def and
+ * is clamped to [1, max]; ids that are not decimal integers are answered
+ * with 400 here (returns -1, the request is finished); 0 otherwise.
+ */
+int eu_page_parse(struct eu_req *req, struct eu_page *page, int def, int max);
+
+/*
+ * SQL to order and bound a query over id column col (descending, or
+ * ascending when paging with min_id), using parameters $n
+ * (max_id), $n+1 (since_id), $n+2 (min_id), $n+3 (limit). Returns a string
+ * owned by req's arena such as
+ *   " AND ($3::bigint IS NULL OR s.id < $3) AND ... ORDER BY s.id DESC LIMIT $6"
+ * Append it to a WHERE clause; pass eu_page_params() as those parameters.
+ */
+const char *eu_page_sql(struct eu_req *req, const struct eu_page *page, const char *col, int n);
+/* Fills params[0..3] with the page's values for eu_page_sql(). */
+void eu_page_params(const struct eu_page *page, const char **params);
+/* True when the rows come back oldest first (min_id paging): reverse them
+ * before rendering. */
+bool eu_page_is_ascending(const struct eu_page *page);
+
+/*
+ * Adds the Link header for a page whose newest item has id first_id and
+ * oldest last_id (NULL/NULL for an empty page: no header). Other query
+ * parameters of the request are kept.
+ */
+void eu_page_link(struct eu_req *req, const char *first_id, const char *last_id);
+
+#endif

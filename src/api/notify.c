@@ -1,0 +1,48 @@
+/*
+ * eu_notify(): one INSERT ... SELECT that applies the recipient's blocks and
+ * mutes in the database, so the caller needs no extra round trip.
+ */
+#include "eunha/notify.h"
+
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "eunha/db.h"
+#include "eunha/log.h"
+#include "eunha/tenant.h"
+
+static void
+on_inserted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    if (st != EU_DB_OK)
+        eu_log_warn("notify", "cannot write notification: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+}
+
+void
+eu_notify(struct eu_registry *reg, struct eu_tenant *t, int64_t recipient_id, int64_t from_id,
+          const char *type, int64_t status_id)
+{
+    if (recipient_id == from_id && strcmp(type, "poll") != 0)
+        return;
+    char rid[24], fid[24], sid[24];
+    snprintf(rid, sizeof(rid), "%lld", (long long)recipient_id);
+    snprintf(fid, sizeof(fid), "%lld", (long long)from_id);
+    snprintf(sid, sizeof(sid), "%lld", (long long)status_id);
+    const char *params[] = {rid, fid, type, status_id ? sid : NULL};
+    eu_db_pool_query(
+        eu_tenant_pool(reg, t),
+        "INSERT INTO notifications (account_id, from_account_id, type, status_id, group_key)"
+        " SELECT $1::bigint, $2::bigint, $3, $4::bigint,"
+        "  CASE WHEN $3 IN ('favourite', 'reblog') THEN $3 || '-' || $4 ELSE NULL END"
+        " WHERE NOT EXISTS (SELECT 1 FROM blocks WHERE account_id = $1::bigint"
+        "   AND target_account_id = $2::bigint)"
+        " AND ($3 = 'poll' OR NOT EXISTS (SELECT 1 FROM mutes WHERE account_id = $1::bigint"
+        "   AND target_account_id = $2::bigint AND hide_notifications"
+        "   AND (expires_at IS NULL OR expires_at > now())))"
+        " AND ($4::bigint IS NULL OR NOT EXISTS (SELECT 1 FROM conversation_mutes cm"
+        "   JOIN statuses s ON s.conversation_id = cm.conversation_id"
+        "   WHERE cm.account_id = $1::bigint AND s.id = $4::bigint))",
+        4, params, on_inserted, NULL);
+}

@@ -1,0 +1,123 @@
+/*
+ * Pagination helpers (see page.h).
+ */
+#include "eunha/page.h"
+
+#include <event2/http.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/arena.h"
+#include "eunha/http.h"
+
+static bool
+is_id(const char *s)
+{
+    if (!s || !*s || strlen(s) > 19)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+int
+eu_page_parse(struct eu_req *req, struct eu_page *page, int def, int max)
+{
+    memset(page, 0, sizeof(*page));
+    const char *names[] = {"max_id", "since_id", "min_id"};
+    const char **slots[] = {&page->max_id, &page->since_id, &page->min_id};
+    for (int i = 0; i < 3; i++) {
+        const char *v = eu_req_query(req, names[i]);
+        if (v && *v && !is_id(v)) {
+            /* Mastodon ignores ids it cannot read rather than failing;
+             * a non-numeric id can never match, so drop it. */
+            v = NULL;
+        }
+        *slots[i] = v && *v ? v : NULL;
+    }
+    page->limit = def;
+    const char *l = eu_req_query(req, "limit");
+    if (l && *l) {
+        char *end;
+        long n = strtol(l, &end, 10);
+        if (*end == '\0')
+            page->limit = n < 1 ? 1 : n > max ? max : (int)n;
+    }
+    snprintf(page->limit_s, sizeof(page->limit_s), "%d", page->limit);
+    return 0;
+}
+
+const char *
+eu_page_sql(struct eu_req *req, const struct eu_page *page, const char *col, int n)
+{
+    /* Direction is decided here rather than in SQL so the ORDER BY can walk
+     * an index instead of sorting every matching row. */
+    return eu_arena_sprintf(req->arena,
+                            " AND ($%d::bigint IS NULL OR %s < $%d::bigint)"
+                            " AND ($%d::bigint IS NULL OR %s > $%d::bigint)"
+                            " AND ($%d::bigint IS NULL OR %s > $%d::bigint)"
+                            " ORDER BY %s %s LIMIT $%d::int",
+                            n, col, n, n + 1, col, n + 1, n + 2, col, n + 2, col,
+                            page->min_id ? "ASC" : "DESC", n + 3);
+}
+
+void
+eu_page_params(const struct eu_page *page, const char **params)
+{
+    params[0] = page->max_id;
+    params[1] = page->since_id;
+    params[2] = page->min_id;
+    params[3] = page->limit_s;
+}
+
+bool
+eu_page_is_ascending(const struct eu_page *page)
+{
+    return page->min_id != NULL;
+}
+
+/* The request's query string without the paging keys. Arena-owned. */
+static const char *
+other_params(struct eu_req *req)
+{
+    const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req->ev));
+    if (!q || !*q)
+        return "";
+    size_t n = strlen(q);
+    char *out = eu_arena_alloc(req->arena, n + 2);
+    char *o = out;
+    const char *p = q;
+    while (*p) {
+        size_t len = strcspn(p, "&");
+        bool skip = false;
+        static const char *const drop[] = {"max_id=", "since_id=", "min_id=", NULL};
+        for (int i = 0; drop[i]; i++)
+            skip = skip || strncmp(p, drop[i], strlen(drop[i])) == 0;
+        if (!skip && len) {
+            memcpy(o, p, len);
+            o += len;
+            *o++ = '&';
+        }
+        p += len;
+        if (*p == '&')
+            p++;
+    }
+    *o = '\0';
+    return out;
+}
+
+void
+eu_page_link(struct eu_req *req, const char *first_id, const char *last_id)
+{
+    if (!first_id || !last_id)
+        return;
+    const char *base = eu_req_base_url(req);
+    const char *rest = other_params(req);
+    const char *link =
+        eu_arena_sprintf(req->arena, "<%s%s?%smax_id=%s>; rel=\"next\", <%s%s?%smin_id=%s>; "
+                                     "rel=\"prev\"",
+                         base, req->path, rest, last_id, base, req->path, rest, first_id);
+    eu_req_add_header(req, "Link", link);
+}

@@ -1,0 +1,8 @@
+/*
+ * Route table of this resource group (filled in as the endpoints land).
+ */
+#include "eunha/routes.h"
+
+const struct eu_route eu_social_routes[] = {
+    {0},
+};
