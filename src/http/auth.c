@@ -1,8 +1,9 @@
 /*
  * Token lookup with a per-tenant cache. The cache is an open-addressed table
- * of 256 slots keyed by token hash: a bound small enough that a tenant's
- * cache stays a few tens of KiB, and a 5-minute TTL so a token revoked by
- * another process stops working soon even without an invalidation message.
+ * of 64 slots keyed by token hash: a bound small enough that a tenant's
+ * cache stays under 20 KiB (a small instance has few live tokens), and a
+ * 5-minute TTL so a token revoked by another process stops working soon even
+ * without an invalidation message.
  */
 #include "eunha/auth.h"
 
@@ -20,7 +21,7 @@
 #include "eunha/mem.h"
 #include "eunha/tenant.h"
 
-#define CACHE_SLOTS 256
+#define CACHE_SLOTS 64
 #define CACHE_TTL_SECONDS 300
 
 struct entry {
