@@ -1,0 +1,403 @@
+# shellcheck shell=bash
+# Helpers shared by scripts/benchmark_small_instance.sh and
+# scripts/benchmark_density.sh. Source it after scripts/lib/services.sh; do not
+# run it. Everything here talks to 127.0.0.1 only and bounds every wait.
+#
+#   bench_build                       Release build of eunha and eunha-loadgen into $BENCH_BUILD
+#   bench_eunha_start CONFIG DIR      start eunha, wait for its ready file; sets EUNHA_PID,
+#                                     BENCH_PUBLIC_PORT, BENCH_ADMIN_PORT
+#   bench_eunha_stop                  SIGTERM, wait, SIGKILL after 30 s
+#   bench_admin METHOD PATH [JSON]    admin API call; prints the body; fails on non-2xx
+#   bench_seed_tenant DOMAIN USERS OUT   accounts, tokens and follows; OUT gets
+#                                     "DOMAIN TOKEN ACCOUNT_ID" lines
+#   bench_seed_statuses TOKENS N DIR  N statuses through the load generator
+#   bench_mem_kib PID                 "RSS PRIVATE" in KiB from smaps_rollup
+#   bench_cpu_ticks PID               utime+stime of one process, in clock ticks
+#   bench_pg_pids PGDIR               postmaster and all its children
+#   bench_pg_cpu_ticks PGDIR          CPU of the whole cluster, exited backends included
+#   bench_pg_mem_kib PGDIR            "PRIVATE SHARED_ONCE" in KiB over the whole cluster
+#   bench_psql URL SQL                one value from one query
+#   bench_machine_summary             markdown lines: machine and versions
+#
+# Traps these helpers exist to avoid:
+# - RSS counts every shared page (the binary, libraries) in full for every
+#   process that maps it; Private_Clean + Private_Dirty is what this process
+#   alone costs, so that is what per-tenant figures use.
+# - A PostgreSQL backend's own RSS or private pages include whatever shared
+#   buffers it has touched, and the shared memory segment is mapped into every
+#   backend: summing RSS over backends counts shared_buffers once per
+#   connection. bench_pg_mem_kib counts private pages of private mappings per
+#   process and the shared mappings once (their Pss summed over all processes).
+# - Backends that exit take their CPU time with them; the postmaster's
+#   cutime/cstime has it once they are reaped, so cluster CPU adds that in.
+
+BENCH_ROOT=${BENCH_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BENCH_BUILD=${BENCH_BUILD:-$BENCH_ROOT/build-bench}
+BENCH_CURL_TIMEOUT=${BENCH_CURL_TIMEOUT:-60}
+BENCH_PASSWORD=${BENCH_PASSWORD:-eunha-bench-password-1}
+EUNHA_BIN=${EUNHA_BIN:-$BENCH_BUILD/eunha}
+LOADGEN_BIN=${LOADGEN_BIN:-$BENCH_BUILD/eunha-loadgen}
+EUNHA_PID=
+BENCH_PUBLIC_PORT=
+BENCH_ADMIN_PORT=
+BENCH_ADMIN_TOKEN=${BENCH_ADMIN_TOKEN:-}
+
+bench_build() {
+  cmake -S "$BENCH_ROOT" -B "$BENCH_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null || return 1
+  cmake --build "$BENCH_BUILD" -j"${EUNHA_JOBS:-$(nproc 2>/dev/null || echo 2)}" \
+    --target eunha eunha-loadgen >/dev/null || return 1
+  if [ ! -x "$EUNHA_BIN" ] || [ ! -x "$LOADGEN_BIN" ]; then
+    eu_die "build did not produce $EUNHA_BIN and $LOADGEN_BIN"
+  fi
+}
+
+# bench_require_cmd CMD PACKAGE : installs PACKAGE when CMD is missing.
+bench_require_cmd() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  eu_apt_install "$2"
+}
+
+bench_eunha_start() {
+  local config=$1 dir=$2 i ready=$2/ready
+  rm -f "$ready"
+  "$EUNHA_BIN" serve -c "$config" --ready-file "$ready" >>"$dir/eunha.log" 2>&1 &
+  EUNHA_PID=$!
+  for ((i = 0; i < 1200; i++)); do
+    [ -s "$ready" ] && break
+    if ! kill -0 "$EUNHA_PID" 2>/dev/null; then
+      tail -n 20 "$dir/eunha.log" >&2
+      EUNHA_PID=
+      eu_die "eunha exited during startup (log: $dir/eunha.log)"
+      return 1
+    fi
+    sleep 0.1
+  done
+  [ -s "$ready" ] || {
+    eu_die "eunha wrote no ready file within 120 s"
+    return 1
+  }
+  BENCH_PUBLIC_PORT=$(sed -n 's/^public=.*:\([0-9]*\)$/\1/p' "$ready")
+  BENCH_ADMIN_PORT=$(sed -n 's/^admin=.*:\([0-9]*\)$/\1/p' "$ready")
+  if [ -z "$BENCH_PUBLIC_PORT" ] || [ -z "$BENCH_ADMIN_PORT" ]; then
+    eu_die "cannot read ports from $ready"
+  fi
+}
+
+bench_eunha_stop() {
+  local i
+  [ -n "$EUNHA_PID" ] || return 0
+  if kill -0 "$EUNHA_PID" 2>/dev/null; then
+    kill -TERM "$EUNHA_PID" 2>/dev/null || true
+    for ((i = 0; i < 300; i++)); do
+      kill -0 "$EUNHA_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$EUNHA_PID" 2>/dev/null; then
+      eu_log "eunha did not stop in 30 s; killing it"
+      kill -KILL "$EUNHA_PID" 2>/dev/null || true
+    fi
+  fi
+  wait "$EUNHA_PID" 2>/dev/null || true
+  EUNHA_PID=
+}
+
+# bench_http METHOD URL BODYFILE CURL_ARGS... : prints the HTTP status (000 when
+# no answer came); the body goes to BODYFILE.
+bench_http() {
+  local method=$1 url=$2 out=$3 code
+  shift 3
+  code=$(curl -sS --max-time "$BENCH_CURL_TIMEOUT" -o "$out" -w '%{http_code}' -X "$method" \
+    "$@" "$url" 2>/dev/null) || true
+  printf '%s\n' "${code:-000}"
+}
+
+# bench_fail_http WHAT CODE BODYFILE : a clear message for an unexpected answer.
+bench_fail_http() {
+  local hint=""
+  case $2 in
+    404 | 405) hint=" (is this endpoint implemented yet?)" ;;
+    000) hint=" (no answer: is eunha running?)" ;;
+  esac
+  eu_die "$1 answered HTTP $2$hint: $(head -c 300 "$3" 2>/dev/null)"
+}
+
+bench_admin() {
+  local method=$1 path=$2 body=${3:-} out code
+  out=$(mktemp)
+  if [ -n "$body" ]; then
+    code=$(bench_http "$method" "http://127.0.0.1:$BENCH_ADMIN_PORT$path" "$out" \
+      -H "Authorization: Bearer $BENCH_ADMIN_TOKEN" -H 'Content-Type: application/json' --data "$body")
+  else
+    code=$(bench_http "$method" "http://127.0.0.1:$BENCH_ADMIN_PORT$path" "$out" \
+      -H "Authorization: Bearer $BENCH_ADMIN_TOKEN")
+  fi
+  case $code in
+    2??) cat "$out" ;;
+    *)
+      bench_fail_http "$method $path" "$code" "$out"
+      rm -f "$out"
+      return 1
+      ;;
+  esac
+  rm -f "$out"
+}
+
+# bench_api METHOD DOMAIN PATH TOKEN CURL_ARGS... : a public API call as Host
+# DOMAIN; prints the body, fails on non-2xx. TOKEN may be empty.
+bench_api() {
+  local method=$1 domain=$2 path=$3 token=$4 out code auth=()
+  shift 4
+  [ -n "$token" ] && auth=(-H "Authorization: Bearer $token")
+  out=$(mktemp)
+  code=$(bench_http "$method" "http://127.0.0.1:$BENCH_PUBLIC_PORT$path" "$out" \
+    -H "Host: $domain" "${auth[@]}" "$@")
+  case $code in
+    2??) cat "$out" ;;
+    *)
+      bench_fail_http "$method $path (Host $domain)" "$code" "$out"
+      rm -f "$out"
+      return 1
+      ;;
+  esac
+  rm -f "$out"
+}
+
+# bench_json_field JSON FIELD : FIELD of a JSON object, failing when absent.
+bench_json_field() {
+  local v
+  v=$(printf '%s' "$1" | jq -er ".$2 // empty" 2>/dev/null) || true
+  [ -n "$v" ] || {
+    eu_die "response has no '$2': $(printf '%s' "$1" | head -c 300)"
+    return 1
+  }
+  printf '%s\n' "$v"
+}
+
+# Creates USERS accounts u1..uN on DOMAIN (u1 is the owner), gets each a bearer
+# token through the Mastodon password grant, makes everyone follow everyone
+# else so home timelines fill, and appends "DOMAIN TOKEN ACCOUNT_ID" lines to OUT.
+bench_seed_tenant() {
+  local domain=$1 users=$2 out=$3 i j role app cid csec tok body
+  local -a toks=() ids=()
+  for ((i = 1; i <= users; i++)); do
+    role=user
+    [ "$i" = 1 ] && role=owner
+    bench_admin POST "/admin/v1/tenants/$domain/accounts" \
+      "{\"username\":\"u$i\",\"email\":\"u$i@$domain\",\"password\":\"$BENCH_PASSWORD\",\"role\":\"$role\"}" \
+      >/dev/null || return 1
+  done
+  app=$(bench_api POST "$domain" /api/v1/apps "" \
+    --data-urlencode client_name=eunha-bench \
+    --data-urlencode redirect_uris=urn:ietf:wg:oauth:2.0:oob \
+    --data-urlencode "scopes=read write follow") || return 1
+  cid=$(bench_json_field "$app" client_id) || return 1
+  csec=$(bench_json_field "$app" client_secret) || return 1
+  for ((i = 1; i <= users; i++)); do
+    body=$(bench_api POST "$domain" /oauth/token "" \
+      --data-urlencode grant_type=password --data-urlencode "username=u$i@$domain" \
+      --data-urlencode "password=$BENCH_PASSWORD" --data-urlencode "client_id=$cid" \
+      --data-urlencode "client_secret=$csec" --data-urlencode "scope=read write follow") || return 1
+    tok=$(bench_json_field "$body" access_token) || return 1
+    body=$(bench_api GET "$domain" "/api/v1/accounts/lookup?acct=u$i" "$tok") || return 1
+    toks[i]=$tok
+    ids[i]=$(bench_json_field "$body" id) || return 1
+  done
+  for ((i = 1; i <= users; i++)); do
+    for ((j = 1; j <= users; j++)); do
+      [ "$i" = "$j" ] && continue
+      bench_api POST "$domain" "/api/v1/accounts/${ids[j]}/follow" "${toks[i]}" >/dev/null || return 1
+    done
+  done
+  for ((i = 1; i <= users; i++)); do
+    printf '%s %s %s\n' "$domain" "${toks[i]}" "${ids[i]}" >>"$out"
+  done
+}
+
+# bench_seed_tenants DOMAINS_FILE USERS OUT JOBS DIR : bench_seed_tenant for every
+# domain, JOBS at a time; fails when any does.
+bench_seed_tenants() {
+  local domains=$1 users=$2 out=$3 jobs=$4 dir=$5 d n=0 failed=0 running=0
+  mkdir -p "$dir/seed"
+  while read -r d; do
+    [ -n "$d" ] || continue
+    n=$((n + 1))
+    (bench_seed_tenant "$d" "$users" "$dir/seed/$n.tokens" 2>"$dir/seed/$n.err") &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then
+      wait -n || failed=1
+      running=$((running - 1))
+      [ "$failed" = 0 ] || break
+    fi
+  done <"$domains"
+  while [ "$running" -gt 0 ]; do
+    wait -n || failed=1
+    running=$((running - 1))
+  done
+  if [ "$failed" != 0 ]; then
+    cat "$dir"/seed/*.err >&2 2>/dev/null
+    eu_die "seeding tenants failed (see above)"
+    return 1
+  fi
+  cat "$dir"/seed/*.tokens >>"$out"
+  rm -rf "$dir/seed"
+}
+
+# bench_seed_statuses TOKENS N DIR : posts N statuses spread over every user of
+# every tenant, through the load generator so a few thousand take seconds.
+bench_seed_statuses() {
+  local tokens=$1 n=$2 dir=$3 errors
+  [ "$n" -gt 0 ] || return 0
+  "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" --tokens "$tokens" -m status=1 -n "$n" -c 8 -t 30 \
+    --label seed-statuses --json "$dir/seed-statuses.json" -q || {
+    eu_die "the load generator failed while posting statuses"
+    return 1
+  }
+  errors=$(jq -r .errors "$dir/seed-statuses.json")
+  if [ "$errors" != 0 ]; then
+    eu_die "posting statuses: $errors of $n failed: $(jq -c .errors_by_kind "$dir/seed-statuses.json") (is POST /api/v1/statuses implemented yet?)"
+    return 1
+  fi
+}
+
+# bench_wait_answer DOMAIN SECONDS : polls GET /api/v1/instance until it answers 200.
+bench_wait_answer() {
+  local domain=$1 secs=$2 i code
+  for ((i = 0; i < secs * 10; i++)); do
+    code=$(bench_http GET "http://127.0.0.1:$BENCH_PUBLIC_PORT/api/v1/instance" /dev/null -H "Host: $domain")
+    [ "$code" = 200 ] && return 0
+    sleep 0.1
+  done
+  eu_die "$domain did not answer GET /api/v1/instance within $secs s (last HTTP $code)"
+}
+
+bench_mem_kib() {
+  local k v rss=0 pc=0 pd=0
+  [ -r "/proc/$1/smaps_rollup" ] || {
+    echo "0 0"
+    return 1
+  }
+  while read -r k v _; do
+    case $k in
+      Rss:) rss=$v ;;
+      Private_Clean:) pc=$v ;;
+      Private_Dirty:) pd=$v ;;
+    esac
+  done <"/proc/$1/smaps_rollup"
+  echo "$rss $((pc + pd))"
+}
+
+bench_threads() {
+  awk '/^Threads:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
+}
+
+# Fields 14-17 of /proc/PID/stat after the ")" that ends the command name.
+bench_cpu_ticks() {
+  local s
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || {
+    echo 0
+    return 0
+  }
+  s=${s##*) }
+  # shellcheck disable=SC2086 # split on purpose
+  set -- $s
+  echo $((${12} + ${13}))
+}
+
+bench_pg_postmaster() {
+  head -n 1 "$1/postmaster.pid" 2>/dev/null
+}
+
+bench_pg_pids() {
+  local pm
+  pm=$(bench_pg_postmaster "$1") || return 1
+  [ -n "$pm" ] || return 1
+  echo "$pm"
+  ps -o pid= --ppid "$pm" 2>/dev/null | tr -d ' '
+}
+
+bench_pg_cpu_ticks() {
+  local pm pid total=0 s
+  pm=$(bench_pg_postmaster "$1") || {
+    echo 0
+    return 0
+  }
+  for pid in $(bench_pg_pids "$1"); do
+    total=$((total + $(bench_cpu_ticks "$pid")))
+  done
+  s=$(cat "/proc/$pm/stat" 2>/dev/null) || s=""
+  s=${s##*) }
+  # shellcheck disable=SC2086
+  set -- $s
+  echo $((total + ${14:-0} + ${15:-0}))
+}
+
+bench_pg_mem_kib() {
+  local files=() pid
+  for pid in $(bench_pg_pids "$1"); do
+    [ -r "/proc/$pid/smaps" ] && files+=("/proc/$pid/smaps")
+  done
+  [ "${#files[@]}" -gt 0 ] || {
+    echo "0 0"
+    return 0
+  }
+  # A mapping header is "START-END PERMS ..."; an 's' in the 4th permission
+  # character marks a shared mapping (shared buffers, dynamic shared memory).
+  awk '
+    $1 ~ /^[0-9a-f]+-[0-9a-f]+$/ { shared = (substr($2, 4, 1) == "s"); next }
+    $1 == "Private_Clean:" || $1 == "Private_Dirty:" { if (!shared) priv += $2 }
+    $1 == "Pss:" { if (shared) shm += $2 }
+    END { printf "%d %d\n", priv, shm }' "${files[@]}" 2>/dev/null
+}
+
+bench_psql() {
+  psql "$1" -X -q -At -v ON_ERROR_STOP=1 -c "$2"
+}
+
+bench_clk_tck() {
+  getconf CLK_TCK 2>/dev/null || echo 100
+}
+
+# bench_fmt_num N DECIMALS : N with thousands separators (1,017.95).
+bench_fmt_num() {
+  awk -v n="$1" -v d="${2:-2}" 'BEGIN {
+    s = sprintf("%." d "f", n); neg = (substr(s, 1, 1) == "-"); if (neg) s = substr(s, 2)
+    i = index(s, "."); ip = (i ? substr(s, 1, i - 1) : s); fp = (i ? substr(s, i) : "")
+    while (length(ip) > 3) { fp = "," substr(ip, length(ip) - 2) fp; ip = substr(ip, 1, length(ip) - 3) }
+    printf "%s%s%s\n", (neg ? "-" : ""), ip, fp }'
+}
+
+# bench_mib KIB : "12.34 MiB"
+bench_mib() {
+  awk -v k="$1" 'BEGIN { printf "%.2f MiB\n", k / 1024 }'
+}
+
+bench_machine_summary() {
+  local cpu mem pgv redisv evv
+  cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+  mem=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)
+  pgv=$("$(eu_pg_bindir)/postgres" --version 2>/dev/null | awk '{ print $3 }')
+  redisv=$(redis-server --version 2>/dev/null | sed -n 's/.*v=\([^ ]*\).*/\1/p')
+  evv=$(pkg-config --modversion libevent 2>/dev/null)
+  echo "- Machine: ${cpu:-unknown CPU}, $(nproc) CPUs, ${mem:-? GiB} RAM, $(uname -sr)"
+  echo "- Versions: $("$EUNHA_BIN" version 2>/dev/null | head -n 1) (commit $(git -C "$BENCH_ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$BENCH_ROOT" diff --quiet HEAD 2>/dev/null || echo ", uncommitted changes")), PostgreSQL $pgv, Redis $redisv, libevent $evv"
+}
+
+# bench_make_tmp PREFIX : a fresh directory the postgres user can reach.
+bench_make_tmp() {
+  local d
+  d=$(mktemp -d "/tmp/$1.XXXXXX") || return 1
+  chmod 755 "$d"
+  echo "$d"
+}
+
+# bench_results_dir NAME : benchmark-results/NAME-DATE[-N], created.
+bench_results_dir() {
+  local base n=1 d
+  base=$BENCH_ROOT/benchmark-results/$1-$(date +%Y%m%d)
+  d=$base
+  while [ -e "$d" ] && [ "$n" -lt 100 ]; do
+    n=$((n + 1))
+    d=$base-$n
+  done
+  mkdir -p "$d" && echo "$d"
+}
