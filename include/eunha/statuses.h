@@ -1,0 +1,51 @@
+/*
+ * Statuses as other groups see them: the Status entity renderer, and the
+ * SQL predicate that decides whether a viewer may see a status. Every read of
+ * a status anywhere in the API goes through one or the other, so visibility
+ * is enforced in one place.
+ */
+#ifndef EUNHA_STATUSES_H
+#define EUNHA_STATUSES_H
+
+#include <stddef.h>
+
+struct eu_req;
+struct json_t;
+
+/*
+ * SQL truth value: may viewer v (an SQL expression of type bigint, 0 for
+ * anonymous, e.g. "$2::bigint") see the statuses row aliased s? False for a
+ * deleted status or a suspended author. The author sees everything of their
+ * own; anyone the author blocks sees nothing; public and unlisted are for
+ * everyone else, private for followers and mentioned accounts, direct for
+ * mentioned accounts only. A reblog's original must be checked on its own.
+ */
+#define EU_STATUS_VISIBLE_SQL(s, v)                                                                \
+    "(" s ".deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM accounts vsa WHERE vsa.id = " s       \
+    ".account_id AND vsa.suspended_at IS NOT NULL) AND (" s ".account_id = " v                     \
+    " OR (NOT EXISTS (SELECT 1 FROM blocks vsb WHERE vsb.account_id = " s                          \
+    ".account_id AND vsb.target_account_id = " v ") AND (" s ".visibility <= 1 OR (" s             \
+    ".visibility = 2 AND EXISTS (SELECT 1 FROM follows vsf WHERE vsf.account_id = " v              \
+    " AND vsf.target_account_id = " s ".account_id)) OR EXISTS (SELECT 1 FROM mentions vsm"        \
+    " WHERE vsm.status_id = " s ".id AND vsm.account_id = " v ")))))"
+
+/* array: a new reference the callback owns (json_decref it or pass it on to
+ * eu_req_reply_json, which steals it). */
+typedef void (*eu_statuses_rendered_cb)(struct eu_req *req, struct json_t *array, void *arg);
+
+/*
+ * Loads the statuses with these ids (decimal strings, in this order), drops
+ * the ones the viewer (req->auth.account_id, 0 = anonymous) may not see or
+ * that are deleted (and reblogs whose original is hidden), and renders
+ * Mastodon Status entities: account, reblog nested, mentions, tags, emojis
+ * [], media_attachments [], counts, favourited/reblogged/bookmarked/muted/
+ * pinned for an authenticated viewer, poll and card null, filtered []. The
+ * array keeps the order of ids. ids and its strings are only read during the
+ * call. One database query whatever n is. On a database failure it answers
+ * the request itself (eu_req_reply_db_error) and does not call cb. cb runs
+ * later, never from inside this call; must be called on the loop thread.
+ */
+void eu_statuses_render(struct eu_req *req, const char *const *ids, size_t n,
+                        eu_statuses_rendered_cb cb, void *arg);
+
+#endif

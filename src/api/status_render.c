@@ -1,0 +1,345 @@
+/*
+ * The Status entity. One query loads the asked statuses and the originals of
+ * the reblogs among them, with their authors, counts, mentions, tags and the
+ * viewer's flags, and applies the visibility rule to each row; the rows are
+ * then assembled in the caller's order with reblogs nested. List endpoints
+ * end with eu_statuses_reply_list(), which adds filters and the Link header.
+ */
+#include "eunha/statuses.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/http.h"
+#include "eunha/page.h"
+#include "eunha/tenant.h"
+#include "eunha/app.h"
+#include "statuses_internal.h"
+
+#if defined(__has_include)
+#if __has_include("eunha/filters.h")
+#include "eunha/filters.h"
+#define EU_HAVE_FILTERS 1
+#endif
+#endif
+
+/* Column positions of RENDER_SQL's select list. */
+enum {
+    C_ID, C_VISIBLE, C_REBLOG_OF, C_CREATED, C_REPLY_ID, C_REPLY_ACCT, C_SENSITIVE, C_SPOILER,
+    C_VISIBILITY, C_LANGUAGE, C_URI, C_URL, C_LOCAL, C_CONTENT, C_EDITED, C_REPLIES, C_REBLOGS,
+    C_FAVS, C_FAVOURITED, C_REBLOGGED, C_MUTED, C_BOOKMARKED, C_PINNED, C_MENTIONS, C_TAGS,
+    C_APP, C_TEXT, C_ACCOUNT
+};
+
+/* $1 ids as an array literal, $2 viewer account id (0 anonymous), $3 base URL. */
+static const char RENDER_SQL[] =
+    "WITH want AS (SELECT x.id FROM statuses x WHERE x.id = ANY($1::bigint[])"
+    " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.id = ANY($1::bigint[])"
+    " AND x.reblog_of_id IS NOT NULL)"
+    " SELECT s.id, " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") ", s.reblog_of_id, "
+    EU_SQL_TS("s.created_at") ", s.in_reply_to_id, s.in_reply_to_account_id, s.sensitive,"
+    " s.spoiler_text, s.visibility, s.language, s.uri, s.url, s.local, s.content,"
+    " CASE WHEN s.edited_at IS NULL THEN NULL ELSE " EU_SQL_TS("s.edited_at") " END,"
+    " (SELECT count(*) FROM statuses r WHERE r.in_reply_to_id = s.id AND r.deleted_at IS NULL),"
+    " (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = s.id AND r.deleted_at IS NULL),"
+    " (SELECT count(*) FROM favourites f WHERE f.status_id = s.id),"
+    " EXISTS (SELECT 1 FROM favourites f WHERE f.status_id = s.id AND f.account_id = $2::bigint),"
+    " EXISTS (SELECT 1 FROM statuses r WHERE r.reblog_of_id = s.id AND r.account_id = $2::bigint"
+    "  AND r.deleted_at IS NULL),"
+    " EXISTS (SELECT 1 FROM conversation_mutes cm WHERE cm.account_id = $2::bigint"
+    "  AND cm.conversation_id = coalesce(s.conversation_id, s.id)),"
+    " EXISTS (SELECT 1 FROM bookmarks b WHERE b.status_id = s.id AND b.account_id = $2::bigint),"
+    " EXISTS (SELECT 1 FROM status_pins p WHERE p.status_id = s.id AND p.account_id = $2::bigint),"
+    " (SELECT coalesce(json_agg(json_build_object('id', ma.id::text, 'username', ma.username,"
+    "  'url', coalesce(ma.url, $3 || '/@' || ma.username), 'acct', ma.username"
+    "  || coalesce('@' || ma.domain, '')) ORDER BY m.id), '[]')::text FROM mentions m"
+    "  JOIN accounts ma ON ma.id = m.account_id WHERE m.status_id = s.id AND NOT m.silent),"
+    " (SELECT coalesce(json_agg(json_build_object('name', lower(t.name),"
+    "  'url', $3 || '/tags/' || lower(t.name)) ORDER BY t.name), '[]')::text"
+    "  FROM statuses_tags st JOIN tags t ON t.id = st.tag_id WHERE st.status_id = s.id),"
+    " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
+    "  FROM oauth_applications oa WHERE oa.id = s.application_id AND s.account_id = $2::bigint),"
+    " s.text, " EU_ACCOUNT_COLUMNS("a")
+    " FROM statuses s JOIN accounts a ON a.id = s.account_id WHERE s.id IN (SELECT id FROM want)";
+
+struct render {
+    struct eu_req *req;
+    char **ids; /* arena copies of the asked ids */
+    size_t n;
+    unsigned flags;
+    eu_statuses_rendered_cb cb;
+    void *arg;
+};
+
+static const char *const VISIBILITIES[] = {"public", "unlisted", "private", "direct"};
+
+const char *
+eu_status_visibility_name(int v)
+{
+    return v >= 0 && v < 4 ? VISIBILITIES[v] : NULL;
+}
+
+int
+eu_status_visibility_code(const char *name)
+{
+    for (int i = 0; name && i < 4; i++)
+        if (strcmp(name, VISIBILITIES[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const char *
+col_str(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+static bool
+col_bool(const PGresult *r, int row, int col)
+{
+    return !PQgetisnull(r, row, col) && PQgetvalue(r, row, col)[0] == 't';
+}
+
+static json_t *
+str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *
+parse_array(const char *text)
+{
+    json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+    if (!json_is_array(v)) {
+        json_decref(v);
+        v = json_array();
+    }
+    return v;
+}
+
+/* The entity of one row, without its nested reblog. New reference. */
+static json_t *
+status_json(struct render *rd, const PGresult *r, int row)
+{
+    struct eu_req *req = rd->req;
+    const char *id = PQgetvalue(r, row, C_ID);
+    const char *username = PQgetvalue(r, row, C_ACCOUNT + 1);
+    const char *base = eu_req_base_url(req);
+    bool is_reblog = !PQgetisnull(r, row, C_REBLOG_OF);
+    const char *uri = col_str(r, row, C_URI), *url = col_str(r, row, C_URL);
+    if (col_bool(r, row, C_LOCAL)) {
+        /* Local addresses are derived, not stored, so they follow the tenant. */
+        uri = eu_arena_sprintf(req->arena, "%s/users/%s/statuses/%s%s", base, username, id,
+                               is_reblog ? "/activity" : "");
+        url = is_reblog ? uri : eu_arena_sprintf(req->arena, "%s/@%s/%s", base, username, id);
+    }
+    int vis = atoi(PQgetvalue(r, row, C_VISIBILITY));
+    const char *vname = eu_status_visibility_name(vis);
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_string(id));
+    json_object_set_new(o, "created_at", json_string(PQgetvalue(r, row, C_CREATED)));
+    json_object_set_new(o, "in_reply_to_id", str_or_null(col_str(r, row, C_REPLY_ID)));
+    json_object_set_new(o, "in_reply_to_account_id", str_or_null(col_str(r, row, C_REPLY_ACCT)));
+    json_object_set_new(o, "sensitive", json_boolean(col_bool(r, row, C_SENSITIVE)));
+    json_object_set_new(o, "spoiler_text", json_string(PQgetvalue(r, row, C_SPOILER)));
+    json_object_set_new(o, "visibility", json_string(vname ? vname : "public"));
+    json_object_set_new(o, "language", str_or_null(col_str(r, row, C_LANGUAGE)));
+    json_object_set_new(o, "uri", str_or_null(uri));
+    json_object_set_new(o, "url", str_or_null(url));
+    json_object_set_new(o, "replies_count", json_integer(atoll(PQgetvalue(r, row, C_REPLIES))));
+    json_object_set_new(o, "reblogs_count", json_integer(atoll(PQgetvalue(r, row, C_REBLOGS))));
+    json_object_set_new(o, "favourites_count", json_integer(atoll(PQgetvalue(r, row, C_FAVS))));
+    json_object_set_new(o, "edited_at", str_or_null(col_str(r, row, C_EDITED)));
+    if (req->auth.account_id) {
+        json_object_set_new(o, "favourited", json_boolean(col_bool(r, row, C_FAVOURITED)));
+        json_object_set_new(o, "reblogged", json_boolean(col_bool(r, row, C_REBLOGGED)));
+        json_object_set_new(o, "muted", json_boolean(col_bool(r, row, C_MUTED)));
+        json_object_set_new(o, "bookmarked", json_boolean(col_bool(r, row, C_BOOKMARKED)));
+        /* Mastodon only says "pinned" where pinning is possible: own,
+         * non-direct, not a reblog. */
+        const char *author = PQgetvalue(r, row, C_ACCOUNT);
+        if (!is_reblog && vis < 3 && strtoll(author, NULL, 10) == req->auth.account_id)
+            json_object_set_new(o, "pinned", json_boolean(col_bool(r, row, C_PINNED)));
+    }
+    json_object_set_new(o, "content", json_string(is_reblog ? "" : PQgetvalue(r, row, C_CONTENT)));
+    json_object_set_new(o, "filtered", json_array());
+    json_object_set_new(o, "reblog", json_null());
+    const char *app = col_str(r, row, C_APP);
+    if (app) {
+        json_t *a = json_loads(app, 0, NULL);
+        if (a)
+            json_object_set_new(o, "application", a);
+    }
+    json_object_set_new(o, "account", eu_account_json(req, r, row, C_ACCOUNT));
+    json_object_set_new(o, "media_attachments", json_array());
+    json_object_set_new(o, "mentions", parse_array(col_str(r, row, C_MENTIONS)));
+    json_object_set_new(o, "tags", parse_array(col_str(r, row, C_TAGS)));
+    json_object_set_new(o, "emojis", json_array());
+    json_object_set_new(o, "card", json_null());
+    json_object_set_new(o, "poll", json_null());
+    if (rd->flags & EU_RENDER_SOURCE)
+        json_object_set_new(o, "text", json_string(PQgetvalue(r, row, C_TEXT)));
+    return o;
+}
+
+static int
+find_row(const PGresult *r, const char *id)
+{
+    int n = PQntuples(r);
+    for (int i = 0; i < n; i++)
+        if (strcmp(PQgetvalue(r, i, C_ID), id) == 0)
+            return i;
+    return -1;
+}
+
+static bool
+row_is_visible(const struct render *rd, const PGresult *r, int row)
+{
+    return row >= 0 && ((rd->flags & EU_RENDER_KEEP_HIDDEN) || col_bool(r, row, C_VISIBLE));
+}
+
+static void
+on_rows(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct render *rd = arg;
+    struct eu_req *req = rd->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *out = json_array();
+    /* A page is at most a few dozen rows, so a linear lookup is cheaper than
+     * building an index. */
+    for (size_t i = 0; i < rd->n; i++) {
+        int row = find_row(res, rd->ids[i]);
+        if (!row_is_visible(rd, res, row))
+            continue;
+        json_t *o = status_json(rd, res, row);
+        if (!PQgetisnull(res, row, C_REBLOG_OF)) {
+            int orig = find_row(res, PQgetvalue(res, row, C_REBLOG_OF));
+            if (!row_is_visible(rd, res, orig)) {
+                json_decref(o);
+                continue;
+            }
+            json_object_set_new(o, "reblog", status_json(rd, res, orig));
+        }
+        json_array_append_new(out, o);
+    }
+    rd->cb(req, out, rd->arg);
+}
+
+static bool
+is_id(const char *s)
+{
+    if (!s || !*s || strlen(s) > 19)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+void
+eu_statuses_render_opts(struct eu_req *req, const char *const *ids, size_t n, unsigned flags,
+                        eu_statuses_rendered_cb cb, void *arg)
+{
+    struct render *rd = eu_arena_calloc(req->arena, sizeof(*rd));
+    rd->req = req;
+    rd->flags = flags;
+    rd->cb = cb;
+    rd->arg = arg;
+    rd->ids = eu_arena_alloc(req->arena, (n ? n : 1) * sizeof(char *));
+    char *list = eu_arena_alloc(req->arena, n * 21 + 3), *o = list;
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (!is_id(ids[i]))
+            continue;
+        rd->ids[rd->n++] = eu_arena_strdup(req->arena, ids[i]);
+        if (o[-1] != '{')
+            *o++ = ',';
+        size_t l = strlen(ids[i]);
+        memcpy(o, ids[i], l);
+        o += l;
+    }
+    *o++ = '}';
+    *o = '\0';
+    const char *viewer = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+    const char *params[] = {list, viewer, eu_req_base_url(req)};
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), RENDER_SQL, 3, params,
+                     on_rows, rd);
+}
+
+void
+eu_statuses_render(struct eu_req *req, const char *const *ids, size_t n,
+                   eu_statuses_rendered_cb cb, void *arg)
+{
+    eu_statuses_render_opts(req, ids, n, 0, cb, arg);
+}
+
+/* ------------------------------------------------------------ list replies */
+
+struct list_reply {
+    const char *first_id, *last_id;
+    const char *context;
+    json_t *array;
+};
+
+static void
+send_list(struct eu_req *req, struct list_reply *lr)
+{
+    eu_page_link(req, lr->first_id, lr->last_id);
+    eu_req_reply_json(req, 200, lr->array);
+}
+
+#ifdef EU_HAVE_FILTERS
+static void
+on_filters_loaded(struct eu_req *req, void *arg)
+{
+    struct list_reply *lr = arg;
+    eu_req_enter(req);
+    json_t *kept = json_array();
+    size_t i;
+    json_t *st;
+    json_array_foreach(lr->array, i, st) {
+        /* A reblog is filtered by what it carries. */
+        json_t *target = json_is_object(json_object_get(st, "reblog"))
+                             ? json_object_get(st, "reblog") : st;
+        if (!eu_filters_apply(req, target, lr->context))
+            json_array_append(kept, st);
+    }
+    json_decref(lr->array);
+    lr->array = kept;
+    send_list(req, lr);
+}
+#endif
+
+static void
+on_list_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    struct list_reply *lr = arg;
+    lr->array = array;
+#ifdef EU_HAVE_FILTERS
+    if (lr->context && req->auth.account_id && json_array_size(array)) {
+        eu_filters_load(req, on_filters_loaded, lr);
+        return;
+    }
+#endif
+    send_list(req, lr);
+}
+
+void
+eu_statuses_reply_list(struct eu_req *req, const char *const *ids, size_t n, const char *first_id,
+                       const char *last_id, const char *filter_context)
+{
+    struct list_reply *lr = eu_arena_calloc(req->arena, sizeof(*lr));
+    lr->first_id = first_id ? eu_arena_strdup(req->arena, first_id) : NULL;
+    lr->last_id = last_id ? eu_arena_strdup(req->arena, last_id) : NULL;
+    lr->context = filter_context;
+    eu_statuses_render(req, ids, n, on_list_rendered, lr);
+}
