@@ -1,0 +1,51 @@
+/*
+ * Status text to HTML as Mastodon's TextFormatter does it for local posts:
+ * escaped text, paragraphs on blank lines and <br /> on single newlines,
+ * http(s) URLs autolinked with Mastodon's invisible/ellipsis spans, @mentions
+ * of known local accounts linked as h-cards, #hashtags linked. Mentions of
+ * unknown or remote accounts (@user@domain) stay text until federation
+ * resolves them. Pure functions of their input: no I/O, safe anywhere.
+ */
+#ifndef EUNHA_TEXT_H
+#define EUNHA_TEXT_H
+
+#include <stddef.h>
+
+struct eu_arena;
+
+/* What a text refers to, found by eu_text_scan(). */
+struct eu_text_scan {
+    /* Usernames of local mentions ("@alice", or "@alice@<local_domain>"),
+     * lower-cased, each once, in order of appearance. */
+    char **mentions;
+    size_t n_mentions;
+    /* Hashtag names as first written (without '#'), each once
+     * (case-insensitively), in order of appearance. */
+    char **tags;
+    size_t n_tags;
+};
+
+/* A local account a mention resolved to. */
+struct eu_text_account {
+    const char *username; /* as stored (its case is what the link shows) */
+    const char *url;      /* profile URL, "https://example.com/@alice" */
+};
+
+/*
+ * Fills out with the local mentions and hashtags of text. local_domain (may
+ * be NULL) is the tenant's domain: "@user@<it>" counts as local. Everything
+ * is allocated in a.
+ */
+void eu_text_scan(struct eu_arena *a, const char *text, const char *local_domain,
+                  struct eu_text_scan *out);
+
+/*
+ * Returns text as Mastodon HTML, allocated in a ("" for blank text).
+ * base_url ("https://example.com") prefixes hashtag links; accounts[0..n)
+ * are the local accounts mentions resolved to, matched by username without
+ * regard to case; a mention of anyone else is left as text.
+ */
+const char *eu_text_format(struct eu_arena *a, const char *text, const char *local_domain,
+                           const char *base_url, const struct eu_text_account *accounts, size_t n);
+
+#endif
