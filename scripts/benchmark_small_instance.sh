@@ -133,7 +133,7 @@ sample_memory() {
 # per sample, so sampling costs PostgreSQL next to nothing.
 sample_connections() {
   local prefix=$1 out=$2
-  printf '%s\n' "SELECT count(*) FILTER (WHERE state <> 'idle'), count(*) FROM pg_stat_activity WHERE datname LIKE '${prefix}\\_t%' AND backend_type = 'client backend'" "\\watch $SAMPLE" |
+  printf '%s\n' "SELECT count(*) FILTER (WHERE state <> 'idle'), count(*) FROM pg_stat_activity WHERE datname ~ '^${prefix}_t[0-9]+$' AND backend_type = 'client backend'" "\\watch $SAMPLE" |
     psql "$PG_URL" -X -q -At -F ' ' >"$out" 2>/dev/null
 }
 

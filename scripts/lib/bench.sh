@@ -371,6 +371,11 @@ bench_mib() {
   awk -v k="$1" 'BEGIN { printf "%.2f MiB\n", k / 1024 }'
 }
 
+# bench_size KIB : "512 KiB" below a MiB, else "12.34 MiB" (per-tenant figures are small).
+bench_size() {
+  awk -v k="$1" 'BEGIN { if (k < 1024 && k > -1024) printf "%.0f KiB\n", k; else printf "%.2f MiB\n", k / 1024 }'
+}
+
 bench_machine_summary() {
   local cpu mem pgv redisv evv
   cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
