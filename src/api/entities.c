@@ -116,7 +116,7 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, int c)
     }
     const char *last = col_str(r, row, c + 17);
     json_t *o = json_pack(
-        "{s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:s, s:s, s:s, s:s, s:s, s:s, s:s,"
+        "{s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s,"
         " s:I, s:I, s:I, s:[], s:o, s:[], s:b, s:b}",
         "id", id, "username", username, "acct", acct, "display_name", PQgetvalue(r, row, c + 3),
         "locked", col_bool(r, row, c + 9), "bot", col_bool(r, row, c + 10), "discoverable",
