@@ -1,13 +1,39 @@
 /*
- * Home feed storage in Redis (see feeds.h).
+ * Home feed storage in Redis (see feeds.h). A feed is a sorted set of status
+ * ids scored by id, plus a sentinel member "0" (score 0) that marks the feed
+ * as built: an empty set would vanish in Redis, and a feed that is missing
+ * must be rebuilt from PostgreSQL rather than read as empty. Fan-out only
+ * touches feeds that exist, so a flushed feed is never half-filled; the next
+ * read rebuilds it whole.
+ *
+ * Scores are doubles, which cannot hold a 64-bit id exactly, so reads ask
+ * Redis for a few more members than needed with inclusive bounds and apply
+ * the exact bounds and order in C on the member strings.
  */
 #include "eunha/feeds.h"
 
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/page.h"
 #include "eunha/redis.h"
 #include "eunha/tenant.h"
+#include "statuses_internal.h"
+
+/* Members asked beyond the page to absorb score rounding (ids closer than
+ * 2^5 may share a score). */
+#define SCORE_SLACK 32
+/* Keys per fan-out script call, to keep one call short. */
+#define FANOUT_BATCH 256
 
 void
 eu_feed_home_key(const struct eu_tenant *t, int64_t account_id, char *buf, size_t len)
@@ -22,4 +48,278 @@ eu_feed_home_invalidate(struct eu_app *app, const struct eu_tenant *t, int64_t a
     eu_feed_home_key(t, account_id, key, sizeof(key));
     const char *argv[] = {"DEL", key};
     eu_redis_command(app->redis, NULL, NULL, 2, argv, NULL);
+}
+
+/* ---------------------------------------------------------------- fan-out */
+
+/* KEYS: feeds; ARGV: "add"|"rem", status id, EU_FEED_MAX. */
+static const char FANOUT_LUA[] =
+    "for _, k in ipairs(KEYS) do"
+    " if redis.call('EXISTS', k) == 1 then"
+    "  if ARGV[1] == 'add' then"
+    "   redis.call('ZADD', k, ARGV[2], ARGV[2])"
+    "   redis.call('ZREMRANGEBYRANK', k, 1, -(tonumber(ARGV[3]) + 1))"
+    "  else redis.call('ZREM', k, ARGV[2]) end"
+    " end "
+    "end return 0";
+
+/* Recipients: the author and local followers whose home rules admit the
+ * status ($2 true when removing: every candidate). */
+static const char RECIPIENTS_SQL[] =
+    "SELECT v.id FROM statuses s, LATERAL (SELECT s.account_id AS id UNION"
+    " SELECT f.account_id FROM follows f JOIN accounts fa ON fa.id = f.account_id"
+    " AND fa.domain IS NULL WHERE f.target_account_id = s.account_id) v"
+    " WHERE s.id = $1::bigint AND ($2::bool OR " EU_HOME_FEED_SQL("s", "v.id") ")";
+
+struct fanout {
+    struct eu_app *app;
+    struct eu_tenant *tenant; /* holds a ref: this outlives the request */
+    char status_id[24];
+    bool remove;
+};
+
+static void
+on_fanout_done(redisReply *reply, void *arg)
+{
+    if (!reply || reply->type == REDIS_REPLY_ERROR)
+        eu_log_warn("feeds", "cannot fan out status: %s",
+                    reply ? reply->str : "redis unavailable");
+}
+
+static void
+send_fanout(struct fanout *fo, const PGresult *res, int from, int to)
+{
+    int nkeys = to - from;
+    const char **argv = eu_xcalloc((size_t)nkeys + 6, sizeof(char *));
+    char **keys = eu_xcalloc((size_t)nkeys, sizeof(char *));
+    char numkeys[16], max[16];
+    snprintf(numkeys, sizeof(numkeys), "%d", nkeys);
+    snprintf(max, sizeof(max), "%d", EU_FEED_MAX);
+    int argc = 0;
+    argv[argc++] = "EVAL";
+    argv[argc++] = FANOUT_LUA;
+    argv[argc++] = numkeys;
+    for (int i = from; i < to; i++) {
+        keys[i - from] = eu_xmalloc(160);
+        eu_feed_home_key(fo->tenant, strtoll(PQgetvalue(res, i, 0), NULL, 10), keys[i - from],
+                         160);
+        argv[argc++] = keys[i - from];
+    }
+    argv[argc++] = fo->remove ? "rem" : "add";
+    argv[argc++] = fo->status_id;
+    argv[argc++] = max;
+    eu_redis_command(fo->app->redis, on_fanout_done, NULL, argc, argv, NULL);
+    for (int i = 0; i < nkeys; i++)
+        free(keys[i]);
+    free(keys);
+    free(argv);
+}
+
+static void
+on_recipients(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct fanout *fo = arg;
+    if (st != EU_DB_OK) {
+        eu_log_warn("feeds", "cannot list recipients of status %s: %s", fo->status_id,
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+    } else {
+        int n = PQntuples(res);
+        for (int i = 0; i < n; i += FANOUT_BATCH)
+            send_fanout(fo, res, i, i + FANOUT_BATCH < n ? i + FANOUT_BATCH : n);
+    }
+    eu_tenant_unref(fo->tenant);
+    free(fo);
+}
+
+void
+eu_feed_status_fanout(struct eu_req *req, int64_t status_id, bool remove)
+{
+    struct fanout *fo = eu_xcalloc(1, sizeof(*fo));
+    fo->app = req->app;
+    fo->tenant = req->tenant;
+    eu_tenant_ref(fo->tenant);
+    fo->remove = remove;
+    snprintf(fo->status_id, sizeof(fo->status_id), "%lld", (long long)status_id);
+    const char *params[] = {fo->status_id, remove ? "true" : "false"};
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), RECIPIENTS_SQL, 2, params,
+                     on_recipients, fo);
+}
+
+/* ------------------------------------------------------------------ reads */
+
+/* KEYS[1]: feed; ARGV: "asc"|"desc", first bound, second bound, count.
+ * nil when the feed is missing. */
+static const char READ_LUA[] =
+    "if redis.call('EXISTS', KEYS[1]) == 0 then return false end "
+    "if ARGV[1] == 'asc' then"
+    " return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4]) "
+    "end "
+    "return redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4])";
+
+/* Statuses of account $1's home feed, newest first; the author set keeps
+ * the scan on the statuses_account index. */
+#define HOME_SQL                                                                                   \
+    "SELECT s.id FROM statuses s WHERE s.account_id IN (SELECT $1::bigint UNION"                   \
+    " SELECT target_account_id FROM follows WHERE account_id = $1::bigint) AND "                   \
+    EU_HOME_FEED_SQL("s", "$1::bigint")
+
+struct home_read {
+    struct eu_req *req;
+    struct eu_page page;
+    char key[160];
+    eu_feed_page_cb cb;
+    void *arg;
+};
+
+static int
+cmp_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Applies the page's exact bounds to candidate ids (any order), keeps the
+ * newest (or, with min_id, the oldest) page->limit of them, and hands them
+ * to the callback newest first. */
+static void
+finish_page(struct home_read *hr, int64_t *ids, size_t n)
+{
+    struct eu_page *p = &hr->page;
+    int64_t max = p->max_id ? strtoll(p->max_id, NULL, 10) : INT64_MAX;
+    int64_t since = p->since_id ? strtoll(p->since_id, NULL, 10) : 0;
+    int64_t min = p->min_id ? strtoll(p->min_id, NULL, 10) : 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] > 0 && ids[i] < max && ids[i] > since && ids[i] > min)
+            ids[k++] = ids[i];
+    qsort(ids, k, sizeof(int64_t), cmp_desc);
+    size_t lim = (size_t)p->limit, start = 0;
+    if (k > lim) {
+        /* min_id pages forward: the oldest entries above it. */
+        start = p->min_id ? k - lim : 0;
+        k = lim;
+    }
+    char **out = eu_arena_alloc(hr->req->arena, (k ? k : 1) * sizeof(char *));
+    for (size_t i = 0; i < k; i++)
+        out[i] = eu_arena_sprintf(hr->req->arena, "%lld", (long long)ids[start + i]);
+    hr->cb(hr->req, out, k, hr->arg);
+}
+
+static void
+on_rebuilt(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct home_read *hr = arg;
+    struct eu_req *req = hr->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    /* Store the whole feed, sentinel first, in one ZADD. */
+    const char **argv = eu_arena_alloc(req->arena, ((size_t)n * 2 + 4) * sizeof(char *));
+    int argc = 0;
+    argv[argc++] = "ZADD";
+    argv[argc++] = hr->key;
+    argv[argc++] = "0";
+    argv[argc++] = "0";
+    int64_t *ids = eu_arena_alloc(req->arena, ((size_t)n + 1) * sizeof(int64_t));
+    for (int i = 0; i < n; i++) {
+        const char *id = eu_arena_strdup(req->arena, PQgetvalue(res, i, 0));
+        argv[argc++] = id;
+        argv[argc++] = id;
+        ids[i] = strtoll(id, NULL, 10);
+    }
+    eu_redis_command(req->app->redis, NULL, NULL, argc, argv, NULL);
+    finish_page(hr, ids, (size_t)n);
+}
+
+static void
+rebuild(struct home_read *hr)
+{
+    struct eu_req *req = hr->req;
+    const char *sql = eu_arena_sprintf(req->arena, HOME_SQL " ORDER BY s.id DESC LIMIT %d",
+                                       EU_FEED_MAX);
+    const char *viewer = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+    const char *params[] = {viewer};
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 1, params, on_rebuilt,
+                     hr);
+}
+
+static void
+on_page_sql(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct home_read *hr = arg;
+    eu_req_enter(hr->req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(hr->req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    int64_t *ids = eu_arena_alloc(hr->req->arena, ((size_t)n + 1) * sizeof(int64_t));
+    for (int i = 0; i < n; i++)
+        ids[i] = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+    finish_page(hr, ids, (size_t)n);
+}
+
+/* Redis is down: read the page straight from PostgreSQL. */
+static void
+read_from_sql(struct home_read *hr)
+{
+    struct eu_req *req = hr->req;
+    const char *sql = eu_arena_sprintf(req->arena, "%s%s", HOME_SQL,
+                                       eu_page_sql(req, &hr->page, "s.id", 2));
+    const char *params[5];
+    params[0] = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+    eu_page_params(&hr->page, params + 1);
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 5, params, on_page_sql,
+                     hr);
+}
+
+static void
+on_read(redisReply *reply, void *arg)
+{
+    struct home_read *hr = arg;
+    eu_req_enter(hr->req);
+    if (!reply || reply->type == REDIS_REPLY_ERROR) {
+        if (reply)
+            eu_log_warn("feeds", "cannot read home feed: %s", reply->str);
+        read_from_sql(hr);
+        return;
+    }
+    if (reply->type != REDIS_REPLY_ARRAY) {
+        rebuild(hr);
+        return;
+    }
+    int64_t *ids = eu_arena_alloc(hr->req->arena, (reply->elements + 1) * sizeof(int64_t));
+    for (size_t i = 0; i < reply->elements; i++) {
+        const redisReply *e = reply->element[i];
+        ids[i] = e->type == REDIS_REPLY_STRING ? strtoll(e->str, NULL, 10) : 0;
+    }
+    finish_page(hr, ids, reply->elements);
+}
+
+void
+eu_feed_home_page(struct eu_req *req, const struct eu_page *page, eu_feed_page_cb cb, void *arg)
+{
+    struct home_read *hr = eu_arena_calloc(req->arena, sizeof(*hr));
+    hr->req = req;
+    hr->page = *page;
+    hr->cb = cb;
+    hr->arg = arg;
+    eu_feed_home_key(req->tenant, req->auth.account_id, hr->key, sizeof(hr->key));
+    char count[16];
+    snprintf(count, sizeof(count), "%d", page->limit + SCORE_SLACK);
+    const char *argv[8] = {"EVAL", READ_LUA, "1", hr->key};
+    if (page->min_id) {
+        argv[4] = "asc";
+        argv[5] = page->min_id;
+        argv[6] = "+inf";
+    } else {
+        argv[4] = "desc";
+        argv[5] = page->max_id ? page->max_id : "+inf";
+        argv[6] = page->since_id ? page->since_id : "(0";
+    }
+    argv[7] = count;
+    eu_redis_command(req->app->redis, on_read, hr, 8, argv, NULL);
 }

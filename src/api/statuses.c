@@ -1,8 +1,1065 @@
 /*
- * Route table of this resource group (filled in as the endpoints land).
+ * /api/v1/statuses: posting (with Idempotency-Key), reading, deleting and
+ * editing statuses, threads, and the viewer's interactions with a status
+ * (favourite, reblog, bookmark, pin, conversation mute). Each write is one
+ * SQL statement (data-modifying CTEs) so it is atomic without a transaction
+ * held open across callbacks; notifications and feed fan-out follow it, fire
+ * and forget, as Mastodon does. The route table at the end also carries the
+ * timelines, whose handlers live in timelines.c.
  */
 #include "eunha/routes.h"
 
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/notify.h"
+#include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/redis.h"
+#include "eunha/statuses.h"
+#include "eunha/tenant.h"
+#include "eunha/text.h"
+#include "statuses_internal.h"
+
+#define MAX_CHARS 500
+#define IDEMPOTENCY_TTL "3600"
+
+/* ---------------------------------------------------------------- helpers */
+
+static struct eu_db_pool *
+pool_of(struct eu_req *req)
+{
+    return eu_tenant_pool(req->app->registry, req->tenant);
+}
+
+static const char *
+viewer_of(struct eu_req *req)
+{
+    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+}
+
+static bool
+is_id(const char *s)
+{
+    if (!s || !*s || strlen(s) > 18)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* The :id parameter when it is a status id; otherwise answers 404. */
+static const char *
+status_id_param(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!is_id(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return id;
+}
+
+static size_t
+utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* "{1,2}" from a PostgreSQL bigint[] text: calls fn for each element. */
+static void
+each_array_id(const char *text, void (*fn)(struct eu_req *, int64_t, void *), struct eu_req *req,
+              void *arg)
+{
+    const char *p = text;
+    while (p && *p) {
+        if (*p >= '0' && *p <= '9') {
+            char *end;
+            long long v = strtoll(p, &end, 10);
+            fn(req, v, arg);
+            p = end;
+        } else {
+            p++;
+        }
+    }
+}
+
+/* A text[] literal of strings that hold no quote or backslash. Arena-owned. */
+static const char *
+text_array(struct eu_req *req, char **items, size_t n)
+{
+    size_t len = 3;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(items[i]) + 3;
+    char *out = eu_arena_alloc(req->arena, len), *o = out;
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        o += sprintf(o, "%s\"%s\"", i ? "," : "", items[i]);
+    }
+    *o++ = '}';
+    *o = '\0';
+    return out;
+}
+
+static void
+on_one_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    json_t *st = json_array_get(array, 0);
+    if (!st) {
+        json_decref(array);
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    json_incref(st);
+    json_decref(array);
+    eu_req_reply_json(req, 200, st);
+}
+
+/* Renders one status for the viewer and answers with it (404 if hidden). */
+static void
+reply_status(struct eu_req *req, const char *id)
+{
+    const char *ids[] = {id};
+    eu_statuses_render(req, ids, 1, on_one_rendered, NULL);
+}
+
+static void
+notify_each(struct eu_req *req, int64_t recipient, void *arg)
+{
+    const char **what = arg; /* {type, status id} */
+    eu_notify(req->app->registry, req->tenant, recipient, req->auth.account_id, what[0],
+              strtoll(what[1], NULL, 10));
+}
+
+static void
+idempotency_key(struct eu_req *req, const char *key, char *buf, size_t len)
+{
+    snprintf(buf, len, "%sidempotency:status:%lld:%s", req->tenant->key_prefix,
+             (long long)req->auth.account_id, key);
+}
+
+/* ------------------------------------------------------- text preparation */
+
+/*
+ * What posting and editing share: the mentions in the text resolved to
+ * local accounts, the parent of a reply, the author's defaults; then the
+ * formatted HTML.
+ */
+struct compose {
+    struct eu_req *req;
+    const char *text, *spoiler, *language;
+    const char *reply_to;  /* in_reply_to_id or NULL */
+    const char *edit_id;   /* the status being edited, or NULL */
+    int visibility;        /* -1: the author's default */
+    int sensitive;         /* -1: the author's default */
+    const char *idem;      /* Idempotency-Key or NULL */
+    struct eu_text_scan scan;
+    const char *html;
+    const char *mention_ids; /* bigint[] literal */
+    const char *reply_account, *conversation;
+    char status_id[24];
+    void (*next)(struct compose *c);
+};
+
+/* $1 mention usernames, $2 parent id, $3 author, $4 edited status id. */
+static const char PREPARE_SQL[] =
+    "SELECT (SELECT coalesce(json_agg(json_build_array(a.id::text, a.username)), '[]')::text"
+    "  FROM accounts a WHERE a.domain IS NULL AND a.suspended_at IS NULL"
+    "  AND lower(a.username) = ANY($1::text[])),"
+    " (SELECT json_build_array(s.account_id::text, coalesce(s.conversation_id, s.id)::text)::text"
+    "  FROM statuses s WHERE s.id = $2::bigint AND s.reblog_of_id IS NULL AND "
+    EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+    " (SELECT u.default_privacy FROM users u WHERE u.account_id = $3::bigint),"
+    " (SELECT u.default_sensitive FROM users u WHERE u.account_id = $3::bigint),"
+    " EXISTS (SELECT 1 FROM statuses s WHERE s.id = $4::bigint AND s.account_id = $3::bigint"
+    "  AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL)";
+
+static void
+on_prepared(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct compose *c = arg;
+    struct eu_req *req = c->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (c->edit_id && PQgetvalue(res, 0, 4)[0] != 't') {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    if (c->reply_to) {
+        json_t *parent = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
+        if (!json_is_array(parent)) {
+            json_decref(parent);
+            eu_req_reply_error(req, 404, "Record not found");
+            return;
+        }
+        c->reply_account =
+            eu_arena_strdup(req->arena, json_string_value(json_array_get(parent, 0)));
+        c->conversation = eu_arena_strdup(req->arena, json_string_value(json_array_get(parent, 1)));
+        json_decref(parent);
+    }
+    if (c->visibility < 0) {
+        int v = PQgetisnull(res, 0, 2) ? 0 : eu_status_visibility_code(PQgetvalue(res, 0, 2));
+        c->visibility = v < 0 ? 0 : v;
+    }
+    if (c->sensitive < 0)
+        c->sensitive = !PQgetisnull(res, 0, 3) && PQgetvalue(res, 0, 3)[0] == 't';
+    if (*c->spoiler)
+        c->sensitive = 1; /* Mastodon: a content warning implies sensitive */
+
+    json_t *accts = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+    size_t n = json_array_size(accts);
+    struct eu_text_account *ta = eu_arena_alloc(req->arena, (n ? n : 1) * sizeof(*ta));
+    char *ids = eu_arena_alloc(req->arena, n * 21 + 3), *o = ids;
+    const char *base = eu_req_base_url(req);
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        json_t *pair = json_array_get(accts, i);
+        const char *aid = json_string_value(json_array_get(pair, 0));
+        ta[i].username = eu_arena_strdup(req->arena, json_string_value(json_array_get(pair, 1)));
+        ta[i].url = eu_arena_sprintf(req->arena, "%s/@%s", base, ta[i].username);
+        o += sprintf(o, "%s%s", i ? "," : "", aid);
+    }
+    *o++ = '}';
+    *o = '\0';
+    json_decref(accts);
+    c->mention_ids = ids;
+    c->html = eu_text_format(req->arena, c->text, req->host, base, ta, n);
+    c->next(c);
+}
+
+static void
+prepare(struct compose *c)
+{
+    struct eu_req *req = c->req;
+    eu_text_scan(req->arena, c->text, req->host, &c->scan);
+    const char *params[] = {text_array(req, c->scan.mentions, c->scan.n_mentions), c->reply_to,
+                            viewer_of(req), c->edit_id};
+    eu_db_pool_query(pool_of(req), PREPARE_SQL, 4, params, on_prepared, c);
+}
+
+/*
+ * Reads status, spoiler_text, sensitive, language (and visibility and
+ * in_reply_to_id when posting) into c. Returns -1 after answering 422.
+ */
+static int
+read_compose_params(struct eu_req *req, struct compose *c, bool posting)
+{
+    struct eu_error err = {0};
+    json_t *p = eu_req_params(req, &err);
+    if (!p) {
+        eu_req_reply_eu_error(req, &err);
+        return -1;
+    }
+    c->req = req;
+    c->visibility = -1;
+    c->sensitive = -1;
+    const char *text = eu_param_str(p, "status");
+    c->spoiler = eu_param_str(p, "spoiler_text");
+    c->spoiler = c->spoiler ? c->spoiler : "";
+    c->language = eu_param_str(p, "language");
+    if (c->language && !*c->language)
+        c->language = NULL;
+    json_t *media = eu_param_array(p, "media_ids");
+    size_t nmedia = json_array_size(media);
+    json_decref(media);
+    if (nmedia) {
+        eu_req_reply_error(req, 422, "Validation failed: Media attachments are not supported yet");
+        return -1;
+    }
+    if (eu_param_object(p, "poll")) {
+        eu_req_reply_error(req, 422, "Validation failed: Polls are not supported yet");
+        return -1;
+    }
+    /* Mastodon keeps the text as typed but ignores surrounding blanks. */
+    text = text ? text : "";
+    while (*text == ' ' || *text == '\n' || *text == '\r' || *text == '\t')
+        text++;
+    char *t = eu_arena_strdup(req->arena, text);
+    size_t tl = strlen(t);
+    while (tl && (t[tl - 1] == ' ' || t[tl - 1] == '\n' || t[tl - 1] == '\r' || t[tl - 1] == '\t'))
+        t[--tl] = '\0';
+    c->text = t;
+    if (!*c->text) {
+        eu_req_reply_error(req, 422, "Validation failed: Text can't be blank");
+        return -1;
+    }
+    if (utf8_chars(c->text) + utf8_chars(c->spoiler) > MAX_CHARS) {
+        eu_req_reply_error(req, 422, "Validation failed: Text character limit of %d exceeded",
+                           MAX_CHARS);
+        return -1;
+    }
+    bool b;
+    int rc = eu_param_bool(p, "sensitive", &b);
+    if (rc < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Sensitive is not a boolean");
+        return -1;
+    }
+    if (rc > 0)
+        c->sensitive = b;
+    if (!posting)
+        return 0;
+    const char *vis = eu_param_str(p, "visibility");
+    if (vis && *vis) {
+        c->visibility = eu_status_visibility_code(vis);
+        if (c->visibility < 0) {
+            eu_req_reply_error(req, 422, "Validation failed: Visibility is not included in the list");
+            return -1;
+        }
+    }
+    const char *reply = eu_param_str(p, "in_reply_to_id");
+    if (reply && *reply) {
+        if (!is_id(reply)) {
+            eu_req_reply_error(req, 404, "Record not found");
+            return -1;
+        }
+        c->reply_to = reply;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------- post */
+
+/* Inserts the status, its mentions and its tags in one statement. */
+static const char INSERT_SQL[] =
+    "WITH s AS (INSERT INTO statuses (account_id, text, content, spoiler_text, sensitive,"
+    "  visibility, language, in_reply_to_id, in_reply_to_account_id, conversation_id,"
+    "  application_id)"
+    " VALUES ($1::bigint, $2, $3, $4, $5::bool, $6::smallint, $7, $8::bigint, $9::bigint,"
+    "  coalesce($10::bigint, nextval('conversations_id_seq')), $11::bigint) RETURNING id),"
+    " m AS (INSERT INTO mentions (status_id, account_id) SELECT s.id, u.id FROM s,"
+    "  unnest($12::bigint[]) u(id) ON CONFLICT DO NOTHING),"
+    " nt AS (INSERT INTO tags (name) SELECT DISTINCT ON (lower(n)) n FROM unnest($13::text[]) n"
+    "  ON CONFLICT (lower(name)) DO NOTHING RETURNING id),"
+    " st AS (INSERT INTO statuses_tags (status_id, tag_id) SELECT s.id, t.id FROM s,"
+    "  (SELECT id FROM nt UNION SELECT id FROM tags WHERE lower(name) IN"
+    "   (SELECT lower(n) FROM unnest($13::text[]) n)) t ON CONFLICT DO NOTHING)"
+    " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
+    "  WHERE f.target_account_id = $1::bigint AND f.notify)::text FROM s";
+
+static void
+on_inserted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct compose *c = arg;
+    struct eu_req *req = c->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    snprintf(c->status_id, sizeof(c->status_id), "%s", PQgetvalue(res, 0, 0));
+    int64_t sid = strtoll(c->status_id, NULL, 10);
+    const char *mention[] = {"mention", c->status_id};
+    each_array_id(c->mention_ids, notify_each, req, mention);
+    /* Followers who asked to be told, for anything but DMs and replies to
+     * others (Mastodon's rule). */
+    bool reply_to_other = c->reply_account &&
+                          strtoll(c->reply_account, NULL, 10) != req->auth.account_id;
+    if (c->visibility < 3 && !reply_to_other) {
+        const char *status[] = {"status", c->status_id};
+        each_array_id(PQgetvalue(res, 0, 1), notify_each, req, status);
+    }
+    eu_feed_status_fanout(req, sid, false);
+    if (c->idem) {
+        char key[256];
+        idempotency_key(req, c->idem, key, sizeof(key));
+        const char *argv[] = {"SET", key, c->status_id, "EX", IDEMPOTENCY_TTL};
+        eu_redis_command(req->app->redis, NULL, NULL, 5, argv, NULL);
+    }
+    reply_status(req, c->status_id);
+}
+
+static void
+insert_status(struct compose *c)
+{
+    struct eu_req *req = c->req;
+    char vis[4], app[24];
+    snprintf(vis, sizeof(vis), "%d", c->visibility);
+    snprintf(app, sizeof(app), "%lld", (long long)req->auth.app_id);
+    const char *params[] = {
+        viewer_of(req), c->text, c->html, c->spoiler, c->sensitive ? "true" : "false", vis,
+        c->language, c->reply_to, c->reply_account, c->conversation,
+        req->auth.app_id ? app : NULL, c->mention_ids,
+        text_array(req, c->scan.tags, c->scan.n_tags),
+    };
+    eu_db_pool_query(pool_of(req), INSERT_SQL, 13, params, on_inserted, c);
+}
+
+static void
+on_idempotency(redisReply *reply, void *arg)
+{
+    struct compose *c = arg;
+    eu_req_enter(c->req);
+    if (reply && reply->type == REDIS_REPLY_STRING && is_id(reply->str)) {
+        reply_status(c->req, eu_arena_strdup(c->req->arena, reply->str));
+        return;
+    }
+    /* Missing, or Redis down: post without idempotency. */
+    prepare(c);
+}
+
+static void
+statuses_create(struct eu_req *req)
+{
+    struct compose *c = eu_arena_calloc(req->arena, sizeof(*c));
+    if (read_compose_params(req, c, true) < 0)
+        return;
+    c->next = insert_status;
+    const char *idem = eu_req_header(req, "Idempotency-Key");
+    if (idem && *idem && strlen(idem) <= 128) {
+        c->idem = eu_arena_strdup(req->arena, idem);
+        char key[256];
+        idempotency_key(req, c->idem, key, sizeof(key));
+        const char *argv[] = {"GET", key};
+        eu_redis_command(req->app->redis, on_idempotency, c, 2, argv, NULL);
+        return;
+    }
+    prepare(c);
+}
+
+/* ------------------------------------------------------------------- edit */
+
+/* $1 id, $2 author, $3 text, $4 html, $5 spoiler, $6 sensitive, $7 language,
+ * $8 mention ids, $9 tags. The first edit also records the original. */
+static const char EDIT_SQL[] =
+    "WITH cur AS (SELECT * FROM statuses WHERE id = $1::bigint AND account_id = $2::bigint"
+    "  AND deleted_at IS NULL FOR UPDATE),"
+    " orig AS (INSERT INTO status_edits (status_id, account_id, text, content, spoiler_text,"
+    "  sensitive, created_at) SELECT id, account_id, text, content, spoiler_text, sensitive,"
+    "  created_at FROM cur WHERE NOT EXISTS (SELECT 1 FROM status_edits e"
+    "  WHERE e.status_id = cur.id)),"
+    " ed AS (INSERT INTO status_edits (status_id, account_id, text, content, spoiler_text,"
+    "  sensitive) SELECT id, account_id, $3, $4, $5, $6::bool FROM cur),"
+    " up AS (UPDATE statuses s SET text = $3, content = $4, spoiler_text = $5,"
+    "  sensitive = $6::bool, language = coalesce($7, s.language), edited_at = now(),"
+    "  updated_at = now() FROM cur WHERE s.id = cur.id RETURNING s.id),"
+    " m AS (INSERT INTO mentions (status_id, account_id) SELECT up.id, u.id FROM up,"
+    "  unnest($8::bigint[]) u(id) ON CONFLICT DO NOTHING RETURNING account_id),"
+    " dt AS (DELETE FROM statuses_tags WHERE status_id IN (SELECT id FROM up) AND tag_id NOT IN"
+    "  (SELECT id FROM tags WHERE lower(name) IN (SELECT lower(n) FROM unnest($9::text[]) n))),"
+    " nt AS (INSERT INTO tags (name) SELECT DISTINCT ON (lower(n)) n FROM unnest($9::text[]) n"
+    "  ON CONFLICT (lower(name)) DO NOTHING RETURNING id),"
+    " st AS (INSERT INTO statuses_tags (status_id, tag_id) SELECT up.id, t.id FROM up,"
+    "  (SELECT id FROM nt UNION SELECT id FROM tags WHERE lower(name) IN"
+    "   (SELECT lower(n) FROM unnest($9::text[]) n)) t ON CONFLICT DO NOTHING)"
+    " SELECT up.id, (SELECT coalesce(array_agg(account_id), '{}') FROM m)::text,"
+    "  (SELECT coalesce(array_agg(DISTINCT r.account_id), '{}') FROM statuses r"
+    "   WHERE r.reblog_of_id = up.id AND r.deleted_at IS NULL)::text FROM up";
+
+static void
+on_edited(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct compose *c = arg;
+    struct eu_req *req = c->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *mention[] = {"mention", c->edit_id};
+    each_array_id(PQgetvalue(res, 0, 1), notify_each, req, mention);
+    const char *update[] = {"update", c->edit_id};
+    each_array_id(PQgetvalue(res, 0, 2), notify_each, req, update);
+    reply_status(req, c->edit_id);
+}
+
+static void
+update_status(struct compose *c)
+{
+    struct eu_req *req = c->req;
+    const char *params[] = {
+        c->edit_id, viewer_of(req), c->text, c->html, c->spoiler,
+        c->sensitive ? "true" : "false", c->language, c->mention_ids,
+        text_array(req, c->scan.tags, c->scan.n_tags),
+    };
+    eu_db_pool_query(pool_of(req), EDIT_SQL, 9, params, on_edited, c);
+}
+
+static void
+statuses_update(struct eu_req *req)
+{
+    const char *id = status_id_param(req);
+    if (!id)
+        return;
+    struct compose *c = eu_arena_calloc(req->arena, sizeof(*c));
+    if (read_compose_params(req, c, false) < 0)
+        return;
+    c->edit_id = id;
+    c->next = update_status;
+    prepare(c);
+}
+
+/* -------------------------------------------------------------- get, delete */
+
+static void
+statuses_show(struct eu_req *req)
+{
+    const char *id = status_id_param(req);
+    if (id)
+        reply_status(req, id);
+}
+
+struct delete_ctx {
+    struct eu_req *req;
+    json_t *status;
+    const char *id;
+};
+
+static void
+on_delete_done(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct delete_ctx *d = arg;
+    struct eu_req *req = d->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK || PQntuples(res) == 0 || atoi(PQgetvalue(res, 0, 0)) == 0) {
+        json_decref(d->status);
+        if (st != EU_DB_OK)
+            eu_req_reply_db_error(req, st);
+        else
+            eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_feed_status_fanout(req, strtoll(d->id, NULL, 10), true);
+    eu_req_reply_json(req, 200, d->status);
+}
+
+static void
+on_delete_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    struct delete_ctx *d = arg;
+    json_t *st = json_array_get(array, 0);
+    const char *owner = st ? json_string_value(json_object_get(json_object_get(st, "account"),
+                                                                "id"))
+                           : NULL;
+    if (!owner || strtoll(owner, NULL, 10) != req->auth.account_id) {
+        json_decref(array);
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    d->status = json_incref(st);
+    json_decref(array);
+    /* Reblogs of a deleted status go with it, as in Mastodon. */
+    const char *params[] = {d->id, viewer_of(req)};
+    eu_db_pool_query(pool_of(req),
+                     "WITH d AS (UPDATE statuses SET deleted_at = now() WHERE id = $1::bigint"
+                     "  AND account_id = $2::bigint AND deleted_at IS NULL RETURNING id),"
+                     " r AS (UPDATE statuses SET deleted_at = now() WHERE reblog_of_id IN"
+                     "  (SELECT id FROM d) AND deleted_at IS NULL)"
+                     " SELECT count(*) FROM d",
+                     2, params, on_delete_done, d);
+}
+
+static void
+statuses_delete(struct eu_req *req)
+{
+    const char *id = status_id_param(req);
+    if (!id)
+        return;
+    struct delete_ctx *d = eu_arena_calloc(req->arena, sizeof(*d));
+    d->req = req;
+    d->id = id;
+    const char *ids[] = {id};
+    eu_statuses_render_opts(req, ids, 1, EU_RENDER_SOURCE, on_delete_rendered, d);
+}
+
+/* ------------------------------------------------------- source, history */
+
+static void
+on_source(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200,
+                      json_pack("{s:s, s:s, s:s}", "id", PQgetvalue(res, 0, 0), "text",
+                                PQgetvalue(res, 0, 1), "spoiler_text", PQgetvalue(res, 0, 2)));
+}
+
+static void
+statuses_source(struct eu_req *req)
+{
+    const char *id = status_id_param(req);
+    if (!id)
+        return;
+    const char *params[] = {id, viewer_of(req)};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT id, text, spoiler_text FROM statuses WHERE id = $1::bigint"
+                     " AND account_id = $2::bigint AND deleted_at IS NULL",
+                     2, params, on_source, req);
+}
+
+static void
+on_history(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    if (n == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    json_t *out = json_array();
+    for (int i = 0; i < n; i++) {
+        json_t *v = json_pack("{s:s, s:s, s:b, s:s, s:o, s:[], s:[]}", "content",
+                              PQgetvalue(res, i, 0), "spoiler_text", PQgetvalue(res, i, 1),
+                              "sensitive", PQgetvalue(res, i, 2)[0] == 't', "created_at",
+                              PQgetvalue(res, i, 3), "account", eu_account_json(req, res, i, 4),
+                              "media_attachments", "emojis");
+        json_array_append_new(out, v);
+    }
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+statuses_history(struct eu_req *req)
+{
+    const char *id = status_id_param(req);
+    if (!id)
+        return;
+    const char *params[] = {id, viewer_of(req)};
+    /* A status never edited has one version: itself. */
+    eu_db_pool_query(
+        pool_of(req),
+        "SELECT v.content, v.spoiler_text, v.sensitive, " EU_SQL_TS("v.created_at") ", "
+        EU_ACCOUNT_COLUMNS("a") " FROM statuses s JOIN accounts a ON a.id = s.account_id,"
+        " LATERAL (SELECT e.content, e.spoiler_text, e.sensitive, e.created_at, e.id"
+        "  FROM status_edits e WHERE e.status_id = s.id UNION ALL"
+        "  SELECT s.content, s.spoiler_text, s.sensitive, s.created_at, 0 WHERE NOT EXISTS"
+        "  (SELECT 1 FROM status_edits e2 WHERE e2.status_id = s.id)) v"
+        " WHERE s.id = $1::bigint AND s.reblog_of_id IS NULL AND "
+        EU_STATUS_VISIBLE_SQL("s", "$2::bigint") " ORDER BY v.created_at, v.id",
+        2, params, on_history, req);
+}
+
+/* ---------------------------------------------------------------- context */
+
+struct context_ctx {
+    struct eu_req *req;
+    char **ancestors;
+    size_t n_ancestors;
+};
+
+static bool
+is_ancestor(const struct context_ctx *cx, const char *id)
+{
+    for (size_t i = 0; i < cx->n_ancestors; i++)
+        if (strcmp(cx->ancestors[i], id) == 0)
+            return true;
+    return false;
+}
+
+static void
+on_context_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    struct context_ctx *cx = arg;
+    json_t *anc = json_array(), *desc = json_array();
+    size_t i;
+    json_t *st;
+    json_array_foreach(array, i, st) {
+        const char *id = json_string_value(json_object_get(st, "id"));
+        json_array_append(is_ancestor(cx, id) ? anc : desc, st);
+    }
+    json_decref(array);
+    eu_req_reply_json(req, 200, json_pack("{s:o, s:o}", "ancestors", anc, "descendants", desc));
+}
+
+static void
+on_context_ids(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct context_ctx *cx = arg;
+    struct eu_req *req = cx->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    if (n == 0 || strcmp(PQgetvalue(res, 0, 0), "r") != 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char **ids = eu_arena_alloc(req->arena, (size_t)n * sizeof(char *));
+    cx->ancestors = eu_arena_alloc(req->arena, (size_t)n * sizeof(char *));
+    size_t k = 0;
+    for (int i = 1; i < n; i++) {
+        ids[k++] = eu_arena_strdup(req->arena, PQgetvalue(res, i, 1));
+        if (PQgetvalue(res, i, 0)[0] == 'a')
+            cx->ancestors[cx->n_ancestors++] = (char *)ids[k - 1];
+    }
+    eu_statuses_render(req, ids, k, on_context_rendered, cx);
+}
+
+static void
+statuses_context(struct eu_req *req)
+{
+    const char *id = status_id_param(req);
+    if (!id)
+        return;
+    struct context_ctx *cx = eu_arena_calloc(req->arena, sizeof(*cx));
+    cx->req = req;
+    const char *params[] = {id, viewer_of(req)};
+    /* Ancestors oldest first; descendants depth first, as a thread reads.
+     * Hidden ones are dropped by the renderer. */
+    eu_db_pool_query(
+        pool_of(req),
+        "WITH RECURSIVE up(id, parent, depth) AS ("
+        "  SELECT p.id, p.in_reply_to_id, 1 FROM statuses p WHERE p.id ="
+        "   (SELECT in_reply_to_id FROM statuses WHERE id = $1::bigint)"
+        "  UNION ALL SELECT p.id, p.in_reply_to_id, up.depth + 1 FROM statuses p JOIN up"
+        "   ON p.id = up.parent WHERE up.depth < 40),"
+        " down(id, path) AS ("
+        "  SELECT c.id, ARRAY[c.id] FROM statuses c WHERE c.in_reply_to_id = $1::bigint"
+        "   AND c.deleted_at IS NULL"
+        "  UNION ALL SELECT c.id, down.path || c.id FROM statuses c JOIN down"
+        "   ON c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
+        "   AND array_length(down.path, 1) < 40)"
+        " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.id = $1::bigint"
+        "  AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint")
+        " UNION ALL SELECT 'a', id::text, 1, -depth FROM up"
+        " UNION ALL SELECT 'd', id::text, 2, row_number() OVER (ORDER BY path)"
+        "  FROM (SELECT id, path FROM down ORDER BY path LIMIT 60) dd"
+        " ORDER BY 3, 4",
+        2, params, on_context_ids, cx);
+}
+
+/* ----------------------------------------------------------- interactions */
+
+/*
+ * An interaction is one statement that checks the status is visible to the
+ * viewer, changes the viewer's relation to it and returns one row
+ * (target id, target author, rows changed, extra...), or no row when the
+ * status is not visible. $1 status id, $2 viewer.
+ */
+#define TARGET_CTE                                                                                 \
+    "t AS (SELECT o.id, o.account_id, o.visibility, coalesce(o.conversation_id, o.id) AS conv"     \
+    " FROM statuses s JOIN statuses o ON o.id = coalesce(s.reblog_of_id, s.id)"                    \
+    " WHERE s.id = $1::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") " AND "              \
+    EU_STATUS_VISIBLE_SQL("o", "$2::bigint") ")"
+
+enum action {
+    A_FAVOURITE, A_UNFAVOURITE, A_BOOKMARK, A_UNBOOKMARK, A_MUTE, A_UNMUTE, A_PIN, A_UNPIN,
+    A_REBLOG, A_UNREBLOG,
+};
+
+static const char *const ACTION_SQL[] = {
+    [A_FAVOURITE] = "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (account_id, status_id)"
+                    " SELECT $2::bigint, id FROM t ON CONFLICT DO NOTHING RETURNING id)"
+                    " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
+    [A_UNFAVOURITE] = "WITH " TARGET_CTE ", x AS (DELETE FROM favourites f USING t"
+                      " WHERE f.status_id = t.id AND f.account_id = $2::bigint RETURNING f.id)"
+                      " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
+    [A_BOOKMARK] = "WITH " TARGET_CTE ", x AS (INSERT INTO bookmarks (account_id, status_id)"
+                   " SELECT $2::bigint, id FROM t ON CONFLICT DO NOTHING RETURNING id)"
+                   " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
+    [A_UNBOOKMARK] = "WITH " TARGET_CTE ", x AS (DELETE FROM bookmarks b USING t"
+                     " WHERE b.status_id = t.id AND b.account_id = $2::bigint RETURNING b.id)"
+                     " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
+    [A_MUTE] = "WITH " TARGET_CTE ", x AS (INSERT INTO conversation_mutes (account_id,"
+               " conversation_id) SELECT $2::bigint, conv FROM t ON CONFLICT DO NOTHING"
+               " RETURNING 1) SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
+    [A_UNMUTE] = "WITH " TARGET_CTE ", x AS (DELETE FROM conversation_mutes c USING t"
+                 " WHERE c.conversation_id = t.conv AND c.account_id = $2::bigint RETURNING 1)"
+                 " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
+    /* Pins apply to the status itself, not a reblog's original. Extra
+     * columns: visibility, is a reblog, pins held, already pinned. */
+    [A_PIN] = "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
+              "  WHERE s.id = $1::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") "),"
+              " x AS (INSERT INTO status_pins (account_id, status_id) SELECT $2::bigint, id"
+              "  FROM t WHERE t.account_id = $2::bigint AND t.reblog_of_id IS NULL"
+              "  AND t.visibility < 3 AND (SELECT count(*) FROM status_pins"
+              "  WHERE account_id = $2::bigint) < 5 ON CONFLICT DO NOTHING RETURNING id)"
+              " SELECT t.id, t.account_id, (SELECT count(*) FROM x), t.visibility,"
+              "  t.reblog_of_id IS NOT NULL, (SELECT count(*) FROM status_pins"
+              "  WHERE account_id = $2::bigint), EXISTS (SELECT 1 FROM status_pins"
+              "  WHERE account_id = $2::bigint AND status_id = t.id) FROM t",
+    [A_UNPIN] = "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
+                "  WHERE s.id = $1::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") "),"
+                " x AS (DELETE FROM status_pins p USING t WHERE p.status_id = t.id"
+                "  AND p.account_id = $2::bigint RETURNING p.id)"
+                " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
+    /* Extra columns: the reblog's id (NULL when not allowed). $3 visibility. */
+    [A_REBLOG] = "WITH " TARGET_CTE ","
+                 " ex AS (SELECT r.id FROM statuses r, t WHERE r.reblog_of_id = t.id"
+                 "  AND r.account_id = $2::bigint AND r.deleted_at IS NULL),"
+                 " x AS (INSERT INTO statuses (account_id, reblog_of_id, visibility,"
+                 "  application_id) SELECT $2::bigint, t.id, greatest($3::smallint, t.visibility),"
+                 "  $4::bigint FROM t WHERE NOT EXISTS (SELECT 1 FROM ex)"
+                 "  AND (t.visibility <= 1 OR (t.visibility = 2 AND t.account_id = $2::bigint))"
+                 "  ON CONFLICT DO NOTHING RETURNING id)"
+                 " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
+                 "  coalesce((SELECT id FROM x), (SELECT id FROM ex)) FROM t",
+    /* Extra column: the withdrawn reblogs' ids. */
+    [A_UNREBLOG] = "WITH " TARGET_CTE ", x AS (UPDATE statuses r SET deleted_at = now() FROM t"
+                   "  WHERE r.reblog_of_id = t.id AND r.account_id = $2::bigint"
+                   "  AND r.deleted_at IS NULL RETURNING r.id)"
+                   " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
+                   "  (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t",
+};
+
+struct action_ctx {
+    struct eu_req *req;
+    enum action action;
+};
+
+static void
+unfan_each(struct eu_req *req, int64_t id, void *arg)
+{
+    eu_feed_status_fanout(req, id, true);
+}
+
+static void
+on_action(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct action_ctx *ax = arg;
+    struct eu_req *req = ax->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *target = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
+    int64_t author = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    bool changed = atoi(PQgetvalue(res, 0, 2)) > 0;
+    switch (ax->action) {
+    case A_FAVOURITE:
+        if (changed)
+            eu_notify(req->app->registry, req->tenant, author, req->auth.account_id, "favourite",
+                      strtoll(target, NULL, 10));
+        break;
+    case A_PIN:
+        if (!changed && PQgetvalue(res, 0, 6)[0] != 't') {
+            const char *why = author != req->auth.account_id
+                                  ? "Someone else's post cannot be pinned"
+                              : PQgetvalue(res, 0, 4)[0] == 't' ? "A boost cannot be pinned"
+                              : atoi(PQgetvalue(res, 0, 3)) == 3
+                                  ? "Posts that are only visible to mentioned users cannot be pinned"
+                                  : "You have already pinned the maximum number of posts";
+            eu_req_reply_error(req, 422, "Validation failed: %s", why);
+            return;
+        }
+        break;
+    case A_REBLOG: {
+        if (PQgetisnull(res, 0, 3)) {
+            eu_req_reply_error(req, 403, "This action is not allowed");
+            return;
+        }
+        const char *reblog = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 3));
+        if (changed) {
+            eu_notify(req->app->registry, req->tenant, author, req->auth.account_id, "reblog",
+                      strtoll(target, NULL, 10));
+            eu_feed_status_fanout(req, strtoll(reblog, NULL, 10), false);
+        }
+        reply_status(req, reblog);
+        return;
+    }
+    case A_UNREBLOG:
+        each_array_id(PQgetvalue(res, 0, 3), unfan_each, req, NULL);
+        break;
+    default:
+        break;
+    }
+    reply_status(req, target);
+}
+
+static void
+run_action(struct eu_req *req, enum action action)
+{
+    const char *id = status_id_param(req);
+    if (!id)
+        return;
+    struct action_ctx *ax = eu_arena_calloc(req->arena, sizeof(*ax));
+    ax->req = req;
+    ax->action = action;
+    const char *params[4] = {id, viewer_of(req)};
+    int n = 2;
+    if (action == A_REBLOG) {
+        struct eu_error err = {0};
+        json_t *p = eu_req_params(req, &err);
+        if (!p) {
+            eu_req_reply_eu_error(req, &err);
+            return;
+        }
+        const char *vis = eu_param_str(p, "visibility");
+        int v = vis && *vis ? eu_status_visibility_code(vis) : 0;
+        if (v < 0 || v == 3) {
+            eu_req_reply_error(req, 422, "Validation failed: Visibility is not included in the list");
+            return;
+        }
+        params[2] = eu_arena_sprintf(req->arena, "%d", v);
+        params[3] = req->auth.app_id ? eu_arena_sprintf(req->arena, "%lld",
+                                                        (long long)req->auth.app_id)
+                                     : NULL;
+        n = 4;
+    }
+    eu_db_pool_query(pool_of(req), ACTION_SQL[action], n, params, on_action, ax);
+}
+
+static void statuses_favourite(struct eu_req *req) { run_action(req, A_FAVOURITE); }
+static void statuses_unfavourite(struct eu_req *req) { run_action(req, A_UNFAVOURITE); }
+static void statuses_bookmark(struct eu_req *req) { run_action(req, A_BOOKMARK); }
+static void statuses_unbookmark(struct eu_req *req) { run_action(req, A_UNBOOKMARK); }
+static void statuses_mute(struct eu_req *req) { run_action(req, A_MUTE); }
+static void statuses_unmute(struct eu_req *req) { run_action(req, A_UNMUTE); }
+static void statuses_pin(struct eu_req *req) { run_action(req, A_PIN); }
+static void statuses_unpin(struct eu_req *req) { run_action(req, A_UNPIN); }
+static void statuses_reblog(struct eu_req *req) { run_action(req, A_REBLOG); }
+static void statuses_unreblog(struct eu_req *req) { run_action(req, A_UNREBLOG); }
+
+/* ------------------------------------------- favourited_by, reblogged_by */
+
+struct who_ctx {
+    struct eu_req *req;
+    const char *sql;
+    const char *params[6];
+    struct eu_page page;
+};
+
+static void
+on_who(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct who_ctx *w = arg;
+    struct eu_req *req = w->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    json_t *out = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(out, eu_account_json(req, res, i, 1));
+    if (eu_page_is_ascending(&w->page))
+        for (size_t i = 0, j = json_array_size(out); i + 1 < j; i++, j--) {
+            json_t *a = json_incref(json_array_get(out, i));
+            json_array_set(out, i, json_array_get(out, j - 1));
+            json_array_set_new(out, j - 1, a);
+        }
+    if (n) {
+        int first = eu_page_is_ascending(&w->page) ? n - 1 : 0, last = n - 1 - first;
+        eu_page_link(req, PQgetvalue(res, first, 0), PQgetvalue(res, last, 0));
+    }
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+on_who_visible(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct who_ctx *w = arg;
+    eu_req_enter(w->req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(w->req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(w->req, 404, "Record not found");
+        return;
+    }
+    eu_db_pool_query(pool_of(w->req), w->sql, 5, w->params, on_who, w);
+}
+
+static void
+list_who(struct eu_req *req, const char *from_where)
+{
+    const char *id = status_id_param(req);
+    if (!id)
+        return;
+    struct who_ctx *w = eu_arena_calloc(req->arena, sizeof(*w));
+    w->req = req;
+    eu_page_parse(req, &w->page, 40, 80);
+    w->params[0] = id;
+    eu_page_params(&w->page, w->params + 1);
+    w->sql = eu_arena_sprintf(req->arena, "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") " %s%s",
+                              from_where, eu_page_sql(req, &w->page, "x.id", 2));
+    const char *params[] = {id, viewer_of(req)};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT 1 FROM statuses s WHERE s.id = $1::bigint AND "
+                     EU_STATUS_VISIBLE_SQL("s", "$2::bigint"),
+                     2, params, on_who_visible, w);
+}
+
+static void
+statuses_favourited_by(struct eu_req *req)
+{
+    list_who(req, "FROM favourites x JOIN accounts a ON a.id = x.account_id"
+                  " WHERE x.status_id = $1::bigint AND a.suspended_at IS NULL");
+}
+
+static void
+statuses_reblogged_by(struct eu_req *req)
+{
+    list_who(req, "FROM statuses x JOIN accounts a ON a.id = x.account_id"
+                  " WHERE x.reblog_of_id = $1::bigint AND x.deleted_at IS NULL"
+                  " AND a.suspended_at IS NULL");
+}
+
+/* ------------------------------------------------------------------ table */
+
+#define GET EU_HTTP_GET
+#define POST EU_HTTP_POST
+#define PUT EU_HTTP_PUT
+#define DEL EU_HTTP_DELETE
+#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_CORS)
+#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_CORS)
+
 const struct eu_route eu_statuses_routes[] = {
+    {POST, "/api/v1/statuses", statuses_create, "write:statuses", AUTH},
+    {GET, "/api/v1/statuses/:id", statuses_show, "read:statuses", OPT},
+    {DEL, "/api/v1/statuses/:id", statuses_delete, "write:statuses", AUTH},
+    {PUT, "/api/v1/statuses/:id", statuses_update, "write:statuses", AUTH},
+    {GET, "/api/v1/statuses/:id/history", statuses_history, "read:statuses", OPT},
+    {GET, "/api/v1/statuses/:id/source", statuses_source, "read:statuses", AUTH},
+    {GET, "/api/v1/statuses/:id/context", statuses_context, "read:statuses", OPT},
+    {POST, "/api/v1/statuses/:id/favourite", statuses_favourite, "write:favourites", AUTH},
+    {POST, "/api/v1/statuses/:id/unfavourite", statuses_unfavourite, "write:favourites", AUTH},
+    {POST, "/api/v1/statuses/:id/reblog", statuses_reblog, "write:statuses", AUTH},
+    {POST, "/api/v1/statuses/:id/unreblog", statuses_unreblog, "write:statuses", AUTH},
+    {POST, "/api/v1/statuses/:id/bookmark", statuses_bookmark, "write:bookmarks", AUTH},
+    {POST, "/api/v1/statuses/:id/unbookmark", statuses_unbookmark, "write:bookmarks", AUTH},
+    {POST, "/api/v1/statuses/:id/pin", statuses_pin, "write:accounts", AUTH},
+    {POST, "/api/v1/statuses/:id/unpin", statuses_unpin, "write:accounts", AUTH},
+    {POST, "/api/v1/statuses/:id/mute", statuses_mute, "write:mutes", AUTH},
+    {POST, "/api/v1/statuses/:id/unmute", statuses_unmute, "write:mutes", AUTH},
+    {GET, "/api/v1/statuses/:id/favourited_by", statuses_favourited_by, "read:accounts", OPT},
+    {GET, "/api/v1/statuses/:id/reblogged_by", statuses_reblogged_by, "read:accounts", OPT},
+    {GET, "/api/v1/accounts/:id/statuses", eu_timelines_account, "read:statuses", OPT},
+    {GET, "/api/v1/timelines/home", eu_timelines_home, "read:statuses", AUTH},
+    {GET, "/api/v1/timelines/public", eu_timelines_public, "read:statuses", OPT},
+    {GET, "/api/v1/timelines/tag/:hashtag", eu_timelines_tag, "read:statuses", OPT},
     {0},
 };

@@ -44,6 +44,24 @@ void eu_statuses_reply_list(struct eu_req *req, const char *const *ids, size_t n
  */
 void eu_feed_status_fanout(struct eu_req *req, int64_t status_id, bool remove);
 
+struct eu_page;
+/* ids: the page's status ids, newest first, arena-owned. */
+typedef void (*eu_feed_page_cb)(struct eu_req *req, char **ids, size_t n, void *arg);
+/*
+ * Reads one page of the viewer's home feed from Redis, rebuilding the feed
+ * from PostgreSQL when it is missing, and reading PostgreSQL directly when
+ * Redis is down. On a database failure the request is answered here and cb
+ * is not called.
+ */
+void eu_feed_home_page(struct eu_req *req, const struct eu_page *page, eu_feed_page_cb cb,
+                       void *arg);
+
+/* Timeline handlers (timelines.c), routed from statuses.c's table. */
+void eu_timelines_home(struct eu_req *req);
+void eu_timelines_public(struct eu_req *req);
+void eu_timelines_tag(struct eu_req *req);
+void eu_timelines_account(struct eu_req *req);
+
 /*
  * SQL truth value: does status s belong in account v's home feed (v an SQL
  * bigint expression)? Shared by fan-out and rebuild so they agree.

@@ -1256,3 +1256,54 @@ eu_it_after_test(void)
         closedir(d);
     drop_stale_databases();
 }
+
+/* ------------------------------------------------- statuses: user tokens */
+
+#include "eunha/auth.h"
+
+char *
+eu_it_user_token(struct eu_it_server *s, const char *domain, const char *username,
+                 const char *scopes)
+{
+    char token[EU_AUTH_TOKEN_LEN], hash[65];
+    eu_auth_token_new(token);
+    eu_auth_token_hash(token, hash);
+    char *db = eu_it_tenant_database(s, domain);
+    PGconn *pg = eu_it_pg_connect(db);
+    const char *params[] = {hash, scopes, username};
+    PGresult *r = PQexecParams(
+        pg,
+        "WITH app AS (INSERT INTO oauth_applications (name, redirect_uri, scopes, client_id,"
+        "  client_secret) VALUES ('it', 'urn:ietf:wg:oauth:2.0:oob', $2,"
+        "  'it-' || eunha_next_id(), 'secret') RETURNING id)"
+        " INSERT INTO oauth_access_tokens (application_id, user_id, token_hash, scopes)"
+        " SELECT app.id, u.id, $1, $2 FROM app, users u JOIN accounts a ON a.id = u.account_id"
+        " WHERE lower(a.username) = lower($3) AND a.domain IS NULL RETURNING id",
+        3, NULL, params, NULL, NULL, 0);
+    ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1,
+                  "cannot make a token for %s on %s: %s", username, domain,
+                  PQresultErrorMessage(r));
+    PQclear(r);
+    PQfinish(pg);
+    free(db);
+    return xstrdup(token);
+}
+
+char *
+eu_it_account_id(struct eu_it_server *s, const char *domain, const char *username)
+{
+    char *db = eu_it_tenant_database(s, domain);
+    PGconn *pg = eu_it_pg_connect(db);
+    const char *params[] = {username};
+    PGresult *r = PQexecParams(pg,
+                               "SELECT id::text FROM accounts WHERE lower(username) = lower($1)"
+                               " AND domain IS NULL",
+                               1, NULL, params, NULL, NULL, 0);
+    ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1,
+                  "no account %s on %s: %s", username, domain, PQresultErrorMessage(r));
+    char *id = xstrdup(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    PQfinish(pg);
+    free(db);
+    return id;
+}

@@ -308,4 +308,18 @@ void eu_it_sh(const char *envvar);
 /* Same as eu_it_sh() but returns the exit status (-1 when unset) instead of asserting. */
 int eu_it_try_sh(const char *envvar);
 
+/* ------------------------------------------------- statuses: user tokens */
+
+/*
+ * Makes a bearer token for local user USERNAME of tenant DOMAIN by writing
+ * an application and an access token (its SHA-256, as the server stores it)
+ * straight into the tenant database, with the given space-separated scopes.
+ * Asserts on failure. Returns the token; the caller frees it.
+ */
+char *eu_it_user_token(struct eu_it_server *s, const char *domain, const char *username,
+                       const char *scopes);
+
+/* The tenant account id of local user USERNAME, as a string the caller frees. */
+char *eu_it_account_id(struct eu_it_server *s, const char *domain, const char *username);
+
 #endif /* EUNHA_TESTS_INTEGRATION_HARNESS_H */

@@ -1,0 +1,327 @@
+/*
+ * Timelines: home (from the Redis feed, see feeds.c), public, hashtag, and
+ * an account's statuses. Each handler finds one page of status ids with one
+ * query (visibility, blocks and mutes applied in SQL), then hands them to
+ * eu_statuses_reply_list(), which renders them, applies the viewer's filters
+ * and adds the Link header.
+ */
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/statuses.h"
+#include "eunha/tenant.h"
+#include "eunha/app.h"
+#include "statuses_internal.h"
+
+#define PAGE_DEFAULT 20
+#define PAGE_MAX 40
+
+/* Nothing from accounts the viewer blocks, mutes or is blocked by. */
+#define NOT_SHUNNED_SQL(s, v)                                                                      \
+    "NOT EXISTS (SELECT 1 FROM blocks xb WHERE (xb.account_id = " v " AND xb.target_account_id = " \
+    s ".account_id) OR (xb.account_id = " s ".account_id AND xb.target_account_id = " v "))"       \
+    " AND NOT EXISTS (SELECT 1 FROM mutes xm WHERE xm.account_id = " v                            \
+    " AND xm.target_account_id = " s ".account_id AND (xm.expires_at IS NULL"                     \
+    " OR xm.expires_at > now()))"
+
+struct list_ctx {
+    struct eu_req *req;
+    struct eu_page page;
+    const char *context; /* filter context */
+    int id_col;
+    bool need_row;       /* no row at all means 404 (unknown account) */
+};
+
+static int
+cmp_desc(const void *a, const void *b)
+{
+    long long x = strtoll(*(char *const *)a, NULL, 10), y = strtoll(*(char *const *)b, NULL, 10);
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void
+reply_ids(struct eu_req *req, char **ids, size_t n, const char *context)
+{
+    eu_statuses_reply_list(req, (const char *const *)ids, n, n ? ids[0] : NULL,
+                           n ? ids[n - 1] : NULL, context);
+}
+
+static void
+on_ids(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct list_ctx *lc = arg;
+    struct eu_req *req = lc->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int rows = PQntuples(res);
+    if (lc->need_row && rows == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    char **ids = eu_arena_alloc(req->arena, ((size_t)rows + 1) * sizeof(char *));
+    size_t n = 0;
+    for (int i = 0; i < rows; i++)
+        if (!PQgetisnull(res, i, lc->id_col))
+            ids[n++] = eu_arena_strdup(req->arena, PQgetvalue(res, i, lc->id_col));
+    /* min_id pages come back oldest first; clients want newest first. */
+    qsort(ids, n, sizeof(char *), cmp_desc);
+    reply_ids(req, ids, n, lc->context);
+}
+
+static const char *
+viewer_of(struct eu_req *req)
+{
+    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+}
+
+/* A boolean query parameter as SQL text ("true"/"false"); -1 after
+ * answering 422 when it is not a boolean. */
+static int
+bool_param(struct eu_req *req, json_t *p, const char *key, const char **out)
+{
+    bool b = false;
+    if (eu_param_bool(p, key, &b) < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: %s is not a boolean", key);
+        return -1;
+    }
+    *out = b ? "true" : "false";
+    return 0;
+}
+
+static json_t *
+params_or_reply(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *p = eu_req_params(req, &err);
+    if (!p)
+        eu_req_reply_eu_error(req, &err);
+    return p;
+}
+
+/* ------------------------------------------------------------------- home */
+
+static void
+on_home_ids(struct eu_req *req, char **ids, size_t n, void *arg)
+{
+    reply_ids(req, ids, n, "home");
+}
+
+void
+eu_timelines_home(struct eu_req *req)
+{
+    struct eu_page page;
+    if (eu_page_parse(req, &page, PAGE_DEFAULT, PAGE_MAX) < 0)
+        return;
+    eu_feed_home_page(req, &page, on_home_ids, NULL);
+}
+
+/* ----------------------------------------------------------------- public */
+
+void
+eu_timelines_public(struct eu_req *req)
+{
+    json_t *p = params_or_reply(req);
+    if (!p)
+        return;
+    struct list_ctx *lc = eu_arena_calloc(req->arena, sizeof(*lc));
+    lc->req = req;
+    lc->context = "public";
+    if (eu_page_parse(req, &lc->page, PAGE_DEFAULT, PAGE_MAX) < 0)
+        return;
+    const char *params[8];
+    if (bool_param(req, p, "local", &params[0]) < 0 ||
+        bool_param(req, p, "remote", &params[1]) < 0 ||
+        bool_param(req, p, "only_media", &params[2]) < 0)
+        return;
+    params[3] = viewer_of(req);
+    eu_page_params(&lc->page, params + 4);
+    /* No media attachments exist yet, so only_media matches nothing. Like
+     * Mastodon, replies to others stay out of the public timeline. */
+    const char *sql = eu_arena_sprintf(
+        req->arena,
+        "SELECT s.id FROM statuses s JOIN accounts a ON a.id = s.account_id"
+        " WHERE s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
+        " AND a.suspended_at IS NULL AND (s.in_reply_to_account_id IS NULL"
+        "  OR s.in_reply_to_account_id = s.account_id)"
+        " AND (NOT $1::bool OR s.local) AND (NOT $2::bool OR NOT s.local) AND NOT $3::bool"
+        " AND " NOT_SHUNNED_SQL("s", "$4::bigint") "%s",
+        eu_page_sql(req, &lc->page, "s.id", 5));
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 8, params, on_ids, lc);
+}
+
+/* -------------------------------------------------------------------- tag */
+
+/* Hashtag names are word characters only; anything else cannot match. */
+static bool
+is_tag_name(const char *s)
+{
+    if (!s || !*s || strlen(s) > 256)
+        return false;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c >= 0x80))
+            return false;
+    }
+    return true;
+}
+
+/* A text[] literal of the valid names in arr (plus first, if not NULL);
+ * *bad counts the invalid ones. Arena-owned. */
+static const char *
+tag_array(struct eu_req *req, const char *first, json_t *arr, int *bad)
+{
+    size_t cap = 3 + (first ? strlen(first) + 3 : 0);
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) cap += (json_is_string(v) ? json_string_length(v) : 0) + 3;
+    char *out = eu_arena_alloc(req->arena, cap), *o = out;
+    *o++ = '{';
+    if (first)
+        o += sprintf(o, "\"%s\"", first);
+    json_array_foreach(arr, i, v) {
+        const char *s = json_string_value(v);
+        if (!is_tag_name(s)) {
+            (*bad)++;
+            continue;
+        }
+        o += sprintf(o, "%s\"%s\"", o[-1] == '{' ? "" : ",", s);
+    }
+    *o++ = '}';
+    *o = '\0';
+    return out;
+}
+
+void
+eu_timelines_tag(struct eu_req *req)
+{
+    json_t *p = params_or_reply(req);
+    if (!p)
+        return;
+    struct list_ctx *lc = eu_arena_calloc(req->arena, sizeof(*lc));
+    lc->req = req;
+    lc->context = "public";
+    if (eu_page_parse(req, &lc->page, PAGE_DEFAULT, PAGE_MAX) < 0)
+        return;
+    const char *tag = eu_req_param(req, "hashtag");
+    if (!is_tag_name(tag)) {
+        reply_ids(req, NULL, 0, NULL);
+        return;
+    }
+    const char *params[11];
+    if (bool_param(req, p, "local", &params[0]) < 0 ||
+        bool_param(req, p, "remote", &params[1]) < 0 ||
+        bool_param(req, p, "only_media", &params[2]) < 0)
+        return;
+    params[3] = viewer_of(req);
+    json_t *any = eu_param_array(p, "any"), *all = eu_param_array(p, "all"),
+           *none = eu_param_array(p, "none");
+    int bad_any = 0, bad_all = 0, bad_none = 0;
+    params[4] = tag_array(req, tag, any, &bad_any);
+    params[5] = json_array_size(all) ? tag_array(req, NULL, all, &bad_all) : NULL;
+    params[6] = tag_array(req, NULL, none, &bad_none);
+    json_decref(any);
+    json_decref(all);
+    json_decref(none);
+    if (bad_all) {
+        /* A required tag that cannot exist: nothing matches. */
+        reply_ids(req, NULL, 0, NULL);
+        return;
+    }
+    eu_page_params(&lc->page, params + 7);
+    const char *sql = eu_arena_sprintf(
+        req->arena,
+        "SELECT s.id FROM statuses s JOIN accounts a ON a.id = s.account_id"
+        " WHERE s.id IN (SELECT st.status_id FROM statuses_tags st JOIN tags t"
+        "  ON t.id = st.tag_id WHERE lower(t.name) IN (SELECT lower(x) FROM unnest($5::text[]) x))"
+        " AND ($6::text[] IS NULL OR (SELECT count(DISTINCT lower(t.name)) FROM statuses_tags st"
+        "  JOIN tags t ON t.id = st.tag_id WHERE st.status_id = s.id AND lower(t.name) IN"
+        "  (SELECT lower(x) FROM unnest($6::text[]) x)) = (SELECT count(DISTINCT lower(x))"
+        "  FROM unnest($6::text[]) x))"
+        " AND NOT EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t ON t.id = st.tag_id"
+        "  WHERE st.status_id = s.id AND lower(t.name) IN (SELECT lower(x)"
+        "  FROM unnest($7::text[]) x))"
+        " AND s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
+        " AND a.suspended_at IS NULL"
+        " AND (NOT $1::bool OR s.local) AND (NOT $2::bool OR NOT s.local) AND NOT $3::bool"
+        " AND " NOT_SHUNNED_SQL("s", "$4::bigint") "%s",
+        eu_page_sql(req, &lc->page, "s.id", 8));
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 11, params, on_ids,
+                     lc);
+}
+
+/* ---------------------------------------------------- account's statuses */
+
+static bool
+is_id(const char *s)
+{
+    if (!s || !*s || strlen(s) > 18)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+void
+eu_timelines_account(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!is_id(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    json_t *p = params_or_reply(req);
+    if (!p)
+        return;
+    struct list_ctx *lc = eu_arena_calloc(req->arena, sizeof(*lc));
+    lc->req = req;
+    lc->context = "account";
+    lc->id_col = 1;
+    lc->need_row = true;
+    if (eu_page_parse(req, &lc->page, PAGE_DEFAULT, PAGE_MAX) < 0)
+        return;
+    const char *params[11];
+    params[0] = id;
+    params[1] = viewer_of(req);
+    if (bool_param(req, p, "exclude_replies", &params[2]) < 0 ||
+        bool_param(req, p, "exclude_reblogs", &params[3]) < 0 ||
+        bool_param(req, p, "only_media", &params[4]) < 0 ||
+        bool_param(req, p, "pinned", &params[6]) < 0)
+        return;
+    const char *tagged = eu_param_str(p, "tagged");
+    if (tagged && *tagged && !is_tag_name(tagged)) {
+        reply_ids(req, NULL, 0, NULL);
+        return;
+    }
+    params[5] = tagged && *tagged ? tagged : NULL;
+    eu_page_params(&lc->page, params + 7);
+    /* The lateral join keeps "no such account" (no row, 404) apart from
+     * "no statuses" (one row with a NULL id). */
+    const char *sql = eu_arena_sprintf(
+        req->arena,
+        "SELECT a.id, x.id FROM accounts a LEFT JOIN LATERAL (SELECT s.id FROM statuses s"
+        " WHERE s.account_id = a.id AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint")
+        " AND (NOT $3::bool OR s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
+        " AND (NOT $4::bool OR s.reblog_of_id IS NULL) AND NOT $5::bool"
+        " AND ($6::text IS NULL OR EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t"
+        "  ON t.id = st.tag_id WHERE st.status_id = s.id AND lower(t.name) = lower($6::text)))"
+        " AND (NOT $7::bool OR EXISTS (SELECT 1 FROM status_pins sp WHERE sp.status_id = s.id"
+        "  AND sp.account_id = s.account_id))%s) x ON true WHERE a.id = $1::bigint",
+        eu_page_sql(req, &lc->page, "s.id", 8));
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 11, params, on_ids,
+                     lc);
+}
