@@ -1,8 +1,856 @@
 /*
- * Route table of this resource group (filled in as the endpoints land).
+ * /api/v1/accounts: the signed-in account's own profile (verify_credentials,
+ * update_credentials), reading other accounts (by id, lookup, search,
+ * followers, following, familiar followers), and the accounts group's route
+ * table, which also lists the handlers of relationships.c (follows, blocks,
+ * mutes, notes, follow requests) and lists.c. Profiles are stored as their
+ * owner typed them; the HTML Mastodon clients expect is made on the way out
+ * (note) or when saved (field values).
  */
 #include "eunha/routes.h"
 
+#include <event2/http.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "accounts_internal.h"
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/auth.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/tenant.h"
+
+/* Mastodon's defaults for local profiles. */
+#define DISPLAY_NAME_MAX 30
+#define NOTE_MAX 500
+#define FIELDS_MAX 4
+#define FIELD_TEXT_MAX 255
+
+static struct eu_db_pool *
+pool_of(struct eu_req *req)
+{
+    return eu_tenant_pool(req->app->registry, req->tenant);
+}
+
+static const char *
+viewer_of(struct eu_req *req)
+{
+    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+}
+
+bool
+eu_accounts_id_is_valid(const char *s)
+{
+    if (!s || !*s || strlen(s) > 18)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* Characters (UTF-8 code points) of s: Mastodon's limits count those. */
+static size_t
+utf8_length(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            n++;
+    return n;
+}
+
+json_t *
+eu_accounts_render(struct eu_req *req, const PGresult *res, int row, int col)
+{
+    json_t *o = eu_account_json(req, res, row, col);
+    if (!json_is_true(json_object_get(o, "suspended")))
+        return o;
+    /* Mastodon keeps the identity of a suspended account and hides the
+     * profile (REST::AccountSerializer for an unavailable account). */
+    const char *base = eu_req_base_url(req);
+    const char *avatar = eu_arena_sprintf(req->arena, "%s/avatars/original/missing.png", base);
+    const char *header = eu_arena_sprintf(req->arena, "%s/headers/original/missing.png", base);
+    json_object_set_new(o, "display_name", json_string(""));
+    json_object_set_new(o, "note", json_string(""));
+    json_object_set_new(o, "locked", json_false());
+    json_object_set_new(o, "bot", json_false());
+    json_object_set_new(o, "discoverable", json_false());
+    json_object_set_new(o, "indexable", json_false());
+    json_object_set_new(o, "avatar", json_string(avatar));
+    json_object_set_new(o, "avatar_static", json_string(avatar));
+    json_object_set_new(o, "header", json_string(header));
+    json_object_set_new(o, "header_static", json_string(header));
+    json_object_set_new(o, "fields", json_array());
+    json_object_set_new(o, "emojis", json_array());
+    json_object_set_new(o, "roles", json_array());
+    json_object_set_new(o, "followers_count", json_integer(0));
+    json_object_set_new(o, "following_count", json_integer(0));
+    json_object_set_new(o, "statuses_count", json_integer(0));
+    json_object_set_new(o, "last_status_at", json_null());
+    return o;
+}
+
+/* ------------------------------------------------------------- page reply */
+
+struct account_page {
+    struct eu_req *req;
+    bool ascending;
+};
+
+static void
+on_account_page(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct account_page *ap = arg;
+    struct eu_req *req = ap->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res), ncols = PQnfields(res);
+    json_t *out = json_array();
+    for (int k = 0; k < n; k++) {
+        int row = ap->ascending ? n - 1 - k : k;
+        json_t *o = eu_accounts_render(req, res, row, 1);
+        for (int c = 1 + EU_ACCOUNT_NCOLS; c < ncols; c++)
+            json_object_set_new(o, PQfname(res, c),
+                                PQgetisnull(res, row, c) ? json_null()
+                                                         : json_string(PQgetvalue(res, row, c)));
+        json_array_append_new(out, o);
+    }
+    if (n > 0) {
+        /* Newest first on the page, whatever order the rows came in. */
+        const char *newest = PQgetvalue(res, ap->ascending ? n - 1 : 0, 0);
+        const char *oldest = PQgetvalue(res, ap->ascending ? 0 : n - 1, 0);
+        eu_page_link(req, newest, oldest);
+    }
+    eu_req_reply_json(req, 200, out);
+}
+
+void
+eu_accounts_reply_page(struct eu_req *req, const char *sql, int nparams,
+                       const char *const *params, const struct eu_page *page)
+{
+    struct account_page *ap = eu_arena_calloc(req->arena, sizeof(*ap));
+    ap->req = req;
+    ap->ascending = eu_page_is_ascending(page);
+    eu_db_pool_query(pool_of(req), sql, nparams, params, on_account_page, ap);
+}
+
+/* ---------------------------------------------------- verify_credentials */
+
+static const char CREDENTIALS_SQL[] =
+    "SELECT " EU_ACCOUNT_COLUMNS("a") ", a.note, coalesce(a.fields_source, a.fields)::text,"
+    " u.default_privacy, u.default_sensitive, coalesce(u.default_language, ''), u.role,"
+    " (SELECT count(*) FROM follow_requests r WHERE r.target_account_id = a.id)"
+    " FROM accounts a JOIN users u ON u.account_id = a.id WHERE a.id = $1::bigint";
+
+/* Mastodon's built-in roles: the everyone role (id -99) and its seeded
+ * Admin and Owner roles, with their permission bitmasks. */
+static json_t *
+role_json(const char *role)
+{
+    if (strcmp(role, "owner") == 0)
+        return json_pack("{s:s, s:s, s:s, s:s, s:b}", "id", "3", "name", "Owner", "permissions",
+                         "1048575", "color", "", "highlighted", 1);
+    if (strcmp(role, "admin") == 0)
+        return json_pack("{s:s, s:s, s:s, s:s, s:b}", "id", "2", "name", "Admin", "permissions",
+                         "983036", "color", "", "highlighted", 1);
+    return json_pack("{s:s, s:s, s:s, s:s, s:b}", "id", "-99", "name", "", "permissions", "65536",
+                     "color", "", "highlighted", 0);
+}
+
+static void
+on_credentials(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    int c = EU_ACCOUNT_NCOLS;
+    json_t *o = eu_account_json(req, res, 0, 0);
+    json_t *fields = json_loads(PQgetvalue(res, 0, c + 1), 0, NULL);
+    json_t *plain = json_array();
+    size_t i;
+    json_t *f;
+    json_array_foreach(fields, i, f) {
+        json_t *name = json_object_get(f, "name"), *value = json_object_get(f, "value");
+        json_array_append_new(plain, json_pack("{s:s, s:s, s:n}", "name",
+                                               json_is_string(name) ? json_string_value(name) : "",
+                                               "value",
+                                               json_is_string(value) ? json_string_value(value) : "",
+                                               "verified_at"));
+    }
+    json_decref(fields);
+    json_object_set_new(
+        o, "source",
+        json_pack("{s:s, s:b, s:s, s:s, s:o, s:I}", "privacy", PQgetvalue(res, 0, c + 2),
+                  "sensitive", PQgetvalue(res, 0, c + 3)[0] == 't', "language",
+                  PQgetvalue(res, 0, c + 4), "note", PQgetvalue(res, 0, c), "fields", plain,
+                  "follow_requests_count", (json_int_t)strtoll(PQgetvalue(res, 0, c + 6), NULL, 10)));
+    json_object_set_new(o, "role", role_json(PQgetvalue(res, 0, c + 5)));
+    eu_req_reply_json(req, 200, o);
+}
+
+static void
+reply_credentials(struct eu_req *req)
+{
+    const char *params[] = {viewer_of(req)};
+    eu_db_pool_query(pool_of(req), CREDENTIALS_SQL, 1, params, on_credentials, req);
+}
+
+static void
+verify_credentials(struct eu_req *req)
+{
+    /* Two scopes grant this one route (Mastodon 4.3 added "profile"), so the
+     * route table leaves the check to us. */
+    if (!eu_auth_scope_allows(req->auth.scopes, "read:accounts") &&
+        !eu_auth_scope_allows(req->auth.scopes, "profile")) {
+        eu_req_reply_error(req, 403, "This action is outside the authorized scopes");
+        return;
+    }
+    reply_credentials(req);
+}
+
+/* ---------------------------------------------------- update_credentials */
+
+/* Field values that are a bare http(s) URL become a link as Mastodon makes
+ * them; anything else is escaped text. Arena-owned. */
+static const char *
+field_value_html(struct eu_req *req, const char *value)
+{
+    const char *rest = NULL;
+    if (strncmp(value, "https://", 8) == 0)
+        rest = value + 8;
+    else if (strncmp(value, "http://", 7) == 0)
+        rest = value + 7;
+    if (!rest || !*rest || strpbrk(value, " \t\r\n<>\"'"))
+        return eu_html_escape(req, value);
+    return eu_arena_sprintf(req->arena,
+                            "<a href=\"%s\" target=\"_blank\" rel=\"nofollow noopener noreferrer "
+                            "me\" translate=\"no\"><span class=\"invisible\">%.*s</span><span "
+                            "class=\"\">%s</span><span class=\"invisible\"></span></a>",
+                            eu_html_escape(req, value), (int)(rest - value), value,
+                            eu_html_escape(req, rest));
+}
+
+/*
+ * fields_attributes as clients send it: a hash keyed by index (form or
+ * JSON) or a JSON array, of {name, value}. Fills *rendered and *plain with
+ * JSON texts (arena) for the fields and fields_source columns. Returns 0, or
+ * -1 with err set.
+ */
+static int
+parse_fields(struct eu_req *req, json_t *attrs, const char **rendered, const char **plain,
+             struct eu_error *err)
+{
+    json_t *list = json_array();
+    if (json_is_array(attrs)) {
+        json_array_extend(list, attrs);
+    } else if (json_is_object(attrs)) {
+        /* The index only orders the fields (Mastodon: "the exact integer
+         * does not matter"): keep the order they were sent in. */
+        const char *k;
+        json_t *v;
+        json_object_foreach(attrs, k, v) {
+            json_array_append(list, v);
+        }
+    } else {
+        json_decref(list);
+        return eu_error_set(err, 422, "Validation failed: Fields is invalid");
+    }
+    json_t *html = json_array(), *src = json_array();
+    size_t i;
+    json_t *f;
+    int rc = 0;
+    json_array_foreach(list, i, f) {
+        const char *name = json_string_value(json_object_get(f, "name"));
+        const char *value = json_string_value(json_object_get(f, "value"));
+        name = name ? name : "";
+        value = value ? value : "";
+        if (!*name && !*value)
+            continue; /* Mastodon drops blank rows, which is how a field is removed */
+        if (utf8_length(name) > FIELD_TEXT_MAX || utf8_length(value) > FIELD_TEXT_MAX) {
+            rc = eu_error_set(err, 422, "Validation failed: Fields is too long (maximum is %d "
+                              "characters per name or value)", FIELD_TEXT_MAX);
+            break;
+        }
+        if (json_array_size(src) == FIELDS_MAX) {
+            rc = eu_error_set(err, 422, "Validation failed: Fields is too big (maximum is %d)",
+                              FIELDS_MAX);
+            break;
+        }
+        json_array_append_new(src, json_pack("{s:s, s:s}", "name", name, "value", value));
+        json_array_append_new(html, json_pack("{s:s, s:s, s:n}", "name", name, "value",
+                                              field_value_html(req, value), "verified_at"));
+    }
+    if (rc == 0) {
+        char *a = json_dumps(html, JSON_COMPACT), *b = json_dumps(src, JSON_COMPACT);
+        *rendered = eu_arena_strdup(req->arena, a);
+        *plain = eu_arena_strdup(req->arena, b);
+        free(a);
+        free(b);
+    }
+    json_decref(html);
+    json_decref(src);
+    json_decref(list);
+    return rc;
+}
+
+/* A percent-decoded copy ('+' is a space) of n bytes of s, arena-owned;
+ * NULL on a malformed escape. */
+static char *
+form_decode(struct eu_req *req, const char *s, size_t n)
+{
+    char *raw = eu_arena_strndup(req->arena, s, n);
+    char *d = evhttp_uridecode(raw, 1, NULL);
+    if (!d)
+        return NULL;
+    char *out = eu_arena_strdup(req->arena, d);
+    free(d);
+    return out;
+}
+
+/*
+ * Rack reads "fields_attributes[][name]=a&fields_attributes[][value]=b" as an
+ * array of hashes, starting a new one whenever a key repeats; the shared
+ * parameter parser keeps "[]" for flat arrays only, so this form is read
+ * again here from the raw body. Returns a new array, or NULL when the body
+ * has no such keys.
+ */
+static json_t *
+parse_form_field_array(struct eu_req *req)
+{
+    const char *ctype = eu_req_header(req, "Content-Type");
+    if (ctype && strncasecmp(ctype, "application/x-www-form-urlencoded", 33) != 0)
+        return NULL;
+    size_t len;
+    const char *body = eu_req_body(req, &len);
+    if (!body || !len)
+        return NULL;
+    json_t *out = NULL;
+    const char *p = body, *end = body + len;
+    while (p < end) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *pe = amp ? amp : end;
+        const char *eq = memchr(p, '=', (size_t)(pe - p));
+        const char *key = form_decode(req, p, (size_t)((eq ? eq : pe) - p));
+        const char *sub = NULL;
+        if (key && strcmp(key, "fields_attributes[][name]") == 0)
+            sub = "name";
+        else if (key && strcmp(key, "fields_attributes[][value]") == 0)
+            sub = "value";
+        const char *value = sub && eq ? form_decode(req, eq + 1, (size_t)(pe - eq - 1)) : "";
+        if (sub && value) {
+            if (!out)
+                out = json_array();
+            json_t *last = json_array_get(out, json_array_size(out) - 1);
+            if (!last || json_object_get(last, sub)) {
+                last = json_object();
+                json_array_append_new(out, last);
+            }
+            json_t *v = json_string(value);
+            json_object_set_new(last, sub, v ? v : json_string(""));
+        }
+        p = pe + (pe < end);
+    }
+    return out;
+}
+
+static void
+on_credentials_updated(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    reply_credentials(req);
+}
+
+/* Reads an optional boolean parameter into text for SQL ("true"/"false", or
+ * NULL when absent). Returns -1 after answering 422 when it is not one. */
+static int
+bool_param(struct eu_req *req, json_t *params, const char *key, const char **out)
+{
+    bool b;
+    int rc = eu_param_bool(params, key, &b);
+    if (rc < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: %s is not a boolean", key);
+        return -1;
+    }
+    *out = rc == 0 ? NULL : b ? "true" : "false";
+    return 0;
+}
+
+static void
+update_credentials(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    const char *display_name = eu_param_str(params, "display_name");
+    const char *note = eu_param_str(params, "note");
+    if (display_name && utf8_length(display_name) > DISPLAY_NAME_MAX) {
+        eu_req_reply_error(req, 422, "Validation failed: Display name is too long (maximum is %d "
+                           "characters)", DISPLAY_NAME_MAX);
+        return;
+    }
+    if (note && utf8_length(note) > NOTE_MAX) {
+        eu_req_reply_error(req, 422, "Validation failed: Note is too long (maximum is %d "
+                           "characters)", NOTE_MAX);
+        return;
+    }
+    const char *locked, *bot, *discoverable, *sensitive = NULL;
+    if (bool_param(req, params, "locked", &locked) < 0 ||
+        bool_param(req, params, "bot", &bot) < 0 ||
+        bool_param(req, params, "discoverable", &discoverable) < 0)
+        return;
+    const char *privacy = NULL, *language = NULL;
+    json_t *source = eu_param_object(params, "source");
+    if (source) {
+        privacy = eu_param_str(source, "privacy");
+        if (privacy && strcmp(privacy, "public") != 0 && strcmp(privacy, "unlisted") != 0 &&
+            strcmp(privacy, "private") != 0) {
+            eu_req_reply_error(req, 422, "Validation failed: Setting default privacy is not "
+                               "included in the list");
+            return;
+        }
+        if (bool_param(req, source, "sensitive", &sensitive) < 0)
+            return;
+        language = eu_param_str(source, "language");
+        if (language) {
+            size_t n = strlen(language);
+            bool ok = n <= 10;
+            for (size_t i = 0; ok && i < n; i++)
+                ok = (language[i] >= 'a' && language[i] <= 'z') ||
+                     (language[i] >= 'A' && language[i] <= 'Z') || language[i] == '-';
+            if (!ok) {
+                eu_req_reply_error(req, 422, "Validation failed: Setting default language is "
+                                   "not included in the list");
+                return;
+            }
+        }
+    }
+    const char *fields = NULL, *fields_source = NULL;
+    json_t *attrs = json_object_get(params, "fields_attributes");
+    /* The shared parser leaves an empty hash behind for the array form. */
+    bool empty = !attrs || (json_is_object(attrs) && json_object_size(attrs) == 0);
+    json_t *form_attrs = empty ? parse_form_field_array(req) : NULL;
+    if (form_attrs)
+        attrs = form_attrs;
+    if (attrs && !json_is_null(attrs) &&
+        parse_fields(req, attrs, &fields, &fields_source, &err) < 0) {
+        json_decref(form_attrs);
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    json_decref(form_attrs);
+    /* avatar and header uploads are accepted and ignored until media
+     * storage exists. Unlocking an account accepts its pending requests,
+     * as Mastodon does. */
+    const char *sql =
+        "WITH u AS (UPDATE users SET default_privacy = coalesce($8, default_privacy),"
+        "  default_sensitive = coalesce($9::boolean, default_sensitive),"
+        "  default_language = CASE WHEN $10::text IS NULL THEN default_language"
+        "   ELSE nullif($10::text, '') END, updated_at = now()"
+        "  WHERE account_id = $1::bigint RETURNING 1),"
+        " acc AS (INSERT INTO follows (account_id, target_account_id, show_reblogs, notify,"
+        "  languages) SELECT account_id, target_account_id, show_reblogs, notify, languages"
+        "  FROM follow_requests WHERE target_account_id = $1::bigint AND $4::boolean IS FALSE"
+        "  ON CONFLICT DO NOTHING),"
+        " dreq AS (DELETE FROM follow_requests WHERE target_account_id = $1::bigint"
+        "  AND $4::boolean IS FALSE)"
+        " UPDATE accounts SET display_name = coalesce($2, display_name),"
+        "  note = coalesce($3, note), locked = coalesce($4::boolean, locked),"
+        "  bot = coalesce($5::boolean, bot), discoverable = coalesce($6::boolean, discoverable),"
+        "  fields = coalesce($7::jsonb, fields), fields_source = coalesce($11::jsonb, fields_source),"
+        "  updated_at = now() WHERE id = $1::bigint";
+    const char *p[] = {viewer_of(req), display_name, note, locked, bot, discoverable, fields,
+                       privacy, sensitive, language, fields_source};
+    eu_db_pool_query(pool_of(req), sql, 11, p, on_credentials_updated, req);
+}
+
+/* ----------------------------------------------------------- one account */
+
+static void
+on_account(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, eu_accounts_render(req, res, 0, 0));
+}
+
+static void
+account_show(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!eu_accounts_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *params[] = {id};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a WHERE a.id = $1::bigint",
+                     1, params, on_account, req);
+}
+
+static void
+account_lookup(struct eu_req *req)
+{
+    const char *acct = eu_req_query(req, "acct");
+    if (!acct || !*acct) {
+        eu_req_reply_error(req, 400, "param is missing or the value is empty: acct");
+        return;
+    }
+    if (acct[0] == '@')
+        acct++;
+    const char *at = strchr(acct, '@');
+    const char *username = at ? eu_arena_strndup(req->arena, acct, (size_t)(at - acct)) : acct;
+    const char *domain = at ? at + 1 : "";
+    if (strcasecmp(domain, req->tenant->domain) == 0)
+        domain = "";
+    const char *params[] = {username, domain};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a"
+                     " WHERE lower(a.username) = lower($1) AND coalesce(lower(a.domain), '') ="
+                     " lower($2)",
+                     2, params, on_account, req);
+}
+
+/* ---------------------------------------------------- followers/following */
+
+struct follow_page {
+    struct eu_req *req;
+    bool followers;
+    struct eu_page page;
+};
+
+static void
+on_follow_target(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct follow_page *fp = arg;
+    struct eu_req *req = fp->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    /* Paged by the follow's id: the order in which the follows happened.
+     * An account that blocks the viewer shows them nobody, as Mastodon. */
+    const char *followers_sql =
+        "SELECT f.id, " EU_ACCOUNT_COLUMNS("a") " FROM follows f JOIN accounts a"
+        " ON a.id = f.account_id WHERE f.target_account_id = $1::bigint"
+        " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1 FROM blocks b"
+        " WHERE b.account_id = $1::bigint AND b.target_account_id = $2::bigint)";
+    const char *following_sql =
+        "SELECT f.id, " EU_ACCOUNT_COLUMNS("a") " FROM follows f JOIN accounts a"
+        " ON a.id = f.target_account_id WHERE f.account_id = $1::bigint"
+        " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1 FROM blocks b"
+        " WHERE b.account_id = $1::bigint AND b.target_account_id = $2::bigint)";
+    const char *sql = eu_arena_sprintf(req->arena, "%s%s",
+                                       fp->followers ? followers_sql : following_sql,
+                                       eu_page_sql(req, &fp->page, "f.id", 3));
+    const char *params[6] = {eu_req_param(req, "id"), viewer_of(req)};
+    eu_page_params(&fp->page, params + 2);
+    eu_accounts_reply_page(req, sql, 6, params, &fp->page);
+}
+
+static void
+follow_page(struct eu_req *req, bool followers)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!eu_accounts_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    struct follow_page *fp = eu_arena_calloc(req->arena, sizeof(*fp));
+    fp->req = req;
+    fp->followers = followers;
+    if (eu_page_parse(req, &fp->page, 40, 80) < 0)
+        return;
+    const char *params[] = {id};
+    eu_db_pool_query(pool_of(req), "SELECT 1 FROM accounts WHERE id = $1::bigint", 1, params,
+                     on_follow_target, fp);
+}
+
+static void
+account_followers(struct eu_req *req)
+{
+    follow_page(req, true);
+}
+
+static void
+account_following(struct eu_req *req)
+{
+    follow_page(req, false);
+}
+
+/* --------------------------------------------------------------- search */
+
+/* s with LIKE's wildcards escaped (backslash is PostgreSQL's default
+ * escape). Arena-owned. */
+static const char *
+like_escape(struct eu_req *req, const char *s)
+{
+    char *out = eu_arena_alloc(req->arena, strlen(s) * 2 + 1), *o = out;
+    for (; *s; s++) {
+        if (*s == '%' || *s == '_' || *s == '\\')
+            *o++ = '\\';
+        *o++ = *s;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void
+on_accounts(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(out, eu_accounts_render(req, res, i, 0));
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+account_search(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    const char *q = eu_param_str(params, "q");
+    if (!q || !*q) {
+        eu_req_reply_error(req, 400, "param is missing or the value is empty: q");
+        return;
+    }
+    long long limit = 40, offset = 0;
+    if (eu_param_int(params, "limit", &limit) < 0 || eu_param_int(params, "offset", &offset) < 0) {
+        eu_req_reply_error(req, 400, "limit and offset must be integers");
+        return;
+    }
+    limit = limit < 1 ? 1 : limit > 80 ? 80 : limit;
+    offset = offset < 0 ? 0 : offset;
+    bool following = false;
+    if (eu_param_bool(params, "following", &following) < 0)
+        following = false;
+    while (*q == ' ' || *q == '@')
+        q++;
+    const char *at = strchr(q, '@');
+    const char *username = at ? eu_arena_strndup(req->arena, q, (size_t)(at - q)) : q;
+    const char *domain = NULL;
+    if (at) {
+        domain = at + 1;
+        if (strcasecmp(domain, req->tenant->domain) == 0)
+            domain = "";
+    }
+    const char *sql =
+        "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a"
+        " WHERE a.suspended_at IS NULL"
+        " AND (lower(a.username) LIKE lower($2) || '%'"
+        "  OR ($3::text IS NULL AND a.display_name ILIKE '%' || $2 || '%'))"
+        " AND ($3::text IS NULL OR coalesce(lower(a.domain), '') = lower($3))"
+        " AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.account_id = $1::bigint"
+        "  AND f.target_account_id = a.id))"
+        " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = $1::bigint"
+        "  AND b.target_account_id = a.id) OR (b.account_id = a.id"
+        "  AND b.target_account_id = $1::bigint))"
+        " ORDER BY lower(a.username) = lower($7) DESC, a.domain IS NULL DESC,"
+        "  EXISTS (SELECT 1 FROM follows f WHERE f.account_id = $1::bigint"
+        "  AND f.target_account_id = a.id) DESC, lower(a.username), a.id"
+        " LIMIT $5::int OFFSET $6::int";
+    const char *p[] = {viewer_of(req),
+                       like_escape(req, username),
+                       domain,
+                       following ? "true" : "false",
+                       eu_arena_sprintf(req->arena, "%lld", limit),
+                       eu_arena_sprintf(req->arena, "%lld", offset),
+                       username};
+    eu_db_pool_query(pool_of(req), sql, 7, p, on_accounts, req);
+}
+
+/* --------------------------------------------------- familiar_followers */
+
+static void
+on_familiar(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *out = json_array(), *cur = NULL;
+    const char *cur_id = NULL;
+    for (int i = 0; i < PQntuples(res); i++) {
+        const char *id = PQgetvalue(res, i, 0);
+        if (!cur_id || strcmp(cur_id, id) != 0) {
+            cur = json_pack("{s:s, s:[]}", "id", id, "accounts");
+            json_array_append_new(out, cur);
+            cur_id = id;
+        }
+        if (!PQgetisnull(res, i, 1))
+            json_array_append_new(json_object_get(cur, "accounts"),
+                                  eu_accounts_render(req, res, i, 1));
+    }
+    eu_req_reply_json(req, 200, out);
+}
+
+const char *
+eu_accounts_ids_param(struct eu_req *req, json_t *params, const char *key)
+{
+    json_t *ids = eu_param_array(params, key);
+    size_t i, cap = json_array_size(ids) * 20 + 3;
+    char *out = eu_arena_alloc(req->arena, cap), *o = out;
+    *o++ = '{';
+    json_t *v;
+    json_array_foreach(ids, i, v) {
+        const char *s = json_string_value(v);
+        char num[24];
+        if (json_is_integer(v)) {
+            snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+            s = num;
+        }
+        if (!eu_accounts_id_is_valid(s))
+            continue;
+        if (o[-1] != '{')
+            *o++ = ',';
+        size_t l = strlen(s);
+        memcpy(o, s, l);
+        o += l;
+    }
+    *o++ = '}';
+    *o = '\0';
+    json_decref(ids);
+    return out;
+}
+
+static void
+familiar_followers(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    /* For each asked account, the accounts the viewer follows that follow
+     * it, in the order the ids were given. */
+    const char *sql =
+        "SELECT x.id::text, " EU_ACCOUNT_COLUMNS("a")
+        " FROM (SELECT DISTINCT ON (id) id, ord FROM unnest($2::bigint[]) WITH ORDINALITY"
+        "  AS u(id, ord) ORDER BY id, ord) x"
+        " LEFT JOIN LATERAL (SELECT ac.* FROM follows mf JOIN follows tf"
+        "  ON tf.account_id = mf.target_account_id JOIN accounts ac ON ac.id = mf.target_account_id"
+        "  WHERE mf.account_id = $1::bigint AND tf.target_account_id = x.id"
+        "  AND ac.suspended_at IS NULL ORDER BY mf.id DESC LIMIT 40) a ON true"
+        " ORDER BY x.ord, a.id";
+    const char *p[] = {viewer_of(req), eu_accounts_ids_param(req, params, "id")};
+    eu_db_pool_query(pool_of(req), sql, 2, p, on_familiar, req);
+}
+
+/* ----------------------------------------------------- empty collections */
+
+/* Endorsements (account pins) and featured tags are not kept yet; Mastodon
+ * clients ask for them on every profile and crash on a 404. */
+static void
+empty_list(struct eu_req *req)
+{
+    eu_req_reply_json(req, 200, json_array());
+}
+
+/* ------------------------------------------------------------ route table */
+
+#define GET EU_HTTP_GET
+#define POST EU_HTTP_POST
+#define PUT EU_HTTP_PUT
+#define PATCH EU_HTTP_PATCH
+#define DELETE EU_HTTP_DELETE
+#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_CORS)
+#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_CORS)
+
 const struct eu_route eu_accounts_routes[] = {
+    /* accounts.c */
+    {GET, "/api/v1/accounts/verify_credentials", verify_credentials, NULL, AUTH},
+    {PATCH | PUT, "/api/v1/accounts/update_credentials", update_credentials, "write:accounts",
+     AUTH},
+    {GET, "/api/v1/accounts/lookup", account_lookup, NULL, OPT},
+    {GET, "/api/v1/accounts/search", account_search, "read:accounts", AUTH},
+    {GET, "/api/v1/accounts/familiar_followers", familiar_followers, "read:follows", AUTH},
+    {GET, "/api/v1/accounts/:id", account_show, NULL, OPT},
+    {GET, "/api/v1/accounts/:id/followers", account_followers, NULL, OPT},
+    {GET, "/api/v1/accounts/:id/following", account_following, NULL, OPT},
+    {GET, "/api/v1/accounts/:id/featured_tags", empty_list, NULL, OPT},
+    {GET, "/api/v1/accounts/:id/identity_proofs", empty_list, "read:accounts", AUTH},
+    {GET, "/api/v1/endorsements", empty_list, "read:accounts", AUTH},
+
+    /* relationships.c */
+    {GET, "/api/v1/accounts/relationships", eu_relationships_index, "read:follows", AUTH},
+    {POST, "/api/v1/accounts/:id/follow", eu_relationships_follow, "write:follows", AUTH},
+    {POST, "/api/v1/accounts/:id/unfollow", eu_relationships_unfollow, "write:follows", AUTH},
+    {POST, "/api/v1/accounts/:id/remove_from_followers", eu_relationships_remove_from_followers,
+     "write:follows", AUTH},
+    {POST, "/api/v1/accounts/:id/block", eu_relationships_block, "write:blocks", AUTH},
+    {POST, "/api/v1/accounts/:id/unblock", eu_relationships_unblock, "write:blocks", AUTH},
+    {POST, "/api/v1/accounts/:id/mute", eu_relationships_mute, "write:mutes", AUTH},
+    {POST, "/api/v1/accounts/:id/unmute", eu_relationships_unmute, "write:mutes", AUTH},
+    {POST, "/api/v1/accounts/:id/note", eu_relationships_note, "write:accounts", AUTH},
+    {GET, "/api/v1/follow_requests", eu_relationships_requests_index, "read:follows", AUTH},
+    {POST, "/api/v1/follow_requests/:account_id/authorize", eu_relationships_request_authorize,
+     "write:follows", AUTH},
+    {POST, "/api/v1/follow_requests/:account_id/reject", eu_relationships_request_reject,
+     "write:follows", AUTH},
+    {GET, "/api/v1/blocks", eu_relationships_blocks_index, "read:blocks", AUTH},
+    {GET, "/api/v1/mutes", eu_relationships_mutes_index, "read:mutes", AUTH},
+
+    /* lists.c */
+    {GET, "/api/v1/lists", eu_lists_index, "read:lists", AUTH},
+    {POST, "/api/v1/lists", eu_lists_create, "write:lists", AUTH},
+    {GET, "/api/v1/lists/:id", eu_lists_show, "read:lists", AUTH},
+    {PUT, "/api/v1/lists/:id", eu_lists_update, "write:lists", AUTH},
+    {DELETE, "/api/v1/lists/:id", eu_lists_destroy, "write:lists", AUTH},
+    {GET, "/api/v1/lists/:id/accounts", eu_lists_accounts_index, "read:lists", AUTH},
+    {POST, "/api/v1/lists/:id/accounts", eu_lists_accounts_add, "write:lists", AUTH},
+    {DELETE, "/api/v1/lists/:id/accounts", eu_lists_accounts_remove, "write:lists", AUTH},
+    {GET, "/api/v1/accounts/:id/lists", eu_lists_of_account, "read:lists", AUTH},
     {0},
 };

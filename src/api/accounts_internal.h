@@ -1,0 +1,76 @@
+/*
+ * Declarations shared by the accounts group's files (accounts.c,
+ * relationships.c, lists.c) and nobody else. accounts.c holds the group's
+ * one route table, so the handlers of the other two files are named here.
+ */
+#ifndef EUNHA_API_ACCOUNTS_INTERNAL_H
+#define EUNHA_API_ACCOUNTS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct eu_req;
+struct eu_page;
+struct json_t;
+struct pg_result;
+
+/* ------------------------------------------------------------ accounts.c */
+
+/* True when s is a decimal id that fits a bigint column. */
+bool eu_accounts_id_is_valid(const char *s);
+
+/*
+ * The ids of array parameter key ("id" reads id[]) as a PostgreSQL array
+ * literal "{1,2,3}", invalid ids dropped, duplicates kept. Arena-owned.
+ */
+const char *eu_accounts_ids_param(struct eu_req *req, struct json_t *params, const char *key);
+
+/*
+ * The Account entity at row/col (EU_ACCOUNT_COLUMNS), rendered as Mastodon
+ * renders an unavailable account when it is suspended: suspended true and
+ * every profile field empty. New reference; the caller owns it.
+ */
+struct json_t *eu_accounts_render(struct eu_req *req, const struct pg_result *res, int row,
+                                  int col);
+
+/*
+ * Runs sql, whose rows are (page id, EU_ACCOUNT_COLUMNS, extras...), and
+ * answers 200 with the array of accounts and a Link header built from the
+ * page ids. Extra columns become members of each account under their column
+ * name (text or null), e.g. "mute_expires_at". The page must be the one whose
+ * eu_page_sql() the query ends with; rows ascending (min_id) are reversed.
+ */
+void eu_accounts_reply_page(struct eu_req *req, const char *sql, int nparams,
+                            const char *const *params, const struct eu_page *page);
+
+/* ------------------------------------------------------- relationships.c */
+
+void eu_relationships_index(struct eu_req *req);
+void eu_relationships_follow(struct eu_req *req);
+void eu_relationships_unfollow(struct eu_req *req);
+void eu_relationships_remove_from_followers(struct eu_req *req);
+void eu_relationships_block(struct eu_req *req);
+void eu_relationships_unblock(struct eu_req *req);
+void eu_relationships_mute(struct eu_req *req);
+void eu_relationships_unmute(struct eu_req *req);
+void eu_relationships_note(struct eu_req *req);
+void eu_relationships_requests_index(struct eu_req *req);
+void eu_relationships_request_authorize(struct eu_req *req);
+void eu_relationships_request_reject(struct eu_req *req);
+void eu_relationships_blocks_index(struct eu_req *req);
+void eu_relationships_mutes_index(struct eu_req *req);
+
+/* --------------------------------------------------------------- lists.c */
+
+void eu_lists_index(struct eu_req *req);
+void eu_lists_create(struct eu_req *req);
+void eu_lists_show(struct eu_req *req);
+void eu_lists_update(struct eu_req *req);
+void eu_lists_destroy(struct eu_req *req);
+void eu_lists_accounts_index(struct eu_req *req);
+void eu_lists_accounts_add(struct eu_req *req);
+void eu_lists_accounts_remove(struct eu_req *req);
+void eu_lists_of_account(struct eu_req *req);
+
+#endif

@@ -1,0 +1,446 @@
+/*
+ * Lists (/api/v1/lists): named sets of followed accounts whose statuses make
+ * the list timeline (served by the social group). A list belongs to one
+ * account; anyone else's list id answers 404, as Mastodon does. Members must
+ * be accounts the owner follows (or asked to follow); unfollowing or
+ * blocking takes them out again (relationships.c).
+ */
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accounts_internal.h"
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/feeds.h"
+#include "eunha/http.h"
+#include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/tenant.h"
+
+/* Mastodon's limit of lists per account. */
+#define LISTS_MAX 50
+#define TITLE_MAX 256
+
+#define LIST_COLUMNS "l.id::text, l.title, l.replies_policy, l.exclusive"
+
+static struct eu_db_pool *
+pool_of(struct eu_req *req)
+{
+    return eu_tenant_pool(req->app->registry, req->tenant);
+}
+
+static const char *
+viewer_of(struct eu_req *req)
+{
+    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+}
+
+/* The List entity from LIST_COLUMNS at col. New reference. */
+static json_t *
+list_json(const PGresult *r, int row, int col)
+{
+    return json_pack("{s:s, s:s, s:s, s:b}", "id", PQgetvalue(r, row, col), "title",
+                     PQgetvalue(r, row, col + 1), "replies_policy", PQgetvalue(r, row, col + 2),
+                     "exclusive", PQgetvalue(r, row, col + 3)[0] == 't');
+}
+
+static bool
+replies_policy_is_valid(const char *s)
+{
+    return strcmp(s, "followed") == 0 || strcmp(s, "list") == 0 || strcmp(s, "none") == 0;
+}
+
+static void
+on_lists(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(out, list_json(res, i, 0));
+    eu_req_reply_json(req, 200, out);
+}
+
+/* Replies with the one list of the result, or 404 when there is none. */
+static void
+on_list(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, list_json(res, 0, 0));
+}
+
+void
+eu_lists_index(struct eu_req *req)
+{
+    const char *p[] = {viewer_of(req)};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT " LIST_COLUMNS " FROM lists l WHERE l.account_id = $1::bigint"
+                     " ORDER BY l.id",
+                     1, p, on_lists, req);
+}
+
+void
+eu_lists_show(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!eu_accounts_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *p[] = {viewer_of(req), id};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT " LIST_COLUMNS " FROM lists l WHERE l.account_id = $1::bigint"
+                     " AND l.id = $2::bigint",
+                     2, p, on_list, req);
+}
+
+/* Reads title, replies_policy and exclusive. title_required for create.
+ * Returns 0, or -1 after answering 422. Outputs are NULL when absent. */
+static int
+read_list_params(struct eu_req *req, bool title_required, const char **title,
+                 const char **policy, const char **exclusive)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return -1;
+    }
+    *title = eu_param_str(params, "title");
+    *policy = eu_param_str(params, "replies_policy");
+    if ((title_required || *title) && (!*title || !**title)) {
+        eu_req_reply_error(req, 422, "Validation failed: Title can't be blank");
+        return -1;
+    }
+    if (*title && strlen(*title) > TITLE_MAX) {
+        eu_req_reply_error(req, 422, "Validation failed: Title is too long (maximum is %d "
+                           "characters)", TITLE_MAX);
+        return -1;
+    }
+    if (*policy && !replies_policy_is_valid(*policy)) {
+        eu_req_reply_error(req, 422, "Validation failed: Replies policy is not included in the "
+                           "list");
+        return -1;
+    }
+    bool b;
+    int rc = eu_param_bool(params, "exclusive", &b);
+    if (rc < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Exclusive is not a boolean");
+        return -1;
+    }
+    *exclusive = rc == 0 ? NULL : b ? "true" : "false";
+    return 0;
+}
+
+static void
+on_list_created(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st == EU_DB_OK && PQntuples(res) == 0) {
+        eu_req_reply_error(req, 422, "Validation failed: You have reached the maximum number "
+                           "of lists (%d)", LISTS_MAX);
+        return;
+    }
+    on_list(res, st, arg);
+}
+
+void
+eu_lists_create(struct eu_req *req)
+{
+    const char *title, *policy, *exclusive;
+    if (read_list_params(req, true, &title, &policy, &exclusive) < 0)
+        return;
+    const char *p[] = {viewer_of(req), title, policy, exclusive,
+                       eu_arena_sprintf(req->arena, "%d", LISTS_MAX)};
+    eu_db_pool_query(pool_of(req),
+                     "INSERT INTO lists AS l (account_id, title, replies_policy, exclusive)"
+                     " SELECT $1::bigint, $2, coalesce($3, 'list'), coalesce($4::boolean, false)"
+                     " WHERE (SELECT count(*) FROM lists WHERE account_id = $1::bigint)"
+                     " < $5::int RETURNING " LIST_COLUMNS,
+                     5, p, on_list_created, req);
+}
+
+void
+eu_lists_update(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!eu_accounts_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *title, *policy, *exclusive;
+    if (read_list_params(req, false, &title, &policy, &exclusive) < 0)
+        return;
+    /* An exclusive list takes its members out of the home feed. */
+    if (exclusive)
+        eu_feed_home_invalidate(req->app, req->tenant, req->auth.account_id);
+    const char *p[] = {viewer_of(req), id, title, policy, exclusive};
+    eu_db_pool_query(pool_of(req),
+                     "UPDATE lists AS l SET title = coalesce($3, title),"
+                     " replies_policy = coalesce($4, replies_policy),"
+                     " exclusive = coalesce($5::boolean, exclusive)"
+                     " WHERE l.account_id = $1::bigint AND l.id = $2::bigint"
+                     " RETURNING " LIST_COLUMNS,
+                     5, p, on_list, req);
+}
+
+static void
+on_list_deleted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    if (PQgetvalue(res, 0, 0)[0] == 't')
+        eu_feed_home_invalidate(req->app, req->tenant, req->auth.account_id);
+    eu_req_reply_json(req, 200, json_object());
+}
+
+void
+eu_lists_destroy(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!eu_accounts_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *p[] = {viewer_of(req), id};
+    eu_db_pool_query(pool_of(req),
+                     "DELETE FROM lists WHERE account_id = $1::bigint AND id = $2::bigint"
+                     " RETURNING exclusive",
+                     2, p, on_list_deleted, req);
+}
+
+/* ------------------------------------------------------------ membership */
+
+typedef void (*list_step_cb)(struct eu_req *req, const char *list_id);
+
+struct list_check {
+    struct eu_req *req;
+    const char *list_id;
+    list_step_cb next;
+};
+
+static void
+on_list_owned(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct list_check *lc = arg;
+    struct eu_req *req = lc->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    lc->next(req, lc->list_id);
+}
+
+/* Calls next when the :id list exists and belongs to the viewer; 404
+ * otherwise. */
+static void
+with_own_list(struct eu_req *req, list_step_cb next)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!eu_accounts_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    struct list_check *lc = eu_arena_calloc(req->arena, sizeof(*lc));
+    lc->req = req;
+    lc->list_id = id;
+    lc->next = next;
+    const char *p[] = {viewer_of(req), id};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT 1 FROM lists WHERE account_id = $1::bigint AND id = $2::bigint", 2, p,
+                     on_list_owned, lc);
+}
+
+static void
+accounts_page(struct eu_req *req, const char *list_id)
+{
+    struct eu_page *page = eu_arena_calloc(req->arena, sizeof(*page));
+    /* limit=0 means every member (Mastodon), which the page parser would
+     * clamp to 1. */
+    const char *limit = eu_req_query(req, "limit");
+    bool all = limit && strcmp(limit, "0") == 0;
+    if (eu_page_parse(req, page, 40, 80) < 0)
+        return;
+    if (all) {
+        page->limit = 1000000;
+        snprintf(page->limit_s, sizeof(page->limit_s), "%d", page->limit);
+    }
+    const char *sql = eu_arena_sprintf(
+        req->arena,
+        "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") " FROM list_accounts x JOIN accounts a"
+        " ON a.id = x.account_id WHERE x.list_id = $1::bigint%s",
+        eu_page_sql(req, page, "x.id", 2));
+    const char *params[5] = {list_id};
+    eu_page_params(page, params + 1);
+    eu_accounts_reply_page(req, sql, 5, params, page);
+}
+
+void
+eu_lists_accounts_index(struct eu_req *req)
+{
+    with_own_list(req, accounts_page);
+}
+
+static void
+on_members_added(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (strcmp(PQgetvalue(res, 0, 0), "0") != 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    if (strcmp(PQgetvalue(res, 0, 1), "0") != 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Account follow relationship missing");
+        return;
+    }
+    eu_feed_home_invalidate(req->app, req->tenant, req->auth.account_id);
+    eu_req_reply_json(req, 200, json_object());
+}
+
+static void
+add_members(struct eu_req *req, const char *list_id)
+{
+    json_t *params = eu_req_params(req, NULL); /* parsed by the caller already */
+    const char *ids = eu_accounts_ids_param(req, params, "account_ids");
+    /* All or nothing: unknown accounts are 404, accounts not followed (nor
+     * asked to follow) 422, and then nothing is added. */
+    const char *p[] = {viewer_of(req), list_id, ids};
+    eu_db_pool_query(pool_of(req),
+                     "WITH want AS (SELECT DISTINCT w.id FROM unnest($3::bigint[]) AS w(id)),"
+                     " missing AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
+                     "  FROM accounts a WHERE a.id = w.id)),"
+                     " unfollowed AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
+                     "  FROM follows f WHERE f.account_id = $1::bigint AND f.target_account_id ="
+                     "  w.id) AND NOT EXISTS (SELECT 1 FROM follow_requests r WHERE r.account_id"
+                     "  = $1::bigint AND r.target_account_id = w.id)),"
+                     " ins AS (INSERT INTO list_accounts (list_id, account_id)"
+                     "  SELECT $2::bigint, w.id FROM want w WHERE NOT EXISTS (SELECT 1 FROM"
+                     "  missing) AND NOT EXISTS (SELECT 1 FROM unfollowed)"
+                     "  ON CONFLICT DO NOTHING)"
+                     " SELECT (SELECT count(*) FROM missing), (SELECT count(*) FROM unfollowed)",
+                     3, p, on_members_added, req);
+}
+
+void
+eu_lists_accounts_add(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    if (!eu_req_params(req, &err)) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    with_own_list(req, add_members);
+}
+
+static void
+on_members_removed(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    eu_feed_home_invalidate(req->app, req->tenant, req->auth.account_id);
+    eu_req_reply_json(req, 200, json_object());
+}
+
+static void
+remove_members(struct eu_req *req, const char *list_id)
+{
+    json_t *params = eu_req_params(req, NULL);
+    const char *p[] = {list_id, eu_accounts_ids_param(req, params, "account_ids")};
+    eu_db_pool_query(pool_of(req),
+                     "DELETE FROM list_accounts WHERE list_id = $1::bigint"
+                     " AND account_id = ANY($2::bigint[])",
+                     2, p, on_members_removed, req);
+}
+
+void
+eu_lists_accounts_remove(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    if (!eu_req_params(req, &err)) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    with_own_list(req, remove_members);
+}
+
+/* ------------------------------------------------- lists of one account */
+
+static void
+on_account_lists(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        if (!PQgetisnull(res, i, 0))
+            json_array_append_new(out, list_json(res, i, 0));
+    eu_req_reply_json(req, 200, out);
+}
+
+void
+eu_lists_of_account(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!eu_accounts_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    /* One row per list, or one row of NULLs when the account exists in no
+     * list of the viewer; no row at all when the account does not exist. */
+    const char *p[] = {viewer_of(req), id};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT " LIST_COLUMNS " FROM accounts a LEFT JOIN (list_accounts la"
+                     " JOIN lists l ON l.id = la.list_id AND l.account_id = $1::bigint)"
+                     " ON la.account_id = a.id WHERE a.id = $2::bigint ORDER BY l.id",
+                     2, p, on_account_lists, req);
+}

@@ -1,0 +1,675 @@
+/*
+ * The social graph as one account sees it: the Relationship entity, follows
+ * (and follow requests for locked accounts), blocks, mutes, private notes,
+ * and the lists of blocked and muted accounts and pending requests. Every
+ * action is: load the target (404 if unknown), apply the change in one
+ * statement, then answer with the Relationship as it now stands. Home feeds
+ * that the change alters are dropped so they rebuild from the database.
+ */
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accounts_internal.h"
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/feeds.h"
+#include "eunha/http.h"
+#include "eunha/notify.h"
+#include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/tenant.h"
+
+#define NOTE_COMMENT_MAX 2000
+
+static struct eu_db_pool *
+pool_of(struct eu_req *req)
+{
+    return eu_tenant_pool(req->app->registry, req->tenant);
+}
+
+static const char *
+viewer_of(struct eu_req *req)
+{
+    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+}
+
+/* ------------------------------------------------------ the Relationship */
+
+/* $1 the viewer, $2 the other accounts as an array, $3 whether suspended
+ * accounts are included. A follow request stands in for the follow's
+ * options while it is pending, as Mastodon's RelationshipFilter does. */
+static const char RELATIONSHIPS_SQL[] =
+    "SELECT a.id::text, f.id IS NOT NULL,"
+    " coalesce(f.show_reblogs, r.show_reblogs, false), coalesce(f.notify, r.notify, false),"
+    " array_to_json(coalesce(f.languages, r.languages))::text,"
+    " EXISTS (SELECT 1 FROM follows fb WHERE fb.account_id = a.id"
+    "  AND fb.target_account_id = $1::bigint),"
+    " EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = $1::bigint"
+    "  AND b.target_account_id = a.id),"
+    " EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = a.id"
+    "  AND b.target_account_id = $1::bigint),"
+    " m.account_id IS NOT NULL, coalesce(m.hide_notifications, false), r.id IS NOT NULL,"
+    " EXISTS (SELECT 1 FROM follow_requests rb WHERE rb.account_id = a.id"
+    "  AND rb.target_account_id = $1::bigint),"
+    " coalesce(n.comment, '')"
+    " FROM (SELECT id, min(ord) AS ord FROM unnest($2::bigint[]) WITH ORDINALITY AS u(id, ord)"
+    "  GROUP BY id) x"
+    " JOIN accounts a ON a.id = x.id"
+    " LEFT JOIN follows f ON f.account_id = $1::bigint AND f.target_account_id = a.id"
+    " LEFT JOIN follow_requests r ON r.account_id = $1::bigint AND r.target_account_id = a.id"
+    " LEFT JOIN mutes m ON m.account_id = $1::bigint AND m.target_account_id = a.id"
+    "  AND (m.expires_at IS NULL OR m.expires_at > now())"
+    " LEFT JOIN account_notes n ON n.account_id = $1::bigint AND n.target_account_id = a.id"
+    " WHERE $3::boolean OR a.suspended_at IS NULL"
+    " ORDER BY x.ord";
+
+static bool
+col_bool(const PGresult *r, int row, int col)
+{
+    return PQgetvalue(r, row, col)[0] == 't';
+}
+
+static json_t *
+relationship_json(const PGresult *r, int row)
+{
+    json_t *langs = PQgetisnull(r, row, 4) ? json_null()
+                                           : json_loads(PQgetvalue(r, row, 4), 0, NULL);
+    return json_pack("{s:s, s:b, s:b, s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b,"
+                     " s:s}",
+                     "id", PQgetvalue(r, row, 0), "following", col_bool(r, row, 1),
+                     "showing_reblogs", col_bool(r, row, 2), "notifying", col_bool(r, row, 3),
+                     "languages", langs ? langs : json_null(), "followed_by", col_bool(r, row, 5),
+                     "blocking", col_bool(r, row, 6), "blocked_by", col_bool(r, row, 7),
+                     "muting", col_bool(r, row, 8), "muting_notifications", col_bool(r, row, 9),
+                     "requested", col_bool(r, row, 10), "requested_by", col_bool(r, row, 11),
+                     "domain_blocking", 0, "endorsed", 0, "note", PQgetvalue(r, row, 12));
+}
+
+struct rel_render {
+    struct eu_req *req;
+    bool single;
+};
+
+static void
+on_relationships(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct rel_render *rr = arg;
+    struct eu_req *req = rr->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (rr->single) {
+        if (PQntuples(res) == 0)
+            eu_req_reply_error(req, 404, "Record not found");
+        else
+            eu_req_reply_json(req, 200, relationship_json(res, 0));
+        return;
+    }
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(out, relationship_json(res, i));
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+render_relationships(struct eu_req *req, const char *ids, bool single, bool with_suspended)
+{
+    struct rel_render *rr = eu_arena_calloc(req->arena, sizeof(*rr));
+    rr->req = req;
+    rr->single = single;
+    const char *params[] = {viewer_of(req), ids, with_suspended ? "true" : "false"};
+    eu_db_pool_query(pool_of(req), RELATIONSHIPS_SQL, 3, params, on_relationships, rr);
+}
+
+void
+eu_relationships_index(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    bool with_suspended = false;
+    if (eu_param_bool(params, "with_suspended", &with_suspended) < 0)
+        with_suspended = false;
+    render_relationships(req, eu_accounts_ids_param(req, params, "id"), false, with_suspended);
+}
+
+/* -------------------------------------------------------------- actions */
+
+struct rel;
+typedef void (*rel_step_cb)(struct rel *r);
+
+/* One action on one target account. */
+struct rel {
+    struct eu_req *req;
+    const char *me, *target; /* decimal ids */
+    int64_t me_id, target_id;
+    json_t *params;
+    /* the target as loaded */
+    bool locked, suspended, blocked, following;
+    /* set by the action's statement */
+    bool created;
+    rel_step_cb loaded;  /* runs once the target is known */
+    rel_step_cb applied; /* runs after the statement, before the answer */
+};
+
+static void
+on_target(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct rel *r = arg;
+    struct eu_req *req = r->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    r->locked = col_bool(res, 0, 0);
+    r->suspended = col_bool(res, 0, 1);
+    r->blocked = col_bool(res, 0, 2);
+    r->following = col_bool(res, 0, 3);
+    r->loaded(r);
+}
+
+/* Starts an action on the account named by path parameter key: parses the
+ * parameters, loads the target and calls loaded. */
+static void
+rel_start(struct eu_req *req, const char *key, rel_step_cb loaded)
+{
+    const char *id = eu_req_param(req, key);
+    if (!eu_accounts_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    struct rel *r = eu_arena_calloc(req->arena, sizeof(*r));
+    r->req = req;
+    r->me = viewer_of(req);
+    r->me_id = req->auth.account_id;
+    r->target = id;
+    r->target_id = strtoll(id, NULL, 10);
+    r->params = params;
+    r->loaded = loaded;
+    const char *p[] = {r->me, r->target};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT a.locked, a.suspended_at IS NOT NULL,"
+                     " EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = $1::bigint"
+                     "  AND b.target_account_id = a.id) OR (b.account_id = a.id"
+                     "  AND b.target_account_id = $1::bigint)),"
+                     " EXISTS (SELECT 1 FROM follows f WHERE f.account_id = $1::bigint"
+                     "  AND f.target_account_id = a.id)"
+                     " FROM accounts a WHERE a.id = $2::bigint",
+                     2, p, on_target, r);
+}
+
+static void
+on_applied(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct rel *r = arg;
+    struct eu_req *req = r->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    /* Statements that can create something return one row saying so. */
+    r->created = PQntuples(res) > 0 && PQnfields(res) > 0 && col_bool(res, 0, 0);
+    if (r->applied)
+        r->applied(r);
+    render_relationships(req, eu_arena_sprintf(req->arena, "{%s}", r->target), true, true);
+}
+
+/* Runs sql with $1 = me, $2 = target and the extra parameters, then calls
+ * applied and answers with the Relationship. */
+static void
+rel_apply(struct rel *r, const char *sql, int nextra, const char *const *extra,
+          rel_step_cb applied)
+{
+    const char *p[8] = {r->me, r->target};
+    for (int i = 0; i < nextra && i < 6; i++)
+        p[2 + i] = extra[i];
+    r->applied = applied;
+    eu_db_pool_query(pool_of(r->req), sql, 2 + nextra, p, on_applied, r);
+}
+
+static void
+invalidate_me(struct rel *r)
+{
+    eu_feed_home_invalidate(r->req->app, r->req->tenant, r->me_id);
+}
+
+static void
+invalidate_target(struct rel *r)
+{
+    eu_feed_home_invalidate(r->req->app, r->req->tenant, r->target_id);
+}
+
+static void
+invalidate_both(struct rel *r)
+{
+    invalidate_me(r);
+    invalidate_target(r);
+}
+
+/* Answers 403 for actions Mastodon does not allow on oneself. */
+static bool
+refuse_self(struct rel *r)
+{
+    if (r->me_id != r->target_id)
+        return false;
+    eu_req_reply_error(r->req, 403, "This action is not allowed");
+    return true;
+}
+
+/* --------------------------------------------------------------- follow */
+
+static void
+followed(struct rel *r)
+{
+    invalidate_me(r);
+    if (r->created)
+        eu_notify(r->req->app->registry, r->req->tenant, r->target_id, r->me_id, "follow", 0);
+}
+
+static void
+requested(struct rel *r)
+{
+    if (r->created)
+        eu_notify(r->req->app->registry, r->req->tenant, r->target_id, r->me_id,
+                  "follow_request", 0);
+}
+
+static void
+follow_loaded(struct rel *r)
+{
+    struct eu_req *req = r->req;
+    if (refuse_self(r))
+        return;
+    if (r->suspended) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    if (r->blocked) {
+        eu_req_reply_error(req, 403, "This action is not allowed");
+        return;
+    }
+    bool reblogs = true, notify = false;
+    int has_reblogs = eu_param_bool(r->params, "reblogs", &reblogs);
+    int has_notify = eu_param_bool(r->params, "notify", &notify);
+    if (has_reblogs < 0 || has_notify < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: reblogs and notify must be booleans");
+        return;
+    }
+    const char *languages = NULL;
+    json_t *langs = eu_param_array(r->params, "languages");
+    if (langs) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(langs, i, v) {
+            if (!json_is_string(v) || json_string_length(v) > 16) {
+                json_decref(langs);
+                eu_req_reply_error(req, 422, "Validation failed: Languages is invalid");
+                return;
+            }
+        }
+        char *s = json_dumps(langs, JSON_COMPACT);
+        languages = eu_arena_strdup(req->arena, s);
+        free(s);
+        json_decref(langs);
+    }
+    const char *extra[] = {has_reblogs ? (reblogs ? "true" : "false") : NULL,
+                           has_notify ? (notify ? "true" : "false") : NULL, languages};
+    /* Following again only changes the options, as Mastodon does; an
+     * account already followed stays followed even if it became locked. */
+    if (!r->following && r->locked) {
+        rel_apply(r,
+                  "INSERT INTO follow_requests AS x (account_id, target_account_id,"
+                  " show_reblogs, notify, languages) VALUES ($1::bigint, $2::bigint,"
+                  " coalesce($3::boolean, true), coalesce($4::boolean, false),"
+                  " nullif(ARRAY(SELECT json_array_elements_text(coalesce($5::json, '[]'))),"
+                  " '{}')) ON CONFLICT (account_id, target_account_id) DO UPDATE SET"
+                  " show_reblogs = coalesce($3::boolean, x.show_reblogs),"
+                  " notify = coalesce($4::boolean, x.notify),"
+                  " languages = CASE WHEN $5::json IS NULL THEN x.languages"
+                  " ELSE EXCLUDED.languages END RETURNING xmax = 0",
+                  3, extra, requested);
+        return;
+    }
+    rel_apply(r,
+              "WITH dr AS (DELETE FROM follow_requests WHERE account_id = $1::bigint"
+              " AND target_account_id = $2::bigint)"
+              " INSERT INTO follows AS x (account_id, target_account_id,"
+              " show_reblogs, notify, languages) VALUES ($1::bigint, $2::bigint,"
+              " coalesce($3::boolean, true), coalesce($4::boolean, false),"
+              " nullif(ARRAY(SELECT json_array_elements_text(coalesce($5::json, '[]'))),"
+              " '{}')) ON CONFLICT (account_id, target_account_id) DO UPDATE SET"
+              " show_reblogs = coalesce($3::boolean, x.show_reblogs),"
+              " notify = coalesce($4::boolean, x.notify),"
+              " languages = CASE WHEN $5::json IS NULL THEN x.languages"
+              " ELSE EXCLUDED.languages END RETURNING xmax = 0",
+              3, extra, followed);
+}
+
+void
+eu_relationships_follow(struct eu_req *req)
+{
+    rel_start(req, "id", follow_loaded);
+}
+
+/* Unfollowing also withdraws a pending request and takes the account out of
+ * the follower's lists (list members must be followed). */
+#define UNFOLLOW_SQL(who, whom)                                                                    \
+    "WITH df AS (DELETE FROM follows WHERE account_id = " who " AND target_account_id = " whom    \
+    "), dr AS (DELETE FROM follow_requests WHERE account_id = " who                                \
+    " AND target_account_id = " whom "), dl AS (DELETE FROM list_accounts la USING lists l"       \
+    " WHERE la.list_id = l.id AND l.account_id = " who " AND la.account_id = " whom ")"
+
+static void
+unfollow_loaded(struct rel *r)
+{
+    rel_apply(r, UNFOLLOW_SQL("$1::bigint", "$2::bigint") " SELECT false", 0, NULL,
+              invalidate_me);
+}
+
+void
+eu_relationships_unfollow(struct eu_req *req)
+{
+    rel_start(req, "id", unfollow_loaded);
+}
+
+static void
+remove_follower_loaded(struct rel *r)
+{
+    rel_apply(r, UNFOLLOW_SQL("$2::bigint", "$1::bigint") " SELECT false", 0, NULL,
+              invalidate_target);
+}
+
+void
+eu_relationships_remove_from_followers(struct eu_req *req)
+{
+    rel_start(req, "id", remove_follower_loaded);
+}
+
+/* ---------------------------------------------------------------- block */
+
+static void
+block_loaded(struct rel *r)
+{
+    if (refuse_self(r))
+        return;
+    /* A block ends every follow and request between the two, both ways. */
+    rel_apply(r,
+              "WITH df AS (DELETE FROM follows WHERE (account_id = $1::bigint"
+              "  AND target_account_id = $2::bigint) OR (account_id = $2::bigint"
+              "  AND target_account_id = $1::bigint)),"
+              " dr AS (DELETE FROM follow_requests WHERE (account_id = $1::bigint"
+              "  AND target_account_id = $2::bigint) OR (account_id = $2::bigint"
+              "  AND target_account_id = $1::bigint)),"
+              " dl AS (DELETE FROM list_accounts la USING lists l WHERE la.list_id = l.id"
+              "  AND ((l.account_id = $1::bigint AND la.account_id = $2::bigint)"
+              "  OR (l.account_id = $2::bigint AND la.account_id = $1::bigint)))"
+              " INSERT INTO blocks (account_id, target_account_id)"
+              " VALUES ($1::bigint, $2::bigint) ON CONFLICT DO NOTHING RETURNING true",
+              0, NULL, invalidate_both);
+}
+
+void
+eu_relationships_block(struct eu_req *req)
+{
+    rel_start(req, "id", block_loaded);
+}
+
+static void
+unblock_loaded(struct rel *r)
+{
+    rel_apply(r,
+              "DELETE FROM blocks WHERE account_id = $1::bigint AND target_account_id ="
+              " $2::bigint RETURNING false",
+              0, NULL, invalidate_both);
+}
+
+void
+eu_relationships_unblock(struct eu_req *req)
+{
+    rel_start(req, "id", unblock_loaded);
+}
+
+/* ----------------------------------------------------------------- mute */
+
+static void
+mute_loaded(struct rel *r)
+{
+    struct eu_req *req = r->req;
+    if (refuse_self(r))
+        return;
+    bool notifications = true;
+    long long duration = 0;
+    if (eu_param_bool(r->params, "notifications", &notifications) < 0 ||
+        eu_param_int(r->params, "duration", &duration) < 0 || duration < 0 ||
+        duration > 100LL * 365 * 86400) {
+        eu_req_reply_error(req, 422, "Validation failed: notifications must be a boolean and "
+                           "duration a number of seconds");
+        return;
+    }
+    const char *extra[] = {notifications ? "true" : "false",
+                           eu_arena_sprintf(req->arena, "%lld", duration)};
+    rel_apply(r,
+              "INSERT INTO mutes (account_id, target_account_id, hide_notifications, expires_at)"
+              " VALUES ($1::bigint, $2::bigint, $3::boolean, CASE WHEN $4::bigint > 0"
+              " THEN now() + $4::bigint * interval '1 second' END)"
+              " ON CONFLICT (account_id, target_account_id) DO UPDATE SET"
+              " hide_notifications = EXCLUDED.hide_notifications,"
+              " expires_at = EXCLUDED.expires_at RETURNING xmax = 0",
+              2, extra, invalidate_me);
+}
+
+void
+eu_relationships_mute(struct eu_req *req)
+{
+    rel_start(req, "id", mute_loaded);
+}
+
+static void
+unmute_loaded(struct rel *r)
+{
+    rel_apply(r,
+              "DELETE FROM mutes WHERE account_id = $1::bigint AND target_account_id ="
+              " $2::bigint RETURNING false",
+              0, NULL, invalidate_me);
+}
+
+void
+eu_relationships_unmute(struct eu_req *req)
+{
+    rel_start(req, "id", unmute_loaded);
+}
+
+/* ----------------------------------------------------------------- note */
+
+static size_t
+utf8_length(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            n++;
+    return n;
+}
+
+static void
+note_loaded(struct rel *r)
+{
+    const char *comment = eu_param_str(r->params, "comment");
+    comment = comment ? comment : "";
+    if (utf8_length(comment) > NOTE_COMMENT_MAX) {
+        eu_req_reply_error(r->req, 422, "Validation failed: Comment is too long (maximum is %d "
+                           "characters)", NOTE_COMMENT_MAX);
+        return;
+    }
+    const char *extra[] = {comment};
+    /* An empty comment removes the note. */
+    rel_apply(r,
+              "WITH d AS (DELETE FROM account_notes WHERE account_id = $1::bigint"
+              "  AND target_account_id = $2::bigint AND $3 = '')"
+              " INSERT INTO account_notes (account_id, target_account_id, comment)"
+              " SELECT $1::bigint, $2::bigint, $3 WHERE $3 <> ''"
+              " ON CONFLICT (account_id, target_account_id) DO UPDATE SET comment = $3"
+              " RETURNING false",
+              1, extra, NULL);
+}
+
+void
+eu_relationships_note(struct eu_req *req)
+{
+    rel_start(req, "id", note_loaded);
+}
+
+/* ------------------------------------------------------ follow requests */
+
+static void
+authorize_loaded(struct rel *r)
+{
+    /* The request becomes a follow of me by them; its notification goes
+     * with it, as Mastodon destroys a request's notification. $1 is me (the
+     * target of the request), $2 the requester. */
+    rel_apply(r,
+              "WITH rq AS (DELETE FROM follow_requests WHERE account_id = $2::bigint"
+              "  AND target_account_id = $1::bigint RETURNING *),"
+              " dn AS (DELETE FROM notifications WHERE account_id = $1::bigint"
+              "  AND from_account_id = $2::bigint AND type = 'follow_request'),"
+              " f AS (INSERT INTO follows (account_id, target_account_id, show_reblogs, notify,"
+              "  languages) SELECT account_id, target_account_id, show_reblogs, notify, languages"
+              "  FROM rq ON CONFLICT DO NOTHING RETURNING 1)"
+              " SELECT EXISTS (SELECT 1 FROM rq)",
+              0, NULL, invalidate_target);
+}
+
+static void
+reject_loaded(struct rel *r)
+{
+    rel_apply(r,
+              "WITH rq AS (DELETE FROM follow_requests WHERE account_id = $2::bigint"
+              "  AND target_account_id = $1::bigint RETURNING 1),"
+              " dn AS (DELETE FROM notifications WHERE account_id = $1::bigint"
+              "  AND from_account_id = $2::bigint AND type = 'follow_request')"
+              " SELECT EXISTS (SELECT 1 FROM rq)",
+              0, NULL, NULL);
+}
+
+/* Mastodon answers 404 when there is no pending request from the account. */
+static void
+on_request_found(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct rel *r = arg;
+    eu_req_enter(r->req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(r->req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(r->req, 404, "Record not found");
+        return;
+    }
+    r->loaded(r);
+}
+
+static void
+request_loaded(struct rel *r)
+{
+    const char *p[] = {r->me, r->target};
+    eu_db_pool_query(pool_of(r->req),
+                     "SELECT 1 FROM follow_requests WHERE account_id = $2::bigint"
+                     " AND target_account_id = $1::bigint",
+                     2, p, on_request_found, r);
+}
+
+static void
+authorize_check(struct rel *r)
+{
+    r->loaded = authorize_loaded;
+    request_loaded(r);
+}
+
+static void
+reject_check(struct rel *r)
+{
+    r->loaded = reject_loaded;
+    request_loaded(r);
+}
+
+void
+eu_relationships_request_authorize(struct eu_req *req)
+{
+    rel_start(req, "account_id", authorize_check);
+}
+
+void
+eu_relationships_request_reject(struct eu_req *req)
+{
+    rel_start(req, "account_id", reject_check);
+}
+
+/* --------------------------------------------------------------- pages */
+
+/* Answers a page of accounts from from_where, a FROM ... WHERE clause over
+ * a table aliased x (paged by x.id) joined to the accounts a; $1 is the
+ * viewer. extra_cols are appended to the select list. */
+static void
+reply_own_page(struct eu_req *req, const char *from_where, const char *extra_cols)
+{
+    struct eu_page *page = eu_arena_calloc(req->arena, sizeof(*page));
+    if (eu_page_parse(req, page, 40, 80) < 0)
+        return;
+    const char *sql = eu_arena_sprintf(req->arena, "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") "%s %s%s",
+                                       extra_cols, from_where, eu_page_sql(req, page, "x.id", 2));
+    const char *params[5] = {viewer_of(req)};
+    eu_page_params(page, params + 1);
+    eu_accounts_reply_page(req, sql, 5, params, page);
+}
+
+void
+eu_relationships_requests_index(struct eu_req *req)
+{
+    reply_own_page(req,
+                   "FROM follow_requests x JOIN accounts a ON a.id = x.account_id"
+                   " WHERE x.target_account_id = $1::bigint",
+                   "");
+}
+
+void
+eu_relationships_blocks_index(struct eu_req *req)
+{
+    reply_own_page(req,
+                   "FROM blocks x JOIN accounts a ON a.id = x.target_account_id"
+                   " WHERE x.account_id = $1::bigint",
+                   "");
+}
+
+void
+eu_relationships_mutes_index(struct eu_req *req)
+{
+    reply_own_page(req,
+                   "FROM mutes x JOIN accounts a ON a.id = x.target_account_id"
+                   " WHERE x.account_id = $1::bigint"
+                   " AND (x.expires_at IS NULL OR x.expires_at > now())",
+                   ", CASE WHEN x.expires_at IS NULL THEN NULL ELSE "
+                   EU_SQL_TS("x.expires_at") " END AS mute_expires_at");
+}
