@@ -1,0 +1,478 @@
+/*
+ * Timelines end to end: the home feed fanned out into Redis on write and
+ * rebuilt from PostgreSQL after FLUSHALL, with its rules (own statuses,
+ * follows, show_reblogs, replies, direct, mutes, blocks) and pagination;
+ * the public and hashtag timelines with their parameters; an account's
+ * statuses with theirs. Follows, mutes and blocks are written straight into
+ * the tenant database (dropping the feed as the accounts endpoints do).
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <hiredis/hiredis.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMEOUT 120
+#define HOST "t.example"
+
+struct world {
+    struct eu_it_server *s;
+    char *tenant_id;
+    char *alice, *bob, *carol;
+    char *alice_id, *bob_id, *carol_id;
+    char *db;
+};
+
+static void
+world_start(struct world *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->s = eu_it_server_start(NULL);
+    json_t *t = eu_it_tenant_create(w->s, HOST, "Timelines");
+    w->tenant_id = strdup(json_string_value(json_object_get(t, "id")));
+    json_decref(t);
+    eu_it_account_create(w->s, HOST, "alice");
+    eu_it_account_create(w->s, HOST, "bob");
+    eu_it_account_create(w->s, HOST, "carol");
+    w->alice = eu_it_user_token(w->s, HOST, "alice", "read write follow");
+    w->bob = eu_it_user_token(w->s, HOST, "bob", "read write follow");
+    w->carol = eu_it_user_token(w->s, HOST, "carol", "read write follow");
+    w->alice_id = eu_it_account_id(w->s, HOST, "alice");
+    w->bob_id = eu_it_account_id(w->s, HOST, "bob");
+    w->carol_id = eu_it_account_id(w->s, HOST, "carol");
+    w->db = eu_it_tenant_database(w->s, HOST);
+}
+
+static void
+world_stop(struct world *w)
+{
+    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
+    eu_it_server_free(w->s);
+    free(w->tenant_id);
+    free(w->alice);
+    free(w->bob);
+    free(w->carol);
+    free(w->alice_id);
+    free(w->bob_id);
+    free(w->carol_id);
+    free(w->db);
+}
+
+static void
+sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+sql(struct world *w, const char *fmt, ...)
+{
+    char q[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(q, sizeof(q), fmt, ap);
+    va_end(ap);
+    free(eu_it_pg_exec(w->db, q));
+}
+
+/* A synchronous Redis connection to EUNHA_TEST_REDIS_URL. */
+static redisContext *
+redis(void)
+{
+    const char *url = getenv("EUNHA_TEST_REDIS_URL");
+    char host[128] = "127.0.0.1";
+    int port = 6379;
+    if (url)
+        sscanf(url, "redis://%127[^:]:%d", host, &port);
+    redisContext *c = redisConnect(host, port);
+    ck_assert_msg(c && !c->err, "cannot connect to redis %s:%d", host, port);
+    return c;
+}
+
+static void
+redis_flushall(void)
+{
+    redisContext *c = redis();
+    freeReplyObject(redisCommand(c, "FLUSHALL"));
+    redisFree(c);
+}
+
+/* Whether member is in account_id's home feed in Redis; -1 when the feed is missing. */
+static int
+feed_has(struct world *w, const char *account_id, const char *member)
+{
+    char key[256];
+    snprintf(key, sizeof(key), "%s:{t%s}:feed:home:%s", w->s->name, w->tenant_id, account_id);
+    redisContext *c = redis();
+    redisReply *e = redisCommand(c, "EXISTS %s", key);
+    int exists = (int)e->integer;
+    freeReplyObject(e);
+    int out = -1;
+    if (exists) {
+        redisReply *r = redisCommand(c, "ZSCORE %s %s", key, member);
+        out = r->type != REDIS_REPLY_NIL;
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    return out;
+}
+
+/* Fan-out runs after the post is answered: waits up to 3 s for member to be
+ * in the feed (want 1), or gives it 300 ms to wrongly arrive (want 0). */
+static void
+expect_in_feed(struct world *w, const char *account_id, const char *member, int want)
+{
+    int got = feed_has(w, account_id, member);
+    if (want == 1) {
+        for (int i = 0; i < 60 && got != 1; i++) {
+            eu_it_sleep_ms(50);
+            got = feed_has(w, account_id, member);
+        }
+    } else {
+        eu_it_sleep_ms(300);
+        got = feed_has(w, account_id, member);
+    }
+    ck_assert_msg(got == want, "status %s in the feed of %s: want %d, got %d", member, account_id,
+                  want, got);
+}
+
+static void
+api(struct world *w, struct eu_it_resp *r, const char *method, const char *path,
+    const char *token, const char *body)
+{
+    ck_assert_int_eq(eu_it_http(r, method, w->s->public_port, HOST, path, token, body), 0);
+}
+
+static char *
+post(struct world *w, const char *token, const char *body)
+{
+    struct eu_it_resp r = {0};
+    api(w, &r, "POST", "/api/v1/statuses", token, body);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *id = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    return id;
+}
+
+/* Asserts that r is an array of statuses with exactly these ids, in order
+ * (NULL-terminated). */
+static void
+expect_ids(const struct eu_it_resp *r, ...)
+{
+    va_list ap;
+    va_start(ap, r);
+    ck_assert_msg(json_is_array(r->json), "not an array: %.800s", r->body);
+    size_t i = 0;
+    for (const char *id; (id = va_arg(ap, const char *)); i++) {
+        json_t *st = json_array_get(r->json, i);
+        const char *got = json_string_value(json_object_get(st, "id"));
+        ck_assert_msg(got && strcmp(got, id) == 0, "item %zu: want %s, got %s in %.1500s", i, id,
+                      got ? got : "(none)", r->body);
+    }
+    va_end(ap);
+    ck_assert_msg(json_array_size(r->json) == i, "want %zu items, got %zu: %.1500s", i,
+                  json_array_size(r->json), r->body);
+}
+
+static void
+follow(struct world *w, const char *who, const char *whom, bool reblogs)
+{
+    sql(w, "INSERT INTO follows (account_id, target_account_id, show_reblogs) VALUES (%s, %s, %s)",
+        who, whom, reblogs ? "true" : "false");
+}
+
+/* What the accounts endpoints do after a follow, mute or block. */
+static void
+drop_feed(struct world *w, const char *account_id)
+{
+    char key[256];
+    snprintf(key, sizeof(key), "%s:{t%s}:feed:home:%s", w->s->name, w->tenant_id, account_id);
+    redisContext *c = redis();
+    freeReplyObject(redisCommand(c, "DEL %s", key));
+    redisFree(c);
+}
+
+START_TEST(test_home_fanout_and_rebuild)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    follow(&w, w.alice_id, w.bob_id, true);
+
+    char *b1 = post(&w, w.bob, "{\"status\":\"bob one\"}");
+    char *c1 = post(&w, w.carol, "{\"status\":\"carol, not followed\"}");
+    /* No feed yet: the first read builds it from PostgreSQL. */
+    ck_assert_int_eq(feed_has(&w, w.alice_id, b1), -1);
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_ids(&r, b1, NULL);
+    expect_in_feed(&w, w.alice_id, b1, 1);
+
+    /* Now writes fan out into the feed. */
+    char *b2 = post(&w, w.bob, "{\"status\":\"bob two\",\"visibility\":\"private\"}");
+    char *a1 = post(&w, w.alice, "{\"status\":\"alice own\"}");
+    char *dm = post(&w, w.bob, "{\"status\":\"@carol secret\",\"visibility\":\"direct\"}");
+    char *reply = post(&w, w.bob, "{\"status\":\"@carol hi\"}");
+    char body[200];
+    snprintf(body, sizeof(body), "{\"status\":\"@carol reply\",\"in_reply_to_id\":\"%s\"}", c1);
+    char *to_carol = post(&w, w.bob, body);
+    expect_in_feed(&w, w.alice_id, b2, 1);
+    expect_in_feed(&w, w.alice_id, a1, 1);
+    expect_in_feed(&w, w.alice_id, dm, 0);
+    expect_in_feed(&w, w.alice_id, to_carol, 0); /* a reply to someone alice does not follow */
+    expect_in_feed(&w, w.alice_id, c1, 0);
+    expect_in_feed(&w, w.alice_id, reply, 1);
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    expect_ids(&r, reply, a1, b2, b1, NULL);
+
+    /* Pagination with Link headers */
+    api(&w, &r, "GET", "/api/v1/timelines/home?limit=2", w.alice, NULL);
+    expect_ids(&r, reply, a1, NULL);
+    const char *link = eu_it_resp_header(&r, "Link");
+    char want[256];
+    snprintf(want, sizeof(want), "/api/v1/timelines/home?limit=2&max_id=%s>; rel=\"next\"", a1);
+    ck_assert_msg(link && strstr(link, want), "Link: %s", link ? link : "(none)");
+    snprintf(want, sizeof(want), "/api/v1/timelines/home?limit=2&min_id=%s>; rel=\"prev\"", reply);
+    ck_assert_msg(strstr(link, want), "Link: %s", link);
+    char path[200];
+    snprintf(path, sizeof(path), "/api/v1/timelines/home?limit=2&max_id=%s", a1);
+    api(&w, &r, "GET", path, w.alice, NULL);
+    expect_ids(&r, b2, b1, NULL);
+    snprintf(path, sizeof(path), "/api/v1/timelines/home?limit=2&min_id=%s", b1);
+    api(&w, &r, "GET", path, w.alice, NULL);
+    expect_ids(&r, a1, b2, NULL);
+    snprintf(path, sizeof(path), "/api/v1/timelines/home?since_id=%s", b2);
+    api(&w, &r, "GET", path, w.alice, NULL);
+    expect_ids(&r, reply, a1, NULL);
+
+    /* Redis loses everything: nothing is lost. */
+    redis_flushall();
+    ck_assert_int_eq(feed_has(&w, w.alice_id, b1), -1);
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_ids(&r, reply, a1, b2, b1, NULL);
+    expect_in_feed(&w, w.alice_id, b2, 1);
+
+    /* A deleted status leaves the feed. */
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s", b2);
+    api(&w, &r, "DELETE", path, w.bob, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    expect_ids(&r, reply, a1, b1, NULL);
+
+    /* Redis down: the home timeline is read from PostgreSQL. */
+    if (getenv("EUNHA_TEST_REDIS_STOP")) {
+        eu_it_sh("EUNHA_TEST_REDIS_STOP");
+        api(&w, &r, "GET", "/api/v1/timelines/home?limit=2", w.alice, NULL);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        expect_ids(&r, reply, a1, NULL);
+        eu_it_sh("EUNHA_TEST_REDIS_START");
+    }
+
+    /* Reading home needs a user. */
+    api(&w, &r, "GET", "/api/v1/timelines/home", NULL, NULL);
+    EU_IT_EXPECT_ERROR(&r, 401);
+
+    free(b1);
+    free(c1);
+    free(b2);
+    free(a1);
+    free(dm);
+    free(reply);
+    free(to_carol);
+    eu_it_resp_free(&r);
+    world_stop(&w);
+}
+END_TEST
+
+START_TEST(test_home_reblogs_mutes_blocks)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    /* alice follows bob without his reblogs, and carol with hers */
+    follow(&w, w.alice_id, w.bob_id, false);
+    follow(&w, w.alice_id, w.carol_id, true);
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL); /* build the feed */
+    expect_ids(&r, NULL);
+
+    char *a1 = post(&w, w.alice, "{\"status\":\"alice writes\"}");
+    char *b1 = post(&w, w.bob, "{\"status\":\"bob writes\"}");
+    char path[200];
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/reblog", a1);
+    api(&w, &r, "POST", path, w.bob, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *bob_reblog = strdup(eu_it_json_str(&r, "id"));
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/reblog", b1);
+    api(&w, &r, "POST", path, w.carol, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *carol_reblog = strdup(eu_it_json_str(&r, "id"));
+
+    expect_in_feed(&w, w.alice_id, bob_reblog, 0);
+    expect_in_feed(&w, w.alice_id, carol_reblog, 1);
+    expect_in_feed(&w, w.alice_id, b1, 1);
+    expect_in_feed(&w, w.alice_id, a1, 1);
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    expect_ids(&r, carol_reblog, b1, a1, NULL);
+    EU_IT_EXPECT_JSTR(&r, "0.reblog.id", b1);
+    EU_IT_EXPECT_JSTR(&r, "0.account.id", w.carol_id);
+    /* the same after a rebuild */
+    redis_flushall();
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    expect_ids(&r, carol_reblog, b1, a1, NULL);
+
+    /* alice mutes carol: carol's statuses and reblogs leave, new ones stay out */
+    sql(&w, "INSERT INTO mutes (account_id, target_account_id) VALUES (%s, %s)", w.alice_id,
+        w.carol_id);
+    drop_feed(&w, w.alice_id);
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    expect_ids(&r, b1, a1, NULL);
+    char *c2 = post(&w, w.carol, "{\"status\":\"muted\"}");
+    expect_in_feed(&w, w.alice_id, c2, 0);
+
+    /* bob blocks alice: his statuses leave her feed */
+    sql(&w, "INSERT INTO blocks (account_id, target_account_id) VALUES (%s, %s)", w.bob_id,
+        w.alice_id);
+    drop_feed(&w, w.alice_id);
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    expect_ids(&r, a1, NULL);
+    char *b2 = post(&w, w.bob, "{\"status\":\"blocked\"}");
+    expect_in_feed(&w, w.alice_id, b2, 0);
+
+    free(a1);
+    free(b1);
+    free(b2);
+    free(c2);
+    free(bob_reblog);
+    free(carol_reblog);
+    eu_it_resp_free(&r);
+    world_stop(&w);
+}
+END_TEST
+
+START_TEST(test_public_and_tag)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    char *p1 = post(&w, w.alice, "{\"status\":\"#Cats are great\"}");
+    char *p2 = post(&w, w.bob, "{\"status\":\"#cats and #dogs\"}");
+    char *p3 = post(&w, w.carol, "{\"status\":\"only #dogs\"}");
+    char *un = post(&w, w.alice, "{\"status\":\"#cats quietly\",\"visibility\":\"unlisted\"}");
+    char *pr = post(&w, w.alice, "{\"status\":\"#cats privately\",\"visibility\":\"private\"}");
+    char body[200];
+    snprintf(body, sizeof(body), "{\"status\":\"@alice a reply\",\"in_reply_to_id\":\"%s\"}", p1);
+    char *rep = post(&w, w.bob, body);
+
+    api(&w, &r, "GET", "/api/v1/timelines/public", NULL, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_ids(&r, p3, p2, p1, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/public?local=true", w.carol, NULL);
+    expect_ids(&r, p3, p2, p1, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/public?remote=true", w.carol, NULL);
+    expect_ids(&r, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/public?only_media=true", w.carol, NULL);
+    expect_ids(&r, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/public?local=maybe", w.carol, NULL);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    api(&w, &r, "GET", "/api/v1/timelines/public?limit=1", NULL, NULL);
+    expect_ids(&r, p3, NULL);
+    const char *link = eu_it_resp_header(&r, "Link");
+    ck_assert_msg(link && strstr(link, "rel=\"next\""), "Link: %s", link ? link : "(none)");
+    char path[300];
+    snprintf(path, sizeof(path), "/api/v1/timelines/public?limit=1&max_id=%s", p3);
+    api(&w, &r, "GET", path, NULL, NULL);
+    expect_ids(&r, p2, NULL);
+    /* carol mutes bob */
+    sql(&w, "INSERT INTO mutes (account_id, target_account_id) VALUES (%s, %s)", w.carol_id,
+        w.bob_id);
+    api(&w, &r, "GET", "/api/v1/timelines/public", w.carol, NULL);
+    expect_ids(&r, p3, p1, NULL);
+
+    api(&w, &r, "GET", "/api/v1/timelines/tag/cats", NULL, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_ids(&r, p2, p1, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/tag/CATS?any[]=dogs", NULL, NULL);
+    expect_ids(&r, p3, p2, p1, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/tag/cats?all[]=dogs", NULL, NULL);
+    expect_ids(&r, p2, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/tag/cats?none[]=dogs", NULL, NULL);
+    expect_ids(&r, p1, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/tag/nothing", NULL, NULL);
+    expect_ids(&r, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/tag/no%20such", NULL, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_ids(&r, NULL);
+
+    free(p1);
+    free(p2);
+    free(p3);
+    free(un);
+    free(pr);
+    free(rep);
+    eu_it_resp_free(&r);
+    world_stop(&w);
+}
+END_TEST
+
+START_TEST(test_account_statuses)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    char *c1 = post(&w, w.carol, "{\"status\":\"carol\"}");
+    char *a1 = post(&w, w.alice, "{\"status\":\"plain\"}");
+    char *a2 = post(&w, w.alice, "{\"status\":\"#tagged post\"}");
+    char body[200];
+    snprintf(body, sizeof(body), "{\"status\":\"@carol reply\",\"in_reply_to_id\":\"%s\"}", c1);
+    char *a3 = post(&w, w.alice, body);
+    snprintf(body, sizeof(body), "{\"status\":\"thread\",\"in_reply_to_id\":\"%s\"}", a1);
+    char *a4 = post(&w, w.alice, body);
+    char path[300];
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/reblog", c1);
+    api(&w, &r, "POST", path, w.alice, NULL);
+    char *a5 = strdup(eu_it_json_str(&r, "id"));
+
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses", w.alice_id);
+    api(&w, &r, "GET", path, NULL, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_ids(&r, a5, a4, a3, a2, a1, NULL);
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?exclude_replies=true", w.alice_id);
+    api(&w, &r, "GET", path, NULL, NULL);
+    expect_ids(&r, a5, a4, a2, a1, NULL); /* a self-reply stays */
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?exclude_reblogs=1&limit=2",
+             w.alice_id);
+    api(&w, &r, "GET", path, NULL, NULL);
+    expect_ids(&r, a4, a3, NULL);
+    ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Link"));
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?tagged=TAGGED", w.alice_id);
+    api(&w, &r, "GET", path, NULL, NULL);
+    expect_ids(&r, a2, NULL);
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?only_media=true", w.alice_id);
+    api(&w, &r, "GET", path, NULL, NULL);
+    expect_ids(&r, NULL);
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?min_id=%s&limit=2", w.alice_id, a1);
+    api(&w, &r, "GET", path, NULL, NULL);
+    expect_ids(&r, a3, a2, NULL);
+
+    free(c1);
+    free(a1);
+    free(a2);
+    free(a3);
+    free(a4);
+    free(a5);
+    eu_it_resp_free(&r);
+    world_stop(&w);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("integration.timelines");
+    EU_IT_ADD_TCASE(s, test_home_fanout_and_rebuild, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_home_reblogs_mutes_blocks, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_public_and_tag, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_account_statuses, TIMEOUT);
+    return eu_it_run_suite(s);
+}
