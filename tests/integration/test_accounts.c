@@ -775,6 +775,68 @@ START_TEST(test_followers_paging)
 }
 END_TEST
 
+/* ------------------------------------------------------------ home feed */
+
+/* How many statuses of the home timeline are by account_id. */
+static size_t
+home_count_by(struct world *w, struct eu_it_resp *r, int viewer, const char *account_id)
+{
+    call(w, r, "GET", w->tok[viewer], NULL, "/api/v1/timelines/home");
+    EU_IT_EXPECT_STATUS(r, 200);
+    size_t n = 0, i;
+    json_t *st;
+    json_array_foreach(r->json, i, st) {
+        const char *a = json_string_value(json_object_get(json_object_get(st, "account"), "id"));
+        n += a && strcmp(a, account_id) == 0;
+    }
+    return n;
+}
+
+/* Changes to the graph reach a home feed that Redis already holds: the feed
+ * is dropped and rebuilt from the database. */
+START_TEST(test_home_feed_follows_graph)
+{
+    struct world w;
+    struct eu_it_resp r = {0};
+    world_start(&w);
+
+    call(&w, &r, "POST", w.tok[1], "{\"status\":\"hello from bob\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 0);
+
+    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 1);
+
+    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/mute", w.id[1]);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 0);
+    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/unmute", w.id[1]);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 1);
+
+    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/unfollow", w.id[1]);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 0);
+
+    /* bob removes alice from his followers: her feed loses him. */
+    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 1);
+    call(&w, &r, "POST", w.tok[1], NULL, "/api/v1/accounts/%s/remove_from_followers", w.id[0]);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 0);
+
+    /* A block by bob ends alice's follow and empties her feed of him. */
+    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 1);
+    call(&w, &r, "POST", w.tok[1], NULL, "/api/v1/accounts/%s/block", w.id[0]);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 0);
+
+    eu_it_resp_free(&r);
+    world_stop(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -786,5 +848,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_block, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_mute_and_note, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_followers_paging, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_home_feed_follows_graph, TIMEOUT);
     return eu_it_run_suite(s);
 }
