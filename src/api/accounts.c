@@ -23,6 +23,7 @@
 #include "eunha/db.h"
 #include "eunha/entities.h"
 #include "eunha/error.h"
+#include "eunha/feeds.h"
 #include "eunha/http.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
@@ -137,8 +138,8 @@ on_account_page(PGresult *res, enum eu_db_status st, void *arg)
 }
 
 void
-eu_accounts_reply_page(struct eu_req *req, const char *sql, int nparams,
-                       const char *const *params, const struct eu_page *page)
+eu_accounts_reply_page(struct eu_req *req, const char *sql, int nparams, const char *const *params,
+                       const struct eu_page *page)
 {
     struct account_page *ap = eu_arena_calloc(req->arena, sizeof(*ap));
     ap->req = req;
@@ -148,11 +149,11 @@ eu_accounts_reply_page(struct eu_req *req, const char *sql, int nparams,
 
 /* ---------------------------------------------------- verify_credentials */
 
-static const char CREDENTIALS_SQL[] =
-    "SELECT " EU_ACCOUNT_COLUMNS("a") ", a.note, coalesce(a.fields_source, a.fields)::text,"
-    " u.default_privacy, u.default_sensitive, coalesce(u.default_language, ''), u.role,"
-    " (SELECT count(*) FROM follow_requests r WHERE r.target_account_id = a.id)"
-    " FROM accounts a JOIN users u ON u.account_id = a.id WHERE a.id = $1::bigint";
+static const char CREDENTIALS_SQL[] = "SELECT " EU_ACCOUNT_COLUMNS(
+    "a") ", a.note, coalesce(a.fields_source, a.fields)::text,"
+         " u.default_privacy, u.default_sensitive, coalesce(u.default_language, ''), u.role,"
+         " (SELECT count(*) FROM follow_requests r WHERE r.target_account_id = a.id)"
+         " FROM accounts a JOIN users u ON u.account_id = a.id WHERE a.id = $1::bigint";
 
 /* Mastodon's built-in roles: the everyone role (id -99) and its seeded
  * Admin and Owner roles, with their permission bitmasks. */
@@ -188,21 +189,22 @@ on_credentials(PGresult *res, enum eu_db_status st, void *arg)
     json_t *plain = json_array();
     size_t i;
     json_t *f;
-    json_array_foreach(fields, i, f) {
+    json_array_foreach(fields, i, f)
+    {
         json_t *name = json_object_get(f, "name"), *value = json_object_get(f, "value");
-        json_array_append_new(plain, json_pack("{s:s, s:s, s:n}", "name",
-                                               json_is_string(name) ? json_string_value(name) : "",
-                                               "value",
-                                               json_is_string(value) ? json_string_value(value) : "",
-                                               "verified_at"));
+        json_array_append_new(
+            plain, json_pack("{s:s, s:s, s:n}", "name",
+                             json_is_string(name) ? json_string_value(name) : "", "value",
+                             json_is_string(value) ? json_string_value(value) : "", "verified_at"));
     }
     json_decref(fields);
-    json_object_set_new(
-        o, "source",
-        json_pack("{s:s, s:b, s:s, s:s, s:o, s:I}", "privacy", PQgetvalue(res, 0, c + 2),
-                  "sensitive", PQgetvalue(res, 0, c + 3)[0] == 't', "language",
-                  PQgetvalue(res, 0, c + 4), "note", PQgetvalue(res, 0, c), "fields", plain,
-                  "follow_requests_count", (json_int_t)strtoll(PQgetvalue(res, 0, c + 6), NULL, 10)));
+    json_object_set_new(o, "source",
+                        json_pack("{s:s, s:b, s:s, s:s, s:o, s:I}", "privacy",
+                                  PQgetvalue(res, 0, c + 2), "sensitive",
+                                  PQgetvalue(res, 0, c + 3)[0] == 't', "language",
+                                  PQgetvalue(res, 0, c + 4), "note", PQgetvalue(res, 0, c),
+                                  "fields", plain, "follow_requests_count",
+                                  (json_int_t)strtoll(PQgetvalue(res, 0, c + 6), NULL, 10)));
     json_object_set_new(o, "role", role_json(PQgetvalue(res, 0, c + 5)));
     eu_req_reply_json(req, 200, o);
 }
@@ -267,7 +269,8 @@ parse_fields(struct eu_req *req, json_t *attrs, const char **rendered, const cha
          * does not matter"): keep the order they were sent in. */
         const char *k;
         json_t *v;
-        json_object_foreach(attrs, k, v) {
+        json_object_foreach(attrs, k, v)
+        {
             json_array_append(list, v);
         }
     } else {
@@ -278,7 +281,8 @@ parse_fields(struct eu_req *req, json_t *attrs, const char **rendered, const cha
     size_t i;
     json_t *f;
     int rc = 0;
-    json_array_foreach(list, i, f) {
+    json_array_foreach(list, i, f)
+    {
         const char *name = json_string_value(json_object_get(f, "name"));
         const char *value = json_string_value(json_object_get(f, "value"));
         name = name ? name : "";
@@ -286,8 +290,10 @@ parse_fields(struct eu_req *req, json_t *attrs, const char **rendered, const cha
         if (!*name && !*value)
             continue; /* Mastodon drops blank rows, which is how a field is removed */
         if (utf8_length(name) > FIELD_TEXT_MAX || utf8_length(value) > FIELD_TEXT_MAX) {
-            rc = eu_error_set(err, 422, "Validation failed: Fields is too long (maximum is %d "
-                              "characters per name or value)", FIELD_TEXT_MAX);
+            rc = eu_error_set(err, 422,
+                              "Validation failed: Fields is too long (maximum is %d "
+                              "characters per name or value)",
+                              FIELD_TEXT_MAX);
             break;
         }
         if (json_array_size(src) == FIELDS_MAX) {
@@ -381,6 +387,18 @@ on_credentials_updated(PGresult *res, enum eu_db_status st, void *arg)
         eu_req_reply_db_error(req, st);
         return;
     }
+    /* Requests accepted by unlocking are new follows: their followers' home
+     * feeds must take this account's statuses in. */
+    if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0)) {
+        for (const char *p = PQgetvalue(res, 0, 0); *p;) {
+            char *end;
+            long long id = strtoll(p, &end, 10);
+            if (end == p)
+                break;
+            eu_feed_home_invalidate(req->app, req->tenant, id);
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
     reply_credentials(req);
 }
 
@@ -411,13 +429,17 @@ update_credentials(struct eu_req *req)
     const char *display_name = eu_param_str(params, "display_name");
     const char *note = eu_param_str(params, "note");
     if (display_name && utf8_length(display_name) > DISPLAY_NAME_MAX) {
-        eu_req_reply_error(req, 422, "Validation failed: Display name is too long (maximum is %d "
-                           "characters)", DISPLAY_NAME_MAX);
+        eu_req_reply_error(req, 422,
+                           "Validation failed: Display name is too long (maximum is %d "
+                           "characters)",
+                           DISPLAY_NAME_MAX);
         return;
     }
     if (note && utf8_length(note) > NOTE_MAX) {
-        eu_req_reply_error(req, 422, "Validation failed: Note is too long (maximum is %d "
-                           "characters)", NOTE_MAX);
+        eu_req_reply_error(req, 422,
+                           "Validation failed: Note is too long (maximum is %d "
+                           "characters)",
+                           NOTE_MAX);
         return;
     }
     const char *locked, *bot, *discoverable, *sensitive = NULL;
@@ -431,7 +453,8 @@ update_credentials(struct eu_req *req)
         privacy = eu_param_str(source, "privacy");
         if (privacy && strcmp(privacy, "public") != 0 && strcmp(privacy, "unlisted") != 0 &&
             strcmp(privacy, "private") != 0) {
-            eu_req_reply_error(req, 422, "Validation failed: Setting default privacy is not "
+            eu_req_reply_error(req, 422,
+                               "Validation failed: Setting default privacy is not "
                                "included in the list");
             return;
         }
@@ -445,7 +468,8 @@ update_credentials(struct eu_req *req)
                 ok = (language[i] >= 'a' && language[i] <= 'z') ||
                      (language[i] >= 'A' && language[i] <= 'Z') || language[i] == '-';
             if (!ok) {
-                eu_req_reply_error(req, 422, "Validation failed: Setting default language is "
+                eu_req_reply_error(req, 422,
+                                   "Validation failed: Setting default language is "
                                    "not included in the list");
                 return;
             }
@@ -477,16 +501,19 @@ update_credentials(struct eu_req *req)
         " acc AS (INSERT INTO follows (account_id, target_account_id, show_reblogs, notify,"
         "  languages) SELECT account_id, target_account_id, show_reblogs, notify, languages"
         "  FROM follow_requests WHERE target_account_id = $1::bigint AND $4::boolean IS FALSE"
-        "  ON CONFLICT DO NOTHING),"
+        "  ON CONFLICT DO NOTHING RETURNING account_id),"
         " dreq AS (DELETE FROM follow_requests WHERE target_account_id = $1::bigint"
         "  AND $4::boolean IS FALSE)"
         " UPDATE accounts SET display_name = coalesce($2, display_name),"
         "  note = coalesce($3, note), locked = coalesce($4::boolean, locked),"
         "  bot = coalesce($5::boolean, bot), discoverable = coalesce($6::boolean, discoverable),"
-        "  fields = coalesce($7::jsonb, fields), fields_source = coalesce($11::jsonb, fields_source),"
-        "  updated_at = now() WHERE id = $1::bigint";
-    const char *p[] = {viewer_of(req), display_name, note, locked, bot, discoverable, fields,
-                       privacy, sensitive, language, fields_source};
+        "  fields = coalesce($7::jsonb, fields), fields_source = coalesce($11::jsonb, "
+        "fields_source),"
+        "  updated_at = now() WHERE id = $1::bigint"
+        " RETURNING (SELECT string_agg(account_id::text, ',') FROM acc)";
+    const char *p[] = {viewer_of(req), display_name, note,    locked,    bot,
+                       discoverable,   fields,       privacy, sensitive, language,
+                       fields_source};
     eu_db_pool_query(pool_of(req), sql, 11, p, on_credentials_updated, req);
 }
 
@@ -538,11 +565,13 @@ account_lookup(struct eu_req *req)
     if (strcasecmp(domain, req->tenant->domain) == 0)
         domain = "";
     const char *params[] = {username, domain};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a"
-                     " WHERE lower(a.username) = lower($1) AND coalesce(lower(a.domain), '') ="
-                     " lower($2)",
-                     2, params, on_account, req);
+    eu_db_pool_query(
+        pool_of(req),
+        "SELECT " EU_ACCOUNT_COLUMNS(
+            "a") " FROM accounts a"
+                 " WHERE lower(a.username) = lower($1) AND coalesce(lower(a.domain), '') ="
+                 " lower($2)",
+        2, params, on_account, req);
 }
 
 /* ---------------------------------------------------- followers/following */
@@ -569,19 +598,19 @@ on_follow_target(PGresult *res, enum eu_db_status st, void *arg)
     }
     /* Paged by the follow's id: the order in which the follows happened.
      * An account that blocks the viewer shows them nobody, as Mastodon. */
-    const char *followers_sql =
-        "SELECT f.id, " EU_ACCOUNT_COLUMNS("a") " FROM follows f JOIN accounts a"
-        " ON a.id = f.account_id WHERE f.target_account_id = $1::bigint"
-        " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1 FROM blocks b"
-        " WHERE b.account_id = $1::bigint AND b.target_account_id = $2::bigint)";
-    const char *following_sql =
-        "SELECT f.id, " EU_ACCOUNT_COLUMNS("a") " FROM follows f JOIN accounts a"
-        " ON a.id = f.target_account_id WHERE f.account_id = $1::bigint"
-        " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1 FROM blocks b"
-        " WHERE b.account_id = $1::bigint AND b.target_account_id = $2::bigint)";
-    const char *sql = eu_arena_sprintf(req->arena, "%s%s",
-                                       fp->followers ? followers_sql : following_sql,
-                                       eu_page_sql(req, &fp->page, "f.id", 3));
+    const char *followers_sql = "SELECT f.id, " EU_ACCOUNT_COLUMNS(
+        "a") " FROM follows f JOIN accounts a"
+             " ON a.id = f.account_id WHERE f.target_account_id = $1::bigint"
+             " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1 FROM blocks b"
+             " WHERE b.account_id = $1::bigint AND b.target_account_id = $2::bigint)";
+    const char *following_sql = "SELECT f.id, " EU_ACCOUNT_COLUMNS(
+        "a") " FROM follows f JOIN accounts a"
+             " ON a.id = f.target_account_id WHERE f.account_id = $1::bigint"
+             " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1 FROM blocks b"
+             " WHERE b.account_id = $1::bigint AND b.target_account_id = $2::bigint)";
+    const char *sql =
+        eu_arena_sprintf(req->arena, "%s%s", fp->followers ? followers_sql : following_sql,
+                         eu_page_sql(req, &fp->page, "f.id", 3));
     const char *params[6] = {eu_req_param(req, "id"), viewer_of(req)};
     eu_page_params(&fp->page, params + 2);
     eu_accounts_reply_page(req, sql, 6, params, &fp->page);
@@ -683,21 +712,22 @@ account_search(struct eu_req *req)
         if (strcasecmp(domain, req->tenant->domain) == 0)
             domain = "";
     }
-    const char *sql =
-        "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a"
-        " WHERE a.suspended_at IS NULL"
-        " AND (lower(a.username) LIKE lower($2) || '%'"
-        "  OR ($3::text IS NULL AND a.display_name ILIKE '%' || $2 || '%'))"
-        " AND ($3::text IS NULL OR coalesce(lower(a.domain), '') = lower($3))"
-        " AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.account_id = $1::bigint"
-        "  AND f.target_account_id = a.id))"
-        " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = $1::bigint"
-        "  AND b.target_account_id = a.id) OR (b.account_id = a.id"
-        "  AND b.target_account_id = $1::bigint))"
-        " ORDER BY lower(a.username) = lower($7) DESC, a.domain IS NULL DESC,"
-        "  EXISTS (SELECT 1 FROM follows f WHERE f.account_id = $1::bigint"
-        "  AND f.target_account_id = a.id) DESC, lower(a.username), a.id"
-        " LIMIT $5::int OFFSET $6::int";
+    const char *sql = "SELECT " EU_ACCOUNT_COLUMNS(
+        "a") " FROM accounts a"
+             " WHERE a.suspended_at IS NULL"
+             " AND (lower(a.username) LIKE lower($2) || '%'"
+             "  OR ($3::text IS NULL AND a.display_name ILIKE '%' || $2 || '%'))"
+             " AND ($3::text IS NULL OR coalesce(lower(a.domain), '') = lower($3))"
+             " AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.account_id = "
+             "$1::bigint"
+             "  AND f.target_account_id = a.id))"
+             " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = $1::bigint"
+             "  AND b.target_account_id = a.id) OR (b.account_id = a.id"
+             "  AND b.target_account_id = $1::bigint))"
+             " ORDER BY lower(a.username) = lower($7) DESC, a.domain IS NULL DESC,"
+             "  EXISTS (SELECT 1 FROM follows f WHERE f.account_id = $1::bigint"
+             "  AND f.target_account_id = a.id) DESC, lower(a.username), a.id"
+             " LIMIT $5::int OFFSET $6::int";
     const char *p[] = {viewer_of(req),
                        like_escape(req, username),
                        domain,
@@ -743,7 +773,8 @@ eu_accounts_ids_param(struct eu_req *req, json_t *params, const char *key)
     char *out = eu_arena_alloc(req->arena, cap), *o = out;
     *o++ = '{';
     json_t *v;
-    json_array_foreach(ids, i, v) {
+    json_array_foreach(ids, i, v)
+    {
         const char *s = json_string_value(v);
         char num[24];
         if (json_is_integer(v)) {
@@ -775,15 +806,15 @@ familiar_followers(struct eu_req *req)
     }
     /* For each asked account, the accounts the viewer follows that follow
      * it, in the order the ids were given. */
-    const char *sql =
-        "SELECT x.id::text, " EU_ACCOUNT_COLUMNS("a")
-        " FROM (SELECT DISTINCT ON (id) id, ord FROM unnest($2::bigint[]) WITH ORDINALITY"
-        "  AS u(id, ord) ORDER BY id, ord) x"
-        " LEFT JOIN LATERAL (SELECT ac.* FROM follows mf JOIN follows tf"
-        "  ON tf.account_id = mf.target_account_id JOIN accounts ac ON ac.id = mf.target_account_id"
-        "  WHERE mf.account_id = $1::bigint AND tf.target_account_id = x.id"
-        "  AND ac.suspended_at IS NULL ORDER BY mf.id DESC LIMIT 40) a ON true"
-        " ORDER BY x.ord, a.id";
+    const char *sql = "SELECT x.id::text, " EU_ACCOUNT_COLUMNS(
+        "a") " FROM (SELECT DISTINCT ON (id) id, ord FROM unnest($2::bigint[]) WITH ORDINALITY"
+             "  AS u(id, ord) ORDER BY id, ord) x"
+             " LEFT JOIN LATERAL (SELECT ac.* FROM follows mf JOIN follows tf"
+             "  ON tf.account_id = mf.target_account_id JOIN accounts ac ON ac.id = "
+             "mf.target_account_id"
+             "  WHERE mf.account_id = $1::bigint AND tf.target_account_id = x.id"
+             "  AND ac.suspended_at IS NULL ORDER BY mf.id DESC LIMIT 40) a ON true"
+             " ORDER BY x.ord, a.id";
     const char *p[] = {viewer_of(req), eu_accounts_ids_param(req, params, "id")};
     eu_db_pool_query(pool_of(req), sql, 2, p, on_familiar, req);
 }

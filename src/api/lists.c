@@ -116,8 +116,8 @@ eu_lists_show(struct eu_req *req)
 /* Reads title, replies_policy and exclusive. title_required for create.
  * Returns 0, or -1 after answering 422. Outputs are NULL when absent. */
 static int
-read_list_params(struct eu_req *req, bool title_required, const char **title,
-                 const char **policy, const char **exclusive)
+read_list_params(struct eu_req *req, bool title_required, const char **title, const char **policy,
+                 const char **exclusive)
 {
     struct eu_error err = {0};
     json_t *params = eu_req_params(req, &err);
@@ -132,12 +132,15 @@ read_list_params(struct eu_req *req, bool title_required, const char **title,
         return -1;
     }
     if (*title && strlen(*title) > TITLE_MAX) {
-        eu_req_reply_error(req, 422, "Validation failed: Title is too long (maximum is %d "
-                           "characters)", TITLE_MAX);
+        eu_req_reply_error(req, 422,
+                           "Validation failed: Title is too long (maximum is %d "
+                           "characters)",
+                           TITLE_MAX);
         return -1;
     }
     if (*policy && !replies_policy_is_valid(*policy)) {
-        eu_req_reply_error(req, 422, "Validation failed: Replies policy is not included in the "
+        eu_req_reply_error(req, 422,
+                           "Validation failed: Replies policy is not included in the "
                            "list");
         return -1;
     }
@@ -157,8 +160,10 @@ on_list_created(PGresult *res, enum eu_db_status st, void *arg)
     struct eu_req *req = arg;
     eu_req_enter(req);
     if (st == EU_DB_OK && PQntuples(res) == 0) {
-        eu_req_reply_error(req, 422, "Validation failed: You have reached the maximum number "
-                           "of lists (%d)", LISTS_MAX);
+        eu_req_reply_error(req, 422,
+                           "Validation failed: You have reached the maximum number "
+                           "of lists (%d)",
+                           LISTS_MAX);
         return;
     }
     on_list(res, st, arg);
@@ -298,11 +303,12 @@ accounts_page(struct eu_req *req, const char *list_id)
         page->limit = 1000000;
         snprintf(page->limit_s, sizeof(page->limit_s), "%d", page->limit);
     }
-    const char *sql = eu_arena_sprintf(
-        req->arena,
-        "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") " FROM list_accounts x JOIN accounts a"
-        " ON a.id = x.account_id WHERE x.list_id = $1::bigint%s",
-        eu_page_sql(req, page, "x.id", 2));
+    const char *sql =
+        eu_arena_sprintf(req->arena,
+                         "SELECT x.id, " EU_ACCOUNT_COLUMNS(
+                             "a") " FROM list_accounts x JOIN accounts a"
+                                  " ON a.id = x.account_id WHERE x.list_id = $1::bigint%s",
+                         eu_page_sql(req, page, "x.id", 2));
     const char *params[5] = {list_id};
     eu_page_params(page, params + 1);
     eu_accounts_reply_page(req, sql, 5, params, page);

@@ -78,17 +78,17 @@ col_bool(const PGresult *r, int row, int col)
 static json_t *
 relationship_json(const PGresult *r, int row)
 {
-    json_t *langs = PQgetisnull(r, row, 4) ? json_null()
-                                           : json_loads(PQgetvalue(r, row, 4), 0, NULL);
+    json_t *langs =
+        PQgetisnull(r, row, 4) ? json_null() : json_loads(PQgetvalue(r, row, 4), 0, NULL);
     return json_pack("{s:s, s:b, s:b, s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b,"
                      " s:s}",
                      "id", PQgetvalue(r, row, 0), "following", col_bool(r, row, 1),
                      "showing_reblogs", col_bool(r, row, 2), "notifying", col_bool(r, row, 3),
                      "languages", langs ? langs : json_null(), "followed_by", col_bool(r, row, 5),
-                     "blocking", col_bool(r, row, 6), "blocked_by", col_bool(r, row, 7),
-                     "muting", col_bool(r, row, 8), "muting_notifications", col_bool(r, row, 9),
-                     "requested", col_bool(r, row, 10), "requested_by", col_bool(r, row, 11),
-                     "domain_blocking", 0, "endorsed", 0, "note", PQgetvalue(r, row, 12));
+                     "blocking", col_bool(r, row, 6), "blocked_by", col_bool(r, row, 7), "muting",
+                     col_bool(r, row, 8), "muting_notifications", col_bool(r, row, 9), "requested",
+                     col_bool(r, row, 10), "requested_by", col_bool(r, row, 11), "domain_blocking",
+                     0, "endorsed", 0, "note", PQgetvalue(r, row, 12));
 }
 
 struct rel_render {
@@ -240,8 +240,7 @@ on_applied(PGresult *res, enum eu_db_status st, void *arg)
 /* Runs sql with $1 = me, $2 = target and the extra parameters, then calls
  * applied and answers with the Relationship. */
 static void
-rel_apply(struct rel *r, const char *sql, int nextra, const char *const *extra,
-          rel_step_cb applied)
+rel_apply(struct rel *r, const char *sql, int nextra, const char *const *extra, rel_step_cb applied)
 {
     const char *p[8] = {r->me, r->target};
     for (int i = 0; i < nextra && i < 6; i++)
@@ -293,8 +292,8 @@ static void
 requested(struct rel *r)
 {
     if (r->created)
-        eu_notify(r->req->app->registry, r->req->tenant, r->target_id, r->me_id,
-                  "follow_request", 0);
+        eu_notify(r->req->app->registry, r->req->tenant, r->target_id, r->me_id, "follow_request",
+                  0);
 }
 
 static void
@@ -323,7 +322,8 @@ follow_loaded(struct rel *r)
     if (langs) {
         size_t i;
         json_t *v;
-        json_array_foreach(langs, i, v) {
+        json_array_foreach(langs, i, v)
+        {
             if (!json_is_string(v) || json_string_length(v) > 16) {
                 json_decref(langs);
                 eu_req_reply_error(req, 422, "Validation failed: Languages is invalid");
@@ -377,16 +377,15 @@ eu_relationships_follow(struct eu_req *req)
 /* Unfollowing also withdraws a pending request and takes the account out of
  * the follower's lists (list members must be followed). */
 #define UNFOLLOW_SQL(who, whom)                                                                    \
-    "WITH df AS (DELETE FROM follows WHERE account_id = " who " AND target_account_id = " whom    \
+    "WITH df AS (DELETE FROM follows WHERE account_id = " who " AND target_account_id = " whom     \
     "), dr AS (DELETE FROM follow_requests WHERE account_id = " who                                \
-    " AND target_account_id = " whom "), dl AS (DELETE FROM list_accounts la USING lists l"       \
+    " AND target_account_id = " whom "), dl AS (DELETE FROM list_accounts la USING lists l"        \
     " WHERE la.list_id = l.id AND l.account_id = " who " AND la.account_id = " whom ")"
 
 static void
 unfollow_loaded(struct rel *r)
 {
-    rel_apply(r, UNFOLLOW_SQL("$1::bigint", "$2::bigint") " SELECT false", 0, NULL,
-              invalidate_me);
+    rel_apply(r, UNFOLLOW_SQL("$1::bigint", "$2::bigint") " SELECT false", 0, NULL, invalidate_me);
 }
 
 void
@@ -465,7 +464,8 @@ mute_loaded(struct rel *r)
     if (eu_param_bool(r->params, "notifications", &notifications) < 0 ||
         eu_param_int(r->params, "duration", &duration) < 0 || duration < 0 ||
         duration > 100LL * 365 * 86400) {
-        eu_req_reply_error(req, 422, "Validation failed: notifications must be a boolean and "
+        eu_req_reply_error(req, 422,
+                           "Validation failed: notifications must be a boolean and "
                            "duration a number of seconds");
         return;
     }
@@ -520,8 +520,10 @@ note_loaded(struct rel *r)
     const char *comment = eu_param_str(r->params, "comment");
     comment = comment ? comment : "";
     if (utf8_length(comment) > NOTE_COMMENT_MAX) {
-        eu_req_reply_error(r->req, 422, "Validation failed: Comment is too long (maximum is %d "
-                           "characters)", NOTE_COMMENT_MAX);
+        eu_req_reply_error(r->req, 422,
+                           "Validation failed: Comment is too long (maximum is %d "
+                           "characters)",
+                           NOTE_COMMENT_MAX);
         return;
     }
     const char *extra[] = {comment};
@@ -638,8 +640,9 @@ reply_own_page(struct eu_req *req, const char *from_where, const char *extra_col
     struct eu_page *page = eu_arena_calloc(req->arena, sizeof(*page));
     if (eu_page_parse(req, page, 40, 80) < 0)
         return;
-    const char *sql = eu_arena_sprintf(req->arena, "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") "%s %s%s",
-                                       extra_cols, from_where, eu_page_sql(req, page, "x.id", 2));
+    const char *sql =
+        eu_arena_sprintf(req->arena, "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") "%s %s%s", extra_cols,
+                         from_where, eu_page_sql(req, page, "x.id", 2));
     const char *params[5] = {viewer_of(req)};
     eu_page_params(page, params + 1);
     eu_accounts_reply_page(req, sql, 5, params, page);
@@ -670,6 +673,6 @@ eu_relationships_mutes_index(struct eu_req *req)
                    "FROM mutes x JOIN accounts a ON a.id = x.target_account_id"
                    " WHERE x.account_id = $1::bigint"
                    " AND (x.expires_at IS NULL OR x.expires_at > now())",
-                   ", CASE WHEN x.expires_at IS NULL THEN NULL ELSE "
-                   EU_SQL_TS("x.expires_at") " END AS mute_expires_at");
+                   ", CASE WHEN x.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS(
+                       "x.expires_at") " END AS mute_expires_at");
 }

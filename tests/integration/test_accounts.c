@@ -59,8 +59,8 @@ world_stop(struct world *w)
 /* METHOD path (printf-style) with token (may be NULL) and JSON body (may be
  * NULL); asserts that a response arrived. */
 static void __attribute__((format(printf, 6, 7)))
-call(struct world *w, struct eu_it_resp *r, const char *method, const char *token,
-     const char *json, const char *fmt, ...)
+call(struct world *w, struct eu_it_resp *r, const char *method, const char *token, const char *json,
+     const char *fmt, ...)
 {
     char path[1024];
     va_list ap;
@@ -130,8 +130,8 @@ expect_bool(const struct eu_it_resp *r, const char *path, bool want)
 {
     json_t *v = eu_it_jpath(r->json, path);
     ck_assert_msg(json_is_boolean(v), "%s is not a boolean in %s", path, r->body);
-    ck_assert_msg(json_is_true(v) == want, "%s should be %s in %s", path,
-                  want ? "true" : "false", r->body);
+    ck_assert_msg(json_is_true(v) == want, "%s should be %s in %s", path, want ? "true" : "false",
+                  r->body);
 }
 
 static void
@@ -198,7 +198,8 @@ START_TEST(test_credentials_round_trip)
     EU_IT_EXPECT_JSTR(&r, "source.language", "fr");
     EU_IT_EXPECT_JSTR(&r, "fields.0.name", "Site");
     ck_assert_msg(strstr(json_string_value(eu_it_jpath(r.json, "fields.0.value")),
-                         "<a href=\"https://alice.example/x\"") != NULL, "%s", r.body);
+                         "<a href=\"https://alice.example/x\"") != NULL,
+                  "%s", r.body);
     EU_IT_EXPECT_JSTR(&r, "fields.1.value", "she/&lt;her&gt;");
     EU_IT_EXPECT_JSTR(&r, "source.fields.0.value", "https://alice.example/x");
     EU_IT_EXPECT_JSTR(&r, "source.fields.1.value", "she/<her>");
@@ -249,8 +250,7 @@ START_TEST(test_credentials_round_trip)
     call(&w, &r, "PATCH", w.tok[0], "{\"display_name\":\"0123456789012345678901234567890\"}",
          "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_ERROR(&r, 422);
-    ck_assert_msg(strncmp(eu_it_json_str(&r, "error"), "Validation failed", 17) == 0, "%s",
-                  r.body);
+    ck_assert_msg(strncmp(eu_it_json_str(&r, "error"), "Validation failed", 17) == 0, "%s", r.body);
     call(&w, &r, "PATCH", w.tok[0],
          "{\"fields_attributes\":{\"0\":{\"name\":\"a\",\"value\":\"1\"},\"1\":{\"name\":\"b\","
          "\"value\":\"2\"},\"2\":{\"name\":\"c\",\"value\":\"3\"},\"3\":{\"name\":\"d\","
@@ -260,7 +260,8 @@ START_TEST(test_credentials_round_trip)
     call(&w, &r, "PATCH", w.tok[0], "{\"source\":{\"privacy\":\"everyone\"}}",
          "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_ERROR(&r, 422);
-    call(&w, &r, "PATCH", w.tok[0], "{\"locked\":\"maybe\"}", "/api/v1/accounts/update_credentials");
+    call(&w, &r, "PATCH", w.tok[0], "{\"locked\":\"maybe\"}",
+         "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_ERROR(&r, 422);
     call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_JSTR(&r, "display_name", "Multi");
@@ -396,8 +397,10 @@ START_TEST(test_follow_unfollow)
     EU_IT_EXPECT_JINT(&r, "following_count", 1);
 
     /* Both sides of the relationship. */
-    call(&w, &r, "GET", w.tok[1], NULL, "/api/v1/accounts/relationships?id[]=%s&id[]=%s"
-         "&id[]=999", w.id[0], w.id[2]);
+    call(&w, &r, "GET", w.tok[1], NULL,
+         "/api/v1/accounts/relationships?id[]=%s&id[]=%s"
+         "&id[]=999",
+         w.id[0], w.id[2]);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.id", w.id[0]);
@@ -411,7 +414,8 @@ START_TEST(test_follow_unfollow)
     /* Bob was told. */
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM notifications WHERE account_id = %s AND from_account_id = %s"
-             " AND type = 'follow'", w.id[1], w.id[0]);
+             " AND type = 'follow'",
+             w.id[1], w.id[0]);
     long n = 0;
     for (int i = 0; i < 50 && (n = db_long(&w, sql)) == 0; i++)
         eu_it_sleep_ms(50);
@@ -492,7 +496,8 @@ START_TEST(test_locked_follow_requests)
 
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM notifications WHERE account_id = %s AND type ="
-             " 'follow_request'", w.id[2]);
+             " 'follow_request'",
+             w.id[2]);
     long n = 0;
     for (int i = 0; i < 50 && (n = db_long(&w, sql)) < 2; i++)
         eu_it_sleep_ms(50);
@@ -639,8 +644,10 @@ START_TEST(test_mute_and_note)
 
     /* An expired mute is no mute. */
     char sql[256];
-    snprintf(sql, sizeof(sql), "UPDATE mutes SET expires_at = now() - interval '1 minute'"
-             " WHERE target_account_id = %s", w.id[1]);
+    snprintf(sql, sizeof(sql),
+             "UPDATE mutes SET expires_at = now() - interval '1 minute'"
+             " WHERE target_account_id = %s",
+             w.id[1]);
     db_exec(&w, sql);
     call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/relationships?id[]=%s", w.id[1]);
     expect_bool(&r, "0.muting", false);
@@ -752,8 +759,8 @@ START_TEST(test_followers_paging)
 
     /* familiar followers: whom alice follows that follow carol. */
     call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
-    call(&w, &r, "GET", w.tok[0], NULL,
-         "/api/v1/accounts/familiar_followers?id[]=%s&id[]=%s", w.id[2], w.id[3]);
+    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/familiar_followers?id[]=%s&id[]=%s",
+         w.id[2], w.id[3]);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.id", w.id[2]);
@@ -785,7 +792,8 @@ home_count_by(struct world *w, struct eu_it_resp *r, int viewer, const char *acc
     EU_IT_EXPECT_STATUS(r, 200);
     size_t n = 0, i;
     json_t *st;
-    json_array_foreach(r->json, i, st) {
+    json_array_foreach(r->json, i, st)
+    {
         const char *a = json_string_value(json_object_get(json_object_get(st, "account"), "id"));
         n += a && strcmp(a, account_id) == 0;
     }

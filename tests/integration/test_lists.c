@@ -53,8 +53,8 @@ world_stop(struct world *w)
 }
 
 static void __attribute__((format(printf, 6, 7)))
-call(struct world *w, struct eu_it_resp *r, const char *method, const char *token,
-     const char *json, const char *fmt, ...)
+call(struct world *w, struct eu_it_resp *r, const char *method, const char *token, const char *json,
+     const char *fmt, ...)
 {
     char path[1024];
     va_list ap;
@@ -102,8 +102,7 @@ START_TEST(test_lists_crud)
     expect_error_text(&r, 422, "Validation failed: Title can't be blank");
     call(&w, &r, "POST", w.tok[0], "{}", "/api/v1/lists");
     EU_IT_EXPECT_ERROR(&r, 422);
-    call(&w, &r, "POST", w.tok[0], "{\"title\":\"x\",\"replies_policy\":\"all\"}",
-         "/api/v1/lists");
+    call(&w, &r, "POST", w.tok[0], "{\"title\":\"x\",\"replies_policy\":\"all\"}", "/api/v1/lists");
     EU_IT_EXPECT_ERROR(&r, 422);
 
     call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/lists");
