@@ -520,6 +520,41 @@ statuses_show(struct eu_req *req)
         reply_status(req, id);
 }
 
+static void
+on_many_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    eu_req_reply_json(req, 200, array);
+}
+
+/* GET /api/v1/statuses?id[]=...: several statuses at once (Mastodon 4.3);
+ * unknown and hidden ones are left out. */
+static void
+statuses_index(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *p = eu_req_params(req, &err);
+    if (!p) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    json_t *arr = eu_param_array(p, "id");
+    size_t n = json_array_size(arr);
+    if (n > 40) {
+        json_decref(arr);
+        eu_req_reply_error(req, 422, "Validation failed: too many ids (at most 40)");
+        return;
+    }
+    const char **ids = eu_arena_alloc(req->arena, (n ? n : 1) * sizeof(char *));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *id = json_string_value(json_array_get(arr, i));
+        if (is_id(id))
+            ids[k++] = eu_arena_strdup(req->arena, id);
+    }
+    json_decref(arr);
+    eu_statuses_render(req, ids, k, on_many_rendered, NULL);
+}
+
 struct delete_ctx {
     struct eu_req *req;
     json_t *status;
@@ -1039,6 +1074,7 @@ statuses_reblogged_by(struct eu_req *req)
 
 const struct eu_route eu_statuses_routes[] = {
     {POST, "/api/v1/statuses", statuses_create, "write:statuses", AUTH},
+    {GET, "/api/v1/statuses", statuses_index, "read:statuses", OPT},
     {GET, "/api/v1/statuses/:id", statuses_show, "read:statuses", OPT},
     {DEL, "/api/v1/statuses/:id", statuses_delete, "write:statuses", AUTH},
     {PUT, "/api/v1/statuses/:id", statuses_update, "write:statuses", AUTH},

@@ -395,6 +395,9 @@ START_TEST(test_context)
     world_start(&w);
     struct eu_it_resp r = {0};
     char body[256];
+    /* carol asked to be told when alice posts (but not about her replies to others) */
+    sql(&w, "INSERT INTO follows (account_id, target_account_id, notify) VALUES (%s, %s, true)",
+        w.carol_id, w.alice_id);
     char *a = post(&w, w.alice, "{\"status\":\"root\"}");
     snprintf(body, sizeof(body), "{\"status\":\"@alice reply\",\"in_reply_to_id\":\"%s\"}", a);
     char *b = post(&w, w.bob, body);
@@ -403,6 +406,18 @@ START_TEST(test_context)
     snprintf(body, sizeof(body), "{\"status\":\"secret\",\"visibility\":\"direct\","
                                  "\"in_reply_to_id\":\"%s\"}", b);
     char *hidden = post(&w, w.alice, body);
+
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE account_id = %s"
+                                  " AND type = 'status' AND status_id = %s", w.carol_id, a), 1);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE account_id = %s"
+                                  " AND type = 'status'", w.carol_id), 1);
+    /* several at once; hidden ones are left out */
+    snprintf(body, sizeof(body), "/api/v1/statuses?id[]=%s&id[]=%s&id[]=%s", c, hidden, a);
+    api(&w, &r, "GET", body, w.carol, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 2);
+    EU_IT_EXPECT_JSTR(&r, "0.id", c);
+    EU_IT_EXPECT_JSTR(&r, "1.id", a);
 
     get_status(&w, &r, b, w.carol);
     EU_IT_EXPECT_JSTR(&r, "in_reply_to_id", a);
