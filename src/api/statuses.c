@@ -163,6 +163,7 @@ idempotency_key(struct eu_req *req, const char *key, char *buf, size_t len)
 struct compose {
     struct eu_req *req;
     const char *text, *spoiler, *language;
+    bool spoiler_given;    /* an edit keeps the old content warning otherwise */
     const char *reply_to;  /* in_reply_to_id or NULL */
     const char *edit_id;   /* the status being edited, or NULL */
     int visibility;        /* -1: the author's default */
@@ -219,7 +220,7 @@ on_prepared(PGresult *res, enum eu_db_status st, void *arg)
         int v = PQgetisnull(res, 0, 2) ? 0 : eu_status_visibility_code(PQgetvalue(res, 0, 2));
         c->visibility = v < 0 ? 0 : v;
     }
-    if (c->sensitive < 0)
+    if (c->sensitive < 0 && !c->edit_id)
         c->sensitive = !PQgetisnull(res, 0, 3) && PQgetvalue(res, 0, 3)[0] == 't';
     if (*c->spoiler)
         c->sensitive = 1; /* Mastodon: a content warning implies sensitive */
@@ -273,6 +274,7 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
     c->sensitive = -1;
     const char *text = eu_param_str(p, "status");
     c->spoiler = eu_param_str(p, "spoiler_text");
+    c->spoiler_given = c->spoiler != NULL;
     c->spoiler = c->spoiler ? c->spoiler : "";
     c->language = eu_param_str(p, "language");
     if (c->language && !*c->language)
@@ -437,7 +439,8 @@ statuses_create(struct eu_req *req)
 /* ------------------------------------------------------------------- edit */
 
 /* $1 id, $2 author, $3 text, $4 html, $5 spoiler, $6 sensitive, $7 language,
- * $8 mention ids, $9 tags. The first edit also records the original. */
+ * $8 mention ids, $9 tags; NULL spoiler, sensitive or language keep the
+ * current value, as Mastodon does. The first edit also records the original. */
 static const char EDIT_SQL[] =
     "WITH cur AS (SELECT * FROM statuses WHERE id = $1::bigint AND account_id = $2::bigint"
     "  AND deleted_at IS NULL FOR UPDATE),"
@@ -446,9 +449,11 @@ static const char EDIT_SQL[] =
     "  created_at FROM cur WHERE NOT EXISTS (SELECT 1 FROM status_edits e"
     "  WHERE e.status_id = cur.id)),"
     " ed AS (INSERT INTO status_edits (status_id, account_id, text, content, spoiler_text,"
-    "  sensitive) SELECT id, account_id, $3, $4, $5, $6::bool FROM cur),"
-    " up AS (UPDATE statuses s SET text = $3, content = $4, spoiler_text = $5,"
-    "  sensitive = $6::bool, language = coalesce($7, s.language), edited_at = now(),"
+    "  sensitive) SELECT id, account_id, $3, $4, coalesce($5, spoiler_text),"
+    "  coalesce($6::bool, sensitive) FROM cur),"
+    " up AS (UPDATE statuses s SET text = $3, content = $4,"
+    "  spoiler_text = coalesce($5, s.spoiler_text),"
+    "  sensitive = coalesce($6::bool, s.sensitive), language = coalesce($7, s.language), edited_at = now(),"
     "  updated_at = now() FROM cur WHERE s.id = cur.id RETURNING s.id),"
     " m AS (INSERT INTO mentions (status_id, account_id) SELECT up.id, u.id FROM up,"
     "  unnest($8::bigint[]) u(id) ON CONFLICT DO NOTHING RETURNING account_id),"
@@ -489,8 +494,8 @@ update_status(struct compose *c)
 {
     struct eu_req *req = c->req;
     const char *params[] = {
-        c->edit_id, viewer_of(req), c->text, c->html, c->spoiler,
-        c->sensitive ? "true" : "false", c->language, c->mention_ids,
+        c->edit_id, viewer_of(req), c->text, c->html, c->spoiler_given ? c->spoiler : NULL,
+        c->sensitive < 0 ? NULL : c->sensitive ? "true" : "false", c->language, c->mention_ids,
         text_array(req, c->scan.tags, c->scan.n_tags),
     };
     eu_db_pool_query(pool_of(req), EDIT_SQL, 9, params, on_edited, c);

@@ -360,6 +360,9 @@ START_TEST(test_edit_history_source)
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "tags")), 1);
     api(&w, &r, "PUT", path, w.alice, "{\"status\":\"third\"}");
     EU_IT_EXPECT_STATUS(&r, 200);
+    /* what an edit does not send, it keeps */
+    EU_IT_EXPECT_JSTR(&r, "spoiler_text", "cw");
+    EXPECT_BOOL(&r, "sensitive", true);
 
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", id);
     api(&w, &r, "GET", path, w.bob, NULL);
