@@ -819,10 +819,53 @@ familiar_followers(struct eu_req *req)
     eu_db_pool_query(pool_of(req), sql, 2, p, on_familiar, req);
 }
 
+/* ------------------------------------------------------------ directory */
+
+/* GET /api/v1/directory: discoverable accounts, recently active first
+ * (order=active) or newest first (order=new); local=true keeps local ones. */
+static void
+directory(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    long long limit = 40, offset = 0;
+    if (eu_param_int(params, "limit", &limit) < 0 || eu_param_int(params, "offset", &offset) < 0) {
+        eu_req_reply_error(req, 400, "limit and offset must be integers");
+        return;
+    }
+    limit = limit < 1 ? 1 : limit > 80 ? 80 : limit;
+    offset = offset < 0 ? 0 : offset;
+    bool local = false;
+    if (eu_param_bool(params, "local", &local) < 0)
+        local = false;
+    const char *order = eu_param_str(params, "order");
+    bool by_new = order && strcmp(order, "new") == 0;
+    const char *sql = "SELECT " EU_ACCOUNT_COLUMNS(
+        "a") " FROM accounts a"
+             " WHERE a.discoverable AND a.suspended_at IS NULL AND (NOT $2::boolean OR a.domain IS "
+             "NULL)"
+             " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = $1::bigint"
+             "  AND b.target_account_id = a.id) OR (b.account_id = a.id"
+             "  AND b.target_account_id = $1::bigint))"
+             " ORDER BY CASE WHEN $3::boolean THEN a.id END DESC NULLS LAST,"
+             "  (SELECT max(s.id) FROM statuses s WHERE s.account_id = a.id AND s.deleted_at IS "
+             "NULL)"
+             "  DESC NULLS LAST, a.id DESC"
+             " LIMIT $4::int OFFSET $5::int";
+    const char *p[] = {viewer_of(req), local ? "true" : "false", by_new ? "true" : "false",
+                       eu_arena_sprintf(req->arena, "%lld", limit),
+                       eu_arena_sprintf(req->arena, "%lld", offset)};
+    eu_db_pool_query(pool_of(req), sql, 5, p, on_accounts, req);
+}
+
 /* ----------------------------------------------------- empty collections */
 
-/* Endorsements (account pins) and featured tags are not kept yet; Mastodon
- * clients ask for them on every profile and crash on a 404. */
+/* Endorsements (account pins), featured tags and domain blocks are not kept
+ * yet; Mastodon clients ask for them on every profile and crash on a 404. */
 static void
 empty_list(struct eu_req *req)
 {
@@ -853,6 +896,9 @@ const struct eu_route eu_accounts_routes[] = {
     {GET, "/api/v1/accounts/:id/featured_tags", empty_list, NULL, OPT},
     {GET, "/api/v1/accounts/:id/identity_proofs", empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/endorsements", empty_list, "read:accounts", AUTH},
+    {GET, "/api/v1/directory", directory, NULL, OPT},
+    /* No domain blocks are kept yet (Relationship.domain_blocking is false). */
+    {GET, "/api/v1/domain_blocks", empty_list, "read:blocks", AUTH},
 
     /* relationships.c */
     {GET, "/api/v1/accounts/relationships", eu_relationships_index, "read:follows", AUTH},

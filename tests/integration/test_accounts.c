@@ -364,6 +364,21 @@ START_TEST(test_show_lookup_search)
     call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s/featured_tags", w.id[1]);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert(json_is_array(r.json));
+    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/domain_blocks");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    /* The directory: discoverable, unsuspended accounts only. */
+    call(&w, &r, "PATCH", w.tok[3], "{\"discoverable\":false}",
+         "/api/v1/accounts/update_credentials");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/directory?local=true&order=new");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 3); /* alice, bob, erin */
+    EU_IT_EXPECT_JSTR(&r, "0.username", "erin");
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/directory?limit=1&offset=2&order=new");
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.username", "alice");
 
     eu_it_resp_free(&r);
     world_stop(&w);
