@@ -33,6 +33,7 @@
 #include "statuses_internal.h"
 
 #define MAX_CHARS 500
+#define BAD_VISIBILITY "Validation failed: Visibility is not included in the list"
 #define IDEMPOTENCY_TTL "3600"
 
 /* ---------------------------------------------------------------- helpers */
@@ -322,7 +323,7 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
     if (vis && *vis) {
         c->visibility = eu_status_visibility_code(vis);
         if (c->visibility < 0) {
-            eu_req_reply_error(req, 422, "Validation failed: Visibility is not included in the list");
+            eu_req_reply_error(req, 422, BAD_VISIBILITY);
             return -1;
         }
     }
@@ -453,7 +454,8 @@ static const char EDIT_SQL[] =
     "  coalesce($6::bool, sensitive) FROM cur),"
     " up AS (UPDATE statuses s SET text = $3, content = $4,"
     "  spoiler_text = coalesce($5, s.spoiler_text),"
-    "  sensitive = coalesce($6::bool, s.sensitive), language = coalesce($7, s.language), edited_at = now(),"
+    "  sensitive = coalesce($6::bool, s.sensitive), language = coalesce($7, s.language),"
+    "  edited_at = now(),"
     "  updated_at = now() FROM cur WHERE s.id = cur.id RETURNING s.id),"
     " m AS (INSERT INTO mentions (status_id, account_id) SELECT up.id, u.id FROM up,"
     "  unnest($8::bigint[]) u(id) ON CONFLICT DO NOTHING RETURNING account_id),"
@@ -908,7 +910,8 @@ on_action(PGresult *res, enum eu_db_status st, void *arg)
                                   ? "Someone else's post cannot be pinned"
                               : PQgetvalue(res, 0, 4)[0] == 't' ? "A boost cannot be pinned"
                               : atoi(PQgetvalue(res, 0, 3)) == 3
-                                  ? "Posts that are only visible to mentioned users cannot be pinned"
+                                  ? "Posts that are only visible to mentioned users cannot be "
+                                    "pinned"
                                   : "You have already pinned the maximum number of posts";
             eu_req_reply_error(req, 422, "Validation failed: %s", why);
             return;
@@ -958,7 +961,7 @@ run_action(struct eu_req *req, enum action action)
         const char *vis = eu_param_str(p, "visibility");
         int v = vis && *vis ? eu_status_visibility_code(vis) : 0;
         if (v < 0 || v == 3) {
-            eu_req_reply_error(req, 422, "Validation failed: Visibility is not included in the list");
+            eu_req_reply_error(req, 422, BAD_VISIBILITY);
             return;
         }
         params[2] = eu_arena_sprintf(req->arena, "%d", v);

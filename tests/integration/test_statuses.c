@@ -159,7 +159,8 @@ START_TEST(test_create_get_delete)
     EXPECT_BOOL(&r, "pinned", false);
     ck_assert_ptr_null(eu_it_jpath(r.json, "text"));
     const char *content = eu_it_json_str(&r, "content");
-    ck_assert_msg(strstr(content, "<p>Hello <span class=\"h-card\"><a href=\"http://s.example/@bob\""
+    ck_assert_msg(strstr(content, "<p>Hello <span class=\"h-card\"><a href=\"http://s.example/"
+                                  "@bob\""
                                   " class=\"u-url mention\">@<span>bob</span></a></span> and "
                                   "@nobody@far.example!</p><p><a href=\"http://s.example/tags/"
                                   "Eunha\" class=\"mention hashtag\" rel=\"tag\">#<span>Eunha"
@@ -195,7 +196,8 @@ START_TEST(test_create_get_delete)
     snprintf(body, sizeof(body), "{\"status\":\"%s\"}", big);
     api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
     EU_IT_EXPECT_ERROR(&r, 422);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, "{\"status\":\"x\",\"in_reply_to_id\":\"42\"}");
+    api(&w, &r, "POST", "/api/v1/statuses", w.alice,
+        "{\"status\":\"x\",\"in_reply_to_id\":\"42\"}");
     EU_IT_EXPECT_ERROR(&r, 404);
     api(&w, &r, "POST", "/api/v1/statuses", NULL, "{\"status\":\"x\"}");
     EU_IT_EXPECT_ERROR(&r, 401);

@@ -60,9 +60,10 @@ static const struct {
      "<p>(<a href=\"https://en.wikipedia.org/wiki/C_(language)\" " LINK_ATTRS "><span class=\""
      "invisible\">https://</span><span class=\"ellipsis\">en.wikipedia.org/wiki/C_(langu</span>"
      "<span class=\"invisible\">age)</span></a>)</p>"},
-    {"https://example.com/#frag @x", "<p><a href=\"https://example.com/#frag\" " LINK_ATTRS "><span "
-                                     "class=\"invisible\">https://</span><span class=\"\">example"
-                                     ".com/#frag</span><span class=\"invisible\"></span></a> @x</p>"},
+    {"https://example.com/#frag @x",
+     "<p><a href=\"https://example.com/#frag\" " LINK_ATTRS "><span class=\"invisible\">https://"
+     "</span><span class=\"\">example.com/#frag</span><span class=\"invisible\"></span></a>"
+     " @x</p>"},
     {"<script>@alice</script>", "<p>&lt;script&gt;" ALICE "&lt;/script&gt;</p>"},
 };
 
