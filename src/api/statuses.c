@@ -287,6 +287,12 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
         eu_req_reply_error(req, 422, "Validation failed: Media attachments are not supported yet");
         return -1;
     }
+    const char *when = eu_param_str(p, "scheduled_at");
+    if (posting && when && *when) {
+        /* Better refused than posted at once when the user asked for later. */
+        eu_req_reply_error(req, 422, "Validation failed: Scheduled posts are not supported yet");
+        return -1;
+    }
     if (eu_param_object(p, "poll")) {
         eu_req_reply_error(req, 422, "Validation failed: Polls are not supported yet");
         return -1;

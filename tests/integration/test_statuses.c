@@ -199,6 +199,12 @@ START_TEST(test_create_get_delete)
     api(&w, &r, "POST", "/api/v1/statuses", w.alice,
         "{\"status\":\"x\",\"in_reply_to_id\":\"42\"}");
     EU_IT_EXPECT_ERROR(&r, 404);
+    api(&w, &r, "POST", "/api/v1/statuses", w.alice,
+        "{\"status\":\"later\",\"scheduled_at\":\"2099-01-01T00:00:00Z\"}");
+    EU_IT_EXPECT_ERROR(&r, 422);
+    api(&w, &r, "POST", "/api/v1/statuses", w.alice, "{\"status\":\"x\",\"media_ids\":[\"1\"]}");
+    EU_IT_EXPECT_ERROR(&r, 422);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE deleted_at IS NULL"), 1);
     api(&w, &r, "POST", "/api/v1/statuses", NULL, "{\"status\":\"x\"}");
     EU_IT_EXPECT_ERROR(&r, 401);
 
