@@ -32,6 +32,9 @@
 /* Members asked beyond the page to absorb score rounding (ids closer than
  * 2^5 may share a score). */
 #define SCORE_SLACK 32
+/* A feed nobody reads for this long leaves Redis (reads renew it); the
+ * next read rebuilds it, so idle accounts of idle tenants cost no memory. */
+#define FEED_TTL_S "1209600"
 /* Keys per fan-out script call, to keep one call short. */
 #define FANOUT_BATCH 256
 
@@ -147,10 +150,10 @@ eu_feed_status_fanout(struct eu_req *req, int64_t status_id, bool remove)
 
 /* ------------------------------------------------------------------ reads */
 
-/* KEYS[1]: feed; ARGV: "asc"|"desc", first bound, second bound, count.
+/* KEYS[1]: feed; ARGV: "asc"|"desc", first bound, second bound, count, TTL.
  * nil when the feed is missing. */
 static const char READ_LUA[] =
-    "if redis.call('EXISTS', KEYS[1]) == 0 then return false end "
+    "if redis.call('EXPIRE', KEYS[1], ARGV[5]) == 0 then return false end "
     "if ARGV[1] == 'asc' then"
     " return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4]) "
     "end "
@@ -231,6 +234,8 @@ on_rebuilt(PGresult *res, enum eu_db_status st, void *arg)
         ids[i] = strtoll(id, NULL, 10);
     }
     eu_redis_command(req->app->redis, NULL, NULL, argc, argv, NULL);
+    const char *expire[] = {"EXPIRE", hr->key, FEED_TTL_S};
+    eu_redis_command(req->app->redis, NULL, NULL, 3, expire, NULL);
     finish_page(hr, ids, (size_t)n);
 }
 
@@ -310,7 +315,7 @@ eu_feed_home_page(struct eu_req *req, const struct eu_page *page, eu_feed_page_c
     eu_feed_home_key(req->tenant, req->auth.account_id, hr->key, sizeof(hr->key));
     char count[16];
     snprintf(count, sizeof(count), "%d", page->limit + SCORE_SLACK);
-    const char *argv[8] = {"EVAL", READ_LUA, "1", hr->key};
+    const char *argv[9] = {"EVAL", READ_LUA, "1", hr->key};
     if (page->min_id) {
         argv[4] = "asc";
         argv[5] = page->min_id;
@@ -321,5 +326,6 @@ eu_feed_home_page(struct eu_req *req, const struct eu_page *page, eu_feed_page_c
         argv[6] = page->since_id ? page->since_id : "(0";
     }
     argv[7] = count;
-    eu_redis_command(req->app->redis, on_read, hr, 8, argv, NULL);
+    argv[8] = FEED_TTL_S;
+    eu_redis_command(req->app->redis, on_read, hr, 9, argv, NULL);
 }

@@ -207,6 +207,16 @@ START_TEST(test_home_fanout_and_rebuild)
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_ids(&r, b1, NULL);
     expect_in_feed(&w, w.alice_id, b1, 1);
+    /* an idle feed expires from Redis (reads renew it) */
+    {
+        char key[256];
+        snprintf(key, sizeof(key), "%s:{t%s}:feed:home:%s", w.s->name, w.tenant_id, w.alice_id);
+        redisContext *c = redis();
+        redisReply *ttl = redisCommand(c, "TTL %s", key);
+        ck_assert_msg(ttl->integer > 86400, "feed TTL %lld", (long long)ttl->integer);
+        freeReplyObject(ttl);
+        redisFree(c);
+    }
 
     /* Now writes fan out into the feed. */
     char *b2 = post(&w, w.bob, "{\"status\":\"bob two\",\"visibility\":\"private\"}");
