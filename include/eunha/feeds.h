@@ -1,9 +1,12 @@
 /*
  * Home feeds: a Redis sorted set of status ids per account under the
  * tenant's prefix ("<prefix>:{t<ID>}:feed:home:<account id>"), scored by
- * id, trimmed to EU_FEED_MAX entries. Statuses fan out into followers'
- * feeds when they are written; a missing feed is rebuilt from PostgreSQL on
- * read, so Redis losing data loses nothing.
+ * id, trimmed to EU_FEED_MAX entries, plus a member "0" (score 0) that
+ * marks it as built. Statuses fan out into followers' feeds when they are
+ * written (feeds not in Redis are left alone); a missing feed is rebuilt
+ * from PostgreSQL on read, so Redis losing data loses nothing. A feed not
+ * read for two weeks expires. Deleting the key is the one way to change
+ * what a feed holds other than posting (see src/api/feeds.c).
  */
 #ifndef EUNHA_FEEDS_H
 #define EUNHA_FEEDS_H
