@@ -8,6 +8,7 @@
 #include "eunha/migrate.h"
 
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +40,32 @@ batch_sql(const struct eu_migration *m)
                         m->version, m->name, m->sql);
 }
 
-static int
-current_version(PGconn *pg)
+/* Applied versions as text, "{1,2,5}": a migration missing from the middle
+ * (one that landed after a later one was applied) still gets applied. */
+static const char applied_sql[] = "SELECT coalesce(array_agg(version)::text, '{}') FROM eunha_schema";
+
+static bool
+is_applied(const char *list, int version)
 {
-    PGresult *r = PQexec(pg, "SELECT coalesce(max(version), 0) FROM eunha_schema");
+    char buf[16];
+    size_t n = (size_t)snprintf(buf, sizeof(buf), "%d", version);
+    for (const char *p = list; (p = strstr(p, buf)); p += n) {
+        char before = p == list ? '{' : p[-1];
+        char after = p[n];
+        if ((before == '{' || before == ',') && (after == '}' || after == ','))
+            return true;
+    }
+    return false;
+}
+
+/* Returns 1 if applied, 0 if not, -1 on error. */
+static int
+version_applied(PGconn *pg, int version)
+{
+    PGresult *r = PQexec(pg, applied_sql);
     int v = -1;
     if (PQresultStatus(r) == PGRES_TUPLES_OK)
-        v = atoi(PQgetvalue(r, 0, 0));
+        v = is_applied(PQgetvalue(r, 0, 0), version);
     PQclear(r);
     return v;
 }
@@ -62,10 +82,10 @@ eu_migrate_blocking(PGconn *pg, const struct eu_migration *set, int count, const
     }
     PQclear(r);
     for (int i = 0; i < count; i++) {
-        int have = current_version(pg);
+        int have = version_applied(pg, set[i].version);
         if (have < 0)
             return -1;
-        if (set[i].version <= have)
+        if (have)
             continue;
         char *sql = batch_sql(&set[i]);
         r = PQexec(pg, sql);
@@ -94,6 +114,7 @@ struct hook_state {
     struct eu_db_conn *conn;
     const char *what;
     int next; /* index into eu_tenant_migrations */
+    char applied[1024];
 };
 
 static void apply_next(struct hook_state *h);
@@ -142,6 +163,9 @@ on_applied(PGresult *res, enum eu_db_status st, void *arg)
 static void
 apply_next(struct hook_state *h)
 {
+    while (h->next < eu_tenant_migrations_count &&
+           is_applied(h->applied, eu_tenant_migrations[h->next].version))
+        h->next++;
     if (h->next >= eu_tenant_migrations_count) {
         hook_finish(h, 0);
         return;
@@ -161,9 +185,7 @@ on_version(PGresult *res, enum eu_db_status st, void *arg)
         hook_finish(h, -1);
         return;
     }
-    int have = atoi(PQgetvalue(res, 0, 0));
-    while (h->next < eu_tenant_migrations_count && eu_tenant_migrations[h->next].version <= have)
-        h->next++;
+    snprintf(h->applied, sizeof(h->applied), "%s", PQgetvalue(res, 0, 0));
     apply_next(h);
 }
 
@@ -174,6 +196,6 @@ eu_migrate_tenant_hook(struct eu_db_conn *conn, void *arg)
     h->conn = conn;
     h->what = arg;
     /* Databases made from the template are current: one cheap read. */
-    eu_db_conn_query(conn, "SELECT coalesce(max(version), 0) FROM eunha_schema", 0, NULL,
+    eu_db_conn_query(conn, applied_sql, 0, NULL,
                      on_version, h);
 }
