@@ -38,6 +38,8 @@ struct eu_config {
     size_t max_header_bytes; /* 16 KiB */
     int request_timeout_s;   /* 30 */
     int json_max_depth;      /* 32 */
+    int api_requests_per_5min;     /* 300 per token or IP; 0 turns the API limit off */
+    int registrations_per_30min;   /* 5 per IP */
     /* [log] */
     char *log_level; /* "info" */
 };

@@ -1,8 +1,1496 @@
 /*
- * Route table of this resource group (filled in as the endpoints land).
+ * Apps and OAuth 2 as Mastodon (Doorkeeper) serves them: app registration,
+ * the authorization-code flow through server-rendered HTML (sign-in, then
+ * consent, with PKCE), the token endpoint (authorization_code,
+ * client_credentials and password grants), revocation, the RFC 8414
+ * metadata document, and account registration with an app token.
+ *
+ * Secrets never reach the database in the clear: access tokens,
+ * authorization codes and browser sessions are stored as SHA-256 hashes.
+ * Authorization codes are single-use because the statement that redeems one
+ * also marks it used. Passwords are checked with argon2id on the CPU pool.
+ *
+ * The sign-in pages keep a browser session in web_sessions (cookie
+ * "_eunha_session", HttpOnly, SameSite=Lax, Secure under https). A browser
+ * gets a session before signing in, so the sign-in form carries a CSRF token
+ * like every other form; signing in replaces the session id (no fixation).
  */
 #include "eunha/routes.h"
 
+#include <ctype.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/auth.h"
+#include "eunha/cpupool.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/params.h"
+#include "eunha/tenant.h"
+#include "web_internal.h"
+
+#define OOB_URI "urn:ietf:wg:oauth:2.0:oob"
+#define SESSION_COOKIE "_eunha_session"
+/* argon2id at the cost src/admin/accounts.c uses, so both hash alike. */
+#define PWHASH_OPS 2
+#define PWHASH_MEM (19u * 1024u * 1024u)
+#define MAX_REDIRECT_URIS 16
+#define MAX_URI_LEN 2000
+
+static const char invalid_grant_desc[] =
+    "The provided authorization grant is invalid, expired, revoked, does not match the "
+    "redirection URI used in the authorization request, or was issued to another client.";
+static const char invalid_client_desc[] =
+    "Client authentication failed due to unknown client, no client authentication included, "
+    "or unsupported authentication method.";
+static const char invalid_scope_desc[] = "The requested scope is invalid, unknown, or malformed.";
+
+/* ------------------------------------------------------------ helpers */
+
+static struct eu_db_pool *
+pool_of(struct eu_req *req)
+{
+    return eu_tenant_pool(req->app->registry, req->tenant);
+}
+
+/* Doorkeeper's error body: {"error": code, "error_description": text}. */
+static void
+reply_oauth_error(struct eu_req *req, int status, const char *code, const char *desc)
+{
+    eu_req_add_header(req, "Cache-Control", "no-store");
+    eu_req_reply_json(req, status,
+                      json_pack("{s:s, s:s}", "error", code, "error_description", desc));
+}
+
+/* Constant-time equality of two strings of any lengths (compared through
+ * their hashes so neither length nor content leaks). */
+static bool
+secret_equal(const char *a, const char *b)
+{
+    if (!a || !b)
+        return false;
+    unsigned char ha[32], hb[32];
+    crypto_generichash(ha, sizeof(ha), (const unsigned char *)a, strlen(a), NULL, 0);
+    crypto_generichash(hb, sizeof(hb), (const unsigned char *)b, strlen(b), NULL, 0);
+    return sodium_memcmp(ha, hb, sizeof(ha)) == 0;
+}
+
+/* Percent-encodes s for a query component. Arena-owned. */
+static const char *
+url_encode(struct eu_arena *a, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char *out = eu_arena_alloc(a, strlen(s) * 3 + 1), *o = out;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (isalnum(*p) || *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+            *o++ = (char)*p;
+        } else {
+            *o++ = '%';
+            *o++ = hex[*p >> 4];
+            *o++ = hex[*p & 15];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static const char *
+str_or_null(const char *s)
+{
+    return s && *s ? s : NULL;
+}
+
+/*
+ * Splits a scope list on spaces and '+' (query strings use either), drops
+ * duplicates and joins with single spaces. Returns NULL when a scope is
+ * unknown or the list is empty. Arena-owned.
+ */
+static const char *
+normalize_scopes(struct eu_arena *a, const char *raw)
+{
+    size_t n = strlen(raw);
+    char *out = eu_arena_alloc(a, n + 2), *o = out;
+    *o = '\0';
+    const char *p = raw;
+    while (*p) {
+        while (*p == ' ' || *p == '+' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        size_t len = strcspn(p, " +\t\r\n");
+        if (!len)
+            break;
+        /* Skip a scope already in out. */
+        bool dup = false;
+        for (const char *q = out; *q && !dup;) {
+            size_t ql = strcspn(q, " ");
+            dup = ql == len && strncmp(q, p, len) == 0;
+            q += ql;
+            while (*q == ' ')
+                q++;
+        }
+        if (!dup) {
+            if (o != out)
+                *o++ = ' ';
+            memcpy(o, p, len);
+            o += len;
+            *o = '\0';
+        }
+        p += len;
+    }
+    return out[0] && eu_auth_scopes_are_valid(out) ? out : NULL;
+}
+
+/* True when every scope of want is allowed by the app's granted list. */
+static bool
+scopes_within(const char *want, const char *app_scopes)
+{
+    const char *p = want;
+    char one[64];
+    while (*p) {
+        size_t len = strcspn(p, " ");
+        if (len >= sizeof(one))
+            return false;
+        memcpy(one, p, len);
+        one[len] = '\0';
+        if (!eu_auth_scope_allows(app_scopes, one))
+            return false;
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+    return true;
+}
+
+/* Doorkeeper's rule for a redirect URI: absolute (a scheme, then
+ * something), no fragment, no whitespace; the out-of-band URN is allowed. */
+static bool
+redirect_uri_is_valid(const char *u)
+{
+    if (strcmp(u, OOB_URI) == 0)
+        return true;
+    size_t n = strlen(u);
+    if (n == 0 || n > MAX_URI_LEN || !isalpha((unsigned char)u[0]))
+        return false;
+    const char *p = u;
+    while (isalnum((unsigned char)*p) || *p == '+' || *p == '-' || *p == '.')
+        p++;
+    if (*p != ':' || !p[1])
+        return false;
+    for (const unsigned char *c = (const unsigned char *)u; *c; c++)
+        if (*c <= ' ' || *c == 0x7f || *c == '#' || *c == '<' || *c == '>' || *c == '"')
+            return false;
+    size_t slen = (size_t)(p - u);
+    if ((slen == 4 && strncasecmp(u, "http", 4) == 0) ||
+        (slen == 5 && strncasecmp(u, "https", 5) == 0))
+        return strncmp(p + 1, "//", 2) == 0 && p[3] && p[3] != '/';
+    return true;
+}
+
+/* True when uri is one of the newline-separated registered URIs. */
+static bool
+redirect_uri_is_registered(const char *registered, const char *uri)
+{
+    size_t ulen = strlen(uri);
+    for (const char *p = registered; *p;) {
+        size_t len = strcspn(p, "\n");
+        if (len == ulen && strncmp(p, uri, len) == 0)
+            return true;
+        p += len;
+        if (*p == '\n')
+            p++;
+    }
+    return false;
+}
+
+static json_t *
+split_words(const char *s, const char *seps)
+{
+    json_t *arr = json_array();
+    for (const char *p = s; *p;) {
+        p += strspn(p, seps);
+        size_t len = strcspn(p, seps);
+        if (len)
+            json_array_append_new(arr, json_stringn(p, len));
+        p += len;
+    }
+    return arr;
+}
+
+/* The Application entity from columns id, name, website, redirect_uri,
+ * scopes of row 0 (col 0..4). New reference. */
+static json_t *
+application_json(const PGresult *res)
+{
+    const char *website = PQgetisnull(res, 0, 2) ? NULL : PQgetvalue(res, 0, 2);
+    json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:s, s:o, s:s}", "id", PQgetvalue(res, 0, 0),
+                          "name", PQgetvalue(res, 0, 1), "website",
+                          website ? json_string(website) : json_null(), "scopes",
+                          split_words(PQgetvalue(res, 0, 4), " "), "redirect_uri",
+                          PQgetvalue(res, 0, 3), "redirect_uris",
+                          split_words(PQgetvalue(res, 0, 3), "\n"), "vapid_key", "");
+    return o;
+}
+
+/* -------------------------------------------------- POST /api/v1/apps */
+
+static void
+on_app_created(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *o = application_json(res);
+    json_object_set_new(o, "client_id", json_string(PQgetvalue(res, 0, 5)));
+    json_object_set_new(o, "client_secret", json_string(PQgetvalue(res, 0, 6)));
+    json_object_set_new(o, "client_secret_expires_at", json_integer(0));
+    eu_req_reply_json(req, 200, o);
+}
+
+/* Reads redirect_uris (a string with one URI per line, or an array) into a
+ * newline-joined list. Returns NULL after answering 422. */
+static const char *
+read_redirect_uris(struct eu_req *req, json_t *params)
+{
+    json_t *arr = eu_param_array(params, "redirect_uris");
+    if (!arr) {
+        eu_req_reply_error(req, 422, "Validation failed: Redirect URI can't be blank");
+        return NULL;
+    }
+    /* A single string may itself hold several URIs, one per line. */
+    json_t *uris = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        if (!json_is_string(v)) {
+            json_decref(uris);
+            json_decref(arr);
+            eu_req_reply_error(req, 422, "Validation failed: Redirect URI must be an absolute URI.");
+            return NULL;
+        }
+        json_t *parts = split_words(json_string_value(v), " \t\r\n");
+        json_array_extend(uris, parts);
+        json_decref(parts);
+    }
+    json_decref(arr);
+    size_t n = json_array_size(uris), total = 0;
+    if (n == 0 || n > MAX_REDIRECT_URIS) {
+        json_decref(uris);
+        eu_req_reply_error(req, 422, n ? "Validation failed: Redirect URI is too long"
+                                       : "Validation failed: Redirect URI can't be blank");
+        return NULL;
+    }
+    json_array_foreach(uris, i, v)
+    {
+        if (!redirect_uri_is_valid(json_string_value(v))) {
+            json_decref(uris);
+            eu_req_reply_error(req, 422,
+                               "Validation failed: Redirect URI must be an absolute URI.");
+            return NULL;
+        }
+        total += json_string_length(v) + 1;
+    }
+    char *out = eu_arena_alloc(req->arena, total + 1), *o = out;
+    json_array_foreach(uris, i, v)
+    {
+        if (i)
+            *o++ = '\n';
+        memcpy(o, json_string_value(v), json_string_length(v));
+        o += json_string_length(v);
+    }
+    *o = '\0';
+    json_decref(uris);
+    return out;
+}
+
+static void
+apps_create(struct eu_req *req)
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    const char *name = eu_param_str(params, "client_name");
+    if (!name || !*name) {
+        eu_req_reply_error(req, 422, "Validation failed: Application name can't be blank");
+        return;
+    }
+    if (strlen(name) > 60) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: Application name is too long (maximum is 60 "
+                           "characters)");
+        return;
+    }
+    const char *uris = read_redirect_uris(req, params);
+    if (!uris)
+        return;
+    const char *raw_scopes = eu_param_str(params, "scopes");
+    const char *scopes = "read";
+    if (raw_scopes && *raw_scopes) {
+        scopes = normalize_scopes(req->arena, raw_scopes);
+        if (!scopes) {
+            eu_req_reply_error(req, 422,
+                               "Validation failed: Scopes doesn't match configured on the server.");
+            return;
+        }
+    }
+    const char *website = str_or_null(eu_param_str(params, "website"));
+    if (website && (strlen(website) > MAX_URI_LEN ||
+                    (strncmp(website, "https://", 8) != 0 && strncmp(website, "http://", 7) != 0) ||
+                    strpbrk(website, " \t\r\n<>\""))) {
+        eu_req_reply_error(req, 422, "Validation failed: Website is invalid");
+        return;
+    }
+    char client_id[EU_AUTH_TOKEN_LEN], secret[EU_AUTH_TOKEN_LEN];
+    eu_auth_token_new(client_id);
+    eu_auth_token_new(secret);
+    const char *p[] = {name, website, uris, scopes, client_id, secret};
+    eu_db_pool_query(pool_of(req),
+                     "INSERT INTO oauth_applications (name, website, redirect_uri, scopes, "
+                     "client_id, client_secret) VALUES ($1, $2, $3, $4, $5, $6) "
+                     "RETURNING id, name, website, redirect_uri, scopes, client_id, client_secret",
+                     6, p, on_app_created, req);
+}
+
+/* ------------------------------- GET /api/v1/apps/verify_credentials */
+
+static void
+on_app_loaded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) != 1) {
+        eu_req_reply_error(req, 401, "The access token is invalid");
+        return;
+    }
+    eu_req_reply_json(req, 200, application_json(res));
+}
+
+static void
+apps_verify(struct eu_req *req)
+{
+    const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id);
+    const char *p[] = {id};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT id, name, website, redirect_uri, scopes FROM oauth_applications "
+                     "WHERE id = $1",
+                     1, p, on_app_loaded, req);
+}
+
+/* ------------------------- GET /.well-known/oauth-authorization-server */
+
+static void
+metadata(struct eu_req *req)
+{
+    const char *base = eu_req_base_url(req);
+    struct eu_arena *a = req->arena;
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:[s], s:[s,s,s], s:[s,s,s],"
+        " s:[s,s], s:[s]}",
+        "issuer", eu_arena_sprintf(a, "%s/", base), "service_documentation",
+        "https://docs.joinmastodon.org/", "authorization_endpoint",
+        eu_arena_sprintf(a, "%s/oauth/authorize", base), "token_endpoint",
+        eu_arena_sprintf(a, "%s/oauth/token", base), "revocation_endpoint",
+        eu_arena_sprintf(a, "%s/oauth/revoke", base), "app_registration_endpoint",
+        eu_arena_sprintf(a, "%s/api/v1/apps", base), "response_types_supported", "code",
+        "response_modes_supported", "query", "fragment", "form_post", "grant_types_supported",
+        "authorization_code", "password", "client_credentials",
+        "token_endpoint_auth_methods_supported", "client_secret_basic", "client_secret_post",
+        "code_challenge_methods_supported", "S256");
+    static const char *const scopes[] = {
+        "read", "write", "write:accounts", "write:blocks", "write:bookmarks",
+        "write:conversations", "write:favourites", "write:filters", "write:follows",
+        "write:lists", "write:media", "write:mutes", "write:notifications", "write:reports",
+        "write:statuses", "read:accounts", "read:blocks", "read:bookmarks", "read:favourites",
+        "read:filters", "read:follows", "read:lists", "read:mutes", "read:notifications",
+        "read:search", "read:statuses", "follow", "push", "profile", "admin:read",
+        "admin:read:accounts", "admin:read:reports", "admin:write", "admin:write:accounts",
+        "admin:write:reports", NULL};
+    json_t *arr = json_array();
+    for (int i = 0; scopes[i]; i++)
+        json_array_append_new(arr, json_string(scopes[i]));
+    json_object_set_new(o, "scopes_supported", arr);
+    eu_req_reply_json(req, 200, o);
+}
+
+/* ---------------------------------------------------- HTML pages */
+
+/* The parameters of an authorization request, carried from page to page in
+ * hidden fields. */
+struct authz {
+    const char *client_id, *redirect_uri, *response_type, *scope, *state;
+    const char *code_challenge, *code_challenge_method;
+    bool force_login;
+};
+
+/* Everything a sign-in / consent request learns from the database. */
+struct flow {
+    struct eu_req *req;
+    json_t *params;
+    struct authz a;
+    int64_t app_id;
+    const char *app_name, *app_scopes, *app_redirects;
+    bool have_session;
+    int64_t user_id; /* 0: the session has not signed in */
+    const char *csrf, *username;
+    /* sign-in */
+    const char *login;
+    char *password; /* malloc'd; wiped and freed after hashing */
+    char *stored_hash;
+    bool approved, suspended;
+    int verify_rc;
+};
+
+static void
+set_html_headers(struct eu_req *req)
+{
+    eu_req_add_header(req, "Cache-Control", "no-store");
+    eu_req_add_header(req, "X-Frame-Options", "DENY");
+    eu_req_add_header(req, "X-Content-Type-Options", "nosniff");
+    eu_req_add_header(req, "Referrer-Policy", "same-origin");
+    eu_req_add_header(req, "Content-Security-Policy",
+                      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; "
+                      "base-uri 'none'");
+}
+
+void
+eu_web_reply_page(struct eu_req *req, int status, const char *title, const char *body)
+{
+    set_html_headers(req);
+    const char *html = eu_arena_sprintf(
+        req->arena,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        "<title>%s - %s</title><style>body{font-family:sans-serif;max-width:40em;margin:2em "
+        "auto;padding:0 1em;line-height:1.5}input,button{font-size:1em;padding:.4em;margin:.2em "
+        "0}label{display:block}.error{color:#b00}code,.code{font-family:monospace}"
+        ".status{border-bottom:1px solid #ccc;padding:1em 0}</style></head>"
+        "<body>%s</body></html>\n",
+        eu_html_escape(req, title), eu_html_escape(req, req->tenant ? req->tenant->title : "Eunha"),
+        body);
+    eu_req_reply_raw(req, status, "text/html; charset=utf-8", html, strlen(html));
+}
+
+/* Whether the client asked for JSON rather than a page (API clients that
+ * call /oauth/authorize directly to probe it). */
+static bool
+wants_json(struct eu_req *req)
+{
+    const char *accept = eu_req_header(req, "Accept");
+    return accept && strstr(accept, "application/json") && !strstr(accept, "text/html");
+}
+
+/* An error that cannot go back to the client (unknown client, bad redirect
+ * URI): shown to the user. */
+static void
+reply_authz_error_page(struct eu_req *req, int status, const char *code, const char *desc)
+{
+    if (wants_json(req)) {
+        reply_oauth_error(req, status, code, desc);
+        return;
+    }
+    const char *body = eu_arena_sprintf(req->arena,
+                                        "<h1>An error has occurred</h1><p class=\"error\">%s</p>"
+                                        "<p><code>%s</code></p>",
+                                        eu_html_escape(req, desc), eu_html_escape(req, code));
+    eu_web_reply_page(req, status, "Authorization error", body);
+}
+
+static const char *
+hidden(struct eu_req *req, const char *name, const char *value)
+{
+    if (!value)
+        return "";
+    return eu_arena_sprintf(req->arena, "<input type=\"hidden\" name=\"%s\" value=\"%s\">", name,
+                            eu_html_escape(req, value));
+}
+
+static const char *
+hidden_fields(struct flow *f)
+{
+    struct eu_req *req = f->req;
+    return eu_arena_sprintf(req->arena, "%s%s%s%s%s%s%s%s", hidden(req, "authenticity_token", f->csrf),
+                            hidden(req, "client_id", f->a.client_id),
+                            hidden(req, "redirect_uri", f->a.redirect_uri),
+                            hidden(req, "response_type", f->a.response_type),
+                            hidden(req, "scope", f->a.scope), hidden(req, "state", f->a.state),
+                            hidden(req, "code_challenge", f->a.code_challenge),
+                            hidden(req, "code_challenge_method", f->a.code_challenge_method));
+}
+
+/* The authorize URL of this request, for going back to it after sign-in. */
+static const char *
+authorize_url(struct flow *f)
+{
+    struct eu_arena *a = f->req->arena;
+    const char *names[] = {"client_id", "redirect_uri", "response_type", "scope", "state",
+                           "code_challenge", "code_challenge_method"};
+    const char *vals[] = {f->a.client_id, f->a.redirect_uri, f->a.response_type, f->a.scope,
+                          f->a.state, f->a.code_challenge, f->a.code_challenge_method};
+    const char *url = "/oauth/authorize";
+    char sep = '?';
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (!vals[i])
+            continue;
+        url = eu_arena_sprintf(a, "%s%c%s=%s", url, sep, names[i], url_encode(a, vals[i]));
+        sep = '&';
+    }
+    return url;
+}
+
+static void
+reply_sign_in(struct flow *f, int status, const char *error)
+{
+    struct eu_req *req = f->req;
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<h1>Sign in</h1><p>Sign in to %s to authorize <strong>%s</strong>.</p>%s"
+        "<form method=\"post\" action=\"/auth/sign_in\">%s"
+        "<label>E-mail address or username <input type=\"text\" name=\"email\" "
+        "autocomplete=\"username\" required value=\"%s\"></label>"
+        "<label>Password <input type=\"password\" name=\"password\" "
+        "autocomplete=\"current-password\" required></label>"
+        "<button type=\"submit\">Sign in</button></form>",
+        eu_html_escape(req, req->tenant->title), eu_html_escape(req, f->app_name),
+        error ? eu_arena_sprintf(req->arena, "<p class=\"error\">%s</p>",
+                                 eu_html_escape(req, error))
+              : "",
+        hidden_fields(f), eu_html_escape(req, f->login ? f->login : ""));
+    eu_web_reply_page(req, status, "Sign in", body);
+}
+
+static void
+reply_consent(struct flow *f)
+{
+    struct eu_req *req = f->req;
+    const char *items = "";
+    for (const char *p = f->a.scope; *p;) {
+        size_t len = strcspn(p, " ");
+        const char *one = eu_arena_strndup(req->arena, p, len);
+        items = eu_arena_sprintf(req->arena, "%s<li><code>%s</code></li>", items,
+                                 eu_html_escape(req, one));
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<h1>Authorization required</h1><p><strong>%s</strong> would like permission to access "
+        "your account <strong>@%s</strong>. It is a third-party application; if you do not "
+        "trust it, do not authorize it.</p><p>It asks for:</p><ul>%s</ul>"
+        "<form method=\"post\" action=\"/oauth/authorize\">%s"
+        "<button type=\"submit\" name=\"decision\" value=\"approve\">Authorize</button> "
+        "<button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
+        eu_html_escape(req, f->app_name), eu_html_escape(req, f->username ? f->username : ""),
+        items, hidden_fields(f));
+    eu_web_reply_page(req, 200, "Authorization required", body);
+}
+
+/* Sends the browser back to the client: redirect_uri with the query
+ * parameters appended (after any it already has), or, for the out-of-band
+ * URI, a page showing them. */
+static void
+redirect_to_client(struct flow *f, const char *code, const char *error, const char *desc)
+{
+    struct eu_req *req = f->req;
+    struct eu_arena *a = req->arena;
+    if (strcmp(f->a.redirect_uri, OOB_URI) == 0) {
+        if (code) {
+            const char *body = eu_arena_sprintf(
+                a,
+                "<h1>Authorization code</h1><p>Copy this authorization code and paste it into "
+                "the application.</p><p><input class=\"code\" type=\"text\" readonly size=\"50\" "
+                "value=\"%s\"></p>",
+                eu_html_escape(req, code));
+            eu_web_reply_page(req, 200, "Authorization code", body);
+        } else {
+            reply_authz_error_page(req, 400, error, desc);
+        }
+        return;
+    }
+    const char *url = f->a.redirect_uri;
+    char sep = strchr(url, '?') ? '&' : '?';
+    if (code)
+        url = eu_arena_sprintf(a, "%s%ccode=%s", url, sep, url_encode(a, code));
+    else
+        url = eu_arena_sprintf(a, "%s%cerror=%s&error_description=%s", url, sep,
+                               url_encode(a, error), url_encode(a, desc));
+    if (f->a.state)
+        url = eu_arena_sprintf(a, "%s&state=%s", url, url_encode(a, f->a.state));
+    eu_req_add_header(req, "Location", url);
+    eu_req_add_header(req, "Cache-Control", "no-store");
+    eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
+}
+
+static void
+read_authz(struct eu_req *req, json_t *params, struct authz *a)
+{
+    a->client_id = str_or_null(eu_param_str(params, "client_id"));
+    a->redirect_uri = str_or_null(eu_param_str(params, "redirect_uri"));
+    a->response_type = str_or_null(eu_param_str(params, "response_type"));
+    a->scope = str_or_null(eu_param_str(params, "scope"));
+    a->state = str_or_null(eu_param_str(params, "state"));
+    a->code_challenge = str_or_null(eu_param_str(params, "code_challenge"));
+    a->code_challenge_method = str_or_null(eu_param_str(params, "code_challenge_method"));
+    bool force = false;
+    eu_param_bool(params, "force_login", &force);
+    a->force_login = force;
+}
+
+/* The session cookie's value, or "" (never matches a stored hash). */
+static const char *
+session_cookie(struct eu_req *req)
+{
+    const char *h = eu_req_header(req, "Cookie");
+    size_t nlen = strlen(SESSION_COOKIE);
+    for (const char *p = h; p && *p;) {
+        while (*p == ' ' || *p == ';')
+            p++;
+        if (strncmp(p, SESSION_COOKIE, nlen) == 0 && p[nlen] == '=') {
+            const char *v = p + nlen + 1;
+            return eu_arena_strndup(req->arena, v, strcspn(v, ";"));
+        }
+        p += strcspn(p, ";");
+    }
+    return "";
+}
+
+static void
+set_session_cookie(struct eu_req *req, const char *token)
+{
+    eu_req_add_header(req, "Set-Cookie",
+                      eu_arena_sprintf(req->arena, "%s=%s; Path=/; HttpOnly; SameSite=Lax%s",
+                                       SESSION_COOKIE, token,
+                                       strcmp(req->scheme, "https") == 0 ? "; Secure" : ""));
+}
+
+/*
+ * Checks the request against its app (already loaded). Answers the request
+ * itself and returns false on an error: the ones that cannot be sent to
+ * the client are shown as a page, the others go back to redirect_uri.
+ */
+static bool
+validate_authz(struct flow *f)
+{
+    struct eu_req *req = f->req;
+    if (!f->app_id) {
+        reply_authz_error_page(req, 401, "invalid_client", invalid_client_desc);
+        return false;
+    }
+    /* With one registered URI, leaving redirect_uri out means that one. */
+    if (!f->a.redirect_uri && !strchr(f->app_redirects, '\n'))
+        f->a.redirect_uri = f->app_redirects;
+    if (!f->a.redirect_uri || !redirect_uri_is_registered(f->app_redirects, f->a.redirect_uri)) {
+        reply_authz_error_page(req, 400, "invalid_redirect_uri",
+                               "The requested redirect uri is malformed or doesn't match client "
+                               "redirect URI.");
+        return false;
+    }
+    if (!f->a.response_type || strcmp(f->a.response_type, "code") != 0) {
+        redirect_to_client(f, NULL, "unsupported_response_type",
+                           "The authorization server does not support this response type.");
+        return false;
+    }
+    const char *scope = normalize_scopes(req->arena, f->a.scope ? f->a.scope : "read");
+    if (!scope || !scopes_within(scope, f->app_scopes)) {
+        redirect_to_client(f, NULL, "invalid_scope", invalid_scope_desc);
+        return false;
+    }
+    f->a.scope = scope;
+    if (f->a.code_challenge) {
+        if (!f->a.code_challenge_method)
+            f->a.code_challenge_method = "plain";
+        size_t n = strlen(f->a.code_challenge);
+        if ((strcmp(f->a.code_challenge_method, "S256") != 0 &&
+             strcmp(f->a.code_challenge_method, "plain") != 0) ||
+            n < 43 || n > 128) {
+            redirect_to_client(f, NULL, "invalid_request",
+                               "The code challenge or its method is not supported.");
+            return false;
+        }
+    } else {
+        f->a.code_challenge_method = NULL;
+    }
+    return true;
+}
+
+static const char authz_load_sql[] =
+    "SELECT a.id, a.name, a.scopes, a.redirect_uri, s.found, s.user_id, s.csrf_token, s.username"
+    " FROM oauth_applications a LEFT JOIN ("
+    "  SELECT true AS found, w.user_id, w.csrf_token, ac.username FROM web_sessions w"
+    "  LEFT JOIN users u ON u.id = w.user_id LEFT JOIN accounts ac ON ac.id = u.account_id"
+    "  WHERE w.session_hash = $2 AND w.expires_at > now()"
+    "  AND (w.user_id IS NULL OR (ac.suspended_at IS NULL AND u.approved))) s ON true"
+    " WHERE a.client_id = $1";
+
+/* Fills f from a row of authz_load_sql. */
+static void
+read_authz_row(struct flow *f, const PGresult *res)
+{
+    struct eu_arena *a = f->req->arena;
+    if (PQntuples(res) != 1)
+        return;
+    f->app_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    f->app_name = eu_arena_strdup(a, PQgetvalue(res, 0, 1));
+    f->app_scopes = eu_arena_strdup(a, PQgetvalue(res, 0, 2));
+    f->app_redirects = eu_arena_strdup(a, PQgetvalue(res, 0, 3));
+    f->have_session = !PQgetisnull(res, 0, 4);
+    if (f->have_session) {
+        f->user_id = PQgetisnull(res, 0, 5) ? 0 : strtoll(PQgetvalue(res, 0, 5), NULL, 10);
+        f->csrf = eu_arena_strdup(a, PQgetvalue(res, 0, 6));
+        f->username = PQgetisnull(res, 0, 7) ? NULL : eu_arena_strdup(a, PQgetvalue(res, 0, 7));
+    }
+}
+
+/* Loads app and session for the request's authorize parameters; calls cb. */
+static struct flow *
+flow_start(struct eu_req *req, eu_db_result_cb cb)
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return NULL;
+    }
+    struct flow *f = eu_arena_calloc(req->arena, sizeof(*f));
+    f->req = req;
+    f->params = params;
+    read_authz(req, params, &f->a);
+    if (!f->a.client_id) {
+        reply_authz_error_page(req, 401, "invalid_client", invalid_client_desc);
+        return NULL;
+    }
+    char hash[65];
+    eu_auth_token_hash(session_cookie(req), hash);
+    const char *p[] = {f->a.client_id, hash};
+    eu_db_pool_query(pool_of(req), authz_load_sql, 2, p, cb, f);
+    return f;
+}
+
+static void
+on_anon_session(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct flow *f = arg;
+    eu_req_enter(f->req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(f->req, st);
+        return;
+    }
+    reply_sign_in(f, 200, NULL);
+}
+
+/* Gives a browser without a session an anonymous one, so the sign-in form
+ * can carry a CSRF token bound to it. Old sessions are swept here. */
+static void
+start_anonymous_session(struct flow *f)
+{
+    struct eu_req *req = f->req;
+    char token[EU_AUTH_TOKEN_LEN], hash[65], csrf[EU_AUTH_TOKEN_LEN];
+    eu_auth_token_new(token);
+    eu_auth_token_hash(token, hash);
+    eu_auth_token_new(csrf);
+    f->csrf = eu_arena_strdup(req->arena, csrf);
+    set_session_cookie(req, token);
+    const char *p[] = {hash, csrf};
+    eu_db_pool_query(pool_of(req),
+                     "WITH gc AS (DELETE FROM web_sessions WHERE expires_at < now()) "
+                     "INSERT INTO web_sessions (user_id, session_hash, csrf_token, expires_at) "
+                     "VALUES (NULL, $1, $2, now() + interval '1 hour')",
+                     2, p, on_anon_session, f);
+}
+
+/* ------------------------------------------------ GET /oauth/authorize */
+
+static void
+on_authorize_loaded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct flow *f = arg;
+    struct eu_req *req = f->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    read_authz_row(f, res);
+    if (!validate_authz(f))
+        return;
+    if (!f->have_session) {
+        start_anonymous_session(f);
+        return;
+    }
+    if (!f->user_id || f->a.force_login) {
+        reply_sign_in(f, 200, NULL);
+        return;
+    }
+    reply_consent(f);
+}
+
+static void
+authorize_show(struct eu_req *req)
+{
+    flow_start(req, on_authorize_loaded);
+}
+
+/* ------------------------------------------------ POST /auth/sign_in */
+
+static bool
+csrf_ok(struct flow *f)
+{
+    return f->have_session && f->csrf &&
+           secret_equal(eu_param_str(f->params, "authenticity_token"), f->csrf);
+}
+
+static void
+reply_csrf_failure(struct flow *f)
+{
+    struct eu_req *req = f->req;
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<h1>The form has expired</h1><p class=\"error\">Invalid authenticity token: the page "
+        "was open too long or came from elsewhere.</p><p><a href=\"%s\">Start again</a></p>",
+        eu_html_escape(req, authorize_url(f)));
+    eu_web_reply_page(req, 422, "Invalid authenticity token", body);
+}
+
+static void
+on_signed_in(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct flow *f = arg;
+    struct eu_req *req = f->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    /* Post/redirect/get: the consent page is the authorize URL again. */
+    eu_req_add_header(req, "Location", authorize_url(f));
+    eu_req_add_header(req, "Cache-Control", "no-store");
+    eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
+}
+
+static void
+verify_work(void *arg)
+{
+    struct flow *f = arg;
+    f->verify_rc = crypto_pwhash_str_verify(f->stored_hash, f->password, strlen(f->password));
+    sodium_memzero(f->password, strlen(f->password));
+}
+
+static void
+free_password(struct flow *f)
+{
+    free(f->password);
+    f->password = NULL;
+    free(f->stored_hash);
+    f->stored_hash = NULL;
+}
+
+static void
+sign_in_verified(void *arg)
+{
+    struct flow *f = arg;
+    struct eu_req *req = f->req;
+    free_password(f);
+    eu_req_enter(req);
+    if (f->verify_rc != 0 || !f->user_id) {
+        reply_sign_in(f, 401, "Invalid e-mail address or password.");
+        return;
+    }
+    if (f->suspended) {
+        reply_sign_in(f, 403, "Your account has been suspended.");
+        return;
+    }
+    if (!f->approved) {
+        reply_sign_in(f, 403, "Your account is pending review by the staff.");
+        return;
+    }
+    /* A new session id and CSRF token at sign-in, so an id planted before
+     * it (session fixation) is worth nothing. */
+    char old_hash[65], token[EU_AUTH_TOKEN_LEN], hash[65], csrf[EU_AUTH_TOKEN_LEN];
+    eu_auth_token_hash(session_cookie(req), old_hash);
+    eu_auth_token_new(token);
+    eu_auth_token_hash(token, hash);
+    eu_auth_token_new(csrf);
+    set_session_cookie(req, token);
+    const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)f->user_id);
+    const char *p[] = {old_hash, uid, hash, csrf};
+    eu_db_pool_query(pool_of(req),
+                     "WITH u AS (UPDATE users SET last_sign_in_at = now() WHERE id = $2) "
+                     "UPDATE web_sessions SET user_id = $2, session_hash = $3, csrf_token = $4, "
+                     "expires_at = now() + interval '14 days' WHERE session_hash = $1",
+                     4, p, on_signed_in, f);
+}
+
+/* Runs a password check on the CPU pool (or a dummy one when the user does
+ * not exist, so both answers take as long). */
+static void
+verify_password(struct flow *f, const char *stored, eu_cpupool_done_cb done)
+{
+    static char dummy[crypto_pwhash_STRBYTES];
+    if (!stored) {
+        /* The first call pays for it on the CPU pool's behalf; later
+         * unknown users take the same time as known ones. */
+        if (!dummy[0] && crypto_pwhash_str_alg(dummy, "x", 1, PWHASH_OPS, PWHASH_MEM,
+                                               crypto_pwhash_ALG_ARGON2ID13) != 0)
+            dummy[0] = '\0';
+        stored = dummy;
+    }
+    f->stored_hash = strdup(stored);
+    eu_cpupool_submit(f->req->app->cpu, verify_work, done, f);
+}
+
+static const char user_by_login_sql[] =
+    "SELECT u.id, u.encrypted_password, u.approved, a.suspended_at IS NOT NULL, a.username"
+    " FROM users u JOIN accounts a ON a.id = u.account_id"
+    " WHERE a.domain IS NULL AND (lower(u.email) = lower($1) OR lower(a.username) = lower($1))"
+    " ORDER BY lower(u.email) = lower($1) DESC LIMIT 1";
+
+/* Fills the user part of f from a user_by_login_sql row at column col; the
+ * stored hash goes to *stored (arena). */
+static void
+read_user_row(struct flow *f, const PGresult *res, int col, const char **stored)
+{
+    *stored = NULL;
+    if (PQntuples(res) < 1 || PQgetisnull(res, 0, col))
+        return;
+    f->user_id = strtoll(PQgetvalue(res, 0, col), NULL, 10);
+    *stored = eu_arena_strdup(f->req->arena, PQgetvalue(res, 0, col + 1));
+    f->approved = strcmp(PQgetvalue(res, 0, col + 2), "t") == 0;
+    f->suspended = strcmp(PQgetvalue(res, 0, col + 3), "t") == 0;
+    f->username = eu_arena_strdup(f->req->arena, PQgetvalue(res, 0, col + 4));
+}
+
+static void
+on_sign_in_user(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct flow *f = arg;
+    eu_req_enter(f->req);
+    if (st != EU_DB_OK) {
+        free_password(f);
+        eu_req_reply_db_error(f->req, st);
+        return;
+    }
+    const char *stored;
+    read_user_row(f, res, 0, &stored);
+    verify_password(f, stored, sign_in_verified);
+}
+
+static void
+on_sign_in_loaded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct flow *f = arg;
+    struct eu_req *req = f->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    read_authz_row(f, res);
+    if (!validate_authz(f))
+        return;
+    if (!csrf_ok(f)) {
+        reply_csrf_failure(f);
+        return;
+    }
+    f->user_id = 0;
+    f->login = str_or_null(eu_param_str(f->params, "email"));
+    if (!f->login)
+        f->login = str_or_null(eu_param_str(f->params, "username"));
+    const char *password = eu_param_str(f->params, "password");
+    if (!f->login || !password || !*password || strlen(password) > 1024) {
+        reply_sign_in(f, 401, "Invalid e-mail address or password.");
+        return;
+    }
+    f->password = strdup(password);
+    const char *p[] = {f->login};
+    eu_db_pool_query(pool_of(req), user_by_login_sql, 1, p, on_sign_in_user, f);
+}
+
+static void
+sign_in(struct eu_req *req)
+{
+    flow_start(req, on_sign_in_loaded);
+}
+
+/* ------------------------------------------------ POST /oauth/authorize */
+
+static void
+on_grant_created(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct flow *f = arg;
+    eu_req_enter(f->req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(f->req, st);
+        return;
+    }
+    redirect_to_client(f, f->login /* the code */, NULL, NULL);
+}
+
+static void
+on_decide_loaded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct flow *f = arg;
+    struct eu_req *req = f->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    read_authz_row(f, res);
+    if (!validate_authz(f))
+        return;
+    if (!csrf_ok(f)) {
+        reply_csrf_failure(f);
+        return;
+    }
+    if (!f->user_id) {
+        reply_sign_in(f, 200, NULL);
+        return;
+    }
+    const char *decision = eu_param_str(f->params, "decision");
+    if (!decision || strcmp(decision, "approve") != 0) {
+        redirect_to_client(f, NULL, "access_denied",
+                           "The resource owner or authorization server denied the request.");
+        return;
+    }
+    char code[EU_AUTH_TOKEN_LEN], hash[65];
+    eu_auth_token_new(code);
+    eu_auth_token_hash(code, hash);
+    f->login = eu_arena_strdup(req->arena, code);
+    const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)f->app_id);
+    const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)f->user_id);
+    const char *p[] = {app,          uid, hash, f->a.redirect_uri, f->a.scope, f->a.code_challenge,
+                       f->a.code_challenge_method};
+    eu_db_pool_query(pool_of(req),
+                     "INSERT INTO oauth_access_grants (application_id, user_id, code_hash, "
+                     "redirect_uri, scopes, code_challenge, code_challenge_method, expires_at) "
+                     "VALUES ($1, $2, $3, $4, $5, $6, $7, now() + interval '10 minutes')",
+                     7, p, on_grant_created, f);
+}
+
+static void
+authorize_decide(struct eu_req *req)
+{
+    flow_start(req, on_decide_loaded);
+}
+
+/* ------------------------------------------------------ POST /oauth/token */
+
+/* A token request: the client, the grant and what it yields. */
+struct tok {
+    struct flow f; /* f.req, f.params, f.app_id, f.app_scopes, user fields */
+    const char *grant_type, *client_id, *client_secret, *scope;
+    bool client_authenticated;
+    char token[EU_AUTH_TOKEN_LEN];
+};
+
+/* Client credentials from the form (client_secret_post) or HTTP Basic
+ * (client_secret_basic). Strings are arena-owned. */
+static void
+read_client(struct eu_req *req, json_t *params, const char **id, const char **secret)
+{
+    *id = str_or_null(eu_param_str(params, "client_id"));
+    *secret = str_or_null(eu_param_str(params, "client_secret"));
+    const char *h = eu_req_header(req, "Authorization");
+    if (h && strncasecmp(h, "Basic ", 6) == 0) {
+        size_t n = strlen(h + 6);
+        unsigned char *bin = eu_arena_alloc(req->arena, n + 1);
+        size_t len = 0;
+        if (sodium_base642bin(bin, n, h + 6, n, " ", &len, NULL,
+                              sodium_base64_VARIANT_ORIGINAL) == 0) {
+            bin[len] = '\0';
+            char *colon = strchr((char *)bin, ':');
+            if (colon) {
+                *colon = '\0';
+                *id = (const char *)bin;
+                *secret = colon + 1;
+            }
+        }
+    }
+}
+
+static void
+on_token_created(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct tok *t = arg;
+    struct eu_req *req = t->f.req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    eu_req_add_header(req, "Cache-Control", "no-store");
+    eu_req_add_header(req, "Pragma", "no-cache");
+    eu_req_reply_json(req, 200,
+                      json_pack("{s:s, s:s, s:s, s:I}", "access_token", t->token, "token_type",
+                                "Bearer", "scope", t->scope, "created_at",
+                                (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10)));
+}
+
+/* Issues a token for the app and user (0: app-only) with t->scope. */
+static void
+issue_token(struct tok *t, int64_t user_id)
+{
+    struct eu_req *req = t->f.req;
+    char hash[65];
+    eu_auth_token_new(t->token);
+    eu_auth_token_hash(t->token, hash);
+    const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
+    const char *uid =
+        user_id ? eu_arena_sprintf(req->arena, "%lld", (long long)user_id) : NULL;
+    const char *p[] = {app, uid, hash, t->scope};
+    eu_db_pool_query(pool_of(req),
+                     "INSERT INTO oauth_access_tokens (application_id, user_id, token_hash, "
+                     "scopes) VALUES ($1, $2, $3, $4) "
+                     "RETURNING extract(epoch FROM created_at)::bigint",
+                     4, p, on_token_created, t);
+}
+
+/* The requested scope (default "read") within the app's; false after
+ * answering invalid_scope. */
+static bool
+take_scope(struct tok *t)
+{
+    const char *want = str_or_null(eu_param_str(t->f.params, "scope"));
+    t->scope = normalize_scopes(t->f.req->arena, want ? want : "read");
+    if (!t->scope || !scopes_within(t->scope, t->f.app_scopes)) {
+        reply_oauth_error(t->f.req, 400, "invalid_scope", invalid_scope_desc);
+        return false;
+    }
+    return true;
+}
+
+/* base64url(SHA-256(verifier)) without padding equals the challenge (S256),
+ * or the verifier itself does (plain). */
+static bool
+pkce_ok(const char *method, const char *challenge, const char *verifier)
+{
+    if (!verifier)
+        return false;
+    size_t n = strlen(verifier);
+    if (n < 43 || n > 128)
+        return false;
+    if (strcmp(method, "plain") == 0)
+        return secret_equal(challenge, verifier);
+    unsigned char h[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(h, (const unsigned char *)verifier, n);
+    char enc[64];
+    sodium_bin2base64(enc, sizeof(enc), h, sizeof(h), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    return secret_equal(challenge, enc);
+}
+
+static void
+on_code_redeemed(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct tok *t = arg;
+    struct eu_req *req = t->f.req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) != 1) {
+        reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
+        return;
+    }
+    const char *redirect = eu_param_str(t->f.params, "redirect_uri");
+    if (redirect && *redirect && strcmp(redirect, PQgetvalue(res, 0, 1)) != 0) {
+        reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
+        return;
+    }
+    bool has_challenge = !PQgetisnull(res, 0, 3);
+    if (has_challenge && !pkce_ok(PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 3),
+                                  str_or_null(eu_param_str(t->f.params, "code_verifier")))) {
+        reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
+        return;
+    }
+    /* Without PKCE the client must have proved itself with its secret. */
+    if (!has_challenge && !t->client_authenticated) {
+        reply_oauth_error(req, 401, "invalid_client", invalid_client_desc);
+        return;
+    }
+    if (strcmp(PQgetvalue(res, 0, 5), "t") != 0) {
+        reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
+        return;
+    }
+    t->scope = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 2));
+    issue_token(t, strtoll(PQgetvalue(res, 0, 0), NULL, 10));
+}
+
+static void
+grant_authorization_code(struct tok *t)
+{
+    struct eu_req *req = t->f.req;
+    const char *code = str_or_null(eu_param_str(t->f.params, "code"));
+    if (!code) {
+        reply_oauth_error(req, 400, "invalid_request",
+                          "Missing required parameter: code.");
+        return;
+    }
+    char hash[65];
+    eu_auth_token_hash(code, hash);
+    const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
+    const char *p[] = {hash, app};
+    /* Marking the code used in the statement that reads it makes it
+     * single-use even under concurrent redemptions. */
+    eu_db_pool_query(pool_of(req),
+                     "UPDATE oauth_access_grants g SET revoked_at = now() FROM users u"
+                     " JOIN accounts a ON a.id = u.account_id"
+                     " WHERE u.id = g.user_id AND g.code_hash = $1 AND g.application_id = $2"
+                     " AND g.revoked_at IS NULL AND g.expires_at > now()"
+                     " RETURNING g.user_id, g.redirect_uri, g.scopes, g.code_challenge,"
+                     " g.code_challenge_method, a.suspended_at IS NULL AND u.approved",
+                     2, p, on_code_redeemed, t);
+}
+
+static void
+password_verified(void *arg)
+{
+    struct tok *t = arg;
+    struct eu_req *req = t->f.req;
+    free_password(&t->f);
+    eu_req_enter(req);
+    if (t->f.verify_rc != 0 || !t->f.user_id || t->f.suspended || !t->f.approved) {
+        reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
+        return;
+    }
+    issue_token(t, t->f.user_id);
+}
+
+static void
+on_password_user(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct tok *t = arg;
+    eu_req_enter(t->f.req);
+    if (st != EU_DB_OK) {
+        free_password(&t->f);
+        eu_req_reply_db_error(t->f.req, st);
+        return;
+    }
+    const char *stored;
+    read_user_row(&t->f, res, 0, &stored);
+    verify_password(&t->f, stored, password_verified);
+}
+
+static void
+grant_password(struct tok *t)
+{
+    struct eu_req *req = t->f.req;
+    const char *login = str_or_null(eu_param_str(t->f.params, "username"));
+    const char *password = str_or_null(eu_param_str(t->f.params, "password"));
+    if (!login || !password) {
+        reply_oauth_error(req, 400, "invalid_request",
+                          login ? "Missing required parameter: password."
+                                : "Missing required parameter: username.");
+        return;
+    }
+    if (!t->client_authenticated) {
+        reply_oauth_error(req, 401, "invalid_client", invalid_client_desc);
+        return;
+    }
+    if (strlen(password) > 1024) {
+        reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
+        return;
+    }
+    if (!take_scope(t))
+        return;
+    t->f.password = strdup(password);
+    const char *p[] = {login};
+    eu_db_pool_query(pool_of(req), user_by_login_sql, 1, p, on_password_user, t);
+}
+
+static void
+on_token_client(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct tok *t = arg;
+    struct eu_req *req = t->f.req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) != 1) {
+        reply_oauth_error(req, 401, "invalid_client", invalid_client_desc);
+        return;
+    }
+    t->f.app_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    t->f.app_scopes = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 2));
+    t->client_authenticated = secret_equal(t->client_secret, PQgetvalue(res, 0, 1));
+    /* A wrong secret is always an error; a missing one only passes for a
+     * code grant with PKCE (checked once the code is read). */
+    if (t->client_secret && !t->client_authenticated) {
+        reply_oauth_error(req, 401, "invalid_client", invalid_client_desc);
+        return;
+    }
+    if (strcmp(t->grant_type, "authorization_code") == 0) {
+        grant_authorization_code(t);
+    } else if (strcmp(t->grant_type, "password") == 0) {
+        grant_password(t);
+    } else {
+        if (!t->client_authenticated) {
+            reply_oauth_error(req, 401, "invalid_client", invalid_client_desc);
+            return;
+        }
+        if (take_scope(t))
+            issue_token(t, 0);
+    }
+}
+
+static void
+token(struct eu_req *req)
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        reply_oauth_error(req, 400, "invalid_request", err.message);
+        return;
+    }
+    struct tok *t = eu_arena_calloc(req->arena, sizeof(*t));
+    t->f.req = req;
+    t->f.params = params;
+    t->grant_type = str_or_null(eu_param_str(params, "grant_type"));
+    if (!t->grant_type) {
+        reply_oauth_error(req, 400, "invalid_request",
+                          "Missing required parameter: grant_type.");
+        return;
+    }
+    if (strcmp(t->grant_type, "authorization_code") != 0 &&
+        strcmp(t->grant_type, "password") != 0 &&
+        strcmp(t->grant_type, "client_credentials") != 0) {
+        reply_oauth_error(req, 400, "unsupported_grant_type",
+                          "The authorization grant type is not supported by the authorization "
+                          "server.");
+        return;
+    }
+    read_client(req, params, &t->client_id, &t->client_secret);
+    if (!t->client_id) {
+        reply_oauth_error(req, 401, "invalid_client", invalid_client_desc);
+        return;
+    }
+    const char *p[] = {t->client_id};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT id, client_secret, scopes FROM oauth_applications "
+                     "WHERE client_id = $1",
+                     1, p, on_token_client, t);
+}
+
+/* ----------------------------------------------------- POST /oauth/revoke */
+
+struct revoke {
+    struct eu_req *req;
+    char hash[65];
+};
+
+static void
+on_revoked(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct revoke *r = arg;
+    eu_req_enter(r->req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(r->req, st);
+        return;
+    }
+    /* Also drop it from this process's cache, so it fails at once. */
+    eu_auth_cache_forget(r->req->tenant, r->hash);
+    eu_req_reply_json(r->req, 200, json_object());
+}
+
+static void
+on_revoke_loaded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct revoke *r = arg;
+    struct eu_req *req = r->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *params = eu_req_params(req, NULL);
+    const char *id, *secret;
+    read_client(req, params, &id, &secret);
+    if (PQgetisnull(res, 0, 0) || !secret_equal(secret, PQgetvalue(res, 0, 1))) {
+        reply_oauth_error(req, 401, "invalid_client", invalid_client_desc);
+        return;
+    }
+    /* An unknown token is not an error (RFC 7009): there is nothing to do. */
+    if (PQgetisnull(res, 0, 2)) {
+        eu_req_reply_json(req, 200, json_object());
+        return;
+    }
+    if (strcmp(PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 2)) != 0) {
+        reply_oauth_error(req, 403, "unauthorized_client",
+                          "You are not authorized to revoke this token");
+        return;
+    }
+    const char *p[] = {r->hash};
+    eu_db_pool_query(pool_of(req),
+                     "UPDATE oauth_access_tokens SET revoked_at = coalesce(revoked_at, now()) "
+                     "WHERE token_hash = $1",
+                     1, p, on_revoked, r);
+}
+
+static void
+revoke(struct eu_req *req)
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        reply_oauth_error(req, 400, "invalid_request", err.message);
+        return;
+    }
+    const char *token_s = str_or_null(eu_param_str(params, "token"));
+    const char *id, *secret;
+    read_client(req, params, &id, &secret);
+    if (!id) {
+        reply_oauth_error(req, 401, "invalid_client", invalid_client_desc);
+        return;
+    }
+    if (!token_s) {
+        reply_oauth_error(req, 403, "unauthorized_client",
+                          "You are not authorized to revoke this token");
+        return;
+    }
+    struct revoke *r = eu_arena_calloc(req->arena, sizeof(*r));
+    r->req = req;
+    eu_auth_token_hash(token_s, r->hash);
+    const char *p[] = {id, r->hash};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT (SELECT id FROM oauth_applications WHERE client_id = $1),"
+                     " (SELECT client_secret FROM oauth_applications WHERE client_id = $1),"
+                     " (SELECT application_id FROM oauth_access_tokens WHERE token_hash = $2)",
+                     2, p, on_revoke_loaded, r);
+}
+
+/* ------------------------------------------------------ the route table */
+
+#define GET EU_HTTP_GET
+#define POST EU_HTTP_POST
+
 const struct eu_route eu_oauth_routes[] = {
+    {POST, "/api/v1/apps", apps_create, NULL, EU_ROUTE_CORS},
+    {GET, "/api/v1/apps/verify_credentials", apps_verify, NULL,
+     EU_ROUTE_APP_TOKEN | EU_ROUTE_CORS},
+    {GET, "/.well-known/oauth-authorization-server", metadata, NULL, EU_ROUTE_CORS},
+    {GET, "/oauth/authorize", authorize_show, NULL, 0},
+    {POST, "/oauth/authorize", authorize_decide, NULL, 0},
+    {POST, "/auth/sign_in", sign_in, NULL, 0},
+    {POST, "/oauth/token", token, NULL, EU_ROUTE_CORS},
+    {POST, "/oauth/revoke", revoke, NULL, EU_ROUTE_CORS},
     {0},
 };

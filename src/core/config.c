@@ -77,6 +77,9 @@ static const struct key keys[] = {
     {"limits.max_header_bytes", KEY_SIZE, F(max_header_bytes), 1, INT64_MAX, NULL, NULL},
     {"limits.request_timeout_seconds", KEY_INT, F(request_timeout_s), 1, INT_MAX, NULL, NULL},
     {"limits.json_max_depth", KEY_INT, F(json_max_depth), 1, 2048, NULL, NULL},
+    {"limits.api_requests_per_5min", KEY_INT, F(api_requests_per_5min), 0, INT_MAX, NULL, NULL},
+    {"limits.registrations_per_30min", KEY_INT, F(registrations_per_30min), 0, INT_MAX, NULL,
+     NULL},
     {"log.level", KEY_STRING, F(log_level), 0, 0, check_log_level, NULL},
 };
 
@@ -219,6 +222,8 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->max_header_bytes = 16 * 1024;
     cfg->request_timeout_s = 30;
     cfg->json_max_depth = 32;
+    cfg->api_requests_per_5min = 300;
+    cfg->registrations_per_30min = 5;
     cfg->log_level = eu_xstrdup("info");
 }
 
@@ -675,9 +680,10 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     fprintf(out, "\n\n[workers]\nqueue_idle_poll_seconds = %d\n", cfg->queue_idle_poll_s);
     fprintf(out,
             "\n[limits]\nmax_body_bytes = %zu\nmax_header_bytes = %zu\n"
-            "request_timeout_seconds = %d\njson_max_depth = %d\n",
+            "request_timeout_seconds = %d\njson_max_depth = %d\n"
+            "api_requests_per_5min = %d\nregistrations_per_30min = %d\n",
             cfg->max_body_bytes, cfg->max_header_bytes, cfg->request_timeout_s,
-            cfg->json_max_depth);
+            cfg->json_max_depth, cfg->api_requests_per_5min, cfg->registrations_per_30min);
     fputs("\n[log]\nlevel = ", out);
     print_string(out, cfg->log_level);
     fputc('\n', out);

@@ -37,6 +37,7 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/net.h"
+#include "eunha/ratelimit.h"
 #include "eunha/tenant.h"
 
 struct listener {
@@ -377,7 +378,7 @@ after_auth(struct eu_req *req)
         eu_req_reply_error(req, 403, "This action is outside the authorized scopes");
         return;
     }
-    route->handler(req);
+    eu_ratelimit_run(req, route->handler);
 }
 
 static void
@@ -493,7 +494,7 @@ on_request(struct evhttp_request *ev, void *arg)
         eu_log_set_context(NULL, NULL);
         return;
     }
-    route->handler(req);
+    eu_ratelimit_run(req, route->handler);
     eu_log_set_context(NULL, NULL);
 }
 

@@ -81,6 +81,8 @@ START_TEST(test_defaults)
     ck_assert_uint_eq(cfg.max_header_bytes, 16384);
     ck_assert_int_eq(cfg.request_timeout_s, 30);
     ck_assert_int_eq(cfg.json_max_depth, 32);
+    ck_assert_int_eq(cfg.api_requests_per_5min, 300);
+    ck_assert_int_eq(cfg.registrations_per_30min, 5);
     ck_assert_str_eq(cfg.log_level, "info");
     eu_config_release(&cfg);
 }
@@ -124,6 +126,7 @@ START_TEST(test_file_overrides)
                        "max_header_bytes = 8192\n"
                        "request_timeout_seconds = 10\n"
                        "json_max_depth = 16\n"
+                       "api_requests_per_5min = 7\n"
                        "[log]\n"
                        "level = \"debug\"\n";
     struct eu_config cfg;
@@ -150,6 +153,7 @@ START_TEST(test_file_overrides)
     ck_assert_uint_eq(cfg.max_header_bytes, 8192);
     ck_assert_int_eq(cfg.request_timeout_s, 10);
     ck_assert_int_eq(cfg.json_max_depth, 16);
+    ck_assert_int_eq(cfg.api_requests_per_5min, 7);
     ck_assert_str_eq(cfg.log_level, "debug");
     eu_config_release(&cfg);
     remove_temps();

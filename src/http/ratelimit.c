@@ -1,0 +1,148 @@
+/*
+ * Fixed-window rate limits in Redis, as Mastodon's rack-attack setup has
+ * them: 300 API requests per 5 minutes per token (per IP for requests
+ * without one) and 5 sign-ups per 30 minutes per IP. A counter is one INCR
+ * on "<tenant prefix>rl:<what>:<who>:<window number>", given a TTL when it
+ * is created, so an idle client costs nothing once its window has passed.
+ * Fixed windows let a client burst twice the limit across a boundary; that
+ * is what Mastodon does too, and it needs one command per request instead
+ * of a sorted set per client.
+ */
+#include "eunha/ratelimit.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/config.h"
+#include "eunha/http.h"
+#include "eunha/redis.h"
+#include "eunha/tenant.h"
+
+#define API_PERIOD_S 300
+#define SIGNUP_PERIOD_S 1800
+
+struct limit {
+    const char *what; /* "api" or "signup" */
+    const char *who;  /* "t<token id>" or "ip:<address>" */
+    int max;
+    int period_s;
+    bool headers; /* X-RateLimit-* describe this limit */
+};
+
+struct check {
+    struct eu_req *req;
+    eu_route_handler_cb handler;
+    struct limit limits[2];
+    int n, next;
+    time_t now;
+    char key[256];
+};
+
+static void run_next(struct check *c);
+
+static void
+add_headers(struct eu_req *req, const struct limit *l, long long count, time_t now)
+{
+    char v[40];
+    long long remaining = l->max - count;
+    snprintf(v, sizeof(v), "%d", l->max);
+    eu_req_add_header(req, "X-RateLimit-Limit", v);
+    snprintf(v, sizeof(v), "%lld", remaining > 0 ? remaining : 0);
+    eu_req_add_header(req, "X-RateLimit-Remaining", v);
+    time_t reset = (now / l->period_s + 1) * l->period_s;
+    struct tm tm;
+    gmtime_r(&reset, &tm);
+    strftime(v, sizeof(v), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+    eu_req_add_header(req, "X-RateLimit-Reset", v);
+}
+
+static void
+on_counted(redisReply *reply, void *arg)
+{
+    struct check *c = arg;
+    struct eu_req *req = c->req;
+    const struct limit *l = &c->limits[c->next];
+    eu_req_enter(req);
+    /* No reply (Redis down) or a strange one: let the request through. */
+    if (reply && reply->type == REDIS_REPLY_INTEGER) {
+        long long count = reply->integer;
+        if (count == 1) {
+            char ttl[16];
+            snprintf(ttl, sizeof(ttl), "%d", l->period_s + 5);
+            const char *argv[] = {"EXPIRE", c->key, ttl};
+            eu_redis_command(req->app->redis, NULL, NULL, 3, argv, NULL);
+        }
+        if (l->headers)
+            add_headers(req, l, count, c->now);
+        if (count > l->max) {
+            char retry[16];
+            snprintf(retry, sizeof(retry), "%ld",
+                     (long)((c->now / l->period_s + 1) * l->period_s - c->now));
+            eu_req_add_header(req, "Retry-After", retry);
+            eu_req_reply_error(req, 429, "Too many requests");
+            return;
+        }
+    }
+    c->next++;
+    run_next(c);
+}
+
+static void
+run_next(struct check *c)
+{
+    if (c->next >= c->n) {
+        c->handler(c->req);
+        return;
+    }
+    struct eu_req *req = c->req;
+    const struct limit *l = &c->limits[c->next];
+    snprintf(c->key, sizeof(c->key), "%srl:%s:%s:%lld", req->tenant->key_prefix, l->what, l->who,
+             (long long)(c->now / l->period_s));
+    const char *argv[] = {"INCR", c->key};
+    eu_redis_command(req->app->redis, on_counted, c, 2, argv, NULL);
+}
+
+static bool
+is_limited_path(const char *path)
+{
+    return strncmp(path, "/api/", 5) == 0 || strncmp(path, "/oauth/", 7) == 0;
+}
+
+void
+eu_ratelimit_run(struct eu_req *req, eu_route_handler_cb handler)
+{
+    const struct eu_config *cfg = req->app->cfg;
+    if (!req->tenant || !req->path || !is_limited_path(req->path)) {
+        handler(req);
+        return;
+    }
+    struct check *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->req = req;
+    c->handler = handler;
+    c->now = time(NULL);
+    const char *ip = eu_arena_sprintf(req->arena, "ip:%s", req->remote_ip);
+    if (cfg->api_requests_per_5min > 0) {
+        struct limit *l = &c->limits[c->n++];
+        l->what = "api";
+        l->who = req->auth.present
+                     ? eu_arena_sprintf(req->arena, "t%lld", (long long)req->auth.token_id)
+                     : ip;
+        l->max = cfg->api_requests_per_5min;
+        l->period_s = API_PERIOD_S;
+        l->headers = true;
+    }
+    if (cfg->registrations_per_30min > 0 && req->method == EU_HTTP_POST &&
+        strcmp(req->path, "/api/v1/accounts") == 0) {
+        struct limit *l = &c->limits[c->n++];
+        l->what = "signup";
+        l->who = ip;
+        l->max = cfg->registrations_per_30min;
+        l->period_s = SIGNUP_PERIOD_S;
+        l->headers = false;
+    }
+    run_next(c);
+}
