@@ -48,6 +48,7 @@ struct eu_req {
         int64_t user_id;    /* 0 for an app-only (client_credentials) token */
         int64_t account_id; /* 0 for an app-only token */
         const char *scopes; /* space-separated, arena */
+        bool pending_approval; /* the user signed up and awaits approval */
         char token_hash[65];
     } auth;
 };

@@ -279,10 +279,32 @@ eu_admin_tenants_show(struct eu_req *req)
 
 /* ---- PATCH /admin/v1/tenants/:domain ---- */
 
+/* A PATCH in flight: "registrations" lives in the tenant's own database
+ * (settings 'registrations_mode'), so it is written after the control row. */
+struct update_call {
+    struct eu_req *req;
+    const char *registrations; /* NULL when not asked to change */
+};
+
+static void
+on_registrations_saved(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct update_call *c = arg;
+    struct eu_req *req = c->req;
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *o = eu_admin_tenant_json(req->app->registry, req->tenant, true);
+    json_object_set_new(o, "registrations", json_string(c->registrations));
+    eu_req_reply_json(req, 200, o);
+}
+
 static void
 on_updated(PGresult *res, enum eu_db_status st, void *arg)
 {
-    struct eu_req *req = arg;
+    struct update_call *c = arg;
+    struct eu_req *req = c->req;
     if (st != EU_DB_OK) {
         if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23514") == 0)
             eu_req_reply_error(req, 422, "Validation failed: a limit is out of range");
@@ -298,6 +320,19 @@ on_updated(PGresult *res, enum eu_db_status st, void *arg)
     eu_tenant_from_row(res, 0, &row);
     struct eu_tenant *t = eu_registry_upsert(req->app->registry, &row);
     eu_log_info("admin", "updated tenant '%s'", t->domain);
+    if (c->registrations) {
+        if (!req->tenant) {
+            eu_tenant_ref(t);
+            req->tenant = t; /* released with the request */
+        }
+        const char *p[] = {c->registrations};
+        eu_db_pool_query(eu_tenant_pool(req->app->registry, t),
+                         "INSERT INTO settings (key, value) VALUES ('registrations_mode',"
+                         " to_jsonb($1::text)) ON CONFLICT (key) DO UPDATE SET value ="
+                         " excluded.value",
+                         1, p, on_registrations_saved, c);
+        return;
+    }
     eu_req_reply_json(req, 200, eu_admin_tenant_json(req->app->registry, t, true));
 }
 
@@ -337,7 +372,8 @@ eu_admin_tenants_update(struct eu_req *req)
     }
     static const char *const known[] = {"state",           "title",
                                         "max_connections", "min_connections",
-                                        "acquire_timeout_seconds", "idle_timeout_seconds"};
+                                        "acquire_timeout_seconds", "idle_timeout_seconds",
+                                        "registrations"};
     const char *key;
     json_t *val;
     json_object_foreach(body, key, val)
@@ -364,6 +400,18 @@ eu_admin_tenants_update(struct eu_req *req)
         eu_req_reply_error(req, 422, "Validation failed: title must be a string of at most 200");
         return;
     }
+    struct update_call *call = eu_arena_calloc(req->arena, sizeof(*call));
+    call->req = req;
+    json_t *reg_j = json_object_get(body, "registrations");
+    if (reg_j) {
+        call->registrations = json_string_value(reg_j);
+        const char *r = call->registrations;
+        if (!r || (strcmp(r, "open") && strcmp(r, "approval") && strcmp(r, "closed"))) {
+            eu_req_reply_error(req, 422,
+                               "Validation failed: registrations must be open, approval or closed");
+            return;
+        }
+    }
     const char *maxc, *minc, *acq, *idle;
     if (int_field(req, body, "max_connections", 1, 100, &maxc) < 0 ||
         int_field(req, body, "min_connections", 0, 100, &minc) < 0 ||
@@ -389,7 +437,7 @@ eu_admin_tenants_update(struct eu_req *req)
                      " acquire_timeout_seconds = coalesce($6::int, acquire_timeout_seconds),"
                      " idle_timeout_seconds = coalesce($7::int, idle_timeout_seconds),"
                      " updated_at = now() WHERE id = $1 RETURNING " EU_TENANT_COLUMNS,
-                     7, params, on_updated, req);
+                     7, params, on_updated, call);
 }
 
 /* ---- DELETE /admin/v1/tenants/:domain?confirm=:domain ---- */

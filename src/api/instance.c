@@ -23,10 +23,12 @@
 static const char stats_sql[] =
     "SELECT (SELECT count(*) FROM accounts WHERE domain IS NULL AND suspended_at IS NULL),"
     " (SELECT count(*) FROM statuses WHERE local AND deleted_at IS NULL),"
-    " (SELECT count(DISTINCT domain) FROM accounts WHERE domain IS NOT NULL)";
+    " (SELECT count(DISTINCT domain) FROM accounts WHERE domain IS NOT NULL),"
+    " coalesce((SELECT value #>> '{}' FROM settings WHERE key = 'registrations_mode'), 'open')";
 
 struct stats {
     json_int_t users, statuses, domains, active_month;
+    bool registrations, approval_required; /* settings 'registrations_mode' */
 };
 
 typedef void (*stats_cb)(struct eu_req *req, const struct stats *st);
@@ -51,6 +53,8 @@ on_stats(PGresult *res, enum eu_db_status status, void *arg)
     c->st.users = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     c->st.statuses = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     c->st.domains = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+    c->st.registrations = strcmp(PQgetvalue(res, 0, 3), "closed") != 0;
+    c->st.approval_required = strcmp(PQgetvalue(res, 0, 3), "approval") == 0;
     stats_cb done = c->done;
     struct stats st = c->st;
     free(c);
@@ -96,7 +100,8 @@ reply_v1(struct eu_req *req, const struct stats *st)
         "uri", t->domain, "title", t->title, "short_description", "", "description", "",
         "email", "", "version", EU_MASTODON_VERSION, "urls", "stats", "user_count", st->users,
         "status_count", st->statuses, "domain_count", st->domains, "thumbnail", "languages", "en",
-        "registrations", 0, "approval_required", 0, "invites_enabled", 0, "configuration",
+        "registrations", st->registrations, "approval_required", st->approval_required,
+        "invites_enabled", 0, "configuration",
         configuration(), "contact_account", "rules");
     eu_req_reply_json(req, 200, body);
 }
@@ -122,7 +127,8 @@ reply_v2(struct eu_req *req, const struct stats *st)
         "domain", t->domain, "title", t->title, "version", EU_MASTODON_VERSION, "source_url",
         "https://eunha.invalid/source", "description", "", "usage", "users", "active_month",
         st->active_month, "thumbnail", "url", thumb, "languages", "en", "configuration", conf,
-        "registrations", "enabled", 0, "approval_required", 0, "message", "contact", "email", "",
+        "registrations", "enabled", st->registrations, "approval_required",
+        st->approval_required, "message", "contact", "email", "",
         "account", "rules");
     eu_req_reply_json(req, 200, body);
 }

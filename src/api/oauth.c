@@ -1477,6 +1477,246 @@ revoke(struct eu_req *req)
                      2, p, on_revoke_loaded, r);
 }
 
+/* -------------------------------------------------- POST /api/v1/accounts */
+
+/*
+ * Registration. The tenant's `settings` row 'registrations_mode' decides:
+ * "open" (the default when unset, so a fresh demo tenant can sign people
+ * up), "approval" (the user is made unapproved and its token answers 403
+ * until a moderator approves it) or "closed" (403). Operators change it
+ * with PATCH /admin/v1/tenants/:domain {"registrations": "..."}.
+ */
+struct signup {
+    struct eu_req *req;
+    const char *username, *email, *locale, *reason;
+    char *password; /* malloc'd; wiped and freed after hashing */
+    char hash[crypto_pwhash_STRBYTES];
+    int rc;
+    bool approval;
+    const char *scopes;
+    char token[EU_AUTH_TOKEN_LEN];
+};
+
+/* Mastodon's 422 for sign-ups: one message plus details per field. */
+struct field_errors {
+    json_t *details;
+    char msg[512];
+};
+
+static void
+field_error(struct field_errors *fe, const char *field, const char *label, const char *code,
+            const char *desc)
+{
+    json_t *list = json_object_get(fe->details, field);
+    if (!list) {
+        list = json_array();
+        json_object_set_new(fe->details, field, list);
+    }
+    json_array_append_new(list, json_pack("{s:s, s:s}", "error", code, "description", desc));
+    size_t n = strlen(fe->msg);
+    snprintf(fe->msg + n, sizeof(fe->msg) - n, "%s%s %s", n ? ", " : "", label, desc);
+}
+
+static bool
+username_is_reserved(const char *u)
+{
+    static const char *const reserved[] = {"admin",   "administrator", "root",    "webmaster",
+                                           "support", "help",          "owner",   "moderator",
+                                           "mod",     "staff",         "postmaster", "abuse",
+                                           "security", "instance_actor", NULL};
+    for (int i = 0; reserved[i]; i++)
+        if (strcasecmp(u, reserved[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool
+email_looks_valid(const char *s)
+{
+    const char *at = strchr(s, '@');
+    return at && at != s && at[1] && !strchr(at + 1, '@') && strchr(at + 1, '.') &&
+           strlen(s) <= 254 && !strpbrk(s, " \t\r\n<>\"',;");
+}
+
+static void
+on_signup_inserted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct signup *su = arg;
+    struct eu_req *req = su->req;
+    eu_req_enter(req);
+    if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23505") == 0) {
+        /* Lost a race with another sign-up for the same name or address. */
+        eu_req_reply_json(req, 422,
+                          json_pack("{s:s, s:{s:[{s:s, s:s}]}}", "error",
+                                    "Validation failed: Username is already taken", "details",
+                                    "username", "error", "ERR_TAKEN", "description",
+                                    "is already taken"));
+        return;
+    }
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    eu_log_info("oauth", "account '%s' signed up%s", su->username,
+                su->approval ? ", pending approval" : "");
+    eu_req_add_header(req, "Cache-Control", "no-store");
+    eu_req_reply_json(req, 200,
+                      json_pack("{s:s, s:s, s:s, s:I}", "access_token", su->token, "token_type",
+                                "Bearer", "scope", su->scopes, "created_at",
+                                (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10)));
+}
+
+static void
+signup_hash_work(void *arg)
+{
+    struct signup *su = arg;
+    su->rc = crypto_pwhash_str_alg(su->hash, su->password, strlen(su->password), PWHASH_OPS,
+                                   PWHASH_MEM, crypto_pwhash_ALG_ARGON2ID13);
+    sodium_memzero(su->password, strlen(su->password));
+}
+
+static void
+signup_hash_done(void *arg)
+{
+    struct signup *su = arg;
+    struct eu_req *req = su->req;
+    free(su->password);
+    su->password = NULL;
+    eu_req_enter(req);
+    if (su->rc != 0) {
+        eu_req_reply_error(req, 500, "Cannot hash the password");
+        return;
+    }
+    char hash[65];
+    eu_auth_token_new(su->token);
+    eu_auth_token_hash(su->token, hash);
+    const char *app =
+        req->auth.app_id ? eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id)
+                         : NULL;
+    const char *p[] = {su->username, su->email, su->hash, su->approval ? "f" : "t",
+                       su->locale,   su->reason, app,     hash,
+                       su->scopes};
+    /* Confirmed at once: there is no mail to confirm with, and Mastodon's
+     * clients expect the token to work when registrations are open. */
+    eu_db_pool_query(pool_of(req),
+                     "WITH a AS (INSERT INTO accounts (username) VALUES ($1) RETURNING id),"
+                     " u AS (INSERT INTO users (account_id, email, encrypted_password, confirmed_at,"
+                     " approved, locale, reason) SELECT a.id, $2, $3, now(), $4::boolean, $5, $6"
+                     " FROM a RETURNING id),"
+                     " t AS (INSERT INTO oauth_access_tokens (application_id, user_id, token_hash,"
+                     " scopes) SELECT $7::bigint, u.id, $8, $9 FROM u RETURNING created_at)"
+                     " SELECT extract(epoch FROM created_at)::bigint FROM t",
+                     9, p, on_signup_inserted, su);
+}
+
+static void
+on_signup_checked(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct signup *su = arg;
+    struct eu_req *req = su->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        free(su->password);
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    const char *mode = PQgetvalue(res, 0, 0);
+    if (strcmp(mode, "closed") == 0) {
+        free(su->password);
+        eu_req_reply_error(req, 403, "This action is not allowed");
+        return;
+    }
+    su->approval = strcmp(mode, "approval") == 0;
+    su->scopes = PQgetisnull(res, 0, 3) ? req->auth.scopes
+                                        : eu_arena_strdup(req->arena, PQgetvalue(res, 0, 3));
+    json_t *params = eu_req_params(req, NULL);
+    struct field_errors fe = {.details = json_object()};
+    const char *u = su->username;
+    if (!u || !*u) {
+        field_error(&fe, "username", "Username", "ERR_BLANK", "can't be blank");
+    } else {
+        bool ok = true;
+        for (const char *c = u; *c && ok; c++)
+            ok = isalnum((unsigned char)*c) || *c == '_';
+        if (!ok)
+            field_error(&fe, "username", "Username", "ERR_INVALID",
+                        "must contain only letters, numbers and underscores");
+        else if (strlen(u) > 30)
+            field_error(&fe, "username", "Username", "ERR_TOO_LONG",
+                        "is too long (maximum is 30 characters)");
+        else if (username_is_reserved(u))
+            field_error(&fe, "username", "Username", "ERR_RESERVED", "is reserved");
+        else if (strcmp(PQgetvalue(res, 0, 1), "t") == 0)
+            field_error(&fe, "username", "Username", "ERR_TAKEN", "is already taken");
+    }
+    if (!su->email || !*su->email)
+        field_error(&fe, "email", "Email", "ERR_BLANK", "can't be blank");
+    else if (!email_looks_valid(su->email))
+        field_error(&fe, "email", "Email", "ERR_INVALID", "is invalid");
+    else if (strcmp(PQgetvalue(res, 0, 2), "t") == 0)
+        field_error(&fe, "email", "Email", "ERR_TAKEN", "is already taken");
+    size_t plen = su->password ? strlen(su->password) : 0;
+    if (plen == 0)
+        field_error(&fe, "password", "Password", "ERR_BLANK", "can't be blank");
+    else if (plen < 8)
+        field_error(&fe, "password", "Password", "ERR_TOO_SHORT",
+                    "is too short (minimum is 8 characters)");
+    else if (plen > 72)
+        field_error(&fe, "password", "Password", "ERR_TOO_LONG",
+                    "is too long (maximum is 72 characters)");
+    bool agreed = false;
+    if (eu_param_bool(params, "agreement", &agreed) != 1 || !agreed)
+        field_error(&fe, "agreement", "Agreement", "ERR_ACCEPTED", "must be accepted");
+    if (su->locale) {
+        bool ok = strlen(su->locale) <= 10;
+        for (const char *c = su->locale; *c && ok; c++)
+            ok = isalpha((unsigned char)*c) || *c == '-' || *c == '_';
+        if (!ok)
+            field_error(&fe, "locale", "Locale", "ERR_INCLUSION", "is not included in the list");
+    }
+    if (su->reason && strlen(su->reason) > 1000)
+        field_error(&fe, "reason", "Reason", "ERR_TOO_LONG",
+                    "is too long (maximum is 1000 characters)");
+    if (fe.msg[0]) {
+        free(su->password);
+        su->password = NULL;
+        const char *msg = eu_arena_sprintf(req->arena, "Validation failed: %s", fe.msg);
+        eu_req_reply_json(req, 422, json_pack("{s:s, s:o}", "error", msg, "details", fe.details));
+        return;
+    }
+    json_decref(fe.details);
+    eu_cpupool_submit(req->app->cpu, signup_hash_work, signup_hash_done, su);
+}
+
+static void
+register_account(struct eu_req *req)
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    struct signup *su = eu_arena_calloc(req->arena, sizeof(*su));
+    su->req = req;
+    su->username = str_or_null(eu_param_str(params, "username"));
+    su->email = str_or_null(eu_param_str(params, "email"));
+    su->locale = str_or_null(eu_param_str(params, "locale"));
+    su->reason = str_or_null(eu_param_str(params, "reason"));
+    const char *password = eu_param_str(params, "password");
+    su->password = strdup(password ? password : "");
+    const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id);
+    const char *p[] = {su->username ? su->username : "", su->email ? su->email : "", app};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT coalesce((SELECT value #>> '{}' FROM settings"
+                     " WHERE key = 'registrations_mode'), 'open'),"
+                     " EXISTS (SELECT 1 FROM accounts WHERE lower(username) = lower($1)"
+                     " AND domain IS NULL),"
+                     " EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($2)),"
+                     " (SELECT scopes FROM oauth_applications WHERE id = $3::bigint)",
+                     3, p, on_signup_checked, su);
+}
+
 /* ------------------------------------------------------ the route table */
 
 #define GET EU_HTTP_GET
@@ -1492,5 +1732,11 @@ const struct eu_route eu_oauth_routes[] = {
     {POST, "/auth/sign_in", sign_in, NULL, 0},
     {POST, "/oauth/token", token, NULL, EU_ROUTE_CORS},
     {POST, "/oauth/revoke", revoke, NULL, EU_ROUTE_CORS},
+    {POST, "/api/v1/accounts", register_account, "write:accounts",
+     EU_ROUTE_APP_TOKEN | EU_ROUTE_CORS},
+    /* Public HTML (web.c). */
+    {GET, "/:acct", eu_web_profile, NULL, 0},
+    {GET, "/:acct/:id", eu_web_status, NULL, 0},
+    {GET, "/users/:username", eu_web_users, NULL, 0},
     {0},
 };

@@ -200,6 +200,11 @@ on_token(PGresult *res, enum eu_db_status st, void *arg)
             t->auth_cache = eu_xcalloc(1, sizeof(*t->auth_cache));
         *slot_for(t->auth_cache, e.hash) = e;
         fill_from_entry(req, &e);
+        /* Not cached while pending, so approval takes effect at once. */
+        if (strcmp(PQgetvalue(res, 0, 6), "t") != 0) {
+            memset(slot_for(t->auth_cache, e.hash), 0, sizeof(e));
+            req->auth.pending_approval = true;
+        }
     }
     l->done(req);
 }
@@ -235,7 +240,7 @@ eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done)
     const char *params[] = {req->auth.token_hash};
     eu_db_pool_query(eu_tenant_pool(req->app->registry, t),
                      "SELECT t.id, t.application_id, t.user_id, u.account_id, t.scopes,"
-                     " coalesce(a.suspended_at IS NOT NULL, false)"
+                     " coalesce(a.suspended_at IS NOT NULL, false), coalesce(u.approved, true)"
                      " FROM oauth_access_tokens t LEFT JOIN users u ON u.id = t.user_id"
                      " LEFT JOIN accounts a ON a.id = u.account_id"
                      " WHERE t.token_hash = $1 AND t.revoked_at IS NULL",

@@ -374,6 +374,10 @@ after_auth(struct eu_req *req)
         eu_req_reply_error(req, 422, "This method requires an authenticated user");
         return;
     }
+    if (need_user && req->auth.pending_approval) {
+        eu_req_reply_error(req, 403, "Your login is currently pending approval");
+        return;
+    }
     if (req->auth.present && route->scope && !eu_auth_scope_allows(req->auth.scopes, route->scope)) {
         eu_req_reply_error(req, 403, "This action is outside the authorized scopes");
         return;

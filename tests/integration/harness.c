@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <curl/curl.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1306,4 +1307,92 @@ eu_it_account_id(struct eu_it_server *s, const char *domain, const char *usernam
     PQfinish(pg);
     free(db);
     return id;
+}
+
+/* ------------------------------------------------ oauth: raw requests */
+
+int
+eu_it_http_raw(struct eu_it_resp *r, const char *method, int port, const char *host_header,
+               const char *path, const char *const *headers, const char *body)
+{
+    struct buf rbody = {0}, head = {0};
+    struct curl_slist *hl = NULL;
+    char url[2048], line[1024], errbuf[CURL_ERROR_SIZE] = "";
+    long long start;
+    CURLcode rc;
+    CURL *c;
+
+    pthread_once(&curl_once, init_curl);
+    eu_it_resp_free(r);
+    c = curl_easy_init();
+    if (!c)
+        abort();
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, HTTP_TIMEOUT_S);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &rbody);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &head);
+    curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
+    if (host_header) {
+        snprintf(line, sizeof(line), "Host: %s", host_header);
+        hl = curl_slist_append(hl, line);
+    }
+    hl = curl_slist_append(hl, "Expect:");
+    hl = curl_slist_append(hl, "Accept:");
+    for (size_t i = 0; headers && headers[i]; i++)
+        hl = curl_slist_append(hl, headers[i]);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    }
+    if (strcmp(method, "HEAD") == 0)
+        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    else if (strcmp(method, "GET") != 0 || body)
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+
+    start = eu_it_now_ms();
+    rc = curl_easy_perform(c);
+    r->seconds = (double)(eu_it_now_ms() - start) / 1000.0;
+    if (rc == CURLE_OK) {
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    } else {
+        r->status = 0;
+        snprintf(r->error, sizeof(r->error), "%.10s %.100s: %.120s", method, url,
+                 errbuf[0] ? errbuf : curl_easy_strerror(rc));
+    }
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(c);
+    r->body = rbody.data ? rbody.data : xstrdup("");
+    r->body_len = rbody.len;
+    r->headers = head.data ? head.data : xstrdup("");
+    parse_headers(r);
+    if (r->body_len > 0)
+        r->json = json_loadb(r->body, r->body_len, 0, NULL);
+    return rc == CURLE_OK ? 0 : -1;
+}
+
+char *
+eu_it_urlencode(const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char *out = malloc(strlen(s) * 3 + 1), *o = out;
+    if (!out)
+        abort();
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (isalnum(*p) || *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+            *o++ = (char)*p;
+        } else {
+            *o++ = '%';
+            *o++ = hex[*p >> 4];
+            *o++ = hex[*p & 15];
+        }
+    }
+    *o = '\0';
+    return out;
 }

@@ -322,4 +322,20 @@ char *eu_it_user_token(struct eu_it_server *s, const char *domain, const char *u
 /* The tenant account id of local user USERNAME, as a string the caller frees. */
 char *eu_it_account_id(struct eu_it_server *s, const char *domain, const char *username);
 
+/* ------------------------------------------------ oauth: raw requests */
+
+/*
+ * Like eu_it_http() but with any request headers (NULL-terminated list of
+ * "Name: value" lines, e.g. "Cookie: a=b" or "Content-Type:
+ * application/x-www-form-urlencoded"; may be NULL) and a raw body (NULL for
+ * none). Sends no Accept or Authorization header of its own. Redirects are
+ * not followed. Returns 0 when a response arrived, -1 otherwise; does not
+ * assert.
+ */
+int eu_it_http_raw(struct eu_it_resp *r, const char *method, int port, const char *host_header,
+                   const char *path, const char *const *headers, const char *body);
+
+/* Percent-encodes s for a form or query value; caller frees. */
+char *eu_it_urlencode(const char *s);
+
 #endif /* EUNHA_TESTS_INTEGRATION_HARNESS_H */
