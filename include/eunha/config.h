@@ -33,6 +33,12 @@ struct eu_config {
     char *redis_prefix; /* "eunha" */
     /* [workers] */
     int queue_idle_poll_s; /* 300 */
+    int max_running_jobs;      /* 8: tenants running background work at once */
+    int job_max_attempts;      /* 12: then a job is dead */
+    int job_backoff_base_s;    /* 15: first retry delay, doubling */
+    int job_backoff_max_s;     /* 21600: longest retry delay */
+    int job_lock_s;            /* 600: a claimed job runs again after this */
+    int suspended_retention_s; /* 2592000 (30 days): suspended accounts are then purged */
     /* [limits] */
     size_t max_body_bytes;   /* 8 MiB */
     size_t max_header_bytes; /* 16 KiB */

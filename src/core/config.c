@@ -73,6 +73,13 @@ static const struct key keys[] = {
     {"redis.url", KEY_STRING, F(redis_url), 0, 0, check_nonempty, "EUNHA_REDIS_URL"},
     {"redis.prefix", KEY_STRING, F(redis_prefix), 0, 0, check_nonempty, NULL},
     {"workers.queue_idle_poll_seconds", KEY_INT, F(queue_idle_poll_s), 1, INT_MAX, NULL, NULL},
+    {"workers.max_running_jobs", KEY_INT, F(max_running_jobs), 1, 1000, NULL, NULL},
+    {"workers.job_max_attempts", KEY_INT, F(job_max_attempts), 1, 100, NULL, NULL},
+    {"workers.job_backoff_base_seconds", KEY_INT, F(job_backoff_base_s), 1, INT_MAX, NULL, NULL},
+    {"workers.job_backoff_max_seconds", KEY_INT, F(job_backoff_max_s), 1, INT_MAX, NULL, NULL},
+    {"workers.job_lock_seconds", KEY_INT, F(job_lock_s), 1, INT_MAX, NULL, NULL},
+    {"workers.suspended_retention_seconds", KEY_INT, F(suspended_retention_s), 0, INT_MAX, NULL,
+     NULL},
     {"limits.max_body_bytes", KEY_SIZE, F(max_body_bytes), 1, INT64_MAX, NULL, NULL},
     {"limits.max_header_bytes", KEY_SIZE, F(max_header_bytes), 1, INT64_MAX, NULL, NULL},
     {"limits.request_timeout_seconds", KEY_INT, F(request_timeout_s), 1, INT_MAX, NULL, NULL},
@@ -218,6 +225,12 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->redis_url = eu_xstrdup("redis://127.0.0.1:6379/0");
     cfg->redis_prefix = eu_xstrdup("eunha");
     cfg->queue_idle_poll_s = 300;
+    cfg->max_running_jobs = 8;
+    cfg->job_max_attempts = 12;
+    cfg->job_backoff_base_s = 15;
+    cfg->job_backoff_max_s = 6 * 3600;
+    cfg->job_lock_s = 600;
+    cfg->suspended_retention_s = 30 * 86400;
     cfg->max_body_bytes = 8 * 1024 * 1024;
     cfg->max_header_bytes = 16 * 1024;
     cfg->request_timeout_s = 30;
@@ -677,7 +690,13 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     print_string(out, redis);
     fputs("\nprefix = ", out);
     print_string(out, cfg->redis_prefix);
-    fprintf(out, "\n\n[workers]\nqueue_idle_poll_seconds = %d\n", cfg->queue_idle_poll_s);
+    fprintf(out,
+            "\n\n[workers]\nqueue_idle_poll_seconds = %d\nmax_running_jobs = %d\n"
+            "job_max_attempts = %d\njob_backoff_base_seconds = %d\njob_backoff_max_seconds = %d\n"
+            "job_lock_seconds = %d\nsuspended_retention_seconds = %d\n",
+            cfg->queue_idle_poll_s, cfg->max_running_jobs, cfg->job_max_attempts,
+            cfg->job_backoff_base_s, cfg->job_backoff_max_s, cfg->job_lock_s,
+            cfg->suspended_retention_s);
     fprintf(out,
             "\n[limits]\nmax_body_bytes = %zu\nmax_header_bytes = %zu\n"
             "request_timeout_seconds = %d\njson_max_depth = %d\n"

@@ -77,6 +77,12 @@ START_TEST(test_defaults)
     ck_assert_str_eq(cfg.redis_url, "redis://127.0.0.1:6379/0");
     ck_assert_str_eq(cfg.redis_prefix, "eunha");
     ck_assert_int_eq(cfg.queue_idle_poll_s, 300);
+    ck_assert_int_eq(cfg.max_running_jobs, 8);
+    ck_assert_int_eq(cfg.job_max_attempts, 12);
+    ck_assert_int_eq(cfg.job_backoff_base_s, 15);
+    ck_assert_int_eq(cfg.job_backoff_max_s, 21600);
+    ck_assert_int_eq(cfg.job_lock_s, 600);
+    ck_assert_int_eq(cfg.suspended_retention_s, 2592000);
     ck_assert_uint_eq(cfg.max_body_bytes, 8388608);
     ck_assert_uint_eq(cfg.max_header_bytes, 16384);
     ck_assert_int_eq(cfg.request_timeout_s, 30);
@@ -121,6 +127,12 @@ START_TEST(test_file_overrides)
                        "prefix = \"p\"\n"
                        "[workers]\n"
                        "queue_idle_poll_seconds = 5\n"
+                       "max_running_jobs = 3\n"
+                       "job_max_attempts = 4\n"
+                       "job_backoff_base_seconds = 2\n"
+                       "job_backoff_max_seconds = 60\n"
+                       "job_lock_seconds = 30\n"
+                       "suspended_retention_seconds = 0\n"
                        "[limits]\n"
                        "max_body_bytes = 1_048_576\n"
                        "max_header_bytes = 8192\n"
@@ -149,6 +161,12 @@ START_TEST(test_file_overrides)
     ck_assert_str_eq(cfg.redis_url, "redis://r:6380/2");
     ck_assert_str_eq(cfg.redis_prefix, "p");
     ck_assert_int_eq(cfg.queue_idle_poll_s, 5);
+    ck_assert_int_eq(cfg.max_running_jobs, 3);
+    ck_assert_int_eq(cfg.job_max_attempts, 4);
+    ck_assert_int_eq(cfg.job_backoff_base_s, 2);
+    ck_assert_int_eq(cfg.job_backoff_max_s, 60);
+    ck_assert_int_eq(cfg.job_lock_s, 30);
+    ck_assert_int_eq(cfg.suspended_retention_s, 0);
     ck_assert_uint_eq(cfg.max_body_bytes, 1048576);
     ck_assert_uint_eq(cfg.max_header_bytes, 8192);
     ck_assert_int_eq(cfg.request_timeout_s, 10);
@@ -239,6 +257,10 @@ static const struct bad_case bad_cases[] = {
     {"[limits]\nmax_body_bytes = 0\n", "2: key 'limits.max_body_bytes' must be at least 1"},
     {"[workers]\nqueue_idle_poll_seconds = 0\n",
      "2: key 'workers.queue_idle_poll_seconds' must be at least 1"},
+    {"[workers]\nmax_running_jobs = 0\n",
+     "2: key 'workers.max_running_jobs' must be between 1 and 1000"},
+    {"[workers]\nsuspended_retention_seconds = -1\n",
+     "2: key 'workers.suspended_retention_seconds' must be at least 0"},
     {"[log]\nlevel = \"verbose\"\n",
      "2: key 'log.level' must be one of \"debug\", \"info\", \"warn\", \"error\""},
     {"[database]\nurl = \"\"\n", "2: key 'database.url' must not be empty"},
