@@ -28,6 +28,7 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
+#include "eunha/queue.h"
 #include "eunha/redis.h"
 #include "eunha/router.h"
 #include "eunha/routes.h"
@@ -35,6 +36,10 @@
 
 /* How long SIGTERM waits for in-flight requests before closing anyway. */
 #define DRAIN_SECONDS 10
+
+/* The background-work scheduler (src/queue/); kept here because struct
+ * eu_app predates it. */
+static struct eu_queues *queues;
 
 static void
 notify(const char *state)
@@ -234,6 +239,7 @@ begin_shutdown(struct eu_app *app)
     notify("STOPPING=1");
     eu_log_info("app", "stopping: %d requests in flight", app->inflight);
     eu_http_server_stop_accepting(app->http);
+    eu_queues_stop(queues); /* turns under way finish their job */
     struct timeval tv = {0, 50000};
     event_base_once(app->base, -1, EV_TIMEOUT, on_drain_tick, app, &tv);
 }
@@ -243,7 +249,7 @@ on_drain_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct eu_app *app = arg;
     static int ticks;
-    if (app->inflight > 0 && ++ticks < DRAIN_SECONDS * 20) {
+    if ((app->inflight > 0 || eu_queues_active(queues) > 0) && ++ticks < DRAIN_SECONDS * 20) {
         struct timeval tv = {0, 50000};
         event_base_once(app->base, -1, EV_TIMEOUT, on_drain_tick, app, &tv);
         return;
@@ -333,6 +339,8 @@ app_release(struct eu_app *app)
 {
     eu_http_server_free(app->http);
     eu_registry_free(app->registry);
+    eu_queues_free(queues); /* after the tenants, which own their workers */
+    queues = NULL;
     eu_db_pool_free(app->control);
     eu_redis_free(app->redis);
     /* Let deferred frees (pool pumps, hiredis callbacks) run. */
@@ -387,6 +395,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
     app.cpu = eu_cpupool_new(app.base, app.cfg->cpu_threads);
     if (!(app.http = eu_http_server_new(&app)))
         goto out;
+    queues = eu_queues_new(&app);
     struct event *sigs[4];
     int signums[] = {SIGTERM, SIGINT, SIGHUP};
     for (int i = 0; i < 3; i++) {

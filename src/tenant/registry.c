@@ -15,6 +15,7 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
+#include "eunha/queue.h"
 
 #include <libpq-fe.h>
 
@@ -58,6 +59,7 @@ static void
 tenant_free(struct eu_tenant *t)
 {
     /* Requests hold refs, so by now no connection of this pool is lent. */
+    eu_queue_free(t->queue); /* idle: a turn under way holds a ref */
     eu_db_pool_free(t->pool);
     eu_auth_cache_free(t->auth_cache);
     free(t->domain);
@@ -234,6 +236,8 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
         eu_tenant_effective_limits(reg, t, &lim);
         eu_db_pool_set_limits(t->pool, &lim);
     }
+    /* Arms its workers' idle timers only: no database work until one fires. */
+    eu_queue_start(t);
     return t;
 }
 

@@ -1,0 +1,200 @@
+/*
+ * Background work of a tenant: durable jobs and timed tasks (src/queue/).
+ *
+ * Jobs live in the tenant database's `jobs` table (migrations/tenant/
+ * 0010_jobs.sql) and are claimed with FOR UPDATE SKIP LOCKED, so several
+ * processes may serve one tenant and a job runs once; a claim sets
+ * locked_until, so the job of a worker that died runs again when that
+ * passes. A failed job is retried with exponential backoff
+ * ([workers] job_backoff_base_seconds, doubling, at most
+ * job_backoff_max_seconds) and after job_max_attempts attempts stays in the
+ * table as "dead" with its last error, for the admin API to show and retry.
+ *
+ * Each tenant has one worker per job queue and one per timed task. A worker
+ * is a libevent timer: it sleeps until its next item is due, is woken at once
+ * by eu_queue_wake() / eu_queue_task_wake() from this process, and otherwise
+ * polls after [workers] queue_idle_poll_seconds +-10% (for work another
+ * process added). Starting a tenant's workers arms timers only; nothing
+ * touches the database until one fires, so an idle tenant costs no
+ * transaction and no connection.
+ *
+ * A tenant's workers share one pool connection, taken for a "turn" and given
+ * back after it, so background work never holds more than one of the
+ * tenant's connections. At most [workers] max_running_jobs tenants take a
+ * turn at once across the process; the rest wait in FIFO order, so one
+ * tenant's backlog cannot take the loop.
+ *
+ * Everything here runs on the loop thread and never blocks.
+ *
+ * Adding a job kind: write a handler (eu_job_run_cb) and add a line to
+ * eu_job_kinds[] in src/queue/kinds.c. Adding a timed task (scheduled
+ * statuses, polls): add a value to enum eu_task_id below, a line to
+ * eu_task_kinds[] in src/queue/kinds.c, and call eu_queue_task_wake() from
+ * the code that creates or moves an item.
+ */
+#ifndef EUNHA_QUEUE_H
+#define EUNHA_QUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct eu_app;
+struct eu_tenant;
+struct eu_queue;
+struct eu_db_conn;
+struct json_t;
+
+/* Job queues: one worker each per tenant. The jobs.queue column holds the
+ * name (eu_queue_name()). */
+enum eu_queue_id {
+    EU_QUEUE_DEFAULT, /* "default": account purges, pings */
+    EU_QUEUE_MAX
+};
+
+/* Timed tasks: one "next due" timer each per tenant. */
+enum eu_task_id {
+    EU_TASK_ACCOUNT_CLEANUP, /* purges suspended accounts after the retention */
+    EU_TASK_MAX
+};
+
+/* ------------------------------------------------------------ the process */
+
+struct eu_queues;
+
+/*
+ * Creates the process's scheduler over app (borrowed; its cfg and registry
+ * are read at each use, so a SIGHUP's new config applies). There is one per
+ * process: the registry starts tenants' workers through it without knowing
+ * the app. Free with eu_queues_free() after the registry.
+ */
+struct eu_queues *eu_queues_new(struct eu_app *app);
+/* Stops starting turns (for shutdown); turns under way finish their job. */
+void eu_queues_stop(struct eu_queues *qs);
+/* Tenants taking a turn now, for the shutdown drain. */
+int eu_queues_active(const struct eu_queues *qs);
+void eu_queues_free(struct eu_queues *qs);
+
+/* ------------------------------------------------------------- a tenant */
+
+/*
+ * Arms t's workers' idle-poll timers (no database work). Does nothing when
+ * they already run or when no scheduler exists (eunha migrate, unit tests).
+ * The workers are freed with the tenant (eu_queue_free()).
+ */
+void eu_queue_start(struct eu_tenant *t);
+/* Frees a tenant's workers; called from the tenant's free. NULL is ignored. */
+void eu_queue_free(struct eu_queue *q);
+
+/*
+ * Tells t's worker of queue that a job was enqueued in this process, due in
+ * delay_ms (0: now). The worker wakes then unless it is due earlier anyway.
+ * Call it after the inserting transaction committed. Starts t's workers if
+ * needed.
+ */
+void eu_queue_wake(struct eu_tenant *t, enum eu_queue_id queue, int64_t delay_ms);
+
+/*
+ * Tells t's timed task that an item is due in delay_ms (0, or negative when
+ * the due time is unknown or may have moved later: look now). A known due
+ * time costs no database work until it comes; "look now" costs one run.
+ */
+void eu_queue_task_wake(struct eu_tenant *t, enum eu_task_id task, int64_t delay_ms);
+
+/* "default", ...; NULL for a bad id. */
+const char *eu_queue_name(enum eu_queue_id queue);
+/* The id of a queue name, or -1. */
+int eu_queue_id_from_name(const char *name);
+
+/* ------------------------------------------------------------ enqueueing */
+
+/* job_id is the new job's id ("" when dedupe_key matched an existing job,
+ * NULL on failure); status as for eu_db_result_cb. */
+typedef void (*eu_queue_enqueued_cb)(const char *job_id, int status, void *arg);
+
+/*
+ * Inserts a job of kind (a name in eu_job_kinds[]) with payload (JSON object
+ * text; NULL means {}), due in delay_s seconds, through t's pool (a
+ * connection of its own, not the workers'), then wakes the kind's worker.
+ * dedupe_key may be NULL; a job with the same key already in the table
+ * (waiting, running or dead) makes this a no-op. cb may be NULL; it runs
+ * later, never from inside this call. Returns -1 (and calls nothing) when the
+ * kind is unknown. Strings are copied.
+ */
+int eu_queue_enqueue(struct eu_app *app, struct eu_tenant *t, const char *kind,
+                     const char *payload, int delay_s, const char *dedupe_key,
+                     eu_queue_enqueued_cb cb, void *arg);
+
+/*
+ * To enqueue inside your own transaction instead: insert with this statement
+ * (parameters: $1 queue name, $2 kind, $3 payload JSON text, $4 delay in
+ * seconds, $5 dedupe key or NULL; it returns the id), then call
+ * eu_queue_wake() once the transaction has committed.
+ */
+#define EU_QUEUE_INSERT_SQL                                                                        \
+    "INSERT INTO jobs (queue, kind, payload, run_at, dedupe_key) VALUES ($1, $2, $3::jsonb,"     \
+    " now() + make_interval(secs => $4::float8), $5) ON CONFLICT (dedupe_key) DO NOTHING"         \
+    " RETURNING id::text"
+
+/* ------------------------------------------------------------ job kinds */
+
+/* A claimed job, lent to its handler until eu_job_done(). */
+struct eu_job;
+
+/*
+ * Runs one job. It may use eu_job_conn() (the tenant's worker connection,
+ * outside any transaction; leave it that way) and must end, now or from a
+ * later callback, with exactly one eu_job_done(). Handlers must be
+ * idempotent: a job whose worker died after the work but before recording
+ * it runs again.
+ */
+typedef void (*eu_job_run_cb)(struct eu_job *job);
+
+struct eu_job_kind {
+    const char *name; /* jobs.kind */
+    enum eu_queue_id queue;
+    eu_job_run_cb run;
+};
+
+struct eu_db_conn *eu_job_conn(const struct eu_job *job);
+struct eu_tenant *eu_job_tenant(const struct eu_job *job);
+struct eu_app *eu_job_app(const struct eu_job *job);
+/* The job id as decimal text; borrowed from the job. */
+const char *eu_job_id(const struct eu_job *job);
+/* The payload object (borrowed; never NULL). */
+struct json_t *eu_job_payload(const struct eu_job *job);
+/* 1 on the first attempt. */
+int eu_job_attempt(const struct eu_job *job);
+/*
+ * Finishes the job: error NULL deletes it as done; otherwise error (copied;
+ * the first 1000 bytes are kept) is recorded and the job retried with
+ * backoff, or left dead after the last attempt. The job is freed.
+ */
+void eu_job_done(struct eu_job *job, const char *error);
+
+/* ------------------------------------------------------------ timed tasks */
+
+/* One run of a timed task for one tenant, lent until eu_task_run_done(). */
+struct eu_task_run;
+
+/*
+ * Does what is due now on eu_task_run_conn() (usually one statement that
+ * also returns when the next item falls due), then calls eu_task_run_done()
+ * with the delay until that item, or eu_task_run_fail().
+ */
+typedef void (*eu_task_run_cb)(struct eu_task_run *run);
+
+struct eu_task_kind {
+    const char *name; /* for logs */
+    eu_task_run_cb run;
+};
+
+struct eu_db_conn *eu_task_run_conn(const struct eu_task_run *run);
+struct eu_tenant *eu_task_run_tenant(const struct eu_task_run *run);
+struct eu_app *eu_task_run_app(const struct eu_task_run *run);
+/* next_due_ms: milliseconds until the next item is due, or negative when
+ * nothing is waiting (the task then sleeps queue_idle_poll_seconds). */
+void eu_task_run_done(struct eu_task_run *run, int64_t next_due_ms);
+/* The run failed (logged by the caller); it is tried again in a while. */
+void eu_task_run_fail(struct eu_task_run *run);
+
+#endif

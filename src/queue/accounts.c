@@ -1,0 +1,192 @@
+/*
+ * Suspended accounts: the timed task that notices when an account's
+ * retention ([workers] suspended_retention_seconds) has passed, and the
+ * "purge_account" job that then deletes its data.
+ *
+ * The task enqueues one purge job per due account with the dedupe key
+ * "purge_account:ID", so several processes running it enqueue one job, and
+ * an account whose purge job waits or is dead is not due again (a dead one
+ * would otherwise make the task spin). The same statement returns when the
+ * next suspension comes due, which is how long the task sleeps; suspending or
+ * unsuspending an account wakes it (src/admin/jobs.c).
+ *
+ * The job checks again that the account is still suspended and due, so an
+ * account unsuspended after its job was queued survives.
+ */
+#include "queue_internal.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/config.h"
+#include "eunha/db.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/tenant.h"
+
+/* Accounts queued per run; more due ones make the task run again at once. */
+#define CLEANUP_BATCH "100"
+
+/* Accounts due for purging with no purge job yet. */
+#define DUE_ACCOUNTS                                                                               \
+    " FROM accounts a WHERE a.suspended_at IS NOT NULL"                                          \
+    " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.dedupe_key = 'purge_account:' || a.id)"
+
+static const char cleanup_sql[] =
+    "WITH due AS (SELECT a.id" DUE_ACCOUNTS
+    "  AND a.suspended_at <= now() - make_interval(secs => $1::float8)"
+    "  ORDER BY a.suspended_at LIMIT " CLEANUP_BATCH "),"
+    " ins AS (INSERT INTO jobs (queue, kind, payload, dedupe_key)"
+    "  SELECT 'default', 'purge_account', json_build_object('account_id', id::text),"
+    "  'purge_account:' || id FROM due ON CONFLICT (dedupe_key) DO NOTHING RETURNING 1)"
+    " SELECT (SELECT count(*) FROM ins),"
+    " (SELECT (extract(epoch FROM min(a.suspended_at) + make_interval(secs => $1::float8)"
+    "  - now()) * 1000)::bigint" DUE_ACCOUNTS " AND a.id NOT IN (SELECT id FROM due))";
+
+static void
+on_cleanup(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_task_run *run = arg;
+    if (st != EU_DB_OK) {
+        eu_log_warn("queue", "cannot look for suspended accounts to purge: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+        eu_task_run_fail(run);
+        return;
+    }
+    long queued = strtol(PQgetvalue(res, 0, 0), NULL, 10);
+    if (queued > 0) {
+        eu_log_info("queue", "queued the purge of %ld suspended accounts", queued);
+        eu_queue_wake(eu_task_run_tenant(run), EU_QUEUE_DEFAULT, 0);
+    }
+    int64_t next = -1; /* nobody suspended: sleep the idle poll */
+    if (!PQgetisnull(res, 0, 1)) {
+        next = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+        if (next < 0)
+            next = 0; /* due already (more than a batch): again at once */
+    }
+    eu_task_run_done(run, next);
+}
+
+void
+eu_queue_account_cleanup_run(struct eu_task_run *run)
+{
+    char retention[16];
+    snprintf(retention, sizeof(retention), "%d", eu_task_run_app(run)->cfg->suspended_retention_s);
+    const char *params[] = {retention};
+    eu_db_conn_query(eu_task_run_conn(run), cleanup_sql, 1, params, on_cleanup, run);
+}
+
+/* ---- purge_account ---- */
+
+struct purge {
+    struct eu_job *job;
+    char account_id[24];
+    char retention[16];
+};
+
+/* The account, locked, if it is still suspended and past its retention. */
+#define PURGE_DUE                                                                                  \
+    "SELECT id FROM accounts WHERE id = $1::bigint AND suspended_at IS NOT NULL"                 \
+    " AND suspended_at <= now() - make_interval(secs => $2::float8)"
+
+/* Its data first, in one transaction; foreign keys cascade the rest when the
+ * account row goes. */
+static const char purge_data_sql[] =
+    "WITH a AS (" PURGE_DUE " FOR UPDATE),"
+    " n AS (DELETE FROM notifications WHERE account_id IN (SELECT id FROM a)"
+    "  OR from_account_id IN (SELECT id FROM a) RETURNING 1),"
+    " f AS (DELETE FROM follows WHERE account_id IN (SELECT id FROM a)"
+    "  OR target_account_id IN (SELECT id FROM a) RETURNING 1),"
+    " fr AS (DELETE FROM follow_requests WHERE account_id IN (SELECT id FROM a)"
+    "  OR target_account_id IN (SELECT id FROM a) RETURNING 1),"
+    " fv AS (DELETE FROM favourites WHERE account_id IN (SELECT id FROM a) RETURNING 1),"
+    " s AS (DELETE FROM statuses WHERE account_id IN (SELECT id FROM a) RETURNING 1)"
+    " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM s), (SELECT count(*) FROM f)";
+
+/* The account row last. */
+static const char purge_account_sql[] =
+    "DELETE FROM accounts WHERE id IN (" PURGE_DUE ") RETURNING username";
+
+static void
+purge_finish(struct purge *p, const char *error)
+{
+    struct eu_job *job = p->job;
+    free(p);
+    eu_job_done(job, error);
+}
+
+static void
+purge_failed(struct purge *p, PGresult *res, const char *what)
+{
+    char msg[600];
+    snprintf(msg, sizeof(msg), "cannot delete %s of account %s: %s", what, p->account_id,
+             res ? PQresultErrorMessage(res) : "database unavailable");
+    purge_finish(p, msg);
+}
+
+static void
+on_account_deleted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct purge *p = arg;
+    if (st != EU_DB_OK) {
+        purge_failed(p, res, "the row");
+        return;
+    }
+    if (PQntuples(res) == 1)
+        eu_log_info("queue", "purged suspended account %s ('%s')", p->account_id,
+                    PQgetvalue(res, 0, 0));
+    purge_finish(p, NULL);
+}
+
+static void
+on_data_deleted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct purge *p = arg;
+    if (st != EU_DB_OK) {
+        purge_failed(p, res, "the data");
+        return;
+    }
+    if (strcmp(PQgetvalue(res, 0, 0), "0") == 0) {
+        eu_log_info("queue", "account %s is no longer due for purging; left alone",
+                    p->account_id);
+        purge_finish(p, NULL);
+        return;
+    }
+    eu_log_debug("queue", "account %s: deleted %s statuses and %s follows", p->account_id,
+                 PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
+    const char *params[] = {p->account_id, p->retention};
+    eu_db_conn_query(eu_job_conn(p->job), purge_account_sql, 2, params, on_account_deleted, p);
+}
+
+static bool
+is_id(const char *s)
+{
+    if (!s || !*s || strlen(s) > 19)
+        return false;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s))
+            return false;
+    return true;
+}
+
+void
+eu_queue_purge_account_run(struct eu_job *job)
+{
+    const char *id = json_string_value(json_object_get(eu_job_payload(job), "account_id"));
+    if (!is_id(id)) {
+        eu_job_done(job, "payload has no account_id");
+        return;
+    }
+    struct purge *p = eu_xcalloc(1, sizeof(*p));
+    p->job = job;
+    snprintf(p->account_id, sizeof(p->account_id), "%s", id);
+    snprintf(p->retention, sizeof(p->retention), "%d",
+             eu_job_app(job)->cfg->suspended_retention_s);
+    const char *params[] = {p->account_id, p->retention};
+    eu_db_conn_query(eu_job_conn(job), purge_data_sql, 2, params, on_data_deleted, p);
+}

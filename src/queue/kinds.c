@@ -1,0 +1,29 @@
+/*
+ * What background work exists, as data: the job kinds by name and the timed
+ * tasks by id. A feature adds its line here and its handler beside its own
+ * code (scheduled statuses and polls will add timed tasks; deliveries and
+ * media will add job kinds, perhaps on queues of their own).
+ */
+#include "queue_internal.h"
+
+#include <string.h>
+
+const struct eu_job_kind eu_job_kinds[] = {
+    {"purge_account", EU_QUEUE_DEFAULT, eu_queue_purge_account_run},
+    {"ping", EU_QUEUE_DEFAULT, eu_queue_ping_run},
+};
+
+const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);
+
+const struct eu_task_kind eu_task_kinds[EU_TASK_MAX] = {
+    [EU_TASK_ACCOUNT_CLEANUP] = {"account_cleanup", eu_queue_account_cleanup_run},
+};
+
+const struct eu_job_kind *
+eu_job_kind_find(const char *name)
+{
+    for (size_t i = 0; i < eu_job_kinds_count; i++)
+        if (strcmp(eu_job_kinds[i].name, name) == 0)
+            return &eu_job_kinds[i];
+    return NULL;
+}

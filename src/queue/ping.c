@@ -1,0 +1,51 @@
+/*
+ * The "ping" job: records that it ran, in which process, in job_pings. An
+ * operator enqueues one (POST /admin/v1/tenants/:domain/jobs) to see that a
+ * tenant's workers run; a payload with "fail": "message" makes it fail, to
+ * try the retry path. Tests use it to count how often each job ran.
+ */
+#include "queue_internal.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "eunha/db.h"
+
+static void
+on_recorded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_job *job = arg;
+    if (st != EU_DB_OK) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "cannot record the ping: %s",
+                 res ? PQresultErrorMessage(res) : "database unavailable");
+        eu_job_done(job, msg);
+        return;
+    }
+    eu_job_done(job, NULL);
+}
+
+void
+eu_queue_ping_run(struct eu_job *job)
+{
+    json_t *payload = eu_job_payload(job);
+    const char *fail = json_string_value(json_object_get(payload, "fail"));
+    if (fail) {
+        eu_job_done(job, fail);
+        return;
+    }
+    char host[128] = "";
+    gethostname(host, sizeof(host) - 1);
+    char process[200];
+    snprintf(process, sizeof(process), "%s:%d", host, (int)getpid());
+    char *text = json_dumps(payload, JSON_COMPACT);
+    const char *params[] = {eu_job_id(job), process, text};
+    eu_db_conn_query(eu_job_conn(job),
+                     "INSERT INTO job_pings (job_id, process, payload)"
+                     " VALUES ($1::bigint, $2, $3::jsonb)",
+                     3, params, on_recorded, job);
+    free(text);
+}

@@ -1,0 +1,772 @@
+/*
+ * The scheduler of background work: per tenant, one timer per job queue and
+ * per timed task ("workers"); per process, a FIFO of tenants waiting for one
+ * of [workers] max_running_jobs turns.
+ *
+ * A worker's timer is always armed for the earliest of: the next item it
+ * knows to be due, a wake from this process, and the idle poll (with jitter,
+ * so tenants started together do not poll together). When it fires the
+ * worker is marked ready and its tenant asks for a turn. A turn takes one
+ * connection from the tenant's pool, runs ready workers one after another on
+ * it (a claim and its jobs, or a timed task's run) up to TURN_JOBS jobs, and
+ * gives the connection back; a tenant with work left queues again behind the
+ * others. So a tenant's background work holds at most one of its
+ * connections, and no tenant holds a turn for long.
+ *
+ * A claim is one statement: it locks up to CLAIM_BATCH due jobs and also
+ * returns when the earliest job it did not take falls due (a retry, a
+ * delayed job, or one whose lock will expire), which sets the timer. Only a
+ * wake or a due time brings the worker back before the idle poll.
+ *
+ * Lifetime: a tenant owns its struct eu_queue (freed in the tenant's free).
+ * While a queue waits for or holds a turn it holds a tenant reference, so the
+ * tenant cannot be freed under a pending callback; otherwise only its timers
+ * are armed, and those are freed with it.
+ */
+#include "eunha/queue.h"
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eunha/app.h"
+#include "eunha/config.h"
+#include "eunha/db.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/tenant.h"
+#include "queue_internal.h"
+
+/* Jobs locked by one claim: few enough that a crash re-runs little. */
+#define CLAIM_BATCH 10
+/* Jobs one tenant runs before the other waiting tenants get a turn. */
+#define TURN_JOBS 20
+/* Something looked due but nothing could be claimed (another process holds
+ * it, or is committing its claim): look again shortly, not in a spin. */
+#define RETRY_SOON_MS 1000
+/* After the database failed. */
+#define FAIL_RETRY_MS 30000
+/* Error text kept per job. */
+#define ERROR_MAX 1000
+
+#define N_WORKERS (EU_QUEUE_MAX + EU_TASK_MAX)
+
+static const char *const queue_names[EU_QUEUE_MAX] = {
+    [EU_QUEUE_DEFAULT] = "default",
+};
+
+struct worker {
+    struct eu_queue *q;
+    int index; /* < EU_QUEUE_MAX: a job queue; else EU_QUEUE_MAX + task id */
+    struct event *timer;
+    int64_t due_ms; /* when the armed timer fires (now_ms() clock) */
+    bool armed;
+    bool ready; /* due: waits for its tenant's turn */
+};
+
+struct eu_job {
+    struct eu_queue *q;
+    struct worker *w;
+    char id[24];
+    char *kind;
+    json_t *payload;
+    int attempt;
+    bool failed;
+};
+
+struct eu_task_run {
+    struct eu_queue *q;
+    struct worker *w;
+};
+
+enum turn_state { T_IDLE, T_WAITING, T_RUNNING };
+
+struct eu_queue {
+    struct eu_queues *qs;
+    struct eu_tenant *t; /* borrowed: the tenant owns this */
+    struct worker w[N_WORKERS];
+    enum turn_state state;
+    struct eu_queue *wait_next;
+    struct eu_db_conn *conn; /* held during a turn */
+    int rr;                  /* round-robin start over workers */
+    int turn_jobs;
+    struct eu_job *batch[CLAIM_BATCH];
+    int nbatch, ibatch;
+    struct eu_task_run run;
+};
+
+struct eu_queues {
+    struct eu_app *app;
+    struct event *pump;
+    struct eu_queue *wait_head, *wait_tail;
+    int running;
+    bool stopping;
+};
+
+/* The process's scheduler: the registry starts a tenant's workers through
+ * it, and cannot reach the app. One loop, one scheduler. */
+static struct eu_queues *current;
+
+static void step(struct eu_queue *q);
+static void turn_end(struct eu_queue *q);
+
+static int64_t
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const struct eu_config *
+cfg_of(const struct eu_queue *q)
+{
+    return q->qs->app->cfg;
+}
+
+/* queue_idle_poll_seconds +-10%, in ms. */
+static int64_t
+idle_poll_ms(const struct eu_queue *q)
+{
+    int64_t base = (int64_t)cfg_of(q)->queue_idle_poll_s * 1000;
+    double u = (double)randombytes_random() / (double)UINT32_MAX; /* [0, 1] */
+    return base + (int64_t)((u * 2.0 - 1.0) * (double)(base / 10));
+}
+
+static void
+set_log_context(const struct eu_queue *q)
+{
+    eu_log_set_context(q->t->domain, NULL);
+}
+
+static const char *
+worker_name(const struct worker *w)
+{
+    return w->index < EU_QUEUE_MAX ? queue_names[w->index]
+                                   : eu_task_kinds[w->index - EU_QUEUE_MAX].name;
+}
+
+/* ---- timers ---- */
+
+/* Arms w to fire in delay_ms unless it fires earlier anyway. */
+static void
+worker_arm(struct worker *w, int64_t delay_ms)
+{
+    if (w->ready)
+        return; /* runs at the next turn */
+    if (delay_ms < 0)
+        delay_ms = 0;
+    int64_t due = now_ms() + delay_ms;
+    if (w->armed && w->due_ms <= due)
+        return;
+    w->due_ms = due;
+    w->armed = true;
+    struct timeval tv = {(time_t)(delay_ms / 1000), (suseconds_t)(delay_ms % 1000) * 1000};
+    evtimer_add(w->timer, &tv);
+}
+
+/* Arms w for an item due in next_ms (negative: none known), bounded by the
+ * idle poll. */
+static void
+worker_arm_next(struct worker *w, int64_t next_ms)
+{
+    int64_t idle = idle_poll_ms(w->q);
+    worker_arm(w, next_ms >= 0 && next_ms < idle ? next_ms : idle);
+}
+
+static void
+pump_later(struct eu_queues *qs)
+{
+    event_active(qs->pump, EV_TIMEOUT, 0);
+}
+
+static bool
+has_ready(const struct eu_queue *q)
+{
+    for (int i = 0; i < N_WORKERS; i++)
+        if (q->w[i].ready)
+            return true;
+    return false;
+}
+
+static void
+want_turn(struct eu_queue *q)
+{
+    struct eu_queues *qs = q->qs;
+    if (q->state != T_IDLE || qs->stopping)
+        return;
+    if (q->t->state == EU_TENANT_SUSPENDED) {
+        /* A suspended instance does no background work; look again later. */
+        for (int i = 0; i < N_WORKERS; i++) {
+            if (q->w[i].ready) {
+                q->w[i].ready = false;
+                worker_arm_next(&q->w[i], -1);
+            }
+        }
+        return;
+    }
+    eu_tenant_ref(q->t); /* the turn's */
+    q->state = T_WAITING;
+    q->wait_next = NULL;
+    if (qs->wait_tail)
+        qs->wait_tail->wait_next = q;
+    else
+        qs->wait_head = q;
+    qs->wait_tail = q;
+    pump_later(qs);
+}
+
+static void
+on_worker_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+    w->armed = false;
+    w->ready = true;
+    want_turn(w->q);
+}
+
+/* ---- turns ---- */
+
+static void
+on_turn_conn(struct eu_db_conn *conn, enum eu_db_status st, void *arg)
+{
+    struct eu_queue *q = arg;
+    set_log_context(q);
+    if (!conn) {
+        eu_log_warn("queue", "no connection for background work: %s",
+                    st == EU_DB_TIMEOUT ? "timeout" : "database unavailable");
+        for (int i = 0; i < N_WORKERS; i++) {
+            if (q->w[i].ready) {
+                q->w[i].ready = false;
+                worker_arm(&q->w[i], FAIL_RETRY_MS);
+            }
+        }
+        turn_end(q);
+        return;
+    }
+    q->conn = conn;
+    step(q);
+}
+
+static void
+on_pump(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_queues *qs = arg;
+    while (qs->wait_head && qs->running < qs->app->cfg->max_running_jobs) {
+        struct eu_queue *q = qs->wait_head;
+        qs->wait_head = q->wait_next;
+        if (!qs->wait_head)
+            qs->wait_tail = NULL;
+        q->wait_next = NULL;
+        qs->running++;
+        q->state = T_RUNNING;
+        q->turn_jobs = 0;
+        if (qs->stopping || q->t->removed) {
+            turn_end(q);
+            continue;
+        }
+        eu_db_pool_acquire(eu_tenant_pool(qs->app->registry, q->t), on_turn_conn, q);
+    }
+    eu_log_set_context(NULL, NULL);
+}
+
+/* Gives the connection and the turn back. May free q (and its tenant). */
+static void
+turn_end(struct eu_queue *q)
+{
+    struct eu_queues *qs = q->qs;
+    if (q->conn) {
+        eu_db_conn_release(q->conn);
+        q->conn = NULL;
+    }
+    qs->running--;
+    q->state = T_IDLE;
+    pump_later(qs);
+    /* Work left: queue again behind the tenants already waiting (a new
+     * reference, taken before this turn's goes). */
+    if (has_ready(q) && !qs->stopping && !q->t->removed)
+        want_turn(q);
+    eu_tenant_unref(q->t);
+}
+
+static void claim(struct eu_queue *q, struct worker *w);
+static void task_start(struct eu_queue *q, struct worker *w);
+
+/* Runs the next ready worker of the turn, or ends it. */
+static void
+step(struct eu_queue *q)
+{
+    if (q->qs->stopping || q->t->removed || q->turn_jobs >= TURN_JOBS) {
+        turn_end(q);
+        return;
+    }
+    for (int i = 0; i < N_WORKERS; i++) {
+        struct worker *w = &q->w[(q->rr + i) % N_WORKERS];
+        if (!w->ready)
+            continue;
+        q->rr = (w->index + 1) % N_WORKERS;
+        w->ready = false;
+        if (w->index < EU_QUEUE_MAX)
+            claim(q, w);
+        else
+            task_start(q, w);
+        return;
+    }
+    turn_end(q);
+}
+
+/* ---- jobs ---- */
+
+/*
+ * Claims up to $2 due jobs of queue $1, locking them for $3 seconds (and
+ * counting the attempt now, so a job that crashes its process still dies in
+ * the end), and returns them; the last row (id NULL) holds the milliseconds
+ * until the earliest job left behind can be claimed. ANY(ARRAY(...)) makes
+ * the locking subquery run exactly once.
+ */
+static const char claim_sql[] =
+    "WITH c AS (UPDATE jobs SET locked_until = now() + make_interval(secs => $3::float8),"
+    " attempts = attempts + 1, updated_at = now()"
+    " WHERE id = ANY (ARRAY(SELECT id FROM jobs WHERE queue = $1 AND state = 'ready'"
+    "  AND run_at <= now() AND (locked_until IS NULL OR locked_until <= now())"
+    "  ORDER BY run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED))"
+    " RETURNING id, kind, payload, attempts)"
+    " SELECT id::text, kind, payload::text, attempts::bigint FROM c"
+    " UNION ALL"
+    " SELECT NULL, NULL, NULL, (extract(epoch FROM min(greatest(run_at, coalesce(locked_until,"
+    "  run_at))) - now()) * 1000)::bigint"
+    " FROM jobs WHERE queue = $1 AND state = 'ready' AND id NOT IN (SELECT id FROM c)";
+
+/* Success deletes the job. */
+static const char done_sql[] = "DELETE FROM jobs WHERE id = $1::bigint";
+
+/* Failure: retry after base * 2^(attempts-1) seconds (at most max), or dead
+ * after max_attempts. Returns the state and the ms until the retry. */
+static const char failed_sql[] =
+    "UPDATE jobs SET last_error = $2, locked_until = NULL, updated_at = now(),"
+    " state = CASE WHEN attempts >= $3::int THEN 'dead' ELSE 'ready' END,"
+    " run_at = CASE WHEN attempts >= $3::int THEN run_at ELSE now() + make_interval(secs =>"
+    "  least($4::float8 * power(2::float8, least(greatest(attempts - 1, 0), 40)), $5::float8))"
+    " END"
+    " WHERE id = $1::bigint RETURNING state, (extract(epoch FROM run_at - now()) * 1000)::bigint,"
+    " attempts";
+
+static void run_next_job(struct eu_queue *q);
+
+static void
+job_free(struct eu_job *job)
+{
+    json_decref(job->payload);
+    free(job->kind);
+    free(job);
+}
+
+static void
+drop_batch(struct eu_queue *q)
+{
+    /* Their locks expire and they run again, here or elsewhere. */
+    while (q->ibatch < q->nbatch)
+        job_free(q->batch[q->ibatch++]);
+    q->nbatch = q->ibatch = 0;
+}
+
+static void
+on_claimed(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct worker *w = arg;
+    struct eu_queue *q = w->q;
+    set_log_context(q);
+    if (st != EU_DB_OK) {
+        eu_log_warn("queue", "cannot claim jobs of queue '%s': %s", worker_name(w),
+                    res ? PQresultErrorMessage(res) : eu_db_conn_error(q->conn));
+        worker_arm(w, FAIL_RETRY_MS);
+        if (st == EU_DB_UNAVAILABLE)
+            turn_end(q);
+        else
+            step(q);
+        return;
+    }
+    int n = 0;
+    int64_t next = 0;
+    bool has_next = false;
+    for (int i = 0; i < PQntuples(res); i++) {
+        if (PQgetisnull(res, i, 0)) {
+            has_next = !PQgetisnull(res, i, 3);
+            if (has_next)
+                next = strtoll(PQgetvalue(res, i, 3), NULL, 10);
+            continue;
+        }
+        if (n >= CLAIM_BATCH)
+            break;
+        struct eu_job *job = eu_xcalloc(1, sizeof(*job));
+        job->q = q;
+        job->w = w;
+        snprintf(job->id, sizeof(job->id), "%s", PQgetvalue(res, i, 0));
+        job->kind = eu_xstrdup(PQgetvalue(res, i, 1));
+        job->payload = json_loads(PQgetvalue(res, i, 2), JSON_DECODE_ANY, NULL);
+        if (!json_is_object(job->payload)) {
+            json_decref(job->payload);
+            job->payload = json_object();
+        }
+        job->attempt = atoi(PQgetvalue(res, i, 3));
+        q->batch[n++] = job;
+    }
+    int limit = CLAIM_BATCH < TURN_JOBS - q->turn_jobs ? CLAIM_BATCH : TURN_JOBS - q->turn_jobs;
+    if (n >= limit)
+        worker_arm(w, 0); /* probably more waiting: after the others' turn */
+    else if (has_next && next <= 0)
+        worker_arm(w, RETRY_SOON_MS);
+    else
+        worker_arm_next(w, has_next ? next : -1);
+    if (n)
+        eu_log_debug("queue", "claimed %d jobs of queue '%s'", n, worker_name(w));
+    q->nbatch = n;
+    q->ibatch = 0;
+    run_next_job(q);
+}
+
+static void
+claim(struct eu_queue *q, struct worker *w)
+{
+    const struct eu_config *cfg = cfg_of(q);
+    int limit = CLAIM_BATCH < TURN_JOBS - q->turn_jobs ? CLAIM_BATCH : TURN_JOBS - q->turn_jobs;
+    char lim[16], lock[16];
+    snprintf(lim, sizeof(lim), "%d", limit);
+    snprintf(lock, sizeof(lock), "%d", cfg->job_lock_s);
+    const char *params[] = {queue_names[w->index], lim, lock};
+    eu_db_conn_query(q->conn, claim_sql, 3, params, on_claimed, w);
+}
+
+static void
+run_next_job(struct eu_queue *q)
+{
+    if (q->ibatch >= q->nbatch) {
+        q->nbatch = q->ibatch = 0;
+        step(q);
+        return;
+    }
+    struct eu_job *job = q->batch[q->ibatch++];
+    q->turn_jobs++;
+    set_log_context(q);
+    const struct eu_job_kind *kind = eu_job_kind_find(job->kind);
+    if (!kind) {
+        char msg[200];
+        snprintf(msg, sizeof(msg), "unknown job kind '%.100s' (written by a newer version?)",
+                 job->kind);
+        eu_job_done(job, msg);
+        return;
+    }
+    eu_log_debug("queue", "running job %s (%s), attempt %d", job->id, job->kind, job->attempt);
+    kind->run(job);
+}
+
+static void
+on_job_recorded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_job *job = arg;
+    struct eu_queue *q = job->q;
+    set_log_context(q);
+    if (st != EU_DB_OK) {
+        /* The lock expires and the job runs again: at least once. */
+        eu_log_error("queue", "cannot record the end of job %s (%s): %s", job->id, job->kind,
+                     res ? PQresultErrorMessage(res) : eu_db_conn_error(q->conn));
+    } else if (job->failed && PQntuples(res) == 1) {
+        if (strcmp(PQgetvalue(res, 0, 0), "dead") == 0)
+            eu_log_warn("queue", "job %s (%s) is dead after %s attempts", job->id, job->kind,
+                        PQgetvalue(res, 0, 2));
+        else
+            worker_arm(job->w, strtoll(PQgetvalue(res, 0, 1), NULL, 10));
+    }
+    struct worker *w = job->w;
+    job_free(job);
+    if (st == EU_DB_UNAVAILABLE) {
+        drop_batch(q);
+        worker_arm(w, FAIL_RETRY_MS);
+        turn_end(q);
+        return;
+    }
+    run_next_job(q);
+}
+
+void
+eu_job_done(struct eu_job *job, const char *error)
+{
+    struct eu_queue *q = job->q;
+    set_log_context(q);
+    if (!error) {
+        eu_log_debug("queue", "job %s (%s) done", job->id, job->kind);
+        const char *params[] = {job->id};
+        eu_db_conn_query(q->conn, done_sql, 1, params, on_job_recorded, job);
+        return;
+    }
+    const struct eu_config *cfg = cfg_of(q);
+    job->failed = true;
+    eu_log_warn("queue", "job %s (%s) failed, attempt %d of %d: %s", job->id, job->kind,
+                job->attempt, cfg->job_max_attempts, error);
+    char msg[ERROR_MAX + 1], max[16], base[16], cap[16];
+    snprintf(msg, sizeof(msg), "%s", error);
+    snprintf(max, sizeof(max), "%d", cfg->job_max_attempts);
+    snprintf(base, sizeof(base), "%d", cfg->job_backoff_base_s);
+    snprintf(cap, sizeof(cap), "%d", cfg->job_backoff_max_s);
+    const char *params[] = {job->id, msg, max, base, cap};
+    eu_db_conn_query(q->conn, failed_sql, 5, params, on_job_recorded, job);
+}
+
+struct eu_db_conn *
+eu_job_conn(const struct eu_job *job)
+{
+    return job->q->conn;
+}
+
+struct eu_tenant *
+eu_job_tenant(const struct eu_job *job)
+{
+    return job->q->t;
+}
+
+struct eu_app *
+eu_job_app(const struct eu_job *job)
+{
+    return job->q->qs->app;
+}
+
+const char *
+eu_job_id(const struct eu_job *job)
+{
+    return job->id;
+}
+
+json_t *
+eu_job_payload(const struct eu_job *job)
+{
+    return job->payload;
+}
+
+int
+eu_job_attempt(const struct eu_job *job)
+{
+    return job->attempt;
+}
+
+/* ---- timed tasks ---- */
+
+static void
+task_start(struct eu_queue *q, struct worker *w)
+{
+    q->run.q = q;
+    q->run.w = w;
+    set_log_context(q);
+    eu_task_kinds[w->index - EU_QUEUE_MAX].run(&q->run);
+}
+
+void
+eu_task_run_done(struct eu_task_run *run, int64_t next_due_ms)
+{
+    worker_arm_next(run->w, next_due_ms);
+    step(run->q);
+}
+
+void
+eu_task_run_fail(struct eu_task_run *run)
+{
+    int64_t idle = idle_poll_ms(run->q);
+    worker_arm(run->w, FAIL_RETRY_MS < idle ? FAIL_RETRY_MS : idle);
+    step(run->q);
+}
+
+struct eu_db_conn *
+eu_task_run_conn(const struct eu_task_run *run)
+{
+    return run->q->conn;
+}
+
+struct eu_tenant *
+eu_task_run_tenant(const struct eu_task_run *run)
+{
+    return run->q->t;
+}
+
+struct eu_app *
+eu_task_run_app(const struct eu_task_run *run)
+{
+    return run->q->qs->app;
+}
+
+/* ---- a tenant's workers ---- */
+
+void
+eu_queue_start(struct eu_tenant *t)
+{
+    if (t->queue || !current || current->stopping)
+        return;
+    struct eu_queue *q = eu_xcalloc(1, sizeof(*q));
+    q->qs = current;
+    q->t = t;
+    for (int i = 0; i < N_WORKERS; i++) {
+        struct worker *w = &q->w[i];
+        w->q = q;
+        w->index = i;
+        w->timer = evtimer_new(current->app->base, on_worker_timer, w);
+        /* Work another process left is found by the first poll; nothing
+         * touches the database before it. */
+        worker_arm_next(w, -1);
+    }
+    t->queue = q;
+}
+
+void
+eu_queue_free(struct eu_queue *q)
+{
+    if (!q)
+        return;
+    /* A queue waiting for or holding a turn holds a tenant reference, so it
+     * is idle here: only timers to free. */
+    for (int i = 0; i < N_WORKERS; i++)
+        event_free(q->w[i].timer);
+    free(q);
+}
+
+void
+eu_queue_wake(struct eu_tenant *t, enum eu_queue_id queue, int64_t delay_ms)
+{
+    if ((unsigned)queue >= EU_QUEUE_MAX)
+        return;
+    eu_queue_start(t);
+    if (t->queue)
+        worker_arm(&t->queue->w[queue], delay_ms);
+}
+
+void
+eu_queue_task_wake(struct eu_tenant *t, enum eu_task_id task, int64_t delay_ms)
+{
+    if ((unsigned)task >= EU_TASK_MAX)
+        return;
+    eu_queue_start(t);
+    if (t->queue)
+        worker_arm(&t->queue->w[EU_QUEUE_MAX + task], delay_ms);
+}
+
+const char *
+eu_queue_name(enum eu_queue_id queue)
+{
+    return (unsigned)queue < EU_QUEUE_MAX ? queue_names[queue] : NULL;
+}
+
+int
+eu_queue_id_from_name(const char *name)
+{
+    for (int i = 0; i < EU_QUEUE_MAX; i++)
+        if (strcmp(queue_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- enqueueing ---- */
+
+struct enqueue {
+    struct eu_tenant *t; /* a reference */
+    enum eu_queue_id queue;
+    int delay_s;
+    eu_queue_enqueued_cb cb;
+    void *arg;
+};
+
+static void
+on_enqueued(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct enqueue *e = arg;
+    const char *id = NULL;
+    if (st == EU_DB_OK) {
+        id = PQntuples(res) ? PQgetvalue(res, 0, 0) : "";
+        if (*id && !e->t->removed)
+            eu_queue_wake(e->t, e->queue, (int64_t)e->delay_s * 1000);
+    } else {
+        eu_log_warn("queue", "cannot enqueue a job: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+    }
+    if (e->cb)
+        e->cb(id, st, e->arg);
+    eu_tenant_unref(e->t);
+    free(e);
+}
+
+int
+eu_queue_enqueue(struct eu_app *app, struct eu_tenant *t, const char *kind, const char *payload,
+                 int delay_s, const char *dedupe_key, eu_queue_enqueued_cb cb, void *arg)
+{
+    const struct eu_job_kind *k = eu_job_kind_find(kind);
+    if (!k)
+        return -1;
+    struct enqueue *e = eu_xcalloc(1, sizeof(*e));
+    eu_tenant_ref(t);
+    e->t = t;
+    e->queue = k->queue;
+    e->delay_s = delay_s > 0 ? delay_s : 0;
+    e->cb = cb;
+    e->arg = arg;
+    char delay[16];
+    snprintf(delay, sizeof(delay), "%d", e->delay_s);
+    const char *params[] = {queue_names[k->queue], kind, payload ? payload : "{}", delay,
+                            dedupe_key};
+    eu_db_pool_query(eu_tenant_pool(app->registry, t), EU_QUEUE_INSERT_SQL, 5, params,
+                     on_enqueued, e);
+    return 0;
+}
+
+/* ---- the process ---- */
+
+static void
+start_one(struct eu_tenant *t, void *arg)
+{
+    eu_queue_start(t);
+}
+
+struct eu_queues *
+eu_queues_new(struct eu_app *app)
+{
+    struct eu_queues *qs = eu_xcalloc(1, sizeof(*qs));
+    qs->app = app;
+    qs->pump = event_new(app->base, -1, 0, on_pump, qs);
+    current = qs;
+    eu_registry_each(app->registry, start_one, NULL);
+    return qs;
+}
+
+void
+eu_queues_stop(struct eu_queues *qs)
+{
+    if (!qs || qs->stopping)
+        return;
+    qs->stopping = true;
+    while (qs->wait_head) {
+        struct eu_queue *q = qs->wait_head;
+        qs->wait_head = q->wait_next;
+        if (!qs->wait_head)
+            qs->wait_tail = NULL;
+        q->state = T_IDLE;
+        eu_tenant_unref(q->t);
+    }
+}
+
+int
+eu_queues_active(const struct eu_queues *qs)
+{
+    return qs ? qs->running : 0;
+}
+
+void
+eu_queues_free(struct eu_queues *qs)
+{
+    if (!qs)
+        return;
+    eu_queues_stop(qs);
+    if (current == qs)
+        current = NULL;
+    event_free(qs->pump);
+    free(qs);
+}
