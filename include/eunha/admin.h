@@ -14,5 +14,13 @@ void eu_admin_tenants_show(struct eu_req *req);
 void eu_admin_tenants_update(struct eu_req *req);
 void eu_admin_tenants_delete(struct eu_req *req);
 void eu_admin_accounts_create(struct eu_req *req);
+/* src/admin/jobs.c: a tenant's jobs, and account suspension */
+void eu_admin_jobs_list(struct eu_req *req);
+void eu_admin_jobs_show(struct eu_req *req);
+void eu_admin_jobs_create(struct eu_req *req);
+void eu_admin_jobs_retry(struct eu_req *req);
+void eu_admin_jobs_delete(struct eu_req *req);
+void eu_admin_accounts_suspend(struct eu_req *req);
+void eu_admin_accounts_unsuspend(struct eu_req *req);
 
 #endif

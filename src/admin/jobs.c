@@ -1,0 +1,410 @@
+/*
+ * The admin API of a tenant's background work: its jobs (list, show,
+ * enqueue, retry a dead one, delete) and account suspension, whose cleanup
+ * is a timed task. Everything goes through the tenant's pool like a request;
+ * the workers are only woken (include/eunha/queue.h).
+ */
+#include "eunha/admin.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/auth.h"
+#include "eunha/config.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/net.h"
+#include "eunha/queue.h"
+#include "eunha/tenant.h"
+
+#define TS(col) "to_char((" col ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+
+/* "running" is a live lock: a worker (here or in another process) has it. */
+#define JOB_STATE                                                                                  \
+    "CASE WHEN state = 'dead' THEN 'dead' WHEN locked_until > now() THEN 'running'"              \
+    " ELSE 'ready' END"
+
+/* The select list job_json() reads, in this order. */
+#define JOB_COLUMNS                                                                                \
+    "id::text, queue, kind, payload::text, " JOB_STATE ", attempts, last_error, " TS("run_at")   \
+    ", " TS("locked_until") ", " TS("created_at") ", " TS("updated_at")
+
+static json_t *
+nullable(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
+}
+
+/* A job as JSON from JOB_COLUMNS starting at column c0. Caller owns it. */
+static json_t *
+job_json(const PGresult *res, int row, int c0)
+{
+    json_t *payload = json_loads(PQgetvalue(res, row, c0 + 3), 0, NULL);
+    return json_pack("{s:s, s:s, s:s, s:o, s:s, s:i, s:o, s:s, s:o, s:s, s:s}", "id",
+                     PQgetvalue(res, row, c0), "queue", PQgetvalue(res, row, c0 + 1), "kind",
+                     PQgetvalue(res, row, c0 + 2), "payload", payload ? payload : json_object(),
+                     "state", PQgetvalue(res, row, c0 + 4), "attempts",
+                     atoi(PQgetvalue(res, row, c0 + 5)), "last_error",
+                     nullable(res, row, c0 + 6), "run_at", PQgetvalue(res, row, c0 + 7),
+                     "locked_until", nullable(res, row, c0 + 8), "created_at",
+                     PQgetvalue(res, row, c0 + 9), "updated_at", PQgetvalue(res, row, c0 + 10));
+}
+
+static bool
+is_id(const char *s)
+{
+    if (!s || !*s || strlen(s) > 18)
+        return false;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s))
+            return false;
+    return true;
+}
+
+/* The tenant named by :domain, referenced by the request (released with
+ * it), or NULL after replying 404. */
+static struct eu_tenant *
+tenant_of(struct eu_req *req)
+{
+    char domain[256];
+    const char *raw = eu_req_param(req, "domain");
+    struct eu_tenant *t = NULL;
+    if (raw && eu_host_normalize(raw, domain, sizeof(domain)) == 0)
+        t = eu_registry_find(req->app->registry, domain);
+    if (!t) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    eu_tenant_ref(t);
+    req->tenant = t;
+    eu_req_enter(req);
+    return t;
+}
+
+/* The tenant and a numeric :id; NULL after replying. */
+static struct eu_tenant *
+tenant_and_id(struct eu_req *req, const char **id)
+{
+    struct eu_tenant *t = tenant_of(req);
+    if (!t)
+        return NULL;
+    *id = eu_req_param(req, "id");
+    if (!is_id(*id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return t;
+}
+
+static void
+query(struct eu_req *req, const char *sql, int n, const char *const *params, eu_db_result_cb cb)
+{
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, n, params, cb, req);
+}
+
+/* ---- GET /admin/v1/tenants/:domain/jobs?state=&queue=&kind=&max_id=&limit= ---- */
+
+static void
+on_jobs(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *arr = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(arr, job_json(res, i, 0));
+    eu_req_reply_json(req, 200, arr);
+}
+
+void
+eu_admin_jobs_list(struct eu_req *req)
+{
+    if (!tenant_of(req))
+        return;
+    const char *state = eu_req_query(req, "state");
+    if (state && strcmp(state, "ready") && strcmp(state, "running") && strcmp(state, "dead")) {
+        eu_req_reply_error(req, 422, "state must be ready, running or dead");
+        return;
+    }
+    const char *max_id = eu_req_query(req, "max_id");
+    if (max_id && !is_id(max_id)) {
+        eu_req_reply_error(req, 422, "max_id must be a job id");
+        return;
+    }
+    const char *limit = eu_req_query(req, "limit");
+    long n = 40;
+    if (limit) {
+        char *end;
+        n = strtol(limit, &end, 10);
+        if (!*limit || *end || n < 1 || n > 1000) {
+            eu_req_reply_error(req, 422, "limit must be an integer from 1 to 1000");
+            return;
+        }
+    }
+    const char *lim = eu_arena_sprintf(req->arena, "%ld", n);
+    const char *params[] = {state, eu_req_query(req, "queue"), eu_req_query(req, "kind"),
+                            max_id, lim};
+    query(req,
+          "SELECT " JOB_COLUMNS " FROM jobs WHERE ($1::text IS NULL OR " JOB_STATE " = $1)"
+          " AND ($2::text IS NULL OR queue = $2) AND ($3::text IS NULL OR kind = $3)"
+          " AND ($4::bigint IS NULL OR id < $4::bigint) ORDER BY id DESC LIMIT $5::int",
+          5, params, on_jobs);
+}
+
+/* ---- GET /admin/v1/tenants/:domain/jobs/:id ---- */
+
+static void
+on_job(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, job_json(res, 0, 0));
+}
+
+void
+eu_admin_jobs_show(struct eu_req *req)
+{
+    const char *id;
+    if (!tenant_and_id(req, &id))
+        return;
+    const char *params[] = {id};
+    query(req, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1::bigint", 1, params, on_job);
+}
+
+/* ---- POST /admin/v1/tenants/:domain/jobs {"kind", "payload", "delay_seconds"} ---- */
+
+static void
+on_enqueued(const char *job_id, int status, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (!job_id) {
+        eu_req_reply_db_error(req, status);
+        return;
+    }
+    eu_req_reply_json(req, 201, json_pack("{s:s}", "id", job_id));
+}
+
+void
+eu_admin_jobs_create(struct eu_req *req)
+{
+    struct eu_tenant *t = tenant_of(req);
+    if (!t)
+        return;
+    struct eu_error err;
+    json_t *body = eu_req_json(req, &err);
+    if (!body) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    const char *kind = json_string_value(json_object_get(body, "kind"));
+    json_t *payload = json_object_get(body, "payload");
+    json_t *delay = json_object_get(body, "delay_seconds");
+    if (payload && !json_is_object(payload)) {
+        eu_req_reply_error(req, 422, "Validation failed: payload must be an object");
+        return;
+    }
+    if (delay && (!json_is_integer(delay) || json_integer_value(delay) < 0 ||
+                  json_integer_value(delay) > 365 * 86400)) {
+        eu_req_reply_error(req, 422, "Validation failed: delay_seconds must be 0 to 31536000");
+        return;
+    }
+    char *text = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
+    const char *ptext = text ? eu_arena_strdup(req->arena, text) : NULL;
+    free(text);
+    if (!kind || eu_queue_enqueue(req->app, t, kind, ptext,
+                                  delay ? (int)json_integer_value(delay) : 0, NULL, on_enqueued,
+                                  req) < 0)
+        eu_req_reply_error(req, 422, "Validation failed: kind must name a known job kind");
+}
+
+/* ---- POST /admin/v1/tenants/:domain/jobs/:id/retry ---- */
+
+static void
+on_retried(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQgetisnull(res, 0, 0)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    if (PQgetisnull(res, 0, 1)) {
+        eu_req_reply_error(req, 422, "Only a dead job can be retried; this one is %s",
+                           PQgetvalue(res, 0, 0));
+        return;
+    }
+    int queue = eu_queue_id_from_name(PQgetvalue(res, 0, 2));
+    if (queue >= 0)
+        eu_queue_wake(req->tenant, (enum eu_queue_id)queue, 0);
+    eu_log_info("admin", "job %s (%s) retried", PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 3));
+    eu_req_reply_json(req, 200, job_json(res, 0, 1));
+}
+
+void
+eu_admin_jobs_retry(struct eu_req *req)
+{
+    const char *id;
+    if (!tenant_and_id(req, &id))
+        return;
+    const char *params[] = {id};
+    /* The jobs scan sees the row as it was before u changed it. */
+    query(req,
+          "WITH u AS (UPDATE jobs SET state = 'ready', attempts = 0, run_at = now(),"
+          " locked_until = NULL, updated_at = now() WHERE id = $1::bigint AND state = 'dead'"
+          " RETURNING *)"
+          " SELECT (SELECT " JOB_STATE " FROM jobs WHERE id = $1::bigint), x.*"
+          " FROM (SELECT 1) one LEFT JOIN (SELECT " JOB_COLUMNS " FROM u) x ON true",
+          1, params, on_retried);
+}
+
+/* ---- DELETE /admin/v1/tenants/:domain/jobs/:id ---- */
+
+static void
+on_job_deleted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (strcmp(PQgetvalue(res, 0, 0), "0") == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    if (strcmp(PQgetvalue(res, 0, 1), "0") == 0) {
+        eu_req_reply_error(req, 409, "The job is running");
+        return;
+    }
+    eu_req_reply_json(req, 200, json_object());
+}
+
+void
+eu_admin_jobs_delete(struct eu_req *req)
+{
+    const char *id;
+    if (!tenant_and_id(req, &id))
+        return;
+    const char *params[] = {id};
+    query(req,
+          "WITH d AS (DELETE FROM jobs WHERE id = $1::bigint AND (state = 'dead'"
+          " OR locked_until IS NULL OR locked_until <= now()) RETURNING 1)"
+          " SELECT (SELECT count(*) FROM jobs WHERE id = $1::bigint), (SELECT count(*) FROM d)",
+          1, params, on_job_deleted);
+}
+
+/* ---- POST /admin/v1/tenants/:domain/accounts/:id/suspend and /unsuspend ---- */
+
+/* A purge job that is not running goes: a dead one would keep a later
+ * suspension from ever being purged, a waiting one belongs to an old one. */
+#define DROP_PURGE_JOB                                                                             \
+    " d AS (DELETE FROM jobs WHERE dedupe_key = 'purge_account:' || $1::bigint"                  \
+    "  AND (locked_until IS NULL OR locked_until <= now()) AND EXISTS (SELECT 1 FROM a))"
+
+static void
+on_suspended(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    /* Its tokens stop working now, not when the cache expires. */
+    eu_auth_cache_clear(req->tenant);
+    int64_t due_ms = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
+    eu_queue_task_wake(req->tenant, EU_TASK_ACCOUNT_CLEANUP, due_ms > 0 ? due_ms : 0);
+    eu_log_info("admin", "suspended account %s ('%s'); purge at %s", PQgetvalue(res, 0, 0),
+                PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 4));
+    eu_req_reply_json(req, 200,
+                      json_pack("{s:s, s:s, s:o, s:s, s:s}", "id", PQgetvalue(res, 0, 0),
+                                "username", PQgetvalue(res, 0, 1), "domain",
+                                nullable(res, 0, 2), "suspended_at", PQgetvalue(res, 0, 3),
+                                "purge_at", PQgetvalue(res, 0, 4)));
+}
+
+void
+eu_admin_accounts_suspend(struct eu_req *req)
+{
+    const char *id;
+    if (!tenant_and_id(req, &id))
+        return;
+    const char *retention =
+        eu_arena_sprintf(req->arena, "%d", req->app->cfg->suspended_retention_s);
+    const char *params[] = {id, retention};
+    query(req,
+          "WITH a AS (UPDATE accounts SET suspended_at = coalesce(suspended_at, now()),"
+          " updated_at = now() WHERE id = $1::bigint"
+          " RETURNING id, username, domain, suspended_at),"
+          DROP_PURGE_JOB
+          " SELECT id::text, username, domain, " TS("suspended_at") ","
+          " " TS("suspended_at + make_interval(secs => $2::float8)") ","
+          " (extract(epoch FROM suspended_at + make_interval(secs => $2::float8) - now())"
+          " * 1000)::bigint FROM a",
+          2, params, on_suspended);
+}
+
+static void
+on_unsuspended(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    /* The next purge may now be later: let the task look again. */
+    eu_queue_task_wake(req->tenant, EU_TASK_ACCOUNT_CLEANUP, -1);
+    eu_log_info("admin", "unsuspended account %s ('%s')", PQgetvalue(res, 0, 0),
+                PQgetvalue(res, 0, 1));
+    eu_req_reply_json(req, 200,
+                      json_pack("{s:s, s:s, s:o, s:n}", "id", PQgetvalue(res, 0, 0), "username",
+                                PQgetvalue(res, 0, 1), "domain", nullable(res, 0, 2),
+                                "suspended_at"));
+}
+
+void
+eu_admin_accounts_unsuspend(struct eu_req *req)
+{
+    const char *id;
+    if (!tenant_and_id(req, &id))
+        return;
+    const char *params[] = {id};
+    query(req,
+          "WITH a AS (UPDATE accounts SET suspended_at = NULL, updated_at = now()"
+          " WHERE id = $1::bigint RETURNING id, username, domain),"
+          DROP_PURGE_JOB
+          " SELECT id::text, username, domain FROM a",
+          1, params, on_unsuspended);
+}
