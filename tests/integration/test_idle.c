@@ -1,0 +1,133 @@
+/*
+ * What an idle tenant costs its database, measured: nothing. Once its pool
+ * has closed its last connection (idle_timeout 2 s here), a tenant with
+ * nothing due makes no transaction and opens no connection, neither after it
+ * served requests nor after a restart that loaded it and started its
+ * workers. The windows are 8 s, four times the pool's idle timeout; the
+ * workers' idle poll is an hour, so it cannot fall inside them.
+ *
+ * Transactions are read from pg_stat_database on the "postgres" database,
+ * never the tenant's own (which would count ours). A backend flushes its
+ * statistics when it exits, and every window starts after the server's last
+ * connection to the tenant has gone, so the counter is complete; each read
+ * is a new connection and so a fresh snapshot.
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMEOUT 120
+#define WINDOW_MS 8000
+
+static long
+xact_commit(const char *db)
+{
+    char sql[400];
+
+    /* A new connection each time, so a fresh statistics snapshot. */
+    snprintf(sql, sizeof(sql),
+             "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '%s'", db);
+    return eu_it_pg_exec_long("postgres", sql);
+}
+
+static void
+wait_no_backends(const char *db, long timeout_ms)
+{
+    long long t0 = eu_it_now_ms();
+
+    while (eu_it_pg_count_backends(db) > 0) {
+        ck_assert_msg(eu_it_now_ms() - t0 < timeout_ms, "'%s' still has connections after %ld ms",
+                      db, timeout_ms);
+        eu_it_sleep_ms(100);
+    }
+}
+
+/* Asserts that db sees no connection and no transaction for WINDOW_MS. */
+static void
+expect_quiet(const char *db, const char *when)
+{
+    long before = xact_commit(db);
+    long long t0 = eu_it_now_ms();
+
+    while (eu_it_now_ms() - t0 < WINDOW_MS) {
+        long n = eu_it_pg_count_backends(db);
+        ck_assert_msg(n == 0, "%s: %ld connections to the idle tenant after %lld ms", when, n,
+                      eu_it_now_ms() - t0);
+        eu_it_sleep_ms(250);
+    }
+    long after = xact_commit(db);
+    fprintf(stderr, "%s: %ld transactions in %d ms\n", when, after - before, WINDOW_MS);
+    ck_assert_msg(after == before, "%s: the idle tenant made %ld transactions in %d ms", when,
+                  after - before, WINDOW_MS);
+}
+
+START_TEST(test_idle_tenant_costs_no_database_work)
+{
+    struct eu_it_opts o = {
+        .idle_timeout = 2,
+        .extra_toml = "[workers]\nqueue_idle_poll_seconds = 3600\n",
+    };
+    struct eu_it_server *s = eu_it_server_start_opts(&o);
+    struct eu_it_resp r = {0};
+
+    json_decref(eu_it_tenant_create(s, "idle.example", "Idle"));
+    char *db = eu_it_tenant_database(s, "idle.example");
+    /* Busy first: an account, a suspension lifted again (which wakes the
+     * cleanup task), a job, instance reads. */
+    eu_it_account_create(s, "idle.example", "erin");
+    char *erin = eu_it_account_id(s, "idle.example", "erin");
+    char path[200];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/idle.example/accounts/%s/suspend", erin);
+    eu_it_admin(s, "POST", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    snprintf(path, sizeof(path), "/admin/v1/tenants/idle.example/accounts/%s/unsuspend", erin);
+    eu_it_admin(s, "POST", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_admin(s, "POST", "/admin/v1/tenants/idle.example/jobs", "{\"kind\":\"ping\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    eu_it_public(s, "GET", "idle.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    long long t0 = eu_it_now_ms();
+    while (eu_it_pg_exec_long(db, "SELECT count(*) FROM job_pings") == 0) {
+        ck_assert_msg(eu_it_now_ms() - t0 < 10000, "the ping never ran");
+        eu_it_sleep_ms(100);
+    }
+
+    /* Then idle: the pool closes within its 2 s, and nothing comes back. */
+    wait_no_backends(db, 10000);
+    expect_quiet(db, "after serving");
+
+    /* A restart loads the tenant and starts its workers: still nothing. */
+    eu_it_server_restart(s);
+    wait_no_backends(db, 10000);
+    expect_quiet(db, "after a restart");
+
+    /* And it still works when asked. */
+    eu_it_public(s, "GET", "idle.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    eu_it_resp_free(&r);
+    free(erin);
+    free(db);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+static Suite *
+idle_suite(void)
+{
+    Suite *s = suite_create("integration.idle");
+
+    EU_IT_ADD_TCASE(s, test_idle_tenant_costs_no_database_work, TIMEOUT);
+    return s;
+}
+
+int
+main(void)
+{
+    return eu_it_run_suite(idle_suite());
+}
