@@ -229,12 +229,11 @@ static json_t *
 application_json(const PGresult *res)
 {
     const char *website = PQgetisnull(res, 0, 2) ? NULL : PQgetvalue(res, 0, 2);
-    json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:s, s:o, s:s}", "id", PQgetvalue(res, 0, 0),
-                          "name", PQgetvalue(res, 0, 1), "website",
-                          website ? json_string(website) : json_null(), "scopes",
-                          split_words(PQgetvalue(res, 0, 4), " "), "redirect_uri",
-                          PQgetvalue(res, 0, 3), "redirect_uris",
-                          split_words(PQgetvalue(res, 0, 3), "\n"), "vapid_key", "");
+    json_t *o = json_pack(
+        "{s:s, s:s, s:o, s:o, s:s, s:o, s:s}", "id", PQgetvalue(res, 0, 0), "name",
+        PQgetvalue(res, 0, 1), "website", website ? json_string(website) : json_null(), "scopes",
+        split_words(PQgetvalue(res, 0, 4), " "), "redirect_uri", PQgetvalue(res, 0, 3),
+        "redirect_uris", split_words(PQgetvalue(res, 0, 3), "\n"), "vapid_key", "");
     return o;
 }
 
@@ -275,7 +274,8 @@ read_redirect_uris(struct eu_req *req, json_t *params)
         if (!json_is_string(v)) {
             json_decref(uris);
             json_decref(arr);
-            eu_req_reply_error(req, 422, "Validation failed: Redirect URI must be an absolute URI.");
+            eu_req_reply_error(req, 422,
+                               "Validation failed: Redirect URI must be an absolute URI.");
             return NULL;
         }
         json_t *parts = split_words(json_string_value(v), " \t\r\n");
@@ -286,8 +286,9 @@ read_redirect_uris(struct eu_req *req, json_t *params)
     size_t n = json_array_size(uris), total = 0;
     if (n == 0 || n > MAX_REDIRECT_URIS) {
         json_decref(uris);
-        eu_req_reply_error(req, 422, n ? "Validation failed: Redirect URI is too long"
-                                       : "Validation failed: Redirect URI can't be blank");
+        eu_req_reply_error(req, 422,
+                           n ? "Validation failed: Redirect URI is too long"
+                             : "Validation failed: Redirect URI can't be blank");
         return NULL;
     }
     json_array_foreach(uris, i, v)
@@ -400,28 +401,55 @@ metadata(struct eu_req *req)
 {
     const char *base = eu_req_base_url(req);
     struct eu_arena *a = req->arena;
-    json_t *o = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:[s], s:[s,s,s], s:[s,s,s],"
-        " s:[s,s], s:[s]}",
-        "issuer", eu_arena_sprintf(a, "%s/", base), "service_documentation",
-        "https://docs.joinmastodon.org/", "authorization_endpoint",
-        eu_arena_sprintf(a, "%s/oauth/authorize", base), "token_endpoint",
-        eu_arena_sprintf(a, "%s/oauth/token", base), "revocation_endpoint",
-        eu_arena_sprintf(a, "%s/oauth/revoke", base), "app_registration_endpoint",
-        eu_arena_sprintf(a, "%s/api/v1/apps", base), "response_types_supported", "code",
-        "response_modes_supported", "query", "fragment", "form_post", "grant_types_supported",
-        "authorization_code", "password", "client_credentials",
-        "token_endpoint_auth_methods_supported", "client_secret_basic", "client_secret_post",
-        "code_challenge_methods_supported", "S256");
-    static const char *const scopes[] = {
-        "read", "write", "write:accounts", "write:blocks", "write:bookmarks",
-        "write:conversations", "write:favourites", "write:filters", "write:follows",
-        "write:lists", "write:media", "write:mutes", "write:notifications", "write:reports",
-        "write:statuses", "read:accounts", "read:blocks", "read:bookmarks", "read:favourites",
-        "read:filters", "read:follows", "read:lists", "read:mutes", "read:notifications",
-        "read:search", "read:statuses", "follow", "push", "profile", "admin:read",
-        "admin:read:accounts", "admin:read:reports", "admin:write", "admin:write:accounts",
-        "admin:write:reports", NULL};
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:[s], s:[s,s,s], s:[s,s,s],"
+                  " s:[s,s], s:[s]}",
+                  "issuer", eu_arena_sprintf(a, "%s/", base), "service_documentation",
+                  "https://docs.joinmastodon.org/", "authorization_endpoint",
+                  eu_arena_sprintf(a, "%s/oauth/authorize", base), "token_endpoint",
+                  eu_arena_sprintf(a, "%s/oauth/token", base), "revocation_endpoint",
+                  eu_arena_sprintf(a, "%s/oauth/revoke", base), "app_registration_endpoint",
+                  eu_arena_sprintf(a, "%s/api/v1/apps", base), "response_types_supported", "code",
+                  "response_modes_supported", "query", "fragment", "form_post",
+                  "grant_types_supported", "authorization_code", "password", "client_credentials",
+                  "token_endpoint_auth_methods_supported", "client_secret_basic",
+                  "client_secret_post", "code_challenge_methods_supported", "S256");
+    static const char *const scopes[] = {"read",
+                                         "write",
+                                         "write:accounts",
+                                         "write:blocks",
+                                         "write:bookmarks",
+                                         "write:conversations",
+                                         "write:favourites",
+                                         "write:filters",
+                                         "write:follows",
+                                         "write:lists",
+                                         "write:media",
+                                         "write:mutes",
+                                         "write:notifications",
+                                         "write:reports",
+                                         "write:statuses",
+                                         "read:accounts",
+                                         "read:blocks",
+                                         "read:bookmarks",
+                                         "read:favourites",
+                                         "read:filters",
+                                         "read:follows",
+                                         "read:lists",
+                                         "read:mutes",
+                                         "read:notifications",
+                                         "read:search",
+                                         "read:statuses",
+                                         "follow",
+                                         "push",
+                                         "profile",
+                                         "admin:read",
+                                         "admin:read:accounts",
+                                         "admin:read:reports",
+                                         "admin:write",
+                                         "admin:write:accounts",
+                                         "admin:write:reports",
+                                         NULL};
     json_t *arr = json_array();
     for (int i = 0; scopes[i]; i++)
         json_array_append_new(arr, json_string(scopes[i]));
@@ -525,13 +553,12 @@ static const char *
 hidden_fields(struct flow *f)
 {
     struct eu_req *req = f->req;
-    return eu_arena_sprintf(req->arena, "%s%s%s%s%s%s%s%s", hidden(req, "authenticity_token", f->csrf),
-                            hidden(req, "client_id", f->a.client_id),
-                            hidden(req, "redirect_uri", f->a.redirect_uri),
-                            hidden(req, "response_type", f->a.response_type),
-                            hidden(req, "scope", f->a.scope), hidden(req, "state", f->a.state),
-                            hidden(req, "code_challenge", f->a.code_challenge),
-                            hidden(req, "code_challenge_method", f->a.code_challenge_method));
+    return eu_arena_sprintf(
+        req->arena, "%s%s%s%s%s%s%s%s", hidden(req, "authenticity_token", f->csrf),
+        hidden(req, "client_id", f->a.client_id), hidden(req, "redirect_uri", f->a.redirect_uri),
+        hidden(req, "response_type", f->a.response_type), hidden(req, "scope", f->a.scope),
+        hidden(req, "state", f->a.state), hidden(req, "code_challenge", f->a.code_challenge),
+        hidden(req, "code_challenge_method", f->a.code_challenge_method));
 }
 
 /* The authorize URL of this request, for going back to it after sign-in. */
@@ -539,10 +566,11 @@ static const char *
 authorize_url(struct flow *f)
 {
     struct eu_arena *a = f->req->arena;
-    const char *names[] = {"client_id", "redirect_uri", "response_type", "scope", "state",
-                           "code_challenge", "code_challenge_method"};
-    const char *vals[] = {f->a.client_id, f->a.redirect_uri, f->a.response_type, f->a.scope,
-                          f->a.state, f->a.code_challenge, f->a.code_challenge_method};
+    const char *names[] = {"client_id", "redirect_uri",   "response_type",        "scope",
+                           "state",     "code_challenge", "code_challenge_method"};
+    const char *vals[] = {
+        f->a.client_id, f->a.redirect_uri,   f->a.response_type,        f->a.scope,
+        f->a.state,     f->a.code_challenge, f->a.code_challenge_method};
     const char *url = "/oauth/authorize";
     char sep = '?';
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -558,20 +586,20 @@ static void
 reply_sign_in(struct flow *f, int status, const char *error)
 {
     struct eu_req *req = f->req;
-    const char *body = eu_arena_sprintf(
-        req->arena,
-        "<h1>Sign in</h1><p>Sign in to %s to authorize <strong>%s</strong>.</p>%s"
-        "<form method=\"post\" action=\"/auth/sign_in\">%s"
-        "<label>E-mail address or username <input type=\"text\" name=\"email\" "
-        "autocomplete=\"username\" required value=\"%s\"></label>"
-        "<label>Password <input type=\"password\" name=\"password\" "
-        "autocomplete=\"current-password\" required></label>"
-        "<button type=\"submit\">Sign in</button></form>",
-        eu_html_escape(req, req->tenant->title), eu_html_escape(req, f->app_name),
-        error ? eu_arena_sprintf(req->arena, "<p class=\"error\">%s</p>",
-                                 eu_html_escape(req, error))
-              : "",
-        hidden_fields(f), eu_html_escape(req, f->login ? f->login : ""));
+    const char *body =
+        eu_arena_sprintf(req->arena,
+                         "<h1>Sign in</h1><p>Sign in to %s to authorize <strong>%s</strong>.</p>%s"
+                         "<form method=\"post\" action=\"/auth/sign_in\">%s"
+                         "<label>E-mail address or username <input type=\"text\" name=\"email\" "
+                         "autocomplete=\"username\" required value=\"%s\"></label>"
+                         "<label>Password <input type=\"password\" name=\"password\" "
+                         "autocomplete=\"current-password\" required></label>"
+                         "<button type=\"submit\">Sign in</button></form>",
+                         eu_html_escape(req, req->tenant->title), eu_html_escape(req, f->app_name),
+                         error ? eu_arena_sprintf(req->arena, "<p class=\"error\">%s</p>",
+                                                  eu_html_escape(req, error))
+                               : "",
+                         hidden_fields(f), eu_html_escape(req, f->login ? f->login : ""));
     eu_web_reply_page(req, status, "Sign in", body);
 }
 
@@ -888,7 +916,17 @@ static void
 verify_work(void *arg)
 {
     struct flow *f = arg;
-    f->verify_rc = crypto_pwhash_str_verify(f->stored_hash, f->password, strlen(f->password));
+    if (f->stored_hash) {
+        f->verify_rc = crypto_pwhash_str_verify(f->stored_hash, f->password, strlen(f->password));
+    } else {
+        /* No such user: hash anyway, so the answer takes as long as for a
+         * real one and does not tell which logins exist. */
+        char unused[crypto_pwhash_STRBYTES];
+        if (crypto_pwhash_str_alg(unused, f->password, strlen(f->password), PWHASH_OPS, PWHASH_MEM,
+                                  crypto_pwhash_ALG_ARGON2ID13) == 0)
+            sodium_memzero(unused, sizeof(unused));
+        f->verify_rc = -1;
+    }
     sodium_memzero(f->password, strlen(f->password));
 }
 
@@ -937,21 +975,12 @@ sign_in_verified(void *arg)
                      4, p, on_signed_in, f);
 }
 
-/* Runs a password check on the CPU pool (or a dummy one when the user does
- * not exist, so both answers take as long). */
+/* Runs the password check on the CPU pool; stored is NULL for an unknown
+ * login (see verify_work). */
 static void
 verify_password(struct flow *f, const char *stored, eu_cpupool_done_cb done)
 {
-    static char dummy[crypto_pwhash_STRBYTES];
-    if (!stored) {
-        /* The first call pays for it on the CPU pool's behalf; later
-         * unknown users take the same time as known ones. */
-        if (!dummy[0] && crypto_pwhash_str_alg(dummy, "x", 1, PWHASH_OPS, PWHASH_MEM,
-                                               crypto_pwhash_ALG_ARGON2ID13) != 0)
-            dummy[0] = '\0';
-        stored = dummy;
-    }
-    f->stored_hash = strdup(stored);
+    f->stored_hash = stored ? strdup(stored) : NULL;
     eu_cpupool_submit(f->req->app->cpu, verify_work, done, f);
 }
 
@@ -1075,7 +1104,12 @@ on_decide_loaded(PGresult *res, enum eu_db_status st, void *arg)
     f->login = eu_arena_strdup(req->arena, code);
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)f->app_id);
     const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)f->user_id);
-    const char *p[] = {app,          uid, hash, f->a.redirect_uri, f->a.scope, f->a.code_challenge,
+    const char *p[] = {app,
+                       uid,
+                       hash,
+                       f->a.redirect_uri,
+                       f->a.scope,
+                       f->a.code_challenge,
                        f->a.code_challenge_method};
     eu_db_pool_query(pool_of(req),
                      "INSERT INTO oauth_access_grants (application_id, user_id, code_hash, "
@@ -1112,8 +1146,8 @@ read_client(struct eu_req *req, json_t *params, const char **id, const char **se
         size_t n = strlen(h + 6);
         unsigned char *bin = eu_arena_alloc(req->arena, n + 1);
         size_t len = 0;
-        if (sodium_base642bin(bin, n, h + 6, n, " ", &len, NULL,
-                              sodium_base64_VARIANT_ORIGINAL) == 0) {
+        if (sodium_base642bin(bin, n, h + 6, n, " ", &len, NULL, sodium_base64_VARIANT_ORIGINAL) ==
+            0) {
             bin[len] = '\0';
             char *colon = strchr((char *)bin, ':');
             if (colon) {
@@ -1152,8 +1186,7 @@ issue_token(struct tok *t, int64_t user_id)
     eu_auth_token_new(t->token);
     eu_auth_token_hash(t->token, hash);
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
-    const char *uid =
-        user_id ? eu_arena_sprintf(req->arena, "%lld", (long long)user_id) : NULL;
+    const char *uid = user_id ? eu_arena_sprintf(req->arena, "%lld", (long long)user_id) : NULL;
     const char *p[] = {app, uid, hash, t->scope};
     eu_db_pool_query(pool_of(req),
                      "INSERT INTO oauth_access_tokens (application_id, user_id, token_hash, "
@@ -1239,8 +1272,7 @@ grant_authorization_code(struct tok *t)
     struct eu_req *req = t->f.req;
     const char *code = str_or_null(eu_param_str(t->f.params, "code"));
     if (!code) {
-        reply_oauth_error(req, 400, "invalid_request",
-                          "Missing required parameter: code.");
+        reply_oauth_error(req, 400, "invalid_request", "Missing required parameter: code.");
         return;
     }
     char hash[65];
@@ -1366,8 +1398,7 @@ token(struct eu_req *req)
     t->f.params = params;
     t->grant_type = str_or_null(eu_param_str(params, "grant_type"));
     if (!t->grant_type) {
-        reply_oauth_error(req, 400, "invalid_request",
-                          "Missing required parameter: grant_type.");
+        reply_oauth_error(req, 400, "invalid_request", "Missing required parameter: grant_type.");
         return;
     }
     if (strcmp(t->grant_type, "authorization_code") != 0 &&
@@ -1520,9 +1551,9 @@ field_error(struct field_errors *fe, const char *field, const char *label, const
 static bool
 username_is_reserved(const char *u)
 {
-    static const char *const reserved[] = {"admin",   "administrator", "root",    "webmaster",
-                                           "support", "help",          "owner",   "moderator",
-                                           "mod",     "staff",         "postmaster", "abuse",
+    static const char *const reserved[] = {"admin",    "administrator",  "root",       "webmaster",
+                                           "support",  "help",           "owner",      "moderator",
+                                           "mod",      "staff",          "postmaster", "abuse",
                                            "security", "instance_actor", NULL};
     for (int i = 0; reserved[i]; i++)
         if (strcasecmp(u, reserved[i]) == 0)
@@ -1591,22 +1622,22 @@ signup_hash_done(void *arg)
     eu_auth_token_new(su->token);
     eu_auth_token_hash(su->token, hash);
     const char *app =
-        req->auth.app_id ? eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id)
-                         : NULL;
-    const char *p[] = {su->username, su->email, su->hash, su->approval ? "f" : "t",
-                       su->locale,   su->reason, app,     hash,
+        req->auth.app_id ? eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id) : NULL;
+    const char *p[] = {su->username, su->email,  su->hash, su->approval ? "f" : "t",
+                       su->locale,   su->reason, app,      hash,
                        su->scopes};
     /* Confirmed at once: there is no mail to confirm with, and Mastodon's
      * clients expect the token to work when registrations are open. */
-    eu_db_pool_query(pool_of(req),
-                     "WITH a AS (INSERT INTO accounts (username) VALUES ($1) RETURNING id),"
-                     " u AS (INSERT INTO users (account_id, email, encrypted_password, confirmed_at,"
-                     " approved, locale, reason) SELECT a.id, $2, $3, now(), $4::boolean, $5, $6"
-                     " FROM a RETURNING id),"
-                     " t AS (INSERT INTO oauth_access_tokens (application_id, user_id, token_hash,"
-                     " scopes) SELECT $7::bigint, u.id, $8, $9 FROM u RETURNING created_at)"
-                     " SELECT extract(epoch FROM created_at)::bigint FROM t",
-                     9, p, on_signup_inserted, su);
+    eu_db_pool_query(
+        pool_of(req),
+        "WITH a AS (INSERT INTO accounts (username) VALUES ($1) RETURNING id),"
+        " u AS (INSERT INTO users (account_id, email, encrypted_password, confirmed_at,"
+        " approved, locale, reason) SELECT a.id, $2, $3, now(), $4::boolean, $5, $6"
+        " FROM a RETURNING id),"
+        " t AS (INSERT INTO oauth_access_tokens (application_id, user_id, token_hash,"
+        " scopes) SELECT $7::bigint, u.id, $8, $9 FROM u RETURNING created_at)"
+        " SELECT extract(epoch FROM created_at)::bigint FROM t",
+        9, p, on_signup_inserted, su);
 }
 
 static void
@@ -1724,8 +1755,7 @@ register_account(struct eu_req *req)
 
 const struct eu_route eu_oauth_routes[] = {
     {POST, "/api/v1/apps", apps_create, NULL, EU_ROUTE_CORS},
-    {GET, "/api/v1/apps/verify_credentials", apps_verify, NULL,
-     EU_ROUTE_APP_TOKEN | EU_ROUTE_CORS},
+    {GET, "/api/v1/apps/verify_credentials", apps_verify, NULL, EU_ROUTE_APP_TOKEN | EU_ROUTE_CORS},
     {GET, "/.well-known/oauth-authorization-server", metadata, NULL, EU_ROUTE_CORS},
     {GET, "/oauth/authorize", authorize_show, NULL, 0},
     {POST, "/oauth/authorize", authorize_decide, NULL, 0},

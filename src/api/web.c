@@ -74,23 +74,21 @@ display_name(struct eu_req *req, const PGresult *res, int row, int name_col, int
 }
 
 /* Columns: account 0..5, then one post 6..11 (NULL id when none). */
-#define PAGE_SQL_ACCOUNT                                                                          \
-    "SELECT a.username, a.display_name, a.note,"                                                  \
-    " (SELECT count(*) FROM follows f WHERE f.target_account_id = a.id),"                        \
-    " (SELECT count(*) FROM follows f WHERE f.account_id = a.id),"                                \
-    " (SELECT count(*) FROM statuses c WHERE c.account_id = a.id AND c.deleted_at IS NULL),"      \
+#define PAGE_SQL_ACCOUNT                                                                           \
+    "SELECT a.username, a.display_name, a.note,"                                                   \
+    " (SELECT count(*) FROM follows f WHERE f.target_account_id = a.id),"                          \
+    " (SELECT count(*) FROM follows f WHERE f.account_id = a.id),"                                 \
+    " (SELECT count(*) FROM statuses c WHERE c.account_id = a.id AND c.deleted_at IS NULL),"       \
     " s.id, s.text, s.content, s.spoiler_text, " EU_SQL_TS("s.created_at") ", s.local"
 
-static const char profile_sql[] =
-    PAGE_SQL_ACCOUNT
+static const char profile_sql[] = PAGE_SQL_ACCOUNT
     " FROM accounts a LEFT JOIN LATERAL (SELECT * FROM statuses s WHERE s.account_id = a.id"
     " AND s.deleted_at IS NULL AND s.visibility <= 1 AND s.reblog_of_id IS NULL"
     " ORDER BY s.id DESC LIMIT 20) s ON true"
     " WHERE lower(a.username) = lower($1) AND a.domain IS NULL AND a.suspended_at IS NULL"
     " ORDER BY s.id DESC";
 
-static const char status_sql[] =
-    PAGE_SQL_ACCOUNT
+static const char status_sql[] = PAGE_SQL_ACCOUNT
     " FROM accounts a JOIN statuses s ON s.account_id = a.id AND s.id = $2::bigint"
     " AND s.deleted_at IS NULL AND s.visibility <= 1 AND s.reblog_of_id IS NULL"
     " WHERE lower(a.username) = lower($1) AND a.domain IS NULL AND a.suspended_at IS NULL";
@@ -144,8 +142,8 @@ on_profile(PGresult *res, enum eu_db_status st, void *arg)
             posts = eu_arena_sprintf(req->arena, "%s%s", posts, post_block(req, res, i));
     if (!*posts)
         posts = "<p>No posts yet.</p>";
-    const char *body = eu_arena_sprintf(req->arena, "%s<main>%s</main>", header_html(req, res),
-                                        posts);
+    const char *body =
+        eu_arena_sprintf(req->arena, "%s<main>%s</main>", header_html(req, res), posts);
     const char *title = eu_arena_sprintf(req->arena, "%s (@%s@%s)", PQgetvalue(res, 0, 1),
                                          PQgetvalue(res, 0, 0), req->tenant->domain);
     eu_web_reply_page(req, 200, title, body);
@@ -160,8 +158,8 @@ eu_web_profile(struct eu_req *req)
         return;
     }
     const char *p[] = {user};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), profile_sql, 1, p,
-                     on_profile, req);
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), profile_sql, 1, p, on_profile,
+                     req);
 }
 
 static void
@@ -199,8 +197,8 @@ eu_web_status(struct eu_req *req)
         return;
     }
     const char *p[] = {user, id};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), status_sql, 2, p,
-                     on_status, req);
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), status_sql, 2, p, on_status,
+                     req);
 }
 
 void

@@ -203,8 +203,8 @@ START_TEST(test_apps_register)
                                "\"scopes\":\"read write\"}");
     char body[512];
     snprintf(body, sizeof(body),
-             "grant_type=client_credentials&client_id=%s&client_secret=%s&scope=read",
-             a.client_id, a.client_secret);
+             "grant_type=client_credentials&client_id=%s&client_secret=%s&scope=read", a.client_id,
+             a.client_secret);
     form(s, &r, "POST", "/oauth/token", NULL, body);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *tok = strdup(eu_it_json_str(&r, "access_token"));
@@ -227,8 +227,7 @@ END_TEST
 /* Runs the HTML flow up to the consent page: returns the signed-in cookie
  * and the consent form's CSRF token (caller frees both). */
 static void
-sign_in_to_consent(struct eu_it_server *s, const char *authorize_path, char **cookie,
-                   char **csrf)
+sign_in_to_consent(struct eu_it_server *s, const char *authorize_path, char **cookie, char **csrf)
 {
     struct eu_it_resp r = {0};
     form(s, &r, "GET", authorize_path, NULL, NULL);
@@ -263,8 +262,9 @@ sign_in_to_consent(struct eu_it_server *s, const char *authorize_path, char **co
     form(s, &r, "POST", "/auth/sign_in", NULL, body);
     EU_IT_EXPECT_STATUS(&r, 422);
     /* A wrong password: the form again with an error. */
-    snprintf(body, sizeof(body), "authenticity_token=%s&email=alice%%40" DOMAIN
-             "&password=wrong+password&%s", token, rest);
+    snprintf(body, sizeof(body),
+             "authenticity_token=%s&email=alice%%40" DOMAIN "&password=wrong+password&%s", token,
+             rest);
     form(s, &r, "POST", "/auth/sign_in", anon, body);
     EU_IT_EXPECT_STATUS(&r, 401);
     ck_assert_ptr_nonnull(strstr(r.body, "Invalid e-mail address or password."));
@@ -465,12 +465,11 @@ START_TEST(test_authorize_errors)
     ck_assert_str_eq(eu_it_resp_header(&r, "Location"),
                      "app://cb?error=invalid_scope&error_description=The%20requested%20scope%20is"
                      "%20invalid%2C%20unknown%2C%20or%20malformed.&state=s1");
-    snprintf(path, sizeof(path), "/oauth/authorize?response_type=token&client_id=%s",
-             a.client_id);
+    snprintf(path, sizeof(path), "/oauth/authorize?response_type=token&client_id=%s", a.client_id);
     form(s, &r, "GET", path, NULL, NULL);
     EU_IT_EXPECT_STATUS(&r, 302);
-    ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Location"),
-                                 "error=unsupported_response_type"));
+    ck_assert_ptr_nonnull(
+        strstr(eu_it_resp_header(&r, "Location"), "error=unsupported_response_type"));
     app_free(&a);
     eu_it_resp_free(&r);
     stop(s);
@@ -520,8 +519,8 @@ START_TEST(test_password_and_client_credentials)
     form(s, &r, "POST", "/oauth/token", NULL, body);
     EU_IT_EXPECT_STATUS(&r, 400);
     EU_IT_EXPECT_JSTR(&r, "error", "invalid_grant");
-    snprintf(body, sizeof(body),
-             "grant_type=client_credentials&client_id=%s&client_secret=wrong", a.client_id);
+    snprintf(body, sizeof(body), "grant_type=client_credentials&client_id=%s&client_secret=wrong",
+             a.client_id);
     form(s, &r, "POST", "/oauth/token", NULL, body);
     EU_IT_EXPECT_STATUS(&r, 401);
     EU_IT_EXPECT_JSTR(&r, "error", "invalid_client");
@@ -706,8 +705,9 @@ START_TEST(test_registration_modes)
     ck_assert_str_eq(eu_it_json_str(&r, "error"),
                      "Validation failed: Username is already taken, Email is invalid, Password "
                      "is too short (minimum is 8 characters), Agreement must be accepted");
-    call(s, &r, "POST", tok, "{\"username\":\"b-o-b\",\"email\":\"bob@mail.example\","
-                             "\"password\":\"hunter2hunter2\",\"agreement\":\"1\"}",
+    call(s, &r, "POST", tok,
+         "{\"username\":\"b-o-b\",\"email\":\"bob@mail.example\","
+         "\"password\":\"hunter2hunter2\",\"agreement\":\"1\"}",
          "/api/v1/accounts");
     EU_IT_EXPECT_ERROR(&r, 422);
     EU_IT_EXPECT_JSTR(&r, "details.username.0.error", "ERR_INVALID");

@@ -60,9 +60,10 @@ START_TEST(test_public_pages)
     page(s, &r, "/@alice", "text/html");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Type"), "text/html"));
-    ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Security-Policy"),
-                                 "default-src 'none'"));
-    ck_assert_ptr_nonnull(strstr(r.body, "&lt;script&gt;alert(1)&lt;/script&gt; public &amp; loud"));
+    ck_assert_ptr_nonnull(
+        strstr(eu_it_resp_header(&r, "Content-Security-Policy"), "default-src 'none'"));
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "&lt;script&gt;alert(1)&lt;/script&gt; public &amp; loud"));
     ck_assert_ptr_nonnull(strstr(r.body, "quiet unlisted post"));
     ck_assert_ptr_null(strstr(r.body, "secret"));
     ck_assert_ptr_null(strstr(r.body, "<script"));
