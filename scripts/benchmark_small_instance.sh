@@ -173,6 +173,12 @@ queue_idle_poll_seconds = 300
 url = "redis://127.0.0.1:$REDIS_PORT/0"
 prefix = "eunha-bench-small-p$POOL-$$"
 
+[limits]
+# Mastodon's per-token limit (300 requests in 5 minutes) would turn the load
+# into 429s; the benchmark measures serving, so the limiter is off (0).
+api_requests_per_5min = 0
+registrations_per_30min = 0
+
 [log]
 level = "warn"
 EOF
