@@ -1,8 +1,636 @@
 /*
- * Route table of this resource group (filled in as the endpoints land).
+ * The social group's route table and its small resources: favourites and
+ * bookmarks lists, markers, preferences, hashtags (show, follow, followed
+ * tags), the list timeline, and the endpoints clients call at start-up that
+ * Eunha answers with empty lists (custom emojis, trends, announcements) so
+ * no client sees a 404 there. Notifications, filters, search and
+ * conversations have files of their own.
  */
 #include "eunha/routes.h"
 
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/filters.h"
+#include "eunha/http.h"
+#include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/statuses.h"
+#include "eunha/tenant.h"
+#include "social_internal.h"
+
+/* Mastodon's default and maximum page sizes for status lists. */
+#define STATUSES_LIMIT 20
+#define STATUSES_LIMIT_MAX 40
+/* Tags: Mastodon pages followed tags by 100 at most. */
+#define TAGS_LIMIT 100
+#define TAG_NAME_MAX 200
+
+/* ------------------------------------------------------------- helpers */
+
+struct eu_db_pool *
+eu_social_pool(struct eu_req *req)
+{
+    return eu_tenant_pool(req->app->registry, req->tenant);
+}
+
+const char *
+eu_social_viewer(struct eu_req *req)
+{
+    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+}
+
+bool
+eu_social_id_is_valid(const char *s)
+{
+    if (!s || !*s || strlen(s) > 18)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+struct status_list {
+    const char *first_id, *last_id, *context;
+    json_t *array;
+};
+
+static void
+send_status_list(struct eu_req *req, struct status_list *sl)
+{
+    eu_page_link(req, sl->first_id, sl->last_id);
+    eu_req_reply_json(req, 200, sl->array);
+}
+
+static void
+on_list_filters_loaded(struct eu_req *req, void *arg)
+{
+    struct status_list *sl = arg;
+    json_t *kept = json_array();
+    size_t i;
+    json_t *st;
+    json_array_foreach(sl->array, i, st) {
+        json_t *reblog = json_object_get(st, "reblog");
+        if (!eu_filters_apply(req, json_is_object(reblog) ? reblog : st, sl->context))
+            json_array_append(kept, st);
+    }
+    json_decref(sl->array);
+    sl->array = kept;
+    send_status_list(req, sl);
+}
+
+static void
+on_statuses_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    struct status_list *sl = arg;
+    eu_req_enter(req);
+    sl->array = array;
+    if (sl->context && req->auth.account_id && json_array_size(array)) {
+        eu_filters_load(req, on_list_filters_loaded, sl);
+        return;
+    }
+    send_status_list(req, sl);
+}
+
+void
+eu_social_reply_statuses(struct eu_req *req, const char *const *ids, size_t n,
+                         const char *first_id, const char *last_id, const char *filter_context)
+{
+    struct status_list *sl = eu_arena_calloc(req->arena, sizeof(*sl));
+    sl->first_id = first_id ? eu_arena_strdup(req->arena, first_id) : NULL;
+    sl->last_id = last_id ? eu_arena_strdup(req->arena, last_id) : NULL;
+    sl->context = filter_context;
+    eu_statuses_render(req, ids, n, on_statuses_rendered, sl);
+}
+
+/*
+ * A page of (page id, status id) rows, newest first unless ascending: the
+ * statuses are rendered in page order and the Link header uses the page
+ * ids (a favourite's id, not its status's, as Mastodon pages favourites).
+ */
+struct paged {
+    struct eu_req *req;
+    struct eu_page page;
+    const char *context;
+};
+
+static void
+on_paged_rows(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct paged *pg = arg;
+    struct eu_req *req = pg->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (size_t)(n ? n : 1));
+    bool asc = eu_page_is_ascending(&pg->page);
+    for (int i = 0; i < n; i++)
+        ids[i] = eu_arena_strdup(req->arena, PQgetvalue(res, asc ? n - 1 - i : i, 1));
+    const char *first = n ? PQgetvalue(res, asc ? n - 1 : 0, 0) : NULL;
+    const char *last = n ? PQgetvalue(res, asc ? 0 : n - 1, 0) : NULL;
+    eu_social_reply_statuses(req, ids, (size_t)n, first, last, pg->context);
+}
+
+/* Runs "<select_where>" + the page bounds on column col; $1 is the viewer,
+ * $2..$5 the page. */
+static void
+reply_paged_statuses(struct eu_req *req, const char *select_where, const char *col,
+                     const char *context)
+{
+    struct paged *pg = eu_arena_calloc(req->arena, sizeof(*pg));
+    pg->req = req;
+    pg->context = context;
+    eu_page_parse(req, &pg->page, STATUSES_LIMIT, STATUSES_LIMIT_MAX);
+    const char *p[5] = {eu_social_viewer(req)};
+    eu_page_params(&pg->page, p + 1);
+    const char *sql =
+        eu_arena_sprintf(req->arena, "%s%s", select_where, eu_page_sql(req, &pg->page, col, 2));
+    eu_db_pool_query(eu_social_pool(req), sql, 5, p, on_paged_rows, pg);
+}
+
+/* ------------------------------------------------ favourites, bookmarks */
+
+static void
+favourites_index(struct eu_req *req)
+{
+    reply_paged_statuses(req,
+                         "SELECT f.id::text, f.status_id::text FROM favourites f"
+                         " WHERE f.account_id = $1::bigint",
+                         "f.id", NULL);
+}
+
+static void
+bookmarks_index(struct eu_req *req)
+{
+    reply_paged_statuses(req,
+                         "SELECT b.id::text, b.status_id::text FROM bookmarks b"
+                         " WHERE b.account_id = $1::bigint",
+                         "b.id", NULL);
+}
+
+/* -------------------------------------------------------- list timeline */
+
+static void
+on_list_timeline(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct paged *pg = arg;
+    struct eu_req *req = pg->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    /* Row 0 always exists; its first column says whether the list does. */
+    if (PQntuples(res) == 0 || PQgetvalue(res, 0, 0)[0] != 't') {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    int n = PQgetisnull(res, 0, 1) ? 0 : PQntuples(res);
+    const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (size_t)(n ? n : 1));
+    bool asc = eu_page_is_ascending(&pg->page);
+    for (int i = 0; i < n; i++)
+        ids[i] = eu_arena_strdup(req->arena, PQgetvalue(res, asc ? n - 1 - i : i, 1));
+    eu_social_reply_statuses(req, ids, (size_t)n, n ? ids[0] : NULL, n ? ids[n - 1] : NULL,
+                             "home");
+}
+
+/*
+ * GET /api/v1/timelines/list/:id: statuses of the list's members the owner
+ * may see, their reblogs included, replies per the list's replies_policy
+ * ("list": to members or the owner; "followed": to anyone the owner
+ * follows; "none": none but self-replies), without muted or blocked
+ * authors.
+ */
+static void
+list_timeline(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!eu_social_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    struct paged *pg = eu_arena_calloc(req->arena, sizeof(*pg));
+    pg->req = req;
+    eu_page_parse(req, &pg->page, STATUSES_LIMIT, STATUSES_LIMIT_MAX);
+    const char *p[6] = {eu_social_viewer(req), id};
+    eu_page_params(&pg->page, p + 2);
+    const char *sql = eu_arena_sprintf(
+        req->arena,
+        "SELECT l.id IS NOT NULL, s.id::text FROM (SELECT 1) one"
+        " LEFT JOIN lists l ON l.id = $2::bigint AND l.account_id = $1::bigint"
+        " LEFT JOIN LATERAL (SELECT s.id FROM statuses s"
+        "  JOIN list_accounts la ON la.account_id = s.account_id AND la.list_id = l.id"
+        "  WHERE " EU_STATUS_VISIBLE_SQL("s", "$1::bigint")
+        "  AND (s.visibility < 3 OR EXISTS (SELECT 1 FROM mentions m WHERE m.status_id = s.id"
+        "   AND m.account_id = $1::bigint))"
+        "  AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id"
+        "   OR (l.replies_policy = 'list' AND (s.in_reply_to_account_id = $1::bigint"
+        "    OR EXISTS (SELECT 1 FROM list_accounts r WHERE r.list_id = l.id"
+        "     AND r.account_id = s.in_reply_to_account_id)))"
+        "   OR (l.replies_policy = 'followed' AND (s.in_reply_to_account_id = $1::bigint"
+        "    OR EXISTS (SELECT 1 FROM follows r WHERE r.account_id = $1::bigint"
+        "     AND r.target_account_id = s.in_reply_to_account_id))))"
+        "  AND NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.account_id = $1::bigint"
+        "   AND mu.target_account_id = s.account_id"
+        "   AND (mu.expires_at IS NULL OR mu.expires_at > now()))"
+        "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = $1::bigint"
+        "   AND b.target_account_id = s.account_id)"
+        "  %s) s ON true",
+        eu_page_sql(req, &pg->page, "s.id", 3));
+    eu_db_pool_query(eu_social_pool(req), sql, 6, p, on_list_timeline, pg);
+}
+
+/* -------------------------------------------------------------- markers */
+
+static json_t *
+markers_json(const PGresult *res)
+{
+    json_t *out = json_object();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_object_set_new(out, PQgetvalue(res, i, 0),
+                            json_pack("{s:s, s:i, s:s}", "last_read_id", PQgetvalue(res, i, 1),
+                                      "version", atoi(PQgetvalue(res, i, 2)), "updated_at",
+                                      PQgetvalue(res, i, 3)));
+    return out;
+}
+
+static void
+on_markers(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    eu_req_reply_json(req, 200, markers_json(res));
+}
+
+#define MARKER_COLUMNS "m.timeline, m.last_read_id::text, m.version, " EU_SQL_TS("m.updated_at")
+
+/* GET /api/v1/markers?timeline[]=home&timeline[]=notifications. As in
+ * Mastodon, no timeline asked means none answered. */
+static void
+markers_index(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    json_t *tl = eu_param_array(params, "timeline");
+    bool home = false, notes = false;
+    size_t i;
+    json_t *v;
+    json_array_foreach(tl, i, v) {
+        const char *s = json_string_value(v);
+        home = home || (s && strcmp(s, "home") == 0);
+        notes = notes || (s && strcmp(s, "notifications") == 0);
+    }
+    json_decref(tl);
+    const char *p[] = {eu_social_viewer(req), home ? "home" : "", notes ? "notifications" : ""};
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT " MARKER_COLUMNS " FROM markers m WHERE m.account_id = $1::bigint"
+                     " AND m.timeline IN ($2, $3)",
+                     3, p, on_markers, req);
+}
+
+/* The last_read_id of home[last_read_id] / {"home": {"last_read_id": ..}}.
+ * Returns 0 (absent: *out NULL) or -1 after answering 422. */
+static int
+read_marker(struct eu_req *req, json_t *params, const char *timeline, const char **out)
+{
+    *out = NULL;
+    json_t *obj = eu_param_object(params, timeline);
+    if (!obj)
+        return 0;
+    const char *id = eu_param_str(obj, "last_read_id");
+    if (!eu_social_id_is_valid(id)) {
+        eu_req_reply_error(req, 422, "Validation failed: Last read id can't be blank");
+        return -1;
+    }
+    *out = id;
+    return 0;
+}
+
+/* POST /api/v1/markers: each given timeline's marker is saved and its
+ * version goes up by one. */
+static void
+markers_create(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    const char *home, *notes;
+    if (read_marker(req, params, "home", &home) < 0 ||
+        read_marker(req, params, "notifications", &notes) < 0)
+        return;
+    const char *p[] = {eu_social_viewer(req), home, notes};
+    eu_db_pool_query(eu_social_pool(req),
+                     "INSERT INTO markers AS m (account_id, timeline, last_read_id)"
+                     " SELECT $1::bigint, x.t, x.id FROM (VALUES ('home', $2::bigint),"
+                     " ('notifications', $3::bigint)) x(t, id) WHERE x.id IS NOT NULL"
+                     " ON CONFLICT (account_id, timeline) DO UPDATE SET"
+                     " last_read_id = EXCLUDED.last_read_id, version = m.version + 1,"
+                     " updated_at = now() RETURNING " MARKER_COLUMNS,
+                     3, p, on_markers, req);
+}
+
+/* ---------------------------------------------------------- preferences */
+
+static void
+on_preferences(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    bool found = PQntuples(res) > 0;
+    json_t *out = json_pack(
+        "{s:s, s:b, s:o, s:s, s:b}", "posting:default:visibility",
+        found ? PQgetvalue(res, 0, 0) : "public", "posting:default:sensitive",
+        found && PQgetvalue(res, 0, 1)[0] == 't', "posting:default:language",
+        found && !PQgetisnull(res, 0, 2) ? json_string(PQgetvalue(res, 0, 2)) : json_null(),
+        "reading:expand:media", "default", "reading:expand:spoilers", false);
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+preferences_show(struct eu_req *req)
+{
+    const char *p[] = {eu_social_viewer(req)};
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT default_privacy, default_sensitive, default_language FROM users"
+                     " WHERE account_id = $1::bigint",
+                     1, p, on_preferences, req);
+}
+
+/* ----------------------------------------------------------------- tags */
+
+/* Hashtag names as the formatter indexes them: letters, digits, '_' and
+ * any non-ASCII character, not only digits. */
+static bool
+tag_name_is_valid(const char *s)
+{
+    if (!s || !*s || strlen(s) > TAG_NAME_MAX)
+        return false;
+    bool digits_only = true;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        bool digit = *p >= '0' && *p <= '9';
+        bool letter = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+                      *p >= 0x80;
+        if (!digit && !letter)
+            return false;
+        digits_only = digits_only && digit;
+    }
+    return !digits_only;
+}
+
+#define TAG_COLUMNS                                                                                \
+    "t.id::text, lower(t.name), EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tag_id = t.id"       \
+    " AND tf.account_id = $1::bigint)"
+
+/* The Tag entity; following is omitted for an anonymous viewer. */
+static json_t *
+tag_json(struct eu_req *req, const char *id, const char *name, bool following)
+{
+    json_t *t = json_pack("{s:s, s:s, s:[]}", "name", name, "url",
+                          eu_arena_sprintf(req->arena, "%s/tags/%s", eu_req_base_url(req), name),
+                          "history");
+    if (id)
+        json_object_set_new(t, "id", json_string(id));
+    if (req->auth.account_id)
+        json_object_set_new(t, "following", json_boolean(following));
+    return t;
+}
+
+static void
+on_tag(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        /* Mastodon shows a hashtag nobody used yet as a fresh one. */
+        const char *name = eu_req_param(req, "name");
+        char *lower = eu_arena_strdup(req->arena, name);
+        for (char *c = lower; *c; c++)
+            if (*c >= 'A' && *c <= 'Z')
+                *c = (char)(*c - 'A' + 'a');
+        eu_req_reply_json(req, 200, tag_json(req, NULL, lower, false));
+        return;
+    }
+    eu_req_reply_json(req, 200,
+                      tag_json(req, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1),
+                               PQgetvalue(res, 0, 2)[0] == 't'));
+}
+
+/* Checks the :name parameter; answers 404 and returns NULL when invalid. */
+static const char *
+tag_param(struct eu_req *req)
+{
+    const char *name = eu_req_param(req, "name");
+    if (!tag_name_is_valid(name)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return name;
+}
+
+static void
+tags_show(struct eu_req *req)
+{
+    const char *name = tag_param(req);
+    if (!name)
+        return;
+    const char *p[] = {eu_social_viewer(req), name};
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT " TAG_COLUMNS " FROM tags t WHERE lower(t.name) = lower($2)", 2, p,
+                     on_tag, req);
+}
+
+static void
+tags_follow(struct eu_req *req)
+{
+    const char *name = tag_param(req);
+    if (!name)
+        return;
+    const char *p[] = {eu_social_viewer(req), name};
+    /* The tag is made on first follow, as Mastodon's find_or_create does. */
+    eu_db_pool_query(eu_social_pool(req),
+                     "WITH ins AS (INSERT INTO tags (name) VALUES (lower($2))"
+                     "  ON CONFLICT ((lower(name))) DO NOTHING RETURNING id, name),"
+                     " t AS (SELECT id, name FROM ins UNION ALL SELECT id, name FROM tags"
+                     "  WHERE lower(name) = lower($2)),"
+                     " f AS (INSERT INTO tag_follows (account_id, tag_id) SELECT $1::bigint, id"
+                     "  FROM t LIMIT 1 ON CONFLICT DO NOTHING)"
+                     " SELECT t.id::text, lower(t.name), true FROM t LIMIT 1",
+                     2, p, on_tag, req);
+}
+
+static void
+tags_unfollow(struct eu_req *req)
+{
+    const char *name = tag_param(req);
+    if (!name)
+        return;
+    const char *p[] = {eu_social_viewer(req), name};
+    eu_db_pool_query(eu_social_pool(req),
+                     "WITH t AS (SELECT id, name FROM tags WHERE lower(name) = lower($2)),"
+                     " d AS (DELETE FROM tag_follows tf USING t WHERE tf.tag_id = t.id"
+                     "  AND tf.account_id = $1::bigint)"
+                     " SELECT t.id::text, lower(t.name), false FROM t",
+                     2, p, on_tag, req);
+}
+
+struct tag_page {
+    struct eu_req *req;
+    struct eu_page page;
+};
+
+static void
+on_followed_tags(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct tag_page *tp = arg;
+    struct eu_req *req = tp->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    bool asc = eu_page_is_ascending(&tp->page);
+    json_t *out = json_array();
+    for (int k = 0; k < n; k++) {
+        int i = asc ? n - 1 - k : k;
+        json_array_append_new(out, tag_json(req, PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
+                                            true));
+    }
+    if (n)
+        eu_page_link(req, PQgetvalue(res, asc ? n - 1 : 0, 0),
+                     PQgetvalue(res, asc ? 0 : n - 1, 0));
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+followed_tags_index(struct eu_req *req)
+{
+    struct tag_page *tp = eu_arena_calloc(req->arena, sizeof(*tp));
+    tp->req = req;
+    eu_page_parse(req, &tp->page, TAGS_LIMIT, TAGS_LIMIT);
+    const char *p[5] = {eu_social_viewer(req)};
+    eu_page_params(&tp->page, p + 1);
+    const char *sql = eu_arena_sprintf(req->arena,
+                                       "SELECT tf.id::text, t.id::text, lower(t.name) FROM"
+                                       " tag_follows tf JOIN tags t ON t.id = tf.tag_id"
+                                       " WHERE tf.account_id = $1::bigint%s",
+                                       eu_page_sql(req, &tp->page, "tf.id", 2));
+    eu_db_pool_query(eu_social_pool(req), sql, 5, p, on_followed_tags, tp);
+}
+
+/* ------------------------------------------------------- empty answers */
+
+static void
+reply_empty_list(struct eu_req *req)
+{
+    eu_req_reply_json(req, 200, json_array());
+}
+
+/* ---------------------------------------------------------------- table */
+
+#define GET EU_HTTP_GET
+#define POST EU_HTTP_POST
+#define PUT EU_HTTP_PUT
+#define DEL EU_HTTP_DELETE
+#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_CORS)
+#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_CORS)
+
 const struct eu_route eu_social_routes[] = {
+    /* notifications.c */
+    {GET, "/api/v1/notifications", eu_notifications_index, "read:notifications", AUTH},
+    {GET, "/api/v1/notifications/unread_count", eu_notifications_unread_count,
+     "read:notifications", AUTH},
+    {POST, "/api/v1/notifications/clear", eu_notifications_clear, "write:notifications", AUTH},
+    {GET, "/api/v1/notifications/:id", eu_notifications_show, "read:notifications", AUTH},
+    {POST, "/api/v1/notifications/:id/dismiss", eu_notifications_dismiss, "write:notifications",
+     AUTH},
+    {GET, "/api/v2/notifications", eu_notifications_groups_index, "read:notifications", AUTH},
+    {GET, "/api/v2/notifications/unread_count", eu_notifications_groups_unread_count,
+     "read:notifications", AUTH},
+    {GET, "/api/v2/notifications/:group_key", eu_notifications_groups_show, "read:notifications",
+     AUTH},
+    {GET, "/api/v2/notifications/:group_key/accounts", eu_notifications_groups_accounts,
+     "read:notifications", AUTH},
+    {POST, "/api/v2/notifications/:group_key/dismiss", eu_notifications_groups_dismiss,
+     "write:notifications", AUTH},
+
+    /* conversations.c */
+    {GET, "/api/v1/conversations", eu_conversations_index, "read:statuses", AUTH},
+    {DEL, "/api/v1/conversations/:id", eu_conversations_destroy, "write:conversations", AUTH},
+    {POST, "/api/v1/conversations/:id/read", eu_conversations_read, "write:conversations", AUTH},
+
+    /* filters.c */
+    {GET, "/api/v1/filters", eu_filters_v1_index, "read:filters", AUTH},
+    {POST, "/api/v1/filters", eu_filters_v1_create, "write:filters", AUTH},
+    {GET, "/api/v1/filters/:id", eu_filters_v1_show, "read:filters", AUTH},
+    {PUT, "/api/v1/filters/:id", eu_filters_v1_update, "write:filters", AUTH},
+    {DEL, "/api/v1/filters/:id", eu_filters_v1_destroy, "write:filters", AUTH},
+    {GET, "/api/v2/filters", eu_filters_v2_index, "read:filters", AUTH},
+    {POST, "/api/v2/filters", eu_filters_v2_create, "write:filters", AUTH},
+    {GET, "/api/v2/filters/keywords/:id", eu_filters_keywords_show, "read:filters", AUTH},
+    {PUT, "/api/v2/filters/keywords/:id", eu_filters_keywords_update, "write:filters", AUTH},
+    {DEL, "/api/v2/filters/keywords/:id", eu_filters_keywords_destroy, "write:filters", AUTH},
+    {GET, "/api/v2/filters/statuses/:id", eu_filters_statuses_show, "read:filters", AUTH},
+    {DEL, "/api/v2/filters/statuses/:id", eu_filters_statuses_destroy, "write:filters", AUTH},
+    {GET, "/api/v2/filters/:id", eu_filters_v2_show, "read:filters", AUTH},
+    {PUT, "/api/v2/filters/:id", eu_filters_v2_update, "write:filters", AUTH},
+    {DEL, "/api/v2/filters/:id", eu_filters_v2_destroy, "write:filters", AUTH},
+    {GET, "/api/v2/filters/:filter_id/keywords", eu_filters_keywords_index, "read:filters", AUTH},
+    {POST, "/api/v2/filters/:filter_id/keywords", eu_filters_keywords_create, "write:filters",
+     AUTH},
+    {GET, "/api/v2/filters/:filter_id/statuses", eu_filters_statuses_index, "read:filters", AUTH},
+    {POST, "/api/v2/filters/:filter_id/statuses", eu_filters_statuses_create, "write:filters",
+     AUTH},
+
+    /* search.c */
+    {GET, "/api/v2/search", eu_search_v2, "read:search", OPT},
+
+    /* this file */
+    {GET, "/api/v1/favourites", favourites_index, "read:favourites", AUTH},
+    {GET, "/api/v1/bookmarks", bookmarks_index, "read:bookmarks", AUTH},
+    {GET, "/api/v1/timelines/list/:id", list_timeline, "read:lists", AUTH},
+    {GET, "/api/v1/markers", markers_index, "read:statuses", AUTH},
+    {POST, "/api/v1/markers", markers_create, "write:statuses", AUTH},
+    {GET, "/api/v1/preferences", preferences_show, "read:accounts", AUTH},
+    {GET, "/api/v1/followed_tags", followed_tags_index, "read:follows", AUTH},
+    {GET, "/api/v1/tags/:name", tags_show, "read:follows", OPT},
+    {POST, "/api/v1/tags/:name/follow", tags_follow, "write:follows", AUTH},
+    {POST, "/api/v1/tags/:name/unfollow", tags_unfollow, "write:follows", AUTH},
+    {GET, "/api/v1/custom_emojis", reply_empty_list, NULL, EU_ROUTE_CORS},
+    {GET, "/api/v1/trends", reply_empty_list, NULL, EU_ROUTE_CORS},
+    {GET, "/api/v1/trends/tags", reply_empty_list, NULL, EU_ROUTE_CORS},
+    {GET, "/api/v1/trends/statuses", reply_empty_list, NULL, EU_ROUTE_CORS},
+    {GET, "/api/v1/trends/links", reply_empty_list, NULL, EU_ROUTE_CORS},
+    {GET, "/api/v1/announcements", reply_empty_list, "read", AUTH},
     {0},
 };

@@ -1,0 +1,1149 @@
+/*
+ * Filters: the v2 API (/api/v2/filters with its keywords and statuses
+ * subresources), the v1 API (/api/v1/filters, where every keyword shows as
+ * a filter of its own, as Mastodon 4 maps them), and applying the viewer's
+ * filters to rendered statuses (include/eunha/filters.h).
+ *
+ * Applying runs in C on rendered statuses rather than in SQL, because the
+ * text to match is the rendered content with its HTML taken out, and a
+ * page holds at most a few dozen statuses. The filters loaded for a request
+ * are found by request pointer in a small hash table: struct eu_req has no
+ * slot for them, and the arena's cleanup removes the entry when the request
+ * ends, so a finished request never leaves one behind.
+ */
+#include "eunha/filters.h"
+
+#include <ctype.h>
+#include <event2/event.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/params.h"
+#include "social_internal.h"
+
+/* Mastodon's limits (CustomFilter::TITLE_LENGTH_LIMIT, KEYWORD_LENGTH_LIMIT). */
+#define TITLE_MAX 256
+#define KEYWORD_MAX 512
+/* Keywords one request may add or change: bounds the JSON we send to SQL. */
+#define KEYWORDS_MAX 100
+
+/*
+ * The Filter entity's columns for a filters row aliased f: id, title,
+ * context (JSON), expires_at, action, keywords (JSON), statuses (JSON).
+ */
+#define FILTER_COLUMNS                                                                             \
+    "f.id::text, f.title, array_to_json(f.context)::text, CASE WHEN f.expires_at IS NULL"         \
+    " THEN NULL ELSE " EU_SQL_TS("f.expires_at") " END, f.action,"                                 \
+    " (SELECT coalesce(json_agg(json_build_object('id', k.id::text, 'keyword', k.keyword,"        \
+    "  'whole_word', k.whole_word) ORDER BY k.id), '[]') FROM filter_keywords k"                   \
+    "  WHERE k.filter_id = f.id)::text,"                                                            \
+    " (SELECT coalesce(json_agg(json_build_object('id', fs.id::text, 'status_id',"               \
+    "  fs.status_id::text) ORDER BY fs.id), '[]') FROM filter_statuses fs"                        \
+    "  WHERE fs.filter_id = f.id)::text"
+
+/* A v1 filter is one keyword with its filter's settings; k and f aliased. */
+#define V1_COLUMNS                                                                                 \
+    "k.id::text, k.keyword, array_to_json(f.context)::text, k.whole_word, CASE WHEN"              \
+    " f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS("f.expires_at") " END, f.action = 'hide'"
+
+#define KEYWORD_COLUMNS "k.id::text, k.keyword, k.whole_word"
+#define FSTATUS_COLUMNS "fs.id::text, fs.status_id::text"
+
+static const char *const CONTEXTS[] = {"home", "notifications", "public", "thread", "account"};
+
+/* ------------------------------------------------------------ entities */
+
+static json_t *
+parse_json_cell(const PGresult *res, int row, int col)
+{
+    json_t *v = json_loads(PQgetvalue(res, row, col), JSON_DECODE_ANY, NULL);
+    return v ? v : json_array();
+}
+
+static json_t *
+null_or_string(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
+}
+
+/* The v2 Filter entity from FILTER_COLUMNS at col; with_rules adds keywords
+ * and statuses (a FilterResult's filter has neither, as in Mastodon). New
+ * reference. */
+static json_t *
+filter_json(const PGresult *res, int row, int col, bool with_rules)
+{
+    json_t *f = json_pack("{s:s, s:s, s:o, s:o, s:s}", "id", PQgetvalue(res, row, col), "title",
+                          PQgetvalue(res, row, col + 1), "context",
+                          parse_json_cell(res, row, col + 2), "expires_at",
+                          null_or_string(res, row, col + 3), "filter_action",
+                          PQgetvalue(res, row, col + 4));
+    if (with_rules) {
+        json_object_set_new(f, "keywords", parse_json_cell(res, row, col + 5));
+        json_object_set_new(f, "statuses", parse_json_cell(res, row, col + 6));
+    }
+    return f;
+}
+
+static json_t *
+v1_json(const PGresult *res, int row, int col)
+{
+    return json_pack("{s:s, s:s, s:o, s:b, s:o, s:b}", "id", PQgetvalue(res, row, col), "phrase",
+                     PQgetvalue(res, row, col + 1), "context", parse_json_cell(res, row, col + 2),
+                     "whole_word", PQgetvalue(res, row, col + 3)[0] == 't', "expires_at",
+                     null_or_string(res, row, col + 4), "irreversible",
+                     PQgetvalue(res, row, col + 5)[0] == 't');
+}
+
+static json_t *
+keyword_json(const PGresult *res, int row, int col)
+{
+    return json_pack("{s:s, s:s, s:b}", "id", PQgetvalue(res, row, col), "keyword",
+                     PQgetvalue(res, row, col + 1), "whole_word",
+                     PQgetvalue(res, row, col + 2)[0] == 't');
+}
+
+static json_t *
+fstatus_json(const PGresult *res, int row, int col)
+{
+    return json_pack("{s:s, s:s}", "id", PQgetvalue(res, row, col), "status_id",
+                     PQgetvalue(res, row, col + 1));
+}
+
+static json_t *
+filter_full_json(const PGresult *res, int row, int col)
+{
+    return filter_json(res, row, col, true);
+}
+
+/* -------------------------------------------------------------- loading */
+
+struct loaded_filter {
+    json_t *entity;   /* Filter without rules, as FilterResult shows it */
+    json_t *context;  /* borrowed from entity */
+    json_t *keywords; /* [{keyword, whole_word}] */
+    json_t *statuses; /* [{status_id}] */
+    bool hide;
+};
+
+struct filter_set {
+    struct filter_set *next;
+    const struct eu_req *req;
+    struct loaded_filter *filters;
+    size_t n;
+    bool loaded;
+};
+
+#define SET_BUCKETS 64
+/* Requests run on the loop thread only, so this needs no lock. */
+static struct filter_set *sets[SET_BUCKETS];
+
+static size_t
+bucket_of(const struct eu_req *req)
+{
+    return ((uintptr_t)req >> 4) % SET_BUCKETS;
+}
+
+static struct filter_set *
+find_set(const struct eu_req *req)
+{
+    for (struct filter_set *s = sets[bucket_of(req)]; s; s = s->next)
+        if (s->req == req)
+            return s;
+    return NULL;
+}
+
+static void
+on_set_freed(void *data)
+{
+    struct filter_set *set = data;
+    for (struct filter_set **p = &sets[bucket_of(set->req)]; *p; p = &(*p)->next) {
+        if (*p == set) {
+            *p = set->next;
+            break;
+        }
+    }
+    for (size_t i = 0; i < set->n; i++) {
+        json_decref(set->filters[i].entity);
+        json_decref(set->filters[i].keywords);
+        json_decref(set->filters[i].statuses);
+    }
+    free(set->filters);
+    free(set);
+}
+
+struct load {
+    struct eu_req *req;
+    void (*done)(struct eu_req *req, void *arg);
+    void *arg;
+};
+
+static void
+on_filters_loaded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct load *l = arg;
+    struct eu_req *req = l->req;
+    eu_req_enter(req);
+    struct filter_set *set = find_set(req);
+    if (st != EU_DB_OK) {
+        eu_log_warn("filters", "cannot load filters: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+    } else if (set && !set->loaded) {
+        int n = PQntuples(res);
+        set->filters = eu_xcalloc((size_t)n ? (size_t)n : 1, sizeof(*set->filters));
+        for (int i = 0; i < n; i++) {
+            struct loaded_filter *f = &set->filters[set->n++];
+            f->entity = filter_json(res, i, 0, false);
+            f->context = json_object_get(f->entity, "context");
+            f->keywords = parse_json_cell(res, i, 5);
+            f->statuses = parse_json_cell(res, i, 6);
+            f->hide = strcmp(PQgetvalue(res, i, 4), "hide") == 0;
+        }
+        set->loaded = true;
+    }
+    l->done(req, l->arg);
+}
+
+static void
+on_already_loaded(evutil_socket_t fd, short what, void *arg)
+{
+    struct load *l = arg;
+    eu_req_enter(l->req);
+    l->done(l->req, l->arg);
+}
+
+void
+eu_filters_load(struct eu_req *req, void (*done)(struct eu_req *req, void *arg), void *arg)
+{
+    struct load *l = eu_arena_calloc(req->arena, sizeof(*l));
+    l->req = req;
+    l->done = done;
+    l->arg = arg;
+    struct filter_set *set = find_set(req);
+    if (set && set->loaded) {
+        /* The contract says done runs later; a zero timeout keeps it so. */
+        struct timeval zero = {0, 0};
+        event_base_once(req->app->base, -1, EV_TIMEOUT, on_already_loaded, l, &zero);
+        return;
+    }
+    if (!set) {
+        set = eu_xcalloc(1, sizeof(*set));
+        set->req = req;
+        set->next = sets[bucket_of(req)];
+        sets[bucket_of(req)] = set;
+        eu_arena_on_free(req->arena, on_set_freed, set);
+    }
+    const char *p[] = {eu_social_viewer(req)};
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.account_id = $1::bigint"
+                     " AND (f.expires_at IS NULL OR f.expires_at > now()) ORDER BY f.id",
+                     1, p, on_filters_loaded, l);
+}
+
+/* ------------------------------------------------------------- matching */
+
+static bool
+is_word_byte(unsigned char c)
+{
+    /* Bytes of non-ASCII characters count as letters: a keyword in any
+     * script then matches whole words the way an ASCII one does. */
+    return c >= 0x80 || isalnum(c) || c == '_';
+}
+
+/*
+ * Does keyword kw occur in text, ignoring ASCII case? With whole_word, a
+ * keyword that starts (ends) with a word character must start (end) at a
+ * word boundary — Mastodon's \b only where the keyword has a word edge.
+ */
+static bool
+keyword_matches(const char *text, const char *kw, bool whole_word)
+{
+    size_t kl = strlen(kw), tl = strlen(text);
+    if (kl == 0 || kl > tl)
+        return false;
+    bool edge_start = whole_word && is_word_byte((unsigned char)kw[0]);
+    bool edge_end = whole_word && is_word_byte((unsigned char)kw[kl - 1]);
+    for (size_t i = 0; i + kl <= tl; i++) {
+        if (strncasecmp(text + i, kw, kl) != 0)
+            continue;
+        if (edge_start && i > 0 && is_word_byte((unsigned char)text[i - 1]))
+            continue;
+        if (edge_end && i + kl < tl && is_word_byte((unsigned char)text[i + kl]))
+            continue;
+        return true;
+    }
+    return false;
+}
+
+static const struct {
+    const char *name;
+    char c;
+} ENTITIES[] = {{"&amp;", '&'}, {"&lt;", '<'},  {"&gt;", '>'},
+                {"&quot;", '"'}, {"&#39;", '\''}, {"&apos;", '\''}};
+
+/*
+ * The text filters match: the content warning, a blank line, then the
+ * content with tags taken out (paragraph and line breaks become newlines,
+ * so words on either side stay apart) and entities decoded. Caller frees.
+ */
+static char *
+searchable_text(json_t *status)
+{
+    const char *spoiler = json_string_value(json_object_get(status, "spoiler_text"));
+    const char *html = json_string_value(json_object_get(status, "content"));
+    spoiler = spoiler ? spoiler : "";
+    html = html ? html : "";
+    size_t sl = strlen(spoiler);
+    char *out = eu_xmalloc(sl + strlen(html) + 3);
+    memcpy(out, spoiler, sl);
+    char *o = out + sl;
+    *o++ = '\n';
+    *o++ = '\n';
+    for (const char *p = html; *p;) {
+        if (*p == '<') {
+            const char *end = strchr(p, '>');
+            if (!end)
+                break;
+            if (strncasecmp(p, "<br", 3) == 0 || strncasecmp(p, "</p", 3) == 0)
+                *o++ = '\n';
+            p = end + 1;
+            continue;
+        }
+        if (*p == '&') {
+            size_t i;
+            for (i = 0; i < sizeof(ENTITIES) / sizeof(ENTITIES[0]); i++) {
+                size_t l = strlen(ENTITIES[i].name);
+                if (strncmp(p, ENTITIES[i].name, l) == 0) {
+                    *o++ = ENTITIES[i].c;
+                    p += l;
+                    break;
+                }
+            }
+            if (i < sizeof(ENTITIES) / sizeof(ENTITIES[0]))
+                continue;
+        }
+        *o++ = *p++;
+    }
+    *o = '\0';
+    return out;
+}
+
+static bool
+context_has(json_t *contexts, const char *context)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(contexts, i, c) {
+        if (json_is_string(c) && strcmp(json_string_value(c), context) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool
+eu_filters_apply(struct eu_req *req, json_t *status, const char *context)
+{
+    struct filter_set *set = find_set(req);
+    if (!set || !set->loaded || !json_is_object(status))
+        return false;
+    const char *status_id = json_string_value(json_object_get(status, "id"));
+    json_t *results = json_array();
+    char *text = NULL;
+    bool hide = false;
+    for (size_t i = 0; i < set->n && !hide; i++) {
+        struct loaded_filter *f = &set->filters[i];
+        if (!context_has(f->context, context))
+            continue;
+        json_t *kw_matches = NULL, *st_matches = NULL;
+        size_t j;
+        json_t *k;
+        json_array_foreach(f->keywords, j, k) {
+            const char *kw = json_string_value(json_object_get(k, "keyword"));
+            if (!kw)
+                continue;
+            if (!text)
+                text = searchable_text(status);
+            if (keyword_matches(text, kw, json_is_true(json_object_get(k, "whole_word")))) {
+                if (!kw_matches)
+                    kw_matches = json_array();
+                json_array_append_new(kw_matches, json_string(kw));
+            }
+        }
+        json_array_foreach(f->statuses, j, k) {
+            const char *sid = json_string_value(json_object_get(k, "status_id"));
+            if (sid && status_id && strcmp(sid, status_id) == 0) {
+                if (!st_matches)
+                    st_matches = json_array();
+                json_array_append_new(st_matches, json_string(sid));
+            }
+        }
+        if (!kw_matches && !st_matches)
+            continue;
+        if (f->hide)
+            hide = true;
+        json_array_append_new(results,
+                              json_pack("{s:O, s:o, s:o}", "filter", f->entity, "keyword_matches",
+                                        kw_matches ? kw_matches : json_null(), "status_matches",
+                                        st_matches ? st_matches : json_null()));
+    }
+    free(text);
+    json_object_set_new(status, "filtered", results);
+    return hide;
+}
+
+/* ------------------------------------------------------------- replies */
+
+typedef json_t *(*row_json_fn)(const PGresult *res, int row, int col);
+
+struct reply {
+    struct eu_req *req;
+    row_json_fn build; /* NULL: answer {} when a row came back */
+    bool many;         /* an array of every row, rather than the one row or 404 */
+};
+
+static void
+on_rows(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct reply *r = arg;
+    struct eu_req *req = r->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    if (r->many) {
+        json_t *out = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(out, r->build(res, i, 0));
+        eu_req_reply_json(req, 200, out);
+        return;
+    }
+    if (n == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, r->build ? r->build(res, 0, 0) : json_object());
+}
+
+static void
+query_reply(struct eu_req *req, const char *sql, int n, const char *const *p, row_json_fn build,
+            bool many)
+{
+    struct reply *r = eu_arena_calloc(req->arena, sizeof(*r));
+    r->req = req;
+    r->build = build;
+    r->many = many;
+    eu_db_pool_query(eu_social_pool(req), sql, n, p, on_rows, r);
+}
+
+/* Answers 404 unless path parameter name is an id; returns it or NULL. */
+static const char *
+id_param(struct eu_req *req, const char *name)
+{
+    const char *id = eu_req_param(req, name);
+    if (!eu_social_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return id;
+}
+
+static json_t *
+read_params(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params)
+        eu_req_reply_eu_error(req, &err);
+    return params;
+}
+
+/* --------------------------------------------------------- validation */
+
+struct filter_input {
+    const char *title;    /* NULL: absent */
+    const char *context;  /* JSON array text, NULL: absent */
+    const char *action;   /* NULL: absent */
+    bool expires_given;   /* expires_in present (empty or null clears it) */
+    const char *expires;  /* seconds as text, NULL for never */
+    const char *keywords; /* JSON [{id, keyword, whole_word, destroy}], NULL: absent */
+};
+
+/* Reads "context" (array or single string) into a JSON array text after
+ * checking every value. Returns 0 (absent: *out NULL), or -1 after 422. */
+static int
+read_context(struct eu_req *req, json_t *params, bool required, const char **out)
+{
+    *out = NULL;
+    json_t *arr = eu_param_array(params, "context");
+    if (!arr) {
+        if (required) {
+            eu_req_reply_error(req, 422, "Validation failed: Context can't be blank");
+            return -1;
+        }
+        return 0;
+    }
+    json_t *clean = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) {
+        const char *s = json_string_value(v);
+        bool ok = false;
+        for (size_t c = 0; s && c < sizeof(CONTEXTS) / sizeof(CONTEXTS[0]); c++)
+            ok = ok || strcmp(s, CONTEXTS[c]) == 0;
+        if (!ok) {
+            json_decref(arr);
+            json_decref(clean);
+            eu_req_reply_error(req, 422, "Validation failed: Context contains invalid values");
+            return -1;
+        }
+        if (!context_has(clean, s))
+            json_array_append(clean, v);
+    }
+    json_decref(arr);
+    if (json_array_size(clean) == 0) {
+        json_decref(clean);
+        eu_req_reply_error(req, 422, "Validation failed: Context can't be blank");
+        return -1;
+    }
+    char *text = json_dumps(clean, JSON_COMPACT);
+    *out = eu_arena_strdup(req->arena, text);
+    free(text);
+    json_decref(clean);
+    return 0;
+}
+
+static int
+read_expires(struct eu_req *req, json_t *params, struct filter_input *in)
+{
+    json_t *v = json_object_get(params, "expires_in");
+    if (!v)
+        return 0;
+    in->expires_given = true;
+    if (json_is_null(v) || (json_is_string(v) && json_string_length(v) == 0))
+        return 0;
+    long long secs;
+    if (eu_param_int(params, "expires_in", &secs) < 0 || secs < 0 || secs > 10LL * 365 * 86400) {
+        eu_req_reply_error(req, 422, "Validation failed: Expires in is not a valid duration");
+        return -1;
+    }
+    if (secs > 0)
+        in->expires = eu_arena_sprintf(req->arena, "%lld", secs);
+    return 0;
+}
+
+static int
+check_keyword(struct eu_req *req, const char *kw)
+{
+    if (!kw || !*kw) {
+        eu_req_reply_error(req, 422, "Validation failed: Keyword can't be blank");
+        return -1;
+    }
+    if (strlen(kw) > KEYWORD_MAX) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: Keyword is too long (maximum is %d characters)",
+                           KEYWORD_MAX);
+        return -1;
+    }
+    return 0;
+}
+
+/* A boolean member of obj, as JSON or form text; def when absent. */
+static int
+member_bool(json_t *obj, const char *key, bool def, bool *out)
+{
+    *out = def;
+    if (!json_object_get(obj, key) || json_is_null(json_object_get(obj, key)))
+        return 0;
+    return eu_param_bool(obj, key, out) < 0 ? -1 : 0;
+}
+
+/* keywords_attributes: an array of objects (JSON) or an object keyed by
+ * index (keywords_attributes[0][keyword]=... in a form). */
+static int
+read_keywords(struct eu_req *req, json_t *params, struct filter_input *in)
+{
+    json_t *attrs = json_object_get(params, "keywords_attributes");
+    if (!attrs || json_is_null(attrs))
+        return 0;
+    json_t *list = json_array();
+    if (json_is_array(attrs)) {
+        json_array_extend(list, attrs);
+    } else if (json_is_object(attrs)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(attrs, k, v) json_array_append(list, v);
+    } else {
+        json_decref(list);
+        eu_req_reply_error(req, 422, "Validation failed: Keywords attributes is invalid");
+        return -1;
+    }
+    if (json_array_size(list) > KEYWORDS_MAX) {
+        json_decref(list);
+        eu_req_reply_error(req, 422, "Validation failed: Too many keywords");
+        return -1;
+    }
+    json_t *clean = json_array();
+    size_t i;
+    json_t *a;
+    int rc = 0;
+    json_array_foreach(list, i, a) {
+        if (!json_is_object(a)) {
+            eu_req_reply_error(req, 422, "Validation failed: Keywords attributes is invalid");
+            rc = -1;
+            break;
+        }
+        const char *id = eu_param_str(a, "id");
+        const char *kw = eu_param_str(a, "keyword");
+        bool whole, destroy;
+        if (member_bool(a, "whole_word", true, &whole) < 0 ||
+            member_bool(a, "_destroy", false, &destroy) < 0) {
+            eu_req_reply_error(req, 422, "Validation failed: Whole word is not a boolean");
+            rc = -1;
+            break;
+        }
+        if (id && !eu_social_id_is_valid(id)) {
+            eu_req_reply_error(req, 404, "Record not found");
+            rc = -1;
+            break;
+        }
+        /* A new keyword needs its text; an existing one keeps it if absent. */
+        if (!destroy && (!id || kw) && check_keyword(req, kw) < 0) {
+            rc = -1;
+            break;
+        }
+        json_t *o = json_pack("{s:b, s:b}", "destroy", destroy, "whole_word", whole);
+        json_object_set_new(o, "id", id ? json_string(id) : json_null());
+        json_object_set_new(o, "keyword", kw ? json_string(kw) : json_null());
+        /* Absent whole_word keeps an existing keyword's setting. */
+        if (!json_object_get(a, "whole_word") || json_is_null(json_object_get(a, "whole_word")))
+            json_object_set_new(o, "whole_word", id ? json_null() : json_true());
+        json_array_append_new(clean, o);
+    }
+    json_decref(list);
+    if (rc == 0) {
+        char *text = json_dumps(clean, JSON_COMPACT);
+        in->keywords = eu_arena_strdup(req->arena, text);
+        free(text);
+    }
+    json_decref(clean);
+    return rc;
+}
+
+/* Reads a v2 filter's parameters; create requires title and context. */
+static int
+read_filter_input(struct eu_req *req, json_t *params, bool create, struct filter_input *in)
+{
+    memset(in, 0, sizeof(*in));
+    in->title = eu_param_str(params, "title");
+    if ((create || in->title) && (!in->title || !*in->title)) {
+        eu_req_reply_error(req, 422, "Validation failed: Title can't be blank");
+        return -1;
+    }
+    if (in->title && strlen(in->title) > TITLE_MAX) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: Title is too long (maximum is %d characters)",
+                           TITLE_MAX);
+        return -1;
+    }
+    if (read_context(req, params, create, &in->context) < 0)
+        return -1;
+    in->action = eu_param_str(params, "filter_action");
+    if (in->action && !*in->action)
+        in->action = NULL;
+    if (in->action && strcmp(in->action, "warn") != 0 && strcmp(in->action, "hide") != 0 &&
+        strcmp(in->action, "blur") != 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Filter action is not included in the list");
+        return -1;
+    }
+    if (read_expires(req, params, in) < 0)
+        return -1;
+    return read_keywords(req, params, in);
+}
+
+/* ------------------------------------------------------------- v2 CRUD */
+
+void
+eu_filters_v2_index(struct eu_req *req)
+{
+    const char *p[] = {eu_social_viewer(req)};
+    query_reply(req,
+                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.account_id = $1::bigint"
+                " ORDER BY f.id DESC",
+                1, p, filter_full_json, true);
+}
+
+void
+eu_filters_v2_show(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    query_reply(req,
+                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.account_id = $1::bigint"
+                " AND f.id = $2::bigint",
+                2, p, filter_full_json, false);
+}
+
+void
+eu_filters_v2_create(struct eu_req *req)
+{
+    json_t *params = read_params(req);
+    struct filter_input in;
+    if (!params || read_filter_input(req, params, true, &in) < 0)
+        return;
+    const char *p[] = {eu_social_viewer(req), in.title, in.context, in.action, in.expires,
+                       in.keywords ? in.keywords : "[]"};
+    /* One statement: the final SELECT sees what the CTEs returned. */
+    query_reply(req,
+                "WITH f AS (INSERT INTO filters (account_id, title, context, action, expires_at)"
+                " VALUES ($1::bigint, $2, ARRAY(SELECT json_array_elements_text($3::json)),"
+                " coalesce($4, 'warn'), now() + make_interval(secs => $5::int)) RETURNING *),"
+                " k AS (INSERT INTO filter_keywords (filter_id, keyword, whole_word)"
+                " SELECT f.id, x.keyword, coalesce(x.whole_word, true) FROM f,"
+                " json_to_recordset($6::json) AS x(keyword text, whole_word boolean,"
+                " destroy boolean) WHERE NOT x.destroy RETURNING *)"
+                " SELECT f.id::text, f.title, array_to_json(f.context)::text,"
+                " CASE WHEN f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS("f.expires_at")
+                " END, f.action, (SELECT coalesce(json_agg(json_build_object('id', k.id::text,"
+                " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY k.id), '[]')"
+                " FROM k)::text, '[]' FROM f",
+                6, p, filter_full_json, false);
+}
+
+struct update {
+    struct eu_req *req;
+    const char *id;
+};
+
+static void
+on_filter_updated(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct update *u = arg;
+    struct eu_req *req = u->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23502") == 0)
+            eu_req_reply_error(req, 422, "Validation failed: Keyword can't be blank");
+        else
+            eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *p[] = {eu_social_viewer(req), u->id};
+    query_reply(req,
+                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.account_id = $1::bigint"
+                " AND f.id = $2::bigint",
+                2, p, filter_full_json, false);
+}
+
+void
+eu_filters_v2_update(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    json_t *params = read_params(req);
+    struct filter_input in;
+    if (!params || read_filter_input(req, params, false, &in) < 0)
+        return;
+    struct update *u = eu_arena_calloc(req->arena, sizeof(*u));
+    u->req = req;
+    u->id = id;
+    const char *p[] = {eu_social_viewer(req), id,          in.title,
+                       in.context,            in.action,   in.expires_given ? "t" : "f",
+                       in.expires,            in.keywords ? in.keywords : "[]"};
+    /* Keywords with an id are changed or (with _destroy) deleted, others
+     * added; ids of another filter's keywords match nothing. */
+    eu_db_pool_query(
+        eu_social_pool(req),
+        "WITH f AS (UPDATE filters SET title = coalesce($3, title),"
+        " context = CASE WHEN $4::json IS NULL THEN context"
+        "  ELSE ARRAY(SELECT json_array_elements_text($4::json)) END,"
+        " action = coalesce($5, action),"
+        " expires_at = CASE WHEN $6::boolean THEN now() + make_interval(secs => $7::int)"
+        "  ELSE expires_at END"
+        " WHERE id = $2::bigint AND account_id = $1::bigint RETURNING id),"
+        " x AS (SELECT * FROM json_to_recordset($8::json) AS x(id bigint, keyword text,"
+        "  whole_word boolean, destroy boolean)),"
+        " d AS (DELETE FROM filter_keywords k USING f, x WHERE k.filter_id = f.id"
+        "  AND k.id = x.id AND x.destroy),"
+        " u AS (UPDATE filter_keywords k SET keyword = coalesce(x.keyword, k.keyword),"
+        "  whole_word = coalesce(x.whole_word, k.whole_word) FROM f, x"
+        "  WHERE k.filter_id = f.id AND k.id = x.id AND NOT x.destroy),"
+        " i AS (INSERT INTO filter_keywords (filter_id, keyword, whole_word)"
+        "  SELECT f.id, x.keyword, coalesce(x.whole_word, true) FROM f, x"
+        "  WHERE x.id IS NULL AND NOT x.destroy)"
+        " SELECT id FROM f",
+        8, p, on_filter_updated, u);
+}
+
+void
+eu_filters_v2_destroy(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    query_reply(req,
+                "DELETE FROM filters WHERE account_id = $1::bigint AND id = $2::bigint"
+                " RETURNING id",
+                2, p, NULL, false);
+}
+
+/* ------------------------------------------------- keywords subresource */
+
+/* The JSON array in the one row, or 404 when the filter is not the viewer's. */
+static void
+on_filter_owned(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct reply *r = arg;
+    struct eu_req *req = r->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    json_t *items = parse_json_cell(res, 0, 0);
+    eu_req_reply_json(req, 200, items);
+}
+
+void
+eu_filters_keywords_index(struct eu_req *req)
+{
+    const char *id = id_param(req, "filter_id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    struct reply *r = eu_arena_calloc(req->arena, sizeof(*r));
+    r->req = req;
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT (SELECT coalesce(json_agg(json_build_object('id', k.id::text,"
+                     " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY k.id), '[]')"
+                     " FROM filter_keywords k WHERE k.filter_id = f.id)::text FROM filters f"
+                     " WHERE f.account_id = $1::bigint AND f.id = $2::bigint",
+                     2, p, on_filter_owned, r);
+}
+
+void
+eu_filters_keywords_create(struct eu_req *req)
+{
+    const char *id = id_param(req, "filter_id");
+    if (!id)
+        return;
+    json_t *params = read_params(req);
+    if (!params)
+        return;
+    const char *kw = eu_param_str(params, "keyword");
+    bool whole;
+    if (check_keyword(req, kw) < 0)
+        return;
+    if (member_bool(params, "whole_word", true, &whole) < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Whole word is not a boolean");
+        return;
+    }
+    const char *p[] = {eu_social_viewer(req), id, kw, whole ? "t" : "f"};
+    query_reply(req,
+                "INSERT INTO filter_keywords AS k (filter_id, keyword, whole_word)"
+                " SELECT f.id, $3, $4::boolean FROM filters f WHERE f.account_id = $1::bigint"
+                " AND f.id = $2::bigint RETURNING " KEYWORD_COLUMNS,
+                4, p, keyword_json, false);
+}
+
+void
+eu_filters_keywords_show(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    query_reply(req,
+                "SELECT " KEYWORD_COLUMNS " FROM filter_keywords k JOIN filters f"
+                " ON f.id = k.filter_id WHERE f.account_id = $1::bigint AND k.id = $2::bigint",
+                2, p, keyword_json, false);
+}
+
+void
+eu_filters_keywords_update(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    json_t *params = read_params(req);
+    if (!params)
+        return;
+    const char *kw = eu_param_str(params, "keyword");
+    if (kw && check_keyword(req, kw) < 0)
+        return;
+    bool whole;
+    if (member_bool(params, "whole_word", true, &whole) < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Whole word is not a boolean");
+        return;
+    }
+    bool has_whole = json_object_get(params, "whole_word") != NULL;
+    const char *p[] = {eu_social_viewer(req), id, kw, has_whole ? (whole ? "t" : "f") : NULL};
+    query_reply(req,
+                "UPDATE filter_keywords k SET keyword = coalesce($3, k.keyword),"
+                " whole_word = coalesce($4::boolean, k.whole_word) FROM filters f"
+                " WHERE f.id = k.filter_id AND f.account_id = $1::bigint AND k.id = $2::bigint"
+                " RETURNING " KEYWORD_COLUMNS,
+                4, p, keyword_json, false);
+}
+
+void
+eu_filters_keywords_destroy(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    query_reply(req,
+                "DELETE FROM filter_keywords k USING filters f WHERE f.id = k.filter_id"
+                " AND f.account_id = $1::bigint AND k.id = $2::bigint RETURNING k.id",
+                2, p, NULL, false);
+}
+
+/* ------------------------------------------------- statuses subresource */
+
+void
+eu_filters_statuses_index(struct eu_req *req)
+{
+    const char *id = id_param(req, "filter_id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    struct reply *r = eu_arena_calloc(req->arena, sizeof(*r));
+    r->req = req;
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT (SELECT coalesce(json_agg(json_build_object('id', fs.id::text,"
+                     " 'status_id', fs.status_id::text) ORDER BY fs.id), '[]')"
+                     " FROM filter_statuses fs WHERE fs.filter_id = f.id)::text FROM filters f"
+                     " WHERE f.account_id = $1::bigint AND f.id = $2::bigint",
+                     2, p, on_filter_owned, r);
+}
+
+void
+eu_filters_statuses_create(struct eu_req *req)
+{
+    const char *id = id_param(req, "filter_id");
+    if (!id)
+        return;
+    json_t *params = read_params(req);
+    if (!params)
+        return;
+    const char *sid = eu_param_str(params, "status_id");
+    if (!eu_social_id_is_valid(sid)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *p[] = {eu_social_viewer(req), id, sid};
+    /* Adding a status twice returns the existing row, as Mastodon's
+     * uniqueness validation would refuse a duplicate. */
+    query_reply(req,
+                "WITH old AS (SELECT fs.id, fs.status_id FROM filter_statuses fs JOIN filters f"
+                " ON f.id = fs.filter_id WHERE f.account_id = $1::bigint AND f.id = $2::bigint"
+                " AND fs.status_id = $3::bigint),"
+                " ins AS (INSERT INTO filter_statuses (filter_id, status_id)"
+                " SELECT f.id, s.id FROM filters f, statuses s WHERE f.account_id = $1::bigint"
+                " AND f.id = $2::bigint AND s.id = $3::bigint AND s.deleted_at IS NULL"
+                " AND NOT EXISTS (SELECT 1 FROM old) RETURNING id, status_id)"
+                " SELECT fs.id::text, fs.status_id::text FROM (SELECT * FROM old UNION ALL"
+                " SELECT * FROM ins) fs",
+                3, p, fstatus_json, false);
+}
+
+void
+eu_filters_statuses_show(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    query_reply(req,
+                "SELECT " FSTATUS_COLUMNS " FROM filter_statuses fs JOIN filters f"
+                " ON f.id = fs.filter_id WHERE f.account_id = $1::bigint AND fs.id = $2::bigint",
+                2, p, fstatus_json, false);
+}
+
+void
+eu_filters_statuses_destroy(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    query_reply(req,
+                "DELETE FROM filter_statuses fs USING filters f WHERE f.id = fs.filter_id"
+                " AND f.account_id = $1::bigint AND fs.id = $2::bigint RETURNING fs.id",
+                2, p, NULL, false);
+}
+
+/* ------------------------------------------------------------------- v1 */
+
+void
+eu_filters_v1_index(struct eu_req *req)
+{
+    const char *p[] = {eu_social_viewer(req)};
+    query_reply(req,
+                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.id = k.filter_id"
+                " WHERE f.account_id = $1::bigint ORDER BY k.id DESC",
+                1, p, v1_json, true);
+}
+
+void
+eu_filters_v1_show(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    query_reply(req,
+                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.id = k.filter_id"
+                " WHERE f.account_id = $1::bigint AND k.id = $2::bigint",
+                2, p, v1_json, false);
+}
+
+/* phrase, context, irreversible, whole_word, expires_in of a v1 filter. */
+struct v1_input {
+    const char *phrase, *context, *hide, *whole, *expires;
+    bool expires_given;
+};
+
+static int
+read_v1_input(struct eu_req *req, json_t *params, bool create, struct v1_input *in)
+{
+    memset(in, 0, sizeof(*in));
+    in->phrase = eu_param_str(params, "phrase");
+    if ((create || in->phrase) && check_keyword(req, in->phrase) < 0)
+        return -1;
+    if (read_context(req, params, create, &in->context) < 0)
+        return -1;
+    bool b;
+    int rc = eu_param_bool(params, "irreversible", &b);
+    if (rc < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Irreversible is not a boolean");
+        return -1;
+    }
+    in->hide = rc ? (b ? "hide" : "warn") : NULL;
+    rc = eu_param_bool(params, "whole_word", &b);
+    if (rc < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Whole word is not a boolean");
+        return -1;
+    }
+    in->whole = rc ? (b ? "t" : "f") : NULL;
+    struct filter_input fi = {0};
+    if (read_expires(req, params, &fi) < 0)
+        return -1;
+    in->expires = fi.expires;
+    in->expires_given = fi.expires_given;
+    return 0;
+}
+
+void
+eu_filters_v1_create(struct eu_req *req)
+{
+    json_t *params = read_params(req);
+    struct v1_input in;
+    if (!params || read_v1_input(req, params, true, &in) < 0)
+        return;
+    const char *p[] = {eu_social_viewer(req), in.phrase, in.context, in.hide, in.expires,
+                       in.whole};
+    query_reply(req,
+                "WITH f AS (INSERT INTO filters (account_id, title, context, action, expires_at)"
+                " VALUES ($1::bigint, $2, ARRAY(SELECT json_array_elements_text($3::json)),"
+                " coalesce($4, 'warn'), now() + make_interval(secs => $5::int)) RETURNING *),"
+                " k AS (INSERT INTO filter_keywords (filter_id, keyword, whole_word)"
+                " SELECT f.id, $2, coalesce($6::boolean, true) FROM f RETURNING *)"
+                " SELECT " V1_COLUMNS " FROM f, k",
+                6, p, v1_json, false);
+}
+
+static void
+on_v1_updated(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct update *u = arg;
+    struct eu_req *req = u->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *p[] = {eu_social_viewer(req), u->id};
+    query_reply(req,
+                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.id = k.filter_id"
+                " WHERE f.account_id = $1::bigint AND k.id = $2::bigint",
+                2, p, v1_json, false);
+}
+
+void
+eu_filters_v1_update(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    json_t *params = read_params(req);
+    struct v1_input in;
+    if (!params || read_v1_input(req, params, false, &in) < 0)
+        return;
+    struct update *u = eu_arena_calloc(req->arena, sizeof(*u));
+    u->req = req;
+    u->id = id;
+    const char *p[] = {eu_social_viewer(req), id,       in.phrase,
+                       in.context,            in.hide,  in.expires_given ? "t" : "f",
+                       in.expires,            in.whole};
+    eu_db_pool_query(
+        eu_social_pool(req),
+        "WITH k AS (UPDATE filter_keywords k SET keyword = coalesce($3, k.keyword),"
+        " whole_word = coalesce($8::boolean, k.whole_word) FROM filters f"
+        " WHERE f.id = k.filter_id AND f.account_id = $1::bigint AND k.id = $2::bigint"
+        " RETURNING k.filter_id)"
+        " UPDATE filters f SET context = CASE WHEN $4::json IS NULL THEN f.context"
+        "  ELSE ARRAY(SELECT json_array_elements_text($4::json)) END,"
+        " action = coalesce($5, f.action),"
+        " expires_at = CASE WHEN $6::boolean THEN now() + make_interval(secs => $7::int)"
+        "  ELSE f.expires_at END FROM k WHERE f.id = k.filter_id RETURNING f.id",
+        8, p, on_v1_updated, u);
+}
+
+void
+eu_filters_v1_destroy(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    /* The filter goes with its last keyword, so no empty v2 filter is left
+     * behind by a v1 client. */
+    query_reply(req,
+                "WITH k AS (DELETE FROM filter_keywords k USING filters f WHERE f.id = k.filter_id"
+                " AND f.account_id = $1::bigint AND k.id = $2::bigint RETURNING k.filter_id),"
+                " f AS (DELETE FROM filters f USING k WHERE f.id = k.filter_id AND NOT EXISTS"
+                " (SELECT 1 FROM filter_keywords o WHERE o.filter_id = f.id AND o.id <> $2::bigint)"
+                " AND NOT EXISTS (SELECT 1 FROM filter_statuses o WHERE o.filter_id = f.id)"
+                " RETURNING f.id)"
+                " SELECT filter_id FROM k",
+                2, p, NULL, false);
+}

@@ -1,0 +1,675 @@
+/*
+ * Notifications: the v1 list (/api/v1/notifications and its single,
+ * dismiss, clear and unread_count endpoints) and Mastodon 4.3's grouped
+ * notifications (/api/v2/notifications), which Mastodon's web client and
+ * Phanpy read. Rows are written by eu_notify() (notify.c), which also gives
+ * favourites, reblogs and follows their group_key.
+ *
+ * A page is one query for the notifications (with their accounts), then
+ * eu_statuses_render() for the statuses they point at: a notification whose
+ * status the viewer can no longer see (deleted, or hidden by a block since)
+ * is left out, as is one whose status a "hide" filter for the
+ * "notifications" context matches.
+ */
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/filters.h"
+#include "eunha/http.h"
+#include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/statuses.h"
+#include "social_internal.h"
+
+/* Mastodon's page sizes for notifications and the unread counters. */
+#define NOTES_LIMIT 40
+#define NOTES_LIMIT_MAX 80
+#define UNREAD_LIMIT 100
+#define UNREAD_LIMIT_MAX 1000
+/* Accounts shown per group (Mastodon's sample_account_ids). */
+#define GROUP_SAMPLES 8
+/* Notifications a grouped page looks at: bounds the work of one page for an
+ * account with a very large number of them. */
+#define GROUP_SCAN_MAX 2000
+
+/* $1 viewer, $2 types (JSON array or NULL), $3 exclude_types, $4 account_id. */
+#define NOTE_WHERE                                                                                 \
+    " n.account_id = $1::bigint"                                                                   \
+    " AND ($2::json IS NULL OR n.type IN (SELECT json_array_elements_text($2::json)))"            \
+    " AND ($3::json IS NULL OR n.type NOT IN (SELECT json_array_elements_text($3::json)))"        \
+    " AND ($4::bigint IS NULL OR n.from_account_id = $4::bigint)"                                 \
+    " AND NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = n.from_account_id"                  \
+    "  AND fa.suspended_at IS NOT NULL)"                                                           \
+    " AND (n.status_id IS NULL OR EXISTS (SELECT 1 FROM statuses ns WHERE ns.id = n.status_id"   \
+    "  AND ns.deleted_at IS NULL))"
+
+/* The notification's columns before the account's. */
+#define NOTE_COLUMNS                                                                               \
+    "n.id::text, n.type, " EU_SQL_TS("n.created_at") ", coalesce(n.group_key, 'ungrouped-' ||"    \
+    " n.id), n.status_id::text, "
+#define NOTE_NCOLS 5
+
+static void
+decref_json(void *p)
+{
+    json_decref(p);
+}
+
+/* A JSON value the request owns: released with it, whatever path ends it. */
+static json_t *
+arena_json(struct eu_req *req, json_t *v)
+{
+    eu_arena_on_free(req->arena, decref_json, v);
+    return v;
+}
+
+static bool
+reply_params_error(struct eu_req *req, json_t **params)
+{
+    struct eu_error err = {0};
+    *params = eu_req_params(req, &err);
+    if (!*params) {
+        eu_req_reply_eu_error(req, &err);
+        return true;
+    }
+    return false;
+}
+
+/* An array parameter as JSON text (NULL when absent), arena-owned. */
+static const char *
+array_param_json(struct eu_req *req, json_t *params, const char *key)
+{
+    json_t *a = eu_param_array(params, key);
+    if (!a)
+        return NULL;
+    char *s = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    const char *out = eu_arena_strdup(req->arena, s);
+    free(s);
+    return out;
+}
+
+struct type_filters {
+    const char *types, *exclude, *account;
+};
+
+static void
+read_type_filters(struct eu_req *req, json_t *params, struct type_filters *tf)
+{
+    tf->types = array_param_json(req, params, "types");
+    tf->exclude = array_param_json(req, params, "exclude_types");
+    tf->account = eu_param_str(params, "account_id");
+    if (tf->account && !eu_social_id_is_valid(tf->account))
+        tf->account = "0"; /* matches nothing, as an unknown account would */
+}
+
+/* ------------------------------------------------------------------ v1 */
+
+struct note {
+    const char *id, *type, *created_at, *group_key, *status_id;
+    json_t *account; /* borrowed from the page's accounts */
+};
+
+struct note_page {
+    struct eu_req *req;
+    struct eu_page page;
+    struct note *notes;
+    size_t n;
+    const char *first_id, *last_id; /* for the Link header; NULL: none */
+    bool single;                     /* GET /:id: one object or 404 */
+    json_t *statuses;                /* id -> Status, once rendered */
+};
+
+static json_t *
+note_json(struct note_page *np, const struct note *nt)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:O}", "id", nt->id, "type", nt->type,
+                          "created_at", nt->created_at, "group_key", nt->group_key, "account",
+                          nt->account);
+    if (nt->status_id)
+        json_object_set(o, "status", json_object_get(np->statuses, nt->status_id));
+    return o;
+}
+
+static void
+finish_notes(struct eu_req *req, void *arg)
+{
+    struct note_page *np = arg;
+    json_t *out = json_array();
+    for (size_t i = 0; i < np->n; i++) {
+        struct note *nt = &np->notes[i];
+        if (nt->status_id) {
+            json_t *st = json_object_get(np->statuses, nt->status_id);
+            if (!st)
+                continue; /* no longer visible to the viewer */
+            json_t *reblog = json_object_get(st, "reblog");
+            if (eu_filters_apply(req, json_is_object(reblog) ? reblog : st, "notifications"))
+                continue;
+        }
+        json_array_append_new(out, note_json(np, nt));
+    }
+    if (np->single) {
+        if (json_array_size(out) == 0)
+            eu_req_reply_error(req, 404, "Record not found");
+        else
+            eu_req_reply_json(req, 200, json_incref(json_array_get(out, 0)));
+        json_decref(out);
+        return;
+    }
+    eu_page_link(req, np->first_id, np->last_id);
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+on_note_statuses(struct eu_req *req, json_t *array, void *arg)
+{
+    struct note_page *np = arg;
+    eu_req_enter(req);
+    arena_json(req, array);
+    size_t i;
+    json_t *st;
+    json_array_foreach(array, i, st) {
+        const char *id = json_string_value(json_object_get(st, "id"));
+        if (id)
+            json_object_set(np->statuses, id, st);
+    }
+    eu_filters_load(req, finish_notes, np);
+}
+
+/* Renders the statuses of np's notifications, then finishes the page. */
+static void
+render_note_statuses(struct eu_req *req, struct note_page *np)
+{
+    np->statuses = arena_json(req, json_object());
+    const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (np->n ? np->n : 1));
+    size_t k = 0;
+    for (size_t i = 0; i < np->n; i++)
+        if (np->notes[i].status_id)
+            ids[k++] = np->notes[i].status_id;
+    if (k == 0) {
+        finish_notes(req, np);
+        return;
+    }
+    eu_statuses_render(req, ids, k, on_note_statuses, np);
+}
+
+static void
+on_notes(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct note_page *np = arg;
+    struct eu_req *req = np->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    bool asc = !np->single && eu_page_is_ascending(&np->page);
+    json_t *accounts = arena_json(req, json_array());
+    np->notes = eu_arena_calloc(req->arena, sizeof(struct note) * (size_t)(n ? n : 1));
+    for (int k = 0; k < n; k++) {
+        int i = asc ? n - 1 - k : k;
+        struct note *nt = &np->notes[np->n++];
+        nt->id = eu_arena_strdup(req->arena, PQgetvalue(res, i, 0));
+        nt->type = eu_arena_strdup(req->arena, PQgetvalue(res, i, 1));
+        nt->created_at = eu_arena_strdup(req->arena, PQgetvalue(res, i, 2));
+        nt->group_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, 3));
+        nt->status_id =
+            PQgetisnull(res, i, 4) ? NULL : eu_arena_strdup(req->arena, PQgetvalue(res, i, 4));
+        nt->account = eu_account_json(req, res, i, NOTE_NCOLS);
+        json_array_append_new(accounts, nt->account);
+    }
+    if (n) {
+        np->first_id = np->notes[0].id;
+        np->last_id = np->notes[n - 1].id;
+    }
+    render_note_statuses(req, np);
+}
+
+void
+eu_notifications_index(struct eu_req *req)
+{
+    json_t *params;
+    if (reply_params_error(req, &params))
+        return;
+    struct note_page *np = eu_arena_calloc(req->arena, sizeof(*np));
+    np->req = req;
+    eu_page_parse(req, &np->page, NOTES_LIMIT, NOTES_LIMIT_MAX);
+    struct type_filters tf;
+    read_type_filters(req, params, &tf);
+    const char *p[8] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account};
+    eu_page_params(&np->page, p + 4);
+    const char *sql = eu_arena_sprintf(req->arena,
+                                       "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS("a")
+                                       " FROM notifications n JOIN accounts a"
+                                       " ON a.id = n.from_account_id WHERE" NOTE_WHERE "%s",
+                                       eu_page_sql(req, &np->page, "n.id", 5));
+    eu_db_pool_query(eu_social_pool(req), sql, 8, p, on_notes, np);
+}
+
+/* Answers 404 unless the :id parameter is an id; returns it or NULL. */
+static const char *
+id_param(struct eu_req *req, const char *name)
+{
+    const char *id = eu_req_param(req, name);
+    if (!eu_social_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return id;
+}
+
+void
+eu_notifications_show(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    struct note_page *np = eu_arena_calloc(req->arena, sizeof(*np));
+    np->req = req;
+    np->single = true;
+    const char *p[] = {eu_social_viewer(req), NULL, NULL, NULL, id};
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS("a")
+                     " FROM notifications n JOIN accounts a ON a.id = n.from_account_id"
+                     " WHERE" NOTE_WHERE " AND n.id = $5::bigint",
+                     5, p, on_notes, np);
+}
+
+static void
+on_empty_reply(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    eu_req_reply_json(req, 200, json_object());
+}
+
+/* Mastodon answers {} whether or not there was such a notification. */
+void
+eu_notifications_dismiss(struct eu_req *req)
+{
+    const char *id = id_param(req, "id");
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    eu_db_pool_query(eu_social_pool(req),
+                     "DELETE FROM notifications WHERE account_id = $1::bigint AND id = $2::bigint",
+                     2, p, on_empty_reply, req);
+}
+
+void
+eu_notifications_clear(struct eu_req *req)
+{
+    const char *p[] = {eu_social_viewer(req)};
+    eu_db_pool_query(eu_social_pool(req), "DELETE FROM notifications WHERE account_id = $1::bigint",
+                     1, p, on_empty_reply, req);
+}
+
+static void
+on_count(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_int_t n = PQntuples(res) ? atoll(PQgetvalue(res, 0, 0)) : 0;
+    eu_req_reply_json(req, 200, json_pack("{s:I}", "count", n));
+}
+
+/* The limit of an unread counter: it counts up to this many. */
+static const char *
+unread_limit(struct eu_req *req, json_t *params)
+{
+    long long limit = UNREAD_LIMIT;
+    if (eu_param_int(params, "limit", &limit) < 0 || limit < 1)
+        limit = UNREAD_LIMIT;
+    if (limit > UNREAD_LIMIT_MAX)
+        limit = UNREAD_LIMIT_MAX;
+    return eu_arena_sprintf(req->arena, "%lld", limit);
+}
+
+/* Unread means newer than the "notifications" marker (all when unset). */
+#define AFTER_MARKER                                                                               \
+    " AND n.id > coalesce((SELECT m.last_read_id FROM markers m WHERE m.account_id = $1::bigint"   \
+    "  AND m.timeline = 'notifications'), 0)"
+
+void
+eu_notifications_unread_count(struct eu_req *req)
+{
+    json_t *params;
+    if (reply_params_error(req, &params))
+        return;
+    struct type_filters tf;
+    read_type_filters(req, params, &tf);
+    const char *p[] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account,
+                       unread_limit(req, params)};
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE" NOTE_WHERE
+                     AFTER_MARKER " LIMIT $5::int) x",
+                     5, p, on_count, req);
+}
+
+/* ------------------------------------------------------------- grouped */
+
+/* The group key a notification has in a grouped list: its stored key when
+ * its type is one of the grouped types ($5, JSON array; NULL: Mastodon's
+ * default favourite, reblog and follow), else ungrouped-<id>. */
+#define GROUP_KEY_SQL                                                                              \
+    "CASE WHEN n.group_key IS NOT NULL AND n.type IN (SELECT json_array_elements_text("           \
+    "coalesce($5::json, '[\"favourite\",\"reblog\",\"follow\"]'))) THEN n.group_key"             \
+    " ELSE 'ungrouped-' || n.id END"
+
+/*
+ * One row per group: key, count, type, most recent id, oldest id in the
+ * page, latest time, status id, sample account ids (JSON array of strings,
+ * most recent first). $6..$9 are the page (max_id, since_id, min_id, limit);
+ * $10 an exact group key or NULL. As in Mastodon, the page is the `limit`
+ * groups with the newest notifications inside the bounds, and each group's
+ * count and samples cover the id range of that page.
+ */
+static const char GROUPS_SQL[] =
+    "WITH base AS (SELECT n.id, n.type, n.status_id, n.from_account_id, n.created_at, "
+    GROUP_KEY_SQL " AS gk FROM notifications n WHERE" NOTE_WHERE
+    " AND ($6::bigint IS NULL OR n.id < $6::bigint) AND ($7::bigint IS NULL OR n.id > $7::bigint)"
+    " AND ($8::bigint IS NULL OR n.id > $8::bigint)"
+    " AND ($10::text IS NULL OR " GROUP_KEY_SQL " = $10)"
+    " ORDER BY CASE WHEN $8::bigint IS NULL THEN -n.id ELSE n.id END LIMIT " "%d),"
+    " keyed AS (SELECT * FROM base),"
+    " heads AS (SELECT gk, max(id) AS head FROM keyed GROUP BY gk"
+    "  ORDER BY CASE WHEN $8::bigint IS NULL THEN -max(id) ELSE max(id) END LIMIT $9::int),"
+    " range AS (SELECT min(head) AS lo, max(head) AS hi FROM heads)"
+    " SELECT h.gk, (SELECT count(*) FROM keyed k WHERE k.gk = h.gk AND k.id >= r.lo),"
+    "  hn.type, h.head::text, (SELECT min(k.id) FROM keyed k WHERE k.gk = h.gk"
+    "  AND k.id >= r.lo)::text, " EU_SQL_TS("hn.created_at") ", hn.status_id::text,"
+    "  (SELECT json_agg(x.a::text ORDER BY x.last DESC) FROM (SELECT k.from_account_id AS a,"
+    "   max(k.id) AS last FROM keyed k WHERE k.gk = h.gk AND k.id >= r.lo"
+    "   GROUP BY k.from_account_id ORDER BY max(k.id) DESC LIMIT " "%d) x)::text"
+    " FROM heads h JOIN notifications hn ON hn.id = h.head, range r ORDER BY h.head DESC";
+
+enum { G_KEY, G_COUNT, G_TYPE, G_HEAD, G_MIN, G_AT, G_STATUS, G_SAMPLES };
+
+struct group {
+    const char *key, *type, *head, *min, *at, *status_id;
+    long long count;
+    json_t *samples; /* owned by the page's holder array */
+};
+
+struct group_page {
+    struct eu_req *req;
+    struct eu_page page;
+    struct group *groups;
+    size_t n;
+    bool single;       /* GET /:group_key: 404 when empty */
+    json_t *accounts;  /* Account entities in first-seen order */
+    json_t *statuses;  /* id -> Status */
+    json_t *holder;    /* keeps the groups' JSON alive */
+};
+
+static void
+finish_groups(struct eu_req *req, void *arg)
+{
+    struct group_page *gp = arg;
+    json_t *groups = json_array();
+    json_t *statuses = json_array();
+    json_t *seen = json_object();
+    for (size_t i = 0; i < gp->n; i++) {
+        struct group *g = &gp->groups[i];
+        if (g->status_id) {
+            json_t *st = json_object_get(gp->statuses, g->status_id);
+            if (!st)
+                continue;
+            json_t *reblog = json_object_get(st, "reblog");
+            if (eu_filters_apply(req, json_is_object(reblog) ? reblog : st, "notifications"))
+                continue;
+            if (!json_object_get(seen, g->status_id)) {
+                json_object_set_new(seen, g->status_id, json_true());
+                json_array_append(statuses, st);
+            }
+        }
+        json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:O}", "group_key", g->key,
+                              "notifications_count", (json_int_t)g->count, "type", g->type,
+                              "most_recent_notification_id", g->head, "page_min_id", g->min,
+                              "page_max_id", g->head, "latest_page_notification_at", g->at,
+                              "sample_account_ids", g->samples);
+        if (g->status_id)
+            json_object_set_new(o, "status_id", json_string(g->status_id));
+        json_array_append_new(groups, o);
+    }
+    json_decref(seen);
+    if (gp->single && json_array_size(groups) == 0) {
+        json_decref(groups);
+        json_decref(statuses);
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    if (!gp->single && gp->n)
+        eu_page_link(req, gp->groups[0].head, gp->groups[gp->n - 1].head);
+    eu_req_reply_json(req, 200,
+                      json_pack("{s:O, s:o, s:o}", "accounts", gp->accounts, "statuses", statuses,
+                                "notification_groups", groups));
+}
+
+static void
+on_group_statuses(struct eu_req *req, json_t *array, void *arg)
+{
+    struct group_page *gp = arg;
+    eu_req_enter(req);
+    arena_json(req, array);
+    size_t i;
+    json_t *st;
+    json_array_foreach(array, i, st) {
+        const char *id = json_string_value(json_object_get(st, "id"));
+        if (id)
+            json_object_set(gp->statuses, id, st);
+    }
+    eu_filters_load(req, finish_groups, gp);
+}
+
+static void
+on_group_accounts(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct group_page *gp = arg;
+    struct eu_req *req = gp->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(gp->accounts, eu_account_json(req, res, i, 0));
+    const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (gp->n ? gp->n : 1));
+    size_t k = 0;
+    for (size_t i = 0; i < gp->n; i++)
+        if (gp->groups[i].status_id)
+            ids[k++] = gp->groups[i].status_id;
+    if (k == 0) {
+        finish_groups(req, gp);
+        return;
+    }
+    eu_statuses_render(req, ids, k, on_group_statuses, gp);
+}
+
+static void
+on_groups(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct group_page *gp = arg;
+    struct eu_req *req = gp->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    gp->groups = eu_arena_calloc(req->arena, sizeof(struct group) * (size_t)(n ? n : 1));
+    gp->holder = arena_json(req, json_array());
+    gp->accounts = arena_json(req, json_array());
+    gp->statuses = arena_json(req, json_object());
+    json_t *all = json_array(); /* distinct sample ids, first seen first */
+    json_t *seen = json_object();
+    for (int i = 0; i < n; i++) {
+        struct group *g = &gp->groups[gp->n++];
+        g->key = eu_arena_strdup(req->arena, PQgetvalue(res, i, G_KEY));
+        g->count = atoll(PQgetvalue(res, i, G_COUNT));
+        g->type = eu_arena_strdup(req->arena, PQgetvalue(res, i, G_TYPE));
+        g->head = eu_arena_strdup(req->arena, PQgetvalue(res, i, G_HEAD));
+        g->min = eu_arena_strdup(req->arena, PQgetvalue(res, i, G_MIN));
+        g->at = eu_arena_strdup(req->arena, PQgetvalue(res, i, G_AT));
+        g->status_id = PQgetisnull(res, i, G_STATUS)
+                           ? NULL
+                           : eu_arena_strdup(req->arena, PQgetvalue(res, i, G_STATUS));
+        g->samples = json_loads(PQgetvalue(res, i, G_SAMPLES), 0, NULL);
+        if (!json_is_array(g->samples)) {
+            json_decref(g->samples);
+            g->samples = json_array();
+        }
+        json_array_append_new(gp->holder, g->samples);
+        size_t j;
+        json_t *v;
+        json_array_foreach(g->samples, j, v) {
+            if (!json_object_get(seen, json_string_value(v))) {
+                json_object_set_new(seen, json_string_value(v), json_true());
+                json_array_append(all, v);
+            }
+        }
+    }
+    json_decref(seen);
+    char *ids = json_dumps(all, JSON_COMPACT);
+    json_decref(all);
+    const char *p[] = {eu_arena_strdup(req->arena, ids)};
+    free(ids);
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM json_array_elements_text($1::json)"
+                     " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.id = x.id::bigint"
+                     " ORDER BY x.ord",
+                     1, p, on_group_accounts, gp);
+}
+
+static void
+query_groups(struct eu_req *req, struct group_page *gp, json_t *params, const char *key)
+{
+    struct type_filters tf = {0};
+    const char *grouped = NULL;
+    if (params) {
+        read_type_filters(req, params, &tf);
+        grouped = array_param_json(req, params, "grouped_types");
+    }
+    const char *p[10] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account, grouped};
+    eu_page_params(&gp->page, p + 5);
+    p[9] = key;
+    const char *sql = eu_arena_sprintf(req->arena, GROUPS_SQL, GROUP_SCAN_MAX, GROUP_SAMPLES);
+    eu_db_pool_query(eu_social_pool(req), sql, 10, p, on_groups, gp);
+}
+
+void
+eu_notifications_groups_index(struct eu_req *req)
+{
+    json_t *params;
+    if (reply_params_error(req, &params))
+        return;
+    struct group_page *gp = eu_arena_calloc(req->arena, sizeof(*gp));
+    gp->req = req;
+    eu_page_parse(req, &gp->page, NOTES_LIMIT, NOTES_LIMIT_MAX);
+    query_groups(req, gp, params, NULL);
+}
+
+/* A group key as the API shows it: ungrouped-<id> or <type>-...-<hour>. */
+static const char *
+group_key_param(struct eu_req *req)
+{
+    const char *key = eu_req_param(req, "group_key");
+    if (!key || !*key || strlen(key) > 200) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return key;
+}
+
+void
+eu_notifications_groups_show(struct eu_req *req)
+{
+    const char *key = group_key_param(req);
+    if (!key)
+        return;
+    struct group_page *gp = eu_arena_calloc(req->arena, sizeof(*gp));
+    gp->req = req;
+    gp->single = true;
+    gp->page.limit = 1;
+    snprintf(gp->page.limit_s, sizeof(gp->page.limit_s), "1");
+    query_groups(req, gp, NULL, key);
+}
+
+/* Deletes every notification of the group (for ungrouped-<id>, that one). */
+void
+eu_notifications_groups_dismiss(struct eu_req *req)
+{
+    const char *key = group_key_param(req);
+    if (!key)
+        return;
+    const char *p[] = {eu_social_viewer(req), key};
+    eu_db_pool_query(eu_social_pool(req),
+                     "DELETE FROM notifications n WHERE n.account_id = $1::bigint AND"
+                     " (n.group_key = $2 OR 'ungrouped-' || n.id = $2)",
+                     2, p, on_empty_reply, req);
+}
+
+static void
+on_accounts(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(out, eu_account_json(req, res, i, 0));
+    eu_req_reply_json(req, 200, out);
+}
+
+/* GET /api/v2/notifications/:group_key/accounts: everyone in the group,
+ * most recent first. */
+void
+eu_notifications_groups_accounts(struct eu_req *req)
+{
+    const char *key = group_key_param(req);
+    if (!key)
+        return;
+    const char *p[] = {eu_social_viewer(req), key};
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM (SELECT n.from_account_id AS id,"
+                     " max(n.id) AS last FROM notifications n WHERE n.account_id = $1::bigint"
+                     " AND (n.group_key = $2 OR 'ungrouped-' || n.id = $2)"
+                     " GROUP BY n.from_account_id) x JOIN accounts a ON a.id = x.id"
+                     " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80",
+                     2, p, on_accounts, req);
+}
+
+void
+eu_notifications_groups_unread_count(struct eu_req *req)
+{
+    json_t *params;
+    if (reply_params_error(req, &params))
+        return;
+    struct type_filters tf;
+    read_type_filters(req, params, &tf);
+    const char *p[] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account,
+                       array_param_json(req, params, "grouped_types"), unread_limit(req, params)};
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT count(*) FROM (SELECT DISTINCT " GROUP_KEY_SQL
+                     " FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER " LIMIT $6::int) x",
+                     6, p, on_count, req);
+}

@@ -1,0 +1,72 @@
+/*
+ * Declarations shared by the social group's files (social.c,
+ * notifications.c, filters.c, search.c, conversations.c) and nobody else:
+ * the route handlers that social.c's table names, and small helpers.
+ */
+#ifndef EUNHA_API_SOCIAL_INTERNAL_H
+#define EUNHA_API_SOCIAL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct eu_req;
+struct eu_db_pool;
+
+/* The pool of the request's tenant. */
+struct eu_db_pool *eu_social_pool(struct eu_req *req);
+/* req->auth.account_id as decimal text, arena-owned. */
+const char *eu_social_viewer(struct eu_req *req);
+/* True for a decimal id that fits a bigint. */
+bool eu_social_id_is_valid(const char *s);
+
+/*
+ * Renders the statuses with these ids (newest first), applies the viewer's
+ * filters for filter_context (NULL: none) and replies 200 with the array
+ * and a Link header built from first_id/last_id (NULL: none).
+ */
+void eu_social_reply_statuses(struct eu_req *req, const char *const *ids, size_t n,
+                              const char *first_id, const char *last_id,
+                              const char *filter_context);
+
+/* notifications.c */
+void eu_notifications_index(struct eu_req *req);
+void eu_notifications_show(struct eu_req *req);
+void eu_notifications_dismiss(struct eu_req *req);
+void eu_notifications_clear(struct eu_req *req);
+void eu_notifications_unread_count(struct eu_req *req);
+void eu_notifications_groups_index(struct eu_req *req);
+void eu_notifications_groups_show(struct eu_req *req);
+void eu_notifications_groups_dismiss(struct eu_req *req);
+void eu_notifications_groups_accounts(struct eu_req *req);
+void eu_notifications_groups_unread_count(struct eu_req *req);
+
+/* filters.c */
+void eu_filters_v1_index(struct eu_req *req);
+void eu_filters_v1_show(struct eu_req *req);
+void eu_filters_v1_create(struct eu_req *req);
+void eu_filters_v1_update(struct eu_req *req);
+void eu_filters_v1_destroy(struct eu_req *req);
+void eu_filters_v2_index(struct eu_req *req);
+void eu_filters_v2_show(struct eu_req *req);
+void eu_filters_v2_create(struct eu_req *req);
+void eu_filters_v2_update(struct eu_req *req);
+void eu_filters_v2_destroy(struct eu_req *req);
+void eu_filters_keywords_index(struct eu_req *req);
+void eu_filters_keywords_create(struct eu_req *req);
+void eu_filters_keywords_show(struct eu_req *req);
+void eu_filters_keywords_update(struct eu_req *req);
+void eu_filters_keywords_destroy(struct eu_req *req);
+void eu_filters_statuses_index(struct eu_req *req);
+void eu_filters_statuses_create(struct eu_req *req);
+void eu_filters_statuses_show(struct eu_req *req);
+void eu_filters_statuses_destroy(struct eu_req *req);
+
+/* search.c */
+void eu_search_v2(struct eu_req *req);
+
+/* conversations.c */
+void eu_conversations_index(struct eu_req *req);
+void eu_conversations_destroy(struct eu_req *req);
+void eu_conversations_read(struct eu_req *req);
+
+#endif
