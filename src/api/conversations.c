@@ -1,25 +1,258 @@
 /*
- * Direct-message conversations (being written).
+ * Direct-message conversations (/api/v1/conversations). The rows of
+ * account_conversations are kept by database triggers as direct statuses
+ * and their mentions are written (migrations/tenant/0006_social.sql), so
+ * this file only reads, marks read and removes them.
+ *
+ * A page is three steps: the conversations (with each one's newest direct
+ * status the viewer can still see, so a deleted last message shows the one
+ * before it), their participants' accounts, then the statuses through
+ * eu_statuses_render(). Pages follow the last status id, as Mastodon's do.
  */
 #include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
 #include "eunha/http.h"
+#include "eunha/page.h"
+#include "eunha/statuses.h"
 #include "social_internal.h"
+
+#define CONVERSATIONS_LIMIT 20
+#define CONVERSATIONS_LIMIT_MAX 40
+
+/*
+ * Columns: id, unread, page key (last_status_id), participant ids (JSON,
+ * the viewer alone for a note to self), newest visible status id or NULL.
+ * $1 is the viewer.
+ */
+#define CONVERSATION_COLUMNS                                                                       \
+    "ac.id::text, ac.unread, ac.last_status_id::text,"                                             \
+    " (SELECT coalesce(json_agg(x::text), json_build_array($1::text)) FROM"                        \
+    "  unnest(ac.participant_ids) x)::text,"                                                       \
+    " (SELECT max(s.id) FROM statuses s WHERE s.conversation_id = ac.conversation_id"             \
+    "  AND s.visibility = 3 AND s.reblog_of_id IS NULL AND "                                       \
+    EU_STATUS_VISIBLE_SQL("s", "$1::bigint") ")::text"
+
+enum { C_ID, C_UNREAD, C_KEY, C_PARTS, C_STATUS };
+
+struct conv {
+    const char *id, *status_id;
+    bool unread;
+    json_t *parts; /* participant id strings */
+};
+
+struct conv_page {
+    struct eu_req *req;
+    struct eu_page page;
+    struct conv *convs;
+    size_t n;
+    bool single;
+    const char *first_key, *last_key;
+    json_t *accounts; /* id -> Account */
+    json_t *statuses; /* id -> Status */
+};
+
+static void
+decref_json(void *p)
+{
+    json_decref(p);
+}
+
+static json_t *
+arena_json(struct eu_req *req, json_t *v)
+{
+    eu_arena_on_free(req->arena, decref_json, v);
+    return v;
+}
+
+static void
+on_conv_statuses(struct eu_req *req, json_t *array, void *arg)
+{
+    struct conv_page *cp = arg;
+    eu_req_enter(req);
+    arena_json(req, array);
+    size_t i;
+    json_t *st;
+    json_array_foreach(array, i, st) {
+        const char *id = json_string_value(json_object_get(st, "id"));
+        if (id)
+            json_object_set(cp->statuses, id, st);
+    }
+    json_t *out = json_array();
+    for (size_t k = 0; k < cp->n; k++) {
+        struct conv *c = &cp->convs[k];
+        json_t *last = c->status_id ? json_object_get(cp->statuses, c->status_id) : NULL;
+        if (!last && !cp->single)
+            continue; /* nothing of it left to show */
+        json_t *accts = json_array();
+        json_t *v;
+        json_array_foreach(c->parts, i, v) {
+            json_t *a = json_object_get(cp->accounts, json_string_value(v));
+            if (a)
+                json_array_append(accts, a);
+        }
+        json_array_append_new(out, json_pack("{s:s, s:b, s:o, s:O}", "id", c->id, "unread",
+                                             c->unread, "accounts", accts, "last_status",
+                                             last ? last : json_null()));
+    }
+    if (cp->single) {
+        eu_req_reply_json(req, 200, json_incref(json_array_get(out, 0)));
+        json_decref(out);
+        return;
+    }
+    eu_page_link(req, cp->first_key, cp->last_key);
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+on_conv_accounts(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct conv_page *cp = arg;
+    struct eu_req *req = cp->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    for (int i = 0; i < PQntuples(res); i++)
+        json_object_set_new(cp->accounts, PQgetvalue(res, i, 0), eu_account_json(req, res, i, 0));
+    const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (cp->n ? cp->n : 1));
+    size_t k = 0;
+    for (size_t i = 0; i < cp->n; i++)
+        if (cp->convs[i].status_id)
+            ids[k++] = cp->convs[i].status_id;
+    /* eu_statuses_render with no ids still answers through its callback. */
+    eu_statuses_render(req, ids, k, on_conv_statuses, cp);
+}
+
+static void
+on_convs(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct conv_page *cp = arg;
+    struct eu_req *req = cp->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    if (cp->single && n == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    bool asc = !cp->single && eu_page_is_ascending(&cp->page);
+    cp->convs = eu_arena_calloc(req->arena, sizeof(struct conv) * (size_t)(n ? n : 1));
+    cp->accounts = arena_json(req, json_object());
+    cp->statuses = arena_json(req, json_object());
+    json_t *holder = arena_json(req, json_array());
+    json_t *all = json_array();
+    for (int k = 0; k < n; k++) {
+        int i = asc ? n - 1 - k : k;
+        struct conv *c = &cp->convs[cp->n++];
+        c->id = eu_arena_strdup(req->arena, PQgetvalue(res, i, C_ID));
+        c->unread = PQgetvalue(res, i, C_UNREAD)[0] == 't';
+        c->status_id = PQgetisnull(res, i, C_STATUS)
+                           ? NULL
+                           : eu_arena_strdup(req->arena, PQgetvalue(res, i, C_STATUS));
+        c->parts = json_loads(PQgetvalue(res, i, C_PARTS), 0, NULL);
+        if (!json_is_array(c->parts)) {
+            json_decref(c->parts);
+            c->parts = json_array();
+        }
+        json_array_append_new(holder, c->parts);
+        json_array_extend(all, c->parts);
+        if (k == 0)
+            cp->first_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, C_KEY));
+        if (k == n - 1)
+            cp->last_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, C_KEY));
+    }
+    char *ids = json_dumps(all, JSON_COMPACT);
+    json_decref(all);
+    const char *p[] = {eu_arena_strdup(req->arena, ids)};
+    free(ids);
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a WHERE a.id IN"
+                     " (SELECT x::bigint FROM json_array_elements_text($1::json) x)",
+                     1, p, on_conv_accounts, cp);
+}
 
 void
 eu_conversations_index(struct eu_req *req)
 {
-    eu_req_reply_json(req, 200, json_array());
+    struct conv_page *cp = eu_arena_calloc(req->arena, sizeof(*cp));
+    cp->req = req;
+    eu_page_parse(req, &cp->page, CONVERSATIONS_LIMIT, CONVERSATIONS_LIMIT_MAX);
+    const char *p[5] = {eu_social_viewer(req)};
+    eu_page_params(&cp->page, p + 1);
+    const char *sql = eu_arena_sprintf(req->arena,
+                                       "SELECT " CONVERSATION_COLUMNS " FROM account_conversations"
+                                       " ac WHERE ac.account_id = $1::bigint"
+                                       " AND ac.last_status_id IS NOT NULL%s",
+                                       eu_page_sql(req, &cp->page, "ac.last_status_id", 2));
+    eu_db_pool_query(eu_social_pool(req), sql, 5, p, on_convs, cp);
 }
 
-void
-eu_conversations_destroy(struct eu_req *req)
+static const char *
+id_param(struct eu_req *req)
 {
-    eu_req_reply_json(req, 200, json_object());
+    const char *id = eu_req_param(req, "id");
+    if (!eu_social_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return id;
 }
 
+/* POST /api/v1/conversations/:id/read: the Conversation, now read. */
 void
 eu_conversations_read(struct eu_req *req)
 {
-    eu_req_reply_error(req, 404, "Record not found");
+    const char *id = id_param(req);
+    if (!id)
+        return;
+    struct conv_page *cp = eu_arena_calloc(req->arena, sizeof(*cp));
+    cp->req = req;
+    cp->single = true;
+    const char *p[] = {eu_social_viewer(req), id};
+    eu_db_pool_query(eu_social_pool(req),
+                     "UPDATE account_conversations ac SET unread = false"
+                     " WHERE ac.account_id = $1::bigint AND ac.id = $2::bigint"
+                     " RETURNING " CONVERSATION_COLUMNS,
+                     2, p, on_convs, cp);
+}
+
+static void
+on_removed(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, json_object());
+}
+
+/* DELETE /api/v1/conversations/:id: off the viewer's list until the next
+ * message in it; the statuses stay. */
+void
+eu_conversations_destroy(struct eu_req *req)
+{
+    const char *id = id_param(req);
+    if (!id)
+        return;
+    const char *p[] = {eu_social_viewer(req), id};
+    eu_db_pool_query(eu_social_pool(req),
+                     "DELETE FROM account_conversations WHERE account_id = $1::bigint"
+                     " AND id = $2::bigint RETURNING id",
+                     2, p, on_removed, req);
 }

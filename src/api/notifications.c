@@ -376,27 +376,30 @@ eu_notifications_unread_count(struct eu_req *req)
  * One row per group: key, count, type, most recent id, oldest id in the
  * page, latest time, status id, sample account ids (JSON array of strings,
  * most recent first). $6..$9 are the page (max_id, since_id, min_id, limit);
- * $10 an exact group key or NULL. As in Mastodon, the page is the `limit`
- * groups with the newest notifications inside the bounds, and each group's
- * count and samples cover the id range of that page.
+ * $10 an exact group key or NULL. As in Mastodon 4.3, the page is the
+ * `limit` groups whose newest notification lies inside the bounds; a
+ * group's count and samples take every notification of it up to the
+ * newest head of the page, and page_min_id its oldest one down to the
+ * oldest head.
  */
 static const char GROUPS_SQL[] =
-    "WITH base AS (SELECT n.id, n.type, n.status_id, n.from_account_id, n.created_at, "
-    GROUP_KEY_SQL " AS gk FROM notifications n WHERE" NOTE_WHERE
+    "WITH base AS (SELECT n.id, " GROUP_KEY_SQL " AS gk FROM notifications n WHERE" NOTE_WHERE
     " AND ($6::bigint IS NULL OR n.id < $6::bigint) AND ($7::bigint IS NULL OR n.id > $7::bigint)"
     " AND ($8::bigint IS NULL OR n.id > $8::bigint)"
     " AND ($10::text IS NULL OR " GROUP_KEY_SQL " = $10)"
     " ORDER BY CASE WHEN $8::bigint IS NULL THEN -n.id ELSE n.id END LIMIT " "%d),"
-    " keyed AS (SELECT * FROM base),"
-    " heads AS (SELECT gk, max(id) AS head FROM keyed GROUP BY gk"
+    " heads AS (SELECT gk, max(id) AS head FROM base GROUP BY gk"
     "  ORDER BY CASE WHEN $8::bigint IS NULL THEN -max(id) ELSE max(id) END LIMIT $9::int),"
     " range AS (SELECT min(head) AS lo, max(head) AS hi FROM heads)"
-    " SELECT h.gk, (SELECT count(*) FROM keyed k WHERE k.gk = h.gk AND k.id >= r.lo),"
-    "  hn.type, h.head::text, (SELECT min(k.id) FROM keyed k WHERE k.gk = h.gk"
-    "  AND k.id >= r.lo)::text, " EU_SQL_TS("hn.created_at") ", hn.status_id::text,"
-    "  (SELECT json_agg(x.a::text ORDER BY x.last DESC) FROM (SELECT k.from_account_id AS a,"
-    "   max(k.id) AS last FROM keyed k WHERE k.gk = h.gk AND k.id >= r.lo"
-    "   GROUP BY k.from_account_id ORDER BY max(k.id) DESC LIMIT " "%d) x)::text"
+    " SELECT h.gk, (SELECT count(*) FROM notifications g WHERE g.account_id = $1::bigint"
+    "   AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi),"
+    "  hn.type, h.head::text, (SELECT min(g.id) FROM notifications g"
+    "   WHERE g.account_id = $1::bigint AND (g.group_key = h.gk OR g.id = h.head)"
+    "   AND g.id >= r.lo)::text, " EU_SQL_TS("hn.created_at") ", hn.status_id::text,"
+    "  (SELECT json_agg(x.a::text ORDER BY x.last DESC) FROM (SELECT g.from_account_id AS a,"
+    "   max(g.id) AS last FROM notifications g WHERE g.account_id = $1::bigint"
+    "   AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi"
+    "   GROUP BY g.from_account_id ORDER BY max(g.id) DESC LIMIT " "%d) x)::text"
     " FROM heads h JOIN notifications hn ON hn.id = h.head, range r ORDER BY h.head DESC";
 
 enum { G_KEY, G_COUNT, G_TYPE, G_HEAD, G_MIN, G_AT, G_STATUS, G_SAMPLES };

@@ -1,14 +1,251 @@
 /*
- * GET /api/v2/search (being written).
+ * GET /api/v2/search: accounts, statuses and hashtags. Without a search
+ * cluster, Eunha answers from PostgreSQL what Mastodon answers from
+ * Elasticsearch by default: accounts of the tenant by username prefix or
+ * display name; statuses the caller wrote, was mentioned in, favourited or
+ * bookmarked, by the words of their text (full text, plus a plain
+ * substring match for queries full-text search splits badly); hashtags by
+ * prefix. resolve is accepted and ignored until federation lands.
+ *
+ * One query finds the matching status ids and hashtags, a second renders
+ * the accounts, then eu_statuses_render() renders the statuses.
  */
 #include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
 #include "eunha/http.h"
+#include "eunha/params.h"
+#include "eunha/statuses.h"
 #include "social_internal.h"
+
+#define SEARCH_LIMIT 20
+#define SEARCH_LIMIT_MAX 40
+/* Mastodon caps offset paging the same way for everyone. */
+#define SEARCH_OFFSET_MAX 10000
+#define QUERY_MAX 1000
+
+/* $2 (the query, without a leading '@' or '#') as a LIKE pattern's text. */
+#define LIKE_TEXT(x) "replace(replace(replace(" x ", '\\', '\\\\'), '%', '\\%'), '_', '\\_')"
+
+struct search {
+    struct eu_req *req;
+    const char *q, *type, *limit, *offset, *following, *account_id, *max_id, *min_id;
+    bool want_accounts, want_statuses, want_hashtags;
+    json_t *accounts, *hashtags;
+    const char **status_ids;
+    size_t n_status;
+};
+
+static void
+decref_json(void *p)
+{
+    json_decref(p);
+}
+
+static void
+on_statuses(struct eu_req *req, json_t *array, void *arg)
+{
+    struct search *s = arg;
+    eu_req_enter(req);
+    eu_req_reply_json(req, 200,
+                      json_pack("{s:O, s:o, s:O}", "accounts", s->accounts, "statuses", array,
+                                "hashtags", s->hashtags));
+}
+
+static void
+on_accounts(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct search *s = arg;
+    struct eu_req *req = s->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    for (int i = 0; res && i < PQntuples(res); i++)
+        json_array_append_new(s->accounts, eu_account_json(req, res, i, 0));
+    if (s->n_status == 0) {
+        on_statuses(req, json_array(), s);
+        return;
+    }
+    eu_statuses_render(req, s->status_ids, s->n_status, on_statuses, s);
+}
+
+static void
+query_accounts(struct search *s)
+{
+    struct eu_req *req = s->req;
+    if (!s->want_accounts) {
+        on_accounts(NULL, EU_DB_OK, s);
+        return;
+    }
+    /* "user@this.host" and "@user" find the local user; another domain
+     * finds nobody until remote accounts can be resolved. */
+    const char *p[] = {eu_social_viewer(req), s->q, s->limit, s->offset, s->following,
+                       req->host};
+    eu_db_pool_query(
+        eu_social_pool(req),
+        "WITH q AS (SELECT CASE WHEN position('@' IN $2) > 0 THEN split_part($2, '@', 1)"
+        "  ELSE $2 END AS u, CASE WHEN position('@' IN $2) > 0 THEN split_part($2, '@', 2)"
+        "  END AS d)"
+        " SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a, q"
+        " WHERE a.suspended_at IS NULL AND a.domain IS NULL"
+        " AND (q.d IS NULL OR lower(q.d) = lower($6))"
+        " AND (lower(a.username) LIKE lower(" LIKE_TEXT("q.u") ") || '%'"
+        "  OR (q.d IS NULL AND a.display_name ILIKE '%' || " LIKE_TEXT("q.u") " || '%'))"
+        " AND (NOT $5::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.account_id = $1::bigint"
+        "  AND f.target_account_id = a.id))"
+        " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = a.id"
+        "  AND b.target_account_id = $1::bigint)"
+        " ORDER BY lower(a.username) = lower(q.u) DESC, (SELECT count(*) FROM follows f"
+        "  WHERE f.target_account_id = a.id) DESC, a.id"
+        " LIMIT $3::int OFFSET $4::int",
+        6, p, on_accounts, s);
+}
+
+static void
+on_found(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct search *s = arg;
+    struct eu_req *req = s->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *ids = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+    json_t *tags = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
+    size_t n = json_array_size(ids);
+    s->status_ids = eu_arena_alloc(req->arena, sizeof(char *) * (n ? n : 1));
+    size_t i;
+    json_t *v;
+    json_array_foreach(ids, i, v) {
+        if (json_is_string(v))
+            s->status_ids[s->n_status++] = eu_arena_strdup(req->arena, json_string_value(v));
+    }
+    json_decref(ids);
+    json_array_foreach(tags, i, v) {
+        const char *name = json_string_value(json_array_get(v, 1));
+        json_t *t = json_pack("{s:s, s:s, s:s, s:[]}", "id", json_string_value(json_array_get(v, 0)),
+                              "name", name ? name : "", "url",
+                              eu_arena_sprintf(req->arena, "%s/tags/%s", eu_req_base_url(req),
+                                               name ? name : ""),
+                              "history");
+        if (req->auth.account_id)
+            json_object_set(t, "following", json_array_get(v, 2));
+        json_array_append_new(s->hashtags, t);
+    }
+    json_decref(tags);
+    query_accounts(s);
+}
 
 void
 eu_search_v2(struct eu_req *req)
 {
-    eu_req_reply_json(req, 200,
-                      json_pack("{s:[], s:[], s:[]}", "accounts", "statuses", "hashtags"));
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    struct search *s = eu_arena_calloc(req->arena, sizeof(*s));
+    s->req = req;
+    s->q = eu_param_str(params, "q");
+    if (!s->q || !*s->q) {
+        eu_req_reply_error(req, 400, "q is missing");
+        return;
+    }
+    if (strlen(s->q) > QUERY_MAX) {
+        eu_req_reply_error(req, 422, "Validation failed: q is too long");
+        return;
+    }
+    s->type = eu_param_str(params, "type");
+    if (s->type && *s->type && strcmp(s->type, "accounts") != 0 &&
+        strcmp(s->type, "statuses") != 0 && strcmp(s->type, "hashtags") != 0) {
+        eu_req_reply_error(req, 422, "Validation failed: type is not included in the list");
+        return;
+    }
+    bool any = !s->type || !*s->type;
+    s->want_accounts = any || strcmp(s->type, "accounts") == 0;
+    s->want_statuses = (any || strcmp(s->type, "statuses") == 0) && req->auth.account_id;
+    s->want_hashtags = any || strcmp(s->type, "hashtags") == 0;
+    long long limit = SEARCH_LIMIT, offset = 0;
+    if (eu_param_int(params, "limit", &limit) < 0 || limit < 1)
+        limit = SEARCH_LIMIT;
+    if (limit > SEARCH_LIMIT_MAX)
+        limit = SEARCH_LIMIT_MAX;
+    if (eu_param_int(params, "offset", &offset) < 0 || offset < 0)
+        offset = 0;
+    if (offset > 0 && !req->auth.account_id) {
+        eu_req_reply_error(req, 401, "Search queries pagination is not supported without "
+                                     "authentication");
+        return;
+    }
+    if (offset > SEARCH_OFFSET_MAX)
+        offset = SEARCH_OFFSET_MAX;
+    s->limit = eu_arena_sprintf(req->arena, "%lld", limit);
+    s->offset = eu_arena_sprintf(req->arena, "%lld", offset);
+    bool following = false;
+    eu_param_bool(params, "following", &following);
+    s->following = following ? "t" : "f";
+    s->account_id = eu_param_str(params, "account_id");
+    if (s->account_id && !eu_social_id_is_valid(s->account_id))
+        s->account_id = "0";
+    s->max_id = eu_param_str(params, "max_id");
+    s->min_id = eu_param_str(params, "min_id");
+    if (s->max_id && !eu_social_id_is_valid(s->max_id))
+        s->max_id = NULL;
+    if (s->min_id && !eu_social_id_is_valid(s->min_id))
+        s->min_id = NULL;
+    /* Clients send "@user" and "#tag"; the sigil is not part of the name. */
+    if (s->q[0] == '@' || s->q[0] == '#')
+        s->q++;
+    s->accounts = json_array();
+    s->hashtags = json_array();
+    eu_arena_on_free(req->arena, decref_json, s->accounts);
+    eu_arena_on_free(req->arena, decref_json, s->hashtags);
+
+    const char *p[] = {eu_social_viewer(req),
+                       s->q,
+                       s->limit,
+                       s->offset,
+                       s->want_statuses ? "t" : "f",
+                       s->want_hashtags ? "t" : "f",
+                       s->account_id,
+                       s->max_id,
+                       s->min_id,
+                       eu_param_str(params, "q")};
+    eu_db_pool_query(
+        eu_social_pool(req),
+        "SELECT (SELECT coalesce(json_agg(x.id::text ORDER BY x.id DESC), '[]') FROM"
+        "  (SELECT s.id FROM statuses s WHERE $5::boolean AND s.deleted_at IS NULL"
+        "   AND s.reblog_of_id IS NULL"
+        "   AND (s.account_id = $1::bigint"
+        "    OR EXISTS (SELECT 1 FROM mentions m WHERE m.status_id = s.id"
+        "     AND m.account_id = $1::bigint)"
+        "    OR EXISTS (SELECT 1 FROM favourites f WHERE f.status_id = s.id"
+        "     AND f.account_id = $1::bigint)"
+        "    OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.status_id = s.id"
+        "     AND b.account_id = $1::bigint))"
+        "   AND (to_tsvector('simple', s.spoiler_text || ' ' || s.text)"
+        "     @@ websearch_to_tsquery('simple', $10)"
+        "    OR s.text ILIKE '%' || " LIKE_TEXT("$10") " || '%'"
+        "    OR s.spoiler_text ILIKE '%' || " LIKE_TEXT("$10") " || '%')"
+        "   AND ($7::bigint IS NULL OR s.account_id = $7::bigint)"
+        "   AND ($8::bigint IS NULL OR s.id < $8::bigint)"
+        "   AND ($9::bigint IS NULL OR s.id > $9::bigint)"
+        "   ORDER BY s.id DESC LIMIT $3::int OFFSET $4::int) x)::text,"
+        " (SELECT coalesce(json_agg(json_build_array(t.id::text, lower(t.name),"
+        "   EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tag_id = t.id"
+        "   AND tf.account_id = $1::bigint)) ORDER BY length(t.name), lower(t.name)), '[]') FROM"
+        "  (SELECT * FROM tags t WHERE $6::boolean"
+        "   AND lower(t.name) LIKE lower(" LIKE_TEXT("$2") ") || '%'"
+        "   ORDER BY length(t.name), lower(t.name) LIMIT $3::int OFFSET $4::int) t)::text",
+        10, p, on_found, s);
 }
