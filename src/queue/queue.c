@@ -138,10 +138,14 @@ idle_poll_ms(const struct eu_queue *q)
     return base + (int64_t)((u * 2.0 - 1.0) * (double)(base / 10));
 }
 
+/* The logger borrows the tenant name; a copy of our own cannot be freed
+ * under it when a tenant is renamed or freed between two of our callbacks. */
 static void
 set_log_context(const struct eu_queue *q)
 {
-    eu_log_set_context(q->t->domain, NULL);
+    static char domain[256];
+    snprintf(domain, sizeof(domain), "%s", q->t->domain);
+    eu_log_set_context(domain, NULL);
 }
 
 static const char *
@@ -291,6 +295,7 @@ turn_end(struct eu_queue *q)
      * reference, taken before this turn's goes). */
     if (has_ready(q) && !qs->stopping && !q->t->removed)
         want_turn(q);
+    eu_log_set_context(NULL, NULL);
     eu_tenant_unref(q->t);
 }
 
