@@ -6,11 +6,11 @@
  * workers. The windows are 8 s, four times the pool's idle timeout; the
  * workers' idle poll is an hour, so it cannot fall inside them.
  *
- * Transactions are read from pg_stat_database on the "postgres" database,
- * never the tenant's own (which would count ours). A backend flushes its
- * statistics when it exits, and every window starts after the server's last
- * connection to the tenant has gone, so the counter is complete; each read
- * is a new connection and so a fresh snapshot.
+ * Transactions and sessions are read from pg_stat_database on the "postgres"
+ * database, never the tenant's own (which would count ours). A backend
+ * flushes its statistics when it exits, and every window starts after the
+ * server's last connection to the tenant has gone, so the counters are
+ * complete; each read is a new connection and so a fresh snapshot.
  */
 #include "harness.h"
 
@@ -22,15 +22,18 @@
 #define TIMEOUT 120
 #define WINDOW_MS 8000
 
-static long
-xact_commit(const char *db)
+/* Transactions (committed or not) and client sessions pg_stat_database has
+ * counted for db; a new connection each time, so a fresh snapshot. */
+static void
+db_counters(const char *db, long *xacts, long *sessions)
 {
     char sql[400];
 
-    /* A new connection each time, so a fresh statistics snapshot. */
     snprintf(sql, sizeof(sql),
              "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '%s'", db);
-    return eu_it_pg_exec_long("postgres", sql);
+    *xacts = eu_it_pg_exec_long("postgres", sql);
+    snprintf(sql, sizeof(sql), "SELECT sessions FROM pg_stat_database WHERE datname = '%s'", db);
+    *sessions = eu_it_pg_exec_long("postgres", sql);
 }
 
 static void
@@ -45,23 +48,43 @@ wait_no_backends(const char *db, long timeout_ms)
     }
 }
 
-/* Asserts that db sees no connection and no transaction for WINDOW_MS. */
+/*
+ * Asserts that db sees no connection and no transaction for WINDOW_MS.
+ *
+ * PostgreSQL's autovacuum launcher visits every database about once a
+ * minute, and its worker's catalog transactions count in xact_commit too. It
+ * is no client, so pg_stat_database.sessions (client backends only) does not
+ * move for it, while eunha cannot make a transaction without a session. A
+ * window where transactions moved but sessions did not is that visit, not
+ * eunha: it is measured again, up to three times.
+ */
 static void
 expect_quiet(const char *db, const char *when)
 {
-    long before = xact_commit(db);
-    long long t0 = eu_it_now_ms();
+    for (int round = 1;; round++) {
+        long xacts0, sessions0, xacts1, sessions1;
+        long long t0;
 
-    while (eu_it_now_ms() - t0 < WINDOW_MS) {
-        long n = eu_it_pg_count_backends(db);
-        ck_assert_msg(n == 0, "%s: %ld connections to the idle tenant after %lld ms", when, n,
-                      eu_it_now_ms() - t0);
-        eu_it_sleep_ms(250);
+        db_counters(db, &xacts0, &sessions0);
+        t0 = eu_it_now_ms();
+        while (eu_it_now_ms() - t0 < WINDOW_MS) {
+            long n = eu_it_pg_count_backends(db);
+            ck_assert_msg(n == 0, "%s: %ld connections to the idle tenant after %lld ms", when,
+                          n, eu_it_now_ms() - t0);
+            eu_it_sleep_ms(250);
+        }
+        db_counters(db, &xacts1, &sessions1);
+        fprintf(stderr, "%s: %ld transactions and %ld sessions in %d ms\n", when,
+                xacts1 - xacts0, sessions1 - sessions0, WINDOW_MS);
+        ck_assert_msg(sessions1 == sessions0, "%s: the idle tenant was connected to %ld times",
+                      when, sessions1 - sessions0);
+        if (xacts1 == xacts0)
+            return;
+        ck_assert_msg(round < 3, "%s: the idle tenant made %ld transactions in %d ms", when,
+                      xacts1 - xacts0, WINDOW_MS);
+        fprintf(stderr, "%s: transactions without a session (autovacuum); measuring again\n",
+                when);
     }
-    long after = xact_commit(db);
-    fprintf(stderr, "%s: %ld transactions in %d ms\n", when, after - before, WINDOW_MS);
-    ck_assert_msg(after == before, "%s: the idle tenant made %ld transactions in %d ms", when,
-                  after - before, WINDOW_MS);
 }
 
 START_TEST(test_idle_tenant_costs_no_database_work)
