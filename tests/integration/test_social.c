@@ -420,7 +420,9 @@ START_TEST(test_markers_preferences)
     /* Start-up endpoints answered with empty lists. */
     const char *empties[] = {"/api/v1/custom_emojis", "/api/v1/trends", "/api/v1/trends/tags",
                              "/api/v1/trends/statuses", "/api/v1/trends/links",
-                             "/api/v1/announcements"};
+                             "/api/v1/announcements", "/api/v1/notifications/requests",
+                             "/api/v1/suggestions", "/api/v2/suggestions",
+                             "/api/v1/featured_tags", "/api/v1/scheduled_statuses"};
     for (size_t i = 0; i < sizeof(empties) / sizeof(empties[0]); i++) {
         api(&w, &r, "GET", empties[i], w.alice, NULL);
         EU_IT_EXPECT_STATUS(&r, 200);
@@ -429,6 +431,11 @@ START_TEST(test_markers_preferences)
     }
     api(&w, &r, "GET", "/api/v1/custom_emojis", NULL, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
+    api(&w, &r, "GET", "/api/v2/notifications/policy", w.alice, NULL);
+    EU_IT_EXPECT_JSTR(&r, "for_not_following", "accept");
+    EU_IT_EXPECT_JINT(&r, "summary.pending_requests_count", 0);
+    api(&w, &r, "GET", "/api/v1/notifications/policy", w.alice, NULL);
+    ck_assert(json_is_false(eu_it_jpath(r.json, "filter_not_following")));
     api(&w, &r, "GET", "/api/v1/announcements", NULL, NULL);
     EU_IT_EXPECT_ERROR(&r, 401);
     eu_it_resp_free(&r);
