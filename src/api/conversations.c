@@ -34,9 +34,9 @@
     "ac.id::text, ac.unread, ac.last_status_id::text,"                                             \
     " (SELECT coalesce(json_agg(x::text), json_build_array($1::text)) FROM"                        \
     "  unnest(ac.participant_ids) x)::text,"                                                       \
-    " (SELECT max(s.id) FROM statuses s WHERE s.conversation_id = ac.conversation_id"             \
-    "  AND s.visibility = 3 AND s.reblog_of_id IS NULL AND "                                       \
-    EU_STATUS_VISIBLE_SQL("s", "$1::bigint") ")::text"
+    " (SELECT max(s.id) FROM statuses s WHERE s.conversation_id = ac.conversation_id"              \
+    "  AND s.visibility = 3 AND s.reblog_of_id IS NULL AND " EU_STATUS_VISIBLE_SQL(                \
+        "s", "$1::bigint") ")::text"
 
 enum { C_ID, C_UNREAD, C_KEY, C_PARTS, C_STATUS };
 
@@ -78,7 +78,8 @@ on_conv_statuses(struct eu_req *req, json_t *array, void *arg)
     arena_json(req, array);
     size_t i;
     json_t *st;
-    json_array_foreach(array, i, st) {
+    json_array_foreach(array, i, st)
+    {
         const char *id = json_string_value(json_object_get(st, "id"));
         if (id)
             json_object_set(cp->statuses, id, st);
@@ -91,7 +92,8 @@ on_conv_statuses(struct eu_req *req, json_t *array, void *arg)
             continue; /* nothing of it left to show */
         json_t *accts = json_array();
         json_t *v;
-        json_array_foreach(c->parts, i, v) {
+        json_array_foreach(c->parts, i, v)
+        {
             json_t *a = json_object_get(cp->accounts, json_string_value(v));
             if (a)
                 json_array_append(accts, a);
@@ -176,8 +178,9 @@ on_convs(PGresult *res, enum eu_db_status st, void *arg)
     const char *p[] = {eu_arena_strdup(req->arena, ids)};
     free(ids);
     eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a WHERE a.id IN"
-                     " (SELECT x::bigint FROM json_array_elements_text($1::json) x)",
+                     "SELECT " EU_ACCOUNT_COLUMNS(
+                         "a") " FROM accounts a WHERE a.id IN"
+                              " (SELECT x::bigint FROM json_array_elements_text($1::json) x)",
                      1, p, on_conv_accounts, cp);
 }
 

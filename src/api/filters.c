@@ -43,18 +43,22 @@
  * context (JSON), expires_at, action, keywords (JSON), statuses (JSON).
  */
 #define FILTER_COLUMNS                                                                             \
-    "f.id::text, f.title, array_to_json(f.context)::text, CASE WHEN f.expires_at IS NULL"         \
-    " THEN NULL ELSE " EU_SQL_TS("f.expires_at") " END, f.action,"                                 \
-    " (SELECT coalesce(json_agg(json_build_object('id', k.id::text, 'keyword', k.keyword,"        \
-    "  'whole_word', k.whole_word) ORDER BY k.id), '[]') FROM filter_keywords k"                   \
-    "  WHERE k.filter_id = f.id)::text,"                                                            \
-    " (SELECT coalesce(json_agg(json_build_object('id', fs.id::text, 'status_id',"               \
-    "  fs.status_id::text) ORDER BY fs.id), '[]') FROM filter_statuses fs"                        \
-    "  WHERE fs.filter_id = f.id)::text"
+    "f.id::text, f.title, array_to_json(f.context)::text, CASE WHEN f.expires_at IS NULL"          \
+    " THEN NULL ELSE " EU_SQL_TS(                                                                  \
+        "f.expires_at") " END, f.action,"                                                          \
+                        " (SELECT coalesce(json_agg(json_build_object('id', k.id::text, "          \
+                        "'keyword', k.keyword,"                                                    \
+                        "  'whole_word', k.whole_word) ORDER BY k.id), '[]') FROM "                \
+                        "filter_keywords k"                                                        \
+                        "  WHERE k.filter_id = f.id)::text,"                                       \
+                        " (SELECT coalesce(json_agg(json_build_object('id', fs.id::text, "         \
+                        "'status_id',"                                                             \
+                        "  fs.status_id::text) ORDER BY fs.id), '[]') FROM filter_statuses fs"     \
+                        "  WHERE fs.filter_id = f.id)::text"
 
 /* A v1 filter is one keyword with its filter's settings; k and f aliased. */
 #define V1_COLUMNS                                                                                 \
-    "k.id::text, k.keyword, array_to_json(f.context)::text, k.whole_word, CASE WHEN"              \
+    "k.id::text, k.keyword, array_to_json(f.context)::text, k.whole_word, CASE WHEN"               \
     " f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS("f.expires_at") " END, f.action = 'hide'"
 
 #define KEYWORD_COLUMNS "k.id::text, k.keyword, k.whole_word"
@@ -83,11 +87,10 @@ null_or_string(const PGresult *res, int row, int col)
 static json_t *
 filter_json(const PGresult *res, int row, int col, bool with_rules)
 {
-    json_t *f = json_pack("{s:s, s:s, s:o, s:o, s:s}", "id", PQgetvalue(res, row, col), "title",
-                          PQgetvalue(res, row, col + 1), "context",
-                          parse_json_cell(res, row, col + 2), "expires_at",
-                          null_or_string(res, row, col + 3), "filter_action",
-                          PQgetvalue(res, row, col + 4));
+    json_t *f = json_pack(
+        "{s:s, s:s, s:o, s:o, s:s}", "id", PQgetvalue(res, row, col), "title",
+        PQgetvalue(res, row, col + 1), "context", parse_json_cell(res, row, col + 2), "expires_at",
+        null_or_string(res, row, col + 3), "filter_action", PQgetvalue(res, row, col + 4));
     if (with_rules) {
         json_object_set_new(f, "keywords", parse_json_cell(res, row, col + 5));
         json_object_set_new(f, "statuses", parse_json_cell(res, row, col + 6));
@@ -288,7 +291,7 @@ keyword_matches(const char *text, const char *kw, bool whole_word)
 static const struct {
     const char *name;
     char c;
-} ENTITIES[] = {{"&amp;", '&'}, {"&lt;", '<'},  {"&gt;", '>'},
+} ENTITIES[] = {{"&amp;", '&'},  {"&lt;", '<'},   {"&gt;", '>'},
                 {"&quot;", '"'}, {"&#39;", '\''}, {"&apos;", '\''}};
 
 /*
@@ -343,7 +346,8 @@ context_has(json_t *contexts, const char *context)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(contexts, i, c) {
+    json_array_foreach(contexts, i, c)
+    {
         if (json_is_string(c) && strcmp(json_string_value(c), context) == 0)
             return true;
     }
@@ -367,7 +371,8 @@ eu_filters_apply(struct eu_req *req, json_t *status, const char *context)
         json_t *kw_matches = NULL, *st_matches = NULL;
         size_t j;
         json_t *k;
-        json_array_foreach(f->keywords, j, k) {
+        json_array_foreach(f->keywords, j, k)
+        {
             const char *kw = json_string_value(json_object_get(k, "keyword"));
             if (!kw)
                 continue;
@@ -379,7 +384,8 @@ eu_filters_apply(struct eu_req *req, json_t *status, const char *context)
                 json_array_append_new(kw_matches, json_string(kw));
             }
         }
-        json_array_foreach(f->statuses, j, k) {
+        json_array_foreach(f->statuses, j, k)
+        {
             const char *sid = json_string_value(json_object_get(k, "status_id"));
             if (sid && status_id && strcmp(sid, status_id) == 0) {
                 if (!st_matches)
@@ -497,7 +503,8 @@ read_context(struct eu_req *req, json_t *params, bool required, const char **out
     json_t *clean = json_array();
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         const char *s = json_string_value(v);
         bool ok = false;
         for (size_t c = 0; s && c < sizeof(CONTEXTS) / sizeof(CONTEXTS[0]); c++)
@@ -598,7 +605,8 @@ read_keywords(struct eu_req *req, json_t *params, struct filter_input *in)
     size_t i;
     json_t *a;
     int rc = 0;
-    json_array_foreach(list, i, a) {
+    json_array_foreach(list, i, a)
+    {
         if (!json_is_object(a)) {
             eu_req_reply_error(req, 422, "Validation failed: Keywords attributes is invalid");
             rc = -1;
@@ -652,9 +660,8 @@ read_filter_input(struct eu_req *req, json_t *params, bool create, struct filter
         return -1;
     }
     if (in->title && strlen(in->title) > TITLE_MAX) {
-        eu_req_reply_error(req, 422,
-                           "Validation failed: Title is too long (maximum is %d characters)",
-                           TITLE_MAX);
+        eu_req_reply_error(
+            req, 422, "Validation failed: Title is too long (maximum is %d characters)", TITLE_MAX);
         return -1;
     }
     if (read_context(req, params, create, &in->context) < 0)
@@ -664,7 +671,8 @@ read_filter_input(struct eu_req *req, json_t *params, bool create, struct filter
         in->action = NULL;
     if (in->action && strcmp(in->action, "warn") != 0 && strcmp(in->action, "hide") != 0 &&
         strcmp(in->action, "blur") != 0) {
-        eu_req_reply_error(req, 422, "Validation failed: Filter action is not included in the list");
+        eu_req_reply_error(req, 422,
+                           "Validation failed: Filter action is not included in the list");
         return -1;
     }
     if (read_expires(req, params, in) < 0)
@@ -704,7 +712,7 @@ eu_filters_v2_create(struct eu_req *req)
     struct filter_input in;
     if (!params || read_filter_input(req, params, true, &in) < 0)
         return;
-    const char *p[] = {eu_social_viewer(req), in.title, in.context, in.action, in.expires,
+    const char *p[] = {eu_social_viewer(req),           in.title, in.context, in.action, in.expires,
                        in.keywords ? in.keywords : "[]"};
     /* One statement: the final SELECT sees what the CTEs returned. */
     query_reply(req,
@@ -716,10 +724,12 @@ eu_filters_v2_create(struct eu_req *req)
                 " json_to_recordset($6::json) AS x(keyword text, whole_word boolean,"
                 " destroy boolean) WHERE NOT x.destroy RETURNING *)"
                 " SELECT f.id::text, f.title, array_to_json(f.context)::text,"
-                " CASE WHEN f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS("f.expires_at")
-                " END, f.action, (SELECT coalesce(json_agg(json_build_object('id', k.id::text,"
-                " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY k.id), '[]')"
-                " FROM k)::text, '[]' FROM f",
+                " CASE WHEN f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS(
+                    "f.expires_at") " END, f.action, (SELECT "
+                                    "coalesce(json_agg(json_build_object('id', k.id::text,"
+                                    " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY "
+                                    "k.id), '[]')"
+                                    " FROM k)::text, '[]' FROM f",
                 6, p, filter_full_json, false);
 }
 
@@ -765,9 +775,14 @@ eu_filters_v2_update(struct eu_req *req)
     struct update *u = eu_arena_calloc(req->arena, sizeof(*u));
     u->req = req;
     u->id = id;
-    const char *p[] = {eu_social_viewer(req), id,          in.title,
-                       in.context,            in.action,   in.expires_given ? "t" : "f",
-                       in.expires,            in.keywords ? in.keywords : "[]"};
+    const char *p[] = {eu_social_viewer(req),
+                       id,
+                       in.title,
+                       in.context,
+                       in.action,
+                       in.expires_given ? "t" : "f",
+                       in.expires,
+                       in.keywords ? in.keywords : "[]"};
     /* Keywords with an id are changed or (with _destroy) deleted, others
      * added; ids of another filter's keywords match nothing. */
     eu_db_pool_query(
@@ -1065,8 +1080,7 @@ eu_filters_v1_create(struct eu_req *req)
     struct v1_input in;
     if (!params || read_v1_input(req, params, true, &in) < 0)
         return;
-    const char *p[] = {eu_social_viewer(req), in.phrase, in.context, in.hide, in.expires,
-                       in.whole};
+    const char *p[] = {eu_social_viewer(req), in.phrase, in.context, in.hide, in.expires, in.whole};
     query_reply(req,
                 "WITH f AS (INSERT INTO filters (account_id, title, context, action, expires_at)"
                 " VALUES ($1::bigint, $2, ARRAY(SELECT json_array_elements_text($3::json)),"
@@ -1111,9 +1125,8 @@ eu_filters_v1_update(struct eu_req *req)
     struct update *u = eu_arena_calloc(req->arena, sizeof(*u));
     u->req = req;
     u->id = id;
-    const char *p[] = {eu_social_viewer(req), id,       in.phrase,
-                       in.context,            in.hide,  in.expires_given ? "t" : "f",
-                       in.expires,            in.whole};
+    const char *p[] = {eu_social_viewer(req),        id,         in.phrase, in.context, in.hide,
+                       in.expires_given ? "t" : "f", in.expires, in.whole};
     eu_db_pool_query(
         eu_social_pool(req),
         "WITH k AS (UPDATE filter_keywords k SET keyword = coalesce($3, k.keyword),"

@@ -42,18 +42,18 @@
 /* $1 viewer, $2 types (JSON array or NULL), $3 exclude_types, $4 account_id. */
 #define NOTE_WHERE                                                                                 \
     " n.account_id = $1::bigint"                                                                   \
-    " AND ($2::json IS NULL OR n.type IN (SELECT json_array_elements_text($2::json)))"            \
-    " AND ($3::json IS NULL OR n.type NOT IN (SELECT json_array_elements_text($3::json)))"        \
-    " AND ($4::bigint IS NULL OR n.from_account_id = $4::bigint)"                                 \
-    " AND NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = n.from_account_id"                  \
+    " AND ($2::json IS NULL OR n.type IN (SELECT json_array_elements_text($2::json)))"             \
+    " AND ($3::json IS NULL OR n.type NOT IN (SELECT json_array_elements_text($3::json)))"         \
+    " AND ($4::bigint IS NULL OR n.from_account_id = $4::bigint)"                                  \
+    " AND NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = n.from_account_id"                   \
     "  AND fa.suspended_at IS NOT NULL)"                                                           \
-    " AND (n.status_id IS NULL OR EXISTS (SELECT 1 FROM statuses ns WHERE ns.id = n.status_id"   \
+    " AND (n.status_id IS NULL OR EXISTS (SELECT 1 FROM statuses ns WHERE ns.id = n.status_id"     \
     "  AND ns.deleted_at IS NULL))"
 
 /* The notification's columns before the account's. */
 #define NOTE_COLUMNS                                                                               \
-    "n.id::text, n.type, " EU_SQL_TS("n.created_at") ", coalesce(n.group_key, 'ungrouped-' ||"    \
-    " n.id), n.status_id::text, "
+    "n.id::text, n.type, " EU_SQL_TS("n.created_at") ", coalesce(n.group_key, 'ungrouped-' ||"     \
+                                                     " n.id), n.status_id::text, "
 #define NOTE_NCOLS 5
 
 static void
@@ -123,16 +123,15 @@ struct note_page {
     struct note *notes;
     size_t n;
     const char *first_id, *last_id; /* for the Link header; NULL: none */
-    bool single;                     /* GET /:id: one object or 404 */
-    json_t *statuses;                /* id -> Status, once rendered */
+    bool single;                    /* GET /:id: one object or 404 */
+    json_t *statuses;               /* id -> Status, once rendered */
 };
 
 static json_t *
 note_json(struct note_page *np, const struct note *nt)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:O}", "id", nt->id, "type", nt->type,
-                          "created_at", nt->created_at, "group_key", nt->group_key, "account",
-                          nt->account);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:O}", "id", nt->id, "type", nt->type, "created_at",
+                          nt->created_at, "group_key", nt->group_key, "account", nt->account);
     if (nt->status_id)
         json_object_set(o, "status", json_object_get(np->statuses, nt->status_id));
     return o;
@@ -175,7 +174,8 @@ on_note_statuses(struct eu_req *req, json_t *array, void *arg)
     arena_json(req, array);
     size_t i;
     json_t *st;
-    json_array_foreach(array, i, st) {
+    json_array_foreach(array, i, st)
+    {
         const char *id = json_string_value(json_object_get(st, "id"));
         if (id)
             json_object_set(np->statuses, id, st);
@@ -246,11 +246,12 @@ eu_notifications_index(struct eu_req *req)
     read_type_filters(req, params, &tf);
     const char *p[8] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account};
     eu_page_params(&np->page, p + 4);
-    const char *sql = eu_arena_sprintf(req->arena,
-                                       "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS("a")
-                                       " FROM notifications n JOIN accounts a"
-                                       " ON a.id = n.from_account_id WHERE" NOTE_WHERE "%s",
-                                       eu_page_sql(req, &np->page, "n.id", 5));
+    const char *sql =
+        eu_arena_sprintf(req->arena,
+                         "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
+                             "a") " FROM notifications n JOIN accounts a"
+                                  " ON a.id = n.from_account_id WHERE" NOTE_WHERE "%s",
+                         eu_page_sql(req, &np->page, "n.id", 5));
     eu_db_pool_query(eu_social_pool(req), sql, 8, p, on_notes, np);
 }
 
@@ -277,9 +278,9 @@ eu_notifications_show(struct eu_req *req)
     np->single = true;
     const char *p[] = {eu_social_viewer(req), NULL, NULL, NULL, id};
     eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS("a")
-                     " FROM notifications n JOIN accounts a ON a.id = n.from_account_id"
-                     " WHERE" NOTE_WHERE " AND n.id = $5::bigint",
+                     "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
+                         "a") " FROM notifications n JOIN accounts a ON a.id = n.from_account_id"
+                              " WHERE" NOTE_WHERE " AND n.id = $5::bigint",
                      5, p, on_notes, np);
 }
 
@@ -356,10 +357,11 @@ eu_notifications_unread_count(struct eu_req *req)
     read_type_filters(req, params, &tf);
     const char *p[] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account,
                        unread_limit(req, params)};
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE" NOTE_WHERE
-                     AFTER_MARKER " LIMIT $5::int) x",
-                     5, p, on_count, req);
+    eu_db_pool_query(
+        eu_social_pool(req),
+        "SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
+        " LIMIT $5::int) x",
+        5, p, on_count, req);
 }
 
 /* ------------------------------------------------------------- grouped */
@@ -368,8 +370,8 @@ eu_notifications_unread_count(struct eu_req *req)
  * its type is one of the grouped types ($5, JSON array; NULL: Mastodon's
  * default favourite, reblog and follow), else ungrouped-<id>. */
 #define GROUP_KEY_SQL                                                                              \
-    "CASE WHEN n.group_key IS NOT NULL AND n.type IN (SELECT json_array_elements_text("           \
-    "coalesce($5::json, '[\"favourite\",\"reblog\",\"follow\"]'))) THEN n.group_key"             \
+    "CASE WHEN n.group_key IS NOT NULL AND n.type IN (SELECT json_array_elements_text("            \
+    "coalesce($5::json, '[\"favourite\",\"reblog\",\"follow\"]'))) THEN n.group_key"               \
     " ELSE 'ungrouped-' || n.id END"
 
 /*
@@ -387,7 +389,8 @@ static const char GROUPS_SQL[] =
     " AND ($6::bigint IS NULL OR n.id < $6::bigint) AND ($7::bigint IS NULL OR n.id > $7::bigint)"
     " AND ($8::bigint IS NULL OR n.id > $8::bigint)"
     " AND ($10::text IS NULL OR " GROUP_KEY_SQL " = $10)"
-    " ORDER BY CASE WHEN $8::bigint IS NULL THEN -n.id ELSE n.id END LIMIT " "%d),"
+    " ORDER BY CASE WHEN $8::bigint IS NULL THEN -n.id ELSE n.id END LIMIT "
+    "%d),"
     " heads AS (SELECT gk, max(id) AS head FROM base GROUP BY gk"
     "  ORDER BY CASE WHEN $8::bigint IS NULL THEN -max(id) ELSE max(id) END LIMIT $9::int),"
     " range AS (SELECT min(head) AS lo, max(head) AS hi FROM heads)"
@@ -395,12 +398,16 @@ static const char GROUPS_SQL[] =
     "   AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi),"
     "  hn.type, h.head::text, (SELECT min(g.id) FROM notifications g"
     "   WHERE g.account_id = $1::bigint AND (g.group_key = h.gk OR g.id = h.head)"
-    "   AND g.id >= r.lo)::text, " EU_SQL_TS("hn.created_at") ", hn.status_id::text,"
-    "  (SELECT json_agg(x.a::text ORDER BY x.last DESC) FROM (SELECT g.from_account_id AS a,"
-    "   max(g.id) AS last FROM notifications g WHERE g.account_id = $1::bigint"
-    "   AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi"
-    "   GROUP BY g.from_account_id ORDER BY max(g.id) DESC LIMIT " "%d) x)::text"
-    " FROM heads h JOIN notifications hn ON hn.id = h.head, range r ORDER BY h.head DESC";
+    "   AND g.id >= r.lo)::text, " EU_SQL_TS(
+        "hn.created_at") ", hn.status_id::text,"
+                         "  (SELECT json_agg(x.a::text ORDER BY x.last DESC) FROM (SELECT "
+                         "g.from_account_id AS a,"
+                         "   max(g.id) AS last FROM notifications g WHERE g.account_id = $1::bigint"
+                         "   AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi"
+                         "   GROUP BY g.from_account_id ORDER BY max(g.id) DESC LIMIT "
+                         "%d) x)::text"
+                         " FROM heads h JOIN notifications hn ON hn.id = h.head, range r ORDER BY "
+                         "h.head DESC";
 
 enum { G_KEY, G_COUNT, G_TYPE, G_HEAD, G_MIN, G_AT, G_STATUS, G_SAMPLES };
 
@@ -415,10 +422,10 @@ struct group_page {
     struct eu_page page;
     struct group *groups;
     size_t n;
-    bool single;       /* GET /:group_key: 404 when empty */
-    json_t *accounts;  /* Account entities in first-seen order */
-    json_t *statuses;  /* id -> Status */
-    json_t *holder;    /* keeps the groups' JSON alive */
+    bool single;      /* GET /:group_key: 404 when empty */
+    json_t *accounts; /* Account entities in first-seen order */
+    json_t *statuses; /* id -> Status */
+    json_t *holder;   /* keeps the groups' JSON alive */
 };
 
 static void
@@ -473,7 +480,8 @@ on_group_statuses(struct eu_req *req, json_t *array, void *arg)
     arena_json(req, array);
     size_t i;
     json_t *st;
-    json_array_foreach(array, i, st) {
+    json_array_foreach(array, i, st)
+    {
         const char *id = json_string_value(json_object_get(st, "id"));
         if (id)
             json_object_set(gp->statuses, id, st);
@@ -541,7 +549,8 @@ on_groups(PGresult *res, enum eu_db_status st, void *arg)
         json_array_append_new(gp->holder, g->samples);
         size_t j;
         json_t *v;
-        json_array_foreach(g->samples, j, v) {
+        json_array_foreach(g->samples, j, v)
+        {
             if (!json_object_get(seen, json_string_value(v))) {
                 json_object_set_new(seen, json_string_value(v), json_true());
                 json_array_append(all, v);
@@ -554,9 +563,10 @@ on_groups(PGresult *res, enum eu_db_status st, void *arg)
     const char *p[] = {eu_arena_strdup(req->arena, ids)};
     free(ids);
     eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM json_array_elements_text($1::json)"
-                     " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.id = x.id::bigint"
-                     " ORDER BY x.ord",
+                     "SELECT " EU_ACCOUNT_COLUMNS(
+                         "a") " FROM json_array_elements_text($1::json)"
+                              " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.id = x.id::bigint"
+                              " ORDER BY x.ord",
                      1, p, on_group_accounts, gp);
 }
 
@@ -652,13 +662,15 @@ eu_notifications_groups_accounts(struct eu_req *req)
     if (!key)
         return;
     const char *p[] = {eu_social_viewer(req), key};
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM (SELECT n.from_account_id AS id,"
-                     " max(n.id) AS last FROM notifications n WHERE n.account_id = $1::bigint"
-                     " AND (n.group_key = $2 OR 'ungrouped-' || n.id = $2)"
-                     " GROUP BY n.from_account_id) x JOIN accounts a ON a.id = x.id"
-                     " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80",
-                     2, p, on_accounts, req);
+    eu_db_pool_query(
+        eu_social_pool(req),
+        "SELECT " EU_ACCOUNT_COLUMNS(
+            "a") " FROM (SELECT n.from_account_id AS id,"
+                 " max(n.id) AS last FROM notifications n WHERE n.account_id = $1::bigint"
+                 " AND (n.group_key = $2 OR 'ungrouped-' || n.id = $2)"
+                 " GROUP BY n.from_account_id) x JOIN accounts a ON a.id = x.id"
+                 " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80",
+        2, p, on_accounts, req);
 }
 
 void
@@ -669,8 +681,12 @@ eu_notifications_groups_unread_count(struct eu_req *req)
         return;
     struct type_filters tf;
     read_type_filters(req, params, &tf);
-    const char *p[] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account,
-                       array_param_json(req, params, "grouped_types"), unread_limit(req, params)};
+    const char *p[] = {eu_social_viewer(req),
+                       tf.types,
+                       tf.exclude,
+                       tf.account,
+                       array_param_json(req, params, "grouped_types"),
+                       unread_limit(req, params)};
     eu_db_pool_query(eu_social_pool(req),
                      "SELECT count(*) FROM (SELECT DISTINCT " GROUP_KEY_SQL
                      " FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER " LIMIT $6::int) x",

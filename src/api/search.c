@@ -87,25 +87,30 @@ query_accounts(struct search *s)
     }
     /* "user@this.host" and "@user" find the local user; another domain
      * finds nobody until remote accounts can be resolved. */
-    const char *p[] = {eu_social_viewer(req), s->q, s->limit, s->offset, s->following,
-                       req->host};
+    const char *p[] = {eu_social_viewer(req), s->q, s->limit, s->offset, s->following, req->host};
     eu_db_pool_query(
         eu_social_pool(req),
         "WITH q AS (SELECT CASE WHEN position('@' IN $2) > 0 THEN split_part($2, '@', 1)"
         "  ELSE $2 END AS u, CASE WHEN position('@' IN $2) > 0 THEN split_part($2, '@', 2)"
         "  END AS d)"
-        " SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a, q"
-        " WHERE a.suspended_at IS NULL AND a.domain IS NULL"
-        " AND (q.d IS NULL OR lower(q.d) = lower($6))"
-        " AND (lower(a.username) LIKE lower(" LIKE_TEXT("q.u") ") || '%'"
-        "  OR (q.d IS NULL AND a.display_name ILIKE '%' || " LIKE_TEXT("q.u") " || '%'))"
-        " AND (NOT $5::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.account_id = $1::bigint"
-        "  AND f.target_account_id = a.id))"
-        " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = a.id"
-        "  AND b.target_account_id = $1::bigint)"
-        " ORDER BY lower(a.username) = lower(q.u) DESC, (SELECT count(*) FROM follows f"
-        "  WHERE f.target_account_id = a.id) DESC, a.id"
-        " LIMIT $3::int OFFSET $4::int",
+        " SELECT " EU_ACCOUNT_COLUMNS(
+            "a") " FROM accounts a, q"
+                 " WHERE a.suspended_at IS NULL AND a.domain IS NULL"
+                 " AND (q.d IS NULL OR lower(q.d) = lower($6))"
+                 " AND (lower(a.username) LIKE lower(" LIKE_TEXT(
+                     "q.u") ") || '%'"
+                            "  OR (q.d IS NULL AND a.display_name ILIKE '%' || " LIKE_TEXT(
+                                "q.u") " || '%'))"
+                                       " AND (NOT $5::boolean OR EXISTS (SELECT 1 FROM follows f "
+                                       "WHERE f.account_id = $1::bigint"
+                                       "  AND f.target_account_id = a.id))"
+                                       " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id "
+                                       "= a.id"
+                                       "  AND b.target_account_id = $1::bigint)"
+                                       " ORDER BY lower(a.username) = lower(q.u) DESC, (SELECT "
+                                       "count(*) FROM follows f"
+                                       "  WHERE f.target_account_id = a.id) DESC, a.id"
+                                       " LIMIT $3::int OFFSET $4::int",
         6, p, on_accounts, s);
 }
 
@@ -125,18 +130,20 @@ on_found(PGresult *res, enum eu_db_status st, void *arg)
     s->status_ids = eu_arena_alloc(req->arena, sizeof(char *) * (n ? n : 1));
     size_t i;
     json_t *v;
-    json_array_foreach(ids, i, v) {
+    json_array_foreach(ids, i, v)
+    {
         if (json_is_string(v))
             s->status_ids[s->n_status++] = eu_arena_strdup(req->arena, json_string_value(v));
     }
     json_decref(ids);
-    json_array_foreach(tags, i, v) {
+    json_array_foreach(tags, i, v)
+    {
         const char *name = json_string_value(json_array_get(v, 1));
-        json_t *t = json_pack("{s:s, s:s, s:s, s:[]}", "id", json_string_value(json_array_get(v, 0)),
-                              "name", name ? name : "", "url",
-                              eu_arena_sprintf(req->arena, "%s/tags/%s", eu_req_base_url(req),
-                                               name ? name : ""),
-                              "history");
+        json_t *t = json_pack(
+            "{s:s, s:s, s:s, s:[]}", "id", json_string_value(json_array_get(v, 0)), "name",
+            name ? name : "", "url",
+            eu_arena_sprintf(req->arena, "%s/tags/%s", eu_req_base_url(req), name ? name : ""),
+            "history");
         if (req->auth.account_id)
             json_object_set(t, "following", json_array_get(v, 2));
         json_array_append_new(s->hashtags, t);
@@ -183,8 +190,9 @@ eu_search_v2(struct eu_req *req)
     if (eu_param_int(params, "offset", &offset) < 0 || offset < 0)
         offset = 0;
     if (offset > 0 && !req->auth.account_id) {
-        eu_req_reply_error(req, 401, "Search queries pagination is not supported without "
-                                     "authentication");
+        eu_req_reply_error(req, 401,
+                           "Search queries pagination is not supported without "
+                           "authentication");
         return;
     }
     if (offset > SEARCH_OFFSET_MAX)
@@ -235,17 +243,23 @@ eu_search_v2(struct eu_req *req)
         "     AND b.account_id = $1::bigint))"
         "   AND (to_tsvector('simple', s.spoiler_text || ' ' || s.text)"
         "     @@ websearch_to_tsquery('simple', $10)"
-        "    OR s.text ILIKE '%' || " LIKE_TEXT("$10") " || '%'"
-        "    OR s.spoiler_text ILIKE '%' || " LIKE_TEXT("$10") " || '%')"
-        "   AND ($7::bigint IS NULL OR s.account_id = $7::bigint)"
-        "   AND ($8::bigint IS NULL OR s.id < $8::bigint)"
-        "   AND ($9::bigint IS NULL OR s.id > $9::bigint)"
-        "   ORDER BY s.id DESC LIMIT $3::int OFFSET $4::int) x)::text,"
-        " (SELECT coalesce(json_agg(json_build_array(t.id::text, lower(t.name),"
-        "   EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tag_id = t.id"
-        "   AND tf.account_id = $1::bigint)) ORDER BY length(t.name), lower(t.name)), '[]') FROM"
-        "  (SELECT * FROM tags t WHERE $6::boolean"
-        "   AND lower(t.name) LIKE lower(" LIKE_TEXT("$2") ") || '%'"
-        "   ORDER BY length(t.name), lower(t.name) LIMIT $3::int OFFSET $4::int) t)::text",
+        "    OR s.text ILIKE '%' || " LIKE_TEXT(
+            "$10") " || '%'"
+                   "    OR s.spoiler_text ILIKE '%' || " LIKE_TEXT(
+                       "$10") " || '%')"
+                              "   AND ($7::bigint IS NULL OR s.account_id = $7::bigint)"
+                              "   AND ($8::bigint IS NULL OR s.id < $8::bigint)"
+                              "   AND ($9::bigint IS NULL OR s.id > $9::bigint)"
+                              "   ORDER BY s.id DESC LIMIT $3::int OFFSET $4::int) x)::text,"
+                              " (SELECT coalesce(json_agg(json_build_array(t.id::text, "
+                              "lower(t.name),"
+                              "   EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tag_id = t.id"
+                              "   AND tf.account_id = $1::bigint)) ORDER BY length(t.name), "
+                              "lower(t.name)), '[]') FROM"
+                              "  (SELECT * FROM tags t WHERE $6::boolean"
+                              "   AND lower(t.name) LIKE lower(" LIKE_TEXT(
+                                  "$2") ") || '%'"
+                                        "   ORDER BY length(t.name), lower(t.name) LIMIT $3::int "
+                                        "OFFSET $4::int) t)::text",
         10, p, on_found, s);
 }

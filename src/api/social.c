@@ -77,7 +77,8 @@ on_list_filters_loaded(struct eu_req *req, void *arg)
     json_t *kept = json_array();
     size_t i;
     json_t *st;
-    json_array_foreach(sl->array, i, st) {
+    json_array_foreach(sl->array, i, st)
+    {
         json_t *reblog = json_object_get(st, "reblog");
         if (!eu_filters_apply(req, json_is_object(reblog) ? reblog : st, sl->context))
             json_array_append(kept, st);
@@ -101,8 +102,8 @@ on_statuses_rendered(struct eu_req *req, json_t *array, void *arg)
 }
 
 void
-eu_social_reply_statuses(struct eu_req *req, const char *const *ids, size_t n,
-                         const char *first_id, const char *last_id, const char *filter_context)
+eu_social_reply_statuses(struct eu_req *req, const char *const *ids, size_t n, const char *first_id,
+                         const char *last_id, const char *filter_context)
 {
     struct status_list *sl = eu_arena_calloc(req->arena, sizeof(*sl));
     sl->first_id = first_id ? eu_arena_strdup(req->arena, first_id) : NULL;
@@ -201,8 +202,7 @@ on_list_timeline(PGresult *res, enum eu_db_status st, void *arg)
     bool asc = eu_page_is_ascending(&pg->page);
     for (int i = 0; i < n; i++)
         ids[i] = eu_arena_strdup(req->arena, PQgetvalue(res, asc ? n - 1 - i : i, 1));
-    eu_social_reply_statuses(req, ids, (size_t)n, n ? ids[0] : NULL, n ? ids[n - 1] : NULL,
-                             "home");
+    eu_social_reply_statuses(req, ids, (size_t)n, n ? ids[0] : NULL, n ? ids[n - 1] : NULL, "home");
 }
 
 /*
@@ -231,22 +231,28 @@ list_timeline(struct eu_req *req)
         " LEFT JOIN lists l ON l.id = $2::bigint AND l.account_id = $1::bigint"
         " LEFT JOIN LATERAL (SELECT s.id FROM statuses s"
         "  JOIN list_accounts la ON la.account_id = s.account_id AND la.list_id = l.id"
-        "  WHERE " EU_STATUS_VISIBLE_SQL("s", "$1::bigint")
-        "  AND (s.visibility < 3 OR EXISTS (SELECT 1 FROM mentions m WHERE m.status_id = s.id"
-        "   AND m.account_id = $1::bigint))"
-        "  AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id"
-        "   OR (l.replies_policy = 'list' AND (s.in_reply_to_account_id = $1::bigint"
-        "    OR EXISTS (SELECT 1 FROM list_accounts r WHERE r.list_id = l.id"
-        "     AND r.account_id = s.in_reply_to_account_id)))"
-        "   OR (l.replies_policy = 'followed' AND (s.in_reply_to_account_id = $1::bigint"
-        "    OR EXISTS (SELECT 1 FROM follows r WHERE r.account_id = $1::bigint"
-        "     AND r.target_account_id = s.in_reply_to_account_id))))"
-        "  AND NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.account_id = $1::bigint"
-        "   AND mu.target_account_id = s.account_id"
-        "   AND (mu.expires_at IS NULL OR mu.expires_at > now()))"
-        "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = $1::bigint"
-        "   AND b.target_account_id = s.account_id)"
-        "  %s) s ON true",
+        "  WHERE " EU_STATUS_VISIBLE_SQL(
+            "s",
+            "$1::bigint") "  AND (s.visibility < 3 OR EXISTS (SELECT 1 FROM mentions m WHERE "
+                          "m.status_id = s.id"
+                          "   AND m.account_id = $1::bigint))"
+                          "  AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = "
+                          "s.account_id"
+                          "   OR (l.replies_policy = 'list' AND (s.in_reply_to_account_id = "
+                          "$1::bigint"
+                          "    OR EXISTS (SELECT 1 FROM list_accounts r WHERE r.list_id = l.id"
+                          "     AND r.account_id = s.in_reply_to_account_id)))"
+                          "   OR (l.replies_policy = 'followed' AND (s.in_reply_to_account_id = "
+                          "$1::bigint"
+                          "    OR EXISTS (SELECT 1 FROM follows r WHERE r.account_id = $1::bigint"
+                          "     AND r.target_account_id = s.in_reply_to_account_id))))"
+                          "  AND NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.account_id = "
+                          "$1::bigint"
+                          "   AND mu.target_account_id = s.account_id"
+                          "   AND (mu.expires_at IS NULL OR mu.expires_at > now()))"
+                          "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = $1::bigint"
+                          "   AND b.target_account_id = s.account_id)"
+                          "  %s) s ON true",
         eu_page_sql(req, &pg->page, "s.id", 3));
     eu_db_pool_query(eu_social_pool(req), sql, 6, p, on_list_timeline, pg);
 }
@@ -294,7 +300,8 @@ markers_index(struct eu_req *req)
     bool home = false, notes = false;
     size_t i;
     json_t *v;
-    json_array_foreach(tl, i, v) {
+    json_array_foreach(tl, i, v)
+    {
         const char *s = json_string_value(v);
         home = home || (s && strcmp(s, "home") == 0);
         notes = notes || (s && strcmp(s, "notifications") == 0);
@@ -363,12 +370,12 @@ on_preferences(PGresult *res, enum eu_db_status st, void *arg)
         return;
     }
     bool found = PQntuples(res) > 0;
-    json_t *out = json_pack(
-        "{s:s, s:b, s:o, s:s, s:b}", "posting:default:visibility",
-        found ? PQgetvalue(res, 0, 0) : "public", "posting:default:sensitive",
-        found && PQgetvalue(res, 0, 1)[0] == 't', "posting:default:language",
-        found && !PQgetisnull(res, 0, 2) ? json_string(PQgetvalue(res, 0, 2)) : json_null(),
-        "reading:expand:media", "default", "reading:expand:spoilers", false);
+    json_t *out = json_pack("{s:s, s:b, s:o, s:s, s:b}", "posting:default:visibility",
+                            found ? PQgetvalue(res, 0, 0) : "public", "posting:default:sensitive",
+                            found && PQgetvalue(res, 0, 1)[0] == 't', "posting:default:language",
+                            found && !PQgetisnull(res, 0, 2) ? json_string(PQgetvalue(res, 0, 2))
+                                                             : json_null(),
+                            "reading:expand:media", "default", "reading:expand:spoilers", false);
     eu_req_reply_json(req, 200, out);
 }
 
@@ -394,8 +401,8 @@ tag_name_is_valid(const char *s)
     bool digits_only = true;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         bool digit = *p >= '0' && *p <= '9';
-        bool letter = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
-                      *p >= 0x80;
+        bool letter =
+            (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || *p >= 0x80;
         if (!digit && !letter)
             return false;
         digits_only = digits_only && digit;
@@ -523,12 +530,11 @@ on_followed_tags(PGresult *res, enum eu_db_status st, void *arg)
     json_t *out = json_array();
     for (int k = 0; k < n; k++) {
         int i = asc ? n - 1 - k : k;
-        json_array_append_new(out, tag_json(req, PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
-                                            true));
+        json_array_append_new(out,
+                              tag_json(req, PQgetvalue(res, i, 1), PQgetvalue(res, i, 2), true));
     }
     if (n)
-        eu_page_link(req, PQgetvalue(res, asc ? n - 1 : 0, 0),
-                     PQgetvalue(res, asc ? 0 : n - 1, 0));
+        eu_page_link(req, PQgetvalue(res, asc ? n - 1 : 0, 0), PQgetvalue(res, asc ? 0 : n - 1, 0));
     eu_req_reply_json(req, 200, out);
 }
 
@@ -573,8 +579,8 @@ notification_policy_v2(struct eu_req *req)
     eu_req_reply_json(req, 200,
                       json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "for_not_following", "accept",
                                 "for_not_followers", "accept", "for_new_accounts", "accept",
-                                "for_private_mentions", "accept", "for_limited_accounts",
-                                "accept", "summary", policy_summary()));
+                                "for_private_mentions", "accept", "for_limited_accounts", "accept",
+                                "summary", policy_summary()));
 }
 
 static void
@@ -598,8 +604,8 @@ notification_policy_v1(struct eu_req *req)
 const struct eu_route eu_social_routes[] = {
     /* notifications.c */
     {GET, "/api/v1/notifications", eu_notifications_index, "read:notifications", AUTH},
-    {GET, "/api/v1/notifications/unread_count", eu_notifications_unread_count,
-     "read:notifications", AUTH},
+    {GET, "/api/v1/notifications/unread_count", eu_notifications_unread_count, "read:notifications",
+     AUTH},
     {POST, "/api/v1/notifications/clear", eu_notifications_clear, "write:notifications", AUTH},
     {GET, "/api/v1/notifications/:id", eu_notifications_show, "read:notifications", AUTH},
     {POST, "/api/v1/notifications/:id/dismiss", eu_notifications_dismiss, "write:notifications",

@@ -59,19 +59,18 @@ world_stop(struct world *w)
 }
 
 static void
-api(struct world *w, struct eu_it_resp *r, const char *method, const char *path,
-    const char *token, const char *body)
+api(struct world *w, struct eu_it_resp *r, const char *method, const char *path, const char *token,
+    const char *body)
 {
     ck_assert_int_eq(eu_it_http(r, method, w->s->public_port, HOST, path, token, body), 0);
 }
 
-static void
-apif(struct world *w, struct eu_it_resp *r, const char *method, const char *token,
-     const char *body, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void apif(struct world *w, struct eu_it_resp *r, const char *method, const char *token,
+                 const char *body, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 static void
-apif(struct world *w, struct eu_it_resp *r, const char *method, const char *token,
-     const char *body, const char *fmt, ...)
+apif(struct world *w, struct eu_it_resp *r, const char *method, const char *token, const char *body,
+     const char *fmt, ...)
 {
     char path[512];
     va_list ap;
@@ -117,7 +116,8 @@ types_of(const struct eu_it_resp *r)
     char buf[1024] = "";
     size_t i;
     json_t *v;
-    json_array_foreach(r->json, i, v) {
+    json_array_foreach(r->json, i, v)
+    {
         if (i)
             strcat(buf, ",");
         strncat(buf, json_string_value(json_object_get(v, "type")), 100);
@@ -125,11 +125,11 @@ types_of(const struct eu_it_resp *r)
     return strdup(buf);
 }
 
-#define EXPECT_TYPES(r, want)                                                                     \
-    do {                                                                                          \
-        char *t_ = types_of(r);                                                                   \
-        ck_assert_str_eq(t_, (want));                                                             \
-        free(t_);                                                                                 \
+#define EXPECT_TYPES(r, want)                                                                      \
+    do {                                                                                           \
+        char *t_ = types_of(r);                                                                    \
+        ck_assert_str_eq(t_, (want));                                                              \
+        free(t_);                                                                                  \
     } while (0)
 
 /* Alice gets: follow (bob), mention (bob), favourite (carol), reblog (bob). */
@@ -172,12 +172,11 @@ START_TEST(test_list_and_filters)
         strstr(json_string_value(eu_it_jpath(r.json, "2.status.content")), "@<span>alice</span>"));
     ck_assert_ptr_null(eu_it_jpath(r.json, "3.status"));
     ck_assert_ptr_nonnull(eu_it_jpath(r.json, "3.created_at"));
-    ck_assert_msg(strncmp(json_string_value(eu_it_jpath(r.json, "3.group_key")), "follow-", 7) ==
-                      0,
+    ck_assert_msg(strncmp(json_string_value(eu_it_jpath(r.json, "3.group_key")), "follow-", 7) == 0,
                   "follow group key: %s", r.body);
-    ck_assert_msg(strncmp(json_string_value(eu_it_jpath(r.json, "2.group_key")), "ungrouped-",
-                          10) == 0,
-                  "mention group key: %s", r.body);
+    ck_assert_msg(
+        strncmp(json_string_value(eu_it_jpath(r.json, "2.group_key")), "ungrouped-", 10) == 0,
+        "mention group key: %s", r.body);
     char *follow_id = strdup(json_string_value(eu_it_jpath(r.json, "3.id")));
 
     api(&w, &r, "GET", "/api/v1/notifications?types[]=mention&types[]=follow", w.alice, NULL);

@@ -58,19 +58,18 @@ world_stop(struct world *w)
 }
 
 static void
-api(struct world *w, struct eu_it_resp *r, const char *method, const char *path,
-    const char *token, const char *body)
+api(struct world *w, struct eu_it_resp *r, const char *method, const char *path, const char *token,
+    const char *body)
 {
     ck_assert_int_eq(eu_it_http(r, method, w->s->public_port, HOST, path, token, body), 0);
 }
 
-static void
-apif(struct world *w, struct eu_it_resp *r, const char *method, const char *token,
-     const char *body, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void apif(struct world *w, struct eu_it_resp *r, const char *method, const char *token,
+                 const char *body, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 static void
-apif(struct world *w, struct eu_it_resp *r, const char *method, const char *token,
-     const char *body, const char *fmt, ...)
+apif(struct world *w, struct eu_it_resp *r, const char *method, const char *token, const char *body,
+     const char *fmt, ...)
 {
     char path[512];
     va_list ap;
@@ -109,18 +108,19 @@ ids_of(const struct eu_it_resp *r, const char *member)
     char *buf = calloc(1, cap);
     size_t i;
     json_t *v;
-    json_array_foreach(r->json, i, v) {
+    json_array_foreach(r->json, i, v)
+    {
         const char *id = json_string_value(json_object_get(v, member));
         len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? "," : "", id ? id : "?");
     }
     return buf;
 }
 
-#define EXPECT_IDS(r, member, want)                                                               \
-    do {                                                                                          \
-        char *ids_ = ids_of(r, member);                                                           \
-        ck_assert_str_eq(ids_, (want));                                                           \
-        free(ids_);                                                                               \
+#define EXPECT_IDS(r, member, want)                                                                \
+    do {                                                                                           \
+        char *ids_ = ids_of(r, member);                                                            \
+        ck_assert_str_eq(ids_, (want));                                                            \
+        free(ids_);                                                                                \
     } while (0)
 
 static char *
@@ -358,8 +358,10 @@ START_TEST(test_filters_apply)
     api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
     ck_assert_int_eq(json_array_size(r.json), 0);
     char q[256];
-    snprintf(q, sizeof(q), "UPDATE filters SET expires_at = now() - interval '1 minute'"
-                           " WHERE id = %s RETURNING 1", fid);
+    snprintf(q, sizeof(q),
+             "UPDATE filters SET expires_at = now() - interval '1 minute'"
+             " WHERE id = %s RETURNING 1",
+             fid);
     free(eu_it_pg_exec(w.db, q));
     api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
     EXPECT_IDS(&r, "id", want);
@@ -383,8 +385,7 @@ START_TEST(test_markers_preferences)
     struct world w;
     world_start(&w);
     struct eu_it_resp r = {0};
-    api(&w, &r, "GET", "/api/v1/markers?timeline[]=home&timeline[]=notifications", w.alice,
-        NULL);
+    api(&w, &r, "GET", "/api/v1/markers?timeline[]=home&timeline[]=notifications", w.alice, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_object_size(r.json), 0);
 
@@ -418,16 +419,22 @@ START_TEST(test_markers_preferences)
     EU_IT_EXPECT_JSTR(&r, "posting:default:language", "ko");
 
     /* Start-up endpoints answered with empty lists. */
-    const char *empties[] = {"/api/v1/custom_emojis", "/api/v1/trends", "/api/v1/trends/tags",
-                             "/api/v1/trends/statuses", "/api/v1/trends/links",
-                             "/api/v1/announcements", "/api/v1/notifications/requests",
-                             "/api/v1/suggestions", "/api/v2/suggestions",
-                             "/api/v1/featured_tags", "/api/v1/scheduled_statuses"};
+    const char *empties[] = {"/api/v1/custom_emojis",
+                             "/api/v1/trends",
+                             "/api/v1/trends/tags",
+                             "/api/v1/trends/statuses",
+                             "/api/v1/trends/links",
+                             "/api/v1/announcements",
+                             "/api/v1/notifications/requests",
+                             "/api/v1/suggestions",
+                             "/api/v2/suggestions",
+                             "/api/v1/featured_tags",
+                             "/api/v1/scheduled_statuses"};
     for (size_t i = 0; i < sizeof(empties) / sizeof(empties[0]); i++) {
         api(&w, &r, "GET", empties[i], w.alice, NULL);
         EU_IT_EXPECT_STATUS(&r, 200);
-        ck_assert_msg(json_is_array(r.json) && json_array_size(r.json) == 0, "%s: %s",
-                      empties[i], r.body);
+        ck_assert_msg(json_is_array(r.json) && json_array_size(r.json) == 0, "%s: %s", empties[i],
+                      r.body);
     }
     api(&w, &r, "GET", "/api/v1/custom_emojis", NULL, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
