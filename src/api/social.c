@@ -675,6 +675,5 @@ const struct eu_route eu_social_routes[] = {
     {GET, "/api/v2/suggestions", reply_empty_list, "read", AUTH},
     {GET, "/api/v1/featured_tags", reply_empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/featured_tags/suggestions", reply_empty_list, "read:accounts", AUTH},
-    {GET, "/api/v1/scheduled_statuses", reply_empty_list, "read:statuses", AUTH},
     {0},
 };
