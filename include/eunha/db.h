@@ -59,6 +59,10 @@ struct eu_db_pool *eu_db_pool_new(struct event_base *base, const char *name, con
                                   const char *dbname, const struct eu_db_pool_limits *limits);
 /* Changes the limits; excess idle connections close at once. */
 void eu_db_pool_set_limits(struct eu_db_pool *pool, const struct eu_db_pool_limits *limits);
+/* Named prepared statements (the default) are planned once per connection;
+ * turn them off for a PgBouncer in transaction mode older than 1.21, which
+ * cannot follow them across server connections. */
+void eu_db_pool_set_prepared(struct eu_db_pool *pool, bool on);
 /* Sets a hook run once per pool on its first connection (see eu_db_ready_fn);
  * later connections skip it once it has succeeded. */
 void eu_db_pool_set_ready_hook(struct eu_db_pool *pool, eu_db_ready_fn fn, void *arg);
@@ -70,7 +74,10 @@ void eu_db_pool_free(struct eu_db_pool *pool);
 /* Asks for a connection; cb runs later (never from inside this call). */
 void eu_db_pool_acquire(struct eu_db_pool *pool, eu_db_acquire_cb cb, void *arg);
 /* Sends one statement with text parameters (NULL = SQL NULL) and calls cb
- * with its result. sql and params are copied by libpq before it returns. */
+ * with its result. sql and params are copied before it returns. A SELECT,
+ * INSERT, UPDATE, DELETE or WITH statement is prepared under a name derived
+ * from its text on first use on a connection and reused after, so build SQL
+ * from constant text and pass values as parameters. */
 void eu_db_conn_query(struct eu_db_conn *conn, const char *sql, int nparams,
                       const char *const *params, eu_db_result_cb cb, void *arg);
 /* Sends several ';'-separated statements without parameters (simple query

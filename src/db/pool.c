@@ -12,13 +12,21 @@
 
 #include <event2/event.h>
 #include <libpq-fe.h>
+#include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "eunha/log.h"
 #include "eunha/mem.h"
 
 enum conn_state { C_CONNECTING, C_HOOK, C_IDLE, C_LENT };
+
+/* Statements a connection keeps prepared. PostgreSQL plans an unnamed
+ * statement on every execution, which for the API's larger queries costs more
+ * than running them; a named one is planned once per connection. */
+#define EU_DB_PREPARED_MAX 96
 
 struct eu_db_conn {
     struct eu_db_pool *pool;
@@ -34,6 +42,17 @@ struct eu_db_conn {
     void *qarg;
     PGresult *last;
     char error[256];
+    /* Named statements prepared on this connection, by hash of their text
+     * (0 = free slot). A full table just means later statements go unnamed. */
+    uint64_t prepared[EU_DB_PREPARED_MAX];
+    /* While a statement is being prepared: what to run once it is. */
+    struct pending_exec *pending;
+};
+
+struct pending_exec {
+    uint64_t hash;
+    int nparams;
+    char **params;
 };
 
 struct waiter {
@@ -58,9 +77,11 @@ struct eu_db_pool {
     void *hook_arg;
     bool hook_done, hook_running;
     bool freeing;
+    bool prepare; /* use named prepared statements */
 };
 
 static void pump_later(struct eu_db_pool *pool);
+static void pending_free(struct pending_exec *p);
 static void conn_close(struct eu_db_conn *c);
 static void on_conn_socket(evutil_socket_t fd, short what, void *arg);
 
@@ -192,6 +213,8 @@ finish_query(struct eu_db_conn *c, enum eu_db_status st)
     PGresult *res = c->last;
     c->last = NULL;
     c->querying = false;
+    pending_free(c->pending); /* a PREPARE cut short by a broken connection */
+    c->pending = NULL;
     eu_db_result_cb cb = c->qcb;
     void *arg = c->qarg;
     c->qcb = NULL;
@@ -215,6 +238,55 @@ finish_query(struct eu_db_conn *c, enum eu_db_status st)
 }
 
 static void
+pending_free(struct pending_exec *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->nparams; i++)
+        free(p->params[i]);
+    free(p->params);
+    free(p);
+}
+
+static void
+statement_name(uint64_t hash, char *buf, size_t len)
+{
+    snprintf(buf, len, "eu%016llx", (unsigned long long)hash);
+}
+
+/* The PREPARE answered: remember it and run the statement, or report the
+ * PREPARE's error (the statement itself would fail the same way). */
+static void
+run_prepared(struct eu_db_conn *c)
+{
+    struct pending_exec *p = c->pending;
+    c->pending = NULL;
+    if (!c->last || PQresultStatus(c->last) != PGRES_COMMAND_OK) {
+        pending_free(p);
+        finish_query(c, PQstatus(c->pg) == CONNECTION_OK ? EU_DB_OK : EU_DB_UNAVAILABLE);
+        return;
+    }
+    PQclear(c->last);
+    c->last = NULL;
+    for (int i = 0; i < EU_DB_PREPARED_MAX; i++) {
+        if (!c->prepared[i]) {
+            c->prepared[i] = p->hash;
+            break;
+        }
+    }
+    char name[24];
+    statement_name(p->hash, name, sizeof(name));
+    int sent = PQsendQueryPrepared(c->pg, name, p->nparams, (const char *const *)p->params, NULL,
+                                   NULL, 0);
+    pending_free(p);
+    if (!sent) {
+        finish_query(c, EU_DB_UNAVAILABLE);
+        return;
+    }
+    watch(c, PQflush(c->pg) == 0 ? EV_READ : EV_READ | EV_WRITE);
+}
+
+static void
 read_results(struct eu_db_conn *c)
 {
     if (!PQconsumeInput(c->pg)) {
@@ -223,6 +295,10 @@ read_results(struct eu_db_conn *c)
     }
     while (!PQisBusy(c->pg)) {
         PGresult *r = PQgetResult(c->pg);
+        if (!r && c->pending) {
+            run_prepared(c);
+            return;
+        }
         if (!r) {
             finish_query(c, PQstatus(c->pg) == CONNECTION_OK ? EU_DB_OK : EU_DB_UNAVAILABLE);
             return;
@@ -362,6 +438,7 @@ conn_close(struct eu_db_conn *c)
         event_free(c->ev);
     event_free(c->timer);
     PQclear(c->last);
+    pending_free(c->pending);
     if (c->pg)
         PQfinish(c->pg);
     free(c);
@@ -446,6 +523,7 @@ eu_db_pool_new(struct event_base *base, const char *name, const char *conninfo,
     pool->conninfo = eu_xstrdup(conninfo);
     pool->dbname = eu_xstrdup(dbname);
     pool->limits = *limits;
+    pool->prepare = true;
     pool->pump = event_new(base, -1, 0, on_pump, pool);
     return pool;
 }
@@ -463,6 +541,12 @@ eu_db_pool_set_limits(struct eu_db_pool *pool, const struct eu_db_pool_limits *l
             set_timer(c, pool->limits.idle_timeout_s);
     }
     pump_later(pool);
+}
+
+void
+eu_db_pool_set_prepared(struct eu_db_pool *pool, bool on)
+{
+    pool->prepare = on;
 }
 
 void
@@ -555,11 +639,74 @@ after_send(struct eu_db_conn *c, int sent, eu_db_result_cb cb, void *arg)
     watch(c, PQflush(c->pg) == 0 ? EV_READ : EV_READ | EV_WRITE);
 }
 
+static uint64_t
+hash_sql(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h ? h : 1;
+}
+
+/* Only plannable statements can be PREPAREd; utility statements (CREATE
+ * DATABASE, LOCK, BEGIN) go unnamed. */
+static bool
+is_preparable(const char *sql)
+{
+    while (isspace((unsigned char)*sql))
+        sql++;
+    static const char *const verbs[] = {"SELECT", "INSERT", "UPDATE", "DELETE", "WITH", NULL};
+    for (int i = 0; verbs[i]; i++) {
+        size_t n = strlen(verbs[i]);
+        if (strncasecmp(sql, verbs[i], n) == 0 && !isalnum((unsigned char)sql[n]))
+            return true;
+    }
+    return false;
+}
+
 void
 eu_db_conn_query(struct eu_db_conn *c, const char *sql, int nparams, const char *const *params,
                  eu_db_result_cb cb, void *arg)
 {
-    int sent = PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+    if (!c->pool->prepare || !is_preparable(sql)) {
+        after_send(c, PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0), cb,
+                   arg);
+        return;
+    }
+    uint64_t h = hash_sql(sql);
+    char name[24];
+    statement_name(h, name, sizeof(name));
+    int free_slot = -1;
+    for (int i = 0; i < EU_DB_PREPARED_MAX; i++) {
+        if (c->prepared[i] == h) {
+            after_send(c, PQsendQueryPrepared(c->pg, name, nparams, params, NULL, NULL, 0), cb,
+                       arg);
+            return;
+        }
+        if (!c->prepared[i] && free_slot < 0)
+            free_slot = i;
+    }
+    if (free_slot < 0) {
+        after_send(c, PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0), cb,
+                   arg);
+        return;
+    }
+    /* First use on this connection: prepare, then run (read_results sends
+     * the execution when the PREPARE's answer is in). The parameters must
+     * outlive this call, so they are copied. */
+    struct pending_exec *p = eu_xcalloc(1, sizeof(*p));
+    p->hash = h;
+    p->nparams = nparams;
+    p->params = eu_xcalloc((size_t)(nparams ? nparams : 1), sizeof(char *));
+    for (int i = 0; i < nparams; i++)
+        p->params[i] = eu_xstrdup(params[i]);
+    int sent = PQsendPrepare(c->pg, name, sql, nparams, NULL);
+    if (sent)
+        c->pending = p;
+    else
+        pending_free(p);
     after_send(c, sent, cb, arg);
 }
 
