@@ -39,6 +39,8 @@ struct eu_config {
     int job_backoff_max_s;     /* 21600: longest retry delay */
     int job_lock_s;            /* 600: a claimed job runs again after this */
     int suspended_retention_s; /* 2592000 (30 days): suspended accounts are then purged */
+    int scheduled_min_lead_s;  /* 300: how far ahead scheduled_at must be (Mastodon's 5 min) */
+    int poll_min_expires_s;    /* 300: shortest poll[expires_in] accepted */
     /* [limits] */
     size_t max_body_bytes;   /* 8 MiB */
     size_t max_header_bytes; /* 16 KiB */

@@ -83,6 +83,8 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.job_backoff_max_s, 21600);
     ck_assert_int_eq(cfg.job_lock_s, 600);
     ck_assert_int_eq(cfg.suspended_retention_s, 2592000);
+    ck_assert_int_eq(cfg.scheduled_min_lead_s, 300);
+    ck_assert_int_eq(cfg.poll_min_expires_s, 300);
     ck_assert_uint_eq(cfg.max_body_bytes, 8388608);
     ck_assert_uint_eq(cfg.max_header_bytes, 16384);
     ck_assert_int_eq(cfg.request_timeout_s, 30);
@@ -133,6 +135,8 @@ START_TEST(test_file_overrides)
                        "job_backoff_max_seconds = 60\n"
                        "job_lock_seconds = 30\n"
                        "suspended_retention_seconds = 0\n"
+                       "scheduled_status_min_lead_seconds = 2\n"
+                       "poll_min_expires_in_seconds = 1\n"
                        "[limits]\n"
                        "max_body_bytes = 1_048_576\n"
                        "max_header_bytes = 8192\n"
@@ -167,6 +171,8 @@ START_TEST(test_file_overrides)
     ck_assert_int_eq(cfg.job_backoff_max_s, 60);
     ck_assert_int_eq(cfg.job_lock_s, 30);
     ck_assert_int_eq(cfg.suspended_retention_s, 0);
+    ck_assert_int_eq(cfg.scheduled_min_lead_s, 2);
+    ck_assert_int_eq(cfg.poll_min_expires_s, 1);
     ck_assert_uint_eq(cfg.max_body_bytes, 1048576);
     ck_assert_uint_eq(cfg.max_header_bytes, 8192);
     ck_assert_int_eq(cfg.request_timeout_s, 10);
@@ -261,6 +267,8 @@ static const struct bad_case bad_cases[] = {
      "2: key 'workers.max_running_jobs' must be between 1 and 1000"},
     {"[workers]\nsuspended_retention_seconds = -1\n",
      "2: key 'workers.suspended_retention_seconds' must be at least 0"},
+    {"[workers]\npoll_min_expires_in_seconds = 0\n",
+     "2: key 'workers.poll_min_expires_in_seconds' must be between 1 and 2629746"},
     {"[log]\nlevel = \"verbose\"\n",
      "2: key 'log.level' must be one of \"debug\", \"info\", \"warn\", \"error\""},
     {"[database]\nurl = \"\"\n", "2: key 'database.url' must not be empty"},
