@@ -54,6 +54,8 @@ enum eu_queue_id {
 /* Timed tasks: one "next due" timer each per tenant. */
 enum eu_task_id {
     EU_TASK_ACCOUNT_CLEANUP, /* purges suspended accounts after the retention */
+    EU_TASK_SCHEDULED,       /* publishes scheduled statuses (src/api/scheduled.c) */
+    EU_TASK_POLLS,           /* closes expired polls and notifies (src/api/polls.c) */
     EU_TASK_MAX
 };
 

@@ -19,6 +19,7 @@ extern const struct eu_route eu_oauth_routes[];    /* oauth.c: apps, OAuth, regi
 extern const struct eu_route eu_accounts_routes[]; /* accounts.c: accounts, relationships, lists */
 extern const struct eu_route eu_statuses_routes[]; /* statuses.c: statuses, home/public/tag timelines */
 extern const struct eu_route eu_social_routes[];   /* social.c: notifications, markers, filters, search... */
+extern const struct eu_route eu_timed_routes[];    /* scheduled.c: scheduled statuses, polls */
 
 /* The per-group tables above, NULL-terminated. */
 extern const struct eu_route *const eu_route_tables[];

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 struct eu_req;
+struct eu_task_run;
 struct json_t;
 
 /*
@@ -39,13 +40,22 @@ typedef void (*eu_statuses_rendered_cb)(struct eu_req *req, struct json_t *array
  * that are deleted (and reblogs whose original is hidden), and renders
  * Mastodon Status entities: account, reblog nested, mentions, tags, emojis
  * [], media_attachments [], counts, favourited/reblogged/bookmarked/muted/
- * pinned for an authenticated viewer, poll and card null, filtered []. The
- * array keeps the order of ids. ids and its strings are only read during the
- * call. One database query whatever n is. On a database failure it answers
+ * pinned for an authenticated viewer, the poll (for the viewer), card null,
+ * filtered []. The array keeps the order of ids. ids and its strings are only
+ * read during the call. One database query whatever n is. On a database failure it answers
  * the request itself (eu_req_reply_db_error) and does not call cb. cb runs
  * later, never from inside this call; must be called on the loop thread.
  */
 void eu_statuses_render(struct eu_req *req, const char *const *ids, size_t n,
                         eu_statuses_rendered_cb cb, void *arg);
+
+/*
+ * The statuses' timed tasks (eu_task_kinds[] in src/queue/kinds.c). The
+ * scheduled-status publisher (scheduled.c) posts the statuses that are due
+ * and sleeps until the next; the poll closer (polls.c) closes expired polls,
+ * notifies their authors and voters, and sleeps until the next expiry.
+ */
+void eu_scheduled_task_run(struct eu_task_run *run);
+void eu_polls_task_run(struct eu_task_run *run);
 
 #endif

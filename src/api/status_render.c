@@ -33,7 +33,7 @@ enum {
     C_ID, C_VISIBLE, C_REBLOG_OF, C_CREATED, C_REPLY_ID, C_REPLY_ACCT, C_SENSITIVE, C_SPOILER,
     C_VISIBILITY, C_LANGUAGE, C_URI, C_URL, C_LOCAL, C_CONTENT, C_EDITED, C_REPLIES, C_REBLOGS,
     C_FAVS, C_FAVOURITED, C_REBLOGGED, C_MUTED, C_BOOKMARKED, C_PINNED, C_MENTIONS, C_TAGS,
-    C_APP, C_TEXT, C_ACCOUNT
+    C_APP, C_TEXT, C_POLL, C_ACCOUNT
 };
 
 /* $1 ids as an array literal, $2 viewer account id (0 anonymous), $3 base URL. */
@@ -64,7 +64,8 @@ static const char RENDER_SQL[] =
     "  FROM statuses_tags st JOIN tags t ON t.id = st.tag_id WHERE st.status_id = s.id),"
     " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
     "  FROM oauth_applications oa WHERE oa.id = s.application_id AND s.account_id = $2::bigint),"
-    " s.text, " EU_ACCOUNT_COLUMNS("a")
+    " s.text, (SELECT " EU_POLL_JSON_SQL("sp", "$2::bigint") "::text FROM polls sp"
+    "  WHERE sp.status_id = s.id), " EU_ACCOUNT_COLUMNS("a")
     " FROM statuses s JOIN accounts a ON a.id = s.account_id WHERE s.id IN (SELECT id FROM want)";
 
 struct render {
@@ -181,7 +182,9 @@ status_json(struct render *rd, const PGresult *r, int row)
     json_object_set_new(o, "tags", parse_array(col_str(r, row, C_TAGS)));
     json_object_set_new(o, "emojis", json_array());
     json_object_set_new(o, "card", json_null());
-    json_object_set_new(o, "poll", json_null());
+    json_t *poll = col_str(r, row, C_POLL) ? eu_poll_json_finish(req, col_str(r, row, C_POLL))
+                                           : NULL;
+    json_object_set_new(o, "poll", poll ? poll : json_null());
     if (rd->flags & EU_RENDER_SOURCE)
         json_object_set_new(o, "text", json_string(PQgetvalue(r, row, C_TEXT)));
     return o;

@@ -23,9 +23,11 @@
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/mem.h"
 #include "eunha/notify.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
+#include "eunha/queue.h"
 #include "eunha/redis.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
@@ -170,6 +172,9 @@ struct compose {
     int visibility;        /* -1: the author's default */
     int sensitive;         /* -1: the author's default */
     const char *idem;      /* Idempotency-Key or NULL */
+    const char *poll;      /* the draft's poll JSON, or NULL */
+    const char *scheduled_at; /* UTC ISO time to publish at, or NULL: now */
+    const char *sched_params; /* ScheduledStatus.params JSON, with scheduled_at */
     struct eu_text_scan scan;
     const char *html;
     const char *mention_ids; /* bigint[] literal */
@@ -257,6 +262,35 @@ prepare(struct compose *c)
     eu_db_pool_query(pool_of(req), PREPARE_SQL, 4, params, on_prepared, c);
 }
 
+/* Mastodon's ScheduledStatus "params": the request's values as given (null
+ * when absent). Arena-owned JSON text. */
+static const char *
+scheduled_params(struct eu_req *req, json_t *p, const struct compose *c)
+{
+    const char *str_keys[] = {"visibility", "spoiler_text", "in_reply_to_id", "language"};
+    json_t *o = json_object();
+    json_object_set_new(o, "text", json_string(c->text));
+    for (size_t i = 0; i < sizeof(str_keys) / sizeof(str_keys[0]); i++) {
+        const char *v = eu_param_str(p, str_keys[i]);
+        json_object_set_new(o, str_keys[i], v && *v ? json_string(v) : json_null());
+    }
+    bool b;
+    json_object_set_new(o, "sensitive",
+                        eu_param_bool(p, "sensitive", &b) > 0 ? json_boolean(b) : json_null());
+    json_object_set_new(o, "poll", c->poll ? json_loads(c->poll, 0, NULL) : json_null());
+    json_object_set_new(o, "media_ids", json_null());
+    json_object_set_new(o, "scheduled_at", json_null());
+    json_object_set_new(o, "idempotency", c->idem ? json_string(c->idem) : json_null());
+    json_object_set_new(o, "with_rate_limit", json_false());
+    json_object_set_new(o, "application_id",
+                        req->auth.app_id ? json_integer(req->auth.app_id) : json_null());
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    const char *out = eu_arena_strdup(req->arena, text);
+    free(text);
+    return out;
+}
+
 /*
  * Reads status, spoiler_text, sensitive, language (and visibility and
  * in_reply_to_id when posting) into c. Returns -1 after answering 422.
@@ -288,15 +322,14 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
         return -1;
     }
     const char *when = eu_param_str(p, "scheduled_at");
-    if (posting && when && *when) {
-        /* Better refused than posted at once when the user asked for later. */
-        eu_req_reply_error(req, 422, "Validation failed: Scheduled posts are not supported yet");
+    if (posting && when && *when && eu_scheduled_at_read(req, when, &c->scheduled_at) < 0)
+        return -1;
+    if (!posting && eu_param_object(p, "poll")) {
+        eu_req_reply_error(req, 422, "Validation failed: Editing polls is not supported yet");
         return -1;
     }
-    if (eu_param_object(p, "poll")) {
-        eu_req_reply_error(req, 422, "Validation failed: Polls are not supported yet");
+    if (posting && eu_poll_params_read(req, eu_param_object(p, "poll"), &c->poll) < 0)
         return -1;
-    }
     /* Mastodon keeps the text as typed but ignores surrounding blanks. */
     text = text ? text : "";
     while (*text == ' ' || *text == '\n' || *text == '\r' || *text == '\t')
@@ -341,51 +374,173 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
         }
         c->reply_to = reply;
     }
+    if (c->scheduled_at)
+        c->sched_params = scheduled_params(req, p, c);
     return 0;
 }
 
 /* ------------------------------------------------------------------- post */
 
-/* Inserts the status, its mentions and its tags in one statement. */
+/*
+ * Inserts the status, its mentions, tags and poll in one statement. $14, a
+ * scheduled status being published, is deleted by the same statement, and
+ * the status inserted only if that row was still there: two processes
+ * publishing it at once post it once. Mentioned accounts purged since it was
+ * scheduled are skipped.
+ */
 static const char INSERT_SQL[] =
-    "WITH s AS (INSERT INTO statuses (account_id, text, content, spoiler_text, sensitive,"
+    "WITH sch AS (DELETE FROM scheduled_statuses WHERE id = $14::bigint RETURNING id),"
+    " s AS (INSERT INTO statuses (account_id, text, content, spoiler_text, sensitive,"
     "  visibility, language, in_reply_to_id, in_reply_to_account_id, conversation_id,"
     "  application_id)"
-    " VALUES ($1::bigint, $2, $3, $4, $5::bool, $6::smallint, $7, $8::bigint, $9::bigint,"
-    "  coalesce($10::bigint, nextval('conversations_id_seq')), $11::bigint) RETURNING id),"
+    " SELECT $1::bigint, $2, $3, $4, $5::bool, $6::smallint, $7, $8::bigint, $9::bigint,"
+    "  coalesce($10::bigint, nextval('conversations_id_seq')), $11::bigint"
+    "  WHERE $14::bigint IS NULL OR EXISTS (SELECT 1 FROM sch) RETURNING id),"
     " m AS (INSERT INTO mentions (status_id, account_id) SELECT s.id, u.id FROM s,"
-    "  unnest($12::bigint[]) u(id) ON CONFLICT DO NOTHING),"
+    "  unnest($12::bigint[]) u(id) WHERE EXISTS (SELECT 1 FROM accounts ma WHERE ma.id = u.id)"
+    "  ON CONFLICT DO NOTHING),"
     " nt AS (INSERT INTO tags (name) SELECT DISTINCT ON (lower(n)) n FROM unnest($13::text[]) n"
     "  ON CONFLICT (lower(name)) DO NOTHING RETURNING id),"
     " st AS (INSERT INTO statuses_tags (status_id, tag_id) SELECT s.id, t.id FROM s,"
     "  (SELECT id FROM nt UNION SELECT id FROM tags WHERE lower(name) IN"
-    "   (SELECT lower(n) FROM unnest($13::text[]) n)) t ON CONFLICT DO NOTHING)"
+    "   (SELECT lower(n) FROM unnest($13::text[]) n)) t ON CONFLICT DO NOTHING),"
+    " pl AS (INSERT INTO polls (status_id, account_id, options, multiple, hide_totals,"
+    "  expires_at) SELECT s.id, $1::bigint,"
+    "  ARRAY(SELECT jsonb_array_elements_text($15::jsonb -> 'options')),"
+    "  ($15::jsonb ->> 'multiple')::bool, ($15::jsonb ->> 'hide_totals')::bool,"
+    "  now() + make_interval(secs => ($15::jsonb ->> 'expires_in')::float8)"
+    "  FROM s WHERE $15::jsonb IS NOT NULL)"
     " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
     "  WHERE f.target_account_id = $1::bigint AND f.notify)::text FROM s";
 
+struct publish {
+    struct eu_app *app;
+    struct eu_tenant *tenant; /* holds a ref: this may outlive a request */
+    int64_t author;
+    bool notify_followers;
+    char *mention_ids;
+    int64_t poll_ms; /* the poll's lifetime, or -1 */
+    eu_status_published_cb cb;
+    void *arg;
+};
+
 static void
-on_inserted(PGresult *res, enum eu_db_status st, void *arg)
+notify_ids(const struct publish *pb, const char *ids, const char *type, int64_t status_id)
+{
+    for (const char *q = ids; q && *q;) {
+        if (*q >= '0' && *q <= '9') {
+            char *end;
+            long long v = strtoll(q, &end, 10);
+            eu_notify(pb->app->registry, pb->tenant, v, pb->author, type, status_id);
+            q = end;
+        } else {
+            q++;
+        }
+    }
+}
+
+static void
+on_published(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct publish *pb = arg;
+    if (st != EU_DB_OK) {
+        pb->cb(NULL, st, res ? PQresultErrorMessage(res) : "database unavailable", pb->arg);
+    } else if (PQntuples(res) == 0) {
+        pb->cb(NULL, EU_DB_OK, NULL, pb->arg);
+    } else {
+        const char *id = PQgetvalue(res, 0, 0);
+        int64_t sid = strtoll(id, NULL, 10);
+        notify_ids(pb, pb->mention_ids, "mention", sid);
+        if (pb->notify_followers)
+            notify_ids(pb, PQgetvalue(res, 0, 1), "status", sid);
+        /* eu_feed_status_fanout() reads only the request's app and tenant
+         * (and takes its own tenant reference), so a shell lets a caller
+         * without a request, the scheduled-status publisher, use it. */
+        struct eu_req shell = {.app = pb->app, .tenant = pb->tenant};
+        eu_feed_status_fanout(&shell, sid, false);
+        if (pb->poll_ms >= 0)
+            eu_queue_task_wake(pb->tenant, EU_TASK_POLLS, pb->poll_ms);
+        pb->cb(id, EU_DB_OK, NULL, pb->arg);
+    }
+    eu_tenant_unref(pb->tenant);
+    free(pb->mention_ids);
+    free(pb);
+}
+
+void
+eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *conn,
+                  const struct eu_status_draft *d, eu_status_published_cb cb, void *arg)
+{
+    struct publish *pb = eu_xcalloc(1, sizeof(*pb));
+    pb->app = app;
+    pb->tenant = t;
+    eu_tenant_ref(t);
+    pb->author = d->account_id;
+    /* Followers who asked to be told, for anything but DMs and replies to
+     * others (Mastodon's rule). */
+    pb->notify_followers = d->visibility < 3 && !(d->reply_account &&
+                                                  strtoll(d->reply_account, NULL, 10) !=
+                                                      d->account_id);
+    pb->mention_ids = eu_xstrdup(d->mention_ids ? d->mention_ids : "{}");
+    pb->poll_ms = -1;
+    if (d->poll) {
+        json_t *poll = json_loads(d->poll, 0, NULL);
+        pb->poll_ms = json_integer_value(json_object_get(poll, "expires_in")) * 1000;
+        json_decref(poll);
+    }
+    pb->cb = cb;
+    pb->arg = arg;
+    char author[24], vis[4], app_id[24];
+    snprintf(author, sizeof(author), "%lld", (long long)d->account_id);
+    snprintf(vis, sizeof(vis), "%d", d->visibility);
+    snprintf(app_id, sizeof(app_id), "%lld", (long long)d->application_id);
+    const char *params[] = {
+        author, d->text, d->html, d->spoiler ? d->spoiler : "", d->sensitive ? "true" : "false",
+        vis, d->language, d->reply_to, d->reply_to ? d->reply_account : NULL,
+        d->reply_to ? d->conversation : NULL, d->application_id ? app_id : NULL, pb->mention_ids,
+        d->tags ? d->tags : "{}", d->scheduled_id, d->poll,
+    };
+    if (conn)
+        eu_db_conn_query(conn, INSERT_SQL, 15, params, on_published, pb);
+    else
+        eu_db_pool_query(eu_tenant_pool(app->registry, t), INSERT_SQL, 15, params, on_published,
+                         pb);
+}
+
+/* The draft of what c resolved. Strings borrowed from c and the arena. */
+static void
+draft_of(struct compose *c, struct eu_status_draft *d)
+{
+    struct eu_req *req = c->req;
+    memset(d, 0, sizeof(*d));
+    d->account_id = req->auth.account_id;
+    d->application_id = req->auth.app_id;
+    d->text = c->text;
+    d->html = c->html;
+    d->spoiler = c->spoiler;
+    d->language = c->language;
+    d->sensitive = c->sensitive > 0;
+    d->visibility = c->visibility;
+    d->reply_to = c->reply_to;
+    d->reply_account = c->reply_account;
+    d->conversation = c->conversation;
+    d->mention_ids = c->mention_ids;
+    d->tags = text_array(req, c->scan.tags, c->scan.n_tags);
+    d->poll = c->poll;
+}
+
+static void
+on_inserted(const char *status_id, enum eu_db_status st, const char *error, void *arg)
 {
     struct compose *c = arg;
     struct eu_req *req = c->req;
     eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
+    if (!status_id) {
+        eu_log_warn("statuses", "cannot insert status: %s", error ? error : "no row");
+        eu_req_reply_db_error(req, st == EU_DB_OK ? EU_DB_ERROR : st);
         return;
     }
-    snprintf(c->status_id, sizeof(c->status_id), "%s", PQgetvalue(res, 0, 0));
-    int64_t sid = strtoll(c->status_id, NULL, 10);
-    const char *mention[] = {"mention", c->status_id};
-    each_array_id(c->mention_ids, notify_each, req, mention);
-    /* Followers who asked to be told, for anything but DMs and replies to
-     * others (Mastodon's rule). */
-    bool reply_to_other = c->reply_account &&
-                          strtoll(c->reply_account, NULL, 10) != req->auth.account_id;
-    if (c->visibility < 3 && !reply_to_other) {
-        const char *status[] = {"status", c->status_id};
-        each_array_id(PQgetvalue(res, 0, 1), notify_each, req, status);
-    }
-    eu_feed_status_fanout(req, sid, false);
+    snprintf(c->status_id, sizeof(c->status_id), "%s", status_id);
     if (c->idem) {
         char key[256];
         idempotency_key(req, c->idem, key, sizeof(key));
@@ -398,17 +553,17 @@ on_inserted(PGresult *res, enum eu_db_status st, void *arg)
 static void
 insert_status(struct compose *c)
 {
-    struct eu_req *req = c->req;
-    char vis[4], app[24];
-    snprintf(vis, sizeof(vis), "%d", c->visibility);
-    snprintf(app, sizeof(app), "%lld", (long long)req->auth.app_id);
-    const char *params[] = {
-        viewer_of(req), c->text, c->html, c->spoiler, c->sensitive ? "true" : "false", vis,
-        c->language, c->reply_to, c->reply_account, c->conversation,
-        req->auth.app_id ? app : NULL, c->mention_ids,
-        text_array(req, c->scan.tags, c->scan.n_tags),
-    };
-    eu_db_pool_query(pool_of(req), INSERT_SQL, 13, params, on_inserted, c);
+    struct eu_status_draft d;
+    draft_of(c, &d);
+    eu_status_publish(c->req->app, c->req->tenant, NULL, &d, on_inserted, c);
+}
+
+static void
+schedule_status(struct compose *c)
+{
+    struct eu_status_draft d;
+    draft_of(c, &d);
+    eu_scheduled_create(c->req, &d, c->scheduled_at, c->sched_params);
 }
 
 static void
@@ -428,12 +583,15 @@ static void
 statuses_create(struct eu_req *req)
 {
     struct compose *c = eu_arena_calloc(req->arena, sizeof(*c));
+    const char *idem = eu_req_header(req, "Idempotency-Key");
+    if (idem && *idem && strlen(idem) <= 128)
+        c->idem = eu_arena_strdup(req->arena, idem);
     if (read_compose_params(req, c, true) < 0)
         return;
-    c->next = insert_status;
-    const char *idem = eu_req_header(req, "Idempotency-Key");
-    if (idem && *idem && strlen(idem) <= 128) {
-        c->idem = eu_arena_strdup(req->arena, idem);
+    c->next = c->scheduled_at ? schedule_status : insert_status;
+    /* A scheduled status is not a status yet: Mastodon's idempotency cache
+     * holds statuses, so the key is only recorded in its params. */
+    if (c->idem && !c->scheduled_at) {
         char key[256];
         idempotency_key(req, c->idem, key, sizeof(key));
         const char *argv[] = {"GET", key};

@@ -9,9 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eunha/db.h"
+#include "eunha/entities.h"
 #include "eunha/statuses.h"
 
 struct eu_req;
+struct eu_app;
+struct eu_tenant;
+struct json_t;
 
 /* Flags of eu_statuses_render_opts(). */
 enum {
@@ -82,5 +87,97 @@ void eu_timelines_account(struct eu_req *req);
     " ro.account_id FROM statuses ro WHERE ro.id = " s ".reblog_of_id))) OR (hb.target_account_id" \
     " = " v " AND hb.account_id = (SELECT ro.account_id FROM statuses ro WHERE ro.id = " s        \
     ".reblog_of_id))))))"
+
+/* ------------------------------------------- publishing without a request */
+
+/*
+ * A status ready to be inserted: what posting resolved from the request
+ * (author defaults, mentioned accounts, reply parent, formatted HTML).
+ * statuses.c builds one for a POST; scheduled.c stores one and publishes it
+ * when due. Strings are borrowed for the duration of the call they go to.
+ */
+struct eu_status_draft {
+    int64_t account_id;
+    int64_t application_id; /* 0: none */
+    const char *text, *html, *spoiler;
+    const char *language;      /* NULL: none */
+    bool sensitive;
+    int visibility;            /* 0..3 */
+    const char *reply_to;      /* parent status id, or NULL */
+    const char *reply_account; /* parent's author, with reply_to */
+    const char *conversation;  /* parent's conversation, with reply_to */
+    const char *mention_ids;   /* bigint[] literal, "{}" for none */
+    const char *tags;          /* text[] literal */
+    /* {"options":[...],"expires_in":S,"multiple":B,"hide_totals":B} as
+     * validated by eu_poll_params_read(), or NULL. */
+    const char *poll;
+    /* When publishing a scheduled status: its id. The row is deleted in the
+     * statement that inserts the status, and nothing is inserted when it is
+     * already gone (cancelled, or published by another process). */
+    const char *scheduled_id;
+};
+
+/* status_id: the new status, or NULL when nothing was inserted (st
+ * EU_DB_OK: the scheduled status was gone; otherwise a failure, error says
+ * why). Strings are borrowed for the call. */
+typedef void (*eu_status_published_cb)(const char *status_id, enum eu_db_status st,
+                                       const char *error, void *arg);
+
+/*
+ * Inserts d as a status with its mentions, tags and poll in one statement,
+ * on conn (NULL: a connection of t's pool); once it has committed, notifies
+ * mentioned accounts and followers who asked, fans it out to home feeds and
+ * wakes the poll task; then calls cb (later, never from inside this call).
+ * Needs no request, so the scheduled-status publisher shares the path of
+ * POST /api/v1/statuses.
+ */
+void eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *conn,
+                       const struct eu_status_draft *d, eu_status_published_cb cb, void *arg);
+
+/* scheduled.c: reads a client's scheduled_at (ISO 8601). Returns 1 with *iso
+ * (arena-owned, UTC) when it lies at least [workers]
+ * scheduled_status_min_lead_seconds ahead, 0 when it is in the past (Mastodon
+ * then posts at once), -1 after answering 422. */
+int eu_scheduled_at_read(struct eu_req *req, const char *text, const char **iso);
+/* scheduled.c: stores d to be published at iso (from eu_scheduled_at_read())
+ * and answers the request with the ScheduledStatus; params (JSON object text)
+ * is Mastodon's "params" of the entity. */
+void eu_scheduled_create(struct eu_req *req, const struct eu_status_draft *d, const char *iso,
+                         const char *params);
+
+/* polls.c: validates the poll[...] parameters (poll: the "poll" object, may
+ * be NULL). Returns 0 with *draft NULL (no poll) or the draft's poll JSON
+ * (arena-owned), or -1 after answering 422. */
+int eu_poll_params_read(struct eu_req *req, struct json_t *poll, const char **draft);
+/* polls.c: the Poll entity from EU_POLL_JSON_SQL's text, for req's viewer
+ * (without "voted" and "own_votes" for an anonymous one). New reference, or
+ * NULL when text is not JSON. */
+struct json_t *eu_poll_json_finish(struct eu_req *req, const char *text);
+/* polls.c: GET /api/v1/polls/:id and POST /api/v1/polls/:id/votes, routed
+ * from scheduled.c's table. */
+void eu_polls_show(struct eu_req *req);
+void eu_polls_vote(struct eu_req *req);
+
+/*
+ * SQL json value: the Poll entity of polls row p for viewer v (SQL bigint
+ * expression, 0 anonymous). Mastodon's rules: option counts are null while
+ * hide_totals hides them before expiry, voters_count is null for a
+ * single-choice poll, and the author counts as having voted. "voted" and
+ * "own_votes" are meant for signed-in viewers only; callers drop them for
+ * anonymous ones.
+ */
+#define EU_POLL_JSON_SQL(p, v)                                                                     \
+    "json_build_object('id', " p ".id::text, 'expires_at', " EU_SQL_TS(p ".expires_at")           \
+    ", 'expired', " p ".expires_at <= now(), 'multiple', " p ".multiple, 'votes_count',"           \
+    " (SELECT coalesce(sum(cardinality(pv.choices)), 0) FROM poll_votes pv WHERE pv.poll_id = " p  \
+    ".id), 'voters_count', CASE WHEN " p ".multiple THEN (SELECT count(*) FROM poll_votes pv"      \
+    " WHERE pv.poll_id = " p ".id) END, 'options', (SELECT json_agg(json_build_object('title',"    \
+    " po.title, 'votes_count', CASE WHEN " p ".hide_totals AND " p ".expires_at > now() THEN NULL" \
+    " ELSE (SELECT count(*) FROM poll_votes pv WHERE pv.poll_id = " p ".id AND (po.i - 1)::int"    \
+    " = ANY (pv.choices)) END) ORDER BY po.i) FROM unnest(" p ".options) WITH ORDINALITY"          \
+    " po(title, i)), 'emojis', '[]'::json, 'voted', " p ".account_id = " v " OR EXISTS (SELECT 1"  \
+    " FROM poll_votes pv WHERE pv.poll_id = " p ".id AND pv.account_id = " v "), 'own_votes',"     \
+    " coalesce((SELECT to_json(pv.choices) FROM poll_votes pv WHERE pv.poll_id = " p ".id AND"     \
+    " pv.account_id = " v "), '[]'::json))"
 
 #endif

@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "eunha/statuses.h"
+
 const struct eu_job_kind eu_job_kinds[] = {
     {"purge_account", EU_QUEUE_DEFAULT, eu_queue_purge_account_run},
     {"ping", EU_QUEUE_DEFAULT, eu_queue_ping_run},
@@ -17,6 +19,8 @@ const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0])
 
 const struct eu_task_kind eu_task_kinds[EU_TASK_MAX] = {
     [EU_TASK_ACCOUNT_CLEANUP] = {"account_cleanup", eu_queue_account_cleanup_run},
+    [EU_TASK_SCHEDULED] = {"scheduled_statuses", eu_scheduled_task_run},
+    [EU_TASK_POLLS] = {"polls", eu_polls_task_run},
 };
 
 const struct eu_job_kind *

@@ -1,0 +1,357 @@
+/*
+ * Polls: the poll[...] parameters of a new status, GET /api/v1/polls/:id,
+ * POST /api/v1/polls/:id/votes, and the timed task that closes polls when
+ * they expire.
+ *
+ * A poll row is written by the statement that inserts its status
+ * (statuses.c, INSERT_SQL), and the Poll entity is built in SQL
+ * (EU_POLL_JSON_SQL) so the status renderer carries it in its one query.
+ * A vote is one poll_votes row per voter holding all their choices, so "one
+ * vote per account" is the primary key and holds however requests race.
+ *
+ * Closing is the task's job, not a minute tick: every new poll wakes it for
+ * its expiry (statuses.c), it closes what is due in one statement that also
+ * says when the next poll expires, and it sleeps until then. Closing sends
+ * "poll" notifications to the author and to every voter, as Mastodon does.
+ * The routes are in scheduled.c's table (eu_timed_routes).
+ */
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/config.h"
+#include "eunha/db.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/notify.h"
+#include "eunha/params.h"
+#include "eunha/queue.h"
+#include "eunha/statuses.h"
+#include "eunha/tenant.h"
+#include "statuses_internal.h"
+
+/* Mastodon's instance configuration (configuration.polls). */
+#define MAX_OPTIONS 4
+#define MAX_OPTION_CHARS 50
+#define MAX_EXPIRATION 2629746
+/* Polls closed per task run; more due ones make the task run again at once. */
+#define CLOSE_BATCH "50"
+
+static size_t
+utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* ------------------------------------------------------------- creation */
+
+int
+eu_poll_params_read(struct eu_req *req, json_t *poll, const char **draft)
+{
+    *draft = NULL;
+    if (!poll)
+        return 0;
+    json_t *options = eu_param_array(poll, "options");
+    size_t n = json_array_size(options);
+    const char *why = NULL;
+    if (n < 2)
+        why = "Poll options must have more than one item";
+    else if (n > MAX_OPTIONS)
+        why = "Poll options can't contain more than 4 items";
+    for (size_t i = 0; !why && i < n; i++) {
+        const char *o = json_string_value(json_array_get(options, i));
+        if (!o || !*o)
+            why = "Poll options can't be blank";
+        else if (utf8_chars(o) > MAX_OPTION_CHARS)
+            why = "Poll options cannot be longer than 50 characters each";
+        for (size_t j = 0; !why && j < i; j++)
+            if (strcmp(o, json_string_value(json_array_get(options, j))) == 0)
+                why = "Poll options contain duplicate items";
+    }
+    long long expires_in = 0;
+    bool multiple = false, hide_totals = false;
+    if (!why && eu_param_int(poll, "expires_in", &expires_in) <= 0)
+        why = "Poll expires at can't be blank";
+    else if (!why && expires_in > MAX_EXPIRATION)
+        why = "Poll expires at is too far into the future";
+    else if (!why && expires_in < req->app->cfg->poll_min_expires_s)
+        why = "Poll expires at is too soon";
+    if (!why && (eu_param_bool(poll, "multiple", &multiple) < 0 ||
+                 eu_param_bool(poll, "hide_totals", &hide_totals) < 0))
+        why = "Poll multiple and hide_totals must be booleans";
+    if (why) {
+        json_decref(options);
+        eu_req_reply_error(req, 422, "Validation failed: %s", why);
+        return -1;
+    }
+    json_t *o = json_pack("{s:o, s:I, s:b, s:b}", "options", options, "expires_in",
+                          (json_int_t)expires_in, "multiple", multiple, "hide_totals",
+                          hide_totals);
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    *draft = eu_arena_strdup(req->arena, text);
+    free(text);
+    return 0;
+}
+
+/* ------------------------------------------------------------ the entity */
+
+/* $1 poll id, $2 viewer: the entity, when the viewer may see the status. */
+static const char SHOW_SQL[] =
+    "SELECT " EU_POLL_JSON_SQL("p", "$2::bigint") "::text FROM polls p"
+    " JOIN statuses s ON s.id = p.status_id WHERE p.id = $1::bigint AND "
+    EU_STATUS_VISIBLE_SQL("s", "$2::bigint");
+
+json_t *
+eu_poll_json_finish(struct eu_req *req, const char *text)
+{
+    json_t *poll = json_loads(text, 0, NULL);
+    if (poll && !req->auth.account_id) {
+        json_object_del(poll, "voted");
+        json_object_del(poll, "own_votes");
+    }
+    return poll;
+}
+
+static bool
+is_id(const char *s)
+{
+    if (!s || !*s || strlen(s) > 18)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+static const char *
+viewer_of(struct eu_req *req)
+{
+    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+}
+
+static void
+on_poll_shown(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *poll = PQntuples(res) ? eu_poll_json_finish(req, PQgetvalue(res, 0, 0)) : NULL;
+    if (!poll) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, poll);
+}
+
+static void
+reply_poll(struct eu_req *req, const char *id)
+{
+    const char *params[] = {id, viewer_of(req)};
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), SHOW_SQL, 2, params,
+                     on_poll_shown, req);
+}
+
+void
+eu_polls_show(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!is_id(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    reply_poll(req, id);
+}
+
+/* ----------------------------------------------------------------- votes */
+
+/*
+ * $1 poll id, $2 voter, $3 choices (int[]). Inserts the vote when every
+ * rule holds and returns what the handler needs to say which rule failed,
+ * in Mastodon's order: expired, invalid choice, own poll, already voted.
+ * No row: the poll does not exist or its status is hidden from the voter.
+ */
+static const char VOTE_SQL[] =
+    "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
+    "  p.expires_at <= now() AS expired FROM polls p JOIN statuses s ON s.id = p.status_id"
+    "  WHERE p.id = $1::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") "),"
+    " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM unnest($3::int[]) c"
+    "  WHERE c < 0 OR c >= p.n)),"
+    " v AS (INSERT INTO poll_votes (poll_id, account_id, choices) SELECT p.id, $2::bigint,"
+    "  $3::int[] FROM p WHERE NOT p.expired AND p.account_id <> $2::bigint"
+    "  AND (p.multiple OR cardinality($3::int[]) = 1) AND NOT EXISTS (SELECT 1 FROM bad)"
+    "  ON CONFLICT DO NOTHING RETURNING 1)"
+    " SELECT p.expired, EXISTS (SELECT 1 FROM bad), p.account_id = $2::bigint,"
+    "  (SELECT count(*) FROM v) FROM p";
+
+struct vote {
+    struct eu_req *req;
+    const char *id;
+};
+
+static void
+on_voted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct vote *v = arg;
+    struct eu_req *req = v->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *why = PQgetvalue(res, 0, 0)[0] == 't'   ? "The poll has already ended"
+                      : PQgetvalue(res, 0, 1)[0] == 't' ? "The chosen vote option does not exist"
+                      : PQgetvalue(res, 0, 2)[0] == 't' ? "You cannot vote in your own polls"
+                      : strcmp(PQgetvalue(res, 0, 3), "0") == 0
+                          /* a second vote, or several choices on a single-choice poll,
+                           * which Mastodon answers the same way */
+                          ? "You have already voted on this poll"
+                          : NULL;
+    if (why) {
+        eu_req_reply_error(req, 422, "Validation failed: %s", why);
+        return;
+    }
+    reply_poll(req, v->id);
+}
+
+void
+eu_polls_vote(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!is_id(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    struct eu_error err = {0};
+    json_t *p = eu_req_params(req, &err);
+    if (!p) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    json_t *choices = eu_param_array(p, "choices");
+    size_t n = json_array_size(choices);
+    if (n == 0 || n > MAX_OPTIONS) {
+        json_decref(choices);
+        eu_req_reply_error(req, 422, "Validation failed: The chosen vote option does not exist");
+        return;
+    }
+    /* "{0,2}": each choice read as a small integer; anything else is not an
+     * option. Repeating a choice is voting for it twice. */
+    char *list = eu_arena_alloc(req->arena, n * 12 + 3), *o = list;
+    int seen[MAX_OPTIONS];
+    const char *why = NULL;
+    *o++ = '{';
+    for (size_t i = 0; i < n && !why; i++) {
+        json_t *c = json_array_get(choices, i);
+        const char *s = json_string_value(c);
+        char *end = NULL;
+        long v = json_is_integer(c) ? (long)json_integer_value(c)
+                 : s && *s          ? strtol(s, &end, 10)
+                                    : -1;
+        if ((end && *end) || v < 0 || v >= MAX_OPTIONS) {
+            why = "The chosen vote option does not exist";
+            break;
+        }
+        seen[i] = (int)v;
+        for (size_t j = 0; j < i; j++)
+            if (seen[j] == seen[i])
+                why = "You have already voted on this poll";
+        o += sprintf(o, "%s%ld", i ? "," : "", v);
+    }
+    *o++ = '}';
+    *o = '\0';
+    json_decref(choices);
+    if (why) {
+        eu_req_reply_error(req, 422, "Validation failed: %s", why);
+        return;
+    }
+    struct vote *vt = eu_arena_calloc(req->arena, sizeof(*vt));
+    vt->req = req;
+    vt->id = id;
+    const char *params[] = {id, viewer_of(req), list};
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), VOTE_SQL, 3, params,
+                     on_voted, vt);
+}
+
+/* ---------------------------------------------------------- closing task */
+
+/*
+ * Closes the due polls (closed_at, so a poll is closed once however many
+ * processes run this) and returns, per closed poll of a live status, the
+ * status, its author and the voters; then one row (kind 1) with the
+ * milliseconds until the next open poll expires (NULL: none).
+ */
+static const char CLOSE_SQL[] =
+    "WITH due AS (UPDATE polls SET closed_at = now() WHERE id IN (SELECT id FROM polls"
+    "  WHERE closed_at IS NULL AND expires_at <= now() ORDER BY expires_at"
+    "  LIMIT " CLOSE_BATCH " FOR UPDATE SKIP LOCKED) RETURNING id, status_id, account_id)"
+    " SELECT 0, due.status_id::text, due.account_id::text, (SELECT"
+    "  coalesce(array_agg(pv.account_id), '{}') FROM poll_votes pv WHERE pv.poll_id = due.id"
+    "  AND pv.account_id <> due.account_id)::text FROM due JOIN statuses s"
+    "  ON s.id = due.status_id AND s.deleted_at IS NULL"
+    " UNION ALL SELECT 1, (SELECT ceil(extract(epoch FROM min(expires_at) - now()) * 1000)"
+    "  ::bigint FROM polls WHERE closed_at IS NULL AND id NOT IN (SELECT id FROM due))::text,"
+    "  NULL, NULL";
+
+static void
+on_closed(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_task_run *run = arg;
+    if (st != EU_DB_OK) {
+        eu_log_warn("polls", "cannot close expired polls: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+        eu_task_run_fail(run);
+        return;
+    }
+    struct eu_app *app = eu_task_run_app(run);
+    struct eu_tenant *t = eu_task_run_tenant(run);
+    int64_t next = -1; /* no open poll: sleep the idle poll */
+    int closed = 0;
+    for (int i = 0, n = PQntuples(res); i < n; i++) {
+        if (strcmp(PQgetvalue(res, i, 0), "1") == 0) {
+            if (!PQgetisnull(res, i, 1)) {
+                next = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+                if (next < 0)
+                    next = 0; /* due already (more than a batch): again at once */
+            }
+            continue;
+        }
+        closed++;
+        int64_t sid = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+        int64_t author = strtoll(PQgetvalue(res, i, 2), NULL, 10);
+        eu_notify(app->registry, t, author, author, "poll", sid);
+        for (const char *q = PQgetvalue(res, i, 3); *q;) {
+            if (*q >= '0' && *q <= '9') {
+                char *end;
+                eu_notify(app->registry, t, strtoll(q, &end, 10), author, "poll", sid);
+                q = end;
+            } else {
+                q++;
+            }
+        }
+    }
+    if (closed)
+        eu_log_info("polls", "closed %d expired polls", closed);
+    eu_task_run_done(run, next);
+}
+
+void
+eu_polls_task_run(struct eu_task_run *run)
+{
+    eu_db_conn_query(eu_task_run_conn(run), CLOSE_SQL, 0, NULL, on_closed, run);
+}

@@ -1,0 +1,610 @@
+/*
+ * Scheduled statuses: POST /api/v1/statuses with scheduled_at stores one
+ * here (statuses.c prepares it as it would a post, then calls
+ * eu_scheduled_create), /api/v1/scheduled_statuses lists, shows, moves and
+ * cancels them, and a timed task publishes each when it falls due.
+ *
+ * What is stored is the prepared draft (HTML, mentioned account ids, tags,
+ * reply parent, poll), so publishing needs no request: the task hands the
+ * draft to eu_status_publish(), the same insert, notifications and feed
+ * fan-out as a post made through the API. That statement also deletes the
+ * scheduled row, so a status is published once however many processes run
+ * the task, and a status cancelled at the last moment is not published.
+ *
+ * The task sleeps until the earliest scheduled_at. Creating or moving a
+ * scheduled status wakes it for that time (free until then); cancelling
+ * makes it look again at once, so it does not wake for nothing later.
+ *
+ * This file also holds the route table of the group (eu_timed_routes), with
+ * the poll routes whose handlers live in polls.c.
+ */
+#include "eunha/routes.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/config.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/queue.h"
+#include "eunha/statuses.h"
+#include "eunha/tenant.h"
+#include "statuses_internal.h"
+
+/* Mastodon's PostStatusService limits. */
+#define TOTAL_LIMIT "300"
+#define DAILY_LIMIT "25"
+/* Statuses published per task run; more due ones make it run again at once. */
+#define PUBLISH_BATCH 20
+#define TOO_SOON "Validation failed: Scheduled at The scheduled date must be in the future"
+
+/* The entity's columns, in this order, for scheduled_json(). */
+#define ENTITY_COLUMNS "id::text, " EU_SQL_TS("scheduled_at") ", params::text"
+
+/* ------------------------------------------------------------------- time */
+
+static int64_t
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool
+read_digits(const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++, (*p)++) {
+        if (**p < '0' || **p > '9')
+            return false;
+        v = v * 10 + (**p - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/*
+ * ISO 8601 as clients send it: "2025-01-31T12:00:00.000Z", with or without
+ * seconds and fraction, "T" or a space, "Z", "+01:00", "+0100" or no zone
+ * (UTC). Returns 0 with the time in milliseconds since the epoch, or -1.
+ */
+static int
+parse_time(const char *s, int64_t *ms)
+{
+    int y, mo, d, h, mi, sec = 0, frac_ms = 0;
+    const char *p = s;
+    if (!read_digits(&p, 4, &y) || *p++ != '-' || !read_digits(&p, 2, &mo) || *p++ != '-' ||
+        !read_digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' '))
+        return -1;
+    p++;
+    if (!read_digits(&p, 2, &h) || *p++ != ':' || !read_digits(&p, 2, &mi))
+        return -1;
+    if (*p == ':') {
+        p++;
+        if (!read_digits(&p, 2, &sec))
+            return -1;
+        if (*p == '.' || *p == ',') {
+            p++;
+            int scale = 100, digits = 0;
+            for (; *p >= '0' && *p <= '9'; p++, digits++, scale /= 10)
+                frac_ms += (*p - '0') * scale;
+            if (!digits)
+                return -1;
+        }
+    }
+    int offset_min = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p++ == '-' ? -1 : 1, oh, om = 0;
+        if (!read_digits(&p, 2, &oh))
+            return -1;
+        if (*p == ':')
+            p++;
+        if (*p && !read_digits(&p, 2, &om))
+            return -1;
+        offset_min = sign * (oh * 60 + om);
+    }
+    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+        return -1;
+    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
+                    .tm_min = mi, .tm_sec = sec};
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1)
+        return -1;
+    *ms = ((int64_t)t - (int64_t)offset_min * 60) * 1000 + frac_ms;
+    return 0;
+}
+
+/* "2025-01-31T12:00:00.000Z"; arena-owned. */
+static const char *
+format_time(struct eu_req *req, int64_t ms)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char buf[40];
+    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    return eu_arena_sprintf(req->arena, "%s.%03dZ", buf, (int)(ms % 1000));
+}
+
+int
+eu_scheduled_at_read(struct eu_req *req, const char *text, const char **iso)
+{
+    int64_t at;
+    if (parse_time(text, &at) < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Scheduled at is invalid");
+        return -1;
+    }
+    int64_t now = now_ms();
+    if (at <= now)
+        return 0;
+    if (at - now < (int64_t)req->app->cfg->scheduled_min_lead_s * 1000) {
+        eu_req_reply_error(req, 422, TOO_SOON);
+        return -1;
+    }
+    *iso = format_time(req, at);
+    return 1;
+}
+
+/* Wakes the publisher for a status due at iso. */
+static void
+wake_for(struct eu_req *req, const char *iso)
+{
+    int64_t at;
+    if (parse_time(iso, &at) == 0)
+        eu_queue_task_wake(req->tenant, EU_TASK_SCHEDULED, at - now_ms());
+}
+
+/* ----------------------------------------------------------------- entity */
+
+static json_t *
+scheduled_json(const PGresult *res, int row, int col)
+{
+    json_t *params = json_loads(PQgetvalue(res, row, col + 2), 0, NULL);
+    return json_pack("{s:s, s:s, s:o, s:[]}", "id", PQgetvalue(res, row, col), "scheduled_at",
+                     PQgetvalue(res, row, col + 1), "params", params ? params : json_object(),
+                     "media_attachments");
+}
+
+static struct eu_db_pool *
+pool_of(struct eu_req *req)
+{
+    return eu_tenant_pool(req->app->registry, req->tenant);
+}
+
+static const char *
+viewer_of(struct eu_req *req)
+{
+    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+}
+
+static bool
+is_id(const char *s)
+{
+    if (!s || !*s || strlen(s) > 18)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* The :id parameter when it is an id; otherwise answers 404. */
+static const char *
+id_param(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!is_id(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return id;
+}
+
+/* Answers with the one row's entity, or 404 when there is none. */
+static void
+on_one(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, scheduled_json(res, 0, 0));
+}
+
+/* ---------------------------------------------------------------- create */
+
+static json_t *
+draft_json(const struct eu_status_draft *d)
+{
+    json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:s, s:b, s:i, s:s, s:s}", "account_id",
+                          (json_int_t)d->account_id, "application_id",
+                          (json_int_t)d->application_id, "text", d->text, "html", d->html,
+                          "spoiler", d->spoiler ? d->spoiler : "", "sensitive", d->sensitive,
+                          "visibility", d->visibility, "mention_ids",
+                          d->mention_ids ? d->mention_ids : "{}", "tags",
+                          d->tags ? d->tags : "{}");
+    if (d->language)
+        json_object_set_new(o, "language", json_string(d->language));
+    if (d->reply_to) {
+        json_object_set_new(o, "reply_to", json_string(d->reply_to));
+        json_object_set_new(o, "reply_account", json_string(d->reply_account));
+        json_object_set_new(o, "conversation", json_string(d->conversation));
+    }
+    if (d->poll)
+        json_object_set_new(o, "poll", json_loads(d->poll, 0, NULL));
+    return o;
+}
+
+/* Counts of the author's scheduled statuses (all, and on that UTC day)
+ * before the insert, which happens only under Mastodon's limits; then the
+ * new entity, or NULLs. $1 author, $2 time, $3 params, $4 draft. */
+static const char CREATE_SQL[] =
+    "WITH lim AS (SELECT count(*) AS total, count(*) FILTER (WHERE"
+    "  (scheduled_at AT TIME ZONE 'UTC')::date = ($2::timestamptz AT TIME ZONE 'UTC')::date)"
+    "  AS day FROM scheduled_statuses WHERE account_id = $1::bigint),"
+    " ins AS (INSERT INTO scheduled_statuses (account_id, scheduled_at, params, draft)"
+    "  SELECT $1::bigint, $2::timestamptz, $3::jsonb, $4::jsonb FROM lim"
+    "  WHERE lim.total < " TOTAL_LIMIT " AND lim.day < " DAILY_LIMIT
+    "  RETURNING " ENTITY_COLUMNS ")"
+    " SELECT ins.*, lim.total FROM lim LEFT JOIN ins ON true";
+
+struct create {
+    struct eu_req *req;
+    const char *iso;
+};
+
+static void
+on_created(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct create *cr = arg;
+    struct eu_req *req = cr->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQgetisnull(res, 0, 0)) {
+        bool total = atoi(PQgetvalue(res, 0, 3)) >= atoi(TOTAL_LIMIT);
+        eu_req_reply_error(req, 422,
+                           "Validation failed: You have exceeded the limit of %s scheduled posts%s",
+                           total ? TOTAL_LIMIT : DAILY_LIMIT, total ? "" : " for today");
+        return;
+    }
+    wake_for(req, cr->iso);
+    eu_req_reply_json(req, 200, scheduled_json(res, 0, 0));
+}
+
+void
+eu_scheduled_create(struct eu_req *req, const struct eu_status_draft *d, const char *iso,
+                    const char *params)
+{
+    struct create *cr = eu_arena_calloc(req->arena, sizeof(*cr));
+    cr->req = req;
+    cr->iso = iso;
+    json_t *draft = draft_json(d);
+    char *draft_text = json_dumps(draft, JSON_COMPACT);
+    json_decref(draft);
+    const char *sql_params[] = {viewer_of(req), iso, params,
+                                eu_arena_strdup(req->arena, draft_text)};
+    free(draft_text);
+    eu_db_pool_query(pool_of(req), CREATE_SQL, 4, sql_params, on_created, cr);
+}
+
+/* ------------------------------------------------------------- endpoints */
+
+struct list_ctx {
+    struct eu_req *req;
+    struct eu_page page;
+};
+
+static void
+on_list(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct list_ctx *lc = arg;
+    struct eu_req *req = lc->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    int n = PQntuples(res);
+    bool asc = eu_page_is_ascending(&lc->page);
+    json_t *out = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(out, scheduled_json(res, asc ? n - 1 - i : i, 0));
+    if (n)
+        eu_page_link(req, PQgetvalue(res, asc ? n - 1 : 0, 0), PQgetvalue(res, asc ? 0 : n - 1, 0));
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+scheduled_index(struct eu_req *req)
+{
+    struct list_ctx *lc = eu_arena_calloc(req->arena, sizeof(*lc));
+    lc->req = req;
+    if (eu_page_parse(req, &lc->page, 20, 40) < 0)
+        return;
+    const char *params[5] = {viewer_of(req)};
+    eu_page_params(&lc->page, params + 1);
+    const char *sql = eu_arena_sprintf(req->arena,
+                                       "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
+                                       " WHERE account_id = $1::bigint%s",
+                                       eu_page_sql(req, &lc->page, "id", 2));
+    eu_db_pool_query(pool_of(req), sql, 5, params, on_list, lc);
+}
+
+static void
+scheduled_show(struct eu_req *req)
+{
+    const char *id = id_param(req);
+    if (!id)
+        return;
+    const char *params[] = {id, viewer_of(req)};
+    eu_db_pool_query(pool_of(req),
+                     "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
+                     " WHERE id = $1::bigint AND account_id = $2::bigint",
+                     2, params, on_one, req);
+}
+
+struct move {
+    struct eu_req *req;
+    const char *iso; /* NULL: nothing moved */
+};
+
+static void
+on_moved(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct move *mv = arg;
+    if (st == EU_DB_OK && PQntuples(res) && mv->iso)
+        wake_for(mv->req, mv->iso);
+    on_one(res, st, mv->req);
+}
+
+/* PUT: only scheduled_at can change, as in Mastodon. */
+static void
+scheduled_update(struct eu_req *req)
+{
+    const char *id = id_param(req);
+    if (!id)
+        return;
+    struct eu_error err = {0};
+    json_t *p = eu_req_params(req, &err);
+    if (!p) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    struct move *mv = eu_arena_calloc(req->arena, sizeof(*mv));
+    mv->req = req;
+    const char *when = eu_param_str(p, "scheduled_at");
+    if (when && *when) {
+        int rc = eu_scheduled_at_read(req, when, &mv->iso);
+        if (rc < 0)
+            return;
+        if (rc == 0) {
+            eu_req_reply_error(req, 422, TOO_SOON);
+            return;
+        }
+    }
+    /* Moving later leaves the publisher's timer at the old time; it then
+     * finds nothing due and sleeps until the new one. */
+    const char *params[] = {id, viewer_of(req), mv->iso};
+    eu_db_pool_query(pool_of(req),
+                     "UPDATE scheduled_statuses SET scheduled_at ="
+                     " coalesce($3::timestamptz, scheduled_at) WHERE id = $1::bigint"
+                     " AND account_id = $2::bigint RETURNING " ENTITY_COLUMNS,
+                     3, params, on_moved, mv);
+}
+
+static void
+on_cancelled(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    /* The publisher may sleep until this one; let it find the next. */
+    eu_queue_task_wake(req->tenant, EU_TASK_SCHEDULED, -1);
+    eu_req_reply_json(req, 200, json_object());
+}
+
+static void
+scheduled_delete(struct eu_req *req)
+{
+    const char *id = id_param(req);
+    if (!id)
+        return;
+    const char *params[] = {id, viewer_of(req)};
+    eu_db_pool_query(pool_of(req),
+                     "DELETE FROM scheduled_statuses WHERE id = $1::bigint"
+                     " AND account_id = $2::bigint RETURNING id",
+                     2, params, on_cancelled, req);
+}
+
+/* ------------------------------------------------------------- publisher */
+
+/* The due statuses (kind 0: id, draft), then one row (kind 1) with the
+ * milliseconds until the next one not in this batch (NULL: none). */
+static const char DUE_SQL[] =
+    "WITH due AS (SELECT id, draft FROM scheduled_statuses WHERE scheduled_at <= now()"
+    "  ORDER BY scheduled_at LIMIT $1::int)"
+    " SELECT 0, id::text, draft::text FROM due"
+    " UNION ALL SELECT 1, (SELECT ceil(extract(epoch FROM min(scheduled_at) - now()) * 1000)"
+    "  ::bigint FROM scheduled_statuses WHERE id NOT IN (SELECT id FROM due))::text, NULL";
+
+struct publishing {
+    struct eu_task_run *run;
+    json_t *drafts;  /* array of {"id":..., "draft":{...}} */
+    size_t next;     /* index of the draft being published */
+    int64_t next_ms; /* when the task should run again */
+    int failed;
+};
+
+static void publish_next(struct publishing *pb);
+
+static void
+on_one_published(const char *status_id, enum eu_db_status st, const char *error, void *arg)
+{
+    struct publishing *pb = arg;
+    const char *sched = json_string_value(json_object_get(json_array_get(pb->drafts, pb->next),
+                                                          "id"));
+    if (status_id)
+        eu_log_info("scheduled", "published scheduled status %s as %s", sched, status_id);
+    else if (st != EU_DB_OK) {
+        eu_log_warn("scheduled", "cannot publish scheduled status %s: %s", sched, error);
+        pb->failed++;
+    }
+    pb->next++;
+    publish_next(pb);
+}
+
+static void
+on_dropped(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct publishing *pb = arg;
+    if (st != EU_DB_OK)
+        pb->failed++;
+    pb->next++;
+    publish_next(pb);
+}
+
+static void
+publish_next(struct publishing *pb)
+{
+    struct eu_task_run *run = pb->run;
+    json_t *item = json_array_get(pb->drafts, pb->next);
+    if (!item) {
+        int64_t next = pb->next_ms;
+        bool failed = pb->failed > 0;
+        json_decref(pb->drafts);
+        free(pb);
+        /* A failed one stays due; retrying at once would spin on it. */
+        if (failed)
+            eu_task_run_fail(run);
+        else
+            eu_task_run_done(run, next);
+        return;
+    }
+    json_t *o = json_object_get(item, "draft");
+    struct eu_status_draft d = {
+        .account_id = json_integer_value(json_object_get(o, "account_id")),
+        .application_id = json_integer_value(json_object_get(o, "application_id")),
+        .text = json_string_value(json_object_get(o, "text")),
+        .html = json_string_value(json_object_get(o, "html")),
+        .spoiler = json_string_value(json_object_get(o, "spoiler")),
+        .language = json_string_value(json_object_get(o, "language")),
+        .sensitive = json_is_true(json_object_get(o, "sensitive")),
+        .visibility = (int)json_integer_value(json_object_get(o, "visibility")),
+        .reply_to = json_string_value(json_object_get(o, "reply_to")),
+        .reply_account = json_string_value(json_object_get(o, "reply_account")),
+        .conversation = json_string_value(json_object_get(o, "conversation")),
+        .mention_ids = json_string_value(json_object_get(o, "mention_ids")),
+        .tags = json_string_value(json_object_get(o, "tags")),
+        .scheduled_id = json_string_value(json_object_get(item, "id")),
+    };
+    char *poll = json_is_object(json_object_get(o, "poll"))
+                     ? json_dumps(json_object_get(o, "poll"), JSON_COMPACT)
+                     : NULL;
+    d.poll = poll;
+    if (!d.text || !d.html || d.visibility < 0 || d.visibility > 3) {
+        /* Not something this version wrote; it would fail forever, so it is
+         * dropped with a trace rather than left to block the task. */
+        eu_log_warn("scheduled", "dropping scheduled status %s: its draft is unreadable",
+                    d.scheduled_id);
+        const char *params[] = {d.scheduled_id};
+        eu_db_conn_query(eu_task_run_conn(run),
+                         "DELETE FROM scheduled_statuses WHERE id = $1::bigint", 1, params,
+                         on_dropped, pb);
+        free(poll);
+        return;
+    }
+    eu_status_publish(eu_task_run_app(run), eu_task_run_tenant(run), eu_task_run_conn(run), &d,
+                      on_one_published, pb);
+    free(poll);
+}
+
+static void
+on_due(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_task_run *run = arg;
+    if (st != EU_DB_OK) {
+        eu_log_warn("scheduled", "cannot look for due scheduled statuses: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+        eu_task_run_fail(run);
+        return;
+    }
+    struct publishing *pb = eu_xcalloc(1, sizeof(*pb));
+    pb->run = run;
+    pb->drafts = json_array();
+    pb->next_ms = -1; /* nothing scheduled: sleep the idle poll */
+    for (int i = 0, n = PQntuples(res); i < n; i++) {
+        if (strcmp(PQgetvalue(res, i, 0), "1") == 0) {
+            if (!PQgetisnull(res, i, 1)) {
+                pb->next_ms = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+                if (pb->next_ms < 0)
+                    pb->next_ms = 0;
+            }
+            continue;
+        }
+        json_t *draft = json_loads(PQgetvalue(res, i, 2), 0, NULL);
+        json_array_append_new(pb->drafts, json_pack("{s:s, s:o}", "id", PQgetvalue(res, i, 1),
+                                                    "draft", draft ? draft : json_object()));
+    }
+    if (json_array_size(pb->drafts) >= PUBLISH_BATCH)
+        pb->next_ms = 0; /* a full batch: there may be more due */
+    publish_next(pb);
+}
+
+void
+eu_scheduled_task_run(struct eu_task_run *run)
+{
+    char batch[16];
+    snprintf(batch, sizeof(batch), "%d", PUBLISH_BATCH);
+    const char *params[] = {batch};
+    eu_db_conn_query(eu_task_run_conn(run), DUE_SQL, 1, params, on_due, run);
+}
+
+/* ------------------------------------------------------------------ table */
+
+#define GET EU_HTTP_GET
+#define POST EU_HTTP_POST
+#define PUT EU_HTTP_PUT
+#define DEL EU_HTTP_DELETE
+#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_CORS)
+#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_CORS)
+
+const struct eu_route eu_timed_routes[] = {
+    {GET, "/api/v1/scheduled_statuses", scheduled_index, "read:statuses", AUTH},
+    {GET, "/api/v1/scheduled_statuses/:id", scheduled_show, "read:statuses", AUTH},
+    {PUT, "/api/v1/scheduled_statuses/:id", scheduled_update, "write:statuses", AUTH},
+    {DEL, "/api/v1/scheduled_statuses/:id", scheduled_delete, "write:statuses", AUTH},
+    {GET, "/api/v1/polls/:id", eu_polls_show, "read:statuses", OPT},
+    {POST, "/api/v1/polls/:id/votes", eu_polls_vote, "write:statuses", AUTH},
+    {0},
+};
