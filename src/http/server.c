@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <assert.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -26,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -385,6 +388,26 @@ after_auth(struct eu_req *req)
     eu_ratelimit_run(req, route->handler);
 }
 
+/*
+ * Without TCP_NODELAY, a reply larger than one write (bufferevents write 16
+ * KiB at a time) leaves its last segment waiting for the client's delayed ACK:
+ * 40 ms added to every timeline page. One write per reply avoids the split.
+ * evhttp has no accept hook in 2.1, so this runs per request; it is two
+ * cheap syscalls.
+ */
+static void
+tune_connection(struct evhttp_connection *conn)
+{
+    struct bufferevent *bev = evhttp_connection_get_bufferevent(conn);
+    if (!bev)
+        return;
+    evutil_socket_t fd = bufferevent_getfd(bev);
+    int one = 1;
+    if (fd >= 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    bufferevent_set_max_single_write(bev, 1024 * 1024);
+}
+
 static void
 on_request(struct evhttp_request *ev, void *arg)
 {
@@ -409,8 +432,10 @@ on_request(struct evhttp_request *ev, void *arg)
     char *peer = NULL;
     ev_uint16_t peer_port = 0;
     struct evhttp_connection *conn = evhttp_request_get_connection(ev);
-    if (conn)
+    if (conn) {
         evhttp_connection_get_peer(conn, &peer, &peer_port);
+        tune_connection(conn);
+    }
     req->remote_ip = eu_arena_strdup(req->arena, peer ? peer : "");
 
     const char *host_hdr = eu_req_header(req, "Host");
