@@ -54,8 +54,8 @@ world_stop(struct world *w)
 {
     ck_assert_int_eq(eu_it_server_stop(w->s), 0);
     eu_it_server_free(w->s);
-    char *all[] = {w->alice, w->bob, w->carol, w->dave, w->alice_id, w->bob_id, w->carol_id,
-                   w->dave_id, w->db};
+    char *all[] = {w->alice,  w->bob,      w->carol,   w->dave, w->alice_id,
+                   w->bob_id, w->carol_id, w->dave_id, w->db};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         free(all[i]);
 }
@@ -87,8 +87,8 @@ sql_long(struct world *w, const char *fmt, ...)
 }
 
 static void
-api(struct world *w, struct eu_it_resp *r, const char *method, const char *path,
-    const char *token, const char *body)
+api(struct world *w, struct eu_it_resp *r, const char *method, const char *path, const char *token,
+    const char *body)
 {
     ck_assert_int_eq(eu_it_http(r, method, w->s->public_port, HOST, path, token, body), 0);
 }
@@ -127,8 +127,7 @@ sleep_until(long long ms)
 /* Schedules text at wall-clock ms as token's user; asserts 200 and returns
  * the scheduled status id (caller frees). */
 static char *
-schedule(struct world *w, const char *token, const char *text, long long at_ms,
-         const char *extra)
+schedule(struct world *w, const char *token, const char *text, long long at_ms, const char *extra)
 {
     struct eu_it_resp r = {0};
     char when[40], body[1024];
@@ -248,8 +247,10 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
     ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM scheduled_statuses"), 0);
     char *status_id = eu_it_pg_exec(w.db, "SELECT id::text FROM statuses");
     t0 = eu_it_now_ms();
-    while (sql_long(&w, "SELECT count(*) FROM notifications WHERE type = 'mention'"
-                        " AND account_id = %s AND status_id = %s", w.bob_id, status_id) == 0) {
+    while (sql_long(&w,
+                    "SELECT count(*) FROM notifications WHERE type = 'mention'"
+                    " AND account_id = %s AND status_id = %s",
+                    w.bob_id, status_id) == 0) {
         ck_assert_msg(eu_it_now_ms() - t0 < 3000, "bob was not notified of the mention");
         eu_it_sleep_ms(50);
     }
@@ -260,9 +261,8 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
     EU_IT_EXPECT_JSTR(&r, "mentions.0.username", "bob");
     EU_IT_EXPECT_JSTR(&r, "tags.0.name", "eunha");
     EU_IT_EXPECT_JSTR(&r, "poll.options.0.title", "yes");
-    ck_assert_msg(strstr(eu_it_jpath(r.json, "content") ? json_string_value(
-                             eu_it_jpath(r.json, "content")) : "", "/@bob") != NULL,
-                  "no mention link: %s", r.body);
+    const char *content = json_string_value(eu_it_jpath(r.json, "content"));
+    ck_assert_msg(content && strstr(content, "/@bob"), "no mention link: %s", r.body);
     t0 = eu_it_now_ms();
     for (;;) {
         api(&w, &r, "GET", "/api/v1/timelines/home", w.bob, NULL);
@@ -415,10 +415,11 @@ START_TEST(test_poll_votes_and_closing)
     char auth[200];
     snprintf(auth, sizeof(auth), "Authorization: Bearer %s", w.alice);
     const char *hdrs[] = {form[0], auth, NULL};
-    ck_assert_int_eq(eu_it_http_raw(&r, "POST", w.s->public_port, HOST, "/api/v1/statuses", hdrs,
-                                    "status=form&poll%5Boptions%5D%5B%5D=x&poll%5Boptions%5D%5B%5D=y"
-                                    "&poll%5Bexpires_in%5D=600&poll%5Bmultiple%5D=true"),
-                     0);
+    ck_assert_int_eq(
+        eu_it_http_raw(&r, "POST", w.s->public_port, HOST, "/api/v1/statuses", hdrs,
+                       "status=form&poll%5Boptions%5D%5B%5D=x&poll%5Boptions%5D%5B%5D=y"
+                       "&poll%5Bexpires_in%5D=600&poll%5Bmultiple%5D=true"),
+        0);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "poll.options.1.title", "y");
     ck_assert(json_is_true(eu_it_jpath(r.json, "poll.multiple")));
@@ -496,10 +497,10 @@ START_TEST(test_poll_votes_and_closing)
         ck_assert_msg(eu_it_now_ms() - t0 < 8000, "poll notifications missing");
         eu_it_sleep_ms(50);
     }
-    long late = sql_long(&w,
-                         "SELECT (extract(epoch FROM max(n.created_at) - p.expires_at) * 1000)"
-                         "::bigint FROM notifications n JOIN polls p ON p.status_id = n.status_id"
-                         " WHERE n.type = 'poll' GROUP BY p.expires_at");
+    long late =
+        sql_long(&w, "SELECT (extract(epoch FROM max(n.created_at) - p.expires_at) * 1000)"
+                     "::bigint FROM notifications n JOIN polls p ON p.status_id = n.status_id"
+                     " WHERE n.type = 'poll' GROUP BY p.expires_at");
     fprintf(stderr, "poll notifications %ld ms after the expiry\n", late);
     ck_assert_msg(late >= 0 && late < 1000, "notified %ld ms after the expiry", late);
     ck_assert_int_lt(wall_ms() - expiry, 4000);
