@@ -284,6 +284,9 @@ for COUNT in $COUNTS; do
     echo "idle_cpu_eunha_percent=$ECPU idle_cpu_pg_percent=$PCPU disk_per_tenant_bytes=$DISK"
   } | tee "$STEP/idle.txt"
   IDLE_ROWS+=("| $(bench_fmt_num "$COUNT" 0) | $(bench_mib "$PRIV") | $(bench_size "$SLOPE") | $(bench_mib "$RSS") | $THREADS | $CONN_T | $(bench_mib "$PG_PRIV") + $(bench_mib "$PG_SHM") | $(bench_size "$PG_SLOPE") | $XACT_T | $SESS_T | $ECPU% / $PCPU% | $(bench_mib "$((DISK / 1024))") |")
+  # Rows also go to disk as they are made, so a run stopped before the end
+  # (Ctrl-C at the largest step) keeps every finished step's figures.
+  printf '%s\n' "${IDLE_ROWS[-1]}" >>"$RESULTS/idle-rows.md"
   PREV_COUNT=$COUNT
   PREV_PRIV=$PRIV
   PREV_PG_PRIV=$PG_PRIV
@@ -306,6 +309,7 @@ for COUNT in $COUNTS; do
     read -r EMS PMS < <(awk -v e=$((E1 - E0)) -v p=$((P1 - P0)) -v t="$TCK" -v n="$REQS" \
       'BEGIN { printf "%.3f %.3f\n", (n ? 1000 * e / t / n : 0), (n ? 1000 * p / t / n : 0) }')
     LOAD_ROWS+=("| $(bench_fmt_num "$COUNT" 0) | $(bench_fmt_num "$RPS" 0) | $(bench_fmt_num "$(jq -r .requests_per_second "$J")" 1) | $(jq -r '.latency_ms.p50 * 100 | round / 100' "$J") ms | $(jq -r '.latency_ms.p95 * 100 | round / 100' "$J") ms | $(jq -r '.latency_ms.p99 * 100 | round / 100' "$J") ms | $(bench_fmt_num "$(jq -r .errors "$J")" 0) | $EMS ms | $PMS ms | $(jq -r '.loadgen.cpu_percent | floor' "$J")% |")
+    printf '%s\n' "${LOAD_ROWS[-1]}" >>"$RESULTS/load-rows.md"
   done
 done
 
