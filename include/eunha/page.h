@@ -11,6 +11,9 @@
 
 struct eu_req;
 
+/* True when s is a decimal id that fits a bigint (at most 18 digits). */
+bool eu_id_is_valid(const char *s);
+
 struct eu_page {
     const char *max_id;   /* NULL or a decimal id */
     const char *since_id; /* NULL or a decimal id */

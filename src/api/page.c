@@ -11,10 +11,12 @@
 #include "eunha/arena.h"
 #include "eunha/http.h"
 
-static bool
-is_id(const char *s)
+bool
+eu_id_is_valid(const char *s)
 {
-    if (!s || !*s || strlen(s) > 19)
+    /* 18 digits: every snowflake fits, and no string that overflows a
+     * bigint reaches SQL's cast. */
+    if (!s || !*s || strlen(s) > 18)
         return false;
     for (; *s; s++)
         if (*s < '0' || *s > '9')
@@ -30,7 +32,7 @@ eu_page_parse(struct eu_req *req, struct eu_page *page, int def, int max)
     const char **slots[] = {&page->max_id, &page->since_id, &page->min_id};
     for (int i = 0; i < 3; i++) {
         const char *v = eu_req_query(req, names[i]);
-        if (v && *v && !is_id(v)) {
+        if (v && *v && !eu_id_is_valid(v)) {
             /* Mastodon ignores ids it cannot read rather than failing;
              * a non-numeric id can never match, so drop it. */
             v = NULL;

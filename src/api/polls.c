@@ -33,6 +33,7 @@
 #include "eunha/queue.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
+#include "eunha/page.h"
 #include "statuses_internal.h"
 
 /* Mastodon's instance configuration (configuration.polls). */
@@ -121,17 +122,6 @@ eu_poll_json_finish(struct eu_req *req, const char *text)
     return poll;
 }
 
-static bool
-is_id(const char *s)
-{
-    if (!s || !*s || strlen(s) > 18)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
 static const char *
 viewer_of(struct eu_req *req)
 {
@@ -167,7 +157,7 @@ void
 eu_polls_show(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!is_id(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
@@ -233,7 +223,7 @@ void
 eu_polls_vote(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!is_id(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }

@@ -192,23 +192,12 @@ viewer_of(struct eu_req *req)
     return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
 }
 
-static bool
-is_id(const char *s)
-{
-    if (!s || !*s || strlen(s) > 18)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
 /* The :id parameter when it is an id; otherwise answers 404. */
 static const char *
 id_param(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!is_id(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return NULL;
     }

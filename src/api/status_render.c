@@ -237,17 +237,6 @@ on_rows(PGresult *res, enum eu_db_status st, void *arg)
     rd->cb(req, out, rd->arg);
 }
 
-static bool
-is_id(const char *s)
-{
-    if (!s || !*s || strlen(s) > 19)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
 void
 eu_statuses_render_opts(struct eu_req *req, const char *const *ids, size_t n, unsigned flags,
                         eu_statuses_rendered_cb cb, void *arg)
@@ -261,7 +250,7 @@ eu_statuses_render_opts(struct eu_req *req, const char *const *ids, size_t n, un
     char *list = eu_arena_alloc(req->arena, n * 21 + 3), *o = list;
     *o++ = '{';
     for (size_t i = 0; i < n; i++) {
-        if (!is_id(ids[i]))
+        if (!eu_id_is_valid(ids[i]))
             continue;
         rd->ids[rd->n++] = eu_arena_strdup(req->arena, ids[i]);
         if (o[-1] != '{')

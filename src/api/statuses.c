@@ -52,23 +52,12 @@ viewer_of(struct eu_req *req)
     return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
 }
 
-static bool
-is_id(const char *s)
-{
-    if (!s || !*s || strlen(s) > 18)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
 /* The :id parameter when it is a status id; otherwise answers 404. */
 static const char *
 status_id_param(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!is_id(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return NULL;
     }
@@ -368,7 +357,7 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
     }
     const char *reply = eu_param_str(p, "in_reply_to_id");
     if (reply && *reply) {
-        if (!is_id(reply)) {
+        if (!eu_id_is_valid(reply)) {
             eu_req_reply_error(req, 404, "Record not found");
             return -1;
         }
@@ -571,7 +560,7 @@ on_idempotency(redisReply *reply, void *arg)
 {
     struct compose *c = arg;
     eu_req_enter(c->req);
-    if (reply && reply->type == REDIS_REPLY_STRING && is_id(reply->str)) {
+    if (reply && reply->type == REDIS_REPLY_STRING && eu_id_is_valid(reply->str)) {
         reply_status(c->req, eu_arena_strdup(c->req->arena, reply->str));
         return;
     }
@@ -719,7 +708,7 @@ statuses_index(struct eu_req *req)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const char *id = json_string_value(json_array_get(arr, i));
-        if (is_id(id))
+        if (eu_id_is_valid(id))
             ids[k++] = eu_arena_strdup(req->arena, id);
     }
     json_decref(arr);

@@ -265,22 +265,11 @@ eu_timelines_tag(struct eu_req *req)
 
 /* ---------------------------------------------------- account's statuses */
 
-static bool
-is_id(const char *s)
-{
-    if (!s || !*s || strlen(s) > 18)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
 void
 eu_timelines_account(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!is_id(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
