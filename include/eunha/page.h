@@ -13,6 +13,9 @@ struct eu_req;
 
 /* True when s is a decimal id that fits a bigint (at most 18 digits). */
 bool eu_id_is_valid(const char *s);
+/* The path parameter name when it is an id; otherwise answers 404 "Record
+ * not found" (as Mastodon does for any malformed id) and returns NULL. */
+const char *eu_req_id_param(struct eu_req *req, const char *name);
 
 struct eu_page {
     const char *max_id;   /* NULL or a decimal id */

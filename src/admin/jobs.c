@@ -23,6 +23,7 @@
 #include "eunha/net.h"
 #include "eunha/queue.h"
 #include "eunha/tenant.h"
+#include "eunha/page.h"
 
 #define TS(col) "to_char((" col ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
@@ -57,17 +58,6 @@ job_json(const PGresult *res, int row, int c0)
                      PQgetvalue(res, row, c0 + 9), "updated_at", PQgetvalue(res, row, c0 + 10));
 }
 
-static bool
-is_id(const char *s)
-{
-    if (!s || !*s || strlen(s) > 18)
-        return false;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s))
-            return false;
-    return true;
-}
-
 /* The tenant named by :domain, referenced by the request (released with
  * it), or NULL after replying 404. */
 static struct eu_tenant *
@@ -96,7 +86,7 @@ tenant_and_id(struct eu_req *req, const char **id)
     if (!t)
         return NULL;
     *id = eu_req_param(req, "id");
-    if (!is_id(*id)) {
+    if (!eu_id_is_valid(*id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return NULL;
     }
@@ -137,7 +127,7 @@ eu_admin_jobs_list(struct eu_req *req)
         return;
     }
     const char *max_id = eu_req_query(req, "max_id");
-    if (max_id && !is_id(max_id)) {
+    if (max_id && !eu_id_is_valid(max_id)) {
         eu_req_reply_error(req, 422, "max_id must be a job id");
         return;
     }

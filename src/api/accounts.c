@@ -47,17 +47,6 @@ viewer_of(struct eu_req *req)
     return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
 }
 
-bool
-eu_accounts_id_is_valid(const char *s)
-{
-    if (!s || !*s || strlen(s) > 18)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
 /* Characters (UTF-8 code points) of s: Mastodon's limits count those. */
 static size_t
 utf8_length(const char *s)
@@ -539,7 +528,7 @@ static void
 account_show(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!eu_accounts_id_is_valid(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
@@ -620,7 +609,7 @@ static void
 follow_page(struct eu_req *req, bool followers)
 {
     const char *id = eu_req_param(req, "id");
-    if (!eu_accounts_id_is_valid(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
@@ -781,7 +770,7 @@ eu_accounts_ids_param(struct eu_req *req, json_t *params, const char *key)
             snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
             s = num;
         }
-        if (!eu_accounts_id_is_valid(s))
+        if (!eu_id_is_valid(s))
             continue;
         if (o[-1] != '{')
             *o++ = ',';

@@ -17,8 +17,6 @@ struct pg_result;
 
 /* ------------------------------------------------------------ accounts.c */
 
-/* True when s is a decimal id that fits a bigint column. */
-bool eu_accounts_id_is_valid(const char *s);
 
 /*
  * The ids of array parameter key ("id" reads id[]) as a PostgreSQL array

@@ -200,22 +200,11 @@ eu_conversations_index(struct eu_req *req)
     eu_db_pool_query(eu_social_pool(req), sql, 5, p, on_convs, cp);
 }
 
-static const char *
-id_param(struct eu_req *req)
-{
-    const char *id = eu_req_param(req, "id");
-    if (!eu_social_id_is_valid(id)) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return NULL;
-    }
-    return id;
-}
-
 /* POST /api/v1/conversations/:id/read: the Conversation, now read. */
 void
 eu_conversations_read(struct eu_req *req)
 {
-    const char *id = id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     struct conv_page *cp = eu_arena_calloc(req->arena, sizeof(*cp));
@@ -250,7 +239,7 @@ on_removed(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_conversations_destroy(struct eu_req *req)
 {
-    const char *id = id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};

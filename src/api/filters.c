@@ -30,6 +30,7 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/params.h"
+#include "eunha/page.h"
 #include "social_internal.h"
 
 /* Mastodon's limits (CustomFilter::TITLE_LENGTH_LIMIT, KEYWORD_LENGTH_LIMIT). */
@@ -453,18 +454,6 @@ query_reply(struct eu_req *req, const char *sql, int n, const char *const *p, ro
     eu_db_pool_query(eu_social_pool(req), sql, n, p, on_rows, r);
 }
 
-/* Answers 404 unless path parameter name is an id; returns it or NULL. */
-static const char *
-id_param(struct eu_req *req, const char *name)
-{
-    const char *id = eu_req_param(req, name);
-    if (!eu_social_id_is_valid(id)) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return NULL;
-    }
-    return id;
-}
-
 static json_t *
 read_params(struct eu_req *req)
 {
@@ -621,7 +610,7 @@ read_keywords(struct eu_req *req, json_t *params, struct filter_input *in)
             rc = -1;
             break;
         }
-        if (id && !eu_social_id_is_valid(id)) {
+        if (id && !eu_id_is_valid(id)) {
             eu_req_reply_error(req, 404, "Record not found");
             rc = -1;
             break;
@@ -695,7 +684,7 @@ eu_filters_v2_index(struct eu_req *req)
 void
 eu_filters_v2_show(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};
@@ -765,7 +754,7 @@ on_filter_updated(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_filters_v2_update(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     json_t *params = read_params(req);
@@ -811,7 +800,7 @@ eu_filters_v2_update(struct eu_req *req)
 void
 eu_filters_v2_destroy(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};
@@ -845,7 +834,7 @@ on_filter_owned(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_filters_keywords_index(struct eu_req *req)
 {
-    const char *id = id_param(req, "filter_id");
+    const char *id = eu_req_id_param(req, "filter_id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};
@@ -862,7 +851,7 @@ eu_filters_keywords_index(struct eu_req *req)
 void
 eu_filters_keywords_create(struct eu_req *req)
 {
-    const char *id = id_param(req, "filter_id");
+    const char *id = eu_req_id_param(req, "filter_id");
     if (!id)
         return;
     json_t *params = read_params(req);
@@ -887,7 +876,7 @@ eu_filters_keywords_create(struct eu_req *req)
 void
 eu_filters_keywords_show(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};
@@ -900,7 +889,7 @@ eu_filters_keywords_show(struct eu_req *req)
 void
 eu_filters_keywords_update(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     json_t *params = read_params(req);
@@ -927,7 +916,7 @@ eu_filters_keywords_update(struct eu_req *req)
 void
 eu_filters_keywords_destroy(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};
@@ -942,7 +931,7 @@ eu_filters_keywords_destroy(struct eu_req *req)
 void
 eu_filters_statuses_index(struct eu_req *req)
 {
-    const char *id = id_param(req, "filter_id");
+    const char *id = eu_req_id_param(req, "filter_id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};
@@ -959,14 +948,14 @@ eu_filters_statuses_index(struct eu_req *req)
 void
 eu_filters_statuses_create(struct eu_req *req)
 {
-    const char *id = id_param(req, "filter_id");
+    const char *id = eu_req_id_param(req, "filter_id");
     if (!id)
         return;
     json_t *params = read_params(req);
     if (!params)
         return;
     const char *sid = eu_param_str(params, "status_id");
-    if (!eu_social_id_is_valid(sid)) {
+    if (!eu_id_is_valid(sid)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
@@ -989,7 +978,7 @@ eu_filters_statuses_create(struct eu_req *req)
 void
 eu_filters_statuses_show(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};
@@ -1002,7 +991,7 @@ eu_filters_statuses_show(struct eu_req *req)
 void
 eu_filters_statuses_destroy(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};
@@ -1027,7 +1016,7 @@ eu_filters_v1_index(struct eu_req *req)
 void
 eu_filters_v1_show(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};
@@ -1115,7 +1104,7 @@ on_v1_updated(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_filters_v1_update(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     json_t *params = read_params(req);
@@ -1144,7 +1133,7 @@ eu_filters_v1_update(struct eu_req *req)
 void
 eu_filters_v1_destroy(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};

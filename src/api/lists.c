@@ -102,7 +102,7 @@ void
 eu_lists_show(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!eu_accounts_id_is_valid(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
@@ -189,7 +189,7 @@ void
 eu_lists_update(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!eu_accounts_id_is_valid(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
@@ -231,7 +231,7 @@ void
 eu_lists_destroy(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!eu_accounts_id_is_valid(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
@@ -275,7 +275,7 @@ static void
 with_own_list(struct eu_req *req, list_step_cb next)
 {
     const char *id = eu_req_param(req, "id");
-    if (!eu_accounts_id_is_valid(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
@@ -437,7 +437,7 @@ void
 eu_lists_of_account(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!eu_accounts_id_is_valid(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }

@@ -106,7 +106,7 @@ read_type_filters(struct eu_req *req, json_t *params, struct type_filters *tf)
     tf->types = array_param_json(req, params, "types");
     tf->exclude = array_param_json(req, params, "exclude_types");
     tf->account = eu_param_str(params, "account_id");
-    if (tf->account && !eu_social_id_is_valid(tf->account))
+    if (tf->account && !eu_id_is_valid(tf->account))
         tf->account = "0"; /* matches nothing, as an unknown account would */
 }
 
@@ -255,22 +255,10 @@ eu_notifications_index(struct eu_req *req)
     eu_db_pool_query(eu_social_pool(req), sql, 8, p, on_notes, np);
 }
 
-/* Answers 404 unless the :id parameter is an id; returns it or NULL. */
-static const char *
-id_param(struct eu_req *req, const char *name)
-{
-    const char *id = eu_req_param(req, name);
-    if (!eu_social_id_is_valid(id)) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return NULL;
-    }
-    return id;
-}
-
 void
 eu_notifications_show(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     struct note_page *np = eu_arena_calloc(req->arena, sizeof(*np));
@@ -300,7 +288,7 @@ on_empty_reply(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_notifications_dismiss(struct eu_req *req)
 {
-    const char *id = id_param(req, "id");
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};

@@ -24,6 +24,17 @@ eu_id_is_valid(const char *s)
     return true;
 }
 
+const char *
+eu_req_id_param(struct eu_req *req, const char *name)
+{
+    const char *id = eu_req_param(req, name);
+    if (!eu_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return id;
+}
+
 int
 eu_page_parse(struct eu_req *req, struct eu_page *page, int def, int max)
 {

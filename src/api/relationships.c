@@ -190,7 +190,7 @@ static void
 rel_start(struct eu_req *req, const char *key, rel_step_cb loaded)
 {
     const char *id = eu_req_param(req, key);
-    if (!eu_accounts_id_is_valid(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }

@@ -192,18 +192,6 @@ viewer_of(struct eu_req *req)
     return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
 }
 
-/* The :id parameter when it is an id; otherwise answers 404. */
-static const char *
-id_param(struct eu_req *req)
-{
-    const char *id = eu_req_param(req, "id");
-    if (!eu_id_is_valid(id)) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return NULL;
-    }
-    return id;
-}
-
 /* Answers with the one row's entity, or 404 when there is none. */
 static void
 on_one(PGresult *res, enum eu_db_status st, void *arg)
@@ -346,7 +334,7 @@ scheduled_index(struct eu_req *req)
 static void
 scheduled_show(struct eu_req *req)
 {
-    const char *id = id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *params[] = {id, viewer_of(req)};
@@ -374,7 +362,7 @@ on_moved(PGresult *res, enum eu_db_status st, void *arg)
 static void
 scheduled_update(struct eu_req *req)
 {
-    const char *id = id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     struct eu_error err = {0};
@@ -426,7 +414,7 @@ on_cancelled(PGresult *res, enum eu_db_status st, void *arg)
 static void
 scheduled_delete(struct eu_req *req)
 {
-    const char *id = id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *params[] = {id, viewer_of(req)};

@@ -22,6 +22,7 @@
 #include "eunha/http.h"
 #include "eunha/params.h"
 #include "eunha/statuses.h"
+#include "eunha/page.h"
 #include "social_internal.h"
 
 #define SEARCH_LIMIT 20
@@ -203,13 +204,13 @@ eu_search_v2(struct eu_req *req)
     eu_param_bool(params, "following", &following);
     s->following = following ? "t" : "f";
     s->account_id = eu_param_str(params, "account_id");
-    if (s->account_id && !eu_social_id_is_valid(s->account_id))
+    if (s->account_id && !eu_id_is_valid(s->account_id))
         s->account_id = "0";
     s->max_id = eu_param_str(params, "max_id");
     s->min_id = eu_param_str(params, "min_id");
-    if (s->max_id && !eu_social_id_is_valid(s->max_id))
+    if (s->max_id && !eu_id_is_valid(s->max_id))
         s->max_id = NULL;
-    if (s->min_id && !eu_social_id_is_valid(s->min_id))
+    if (s->min_id && !eu_id_is_valid(s->min_id))
         s->min_id = NULL;
     /* Clients send "@user" and "#tag"; the sigil is not part of the name. */
     if (s->q[0] == '@' || s->q[0] == '#')

@@ -47,17 +47,6 @@ eu_social_viewer(struct eu_req *req)
     return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
 }
 
-bool
-eu_social_id_is_valid(const char *s)
-{
-    if (!s || !*s || strlen(s) > 18)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
 struct status_list {
     const char *first_id, *last_id, *context;
     json_t *array;
@@ -216,7 +205,7 @@ static void
 list_timeline(struct eu_req *req)
 {
     const char *id = eu_req_param(req, "id");
-    if (!eu_social_id_is_valid(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
@@ -324,7 +313,7 @@ read_marker(struct eu_req *req, json_t *params, const char *timeline, const char
     if (!obj)
         return 0;
     const char *id = eu_param_str(obj, "last_read_id");
-    if (!eu_social_id_is_valid(id)) {
+    if (!eu_id_is_valid(id)) {
         eu_req_reply_error(req, 422, "Validation failed: Last read id can't be blank");
         return -1;
     }

@@ -16,8 +16,6 @@ struct eu_db_pool;
 struct eu_db_pool *eu_social_pool(struct eu_req *req);
 /* req->auth.account_id as decimal text, arena-owned. */
 const char *eu_social_viewer(struct eu_req *req);
-/* True for a decimal id that fits a bigint. */
-bool eu_social_id_is_valid(const char *s);
 
 /*
  * Renders the statuses with these ids (newest first), applies the viewer's

@@ -52,18 +52,6 @@ viewer_of(struct eu_req *req)
     return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
 }
 
-/* The :id parameter when it is a status id; otherwise answers 404. */
-static const char *
-status_id_param(struct eu_req *req)
-{
-    const char *id = eu_req_param(req, "id");
-    if (!eu_id_is_valid(id)) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return NULL;
-    }
-    return id;
-}
-
 static size_t
 utf8_chars(const char *s)
 {
@@ -659,7 +647,7 @@ update_status(struct compose *c)
 static void
 statuses_update(struct eu_req *req)
 {
-    const char *id = status_id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     struct compose *c = eu_arena_calloc(req->arena, sizeof(*c));
@@ -675,7 +663,7 @@ statuses_update(struct eu_req *req)
 static void
 statuses_show(struct eu_req *req)
 {
-    const char *id = status_id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (id)
         reply_status(req, id);
 }
@@ -768,7 +756,7 @@ on_delete_rendered(struct eu_req *req, json_t *array, void *arg)
 static void
 statuses_delete(struct eu_req *req)
 {
-    const char *id = status_id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     struct delete_ctx *d = eu_arena_calloc(req->arena, sizeof(*d));
@@ -801,7 +789,7 @@ on_source(PGresult *res, enum eu_db_status st, void *arg)
 static void
 statuses_source(struct eu_req *req)
 {
-    const char *id = status_id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *params[] = {id, viewer_of(req)};
@@ -840,7 +828,7 @@ on_history(PGresult *res, enum eu_db_status st, void *arg)
 static void
 statuses_history(struct eu_req *req)
 {
-    const char *id = status_id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     const char *params[] = {id, viewer_of(req)};
@@ -919,7 +907,7 @@ on_context_ids(PGresult *res, enum eu_db_status st, void *arg)
 static void
 statuses_context(struct eu_req *req)
 {
-    const char *id = status_id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     struct context_ctx *cx = eu_arena_calloc(req->arena, sizeof(*cx));
@@ -1096,7 +1084,7 @@ on_action(PGresult *res, enum eu_db_status st, void *arg)
 static void
 run_action(struct eu_req *req, enum action action)
 {
-    const char *id = status_id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     struct action_ctx *ax = eu_arena_calloc(req->arena, sizeof(*ax));
@@ -1192,7 +1180,7 @@ on_who_visible(PGresult *res, enum eu_db_status st, void *arg)
 static void
 list_who(struct eu_req *req, const char *from_where)
 {
-    const char *id = status_id_param(req);
+    const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     struct who_ctx *w = eu_arena_calloc(req->arena, sizeof(*w));
