@@ -135,16 +135,16 @@ on_recipients(PGresult *res, enum eu_db_status st, void *arg)
 }
 
 void
-eu_feed_status_fanout(struct eu_req *req, int64_t status_id, bool remove)
+eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool remove)
 {
     struct fanout *fo = eu_xcalloc(1, sizeof(*fo));
-    fo->app = req->app;
-    fo->tenant = req->tenant;
+    fo->app = app;
+    fo->tenant = t;
     eu_tenant_ref(fo->tenant);
     fo->remove = remove;
     snprintf(fo->status_id, sizeof(fo->status_id), "%lld", (long long)status_id);
     const char *params[] = {fo->status_id, remove ? "true" : "false"};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), RECIPIENTS_SQL, 2, params,
+    eu_db_pool_query(eu_tenant_pool(app->registry, t), RECIPIENTS_SQL, 2, params,
                      on_recipients, fo);
 }
 

@@ -430,11 +430,7 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
         notify_ids(pb, pb->mention_ids, "mention", sid);
         if (pb->notify_followers)
             notify_ids(pb, PQgetvalue(res, 0, 1), "status", sid);
-        /* eu_feed_status_fanout() reads only the request's app and tenant
-         * (and takes its own tenant reference), so a shell lets a caller
-         * without a request, the scheduled-status publisher, use it. */
-        struct eu_req shell = {.app = pb->app, .tenant = pb->tenant};
-        eu_feed_status_fanout(&shell, sid, false);
+        eu_feed_status_fanout(pb->app, pb->tenant, sid, false);
         if (pb->poll_ms >= 0)
             eu_queue_task_wake(pb->tenant, EU_TASK_POLLS, pb->poll_ms);
         pb->cb(id, EU_DB_OK, NULL, pb->arg);
@@ -723,7 +719,7 @@ on_delete_done(PGresult *res, enum eu_db_status st, void *arg)
             eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_feed_status_fanout(req, strtoll(d->id, NULL, 10), true);
+    eu_feed_status_fanout(req->app, req->tenant, strtoll(d->id, NULL, 10), true);
     eu_req_reply_json(req, 200, d->status);
 }
 
@@ -1019,7 +1015,7 @@ struct action_ctx {
 static void
 unfan_each(struct eu_req *req, int64_t id, void *arg)
 {
-    eu_feed_status_fanout(req, id, true);
+    eu_feed_status_fanout(req->app, req->tenant, id, true);
 }
 
 static void
@@ -1067,7 +1063,7 @@ on_action(PGresult *res, enum eu_db_status st, void *arg)
         if (changed) {
             eu_notify(req->app->registry, req->tenant, author, req->auth.account_id, "reblog",
                       strtoll(target, NULL, 10));
-            eu_feed_status_fanout(req, strtoll(reblog, NULL, 10), false);
+            eu_feed_status_fanout(req->app, req->tenant, strtoll(reblog, NULL, 10), false);
         }
         reply_status(req, reblog);
         return;

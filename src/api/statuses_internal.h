@@ -47,7 +47,8 @@ void eu_statuses_reply_list(struct eu_req *req, const char *const *ids, size_t n
  * set. Feeds that are not in Redis are left missing (they will be rebuilt).
  * Fire and forget; failures are logged.
  */
-void eu_feed_status_fanout(struct eu_req *req, int64_t status_id, bool remove);
+void eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id,
+                           bool remove);
 
 struct eu_page;
 /* ids: the page's status ids, newest first, arena-owned. */
