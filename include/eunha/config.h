@@ -28,6 +28,8 @@ struct eu_config {
     int pool_min_connections;    /* 0 */
     int pool_acquire_timeout_s;  /* 5 */
     int pool_idle_timeout_s;     /* 20 */
+    int pool_max_total;          /* 0 (no cap): all tenant pools together */
+    int pool_max_connecting;     /* 16: tenant connect attempts in flight at once */
     /* [redis] */
     char *redis_url;    /* "redis://127.0.0.1:6379/0" */
     char *redis_prefix; /* "eunha" */

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 struct event_base;
+struct eu_db_budget;
 struct eu_db_pool;
 struct eu_db_conn;
 struct pg_result;
@@ -34,6 +35,19 @@ struct eu_db_pool_stats {
     int open;    /* connected or connecting */
     int busy;    /* lent out */
     int waiting; /* callers queued for a connection */
+};
+
+/* What the tenant pools of one process may hold together. */
+struct eu_db_budget_limits {
+    int max_open;       /* connections open or connecting, all pools; 0 = no cap */
+    int max_connecting; /* connect attempts in flight at once; 0 = no cap */
+};
+
+struct eu_db_budget_stats {
+    int open;
+    int connecting;
+    int pools_waiting; /* pools queued for room */
+    unsigned long long reclaimed; /* idle connections closed to make room */
 };
 
 /* conn is NULL unless status is EU_DB_OK; the caller then owns it until
@@ -63,6 +77,16 @@ void eu_db_pool_set_limits(struct eu_db_pool *pool, const struct eu_db_pool_limi
  * turn them off for a PgBouncer in transaction mode older than 1.21, which
  * cannot follow them across server connections. */
 void eu_db_pool_set_prepared(struct eu_db_pool *pool, bool on);
+/* Creates a budget shared by the pools given it with eu_db_pool_set_budget().
+ * The caller drops its reference with eu_db_budget_unref(); each pool keeps
+ * its own until it is freed, so the budget outlives the last pool. */
+struct eu_db_budget *eu_db_budget_new(const struct eu_db_budget_limits *limits);
+void eu_db_budget_set_limits(struct eu_db_budget *b, const struct eu_db_budget_limits *limits);
+void eu_db_budget_stats(const struct eu_db_budget *b, struct eu_db_budget_stats *out);
+void eu_db_budget_unref(struct eu_db_budget *b);
+/* Puts a new pool (before its first acquire) under a budget; a later call is
+ * ignored. */
+void eu_db_pool_set_budget(struct eu_db_pool *pool, struct eu_db_budget *b);
 /* Sets a hook run once per pool on its first connection (see eu_db_ready_fn);
  * later connections skip it once it has succeeded. */
 void eu_db_pool_set_ready_hook(struct eu_db_pool *pool, eu_db_ready_fn fn, void *arg);

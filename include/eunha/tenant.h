@@ -54,6 +54,8 @@ void eu_registry_free(struct eu_registry *reg);
 /* The config used for new pools and key prefixes; borrowed, must outlive the
  * registry (changed on SIGHUP). */
 void eu_registry_set_config(struct eu_registry *reg, const struct eu_config *cfg);
+/* The connection budget every tenant pool shares. Borrowed. */
+struct eu_db_budget *eu_registry_budget(struct eu_registry *reg);
 
 /* Looks a normalised domain up. Borrowed: take a ref to keep it across
  * callbacks. */

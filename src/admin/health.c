@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "eunha/app.h"
+#include "eunha/db.h"
 #include "eunha/http.h"
 #include "eunha/tenant.h"
 
@@ -107,6 +108,19 @@ eu_admin_metrics(struct eu_req *req)
         struct pool_lines p = {&b, names[i], i};
         eu_registry_each(app->registry, pool_line, &p);
     }
+    struct eu_db_budget_stats bs;
+    eu_db_budget_stats(eu_registry_budget(app->registry), &bs);
+    bprintf(&b,
+            "# HELP eunha_db_connections Tenant database connections, all pools together.\n"
+            "# TYPE eunha_db_connections gauge\neunha_db_connections %d\n"
+            "# HELP eunha_db_connecting Tenant connect attempts in flight.\n"
+            "# TYPE eunha_db_connecting gauge\neunha_db_connecting %d\n"
+            "# HELP eunha_db_pools_waiting Tenant pools queued for room under the shared cap.\n"
+            "# TYPE eunha_db_pools_waiting gauge\neunha_db_pools_waiting %d\n"
+            "# HELP eunha_db_reclaimed_total Idle connections closed to make room for another "
+            "tenant.\n"
+            "# TYPE eunha_db_reclaimed_total counter\neunha_db_reclaimed_total %llu\n",
+            bs.open, bs.connecting, bs.pools_waiting, bs.reclaimed);
     bprintf(&b, "# HELP eunha_http_requests_total Requests answered, by status class.\n"
                 "# TYPE eunha_http_requests_total counter\n");
     for (int c = 1; c <= 5; c++)

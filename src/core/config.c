@@ -70,6 +70,8 @@ static const struct key keys[] = {
     {"database_pool.acquire_timeout_seconds", KEY_INT, F(pool_acquire_timeout_s), 1, INT_MAX, NULL,
      NULL},
     {"database_pool.idle_timeout_seconds", KEY_INT, F(pool_idle_timeout_s), 1, INT_MAX, NULL, NULL},
+    {"database_pool.max_total_connections", KEY_INT, F(pool_max_total), 0, 1000000, NULL, NULL},
+    {"database_pool.max_connecting", KEY_INT, F(pool_max_connecting), 0, 100000, NULL, NULL},
     {"redis.url", KEY_STRING, F(redis_url), 0, 0, check_nonempty, "EUNHA_REDIS_URL"},
     {"redis.prefix", KEY_STRING, F(redis_prefix), 0, 0, check_nonempty, NULL},
     {"workers.queue_idle_poll_seconds", KEY_INT, F(queue_idle_poll_s), 1, INT_MAX, NULL, NULL},
@@ -226,6 +228,8 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->pool_min_connections = 0;
     cfg->pool_acquire_timeout_s = 5;
     cfg->pool_idle_timeout_s = 20;
+    cfg->pool_max_total = 0;
+    cfg->pool_max_connecting = 16;
     cfg->redis_url = eu_xstrdup("redis://127.0.0.1:6379/0");
     cfg->redis_prefix = eu_xstrdup("eunha");
     cfg->queue_idle_poll_s = 300;
@@ -688,9 +692,10 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     print_string(out, cfg->database_template);
     fprintf(out,
             "\n\n[database_pool]\nmax_connections = %d\nmin_connections = %d\n"
-            "acquire_timeout_seconds = %d\nidle_timeout_seconds = %d\n",
+            "acquire_timeout_seconds = %d\nidle_timeout_seconds = %d\n"
+            "max_total_connections = %d\nmax_connecting = %d\n",
             cfg->pool_max_connections, cfg->pool_min_connections, cfg->pool_acquire_timeout_s,
-            cfg->pool_idle_timeout_s);
+            cfg->pool_idle_timeout_s, cfg->pool_max_total, cfg->pool_max_connecting);
 
     fputs("\n[redis]\nurl = ", out);
     print_string(out, redis);

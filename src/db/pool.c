@@ -7,6 +7,16 @@
  * again freely. Idle connections keep a read watch so a server restart (which
  * sends a FATAL message and closes) is noticed at once and the connection
  * dropped, instead of being found broken by the next request.
+ *
+ * Tenant pools may share a budget: a cap on the connections they hold
+ * together and on how many may be connecting at once. Without it a host
+ * restart or a burst over many tenants asks PostgreSQL for every pool's
+ * connections at the same moment, and on a small machine the forks, catalog
+ * loads and first plans starve each other until every request times out. A
+ * pool that finds no room queues (FIFO, one place per pool, so a tenant
+ * wanting many connections cannot crowd out the others) and is served when a
+ * connect finishes or a connection closes; at the cap, the least recently
+ * used idle connection of a pool nobody is waiting on is closed to make room.
  */
 #include "eunha/db.h"
 
@@ -31,6 +41,9 @@ enum conn_state { C_CONNECTING, C_HOOK, C_IDLE, C_LENT };
 struct eu_db_conn {
     struct eu_db_pool *pool;
     struct eu_db_conn *prev, *next;
+    /* In the budget's idle list (least recently used first) while idle. */
+    struct eu_db_conn *idle_prev, *idle_next;
+    bool in_idle_list;
     PGconn *pg;
     struct event *ev; /* socket watch; recreated when libpq changes socket */
     int ev_fd;
@@ -63,8 +76,22 @@ struct waiter {
     struct event *timer;
 };
 
+struct eu_db_budget {
+    int refs; /* the creator and every pool using it */
+    struct eu_db_budget_limits limits;
+    int n_open, n_connecting;
+    unsigned long long reclaimed;
+    struct eu_db_pool *want_head, *want_tail; /* pools waiting for room */
+    int n_wanting;
+    struct eu_db_conn *idle_head, *idle_tail;
+    bool kicking; /* budget_kick is running: closing a victim must not re-enter */
+};
+
 struct eu_db_pool {
     struct event_base *base;
+    struct eu_db_budget *budget; /* NULL: only the pool's own limits apply */
+    struct eu_db_pool *want_prev, *want_next;
+    bool wanting;
     char *name;
     char *conninfo;
     char *dbname;
@@ -84,6 +111,189 @@ static void pump_later(struct eu_db_pool *pool);
 static void pending_free(struct pending_exec *p);
 static void conn_close(struct eu_db_conn *c);
 static void on_conn_socket(evutil_socket_t fd, short what, void *arg);
+static void conn_start(struct eu_db_pool *pool);
+
+/* ---- the shared budget ---- */
+
+static void
+want_remove(struct eu_db_pool *pool)
+{
+    struct eu_db_budget *b = pool->budget;
+    if (!pool->wanting)
+        return;
+    if (pool->want_prev)
+        pool->want_prev->want_next = pool->want_next;
+    else
+        b->want_head = pool->want_next;
+    if (pool->want_next)
+        pool->want_next->want_prev = pool->want_prev;
+    else
+        b->want_tail = pool->want_prev;
+    pool->want_prev = pool->want_next = NULL;
+    pool->wanting = false;
+    b->n_wanting--;
+}
+
+static void
+want_append(struct eu_db_pool *pool)
+{
+    struct eu_db_budget *b = pool->budget;
+    if (pool->wanting)
+        return;
+    pool->want_prev = b->want_tail;
+    pool->want_next = NULL;
+    if (b->want_tail)
+        b->want_tail->want_next = pool;
+    else
+        b->want_head = pool;
+    b->want_tail = pool;
+    pool->wanting = true;
+    b->n_wanting++;
+}
+
+static void
+idle_list_remove(struct eu_db_conn *c)
+{
+    struct eu_db_budget *b = c->pool->budget;
+    if (!c->in_idle_list)
+        return;
+    if (c->idle_prev)
+        c->idle_prev->idle_next = c->idle_next;
+    else
+        b->idle_head = c->idle_next;
+    if (c->idle_next)
+        c->idle_next->idle_prev = c->idle_prev;
+    else
+        b->idle_tail = c->idle_prev;
+    c->idle_prev = c->idle_next = NULL;
+    c->in_idle_list = false;
+}
+
+static void
+idle_list_append(struct eu_db_conn *c)
+{
+    struct eu_db_budget *b = c->pool->budget;
+    if (!b)
+        return;
+    idle_list_remove(c);
+    c->idle_prev = b->idle_tail;
+    if (b->idle_tail)
+        b->idle_tail->idle_next = c;
+    else
+        b->idle_head = c;
+    b->idle_tail = c;
+    c->in_idle_list = true;
+}
+
+static bool
+pool_needs_conn(const struct eu_db_pool *pool)
+{
+    return !pool->freeing && pool->n_waiting > pool->n_connecting &&
+           pool->n_open < pool->limits.max_connections;
+}
+
+/* True when one more connection fits now. At the cap it closes the least
+ * recently used idle connection of a pool with nobody waiting, if any. */
+static bool
+budget_room(struct eu_db_budget *b)
+{
+    if (b->limits.max_connecting > 0 && b->n_connecting >= b->limits.max_connecting)
+        return false;
+    if (b->limits.max_open <= 0 || b->n_open < b->limits.max_open)
+        return true;
+    struct eu_db_conn *v = b->idle_head;
+    while (v && v->pool->n_waiting > 0)
+        v = v->idle_next;
+    if (!v)
+        return false;
+    eu_log_debug("db", "closing idle connection to '%s' to make room", v->pool->name);
+    b->reclaimed++;
+    conn_close(v);
+    return b->n_open < b->limits.max_open;
+}
+
+/* Room may have appeared: serve waiting pools in turn, one connection each
+ * per round, while it lasts. */
+static void
+budget_kick(struct eu_db_budget *b)
+{
+    if (!b || b->kicking)
+        return;
+    b->kicking = true;
+    while (b->want_head) {
+        struct eu_db_pool *p = b->want_head;
+        want_remove(p);
+        if (!pool_needs_conn(p))
+            continue;
+        if (!budget_room(b)) {
+            /* Back to the front: it keeps its place. */
+            p->want_next = b->want_head;
+            if (b->want_head)
+                b->want_head->want_prev = p;
+            else
+                b->want_tail = p;
+            b->want_head = p;
+            p->wanting = true;
+            b->n_wanting++;
+            break;
+        }
+        conn_start(p);
+        if (pool_needs_conn(p))
+            want_append(p);
+    }
+    b->kicking = false;
+}
+
+/* A connect attempt ended, whichever way. */
+static void
+connecting_done(struct eu_db_conn *c)
+{
+    c->pool->n_connecting--;
+    if (c->pool->budget)
+        c->pool->budget->n_connecting--;
+}
+
+struct eu_db_budget *
+eu_db_budget_new(const struct eu_db_budget_limits *limits)
+{
+    struct eu_db_budget *b = eu_xcalloc(1, sizeof(*b));
+    b->refs = 1;
+    b->limits = *limits;
+    return b;
+}
+
+void
+eu_db_budget_set_limits(struct eu_db_budget *b, const struct eu_db_budget_limits *limits)
+{
+    b->limits = *limits;
+    budget_kick(b);
+}
+
+void
+eu_db_budget_stats(const struct eu_db_budget *b, struct eu_db_budget_stats *out)
+{
+    out->open = b->n_open;
+    out->connecting = b->n_connecting;
+    out->pools_waiting = b->n_wanting;
+    out->reclaimed = b->reclaimed;
+}
+
+void
+eu_db_budget_unref(struct eu_db_budget *b)
+{
+    if (b && --b->refs == 0)
+        free(b);
+}
+
+void
+eu_db_pool_set_budget(struct eu_db_pool *pool, struct eu_db_budget *b)
+{
+    /* Only before the pool's first connection: counts are not moved. */
+    if (pool->budget || pool->n_open || !b)
+        return;
+    b->refs++;
+    pool->budget = b;
+}
 
 /* ---- waiters ---- */
 
@@ -174,14 +384,20 @@ conn_become_idle(struct eu_db_conn *c)
         set_timer(c, c->pool->limits.idle_timeout_s);
     else
         event_del(c->timer);
+    idle_list_append(c);
     pump_later(c->pool);
+    /* A pool waiting at the cap can now take this one's place, unless this
+     * pool's own waiters claim it first (budget_room skips those). */
+    if (c->pool->budget && c->pool->budget->want_head && c->pool->n_waiting == 0)
+        budget_kick(c->pool->budget);
 }
 
 static void
 conn_connected(struct eu_db_conn *c)
 {
     struct eu_db_pool *pool = c->pool;
-    pool->n_connecting--;
+    connecting_done(c);
+    budget_kick(pool->budget);
     event_del(c->timer);
     PQsetnonblocking(c->pg, 1);
     eu_log_debug("db", "connected to '%s'", pool->name);
@@ -200,7 +416,7 @@ conn_connect_failed(struct eu_db_conn *c)
     struct eu_db_pool *pool = c->pool;
     conn_save_error(c);
     eu_log_warn("db", "cannot connect to '%s': %s", pool->name, c->error);
-    pool->n_connecting--;
+    connecting_done(c);
     conn_close(c);
     /* Nobody can be served soon: answer now rather than at the timeout. */
     if (pool->n_open == 0)
@@ -377,7 +593,7 @@ on_conn_timer(evutil_socket_t fd, short what, void *arg)
     struct eu_db_conn *c = arg;
     if (c->state == C_CONNECTING) {
         snprintf(c->error, sizeof(c->error), "connect timeout");
-        c->pool->n_connecting--;
+        connecting_done(c);
         eu_log_warn("db", "cannot connect to '%s': timeout", c->pool->name);
         struct eu_db_pool *pool = c->pool;
         conn_close(c);
@@ -412,6 +628,10 @@ conn_start(struct eu_db_pool *pool)
     pool->conns = c;
     pool->n_open++;
     pool->n_connecting++;
+    if (pool->budget) {
+        pool->budget->n_open++;
+        pool->budget->n_connecting++;
+    }
     c->state = C_CONNECTING;
     if (!c->pg || PQstatus(c->pg) == CONNECTION_BAD || PQsocket(c->pg) < 0) {
         /* Report from the loop, not from inside pump's caller. */
@@ -434,6 +654,7 @@ conn_close(struct eu_db_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     pool->n_open--;
+    idle_list_remove(c);
     if (c->ev)
         event_free(c->ev);
     event_free(c->timer);
@@ -444,6 +665,10 @@ conn_close(struct eu_db_conn *c)
     free(c);
     if (pool->freeing && pool->n_open == 0)
         pump_later(pool); /* the pump frees a drained pool */
+    if (pool->budget) {
+        pool->budget->n_open--;
+        budget_kick(pool->budget);
+    }
 }
 
 /* ---- the pump ---- */
@@ -451,6 +676,10 @@ conn_close(struct eu_db_conn *c)
 static void
 pool_destroy(struct eu_db_pool *pool)
 {
+    if (pool->budget) {
+        want_remove(pool);
+        eu_db_budget_unref(pool->budget);
+    }
     event_free(pool->pump);
     free(pool->name);
     free(pool->conninfo);
@@ -477,6 +706,7 @@ on_pump(evutil_socket_t fd, short what, void *arg)
         if (c) {
             pool->hook_running = true;
             c->state = C_HOOK;
+            idle_list_remove(c);
             event_del(c->timer);
             pool->hook(c, pool->hook_arg);
             return;
@@ -488,6 +718,7 @@ on_pump(evutil_socket_t fd, short what, void *arg)
             struct waiter *w = pool->wait_head;
             waiter_unlink(pool, w);
             c->state = C_LENT;
+            idle_list_remove(c);
             event_del(c->timer);
             if (c->ev)
                 event_del(c->ev);
@@ -501,8 +732,18 @@ on_pump(evutil_socket_t fd, short what, void *arg)
             return;
         }
     }
-    while (pool->n_waiting > pool->n_connecting && pool->n_open < pool->limits.max_connections)
+    while (pool_needs_conn(pool)) {
+        if (pool->budget) {
+            /* Pools already queued go first; this one joins the queue. */
+            if (pool->wanting)
+                return;
+            if (pool->budget->want_head || !budget_room(pool->budget)) {
+                want_append(pool);
+                return;
+            }
+        }
         conn_start(pool);
+    }
 }
 
 static void
@@ -577,10 +818,12 @@ eu_db_pool_free(struct eu_db_pool *pool)
         next = c->next;
         if (c->state == C_IDLE || c->state == C_CONNECTING) {
             if (c->state == C_CONNECTING)
-                pool->n_connecting--;
+                connecting_done(c);
             conn_close(c);
         }
     }
+    if (pool->budget)
+        want_remove(pool);
     pump_later(pool);
 }
 

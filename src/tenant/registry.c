@@ -22,6 +22,7 @@
 struct eu_registry {
     struct event_base *base;
     const struct eu_config *cfg;
+    struct eu_db_budget *budget; /* shared by every tenant pool */
     struct eu_tenant **buckets;
     size_t nbuckets;
     size_t count;
@@ -44,6 +45,8 @@ eu_registry_new(struct event_base *base, const struct eu_config *cfg)
     struct eu_registry *reg = eu_xcalloc(1, sizeof(*reg));
     reg->base = base;
     reg->cfg = cfg;
+    reg->budget = eu_db_budget_new(&(struct eu_db_budget_limits){
+        .max_open = cfg->pool_max_total, .max_connecting = cfg->pool_max_connecting});
     reg->nbuckets = 64;
     reg->buckets = eu_xcalloc(reg->nbuckets, sizeof(*reg->buckets));
     return reg;
@@ -53,6 +56,14 @@ void
 eu_registry_set_config(struct eu_registry *reg, const struct eu_config *cfg)
 {
     reg->cfg = cfg;
+    eu_db_budget_set_limits(reg->budget, &(struct eu_db_budget_limits){
+        .max_open = cfg->pool_max_total, .max_connecting = cfg->pool_max_connecting});
+}
+
+struct eu_db_budget *
+eu_registry_budget(struct eu_registry *reg)
+{
+    return reg->budget;
 }
 
 static void
@@ -115,6 +126,7 @@ eu_registry_free(struct eu_registry *reg)
             eu_registry_remove(reg, reg->buckets[i]);
     }
     free(reg->buckets);
+    eu_db_budget_unref(reg->budget);
     free(reg);
 }
 
@@ -291,6 +303,7 @@ eu_tenant_pool(struct eu_registry *reg, struct eu_tenant *t)
         const char *url = t->database_url ? t->database_url : reg->cfg->database_url;
         t->pool = eu_db_pool_new(reg->base, t->domain, url, t->database, &lim);
         eu_db_pool_set_ready_hook(t->pool, eu_migrate_tenant_hook, t->domain);
+        eu_db_pool_set_budget(t->pool, reg->budget);
     }
     return t->pool;
 }

@@ -2,7 +2,9 @@
  * Per-tenant PostgreSQL pools seen from outside: a full pool answers 503
  * with Retry-After after the acquire timeout instead of queueing forever,
  * idle connections are closed, and a PostgreSQL restart costs some 5xx
- * answers but neither a hang nor the process.
+ * answers but neither a hang nor the process. Under a shared cap
+ * (max_total_connections) tenants take idle connections from each other and
+ * never hold more than the cap together.
  */
 #include "harness.h"
 
@@ -127,6 +129,110 @@ START_TEST(test_pool_closes_idle_connections)
 }
 END_TEST
 
+static long
+backends_of(char *const *dbs, int n)
+{
+    long sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += eu_it_pg_count_backends(dbs[i]);
+    return sum;
+}
+
+static double
+metric(struct eu_it_server *s, const char *name)
+{
+    struct eu_it_resp r = {0};
+    double v = -1;
+    eu_it_admin(s, "GET", "/metrics", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(eu_it_metric_value(r.body, name, &v), "no %s in:\n%s", name, r.body);
+    eu_it_resp_free(&r);
+    return v;
+}
+
+START_TEST(test_pool_shared_cap)
+{
+    struct eu_it_opts opts = {
+        .extra_toml = "[database_pool]\nmax_total_connections = 2\nmax_connecting = 1\n"
+                      "acquire_timeout_seconds = 2\nidle_timeout_seconds = 120\n",
+    };
+    struct eu_it_server *s = eu_it_server_start_opts(&opts);
+    static const char *const hosts[] = {"a.example", "b.example", "c.example"};
+    struct eu_it_resp r = {0};
+    char *dbs[3];
+    PGconn *lockers[2];
+    struct bg_request bg[2];
+    pthread_t threads[2];
+    long long deadline;
+
+    for (int i = 0; i < 3; i++) {
+        json_decref(eu_it_tenant_create(s, hosts[i], hosts[i]));
+        dbs[i] = eu_it_tenant_database(s, hosts[i]);
+    }
+
+    /* a and b each keep the connection they used: the cap is reached. */
+    for (int i = 0; i < 2; i++) {
+        eu_it_public(s, "GET", hosts[i], "/api/v1/instance", &r);
+        EU_IT_EXPECT_STATUS(&r, 200);
+    }
+    ck_assert_int_eq(eu_it_pg_count_backends(dbs[0]), 1);
+    ck_assert_int_eq(eu_it_pg_count_backends(dbs[1]), 1);
+    ck_assert(metric(s, "eunha_db_connections") == 2.0);
+
+    /* c still answers: a's connection, the least recently used, makes way. */
+    eu_it_public(s, "GET", hosts[2], "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(eu_it_pg_count_backends(dbs[0]), 0);
+    ck_assert_int_eq(eu_it_pg_count_backends(dbs[1]), 1);
+    ck_assert_int_eq(eu_it_pg_count_backends(dbs[2]), 1);
+    ck_assert(metric(s, "eunha_db_reclaimed_total") == 1.0);
+    ck_assert(metric(s, "eunha_db_connections") == 2.0);
+
+    /* Every connection busy: nothing to take, so a third tenant waits and
+     * gets the pool's 503 instead of a connection past the cap. */
+    for (int i = 0; i < 2; i++) {
+        lockers[i] = eu_it_pg_connect(dbs[i + 1]);
+        free(eu_it_pg_query(lockers[i], "BEGIN"));
+        free(eu_it_pg_query(lockers[i], "LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE"));
+        bg[i] = (struct bg_request){.s = s, .host = hosts[i + 1]};
+        ck_assert_int_eq(pthread_create(&threads[i], NULL, run_bg_request, &bg[i]), 0);
+    }
+    deadline = eu_it_now_ms() + 10000;
+    while ((eu_it_pg_count_lock_waiters(dbs[1]) < 1 || eu_it_pg_count_lock_waiters(dbs[2]) < 1) &&
+           eu_it_now_ms() < deadline)
+        eu_it_sleep_ms(100);
+    ck_assert_int_eq(eu_it_pg_count_lock_waiters(dbs[1]), 1);
+    ck_assert_int_eq(eu_it_pg_count_lock_waiters(dbs[2]), 1);
+    eu_it_public(s, "GET", hosts[0], "/api/v1/instance", &r);
+    EU_IT_EXPECT_ERROR(&r, 503);
+    ck_assert_msg(eu_it_resp_header(&r, "Retry-After") != NULL, "503 without Retry-After");
+    ck_assert_int_eq(eu_it_pg_count_backends(dbs[0]), 0);
+    ck_assert(metric(s, "eunha_db_connections") == 2.0);
+
+    /* Once they finish, the waiting tenant is served again. */
+    for (int i = 0; i < 2; i++) {
+        free(eu_it_pg_query(lockers[i], "COMMIT"));
+        ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+        EU_IT_EXPECT_STATUS(&bg[i].r, 200);
+        eu_it_resp_free(&bg[i].r);
+        PQfinish(lockers[i]);
+    }
+    eu_it_public(s, "GET", hosts[0], "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    /* The lockers' backends take a moment to exit after PQfinish. */
+    deadline = eu_it_now_ms() + 5000;
+    while (backends_of(dbs, 3) > 2 && eu_it_now_ms() < deadline)
+        eu_it_sleep_ms(100);
+    ck_assert_int_le(backends_of(dbs, 3), 2);
+
+    for (int i = 0; i < 3; i++)
+        free(dbs[i]);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 START_TEST(test_pool_survives_postgres_restart)
 {
     struct eu_it_server *s = eu_it_server_start(NULL);
@@ -171,6 +277,7 @@ pool_suite(void)
 
     EU_IT_ADD_TCASE(s, test_pool_exhaustion_answers_503, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_pool_closes_idle_connections, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_pool_shared_cap, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_pool_survives_postgres_restart, TIMEOUT);
     return s;
 }
