@@ -33,6 +33,7 @@ struct eu_config {
     /* [redis] */
     char *redis_url;    /* "redis://127.0.0.1:6379/0" */
     char *redis_prefix; /* "eunha" */
+    int redis_timeout_ms; /* 1000: a command unanswered this long fails */
     /* [workers] */
     int queue_idle_poll_s; /* 300 */
     int max_running_jobs;      /* 8: tenants running background work at once */

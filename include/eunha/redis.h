@@ -19,9 +19,11 @@ struct redisReply;
 typedef void (*eu_redis_reply_cb)(struct redisReply *reply, void *arg);
 
 /* Parses url ("redis://host:port/db", "unix:///path") and starts connecting.
- * Returns NULL with a message in err for a malformed url. Free with
- * eu_redis_free(). */
-struct eu_redis *eu_redis_new(struct event_base *base, const char *url, char *err, size_t errlen);
+ * A command without a reply after timeout_ms (<= 0: 1000) is answered with
+ * NULL and the connection re-made. Returns NULL with a message in err for a
+ * malformed url. Free with eu_redis_free(). */
+struct eu_redis *eu_redis_new(struct event_base *base, const char *url, int timeout_ms, char *err,
+                              size_t errlen);
 void eu_redis_free(struct eu_redis *r);
 bool eu_redis_is_connected(const struct eu_redis *r);
 /*

@@ -7,6 +7,7 @@
 #   eu_pg_stop DIR                  stop it (fast shutdown); no-op when not running
 #   eu_redis_start DIR PORT         start a private, non-persistent Redis on PORT
 #   eu_redis_stop DIR               stop it; no-op when not running
+#   eu_redis_pause DIR / eu_redis_resume DIR   freeze it (accepts, never answers) / thaw it
 #   eu_pg_user_can_reach DIR        true when the postgres user can traverse DIR
 #
 # PostgreSQL refuses to run as root, so when we are root initdb/pg_ctl run as
@@ -267,12 +268,18 @@ eu_redis_start() {
   eu_die "Redis did not answer on port $port (log: $dir/log)"
 }
 
+# eu_redis_pause DIR / eu_redis_resume DIR : SIGSTOP / SIGCONT the server, so
+# it keeps its port and accepts connections but answers nothing (a hung Redis).
+eu_redis_pause() { local pid; pid=$(eu_redis_pid "${1:?eu_redis_pause DIR}") && kill -STOP "$pid"; }
+eu_redis_resume() { local pid; pid=$(eu_redis_pid "${1:?eu_redis_resume DIR}") && kill -CONT "$pid"; }
+
 eu_redis_stop() {
   local dir pid port i
   dir=$(eu_abspath "${1:?eu_redis_stop DIR}")
   pid=$(eu_redis_pid "$dir") || return 0
   port=$(cat "$dir/port" 2>/dev/null || true)
   eu_log "stopping Redis ($dir)"
+  kill -CONT "$pid" 2>/dev/null || true # a paused one could not answer SHUTDOWN
   # SHUTDOWN SAVE writes dump.rdb, which a later eu_redis_start on the same
   # DIR loads: the data survives a stop/start like PostgreSQL's does.
   if [ -n "$port" ]; then

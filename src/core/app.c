@@ -387,7 +387,8 @@ eu_app_serve(const char *config_path, const char *ready_file)
     };
     app.control = eu_db_pool_new(app.base, "control", app.cfg->database_url, NULL, &lim);
     char err[256];
-    app.redis = eu_redis_new(app.base, app.cfg->redis_url, err, sizeof(err));
+    app.redis = eu_redis_new(app.base, app.cfg->redis_url, app.cfg->redis_timeout_ms, err,
+                             sizeof(err));
     if (!app.redis) {
         eu_log_error("app", "%s", err);
         goto out;

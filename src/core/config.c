@@ -74,6 +74,7 @@ static const struct key keys[] = {
     {"database_pool.max_connecting", KEY_INT, F(pool_max_connecting), 0, 100000, NULL, NULL},
     {"redis.url", KEY_STRING, F(redis_url), 0, 0, check_nonempty, "EUNHA_REDIS_URL"},
     {"redis.prefix", KEY_STRING, F(redis_prefix), 0, 0, check_nonempty, NULL},
+    {"redis.command_timeout_ms", KEY_INT, F(redis_timeout_ms), 10, 600000, NULL, NULL},
     {"workers.queue_idle_poll_seconds", KEY_INT, F(queue_idle_poll_s), 1, INT_MAX, NULL, NULL},
     {"workers.max_running_jobs", KEY_INT, F(max_running_jobs), 1, 1000, NULL, NULL},
     {"workers.job_max_attempts", KEY_INT, F(job_max_attempts), 1, 100, NULL, NULL},
@@ -232,6 +233,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->pool_max_connecting = 16;
     cfg->redis_url = eu_xstrdup("redis://127.0.0.1:6379/0");
     cfg->redis_prefix = eu_xstrdup("eunha");
+    cfg->redis_timeout_ms = 1000;
     cfg->queue_idle_poll_s = 300;
     cfg->max_running_jobs = 8;
     cfg->job_max_attempts = 12;
@@ -701,6 +703,7 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     print_string(out, redis);
     fputs("\nprefix = ", out);
     print_string(out, cfg->redis_prefix);
+    fprintf(out, "\ncommand_timeout_ms = %d", cfg->redis_timeout_ms);
     fprintf(out,
             "\n\n[workers]\nqueue_idle_poll_seconds = %d\nmax_running_jobs = %d\n"
             "job_max_attempts = %d\njob_backoff_base_seconds = %d\njob_backoff_max_seconds = %d\n"

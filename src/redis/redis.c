@@ -3,6 +3,13 @@
  * our loop. A disconnect schedules a reconnect with exponential backoff
  * (100 ms doubling to 5 s), so a Redis restart costs a few failed cache reads
  * and nothing else.
+ *
+ * hiredis 0.14 has no command timeout, and a Redis that accepts but never
+ * answers (stopped, swapping, a dead peer behind a live proxy) would hold
+ * every request that reads from it. Each command therefore carries a
+ * deadline: when one passes, the caller gets NULL (its fallback) at once,
+ * and the connection is dropped and re-made with backoff, so the commands
+ * behind it fail fast instead of each waiting out its own deadline.
  */
 #include "eunha/redis.h"
 
@@ -27,12 +34,15 @@ struct eu_redis {
     bool connected;
     bool freeing;
     int backoff_ms;
+    int timeout_ms;
     struct event *retry;
 };
 
 struct pending {
-    eu_redis_reply_cb cb;
+    struct eu_redis *r;
+    eu_redis_reply_cb cb; /* NULL once answered by the deadline */
     void *arg;
+    struct event *deadline;
 };
 
 static void start_connect(struct eu_redis *r);
@@ -146,10 +156,11 @@ parse_url(struct eu_redis *r, const char *url, char *err, size_t errlen)
 }
 
 struct eu_redis *
-eu_redis_new(struct event_base *base, const char *url, char *err, size_t errlen)
+eu_redis_new(struct event_base *base, const char *url, int timeout_ms, char *err, size_t errlen)
 {
     struct eu_redis *r = eu_xcalloc(1, sizeof(*r));
     r->base = base;
+    r->timeout_ms = timeout_ms > 0 ? timeout_ms : 1000;
     if (parse_url(r, url, err, errlen) < 0) {
         free(r->host);
         free(r->unix_path);
@@ -185,9 +196,34 @@ static void
 on_reply(redisAsyncContext *ac, void *reply, void *privdata)
 {
     struct pending *p = privdata;
+    event_free(p->deadline);
     if (p->cb)
         p->cb(reply, p->arg);
     free(p);
+}
+
+/* The command is overdue: answer its caller now and drop the connection.
+ * hiredis still owns p and hands it to on_reply (with NULL) as it frees the
+ * context, which is where p is freed. */
+static void
+on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    struct pending *p = arg;
+    struct eu_redis *r = p->r;
+    eu_redis_reply_cb cb = p->cb;
+    p->cb = NULL;
+    if (cb)
+        cb(NULL, p->arg);
+    if (r->ac && !r->freeing) {
+        eu_log_warn("redis", "no reply within %d ms: dropping the connection", r->timeout_ms);
+        redisAsyncContext *ac = r->ac;
+        /* Callers run during the free; their new commands must fail fast. */
+        r->ac = NULL;
+        r->connected = false;
+        redisAsyncFree(ac);
+        if (!evtimer_pending(r->retry, NULL))
+            schedule_retry(r);
+    }
 }
 
 struct deferred {
@@ -209,10 +245,16 @@ eu_redis_command(struct eu_redis *r, eu_redis_reply_cb cb, void *arg, int argc, 
 {
     if (r && r->connected && r->ac) {
         struct pending *p = eu_xmalloc(sizeof(*p));
+        p->r = r;
         p->cb = cb;
         p->arg = arg;
-        if (redisAsyncCommandArgv(r->ac, on_reply, p, argc, argv, argvlen) == REDIS_OK)
+        p->deadline = evtimer_new(r->base, on_deadline, p);
+        if (redisAsyncCommandArgv(r->ac, on_reply, p, argc, argv, argvlen) == REDIS_OK) {
+            struct timeval tv = {r->timeout_ms / 1000, (r->timeout_ms % 1000) * 1000};
+            event_add(p->deadline, &tv);
             return 0;
+        }
+        event_free(p->deadline);
         free(p);
     }
     if (cb) {

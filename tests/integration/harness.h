@@ -300,8 +300,9 @@ char *eu_it_pg_ident(const char *name);
  * EUNHA_TEST_PG_STOP) with /bin/sh -c and asserts it is set and exits 0. The
  * command runs in its own session, so a daemon it starts outlives the test
  * (Check kills the test's process group). After a "*_STOP" command, the
- * matching "*_START" runs after the test unless the test ran it itself, so a
- * failed test does not leave a service down.
+ * matching "*_START" (after "*_PAUSE", the "*_RESUME") runs after the test
+ * unless the test ran it itself, so a failed test does not leave a service
+ * down.
  */
 void eu_it_sh(const char *envvar);
 
