@@ -332,21 +332,20 @@ bench_pg_cpu_ticks() {
 }
 
 bench_pg_mem_kib() {
-  local files=() pid
-  for pid in $(bench_pg_pids "$1"); do
-    [ -r "/proc/$pid/smaps" ] && files+=("/proc/$pid/smaps")
-  done
-  [ "${#files[@]}" -gt 0 ] || {
-    echo "0 0"
-    return 0
-  }
+  local pid
+  # Backends come and go while this reads (autovacuum starts a worker every
+  # naptime / databases seconds), so each file is read through cat, which
+  # shrugs off one that vanished; awk given the names would stop at it
+  # (mawk does) and print nothing, and the caller's read would fail.
   # A mapping header is "START-END PERMS ..."; an 's' in the 4th permission
   # character marks a shared mapping (shared buffers, dynamic shared memory).
-  awk '
+  for pid in $(bench_pg_pids "$1"); do
+    cat "/proc/$pid/smaps" 2>/dev/null || true
+  done | awk '
     $1 ~ /^[0-9a-f]+-[0-9a-f]+$/ { shared = (substr($2, 4, 1) == "s"); next }
     $1 == "Private_Clean:" || $1 == "Private_Dirty:" { if (!shared) priv += $2 }
     $1 == "Pss:" { if (shared) shm += $2 }
-    END { printf "%d %d\n", priv, shm }' "${files[@]}" 2>/dev/null
+    END { printf "%d %d\n", priv, shm }'
 }
 
 bench_psql() {
