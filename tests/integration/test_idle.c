@@ -140,12 +140,52 @@ START_TEST(test_idle_tenant_costs_no_database_work)
 }
 END_TEST
 
+/*
+ * A tenant's workers (its job queues and timed tasks) share one idle poll:
+ * when it falls due they run in one turn on one connection. With a 20 s poll
+ * (+-2 s jitter) and a 1 s idle timeout, workers that each drew their own
+ * jitter would open the pool several times per round.
+ */
+START_TEST(test_idle_poll_is_one_connection_per_round)
+{
+    struct eu_it_opts o = {
+        .idle_timeout = 1,
+        .extra_toml = "[workers]\nqueue_idle_poll_seconds = 20\n",
+    };
+    struct eu_it_server *s = eu_it_server_start_opts(&o);
+    long xacts0, sessions0, xacts1, sessions1;
+
+    json_decref(eu_it_tenant_create(s, "poll.example", "Poll"));
+    char *db = eu_it_tenant_database(s, "poll.example");
+    /* A restart loads the tenant and arms its workers for their first poll,
+     * 18-22 s from now; the next round cannot come before 36 s. */
+    eu_it_server_restart(s);
+    long long t0 = eu_it_now_ms();
+    wait_no_backends(db, 10000);
+    db_counters(db, &xacts0, &sessions0);
+    while (eu_it_now_ms() - t0 < 30000)
+        eu_it_sleep_ms(250);
+    wait_no_backends(db, 10000);
+    db_counters(db, &xacts1, &sessions1);
+    fprintf(stderr, "one poll round: %ld transactions, %ld sessions\n", xacts1 - xacts0,
+            sessions1 - sessions0);
+    ck_assert_msg(sessions1 - sessions0 == 1,
+                  "the tenant's workers opened %ld connections in one poll round, want 1",
+                  sessions1 - sessions0);
+
+    free(db);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 static Suite *
 idle_suite(void)
 {
     Suite *s = suite_create("integration.idle");
 
     EU_IT_ADD_TCASE(s, test_idle_tenant_costs_no_database_work, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_idle_poll_is_one_connection_per_round, TIMEOUT);
     return s;
 }
 
