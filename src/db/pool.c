@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/queue.h>
 
 #include "eunha/log.h"
 #include "eunha/mem.h"
@@ -42,7 +43,7 @@ struct eu_db_conn {
     struct eu_db_pool *pool;
     struct eu_db_conn *prev, *next;
     /* In the budget's idle list (least recently used first) while idle. */
-    struct eu_db_conn *idle_prev, *idle_next;
+    TAILQ_ENTRY(eu_db_conn) idle_entry;
     bool in_idle_list;
     PGconn *pg;
     struct event *ev; /* socket watch; recreated when libpq changes socket */
@@ -81,17 +82,17 @@ struct eu_db_budget {
     struct eu_db_budget_limits limits;
     int n_open, n_connecting;
     unsigned long long reclaimed;
-    struct eu_db_pool *want_head, *want_tail; /* pools waiting for room */
+    TAILQ_HEAD(, eu_db_pool) wanting; /* pools waiting for room, FIFO */
     int n_wanting;
-    struct eu_db_conn *idle_head, *idle_tail;
+    TAILQ_HEAD(, eu_db_conn) idle; /* least recently used first */
     bool kicking; /* budget_kick is running: closing a victim must not re-enter */
 };
 
 struct eu_db_pool {
     struct event_base *base;
     struct eu_db_budget *budget; /* NULL: only the pool's own limits apply */
-    struct eu_db_pool *want_prev, *want_next;
-    bool wanting;
+    TAILQ_ENTRY(eu_db_pool) want_entry;
+    bool wanting; /* in budget->wanting */
     char *name;
     char *conninfo;
     char *dbname;
@@ -118,70 +119,40 @@ static void conn_start(struct eu_db_pool *pool);
 static void
 want_remove(struct eu_db_pool *pool)
 {
-    struct eu_db_budget *b = pool->budget;
     if (!pool->wanting)
         return;
-    if (pool->want_prev)
-        pool->want_prev->want_next = pool->want_next;
-    else
-        b->want_head = pool->want_next;
-    if (pool->want_next)
-        pool->want_next->want_prev = pool->want_prev;
-    else
-        b->want_tail = pool->want_prev;
-    pool->want_prev = pool->want_next = NULL;
+    TAILQ_REMOVE(&pool->budget->wanting, pool, want_entry);
     pool->wanting = false;
-    b->n_wanting--;
+    pool->budget->n_wanting--;
 }
 
 static void
 want_append(struct eu_db_pool *pool)
 {
-    struct eu_db_budget *b = pool->budget;
     if (pool->wanting)
         return;
-    pool->want_prev = b->want_tail;
-    pool->want_next = NULL;
-    if (b->want_tail)
-        b->want_tail->want_next = pool;
-    else
-        b->want_head = pool;
-    b->want_tail = pool;
+    TAILQ_INSERT_TAIL(&pool->budget->wanting, pool, want_entry);
     pool->wanting = true;
-    b->n_wanting++;
+    pool->budget->n_wanting++;
 }
 
 static void
 idle_list_remove(struct eu_db_conn *c)
 {
-    struct eu_db_budget *b = c->pool->budget;
     if (!c->in_idle_list)
         return;
-    if (c->idle_prev)
-        c->idle_prev->idle_next = c->idle_next;
-    else
-        b->idle_head = c->idle_next;
-    if (c->idle_next)
-        c->idle_next->idle_prev = c->idle_prev;
-    else
-        b->idle_tail = c->idle_prev;
-    c->idle_prev = c->idle_next = NULL;
+    TAILQ_REMOVE(&c->pool->budget->idle, c, idle_entry);
     c->in_idle_list = false;
 }
 
+/* Moves c to the most recently used end. */
 static void
 idle_list_append(struct eu_db_conn *c)
 {
-    struct eu_db_budget *b = c->pool->budget;
-    if (!b)
+    if (!c->pool->budget)
         return;
     idle_list_remove(c);
-    c->idle_prev = b->idle_tail;
-    if (b->idle_tail)
-        b->idle_tail->idle_next = c;
-    else
-        b->idle_head = c;
-    b->idle_tail = c;
+    TAILQ_INSERT_TAIL(&c->pool->budget->idle, c, idle_entry);
     c->in_idle_list = true;
 }
 
@@ -201,9 +172,9 @@ budget_room(struct eu_db_budget *b)
         return false;
     if (b->limits.max_open <= 0 || b->n_open < b->limits.max_open)
         return true;
-    struct eu_db_conn *v = b->idle_head;
+    struct eu_db_conn *v = TAILQ_FIRST(&b->idle);
     while (v && v->pool->n_waiting > 0)
-        v = v->idle_next;
+        v = TAILQ_NEXT(v, idle_entry);
     if (!v)
         return false;
     eu_log_debug("db", "closing idle connection to '%s' to make room", v->pool->name);
@@ -220,26 +191,16 @@ budget_kick(struct eu_db_budget *b)
     if (!b || b->kicking)
         return;
     b->kicking = true;
-    while (b->want_head) {
-        struct eu_db_pool *p = b->want_head;
+    struct eu_db_pool *p;
+    while ((p = TAILQ_FIRST(&b->wanting))) {
+        if (pool_needs_conn(p) && !budget_room(b))
+            break; /* the head keeps its place */
         want_remove(p);
         if (!pool_needs_conn(p))
             continue;
-        if (!budget_room(b)) {
-            /* Back to the front: it keeps its place. */
-            p->want_next = b->want_head;
-            if (b->want_head)
-                b->want_head->want_prev = p;
-            else
-                b->want_tail = p;
-            b->want_head = p;
-            p->wanting = true;
-            b->n_wanting++;
-            break;
-        }
         conn_start(p);
         if (pool_needs_conn(p))
-            want_append(p);
+            want_append(p); /* one connection per round: to the back */
     }
     b->kicking = false;
 }
@@ -259,6 +220,8 @@ eu_db_budget_new(const struct eu_db_budget_limits *limits)
     struct eu_db_budget *b = eu_xcalloc(1, sizeof(*b));
     b->refs = 1;
     b->limits = *limits;
+    TAILQ_INIT(&b->wanting);
+    TAILQ_INIT(&b->idle);
     return b;
 }
 
@@ -388,7 +351,7 @@ conn_become_idle(struct eu_db_conn *c)
     pump_later(c->pool);
     /* A pool waiting at the cap can now take this one's place, unless this
      * pool's own waiters claim it first (budget_room skips those). */
-    if (c->pool->budget && c->pool->budget->want_head && c->pool->n_waiting == 0)
+    if (c->pool->budget && c->pool->budget->n_wanting > 0 && c->pool->n_waiting == 0)
         budget_kick(c->pool->budget);
 }
 
@@ -737,7 +700,7 @@ on_pump(evutil_socket_t fd, short what, void *arg)
             /* Pools already queued go first; this one joins the queue. */
             if (pool->wanting)
                 return;
-            if (pool->budget->want_head || !budget_room(pool->budget)) {
+            if (pool->budget->n_wanting > 0 || !budget_room(pool->budget)) {
                 want_append(pool);
                 return;
             }

@@ -39,14 +39,22 @@ hash_str(const char *s)
     return h;
 }
 
+static const struct eu_db_budget_limits *
+budget_limits(const struct eu_config *cfg, struct eu_db_budget_limits *out)
+{
+    out->max_open = cfg->pool_max_total;
+    out->max_connecting = cfg->pool_max_connecting;
+    return out;
+}
+
 struct eu_registry *
 eu_registry_new(struct event_base *base, const struct eu_config *cfg)
 {
     struct eu_registry *reg = eu_xcalloc(1, sizeof(*reg));
     reg->base = base;
     reg->cfg = cfg;
-    reg->budget = eu_db_budget_new(&(struct eu_db_budget_limits){
-        .max_open = cfg->pool_max_total, .max_connecting = cfg->pool_max_connecting});
+    struct eu_db_budget_limits bl;
+    reg->budget = eu_db_budget_new(budget_limits(cfg, &bl));
     reg->nbuckets = 64;
     reg->buckets = eu_xcalloc(reg->nbuckets, sizeof(*reg->buckets));
     return reg;
@@ -56,8 +64,8 @@ void
 eu_registry_set_config(struct eu_registry *reg, const struct eu_config *cfg)
 {
     reg->cfg = cfg;
-    eu_db_budget_set_limits(reg->budget, &(struct eu_db_budget_limits){
-        .max_open = cfg->pool_max_total, .max_connecting = cfg->pool_max_connecting});
+    struct eu_db_budget_limits bl;
+    eu_db_budget_set_limits(reg->budget, budget_limits(cfg, &bl));
 }
 
 struct eu_db_budget *
