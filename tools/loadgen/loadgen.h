@@ -75,6 +75,11 @@ struct eu_lg_config {
     bool poisson; /* exponential inter-arrival times instead of even spacing */
     double duration, warmup, timeout;
     uint64_t max_requests; /* stop after this many sent (0: no limit) */
+    /* A 503 is asked again after its Retry-After until this many seconds
+     * after the request was due (0: a 503 is an answer). The request's
+     * latency runs from its first due time, so it reads as "time until the
+     * tenant answered". */
+    double retry_503;
     size_t max_backlog;    /* open loop: arrivals waiting beyond this fail */
     bool post_form;        /* statuses as form bodies instead of JSON */
     const char *visibility;
@@ -100,6 +105,7 @@ struct eu_lg_stats {
     uint64_t unsent;          /* arrivals still queued when the run ended */
     uint64_t inflight_left;   /* requests still unanswered after the drain */
     uint64_t connections;     /* connections opened */
+    uint64_t retries;         /* 503s asked again (--retry-503) */
     double measured_seconds;  /* the window requests/s is computed over */
     double wall_seconds;      /* whole run, warm-up and drain included */
     double cpu_user, cpu_sys; /* our own CPU time over the whole run */

@@ -41,6 +41,8 @@ usage(FILE *o)
             "  -w, --warmup S         seconds of load before measuring (default 0)\n"
             "  -n, --requests N       send N requests in all, then stop\n"
             "  -t, --timeout S        a request fails after S seconds without progress (10)\n"
+            "      --retry-503 S      ask a 503 again after its Retry-After until S seconds\n"
+            "                         after it was first due; latency counts from then\n"
             "      --max-backlog N    open loop: arrivals allowed to wait for a connection\n"
             "                         (default rate x timeout, at least 1000)\n"
             "      --post-format F    json (default) or form bodies for POST /api/v1/statuses\n"
@@ -271,7 +273,8 @@ main(int argc, char **argv)
         OPT_VISIBILITY,
         OPT_SEED,
         OPT_JSON,
-        OPT_LABEL
+        OPT_LABEL,
+        OPT_RETRY
     };
     static const struct option opts[] = {
         {"addr", required_argument, NULL, 'a'},
@@ -288,6 +291,7 @@ main(int argc, char **argv)
         {"requests", required_argument, NULL, 'n'},
         {"timeout", required_argument, NULL, 't'},
         {"max-backlog", required_argument, NULL, OPT_BACKLOG},
+        {"retry-503", required_argument, NULL, OPT_RETRY},
         {"post-format", required_argument, NULL, OPT_POST_FORMAT},
         {"visibility", required_argument, NULL, OPT_VISIBILITY},
         {"seed", required_argument, NULL, OPT_SEED},
@@ -349,6 +353,10 @@ main(int argc, char **argv)
             break;
         case 't':
             if (parse_double("--timeout", optarg, &cfg.timeout) < 0 || cfg.timeout <= 0)
+                return 2;
+            break;
+        case OPT_RETRY:
+            if (parse_double("--retry-503", optarg, &cfg.retry_503) < 0 || cfg.retry_503 < 0)
                 return 2;
             break;
         case OPT_BACKLOG:

@@ -65,6 +65,9 @@ eu_lg_report_text(const struct eu_lg_config *cfg, const struct eu_lg_stats *st)
     if (st->unsent || st->inflight_left)
         fprintf(o, "unfinished    %llu still queued, %llu unanswered at the end\n",
                 (unsigned long long)st->unsent, (unsigned long long)st->inflight_left);
+    if (cfg->retry_503 > 0)
+        fprintf(o, "retried       %llu 503s asked again (up to %.0f s after due)\n",
+                (unsigned long long)st->retries, cfg->retry_503);
     fprintf(o, "latency       p50 %.2f ms  p95 %.2f ms  p99 %.2f ms  max %.2f ms  mean %.2f ms\n",
             ms(eu_lg_hist_percentile(&st->all, 50)), ms(eu_lg_hist_percentile(&st->all, 95)),
             ms(eu_lg_hist_percentile(&st->all, 99)), ms(st->all.max),
@@ -120,6 +123,8 @@ eu_lg_report_json(const struct eu_lg_config *cfg, const struct eu_lg_stats *st, 
     json_object_set_new(root, "unsent", json_integer((json_int_t)st->unsent));
     json_object_set_new(root, "unanswered", json_integer((json_int_t)st->inflight_left));
     json_object_set_new(root, "connections", json_integer((json_int_t)st->connections));
+    json_object_set_new(root, "retries", json_integer((json_int_t)st->retries));
+    json_object_set_new(root, "retry_503_s", json_real(cfg->retry_503));
 
     json_t *errs = json_object();
     for (int i = 0; i < EU_LG_ERR_COUNT; i++)

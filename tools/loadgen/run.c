@@ -65,6 +65,8 @@ struct pending {
     size_t host;
     uint64_t due_ns;          /* when it should have been sent; latency starts here */
     int err;                  /* an eu_lg_err, or -1 */
+    unsigned attempts;        /* sends so far; more than one after a retried 503 */
+    struct event *retry_ev;   /* made on the first retry, freed at exit */
     bool done;                /* on_response has run */
     struct pending *next;     /* backlog queue or free list */
     struct pending *all_next; /* every pending ever allocated, to free at exit */
@@ -158,6 +160,7 @@ pending_new(struct lg *lg)
     p->lg = lg;
     p->conn = NULL;
     p->err = -1;
+    p->attempts = 0;
     p->done = false;
     p->next = NULL;
     return p;
@@ -172,6 +175,7 @@ pending_free(struct lg *lg, struct pending *p)
 
 static void finish_if_done(struct lg *lg);
 static void send_on(struct lg *lg, struct pending *p, struct conn *c);
+static void dispatch(struct lg *lg, struct pending *p);
 
 static struct conn *
 conn_new(struct lg *lg)
@@ -268,6 +272,60 @@ on_request_error(enum evhttp_request_error e, void *arg)
 }
 
 static void
+on_retry_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct pending *p = arg;
+    struct lg *lg = p->lg;
+    if (lg->stopping) {
+        /* The run is draining: the 503 it last got is its answer. */
+        struct conn *c = p->conn;
+        record_done(lg, p, 503);
+        pending_free(lg, p);
+        lg->inflight--;
+        if (c)
+            conn_release(lg, c);
+        finish_if_done(lg);
+        return;
+    }
+    lg->inflight--; /* counted again when it is sent */
+    if (p->conn)
+        send_on(lg, p, p->conn);
+    else
+        dispatch(lg, p);
+}
+
+/* Schedules p to be asked again after the server's Retry-After (1 s when
+ * absent, at most 10 s), unless that would pass --retry-503 seconds after p
+ * was due. Returns false when p's 503 stands. */
+static bool
+retry_later(struct lg *lg, struct pending *p, struct evhttp_request *req)
+{
+    if (lg->cfg->retry_503 <= 0 || lg->stopping)
+        return false;
+    double wait = 1.0;
+    const char *ra = evhttp_find_header(evhttp_request_get_input_headers(req), "Retry-After");
+    if (ra) {
+        char *end;
+        double v = strtod(ra, &end);
+        if (end != ra && v >= 0)
+            wait = v < 0.1 ? 0.1 : v > 10 ? 10 : v;
+    }
+    uint64_t at = now_ns() + (uint64_t)(wait * 1e9);
+    if (at > p->due_ns + (uint64_t)(lg->cfg->retry_503 * 1e9))
+        return false;
+    if (!p->retry_ev) {
+        p->retry_ev = evtimer_new(lg->base, on_retry_timer, p);
+        if (!p->retry_ev)
+            return false;
+    }
+    struct timeval tv = tv_from_ns((uint64_t)(wait * 1e9));
+    evtimer_add(p->retry_ev, &tv);
+    if (is_measured(lg, p))
+        lg->st->retries++;
+    return true;
+}
+
+static void
 on_response(struct evhttp_request *req, void *arg)
 {
     struct pending *p = arg;
@@ -278,8 +336,18 @@ on_response(struct evhttp_request *req, void *arg)
      * with status 0 and without the error callback. */
     if (p->err < 0 && status == 0)
         p->err = EU_LG_ERR_CONNECT;
-    record_done(lg, p, status);
     struct conn *c = p->conn;
+    if (p->err < 0 && status == 503 && retry_later(lg, p, req)) {
+        /* Still in flight. In open loop the connection serves other
+         * arrivals meanwhile; in closed loop the client waits on its own
+         * connection, so retries do not raise the concurrency. */
+        if (lg->cfg->rate > 0) {
+            p->conn = NULL;
+            conn_release(lg, c);
+        }
+        return;
+    }
+    record_done(lg, p, status);
     pending_free(lg, p);
     lg->inflight--;
     lg->finished_ns = now_ns();
@@ -334,8 +402,9 @@ send_on(struct lg *lg, struct pending *p, struct conn *c)
                                 n, cfg->visibility);
         }
     }
-    if (is_measured(lg, p))
+    if (is_measured(lg, p) && p->attempts == 0)
         lg->st->kinds[p->kind].sent++;
+    p->attempts++;
     lg->inflight++;
     /* A synchronous failure (no socket to be had) may or may not have run
      * on_response already, depending on where evhttp failed; `done` tells.
@@ -371,6 +440,13 @@ arrive(struct lg *lg, uint64_t due_ns)
         uint64_t t = now_ns();
         eu_lg_hist_record(&lg->st->lag, t > due_ns ? (t - due_ns) / 1000 : 0);
     }
+    dispatch(lg, p);
+}
+
+/* Sends p on a free connection, or a new one if allowed, or queues it. */
+static void
+dispatch(struct lg *lg, struct pending *p)
+{
     if (lg->idle) {
         struct conn *c = lg->idle;
         lg->idle = c->next_idle;
@@ -386,7 +462,7 @@ arrive(struct lg *lg, uint64_t due_ns)
         lg->backlog_len++;
     } else {
         p->err = EU_LG_ERR_BACKLOG;
-        if (is_measured(lg, p))
+        if (is_measured(lg, p) && p->attempts == 0)
             lg->st->kinds[p->kind].sent++;
         record_done(lg, p, 0);
         pending_free(lg, p);
@@ -590,6 +666,8 @@ eu_lg_run(struct eu_lg_config *cfg, struct eu_lg_stats *st)
     while (lg.all) {
         struct pending *p = lg.all;
         lg.all = p->all_next;
+        if (p->retry_ev)
+            event_free(p->retry_ev);
         free(p);
     }
     free(lg.conns);

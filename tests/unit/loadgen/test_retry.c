@@ -1,0 +1,168 @@
+/*
+ * Tests for the load generator's --retry-503 (tools/loadgen/run.c), which the
+ * density benchmark's first answers and wake burst rely on: a 503 is asked
+ * again after its Retry-After, its latency runs from the first ask, and it
+ * stands as an error once the retry window is spent. The server here is a
+ * small evhttp loop on its own thread that answers each Host 503 a set
+ * number of times before 200.
+ */
+#include "../../../tools/loadgen/run.c"
+
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define MAX_HOSTS 8
+
+struct server {
+    struct event_base *base;
+    struct evhttp *http;
+    int port;
+    int refusals; /* 503s each Host gets before its 200 */
+    int seen[MAX_HOSTS];
+    atomic_int requests;
+    pthread_t thread;
+};
+
+static void
+on_request(struct evhttp_request *req, void *arg)
+{
+    struct server *s = arg;
+    atomic_fetch_add(&s->requests, 1);
+    const char *host = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
+    int i = host && host[0] == 'h' ? atoi(host + 1) : 0;
+    if (i < 0 || i >= MAX_HOSTS)
+        i = 0;
+    if (s->seen[i]++ < s->refusals) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "0");
+        evhttp_send_reply(req, 503, "Service Unavailable", NULL);
+        return;
+    }
+    evhttp_send_reply(req, 200, "OK", NULL);
+}
+
+static void *
+server_main(void *arg)
+{
+    struct server *s = arg;
+    event_base_dispatch(s->base);
+    return NULL;
+}
+
+static void
+server_start(struct server *s, int refusals)
+{
+    memset(s, 0, sizeof(*s));
+    s->refusals = refusals;
+    s->base = event_base_new();
+    s->http = evhttp_new(s->base);
+    ck_assert_ptr_nonnull(s->http);
+    evhttp_set_gencb(s->http, on_request, s);
+    struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(s->http, "127.0.0.1", 0);
+    ck_assert_ptr_nonnull(bs);
+    struct sockaddr_in sin;
+    socklen_t len = sizeof(sin);
+    getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&sin, &len);
+    s->port = ntohs(sin.sin_port);
+    ck_assert_int_eq(pthread_create(&s->thread, NULL, server_main, s), 0);
+}
+
+static void
+server_stop(struct server *s)
+{
+    event_base_loopbreak(s->base);
+    pthread_join(s->thread, NULL);
+    evhttp_free(s->http);
+    event_base_free(s->base);
+}
+
+/* Closed loop, one request to each of three hosts, three at a time. */
+static void
+run_three(struct server *s, double retry, struct eu_lg_stats *st)
+{
+    static struct eu_lg_host hosts[3] = {{.name = "h0"}, {.name = "h1"}, {.name = "h2"}};
+    struct eu_lg_config cfg = {
+        .addr = "127.0.0.1",
+        .port = (unsigned)s->port,
+        .hosts = hosts,
+        .nhosts = 3,
+        .concurrency = 3,
+        .timeout = 5,
+        .max_requests = 3,
+        .retry_503 = retry,
+        .max_backlog = 10,
+    };
+    cfg.weights[EU_LG_INSTANCE] = 1;
+    cfg.weight_total = 1;
+    ck_assert_int_eq(eu_lg_run(&cfg, st), 0);
+}
+
+START_TEST(test_503_without_retry_is_an_error)
+{
+    struct server s;
+    server_start(&s, 2);
+    struct eu_lg_stats st;
+    run_three(&s, 0, &st);
+    server_stop(&s);
+    ck_assert_uint_eq(st.status[503], 3);
+    ck_assert_uint_eq(eu_lg_stats_errors(&st), 3);
+    ck_assert_uint_eq(st.retries, 0);
+    ck_assert_int_eq(atomic_load(&s.requests), 3);
+}
+END_TEST
+
+START_TEST(test_503_is_asked_again_until_answered)
+{
+    struct server s;
+    server_start(&s, 2);
+    struct eu_lg_stats st;
+    run_three(&s, 10, &st);
+    server_stop(&s);
+    /* Each host refused twice, then answered: three answers, no errors. */
+    ck_assert_uint_eq(st.status[200], 3);
+    ck_assert_uint_eq(eu_lg_stats_errors(&st), 0);
+    ck_assert_uint_eq(st.retries, 6);
+    ck_assert_uint_eq(st.kinds[EU_LG_INSTANCE].sent, 3);
+    ck_assert_int_eq(atomic_load(&s.requests), 9);
+    /* Two waits of the 0.1 s floor: latency counts from the first ask. */
+    ck_assert_uint_ge(st.all.min, 200000);
+    ck_assert_uint_eq(st.completed, 3);
+}
+END_TEST
+
+START_TEST(test_retry_window_spent_leaves_the_503)
+{
+    struct server s;
+    server_start(&s, 5);
+    struct eu_lg_stats st;
+    /* Room for one 0.1 s wait, not a second: each ends on its second 503. */
+    run_three(&s, 0.15, &st);
+    server_stop(&s);
+    ck_assert_uint_eq(st.status[503], 3);
+    ck_assert_uint_eq(eu_lg_stats_errors(&st), 3);
+    ck_assert_uint_eq(st.retries, 3);
+    ck_assert_int_eq(atomic_load(&s.requests), 6);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+    Suite *s = suite_create("loadgen_retry");
+    TCase *tc = tcase_create("retry");
+    tcase_add_test(tc, test_503_without_retry_is_an_error);
+    tcase_add_test(tc, test_503_is_asked_again_until_answered);
+    tcase_add_test(tc, test_retry_window_spent_leaves_the_503);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
