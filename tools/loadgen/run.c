@@ -271,6 +271,21 @@ on_request_error(enum evhttp_request_error e, void *arg)
     }
 }
 
+/* p has its final answer (or failure): count it, free it, and give its
+ * connection, if it still holds one, the next request. */
+static void
+complete(struct lg *lg, struct pending *p, int status)
+{
+    struct conn *c = p->conn;
+    record_done(lg, p, status);
+    pending_free(lg, p);
+    lg->inflight--;
+    lg->finished_ns = now_ns();
+    if (c)
+        conn_release(lg, c);
+    finish_if_done(lg);
+}
+
 static void
 on_retry_timer(evutil_socket_t fd, short what, void *arg)
 {
@@ -278,13 +293,7 @@ on_retry_timer(evutil_socket_t fd, short what, void *arg)
     struct lg *lg = p->lg;
     if (lg->stopping) {
         /* The run is draining: the 503 it last got is its answer. */
-        struct conn *c = p->conn;
-        record_done(lg, p, 503);
-        pending_free(lg, p);
-        lg->inflight--;
-        if (c)
-            conn_release(lg, c);
-        finish_if_done(lg);
+        complete(lg, p, 503);
         return;
     }
     lg->inflight--; /* counted again when it is sent */
@@ -336,23 +345,18 @@ on_response(struct evhttp_request *req, void *arg)
      * with status 0 and without the error callback. */
     if (p->err < 0 && status == 0)
         p->err = EU_LG_ERR_CONNECT;
-    struct conn *c = p->conn;
     if (p->err < 0 && status == 503 && retry_later(lg, p, req)) {
         /* Still in flight. In open loop the connection serves other
          * arrivals meanwhile; in closed loop the client waits on its own
          * connection, so retries do not raise the concurrency. */
         if (lg->cfg->rate > 0) {
+            struct conn *c = p->conn;
             p->conn = NULL;
             conn_release(lg, c);
         }
         return;
     }
-    record_done(lg, p, status);
-    pending_free(lg, p);
-    lg->inflight--;
-    lg->finished_ns = now_ns();
-    conn_release(lg, c);
-    finish_if_done(lg);
+    complete(lg, p, status);
 }
 
 static void
@@ -405,6 +409,7 @@ send_on(struct lg *lg, struct pending *p, struct conn *c)
     if (is_measured(lg, p) && p->attempts == 0)
         lg->st->kinds[p->kind].sent++;
     p->attempts++;
+    p->done = false; /* a retried request's last attempt did finish */
     lg->inflight++;
     /* A synchronous failure (no socket to be had) may or may not have run
      * on_response already, depending on where evhttp failed; `done` tells.
