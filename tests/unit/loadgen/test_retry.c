@@ -21,6 +21,8 @@ struct server {
     int refusals; /* 503s each Host gets before its 200 */
     int seen[MAX_HOSTS];
     atomic_int requests;
+    atomic_bool stop;
+    struct event *tick;
     pthread_t thread;
 };
 
@@ -39,6 +41,16 @@ on_request(struct evhttp_request *req, void *arg)
         return;
     }
     evhttp_send_reply(req, 200, "OK", NULL);
+}
+
+/* libevent here is not set up for threads, so another thread's loopbreak
+ * would not wake a loop blocked in epoll: the loop checks a flag instead. */
+static void
+on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct server *s = arg;
+    if (atomic_load(&s->stop))
+        event_base_loopbreak(s->base);
 }
 
 static void *
@@ -64,14 +76,18 @@ server_start(struct server *s, int refusals)
     socklen_t len = sizeof(sin);
     getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&sin, &len);
     s->port = ntohs(sin.sin_port);
+    s->tick = event_new(s->base, -1, EV_PERSIST, on_tick, s);
+    struct timeval tv = {0, 20000};
+    event_add(s->tick, &tv);
     ck_assert_int_eq(pthread_create(&s->thread, NULL, server_main, s), 0);
 }
 
 static void
 server_stop(struct server *s)
 {
-    event_base_loopbreak(s->base);
+    atomic_store(&s->stop, true);
     pthread_join(s->thread, NULL);
+    event_free(s->tick);
     evhttp_free(s->http);
     event_base_free(s->base);
 }
