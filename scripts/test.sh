@@ -10,7 +10,9 @@
 #   EUNHA_TEST_REDIS_STOP / EUNHA_TEST_REDIS_START  that stop/start the same servers,
 #   EUNHA_TEST_REDIS_PAUSE / EUNHA_TEST_REDIS_RESUME freeze/thaw Redis (a hung peer),
 #                                                    same ports, same data
-# Set EUNHA_TEST_KEEP=1 to keep the temporary directory (logs) afterwards.
+# Set EUNHA_TEST_KEEP=1 to keep the temporary directory (logs) afterwards, and
+# EUNHA_BUILD_DIR to build somewhere other than build-test/ (two checkouts or
+# two people testing side by side).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,8 +23,9 @@ cd "$ROOT"
 eu_install_deps
 
 JOBS=${EUNHA_JOBS:-2}
-cmake -S . -B build-test -DEUNHA_TESTS=ON -DEUNHA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-cmake --build build-test -j"$JOBS"
+BUILD=${EUNHA_BUILD_DIR:-build-test}
+cmake -S . -B "$BUILD" -DEUNHA_TESTS=ON -DEUNHA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+cmake --build "$BUILD" -j"$JOBS"
 
 if [ -f tests/e2e/package.json ]; then
   if ! command -v npm >/dev/null 2>&1; then
@@ -104,7 +107,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 eu_log "PostgreSQL $EUNHA_TEST_PG_URL, Redis $EUNHA_TEST_REDIS_URL, scratch $TMP"
 
 set +e
-ctest --test-dir build-test --output-on-failure --timeout 600 "$@"
+ctest --test-dir "$BUILD" --output-on-failure --timeout 600 "$@"
 status=$?
 set -e
 exit "$status"

@@ -4,7 +4,14 @@
 #ifndef EUNHA_ADMIN_H
 #define EUNHA_ADMIN_H
 
+struct eu_app;
 struct eu_req;
+
+/* Starts removing the rows of every tenant left in state 'deleting' (by a
+ * process that stopped mid-way); call once the registry is loaded. */
+void eu_admin_purge_resume(struct eu_app *app);
+/* Forgets purges under way (at shutdown; they resume at the next start). */
+void eu_admin_purge_stop_all(void);
 
 void eu_admin_health(struct eu_req *req);
 void eu_admin_metrics(struct eu_req *req);

@@ -41,8 +41,8 @@ struct eu_app {
  * the process exit code.
  */
 int eu_app_serve(const char *config_path, const char *ready_file);
-/* `eunha migrate`: migrates control, template and every tenant database with
- * blocking connections (not a server). Returns the exit code. */
+/* `eunha migrate`: migrates control, template and every placement's
+ * database with blocking connections (not a server). Returns the exit code. */
 int eu_app_migrate(const char *config_path);
 /* Reloads the tenant registry from the control table (asynchronously). */
 void eu_app_reload_tenants(struct eu_app *app);

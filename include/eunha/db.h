@@ -1,7 +1,10 @@
 /*
- * An asynchronous libpq connection pool, one per tenant (and one for the
- * control database). Connections open on demand with PQconnectStart and
- * close after idle_timeout; min_connections = 0 really reaches zero. A caller
+ * Asynchronous libpq connection pools: one per placement database (its
+ * connections, shared by its tenants) and one for the control database;
+ * each tenant has a child pool that borrows from its placement's. Connections
+ * open on demand with PQconnectStart (or at once, eu_db_pool_warm()), are
+ * kept down to min_connections and closed above it after idle_timeout; a
+ * failed connect backs off (100 ms doubling to 5 s) before the next. A caller
  * waiting longer than acquire_timeout is told so and answers 503. Everything
  * here runs on the loop thread and never blocks.
  */
@@ -9,6 +12,7 @@
 #define EUNHA_DB_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct event_base;
 struct eu_db_budget;
@@ -71,8 +75,28 @@ typedef void (*eu_db_ready_done_fn)(struct eu_db_conn *conn, int rc);
  */
 struct eu_db_pool *eu_db_pool_new(struct event_base *base, const char *name, const char *conninfo,
                                   const char *dbname, const struct eu_db_pool_limits *limits);
+/*
+ * Creates a pool that owns no connections and borrows parent's: at most
+ * limits->max_connections at once, its own waiters and acquire timeout
+ * (min_connections and idle_timeout_s do not apply). It asks parent for one
+ * connection at a time, so children waiting on one parent are served
+ * round-robin. parent must outlive it. Freed with eu_db_pool_free().
+ */
+struct eu_db_pool *eu_db_pool_new_child(struct eu_db_pool *parent, const char *name,
+                                        const struct eu_db_pool_limits *limits);
+/* Opens connections up to min_connections now instead of on demand. */
+void eu_db_pool_warm(struct eu_db_pool *pool);
 /* Changes the limits; excess idle connections close at once. */
 void eu_db_pool_set_limits(struct eu_db_pool *pool, const struct eu_db_pool_limits *limits);
+/*
+ * Binds a pool to a tenant whose rows share a placement with other tenants'.
+ * Every statement sent on a connection this pool lent then gets the tenant id
+ * as $1 (the caller's parameters follow as $2, $3, ...), and a statement
+ * that reads or writes a tenant table without a predicate on its tenant_id is
+ * refused (EU_DB_UNAVAILABLE, logged; debug builds abort) before it reaches
+ * PostgreSQL. Call before the first acquire.
+ */
+void eu_db_pool_set_tenant(struct eu_db_pool *pool, int64_t tenant_id);
 /* Named prepared statements (the default) are planned once per connection;
  * turn them off for a PgBouncer in transaction mode older than 1.21, which
  * cannot follow them across server connections. */
@@ -118,6 +142,10 @@ const char *eu_db_conn_error(const struct eu_db_conn *conn);
 /* acquire + one statement + release. */
 void eu_db_pool_query(struct eu_db_pool *pool, const char *sql, int nparams,
                       const char *const *params, eu_db_result_cb cb, void *arg);
+
+/* The tables whose rows belong to a tenant, NULL-terminated, each before the
+ * tables it references (the order to empty them in). */
+extern const char *const eu_db_tenant_tables[];
 
 /* True when the result is a successful command or rows. */
 bool eu_db_result_is_ok(const struct pg_result *res);

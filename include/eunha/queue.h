@@ -133,8 +133,9 @@ int eu_queue_enqueue(struct eu_app *app, struct eu_tenant *t, const char *kind,
  * eu_queue_wake() once the transaction has committed.
  */
 #define EU_QUEUE_INSERT_SQL                                                                        \
-    "INSERT INTO jobs (queue, kind, payload, run_at, dedupe_key) VALUES ($1, $2, $3::jsonb,"     \
-    " now() + make_interval(secs => $4::float8), $5) ON CONFLICT (dedupe_key) DO NOTHING"         \
+    "INSERT INTO jobs (tenant_id, queue, kind, payload, run_at, dedupe_key) VALUES ($1, $2, $3,"  \
+    " $4::jsonb,"                                                                                  \
+    " now() + make_interval(secs => $5::float8), $6) ON CONFLICT (tenant_id, dedupe_key) DO NOTHING"         \
     " RETURNING id::text"
 
 /* ------------------------------------------------------------ job kinds */

@@ -15,20 +15,22 @@ struct json_t;
 
 /*
  * SQL truth value: may viewer v (an SQL expression of type bigint, 0 for
- * anonymous, e.g. "$2::bigint") see the statuses row aliased s? False for a
+ * anonymous, e.g. "$3::bigint") see the statuses row aliased s? False for a
  * deleted status or a suspended author. The author sees everything of their
  * own; anyone the author blocks sees nothing; public and unlisted are for
  * everyone else, private for followers and mentioned accounts, direct for
  * mentioned accounts only. A reblog's original must be checked on its own.
  */
 #define EU_STATUS_VISIBLE_SQL(s, v)                                                                \
-    "(" s ".deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM accounts vsa WHERE vsa.id = " s       \
-    ".account_id AND vsa.suspended_at IS NOT NULL) AND (" s ".account_id = " v                     \
-    " OR (NOT EXISTS (SELECT 1 FROM blocks vsb WHERE vsb.account_id = " s                          \
+    "(" s ".deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM accounts vsa WHERE vsa.tenant_id = "  \
+          "$1 AND vsa.id = " s ".account_id AND vsa.suspended_at IS NOT NULL) AND (" s             \
+    ".account_id = " v                                                                             \
+    " OR (NOT EXISTS (SELECT 1 FROM blocks vsb WHERE vsb.tenant_id = $1 AND vsb.account_id = " s   \
     ".account_id AND vsb.target_account_id = " v ") AND (" s ".visibility <= 1 OR (" s             \
-    ".visibility = 2 AND EXISTS (SELECT 1 FROM follows vsf WHERE vsf.account_id = " v              \
-    " AND vsf.target_account_id = " s ".account_id)) OR EXISTS (SELECT 1 FROM mentions vsm"        \
-    " WHERE vsm.status_id = " s ".id AND vsm.account_id = " v ")))))"
+    ".visibility = 2 AND EXISTS (SELECT 1 FROM follows vsf WHERE vsf.tenant_id = $1 AND "          \
+    "vsf.account_id = " v " AND vsf.target_account_id = " s                                        \
+    ".account_id)) OR EXISTS (SELECT 1 FROM mentions vsm"                                          \
+    " WHERE vsm.tenant_id = $1 AND vsm.status_id = " s ".id AND vsm.account_id = " v ")))))"
 
 /* array: a new reference the callback owns (json_decref it or pass it on to
  * eu_req_reply_json, which steals it). */

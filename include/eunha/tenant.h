@@ -1,8 +1,9 @@
 /*
  * The tenant registry: an in-memory hash from domain to tenant, loaded from
- * the control database's tenants table with one query and changed by the
- * admin API without a restart. A tenant's pool is created on its first
- * request, so a tenant nobody visits costs its registry entry alone.
+ * the control database's tenants table (joined to its placement) with one
+ * query and changed by the admin API without a restart. A tenant's pool is
+ * created on its first request, so a tenant nobody visits costs its registry
+ * entry alone.
  */
 #ifndef EUNHA_TENANT_H
 #define EUNHA_TENANT_H
@@ -16,7 +17,9 @@
 struct event_base;
 struct eu_config;
 
-enum eu_tenant_state { EU_TENANT_ACTIVE, EU_TENANT_SUSPENDED };
+/* DELETING: its rows are being removed in the background; it answers 404
+ * to everyone and 'deleting' with progress to the admin API. */
+enum eu_tenant_state { EU_TENANT_ACTIVE, EU_TENANT_SUSPENDED, EU_TENANT_DELETING };
 
 /* Per-tenant overrides of [database_pool]; 0 means "use the config". */
 struct eu_tenant_limits {
@@ -31,7 +34,9 @@ struct eu_tenant {
     int64_t id;
     char *domain;
     char *title;
-    char *database;     /* database name */
+    char *placement;    /* name of the placement holding its rows */
+    bool dedicated;     /* the placement holds this tenant alone */
+    char *database;     /* the placement's database name */
     char *database_url; /* NULL: the control database's server */
     enum eu_tenant_state state;
     struct eu_tenant_limits limits;
@@ -79,7 +84,8 @@ size_t eu_registry_count(const struct eu_registry *reg);
 void eu_registry_each(struct eu_registry *reg, void (*fn)(struct eu_tenant *t, void *arg),
                       void *arg);
 
-/* Returns the tenant's pool, creating it on first use. */
+/* Returns the tenant's pool, creating it on first use; its statements get
+ * the tenant id as $1 (see eu_db_pool_set_tenant()). */
 struct eu_db_pool *eu_tenant_pool(struct eu_registry *reg, struct eu_tenant *t);
 /* The effective pool limits (tenant override over config). */
 void eu_tenant_effective_limits(const struct eu_registry *reg, const struct eu_tenant *t,
@@ -90,13 +96,16 @@ void eu_tenant_unref(struct eu_tenant *t);
 
 #endif
 
-/* The select list that eu_tenant_from_row() reads, in this order. */
+/* The select list that eu_tenant_from_row() reads, in this order, over
+ * EU_TENANT_FROM (tenants t joined to their placements p). */
 #define EU_TENANT_COLUMNS                                                                          \
-    "id, domain, title, database, database_url, state, coalesce(max_connections, 0), "             \
-    "coalesce(min_connections, -1), coalesce(acquire_timeout_seconds, 0), "                        \
-    "coalesce(idle_timeout_seconds, 0), "                                                          \
-    "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "              \
-    "to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+    "t.id, t.domain, t.title, p.database, p.database_url, t.state, "                               \
+    "coalesce(t.max_connections, 0), coalesce(t.min_connections, -1), "                            \
+    "coalesce(t.acquire_timeout_seconds, 0), coalesce(t.idle_timeout_seconds, 0), "                \
+    "to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "          \
+    "to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "          \
+    "p.name, p.kind = 'dedicated'"
+#define EU_TENANT_FROM "tenants t JOIN placements p ON p.id = t.placement_id"
 
 /* Fills out from row of res (selected with EU_TENANT_COLUMNS). The strings
  * are borrowed from res: pass out to eu_registry_upsert() before clearing. */

@@ -1,6 +1,13 @@
--- A tenant database. Ids are Mastodon-style: milliseconds since the epoch in
--- the high bits and a sequence in the low 16, so they sort by creation time
--- and leak no count.
+-- A placement database: the rows of one tenant (dedicated) or of many
+-- (pooled), in one schema. Every tenant-owned table starts its primary key
+-- with tenant_id, and every foreign key and unique constraint includes it, so
+-- the database itself refuses a reference from one tenant's row to another's.
+-- tenant_id is the control database's tenants.id.
+--
+-- Ids are Mastodon-style: milliseconds since the epoch in the high bits and a
+-- sequence in the low 16, so they sort by creation time and leak no count.
+-- Moving a tenant to another placement keeps its ids; they only need to be
+-- unique within the tenant, which (tenant_id, id) keys enforce.
 CREATE SEQUENCE eunha_id_seq;
 
 CREATE FUNCTION eunha_next_id() RETURNS bigint LANGUAGE sql VOLATILE AS $$
@@ -11,7 +18,8 @@ $$;
 -- Local and remote accounts alike: domain is NULL for local ones; remote ones
 -- carry their ActivityPub addresses.
 CREATE TABLE accounts (
-    id bigint PRIMARY KEY DEFAULT eunha_next_id(),
+    tenant_id bigint NOT NULL,
+    id bigint NOT NULL DEFAULT eunha_next_id(),
     username text NOT NULL,
     domain text,
     display_name text NOT NULL DEFAULT '',
@@ -34,15 +42,18 @@ CREATE TABLE accounts (
     suspended_at timestamptz,
     last_fetched_at timestamptz,
     created_at timestamptz NOT NULL DEFAULT now(),
-    updated_at timestamptz NOT NULL DEFAULT now()
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, id)
 );
-CREATE UNIQUE INDEX accounts_username_domain ON accounts (lower(username), coalesce(lower(domain), ''));
-CREATE UNIQUE INDEX accounts_uri ON accounts (uri) WHERE uri IS NOT NULL;
+CREATE UNIQUE INDEX accounts_username_domain
+    ON accounts (tenant_id, lower(username), coalesce(lower(domain), ''));
+CREATE UNIQUE INDEX accounts_uri ON accounts (tenant_id, uri) WHERE uri IS NOT NULL;
 
 -- Sign-in data of local accounts only.
 CREATE TABLE users (
-    id bigint PRIMARY KEY DEFAULT eunha_next_id(),
-    account_id bigint NOT NULL UNIQUE REFERENCES accounts (id) ON DELETE CASCADE,
+    tenant_id bigint NOT NULL,
+    id bigint NOT NULL DEFAULT eunha_next_id(),
+    account_id bigint NOT NULL,
     email text NOT NULL,
     encrypted_password text NOT NULL,
     role text NOT NULL DEFAULT 'user' CHECK (role IN ('owner', 'admin', 'user')),
@@ -51,13 +62,17 @@ CREATE TABLE users (
     locale text,
     last_sign_in_at timestamptz,
     created_at timestamptz NOT NULL DEFAULT now(),
-    updated_at timestamptz NOT NULL DEFAULT now()
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, id),
+    UNIQUE (tenant_id, account_id),
+    FOREIGN KEY (tenant_id, account_id) REFERENCES accounts (tenant_id, id) ON DELETE CASCADE
 );
-CREATE UNIQUE INDEX users_email ON users (lower(email));
+CREATE UNIQUE INDEX users_email ON users (tenant_id, lower(email));
 
 CREATE TABLE statuses (
-    id bigint PRIMARY KEY DEFAULT eunha_next_id(),
-    account_id bigint NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    tenant_id bigint NOT NULL,
+    id bigint NOT NULL DEFAULT eunha_next_id(),
+    account_id bigint NOT NULL,
     uri text,
     url text,
     local boolean NOT NULL DEFAULT true,
@@ -69,18 +84,23 @@ CREATE TABLE statuses (
     language text,
     in_reply_to_id bigint,
     in_reply_to_account_id bigint,
-    reblog_of_id bigint REFERENCES statuses (id) ON DELETE CASCADE,
+    reblog_of_id bigint,
     created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now(),
     edited_at timestamptz,
-    deleted_at timestamptz
+    deleted_at timestamptz,
+    PRIMARY KEY (tenant_id, id),
+    FOREIGN KEY (tenant_id, account_id) REFERENCES accounts (tenant_id, id) ON DELETE CASCADE,
+    FOREIGN KEY (tenant_id, reblog_of_id) REFERENCES statuses (tenant_id, id) ON DELETE CASCADE
 );
-CREATE INDEX statuses_account ON statuses (account_id, id DESC);
-CREATE UNIQUE INDEX statuses_uri ON statuses (uri) WHERE uri IS NOT NULL;
+CREATE INDEX statuses_account ON statuses (tenant_id, account_id, id DESC);
+CREATE UNIQUE INDEX statuses_uri ON statuses (tenant_id, uri) WHERE uri IS NOT NULL;
 
--- Instance-wide settings kept in the tenant's own database so a dump of it
--- is the whole instance.
+-- Instance-wide settings, one row per tenant and key, so an export of the
+-- tenant's rows is the whole instance.
 CREATE TABLE settings (
-    key text PRIMARY KEY,
-    value jsonb NOT NULL
+    tenant_id bigint NOT NULL,
+    key text NOT NULL,
+    value jsonb NOT NULL,
+    PRIMARY KEY (tenant_id, key)
 );

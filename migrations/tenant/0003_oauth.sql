@@ -2,5 +2,5 @@
 -- it signs in, so the sign-in form itself is CSRF-protected; such a session
 -- has no user yet. Expired sessions are deleted as new ones are made.
 ALTER TABLE web_sessions ALTER COLUMN user_id DROP NOT NULL;
-CREATE INDEX web_sessions_expires ON web_sessions (expires_at);
-CREATE INDEX oauth_access_tokens_user ON oauth_access_tokens (user_id) WHERE user_id IS NOT NULL;
+CREATE INDEX web_sessions_expires ON web_sessions (tenant_id, expires_at);
+CREATE INDEX oauth_access_tokens_user ON oauth_access_tokens (tenant_id, user_id) WHERE user_id IS NOT NULL;

@@ -9,10 +9,10 @@
 ALTER TABLE accounts ADD COLUMN fields_source jsonb;
 
 ALTER TABLE list_accounts ADD COLUMN id bigint NOT NULL DEFAULT eunha_next_id();
-CREATE UNIQUE INDEX list_accounts_id ON list_accounts (id);
+CREATE UNIQUE INDEX list_accounts_id ON list_accounts (tenant_id, id);
 
 -- Prefix search on usernames (LIKE 'q%').
-CREATE INDEX accounts_username_prefix ON accounts (lower(username) text_pattern_ops);
+CREATE INDEX accounts_username_prefix ON accounts (tenant_id, lower(username) text_pattern_ops);
 
-CREATE INDEX blocks_account ON blocks (account_id, id DESC);
-CREATE INDEX mutes_account ON mutes (account_id, id DESC);
+CREATE INDEX blocks_account ON blocks (tenant_id, account_id, id DESC);
+CREATE INDEX mutes_account ON mutes (tenant_id, account_id, id DESC);

@@ -14,7 +14,7 @@
 -- account (whose copy turns unread). A conversation removed with DELETE
 -- /api/v1/conversations/:id comes back with the next message, as in
 -- Mastodon.
-CREATE FUNCTION eunha_conversation_touch(sid bigint) RETURNS void
+CREATE FUNCTION eunha_conversation_touch(tid bigint, sid bigint) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     s record;
@@ -22,22 +22,22 @@ DECLARE
 BEGIN
     SELECT id, account_id, visibility, deleted_at, reblog_of_id,
            coalesce(conversation_id, id) AS conv
-      INTO s FROM statuses WHERE id = sid;
+      INTO s FROM statuses WHERE tenant_id = tid AND id = sid;
     IF NOT FOUND OR s.visibility <> 3 OR s.deleted_at IS NOT NULL
        OR s.reblog_of_id IS NOT NULL THEN
         RETURN;
     END IF;
     parts := ARRAY(SELECT s.account_id UNION SELECT m.account_id FROM mentions m
-                   WHERE m.status_id = sid);
+                   WHERE m.tenant_id = tid AND m.status_id = sid);
     BEGIN
         INSERT INTO account_conversations AS ac
-               (account_id, conversation_id, participant_ids, last_status_id, unread, updated_at)
-        SELECT a.id, s.conv,
+               (tenant_id, account_id, conversation_id, participant_ids, last_status_id, unread, updated_at)
+        SELECT tid, a.id, s.conv,
                ARRAY(SELECT x FROM unnest(parts) x WHERE x <> a.id ORDER BY x),
                s.id, a.id <> s.account_id, now()
           FROM accounts a
-         WHERE a.id = ANY (parts) AND a.domain IS NULL
-        ON CONFLICT (account_id, conversation_id) DO UPDATE SET
+         WHERE a.tenant_id = tid AND a.id = ANY (parts) AND a.domain IS NULL
+        ON CONFLICT (tenant_id, account_id, conversation_id) DO UPDATE SET
             participant_ids = ARRAY(SELECT DISTINCT x FROM
                 unnest(ac.participant_ids || EXCLUDED.participant_ids) x ORDER BY x),
             last_status_id = greatest(ac.last_status_id, EXCLUDED.last_status_id),
@@ -54,7 +54,7 @@ $$;
 CREATE FUNCTION eunha_conversation_on_status() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM eunha_conversation_touch(NEW.id);
+    PERFORM eunha_conversation_touch(NEW.tenant_id, NEW.id);
     RETURN NULL;
 END
 $$;
@@ -62,7 +62,7 @@ $$;
 CREATE FUNCTION eunha_conversation_on_mention() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM eunha_conversation_touch(NEW.status_id);
+    PERFORM eunha_conversation_touch(NEW.tenant_id, NEW.status_id);
     RETURN NULL;
 END
 $$;
@@ -72,8 +72,8 @@ CREATE TRIGGER statuses_conversation AFTER INSERT ON statuses
 CREATE TRIGGER mentions_conversation AFTER INSERT ON mentions
     FOR EACH ROW EXECUTE FUNCTION eunha_conversation_on_mention();
 
-CREATE INDEX account_conversations_account ON account_conversations (account_id, last_status_id DESC);
+CREATE INDEX account_conversations_account ON account_conversations (tenant_id, account_id, last_status_id DESC);
 
 -- Grouped notifications look groups up by key (show, dismiss, accounts).
-CREATE INDEX notifications_group_key ON notifications (account_id, group_key)
+CREATE INDEX notifications_group_key ON notifications (tenant_id, account_id, group_key)
     WHERE group_key IS NOT NULL;

@@ -99,9 +99,10 @@ hash_done(void *arg)
     }
     const char *params[] = {c->username, c->email, c->hash, c->role};
     eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant),
-                     "WITH a AS (INSERT INTO accounts (username) VALUES ($1) RETURNING id, "
-                     "created_at) INSERT INTO users (account_id, email, encrypted_password, role, "
-                     "confirmed_at) SELECT a.id, $2, $3, $4, now() FROM a RETURNING account_id, "
+                     "WITH a AS (INSERT INTO accounts (tenant_id, username) VALUES ($1, $2)"
+                     " RETURNING id, created_at) INSERT INTO users (tenant_id, account_id, email,"
+                     " encrypted_password, role, confirmed_at) SELECT $1, a.id, $3, $4, $5, now()"
+                     " FROM a RETURNING account_id, "
                      "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",
                      4, params, on_inserted, c);
 }

@@ -145,9 +145,10 @@ eu_admin_jobs_list(struct eu_req *req)
     const char *params[] = {state, eu_req_query(req, "queue"), eu_req_query(req, "kind"),
                             max_id, lim};
     query(req,
-          "SELECT " JOB_COLUMNS " FROM jobs WHERE ($1::text IS NULL OR " JOB_STATE " = $1)"
-          " AND ($2::text IS NULL OR queue = $2) AND ($3::text IS NULL OR kind = $3)"
-          " AND ($4::bigint IS NULL OR id < $4::bigint) ORDER BY id DESC LIMIT $5::int",
+          "SELECT " JOB_COLUMNS " FROM jobs WHERE tenant_id = $1"
+          " AND ($2::text IS NULL OR " JOB_STATE " = $2)"
+          " AND ($3::text IS NULL OR queue = $3) AND ($4::text IS NULL OR kind = $4)"
+          " AND ($5::bigint IS NULL OR id < $5::bigint) ORDER BY id DESC LIMIT $6::int",
           5, params, on_jobs);
 }
 
@@ -176,7 +177,8 @@ eu_admin_jobs_show(struct eu_req *req)
     if (!tenant_and_id(req, &id))
         return;
     const char *params[] = {id};
-    query(req, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1::bigint", 1, params, on_job);
+    query(req, "SELECT " JOB_COLUMNS " FROM jobs WHERE tenant_id = $1 AND id = $2::bigint", 1,
+          params, on_job);
 }
 
 /* ---- POST /admin/v1/tenants/:domain/jobs {"kind", "payload", "delay_seconds"} ---- */
@@ -263,9 +265,9 @@ eu_admin_jobs_retry(struct eu_req *req)
     /* The jobs scan sees the row as it was before u changed it. */
     query(req,
           "WITH u AS (UPDATE jobs SET state = 'ready', attempts = 0, run_at = now(),"
-          " locked_until = NULL, updated_at = now() WHERE id = $1::bigint AND state = 'dead'"
-          " RETURNING *)"
-          " SELECT (SELECT " JOB_STATE " FROM jobs WHERE id = $1::bigint), x.*"
+          " locked_until = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
+          " AND state = 'dead' RETURNING *)"
+          " SELECT (SELECT " JOB_STATE " FROM jobs WHERE tenant_id = $1 AND id = $2::bigint), x.*"
           " FROM (SELECT 1) one LEFT JOIN (SELECT " JOB_COLUMNS " FROM u) x ON true",
           1, params, on_retried);
 }
@@ -300,9 +302,10 @@ eu_admin_jobs_delete(struct eu_req *req)
         return;
     const char *params[] = {id};
     query(req,
-          "WITH d AS (DELETE FROM jobs WHERE id = $1::bigint AND (state = 'dead'"
-          " OR locked_until IS NULL OR locked_until <= now()) RETURNING 1)"
-          " SELECT (SELECT count(*) FROM jobs WHERE id = $1::bigint), (SELECT count(*) FROM d)",
+          "WITH d AS (DELETE FROM jobs WHERE tenant_id = $1 AND id = $2::bigint"
+          " AND (state = 'dead' OR locked_until IS NULL OR locked_until <= now()) RETURNING 1)"
+          " SELECT (SELECT count(*) FROM jobs WHERE tenant_id = $1 AND id = $2::bigint),"
+          " (SELECT count(*) FROM d)",
           1, params, on_job_deleted);
 }
 
@@ -311,7 +314,8 @@ eu_admin_jobs_delete(struct eu_req *req)
 /* A purge job that is not running goes: a dead one would keep a later
  * suspension from ever being purged, a waiting one belongs to an old one. */
 #define DROP_PURGE_JOB                                                                             \
-    " d AS (DELETE FROM jobs WHERE dedupe_key = 'purge_account:' || $1::bigint"                  \
+    " d AS (DELETE FROM jobs WHERE tenant_id = $1"                                               \
+    "  AND dedupe_key = 'purge_account:' || $2::bigint"                                          \
     "  AND (locked_until IS NULL OR locked_until <= now()) AND EXISTS (SELECT 1 FROM a))"
 
 static void
@@ -351,12 +355,12 @@ eu_admin_accounts_suspend(struct eu_req *req)
     const char *params[] = {id, retention};
     query(req,
           "WITH a AS (UPDATE accounts SET suspended_at = coalesce(suspended_at, now()),"
-          " updated_at = now() WHERE id = $1::bigint"
+          " updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
           " RETURNING id, username, domain, suspended_at),"
           DROP_PURGE_JOB
           " SELECT id::text, username, domain, " TS("suspended_at") ","
-          " " TS("suspended_at + make_interval(secs => $2::float8)") ","
-          " (extract(epoch FROM suspended_at + make_interval(secs => $2::float8) - now())"
+          " " TS("suspended_at + make_interval(secs => $3::float8)") ","
+          " (extract(epoch FROM suspended_at + make_interval(secs => $3::float8) - now())"
           " * 1000)::bigint FROM a",
           2, params, on_suspended);
 }
@@ -393,7 +397,7 @@ eu_admin_accounts_unsuspend(struct eu_req *req)
     const char *params[] = {id};
     query(req,
           "WITH a AS (UPDATE accounts SET suspended_at = NULL, updated_at = now()"
-          " WHERE id = $1::bigint RETURNING id, username, domain),"
+          " WHERE tenant_id = $1 AND id = $2::bigint RETURNING id, username, domain),"
           DROP_PURGE_JOB
           " SELECT id::text, username, domain FROM a",
           1, params, on_unsuspended);

@@ -1,8 +1,9 @@
 /*
- * The tenant admin API. Creating a tenant is a row in the control table and
- * a database copied from the migrated template; it answers as soon as both
- * exist, with no restart. Deleting removes the row first, so the domain stops
- * answering at once, then drops the database.
+ * The tenant admin API. Creating a tenant in a pooled placement is a row in
+ * the control table; a dedicated placement is first a database copied from
+ * the migrated template. Either answers at once, with no restart. Deleting
+ * marks the row first, so the domain stops answering at once, then removes
+ * the tenant's rows in the background.
  */
 #include "eunha/admin.h"
 
@@ -23,7 +24,7 @@
 #include "eunha/net.h"
 #include "eunha/tenant.h"
 
-static const char *const state_names[] = {"active", "suspended"};
+static const char *const state_names[] = {"active", "suspended", "deleting"};
 
 json_t *
 eu_admin_tenant_json(struct eu_registry *reg, const struct eu_tenant *t, bool with_pool)
@@ -32,8 +33,9 @@ eu_admin_tenant_json(struct eu_registry *reg, const struct eu_tenant *t, bool wi
     snprintf(id, sizeof(id), "%lld", (long long)t->id);
     struct eu_db_pool_limits lim;
     eu_tenant_effective_limits(reg, t, &lim);
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s}", "id", id,
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s}", "id", id,
                           "domain", t->domain, "title", t->title, "state", state_names[t->state],
+                          "placement", t->placement ? t->placement : "",
                           "database", t->database, "max_connections", lim.max_connections,
                           "min_connections", lim.min_connections, "acquire_timeout_seconds",
                           lim.acquire_timeout_s, "idle_timeout_seconds", lim.idle_timeout_s,
@@ -46,6 +48,11 @@ eu_admin_tenant_json(struct eu_registry *reg, const struct eu_tenant *t, bool wi
         json_object_set_new(o, "pool",
                             json_pack("{s:i,s:i,s:i}", "open", st.open, "busy", st.busy,
                                       "waiting", st.waiting));
+    }
+    if (t->state == EU_TENANT_DELETING) {
+        json_t *progress = eu_admin_purge_json(t);
+        if (progress)
+            json_object_set_new(o, "deletion", progress);
     }
     return o;
 }
@@ -79,15 +86,86 @@ tenant_from_param(struct eu_req *req)
 
 /* ---- POST /admin/v1/tenants ---- */
 
+/*
+ * A tenant goes into a placement: the one named in the body, a new dedicated
+ * one ("dedicated": a database copied from the migrated template, made
+ * before the tenant row), or by default the pooled placement with the fewest
+ * tenants. In a pooled placement creating a tenant is one row in the control
+ * database: its tables already exist, and a new tenant simply has no rows.
+ */
 struct create {
     struct eu_req *req;
-    struct eu_tenant row; /* strings owned by the request's arena */
+    const char *domain, *title;
+    const char *placement; /* NULL: the emptiest pooled placement */
+    const char *dedicated_db; /* the database made for a dedicated placement */
 };
 
 static void
 on_create_cleanup(PGresult *res, enum eu_db_status st, void *arg)
 {
-    /* The row is gone again; nothing else to undo. */
+    /* Nothing more to undo: the placement row (or database) is gone, or is
+     * an empty leftover an operator can see in the placements table. */
+}
+
+/* Undoes a dedicated placement whose tenant could not be made. */
+static void
+drop_dedicated(struct create *c)
+{
+    struct eu_req *req = c->req;
+    const char *sql = eu_arena_sprintf(req->arena, "DROP DATABASE IF EXISTS %s WITH (FORCE)",
+                                       quote_ident(req->arena, c->dedicated_db));
+    eu_db_pool_query(req->app->control, sql, 0, NULL, on_create_cleanup, NULL);
+    const char *params[] = {c->placement};
+    eu_db_pool_query(req->app->control, "DELETE FROM placements WHERE name = $1", 1, params,
+                     on_create_cleanup, NULL);
+}
+
+static void
+on_tenant_row(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct create *c = arg;
+    struct eu_req *req = c->req;
+    eu_req_enter(req);
+    if (st != EU_DB_OK && c->dedicated_db)
+        drop_dedicated(c);
+    if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23505") == 0) {
+        eu_req_reply_error(req, 409, "Domain has already been taken");
+        return;
+    }
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: placement '%s' does not exist or is a dedicated "
+                           "placement that already holds a tenant",
+                           c->placement ? c->placement : "(pooled)");
+        return;
+    }
+    struct eu_tenant row;
+    eu_tenant_from_row(res, 0, &row);
+    struct eu_tenant *t = eu_registry_upsert(req->app->registry, &row);
+    eu_log_info("admin", "created tenant '%s' in placement '%s'", t->domain, t->placement);
+    eu_req_reply_json(req, 201, eu_admin_tenant_json(req->app->registry, t, false));
+}
+
+static void
+insert_tenant(struct create *c)
+{
+    const char *params[] = {c->domain, c->title, c->placement};
+    /* A dedicated placement takes one tenant only: the NOT EXISTS keeps a
+     * second one out of it even when named explicitly. */
+    eu_db_pool_query(c->req->app->control,
+                     "WITH p AS (SELECT p.id FROM placements p WHERE CASE WHEN $3::text IS NULL"
+                     " THEN p.kind = 'pooled' ELSE p.name = $3 END AND NOT (p.kind = 'dedicated'"
+                     " AND EXISTS (SELECT 1 FROM tenants x WHERE x.placement_id = p.id))"
+                     " ORDER BY (SELECT count(*) FROM tenants x WHERE x.placement_id = p.id), p.id"
+                     " LIMIT 1),"
+                     " t AS (INSERT INTO tenants (domain, title, placement_id)"
+                     " SELECT $1, $2, p.id FROM p RETURNING *)"
+                     " SELECT " EU_TENANT_COLUMNS " FROM t JOIN placements p ON p.id = t.placement_id",
+                     3, params, on_tenant_row, c);
 }
 
 static void
@@ -96,27 +174,21 @@ on_database_created(PGresult *res, enum eu_db_status st, void *arg)
     struct create *c = arg;
     struct eu_req *req = c->req;
     eu_req_enter(req);
-    char id[24];
-    snprintf(id, sizeof(id), "%lld", (long long)c->row.id);
     if (st != EU_DB_OK) {
-        eu_log_error("admin", "cannot create database '%s': %s", c->row.database,
+        eu_log_error("admin", "cannot create database '%s': %s", c->dedicated_db,
                      res ? PQresultErrorMessage(res) : "database unavailable");
-        const char *params[] = {id};
-        eu_db_pool_query(req->app->control, "DELETE FROM tenants WHERE id = $1", 1, params,
-                         on_create_cleanup, NULL);
+        drop_dedicated(c);
         if (st == EU_DB_ERROR)
             eu_req_reply_error(req, 500, "Cannot create the tenant's database");
         else
             eu_req_reply_db_error(req, st);
         return;
     }
-    struct eu_tenant *t = eu_registry_upsert(req->app->registry, &c->row);
-    eu_log_info("admin", "created tenant '%s'", t->domain);
-    eu_req_reply_json(req, 201, eu_admin_tenant_json(req->app->registry, t, false));
+    insert_tenant(c);
 }
 
 static void
-on_tenant_row(PGresult *res, enum eu_db_status st, void *arg)
+on_placement_row(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct create *c = arg;
     struct eu_req *req = c->req;
@@ -129,21 +201,12 @@ on_tenant_row(PGresult *res, enum eu_db_status st, void *arg)
         eu_req_reply_db_error(req, st);
         return;
     }
-    struct eu_tenant row;
-    eu_tenant_from_row(res, 0, &row);
-    c->row = row;
-    struct eu_arena *a = req->arena;
-    c->row.domain = eu_arena_strdup(a, row.domain);
-    c->row.title = eu_arena_strdup(a, row.title);
-    c->row.database = eu_arena_strdup(a, row.database);
-    c->row.database_url = row.database_url ? eu_arena_strdup(a, row.database_url) : NULL;
-    c->row.created_at = eu_arena_strdup(a, row.created_at);
-    c->row.updated_at = eu_arena_strdup(a, row.updated_at);
-    /* Not in the registry until its database exists, so no request can find
-     * a tenant without one. */
+    c->placement = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
+    c->dedicated_db = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
+    /* Not usable until its database exists, and no tenant is in it yet. */
     const char *sql =
         eu_arena_sprintf(req->arena, "CREATE DATABASE %s TEMPLATE %s",
-                         quote_ident(req->arena, row.database),
+                         quote_ident(req->arena, c->dedicated_db),
                          quote_ident(req->arena, req->app->cfg->database_template));
     eu_db_pool_query(req->app->control, sql, 0, NULL, on_database_created, c);
 }
@@ -159,6 +222,7 @@ eu_admin_tenants_create(struct eu_req *req)
     }
     const char *domain_in = json_string_value(json_object_get(body, "domain"));
     json_t *title_j = json_object_get(body, "title");
+    json_t *placement_j = json_object_get(body, "placement");
     if (!domain_in) {
         eu_req_reply_error(req, 422, "Validation failed: domain is required");
         return;
@@ -175,6 +239,10 @@ eu_admin_tenants_create(struct eu_req *req)
         eu_req_reply_error(req, 422, "Validation failed: title must be a string");
         return;
     }
+    if (placement_j && !json_is_null(placement_j) && !json_is_string(placement_j)) {
+        eu_req_reply_error(req, 422, "Validation failed: placement must be a string");
+        return;
+    }
     const char *title = title_j ? json_string_value(title_j) : domain;
     if (strlen(title) > 200) {
         eu_req_reply_error(req, 422, "Validation failed: title is too long (at most 200)");
@@ -186,12 +254,22 @@ eu_admin_tenants_create(struct eu_req *req)
     }
     struct create *c = eu_arena_calloc(req->arena, sizeof(*c));
     c->req = req;
-    const char *params[] = {domain, title, req->app->control_dbname};
+    c->domain = domain;
+    c->title = title;
+    c->placement = json_string_value(placement_j);
+    if (!c->placement || strcmp(c->placement, "dedicated") != 0) {
+        insert_tenant(c);
+        return;
+    }
+    /* The placement is named after the domain, so a second request for the
+     * same domain stops here with a unique violation. */
+    const char *params[] = {domain, req->app->control_dbname};
     eu_db_pool_query(req->app->control,
-                     "WITH n AS (SELECT nextval('tenants_id_seq') AS id) "
-                     "INSERT INTO tenants (id, domain, title, database) "
-                     "SELECT n.id, $1, $2, $3 || '_t' || n.id FROM n RETURNING " EU_TENANT_COLUMNS,
-                     3, params, on_tenant_row, c);
+                     "WITH n AS (SELECT nextval('placements_id_seq') AS id)"
+                     " INSERT INTO placements (id, name, kind, database)"
+                     " SELECT n.id, 'dedicated-' || $1, 'dedicated', $2 || '_p' || n.id FROM n"
+                     " RETURNING name, database",
+                     2, params, on_placement_row, c);
 }
 
 /* ---- GET /admin/v1/tenants ---- */
@@ -260,8 +338,9 @@ eu_admin_tenants_list(struct eu_req *req)
     const char *offset = eu_arena_sprintf(req->arena, "%ld", l->offset);
     const char *params[] = {limit, offset};
     eu_db_pool_query(req->app->control,
-                     "SELECT " EU_TENANT_COLUMNS " FROM tenants ORDER BY id LIMIT $1 OFFSET $2", 2,
-                     params, on_list, l);
+                     "SELECT " EU_TENANT_COLUMNS " FROM " EU_TENANT_FROM
+                     " ORDER BY t.id LIMIT $1 OFFSET $2",
+                     2, params, on_list, l);
 }
 
 /* ---- GET /admin/v1/tenants/:domain ---- */
@@ -327,9 +406,9 @@ on_updated(PGresult *res, enum eu_db_status st, void *arg)
         }
         const char *p[] = {c->registrations};
         eu_db_pool_query(eu_tenant_pool(req->app->registry, t),
-                         "INSERT INTO settings (key, value) VALUES ('registrations_mode',"
-                         " to_jsonb($1::text)) ON CONFLICT (key) DO UPDATE SET value ="
-                         " excluded.value",
+                         "INSERT INTO settings (tenant_id, key, value) VALUES ($1,"
+                         " 'registrations_mode', to_jsonb($2::text)) ON CONFLICT (tenant_id, key)"
+                         " DO UPDATE SET value = excluded.value",
                          1, p, on_registrations_saved, c);
         return;
     }
@@ -430,34 +509,28 @@ eu_admin_tenants_update(struct eu_req *req)
     const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)t->id);
     const char *params[] = {id, state, title_j ? json_string_value(title_j) : NULL, maxc, minc,
                             acq, idle};
+    /* A tenant being deleted cannot be brought back by a PATCH. */
     eu_db_pool_query(req->app->control,
-                     "UPDATE tenants SET state = coalesce($2, state), title = coalesce($3, title),"
+                     "WITH t AS (UPDATE tenants SET state = coalesce($2, state),"
+                     " title = coalesce($3, title),"
                      " max_connections = coalesce($4::int, max_connections),"
                      " min_connections = coalesce($5::int, min_connections),"
                      " acquire_timeout_seconds = coalesce($6::int, acquire_timeout_seconds),"
                      " idle_timeout_seconds = coalesce($7::int, idle_timeout_seconds),"
-                     " updated_at = now() WHERE id = $1 RETURNING " EU_TENANT_COLUMNS,
+                     " updated_at = now() WHERE id = $1 AND state <> 'deleting' RETURNING *)"
+                     " SELECT " EU_TENANT_COLUMNS " FROM t JOIN placements p ON p.id = t.placement_id",
                      7, params, on_updated, call);
 }
 
 /* ---- DELETE /admin/v1/tenants/:domain?confirm=:domain ---- */
 
+/*
+ * The row turns 'deleting' first, so the domain answers 404 at once; its
+ * rows then go in the background (src/admin/purge.c), after which the row
+ * itself goes. GET shows the progress meanwhile.
+ */
 static void
-on_dropped(PGresult *res, enum eu_db_status st, void *arg)
-{
-    struct eu_req *req = arg;
-    if (st != EU_DB_OK) {
-        eu_log_error("admin", "tenant removed but its database was not dropped: %s",
-                     res ? PQresultErrorMessage(res) : "database unavailable");
-        eu_req_reply_error(req, 500, "The tenant was removed but its database could not be "
-                                     "dropped; drop it by hand");
-        return;
-    }
-    eu_req_reply_json(req, 200, json_object());
-}
-
-static void
-on_deleted(PGresult *res, enum eu_db_status st, void *arg)
+on_deleting(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct eu_req *req = arg;
     if (st != EU_DB_OK) {
@@ -468,17 +541,12 @@ on_deleted(PGresult *res, enum eu_db_status st, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    int64_t id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    const char *database = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
-    struct eu_tenant *t = eu_registry_find_id(req->app->registry, id);
-    if (t) {
-        eu_log_info("admin", "deleting tenant '%s'", t->domain);
-        eu_registry_remove(req->app->registry, t);
-    }
-    /* FORCE: a lent connection may still be finishing a request. */
-    const char *sql = eu_arena_sprintf(req->arena, "DROP DATABASE IF EXISTS %s WITH (FORCE)",
-                                       quote_ident(req->arena, database));
-    eu_db_pool_query(req->app->control, sql, 0, NULL, on_dropped, req);
+    struct eu_tenant row;
+    eu_tenant_from_row(res, 0, &row);
+    struct eu_tenant *t = eu_registry_upsert(req->app->registry, &row);
+    eu_log_info("admin", "deleting tenant '%s'", t->domain);
+    eu_admin_purge_start(req->app, t);
+    eu_req_reply_json(req, 202, eu_admin_tenant_json(req->app->registry, t, false));
 }
 
 void
@@ -491,12 +559,15 @@ eu_admin_tenants_delete(struct eu_req *req)
     }
     const char *confirm = eu_req_query(req, "confirm");
     if (!confirm || strcmp(confirm, t->domain) != 0) {
-        eu_req_reply_error(req, 422, "Pass confirm=%s to delete this tenant and its database",
+        eu_req_reply_error(req, 422, "Pass confirm=%s to delete this tenant and its data",
                            t->domain);
         return;
     }
     const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)t->id);
     const char *params[] = {id};
-    eu_db_pool_query(req->app->control, "DELETE FROM tenants WHERE id = $1 RETURNING id, database",
-                     1, params, on_deleted, req);
+    eu_db_pool_query(req->app->control,
+                     "WITH t AS (UPDATE tenants SET state = 'deleting', updated_at = now()"
+                     " WHERE id = $1 RETURNING *)"
+                     " SELECT " EU_TENANT_COLUMNS " FROM t JOIN placements p ON p.id = t.placement_id",
+                     1, params, on_deleting, req);
 }

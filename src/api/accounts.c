@@ -141,8 +141,10 @@ eu_accounts_reply_page(struct eu_req *req, const char *sql, int nparams, const c
 static const char CREDENTIALS_SQL[] = "SELECT " EU_ACCOUNT_COLUMNS(
     "a") ", a.note, coalesce(a.fields_source, a.fields)::text,"
          " u.default_privacy, u.default_sensitive, coalesce(u.default_language, ''), u.role,"
-         " (SELECT count(*) FROM follow_requests r WHERE r.target_account_id = a.id)"
-         " FROM accounts a JOIN users u ON u.account_id = a.id WHERE a.id = $1::bigint";
+         " (SELECT count(*) FROM follow_requests r WHERE r.tenant_id = $1"
+         " AND r.target_account_id = a.id)"
+         " FROM accounts a JOIN users u ON u.tenant_id = $1 AND u.account_id = a.id"
+         " WHERE a.tenant_id = $1 AND a.id = $2::bigint";
 
 /* Mastodon's built-in roles: the everyone role (id -99) and its seeded
  * Admin and Owner roles, with their permission bitmasks. */
@@ -482,23 +484,23 @@ update_credentials(struct eu_req *req)
      * storage exists. Unlocking an account accepts its pending requests,
      * as Mastodon does. */
     const char *sql =
-        "WITH u AS (UPDATE users SET default_privacy = coalesce($8, default_privacy),"
-        "  default_sensitive = coalesce($9::boolean, default_sensitive),"
-        "  default_language = CASE WHEN $10::text IS NULL THEN default_language"
-        "   ELSE nullif($10::text, '') END, updated_at = now()"
-        "  WHERE account_id = $1::bigint RETURNING 1),"
-        " acc AS (INSERT INTO follows (account_id, target_account_id, show_reblogs, notify,"
-        "  languages) SELECT account_id, target_account_id, show_reblogs, notify, languages"
-        "  FROM follow_requests WHERE target_account_id = $1::bigint AND $4::boolean IS FALSE"
-        "  ON CONFLICT DO NOTHING RETURNING account_id),"
-        " dreq AS (DELETE FROM follow_requests WHERE target_account_id = $1::bigint"
-        "  AND $4::boolean IS FALSE)"
-        " UPDATE accounts SET display_name = coalesce($2, display_name),"
-        "  note = coalesce($3, note), locked = coalesce($4::boolean, locked),"
-        "  bot = coalesce($5::boolean, bot), discoverable = coalesce($6::boolean, discoverable),"
-        "  fields = coalesce($7::jsonb, fields), fields_source = coalesce($11::jsonb, "
+        "WITH u AS (UPDATE users SET default_privacy = coalesce($9, default_privacy),"
+        "  default_sensitive = coalesce($10::boolean, default_sensitive),"
+        "  default_language = CASE WHEN $11::text IS NULL THEN default_language"
+        "   ELSE nullif($11::text, '') END, updated_at = now()"
+        "  WHERE tenant_id = $1 AND account_id = $2::bigint RETURNING 1),"
+        " acc AS (INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs,"
+        "  notify, languages) SELECT $1, account_id, target_account_id, show_reblogs, notify,"
+        "  languages FROM follow_requests WHERE tenant_id = $1 AND target_account_id = $2::bigint"
+        "  AND $5::boolean IS FALSE ON CONFLICT DO NOTHING RETURNING account_id),"
+        " dreq AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+        "  AND target_account_id = $2::bigint AND $5::boolean IS FALSE)"
+        " UPDATE accounts SET display_name = coalesce($3, display_name),"
+        "  note = coalesce($4, note), locked = coalesce($5::boolean, locked),"
+        "  bot = coalesce($6::boolean, bot), discoverable = coalesce($7::boolean, discoverable),"
+        "  fields = coalesce($8::jsonb, fields), fields_source = coalesce($12::jsonb, "
         "fields_source),"
-        "  updated_at = now() WHERE id = $1::bigint"
+        "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
         " RETURNING (SELECT string_agg(account_id::text, ',') FROM acc)";
     const char *p[] = {viewer_of(req), display_name, note,    locked,    bot,
                        discoverable,   fields,       privacy, sensitive, language,
@@ -533,9 +535,11 @@ account_show(struct eu_req *req)
         return;
     }
     const char *params[] = {id};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a WHERE a.id = $1::bigint",
-                     1, params, on_account, req);
+    eu_db_pool_query(
+        pool_of(req),
+        "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a"
+                                          " WHERE a.tenant_id = $1 AND a.id = $2::bigint",
+        1, params, on_account, req);
 }
 
 static void
@@ -554,13 +558,13 @@ account_lookup(struct eu_req *req)
     if (strcasecmp(domain, req->tenant->domain) == 0)
         domain = "";
     const char *params[] = {username, domain};
-    eu_db_pool_query(
-        pool_of(req),
-        "SELECT " EU_ACCOUNT_COLUMNS(
-            "a") " FROM accounts a"
-                 " WHERE lower(a.username) = lower($1) AND coalesce(lower(a.domain), '') ="
-                 " lower($2)",
-        2, params, on_account, req);
+    eu_db_pool_query(pool_of(req),
+                     "SELECT " EU_ACCOUNT_COLUMNS(
+                         "a") " FROM accounts a"
+                              " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2)"
+                              " AND coalesce(lower(a.domain), '') ="
+                              " lower($3)",
+                     2, params, on_account, req);
 }
 
 /* ---------------------------------------------------- followers/following */
@@ -589,17 +593,21 @@ on_follow_target(PGresult *res, enum eu_db_status st, void *arg)
      * An account that blocks the viewer shows them nobody, as Mastodon. */
     const char *followers_sql = "SELECT f.id, " EU_ACCOUNT_COLUMNS(
         "a") " FROM follows f JOIN accounts a"
-             " ON a.id = f.account_id WHERE f.target_account_id = $1::bigint"
+             " ON a.tenant_id = $1 AND a.id = f.account_id"
+             " WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint"
              " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1 FROM blocks b"
-             " WHERE b.account_id = $1::bigint AND b.target_account_id = $2::bigint)";
+             " WHERE b.tenant_id = $1 AND b.account_id = $2::bigint"
+             " AND b.target_account_id = $3::bigint)";
     const char *following_sql = "SELECT f.id, " EU_ACCOUNT_COLUMNS(
         "a") " FROM follows f JOIN accounts a"
-             " ON a.id = f.target_account_id WHERE f.account_id = $1::bigint"
+             " ON a.tenant_id = $1 AND a.id = f.target_account_id"
+             " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
              " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1 FROM blocks b"
-             " WHERE b.account_id = $1::bigint AND b.target_account_id = $2::bigint)";
+             " WHERE b.tenant_id = $1 AND b.account_id = $2::bigint"
+             " AND b.target_account_id = $3::bigint)";
     const char *sql =
         eu_arena_sprintf(req->arena, "%s%s", fp->followers ? followers_sql : following_sql,
-                         eu_page_sql(req, &fp->page, "f.id", 3));
+                         eu_page_sql(req, &fp->page, "f.id", 4));
     const char *params[6] = {eu_req_param(req, "id"), viewer_of(req)};
     eu_page_params(&fp->page, params + 2);
     eu_accounts_reply_page(req, sql, 6, params, &fp->page);
@@ -619,7 +627,8 @@ follow_page(struct eu_req *req, bool followers)
     if (eu_page_parse(req, &fp->page, 40, 80) < 0)
         return;
     const char *params[] = {id};
-    eu_db_pool_query(pool_of(req), "SELECT 1 FROM accounts WHERE id = $1::bigint", 1, params,
+    eu_db_pool_query(pool_of(req),
+                     "SELECT 1 FROM accounts WHERE tenant_id = $1 AND id = $2::bigint", 1, params,
                      on_follow_target, fp);
 }
 
@@ -703,20 +712,20 @@ account_search(struct eu_req *req)
     }
     const char *sql = "SELECT " EU_ACCOUNT_COLUMNS(
         "a") " FROM accounts a"
-             " WHERE a.suspended_at IS NULL"
-             " AND (lower(a.username) LIKE lower($2) || '%'"
-             "  OR ($3::text IS NULL AND a.display_name ILIKE '%' || $2 || '%'))"
-             " AND ($3::text IS NULL OR coalesce(lower(a.domain), '') = lower($3))"
-             " AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.account_id = "
-             "$1::bigint"
-             "  AND f.target_account_id = a.id))"
-             " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = $1::bigint"
-             "  AND b.target_account_id = a.id) OR (b.account_id = a.id"
-             "  AND b.target_account_id = $1::bigint))"
-             " ORDER BY lower(a.username) = lower($7) DESC, a.domain IS NULL DESC,"
-             "  EXISTS (SELECT 1 FROM follows f WHERE f.account_id = $1::bigint"
+             " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL"
+             " AND (lower(a.username) LIKE lower($3) || '%'"
+             "  OR ($4::text IS NULL AND a.display_name ILIKE '%' || $3 || '%'))"
+             " AND ($4::text IS NULL OR coalesce(lower(a.domain), '') = lower($4))"
+             " AND (NOT $5::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
+             "  AND f.account_id = $2::bigint AND f.target_account_id = a.id))"
+             " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+             "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
+             "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
+             " ORDER BY lower(a.username) = lower($8) DESC, a.domain IS NULL DESC,"
+             "  EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
+             "  AND f.account_id = $2::bigint"
              "  AND f.target_account_id = a.id) DESC, lower(a.username), a.id"
-             " LIMIT $5::int OFFSET $6::int";
+             " LIMIT $6::int OFFSET $7::int";
     const char *p[] = {viewer_of(req),
                        like_escape(req, username),
                        domain,
@@ -796,12 +805,13 @@ familiar_followers(struct eu_req *req)
     /* For each asked account, the accounts the viewer follows that follow
      * it, in the order the ids were given. */
     const char *sql = "SELECT x.id::text, " EU_ACCOUNT_COLUMNS(
-        "a") " FROM (SELECT DISTINCT ON (id) id, ord FROM unnest($2::bigint[]) WITH ORDINALITY"
+        "a") " FROM (SELECT DISTINCT ON (id) id, ord FROM unnest($3::bigint[]) WITH ORDINALITY"
              "  AS u(id, ord) ORDER BY id, ord) x"
              " LEFT JOIN LATERAL (SELECT ac.* FROM follows mf JOIN follows tf"
-             "  ON tf.account_id = mf.target_account_id JOIN accounts ac ON ac.id = "
-             "mf.target_account_id"
-             "  WHERE mf.account_id = $1::bigint AND tf.target_account_id = x.id"
+             "  ON tf.tenant_id = $1 AND tf.account_id = mf.target_account_id"
+             "  JOIN accounts ac ON ac.tenant_id = $1 AND ac.id = mf.target_account_id"
+             "  WHERE mf.tenant_id = $1 AND mf.account_id = $2::bigint"
+             "  AND tf.target_account_id = x.id"
              "  AND ac.suspended_at IS NULL ORDER BY mf.id DESC LIMIT 40) a ON true"
              " ORDER BY x.ord, a.id";
     const char *p[] = {viewer_of(req), eu_accounts_ids_param(req, params, "id")};
@@ -835,16 +845,16 @@ directory(struct eu_req *req)
     bool by_new = order && strcmp(order, "new") == 0;
     const char *sql = "SELECT " EU_ACCOUNT_COLUMNS(
         "a") " FROM accounts a"
-             " WHERE a.discoverable AND a.suspended_at IS NULL AND (NOT $2::boolean OR a.domain IS "
-             "NULL)"
-             " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = $1::bigint"
-             "  AND b.target_account_id = a.id) OR (b.account_id = a.id"
-             "  AND b.target_account_id = $1::bigint))"
-             " ORDER BY CASE WHEN $3::boolean THEN a.id END DESC NULLS LAST,"
-             "  (SELECT max(s.id) FROM statuses s WHERE s.account_id = a.id AND s.deleted_at IS "
-             "NULL)"
+             " WHERE a.tenant_id = $1 AND a.discoverable AND a.suspended_at IS NULL"
+             " AND (NOT $3::boolean OR a.domain IS NULL)"
+             " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+             "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
+             "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
+             " ORDER BY CASE WHEN $4::boolean THEN a.id END DESC NULLS LAST,"
+             "  (SELECT max(s.id) FROM statuses s WHERE s.tenant_id = $1 AND s.account_id = a.id"
+             "  AND s.deleted_at IS NULL)"
              "  DESC NULLS LAST, a.id DESC"
-             " LIMIT $4::int OFFSET $5::int";
+             " LIMIT $5::int OFFSET $6::int";
     const char *p[] = {viewer_of(req), local ? "true" : "false", by_new ? "true" : "false",
                        eu_arena_sprintf(req->arena, "%lld", limit),
                        eu_arena_sprintf(req->arena, "%lld", offset)};

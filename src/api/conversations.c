@@ -28,15 +28,16 @@
 /*
  * Columns: id, unread, page key (last_status_id), participant ids (JSON,
  * the viewer alone for a note to self), newest visible status id or NULL.
- * $1 is the viewer.
+ * $2 is the viewer ($1 the tenant).
  */
 #define CONVERSATION_COLUMNS                                                                       \
     "ac.id::text, ac.unread, ac.last_status_id::text,"                                             \
-    " (SELECT coalesce(json_agg(x::text), json_build_array($1::text)) FROM"                        \
+    " (SELECT coalesce(json_agg(x::text), json_build_array($2::text)) FROM"                        \
     "  unnest(ac.participant_ids) x)::text,"                                                       \
-    " (SELECT max(s.id) FROM statuses s WHERE s.conversation_id = ac.conversation_id"              \
+    " (SELECT max(s.id) FROM statuses s WHERE s.tenant_id = $1"                                    \
+    "  AND s.conversation_id = ac.conversation_id"                                                 \
     "  AND s.visibility = 3 AND s.reblog_of_id IS NULL AND " EU_STATUS_VISIBLE_SQL(                \
-        "s", "$1::bigint") ")::text"
+        "s", "$2::bigint") ")::text"
 
 enum { C_ID, C_UNREAD, C_KEY, C_PARTS, C_STATUS };
 
@@ -179,8 +180,8 @@ on_convs(PGresult *res, enum eu_db_status st, void *arg)
     free(ids);
     eu_db_pool_query(eu_social_pool(req),
                      "SELECT " EU_ACCOUNT_COLUMNS(
-                         "a") " FROM accounts a WHERE a.id IN"
-                              " (SELECT x::bigint FROM json_array_elements_text($1::json) x)",
+                         "a") " FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
+                              " (SELECT x::bigint FROM json_array_elements_text($2::json) x)",
                      1, p, on_conv_accounts, cp);
 }
 
@@ -194,9 +195,9 @@ eu_conversations_index(struct eu_req *req)
     eu_page_params(&cp->page, p + 1);
     const char *sql = eu_arena_sprintf(req->arena,
                                        "SELECT " CONVERSATION_COLUMNS " FROM account_conversations"
-                                       " ac WHERE ac.account_id = $1::bigint"
+                                       " ac WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
                                        " AND ac.last_status_id IS NOT NULL%s",
-                                       eu_page_sql(req, &cp->page, "ac.last_status_id", 2));
+                                       eu_page_sql(req, &cp->page, "ac.last_status_id", 3));
     eu_db_pool_query(eu_social_pool(req), sql, 5, p, on_convs, cp);
 }
 
@@ -211,11 +212,12 @@ eu_conversations_read(struct eu_req *req)
     cp->req = req;
     cp->single = true;
     const char *p[] = {eu_social_viewer(req), id};
-    eu_db_pool_query(eu_social_pool(req),
-                     "UPDATE account_conversations ac SET unread = false"
-                     " WHERE ac.account_id = $1::bigint AND ac.id = $2::bigint"
-                     " RETURNING " CONVERSATION_COLUMNS,
-                     2, p, on_convs, cp);
+    eu_db_pool_query(
+        eu_social_pool(req),
+        "UPDATE account_conversations ac SET unread = false"
+        " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint AND ac.id = $3::bigint"
+        " RETURNING " CONVERSATION_COLUMNS,
+        2, p, on_convs, cp);
 }
 
 static void
@@ -243,8 +245,9 @@ eu_conversations_destroy(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_social_viewer(req), id};
-    eu_db_pool_query(eu_social_pool(req),
-                     "DELETE FROM account_conversations WHERE account_id = $1::bigint"
-                     " AND id = $2::bigint RETURNING id",
-                     2, p, on_removed, req);
+    eu_db_pool_query(
+        eu_social_pool(req),
+        "DELETE FROM account_conversations WHERE tenant_id = $1 AND account_id = $2::bigint"
+        " AND id = $3::bigint RETURNING id",
+        2, p, on_removed, req);
 }

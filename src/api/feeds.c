@@ -70,9 +70,11 @@ static const char FANOUT_LUA[] =
  * status ($2 true when removing: every candidate). */
 static const char RECIPIENTS_SQL[] =
     "SELECT v.id FROM statuses s, LATERAL (SELECT s.account_id AS id UNION"
-    " SELECT f.account_id FROM follows f JOIN accounts fa ON fa.id = f.account_id"
-    " AND fa.domain IS NULL WHERE f.target_account_id = s.account_id) v"
-    " WHERE s.id = $1::bigint AND ($2::bool OR " EU_HOME_FEED_SQL("s", "v.id") ")";
+    " SELECT f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1"
+    " AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
+    " AND f.target_account_id = s.account_id) v"
+    " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR "
+    EU_HOME_FEED_SQL("s", "v.id") ")";
 
 struct fanout {
     struct eu_app *app;
@@ -159,12 +161,12 @@ static const char READ_LUA[] =
     "end "
     "return redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4])";
 
-/* Statuses of account $1's home feed, newest first; the author set keeps
+/* Statuses of account $2's home feed, newest first; the author set keeps
  * the scan on the statuses_account index. */
 #define HOME_SQL                                                                                   \
-    "SELECT s.id FROM statuses s WHERE s.account_id IN (SELECT $1::bigint UNION"                   \
-    " SELECT target_account_id FROM follows WHERE account_id = $1::bigint) AND "                   \
-    EU_HOME_FEED_SQL("s", "$1::bigint")
+    "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT $2::bigint"    \
+    " UNION SELECT target_account_id FROM follows WHERE tenant_id = $1"                            \
+    " AND account_id = $2::bigint) AND " EU_HOME_FEED_SQL("s", "$2::bigint")
 
 struct home_read {
     struct eu_req *req;
@@ -273,7 +275,7 @@ read_from_sql(struct home_read *hr)
 {
     struct eu_req *req = hr->req;
     const char *sql = eu_arena_sprintf(req->arena, "%s%s", HOME_SQL,
-                                       eu_page_sql(req, &hr->page, "s.id", 2));
+                                       eu_page_sql(req, &hr->page, "s.id", 3));
     const char *params[5];
     params[0] = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
     eu_page_params(&hr->page, params + 1);

@@ -51,18 +51,18 @@
                         "'keyword', k.keyword,"                                                    \
                         "  'whole_word', k.whole_word) ORDER BY k.id), '[]') FROM "                \
                         "filter_keywords k"                                                        \
-                        "  WHERE k.filter_id = f.id)::text,"                                       \
+                        "  WHERE k.tenant_id = $1 AND k.filter_id = f.id)::text,"                  \
                         " (SELECT coalesce(json_agg(json_build_object('id', fs.id::text, "         \
                         "'status_id',"                                                             \
                         "  fs.status_id::text) ORDER BY fs.id), '[]') FROM filter_statuses fs"     \
-                        "  WHERE fs.filter_id = f.id)::text"
+                        "  WHERE fs.tenant_id = $1 AND fs.filter_id = f.id)::text"
 
 /* A v1 filter is one keyword with its filter's settings; k and f aliased. */
 #define V1_COLUMNS                                                                                 \
     "k.id::text, k.keyword, array_to_json(f.context)::text, k.whole_word, CASE WHEN"               \
     " f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS("f.expires_at") " END, f.action = 'hide'"
 
-#define KEYWORD_COLUMNS "k.id::text, k.keyword, k.whole_word"
+#define KEYWORD_COLUMNS(k) k ".id::text, " k ".keyword, " k ".whole_word"
 #define FSTATUS_COLUMNS "fs.id::text, fs.status_id::text"
 
 static const char *const CONTEXTS[] = {"home", "notifications", "public", "thread", "account"};
@@ -249,7 +249,8 @@ eu_filters_load(struct eu_req *req, void (*done)(struct eu_req *req, void *arg),
     }
     const char *p[] = {eu_social_viewer(req)};
     eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.account_id = $1::bigint"
+                     "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
+                     " AND f.account_id = $2::bigint"
                      " AND (f.expires_at IS NULL OR f.expires_at > now()) ORDER BY f.id",
                      1, p, on_filters_loaded, l);
 }
@@ -676,8 +677,8 @@ eu_filters_v2_index(struct eu_req *req)
 {
     const char *p[] = {eu_social_viewer(req)};
     query_reply(req,
-                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.account_id = $1::bigint"
-                " ORDER BY f.id DESC",
+                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
+                " AND f.account_id = $2::bigint ORDER BY f.id DESC",
                 1, p, filter_full_json, true);
 }
 
@@ -689,8 +690,8 @@ eu_filters_v2_show(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), id};
     query_reply(req,
-                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.account_id = $1::bigint"
-                " AND f.id = $2::bigint",
+                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
+                " AND f.account_id = $2::bigint AND f.id = $3::bigint",
                 2, p, filter_full_json, false);
 }
 
@@ -705,12 +706,13 @@ eu_filters_v2_create(struct eu_req *req)
                        in.keywords ? in.keywords : "[]"};
     /* One statement: the final SELECT sees what the CTEs returned. */
     query_reply(req,
-                "WITH f AS (INSERT INTO filters (account_id, title, context, action, expires_at)"
-                " VALUES ($1::bigint, $2, ARRAY(SELECT json_array_elements_text($3::json)),"
-                " coalesce($4, 'warn'), now() + make_interval(secs => $5::int)) RETURNING *),"
-                " k AS (INSERT INTO filter_keywords (filter_id, keyword, whole_word)"
-                " SELECT f.id, x.keyword, coalesce(x.whole_word, true) FROM f,"
-                " json_to_recordset($6::json) AS x(keyword text, whole_word boolean,"
+                "WITH f AS (INSERT INTO filters (tenant_id, account_id, title, context, action,"
+                " expires_at) VALUES ($1, $2::bigint, $3,"
+                " ARRAY(SELECT json_array_elements_text($4::json)),"
+                " coalesce($5, 'warn'), now() + make_interval(secs => $6::int)) RETURNING *),"
+                " k AS (INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
+                " SELECT $1::bigint, f.id, x.keyword, coalesce(x.whole_word, true) FROM f,"
+                " json_to_recordset($7::json) AS x(keyword text, whole_word boolean,"
                 " destroy boolean) WHERE NOT x.destroy RETURNING *)"
                 " SELECT f.id::text, f.title, array_to_json(f.context)::text,"
                 " CASE WHEN f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS(
@@ -746,8 +748,8 @@ on_filter_updated(PGresult *res, enum eu_db_status st, void *arg)
     }
     const char *p[] = {eu_social_viewer(req), u->id};
     query_reply(req,
-                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.account_id = $1::bigint"
-                " AND f.id = $2::bigint",
+                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
+                " AND f.account_id = $2::bigint AND f.id = $3::bigint",
                 2, p, filter_full_json, false);
 }
 
@@ -776,22 +778,23 @@ eu_filters_v2_update(struct eu_req *req)
      * added; ids of another filter's keywords match nothing. */
     eu_db_pool_query(
         eu_social_pool(req),
-        "WITH f AS (UPDATE filters SET title = coalesce($3, title),"
-        " context = CASE WHEN $4::json IS NULL THEN context"
-        "  ELSE ARRAY(SELECT json_array_elements_text($4::json)) END,"
-        " action = coalesce($5, action),"
-        " expires_at = CASE WHEN $6::boolean THEN now() + make_interval(secs => $7::int)"
+        "WITH f AS (UPDATE filters SET title = coalesce($4, title),"
+        " context = CASE WHEN $5::json IS NULL THEN context"
+        "  ELSE ARRAY(SELECT json_array_elements_text($5::json)) END,"
+        " action = coalesce($6, action),"
+        " expires_at = CASE WHEN $7::boolean THEN now() + make_interval(secs => $8::int)"
         "  ELSE expires_at END"
-        " WHERE id = $2::bigint AND account_id = $1::bigint RETURNING id),"
-        " x AS (SELECT * FROM json_to_recordset($8::json) AS x(id bigint, keyword text,"
+        " WHERE tenant_id = $1 AND id = $3::bigint AND account_id = $2::bigint RETURNING id),"
+        " x AS (SELECT * FROM json_to_recordset($9::json) AS x(id bigint, keyword text,"
         "  whole_word boolean, destroy boolean)),"
-        " d AS (DELETE FROM filter_keywords k USING f, x WHERE k.filter_id = f.id"
+        " d AS (DELETE FROM filter_keywords k USING f, x WHERE k.tenant_id = $1"
+        "  AND k.filter_id = f.id"
         "  AND k.id = x.id AND x.destroy),"
         " u AS (UPDATE filter_keywords k SET keyword = coalesce(x.keyword, k.keyword),"
         "  whole_word = coalesce(x.whole_word, k.whole_word) FROM f, x"
-        "  WHERE k.filter_id = f.id AND k.id = x.id AND NOT x.destroy),"
-        " i AS (INSERT INTO filter_keywords (filter_id, keyword, whole_word)"
-        "  SELECT f.id, x.keyword, coalesce(x.whole_word, true) FROM f, x"
+        "  WHERE k.tenant_id = $1 AND k.filter_id = f.id AND k.id = x.id AND NOT x.destroy),"
+        " i AS (INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
+        "  SELECT $1::bigint, f.id, x.keyword, coalesce(x.whole_word, true) FROM f, x"
         "  WHERE x.id IS NULL AND NOT x.destroy)"
         " SELECT id FROM f",
         8, p, on_filter_updated, u);
@@ -805,7 +808,8 @@ eu_filters_v2_destroy(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), id};
     query_reply(req,
-                "DELETE FROM filters WHERE account_id = $1::bigint AND id = $2::bigint"
+                "DELETE FROM filters WHERE tenant_id = $1 AND account_id = $2::bigint"
+                " AND id = $3::bigint"
                 " RETURNING id",
                 2, p, NULL, false);
 }
@@ -843,8 +847,9 @@ eu_filters_keywords_index(struct eu_req *req)
     eu_db_pool_query(eu_social_pool(req),
                      "SELECT (SELECT coalesce(json_agg(json_build_object('id', k.id::text,"
                      " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY k.id), '[]')"
-                     " FROM filter_keywords k WHERE k.filter_id = f.id)::text FROM filters f"
-                     " WHERE f.account_id = $1::bigint AND f.id = $2::bigint",
+                     " FROM filter_keywords k WHERE k.tenant_id = $1 AND k.filter_id = f.id)::text"
+                     " FROM filters f"
+                     " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint AND f.id = $3::bigint",
                      2, p, on_filter_owned, r);
 }
 
@@ -866,10 +871,13 @@ eu_filters_keywords_create(struct eu_req *req)
         return;
     }
     const char *p[] = {eu_social_viewer(req), id, kw, whole ? "t" : "f"};
+    /* No "AS k" on the target: the pool's tenant check wants the column
+     * list right after the table name. */
     query_reply(req,
-                "INSERT INTO filter_keywords AS k (filter_id, keyword, whole_word)"
-                " SELECT f.id, $3, $4::boolean FROM filters f WHERE f.account_id = $1::bigint"
-                " AND f.id = $2::bigint RETURNING " KEYWORD_COLUMNS,
+                "INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
+                " SELECT $1::bigint, f.id, $4, $5::boolean FROM filters f WHERE f.tenant_id = $1"
+                " AND f.account_id = $2::bigint AND f.id = $3::bigint"
+                " RETURNING " KEYWORD_COLUMNS("filter_keywords"),
                 4, p, keyword_json, false);
 }
 
@@ -881,8 +889,10 @@ eu_filters_keywords_show(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), id};
     query_reply(req,
-                "SELECT " KEYWORD_COLUMNS " FROM filter_keywords k JOIN filters f"
-                " ON f.id = k.filter_id WHERE f.account_id = $1::bigint AND k.id = $2::bigint",
+                "SELECT " KEYWORD_COLUMNS(
+                    "k") " FROM filter_keywords k JOIN filters f"
+                         " ON f.tenant_id = $1 AND f.id = k.filter_id WHERE k.tenant_id = $1"
+                         " AND f.account_id = $2::bigint AND k.id = $3::bigint",
                 2, p, keyword_json, false);
 }
 
@@ -906,10 +916,11 @@ eu_filters_keywords_update(struct eu_req *req)
     bool has_whole = json_object_get(params, "whole_word") != NULL;
     const char *p[] = {eu_social_viewer(req), id, kw, has_whole ? (whole ? "t" : "f") : NULL};
     query_reply(req,
-                "UPDATE filter_keywords k SET keyword = coalesce($3, k.keyword),"
-                " whole_word = coalesce($4::boolean, k.whole_word) FROM filters f"
-                " WHERE f.id = k.filter_id AND f.account_id = $1::bigint AND k.id = $2::bigint"
-                " RETURNING " KEYWORD_COLUMNS,
+                "UPDATE filter_keywords k SET keyword = coalesce($4, k.keyword),"
+                " whole_word = coalesce($5::boolean, k.whole_word) FROM filters f"
+                " WHERE k.tenant_id = $1 AND f.tenant_id = $1 AND f.id = k.filter_id"
+                " AND f.account_id = $2::bigint AND k.id = $3::bigint"
+                " RETURNING " KEYWORD_COLUMNS("k"),
                 4, p, keyword_json, false);
 }
 
@@ -921,8 +932,9 @@ eu_filters_keywords_destroy(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), id};
     query_reply(req,
-                "DELETE FROM filter_keywords k USING filters f WHERE f.id = k.filter_id"
-                " AND f.account_id = $1::bigint AND k.id = $2::bigint RETURNING k.id",
+                "DELETE FROM filter_keywords k USING filters f WHERE k.tenant_id = $1"
+                " AND f.tenant_id = $1 AND f.id = k.filter_id"
+                " AND f.account_id = $2::bigint AND k.id = $3::bigint RETURNING k.id",
                 2, p, NULL, false);
 }
 
@@ -937,12 +949,14 @@ eu_filters_statuses_index(struct eu_req *req)
     const char *p[] = {eu_social_viewer(req), id};
     struct reply *r = eu_arena_calloc(req->arena, sizeof(*r));
     r->req = req;
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT (SELECT coalesce(json_agg(json_build_object('id', fs.id::text,"
-                     " 'status_id', fs.status_id::text) ORDER BY fs.id), '[]')"
-                     " FROM filter_statuses fs WHERE fs.filter_id = f.id)::text FROM filters f"
-                     " WHERE f.account_id = $1::bigint AND f.id = $2::bigint",
-                     2, p, on_filter_owned, r);
+    eu_db_pool_query(
+        eu_social_pool(req),
+        "SELECT (SELECT coalesce(json_agg(json_build_object('id', fs.id::text,"
+        " 'status_id', fs.status_id::text) ORDER BY fs.id), '[]')"
+        " FROM filter_statuses fs WHERE fs.tenant_id = $1 AND fs.filter_id = f.id)::text"
+        " FROM filters f"
+        " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint AND f.id = $3::bigint",
+        2, p, on_filter_owned, r);
 }
 
 void
@@ -964,11 +978,13 @@ eu_filters_statuses_create(struct eu_req *req)
      * uniqueness validation would refuse a duplicate. */
     query_reply(req,
                 "WITH old AS (SELECT fs.id, fs.status_id FROM filter_statuses fs JOIN filters f"
-                " ON f.id = fs.filter_id WHERE f.account_id = $1::bigint AND f.id = $2::bigint"
-                " AND fs.status_id = $3::bigint),"
-                " ins AS (INSERT INTO filter_statuses (filter_id, status_id)"
-                " SELECT f.id, s.id FROM filters f, statuses s WHERE f.account_id = $1::bigint"
-                " AND f.id = $2::bigint AND s.id = $3::bigint AND s.deleted_at IS NULL"
+                " ON f.tenant_id = $1 AND f.id = fs.filter_id WHERE fs.tenant_id = $1"
+                " AND f.account_id = $2::bigint AND f.id = $3::bigint"
+                " AND fs.status_id = $4::bigint),"
+                " ins AS (INSERT INTO filter_statuses (tenant_id, filter_id, status_id)"
+                " SELECT $1::bigint, f.id, s.id FROM filters f, statuses s WHERE f.tenant_id = $1"
+                " AND s.tenant_id = $1 AND f.account_id = $2::bigint"
+                " AND f.id = $3::bigint AND s.id = $4::bigint AND s.deleted_at IS NULL"
                 " AND NOT EXISTS (SELECT 1 FROM old) RETURNING id, status_id)"
                 " SELECT fs.id::text, fs.status_id::text FROM (SELECT * FROM old UNION ALL"
                 " SELECT * FROM ins) fs",
@@ -984,7 +1000,8 @@ eu_filters_statuses_show(struct eu_req *req)
     const char *p[] = {eu_social_viewer(req), id};
     query_reply(req,
                 "SELECT " FSTATUS_COLUMNS " FROM filter_statuses fs JOIN filters f"
-                " ON f.id = fs.filter_id WHERE f.account_id = $1::bigint AND fs.id = $2::bigint",
+                " ON f.tenant_id = $1 AND f.id = fs.filter_id WHERE fs.tenant_id = $1"
+                " AND f.account_id = $2::bigint AND fs.id = $3::bigint",
                 2, p, fstatus_json, false);
 }
 
@@ -996,8 +1013,9 @@ eu_filters_statuses_destroy(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), id};
     query_reply(req,
-                "DELETE FROM filter_statuses fs USING filters f WHERE f.id = fs.filter_id"
-                " AND f.account_id = $1::bigint AND fs.id = $2::bigint RETURNING fs.id",
+                "DELETE FROM filter_statuses fs USING filters f WHERE fs.tenant_id = $1"
+                " AND f.tenant_id = $1 AND f.id = fs.filter_id"
+                " AND f.account_id = $2::bigint AND fs.id = $3::bigint RETURNING fs.id",
                 2, p, NULL, false);
 }
 
@@ -1008,8 +1026,9 @@ eu_filters_v1_index(struct eu_req *req)
 {
     const char *p[] = {eu_social_viewer(req)};
     query_reply(req,
-                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.id = k.filter_id"
-                " WHERE f.account_id = $1::bigint ORDER BY k.id DESC",
+                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
+                " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
+                " ORDER BY k.id DESC",
                 1, p, v1_json, true);
 }
 
@@ -1021,8 +1040,9 @@ eu_filters_v1_show(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), id};
     query_reply(req,
-                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.id = k.filter_id"
-                " WHERE f.account_id = $1::bigint AND k.id = $2::bigint",
+                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
+                " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
+                " AND k.id = $3::bigint",
                 2, p, v1_json, false);
 }
 
@@ -1071,11 +1091,12 @@ eu_filters_v1_create(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), in.phrase, in.context, in.hide, in.expires, in.whole};
     query_reply(req,
-                "WITH f AS (INSERT INTO filters (account_id, title, context, action, expires_at)"
-                " VALUES ($1::bigint, $2, ARRAY(SELECT json_array_elements_text($3::json)),"
-                " coalesce($4, 'warn'), now() + make_interval(secs => $5::int)) RETURNING *),"
-                " k AS (INSERT INTO filter_keywords (filter_id, keyword, whole_word)"
-                " SELECT f.id, $2, coalesce($6::boolean, true) FROM f RETURNING *)"
+                "WITH f AS (INSERT INTO filters (tenant_id, account_id, title, context, action,"
+                " expires_at) VALUES ($1, $2::bigint, $3,"
+                " ARRAY(SELECT json_array_elements_text($4::json)),"
+                " coalesce($5, 'warn'), now() + make_interval(secs => $6::int)) RETURNING *),"
+                " k AS (INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
+                " SELECT $1::bigint, f.id, $3, coalesce($7::boolean, true) FROM f RETURNING *)"
                 " SELECT " V1_COLUMNS " FROM f, k",
                 6, p, v1_json, false);
 }
@@ -1096,8 +1117,9 @@ on_v1_updated(PGresult *res, enum eu_db_status st, void *arg)
     }
     const char *p[] = {eu_social_viewer(req), u->id};
     query_reply(req,
-                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.id = k.filter_id"
-                " WHERE f.account_id = $1::bigint AND k.id = $2::bigint",
+                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
+                " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
+                " AND k.id = $3::bigint",
                 2, p, v1_json, false);
 }
 
@@ -1118,15 +1140,17 @@ eu_filters_v1_update(struct eu_req *req)
                        in.expires_given ? "t" : "f", in.expires, in.whole};
     eu_db_pool_query(
         eu_social_pool(req),
-        "WITH k AS (UPDATE filter_keywords k SET keyword = coalesce($3, k.keyword),"
-        " whole_word = coalesce($8::boolean, k.whole_word) FROM filters f"
-        " WHERE f.id = k.filter_id AND f.account_id = $1::bigint AND k.id = $2::bigint"
+        "WITH k AS (UPDATE filter_keywords k SET keyword = coalesce($4, k.keyword),"
+        " whole_word = coalesce($9::boolean, k.whole_word) FROM filters f"
+        " WHERE k.tenant_id = $1 AND f.tenant_id = $1 AND f.id = k.filter_id"
+        " AND f.account_id = $2::bigint AND k.id = $3::bigint"
         " RETURNING k.filter_id)"
-        " UPDATE filters f SET context = CASE WHEN $4::json IS NULL THEN f.context"
-        "  ELSE ARRAY(SELECT json_array_elements_text($4::json)) END,"
-        " action = coalesce($5, f.action),"
-        " expires_at = CASE WHEN $6::boolean THEN now() + make_interval(secs => $7::int)"
-        "  ELSE f.expires_at END FROM k WHERE f.id = k.filter_id RETURNING f.id",
+        " UPDATE filters f SET context = CASE WHEN $5::json IS NULL THEN f.context"
+        "  ELSE ARRAY(SELECT json_array_elements_text($5::json)) END,"
+        " action = coalesce($6, f.action),"
+        " expires_at = CASE WHEN $7::boolean THEN now() + make_interval(secs => $8::int)"
+        "  ELSE f.expires_at END FROM k WHERE f.tenant_id = $1 AND f.id = k.filter_id"
+        " RETURNING f.id",
         8, p, on_v1_updated, u);
 }
 
@@ -1140,11 +1164,15 @@ eu_filters_v1_destroy(struct eu_req *req)
     /* The filter goes with its last keyword, so no empty v2 filter is left
      * behind by a v1 client. */
     query_reply(req,
-                "WITH k AS (DELETE FROM filter_keywords k USING filters f WHERE f.id = k.filter_id"
-                " AND f.account_id = $1::bigint AND k.id = $2::bigint RETURNING k.filter_id),"
-                " f AS (DELETE FROM filters f USING k WHERE f.id = k.filter_id AND NOT EXISTS"
-                " (SELECT 1 FROM filter_keywords o WHERE o.filter_id = f.id AND o.id <> $2::bigint)"
-                " AND NOT EXISTS (SELECT 1 FROM filter_statuses o WHERE o.filter_id = f.id)"
+                "WITH k AS (DELETE FROM filter_keywords k USING filters f WHERE k.tenant_id = $1"
+                " AND f.tenant_id = $1 AND f.id = k.filter_id"
+                " AND f.account_id = $2::bigint AND k.id = $3::bigint RETURNING k.filter_id),"
+                " f AS (DELETE FROM filters f USING k WHERE f.tenant_id = $1"
+                " AND f.id = k.filter_id AND NOT EXISTS"
+                " (SELECT 1 FROM filter_keywords o WHERE o.tenant_id = $1 AND o.filter_id = f.id"
+                "  AND o.id <> $3::bigint)"
+                " AND NOT EXISTS (SELECT 1 FROM filter_statuses o WHERE o.tenant_id = $1"
+                "  AND o.filter_id = f.id)"
                 " RETURNING f.id)"
                 " SELECT filter_id FROM k",
                 2, p, NULL, false);

@@ -20,11 +20,15 @@
 
 #define EU_MASTODON_VERSION "4.3.0 (compatible; Eunha " EUNHA_VERSION ")"
 
+/* $1 is the tenant (the tenant's pool sends it). */
 static const char stats_sql[] =
-    "SELECT (SELECT count(*) FROM accounts WHERE domain IS NULL AND suspended_at IS NULL),"
-    " (SELECT count(*) FROM statuses WHERE local AND deleted_at IS NULL),"
-    " (SELECT count(DISTINCT domain) FROM accounts WHERE domain IS NOT NULL),"
-    " coalesce((SELECT value #>> '{}' FROM settings WHERE key = 'registrations_mode'), 'open')";
+    "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = $1 AND domain IS NULL"
+    "  AND suspended_at IS NULL),"
+    " (SELECT count(*) FROM statuses WHERE tenant_id = $1 AND local AND deleted_at IS NULL),"
+    " (SELECT count(DISTINCT domain) FROM accounts WHERE tenant_id = $1"
+    "  AND domain IS NOT NULL),"
+    " coalesce((SELECT value #>> '{}' FROM settings WHERE tenant_id = $1"
+    "  AND key = 'registrations_mode'), 'open')";
 
 struct stats {
     json_int_t users, statuses, domains, active_month;

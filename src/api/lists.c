@@ -93,8 +93,8 @@ eu_lists_index(struct eu_req *req)
 {
     const char *p[] = {viewer_of(req)};
     eu_db_pool_query(pool_of(req),
-                     "SELECT " LIST_COLUMNS " FROM lists l WHERE l.account_id = $1::bigint"
-                     " ORDER BY l.id",
+                     "SELECT " LIST_COLUMNS " FROM lists l WHERE l.tenant_id = $1"
+                     " AND l.account_id = $2::bigint ORDER BY l.id",
                      1, p, on_lists, req);
 }
 
@@ -108,8 +108,8 @@ eu_lists_show(struct eu_req *req)
     }
     const char *p[] = {viewer_of(req), id};
     eu_db_pool_query(pool_of(req),
-                     "SELECT " LIST_COLUMNS " FROM lists l WHERE l.account_id = $1::bigint"
-                     " AND l.id = $2::bigint",
+                     "SELECT " LIST_COLUMNS " FROM lists l WHERE l.tenant_id = $1"
+                     " AND l.account_id = $2::bigint AND l.id = $3::bigint",
                      2, p, on_list, req);
 }
 
@@ -177,11 +177,14 @@ eu_lists_create(struct eu_req *req)
         return;
     const char *p[] = {viewer_of(req), title, policy, exclusive,
                        eu_arena_sprintf(req->arena, "%d", LISTS_MAX)};
+    /* The insert is a CTE named l for LIST_COLUMNS: the tenant check cannot
+     * see the column list of an INSERT whose table has an alias. */
     eu_db_pool_query(pool_of(req),
-                     "INSERT INTO lists AS l (account_id, title, replies_policy, exclusive)"
-                     " SELECT $1::bigint, $2, coalesce($3, 'list'), coalesce($4::boolean, false)"
-                     " WHERE (SELECT count(*) FROM lists WHERE account_id = $1::bigint)"
-                     " < $5::int RETURNING " LIST_COLUMNS,
+                     "WITH l AS (INSERT INTO lists (tenant_id, account_id, title, replies_policy,"
+                     " exclusive) SELECT $1, $2::bigint, $3, coalesce($4, 'list'),"
+                     " coalesce($5::boolean, false) WHERE (SELECT count(*) FROM lists"
+                     " WHERE tenant_id = $1 AND account_id = $2::bigint) < $6::int RETURNING *)"
+                     " SELECT " LIST_COLUMNS " FROM l",
                      5, p, on_list_created, req);
 }
 
@@ -201,10 +204,10 @@ eu_lists_update(struct eu_req *req)
         eu_feed_home_invalidate(req->app, req->tenant, req->auth.account_id);
     const char *p[] = {viewer_of(req), id, title, policy, exclusive};
     eu_db_pool_query(pool_of(req),
-                     "UPDATE lists AS l SET title = coalesce($3, title),"
-                     " replies_policy = coalesce($4, replies_policy),"
-                     " exclusive = coalesce($5::boolean, exclusive)"
-                     " WHERE l.account_id = $1::bigint AND l.id = $2::bigint"
+                     "UPDATE lists AS l SET title = coalesce($4, title),"
+                     " replies_policy = coalesce($5, replies_policy),"
+                     " exclusive = coalesce($6::boolean, exclusive)"
+                     " WHERE l.tenant_id = $1 AND l.account_id = $2::bigint AND l.id = $3::bigint"
                      " RETURNING " LIST_COLUMNS,
                      5, p, on_list, req);
 }
@@ -237,8 +240,8 @@ eu_lists_destroy(struct eu_req *req)
     }
     const char *p[] = {viewer_of(req), id};
     eu_db_pool_query(pool_of(req),
-                     "DELETE FROM lists WHERE account_id = $1::bigint AND id = $2::bigint"
-                     " RETURNING exclusive",
+                     "DELETE FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"
+                     " AND id = $3::bigint RETURNING exclusive",
                      2, p, on_list_deleted, req);
 }
 
@@ -285,8 +288,9 @@ with_own_list(struct eu_req *req, list_step_cb next)
     lc->next = next;
     const char *p[] = {viewer_of(req), id};
     eu_db_pool_query(pool_of(req),
-                     "SELECT 1 FROM lists WHERE account_id = $1::bigint AND id = $2::bigint", 2, p,
-                     on_list_owned, lc);
+                     "SELECT 1 FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"
+                     " AND id = $3::bigint",
+                     2, p, on_list_owned, lc);
 }
 
 static void
@@ -307,8 +311,9 @@ accounts_page(struct eu_req *req, const char *list_id)
         eu_arena_sprintf(req->arena,
                          "SELECT x.id, " EU_ACCOUNT_COLUMNS(
                              "a") " FROM list_accounts x JOIN accounts a"
-                                  " ON a.id = x.account_id WHERE x.list_id = $1::bigint%s",
-                         eu_page_sql(req, page, "x.id", 2));
+                                  " ON a.tenant_id = $1 AND a.id = x.account_id"
+                                  " WHERE x.tenant_id = $1 AND x.list_id = $2::bigint%s",
+                         eu_page_sql(req, page, "x.id", 3));
     const char *params[5] = {list_id};
     eu_page_params(page, params + 1);
     eu_accounts_reply_page(req, sql, 5, params, page);
@@ -350,15 +355,16 @@ add_members(struct eu_req *req, const char *list_id)
      * asked to follow) 422, and then nothing is added. */
     const char *p[] = {viewer_of(req), list_id, ids};
     eu_db_pool_query(pool_of(req),
-                     "WITH want AS (SELECT DISTINCT w.id FROM unnest($3::bigint[]) AS w(id)),"
+                     "WITH want AS (SELECT DISTINCT w.id FROM unnest($4::bigint[]) AS w(id)),"
                      " missing AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
-                     "  FROM accounts a WHERE a.id = w.id)),"
+                     "  FROM accounts a WHERE a.tenant_id = $1 AND a.id = w.id)),"
                      " unfollowed AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
-                     "  FROM follows f WHERE f.account_id = $1::bigint AND f.target_account_id ="
-                     "  w.id) AND NOT EXISTS (SELECT 1 FROM follow_requests r WHERE r.account_id"
-                     "  = $1::bigint AND r.target_account_id = w.id)),"
-                     " ins AS (INSERT INTO list_accounts (list_id, account_id)"
-                     "  SELECT $2::bigint, w.id FROM want w WHERE NOT EXISTS (SELECT 1 FROM"
+                     "  FROM follows f WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+                     "  AND f.target_account_id = w.id) AND NOT EXISTS (SELECT 1"
+                     "  FROM follow_requests r WHERE r.tenant_id = $1 AND r.account_id = $2::bigint"
+                     "  AND r.target_account_id = w.id)),"
+                     " ins AS (INSERT INTO list_accounts (tenant_id, list_id, account_id)"
+                     "  SELECT $1, $3::bigint, w.id FROM want w WHERE NOT EXISTS (SELECT 1 FROM"
                      "  missing) AND NOT EXISTS (SELECT 1 FROM unfollowed)"
                      "  ON CONFLICT DO NOTHING)"
                      " SELECT (SELECT count(*) FROM missing), (SELECT count(*) FROM unfollowed)",
@@ -395,8 +401,8 @@ remove_members(struct eu_req *req, const char *list_id)
     json_t *params = eu_req_params(req, NULL);
     const char *p[] = {list_id, eu_accounts_ids_param(req, params, "account_ids")};
     eu_db_pool_query(pool_of(req),
-                     "DELETE FROM list_accounts WHERE list_id = $1::bigint"
-                     " AND account_id = ANY($2::bigint[])",
+                     "DELETE FROM list_accounts WHERE tenant_id = $1 AND list_id = $2::bigint"
+                     " AND account_id = ANY($3::bigint[])",
                      2, p, on_members_removed, req);
 }
 
@@ -444,9 +450,11 @@ eu_lists_of_account(struct eu_req *req)
     /* One row per list, or one row of NULLs when the account exists in no
      * list of the viewer; no row at all when the account does not exist. */
     const char *p[] = {viewer_of(req), id};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT " LIST_COLUMNS " FROM accounts a LEFT JOIN (list_accounts la"
-                     " JOIN lists l ON l.id = la.list_id AND l.account_id = $1::bigint)"
-                     " ON la.account_id = a.id WHERE a.id = $2::bigint ORDER BY l.id",
-                     2, p, on_account_lists, req);
+    eu_db_pool_query(
+        pool_of(req),
+        "SELECT " LIST_COLUMNS " FROM accounts a LEFT JOIN (list_accounts la"
+        " JOIN lists l ON l.tenant_id = $1 AND l.id = la.list_id AND l.account_id = $2::bigint)"
+        " ON la.tenant_id = $1 AND la.account_id = a.id"
+        " WHERE a.tenant_id = $1 AND a.id = $3::bigint ORDER BY l.id",
+        2, p, on_account_lists, req);
 }

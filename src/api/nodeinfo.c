@@ -56,8 +56,9 @@ void
 eu_api_nodeinfo(struct eu_req *req)
 {
     eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant),
-                     "SELECT (SELECT count(*) FROM accounts WHERE domain IS NULL AND suspended_at "
-                     "IS NULL), (SELECT count(*) FROM statuses WHERE local AND deleted_at IS NULL)",
+                     "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = $1 AND domain IS NULL"
+                     " AND suspended_at IS NULL), (SELECT count(*) FROM statuses"
+                     " WHERE tenant_id = $1 AND local AND deleted_at IS NULL)",
                      0, NULL, on_counts, req);
 }
 

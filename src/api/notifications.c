@@ -39,16 +39,17 @@
  * account with a very large number of them. */
 #define GROUP_SCAN_MAX 2000
 
-/* $1 viewer, $2 types (JSON array or NULL), $3 exclude_types, $4 account_id. */
+/* $1 tenant, $2 viewer, $3 types (JSON array or NULL), $4 exclude_types, $5 account_id. The
+ * tenant predicates of notifications n and of the subqueries are here. */
 #define NOTE_WHERE                                                                                 \
-    " n.account_id = $1::bigint"                                                                   \
-    " AND ($2::json IS NULL OR n.type IN (SELECT json_array_elements_text($2::json)))"             \
-    " AND ($3::json IS NULL OR n.type NOT IN (SELECT json_array_elements_text($3::json)))"         \
-    " AND ($4::bigint IS NULL OR n.from_account_id = $4::bigint)"                                  \
-    " AND NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = n.from_account_id"                   \
-    "  AND fa.suspended_at IS NOT NULL)"                                                           \
-    " AND (n.status_id IS NULL OR EXISTS (SELECT 1 FROM statuses ns WHERE ns.id = n.status_id"     \
-    "  AND ns.deleted_at IS NULL))"
+    " n.tenant_id = $1 AND n.account_id = $2::bigint"                                              \
+    " AND ($3::json IS NULL OR n.type IN (SELECT json_array_elements_text($3::json)))"             \
+    " AND ($4::json IS NULL OR n.type NOT IN (SELECT json_array_elements_text($4::json)))"         \
+    " AND ($5::bigint IS NULL OR n.from_account_id = $5::bigint)"                                  \
+    " AND NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.tenant_id = $1"                           \
+    "  AND fa.id = n.from_account_id AND fa.suspended_at IS NOT NULL)"                             \
+    " AND (n.status_id IS NULL OR EXISTS (SELECT 1 FROM statuses ns WHERE ns.tenant_id = $1"       \
+    "  AND ns.id = n.status_id AND ns.deleted_at IS NULL))"
 
 /* The notification's columns before the account's. */
 #define NOTE_COLUMNS                                                                               \
@@ -246,12 +247,12 @@ eu_notifications_index(struct eu_req *req)
     read_type_filters(req, params, &tf);
     const char *p[8] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account};
     eu_page_params(&np->page, p + 4);
-    const char *sql =
-        eu_arena_sprintf(req->arena,
-                         "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
-                             "a") " FROM notifications n JOIN accounts a"
-                                  " ON a.id = n.from_account_id WHERE" NOTE_WHERE "%s",
-                         eu_page_sql(req, &np->page, "n.id", 5));
+    const char *sql = eu_arena_sprintf(req->arena,
+                                       "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
+                                           "a") " FROM notifications n JOIN accounts a"
+                                                " ON a.tenant_id = $1 AND a.id = n.from_account_id"
+                                                " WHERE" NOTE_WHERE "%s",
+                                       eu_page_sql(req, &np->page, "n.id", 6));
     eu_db_pool_query(eu_social_pool(req), sql, 8, p, on_notes, np);
 }
 
@@ -267,8 +268,9 @@ eu_notifications_show(struct eu_req *req)
     const char *p[] = {eu_social_viewer(req), NULL, NULL, NULL, id};
     eu_db_pool_query(eu_social_pool(req),
                      "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
-                         "a") " FROM notifications n JOIN accounts a ON a.id = n.from_account_id"
-                              " WHERE" NOTE_WHERE " AND n.id = $5::bigint",
+                         "a") " FROM notifications n JOIN accounts a ON a.tenant_id = $1"
+                              " AND a.id = n.from_account_id"
+                              " WHERE" NOTE_WHERE " AND n.id = $6::bigint",
                      5, p, on_notes, np);
 }
 
@@ -293,7 +295,8 @@ eu_notifications_dismiss(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), id};
     eu_db_pool_query(eu_social_pool(req),
-                     "DELETE FROM notifications WHERE account_id = $1::bigint AND id = $2::bigint",
+                     "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
+                     " AND id = $3::bigint",
                      2, p, on_empty_reply, req);
 }
 
@@ -301,7 +304,8 @@ void
 eu_notifications_clear(struct eu_req *req)
 {
     const char *p[] = {eu_social_viewer(req)};
-    eu_db_pool_query(eu_social_pool(req), "DELETE FROM notifications WHERE account_id = $1::bigint",
+    eu_db_pool_query(eu_social_pool(req),
+                     "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint",
                      1, p, on_empty_reply, req);
 }
 
@@ -332,8 +336,8 @@ unread_limit(struct eu_req *req, json_t *params)
 
 /* Unread means newer than the "notifications" marker (all when unset). */
 #define AFTER_MARKER                                                                               \
-    " AND n.id > coalesce((SELECT m.last_read_id FROM markers m WHERE m.account_id = $1::bigint"   \
-    "  AND m.timeline = 'notifications'), 0)"
+    " AND n.id > coalesce((SELECT m.last_read_id FROM markers m WHERE m.tenant_id = $1"            \
+    "  AND m.account_id = $2::bigint AND m.timeline = 'notifications'), 0)"
 
 void
 eu_notifications_unread_count(struct eu_req *req)
@@ -348,25 +352,25 @@ eu_notifications_unread_count(struct eu_req *req)
     eu_db_pool_query(
         eu_social_pool(req),
         "SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
-        " LIMIT $5::int) x",
+        " LIMIT $6::int) x",
         5, p, on_count, req);
 }
 
 /* ------------------------------------------------------------- grouped */
 
 /* The group key a notification has in a grouped list: its stored key when
- * its type is one of the grouped types ($5, JSON array; NULL: Mastodon's
+ * its type is one of the grouped types ($6, JSON array; NULL: Mastodon's
  * default favourite, reblog and follow), else ungrouped-<id>. */
 #define GROUP_KEY_SQL                                                                              \
     "CASE WHEN n.group_key IS NOT NULL AND n.type IN (SELECT json_array_elements_text("            \
-    "coalesce($5::json, '[\"favourite\",\"reblog\",\"follow\"]'))) THEN n.group_key"               \
+    "coalesce($6::json, '[\"favourite\",\"reblog\",\"follow\"]'))) THEN n.group_key"               \
     " ELSE 'ungrouped-' || n.id END"
 
 /*
  * One row per group: key, count, type, most recent id, oldest id in the
  * page, latest time, status id, sample account ids (JSON array of strings,
- * most recent first). $6..$9 are the page (max_id, since_id, min_id, limit);
- * $10 an exact group key or NULL. As in Mastodon 4.3, the page is the
+ * most recent first). $7..$10 are the page (max_id, since_id, min_id, limit);
+ * $11 an exact group key or NULL. As in Mastodon 4.3, the page is the
  * `limit` groups whose newest notification lies inside the bounds; a
  * group's count and samples take every notification of it up to the
  * newest head of the page, and page_min_id its oldest one down to the
@@ -374,27 +378,30 @@ eu_notifications_unread_count(struct eu_req *req)
  */
 static const char GROUPS_SQL[] =
     "WITH base AS (SELECT n.id, " GROUP_KEY_SQL " AS gk FROM notifications n WHERE" NOTE_WHERE
-    " AND ($6::bigint IS NULL OR n.id < $6::bigint) AND ($7::bigint IS NULL OR n.id > $7::bigint)"
-    " AND ($8::bigint IS NULL OR n.id > $8::bigint)"
-    " AND ($10::text IS NULL OR " GROUP_KEY_SQL " = $10)"
-    " ORDER BY CASE WHEN $8::bigint IS NULL THEN -n.id ELSE n.id END LIMIT "
+    " AND ($7::bigint IS NULL OR n.id < $7::bigint) AND ($8::bigint IS NULL OR n.id > $8::bigint)"
+    " AND ($9::bigint IS NULL OR n.id > $9::bigint)"
+    " AND ($11::text IS NULL OR " GROUP_KEY_SQL " = $11)"
+    " ORDER BY CASE WHEN $9::bigint IS NULL THEN -n.id ELSE n.id END LIMIT "
     "%d),"
     " heads AS (SELECT gk, max(id) AS head FROM base GROUP BY gk"
-    "  ORDER BY CASE WHEN $8::bigint IS NULL THEN -max(id) ELSE max(id) END LIMIT $9::int),"
+    "  ORDER BY CASE WHEN $9::bigint IS NULL THEN -max(id) ELSE max(id) END LIMIT $10::int),"
     " range AS (SELECT min(head) AS lo, max(head) AS hi FROM heads)"
-    " SELECT h.gk, (SELECT count(*) FROM notifications g WHERE g.account_id = $1::bigint"
-    "   AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi),"
+    " SELECT h.gk, (SELECT count(*) FROM notifications g WHERE g.tenant_id = $1"
+    "   AND g.account_id = $2::bigint AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi),"
     "  hn.type, h.head::text, (SELECT min(g.id) FROM notifications g"
-    "   WHERE g.account_id = $1::bigint AND (g.group_key = h.gk OR g.id = h.head)"
+    "   WHERE g.tenant_id = $1 AND g.account_id = $2::bigint"
+    "   AND (g.group_key = h.gk OR g.id = h.head)"
     "   AND g.id >= r.lo)::text, " EU_SQL_TS(
         "hn.created_at") ", hn.status_id::text,"
                          "  (SELECT json_agg(x.a::text ORDER BY x.last DESC) FROM (SELECT "
                          "g.from_account_id AS a,"
-                         "   max(g.id) AS last FROM notifications g WHERE g.account_id = $1::bigint"
+                         "   max(g.id) AS last FROM notifications g WHERE g.tenant_id = $1"
+                         "   AND g.account_id = $2::bigint"
                          "   AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi"
                          "   GROUP BY g.from_account_id ORDER BY max(g.id) DESC LIMIT "
                          "%d) x)::text"
-                         " FROM heads h JOIN notifications hn ON hn.id = h.head, range r ORDER BY "
+                         " FROM heads h JOIN notifications hn ON hn.tenant_id = $1"
+                         " AND hn.id = h.head, range r ORDER BY "
                          "h.head DESC";
 
 enum { G_KEY, G_COUNT, G_TYPE, G_HEAD, G_MIN, G_AT, G_STATUS, G_SAMPLES };
@@ -552,8 +559,9 @@ on_groups(PGresult *res, enum eu_db_status st, void *arg)
     free(ids);
     eu_db_pool_query(eu_social_pool(req),
                      "SELECT " EU_ACCOUNT_COLUMNS(
-                         "a") " FROM json_array_elements_text($1::json)"
-                              " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.id = x.id::bigint"
+                         "a") " FROM json_array_elements_text($2::json)"
+                              " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.tenant_id = $1"
+                              " AND a.id = x.id::bigint"
                               " ORDER BY x.ord",
                      1, p, on_group_accounts, gp);
 }
@@ -621,8 +629,9 @@ eu_notifications_groups_dismiss(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), key};
     eu_db_pool_query(eu_social_pool(req),
-                     "DELETE FROM notifications n WHERE n.account_id = $1::bigint AND"
-                     " (n.group_key = $2 OR 'ungrouped-' || n.id = $2)",
+                     "DELETE FROM notifications n WHERE n.tenant_id = $1"
+                     " AND n.account_id = $2::bigint AND"
+                     " (n.group_key = $3 OR 'ungrouped-' || n.id = $3)",
                      2, p, on_empty_reply, req);
 }
 
@@ -650,15 +659,16 @@ eu_notifications_groups_accounts(struct eu_req *req)
     if (!key)
         return;
     const char *p[] = {eu_social_viewer(req), key};
-    eu_db_pool_query(
-        eu_social_pool(req),
-        "SELECT " EU_ACCOUNT_COLUMNS(
-            "a") " FROM (SELECT n.from_account_id AS id,"
-                 " max(n.id) AS last FROM notifications n WHERE n.account_id = $1::bigint"
-                 " AND (n.group_key = $2 OR 'ungrouped-' || n.id = $2)"
-                 " GROUP BY n.from_account_id) x JOIN accounts a ON a.id = x.id"
-                 " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80",
-        2, p, on_accounts, req);
+    eu_db_pool_query(eu_social_pool(req),
+                     "SELECT " EU_ACCOUNT_COLUMNS(
+                         "a") " FROM (SELECT n.from_account_id AS id,"
+                              " max(n.id) AS last FROM notifications n WHERE n.tenant_id = $1"
+                              " AND n.account_id = $2::bigint AND (n.group_key = $3 OR "
+                              "'ungrouped-' || n.id = $3)"
+                              " GROUP BY n.from_account_id) x JOIN accounts a ON a.tenant_id = $1"
+                              " AND a.id = x.id"
+                              " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80",
+                     2, p, on_accounts, req);
 }
 
 void
@@ -677,6 +687,6 @@ eu_notifications_groups_unread_count(struct eu_req *req)
                        unread_limit(req, params)};
     eu_db_pool_query(eu_social_pool(req),
                      "SELECT count(*) FROM (SELECT DISTINCT " GROUP_KEY_SQL
-                     " FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER " LIMIT $6::int) x",
+                     " FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER " LIMIT $7::int) x",
                      6, p, on_count, req);
 }

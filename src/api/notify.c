@@ -43,25 +43,28 @@ eu_notify(struct eu_registry *reg, struct eu_tenant *t, int64_t recipient_id, in
     const char *params[] = {rid, fid, type, status_id ? sid : NULL};
     eu_db_pool_query(
         eu_tenant_pool(reg, t),
-        "WITH p AS (SELECT CASE WHEN $3 IN ('favourite', 'reblog') THEN $3 || '-' || $4"
-        "   WHEN $3 = 'follow' THEN $3 END AS prefix,"
+        "WITH p AS (SELECT CASE WHEN $4 IN ('favourite', 'reblog') THEN $4 || '-' || $5"
+        "   WHEN $4 = 'follow' THEN $4 END AS prefix,"
         "  floor(extract(epoch FROM now()) / 3600)::bigint AS hour),"
         " prev AS (SELECT substring(n.group_key FROM '[0-9]+$')::bigint AS hour FROM notifications "
         "n,"
-        "  p WHERE n.account_id = $1::bigint AND n.group_key LIKE p.prefix || '-%'"
+        "  p WHERE n.tenant_id = $1 AND n.account_id = $2::bigint"
+        "  AND n.group_key LIKE p.prefix || '-%'"
         "  AND n.group_key ~ '-[0-9]+$' ORDER BY n.id DESC LIMIT 1)"
-        " INSERT INTO notifications (account_id, from_account_id, type, status_id, group_key)"
-        " SELECT $1::bigint, $2::bigint, $3, $4::bigint,"
+        " INSERT INTO notifications (tenant_id, account_id, from_account_id, type, status_id,"
+        "  group_key)"
+        " SELECT $1::bigint, $2::bigint, $3::bigint, $4, $5::bigint,"
         "  p.prefix || '-' || CASE WHEN p.hour < prev.hour + " GROUP_SPAN_HOURS
         "   THEN prev.hour ELSE p.hour END"
         " FROM p LEFT JOIN prev ON true"
-        " WHERE NOT EXISTS (SELECT 1 FROM blocks WHERE account_id = $1::bigint"
-        "   AND target_account_id = $2::bigint)"
-        " AND ($3 = 'poll' OR NOT EXISTS (SELECT 1 FROM mutes WHERE account_id = $1::bigint"
-        "   AND target_account_id = $2::bigint AND hide_notifications"
+        " WHERE NOT EXISTS (SELECT 1 FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
+        "   AND target_account_id = $3::bigint)"
+        " AND ($4 = 'poll' OR NOT EXISTS (SELECT 1 FROM mutes WHERE tenant_id = $1"
+        "   AND account_id = $2::bigint"
+        "   AND target_account_id = $3::bigint AND hide_notifications"
         "   AND (expires_at IS NULL OR expires_at > now())))"
-        " AND ($4::bigint IS NULL OR NOT EXISTS (SELECT 1 FROM conversation_mutes cm"
-        "   JOIN statuses s ON s.conversation_id = cm.conversation_id"
-        "   WHERE cm.account_id = $1::bigint AND s.id = $4::bigint))",
+        " AND ($5::bigint IS NULL OR NOT EXISTS (SELECT 1 FROM conversation_mutes cm"
+        "   JOIN statuses s ON s.tenant_id = $1 AND s.conversation_id = cm.conversation_id"
+        "   WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND s.id = $5::bigint))",
         4, params, on_inserted, NULL);
 }

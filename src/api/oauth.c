@@ -358,11 +358,12 @@ apps_create(struct eu_req *req)
     eu_auth_token_new(client_id);
     eu_auth_token_new(secret);
     const char *p[] = {name, website, uris, scopes, client_id, secret};
-    eu_db_pool_query(pool_of(req),
-                     "INSERT INTO oauth_applications (name, website, redirect_uri, scopes, "
-                     "client_id, client_secret) VALUES ($1, $2, $3, $4, $5, $6) "
-                     "RETURNING id, name, website, redirect_uri, scopes, client_id, client_secret",
-                     6, p, on_app_created, req);
+    eu_db_pool_query(
+        pool_of(req),
+        "INSERT INTO oauth_applications (tenant_id, name, website, redirect_uri, scopes, "
+        "client_id, client_secret) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+        "RETURNING id, name, website, redirect_uri, scopes, client_id, client_secret",
+        6, p, on_app_created, req);
 }
 
 /* ------------------------------- GET /api/v1/apps/verify_credentials */
@@ -390,7 +391,7 @@ apps_verify(struct eu_req *req)
     const char *p[] = {id};
     eu_db_pool_query(pool_of(req),
                      "SELECT id, name, website, redirect_uri, scopes FROM oauth_applications "
-                     "WHERE id = $1",
+                     "WHERE tenant_id = $1 AND id = $2",
                      1, p, on_app_loaded, req);
 }
 
@@ -762,10 +763,11 @@ static const char authz_load_sql[] =
     "SELECT a.id, a.name, a.scopes, a.redirect_uri, s.found, s.user_id, s.csrf_token, s.username"
     " FROM oauth_applications a LEFT JOIN ("
     "  SELECT true AS found, w.user_id, w.csrf_token, ac.username FROM web_sessions w"
-    "  LEFT JOIN users u ON u.id = w.user_id LEFT JOIN accounts ac ON ac.id = u.account_id"
-    "  WHERE w.session_hash = $2 AND w.expires_at > now()"
+    "  LEFT JOIN users u ON u.tenant_id = $1 AND u.id = w.user_id"
+    "  LEFT JOIN accounts ac ON ac.tenant_id = $1 AND ac.id = u.account_id"
+    "  WHERE w.tenant_id = $1 AND w.session_hash = $3 AND w.expires_at > now()"
     "  AND (w.user_id IS NULL OR (ac.suspended_at IS NULL AND u.approved))) s ON true"
-    " WHERE a.client_id = $1";
+    " WHERE a.tenant_id = $1 AND a.client_id = $2";
 
 /* Fills f from a row of authz_load_sql. */
 static void
@@ -836,11 +838,12 @@ start_anonymous_session(struct flow *f)
     f->csrf = eu_arena_strdup(req->arena, csrf);
     set_session_cookie(req, token);
     const char *p[] = {hash, csrf};
-    eu_db_pool_query(pool_of(req),
-                     "WITH gc AS (DELETE FROM web_sessions WHERE expires_at < now()) "
-                     "INSERT INTO web_sessions (user_id, session_hash, csrf_token, expires_at) "
-                     "VALUES (NULL, $1, $2, now() + interval '1 hour')",
-                     2, p, on_anon_session, f);
+    eu_db_pool_query(
+        pool_of(req),
+        "WITH gc AS (DELETE FROM web_sessions WHERE tenant_id = $1 AND expires_at < now()) "
+        "INSERT INTO web_sessions (tenant_id, user_id, session_hash, csrf_token, "
+        "expires_at) VALUES ($1, NULL, $2, $3, now() + interval '1 hour')",
+        2, p, on_anon_session, f);
 }
 
 /* ------------------------------------------------ GET /oauth/authorize */
@@ -968,11 +971,12 @@ sign_in_verified(void *arg)
     set_session_cookie(req, token);
     const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)f->user_id);
     const char *p[] = {old_hash, uid, hash, csrf};
-    eu_db_pool_query(pool_of(req),
-                     "WITH u AS (UPDATE users SET last_sign_in_at = now() WHERE id = $2) "
-                     "UPDATE web_sessions SET user_id = $2, session_hash = $3, csrf_token = $4, "
-                     "expires_at = now() + interval '14 days' WHERE session_hash = $1",
-                     4, p, on_signed_in, f);
+    eu_db_pool_query(
+        pool_of(req),
+        "WITH u AS (UPDATE users SET last_sign_in_at = now() WHERE tenant_id = $1 AND id = $3) "
+        "UPDATE web_sessions SET user_id = $3, session_hash = $4, csrf_token = $5, "
+        "expires_at = now() + interval '14 days' WHERE tenant_id = $1 AND session_hash = $2",
+        4, p, on_signed_in, f);
 }
 
 /* Runs the password check on the CPU pool; stored is NULL for an unknown
@@ -986,9 +990,10 @@ verify_password(struct flow *f, const char *stored, eu_cpupool_done_cb done)
 
 static const char user_by_login_sql[] =
     "SELECT u.id, u.encrypted_password, u.approved, a.suspended_at IS NOT NULL, a.username"
-    " FROM users u JOIN accounts a ON a.id = u.account_id"
-    " WHERE a.domain IS NULL AND (lower(u.email) = lower($1) OR lower(a.username) = lower($1))"
-    " ORDER BY lower(u.email) = lower($1) DESC LIMIT 1";
+    " FROM users u JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
+    " WHERE u.tenant_id = $1 AND a.domain IS NULL"
+    " AND (lower(u.email) = lower($2) OR lower(a.username) = lower($2))"
+    " ORDER BY lower(u.email) = lower($2) DESC LIMIT 1";
 
 /* Fills the user part of f from a user_by_login_sql row at column col; the
  * stored hash goes to *stored (arena). */
@@ -1111,11 +1116,12 @@ on_decide_loaded(PGresult *res, enum eu_db_status st, void *arg)
                        f->a.scope,
                        f->a.code_challenge,
                        f->a.code_challenge_method};
-    eu_db_pool_query(pool_of(req),
-                     "INSERT INTO oauth_access_grants (application_id, user_id, code_hash, "
-                     "redirect_uri, scopes, code_challenge, code_challenge_method, expires_at) "
-                     "VALUES ($1, $2, $3, $4, $5, $6, $7, now() + interval '10 minutes')",
-                     7, p, on_grant_created, f);
+    eu_db_pool_query(
+        pool_of(req),
+        "INSERT INTO oauth_access_grants (tenant_id, application_id, user_id, code_hash, "
+        "redirect_uri, scopes, code_challenge, code_challenge_method, expires_at) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + interval '10 minutes')",
+        7, p, on_grant_created, f);
 }
 
 static void
@@ -1188,11 +1194,12 @@ issue_token(struct tok *t, int64_t user_id)
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
     const char *uid = user_id ? eu_arena_sprintf(req->arena, "%lld", (long long)user_id) : NULL;
     const char *p[] = {app, uid, hash, t->scope};
-    eu_db_pool_query(pool_of(req),
-                     "INSERT INTO oauth_access_tokens (application_id, user_id, token_hash, "
-                     "scopes) VALUES ($1, $2, $3, $4) "
-                     "RETURNING extract(epoch FROM created_at)::bigint",
-                     4, p, on_token_created, t);
+    eu_db_pool_query(
+        pool_of(req),
+        "INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash, "
+        "scopes) VALUES ($1, $2, $3, $4, $5) "
+        "RETURNING extract(epoch FROM created_at)::bigint",
+        4, p, on_token_created, t);
 }
 
 /* The requested scope (default "read") within the app's; false after
@@ -1283,8 +1290,9 @@ grant_authorization_code(struct tok *t)
      * single-use even under concurrent redemptions. */
     eu_db_pool_query(pool_of(req),
                      "UPDATE oauth_access_grants g SET revoked_at = now() FROM users u"
-                     " JOIN accounts a ON a.id = u.account_id"
-                     " WHERE u.id = g.user_id AND g.code_hash = $1 AND g.application_id = $2"
+                     " JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
+                     " WHERE g.tenant_id = $1 AND u.tenant_id = $1 AND u.id = g.user_id"
+                     " AND g.code_hash = $2 AND g.application_id = $3"
                      " AND g.revoked_at IS NULL AND g.expires_at > now()"
                      " RETURNING g.user_id, g.redirect_uri, g.scopes, g.code_challenge,"
                      " g.code_challenge_method, a.suspended_at IS NULL AND u.approved",
@@ -1417,7 +1425,7 @@ token(struct eu_req *req)
     const char *p[] = {t->client_id};
     eu_db_pool_query(pool_of(req),
                      "SELECT id, client_secret, scopes FROM oauth_applications "
-                     "WHERE client_id = $1",
+                     "WHERE tenant_id = $1 AND client_id = $2",
                      1, p, on_token_client, t);
 }
 
@@ -1472,7 +1480,7 @@ on_revoke_loaded(PGresult *res, enum eu_db_status st, void *arg)
     const char *p[] = {r->hash};
     eu_db_pool_query(pool_of(req),
                      "UPDATE oauth_access_tokens SET revoked_at = coalesce(revoked_at, now()) "
-                     "WHERE token_hash = $1",
+                     "WHERE tenant_id = $1 AND token_hash = $2",
                      1, p, on_revoked, r);
 }
 
@@ -1501,11 +1509,14 @@ revoke(struct eu_req *req)
     r->req = req;
     eu_auth_token_hash(token_s, r->hash);
     const char *p[] = {id, r->hash};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT (SELECT id FROM oauth_applications WHERE client_id = $1),"
-                     " (SELECT client_secret FROM oauth_applications WHERE client_id = $1),"
-                     " (SELECT application_id FROM oauth_access_tokens WHERE token_hash = $2)",
-                     2, p, on_revoke_loaded, r);
+    eu_db_pool_query(
+        pool_of(req),
+        "SELECT (SELECT id FROM oauth_applications WHERE tenant_id = $1 AND client_id = $2),"
+        " (SELECT client_secret FROM oauth_applications"
+        "  WHERE tenant_id = $1 AND client_id = $2),"
+        " (SELECT application_id FROM oauth_access_tokens"
+        "  WHERE tenant_id = $1 AND token_hash = $3)",
+        2, p, on_revoke_loaded, r);
 }
 
 /* -------------------------------------------------- POST /api/v1/accounts */
@@ -1630,12 +1641,12 @@ signup_hash_done(void *arg)
      * clients expect the token to work when registrations are open. */
     eu_db_pool_query(
         pool_of(req),
-        "WITH a AS (INSERT INTO accounts (username) VALUES ($1) RETURNING id),"
-        " u AS (INSERT INTO users (account_id, email, encrypted_password, confirmed_at,"
-        " approved, locale, reason) SELECT a.id, $2, $3, now(), $4::boolean, $5, $6"
+        "WITH a AS (INSERT INTO accounts (tenant_id, username) VALUES ($1, $2) RETURNING id),"
+        " u AS (INSERT INTO users (tenant_id, account_id, email, encrypted_password, confirmed_at,"
+        " approved, locale, reason) SELECT $1::bigint, a.id, $3, $4, now(), $5::boolean, $6, $7"
         " FROM a RETURNING id),"
-        " t AS (INSERT INTO oauth_access_tokens (application_id, user_id, token_hash,"
-        " scopes) SELECT $7::bigint, u.id, $8, $9 FROM u RETURNING created_at)"
+        " t AS (INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash,"
+        " scopes) SELECT $1::bigint, $8::bigint, u.id, $9, $10 FROM u RETURNING created_at)"
         " SELECT extract(epoch FROM created_at)::bigint FROM t",
         9, p, on_signup_inserted, su);
 }
@@ -1740,11 +1751,13 @@ register_account(struct eu_req *req)
     const char *p[] = {su->username ? su->username : "", su->email ? su->email : "", app};
     eu_db_pool_query(pool_of(req),
                      "SELECT coalesce((SELECT value #>> '{}' FROM settings"
-                     " WHERE key = 'registrations_mode'), 'open'),"
-                     " EXISTS (SELECT 1 FROM accounts WHERE lower(username) = lower($1)"
-                     " AND domain IS NULL),"
-                     " EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($2)),"
-                     " (SELECT scopes FROM oauth_applications WHERE id = $3::bigint)",
+                     " WHERE tenant_id = $1 AND key = 'registrations_mode'), 'open'),"
+                     " EXISTS (SELECT 1 FROM accounts WHERE tenant_id = $1"
+                     " AND lower(username) = lower($2) AND domain IS NULL),"
+                     " EXISTS (SELECT 1 FROM users WHERE tenant_id = $1"
+                     " AND lower(email) = lower($3)),"
+                     " (SELECT scopes FROM oauth_applications WHERE tenant_id = $1"
+                     " AND id = $4::bigint)",
                      3, p, on_signup_checked, su);
 }
 

@@ -105,11 +105,11 @@ eu_poll_params_read(struct eu_req *req, json_t *poll, const char **draft)
 
 /* ------------------------------------------------------------ the entity */
 
-/* $1 poll id, $2 viewer: the entity, when the viewer may see the status. */
+/* $2 poll id, $3 viewer: the entity, when the viewer may see the status. */
 static const char SHOW_SQL[] =
-    "SELECT " EU_POLL_JSON_SQL("p", "$2::bigint") "::text FROM polls p"
-    " JOIN statuses s ON s.id = p.status_id WHERE p.id = $1::bigint AND "
-    EU_STATUS_VISIBLE_SQL("s", "$2::bigint");
+    "SELECT " EU_POLL_JSON_SQL("p", "$3::bigint") "::text FROM polls p"
+    " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
+    " WHERE p.tenant_id = $1 AND p.id = $2::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint");
 
 json_t *
 eu_poll_json_finish(struct eu_req *req, const char *text)
@@ -167,22 +167,24 @@ eu_polls_show(struct eu_req *req)
 /* ----------------------------------------------------------------- votes */
 
 /*
- * $1 poll id, $2 voter, $3 choices (int[]). Inserts the vote when every
+ * $2 poll id, $3 voter, $4 choices (int[]). Inserts the vote when every
  * rule holds and returns what the handler needs to say which rule failed,
  * in Mastodon's order: expired, invalid choice, own poll, already voted.
  * No row: the poll does not exist or its status is hidden from the voter.
  */
 static const char VOTE_SQL[] =
     "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
-    "  p.expires_at <= now() AS expired FROM polls p JOIN statuses s ON s.id = p.status_id"
-    "  WHERE p.id = $1::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") "),"
-    " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM unnest($3::int[]) c"
+    "  p.expires_at <= now() AS expired FROM polls p JOIN statuses s ON s.tenant_id = $1"
+    "  AND s.id = p.status_id WHERE p.tenant_id = $1 AND p.id = $2::bigint AND "
+    EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+    " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM unnest($4::int[]) c"
     "  WHERE c < 0 OR c >= p.n)),"
-    " v AS (INSERT INTO poll_votes (poll_id, account_id, choices) SELECT p.id, $2::bigint,"
-    "  $3::int[] FROM p WHERE NOT p.expired AND p.account_id <> $2::bigint"
-    "  AND (p.multiple OR cardinality($3::int[]) = 1) AND NOT EXISTS (SELECT 1 FROM bad)"
+    " v AS (INSERT INTO poll_votes (tenant_id, poll_id, account_id, choices)"
+    "  SELECT $1, p.id, $3::bigint, $4::int[] FROM p WHERE NOT p.expired"
+    "  AND p.account_id <> $3::bigint AND (p.multiple OR cardinality($4::int[]) = 1)"
+    "  AND NOT EXISTS (SELECT 1 FROM bad)"
     "  ON CONFLICT DO NOTHING RETURNING 1)"
-    " SELECT p.expired, EXISTS (SELECT 1 FROM bad), p.account_id = $2::bigint,"
+    " SELECT p.expired, EXISTS (SELECT 1 FROM bad), p.account_id = $3::bigint,"
     "  (SELECT count(*) FROM v) FROM p";
 
 struct vote {
@@ -287,15 +289,17 @@ eu_polls_vote(struct eu_req *req)
  * milliseconds until the next open poll expires (NULL: none).
  */
 static const char CLOSE_SQL[] =
-    "WITH due AS (UPDATE polls SET closed_at = now() WHERE id IN (SELECT id FROM polls"
-    "  WHERE closed_at IS NULL AND expires_at <= now() ORDER BY expires_at"
-    "  LIMIT " CLOSE_BATCH " FOR UPDATE SKIP LOCKED) RETURNING id, status_id, account_id)"
+    "WITH due AS (UPDATE polls SET closed_at = now() WHERE tenant_id = $1 AND id IN (SELECT id"
+    "  FROM polls WHERE tenant_id = $1 AND closed_at IS NULL AND expires_at <= now()"
+    "  ORDER BY expires_at LIMIT " CLOSE_BATCH " FOR UPDATE SKIP LOCKED)"
+    "  RETURNING id, status_id, account_id)"
     " SELECT 0, due.status_id::text, due.account_id::text, (SELECT"
-    "  coalesce(array_agg(pv.account_id), '{}') FROM poll_votes pv WHERE pv.poll_id = due.id"
-    "  AND pv.account_id <> due.account_id)::text FROM due JOIN statuses s"
-    "  ON s.id = due.status_id AND s.deleted_at IS NULL"
+    "  coalesce(array_agg(pv.account_id), '{}') FROM poll_votes pv WHERE pv.tenant_id = $1"
+    "  AND pv.poll_id = due.id AND pv.account_id <> due.account_id)::text FROM due"
+    "  JOIN statuses s ON s.tenant_id = $1 AND s.id = due.status_id AND s.deleted_at IS NULL"
     " UNION ALL SELECT 1, (SELECT ceil(extract(epoch FROM min(expires_at) - now()) * 1000)"
-    "  ::bigint FROM polls WHERE closed_at IS NULL AND id NOT IN (SELECT id FROM due))::text,"
+    "  ::bigint FROM polls WHERE tenant_id = $1 AND closed_at IS NULL"
+    "  AND id NOT IN (SELECT id FROM due))::text,"
     "  NULL, NULL";
 
 static void

@@ -41,32 +41,35 @@ viewer_of(struct eu_req *req)
 
 /* ------------------------------------------------------ the Relationship */
 
-/* $1 the viewer, $2 the other accounts as an array, $3 whether suspended
- * accounts are included. A follow request stands in for the follow's
+/* $2 the viewer, $3 the other accounts as an array, $4 whether suspended
+ * accounts are included ($1 is the tenant). A follow request stands in for the follow's
  * options while it is pending, as Mastodon's RelationshipFilter does. */
 static const char RELATIONSHIPS_SQL[] =
     "SELECT a.id::text, f.id IS NOT NULL,"
     " coalesce(f.show_reblogs, r.show_reblogs, false), coalesce(f.notify, r.notify, false),"
     " array_to_json(coalesce(f.languages, r.languages))::text,"
-    " EXISTS (SELECT 1 FROM follows fb WHERE fb.account_id = a.id"
-    "  AND fb.target_account_id = $1::bigint),"
-    " EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = $1::bigint"
+    " EXISTS (SELECT 1 FROM follows fb WHERE fb.tenant_id = $1 AND fb.account_id = a.id"
+    "  AND fb.target_account_id = $2::bigint),"
+    " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1 AND b.account_id = $2::bigint"
     "  AND b.target_account_id = a.id),"
-    " EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = a.id"
-    "  AND b.target_account_id = $1::bigint),"
+    " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1 AND b.account_id = a.id"
+    "  AND b.target_account_id = $2::bigint),"
     " m.account_id IS NOT NULL, coalesce(m.hide_notifications, false), r.id IS NOT NULL,"
-    " EXISTS (SELECT 1 FROM follow_requests rb WHERE rb.account_id = a.id"
-    "  AND rb.target_account_id = $1::bigint),"
+    " EXISTS (SELECT 1 FROM follow_requests rb WHERE rb.tenant_id = $1 AND rb.account_id = a.id"
+    "  AND rb.target_account_id = $2::bigint),"
     " coalesce(n.comment, '')"
-    " FROM (SELECT id, min(ord) AS ord FROM unnest($2::bigint[]) WITH ORDINALITY AS u(id, ord)"
+    " FROM (SELECT id, min(ord) AS ord FROM unnest($3::bigint[]) WITH ORDINALITY AS u(id, ord)"
     "  GROUP BY id) x"
-    " JOIN accounts a ON a.id = x.id"
-    " LEFT JOIN follows f ON f.account_id = $1::bigint AND f.target_account_id = a.id"
-    " LEFT JOIN follow_requests r ON r.account_id = $1::bigint AND r.target_account_id = a.id"
-    " LEFT JOIN mutes m ON m.account_id = $1::bigint AND m.target_account_id = a.id"
-    "  AND (m.expires_at IS NULL OR m.expires_at > now())"
-    " LEFT JOIN account_notes n ON n.account_id = $1::bigint AND n.target_account_id = a.id"
-    " WHERE $3::boolean OR a.suspended_at IS NULL"
+    " JOIN accounts a ON a.tenant_id = $1 AND a.id = x.id"
+    " LEFT JOIN follows f ON f.tenant_id = $1 AND f.account_id = $2::bigint"
+    "  AND f.target_account_id = a.id"
+    " LEFT JOIN follow_requests r ON r.tenant_id = $1 AND r.account_id = $2::bigint"
+    "  AND r.target_account_id = a.id"
+    " LEFT JOIN mutes m ON m.tenant_id = $1 AND m.account_id = $2::bigint"
+    "  AND m.target_account_id = a.id AND (m.expires_at IS NULL OR m.expires_at > now())"
+    " LEFT JOIN account_notes n ON n.tenant_id = $1 AND n.account_id = $2::bigint"
+    "  AND n.target_account_id = a.id"
+    " WHERE $4::boolean OR a.suspended_at IS NULL"
     " ORDER BY x.ord";
 
 static bool
@@ -211,12 +214,12 @@ rel_start(struct eu_req *req, const char *key, rel_step_cb loaded)
     const char *p[] = {r->me, r->target};
     eu_db_pool_query(pool_of(req),
                      "SELECT a.locked, a.suspended_at IS NOT NULL,"
-                     " EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = $1::bigint"
-                     "  AND b.target_account_id = a.id) OR (b.account_id = a.id"
-                     "  AND b.target_account_id = $1::bigint)),"
-                     " EXISTS (SELECT 1 FROM follows f WHERE f.account_id = $1::bigint"
-                     "  AND f.target_account_id = a.id)"
-                     " FROM accounts a WHERE a.id = $2::bigint",
+                     " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+                     "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
+                     "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint))),"
+                     " EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
+                     "  AND f.account_id = $2::bigint AND f.target_account_id = a.id)"
+                     " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $3::bigint",
                      2, p, on_target, r);
 }
 
@@ -237,7 +240,8 @@ on_applied(PGresult *res, enum eu_db_status st, void *arg)
     render_relationships(req, eu_arena_sprintf(req->arena, "{%s}", r->target), true, true);
 }
 
-/* Runs sql with $1 = me, $2 = target and the extra parameters, then calls
+/* Runs sql with $2 = me, $3 = target and the extra parameters ($4...; $1 is
+ * the tenant), then calls
  * applied and answers with the Relationship. */
 static void
 rel_apply(struct rel *r, const char *sql, int nextra, const char *const *extra, rel_step_cb applied)
@@ -341,29 +345,29 @@ follow_loaded(struct rel *r)
      * account already followed stays followed even if it became locked. */
     if (!r->following && r->locked) {
         rel_apply(r,
-                  "INSERT INTO follow_requests AS x (account_id, target_account_id,"
-                  " show_reblogs, notify, languages) VALUES ($1::bigint, $2::bigint,"
-                  " coalesce($3::boolean, true), coalesce($4::boolean, false),"
-                  " nullif(ARRAY(SELECT json_array_elements_text(coalesce($5::json, '[]'))),"
-                  " '{}')) ON CONFLICT (account_id, target_account_id) DO UPDATE SET"
-                  " show_reblogs = coalesce($3::boolean, x.show_reblogs),"
-                  " notify = coalesce($4::boolean, x.notify),"
-                  " languages = CASE WHEN $5::json IS NULL THEN x.languages"
+                  "INSERT INTO follow_requests (tenant_id, account_id, target_account_id,"
+                  " show_reblogs, notify, languages) VALUES ($1, $2::bigint, $3::bigint,"
+                  " coalesce($4::boolean, true), coalesce($5::boolean, false),"
+                  " nullif(ARRAY(SELECT json_array_elements_text(coalesce($6::json, '[]'))),"
+                  " '{}')) ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET"
+                  " show_reblogs = coalesce($4::boolean, follow_requests.show_reblogs),"
+                  " notify = coalesce($5::boolean, follow_requests.notify),"
+                  " languages = CASE WHEN $6::json IS NULL THEN follow_requests.languages"
                   " ELSE EXCLUDED.languages END RETURNING xmax = 0",
                   3, extra, requested);
         return;
     }
     rel_apply(r,
-              "WITH dr AS (DELETE FROM follow_requests WHERE account_id = $1::bigint"
-              " AND target_account_id = $2::bigint)"
-              " INSERT INTO follows AS x (account_id, target_account_id,"
-              " show_reblogs, notify, languages) VALUES ($1::bigint, $2::bigint,"
-              " coalesce($3::boolean, true), coalesce($4::boolean, false),"
-              " nullif(ARRAY(SELECT json_array_elements_text(coalesce($5::json, '[]'))),"
-              " '{}')) ON CONFLICT (account_id, target_account_id) DO UPDATE SET"
-              " show_reblogs = coalesce($3::boolean, x.show_reblogs),"
-              " notify = coalesce($4::boolean, x.notify),"
-              " languages = CASE WHEN $5::json IS NULL THEN x.languages"
+              "WITH dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+              " AND account_id = $2::bigint AND target_account_id = $3::bigint)"
+              " INSERT INTO follows (tenant_id, account_id, target_account_id,"
+              " show_reblogs, notify, languages) VALUES ($1, $2::bigint, $3::bigint,"
+              " coalesce($4::boolean, true), coalesce($5::boolean, false),"
+              " nullif(ARRAY(SELECT json_array_elements_text(coalesce($6::json, '[]'))),"
+              " '{}')) ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET"
+              " show_reblogs = coalesce($4::boolean, follows.show_reblogs),"
+              " notify = coalesce($5::boolean, follows.notify),"
+              " languages = CASE WHEN $6::json IS NULL THEN follows.languages"
               " ELSE EXCLUDED.languages END RETURNING xmax = 0",
               3, extra, followed);
 }
@@ -377,15 +381,16 @@ eu_relationships_follow(struct eu_req *req)
 /* Unfollowing also withdraws a pending request and takes the account out of
  * the follower's lists (list members must be followed). */
 #define UNFOLLOW_SQL(who, whom)                                                                    \
-    "WITH df AS (DELETE FROM follows WHERE account_id = " who " AND target_account_id = " whom     \
-    "), dr AS (DELETE FROM follow_requests WHERE account_id = " who                                \
-    " AND target_account_id = " whom "), dl AS (DELETE FROM list_accounts la USING lists l"        \
-    " WHERE la.list_id = l.id AND l.account_id = " who " AND la.account_id = " whom ")"
+    "WITH df AS (DELETE FROM follows WHERE tenant_id = $1 AND account_id = " who                   \
+    " AND target_account_id = " whom "), dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"  \
+    " AND account_id = " who " AND target_account_id = " whom "), dl AS (DELETE FROM"              \
+    " list_accounts la USING lists l WHERE la.tenant_id = $1 AND l.tenant_id = $1"                 \
+    " AND la.list_id = l.id AND l.account_id = " who " AND la.account_id = " whom ")"
 
 static void
 unfollow_loaded(struct rel *r)
 {
-    rel_apply(r, UNFOLLOW_SQL("$1::bigint", "$2::bigint") " SELECT false", 0, NULL, invalidate_me);
+    rel_apply(r, UNFOLLOW_SQL("$2::bigint", "$3::bigint") " SELECT false", 0, NULL, invalidate_me);
 }
 
 void
@@ -397,7 +402,7 @@ eu_relationships_unfollow(struct eu_req *req)
 static void
 remove_follower_loaded(struct rel *r)
 {
-    rel_apply(r, UNFOLLOW_SQL("$2::bigint", "$1::bigint") " SELECT false", 0, NULL,
+    rel_apply(r, UNFOLLOW_SQL("$3::bigint", "$2::bigint") " SELECT false", 0, NULL,
               invalidate_target);
 }
 
@@ -416,17 +421,18 @@ block_loaded(struct rel *r)
         return;
     /* A block ends every follow and request between the two, both ways. */
     rel_apply(r,
-              "WITH df AS (DELETE FROM follows WHERE (account_id = $1::bigint"
-              "  AND target_account_id = $2::bigint) OR (account_id = $2::bigint"
-              "  AND target_account_id = $1::bigint)),"
-              " dr AS (DELETE FROM follow_requests WHERE (account_id = $1::bigint"
-              "  AND target_account_id = $2::bigint) OR (account_id = $2::bigint"
-              "  AND target_account_id = $1::bigint)),"
-              " dl AS (DELETE FROM list_accounts la USING lists l WHERE la.list_id = l.id"
-              "  AND ((l.account_id = $1::bigint AND la.account_id = $2::bigint)"
-              "  OR (l.account_id = $2::bigint AND la.account_id = $1::bigint)))"
-              " INSERT INTO blocks (account_id, target_account_id)"
-              " VALUES ($1::bigint, $2::bigint) ON CONFLICT DO NOTHING RETURNING true",
+              "WITH df AS (DELETE FROM follows WHERE tenant_id = $1 AND ((account_id = $2::bigint"
+              "  AND target_account_id = $3::bigint) OR (account_id = $3::bigint"
+              "  AND target_account_id = $2::bigint))),"
+              " dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+              "  AND ((account_id = $2::bigint AND target_account_id = $3::bigint)"
+              "  OR (account_id = $3::bigint AND target_account_id = $2::bigint))),"
+              " dl AS (DELETE FROM list_accounts la USING lists l WHERE la.tenant_id = $1"
+              "  AND l.tenant_id = $1 AND la.list_id = l.id"
+              "  AND ((l.account_id = $2::bigint AND la.account_id = $3::bigint)"
+              "  OR (l.account_id = $3::bigint AND la.account_id = $2::bigint)))"
+              " INSERT INTO blocks (tenant_id, account_id, target_account_id)"
+              " VALUES ($1, $2::bigint, $3::bigint) ON CONFLICT DO NOTHING RETURNING true",
               0, NULL, invalidate_both);
 }
 
@@ -440,8 +446,8 @@ static void
 unblock_loaded(struct rel *r)
 {
     rel_apply(r,
-              "DELETE FROM blocks WHERE account_id = $1::bigint AND target_account_id ="
-              " $2::bigint RETURNING false",
+              "DELETE FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
+              " AND target_account_id = $3::bigint RETURNING false",
               0, NULL, invalidate_both);
 }
 
@@ -472,10 +478,10 @@ mute_loaded(struct rel *r)
     const char *extra[] = {notifications ? "true" : "false",
                            eu_arena_sprintf(req->arena, "%lld", duration)};
     rel_apply(r,
-              "INSERT INTO mutes (account_id, target_account_id, hide_notifications, expires_at)"
-              " VALUES ($1::bigint, $2::bigint, $3::boolean, CASE WHEN $4::bigint > 0"
-              " THEN now() + $4::bigint * interval '1 second' END)"
-              " ON CONFLICT (account_id, target_account_id) DO UPDATE SET"
+              "INSERT INTO mutes (tenant_id, account_id, target_account_id, hide_notifications,"
+              " expires_at) VALUES ($1, $2::bigint, $3::bigint, $4::boolean,"
+              " CASE WHEN $5::bigint > 0 THEN now() + $5::bigint * interval '1 second' END)"
+              " ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET"
               " hide_notifications = EXCLUDED.hide_notifications,"
               " expires_at = EXCLUDED.expires_at RETURNING xmax = 0",
               2, extra, invalidate_me);
@@ -491,8 +497,8 @@ static void
 unmute_loaded(struct rel *r)
 {
     rel_apply(r,
-              "DELETE FROM mutes WHERE account_id = $1::bigint AND target_account_id ="
-              " $2::bigint RETURNING false",
+              "DELETE FROM mutes WHERE tenant_id = $1 AND account_id = $2::bigint"
+              " AND target_account_id = $3::bigint RETURNING false",
               0, NULL, invalidate_me);
 }
 
@@ -528,14 +534,15 @@ note_loaded(struct rel *r)
     }
     const char *extra[] = {comment};
     /* An empty comment removes the note. */
-    rel_apply(r,
-              "WITH d AS (DELETE FROM account_notes WHERE account_id = $1::bigint"
-              "  AND target_account_id = $2::bigint AND $3 = '')"
-              " INSERT INTO account_notes (account_id, target_account_id, comment)"
-              " SELECT $1::bigint, $2::bigint, $3 WHERE $3 <> ''"
-              " ON CONFLICT (account_id, target_account_id) DO UPDATE SET comment = $3"
-              " RETURNING false",
-              1, extra, NULL);
+    rel_apply(
+        r,
+        "WITH d AS (DELETE FROM account_notes WHERE tenant_id = $1 AND account_id = $2::bigint"
+        "  AND target_account_id = $3::bigint AND $4 = '')"
+        " INSERT INTO account_notes (tenant_id, account_id, target_account_id, comment)"
+        " SELECT $1, $2::bigint, $3::bigint, $4 WHERE $4 <> ''"
+        " ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET comment = $4"
+        " RETURNING false",
+        1, extra, NULL);
 }
 
 void
@@ -550,16 +557,16 @@ static void
 authorize_loaded(struct rel *r)
 {
     /* The request becomes a follow of me by them; its notification goes
-     * with it, as Mastodon destroys a request's notification. $1 is me (the
-     * target of the request), $2 the requester. */
+     * with it, as Mastodon destroys a request's notification. $2 is me (the
+     * target of the request), $3 the requester. */
     rel_apply(r,
-              "WITH rq AS (DELETE FROM follow_requests WHERE account_id = $2::bigint"
-              "  AND target_account_id = $1::bigint RETURNING *),"
-              " dn AS (DELETE FROM notifications WHERE account_id = $1::bigint"
-              "  AND from_account_id = $2::bigint AND type = 'follow_request'),"
-              " f AS (INSERT INTO follows (account_id, target_account_id, show_reblogs, notify,"
-              "  languages) SELECT account_id, target_account_id, show_reblogs, notify, languages"
-              "  FROM rq ON CONFLICT DO NOTHING RETURNING 1)"
+              "WITH rq AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+              "  AND account_id = $3::bigint AND target_account_id = $2::bigint RETURNING *),"
+              " dn AS (DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
+              "  AND from_account_id = $3::bigint AND type = 'follow_request'),"
+              " f AS (INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs,"
+              "  notify, languages) SELECT $1, account_id, target_account_id, show_reblogs, notify,"
+              "  languages FROM rq ON CONFLICT DO NOTHING RETURNING 1)"
               " SELECT EXISTS (SELECT 1 FROM rq)",
               0, NULL, invalidate_target);
 }
@@ -568,10 +575,10 @@ static void
 reject_loaded(struct rel *r)
 {
     rel_apply(r,
-              "WITH rq AS (DELETE FROM follow_requests WHERE account_id = $2::bigint"
-              "  AND target_account_id = $1::bigint RETURNING 1),"
-              " dn AS (DELETE FROM notifications WHERE account_id = $1::bigint"
-              "  AND from_account_id = $2::bigint AND type = 'follow_request')"
+              "WITH rq AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+              "  AND account_id = $3::bigint AND target_account_id = $2::bigint RETURNING 1),"
+              " dn AS (DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
+              "  AND from_account_id = $3::bigint AND type = 'follow_request')"
               " SELECT EXISTS (SELECT 1 FROM rq)",
               0, NULL, NULL);
 }
@@ -598,8 +605,8 @@ request_loaded(struct rel *r)
 {
     const char *p[] = {r->me, r->target};
     eu_db_pool_query(pool_of(r->req),
-                     "SELECT 1 FROM follow_requests WHERE account_id = $2::bigint"
-                     " AND target_account_id = $1::bigint",
+                     "SELECT 1 FROM follow_requests WHERE tenant_id = $1"
+                     " AND account_id = $3::bigint AND target_account_id = $2::bigint",
                      2, p, on_request_found, r);
 }
 
@@ -632,8 +639,8 @@ eu_relationships_request_reject(struct eu_req *req)
 /* --------------------------------------------------------------- pages */
 
 /* Answers a page of accounts from from_where, a FROM ... WHERE clause over
- * a table aliased x (paged by x.id) joined to the accounts a; $1 is the
- * viewer. extra_cols are appended to the select list. */
+ * a table aliased x (paged by x.id) joined to the accounts a; $2 is the
+ * viewer ($1 the tenant). extra_cols are appended to the select list. */
 static void
 reply_own_page(struct eu_req *req, const char *from_where, const char *extra_cols)
 {
@@ -642,7 +649,7 @@ reply_own_page(struct eu_req *req, const char *from_where, const char *extra_col
         return;
     const char *sql =
         eu_arena_sprintf(req->arena, "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") "%s %s%s", extra_cols,
-                         from_where, eu_page_sql(req, page, "x.id", 2));
+                         from_where, eu_page_sql(req, page, "x.id", 3));
     const char *params[5] = {viewer_of(req)};
     eu_page_params(page, params + 1);
     eu_accounts_reply_page(req, sql, 5, params, page);
@@ -651,27 +658,29 @@ reply_own_page(struct eu_req *req, const char *from_where, const char *extra_col
 void
 eu_relationships_requests_index(struct eu_req *req)
 {
-    reply_own_page(req,
-                   "FROM follow_requests x JOIN accounts a ON a.id = x.account_id"
-                   " WHERE x.target_account_id = $1::bigint",
-                   "");
+    reply_own_page(
+        req,
+        "FROM follow_requests x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
+        " WHERE x.tenant_id = $1 AND x.target_account_id = $2::bigint",
+        "");
 }
 
 void
 eu_relationships_blocks_index(struct eu_req *req)
 {
-    reply_own_page(req,
-                   "FROM blocks x JOIN accounts a ON a.id = x.target_account_id"
-                   " WHERE x.account_id = $1::bigint",
-                   "");
+    reply_own_page(
+        req,
+        "FROM blocks x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.target_account_id"
+        " WHERE x.tenant_id = $1 AND x.account_id = $2::bigint",
+        "");
 }
 
 void
 eu_relationships_mutes_index(struct eu_req *req)
 {
     reply_own_page(req,
-                   "FROM mutes x JOIN accounts a ON a.id = x.target_account_id"
-                   " WHERE x.account_id = $1::bigint"
+                   "FROM mutes x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.target_account_id"
+                   " WHERE x.tenant_id = $1 AND x.account_id = $2::bigint"
                    " AND (x.expires_at IS NULL OR x.expires_at > now())",
                    ", CASE WHEN x.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS(
                        "x.expires_at") " END AS mute_expires_at");

@@ -235,13 +235,13 @@ draft_json(const struct eu_status_draft *d)
 
 /* Counts of the author's scheduled statuses (all, and on that UTC day)
  * before the insert, which happens only under Mastodon's limits; then the
- * new entity, or NULLs. $1 author, $2 time, $3 params, $4 draft. */
+ * new entity, or NULLs. $2 author, $3 time, $4 params, $5 draft. */
 static const char CREATE_SQL[] =
     "WITH lim AS (SELECT count(*) AS total, count(*) FILTER (WHERE"
-    "  (scheduled_at AT TIME ZONE 'UTC')::date = ($2::timestamptz AT TIME ZONE 'UTC')::date)"
-    "  AS day FROM scheduled_statuses WHERE account_id = $1::bigint),"
-    " ins AS (INSERT INTO scheduled_statuses (account_id, scheduled_at, params, draft)"
-    "  SELECT $1::bigint, $2::timestamptz, $3::jsonb, $4::jsonb FROM lim"
+    "  (scheduled_at AT TIME ZONE 'UTC')::date = ($3::timestamptz AT TIME ZONE 'UTC')::date)"
+    "  AS day FROM scheduled_statuses WHERE tenant_id = $1 AND account_id = $2::bigint),"
+    " ins AS (INSERT INTO scheduled_statuses (tenant_id, account_id, scheduled_at, params, draft)"
+    "  SELECT $1, $2::bigint, $3::timestamptz, $4::jsonb, $5::jsonb FROM lim"
     "  WHERE lim.total < " TOTAL_LIMIT " AND lim.day < " DAILY_LIMIT
     "  RETURNING " ENTITY_COLUMNS ")"
     " SELECT ins.*, lim.total FROM lim LEFT JOIN ins ON true";
@@ -326,8 +326,8 @@ scheduled_index(struct eu_req *req)
     eu_page_params(&lc->page, params + 1);
     const char *sql = eu_arena_sprintf(req->arena,
                                        "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
-                                       " WHERE account_id = $1::bigint%s",
-                                       eu_page_sql(req, &lc->page, "id", 2));
+                                       " WHERE tenant_id = $1 AND account_id = $2::bigint%s",
+                                       eu_page_sql(req, &lc->page, "id", 3));
     eu_db_pool_query(pool_of(req), sql, 5, params, on_list, lc);
 }
 
@@ -340,7 +340,7 @@ scheduled_show(struct eu_req *req)
     const char *params[] = {id, viewer_of(req)};
     eu_db_pool_query(pool_of(req),
                      "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
-                     " WHERE id = $1::bigint AND account_id = $2::bigint",
+                     " WHERE tenant_id = $1 AND id = $2::bigint AND account_id = $3::bigint",
                      2, params, on_one, req);
 }
 
@@ -388,8 +388,8 @@ scheduled_update(struct eu_req *req)
     const char *params[] = {id, viewer_of(req), mv->iso};
     eu_db_pool_query(pool_of(req),
                      "UPDATE scheduled_statuses SET scheduled_at ="
-                     " coalesce($3::timestamptz, scheduled_at) WHERE id = $1::bigint"
-                     " AND account_id = $2::bigint RETURNING " ENTITY_COLUMNS,
+                     " coalesce($4::timestamptz, scheduled_at) WHERE tenant_id = $1"
+                     " AND id = $2::bigint AND account_id = $3::bigint RETURNING " ENTITY_COLUMNS,
                      3, params, on_moved, mv);
 }
 
@@ -419,8 +419,8 @@ scheduled_delete(struct eu_req *req)
         return;
     const char *params[] = {id, viewer_of(req)};
     eu_db_pool_query(pool_of(req),
-                     "DELETE FROM scheduled_statuses WHERE id = $1::bigint"
-                     " AND account_id = $2::bigint RETURNING id",
+                     "DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $2::bigint"
+                     " AND account_id = $3::bigint RETURNING id",
                      2, params, on_cancelled, req);
 }
 
@@ -429,11 +429,12 @@ scheduled_delete(struct eu_req *req)
 /* The due statuses (kind 0: id, draft), then one row (kind 1) with the
  * milliseconds until the next one not in this batch (NULL: none). */
 static const char DUE_SQL[] =
-    "WITH due AS (SELECT id, draft FROM scheduled_statuses WHERE scheduled_at <= now()"
-    "  ORDER BY scheduled_at LIMIT $1::int)"
+    "WITH due AS (SELECT id, draft FROM scheduled_statuses WHERE tenant_id = $1"
+    "  AND scheduled_at <= now() ORDER BY scheduled_at LIMIT $2::int)"
     " SELECT 0, id::text, draft::text FROM due"
     " UNION ALL SELECT 1, (SELECT ceil(extract(epoch FROM min(scheduled_at) - now()) * 1000)"
-    "  ::bigint FROM scheduled_statuses WHERE id NOT IN (SELECT id FROM due))::text, NULL";
+    "  ::bigint FROM scheduled_statuses WHERE tenant_id = $1"
+    "  AND id NOT IN (SELECT id FROM due))::text, NULL";
 
 struct publishing {
     struct eu_task_run *run;
@@ -516,8 +517,9 @@ publish_next(struct publishing *pb)
                     d.scheduled_id);
         const char *params[] = {d.scheduled_id};
         eu_db_conn_query(eu_task_run_conn(run),
-                         "DELETE FROM scheduled_statuses WHERE id = $1::bigint", 1, params,
-                         on_dropped, pb);
+                         "DELETE FROM scheduled_statuses WHERE tenant_id = $1"
+                         " AND id = $2::bigint",
+                         1, params, on_dropped, pb);
         free(poll);
         return;
     }

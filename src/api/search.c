@@ -31,7 +31,7 @@
 #define SEARCH_OFFSET_MAX 10000
 #define QUERY_MAX 1000
 
-/* $2 (the query, without a leading '@' or '#') as a LIKE pattern's text. */
+/* x, e.g. $3 (the query, without a leading '@' or '#') as a LIKE pattern's text. */
 #define LIKE_TEXT(x) "replace(replace(replace(" x ", '\\', '\\\\'), '%', '\\%'), '_', '\\_')"
 
 struct search {
@@ -91,27 +91,28 @@ query_accounts(struct search *s)
     const char *p[] = {eu_social_viewer(req), s->q, s->limit, s->offset, s->following, req->host};
     eu_db_pool_query(
         eu_social_pool(req),
-        "WITH q AS (SELECT CASE WHEN position('@' IN $2) > 0 THEN split_part($2, '@', 1)"
-        "  ELSE $2 END AS u, CASE WHEN position('@' IN $2) > 0 THEN split_part($2, '@', 2)"
+        "WITH q AS (SELECT CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 1)"
+        "  ELSE $3 END AS u, CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 2)"
         "  END AS d)"
         " SELECT " EU_ACCOUNT_COLUMNS(
             "a") " FROM accounts a, q"
-                 " WHERE a.suspended_at IS NULL AND a.domain IS NULL"
-                 " AND (q.d IS NULL OR lower(q.d) = lower($6))"
+                 " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL AND a.domain IS NULL"
+                 " AND (q.d IS NULL OR lower(q.d) = lower($7))"
                  " AND (lower(a.username) LIKE lower(" LIKE_TEXT(
                      "q.u") ") || '%'"
                             "  OR (q.d IS NULL AND a.display_name ILIKE '%' || " LIKE_TEXT(
                                 "q.u") " || '%'))"
-                                       " AND (NOT $5::boolean OR EXISTS (SELECT 1 FROM follows f "
-                                       "WHERE f.account_id = $1::bigint"
+                                       " AND (NOT $6::boolean OR EXISTS (SELECT 1 FROM follows f "
+                                       "WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
                                        "  AND f.target_account_id = a.id))"
-                                       " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id "
-                                       "= a.id"
-                                       "  AND b.target_account_id = $1::bigint)"
+                                       " AND NOT EXISTS (SELECT 1 FROM blocks b"
+                                       "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
+                                       "  AND b.target_account_id = $2::bigint)"
                                        " ORDER BY lower(a.username) = lower(q.u) DESC, (SELECT "
                                        "count(*) FROM follows f"
-                                       "  WHERE f.target_account_id = a.id) DESC, a.id"
-                                       " LIMIT $3::int OFFSET $4::int",
+                                       "  WHERE f.tenant_id = $1"
+                                       "  AND f.target_account_id = a.id) DESC, a.id"
+                                       " LIMIT $4::int OFFSET $5::int",
         6, p, on_accounts, s);
 }
 
@@ -233,34 +234,36 @@ eu_search_v2(struct eu_req *req)
     eu_db_pool_query(
         eu_social_pool(req),
         "SELECT (SELECT coalesce(json_agg(x.id::text ORDER BY x.id DESC), '[]') FROM"
-        "  (SELECT s.id FROM statuses s WHERE $5::boolean AND s.deleted_at IS NULL"
+        "  (SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND $6::boolean"
+        "   AND s.deleted_at IS NULL"
         "   AND s.reblog_of_id IS NULL"
-        "   AND (s.account_id = $1::bigint"
-        "    OR EXISTS (SELECT 1 FROM mentions m WHERE m.status_id = s.id"
-        "     AND m.account_id = $1::bigint)"
-        "    OR EXISTS (SELECT 1 FROM favourites f WHERE f.status_id = s.id"
-        "     AND f.account_id = $1::bigint)"
-        "    OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.status_id = s.id"
-        "     AND b.account_id = $1::bigint))"
+        "   AND (s.account_id = $2::bigint"
+        "    OR EXISTS (SELECT 1 FROM mentions m WHERE m.tenant_id = $1 AND m.status_id = s.id"
+        "     AND m.account_id = $2::bigint)"
+        "    OR EXISTS (SELECT 1 FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id"
+        "     AND f.account_id = $2::bigint)"
+        "    OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.tenant_id = $1 AND b.status_id = s.id"
+        "     AND b.account_id = $2::bigint))"
         "   AND (to_tsvector('simple', s.spoiler_text || ' ' || s.text)"
-        "     @@ websearch_to_tsquery('simple', $10)"
+        "     @@ websearch_to_tsquery('simple', $11)"
         "    OR s.text ILIKE '%' || " LIKE_TEXT(
-            "$10") " || '%'"
+            "$11") " || '%'"
                    "    OR s.spoiler_text ILIKE '%' || " LIKE_TEXT(
-                       "$10") " || '%')"
-                              "   AND ($7::bigint IS NULL OR s.account_id = $7::bigint)"
-                              "   AND ($8::bigint IS NULL OR s.id < $8::bigint)"
-                              "   AND ($9::bigint IS NULL OR s.id > $9::bigint)"
-                              "   ORDER BY s.id DESC LIMIT $3::int OFFSET $4::int) x)::text,"
+                       "$11") " || '%')"
+                              "   AND ($8::bigint IS NULL OR s.account_id = $8::bigint)"
+                              "   AND ($9::bigint IS NULL OR s.id < $9::bigint)"
+                              "   AND ($10::bigint IS NULL OR s.id > $10::bigint)"
+                              "   ORDER BY s.id DESC LIMIT $4::int OFFSET $5::int) x)::text,"
                               " (SELECT coalesce(json_agg(json_build_array(t.id::text, "
                               "lower(t.name),"
-                              "   EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tag_id = t.id"
-                              "   AND tf.account_id = $1::bigint)) ORDER BY length(t.name), "
+                              "   EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tenant_id = $1"
+                              "   AND tf.tag_id = t.id AND tf.account_id = $2::bigint))"
+                              "   ORDER BY length(t.name), "
                               "lower(t.name)), '[]') FROM"
-                              "  (SELECT * FROM tags t WHERE $6::boolean"
+                              "  (SELECT * FROM tags t WHERE t.tenant_id = $1 AND $7::boolean"
                               "   AND lower(t.name) LIKE lower(" LIKE_TEXT(
-                                  "$2") ") || '%'"
-                                        "   ORDER BY length(t.name), lower(t.name) LIMIT $3::int "
-                                        "OFFSET $4::int) t)::text",
+                                  "$3") ") || '%'"
+                                        "   ORDER BY length(t.name), lower(t.name) LIMIT $4::int "
+                                        "OFFSET $5::int) t)::text",
         10, p, on_found, s);
 }

@@ -132,8 +132,8 @@ on_paged_rows(PGresult *res, enum eu_db_status st, void *arg)
     eu_social_reply_statuses(req, ids, (size_t)n, first, last, pg->context);
 }
 
-/* Runs "<select_where>" + the page bounds on column col; $1 is the viewer,
- * $2..$5 the page. */
+/* Runs "<select_where>" + the page bounds on column col; $1 is the tenant,
+ * $2 the viewer, $3..$6 the page. */
 static void
 reply_paged_statuses(struct eu_req *req, const char *select_where, const char *col,
                      const char *context)
@@ -145,7 +145,7 @@ reply_paged_statuses(struct eu_req *req, const char *select_where, const char *c
     const char *p[5] = {eu_social_viewer(req)};
     eu_page_params(&pg->page, p + 1);
     const char *sql =
-        eu_arena_sprintf(req->arena, "%s%s", select_where, eu_page_sql(req, &pg->page, col, 2));
+        eu_arena_sprintf(req->arena, "%s%s", select_where, eu_page_sql(req, &pg->page, col, 3));
     eu_db_pool_query(eu_social_pool(req), sql, 5, p, on_paged_rows, pg);
 }
 
@@ -156,7 +156,7 @@ favourites_index(struct eu_req *req)
 {
     reply_paged_statuses(req,
                          "SELECT f.id::text, f.status_id::text FROM favourites f"
-                         " WHERE f.account_id = $1::bigint",
+                         " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint",
                          "f.id", NULL);
 }
 
@@ -165,7 +165,7 @@ bookmarks_index(struct eu_req *req)
 {
     reply_paged_statuses(req,
                          "SELECT b.id::text, b.status_id::text FROM bookmarks b"
-                         " WHERE b.account_id = $1::bigint",
+                         " WHERE b.tenant_id = $1 AND b.account_id = $2::bigint",
                          "b.id", NULL);
 }
 
@@ -217,32 +217,37 @@ list_timeline(struct eu_req *req)
     const char *sql = eu_arena_sprintf(
         req->arena,
         "SELECT l.id IS NOT NULL, s.id::text FROM (SELECT 1) one"
-        " LEFT JOIN lists l ON l.id = $2::bigint AND l.account_id = $1::bigint"
+        " LEFT JOIN lists l ON l.tenant_id = $1 AND l.id = $3::bigint"
+        "  AND l.account_id = $2::bigint"
         " LEFT JOIN LATERAL (SELECT s.id FROM statuses s"
-        "  JOIN list_accounts la ON la.account_id = s.account_id AND la.list_id = l.id"
-        "  WHERE " EU_STATUS_VISIBLE_SQL(
+        "  JOIN list_accounts la ON la.tenant_id = $1 AND la.account_id = s.account_id"
+        "   AND la.list_id = l.id"
+        "  WHERE s.tenant_id = $1 AND " EU_STATUS_VISIBLE_SQL(
             "s",
-            "$1::bigint") "  AND (s.visibility < 3 OR EXISTS (SELECT 1 FROM mentions m WHERE "
-                          "m.status_id = s.id"
-                          "   AND m.account_id = $1::bigint))"
+            "$2::bigint") "  AND (s.visibility < 3 OR EXISTS (SELECT 1 FROM mentions m WHERE "
+                          "m.tenant_id = $1 AND m.status_id = s.id"
+                          "   AND m.account_id = $2::bigint))"
                           "  AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = "
                           "s.account_id"
                           "   OR (l.replies_policy = 'list' AND (s.in_reply_to_account_id = "
-                          "$1::bigint"
-                          "    OR EXISTS (SELECT 1 FROM list_accounts r WHERE r.list_id = l.id"
+                          "$2::bigint"
+                          "    OR EXISTS (SELECT 1 FROM list_accounts r WHERE r.tenant_id = $1"
+                          "     AND r.list_id = l.id"
                           "     AND r.account_id = s.in_reply_to_account_id)))"
                           "   OR (l.replies_policy = 'followed' AND (s.in_reply_to_account_id = "
-                          "$1::bigint"
-                          "    OR EXISTS (SELECT 1 FROM follows r WHERE r.account_id = $1::bigint"
+                          "$2::bigint"
+                          "    OR EXISTS (SELECT 1 FROM follows r WHERE r.tenant_id = $1"
+                          "     AND r.account_id = $2::bigint"
                           "     AND r.target_account_id = s.in_reply_to_account_id))))"
-                          "  AND NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.account_id = "
-                          "$1::bigint"
+                          "  AND NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.tenant_id = $1"
+                          "   AND mu.account_id = $2::bigint"
                           "   AND mu.target_account_id = s.account_id"
                           "   AND (mu.expires_at IS NULL OR mu.expires_at > now()))"
-                          "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = $1::bigint"
+                          "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+                          "   AND b.account_id = $2::bigint"
                           "   AND b.target_account_id = s.account_id)"
                           "  %s) s ON true",
-        eu_page_sql(req, &pg->page, "s.id", 3));
+        eu_page_sql(req, &pg->page, "s.id", 4));
     eu_db_pool_query(eu_social_pool(req), sql, 6, p, on_list_timeline, pg);
 }
 
@@ -272,7 +277,8 @@ on_markers(PGresult *res, enum eu_db_status st, void *arg)
     eu_req_reply_json(req, 200, markers_json(res));
 }
 
-#define MARKER_COLUMNS "m.timeline, m.last_read_id::text, m.version, " EU_SQL_TS("m.updated_at")
+#define MARKER_COLUMNS(m)                                                                          \
+    m ".timeline, " m ".last_read_id::text, " m ".version, " EU_SQL_TS(m ".updated_at")
 
 /* GET /api/v1/markers?timeline[]=home&timeline[]=notifications. As in
  * Mastodon, no timeline asked means none answered. */
@@ -297,10 +303,11 @@ markers_index(struct eu_req *req)
     }
     json_decref(tl);
     const char *p[] = {eu_social_viewer(req), home ? "home" : "", notes ? "notifications" : ""};
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " MARKER_COLUMNS " FROM markers m WHERE m.account_id = $1::bigint"
-                     " AND m.timeline IN ($2, $3)",
-                     3, p, on_markers, req);
+    eu_db_pool_query(
+        eu_social_pool(req),
+        "SELECT " MARKER_COLUMNS("m") " FROM markers m WHERE m.tenant_id = $1"
+                                      " AND m.account_id = $2::bigint AND m.timeline IN ($3, $4)",
+        3, p, on_markers, req);
 }
 
 /* The last_read_id of home[last_read_id] / {"home": {"last_read_id": ..}}.
@@ -337,13 +344,15 @@ markers_create(struct eu_req *req)
         read_marker(req, params, "notifications", &notes) < 0)
         return;
     const char *p[] = {eu_social_viewer(req), home, notes};
+    /* No "AS m" on the target: the pool's tenant check wants the column
+     * list right after the table name. */
     eu_db_pool_query(eu_social_pool(req),
-                     "INSERT INTO markers AS m (account_id, timeline, last_read_id)"
-                     " SELECT $1::bigint, x.t, x.id FROM (VALUES ('home', $2::bigint),"
-                     " ('notifications', $3::bigint)) x(t, id) WHERE x.id IS NOT NULL"
-                     " ON CONFLICT (account_id, timeline) DO UPDATE SET"
-                     " last_read_id = EXCLUDED.last_read_id, version = m.version + 1,"
-                     " updated_at = now() RETURNING " MARKER_COLUMNS,
+                     "INSERT INTO markers (tenant_id, account_id, timeline, last_read_id)"
+                     " SELECT $1::bigint, $2::bigint, x.t, x.id FROM (VALUES ('home', $3::bigint),"
+                     " ('notifications', $4::bigint)) x(t, id) WHERE x.id IS NOT NULL"
+                     " ON CONFLICT (tenant_id, account_id, timeline) DO UPDATE SET"
+                     " last_read_id = EXCLUDED.last_read_id, version = markers.version + 1,"
+                     " updated_at = now() RETURNING " MARKER_COLUMNS("markers"),
                      3, p, on_markers, req);
 }
 
@@ -374,7 +383,7 @@ preferences_show(struct eu_req *req)
     const char *p[] = {eu_social_viewer(req)};
     eu_db_pool_query(eu_social_pool(req),
                      "SELECT default_privacy, default_sensitive, default_language FROM users"
-                     " WHERE account_id = $1::bigint",
+                     " WHERE tenant_id = $1 AND account_id = $2::bigint",
                      1, p, on_preferences, req);
 }
 
@@ -400,8 +409,8 @@ tag_name_is_valid(const char *s)
 }
 
 #define TAG_COLUMNS                                                                                \
-    "t.id::text, lower(t.name), EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tag_id = t.id"       \
-    " AND tf.account_id = $1::bigint)"
+    "t.id::text, lower(t.name), EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tenant_id = $1"      \
+    " AND tf.tag_id = t.id AND tf.account_id = $2::bigint)"
 
 /* The Tag entity; following is omitted for an anonymous viewer. */
 static json_t *
@@ -461,8 +470,9 @@ tags_show(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), name};
     eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " TAG_COLUMNS " FROM tags t WHERE lower(t.name) = lower($2)", 2, p,
-                     on_tag, req);
+                     "SELECT " TAG_COLUMNS
+                     " FROM tags t WHERE t.tenant_id = $1 AND lower(t.name) = lower($3)",
+                     2, p, on_tag, req);
 }
 
 static void
@@ -474,12 +484,12 @@ tags_follow(struct eu_req *req)
     const char *p[] = {eu_social_viewer(req), name};
     /* The tag is made on first follow, as Mastodon's find_or_create does. */
     eu_db_pool_query(eu_social_pool(req),
-                     "WITH ins AS (INSERT INTO tags (name) VALUES (lower($2))"
-                     "  ON CONFLICT ((lower(name))) DO NOTHING RETURNING id, name),"
+                     "WITH ins AS (INSERT INTO tags (tenant_id, name) VALUES ($1, lower($3))"
+                     "  ON CONFLICT (tenant_id, (lower(name))) DO NOTHING RETURNING id, name),"
                      " t AS (SELECT id, name FROM ins UNION ALL SELECT id, name FROM tags"
-                     "  WHERE lower(name) = lower($2)),"
-                     " f AS (INSERT INTO tag_follows (account_id, tag_id) SELECT $1::bigint, id"
-                     "  FROM t LIMIT 1 ON CONFLICT DO NOTHING)"
+                     "  WHERE tenant_id = $1 AND lower(name) = lower($3)),"
+                     " f AS (INSERT INTO tag_follows (tenant_id, account_id, tag_id)"
+                     "  SELECT $1::bigint, $2::bigint, id FROM t LIMIT 1 ON CONFLICT DO NOTHING)"
                      " SELECT t.id::text, lower(t.name), true FROM t LIMIT 1",
                      2, p, on_tag, req);
 }
@@ -492,9 +502,11 @@ tags_unfollow(struct eu_req *req)
         return;
     const char *p[] = {eu_social_viewer(req), name};
     eu_db_pool_query(eu_social_pool(req),
-                     "WITH t AS (SELECT id, name FROM tags WHERE lower(name) = lower($2)),"
-                     " d AS (DELETE FROM tag_follows tf USING t WHERE tf.tag_id = t.id"
-                     "  AND tf.account_id = $1::bigint)"
+                     "WITH t AS (SELECT id, name FROM tags WHERE tenant_id = $1"
+                     "  AND lower(name) = lower($3)),"
+                     " d AS (DELETE FROM tag_follows tf USING t WHERE tf.tenant_id = $1"
+                     "  AND tf.tag_id = t.id"
+                     "  AND tf.account_id = $2::bigint)"
                      " SELECT t.id::text, lower(t.name), false FROM t",
                      2, p, on_tag, req);
 }
@@ -537,9 +549,10 @@ followed_tags_index(struct eu_req *req)
     eu_page_params(&tp->page, p + 1);
     const char *sql = eu_arena_sprintf(req->arena,
                                        "SELECT tf.id::text, t.id::text, lower(t.name) FROM"
-                                       " tag_follows tf JOIN tags t ON t.id = tf.tag_id"
-                                       " WHERE tf.account_id = $1::bigint%s",
-                                       eu_page_sql(req, &tp->page, "tf.id", 2));
+                                       " tag_follows tf JOIN tags t ON t.tenant_id = $1"
+                                       " AND t.id = tf.tag_id"
+                                       " WHERE tf.tenant_id = $1 AND tf.account_id = $2::bigint%s",
+                                       eu_page_sql(req, &tp->page, "tf.id", 3));
     eu_db_pool_query(eu_social_pool(req), sql, 5, p, on_followed_tags, tp);
 }
 

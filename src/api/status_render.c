@@ -36,37 +36,46 @@ enum {
     C_APP, C_TEXT, C_POLL, C_ACCOUNT
 };
 
-/* $1 ids as an array literal, $2 viewer account id (0 anonymous), $3 base URL. */
+/* $2 ids as an array literal, $3 viewer account id (0 anonymous), $4 base URL. */
 static const char RENDER_SQL[] =
-    "WITH want AS (SELECT x.id FROM statuses x WHERE x.id = ANY($1::bigint[])"
-    " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.id = ANY($1::bigint[])"
-    " AND x.reblog_of_id IS NOT NULL)"
-    " SELECT s.id, " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") ", s.reblog_of_id, "
+    "WITH want AS (SELECT x.id FROM statuses x WHERE x.tenant_id = $1 AND x.id = ANY($2::bigint[])"
+    " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"
+    " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL)"
+    " SELECT s.id, " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") ", s.reblog_of_id, "
     EU_SQL_TS("s.created_at") ", s.in_reply_to_id, s.in_reply_to_account_id, s.sensitive,"
     " s.spoiler_text, s.visibility, s.language, s.uri, s.url, s.local, s.content,"
     " CASE WHEN s.edited_at IS NULL THEN NULL ELSE " EU_SQL_TS("s.edited_at") " END,"
-    " (SELECT count(*) FROM statuses r WHERE r.in_reply_to_id = s.id AND r.deleted_at IS NULL),"
-    " (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = s.id AND r.deleted_at IS NULL),"
-    " (SELECT count(*) FROM favourites f WHERE f.status_id = s.id),"
-    " EXISTS (SELECT 1 FROM favourites f WHERE f.status_id = s.id AND f.account_id = $2::bigint),"
-    " EXISTS (SELECT 1 FROM statuses r WHERE r.reblog_of_id = s.id AND r.account_id = $2::bigint"
+    " (SELECT count(*) FROM statuses r WHERE r.tenant_id = $1 AND r.in_reply_to_id = s.id"
     "  AND r.deleted_at IS NULL),"
-    " EXISTS (SELECT 1 FROM conversation_mutes cm WHERE cm.account_id = $2::bigint"
-    "  AND cm.conversation_id = coalesce(s.conversation_id, s.id)),"
-    " EXISTS (SELECT 1 FROM bookmarks b WHERE b.status_id = s.id AND b.account_id = $2::bigint),"
-    " EXISTS (SELECT 1 FROM status_pins p WHERE p.status_id = s.id AND p.account_id = $2::bigint),"
+    " (SELECT count(*) FROM statuses r WHERE r.tenant_id = $1 AND r.reblog_of_id = s.id"
+    "  AND r.deleted_at IS NULL),"
+    " (SELECT count(*) FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id),"
+    " EXISTS (SELECT 1 FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id"
+    "  AND f.account_id = $3::bigint),"
+    " EXISTS (SELECT 1 FROM statuses r WHERE r.tenant_id = $1 AND r.reblog_of_id = s.id"
+    "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL),"
+    " EXISTS (SELECT 1 FROM conversation_mutes cm WHERE cm.tenant_id = $1"
+    "  AND cm.account_id = $3::bigint AND cm.conversation_id = coalesce(s.conversation_id, s.id)),"
+    " EXISTS (SELECT 1 FROM bookmarks b WHERE b.tenant_id = $1 AND b.status_id = s.id"
+    "  AND b.account_id = $3::bigint),"
+    " EXISTS (SELECT 1 FROM status_pins p WHERE p.tenant_id = $1 AND p.status_id = s.id"
+    "  AND p.account_id = $3::bigint),"
     " (SELECT coalesce(json_agg(json_build_object('id', ma.id::text, 'username', ma.username,"
-    "  'url', coalesce(ma.url, $3 || '/@' || ma.username), 'acct', ma.username"
+    "  'url', coalesce(ma.url, $4 || '/@' || ma.username), 'acct', ma.username"
     "  || coalesce('@' || ma.domain, '')) ORDER BY m.id), '[]')::text FROM mentions m"
-    "  JOIN accounts ma ON ma.id = m.account_id WHERE m.status_id = s.id AND NOT m.silent),"
+    "  JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id WHERE m.tenant_id = $1"
+    "  AND m.status_id = s.id AND NOT m.silent),"
     " (SELECT coalesce(json_agg(json_build_object('name', lower(t.name),"
-    "  'url', $3 || '/tags/' || lower(t.name)) ORDER BY t.name), '[]')::text"
-    "  FROM statuses_tags st JOIN tags t ON t.id = st.tag_id WHERE st.status_id = s.id),"
+    "  'url', $4 || '/tags/' || lower(t.name)) ORDER BY t.name), '[]')::text"
+    "  FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
+    "  WHERE st.tenant_id = $1 AND st.status_id = s.id),"
     " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
-    "  FROM oauth_applications oa WHERE oa.id = s.application_id AND s.account_id = $2::bigint),"
-    " s.text, (SELECT " EU_POLL_JSON_SQL("sp", "$2::bigint") "::text FROM polls sp"
-    "  WHERE sp.status_id = s.id), " EU_ACCOUNT_COLUMNS("a")
-    " FROM statuses s JOIN accounts a ON a.id = s.account_id WHERE s.id IN (SELECT id FROM want)";
+    "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"
+    "  AND s.account_id = $3::bigint),"
+    " s.text, (SELECT " EU_POLL_JSON_SQL("sp", "$3::bigint") "::text FROM polls sp"
+    "  WHERE sp.tenant_id = $1 AND sp.status_id = s.id), " EU_ACCOUNT_COLUMNS("a")
+    " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+    " WHERE s.tenant_id = $1 AND s.id IN (SELECT id FROM want)";
 
 struct render {
     struct eu_req *req;

@@ -160,18 +160,19 @@ struct compose {
     void (*next)(struct compose *c);
 };
 
-/* $1 mention usernames, $2 parent id, $3 author, $4 edited status id. */
+/* $2 mention usernames, $3 parent id, $4 author, $5 edited status id. */
 static const char PREPARE_SQL[] =
     "SELECT (SELECT coalesce(json_agg(json_build_array(a.id::text, a.username)), '[]')::text"
-    "  FROM accounts a WHERE a.domain IS NULL AND a.suspended_at IS NULL"
-    "  AND lower(a.username) = ANY($1::text[])),"
+    "  FROM accounts a WHERE a.tenant_id = $1 AND a.domain IS NULL AND a.suspended_at IS NULL"
+    "  AND lower(a.username) = ANY($2::text[])),"
     " (SELECT json_build_array(s.account_id::text, coalesce(s.conversation_id, s.id)::text)::text"
-    "  FROM statuses s WHERE s.id = $2::bigint AND s.reblog_of_id IS NULL AND "
-    EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
-    " (SELECT u.default_privacy FROM users u WHERE u.account_id = $3::bigint),"
-    " (SELECT u.default_sensitive FROM users u WHERE u.account_id = $3::bigint),"
-    " EXISTS (SELECT 1 FROM statuses s WHERE s.id = $4::bigint AND s.account_id = $3::bigint"
-    "  AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL)";
+    "  FROM statuses s WHERE s.tenant_id = $1 AND s.id = $3::bigint AND s.reblog_of_id IS NULL"
+    "  AND " EU_STATUS_VISIBLE_SQL("s", "$4::bigint") "),"
+    " (SELECT u.default_privacy FROM users u WHERE u.tenant_id = $1 AND u.account_id = $4::bigint),"
+    " (SELECT u.default_sensitive FROM users u WHERE u.tenant_id = $1"
+    "  AND u.account_id = $4::bigint),"
+    " EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $5::bigint"
+    "  AND s.account_id = $4::bigint AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL)";
 
 static void
 on_prepared(PGresult *res, enum eu_db_status st, void *arg)
@@ -359,36 +360,38 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
 /* ------------------------------------------------------------------- post */
 
 /*
- * Inserts the status, its mentions, tags and poll in one statement. $14, a
+ * Inserts the status, its mentions, tags and poll in one statement. $15, a
  * scheduled status being published, is deleted by the same statement, and
  * the status inserted only if that row was still there: two processes
  * publishing it at once post it once. Mentioned accounts purged since it was
  * scheduled are skipped.
  */
 static const char INSERT_SQL[] =
-    "WITH sch AS (DELETE FROM scheduled_statuses WHERE id = $14::bigint RETURNING id),"
-    " s AS (INSERT INTO statuses (account_id, text, content, spoiler_text, sensitive,"
+    "WITH sch AS (DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $15::bigint"
+    "  RETURNING id),"
+    " s AS (INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text, sensitive,"
     "  visibility, language, in_reply_to_id, in_reply_to_account_id, conversation_id,"
     "  application_id)"
-    " SELECT $1::bigint, $2, $3, $4, $5::bool, $6::smallint, $7, $8::bigint, $9::bigint,"
-    "  coalesce($10::bigint, nextval('conversations_id_seq')), $11::bigint"
-    "  WHERE $14::bigint IS NULL OR EXISTS (SELECT 1 FROM sch) RETURNING id),"
-    " m AS (INSERT INTO mentions (status_id, account_id) SELECT s.id, u.id FROM s,"
-    "  unnest($12::bigint[]) u(id) WHERE EXISTS (SELECT 1 FROM accounts ma WHERE ma.id = u.id)"
+    " SELECT $1, $2::bigint, $3, $4, $5, $6::bool, $7::smallint, $8, $9::bigint, $10::bigint,"
+    "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint"
+    "  WHERE $15::bigint IS NULL OR EXISTS (SELECT 1 FROM sch) RETURNING id),"
+    " m AS (INSERT INTO mentions (tenant_id, status_id, account_id) SELECT $1, s.id, u.id FROM s,"
+    "  unnest($13::bigint[]) u(id) WHERE EXISTS (SELECT 1 FROM accounts ma"
+    "  WHERE ma.tenant_id = $1 AND ma.id = u.id) ON CONFLICT DO NOTHING),"
+    " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
+    "  FROM unnest($14::text[]) n ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id),"
+    " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, s.id, t.id"
+    "  FROM s, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
+    "  AND lower(name) IN (SELECT lower(n) FROM unnest($14::text[]) n)) t"
     "  ON CONFLICT DO NOTHING),"
-    " nt AS (INSERT INTO tags (name) SELECT DISTINCT ON (lower(n)) n FROM unnest($13::text[]) n"
-    "  ON CONFLICT (lower(name)) DO NOTHING RETURNING id),"
-    " st AS (INSERT INTO statuses_tags (status_id, tag_id) SELECT s.id, t.id FROM s,"
-    "  (SELECT id FROM nt UNION SELECT id FROM tags WHERE lower(name) IN"
-    "   (SELECT lower(n) FROM unnest($13::text[]) n)) t ON CONFLICT DO NOTHING),"
-    " pl AS (INSERT INTO polls (status_id, account_id, options, multiple, hide_totals,"
-    "  expires_at) SELECT s.id, $1::bigint,"
-    "  ARRAY(SELECT jsonb_array_elements_text($15::jsonb -> 'options')),"
-    "  ($15::jsonb ->> 'multiple')::bool, ($15::jsonb ->> 'hide_totals')::bool,"
-    "  now() + make_interval(secs => ($15::jsonb ->> 'expires_in')::float8)"
-    "  FROM s WHERE $15::jsonb IS NOT NULL)"
+    " pl AS (INSERT INTO polls (tenant_id, status_id, account_id, options, multiple, hide_totals,"
+    "  expires_at) SELECT $1, s.id, $2::bigint,"
+    "  ARRAY(SELECT jsonb_array_elements_text($16::jsonb -> 'options')),"
+    "  ($16::jsonb ->> 'multiple')::bool, ($16::jsonb ->> 'hide_totals')::bool,"
+    "  now() + make_interval(secs => ($16::jsonb ->> 'expires_in')::float8)"
+    "  FROM s WHERE $16::jsonb IS NOT NULL)"
     " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
-    "  WHERE f.target_account_id = $1::bigint AND f.notify)::text FROM s";
+    "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text FROM s";
 
 struct publish {
     struct eu_app *app;
@@ -576,36 +579,39 @@ statuses_create(struct eu_req *req)
 
 /* ------------------------------------------------------------------- edit */
 
-/* $1 id, $2 author, $3 text, $4 html, $5 spoiler, $6 sensitive, $7 language,
- * $8 mention ids, $9 tags; NULL spoiler, sensitive or language keep the
+/* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
+ * $9 mention ids, $10 tags; NULL spoiler, sensitive or language keep the
  * current value, as Mastodon does. The first edit also records the original. */
 static const char EDIT_SQL[] =
-    "WITH cur AS (SELECT * FROM statuses WHERE id = $1::bigint AND account_id = $2::bigint"
-    "  AND deleted_at IS NULL FOR UPDATE),"
-    " orig AS (INSERT INTO status_edits (status_id, account_id, text, content, spoiler_text,"
-    "  sensitive, created_at) SELECT id, account_id, text, content, spoiler_text, sensitive,"
-    "  created_at FROM cur WHERE NOT EXISTS (SELECT 1 FROM status_edits e"
-    "  WHERE e.status_id = cur.id)),"
-    " ed AS (INSERT INTO status_edits (status_id, account_id, text, content, spoiler_text,"
-    "  sensitive) SELECT id, account_id, $3, $4, coalesce($5, spoiler_text),"
-    "  coalesce($6::bool, sensitive) FROM cur),"
-    " up AS (UPDATE statuses s SET text = $3, content = $4,"
-    "  spoiler_text = coalesce($5, s.spoiler_text),"
-    "  sensitive = coalesce($6::bool, s.sensitive), language = coalesce($7, s.language),"
+    "WITH cur AS (SELECT * FROM statuses WHERE tenant_id = $1 AND id = $2::bigint"
+    "  AND account_id = $3::bigint AND deleted_at IS NULL FOR UPDATE),"
+    " orig AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
+    "  spoiler_text, sensitive, created_at) SELECT $1, id, account_id, text, content,"
+    "  spoiler_text, sensitive, created_at FROM cur WHERE NOT EXISTS (SELECT 1"
+    "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = cur.id)),"
+    " ed AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
+    "  spoiler_text, sensitive) SELECT $1, id, account_id, $4, $5, coalesce($6, spoiler_text),"
+    "  coalesce($7::bool, sensitive) FROM cur),"
+    " up AS (UPDATE statuses s SET text = $4, content = $5,"
+    "  spoiler_text = coalesce($6, s.spoiler_text),"
+    "  sensitive = coalesce($7::bool, s.sensitive), language = coalesce($8, s.language),"
     "  edited_at = now(),"
-    "  updated_at = now() FROM cur WHERE s.id = cur.id RETURNING s.id),"
-    " m AS (INSERT INTO mentions (status_id, account_id) SELECT up.id, u.id FROM up,"
-    "  unnest($8::bigint[]) u(id) ON CONFLICT DO NOTHING RETURNING account_id),"
-    " dt AS (DELETE FROM statuses_tags WHERE status_id IN (SELECT id FROM up) AND tag_id NOT IN"
-    "  (SELECT id FROM tags WHERE lower(name) IN (SELECT lower(n) FROM unnest($9::text[]) n))),"
-    " nt AS (INSERT INTO tags (name) SELECT DISTINCT ON (lower(n)) n FROM unnest($9::text[]) n"
-    "  ON CONFLICT (lower(name)) DO NOTHING RETURNING id),"
-    " st AS (INSERT INTO statuses_tags (status_id, tag_id) SELECT up.id, t.id FROM up,"
-    "  (SELECT id FROM nt UNION SELECT id FROM tags WHERE lower(name) IN"
-    "   (SELECT lower(n) FROM unnest($9::text[]) n)) t ON CONFLICT DO NOTHING)"
+    "  updated_at = now() FROM cur WHERE s.tenant_id = $1 AND s.id = cur.id RETURNING s.id),"
+    " m AS (INSERT INTO mentions (tenant_id, status_id, account_id) SELECT $1, up.id, u.id"
+    "  FROM up, unnest($9::bigint[]) u(id) ON CONFLICT DO NOTHING RETURNING account_id),"
+    " dt AS (DELETE FROM statuses_tags WHERE tenant_id = $1 AND status_id IN (SELECT id FROM up)"
+    "  AND tag_id NOT IN (SELECT id FROM tags WHERE tenant_id = $1"
+    "  AND lower(name) IN (SELECT lower(n) FROM unnest($10::text[]) n))),"
+    " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
+    "  FROM unnest($10::text[]) n ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id),"
+    " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, up.id, t.id"
+    "  FROM up, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
+    "  AND lower(name) IN (SELECT lower(n) FROM unnest($10::text[]) n)) t"
+    "  ON CONFLICT DO NOTHING)"
     " SELECT up.id, (SELECT coalesce(array_agg(account_id), '{}') FROM m)::text,"
     "  (SELECT coalesce(array_agg(DISTINCT r.account_id), '{}') FROM statuses r"
-    "   WHERE r.reblog_of_id = up.id AND r.deleted_at IS NULL)::text FROM up";
+    "   WHERE r.tenant_id = $1 AND r.reblog_of_id = up.id AND r.deleted_at IS NULL)::text"
+    "  FROM up";
 
 static void
 on_edited(PGresult *res, enum eu_db_status st, void *arg)
@@ -741,10 +747,11 @@ on_delete_rendered(struct eu_req *req, json_t *array, void *arg)
     /* Reblogs of a deleted status go with it, as in Mastodon. */
     const char *params[] = {d->id, viewer_of(req)};
     eu_db_pool_query(pool_of(req),
-                     "WITH d AS (UPDATE statuses SET deleted_at = now() WHERE id = $1::bigint"
-                     "  AND account_id = $2::bigint AND deleted_at IS NULL RETURNING id),"
-                     " r AS (UPDATE statuses SET deleted_at = now() WHERE reblog_of_id IN"
-                     "  (SELECT id FROM d) AND deleted_at IS NULL)"
+                     "WITH d AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
+                     "  AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"
+                     "  RETURNING id),"
+                     " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
+                     "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL)"
                      " SELECT count(*) FROM d",
                      2, params, on_delete_done, d);
 }
@@ -790,8 +797,8 @@ statuses_source(struct eu_req *req)
         return;
     const char *params[] = {id, viewer_of(req)};
     eu_db_pool_query(pool_of(req),
-                     "SELECT id, text, spoiler_text FROM statuses WHERE id = $1::bigint"
-                     " AND account_id = $2::bigint AND deleted_at IS NULL",
+                     "SELECT id, text, spoiler_text FROM statuses WHERE tenant_id = $1"
+                     " AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL",
                      2, params, on_source, req);
 }
 
@@ -832,13 +839,14 @@ statuses_history(struct eu_req *req)
     eu_db_pool_query(
         pool_of(req),
         "SELECT v.content, v.spoiler_text, v.sensitive, " EU_SQL_TS("v.created_at") ", "
-        EU_ACCOUNT_COLUMNS("a") " FROM statuses s JOIN accounts a ON a.id = s.account_id,"
+        EU_ACCOUNT_COLUMNS("a") " FROM statuses s JOIN accounts a ON a.tenant_id = $1"
+        " AND a.id = s.account_id,"
         " LATERAL (SELECT e.content, e.spoiler_text, e.sensitive, e.created_at, e.id"
-        "  FROM status_edits e WHERE e.status_id = s.id UNION ALL"
+        "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = s.id UNION ALL"
         "  SELECT s.content, s.spoiler_text, s.sensitive, s.created_at, 0 WHERE NOT EXISTS"
-        "  (SELECT 1 FROM status_edits e2 WHERE e2.status_id = s.id)) v"
-        " WHERE s.id = $1::bigint AND s.reblog_of_id IS NULL AND "
-        EU_STATUS_VISIBLE_SQL("s", "$2::bigint") " ORDER BY v.created_at, v.id",
+        "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
+        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND "
+        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " ORDER BY v.created_at, v.id",
         2, params, on_history, req);
 }
 
@@ -914,18 +922,18 @@ statuses_context(struct eu_req *req)
     eu_db_pool_query(
         pool_of(req),
         "WITH RECURSIVE up(id, parent, depth) AS ("
-        "  SELECT p.id, p.in_reply_to_id, 1 FROM statuses p WHERE p.id ="
-        "   (SELECT in_reply_to_id FROM statuses WHERE id = $1::bigint)"
+        "  SELECT p.id, p.in_reply_to_id, 1 FROM statuses p WHERE p.tenant_id = $1 AND p.id ="
+        "   (SELECT in_reply_to_id FROM statuses WHERE tenant_id = $1 AND id = $2::bigint)"
         "  UNION ALL SELECT p.id, p.in_reply_to_id, up.depth + 1 FROM statuses p JOIN up"
-        "   ON p.id = up.parent WHERE up.depth < 40),"
+        "   ON p.tenant_id = $1 AND p.id = up.parent WHERE up.depth < 40),"
         " down(id, path) AS ("
-        "  SELECT c.id, ARRAY[c.id] FROM statuses c WHERE c.in_reply_to_id = $1::bigint"
-        "   AND c.deleted_at IS NULL"
+        "  SELECT c.id, ARRAY[c.id] FROM statuses c WHERE c.tenant_id = $1"
+        "   AND c.in_reply_to_id = $2::bigint AND c.deleted_at IS NULL"
         "  UNION ALL SELECT c.id, down.path || c.id FROM statuses c JOIN down"
-        "   ON c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
+        "   ON c.tenant_id = $1 AND c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
         "   AND array_length(down.path, 1) < 40)"
-        " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.id = $1::bigint"
-        "  AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint")
+        " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.tenant_id = $1"
+        "  AND s.id = $2::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")
         " UNION ALL SELECT 'a', id::text, 1, -depth FROM up"
         " UNION ALL SELECT 'd', id::text, 2, row_number() OVER (ORDER BY path)"
         "  FROM (SELECT id, path FROM down ORDER BY path LIMIT 60) dd"
@@ -939,13 +947,14 @@ statuses_context(struct eu_req *req)
  * An interaction is one statement that checks the status is visible to the
  * viewer, changes the viewer's relation to it and returns one row
  * (target id, target author, rows changed, extra...), or no row when the
- * status is not visible. $1 status id, $2 viewer.
+ * status is not visible. $2 status id, $3 viewer.
  */
 #define TARGET_CTE                                                                                 \
     "t AS (SELECT o.id, o.account_id, o.visibility, coalesce(o.conversation_id, o.id) AS conv"     \
-    " FROM statuses s JOIN statuses o ON o.id = coalesce(s.reblog_of_id, s.id)"                    \
-    " WHERE s.id = $1::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") " AND "              \
-    EU_STATUS_VISIBLE_SQL("o", "$2::bigint") ")"
+    " FROM statuses s JOIN statuses o ON o.tenant_id = $1"                                         \
+    " AND o.id = coalesce(s.reblog_of_id, s.id) WHERE s.tenant_id = $1 AND s.id = $2::bigint"      \
+    " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " AND "                                       \
+    EU_STATUS_VISIBLE_SQL("o", "$3::bigint") ")"
 
 enum action {
     A_FAVOURITE, A_UNFAVOURITE, A_BOOKMARK, A_UNBOOKMARK, A_MUTE, A_UNMUTE, A_PIN, A_UNPIN,
@@ -953,56 +962,68 @@ enum action {
 };
 
 static const char *const ACTION_SQL[] = {
-    [A_FAVOURITE] = "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (account_id, status_id)"
-                    " SELECT $2::bigint, id FROM t ON CONFLICT DO NOTHING RETURNING id)"
+    [A_FAVOURITE] = "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (tenant_id, account_id,"
+                    " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
+                    " RETURNING id)"
                     " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
     [A_UNFAVOURITE] = "WITH " TARGET_CTE ", x AS (DELETE FROM favourites f USING t"
-                      " WHERE f.status_id = t.id AND f.account_id = $2::bigint RETURNING f.id)"
+                      " WHERE f.tenant_id = $1 AND f.status_id = t.id AND f.account_id = $3::bigint"
+                      " RETURNING f.id)"
                       " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
-    [A_BOOKMARK] = "WITH " TARGET_CTE ", x AS (INSERT INTO bookmarks (account_id, status_id)"
-                   " SELECT $2::bigint, id FROM t ON CONFLICT DO NOTHING RETURNING id)"
+    [A_BOOKMARK] = "WITH " TARGET_CTE ", x AS (INSERT INTO bookmarks (tenant_id, account_id,"
+                   " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
+                   " RETURNING id)"
                    " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
     [A_UNBOOKMARK] = "WITH " TARGET_CTE ", x AS (DELETE FROM bookmarks b USING t"
-                     " WHERE b.status_id = t.id AND b.account_id = $2::bigint RETURNING b.id)"
+                     " WHERE b.tenant_id = $1 AND b.status_id = t.id AND b.account_id = $3::bigint"
+                     " RETURNING b.id)"
                      " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
-    [A_MUTE] = "WITH " TARGET_CTE ", x AS (INSERT INTO conversation_mutes (account_id,"
-               " conversation_id) SELECT $2::bigint, conv FROM t ON CONFLICT DO NOTHING"
+    [A_MUTE] = "WITH " TARGET_CTE ", x AS (INSERT INTO conversation_mutes (tenant_id,"
+               " account_id, conversation_id) SELECT $1, $3::bigint, conv FROM t"
+               " ON CONFLICT DO NOTHING"
                " RETURNING 1) SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
     [A_UNMUTE] = "WITH " TARGET_CTE ", x AS (DELETE FROM conversation_mutes c USING t"
-                 " WHERE c.conversation_id = t.conv AND c.account_id = $2::bigint RETURNING 1)"
+                 " WHERE c.tenant_id = $1 AND c.conversation_id = t.conv"
+                 " AND c.account_id = $3::bigint RETURNING 1)"
                  " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
     /* Pins apply to the status itself, not a reblog's original. Extra
      * columns: visibility, is a reblog, pins held, already pinned. */
     [A_PIN] = "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
-              "  WHERE s.id = $1::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") "),"
-              " x AS (INSERT INTO status_pins (account_id, status_id) SELECT $2::bigint, id"
-              "  FROM t WHERE t.account_id = $2::bigint AND t.reblog_of_id IS NULL"
-              "  AND t.visibility < 3 AND (SELECT count(*) FROM status_pins"
-              "  WHERE account_id = $2::bigint) < 5 ON CONFLICT DO NOTHING RETURNING id)"
+              "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND "
+              EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+              " x AS (INSERT INTO status_pins (tenant_id, account_id, status_id)"
+              "  SELECT $1, $3::bigint, id FROM t WHERE t.account_id = $3::bigint"
+              "  AND t.reblog_of_id IS NULL AND t.visibility < 3 AND (SELECT count(*)"
+              "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint) < 5"
+              "  ON CONFLICT DO NOTHING RETURNING id)"
               " SELECT t.id, t.account_id, (SELECT count(*) FROM x), t.visibility,"
               "  t.reblog_of_id IS NOT NULL, (SELECT count(*) FROM status_pins"
-              "  WHERE account_id = $2::bigint), EXISTS (SELECT 1 FROM status_pins"
-              "  WHERE account_id = $2::bigint AND status_id = t.id) FROM t",
+              "  WHERE tenant_id = $1 AND account_id = $3::bigint), EXISTS (SELECT 1"
+              "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint"
+              "  AND status_id = t.id) FROM t",
     [A_UNPIN] = "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
-                "  WHERE s.id = $1::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") "),"
-                " x AS (DELETE FROM status_pins p USING t WHERE p.status_id = t.id"
-                "  AND p.account_id = $2::bigint RETURNING p.id)"
+                "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND "
+                EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+                " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
+                "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
                 " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
-    /* Extra columns: the reblog's id (NULL when not allowed). $3 visibility. */
+    /* Extra columns: the reblog's id (NULL when not allowed). $4 visibility. */
     [A_REBLOG] = "WITH " TARGET_CTE ","
-                 " ex AS (SELECT r.id FROM statuses r, t WHERE r.reblog_of_id = t.id"
-                 "  AND r.account_id = $2::bigint AND r.deleted_at IS NULL),"
-                 " x AS (INSERT INTO statuses (account_id, reblog_of_id, visibility,"
-                 "  application_id) SELECT $2::bigint, t.id, greatest($3::smallint, t.visibility),"
-                 "  $4::bigint FROM t WHERE NOT EXISTS (SELECT 1 FROM ex)"
-                 "  AND (t.visibility <= 1 OR (t.visibility = 2 AND t.account_id = $2::bigint))"
+                 " ex AS (SELECT r.id FROM statuses r, t WHERE r.tenant_id = $1"
+                 "  AND r.reblog_of_id = t.id AND r.account_id = $3::bigint"
+                 "  AND r.deleted_at IS NULL),"
+                 " x AS (INSERT INTO statuses (tenant_id, account_id, reblog_of_id, visibility,"
+                 "  application_id) SELECT $1, $3::bigint, t.id,"
+                 "  greatest($4::smallint, t.visibility), $5::bigint FROM t"
+                 "  WHERE NOT EXISTS (SELECT 1 FROM ex)"
+                 "  AND (t.visibility <= 1 OR (t.visibility = 2 AND t.account_id = $3::bigint))"
                  "  ON CONFLICT DO NOTHING RETURNING id)"
                  " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
                  "  coalesce((SELECT id FROM x), (SELECT id FROM ex)) FROM t",
     /* Extra column: the withdrawn reblogs' ids. */
     [A_UNREBLOG] = "WITH " TARGET_CTE ", x AS (UPDATE statuses r SET deleted_at = now() FROM t"
-                   "  WHERE r.reblog_of_id = t.id AND r.account_id = $2::bigint"
-                   "  AND r.deleted_at IS NULL RETURNING r.id)"
+                   "  WHERE r.tenant_id = $1 AND r.reblog_of_id = t.id"
+                   "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL RETURNING r.id)"
                    " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
                    "  (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t",
 };
@@ -1185,26 +1206,27 @@ list_who(struct eu_req *req, const char *from_where)
     w->params[0] = id;
     eu_page_params(&w->page, w->params + 1);
     w->sql = eu_arena_sprintf(req->arena, "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") " %s%s",
-                              from_where, eu_page_sql(req, &w->page, "x.id", 2));
+                              from_where, eu_page_sql(req, &w->page, "x.id", 3));
     const char *params[] = {id, viewer_of(req)};
     eu_db_pool_query(pool_of(req),
-                     "SELECT 1 FROM statuses s WHERE s.id = $1::bigint AND "
-                     EU_STATUS_VISIBLE_SQL("s", "$2::bigint"),
+                     "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
+                     " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint"),
                      2, params, on_who_visible, w);
 }
 
 static void
 statuses_favourited_by(struct eu_req *req)
 {
-    list_who(req, "FROM favourites x JOIN accounts a ON a.id = x.account_id"
-                  " WHERE x.status_id = $1::bigint AND a.suspended_at IS NULL");
+    list_who(req, "FROM favourites x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
+                  " WHERE x.tenant_id = $1 AND x.status_id = $2::bigint"
+                  " AND a.suspended_at IS NULL");
 }
 
 static void
 statuses_reblogged_by(struct eu_req *req)
 {
-    list_who(req, "FROM statuses x JOIN accounts a ON a.id = x.account_id"
-                  " WHERE x.reblog_of_id = $1::bigint AND x.deleted_at IS NULL"
+    list_who(req, "FROM statuses x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
+                  " WHERE x.tenant_id = $1 AND x.reblog_of_id = $2::bigint AND x.deleted_at IS NULL"
                   " AND a.suspended_at IS NULL");
 }
 

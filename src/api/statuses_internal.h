@@ -74,20 +74,20 @@ void eu_timelines_account(struct eu_req *req);
  */
 #define EU_HOME_FEED_SQL(s, v)                                                                     \
     "(" s ".deleted_at IS NULL AND (" s ".account_id = " v " OR (EXISTS (SELECT 1 FROM follows hf" \
-    " WHERE hf.account_id = " v " AND hf.target_account_id = " s ".account_id AND (" s             \
+    " WHERE hf.tenant_id = $1 AND hf.account_id = " v " AND hf.target_account_id = " s ".account_id AND (" s             \
     ".reblog_of_id IS NULL OR hf.show_reblogs)) AND " EU_STATUS_VISIBLE_SQL(s, v)                  \
-    " AND (" s ".visibility < 3 OR EXISTS (SELECT 1 FROM mentions hm WHERE hm.status_id = " s     \
+    " AND (" s ".visibility < 3 OR EXISTS (SELECT 1 FROM mentions hm WHERE hm.tenant_id = $1 AND hm.status_id = " s     \
     ".id AND hm.account_id = " v ")) AND (" s ".in_reply_to_account_id IS NULL OR " s             \
     ".in_reply_to_account_id = " s ".account_id OR " s ".in_reply_to_account_id = " v             \
-    " OR EXISTS (SELECT 1 FROM follows hr WHERE hr.account_id = " v                               \
+    " OR EXISTS (SELECT 1 FROM follows hr WHERE hr.tenant_id = $1 AND hr.account_id = " v                               \
     " AND hr.target_account_id = " s ".in_reply_to_account_id)) AND NOT EXISTS (SELECT 1 FROM"     \
-    " mutes hu WHERE hu.account_id = " v " AND hu.target_account_id IN (" s ".account_id, "       \
-    "(SELECT ro.account_id FROM statuses ro WHERE ro.id = " s ".reblog_of_id)) AND"               \
+    " mutes hu WHERE hu.tenant_id = $1 AND hu.account_id = " v " AND hu.target_account_id IN (" s ".account_id, "       \
+    "(SELECT ro.account_id FROM statuses ro WHERE ro.tenant_id = $1 AND ro.id = " s ".reblog_of_id)) AND"               \
     " (hu.expires_at IS NULL OR hu.expires_at > now())) AND NOT EXISTS (SELECT 1 FROM blocks hb"  \
-    " WHERE (hb.account_id = " v " AND hb.target_account_id IN (" s ".account_id, (SELECT"        \
-    " ro.account_id FROM statuses ro WHERE ro.id = " s ".reblog_of_id))) OR (hb.target_account_id" \
-    " = " v " AND hb.account_id = (SELECT ro.account_id FROM statuses ro WHERE ro.id = " s        \
-    ".reblog_of_id))))))"
+    " WHERE hb.tenant_id = $1 AND ((hb.account_id = " v " AND hb.target_account_id IN (" s ".account_id, (SELECT"        \
+    " ro.account_id FROM statuses ro WHERE ro.tenant_id = $1 AND ro.id = " s ".reblog_of_id))) OR (hb.target_account_id" \
+    " = " v " AND hb.account_id = (SELECT ro.account_id FROM statuses ro WHERE ro.tenant_id = $1 AND ro.id = " s \
+    ".reblog_of_id)))))))"
 
 /* ------------------------------------------- publishing without a request */
 
@@ -170,15 +170,15 @@ void eu_polls_vote(struct eu_req *req);
 #define EU_POLL_JSON_SQL(p, v)                                                                     \
     "json_build_object('id', " p ".id::text, 'expires_at', " EU_SQL_TS(p ".expires_at")           \
     ", 'expired', " p ".expires_at <= now(), 'multiple', " p ".multiple, 'votes_count',"           \
-    " (SELECT coalesce(sum(cardinality(pv.choices)), 0) FROM poll_votes pv WHERE pv.poll_id = " p  \
+    " (SELECT coalesce(sum(cardinality(pv.choices)), 0) FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p  \
     ".id), 'voters_count', CASE WHEN " p ".multiple THEN (SELECT count(*) FROM poll_votes pv"      \
-    " WHERE pv.poll_id = " p ".id) END, 'options', (SELECT json_agg(json_build_object('title',"    \
+    " WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id) END, 'options', (SELECT json_agg(json_build_object('title',"    \
     " po.title, 'votes_count', CASE WHEN " p ".hide_totals AND " p ".expires_at > now() THEN NULL" \
-    " ELSE (SELECT count(*) FROM poll_votes pv WHERE pv.poll_id = " p ".id AND (po.i - 1)::int"    \
+    " ELSE (SELECT count(*) FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id AND (po.i - 1)::int"    \
     " = ANY (pv.choices)) END) ORDER BY po.i) FROM unnest(" p ".options) WITH ORDINALITY"          \
     " po(title, i)), 'emojis', '[]'::json, 'voted', " p ".account_id = " v " OR EXISTS (SELECT 1"  \
-    " FROM poll_votes pv WHERE pv.poll_id = " p ".id AND pv.account_id = " v "), 'own_votes',"     \
-    " coalesce((SELECT to_json(pv.choices) FROM poll_votes pv WHERE pv.poll_id = " p ".id AND"     \
+    " FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id AND pv.account_id = " v "), 'own_votes',"     \
+    " coalesce((SELECT to_json(pv.choices) FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id AND"     \
     " pv.account_id = " v "), '[]'::json))"
 
 #endif

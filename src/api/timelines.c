@@ -28,9 +28,10 @@
 
 /* Nothing from accounts the viewer blocks, mutes or is blocked by. */
 #define NOT_SHUNNED_SQL(s, v)                                                                      \
-    "NOT EXISTS (SELECT 1 FROM blocks xb WHERE (xb.account_id = " v " AND xb.target_account_id = " \
-    s ".account_id) OR (xb.account_id = " s ".account_id AND xb.target_account_id = " v "))"       \
-    " AND NOT EXISTS (SELECT 1 FROM mutes xm WHERE xm.account_id = " v                            \
+    "NOT EXISTS (SELECT 1 FROM blocks xb WHERE xb.tenant_id = $1 AND ((xb.account_id = " v         \
+    " AND xb.target_account_id = " s ".account_id) OR (xb.account_id = " s ".account_id"           \
+    " AND xb.target_account_id = " v ")))"                                                         \
+    " AND NOT EXISTS (SELECT 1 FROM mutes xm WHERE xm.tenant_id = $1 AND xm.account_id = " v       \
     " AND xm.target_account_id = " s ".account_id AND (xm.expires_at IS NULL"                     \
     " OR xm.expires_at > now()))"
 
@@ -152,13 +153,13 @@ eu_timelines_public(struct eu_req *req)
      * Mastodon, replies to others stay out of the public timeline. */
     const char *sql = eu_arena_sprintf(
         req->arena,
-        "SELECT s.id FROM statuses s JOIN accounts a ON a.id = s.account_id"
-        " WHERE s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
-        " AND a.suspended_at IS NULL AND (s.in_reply_to_account_id IS NULL"
-        "  OR s.in_reply_to_account_id = s.account_id)"
-        " AND (NOT $1::bool OR s.local) AND (NOT $2::bool OR NOT s.local) AND NOT $3::bool"
-        " AND " NOT_SHUNNED_SQL("s", "$4::bigint") "%s",
-        eu_page_sql(req, &lc->page, "s.id", 5));
+        "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+        " WHERE s.tenant_id = $1 AND s.deleted_at IS NULL AND s.visibility = 0"
+        " AND s.reblog_of_id IS NULL AND a.suspended_at IS NULL"
+        " AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
+        " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
+        " AND " NOT_SHUNNED_SQL("s", "$5::bigint") "%s",
+        eu_page_sql(req, &lc->page, "s.id", 6));
     eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 8, params, on_ids, lc);
 }
 
@@ -244,21 +245,23 @@ eu_timelines_tag(struct eu_req *req)
     eu_page_params(&lc->page, params + 7);
     const char *sql = eu_arena_sprintf(
         req->arena,
-        "SELECT s.id FROM statuses s JOIN accounts a ON a.id = s.account_id"
-        " WHERE s.id IN (SELECT st.status_id FROM statuses_tags st JOIN tags t"
-        "  ON t.id = st.tag_id WHERE lower(t.name) IN (SELECT lower(x) FROM unnest($5::text[]) x))"
-        " AND ($6::text[] IS NULL OR (SELECT count(DISTINCT lower(t.name)) FROM statuses_tags st"
-        "  JOIN tags t ON t.id = st.tag_id WHERE st.status_id = s.id AND lower(t.name) IN"
-        "  (SELECT lower(x) FROM unnest($6::text[]) x)) = (SELECT count(DISTINCT lower(x))"
-        "  FROM unnest($6::text[]) x))"
-        " AND NOT EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t ON t.id = st.tag_id"
-        "  WHERE st.status_id = s.id AND lower(t.name) IN (SELECT lower(x)"
+        "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+        " WHERE s.tenant_id = $1 AND s.id IN (SELECT st.status_id FROM statuses_tags st JOIN tags t"
+        "  ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
+        "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($6::text[]) x))"
+        " AND ($7::text[] IS NULL OR (SELECT count(DISTINCT lower(t.name)) FROM statuses_tags st"
+        "  JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
+        "  AND st.status_id = s.id AND lower(t.name) IN"
+        "  (SELECT lower(x) FROM unnest($7::text[]) x)) = (SELECT count(DISTINCT lower(x))"
         "  FROM unnest($7::text[]) x))"
+        " AND NOT EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t ON t.tenant_id = $1"
+        "  AND t.id = st.tag_id WHERE st.tenant_id = $1 AND st.status_id = s.id"
+        "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($8::text[]) x))"
         " AND s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
         " AND a.suspended_at IS NULL"
-        " AND (NOT $1::bool OR s.local) AND (NOT $2::bool OR NOT s.local) AND NOT $3::bool"
-        " AND " NOT_SHUNNED_SQL("s", "$4::bigint") "%s",
-        eu_page_sql(req, &lc->page, "s.id", 8));
+        " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
+        " AND " NOT_SHUNNED_SQL("s", "$5::bigint") "%s",
+        eu_page_sql(req, &lc->page, "s.id", 9));
     eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 11, params, on_ids,
                      lc);
 }
@@ -303,14 +306,17 @@ eu_timelines_account(struct eu_req *req)
     const char *sql = eu_arena_sprintf(
         req->arena,
         "SELECT a.id, x.id FROM accounts a LEFT JOIN LATERAL (SELECT s.id FROM statuses s"
-        " WHERE s.account_id = a.id AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint")
-        " AND (NOT $3::bool OR s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
-        " AND (NOT $4::bool OR s.reblog_of_id IS NULL) AND NOT $5::bool"
-        " AND ($6::text IS NULL OR EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t"
-        "  ON t.id = st.tag_id WHERE st.status_id = s.id AND lower(t.name) = lower($6::text)))"
-        " AND (NOT $7::bool OR EXISTS (SELECT 1 FROM status_pins sp WHERE sp.status_id = s.id"
-        "  AND sp.account_id = s.account_id))%s) x ON true WHERE a.id = $1::bigint",
-        eu_page_sql(req, &lc->page, "s.id", 8));
+        " WHERE s.tenant_id = $1 AND s.account_id = a.id AND "
+        EU_STATUS_VISIBLE_SQL("s", "$3::bigint")
+        " AND (NOT $4::bool OR s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
+        " AND (NOT $5::bool OR s.reblog_of_id IS NULL) AND NOT $6::bool"
+        " AND ($7::text IS NULL OR EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t"
+        "  ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
+        "  AND st.status_id = s.id AND lower(t.name) = lower($7::text)))"
+        " AND (NOT $8::bool OR EXISTS (SELECT 1 FROM status_pins sp WHERE sp.tenant_id = $1"
+        "  AND sp.status_id = s.id AND sp.account_id = s.account_id))%s) x ON true"
+        " WHERE a.tenant_id = $1 AND a.id = $2::bigint",
+        eu_page_sql(req, &lc->page, "s.id", 9));
     eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 11, params, on_ids,
                      lc);
 }

@@ -76,22 +76,26 @@ display_name(struct eu_req *req, const PGresult *res, int row, int name_col, int
 /* Columns: account 0..5, then one post 6..11 (NULL id when none). */
 #define PAGE_SQL_ACCOUNT                                                                           \
     "SELECT a.username, a.display_name, a.note,"                                                   \
-    " (SELECT count(*) FROM follows f WHERE f.target_account_id = a.id),"                          \
-    " (SELECT count(*) FROM follows f WHERE f.account_id = a.id),"                                 \
-    " (SELECT count(*) FROM statuses c WHERE c.account_id = a.id AND c.deleted_at IS NULL),"       \
+    " (SELECT count(*) FROM follows f WHERE f.tenant_id = $1 AND f.target_account_id = a.id),"     \
+    " (SELECT count(*) FROM follows f WHERE f.tenant_id = $1 AND f.account_id = a.id),"            \
+    " (SELECT count(*) FROM statuses c WHERE c.tenant_id = $1 AND c.account_id = a.id"             \
+    "  AND c.deleted_at IS NULL),"                                                                 \
     " s.id, s.text, s.content, s.spoiler_text, " EU_SQL_TS("s.created_at") ", s.local"
 
 static const char profile_sql[] = PAGE_SQL_ACCOUNT
-    " FROM accounts a LEFT JOIN LATERAL (SELECT * FROM statuses s WHERE s.account_id = a.id"
-    " AND s.deleted_at IS NULL AND s.visibility <= 1 AND s.reblog_of_id IS NULL"
-    " ORDER BY s.id DESC LIMIT 20) s ON true"
-    " WHERE lower(a.username) = lower($1) AND a.domain IS NULL AND a.suspended_at IS NULL"
+    " FROM accounts a LEFT JOIN LATERAL (SELECT * FROM statuses s WHERE s.tenant_id = $1"
+    " AND s.account_id = a.id AND s.deleted_at IS NULL AND s.visibility <= 1"
+    " AND s.reblog_of_id IS NULL ORDER BY s.id DESC LIMIT 20) s ON true"
+    " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2) AND a.domain IS NULL"
+    " AND a.suspended_at IS NULL"
     " ORDER BY s.id DESC";
 
 static const char status_sql[] = PAGE_SQL_ACCOUNT
-    " FROM accounts a JOIN statuses s ON s.account_id = a.id AND s.id = $2::bigint"
-    " AND s.deleted_at IS NULL AND s.visibility <= 1 AND s.reblog_of_id IS NULL"
-    " WHERE lower(a.username) = lower($1) AND a.domain IS NULL AND a.suspended_at IS NULL";
+    " FROM accounts a JOIN statuses s ON s.tenant_id = $1 AND s.account_id = a.id"
+    " AND s.id = $3::bigint AND s.deleted_at IS NULL AND s.visibility <= 1"
+    " AND s.reblog_of_id IS NULL"
+    " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2) AND a.domain IS NULL"
+    " AND a.suspended_at IS NULL";
 
 static const char *
 header_html(struct eu_req *req, const PGresult *res)

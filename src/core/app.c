@@ -21,6 +21,7 @@
 #include <systemd/sd-daemon.h>
 #endif
 
+#include "eunha/admin.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/db.h"
@@ -131,7 +132,54 @@ open_or_create(const char *conninfo, const char *dbname)
     return pg;
 }
 
-/* Brings the control database and the template up to date. */
+/* With no pooled placement yet (a new installation), adds the default one:
+ * database "<control>_main" on the control database's server. */
+static int
+ensure_default_placement(struct eu_app *app, PGconn *pg)
+{
+    char *db = eu_xasprintf("%s_main", app->control_dbname);
+    const char *params[] = {db};
+    PGresult *r = PQexecParams(pg,
+                               "INSERT INTO placements (name, kind, database) SELECT 'main',"
+                               " 'pooled', $1 WHERE NOT EXISTS (SELECT 1 FROM placements"
+                               " WHERE kind = 'pooled') ON CONFLICT DO NOTHING",
+                               1, NULL, params, NULL, NULL, 0);
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : -1;
+    if (rc < 0)
+        eu_log_error("app", "cannot add the default placement: %s", PQresultErrorMessage(r));
+    PQclear(r);
+    free(db);
+    return rc;
+}
+
+/* Creates (if missing) and migrates every placement's database. */
+static int
+migrate_placements(struct eu_app *app, PGconn *control)
+{
+    PGresult *r = PQexec(control, "SELECT name, database, database_url FROM placements ORDER BY id");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        eu_log_error("app", "cannot list placements: %s", PQresultErrorMessage(r));
+        PQclear(r);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < PQntuples(r) && rc == 0; i++) {
+        const char *url = PQgetisnull(r, i, 2) ? app->cfg->database_url : PQgetvalue(r, i, 2);
+        PGconn *pg = open_or_create(url, PQgetvalue(r, i, 1));
+        if (!pg || eu_migrate_blocking(pg, eu_tenant_migrations, eu_tenant_migrations_count,
+                                       PQgetvalue(r, i, 1)) < 0) {
+            eu_log_error("app", "cannot migrate placement '%s'", PQgetvalue(r, i, 0));
+            rc = -1;
+        }
+        if (pg)
+            PQfinish(pg);
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* Brings the control database, the template and every placement up to
+ * date. */
 static int
 prepare_databases(struct eu_app *app)
 {
@@ -141,6 +189,10 @@ prepare_databases(struct eu_app *app)
         return -1;
     int rc = eu_migrate_blocking(pg, eu_control_migrations, eu_control_migrations_count,
                                  app->control_dbname);
+    if (rc == 0)
+        rc = ensure_default_placement(app, pg);
+    if (rc == 0)
+        rc = migrate_placements(app, pg);
     PQfinish(pg);
     if (rc < 0)
         return -1;
@@ -160,7 +212,7 @@ load_tenants_blocking(struct eu_app *app)
     PGconn *pg = connect_blocking(app->cfg->database_url, app->control_dbname);
     if (!pg)
         return -1;
-    PGresult *r = PQexec(pg, "SELECT " EU_TENANT_COLUMNS " FROM tenants ORDER BY id");
+    PGresult *r = PQexec(pg, "SELECT " EU_TENANT_COLUMNS " FROM " EU_TENANT_FROM " ORDER BY t.id");
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         eu_log_error("app", "cannot load tenants: %s", PQresultErrorMessage(r));
         PQclear(r);
@@ -200,8 +252,9 @@ on_reload_result(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_app_reload_tenants(struct eu_app *app)
 {
-    eu_db_pool_query(app->control, "SELECT " EU_TENANT_COLUMNS " FROM tenants ORDER BY id", 0,
-                     NULL, on_reload_result, app);
+    eu_db_pool_query(app->control,
+                     "SELECT " EU_TENANT_COLUMNS " FROM " EU_TENANT_FROM " ORDER BY t.id", 0, NULL,
+                     on_reload_result, app);
 }
 
 static void
@@ -338,6 +391,7 @@ static void
 app_release(struct eu_app *app)
 {
     eu_http_server_free(app->http);
+    eu_admin_purge_stop_all();
     eu_registry_free(app->registry);
     eu_queues_free(queues); /* after the tenants, which own their workers */
     queues = NULL;
@@ -397,6 +451,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
     if (!(app.http = eu_http_server_new(&app)))
         goto out;
     queues = eu_queues_new(&app);
+    eu_admin_purge_resume(&app);
     struct event *sigs[4];
     int signums[] = {SIGTERM, SIGINT, SIGHUP};
     for (int i = 0; i < 3; i++) {
@@ -427,28 +482,8 @@ eu_app_migrate(const char *config_path)
         app_release(&app);
         return 2;
     }
-    int code = 1;
     app.registry = eu_registry_new(NULL, app.cfg);
-    if (prepare_databases(&app) < 0)
-        goto out;
-    PGconn *pg = connect_blocking(app.cfg->database_url, app.control_dbname);
-    if (!pg)
-        goto out;
-    PGresult *r = PQexec(pg, "SELECT domain, database, database_url FROM tenants ORDER BY id");
-    code = 0;
-    for (int i = 0; PQresultStatus(r) == PGRES_TUPLES_OK && i < PQntuples(r); i++) {
-        const char *url = PQgetisnull(r, i, 2) ? app.cfg->database_url : PQgetvalue(r, i, 2);
-        PGconn *t = connect_blocking(url, PQgetvalue(r, i, 1));
-        if (!t || eu_migrate_blocking(t, eu_tenant_migrations, eu_tenant_migrations_count,
-                                      PQgetvalue(r, i, 0)) < 0) {
-            eu_log_error("app", "cannot migrate tenant '%s'", PQgetvalue(r, i, 0));
-            code = 1;
-        }
-        PQfinish(t);
-    }
-    PQclear(r);
-    PQfinish(pg);
-out:
+    int code = prepare_databases(&app) < 0 ? 1 : 0;
     app_release(&app);
     return code;
 }

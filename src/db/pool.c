@@ -8,7 +8,18 @@
  * sends a FATAL message and closes) is noticed at once and the connection
  * dropped, instead of being found broken by the next request.
  *
- * Tenant pools may share a budget: a cap on the connections they hold
+ * A pool either owns connections or borrows them from a parent. A placement
+ * (one database many tenants share) owns a small set of connections in a
+ * parent pool; each tenant has a child pool over it, with its own limit on
+ * connections held at once, its own FIFO of waiters and acquire timeout, and
+ * its own figures. A child asks its parent for one connection at a time and
+ * goes to the back of the parent's queue for the next, so tenants waiting on
+ * one placement are served round-robin: a tenant with a hundred requests
+ * queued gets one connection per turn, like a tenant with one. A connection
+ * a child lent keeps the child as its lender until released, which is how
+ * statements on it get the child's tenant as $1.
+ *
+ * Pools that own connections may share a budget: a cap on the connections they hold
  * together and on how many may be connecting at once. Without it a host
  * restart or a burst over many tenants asks PostgreSQL for every pool's
  * connections at the same moment, and on a small machine the forks, catalog
@@ -29,6 +40,7 @@
 #include <strings.h>
 #include <sys/queue.h>
 
+#include "db_internal.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
 
@@ -39,8 +51,12 @@ enum conn_state { C_CONNECTING, C_HOOK, C_IDLE, C_LENT };
  * than running them; a named one is planned once per connection. */
 #define EU_DB_PREPARED_MAX 96
 
+/* pg_type.oid of bigint, the type of a tenant statement's $1. */
+#define INT8_OID 20
+
 struct eu_db_conn {
     struct eu_db_pool *pool;
+    struct eu_db_pool *lender; /* the child pool it is lent through, or NULL */
     struct eu_db_conn *prev, *next;
     /* In the budget's idle list (least recently used first) while idle. */
     TAILQ_ENTRY(eu_db_conn) idle_entry;
@@ -106,6 +122,15 @@ struct eu_db_pool {
     bool hook_done, hook_running;
     bool freeing;
     bool prepare; /* use named prepared statements */
+    /* Non-zero for a tenant's pool: sent as $1 of every statement. */
+    int64_t tenant_id;
+    char tenant_param[24];
+    /* A child pool: owns no connections, borrows them from parent. */
+    struct eu_db_pool *parent;
+    bool requesting; /* one acquire outstanding at the parent */
+    /* After a failed connect: no new attempt until the backoff timer. */
+    struct event *backoff;
+    int backoff_ms;
 };
 
 static void pump_later(struct eu_db_pool *pool);
@@ -113,6 +138,7 @@ static void pending_free(struct pending_exec *p);
 static void conn_close(struct eu_db_conn *c);
 static void on_conn_socket(evutil_socket_t fd, short what, void *arg);
 static void conn_start(struct eu_db_pool *pool);
+static void backoff_start(struct eu_db_pool *pool);
 
 /* ---- the shared budget ---- */
 
@@ -159,8 +185,8 @@ idle_list_append(struct eu_db_conn *c)
 static bool
 pool_needs_conn(const struct eu_db_pool *pool)
 {
-    return !pool->freeing && pool->n_waiting > pool->n_connecting &&
-           pool->n_open < pool->limits.max_connections;
+    return !pool->freeing && !pool->parent && pool->backoff_ms == 0 &&
+           pool->n_waiting > pool->n_connecting && pool->n_open < pool->limits.max_connections;
 }
 
 /* True when one more connection fits now. At the cap it closes the least
@@ -360,6 +386,9 @@ conn_connected(struct eu_db_conn *c)
 {
     struct eu_db_pool *pool = c->pool;
     connecting_done(c);
+    pool->backoff_ms = 0;
+    if (pool->backoff)
+        evtimer_del(pool->backoff);
     budget_kick(pool->budget);
     event_del(c->timer);
     PQsetnonblocking(c->pg, 1);
@@ -381,6 +410,7 @@ conn_connect_failed(struct eu_db_conn *c)
     eu_log_warn("db", "cannot connect to '%s': %s", pool->name, c->error);
     connecting_done(c);
     conn_close(c);
+    backoff_start(pool);
     /* Nobody can be served soon: answer now rather than at the timeout. */
     if (pool->n_open == 0)
         fail_all_waiters(pool, EU_DB_UNAVAILABLE);
@@ -560,6 +590,7 @@ on_conn_timer(evutil_socket_t fd, short what, void *arg)
         eu_log_warn("db", "cannot connect to '%s': timeout", c->pool->name);
         struct eu_db_pool *pool = c->pool;
         conn_close(c);
+        backoff_start(pool);
         if (pool->n_open == 0)
             fail_all_waiters(pool, EU_DB_UNAVAILABLE);
         return;
@@ -644,16 +675,93 @@ pool_destroy(struct eu_db_pool *pool)
         eu_db_budget_unref(pool->budget);
     }
     event_free(pool->pump);
+    if (pool->backoff)
+        event_free(pool->backoff);
     free(pool->name);
     free(pool->conninfo);
     free(pool->dbname);
     free(pool);
 }
 
+/* ---- child pools ---- */
+
+static void
+on_granted(struct eu_db_conn *c, enum eu_db_status st, void *arg)
+{
+    struct eu_db_pool *child = arg;
+    child->requesting = false;
+    if (st == EU_DB_OK && (child->freeing || !child->wait_head)) {
+        /* Its waiters gave up (or it is closing) while it queued. */
+        eu_db_conn_release(c);
+        pump_later(child);
+        return;
+    }
+    if (st != EU_DB_OK) {
+        /* The placement cannot serve now: tell the first in line. */
+        if (child->wait_head)
+            waiter_fail(child, child->wait_head, st == EU_DB_CLOSED ? EU_DB_UNAVAILABLE : st);
+        pump_later(child);
+        return;
+    }
+    struct waiter *w = child->wait_head;
+    waiter_unlink(child, w);
+    c->lender = child;
+    child->n_lent++;
+    eu_db_acquire_cb cb = w->cb;
+    void *warg = w->arg;
+    free(w);
+    pump_later(child); /* the next turn, at the back of the parent's queue */
+    cb(c, EU_DB_OK, warg);
+}
+
+static void
+pump_child(struct eu_db_pool *child)
+{
+    if (child->freeing) {
+        if (child->n_lent == 0 && !child->requesting)
+            pool_destroy(child);
+        return;
+    }
+    if (child->wait_head && !child->requesting &&
+        child->n_lent < child->limits.max_connections) {
+        child->requesting = true;
+        eu_db_pool_acquire(child->parent, on_granted, child);
+    }
+}
+
+static void
+on_backoff_over(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_db_pool *pool = arg;
+    pool->backoff_ms = 0;
+    pump_later(pool);
+}
+
+/* A connect failed: wait before the next, 100 ms doubling to 5 s, so a
+ * server that is down is not hammered by every request that arrives. */
+static void
+backoff_start(struct eu_db_pool *pool)
+{
+    if (pool->freeing)
+        return;
+    int ms = pool->backoff_ms ? pool->backoff_ms * 2 : 100;
+    if (ms > 5000)
+        ms = 5000;
+    if (!pool->backoff)
+        pool->backoff = evtimer_new(pool->base, on_backoff_over, pool);
+    pool->backoff_ms = ms;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(pool->backoff, &tv);
+}
+
 static void
 on_pump(evutil_socket_t fd, short what, void *arg)
 {
     struct eu_db_pool *pool = arg;
+    if (pool->parent) {
+        pump_child(pool);
+        return;
+    }
     if (pool->freeing) {
         if (pool->n_open == 0)
             pool_destroy(pool);
@@ -695,6 +803,11 @@ on_pump(evutil_socket_t fd, short what, void *arg)
             return;
         }
     }
+    /* Backing off with nothing open: nobody can be served for a while. */
+    if (pool->backoff_ms && pool->n_open == 0 && pool->wait_head) {
+        fail_all_waiters(pool, EU_DB_UNAVAILABLE);
+        return;
+    }
     while (pool_needs_conn(pool)) {
         if (pool->budget) {
             /* Pools already queued go first; this one joins the queue. */
@@ -732,6 +845,32 @@ eu_db_pool_new(struct event_base *base, const char *name, const char *conninfo,
     return pool;
 }
 
+struct eu_db_pool *
+eu_db_pool_new_child(struct eu_db_pool *parent, const char *name,
+                     const struct eu_db_pool_limits *limits)
+{
+    struct eu_db_pool *pool = eu_xcalloc(1, sizeof(*pool));
+    pool->base = parent->base;
+    pool->parent = parent;
+    pool->name = eu_xstrdup(name);
+    pool->limits = *limits;
+    pool->prepare = parent->prepare;
+    pool->pump = event_new(pool->base, -1, 0, on_pump, pool);
+    return pool;
+}
+
+void
+eu_db_pool_warm(struct eu_db_pool *pool)
+{
+    if (pool->parent || pool->freeing)
+        return;
+    while (pool->n_open < pool->limits.min_connections) {
+        if (pool->budget && !budget_room(pool->budget))
+            break;
+        conn_start(pool);
+    }
+}
+
 void
 eu_db_pool_set_limits(struct eu_db_pool *pool, const struct eu_db_pool_limits *limits)
 {
@@ -745,6 +884,13 @@ eu_db_pool_set_limits(struct eu_db_pool *pool, const struct eu_db_pool_limits *l
             set_timer(c, pool->limits.idle_timeout_s);
     }
     pump_later(pool);
+}
+
+void
+eu_db_pool_set_tenant(struct eu_db_pool *pool, int64_t tenant_id)
+{
+    pool->tenant_id = tenant_id;
+    snprintf(pool->tenant_param, sizeof(pool->tenant_param), "%lld", (long long)tenant_id);
 }
 
 void
@@ -764,7 +910,8 @@ eu_db_pool_set_ready_hook(struct eu_db_pool *pool, eu_db_ready_fn fn, void *arg)
 void
 eu_db_pool_stats(const struct eu_db_pool *pool, struct eu_db_pool_stats *out)
 {
-    out->open = pool->n_open;
+    /* A child's open connections are the ones it holds. */
+    out->open = pool->parent ? pool->n_lent : pool->n_open;
     out->busy = pool->n_lent;
     out->waiting = pool->n_waiting;
 }
@@ -776,6 +923,8 @@ eu_db_pool_free(struct eu_db_pool *pool)
         return;
     pool->freeing = true;
     fail_all_waiters(pool, EU_DB_CLOSED);
+    if (pool->backoff)
+        evtimer_del(pool->backoff);
     struct eu_db_conn *c = pool->conns, *next;
     for (; c; c = next) {
         next = c->next;
@@ -872,16 +1021,80 @@ is_preparable(const char *sql)
     return false;
 }
 
+/* Statements that passed the tenant-predicate check, by hash of their text:
+ * checked once per process, not per connection or execution. Open
+ * addressing; when full, statements are simply checked again. */
+#define CHECKED_MAX 1024
+static uint64_t checked[CHECKED_MAX];
+
+static bool
+tenant_statement_ok(const char *sql, uint64_t h)
+{
+    for (size_t i = h % CHECKED_MAX, n = 0; n < CHECKED_MAX; i = (i + 1) % CHECKED_MAX, n++) {
+        if (checked[i] == h)
+            return true;
+        if (!checked[i])
+            break;
+    }
+    char why[160];
+    if (!eu_db_sql_check_tenant(sql, why, sizeof(why))) {
+        eu_log_error("db", "refusing a statement that could reach other tenants' rows: %s: %.300s",
+                     why, sql);
+#ifndef NDEBUG
+        abort(); /* a programming error: fail the test that ran it, loudly */
+#endif
+        return false;
+    }
+    for (size_t i = h % CHECKED_MAX, n = 0; n < CHECKED_MAX; i = (i + 1) % CHECKED_MAX, n++) {
+        if (!checked[i]) {
+            checked[i] = h;
+            break;
+        }
+    }
+    return true;
+}
+
+static void query_send(struct eu_db_conn *c, const char *sql, uint64_t h, int nparams,
+                       const Oid *types, const char *const *params, eu_db_result_cb cb,
+                       void *arg);
+
 void
 eu_db_conn_query(struct eu_db_conn *c, const char *sql, int nparams, const char *const *params,
                  eu_db_result_cb cb, void *arg)
 {
+    uint64_t h = hash_sql(sql);
+    const struct eu_db_pool *tp = c->lender ? c->lender : c->pool;
+    if (!tp->tenant_id) {
+        query_send(c, sql, h, nparams, NULL, params, cb, arg);
+        return;
+    }
+    /* A tenant's statement: its tenant goes first, as $1. */
+    if (!tenant_statement_ok(sql, h)) {
+        after_send(c, 0, cb, arg);
+        return;
+    }
+    /* $1 is declared bigint, so a statement that needs no tenant (none of
+     * its tables is a tenant's) may leave it unused; the rest are inferred. */
+    const char *with_tenant[nparams + 1];
+    Oid types[nparams + 1];
+    with_tenant[0] = tp->tenant_param;
+    types[0] = INT8_OID;
+    for (int i = 0; i < nparams; i++) {
+        with_tenant[i + 1] = params[i];
+        types[i + 1] = 0;
+    }
+    query_send(c, sql, h, nparams + 1, types, with_tenant, cb, arg);
+}
+
+static void
+query_send(struct eu_db_conn *c, const char *sql, uint64_t h, int nparams, const Oid *types,
+           const char *const *params, eu_db_result_cb cb, void *arg)
+{
     if (!c->pool->prepare || !is_preparable(sql)) {
-        after_send(c, PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0), cb,
+        after_send(c, PQsendQueryParams(c->pg, sql, nparams, types, params, NULL, NULL, 0), cb,
                    arg);
         return;
     }
-    uint64_t h = hash_sql(sql);
     char name[24];
     statement_name(h, name, sizeof(name));
     int free_slot = -1;
@@ -895,7 +1108,7 @@ eu_db_conn_query(struct eu_db_conn *c, const char *sql, int nparams, const char 
             free_slot = i;
     }
     if (free_slot < 0) {
-        after_send(c, PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0), cb,
+        after_send(c, PQsendQueryParams(c->pg, sql, nparams, types, params, NULL, NULL, 0), cb,
                    arg);
         return;
     }
@@ -908,7 +1121,7 @@ eu_db_conn_query(struct eu_db_conn *c, const char *sql, int nparams, const char 
     p->params = eu_xcalloc((size_t)(nparams ? nparams : 1), sizeof(char *));
     for (int i = 0; i < nparams; i++)
         p->params[i] = eu_xstrdup(params[i]);
-    int sent = PQsendPrepare(c->pg, name, sql, nparams, NULL);
+    int sent = PQsendPrepare(c->pg, name, sql, nparams, types);
     if (sent)
         c->pending = p;
     else
@@ -925,6 +1138,11 @@ eu_db_conn_exec(struct eu_db_conn *c, const char *sql, eu_db_result_cb cb, void 
 void
 eu_db_conn_release(struct eu_db_conn *c)
 {
+    if (c->lender) {
+        c->lender->n_lent--;
+        pump_later(c->lender);
+        c->lender = NULL;
+    }
     struct eu_db_pool *pool = c->pool;
     pool->n_lent--;
     if (c->querying || PQstatus(c->pg) != CONNECTION_OK ||

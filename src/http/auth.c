@@ -241,8 +241,9 @@ eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done)
     eu_db_pool_query(eu_tenant_pool(req->app->registry, t),
                      "SELECT t.id, t.application_id, t.user_id, u.account_id, t.scopes,"
                      " coalesce(a.suspended_at IS NOT NULL, false), coalesce(u.approved, true)"
-                     " FROM oauth_access_tokens t LEFT JOIN users u ON u.id = t.user_id"
-                     " LEFT JOIN accounts a ON a.id = u.account_id"
-                     " WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
+                     " FROM oauth_access_tokens t"
+                     " LEFT JOIN users u ON u.tenant_id = $1 AND u.id = t.user_id"
+                     " LEFT JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
+                     " WHERE t.tenant_id = $1 AND t.token_hash = $2 AND t.revoked_at IS NULL",
                      1, params, on_token, l);
 }

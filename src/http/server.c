@@ -472,7 +472,7 @@ on_request(struct evhttp_request *ev, void *arg)
             return;
         }
         struct eu_tenant *t = eu_registry_find(app->registry, host);
-        if (!t) {
+        if (!t || t->state == EU_TENANT_DELETING) {
             eu_req_reply_error(req, 404, "Unknown domain");
             return;
         }

@@ -34,18 +34,20 @@
 
 /* Accounts due for purging with no purge job yet. */
 #define DUE_ACCOUNTS                                                                               \
-    " FROM accounts a WHERE a.suspended_at IS NOT NULL"                                          \
-    " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.dedupe_key = 'purge_account:' || a.id)"
+    " FROM accounts a WHERE a.tenant_id = $1 AND a.suspended_at IS NOT NULL"                     \
+    " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = $1"                               \
+    " AND j.dedupe_key = 'purge_account:' || a.id)"
 
 static const char cleanup_sql[] =
     "WITH due AS (SELECT a.id" DUE_ACCOUNTS
-    "  AND a.suspended_at <= now() - make_interval(secs => $1::float8)"
+    "  AND a.suspended_at <= now() - make_interval(secs => $2::float8)"
     "  ORDER BY a.suspended_at LIMIT " CLEANUP_BATCH "),"
-    " ins AS (INSERT INTO jobs (queue, kind, payload, dedupe_key)"
-    "  SELECT 'default', 'purge_account', json_build_object('account_id', id::text),"
-    "  'purge_account:' || id FROM due ON CONFLICT (dedupe_key) DO NOTHING RETURNING 1)"
+    " ins AS (INSERT INTO jobs (tenant_id, queue, kind, payload, dedupe_key)"
+    "  SELECT $1, 'default', 'purge_account', json_build_object('account_id', id::text),"
+    "  'purge_account:' || id FROM due ON CONFLICT (tenant_id, dedupe_key) DO NOTHING"
+    "  RETURNING 1)"
     " SELECT (SELECT count(*) FROM ins),"
-    " (SELECT (extract(epoch FROM min(a.suspended_at) + make_interval(secs => $1::float8)"
+    " (SELECT (extract(epoch FROM min(a.suspended_at) + make_interval(secs => $2::float8)"
     "  - now()) * 1000)::bigint" DUE_ACCOUNTS " AND a.id NOT IN (SELECT id FROM due))";
 
 static void
@@ -91,26 +93,29 @@ struct purge {
 
 /* The account, locked, if it is still suspended and past its retention. */
 #define PURGE_DUE                                                                                  \
-    "SELECT id FROM accounts WHERE id = $1::bigint AND suspended_at IS NOT NULL"                 \
-    " AND suspended_at <= now() - make_interval(secs => $2::float8)"
+    "SELECT id FROM accounts WHERE tenant_id = $1 AND id = $2::bigint"                           \
+    " AND suspended_at IS NOT NULL"                                                              \
+    " AND suspended_at <= now() - make_interval(secs => $3::float8)"
 
 /* Its data first, in one transaction; foreign keys cascade the rest when the
  * account row goes. */
 static const char purge_data_sql[] =
     "WITH a AS (" PURGE_DUE " FOR UPDATE),"
-    " n AS (DELETE FROM notifications WHERE account_id IN (SELECT id FROM a)"
-    "  OR from_account_id IN (SELECT id FROM a) RETURNING 1),"
-    " f AS (DELETE FROM follows WHERE account_id IN (SELECT id FROM a)"
-    "  OR target_account_id IN (SELECT id FROM a) RETURNING 1),"
-    " fr AS (DELETE FROM follow_requests WHERE account_id IN (SELECT id FROM a)"
-    "  OR target_account_id IN (SELECT id FROM a) RETURNING 1),"
-    " fv AS (DELETE FROM favourites WHERE account_id IN (SELECT id FROM a) RETURNING 1),"
-    " s AS (DELETE FROM statuses WHERE account_id IN (SELECT id FROM a) RETURNING 1)"
+    " n AS (DELETE FROM notifications WHERE tenant_id = $1 AND (account_id IN (SELECT id FROM a)"
+    "  OR from_account_id IN (SELECT id FROM a)) RETURNING 1),"
+    " f AS (DELETE FROM follows WHERE tenant_id = $1 AND (account_id IN (SELECT id FROM a)"
+    "  OR target_account_id IN (SELECT id FROM a)) RETURNING 1),"
+    " fr AS (DELETE FROM follow_requests WHERE tenant_id = $1 AND (account_id IN"
+    "  (SELECT id FROM a) OR target_account_id IN (SELECT id FROM a)) RETURNING 1),"
+    " fv AS (DELETE FROM favourites WHERE tenant_id = $1 AND account_id IN (SELECT id FROM a)"
+    "  RETURNING 1),"
+    " s AS (DELETE FROM statuses WHERE tenant_id = $1 AND account_id IN (SELECT id FROM a)"
+    "  RETURNING 1)"
     " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM s), (SELECT count(*) FROM f)";
 
 /* The account row last. */
 static const char purge_account_sql[] =
-    "DELETE FROM accounts WHERE id IN (" PURGE_DUE ") RETURNING username";
+    "DELETE FROM accounts WHERE tenant_id = $1 AND id IN (" PURGE_DUE ") RETURNING username";
 
 static void
 purge_finish(struct purge *p, const char *error)

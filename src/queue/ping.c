@@ -44,8 +44,8 @@ eu_queue_ping_run(struct eu_job *job)
     char *text = json_dumps(payload, JSON_COMPACT);
     const char *params[] = {eu_job_id(job), process, text};
     eu_db_conn_query(eu_job_conn(job),
-                     "INSERT INTO job_pings (job_id, process, payload)"
-                     " VALUES ($1::bigint, $2, $3::jsonb)",
+                     "INSERT INTO job_pings (tenant_id, job_id, process, payload)"
+                     " VALUES ($1, $2::bigint, $3, $4::jsonb)",
                      3, params, on_recorded, job);
     free(text);
 }

@@ -217,7 +217,7 @@ want_turn(struct eu_queue *q)
     struct eu_queues *qs = q->qs;
     if (q->state != T_IDLE || qs->stopping)
         return;
-    if (q->t->state == EU_TENANT_SUSPENDED) {
+    if (q->t->state != EU_TENANT_ACTIVE) {
         /* A suspended instance does no background work; look again later. */
         for (int i = 0; i < N_WORKERS; i++) {
             if (q->w[i].ready) {
@@ -348,30 +348,33 @@ step(struct eu_queue *q)
  * the locking subquery run exactly once.
  */
 static const char claim_sql[] =
-    "WITH c AS (UPDATE jobs SET locked_until = now() + make_interval(secs => $3::float8),"
+    "WITH c AS (UPDATE jobs SET locked_until = now() + make_interval(secs => $4::float8),"
     " attempts = attempts + 1, updated_at = now()"
-    " WHERE id = ANY (ARRAY(SELECT id FROM jobs WHERE queue = $1 AND state = 'ready'"
+    " WHERE tenant_id = $1 AND id = ANY (ARRAY(SELECT id FROM jobs WHERE tenant_id = $1"
+    "  AND queue = $2 AND state = 'ready'"
     "  AND run_at <= now() AND (locked_until IS NULL OR locked_until <= now())"
-    "  ORDER BY run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED))"
+    "  ORDER BY run_at, id LIMIT $3::int FOR UPDATE SKIP LOCKED))"
     " RETURNING id, kind, payload, attempts)"
     " SELECT id::text, kind, payload::text, attempts::bigint FROM c"
     " UNION ALL"
     " SELECT NULL, NULL, NULL, (extract(epoch FROM min(greatest(run_at, coalesce(locked_until,"
     "  run_at))) - now()) * 1000)::bigint"
-    " FROM jobs WHERE queue = $1 AND state = 'ready' AND id NOT IN (SELECT id FROM c)";
+    " FROM jobs WHERE tenant_id = $1 AND queue = $2 AND state = 'ready'"
+    " AND id NOT IN (SELECT id FROM c)";
 
 /* Success deletes the job. */
-static const char done_sql[] = "DELETE FROM jobs WHERE id = $1::bigint";
+static const char done_sql[] = "DELETE FROM jobs WHERE tenant_id = $1 AND id = $2::bigint";
 
 /* Failure: retry after base * 2^(attempts-1) seconds (at most max), or dead
  * after max_attempts. Returns the state and the ms until the retry. */
 static const char failed_sql[] =
-    "UPDATE jobs SET last_error = $2, locked_until = NULL, updated_at = now(),"
-    " state = CASE WHEN attempts >= $3::int THEN 'dead' ELSE 'ready' END,"
-    " run_at = CASE WHEN attempts >= $3::int THEN run_at ELSE now() + make_interval(secs =>"
-    "  least($4::float8 * power(2::float8, least(greatest(attempts - 1, 0), 40)), $5::float8))"
+    "UPDATE jobs SET last_error = $3, locked_until = NULL, updated_at = now(),"
+    " state = CASE WHEN attempts >= $4::int THEN 'dead' ELSE 'ready' END,"
+    " run_at = CASE WHEN attempts >= $4::int THEN run_at ELSE now() + make_interval(secs =>"
+    "  least($5::float8 * power(2::float8, least(greatest(attempts - 1, 0), 40)), $6::float8))"
     " END"
-    " WHERE id = $1::bigint RETURNING state, (extract(epoch FROM run_at - now()) * 1000)::bigint,"
+    " WHERE tenant_id = $1 AND id = $2::bigint"
+    " RETURNING state, (extract(epoch FROM run_at - now()) * 1000)::bigint,"
     " attempts";
 
 static void run_next_job(struct eu_queue *q);

@@ -83,6 +83,7 @@ tenant_free(struct eu_tenant *t)
     eu_auth_cache_free(t->auth_cache);
     free(t->domain);
     free(t->title);
+    free(t->placement);
     free(t->database);
     free(t->database_url);
     free(t->created_at);
@@ -239,6 +240,8 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
                      (t->database_url && strcmp(t->database_url, row->database_url) != 0);
     }
     replace_str(&t->title, row->title);
+    replace_str(&t->placement, row->placement);
+    t->dedicated = row->dedicated;
     replace_str(&t->database, row->database);
     replace_str(&t->database_url, row->database_url);
     replace_str(&t->created_at, row->created_at);
@@ -312,6 +315,7 @@ eu_tenant_pool(struct eu_registry *reg, struct eu_tenant *t)
         t->pool = eu_db_pool_new(reg->base, t->domain, url, t->database, &lim);
         eu_db_pool_set_ready_hook(t->pool, eu_migrate_tenant_hook, t->domain);
         eu_db_pool_set_budget(t->pool, reg->budget);
+        eu_db_pool_set_tenant(t->pool, t->id);
     }
     return t->pool;
 }
@@ -325,12 +329,16 @@ eu_tenant_from_row(const PGresult *res, int row, struct eu_tenant *out)
     out->title = PQgetvalue(res, row, 2);
     out->database = PQgetvalue(res, row, 3);
     out->database_url = PQgetisnull(res, row, 4) ? NULL : PQgetvalue(res, row, 4);
-    out->state =
-        strcmp(PQgetvalue(res, row, 5), "suspended") == 0 ? EU_TENANT_SUSPENDED : EU_TENANT_ACTIVE;
+    const char *state = PQgetvalue(res, row, 5);
+    out->state = strcmp(state, "suspended") == 0  ? EU_TENANT_SUSPENDED
+                 : strcmp(state, "deleting") == 0 ? EU_TENANT_DELETING
+                                                  : EU_TENANT_ACTIVE;
     out->limits.max_connections = atoi(PQgetvalue(res, row, 6));
     out->limits.min_connections = atoi(PQgetvalue(res, row, 7));
     out->limits.acquire_timeout_s = atoi(PQgetvalue(res, row, 8));
     out->limits.idle_timeout_s = atoi(PQgetvalue(res, row, 9));
     out->created_at = PQgetvalue(res, row, 10);
     out->updated_at = PQgetvalue(res, row, 11);
+    out->placement = PQgetvalue(res, row, 12);
+    out->dedicated = PQgetvalue(res, row, 13)[0] == 't';
 }

@@ -986,21 +986,33 @@ eu_it_tenant_patch(struct eu_it_server *s, const char *domain, const char *json_
     eu_it_resp_free(&r);
 }
 
-char *
-eu_it_tenant_database(struct eu_it_server *s, const char *domain)
+/* The admin API's string field key of tenant DOMAIN; caller frees. */
+static char *
+tenant_field(struct eu_it_server *s, const char *domain, const char *key)
 {
     struct eu_it_resp r = {0};
     char path[512];
-    char *db;
 
     snprintf(path, sizeof(path), "/admin/v1/tenants/%s", domain);
     eu_it_admin(s, "GET", path, NULL, &r);
     ck_assert_msg(r.status == 200, "get tenant %s: status %ld body %s", domain, r.status, r.body);
-    ck_assert_msg(eu_it_json_str(&r, "database") != NULL, "tenant %s has no database: %s",
-                  domain, r.body);
-    db = xstrdup(eu_it_json_str(&r, "database"));
+    ck_assert_msg(eu_it_json_str(&r, key) != NULL, "tenant %s has no %s: %s", domain, key,
+                  r.body);
+    char *v = xstrdup(eu_it_json_str(&r, key));
     eu_it_resp_free(&r);
-    return db;
+    return v;
+}
+
+char *
+eu_it_tenant_id(struct eu_it_server *s, const char *domain)
+{
+    return tenant_field(s, domain, "id");
+}
+
+char *
+eu_it_tenant_database(struct eu_it_server *s, const char *domain)
+{
+    return tenant_field(s, domain, "database");
 }
 
 void
@@ -1274,23 +1286,27 @@ eu_it_user_token(struct eu_it_server *s, const char *domain, const char *usernam
     eu_auth_token_new(token);
     eu_auth_token_hash(token, hash);
     char *db = eu_it_tenant_database(s, domain);
+    char *tid = eu_it_tenant_id(s, domain);
     PGconn *pg = eu_it_pg_connect(db);
-    const char *params[] = {hash, scopes, username};
+    const char *params[] = {hash, scopes, username, tid};
     PGresult *r = PQexecParams(
         pg,
-        "WITH app AS (INSERT INTO oauth_applications (name, redirect_uri, scopes, client_id,"
-        "  client_secret) VALUES ('it', 'urn:ietf:wg:oauth:2.0:oob', $2,"
+        "WITH app AS (INSERT INTO oauth_applications (tenant_id, name, redirect_uri, scopes,"
+        "  client_id, client_secret) VALUES ($4, 'it', 'urn:ietf:wg:oauth:2.0:oob', $2,"
         "  'it-' || eunha_next_id(), 'secret') RETURNING id)"
-        " INSERT INTO oauth_access_tokens (application_id, user_id, token_hash, scopes)"
-        " SELECT app.id, u.id, $1, $2 FROM app, users u JOIN accounts a ON a.id = u.account_id"
-        " WHERE lower(a.username) = lower($3) AND a.domain IS NULL RETURNING id",
-        3, NULL, params, NULL, NULL, 0);
+        " INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash, scopes)"
+        " SELECT $4, app.id, u.id, $1, $2 FROM app, users u JOIN accounts a"
+        " ON a.tenant_id = u.tenant_id AND a.id = u.account_id"
+        " WHERE u.tenant_id = $4 AND lower(a.username) = lower($3) AND a.domain IS NULL"
+        " RETURNING id",
+        4, NULL, params, NULL, NULL, 0);
     ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1,
                   "cannot make a token for %s on %s: %s", username, domain,
                   PQresultErrorMessage(r));
     PQclear(r);
     PQfinish(pg);
     free(db);
+    free(tid);
     return xstrdup(token);
 }
 
@@ -1298,12 +1314,14 @@ char *
 eu_it_account_id(struct eu_it_server *s, const char *domain, const char *username)
 {
     char *db = eu_it_tenant_database(s, domain);
+    char *tid = eu_it_tenant_id(s, domain);
     PGconn *pg = eu_it_pg_connect(db);
-    const char *params[] = {username};
+    const char *params[] = {username, tid};
     PGresult *r = PQexecParams(pg,
-                               "SELECT id::text FROM accounts WHERE lower(username) = lower($1)"
-                               " AND domain IS NULL",
-                               1, NULL, params, NULL, NULL, 0);
+                               "SELECT id::text FROM accounts WHERE tenant_id = $2"
+                               " AND lower(username) = lower($1) AND domain IS NULL",
+                               2, NULL, params, NULL, NULL, 0);
+    free(tid);
     ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1,
                   "no account %s on %s: %s", username, domain, PQresultErrorMessage(r));
     char *id = xstrdup(PQgetvalue(r, 0, 0));

@@ -11,8 +11,9 @@
  * thread.
  *
  * Every server gets a unique name "eunha_it_<pid>_<n>" that is its control
- * database; its template is "<name>_tpl" and its tenants live in
- * "<name>_t<ID>". eu_it_server_free() drops them all. A test that ends early
+ * database; its template is "<name>_tpl", its default pooled placement
+ * "<name>_main" and dedicated placements "<name>_p<ID>".
+ * eu_it_server_free() drops them all. A test that ends early
  * still cleans up: servers die with their test process (PR_SET_PDEATHSIG),
  * and since Check ends a failed test with _exit(), skipping atexit handlers,
  * eu_it_after_test() runs in the runner after each TCase to restart any
@@ -170,7 +171,12 @@ json_t *eu_it_tenant_create(struct eu_it_server *s, const char *domain, const ch
 /* PATCH /admin/v1/tenants/DOMAIN with json_body; asserts 200. */
 void eu_it_tenant_patch(struct eu_it_server *s, const char *domain, const char *json_body);
 
-/* Database name of tenant DOMAIN as the admin API reports it; caller frees. */
+/* Id of tenant DOMAIN (its tenant_id in the placement's tables) as the
+ * admin API reports it; caller frees. */
+char *eu_it_tenant_id(struct eu_it_server *s, const char *domain);
+
+/* Database name of tenant DOMAIN's placement as the admin API reports it
+ * (shared with the other tenants of a pooled placement); caller frees. */
 char *eu_it_tenant_database(struct eu_it_server *s, const char *domain);
 
 /*

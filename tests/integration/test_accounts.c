@@ -26,6 +26,7 @@ struct world {
     char *tok[NUSERS];
     char *ro[NUSERS]; /* "read" only */
     char *id[NUSERS];
+    char *tid; /* the tenant's id: the placement database is shared */
 };
 
 static const char *const NAMES[NUSERS] = {"alice", "bob", "carol", "dave", "erin"};
@@ -42,6 +43,7 @@ world_start(struct world *w)
         w->ro[i] = eu_it_user_token(w->s, DOMAIN, NAMES[i], "read");
         w->id[i] = eu_it_account_id(w->s, DOMAIN, NAMES[i]);
     }
+    w->tid = eu_it_tenant_id(w->s, DOMAIN);
 }
 
 static void
@@ -52,6 +54,7 @@ world_stop(struct world *w)
         free(w->ro[i]);
         free(w->id[i]);
     }
+    free(w->tid);
     ck_assert_int_eq(eu_it_server_stop(w->s), 0);
     eu_it_server_free(w->s);
 }
@@ -346,7 +349,9 @@ START_TEST(test_show_lookup_search)
 
     /* A suspended account keeps its identity and loses its profile. */
     char sql[256];
-    snprintf(sql, sizeof(sql), "UPDATE accounts SET suspended_at = now() WHERE id = %s", w.id[2]);
+    snprintf(sql, sizeof(sql),
+             "UPDATE accounts SET suspended_at = now() WHERE tenant_id = %s AND id = %s", w.tid,
+             w.id[2]);
     db_exec(&w, sql);
     call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[2]);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -428,9 +433,9 @@ START_TEST(test_follow_unfollow)
 
     /* Bob was told. */
     snprintf(sql, sizeof(sql),
-             "SELECT count(*) FROM notifications WHERE account_id = %s AND from_account_id = %s"
-             " AND type = 'follow'",
-             w.id[1], w.id[0]);
+             "SELECT count(*) FROM notifications WHERE tenant_id = %s AND account_id = %s"
+             " AND from_account_id = %s AND type = 'follow'",
+             w.tid, w.id[1], w.id[0]);
     long n = 0;
     for (int i = 0; i < 50 && (n = db_long(&w, sql)) == 0; i++)
         eu_it_sleep_ms(50);
@@ -510,9 +515,9 @@ START_TEST(test_locked_follow_requests)
     EU_IT_EXPECT_JINT(&r, "followers_count", 0);
 
     snprintf(sql, sizeof(sql),
-             "SELECT count(*) FROM notifications WHERE account_id = %s AND type ="
-             " 'follow_request'",
-             w.id[2]);
+             "SELECT count(*) FROM notifications WHERE tenant_id = %s AND account_id = %s"
+             " AND type = 'follow_request'",
+             w.tid, w.id[2]);
     long n = 0;
     for (int i = 0; i < 50 && (n = db_long(&w, sql)) < 2; i++)
         eu_it_sleep_ms(50);
@@ -661,8 +666,8 @@ START_TEST(test_mute_and_note)
     char sql[256];
     snprintf(sql, sizeof(sql),
              "UPDATE mutes SET expires_at = now() - interval '1 minute'"
-             " WHERE target_account_id = %s",
-             w.id[1]);
+             " WHERE tenant_id = %s AND target_account_id = %s",
+             w.tid, w.id[1]);
     db_exec(&w, sql);
     call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/relationships?id[]=%s", w.id[1]);
     expect_bool(&r, "0.muting", false);

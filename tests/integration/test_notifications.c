@@ -24,6 +24,7 @@ struct world {
     char *alice, *bob, *carol;
     char *alice_id, *bob_id, *carol_id;
     char *db;
+    char *tid; /* the tenant's id: the placement database is shared */
 };
 
 static void
@@ -42,6 +43,7 @@ world_start(struct world *w)
     w->bob_id = eu_it_account_id(w->s, HOST, "bob");
     w->carol_id = eu_it_account_id(w->s, HOST, "carol");
     w->db = eu_it_tenant_database(w->s, HOST);
+    w->tid = eu_it_tenant_id(w->s, HOST);
 }
 
 static void
@@ -56,6 +58,7 @@ world_stop(struct world *w)
     free(w->bob_id);
     free(w->carol_id);
     free(w->db);
+    free(w->tid);
 }
 
 static void
@@ -97,7 +100,9 @@ static void
 wait_notes(struct world *w, const char *account_id, long n)
 {
     char q[256];
-    snprintf(q, sizeof(q), "SELECT count(*) FROM notifications WHERE account_id = %s", account_id);
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM notifications WHERE tenant_id = %s AND account_id = %s", w->tid,
+             account_id);
     long got = -1;
     for (int i = 0; i < 100; i++) {
         got = eu_it_pg_exec_long(w->db, q);

@@ -547,10 +547,14 @@ START_TEST(test_password_and_client_credentials)
     call(s, &r, "GET", app_tok, NULL, "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_ERROR(&r, 422);
     EU_IT_EXPECT_JSTR(&r, "error", "This method requires an authenticated user");
+    /* The placement database is shared: count this tenant's rows only. */
     char *db = eu_it_tenant_database(s, DOMAIN);
-    ck_assert_int_eq(eu_it_pg_exec_long(db, "SELECT count(*) FROM oauth_access_tokens"
-                                            " WHERE user_id IS NULL"),
-                     1);
+    char *tid = eu_it_tenant_id(s, DOMAIN);
+    char q[256];
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM oauth_access_tokens WHERE tenant_id = %s AND user_id IS NULL",
+             tid);
+    ck_assert_int_eq(eu_it_pg_exec_long(db, q), 1);
 
     /* Scope refusal: a read token may not post. */
     call(s, &r, "POST", tok, "{\"status\":\"hi\"}", "/api/v1/statuses");
@@ -566,6 +570,7 @@ START_TEST(test_password_and_client_credentials)
     EU_IT_EXPECT_JSTR(&r, "error", "This action is outside the authorized scopes");
 
     free(db);
+    free(tid);
     free(ro);
     free(tok);
     free(app_tok);
@@ -688,8 +693,13 @@ START_TEST(test_registration_modes)
     EU_IT_EXPECT_JSTR(&r, "username", "bob");
     /* The password works for the password grant too (argon2id stored). */
     char *db = eu_it_tenant_database(s, DOMAIN);
-    char *h = eu_it_pg_exec(db, "SELECT encrypted_password FROM users u JOIN accounts a ON"
-                                " a.id = u.account_id WHERE a.username = 'bob'");
+    char *tid = eu_it_tenant_id(s, DOMAIN);
+    char q[256];
+    snprintf(q, sizeof(q),
+             "SELECT encrypted_password FROM users u JOIN accounts a ON a.tenant_id = u.tenant_id"
+             " AND a.id = u.account_id WHERE u.tenant_id = %s AND a.username = 'bob'",
+             tid);
+    char *h = eu_it_pg_exec(db, q);
     ck_assert_msg(strncmp(h, "$argon2id$", 10) == 0, "hash %s", h);
     free(h);
 
@@ -727,10 +737,13 @@ START_TEST(test_registration_modes)
     call(s, &r, "GET", carol, NULL, "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_ERROR(&r, 403);
     EU_IT_EXPECT_JSTR(&r, "error", "Your login is currently pending approval");
-    ck_assert_int_eq(eu_it_pg_exec_long(db, "SELECT count(*) FROM users WHERE NOT approved"
-                                            " AND reason = 'hello'"),
-                     1);
-    free(eu_it_pg_exec(db, "UPDATE users SET approved = true"));
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM users WHERE tenant_id = %s AND NOT approved"
+             " AND reason = 'hello'",
+             tid);
+    ck_assert_int_eq(eu_it_pg_exec_long(db, q), 1);
+    snprintf(q, sizeof(q), "UPDATE users SET approved = true WHERE tenant_id = %s", tid);
+    free(eu_it_pg_exec(db, q));
     call(s, &r, "GET", carol, NULL, "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "username", "carol");
@@ -746,6 +759,7 @@ START_TEST(test_registration_modes)
     EU_IT_EXPECT_ERROR(&r, 422);
 
     free(db);
+    free(tid);
     free(tok);
     free(bob);
     free(carol);

@@ -165,8 +165,14 @@ START_TEST(test_pool_shared_cap)
     pthread_t threads[2];
     long long deadline;
 
+    /* Dedicated placements, so each tenant's connections are told apart by
+     * their database. */
     for (int i = 0; i < 3; i++) {
-        json_decref(eu_it_tenant_create(s, hosts[i], hosts[i]));
+        char body[128];
+        snprintf(body, sizeof(body), "{\"domain\":\"%s\",\"placement\":\"dedicated\"}",
+                 hosts[i]);
+        eu_it_admin(s, "POST", "/admin/v1/tenants", body, &r);
+        EU_IT_EXPECT_STATUS(&r, 201);
         dbs[i] = eu_it_tenant_database(s, hosts[i]);
     }
 

@@ -33,53 +33,21 @@ START_TEST(test_sigterm_exits_zero)
 }
 END_TEST
 
-/* CREATE DATABASE ... TEMPLATE fails while anyone is connected to the
- * template, which the server may briefly be; retry for a while. */
-static void
-create_db_from_template(const char *db, const char *tpl)
-{
-    PGconn *conn = eu_it_pg_connect("postgres");
-    char *qdb = eu_it_pg_ident(db), *qtpl = eu_it_pg_ident(tpl);
-    char sql[512], msg[512] = "";
-    long long deadline = eu_it_now_ms() + 15000;
-    bool ok = false;
-
-    snprintf(sql, sizeof(sql), "CREATE DATABASE %s TEMPLATE %s", qdb, qtpl);
-    while (!ok && eu_it_now_ms() < deadline) {
-        PGresult *res = PQexec(conn, sql);
-        ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-        if (!ok) {
-            snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(res));
-            eu_it_sleep_ms(250);
-        }
-        PQclear(res);
-    }
-    PQfinish(conn);
-    free(qdb);
-    free(qtpl);
-    ck_assert_msg(ok, "%s: %s", sql, msg);
-}
-
 START_TEST(test_sighup_loads_new_tenants)
 {
     struct eu_it_server *s = eu_it_server_start(NULL);
     struct eu_it_resp r = {0};
-    char db[128], tpl[128], sql[512];
     long long deadline;
     PGconn *conn;
-    const char *params[1];
     PGresult *res;
 
     json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
 
-    snprintf(db, sizeof(db), "%s_tx", s->name);
-    snprintf(tpl, sizeof(tpl), "%s_tpl", s->name);
-    create_db_from_template(db, tpl);
+    /* A row another process (or an operator) added to the control table,
+     * in the default pooled placement. */
     conn = eu_it_pg_connect(s->name);
-    params[0] = db;
-    snprintf(sql, sizeof(sql),
-             "INSERT INTO tenants (domain, title, database) VALUES ('hup.example', 'Hup', $1)");
-    res = PQexecParams(conn, sql, 1, NULL, params, NULL, NULL, 0);
+    res = PQexec(conn, "INSERT INTO tenants (domain, title, placement_id)"
+                       " SELECT 'hup.example', 'Hup', id FROM placements WHERE name = 'main'");
     ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "insert tenant: %s",
                   PQresultErrorMessage(res));
     PQclear(res);

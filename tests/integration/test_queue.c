@@ -20,11 +20,35 @@
 #define TIMEOUT 120
 #define QUIET "[workers]\nqueue_idle_poll_seconds = 3600\n"
 
+/* The id of the last tenant set up: its rows' tenant_id. */
+static char tid[24];
+
 static char *
 setup_tenant(struct eu_it_server *s, const char *domain)
 {
     json_decref(eu_it_tenant_create(s, domain, domain));
+    char *id = eu_it_tenant_id(s, domain);
+    snprintf(tid, sizeof(tid), "%s", id);
+    free(id);
     return eu_it_tenant_database(s, domain);
+}
+
+/* Runs sql after replacing each "$T" with the tenant's id; returns what
+ * eu_it_pg_exec() does. */
+static char *
+tenant_exec(const char *db, const char *sql)
+{
+    char buf[2048], *o = buf;
+    for (const char *p = sql; *p && o < buf + sizeof(buf) - 32; p++) {
+        if (p[0] == '$' && p[1] == 'T') {
+            o += sprintf(o, "%s", tid);
+            p++;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+    return eu_it_pg_exec(db, buf);
 }
 
 /* Enqueues a ping through the admin API, which wakes that server's worker. */
@@ -68,7 +92,7 @@ START_TEST(test_two_processes_run_each_job_once)
     struct eu_it_server *b = eu_it_server_start_opts(&ob);
 
     b->keep_databases = true; /* a drops them */
-    free(eu_it_pg_exec(db, "INSERT INTO jobs (kind, payload) SELECT 'ping',"
+    free(tenant_exec(db, "INSERT INTO jobs (tenant_id, kind, payload) SELECT $T, 'ping',"
                            " json_build_object('n', g) FROM generate_series(1, 300) g"));
     /* Both workers wake and race for the same 302 jobs. */
     ping(a, "q.example");
@@ -98,7 +122,7 @@ START_TEST(test_failing_job_backs_off_and_dies)
     struct eu_it_resp r = {0};
 
     /* A kind this version does not know: a job from a newer version. */
-    char *id = eu_it_pg_exec(db, "INSERT INTO jobs (kind) VALUES ('from_the_future')"
+    char *id = tenant_exec(db, "INSERT INTO jobs (tenant_id, kind) VALUES ($T, 'from_the_future')"
                                  " RETURNING id::text");
     ping(s, "f.example");
     /* Attempt 1 now, 2 after 1 s, 3 after 2 s more: dead after about 3 s. */
@@ -131,8 +155,8 @@ START_TEST(test_failing_job_backs_off_and_dies)
     wait_for(db, "SELECT count(*) FROM jobs WHERE state = 'dead' AND attempts = 3", 1, 20000);
 
     /* A dead job that can succeed runs once retried, and is gone. */
-    char *dead = eu_it_pg_exec(db, "INSERT INTO jobs (kind, state, attempts, last_error)"
-                                   " VALUES ('ping', 'dead', 3, 'boom') RETURNING id::text");
+    char *dead = tenant_exec(db, "INSERT INTO jobs (tenant_id, kind, state, attempts, last_error)"
+                                 " VALUES ($T, 'ping', 'dead', 3, 'boom') RETURNING id::text");
     snprintf(path, sizeof(path), "/admin/v1/tenants/f.example/jobs/%s/retry", dead);
     eu_it_admin(s, "POST", path, NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -143,7 +167,7 @@ START_TEST(test_failing_job_backs_off_and_dies)
     ck_assert_int_eq(eu_it_pg_exec_long(db, sql), 0);
 
     /* Only dead jobs are retried; unknown ones are 404. */
-    char *later = eu_it_pg_exec(db, "INSERT INTO jobs (kind, run_at) VALUES ('ping',"
+    char *later = tenant_exec(db, "INSERT INTO jobs (tenant_id, kind, run_at) VALUES ($T, 'ping',"
                                     " now() + interval '1 hour') RETURNING id::text");
     snprintf(path, sizeof(path), "/admin/v1/tenants/f.example/jobs/%s/retry", later);
     eu_it_admin(s, "POST", path, NULL, &r);
@@ -177,8 +201,8 @@ START_TEST(test_expired_lock_runs_again)
     char *db = setup_tenant(s, "l.example");
 
     /* Claimed by a worker that then died: runs once the lock has passed. */
-    char *id = eu_it_pg_exec(db, "INSERT INTO jobs (kind, attempts, locked_until)"
-                                 " VALUES ('ping', 1, now() + interval '3 seconds')"
+    char *id = tenant_exec(db, "INSERT INTO jobs (tenant_id, kind, attempts, locked_until)"
+                               " VALUES ($T, 'ping', 1, now() + interval '3 seconds')"
                                  " RETURNING id::text");
     ping(s, "l.example");
     char sql[300];
@@ -202,7 +226,7 @@ START_TEST(test_idle_poll_finds_jobs_from_elsewhere)
     struct eu_it_server *s = eu_it_server_start("[workers]\nqueue_idle_poll_seconds = 2\n");
     char *db = setup_tenant(s, "p.example");
 
-    free(eu_it_pg_exec(db, "INSERT INTO jobs (kind) VALUES ('ping')"));
+    free(tenant_exec(db, "INSERT INTO jobs (tenant_id, kind) VALUES ($T, 'ping')"));
     wait_for(db, "SELECT count(*) FROM job_pings", 1, 8000);
 
     ck_assert_int_eq(eu_it_server_stop(s), 0);
@@ -238,9 +262,10 @@ START_TEST(test_suspended_account_purged_at_retention)
     char *bob = eu_it_account_id(s, "s.example", "bob");
     char *carol = eu_it_account_id(s, "s.example", "carol");
     snprintf(sql, sizeof(sql),
-             "WITH st AS (INSERT INTO statuses (account_id, text) VALUES (%s, 'hi') RETURNING id)"
-             " INSERT INTO follows (account_id, target_account_id) VALUES (%s, %s), (%s, %s)",
-             alice, bob, alice, alice, bob);
+             "WITH st AS (INSERT INTO statuses (tenant_id, account_id, text) VALUES (%s, %s, 'hi')"
+             " RETURNING id) INSERT INTO follows (tenant_id, account_id, target_account_id)"
+             " VALUES (%s, %s, %s), (%s, %s, %s)",
+             tid, alice, tid, bob, alice, tid, alice, bob);
     free(eu_it_pg_exec(db, sql));
     ck_assert_int_eq(user_count(s, "s.example"), 3);
 

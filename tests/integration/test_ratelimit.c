@@ -124,9 +124,14 @@ START_TEST(test_signup_limit)
             EU_IT_EXPECT_JSTR(&r, "error", "Too many requests");
         }
     }
+    /* The placement database is shared: count this tenant's users only. */
     char *db = eu_it_tenant_database(s, "signup.example");
-    ck_assert_int_eq(eu_it_pg_exec_long(db, "SELECT count(*) FROM users"), 2);
+    char *tid = eu_it_tenant_id(s, "signup.example");
+    char q[128];
+    snprintf(q, sizeof(q), "SELECT count(*) FROM users WHERE tenant_id = %s", tid);
+    ck_assert_int_eq(eu_it_pg_exec_long(db, q), 2);
     free(db);
+    free(tid);
     free(tok);
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(s), 0);

@@ -23,6 +23,7 @@ struct world {
     char *alice, *bob, *carol;
     char *alice_id, *bob_id, *carol_id;
     char *db;
+    char *tid; /* the tenant's id: the placement database is shared */
 };
 
 static void
@@ -41,6 +42,7 @@ world_start(struct world *w)
     w->bob_id = eu_it_account_id(w->s, HOST, "bob");
     w->carol_id = eu_it_account_id(w->s, HOST, "carol");
     w->db = eu_it_tenant_database(w->s, HOST);
+    w->tid = eu_it_tenant_id(w->s, HOST);
 }
 
 static void
@@ -55,6 +57,7 @@ world_stop(struct world *w)
     free(w->bob_id);
     free(w->carol_id);
     free(w->db);
+    free(w->tid);
 }
 
 static void
@@ -268,7 +271,9 @@ START_TEST(test_filters_crud)
     EU_IT_EXPECT_STATUS(&r, 200);
     apif(&w, &r, "GET", w.alice, NULL, "/api/v2/filters/%s", fid);
     EU_IT_EXPECT_ERROR(&r, 404);
-    ck_assert_int_eq(eu_it_pg_exec_long(w.db, "SELECT count(*) FROM filter_keywords"), 0);
+    char kq[128];
+    snprintf(kq, sizeof(kq), "SELECT count(*) FROM filter_keywords WHERE tenant_id = %s", w.tid);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, kq), 0);
 
     /* Scopes. */
     char *ro = eu_it_user_token(w.s, HOST, "alice", "read:filters");
@@ -360,8 +365,8 @@ START_TEST(test_filters_apply)
     char q[256];
     snprintf(q, sizeof(q),
              "UPDATE filters SET expires_at = now() - interval '1 minute'"
-             " WHERE id = %s RETURNING 1",
-             fid);
+             " WHERE tenant_id = %s AND id = %s RETURNING 1",
+             w.tid, fid);
     free(eu_it_pg_exec(w.db, q));
     api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
     EXPECT_IDS(&r, "id", want);
@@ -412,8 +417,12 @@ START_TEST(test_markers_preferences)
     ck_assert(json_is_false(eu_it_jpath(r.json, "posting:default:sensitive")));
     ck_assert(json_is_null(eu_it_jpath(r.json, "posting:default:language")));
     EU_IT_EXPECT_JSTR(&r, "reading:expand:media", "default");
-    free(eu_it_pg_exec(w.db, "UPDATE users SET default_privacy = 'private',"
-                             " default_language = 'ko' RETURNING 1"));
+    char q[256];
+    snprintf(q, sizeof(q),
+             "UPDATE users SET default_privacy = 'private', default_language = 'ko'"
+             " WHERE tenant_id = %s RETURNING 1",
+             w.tid);
+    free(eu_it_pg_exec(w.db, q));
     api(&w, &r, "GET", "/api/v1/preferences", w.alice, NULL);
     EU_IT_EXPECT_JSTR(&r, "posting:default:visibility", "private");
     EU_IT_EXPECT_JSTR(&r, "posting:default:language", "ko");
@@ -496,8 +505,12 @@ START_TEST(test_favourites_bookmarks)
     ck_assert_int_le(json_array_size(r.json), 1);
 
     /* A favourite the viewer can no longer see is left out. */
-    free(eu_it_pg_exec(w.db, "UPDATE statuses SET deleted_at = now() WHERE text = 'three'"
-                             " RETURNING 1"));
+    char q[256];
+    snprintf(q, sizeof(q),
+             "UPDATE statuses SET deleted_at = now() WHERE tenant_id = %s AND text = 'three'"
+             " RETURNING 1",
+             w.tid);
+    free(eu_it_pg_exec(w.db, q));
     api(&w, &r, "GET", "/api/v1/favourites", w.alice, NULL);
     snprintf(want, sizeof(want), "%s,%s", s1, s2);
     EXPECT_IDS(&r, "id", want);

@@ -24,6 +24,7 @@ struct world {
     char *alice, *bob, *carol;          /* tokens: read write follow */
     char *alice_id, *bob_id, *carol_id; /* account ids */
     char *db;
+    char *tid; /* the tenant's id: the placement database is shared */
 };
 
 static void
@@ -42,6 +43,7 @@ world_start(struct world *w)
     w->bob_id = eu_it_account_id(w->s, HOST, "bob");
     w->carol_id = eu_it_account_id(w->s, HOST, "carol");
     w->db = eu_it_tenant_database(w->s, HOST);
+    w->tid = eu_it_tenant_id(w->s, HOST);
 }
 
 static void
@@ -56,6 +58,7 @@ world_stop(struct world *w)
     free(w->bob_id);
     free(w->carol_id);
     free(w->db);
+    free(w->tid);
 }
 
 static void
@@ -167,11 +170,14 @@ START_TEST(test_create_get_delete)
                                   "</span></a> <a href=\"https://example.com/x\"") == content,
                   "content: %s", content);
     ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses_tags st JOIN tags t ON"
-                                  " t.id = st.tag_id WHERE st.status_id = %s AND t.name = 'Eunha'",
-                              id), 1);
+                                  " t.tenant_id = st.tenant_id AND t.id = st.tag_id"
+                                  " WHERE st.tenant_id = %s AND st.status_id = %s"
+                                  " AND t.name = 'Eunha'",
+                              w.tid, id), 1);
     /* bob was told he was mentioned */
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE account_id = %s"
-                                  " AND type = 'mention' AND status_id = %s", w.bob_id, id), 1);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                  " AND account_id = %s AND type = 'mention' AND status_id = %s",
+                              w.tid, w.bob_id, id), 1);
 
     /* Anyone can read a public status, anonymous too (no viewer flags then). */
     get_status(&w, &r, id, NULL);
@@ -205,7 +211,9 @@ START_TEST(test_create_get_delete)
     EU_IT_EXPECT_JSTR(&r, "scheduled_at", "2099-01-01T00:00:00.000Z");
     api(&w, &r, "POST", "/api/v1/statuses", w.alice, "{\"status\":\"x\",\"media_ids\":[\"1\"]}");
     EU_IT_EXPECT_ERROR(&r, 422);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE deleted_at IS NULL"), 1);
+    ck_assert_int_eq(
+        sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND deleted_at IS NULL",
+                 w.tid), 1);
     api(&w, &r, "POST", "/api/v1/statuses", NULL, "{\"status\":\"x\"}");
     EU_IT_EXPECT_ERROR(&r, 401);
 
@@ -241,7 +249,7 @@ START_TEST(test_form_params_and_scope)
     api(&w, &r, "POST", "/api/v1/statuses", ro, "{\"status\":\"nope\"}");
     EU_IT_EXPECT_ERROR(&r, 403);
     ck_assert_str_eq(eu_it_json_str(&r, "error"), "This action is outside the authorized scopes");
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses"), 0);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
     /* ... but it can read */
     api(&w, &r, "GET", "/api/v1/timelines/public", ro, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -321,7 +329,9 @@ START_TEST(test_idempotency)
     ck_assert_str_eq(a, b);
     ck_assert_str_ne(a, c);
     ck_assert_str_ne(a, d);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE text = 'once'"), 3);
+    ck_assert_int_eq(
+        sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND text = 'once'", w.tid),
+        3);
 
     /* Redis down: posting still works, without idempotency. */
     if (getenv("EUNHA_TEST_REDIS_STOP")) {
@@ -393,8 +403,8 @@ START_TEST(test_edit_history_source)
     api(&w, &r, "GET", path, w.bob, NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
 
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE account_id = %s"
-                                  " AND type = 'update'", w.bob_id), 2);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                  " AND account_id = %s AND type = 'update'", w.tid, w.bob_id), 2);
     free(id);
     eu_it_resp_free(&r);
     world_stop(&w);
@@ -408,8 +418,10 @@ START_TEST(test_context)
     struct eu_it_resp r = {0};
     char body[256];
     /* carol asked to be told when alice posts (but not about her replies to others) */
-    sql(&w, "INSERT INTO follows (account_id, target_account_id, notify) VALUES (%s, %s, true)",
-        w.carol_id, w.alice_id);
+    sql(&w,
+        "INSERT INTO follows (tenant_id, account_id, target_account_id, notify)"
+        " VALUES (%s, %s, %s, true)",
+        w.tid, w.carol_id, w.alice_id);
     char *a = post(&w, w.alice, "{\"status\":\"root\"}");
     snprintf(body, sizeof(body), "{\"status\":\"@alice reply\",\"in_reply_to_id\":\"%s\"}", a);
     char *b = post(&w, w.bob, body);
@@ -419,10 +431,12 @@ START_TEST(test_context)
                                  "\"in_reply_to_id\":\"%s\"}", b);
     char *hidden = post(&w, w.alice, body);
 
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE account_id = %s"
-                                  " AND type = 'status' AND status_id = %s", w.carol_id, a), 1);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE account_id = %s"
-                                  " AND type = 'status'", w.carol_id), 1);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                  " AND account_id = %s AND type = 'status' AND status_id = %s",
+                              w.tid, w.carol_id, a), 1);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                  " AND account_id = %s AND type = 'status'", w.tid, w.carol_id),
+                     1);
     /* several at once; hidden ones are left out */
     snprintf(body, sizeof(body), "/api/v1/statuses?id[]=%s&id[]=%s&id[]=%s", c, hidden, a);
     api(&w, &r, "GET", body, w.carol, NULL);
@@ -478,8 +492,9 @@ START_TEST(test_interactions)
     EU_IT_EXPECT_JINT(&r, "favourites_count", 1);
     status_action(&w, &r, id, "favourite", w.carol);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 2);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE account_id = %s"
-                                  " AND type = 'favourite'", w.alice_id), 2);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                  " AND account_id = %s AND type = 'favourite'", w.tid, w.alice_id),
+                     2);
     get_status(&w, &r, id, w.alice);
     EXPECT_BOOL(&r, "favourited", false);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 2);
@@ -521,8 +536,9 @@ START_TEST(test_interactions)
     /* favouriting a reblog favourites the original */
     status_action(&w, &r, reblog_id, "favourite", w.carol);
     EU_IT_EXPECT_JSTR(&r, "id", id);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE account_id = %s"
-                                  " AND type = 'reblog'", w.alice_id), 1);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                  " AND account_id = %s AND type = 'reblog'", w.tid, w.alice_id),
+                     1);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/reblogged_by", id);
     api(&w, &r, "GET", path, w.carol, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -593,8 +609,8 @@ START_TEST(test_visibility_and_blocks)
     world_start(&w);
     struct eu_it_resp r = {0};
     /* bob follows alice; carol does not */
-    sql(&w, "INSERT INTO follows (account_id, target_account_id) VALUES (%s, %s)", w.bob_id,
-        w.alice_id);
+    sql(&w, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, w.bob_id, w.alice_id);
     char *priv = post(&w, w.alice, "{\"status\":\"followers only\",\"visibility\":\"private\"}");
     char *dm = post(&w, w.alice, "{\"status\":\"@carol just you\",\"visibility\":\"direct\"}");
     char *pub = post(&w, w.alice, "{\"status\":\"everyone\"}");
@@ -634,8 +650,8 @@ START_TEST(test_visibility_and_blocks)
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* alice blocks carol: carol sees nothing of hers */
-    sql(&w, "INSERT INTO blocks (account_id, target_account_id) VALUES (%s, %s)", w.alice_id,
-        w.carol_id);
+    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, w.alice_id, w.carol_id);
     get_status(&w, &r, pub, w.carol);
     EU_IT_EXPECT_ERROR(&r, 404);
     get_status(&w, &r, dm, w.carol);

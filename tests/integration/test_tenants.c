@@ -2,7 +2,8 @@
  * Tenants end to end: the admin API creates, lists, suspends and deletes
  * tenants, and the public listener answers each Host with that tenant's own
  * instance metadata and nobody else's. Each test starts its own server on
- * fresh databases.
+ * fresh databases; tenants share the default pooled placement unless a test
+ * asks for a dedicated one.
  */
 #include "harness.h"
 
@@ -24,8 +25,10 @@ expect_tenant_json(const struct eu_it_resp *r, const struct eu_it_server *s, con
     EU_IT_EXPECT_JSTR(r, "domain", domain);
     EU_IT_EXPECT_JSTR(r, "title", title);
     EU_IT_EXPECT_JSTR(r, "state", state);
-    snprintf(want_db, sizeof(want_db), "%s_t%s", s->name, id);
+    /* Every tenant lands in the default pooled placement. */
+    snprintf(want_db, sizeof(want_db), "%s_main", s->name);
     EU_IT_EXPECT_JSTR(r, "database", want_db);
+    EU_IT_EXPECT_JSTR(r, "placement", "main");
     ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "max_connections")), "%s", r->body);
     ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "min_connections")), "%s", r->body);
     ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "acquire_timeout_seconds")), "%s",
@@ -52,7 +55,7 @@ START_TEST(test_create_tenant)
     EU_IT_EXPECT_STATUS(&r, 201);
     expect_tenant_json(&r, s, "a.example", "Alpha", "active");
     ck_assert_msg(eu_it_pg_db_exists(eu_it_json_str(&r, "database")),
-                  "tenant database %s was not created", eu_it_json_str(&r, "database"));
+                  "placement database %s does not exist", eu_it_json_str(&r, "database"));
     id_a = eu_it_json_str(&r, "id");
     id_a_copy = strdup(id_a);
 
@@ -423,17 +426,62 @@ START_TEST(test_admin_requires_token)
 }
 END_TEST
 
+/* Rows of tenant id in every table of the placement database db. */
+static long
+tenant_rows(const char *db, const char *id)
+{
+    char sql[4096];
+    snprintf(sql, sizeof(sql),
+             "SELECT coalesce(sum((xpath('/row/c/text()', query_to_xml(format("
+             "'SELECT count(*) AS c FROM %%I WHERE tenant_id = %s', c.relname), false, true,"
+             " '')))[1]::text::bigint), 0) FROM pg_class c JOIN pg_attribute a"
+             " ON a.attrelid = c.oid AND a.attname = 'tenant_id' JOIN pg_namespace n"
+             " ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public'",
+             id);
+    return eu_it_pg_exec_long(db, sql);
+}
+
+/* Waits up to 20 s for the admin API to stop knowing domain. */
+static void
+wait_gone(struct eu_it_server *s, const char *domain)
+{
+    struct eu_it_resp r = {0};
+    char path[256];
+    long long deadline = eu_it_now_ms() + 20000;
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s", domain);
+    do {
+        eu_it_admin(s, "GET", path, NULL, &r);
+        if (r.status == 404)
+            break;
+        EU_IT_EXPECT_STATUS(&r, 200);
+        EU_IT_EXPECT_JSTR(&r, "state", "deleting");
+        eu_it_sleep_ms(100);
+    } while (eu_it_now_ms() < deadline);
+    EU_IT_EXPECT_ERROR(&r, 404);
+    eu_it_resp_free(&r);
+}
+
 START_TEST(test_delete_tenant)
 {
     struct eu_it_server *s = eu_it_server_start(NULL);
     struct eu_it_resp r = {0};
     json_t *t = eu_it_tenant_create(s, "a.example", "Alpha");
-    char db[128];
-    long long deadline;
+    json_decref(eu_it_tenant_create(s, "b.example", "Beta"));
+    char db[128], id[32], sql[512];
 
     snprintf(db, sizeof(db), "%s", json_string_value(json_object_get(t, "database")));
+    snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(t, "id")));
     json_decref(t);
-    ck_assert(eu_it_pg_db_exists(db));
+    /* Both tenants hold rows in the shared placement. */
+    eu_it_account_create(s, "a.example", "alice");
+    eu_it_account_create(s, "b.example", "alice");
+    char *token = eu_it_user_token(s, "a.example", "alice", "read write");
+    ck_assert_int_eq(eu_it_http(&r, "POST", s->public_port, "a.example", "/api/v1/statuses",
+                                token, "{\"status\":\"going away\"}"),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    free(token);
+    ck_assert_int_ge(tenant_rows(db, id), 4);
 
     eu_it_admin(s, "DELETE", "/admin/v1/tenants/a.example", NULL, &r);
     EU_IT_EXPECT_ERROR(&r, 422);
@@ -442,23 +490,70 @@ START_TEST(test_delete_tenant)
     /* Refused deletes leave the tenant serving. */
     eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
     EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert(eu_it_pg_db_exists(db));
 
     eu_it_admin(s, "DELETE", "/admin/v1/tenants/a.example?confirm=a.example", NULL, &r);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert_msg(json_is_object(r.json), "DELETE body is not an object: %s", r.body);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    EU_IT_EXPECT_JSTR(&r, "state", "deleting");
 
+    /* It stops answering at once, while its rows are still going. */
     eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
     EU_IT_EXPECT_ERROR(&r, 404);
     EU_IT_EXPECT_JSTR(&r, "error", "Unknown domain");
-    eu_it_admin(s, "GET", "/admin/v1/tenants/a.example", NULL, &r);
+    wait_gone(s, "a.example");
+    ck_assert_int_eq(tenant_rows(db, id), 0);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM tenants WHERE id = %s", id);
+    ck_assert_int_eq(eu_it_pg_exec_long(s->name, sql), 0);
+
+    /* The neighbour in the same placement kept everything. */
+    eu_it_public(s, "GET", "b.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "stats.user_count", 1);
+    ck_assert(eu_it_pg_db_exists(db));
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+/* "placement": "dedicated" makes a database of the tenant's own from the
+ * template; deleting the tenant drops it. A named placement that does not
+ * exist is refused and makes nothing. */
+START_TEST(test_dedicated_placement)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    char db[128], want[160];
+
+    post_tenant(s, "{\"domain\":\"x.example\",\"placement\":\"nowhere\"}", &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    eu_it_admin(s, "GET", "/admin/v1/tenants/x.example", NULL, &r);
     EU_IT_EXPECT_ERROR(&r, 404);
 
-    /* The drop may wait for pooled connections to close; allow a moment. */
-    deadline = eu_it_now_ms() + 10000;
-    while (eu_it_pg_db_exists(db) && eu_it_now_ms() < deadline)
-        eu_it_sleep_ms(250);
+    post_tenant(s, "{\"domain\":\"big.example\",\"placement\":\"dedicated\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    EU_IT_EXPECT_JSTR(&r, "placement", "dedicated-big.example");
+    snprintf(db, sizeof(db), "%s", eu_it_json_str(&r, "database"));
+    snprintf(want, sizeof(want), "%s_p", s->name);
+    ck_assert_msg(strncmp(db, want, strlen(want)) == 0, "database %s", db);
+    ck_assert(eu_it_pg_db_exists(db));
+    /* A dedicated placement takes no second tenant. */
+    post_tenant(s, "{\"domain\":\"small.example\",\"placement\":\"dedicated-big.example\"}", &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+
+    eu_it_account_create(s, "big.example", "alice");
+    eu_it_public(s, "GET", "big.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "stats.user_count", 1);
+    ck_assert_int_eq(eu_it_pg_exec_long(db, "SELECT count(*) FROM accounts"), 1);
+
+    eu_it_admin(s, "DELETE", "/admin/v1/tenants/big.example?confirm=big.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    wait_gone(s, "big.example");
     ck_assert_msg(!eu_it_pg_db_exists(db), "database %s still exists after DELETE", db);
+    ck_assert_int_eq(
+        eu_it_pg_exec_long(s->name, "SELECT count(*) FROM placements WHERE kind = 'dedicated'"),
+        0);
 
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(s), 0);
@@ -536,6 +631,7 @@ tenants_suite(void)
     EU_IT_ADD_TCASE(s, test_suspend_and_resume, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_admin_requires_token, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_delete_tenant, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_dedicated_placement, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_healthz, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_metrics, TIMEOUT);
     return s;

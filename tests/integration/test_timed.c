@@ -27,6 +27,7 @@ struct world {
     char *alice, *bob, *carol, *dave; /* tokens */
     char *alice_id, *bob_id, *carol_id, *dave_id;
     char *db;
+    char *tid; /* the tenant's id: the placement database is shared */
 };
 
 static void
@@ -47,6 +48,7 @@ world_start(struct world *w, const char *workers_toml)
         *ids[i] = eu_it_account_id(w->s, HOST, names[i]);
     }
     w->db = eu_it_tenant_database(w->s, HOST);
+    w->tid = eu_it_tenant_id(w->s, HOST);
 }
 
 static void
@@ -55,7 +57,7 @@ world_stop(struct world *w)
     ck_assert_int_eq(eu_it_server_stop(w->s), 0);
     eu_it_server_free(w->s);
     char *all[] = {w->alice,  w->bob,      w->carol,   w->dave, w->alice_id,
-                   w->bob_id, w->carol_id, w->dave_id, w->db};
+                   w->bob_id, w->carol_id, w->dave_id, w->db,   w->tid};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         free(all[i]);
 }
@@ -151,15 +153,16 @@ static long
 wait_published(struct world *w, const char *text, long long at_ms, long timeout_ms)
 {
     long long t0 = eu_it_now_ms();
-    while (sql_long(w, "SELECT count(*) FROM statuses WHERE text = '%s'", text) == 0) {
+    while (sql_long(w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND text = '%s'",
+                    w->tid, text) == 0) {
         ck_assert_msg(eu_it_now_ms() - t0 < timeout_ms, "'%s' was not published", text);
         eu_it_sleep_ms(50);
     }
     char when[40];
     return sql_long(w,
                     "SELECT (extract(epoch FROM created_at - '%s'::timestamptz) * 1000)::bigint"
-                    " FROM statuses WHERE text = '%s'",
-                    iso(when, sizeof(when), at_ms), text);
+                    " FROM statuses WHERE tenant_id = %s AND text = '%s'",
+                    iso(when, sizeof(when), at_ms), w->tid, text);
 }
 
 static void
@@ -183,8 +186,8 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
     char when[40];
 
     /* bob follows alice: the published status reaches his home feed. */
-    sql(&w, "INSERT INTO follows (account_id, target_account_id) VALUES (%s, %s)", w.bob_id,
-        w.alice_id);
+    sql(&w, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, w.bob_id, w.alice_id);
     api(&w, &r, "GET", "/api/v1/timelines/home", w.bob, NULL); /* builds his feed */
     EU_IT_EXPECT_STATUS(&r, 200);
 
@@ -217,7 +220,7 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
     api(&w, &r, "GET", path, w.alice, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "id", sid);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses"), 0);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
 
     /* Between creation and the due time: no connection, no transaction. */
     long long t0 = eu_it_now_ms();
@@ -244,13 +247,16 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
 
     /* Published as a post would be: mention, tag, poll, feeds; and gone from
      * the scheduled list. */
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM scheduled_statuses"), 0);
-    char *status_id = eu_it_pg_exec(w.db, "SELECT id::text FROM statuses");
+    ck_assert_int_eq(
+        sql_long(&w, "SELECT count(*) FROM scheduled_statuses WHERE tenant_id = %s", w.tid), 0);
+    char q[160];
+    snprintf(q, sizeof(q), "SELECT id::text FROM statuses WHERE tenant_id = %s", w.tid);
+    char *status_id = eu_it_pg_exec(w.db, q);
     t0 = eu_it_now_ms();
     while (sql_long(&w,
-                    "SELECT count(*) FROM notifications WHERE type = 'mention'"
-                    " AND account_id = %s AND status_id = %s",
-                    w.bob_id, status_id) == 0) {
+                    "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                    " AND type = 'mention' AND account_id = %s AND status_id = %s",
+                    w.tid, w.bob_id, status_id) == 0) {
         ck_assert_msg(eu_it_now_ms() - t0 < 3000, "bob was not notified of the mention");
         eu_it_sleep_ms(50);
     }
@@ -318,12 +324,12 @@ START_TEST(test_scheduled_status_moved_and_cancelled)
 
     /* Past the old time: nothing published. */
     sleep_until(old_due + 1500);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses"), 0);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
     long lag = wait_published(&w, "moved", new_due, 5000);
     fprintf(stderr, "moved status published %ld ms after its new time\n", lag);
     ck_assert_msg(lag >= 0 && lag < 1000, "published %ld ms after its new time", lag);
     eu_it_sleep_ms(500);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses"), 1);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 1);
 
     /* Paging: three far ahead, two per page, newest first, with a Link. */
     char *far[3];
@@ -408,7 +414,7 @@ START_TEST(test_poll_votes_and_closing)
         ck_assert_msg(strncmp(eu_it_json_str(&r, "error"), "Validation failed: Poll", 23) == 0,
                       "%s", r.body);
     }
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses"), 0);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
 
     /* A form-encoded poll, as most clients send it. */
     const char *form[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
@@ -493,25 +499,29 @@ START_TEST(test_poll_votes_and_closing)
     /* Closing: at the expiry, notifications to the author and both voters. */
     long long expiry = t_post + 3000;
     long long t0 = eu_it_now_ms();
-    while (sql_long(&w, "SELECT count(*) FROM notifications WHERE type = 'poll'") < 3) {
+    while (sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                        " AND type = 'poll'", w.tid) < 3) {
         ck_assert_msg(eu_it_now_ms() - t0 < 8000, "poll notifications missing");
         eu_it_sleep_ms(50);
     }
     long late =
         sql_long(&w, "SELECT (extract(epoch FROM max(n.created_at) - p.expires_at) * 1000)"
-                     "::bigint FROM notifications n JOIN polls p ON p.status_id = n.status_id"
-                     " WHERE n.type = 'poll' GROUP BY p.expires_at");
+                     "::bigint FROM notifications n JOIN polls p ON p.tenant_id = n.tenant_id"
+                     " AND p.status_id = n.status_id WHERE n.tenant_id = %s AND n.type = 'poll'"
+                     " GROUP BY p.expires_at",
+                 w.tid);
     fprintf(stderr, "poll notifications %ld ms after the expiry\n", late);
     ck_assert_msg(late >= 0 && late < 1000, "notified %ld ms after the expiry", late);
     ck_assert_int_lt(wall_ms() - expiry, 4000);
     ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(DISTINCT account_id) FROM notifications WHERE type ="
-                              " 'poll' AND status_id = %s AND from_account_id = %s"
-                              " AND account_id IN (%s, %s, %s)",
-                              status_id, w.alice_id, w.alice_id, w.bob_id, w.carol_id),
+                              "SELECT count(DISTINCT account_id) FROM notifications WHERE"
+                              " tenant_id = %s AND type = 'poll' AND status_id = %s"
+                              " AND from_account_id = %s AND account_id IN (%s, %s, %s)",
+                              w.tid, status_id, w.alice_id, w.alice_id, w.bob_id, w.carol_id),
                      3);
     eu_it_sleep_ms(300);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE type = 'poll'"), 3);
+    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                  " AND type = 'poll'", w.tid), 3);
 
     /* bob sees it through the API too. */
     api(&w, &r, "GET", "/api/v1/notifications?types[]=poll", w.bob, NULL);

@@ -177,8 +177,10 @@ expect_ids(const struct eu_it_resp *r, ...)
 static void
 follow(struct world *w, const char *who, const char *whom, bool reblogs)
 {
-    sql(w, "INSERT INTO follows (account_id, target_account_id, show_reblogs) VALUES (%s, %s, %s)",
-        who, whom, reblogs ? "true" : "false");
+    sql(w,
+        "INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs)"
+        " VALUES (%s, %s, %s, %s)",
+        w->tenant_id, who, whom, reblogs ? "true" : "false");
 }
 
 /* What the accounts endpoints do after a follow, mute or block. */
@@ -332,8 +334,8 @@ START_TEST(test_home_reblogs_mutes_blocks)
     expect_ids(&r, carol_reblog, b1, a1, NULL);
 
     /* alice mutes carol: carol's statuses and reblogs leave, new ones stay out */
-    sql(&w, "INSERT INTO mutes (account_id, target_account_id) VALUES (%s, %s)", w.alice_id,
-        w.carol_id);
+    sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tenant_id, w.alice_id, w.carol_id);
     drop_feed(&w, w.alice_id);
     api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
     expect_ids(&r, b1, a1, NULL);
@@ -341,8 +343,8 @@ START_TEST(test_home_reblogs_mutes_blocks)
     expect_in_feed(&w, w.alice_id, c2, 0);
 
     /* bob blocks alice: his statuses leave her feed */
-    sql(&w, "INSERT INTO blocks (account_id, target_account_id) VALUES (%s, %s)", w.bob_id,
-        w.alice_id);
+    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tenant_id, w.bob_id, w.alice_id);
     drop_feed(&w, w.alice_id);
     api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
     expect_ids(&r, a1, NULL);
@@ -394,8 +396,8 @@ START_TEST(test_public_and_tag)
     api(&w, &r, "GET", path, NULL, NULL);
     expect_ids(&r, p2, NULL);
     /* carol mutes bob */
-    sql(&w, "INSERT INTO mutes (account_id, target_account_id) VALUES (%s, %s)", w.carol_id,
-        w.bob_id);
+    sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tenant_id, w.carol_id, w.bob_id);
     api(&w, &r, "GET", "/api/v1/timelines/public", w.carol, NULL);
     expect_ids(&r, p3, p1, NULL);
 

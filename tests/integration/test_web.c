@@ -46,8 +46,15 @@ START_TEST(test_public_pages)
     eu_it_account_create(s, DOMAIN, "alice");
     eu_it_account_create(s, DOMAIN, "bob");
     char *db = eu_it_tenant_database(s, DOMAIN);
-    free(eu_it_pg_exec(db, "UPDATE accounts SET display_name = '<i>Alice</i>',"
-                           " note = 'bio <img src=x onerror=alert(1)>' WHERE username = 'alice'"));
+    /* The placement database is shared: say whose accounts. */
+    char *tid = eu_it_tenant_id(s, DOMAIN);
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "UPDATE accounts SET display_name = '<i>Alice</i>',"
+             " note = 'bio <img src=x onerror=alert(1)>'"
+             " WHERE tenant_id = %s AND username = 'alice'",
+             tid);
+    free(eu_it_pg_exec(db, sql));
     char *tok = eu_it_user_token(s, DOMAIN, "alice", "read write");
     char *btok = eu_it_user_token(s, DOMAIN, "bob", "read write");
     char *pub = post(s, tok, "<script>alert(1)</script> public & loud", "public");
@@ -99,7 +106,10 @@ START_TEST(test_public_pages)
     }
     page(s, &r, "/@nobody", "text/html");
     EU_IT_EXPECT_STATUS(&r, 404);
-    free(eu_it_pg_exec(db, "UPDATE accounts SET suspended_at = now() WHERE username = 'bob'"));
+    snprintf(sql, sizeof(sql),
+             "UPDATE accounts SET suspended_at = now() WHERE tenant_id = %s AND username = 'bob'",
+             tid);
+    free(eu_it_pg_exec(db, sql));
     page(s, &r, "/@bob", "text/html");
     EU_IT_EXPECT_STATUS(&r, 404);
 
@@ -117,6 +127,7 @@ START_TEST(test_public_pages)
     EU_IT_EXPECT_ERROR(&r, 404);
 
     free(db);
+    free(tid);
     free(tok);
     free(btok);
     free(pub);

@@ -1,0 +1,218 @@
+/*
+ * Removing a deleted tenant's rows. The tenant already answers 404 (its
+ * state is 'deleting'); what is left is data, removed here in batches so
+ * that no statement holds locks or a connection for long and the tenants
+ * sharing the placement keep their share of it. The tables are emptied in
+ * eu_db_tenant_tables order, children first, so no batch waits on a cascade.
+ * A dedicated placement's database is dropped whole instead.
+ *
+ * The work runs through the tenant's own pool, so it counts against that
+ * tenant's connection quota and nobody else's. Any failure pauses and
+ * resumes where it stopped; a process that dies mid-way finds the tenant
+ * still 'deleting' at start-up and starts again (eu_admin_purge_resume).
+ */
+#include "admin_internal.h"
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/admin.h"
+#include "eunha/app.h"
+#include "eunha/db.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/tenant.h"
+
+/* Rows per statement: a few milliseconds of work each. */
+#define BATCH 500
+#define RETRY_SECONDS 5
+
+struct purge {
+    struct eu_app *app;
+    struct eu_tenant *t; /* holds a ref */
+    int table;           /* index into eu_db_tenant_tables */
+    long long rows;
+    char sql[256];
+    struct event *retry;
+    struct purge *next;
+};
+
+/* Purges under way in this process; a handful at most. */
+static struct purge *purges;
+
+static struct purge *
+find(const struct eu_tenant *t)
+{
+    for (struct purge *p = purges; p; p = p->next)
+        if (p->t == t)
+            return p;
+    return NULL;
+}
+
+static void
+purge_free(struct purge *p)
+{
+    for (struct purge **pp = &purges; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+    if (p->retry)
+        event_free(p->retry);
+    eu_tenant_unref(p->t);
+    free(p);
+}
+
+static void step(struct purge *p);
+
+static void
+on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    step(arg);
+}
+
+static void
+retry_later(struct purge *p, const char *why)
+{
+    eu_log_warn("admin", "deleting tenant '%s' paused: %s", p->t->domain, why);
+    if (!p->retry)
+        p->retry = evtimer_new(p->app->base, on_retry, p);
+    struct timeval tv = {RETRY_SECONDS, 0};
+    evtimer_add(p->retry, &tv);
+}
+
+static void
+on_row_gone(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct purge *p = arg;
+    if (st != EU_DB_OK) {
+        retry_later(p, res ? PQresultErrorMessage(res) : "control database unavailable");
+        return;
+    }
+    eu_log_info("admin", "deleted tenant '%s' (%lld rows)", p->t->domain, p->rows);
+    eu_registry_remove(p->app->registry, p->t);
+    purge_free(p);
+}
+
+static void
+finish(struct purge *p)
+{
+    char id[24];
+    snprintf(id, sizeof(id), "%lld", (long long)p->t->id);
+    const char *params[] = {id, p->t->placement};
+    /* A dedicated placement goes with its tenant. */
+    eu_db_pool_query(p->app->control,
+                     "WITH t AS (DELETE FROM tenants WHERE id = $1 RETURNING placement_id)"
+                     " DELETE FROM placements WHERE name = $2 AND kind = 'dedicated'"
+                     " AND id IN (SELECT placement_id FROM t)",
+                     2, params, on_row_gone, p);
+}
+
+static void
+on_batch(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct purge *p = arg;
+    if (st != EU_DB_OK) {
+        retry_later(p, res ? PQresultErrorMessage(res) : "placement unavailable");
+        return;
+    }
+    long n = atol(PQcmdTuples(res));
+    p->rows += n;
+    if (n < BATCH)
+        p->table++;
+    step(p);
+}
+
+static void
+on_dropped(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct purge *p = arg;
+    if (st != EU_DB_OK) {
+        retry_later(p, res ? PQresultErrorMessage(res) : "control database unavailable");
+        return;
+    }
+    p->table = -1; /* nothing left to count */
+    finish(p);
+}
+
+static void
+step(struct purge *p)
+{
+    if (p->t->dedicated) {
+        /* FORCE: the tenant's own pool may still hold an idle connection.
+         * The name was made by the admin API ("<control>_p<ID>"), but quote
+         * it all the same. */
+        char *quoted = eu_xcalloc(1, 2 * strlen(p->t->database) + 1), *o = quoted;
+        for (const char *c = p->t->database; *c; c++) {
+            if (*c == '"')
+                *o++ = '"';
+            *o++ = *c;
+        }
+        char *sql = eu_xasprintf("DROP DATABASE IF EXISTS \"%s\" WITH (FORCE)", quoted);
+        free(quoted);
+        eu_db_pool_query(p->app->control, sql, 0, NULL, on_dropped, p);
+        free(sql);
+        return;
+    }
+    const char *table = eu_db_tenant_tables[p->table];
+    if (!table) {
+        finish(p);
+        return;
+    }
+    snprintf(p->sql, sizeof(p->sql),
+             "DELETE FROM %s WHERE tenant_id = $1 AND ctid = ANY (ARRAY(SELECT ctid FROM %s"
+             " WHERE tenant_id = $1 LIMIT %d))",
+             table, table, BATCH);
+    eu_db_pool_query(eu_tenant_pool(p->app->registry, p->t), p->sql, 0, NULL, on_batch, p);
+}
+
+void
+eu_admin_purge_start(struct eu_app *app, struct eu_tenant *t)
+{
+    if (find(t))
+        return;
+    struct purge *p = eu_xcalloc(1, sizeof(*p));
+    p->app = app;
+    p->t = t;
+    eu_tenant_ref(t);
+    p->next = purges;
+    purges = p;
+    step(p);
+}
+
+json_t *
+eu_admin_purge_json(const struct eu_tenant *t)
+{
+    const struct purge *p = find(t);
+    if (!p)
+        return NULL;
+    int left = 0;
+    if (p->table >= 0)
+        for (int i = p->table; eu_db_tenant_tables[i]; i++)
+            left++;
+    return json_pack("{s:I, s:i}", "rows_deleted", (json_int_t)p->rows, "tables_left", left);
+}
+
+static void
+resume_one(struct eu_tenant *t, void *arg)
+{
+    if (t->state == EU_TENANT_DELETING)
+        eu_admin_purge_start(arg, t);
+}
+
+void
+eu_admin_purge_resume(struct eu_app *app)
+{
+    eu_registry_each(app->registry, resume_one, app);
+}
+
+void
+eu_admin_purge_stop_all(void)
+{
+    while (purges)
+        purge_free(purges);
+}
