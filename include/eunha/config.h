@@ -23,6 +23,7 @@ struct eu_config {
     /* [database] */
     char *database_url;      /* control database, "postgresql://..." */
     char *database_template; /* "eunha_template" */
+    int placement_connections; /* 4: connections each placement keeps open */
     /* [database_pool] */
     int pool_max_connections;    /* 2 */
     int pool_min_connections;    /* 0 */

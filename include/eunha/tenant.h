@@ -16,6 +16,7 @@
 
 struct event_base;
 struct eu_config;
+struct eu_placement;
 
 /* DELETING: its rows are being removed in the background; it answers 404
  * to everyone and 'deleting' with progress to the admin API. */
@@ -45,7 +46,8 @@ struct eu_tenant {
     char key_prefix[64]; /* "<prefix>:{t<ID>}:" */
     bool removed;        /* deleted from the registry; dies with its last ref */
     bool marked;         /* for reload: not seen in the control table yet */
-    struct eu_db_pool *pool; /* NULL until first use */
+    struct eu_db_pool *pool; /* NULL until first use; borrows from its placement's */
+    struct eu_placement *placement_ref; /* whose connections pool borrows */
     struct eu_auth_cache *auth_cache; /* src/http/auth.c; NULL until a token is used */
     struct eu_queue *queue;  /* src/queue/: job workers and timed tasks; NULL until started */
     struct eu_tenant *hash_next;
@@ -84,8 +86,13 @@ size_t eu_registry_count(const struct eu_registry *reg);
 void eu_registry_each(struct eu_registry *reg, void (*fn)(struct eu_tenant *t, void *arg),
                       void *arg);
 
-/* Returns the tenant's pool, creating it on first use; its statements get
- * the tenant id as $1 (see eu_db_pool_set_tenant()). */
+/* Opens the connections of every pooled placement that holds a tenant, so
+ * the first requests after a start need no connect. Call once the registry
+ * is loaded; the connections stay open. */
+void eu_registry_warm(struct eu_registry *reg);
+/* Returns the tenant's pool, creating it on first use: a child of its
+ * placement's pool, limited to the tenant's max_connections, whose
+ * statements get the tenant id as $1 (see eu_db_pool_set_tenant()). */
 struct eu_db_pool *eu_tenant_pool(struct eu_registry *reg, struct eu_tenant *t);
 /* The effective pool limits (tenant override over config). */
 void eu_tenant_effective_limits(const struct eu_registry *reg, const struct eu_tenant *t,

@@ -451,6 +451,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
     if (!(app.http = eu_http_server_new(&app)))
         goto out;
     queues = eu_queues_new(&app);
+    eu_registry_warm(app.registry);
     eu_admin_purge_resume(&app);
     struct event *sigs[4];
     int signums[] = {SIGTERM, SIGINT, SIGHUP};

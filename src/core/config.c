@@ -65,6 +65,7 @@ static const struct key keys[] = {
     {"admin.token_file", KEY_SECRET, 0, 0, 0, NULL, NULL},
     {"database.url", KEY_STRING, F(database_url), 0, 0, check_nonempty, "EUNHA_DATABASE_URL"},
     {"database.template", KEY_STRING, F(database_template), 0, 0, check_nonempty, NULL},
+    {"database.placement_connections", KEY_INT, F(placement_connections), 1, 100, NULL, NULL},
     {"database_pool.max_connections", KEY_INT, F(pool_max_connections), 1, 100, NULL, NULL},
     {"database_pool.min_connections", KEY_INT, F(pool_min_connections), 0, 100, NULL, NULL},
     {"database_pool.acquire_timeout_seconds", KEY_INT, F(pool_acquire_timeout_s), 1, INT_MAX, NULL,
@@ -227,6 +228,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->database_template = eu_xstrdup("eunha_template");
     cfg->pool_max_connections = 2;
     cfg->pool_min_connections = 0;
+    cfg->placement_connections = 4;
     cfg->pool_acquire_timeout_s = 5;
     cfg->pool_idle_timeout_s = 20;
     cfg->pool_max_total = 0;
@@ -692,6 +694,7 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     print_string(out, db);
     fputs("\ntemplate = ", out);
     print_string(out, cfg->database_template);
+    fprintf(out, "\nplacement_connections = %d", cfg->placement_connections);
     fprintf(out,
             "\n\n[database_pool]\nmax_connections = %d\nmin_connections = %d\n"
             "acquire_timeout_seconds = %d\nidle_timeout_seconds = %d\n"

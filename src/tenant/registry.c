@@ -3,6 +3,13 @@
  * Tenants are reference-counted because a request or a pool callback may
  * still hold one when the admin API deletes it; the pool is closed at removal
  * and the struct freed with its last reference.
+ *
+ * It also keeps the placements' connection pools: one per database that
+ * tenants live in, made when its first tenant needs it, holding
+ * [database] placement_connections connections that every tenant of the
+ * placement borrows through its own child pool. A placement's pool lives as
+ * long as a tenant's pool refers to it, so a dropped dedicated placement's
+ * connections go with its tenant.
  */
 #include "eunha/tenant.h"
 
@@ -19,8 +26,20 @@
 
 #include <libpq-fe.h>
 
+/* The shared connections of one placement database. */
+struct eu_placement {
+    struct eu_registry *reg;
+    char *url; /* server conninfo */
+    char *database;
+    struct eu_db_pool *pool;
+    int users;   /* tenant pools borrowing from it, and 1 while pinned */
+    bool pinned; /* a pooled placement: kept open with no tenant pool */
+    struct eu_placement *next;
+};
+
 struct eu_registry {
     struct event_base *base;
+    struct eu_placement *placements;
     const struct eu_config *cfg;
     struct eu_db_budget *budget; /* shared by every tenant pool */
     struct eu_tenant **buckets;
@@ -74,12 +93,15 @@ eu_registry_budget(struct eu_registry *reg)
     return reg->budget;
 }
 
+static void tenant_pool_close(struct eu_tenant *t);
+static void placement_unuse(struct eu_placement *p);
+
 static void
 tenant_free(struct eu_tenant *t)
 {
     /* Requests hold refs, so by now no connection of this pool is lent. */
     eu_queue_free(t->queue); /* idle: a turn under way holds a ref */
-    eu_db_pool_free(t->pool);
+    tenant_pool_close(t);
     eu_auth_cache_free(t->auth_cache);
     free(t->domain);
     free(t->title);
@@ -133,6 +155,15 @@ eu_registry_free(struct eu_registry *reg)
     for (size_t i = 0; i < reg->nbuckets; i++) {
         while (reg->buckets[i])
             eu_registry_remove(reg, reg->buckets[i]);
+    }
+    /* Tenants still held elsewhere keep their placement until they go. */
+    struct eu_placement *p = reg->placements, *next;
+    for (; p; p = next) {
+        next = p->next;
+        if (p->pinned) {
+            p->pinned = false;
+            placement_unuse(p);
+        }
     }
     free(reg->buckets);
     eu_db_budget_unref(reg->budget);
@@ -211,10 +242,7 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
     bool renamed = t && strcmp(t->domain, row->domain) != 0;
     if (renamed) {
         /* The pool's hook borrows the old domain: close it first. */
-        if (t->pool) {
-            eu_db_pool_free(t->pool);
-            t->pool = NULL;
-        }
+        tenant_pool_close(t);
         unlink_tenant(reg, t); /* domain changed: rehash under the new one */
         replace_str(&t->domain, row->domain);
         size_t h = hash_str(t->domain) % reg->nbuckets;
@@ -252,8 +280,7 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
     snprintf(t->key_prefix, sizeof(t->key_prefix), "%s:{t%lld}:", reg->cfg->redis_prefix,
              (long long)t->id);
     if (t->pool && db_changed) {
-        eu_db_pool_free(t->pool);
-        t->pool = NULL;
+        tenant_pool_close(t);
     } else if (t->pool) {
         struct eu_db_pool_limits lim;
         eu_tenant_effective_limits(reg, t, &lim);
@@ -305,19 +332,105 @@ eu_registry_each(struct eu_registry *reg, void (*fn)(struct eu_tenant *t, void *
     }
 }
 
+static void
+placement_limits(const struct eu_config *cfg, struct eu_db_pool_limits *out)
+{
+    /* Kept open, never closed for idleness: a tenant's request should not
+     * pay for a connect. The acquire timeout is the tenants' business (their
+     * own waiters time out); this one only bounds a queue that never moves. */
+    out->max_connections = cfg->placement_connections;
+    out->min_connections = cfg->placement_connections;
+    out->acquire_timeout_s = cfg->pool_acquire_timeout_s;
+    out->idle_timeout_s = cfg->pool_idle_timeout_s;
+}
+
+static struct eu_placement *
+placement_get(struct eu_registry *reg, const char *url, const char *database)
+{
+    struct eu_placement *p = reg->placements;
+    for (; p; p = p->next)
+        if (strcmp(p->url, url) == 0 && strcmp(p->database, database) == 0)
+            return p;
+    p = eu_xcalloc(1, sizeof(*p));
+    p->reg = reg;
+    p->url = eu_xstrdup(url);
+    p->database = eu_xstrdup(database);
+    struct eu_db_pool_limits lim;
+    placement_limits(reg->cfg, &lim);
+    p->pool = eu_db_pool_new(reg->base, p->database, url, database, &lim);
+    /* Another process may have created the database since we migrated it. */
+    eu_db_pool_set_ready_hook(p->pool, eu_migrate_tenant_hook, p->database);
+    eu_db_pool_set_budget(p->pool, reg->budget);
+    p->next = reg->placements;
+    reg->placements = p;
+    return p;
+}
+
+static void
+placement_unuse(struct eu_placement *p)
+{
+    if (--p->users > 0)
+        return;
+    for (struct eu_placement **pp = &p->reg->placements; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+    eu_db_pool_free(p->pool);
+    free(p->url);
+    free(p->database);
+    free(p);
+}
+
+static const char *
+tenant_url(const struct eu_registry *reg, const struct eu_tenant *t)
+{
+    return t->database_url ? t->database_url : reg->cfg->database_url;
+}
+
+/* Closes t's pool (its borrowed connections go back as they are released)
+ * and lets go of its placement. */
+static void
+tenant_pool_close(struct eu_tenant *t)
+{
+    if (!t->pool)
+        return;
+    eu_db_pool_free(t->pool);
+    t->pool = NULL;
+    placement_unuse(t->placement_ref);
+    t->placement_ref = NULL;
+}
+
 struct eu_db_pool *
 eu_tenant_pool(struct eu_registry *reg, struct eu_tenant *t)
 {
     if (!t->pool) {
         struct eu_db_pool_limits lim;
         eu_tenant_effective_limits(reg, t, &lim);
-        const char *url = t->database_url ? t->database_url : reg->cfg->database_url;
-        t->pool = eu_db_pool_new(reg->base, t->domain, url, t->database, &lim);
-        eu_db_pool_set_ready_hook(t->pool, eu_migrate_tenant_hook, t->domain);
-        eu_db_pool_set_budget(t->pool, reg->budget);
+        struct eu_placement *p = placement_get(reg, tenant_url(reg, t), t->database);
+        p->users++;
+        t->placement_ref = p;
+        t->pool = eu_db_pool_new_child(p->pool, t->domain, &lim);
         eu_db_pool_set_tenant(t->pool, t->id);
     }
     return t->pool;
+}
+
+void
+eu_registry_warm(struct eu_registry *reg)
+{
+    /* Every pooled placement a tenant lives in: its connections open now,
+     * so the first requests after a start do not queue behind connects. */
+    for (size_t i = 0; i < reg->nbuckets; i++)
+        for (struct eu_tenant *t = reg->buckets[i]; t; t = t->hash_next)
+            if (!t->dedicated && t->state != EU_TENANT_DELETING) {
+                struct eu_placement *p = placement_get(reg, tenant_url(reg, t), t->database);
+                if (!p->pinned) {
+                    p->pinned = true;
+                    p->users++;
+                }
+                eu_db_pool_warm(p->pool);
+            }
 }
 
 void

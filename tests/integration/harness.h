@@ -56,6 +56,8 @@ struct eu_it_opts {
     int pool_min;
     int acquire_timeout;
     int idle_timeout;
+    /* [database] placement_connections; 0: the server's default. */
+    int placement_connections;
 };
 
 struct eu_it_server {

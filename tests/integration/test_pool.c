@@ -1,8 +1,10 @@
 /*
  * Per-tenant PostgreSQL pools seen from outside: a full pool answers 503
- * with Retry-After after the acquire timeout instead of queueing forever,
- * idle connections are closed, and a PostgreSQL restart costs some 5xx
- * answers but neither a hang nor the process. Under a shared cap
+ * with Retry-After after the acquire timeout instead of queueing forever, a
+ * placement keeps its fixed set of connections however many tenants use it,
+ * a tenant flooding its placement cannot starve a neighbour, and a
+ * PostgreSQL restart costs some 5xx answers but neither a hang nor the
+ * process. Under a shared cap
  * (max_total_connections) tenants take idle connections from each other and
  * never hold more than the cap together.
  */
@@ -91,38 +93,137 @@ START_TEST(test_pool_exhaustion_answers_503)
 }
 END_TEST
 
-START_TEST(test_pool_closes_idle_connections)
+/* A placement keeps its fixed set of connections: several tenants served
+ * one after another never open more, and none closes while idle. */
+START_TEST(test_placement_keeps_its_connections)
 {
-    struct eu_it_opts opts = {.idle_timeout = 2, .pool_min = 0};
+    struct eu_it_opts opts = {.idle_timeout = 1, .placement_connections = 2};
     struct eu_it_server *s = eu_it_server_start_opts(&opts);
+    static const char *const hosts[] = {"a.example", "b.example", "c.example", "d.example"};
     struct eu_it_resp r = {0};
-    long long deadline;
-    long open = 0;
-    char *db;
+    char *db = NULL;
 
-    json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
-    db = eu_it_tenant_database(s, "a.example");
-
-    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    /* The connection goes back to the pool and stays for a while... */
-    deadline = eu_it_now_ms() + 1500;
-    while ((open = eu_it_pg_count_backends(db)) < 1 && eu_it_now_ms() < deadline)
-        eu_it_sleep_ms(100);
-    ck_assert_msg(open >= 1, "no pooled connection to %s after a request", db);
-
-    /* ...and is closed once idle_timeout_seconds passes. */
-    deadline = eu_it_now_ms() + 10000;
-    while ((open = eu_it_pg_count_backends(db)) > 0 && eu_it_now_ms() < deadline)
-        eu_it_sleep_ms(250);
-    ck_assert_msg(open == 0, "%ld connections to %s still open 10 s after the last request",
-                  open, db);
-
-    /* A closed pool reopens on demand. */
-    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
-    EU_IT_EXPECT_STATUS(&r, 200);
+    for (int i = 0; i < 4; i++)
+        json_decref(eu_it_tenant_create(s, hosts[i], hosts[i]));
+    db = eu_it_tenant_database(s, hosts[0]);
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < 4; i++) {
+            eu_it_public(s, "GET", hosts[i], "/api/v1/instance", &r);
+            EU_IT_EXPECT_STATUS(&r, 200);
+            ck_assert_int_le(eu_it_pg_count_backends(db), 2);
+        }
+    /* Well past the idle timeout: still open, ready for the next request. */
+    long open = eu_it_pg_count_backends(db);
+    ck_assert_int_ge(open, 1);
+    eu_it_sleep_ms(3000);
+    ck_assert_int_eq(eu_it_pg_count_backends(db), open);
 
     free(db);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+struct flood_request {
+    struct eu_it_server *s;
+    const char *token;
+    struct eu_it_resp r;
+};
+
+static void *
+run_flood_request(void *arg)
+{
+    struct flood_request *f = arg;
+    eu_it_http(&f->r, "PATCH", f->s->public_port, "flood.example",
+               "/api/v1/accounts/update_credentials", f->token, "{\"note\":\"flood\"}");
+    return NULL;
+}
+
+/*
+ * One tenant floods its placement with requests that each hold a connection
+ * (they wait on a row lock of its own account): it gets its two connections
+ * and its other requests queue in its own pool and time out with 503, while
+ * a quiet tenant on the same placement is answered at once all along.
+ */
+START_TEST(test_flooding_tenant_does_not_starve_its_neighbour)
+{
+    struct eu_it_opts opts = {
+        .acquire_timeout = 2,
+        .placement_connections = 3,
+    };
+    struct eu_it_server *s = eu_it_server_start_opts(&opts);
+    struct eu_it_resp r = {0};
+    enum { N = 12 };
+    struct flood_request fl[N];
+    pthread_t threads[N];
+
+    json_decref(eu_it_tenant_create(s, "flood.example", "Flood"));
+    json_decref(eu_it_tenant_create(s, "quiet.example", "Quiet"));
+    eu_it_account_create(s, "flood.example", "alice");
+    eu_it_account_create(s, "quiet.example", "bob");
+    char *flood_token = eu_it_user_token(s, "flood.example", "alice", "read write");
+    char *quiet_token = eu_it_user_token(s, "quiet.example", "bob", "read write");
+    char *db = eu_it_tenant_database(s, "flood.example");
+    char *tid = eu_it_tenant_id(s, "flood.example");
+
+    PGconn *locker = eu_it_pg_connect(db);
+    char sql[200];
+    free(eu_it_pg_query(locker, "BEGIN"));
+    snprintf(sql, sizeof(sql), "SELECT 1 FROM accounts WHERE tenant_id = %s FOR UPDATE", tid);
+    free(eu_it_pg_query(locker, sql));
+    for (int i = 0; i < N; i++) {
+        fl[i] = (struct flood_request){.s = s, .token = flood_token};
+        ck_assert_int_eq(pthread_create(&threads[i], NULL, run_flood_request, &fl[i]), 0);
+    }
+    long long deadline = eu_it_now_ms() + 10000;
+    while (eu_it_pg_count_lock_waiters(db) < 2 && eu_it_now_ms() < deadline)
+        eu_it_sleep_ms(50);
+    ck_assert_int_eq(eu_it_pg_count_lock_waiters(db), 2);
+
+    /* The flood's own figures: two held, the rest waiting. */
+    eu_it_admin(s, "GET", "/admin/v1/tenants/flood.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "pool.busy", 2);
+    ck_assert_int_ge(json_integer_value(eu_it_jpath(r.json, "pool.waiting")), 1);
+
+    /* The neighbour is served at once, again and again, while it lasts. */
+    double worst = 0;
+    for (int i = 0; i < 20; i++) {
+        ck_assert_int_eq(eu_it_http(&r, "GET", s->public_port, "quiet.example",
+                                    "/api/v1/accounts/verify_credentials", quiet_token, NULL),
+                         0);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        EU_IT_EXPECT_JSTR(&r, "username", "bob");
+        if (r.seconds > worst)
+            worst = r.seconds;
+    }
+    fprintf(stderr, "quiet tenant beside a flood: slowest of 20 answers %.3f s\n", worst);
+    ck_assert_msg(worst < 1.0, "the quiet tenant waited %.2f s beside the flood", worst);
+    ck_assert_int_eq(eu_it_pg_count_lock_waiters(db), 2);
+    /* Past the flood's acquire timeout: its queued requests give up. */
+    eu_it_sleep_ms(2500);
+
+    free(eu_it_pg_query(locker, "COMMIT"));
+    int ok = 0, busy = 0;
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+        if (fl[i].r.status == 200)
+            ok++;
+        else if (fl[i].r.status == 503 && eu_it_resp_header(&fl[i].r, "Retry-After"))
+            busy++;
+        eu_it_resp_free(&fl[i].r);
+    }
+    fprintf(stderr, "flood: %d answered, %d told to retry\n", ok, busy);
+    ck_assert_int_eq(ok + busy, N);
+    ck_assert_int_ge(ok, 2);
+    ck_assert_int_ge(busy, 1);
+
+    PQfinish(locker);
+    free(db);
+    free(tid);
+    free(flood_token);
+    free(quiet_token);
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(s), 0);
     eu_it_server_free(s);
@@ -282,7 +383,8 @@ pool_suite(void)
     Suite *s = suite_create("integration.pool");
 
     EU_IT_ADD_TCASE(s, test_pool_exhaustion_answers_503, TIMEOUT);
-    EU_IT_ADD_TCASE(s, test_pool_closes_idle_connections, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_placement_keeps_its_connections, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_flooding_tenant_does_not_starve_its_neighbour, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_pool_shared_cap, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_pool_survives_postgres_restart, TIMEOUT);
     return s;
