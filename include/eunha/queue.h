@@ -1,8 +1,9 @@
 /*
  * Background work of a tenant: durable jobs and timed tasks (src/queue/).
  *
- * Jobs live in the tenant database's `jobs` table (migrations/tenant/
- * 0010_jobs.sql) and are claimed with FOR UPDATE SKIP LOCKED, so several
+ * Jobs live in the placement's `jobs` table under the tenant's tenant_id
+ * (migrations/tenant/0010_jobs.sql) and are claimed with FOR UPDATE SKIP
+ * LOCKED, so several
  * processes may serve one tenant and a job runs once; a claim sets
  * locked_until, so the job of a worker that died runs again when that
  * passes. A failed job is retried with exponential backoff
@@ -13,10 +14,11 @@
  * Each tenant has one worker per job queue and one per timed task. A worker
  * is a libevent timer: it sleeps until its next item is due, is woken at once
  * by eu_queue_wake() / eu_queue_task_wake() from this process, and otherwise
- * polls after [workers] queue_idle_poll_seconds +-10% (for work another
- * process added). Starting a tenant's workers arms timers only; nothing
- * touches the database until one fires, so an idle tenant costs no
- * transaction and no connection.
+ * sleeps. Work another process added, or left from before a start, is found
+ * by one poll per placement (at start, then every [workers]
+ * queue_idle_poll_seconds +-10%): a single statement lists what falls due
+ * across all the placement's tenants and arms their workers. An idle tenant
+ * costs no timer firing, no transaction and no connection.
  *
  * A tenant's workers share one pool connection, taken for a "turn" and given
  * back after it, so background work never holds more than one of the
@@ -195,7 +197,7 @@ struct eu_db_conn *eu_task_run_conn(const struct eu_task_run *run);
 struct eu_tenant *eu_task_run_tenant(const struct eu_task_run *run);
 struct eu_app *eu_task_run_app(const struct eu_task_run *run);
 /* next_due_ms: milliseconds until the next item is due, or negative when
- * nothing is waiting (the task then sleeps queue_idle_poll_seconds). */
+ * nothing is waiting (the task then sleeps until woken or polled). */
 void eu_task_run_done(struct eu_task_run *run, int64_t next_due_ms);
 /* The run failed (logged by the caller); it is tried again in a while. */
 void eu_task_run_fail(struct eu_task_run *run);

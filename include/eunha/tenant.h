@@ -90,6 +90,10 @@ void eu_registry_each(struct eu_registry *reg, void (*fn)(struct eu_tenant *t, v
  * the first requests after a start need no connect. Call once the registry
  * is loaded; the connections stay open. */
 void eu_registry_warm(struct eu_registry *reg);
+/* The pool of t's placement itself: it binds no tenant, so a statement on it
+ * may read every tenant's rows (the queue's placement poll). Borrowed; lives
+ * as long as the registry. */
+struct eu_db_pool *eu_tenant_placement_pool(struct eu_registry *reg, struct eu_tenant *t);
 /* Returns the tenant's pool, creating it on first use: a child of its
  * placement's pool, limited to the tenant's max_connections, whose
  * statements get the tenant id as $1 (see eu_db_pool_set_tenant()). */

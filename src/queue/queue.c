@@ -1,12 +1,17 @@
 /*
  * The scheduler of background work: per tenant, one timer per job queue and
  * per timed task ("workers"); per process, a FIFO of tenants waiting for one
- * of [workers] max_running_jobs turns.
+ * of [workers] max_running_jobs turns; per placement, one safety poll.
  *
- * A worker's timer is always armed for the earliest of: the next item it
- * knows to be due, a wake from this process, and the idle poll (with jitter,
- * so tenants started together do not poll together). When it fires the
- * worker is marked ready and its tenant asks for a turn. A turn takes one
+ * A worker's timer is armed only for something known: the next item it
+ * knows to be due, or a wake from this process. With nothing known it
+ * sleeps, and an idle tenant costs no transaction at all. What another
+ * process enqueued, or what is left from before a restart, is found by the
+ * placement poll: every queue_idle_poll_seconds (with jitter) and once at
+ * start, one statement per placement lists, across all its tenants, what
+ * falls due before the next poll, and arms those tenants' workers for it.
+ * When a worker's timer fires the worker is marked ready and its tenant
+ * asks for a turn. A turn takes one
  * connection from the tenant's pool, runs ready workers one after another on
  * it (a claim and its jobs, or a timed task's run) up to TURN_JOBS jobs, and
  * gives the connection back; a tenant with work left queues again behind the
@@ -98,17 +103,13 @@ struct eu_queue {
     struct eu_job *batch[CLAIM_BATCH];
     int nbatch, ibatch;
     struct eu_task_run run;
-    /* The tenant's next idle poll (now_ms() clock), shared by its workers:
-     * each polling on its own jitter, a tenant's five workers woke apart and
-     * each reopened the pool (0.54 new connections a minute per idle tenant
-     * where one poll per 300 s costs 0.2). Together they share one turn on
-     * one connection. */
-    int64_t idle_at;
 };
 
 struct eu_queues {
     struct eu_app *app;
     struct event *pump;
+    struct event *poll; /* the placements' safety poll */
+    int polls_running;  /* placement polls awaiting their answer */
     struct eu_queue *wait_head, *wait_tail;
     int running;
     bool stopping;
@@ -135,20 +136,14 @@ cfg_of(const struct eu_queue *q)
     return q->qs->app->cfg;
 }
 
-/* Time to the tenant's next idle poll, in ms. A deadline that has passed
- * (or is about to: the workers it woke are re-arming) is replaced by one
- * queue_idle_poll_seconds +-10% away; the jitter keeps tenants started
- * together from polling together. */
+/* queue_idle_poll_seconds +-10%, in ms: processes started together do not
+ * poll together. */
 static int64_t
-idle_poll_ms(struct eu_queue *q)
+idle_poll_ms(const struct eu_config *cfg)
 {
-    int64_t now = now_ms();
-    if (q->idle_at <= now + 1000) {
-        int64_t base = (int64_t)cfg_of(q)->queue_idle_poll_s * 1000;
-        double u = (double)randombytes_random() / (double)UINT32_MAX; /* [0, 1] */
-        q->idle_at = now + base + (int64_t)((u * 2.0 - 1.0) * (double)(base / 10));
-    }
-    return q->idle_at - now;
+    int64_t base = (int64_t)cfg->queue_idle_poll_s * 1000;
+    double u = (double)randombytes_random() / (double)UINT32_MAX; /* [0, 1] */
+    return base + (int64_t)((u * 2.0 - 1.0) * (double)(base / 10));
 }
 
 /* The logger borrows the tenant name; a copy of our own cannot be freed
@@ -187,13 +182,13 @@ worker_arm(struct worker *w, int64_t delay_ms)
     evtimer_add(w->timer, &tv);
 }
 
-/* Arms w for an item due in next_ms (negative: none known), bounded by the
- * idle poll. */
+/* Arms w for an item due in next_ms; negative (none known): w sleeps until
+ * woken, or until the placement poll finds something. */
 static void
 worker_arm_next(struct worker *w, int64_t next_ms)
 {
-    int64_t idle = idle_poll_ms(w->q);
-    worker_arm(w, next_ms >= 0 && next_ms < idle ? next_ms : idle);
+    if (next_ms >= 0)
+        worker_arm(w, next_ms);
 }
 
 static void
@@ -595,8 +590,7 @@ eu_task_run_done(struct eu_task_run *run, int64_t next_due_ms)
 void
 eu_task_run_fail(struct eu_task_run *run)
 {
-    int64_t idle = idle_poll_ms(run->q);
-    worker_arm(run->w, FAIL_RETRY_MS < idle ? FAIL_RETRY_MS : idle);
+    worker_arm(run->w, FAIL_RETRY_MS);
     step(run->q);
 }
 
@@ -632,10 +626,8 @@ eu_queue_start(struct eu_tenant *t)
         struct worker *w = &q->w[i];
         w->q = q;
         w->index = i;
+        /* Unarmed: the placement poll finds what is due. */
         w->timer = evtimer_new(current->app->base, on_worker_timer, w);
-        /* Work another process left is found by the first poll; nothing
-         * touches the database before it. */
-        worker_arm_next(w, -1);
     }
     t->queue = q;
 }
@@ -739,6 +731,126 @@ eu_queue_enqueue(struct eu_app *app, struct eu_tenant *t, const char *kind, cons
     return 0;
 }
 
+/* ---- the placements' safety poll ---- */
+
+/*
+ * What falls due within $1 seconds, across every tenant of one placement:
+ * (tenant, worker name, ms until due). It reads every tenant's rows on
+ * purpose, so it runs on the placement's own pool, which binds no tenant;
+ * each tenant's worker then claims its own rows under its tenant. Indexed by
+ * migrations/tenant/0012 (the due columns alone, not led by tenant_id).
+ */
+static const char poll_sql[] =
+    "SELECT tenant_id, 'q:' || queue, (extract(epoch FROM min(greatest(run_at,"
+    " coalesce(locked_until, run_at))) - now()) * 1000)::bigint FROM jobs"
+    " WHERE state = 'ready' AND greatest(run_at, coalesce(locked_until, run_at))"
+    "  < now() + make_interval(secs => $1::float8) GROUP BY tenant_id, queue"
+    " UNION ALL SELECT tenant_id, 't:scheduled_statuses',"
+    " (extract(epoch FROM min(scheduled_at) - now()) * 1000)::bigint FROM scheduled_statuses"
+    " WHERE scheduled_at < now() + make_interval(secs => $1::float8) GROUP BY tenant_id"
+    " UNION ALL SELECT tenant_id, 't:polls', (extract(epoch FROM min(expires_at) - now())"
+    " * 1000)::bigint FROM polls WHERE closed_at IS NULL"
+    " AND expires_at < now() + make_interval(secs => $1::float8) GROUP BY tenant_id"
+    " UNION ALL SELECT a.tenant_id, 't:account_cleanup', (extract(epoch FROM"
+    " min(a.suspended_at) + make_interval(secs => $2::float8) - now()) * 1000)::bigint"
+    " FROM accounts a WHERE a.suspended_at IS NOT NULL AND a.suspended_at"
+    "  < now() - make_interval(secs => $2::float8) + make_interval(secs => $1::float8)"
+    " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = a.tenant_id"
+    "  AND j.dedupe_key = 'purge_account:' || a.id) GROUP BY a.tenant_id";
+
+static void arm_poll(struct eu_queues *qs, int64_t delay_ms);
+
+/* The worker index named in poll_sql's second column, or -1. */
+static int
+worker_index(const char *name)
+{
+    if (strncmp(name, "q:", 2) == 0)
+        return eu_queue_id_from_name(name + 2);
+    if (strncmp(name, "t:", 2) == 0)
+        for (int i = 0; i < EU_TASK_MAX; i++)
+            if (strcmp(eu_task_kinds[i].name, name + 2) == 0)
+                return EU_QUEUE_MAX + i;
+    return -1;
+}
+
+static void
+on_polled(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_queues *qs = arg;
+    qs->polls_running--;
+    if (st != EU_DB_OK) {
+        eu_log_warn("queue", "placement poll failed: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+        return;
+    }
+    if (qs->stopping)
+        return;
+    for (int i = 0; i < PQntuples(res); i++) {
+        struct eu_tenant *t =
+            eu_registry_find_id(qs->app->registry, strtoll(PQgetvalue(res, i, 0), NULL, 10));
+        int w = worker_index(PQgetvalue(res, i, 1));
+        if (!t || w < 0 || t->removed)
+            continue;
+        eu_queue_start(t);
+        if (t->queue)
+            worker_arm(&t->queue->w[w], strtoll(PQgetvalue(res, i, 2), NULL, 10));
+    }
+}
+
+struct poll_round {
+    struct eu_queues *qs;
+    struct eu_db_pool **seen; /* placements polled this round */
+    size_t nseen, cap;
+    char horizon[24], retention[24];
+};
+
+static void
+poll_placement_of(struct eu_tenant *t, void *arg)
+{
+    struct poll_round *r = arg;
+    if (t->state == EU_TENANT_DELETING)
+        return;
+    struct eu_db_pool *pool = eu_tenant_placement_pool(r->qs->app->registry, t);
+    for (size_t i = 0; i < r->nseen; i++)
+        if (r->seen[i] == pool)
+            return;
+    if (r->nseen == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 8;
+        r->seen = eu_xrealloc(r->seen, r->cap * sizeof(*r->seen));
+    }
+    r->seen[r->nseen++] = pool;
+    const char *params[] = {r->horizon, r->retention};
+    r->qs->polls_running++;
+    eu_db_pool_query(pool, poll_sql, 2, params, on_polled, r->qs);
+}
+
+static void
+on_poll_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_queues *qs = arg;
+    if (qs->stopping)
+        return;
+    const struct eu_config *cfg = qs->app->cfg;
+    int64_t next = idle_poll_ms(cfg);
+    /* A round still waiting on a slow placement: skip, do not pile up. */
+    if (qs->polls_running == 0) {
+        struct poll_round r = {.qs = qs};
+        /* Up to the poll after next, so jitter cannot leave a gap. */
+        snprintf(r.horizon, sizeof(r.horizon), "%.3f", (double)next * 2 / 1000.0);
+        snprintf(r.retention, sizeof(r.retention), "%d", cfg->suspended_retention_s);
+        eu_registry_each(qs->app->registry, poll_placement_of, &r);
+        free(r.seen);
+    }
+    arm_poll(qs, next);
+}
+
+static void
+arm_poll(struct eu_queues *qs, int64_t delay_ms)
+{
+    struct timeval tv = {(time_t)(delay_ms / 1000), (suseconds_t)(delay_ms % 1000) * 1000};
+    evtimer_add(qs->poll, &tv);
+}
+
 /* ---- the process ---- */
 
 static void
@@ -753,8 +865,11 @@ eu_queues_new(struct eu_app *app)
     struct eu_queues *qs = eu_xcalloc(1, sizeof(*qs));
     qs->app = app;
     qs->pump = event_new(app->base, -1, 0, on_pump, qs);
+    qs->poll = evtimer_new(app->base, on_poll_timer, qs);
     current = qs;
     eu_registry_each(app->registry, start_one, NULL);
+    /* Work left from before the start is found by the first poll, now. */
+    arm_poll(qs, 0);
     return qs;
 }
 
@@ -764,6 +879,7 @@ eu_queues_stop(struct eu_queues *qs)
     if (!qs || qs->stopping)
         return;
     qs->stopping = true;
+    evtimer_del(qs->poll);
     while (qs->wait_head) {
         struct eu_queue *q = qs->wait_head;
         qs->wait_head = q->wait_next;
@@ -789,5 +905,6 @@ eu_queues_free(struct eu_queues *qs)
     if (current == qs)
         current = NULL;
     event_free(qs->pump);
+    event_free(qs->poll);
     free(qs);
 }

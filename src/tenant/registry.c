@@ -333,19 +333,22 @@ eu_registry_each(struct eu_registry *reg, void (*fn)(struct eu_tenant *t, void *
 }
 
 static void
-placement_limits(const struct eu_config *cfg, struct eu_db_pool_limits *out)
+placement_limits(const struct eu_config *cfg, bool dedicated, struct eu_db_pool_limits *out)
 {
-    /* Kept open, never closed for idleness: a tenant's request should not
-     * pay for a connect. The acquire timeout is the tenants' business (their
-     * own waiters time out); this one only bounds a queue that never moves. */
+    /* A pooled placement's connections are kept open, never closed for
+     * idleness: a tenant's request should not pay for a connect, and many
+     * tenants keep them busy. A dedicated one serves one tenant, which may
+     * well be idle: its connections close like any idle ones. The acquire
+     * timeout is the tenants' business (their own waiters time out); this
+     * one only bounds a queue that never moves. */
     out->max_connections = cfg->placement_connections;
-    out->min_connections = cfg->placement_connections;
+    out->min_connections = dedicated ? 0 : cfg->placement_connections;
     out->acquire_timeout_s = cfg->pool_acquire_timeout_s;
     out->idle_timeout_s = cfg->pool_idle_timeout_s;
 }
 
 static struct eu_placement *
-placement_get(struct eu_registry *reg, const char *url, const char *database)
+placement_get(struct eu_registry *reg, const char *url, const char *database, bool dedicated)
 {
     struct eu_placement *p = reg->placements;
     for (; p; p = p->next)
@@ -356,7 +359,7 @@ placement_get(struct eu_registry *reg, const char *url, const char *database)
     p->url = eu_xstrdup(url);
     p->database = eu_xstrdup(database);
     struct eu_db_pool_limits lim;
-    placement_limits(reg->cfg, &lim);
+    placement_limits(reg->cfg, dedicated, &lim);
     p->pool = eu_db_pool_new(reg->base, p->database, url, database, &lim);
     /* Another process may have created the database since we migrated it. */
     eu_db_pool_set_ready_hook(p->pool, eu_migrate_tenant_hook, p->database);
@@ -407,13 +410,21 @@ eu_tenant_pool(struct eu_registry *reg, struct eu_tenant *t)
     if (!t->pool) {
         struct eu_db_pool_limits lim;
         eu_tenant_effective_limits(reg, t, &lim);
-        struct eu_placement *p = placement_get(reg, tenant_url(reg, t), t->database);
+        struct eu_placement *p = placement_get(reg, tenant_url(reg, t), t->database, t->dedicated);
         p->users++;
         t->placement_ref = p;
         t->pool = eu_db_pool_new_child(p->pool, t->domain, &lim);
         eu_db_pool_set_tenant(t->pool, t->id);
     }
     return t->pool;
+}
+
+struct eu_db_pool *
+eu_tenant_placement_pool(struct eu_registry *reg, struct eu_tenant *t)
+{
+    /* Made if need be and kept: a placement's entry is small, and there are
+     * few placements. */
+    return placement_get(reg, tenant_url(reg, t), t->database, t->dedicated)->pool;
 }
 
 void
@@ -424,7 +435,8 @@ eu_registry_warm(struct eu_registry *reg)
     for (size_t i = 0; i < reg->nbuckets; i++)
         for (struct eu_tenant *t = reg->buckets[i]; t; t = t->hash_next)
             if (!t->dedicated && t->state != EU_TENANT_DELETING) {
-                struct eu_placement *p = placement_get(reg, tenant_url(reg, t), t->database);
+                struct eu_placement *p =
+                    placement_get(reg, tenant_url(reg, t), t->database, false);
                 if (!p->pinned) {
                     p->pinned = true;
                     p->users++;

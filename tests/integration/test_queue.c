@@ -93,7 +93,7 @@ START_TEST(test_two_processes_run_each_job_once)
 
     b->keep_databases = true; /* a drops them */
     free(tenant_exec(db, "INSERT INTO jobs (tenant_id, kind, payload) SELECT $T, 'ping',"
-                           " json_build_object('n', g) FROM generate_series(1, 300) g"));
+                         " json_build_object('n', g) FROM generate_series(1, 300) g"));
     /* Both workers wake and race for the same 302 jobs. */
     ping(a, "q.example");
     ping(b, "q.example");
@@ -123,11 +123,10 @@ START_TEST(test_failing_job_backs_off_and_dies)
 
     /* A kind this version does not know: a job from a newer version. */
     char *id = tenant_exec(db, "INSERT INTO jobs (tenant_id, kind) VALUES ($T, 'from_the_future')"
-                                 " RETURNING id::text");
+                               " RETURNING id::text");
     ping(s, "f.example");
     /* Attempt 1 now, 2 after 1 s, 3 after 2 s more: dead after about 3 s. */
-    long long waited =
-        wait_for(db, "SELECT count(*) FROM jobs WHERE state = 'dead'", 1, 20000);
+    long long waited = wait_for(db, "SELECT count(*) FROM jobs WHERE state = 'dead'", 1, 20000);
     ck_assert_msg(waited >= 2500, "dead after %lld ms: no backoff", waited);
     ck_assert_int_eq(eu_it_pg_exec_long(db, "SELECT attempts FROM jobs WHERE state = 'dead'"), 3);
 
@@ -168,7 +167,7 @@ START_TEST(test_failing_job_backs_off_and_dies)
 
     /* Only dead jobs are retried; unknown ones are 404. */
     char *later = tenant_exec(db, "INSERT INTO jobs (tenant_id, kind, run_at) VALUES ($T, 'ping',"
-                                    " now() + interval '1 hour') RETURNING id::text");
+                                  " now() + interval '1 hour') RETURNING id::text");
     snprintf(path, sizeof(path), "/admin/v1/tenants/f.example/jobs/%s/retry", later);
     eu_it_admin(s, "POST", path, NULL, &r);
     EU_IT_EXPECT_ERROR(&r, 422);
@@ -203,7 +202,7 @@ START_TEST(test_expired_lock_runs_again)
     /* Claimed by a worker that then died: runs once the lock has passed. */
     char *id = tenant_exec(db, "INSERT INTO jobs (tenant_id, kind, attempts, locked_until)"
                                " VALUES ($T, 'ping', 1, now() + interval '3 seconds')"
-                                 " RETURNING id::text");
+                               " RETURNING id::text");
     ping(s, "l.example");
     char sql[300];
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_pings WHERE job_id = %s", id);
@@ -222,12 +221,51 @@ END_TEST
 
 START_TEST(test_idle_poll_finds_jobs_from_elsewhere)
 {
-    /* Nobody wakes this worker: only the idle poll (2 s +-10%) finds it. */
+    /* Nobody wakes this worker: only the placement poll (2 s +-10%) finds it. */
     struct eu_it_server *s = eu_it_server_start("[workers]\nqueue_idle_poll_seconds = 2\n");
     char *db = setup_tenant(s, "p.example");
 
     free(tenant_exec(db, "INSERT INTO jobs (tenant_id, kind) VALUES ($T, 'ping')"));
     wait_for(db, "SELECT count(*) FROM job_pings", 1, 8000);
+
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+    free(db);
+}
+END_TEST
+
+/*
+ * Two tenants of one placement: one with 3,000 due jobs, one with a single
+ * job. Tenants take turns of a few jobs each, so the single job runs while
+ * the big backlog is still almost whole, not after it.
+ */
+START_TEST(test_backlog_does_not_starve_a_neighbour)
+{
+    struct eu_it_server *s = eu_it_server_start(QUIET);
+    char *db = setup_tenant(s, "big.example");
+    char big[24];
+    snprintf(big, sizeof(big), "%s", tid);
+    free(setup_tenant(s, "small.example"));
+    char sql[300];
+
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO jobs (tenant_id, kind, payload) SELECT %s, 'ping',"
+             " json_build_object('n', g) FROM generate_series(1, 3000) g",
+             big);
+    free(eu_it_pg_exec(db, sql));
+    ping(s, "big.example");
+    /* The backlog is being worked through when the neighbour's job comes. */
+    snprintf(sql, sizeof(sql), "SELECT least(count(*), 1) FROM job_pings WHERE tenant_id = %s",
+             big);
+    wait_for(db, sql, 1, 20000);
+    ping(s, "small.example");
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_pings WHERE tenant_id = %s", tid);
+    long long waited = wait_for(db, sql, 1, 20000);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM jobs WHERE tenant_id = %s", big);
+    long left = eu_it_pg_exec_long(db, sql);
+    fprintf(stderr, "the single job ran after %lld ms, with %ld of the backlog's 3000 left\n",
+            waited, left);
+    ck_assert_msg(left > 2000, "the single job waited for %ld of the backlog's jobs", 3001 - left);
 
     ck_assert_int_eq(eu_it_server_stop(s), 0);
     eu_it_server_free(s);
@@ -300,8 +338,8 @@ START_TEST(test_suspended_account_purged_at_retention)
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM statuses WHERE account_id = %s", alice);
     ck_assert_int_eq(eu_it_pg_exec_long(db, sql), 0);
     snprintf(sql, sizeof(sql),
-             "SELECT count(*) FROM follows WHERE account_id = %s OR target_account_id = %s",
-             alice, alice);
+             "SELECT count(*) FROM follows WHERE account_id = %s OR target_account_id = %s", alice,
+             alice);
     ck_assert_int_eq(eu_it_pg_exec_long(db, sql), 0);
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM accounts WHERE id IN (%s, %s)", bob, carol);
     ck_assert_int_eq(eu_it_pg_exec_long(db, sql), 2);
@@ -348,6 +386,7 @@ queue_suite(void)
     EU_IT_ADD_TCASE(s, test_failing_job_backs_off_and_dies, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_expired_lock_runs_again, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_idle_poll_finds_jobs_from_elsewhere, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_backlog_does_not_starve_a_neighbour, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_suspended_account_purged_at_retention, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_cleanup_finds_suspensions_at_start, TIMEOUT);
     return s;
