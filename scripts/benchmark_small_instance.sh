@@ -2,10 +2,20 @@
 # Measures one small instance: a ten-user tenant on one eunha process, under a
 # hot, read-heavy Mastodon API mix (home and public timelines, notifications,
 # account reads, 5% status writes) from eunha-loadgen in closed loop. Repeated
-# for each database pool size, each in its own fresh database, to find the
-# pool size past which more connections buy nothing.
+# for each tenant pool size (the most placement connections the tenant
+# borrows at once), each with fresh databases, to find the pool size past
+# which more connections buy nothing.
 #
-# It builds Release binaries into build-bench/, starts a private PostgreSQL
+# Layout: the pooled default. The tenant lives in the placement database
+# <control database>_main, which keeps [database] placement_connections open
+# (at least the pool size, so the largest pool is not capped by it); creating
+# the tenant is one control row. "Create" is that admin POST's time, and
+# "Tenant on disk" the growth of the placement and control databases from
+# before the tenant was created to after seeding (no VACUUM, so dead rows
+# left by seeding count).
+#
+# It builds Release binaries into build-bench/ (BENCH_BUILD=DIR for another
+# directory), starts a private PostgreSQL
 # cluster and Redis server on free 127.0.0.1 ports (Redis keys under a
 # per-run prefix), and removes all of it on exit, Ctrl-C included. Raw output
 # goes to benchmark-results/small-DATE/ (git-ignored); the table is appended
@@ -15,7 +25,9 @@
 #   EUNHA_BENCH_SECONDS=20        measured seconds per pool size
 #   EUNHA_BENCH_WARMUP=5          seconds of load before measuring (not counted)
 #   EUNHA_BENCH_CONCURRENCY=8     closed-loop clients
-#   EUNHA_BENCH_POOLS="1 2 3 5"   pool sizes; each gets its own temporary database
+#   EUNHA_BENCH_POOLS="1 2 3 5"   pool sizes; each gets its own temporary databases
+#   EUNHA_BENCH_PLACEMENT_CONNECTIONS   [database] placement_connections (default:
+#                                 the larger of 4, the default, and the pool size)
 #   EUNHA_BENCH_USERS=10          users in the tenant, all following each other
 #   EUNHA_BENCH_STATUSES=300      statuses posted before measuring
 #   EUNHA_BENCH_IDLE_SECONDS=10   quiet time before the idle memory sample
@@ -23,10 +35,13 @@
 #   EUNHA_BENCH_POST_FORMAT=json  json or form bodies for POST /api/v1/statuses
 #   EUNHA_BENCH_SAMPLE_SECONDS=0.2  how often memory and connections are sampled
 #   EUNHA_BENCH_NO_README=1       do not append to benchmark-results/README.md
+#   BENCH_BUILD=DIR               build directory (default build-bench/)
 #   EUNHA_BENCH_USERS=0 with EUNHA_BENCH_MIX=instance is a smoke test that needs
 #   none of the client API.
 #
 # What the columns mean, and the traps:
+# - Peak active DB: the placement's connections seen running a query at once;
+#   with one tenant they are all its own (or its queue worker's).
 # - Memory: RSS counts the shared binary and libraries; "private" is
 #   Private_Clean + Private_Dirty from /proc/PID/smaps_rollup, what this
 #   process alone costs. Peak values are sampled, so a spike between samples
@@ -57,6 +72,7 @@ IDLE_SECONDS=${EUNHA_BENCH_IDLE_SECONDS:-10}
 MIX=${EUNHA_BENCH_MIX:-}
 POST_FORMAT=${EUNHA_BENCH_POST_FORMAT:-json}
 SAMPLE=${EUNHA_BENCH_SAMPLE_SECONDS:-0.2}
+PLACEMENT_CONNECTIONS=${EUNHA_BENCH_PLACEMENT_CONNECTIONS:-}
 DOMAIN=small.bench.test
 
 if [ "$USERS" = 0 ] && [ -z "$MIX" ]; then
@@ -85,10 +101,11 @@ stop_samplers() {
   SAMPLER_PIDS=()
 }
 
-# Drops the control, template and tenant databases of one pool size.
+# Drops the control database of one pool size and the databases named after
+# it: its placement (_main), its template and any dedicated placement (_pN).
 drop_databases() {
   local prefix=$1 db
-  for db in $(bench_psql "$PG_URL" "SELECT datname FROM pg_database WHERE datname LIKE '${prefix}%'" 2>/dev/null); do
+  for db in $(bench_psql "$PG_URL" "SELECT datname FROM pg_database WHERE datname = '$prefix' OR left(datname, length('$prefix') + 1) = '${prefix}_'" 2>/dev/null); do
     bench_psql "$PG_URL" "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
   done
 }
@@ -130,10 +147,11 @@ sample_memory() {
 }
 
 # One psql session re-running the query (\watch) rather than a new connection
-# per sample, so sampling costs PostgreSQL next to nothing.
+# per sample, so sampling costs PostgreSQL next to nothing. Counts the
+# connections to the placement database, where the tenant's queries run.
 sample_connections() {
-  local prefix=$1 out=$2
-  printf '%s\n' "SELECT count(*) FILTER (WHERE state <> 'idle'), count(*) FROM pg_stat_activity WHERE datname ~ '^${prefix}_t[0-9]+$' AND backend_type = 'client backend'" "\\watch $SAMPLE" |
+  local placement=$1 out=$2
+  printf '%s\n' "SELECT count(*) FILTER (WHERE state <> 'idle'), count(*) FROM pg_stat_activity WHERE datname = '$placement' AND backend_type = 'client backend'" "\\watch $SAMPLE" |
     psql "$PG_URL" -X -q -At -F ' ' >"$out" 2>/dev/null
 }
 
@@ -143,6 +161,7 @@ for POOL in $POOLS; do
   eu_log "pool $POOL: fresh database, seeding"
   DB=eunha_bench_small_p$POOL
   CURRENT_DB=$DB
+  PC=${PLACEMENT_CONNECTIONS:-$((POOL > 4 ? POOL : 4))}
   CASE=$RESULTS/pool-$POOL
   mkdir -p "$CASE"
   : >"$TMP/eunha.log"
@@ -159,6 +178,7 @@ token_file = "$TMP/admin_token"
 [database]
 url = "postgresql://postgres@127.0.0.1:$PG_PORT/$DB"
 template = "${DB}_template"
+placement_connections = $PC
 
 [database_pool]
 max_connections = $POOL
@@ -183,7 +203,17 @@ registrations_per_30min = 0
 level = "warn"
 EOF
   bench_eunha_start "$CASE/eunha.toml" "$TMP"
-  bench_admin POST /admin/v1/tenants "{\"domain\":\"$DOMAIN\",\"title\":\"Small instance benchmark\"}" >/dev/null
+  # Disk before the tenant: the placement and control databases as eunha
+  # made them at start.
+  read -r DISK0 < <(bench_psql "$PG_URL" "SELECT $(bench_pg_db_bytes_sql "'${DB}_main'") + $(bench_pg_db_bytes_sql "'$DB'")")
+  # The tenant, created through the admin API and timed by the load generator.
+  "$LOADGEN_BIN" -p "$BENCH_ADMIN_PORT" -H "$DOMAIN" -m tenant -n 1 -c 1 -t 60 \
+    --admin-token-file "$TMP/admin_token" --label "create $DOMAIN" -q --json "$CASE/create.json"
+  if [ "$(jq -r '.status."201" // 0' "$CASE/create.json")" != 1 ]; then
+    eu_die "creating $DOMAIN failed: $(jq -c '.errors_by_kind, .status' "$CASE/create.json")"
+    exit 1
+  fi
+  CREATE_MS=$(jq -r '.latency_ms.max * 100 | round / 100' "$CASE/create.json")
   bench_admin PATCH "/admin/v1/tenants/$DOMAIN" \
     "{\"max_connections\":$POOL,\"min_connections\":0,\"idle_timeout_seconds\":20}" >/dev/null
   bench_wait_answer "$DOMAIN" 30
@@ -199,6 +229,8 @@ EOF
   fi
   MIXARG=()
   [ -n "$MIX" ] && MIXARG=(-m "$MIX")
+  read -r DISK1 < <(bench_psql "$PG_URL" "SELECT $(bench_pg_db_bytes_sql "'${DB}_main'") + $(bench_pg_db_bytes_sql "'$DB'")")
+  TENANT_DISK=$((DISK1 - DISK0))
 
   eu_log "pool $POOL: idle ${IDLE_SECONDS}s"
   sleep "$IDLE_SECONDS"
@@ -213,7 +245,7 @@ EOF
   : >"$CASE/memory.samples"
   sample_memory "$EUNHA_PID" "$CASE/memory.samples" &
   SAMPLER_PIDS+=($!)
-  sample_connections "$DB" "$CASE/connections.samples" &
+  sample_connections "${DB}_main" "$CASE/connections.samples" &
   SAMPLER_PIDS+=($!)
   E0=$(bench_cpu_ticks "$EUNHA_PID")
   P0=$(bench_pg_cpu_ticks "$TMP/pg")
@@ -244,9 +276,10 @@ EOF
     echo "peak_private_kib=$PEAK_PRIV vmhwm_kib=$(cat "$CASE/vmhwm_kib") avg_cpu_percent=$AVG_CPU"
     echo "peak_active_db=$PEAK_ACTIVE peak_open_db=$PEAK_OPEN requests=$REQS rps=$RPS p95_ms=$P95"
     echo "errors=$ERRS eunha_cpu_ms_per_req=$EUNHA_MS pg_cpu_ms_per_req=$PG_MS"
+    echo "placement_connections=$PC create_ms=$CREATE_MS tenant_disk_bytes=$TENANT_DISK disk_before_bytes=$DISK0 disk_after_seeding_bytes=$DISK1"
   } >"$CASE/summary.txt"
   cat "$CASE/summary.txt"
-  ROWS+=("| $POOL | $(bench_mib "$IDLE_RSS") | $(bench_mib "$IDLE_PRIV") | $(bench_mib "$PEAK_RSS") | $(bench_mib "$PEAK_PRIV") | $AVG_CPU% | $PEAK_ACTIVE | $(bench_fmt_num "$RPS" 2) | $(bench_fmt_num "$P95" 2) ms | $(bench_fmt_num "$ERRS" 0) | $EUNHA_MS ms | $PG_MS ms |")
+  ROWS+=("| $POOL | $(bench_mib "$IDLE_RSS") | $(bench_mib "$IDLE_PRIV") | $(bench_mib "$PEAK_RSS") | $(bench_mib "$PEAK_PRIV") | $AVG_CPU% | $PEAK_ACTIVE | $(bench_fmt_num "$RPS" 2) | $(bench_fmt_num "$P95" 2) ms | $(bench_fmt_num "$ERRS" 0) | $EUNHA_MS ms | $PG_MS ms | $CREATE_MS ms | $(bench_bytes "$TENANT_DISK") |")
 
   bench_eunha_stop
   drop_databases "$DB"
@@ -261,11 +294,11 @@ LOADGEN_CPU=$(jq -r '.loadgen.cpu_percent' "$RESULTS"/pool-*/loadgen.json | awk 
   echo "### Small instance, $(date -u +%Y-%m-%d)"
   echo
   bench_machine_summary
-  echo "- Settings: $CONCURRENCY closed-loop clients, ${SECONDS_} s measured after ${WARMUP} s warm-up, $USERS users, $([ "$USERS" -gt 0 ] && echo "$STATUSES" || echo 0) seeded statuses, mix \`${MIX:-loadgen default}\`, statuses as $POST_FORMAT; PostgreSQL defaults from scripts/lib/services.sh; eunha cpu_threads 2. The load generator used at most ${LOADGEN_CPU}% of a core."
+  echo "- Settings: $CONCURRENCY closed-loop clients, ${SECONDS_} s measured after ${WARMUP} s warm-up, $USERS users, $([ "$USERS" -gt 0 ] && echo "$STATUSES" || echo 0) seeded statuses, mix \`${MIX:-loadgen default}\`, statuses as $POST_FORMAT; PostgreSQL defaults from scripts/lib/services.sh; eunha cpu_threads 2, pooled placement with placement_connections $(if [ -n "$PLACEMENT_CONNECTIONS" ]; then echo "$PLACEMENT_CONNECTIONS"; else echo "max(4, pool)"; fi). Create: the admin POST that made the tenant; Tenant on disk: growth of the placement and control databases from before it to after seeding. The load generator used at most ${LOADGEN_CPU}% of a core."
   echo "- Raw output: benchmark-results/$(basename "$RESULTS")/"
   echo
-  echo "| Pool | Idle RSS | Idle private | Peak RSS | Peak private | Avg CPU | Peak active DB | Requests/s | p95 | Errors | eunha CPU/req | PostgreSQL CPU/req |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| Pool | Idle RSS | Idle private | Peak RSS | Peak private | Avg CPU | Peak active DB | Requests/s | p95 | Errors | eunha CPU/req | PostgreSQL CPU/req | Create | Tenant on disk |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${ROWS[@]}"
 } >"$RESULTS/table.md"
 cat "$RESULTS/table.md"

@@ -4,12 +4,13 @@
 # run it. Everything here talks to 127.0.0.1 only and bounds every wait.
 #
 #   bench_build                       Release build of eunha and eunha-loadgen into $BENCH_BUILD
+#                                     (BENCH_SKIP_BUILD=1: use what is there)
 #   bench_eunha_start CONFIG DIR      start eunha, wait for its ready file; sets EUNHA_PID,
 #                                     BENCH_PUBLIC_PORT, BENCH_ADMIN_PORT
 #   bench_eunha_stop                  SIGTERM, wait, SIGKILL after 30 s
 #   bench_admin METHOD PATH [JSON]    admin API call; prints the body; fails on non-2xx
-#   bench_seed_tenant DOMAIN USERS OUT   accounts, tokens and follows; OUT gets
-#                                     "DOMAIN TOKEN ACCOUNT_ID" lines
+#   bench_seed_tenant DOMAIN USERS OUT   accounts, tokens and follows (five curl
+#                                     processes); OUT gets "DOMAIN TOKEN ACCOUNT_ID" lines
 #   bench_seed_statuses TOKENS N DIR  N statuses through the load generator
 #   bench_mem_kib PID                 "RSS PRIVATE" in KiB from smaps_rollup
 #   bench_cpu_ticks PID               utime+stime of one process, in clock ticks
@@ -17,6 +18,7 @@
 #   bench_pg_cpu_ticks PGDIR          CPU of the whole cluster, exited backends included
 #   bench_pg_mem_kib PGDIR            "PRIVATE SHARED_ONCE" in KiB over the whole cluster
 #   bench_psql URL SQL                one value from one query
+#   bench_pg_db_bytes_sql 'NAME'      SQL for a database's size without its relcache init file
 #   bench_machine_summary             markdown lines: machine and versions
 #
 # Traps these helpers exist to avoid:
@@ -43,6 +45,17 @@ BENCH_ADMIN_PORT=
 BENCH_ADMIN_TOKEN=${BENCH_ADMIN_TOKEN:-}
 
 bench_build() {
+  # BENCH_SKIP_BUILD=1: use the binaries already in $BENCH_BUILD (or
+  # $EUNHA_BIN and $LOADGEN_BIN), e.g. to run several benchmarks on one build
+  # while the source tree is being edited.
+  if [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
+    if [ ! -x "$EUNHA_BIN" ] || [ ! -x "$LOADGEN_BIN" ]; then
+      eu_die "BENCH_SKIP_BUILD=1 but $EUNHA_BIN or $LOADGEN_BIN is missing"
+      return 1
+    fi
+    eu_log "not building: using $EUNHA_BIN and $LOADGEN_BIN"
+    return 0
+  fi
   cmake -S "$BENCH_ROOT" -B "$BENCH_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null || return 1
   cmake --build "$BENCH_BUILD" -j"${EUNHA_JOBS:-$(nproc 2>/dev/null || echo 2)}" \
     --target eunha eunha-loadgen >/dev/null || return 1
@@ -173,41 +186,143 @@ bench_json_field() {
   printf '%s\n' "$v"
 }
 
+# bench_field JSON FIELD : sets BENCH_FIELD to the string FIELD of a JSON
+# object, failing when absent. Seeding reads thousands of these, so when
+# "FIELD": occurs exactly once (nothing nested can be mistaken for it) it is
+# read with a bash regex; anything else goes through jq.
+bench_field() {
+  local json=$1 key="\"$2\":" rest re
+  rest=${json//"$key"/}
+  if [ $((${#json} - ${#rest})) -eq "${#key}" ]; then
+    re="\"$2\":\"([^\"\\\\]*)\""
+    if [[ $json =~ $re ]]; then
+      BENCH_FIELD=${BASH_REMATCH[1]}
+      [ -n "$BENCH_FIELD" ] && return 0
+    fi
+  fi
+  BENCH_FIELD=$(printf '%s' "$json" | jq -er ".$2 // empty" 2>/dev/null) || true
+  [ -n "$BENCH_FIELD" ] || {
+    eu_die "response has no '$2': ${json:0:300}"
+    return 1
+  }
+}
+
+# Several requests through one curl process (--next between them), so that
+# seeding a thousand tenants does not start ~100 processes per tenant.
+# bench_batch_add OUTFILE METHOD URL CURL_ARGS... queues one; bench_batch_run
+# WHAT sends them in order and fails unless every answer is 2xx. Bodies land
+# in the OUTFILEs.
+BENCH_BATCH=()
+BENCH_BATCH_OUT=()
+bench_batch_add() {
+  local out=$1 method=$2 url=$3
+  shift 3
+  [ "${#BENCH_BATCH[@]}" -eq 0 ] || BENCH_BATCH+=(--next)
+  BENCH_BATCH+=(-sS --max-time "$BENCH_CURL_TIMEOUT" -o "$out" -w '%{http_code}\n' -X "$method" "$@" "$url")
+  BENCH_BATCH_OUT+=("$out")
+}
+
+bench_batch_run() {
+  local what=$1 codes i body n=${#BENCH_BATCH_OUT[@]}
+  local -a got=()
+  codes=$(curl "${BENCH_BATCH[@]}" 2>/dev/null) || true
+  BENCH_BATCH=()
+  read -r -d '' -a got <<<"$codes" || true
+  for ((i = 0; i < n; i++)); do
+    case ${got[i]:-000} in
+      2??) ;;
+      *)
+        body=
+        [ -r "${BENCH_BATCH_OUT[i]}" ] && { IFS= read -r -d '' body <"${BENCH_BATCH_OUT[i]}" || true; }
+        BENCH_BATCH_OUT=()
+        case ${got[i]:-000} in
+          404 | 405) body="(is this endpoint implemented yet?) $body" ;;
+          000) body="(no answer: is eunha running?) $body" ;;
+        esac
+        eu_die "$what (request $((i + 1)) of $n) answered HTTP ${got[i]:-000}: ${body:0:300}"
+        return 1
+        ;;
+    esac
+  done
+  BENCH_BATCH_OUT=()
+}
+
+# bench_read_file FILE : sets BENCH_FILE to FILE's contents, without a process.
+bench_read_file() {
+  BENCH_FILE=
+  IFS= read -r -d '' BENCH_FILE <"$1" || true
+}
+
 # Creates USERS accounts u1..uN on DOMAIN (u1 is the owner), gets each a bearer
 # token through the Mastodon password grant, makes everyone follow everyone
 # else so home timelines fill, and appends "DOMAIN TOKEN ACCOUNT_ID" lines to OUT.
+# Five curl processes per tenant: the accounts, the app, the tokens, the
+# account ids and the follows, each a batch of requests sent one after another.
 bench_seed_tenant() {
-  local domain=$1 users=$2 out=$3 i j role app cid csec tok body
+  local domain=$1 users=$2 out=$3 i j role app cid csec dir rc=0
+  local admin="http://127.0.0.1:$BENCH_ADMIN_PORT" pub="http://127.0.0.1:$BENCH_PUBLIC_PORT"
   local -a toks=() ids=()
+  dir=$(mktemp -d) || return 1
   for ((i = 1; i <= users; i++)); do
     role=user
     [ "$i" = 1 ] && role=owner
-    bench_admin POST "/admin/v1/tenants/$domain/accounts" \
-      "{\"username\":\"u$i\",\"email\":\"u$i@$domain\",\"password\":\"$BENCH_PASSWORD\",\"role\":\"$role\"}" \
-      >/dev/null || return 1
+    bench_batch_add "$dir/account$i" POST "$admin/admin/v1/tenants/$domain/accounts" \
+      -H "Authorization: Bearer $BENCH_ADMIN_TOKEN" -H 'Content-Type: application/json' \
+      --data "{\"username\":\"u$i\",\"email\":\"u$i@$domain\",\"password\":\"$BENCH_PASSWORD\",\"role\":\"$role\"}"
   done
-  app=$(bench_api POST "$domain" /api/v1/apps "" \
-    --data-urlencode client_name=eunha-bench \
-    --data-urlencode redirect_uris=urn:ietf:wg:oauth:2.0:oob \
-    --data-urlencode "scopes=read write follow") || return 1
-  cid=$(bench_json_field "$app" client_id) || return 1
-  csec=$(bench_json_field "$app" client_secret) || return 1
-  for ((i = 1; i <= users; i++)); do
-    body=$(bench_api POST "$domain" /oauth/token "" \
-      --data-urlencode grant_type=password --data-urlencode "username=u$i@$domain" \
-      --data-urlencode "password=$BENCH_PASSWORD" --data-urlencode "client_id=$cid" \
-      --data-urlencode "client_secret=$csec" --data-urlencode "scope=read write follow") || return 1
-    tok=$(bench_json_field "$body" access_token) || return 1
-    body=$(bench_api GET "$domain" "/api/v1/accounts/lookup?acct=u$i" "$tok") || return 1
-    toks[i]=$tok
-    ids[i]=$(bench_json_field "$body" id) || return 1
-  done
-  for ((i = 1; i <= users; i++)); do
-    for ((j = 1; j <= users; j++)); do
-      [ "$i" = "$j" ] && continue
-      bench_api POST "$domain" "/api/v1/accounts/${ids[j]}/follow" "${toks[i]}" >/dev/null || return 1
+  bench_batch_run "POST /admin/v1/tenants/$domain/accounts" || rc=1
+  if [ "$rc" = 0 ]; then
+    bench_batch_add "$dir/app" POST "$pub/api/v1/apps" -H "Host: $domain" \
+      --data-urlencode client_name=eunha-bench \
+      --data-urlencode redirect_uris=urn:ietf:wg:oauth:2.0:oob \
+      --data-urlencode "scopes=read write follow"
+    bench_batch_run "POST /api/v1/apps (Host $domain)" || rc=1
+  fi
+  if [ "$rc" = 0 ]; then
+    bench_read_file "$dir/app"
+    app=$BENCH_FILE
+    bench_field "$app" client_id && cid=$BENCH_FIELD &&
+      bench_field "$app" client_secret && csec=$BENCH_FIELD || rc=1
+  fi
+  if [ "$rc" = 0 ]; then
+    for ((i = 1; i <= users; i++)); do
+      bench_batch_add "$dir/token$i" POST "$pub/oauth/token" -H "Host: $domain" \
+        --data-urlencode grant_type=password --data-urlencode "username=u$i@$domain" \
+        --data-urlencode "password=$BENCH_PASSWORD" --data-urlencode "client_id=$cid" \
+        --data-urlencode "client_secret=$csec" --data-urlencode "scope=read write follow"
     done
+    bench_batch_run "POST /oauth/token (Host $domain)" || rc=1
+  fi
+  for ((i = 1; i <= users && rc == 0; i++)); do
+    bench_read_file "$dir/token$i"
+    bench_field "$BENCH_FILE" access_token || rc=1
+    toks[i]=$BENCH_FIELD
+    bench_batch_add "$dir/lookup$i" GET "$pub/api/v1/accounts/lookup?acct=u$i" \
+      -H "Host: $domain" -H "Authorization: Bearer ${toks[i]}"
   done
+  if [ "$rc" = 0 ]; then
+    bench_batch_run "GET /api/v1/accounts/lookup (Host $domain)" || rc=1
+  else
+    BENCH_BATCH=()
+    BENCH_BATCH_OUT=()
+  fi
+  for ((i = 1; i <= users && rc == 0; i++)); do
+    bench_read_file "$dir/lookup$i"
+    bench_field "$BENCH_FILE" id || rc=1
+    ids[i]=$BENCH_FIELD
+  done
+  if [ "$rc" = 0 ] && [ "$users" -gt 1 ]; then
+    for ((i = 1; i <= users; i++)); do
+      for ((j = 1; j <= users; j++)); do
+        [ "$i" = "$j" ] && continue
+        bench_batch_add /dev/null POST "$pub/api/v1/accounts/${ids[j]}/follow" \
+          -H "Host: $domain" -H "Authorization: Bearer ${toks[i]}"
+      done
+    done
+    bench_batch_run "POST /api/v1/accounts/:id/follow (Host $domain)" || rc=1
+  fi
+  rm -rf "$dir"
+  [ "$rc" = 0 ] || return 1
   for ((i = 1; i <= users; i++)); do
     printf '%s %s %s\n' "$domain" "${toks[i]}" "${ids[i]}" >>"$out"
   done
@@ -245,9 +360,11 @@ bench_seed_tenants() {
 # bench_seed_statuses TOKENS N DIR : posts N statuses spread over every user of
 # every tenant, through the load generator so a few thousand take seconds.
 # It works through the tenants a group of BENCH_SEED_GROUP_LINES tokens at a
-# time: spread over hundreds of tenants at once, each tenant's turn comes
-# round less often than the pool's idle timeout, every post pays a new
-# PostgreSQL backend, and posting crawls (6 statuses/s over 200 tenants).
+# time. With a database per tenant that mattered: spread over hundreds of
+# tenants at once, each tenant's turn came round less often than the pool's
+# idle timeout, every post paid a new PostgreSQL backend, and posting crawled
+# (6 statuses/s over 200 tenants). Pooled, the placement's connections stay
+# open and the groups cost only a load generator start each.
 bench_seed_statuses() {
   local tokens=$1 n=$2 dir=$3 errors lines group=${BENCH_SEED_GROUP_LINES:-96} start=1 k
   local part=$dir/seed-group.tokens
@@ -368,6 +485,14 @@ bench_psql() {
   psql "$1" -X -q -At -v ON_ERROR_STOP=1 -c "$2"
 }
 
+# bench_pg_db_bytes_sql NAME_SQL : an SQL expression for the bytes database
+# NAME_SQL (an SQL string literal) takes on disk: pg_database_size without
+# the relcache init file, which comes and goes with catalog invalidations
+# (~160 KiB) and would swamp a per-tenant figure. Run it as a superuser.
+bench_pg_db_bytes_sql() {
+  printf "(SELECT pg_database_size(d.oid) - coalesce((pg_stat_file('base/' || d.oid || '/pg_internal.init', true)).size, 0) FROM pg_database d WHERE d.datname = %s)" "$1"
+}
+
 bench_clk_tck() {
   getconf CLK_TCK 2>/dev/null || echo 100
 }
@@ -389,6 +514,14 @@ bench_mib() {
 # bench_size KIB : "512 KiB" below a MiB, else "12.34 MiB" (per-tenant figures are small).
 bench_size() {
   awk -v k="$1" 'BEGIN { if (k < 1024 && k > -1024) printf "%.0f KiB\n", k; else printf "%.2f MiB\n", k / 1024 }'
+}
+
+# bench_bytes BYTES : "512 B", "12.3 KiB" or "12.34 MiB" (disk per tenant can be
+# a few hundred bytes).
+bench_bytes() {
+  awk -v b="$1" 'BEGIN { a = (b < 0 ? -b : b)
+    if (a < 1024) printf "%.0f B\n", b; else if (a < 1048576) printf "%.1f KiB\n", b / 1024
+    else printf "%.2f MiB\n", b / 1048576 }'
 }
 
 bench_machine_summary() {

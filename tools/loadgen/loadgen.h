@@ -23,6 +23,7 @@ enum eu_lg_kind {
     EU_LG_ACCOUNT,       /* GET /api/v1/accounts/:id, id from the tokens file */
     EU_LG_STATUS,        /* POST /api/v1/statuses */
     EU_LG_INSTANCE,      /* GET /api/v1/instance, no token */
+    EU_LG_TENANT,        /* POST /admin/v1/tenants for the Host name, admin token */
     EU_LG_KIND_COUNT
 };
 
@@ -32,6 +33,9 @@ struct eu_lg_kind_info {
     bool post;
     bool needs_token; /* cannot be sent without a bearer token */
     bool needs_account;
+    /* Sent to the admin listener with --admin-token-file's token: the body
+     * creates a tenant whose domain is the request's Host name. */
+    bool admin;
 };
 
 extern const struct eu_lg_kind_info eu_lg_kinds[EU_LG_KIND_COUNT];
@@ -80,9 +84,10 @@ struct eu_lg_config {
      * latency runs from its first due time, so it reads as "time until the
      * tenant answered". */
     double retry_503;
-    size_t max_backlog;    /* open loop: arrivals waiting beyond this fail */
-    bool post_form;        /* statuses as form bodies instead of JSON */
+    size_t max_backlog; /* open loop: arrivals waiting beyond this fail */
+    bool post_form;     /* statuses as form bodies instead of JSON */
     const char *visibility;
+    char *admin_token;    /* --admin-token-file, for admin kinds */
     const char *json_out; /* write the report as JSON here too */
     const char *label;
     bool quiet;

@@ -32,7 +32,11 @@ usage(FILE *o)
             "Load\n"
             "  -m, --mix SPEC         kind=weight,... (default " DEFAULT_MIX ")\n"
             "                         kinds: home public notifications verify account status\n"
-            "                         instance\n"
+            "                         instance tenant\n"
+            "                         tenant: POST /admin/v1/tenants creating a tenant named\n"
+            "                         by the Host (point -p at the admin listener); with\n"
+            "                         -n equal to the number of hosts, each is made once\n"
+            "      --admin-token-file FILE  admin bearer token for the tenant kind\n"
             "  -c, --concurrency N    closed loop: clients (default 8); open loop: most\n"
             "                         connections (default 64)\n"
             "  -r, --rate R           open loop at R requests/s in total (default: closed loop)\n"
@@ -193,6 +197,31 @@ parse_mix(struct eu_lg_config *cfg, const char *spec)
     return 0;
 }
 
+/* The first line of path, without its line end: the admin token. */
+static int
+read_admin_token(struct eu_lg_config *cfg, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "eunha-loadgen: cannot open '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, f);
+    fclose(f);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
+        line[--n] = '\0';
+    if (n <= 0 || n > 900) {
+        fprintf(stderr, "eunha-loadgen: '%s' holds no usable token on its first line\n", path);
+        free(line);
+        return -1;
+    }
+    free(cfg->admin_token);
+    cfg->admin_token = line;
+    return 0;
+}
+
 static int
 parse_double(const char *opt, const char *s, double *out)
 {
@@ -230,6 +259,12 @@ check_hosts(const struct eu_lg_config *cfg)
         fprintf(stderr, "eunha-loadgen: no hosts: give --host, --hosts or --tokens\n");
         return -1;
     }
+    for (int k = 0; k < EU_LG_KIND_COUNT; k++) {
+        if (cfg->weights[k] && eu_lg_kinds[k].admin && !cfg->admin_token) {
+            fprintf(stderr, "eunha-loadgen: '%s' needs --admin-token-file\n", eu_lg_kinds[k].name);
+            return -1;
+        }
+    }
     for (size_t i = 0; i < cfg->nhosts; i++) {
         const struct eu_lg_host *h = &cfg->hosts[i];
         for (int k = 0; k < EU_LG_KIND_COUNT; k++) {
@@ -239,6 +274,20 @@ check_hosts(const struct eu_lg_config *cfg)
                 fprintf(stderr, "eunha-loadgen: host '%s' has no token, and '%s' needs one\n",
                         h->name, eu_lg_kinds[k].name);
                 return -1;
+            }
+            if (eu_lg_kinds[k].admin) {
+                /* The Host name goes into a JSON body unescaped. */
+                for (const char *c = h->name; *c; c++) {
+                    if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) {
+                        fprintf(stderr, "eunha-loadgen: host '%s' cannot be a tenant's domain\n",
+                                h->name);
+                        return -1;
+                    }
+                }
+                if (strlen(h->name) > 253) {
+                    fprintf(stderr, "eunha-loadgen: host '%s' is too long for a domain\n", h->name);
+                    return -1;
+                }
             }
             if (eu_lg_kinds[k].needs_account && !h->naccounts) {
                 fprintf(stderr,
@@ -274,7 +323,8 @@ main(int argc, char **argv)
         OPT_SEED,
         OPT_JSON,
         OPT_LABEL,
-        OPT_RETRY
+        OPT_RETRY,
+        OPT_ADMIN_TOKEN
     };
     static const struct option opts[] = {
         {"addr", required_argument, NULL, 'a'},
@@ -297,6 +347,7 @@ main(int argc, char **argv)
         {"seed", required_argument, NULL, OPT_SEED},
         {"json", required_argument, NULL, OPT_JSON},
         {"label", required_argument, NULL, OPT_LABEL},
+        {"admin-token-file", required_argument, NULL, OPT_ADMIN_TOKEN},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -387,6 +438,10 @@ main(int argc, char **argv)
         case OPT_LABEL:
             cfg.label = optarg;
             break;
+        case OPT_ADMIN_TOKEN:
+            if (read_admin_token(&cfg, optarg) < 0)
+                return 2;
+            break;
         case 'q':
             cfg.quiet = true;
             break;
@@ -454,5 +509,6 @@ main(int argc, char **argv)
         free(h->name);
     }
     free(cfg.hosts);
+    free(cfg.admin_token);
     return rc;
 }

@@ -34,13 +34,14 @@
 #include <time.h>
 
 const struct eu_lg_kind_info eu_lg_kinds[EU_LG_KIND_COUNT] = {
-    [EU_LG_HOME] = {"home", "/api/v1/timelines/home", false, true, false},
-    [EU_LG_PUBLIC] = {"public", "/api/v1/timelines/public", false, false, false},
-    [EU_LG_NOTIFICATIONS] = {"notifications", "/api/v1/notifications", false, true, false},
-    [EU_LG_VERIFY] = {"verify", "/api/v1/accounts/verify_credentials", false, true, false},
-    [EU_LG_ACCOUNT] = {"account", NULL, false, false, true},
-    [EU_LG_STATUS] = {"status", "/api/v1/statuses", true, true, false},
-    [EU_LG_INSTANCE] = {"instance", "/api/v1/instance", false, false, false},
+    [EU_LG_HOME] = {"home", "/api/v1/timelines/home", false, true, false, false},
+    [EU_LG_PUBLIC] = {"public", "/api/v1/timelines/public", false, false, false, false},
+    [EU_LG_NOTIFICATIONS] = {"notifications", "/api/v1/notifications", false, true, false, false},
+    [EU_LG_VERIFY] = {"verify", "/api/v1/accounts/verify_credentials", false, true, false, false},
+    [EU_LG_ACCOUNT] = {"account", NULL, false, false, true, false},
+    [EU_LG_STATUS] = {"status", "/api/v1/statuses", true, true, false, false},
+    [EU_LG_INSTANCE] = {"instance", "/api/v1/instance", false, false, false, false},
+    [EU_LG_TENANT] = {"tenant", "/admin/v1/tenants", true, false, false, true},
 };
 
 const char *const eu_lg_err_names[EU_LG_ERR_COUNT] = {
@@ -378,9 +379,14 @@ send_on(struct lg *lg, struct pending *p, struct conn *c)
     add_header(h, "Host", host->name);
     add_header(h, "User-Agent", "eunha-loadgen/" EUNHA_VERSION);
     add_header(h, "Accept", "application/json");
-    /* Everything but the instance endpoint goes as the logged-in user a real
-     * client would be, when there is one. */
-    if (host->ntokens && p->kind != EU_LG_INSTANCE) {
+    /* Admin kinds carry the admin token; everything else but the instance
+     * endpoint goes as the logged-in user a real client would be, when there
+     * is one. */
+    if (ki->admin) {
+        char auth[1024];
+        snprintf(auth, sizeof(auth), "Bearer %s", cfg->admin_token);
+        add_header(h, "Authorization", auth);
+    } else if (host->ntokens && p->kind != EU_LG_INSTANCE) {
         char auth[1024];
         const char *tok = host->tokens[host->next_token++ % host->ntokens];
         snprintf(auth, sizeof(auth), "Bearer %s", tok);
@@ -393,7 +399,13 @@ send_on(struct lg *lg, struct pending *p, struct conn *c)
     } else {
         snprintf(uri, sizeof(uri), "%s", ki->path);
     }
-    if (ki->post) {
+    if (ki->admin) {
+        /* main.c checked that Host names need no JSON escaping. A retried
+         * 503 sends the same body again: the tenant was not made. */
+        struct evbuffer *body = evhttp_request_get_output_buffer(req);
+        add_header(h, "Content-Type", "application/json");
+        evbuffer_add_printf(body, "{\"domain\":\"%s\",\"title\":\"%s\"}", host->name, host->name);
+    } else if (ki->post) {
         struct evbuffer *body = evhttp_request_get_output_buffer(req);
         unsigned long long n = (unsigned long long)++lg->post_seq;
         if (cfg->post_form) {
