@@ -21,6 +21,10 @@ void eu_admin_tenants_show(struct eu_req *req);
 void eu_admin_tenants_update(struct eu_req *req);
 void eu_admin_tenants_delete(struct eu_req *req);
 void eu_admin_accounts_create(struct eu_req *req);
+/* src/admin/lifecycle.c: export, import and move between placements */
+void eu_admin_tenants_export(struct eu_req *req);
+void eu_admin_tenants_import(struct eu_req *req);
+void eu_admin_tenants_move(struct eu_req *req);
 /* src/admin/jobs.c: a tenant's jobs, and account suspension */
 void eu_admin_jobs_list(struct eu_req *req);
 void eu_admin_jobs_show(struct eu_req *req);

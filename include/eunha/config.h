@@ -20,6 +20,7 @@ struct eu_config {
     size_t n_trusted_proxies;
     /* [admin] */
     char *admin_token; /* from token, token_file or EUNHA_ADMIN_TOKEN; may be NULL */
+    char *archive_dir; /* "archives": tenant exports; relative to the config file's directory */
     /* [database] */
     char *database_url;      /* control database, "postgresql://..." */
     char *database_template; /* "eunha_template" */

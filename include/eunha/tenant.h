@@ -46,6 +46,11 @@ struct eu_tenant {
     char key_prefix[64]; /* "<prefix>:{t<ID>}:" */
     bool removed;        /* deleted from the registry; dies with its last ref */
     bool marked;         /* for reload: not seen in the control table yet */
+    /* Its rows are being copied to another placement or from an archive
+     * (src/admin/lifecycle.c): public requests answer 503, admin writes 409.
+     * In memory only: a process that stops mid-move leaves the control row
+     * naming one complete copy. */
+    bool moving;
     struct eu_db_pool *pool; /* NULL until first use; borrows from its placement's */
     struct eu_placement *placement_ref; /* whose connections pool borrows */
     struct eu_auth_cache *auth_cache; /* src/http/auth.c; NULL until a token is used */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin_internal.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/cpupool.h"
@@ -122,6 +123,8 @@ eu_admin_accounts_create(struct eu_req *req)
     eu_tenant_ref(t);
     req->tenant = t; /* released with the request */
     eu_req_enter(req);
+    if (eu_admin_tenant_check_idle(req, t) < 0)
+        return;
     struct eu_error err;
     json_t *body = eu_req_json(req, &err);
     if (!body) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin_internal.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/auth.h"
@@ -75,6 +76,10 @@ tenant_of(struct eu_req *req)
     eu_tenant_ref(t);
     req->tenant = t;
     eu_req_enter(req);
+    /* A move copies the rows it read at its start: a job written or run
+     * meanwhile would be lost. */
+    if (eu_admin_tenant_check_idle(req, t) < 0)
+        return NULL;
     return t;
 }
 

@@ -21,6 +21,7 @@
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/mem.h"
 #include "eunha/net.h"
 #include "eunha/tenant.h"
 
@@ -49,6 +50,8 @@ eu_admin_tenant_json(struct eu_registry *reg, const struct eu_tenant *t, bool wi
                             json_pack("{s:i,s:i,s:i}", "open", st.open, "busy", st.busy,
                                       "waiting", st.waiting));
     }
+    if (t->moving)
+        json_object_set_new(o, "moving", json_true());
     if (t->state == EU_TENANT_DELETING) {
         json_t *progress = eu_admin_purge_json(t);
         if (progress)
@@ -57,9 +60,8 @@ eu_admin_tenant_json(struct eu_registry *reg, const struct eu_tenant *t, bool wi
     return o;
 }
 
-/* Double-quotes an identifier for SQL. Owned by the arena. */
-static const char *
-quote_ident(struct eu_arena *a, const char *s)
+const char *
+eu_admin_quote_ident(struct eu_arena *a, const char *s)
 {
     size_t n = strlen(s);
     char *out = eu_arena_alloc(a, 2 * n + 3), *p = out;
@@ -92,32 +94,80 @@ tenant_from_param(struct eu_req *req)
  * before the tenant row), or by default the pooled placement with the fewest
  * tenants. In a pooled placement creating a tenant is one row in the control
  * database: its tables already exist, and a new tenant simply has no rows.
+ * Import (src/admin/lifecycle.c) makes its tenant the same way.
  */
 struct create {
     struct eu_req *req;
     const char *domain, *title;
-    const char *placement; /* NULL: the emptiest pooled placement */
+    const char *placement;    /* NULL: the emptiest pooled placement */
     const char *dedicated_db; /* the database made for a dedicated placement */
+    eu_admin_tenant_made_cb done;
+    void *arg;
+};
+
+/* A dedicated placement being dropped: its database, then its row. */
+struct drop {
+    struct eu_app *app;
+    char *name, *database;
+    eu_admin_done_cb done;
+    void *arg;
 };
 
 static void
-on_create_cleanup(PGresult *res, enum eu_db_status st, void *arg)
+drop_finish(struct drop *d, int rc)
 {
-    /* Nothing more to undo: the placement row (or database) is gone, or is
-     * an empty leftover an operator can see in the placements table. */
+    if (d->done)
+        d->done(rc, d->arg);
+    free(d->name);
+    free(d->database);
+    free(d);
 }
 
-/* Undoes a dedicated placement whose tenant could not be made. */
 static void
-drop_dedicated(struct create *c)
+on_placement_row_dropped(PGresult *res, enum eu_db_status st, void *arg)
 {
-    struct eu_req *req = c->req;
-    const char *sql = eu_arena_sprintf(req->arena, "DROP DATABASE IF EXISTS %s WITH (FORCE)",
-                                       quote_ident(req->arena, c->dedicated_db));
-    eu_db_pool_query(req->app->control, sql, 0, NULL, on_create_cleanup, NULL);
-    const char *params[] = {c->placement};
-    eu_db_pool_query(req->app->control, "DELETE FROM placements WHERE name = $1", 1, params,
-                     on_create_cleanup, NULL);
+    struct drop *d = arg;
+    if (st != EU_DB_OK)
+        eu_log_warn("admin", "cannot remove placement '%s': %s", d->name,
+                    res ? PQresultErrorMessage(res) : "control database unavailable");
+    drop_finish(d, st == EU_DB_OK ? 0 : -1);
+}
+
+static void
+on_database_dropped(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct drop *d = arg;
+    if (st != EU_DB_OK) {
+        /* Keep the row, so the placements table still shows the leftover. */
+        eu_log_warn("admin", "cannot drop database '%s': %s", d->database,
+                    res ? PQresultErrorMessage(res) : "control database unavailable");
+        drop_finish(d, -1);
+        return;
+    }
+    /* Only while no tenant is in it, in case one was put there after all. */
+    const char *params[] = {d->name};
+    eu_db_pool_query(d->app->control,
+                     "DELETE FROM placements p WHERE p.name = $1 AND p.kind = 'dedicated'"
+                     " AND NOT EXISTS (SELECT 1 FROM tenants x WHERE x.placement_id = p.id)",
+                     1, params, on_placement_row_dropped, d);
+}
+
+void
+eu_admin_placement_drop(struct eu_app *app, const char *name, const char *database,
+                        eu_admin_done_cb done, void *arg)
+{
+    struct drop *d = eu_xcalloc(1, sizeof(*d));
+    d->app = app;
+    d->name = eu_xstrdup(name);
+    d->database = eu_xstrdup(database);
+    d->done = done;
+    d->arg = arg;
+    struct eu_arena *a = eu_arena_new();
+    /* FORCE: a pool that was closed may still be closing its connections. */
+    const char *sql = eu_arena_sprintf(a, "DROP DATABASE IF EXISTS %s WITH (FORCE)",
+                                       eu_admin_quote_ident(a, database));
+    eu_db_pool_query(app->control, sql, 0, NULL, on_database_dropped, d);
+    eu_arena_free(a); /* the pool copied the statement */
 }
 
 static void
@@ -127,7 +177,7 @@ on_tenant_row(PGresult *res, enum eu_db_status st, void *arg)
     struct eu_req *req = c->req;
     eu_req_enter(req);
     if (st != EU_DB_OK && c->dedicated_db)
-        drop_dedicated(c);
+        eu_admin_placement_drop(req->app, c->placement, c->dedicated_db, NULL, NULL);
     if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23505") == 0) {
         eu_req_reply_error(req, 409, "Domain has already been taken");
         return;
@@ -147,7 +197,7 @@ on_tenant_row(PGresult *res, enum eu_db_status st, void *arg)
     eu_tenant_from_row(res, 0, &row);
     struct eu_tenant *t = eu_registry_upsert(req->app->registry, &row);
     eu_log_info("admin", "created tenant '%s' in placement '%s'", t->domain, t->placement);
-    eu_req_reply_json(req, 201, eu_admin_tenant_json(req->app->registry, t, false));
+    c->done(req, t, c->arg);
 }
 
 static void
@@ -168,30 +218,39 @@ insert_tenant(struct create *c)
                      3, params, on_tenant_row, c);
 }
 
+/* A dedicated placement being made: its row first (the name is unique, so
+ * two requests for one domain cannot both get here), then its database. */
+struct dedicated {
+    struct eu_req *req;
+    const char *name, *database;
+    eu_admin_placement_made_cb done;
+    void *arg;
+};
+
 static void
 on_database_created(PGresult *res, enum eu_db_status st, void *arg)
 {
-    struct create *c = arg;
-    struct eu_req *req = c->req;
+    struct dedicated *d = arg;
+    struct eu_req *req = d->req;
     eu_req_enter(req);
     if (st != EU_DB_OK) {
-        eu_log_error("admin", "cannot create database '%s': %s", c->dedicated_db,
+        eu_log_error("admin", "cannot create database '%s': %s", d->database,
                      res ? PQresultErrorMessage(res) : "database unavailable");
-        drop_dedicated(c);
+        eu_admin_placement_drop(req->app, d->name, d->database, NULL, NULL);
         if (st == EU_DB_ERROR)
             eu_req_reply_error(req, 500, "Cannot create the tenant's database");
         else
             eu_req_reply_db_error(req, st);
         return;
     }
-    insert_tenant(c);
+    d->done(req, d->name, d->database, d->arg);
 }
 
 static void
 on_placement_row(PGresult *res, enum eu_db_status st, void *arg)
 {
-    struct create *c = arg;
-    struct eu_req *req = c->req;
+    struct dedicated *d = arg;
+    struct eu_req *req = d->req;
     eu_req_enter(req);
     if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23505") == 0) {
         eu_req_reply_error(req, 409, "Domain has already been taken");
@@ -201,14 +260,89 @@ on_placement_row(PGresult *res, enum eu_db_status st, void *arg)
         eu_req_reply_db_error(req, st);
         return;
     }
-    c->placement = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
-    c->dedicated_db = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
+    d->name = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
+    d->database = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
     /* Not usable until its database exists, and no tenant is in it yet. */
     const char *sql =
         eu_arena_sprintf(req->arena, "CREATE DATABASE %s TEMPLATE %s",
-                         quote_ident(req->arena, c->dedicated_db),
-                         quote_ident(req->arena, req->app->cfg->database_template));
-    eu_db_pool_query(req->app->control, sql, 0, NULL, on_database_created, c);
+                         eu_admin_quote_ident(req->arena, d->database),
+                         eu_admin_quote_ident(req->arena, req->app->cfg->database_template));
+    eu_db_pool_query(req->app->control, sql, 0, NULL, on_database_created, d);
+}
+
+void
+eu_admin_placement_make_dedicated(struct eu_req *req, const char *domain,
+                                  eu_admin_placement_made_cb done, void *arg)
+{
+    struct dedicated *d = eu_arena_calloc(req->arena, sizeof(*d));
+    d->req = req;
+    d->done = done;
+    d->arg = arg;
+    /* Named after the domain, so a second request for the same domain stops
+     * here with a unique violation. */
+    const char *params[] = {domain, req->app->control_dbname};
+    eu_db_pool_query(req->app->control,
+                     "WITH n AS (SELECT nextval('placements_id_seq') AS id)"
+                     " INSERT INTO placements (id, name, kind, database)"
+                     " SELECT n.id, 'dedicated-' || $1, 'dedicated', $2 || '_p' || n.id FROM n"
+                     " RETURNING name, database",
+                     2, params, on_placement_row, d);
+}
+
+static void
+on_dedicated_made(struct eu_req *req, const char *name, const char *database, void *arg)
+{
+    struct create *c = arg;
+    c->placement = name;
+    c->dedicated_db = database;
+    insert_tenant(c);
+}
+
+void
+eu_admin_tenant_make(struct eu_req *req, const char *domain, const char *title,
+                     const char *placement, eu_admin_tenant_made_cb done, void *arg)
+{
+    struct create *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->req = req;
+    c->domain = domain;
+    c->title = title;
+    c->placement = placement;
+    c->done = done;
+    c->arg = arg;
+    if (placement && strcmp(placement, "dedicated") == 0)
+        eu_admin_placement_make_dedicated(req, domain, on_dedicated_made, c);
+    else
+        insert_tenant(c);
+}
+
+const char *
+eu_admin_domain_check(struct eu_req *req, const char *in)
+{
+    char *domain = eu_arena_strdup(req->arena, in);
+    for (char *p = domain; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    if (!eu_domain_is_valid(domain)) {
+        eu_req_reply_error(req, 422, "Validation failed: domain '%s' is not a valid host name", in);
+        return NULL;
+    }
+    return domain;
+}
+
+int
+eu_admin_tenant_check_idle(struct eu_req *req, const struct eu_tenant *t)
+{
+    if (!t->moving)
+        return 0;
+    eu_req_add_header(req, "Retry-After", "1");
+    eu_req_reply_error(req, 409, "Tenant '%s' is being moved or imported; try again shortly",
+                       t->domain);
+    return -1;
+}
+
+static void
+on_created(struct eu_req *req, struct eu_tenant *t, void *arg)
+{
+    eu_req_reply_json(req, 201, eu_admin_tenant_json(req->app->registry, t, false));
 }
 
 void
@@ -227,14 +361,9 @@ eu_admin_tenants_create(struct eu_req *req)
         eu_req_reply_error(req, 422, "Validation failed: domain is required");
         return;
     }
-    char *domain = eu_arena_strdup(req->arena, domain_in);
-    for (char *p = domain; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
-    if (!eu_domain_is_valid(domain)) {
-        eu_req_reply_error(req, 422, "Validation failed: domain '%s' is not a valid host name",
-                           domain_in);
+    const char *domain = eu_admin_domain_check(req, domain_in);
+    if (!domain)
         return;
-    }
     if (title_j && !json_is_string(title_j)) {
         eu_req_reply_error(req, 422, "Validation failed: title must be a string");
         return;
@@ -252,24 +381,7 @@ eu_admin_tenants_create(struct eu_req *req)
         eu_req_reply_error(req, 409, "Domain has already been taken");
         return;
     }
-    struct create *c = eu_arena_calloc(req->arena, sizeof(*c));
-    c->req = req;
-    c->domain = domain;
-    c->title = title;
-    c->placement = json_string_value(placement_j);
-    if (!c->placement || strcmp(c->placement, "dedicated") != 0) {
-        insert_tenant(c);
-        return;
-    }
-    /* The placement is named after the domain, so a second request for the
-     * same domain stops here with a unique violation. */
-    const char *params[] = {domain, req->app->control_dbname};
-    eu_db_pool_query(req->app->control,
-                     "WITH n AS (SELECT nextval('placements_id_seq') AS id)"
-                     " INSERT INTO placements (id, name, kind, database)"
-                     " SELECT n.id, 'dedicated-' || $1, 'dedicated', $2 || '_p' || n.id FROM n"
-                     " RETURNING name, database",
-                     2, params, on_placement_row, c);
+    eu_admin_tenant_make(req, domain, title, json_string_value(placement_j), on_created, NULL);
 }
 
 /* ---- GET /admin/v1/tenants ---- */
@@ -443,6 +555,8 @@ eu_admin_tenants_update(struct eu_req *req)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
+    if (eu_admin_tenant_check_idle(req, t) < 0)
+        return;
     struct eu_error err;
     json_t *body = eu_req_json(req, &err);
     if (!body) {
@@ -557,6 +671,8 @@ eu_admin_tenants_delete(struct eu_req *req)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
+    if (eu_admin_tenant_check_idle(req, t) < 0)
+        return;
     const char *confirm = eu_req_query(req, "confirm");
     if (!confirm || strcmp(confirm, t->domain) != 0) {
         eu_req_reply_error(req, 422, "Pass confirm=%s to delete this tenant and its data",

@@ -63,6 +63,7 @@ static const struct key keys[] = {
     {"server.trusted_proxies", KEY_LIST, F(trusted_proxies), 0, 0, check_proxy, NULL},
     {"admin.token", KEY_SECRET, 0, 0, 0, NULL, "EUNHA_ADMIN_TOKEN"},
     {"admin.token_file", KEY_SECRET, 0, 0, 0, NULL, NULL},
+    {"admin.archive_dir", KEY_STRING, F(archive_dir), 0, 0, check_nonempty, NULL},
     {"database.url", KEY_STRING, F(database_url), 0, 0, check_nonempty, "EUNHA_DATABASE_URL"},
     {"database.template", KEY_STRING, F(database_template), 0, 0, check_nonempty, NULL},
     {"database.placement_connections", KEY_INT, F(placement_connections), 1, 100, NULL, NULL},
@@ -224,6 +225,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->trusted_proxies = eu_xcalloc(1, sizeof *cfg->trusted_proxies);
     cfg->n_trusted_proxies = 0;
     cfg->admin_token = NULL;
+    cfg->archive_dir = eu_xstrdup("archives");
     cfg->database_url = eu_xstrdup("postgresql://postgres@127.0.0.1:5432/eunha");
     cfg->database_template = eu_xstrdup("eunha_template");
     cfg->pool_max_connections = 2;
@@ -322,8 +324,9 @@ fail_read:
     return NULL;
 }
 
-/* A relative token_file is taken from the config file's directory, so a
- * config and its token can move together whatever the working directory. */
+/* A relative token_file or archive_dir is taken from the config file's
+ * directory, so a config and its files can move together whatever the
+ * working directory. */
 static char *
 resolve_path(const char *config_path, const char *file)
 {
@@ -576,6 +579,11 @@ eu_config_load(struct eu_config *cfg, const char *path, char *err, size_t errlen
 
     if (apply_env(&l) < 0 || validate(&l) < 0)
         goto fail_doc;
+    if (tmp.archive_dir[0] != '/') {
+        char *dir = resolve_path(path, tmp.archive_dir);
+        free(tmp.archive_dir);
+        tmp.archive_dir = dir;
+    }
 
     eu_toml_doc_free(doc);
     free(text);
@@ -689,6 +697,9 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
         fputs("token = \"" MASK "\"\n", out);
     else
         fputs("# token is not set: the admin API refuses every request\n", out);
+    fputs("archive_dir = ", out);
+    print_string(out, cfg->archive_dir);
+    fputc('\n', out);
 
     fputs("\n[database]\nurl = ", out);
     print_string(out, db);

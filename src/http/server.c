@@ -514,6 +514,12 @@ on_request(struct evhttp_request *ev, void *arg)
         eu_req_reply_error(req, 401, "A valid admin token is required");
         return;
     }
+    if (req->tenant && req->tenant->moving) {
+        /* For a moment: its rows are being copied (src/admin/lifecycle.c). */
+        eu_req_add_header(req, "Retry-After", "1");
+        eu_req_reply_error(req, 503, "This instance is being moved; try again shortly");
+        return;
+    }
     if (req->tenant && req->tenant->state == EU_TENANT_SUSPENDED) {
         eu_req_reply_error(req, 403, "This instance has been suspended");
         return;

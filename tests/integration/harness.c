@@ -181,13 +181,27 @@ kill_and_reap(struct eu_it_server *s)
 static void
 remove_dir(struct eu_it_server *s)
 {
-    char tmp[320];
+    char tmp[320], archives[300], file[600];
+    DIR *d;
+    struct dirent *e;
 
     snprintf(tmp, sizeof(tmp), "%s.tmp", s->ready_path);
     unlink(s->config_path);
     unlink(s->ready_path);
     unlink(tmp);
     unlink(s->log_path);
+    /* The server's default [admin] archive_dir, beside its config. */
+    snprintf(archives, sizeof(archives), "%s/archives", s->dir);
+    if ((d = opendir(archives)) != NULL) {
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(file, sizeof(file), "%s/%s", archives, e->d_name);
+            unlink(file);
+        }
+        closedir(d);
+        rmdir(archives);
+    }
     rmdir(s->dir);
 }
 

@@ -68,6 +68,7 @@ START_TEST(test_defaults)
     ck_assert_ptr_nonnull(cfg.trusted_proxies);
     ck_assert_ptr_null(cfg.trusted_proxies[0]);
     ck_assert_ptr_null(cfg.admin_token);
+    ck_assert_str_eq(cfg.archive_dir, "archives");
     ck_assert_str_eq(cfg.database_url, "postgresql://postgres@127.0.0.1:5432/eunha");
     ck_assert_str_eq(cfg.database_template, "eunha_template");
     ck_assert_int_eq(cfg.pool_max_connections, 2);
@@ -361,6 +362,30 @@ START_TEST(test_token_file)
 }
 END_TEST
 
+/* A relative archive_dir, the default one too, is taken from the config
+ * file's directory; an absolute one is kept. */
+START_TEST(test_archive_dir)
+{
+    struct eu_config cfg;
+    char err[256];
+    ck_assert_msg(load_text(&cfg, "# defaults\n", err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(cfg.archive_dir, "/tmp/archives");
+    eu_config_release(&cfg);
+    ck_assert_msg(load_text(&cfg, "[admin]\narchive_dir = \"x/y\"\n", err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_str_eq(cfg.archive_dir, "/tmp/x/y");
+    eu_config_release(&cfg);
+    ck_assert_msg(load_text(&cfg, "[admin]\narchive_dir = \"/srv/a\"\n", err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert_str_eq(cfg.archive_dir, "/srv/a");
+    eu_config_release(&cfg);
+    ck_assert_int_eq(load_text(&cfg, "[admin]\narchive_dir = \"\"\n", err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "key 'admin.archive_dir' must not be empty"));
+    eu_config_release(&cfg); /* a failed load leaves the defaults */
+    remove_temps();
+}
+END_TEST
+
 /* Returns what eu_config_print writes, in a buffer the caller frees. */
 static char *
 print_to_string(const struct eu_config *cfg)
@@ -393,6 +418,7 @@ START_TEST(test_print_masks_secrets)
     ck_assert_ptr_nonnull(strstr(out, "[database_pool]\nmax_connections = 2\n"));
     ck_assert_ptr_nonnull(strstr(out, "max_body_bytes = 8388608\n"));
     ck_assert_ptr_nonnull(strstr(out, "[log]\nlevel = \"info\"\n"));
+    ck_assert_ptr_nonnull(strstr(out, "archive_dir = \"/tmp/archives\"\n"));
     free(out);
     eu_config_release(&cfg);
     remove_temps();
@@ -444,6 +470,7 @@ config_suite(void)
     tcase_add_test(tc, test_file_overrides);
     tcase_add_test(tc, test_env_overrides);
     tcase_add_test(tc, test_missing_file);
+    tcase_add_test(tc, test_archive_dir);
     suite_add_tcase(s, tc);
     tc = tcase_create("errors");
     tcase_add_checked_fixture(tc, clear_env, NULL);
