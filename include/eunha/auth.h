@@ -44,7 +44,5 @@ void eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done);
  * revoke, a password change or a suspension. */
 void eu_auth_cache_forget(struct eu_tenant *t, const char *token_hash);
 void eu_auth_cache_clear(struct eu_tenant *t);
-/* Frees a tenant's cache (called when the tenant is freed). */
-void eu_auth_cache_free(struct eu_auth_cache *c);
 
 #endif

@@ -53,6 +53,8 @@ struct eu_config {
     int json_max_depth;      /* 32 */
     int api_requests_per_5min;     /* 300 per token or IP; 0 turns the API limit off */
     int registrations_per_30min;   /* 5 per IP */
+    /* [tenants] */
+    int dormant_after_s; /* 600: an unused tenant's runtime state is then released; 0 never */
     /* [log] */
     char *log_level; /* "info" */
 };

@@ -81,9 +81,10 @@ void eu_queues_free(struct eu_queues *qs);
 /* ------------------------------------------------------------- a tenant */
 
 /*
- * Arms t's workers' idle-poll timers (no database work). Does nothing when
- * they already run or when no scheduler exists (eunha migrate, unit tests).
- * The workers are freed with the tenant (eu_queue_free()).
+ * Makes t's workers, unarmed (no database work), in its EU_SLOT_QUEUE slot.
+ * Does nothing when they exist or when no scheduler exists (eunha migrate,
+ * unit tests). The tenant frees them (eu_queue_free()) when it is freed or
+ * goes dormant with none of them armed.
  */
 void eu_queue_start(struct eu_tenant *t);
 /* Frees a tenant's workers; called from the tenant's free. NULL is ignored. */

@@ -22,6 +22,25 @@ struct eu_placement;
  * to everyone and 'deleting' with progress to the admin API. */
 enum eu_tenant_state { EU_TENANT_ACTIVE, EU_TENANT_SUSPENDED, EU_TENANT_DELETING };
 
+/*
+ * Runtime state other subsystems keep per tenant (a token cache, queue
+ * workers) hangs off the tenant in slots. Whoever puts data in a slot says
+ * how to free it, and whether it may go while the tenant sleeps, so the
+ * registry frees what it does not know. A slot is made on first use and
+ * released when the tenant goes dormant or is freed; its owner makes it
+ * again on the next use.
+ */
+enum eu_tenant_slot {
+    EU_SLOT_AUTH,  /* src/http/auth.c: the token cache */
+    EU_SLOT_QUEUE, /* src/queue/: job workers and timed tasks */
+    EU_SLOT_MAX
+};
+
+struct eu_tenant_slot_ops {
+    void (*dispose)(void *data);       /* frees data */
+    bool (*is_idle)(const void *data); /* may data go now? NULL: always */
+};
+
 /* Per-tenant overrides of [database_pool]; 0 means "use the config". */
 struct eu_tenant_limits {
     int max_connections;
@@ -53,8 +72,12 @@ struct eu_tenant {
     bool moving;
     struct eu_db_pool *pool; /* NULL until first use; borrows from its placement's */
     struct eu_placement *placement_ref; /* whose connections pool borrows */
-    struct eu_auth_cache *auth_cache; /* src/http/auth.c; NULL until a token is used */
-    struct eu_queue *queue;  /* src/queue/: job workers and timed tasks; NULL until started */
+    struct {
+        void *data; /* NULL: nothing made yet */
+        const struct eu_tenant_slot_ops *ops;
+    } slots[EU_SLOT_MAX];
+    int64_t last_used_ms; /* monotonic: the last request, for dormancy */
+    bool dormant;         /* its slots and pool were released for idleness */
     struct eu_tenant *hash_next;
 };
 
@@ -106,6 +129,20 @@ struct eu_db_pool *eu_tenant_pool(struct eu_registry *reg, struct eu_tenant *t);
 /* The effective pool limits (tenant override over config). */
 void eu_tenant_effective_limits(const struct eu_registry *reg, const struct eu_tenant *t,
                                 struct eu_db_pool_limits *out);
+
+/* The data in slot s, or NULL. Borrowed. */
+void *eu_tenant_slot(const struct eu_tenant *t, enum eu_tenant_slot s);
+/* Puts data in slot s (the tenant owns it from now, and frees it with
+ * ops->dispose); data already there is disposed of first. ops must be
+ * static. */
+void eu_tenant_slot_set(struct eu_tenant *t, enum eu_tenant_slot s, void *data,
+                        const struct eu_tenant_slot_ops *ops);
+/* Frees what slot s holds, if anything. */
+void eu_tenant_slot_release(struct eu_tenant *t, enum eu_tenant_slot s);
+/* A request for t arrived: it is not idle (and no longer dormant). */
+void eu_tenant_touch(struct eu_tenant *t);
+/* Tenants whose runtime state was released for idleness. */
+size_t eu_registry_dormant_count(const struct eu_registry *reg);
 
 void eu_tenant_ref(struct eu_tenant *t);
 void eu_tenant_unref(struct eu_tenant *t);

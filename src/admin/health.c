@@ -99,6 +99,9 @@ eu_admin_metrics(struct eu_req *req)
     bprintf(&b, "# HELP eunha_tenants_loaded Tenants in the registry.\n"
                 "# TYPE eunha_tenants_loaded gauge\neunha_tenants_loaded %zu\n",
             eu_registry_count(app->registry));
+    bprintf(&b, "# HELP eunha_tenants_dormant Tenants whose runtime state was released for "
+                "idleness.\n# TYPE eunha_tenants_dormant gauge\neunha_tenants_dormant %zu\n",
+            eu_registry_dormant_count(app->registry));
     static const char *const names[] = {"eunha_tenant_pool_open", "eunha_tenant_pool_busy",
                                         "eunha_tenant_pool_waiting"};
     static const char *const help[] = {"Open database connections", "Lent database connections",

@@ -52,6 +52,7 @@ eu_admin_tenant_json(struct eu_registry *reg, const struct eu_tenant *t, bool wi
     }
     if (t->moving)
         json_object_set_new(o, "moving", json_true());
+    json_object_set_new(o, "dormant", json_boolean(t->dormant));
     if (t->state == EU_TENANT_DELETING) {
         json_t *progress = eu_admin_purge_json(t);
         if (progress)

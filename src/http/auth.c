@@ -130,12 +130,22 @@ slot_for(struct eu_auth_cache *c, const char *hash)
     return &c->slots[v % CACHE_SLOTS];
 }
 
+static void
+cache_dispose(void *data)
+{
+    free(data);
+}
+
+/* The cache is a tenant slot: freed with the tenant or when it sleeps. */
+static const struct eu_tenant_slot_ops cache_ops = {cache_dispose, NULL};
+
 void
 eu_auth_cache_forget(struct eu_tenant *t, const char *token_hash)
 {
-    if (!t->auth_cache)
+    struct eu_auth_cache *c = eu_tenant_slot(t, EU_SLOT_AUTH);
+    if (!c)
         return;
-    struct entry *e = slot_for(t->auth_cache, token_hash);
+    struct entry *e = slot_for(c, token_hash);
     if (strcmp(e->hash, token_hash) == 0)
         memset(e, 0, sizeof(*e));
 }
@@ -143,14 +153,7 @@ eu_auth_cache_forget(struct eu_tenant *t, const char *token_hash)
 void
 eu_auth_cache_clear(struct eu_tenant *t)
 {
-    if (t->auth_cache)
-        memset(t->auth_cache, 0, sizeof(*t->auth_cache));
-}
-
-void
-eu_auth_cache_free(struct eu_auth_cache *c)
-{
-    free(c);
+    eu_tenant_slot_release(t, EU_SLOT_AUTH);
 }
 
 static void
@@ -196,13 +199,16 @@ on_token(PGresult *res, enum eu_db_status st, void *arg)
         e.account_id = ll(res, 3);
         snprintf(e.scopes, sizeof(e.scopes), "%s", PQgetvalue(res, 0, 4));
         struct eu_tenant *t = req->tenant;
-        if (!t->auth_cache)
-            t->auth_cache = eu_xcalloc(1, sizeof(*t->auth_cache));
-        *slot_for(t->auth_cache, e.hash) = e;
+        struct eu_auth_cache *c = eu_tenant_slot(t, EU_SLOT_AUTH);
+        if (!c) {
+            c = eu_xcalloc(1, sizeof(*c));
+            eu_tenant_slot_set(t, EU_SLOT_AUTH, c, &cache_ops);
+        }
+        *slot_for(c, e.hash) = e;
         fill_from_entry(req, &e);
         /* Not cached while pending, so approval takes effect at once. */
         if (strcmp(PQgetvalue(res, 0, 6), "t") != 0) {
-            memset(slot_for(t->auth_cache, e.hash), 0, sizeof(e));
+            memset(slot_for(c, e.hash), 0, sizeof(e));
             req->auth.pending_approval = true;
         }
     }
@@ -226,8 +232,9 @@ eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done)
     }
     eu_auth_token_hash(token, req->auth.token_hash);
     struct eu_tenant *t = req->tenant;
-    if (t->auth_cache) {
-        struct entry *e = slot_for(t->auth_cache, req->auth.token_hash);
+    struct eu_auth_cache *cache = eu_tenant_slot(t, EU_SLOT_AUTH);
+    if (cache) {
+        struct entry *e = slot_for(cache, req->auth.token_hash);
         if (strcmp(e->hash, req->auth.token_hash) == 0 && e->expires > time(NULL)) {
             fill_from_entry(req, e);
             done(req);

@@ -476,6 +476,7 @@ on_request(struct evhttp_request *ev, void *arg)
             eu_req_reply_error(req, 404, "Unknown domain");
             return;
         }
+        eu_tenant_touch(t);
         eu_tenant_ref(t);
         req->tenant = t;
     }

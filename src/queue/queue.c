@@ -23,7 +23,8 @@
  * delayed job, or one whose lock will expire), which sets the timer. Only a
  * wake or a due time brings the worker back before the idle poll.
  *
- * Lifetime: a tenant owns its struct eu_queue (freed in the tenant's free).
+ * Lifetime: a tenant owns its struct eu_queue in its EU_SLOT_QUEUE slot
+ * (freed with the tenant, or when it goes dormant with no worker armed).
  * While a queue waits for or holds a turn it holds a tenant reference, so the
  * tenant cannot be freed under a pending callback; otherwise only its timers
  * are armed, and those are freed with it.
@@ -614,10 +615,38 @@ eu_task_run_app(const struct eu_task_run *run)
 
 /* ---- a tenant's workers ---- */
 
+/* A tenant's workers may go while it sleeps only when none is armed or
+ * waiting: an armed one holds the due time of something known. */
+static bool
+queue_is_idle(const void *data)
+{
+    const struct eu_queue *q = data;
+    if (q->state != T_IDLE)
+        return false;
+    for (int i = 0; i < N_WORKERS; i++)
+        if (q->w[i].armed || q->w[i].ready)
+            return false;
+    return true;
+}
+
+static void
+queue_dispose(void *data)
+{
+    eu_queue_free(data);
+}
+
+static const struct eu_tenant_slot_ops queue_ops = {queue_dispose, queue_is_idle};
+
+static struct eu_queue *
+queue_of(const struct eu_tenant *t)
+{
+    return eu_tenant_slot(t, EU_SLOT_QUEUE);
+}
+
 void
 eu_queue_start(struct eu_tenant *t)
 {
-    if (t->queue || !current || current->stopping)
+    if (queue_of(t) || !current || current->stopping)
         return;
     struct eu_queue *q = eu_xcalloc(1, sizeof(*q));
     q->qs = current;
@@ -629,7 +658,7 @@ eu_queue_start(struct eu_tenant *t)
         /* Unarmed: the placement poll finds what is due. */
         w->timer = evtimer_new(current->app->base, on_worker_timer, w);
     }
-    t->queue = q;
+    eu_tenant_slot_set(t, EU_SLOT_QUEUE, q, &queue_ops);
 }
 
 void
@@ -650,8 +679,8 @@ eu_queue_wake(struct eu_tenant *t, enum eu_queue_id queue, int64_t delay_ms)
     if ((unsigned)queue >= EU_QUEUE_MAX)
         return;
     eu_queue_start(t);
-    if (t->queue)
-        worker_arm(&t->queue->w[queue], delay_ms);
+    if (queue_of(t))
+        worker_arm(&queue_of(t)->w[queue], delay_ms);
 }
 
 void
@@ -660,8 +689,8 @@ eu_queue_task_wake(struct eu_tenant *t, enum eu_task_id task, int64_t delay_ms)
     if ((unsigned)task >= EU_TASK_MAX)
         return;
     eu_queue_start(t);
-    if (t->queue)
-        worker_arm(&t->queue->w[EU_QUEUE_MAX + task], delay_ms);
+    if (queue_of(t))
+        worker_arm(&queue_of(t)->w[EU_QUEUE_MAX + task], delay_ms);
 }
 
 const char *
@@ -792,8 +821,8 @@ on_polled(PGresult *res, enum eu_db_status st, void *arg)
         if (!t || w < 0 || t->removed)
             continue;
         eu_queue_start(t);
-        if (t->queue)
-            worker_arm(&t->queue->w[w], strtoll(PQgetvalue(res, i, 2), NULL, 10));
+        if (queue_of(t))
+            worker_arm(&queue_of(t)->w[w], strtoll(PQgetvalue(res, i, 2), NULL, 10));
     }
 }
 
@@ -853,12 +882,6 @@ arm_poll(struct eu_queues *qs, int64_t delay_ms)
 
 /* ---- the process ---- */
 
-static void
-start_one(struct eu_tenant *t, void *arg)
-{
-    eu_queue_start(t);
-}
-
 struct eu_queues *
 eu_queues_new(struct eu_app *app)
 {
@@ -866,8 +889,8 @@ eu_queues_new(struct eu_app *app)
     qs->app = app;
     qs->pump = event_new(app->base, -1, 0, on_pump, qs);
     qs->poll = evtimer_new(app->base, on_poll_timer, qs);
+    /* A tenant's workers are made when something wakes them. */
     current = qs;
-    eu_registry_each(app->registry, start_one, NULL);
     /* Work left from before the start is found by the first poll, now. */
     arm_poll(qs, 0);
     return qs;

@@ -4,6 +4,12 @@
  * still hold one when the admin API deletes it; the pool is closed at removal
  * and the struct freed with its last reference.
  *
+ * Dormancy: a tenant nobody has asked for in [tenants] dormant_after_seconds
+ * gives back its runtime state, its slots (token cache, idle queue workers)
+ * and its pool, and is made again on its next request. A sweep every quarter
+ * of that time (at most a minute) looks; it costs a walk over the tenants, no
+ * database work.
+ *
  * It also keeps the placements' connection pools: one per database that
  * tenants live in, made when its first tenant needs it, holding
  * [database] placement_connections connections that every tenant of the
@@ -17,12 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eunha/auth.h"
+#include <event2/event.h>
+#include <malloc.h>
+#include <time.h>
+
 #include "eunha/config.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
-#include "eunha/queue.h"
 
 #include <libpq-fe.h>
 
@@ -40,6 +48,7 @@ struct eu_placement {
 struct eu_registry {
     struct event_base *base;
     struct eu_placement *placements;
+    struct event *sweep; /* dormancy */
     const struct eu_config *cfg;
     struct eu_db_budget *budget; /* shared by every tenant pool */
     struct eu_tenant **buckets;
@@ -66,6 +75,116 @@ budget_limits(const struct eu_config *cfg, struct eu_db_budget_limits *out)
     return out;
 }
 
+static void tenant_pool_close(struct eu_tenant *t);
+
+static int64_t
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- slots ---- */
+
+void *
+eu_tenant_slot(const struct eu_tenant *t, enum eu_tenant_slot s)
+{
+    return t->slots[s].data;
+}
+
+void
+eu_tenant_slot_release(struct eu_tenant *t, enum eu_tenant_slot s)
+{
+    void *data = t->slots[s].data;
+    const struct eu_tenant_slot_ops *ops = t->slots[s].ops;
+    t->slots[s].data = NULL;
+    t->slots[s].ops = NULL;
+    if (data)
+        ops->dispose(data);
+}
+
+void
+eu_tenant_slot_set(struct eu_tenant *t, enum eu_tenant_slot s, void *data,
+                   const struct eu_tenant_slot_ops *ops)
+{
+    eu_tenant_slot_release(t, s);
+    t->slots[s].data = data;
+    t->slots[s].ops = ops;
+}
+
+/* ---- dormancy ---- */
+
+void
+eu_tenant_touch(struct eu_tenant *t)
+{
+    t->last_used_ms = now_ms();
+    t->dormant = false;
+}
+
+/* Releases what t holds if all of it may go; returns true when it did. */
+static bool
+put_to_sleep(struct eu_tenant *t)
+{
+    for (int s = 0; s < EU_SLOT_MAX; s++) {
+        const struct eu_tenant_slot_ops *ops = t->slots[s].ops;
+        if (t->slots[s].data && ops->is_idle && !ops->is_idle(t->slots[s].data))
+            return false; /* e.g. a worker armed for a scheduled status */
+    }
+    if (t->pool) {
+        struct eu_db_pool_stats st;
+        eu_db_pool_stats(t->pool, &st);
+        if (st.busy || st.waiting)
+            return false;
+    }
+    for (int s = 0; s < EU_SLOT_MAX; s++)
+        eu_tenant_slot_release(t, s);
+    tenant_pool_close(t);
+    return true;
+}
+
+static int
+sweep_interval_s(const struct eu_config *cfg)
+{
+    int s = cfg->dormant_after_s / 4;
+    return s < 1 ? 1 : s > 60 ? 60 : s;
+}
+
+static void
+on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_registry *reg = arg;
+    int after = reg->cfg->dormant_after_s;
+    size_t slept = 0;
+    if (after > 0) {
+        int64_t cutoff = now_ms() - (int64_t)after * 1000;
+        for (size_t i = 0; i < reg->nbuckets; i++)
+            for (struct eu_tenant *t = reg->buckets[i]; t; t = t->hash_next)
+                /* refs == 1: only the registry's, so no request is under way. */
+                if (!t->dormant && t->refs == 1 && t->last_used_ms < cutoff &&
+                    put_to_sleep(t)) {
+                    t->dormant = true;
+                    slept++;
+                }
+    }
+    /* The allocator keeps what was freed for reuse; hand whole free pages
+     * back, so a host's memory shows what its awake tenants cost. */
+    if (slept)
+        malloc_trim(0);
+    struct timeval tv = {sweep_interval_s(reg->cfg), 0};
+    evtimer_add(reg->sweep, &tv);
+}
+
+size_t
+eu_registry_dormant_count(const struct eu_registry *reg)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < reg->nbuckets; i++)
+        for (const struct eu_tenant *t = reg->buckets[i]; t; t = t->hash_next)
+            n += t->dormant;
+    return n;
+}
+
 struct eu_registry *
 eu_registry_new(struct event_base *base, const struct eu_config *cfg)
 {
@@ -76,6 +195,11 @@ eu_registry_new(struct event_base *base, const struct eu_config *cfg)
     reg->budget = eu_db_budget_new(budget_limits(cfg, &bl));
     reg->nbuckets = 64;
     reg->buckets = eu_xcalloc(reg->nbuckets, sizeof(*reg->buckets));
+    if (base) {
+        reg->sweep = evtimer_new(base, on_sweep, reg);
+        struct timeval tv = {sweep_interval_s(cfg), 0};
+        evtimer_add(reg->sweep, &tv);
+    }
     return reg;
 }
 
@@ -93,16 +217,16 @@ eu_registry_budget(struct eu_registry *reg)
     return reg->budget;
 }
 
-static void tenant_pool_close(struct eu_tenant *t);
 static void placement_unuse(struct eu_placement *p);
 
 static void
 tenant_free(struct eu_tenant *t)
 {
     /* Requests hold refs, so by now no connection of this pool is lent. */
-    eu_queue_free(t->queue); /* idle: a turn under way holds a ref */
+    /* Idle by now: a queue turn or a request under way holds a ref. */
+    for (int s = 0; s < EU_SLOT_MAX; s++)
+        eu_tenant_slot_release(t, s);
     tenant_pool_close(t);
-    eu_auth_cache_free(t->auth_cache);
     free(t->domain);
     free(t->title);
     free(t->placement);
@@ -152,6 +276,8 @@ eu_registry_free(struct eu_registry *reg)
 {
     if (!reg)
         return;
+    if (reg->sweep)
+        event_free(reg->sweep);
     for (size_t i = 0; i < reg->nbuckets; i++) {
         while (reg->buckets[i])
             eu_registry_remove(reg, reg->buckets[i]);
@@ -256,6 +382,7 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
             grow(reg);
         t = eu_xcalloc(1, sizeof(*t));
         t->refs = 1; /* the registry's */
+        t->last_used_ms = now_ms();
         t->id = row->id;
         t->domain = eu_xstrdup(row->domain);
         size_t h = hash_str(t->domain) % reg->nbuckets;
@@ -286,8 +413,6 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
         eu_tenant_effective_limits(reg, t, &lim);
         eu_db_pool_set_limits(t->pool, &lim);
     }
-    /* Arms its workers' idle timers only: no database work until one fires. */
-    eu_queue_start(t);
     return t;
 }
 

@@ -195,6 +195,70 @@ START_TEST(test_idle_poll_is_one_statement_per_placement)
 }
 END_TEST
 
+static double
+metric(struct eu_it_server *s, const char *name)
+{
+    struct eu_it_resp r = {0};
+    double v = -1;
+    eu_it_admin(s, "GET", "/metrics", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(eu_it_metric_value(r.body, name, &v), "no %s in:\n%s", name, r.body);
+    eu_it_resp_free(&r);
+    return v;
+}
+
+/*
+ * A tenant nobody asks for gives back its runtime state (token cache, pool,
+ * idle workers) after dormant_after_seconds and makes it again on its next
+ * request: the same token still works.
+ */
+START_TEST(test_dormant_tenant_sleeps_and_wakes)
+{
+    struct eu_it_opts o = {
+        .extra_toml = "[tenants]\ndormant_after_seconds = 1\n",
+        .placement_connections = PLACEMENT_CONNECTIONS,
+    };
+    struct eu_it_server *s = eu_it_server_start_opts(&o);
+    struct eu_it_resp r = {0};
+
+    json_decref(eu_it_tenant_create(s, "sleepy.example", "Sleepy"));
+    eu_it_account_create(s, "sleepy.example", "erin");
+    char *token = eu_it_user_token(s, "sleepy.example", "erin", "read write");
+    ck_assert_int_eq(eu_it_http(&r, "GET", s->public_port, "sleepy.example",
+                                "/api/v1/accounts/verify_credentials", token, NULL),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_admin(s, "GET", "/admin/v1/tenants/sleepy.example", NULL, &r);
+    ck_assert(json_is_false(eu_it_jpath(r.json, "dormant")));
+
+    /* Idle for longer than dormant_after_seconds (and one sweep). */
+    long long t0 = eu_it_now_ms();
+    do {
+        eu_it_sleep_ms(250);
+        eu_it_admin(s, "GET", "/admin/v1/tenants/sleepy.example", NULL, &r);
+        EU_IT_EXPECT_STATUS(&r, 200);
+    } while (!json_is_true(eu_it_jpath(r.json, "dormant")) && eu_it_now_ms() - t0 < 10000);
+    ck_assert_msg(json_is_true(eu_it_jpath(r.json, "dormant")), "not dormant: %s", r.body);
+    EU_IT_EXPECT_JINT(&r, "pool.open", 0);
+    ck_assert(metric(s, "eunha_tenants_dormant") == 1.0);
+
+    /* The next request wakes it, with the same token. */
+    ck_assert_int_eq(eu_it_http(&r, "GET", s->public_port, "sleepy.example",
+                                "/api/v1/accounts/verify_credentials", token, NULL),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "username", "erin");
+    eu_it_admin(s, "GET", "/admin/v1/tenants/sleepy.example", NULL, &r);
+    ck_assert(json_is_false(eu_it_jpath(r.json, "dormant")));
+    ck_assert(metric(s, "eunha_tenants_dormant") == 0.0);
+
+    free(token);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 static Suite *
 idle_suite(void)
 {
@@ -202,6 +266,7 @@ idle_suite(void)
 
     EU_IT_ADD_TCASE(s, test_idle_tenant_costs_no_database_work, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_idle_poll_is_one_statement_per_placement, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_dormant_tenant_sleeps_and_wakes, TIMEOUT);
     return s;
 }
 
