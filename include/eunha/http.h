@@ -53,6 +53,12 @@ struct eu_req {
     } auth;
 };
 
+/* A statement's rows for a request (see eu_req_sql()). */
+typedef void (*eu_req_rows_cb)(struct eu_req *req, struct pg_result *res, void *arg);
+/* A statement's rows or its SQL error (see eu_req_sql_or_error()). */
+typedef void (*eu_req_result_cb)(struct eu_req *req, struct pg_result *res,
+                                 enum eu_db_status status, void *arg);
+
 struct eu_http_server;
 
 /* Binds the public and admin listeners from app->cfg. Returns NULL after
@@ -100,5 +106,45 @@ void eu_req_reply_db_error(struct eu_req *req, enum eu_db_status status);
 /* Sends len bytes of body with the given content type. */
 void eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, const char *body,
                       size_t len);
+
+/*
+ * Running a statement for a request.
+ *
+ * eu_req_sql() sends sql on the pool of the request's tenant. That pool
+ * passes the tenant id as $1 itself, so params are $2, $3, ... (params[0] is
+ * $2); sql and params are copied before the call returns (they may live on
+ * the stack). cb runs later, never from inside the call, on the loop thread,
+ * with the log context already set to the request (eu_req_enter()).
+ *
+ * Failures are answered here, in one place: a timeout or an unreachable or
+ * closing database with 503 and Retry-After, an SQL error with 500 (see
+ * eu_req_reply_db_error()); cb then does not run and the request is
+ * finished. So cb only ever sees rows, and a handler whose callback must
+ * free something on failure should keep it on the request's arena rather
+ * than on the heap.
+ *
+ * res belongs to the pool and is cleared after cb returns: copy what you
+ * keep past it. arg is the caller's and is passed through untouched. cb
+ * either finishes the request (one eu_req_reply_* call) or starts the
+ * request's next asynchronous step; the request must not be finished while
+ * a statement is pending, so one request runs its statements one after
+ * another (calling eu_req_sql() again from cb is the usual way). Needs
+ * req->tenant (not for the admin listener).
+ */
+void eu_req_sql(struct eu_req *req, const char *sql, int nparams, const char *const *params,
+                eu_req_rows_cb cb, void *arg);
+/*
+ * Like eu_req_sql(), for the few statements whose SQL errors are part of the
+ * answer (a unique or not-null violation that becomes a 422):
+ * cb runs with status EU_DB_OK and the rows, or with EU_DB_ERROR and res
+ * holding the error, to be read with eu_db_result_sqlstate(). cb answers
+ * errors it does not recognise with eu_req_reply_db_error(req, status).
+ * Timeouts and an unavailable database are still answered here, without cb.
+ */
+void eu_req_sql_or_error(struct eu_req *req, const char *sql, int nparams,
+                         const char *const *params, eu_req_result_cb cb, void *arg);
+/* The signed-in account's id (req->auth.account_id) as decimal text, the
+ * form statements take it in; "0" without one. Owned by the request. */
+const char *eu_req_viewer(struct eu_req *req);
 
 #endif

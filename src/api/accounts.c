@@ -35,18 +35,6 @@
 #define FIELDS_MAX 4
 #define FIELD_TEXT_MAX 255
 
-static struct eu_db_pool *
-pool_of(struct eu_req *req)
-{
-    return eu_tenant_pool(req->app->registry, req->tenant);
-}
-
-static const char *
-viewer_of(struct eu_req *req)
-{
-    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
-}
-
 /* Characters (UTF-8 code points) of s: Mastodon's limits count those. */
 static size_t
 utf8_length(const char *s)
@@ -92,20 +80,13 @@ eu_accounts_render(struct eu_req *req, const PGresult *res, int row, int col)
 /* ------------------------------------------------------------- page reply */
 
 struct account_page {
-    struct eu_req *req;
     bool ascending;
 };
 
 static void
-on_account_page(PGresult *res, enum eu_db_status st, void *arg)
+on_account_page(struct eu_req *req, PGresult *res, void *arg)
 {
     struct account_page *ap = arg;
-    struct eu_req *req = ap->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res), ncols = PQnfields(res);
     json_t *out = json_array();
     for (int k = 0; k < n; k++) {
@@ -131,9 +112,8 @@ eu_accounts_reply_page(struct eu_req *req, const char *sql, int nparams, const c
                        const struct eu_page *page)
 {
     struct account_page *ap = eu_arena_calloc(req->arena, sizeof(*ap));
-    ap->req = req;
     ap->ascending = eu_page_is_ascending(page);
-    eu_db_pool_query(pool_of(req), sql, nparams, params, on_account_page, ap);
+    eu_req_sql(req, sql, nparams, params, on_account_page, ap);
 }
 
 /* ---------------------------------------------------- verify_credentials */
@@ -162,14 +142,8 @@ role_json(const char *role)
 }
 
 static void
-on_credentials(PGresult *res, enum eu_db_status st, void *arg)
+on_credentials(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -203,8 +177,8 @@ on_credentials(PGresult *res, enum eu_db_status st, void *arg)
 static void
 reply_credentials(struct eu_req *req)
 {
-    const char *params[] = {viewer_of(req)};
-    eu_db_pool_query(pool_of(req), CREDENTIALS_SQL, 1, params, on_credentials, req);
+    const char *params[] = {eu_req_viewer(req)};
+    eu_req_sql(req, CREDENTIALS_SQL, 1, params, on_credentials, NULL);
 }
 
 static void
@@ -370,14 +344,8 @@ parse_form_field_array(struct eu_req *req)
 }
 
 static void
-on_credentials_updated(PGresult *res, enum eu_db_status st, void *arg)
+on_credentials_updated(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     /* Requests accepted by unlocking are new follows: their followers' home
      * feeds must take this account's statuses in. */
     if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0)) {
@@ -502,23 +470,17 @@ update_credentials(struct eu_req *req)
         "fields_source),"
         "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
         " RETURNING (SELECT string_agg(account_id::text, ',') FROM acc)";
-    const char *p[] = {viewer_of(req), display_name, note,    locked,    bot,
-                       discoverable,   fields,       privacy, sensitive, language,
+    const char *p[] = {eu_req_viewer(req), display_name, note,    locked,    bot,
+                       discoverable,       fields,       privacy, sensitive, language,
                        fields_source};
-    eu_db_pool_query(pool_of(req), sql, 11, p, on_credentials_updated, req);
+    eu_req_sql(req, sql, 11, p, on_credentials_updated, NULL);
 }
 
 /* ----------------------------------------------------------- one account */
 
 static void
-on_account(PGresult *res, enum eu_db_status st, void *arg)
+on_account(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -535,11 +497,10 @@ account_show(struct eu_req *req)
         return;
     }
     const char *params[] = {id};
-    eu_db_pool_query(
-        pool_of(req),
-        "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a"
-                                          " WHERE a.tenant_id = $1 AND a.id = $2::bigint",
-        1, params, on_account, req);
+    eu_req_sql(req,
+               "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a"
+                                                 " WHERE a.tenant_id = $1 AND a.id = $2::bigint",
+               1, params, on_account, NULL);
 }
 
 static void
@@ -558,33 +519,26 @@ account_lookup(struct eu_req *req)
     if (strcasecmp(domain, req->tenant->domain) == 0)
         domain = "";
     const char *params[] = {username, domain};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT " EU_ACCOUNT_COLUMNS(
-                         "a") " FROM accounts a"
-                              " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2)"
-                              " AND coalesce(lower(a.domain), '') ="
-                              " lower($3)",
-                     2, params, on_account, req);
+    eu_req_sql(req,
+               "SELECT " EU_ACCOUNT_COLUMNS(
+                   "a") " FROM accounts a"
+                        " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2)"
+                        " AND coalesce(lower(a.domain), '') ="
+                        " lower($3)",
+               2, params, on_account, NULL);
 }
 
 /* ---------------------------------------------------- followers/following */
 
 struct follow_page {
-    struct eu_req *req;
     bool followers;
     struct eu_page page;
 };
 
 static void
-on_follow_target(PGresult *res, enum eu_db_status st, void *arg)
+on_follow_target(struct eu_req *req, PGresult *res, void *arg)
 {
     struct follow_page *fp = arg;
-    struct eu_req *req = fp->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -608,7 +562,7 @@ on_follow_target(PGresult *res, enum eu_db_status st, void *arg)
     const char *sql =
         eu_arena_sprintf(req->arena, "%s%s", fp->followers ? followers_sql : following_sql,
                          eu_page_sql(req, &fp->page, "f.id", 4));
-    const char *params[6] = {eu_req_param(req, "id"), viewer_of(req)};
+    const char *params[6] = {eu_req_param(req, "id"), eu_req_viewer(req)};
     eu_page_params(&fp->page, params + 2);
     eu_accounts_reply_page(req, sql, 6, params, &fp->page);
 }
@@ -622,14 +576,12 @@ follow_page(struct eu_req *req, bool followers)
         return;
     }
     struct follow_page *fp = eu_arena_calloc(req->arena, sizeof(*fp));
-    fp->req = req;
     fp->followers = followers;
     if (eu_page_parse(req, &fp->page, 40, 80) < 0)
         return;
     const char *params[] = {id};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT 1 FROM accounts WHERE tenant_id = $1 AND id = $2::bigint", 1, params,
-                     on_follow_target, fp);
+    eu_req_sql(req, "SELECT 1 FROM accounts WHERE tenant_id = $1 AND id = $2::bigint", 1, params,
+               on_follow_target, fp);
 }
 
 static void
@@ -662,14 +614,8 @@ like_escape(struct eu_req *req, const char *s)
 }
 
 static void
-on_accounts(PGresult *res, enum eu_db_status st, void *arg)
+on_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *out = json_array();
     for (int i = 0; i < PQntuples(res); i++)
         json_array_append_new(out, eu_accounts_render(req, res, i, 0));
@@ -726,27 +672,21 @@ account_search(struct eu_req *req)
              "  AND f.account_id = $2::bigint"
              "  AND f.target_account_id = a.id) DESC, lower(a.username), a.id"
              " LIMIT $6::int OFFSET $7::int";
-    const char *p[] = {viewer_of(req),
+    const char *p[] = {eu_req_viewer(req),
                        like_escape(req, username),
                        domain,
                        following ? "true" : "false",
                        eu_arena_sprintf(req->arena, "%lld", limit),
                        eu_arena_sprintf(req->arena, "%lld", offset),
                        username};
-    eu_db_pool_query(pool_of(req), sql, 7, p, on_accounts, req);
+    eu_req_sql(req, sql, 7, p, on_accounts, NULL);
 }
 
 /* --------------------------------------------------- familiar_followers */
 
 static void
-on_familiar(PGresult *res, enum eu_db_status st, void *arg)
+on_familiar(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *out = json_array(), *cur = NULL;
     const char *cur_id = NULL;
     for (int i = 0; i < PQntuples(res); i++) {
@@ -814,8 +754,8 @@ familiar_followers(struct eu_req *req)
              "  AND tf.target_account_id = x.id"
              "  AND ac.suspended_at IS NULL ORDER BY mf.id DESC LIMIT 40) a ON true"
              " ORDER BY x.ord, a.id";
-    const char *p[] = {viewer_of(req), eu_accounts_ids_param(req, params, "id")};
-    eu_db_pool_query(pool_of(req), sql, 2, p, on_familiar, req);
+    const char *p[] = {eu_req_viewer(req), eu_accounts_ids_param(req, params, "id")};
+    eu_req_sql(req, sql, 2, p, on_familiar, NULL);
 }
 
 /* ------------------------------------------------------------ directory */
@@ -855,10 +795,10 @@ directory(struct eu_req *req)
              "  AND s.deleted_at IS NULL)"
              "  DESC NULLS LAST, a.id DESC"
              " LIMIT $5::int OFFSET $6::int";
-    const char *p[] = {viewer_of(req), local ? "true" : "false", by_new ? "true" : "false",
+    const char *p[] = {eu_req_viewer(req), local ? "true" : "false", by_new ? "true" : "false",
                        eu_arena_sprintf(req->arena, "%lld", limit),
                        eu_arena_sprintf(req->arena, "%lld", offset)};
-    eu_db_pool_query(pool_of(req), sql, 5, p, on_accounts, req);
+    eu_req_sql(req, sql, 5, p, on_accounts, NULL);
 }
 
 /* ----------------------------------------------------- empty collections */

@@ -48,7 +48,6 @@ struct conv {
 };
 
 struct conv_page {
-    struct eu_req *req;
     struct eu_page page;
     struct conv *convs;
     size_t n;
@@ -113,15 +112,9 @@ on_conv_statuses(struct eu_req *req, json_t *array, void *arg)
 }
 
 static void
-on_conv_accounts(PGresult *res, enum eu_db_status st, void *arg)
+on_conv_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     struct conv_page *cp = arg;
-    struct eu_req *req = cp->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     for (int i = 0; i < PQntuples(res); i++)
         json_object_set_new(cp->accounts, PQgetvalue(res, i, 0), eu_account_json(req, res, i, 0));
     const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (cp->n ? cp->n : 1));
@@ -134,15 +127,9 @@ on_conv_accounts(PGresult *res, enum eu_db_status st, void *arg)
 }
 
 static void
-on_convs(PGresult *res, enum eu_db_status st, void *arg)
+on_convs(struct eu_req *req, PGresult *res, void *arg)
 {
     struct conv_page *cp = arg;
-    struct eu_req *req = cp->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     if (cp->single && n == 0) {
         eu_req_reply_error(req, 404, "Record not found");
@@ -178,27 +165,26 @@ on_convs(PGresult *res, enum eu_db_status st, void *arg)
     json_decref(all);
     const char *p[] = {eu_arena_strdup(req->arena, ids)};
     free(ids);
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " EU_ACCOUNT_COLUMNS(
-                         "a") " FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
-                              " (SELECT x::bigint FROM json_array_elements_text($2::json) x)",
-                     1, p, on_conv_accounts, cp);
+    eu_req_sql(req,
+               "SELECT " EU_ACCOUNT_COLUMNS(
+                   "a") " FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
+                        " (SELECT x::bigint FROM json_array_elements_text($2::json) x)",
+               1, p, on_conv_accounts, cp);
 }
 
 void
 eu_conversations_index(struct eu_req *req)
 {
     struct conv_page *cp = eu_arena_calloc(req->arena, sizeof(*cp));
-    cp->req = req;
     eu_page_parse(req, &cp->page, CONVERSATIONS_LIMIT, CONVERSATIONS_LIMIT_MAX);
-    const char *p[5] = {eu_social_viewer(req)};
+    const char *p[5] = {eu_req_viewer(req)};
     eu_page_params(&cp->page, p + 1);
     const char *sql = eu_arena_sprintf(req->arena,
                                        "SELECT " CONVERSATION_COLUMNS " FROM account_conversations"
                                        " ac WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
                                        " AND ac.last_status_id IS NOT NULL%s",
                                        eu_page_sql(req, &cp->page, "ac.last_status_id", 3));
-    eu_db_pool_query(eu_social_pool(req), sql, 5, p, on_convs, cp);
+    eu_req_sql(req, sql, 5, p, on_convs, cp);
 }
 
 /* POST /api/v1/conversations/:id/read: the Conversation, now read. */
@@ -209,26 +195,18 @@ eu_conversations_read(struct eu_req *req)
     if (!id)
         return;
     struct conv_page *cp = eu_arena_calloc(req->arena, sizeof(*cp));
-    cp->req = req;
     cp->single = true;
-    const char *p[] = {eu_social_viewer(req), id};
-    eu_db_pool_query(
-        eu_social_pool(req),
-        "UPDATE account_conversations ac SET unread = false"
-        " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint AND ac.id = $3::bigint"
-        " RETURNING " CONVERSATION_COLUMNS,
-        2, p, on_convs, cp);
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_sql(req,
+               "UPDATE account_conversations ac SET unread = false"
+               " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint AND ac.id = $3::bigint"
+               " RETURNING " CONVERSATION_COLUMNS,
+               2, p, on_convs, cp);
 }
 
 static void
-on_removed(PGresult *res, enum eu_db_status st, void *arg)
+on_removed(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -244,10 +222,9 @@ eu_conversations_destroy(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
-    eu_db_pool_query(
-        eu_social_pool(req),
-        "DELETE FROM account_conversations WHERE tenant_id = $1 AND account_id = $2::bigint"
-        " AND id = $3::bigint RETURNING id",
-        2, p, on_removed, req);
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_sql(req,
+               "DELETE FROM account_conversations WHERE tenant_id = $1 AND account_id = $2::bigint"
+               " AND id = $3::bigint RETURNING id",
+               2, p, on_removed, NULL);
 }

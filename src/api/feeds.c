@@ -211,15 +211,9 @@ finish_page(struct home_read *hr, int64_t *ids, size_t n)
 }
 
 static void
-on_rebuilt(PGresult *res, enum eu_db_status st, void *arg)
+on_rebuilt(struct eu_req *req, PGresult *res, void *arg)
 {
     struct home_read *hr = arg;
-    struct eu_req *req = hr->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     /* Store the whole feed, sentinel first, in one ZADD. */
     const char **argv = eu_arena_alloc(req->arena, ((size_t)n * 2 + 4) * sizeof(char *));
@@ -247,23 +241,17 @@ rebuild(struct home_read *hr)
     struct eu_req *req = hr->req;
     const char *sql = eu_arena_sprintf(req->arena, HOME_SQL " ORDER BY s.id DESC LIMIT %d",
                                        EU_FEED_MAX);
-    const char *viewer = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+    const char *viewer = eu_req_viewer(req);
     const char *params[] = {viewer};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 1, params, on_rebuilt,
-                     hr);
+    eu_req_sql(req, sql, 1, params, on_rebuilt, hr);
 }
 
 static void
-on_page_sql(PGresult *res, enum eu_db_status st, void *arg)
+on_page_sql(struct eu_req *req, PGresult *res, void *arg)
 {
     struct home_read *hr = arg;
-    eu_req_enter(hr->req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(hr->req, st);
-        return;
-    }
     int n = PQntuples(res);
-    int64_t *ids = eu_arena_alloc(hr->req->arena, ((size_t)n + 1) * sizeof(int64_t));
+    int64_t *ids = eu_arena_alloc(req->arena, ((size_t)n + 1) * sizeof(int64_t));
     for (int i = 0; i < n; i++)
         ids[i] = strtoll(PQgetvalue(res, i, 0), NULL, 10);
     finish_page(hr, ids, (size_t)n);
@@ -277,10 +265,9 @@ read_from_sql(struct home_read *hr)
     const char *sql = eu_arena_sprintf(req->arena, "%s%s", HOME_SQL,
                                        eu_page_sql(req, &hr->page, "s.id", 3));
     const char *params[5];
-    params[0] = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+    params[0] = eu_req_viewer(req);
     eu_page_params(&hr->page, params + 1);
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 5, params, on_page_sql,
-                     hr);
+    eu_req_sql(req, sql, 5, params, on_page_sql, hr);
 }
 
 static void

@@ -29,8 +29,9 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
-#include "eunha/params.h"
 #include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/tenant.h"
 #include "social_internal.h"
 
 /* Mastodon's limits (CustomFilter::TITLE_LENGTH_LIMIT, KEYWORD_LENGTH_LIMIT). */
@@ -247,8 +248,10 @@ eu_filters_load(struct eu_req *req, void (*done)(struct eu_req *req, void *arg),
         sets[bucket_of(req)] = set;
         eu_arena_on_free(req->arena, on_set_freed, set);
     }
-    const char *p[] = {eu_social_viewer(req)};
-    eu_db_pool_query(eu_social_pool(req),
+    const char *p[] = {eu_req_viewer(req)};
+    /* Not eu_req_sql(): a failure here is logged and the caller goes on
+     * without filters, it does not answer the request. */
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant),
                      "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
                      " AND f.account_id = $2::bigint"
                      " AND (f.expires_at IS NULL OR f.expires_at > now()) ORDER BY f.id",
@@ -414,21 +417,14 @@ eu_filters_apply(struct eu_req *req, json_t *status, const char *context)
 typedef json_t *(*row_json_fn)(const PGresult *res, int row, int col);
 
 struct reply {
-    struct eu_req *req;
     row_json_fn build; /* NULL: answer {} when a row came back */
     bool many;         /* an array of every row, rather than the one row or 404 */
 };
 
 static void
-on_rows(PGresult *res, enum eu_db_status st, void *arg)
+on_rows(struct eu_req *req, PGresult *res, void *arg)
 {
     struct reply *r = arg;
-    struct eu_req *req = r->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     if (r->many) {
         json_t *out = json_array();
@@ -449,10 +445,9 @@ query_reply(struct eu_req *req, const char *sql, int n, const char *const *p, ro
             bool many)
 {
     struct reply *r = eu_arena_calloc(req->arena, sizeof(*r));
-    r->req = req;
     r->build = build;
     r->many = many;
-    eu_db_pool_query(eu_social_pool(req), sql, n, p, on_rows, r);
+    eu_req_sql(req, sql, n, p, on_rows, r);
 }
 
 static json_t *
@@ -675,7 +670,7 @@ read_filter_input(struct eu_req *req, json_t *params, bool create, struct filter
 void
 eu_filters_v2_index(struct eu_req *req)
 {
-    const char *p[] = {eu_social_viewer(req)};
+    const char *p[] = {eu_req_viewer(req)};
     query_reply(req,
                 "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
                 " AND f.account_id = $2::bigint ORDER BY f.id DESC",
@@ -688,7 +683,7 @@ eu_filters_v2_show(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
+    const char *p[] = {eu_req_viewer(req), id};
     query_reply(req,
                 "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
                 " AND f.account_id = $2::bigint AND f.id = $3::bigint",
@@ -702,8 +697,8 @@ eu_filters_v2_create(struct eu_req *req)
     struct filter_input in;
     if (!params || read_filter_input(req, params, true, &in) < 0)
         return;
-    const char *p[] = {eu_social_viewer(req),           in.title, in.context, in.action, in.expires,
-                       in.keywords ? in.keywords : "[]"};
+    const char *p[] = {eu_req_viewer(req), in.title,   in.context,
+                       in.action,          in.expires, in.keywords ? in.keywords : "[]"};
     /* One statement: the final SELECT sees what the CTEs returned. */
     query_reply(req,
                 "WITH f AS (INSERT INTO filters (tenant_id, account_id, title, context, action,"
@@ -725,18 +720,15 @@ eu_filters_v2_create(struct eu_req *req)
 }
 
 struct update {
-    struct eu_req *req;
     const char *id;
 };
 
 static void
-on_filter_updated(PGresult *res, enum eu_db_status st, void *arg)
+on_filter_updated(struct eu_req *req, PGresult *res, enum eu_db_status st, void *arg)
 {
     struct update *u = arg;
-    struct eu_req *req = u->req;
-    eu_req_enter(req);
     if (st != EU_DB_OK) {
-        if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23502") == 0)
+        if (strcmp(eu_db_result_sqlstate(res), "23502") == 0)
             eu_req_reply_error(req, 422, "Validation failed: Keyword can't be blank");
         else
             eu_req_reply_db_error(req, st);
@@ -746,7 +738,7 @@ on_filter_updated(PGresult *res, enum eu_db_status st, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    const char *p[] = {eu_social_viewer(req), u->id};
+    const char *p[] = {eu_req_viewer(req), u->id};
     query_reply(req,
                 "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
                 " AND f.account_id = $2::bigint AND f.id = $3::bigint",
@@ -764,20 +756,15 @@ eu_filters_v2_update(struct eu_req *req)
     if (!params || read_filter_input(req, params, false, &in) < 0)
         return;
     struct update *u = eu_arena_calloc(req->arena, sizeof(*u));
-    u->req = req;
     u->id = id;
-    const char *p[] = {eu_social_viewer(req),
-                       id,
-                       in.title,
-                       in.context,
-                       in.action,
-                       in.expires_given ? "t" : "f",
-                       in.expires,
-                       in.keywords ? in.keywords : "[]"};
+    const char *p[] = {eu_req_viewer(req), id,
+                       in.title,           in.context,
+                       in.action,          in.expires_given ? "t" : "f",
+                       in.expires,         in.keywords ? in.keywords : "[]"};
     /* Keywords with an id are changed or (with _destroy) deleted, others
      * added; ids of another filter's keywords match nothing. */
-    eu_db_pool_query(
-        eu_social_pool(req),
+    eu_req_sql_or_error(
+        req,
         "WITH f AS (UPDATE filters SET title = coalesce($4, title),"
         " context = CASE WHEN $5::json IS NULL THEN context"
         "  ELSE ARRAY(SELECT json_array_elements_text($5::json)) END,"
@@ -806,7 +793,7 @@ eu_filters_v2_destroy(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
+    const char *p[] = {eu_req_viewer(req), id};
     query_reply(req,
                 "DELETE FROM filters WHERE tenant_id = $1 AND account_id = $2::bigint"
                 " AND id = $3::bigint"
@@ -818,15 +805,8 @@ eu_filters_v2_destroy(struct eu_req *req)
 
 /* The JSON array in the one row, or 404 when the filter is not the viewer's. */
 static void
-on_filter_owned(PGresult *res, enum eu_db_status st, void *arg)
+on_filter_owned(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct reply *r = arg;
-    struct eu_req *req = r->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -841,16 +821,14 @@ eu_filters_keywords_index(struct eu_req *req)
     const char *id = eu_req_id_param(req, "filter_id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
-    struct reply *r = eu_arena_calloc(req->arena, sizeof(*r));
-    r->req = req;
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT (SELECT coalesce(json_agg(json_build_object('id', k.id::text,"
-                     " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY k.id), '[]')"
-                     " FROM filter_keywords k WHERE k.tenant_id = $1 AND k.filter_id = f.id)::text"
-                     " FROM filters f"
-                     " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint AND f.id = $3::bigint",
-                     2, p, on_filter_owned, r);
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_sql(req,
+               "SELECT (SELECT coalesce(json_agg(json_build_object('id', k.id::text,"
+               " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY k.id), '[]')"
+               " FROM filter_keywords k WHERE k.tenant_id = $1 AND k.filter_id = f.id)::text"
+               " FROM filters f"
+               " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint AND f.id = $3::bigint",
+               2, p, on_filter_owned, NULL);
 }
 
 void
@@ -870,7 +848,7 @@ eu_filters_keywords_create(struct eu_req *req)
         eu_req_reply_error(req, 422, "Validation failed: Whole word is not a boolean");
         return;
     }
-    const char *p[] = {eu_social_viewer(req), id, kw, whole ? "t" : "f"};
+    const char *p[] = {eu_req_viewer(req), id, kw, whole ? "t" : "f"};
     /* No "AS k" on the target: the pool's tenant check wants the column
      * list right after the table name. */
     query_reply(req,
@@ -887,7 +865,7 @@ eu_filters_keywords_show(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
+    const char *p[] = {eu_req_viewer(req), id};
     query_reply(req,
                 "SELECT " KEYWORD_COLUMNS(
                     "k") " FROM filter_keywords k JOIN filters f"
@@ -914,7 +892,7 @@ eu_filters_keywords_update(struct eu_req *req)
         return;
     }
     bool has_whole = json_object_get(params, "whole_word") != NULL;
-    const char *p[] = {eu_social_viewer(req), id, kw, has_whole ? (whole ? "t" : "f") : NULL};
+    const char *p[] = {eu_req_viewer(req), id, kw, has_whole ? (whole ? "t" : "f") : NULL};
     query_reply(req,
                 "UPDATE filter_keywords k SET keyword = coalesce($4, k.keyword),"
                 " whole_word = coalesce($5::boolean, k.whole_word) FROM filters f"
@@ -930,7 +908,7 @@ eu_filters_keywords_destroy(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
+    const char *p[] = {eu_req_viewer(req), id};
     query_reply(req,
                 "DELETE FROM filter_keywords k USING filters f WHERE k.tenant_id = $1"
                 " AND f.tenant_id = $1 AND f.id = k.filter_id"
@@ -946,17 +924,14 @@ eu_filters_statuses_index(struct eu_req *req)
     const char *id = eu_req_id_param(req, "filter_id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
-    struct reply *r = eu_arena_calloc(req->arena, sizeof(*r));
-    r->req = req;
-    eu_db_pool_query(
-        eu_social_pool(req),
-        "SELECT (SELECT coalesce(json_agg(json_build_object('id', fs.id::text,"
-        " 'status_id', fs.status_id::text) ORDER BY fs.id), '[]')"
-        " FROM filter_statuses fs WHERE fs.tenant_id = $1 AND fs.filter_id = f.id)::text"
-        " FROM filters f"
-        " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint AND f.id = $3::bigint",
-        2, p, on_filter_owned, r);
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_sql(req,
+               "SELECT (SELECT coalesce(json_agg(json_build_object('id', fs.id::text,"
+               " 'status_id', fs.status_id::text) ORDER BY fs.id), '[]')"
+               " FROM filter_statuses fs WHERE fs.tenant_id = $1 AND fs.filter_id = f.id)::text"
+               " FROM filters f"
+               " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint AND f.id = $3::bigint",
+               2, p, on_filter_owned, NULL);
 }
 
 void
@@ -973,7 +948,7 @@ eu_filters_statuses_create(struct eu_req *req)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    const char *p[] = {eu_social_viewer(req), id, sid};
+    const char *p[] = {eu_req_viewer(req), id, sid};
     /* Adding a status twice returns the existing row, as Mastodon's
      * uniqueness validation would refuse a duplicate. */
     query_reply(req,
@@ -997,7 +972,7 @@ eu_filters_statuses_show(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
+    const char *p[] = {eu_req_viewer(req), id};
     query_reply(req,
                 "SELECT " FSTATUS_COLUMNS " FROM filter_statuses fs JOIN filters f"
                 " ON f.tenant_id = $1 AND f.id = fs.filter_id WHERE fs.tenant_id = $1"
@@ -1011,7 +986,7 @@ eu_filters_statuses_destroy(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
+    const char *p[] = {eu_req_viewer(req), id};
     query_reply(req,
                 "DELETE FROM filter_statuses fs USING filters f WHERE fs.tenant_id = $1"
                 " AND f.tenant_id = $1 AND f.id = fs.filter_id"
@@ -1024,7 +999,7 @@ eu_filters_statuses_destroy(struct eu_req *req)
 void
 eu_filters_v1_index(struct eu_req *req)
 {
-    const char *p[] = {eu_social_viewer(req)};
+    const char *p[] = {eu_req_viewer(req)};
     query_reply(req,
                 "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
                 " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
@@ -1038,7 +1013,7 @@ eu_filters_v1_show(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
+    const char *p[] = {eu_req_viewer(req), id};
     query_reply(req,
                 "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
                 " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
@@ -1089,7 +1064,7 @@ eu_filters_v1_create(struct eu_req *req)
     struct v1_input in;
     if (!params || read_v1_input(req, params, true, &in) < 0)
         return;
-    const char *p[] = {eu_social_viewer(req), in.phrase, in.context, in.hide, in.expires, in.whole};
+    const char *p[] = {eu_req_viewer(req), in.phrase, in.context, in.hide, in.expires, in.whole};
     query_reply(req,
                 "WITH f AS (INSERT INTO filters (tenant_id, account_id, title, context, action,"
                 " expires_at) VALUES ($1, $2::bigint, $3,"
@@ -1102,20 +1077,14 @@ eu_filters_v1_create(struct eu_req *req)
 }
 
 static void
-on_v1_updated(PGresult *res, enum eu_db_status st, void *arg)
+on_v1_updated(struct eu_req *req, PGresult *res, void *arg)
 {
     struct update *u = arg;
-    struct eu_req *req = u->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    const char *p[] = {eu_social_viewer(req), u->id};
+    const char *p[] = {eu_req_viewer(req), u->id};
     query_reply(req,
                 "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
                 " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
@@ -1134,24 +1103,22 @@ eu_filters_v1_update(struct eu_req *req)
     if (!params || read_v1_input(req, params, false, &in) < 0)
         return;
     struct update *u = eu_arena_calloc(req->arena, sizeof(*u));
-    u->req = req;
     u->id = id;
-    const char *p[] = {eu_social_viewer(req),        id,         in.phrase, in.context, in.hide,
+    const char *p[] = {eu_req_viewer(req),           id,         in.phrase, in.context, in.hide,
                        in.expires_given ? "t" : "f", in.expires, in.whole};
-    eu_db_pool_query(
-        eu_social_pool(req),
-        "WITH k AS (UPDATE filter_keywords k SET keyword = coalesce($4, k.keyword),"
-        " whole_word = coalesce($9::boolean, k.whole_word) FROM filters f"
-        " WHERE k.tenant_id = $1 AND f.tenant_id = $1 AND f.id = k.filter_id"
-        " AND f.account_id = $2::bigint AND k.id = $3::bigint"
-        " RETURNING k.filter_id)"
-        " UPDATE filters f SET context = CASE WHEN $5::json IS NULL THEN f.context"
-        "  ELSE ARRAY(SELECT json_array_elements_text($5::json)) END,"
-        " action = coalesce($6, f.action),"
-        " expires_at = CASE WHEN $7::boolean THEN now() + make_interval(secs => $8::int)"
-        "  ELSE f.expires_at END FROM k WHERE f.tenant_id = $1 AND f.id = k.filter_id"
-        " RETURNING f.id",
-        8, p, on_v1_updated, u);
+    eu_req_sql(req,
+               "WITH k AS (UPDATE filter_keywords k SET keyword = coalesce($4, k.keyword),"
+               " whole_word = coalesce($9::boolean, k.whole_word) FROM filters f"
+               " WHERE k.tenant_id = $1 AND f.tenant_id = $1 AND f.id = k.filter_id"
+               " AND f.account_id = $2::bigint AND k.id = $3::bigint"
+               " RETURNING k.filter_id)"
+               " UPDATE filters f SET context = CASE WHEN $5::json IS NULL THEN f.context"
+               "  ELSE ARRAY(SELECT json_array_elements_text($5::json)) END,"
+               " action = coalesce($6, f.action),"
+               " expires_at = CASE WHEN $7::boolean THEN now() + make_interval(secs => $8::int)"
+               "  ELSE f.expires_at END FROM k WHERE f.tenant_id = $1 AND f.id = k.filter_id"
+               " RETURNING f.id",
+               8, p, on_v1_updated, u);
 }
 
 void
@@ -1160,7 +1127,7 @@ eu_filters_v1_destroy(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
+    const char *p[] = {eu_req_viewer(req), id};
     /* The filter goes with its last keyword, so no empty v2 filter is left
      * behind by a v1 client. */
     query_reply(req,

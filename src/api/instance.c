@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "eunha/app.h"
+#include "eunha/arena.h"
 #include "eunha/http.h"
 #include "eunha/redis.h"
 #include "eunha/tenant.h"
@@ -38,42 +39,32 @@ struct stats {
 typedef void (*stats_cb)(struct eu_req *req, const struct stats *st);
 
 struct stats_call {
-    struct eu_req *req;
     stats_cb done;
-    struct stats st;
 };
 
 static void
-on_stats(PGresult *res, enum eu_db_status status, void *arg)
+on_stats(struct eu_req *req, PGresult *res, void *arg)
 {
     struct stats_call *c = arg;
-    struct eu_req *req = c->req;
-    eu_req_enter(req);
-    if (status != EU_DB_OK) {
-        free(c);
-        eu_req_reply_db_error(req, status);
-        return;
-    }
-    c->st.users = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    c->st.statuses = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
-    c->st.domains = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
-    c->st.registrations = strcmp(PQgetvalue(res, 0, 3), "closed") != 0;
-    c->st.approval_required = strcmp(PQgetvalue(res, 0, 3), "approval") == 0;
-    stats_cb done = c->done;
-    struct stats st = c->st;
-    free(c);
-    done(req, &st);
+    struct stats st = {0};
+    st.users = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    st.statuses = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    st.domains = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+    st.registrations = strcmp(PQgetvalue(res, 0, 3), "closed") != 0;
+    st.approval_required = strcmp(PQgetvalue(res, 0, 3), "approval") == 0;
+    c->done(req, &st);
 }
 
-/* Reads the tenant's counts, then calls done; answers the error itself. */
+/* Reads the tenant's counts, then calls done; a failure is answered without
+ * calling it. */
 static void
 load_stats(struct eu_req *req, stats_cb done)
 {
-    struct stats_call *c = calloc(1, sizeof(*c));
-    c->req = req;
+    /* On the arena (not the heap): nothing has to free it when the
+     * statement fails. */
+    struct stats_call *c = eu_arena_alloc(req->arena, sizeof(*c));
     c->done = done;
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), stats_sql, 0, NULL,
-                     on_stats, c);
+    eu_req_sql(req, stats_sql, 0, NULL, on_stats, c);
 }
 
 static json_t *

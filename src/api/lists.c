@@ -29,18 +29,6 @@
 
 #define LIST_COLUMNS "l.id::text, l.title, l.replies_policy, l.exclusive"
 
-static struct eu_db_pool *
-pool_of(struct eu_req *req)
-{
-    return eu_tenant_pool(req->app->registry, req->tenant);
-}
-
-static const char *
-viewer_of(struct eu_req *req)
-{
-    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
-}
-
 /* The List entity from LIST_COLUMNS at col. New reference. */
 static json_t *
 list_json(const PGresult *r, int row, int col)
@@ -57,14 +45,8 @@ replies_policy_is_valid(const char *s)
 }
 
 static void
-on_lists(PGresult *res, enum eu_db_status st, void *arg)
+on_lists(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *out = json_array();
     for (int i = 0; i < PQntuples(res); i++)
         json_array_append_new(out, list_json(res, i, 0));
@@ -73,14 +55,8 @@ on_lists(PGresult *res, enum eu_db_status st, void *arg)
 
 /* Replies with the one list of the result, or 404 when there is none. */
 static void
-on_list(PGresult *res, enum eu_db_status st, void *arg)
+on_list(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -91,11 +67,11 @@ on_list(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_lists_index(struct eu_req *req)
 {
-    const char *p[] = {viewer_of(req)};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT " LIST_COLUMNS " FROM lists l WHERE l.tenant_id = $1"
-                     " AND l.account_id = $2::bigint ORDER BY l.id",
-                     1, p, on_lists, req);
+    const char *p[] = {eu_req_viewer(req)};
+    eu_req_sql(req,
+               "SELECT " LIST_COLUMNS " FROM lists l WHERE l.tenant_id = $1"
+               " AND l.account_id = $2::bigint ORDER BY l.id",
+               1, p, on_lists, NULL);
 }
 
 void
@@ -106,11 +82,11 @@ eu_lists_show(struct eu_req *req)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    const char *p[] = {viewer_of(req), id};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT " LIST_COLUMNS " FROM lists l WHERE l.tenant_id = $1"
-                     " AND l.account_id = $2::bigint AND l.id = $3::bigint",
-                     2, p, on_list, req);
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_sql(req,
+               "SELECT " LIST_COLUMNS " FROM lists l WHERE l.tenant_id = $1"
+               " AND l.account_id = $2::bigint AND l.id = $3::bigint",
+               2, p, on_list, NULL);
 }
 
 /* Reads title, replies_policy and exclusive. title_required for create.
@@ -155,18 +131,16 @@ read_list_params(struct eu_req *req, bool title_required, const char **title, co
 }
 
 static void
-on_list_created(PGresult *res, enum eu_db_status st, void *arg)
+on_list_created(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st == EU_DB_OK && PQntuples(res) == 0) {
+    if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 422,
                            "Validation failed: You have reached the maximum number "
                            "of lists (%d)",
                            LISTS_MAX);
         return;
     }
-    on_list(res, st, arg);
+    on_list(req, res, NULL);
 }
 
 void
@@ -175,17 +149,17 @@ eu_lists_create(struct eu_req *req)
     const char *title, *policy, *exclusive;
     if (read_list_params(req, true, &title, &policy, &exclusive) < 0)
         return;
-    const char *p[] = {viewer_of(req), title, policy, exclusive,
+    const char *p[] = {eu_req_viewer(req), title, policy, exclusive,
                        eu_arena_sprintf(req->arena, "%d", LISTS_MAX)};
     /* The insert is a CTE named l for LIST_COLUMNS: the tenant check cannot
      * see the column list of an INSERT whose table has an alias. */
-    eu_db_pool_query(pool_of(req),
-                     "WITH l AS (INSERT INTO lists (tenant_id, account_id, title, replies_policy,"
-                     " exclusive) SELECT $1, $2::bigint, $3, coalesce($4, 'list'),"
-                     " coalesce($5::boolean, false) WHERE (SELECT count(*) FROM lists"
-                     " WHERE tenant_id = $1 AND account_id = $2::bigint) < $6::int RETURNING *)"
-                     " SELECT " LIST_COLUMNS " FROM l",
-                     5, p, on_list_created, req);
+    eu_req_sql(req,
+               "WITH l AS (INSERT INTO lists (tenant_id, account_id, title, replies_policy,"
+               " exclusive) SELECT $1, $2::bigint, $3, coalesce($4, 'list'),"
+               " coalesce($5::boolean, false) WHERE (SELECT count(*) FROM lists"
+               " WHERE tenant_id = $1 AND account_id = $2::bigint) < $6::int RETURNING *)"
+               " SELECT " LIST_COLUMNS " FROM l",
+               5, p, on_list_created, NULL);
 }
 
 void
@@ -202,25 +176,19 @@ eu_lists_update(struct eu_req *req)
     /* An exclusive list takes its members out of the home feed. */
     if (exclusive)
         eu_feed_home_invalidate(req->app, req->tenant, req->auth.account_id);
-    const char *p[] = {viewer_of(req), id, title, policy, exclusive};
-    eu_db_pool_query(pool_of(req),
-                     "UPDATE lists AS l SET title = coalesce($4, title),"
-                     " replies_policy = coalesce($5, replies_policy),"
-                     " exclusive = coalesce($6::boolean, exclusive)"
-                     " WHERE l.tenant_id = $1 AND l.account_id = $2::bigint AND l.id = $3::bigint"
-                     " RETURNING " LIST_COLUMNS,
-                     5, p, on_list, req);
+    const char *p[] = {eu_req_viewer(req), id, title, policy, exclusive};
+    eu_req_sql(req,
+               "UPDATE lists AS l SET title = coalesce($4, title),"
+               " replies_policy = coalesce($5, replies_policy),"
+               " exclusive = coalesce($6::boolean, exclusive)"
+               " WHERE l.tenant_id = $1 AND l.account_id = $2::bigint AND l.id = $3::bigint"
+               " RETURNING " LIST_COLUMNS,
+               5, p, on_list, NULL);
 }
 
 static void
-on_list_deleted(PGresult *res, enum eu_db_status st, void *arg)
+on_list_deleted(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -238,11 +206,11 @@ eu_lists_destroy(struct eu_req *req)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    const char *p[] = {viewer_of(req), id};
-    eu_db_pool_query(pool_of(req),
-                     "DELETE FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"
-                     " AND id = $3::bigint RETURNING exclusive",
-                     2, p, on_list_deleted, req);
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_sql(req,
+               "DELETE FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"
+               " AND id = $3::bigint RETURNING exclusive",
+               2, p, on_list_deleted, NULL);
 }
 
 /* ------------------------------------------------------------ membership */
@@ -250,21 +218,14 @@ eu_lists_destroy(struct eu_req *req)
 typedef void (*list_step_cb)(struct eu_req *req, const char *list_id);
 
 struct list_check {
-    struct eu_req *req;
     const char *list_id;
     list_step_cb next;
 };
 
 static void
-on_list_owned(PGresult *res, enum eu_db_status st, void *arg)
+on_list_owned(struct eu_req *req, PGresult *res, void *arg)
 {
     struct list_check *lc = arg;
-    struct eu_req *req = lc->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -283,14 +244,13 @@ with_own_list(struct eu_req *req, list_step_cb next)
         return;
     }
     struct list_check *lc = eu_arena_calloc(req->arena, sizeof(*lc));
-    lc->req = req;
     lc->list_id = id;
     lc->next = next;
-    const char *p[] = {viewer_of(req), id};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT 1 FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"
-                     " AND id = $3::bigint",
-                     2, p, on_list_owned, lc);
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_sql(req,
+               "SELECT 1 FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"
+               " AND id = $3::bigint",
+               2, p, on_list_owned, lc);
 }
 
 static void
@@ -326,14 +286,8 @@ eu_lists_accounts_index(struct eu_req *req)
 }
 
 static void
-on_members_added(PGresult *res, enum eu_db_status st, void *arg)
+on_members_added(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (strcmp(PQgetvalue(res, 0, 0), "0") != 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -353,22 +307,22 @@ add_members(struct eu_req *req, const char *list_id)
     const char *ids = eu_accounts_ids_param(req, params, "account_ids");
     /* All or nothing: unknown accounts are 404, accounts not followed (nor
      * asked to follow) 422, and then nothing is added. */
-    const char *p[] = {viewer_of(req), list_id, ids};
-    eu_db_pool_query(pool_of(req),
-                     "WITH want AS (SELECT DISTINCT w.id FROM unnest($4::bigint[]) AS w(id)),"
-                     " missing AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
-                     "  FROM accounts a WHERE a.tenant_id = $1 AND a.id = w.id)),"
-                     " unfollowed AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
-                     "  FROM follows f WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
-                     "  AND f.target_account_id = w.id) AND NOT EXISTS (SELECT 1"
-                     "  FROM follow_requests r WHERE r.tenant_id = $1 AND r.account_id = $2::bigint"
-                     "  AND r.target_account_id = w.id)),"
-                     " ins AS (INSERT INTO list_accounts (tenant_id, list_id, account_id)"
-                     "  SELECT $1, $3::bigint, w.id FROM want w WHERE NOT EXISTS (SELECT 1 FROM"
-                     "  missing) AND NOT EXISTS (SELECT 1 FROM unfollowed)"
-                     "  ON CONFLICT DO NOTHING)"
-                     " SELECT (SELECT count(*) FROM missing), (SELECT count(*) FROM unfollowed)",
-                     3, p, on_members_added, req);
+    const char *p[] = {eu_req_viewer(req), list_id, ids};
+    eu_req_sql(req,
+               "WITH want AS (SELECT DISTINCT w.id FROM unnest($4::bigint[]) AS w(id)),"
+               " missing AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
+               "  FROM accounts a WHERE a.tenant_id = $1 AND a.id = w.id)),"
+               " unfollowed AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
+               "  FROM follows f WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+               "  AND f.target_account_id = w.id) AND NOT EXISTS (SELECT 1"
+               "  FROM follow_requests r WHERE r.tenant_id = $1 AND r.account_id = $2::bigint"
+               "  AND r.target_account_id = w.id)),"
+               " ins AS (INSERT INTO list_accounts (tenant_id, list_id, account_id)"
+               "  SELECT $1, $3::bigint, w.id FROM want w WHERE NOT EXISTS (SELECT 1 FROM"
+               "  missing) AND NOT EXISTS (SELECT 1 FROM unfollowed)"
+               "  ON CONFLICT DO NOTHING)"
+               " SELECT (SELECT count(*) FROM missing), (SELECT count(*) FROM unfollowed)",
+               3, p, on_members_added, NULL);
 }
 
 void
@@ -383,14 +337,8 @@ eu_lists_accounts_add(struct eu_req *req)
 }
 
 static void
-on_members_removed(PGresult *res, enum eu_db_status st, void *arg)
+on_members_removed(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     eu_feed_home_invalidate(req->app, req->tenant, req->auth.account_id);
     eu_req_reply_json(req, 200, json_object());
 }
@@ -400,10 +348,10 @@ remove_members(struct eu_req *req, const char *list_id)
 {
     json_t *params = eu_req_params(req, NULL);
     const char *p[] = {list_id, eu_accounts_ids_param(req, params, "account_ids")};
-    eu_db_pool_query(pool_of(req),
-                     "DELETE FROM list_accounts WHERE tenant_id = $1 AND list_id = $2::bigint"
-                     " AND account_id = ANY($3::bigint[])",
-                     2, p, on_members_removed, req);
+    eu_req_sql(req,
+               "DELETE FROM list_accounts WHERE tenant_id = $1 AND list_id = $2::bigint"
+               " AND account_id = ANY($3::bigint[])",
+               2, p, on_members_removed, NULL);
 }
 
 void
@@ -420,14 +368,8 @@ eu_lists_accounts_remove(struct eu_req *req)
 /* ------------------------------------------------- lists of one account */
 
 static void
-on_account_lists(PGresult *res, enum eu_db_status st, void *arg)
+on_account_lists(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -449,12 +391,12 @@ eu_lists_of_account(struct eu_req *req)
     }
     /* One row per list, or one row of NULLs when the account exists in no
      * list of the viewer; no row at all when the account does not exist. */
-    const char *p[] = {viewer_of(req), id};
-    eu_db_pool_query(
-        pool_of(req),
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_sql(
+        req,
         "SELECT " LIST_COLUMNS " FROM accounts a LEFT JOIN (list_accounts la"
         " JOIN lists l ON l.tenant_id = $1 AND l.id = la.list_id AND l.account_id = $2::bigint)"
         " ON la.tenant_id = $1 AND la.account_id = a.id"
         " WHERE a.tenant_id = $1 AND a.id = $3::bigint ORDER BY l.id",
-        2, p, on_account_lists, req);
+        2, p, on_account_lists, NULL);
 }

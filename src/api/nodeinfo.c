@@ -25,14 +25,8 @@ eu_api_nodeinfo_links(struct eu_req *req)
 }
 
 static void
-on_counts(PGresult *res, enum eu_db_status st, void *arg)
+on_counts(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_int_t users = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     json_int_t posts = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     json_t *body = json_pack(
@@ -55,11 +49,11 @@ on_counts(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_api_nodeinfo(struct eu_req *req)
 {
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant),
-                     "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = $1 AND domain IS NULL"
-                     " AND suspended_at IS NULL), (SELECT count(*) FROM statuses"
-                     " WHERE tenant_id = $1 AND local AND deleted_at IS NULL)",
-                     0, NULL, on_counts, req);
+    eu_req_sql(req,
+               "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = $1 AND domain IS NULL"
+               " AND suspended_at IS NULL), (SELECT count(*) FROM statuses"
+               " WHERE tenant_id = $1 AND local AND deleted_at IS NULL)",
+               0, NULL, on_counts, NULL);
 }
 
 void

@@ -119,7 +119,6 @@ struct note {
 };
 
 struct note_page {
-    struct eu_req *req;
     struct eu_page page;
     struct note *notes;
     size_t n;
@@ -202,15 +201,9 @@ render_note_statuses(struct eu_req *req, struct note_page *np)
 }
 
 static void
-on_notes(PGresult *res, enum eu_db_status st, void *arg)
+on_notes(struct eu_req *req, PGresult *res, void *arg)
 {
     struct note_page *np = arg;
-    struct eu_req *req = np->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     bool asc = !np->single && eu_page_is_ascending(&np->page);
     json_t *accounts = arena_json(req, json_array());
@@ -241,11 +234,10 @@ eu_notifications_index(struct eu_req *req)
     if (reply_params_error(req, &params))
         return;
     struct note_page *np = eu_arena_calloc(req->arena, sizeof(*np));
-    np->req = req;
     eu_page_parse(req, &np->page, NOTES_LIMIT, NOTES_LIMIT_MAX);
     struct type_filters tf;
     read_type_filters(req, params, &tf);
-    const char *p[8] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account};
+    const char *p[8] = {eu_req_viewer(req), tf.types, tf.exclude, tf.account};
     eu_page_params(&np->page, p + 4);
     const char *sql = eu_arena_sprintf(req->arena,
                                        "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
@@ -253,7 +245,7 @@ eu_notifications_index(struct eu_req *req)
                                                 " ON a.tenant_id = $1 AND a.id = n.from_account_id"
                                                 " WHERE" NOTE_WHERE "%s",
                                        eu_page_sql(req, &np->page, "n.id", 6));
-    eu_db_pool_query(eu_social_pool(req), sql, 8, p, on_notes, np);
+    eu_req_sql(req, sql, 8, p, on_notes, np);
 }
 
 void
@@ -263,26 +255,19 @@ eu_notifications_show(struct eu_req *req)
     if (!id)
         return;
     struct note_page *np = eu_arena_calloc(req->arena, sizeof(*np));
-    np->req = req;
     np->single = true;
-    const char *p[] = {eu_social_viewer(req), NULL, NULL, NULL, id};
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
-                         "a") " FROM notifications n JOIN accounts a ON a.tenant_id = $1"
-                              " AND a.id = n.from_account_id"
-                              " WHERE" NOTE_WHERE " AND n.id = $6::bigint",
-                     5, p, on_notes, np);
+    const char *p[] = {eu_req_viewer(req), NULL, NULL, NULL, id};
+    eu_req_sql(req,
+               "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
+                   "a") " FROM notifications n JOIN accounts a ON a.tenant_id = $1"
+                        " AND a.id = n.from_account_id"
+                        " WHERE" NOTE_WHERE " AND n.id = $6::bigint",
+               5, p, on_notes, np);
 }
 
 static void
-on_empty_reply(PGresult *res, enum eu_db_status st, void *arg)
+on_empty_reply(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     eu_req_reply_json(req, 200, json_object());
 }
 
@@ -293,31 +278,24 @@ eu_notifications_dismiss(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *p[] = {eu_social_viewer(req), id};
-    eu_db_pool_query(eu_social_pool(req),
-                     "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
-                     " AND id = $3::bigint",
-                     2, p, on_empty_reply, req);
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_sql(req,
+               "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
+               " AND id = $3::bigint",
+               2, p, on_empty_reply, NULL);
 }
 
 void
 eu_notifications_clear(struct eu_req *req)
 {
-    const char *p[] = {eu_social_viewer(req)};
-    eu_db_pool_query(eu_social_pool(req),
-                     "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint",
-                     1, p, on_empty_reply, req);
+    const char *p[] = {eu_req_viewer(req)};
+    eu_req_sql(req, "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint", 1,
+               p, on_empty_reply, NULL);
 }
 
 static void
-on_count(PGresult *res, enum eu_db_status st, void *arg)
+on_count(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_int_t n = PQntuples(res) ? atoll(PQgetvalue(res, 0, 0)) : 0;
     eu_req_reply_json(req, 200, json_pack("{s:I}", "count", n));
 }
@@ -347,13 +325,12 @@ eu_notifications_unread_count(struct eu_req *req)
         return;
     struct type_filters tf;
     read_type_filters(req, params, &tf);
-    const char *p[] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account,
+    const char *p[] = {eu_req_viewer(req), tf.types, tf.exclude, tf.account,
                        unread_limit(req, params)};
-    eu_db_pool_query(
-        eu_social_pool(req),
-        "SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
-        " LIMIT $6::int) x",
-        5, p, on_count, req);
+    eu_req_sql(req,
+               "SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
+               " LIMIT $6::int) x",
+               5, p, on_count, NULL);
 }
 
 /* ------------------------------------------------------------- grouped */
@@ -413,7 +390,6 @@ struct group {
 };
 
 struct group_page {
-    struct eu_req *req;
     struct eu_page page;
     struct group *groups;
     size_t n;
@@ -485,15 +461,9 @@ on_group_statuses(struct eu_req *req, json_t *array, void *arg)
 }
 
 static void
-on_group_accounts(PGresult *res, enum eu_db_status st, void *arg)
+on_group_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     struct group_page *gp = arg;
-    struct eu_req *req = gp->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     for (int i = 0; i < PQntuples(res); i++)
         json_array_append_new(gp->accounts, eu_account_json(req, res, i, 0));
     const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (gp->n ? gp->n : 1));
@@ -509,15 +479,9 @@ on_group_accounts(PGresult *res, enum eu_db_status st, void *arg)
 }
 
 static void
-on_groups(PGresult *res, enum eu_db_status st, void *arg)
+on_groups(struct eu_req *req, PGresult *res, void *arg)
 {
     struct group_page *gp = arg;
-    struct eu_req *req = gp->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     gp->groups = eu_arena_calloc(req->arena, sizeof(struct group) * (size_t)(n ? n : 1));
     gp->holder = arena_json(req, json_array());
@@ -557,13 +521,13 @@ on_groups(PGresult *res, enum eu_db_status st, void *arg)
     json_decref(all);
     const char *p[] = {eu_arena_strdup(req->arena, ids)};
     free(ids);
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " EU_ACCOUNT_COLUMNS(
-                         "a") " FROM json_array_elements_text($2::json)"
-                              " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.tenant_id = $1"
-                              " AND a.id = x.id::bigint"
-                              " ORDER BY x.ord",
-                     1, p, on_group_accounts, gp);
+    eu_req_sql(req,
+               "SELECT " EU_ACCOUNT_COLUMNS(
+                   "a") " FROM json_array_elements_text($2::json)"
+                        " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.tenant_id = $1"
+                        " AND a.id = x.id::bigint"
+                        " ORDER BY x.ord",
+               1, p, on_group_accounts, gp);
 }
 
 static void
@@ -575,11 +539,11 @@ query_groups(struct eu_req *req, struct group_page *gp, json_t *params, const ch
         read_type_filters(req, params, &tf);
         grouped = array_param_json(req, params, "grouped_types");
     }
-    const char *p[10] = {eu_social_viewer(req), tf.types, tf.exclude, tf.account, grouped};
+    const char *p[10] = {eu_req_viewer(req), tf.types, tf.exclude, tf.account, grouped};
     eu_page_params(&gp->page, p + 5);
     p[9] = key;
     const char *sql = eu_arena_sprintf(req->arena, GROUPS_SQL, GROUP_SCAN_MAX, GROUP_SAMPLES);
-    eu_db_pool_query(eu_social_pool(req), sql, 10, p, on_groups, gp);
+    eu_req_sql(req, sql, 10, p, on_groups, gp);
 }
 
 void
@@ -589,7 +553,6 @@ eu_notifications_groups_index(struct eu_req *req)
     if (reply_params_error(req, &params))
         return;
     struct group_page *gp = eu_arena_calloc(req->arena, sizeof(*gp));
-    gp->req = req;
     eu_page_parse(req, &gp->page, NOTES_LIMIT, NOTES_LIMIT_MAX);
     query_groups(req, gp, params, NULL);
 }
@@ -613,7 +576,6 @@ eu_notifications_groups_show(struct eu_req *req)
     if (!key)
         return;
     struct group_page *gp = eu_arena_calloc(req->arena, sizeof(*gp));
-    gp->req = req;
     gp->single = true;
     gp->page.limit = 1;
     snprintf(gp->page.limit_s, sizeof(gp->page.limit_s), "1");
@@ -627,23 +589,17 @@ eu_notifications_groups_dismiss(struct eu_req *req)
     const char *key = group_key_param(req);
     if (!key)
         return;
-    const char *p[] = {eu_social_viewer(req), key};
-    eu_db_pool_query(eu_social_pool(req),
-                     "DELETE FROM notifications n WHERE n.tenant_id = $1"
-                     " AND n.account_id = $2::bigint AND"
-                     " (n.group_key = $3 OR 'ungrouped-' || n.id = $3)",
-                     2, p, on_empty_reply, req);
+    const char *p[] = {eu_req_viewer(req), key};
+    eu_req_sql(req,
+               "DELETE FROM notifications n WHERE n.tenant_id = $1"
+               " AND n.account_id = $2::bigint AND"
+               " (n.group_key = $3 OR 'ungrouped-' || n.id = $3)",
+               2, p, on_empty_reply, NULL);
 }
 
 static void
-on_accounts(PGresult *res, enum eu_db_status st, void *arg)
+on_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *out = json_array();
     for (int i = 0; i < PQntuples(res); i++)
         json_array_append_new(out, eu_account_json(req, res, i, 0));
@@ -658,17 +614,17 @@ eu_notifications_groups_accounts(struct eu_req *req)
     const char *key = group_key_param(req);
     if (!key)
         return;
-    const char *p[] = {eu_social_viewer(req), key};
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " EU_ACCOUNT_COLUMNS(
-                         "a") " FROM (SELECT n.from_account_id AS id,"
-                              " max(n.id) AS last FROM notifications n WHERE n.tenant_id = $1"
-                              " AND n.account_id = $2::bigint AND (n.group_key = $3 OR "
-                              "'ungrouped-' || n.id = $3)"
-                              " GROUP BY n.from_account_id) x JOIN accounts a ON a.tenant_id = $1"
-                              " AND a.id = x.id"
-                              " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80",
-                     2, p, on_accounts, req);
+    const char *p[] = {eu_req_viewer(req), key};
+    eu_req_sql(req,
+               "SELECT " EU_ACCOUNT_COLUMNS(
+                   "a") " FROM (SELECT n.from_account_id AS id,"
+                        " max(n.id) AS last FROM notifications n WHERE n.tenant_id = $1"
+                        " AND n.account_id = $2::bigint AND (n.group_key = $3 OR "
+                        "'ungrouped-' || n.id = $3)"
+                        " GROUP BY n.from_account_id) x JOIN accounts a ON a.tenant_id = $1"
+                        " AND a.id = x.id"
+                        " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80",
+               2, p, on_accounts, NULL);
 }
 
 void
@@ -679,14 +635,14 @@ eu_notifications_groups_unread_count(struct eu_req *req)
         return;
     struct type_filters tf;
     read_type_filters(req, params, &tf);
-    const char *p[] = {eu_social_viewer(req),
+    const char *p[] = {eu_req_viewer(req),
                        tf.types,
                        tf.exclude,
                        tf.account,
                        array_param_json(req, params, "grouped_types"),
                        unread_limit(req, params)};
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT count(*) FROM (SELECT DISTINCT " GROUP_KEY_SQL
-                     " FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER " LIMIT $7::int) x",
-                     6, p, on_count, req);
+    eu_req_sql(req,
+               "SELECT count(*) FROM (SELECT DISTINCT " GROUP_KEY_SQL
+               " FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER " LIMIT $7::int) x",
+               6, p, on_count, NULL);
 }

@@ -55,12 +55,6 @@ static const char invalid_scope_desc[] = "The requested scope is invalid, unknow
 
 /* ------------------------------------------------------------ helpers */
 
-static struct eu_db_pool *
-pool_of(struct eu_req *req)
-{
-    return eu_tenant_pool(req->app->registry, req->tenant);
-}
-
 /* Doorkeeper's error body: {"error": code, "error_description": text}. */
 static void
 reply_oauth_error(struct eu_req *req, int status, const char *code, const char *desc)
@@ -240,14 +234,8 @@ application_json(const PGresult *res)
 /* -------------------------------------------------- POST /api/v1/apps */
 
 static void
-on_app_created(PGresult *res, enum eu_db_status st, void *arg)
+on_app_created(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *o = application_json(res);
     json_object_set_new(o, "client_id", json_string(PQgetvalue(res, 0, 5)));
     json_object_set_new(o, "client_secret", json_string(PQgetvalue(res, 0, 6)));
@@ -358,25 +346,18 @@ apps_create(struct eu_req *req)
     eu_auth_token_new(client_id);
     eu_auth_token_new(secret);
     const char *p[] = {name, website, uris, scopes, client_id, secret};
-    eu_db_pool_query(
-        pool_of(req),
-        "INSERT INTO oauth_applications (tenant_id, name, website, redirect_uri, scopes, "
-        "client_id, client_secret) VALUES ($1, $2, $3, $4, $5, $6, $7) "
-        "RETURNING id, name, website, redirect_uri, scopes, client_id, client_secret",
-        6, p, on_app_created, req);
+    eu_req_sql(req,
+               "INSERT INTO oauth_applications (tenant_id, name, website, redirect_uri, scopes, "
+               "client_id, client_secret) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+               "RETURNING id, name, website, redirect_uri, scopes, client_id, client_secret",
+               6, p, on_app_created, NULL);
 }
 
 /* ------------------------------- GET /api/v1/apps/verify_credentials */
 
 static void
-on_app_loaded(PGresult *res, enum eu_db_status st, void *arg)
+on_app_loaded(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) != 1) {
         eu_req_reply_error(req, 401, "The access token is invalid");
         return;
@@ -389,10 +370,10 @@ apps_verify(struct eu_req *req)
 {
     const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id);
     const char *p[] = {id};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT id, name, website, redirect_uri, scopes FROM oauth_applications "
-                     "WHERE tenant_id = $1 AND id = $2",
-                     1, p, on_app_loaded, req);
+    eu_req_sql(req,
+               "SELECT id, name, website, redirect_uri, scopes FROM oauth_applications "
+               "WHERE tenant_id = $1 AND id = $2",
+               1, p, on_app_loaded, NULL);
 }
 
 /* ------------------------- GET /.well-known/oauth-authorization-server */
@@ -790,7 +771,7 @@ read_authz_row(struct flow *f, const PGresult *res)
 
 /* Loads app and session for the request's authorize parameters; calls cb. */
 static struct flow *
-flow_start(struct eu_req *req, eu_db_result_cb cb)
+flow_start(struct eu_req *req, eu_req_rows_cb cb)
 {
     struct eu_error err;
     json_t *params = eu_req_params(req, &err);
@@ -809,19 +790,14 @@ flow_start(struct eu_req *req, eu_db_result_cb cb)
     char hash[65];
     eu_auth_token_hash(session_cookie(req), hash);
     const char *p[] = {f->a.client_id, hash};
-    eu_db_pool_query(pool_of(req), authz_load_sql, 2, p, cb, f);
+    eu_req_sql(req, authz_load_sql, 2, p, cb, f);
     return f;
 }
 
 static void
-on_anon_session(PGresult *res, enum eu_db_status st, void *arg)
+on_anon_session(struct eu_req *req, PGresult *res, void *arg)
 {
     struct flow *f = arg;
-    eu_req_enter(f->req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(f->req, st);
-        return;
-    }
     reply_sign_in(f, 200, NULL);
 }
 
@@ -838,26 +814,19 @@ start_anonymous_session(struct flow *f)
     f->csrf = eu_arena_strdup(req->arena, csrf);
     set_session_cookie(req, token);
     const char *p[] = {hash, csrf};
-    eu_db_pool_query(
-        pool_of(req),
-        "WITH gc AS (DELETE FROM web_sessions WHERE tenant_id = $1 AND expires_at < now()) "
-        "INSERT INTO web_sessions (tenant_id, user_id, session_hash, csrf_token, "
-        "expires_at) VALUES ($1, NULL, $2, $3, now() + interval '1 hour')",
-        2, p, on_anon_session, f);
+    eu_req_sql(req,
+               "WITH gc AS (DELETE FROM web_sessions WHERE tenant_id = $1 AND expires_at < now()) "
+               "INSERT INTO web_sessions (tenant_id, user_id, session_hash, csrf_token, "
+               "expires_at) VALUES ($1, NULL, $2, $3, now() + interval '1 hour')",
+               2, p, on_anon_session, f);
 }
 
 /* ------------------------------------------------ GET /oauth/authorize */
 
 static void
-on_authorize_loaded(PGresult *res, enum eu_db_status st, void *arg)
+on_authorize_loaded(struct eu_req *req, PGresult *res, void *arg)
 {
     struct flow *f = arg;
-    struct eu_req *req = f->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     read_authz_row(f, res);
     if (!validate_authz(f))
         return;
@@ -900,15 +869,9 @@ reply_csrf_failure(struct flow *f)
 }
 
 static void
-on_signed_in(PGresult *res, enum eu_db_status st, void *arg)
+on_signed_in(struct eu_req *req, PGresult *res, void *arg)
 {
     struct flow *f = arg;
-    struct eu_req *req = f->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     /* Post/redirect/get: the consent page is the authorize URL again. */
     eu_req_add_header(req, "Location", authorize_url(f));
     eu_req_add_header(req, "Cache-Control", "no-store");
@@ -971,8 +934,8 @@ sign_in_verified(void *arg)
     set_session_cookie(req, token);
     const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)f->user_id);
     const char *p[] = {old_hash, uid, hash, csrf};
-    eu_db_pool_query(
-        pool_of(req),
+    eu_req_sql(
+        req,
         "WITH u AS (UPDATE users SET last_sign_in_at = now() WHERE tenant_id = $1 AND id = $3) "
         "UPDATE web_sessions SET user_id = $3, session_hash = $4, csrf_token = $5, "
         "expires_at = now() + interval '14 days' WHERE tenant_id = $1 AND session_hash = $2",
@@ -1026,15 +989,9 @@ on_sign_in_user(PGresult *res, enum eu_db_status st, void *arg)
 }
 
 static void
-on_sign_in_loaded(PGresult *res, enum eu_db_status st, void *arg)
+on_sign_in_loaded(struct eu_req *req, PGresult *res, void *arg)
 {
     struct flow *f = arg;
-    struct eu_req *req = f->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     read_authz_row(f, res);
     if (!validate_authz(f))
         return;
@@ -1053,7 +1010,9 @@ on_sign_in_loaded(PGresult *res, enum eu_db_status st, void *arg)
     }
     f->password = strdup(password);
     const char *p[] = {f->login};
-    eu_db_pool_query(pool_of(req), user_by_login_sql, 1, p, on_sign_in_user, f);
+    /* Not eu_req_sql(): a failure must free the password copy too. */
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), user_by_login_sql, 1, p,
+                     on_sign_in_user, f);
 }
 
 static void
@@ -1065,27 +1024,16 @@ sign_in(struct eu_req *req)
 /* ------------------------------------------------ POST /oauth/authorize */
 
 static void
-on_grant_created(PGresult *res, enum eu_db_status st, void *arg)
+on_grant_created(struct eu_req *req, PGresult *res, void *arg)
 {
     struct flow *f = arg;
-    eu_req_enter(f->req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(f->req, st);
-        return;
-    }
     redirect_to_client(f, f->login /* the code */, NULL, NULL);
 }
 
 static void
-on_decide_loaded(PGresult *res, enum eu_db_status st, void *arg)
+on_decide_loaded(struct eu_req *req, PGresult *res, void *arg)
 {
     struct flow *f = arg;
-    struct eu_req *req = f->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     read_authz_row(f, res);
     if (!validate_authz(f))
         return;
@@ -1116,12 +1064,11 @@ on_decide_loaded(PGresult *res, enum eu_db_status st, void *arg)
                        f->a.scope,
                        f->a.code_challenge,
                        f->a.code_challenge_method};
-    eu_db_pool_query(
-        pool_of(req),
-        "INSERT INTO oauth_access_grants (tenant_id, application_id, user_id, code_hash, "
-        "redirect_uri, scopes, code_challenge, code_challenge_method, expires_at) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + interval '10 minutes')",
-        7, p, on_grant_created, f);
+    eu_req_sql(req,
+               "INSERT INTO oauth_access_grants (tenant_id, application_id, user_id, code_hash, "
+               "redirect_uri, scopes, code_challenge, code_challenge_method, expires_at) "
+               "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + interval '10 minutes')",
+               7, p, on_grant_created, f);
 }
 
 static void
@@ -1166,15 +1113,9 @@ read_client(struct eu_req *req, json_t *params, const char **id, const char **se
 }
 
 static void
-on_token_created(PGresult *res, enum eu_db_status st, void *arg)
+on_token_created(struct eu_req *req, PGresult *res, void *arg)
 {
     struct tok *t = arg;
-    struct eu_req *req = t->f.req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     eu_req_add_header(req, "Cache-Control", "no-store");
     eu_req_add_header(req, "Pragma", "no-cache");
     eu_req_reply_json(req, 200,
@@ -1194,12 +1135,11 @@ issue_token(struct tok *t, int64_t user_id)
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
     const char *uid = user_id ? eu_arena_sprintf(req->arena, "%lld", (long long)user_id) : NULL;
     const char *p[] = {app, uid, hash, t->scope};
-    eu_db_pool_query(
-        pool_of(req),
-        "INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash, "
-        "scopes) VALUES ($1, $2, $3, $4, $5) "
-        "RETURNING extract(epoch FROM created_at)::bigint",
-        4, p, on_token_created, t);
+    eu_req_sql(req,
+               "INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash, "
+               "scopes) VALUES ($1, $2, $3, $4, $5) "
+               "RETURNING extract(epoch FROM created_at)::bigint",
+               4, p, on_token_created, t);
 }
 
 /* The requested scope (default "read") within the app's; false after
@@ -1236,15 +1176,9 @@ pkce_ok(const char *method, const char *challenge, const char *verifier)
 }
 
 static void
-on_code_redeemed(PGresult *res, enum eu_db_status st, void *arg)
+on_code_redeemed(struct eu_req *req, PGresult *res, void *arg)
 {
     struct tok *t = arg;
-    struct eu_req *req = t->f.req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) != 1) {
         reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
         return;
@@ -1288,15 +1222,15 @@ grant_authorization_code(struct tok *t)
     const char *p[] = {hash, app};
     /* Marking the code used in the statement that reads it makes it
      * single-use even under concurrent redemptions. */
-    eu_db_pool_query(pool_of(req),
-                     "UPDATE oauth_access_grants g SET revoked_at = now() FROM users u"
-                     " JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
-                     " WHERE g.tenant_id = $1 AND u.tenant_id = $1 AND u.id = g.user_id"
-                     " AND g.code_hash = $2 AND g.application_id = $3"
-                     " AND g.revoked_at IS NULL AND g.expires_at > now()"
-                     " RETURNING g.user_id, g.redirect_uri, g.scopes, g.code_challenge,"
-                     " g.code_challenge_method, a.suspended_at IS NULL AND u.approved",
-                     2, p, on_code_redeemed, t);
+    eu_req_sql(req,
+               "UPDATE oauth_access_grants g SET revoked_at = now() FROM users u"
+               " JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
+               " WHERE g.tenant_id = $1 AND u.tenant_id = $1 AND u.id = g.user_id"
+               " AND g.code_hash = $2 AND g.application_id = $3"
+               " AND g.revoked_at IS NULL AND g.expires_at > now()"
+               " RETURNING g.user_id, g.redirect_uri, g.scopes, g.code_challenge,"
+               " g.code_challenge_method, a.suspended_at IS NULL AND u.approved",
+               2, p, on_code_redeemed, t);
 }
 
 static void
@@ -1352,19 +1286,15 @@ grant_password(struct tok *t)
         return;
     t->f.password = strdup(password);
     const char *p[] = {login};
-    eu_db_pool_query(pool_of(req), user_by_login_sql, 1, p, on_password_user, t);
+    /* Not eu_req_sql(): a failure must free the password copy too. */
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), user_by_login_sql, 1, p,
+                     on_password_user, t);
 }
 
 static void
-on_token_client(PGresult *res, enum eu_db_status st, void *arg)
+on_token_client(struct eu_req *req, PGresult *res, void *arg)
 {
     struct tok *t = arg;
-    struct eu_req *req = t->f.req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) != 1) {
         reply_oauth_error(req, 401, "invalid_client", invalid_client_desc);
         return;
@@ -1423,43 +1353,31 @@ token(struct eu_req *req)
         return;
     }
     const char *p[] = {t->client_id};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT id, client_secret, scopes FROM oauth_applications "
-                     "WHERE tenant_id = $1 AND client_id = $2",
-                     1, p, on_token_client, t);
+    eu_req_sql(req,
+               "SELECT id, client_secret, scopes FROM oauth_applications "
+               "WHERE tenant_id = $1 AND client_id = $2",
+               1, p, on_token_client, t);
 }
 
 /* ----------------------------------------------------- POST /oauth/revoke */
 
 struct revoke {
-    struct eu_req *req;
     char hash[65];
 };
 
 static void
-on_revoked(PGresult *res, enum eu_db_status st, void *arg)
+on_revoked(struct eu_req *req, PGresult *res, void *arg)
 {
     struct revoke *r = arg;
-    eu_req_enter(r->req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(r->req, st);
-        return;
-    }
     /* Also drop it from this process's cache, so it fails at once. */
-    eu_auth_cache_forget(r->req->tenant, r->hash);
-    eu_req_reply_json(r->req, 200, json_object());
+    eu_auth_cache_forget(req->tenant, r->hash);
+    eu_req_reply_json(req, 200, json_object());
 }
 
 static void
-on_revoke_loaded(PGresult *res, enum eu_db_status st, void *arg)
+on_revoke_loaded(struct eu_req *req, PGresult *res, void *arg)
 {
     struct revoke *r = arg;
-    struct eu_req *req = r->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *params = eu_req_params(req, NULL);
     const char *id, *secret;
     read_client(req, params, &id, &secret);
@@ -1478,10 +1396,10 @@ on_revoke_loaded(PGresult *res, enum eu_db_status st, void *arg)
         return;
     }
     const char *p[] = {r->hash};
-    eu_db_pool_query(pool_of(req),
-                     "UPDATE oauth_access_tokens SET revoked_at = coalesce(revoked_at, now()) "
-                     "WHERE tenant_id = $1 AND token_hash = $2",
-                     1, p, on_revoked, r);
+    eu_req_sql(req,
+               "UPDATE oauth_access_tokens SET revoked_at = coalesce(revoked_at, now()) "
+               "WHERE tenant_id = $1 AND token_hash = $2",
+               1, p, on_revoked, r);
 }
 
 static void
@@ -1506,17 +1424,15 @@ revoke(struct eu_req *req)
         return;
     }
     struct revoke *r = eu_arena_calloc(req->arena, sizeof(*r));
-    r->req = req;
     eu_auth_token_hash(token_s, r->hash);
     const char *p[] = {id, r->hash};
-    eu_db_pool_query(
-        pool_of(req),
-        "SELECT (SELECT id FROM oauth_applications WHERE tenant_id = $1 AND client_id = $2),"
-        " (SELECT client_secret FROM oauth_applications"
-        "  WHERE tenant_id = $1 AND client_id = $2),"
-        " (SELECT application_id FROM oauth_access_tokens"
-        "  WHERE tenant_id = $1 AND token_hash = $3)",
-        2, p, on_revoke_loaded, r);
+    eu_req_sql(req,
+               "SELECT (SELECT id FROM oauth_applications WHERE tenant_id = $1 AND client_id = $2),"
+               " (SELECT client_secret FROM oauth_applications"
+               "  WHERE tenant_id = $1 AND client_id = $2),"
+               " (SELECT application_id FROM oauth_access_tokens"
+               "  WHERE tenant_id = $1 AND token_hash = $3)",
+               2, p, on_revoke_loaded, r);
 }
 
 /* -------------------------------------------------- POST /api/v1/accounts */
@@ -1581,11 +1497,9 @@ email_looks_valid(const char *s)
 }
 
 static void
-on_signup_inserted(PGresult *res, enum eu_db_status st, void *arg)
+on_signup_inserted(struct eu_req *req, PGresult *res, enum eu_db_status st, void *arg)
 {
     struct signup *su = arg;
-    struct eu_req *req = su->req;
-    eu_req_enter(req);
     if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23505") == 0) {
         /* Lost a race with another sign-up for the same name or address. */
         eu_req_reply_json(req, 422,
@@ -1639,8 +1553,8 @@ signup_hash_done(void *arg)
                        su->scopes};
     /* Confirmed at once: there is no mail to confirm with, and Mastodon's
      * clients expect the token to work when registrations are open. */
-    eu_db_pool_query(
-        pool_of(req),
+    eu_req_sql_or_error(
+        req,
         "WITH a AS (INSERT INTO accounts (tenant_id, username) VALUES ($1, $2) RETURNING id),"
         " u AS (INSERT INTO users (tenant_id, account_id, email, encrypted_password, confirmed_at,"
         " approved, locale, reason) SELECT $1::bigint, a.id, $3, $4, now(), $5::boolean, $6, $7"
@@ -1749,7 +1663,8 @@ register_account(struct eu_req *req)
     su->password = strdup(password ? password : "");
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id);
     const char *p[] = {su->username ? su->username : "", su->email ? su->email : "", app};
-    eu_db_pool_query(pool_of(req),
+    /* Not eu_req_sql(): a failure must free the password copy too. */
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant),
                      "SELECT coalesce((SELECT value #>> '{}' FROM settings"
                      " WHERE tenant_id = $1 AND key = 'registrations_mode'), 'open'),"
                      " EXISTS (SELECT 1 FROM accounts WHERE tenant_id = $1"

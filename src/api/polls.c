@@ -122,21 +122,9 @@ eu_poll_json_finish(struct eu_req *req, const char *text)
     return poll;
 }
 
-static const char *
-viewer_of(struct eu_req *req)
-{
-    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
-}
-
 static void
-on_poll_shown(PGresult *res, enum eu_db_status st, void *arg)
+on_poll_shown(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *poll = PQntuples(res) ? eu_poll_json_finish(req, PQgetvalue(res, 0, 0)) : NULL;
     if (!poll) {
         eu_req_reply_error(req, 404, "Record not found");
@@ -148,9 +136,8 @@ on_poll_shown(PGresult *res, enum eu_db_status st, void *arg)
 static void
 reply_poll(struct eu_req *req, const char *id)
 {
-    const char *params[] = {id, viewer_of(req)};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), SHOW_SQL, 2, params,
-                     on_poll_shown, req);
+    const char *params[] = {id, eu_req_viewer(req)};
+    eu_req_sql(req, SHOW_SQL, 2, params, on_poll_shown, NULL);
 }
 
 void
@@ -188,20 +175,13 @@ static const char VOTE_SQL[] =
     "  (SELECT count(*) FROM v) FROM p";
 
 struct vote {
-    struct eu_req *req;
     const char *id;
 };
 
 static void
-on_voted(PGresult *res, enum eu_db_status st, void *arg)
+on_voted(struct eu_req *req, PGresult *res, void *arg)
 {
     struct vote *v = arg;
-    struct eu_req *req = v->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -273,11 +253,9 @@ eu_polls_vote(struct eu_req *req)
         return;
     }
     struct vote *vt = eu_arena_calloc(req->arena, sizeof(*vt));
-    vt->req = req;
     vt->id = id;
-    const char *params[] = {id, viewer_of(req), list};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), VOTE_SQL, 3, params,
-                     on_voted, vt);
+    const char *params[] = {id, eu_req_viewer(req), list};
+    eu_req_sql(req, VOTE_SQL, 3, params, on_voted, vt);
 }
 
 /* ---------------------------------------------------------- closing task */

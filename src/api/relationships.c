@@ -27,18 +27,6 @@
 
 #define NOTE_COMMENT_MAX 2000
 
-static struct eu_db_pool *
-pool_of(struct eu_req *req)
-{
-    return eu_tenant_pool(req->app->registry, req->tenant);
-}
-
-static const char *
-viewer_of(struct eu_req *req)
-{
-    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
-}
-
 /* ------------------------------------------------------ the Relationship */
 
 /* $2 the viewer, $3 the other accounts as an array, $4 whether suspended
@@ -95,20 +83,13 @@ relationship_json(const PGresult *r, int row)
 }
 
 struct rel_render {
-    struct eu_req *req;
     bool single;
 };
 
 static void
-on_relationships(PGresult *res, enum eu_db_status st, void *arg)
+on_relationships(struct eu_req *req, PGresult *res, void *arg)
 {
     struct rel_render *rr = arg;
-    struct eu_req *req = rr->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (rr->single) {
         if (PQntuples(res) == 0)
             eu_req_reply_error(req, 404, "Record not found");
@@ -126,10 +107,9 @@ static void
 render_relationships(struct eu_req *req, const char *ids, bool single, bool with_suspended)
 {
     struct rel_render *rr = eu_arena_calloc(req->arena, sizeof(*rr));
-    rr->req = req;
     rr->single = single;
-    const char *params[] = {viewer_of(req), ids, with_suspended ? "true" : "false"};
-    eu_db_pool_query(pool_of(req), RELATIONSHIPS_SQL, 3, params, on_relationships, rr);
+    const char *params[] = {eu_req_viewer(req), ids, with_suspended ? "true" : "false"};
+    eu_req_sql(req, RELATIONSHIPS_SQL, 3, params, on_relationships, rr);
 }
 
 void
@@ -167,15 +147,9 @@ struct rel {
 };
 
 static void
-on_target(PGresult *res, enum eu_db_status st, void *arg)
+on_target(struct eu_req *req, PGresult *res, void *arg)
 {
     struct rel *r = arg;
-    struct eu_req *req = r->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -205,34 +179,28 @@ rel_start(struct eu_req *req, const char *key, rel_step_cb loaded)
     }
     struct rel *r = eu_arena_calloc(req->arena, sizeof(*r));
     r->req = req;
-    r->me = viewer_of(req);
+    r->me = eu_req_viewer(req);
     r->me_id = req->auth.account_id;
     r->target = id;
     r->target_id = strtoll(id, NULL, 10);
     r->params = params;
     r->loaded = loaded;
     const char *p[] = {r->me, r->target};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT a.locked, a.suspended_at IS NOT NULL,"
-                     " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-                     "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
-                     "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint))),"
-                     " EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
-                     "  AND f.account_id = $2::bigint AND f.target_account_id = a.id)"
-                     " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $3::bigint",
-                     2, p, on_target, r);
+    eu_req_sql(req,
+               "SELECT a.locked, a.suspended_at IS NOT NULL,"
+               " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+               "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
+               "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint))),"
+               " EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
+               "  AND f.account_id = $2::bigint AND f.target_account_id = a.id)"
+               " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $3::bigint",
+               2, p, on_target, r);
 }
 
 static void
-on_applied(PGresult *res, enum eu_db_status st, void *arg)
+on_applied(struct eu_req *req, PGresult *res, void *arg)
 {
     struct rel *r = arg;
-    struct eu_req *req = r->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     /* Statements that can create something return one row saying so. */
     r->created = PQntuples(res) > 0 && PQnfields(res) > 0 && col_bool(res, 0, 0);
     if (r->applied)
@@ -250,7 +218,7 @@ rel_apply(struct rel *r, const char *sql, int nextra, const char *const *extra, 
     for (int i = 0; i < nextra && i < 6; i++)
         p[2 + i] = extra[i];
     r->applied = applied;
-    eu_db_pool_query(pool_of(r->req), sql, 2 + nextra, p, on_applied, r);
+    eu_req_sql(r->req, sql, 2 + nextra, p, on_applied, r);
 }
 
 static void
@@ -585,16 +553,11 @@ reject_loaded(struct rel *r)
 
 /* Mastodon answers 404 when there is no pending request from the account. */
 static void
-on_request_found(PGresult *res, enum eu_db_status st, void *arg)
+on_request_found(struct eu_req *req, PGresult *res, void *arg)
 {
     struct rel *r = arg;
-    eu_req_enter(r->req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(r->req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
-        eu_req_reply_error(r->req, 404, "Record not found");
+        eu_req_reply_error(req, 404, "Record not found");
         return;
     }
     r->loaded(r);
@@ -604,10 +567,10 @@ static void
 request_loaded(struct rel *r)
 {
     const char *p[] = {r->me, r->target};
-    eu_db_pool_query(pool_of(r->req),
-                     "SELECT 1 FROM follow_requests WHERE tenant_id = $1"
-                     " AND account_id = $3::bigint AND target_account_id = $2::bigint",
-                     2, p, on_request_found, r);
+    eu_req_sql(r->req,
+               "SELECT 1 FROM follow_requests WHERE tenant_id = $1"
+               " AND account_id = $3::bigint AND target_account_id = $2::bigint",
+               2, p, on_request_found, r);
 }
 
 static void
@@ -650,7 +613,7 @@ reply_own_page(struct eu_req *req, const char *from_where, const char *extra_col
     const char *sql =
         eu_arena_sprintf(req->arena, "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") "%s %s%s", extra_cols,
                          from_where, eu_page_sql(req, page, "x.id", 3));
-    const char *params[5] = {viewer_of(req)};
+    const char *params[5] = {eu_req_viewer(req)};
     eu_page_params(page, params + 1);
     eu_accounts_reply_page(req, sql, 5, params, page);
 }

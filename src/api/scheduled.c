@@ -180,28 +180,10 @@ scheduled_json(const PGresult *res, int row, int col)
                      "media_attachments");
 }
 
-static struct eu_db_pool *
-pool_of(struct eu_req *req)
-{
-    return eu_tenant_pool(req->app->registry, req->tenant);
-}
-
-static const char *
-viewer_of(struct eu_req *req)
-{
-    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
-}
-
 /* Answers with the one row's entity, or 404 when there is none. */
 static void
-on_one(PGresult *res, enum eu_db_status st, void *arg)
+on_one(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -247,20 +229,13 @@ static const char CREATE_SQL[] =
     " SELECT ins.*, lim.total FROM lim LEFT JOIN ins ON true";
 
 struct create {
-    struct eu_req *req;
     const char *iso;
 };
 
 static void
-on_created(PGresult *res, enum eu_db_status st, void *arg)
+on_created(struct eu_req *req, PGresult *res, void *arg)
 {
     struct create *cr = arg;
-    struct eu_req *req = cr->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQgetisnull(res, 0, 0)) {
         bool total = atoi(PQgetvalue(res, 0, 3)) >= atoi(TOTAL_LIMIT);
         eu_req_reply_error(req, 422,
@@ -277,34 +252,26 @@ eu_scheduled_create(struct eu_req *req, const struct eu_status_draft *d, const c
                     const char *params)
 {
     struct create *cr = eu_arena_calloc(req->arena, sizeof(*cr));
-    cr->req = req;
     cr->iso = iso;
     json_t *draft = draft_json(d);
     char *draft_text = json_dumps(draft, JSON_COMPACT);
     json_decref(draft);
-    const char *sql_params[] = {viewer_of(req), iso, params,
+    const char *sql_params[] = {eu_req_viewer(req), iso, params,
                                 eu_arena_strdup(req->arena, draft_text)};
     free(draft_text);
-    eu_db_pool_query(pool_of(req), CREATE_SQL, 4, sql_params, on_created, cr);
+    eu_req_sql(req, CREATE_SQL, 4, sql_params, on_created, cr);
 }
 
 /* ------------------------------------------------------------- endpoints */
 
 struct list_ctx {
-    struct eu_req *req;
     struct eu_page page;
 };
 
 static void
-on_list(PGresult *res, enum eu_db_status st, void *arg)
+on_list(struct eu_req *req, PGresult *res, void *arg)
 {
     struct list_ctx *lc = arg;
-    struct eu_req *req = lc->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     bool asc = eu_page_is_ascending(&lc->page);
     json_t *out = json_array();
@@ -319,16 +286,15 @@ static void
 scheduled_index(struct eu_req *req)
 {
     struct list_ctx *lc = eu_arena_calloc(req->arena, sizeof(*lc));
-    lc->req = req;
     if (eu_page_parse(req, &lc->page, 20, 40) < 0)
         return;
-    const char *params[5] = {viewer_of(req)};
+    const char *params[5] = {eu_req_viewer(req)};
     eu_page_params(&lc->page, params + 1);
     const char *sql = eu_arena_sprintf(req->arena,
                                        "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
                                        " WHERE tenant_id = $1 AND account_id = $2::bigint%s",
                                        eu_page_sql(req, &lc->page, "id", 3));
-    eu_db_pool_query(pool_of(req), sql, 5, params, on_list, lc);
+    eu_req_sql(req, sql, 5, params, on_list, lc);
 }
 
 static void
@@ -337,25 +303,24 @@ scheduled_show(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *params[] = {id, viewer_of(req)};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
-                     " WHERE tenant_id = $1 AND id = $2::bigint AND account_id = $3::bigint",
-                     2, params, on_one, req);
+    const char *params[] = {id, eu_req_viewer(req)};
+    eu_req_sql(req,
+               "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
+               " WHERE tenant_id = $1 AND id = $2::bigint AND account_id = $3::bigint",
+               2, params, on_one, NULL);
 }
 
 struct move {
-    struct eu_req *req;
     const char *iso; /* NULL: nothing moved */
 };
 
 static void
-on_moved(PGresult *res, enum eu_db_status st, void *arg)
+on_moved(struct eu_req *req, PGresult *res, void *arg)
 {
     struct move *mv = arg;
-    if (st == EU_DB_OK && PQntuples(res) && mv->iso)
-        wake_for(mv->req, mv->iso);
-    on_one(res, st, mv->req);
+    if (PQntuples(res) && mv->iso)
+        wake_for(req, mv->iso);
+    on_one(req, res, NULL);
 }
 
 /* PUT: only scheduled_at can change, as in Mastodon. */
@@ -372,7 +337,6 @@ scheduled_update(struct eu_req *req)
         return;
     }
     struct move *mv = eu_arena_calloc(req->arena, sizeof(*mv));
-    mv->req = req;
     const char *when = eu_param_str(p, "scheduled_at");
     if (when && *when) {
         int rc = eu_scheduled_at_read(req, when, &mv->iso);
@@ -385,23 +349,17 @@ scheduled_update(struct eu_req *req)
     }
     /* Moving later leaves the publisher's timer at the old time; it then
      * finds nothing due and sleeps until the new one. */
-    const char *params[] = {id, viewer_of(req), mv->iso};
-    eu_db_pool_query(pool_of(req),
-                     "UPDATE scheduled_statuses SET scheduled_at ="
-                     " coalesce($4::timestamptz, scheduled_at) WHERE tenant_id = $1"
-                     " AND id = $2::bigint AND account_id = $3::bigint RETURNING " ENTITY_COLUMNS,
-                     3, params, on_moved, mv);
+    const char *params[] = {id, eu_req_viewer(req), mv->iso};
+    eu_req_sql(req,
+               "UPDATE scheduled_statuses SET scheduled_at ="
+               " coalesce($4::timestamptz, scheduled_at) WHERE tenant_id = $1"
+               " AND id = $2::bigint AND account_id = $3::bigint RETURNING " ENTITY_COLUMNS,
+               3, params, on_moved, mv);
 }
 
 static void
-on_cancelled(PGresult *res, enum eu_db_status st, void *arg)
+on_cancelled(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -417,11 +375,11 @@ scheduled_delete(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *params[] = {id, viewer_of(req)};
-    eu_db_pool_query(pool_of(req),
-                     "DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $2::bigint"
-                     " AND account_id = $3::bigint RETURNING id",
-                     2, params, on_cancelled, req);
+    const char *params[] = {id, eu_req_viewer(req)};
+    eu_req_sql(req,
+               "DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $2::bigint"
+               " AND account_id = $3::bigint RETURNING id",
+               2, params, on_cancelled, NULL);
 }
 
 /* ------------------------------------------------------------- publisher */

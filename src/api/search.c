@@ -60,15 +60,9 @@ on_statuses(struct eu_req *req, json_t *array, void *arg)
 }
 
 static void
-on_accounts(PGresult *res, enum eu_db_status st, void *arg)
+on_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     struct search *s = arg;
-    struct eu_req *req = s->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     for (int i = 0; res && i < PQntuples(res); i++)
         json_array_append_new(s->accounts, eu_account_json(req, res, i, 0));
     if (s->n_status == 0) {
@@ -83,14 +77,14 @@ query_accounts(struct search *s)
 {
     struct eu_req *req = s->req;
     if (!s->want_accounts) {
-        on_accounts(NULL, EU_DB_OK, s);
+        on_accounts(req, NULL, s);
         return;
     }
     /* "user@this.host" and "@user" find the local user; another domain
      * finds nobody until remote accounts can be resolved. */
-    const char *p[] = {eu_social_viewer(req), s->q, s->limit, s->offset, s->following, req->host};
-    eu_db_pool_query(
-        eu_social_pool(req),
+    const char *p[] = {eu_req_viewer(req), s->q, s->limit, s->offset, s->following, req->host};
+    eu_req_sql(
+        req,
         "WITH q AS (SELECT CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 1)"
         "  ELSE $3 END AS u, CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 2)"
         "  END AS d)"
@@ -117,15 +111,9 @@ query_accounts(struct search *s)
 }
 
 static void
-on_found(PGresult *res, enum eu_db_status st, void *arg)
+on_found(struct eu_req *req, PGresult *res, void *arg)
 {
     struct search *s = arg;
-    struct eu_req *req = s->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *ids = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
     json_t *tags = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
     size_t n = json_array_size(ids);
@@ -221,7 +209,7 @@ eu_search_v2(struct eu_req *req)
     eu_arena_on_free(req->arena, decref_json, s->accounts);
     eu_arena_on_free(req->arena, decref_json, s->hashtags);
 
-    const char *p[] = {eu_social_viewer(req),
+    const char *p[] = {eu_req_viewer(req),
                        s->q,
                        s->limit,
                        s->offset,
@@ -231,8 +219,8 @@ eu_search_v2(struct eu_req *req)
                        s->max_id,
                        s->min_id,
                        eu_param_str(params, "q")};
-    eu_db_pool_query(
-        eu_social_pool(req),
+    eu_req_sql(
+        req,
         "SELECT (SELECT coalesce(json_agg(x.id::text ORDER BY x.id DESC), '[]') FROM"
         "  (SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND $6::boolean"
         "   AND s.deleted_at IS NULL"

@@ -33,20 +33,6 @@
 #define TAGS_LIMIT 100
 #define TAG_NAME_MAX 200
 
-/* ------------------------------------------------------------- helpers */
-
-struct eu_db_pool *
-eu_social_pool(struct eu_req *req)
-{
-    return eu_tenant_pool(req->app->registry, req->tenant);
-}
-
-const char *
-eu_social_viewer(struct eu_req *req)
-{
-    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
-}
-
 struct status_list {
     const char *first_id, *last_id, *context;
     json_t *array;
@@ -107,21 +93,14 @@ eu_social_reply_statuses(struct eu_req *req, const char *const *ids, size_t n, c
  * ids (a favourite's id, not its status's, as Mastodon pages favourites).
  */
 struct paged {
-    struct eu_req *req;
     struct eu_page page;
     const char *context;
 };
 
 static void
-on_paged_rows(PGresult *res, enum eu_db_status st, void *arg)
+on_paged_rows(struct eu_req *req, PGresult *res, void *arg)
 {
     struct paged *pg = arg;
-    struct eu_req *req = pg->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (size_t)(n ? n : 1));
     bool asc = eu_page_is_ascending(&pg->page);
@@ -139,14 +118,13 @@ reply_paged_statuses(struct eu_req *req, const char *select_where, const char *c
                      const char *context)
 {
     struct paged *pg = eu_arena_calloc(req->arena, sizeof(*pg));
-    pg->req = req;
     pg->context = context;
     eu_page_parse(req, &pg->page, STATUSES_LIMIT, STATUSES_LIMIT_MAX);
-    const char *p[5] = {eu_social_viewer(req)};
+    const char *p[5] = {eu_req_viewer(req)};
     eu_page_params(&pg->page, p + 1);
     const char *sql =
         eu_arena_sprintf(req->arena, "%s%s", select_where, eu_page_sql(req, &pg->page, col, 3));
-    eu_db_pool_query(eu_social_pool(req), sql, 5, p, on_paged_rows, pg);
+    eu_req_sql(req, sql, 5, p, on_paged_rows, pg);
 }
 
 /* ------------------------------------------------ favourites, bookmarks */
@@ -172,15 +150,9 @@ bookmarks_index(struct eu_req *req)
 /* -------------------------------------------------------- list timeline */
 
 static void
-on_list_timeline(PGresult *res, enum eu_db_status st, void *arg)
+on_list_timeline(struct eu_req *req, PGresult *res, void *arg)
 {
     struct paged *pg = arg;
-    struct eu_req *req = pg->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     /* Row 0 always exists; its first column says whether the list does. */
     if (PQntuples(res) == 0 || PQgetvalue(res, 0, 0)[0] != 't') {
         eu_req_reply_error(req, 404, "Record not found");
@@ -210,9 +182,8 @@ list_timeline(struct eu_req *req)
         return;
     }
     struct paged *pg = eu_arena_calloc(req->arena, sizeof(*pg));
-    pg->req = req;
     eu_page_parse(req, &pg->page, STATUSES_LIMIT, STATUSES_LIMIT_MAX);
-    const char *p[6] = {eu_social_viewer(req), id};
+    const char *p[6] = {eu_req_viewer(req), id};
     eu_page_params(&pg->page, p + 2);
     const char *sql = eu_arena_sprintf(
         req->arena,
@@ -248,7 +219,7 @@ list_timeline(struct eu_req *req)
                           "   AND b.target_account_id = s.account_id)"
                           "  %s) s ON true",
         eu_page_sql(req, &pg->page, "s.id", 4));
-    eu_db_pool_query(eu_social_pool(req), sql, 6, p, on_list_timeline, pg);
+    eu_req_sql(req, sql, 6, p, on_list_timeline, pg);
 }
 
 /* -------------------------------------------------------------- markers */
@@ -266,14 +237,8 @@ markers_json(const PGresult *res)
 }
 
 static void
-on_markers(PGresult *res, enum eu_db_status st, void *arg)
+on_markers(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     eu_req_reply_json(req, 200, markers_json(res));
 }
 
@@ -302,12 +267,12 @@ markers_index(struct eu_req *req)
         notes = notes || (s && strcmp(s, "notifications") == 0);
     }
     json_decref(tl);
-    const char *p[] = {eu_social_viewer(req), home ? "home" : "", notes ? "notifications" : ""};
-    eu_db_pool_query(
-        eu_social_pool(req),
+    const char *p[] = {eu_req_viewer(req), home ? "home" : "", notes ? "notifications" : ""};
+    eu_req_sql(
+        req,
         "SELECT " MARKER_COLUMNS("m") " FROM markers m WHERE m.tenant_id = $1"
                                       " AND m.account_id = $2::bigint AND m.timeline IN ($3, $4)",
-        3, p, on_markers, req);
+        3, p, on_markers, NULL);
 }
 
 /* The last_read_id of home[last_read_id] / {"home": {"last_read_id": ..}}.
@@ -343,30 +308,24 @@ markers_create(struct eu_req *req)
     if (read_marker(req, params, "home", &home) < 0 ||
         read_marker(req, params, "notifications", &notes) < 0)
         return;
-    const char *p[] = {eu_social_viewer(req), home, notes};
+    const char *p[] = {eu_req_viewer(req), home, notes};
     /* No "AS m" on the target: the pool's tenant check wants the column
      * list right after the table name. */
-    eu_db_pool_query(eu_social_pool(req),
-                     "INSERT INTO markers (tenant_id, account_id, timeline, last_read_id)"
-                     " SELECT $1::bigint, $2::bigint, x.t, x.id FROM (VALUES ('home', $3::bigint),"
-                     " ('notifications', $4::bigint)) x(t, id) WHERE x.id IS NOT NULL"
-                     " ON CONFLICT (tenant_id, account_id, timeline) DO UPDATE SET"
-                     " last_read_id = EXCLUDED.last_read_id, version = markers.version + 1,"
-                     " updated_at = now() RETURNING " MARKER_COLUMNS("markers"),
-                     3, p, on_markers, req);
+    eu_req_sql(req,
+               "INSERT INTO markers (tenant_id, account_id, timeline, last_read_id)"
+               " SELECT $1::bigint, $2::bigint, x.t, x.id FROM (VALUES ('home', $3::bigint),"
+               " ('notifications', $4::bigint)) x(t, id) WHERE x.id IS NOT NULL"
+               " ON CONFLICT (tenant_id, account_id, timeline) DO UPDATE SET"
+               " last_read_id = EXCLUDED.last_read_id, version = markers.version + 1,"
+               " updated_at = now() RETURNING " MARKER_COLUMNS("markers"),
+               3, p, on_markers, NULL);
 }
 
 /* ---------------------------------------------------------- preferences */
 
 static void
-on_preferences(PGresult *res, enum eu_db_status st, void *arg)
+on_preferences(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     bool found = PQntuples(res) > 0;
     json_t *out = json_pack("{s:s, s:b, s:o, s:s, s:b}", "posting:default:visibility",
                             found ? PQgetvalue(res, 0, 0) : "public", "posting:default:sensitive",
@@ -380,11 +339,11 @@ on_preferences(PGresult *res, enum eu_db_status st, void *arg)
 static void
 preferences_show(struct eu_req *req)
 {
-    const char *p[] = {eu_social_viewer(req)};
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT default_privacy, default_sensitive, default_language FROM users"
-                     " WHERE tenant_id = $1 AND account_id = $2::bigint",
-                     1, p, on_preferences, req);
+    const char *p[] = {eu_req_viewer(req)};
+    eu_req_sql(req,
+               "SELECT default_privacy, default_sensitive, default_language FROM users"
+               " WHERE tenant_id = $1 AND account_id = $2::bigint",
+               1, p, on_preferences, NULL);
 }
 
 /* ----------------------------------------------------------------- tags */
@@ -427,14 +386,8 @@ tag_json(struct eu_req *req, const char *id, const char *name, bool following)
 }
 
 static void
-on_tag(PGresult *res, enum eu_db_status st, void *arg)
+on_tag(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         /* Mastodon shows a hashtag nobody used yet as a fresh one. */
         const char *name = eu_req_param(req, "name");
@@ -468,11 +421,11 @@ tags_show(struct eu_req *req)
     const char *name = tag_param(req);
     if (!name)
         return;
-    const char *p[] = {eu_social_viewer(req), name};
-    eu_db_pool_query(eu_social_pool(req),
-                     "SELECT " TAG_COLUMNS
-                     " FROM tags t WHERE t.tenant_id = $1 AND lower(t.name) = lower($3)",
-                     2, p, on_tag, req);
+    const char *p[] = {eu_req_viewer(req), name};
+    eu_req_sql(req,
+               "SELECT " TAG_COLUMNS
+               " FROM tags t WHERE t.tenant_id = $1 AND lower(t.name) = lower($3)",
+               2, p, on_tag, NULL);
 }
 
 static void
@@ -481,17 +434,17 @@ tags_follow(struct eu_req *req)
     const char *name = tag_param(req);
     if (!name)
         return;
-    const char *p[] = {eu_social_viewer(req), name};
+    const char *p[] = {eu_req_viewer(req), name};
     /* The tag is made on first follow, as Mastodon's find_or_create does. */
-    eu_db_pool_query(eu_social_pool(req),
-                     "WITH ins AS (INSERT INTO tags (tenant_id, name) VALUES ($1, lower($3))"
-                     "  ON CONFLICT (tenant_id, (lower(name))) DO NOTHING RETURNING id, name),"
-                     " t AS (SELECT id, name FROM ins UNION ALL SELECT id, name FROM tags"
-                     "  WHERE tenant_id = $1 AND lower(name) = lower($3)),"
-                     " f AS (INSERT INTO tag_follows (tenant_id, account_id, tag_id)"
-                     "  SELECT $1::bigint, $2::bigint, id FROM t LIMIT 1 ON CONFLICT DO NOTHING)"
-                     " SELECT t.id::text, lower(t.name), true FROM t LIMIT 1",
-                     2, p, on_tag, req);
+    eu_req_sql(req,
+               "WITH ins AS (INSERT INTO tags (tenant_id, name) VALUES ($1, lower($3))"
+               "  ON CONFLICT (tenant_id, (lower(name))) DO NOTHING RETURNING id, name),"
+               " t AS (SELECT id, name FROM ins UNION ALL SELECT id, name FROM tags"
+               "  WHERE tenant_id = $1 AND lower(name) = lower($3)),"
+               " f AS (INSERT INTO tag_follows (tenant_id, account_id, tag_id)"
+               "  SELECT $1::bigint, $2::bigint, id FROM t LIMIT 1 ON CONFLICT DO NOTHING)"
+               " SELECT t.id::text, lower(t.name), true FROM t LIMIT 1",
+               2, p, on_tag, NULL);
 }
 
 static void
@@ -500,32 +453,25 @@ tags_unfollow(struct eu_req *req)
     const char *name = tag_param(req);
     if (!name)
         return;
-    const char *p[] = {eu_social_viewer(req), name};
-    eu_db_pool_query(eu_social_pool(req),
-                     "WITH t AS (SELECT id, name FROM tags WHERE tenant_id = $1"
-                     "  AND lower(name) = lower($3)),"
-                     " d AS (DELETE FROM tag_follows tf USING t WHERE tf.tenant_id = $1"
-                     "  AND tf.tag_id = t.id"
-                     "  AND tf.account_id = $2::bigint)"
-                     " SELECT t.id::text, lower(t.name), false FROM t",
-                     2, p, on_tag, req);
+    const char *p[] = {eu_req_viewer(req), name};
+    eu_req_sql(req,
+               "WITH t AS (SELECT id, name FROM tags WHERE tenant_id = $1"
+               "  AND lower(name) = lower($3)),"
+               " d AS (DELETE FROM tag_follows tf USING t WHERE tf.tenant_id = $1"
+               "  AND tf.tag_id = t.id"
+               "  AND tf.account_id = $2::bigint)"
+               " SELECT t.id::text, lower(t.name), false FROM t",
+               2, p, on_tag, NULL);
 }
 
 struct tag_page {
-    struct eu_req *req;
     struct eu_page page;
 };
 
 static void
-on_followed_tags(PGresult *res, enum eu_db_status st, void *arg)
+on_followed_tags(struct eu_req *req, PGresult *res, void *arg)
 {
     struct tag_page *tp = arg;
-    struct eu_req *req = tp->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     bool asc = eu_page_is_ascending(&tp->page);
     json_t *out = json_array();
@@ -543,9 +489,8 @@ static void
 followed_tags_index(struct eu_req *req)
 {
     struct tag_page *tp = eu_arena_calloc(req->arena, sizeof(*tp));
-    tp->req = req;
     eu_page_parse(req, &tp->page, TAGS_LIMIT, TAGS_LIMIT);
-    const char *p[5] = {eu_social_viewer(req)};
+    const char *p[5] = {eu_req_viewer(req)};
     eu_page_params(&tp->page, p + 1);
     const char *sql = eu_arena_sprintf(req->arena,
                                        "SELECT tf.id::text, t.id::text, lower(t.name) FROM"
@@ -553,7 +498,7 @@ followed_tags_index(struct eu_req *req)
                                        " AND t.id = tf.tag_id"
                                        " WHERE tf.tenant_id = $1 AND tf.account_id = $2::bigint%s",
                                        eu_page_sql(req, &tp->page, "tf.id", 3));
-    eu_db_pool_query(eu_social_pool(req), sql, 5, p, on_followed_tags, tp);
+    eu_req_sql(req, sql, 5, p, on_followed_tags, tp);
 }
 
 /* ------------------------------------------------------- empty answers */

@@ -1,7 +1,8 @@
 /*
  * Declarations shared by the social group's files (social.c,
  * notifications.c, filters.c, search.c, conversations.c) and nobody else:
- * the route handlers that social.c's table names, and small helpers.
+ * the route handlers that social.c's table names, and the status-list reply
+ * they share.
  */
 #ifndef EUNHA_API_SOCIAL_INTERNAL_H
 #define EUNHA_API_SOCIAL_INTERNAL_H
@@ -10,12 +11,6 @@
 #include <stddef.h>
 
 struct eu_req;
-struct eu_db_pool;
-
-/* The pool of the request's tenant. */
-struct eu_db_pool *eu_social_pool(struct eu_req *req);
-/* req->auth.account_id as decimal text, arena-owned. */
-const char *eu_social_viewer(struct eu_req *req);
 
 /*
  * Renders the statuses with these ids (newest first), applies the viewer's

@@ -216,15 +216,9 @@ row_is_visible(const struct render *rd, const PGresult *r, int row)
 }
 
 static void
-on_rows(PGresult *res, enum eu_db_status st, void *arg)
+on_rows(struct eu_req *req, PGresult *res, void *arg)
 {
     struct render *rd = arg;
-    struct eu_req *req = rd->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *out = json_array();
     /* A page is at most a few dozen rows, so a linear lookup is cheaper than
      * building an index. */
@@ -270,10 +264,9 @@ eu_statuses_render_opts(struct eu_req *req, const char *const *ids, size_t n, un
     }
     *o++ = '}';
     *o = '\0';
-    const char *viewer = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+    const char *viewer = eu_req_viewer(req);
     const char *params[] = {list, viewer, eu_req_base_url(req)};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), RENDER_SQL, 3, params,
-                     on_rows, rd);
+    eu_req_sql(req, RENDER_SQL, 3, params, on_rows, rd);
 }
 
 void

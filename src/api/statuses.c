@@ -40,18 +40,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static struct eu_db_pool *
-pool_of(struct eu_req *req)
-{
-    return eu_tenant_pool(req->app->registry, req->tenant);
-}
-
-static const char *
-viewer_of(struct eu_req *req)
-{
-    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
-}
-
 static size_t
 utf8_chars(const char *s)
 {
@@ -175,15 +163,9 @@ static const char PREPARE_SQL[] =
     "  AND s.account_id = $4::bigint AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL)";
 
 static void
-on_prepared(PGresult *res, enum eu_db_status st, void *arg)
+on_prepared(struct eu_req *req, PGresult *res, void *arg)
 {
     struct compose *c = arg;
-    struct eu_req *req = c->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (c->edit_id && PQgetvalue(res, 0, 4)[0] != 't') {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -236,8 +218,8 @@ prepare(struct compose *c)
     struct eu_req *req = c->req;
     eu_text_scan(req->arena, c->text, req->host, &c->scan);
     const char *params[] = {text_array(req, c->scan.mentions, c->scan.n_mentions), c->reply_to,
-                            viewer_of(req), c->edit_id};
-    eu_db_pool_query(pool_of(req), PREPARE_SQL, 4, params, on_prepared, c);
+                            eu_req_viewer(req), c->edit_id};
+    eu_req_sql(req, PREPARE_SQL, 4, params, on_prepared, c);
 }
 
 /* Mastodon's ScheduledStatus "params": the request's values as given (null
@@ -614,15 +596,9 @@ static const char EDIT_SQL[] =
     "  FROM up";
 
 static void
-on_edited(PGresult *res, enum eu_db_status st, void *arg)
+on_edited(struct eu_req *req, PGresult *res, void *arg)
 {
     struct compose *c = arg;
-    struct eu_req *req = c->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -639,11 +615,11 @@ update_status(struct compose *c)
 {
     struct eu_req *req = c->req;
     const char *params[] = {
-        c->edit_id, viewer_of(req), c->text, c->html, c->spoiler_given ? c->spoiler : NULL,
+        c->edit_id, eu_req_viewer(req), c->text, c->html, c->spoiler_given ? c->spoiler : NULL,
         c->sensitive < 0 ? NULL : c->sensitive ? "true" : "false", c->language, c->mention_ids,
         text_array(req, c->scan.tags, c->scan.n_tags),
     };
-    eu_db_pool_query(pool_of(req), EDIT_SQL, 9, params, on_edited, c);
+    eu_req_sql(req, EDIT_SQL, 9, params, on_edited, c);
 }
 
 static void
@@ -706,27 +682,26 @@ statuses_index(struct eu_req *req)
 }
 
 struct delete_ctx {
-    struct eu_req *req;
-    json_t *status;
+    json_t *status; /* released with the request's arena */
     const char *id;
 };
 
 static void
-on_delete_done(PGresult *res, enum eu_db_status st, void *arg)
+decref_json(void *p)
+{
+    json_decref(p);
+}
+
+static void
+on_delete_done(struct eu_req *req, PGresult *res, void *arg)
 {
     struct delete_ctx *d = arg;
-    struct eu_req *req = d->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK || PQntuples(res) == 0 || atoi(PQgetvalue(res, 0, 0)) == 0) {
-        json_decref(d->status);
-        if (st != EU_DB_OK)
-            eu_req_reply_db_error(req, st);
-        else
-            eu_req_reply_error(req, 404, "Record not found");
+    if (PQntuples(res) == 0 || atoi(PQgetvalue(res, 0, 0)) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
         return;
     }
     eu_feed_status_fanout(req->app, req->tenant, strtoll(d->id, NULL, 10), true);
-    eu_req_reply_json(req, 200, d->status);
+    eu_req_reply_json(req, 200, json_incref(d->status));
 }
 
 static void
@@ -742,18 +717,21 @@ on_delete_rendered(struct eu_req *req, json_t *array, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
+    /* The arena holds it: when the delete fails, on_delete_done never runs
+     * and the status goes with the request. */
     d->status = json_incref(st);
+    eu_arena_on_free(req->arena, decref_json, d->status);
     json_decref(array);
     /* Reblogs of a deleted status go with it, as in Mastodon. */
-    const char *params[] = {d->id, viewer_of(req)};
-    eu_db_pool_query(pool_of(req),
-                     "WITH d AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
-                     "  AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"
-                     "  RETURNING id),"
-                     " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
-                     "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL)"
-                     " SELECT count(*) FROM d",
-                     2, params, on_delete_done, d);
+    const char *params[] = {d->id, eu_req_viewer(req)};
+    eu_req_sql(req,
+               "WITH d AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
+               "  AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"
+               "  RETURNING id),"
+               " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
+               "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL)"
+               " SELECT count(*) FROM d",
+               2, params, on_delete_done, d);
 }
 
 static void
@@ -763,7 +741,6 @@ statuses_delete(struct eu_req *req)
     if (!id)
         return;
     struct delete_ctx *d = eu_arena_calloc(req->arena, sizeof(*d));
-    d->req = req;
     d->id = id;
     const char *ids[] = {id};
     eu_statuses_render_opts(req, ids, 1, EU_RENDER_SOURCE, on_delete_rendered, d);
@@ -772,14 +749,8 @@ statuses_delete(struct eu_req *req)
 /* ------------------------------------------------------- source, history */
 
 static void
-on_source(PGresult *res, enum eu_db_status st, void *arg)
+on_source(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -795,22 +766,16 @@ statuses_source(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *params[] = {id, viewer_of(req)};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT id, text, spoiler_text FROM statuses WHERE tenant_id = $1"
-                     " AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL",
-                     2, params, on_source, req);
+    const char *params[] = {id, eu_req_viewer(req)};
+    eu_req_sql(req,
+               "SELECT id, text, spoiler_text FROM statuses WHERE tenant_id = $1"
+               " AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL",
+               2, params, on_source, NULL);
 }
 
 static void
-on_history(PGresult *res, enum eu_db_status st, void *arg)
+on_history(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     if (n == 0) {
         eu_req_reply_error(req, 404, "Record not found");
@@ -834,10 +799,10 @@ statuses_history(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
-    const char *params[] = {id, viewer_of(req)};
+    const char *params[] = {id, eu_req_viewer(req)};
     /* A status never edited has one version: itself. */
-    eu_db_pool_query(
-        pool_of(req),
+    eu_req_sql(
+        req,
         "SELECT v.content, v.spoiler_text, v.sensitive, " EU_SQL_TS("v.created_at") ", "
         EU_ACCOUNT_COLUMNS("a") " FROM statuses s JOIN accounts a ON a.tenant_id = $1"
         " AND a.id = s.account_id,"
@@ -847,13 +812,12 @@ statuses_history(struct eu_req *req)
         "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND "
         EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " ORDER BY v.created_at, v.id",
-        2, params, on_history, req);
+        2, params, on_history, NULL);
 }
 
 /* ---------------------------------------------------------------- context */
 
 struct context_ctx {
-    struct eu_req *req;
     char **ancestors;
     size_t n_ancestors;
 };
@@ -883,15 +847,9 @@ on_context_rendered(struct eu_req *req, json_t *array, void *arg)
 }
 
 static void
-on_context_ids(PGresult *res, enum eu_db_status st, void *arg)
+on_context_ids(struct eu_req *req, PGresult *res, void *arg)
 {
     struct context_ctx *cx = arg;
-    struct eu_req *req = cx->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     if (n == 0 || strcmp(PQgetvalue(res, 0, 0), "r") != 0) {
         eu_req_reply_error(req, 404, "Record not found");
@@ -915,12 +873,11 @@ statuses_context(struct eu_req *req)
     if (!id)
         return;
     struct context_ctx *cx = eu_arena_calloc(req->arena, sizeof(*cx));
-    cx->req = req;
-    const char *params[] = {id, viewer_of(req)};
+    const char *params[] = {id, eu_req_viewer(req)};
     /* Ancestors oldest first; descendants depth first, as a thread reads.
      * Hidden ones are dropped by the renderer. */
-    eu_db_pool_query(
-        pool_of(req),
+    eu_req_sql(
+        req,
         "WITH RECURSIVE up(id, parent, depth) AS ("
         "  SELECT p.id, p.in_reply_to_id, 1 FROM statuses p WHERE p.tenant_id = $1 AND p.id ="
         "   (SELECT in_reply_to_id FROM statuses WHERE tenant_id = $1 AND id = $2::bigint)"
@@ -1029,7 +986,6 @@ static const char *const ACTION_SQL[] = {
 };
 
 struct action_ctx {
-    struct eu_req *req;
     enum action action;
 };
 
@@ -1040,15 +996,9 @@ unfan_each(struct eu_req *req, int64_t id, void *arg)
 }
 
 static void
-on_action(PGresult *res, enum eu_db_status st, void *arg)
+on_action(struct eu_req *req, PGresult *res, void *arg)
 {
     struct action_ctx *ax = arg;
-    struct eu_req *req = ax->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -1105,9 +1055,8 @@ run_action(struct eu_req *req, enum action action)
     if (!id)
         return;
     struct action_ctx *ax = eu_arena_calloc(req->arena, sizeof(*ax));
-    ax->req = req;
     ax->action = action;
-    const char *params[4] = {id, viewer_of(req)};
+    const char *params[4] = {id, eu_req_viewer(req)};
     int n = 2;
     if (action == A_REBLOG) {
         struct eu_error err = {0};
@@ -1128,7 +1077,7 @@ run_action(struct eu_req *req, enum action action)
                                      : NULL;
         n = 4;
     }
-    eu_db_pool_query(pool_of(req), ACTION_SQL[action], n, params, on_action, ax);
+    eu_req_sql(req, ACTION_SQL[action], n, params, on_action, ax);
 }
 
 static void statuses_favourite(struct eu_req *req) { run_action(req, A_FAVOURITE); }
@@ -1145,22 +1094,15 @@ static void statuses_unreblog(struct eu_req *req) { run_action(req, A_UNREBLOG);
 /* ------------------------------------------- favourited_by, reblogged_by */
 
 struct who_ctx {
-    struct eu_req *req;
     const char *sql;
     const char *params[6];
     struct eu_page page;
 };
 
 static void
-on_who(PGresult *res, enum eu_db_status st, void *arg)
+on_who(struct eu_req *req, PGresult *res, void *arg)
 {
     struct who_ctx *w = arg;
-    struct eu_req *req = w->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int n = PQntuples(res);
     json_t *out = json_array();
     for (int i = 0; i < n; i++)
@@ -1179,19 +1121,14 @@ on_who(PGresult *res, enum eu_db_status st, void *arg)
 }
 
 static void
-on_who_visible(PGresult *res, enum eu_db_status st, void *arg)
+on_who_visible(struct eu_req *req, PGresult *res, void *arg)
 {
     struct who_ctx *w = arg;
-    eu_req_enter(w->req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(w->req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
-        eu_req_reply_error(w->req, 404, "Record not found");
+        eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_db_pool_query(pool_of(w->req), w->sql, 5, w->params, on_who, w);
+    eu_req_sql(req, w->sql, 5, w->params, on_who, w);
 }
 
 static void
@@ -1201,17 +1138,16 @@ list_who(struct eu_req *req, const char *from_where)
     if (!id)
         return;
     struct who_ctx *w = eu_arena_calloc(req->arena, sizeof(*w));
-    w->req = req;
     eu_page_parse(req, &w->page, 40, 80);
     w->params[0] = id;
     eu_page_params(&w->page, w->params + 1);
     w->sql = eu_arena_sprintf(req->arena, "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") " %s%s",
                               from_where, eu_page_sql(req, &w->page, "x.id", 3));
-    const char *params[] = {id, viewer_of(req)};
-    eu_db_pool_query(pool_of(req),
-                     "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
-                     " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint"),
-                     2, params, on_who_visible, w);
+    const char *params[] = {id, eu_req_viewer(req)};
+    eu_req_sql(req,
+               "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
+               " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint"),
+               2, params, on_who_visible, w);
 }
 
 static void

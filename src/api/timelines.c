@@ -36,7 +36,6 @@
     " OR xm.expires_at > now()))"
 
 struct list_ctx {
-    struct eu_req *req;
     struct eu_page page;
     const char *context; /* filter context */
     int id_col;
@@ -58,15 +57,9 @@ reply_ids(struct eu_req *req, char **ids, size_t n, const char *context)
 }
 
 static void
-on_ids(PGresult *res, enum eu_db_status st, void *arg)
+on_ids(struct eu_req *req, PGresult *res, void *arg)
 {
     struct list_ctx *lc = arg;
-    struct eu_req *req = lc->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     int rows = PQntuples(res);
     if (lc->need_row && rows == 0) {
         eu_req_reply_error(req, 404, "Record not found");
@@ -80,12 +73,6 @@ on_ids(PGresult *res, enum eu_db_status st, void *arg)
     /* min_id pages come back oldest first; clients want newest first. */
     qsort(ids, n, sizeof(char *), cmp_desc);
     reply_ids(req, ids, n, lc->context);
-}
-
-static const char *
-viewer_of(struct eu_req *req)
-{
-    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
 }
 
 /* A boolean query parameter as SQL text ("true"/"false"); -1 after
@@ -138,7 +125,6 @@ eu_timelines_public(struct eu_req *req)
     if (!p)
         return;
     struct list_ctx *lc = eu_arena_calloc(req->arena, sizeof(*lc));
-    lc->req = req;
     lc->context = "public";
     if (eu_page_parse(req, &lc->page, PAGE_DEFAULT, PAGE_MAX) < 0)
         return;
@@ -147,7 +133,7 @@ eu_timelines_public(struct eu_req *req)
         bool_param(req, p, "remote", &params[1]) < 0 ||
         bool_param(req, p, "only_media", &params[2]) < 0)
         return;
-    params[3] = viewer_of(req);
+    params[3] = eu_req_viewer(req);
     eu_page_params(&lc->page, params + 4);
     /* No media attachments exist yet, so only_media matches nothing. Like
      * Mastodon, replies to others stay out of the public timeline. */
@@ -160,7 +146,7 @@ eu_timelines_public(struct eu_req *req)
         " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
         " AND " NOT_SHUNNED_SQL("s", "$5::bigint") "%s",
         eu_page_sql(req, &lc->page, "s.id", 6));
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 8, params, on_ids, lc);
+    eu_req_sql(req, sql, 8, params, on_ids, lc);
 }
 
 /* -------------------------------------------------------------------- tag */
@@ -213,7 +199,6 @@ eu_timelines_tag(struct eu_req *req)
     if (!p)
         return;
     struct list_ctx *lc = eu_arena_calloc(req->arena, sizeof(*lc));
-    lc->req = req;
     lc->context = "public";
     if (eu_page_parse(req, &lc->page, PAGE_DEFAULT, PAGE_MAX) < 0)
         return;
@@ -227,7 +212,7 @@ eu_timelines_tag(struct eu_req *req)
         bool_param(req, p, "remote", &params[1]) < 0 ||
         bool_param(req, p, "only_media", &params[2]) < 0)
         return;
-    params[3] = viewer_of(req);
+    params[3] = eu_req_viewer(req);
     json_t *any = eu_param_array(p, "any"), *all = eu_param_array(p, "all"),
            *none = eu_param_array(p, "none");
     int bad_any = 0, bad_all = 0, bad_none = 0;
@@ -262,8 +247,7 @@ eu_timelines_tag(struct eu_req *req)
         " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
         " AND " NOT_SHUNNED_SQL("s", "$5::bigint") "%s",
         eu_page_sql(req, &lc->page, "s.id", 9));
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 11, params, on_ids,
-                     lc);
+    eu_req_sql(req, sql, 11, params, on_ids, lc);
 }
 
 /* ---------------------------------------------------- account's statuses */
@@ -280,7 +264,6 @@ eu_timelines_account(struct eu_req *req)
     if (!p)
         return;
     struct list_ctx *lc = eu_arena_calloc(req->arena, sizeof(*lc));
-    lc->req = req;
     lc->context = "account";
     lc->id_col = 1;
     lc->need_row = true;
@@ -288,7 +271,7 @@ eu_timelines_account(struct eu_req *req)
         return;
     const char *params[11];
     params[0] = id;
-    params[1] = viewer_of(req);
+    params[1] = eu_req_viewer(req);
     if (bool_param(req, p, "exclude_replies", &params[2]) < 0 ||
         bool_param(req, p, "exclude_reblogs", &params[3]) < 0 ||
         bool_param(req, p, "only_media", &params[4]) < 0 ||
@@ -317,6 +300,5 @@ eu_timelines_account(struct eu_req *req)
         "  AND sp.status_id = s.id AND sp.account_id = s.account_id))%s) x ON true"
         " WHERE a.tenant_id = $1 AND a.id = $2::bigint",
         eu_page_sql(req, &lc->page, "s.id", 9));
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, 11, params, on_ids,
-                     lc);
+    eu_req_sql(req, sql, 11, params, on_ids, lc);
 }

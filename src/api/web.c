@@ -128,14 +128,8 @@ post_block(struct eu_req *req, const PGresult *res, int row)
 }
 
 static void
-on_profile(PGresult *res, enum eu_db_status st, void *arg)
+on_profile(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) < 1) {
         reply_not_found(req);
         return;
@@ -162,19 +156,12 @@ eu_web_profile(struct eu_req *req)
         return;
     }
     const char *p[] = {user};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), profile_sql, 1, p, on_profile,
-                     req);
+    eu_req_sql(req, profile_sql, 1, p, on_profile, NULL);
 }
 
 static void
-on_status(PGresult *res, enum eu_db_status st, void *arg)
+on_status(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) != 1) {
         reply_not_found(req);
         return;
@@ -201,8 +188,7 @@ eu_web_status(struct eu_req *req)
         return;
     }
     const char *p[] = {user, id};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), status_sql, 2, p, on_status,
-                     req);
+    eu_req_sql(req, status_sql, 2, p, on_status, NULL);
 }
 
 void

@@ -163,7 +163,7 @@ static int
 count_mentions(const struct tok *t, int n, const struct ref *r)
 {
     char want[80];
-    snprintf(want, sizeof(want), "%s.tenant_id", r->alias);
+    snprintf(want, sizeof(want), "%.63s.tenant_id", r->alias);
     bool bare_ok = strcmp(r->alias, r->table) == 0;
     int c = 0;
     for (int i = 0; i < n; i++)

@@ -1,0 +1,75 @@
+/*
+ * Statements run for a request: the one place that picks the tenant's pool,
+ * takes the log context back when the result arrives and turns a database
+ * failure into the request's answer, so route handlers' callbacks start at
+ * their rows (nginx finalizes a request in one place in the same way).
+ */
+#include "eunha/http.h"
+
+#include <assert.h>
+#include <stddef.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/tenant.h"
+
+/* One pending statement. It lives on the request's arena: the request cannot
+ * be finished while the statement is pending (nothing else answers it), so
+ * the arena outlives the pool's callback. Exactly one of rows and result is
+ * set. */
+struct req_query {
+    struct eu_req *req;
+    eu_req_rows_cb rows;
+    eu_req_result_cb result;
+    void *arg;
+};
+
+static void
+on_result(struct pg_result *res, enum eu_db_status st, void *arg)
+{
+    struct req_query *q = arg;
+    /* Nothing here touches q after a callback or reply: either may finish
+     * the request and free the arena q lives on. */
+    eu_req_enter(q->req);
+    if (st == EU_DB_OK && q->rows)
+        q->rows(q->req, res, q->arg);
+    else if ((st == EU_DB_OK || st == EU_DB_ERROR) && q->result)
+        q->result(q->req, res, st, q->arg);
+    else
+        eu_req_reply_db_error(q->req, st);
+}
+
+static void
+send_query(struct eu_req *req, const char *sql, int nparams, const char *const *params,
+           eu_req_rows_cb rows, eu_req_result_cb result, void *arg)
+{
+    assert(req->tenant && !req->finished);
+    struct req_query *q = eu_arena_alloc(req->arena, sizeof(*q));
+    q->req = req;
+    q->rows = rows;
+    q->result = result;
+    q->arg = arg;
+    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, nparams, params,
+                     on_result, q);
+}
+
+void
+eu_req_sql(struct eu_req *req, const char *sql, int nparams, const char *const *params,
+           eu_req_rows_cb cb, void *arg)
+{
+    send_query(req, sql, nparams, params, cb, NULL, arg);
+}
+
+void
+eu_req_sql_or_error(struct eu_req *req, const char *sql, int nparams, const char *const *params,
+                    eu_req_result_cb cb, void *arg)
+{
+    send_query(req, sql, nparams, params, NULL, cb, arg);
+}
+
+const char *
+eu_req_viewer(struct eu_req *req)
+{
+    return eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.account_id);
+}
