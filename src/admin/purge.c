@@ -4,7 +4,8 @@
  * that no statement holds locks or a connection for long and the tenants
  * sharing the placement keep their share of it. The tables are emptied in
  * eu_db_tenant_tables order, children first, so no batch waits on a cascade.
- * A dedicated placement's database is dropped whole instead.
+ * A dedicated placement's database is dropped whole instead. Its Redis
+ * keys go last, then its control row.
  *
  * The work runs through the tenant's own pool, so it counts against that
  * tenant's connection quota and nobody else's. Any failure pauses and
@@ -14,6 +15,7 @@
 #include "admin_internal.h"
 
 #include <event2/event.h>
+#include <hiredis/hiredis.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@
 #include "eunha/db.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
+#include "eunha/redis.h"
 #include "eunha/tenant.h"
 
 /* Rows per statement: a few milliseconds of work each. */
@@ -37,6 +40,7 @@ struct purge {
     int table;           /* index into eu_db_tenant_tables */
     long long rows;
     char sql[256];
+    char cursor[32]; /* of the Redis SCAN */
     struct event *retry;
     struct purge *next;
 };
@@ -99,7 +103,7 @@ on_row_gone(PGresult *res, enum eu_db_status st, void *arg)
 }
 
 static void
-finish(struct purge *p)
+remove_row(struct purge *p)
 {
     char id[24];
     snprintf(id, sizeof(id), "%lld", (long long)p->t->id);
@@ -110,6 +114,76 @@ finish(struct purge *p)
                      " DELETE FROM placements WHERE name = $2 AND kind = 'dedicated'"
                      " AND id IN (SELECT placement_id FROM t)",
                      2, params, on_row_gone, p);
+}
+
+/* ---- the tenant's Redis keys ---- */
+
+/*
+ * Its keys (home feeds, rate-limit windows, idempotency keys) all start with
+ * its prefix, "<prefix>:{t<ID>}:": SCAN them in slices and DEL each slice.
+ * With Redis away they are left behind (each carries a TTL of at most two
+ * weeks), which is not worth holding the deletion for.
+ */
+static void scan_keys(struct purge *p);
+
+static void
+on_keys_deleted(redisReply *reply, void *arg)
+{
+    struct purge *p = arg;
+    if (strcmp(p->cursor, "0") == 0)
+        remove_row(p);
+    else
+        scan_keys(p);
+}
+
+static void
+on_keys(redisReply *reply, void *arg)
+{
+    struct purge *p = arg;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+        reply->element[0]->type != REDIS_REPLY_STRING ||
+        reply->element[1]->type != REDIS_REPLY_ARRAY) {
+        eu_log_warn("admin", "tenant '%s': Redis keys left to expire", p->t->domain);
+        remove_row(p);
+        return;
+    }
+    snprintf(p->cursor, sizeof(p->cursor), "%s", reply->element[0]->str);
+    redisReply *keys = reply->element[1];
+    if (keys->elements == 0) {
+        on_keys_deleted(NULL, p);
+        return;
+    }
+    /* hiredis copies the arguments before eu_redis_command() returns, so
+     * the reply's strings may be passed as they are. */
+    const char **argv = eu_xcalloc(keys->elements + 1, sizeof(*argv));
+    argv[0] = "DEL";
+    for (size_t i = 0; i < keys->elements; i++)
+        argv[i + 1] = keys->element[i]->str;
+    eu_redis_command(p->app->redis, on_keys_deleted, p, (int)keys->elements + 1, argv, NULL);
+    free(argv);
+}
+
+static void
+scan_keys(struct purge *p)
+{
+    /* The prefix is the config's and may hold glob characters: escape them. */
+    char match[160], *o = match;
+    for (const char *c = p->t->key_prefix; *c && o < match + sizeof(match) - 3; c++) {
+        if (strchr("*?[]\\", *c))
+            *o++ = '\\';
+        *o++ = *c;
+    }
+    *o++ = '*';
+    *o = '\0';
+    const char *argv[] = {"SCAN", p->cursor, "MATCH", match, "COUNT", "500"};
+    eu_redis_command(p->app->redis, on_keys, p, 6, argv, NULL);
+}
+
+static void
+finish(struct purge *p)
+{
+    snprintf(p->cursor, sizeof(p->cursor), "0");
+    scan_keys(p);
 }
 
 static void

@@ -8,6 +8,7 @@
 #include "harness.h"
 
 #include <check.h>
+#include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,26 @@ tenant_rows(const char *db, const char *id)
     return eu_it_pg_exec_long(db, sql);
 }
 
+/* Keys in Redis under the tenant's prefix "<server name>:{t<id>}:". */
+static long
+redis_keys_of(const struct eu_it_server *s, const char *id)
+{
+    const char *url = getenv("EUNHA_TEST_REDIS_URL");
+    char host[128] = "127.0.0.1", match[200];
+    int port = 6379;
+    if (url)
+        sscanf(url, "redis://%127[^:]:%d", host, &port);
+    redisContext *c = redisConnect(host, port);
+    ck_assert_msg(c && !c->err, "cannot connect to redis %s:%d", host, port);
+    snprintf(match, sizeof(match), "%s:{t%s}:*", s->name, id);
+    redisReply *r = redisCommand(c, "KEYS %s", match);
+    ck_assert(r && r->type == REDIS_REPLY_ARRAY);
+    long n = (long)r->elements;
+    freeReplyObject(r);
+    redisFree(c);
+    return n;
+}
+
 /* Waits up to 20 s for the admin API to stop knowing domain. */
 static void
 wait_gone(struct eu_it_server *s, const char *domain)
@@ -480,8 +501,14 @@ START_TEST(test_delete_tenant)
                                 token, "{\"status\":\"going away\"}"),
                      0);
     EU_IT_EXPECT_STATUS(&r, 200);
+    /* The home feed and rate-limit window live in Redis under its prefix. */
+    ck_assert_int_eq(eu_it_http(&r, "GET", s->public_port, "a.example",
+                                "/api/v1/timelines/home", token, NULL),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 200);
     free(token);
     ck_assert_int_ge(tenant_rows(db, id), 4);
+    ck_assert_int_ge(redis_keys_of(s, id), 1);
 
     eu_it_admin(s, "DELETE", "/admin/v1/tenants/a.example", NULL, &r);
     EU_IT_EXPECT_ERROR(&r, 422);
@@ -501,6 +528,7 @@ START_TEST(test_delete_tenant)
     EU_IT_EXPECT_JSTR(&r, "error", "Unknown domain");
     wait_gone(s, "a.example");
     ck_assert_int_eq(tenant_rows(db, id), 0);
+    ck_assert_int_eq(redis_keys_of(s, id), 0);
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM tenants WHERE id = %s", id);
     ck_assert_int_eq(eu_it_pg_exec_long(s->name, sql), 0);
 
