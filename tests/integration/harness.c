@@ -1434,3 +1434,17 @@ eu_it_urlencode(const char *s)
     *o = '\0';
     return out;
 }
+
+long
+eu_it_tenant_rows(const char *db, const char *id)
+{
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "SELECT coalesce(sum((xpath('/row/c/text()', query_to_xml(format("
+             "'SELECT count(*) AS c FROM %%I WHERE tenant_id = %s', c.relname), false, true,"
+             " '')))[1]::text::bigint), 0) FROM pg_class c JOIN pg_attribute a"
+             " ON a.attrelid = c.oid AND a.attname = 'tenant_id' JOIN pg_namespace n"
+             " ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public'",
+             id);
+    return eu_it_pg_exec_long(db, sql);
+}

@@ -295,6 +295,9 @@ long eu_it_pg_count_backends(const char *dbname);
 /* Backends connected to dbname that wait on a lock. */
 long eu_it_pg_count_lock_waiters(const char *dbname);
 
+/* Rows with tenant_id = id in every table of placement database db. */
+long eu_it_tenant_rows(const char *db, const char *id);
+
 /* Whether database name exists on the test server. */
 bool eu_it_pg_db_exists(const char *name);
 

@@ -217,21 +217,6 @@ fingerprint(const char *db, const char *id)
     return eu_it_pg_exec(db, sql);
 }
 
-/* Rows of tenant id in every table of database db. */
-static long
-tenant_rows(const char *db, const char *id)
-{
-    char sql[1024];
-    snprintf(sql, sizeof(sql),
-             "SELECT coalesce(sum((xpath('/row/c/text()', query_to_xml(format("
-             "'SELECT count(*) AS c FROM %%I WHERE tenant_id = %s', c.relname), false, true,"
-             " '')))[1]::text::bigint), 0) FROM pg_class c JOIN pg_attribute a"
-             " ON a.attrelid = c.oid AND a.attname = 'tenant_id' JOIN pg_namespace n"
-             " ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public'",
-             id);
-    return eu_it_pg_exec_long(db, sql);
-}
-
 static void
 move(struct eu_it_server *s, const char *domain, const char *placement, struct eu_it_resp *r)
 {
@@ -272,7 +257,7 @@ START_TEST(test_move)
     ck_assert_str_ne(ded_db, main_db);
     char *moved = fingerprint(ded_db, id);
     ck_assert_msg(strcmp(rows, moved) == 0, "rows changed in the move:\n%s\n->\n%s", rows, moved);
-    ck_assert_int_eq(tenant_rows(main_db, id), 0);
+    ck_assert_int_eq(eu_it_tenant_rows(main_db, id), 0);
     views(&w, after);
     views_expect_same(before, after, NULL, NULL);
     views_free(after);

@@ -427,21 +427,6 @@ START_TEST(test_admin_requires_token)
 }
 END_TEST
 
-/* Rows of tenant id in every table of the placement database db. */
-static long
-tenant_rows(const char *db, const char *id)
-{
-    char sql[4096];
-    snprintf(sql, sizeof(sql),
-             "SELECT coalesce(sum((xpath('/row/c/text()', query_to_xml(format("
-             "'SELECT count(*) AS c FROM %%I WHERE tenant_id = %s', c.relname), false, true,"
-             " '')))[1]::text::bigint), 0) FROM pg_class c JOIN pg_attribute a"
-             " ON a.attrelid = c.oid AND a.attname = 'tenant_id' JOIN pg_namespace n"
-             " ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public'",
-             id);
-    return eu_it_pg_exec_long(db, sql);
-}
-
 /* Keys in Redis under the tenant's prefix "<server name>:{t<id>}:". */
 static long
 redis_keys_of(const struct eu_it_server *s, const char *id)
@@ -507,7 +492,7 @@ START_TEST(test_delete_tenant)
                      0);
     EU_IT_EXPECT_STATUS(&r, 200);
     free(token);
-    ck_assert_int_ge(tenant_rows(db, id), 4);
+    ck_assert_int_ge(eu_it_tenant_rows(db, id), 4);
     ck_assert_int_ge(redis_keys_of(s, id), 1);
 
     eu_it_admin(s, "DELETE", "/admin/v1/tenants/a.example", NULL, &r);
@@ -527,7 +512,7 @@ START_TEST(test_delete_tenant)
     EU_IT_EXPECT_ERROR(&r, 404);
     EU_IT_EXPECT_JSTR(&r, "error", "Unknown domain");
     wait_gone(s, "a.example");
-    ck_assert_int_eq(tenant_rows(db, id), 0);
+    ck_assert_int_eq(eu_it_tenant_rows(db, id), 0);
     ck_assert_int_eq(redis_keys_of(s, id), 0);
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM tenants WHERE id = %s", id);
     ck_assert_int_eq(eu_it_pg_exec_long(s->name, sql), 0);
