@@ -213,8 +213,10 @@ want_turn(struct eu_queue *q)
     struct eu_queues *qs = q->qs;
     if (q->state != T_IDLE || qs->stopping)
         return;
-    if (q->t->state != EU_TENANT_ACTIVE) {
-        /* A suspended instance does no background work; look again later. */
+    if (q->t->state != EU_TENANT_ACTIVE || q->t->moving) {
+        /* A suspended instance does no background work, nor one whose rows
+         * are being copied elsewhere (a reload during a move may have put
+         * its state back to active); look again later. */
         for (int i = 0; i < N_WORKERS; i++) {
             if (q->w[i].ready) {
                 q->w[i].ready = false;
