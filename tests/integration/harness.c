@@ -1448,3 +1448,15 @@ eu_it_tenant_rows(const char *db, const char *id)
              id);
     return eu_it_pg_exec_long(db, sql);
 }
+
+double
+eu_it_metric(struct eu_it_server *s, const char *name)
+{
+    struct eu_it_resp r = {0};
+    double v = -1;
+    eu_it_admin(s, "GET", "/metrics", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(eu_it_metric_value(r.body, name, &v), "no %s in:\n%s", name, r.body);
+    eu_it_resp_free(&r);
+    return v;
+}

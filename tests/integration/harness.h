@@ -193,6 +193,9 @@ void eu_it_account_create(struct eu_it_server *s, const char *domain, const char
  */
 bool eu_it_metric_value(const char *text, const char *name, double *out);
 
+/* The value of sample name in the server's /metrics (asserts it is there). */
+double eu_it_metric(struct eu_it_server *s, const char *name);
+
 /* "Threads:" from /proc/PID/status, or -1. */
 long eu_it_proc_threads(pid_t pid);
 

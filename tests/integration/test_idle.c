@@ -195,18 +195,6 @@ START_TEST(test_idle_poll_is_one_statement_per_placement)
 }
 END_TEST
 
-static double
-metric(struct eu_it_server *s, const char *name)
-{
-    struct eu_it_resp r = {0};
-    double v = -1;
-    eu_it_admin(s, "GET", "/metrics", NULL, &r);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert_msg(eu_it_metric_value(r.body, name, &v), "no %s in:\n%s", name, r.body);
-    eu_it_resp_free(&r);
-    return v;
-}
-
 /*
  * A tenant nobody asks for gives back its runtime state (token cache, pool,
  * idle workers) after dormant_after_seconds and makes it again on its next
@@ -240,7 +228,7 @@ START_TEST(test_dormant_tenant_sleeps_and_wakes)
     } while (!json_is_true(eu_it_jpath(r.json, "dormant")) && eu_it_now_ms() - t0 < 10000);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "dormant")), "not dormant: %s", r.body);
     EU_IT_EXPECT_JINT(&r, "pool.open", 0);
-    ck_assert(metric(s, "eunha_tenants_dormant") == 1.0);
+    ck_assert(eu_it_metric(s, "eunha_tenants_dormant") == 1.0);
 
     /* The next request wakes it, with the same token. */
     ck_assert_int_eq(eu_it_http(&r, "GET", s->public_port, "sleepy.example",
@@ -250,7 +238,7 @@ START_TEST(test_dormant_tenant_sleeps_and_wakes)
     EU_IT_EXPECT_JSTR(&r, "username", "erin");
     eu_it_admin(s, "GET", "/admin/v1/tenants/sleepy.example", NULL, &r);
     ck_assert(json_is_false(eu_it_jpath(r.json, "dormant")));
-    ck_assert(metric(s, "eunha_tenants_dormant") == 0.0);
+    ck_assert(eu_it_metric(s, "eunha_tenants_dormant") == 0.0);
 
     free(token);
     eu_it_resp_free(&r);

@@ -239,18 +239,6 @@ backends_of(char *const *dbs, int n)
     return sum;
 }
 
-static double
-metric(struct eu_it_server *s, const char *name)
-{
-    struct eu_it_resp r = {0};
-    double v = -1;
-    eu_it_admin(s, "GET", "/metrics", NULL, &r);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert_msg(eu_it_metric_value(r.body, name, &v), "no %s in:\n%s", name, r.body);
-    eu_it_resp_free(&r);
-    return v;
-}
-
 START_TEST(test_pool_shared_cap)
 {
     struct eu_it_opts opts = {
@@ -284,7 +272,7 @@ START_TEST(test_pool_shared_cap)
     }
     ck_assert_int_eq(eu_it_pg_count_backends(dbs[0]), 1);
     ck_assert_int_eq(eu_it_pg_count_backends(dbs[1]), 1);
-    ck_assert(metric(s, "eunha_db_connections") == 2.0);
+    ck_assert(eu_it_metric(s, "eunha_db_connections") == 2.0);
 
     /* c still answers: a's connection, the least recently used, makes way. */
     eu_it_public(s, "GET", hosts[2], "/api/v1/instance", &r);
@@ -292,8 +280,8 @@ START_TEST(test_pool_shared_cap)
     ck_assert_int_eq(eu_it_pg_count_backends(dbs[0]), 0);
     ck_assert_int_eq(eu_it_pg_count_backends(dbs[1]), 1);
     ck_assert_int_eq(eu_it_pg_count_backends(dbs[2]), 1);
-    ck_assert(metric(s, "eunha_db_reclaimed_total") == 1.0);
-    ck_assert(metric(s, "eunha_db_connections") == 2.0);
+    ck_assert(eu_it_metric(s, "eunha_db_reclaimed_total") == 1.0);
+    ck_assert(eu_it_metric(s, "eunha_db_connections") == 2.0);
 
     /* Every connection busy: nothing to take, so a third tenant waits and
      * gets the pool's 503 instead of a connection past the cap. */
@@ -314,7 +302,7 @@ START_TEST(test_pool_shared_cap)
     EU_IT_EXPECT_ERROR(&r, 503);
     ck_assert_msg(eu_it_resp_header(&r, "Retry-After") != NULL, "503 without Retry-After");
     ck_assert_int_eq(eu_it_pg_count_backends(dbs[0]), 0);
-    ck_assert(metric(s, "eunha_db_connections") == 2.0);
+    ck_assert(eu_it_metric(s, "eunha_db_connections") == 2.0);
 
     /* Once they finish, the waiting tenant is served again. */
     for (int i = 0; i < 2; i++) {
