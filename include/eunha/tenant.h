@@ -78,7 +78,8 @@ struct eu_tenant {
     } slots[EU_SLOT_MAX];
     int64_t last_used_ms; /* monotonic: the last request, for dormancy */
     bool dormant;         /* its slots and pool were released for idleness */
-    struct eu_tenant *hash_next;
+    struct eu_tenant *hash_next; /* by domain */
+    struct eu_tenant *id_next;   /* by id */
 };
 
 struct eu_registry;

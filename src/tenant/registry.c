@@ -51,7 +51,8 @@ struct eu_registry {
     struct event *sweep; /* dormancy */
     const struct eu_config *cfg;
     struct eu_db_budget *budget; /* shared by every tenant pool */
-    struct eu_tenant **buckets;
+    struct eu_tenant **buckets;    /* by domain */
+    struct eu_tenant **id_buckets; /* by id: the placement poll and upserts look ids up */
     size_t nbuckets;
     size_t count;
 };
@@ -195,6 +196,7 @@ eu_registry_new(struct event_base *base, const struct eu_config *cfg)
     reg->budget = eu_db_budget_new(budget_limits(cfg, &bl));
     reg->nbuckets = 64;
     reg->buckets = eu_xcalloc(reg->nbuckets, sizeof(*reg->buckets));
+    reg->id_buckets = eu_xcalloc(reg->nbuckets, sizeof(*reg->id_buckets));
     if (base) {
         reg->sweep = evtimer_new(base, on_sweep, reg);
         struct timeval tv = {sweep_interval_s(cfg), 0};
@@ -250,6 +252,25 @@ eu_tenant_unref(struct eu_tenant *t)
         tenant_free(t);
 }
 
+/* Ids are the control table's bigserial: consecutive, so the remainder
+ * spreads them evenly. */
+static size_t
+id_slot(int64_t id, size_t n)
+{
+    return (size_t)((uint64_t)id % n);
+}
+
+static void
+unlink_id(struct eu_registry *reg, struct eu_tenant *t)
+{
+    struct eu_tenant **pp = &reg->id_buckets[id_slot(t->id, reg->nbuckets)];
+    for (; *pp; pp = &(*pp)->id_next)
+        if (*pp == t) {
+            *pp = t->id_next;
+            return;
+        }
+}
+
 static void
 unlink_tenant(struct eu_registry *reg, struct eu_tenant *t)
 {
@@ -267,6 +288,7 @@ void
 eu_registry_remove(struct eu_registry *reg, struct eu_tenant *t)
 {
     unlink_tenant(reg, t);
+    unlink_id(reg, t);
     t->removed = true;
     eu_tenant_unref(t); /* the pool closes with the last request's ref */
 }
@@ -292,6 +314,7 @@ eu_registry_free(struct eu_registry *reg)
         }
     }
     free(reg->buckets);
+    free(reg->id_buckets);
     eu_db_budget_unref(reg->budget);
     free(reg);
 }
@@ -309,10 +332,10 @@ eu_registry_find(struct eu_registry *reg, const char *domain)
 struct eu_tenant *
 eu_registry_find_id(struct eu_registry *reg, int64_t id)
 {
-    for (size_t i = 0; i < reg->nbuckets; i++)
-        for (struct eu_tenant *t = reg->buckets[i]; t; t = t->hash_next)
-            if (t->id == id)
-                return t;
+    struct eu_tenant *t = reg->id_buckets[id_slot(id, reg->nbuckets)];
+    for (; t; t = t->id_next)
+        if (t->id == id)
+            return t;
     return NULL;
 }
 
@@ -321,6 +344,7 @@ grow(struct eu_registry *reg)
 {
     size_t n = reg->nbuckets * 2;
     struct eu_tenant **b = eu_xcalloc(n, sizeof(*b));
+    struct eu_tenant **ib = eu_xcalloc(n, sizeof(*ib));
     for (size_t i = 0; i < reg->nbuckets; i++) {
         struct eu_tenant *t = reg->buckets[i], *next;
         for (; t; t = next) {
@@ -328,10 +352,15 @@ grow(struct eu_registry *reg)
             size_t h = hash_str(t->domain) % n;
             t->hash_next = b[h];
             b[h] = t;
+            size_t k = id_slot(t->id, n);
+            t->id_next = ib[k];
+            ib[k] = t;
         }
     }
     free(reg->buckets);
+    free(reg->id_buckets);
     reg->buckets = b;
+    reg->id_buckets = ib;
     reg->nbuckets = n;
 }
 
@@ -388,6 +417,9 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
         size_t h = hash_str(t->domain) % reg->nbuckets;
         t->hash_next = reg->buckets[h];
         reg->buckets[h] = t;
+        size_t k = id_slot(t->id, reg->nbuckets);
+        t->id_next = reg->id_buckets[k];
+        reg->id_buckets[k] = t;
         reg->count++;
     } else {
         db_changed = strcmp(t->database, row->database) != 0 ||
