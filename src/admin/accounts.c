@@ -19,7 +19,6 @@
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
-#include "eunha/net.h"
 #include "eunha/tenant.h"
 
 /* argon2id at OWASP's minimum (19 MiB, 2 passes): interactive presets would
@@ -111,19 +110,7 @@ hash_done(void *arg)
 void
 eu_admin_accounts_create(struct eu_req *req)
 {
-    char domain[256];
-    const char *raw = eu_req_param(req, "domain");
-    struct eu_tenant *t = NULL;
-    if (raw && eu_host_normalize(raw, domain, sizeof(domain)) == 0)
-        t = eu_registry_find(req->app->registry, domain);
-    if (!t) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    eu_tenant_ref(t);
-    req->tenant = t; /* released with the request */
-    eu_req_enter(req);
-    if (eu_admin_tenant_check_idle(req, t) < 0)
+    if (!eu_admin_tenant_writable(req))
         return;
     struct eu_error err;
     json_t *body = eu_req_json(req, &err);

@@ -32,6 +32,11 @@ const char *eu_admin_domain_check(struct eu_req *req, const char *in);
  * and a write meanwhile would be lost. */
 int eu_admin_tenant_check_idle(struct eu_req *req, const struct eu_tenant *t);
 
+/* The tenant named by :domain for an admin write to its rows, referenced by
+ * the request (req->tenant, released with it); NULL after replying 404 (no
+ * such tenant, or one being deleted) or 409 (being moved). */
+struct eu_tenant *eu_admin_tenant_writable(struct eu_req *req);
+
 /* t is the new tenant, in the registry (borrowed). */
 typedef void (*eu_admin_tenant_made_cb)(struct eu_req *req, struct eu_tenant *t, void *arg);
 /*

@@ -21,7 +21,6 @@
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
-#include "eunha/net.h"
 #include "eunha/queue.h"
 #include "eunha/tenant.h"
 #include "eunha/page.h"
@@ -59,35 +58,11 @@ job_json(const PGresult *res, int row, int c0)
                      PQgetvalue(res, row, c0 + 9), "updated_at", PQgetvalue(res, row, c0 + 10));
 }
 
-/* The tenant named by :domain, referenced by the request (released with
- * it), or NULL after replying 404. */
-static struct eu_tenant *
-tenant_of(struct eu_req *req)
-{
-    char domain[256];
-    const char *raw = eu_req_param(req, "domain");
-    struct eu_tenant *t = NULL;
-    if (raw && eu_host_normalize(raw, domain, sizeof(domain)) == 0)
-        t = eu_registry_find(req->app->registry, domain);
-    if (!t) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return NULL;
-    }
-    eu_tenant_ref(t);
-    req->tenant = t;
-    eu_req_enter(req);
-    /* A move copies the rows it read at its start: a job written or run
-     * meanwhile would be lost. */
-    if (eu_admin_tenant_check_idle(req, t) < 0)
-        return NULL;
-    return t;
-}
-
 /* The tenant and a numeric :id; NULL after replying. */
 static struct eu_tenant *
 tenant_and_id(struct eu_req *req, const char **id)
 {
-    struct eu_tenant *t = tenant_of(req);
+    struct eu_tenant *t = eu_admin_tenant_writable(req);
     if (!t)
         return NULL;
     *id = eu_req_param(req, "id");
@@ -124,7 +99,7 @@ on_jobs(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_admin_jobs_list(struct eu_req *req)
 {
-    if (!tenant_of(req))
+    if (!eu_admin_tenant_writable(req))
         return;
     const char *state = eu_req_query(req, "state");
     if (state && strcmp(state, "ready") && strcmp(state, "running") && strcmp(state, "dead")) {
@@ -203,7 +178,7 @@ on_enqueued(const char *job_id, int status, void *arg)
 void
 eu_admin_jobs_create(struct eu_req *req)
 {
-    struct eu_tenant *t = tenant_of(req);
+    struct eu_tenant *t = eu_admin_tenant_writable(req);
     if (!t)
         return;
     struct eu_error err;

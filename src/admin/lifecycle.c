@@ -55,7 +55,6 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
-#include "eunha/net.h"
 #include "eunha/queue.h"
 #include "eunha/tenant.h"
 
@@ -760,28 +759,6 @@ removal_start(struct eu_app *app, const char *url, const char *db, int64_t tenan
 
 /* ---------------------------------------------------------- handlers */
 
-/* The tenant named by :domain, referenced by the request (released with
- * it), or NULL after replying 404 or 409. */
-static struct eu_tenant *
-tenant_of(struct eu_req *req)
-{
-    char domain[256];
-    const char *raw = eu_req_param(req, "domain");
-    struct eu_tenant *t = NULL;
-    if (raw && eu_host_normalize(raw, domain, sizeof(domain)) == 0)
-        t = eu_registry_find(req->app->registry, domain);
-    if (!t || t->state == EU_TENANT_DELETING) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return NULL;
-    }
-    eu_tenant_ref(t);
-    req->tenant = t;
-    eu_req_enter(req);
-    if (eu_admin_tenant_check_idle(req, t) < 0)
-        return NULL;
-    return t;
-}
-
 /* ---- POST /admin/v1/tenants/:domain/export ---- */
 
 struct export_call {
@@ -945,7 +922,7 @@ export_cleanup(void *p)
 void
 eu_admin_tenants_export(struct eu_req *req)
 {
-    struct eu_tenant *t = tenant_of(req);
+    struct eu_tenant *t = eu_admin_tenant_writable(req);
     if (!t)
         return;
     struct export_call *e = eu_arena_calloc(req->arena, sizeof(*e));
@@ -1624,7 +1601,7 @@ move_cleanup(void *p)
 void
 eu_admin_tenants_move(struct eu_req *req)
 {
-    struct eu_tenant *t = tenant_of(req);
+    struct eu_tenant *t = eu_admin_tenant_writable(req);
     if (!t)
         return;
     struct eu_error err;

@@ -329,6 +329,24 @@ eu_admin_domain_check(struct eu_req *req, const char *in)
     return domain;
 }
 
+struct eu_tenant *
+eu_admin_tenant_writable(struct eu_req *req)
+{
+    struct eu_tenant *t = tenant_from_param(req);
+    /* A deleting tenant's rows are being removed table by table: a row
+     * written now, behind the purge, would be left behind. */
+    if (!t || t->state == EU_TENANT_DELETING) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    eu_tenant_ref(t);
+    req->tenant = t; /* released with the request */
+    eu_req_enter(req);
+    if (eu_admin_tenant_check_idle(req, t) < 0)
+        return NULL;
+    return t;
+}
+
 int
 eu_admin_tenant_check_idle(struct eu_req *req, const struct eu_tenant *t)
 {
