@@ -7,6 +7,7 @@
 
 #include "eunha/app.h"
 #include "eunha/config.h"
+#include "eunha/sql.h"
 
 static int
 usage(void)
@@ -14,6 +15,7 @@ usage(void)
     fprintf(stderr, "usage: eunha serve -c FILE [--ready-file PATH]\n"
                     "       eunha check-config -c FILE\n"
                     "       eunha migrate -c FILE\n"
+                    "       eunha statements [NAME]\n"
                     "       eunha version\n");
     return 2;
 }
@@ -34,12 +36,37 @@ check_config(const char *path)
     return 0;
 }
 
+/* Lists the registered statements, or prints one as psql takes it (with
+ * $1 the tenant id) to EXPLAIN; a paged one in both directions. */
+static int
+statements(const char *name)
+{
+    if (!name) {
+        for (size_t t = 0; eu_sql_tables[t]; t++)
+            for (const struct eu_sql *s = eu_sql_tables[t]; s->name; s++)
+                printf("%s\n", s->name);
+        return 0;
+    }
+    const struct eu_sql *s = eu_sql_find(name);
+    if (!s) {
+        fprintf(stderr, "eunha: no statement %s\n", name);
+        return 1;
+    }
+    printf("%s;\n", eu_sql_text(s, false));
+    if (s->page_col)
+        printf("-- min_id pages:\n%s;\n", eu_sql_text(s, true));
+    eu_sql_free();
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
     if (argc < 2)
         return usage();
     const char *cmd = argv[1];
+    if (strcmp(cmd, "statements") == 0 && argc <= 3)
+        return statements(argc == 3 ? argv[2] : NULL);
     const char *config = NULL, *ready = NULL;
     for (int i = 2; i < argc; i++) {
         if ((strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) && i + 1 < argc)

@@ -12,6 +12,7 @@
 #define EUNHA_DB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct event_base;
@@ -19,6 +20,7 @@ struct eu_db_budget;
 struct eu_db_pool;
 struct eu_db_conn;
 struct pg_result;
+struct eu_sql;
 
 enum eu_db_status {
     EU_DB_OK = 0,
@@ -50,7 +52,7 @@ struct eu_db_budget_limits {
 struct eu_db_budget_stats {
     int open;
     int connecting;
-    int pools_waiting; /* pools queued for room */
+    int pools_waiting;            /* pools queued for room */
     unsigned long long reclaimed; /* idle connections closed to make room */
 };
 
@@ -143,9 +145,23 @@ const char *eu_db_conn_error(const struct eu_db_conn *conn);
 void eu_db_pool_query(struct eu_db_pool *pool, const char *sql, int nparams,
                       const char *const *params, eu_db_result_cb cb, void *arg);
 
+/* eu_db_conn_query() and eu_db_pool_query() of a registered statement (see
+ * sql.h); a paged one must go through eu_req_stmt_page(). */
+void eu_db_conn_stmt(struct eu_db_conn *conn, const struct eu_sql *s, int nparams,
+                     const char *const *params, eu_db_result_cb cb, void *arg);
+void eu_db_pool_stmt(struct eu_db_pool *pool, const struct eu_sql *s, int nparams,
+                     const char *const *params, eu_db_result_cb cb, void *arg);
+
 /* The tables whose rows belong to a tenant, NULL-terminated, each before the
  * tables it references (the order to empty them in). */
 extern const char *const eu_db_tenant_tables[];
+
+/*
+ * True when every reference to a tenant table in sql is matched by a mention
+ * of its tenant_id (see sqlcheck.c for the exact rule). On false, why gets a
+ * message naming the table. May be called from any thread.
+ */
+bool eu_db_sql_check_tenant(const char *sql, char *why, size_t whylen);
 
 /* True when the result is a successful command or rows. */
 bool eu_db_result_is_ok(const struct pg_result *res);

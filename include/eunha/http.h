@@ -21,6 +21,9 @@ struct eu_arena;
 struct eu_tenant;
 struct eu_error;
 struct json_t;
+struct eu_page;
+struct eu_sql;
+struct pg_result;
 
 struct eu_req {
     struct eu_app *app;
@@ -42,12 +45,12 @@ struct eu_req {
     struct json_t *params_json; /* eu_req_params(), parsed lazily */
     /* Set by the pipeline for EU_ROUTE_AUTH / AUTH_OPT / APP_TOKEN routes. */
     struct {
-        bool present;       /* a valid token was sent */
+        bool present; /* a valid token was sent */
         int64_t token_id;
         int64_t app_id;
-        int64_t user_id;    /* 0 for an app-only (client_credentials) token */
-        int64_t account_id; /* 0 for an app-only token */
-        const char *scopes; /* space-separated, arena */
+        int64_t user_id;       /* 0 for an app-only (client_credentials) token */
+        int64_t account_id;    /* 0 for an app-only token */
+        const char *scopes;    /* space-separated, arena */
         bool pending_approval; /* the user signed up and awaits approval */
         char token_hash[65];
     } auth;
@@ -110,11 +113,12 @@ void eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, 
 /*
  * Running a statement for a request.
  *
- * eu_req_sql() sends sql on the pool of the request's tenant. That pool
- * passes the tenant id as $1 itself, so params are $2, $3, ... (params[0] is
- * $2); sql and params are copied before the call returns (they may live on
- * the stack). cb runs later, never from inside the call, on the loop thread,
- * with the log context already set to the request (eu_req_enter()).
+ * eu_req_stmt() sends the registered statement s (see sql.h) on the pool
+ * of the request's tenant. That pool passes the tenant id as $1 itself, so
+ * params are $2, $3, ... (params[0] is $2); params are copied before the
+ * call returns (they may live on the stack). cb runs later, never from
+ * inside the call, on the loop thread, with the log context already set to
+ * the request (eu_req_enter()).
  *
  * Failures are answered here, in one place: a timeout or an unreachable or
  * closing database with 503 and Retry-After, an SQL error with 500 (see
@@ -128,19 +132,29 @@ void eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, 
  * either finishes the request (one eu_req_reply_* call) or starts the
  * request's next asynchronous step; the request must not be finished while
  * a statement is pending, so one request runs its statements one after
- * another (calling eu_req_sql() again from cb is the usual way). Needs
+ * another (calling eu_req_stmt() again from cb is the usual way). Needs
  * req->tenant (not for the admin listener).
  */
-void eu_req_sql(struct eu_req *req, const char *sql, int nparams, const char *const *params,
-                eu_req_rows_cb cb, void *arg);
+void eu_req_stmt(struct eu_req *req, const struct eu_sql *s, int nparams, const char *const *params,
+                 eu_req_rows_cb cb, void *arg);
+/* eu_req_stmt() for a paged statement (s->page_col set): the page decides
+ * the direction; params include the page's four (eu_page_params()). */
+void eu_req_stmt_page(struct eu_req *req, const struct eu_sql *s, const struct eu_page *page,
+                      int nparams, const char *const *params, eu_req_rows_cb cb, void *arg);
 /*
- * Like eu_req_sql(), for the few statements whose SQL errors are part of the
- * answer (a unique or not-null violation that becomes a 422):
+ * Like eu_req_stmt(), for the few statements whose SQL errors are part of
+ * the answer (a unique or not-null violation that becomes a 422):
  * cb runs with status EU_DB_OK and the rows, or with EU_DB_ERROR and res
  * holding the error, to be read with eu_db_result_sqlstate(). cb answers
  * errors it does not recognise with eu_req_reply_db_error(req, status).
  * Timeouts and an unavailable database are still answered here, without cb.
  */
+void eu_req_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparams,
+                          const char *const *params, eu_req_result_cb cb, void *arg);
+/* The same three for statements not yet moved into the registry; they go
+ * away once every caller names a registered statement. */
+void eu_req_sql(struct eu_req *req, const char *sql, int nparams, const char *const *params,
+                eu_req_rows_cb cb, void *arg);
 void eu_req_sql_or_error(struct eu_req *req, const char *sql, int nparams,
                          const char *const *params, eu_req_result_cb cb, void *arg);
 /* The signed-in account's id (req->auth.account_id) as decimal text, the

@@ -108,8 +108,17 @@ on_account_page(struct eu_req *req, PGresult *res, void *arg)
 }
 
 void
-eu_accounts_reply_page(struct eu_req *req, const char *sql, int nparams, const char *const *params,
-                       const struct eu_page *page)
+eu_accounts_reply_page(struct eu_req *req, const struct eu_sql *s, int nparams,
+                       const char *const *params, const struct eu_page *page)
+{
+    struct account_page *ap = eu_arena_calloc(req->arena, sizeof(*ap));
+    ap->ascending = eu_page_is_ascending(page);
+    eu_req_stmt_page(req, s, page, nparams, params, on_account_page, ap);
+}
+
+void
+eu_accounts_reply_page_sql(struct eu_req *req, const char *sql, int nparams,
+                           const char *const *params, const struct eu_page *page)
 {
     struct account_page *ap = eu_arena_calloc(req->arena, sizeof(*ap));
     ap->ascending = eu_page_is_ascending(page);
@@ -564,7 +573,7 @@ on_follow_target(struct eu_req *req, PGresult *res, void *arg)
                          eu_page_sql(req, &fp->page, "f.id", 4));
     const char *params[6] = {eu_req_param(req, "id"), eu_req_viewer(req)};
     eu_page_params(&fp->page, params + 2);
-    eu_accounts_reply_page(req, sql, 6, params, &fp->page);
+    eu_accounts_reply_page_sql(req, sql, 6, params, &fp->page);
 }
 
 static void

@@ -21,6 +21,7 @@
 #include "eunha/http.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 /* Mastodon's limit of lists per account. */
@@ -28,6 +29,80 @@
 #define TITLE_MAX 256
 
 #define LIST_COLUMNS "l.id::text, l.title, l.replies_policy, l.exclusive"
+
+enum {
+    LISTS_INDEX,
+    LISTS_SHOW,
+    LISTS_CREATE,
+    LISTS_UPDATE,
+    LISTS_DESTROY,
+    LISTS_OWNED,
+    LISTS_MEMBERS,
+    LISTS_ADD_MEMBERS,
+    LISTS_REMOVE_MEMBERS,
+    LISTS_OF_ACCOUNT,
+};
+
+const struct eu_sql eu_lists_sql[] = {
+    [LISTS_INDEX] = {"lists.index", "SELECT " LIST_COLUMNS " FROM lists l WHERE l.tenant_id = $1"
+                                    " AND l.account_id = $2::bigint ORDER BY l.id"},
+    [LISTS_SHOW] = {"lists.show", "SELECT " LIST_COLUMNS " FROM lists l WHERE l.tenant_id = $1"
+                                  " AND l.account_id = $2::bigint AND l.id = $3::bigint"},
+    /* The insert is a CTE named l for LIST_COLUMNS: the tenant check cannot
+     * see the column list of an INSERT whose table has an alias. */
+    [LISTS_CREATE] = {"lists.create",
+                      "WITH l AS (INSERT INTO lists (tenant_id, account_id, title, replies_policy,"
+                      " exclusive) SELECT $1, $2::bigint, $3, coalesce($4, 'list'),"
+                      " coalesce($5::boolean, false) WHERE (SELECT count(*) FROM lists"
+                      " WHERE tenant_id = $1 AND account_id = $2::bigint) < $6::int RETURNING *)"
+                      " SELECT " LIST_COLUMNS " FROM l"},
+    [LISTS_UPDATE] = {"lists.update",
+                      "UPDATE lists AS l SET title = coalesce($4, title),"
+                      " replies_policy = coalesce($5, replies_policy),"
+                      " exclusive = coalesce($6::boolean, exclusive)"
+                      " WHERE l.tenant_id = $1 AND l.account_id = $2::bigint AND l.id = $3::bigint"
+                      " RETURNING " LIST_COLUMNS},
+    [LISTS_DESTROY] = {"lists.destroy",
+                       "DELETE FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"
+                       " AND id = $3::bigint RETURNING exclusive"},
+    [LISTS_OWNED] = {"lists.owned", "SELECT 1 FROM lists WHERE tenant_id = $1"
+                                    " AND account_id = $2::bigint AND id = $3::bigint"},
+    [LISTS_MEMBERS] = {"lists.members",
+                       "SELECT x.id, " EU_ACCOUNT_COLUMNS(
+                           "a") " FROM list_accounts x"
+                                " JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
+                                " WHERE x.tenant_id = $1 AND x.list_id = $2::bigint",
+                       "x.id", 3},
+    /* All or nothing: unknown accounts are 404, accounts not followed (nor
+     * asked to follow) 422, and then nothing is added. */
+    [LISTS_ADD_MEMBERS] = {"lists.add_members",
+                           "WITH want AS (SELECT DISTINCT w.id FROM unnest($4::bigint[]) AS w(id)),"
+                           " missing AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
+                           "  FROM accounts a WHERE a.tenant_id = $1 AND a.id = w.id)),"
+                           " unfollowed AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
+                           "  FROM follows f WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+                           "  AND f.target_account_id = w.id) AND NOT EXISTS (SELECT 1"
+                           "  FROM follow_requests r WHERE r.tenant_id = $1"
+                           "  AND r.account_id = $2::bigint AND r.target_account_id = w.id)),"
+                           " ins AS (INSERT INTO list_accounts (tenant_id, list_id, account_id)"
+                           "  SELECT $1, $3::bigint, w.id FROM want w WHERE NOT EXISTS (SELECT 1"
+                           "  FROM missing) AND NOT EXISTS (SELECT 1 FROM unfollowed)"
+                           "  ON CONFLICT DO NOTHING)"
+                           " SELECT (SELECT count(*) FROM missing),"
+                           " (SELECT count(*) FROM unfollowed)"},
+    [LISTS_REMOVE_MEMBERS] = {"lists.remove_members",
+                              "DELETE FROM list_accounts WHERE tenant_id = $1"
+                              " AND list_id = $2::bigint AND account_id = ANY($3::bigint[])"},
+    /* One row per list, or one row of NULLs when the account exists in no
+     * list of the viewer; no row at all when the account does not exist. */
+    [LISTS_OF_ACCOUNT] = {"lists.of_account",
+                          "SELECT " LIST_COLUMNS " FROM accounts a LEFT JOIN (list_accounts la"
+                          " JOIN lists l ON l.tenant_id = $1 AND l.id = la.list_id"
+                          " AND l.account_id = $2::bigint)"
+                          " ON la.tenant_id = $1 AND la.account_id = a.id"
+                          " WHERE a.tenant_id = $1 AND a.id = $3::bigint ORDER BY l.id"},
+    {0},
+};
 
 /* The List entity from LIST_COLUMNS at col. New reference. */
 static json_t *
@@ -68,10 +143,7 @@ void
 eu_lists_index(struct eu_req *req)
 {
     const char *p[] = {eu_req_viewer(req)};
-    eu_req_sql(req,
-               "SELECT " LIST_COLUMNS " FROM lists l WHERE l.tenant_id = $1"
-               " AND l.account_id = $2::bigint ORDER BY l.id",
-               1, p, on_lists, NULL);
+    eu_req_stmt(req, &eu_lists_sql[LISTS_INDEX], 1, p, on_lists, NULL);
 }
 
 void
@@ -83,10 +155,7 @@ eu_lists_show(struct eu_req *req)
         return;
     }
     const char *p[] = {eu_req_viewer(req), id};
-    eu_req_sql(req,
-               "SELECT " LIST_COLUMNS " FROM lists l WHERE l.tenant_id = $1"
-               " AND l.account_id = $2::bigint AND l.id = $3::bigint",
-               2, p, on_list, NULL);
+    eu_req_stmt(req, &eu_lists_sql[LISTS_SHOW], 2, p, on_list, NULL);
 }
 
 /* Reads title, replies_policy and exclusive. title_required for create.
@@ -151,15 +220,7 @@ eu_lists_create(struct eu_req *req)
         return;
     const char *p[] = {eu_req_viewer(req), title, policy, exclusive,
                        eu_arena_sprintf(req->arena, "%d", LISTS_MAX)};
-    /* The insert is a CTE named l for LIST_COLUMNS: the tenant check cannot
-     * see the column list of an INSERT whose table has an alias. */
-    eu_req_sql(req,
-               "WITH l AS (INSERT INTO lists (tenant_id, account_id, title, replies_policy,"
-               " exclusive) SELECT $1, $2::bigint, $3, coalesce($4, 'list'),"
-               " coalesce($5::boolean, false) WHERE (SELECT count(*) FROM lists"
-               " WHERE tenant_id = $1 AND account_id = $2::bigint) < $6::int RETURNING *)"
-               " SELECT " LIST_COLUMNS " FROM l",
-               5, p, on_list_created, NULL);
+    eu_req_stmt(req, &eu_lists_sql[LISTS_CREATE], 5, p, on_list_created, NULL);
 }
 
 void
@@ -177,13 +238,7 @@ eu_lists_update(struct eu_req *req)
     if (exclusive)
         eu_feed_home_invalidate(req->app, req->tenant, req->auth.account_id);
     const char *p[] = {eu_req_viewer(req), id, title, policy, exclusive};
-    eu_req_sql(req,
-               "UPDATE lists AS l SET title = coalesce($4, title),"
-               " replies_policy = coalesce($5, replies_policy),"
-               " exclusive = coalesce($6::boolean, exclusive)"
-               " WHERE l.tenant_id = $1 AND l.account_id = $2::bigint AND l.id = $3::bigint"
-               " RETURNING " LIST_COLUMNS,
-               5, p, on_list, NULL);
+    eu_req_stmt(req, &eu_lists_sql[LISTS_UPDATE], 5, p, on_list, NULL);
 }
 
 static void
@@ -207,10 +262,7 @@ eu_lists_destroy(struct eu_req *req)
         return;
     }
     const char *p[] = {eu_req_viewer(req), id};
-    eu_req_sql(req,
-               "DELETE FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"
-               " AND id = $3::bigint RETURNING exclusive",
-               2, p, on_list_deleted, NULL);
+    eu_req_stmt(req, &eu_lists_sql[LISTS_DESTROY], 2, p, on_list_deleted, NULL);
 }
 
 /* ------------------------------------------------------------ membership */
@@ -247,10 +299,7 @@ with_own_list(struct eu_req *req, list_step_cb next)
     lc->list_id = id;
     lc->next = next;
     const char *p[] = {eu_req_viewer(req), id};
-    eu_req_sql(req,
-               "SELECT 1 FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"
-               " AND id = $3::bigint",
-               2, p, on_list_owned, lc);
+    eu_req_stmt(req, &eu_lists_sql[LISTS_OWNED], 2, p, on_list_owned, lc);
 }
 
 static void
@@ -267,16 +316,9 @@ accounts_page(struct eu_req *req, const char *list_id)
         page->limit = 1000000;
         snprintf(page->limit_s, sizeof(page->limit_s), "%d", page->limit);
     }
-    const char *sql =
-        eu_arena_sprintf(req->arena,
-                         "SELECT x.id, " EU_ACCOUNT_COLUMNS(
-                             "a") " FROM list_accounts x JOIN accounts a"
-                                  " ON a.tenant_id = $1 AND a.id = x.account_id"
-                                  " WHERE x.tenant_id = $1 AND x.list_id = $2::bigint%s",
-                         eu_page_sql(req, page, "x.id", 3));
     const char *params[5] = {list_id};
     eu_page_params(page, params + 1);
-    eu_accounts_reply_page(req, sql, 5, params, page);
+    eu_accounts_reply_page(req, &eu_lists_sql[LISTS_MEMBERS], 5, params, page);
 }
 
 void
@@ -305,24 +347,8 @@ add_members(struct eu_req *req, const char *list_id)
 {
     json_t *params = eu_req_params(req, NULL); /* parsed by the caller already */
     const char *ids = eu_accounts_ids_param(req, params, "account_ids");
-    /* All or nothing: unknown accounts are 404, accounts not followed (nor
-     * asked to follow) 422, and then nothing is added. */
     const char *p[] = {eu_req_viewer(req), list_id, ids};
-    eu_req_sql(req,
-               "WITH want AS (SELECT DISTINCT w.id FROM unnest($4::bigint[]) AS w(id)),"
-               " missing AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
-               "  FROM accounts a WHERE a.tenant_id = $1 AND a.id = w.id)),"
-               " unfollowed AS (SELECT w.id FROM want w WHERE NOT EXISTS (SELECT 1"
-               "  FROM follows f WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
-               "  AND f.target_account_id = w.id) AND NOT EXISTS (SELECT 1"
-               "  FROM follow_requests r WHERE r.tenant_id = $1 AND r.account_id = $2::bigint"
-               "  AND r.target_account_id = w.id)),"
-               " ins AS (INSERT INTO list_accounts (tenant_id, list_id, account_id)"
-               "  SELECT $1, $3::bigint, w.id FROM want w WHERE NOT EXISTS (SELECT 1 FROM"
-               "  missing) AND NOT EXISTS (SELECT 1 FROM unfollowed)"
-               "  ON CONFLICT DO NOTHING)"
-               " SELECT (SELECT count(*) FROM missing), (SELECT count(*) FROM unfollowed)",
-               3, p, on_members_added, NULL);
+    eu_req_stmt(req, &eu_lists_sql[LISTS_ADD_MEMBERS], 3, p, on_members_added, NULL);
 }
 
 void
@@ -348,10 +374,7 @@ remove_members(struct eu_req *req, const char *list_id)
 {
     json_t *params = eu_req_params(req, NULL);
     const char *p[] = {list_id, eu_accounts_ids_param(req, params, "account_ids")};
-    eu_req_sql(req,
-               "DELETE FROM list_accounts WHERE tenant_id = $1 AND list_id = $2::bigint"
-               " AND account_id = ANY($3::bigint[])",
-               2, p, on_members_removed, NULL);
+    eu_req_stmt(req, &eu_lists_sql[LISTS_REMOVE_MEMBERS], 2, p, on_members_removed, NULL);
 }
 
 void
@@ -389,14 +412,6 @@ eu_lists_of_account(struct eu_req *req)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    /* One row per list, or one row of NULLs when the account exists in no
-     * list of the viewer; no row at all when the account does not exist. */
     const char *p[] = {eu_req_viewer(req), id};
-    eu_req_sql(
-        req,
-        "SELECT " LIST_COLUMNS " FROM accounts a LEFT JOIN (list_accounts la"
-        " JOIN lists l ON l.tenant_id = $1 AND l.id = la.list_id AND l.account_id = $2::bigint)"
-        " ON la.tenant_id = $1 AND la.account_id = a.id"
-        " WHERE a.tenant_id = $1 AND a.id = $3::bigint ORDER BY l.id",
-        2, p, on_account_lists, NULL);
+    eu_req_stmt(req, &eu_lists_sql[LISTS_OF_ACCOUNT], 2, p, on_account_lists, NULL);
 }

@@ -615,7 +615,7 @@ reply_own_page(struct eu_req *req, const char *from_where, const char *extra_col
                          from_where, eu_page_sql(req, page, "x.id", 3));
     const char *params[5] = {eu_req_viewer(req)};
     eu_page_params(page, params + 1);
-    eu_accounts_reply_page(req, sql, 5, params, page);
+    eu_accounts_reply_page_sql(req, sql, 5, params, page);
 }
 
 void

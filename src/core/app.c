@@ -33,6 +33,7 @@
 #include "eunha/redis.h"
 #include "eunha/router.h"
 #include "eunha/routes.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 /* How long SIGTERM waits for in-flight requests before closing anyway. */
@@ -98,8 +99,8 @@ create_database(const char *conninfo, const char *dbname, const char *template_d
     }
     char *qname = PQescapeIdentifier(pg, dbname, strlen(dbname));
     char *qtpl = template_db ? PQescapeIdentifier(pg, template_db, strlen(template_db)) : NULL;
-    char *sql = eu_xasprintf("CREATE DATABASE %s%s%s", qname, qtpl ? " TEMPLATE " : "",
-                             qtpl ? qtpl : "");
+    char *sql =
+        eu_xasprintf("CREATE DATABASE %s%s%s", qname, qtpl ? " TEMPLATE " : "", qtpl ? qtpl : "");
     PGresult *r = PQexec(pg, sql);
     const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
     int rc = 0;
@@ -156,7 +157,8 @@ ensure_default_placement(struct eu_app *app, PGconn *pg)
 static int
 migrate_placements(struct eu_app *app, PGconn *control)
 {
-    PGresult *r = PQexec(control, "SELECT name, database, database_url FROM placements ORDER BY id");
+    PGresult *r =
+        PQexec(control, "SELECT name, database, database_url FROM placements ORDER BY id");
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         eu_log_error("app", "cannot list placements: %s", PQresultErrorMessage(r));
         PQclear(r);
@@ -280,8 +282,7 @@ reload_config(struct eu_app *app)
     eu_log_info("app", "config reloaded (listen addresses and databases apply on restart)");
 }
 
-static void
-on_drain_tick(evutil_socket_t fd, short what, void *arg);
+static void on_drain_tick(evutil_socket_t fd, short what, void *arg);
 
 static void
 begin_shutdown(struct eu_app *app)
@@ -441,8 +442,8 @@ eu_app_serve(const char *config_path, const char *ready_file)
     };
     app.control = eu_db_pool_new(app.base, "control", app.cfg->database_url, NULL, &lim);
     char err[256];
-    app.redis = eu_redis_new(app.base, app.cfg->redis_url, app.cfg->redis_timeout_ms, err,
-                             sizeof(err));
+    app.redis =
+        eu_redis_new(app.base, app.cfg->redis_url, app.cfg->redis_timeout_ms, err, sizeof(err));
     if (!app.redis) {
         eu_log_error("app", "%s", err);
         goto out;
@@ -472,6 +473,7 @@ out_signals:
         event_free(sigs[i]);
 out:
     app_release(&app);
+    eu_sql_free();
     return code;
 }
 

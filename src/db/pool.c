@@ -40,7 +40,6 @@
 #include <strings.h>
 #include <sys/queue.h>
 
-#include "db_internal.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
 

@@ -12,7 +12,6 @@
  * right (`a.tenant_id = $1`), only that none was forgotten; the decoy-tenant
  * isolation test covers what the predicates say.
  */
-#include "db_internal.h"
 
 #include "eunha/db.h"
 

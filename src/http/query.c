@@ -12,6 +12,8 @@
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
+#include "eunha/page.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 /* One pending statement. It lives on the request's arena: the request cannot
@@ -52,6 +54,28 @@ send_query(struct eu_req *req, const char *sql, int nparams, const char *const *
     q->arg = arg;
     eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, nparams, params,
                      on_result, q);
+}
+
+void
+eu_req_stmt(struct eu_req *req, const struct eu_sql *s, int nparams, const char *const *params,
+            eu_req_rows_cb cb, void *arg)
+{
+    send_query(req, eu_sql_text(s, false), nparams, params, cb, NULL, arg);
+}
+
+void
+eu_req_stmt_page(struct eu_req *req, const struct eu_sql *s, const struct eu_page *page,
+                 int nparams, const char *const *params, eu_req_rows_cb cb, void *arg)
+{
+    assert(s->page_col);
+    send_query(req, eu_sql_text(s, eu_page_is_ascending(page)), nparams, params, cb, NULL, arg);
+}
+
+void
+eu_req_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparams,
+                     const char *const *params, eu_req_result_cb cb, void *arg)
+{
+    send_query(req, eu_sql_text(s, false), nparams, params, NULL, cb, arg);
 }
 
 void

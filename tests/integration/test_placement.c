@@ -5,6 +5,11 @@
  * leads its primary key, unique indexes and foreign keys with tenant_id, and
  * the list the server uses (eu_db_tenant_tables) names exactly those tables.
  *
+ * The statement test walks the statement registry: every registered
+ * statement has a tenant predicate for each tenant table it names, and
+ * PostgreSQL prepares it (both directions of a paged one) against the
+ * placement schema with $1 a bigint, as the tenant pools send it.
+ *
  * The isolation test fills three tenants of one placement the same way
  * through the API (same usernames, statuses, follows, favourites, lists,
  * filters), then runs the API as the first tenant's users: no id or text of
@@ -21,6 +26,7 @@
 #include <string.h>
 
 #include "eunha/db.h"
+#include "eunha/sql.h"
 
 #define TIMEOUT 240
 
@@ -90,6 +96,48 @@ START_TEST(test_catalog)
 
     free(have);
     free(with_tid);
+    PQfinish(pg);
+    json_decref(t);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ statements */
+
+START_TEST(test_statements)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_t *t = eu_it_tenant_create(s, "a.example", "A");
+    const char *db = json_string_value(json_object_get(t, "database"));
+    PGconn *pg = eu_it_pg_connect(db);
+    const Oid int8 = 20;
+    int n = 0;
+    for (size_t i = 0; eu_sql_tables[i]; i++) {
+        for (const struct eu_sql *st = eu_sql_tables[i]; st->name; st++) {
+            ck_assert_msg(st->text != NULL, "%s has no text", st->name);
+            ck_assert_msg(eu_sql_find(st->name) == st, "%s is registered twice", st->name);
+            for (int asc = 0; asc < (st->page_col ? 2 : 1); asc++) {
+                const char *sql = eu_sql_text(st, asc);
+                char why[160];
+                ck_assert_msg(eu_db_sql_check_tenant(sql, why, sizeof(why)),
+                              "%s could reach other tenants' rows: %s", st->name, why);
+                PGresult *r = PQprepare(pg, "", sql, 1, &int8);
+                ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s does not prepare: %s",
+                              st->name, PQresultErrorMessage(r));
+                PQclear(r);
+                /* $1 is the tenant id and nothing else. */
+                r = PQdescribePrepared(pg, "");
+                ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+                ck_assert_msg(PQnparams(r) >= 1 && PQparamtype(r, 0) == int8,
+                              "%s does not take the tenant id as $1", st->name);
+                PQclear(r);
+                n++;
+            }
+        }
+    }
+    ck_assert_int_gt(n, 5);
+    eu_sql_free();
     PQfinish(pg);
     json_decref(t);
     ck_assert_int_eq(eu_it_server_stop(s), 0);
@@ -453,6 +501,7 @@ main(void)
 {
     Suite *s = suite_create("placement");
     EU_IT_ADD_TCASE(s, test_catalog, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_statements, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_decoys, TIMEOUT);
     return eu_it_run_suite(s);
 }

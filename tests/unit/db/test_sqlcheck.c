@@ -5,10 +5,12 @@
  * comma-separated FROM list left out fail, naming the table.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/db_internal.h"
+#include "eunha/db.h"
+
 
 struct row {
     const char *sql;

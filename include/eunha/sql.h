@@ -1,0 +1,56 @@
+/*
+ * The statement registry. Every statement a tenant's requests, jobs and
+ * timed tasks run is a named entry of one table per resource group, kept
+ * beside the handlers that run it (lists.c's eu_lists_sql[], ...), and
+ * eu_sql_tables lists the tables. So one place knows every statement:
+ * `eunha statements [name]` prints any of them as text to paste into psql
+ * for EXPLAIN, and test_statements checks each one has a tenant predicate
+ * for every tenant table it touches (sqlcheck.c) and that PostgreSQL
+ * prepares it against the placement schema.
+ *
+ * In every statement $1 is the tenant id: the tenant's pool sends it.
+ */
+#ifndef EUNHA_SQL_H
+#define EUNHA_SQL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct eu_page;
+
+struct eu_sql {
+    const char *name; /* "group.what", unique in the process */
+    const char *text;
+    /*
+     * A paged statement (eu_req_sql_page()) leaves its ORDER BY and LIMIT
+     * to the registry: text ends where the page's conditions are appended
+     * (after a WHERE clause), page_col is the id column it pages on, and
+     * page_param the number of the first of the page's four parameters:
+     * $n max_id, $n+1 since_id, $n+2 min_id, $n+3 limit. The direction is
+     * decided by the page rather than in SQL, so ORDER BY walks an index.
+     */
+    const char *page_col;
+    int page_param;
+};
+
+/* Each group's table ends with an all-zero entry. */
+extern const struct eu_sql eu_lists_sql[];
+
+/* The tables above, NULL-terminated (src/http/statements.c). */
+extern const struct eu_sql *const eu_sql_tables[];
+
+/*
+ * The text to send for s: s->text itself, or for a paged statement its
+ * text with the page's conditions, newest first (ascending false) or
+ * oldest first (true, for min_id). The composed texts are built once on
+ * first use and live until eu_sql_free(). Loop thread only.
+ */
+const char *eu_sql_text(const struct eu_sql *s, bool ascending);
+
+/* The registered statement called name, or NULL. */
+const struct eu_sql *eu_sql_find(const char *name);
+
+/* Frees the composed texts of paged statements (at exit). */
+void eu_sql_free(void);
+
+#endif

@@ -1,0 +1,10 @@
+/*
+ * The statement registry's table of tables (see sql.h): every resource
+ * group's statements, so a test and `eunha statements` reach them all.
+ */
+#include "eunha/sql.h"
+
+const struct eu_sql *const eu_sql_tables[] = {
+    eu_lists_sql,
+    NULL,
+};
