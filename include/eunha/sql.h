@@ -34,7 +34,17 @@ struct eu_sql {
 };
 
 /* Each group's table ends with an all-zero entry. */
-extern const struct eu_sql eu_lists_sql[];
+extern const struct eu_sql eu_lists_sql[]; /* lists.c */
+/* accounts.c, relationships.c, search.c */
+
+/* statuses.c, status_render.c, timelines.c, feeds.c, conversations.c */
+
+/* social.c, notifications.c, notify.c, filters.c, instance.c, nodeinfo.c, web.c */
+
+/* oauth.c, scheduled.c, polls.c, http/auth.c, admin/ */
+
+/* queue/ */
+
 
 /* The tables above, NULL-terminated (src/http/statements.c). */
 extern const struct eu_sql *const eu_sql_tables[];

@@ -6,5 +6,15 @@
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
+    /* accounts group */
+
+    /* statuses group */
+
+    /* social group */
+
+    /* oauth and timed group */
+
+    /* queue group */
+
     NULL,
 };
