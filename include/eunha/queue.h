@@ -11,20 +11,23 @@
  * job_backoff_max_seconds) and after job_max_attempts attempts stays in the
  * table as "dead" with its last error, for the admin API to show and retry.
  *
- * Each tenant has one worker per job queue and one per timed task. A worker
- * is a libevent timer: it sleeps until its next item is due, is woken at once
- * by eu_queue_wake() / eu_queue_task_wake() from this process, and otherwise
- * sleeps. Work another process added, or left from before a start, is found
- * by one poll per placement (at start, then every [workers]
- * queue_idle_poll_seconds +-10%): a single statement lists what falls due
- * across all the placement's tenants and arms their workers. An idle tenant
- * costs no timer firing, no transaction and no connection.
+ * Each tenant has one worker per job queue and one per timed task, and
+ * each placement one "next due" timer per queue and per task over the
+ * workers of its tenants that have something due. A worker is woken at
+ * once by eu_queue_wake() / eu_queue_task_wake() from this process, and
+ * otherwise sleeps. Work another process added, or left from before a
+ * start, is found by one poll per placement (at start, then every
+ * [workers] queue_idle_poll_seconds +-10%): a single statement lists what
+ * falls due across all the placement's tenants. An idle tenant costs no
+ * timer, no transaction and no connection.
  *
- * A tenant's workers share one pool connection, taken for a "turn" and given
- * back after it, so background work never holds more than one of the
+ * Jobs are claimed per placement: one statement locks a batch for each of
+ * many due tenants, the tenants that waited longest first, so one
+ * tenant's backlog cannot starve another's single job. A tenant's claimed
+ * jobs and due tasks run in a "turn" on one connection of its own pool,
+ * given back after it, so background work never holds more than one of the
  * tenant's connections. At most [workers] max_running_jobs tenants take a
- * turn at once across the process; the rest wait in FIFO order, so one
- * tenant's backlog cannot take the loop.
+ * turn at once across the process; the rest wait in FIFO order.
  *
  * Everything here runs on the loop thread and never blocks.
  *
@@ -53,7 +56,7 @@ enum eu_queue_id {
     EU_QUEUE_MAX
 };
 
-/* Timed tasks: one "next due" timer each per tenant. */
+/* Timed tasks: one "next due" timer each per placement. */
 enum eu_task_id {
     EU_TASK_ACCOUNT_CLEANUP, /* purges suspended accounts after the retention */
     EU_TASK_SCHEDULED,       /* publishes scheduled statuses (src/api/scheduled.c) */
@@ -128,18 +131,6 @@ typedef void (*eu_queue_enqueued_cb)(const char *job_id, int status, void *arg);
 int eu_queue_enqueue(struct eu_app *app, struct eu_tenant *t, const char *kind,
                      const char *payload, int delay_s, const char *dedupe_key,
                      eu_queue_enqueued_cb cb, void *arg);
-
-/*
- * To enqueue inside your own transaction instead: insert with this statement
- * (parameters: $1 queue name, $2 kind, $3 payload JSON text, $4 delay in
- * seconds, $5 dedupe key or NULL; it returns the id), then call
- * eu_queue_wake() once the transaction has committed.
- */
-#define EU_QUEUE_INSERT_SQL                                                                        \
-    "INSERT INTO jobs (tenant_id, queue, kind, payload, run_at, dedupe_key) VALUES ($1, $2, $3,"  \
-    " $4::jsonb,"                                                                                  \
-    " now() + make_interval(secs => $5::float8), $6) ON CONFLICT (tenant_id, dedupe_key) DO NOTHING"         \
-    " RETURNING id::text"
 
 /* ------------------------------------------------------------ job kinds */
 

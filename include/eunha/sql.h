@@ -31,6 +31,12 @@ struct eu_sql {
      */
     const char *page_col;
     int page_param;
+    /*
+     * Runs on a placement's own pool across its tenants (the queue's
+     * claimer and safety poll), naming tenants itself: $1 is not the
+     * tenant, and the tenant-predicate check does not apply.
+     */
+    bool cross_tenant;
 };
 
 /* Each group's table ends with an all-zero entry. */
@@ -44,7 +50,7 @@ extern const struct eu_sql eu_lists_sql[]; /* lists.c */
 /* oauth.c, scheduled.c, polls.c, http/auth.c, admin/ */
 
 /* queue/ */
-
+extern const struct eu_sql eu_queue_sql[];
 
 /* The tables above, NULL-terminated (src/http/statements.c). */
 extern const struct eu_sql *const eu_sql_tables[];

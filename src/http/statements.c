@@ -15,6 +15,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     /* oauth and timed group */
 
     /* queue group */
+    eu_queue_sql,
 
     NULL,
 };

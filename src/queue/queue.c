@@ -1,33 +1,40 @@
 /*
- * The scheduler of background work: per tenant, one timer per job queue and
- * per timed task ("workers"); per process, a FIFO of tenants waiting for one
- * of [workers] max_running_jobs turns; per placement, one safety poll.
+ * The scheduler of background work. Per placement: one "next due" timer per
+ * job queue and per timed task, over a list of the tenants that have
+ * something due, and one claimer that takes due jobs for many of its
+ * tenants in one statement. Per process: a FIFO of tenants waiting for one
+ * of [workers] max_running_jobs turns, and the placements' safety poll.
  *
- * A worker's timer is armed only for something known: the next item it
- * knows to be due, or a wake from this process. With nothing known it
- * sleeps, and an idle tenant costs no transaction at all. What another
- * process enqueued, or what is left from before a restart, is found by the
- * placement poll: every queue_idle_poll_seconds (with jitter) and once at
- * start, one statement per placement lists, across all its tenants, what
- * falls due before the next poll, and arms those tenants' workers for it.
- * When a worker's timer fires the worker is marked ready and its tenant
- * asks for a turn. A turn takes one
- * connection from the tenant's pool, runs ready workers one after another on
- * it (a claim and its jobs, or a timed task's run) up to TURN_JOBS jobs, and
- * gives the connection back; a tenant with work left queues again behind the
- * others. So a tenant's background work holds at most one of its
- * connections, and no tenant holds a turn for long.
+ * A tenant's worker (one per queue and per task) holds no timer. It is on
+ * its placement's due list for that worker while something of its tenant is
+ * known to be due, with the due time; the placement's timer for the worker
+ * fires at the earliest of them. With nothing known the worker is on no
+ * list, and an idle tenant costs no timer, no transaction and no
+ * connection. What another process enqueued, or what is left from before a
+ * restart, is found by the placement poll: every queue_idle_poll_seconds
+ * (with jitter) and once at start, one statement per placement lists,
+ * across all its tenants, what falls due before the next poll, and lists
+ * those tenants' workers.
  *
- * A claim is one statement: it locks up to CLAIM_BATCH due jobs and also
- * returns when the earliest job it did not take falls due (a retry, a
- * delayed job, or one whose lock will expire), which sets the timer. Only a
- * wake or a due time brings the worker back before the idle poll.
+ * When a task's timer fires, every due tenant's task worker is marked ready
+ * and its tenant asks for a turn. When a queue's timer fires, the claimer
+ * locks up to CLAIM_BATCH due jobs for each of up to CLAIM_TENANTS due
+ * tenants (the longest-listed first, so a tenant with 10,000 jobs gets a
+ * batch like any other and goes to the back) and hands each tenant its
+ * batch; the statement also returns when each tenant's earliest job left
+ * behind falls due. A turn takes one connection from the tenant's pool,
+ * runs the tenant's ready workers one after another on it (its claimed
+ * batch, a timed task's run) and gives the connection back; a tenant with
+ * work left is listed again, behind the others. So a tenant's background
+ * work holds at most one of its connections, and no tenant holds a turn for
+ * long.
  *
  * Lifetime: a tenant owns its struct eu_queue in its EU_SLOT_QUEUE slot
- * (freed with the tenant, or when it goes dormant with no worker armed).
- * While a queue waits for or holds a turn it holds a tenant reference, so the
- * tenant cannot be freed under a pending callback; otherwise only its timers
- * are armed, and those are freed with it.
+ * (freed with the tenant, or when it goes dormant with no worker listed,
+ * ready or holding jobs). While a queue waits for or holds a turn it holds a
+ * tenant reference, so the tenant cannot be freed under a pending callback;
+ * a claim in flight names tenants by id and finds them again when it
+ * returns. Placements' scheduling state lives as long as the scheduler.
  */
 #include "eunha/queue.h"
 
@@ -45,13 +52,15 @@
 #include "eunha/db.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "queue_internal.h"
 
-/* Jobs locked by one claim: few enough that a crash re-runs little. */
+/* Jobs locked per tenant by one claim, and run in one turn: few enough that
+ * a crash re-runs little and the other tenants soon get their turn. */
 #define CLAIM_BATCH 10
-/* Jobs one tenant runs before the other waiting tenants get a turn. */
-#define TURN_JOBS 20
+/* Tenants served by one claim statement. */
+#define CLAIM_TENANTS 32
 /* Something looked due but nothing could be claimed (another process holds
  * it, or is committing its claim): look again shortly, not in a spin. */
 #define RETRY_SOON_MS 1000
@@ -59,20 +68,29 @@
 #define FAIL_RETRY_MS 30000
 /* Error text kept per job. */
 #define ERROR_MAX 1000
+/* A due time this close counts as now: one timer firing serves them all. */
+#define SLACK_MS 5
 
 #define N_WORKERS (EU_QUEUE_MAX + EU_TASK_MAX)
+#define NONE INT64_MAX
 
 static const char *const queue_names[EU_QUEUE_MAX] = {
     [EU_QUEUE_DEFAULT] = "default",
 };
 
+struct place;
+
 struct worker {
     struct eu_queue *q;
     int index; /* < EU_QUEUE_MAX: a job queue; else EU_QUEUE_MAX + task id */
-    struct event *timer;
-    int64_t due_ms; /* when the armed timer fires (now_ms() clock) */
-    bool armed;
-    bool ready; /* due: waits for its tenant's turn */
+    /* On place's due list for this worker while something is known due. */
+    struct place *place;
+    struct worker *prev, *next;
+    int64_t due_ms; /* while listed (now_ms() clock) */
+    /* Known due while the tenant is busy (a turn, or a batch not run yet):
+     * listed when the turn ends. NONE when nothing. */
+    int64_t deferred_ms;
+    bool ready; /* a task to run, or a claimed batch: waits for the turn */
 };
 
 struct eu_job {
@@ -100,10 +118,29 @@ struct eu_queue {
     struct eu_queue *wait_next;
     struct eu_db_conn *conn; /* held during a turn */
     int rr;                  /* round-robin start over workers */
-    int turn_jobs;
+    /* Claimed jobs not run yet, with the worker (queue) they came from. */
     struct eu_job *batch[CLAIM_BATCH];
     int nbatch, ibatch;
     struct eu_task_run run;
+};
+
+/* One placement's scheduling state: per worker, the due list and its
+ * timer. */
+struct place {
+    struct eu_queues *qs;
+    struct eu_db_pool *pool; /* the placement's own pool: binds no tenant */
+    struct place *next;
+    struct {
+        struct worker *head, *tail;
+        struct event *timer;
+        int64_t timer_ms; /* when the armed timer fires; NONE when unarmed */
+        bool claiming;    /* a claim statement is in flight */
+    } list[N_WORKERS];
+};
+
+struct place_timer {
+    struct place *p;
+    int index;
 };
 
 struct eu_queues {
@@ -114,6 +151,7 @@ struct eu_queues {
     struct eu_queue *wait_head, *wait_tail;
     int running;
     bool stopping;
+    struct place *places;
 };
 
 /* The process's scheduler: the registry starts a tenant's workers through
@@ -122,6 +160,7 @@ static struct eu_queues *current;
 
 static void step(struct eu_queue *q);
 static void turn_end(struct eu_queue *q);
+static void want_turn(struct eu_queue *q);
 
 static int64_t
 now_ms(void)
@@ -157,30 +196,137 @@ set_log_context(const struct eu_queue *q)
     eu_log_set_context(domain, NULL);
 }
 
-static const char *
-worker_name(const struct worker *w)
+static struct eu_queue *
+queue_of(const struct eu_tenant *t)
 {
-    return w->index < EU_QUEUE_MAX ? queue_names[w->index]
-                                   : eu_task_kinds[w->index - EU_QUEUE_MAX].name;
+    return eu_tenant_slot(t, EU_SLOT_QUEUE);
 }
 
-/* ---- timers ---- */
+/* ---- placements' due lists and timers ---- */
 
-/* Arms w to fire in delay_ms unless it fires earlier anyway. */
+static void on_place_timer(evutil_socket_t fd, short what, void *arg);
+
+static struct place *
+place_of(struct eu_queues *qs, struct eu_tenant *t)
+{
+    struct eu_db_pool *pool = eu_tenant_placement_pool(qs->app->registry, t);
+    for (struct place *p = qs->places; p; p = p->next)
+        if (p->pool == pool)
+            return p;
+    struct place *p = eu_xcalloc(1, sizeof(*p));
+    p->qs = qs;
+    p->pool = pool;
+    for (int i = 0; i < N_WORKERS; i++) {
+        struct place_timer *pt = eu_xmalloc(sizeof(*pt));
+        pt->p = p;
+        pt->index = i;
+        p->list[i].timer = evtimer_new(qs->app->base, on_place_timer, pt);
+        p->list[i].timer_ms = NONE;
+    }
+    p->next = qs->places;
+    qs->places = p;
+    return p;
+}
+
+static void
+place_free(struct place *p)
+{
+    for (int i = 0; i < N_WORKERS; i++) {
+        struct place_timer *pt = event_get_callback_arg(p->list[i].timer);
+        event_free(p->list[i].timer);
+        free(pt);
+    }
+    free(p);
+}
+
+/* Makes p's timer for worker index fire by due (now_ms() clock). */
+static void
+place_arm(struct place *p, int index, int64_t due)
+{
+    if (p->qs->stopping || p->list[index].claiming)
+        return; /* a claim re-arms when it returns */
+    if (p->list[index].timer_ms <= due)
+        return;
+    int64_t delay = due - now_ms();
+    if (delay < 0)
+        delay = 0;
+    p->list[index].timer_ms = due;
+    struct timeval tv = {(time_t)(delay / 1000), (suseconds_t)(delay % 1000) * 1000};
+    evtimer_add(p->list[index].timer, &tv);
+}
+
+/* Arms p's timer for index at its list's earliest due time (if any). */
+static void
+place_rearm(struct place *p, int index)
+{
+    int64_t first = NONE;
+    for (struct worker *w = p->list[index].head; w; w = w->next)
+        if (w->due_ms < first)
+            first = w->due_ms;
+    if (first != NONE)
+        place_arm(p, index, first);
+}
+
+static void
+unlist(struct worker *w)
+{
+    struct place *p = w->place;
+    if (!p)
+        return;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        p->list[w->index].head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        p->list[w->index].tail = w->prev;
+    w->prev = w->next = NULL;
+    w->place = NULL;
+}
+
+/* The tenant is busy with its worker's work: what falls due now waits for
+ * the end of its turn. */
+static bool
+worker_busy(const struct worker *w)
+{
+    return w->ready || (w->index < EU_QUEUE_MAX && w->q->state != T_IDLE);
+}
+
+/* Something of w's falls due at due (now_ms() clock): list w (or move it
+ * earlier) and make its placement's timer fire by then. */
+static void
+worker_due_at(struct worker *w, int64_t due)
+{
+    if (worker_busy(w)) {
+        if (due < w->deferred_ms)
+            w->deferred_ms = due;
+        return;
+    }
+    if (w->place) {
+        if (w->due_ms <= due)
+            return;
+        w->due_ms = due;
+    } else {
+        struct place *p = place_of(w->q->qs, w->q->t);
+        w->place = p;
+        w->due_ms = due;
+        w->prev = p->list[w->index].tail;
+        w->next = NULL;
+        if (w->prev)
+            w->prev->next = w;
+        else
+            p->list[w->index].head = w;
+        p->list[w->index].tail = w;
+    }
+    place_arm(w->place, w->index, due);
+}
+
+/* Due in delay_ms (0: now). */
 static void
 worker_arm(struct worker *w, int64_t delay_ms)
 {
-    if (w->ready)
-        return; /* runs at the next turn */
-    if (delay_ms < 0)
-        delay_ms = 0;
-    int64_t due = now_ms() + delay_ms;
-    if (w->armed && w->due_ms <= due)
-        return;
-    w->due_ms = due;
-    w->armed = true;
-    struct timeval tv = {(time_t)(delay_ms / 1000), (suseconds_t)(delay_ms % 1000) * 1000};
-    evtimer_add(w->timer, &tv);
+    worker_due_at(w, now_ms() + (delay_ms > 0 ? delay_ms : 0));
 }
 
 /* Arms w for an item due in next_ms; negative (none known): w sleeps until
@@ -191,6 +337,70 @@ worker_arm_next(struct worker *w, int64_t next_ms)
     if (next_ms >= 0)
         worker_arm(w, next_ms);
 }
+
+/* The turn is over: what became due meanwhile is listed now. */
+static void
+worker_undefer(struct worker *w)
+{
+    int64_t due = w->deferred_ms;
+    w->deferred_ms = NONE;
+    if (due != NONE && !worker_busy(w))
+        worker_due_at(w, due);
+    else if (due != NONE)
+        w->deferred_ms = due;
+}
+
+static void claim(struct place *p, int index, struct worker **due, int n);
+
+static void
+on_place_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct place_timer *pt = arg;
+    struct place *p = pt->p;
+    int index = pt->index;
+    p->list[index].timer_ms = NONE;
+    if (p->qs->stopping)
+        return;
+    int64_t now = now_ms() + SLACK_MS;
+    if (index >= EU_QUEUE_MAX) {
+        /* A task: each due tenant runs it in its turn, on its connection. */
+        struct worker *next;
+        for (struct worker *w = p->list[index].head; w; w = next) {
+            next = w->next;
+            if (w->due_ms > now)
+                continue;
+            unlist(w);
+            w->ready = true;
+            want_turn(w->q);
+        }
+        place_rearm(p, index);
+        return;
+    }
+    /* A queue: claim for the due tenants that longest wait, in one
+     * statement; they go to the back of the list when listed again. */
+    struct worker *due[CLAIM_TENANTS];
+    int n = 0;
+    struct worker *next;
+    for (struct worker *w = p->list[index].head; w && n < CLAIM_TENANTS; w = next) {
+        next = w->next;
+        if (w->due_ms > now)
+            continue;
+        unlist(w);
+        if (w->q->t->removed)
+            continue;
+        if (worker_busy(w)) {
+            w->deferred_ms = now;
+            continue;
+        }
+        due[n++] = w;
+    }
+    if (n)
+        claim(p, index, due, n);
+    else
+        place_rearm(p, index);
+}
+
+/* ---- turns ---- */
 
 static void
 pump_later(struct eu_queues *qs)
@@ -208,6 +418,23 @@ has_ready(const struct eu_queue *q)
 }
 
 static void
+job_free(struct eu_job *job)
+{
+    json_decref(job->payload);
+    free(job->kind);
+    free(job);
+}
+
+static void
+drop_batch(struct eu_queue *q)
+{
+    /* Their locks expire and they run again, here or elsewhere. */
+    while (q->ibatch < q->nbatch)
+        job_free(q->batch[q->ibatch++]);
+    q->nbatch = q->ibatch = 0;
+}
+
+static void
 want_turn(struct eu_queue *q)
 {
     struct eu_queues *qs = q->qs;
@@ -216,12 +443,12 @@ want_turn(struct eu_queue *q)
     if (q->t->state != EU_TENANT_ACTIVE || q->t->moving) {
         /* A suspended instance does no background work, nor one whose rows
          * are being copied elsewhere (a reload during a move may have put
-         * its state back to active); look again later. */
+         * its state back to active); the poll finds its work again later,
+         * and claimed jobs run again when their locks pass. */
+        drop_batch(q);
         for (int i = 0; i < N_WORKERS; i++) {
-            if (q->w[i].ready) {
-                q->w[i].ready = false;
-                worker_arm_next(&q->w[i], -1);
-            }
+            q->w[i].ready = false;
+            q->w[i].deferred_ms = NONE;
         }
         return;
     }
@@ -237,17 +464,6 @@ want_turn(struct eu_queue *q)
 }
 
 static void
-on_worker_timer(evutil_socket_t fd, short what, void *arg)
-{
-    struct worker *w = arg;
-    w->armed = false;
-    w->ready = true;
-    want_turn(w->q);
-}
-
-/* ---- turns ---- */
-
-static void
 on_turn_conn(struct eu_db_conn *conn, enum eu_db_status st, void *arg)
 {
     struct eu_queue *q = arg;
@@ -255,10 +471,11 @@ on_turn_conn(struct eu_db_conn *conn, enum eu_db_status st, void *arg)
     if (!conn) {
         eu_log_warn("queue", "no connection for background work: %s",
                     st == EU_DB_TIMEOUT ? "timeout" : "database unavailable");
+        drop_batch(q);
         for (int i = 0; i < N_WORKERS; i++) {
             if (q->w[i].ready) {
                 q->w[i].ready = false;
-                worker_arm(&q->w[i], FAIL_RETRY_MS);
+                q->w[i].deferred_ms = now_ms() + FAIL_RETRY_MS;
             }
         }
         turn_end(q);
@@ -280,7 +497,6 @@ on_pump(evutil_socket_t fd, short what, void *arg)
         q->wait_next = NULL;
         qs->running++;
         q->state = T_RUNNING;
-        q->turn_jobs = 0;
         if (qs->stopping || q->t->removed) {
             turn_end(q);
             continue;
@@ -302,22 +518,28 @@ turn_end(struct eu_queue *q)
     qs->running--;
     q->state = T_IDLE;
     pump_later(qs);
-    /* Work left: queue again behind the tenants already waiting (a new
-     * reference, taken before this turn's goes). */
-    if (has_ready(q) && !qs->stopping && !q->t->removed)
-        want_turn(q);
+    if (!qs->stopping && !q->t->removed) {
+        /* Work left: queue again behind the tenants already waiting (a new
+         * reference, taken before this turn's goes), and list what fell
+         * due meanwhile behind the tenants already listed. */
+        if (has_ready(q))
+            want_turn(q);
+        for (int i = 0; i < N_WORKERS; i++)
+            worker_undefer(&q->w[i]);
+    }
     eu_log_set_context(NULL, NULL);
     eu_tenant_unref(q->t);
 }
 
-static void claim(struct eu_queue *q, struct worker *w);
+static void run_next_job(struct eu_queue *q, struct worker *w);
 static void task_start(struct eu_queue *q, struct worker *w);
 
 /* Runs the next ready worker of the turn, or ends it. */
 static void
 step(struct eu_queue *q)
 {
-    if (q->qs->stopping || q->t->removed || q->turn_jobs >= TURN_JOBS) {
+    if (q->qs->stopping || q->t->removed) {
+        drop_batch(q);
         turn_end(q);
         return;
     }
@@ -326,11 +548,12 @@ step(struct eu_queue *q)
         if (!w->ready)
             continue;
         q->rr = (w->index + 1) % N_WORKERS;
-        w->ready = false;
-        if (w->index < EU_QUEUE_MAX)
-            claim(q, w);
-        else
+        if (w->index < EU_QUEUE_MAX) {
+            run_next_job(q, w);
+        } else {
+            w->ready = false;
             task_start(q, w);
+        }
         return;
     }
     turn_end(q);
@@ -338,139 +561,228 @@ step(struct eu_queue *q)
 
 /* ---- jobs ---- */
 
-/*
- * Claims up to $2 due jobs of queue $1, locking them for $3 seconds (and
- * counting the attempt now, so a job that crashes its process still dies in
- * the end), and returns them; the last row (id NULL) holds the milliseconds
- * until the earliest job left behind can be claimed. ANY(ARRAY(...)) makes
- * the locking subquery run exactly once.
- */
-static const char claim_sql[] =
-    "WITH c AS (UPDATE jobs SET locked_until = now() + make_interval(secs => $4::float8),"
-    " attempts = attempts + 1, updated_at = now()"
-    " WHERE tenant_id = $1 AND id = ANY (ARRAY(SELECT id FROM jobs WHERE tenant_id = $1"
-    "  AND queue = $2 AND state = 'ready'"
-    "  AND run_at <= now() AND (locked_until IS NULL OR locked_until <= now())"
-    "  ORDER BY run_at, id LIMIT $3::int FOR UPDATE SKIP LOCKED))"
-    " RETURNING id, kind, payload, attempts)"
-    " SELECT id::text, kind, payload::text, attempts::bigint FROM c"
-    " UNION ALL"
-    " SELECT NULL, NULL, NULL, (extract(epoch FROM min(greatest(run_at, coalesce(locked_until,"
-    "  run_at))) - now()) * 1000)::bigint"
-    " FROM jobs WHERE tenant_id = $1 AND queue = $2 AND state = 'ready'"
-    " AND id NOT IN (SELECT id FROM c)";
+enum {
+    QUEUE_CLAIM,
+    QUEUE_DONE,
+    QUEUE_FAILED,
+    QUEUE_INSERT,
+    QUEUE_POLL,
+};
 
-/* Success deletes the job. */
-static const char done_sql[] = "DELETE FROM jobs WHERE tenant_id = $1 AND id = $2::bigint";
+const struct eu_sql eu_queue_sql[] = {
+    /*
+     * The claimer: for each tenant in $1 (in that order), locks up to $3
+     * due jobs of queue $2 for $4 seconds (counting the attempt now, so a
+     * job that crashes its process still dies in the end) and returns them
+     * as (tenant, id, kind, payload, attempts); then one row per tenant
+     * that got fewer than $3: (tenant, NULL, ..., ms until its earliest job
+     * left behind can be claimed, or NULL). Each tenant's jobs come from its
+     * own index range (jobs_due), so one tenant's backlog costs the others
+     * nothing. ANY(ARRAY(...)) makes the locking subquery run exactly once.
+     */
+    [QUEUE_CLAIM] =
+        {"queue.claim",
+         "WITH c AS (UPDATE jobs j SET locked_until = now() + make_interval(secs => $4::float8),"
+         " attempts = j.attempts + 1, updated_at = now()"
+         " WHERE j.tenant_id = ANY ($1::bigint[]) AND j.id = ANY (ARRAY("
+         "  SELECT x.id FROM unnest($1::bigint[]) AS t(id) CROSS JOIN LATERAL"
+         "  (SELECT d.id FROM jobs d WHERE d.tenant_id = t.id AND d.queue = $2"
+         "   AND d.state = 'ready' AND d.run_at <= now()"
+         "   AND (d.locked_until IS NULL OR d.locked_until <= now())"
+         "   ORDER BY d.run_at, d.id LIMIT $3::int FOR UPDATE SKIP LOCKED) x))"
+         " RETURNING j.tenant_id, j.id, j.kind, j.payload, j.attempts)"
+         " SELECT c.tenant_id::text, c.id::text, c.kind, c.payload::text, c.attempts::bigint"
+         " FROM c"
+         " UNION ALL"
+         " SELECT t.id::text, NULL, NULL, NULL, (SELECT (extract(epoch FROM"
+         "  min(greatest(n.run_at, coalesce(n.locked_until, n.run_at))) - now()) * 1000)::bigint"
+         "  FROM jobs n WHERE n.tenant_id = t.id AND n.queue = $2 AND n.state = 'ready'"
+         "  AND n.id NOT IN (SELECT c.id FROM c WHERE c.tenant_id = t.id))"
+         " FROM unnest($1::bigint[]) AS t(id)"
+         " WHERE (SELECT count(*) FROM c WHERE c.tenant_id = t.id) < $3::int",
+         .cross_tenant = true},
+    /* Success deletes the job. */
+    [QUEUE_DONE] = {"queue.done", "DELETE FROM jobs WHERE tenant_id = $1 AND id = $2::bigint"},
+    /* Failure: retry after base * 2^(attempts-1) seconds (at most max), or
+     * dead after max_attempts. Returns the state and the ms until the
+     * retry. */
+    [QUEUE_FAILED] =
+        {"queue.failed",
+         "UPDATE jobs SET last_error = $3, locked_until = NULL, updated_at = now(),"
+         " state = CASE WHEN attempts >= $4::int THEN 'dead' ELSE 'ready' END,"
+         " run_at = CASE WHEN attempts >= $4::int THEN run_at ELSE now() + make_interval(secs =>"
+         "  least($5::float8 * power(2::float8, least(greatest(attempts - 1, 0), 40)), $6::float8))"
+         " END"
+         " WHERE tenant_id = $1 AND id = $2::bigint"
+         " RETURNING state, (extract(epoch FROM run_at - now()) * 1000)::bigint, attempts"},
+    /* $2 queue name, $3 kind, $4 payload JSON text, $5 delay in seconds,
+     * $6 dedupe key or NULL; returns the id, or nothing for a duplicate. */
+    [QUEUE_INSERT] = {"queue.insert",
+                      "INSERT INTO jobs (tenant_id, queue, kind, payload, run_at, dedupe_key)"
+                      " VALUES ($1, $2, $3, $4::jsonb, now() + make_interval(secs => $5::float8),"
+                      " $6) ON CONFLICT (tenant_id, dedupe_key) DO NOTHING RETURNING id::text"},
+    /*
+     * The safety poll: what falls due within $1 seconds, across every
+     * tenant of one placement: (tenant, worker name, ms until due). $2 is
+     * the suspended accounts' retention. Indexed by migrations/tenant/0012
+     * (the due columns alone, not led by tenant_id).
+     */
+    [QUEUE_POLL] =
+        {"queue.poll",
+         "SELECT tenant_id, 'q:' || queue, (extract(epoch FROM min(greatest(run_at,"
+         " coalesce(locked_until, run_at))) - now()) * 1000)::bigint FROM jobs"
+         " WHERE state = 'ready' AND greatest(run_at, coalesce(locked_until, run_at))"
+         "  < now() + make_interval(secs => $1::float8) GROUP BY tenant_id, queue"
+         " UNION ALL SELECT tenant_id, 't:scheduled_statuses',"
+         " (extract(epoch FROM min(scheduled_at) - now()) * 1000)::bigint"
+         " FROM scheduled_statuses"
+         " WHERE scheduled_at < now() + make_interval(secs => $1::float8) GROUP BY tenant_id"
+         " UNION ALL SELECT tenant_id, 't:polls', (extract(epoch FROM min(expires_at) - now())"
+         " * 1000)::bigint FROM polls WHERE closed_at IS NULL"
+         " AND expires_at < now() + make_interval(secs => $1::float8) GROUP BY tenant_id"
+         " UNION ALL SELECT a.tenant_id, 't:account_cleanup', (extract(epoch FROM"
+         " min(a.suspended_at) + make_interval(secs => $2::float8) - now()) * 1000)::bigint"
+         " FROM accounts a WHERE a.suspended_at IS NOT NULL AND a.suspended_at"
+         "  < now() - make_interval(secs => $2::float8) + make_interval(secs => $1::float8)"
+         " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = a.tenant_id"
+         "  AND j.dedupe_key = 'purge_account:' || a.id) GROUP BY a.tenant_id",
+         .cross_tenant = true},
+    {0},
+};
 
-/* Failure: retry after base * 2^(attempts-1) seconds (at most max), or dead
- * after max_attempts. Returns the state and the ms until the retry. */
-static const char failed_sql[] =
-    "UPDATE jobs SET last_error = $3, locked_until = NULL, updated_at = now(),"
-    " state = CASE WHEN attempts >= $4::int THEN 'dead' ELSE 'ready' END,"
-    " run_at = CASE WHEN attempts >= $4::int THEN run_at ELSE now() + make_interval(secs =>"
-    "  least($5::float8 * power(2::float8, least(greatest(attempts - 1, 0), 40)), $6::float8))"
-    " END"
-    " WHERE tenant_id = $1 AND id = $2::bigint"
-    " RETURNING state, (extract(epoch FROM run_at - now()) * 1000)::bigint,"
-    " attempts";
+/* One claim statement in flight: the tenants it claims for, by id (a tenant
+ * may be freed meanwhile). */
+struct claim {
+    struct place *p;
+    int index;
+    int n;
+    int64_t ids[CLAIM_TENANTS];
+};
 
-static void run_next_job(struct eu_queue *q);
-
-static void
-job_free(struct eu_job *job)
+/* The queue of the tenant called id in the claim's placement, or NULL when
+ * it is gone, moving or elsewhere now. */
+static struct eu_queue *
+claimed_queue(const struct claim *c, const char *id)
 {
-    json_decref(job->payload);
-    free(job->kind);
-    free(job);
-}
-
-static void
-drop_batch(struct eu_queue *q)
-{
-    /* Their locks expire and they run again, here or elsewhere. */
-    while (q->ibatch < q->nbatch)
-        job_free(q->batch[q->ibatch++]);
-    q->nbatch = q->ibatch = 0;
+    struct eu_tenant *t = eu_registry_find_id(c->p->qs->app->registry, strtoll(id, NULL, 10));
+    if (!t || t->removed || t->moving || t->state != EU_TENANT_ACTIVE)
+        return NULL;
+    return queue_of(t);
 }
 
 static void
 on_claimed(PGresult *res, enum eu_db_status st, void *arg)
 {
-    struct worker *w = arg;
-    struct eu_queue *q = w->q;
-    set_log_context(q);
-    if (st != EU_DB_OK) {
-        eu_log_warn("queue", "cannot claim jobs of queue '%s': %s", worker_name(w),
-                    res ? PQresultErrorMessage(res) : eu_db_conn_error(q->conn));
-        worker_arm(w, FAIL_RETRY_MS);
-        if (st == EU_DB_UNAVAILABLE)
-            turn_end(q);
-        else
-            step(q);
+    struct claim *c = arg;
+    struct place *p = c->p;
+    p->list[c->index].claiming = false;
+    if (p->qs->stopping) {
+        free(c);
         return;
     }
-    int n = 0;
-    int64_t next = 0;
-    bool has_next = false;
-    for (int i = 0; i < PQntuples(res); i++) {
-        if (PQgetisnull(res, i, 0)) {
-            has_next = !PQgetisnull(res, i, 3);
-            if (has_next)
-                next = strtoll(PQgetvalue(res, i, 3), NULL, 10);
-            continue;
+    if (st != EU_DB_OK) {
+        eu_log_warn("queue", "cannot claim jobs of queue '%s': %s", queue_names[c->index],
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+        for (int i = 0; i < c->n; i++) {
+            struct eu_tenant *t = eu_registry_find_id(p->qs->app->registry, c->ids[i]);
+            if (t && !t->removed && queue_of(t))
+                worker_arm(&queue_of(t)->w[c->index], FAIL_RETRY_MS);
         }
-        if (n >= CLAIM_BATCH)
-            break;
+        place_rearm(p, c->index);
+        free(c);
+        return;
+    }
+    /* Jobs first, so the tenants that got some are busy (ready) by the
+     * time their next due times are read below. */
+    for (int i = 0; i < PQntuples(res); i++) {
+        if (PQgetisnull(res, i, 1))
+            continue;
+        struct eu_queue *q = claimed_queue(c, PQgetvalue(res, i, 0));
+        if (!q || q->nbatch >= CLAIM_BATCH)
+            continue; /* its locks expire and the job runs again later */
         struct eu_job *job = eu_xcalloc(1, sizeof(*job));
         job->q = q;
-        job->w = w;
-        snprintf(job->id, sizeof(job->id), "%s", PQgetvalue(res, i, 0));
-        job->kind = eu_xstrdup(PQgetvalue(res, i, 1));
-        job->payload = json_loads(PQgetvalue(res, i, 2), JSON_DECODE_ANY, NULL);
+        job->w = &q->w[c->index];
+        snprintf(job->id, sizeof(job->id), "%s", PQgetvalue(res, i, 1));
+        job->kind = eu_xstrdup(PQgetvalue(res, i, 2));
+        job->payload = json_loads(PQgetvalue(res, i, 3), JSON_DECODE_ANY, NULL);
         if (!json_is_object(job->payload)) {
             json_decref(job->payload);
             job->payload = json_object();
         }
-        job->attempt = atoi(PQgetvalue(res, i, 3));
-        q->batch[n++] = job;
+        job->attempt = atoi(PQgetvalue(res, i, 4));
+        q->batch[q->nbatch++] = job;
     }
-    int limit = CLAIM_BATCH < TURN_JOBS - q->turn_jobs ? CLAIM_BATCH : TURN_JOBS - q->turn_jobs;
-    if (n >= limit)
-        worker_arm(w, 0); /* probably more waiting: after the others' turn */
-    else if (has_next && next <= 0)
-        worker_arm(w, RETRY_SOON_MS);
-    else
-        worker_arm_next(w, has_next ? next : -1);
-    if (n)
-        eu_log_debug("queue", "claimed %d jobs of queue '%s'", n, worker_name(w));
-    q->nbatch = n;
-    q->ibatch = 0;
-    run_next_job(q);
+    for (int i = 0; i < c->n; i++) {
+        struct eu_tenant *t = eu_registry_find_id(p->qs->app->registry, c->ids[i]);
+        struct eu_queue *q = t && !t->removed ? queue_of(t) : NULL;
+        if (!q || q->nbatch == 0 || q->w[c->index].ready)
+            continue;
+        struct worker *w = &q->w[c->index];
+        set_log_context(q);
+        eu_log_debug("queue", "claimed %d jobs of queue '%s'", q->nbatch, queue_names[c->index]);
+        /* A full batch: probably more waiting, after the others' turn. */
+        if (q->nbatch >= CLAIM_BATCH && w->deferred_ms > now_ms())
+            w->deferred_ms = now_ms();
+        w->ready = true;
+        want_turn(q); /* runs in the turn under way, if there is one */
+    }
+    /* Fewer than a batch: when each tenant's next job can be claimed. */
+    for (int i = 0; i < PQntuples(res); i++) {
+        if (!PQgetisnull(res, i, 1) || PQgetisnull(res, i, 4))
+            continue;
+        struct eu_queue *q = claimed_queue(c, PQgetvalue(res, i, 0));
+        if (!q)
+            continue;
+        int64_t next = strtoll(PQgetvalue(res, i, 4), NULL, 10);
+        worker_arm(&q->w[c->index], next <= 0 ? RETRY_SOON_MS : next);
+    }
+    eu_log_set_context(NULL, NULL);
+    place_rearm(p, c->index);
+    free(c);
 }
 
+/* Claims due jobs of queue index for the tenants of due (unlisted, idle),
+ * on the placement's own pool. */
 static void
-claim(struct eu_queue *q, struct worker *w)
+claim(struct place *p, int index, struct worker **due, int n)
 {
-    const struct eu_config *cfg = cfg_of(q);
-    int limit = CLAIM_BATCH < TURN_JOBS - q->turn_jobs ? CLAIM_BATCH : TURN_JOBS - q->turn_jobs;
+    const struct eu_config *cfg = p->qs->app->cfg;
+    struct claim *c = eu_xcalloc(1, sizeof(*c));
+    c->p = p;
+    c->index = index;
+    c->n = n;
+    /* {id,id,...}: at most CLAIM_TENANTS ids of 20 characters. */
+    char ids[CLAIM_TENANTS * 21 + 3], *o = ids;
+    *o++ = '{';
+    for (int i = 0; i < n; i++) {
+        c->ids[i] = due[i]->q->t->id;
+        o += snprintf(o, sizeof(ids) - (size_t)(o - ids), "%s%lld", i ? "," : "",
+                      (long long)c->ids[i]);
+    }
+    snprintf(o, sizeof(ids) - (size_t)(o - ids), "}");
     char lim[16], lock[16];
-    snprintf(lim, sizeof(lim), "%d", limit);
+    snprintf(lim, sizeof(lim), "%d", CLAIM_BATCH);
     snprintf(lock, sizeof(lock), "%d", cfg->job_lock_s);
-    const char *params[] = {queue_names[w->index], lim, lock};
-    eu_db_conn_query(q->conn, claim_sql, 3, params, on_claimed, w);
+    const char *params[] = {ids, queue_names[index], lim, lock};
+    p->list[index].claiming = true;
+    eu_db_pool_stmt(p->pool, &eu_queue_sql[QUEUE_CLAIM], 4, params, on_claimed, c);
 }
 
+static void on_job_recorded(PGresult *res, enum eu_db_status st, void *arg);
+
+/* Runs the next job of q's batch (claimed for worker w), or goes on with
+ * the turn once the batch is done. */
 static void
-run_next_job(struct eu_queue *q)
+run_next_job(struct eu_queue *q, struct worker *w)
 {
     if (q->ibatch >= q->nbatch) {
         q->nbatch = q->ibatch = 0;
+        w->ready = false;
         step(q);
         return;
     }
     struct eu_job *job = q->batch[q->ibatch++];
-    q->turn_jobs++;
     set_log_context(q);
     const struct eu_job_kind *kind = eu_job_kind_find(job->kind);
     if (!kind) {
@@ -489,6 +801,7 @@ on_job_recorded(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct eu_job *job = arg;
     struct eu_queue *q = job->q;
+    struct worker *w = job->w;
     set_log_context(q);
     if (st != EU_DB_OK) {
         /* The lock expires and the job runs again: at least once. */
@@ -499,17 +812,17 @@ on_job_recorded(PGresult *res, enum eu_db_status st, void *arg)
             eu_log_warn("queue", "job %s (%s) is dead after %s attempts", job->id, job->kind,
                         PQgetvalue(res, 0, 2));
         else
-            worker_arm(job->w, strtoll(PQgetvalue(res, 0, 1), NULL, 10));
+            worker_arm(w, strtoll(PQgetvalue(res, 0, 1), NULL, 10));
     }
-    struct worker *w = job->w;
     job_free(job);
     if (st == EU_DB_UNAVAILABLE) {
         drop_batch(q);
-        worker_arm(w, FAIL_RETRY_MS);
+        w->ready = false;
+        w->deferred_ms = now_ms() + FAIL_RETRY_MS;
         turn_end(q);
         return;
     }
-    run_next_job(q);
+    run_next_job(q, w);
 }
 
 void
@@ -520,7 +833,7 @@ eu_job_done(struct eu_job *job, const char *error)
     if (!error) {
         eu_log_debug("queue", "job %s (%s) done", job->id, job->kind);
         const char *params[] = {job->id};
-        eu_db_conn_query(q->conn, done_sql, 1, params, on_job_recorded, job);
+        eu_db_conn_stmt(q->conn, &eu_queue_sql[QUEUE_DONE], 1, params, on_job_recorded, job);
         return;
     }
     const struct eu_config *cfg = cfg_of(q);
@@ -533,7 +846,7 @@ eu_job_done(struct eu_job *job, const char *error)
     snprintf(base, sizeof(base), "%d", cfg->job_backoff_base_s);
     snprintf(cap, sizeof(cap), "%d", cfg->job_backoff_max_s);
     const char *params[] = {job->id, msg, max, base, cap};
-    eu_db_conn_query(q->conn, failed_sql, 5, params, on_job_recorded, job);
+    eu_db_conn_stmt(q->conn, &eu_queue_sql[QUEUE_FAILED], 5, params, on_job_recorded, job);
 }
 
 struct eu_db_conn *
@@ -617,16 +930,16 @@ eu_task_run_app(const struct eu_task_run *run)
 
 /* ---- a tenant's workers ---- */
 
-/* A tenant's workers may go while it sleeps only when none is armed or
- * waiting: an armed one holds the due time of something known. */
+/* A tenant's workers may go while it sleeps only when none is listed, ready
+ * or deferred: each holds the due time of something known. */
 static bool
 queue_is_idle(const void *data)
 {
     const struct eu_queue *q = data;
-    if (q->state != T_IDLE)
+    if (q->state != T_IDLE || q->nbatch)
         return false;
     for (int i = 0; i < N_WORKERS; i++)
-        if (q->w[i].armed || q->w[i].ready)
+        if (q->w[i].place || q->w[i].ready || q->w[i].deferred_ms != NONE)
             return false;
     return true;
 }
@@ -638,12 +951,6 @@ queue_dispose(void *data)
 }
 
 static const struct eu_tenant_slot_ops queue_ops = {queue_dispose, queue_is_idle};
-
-static struct eu_queue *
-queue_of(const struct eu_tenant *t)
-{
-    return eu_tenant_slot(t, EU_SLOT_QUEUE);
-}
 
 void
 eu_queue_start(struct eu_tenant *t)
@@ -657,8 +964,7 @@ eu_queue_start(struct eu_tenant *t)
         struct worker *w = &q->w[i];
         w->q = q;
         w->index = i;
-        /* Unarmed: the placement poll finds what is due. */
-        w->timer = evtimer_new(current->app->base, on_worker_timer, w);
+        w->deferred_ms = NONE;
     }
     eu_tenant_slot_set(t, EU_SLOT_QUEUE, q, &queue_ops);
 }
@@ -669,9 +975,10 @@ eu_queue_free(struct eu_queue *q)
     if (!q)
         return;
     /* A queue waiting for or holding a turn holds a tenant reference, so it
-     * is idle here: only timers to free. */
+     * is not in a turn here: only its places on due lists to leave. */
     for (int i = 0; i < N_WORKERS; i++)
-        event_free(q->w[i].timer);
+        unlist(&q->w[i]);
+    drop_batch(q);
     free(q);
 }
 
@@ -757,41 +1064,16 @@ eu_queue_enqueue(struct eu_app *app, struct eu_tenant *t, const char *kind, cons
     snprintf(delay, sizeof(delay), "%d", e->delay_s);
     const char *params[] = {queue_names[k->queue], kind, payload ? payload : "{}", delay,
                             dedupe_key};
-    eu_db_pool_query(eu_tenant_pool(app->registry, t), EU_QUEUE_INSERT_SQL, 5, params,
-                     on_enqueued, e);
+    eu_db_pool_stmt(eu_tenant_pool(app->registry, t), &eu_queue_sql[QUEUE_INSERT], 5, params,
+                    on_enqueued, e);
     return 0;
 }
 
 /* ---- the placements' safety poll ---- */
 
-/*
- * What falls due within $1 seconds, across every tenant of one placement:
- * (tenant, worker name, ms until due). It reads every tenant's rows on
- * purpose, so it runs on the placement's own pool, which binds no tenant;
- * each tenant's worker then claims its own rows under its tenant. Indexed by
- * migrations/tenant/0012 (the due columns alone, not led by tenant_id).
- */
-static const char poll_sql[] =
-    "SELECT tenant_id, 'q:' || queue, (extract(epoch FROM min(greatest(run_at,"
-    " coalesce(locked_until, run_at))) - now()) * 1000)::bigint FROM jobs"
-    " WHERE state = 'ready' AND greatest(run_at, coalesce(locked_until, run_at))"
-    "  < now() + make_interval(secs => $1::float8) GROUP BY tenant_id, queue"
-    " UNION ALL SELECT tenant_id, 't:scheduled_statuses',"
-    " (extract(epoch FROM min(scheduled_at) - now()) * 1000)::bigint FROM scheduled_statuses"
-    " WHERE scheduled_at < now() + make_interval(secs => $1::float8) GROUP BY tenant_id"
-    " UNION ALL SELECT tenant_id, 't:polls', (extract(epoch FROM min(expires_at) - now())"
-    " * 1000)::bigint FROM polls WHERE closed_at IS NULL"
-    " AND expires_at < now() + make_interval(secs => $1::float8) GROUP BY tenant_id"
-    " UNION ALL SELECT a.tenant_id, 't:account_cleanup', (extract(epoch FROM"
-    " min(a.suspended_at) + make_interval(secs => $2::float8) - now()) * 1000)::bigint"
-    " FROM accounts a WHERE a.suspended_at IS NOT NULL AND a.suspended_at"
-    "  < now() - make_interval(secs => $2::float8) + make_interval(secs => $1::float8)"
-    " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = a.tenant_id"
-    "  AND j.dedupe_key = 'purge_account:' || a.id) GROUP BY a.tenant_id";
-
 static void arm_poll(struct eu_queues *qs, int64_t delay_ms);
 
-/* The worker index named in poll_sql's second column, or -1. */
+/* The worker index named in the poll's second column, or -1. */
 static int
 worker_index(const char *name)
 {
@@ -852,7 +1134,7 @@ poll_placement_of(struct eu_tenant *t, void *arg)
     r->seen[r->nseen++] = pool;
     const char *params[] = {r->horizon, r->retention};
     r->qs->polls_running++;
-    eu_db_pool_query(pool, poll_sql, 2, params, on_polled, r->qs);
+    eu_db_pool_stmt(pool, &eu_queue_sql[QUEUE_POLL], 2, params, on_polled, r->qs);
 }
 
 static void
@@ -905,12 +1187,16 @@ eu_queues_stop(struct eu_queues *qs)
         return;
     qs->stopping = true;
     evtimer_del(qs->poll);
+    for (struct place *p = qs->places; p; p = p->next)
+        for (int i = 0; i < N_WORKERS; i++)
+            evtimer_del(p->list[i].timer);
     while (qs->wait_head) {
         struct eu_queue *q = qs->wait_head;
         qs->wait_head = q->wait_next;
         if (!qs->wait_head)
             qs->wait_tail = NULL;
         q->state = T_IDLE;
+        drop_batch(q);
         eu_tenant_unref(q->t);
     }
 }
@@ -929,6 +1215,13 @@ eu_queues_free(struct eu_queues *qs)
     eu_queues_stop(qs);
     if (current == qs)
         current = NULL;
+    /* The registry (and with it every tenant's workers) is freed first, so
+     * the due lists are empty by now. */
+    while (qs->places) {
+        struct place *p = qs->places;
+        qs->places = p->next;
+        place_free(p);
+    }
     event_free(qs->pump);
     event_free(qs->poll);
     free(qs);

@@ -120,16 +120,16 @@ START_TEST(test_statements)
             for (int asc = 0; asc < (st->page_col ? 2 : 1); asc++) {
                 const char *sql = eu_sql_text(st, asc);
                 char why[160];
-                ck_assert_msg(eu_db_sql_check_tenant(sql, why, sizeof(why)),
+                ck_assert_msg(st->cross_tenant || eu_db_sql_check_tenant(sql, why, sizeof(why)),
                               "%s could reach other tenants' rows: %s", st->name, why);
-                PGresult *r = PQprepare(pg, "", sql, 1, &int8);
+                PGresult *r = PQprepare(pg, "", sql, st->cross_tenant ? 0 : 1, &int8);
                 ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s does not prepare: %s",
                               st->name, PQresultErrorMessage(r));
                 PQclear(r);
                 /* $1 is the tenant id and nothing else. */
                 r = PQdescribePrepared(pg, "");
                 ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
-                ck_assert_msg(PQnparams(r) >= 1 && PQparamtype(r, 0) == int8,
+                ck_assert_msg(st->cross_tenant || (PQnparams(r) >= 1 && PQparamtype(r, 0) == int8),
                               "%s does not take the tenant id as $1", st->name);
                 PQclear(r);
                 n++;
