@@ -42,6 +42,9 @@ struct eu_sql {
 /* Each group's table ends with an all-zero entry. */
 extern const struct eu_sql eu_lists_sql[]; /* lists.c */
 /* accounts.c, relationships.c, search.c */
+extern const struct eu_sql eu_accounts_sql[];
+extern const struct eu_sql eu_relationships_sql[];
+extern const struct eu_sql eu_search_sql[];
 
 /* statuses.c, status_render.c, timelines.c, feeds.c, conversations.c */
 

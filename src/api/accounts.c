@@ -27,6 +27,7 @@
 #include "eunha/http.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 /* Mastodon's defaults for local profiles. */
@@ -34,6 +35,133 @@
 #define NOTE_MAX 500
 #define FIELDS_MAX 4
 #define FIELD_TEXT_MAX 255
+
+enum {
+    ACCOUNTS_CREDENTIALS,
+    ACCOUNTS_UPDATE_CREDENTIALS,
+    ACCOUNTS_SHOW,
+    ACCOUNTS_LOOKUP,
+    ACCOUNTS_EXISTS,
+    ACCOUNTS_FOLLOWERS,
+    ACCOUNTS_FOLLOWING,
+    ACCOUNTS_SEARCH,
+    ACCOUNTS_FAMILIAR_FOLLOWERS,
+    ACCOUNTS_DIRECTORY,
+};
+
+const struct eu_sql eu_accounts_sql[] = {
+    [ACCOUNTS_CREDENTIALS] = {"accounts.credentials",
+                              "SELECT " EU_ACCOUNT_COLUMNS(
+                                  "a") ", a.note, coalesce(a.fields_source, a.fields)::text,"
+                                       " u.default_privacy, u.default_sensitive,"
+                                       " coalesce(u.default_language, ''), u.role,"
+                                       " (SELECT count(*) FROM follow_requests r"
+                                       " WHERE r.tenant_id = $1 AND r.target_account_id = a.id)"
+                                       " FROM accounts a JOIN users u ON u.tenant_id = $1"
+                                       " AND u.account_id = a.id"
+                                       " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
+    /* Unlocking an account accepts its pending requests, as Mastodon does. */
+    [ACCOUNTS_UPDATE_CREDENTIALS] =
+        {"accounts.update_credentials",
+         "WITH u AS (UPDATE users SET default_privacy = coalesce($9, default_privacy),"
+         "  default_sensitive = coalesce($10::boolean, default_sensitive),"
+         "  default_language = CASE WHEN $11::text IS NULL THEN default_language"
+         "   ELSE nullif($11::text, '') END, updated_at = now()"
+         "  WHERE tenant_id = $1 AND account_id = $2::bigint RETURNING 1),"
+         " acc AS (INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs,"
+         "  notify, languages) SELECT $1, account_id, target_account_id, show_reblogs, notify,"
+         "  languages FROM follow_requests WHERE tenant_id = $1 AND target_account_id = $2::bigint"
+         "  AND $5::boolean IS FALSE ON CONFLICT DO NOTHING RETURNING account_id),"
+         " dreq AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+         "  AND target_account_id = $2::bigint AND $5::boolean IS FALSE)"
+         " UPDATE accounts SET display_name = coalesce($3, display_name),"
+         "  note = coalesce($4, note), locked = coalesce($5::boolean, locked),"
+         "  bot = coalesce($6::boolean, bot), discoverable = coalesce($7::boolean, discoverable),"
+         "  fields = coalesce($8::jsonb, fields),"
+         " fields_source = coalesce($12::jsonb, fields_source),"
+         "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
+         " RETURNING (SELECT string_agg(account_id::text, ',') FROM acc)"},
+    [ACCOUNTS_SHOW] = {"accounts.show", "SELECT " EU_ACCOUNT_COLUMNS(
+                                            "a") " FROM accounts a"
+                                                 " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
+    [ACCOUNTS_LOOKUP] = {"accounts.lookup",
+                         "SELECT " EU_ACCOUNT_COLUMNS(
+                             "a") " FROM accounts a"
+                                  " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2)"
+                                  " AND coalesce(lower(a.domain), '') = lower($3)"},
+    [ACCOUNTS_EXISTS] = {"accounts.exists",
+                         "SELECT 1 FROM accounts WHERE tenant_id = $1 AND id = $2::bigint"},
+    /* Paged by the follow's id: the order in which the follows happened.
+     * An account that blocks the viewer shows them nobody, as Mastodon. */
+    [ACCOUNTS_FOLLOWERS] = {"accounts.followers",
+                            "SELECT f.id, " EU_ACCOUNT_COLUMNS(
+                                "a") " FROM follows f JOIN accounts a"
+                                     " ON a.tenant_id = $1 AND a.id = f.account_id"
+                                     " WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint"
+                                     " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1"
+                                     " FROM blocks b WHERE b.tenant_id = $1"
+                                     " AND b.account_id = $2::bigint"
+                                     " AND b.target_account_id = $3::bigint)",
+                            "f.id", 4},
+    [ACCOUNTS_FOLLOWING] = {"accounts.following",
+                            "SELECT f.id, " EU_ACCOUNT_COLUMNS(
+                                "a") " FROM follows f JOIN accounts a"
+                                     " ON a.tenant_id = $1 AND a.id = f.target_account_id"
+                                     " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+                                     " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1"
+                                     " FROM blocks b WHERE b.tenant_id = $1"
+                                     " AND b.account_id = $2::bigint"
+                                     " AND b.target_account_id = $3::bigint)",
+                            "f.id", 4},
+    [ACCOUNTS_SEARCH] =
+        {"accounts.search",
+         "SELECT " EU_ACCOUNT_COLUMNS(
+             "a") " FROM accounts a"
+                  " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL"
+                  " AND (lower(a.username) LIKE lower($3) || '%'"
+                  "  OR ($4::text IS NULL AND a.display_name ILIKE '%' || $3 || '%'))"
+                  " AND ($4::text IS NULL OR coalesce(lower(a.domain), '') = lower($4))"
+                  " AND (NOT $5::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
+                  "  AND f.account_id = $2::bigint AND f.target_account_id = a.id))"
+                  " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+                  "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
+                  "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
+                  " ORDER BY lower(a.username) = lower($8) DESC, a.domain IS NULL DESC,"
+                  "  EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
+                  "  AND f.account_id = $2::bigint"
+                  "  AND f.target_account_id = a.id) DESC, lower(a.username), a.id"
+                  " LIMIT $6::int OFFSET $7::int"},
+    /* For each asked account, the accounts the viewer follows that follow
+     * it, in the order the ids were given. */
+    [ACCOUNTS_FAMILIAR_FOLLOWERS] =
+        {"accounts.familiar_followers",
+         "SELECT x.id::text, " EU_ACCOUNT_COLUMNS(
+             "a") " FROM (SELECT DISTINCT ON (id) id, ord FROM unnest($3::bigint[]) WITH ORDINALITY"
+                  "  AS u(id, ord) ORDER BY id, ord) x"
+                  " LEFT JOIN LATERAL (SELECT ac.* FROM follows mf JOIN follows tf"
+                  "  ON tf.tenant_id = $1 AND tf.account_id = mf.target_account_id"
+                  "  JOIN accounts ac ON ac.tenant_id = $1 AND ac.id = mf.target_account_id"
+                  "  WHERE mf.tenant_id = $1 AND mf.account_id = $2::bigint"
+                  "  AND tf.target_account_id = x.id"
+                  "  AND ac.suspended_at IS NULL ORDER BY mf.id DESC LIMIT 40) a ON true"
+                  " ORDER BY x.ord, a.id"},
+    [ACCOUNTS_DIRECTORY] =
+        {"accounts.directory",
+         "SELECT " EU_ACCOUNT_COLUMNS(
+             "a") " FROM accounts a"
+                  " WHERE a.tenant_id = $1 AND a.discoverable AND a.suspended_at IS NULL"
+                  " AND (NOT $3::boolean OR a.domain IS NULL)"
+                  " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+                  "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
+                  "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
+                  " ORDER BY CASE WHEN $4::boolean THEN a.id END DESC NULLS LAST,"
+                  "  (SELECT max(s.id) FROM statuses s"
+                  " WHERE s.tenant_id = $1 AND s.account_id = a.id"
+                  "  AND s.deleted_at IS NULL)"
+                  "  DESC NULLS LAST, a.id DESC"
+                  " LIMIT $5::int OFFSET $6::int"},
+    {0},
+};
 
 /* Characters (UTF-8 code points) of s: Mastodon's limits count those. */
 static size_t
@@ -116,24 +244,7 @@ eu_accounts_reply_page(struct eu_req *req, const struct eu_sql *s, int nparams,
     eu_req_stmt_page(req, s, page, nparams, params, on_account_page, ap);
 }
 
-void
-eu_accounts_reply_page_sql(struct eu_req *req, const char *sql, int nparams,
-                           const char *const *params, const struct eu_page *page)
-{
-    struct account_page *ap = eu_arena_calloc(req->arena, sizeof(*ap));
-    ap->ascending = eu_page_is_ascending(page);
-    eu_req_sql(req, sql, nparams, params, on_account_page, ap);
-}
-
 /* ---------------------------------------------------- verify_credentials */
-
-static const char CREDENTIALS_SQL[] = "SELECT " EU_ACCOUNT_COLUMNS(
-    "a") ", a.note, coalesce(a.fields_source, a.fields)::text,"
-         " u.default_privacy, u.default_sensitive, coalesce(u.default_language, ''), u.role,"
-         " (SELECT count(*) FROM follow_requests r WHERE r.tenant_id = $1"
-         " AND r.target_account_id = a.id)"
-         " FROM accounts a JOIN users u ON u.tenant_id = $1 AND u.account_id = a.id"
-         " WHERE a.tenant_id = $1 AND a.id = $2::bigint";
 
 /* Mastodon's built-in roles: the everyone role (id -99) and its seeded
  * Admin and Owner roles, with their permission bitmasks. */
@@ -187,7 +298,7 @@ static void
 reply_credentials(struct eu_req *req)
 {
     const char *params[] = {eu_req_viewer(req)};
-    eu_req_sql(req, CREDENTIALS_SQL, 1, params, on_credentials, NULL);
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_CREDENTIALS], 1, params, on_credentials, NULL);
 }
 
 static void
@@ -458,31 +569,12 @@ update_credentials(struct eu_req *req)
     }
     json_decref(form_attrs);
     /* avatar and header uploads are accepted and ignored until media
-     * storage exists. Unlocking an account accepts its pending requests,
-     * as Mastodon does. */
-    const char *sql =
-        "WITH u AS (UPDATE users SET default_privacy = coalesce($9, default_privacy),"
-        "  default_sensitive = coalesce($10::boolean, default_sensitive),"
-        "  default_language = CASE WHEN $11::text IS NULL THEN default_language"
-        "   ELSE nullif($11::text, '') END, updated_at = now()"
-        "  WHERE tenant_id = $1 AND account_id = $2::bigint RETURNING 1),"
-        " acc AS (INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs,"
-        "  notify, languages) SELECT $1, account_id, target_account_id, show_reblogs, notify,"
-        "  languages FROM follow_requests WHERE tenant_id = $1 AND target_account_id = $2::bigint"
-        "  AND $5::boolean IS FALSE ON CONFLICT DO NOTHING RETURNING account_id),"
-        " dreq AS (DELETE FROM follow_requests WHERE tenant_id = $1"
-        "  AND target_account_id = $2::bigint AND $5::boolean IS FALSE)"
-        " UPDATE accounts SET display_name = coalesce($3, display_name),"
-        "  note = coalesce($4, note), locked = coalesce($5::boolean, locked),"
-        "  bot = coalesce($6::boolean, bot), discoverable = coalesce($7::boolean, discoverable),"
-        "  fields = coalesce($8::jsonb, fields), fields_source = coalesce($12::jsonb, "
-        "fields_source),"
-        "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
-        " RETURNING (SELECT string_agg(account_id::text, ',') FROM acc)";
+     * storage exists. */
     const char *p[] = {eu_req_viewer(req), display_name, note,    locked,    bot,
                        discoverable,       fields,       privacy, sensitive, language,
                        fields_source};
-    eu_req_sql(req, sql, 11, p, on_credentials_updated, NULL);
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_UPDATE_CREDENTIALS], 11, p, on_credentials_updated,
+                NULL);
 }
 
 /* ----------------------------------------------------------- one account */
@@ -506,10 +598,7 @@ account_show(struct eu_req *req)
         return;
     }
     const char *params[] = {id};
-    eu_req_sql(req,
-               "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a"
-                                                 " WHERE a.tenant_id = $1 AND a.id = $2::bigint",
-               1, params, on_account, NULL);
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_SHOW], 1, params, on_account, NULL);
 }
 
 static void
@@ -528,13 +617,7 @@ account_lookup(struct eu_req *req)
     if (strcasecmp(domain, req->tenant->domain) == 0)
         domain = "";
     const char *params[] = {username, domain};
-    eu_req_sql(req,
-               "SELECT " EU_ACCOUNT_COLUMNS(
-                   "a") " FROM accounts a"
-                        " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2)"
-                        " AND coalesce(lower(a.domain), '') ="
-                        " lower($3)",
-               2, params, on_account, NULL);
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_LOOKUP], 2, params, on_account, NULL);
 }
 
 /* ---------------------------------------------------- followers/following */
@@ -552,28 +635,11 @@ on_follow_target(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    /* Paged by the follow's id: the order in which the follows happened.
-     * An account that blocks the viewer shows them nobody, as Mastodon. */
-    const char *followers_sql = "SELECT f.id, " EU_ACCOUNT_COLUMNS(
-        "a") " FROM follows f JOIN accounts a"
-             " ON a.tenant_id = $1 AND a.id = f.account_id"
-             " WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint"
-             " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1 FROM blocks b"
-             " WHERE b.tenant_id = $1 AND b.account_id = $2::bigint"
-             " AND b.target_account_id = $3::bigint)";
-    const char *following_sql = "SELECT f.id, " EU_ACCOUNT_COLUMNS(
-        "a") " FROM follows f JOIN accounts a"
-             " ON a.tenant_id = $1 AND a.id = f.target_account_id"
-             " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
-             " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1 FROM blocks b"
-             " WHERE b.tenant_id = $1 AND b.account_id = $2::bigint"
-             " AND b.target_account_id = $3::bigint)";
-    const char *sql =
-        eu_arena_sprintf(req->arena, "%s%s", fp->followers ? followers_sql : following_sql,
-                         eu_page_sql(req, &fp->page, "f.id", 4));
     const char *params[6] = {eu_req_param(req, "id"), eu_req_viewer(req)};
     eu_page_params(&fp->page, params + 2);
-    eu_accounts_reply_page_sql(req, sql, 6, params, &fp->page);
+    eu_accounts_reply_page(
+        req, &eu_accounts_sql[fp->followers ? ACCOUNTS_FOLLOWERS : ACCOUNTS_FOLLOWING], 6, params,
+        &fp->page);
 }
 
 static void
@@ -589,8 +655,7 @@ follow_page(struct eu_req *req, bool followers)
     if (eu_page_parse(req, &fp->page, 40, 80) < 0)
         return;
     const char *params[] = {id};
-    eu_req_sql(req, "SELECT 1 FROM accounts WHERE tenant_id = $1 AND id = $2::bigint", 1, params,
-               on_follow_target, fp);
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_EXISTS], 1, params, on_follow_target, fp);
 }
 
 static void
@@ -665,22 +730,6 @@ account_search(struct eu_req *req)
         if (strcasecmp(domain, req->tenant->domain) == 0)
             domain = "";
     }
-    const char *sql = "SELECT " EU_ACCOUNT_COLUMNS(
-        "a") " FROM accounts a"
-             " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL"
-             " AND (lower(a.username) LIKE lower($3) || '%'"
-             "  OR ($4::text IS NULL AND a.display_name ILIKE '%' || $3 || '%'))"
-             " AND ($4::text IS NULL OR coalesce(lower(a.domain), '') = lower($4))"
-             " AND (NOT $5::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
-             "  AND f.account_id = $2::bigint AND f.target_account_id = a.id))"
-             " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-             "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
-             "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
-             " ORDER BY lower(a.username) = lower($8) DESC, a.domain IS NULL DESC,"
-             "  EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
-             "  AND f.account_id = $2::bigint"
-             "  AND f.target_account_id = a.id) DESC, lower(a.username), a.id"
-             " LIMIT $6::int OFFSET $7::int";
     const char *p[] = {eu_req_viewer(req),
                        like_escape(req, username),
                        domain,
@@ -688,7 +737,7 @@ account_search(struct eu_req *req)
                        eu_arena_sprintf(req->arena, "%lld", limit),
                        eu_arena_sprintf(req->arena, "%lld", offset),
                        username};
-    eu_req_sql(req, sql, 7, p, on_accounts, NULL);
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_SEARCH], 7, p, on_accounts, NULL);
 }
 
 /* --------------------------------------------------- familiar_followers */
@@ -751,20 +800,8 @@ familiar_followers(struct eu_req *req)
         eu_req_reply_eu_error(req, &err);
         return;
     }
-    /* For each asked account, the accounts the viewer follows that follow
-     * it, in the order the ids were given. */
-    const char *sql = "SELECT x.id::text, " EU_ACCOUNT_COLUMNS(
-        "a") " FROM (SELECT DISTINCT ON (id) id, ord FROM unnest($3::bigint[]) WITH ORDINALITY"
-             "  AS u(id, ord) ORDER BY id, ord) x"
-             " LEFT JOIN LATERAL (SELECT ac.* FROM follows mf JOIN follows tf"
-             "  ON tf.tenant_id = $1 AND tf.account_id = mf.target_account_id"
-             "  JOIN accounts ac ON ac.tenant_id = $1 AND ac.id = mf.target_account_id"
-             "  WHERE mf.tenant_id = $1 AND mf.account_id = $2::bigint"
-             "  AND tf.target_account_id = x.id"
-             "  AND ac.suspended_at IS NULL ORDER BY mf.id DESC LIMIT 40) a ON true"
-             " ORDER BY x.ord, a.id";
     const char *p[] = {eu_req_viewer(req), eu_accounts_ids_param(req, params, "id")};
-    eu_req_sql(req, sql, 2, p, on_familiar, NULL);
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_FAMILIAR_FOLLOWERS], 2, p, on_familiar, NULL);
 }
 
 /* ------------------------------------------------------------ directory */
@@ -792,22 +829,10 @@ directory(struct eu_req *req)
         local = false;
     const char *order = eu_param_str(params, "order");
     bool by_new = order && strcmp(order, "new") == 0;
-    const char *sql = "SELECT " EU_ACCOUNT_COLUMNS(
-        "a") " FROM accounts a"
-             " WHERE a.tenant_id = $1 AND a.discoverable AND a.suspended_at IS NULL"
-             " AND (NOT $3::boolean OR a.domain IS NULL)"
-             " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-             "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
-             "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
-             " ORDER BY CASE WHEN $4::boolean THEN a.id END DESC NULLS LAST,"
-             "  (SELECT max(s.id) FROM statuses s WHERE s.tenant_id = $1 AND s.account_id = a.id"
-             "  AND s.deleted_at IS NULL)"
-             "  DESC NULLS LAST, a.id DESC"
-             " LIMIT $5::int OFFSET $6::int";
     const char *p[] = {eu_req_viewer(req), local ? "true" : "false", by_new ? "true" : "false",
                        eu_arena_sprintf(req->arena, "%lld", limit),
                        eu_arena_sprintf(req->arena, "%lld", offset)};
-    eu_req_sql(req, sql, 5, p, on_accounts, NULL);
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_DIRECTORY], 5, p, on_accounts, NULL);
 }
 
 /* ----------------------------------------------------- empty collections */

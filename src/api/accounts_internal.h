@@ -34,17 +34,14 @@ struct json_t *eu_accounts_render(struct eu_req *req, const struct pg_result *re
 
 /*
  * Runs the paged statement s, whose rows are (page id, EU_ACCOUNT_COLUMNS,
- * extras...), and
- * answers 200 with the array of accounts and a Link header built from the
- * page ids. Extra columns become members of each account under their column
- * name (text or null), e.g. "mute_expires_at". params include the page's
- * (eu_page_params()); rows ascending (min_id) are reversed.
+ * extras...), and answers 200 with the array of accounts and a Link header
+ * built from the page ids. Extra columns become members of each account
+ * under their column name (text or null), e.g. "mute_expires_at". params
+ * include the page's (eu_page_params()); rows ascending (min_id) are
+ * reversed.
  */
 void eu_accounts_reply_page(struct eu_req *req, const struct eu_sql *s, int nparams,
                             const char *const *params, const struct eu_page *page);
-/* The same for SQL text not yet in the registry; goes away with its callers. */
-void eu_accounts_reply_page_sql(struct eu_req *req, const char *sql, int nparams,
-                                const char *const *params, const struct eu_page *page);
 
 /* ------------------------------------------------------- relationships.c */
 

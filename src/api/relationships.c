@@ -23,42 +23,205 @@
 #include "eunha/notify.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 #define NOTE_COMMENT_MAX 2000
 
-/* ------------------------------------------------------ the Relationship */
+/* Unfollowing also withdraws a pending request and takes the account out of
+ * the follower's lists (list members must be followed). */
+#define UNFOLLOW_SQL(who, whom)                                                                    \
+    "WITH df AS (DELETE FROM follows WHERE tenant_id = $1 AND account_id = " who                   \
+    " AND target_account_id = " whom "), dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"  \
+    " AND account_id = " who " AND target_account_id = " whom "), dl AS (DELETE FROM"              \
+    " list_accounts la USING lists l WHERE la.tenant_id = $1 AND l.tenant_id = $1"                 \
+    " AND la.list_id = l.id AND l.account_id = " who " AND la.account_id = " whom ")"
 
-/* $2 the viewer, $3 the other accounts as an array, $4 whether suspended
- * accounts are included ($1 is the tenant). A follow request stands in for the follow's
- * options while it is pending, as Mastodon's RelationshipFilter does. */
-static const char RELATIONSHIPS_SQL[] =
-    "SELECT a.id::text, f.id IS NOT NULL,"
-    " coalesce(f.show_reblogs, r.show_reblogs, false), coalesce(f.notify, r.notify, false),"
-    " array_to_json(coalesce(f.languages, r.languages))::text,"
-    " EXISTS (SELECT 1 FROM follows fb WHERE fb.tenant_id = $1 AND fb.account_id = a.id"
-    "  AND fb.target_account_id = $2::bigint),"
-    " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1 AND b.account_id = $2::bigint"
-    "  AND b.target_account_id = a.id),"
-    " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1 AND b.account_id = a.id"
-    "  AND b.target_account_id = $2::bigint),"
-    " m.account_id IS NOT NULL, coalesce(m.hide_notifications, false), r.id IS NOT NULL,"
-    " EXISTS (SELECT 1 FROM follow_requests rb WHERE rb.tenant_id = $1 AND rb.account_id = a.id"
-    "  AND rb.target_account_id = $2::bigint),"
-    " coalesce(n.comment, '')"
-    " FROM (SELECT id, min(ord) AS ord FROM unnest($3::bigint[]) WITH ORDINALITY AS u(id, ord)"
-    "  GROUP BY id) x"
-    " JOIN accounts a ON a.tenant_id = $1 AND a.id = x.id"
-    " LEFT JOIN follows f ON f.tenant_id = $1 AND f.account_id = $2::bigint"
-    "  AND f.target_account_id = a.id"
-    " LEFT JOIN follow_requests r ON r.tenant_id = $1 AND r.account_id = $2::bigint"
-    "  AND r.target_account_id = a.id"
-    " LEFT JOIN mutes m ON m.tenant_id = $1 AND m.account_id = $2::bigint"
-    "  AND m.target_account_id = a.id AND (m.expires_at IS NULL OR m.expires_at > now())"
-    " LEFT JOIN account_notes n ON n.tenant_id = $1 AND n.account_id = $2::bigint"
-    "  AND n.target_account_id = a.id"
-    " WHERE $4::boolean OR a.suspended_at IS NULL"
-    " ORDER BY x.ord";
+enum {
+    RELATIONSHIPS_OF_ACCOUNTS,
+    RELATIONSHIPS_TARGET,
+    RELATIONSHIPS_REQUEST_FOLLOW,
+    RELATIONSHIPS_FOLLOW,
+    RELATIONSHIPS_UNFOLLOW,
+    RELATIONSHIPS_REMOVE_FROM_FOLLOWERS,
+    RELATIONSHIPS_BLOCK,
+    RELATIONSHIPS_UNBLOCK,
+    RELATIONSHIPS_MUTE,
+    RELATIONSHIPS_UNMUTE,
+    RELATIONSHIPS_NOTE,
+    RELATIONSHIPS_REQUEST_PENDING,
+    RELATIONSHIPS_AUTHORIZE,
+    RELATIONSHIPS_REJECT,
+    RELATIONSHIPS_REQUESTS,
+    RELATIONSHIPS_BLOCKS,
+    RELATIONSHIPS_MUTES,
+};
+
+const struct eu_sql eu_relationships_sql[] = {
+    /* $2 the viewer, $3 the other accounts as an array, $4 whether suspended
+     * accounts are included ($1 is the tenant). A follow request stands in
+     * for the follow's options while it is pending, as Mastodon's
+     * RelationshipFilter does. */
+    [RELATIONSHIPS_OF_ACCOUNTS] =
+        {"relationships.of_accounts",
+         "SELECT a.id::text, f.id IS NOT NULL,"
+         " coalesce(f.show_reblogs, r.show_reblogs, false), coalesce(f.notify, r.notify, false),"
+         " array_to_json(coalesce(f.languages, r.languages))::text,"
+         " EXISTS (SELECT 1 FROM follows fb WHERE fb.tenant_id = $1 AND fb.account_id = a.id"
+         "  AND fb.target_account_id = $2::bigint),"
+         " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1 AND b.account_id = $2::bigint"
+         "  AND b.target_account_id = a.id),"
+         " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1 AND b.account_id = a.id"
+         "  AND b.target_account_id = $2::bigint),"
+         " m.account_id IS NOT NULL, coalesce(m.hide_notifications, false), r.id IS NOT NULL,"
+         " EXISTS (SELECT 1 FROM follow_requests rb WHERE rb.tenant_id = $1"
+         " AND rb.account_id = a.id"
+         "  AND rb.target_account_id = $2::bigint),"
+         " coalesce(n.comment, '')"
+         " FROM (SELECT id, min(ord) AS ord FROM unnest($3::bigint[]) WITH ORDINALITY AS u(id, ord)"
+         "  GROUP BY id) x"
+         " JOIN accounts a ON a.tenant_id = $1 AND a.id = x.id"
+         " LEFT JOIN follows f ON f.tenant_id = $1 AND f.account_id = $2::bigint"
+         "  AND f.target_account_id = a.id"
+         " LEFT JOIN follow_requests r ON r.tenant_id = $1 AND r.account_id = $2::bigint"
+         "  AND r.target_account_id = a.id"
+         " LEFT JOIN mutes m ON m.tenant_id = $1 AND m.account_id = $2::bigint"
+         "  AND m.target_account_id = a.id AND (m.expires_at IS NULL OR m.expires_at > now())"
+         " LEFT JOIN account_notes n ON n.tenant_id = $1 AND n.account_id = $2::bigint"
+         "  AND n.target_account_id = a.id"
+         " WHERE $4::boolean OR a.suspended_at IS NULL"
+         " ORDER BY x.ord"},
+    [RELATIONSHIPS_TARGET] = {"relationships.target",
+                              "SELECT a.locked, a.suspended_at IS NOT NULL,"
+                              " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+                              "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
+                              "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint))),"
+                              " EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
+                              "  AND f.account_id = $2::bigint AND f.target_account_id = a.id)"
+                              " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $3::bigint"},
+    [RELATIONSHIPS_REQUEST_FOLLOW] =
+        {"relationships.request_follow",
+         "INSERT INTO follow_requests (tenant_id, account_id, target_account_id,"
+         " show_reblogs, notify, languages) VALUES ($1, $2::bigint, $3::bigint,"
+         " coalesce($4::boolean, true), coalesce($5::boolean, false),"
+         " nullif(ARRAY(SELECT json_array_elements_text(coalesce($6::json, '[]'))),"
+         " '{}')) ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET"
+         " show_reblogs = coalesce($4::boolean, follow_requests.show_reblogs),"
+         " notify = coalesce($5::boolean, follow_requests.notify),"
+         " languages = CASE WHEN $6::json IS NULL THEN follow_requests.languages"
+         " ELSE EXCLUDED.languages END RETURNING xmax = 0"},
+    [RELATIONSHIPS_FOLLOW] =
+        {"relationships.follow",
+         "WITH dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+         " AND account_id = $2::bigint AND target_account_id = $3::bigint)"
+         " INSERT INTO follows (tenant_id, account_id, target_account_id,"
+         " show_reblogs, notify, languages) VALUES ($1, $2::bigint, $3::bigint,"
+         " coalesce($4::boolean, true), coalesce($5::boolean, false),"
+         " nullif(ARRAY(SELECT json_array_elements_text(coalesce($6::json, '[]'))),"
+         " '{}')) ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET"
+         " show_reblogs = coalesce($4::boolean, follows.show_reblogs),"
+         " notify = coalesce($5::boolean, follows.notify),"
+         " languages = CASE WHEN $6::json IS NULL THEN follows.languages"
+         " ELSE EXCLUDED.languages END RETURNING xmax = 0"},
+    [RELATIONSHIPS_UNFOLLOW] = {"relationships.unfollow",
+                                UNFOLLOW_SQL("$2::bigint", "$3::bigint") " SELECT false"},
+    [RELATIONSHIPS_REMOVE_FROM_FOLLOWERS] = {"relationships.remove_from_followers",
+                                             UNFOLLOW_SQL("$3::bigint",
+                                                          "$2::bigint") " SELECT false"},
+    /* A block ends every follow and request between the two, both ways. */
+    [RELATIONSHIPS_BLOCK] =
+        {"relationships.block",
+         "WITH df AS (DELETE FROM follows WHERE tenant_id = $1 AND ((account_id = $2::bigint"
+         "  AND target_account_id = $3::bigint) OR (account_id = $3::bigint"
+         "  AND target_account_id = $2::bigint))),"
+         " dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+         "  AND ((account_id = $2::bigint AND target_account_id = $3::bigint)"
+         "  OR (account_id = $3::bigint AND target_account_id = $2::bigint))),"
+         " dl AS (DELETE FROM list_accounts la USING lists l WHERE la.tenant_id = $1"
+         "  AND l.tenant_id = $1 AND la.list_id = l.id"
+         "  AND ((l.account_id = $2::bigint AND la.account_id = $3::bigint)"
+         "  OR (l.account_id = $3::bigint AND la.account_id = $2::bigint)))"
+         " INSERT INTO blocks (tenant_id, account_id, target_account_id)"
+         " VALUES ($1, $2::bigint, $3::bigint) ON CONFLICT DO NOTHING RETURNING true"},
+    [RELATIONSHIPS_UNBLOCK] = {"relationships.unblock",
+                               "DELETE FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
+                               " AND target_account_id = $3::bigint RETURNING false"},
+    [RELATIONSHIPS_MUTE] =
+        {"relationships.mute",
+         "INSERT INTO mutes (tenant_id, account_id, target_account_id, hide_notifications,"
+         " expires_at) VALUES ($1, $2::bigint, $3::bigint, $4::boolean,"
+         " CASE WHEN $5::bigint > 0 THEN now() + $5::bigint * interval '1 second' END)"
+         " ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET"
+         " hide_notifications = EXCLUDED.hide_notifications,"
+         " expires_at = EXCLUDED.expires_at RETURNING xmax = 0"},
+    [RELATIONSHIPS_UNMUTE] = {"relationships.unmute",
+                              "DELETE FROM mutes WHERE tenant_id = $1 AND account_id = $2::bigint"
+                              " AND target_account_id = $3::bigint RETURNING false"},
+    /* An empty comment removes the note. */
+    [RELATIONSHIPS_NOTE] =
+        {"relationships.note",
+         "WITH d AS (DELETE FROM account_notes WHERE tenant_id = $1 AND account_id = $2::bigint"
+         "  AND target_account_id = $3::bigint AND $4 = '')"
+         " INSERT INTO account_notes (tenant_id, account_id, target_account_id, comment)"
+         " SELECT $1, $2::bigint, $3::bigint, $4 WHERE $4 <> ''"
+         " ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET comment = $4"
+         " RETURNING false"},
+    [RELATIONSHIPS_REQUEST_PENDING] =
+        {"relationships.request_pending",
+         "SELECT 1 FROM follow_requests WHERE tenant_id = $1"
+         " AND account_id = $3::bigint AND target_account_id = $2::bigint"},
+    /* The request becomes a follow of me by them; its notification goes
+     * with it, as Mastodon destroys a request's notification. $2 is me (the
+     * target of the request), $3 the requester. */
+    [RELATIONSHIPS_AUTHORIZE] =
+        {"relationships.authorize",
+         "WITH rq AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+         "  AND account_id = $3::bigint AND target_account_id = $2::bigint RETURNING *),"
+         " dn AS (DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
+         "  AND from_account_id = $3::bigint AND type = 'follow_request'),"
+         " f AS (INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs,"
+         "  notify, languages) SELECT $1, account_id, target_account_id, show_reblogs, notify,"
+         "  languages FROM rq ON CONFLICT DO NOTHING RETURNING 1)"
+         " SELECT EXISTS (SELECT 1 FROM rq)"},
+    [RELATIONSHIPS_REJECT] =
+        {"relationships.reject",
+         "WITH rq AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+         "  AND account_id = $3::bigint AND target_account_id = $2::bigint RETURNING 1),"
+         " dn AS (DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
+         "  AND from_account_id = $3::bigint AND type = 'follow_request')"
+         " SELECT EXISTS (SELECT 1 FROM rq)"},
+    /* The pages (reply_own_page()): a table aliased x, paged by x.id,
+     * joined to the accounts a; $2 is the viewer. */
+    [RELATIONSHIPS_REQUESTS] = {"relationships.requests",
+                                "SELECT x.id, " EU_ACCOUNT_COLUMNS(
+                                    "a") " FROM follow_requests x JOIN accounts a"
+                                         " ON a.tenant_id = $1 AND a.id = x.account_id"
+                                         " WHERE x.tenant_id = $1"
+                                         " AND x.target_account_id = $2::bigint",
+                                "x.id", 3},
+    [RELATIONSHIPS_BLOCKS] = {"relationships.blocks",
+                              "SELECT x.id, " EU_ACCOUNT_COLUMNS(
+                                  "a") " FROM blocks x JOIN accounts a"
+                                       " ON a.tenant_id = $1 AND a.id = x.target_account_id"
+                                       " WHERE x.tenant_id = $1 AND x.account_id = $2::bigint",
+                              "x.id", 3},
+    [RELATIONSHIPS_MUTES] = {"relationships.mutes",
+                             "SELECT x.id, " EU_ACCOUNT_COLUMNS(
+                                 "a") ", CASE WHEN x.expires_at IS NULL THEN NULL"
+                                      " ELSE " EU_SQL_TS(
+                                          "x.expires_at") " END AS mute_expires_at"
+                                                          " FROM mutes x JOIN accounts a"
+                                                          " ON a.tenant_id = $1"
+                                                          " AND a.id = x.target_account_id"
+                                                          " WHERE x.tenant_id = $1"
+                                                          " AND x.account_id = $2::bigint"
+                                                          " AND (x.expires_at IS NULL"
+                                                          " OR x.expires_at > now())",
+                             "x.id", 3},
+    {0},
+};
+
+/* ------------------------------------------------------ the Relationship */
 
 static bool
 col_bool(const PGresult *r, int row, int col)
@@ -109,7 +272,8 @@ render_relationships(struct eu_req *req, const char *ids, bool single, bool with
     struct rel_render *rr = eu_arena_calloc(req->arena, sizeof(*rr));
     rr->single = single;
     const char *params[] = {eu_req_viewer(req), ids, with_suspended ? "true" : "false"};
-    eu_req_sql(req, RELATIONSHIPS_SQL, 3, params, on_relationships, rr);
+    eu_req_stmt(req, &eu_relationships_sql[RELATIONSHIPS_OF_ACCOUNTS], 3, params, on_relationships,
+                rr);
 }
 
 void
@@ -186,15 +350,7 @@ rel_start(struct eu_req *req, const char *key, rel_step_cb loaded)
     r->params = params;
     r->loaded = loaded;
     const char *p[] = {r->me, r->target};
-    eu_req_sql(req,
-               "SELECT a.locked, a.suspended_at IS NOT NULL,"
-               " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-               "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
-               "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint))),"
-               " EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
-               "  AND f.account_id = $2::bigint AND f.target_account_id = a.id)"
-               " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $3::bigint",
-               2, p, on_target, r);
+    eu_req_stmt(req, &eu_relationships_sql[RELATIONSHIPS_TARGET], 2, p, on_target, r);
 }
 
 static void
@@ -208,17 +364,18 @@ on_applied(struct eu_req *req, PGresult *res, void *arg)
     render_relationships(req, eu_arena_sprintf(req->arena, "{%s}", r->target), true, true);
 }
 
-/* Runs sql with $2 = me, $3 = target and the extra parameters ($4...; $1 is
- * the tenant), then calls
- * applied and answers with the Relationship. */
+/* Runs the statement s with $2 = me, $3 = target and the extra parameters
+ * ($4...; $1 is the tenant), then calls applied and answers with the
+ * Relationship. */
 static void
-rel_apply(struct rel *r, const char *sql, int nextra, const char *const *extra, rel_step_cb applied)
+rel_apply(struct rel *r, const struct eu_sql *s, int nextra, const char *const *extra,
+          rel_step_cb applied)
 {
     const char *p[8] = {r->me, r->target};
     for (int i = 0; i < nextra && i < 6; i++)
         p[2 + i] = extra[i];
     r->applied = applied;
-    eu_req_sql(r->req, sql, 2 + nextra, p, on_applied, r);
+    eu_req_stmt(r->req, s, 2 + nextra, p, on_applied, r);
 }
 
 static void
@@ -312,32 +469,10 @@ follow_loaded(struct rel *r)
     /* Following again only changes the options, as Mastodon does; an
      * account already followed stays followed even if it became locked. */
     if (!r->following && r->locked) {
-        rel_apply(r,
-                  "INSERT INTO follow_requests (tenant_id, account_id, target_account_id,"
-                  " show_reblogs, notify, languages) VALUES ($1, $2::bigint, $3::bigint,"
-                  " coalesce($4::boolean, true), coalesce($5::boolean, false),"
-                  " nullif(ARRAY(SELECT json_array_elements_text(coalesce($6::json, '[]'))),"
-                  " '{}')) ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET"
-                  " show_reblogs = coalesce($4::boolean, follow_requests.show_reblogs),"
-                  " notify = coalesce($5::boolean, follow_requests.notify),"
-                  " languages = CASE WHEN $6::json IS NULL THEN follow_requests.languages"
-                  " ELSE EXCLUDED.languages END RETURNING xmax = 0",
-                  3, extra, requested);
+        rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_REQUEST_FOLLOW], 3, extra, requested);
         return;
     }
-    rel_apply(r,
-              "WITH dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"
-              " AND account_id = $2::bigint AND target_account_id = $3::bigint)"
-              " INSERT INTO follows (tenant_id, account_id, target_account_id,"
-              " show_reblogs, notify, languages) VALUES ($1, $2::bigint, $3::bigint,"
-              " coalesce($4::boolean, true), coalesce($5::boolean, false),"
-              " nullif(ARRAY(SELECT json_array_elements_text(coalesce($6::json, '[]'))),"
-              " '{}')) ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET"
-              " show_reblogs = coalesce($4::boolean, follows.show_reblogs),"
-              " notify = coalesce($5::boolean, follows.notify),"
-              " languages = CASE WHEN $6::json IS NULL THEN follows.languages"
-              " ELSE EXCLUDED.languages END RETURNING xmax = 0",
-              3, extra, followed);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_FOLLOW], 3, extra, followed);
 }
 
 void
@@ -346,19 +481,10 @@ eu_relationships_follow(struct eu_req *req)
     rel_start(req, "id", follow_loaded);
 }
 
-/* Unfollowing also withdraws a pending request and takes the account out of
- * the follower's lists (list members must be followed). */
-#define UNFOLLOW_SQL(who, whom)                                                                    \
-    "WITH df AS (DELETE FROM follows WHERE tenant_id = $1 AND account_id = " who                   \
-    " AND target_account_id = " whom "), dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"  \
-    " AND account_id = " who " AND target_account_id = " whom "), dl AS (DELETE FROM"              \
-    " list_accounts la USING lists l WHERE la.tenant_id = $1 AND l.tenant_id = $1"                 \
-    " AND la.list_id = l.id AND l.account_id = " who " AND la.account_id = " whom ")"
-
 static void
 unfollow_loaded(struct rel *r)
 {
-    rel_apply(r, UNFOLLOW_SQL("$2::bigint", "$3::bigint") " SELECT false", 0, NULL, invalidate_me);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_UNFOLLOW], 0, NULL, invalidate_me);
 }
 
 void
@@ -370,7 +496,7 @@ eu_relationships_unfollow(struct eu_req *req)
 static void
 remove_follower_loaded(struct rel *r)
 {
-    rel_apply(r, UNFOLLOW_SQL("$3::bigint", "$2::bigint") " SELECT false", 0, NULL,
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_REMOVE_FROM_FOLLOWERS], 0, NULL,
               invalidate_target);
 }
 
@@ -387,21 +513,7 @@ block_loaded(struct rel *r)
 {
     if (refuse_self(r))
         return;
-    /* A block ends every follow and request between the two, both ways. */
-    rel_apply(r,
-              "WITH df AS (DELETE FROM follows WHERE tenant_id = $1 AND ((account_id = $2::bigint"
-              "  AND target_account_id = $3::bigint) OR (account_id = $3::bigint"
-              "  AND target_account_id = $2::bigint))),"
-              " dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"
-              "  AND ((account_id = $2::bigint AND target_account_id = $3::bigint)"
-              "  OR (account_id = $3::bigint AND target_account_id = $2::bigint))),"
-              " dl AS (DELETE FROM list_accounts la USING lists l WHERE la.tenant_id = $1"
-              "  AND l.tenant_id = $1 AND la.list_id = l.id"
-              "  AND ((l.account_id = $2::bigint AND la.account_id = $3::bigint)"
-              "  OR (l.account_id = $3::bigint AND la.account_id = $2::bigint)))"
-              " INSERT INTO blocks (tenant_id, account_id, target_account_id)"
-              " VALUES ($1, $2::bigint, $3::bigint) ON CONFLICT DO NOTHING RETURNING true",
-              0, NULL, invalidate_both);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_BLOCK], 0, NULL, invalidate_both);
 }
 
 void
@@ -413,10 +525,7 @@ eu_relationships_block(struct eu_req *req)
 static void
 unblock_loaded(struct rel *r)
 {
-    rel_apply(r,
-              "DELETE FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
-              " AND target_account_id = $3::bigint RETURNING false",
-              0, NULL, invalidate_both);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_UNBLOCK], 0, NULL, invalidate_both);
 }
 
 void
@@ -445,14 +554,7 @@ mute_loaded(struct rel *r)
     }
     const char *extra[] = {notifications ? "true" : "false",
                            eu_arena_sprintf(req->arena, "%lld", duration)};
-    rel_apply(r,
-              "INSERT INTO mutes (tenant_id, account_id, target_account_id, hide_notifications,"
-              " expires_at) VALUES ($1, $2::bigint, $3::bigint, $4::boolean,"
-              " CASE WHEN $5::bigint > 0 THEN now() + $5::bigint * interval '1 second' END)"
-              " ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET"
-              " hide_notifications = EXCLUDED.hide_notifications,"
-              " expires_at = EXCLUDED.expires_at RETURNING xmax = 0",
-              2, extra, invalidate_me);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_MUTE], 2, extra, invalidate_me);
 }
 
 void
@@ -464,10 +566,7 @@ eu_relationships_mute(struct eu_req *req)
 static void
 unmute_loaded(struct rel *r)
 {
-    rel_apply(r,
-              "DELETE FROM mutes WHERE tenant_id = $1 AND account_id = $2::bigint"
-              " AND target_account_id = $3::bigint RETURNING false",
-              0, NULL, invalidate_me);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_UNMUTE], 0, NULL, invalidate_me);
 }
 
 void
@@ -501,16 +600,7 @@ note_loaded(struct rel *r)
         return;
     }
     const char *extra[] = {comment};
-    /* An empty comment removes the note. */
-    rel_apply(
-        r,
-        "WITH d AS (DELETE FROM account_notes WHERE tenant_id = $1 AND account_id = $2::bigint"
-        "  AND target_account_id = $3::bigint AND $4 = '')"
-        " INSERT INTO account_notes (tenant_id, account_id, target_account_id, comment)"
-        " SELECT $1, $2::bigint, $3::bigint, $4 WHERE $4 <> ''"
-        " ON CONFLICT (tenant_id, account_id, target_account_id) DO UPDATE SET comment = $4"
-        " RETURNING false",
-        1, extra, NULL);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_NOTE], 1, extra, NULL);
 }
 
 void
@@ -524,31 +614,13 @@ eu_relationships_note(struct eu_req *req)
 static void
 authorize_loaded(struct rel *r)
 {
-    /* The request becomes a follow of me by them; its notification goes
-     * with it, as Mastodon destroys a request's notification. $2 is me (the
-     * target of the request), $3 the requester. */
-    rel_apply(r,
-              "WITH rq AS (DELETE FROM follow_requests WHERE tenant_id = $1"
-              "  AND account_id = $3::bigint AND target_account_id = $2::bigint RETURNING *),"
-              " dn AS (DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
-              "  AND from_account_id = $3::bigint AND type = 'follow_request'),"
-              " f AS (INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs,"
-              "  notify, languages) SELECT $1, account_id, target_account_id, show_reblogs, notify,"
-              "  languages FROM rq ON CONFLICT DO NOTHING RETURNING 1)"
-              " SELECT EXISTS (SELECT 1 FROM rq)",
-              0, NULL, invalidate_target);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_AUTHORIZE], 0, NULL, invalidate_target);
 }
 
 static void
 reject_loaded(struct rel *r)
 {
-    rel_apply(r,
-              "WITH rq AS (DELETE FROM follow_requests WHERE tenant_id = $1"
-              "  AND account_id = $3::bigint AND target_account_id = $2::bigint RETURNING 1),"
-              " dn AS (DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
-              "  AND from_account_id = $3::bigint AND type = 'follow_request')"
-              " SELECT EXISTS (SELECT 1 FROM rq)",
-              0, NULL, NULL);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_REJECT], 0, NULL, NULL);
 }
 
 /* Mastodon answers 404 when there is no pending request from the account. */
@@ -567,10 +639,8 @@ static void
 request_loaded(struct rel *r)
 {
     const char *p[] = {r->me, r->target};
-    eu_req_sql(r->req,
-               "SELECT 1 FROM follow_requests WHERE tenant_id = $1"
-               " AND account_id = $3::bigint AND target_account_id = $2::bigint",
-               2, p, on_request_found, r);
+    eu_req_stmt(r->req, &eu_relationships_sql[RELATIONSHIPS_REQUEST_PENDING], 2, p,
+                on_request_found, r);
 }
 
 static void
@@ -601,50 +671,33 @@ eu_relationships_request_reject(struct eu_req *req)
 
 /* --------------------------------------------------------------- pages */
 
-/* Answers a page of accounts from from_where, a FROM ... WHERE clause over
- * a table aliased x (paged by x.id) joined to the accounts a; $2 is the
- * viewer ($1 the tenant). extra_cols are appended to the select list. */
+/* Answers a page of accounts from the paged statement s (rows as
+ * eu_accounts_reply_page() takes them), whose $2 is the viewer. */
 static void
-reply_own_page(struct eu_req *req, const char *from_where, const char *extra_cols)
+reply_own_page(struct eu_req *req, const struct eu_sql *s)
 {
     struct eu_page *page = eu_arena_calloc(req->arena, sizeof(*page));
     if (eu_page_parse(req, page, 40, 80) < 0)
         return;
-    const char *sql =
-        eu_arena_sprintf(req->arena, "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") "%s %s%s", extra_cols,
-                         from_where, eu_page_sql(req, page, "x.id", 3));
     const char *params[5] = {eu_req_viewer(req)};
     eu_page_params(page, params + 1);
-    eu_accounts_reply_page_sql(req, sql, 5, params, page);
+    eu_accounts_reply_page(req, s, 5, params, page);
 }
 
 void
 eu_relationships_requests_index(struct eu_req *req)
 {
-    reply_own_page(
-        req,
-        "FROM follow_requests x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
-        " WHERE x.tenant_id = $1 AND x.target_account_id = $2::bigint",
-        "");
+    reply_own_page(req, &eu_relationships_sql[RELATIONSHIPS_REQUESTS]);
 }
 
 void
 eu_relationships_blocks_index(struct eu_req *req)
 {
-    reply_own_page(
-        req,
-        "FROM blocks x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.target_account_id"
-        " WHERE x.tenant_id = $1 AND x.account_id = $2::bigint",
-        "");
+    reply_own_page(req, &eu_relationships_sql[RELATIONSHIPS_BLOCKS]);
 }
 
 void
 eu_relationships_mutes_index(struct eu_req *req)
 {
-    reply_own_page(req,
-                   "FROM mutes x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.target_account_id"
-                   " WHERE x.tenant_id = $1 AND x.account_id = $2::bigint"
-                   " AND (x.expires_at IS NULL OR x.expires_at > now())",
-                   ", CASE WHEN x.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS(
-                       "x.expires_at") " END AS mute_expires_at");
+    reply_own_page(req, &eu_relationships_sql[RELATIONSHIPS_MUTES]);
 }

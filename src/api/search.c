@@ -20,9 +20,10 @@
 #include "eunha/entities.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
-#include "eunha/params.h"
-#include "eunha/statuses.h"
 #include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/sql.h"
+#include "eunha/statuses.h"
 #include "social_internal.h"
 
 #define SEARCH_LIMIT 20
@@ -33,6 +34,75 @@
 
 /* x, e.g. $3 (the query, without a leading '@' or '#') as a LIKE pattern's text. */
 #define LIKE_TEXT(x) "replace(replace(replace(" x ", '\\', '\\\\'), '%', '\\%'), '_', '\\_')"
+
+enum {
+    SEARCH_MATCHES,
+    SEARCH_ACCOUNTS,
+};
+
+const struct eu_sql eu_search_sql[] = {
+    [SEARCH_MATCHES] =
+        {"search.matches",
+         "SELECT (SELECT coalesce(json_agg(x.id::text ORDER BY x.id DESC), '[]') FROM"
+         "  (SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND $6::boolean"
+         "   AND s.deleted_at IS NULL"
+         "   AND s.reblog_of_id IS NULL"
+         "   AND (s.account_id = $2::bigint"
+         "    OR EXISTS (SELECT 1 FROM mentions m WHERE m.tenant_id = $1 AND m.status_id = s.id"
+         "     AND m.account_id = $2::bigint)"
+         "    OR EXISTS (SELECT 1 FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id"
+         "     AND f.account_id = $2::bigint)"
+         "    OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.tenant_id = $1 AND b.status_id = s.id"
+         "     AND b.account_id = $2::bigint))"
+         "   AND (to_tsvector('simple', s.spoiler_text || ' ' || s.text)"
+         "     @@ websearch_to_tsquery('simple', $11)"
+         "    OR s.text ILIKE '%' || " LIKE_TEXT(
+             "$11") " || '%'"
+                    "    OR s.spoiler_text ILIKE '%' || " LIKE_TEXT(
+                        "$11") " || '%')"
+                               "   AND ($8::bigint IS NULL OR s.account_id = $8::bigint)"
+                               "   AND ($9::bigint IS NULL OR s.id < $9::bigint)"
+                               "   AND ($10::bigint IS NULL OR s.id > $10::bigint)"
+                               "   ORDER BY s.id DESC LIMIT $4::int OFFSET $5::int) x)::text,"
+                               " (SELECT coalesce(json_agg(json_build_array(t.id::text, "
+                               "lower(t.name),"
+                               "   EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tenant_id = $1"
+                               "   AND tf.tag_id = t.id AND tf.account_id = $2::bigint))"
+                               "   ORDER BY length(t.name), "
+                               "lower(t.name)), '[]') FROM"
+                               "  (SELECT * FROM tags t WHERE t.tenant_id = $1 AND $7::boolean"
+                               "   AND lower(t.name) LIKE lower(" LIKE_TEXT(
+                                   "$3") ") || '%'"
+                                         "   ORDER BY length(t.name), lower(t.name) LIMIT $4::int "
+                                         "OFFSET $5::int) t)::text"},
+    /* "user@this.host" and "@user" find the local user; another domain
+     * finds nobody until remote accounts can be resolved. */
+    [SEARCH_ACCOUNTS] =
+        {"search.accounts",
+         "WITH q AS (SELECT CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 1)"
+         "  ELSE $3 END AS u, CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 2)"
+         "  END AS d)"
+         " SELECT " EU_ACCOUNT_COLUMNS(
+             "a") " FROM accounts a, q"
+                  " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL AND a.domain IS NULL"
+                  " AND (q.d IS NULL OR lower(q.d) = lower($7))"
+                  " AND (lower(a.username) LIKE lower(" LIKE_TEXT(
+                      "q.u") ") || '%'"
+                             "  OR (q.d IS NULL AND a.display_name ILIKE '%' || " LIKE_TEXT(
+                                 "q.u") " || '%'))"
+                                        " AND (NOT $6::boolean OR EXISTS (SELECT 1 FROM follows f "
+                                        "WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+                                        "  AND f.target_account_id = a.id))"
+                                        " AND NOT EXISTS (SELECT 1 FROM blocks b"
+                                        "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
+                                        "  AND b.target_account_id = $2::bigint)"
+                                        " ORDER BY lower(a.username) = lower(q.u) DESC, (SELECT "
+                                        "count(*) FROM follows f"
+                                        "  WHERE f.tenant_id = $1"
+                                        "  AND f.target_account_id = a.id) DESC, a.id"
+                                        " LIMIT $4::int OFFSET $5::int"},
+    {0},
+};
 
 struct search {
     struct eu_req *req;
@@ -80,34 +150,8 @@ query_accounts(struct search *s)
         on_accounts(req, NULL, s);
         return;
     }
-    /* "user@this.host" and "@user" find the local user; another domain
-     * finds nobody until remote accounts can be resolved. */
     const char *p[] = {eu_req_viewer(req), s->q, s->limit, s->offset, s->following, req->host};
-    eu_req_sql(
-        req,
-        "WITH q AS (SELECT CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 1)"
-        "  ELSE $3 END AS u, CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 2)"
-        "  END AS d)"
-        " SELECT " EU_ACCOUNT_COLUMNS(
-            "a") " FROM accounts a, q"
-                 " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL AND a.domain IS NULL"
-                 " AND (q.d IS NULL OR lower(q.d) = lower($7))"
-                 " AND (lower(a.username) LIKE lower(" LIKE_TEXT(
-                     "q.u") ") || '%'"
-                            "  OR (q.d IS NULL AND a.display_name ILIKE '%' || " LIKE_TEXT(
-                                "q.u") " || '%'))"
-                                       " AND (NOT $6::boolean OR EXISTS (SELECT 1 FROM follows f "
-                                       "WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
-                                       "  AND f.target_account_id = a.id))"
-                                       " AND NOT EXISTS (SELECT 1 FROM blocks b"
-                                       "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
-                                       "  AND b.target_account_id = $2::bigint)"
-                                       " ORDER BY lower(a.username) = lower(q.u) DESC, (SELECT "
-                                       "count(*) FROM follows f"
-                                       "  WHERE f.tenant_id = $1"
-                                       "  AND f.target_account_id = a.id) DESC, a.id"
-                                       " LIMIT $4::int OFFSET $5::int",
-        6, p, on_accounts, s);
+    eu_req_stmt(req, &eu_search_sql[SEARCH_ACCOUNTS], 6, p, on_accounts, s);
 }
 
 static void
@@ -219,39 +263,5 @@ eu_search_v2(struct eu_req *req)
                        s->max_id,
                        s->min_id,
                        eu_param_str(params, "q")};
-    eu_req_sql(
-        req,
-        "SELECT (SELECT coalesce(json_agg(x.id::text ORDER BY x.id DESC), '[]') FROM"
-        "  (SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND $6::boolean"
-        "   AND s.deleted_at IS NULL"
-        "   AND s.reblog_of_id IS NULL"
-        "   AND (s.account_id = $2::bigint"
-        "    OR EXISTS (SELECT 1 FROM mentions m WHERE m.tenant_id = $1 AND m.status_id = s.id"
-        "     AND m.account_id = $2::bigint)"
-        "    OR EXISTS (SELECT 1 FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id"
-        "     AND f.account_id = $2::bigint)"
-        "    OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.tenant_id = $1 AND b.status_id = s.id"
-        "     AND b.account_id = $2::bigint))"
-        "   AND (to_tsvector('simple', s.spoiler_text || ' ' || s.text)"
-        "     @@ websearch_to_tsquery('simple', $11)"
-        "    OR s.text ILIKE '%' || " LIKE_TEXT(
-            "$11") " || '%'"
-                   "    OR s.spoiler_text ILIKE '%' || " LIKE_TEXT(
-                       "$11") " || '%')"
-                              "   AND ($8::bigint IS NULL OR s.account_id = $8::bigint)"
-                              "   AND ($9::bigint IS NULL OR s.id < $9::bigint)"
-                              "   AND ($10::bigint IS NULL OR s.id > $10::bigint)"
-                              "   ORDER BY s.id DESC LIMIT $4::int OFFSET $5::int) x)::text,"
-                              " (SELECT coalesce(json_agg(json_build_array(t.id::text, "
-                              "lower(t.name),"
-                              "   EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tenant_id = $1"
-                              "   AND tf.tag_id = t.id AND tf.account_id = $2::bigint))"
-                              "   ORDER BY length(t.name), "
-                              "lower(t.name)), '[]') FROM"
-                              "  (SELECT * FROM tags t WHERE t.tenant_id = $1 AND $7::boolean"
-                              "   AND lower(t.name) LIKE lower(" LIKE_TEXT(
-                                  "$3") ") || '%'"
-                                        "   ORDER BY length(t.name), lower(t.name) LIMIT $4::int "
-                                        "OFFSET $5::int) t)::text",
-        10, p, on_found, s);
+    eu_req_stmt(req, &eu_search_sql[SEARCH_MATCHES], 10, p, on_found, s);
 }

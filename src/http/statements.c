@@ -7,6 +7,9 @@
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
     /* accounts group */
+    eu_accounts_sql,
+    eu_relationships_sql,
+    eu_search_sql,
 
     /* statuses group */
 
