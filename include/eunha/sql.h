@@ -49,6 +49,13 @@ extern const struct eu_sql eu_search_sql[];
 /* statuses.c, status_render.c, timelines.c, feeds.c, conversations.c */
 
 /* social.c, notifications.c, notify.c, filters.c, instance.c, nodeinfo.c, web.c */
+extern const struct eu_sql eu_social_sql[];        /* social.c */
+extern const struct eu_sql eu_notifications_sql[]; /* notifications.c */
+extern const struct eu_sql eu_notify_sql[];        /* notify.c */
+extern const struct eu_sql eu_filters_sql[];       /* filters.c */
+extern const struct eu_sql eu_instance_sql[];      /* instance.c */
+extern const struct eu_sql eu_nodeinfo_sql[];      /* nodeinfo.c */
+extern const struct eu_sql eu_web_sql[];           /* web.c */
 
 /* oauth.c, scheduled.c, polls.c, http/auth.c, admin/ */
 

@@ -31,6 +31,7 @@
 #include "eunha/mem.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "social_internal.h"
 
@@ -65,6 +66,199 @@
 
 #define KEYWORD_COLUMNS(k) k ".id::text, " k ".keyword, " k ".whole_word"
 #define FSTATUS_COLUMNS "fs.id::text, fs.status_id::text"
+
+enum {
+    FILTERS_LOAD,
+    FILTERS_INDEX,
+    FILTERS_SHOW,
+    FILTERS_CREATE,
+    FILTERS_UPDATE,
+    FILTERS_DESTROY,
+    FILTERS_KEYWORDS,
+    FILTERS_KEYWORD_CREATE,
+    FILTERS_KEYWORD_SHOW,
+    FILTERS_KEYWORD_UPDATE,
+    FILTERS_KEYWORD_DESTROY,
+    FILTERS_STATUSES,
+    FILTERS_STATUS_CREATE,
+    FILTERS_STATUS_SHOW,
+    FILTERS_STATUS_DESTROY,
+    FILTERS_V1_INDEX,
+    FILTERS_V1_SHOW,
+    FILTERS_V1_CREATE,
+    FILTERS_V1_UPDATE,
+    FILTERS_V1_DESTROY,
+};
+
+const struct eu_sql eu_filters_sql[] = {
+    [FILTERS_LOAD] = {"filters.load",
+                      "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
+                      " AND f.account_id = $2::bigint"
+                      " AND (f.expires_at IS NULL OR f.expires_at > now()) ORDER BY f.id"},
+    [FILTERS_INDEX] = {"filters.index",
+                       "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
+                       " AND f.account_id = $2::bigint ORDER BY f.id DESC"},
+    [FILTERS_SHOW] = {"filters.show",
+                      "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
+                      " AND f.account_id = $2::bigint AND f.id = $3::bigint"},
+    /* One statement: the final SELECT sees what the CTEs returned. */
+    [FILTERS_CREATE] =
+        {"filters.create",
+         "WITH f AS (INSERT INTO filters (tenant_id, account_id, title, context, action,"
+         " expires_at) VALUES ($1, $2::bigint, $3,"
+         " ARRAY(SELECT json_array_elements_text($4::json)),"
+         " coalesce($5, 'warn'), now() + make_interval(secs => $6::int)) RETURNING *),"
+         " k AS (INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
+         " SELECT $1::bigint, f.id, x.keyword, coalesce(x.whole_word, true) FROM f,"
+         " json_to_recordset($7::json) AS x(keyword text, whole_word boolean,"
+         " destroy boolean) WHERE NOT x.destroy RETURNING *)"
+         " SELECT f.id::text, f.title, array_to_json(f.context)::text,"
+         " CASE WHEN f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS(
+             "f.expires_at") " END, f.action, (SELECT "
+                             "coalesce(json_agg(json_build_object('id', k.id::text,"
+                             " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY "
+                             "k.id), '[]')"
+                             " FROM k)::text, '[]' FROM f"},
+    /* Keywords with an id are changed or (with _destroy) deleted, others
+     * added; ids of another filter's keywords match nothing. */
+    [FILTERS_UPDATE] =
+        {"filters.update",
+         "WITH f AS (UPDATE filters SET title = coalesce($4, title),"
+         " context = CASE WHEN $5::json IS NULL THEN context"
+         "  ELSE ARRAY(SELECT json_array_elements_text($5::json)) END,"
+         " action = coalesce($6, action),"
+         " expires_at = CASE WHEN $7::boolean THEN now() + make_interval(secs => $8::int)"
+         "  ELSE expires_at END"
+         " WHERE tenant_id = $1 AND id = $3::bigint AND account_id = $2::bigint RETURNING id),"
+         " x AS (SELECT * FROM json_to_recordset($9::json) AS x(id bigint, keyword text,"
+         "  whole_word boolean, destroy boolean)),"
+         " d AS (DELETE FROM filter_keywords k USING f, x WHERE k.tenant_id = $1"
+         "  AND k.filter_id = f.id"
+         "  AND k.id = x.id AND x.destroy),"
+         " u AS (UPDATE filter_keywords k SET keyword = coalesce(x.keyword, k.keyword),"
+         "  whole_word = coalesce(x.whole_word, k.whole_word) FROM f, x"
+         "  WHERE k.tenant_id = $1 AND k.filter_id = f.id AND k.id = x.id AND NOT x.destroy),"
+         " i AS (INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
+         "  SELECT $1::bigint, f.id, x.keyword, coalesce(x.whole_word, true) FROM f, x"
+         "  WHERE x.id IS NULL AND NOT x.destroy)"
+         " SELECT id FROM f"},
+    [FILTERS_DESTROY] = {"filters.destroy",
+                         "DELETE FROM filters WHERE tenant_id = $1 AND account_id = $2::bigint"
+                         " AND id = $3::bigint"
+                         " RETURNING id"},
+    [FILTERS_KEYWORDS] =
+        {"filters.keywords",
+         "SELECT (SELECT coalesce(json_agg(json_build_object('id', k.id::text,"
+         " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY k.id), '[]')"
+         " FROM filter_keywords k WHERE k.tenant_id = $1 AND k.filter_id = f.id)::text"
+         " FROM filters f"
+         " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint AND f.id = $3::bigint"},
+    /* No "AS k" on the target: the pool's tenant check wants the column
+     * list right after the table name. */
+    [FILTERS_KEYWORD_CREATE] =
+        {"filters.keyword_create",
+         "INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
+         " SELECT $1::bigint, f.id, $4, $5::boolean FROM filters f WHERE f.tenant_id = $1"
+         " AND f.account_id = $2::bigint AND f.id = $3::bigint"
+         " RETURNING " KEYWORD_COLUMNS("filter_keywords")},
+    [FILTERS_KEYWORD_SHOW] =
+        {"filters.keyword_show",
+         "SELECT " KEYWORD_COLUMNS(
+             "k") " FROM filter_keywords k JOIN filters f"
+                  " ON f.tenant_id = $1 AND f.id = k.filter_id WHERE k.tenant_id = $1"
+                  " AND f.account_id = $2::bigint AND k.id = $3::bigint"},
+    [FILTERS_KEYWORD_UPDATE] =
+        {"filters.keyword_update",
+         "UPDATE filter_keywords k SET keyword = coalesce($4, k.keyword),"
+         " whole_word = coalesce($5::boolean, k.whole_word) FROM filters f"
+         " WHERE k.tenant_id = $1 AND f.tenant_id = $1 AND f.id = k.filter_id"
+         " AND f.account_id = $2::bigint AND k.id = $3::bigint"
+         " RETURNING " KEYWORD_COLUMNS("k")},
+    [FILTERS_KEYWORD_DESTROY] =
+        {"filters.keyword_destroy",
+         "DELETE FROM filter_keywords k USING filters f WHERE k.tenant_id = $1"
+         " AND f.tenant_id = $1 AND f.id = k.filter_id"
+         " AND f.account_id = $2::bigint AND k.id = $3::bigint RETURNING k.id"},
+    [FILTERS_STATUSES] =
+        {"filters.statuses",
+         "SELECT (SELECT coalesce(json_agg(json_build_object('id', fs.id::text,"
+         " 'status_id', fs.status_id::text) ORDER BY fs.id), '[]')"
+         " FROM filter_statuses fs WHERE fs.tenant_id = $1 AND fs.filter_id = f.id)::text"
+         " FROM filters f"
+         " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint AND f.id = $3::bigint"},
+    /* Adding a status twice returns the existing row, as Mastodon's
+     * uniqueness validation would refuse a duplicate. */
+    [FILTERS_STATUS_CREATE] =
+        {"filters.status_create",
+         "WITH old AS (SELECT fs.id, fs.status_id FROM filter_statuses fs JOIN filters f"
+         " ON f.tenant_id = $1 AND f.id = fs.filter_id WHERE fs.tenant_id = $1"
+         " AND f.account_id = $2::bigint AND f.id = $3::bigint"
+         " AND fs.status_id = $4::bigint),"
+         " ins AS (INSERT INTO filter_statuses (tenant_id, filter_id, status_id)"
+         " SELECT $1::bigint, f.id, s.id FROM filters f, statuses s WHERE f.tenant_id = $1"
+         " AND s.tenant_id = $1 AND f.account_id = $2::bigint"
+         " AND f.id = $3::bigint AND s.id = $4::bigint AND s.deleted_at IS NULL"
+         " AND NOT EXISTS (SELECT 1 FROM old) RETURNING id, status_id)"
+         " SELECT fs.id::text, fs.status_id::text FROM (SELECT * FROM old UNION ALL"
+         " SELECT * FROM ins) fs"},
+    [FILTERS_STATUS_SHOW] = {"filters.status_show",
+                             "SELECT " FSTATUS_COLUMNS " FROM filter_statuses fs JOIN filters f"
+                             " ON f.tenant_id = $1 AND f.id = fs.filter_id WHERE fs.tenant_id = $1"
+                             " AND f.account_id = $2::bigint AND fs.id = $3::bigint"},
+    [FILTERS_STATUS_DESTROY] =
+        {"filters.status_destroy",
+         "DELETE FROM filter_statuses fs USING filters f WHERE fs.tenant_id = $1"
+         " AND f.tenant_id = $1 AND f.id = fs.filter_id"
+         " AND f.account_id = $2::bigint AND fs.id = $3::bigint RETURNING fs.id"},
+    [FILTERS_V1_INDEX] =
+        {"filters.v1_index",
+         "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
+         " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
+         " ORDER BY k.id DESC"},
+    [FILTERS_V1_SHOW] =
+        {"filters.v1_show",
+         "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
+         " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
+         " AND k.id = $3::bigint"},
+    [FILTERS_V1_CREATE] =
+        {"filters.v1_create",
+         "WITH f AS (INSERT INTO filters (tenant_id, account_id, title, context, action,"
+         " expires_at) VALUES ($1, $2::bigint, $3,"
+         " ARRAY(SELECT json_array_elements_text($4::json)),"
+         " coalesce($5, 'warn'), now() + make_interval(secs => $6::int)) RETURNING *),"
+         " k AS (INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
+         " SELECT $1::bigint, f.id, $3, coalesce($7::boolean, true) FROM f RETURNING *)"
+         " SELECT " V1_COLUMNS " FROM f, k"},
+    [FILTERS_V1_UPDATE] =
+        {"filters.v1_update",
+         "WITH k AS (UPDATE filter_keywords k SET keyword = coalesce($4, k.keyword),"
+         " whole_word = coalesce($9::boolean, k.whole_word) FROM filters f"
+         " WHERE k.tenant_id = $1 AND f.tenant_id = $1 AND f.id = k.filter_id"
+         " AND f.account_id = $2::bigint AND k.id = $3::bigint"
+         " RETURNING k.filter_id)"
+         " UPDATE filters f SET context = CASE WHEN $5::json IS NULL THEN f.context"
+         "  ELSE ARRAY(SELECT json_array_elements_text($5::json)) END,"
+         " action = coalesce($6, f.action),"
+         " expires_at = CASE WHEN $7::boolean THEN now() + make_interval(secs => $8::int)"
+         "  ELSE f.expires_at END FROM k WHERE f.tenant_id = $1 AND f.id = k.filter_id"
+         " RETURNING f.id"},
+    /* The filter goes with its last keyword, so no empty v2 filter is left
+     * behind by a v1 client. */
+    [FILTERS_V1_DESTROY] =
+        {"filters.v1_destroy",
+         "WITH k AS (DELETE FROM filter_keywords k USING filters f WHERE k.tenant_id = $1"
+         " AND f.tenant_id = $1 AND f.id = k.filter_id"
+         " AND f.account_id = $2::bigint AND k.id = $3::bigint RETURNING k.filter_id),"
+         " f AS (DELETE FROM filters f USING k WHERE f.tenant_id = $1"
+         " AND f.id = k.filter_id AND NOT EXISTS"
+         " (SELECT 1 FROM filter_keywords o WHERE o.tenant_id = $1 AND o.filter_id = f.id"
+         "  AND o.id <> $3::bigint)"
+         " AND NOT EXISTS (SELECT 1 FROM filter_statuses o WHERE o.tenant_id = $1"
+         "  AND o.filter_id = f.id)"
+         " RETURNING f.id)"
+         " SELECT filter_id FROM k"},
+    {0},
+};
 
 static const char *const CONTEXTS[] = {"home", "notifications", "public", "thread", "account"};
 
@@ -249,13 +443,10 @@ eu_filters_load(struct eu_req *req, void (*done)(struct eu_req *req, void *arg),
         eu_arena_on_free(req->arena, on_set_freed, set);
     }
     const char *p[] = {eu_req_viewer(req)};
-    /* Not eu_req_sql(): a failure here is logged and the caller goes on
+    /* Not eu_req_stmt(): a failure here is logged and the caller goes on
      * without filters, it does not answer the request. */
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant),
-                     "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
-                     " AND f.account_id = $2::bigint"
-                     " AND (f.expires_at IS NULL OR f.expires_at > now()) ORDER BY f.id",
-                     1, p, on_filters_loaded, l);
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant), &eu_filters_sql[FILTERS_LOAD],
+                    1, p, on_filters_loaded, l);
 }
 
 /* ------------------------------------------------------------- matching */
@@ -441,13 +632,13 @@ on_rows(struct eu_req *req, PGresult *res, void *arg)
 }
 
 static void
-query_reply(struct eu_req *req, const char *sql, int n, const char *const *p, row_json_fn build,
-            bool many)
+query_reply(struct eu_req *req, const struct eu_sql *s, int n, const char *const *p,
+            row_json_fn build, bool many)
 {
     struct reply *r = eu_arena_calloc(req->arena, sizeof(*r));
     r->build = build;
     r->many = many;
-    eu_req_sql(req, sql, n, p, on_rows, r);
+    eu_req_stmt(req, s, n, p, on_rows, r);
 }
 
 static json_t *
@@ -671,10 +862,7 @@ void
 eu_filters_v2_index(struct eu_req *req)
 {
     const char *p[] = {eu_req_viewer(req)};
-    query_reply(req,
-                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
-                " AND f.account_id = $2::bigint ORDER BY f.id DESC",
-                1, p, filter_full_json, true);
+    query_reply(req, &eu_filters_sql[FILTERS_INDEX], 1, p, filter_full_json, true);
 }
 
 void
@@ -684,10 +872,7 @@ eu_filters_v2_show(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    query_reply(req,
-                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
-                " AND f.account_id = $2::bigint AND f.id = $3::bigint",
-                2, p, filter_full_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_SHOW], 2, p, filter_full_json, false);
 }
 
 void
@@ -699,24 +884,7 @@ eu_filters_v2_create(struct eu_req *req)
         return;
     const char *p[] = {eu_req_viewer(req), in.title,   in.context,
                        in.action,          in.expires, in.keywords ? in.keywords : "[]"};
-    /* One statement: the final SELECT sees what the CTEs returned. */
-    query_reply(req,
-                "WITH f AS (INSERT INTO filters (tenant_id, account_id, title, context, action,"
-                " expires_at) VALUES ($1, $2::bigint, $3,"
-                " ARRAY(SELECT json_array_elements_text($4::json)),"
-                " coalesce($5, 'warn'), now() + make_interval(secs => $6::int)) RETURNING *),"
-                " k AS (INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
-                " SELECT $1::bigint, f.id, x.keyword, coalesce(x.whole_word, true) FROM f,"
-                " json_to_recordset($7::json) AS x(keyword text, whole_word boolean,"
-                " destroy boolean) WHERE NOT x.destroy RETURNING *)"
-                " SELECT f.id::text, f.title, array_to_json(f.context)::text,"
-                " CASE WHEN f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS(
-                    "f.expires_at") " END, f.action, (SELECT "
-                                    "coalesce(json_agg(json_build_object('id', k.id::text,"
-                                    " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY "
-                                    "k.id), '[]')"
-                                    " FROM k)::text, '[]' FROM f",
-                6, p, filter_full_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_CREATE], 6, p, filter_full_json, false);
 }
 
 struct update {
@@ -739,10 +907,7 @@ on_filter_updated(struct eu_req *req, PGresult *res, enum eu_db_status st, void 
         return;
     }
     const char *p[] = {eu_req_viewer(req), u->id};
-    query_reply(req,
-                "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
-                " AND f.account_id = $2::bigint AND f.id = $3::bigint",
-                2, p, filter_full_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_SHOW], 2, p, filter_full_json, false);
 }
 
 void
@@ -761,30 +926,7 @@ eu_filters_v2_update(struct eu_req *req)
                        in.title,           in.context,
                        in.action,          in.expires_given ? "t" : "f",
                        in.expires,         in.keywords ? in.keywords : "[]"};
-    /* Keywords with an id are changed or (with _destroy) deleted, others
-     * added; ids of another filter's keywords match nothing. */
-    eu_req_sql_or_error(
-        req,
-        "WITH f AS (UPDATE filters SET title = coalesce($4, title),"
-        " context = CASE WHEN $5::json IS NULL THEN context"
-        "  ELSE ARRAY(SELECT json_array_elements_text($5::json)) END,"
-        " action = coalesce($6, action),"
-        " expires_at = CASE WHEN $7::boolean THEN now() + make_interval(secs => $8::int)"
-        "  ELSE expires_at END"
-        " WHERE tenant_id = $1 AND id = $3::bigint AND account_id = $2::bigint RETURNING id),"
-        " x AS (SELECT * FROM json_to_recordset($9::json) AS x(id bigint, keyword text,"
-        "  whole_word boolean, destroy boolean)),"
-        " d AS (DELETE FROM filter_keywords k USING f, x WHERE k.tenant_id = $1"
-        "  AND k.filter_id = f.id"
-        "  AND k.id = x.id AND x.destroy),"
-        " u AS (UPDATE filter_keywords k SET keyword = coalesce(x.keyword, k.keyword),"
-        "  whole_word = coalesce(x.whole_word, k.whole_word) FROM f, x"
-        "  WHERE k.tenant_id = $1 AND k.filter_id = f.id AND k.id = x.id AND NOT x.destroy),"
-        " i AS (INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
-        "  SELECT $1::bigint, f.id, x.keyword, coalesce(x.whole_word, true) FROM f, x"
-        "  WHERE x.id IS NULL AND NOT x.destroy)"
-        " SELECT id FROM f",
-        8, p, on_filter_updated, u);
+    eu_req_stmt_or_error(req, &eu_filters_sql[FILTERS_UPDATE], 8, p, on_filter_updated, u);
 }
 
 void
@@ -794,11 +936,7 @@ eu_filters_v2_destroy(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    query_reply(req,
-                "DELETE FROM filters WHERE tenant_id = $1 AND account_id = $2::bigint"
-                " AND id = $3::bigint"
-                " RETURNING id",
-                2, p, NULL, false);
+    query_reply(req, &eu_filters_sql[FILTERS_DESTROY], 2, p, NULL, false);
 }
 
 /* ------------------------------------------------- keywords subresource */
@@ -822,13 +960,7 @@ eu_filters_keywords_index(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    eu_req_sql(req,
-               "SELECT (SELECT coalesce(json_agg(json_build_object('id', k.id::text,"
-               " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY k.id), '[]')"
-               " FROM filter_keywords k WHERE k.tenant_id = $1 AND k.filter_id = f.id)::text"
-               " FROM filters f"
-               " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint AND f.id = $3::bigint",
-               2, p, on_filter_owned, NULL);
+    eu_req_stmt(req, &eu_filters_sql[FILTERS_KEYWORDS], 2, p, on_filter_owned, NULL);
 }
 
 void
@@ -849,14 +981,7 @@ eu_filters_keywords_create(struct eu_req *req)
         return;
     }
     const char *p[] = {eu_req_viewer(req), id, kw, whole ? "t" : "f"};
-    /* No "AS k" on the target: the pool's tenant check wants the column
-     * list right after the table name. */
-    query_reply(req,
-                "INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
-                " SELECT $1::bigint, f.id, $4, $5::boolean FROM filters f WHERE f.tenant_id = $1"
-                " AND f.account_id = $2::bigint AND f.id = $3::bigint"
-                " RETURNING " KEYWORD_COLUMNS("filter_keywords"),
-                4, p, keyword_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_KEYWORD_CREATE], 4, p, keyword_json, false);
 }
 
 void
@@ -866,12 +991,7 @@ eu_filters_keywords_show(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    query_reply(req,
-                "SELECT " KEYWORD_COLUMNS(
-                    "k") " FROM filter_keywords k JOIN filters f"
-                         " ON f.tenant_id = $1 AND f.id = k.filter_id WHERE k.tenant_id = $1"
-                         " AND f.account_id = $2::bigint AND k.id = $3::bigint",
-                2, p, keyword_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_KEYWORD_SHOW], 2, p, keyword_json, false);
 }
 
 void
@@ -893,13 +1013,7 @@ eu_filters_keywords_update(struct eu_req *req)
     }
     bool has_whole = json_object_get(params, "whole_word") != NULL;
     const char *p[] = {eu_req_viewer(req), id, kw, has_whole ? (whole ? "t" : "f") : NULL};
-    query_reply(req,
-                "UPDATE filter_keywords k SET keyword = coalesce($4, k.keyword),"
-                " whole_word = coalesce($5::boolean, k.whole_word) FROM filters f"
-                " WHERE k.tenant_id = $1 AND f.tenant_id = $1 AND f.id = k.filter_id"
-                " AND f.account_id = $2::bigint AND k.id = $3::bigint"
-                " RETURNING " KEYWORD_COLUMNS("k"),
-                4, p, keyword_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_KEYWORD_UPDATE], 4, p, keyword_json, false);
 }
 
 void
@@ -909,11 +1023,7 @@ eu_filters_keywords_destroy(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    query_reply(req,
-                "DELETE FROM filter_keywords k USING filters f WHERE k.tenant_id = $1"
-                " AND f.tenant_id = $1 AND f.id = k.filter_id"
-                " AND f.account_id = $2::bigint AND k.id = $3::bigint RETURNING k.id",
-                2, p, NULL, false);
+    query_reply(req, &eu_filters_sql[FILTERS_KEYWORD_DESTROY], 2, p, NULL, false);
 }
 
 /* ------------------------------------------------- statuses subresource */
@@ -925,13 +1035,7 @@ eu_filters_statuses_index(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    eu_req_sql(req,
-               "SELECT (SELECT coalesce(json_agg(json_build_object('id', fs.id::text,"
-               " 'status_id', fs.status_id::text) ORDER BY fs.id), '[]')"
-               " FROM filter_statuses fs WHERE fs.tenant_id = $1 AND fs.filter_id = f.id)::text"
-               " FROM filters f"
-               " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint AND f.id = $3::bigint",
-               2, p, on_filter_owned, NULL);
+    eu_req_stmt(req, &eu_filters_sql[FILTERS_STATUSES], 2, p, on_filter_owned, NULL);
 }
 
 void
@@ -949,21 +1053,7 @@ eu_filters_statuses_create(struct eu_req *req)
         return;
     }
     const char *p[] = {eu_req_viewer(req), id, sid};
-    /* Adding a status twice returns the existing row, as Mastodon's
-     * uniqueness validation would refuse a duplicate. */
-    query_reply(req,
-                "WITH old AS (SELECT fs.id, fs.status_id FROM filter_statuses fs JOIN filters f"
-                " ON f.tenant_id = $1 AND f.id = fs.filter_id WHERE fs.tenant_id = $1"
-                " AND f.account_id = $2::bigint AND f.id = $3::bigint"
-                " AND fs.status_id = $4::bigint),"
-                " ins AS (INSERT INTO filter_statuses (tenant_id, filter_id, status_id)"
-                " SELECT $1::bigint, f.id, s.id FROM filters f, statuses s WHERE f.tenant_id = $1"
-                " AND s.tenant_id = $1 AND f.account_id = $2::bigint"
-                " AND f.id = $3::bigint AND s.id = $4::bigint AND s.deleted_at IS NULL"
-                " AND NOT EXISTS (SELECT 1 FROM old) RETURNING id, status_id)"
-                " SELECT fs.id::text, fs.status_id::text FROM (SELECT * FROM old UNION ALL"
-                " SELECT * FROM ins) fs",
-                3, p, fstatus_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_STATUS_CREATE], 3, p, fstatus_json, false);
 }
 
 void
@@ -973,11 +1063,7 @@ eu_filters_statuses_show(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    query_reply(req,
-                "SELECT " FSTATUS_COLUMNS " FROM filter_statuses fs JOIN filters f"
-                " ON f.tenant_id = $1 AND f.id = fs.filter_id WHERE fs.tenant_id = $1"
-                " AND f.account_id = $2::bigint AND fs.id = $3::bigint",
-                2, p, fstatus_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_STATUS_SHOW], 2, p, fstatus_json, false);
 }
 
 void
@@ -987,11 +1073,7 @@ eu_filters_statuses_destroy(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    query_reply(req,
-                "DELETE FROM filter_statuses fs USING filters f WHERE fs.tenant_id = $1"
-                " AND f.tenant_id = $1 AND f.id = fs.filter_id"
-                " AND f.account_id = $2::bigint AND fs.id = $3::bigint RETURNING fs.id",
-                2, p, NULL, false);
+    query_reply(req, &eu_filters_sql[FILTERS_STATUS_DESTROY], 2, p, NULL, false);
 }
 
 /* ------------------------------------------------------------------- v1 */
@@ -1000,11 +1082,7 @@ void
 eu_filters_v1_index(struct eu_req *req)
 {
     const char *p[] = {eu_req_viewer(req)};
-    query_reply(req,
-                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
-                " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
-                " ORDER BY k.id DESC",
-                1, p, v1_json, true);
+    query_reply(req, &eu_filters_sql[FILTERS_V1_INDEX], 1, p, v1_json, true);
 }
 
 void
@@ -1014,11 +1092,7 @@ eu_filters_v1_show(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    query_reply(req,
-                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
-                " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
-                " AND k.id = $3::bigint",
-                2, p, v1_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_V1_SHOW], 2, p, v1_json, false);
 }
 
 /* phrase, context, irreversible, whole_word, expires_in of a v1 filter. */
@@ -1065,15 +1139,7 @@ eu_filters_v1_create(struct eu_req *req)
     if (!params || read_v1_input(req, params, true, &in) < 0)
         return;
     const char *p[] = {eu_req_viewer(req), in.phrase, in.context, in.hide, in.expires, in.whole};
-    query_reply(req,
-                "WITH f AS (INSERT INTO filters (tenant_id, account_id, title, context, action,"
-                " expires_at) VALUES ($1, $2::bigint, $3,"
-                " ARRAY(SELECT json_array_elements_text($4::json)),"
-                " coalesce($5, 'warn'), now() + make_interval(secs => $6::int)) RETURNING *),"
-                " k AS (INSERT INTO filter_keywords (tenant_id, filter_id, keyword, whole_word)"
-                " SELECT $1::bigint, f.id, $3, coalesce($7::boolean, true) FROM f RETURNING *)"
-                " SELECT " V1_COLUMNS " FROM f, k",
-                6, p, v1_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_V1_CREATE], 6, p, v1_json, false);
 }
 
 static void
@@ -1085,11 +1151,7 @@ on_v1_updated(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     const char *p[] = {eu_req_viewer(req), u->id};
-    query_reply(req,
-                "SELECT " V1_COLUMNS " FROM filter_keywords k JOIN filters f ON f.tenant_id = $1"
-                " AND f.id = k.filter_id WHERE k.tenant_id = $1 AND f.account_id = $2::bigint"
-                " AND k.id = $3::bigint",
-                2, p, v1_json, false);
+    query_reply(req, &eu_filters_sql[FILTERS_V1_SHOW], 2, p, v1_json, false);
 }
 
 void
@@ -1106,19 +1168,7 @@ eu_filters_v1_update(struct eu_req *req)
     u->id = id;
     const char *p[] = {eu_req_viewer(req),           id,         in.phrase, in.context, in.hide,
                        in.expires_given ? "t" : "f", in.expires, in.whole};
-    eu_req_sql(req,
-               "WITH k AS (UPDATE filter_keywords k SET keyword = coalesce($4, k.keyword),"
-               " whole_word = coalesce($9::boolean, k.whole_word) FROM filters f"
-               " WHERE k.tenant_id = $1 AND f.tenant_id = $1 AND f.id = k.filter_id"
-               " AND f.account_id = $2::bigint AND k.id = $3::bigint"
-               " RETURNING k.filter_id)"
-               " UPDATE filters f SET context = CASE WHEN $5::json IS NULL THEN f.context"
-               "  ELSE ARRAY(SELECT json_array_elements_text($5::json)) END,"
-               " action = coalesce($6, f.action),"
-               " expires_at = CASE WHEN $7::boolean THEN now() + make_interval(secs => $8::int)"
-               "  ELSE f.expires_at END FROM k WHERE f.tenant_id = $1 AND f.id = k.filter_id"
-               " RETURNING f.id",
-               8, p, on_v1_updated, u);
+    eu_req_stmt(req, &eu_filters_sql[FILTERS_V1_UPDATE], 8, p, on_v1_updated, u);
 }
 
 void
@@ -1128,19 +1178,5 @@ eu_filters_v1_destroy(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    /* The filter goes with its last keyword, so no empty v2 filter is left
-     * behind by a v1 client. */
-    query_reply(req,
-                "WITH k AS (DELETE FROM filter_keywords k USING filters f WHERE k.tenant_id = $1"
-                " AND f.tenant_id = $1 AND f.id = k.filter_id"
-                " AND f.account_id = $2::bigint AND k.id = $3::bigint RETURNING k.filter_id),"
-                " f AS (DELETE FROM filters f USING k WHERE f.tenant_id = $1"
-                " AND f.id = k.filter_id AND NOT EXISTS"
-                " (SELECT 1 FROM filter_keywords o WHERE o.tenant_id = $1 AND o.filter_id = f.id"
-                "  AND o.id <> $3::bigint)"
-                " AND NOT EXISTS (SELECT 1 FROM filter_statuses o WHERE o.tenant_id = $1"
-                "  AND o.filter_id = f.id)"
-                " RETURNING f.id)"
-                " SELECT filter_id FROM k",
-                2, p, NULL, false);
+    query_reply(req, &eu_filters_sql[FILTERS_V1_DESTROY], 2, p, NULL, false);
 }

@@ -17,19 +17,27 @@
 #include "eunha/arena.h"
 #include "eunha/http.h"
 #include "eunha/redis.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 #define EU_MASTODON_VERSION "4.3.0 (compatible; Eunha " EUNHA_VERSION ")"
 
-/* $1 is the tenant (the tenant's pool sends it). */
-static const char stats_sql[] =
-    "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = $1 AND domain IS NULL"
-    "  AND suspended_at IS NULL),"
-    " (SELECT count(*) FROM statuses WHERE tenant_id = $1 AND local AND deleted_at IS NULL),"
-    " (SELECT count(DISTINCT domain) FROM accounts WHERE tenant_id = $1"
-    "  AND domain IS NOT NULL),"
-    " coalesce((SELECT value #>> '{}' FROM settings WHERE tenant_id = $1"
-    "  AND key = 'registrations_mode'), 'open')";
+enum {
+    INSTANCE_STATS,
+};
+
+const struct eu_sql eu_instance_sql[] = {
+    [INSTANCE_STATS] =
+        {"instance.stats",
+         "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = $1 AND domain IS NULL"
+         "  AND suspended_at IS NULL),"
+         " (SELECT count(*) FROM statuses WHERE tenant_id = $1 AND local AND deleted_at IS NULL),"
+         " (SELECT count(DISTINCT domain) FROM accounts WHERE tenant_id = $1"
+         "  AND domain IS NOT NULL),"
+         " coalesce((SELECT value #>> '{}' FROM settings WHERE tenant_id = $1"
+         "  AND key = 'registrations_mode'), 'open')"},
+    {0},
+};
 
 struct stats {
     json_int_t users, statuses, domains, active_month;
@@ -64,7 +72,7 @@ load_stats(struct eu_req *req, stats_cb done)
      * statement fails. */
     struct stats_call *c = eu_arena_alloc(req->arena, sizeof(*c));
     c->done = done;
-    eu_req_sql(req, stats_sql, 0, NULL, on_stats, c);
+    eu_req_stmt(req, &eu_instance_sql[INSTANCE_STATS], 0, NULL, on_stats, c);
 }
 
 static json_t *
@@ -73,16 +81,13 @@ configuration(void)
     return json_pack(
         "{s:{s:i,s:i}, s:{s:i,s:i,s:i}, s:{s:[s,s,s,s,s,s], s:i,s:i,s:i,s:i,s:i,s:i},"
         " s:{s:i,s:i,s:i,s:i}, s:{s:b}}",
-        "accounts", "max_featured_tags", 10, "max_pinned_statuses", 5,
-        "statuses", "max_characters", 500, "max_media_attachments", 4,
-        "characters_reserved_per_url", 23,
-        "media_attachments", "supported_mime_types", "image/jpeg", "image/png", "image/gif",
-        "image/webp", "video/mp4", "audio/mpeg", "image_size_limit", 16777216,
-        "image_matrix_limit", 33177600, "video_size_limit", 103809024, "video_frame_rate_limit",
-        120, "video_matrix_limit", 8294400, "description_limit", 1500,
-        "polls", "max_options", 4, "max_characters_per_option", 50, "min_expiration", 300,
-        "max_expiration", 2629746,
-        "translation", "enabled", 0);
+        "accounts", "max_featured_tags", 10, "max_pinned_statuses", 5, "statuses", "max_characters",
+        500, "max_media_attachments", 4, "characters_reserved_per_url", 23, "media_attachments",
+        "supported_mime_types", "image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4",
+        "audio/mpeg", "image_size_limit", 16777216, "image_matrix_limit", 33177600,
+        "video_size_limit", 103809024, "video_frame_rate_limit", 120, "video_matrix_limit", 8294400,
+        "description_limit", 1500, "polls", "max_options", 4, "max_characters_per_option", 50,
+        "min_expiration", 300, "max_expiration", 2629746, "translation", "enabled", 0);
 }
 
 static void
@@ -92,12 +97,11 @@ reply_v1(struct eu_req *req, const struct stats *st)
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:{}, s:{s:I,s:I,s:I}, s:n, s:[s], s:b, s:b, s:b,"
         " s:o, s:n, s:[]}",
-        "uri", t->domain, "title", t->title, "short_description", "", "description", "",
-        "email", "", "version", EU_MASTODON_VERSION, "urls", "stats", "user_count", st->users,
+        "uri", t->domain, "title", t->title, "short_description", "", "description", "", "email",
+        "", "version", EU_MASTODON_VERSION, "urls", "stats", "user_count", st->users,
         "status_count", st->statuses, "domain_count", st->domains, "thumbnail", "languages", "en",
         "registrations", st->registrations, "approval_required", st->approval_required,
-        "invites_enabled", 0, "configuration",
-        configuration(), "contact_account", "rules");
+        "invites_enabled", 0, "configuration", configuration(), "contact_account", "rules");
     eu_req_reply_json(req, 200, body);
 }
 
@@ -122,9 +126,8 @@ reply_v2(struct eu_req *req, const struct stats *st)
         "domain", t->domain, "title", t->title, "version", EU_MASTODON_VERSION, "source_url",
         "https://eunha.invalid/source", "description", "", "usage", "users", "active_month",
         st->active_month, "thumbnail", "url", thumb, "languages", "en", "configuration", conf,
-        "registrations", "enabled", st->registrations, "approval_required",
-        st->approval_required, "message", "contact", "email", "",
-        "account", "rules");
+        "registrations", "enabled", st->registrations, "approval_required", st->approval_required,
+        "message", "contact", "email", "", "account", "rules");
     eu_req_reply_json(req, 200, body);
 }
 

@@ -13,7 +13,21 @@
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/http.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
+
+enum {
+    NODEINFO_COUNTS,
+};
+
+const struct eu_sql eu_nodeinfo_sql[] = {
+    [NODEINFO_COUNTS] =
+        {"nodeinfo.counts",
+         "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = $1 AND domain IS NULL"
+         " AND suspended_at IS NULL), (SELECT count(*) FROM statuses"
+         " WHERE tenant_id = $1 AND local AND deleted_at IS NULL)"},
+    {0},
+};
 
 void
 eu_api_nodeinfo_links(struct eu_req *req)
@@ -29,14 +43,14 @@ on_counts(struct eu_req *req, PGresult *res, void *arg)
 {
     json_int_t users = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     json_int_t posts = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
-    json_t *body = json_pack(
-        "{s:s, s:{s:s,s:s}, s:[s], s:{s:[],s:[]}, s:{s:{s:I,s:I,s:I}, s:I}, s:b,"
-        " s:{s:s, s:s}}",
-        "version", "2.0", "software", "name", "mastodon", "version", "4.3.0", "protocols",
-        "activitypub", "services", "outbound", "inbound", "usage", "users", "total", users,
-        "activeMonth", (json_int_t)0, "activeHalfyear", (json_int_t)0, "localPosts", posts,
-        "openRegistrations", 0, "metadata", "nodeName", req->tenant->title, "software",
-        "eunha " EUNHA_VERSION);
+    json_t *body =
+        json_pack("{s:s, s:{s:s,s:s}, s:[s], s:{s:[],s:[]}, s:{s:{s:I,s:I,s:I}, s:I}, s:b,"
+                  " s:{s:s, s:s}}",
+                  "version", "2.0", "software", "name", "mastodon", "version", "4.3.0", "protocols",
+                  "activitypub", "services", "outbound", "inbound", "usage", "users", "total",
+                  users, "activeMonth", (json_int_t)0, "activeHalfyear", (json_int_t)0,
+                  "localPosts", posts, "openRegistrations", 0, "metadata", "nodeName",
+                  req->tenant->title, "software", "eunha " EUNHA_VERSION);
     eu_req_add_header(req, "Content-Type",
                       "application/json; profile=\"http://nodeinfo.diaspora.software/ns/schema/"
                       "2.0#\"");
@@ -49,11 +63,7 @@ on_counts(struct eu_req *req, PGresult *res, void *arg)
 void
 eu_api_nodeinfo(struct eu_req *req)
 {
-    eu_req_sql(req,
-               "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = $1 AND domain IS NULL"
-               " AND suspended_at IS NULL), (SELECT count(*) FROM statuses"
-               " WHERE tenant_id = $1 AND local AND deleted_at IS NULL)",
-               0, NULL, on_counts, NULL);
+    eu_req_stmt(req, &eu_nodeinfo_sql[NODEINFO_COUNTS], 0, NULL, on_counts, NULL);
 }
 
 void

@@ -25,6 +25,7 @@
 #include "eunha/http.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
+#include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "social_internal.h"
 
@@ -56,6 +57,139 @@
     "n.id::text, n.type, " EU_SQL_TS("n.created_at") ", coalesce(n.group_key, 'ungrouped-' ||"     \
                                                      " n.id), n.status_id::text, "
 #define NOTE_NCOLS 5
+
+/* Statement text is fixed at compile time: constants go into it as
+ * literals. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* Unread means newer than the "notifications" marker (all when unset). */
+#define AFTER_MARKER                                                                               \
+    " AND n.id > coalesce((SELECT m.last_read_id FROM markers m WHERE m.tenant_id = $1"            \
+    "  AND m.account_id = $2::bigint AND m.timeline = 'notifications'), 0)"
+
+/* The group key a notification has in a grouped list: its stored key when
+ * its type is one of the grouped types ($6, JSON array; NULL: Mastodon's
+ * default favourite, reblog and follow), else ungrouped-<id>. */
+#define GROUP_KEY_SQL                                                                              \
+    "CASE WHEN n.group_key IS NOT NULL AND n.type IN (SELECT json_array_elements_text("            \
+    "coalesce($6::json, '[\"favourite\",\"reblog\",\"follow\"]'))) THEN n.group_key"               \
+    " ELSE 'ungrouped-' || n.id END"
+
+enum {
+    NOTIFICATIONS_INDEX,
+    NOTIFICATIONS_SHOW,
+    NOTIFICATIONS_DISMISS,
+    NOTIFICATIONS_CLEAR,
+    NOTIFICATIONS_UNREAD_COUNT,
+    NOTIFICATIONS_GROUPS,
+    NOTIFICATIONS_GROUP_SAMPLES,
+    NOTIFICATIONS_GROUP_DISMISS,
+    NOTIFICATIONS_GROUP_ACCOUNTS,
+    NOTIFICATIONS_GROUPS_UNREAD_COUNT,
+};
+
+const struct eu_sql eu_notifications_sql[] = {
+    [NOTIFICATIONS_INDEX] = {"notifications.index",
+                             "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
+                                 "a") " FROM notifications n JOIN accounts a"
+                                      " ON a.tenant_id = $1 AND a.id = n.from_account_id"
+                                      " WHERE" NOTE_WHERE,
+                             "n.id", 6},
+    [NOTIFICATIONS_SHOW] = {"notifications.show",
+                            "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
+                                "a") " FROM notifications n JOIN accounts a ON a.tenant_id = $1"
+                                     " AND a.id = n.from_account_id"
+                                     " WHERE" NOTE_WHERE " AND n.id = $6::bigint"},
+    [NOTIFICATIONS_DISMISS] =
+        {"notifications.dismiss",
+         "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
+         " AND id = $3::bigint"},
+    [NOTIFICATIONS_CLEAR] =
+        {"notifications.clear",
+         "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"},
+    [NOTIFICATIONS_UNREAD_COUNT] =
+        {"notifications.unread_count",
+         "SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
+         " LIMIT $6::int) x"},
+    /*
+     * One row per group: key, count, type, most recent id, oldest id in the
+     * page, latest time, status id, sample account ids (JSON array of strings,
+     * most recent first). $7..$10 are the page (max_id, since_id, min_id, limit);
+     * $11 an exact group key or NULL. As in Mastodon 4.3, the page is the
+     * `limit` groups whose newest notification lies inside the bounds; a
+     * group's count and samples take every notification of it up to the
+     * newest head of the page, and page_min_id its oldest one down to the
+     * oldest head.
+     */
+    [NOTIFICATIONS_GROUPS] =
+        {"notifications.groups",
+         "WITH base AS (SELECT n.id, " GROUP_KEY_SQL " AS gk FROM notifications n WHERE" NOTE_WHERE
+         " AND ($7::bigint IS NULL OR n.id < $7::bigint) AND ($8::bigint IS NULL OR n.id > "
+         "$8::bigint)"
+         " AND ($9::bigint IS NULL OR n.id > $9::bigint)"
+         " AND ($11::text IS NULL OR " GROUP_KEY_SQL " = $11)"
+         " ORDER BY CASE WHEN $9::bigint IS NULL THEN -n.id ELSE n.id END LIMIT " STR(
+             GROUP_SCAN_MAX) "),"
+                             " heads AS (SELECT gk, max(id) AS head FROM base GROUP BY gk"
+                             "  ORDER BY CASE WHEN $9::bigint IS NULL THEN -max(id) ELSE max(id) "
+                             "END LIMIT $10::int),"
+                             " range AS (SELECT min(head) AS lo, max(head) AS hi FROM heads)"
+                             " SELECT h.gk, (SELECT count(*) FROM notifications g WHERE "
+                             "g.tenant_id = $1"
+                             "   AND g.account_id = $2::bigint AND (g.group_key = h.gk OR g.id = "
+                             "h.head) AND g.id <= r.hi),"
+                             "  hn.type, h.head::text, (SELECT min(g.id) FROM notifications g"
+                             "   WHERE g.tenant_id = $1 AND g.account_id = $2::bigint"
+                             "   AND (g.group_key = h.gk OR g.id = h.head)"
+                             "   AND g.id >= r.lo)::text, " EU_SQL_TS(
+                                 "hn.created_at") ", hn.status_id::text,"
+                                                  "  (SELECT json_agg(x.a::text ORDER BY x.last "
+                                                  "DESC) FROM (SELECT "
+                                                  "g.from_account_id AS a,"
+                                                  "   max(g.id) AS last FROM notifications g WHERE "
+                                                  "g.tenant_id = $1"
+                                                  "   AND g.account_id = $2::bigint"
+                                                  "   AND (g.group_key = h.gk OR g.id = h.head) "
+                                                  "AND g.id <= r.hi"
+                                                  "   GROUP BY g.from_account_id ORDER BY "
+                                                  "max(g.id) DESC LIMIT " STR(
+                                                      GROUP_SAMPLES) ") x)::text"
+                                                                     " FROM heads h JOIN "
+                                                                     "notifications hn ON "
+                                                                     "hn.tenant_id = $1"
+                                                                     " AND hn.id = h.head, range r "
+                                                                     "ORDER BY "
+                                                                     "h.head DESC"},
+    /* The sample accounts of a page of groups, in the order of $2. */
+    [NOTIFICATIONS_GROUP_SAMPLES] =
+        {"notifications.group_samples",
+         "SELECT " EU_ACCOUNT_COLUMNS(
+             "a") " FROM json_array_elements_text($2::json)"
+                  " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.tenant_id = $1"
+                  " AND a.id = x.id::bigint"
+                  " ORDER BY x.ord"},
+    /* Every notification of the group (for ungrouped-<id>, that one). */
+    [NOTIFICATIONS_GROUP_DISMISS] = {"notifications.group_dismiss",
+                                     "DELETE FROM notifications n WHERE n.tenant_id = $1"
+                                     " AND n.account_id = $2::bigint AND"
+                                     " (n.group_key = $3 OR 'ungrouped-' || n.id = $3)"},
+    [NOTIFICATIONS_GROUP_ACCOUNTS] =
+        {"notifications.group_accounts",
+         "SELECT " EU_ACCOUNT_COLUMNS(
+             "a") " FROM (SELECT n.from_account_id AS id,"
+                  " max(n.id) AS last FROM notifications n WHERE n.tenant_id = $1"
+                  " AND n.account_id = $2::bigint AND (n.group_key = $3 OR "
+                  "'ungrouped-' || n.id = $3)"
+                  " GROUP BY n.from_account_id) x JOIN accounts a ON a.tenant_id = $1"
+                  " AND a.id = x.id"
+                  " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80"},
+    [NOTIFICATIONS_GROUPS_UNREAD_COUNT] = {"notifications.groups_unread_count",
+                                           "SELECT count(*) FROM (SELECT DISTINCT " GROUP_KEY_SQL
+                                           " FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
+                                           " LIMIT $7::int) x"},
+    {0},
+};
 
 static void
 decref_json(void *p)
@@ -239,13 +373,8 @@ eu_notifications_index(struct eu_req *req)
     read_type_filters(req, params, &tf);
     const char *p[8] = {eu_req_viewer(req), tf.types, tf.exclude, tf.account};
     eu_page_params(&np->page, p + 4);
-    const char *sql = eu_arena_sprintf(req->arena,
-                                       "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
-                                           "a") " FROM notifications n JOIN accounts a"
-                                                " ON a.tenant_id = $1 AND a.id = n.from_account_id"
-                                                " WHERE" NOTE_WHERE "%s",
-                                       eu_page_sql(req, &np->page, "n.id", 6));
-    eu_req_sql(req, sql, 8, p, on_notes, np);
+    eu_req_stmt_page(req, &eu_notifications_sql[NOTIFICATIONS_INDEX], &np->page, 8, p, on_notes,
+                     np);
 }
 
 void
@@ -257,12 +386,7 @@ eu_notifications_show(struct eu_req *req)
     struct note_page *np = eu_arena_calloc(req->arena, sizeof(*np));
     np->single = true;
     const char *p[] = {eu_req_viewer(req), NULL, NULL, NULL, id};
-    eu_req_sql(req,
-               "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
-                   "a") " FROM notifications n JOIN accounts a ON a.tenant_id = $1"
-                        " AND a.id = n.from_account_id"
-                        " WHERE" NOTE_WHERE " AND n.id = $6::bigint",
-               5, p, on_notes, np);
+    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_SHOW], 5, p, on_notes, np);
 }
 
 static void
@@ -279,18 +403,14 @@ eu_notifications_dismiss(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    eu_req_sql(req,
-               "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
-               " AND id = $3::bigint",
-               2, p, on_empty_reply, NULL);
+    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_DISMISS], 2, p, on_empty_reply, NULL);
 }
 
 void
 eu_notifications_clear(struct eu_req *req)
 {
     const char *p[] = {eu_req_viewer(req)};
-    eu_req_sql(req, "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint", 1,
-               p, on_empty_reply, NULL);
+    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_CLEAR], 1, p, on_empty_reply, NULL);
 }
 
 static void
@@ -312,11 +432,6 @@ unread_limit(struct eu_req *req, json_t *params)
     return eu_arena_sprintf(req->arena, "%lld", limit);
 }
 
-/* Unread means newer than the "notifications" marker (all when unset). */
-#define AFTER_MARKER                                                                               \
-    " AND n.id > coalesce((SELECT m.last_read_id FROM markers m WHERE m.tenant_id = $1"            \
-    "  AND m.account_id = $2::bigint AND m.timeline = 'notifications'), 0)"
-
 void
 eu_notifications_unread_count(struct eu_req *req)
 {
@@ -327,59 +442,10 @@ eu_notifications_unread_count(struct eu_req *req)
     read_type_filters(req, params, &tf);
     const char *p[] = {eu_req_viewer(req), tf.types, tf.exclude, tf.account,
                        unread_limit(req, params)};
-    eu_req_sql(req,
-               "SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
-               " LIMIT $6::int) x",
-               5, p, on_count, NULL);
+    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_UNREAD_COUNT], 5, p, on_count, NULL);
 }
 
 /* ------------------------------------------------------------- grouped */
-
-/* The group key a notification has in a grouped list: its stored key when
- * its type is one of the grouped types ($6, JSON array; NULL: Mastodon's
- * default favourite, reblog and follow), else ungrouped-<id>. */
-#define GROUP_KEY_SQL                                                                              \
-    "CASE WHEN n.group_key IS NOT NULL AND n.type IN (SELECT json_array_elements_text("            \
-    "coalesce($6::json, '[\"favourite\",\"reblog\",\"follow\"]'))) THEN n.group_key"               \
-    " ELSE 'ungrouped-' || n.id END"
-
-/*
- * One row per group: key, count, type, most recent id, oldest id in the
- * page, latest time, status id, sample account ids (JSON array of strings,
- * most recent first). $7..$10 are the page (max_id, since_id, min_id, limit);
- * $11 an exact group key or NULL. As in Mastodon 4.3, the page is the
- * `limit` groups whose newest notification lies inside the bounds; a
- * group's count and samples take every notification of it up to the
- * newest head of the page, and page_min_id its oldest one down to the
- * oldest head.
- */
-static const char GROUPS_SQL[] =
-    "WITH base AS (SELECT n.id, " GROUP_KEY_SQL " AS gk FROM notifications n WHERE" NOTE_WHERE
-    " AND ($7::bigint IS NULL OR n.id < $7::bigint) AND ($8::bigint IS NULL OR n.id > $8::bigint)"
-    " AND ($9::bigint IS NULL OR n.id > $9::bigint)"
-    " AND ($11::text IS NULL OR " GROUP_KEY_SQL " = $11)"
-    " ORDER BY CASE WHEN $9::bigint IS NULL THEN -n.id ELSE n.id END LIMIT "
-    "%d),"
-    " heads AS (SELECT gk, max(id) AS head FROM base GROUP BY gk"
-    "  ORDER BY CASE WHEN $9::bigint IS NULL THEN -max(id) ELSE max(id) END LIMIT $10::int),"
-    " range AS (SELECT min(head) AS lo, max(head) AS hi FROM heads)"
-    " SELECT h.gk, (SELECT count(*) FROM notifications g WHERE g.tenant_id = $1"
-    "   AND g.account_id = $2::bigint AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi),"
-    "  hn.type, h.head::text, (SELECT min(g.id) FROM notifications g"
-    "   WHERE g.tenant_id = $1 AND g.account_id = $2::bigint"
-    "   AND (g.group_key = h.gk OR g.id = h.head)"
-    "   AND g.id >= r.lo)::text, " EU_SQL_TS(
-        "hn.created_at") ", hn.status_id::text,"
-                         "  (SELECT json_agg(x.a::text ORDER BY x.last DESC) FROM (SELECT "
-                         "g.from_account_id AS a,"
-                         "   max(g.id) AS last FROM notifications g WHERE g.tenant_id = $1"
-                         "   AND g.account_id = $2::bigint"
-                         "   AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi"
-                         "   GROUP BY g.from_account_id ORDER BY max(g.id) DESC LIMIT "
-                         "%d) x)::text"
-                         " FROM heads h JOIN notifications hn ON hn.tenant_id = $1"
-                         " AND hn.id = h.head, range r ORDER BY "
-                         "h.head DESC";
 
 enum { G_KEY, G_COUNT, G_TYPE, G_HEAD, G_MIN, G_AT, G_STATUS, G_SAMPLES };
 
@@ -521,13 +587,8 @@ on_groups(struct eu_req *req, PGresult *res, void *arg)
     json_decref(all);
     const char *p[] = {eu_arena_strdup(req->arena, ids)};
     free(ids);
-    eu_req_sql(req,
-               "SELECT " EU_ACCOUNT_COLUMNS(
-                   "a") " FROM json_array_elements_text($2::json)"
-                        " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.tenant_id = $1"
-                        " AND a.id = x.id::bigint"
-                        " ORDER BY x.ord",
-               1, p, on_group_accounts, gp);
+    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_GROUP_SAMPLES], 1, p, on_group_accounts,
+                gp);
 }
 
 static void
@@ -542,8 +603,7 @@ query_groups(struct eu_req *req, struct group_page *gp, json_t *params, const ch
     const char *p[10] = {eu_req_viewer(req), tf.types, tf.exclude, tf.account, grouped};
     eu_page_params(&gp->page, p + 5);
     p[9] = key;
-    const char *sql = eu_arena_sprintf(req->arena, GROUPS_SQL, GROUP_SCAN_MAX, GROUP_SAMPLES);
-    eu_req_sql(req, sql, 10, p, on_groups, gp);
+    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_GROUPS], 10, p, on_groups, gp);
 }
 
 void
@@ -582,7 +642,6 @@ eu_notifications_groups_show(struct eu_req *req)
     query_groups(req, gp, NULL, key);
 }
 
-/* Deletes every notification of the group (for ungrouped-<id>, that one). */
 void
 eu_notifications_groups_dismiss(struct eu_req *req)
 {
@@ -590,11 +649,8 @@ eu_notifications_groups_dismiss(struct eu_req *req)
     if (!key)
         return;
     const char *p[] = {eu_req_viewer(req), key};
-    eu_req_sql(req,
-               "DELETE FROM notifications n WHERE n.tenant_id = $1"
-               " AND n.account_id = $2::bigint AND"
-               " (n.group_key = $3 OR 'ungrouped-' || n.id = $3)",
-               2, p, on_empty_reply, NULL);
+    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_GROUP_DISMISS], 2, p, on_empty_reply,
+                NULL);
 }
 
 static void
@@ -615,16 +671,7 @@ eu_notifications_groups_accounts(struct eu_req *req)
     if (!key)
         return;
     const char *p[] = {eu_req_viewer(req), key};
-    eu_req_sql(req,
-               "SELECT " EU_ACCOUNT_COLUMNS(
-                   "a") " FROM (SELECT n.from_account_id AS id,"
-                        " max(n.id) AS last FROM notifications n WHERE n.tenant_id = $1"
-                        " AND n.account_id = $2::bigint AND (n.group_key = $3 OR "
-                        "'ungrouped-' || n.id = $3)"
-                        " GROUP BY n.from_account_id) x JOIN accounts a ON a.tenant_id = $1"
-                        " AND a.id = x.id"
-                        " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80",
-               2, p, on_accounts, NULL);
+    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_GROUP_ACCOUNTS], 2, p, on_accounts, NULL);
 }
 
 void
@@ -641,8 +688,6 @@ eu_notifications_groups_unread_count(struct eu_req *req)
                        tf.account,
                        array_param_json(req, params, "grouped_types"),
                        unread_limit(req, params)};
-    eu_req_sql(req,
-               "SELECT count(*) FROM (SELECT DISTINCT " GROUP_KEY_SQL
-               " FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER " LIMIT $7::int) x",
-               6, p, on_count, NULL);
+    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_GROUPS_UNREAD_COUNT], 6, p, on_count,
+                NULL);
 }

@@ -17,10 +17,44 @@
 
 #include "eunha/db.h"
 #include "eunha/log.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 /* Mastodon's MAXIMUM_GROUP_SPAN_HOURS. */
 #define GROUP_SPAN_HOURS "12"
+
+enum {
+    NOTIFY_INSERT,
+};
+
+/* $2 recipient, $3 sender, $4 type, $5 status id or NULL. */
+const struct eu_sql eu_notify_sql[] = {
+    [NOTIFY_INSERT] =
+        {"notify.insert",
+         "WITH p AS (SELECT CASE WHEN $4 IN ('favourite', 'reblog') THEN $4 || '-' || $5"
+         "   WHEN $4 = 'follow' THEN $4 END AS prefix,"
+         "  floor(extract(epoch FROM now()) / 3600)::bigint AS hour),"
+         " prev AS (SELECT substring(n.group_key FROM '[0-9]+$')::bigint AS hour"
+         " FROM notifications n,  p WHERE n.tenant_id = $1 AND n.account_id = $2::bigint"
+         "  AND n.group_key LIKE p.prefix || '-%'"
+         "  AND n.group_key ~ '-[0-9]+$' ORDER BY n.id DESC LIMIT 1)"
+         " INSERT INTO notifications (tenant_id, account_id, from_account_id, type, status_id,"
+         "  group_key)"
+         " SELECT $1::bigint, $2::bigint, $3::bigint, $4, $5::bigint,"
+         "  p.prefix || '-' || CASE WHEN p.hour < prev.hour + " GROUP_SPAN_HOURS
+         "   THEN prev.hour ELSE p.hour END"
+         " FROM p LEFT JOIN prev ON true"
+         " WHERE NOT EXISTS (SELECT 1 FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
+         "   AND target_account_id = $3::bigint)"
+         " AND ($4 = 'poll' OR NOT EXISTS (SELECT 1 FROM mutes WHERE tenant_id = $1"
+         "   AND account_id = $2::bigint"
+         "   AND target_account_id = $3::bigint AND hide_notifications"
+         "   AND (expires_at IS NULL OR expires_at > now())))"
+         " AND ($5::bigint IS NULL OR NOT EXISTS (SELECT 1 FROM conversation_mutes cm"
+         "   JOIN statuses s ON s.tenant_id = $1 AND s.conversation_id = cm.conversation_id"
+         "   WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND s.id = $5::bigint))"},
+    {0},
+};
 
 static void
 on_inserted(PGresult *res, enum eu_db_status st, void *arg)
@@ -41,30 +75,6 @@ eu_notify(struct eu_registry *reg, struct eu_tenant *t, int64_t recipient_id, in
     snprintf(fid, sizeof(fid), "%lld", (long long)from_id);
     snprintf(sid, sizeof(sid), "%lld", (long long)status_id);
     const char *params[] = {rid, fid, type, status_id ? sid : NULL};
-    eu_db_pool_query(
-        eu_tenant_pool(reg, t),
-        "WITH p AS (SELECT CASE WHEN $4 IN ('favourite', 'reblog') THEN $4 || '-' || $5"
-        "   WHEN $4 = 'follow' THEN $4 END AS prefix,"
-        "  floor(extract(epoch FROM now()) / 3600)::bigint AS hour),"
-        " prev AS (SELECT substring(n.group_key FROM '[0-9]+$')::bigint AS hour FROM notifications "
-        "n,"
-        "  p WHERE n.tenant_id = $1 AND n.account_id = $2::bigint"
-        "  AND n.group_key LIKE p.prefix || '-%'"
-        "  AND n.group_key ~ '-[0-9]+$' ORDER BY n.id DESC LIMIT 1)"
-        " INSERT INTO notifications (tenant_id, account_id, from_account_id, type, status_id,"
-        "  group_key)"
-        " SELECT $1::bigint, $2::bigint, $3::bigint, $4, $5::bigint,"
-        "  p.prefix || '-' || CASE WHEN p.hour < prev.hour + " GROUP_SPAN_HOURS
-        "   THEN prev.hour ELSE p.hour END"
-        " FROM p LEFT JOIN prev ON true"
-        " WHERE NOT EXISTS (SELECT 1 FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
-        "   AND target_account_id = $3::bigint)"
-        " AND ($4 = 'poll' OR NOT EXISTS (SELECT 1 FROM mutes WHERE tenant_id = $1"
-        "   AND account_id = $2::bigint"
-        "   AND target_account_id = $3::bigint AND hide_notifications"
-        "   AND (expires_at IS NULL OR expires_at > now())))"
-        " AND ($5::bigint IS NULL OR NOT EXISTS (SELECT 1 FROM conversation_mutes cm"
-        "   JOIN statuses s ON s.tenant_id = $1 AND s.conversation_id = cm.conversation_id"
-        "   WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND s.id = $5::bigint))",
-        4, params, on_inserted, NULL);
+    eu_db_pool_stmt(eu_tenant_pool(reg, t), &eu_notify_sql[NOTIFY_INSERT], 4, params, on_inserted,
+                    NULL);
 }

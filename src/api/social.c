@@ -22,6 +22,7 @@
 #include "eunha/http.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
+#include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
 #include "social_internal.h"
@@ -32,6 +33,124 @@
 /* Tags: Mastodon pages followed tags by 100 at most. */
 #define TAGS_LIMIT 100
 #define TAG_NAME_MAX 200
+
+#define MARKER_COLUMNS(m)                                                                          \
+    m ".timeline, " m ".last_read_id::text, " m ".version, " EU_SQL_TS(m ".updated_at")
+
+#define TAG_COLUMNS                                                                                \
+    "t.id::text, lower(t.name), EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tenant_id = $1"      \
+    " AND tf.tag_id = t.id AND tf.account_id = $2::bigint)"
+
+enum {
+    SOCIAL_FAVOURITES,
+    SOCIAL_BOOKMARKS,
+    SOCIAL_LIST_TIMELINE,
+    SOCIAL_LIST_OWNED,
+    SOCIAL_MARKERS,
+    SOCIAL_MARKERS_SAVE,
+    SOCIAL_PREFERENCES,
+    SOCIAL_TAG,
+    SOCIAL_TAG_FOLLOW,
+    SOCIAL_TAG_UNFOLLOW,
+    SOCIAL_FOLLOWED_TAGS,
+};
+
+/* The favourites and bookmarks pages are (page id, status id) rows. */
+const struct eu_sql eu_social_sql[] = {
+    [SOCIAL_FAVOURITES] = {"social.favourites",
+                           "SELECT f.id::text, f.status_id::text FROM favourites f"
+                           " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint",
+                           "f.id", 3},
+    [SOCIAL_BOOKMARKS] = {"social.bookmarks",
+                          "SELECT b.id::text, b.status_id::text FROM bookmarks b"
+                          " WHERE b.tenant_id = $1 AND b.account_id = $2::bigint",
+                          "b.id", 3},
+    /* Statuses of the list's members the owner may see, their reblogs
+     * included, replies per the list's replies_policy ("list": to members
+     * or the owner; "followed": to anyone the owner follows; "none": none
+     * but self-replies), without muted or blocked authors. No row when the
+     * list is not the viewer's: the page's ORDER BY and LIMIT end the
+     * statement, so it cannot also return a row saying whether the list
+     * exists, and an empty page asks social.list_owned. */
+    [SOCIAL_LIST_TIMELINE] =
+        {"social.list_timeline",
+         "SELECT s.id::text FROM statuses s"
+         " JOIN list_accounts la ON la.tenant_id = $1 AND la.account_id = s.account_id"
+         " JOIN lists l ON l.tenant_id = $1 AND l.id = la.list_id"
+         "  AND l.id = $3::bigint AND l.account_id = $2::bigint"
+         " WHERE s.tenant_id = $1 AND " EU_STATUS_VISIBLE_SQL(
+             "s",
+             "$2::bigint") "  AND (s.visibility < 3 OR EXISTS (SELECT 1 FROM mentions m"
+                           " WHERE m.tenant_id = $1 AND m.status_id = s.id"
+                           "   AND m.account_id = $2::bigint))"
+                           "  AND (s.in_reply_to_account_id IS NULL"
+                           " OR s.in_reply_to_account_id = s.account_id"
+                           "   OR (l.replies_policy = 'list'"
+                           " AND (s.in_reply_to_account_id = $2::bigint"
+                           "    OR EXISTS (SELECT 1 FROM list_accounts r WHERE r.tenant_id = $1"
+                           "     AND r.list_id = l.id"
+                           "     AND r.account_id = s.in_reply_to_account_id)))"
+                           "   OR (l.replies_policy = 'followed'"
+                           " AND (s.in_reply_to_account_id = $2::bigint"
+                           "    OR EXISTS (SELECT 1 FROM follows r WHERE r.tenant_id = $1"
+                           "     AND r.account_id = $2::bigint"
+                           "     AND r.target_account_id = s.in_reply_to_account_id))))"
+                           "  AND NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.tenant_id = $1"
+                           "   AND mu.account_id = $2::bigint"
+                           "   AND mu.target_account_id = s.account_id"
+                           "   AND (mu.expires_at IS NULL OR mu.expires_at > now()))"
+                           "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+                           "   AND b.account_id = $2::bigint"
+                           "   AND b.target_account_id = s.account_id)",
+         "s.id", 4},
+    [SOCIAL_LIST_OWNED] = {"social.list_owned",
+                           "SELECT 1 FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"
+                           " AND id = $3::bigint"},
+    [SOCIAL_MARKERS] = {"social.markers",
+                        "SELECT " MARKER_COLUMNS(
+                            "m") " FROM markers m WHERE m.tenant_id = $1"
+                                 " AND m.account_id = $2::bigint AND m.timeline IN ($3, $4)"},
+    /* No "AS m" on the target: the pool's tenant check wants the column
+     * list right after the table name. */
+    [SOCIAL_MARKERS_SAVE] =
+        {"social.markers_save",
+         "INSERT INTO markers (tenant_id, account_id, timeline, last_read_id)"
+         " SELECT $1::bigint, $2::bigint, x.t, x.id FROM (VALUES ('home', $3::bigint),"
+         " ('notifications', $4::bigint)) x(t, id) WHERE x.id IS NOT NULL"
+         " ON CONFLICT (tenant_id, account_id, timeline) DO UPDATE SET"
+         " last_read_id = EXCLUDED.last_read_id, version = markers.version + 1,"
+         " updated_at = now() RETURNING " MARKER_COLUMNS("markers")},
+    [SOCIAL_PREFERENCES] = {"social.preferences",
+                            "SELECT default_privacy, default_sensitive, default_language FROM users"
+                            " WHERE tenant_id = $1 AND account_id = $2::bigint"},
+    [SOCIAL_TAG] = {"social.tag",
+                    "SELECT " TAG_COLUMNS
+                    " FROM tags t WHERE t.tenant_id = $1 AND lower(t.name) = lower($3)"},
+    /* The tag is made on first follow, as Mastodon's find_or_create does. */
+    [SOCIAL_TAG_FOLLOW] =
+        {"social.tag_follow",
+         "WITH ins AS (INSERT INTO tags (tenant_id, name) VALUES ($1, lower($3))"
+         "  ON CONFLICT (tenant_id, (lower(name))) DO NOTHING RETURNING id, name),"
+         " t AS (SELECT id, name FROM ins UNION ALL SELECT id, name FROM tags"
+         "  WHERE tenant_id = $1 AND lower(name) = lower($3)),"
+         " f AS (INSERT INTO tag_follows (tenant_id, account_id, tag_id)"
+         "  SELECT $1::bigint, $2::bigint, id FROM t LIMIT 1 ON CONFLICT DO NOTHING)"
+         " SELECT t.id::text, lower(t.name), true FROM t LIMIT 1"},
+    [SOCIAL_TAG_UNFOLLOW] = {"social.tag_unfollow",
+                             "WITH t AS (SELECT id, name FROM tags WHERE tenant_id = $1"
+                             "  AND lower(name) = lower($3)),"
+                             " d AS (DELETE FROM tag_follows tf USING t WHERE tf.tenant_id = $1"
+                             "  AND tf.tag_id = t.id"
+                             "  AND tf.account_id = $2::bigint)"
+                             " SELECT t.id::text, lower(t.name), false FROM t"},
+    [SOCIAL_FOLLOWED_TAGS] = {"social.followed_tags",
+                              "SELECT tf.id::text, t.id::text, lower(t.name) FROM"
+                              " tag_follows tf JOIN tags t ON t.tenant_id = $1"
+                              " AND t.id = tf.tag_id"
+                              " WHERE tf.tenant_id = $1 AND tf.account_id = $2::bigint",
+                              "tf.id", 3},
+    {0},
+};
 
 struct status_list {
     const char *first_id, *last_id, *context;
@@ -111,20 +230,16 @@ on_paged_rows(struct eu_req *req, PGresult *res, void *arg)
     eu_social_reply_statuses(req, ids, (size_t)n, first, last, pg->context);
 }
 
-/* Runs "<select_where>" + the page bounds on column col; $1 is the tenant,
- * $2 the viewer, $3..$6 the page. */
+/* Runs the paged statement s, whose $2 is the viewer and $3..$6 the page. */
 static void
-reply_paged_statuses(struct eu_req *req, const char *select_where, const char *col,
-                     const char *context)
+reply_paged_statuses(struct eu_req *req, const struct eu_sql *s, const char *context)
 {
     struct paged *pg = eu_arena_calloc(req->arena, sizeof(*pg));
     pg->context = context;
     eu_page_parse(req, &pg->page, STATUSES_LIMIT, STATUSES_LIMIT_MAX);
     const char *p[5] = {eu_req_viewer(req)};
     eu_page_params(&pg->page, p + 1);
-    const char *sql =
-        eu_arena_sprintf(req->arena, "%s%s", select_where, eu_page_sql(req, &pg->page, col, 3));
-    eu_req_sql(req, sql, 5, p, on_paged_rows, pg);
+    eu_req_stmt_page(req, s, &pg->page, 5, p, on_paged_rows, pg);
 }
 
 /* ------------------------------------------------ favourites, bookmarks */
@@ -132,47 +247,54 @@ reply_paged_statuses(struct eu_req *req, const char *select_where, const char *c
 static void
 favourites_index(struct eu_req *req)
 {
-    reply_paged_statuses(req,
-                         "SELECT f.id::text, f.status_id::text FROM favourites f"
-                         " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint",
-                         "f.id", NULL);
+    reply_paged_statuses(req, &eu_social_sql[SOCIAL_FAVOURITES], NULL);
 }
 
 static void
 bookmarks_index(struct eu_req *req)
 {
-    reply_paged_statuses(req,
-                         "SELECT b.id::text, b.status_id::text FROM bookmarks b"
-                         " WHERE b.tenant_id = $1 AND b.account_id = $2::bigint",
-                         "b.id", NULL);
+    reply_paged_statuses(req, &eu_social_sql[SOCIAL_BOOKMARKS], NULL);
 }
 
 /* -------------------------------------------------------- list timeline */
+
+/* res: the page's rows, NULL for none. */
+static void
+reply_list_statuses(struct eu_req *req, struct paged *pg, PGresult *res)
+{
+    int n = res ? PQntuples(res) : 0;
+    const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (size_t)(n ? n : 1));
+    bool asc = eu_page_is_ascending(&pg->page);
+    for (int i = 0; i < n; i++)
+        ids[i] = eu_arena_strdup(req->arena, PQgetvalue(res, asc ? n - 1 - i : i, 0));
+    eu_social_reply_statuses(req, ids, (size_t)n, n ? ids[0] : NULL, n ? ids[n - 1] : NULL, "home");
+}
+
+static void
+on_list_owned(struct eu_req *req, PGresult *res, void *arg)
+{
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    reply_list_statuses(req, arg, NULL);
+}
 
 static void
 on_list_timeline(struct eu_req *req, PGresult *res, void *arg)
 {
     struct paged *pg = arg;
-    /* Row 0 always exists; its first column says whether the list does. */
-    if (PQntuples(res) == 0 || PQgetvalue(res, 0, 0)[0] != 't') {
-        eu_req_reply_error(req, 404, "Record not found");
+    /* Rows come only from the viewer's own list: only an empty page may
+     * be a missing list's 404. */
+    if (PQntuples(res) > 0) {
+        reply_list_statuses(req, pg, res);
         return;
     }
-    int n = PQgetisnull(res, 0, 1) ? 0 : PQntuples(res);
-    const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (size_t)(n ? n : 1));
-    bool asc = eu_page_is_ascending(&pg->page);
-    for (int i = 0; i < n; i++)
-        ids[i] = eu_arena_strdup(req->arena, PQgetvalue(res, asc ? n - 1 - i : i, 1));
-    eu_social_reply_statuses(req, ids, (size_t)n, n ? ids[0] : NULL, n ? ids[n - 1] : NULL, "home");
+    const char *p[] = {eu_req_viewer(req), eu_req_param(req, "id")};
+    eu_req_stmt(req, &eu_social_sql[SOCIAL_LIST_OWNED], 2, p, on_list_owned, pg);
 }
 
-/*
- * GET /api/v1/timelines/list/:id: statuses of the list's members the owner
- * may see, their reblogs included, replies per the list's replies_policy
- * ("list": to members or the owner; "followed": to anyone the owner
- * follows; "none": none but self-replies), without muted or blocked
- * authors.
- */
+/* GET /api/v1/timelines/list/:id (see social.list_timeline). */
 static void
 list_timeline(struct eu_req *req)
 {
@@ -185,41 +307,8 @@ list_timeline(struct eu_req *req)
     eu_page_parse(req, &pg->page, STATUSES_LIMIT, STATUSES_LIMIT_MAX);
     const char *p[6] = {eu_req_viewer(req), id};
     eu_page_params(&pg->page, p + 2);
-    const char *sql = eu_arena_sprintf(
-        req->arena,
-        "SELECT l.id IS NOT NULL, s.id::text FROM (SELECT 1) one"
-        " LEFT JOIN lists l ON l.tenant_id = $1 AND l.id = $3::bigint"
-        "  AND l.account_id = $2::bigint"
-        " LEFT JOIN LATERAL (SELECT s.id FROM statuses s"
-        "  JOIN list_accounts la ON la.tenant_id = $1 AND la.account_id = s.account_id"
-        "   AND la.list_id = l.id"
-        "  WHERE s.tenant_id = $1 AND " EU_STATUS_VISIBLE_SQL(
-            "s",
-            "$2::bigint") "  AND (s.visibility < 3 OR EXISTS (SELECT 1 FROM mentions m WHERE "
-                          "m.tenant_id = $1 AND m.status_id = s.id"
-                          "   AND m.account_id = $2::bigint))"
-                          "  AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = "
-                          "s.account_id"
-                          "   OR (l.replies_policy = 'list' AND (s.in_reply_to_account_id = "
-                          "$2::bigint"
-                          "    OR EXISTS (SELECT 1 FROM list_accounts r WHERE r.tenant_id = $1"
-                          "     AND r.list_id = l.id"
-                          "     AND r.account_id = s.in_reply_to_account_id)))"
-                          "   OR (l.replies_policy = 'followed' AND (s.in_reply_to_account_id = "
-                          "$2::bigint"
-                          "    OR EXISTS (SELECT 1 FROM follows r WHERE r.tenant_id = $1"
-                          "     AND r.account_id = $2::bigint"
-                          "     AND r.target_account_id = s.in_reply_to_account_id))))"
-                          "  AND NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.tenant_id = $1"
-                          "   AND mu.account_id = $2::bigint"
-                          "   AND mu.target_account_id = s.account_id"
-                          "   AND (mu.expires_at IS NULL OR mu.expires_at > now()))"
-                          "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-                          "   AND b.account_id = $2::bigint"
-                          "   AND b.target_account_id = s.account_id)"
-                          "  %s) s ON true",
-        eu_page_sql(req, &pg->page, "s.id", 4));
-    eu_req_sql(req, sql, 6, p, on_list_timeline, pg);
+    eu_req_stmt_page(req, &eu_social_sql[SOCIAL_LIST_TIMELINE], &pg->page, 6, p, on_list_timeline,
+                     pg);
 }
 
 /* -------------------------------------------------------------- markers */
@@ -241,9 +330,6 @@ on_markers(struct eu_req *req, PGresult *res, void *arg)
 {
     eu_req_reply_json(req, 200, markers_json(res));
 }
-
-#define MARKER_COLUMNS(m)                                                                          \
-    m ".timeline, " m ".last_read_id::text, " m ".version, " EU_SQL_TS(m ".updated_at")
 
 /* GET /api/v1/markers?timeline[]=home&timeline[]=notifications. As in
  * Mastodon, no timeline asked means none answered. */
@@ -268,11 +354,7 @@ markers_index(struct eu_req *req)
     }
     json_decref(tl);
     const char *p[] = {eu_req_viewer(req), home ? "home" : "", notes ? "notifications" : ""};
-    eu_req_sql(
-        req,
-        "SELECT " MARKER_COLUMNS("m") " FROM markers m WHERE m.tenant_id = $1"
-                                      " AND m.account_id = $2::bigint AND m.timeline IN ($3, $4)",
-        3, p, on_markers, NULL);
+    eu_req_stmt(req, &eu_social_sql[SOCIAL_MARKERS], 3, p, on_markers, NULL);
 }
 
 /* The last_read_id of home[last_read_id] / {"home": {"last_read_id": ..}}.
@@ -309,16 +391,7 @@ markers_create(struct eu_req *req)
         read_marker(req, params, "notifications", &notes) < 0)
         return;
     const char *p[] = {eu_req_viewer(req), home, notes};
-    /* No "AS m" on the target: the pool's tenant check wants the column
-     * list right after the table name. */
-    eu_req_sql(req,
-               "INSERT INTO markers (tenant_id, account_id, timeline, last_read_id)"
-               " SELECT $1::bigint, $2::bigint, x.t, x.id FROM (VALUES ('home', $3::bigint),"
-               " ('notifications', $4::bigint)) x(t, id) WHERE x.id IS NOT NULL"
-               " ON CONFLICT (tenant_id, account_id, timeline) DO UPDATE SET"
-               " last_read_id = EXCLUDED.last_read_id, version = markers.version + 1,"
-               " updated_at = now() RETURNING " MARKER_COLUMNS("markers"),
-               3, p, on_markers, NULL);
+    eu_req_stmt(req, &eu_social_sql[SOCIAL_MARKERS_SAVE], 3, p, on_markers, NULL);
 }
 
 /* ---------------------------------------------------------- preferences */
@@ -340,10 +413,7 @@ static void
 preferences_show(struct eu_req *req)
 {
     const char *p[] = {eu_req_viewer(req)};
-    eu_req_sql(req,
-               "SELECT default_privacy, default_sensitive, default_language FROM users"
-               " WHERE tenant_id = $1 AND account_id = $2::bigint",
-               1, p, on_preferences, NULL);
+    eu_req_stmt(req, &eu_social_sql[SOCIAL_PREFERENCES], 1, p, on_preferences, NULL);
 }
 
 /* ----------------------------------------------------------------- tags */
@@ -366,10 +436,6 @@ tag_name_is_valid(const char *s)
     }
     return !digits_only;
 }
-
-#define TAG_COLUMNS                                                                                \
-    "t.id::text, lower(t.name), EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tenant_id = $1"      \
-    " AND tf.tag_id = t.id AND tf.account_id = $2::bigint)"
 
 /* The Tag entity; following is omitted for an anonymous viewer. */
 static json_t *
@@ -422,10 +488,7 @@ tags_show(struct eu_req *req)
     if (!name)
         return;
     const char *p[] = {eu_req_viewer(req), name};
-    eu_req_sql(req,
-               "SELECT " TAG_COLUMNS
-               " FROM tags t WHERE t.tenant_id = $1 AND lower(t.name) = lower($3)",
-               2, p, on_tag, NULL);
+    eu_req_stmt(req, &eu_social_sql[SOCIAL_TAG], 2, p, on_tag, NULL);
 }
 
 static void
@@ -435,16 +498,7 @@ tags_follow(struct eu_req *req)
     if (!name)
         return;
     const char *p[] = {eu_req_viewer(req), name};
-    /* The tag is made on first follow, as Mastodon's find_or_create does. */
-    eu_req_sql(req,
-               "WITH ins AS (INSERT INTO tags (tenant_id, name) VALUES ($1, lower($3))"
-               "  ON CONFLICT (tenant_id, (lower(name))) DO NOTHING RETURNING id, name),"
-               " t AS (SELECT id, name FROM ins UNION ALL SELECT id, name FROM tags"
-               "  WHERE tenant_id = $1 AND lower(name) = lower($3)),"
-               " f AS (INSERT INTO tag_follows (tenant_id, account_id, tag_id)"
-               "  SELECT $1::bigint, $2::bigint, id FROM t LIMIT 1 ON CONFLICT DO NOTHING)"
-               " SELECT t.id::text, lower(t.name), true FROM t LIMIT 1",
-               2, p, on_tag, NULL);
+    eu_req_stmt(req, &eu_social_sql[SOCIAL_TAG_FOLLOW], 2, p, on_tag, NULL);
 }
 
 static void
@@ -454,14 +508,7 @@ tags_unfollow(struct eu_req *req)
     if (!name)
         return;
     const char *p[] = {eu_req_viewer(req), name};
-    eu_req_sql(req,
-               "WITH t AS (SELECT id, name FROM tags WHERE tenant_id = $1"
-               "  AND lower(name) = lower($3)),"
-               " d AS (DELETE FROM tag_follows tf USING t WHERE tf.tenant_id = $1"
-               "  AND tf.tag_id = t.id"
-               "  AND tf.account_id = $2::bigint)"
-               " SELECT t.id::text, lower(t.name), false FROM t",
-               2, p, on_tag, NULL);
+    eu_req_stmt(req, &eu_social_sql[SOCIAL_TAG_UNFOLLOW], 2, p, on_tag, NULL);
 }
 
 struct tag_page {
@@ -492,13 +539,8 @@ followed_tags_index(struct eu_req *req)
     eu_page_parse(req, &tp->page, TAGS_LIMIT, TAGS_LIMIT);
     const char *p[5] = {eu_req_viewer(req)};
     eu_page_params(&tp->page, p + 1);
-    const char *sql = eu_arena_sprintf(req->arena,
-                                       "SELECT tf.id::text, t.id::text, lower(t.name) FROM"
-                                       " tag_follows tf JOIN tags t ON t.tenant_id = $1"
-                                       " AND t.id = tf.tag_id"
-                                       " WHERE tf.tenant_id = $1 AND tf.account_id = $2::bigint%s",
-                                       eu_page_sql(req, &tp->page, "tf.id", 3));
-    eu_req_sql(req, sql, 5, p, on_followed_tags, tp);
+    eu_req_stmt_page(req, &eu_social_sql[SOCIAL_FOLLOWED_TAGS], &tp->page, 5, p, on_followed_tags,
+                     tp);
 }
 
 /* ------------------------------------------------------- empty answers */

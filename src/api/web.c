@@ -21,6 +21,7 @@
 #include "eunha/arena.h"
 #include "eunha/entities.h"
 #include "eunha/http.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "web_internal.h"
 
@@ -82,20 +83,28 @@ display_name(struct eu_req *req, const PGresult *res, int row, int name_col, int
     "  AND c.deleted_at IS NULL),"                                                                 \
     " s.id, s.text, s.content, s.spoiler_text, " EU_SQL_TS("s.created_at") ", s.local"
 
-static const char profile_sql[] = PAGE_SQL_ACCOUNT
-    " FROM accounts a LEFT JOIN LATERAL (SELECT * FROM statuses s WHERE s.tenant_id = $1"
-    " AND s.account_id = a.id AND s.deleted_at IS NULL AND s.visibility <= 1"
-    " AND s.reblog_of_id IS NULL ORDER BY s.id DESC LIMIT 20) s ON true"
-    " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2) AND a.domain IS NULL"
-    " AND a.suspended_at IS NULL"
-    " ORDER BY s.id DESC";
+enum {
+    WEB_PROFILE,
+    WEB_STATUS,
+};
 
-static const char status_sql[] = PAGE_SQL_ACCOUNT
-    " FROM accounts a JOIN statuses s ON s.tenant_id = $1 AND s.account_id = a.id"
-    " AND s.id = $3::bigint AND s.deleted_at IS NULL AND s.visibility <= 1"
-    " AND s.reblog_of_id IS NULL"
-    " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2) AND a.domain IS NULL"
-    " AND a.suspended_at IS NULL";
+const struct eu_sql eu_web_sql[] = {
+    [WEB_PROFILE] =
+        {"web.profile", PAGE_SQL_ACCOUNT
+         " FROM accounts a LEFT JOIN LATERAL (SELECT * FROM statuses s WHERE s.tenant_id = $1"
+         " AND s.account_id = a.id AND s.deleted_at IS NULL AND s.visibility <= 1"
+         " AND s.reblog_of_id IS NULL ORDER BY s.id DESC LIMIT 20) s ON true"
+         " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2) AND a.domain IS NULL"
+         " AND a.suspended_at IS NULL"
+         " ORDER BY s.id DESC"},
+    [WEB_STATUS] = {"web.status", PAGE_SQL_ACCOUNT
+                    " FROM accounts a JOIN statuses s ON s.tenant_id = $1 AND s.account_id = a.id"
+                    " AND s.id = $3::bigint AND s.deleted_at IS NULL AND s.visibility <= 1"
+                    " AND s.reblog_of_id IS NULL"
+                    " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2) AND a.domain IS NULL"
+                    " AND a.suspended_at IS NULL"},
+    {0},
+};
 
 static const char *
 header_html(struct eu_req *req, const PGresult *res)
@@ -156,7 +165,7 @@ eu_web_profile(struct eu_req *req)
         return;
     }
     const char *p[] = {user};
-    eu_req_sql(req, profile_sql, 1, p, on_profile, NULL);
+    eu_req_stmt(req, &eu_web_sql[WEB_PROFILE], 1, p, on_profile, NULL);
 }
 
 static void
@@ -188,7 +197,7 @@ eu_web_status(struct eu_req *req)
         return;
     }
     const char *p[] = {user, id};
-    eu_req_sql(req, status_sql, 2, p, on_status, NULL);
+    eu_req_stmt(req, &eu_web_sql[WEB_STATUS], 2, p, on_status, NULL);
 }
 
 void

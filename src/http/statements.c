@@ -14,6 +14,13 @@ const struct eu_sql *const eu_sql_tables[] = {
     /* statuses group */
 
     /* social group */
+    eu_social_sql,
+    eu_notifications_sql,
+    eu_notify_sql,
+    eu_filters_sql,
+    eu_instance_sql,
+    eu_nodeinfo_sql,
+    eu_web_sql,
 
     /* oauth and timed group */
 

@@ -754,6 +754,10 @@ START_TEST(test_tags_and_list_timeline)
     ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Link"));
     apif(&w, &r, "GET", w.alice, NULL, "/api/v1/timelines/list/%s?max_id=%s", list, b2);
     EXPECT_IDS(&r, "id", t);
+    /* An empty page of one's own list is not a missing list. */
+    apif(&w, &r, "GET", w.alice, NULL, "/api/v1/timelines/list/%s?since_id=%s", list, bp);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EXPECT_IDS(&r, "id", "");
     apif(&w, &r, "GET", w.bob, NULL, "/api/v1/timelines/list/%s", list);
     EU_IT_EXPECT_ERROR(&r, 404);
     api(&w, &r, "GET", "/api/v1/timelines/list/123", w.alice, NULL);
