@@ -42,6 +42,13 @@ extern const struct eu_sql eu_lists_sql[]; /* lists.c */
 /* social.c, notifications.c, notify.c, filters.c, instance.c, nodeinfo.c, web.c */
 
 /* oauth.c, scheduled.c, polls.c, http/auth.c, admin/ */
+extern const struct eu_sql eu_oauth_sql[];          /* oauth.c */
+extern const struct eu_sql eu_scheduled_sql[];      /* scheduled.c */
+extern const struct eu_sql eu_polls_sql[];          /* polls.c */
+extern const struct eu_sql eu_auth_sql[];           /* http/auth.c */
+extern const struct eu_sql eu_admin_accounts_sql[]; /* admin/accounts.c */
+extern const struct eu_sql eu_admin_jobs_sql[];     /* admin/jobs.c */
+extern const struct eu_sql eu_admin_tenants_sql[];  /* admin/tenants.c */
 
 /* queue/ */
 
