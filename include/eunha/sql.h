@@ -58,6 +58,13 @@ extern const struct eu_sql eu_nodeinfo_sql[];      /* nodeinfo.c */
 extern const struct eu_sql eu_web_sql[];           /* web.c */
 
 /* oauth.c, scheduled.c, polls.c, http/auth.c, admin/ */
+extern const struct eu_sql eu_oauth_sql[];          /* oauth.c */
+extern const struct eu_sql eu_scheduled_sql[];      /* scheduled.c */
+extern const struct eu_sql eu_polls_sql[];          /* polls.c */
+extern const struct eu_sql eu_auth_sql[];           /* http/auth.c */
+extern const struct eu_sql eu_admin_accounts_sql[]; /* admin/accounts.c */
+extern const struct eu_sql eu_admin_jobs_sql[];     /* admin/jobs.c */
+extern const struct eu_sql eu_admin_tenants_sql[];  /* admin/tenants.c */
 
 /* queue/ */
 extern const struct eu_sql eu_queue_sql[];

@@ -19,6 +19,7 @@
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 /* argon2id at OWASP's minimum (19 MiB, 2 passes): interactive presets would
@@ -26,6 +27,21 @@
  * spare. */
 #define PWHASH_OPS 2
 #define PWHASH_MEM (19u * 1024u * 1024u)
+
+enum {
+    ADMIN_ACCOUNTS_CREATE,
+};
+
+const struct eu_sql eu_admin_accounts_sql[] = {
+    [ADMIN_ACCOUNTS_CREATE] =
+        {"admin_accounts.create",
+         "WITH a AS (INSERT INTO accounts (tenant_id, username) VALUES ($1, $2)"
+         " RETURNING id, created_at) INSERT INTO users (tenant_id, account_id, email,"
+         " encrypted_password, role, confirmed_at) SELECT $1, a.id, $3, $4, $5, now()"
+         " FROM a RETURNING account_id, "
+         "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"},
+    {0},
+};
 
 struct create_account {
     struct eu_req *req;
@@ -98,13 +114,8 @@ hash_done(void *arg)
         return;
     }
     const char *params[] = {c->username, c->email, c->hash, c->role};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant),
-                     "WITH a AS (INSERT INTO accounts (tenant_id, username) VALUES ($1, $2)"
-                     " RETURNING id, created_at) INSERT INTO users (tenant_id, account_id, email,"
-                     " encrypted_password, role, confirmed_at) SELECT $1, a.id, $3, $4, $5, now()"
-                     " FROM a RETURNING account_id, "
-                     "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",
-                     4, params, on_inserted, c);
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
+                    &eu_admin_accounts_sql[ADMIN_ACCOUNTS_CREATE], 4, params, on_inserted, c);
 }
 
 void

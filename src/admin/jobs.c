@@ -21,9 +21,10 @@
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
-#include "eunha/queue.h"
-#include "eunha/tenant.h"
 #include "eunha/page.h"
+#include "eunha/queue.h"
+#include "eunha/sql.h"
+#include "eunha/tenant.h"
 
 #define TS(col) "to_char((" col ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
@@ -36,6 +37,67 @@
 #define JOB_COLUMNS                                                                                \
     "id::text, queue, kind, payload::text, " JOB_STATE ", attempts, last_error, " TS("run_at")   \
     ", " TS("locked_until") ", " TS("created_at") ", " TS("updated_at")
+
+/* A purge job that is not running goes: a dead one would keep a later
+ * suspension from ever being purged, a waiting one belongs to an old one. */
+#define DROP_PURGE_JOB                                                                             \
+    " d AS (DELETE FROM jobs WHERE tenant_id = $1"                                                 \
+    "  AND dedupe_key = 'purge_account:' || $2::bigint"                                            \
+    "  AND (locked_until IS NULL OR locked_until <= now()) AND EXISTS (SELECT 1 FROM a))"
+
+/* When a suspended account's purge is due; $3 is the retention in seconds. */
+#define PURGE_AT "suspended_at + make_interval(secs => $3::float8)"
+
+/* The select list on_suspended() reads, in this order. */
+#define SUSPENSION_COLUMNS                                                                         \
+    "id::text, username, domain, " TS("suspended_at") ", " TS(                                     \
+        PURGE_AT) ", (extract(epoch FROM " PURGE_AT " - now()) * 1000)::bigint"
+
+enum {
+    ADMIN_JOBS_LIST,
+    ADMIN_JOBS_SHOW,
+    ADMIN_JOBS_RETRY,
+    ADMIN_JOBS_DELETE,
+    ADMIN_JOBS_SUSPEND,
+    ADMIN_JOBS_UNSUSPEND,
+};
+
+const struct eu_sql eu_admin_jobs_sql[] = {
+    [ADMIN_JOBS_LIST] =
+        {"admin_jobs.list",
+         "SELECT " JOB_COLUMNS " FROM jobs WHERE tenant_id = $1"
+         " AND ($2::text IS NULL OR " JOB_STATE " = $2)"
+         " AND ($3::text IS NULL OR queue = $3) AND ($4::text IS NULL OR kind = $4)"
+         " AND ($5::bigint IS NULL OR id < $5::bigint) ORDER BY id DESC LIMIT $6::int"},
+    [ADMIN_JOBS_SHOW] = {"admin_jobs.show", "SELECT " JOB_COLUMNS
+                                            " FROM jobs WHERE tenant_id = $1 AND id = $2::bigint"},
+    /* The jobs scan sees the row as it was before u changed it. */
+    [ADMIN_JOBS_RETRY] =
+        {"admin_jobs.retry",
+         "WITH u AS (UPDATE jobs SET state = 'ready', attempts = 0, run_at = now(),"
+         " locked_until = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
+         " AND state = 'dead' RETURNING *)"
+         " SELECT (SELECT " JOB_STATE " FROM jobs WHERE tenant_id = $1 AND id = $2::bigint), x.*"
+         " FROM (SELECT 1) one LEFT JOIN (SELECT " JOB_COLUMNS " FROM u) x ON true"},
+    [ADMIN_JOBS_DELETE] =
+        {"admin_jobs.delete",
+         "WITH d AS (DELETE FROM jobs WHERE tenant_id = $1 AND id = $2::bigint"
+         " AND (state = 'dead' OR locked_until IS NULL OR locked_until <= now()) RETURNING 1)"
+         " SELECT (SELECT count(*) FROM jobs WHERE tenant_id = $1 AND id = $2::bigint),"
+         " (SELECT count(*) FROM d)"},
+    [ADMIN_JOBS_SUSPEND] =
+        {"admin_jobs.suspend",
+         "WITH a AS (UPDATE accounts SET suspended_at = coalesce(suspended_at, now()),"
+         " updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
+         " RETURNING id, username, domain, suspended_at)," DROP_PURGE_JOB
+         " SELECT " SUSPENSION_COLUMNS " FROM a"},
+    [ADMIN_JOBS_UNSUSPEND] =
+        {"admin_jobs.unsuspend",
+         "WITH a AS (UPDATE accounts SET suspended_at = NULL, updated_at = now()"
+         " WHERE tenant_id = $1 AND id = $2::bigint RETURNING id, username, domain)," DROP_PURGE_JOB
+         " SELECT id::text, username, domain FROM a"},
+    {0},
+};
 
 static json_t *
 nullable(const PGresult *res, int row, int col)
@@ -74,9 +136,10 @@ tenant_and_id(struct eu_req *req, const char **id)
 }
 
 static void
-query(struct eu_req *req, const char *sql, int n, const char *const *params, eu_db_result_cb cb)
+query(struct eu_req *req, const struct eu_sql *s, int n, const char *const *params,
+      eu_db_result_cb cb)
 {
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, n, params, cb, req);
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant), s, n, params, cb, req);
 }
 
 /* ---- GET /admin/v1/tenants/:domain/jobs?state=&queue=&kind=&max_id=&limit= ---- */
@@ -124,12 +187,7 @@ eu_admin_jobs_list(struct eu_req *req)
     const char *lim = eu_arena_sprintf(req->arena, "%ld", n);
     const char *params[] = {state, eu_req_query(req, "queue"), eu_req_query(req, "kind"),
                             max_id, lim};
-    query(req,
-          "SELECT " JOB_COLUMNS " FROM jobs WHERE tenant_id = $1"
-          " AND ($2::text IS NULL OR " JOB_STATE " = $2)"
-          " AND ($3::text IS NULL OR queue = $3) AND ($4::text IS NULL OR kind = $4)"
-          " AND ($5::bigint IS NULL OR id < $5::bigint) ORDER BY id DESC LIMIT $6::int",
-          5, params, on_jobs);
+    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_LIST], 5, params, on_jobs);
 }
 
 /* ---- GET /admin/v1/tenants/:domain/jobs/:id ---- */
@@ -157,8 +215,7 @@ eu_admin_jobs_show(struct eu_req *req)
     if (!tenant_and_id(req, &id))
         return;
     const char *params[] = {id};
-    query(req, "SELECT " JOB_COLUMNS " FROM jobs WHERE tenant_id = $1 AND id = $2::bigint", 1,
-          params, on_job);
+    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_SHOW], 1, params, on_job);
 }
 
 /* ---- POST /admin/v1/tenants/:domain/jobs {"kind", "payload", "delay_seconds"} ---- */
@@ -242,14 +299,7 @@ eu_admin_jobs_retry(struct eu_req *req)
     if (!tenant_and_id(req, &id))
         return;
     const char *params[] = {id};
-    /* The jobs scan sees the row as it was before u changed it. */
-    query(req,
-          "WITH u AS (UPDATE jobs SET state = 'ready', attempts = 0, run_at = now(),"
-          " locked_until = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
-          " AND state = 'dead' RETURNING *)"
-          " SELECT (SELECT " JOB_STATE " FROM jobs WHERE tenant_id = $1 AND id = $2::bigint), x.*"
-          " FROM (SELECT 1) one LEFT JOIN (SELECT " JOB_COLUMNS " FROM u) x ON true",
-          1, params, on_retried);
+    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_RETRY], 1, params, on_retried);
 }
 
 /* ---- DELETE /admin/v1/tenants/:domain/jobs/:id ---- */
@@ -281,22 +331,10 @@ eu_admin_jobs_delete(struct eu_req *req)
     if (!tenant_and_id(req, &id))
         return;
     const char *params[] = {id};
-    query(req,
-          "WITH d AS (DELETE FROM jobs WHERE tenant_id = $1 AND id = $2::bigint"
-          " AND (state = 'dead' OR locked_until IS NULL OR locked_until <= now()) RETURNING 1)"
-          " SELECT (SELECT count(*) FROM jobs WHERE tenant_id = $1 AND id = $2::bigint),"
-          " (SELECT count(*) FROM d)",
-          1, params, on_job_deleted);
+    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_DELETE], 1, params, on_job_deleted);
 }
 
 /* ---- POST /admin/v1/tenants/:domain/accounts/:id/suspend and /unsuspend ---- */
-
-/* A purge job that is not running goes: a dead one would keep a later
- * suspension from ever being purged, a waiting one belongs to an old one. */
-#define DROP_PURGE_JOB                                                                             \
-    " d AS (DELETE FROM jobs WHERE tenant_id = $1"                                               \
-    "  AND dedupe_key = 'purge_account:' || $2::bigint"                                          \
-    "  AND (locked_until IS NULL OR locked_until <= now()) AND EXISTS (SELECT 1 FROM a))"
 
 static void
 on_suspended(PGresult *res, enum eu_db_status st, void *arg)
@@ -333,16 +371,7 @@ eu_admin_accounts_suspend(struct eu_req *req)
     const char *retention =
         eu_arena_sprintf(req->arena, "%d", req->app->cfg->suspended_retention_s);
     const char *params[] = {id, retention};
-    query(req,
-          "WITH a AS (UPDATE accounts SET suspended_at = coalesce(suspended_at, now()),"
-          " updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
-          " RETURNING id, username, domain, suspended_at),"
-          DROP_PURGE_JOB
-          " SELECT id::text, username, domain, " TS("suspended_at") ","
-          " " TS("suspended_at + make_interval(secs => $3::float8)") ","
-          " (extract(epoch FROM suspended_at + make_interval(secs => $3::float8) - now())"
-          " * 1000)::bigint FROM a",
-          2, params, on_suspended);
+    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_SUSPEND], 2, params, on_suspended);
 }
 
 static void
@@ -375,10 +404,5 @@ eu_admin_accounts_unsuspend(struct eu_req *req)
     if (!tenant_and_id(req, &id))
         return;
     const char *params[] = {id};
-    query(req,
-          "WITH a AS (UPDATE accounts SET suspended_at = NULL, updated_at = now()"
-          " WHERE tenant_id = $1 AND id = $2::bigint RETURNING id, username, domain),"
-          DROP_PURGE_JOB
-          " SELECT id::text, username, domain FROM a",
-          1, params, on_unsuspended);
+    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_UNSUSPEND], 1, params, on_unsuspended);
 }

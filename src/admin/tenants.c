@@ -23,9 +23,25 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/net.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 static const char *const state_names[] = {"active", "suspended", "deleting"};
+
+/* The registry holds tenant statements only: those on the control database
+ * (tenants, placements) stay beside their calls. */
+enum {
+    ADMIN_TENANTS_REGISTRATIONS,
+};
+
+const struct eu_sql eu_admin_tenants_sql[] = {
+    [ADMIN_TENANTS_REGISTRATIONS] =
+        {"admin_tenants.registrations",
+         "INSERT INTO settings (tenant_id, key, value) VALUES ($1,"
+         " 'registrations_mode', to_jsonb($2::text)) ON CONFLICT (tenant_id, key)"
+         " DO UPDATE SET value = excluded.value"},
+    {0},
+};
 
 json_t *
 eu_admin_tenant_json(struct eu_registry *reg, const struct eu_tenant *t, bool with_pool)
@@ -536,11 +552,9 @@ on_updated(PGresult *res, enum eu_db_status st, void *arg)
             req->tenant = t; /* released with the request */
         }
         const char *p[] = {c->registrations};
-        eu_db_pool_query(eu_tenant_pool(req->app->registry, t),
-                         "INSERT INTO settings (tenant_id, key, value) VALUES ($1,"
-                         " 'registrations_mode', to_jsonb($2::text)) ON CONFLICT (tenant_id, key)"
-                         " DO UPDATE SET value = excluded.value",
-                         1, p, on_registrations_saved, c);
+        eu_db_pool_stmt(eu_tenant_pool(req->app->registry, t),
+                        &eu_admin_tenants_sql[ADMIN_TENANTS_REGISTRATIONS], 1, p,
+                        on_registrations_saved, c);
         return;
     }
     eu_req_reply_json(req, 200, eu_admin_tenant_json(req->app->registry, t, true));

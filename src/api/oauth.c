@@ -34,6 +34,7 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/params.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "web_internal.h"
 
@@ -44,6 +45,119 @@
 #define PWHASH_MEM (19u * 1024u * 1024u)
 #define MAX_REDIRECT_URIS 16
 #define MAX_URI_LEN 2000
+
+enum {
+    OAUTH_APP_CREATE,
+    OAUTH_APP_VERIFY,
+    OAUTH_AUTHZ_LOAD,
+    OAUTH_SESSION_ANONYMOUS,
+    OAUTH_SIGN_IN,
+    OAUTH_USER_BY_LOGIN,
+    OAUTH_GRANT_CREATE,
+    OAUTH_TOKEN_CREATE,
+    OAUTH_CODE_REDEEM,
+    OAUTH_TOKEN_CLIENT,
+    OAUTH_REVOKE_LOAD,
+    OAUTH_REVOKE,
+    OAUTH_SIGNUP_CHECK,
+    OAUTH_SIGNUP,
+};
+
+const struct eu_sql eu_oauth_sql[] = {
+    [OAUTH_APP_CREATE] =
+        {"oauth.app_create",
+         "INSERT INTO oauth_applications (tenant_id, name, website, redirect_uri, scopes, "
+         "client_id, client_secret) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+         "RETURNING id, name, website, redirect_uri, scopes, client_id, client_secret"},
+    [OAUTH_APP_VERIFY] = {"oauth.app_verify",
+                          "SELECT id, name, website, redirect_uri, scopes FROM oauth_applications "
+                          "WHERE tenant_id = $1 AND id = $2"},
+    /* $2 client_id, $3 session hash: the app, and the browser's session
+     * (found) with its user when signed in. */
+    [OAUTH_AUTHZ_LOAD] =
+        {"oauth.authz_load",
+         "SELECT a.id, a.name, a.scopes, a.redirect_uri, s.found, s.user_id, s.csrf_token,"
+         " s.username"
+         " FROM oauth_applications a LEFT JOIN ("
+         "  SELECT true AS found, w.user_id, w.csrf_token, ac.username FROM web_sessions w"
+         "  LEFT JOIN users u ON u.tenant_id = $1 AND u.id = w.user_id"
+         "  LEFT JOIN accounts ac ON ac.tenant_id = $1 AND ac.id = u.account_id"
+         "  WHERE w.tenant_id = $1 AND w.session_hash = $3 AND w.expires_at > now()"
+         "  AND (w.user_id IS NULL OR (ac.suspended_at IS NULL AND u.approved))) s ON true"
+         " WHERE a.tenant_id = $1 AND a.client_id = $2"},
+    /* Old sessions are swept here, as a new one starts. */
+    [OAUTH_SESSION_ANONYMOUS] =
+        {"oauth.session_anonymous",
+         "WITH gc AS (DELETE FROM web_sessions WHERE tenant_id = $1 AND expires_at < now()) "
+         "INSERT INTO web_sessions (tenant_id, user_id, session_hash, csrf_token, "
+         "expires_at) VALUES ($1, NULL, $2, $3, now() + interval '1 hour')"},
+    [OAUTH_SIGN_IN] =
+        {"oauth.sign_in",
+         "WITH u AS (UPDATE users SET last_sign_in_at = now() WHERE tenant_id = $1 AND id = $3) "
+         "UPDATE web_sessions SET user_id = $3, session_hash = $4, csrf_token = $5, "
+         "expires_at = now() + interval '14 days' WHERE tenant_id = $1 AND session_hash = $2"},
+    [OAUTH_USER_BY_LOGIN] =
+        {"oauth.user_by_login",
+         "SELECT u.id, u.encrypted_password, u.approved, a.suspended_at IS NOT NULL, a.username"
+         " FROM users u JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
+         " WHERE u.tenant_id = $1 AND a.domain IS NULL"
+         " AND (lower(u.email) = lower($2) OR lower(a.username) = lower($2))"
+         " ORDER BY lower(u.email) = lower($2) DESC LIMIT 1"},
+    [OAUTH_GRANT_CREATE] =
+        {"oauth.grant_create",
+         "INSERT INTO oauth_access_grants (tenant_id, application_id, user_id, code_hash, "
+         "redirect_uri, scopes, code_challenge, code_challenge_method, expires_at) "
+         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + interval '10 minutes')"},
+    [OAUTH_TOKEN_CREATE] =
+        {"oauth.token_create",
+         "INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash, "
+         "scopes) VALUES ($1, $2, $3, $4, $5) "
+         "RETURNING extract(epoch FROM created_at)::bigint"},
+    /* Marking the code used in the statement that reads it makes it
+     * single-use even under concurrent redemptions. */
+    [OAUTH_CODE_REDEEM] = {"oauth.code_redeem",
+                           "UPDATE oauth_access_grants g SET revoked_at = now() FROM users u"
+                           " JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
+                           " WHERE g.tenant_id = $1 AND u.tenant_id = $1 AND u.id = g.user_id"
+                           " AND g.code_hash = $2 AND g.application_id = $3"
+                           " AND g.revoked_at IS NULL AND g.expires_at > now()"
+                           " RETURNING g.user_id, g.redirect_uri, g.scopes, g.code_challenge,"
+                           " g.code_challenge_method, a.suspended_at IS NULL AND u.approved"},
+    [OAUTH_TOKEN_CLIENT] = {"oauth.token_client",
+                            "SELECT id, client_secret, scopes FROM oauth_applications "
+                            "WHERE tenant_id = $1 AND client_id = $2"},
+    [OAUTH_REVOKE_LOAD] =
+        {"oauth.revoke_load",
+         "SELECT (SELECT id FROM oauth_applications WHERE tenant_id = $1 AND client_id = $2),"
+         " (SELECT client_secret FROM oauth_applications"
+         "  WHERE tenant_id = $1 AND client_id = $2),"
+         " (SELECT application_id FROM oauth_access_tokens"
+         "  WHERE tenant_id = $1 AND token_hash = $3)"},
+    [OAUTH_REVOKE] = {"oauth.revoke",
+                      "UPDATE oauth_access_tokens SET revoked_at = coalesce(revoked_at, now()) "
+                      "WHERE tenant_id = $1 AND token_hash = $2"},
+    [OAUTH_SIGNUP_CHECK] = {"oauth.signup_check",
+                            "SELECT coalesce((SELECT value #>> '{}' FROM settings"
+                            " WHERE tenant_id = $1 AND key = 'registrations_mode'), 'open'),"
+                            " EXISTS (SELECT 1 FROM accounts WHERE tenant_id = $1"
+                            " AND lower(username) = lower($2) AND domain IS NULL),"
+                            " EXISTS (SELECT 1 FROM users WHERE tenant_id = $1"
+                            " AND lower(email) = lower($3)),"
+                            " (SELECT scopes FROM oauth_applications WHERE tenant_id = $1"
+                            " AND id = $4::bigint)"},
+    /* Confirmed at once: there is no mail to confirm with, and Mastodon's
+     * clients expect the token to work when registrations are open. */
+    [OAUTH_SIGNUP] =
+        {"oauth.signup",
+         "WITH a AS (INSERT INTO accounts (tenant_id, username) VALUES ($1, $2) RETURNING id),"
+         " u AS (INSERT INTO users (tenant_id, account_id, email, encrypted_password, confirmed_at,"
+         " approved, locale, reason) SELECT $1::bigint, a.id, $3, $4, now(), $5::boolean, $6, $7"
+         " FROM a RETURNING id),"
+         " t AS (INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash,"
+         " scopes) SELECT $1::bigint, $8::bigint, u.id, $9, $10 FROM u RETURNING created_at)"
+         " SELECT extract(epoch FROM created_at)::bigint FROM t"},
+    {0},
+};
 
 static const char invalid_grant_desc[] =
     "The provided authorization grant is invalid, expired, revoked, does not match the "
@@ -346,11 +460,7 @@ apps_create(struct eu_req *req)
     eu_auth_token_new(client_id);
     eu_auth_token_new(secret);
     const char *p[] = {name, website, uris, scopes, client_id, secret};
-    eu_req_sql(req,
-               "INSERT INTO oauth_applications (tenant_id, name, website, redirect_uri, scopes, "
-               "client_id, client_secret) VALUES ($1, $2, $3, $4, $5, $6, $7) "
-               "RETURNING id, name, website, redirect_uri, scopes, client_id, client_secret",
-               6, p, on_app_created, NULL);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_APP_CREATE], 6, p, on_app_created, NULL);
 }
 
 /* ------------------------------- GET /api/v1/apps/verify_credentials */
@@ -370,10 +480,7 @@ apps_verify(struct eu_req *req)
 {
     const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id);
     const char *p[] = {id};
-    eu_req_sql(req,
-               "SELECT id, name, website, redirect_uri, scopes FROM oauth_applications "
-               "WHERE tenant_id = $1 AND id = $2",
-               1, p, on_app_loaded, NULL);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_APP_VERIFY], 1, p, on_app_loaded, NULL);
 }
 
 /* ------------------------- GET /.well-known/oauth-authorization-server */
@@ -740,17 +847,7 @@ validate_authz(struct flow *f)
     return true;
 }
 
-static const char authz_load_sql[] =
-    "SELECT a.id, a.name, a.scopes, a.redirect_uri, s.found, s.user_id, s.csrf_token, s.username"
-    " FROM oauth_applications a LEFT JOIN ("
-    "  SELECT true AS found, w.user_id, w.csrf_token, ac.username FROM web_sessions w"
-    "  LEFT JOIN users u ON u.tenant_id = $1 AND u.id = w.user_id"
-    "  LEFT JOIN accounts ac ON ac.tenant_id = $1 AND ac.id = u.account_id"
-    "  WHERE w.tenant_id = $1 AND w.session_hash = $3 AND w.expires_at > now()"
-    "  AND (w.user_id IS NULL OR (ac.suspended_at IS NULL AND u.approved))) s ON true"
-    " WHERE a.tenant_id = $1 AND a.client_id = $2";
-
-/* Fills f from a row of authz_load_sql. */
+/* Fills f from a row of OAUTH_AUTHZ_LOAD. */
 static void
 read_authz_row(struct flow *f, const PGresult *res)
 {
@@ -790,7 +887,7 @@ flow_start(struct eu_req *req, eu_req_rows_cb cb)
     char hash[65];
     eu_auth_token_hash(session_cookie(req), hash);
     const char *p[] = {f->a.client_id, hash};
-    eu_req_sql(req, authz_load_sql, 2, p, cb, f);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_AUTHZ_LOAD], 2, p, cb, f);
     return f;
 }
 
@@ -802,7 +899,7 @@ on_anon_session(struct eu_req *req, PGresult *res, void *arg)
 }
 
 /* Gives a browser without a session an anonymous one, so the sign-in form
- * can carry a CSRF token bound to it. Old sessions are swept here. */
+ * can carry a CSRF token bound to it. */
 static void
 start_anonymous_session(struct flow *f)
 {
@@ -814,11 +911,7 @@ start_anonymous_session(struct flow *f)
     f->csrf = eu_arena_strdup(req->arena, csrf);
     set_session_cookie(req, token);
     const char *p[] = {hash, csrf};
-    eu_req_sql(req,
-               "WITH gc AS (DELETE FROM web_sessions WHERE tenant_id = $1 AND expires_at < now()) "
-               "INSERT INTO web_sessions (tenant_id, user_id, session_hash, csrf_token, "
-               "expires_at) VALUES ($1, NULL, $2, $3, now() + interval '1 hour')",
-               2, p, on_anon_session, f);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_SESSION_ANONYMOUS], 2, p, on_anon_session, f);
 }
 
 /* ------------------------------------------------ GET /oauth/authorize */
@@ -934,12 +1027,7 @@ sign_in_verified(void *arg)
     set_session_cookie(req, token);
     const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)f->user_id);
     const char *p[] = {old_hash, uid, hash, csrf};
-    eu_req_sql(
-        req,
-        "WITH u AS (UPDATE users SET last_sign_in_at = now() WHERE tenant_id = $1 AND id = $3) "
-        "UPDATE web_sessions SET user_id = $3, session_hash = $4, csrf_token = $5, "
-        "expires_at = now() + interval '14 days' WHERE tenant_id = $1 AND session_hash = $2",
-        4, p, on_signed_in, f);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_SIGN_IN], 4, p, on_signed_in, f);
 }
 
 /* Runs the password check on the CPU pool; stored is NULL for an unknown
@@ -951,14 +1039,7 @@ verify_password(struct flow *f, const char *stored, eu_cpupool_done_cb done)
     eu_cpupool_submit(f->req->app->cpu, verify_work, done, f);
 }
 
-static const char user_by_login_sql[] =
-    "SELECT u.id, u.encrypted_password, u.approved, a.suspended_at IS NOT NULL, a.username"
-    " FROM users u JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
-    " WHERE u.tenant_id = $1 AND a.domain IS NULL"
-    " AND (lower(u.email) = lower($2) OR lower(a.username) = lower($2))"
-    " ORDER BY lower(u.email) = lower($2) DESC LIMIT 1";
-
-/* Fills the user part of f from a user_by_login_sql row at column col; the
+/* Fills the user part of f from an OAUTH_USER_BY_LOGIN row at column col; the
  * stored hash goes to *stored (arena). */
 static void
 read_user_row(struct flow *f, const PGresult *res, int col, const char **stored)
@@ -1010,9 +1091,9 @@ on_sign_in_loaded(struct eu_req *req, PGresult *res, void *arg)
     }
     f->password = strdup(password);
     const char *p[] = {f->login};
-    /* Not eu_req_sql(): a failure must free the password copy too. */
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), user_by_login_sql, 1, p,
-                     on_sign_in_user, f);
+    /* Not eu_req_stmt(): a failure must free the password copy too. */
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
+                    &eu_oauth_sql[OAUTH_USER_BY_LOGIN], 1, p, on_sign_in_user, f);
 }
 
 static void
@@ -1064,11 +1145,7 @@ on_decide_loaded(struct eu_req *req, PGresult *res, void *arg)
                        f->a.scope,
                        f->a.code_challenge,
                        f->a.code_challenge_method};
-    eu_req_sql(req,
-               "INSERT INTO oauth_access_grants (tenant_id, application_id, user_id, code_hash, "
-               "redirect_uri, scopes, code_challenge, code_challenge_method, expires_at) "
-               "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + interval '10 minutes')",
-               7, p, on_grant_created, f);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_GRANT_CREATE], 7, p, on_grant_created, f);
 }
 
 static void
@@ -1135,11 +1212,7 @@ issue_token(struct tok *t, int64_t user_id)
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
     const char *uid = user_id ? eu_arena_sprintf(req->arena, "%lld", (long long)user_id) : NULL;
     const char *p[] = {app, uid, hash, t->scope};
-    eu_req_sql(req,
-               "INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash, "
-               "scopes) VALUES ($1, $2, $3, $4, $5) "
-               "RETURNING extract(epoch FROM created_at)::bigint",
-               4, p, on_token_created, t);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_TOKEN_CREATE], 4, p, on_token_created, t);
 }
 
 /* The requested scope (default "read") within the app's; false after
@@ -1220,17 +1293,7 @@ grant_authorization_code(struct tok *t)
     eu_auth_token_hash(code, hash);
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
     const char *p[] = {hash, app};
-    /* Marking the code used in the statement that reads it makes it
-     * single-use even under concurrent redemptions. */
-    eu_req_sql(req,
-               "UPDATE oauth_access_grants g SET revoked_at = now() FROM users u"
-               " JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
-               " WHERE g.tenant_id = $1 AND u.tenant_id = $1 AND u.id = g.user_id"
-               " AND g.code_hash = $2 AND g.application_id = $3"
-               " AND g.revoked_at IS NULL AND g.expires_at > now()"
-               " RETURNING g.user_id, g.redirect_uri, g.scopes, g.code_challenge,"
-               " g.code_challenge_method, a.suspended_at IS NULL AND u.approved",
-               2, p, on_code_redeemed, t);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_CODE_REDEEM], 2, p, on_code_redeemed, t);
 }
 
 static void
@@ -1286,9 +1349,9 @@ grant_password(struct tok *t)
         return;
     t->f.password = strdup(password);
     const char *p[] = {login};
-    /* Not eu_req_sql(): a failure must free the password copy too. */
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), user_by_login_sql, 1, p,
-                     on_password_user, t);
+    /* Not eu_req_stmt(): a failure must free the password copy too. */
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
+                    &eu_oauth_sql[OAUTH_USER_BY_LOGIN], 1, p, on_password_user, t);
 }
 
 static void
@@ -1353,10 +1416,7 @@ token(struct eu_req *req)
         return;
     }
     const char *p[] = {t->client_id};
-    eu_req_sql(req,
-               "SELECT id, client_secret, scopes FROM oauth_applications "
-               "WHERE tenant_id = $1 AND client_id = $2",
-               1, p, on_token_client, t);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_TOKEN_CLIENT], 1, p, on_token_client, t);
 }
 
 /* ----------------------------------------------------- POST /oauth/revoke */
@@ -1396,10 +1456,7 @@ on_revoke_loaded(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     const char *p[] = {r->hash};
-    eu_req_sql(req,
-               "UPDATE oauth_access_tokens SET revoked_at = coalesce(revoked_at, now()) "
-               "WHERE tenant_id = $1 AND token_hash = $2",
-               1, p, on_revoked, r);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_REVOKE], 1, p, on_revoked, r);
 }
 
 static void
@@ -1426,13 +1483,7 @@ revoke(struct eu_req *req)
     struct revoke *r = eu_arena_calloc(req->arena, sizeof(*r));
     eu_auth_token_hash(token_s, r->hash);
     const char *p[] = {id, r->hash};
-    eu_req_sql(req,
-               "SELECT (SELECT id FROM oauth_applications WHERE tenant_id = $1 AND client_id = $2),"
-               " (SELECT client_secret FROM oauth_applications"
-               "  WHERE tenant_id = $1 AND client_id = $2),"
-               " (SELECT application_id FROM oauth_access_tokens"
-               "  WHERE tenant_id = $1 AND token_hash = $3)",
-               2, p, on_revoke_loaded, r);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_REVOKE_LOAD], 2, p, on_revoke_loaded, r);
 }
 
 /* -------------------------------------------------- POST /api/v1/accounts */
@@ -1551,18 +1602,7 @@ signup_hash_done(void *arg)
     const char *p[] = {su->username, su->email,  su->hash, su->approval ? "f" : "t",
                        su->locale,   su->reason, app,      hash,
                        su->scopes};
-    /* Confirmed at once: there is no mail to confirm with, and Mastodon's
-     * clients expect the token to work when registrations are open. */
-    eu_req_sql_or_error(
-        req,
-        "WITH a AS (INSERT INTO accounts (tenant_id, username) VALUES ($1, $2) RETURNING id),"
-        " u AS (INSERT INTO users (tenant_id, account_id, email, encrypted_password, confirmed_at,"
-        " approved, locale, reason) SELECT $1::bigint, a.id, $3, $4, now(), $5::boolean, $6, $7"
-        " FROM a RETURNING id),"
-        " t AS (INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash,"
-        " scopes) SELECT $1::bigint, $8::bigint, u.id, $9, $10 FROM u RETURNING created_at)"
-        " SELECT extract(epoch FROM created_at)::bigint FROM t",
-        9, p, on_signup_inserted, su);
+    eu_req_stmt_or_error(req, &eu_oauth_sql[OAUTH_SIGNUP], 9, p, on_signup_inserted, su);
 }
 
 static void
@@ -1663,17 +1703,9 @@ register_account(struct eu_req *req)
     su->password = strdup(password ? password : "");
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id);
     const char *p[] = {su->username ? su->username : "", su->email ? su->email : "", app};
-    /* Not eu_req_sql(): a failure must free the password copy too. */
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant),
-                     "SELECT coalesce((SELECT value #>> '{}' FROM settings"
-                     " WHERE tenant_id = $1 AND key = 'registrations_mode'), 'open'),"
-                     " EXISTS (SELECT 1 FROM accounts WHERE tenant_id = $1"
-                     " AND lower(username) = lower($2) AND domain IS NULL),"
-                     " EXISTS (SELECT 1 FROM users WHERE tenant_id = $1"
-                     " AND lower(email) = lower($3)),"
-                     " (SELECT scopes FROM oauth_applications WHERE tenant_id = $1"
-                     " AND id = $4::bigint)",
-                     3, p, on_signup_checked, su);
+    /* Not eu_req_stmt(): a failure must free the password copy too. */
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
+                    &eu_oauth_sql[OAUTH_SIGNUP_CHECK], 3, p, on_signup_checked, su);
 }
 
 /* ------------------------------------------------------ the route table */

@@ -29,11 +29,12 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/notify.h"
+#include "eunha/page.h"
 #include "eunha/params.h"
 #include "eunha/queue.h"
+#include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
-#include "eunha/page.h"
 #include "statuses_internal.h"
 
 /* Mastodon's instance configuration (configuration.polls). */
@@ -42,6 +43,70 @@
 #define MAX_EXPIRATION 2629746
 /* Polls closed per task run; more due ones make the task run again at once. */
 #define CLOSE_BATCH "50"
+
+enum {
+    POLLS_SHOW,
+    POLLS_VOTE,
+    POLLS_CLOSE,
+};
+
+const struct eu_sql eu_polls_sql[] = {
+    /* $2 poll id, $3 viewer: the entity, when the viewer may see the status. */
+    [POLLS_SHOW] = {"polls.show",
+                    "SELECT " EU_POLL_JSON_SQL(
+                        "p",
+                        "$3::bigint") "::text FROM polls p"
+                                      " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
+                                      " WHERE p.tenant_id = $1 AND p.id = $2::bigint "
+                                      "AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")},
+    /*
+     * $2 poll id, $3 voter, $4 choices (int[]). Inserts the vote when every
+     * rule holds and returns what the handler needs to say which rule failed,
+     * in Mastodon's order: expired, invalid choice, own poll, already voted.
+     * No row: the poll does not exist or its status is hidden from the voter.
+     */
+    [POLLS_VOTE] =
+        {"polls.vote",
+         "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
+         "  p.expires_at <= now() AS expired FROM polls p JOIN statuses s ON s.tenant_id = $1"
+         "  AND s.id = p.status_id WHERE p.tenant_id = $1 AND p.id = $2::bigint "
+         "AND " EU_STATUS_VISIBLE_SQL(
+             "s",
+             "$3::bigint") "),"
+                           " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM "
+                           "unnest($4::int[]) c"
+                           "  WHERE c < 0 OR c >= p.n)),"
+                           " v AS (INSERT INTO poll_votes (tenant_id, poll_id, account_id, choices)"
+                           "  SELECT $1, p.id, $3::bigint, $4::int[] FROM p WHERE NOT p.expired"
+                           "  AND p.account_id <> $3::bigint AND (p.multiple OR "
+                           "cardinality($4::int[]) = 1)"
+                           "  AND NOT EXISTS (SELECT 1 FROM bad)"
+                           "  ON CONFLICT DO NOTHING RETURNING 1)"
+                           " SELECT p.expired, EXISTS (SELECT 1 FROM bad), p.account_id = "
+                           "$3::bigint,"
+                           "  (SELECT count(*) FROM v) FROM p"},
+    /*
+     * Closes the due polls (closed_at, so a poll is closed once however many
+     * processes run this) and returns, per closed poll of a live status, the
+     * status, its author and the voters; then one row (kind 1) with the
+     * milliseconds until the next open poll expires (NULL: none).
+     */
+    [POLLS_CLOSE] =
+        {"polls.close",
+         "WITH due AS (UPDATE polls SET closed_at = now() WHERE tenant_id = $1 AND id IN (SELECT id"
+         "  FROM polls WHERE tenant_id = $1 AND closed_at IS NULL AND expires_at <= now()"
+         "  ORDER BY expires_at LIMIT " CLOSE_BATCH " FOR UPDATE SKIP LOCKED)"
+         "  RETURNING id, status_id, account_id)"
+         " SELECT 0, due.status_id::text, due.account_id::text, (SELECT"
+         "  coalesce(array_agg(pv.account_id), '{}') FROM poll_votes pv WHERE pv.tenant_id = $1"
+         "  AND pv.poll_id = due.id AND pv.account_id <> due.account_id)::text FROM due"
+         "  JOIN statuses s ON s.tenant_id = $1 AND s.id = due.status_id AND s.deleted_at IS NULL"
+         " UNION ALL SELECT 1, (SELECT ceil(extract(epoch FROM min(expires_at) - now()) * 1000)"
+         "  ::bigint FROM polls WHERE tenant_id = $1 AND closed_at IS NULL"
+         "  AND id NOT IN (SELECT id FROM due))::text,"
+         "  NULL, NULL"},
+    {0},
+};
 
 static size_t
 utf8_chars(const char *s)
@@ -105,12 +170,6 @@ eu_poll_params_read(struct eu_req *req, json_t *poll, const char **draft)
 
 /* ------------------------------------------------------------ the entity */
 
-/* $2 poll id, $3 viewer: the entity, when the viewer may see the status. */
-static const char SHOW_SQL[] =
-    "SELECT " EU_POLL_JSON_SQL("p", "$3::bigint") "::text FROM polls p"
-    " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
-    " WHERE p.tenant_id = $1 AND p.id = $2::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint");
-
 json_t *
 eu_poll_json_finish(struct eu_req *req, const char *text)
 {
@@ -137,7 +196,7 @@ static void
 reply_poll(struct eu_req *req, const char *id)
 {
     const char *params[] = {id, eu_req_viewer(req)};
-    eu_req_sql(req, SHOW_SQL, 2, params, on_poll_shown, NULL);
+    eu_req_stmt(req, &eu_polls_sql[POLLS_SHOW], 2, params, on_poll_shown, NULL);
 }
 
 void
@@ -152,27 +211,6 @@ eu_polls_show(struct eu_req *req)
 }
 
 /* ----------------------------------------------------------------- votes */
-
-/*
- * $2 poll id, $3 voter, $4 choices (int[]). Inserts the vote when every
- * rule holds and returns what the handler needs to say which rule failed,
- * in Mastodon's order: expired, invalid choice, own poll, already voted.
- * No row: the poll does not exist or its status is hidden from the voter.
- */
-static const char VOTE_SQL[] =
-    "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
-    "  p.expires_at <= now() AS expired FROM polls p JOIN statuses s ON s.tenant_id = $1"
-    "  AND s.id = p.status_id WHERE p.tenant_id = $1 AND p.id = $2::bigint AND "
-    EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
-    " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM unnest($4::int[]) c"
-    "  WHERE c < 0 OR c >= p.n)),"
-    " v AS (INSERT INTO poll_votes (tenant_id, poll_id, account_id, choices)"
-    "  SELECT $1, p.id, $3::bigint, $4::int[] FROM p WHERE NOT p.expired"
-    "  AND p.account_id <> $3::bigint AND (p.multiple OR cardinality($4::int[]) = 1)"
-    "  AND NOT EXISTS (SELECT 1 FROM bad)"
-    "  ON CONFLICT DO NOTHING RETURNING 1)"
-    " SELECT p.expired, EXISTS (SELECT 1 FROM bad), p.account_id = $3::bigint,"
-    "  (SELECT count(*) FROM v) FROM p";
 
 struct vote {
     const char *id;
@@ -255,30 +293,10 @@ eu_polls_vote(struct eu_req *req)
     struct vote *vt = eu_arena_calloc(req->arena, sizeof(*vt));
     vt->id = id;
     const char *params[] = {id, eu_req_viewer(req), list};
-    eu_req_sql(req, VOTE_SQL, 3, params, on_voted, vt);
+    eu_req_stmt(req, &eu_polls_sql[POLLS_VOTE], 3, params, on_voted, vt);
 }
 
 /* ---------------------------------------------------------- closing task */
-
-/*
- * Closes the due polls (closed_at, so a poll is closed once however many
- * processes run this) and returns, per closed poll of a live status, the
- * status, its author and the voters; then one row (kind 1) with the
- * milliseconds until the next open poll expires (NULL: none).
- */
-static const char CLOSE_SQL[] =
-    "WITH due AS (UPDATE polls SET closed_at = now() WHERE tenant_id = $1 AND id IN (SELECT id"
-    "  FROM polls WHERE tenant_id = $1 AND closed_at IS NULL AND expires_at <= now()"
-    "  ORDER BY expires_at LIMIT " CLOSE_BATCH " FOR UPDATE SKIP LOCKED)"
-    "  RETURNING id, status_id, account_id)"
-    " SELECT 0, due.status_id::text, due.account_id::text, (SELECT"
-    "  coalesce(array_agg(pv.account_id), '{}') FROM poll_votes pv WHERE pv.tenant_id = $1"
-    "  AND pv.poll_id = due.id AND pv.account_id <> due.account_id)::text FROM due"
-    "  JOIN statuses s ON s.tenant_id = $1 AND s.id = due.status_id AND s.deleted_at IS NULL"
-    " UNION ALL SELECT 1, (SELECT ceil(extract(epoch FROM min(expires_at) - now()) * 1000)"
-    "  ::bigint FROM polls WHERE tenant_id = $1 AND closed_at IS NULL"
-    "  AND id NOT IN (SELECT id FROM due))::text,"
-    "  NULL, NULL";
 
 static void
 on_closed(PGresult *res, enum eu_db_status st, void *arg)
@@ -325,5 +343,5 @@ on_closed(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_polls_task_run(struct eu_task_run *run)
 {
-    eu_db_conn_query(eu_task_run_conn(run), CLOSE_SQL, 0, NULL, on_closed, run);
+    eu_db_conn_stmt(eu_task_run_conn(run), &eu_polls_sql[POLLS_CLOSE], 0, NULL, on_closed, run);
 }

@@ -39,6 +39,7 @@
 #include "eunha/page.h"
 #include "eunha/params.h"
 #include "eunha/queue.h"
+#include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
 #include "statuses_internal.h"
@@ -52,6 +53,61 @@
 
 /* The entity's columns, in this order, for scheduled_json(). */
 #define ENTITY_COLUMNS "id::text, " EU_SQL_TS("scheduled_at") ", params::text"
+
+enum {
+    SCHEDULED_CREATE,
+    SCHEDULED_INDEX,
+    SCHEDULED_SHOW,
+    SCHEDULED_UPDATE,
+    SCHEDULED_DELETE,
+    SCHEDULED_DUE,
+    SCHEDULED_DROP,
+};
+
+const struct eu_sql eu_scheduled_sql[] = {
+    /* Counts of the author's scheduled statuses (all, and on that UTC day)
+     * before the insert, which happens only under Mastodon's limits; then the
+     * new entity, or NULLs. $2 author, $3 time, $4 params, $5 draft. */
+    [SCHEDULED_CREATE] =
+        {"scheduled.create",
+         "WITH lim AS (SELECT count(*) AS total, count(*) FILTER (WHERE"
+         "  (scheduled_at AT TIME ZONE 'UTC')::date = ($3::timestamptz AT TIME ZONE 'UTC')::date)"
+         "  AS day FROM scheduled_statuses WHERE tenant_id = $1 AND account_id = $2::bigint),"
+         " ins AS (INSERT INTO scheduled_statuses (tenant_id, account_id, scheduled_at, params,"
+         " draft)"
+         "  SELECT $1, $2::bigint, $3::timestamptz, $4::jsonb, $5::jsonb FROM lim"
+         "  WHERE lim.total < " TOTAL_LIMIT " AND lim.day < " DAILY_LIMIT
+         "  RETURNING " ENTITY_COLUMNS ")"
+         " SELECT ins.*, lim.total FROM lim LEFT JOIN ins ON true"},
+    [SCHEDULED_INDEX] = {"scheduled.index",
+                         "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
+                         " WHERE tenant_id = $1 AND account_id = $2::bigint",
+                         "id", 3},
+    [SCHEDULED_SHOW] = {"scheduled.show",
+                        "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
+                        " WHERE tenant_id = $1 AND id = $2::bigint AND account_id = $3::bigint"},
+    [SCHEDULED_UPDATE] =
+        {"scheduled.update",
+         "UPDATE scheduled_statuses SET scheduled_at ="
+         " coalesce($4::timestamptz, scheduled_at) WHERE tenant_id = $1"
+         " AND id = $2::bigint AND account_id = $3::bigint RETURNING " ENTITY_COLUMNS},
+    [SCHEDULED_DELETE] = {"scheduled.delete",
+                          "DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $2::bigint"
+                          " AND account_id = $3::bigint RETURNING id"},
+    /* The due statuses (kind 0: id, draft), then one row (kind 1) with the
+     * milliseconds until the next one not in this batch (NULL: none). */
+    [SCHEDULED_DUE] =
+        {"scheduled.due",
+         "WITH due AS (SELECT id, draft FROM scheduled_statuses WHERE tenant_id = $1"
+         "  AND scheduled_at <= now() ORDER BY scheduled_at LIMIT $2::int)"
+         " SELECT 0, id::text, draft::text FROM due"
+         " UNION ALL SELECT 1, (SELECT ceil(extract(epoch FROM min(scheduled_at) - now()) * 1000)"
+         "  ::bigint FROM scheduled_statuses WHERE tenant_id = $1"
+         "  AND id NOT IN (SELECT id FROM due))::text, NULL"},
+    [SCHEDULED_DROP] = {"scheduled.drop", "DELETE FROM scheduled_statuses WHERE tenant_id = $1"
+                                          " AND id = $2::bigint"},
+    {0},
+};
 
 /* ------------------------------------------------------------------- time */
 
@@ -215,19 +271,6 @@ draft_json(const struct eu_status_draft *d)
     return o;
 }
 
-/* Counts of the author's scheduled statuses (all, and on that UTC day)
- * before the insert, which happens only under Mastodon's limits; then the
- * new entity, or NULLs. $2 author, $3 time, $4 params, $5 draft. */
-static const char CREATE_SQL[] =
-    "WITH lim AS (SELECT count(*) AS total, count(*) FILTER (WHERE"
-    "  (scheduled_at AT TIME ZONE 'UTC')::date = ($3::timestamptz AT TIME ZONE 'UTC')::date)"
-    "  AS day FROM scheduled_statuses WHERE tenant_id = $1 AND account_id = $2::bigint),"
-    " ins AS (INSERT INTO scheduled_statuses (tenant_id, account_id, scheduled_at, params, draft)"
-    "  SELECT $1, $2::bigint, $3::timestamptz, $4::jsonb, $5::jsonb FROM lim"
-    "  WHERE lim.total < " TOTAL_LIMIT " AND lim.day < " DAILY_LIMIT
-    "  RETURNING " ENTITY_COLUMNS ")"
-    " SELECT ins.*, lim.total FROM lim LEFT JOIN ins ON true";
-
 struct create {
     const char *iso;
 };
@@ -259,7 +302,7 @@ eu_scheduled_create(struct eu_req *req, const struct eu_status_draft *d, const c
     const char *sql_params[] = {eu_req_viewer(req), iso, params,
                                 eu_arena_strdup(req->arena, draft_text)};
     free(draft_text);
-    eu_req_sql(req, CREATE_SQL, 4, sql_params, on_created, cr);
+    eu_req_stmt(req, &eu_scheduled_sql[SCHEDULED_CREATE], 4, sql_params, on_created, cr);
 }
 
 /* ------------------------------------------------------------- endpoints */
@@ -290,11 +333,7 @@ scheduled_index(struct eu_req *req)
         return;
     const char *params[5] = {eu_req_viewer(req)};
     eu_page_params(&lc->page, params + 1);
-    const char *sql = eu_arena_sprintf(req->arena,
-                                       "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
-                                       " WHERE tenant_id = $1 AND account_id = $2::bigint%s",
-                                       eu_page_sql(req, &lc->page, "id", 3));
-    eu_req_sql(req, sql, 5, params, on_list, lc);
+    eu_req_stmt_page(req, &eu_scheduled_sql[SCHEDULED_INDEX], &lc->page, 5, params, on_list, lc);
 }
 
 static void
@@ -304,10 +343,7 @@ scheduled_show(struct eu_req *req)
     if (!id)
         return;
     const char *params[] = {id, eu_req_viewer(req)};
-    eu_req_sql(req,
-               "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
-               " WHERE tenant_id = $1 AND id = $2::bigint AND account_id = $3::bigint",
-               2, params, on_one, NULL);
+    eu_req_stmt(req, &eu_scheduled_sql[SCHEDULED_SHOW], 2, params, on_one, NULL);
 }
 
 struct move {
@@ -350,11 +386,7 @@ scheduled_update(struct eu_req *req)
     /* Moving later leaves the publisher's timer at the old time; it then
      * finds nothing due and sleeps until the new one. */
     const char *params[] = {id, eu_req_viewer(req), mv->iso};
-    eu_req_sql(req,
-               "UPDATE scheduled_statuses SET scheduled_at ="
-               " coalesce($4::timestamptz, scheduled_at) WHERE tenant_id = $1"
-               " AND id = $2::bigint AND account_id = $3::bigint RETURNING " ENTITY_COLUMNS,
-               3, params, on_moved, mv);
+    eu_req_stmt(req, &eu_scheduled_sql[SCHEDULED_UPDATE], 3, params, on_moved, mv);
 }
 
 static void
@@ -376,23 +408,10 @@ scheduled_delete(struct eu_req *req)
     if (!id)
         return;
     const char *params[] = {id, eu_req_viewer(req)};
-    eu_req_sql(req,
-               "DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $2::bigint"
-               " AND account_id = $3::bigint RETURNING id",
-               2, params, on_cancelled, NULL);
+    eu_req_stmt(req, &eu_scheduled_sql[SCHEDULED_DELETE], 2, params, on_cancelled, NULL);
 }
 
 /* ------------------------------------------------------------- publisher */
-
-/* The due statuses (kind 0: id, draft), then one row (kind 1) with the
- * milliseconds until the next one not in this batch (NULL: none). */
-static const char DUE_SQL[] =
-    "WITH due AS (SELECT id, draft FROM scheduled_statuses WHERE tenant_id = $1"
-    "  AND scheduled_at <= now() ORDER BY scheduled_at LIMIT $2::int)"
-    " SELECT 0, id::text, draft::text FROM due"
-    " UNION ALL SELECT 1, (SELECT ceil(extract(epoch FROM min(scheduled_at) - now()) * 1000)"
-    "  ::bigint FROM scheduled_statuses WHERE tenant_id = $1"
-    "  AND id NOT IN (SELECT id FROM due))::text, NULL";
 
 struct publishing {
     struct eu_task_run *run;
@@ -474,10 +493,8 @@ publish_next(struct publishing *pb)
         eu_log_warn("scheduled", "dropping scheduled status %s: its draft is unreadable",
                     d.scheduled_id);
         const char *params[] = {d.scheduled_id};
-        eu_db_conn_query(eu_task_run_conn(run),
-                         "DELETE FROM scheduled_statuses WHERE tenant_id = $1"
-                         " AND id = $2::bigint",
-                         1, params, on_dropped, pb);
+        eu_db_conn_stmt(eu_task_run_conn(run), &eu_scheduled_sql[SCHEDULED_DROP], 1, params,
+                        on_dropped, pb);
         free(poll);
         return;
     }
@@ -524,7 +541,8 @@ eu_scheduled_task_run(struct eu_task_run *run)
     char batch[16];
     snprintf(batch, sizeof(batch), "%d", PUBLISH_BATCH);
     const char *params[] = {batch};
-    eu_db_conn_query(eu_task_run_conn(run), DUE_SQL, 1, params, on_due, run);
+    eu_db_conn_stmt(eu_task_run_conn(run), &eu_scheduled_sql[SCHEDULED_DUE], 1, params, on_due,
+                    run);
 }
 
 /* ------------------------------------------------------------------ table */

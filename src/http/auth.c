@@ -19,10 +19,26 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 #define CACHE_SLOTS 64
 #define CACHE_TTL_SECONDS 300
+
+enum {
+    AUTH_TOKEN,
+};
+
+const struct eu_sql eu_auth_sql[] = {
+    [AUTH_TOKEN] = {"auth.token",
+                    "SELECT t.id, t.application_id, t.user_id, u.account_id, t.scopes,"
+                    " coalesce(a.suspended_at IS NOT NULL, false), coalesce(u.approved, true)"
+                    " FROM oauth_access_tokens t"
+                    " LEFT JOIN users u ON u.tenant_id = $1 AND u.id = t.user_id"
+                    " LEFT JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
+                    " WHERE t.tenant_id = $1 AND t.token_hash = $2 AND t.revoked_at IS NULL"},
+    {0},
+};
 
 struct entry {
     char hash[65];
@@ -245,12 +261,6 @@ eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done)
     l->req = req;
     l->done = done;
     const char *params[] = {req->auth.token_hash};
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, t),
-                     "SELECT t.id, t.application_id, t.user_id, u.account_id, t.scopes,"
-                     " coalesce(a.suspended_at IS NOT NULL, false), coalesce(u.approved, true)"
-                     " FROM oauth_access_tokens t"
-                     " LEFT JOIN users u ON u.tenant_id = $1 AND u.id = t.user_id"
-                     " LEFT JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
-                     " WHERE t.tenant_id = $1 AND t.token_hash = $2 AND t.revoked_at IS NULL",
-                     1, params, on_token, l);
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, t), &eu_auth_sql[AUTH_TOKEN], 1, params,
+                    on_token, l);
 }

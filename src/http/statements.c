@@ -23,6 +23,13 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_web_sql,
 
     /* oauth and timed group */
+    eu_oauth_sql,
+    eu_scheduled_sql,
+    eu_polls_sql,
+    eu_auth_sql,
+    eu_admin_accounts_sql,
+    eu_admin_jobs_sql,
+    eu_admin_tenants_sql,
 
     /* queue group */
     eu_queue_sql,
