@@ -38,6 +38,11 @@ extern const struct eu_sql eu_lists_sql[]; /* lists.c */
 /* accounts.c, relationships.c, search.c */
 
 /* statuses.c, status_render.c, timelines.c, feeds.c, conversations.c */
+extern const struct eu_sql eu_statuses_sql[];      /* statuses.c */
+extern const struct eu_sql eu_status_render_sql[]; /* status_render.c */
+extern const struct eu_sql eu_timelines_sql[];     /* timelines.c */
+extern const struct eu_sql eu_feeds_sql[];         /* feeds.c */
+extern const struct eu_sql eu_conversations_sql[]; /* conversations.c */
 
 /* social.c, notifications.c, notify.c, filters.c, instance.c, nodeinfo.c, web.c */
 

@@ -9,6 +9,11 @@ const struct eu_sql *const eu_sql_tables[] = {
     /* accounts group */
 
     /* statuses group */
+    eu_statuses_sql,
+    eu_status_render_sql,
+    eu_timelines_sql,
+    eu_feeds_sql,
+    eu_conversations_sql,
 
     /* social group */
 
