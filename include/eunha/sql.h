@@ -47,6 +47,11 @@ extern const struct eu_sql eu_relationships_sql[];
 extern const struct eu_sql eu_search_sql[];
 
 /* statuses.c, status_render.c, timelines.c, feeds.c, conversations.c */
+extern const struct eu_sql eu_statuses_sql[];      /* statuses.c */
+extern const struct eu_sql eu_status_render_sql[]; /* status_render.c */
+extern const struct eu_sql eu_timelines_sql[];     /* timelines.c */
+extern const struct eu_sql eu_feeds_sql[];         /* feeds.c */
+extern const struct eu_sql eu_conversations_sql[]; /* conversations.c */
 
 /* social.c, notifications.c, notify.c, filters.c, instance.c, nodeinfo.c, web.c */
 extern const struct eu_sql eu_social_sql[];        /* social.c */

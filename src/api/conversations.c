@@ -19,6 +19,7 @@
 #include "eunha/entities.h"
 #include "eunha/http.h"
 #include "eunha/page.h"
+#include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "social_internal.h"
 
@@ -40,6 +41,36 @@
         "s", "$2::bigint") ")::text"
 
 enum { C_ID, C_UNREAD, C_KEY, C_PARTS, C_STATUS };
+
+enum {
+    CONVERSATIONS_INDEX,
+    CONVERSATIONS_ACCOUNTS,
+    CONVERSATIONS_READ,
+    CONVERSATIONS_DESTROY,
+};
+
+/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
+/* clang-format off */
+const struct eu_sql eu_conversations_sql[] = {
+    [CONVERSATIONS_INDEX] = {"conversations.index",
+        "SELECT " CONVERSATION_COLUMNS " FROM account_conversations ac"
+        " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
+        " AND ac.last_status_id IS NOT NULL",
+        "ac.last_status_id", 3},
+    /* $2: the participants' ids, a JSON array of strings. */
+    [CONVERSATIONS_ACCOUNTS] = {"conversations.accounts",
+        "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
+        " (SELECT x::bigint FROM json_array_elements_text($2::json) x)"},
+    [CONVERSATIONS_READ] = {"conversations.read",
+        "UPDATE account_conversations ac SET unread = false"
+        " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint AND ac.id = $3::bigint"
+        " RETURNING " CONVERSATION_COLUMNS},
+    [CONVERSATIONS_DESTROY] = {"conversations.destroy",
+        "DELETE FROM account_conversations WHERE tenant_id = $1 AND account_id = $2::bigint"
+        " AND id = $3::bigint RETURNING id"},
+    {0},
+};
+/* clang-format on */
 
 struct conv {
     const char *id, *status_id;
@@ -165,11 +196,7 @@ on_convs(struct eu_req *req, PGresult *res, void *arg)
     json_decref(all);
     const char *p[] = {eu_arena_strdup(req->arena, ids)};
     free(ids);
-    eu_req_sql(req,
-               "SELECT " EU_ACCOUNT_COLUMNS(
-                   "a") " FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
-                        " (SELECT x::bigint FROM json_array_elements_text($2::json) x)",
-               1, p, on_conv_accounts, cp);
+    eu_req_stmt(req, &eu_conversations_sql[CONVERSATIONS_ACCOUNTS], 1, p, on_conv_accounts, cp);
 }
 
 void
@@ -179,12 +206,8 @@ eu_conversations_index(struct eu_req *req)
     eu_page_parse(req, &cp->page, CONVERSATIONS_LIMIT, CONVERSATIONS_LIMIT_MAX);
     const char *p[5] = {eu_req_viewer(req)};
     eu_page_params(&cp->page, p + 1);
-    const char *sql = eu_arena_sprintf(req->arena,
-                                       "SELECT " CONVERSATION_COLUMNS " FROM account_conversations"
-                                       " ac WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
-                                       " AND ac.last_status_id IS NOT NULL%s",
-                                       eu_page_sql(req, &cp->page, "ac.last_status_id", 3));
-    eu_req_sql(req, sql, 5, p, on_convs, cp);
+    eu_req_stmt_page(req, &eu_conversations_sql[CONVERSATIONS_INDEX], &cp->page, 5, p, on_convs,
+                     cp);
 }
 
 /* POST /api/v1/conversations/:id/read: the Conversation, now read. */
@@ -197,11 +220,7 @@ eu_conversations_read(struct eu_req *req)
     struct conv_page *cp = eu_arena_calloc(req->arena, sizeof(*cp));
     cp->single = true;
     const char *p[] = {eu_req_viewer(req), id};
-    eu_req_sql(req,
-               "UPDATE account_conversations ac SET unread = false"
-               " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint AND ac.id = $3::bigint"
-               " RETURNING " CONVERSATION_COLUMNS,
-               2, p, on_convs, cp);
+    eu_req_stmt(req, &eu_conversations_sql[CONVERSATIONS_READ], 2, p, on_convs, cp);
 }
 
 static void
@@ -223,8 +242,5 @@ eu_conversations_destroy(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {eu_req_viewer(req), id};
-    eu_req_sql(req,
-               "DELETE FROM account_conversations WHERE tenant_id = $1 AND account_id = $2::bigint"
-               " AND id = $3::bigint RETURNING id",
-               2, p, on_removed, NULL);
+    eu_req_stmt(req, &eu_conversations_sql[CONVERSATIONS_DESTROY], 2, p, on_removed, NULL);
 }

@@ -26,6 +26,7 @@
 #include "eunha/mem.h"
 #include "eunha/page.h"
 #include "eunha/redis.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "statuses_internal.h"
 
@@ -37,6 +38,46 @@
 #define FEED_TTL_S "1209600"
 /* Keys per fan-out script call, to keep one call short. */
 #define FANOUT_BATCH 256
+
+/* A constant as SQL text: a statement's text is fixed when it is compiled. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* Statuses of account $2's home feed; the author set keeps the scan on the
+ * statuses_account index. */
+#define HOME_SQL                                                                                   \
+    "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT $2::bigint"    \
+    " UNION SELECT target_account_id FROM follows WHERE tenant_id = $1"                            \
+    " AND account_id = $2::bigint) AND " EU_HOME_FEED_SQL("s", "$2::bigint")
+
+enum {
+    FEEDS_RECIPIENTS,
+    FEEDS_REBUILD,
+    FEEDS_HOME,
+};
+
+/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
+/* clang-format off */
+const struct eu_sql eu_feeds_sql[] = {
+    /* Recipients: the author and local followers whose home rules admit the
+     * status ($3 true when removing: every candidate). */
+    [FEEDS_RECIPIENTS] = {"feeds.recipients",
+        "SELECT v.id FROM statuses s, LATERAL (SELECT s.account_id AS id UNION"
+        " SELECT f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1"
+        " AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
+        " AND f.target_account_id = s.account_id) v"
+        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR "
+        EU_HOME_FEED_SQL("s", "v.id") ")"},
+    /* The whole feed as Redis keeps it, newest first. */
+    [FEEDS_REBUILD] = {"feeds.rebuild",
+        HOME_SQL " ORDER BY s.id DESC LIMIT " STR(EU_FEED_MAX)},
+    /* One page straight from PostgreSQL, for when Redis is down. */
+    [FEEDS_HOME] = {"feeds.home",
+        HOME_SQL,
+        "s.id", 3},
+    {0},
+};
+/* clang-format on */
 
 void
 eu_feed_home_key(const struct eu_tenant *t, int64_t account_id, char *buf, size_t len)
@@ -56,25 +97,14 @@ eu_feed_home_invalidate(struct eu_app *app, const struct eu_tenant *t, int64_t a
 /* ---------------------------------------------------------------- fan-out */
 
 /* KEYS: feeds; ARGV: "add"|"rem", status id, EU_FEED_MAX. */
-static const char FANOUT_LUA[] =
-    "for _, k in ipairs(KEYS) do"
-    " if redis.call('EXISTS', k) == 1 then"
-    "  if ARGV[1] == 'add' then"
-    "   redis.call('ZADD', k, ARGV[2], ARGV[2])"
-    "   redis.call('ZREMRANGEBYRANK', k, 1, -(tonumber(ARGV[3]) + 1))"
-    "  else redis.call('ZREM', k, ARGV[2]) end"
-    " end "
-    "end return 0";
-
-/* Recipients: the author and local followers whose home rules admit the
- * status ($2 true when removing: every candidate). */
-static const char RECIPIENTS_SQL[] =
-    "SELECT v.id FROM statuses s, LATERAL (SELECT s.account_id AS id UNION"
-    " SELECT f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1"
-    " AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
-    " AND f.target_account_id = s.account_id) v"
-    " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR "
-    EU_HOME_FEED_SQL("s", "v.id") ")";
+static const char FANOUT_LUA[] = "for _, k in ipairs(KEYS) do"
+                                 " if redis.call('EXISTS', k) == 1 then"
+                                 "  if ARGV[1] == 'add' then"
+                                 "   redis.call('ZADD', k, ARGV[2], ARGV[2])"
+                                 "   redis.call('ZREMRANGEBYRANK', k, 1, -(tonumber(ARGV[3]) + 1))"
+                                 "  else redis.call('ZREM', k, ARGV[2]) end"
+                                 " end "
+                                 "end return 0";
 
 struct fanout {
     struct eu_app *app;
@@ -87,8 +117,7 @@ static void
 on_fanout_done(redisReply *reply, void *arg)
 {
     if (!reply || reply->type == REDIS_REPLY_ERROR)
-        eu_log_warn("feeds", "cannot fan out status: %s",
-                    reply ? reply->str : "redis unavailable");
+        eu_log_warn("feeds", "cannot fan out status: %s", reply ? reply->str : "redis unavailable");
 }
 
 static void
@@ -106,8 +135,7 @@ send_fanout(struct fanout *fo, const PGresult *res, int from, int to)
     argv[argc++] = numkeys;
     for (int i = from; i < to; i++) {
         keys[i - from] = eu_xmalloc(160);
-        eu_feed_home_key(fo->tenant, strtoll(PQgetvalue(res, i, 0), NULL, 10), keys[i - from],
-                         160);
+        eu_feed_home_key(fo->tenant, strtoll(PQgetvalue(res, i, 0), NULL, 10), keys[i - from], 160);
         argv[argc++] = keys[i - from];
     }
     argv[argc++] = fo->remove ? "rem" : "add";
@@ -146,8 +174,8 @@ eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id
     fo->remove = remove;
     snprintf(fo->status_id, sizeof(fo->status_id), "%lld", (long long)status_id);
     const char *params[] = {fo->status_id, remove ? "true" : "false"};
-    eu_db_pool_query(eu_tenant_pool(app->registry, t), RECIPIENTS_SQL, 2, params,
-                     on_recipients, fo);
+    eu_db_pool_stmt(eu_tenant_pool(app->registry, t), &eu_feeds_sql[FEEDS_RECIPIENTS], 2, params,
+                    on_recipients, fo);
 }
 
 /* ------------------------------------------------------------------ reads */
@@ -160,13 +188,6 @@ static const char READ_LUA[] =
     " return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4]) "
     "end "
     "return redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4])";
-
-/* Statuses of account $2's home feed, newest first; the author set keeps
- * the scan on the statuses_account index. */
-#define HOME_SQL                                                                                   \
-    "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT $2::bigint"    \
-    " UNION SELECT target_account_id FROM follows WHERE tenant_id = $1"                            \
-    " AND account_id = $2::bigint) AND " EU_HOME_FEED_SQL("s", "$2::bigint")
 
 struct home_read {
     struct eu_req *req;
@@ -239,11 +260,9 @@ static void
 rebuild(struct home_read *hr)
 {
     struct eu_req *req = hr->req;
-    const char *sql = eu_arena_sprintf(req->arena, HOME_SQL " ORDER BY s.id DESC LIMIT %d",
-                                       EU_FEED_MAX);
     const char *viewer = eu_req_viewer(req);
     const char *params[] = {viewer};
-    eu_req_sql(req, sql, 1, params, on_rebuilt, hr);
+    eu_req_stmt(req, &eu_feeds_sql[FEEDS_REBUILD], 1, params, on_rebuilt, hr);
 }
 
 static void
@@ -262,12 +281,10 @@ static void
 read_from_sql(struct home_read *hr)
 {
     struct eu_req *req = hr->req;
-    const char *sql = eu_arena_sprintf(req->arena, "%s%s", HOME_SQL,
-                                       eu_page_sql(req, &hr->page, "s.id", 3));
     const char *params[5];
     params[0] = eu_req_viewer(req);
     eu_page_params(&hr->page, params + 1);
-    eu_req_sql(req, sql, 5, params, on_page_sql, hr);
+    eu_req_stmt_page(req, &eu_feeds_sql[FEEDS_HOME], &hr->page, 5, params, on_page_sql, hr);
 }
 
 static void

@@ -12,13 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
 #include "eunha/entities.h"
 #include "eunha/http.h"
 #include "eunha/page.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
-#include "eunha/app.h"
 #include "statuses_internal.h"
 
 #if defined(__has_include)
@@ -28,54 +29,91 @@
 #endif
 #endif
 
-/* Column positions of RENDER_SQL's select list. */
+/* Column positions of status_render.statuses's select list. */
 enum {
-    C_ID, C_VISIBLE, C_REBLOG_OF, C_CREATED, C_REPLY_ID, C_REPLY_ACCT, C_SENSITIVE, C_SPOILER,
-    C_VISIBILITY, C_LANGUAGE, C_URI, C_URL, C_LOCAL, C_CONTENT, C_EDITED, C_REPLIES, C_REBLOGS,
-    C_FAVS, C_FAVOURITED, C_REBLOGGED, C_MUTED, C_BOOKMARKED, C_PINNED, C_MENTIONS, C_TAGS,
-    C_APP, C_TEXT, C_POLL, C_ACCOUNT
+    C_ID,
+    C_VISIBLE,
+    C_REBLOG_OF,
+    C_CREATED,
+    C_REPLY_ID,
+    C_REPLY_ACCT,
+    C_SENSITIVE,
+    C_SPOILER,
+    C_VISIBILITY,
+    C_LANGUAGE,
+    C_URI,
+    C_URL,
+    C_LOCAL,
+    C_CONTENT,
+    C_EDITED,
+    C_REPLIES,
+    C_REBLOGS,
+    C_FAVS,
+    C_FAVOURITED,
+    C_REBLOGGED,
+    C_MUTED,
+    C_BOOKMARKED,
+    C_PINNED,
+    C_MENTIONS,
+    C_TAGS,
+    C_APP,
+    C_TEXT,
+    C_POLL,
+    C_ACCOUNT
 };
 
-/* $2 ids as an array literal, $3 viewer account id (0 anonymous), $4 base URL. */
-static const char RENDER_SQL[] =
-    "WITH want AS (SELECT x.id FROM statuses x WHERE x.tenant_id = $1 AND x.id = ANY($2::bigint[])"
-    " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"
-    " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL)"
-    " SELECT s.id, " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") ", s.reblog_of_id, "
-    EU_SQL_TS("s.created_at") ", s.in_reply_to_id, s.in_reply_to_account_id, s.sensitive,"
-    " s.spoiler_text, s.visibility, s.language, s.uri, s.url, s.local, s.content,"
-    " CASE WHEN s.edited_at IS NULL THEN NULL ELSE " EU_SQL_TS("s.edited_at") " END,"
-    " (SELECT count(*) FROM statuses r WHERE r.tenant_id = $1 AND r.in_reply_to_id = s.id"
-    "  AND r.deleted_at IS NULL),"
-    " (SELECT count(*) FROM statuses r WHERE r.tenant_id = $1 AND r.reblog_of_id = s.id"
-    "  AND r.deleted_at IS NULL),"
-    " (SELECT count(*) FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id),"
-    " EXISTS (SELECT 1 FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id"
-    "  AND f.account_id = $3::bigint),"
-    " EXISTS (SELECT 1 FROM statuses r WHERE r.tenant_id = $1 AND r.reblog_of_id = s.id"
-    "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL),"
-    " EXISTS (SELECT 1 FROM conversation_mutes cm WHERE cm.tenant_id = $1"
-    "  AND cm.account_id = $3::bigint AND cm.conversation_id = coalesce(s.conversation_id, s.id)),"
-    " EXISTS (SELECT 1 FROM bookmarks b WHERE b.tenant_id = $1 AND b.status_id = s.id"
-    "  AND b.account_id = $3::bigint),"
-    " EXISTS (SELECT 1 FROM status_pins p WHERE p.tenant_id = $1 AND p.status_id = s.id"
-    "  AND p.account_id = $3::bigint),"
-    " (SELECT coalesce(json_agg(json_build_object('id', ma.id::text, 'username', ma.username,"
-    "  'url', coalesce(ma.url, $4 || '/@' || ma.username), 'acct', ma.username"
-    "  || coalesce('@' || ma.domain, '')) ORDER BY m.id), '[]')::text FROM mentions m"
-    "  JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id WHERE m.tenant_id = $1"
-    "  AND m.status_id = s.id AND NOT m.silent),"
-    " (SELECT coalesce(json_agg(json_build_object('name', lower(t.name),"
-    "  'url', $4 || '/tags/' || lower(t.name)) ORDER BY t.name), '[]')::text"
-    "  FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
-    "  WHERE st.tenant_id = $1 AND st.status_id = s.id),"
-    " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
-    "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"
-    "  AND s.account_id = $3::bigint),"
-    " s.text, (SELECT " EU_POLL_JSON_SQL("sp", "$3::bigint") "::text FROM polls sp"
-    "  WHERE sp.tenant_id = $1 AND sp.status_id = s.id), " EU_ACCOUNT_COLUMNS("a")
-    " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
-    " WHERE s.tenant_id = $1 AND s.id IN (SELECT id FROM want)";
+enum {
+    STATUS_RENDER_STATUSES,
+};
+
+/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
+/* clang-format off */
+const struct eu_sql eu_status_render_sql[] = {
+    /* $2 ids as an array literal, $3 viewer account id (0 anonymous), $4 base URL. */
+    [STATUS_RENDER_STATUSES] = {"status_render.statuses",
+        "WITH want AS (SELECT x.id FROM statuses x WHERE x.tenant_id = $1"
+        " AND x.id = ANY($2::bigint[])"
+        " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"
+        " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL)"
+        " SELECT s.id, " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") ", s.reblog_of_id, "
+        EU_SQL_TS("s.created_at") ", s.in_reply_to_id, s.in_reply_to_account_id, s.sensitive,"
+        " s.spoiler_text, s.visibility, s.language, s.uri, s.url, s.local, s.content,"
+        " CASE WHEN s.edited_at IS NULL THEN NULL ELSE " EU_SQL_TS("s.edited_at") " END,"
+        " (SELECT count(*) FROM statuses r WHERE r.tenant_id = $1 AND r.in_reply_to_id = s.id"
+        "  AND r.deleted_at IS NULL),"
+        " (SELECT count(*) FROM statuses r WHERE r.tenant_id = $1 AND r.reblog_of_id = s.id"
+        "  AND r.deleted_at IS NULL),"
+        " (SELECT count(*) FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id),"
+        " EXISTS (SELECT 1 FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id"
+        "  AND f.account_id = $3::bigint),"
+        " EXISTS (SELECT 1 FROM statuses r WHERE r.tenant_id = $1 AND r.reblog_of_id = s.id"
+        "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL),"
+        " EXISTS (SELECT 1 FROM conversation_mutes cm WHERE cm.tenant_id = $1"
+        "  AND cm.account_id = $3::bigint"
+        " AND cm.conversation_id = coalesce(s.conversation_id, s.id)),"
+        " EXISTS (SELECT 1 FROM bookmarks b WHERE b.tenant_id = $1 AND b.status_id = s.id"
+        "  AND b.account_id = $3::bigint),"
+        " EXISTS (SELECT 1 FROM status_pins p WHERE p.tenant_id = $1 AND p.status_id = s.id"
+        "  AND p.account_id = $3::bigint),"
+        " (SELECT coalesce(json_agg(json_build_object('id', ma.id::text, 'username', ma.username,"
+        "  'url', coalesce(ma.url, $4 || '/@' || ma.username), 'acct', ma.username"
+        "  || coalesce('@' || ma.domain, '')) ORDER BY m.id), '[]')::text FROM mentions m"
+        "  JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id WHERE m.tenant_id = $1"
+        "  AND m.status_id = s.id AND NOT m.silent),"
+        " (SELECT coalesce(json_agg(json_build_object('name', lower(t.name),"
+        "  'url', $4 || '/tags/' || lower(t.name)) ORDER BY t.name), '[]')::text"
+        "  FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
+        "  WHERE st.tenant_id = $1 AND st.status_id = s.id),"
+        " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
+        "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"
+        "  AND s.account_id = $3::bigint),"
+        " s.text, (SELECT " EU_POLL_JSON_SQL("sp", "$3::bigint") "::text FROM polls sp"
+        "  WHERE sp.tenant_id = $1 AND sp.status_id = s.id), " EU_ACCOUNT_COLUMNS("a")
+        " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+        " WHERE s.tenant_id = $1 AND s.id IN (SELECT id FROM want)"},
+    {0},
+};
+/* clang-format on */
 
 struct render {
     struct eu_req *req;
@@ -191,8 +229,8 @@ status_json(struct render *rd, const PGresult *r, int row)
     json_object_set_new(o, "tags", parse_array(col_str(r, row, C_TAGS)));
     json_object_set_new(o, "emojis", json_array());
     json_object_set_new(o, "card", json_null());
-    json_t *poll = col_str(r, row, C_POLL) ? eu_poll_json_finish(req, col_str(r, row, C_POLL))
-                                           : NULL;
+    json_t *poll =
+        col_str(r, row, C_POLL) ? eu_poll_json_finish(req, col_str(r, row, C_POLL)) : NULL;
     json_object_set_new(o, "poll", poll ? poll : json_null());
     if (rd->flags & EU_RENDER_SOURCE)
         json_object_set_new(o, "text", json_string(PQgetvalue(r, row, C_TEXT)));
@@ -266,12 +304,12 @@ eu_statuses_render_opts(struct eu_req *req, const char *const *ids, size_t n, un
     *o = '\0';
     const char *viewer = eu_req_viewer(req);
     const char *params[] = {list, viewer, eu_req_base_url(req)};
-    eu_req_sql(req, RENDER_SQL, 3, params, on_rows, rd);
+    eu_req_stmt(req, &eu_status_render_sql[STATUS_RENDER_STATUSES], 3, params, on_rows, rd);
 }
 
 void
-eu_statuses_render(struct eu_req *req, const char *const *ids, size_t n,
-                   eu_statuses_rendered_cb cb, void *arg)
+eu_statuses_render(struct eu_req *req, const char *const *ids, size_t n, eu_statuses_rendered_cb cb,
+                   void *arg)
 {
     eu_statuses_render_opts(req, ids, n, 0, cb, arg);
 }
@@ -300,10 +338,11 @@ on_filters_loaded(struct eu_req *req, void *arg)
     json_t *kept = json_array();
     size_t i;
     json_t *st;
-    json_array_foreach(lr->array, i, st) {
+    json_array_foreach(lr->array, i, st)
+    {
         /* A reblog is filtered by what it carries. */
-        json_t *target = json_is_object(json_object_get(st, "reblog"))
-                             ? json_object_get(st, "reblog") : st;
+        json_t *target =
+            json_is_object(json_object_get(st, "reblog")) ? json_object_get(st, "reblog") : st;
         if (!eu_filters_apply(req, target, lr->context))
             json_array_append(kept, st);
     }

@@ -29,6 +29,7 @@
 #include "eunha/params.h"
 #include "eunha/queue.h"
 #include "eunha/redis.h"
+#include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
 #include "eunha/text.h"
@@ -37,6 +38,267 @@
 #define MAX_CHARS 500
 #define BAD_VISIBILITY "Validation failed: Visibility is not included in the list"
 #define IDEMPOTENCY_TTL "3600"
+
+/*
+ * An interaction is one statement that checks the status is visible to the
+ * viewer, changes the viewer's relation to it and returns one row
+ * (target id, target author, rows changed, extra...), or no row when the
+ * status is not visible. $2 status id, $3 viewer.
+ */
+#define TARGET_CTE                                                                                 \
+    "t AS (SELECT o.id, o.account_id, o.visibility, coalesce(o.conversation_id, o.id) AS conv"     \
+    " FROM statuses s JOIN statuses o ON o.tenant_id = $1"                                         \
+    " AND o.id = coalesce(s.reblog_of_id, s.id) WHERE s.tenant_id = $1 AND s.id = $2::bigint"      \
+    " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " AND " EU_STATUS_VISIBLE_SQL(                \
+        "o", "$3::bigint") ")"
+
+enum {
+    STATUSES_PREPARE,
+    STATUSES_INSERT,
+    STATUSES_EDIT,
+    STATUSES_DELETE,
+    STATUSES_SOURCE,
+    STATUSES_HISTORY,
+    STATUSES_CONTEXT,
+    STATUSES_FAVOURITE,
+    STATUSES_UNFAVOURITE,
+    STATUSES_BOOKMARK,
+    STATUSES_UNBOOKMARK,
+    STATUSES_MUTE,
+    STATUSES_UNMUTE,
+    STATUSES_PIN,
+    STATUSES_UNPIN,
+    STATUSES_REBLOG,
+    STATUSES_UNREBLOG,
+    STATUSES_VISIBLE,
+    STATUSES_FAVOURITED_BY,
+    STATUSES_REBLOGGED_BY,
+};
+
+/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
+/* clang-format off */
+const struct eu_sql eu_statuses_sql[] = {
+    /* $2 mention usernames, $3 parent id, $4 author, $5 edited status id. */
+    [STATUSES_PREPARE] = {"statuses.prepare",
+        "SELECT (SELECT coalesce(json_agg(json_build_array(a.id::text, a.username)), '[]')::text"
+        "  FROM accounts a WHERE a.tenant_id = $1 AND a.domain IS NULL AND a.suspended_at IS NULL"
+        "  AND lower(a.username) = ANY($2::text[])),"
+        " (SELECT json_build_array(s.account_id::text,"
+        " coalesce(s.conversation_id, s.id)::text)::text"
+        "  FROM statuses s WHERE s.tenant_id = $1 AND s.id = $3::bigint AND s.reblog_of_id IS NULL"
+        "  AND " EU_STATUS_VISIBLE_SQL("s", "$4::bigint") "),"
+        " (SELECT u.default_privacy FROM users u WHERE u.tenant_id = $1"
+        " AND u.account_id = $4::bigint),"
+        " (SELECT u.default_sensitive FROM users u WHERE u.tenant_id = $1"
+        "  AND u.account_id = $4::bigint),"
+        " EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $5::bigint"
+        "  AND s.account_id = $4::bigint AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL)"},
+    /*
+     * Inserts the status, its mentions, tags and poll in one statement. $15, a
+     * scheduled status being published, is deleted by the same statement, and
+     * the status inserted only if that row was still there: two processes
+     * publishing it at once post it once. Mentioned accounts purged since it was
+     * scheduled are skipped.
+     */
+    [STATUSES_INSERT] = {"statuses.insert",
+        "WITH sch AS (DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $15::bigint"
+        "  RETURNING id),"
+        " s AS (INSERT INTO statuses (tenant_id, account_id, text, content,"
+        " spoiler_text, sensitive,"
+        "  visibility, language, in_reply_to_id, in_reply_to_account_id, conversation_id,"
+        "  application_id)"
+        " SELECT $1, $2::bigint, $3, $4, $5, $6::bool, $7::smallint, $8, $9::bigint, $10::bigint,"
+        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint"
+        "  WHERE $15::bigint IS NULL OR EXISTS (SELECT 1 FROM sch) RETURNING id),"
+        " m AS (INSERT INTO mentions (tenant_id, status_id, account_id)"
+        " SELECT $1, s.id, u.id FROM s,"
+        "  unnest($13::bigint[]) u(id) WHERE EXISTS (SELECT 1 FROM accounts ma"
+        "  WHERE ma.tenant_id = $1 AND ma.id = u.id) ON CONFLICT DO NOTHING),"
+        " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
+        "  FROM unnest($14::text[]) n"
+        " ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id),"
+        " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, s.id, t.id"
+        "  FROM s, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
+        "  AND lower(name) IN (SELECT lower(n) FROM unnest($14::text[]) n)) t"
+        "  ON CONFLICT DO NOTHING),"
+        " pl AS (INSERT INTO polls (tenant_id, status_id, account_id, options,"
+        " multiple, hide_totals,"
+        "  expires_at) SELECT $1, s.id, $2::bigint,"
+        "  ARRAY(SELECT jsonb_array_elements_text($16::jsonb -> 'options')),"
+        "  ($16::jsonb ->> 'multiple')::bool, ($16::jsonb ->> 'hide_totals')::bool,"
+        "  now() + make_interval(secs => ($16::jsonb ->> 'expires_in')::float8)"
+        "  FROM s WHERE $16::jsonb IS NOT NULL)"
+        " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
+        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text FROM s"},
+    /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
+     * $9 mention ids, $10 tags; NULL spoiler, sensitive or language keep the
+     * current value, as Mastodon does. The first edit also records the original. */
+    [STATUSES_EDIT] = {"statuses.edit",
+        "WITH cur AS (SELECT * FROM statuses WHERE tenant_id = $1 AND id = $2::bigint"
+        "  AND account_id = $3::bigint AND deleted_at IS NULL FOR UPDATE),"
+        " orig AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
+        "  spoiler_text, sensitive, created_at) SELECT $1, id, account_id, text, content,"
+        "  spoiler_text, sensitive, created_at FROM cur WHERE NOT EXISTS (SELECT 1"
+        "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = cur.id)),"
+        " ed AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
+        "  spoiler_text, sensitive) SELECT $1, id, account_id, $4, $5, coalesce($6, spoiler_text),"
+        "  coalesce($7::bool, sensitive) FROM cur),"
+        " up AS (UPDATE statuses s SET text = $4, content = $5,"
+        "  spoiler_text = coalesce($6, s.spoiler_text),"
+        "  sensitive = coalesce($7::bool, s.sensitive), language = coalesce($8, s.language),"
+        "  edited_at = now(),"
+        "  updated_at = now() FROM cur WHERE s.tenant_id = $1 AND s.id = cur.id RETURNING s.id),"
+        " m AS (INSERT INTO mentions (tenant_id, status_id, account_id) SELECT $1, up.id, u.id"
+        "  FROM up, unnest($9::bigint[]) u(id) ON CONFLICT DO NOTHING RETURNING account_id),"
+        " dt AS (DELETE FROM statuses_tags WHERE tenant_id = $1"
+        " AND status_id IN (SELECT id FROM up)"
+        "  AND tag_id NOT IN (SELECT id FROM tags WHERE tenant_id = $1"
+        "  AND lower(name) IN (SELECT lower(n) FROM unnest($10::text[]) n))),"
+        " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
+        "  FROM unnest($10::text[]) n"
+        " ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id),"
+        " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, up.id, t.id"
+        "  FROM up, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
+        "  AND lower(name) IN (SELECT lower(n) FROM unnest($10::text[]) n)) t"
+        "  ON CONFLICT DO NOTHING)"
+        " SELECT up.id, (SELECT coalesce(array_agg(account_id), '{}') FROM m)::text,"
+        "  (SELECT coalesce(array_agg(DISTINCT r.account_id), '{}') FROM statuses r"
+        "   WHERE r.tenant_id = $1 AND r.reblog_of_id = up.id AND r.deleted_at IS NULL)::text"
+        "  FROM up"},
+    /* Reblogs of a deleted status go with it, as in Mastodon. */
+    [STATUSES_DELETE] = {"statuses.delete",
+        "WITH d AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
+        "  AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"
+        "  RETURNING id),"
+        " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
+        "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL)"
+        " SELECT count(*) FROM d"},
+    [STATUSES_SOURCE] = {"statuses.source",
+        "SELECT id, text, spoiler_text FROM statuses WHERE tenant_id = $1"
+        " AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"},
+    /* A status never edited has one version: itself. */
+    [STATUSES_HISTORY] = {"statuses.history",
+        "SELECT v.content, v.spoiler_text, v.sensitive, " EU_SQL_TS("v.created_at") ", "
+        EU_ACCOUNT_COLUMNS("a") " FROM statuses s JOIN accounts a ON a.tenant_id = $1"
+        " AND a.id = s.account_id,"
+        " LATERAL (SELECT e.content, e.spoiler_text, e.sensitive, e.created_at, e.id"
+        "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = s.id UNION ALL"
+        "  SELECT s.content, s.spoiler_text, s.sensitive, s.created_at, 0 WHERE NOT EXISTS"
+        "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
+        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND "
+        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " ORDER BY v.created_at, v.id"},
+    /* Ancestors oldest first; descendants depth first, as a thread reads.
+     * Hidden ones are dropped by the renderer. */
+    [STATUSES_CONTEXT] = {"statuses.context",
+        "WITH RECURSIVE up(id, parent, depth) AS ("
+        "  SELECT p.id, p.in_reply_to_id, 1 FROM statuses p WHERE p.tenant_id = $1 AND p.id ="
+        "   (SELECT in_reply_to_id FROM statuses WHERE tenant_id = $1 AND id = $2::bigint)"
+        "  UNION ALL SELECT p.id, p.in_reply_to_id, up.depth + 1 FROM statuses p JOIN up"
+        "   ON p.tenant_id = $1 AND p.id = up.parent WHERE up.depth < 40),"
+        " down(id, path) AS ("
+        "  SELECT c.id, ARRAY[c.id] FROM statuses c WHERE c.tenant_id = $1"
+        "   AND c.in_reply_to_id = $2::bigint AND c.deleted_at IS NULL"
+        "  UNION ALL SELECT c.id, down.path || c.id FROM statuses c JOIN down"
+        "   ON c.tenant_id = $1 AND c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
+        "   AND array_length(down.path, 1) < 40)"
+        " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.tenant_id = $1"
+        "  AND s.id = $2::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")
+        " UNION ALL SELECT 'a', id::text, 1, -depth FROM up"
+        " UNION ALL SELECT 'd', id::text, 2, row_number() OVER (ORDER BY path)"
+        "  FROM (SELECT id, path FROM down ORDER BY path LIMIT 60) dd"
+        " ORDER BY 3, 4"},
+    [STATUSES_FAVOURITE] = {"statuses.favourite",
+        "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (tenant_id, account_id,"
+        " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
+        " RETURNING id)"
+        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [STATUSES_UNFAVOURITE] = {"statuses.unfavourite",
+        "WITH " TARGET_CTE ", x AS (DELETE FROM favourites f USING t"
+        " WHERE f.tenant_id = $1 AND f.status_id = t.id AND f.account_id = $3::bigint"
+        " RETURNING f.id)"
+        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [STATUSES_BOOKMARK] = {"statuses.bookmark",
+        "WITH " TARGET_CTE ", x AS (INSERT INTO bookmarks (tenant_id, account_id,"
+        " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
+        " RETURNING id)"
+        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [STATUSES_UNBOOKMARK] = {"statuses.unbookmark",
+        "WITH " TARGET_CTE ", x AS (DELETE FROM bookmarks b USING t"
+        " WHERE b.tenant_id = $1 AND b.status_id = t.id AND b.account_id = $3::bigint"
+        " RETURNING b.id)"
+        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [STATUSES_MUTE] = {"statuses.mute",
+        "WITH " TARGET_CTE ", x AS (INSERT INTO conversation_mutes (tenant_id,"
+        " account_id, conversation_id) SELECT $1, $3::bigint, conv FROM t"
+        " ON CONFLICT DO NOTHING"
+        " RETURNING 1) SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [STATUSES_UNMUTE] = {"statuses.unmute",
+        "WITH " TARGET_CTE ", x AS (DELETE FROM conversation_mutes c USING t"
+        " WHERE c.tenant_id = $1 AND c.conversation_id = t.conv"
+        " AND c.account_id = $3::bigint RETURNING 1)"
+        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    /* Pins apply to the status itself, not a reblog's original. Extra
+     * columns: visibility, is a reblog, pins held, already pinned. */
+    [STATUSES_PIN] = {"statuses.pin",
+        "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
+        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND "
+        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+        " x AS (INSERT INTO status_pins (tenant_id, account_id, status_id)"
+        "  SELECT $1, $3::bigint, id FROM t WHERE t.account_id = $3::bigint"
+        "  AND t.reblog_of_id IS NULL AND t.visibility < 3 AND (SELECT count(*)"
+        "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint) < 5"
+        "  ON CONFLICT DO NOTHING RETURNING id)"
+        " SELECT t.id, t.account_id, (SELECT count(*) FROM x), t.visibility,"
+        "  t.reblog_of_id IS NOT NULL, (SELECT count(*) FROM status_pins"
+        "  WHERE tenant_id = $1 AND account_id = $3::bigint), EXISTS (SELECT 1"
+        "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint"
+        "  AND status_id = t.id) FROM t"},
+    [STATUSES_UNPIN] = {"statuses.unpin",
+        "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
+        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND "
+        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+        " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
+        "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
+        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    /* Extra columns: the reblog's id (NULL when not allowed). $4 visibility. */
+    [STATUSES_REBLOG] = {"statuses.reblog",
+        "WITH " TARGET_CTE ","
+        " ex AS (SELECT r.id FROM statuses r, t WHERE r.tenant_id = $1"
+        "  AND r.reblog_of_id = t.id AND r.account_id = $3::bigint"
+        "  AND r.deleted_at IS NULL),"
+        " x AS (INSERT INTO statuses (tenant_id, account_id, reblog_of_id, visibility,"
+        "  application_id) SELECT $1, $3::bigint, t.id,"
+        "  greatest($4::smallint, t.visibility), $5::bigint FROM t"
+        "  WHERE NOT EXISTS (SELECT 1 FROM ex)"
+        "  AND (t.visibility <= 1 OR (t.visibility = 2 AND t.account_id = $3::bigint))"
+        "  ON CONFLICT DO NOTHING RETURNING id)"
+        " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
+        "  coalesce((SELECT id FROM x), (SELECT id FROM ex)) FROM t"},
+    /* Extra column: the withdrawn reblogs' ids. */
+    [STATUSES_UNREBLOG] = {"statuses.unreblog",
+        "WITH " TARGET_CTE ", x AS (UPDATE statuses r SET deleted_at = now() FROM t"
+        "  WHERE r.tenant_id = $1 AND r.reblog_of_id = t.id"
+        "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL RETURNING r.id)"
+        " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
+        "  (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t"},
+    [STATUSES_VISIBLE] = {"statuses.visible",
+        "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
+        " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")},
+    [STATUSES_FAVOURITED_BY] = {"statuses.favourited_by",
+        "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
+        " FROM favourites x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
+        " WHERE x.tenant_id = $1 AND x.status_id = $2::bigint"
+        " AND a.suspended_at IS NULL",
+        "x.id", 3},
+    [STATUSES_REBLOGGED_BY] = {"statuses.reblogged_by",
+        "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
+        " FROM statuses x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
+        " WHERE x.tenant_id = $1 AND x.reblog_of_id = $2::bigint AND x.deleted_at IS NULL"
+        " AND a.suspended_at IS NULL",
+        "x.id", 3},
+    {0},
+};
+/* clang-format on */
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -131,13 +393,13 @@ idempotency_key(struct eu_req *req, const char *key, char *buf, size_t len)
 struct compose {
     struct eu_req *req;
     const char *text, *spoiler, *language;
-    bool spoiler_given;    /* an edit keeps the old content warning otherwise */
-    const char *reply_to;  /* in_reply_to_id or NULL */
-    const char *edit_id;   /* the status being edited, or NULL */
-    int visibility;        /* -1: the author's default */
-    int sensitive;         /* -1: the author's default */
-    const char *idem;      /* Idempotency-Key or NULL */
-    const char *poll;      /* the draft's poll JSON, or NULL */
+    bool spoiler_given;       /* an edit keeps the old content warning otherwise */
+    const char *reply_to;     /* in_reply_to_id or NULL */
+    const char *edit_id;      /* the status being edited, or NULL */
+    int visibility;           /* -1: the author's default */
+    int sensitive;            /* -1: the author's default */
+    const char *idem;         /* Idempotency-Key or NULL */
+    const char *poll;         /* the draft's poll JSON, or NULL */
     const char *scheduled_at; /* UTC ISO time to publish at, or NULL: now */
     const char *sched_params; /* ScheduledStatus.params JSON, with scheduled_at */
     struct eu_text_scan scan;
@@ -147,20 +409,6 @@ struct compose {
     char status_id[24];
     void (*next)(struct compose *c);
 };
-
-/* $2 mention usernames, $3 parent id, $4 author, $5 edited status id. */
-static const char PREPARE_SQL[] =
-    "SELECT (SELECT coalesce(json_agg(json_build_array(a.id::text, a.username)), '[]')::text"
-    "  FROM accounts a WHERE a.tenant_id = $1 AND a.domain IS NULL AND a.suspended_at IS NULL"
-    "  AND lower(a.username) = ANY($2::text[])),"
-    " (SELECT json_build_array(s.account_id::text, coalesce(s.conversation_id, s.id)::text)::text"
-    "  FROM statuses s WHERE s.tenant_id = $1 AND s.id = $3::bigint AND s.reblog_of_id IS NULL"
-    "  AND " EU_STATUS_VISIBLE_SQL("s", "$4::bigint") "),"
-    " (SELECT u.default_privacy FROM users u WHERE u.tenant_id = $1 AND u.account_id = $4::bigint),"
-    " (SELECT u.default_sensitive FROM users u WHERE u.tenant_id = $1"
-    "  AND u.account_id = $4::bigint),"
-    " EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $5::bigint"
-    "  AND s.account_id = $4::bigint AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL)";
 
 static void
 on_prepared(struct eu_req *req, PGresult *res, void *arg)
@@ -219,7 +467,7 @@ prepare(struct compose *c)
     eu_text_scan(req->arena, c->text, req->host, &c->scan);
     const char *params[] = {text_array(req, c->scan.mentions, c->scan.n_mentions), c->reply_to,
                             eu_req_viewer(req), c->edit_id};
-    eu_req_sql(req, PREPARE_SQL, 4, params, on_prepared, c);
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_PREPARE], 4, params, on_prepared, c);
 }
 
 /* Mastodon's ScheduledStatus "params": the request's values as given (null
@@ -341,40 +589,6 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
 
 /* ------------------------------------------------------------------- post */
 
-/*
- * Inserts the status, its mentions, tags and poll in one statement. $15, a
- * scheduled status being published, is deleted by the same statement, and
- * the status inserted only if that row was still there: two processes
- * publishing it at once post it once. Mentioned accounts purged since it was
- * scheduled are skipped.
- */
-static const char INSERT_SQL[] =
-    "WITH sch AS (DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $15::bigint"
-    "  RETURNING id),"
-    " s AS (INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text, sensitive,"
-    "  visibility, language, in_reply_to_id, in_reply_to_account_id, conversation_id,"
-    "  application_id)"
-    " SELECT $1, $2::bigint, $3, $4, $5, $6::bool, $7::smallint, $8, $9::bigint, $10::bigint,"
-    "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint"
-    "  WHERE $15::bigint IS NULL OR EXISTS (SELECT 1 FROM sch) RETURNING id),"
-    " m AS (INSERT INTO mentions (tenant_id, status_id, account_id) SELECT $1, s.id, u.id FROM s,"
-    "  unnest($13::bigint[]) u(id) WHERE EXISTS (SELECT 1 FROM accounts ma"
-    "  WHERE ma.tenant_id = $1 AND ma.id = u.id) ON CONFLICT DO NOTHING),"
-    " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
-    "  FROM unnest($14::text[]) n ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id),"
-    " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, s.id, t.id"
-    "  FROM s, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
-    "  AND lower(name) IN (SELECT lower(n) FROM unnest($14::text[]) n)) t"
-    "  ON CONFLICT DO NOTHING),"
-    " pl AS (INSERT INTO polls (tenant_id, status_id, account_id, options, multiple, hide_totals,"
-    "  expires_at) SELECT $1, s.id, $2::bigint,"
-    "  ARRAY(SELECT jsonb_array_elements_text($16::jsonb -> 'options')),"
-    "  ($16::jsonb ->> 'multiple')::bool, ($16::jsonb ->> 'hide_totals')::bool,"
-    "  now() + make_interval(secs => ($16::jsonb ->> 'expires_in')::float8)"
-    "  FROM s WHERE $16::jsonb IS NOT NULL)"
-    " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
-    "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text FROM s";
-
 struct publish {
     struct eu_app *app;
     struct eu_tenant *tenant; /* holds a ref: this may outlive a request */
@@ -436,9 +650,9 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
     pb->author = d->account_id;
     /* Followers who asked to be told, for anything but DMs and replies to
      * others (Mastodon's rule). */
-    pb->notify_followers = d->visibility < 3 && !(d->reply_account &&
-                                                  strtoll(d->reply_account, NULL, 10) !=
-                                                      d->account_id);
+    pb->notify_followers =
+        d->visibility < 3 &&
+        !(d->reply_account && strtoll(d->reply_account, NULL, 10) != d->account_id);
     pb->mention_ids = eu_xstrdup(d->mention_ids ? d->mention_ids : "{}");
     pb->poll_ms = -1;
     if (d->poll) {
@@ -453,16 +667,27 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
     snprintf(vis, sizeof(vis), "%d", d->visibility);
     snprintf(app_id, sizeof(app_id), "%lld", (long long)d->application_id);
     const char *params[] = {
-        author, d->text, d->html, d->spoiler ? d->spoiler : "", d->sensitive ? "true" : "false",
-        vis, d->language, d->reply_to, d->reply_to ? d->reply_account : NULL,
-        d->reply_to ? d->conversation : NULL, d->application_id ? app_id : NULL, pb->mention_ids,
-        d->tags ? d->tags : "{}", d->scheduled_id, d->poll,
+        author,
+        d->text,
+        d->html,
+        d->spoiler ? d->spoiler : "",
+        d->sensitive ? "true" : "false",
+        vis,
+        d->language,
+        d->reply_to,
+        d->reply_to ? d->reply_account : NULL,
+        d->reply_to ? d->conversation : NULL,
+        d->application_id ? app_id : NULL,
+        pb->mention_ids,
+        d->tags ? d->tags : "{}",
+        d->scheduled_id,
+        d->poll,
     };
+    const struct eu_sql *insert = &eu_statuses_sql[STATUSES_INSERT];
     if (conn)
-        eu_db_conn_query(conn, INSERT_SQL, 15, params, on_published, pb);
+        eu_db_conn_stmt(conn, insert, 15, params, on_published, pb);
     else
-        eu_db_pool_query(eu_tenant_pool(app->registry, t), INSERT_SQL, 15, params, on_published,
-                         pb);
+        eu_db_pool_stmt(eu_tenant_pool(app->registry, t), insert, 15, params, on_published, pb);
 }
 
 /* The draft of what c resolved. Strings borrowed from c and the arena. */
@@ -561,40 +786,6 @@ statuses_create(struct eu_req *req)
 
 /* ------------------------------------------------------------------- edit */
 
-/* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
- * $9 mention ids, $10 tags; NULL spoiler, sensitive or language keep the
- * current value, as Mastodon does. The first edit also records the original. */
-static const char EDIT_SQL[] =
-    "WITH cur AS (SELECT * FROM statuses WHERE tenant_id = $1 AND id = $2::bigint"
-    "  AND account_id = $3::bigint AND deleted_at IS NULL FOR UPDATE),"
-    " orig AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
-    "  spoiler_text, sensitive, created_at) SELECT $1, id, account_id, text, content,"
-    "  spoiler_text, sensitive, created_at FROM cur WHERE NOT EXISTS (SELECT 1"
-    "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = cur.id)),"
-    " ed AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
-    "  spoiler_text, sensitive) SELECT $1, id, account_id, $4, $5, coalesce($6, spoiler_text),"
-    "  coalesce($7::bool, sensitive) FROM cur),"
-    " up AS (UPDATE statuses s SET text = $4, content = $5,"
-    "  spoiler_text = coalesce($6, s.spoiler_text),"
-    "  sensitive = coalesce($7::bool, s.sensitive), language = coalesce($8, s.language),"
-    "  edited_at = now(),"
-    "  updated_at = now() FROM cur WHERE s.tenant_id = $1 AND s.id = cur.id RETURNING s.id),"
-    " m AS (INSERT INTO mentions (tenant_id, status_id, account_id) SELECT $1, up.id, u.id"
-    "  FROM up, unnest($9::bigint[]) u(id) ON CONFLICT DO NOTHING RETURNING account_id),"
-    " dt AS (DELETE FROM statuses_tags WHERE tenant_id = $1 AND status_id IN (SELECT id FROM up)"
-    "  AND tag_id NOT IN (SELECT id FROM tags WHERE tenant_id = $1"
-    "  AND lower(name) IN (SELECT lower(n) FROM unnest($10::text[]) n))),"
-    " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
-    "  FROM unnest($10::text[]) n ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id),"
-    " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, up.id, t.id"
-    "  FROM up, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
-    "  AND lower(name) IN (SELECT lower(n) FROM unnest($10::text[]) n)) t"
-    "  ON CONFLICT DO NOTHING)"
-    " SELECT up.id, (SELECT coalesce(array_agg(account_id), '{}') FROM m)::text,"
-    "  (SELECT coalesce(array_agg(DISTINCT r.account_id), '{}') FROM statuses r"
-    "   WHERE r.tenant_id = $1 AND r.reblog_of_id = up.id AND r.deleted_at IS NULL)::text"
-    "  FROM up";
-
 static void
 on_edited(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -615,11 +806,19 @@ update_status(struct compose *c)
 {
     struct eu_req *req = c->req;
     const char *params[] = {
-        c->edit_id, eu_req_viewer(req), c->text, c->html, c->spoiler_given ? c->spoiler : NULL,
-        c->sensitive < 0 ? NULL : c->sensitive ? "true" : "false", c->language, c->mention_ids,
+        c->edit_id,
+        eu_req_viewer(req),
+        c->text,
+        c->html,
+        c->spoiler_given ? c->spoiler : NULL,
+        c->sensitive < 0 ? NULL
+        : c->sensitive   ? "true"
+                         : "false",
+        c->language,
+        c->mention_ids,
         text_array(req, c->scan.tags, c->scan.n_tags),
     };
-    eu_req_sql(req, EDIT_SQL, 9, params, on_edited, c);
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_EDIT], 9, params, on_edited, c);
 }
 
 static void
@@ -709,9 +908,8 @@ on_delete_rendered(struct eu_req *req, json_t *array, void *arg)
 {
     struct delete_ctx *d = arg;
     json_t *st = json_array_get(array, 0);
-    const char *owner = st ? json_string_value(json_object_get(json_object_get(st, "account"),
-                                                                "id"))
-                           : NULL;
+    const char *owner =
+        st ? json_string_value(json_object_get(json_object_get(st, "account"), "id")) : NULL;
     if (!owner || strtoll(owner, NULL, 10) != req->auth.account_id) {
         json_decref(array);
         eu_req_reply_error(req, 404, "Record not found");
@@ -722,16 +920,8 @@ on_delete_rendered(struct eu_req *req, json_t *array, void *arg)
     d->status = json_incref(st);
     eu_arena_on_free(req->arena, decref_json, d->status);
     json_decref(array);
-    /* Reblogs of a deleted status go with it, as in Mastodon. */
     const char *params[] = {d->id, eu_req_viewer(req)};
-    eu_req_sql(req,
-               "WITH d AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
-               "  AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"
-               "  RETURNING id),"
-               " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
-               "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL)"
-               " SELECT count(*) FROM d",
-               2, params, on_delete_done, d);
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_DELETE], 2, params, on_delete_done, d);
 }
 
 static void
@@ -767,10 +957,7 @@ statuses_source(struct eu_req *req)
     if (!id)
         return;
     const char *params[] = {id, eu_req_viewer(req)};
-    eu_req_sql(req,
-               "SELECT id, text, spoiler_text FROM statuses WHERE tenant_id = $1"
-               " AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL",
-               2, params, on_source, NULL);
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_SOURCE], 2, params, on_source, NULL);
 }
 
 static void
@@ -783,11 +970,11 @@ on_history(struct eu_req *req, PGresult *res, void *arg)
     }
     json_t *out = json_array();
     for (int i = 0; i < n; i++) {
-        json_t *v = json_pack("{s:s, s:s, s:b, s:s, s:o, s:[], s:[]}", "content",
-                              PQgetvalue(res, i, 0), "spoiler_text", PQgetvalue(res, i, 1),
-                              "sensitive", PQgetvalue(res, i, 2)[0] == 't', "created_at",
-                              PQgetvalue(res, i, 3), "account", eu_account_json(req, res, i, 4),
-                              "media_attachments", "emojis");
+        json_t *v =
+            json_pack("{s:s, s:s, s:b, s:s, s:o, s:[], s:[]}", "content", PQgetvalue(res, i, 0),
+                      "spoiler_text", PQgetvalue(res, i, 1), "sensitive",
+                      PQgetvalue(res, i, 2)[0] == 't', "created_at", PQgetvalue(res, i, 3),
+                      "account", eu_account_json(req, res, i, 4), "media_attachments", "emojis");
         json_array_append_new(out, v);
     }
     eu_req_reply_json(req, 200, out);
@@ -800,19 +987,7 @@ statuses_history(struct eu_req *req)
     if (!id)
         return;
     const char *params[] = {id, eu_req_viewer(req)};
-    /* A status never edited has one version: itself. */
-    eu_req_sql(
-        req,
-        "SELECT v.content, v.spoiler_text, v.sensitive, " EU_SQL_TS("v.created_at") ", "
-        EU_ACCOUNT_COLUMNS("a") " FROM statuses s JOIN accounts a ON a.tenant_id = $1"
-        " AND a.id = s.account_id,"
-        " LATERAL (SELECT e.content, e.spoiler_text, e.sensitive, e.created_at, e.id"
-        "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = s.id UNION ALL"
-        "  SELECT s.content, s.spoiler_text, s.sensitive, s.created_at, 0 WHERE NOT EXISTS"
-        "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
-        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND "
-        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " ORDER BY v.created_at, v.id",
-        2, params, on_history, NULL);
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_HISTORY], 2, params, on_history, NULL);
 }
 
 /* ---------------------------------------------------------------- context */
@@ -838,7 +1013,8 @@ on_context_rendered(struct eu_req *req, json_t *array, void *arg)
     json_t *anc = json_array(), *desc = json_array();
     size_t i;
     json_t *st;
-    json_array_foreach(array, i, st) {
+    json_array_foreach(array, i, st)
+    {
         const char *id = json_string_value(json_object_get(st, "id"));
         json_array_append(is_ancestor(cx, id) ? anc : desc, st);
     }
@@ -874,119 +1050,14 @@ statuses_context(struct eu_req *req)
         return;
     struct context_ctx *cx = eu_arena_calloc(req->arena, sizeof(*cx));
     const char *params[] = {id, eu_req_viewer(req)};
-    /* Ancestors oldest first; descendants depth first, as a thread reads.
-     * Hidden ones are dropped by the renderer. */
-    eu_req_sql(
-        req,
-        "WITH RECURSIVE up(id, parent, depth) AS ("
-        "  SELECT p.id, p.in_reply_to_id, 1 FROM statuses p WHERE p.tenant_id = $1 AND p.id ="
-        "   (SELECT in_reply_to_id FROM statuses WHERE tenant_id = $1 AND id = $2::bigint)"
-        "  UNION ALL SELECT p.id, p.in_reply_to_id, up.depth + 1 FROM statuses p JOIN up"
-        "   ON p.tenant_id = $1 AND p.id = up.parent WHERE up.depth < 40),"
-        " down(id, path) AS ("
-        "  SELECT c.id, ARRAY[c.id] FROM statuses c WHERE c.tenant_id = $1"
-        "   AND c.in_reply_to_id = $2::bigint AND c.deleted_at IS NULL"
-        "  UNION ALL SELECT c.id, down.path || c.id FROM statuses c JOIN down"
-        "   ON c.tenant_id = $1 AND c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
-        "   AND array_length(down.path, 1) < 40)"
-        " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.tenant_id = $1"
-        "  AND s.id = $2::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")
-        " UNION ALL SELECT 'a', id::text, 1, -depth FROM up"
-        " UNION ALL SELECT 'd', id::text, 2, row_number() OVER (ORDER BY path)"
-        "  FROM (SELECT id, path FROM down ORDER BY path LIMIT 60) dd"
-        " ORDER BY 3, 4",
-        2, params, on_context_ids, cx);
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_CONTEXT], 2, params, on_context_ids, cx);
 }
 
 /* ----------------------------------------------------------- interactions */
 
-/*
- * An interaction is one statement that checks the status is visible to the
- * viewer, changes the viewer's relation to it and returns one row
- * (target id, target author, rows changed, extra...), or no row when the
- * status is not visible. $2 status id, $3 viewer.
- */
-#define TARGET_CTE                                                                                 \
-    "t AS (SELECT o.id, o.account_id, o.visibility, coalesce(o.conversation_id, o.id) AS conv"     \
-    " FROM statuses s JOIN statuses o ON o.tenant_id = $1"                                         \
-    " AND o.id = coalesce(s.reblog_of_id, s.id) WHERE s.tenant_id = $1 AND s.id = $2::bigint"      \
-    " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " AND "                                       \
-    EU_STATUS_VISIBLE_SQL("o", "$3::bigint") ")"
-
-enum action {
-    A_FAVOURITE, A_UNFAVOURITE, A_BOOKMARK, A_UNBOOKMARK, A_MUTE, A_UNMUTE, A_PIN, A_UNPIN,
-    A_REBLOG, A_UNREBLOG,
-};
-
-static const char *const ACTION_SQL[] = {
-    [A_FAVOURITE] = "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (tenant_id, account_id,"
-                    " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
-                    " RETURNING id)"
-                    " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
-    [A_UNFAVOURITE] = "WITH " TARGET_CTE ", x AS (DELETE FROM favourites f USING t"
-                      " WHERE f.tenant_id = $1 AND f.status_id = t.id AND f.account_id = $3::bigint"
-                      " RETURNING f.id)"
-                      " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
-    [A_BOOKMARK] = "WITH " TARGET_CTE ", x AS (INSERT INTO bookmarks (tenant_id, account_id,"
-                   " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
-                   " RETURNING id)"
-                   " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
-    [A_UNBOOKMARK] = "WITH " TARGET_CTE ", x AS (DELETE FROM bookmarks b USING t"
-                     " WHERE b.tenant_id = $1 AND b.status_id = t.id AND b.account_id = $3::bigint"
-                     " RETURNING b.id)"
-                     " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
-    [A_MUTE] = "WITH " TARGET_CTE ", x AS (INSERT INTO conversation_mutes (tenant_id,"
-               " account_id, conversation_id) SELECT $1, $3::bigint, conv FROM t"
-               " ON CONFLICT DO NOTHING"
-               " RETURNING 1) SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
-    [A_UNMUTE] = "WITH " TARGET_CTE ", x AS (DELETE FROM conversation_mutes c USING t"
-                 " WHERE c.tenant_id = $1 AND c.conversation_id = t.conv"
-                 " AND c.account_id = $3::bigint RETURNING 1)"
-                 " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
-    /* Pins apply to the status itself, not a reblog's original. Extra
-     * columns: visibility, is a reblog, pins held, already pinned. */
-    [A_PIN] = "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
-              "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND "
-              EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
-              " x AS (INSERT INTO status_pins (tenant_id, account_id, status_id)"
-              "  SELECT $1, $3::bigint, id FROM t WHERE t.account_id = $3::bigint"
-              "  AND t.reblog_of_id IS NULL AND t.visibility < 3 AND (SELECT count(*)"
-              "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint) < 5"
-              "  ON CONFLICT DO NOTHING RETURNING id)"
-              " SELECT t.id, t.account_id, (SELECT count(*) FROM x), t.visibility,"
-              "  t.reblog_of_id IS NOT NULL, (SELECT count(*) FROM status_pins"
-              "  WHERE tenant_id = $1 AND account_id = $3::bigint), EXISTS (SELECT 1"
-              "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint"
-              "  AND status_id = t.id) FROM t",
-    [A_UNPIN] = "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
-                "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND "
-                EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
-                " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
-                "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
-                " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t",
-    /* Extra columns: the reblog's id (NULL when not allowed). $4 visibility. */
-    [A_REBLOG] = "WITH " TARGET_CTE ","
-                 " ex AS (SELECT r.id FROM statuses r, t WHERE r.tenant_id = $1"
-                 "  AND r.reblog_of_id = t.id AND r.account_id = $3::bigint"
-                 "  AND r.deleted_at IS NULL),"
-                 " x AS (INSERT INTO statuses (tenant_id, account_id, reblog_of_id, visibility,"
-                 "  application_id) SELECT $1, $3::bigint, t.id,"
-                 "  greatest($4::smallint, t.visibility), $5::bigint FROM t"
-                 "  WHERE NOT EXISTS (SELECT 1 FROM ex)"
-                 "  AND (t.visibility <= 1 OR (t.visibility = 2 AND t.account_id = $3::bigint))"
-                 "  ON CONFLICT DO NOTHING RETURNING id)"
-                 " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
-                 "  coalesce((SELECT id FROM x), (SELECT id FROM ex)) FROM t",
-    /* Extra column: the withdrawn reblogs' ids. */
-    [A_UNREBLOG] = "WITH " TARGET_CTE ", x AS (UPDATE statuses r SET deleted_at = now() FROM t"
-                   "  WHERE r.tenant_id = $1 AND r.reblog_of_id = t.id"
-                   "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL RETURNING r.id)"
-                   " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
-                   "  (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t",
-};
-
+/* The action is named by its statement (STATUSES_FAVOURITE...). */
 struct action_ctx {
-    enum action action;
+    int stmt;
 };
 
 static void
@@ -1006,13 +1077,13 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
     const char *target = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
     int64_t author = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     bool changed = atoi(PQgetvalue(res, 0, 2)) > 0;
-    switch (ax->action) {
-    case A_FAVOURITE:
+    switch (ax->stmt) {
+    case STATUSES_FAVOURITE:
         if (changed)
             eu_notify(req->app->registry, req->tenant, author, req->auth.account_id, "favourite",
                       strtoll(target, NULL, 10));
         break;
-    case A_PIN:
+    case STATUSES_PIN:
         if (!changed && PQgetvalue(res, 0, 6)[0] != 't') {
             const char *why = author != req->auth.account_id
                                   ? "Someone else's post cannot be pinned"
@@ -1025,7 +1096,7 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
             return;
         }
         break;
-    case A_REBLOG: {
+    case STATUSES_REBLOG: {
         if (PQgetisnull(res, 0, 3)) {
             eu_req_reply_error(req, 403, "This action is not allowed");
             return;
@@ -1039,7 +1110,7 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
         reply_status(req, reblog);
         return;
     }
-    case A_UNREBLOG:
+    case STATUSES_UNREBLOG:
         each_array_id(PQgetvalue(res, 0, 3), unfan_each, req, NULL);
         break;
     default:
@@ -1049,16 +1120,16 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
 }
 
 static void
-run_action(struct eu_req *req, enum action action)
+run_action(struct eu_req *req, int stmt)
 {
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     struct action_ctx *ax = eu_arena_calloc(req->arena, sizeof(*ax));
-    ax->action = action;
+    ax->stmt = stmt;
     const char *params[4] = {id, eu_req_viewer(req)};
     int n = 2;
-    if (action == A_REBLOG) {
+    if (stmt == STATUSES_REBLOG) {
         struct eu_error err = {0};
         json_t *p = eu_req_params(req, &err);
         if (!p) {
@@ -1072,29 +1143,69 @@ run_action(struct eu_req *req, enum action action)
             return;
         }
         params[2] = eu_arena_sprintf(req->arena, "%d", v);
-        params[3] = req->auth.app_id ? eu_arena_sprintf(req->arena, "%lld",
-                                                        (long long)req->auth.app_id)
-                                     : NULL;
+        params[3] = req->auth.app_id
+                        ? eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id)
+                        : NULL;
         n = 4;
     }
-    eu_req_sql(req, ACTION_SQL[action], n, params, on_action, ax);
+    eu_req_stmt(req, &eu_statuses_sql[stmt], n, params, on_action, ax);
 }
 
-static void statuses_favourite(struct eu_req *req) { run_action(req, A_FAVOURITE); }
-static void statuses_unfavourite(struct eu_req *req) { run_action(req, A_UNFAVOURITE); }
-static void statuses_bookmark(struct eu_req *req) { run_action(req, A_BOOKMARK); }
-static void statuses_unbookmark(struct eu_req *req) { run_action(req, A_UNBOOKMARK); }
-static void statuses_mute(struct eu_req *req) { run_action(req, A_MUTE); }
-static void statuses_unmute(struct eu_req *req) { run_action(req, A_UNMUTE); }
-static void statuses_pin(struct eu_req *req) { run_action(req, A_PIN); }
-static void statuses_unpin(struct eu_req *req) { run_action(req, A_UNPIN); }
-static void statuses_reblog(struct eu_req *req) { run_action(req, A_REBLOG); }
-static void statuses_unreblog(struct eu_req *req) { run_action(req, A_UNREBLOG); }
+static void
+statuses_favourite(struct eu_req *req)
+{
+    run_action(req, STATUSES_FAVOURITE);
+}
+static void
+statuses_unfavourite(struct eu_req *req)
+{
+    run_action(req, STATUSES_UNFAVOURITE);
+}
+static void
+statuses_bookmark(struct eu_req *req)
+{
+    run_action(req, STATUSES_BOOKMARK);
+}
+static void
+statuses_unbookmark(struct eu_req *req)
+{
+    run_action(req, STATUSES_UNBOOKMARK);
+}
+static void
+statuses_mute(struct eu_req *req)
+{
+    run_action(req, STATUSES_MUTE);
+}
+static void
+statuses_unmute(struct eu_req *req)
+{
+    run_action(req, STATUSES_UNMUTE);
+}
+static void
+statuses_pin(struct eu_req *req)
+{
+    run_action(req, STATUSES_PIN);
+}
+static void
+statuses_unpin(struct eu_req *req)
+{
+    run_action(req, STATUSES_UNPIN);
+}
+static void
+statuses_reblog(struct eu_req *req)
+{
+    run_action(req, STATUSES_REBLOG);
+}
+static void
+statuses_unreblog(struct eu_req *req)
+{
+    run_action(req, STATUSES_UNREBLOG);
+}
 
 /* ------------------------------------------- favourited_by, reblogged_by */
 
 struct who_ctx {
-    const char *sql;
+    const struct eu_sql *stmt;
     const char *params[6];
     struct eu_page page;
 };
@@ -1128,42 +1239,35 @@ on_who_visible(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_req_sql(req, w->sql, 5, w->params, on_who, w);
+    eu_req_stmt_page(req, w->stmt, &w->page, 5, w->params, on_who, w);
 }
 
+/* stmt: the page of accounts, once the status is known to be visible. */
 static void
-list_who(struct eu_req *req, const char *from_where)
+list_who(struct eu_req *req, const struct eu_sql *stmt)
 {
     const char *id = eu_req_id_param(req, "id");
     if (!id)
         return;
     struct who_ctx *w = eu_arena_calloc(req->arena, sizeof(*w));
     eu_page_parse(req, &w->page, 40, 80);
+    w->stmt = stmt;
     w->params[0] = id;
     eu_page_params(&w->page, w->params + 1);
-    w->sql = eu_arena_sprintf(req->arena, "SELECT x.id, " EU_ACCOUNT_COLUMNS("a") " %s%s",
-                              from_where, eu_page_sql(req, &w->page, "x.id", 3));
     const char *params[] = {id, eu_req_viewer(req)};
-    eu_req_sql(req,
-               "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
-               " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint"),
-               2, params, on_who_visible, w);
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_VISIBLE], 2, params, on_who_visible, w);
 }
 
 static void
 statuses_favourited_by(struct eu_req *req)
 {
-    list_who(req, "FROM favourites x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
-                  " WHERE x.tenant_id = $1 AND x.status_id = $2::bigint"
-                  " AND a.suspended_at IS NULL");
+    list_who(req, &eu_statuses_sql[STATUSES_FAVOURITED_BY]);
 }
 
 static void
 statuses_reblogged_by(struct eu_req *req)
 {
-    list_who(req, "FROM statuses x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
-                  " WHERE x.tenant_id = $1 AND x.reblog_of_id = $2::bigint AND x.deleted_at IS NULL"
-                  " AND a.suspended_at IS NULL");
+    list_who(req, &eu_statuses_sql[STATUSES_REBLOGGED_BY]);
 }
 
 /* ------------------------------------------------------------------ table */

@@ -12,15 +12,16 @@
 
 #include <jansson.h>
 
+#include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
+#include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
-#include "eunha/app.h"
 #include "statuses_internal.h"
 
 #define PAGE_DEFAULT 20
@@ -32,14 +33,76 @@
     " AND xb.target_account_id = " s ".account_id) OR (xb.account_id = " s ".account_id"           \
     " AND xb.target_account_id = " v ")))"                                                         \
     " AND NOT EXISTS (SELECT 1 FROM mutes xm WHERE xm.tenant_id = $1 AND xm.account_id = " v       \
-    " AND xm.target_account_id = " s ".account_id AND (xm.expires_at IS NULL"                     \
+    " AND xm.target_account_id = " s ".account_id AND (xm.expires_at IS NULL"                      \
     " OR xm.expires_at > now()))"
+
+enum {
+    TIMELINES_PUBLIC,
+    TIMELINES_TAG,
+    TIMELINES_ACCOUNT,
+};
+
+/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
+/* clang-format off */
+const struct eu_sql eu_timelines_sql[] = {
+    /* $2 local, $3 remote, $4 only_media, $5 viewer. No media attachments
+     * exist yet, so only_media matches nothing. Like Mastodon, replies to
+     * others stay out of the public timeline. */
+    [TIMELINES_PUBLIC] = {"timelines.public",
+        "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+        " WHERE s.tenant_id = $1 AND s.deleted_at IS NULL AND s.visibility = 0"
+        " AND s.reblog_of_id IS NULL AND a.suspended_at IS NULL"
+        " AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
+        " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
+        " AND " NOT_SHUNNED_SQL("s", "$5::bigint"),
+        "s.id", 6},
+    /* $2 local, $3 remote, $4 only_media, $5 viewer, $6 any (with the
+     * path's tag), $7 all (NULL: no condition), $8 none. */
+    [TIMELINES_TAG] = {"timelines.tag",
+        "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+        " WHERE s.tenant_id = $1 AND s.id IN (SELECT st.status_id FROM statuses_tags st JOIN tags t"
+        "  ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
+        "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($6::text[]) x))"
+        " AND ($7::text[] IS NULL OR (SELECT count(DISTINCT lower(t.name)) FROM statuses_tags st"
+        "  JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
+        "  AND st.status_id = s.id AND lower(t.name) IN"
+        "  (SELECT lower(x) FROM unnest($7::text[]) x)) = (SELECT count(DISTINCT lower(x))"
+        "  FROM unnest($7::text[]) x))"
+        " AND NOT EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t ON t.tenant_id = $1"
+        "  AND t.id = st.tag_id WHERE st.tenant_id = $1 AND st.status_id = s.id"
+        "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($8::text[]) x))"
+        " AND s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
+        " AND a.suspended_at IS NULL"
+        " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
+        " AND " NOT_SHUNNED_SQL("s", "$5::bigint"),
+        "s.id", 9},
+    /* $2 account, $3 viewer, $4 exclude_replies, $5 exclude_reblogs,
+     * $6 only_media, $7 tagged (NULL: any), $8 pinned. The first branch keeps
+     * "no such account" (a row with a NULL id, only when the account does not
+     * exist, and so has no statuses) apart from "no statuses" (no row): the
+     * page's conditions bind only the last branch, and its ORDER BY and LIMIT
+     * the union, which is why they name the output column id. */
+    [TIMELINES_ACCOUNT] = {"timelines.account",
+        "SELECT NULL::bigint AS id WHERE NOT EXISTS (SELECT 1 FROM accounts a"
+        "  WHERE a.tenant_id = $1 AND a.id = $2::bigint)"
+        " UNION ALL SELECT s.id FROM statuses s"
+        " WHERE s.tenant_id = $1 AND s.account_id = $2::bigint"
+        " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")
+        " AND (NOT $4::bool OR s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
+        " AND (NOT $5::bool OR s.reblog_of_id IS NULL) AND NOT $6::bool"
+        " AND ($7::text IS NULL OR EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t"
+        "  ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
+        "  AND st.status_id = s.id AND lower(t.name) = lower($7::text)))"
+        " AND (NOT $8::bool OR EXISTS (SELECT 1 FROM status_pins sp WHERE sp.tenant_id = $1"
+        "  AND sp.status_id = s.id AND sp.account_id = s.account_id))",
+        "id", 9},
+    {0},
+};
+/* clang-format on */
 
 struct list_ctx {
     struct eu_page page;
     const char *context; /* filter context */
-    int id_col;
-    bool need_row;       /* no row at all means 404 (unknown account) */
 };
 
 static int
@@ -61,15 +124,15 @@ on_ids(struct eu_req *req, PGresult *res, void *arg)
 {
     struct list_ctx *lc = arg;
     int rows = PQntuples(res);
-    if (lc->need_row && rows == 0) {
+    /* Only timelines.account answers a NULL id: its account does not exist. */
+    if (rows > 0 && PQgetisnull(res, 0, 0)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
     char **ids = eu_arena_alloc(req->arena, ((size_t)rows + 1) * sizeof(char *));
     size_t n = 0;
     for (int i = 0; i < rows; i++)
-        if (!PQgetisnull(res, i, lc->id_col))
-            ids[n++] = eu_arena_strdup(req->arena, PQgetvalue(res, i, lc->id_col));
+        ids[n++] = eu_arena_strdup(req->arena, PQgetvalue(res, i, 0));
     /* min_id pages come back oldest first; clients want newest first. */
     qsort(ids, n, sizeof(char *), cmp_desc);
     reply_ids(req, ids, n, lc->context);
@@ -135,18 +198,7 @@ eu_timelines_public(struct eu_req *req)
         return;
     params[3] = eu_req_viewer(req);
     eu_page_params(&lc->page, params + 4);
-    /* No media attachments exist yet, so only_media matches nothing. Like
-     * Mastodon, replies to others stay out of the public timeline. */
-    const char *sql = eu_arena_sprintf(
-        req->arena,
-        "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
-        " WHERE s.tenant_id = $1 AND s.deleted_at IS NULL AND s.visibility = 0"
-        " AND s.reblog_of_id IS NULL AND a.suspended_at IS NULL"
-        " AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
-        " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
-        " AND " NOT_SHUNNED_SQL("s", "$5::bigint") "%s",
-        eu_page_sql(req, &lc->page, "s.id", 6));
-    eu_req_sql(req, sql, 8, params, on_ids, lc);
+    eu_req_stmt_page(req, &eu_timelines_sql[TIMELINES_PUBLIC], &lc->page, 8, params, on_ids, lc);
 }
 
 /* -------------------------------------------------------------------- tag */
@@ -179,7 +231,8 @@ tag_array(struct eu_req *req, const char *first, json_t *arr, int *bad)
     *o++ = '{';
     if (first)
         o += sprintf(o, "\"%s\"", first);
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         const char *s = json_string_value(v);
         if (!is_tag_name(s)) {
             (*bad)++;
@@ -228,26 +281,7 @@ eu_timelines_tag(struct eu_req *req)
         return;
     }
     eu_page_params(&lc->page, params + 7);
-    const char *sql = eu_arena_sprintf(
-        req->arena,
-        "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
-        " WHERE s.tenant_id = $1 AND s.id IN (SELECT st.status_id FROM statuses_tags st JOIN tags t"
-        "  ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
-        "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($6::text[]) x))"
-        " AND ($7::text[] IS NULL OR (SELECT count(DISTINCT lower(t.name)) FROM statuses_tags st"
-        "  JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
-        "  AND st.status_id = s.id AND lower(t.name) IN"
-        "  (SELECT lower(x) FROM unnest($7::text[]) x)) = (SELECT count(DISTINCT lower(x))"
-        "  FROM unnest($7::text[]) x))"
-        " AND NOT EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t ON t.tenant_id = $1"
-        "  AND t.id = st.tag_id WHERE st.tenant_id = $1 AND st.status_id = s.id"
-        "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($8::text[]) x))"
-        " AND s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
-        " AND a.suspended_at IS NULL"
-        " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
-        " AND " NOT_SHUNNED_SQL("s", "$5::bigint") "%s",
-        eu_page_sql(req, &lc->page, "s.id", 9));
-    eu_req_sql(req, sql, 11, params, on_ids, lc);
+    eu_req_stmt_page(req, &eu_timelines_sql[TIMELINES_TAG], &lc->page, 11, params, on_ids, lc);
 }
 
 /* ---------------------------------------------------- account's statuses */
@@ -265,8 +299,6 @@ eu_timelines_account(struct eu_req *req)
         return;
     struct list_ctx *lc = eu_arena_calloc(req->arena, sizeof(*lc));
     lc->context = "account";
-    lc->id_col = 1;
-    lc->need_row = true;
     if (eu_page_parse(req, &lc->page, PAGE_DEFAULT, PAGE_MAX) < 0)
         return;
     const char *params[11];
@@ -284,21 +316,5 @@ eu_timelines_account(struct eu_req *req)
     }
     params[5] = tagged && *tagged ? tagged : NULL;
     eu_page_params(&lc->page, params + 7);
-    /* The lateral join keeps "no such account" (no row, 404) apart from
-     * "no statuses" (one row with a NULL id). */
-    const char *sql = eu_arena_sprintf(
-        req->arena,
-        "SELECT a.id, x.id FROM accounts a LEFT JOIN LATERAL (SELECT s.id FROM statuses s"
-        " WHERE s.tenant_id = $1 AND s.account_id = a.id AND "
-        EU_STATUS_VISIBLE_SQL("s", "$3::bigint")
-        " AND (NOT $4::bool OR s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
-        " AND (NOT $5::bool OR s.reblog_of_id IS NULL) AND NOT $6::bool"
-        " AND ($7::text IS NULL OR EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t"
-        "  ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
-        "  AND st.status_id = s.id AND lower(t.name) = lower($7::text)))"
-        " AND (NOT $8::bool OR EXISTS (SELECT 1 FROM status_pins sp WHERE sp.tenant_id = $1"
-        "  AND sp.status_id = s.id AND sp.account_id = s.account_id))%s) x ON true"
-        " WHERE a.tenant_id = $1 AND a.id = $2::bigint",
-        eu_page_sql(req, &lc->page, "s.id", 9));
-    eu_req_sql(req, sql, 11, params, on_ids, lc);
+    eu_req_stmt_page(req, &eu_timelines_sql[TIMELINES_ACCOUNT], &lc->page, 11, params, on_ids, lc);
 }

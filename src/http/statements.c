@@ -12,6 +12,11 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_search_sql,
 
     /* statuses group */
+    eu_statuses_sql,
+    eu_status_render_sql,
+    eu_timelines_sql,
+    eu_feeds_sql,
+    eu_conversations_sql,
 
     /* social group */
     eu_social_sql,
