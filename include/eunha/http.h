@@ -56,9 +56,9 @@ struct eu_req {
     } auth;
 };
 
-/* A statement's rows for a request (see eu_req_sql()). */
+/* A statement's rows for a request (see eu_req_stmt()). */
 typedef void (*eu_req_rows_cb)(struct eu_req *req, struct pg_result *res, void *arg);
-/* A statement's rows or its SQL error (see eu_req_sql_or_error()). */
+/* A statement's rows or its SQL error (see eu_req_stmt_or_error()). */
 typedef void (*eu_req_result_cb)(struct eu_req *req, struct pg_result *res,
                                  enum eu_db_status status, void *arg);
 
@@ -151,12 +151,6 @@ void eu_req_stmt_page(struct eu_req *req, const struct eu_sql *s, const struct e
  */
 void eu_req_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparams,
                           const char *const *params, eu_req_result_cb cb, void *arg);
-/* The same three for statements not yet moved into the registry; they go
- * away once every caller names a registered statement. */
-void eu_req_sql(struct eu_req *req, const char *sql, int nparams, const char *const *params,
-                eu_req_rows_cb cb, void *arg);
-void eu_req_sql_or_error(struct eu_req *req, const char *sql, int nparams,
-                         const char *const *params, eu_req_result_cb cb, void *arg);
 /* The signed-in account's id (req->auth.account_id) as decimal text, the
  * form statements take it in; "0" without one. Owned by the request. */
 const char *eu_req_viewer(struct eu_req *req);

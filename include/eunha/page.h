@@ -32,16 +32,8 @@ struct eu_page {
  */
 int eu_page_parse(struct eu_req *req, struct eu_page *page, int def, int max);
 
-/*
- * SQL to order and bound a query over id column col (descending, or
- * ascending when paging with min_id), using parameters $n
- * (max_id), $n+1 (since_id), $n+2 (min_id), $n+3 (limit). Returns a string
- * owned by req's arena such as
- *   " AND ($3::bigint IS NULL OR s.id < $3) AND ... ORDER BY s.id DESC LIMIT $6"
- * Append it to a WHERE clause; pass eu_page_params() as those parameters.
- */
-const char *eu_page_sql(struct eu_req *req, const struct eu_page *page, const char *col, int n);
-/* Fills params[0..3] with the page's values for eu_page_sql(). */
+/* Fills params[0..3] with the page's values, the four parameters a paged
+ * statement ends with (see sql.h). */
 void eu_page_params(const struct eu_page *page, const char **params);
 /* True when the rows come back oldest first (min_id paging): reverse them
  * before rendering. */

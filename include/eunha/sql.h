@@ -73,6 +73,8 @@ extern const struct eu_sql eu_admin_tenants_sql[];  /* admin/tenants.c */
 
 /* queue/ */
 extern const struct eu_sql eu_queue_sql[];
+extern const struct eu_sql eu_queue_accounts_sql[];
+extern const struct eu_sql eu_queue_ping_sql[];
 
 /* The tables above, NULL-terminated (src/http/statements.c). */
 extern const struct eu_sql *const eu_sql_tables[];

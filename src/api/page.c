@@ -62,20 +62,6 @@ eu_page_parse(struct eu_req *req, struct eu_page *page, int def, int max)
     return 0;
 }
 
-const char *
-eu_page_sql(struct eu_req *req, const struct eu_page *page, const char *col, int n)
-{
-    /* Direction is decided here rather than in SQL so the ORDER BY can walk
-     * an index instead of sorting every matching row. */
-    return eu_arena_sprintf(req->arena,
-                            " AND ($%d::bigint IS NULL OR %s < $%d::bigint)"
-                            " AND ($%d::bigint IS NULL OR %s > $%d::bigint)"
-                            " AND ($%d::bigint IS NULL OR %s > $%d::bigint)"
-                            " ORDER BY %s %s LIMIT $%d::int",
-                            n, col, n, n + 1, col, n + 1, n + 2, col, n + 2, col,
-                            page->min_id ? "ASC" : "DESC", n + 3);
-}
-
 void
 eu_page_params(const struct eu_page *page, const char **params)
 {
@@ -129,8 +115,9 @@ eu_page_link(struct eu_req *req, const char *first_id, const char *last_id)
     const char *base = eu_req_base_url(req);
     const char *rest = other_params(req);
     const char *link =
-        eu_arena_sprintf(req->arena, "<%s%s?%smax_id=%s>; rel=\"next\", <%s%s?%smin_id=%s>; "
-                                     "rel=\"prev\"",
+        eu_arena_sprintf(req->arena,
+                         "<%s%s?%smax_id=%s>; rel=\"next\", <%s%s?%smin_id=%s>; "
+                         "rel=\"prev\"",
                          base, req->path, rest, last_id, base, req->path, rest, first_id);
     eu_req_add_header(req, "Link", link);
 }

@@ -78,20 +78,6 @@ eu_req_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparams,
     send_query(req, eu_sql_text(s, false), nparams, params, NULL, cb, arg);
 }
 
-void
-eu_req_sql(struct eu_req *req, const char *sql, int nparams, const char *const *params,
-           eu_req_rows_cb cb, void *arg)
-{
-    send_query(req, sql, nparams, params, cb, NULL, arg);
-}
-
-void
-eu_req_sql_or_error(struct eu_req *req, const char *sql, int nparams, const char *const *params,
-                    eu_req_result_cb cb, void *arg)
-{
-    send_query(req, sql, nparams, params, NULL, cb, arg);
-}
-
 const char *
 eu_req_viewer(struct eu_req *req)
 {

@@ -27,15 +27,19 @@
 #include "eunha/db.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
+
+/* This file's statements, in eu_queue_accounts_sql[] below. */
+enum { ACCOUNTS_CLEANUP, ACCOUNTS_PURGE_DATA, ACCOUNTS_PURGE_ACCOUNT };
 
 /* Accounts queued per run; more due ones make the task run again at once. */
 #define CLEANUP_BATCH "100"
 
 /* Accounts due for purging with no purge job yet. */
 #define DUE_ACCOUNTS                                                                               \
-    " FROM accounts a WHERE a.tenant_id = $1 AND a.suspended_at IS NOT NULL"                     \
-    " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = $1"                               \
+    " FROM accounts a WHERE a.tenant_id = $1 AND a.suspended_at IS NOT NULL"                       \
+    " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = $1"                                 \
     " AND j.dedupe_key = 'purge_account:' || a.id)"
 
 static const char cleanup_sql[] =
@@ -80,7 +84,8 @@ eu_queue_account_cleanup_run(struct eu_task_run *run)
     char retention[16];
     snprintf(retention, sizeof(retention), "%d", eu_task_run_app(run)->cfg->suspended_retention_s);
     const char *params[] = {retention};
-    eu_db_conn_query(eu_task_run_conn(run), cleanup_sql, 1, params, on_cleanup, run);
+    eu_db_conn_stmt(eu_task_run_conn(run), &eu_queue_accounts_sql[ACCOUNTS_CLEANUP], 1, params,
+                    on_cleanup, run);
 }
 
 /* ---- purge_account ---- */
@@ -93,8 +98,8 @@ struct purge {
 
 /* The account, locked, if it is still suspended and past its retention. */
 #define PURGE_DUE                                                                                  \
-    "SELECT id FROM accounts WHERE tenant_id = $1 AND id = $2::bigint"                           \
-    " AND suspended_at IS NOT NULL"                                                              \
+    "SELECT id FROM accounts WHERE tenant_id = $1 AND id = $2::bigint"                             \
+    " AND suspended_at IS NOT NULL"                                                                \
     " AND suspended_at <= now() - make_interval(secs => $3::float8)"
 
 /* Its data first, in one transaction; foreign keys cascade the rest when the
@@ -116,6 +121,13 @@ static const char purge_data_sql[] =
 /* The account row last. */
 static const char purge_account_sql[] =
     "DELETE FROM accounts WHERE tenant_id = $1 AND id IN (" PURGE_DUE ") RETURNING username";
+
+const struct eu_sql eu_queue_accounts_sql[] = {
+    [ACCOUNTS_CLEANUP] = {"queue_accounts.cleanup", cleanup_sql},
+    [ACCOUNTS_PURGE_DATA] = {"queue_accounts.purge_data", purge_data_sql},
+    [ACCOUNTS_PURGE_ACCOUNT] = {"queue_accounts.purge_account", purge_account_sql},
+    {0},
+};
 
 static void
 purge_finish(struct purge *p, const char *error)
@@ -157,15 +169,15 @@ on_data_deleted(PGresult *res, enum eu_db_status st, void *arg)
         return;
     }
     if (strcmp(PQgetvalue(res, 0, 0), "0") == 0) {
-        eu_log_info("queue", "account %s is no longer due for purging; left alone",
-                    p->account_id);
+        eu_log_info("queue", "account %s is no longer due for purging; left alone", p->account_id);
         purge_finish(p, NULL);
         return;
     }
     eu_log_debug("queue", "account %s: deleted %s statuses and %s follows", p->account_id,
                  PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
     const char *params[] = {p->account_id, p->retention};
-    eu_db_conn_query(eu_job_conn(p->job), purge_account_sql, 2, params, on_account_deleted, p);
+    eu_db_conn_stmt(eu_job_conn(p->job), &eu_queue_accounts_sql[ACCOUNTS_PURGE_ACCOUNT], 2, params,
+                    on_account_deleted, p);
 }
 
 static bool
@@ -190,8 +202,8 @@ eu_queue_purge_account_run(struct eu_job *job)
     struct purge *p = eu_xcalloc(1, sizeof(*p));
     p->job = job;
     snprintf(p->account_id, sizeof(p->account_id), "%s", id);
-    snprintf(p->retention, sizeof(p->retention), "%d",
-             eu_job_app(job)->cfg->suspended_retention_s);
+    snprintf(p->retention, sizeof(p->retention), "%d", eu_job_app(job)->cfg->suspended_retention_s);
     const char *params[] = {p->account_id, p->retention};
-    eu_db_conn_query(eu_job_conn(job), purge_data_sql, 2, params, on_data_deleted, p);
+    eu_db_conn_stmt(eu_job_conn(job), &eu_queue_accounts_sql[ACCOUNTS_PURGE_DATA], 2, params,
+                    on_data_deleted, p);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "eunha/db.h"
+#include "eunha/sql.h"
 
 static void
 on_recorded(PGresult *res, enum eu_db_status st, void *arg)
@@ -27,6 +28,13 @@ on_recorded(PGresult *res, enum eu_db_status st, void *arg)
     }
     eu_job_done(job, NULL);
 }
+
+/* The tests read who ran each job from job_pings. */
+const struct eu_sql eu_queue_ping_sql[] = {
+    [0] = {"queue_ping.record", "INSERT INTO job_pings (tenant_id, job_id, process, payload)"
+                                " VALUES ($1, $2::bigint, $3, $4::jsonb)"},
+    {0},
+};
 
 void
 eu_queue_ping_run(struct eu_job *job)
@@ -43,9 +51,6 @@ eu_queue_ping_run(struct eu_job *job)
     snprintf(process, sizeof(process), "%s:%d", host, (int)getpid());
     char *text = json_dumps(payload, JSON_COMPACT);
     const char *params[] = {eu_job_id(job), process, text};
-    eu_db_conn_query(eu_job_conn(job),
-                     "INSERT INTO job_pings (tenant_id, job_id, process, payload)"
-                     " VALUES ($1, $2::bigint, $3, $4::jsonb)",
-                     3, params, on_recorded, job);
+    eu_db_conn_stmt(eu_job_conn(job), &eu_queue_ping_sql[0], 3, params, on_recorded, job);
     free(text);
 }
