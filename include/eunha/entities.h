@@ -24,14 +24,9 @@ struct pg_result;
     a ".id, " a ".username, " a ".domain, " a ".display_name, " a ".note, " a ".url, " a           \
     ".uri, " a ".avatar_url, " a ".header_url, " a ".locked, " a ".bot, " a ".discoverable, " a    \
     ".fields::text, to_char(date_trunc('day', " a ".created_at AT TIME ZONE 'UTC'), "             \
-    "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "                                                       \
-    "(SELECT count(*) FROM follows f WHERE f.tenant_id = $1 AND f.target_account_id = " a ".id), "                      \
-    "(SELECT count(*) FROM follows f WHERE f.tenant_id = $1 AND f.account_id = " a ".id), "                             \
-    "(SELECT count(*) FROM statuses s WHERE s.tenant_id = $1 AND s.account_id = " a ".id"     \
-    " AND s.deleted_at IS NULL), "   \
-    "(SELECT to_char(max(s.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') FROM statuses s "         \
-    "WHERE s.tenant_id = $1 AND s.account_id = " a ".id AND s.deleted_at IS NULL), "                                   \
-    a ".suspended_at IS NOT NULL"
+    "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), " a ".followers_count, " a ".following_count, " a      \
+    ".statuses_count, to_char(" a ".last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), " a          \
+    ".suspended_at IS NOT NULL"
 #define EU_ACCOUNT_NCOLS 19
 
 /*

@@ -390,11 +390,14 @@ static const char CATALOG_SQL[] =
     " AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum";
 
 /* New conversations are numbered from a sequence per placement; the
- * tenant's must not be handed out again in the placement it came to. */
+ * tenant's must not be handed out again in the placement it came to. And
+ * the counters (migrations/tenant/0013) are rebuilt from the rows: the
+ * archive's values plus what the triggers added as the rows went in would
+ * count everything twice. */
 static const char SEQUENCE_SQL[] =
     "SELECT setval('conversations_id_seq', greatest((SELECT last_value FROM"
     " conversations_id_seq), (SELECT coalesce(max(s.conversation_id), 1) FROM statuses s"
-    " WHERE s.tenant_id = $1)))";
+    " WHERE s.tenant_id = $1))), eunha_recount($1)";
 
 /* Rows that triggers write when statuses and mentions go in (see
  * migrations/tenant/0006_social.sql); the restored rows replace them. */

@@ -29,9 +29,8 @@ enum {
 const struct eu_sql eu_instance_sql[] = {
     [INSTANCE_STATS] =
         {"instance.stats",
-         "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = $1 AND domain IS NULL"
-         "  AND suspended_at IS NULL),"
-         " (SELECT count(*) FROM statuses WHERE tenant_id = $1 AND local AND deleted_at IS NULL),"
+         "SELECT coalesce((SELECT c.user_count FROM instance_counters c WHERE c.tenant_id = $1), 0),"
+         " coalesce((SELECT c.status_count FROM instance_counters c WHERE c.tenant_id = $1), 0),"
          " (SELECT count(DISTINCT domain) FROM accounts WHERE tenant_id = $1"
          "  AND domain IS NOT NULL),"
          " coalesce((SELECT value #>> '{}' FROM settings WHERE tenant_id = $1"

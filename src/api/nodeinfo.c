@@ -23,9 +23,8 @@ enum {
 const struct eu_sql eu_nodeinfo_sql[] = {
     [NODEINFO_COUNTS] =
         {"nodeinfo.counts",
-         "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = $1 AND domain IS NULL"
-         " AND suspended_at IS NULL), (SELECT count(*) FROM statuses"
-         " WHERE tenant_id = $1 AND local AND deleted_at IS NULL)"},
+         "SELECT coalesce(c.user_count, 0), coalesce(c.status_count, 0)"
+         " FROM (SELECT 1) one LEFT JOIN instance_counters c ON c.tenant_id = $1"},
     {0},
 };
 

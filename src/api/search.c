@@ -96,10 +96,8 @@ const struct eu_sql eu_search_sql[] = {
                                         " AND NOT EXISTS (SELECT 1 FROM blocks b"
                                         "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
                                         "  AND b.target_account_id = $2::bigint)"
-                                        " ORDER BY lower(a.username) = lower(q.u) DESC, (SELECT "
-                                        "count(*) FROM follows f"
-                                        "  WHERE f.tenant_id = $1"
-                                        "  AND f.target_account_id = a.id) DESC, a.id"
+                                        " ORDER BY lower(a.username) = lower(q.u) DESC,"
+                                        " a.followers_count DESC, a.id"
                                         " LIMIT $4::int OFFSET $5::int"},
     {0},
 };

@@ -77,10 +77,7 @@ display_name(struct eu_req *req, const PGresult *res, int row, int name_col, int
 /* Columns: account 0..5, then one post 6..11 (NULL id when none). */
 #define PAGE_SQL_ACCOUNT                                                                           \
     "SELECT a.username, a.display_name, a.note,"                                                   \
-    " (SELECT count(*) FROM follows f WHERE f.tenant_id = $1 AND f.target_account_id = a.id),"     \
-    " (SELECT count(*) FROM follows f WHERE f.tenant_id = $1 AND f.account_id = a.id),"            \
-    " (SELECT count(*) FROM statuses c WHERE c.tenant_id = $1 AND c.account_id = a.id"             \
-    "  AND c.deleted_at IS NULL),"                                                                 \
+    " a.followers_count, a.following_count, a.statuses_count,"                                     \
     " s.id, s.text, s.content, s.spoiler_text, " EU_SQL_TS("s.created_at") ", s.local"
 
 enum {

@@ -63,6 +63,9 @@ const char *const eu_db_tenant_tables[] = {
     "job_pings",
     "jobs",
     "settings",
+    /* Last: the triggers of statuses and accounts write it as their rows
+     * go, so it is emptied after them. */
+    "instance_counters",
     NULL,
 };
 

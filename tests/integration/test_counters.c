@@ -1,0 +1,329 @@
+/*
+ * Counters kept as columns (migrations/tenant/0013_counters.sql).
+ *
+ * The first test moves every counter through the API (post, reply, boost,
+ * favourite, follow, delete, suspend) and reads it back from the entities
+ * that show it, with a decoy tenant in the same placement whose activity
+ * must not move them.
+ *
+ * The second gives one author 10,000 statuses and another 25, then runs the
+ * read statements that render accounts and statuses, and the instance
+ * counts, under EXPLAIN (ANALYZE, BUFFERS) for each: the busy author's must
+ * touch about as many buffers as the quiet one's. A statement that counted
+ * an author's statuses on the read path would touch hundreds more.
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/sql.h"
+
+#define TIMEOUT 240
+#define HOST "counters.example"
+#define DECOY "decoy.example"
+
+static struct eu_it_server *srv;
+
+static void
+call(struct eu_it_resp *r, const char *host, const char *method, const char *token,
+     const char *json, const char *fmt, ...)
+{
+    char path[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    int rc = eu_it_http(r, method, srv->public_port, host, path, token, json);
+    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
+}
+
+/* Posts text (as a reply to in_reply_to when set); returns the id (free). */
+static char *
+post(const char *host, const char *token, const char *text, const char *in_reply_to)
+{
+    struct eu_it_resp r = {0};
+    char body[256];
+    if (in_reply_to)
+        snprintf(body, sizeof(body), "{\"status\":\"%s\",\"in_reply_to_id\":\"%s\"}", text,
+                 in_reply_to);
+    else
+        snprintf(body, sizeof(body), "{\"status\":\"%s\"}", text);
+    call(&r, host, "POST", token, body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *id = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    return id;
+}
+
+static long long
+num(struct eu_it_resp *r, const char *path)
+{
+    json_t *v = eu_it_jpath(r->json, path);
+    ck_assert_msg(json_is_integer(v), "%s is not a number in %s", path, r->body);
+    return json_integer_value(v);
+}
+
+/* The account's counters as /api/v1/accounts/:id shows them. */
+static void
+expect_account(const char *id, long long statuses, long long followers, long long following)
+{
+    struct eu_it_resp r = {0};
+    call(&r, HOST, "GET", NULL, NULL, "/api/v1/accounts/%s", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(num(&r, "statuses_count"), statuses);
+    ck_assert_int_eq(num(&r, "followers_count"), followers);
+    ck_assert_int_eq(num(&r, "following_count"), following);
+    if (statuses > 0)
+        ck_assert_ptr_nonnull(json_string_value(json_object_get(r.json, "last_status_at")));
+    else
+        ck_assert(json_is_null(json_object_get(r.json, "last_status_at")));
+    eu_it_resp_free(&r);
+}
+
+static void
+expect_status(const char *token, const char *id, long long replies, long long reblogs,
+              long long favourites)
+{
+    struct eu_it_resp r = {0};
+    call(&r, HOST, "GET", token, NULL, "/api/v1/statuses/%s", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(num(&r, "replies_count"), replies);
+    ck_assert_int_eq(num(&r, "reblogs_count"), reblogs);
+    ck_assert_int_eq(num(&r, "favourites_count"), favourites);
+    eu_it_resp_free(&r);
+}
+
+static void
+expect_instance(long long users, long long statuses)
+{
+    struct eu_it_resp r = {0};
+    eu_it_public(srv, "GET", HOST, "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(num(&r, "stats.user_count"), users);
+    ck_assert_int_eq(num(&r, "stats.status_count"), statuses);
+    eu_it_resp_free(&r);
+    eu_it_public(srv, "GET", HOST, "/nodeinfo/2.0", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(num(&r, "usage.users.total"), users);
+    ck_assert_int_eq(num(&r, "usage.localPosts"), statuses);
+    eu_it_resp_free(&r);
+}
+
+START_TEST(test_counters_move_with_their_rows)
+{
+    srv = eu_it_server_start(NULL);
+    const char *hosts[] = {HOST, DECOY};
+    char *tok[2][2], *id[2][2];
+    for (int h = 0; h < 2; h++) {
+        json_decref(eu_it_tenant_create(srv, hosts[h], "Counters"));
+        eu_it_account_create(srv, hosts[h], "alice");
+        eu_it_account_create(srv, hosts[h], "bob");
+        tok[h][0] = eu_it_user_token(srv, hosts[h], "alice", "read write follow");
+        tok[h][1] = eu_it_user_token(srv, hosts[h], "bob", "read write follow");
+        id[h][0] = eu_it_account_id(srv, hosts[h], "alice");
+        id[h][1] = eu_it_account_id(srv, hosts[h], "bob");
+    }
+    expect_account(id[0][0], 0, 0, 0);
+    expect_instance(2, 0);
+
+    /* The decoy does everything the subject does below, and more. */
+    for (int i = 0; i < 3; i++)
+        free(post(DECOY, tok[1][0], "decoy", NULL));
+    struct eu_it_resp r = {0};
+    call(&r, DECOY, "POST", tok[1][1], NULL, "/api/v1/accounts/%s/follow", id[1][0]);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    char *first = post(HOST, tok[0][0], "first", NULL);
+    char *second = post(HOST, tok[0][0], "second", NULL);
+    expect_account(id[0][0], 2, 0, 0);
+    expect_instance(2, 2);
+
+    char *reply = post(HOST, tok[0][1], "a reply", first);
+    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/reblog", first);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/favourite", first);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    /* The answer to the action itself carries the new counts. */
+    ck_assert_int_eq(num(&r, "favourites_count"), 1);
+    ck_assert_int_eq(num(&r, "reblogs_count"), 1);
+    ck_assert_int_eq(num(&r, "replies_count"), 1);
+    expect_status(tok[0][0], first, 1, 1, 1);
+    expect_account(id[0][1], 2, 0, 0); /* the reply and the boost */
+    expect_instance(2, 4);
+
+    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/accounts/%s/follow", id[0][0]);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_account(id[0][0], 2, 1, 0);
+    expect_account(id[0][1], 2, 0, 1);
+
+    /* Undoing each moves it back. */
+    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/unfavourite", first);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/unreblog", first);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call(&r, HOST, "DELETE", tok[0][1], NULL, "/api/v1/statuses/%s", reply);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_status(tok[0][0], first, 0, 0, 0);
+    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/accounts/%s/unfollow", id[0][0]);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_account(id[0][1], 0, 0, 0);
+    call(&r, HOST, "DELETE", tok[0][0], NULL, "/api/v1/statuses/%s", second);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call(&r, HOST, "DELETE", tok[0][0], NULL, "/api/v1/statuses/%s", first);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_account(id[0][0], 0, 0, 0);
+    expect_instance(2, 0);
+
+    /* A suspended user is not counted, and counts again when lifted. */
+    char path[200];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/suspend", HOST, id[0][1]);
+    eu_it_admin(srv, "POST", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_instance(1, 0);
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/unsuspend", HOST, id[0][1]);
+    eu_it_admin(srv, "POST", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_instance(2, 0);
+
+    /* The decoy's own counts were kept apart. */
+    call(&r, DECOY, "GET", NULL, NULL, "/api/v1/accounts/%s", id[1][0]);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(num(&r, "statuses_count"), 3);
+    ck_assert_int_eq(num(&r, "followers_count"), 1);
+    eu_it_resp_free(&r);
+
+    free(first);
+    free(second);
+    free(reply);
+    for (int h = 0; h < 2; h++)
+        for (int u = 0; u < 2; u++) {
+            free(tok[h][u]);
+            free(id[h][u]);
+        }
+    ck_assert_int_eq(eu_it_server_stop(srv), 0);
+    eu_it_server_free(srv);
+}
+END_TEST
+
+/* Shared buffers (hit + read) the statement touched, from EXPLAIN's JSON. */
+static long
+buffers(PGconn *pg, const char *stmt, const char *args)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE %s(%s)", stmt,
+             args);
+    char *plan = eu_it_pg_query(pg, sql);
+    ck_assert_ptr_nonnull(plan);
+    json_t *j = json_loads(plan, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    json_t *top = json_object_get(json_array_get(j, 0), "Plan");
+    long n = (long)json_integer_value(json_object_get(top, "Shared Hit Blocks")) +
+             (long)json_integer_value(json_object_get(top, "Shared Read Blocks"));
+    json_decref(j);
+    free(plan);
+    return n;
+}
+
+static void
+prepare(PGconn *pg, const char *stmt, const char *name)
+{
+    const struct eu_sql *s = eu_sql_find(name);
+    ck_assert_msg(s != NULL, "no statement %s", name);
+    const Oid int8 = 20;
+    PGresult *r = PQprepare(pg, stmt, eu_sql_text(s, false), 1, &int8);
+    ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s: %s", name, PQresultErrorMessage(r));
+    PQclear(r);
+}
+
+START_TEST(test_reads_do_not_grow_with_an_authors_statuses)
+{
+    srv = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(srv, HOST, "Counters"));
+    eu_it_account_create(srv, HOST, "busy");
+    eu_it_account_create(srv, HOST, "quiet");
+    char *tid = eu_it_tenant_id(srv, HOST);
+    char *db = eu_it_tenant_database(srv, HOST);
+    char *busy = eu_it_account_id(srv, HOST, "busy");
+    char *quiet = eu_it_account_id(srv, HOST, "quiet");
+    char sql[512];
+    const char *who[] = {busy, quiet};
+    const int count[] = {10000, 25};
+    for (int i = 0; i < 2; i++) {
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO statuses (tenant_id, account_id, text, content)"
+                 " SELECT %s, %s, 'post ' || g, '<p>post ' || g || '</p>'"
+                 " FROM generate_series(1, %d) g",
+                 tid, who[i], count[i]);
+        free(eu_it_pg_exec(db, sql));
+    }
+    /* One transaction moved the author's counter row 10,000 times; autovacuum
+     * would have pruned those versions long before a real author got there. */
+    free(eu_it_pg_exec(db, "VACUUM ANALYZE"));
+
+    /* The counts through the API first: the columns are what is read. */
+    struct eu_it_resp r = {0};
+    call(&r, HOST, "GET", NULL, NULL, "/api/v1/accounts/%s", busy);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(num(&r, "statuses_count"), 10000);
+    eu_it_resp_free(&r);
+    expect_instance(2, 10025);
+
+    PGconn *pg = eu_it_pg_connect(db);
+    prepare(pg, "render", "status_render.statuses");
+    prepare(pg, "show", "accounts.show");
+    prepare(pg, "stats", "instance.stats");
+    prepare(pg, "nodeinfo", "nodeinfo.counts");
+    long cost[2][2];
+    for (int i = 0; i < 2; i++) {
+        /* A page of the author's 20 newest statuses, as a viewer sees it. */
+        snprintf(sql, sizeof(sql),
+                 "SELECT '{' || string_agg(id::text, ',') || '}' FROM (SELECT id FROM statuses"
+                 " WHERE tenant_id = %s AND account_id = %s ORDER BY id DESC LIMIT 20) x",
+                 tid, who[i]);
+        char *ids = eu_it_pg_query(pg, sql);
+        char args[600];
+        snprintf(args, sizeof(args), "%s, '%s', %s, 'https://x'", tid, ids, quiet);
+        cost[i][0] = buffers(pg, "render", args);
+        snprintf(args, sizeof(args), "%s, %s", tid, who[i]);
+        cost[i][1] = buffers(pg, "show", args);
+        free(ids);
+    }
+    fprintf(stderr,
+            "buffers touched: render 20 statuses %ld (10,000 statuses) vs %ld (25);"
+            " account %ld vs %ld\n",
+            cost[0][0], cost[1][0], cost[0][1], cost[1][1]);
+    ck_assert_msg(cost[0][0] <= cost[1][0] + cost[1][0] / 2 + 10,
+                  "rendering grows with the author's statuses: %ld vs %ld", cost[0][0], cost[1][0]);
+    ck_assert_msg(cost[0][1] <= cost[1][1] + 5, "an account grows with its statuses: %ld vs %ld",
+                  cost[0][1], cost[1][1]);
+    /* The instance counts read one row, whatever the tenant holds. */
+    snprintf(sql, sizeof(sql), "%s", tid);
+    long stats = buffers(pg, "stats", sql);
+    long nodeinfo = buffers(pg, "nodeinfo", sql);
+    fprintf(stderr, "buffers touched: instance %ld, nodeinfo %ld\n", stats, nodeinfo);
+    ck_assert_int_lt(stats, 30);
+    ck_assert_int_lt(nodeinfo, 10);
+    PQfinish(pg);
+
+    free(tid);
+    free(db);
+    free(busy);
+    free(quiet);
+    eu_sql_free();
+    ck_assert_int_eq(eu_it_server_stop(srv), 0);
+    eu_it_server_free(srv);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("counters");
+    EU_IT_ADD_TCASE(s, test_counters_move_with_their_rows, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_reads_do_not_grow_with_an_authors_statuses, TIMEOUT);
+    return eu_it_run_suite(s);
+}
