@@ -55,6 +55,7 @@ struct eu_config {
     int registrations_per_30min;   /* 5 per IP */
     /* [tenants] */
     int dormant_after_s; /* 600: an unused tenant's runtime state is then released; 0 never */
+    int render_cache_entries; /* 4096 rendered statuses and accounts kept, all tenants; 0 none */
     /* [log] */
     char *log_level; /* "info" */
 };

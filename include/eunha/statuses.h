@@ -51,6 +51,16 @@ typedef void (*eu_statuses_rendered_cb)(struct eu_req *req, struct json_t *array
 void eu_statuses_render(struct eu_req *req, const char *const *ids, size_t n,
                         eu_statuses_rendered_cb cb, void *arg);
 
+/* The rendered-entity cache's figures (src/api/render_cache.c), for
+ * /metrics. */
+struct eu_rc_stats {
+    size_t entries;
+    unsigned long long hits, misses; /* statuses and accounts served, or built */
+};
+void eu_rc_stats(struct eu_rc_stats *out);
+/* Empties the cache (at exit, and when it is turned off). */
+void eu_rc_free(void);
+
 /*
  * The statuses' timed tasks (eu_task_kinds[] in src/queue/kinds.c). The
  * scheduled-status publisher (scheduled.c) posts the statuses that are due

@@ -14,6 +14,7 @@
 #include "eunha/app.h"
 #include "eunha/db.h"
 #include "eunha/http.h"
+#include "eunha/statuses.h"
 #include "eunha/tenant.h"
 
 void
@@ -47,8 +48,7 @@ struct buf {
     size_t len, cap;
 };
 
-static void __attribute__((format(printf, 2, 3)))
-bprintf(struct buf *b, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) bprintf(struct buf *b, const char *fmt, ...)
 {
     for (;;) {
         va_list ap;
@@ -90,18 +90,33 @@ eu_admin_metrics(struct eu_req *req)
     struct buf b = {malloc(4096), 0, 4096};
     if (!b.s)
         abort();
-    bprintf(&b, "# HELP eunha_process_threads Threads of the eunha process.\n"
-                "# TYPE eunha_process_threads gauge\neunha_process_threads %ld\n",
+    bprintf(&b,
+            "# HELP eunha_process_threads Threads of the eunha process.\n"
+            "# TYPE eunha_process_threads gauge\neunha_process_threads %ld\n",
             proc_status("Threads"));
-    bprintf(&b, "# HELP eunha_process_resident_bytes Resident memory.\n"
-                "# TYPE eunha_process_resident_bytes gauge\neunha_process_resident_bytes %ld\n",
+    bprintf(&b,
+            "# HELP eunha_process_resident_bytes Resident memory.\n"
+            "# TYPE eunha_process_resident_bytes gauge\neunha_process_resident_bytes %ld\n",
             proc_status("VmRSS") * 1024);
-    bprintf(&b, "# HELP eunha_tenants_loaded Tenants in the registry.\n"
-                "# TYPE eunha_tenants_loaded gauge\neunha_tenants_loaded %zu\n",
+    bprintf(&b,
+            "# HELP eunha_tenants_loaded Tenants in the registry.\n"
+            "# TYPE eunha_tenants_loaded gauge\neunha_tenants_loaded %zu\n",
             eu_registry_count(app->registry));
-    bprintf(&b, "# HELP eunha_tenants_dormant Tenants whose runtime state was released for "
-                "idleness.\n# TYPE eunha_tenants_dormant gauge\neunha_tenants_dormant %zu\n",
+    bprintf(&b,
+            "# HELP eunha_tenants_dormant Tenants whose runtime state was released for "
+            "idleness.\n# TYPE eunha_tenants_dormant gauge\neunha_tenants_dormant %zu\n",
             eu_registry_dormant_count(app->registry));
+    struct eu_rc_stats rs;
+    eu_rc_stats(&rs);
+    bprintf(&b,
+            "# HELP eunha_render_cache_entries Rendered statuses and accounts kept.\n"
+            "# TYPE eunha_render_cache_entries gauge\neunha_render_cache_entries %zu\n"
+            "# HELP eunha_render_cache_hits_total Statuses rendered from the cache.\n"
+            "# TYPE eunha_render_cache_hits_total counter\neunha_render_cache_hits_total %llu\n"
+            "# HELP eunha_render_cache_misses_total Statuses rendered from their rows.\n"
+            "# TYPE eunha_render_cache_misses_total counter\n"
+            "eunha_render_cache_misses_total %llu\n",
+            rs.entries, rs.hits, rs.misses);
     static const char *const names[] = {"eunha_tenant_pool_open", "eunha_tenant_pool_busy",
                                         "eunha_tenant_pool_waiting"};
     static const char *const help[] = {"Open database connections", "Lent database connections",

@@ -14,12 +14,14 @@
 
 #include "eunha/app.h"
 #include "eunha/arena.h"
+#include "eunha/config.h"
 #include "eunha/db.h"
 #include "eunha/entities.h"
 #include "eunha/http.h"
 #include "eunha/page.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "render_cache_internal.h"
 #include "statuses_internal.h"
 
 #if defined(__has_include)
@@ -29,17 +31,33 @@
 #endif
 #endif
 
-/* Column positions of status_render.statuses's select list. */
+/* Column positions of status_render.statuses's select list: first what
+ * every render needs (visibility, stamps, the viewer's flags, the poll),
+ * then the status's own columns and its author's, which are NULL when the
+ * cache holds the row's current version (see render_cache.c). */
 enum {
     C_ID,
     C_VISIBLE,
     C_REBLOG_OF,
+    C_SXMIN,
+    C_AXMIN,
+    C_AUTHOR,
+    C_VISIBILITY,
+    C_SCACHED,
+    C_ACACHED,
+    C_FAVOURITED,
+    C_REBLOGGED,
+    C_MUTED,
+    C_BOOKMARKED,
+    C_PINNED,
+    C_APP,
+    C_POLL,
+    C_TEXT,
     C_CREATED,
     C_REPLY_ID,
     C_REPLY_ACCT,
     C_SENSITIVE,
     C_SPOILER,
-    C_VISIBILITY,
     C_LANGUAGE,
     C_URI,
     C_URL,
@@ -49,16 +67,8 @@ enum {
     C_REPLIES,
     C_REBLOGS,
     C_FAVS,
-    C_FAVOURITED,
-    C_REBLOGGED,
-    C_MUTED,
-    C_BOOKMARKED,
-    C_PINNED,
     C_MENTIONS,
     C_TAGS,
-    C_APP,
-    C_TEXT,
-    C_POLL,
     C_ACCOUNT
 };
 
@@ -69,17 +79,21 @@ enum {
 /* Laid out by hand: clang-format splits SQL text after a fragment macro. */
 /* clang-format off */
 const struct eu_sql eu_status_render_sql[] = {
-    /* $2 ids as an array literal, $3 viewer account id (0 anonymous), $4 base URL. */
+    /*
+     * $2 ids as an array literal, $3 viewer account id (0 anonymous), $4
+     * base URL, $5 and $6 the "id:xmin" stamps of the statuses and accounts
+     * the cache holds, $7 whether to return the source text. The LATERAL
+     * parts with the status's and its author's columns run only for rows
+     * whose stamp is not among those: a cached row costs its visibility,
+     * the viewer's flags and its poll.
+     */
     [STATUS_RENDER_STATUSES] = {"status_render.statuses",
         "WITH want AS (SELECT x.id FROM statuses x WHERE x.tenant_id = $1"
         " AND x.id = ANY($2::bigint[])"
         " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"
         " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL)"
-        " SELECT s.id, " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") ", s.reblog_of_id, "
-        EU_SQL_TS("s.created_at") ", s.in_reply_to_id, s.in_reply_to_account_id, s.sensitive,"
-        " s.spoiler_text, s.visibility, s.language, s.uri, s.url, s.local, s.content,"
-        " CASE WHEN s.edited_at IS NULL THEN NULL ELSE " EU_SQL_TS("s.edited_at") " END,"
-        " s.replies_count, s.reblogs_count, s.favourites_count,"
+        " SELECT s.id, " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") ", s.reblog_of_id,"
+        " s.xmin::text, a.xmin::text, s.account_id, s.visibility, k.sc, k.ac,"
         " EXISTS (SELECT 1 FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id"
         "  AND f.account_id = $3::bigint),"
         " EXISTS (SELECT 1 FROM statuses r WHERE r.tenant_id = $1 AND r.reblog_of_id = s.id"
@@ -91,21 +105,31 @@ const struct eu_sql eu_status_render_sql[] = {
         "  AND b.account_id = $3::bigint),"
         " EXISTS (SELECT 1 FROM status_pins p WHERE p.tenant_id = $1 AND p.status_id = s.id"
         "  AND p.account_id = $3::bigint),"
-        " (SELECT coalesce(json_agg(json_build_object('id', ma.id::text, 'username', ma.username,"
-        "  'url', coalesce(ma.url, $4 || '/@' || ma.username), 'acct', ma.username"
-        "  || coalesce('@' || ma.domain, '')) ORDER BY m.id), '[]')::text FROM mentions m"
-        "  JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id WHERE m.tenant_id = $1"
-        "  AND m.status_id = s.id AND NOT m.silent),"
-        " (SELECT coalesce(json_agg(json_build_object('name', lower(t.name),"
-        "  'url', $4 || '/tags/' || lower(t.name)) ORDER BY t.name), '[]')::text"
-        "  FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
-        "  WHERE st.tenant_id = $1 AND st.status_id = s.id),"
         " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
         "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"
         "  AND s.account_id = $3::bigint),"
-        " s.text, (SELECT " EU_POLL_JSON_SQL("sp", "$3::bigint") "::text FROM polls sp"
-        "  WHERE sp.tenant_id = $1 AND sp.status_id = s.id), " EU_ACCOUNT_COLUMNS("a")
+        " (SELECT " EU_POLL_JSON_SQL("sp", "$3::bigint") "::text FROM polls sp"
+        "  WHERE sp.tenant_id = $1 AND sp.status_id = s.id),"
+        " CASE WHEN $7::boolean THEN s.text END, sx.*, ax.*"
         " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+        " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($5::text[]) AS sc,"
+        "  (a.id::text || ':' || a.xmin::text) = ANY($6::text[]) AS ac) k"
+        " LEFT JOIN LATERAL (SELECT " EU_SQL_TS("s.created_at") ", s.in_reply_to_id,"
+        "  s.in_reply_to_account_id, s.sensitive, s.spoiler_text, s.language, s.uri, s.url,"
+        "  s.local, s.content,"
+        "  CASE WHEN s.edited_at IS NULL THEN NULL ELSE " EU_SQL_TS("s.edited_at") " END,"
+        "  s.replies_count, s.reblogs_count, s.favourites_count,"
+        "  (SELECT coalesce(json_agg(json_build_object('id', ma.id::text, 'username', ma.username,"
+        "   'url', coalesce(ma.url, $4 || '/@' || ma.username), 'acct', ma.username"
+        "   || coalesce('@' || ma.domain, '')) ORDER BY m.id), '[]')::text FROM mentions m"
+        "   JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id WHERE m.tenant_id = $1"
+        "   AND m.status_id = s.id AND NOT m.silent),"
+        "  (SELECT coalesce(json_agg(json_build_object('name', lower(t.name),"
+        "   'url', $4 || '/tags/' || lower(t.name)) ORDER BY t.name), '[]')::text"
+        "   FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
+        "   WHERE st.tenant_id = $1 AND st.status_id = s.id)"
+        "  WHERE NOT k.sc) sx ON true"
+        " LEFT JOIN LATERAL (SELECT " EU_ACCOUNT_COLUMNS("a") " WHERE NOT k.ac) ax ON true"
         " WHERE s.tenant_id = $1 AND s.id IN (SELECT id FROM want)"},
     {0},
 };
@@ -116,6 +140,7 @@ struct render {
     char **ids; /* arena copies of the asked ids */
     size_t n;
     unsigned flags;
+    bool no_cache; /* a second try after a cached entry went meanwhile */
     eu_statuses_rendered_cb cb;
     void *arg;
 };
@@ -166,11 +191,12 @@ parse_array(const char *text)
     return v;
 }
 
-/* The entity of one row, without its nested reblog. New reference. */
+/* The part of a row's entity that is the same for every viewer (what the
+ * cache keeps): no account, no viewer's flags, no poll, no reblog. New
+ * reference. */
 static json_t *
-status_json(struct render *rd, const PGresult *r, int row)
+status_base_json(struct eu_req *req, const PGresult *r, int row)
 {
-    struct eu_req *req = rd->req;
     const char *id = PQgetvalue(r, row, C_ID);
     const char *username = PQgetvalue(r, row, C_ACCOUNT + 1);
     const char *base = eu_req_base_url(req);
@@ -199,6 +225,79 @@ status_json(struct render *rd, const PGresult *r, int row)
     json_object_set_new(o, "reblogs_count", json_integer(atoll(PQgetvalue(r, row, C_REBLOGS))));
     json_object_set_new(o, "favourites_count", json_integer(atoll(PQgetvalue(r, row, C_FAVS))));
     json_object_set_new(o, "edited_at", str_or_null(col_str(r, row, C_EDITED)));
+    json_object_set_new(o, "content", json_string(is_reblog ? "" : PQgetvalue(r, row, C_CONTENT)));
+    json_object_set_new(o, "media_attachments", json_array());
+    json_object_set_new(o, "mentions", parse_array(col_str(r, row, C_MENTIONS)));
+    json_object_set_new(o, "tags", parse_array(col_str(r, row, C_TAGS)));
+    json_object_set_new(o, "emojis", json_array());
+    json_object_set_new(o, "card", json_null());
+    return o;
+}
+
+/* What a render found for one row: the status's and the author's shared
+ * parts, borrowed from the cache or owned by the render. */
+struct parts {
+    json_t *status, *account;
+};
+
+/* The cache's object for (kind, id) if it holds the version stamped xmin. */
+static json_t *
+cached(const struct render *rd, int kind, const char *id, const char *xmin, uint32_t base)
+{
+    struct eu_rc_hit hit;
+    if (!eu_rc_peek(rd->req->tenant->id, kind, strtoll(id, NULL, 10), base, &hit) ||
+        strcmp(hit.xmin, xmin) != 0)
+        return NULL;
+    return hit.obj;
+}
+
+/*
+ * The shared parts of row: from the cache when the statement skipped the
+ * columns (or an earlier row of this render already built them), else
+ * built from the row and kept. False when the statement skipped columns
+ * the cache no longer holds (evicted while the statement ran).
+ */
+static bool
+row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct parts *out)
+{
+    struct eu_req *req = rd->req;
+    size_t cap = (size_t)req->app->cfg->render_cache_entries;
+    const char *id = PQgetvalue(r, row, C_ID), *author = PQgetvalue(r, row, C_AUTHOR);
+    const char *sx = PQgetvalue(r, row, C_SXMIN), *ax = PQgetvalue(r, row, C_AXMIN);
+    out->account = cached(rd, EU_RC_ACCOUNT, author, ax, base);
+    if (out->account) {
+        json_incref(out->account);
+    } else if (col_bool(r, row, C_ACACHED)) {
+        return false;
+    } else {
+        out->account = eu_account_json(req, r, row, C_ACCOUNT);
+        eu_rc_put(cap, req->tenant->id, EU_RC_ACCOUNT, strtoll(author, NULL, 10), ax, base, 0, 0,
+                  out->account);
+    }
+    out->status = cached(rd, EU_RC_STATUS, id, sx, base);
+    eu_rc_count(out->status != NULL);
+    if (out->status) {
+        json_incref(out->status);
+    } else if (col_bool(r, row, C_SCACHED)) {
+        json_decref(out->account);
+        return false;
+    } else {
+        out->status = status_base_json(req, r, row);
+        const char *orig = col_str(r, row, C_REBLOG_OF);
+        eu_rc_put(cap, req->tenant->id, EU_RC_STATUS, strtoll(id, NULL, 10), sx, base,
+                  strtoll(author, NULL, 10), orig ? strtoll(orig, NULL, 10) : 0, out->status);
+    }
+    return true;
+}
+
+/* The entity of one row for this viewer, without its nested reblog: the
+ * shared parts plus the viewer's. Takes parts' references. New reference. */
+static json_t *
+status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
+{
+    struct eu_req *req = rd->req;
+    json_t *o = json_copy(parts->status); /* shallow: members are shared, not changed */
+    json_decref(parts->status);
     if (req->auth.account_id) {
         json_object_set_new(o, "favourited", json_boolean(col_bool(r, row, C_FAVOURITED)));
         json_object_set_new(o, "reblogged", json_boolean(col_bool(r, row, C_REBLOGGED)));
@@ -206,11 +305,12 @@ status_json(struct render *rd, const PGresult *r, int row)
         json_object_set_new(o, "bookmarked", json_boolean(col_bool(r, row, C_BOOKMARKED)));
         /* Mastodon only says "pinned" where pinning is possible: own,
          * non-direct, not a reblog. */
-        const char *author = PQgetvalue(r, row, C_ACCOUNT);
-        if (!is_reblog && vis < 3 && strtoll(author, NULL, 10) == req->auth.account_id)
+        bool is_reblog = !PQgetisnull(r, row, C_REBLOG_OF);
+        int vis = atoi(PQgetvalue(r, row, C_VISIBILITY));
+        if (!is_reblog && vis < 3 &&
+            strtoll(PQgetvalue(r, row, C_AUTHOR), NULL, 10) == req->auth.account_id)
             json_object_set_new(o, "pinned", json_boolean(col_bool(r, row, C_PINNED)));
     }
-    json_object_set_new(o, "content", json_string(is_reblog ? "" : PQgetvalue(r, row, C_CONTENT)));
     json_object_set_new(o, "filtered", json_array());
     json_object_set_new(o, "reblog", json_null());
     const char *app = col_str(r, row, C_APP);
@@ -219,12 +319,7 @@ status_json(struct render *rd, const PGresult *r, int row)
         if (a)
             json_object_set_new(o, "application", a);
     }
-    json_object_set_new(o, "account", eu_account_json(req, r, row, C_ACCOUNT));
-    json_object_set_new(o, "media_attachments", json_array());
-    json_object_set_new(o, "mentions", parse_array(col_str(r, row, C_MENTIONS)));
-    json_object_set_new(o, "tags", parse_array(col_str(r, row, C_TAGS)));
-    json_object_set_new(o, "emojis", json_array());
-    json_object_set_new(o, "card", json_null());
+    json_object_set_new(o, "account", parts->account);
     json_t *poll =
         col_str(r, row, C_POLL) ? eu_poll_json_finish(req, col_str(r, row, C_POLL)) : NULL;
     json_object_set_new(o, "poll", poll ? poll : json_null());
@@ -249,10 +344,13 @@ row_is_visible(const struct render *rd, const PGresult *r, int row)
     return row >= 0 && ((rd->flags & EU_RENDER_KEEP_HIDDEN) || col_bool(r, row, C_VISIBLE));
 }
 
+static void send_render(struct render *rd);
+
 static void
 on_rows(struct eu_req *req, PGresult *res, void *arg)
 {
     struct render *rd = arg;
+    uint32_t base = eu_rc_hash(eu_req_base_url(req));
     json_t *out = json_array();
     /* A page is at most a few dozen rows, so a linear lookup is cheaper than
      * building an index. */
@@ -260,18 +358,89 @@ on_rows(struct eu_req *req, PGresult *res, void *arg)
         int row = find_row(res, rd->ids[i]);
         if (!row_is_visible(rd, res, row))
             continue;
-        json_t *o = status_json(rd, res, row);
+        int orig = -1;
         if (!PQgetisnull(res, row, C_REBLOG_OF)) {
-            int orig = find_row(res, PQgetvalue(res, row, C_REBLOG_OF));
-            if (!row_is_visible(rd, res, orig)) {
-                json_decref(o);
+            orig = find_row(res, PQgetvalue(res, row, C_REBLOG_OF));
+            if (!row_is_visible(rd, res, orig))
                 continue;
-            }
-            json_object_set_new(o, "reblog", status_json(rd, res, orig));
         }
+        struct parts p, op;
+        if (!row_parts(rd, res, row, base, &p))
+            goto lost;
+        if (orig >= 0 && !row_parts(rd, res, orig, base, &op)) {
+            json_decref(p.status);
+            json_decref(p.account);
+            goto lost;
+        }
+        json_t *o = status_json(rd, res, row, &p);
+        if (orig >= 0)
+            json_object_set_new(o, "reblog", status_json(rd, res, orig, &op));
         json_array_append_new(out, o);
     }
     rd->cb(req, out, rd->arg);
+    return;
+lost:
+    /* Rare: the cache dropped an entry the statement counted on. Again,
+     * asking for every column. */
+    json_decref(out);
+    rd->no_cache = true;
+    send_render(rd);
+}
+
+/* Appends "id:xmin" of the cache's entry for (kind, id), if any, to the
+ * array literal being built in *buf; returns the entry's status details. */
+static bool
+add_stamp(struct render *rd, int kind, int64_t id, uint32_t base, char **buf, size_t *len,
+          struct eu_rc_hit *hit)
+{
+    if (!eu_rc_peek(rd->req->tenant->id, kind, id, base, hit))
+        return false;
+    *buf = eu_arena_sprintf(rd->req->arena, "%s%s\"%lld:%s\"", *buf, *len ? "," : "",
+                            (long long)id, hit->xmin);
+    *len = strlen(*buf);
+    return true;
+}
+
+static void
+send_render(struct render *rd)
+{
+    struct eu_req *req = rd->req;
+    struct eu_arena *a = req->arena;
+    char *list = eu_arena_alloc(a, rd->n * 21 + 3), *o = list;
+    *o++ = '{';
+    for (size_t i = 0; i < rd->n; i++) {
+        if (i)
+            *o++ = ',';
+        size_t l = strlen(rd->ids[i]);
+        memcpy(o, rd->ids[i], l);
+        o += l;
+    }
+    *o++ = '}';
+    *o = '\0';
+    /* The stamps of what the cache holds for these statuses, their
+     * originals and their authors: the statement skips those columns. */
+    char *sstamps = "", *astamps = "";
+    size_t slen = 0, alen = 0;
+    if (!rd->no_cache && req->app->cfg->render_cache_entries > 0) {
+        uint32_t base = eu_rc_hash(eu_req_base_url(req));
+        for (size_t i = 0; i < rd->n; i++) {
+            struct eu_rc_hit hit, ah, oh;
+            int64_t id = strtoll(rd->ids[i], NULL, 10);
+            if (!add_stamp(rd, EU_RC_STATUS, id, base, &sstamps, &slen, &hit))
+                continue;
+            int64_t author = hit.account_id, orig = hit.reblog_of;
+            add_stamp(rd, EU_RC_ACCOUNT, author, base, &astamps, &alen, &ah);
+            if (orig && add_stamp(rd, EU_RC_STATUS, orig, base, &sstamps, &slen, &oh))
+                add_stamp(rd, EU_RC_ACCOUNT, oh.account_id, base, &astamps, &alen, &ah);
+        }
+    }
+    const char *params[] = {list,
+                            eu_req_viewer(req),
+                            eu_req_base_url(req),
+                            eu_arena_sprintf(a, "{%s}", sstamps),
+                            eu_arena_sprintf(a, "{%s}", astamps),
+                            (rd->flags & EU_RENDER_SOURCE) ? "true" : "false"};
+    eu_req_stmt(req, &eu_status_render_sql[STATUS_RENDER_STATUSES], 6, params, on_rows, rd);
 }
 
 void
@@ -284,23 +453,10 @@ eu_statuses_render_opts(struct eu_req *req, const char *const *ids, size_t n, un
     rd->cb = cb;
     rd->arg = arg;
     rd->ids = eu_arena_alloc(req->arena, (n ? n : 1) * sizeof(char *));
-    char *list = eu_arena_alloc(req->arena, n * 21 + 3), *o = list;
-    *o++ = '{';
-    for (size_t i = 0; i < n; i++) {
-        if (!eu_id_is_valid(ids[i]))
-            continue;
-        rd->ids[rd->n++] = eu_arena_strdup(req->arena, ids[i]);
-        if (o[-1] != '{')
-            *o++ = ',';
-        size_t l = strlen(ids[i]);
-        memcpy(o, ids[i], l);
-        o += l;
-    }
-    *o++ = '}';
-    *o = '\0';
-    const char *viewer = eu_req_viewer(req);
-    const char *params[] = {list, viewer, eu_req_base_url(req)};
-    eu_req_stmt(req, &eu_status_render_sql[STATUS_RENDER_STATUSES], 3, params, on_rows, rd);
+    for (size_t i = 0; i < n; i++)
+        if (eu_id_is_valid(ids[i]))
+            rd->ids[rd->n++] = eu_arena_strdup(req->arena, ids[i]);
+    send_render(rd);
 }
 
 void

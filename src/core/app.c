@@ -34,6 +34,7 @@
 #include "eunha/router.h"
 #include "eunha/routes.h"
 #include "eunha/sql.h"
+#include "eunha/statuses.h"
 #include "eunha/tenant.h"
 
 /* How long SIGTERM waits for in-flight requests before closing anyway. */
@@ -474,6 +475,7 @@ out_signals:
 out:
     app_release(&app);
     eu_sql_free();
+    eu_rc_free();
     return code;
 }
 

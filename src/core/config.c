@@ -97,6 +97,7 @@ static const struct key keys[] = {
     {"limits.registrations_per_30min", KEY_INT, F(registrations_per_30min), 0, INT_MAX, NULL,
      NULL},
     {"tenants.dormant_after_seconds", KEY_INT, F(dormant_after_s), 0, INT_MAX, NULL, NULL},
+    {"tenants.render_cache_entries", KEY_INT, F(render_cache_entries), 0, 1000000, NULL, NULL},
     {"log.level", KEY_STRING, F(log_level), 0, 0, check_log_level, NULL},
 };
 
@@ -255,6 +256,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->api_requests_per_5min = 300;
     cfg->registrations_per_30min = 5;
     cfg->dormant_after_s = 600;
+    cfg->render_cache_entries = 4096;
     cfg->log_level = eu_xstrdup("info");
 }
 
@@ -734,7 +736,8 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
             "api_requests_per_5min = %d\nregistrations_per_30min = %d\n",
             cfg->max_body_bytes, cfg->max_header_bytes, cfg->request_timeout_s,
             cfg->json_max_depth, cfg->api_requests_per_5min, cfg->registrations_per_30min);
-    fprintf(out, "\n[tenants]\ndormant_after_seconds = %d\n", cfg->dormant_after_s);
+    fprintf(out, "\n[tenants]\ndormant_after_seconds = %d\nrender_cache_entries = %d\n",
+            cfg->dormant_after_s, cfg->render_cache_entries);
     fputs("\n[log]\nlevel = ", out);
     print_string(out, cfg->log_level);
     fputc('\n', out);

@@ -286,7 +286,8 @@ START_TEST(test_reads_do_not_grow_with_an_authors_statuses)
                  tid, who[i]);
         char *ids = eu_it_pg_query(pg, sql);
         char args[600];
-        snprintf(args, sizeof(args), "%s, '%s', %s, 'https://x'", tid, ids, quiet);
+        snprintf(args, sizeof(args), "%s, '%s', %s, 'https://x', '{}', '{}', false", tid, ids,
+                 quiet);
         cost[i][0] = buffers(pg, "render", args);
         snprintf(args, sizeof(args), "%s, %s", tid, who[i]);
         cost[i][1] = buffers(pg, "show", args);

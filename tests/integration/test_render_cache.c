@@ -1,0 +1,200 @@
+/*
+ * The rendered-entity cache (src/api/render_cache.c): a status read twice is
+ * served from the cache the second time with the same bytes, and a cached
+ * status changes as soon as it is edited, deleted, boosted, favourited, or
+ * its author renames. Two viewers of one cached status each see their own
+ * flags. A decoy tenant in the same placement posts the same text under the
+ * same names and must never show through.
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMEOUT 240
+#define HOST "cache.example"
+#define DECOY "decoy.example"
+
+static struct eu_it_server *srv;
+
+static void
+call(struct eu_it_resp *r, const char *host, const char *method, const char *token,
+     const char *json, const char *fmt, ...)
+{
+    char path[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    int rc = eu_it_http(r, method, srv->public_port, host, path, token, json);
+    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
+}
+
+/* GET /api/v1/statuses/:id as token; asserts 200 and returns the body. */
+static char *
+show(const char *token, const char *id)
+{
+    struct eu_it_resp r = {0};
+    call(&r, HOST, "GET", token, NULL, "/api/v1/statuses/%s", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *body = strdup(r.body);
+    eu_it_resp_free(&r);
+    return body;
+}
+
+static json_t *
+show_json(const char *token, const char *id)
+{
+    char *body = show(token, id);
+    json_t *j = json_loads(body, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    free(body);
+    return j;
+}
+
+static long long
+jint(json_t *j, const char *path)
+{
+    json_t *v = eu_it_jpath(j, path);
+    ck_assert_msg(json_is_integer(v), "%s is not a number", path);
+    return json_integer_value(v);
+}
+
+static bool
+jbool(json_t *j, const char *path)
+{
+    json_t *v = eu_it_jpath(j, path);
+    ck_assert_msg(json_is_boolean(v), "%s is not a boolean", path);
+    return json_is_true(v);
+}
+
+START_TEST(test_cached_status_follows_its_rows)
+{
+    srv = eu_it_server_start(NULL);
+    const char *names[] = {"alice", "bob", "carol"};
+    char *tok[3], *decoy_tok;
+    json_decref(eu_it_tenant_create(srv, HOST, "Cache"));
+    json_decref(eu_it_tenant_create(srv, DECOY, "Decoy"));
+    for (int i = 0; i < 3; i++) {
+        eu_it_account_create(srv, HOST, names[i]);
+        tok[i] = eu_it_user_token(srv, HOST, names[i], "read write follow");
+    }
+    eu_it_account_create(srv, DECOY, "alice");
+    decoy_tok = eu_it_user_token(srv, DECOY, "alice", "read write follow");
+
+    struct eu_it_resp r = {0};
+    call(&r, DECOY, "POST", decoy_tok, "{\"status\":\"decoy words\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call(&r, HOST, "POST", tok[0], "{\"status\":\"first words\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *id = strdup(eu_it_json_str(&r, "id"));
+
+    /* A second read comes from the cache, byte for byte the same. */
+    double hits = eu_it_metric(srv, "eunha_render_cache_hits_total");
+    char *miss = show(tok[1], id);
+    char *hit = show(tok[1], id);
+    ck_assert_str_eq(hit, miss);
+    ck_assert_double_gt(eu_it_metric(srv, "eunha_render_cache_hits_total"), hits);
+    ck_assert_ptr_null(strstr(hit, "decoy"));
+    free(miss);
+    free(hit);
+
+    /* Favourited by bob: his flag, carol's not, the count for both. */
+    call(&r, HOST, "POST", tok[1], NULL, "/api/v1/statuses/%s/favourite", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_t *b = show_json(tok[1], id), *c = show_json(tok[2], id);
+    ck_assert(jbool(b, "favourited"));
+    ck_assert(!jbool(c, "favourited"));
+    ck_assert_int_eq(jint(b, "favourites_count"), 1);
+    ck_assert_int_eq(jint(c, "favourites_count"), 1);
+    json_decref(b);
+    json_decref(c);
+
+    /* Boosted by carol. */
+    call(&r, HOST, "POST", tok[2], NULL, "/api/v1/statuses/%s/reblog", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    b = show_json(tok[1], id);
+    c = show_json(tok[2], id);
+    ck_assert_int_eq(jint(b, "reblogs_count"), 1);
+    ck_assert(!jbool(b, "reblogged"));
+    ck_assert(jbool(c, "reblogged"));
+    json_decref(b);
+    json_decref(c);
+
+    /* Edited. */
+    call(&r, HOST, "PUT", tok[0], "{\"status\":\"second words\"}", "/api/v1/statuses/%s", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    b = show_json(tok[1], id);
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(b, "content")), "second"));
+    ck_assert(json_is_string(json_object_get(b, "edited_at")));
+    json_decref(b);
+
+    /* The author renames: the status's account follows. */
+    call(&r, HOST, "PATCH", tok[0], "{\"display_name\":\"Alice Renamed\"}",
+         "/api/v1/accounts/update_credentials");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    b = show_json(tok[1], id);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(b, "account.display_name")), "Alice Renamed");
+    json_decref(b);
+
+    /* The boost, on carol's timeline of her own statuses, nests the
+     * current original. */
+    call(&r, HOST, "GET", tok[2], NULL, "/api/v1/timelines/home");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "Alice Renamed"));
+    ck_assert_ptr_nonnull(strstr(r.body, "second words"));
+    ck_assert_ptr_null(strstr(r.body, "first words"));
+
+    /* Deleted: gone for everyone, cached or not. */
+    call(&r, HOST, "DELETE", tok[0], NULL, "/api/v1/statuses/%s", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call(&r, HOST, "GET", tok[1], NULL, "/api/v1/statuses/%s", id);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    eu_it_resp_free(&r);
+
+    free(id);
+    for (int i = 0; i < 3; i++)
+        free(tok[i]);
+    free(decoy_tok);
+    ck_assert_int_eq(eu_it_server_stop(srv), 0);
+    eu_it_server_free(srv);
+}
+END_TEST
+
+/* With the cache off every render builds from the rows, and the bytes are
+ * the same as with it on. */
+START_TEST(test_cache_off_renders_the_same)
+{
+    srv = eu_it_server_start("[tenants]\nrender_cache_entries = 0\n");
+    json_decref(eu_it_tenant_create(srv, HOST, "Cache"));
+    eu_it_account_create(srv, HOST, "alice");
+    char *tok = eu_it_user_token(srv, HOST, "alice", "read write");
+    struct eu_it_resp r = {0};
+    call(&r, HOST, "POST", tok, "{\"status\":\"hello #tag\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *id = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    char *one = show(tok, id), *two = show(tok, id);
+    ck_assert_str_eq(one, two);
+    ck_assert_double_eq(eu_it_metric(srv, "eunha_render_cache_hits_total"), 0);
+    ck_assert_double_eq(eu_it_metric(srv, "eunha_render_cache_entries"), 0);
+    free(one);
+    free(two);
+    free(id);
+    free(tok);
+    ck_assert_int_eq(eu_it_server_stop(srv), 0);
+    eu_it_server_free(srv);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("render_cache");
+    EU_IT_ADD_TCASE(s, test_cached_status_follows_its_rows, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_cache_off_renders_the_same, TIMEOUT);
+    return eu_it_run_suite(s);
+}
