@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Measures one small instance: a ten-user tenant on one eunha process, under a
-# hot, read-heavy Mastodon API mix (home and public timelines, notifications,
-# account reads, 5% status writes) from eunha-loadgen in closed loop. Repeated
-# for each tenant pool size (the most placement connections the tenant
-# borrows at once), each with fresh databases, to find the pool size past
-# which more connections buy nothing.
+# Measures one small instance: a ten-user tenant on one eunha process, under
+# eunha-loadgen in closed loop. Repeated for each tenant pool size (the most
+# placement connections the tenant borrows at once), each with fresh
+# databases, to find the pool size past which more connections buy nothing.
+# Each pool size runs several modes one after another on the same seeded
+# tenant, each its own row: the default mix (hot and read-heavy: home and
+# public timelines, notifications, account reads, 5% status writes), and one
+# request kind alone, so that a slow kind is not averaged away by the others:
+#   home     GET /api/v1/timelines/home, every user (each follows the author)
+#   verify   GET /api/v1/accounts/verify_credentials as the author (u1) only
+#   post     POST /api/v1/statuses, every user; run it last, since it grows
+#            the statuses table the other modes read
 #
 # Layout: the pooled default. The tenant lives in the placement database
 # <control database>_main, which keeps [database] placement_connections open
@@ -12,32 +18,52 @@
 # the tenant is one control row. "Create" is that admin POST's time, and
 # "Tenant on disk" the growth of the placement and control databases from
 # before the tenant was created to after seeding (no VACUUM, so dead rows
-# left by seeding count).
+# left by seeding count, unless a big author was seeded: see below).
 #
 # It builds Release binaries into build-bench/ (BENCH_BUILD=DIR for another
 # directory), starts a private PostgreSQL
 # cluster and Redis server on free 127.0.0.1 ports (Redis keys under a
 # per-run prefix), and removes all of it on exit, Ctrl-C included. Raw output
-# goes to benchmark-results/small-DATE/ (git-ignored); the table is appended
+# goes to benchmark-results/small-DATE/ (git-ignored); the tables are appended
 # to benchmark-results/README.md.
 #
 # Knobs (environment):
-#   EUNHA_BENCH_SECONDS=20        measured seconds per pool size
-#   EUNHA_BENCH_WARMUP=5          seconds of load before measuring (not counted)
+#   EUNHA_BENCH_SECONDS=20        measured seconds per pool size and mode
+#   EUNHA_BENCH_WARMUP=5          seconds of load before measuring each mode (not counted)
 #   EUNHA_BENCH_CONCURRENCY=8     closed-loop clients
 #   EUNHA_BENCH_POOLS="1 2 3 5"   pool sizes; each gets its own temporary databases
+#   EUNHA_BENCH_MODES="default home verify post"   modes per pool size, in this
+#                                 order; a word with "=" is a loadgen --mix of its own
+#                                 (e.g. public=1). Default with EUNHA_BENCH_USERS=0: default
+#   EUNHA_BENCH_AUTHOR_STATUSES   e.g. "25 10000": repeat everything once per count, with
+#                                 the author (u1, whom every other user follows) given
+#                                 exactly that many statuses by SQL INSERT after seeding,
+#                                 and print each count's ratios against the first
+#   EUNHA_BENCH_REFS              e.g. "HEAD~3 HEAD": repeat everything once per commit
+#                                 (its eunha built from a git archive export into
+#                                 <BENCH_BUILD>-refs/<commit>/, kept for the next run;
+#                                 HEAD is the commit, "." the working tree with its
+#                                 uncommitted changes), and print each against the
+#                                 first. A commit given twice shows the noise. Unset:
+#                                 the working tree only
 #   EUNHA_BENCH_PLACEMENT_CONNECTIONS   [database] placement_connections (default:
 #                                 the larger of 4, the default, and the pool size)
 #   EUNHA_BENCH_USERS=10          users in the tenant, all following each other
 #   EUNHA_BENCH_STATUSES=300      statuses posted before measuring
 #   EUNHA_BENCH_IDLE_SECONDS=10   quiet time before the idle memory sample
-#   EUNHA_BENCH_MIX               loadgen --mix (default: the loadgen's read-heavy mix)
+#   EUNHA_BENCH_MIX               loadgen --mix of the default mode (default: the
+#                                 loadgen's read-heavy mix)
 #   EUNHA_BENCH_POST_FORMAT=json  json or form bodies for POST /api/v1/statuses
 #   EUNHA_BENCH_SAMPLE_SECONDS=0.2  how often memory and connections are sampled
 #   EUNHA_BENCH_NO_README=1       do not append to benchmark-results/README.md
 #   BENCH_BUILD=DIR               build directory (default build-bench/)
 #   EUNHA_BENCH_USERS=0 with EUNHA_BENCH_MIX=instance is a smoke test that needs
 #   none of the client API.
+#
+# The issue-11 figures in one run (before and after, a 25- and a
+# 10,000-status author, pool 2):
+#   EUNHA_BENCH_REFS="HEAD~3 HEAD" EUNHA_BENCH_AUTHOR_STATUSES="25 10000" \
+#     EUNHA_BENCH_POOLS=2 scripts/benchmark_small_instance.sh
 #
 # What the columns mean, and the traps:
 # - Peak active DB: the placement's connections seen running a query at once;
@@ -46,10 +72,26 @@
 #   Private_Clean + Private_Dirty from /proc/PID/smaps_rollup, what this
 #   process alone costs. Peak values are sampled, so a spike between samples
 #   can be missed; VmHWM (peak RSS, exact) is kept in the raw files.
-# - CPU per request divides the process's CPU time over the measured run by
-#   the requests answered in it. Warm-up is a separate loadgen run so that its
-#   CPU is not counted against the measured requests. PostgreSQL's CPU
-#   includes backends that exited (the postmaster's cutime).
+# - CPU per request divides the process's CPU time over one mode's measured
+#   run by the requests answered in it. Each mode's warm-up is a separate
+#   loadgen run so that its CPU (and the home feeds it builds in Redis) is
+#   not counted against the measured requests. PostgreSQL's CPU includes
+#   backends that exited (the postmaster's cutime). Work a request leaves
+#   behind (fan-out of a post to followers' feeds) lands in the mode it
+#   finished in.
+# - Statuses: rows in the statuses table when the mode's measured run began;
+#   the posting mode's PostgreSQL CPU per post is at that size.
+# - The big author: with EUNHA_BENCH_AUTHOR_STATUSES the other users post the
+#   EUNHA_BENCH_STATUSES and the author none, then its N statuses go in by
+#   INSERT in chunks of 10,000 (a chunk is one transaction, and its trigger
+#   moves the author's counter row once per status). VACUUM ANALYZE follows,
+#   as autovacuum would have long before a real author got there, so "Tenant
+#   on disk" is after VACUUM in that case. Home feeds in Redis are dropped so
+#   the first read rebuilds them with the new statuses.
+# - Other commits (EUNHA_BENCH_REFS) are driven with this script and this
+#   tree's load generator, so only the server differs; a commit must accept
+#   the config written here and the schema the INSERT above expects
+#   (statuses with tenant_id, account_id, text, content).
 # - The load generator runs on the same machine and competes for its CPUs;
 #   its own CPU time is in the raw report. On a machine with few cores, read
 #   the absolute numbers with that in mind.
@@ -73,16 +115,93 @@ MIX=${EUNHA_BENCH_MIX:-}
 POST_FORMAT=${EUNHA_BENCH_POST_FORMAT:-json}
 SAMPLE=${EUNHA_BENCH_SAMPLE_SECONDS:-0.2}
 PLACEMENT_CONNECTIONS=${EUNHA_BENCH_PLACEMENT_CONNECTIONS:-}
+# Split and joined again, so that stray spaces cannot make an empty first
+# word or a list of none that is not empty.
+read -r -a WORDS <<<"${EUNHA_BENCH_AUTHOR_STATUSES:-}"
+AUTHORS=${WORDS[*]}
+read -r -a WORDS <<<"${EUNHA_BENCH_REFS:-}"
+REFS=${WORDS[*]}
+REFS_BUILD=${BENCH_BUILD}-refs
 DOMAIN=small.bench.test
+if [ "$USERS" = 0 ]; then
+  MODES=${EUNHA_BENCH_MODES:-default}
+else
+  MODES=${EUNHA_BENCH_MODES:-"default home verify post"}
+fi
 
 if [ "$USERS" = 0 ] && [ -z "$MIX" ]; then
-  eu_die "EUNHA_BENCH_USERS=0 leaves no tokens: set EUNHA_BENCH_MIX too (e.g. instance)"
-  exit 2
+  eu_die "EUNHA_BENCH_USERS=0 leaves no tokens: set EUNHA_BENCH_MIX too (e.g. instance)" || exit 2
 fi
+# Everything is checked before the builds, so that a typo does not cost
+# minutes of compiling first.
+for m in $MODES; do
+  case $m in
+    default | *=*) ;;
+    home | verify | post)
+      [ "$USERS" -gt 0 ] || { eu_die "mode '$m' needs users: EUNHA_BENCH_USERS is 0" || exit 2; }
+      ;;
+    *) eu_die "EUNHA_BENCH_MODES: unknown mode '$m' (default, home, verify, post, or a loadgen mix such as public=1)" || exit 2 ;;
+  esac
+done
+for n in $AUTHORS; do
+  case $n in *[!0-9]*) eu_die "EUNHA_BENCH_AUTHOR_STATUSES: '$n' is not a number" || exit 2 ;; esac
+done
+if [ -n "$AUTHORS" ] && [ "$USERS" = 0 ]; then
+  eu_die "EUNHA_BENCH_AUTHOR_STATUSES needs an author: EUNHA_BENCH_USERS is 0" || exit 2
+fi
+for p in $POOLS; do
+  case $p in *[!0-9]*) eu_die "EUNHA_BENCH_POOLS: '$p' is not a number" || exit 2 ;; esac
+done
 
 eu_install_deps
 bench_require_cmd jq jq
-bench_build
+
+# The servers to measure: BUILD_LABELS[i] runs BUILD_BINS[i]. Without
+# EUNHA_BENCH_REFS, the working tree's alone, as before the knob existed.
+BUILD_LABELS=()
+BUILD_BINS=()
+if [ -z "$REFS" ]; then
+  bench_build
+  BUILD_LABELS=("working tree")
+  BUILD_BINS=("$EUNHA_BIN")
+else
+  # The load generator always comes from this tree, so that every commit is
+  # measured with the same instrument; this tree's server only when asked.
+  case " $REFS " in
+    *" . "*) bench_build ;;
+    *) bench_build eunha-loadgen ;;
+  esac
+  for ref in $REFS; do
+    if [ "$ref" = . ]; then
+      BUILD_LABELS+=("$((${#BUILD_LABELS[@]} + 1)): . ($(git -C "$ROOT" rev-parse --short=12 HEAD)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo " with changes"))")
+      BUILD_BINS+=("$EUNHA_BIN")
+      continue
+    fi
+    sha=$(git -C "$ROOT" rev-parse --verify -q "$ref^{commit}") ||
+      { eu_die "EUNHA_BENCH_REFS: '$ref' is not a commit" || exit 2; }
+    # An export, not a checkout: the repository's worktrees and index stay as
+    # they are, and a commit's tree never changes, so its build is reused.
+    dir=$REFS_BUILD/${sha:0:12}
+    if [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
+      [ -x "$dir/build/eunha" ] || { eu_die "BENCH_SKIP_BUILD=1 but $dir/build/eunha is missing" || exit 1; }
+    else
+      if [ ! -f "$dir/src.exported" ]; then
+        eu_log "exporting $ref (${sha:0:12}) into $dir/src"
+        rm -rf "$dir/src"
+        mkdir -p "$dir/src"
+        git -C "$ROOT" archive --format=tar "$sha" | tar -x -C "$dir/src"
+        touch "$dir/src.exported"
+      fi
+      eu_log "building eunha at $ref (${sha:0:12})"
+      cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+      cmake --build "$dir/build" -j"${EUNHA_JOBS:-$(nproc 2>/dev/null || echo 2)}" --target eunha >/dev/null
+      [ -x "$dir/build/eunha" ] || { eu_die "building $ref produced no $dir/build/eunha" || exit 1; }
+    fi
+    # Numbered, so that a commit given twice (to see the noise) reads as two.
+    BUILD_LABELS+=("$((${#BUILD_LABELS[@]} + 1)): $ref (${sha:0:12})")
+    BUILD_BINS+=("$dir/build/eunha")
+  done
+fi
 
 RESULTS=$(bench_results_dir small)
 TMP=$(bench_make_tmp eunha-bench-small)
@@ -155,14 +274,145 @@ sample_connections() {
     psql "$PG_URL" -X -q -At -F ' ' >"$out" 2>/dev/null
 }
 
-ROWS=()
-for POOL in $POOLS; do
-  case $POOL in '' | *[!0-9]*) eu_die "EUNHA_BENCH_POOLS: '$POOL' is not a number" ;; esac
-  eu_log "pool $POOL: fresh database, seeding"
+mode_mix() {
+  case $1 in
+    default) printf '%s\n' "$MIX" ;;
+    home) echo home=1 ;;
+    verify) echo verify=1 ;;
+    post) echo status=1 ;;
+    *) printf '%s\n' "$1" ;;
+  esac
+}
+
+# delete_redis_keys PATTERN : this run's Redis keys matching PATTERN.
+delete_redis_keys() {
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --scan --pattern "$1" 2>/dev/null |
+    head -n 100000 | xargs -r -n 500 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" del >/dev/null 2>&1 || true
+}
+
+# seed_author N ACCOUNT_ID PLACEMENT_URL : gives the author N statuses by
+# INSERT, which takes seconds where posting 10,000 through the API would take
+# minutes (and fan each one out).
+seed_author() {
+  local n=$1 account=$2 url=$3 from=1 k got
+  case $account in '' | *[!0-9]*) eu_die "the author's account id '$account' is not a number" || return 1 ;; esac
+  while [ "$from" -le "$n" ]; do
+    k=$((n - from + 1 > 10000 ? 10000 : n - from + 1))
+    bench_psql "$url" "INSERT INTO statuses (tenant_id, account_id, text, content)
+      SELECT a.tenant_id, a.id, 'bench status ' || g, '<p>bench status ' || g || '</p>'
+      FROM accounts a, generate_series($from, $((from + k - 1))) g WHERE a.id = $account" >/dev/null
+    # Each status moved the author's counter row (where the schema has one)
+    # in the same transaction; the next chunk should not walk those versions.
+    bench_psql "$url" "VACUUM accounts" >/dev/null
+    from=$((from + k))
+  done
+  bench_psql "$url" "VACUUM ANALYZE" >/dev/null
+  got=$(bench_psql "$url" "SELECT count(*) FROM statuses WHERE account_id = $account AND deleted_at IS NULL")
+  if [ "$got" != "$n" ]; then
+    eu_die "the author has $got statuses after seeding, not $n"
+    return 1
+  fi
+}
+
+# One line per measured run, for the comparison tables: build, author
+# statuses (- when not set), pool, mode, requests, req/s, p50, p95, errors,
+# eunha and PostgreSQL CPU ms per request, statuses in the table, and the
+# build's index, which tells builds apart when a commit is given twice to
+# see the noise.
+: >"$RESULTS/results.tsv"
+POOL_ROWS=()
+MODE_ROWS=()
+# The leading columns name the build and the author's statuses, only when
+# the run varies them.
+row_prefix() {
+  local p="|"
+  [ -z "$REFS" ] || p="$p $BUILD_LABEL |"
+  [ -z "$AUTHORS" ] || p="$p $(bench_fmt_num "$AUTHOR" 0) |"
+  printf '%s\n' "$p"
+}
+head_prefix() {
+  local h="|" r="|"
+  [ -z "$REFS" ] || { h="$h Build |" && r="$r---|"; }
+  [ -z "$AUTHORS" ] || { h="$h Author statuses |" && r="$r---|"; }
+  printf '%s\n%s\n' "$h" "$r"
+}
+
+# run_mode MODE : a warm-up and a measured run of MODE against the running
+# eunha, and its row. Reads run_pool's globals (CASE, TOKENS, IDLE_RSS...).
+run_mode() {
+  local mode=$1 dir mix reqs rps p50 p95 errs peak_rss peak_priv peak_active avg_cpu eunha_ms pg_ms
+  local e0 e1 p0 p1 t0 t1 nstatuses
+  local -a target mixarg=()
+  dir=$CASE/${mode//[^A-Za-z0-9_-]/_}
+  mkdir -p "$dir"
+  mix=$(mode_mix "$mode")
+  [ -z "$mix" ] || mixarg=(-m "$mix")
+  if [ "$USERS" = 0 ]; then
+    target=(-H "$DOMAIN")
+  elif [ "$mode" = verify ]; then
+    target=(--tokens "$CASE/author.tokens")
+  else
+    target=(--tokens "$TOKENS")
+  fi
+  if [ "$WARMUP" != 0 ]; then
+    "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" "${target[@]}" "${mixarg[@]}" -c "$CONCURRENCY" \
+      -d "$WARMUP" --post-format "$POST_FORMAT" --label "warm-up $RUN_NAME pool $POOL $mode" -q \
+      --json "$dir/warmup.json"
+  fi
+  nstatuses=$(bench_psql "$PLACEMENT_URL" "SELECT count(*) FROM statuses")
+
+  : >"$dir/memory.samples"
+  sample_memory "$EUNHA_PID" "$dir/memory.samples" &
+  SAMPLER_PIDS+=($!)
+  sample_connections "${DB}_main" "$dir/connections.samples" &
+  SAMPLER_PIDS+=($!)
+  e0=$(bench_cpu_ticks "$EUNHA_PID")
+  p0=$(bench_pg_cpu_ticks "$TMP/pg")
+  t0=$(date +%s.%N)
+  eu_log "$RUN_NAME pool $POOL, $mode: ${SECONDS_}s at $CONCURRENCY clients"
+  "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" "${target[@]}" "${mixarg[@]}" -c "$CONCURRENCY" \
+    -d "$SECONDS_" --post-format "$POST_FORMAT" --label "$RUN_NAME pool $POOL $mode" \
+    --json "$dir/loadgen.json" | tee "$dir/loadgen.txt"
+  t1=$(date +%s.%N)
+  e1=$(bench_cpu_ticks "$EUNHA_PID")
+  p1=$(bench_pg_cpu_ticks "$TMP/pg")
+  stop_samplers
+  awk '/^VmHWM:/ { print $2 }' "/proc/$EUNHA_PID/status" >"$dir/vmhwm_kib"
+
+  reqs=$(jq -r .requests "$dir/loadgen.json")
+  rps=$(jq -r .requests_per_second "$dir/loadgen.json")
+  p50=$(jq -r .latency_ms.p50 "$dir/loadgen.json")
+  p95=$(jq -r .latency_ms.p95 "$dir/loadgen.json")
+  errs=$(jq -r .errors "$dir/loadgen.json")
+  peak_rss=$(awk -v m="$IDLE_RSS" '$1 > m { m = $1 } END { print m }' "$dir/memory.samples")
+  peak_priv=$(awk -v m="$IDLE_PRIV" '$2 > m { m = $2 } END { print m }' "$dir/memory.samples")
+  peak_active=$(awk 'NF == 2 && $1 > m { m = $1 } END { print m + 0 }' "$dir/connections.samples")
+  read -r avg_cpu eunha_ms pg_ms < <(awk -v e=$((e1 - e0)) -v p=$((p1 - p0)) -v t="$TCK" \
+    -v w="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" -v n="$reqs" 'BEGIN {
+      printf "%.2f %.3f %.3f\n", 100 * e / t / w, (n ? 1000 * e / t / n : 0), (n ? 1000 * p / t / n : 0) }')
+  {
+    echo "build=$BUILD_LABEL author_statuses=$AUTHOR pool=$POOL mode=$mode mix=${mix:-loadgen-default}"
+    echo "statuses=$nstatuses peak_rss_kib=$peak_rss peak_private_kib=$peak_priv vmhwm_kib=$(cat "$dir/vmhwm_kib")"
+    echo "avg_cpu_percent=$avg_cpu peak_active_db=$peak_active requests=$reqs rps=$rps p50_ms=$p50 p95_ms=$p95"
+    echo "errors=$errs eunha_cpu_ms_per_req=$eunha_ms pg_cpu_ms_per_req=$pg_ms"
+  } >"$dir/summary.txt"
+  cat "$dir/summary.txt"
+  MODE_ROWS+=("$(row_prefix) $POOL | $mode | $(bench_mib "$peak_rss") | $(bench_mib "$peak_priv") | $avg_cpu% | $peak_active | $(bench_fmt_num "$rps" 2) | $(bench_fmt_num "$p50" 2) ms | $(bench_fmt_num "$p95" 2) ms | $(bench_fmt_num "$errs" 0) | $eunha_ms ms | $pg_ms ms | $(bench_fmt_num "$nstatuses" 0) |")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$BUILD_LABEL" "$AUTHOR" "$POOL" "$mode" \
+    "$reqs" "$rps" "$p50" "$p95" "$errs" "$eunha_ms" "$pg_ms" "$nstatuses" "$bi" >>"$RESULTS/results.tsv"
+}
+
+# run_pool : fresh databases for pool size $POOL, the tenant, seeding, the
+# idle sample and every mode.
+run_pool() {
+  local pc create_ms disk0 disk1 rprefix mode
+  eu_log "$RUN_NAME pool $POOL: fresh database, seeding"
   DB=eunha_bench_small_p$POOL
   CURRENT_DB=$DB
-  PC=${PLACEMENT_CONNECTIONS:-$((POOL > 4 ? POOL : 4))}
-  CASE=$RESULTS/pool-$POOL
+  PLACEMENT_URL="postgresql://postgres@127.0.0.1:$PG_PORT/${DB}_main"
+  pc=${PLACEMENT_CONNECTIONS:-$((POOL > 4 ? POOL : 4))}
+  CASE=$RUN_DIR/pool-$POOL
+  rprefix=eunha-bench-small-$RUN_TAG-p$POOL-$$
   mkdir -p "$CASE"
   : >"$TMP/eunha.log"
   cat >"$CASE/eunha.toml" <<EOF
@@ -178,7 +428,7 @@ token_file = "$TMP/admin_token"
 [database]
 url = "postgresql://postgres@127.0.0.1:$PG_PORT/$DB"
 template = "${DB}_template"
-placement_connections = $PC
+placement_connections = $pc
 
 [database_pool]
 max_connections = $POOL
@@ -191,7 +441,7 @@ queue_idle_poll_seconds = 300
 
 [redis]
 url = "redis://127.0.0.1:$REDIS_PORT/0"
-prefix = "eunha-bench-small-p$POOL-$$"
+prefix = "$rprefix"
 
 [limits]
 # Mastodon's per-token limit (300 requests in 5 minutes) would turn the load
@@ -205,7 +455,7 @@ EOF
   bench_eunha_start "$CASE/eunha.toml" "$TMP"
   # Disk before the tenant: the placement and control databases as eunha
   # made them at start.
-  read -r DISK0 < <(bench_psql "$PG_URL" "SELECT $(bench_pg_db_bytes_sql "'${DB}_main'") + $(bench_pg_db_bytes_sql "'$DB'")")
+  read -r disk0 < <(bench_psql "$PG_URL" "SELECT $(bench_pg_db_bytes_sql "'${DB}_main'") + $(bench_pg_db_bytes_sql "'$DB'")")
   # The tenant, created through the admin API and timed by the load generator.
   "$LOADGEN_BIN" -p "$BENCH_ADMIN_PORT" -H "$DOMAIN" -m tenant -n 1 -c 1 -t 60 \
     --admin-token-file "$TMP/admin_token" --label "create $DOMAIN" -q --json "$CASE/create.json"
@@ -213,7 +463,7 @@ EOF
     eu_die "creating $DOMAIN failed: $(jq -c '.errors_by_kind, .status' "$CASE/create.json")"
     exit 1
   fi
-  CREATE_MS=$(jq -r '.latency_ms.max * 100 | round / 100' "$CASE/create.json")
+  create_ms=$(jq -r '.latency_ms.max * 100 | round / 100' "$CASE/create.json")
   bench_admin PATCH "/admin/v1/tenants/$DOMAIN" \
     "{\"max_connections\":$POOL,\"min_connections\":0,\"idle_timeout_seconds\":20}" >/dev/null
   bench_wait_answer "$DOMAIN" 30
@@ -222,84 +472,150 @@ EOF
   chmod 600 "$TOKENS"
   if [ "$USERS" -gt 0 ]; then
     bench_seed_tenant "$DOMAIN" "$USERS" "$TOKENS"
-    bench_seed_statuses "$TOKENS" "$STATUSES" "$CASE"
-    TARGET=(--tokens "$TOKENS")
-  else
-    TARGET=(-H "$DOMAIN")
+    # The author is u1, the first line, whom every other user follows.
+    (umask 077 && head -n 1 "$TOKENS" >"$CASE/author.tokens")
+    if [ "$AUTHOR" = - ]; then
+      bench_seed_statuses "$TOKENS" "$STATUSES" "$CASE"
+    else
+      # The author posts nothing through the API, so that it has exactly
+      # $AUTHOR statuses whatever EUNHA_BENCH_STATUSES is.
+      (umask 077 && tail -n +2 "$TOKENS" >"$CASE/others.tokens")
+      bench_seed_statuses "$CASE/others.tokens" "$STATUSES" "$CASE"
+      eu_log "$RUN_NAME pool $POOL: $AUTHOR statuses for the author by INSERT"
+      seed_author "$AUTHOR" "$(awk 'NR == 1 { print $3 }' "$TOKENS")" "$PLACEMENT_URL"
+      delete_redis_keys "$rprefix*feed:home:*"
+    fi
   fi
-  MIXARG=()
-  [ -n "$MIX" ] && MIXARG=(-m "$MIX")
-  read -r DISK1 < <(bench_psql "$PG_URL" "SELECT $(bench_pg_db_bytes_sql "'${DB}_main'") + $(bench_pg_db_bytes_sql "'$DB'")")
-  TENANT_DISK=$((DISK1 - DISK0))
+  read -r disk1 < <(bench_psql "$PG_URL" "SELECT $(bench_pg_db_bytes_sql "'${DB}_main'") + $(bench_pg_db_bytes_sql "'$DB'")")
 
-  eu_log "pool $POOL: idle ${IDLE_SECONDS}s"
+  eu_log "$RUN_NAME pool $POOL: idle ${IDLE_SECONDS}s"
   sleep "$IDLE_SECONDS"
   read -r IDLE_RSS IDLE_PRIV < <(bench_mem_kib "$EUNHA_PID")
-
-  if [ "$WARMUP" != 0 ]; then
-    "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" "${TARGET[@]}" "${MIXARG[@]}" -c "$CONCURRENCY" \
-      -d "$WARMUP" --post-format "$POST_FORMAT" --label "warm-up pool $POOL" -q \
-      --json "$CASE/warmup.json"
-  fi
-
-  : >"$CASE/memory.samples"
-  sample_memory "$EUNHA_PID" "$CASE/memory.samples" &
-  SAMPLER_PIDS+=($!)
-  sample_connections "${DB}_main" "$CASE/connections.samples" &
-  SAMPLER_PIDS+=($!)
-  E0=$(bench_cpu_ticks "$EUNHA_PID")
-  P0=$(bench_pg_cpu_ticks "$TMP/pg")
-  T0=$(date +%s.%N)
-  eu_log "pool $POOL: ${SECONDS_}s at $CONCURRENCY clients"
-  "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" "${TARGET[@]}" "${MIXARG[@]}" -c "$CONCURRENCY" \
-    -d "$SECONDS_" --post-format "$POST_FORMAT" --label "pool $POOL" \
-    --json "$CASE/loadgen.json" | tee "$CASE/loadgen.txt"
-  T1=$(date +%s.%N)
-  E1=$(bench_cpu_ticks "$EUNHA_PID")
-  P1=$(bench_pg_cpu_ticks "$TMP/pg")
-  stop_samplers
-  awk '/^VmHWM:/ { print $2 }' "/proc/$EUNHA_PID/status" >"$CASE/vmhwm_kib"
-
-  REQS=$(jq -r .requests "$CASE/loadgen.json")
-  RPS=$(jq -r .requests_per_second "$CASE/loadgen.json")
-  P95=$(jq -r .latency_ms.p95 "$CASE/loadgen.json")
-  ERRS=$(jq -r .errors "$CASE/loadgen.json")
-  PEAK_RSS=$(awk -v m="$IDLE_RSS" '$1 > m { m = $1 } END { print m }' "$CASE/memory.samples")
-  PEAK_PRIV=$(awk -v m="$IDLE_PRIV" '$2 > m { m = $2 } END { print m }' "$CASE/memory.samples")
-  PEAK_ACTIVE=$(awk 'NF == 2 && $1 > m { m = $1 } END { print m + 0 }' "$CASE/connections.samples")
-  PEAK_OPEN=$(awk 'NF == 2 && $2 > m { m = $2 } END { print m + 0 }' "$CASE/connections.samples")
-  read -r AVG_CPU EUNHA_MS PG_MS < <(awk -v e=$((E1 - E0)) -v p=$((P1 - P0)) -v t="$TCK" \
-    -v w="$(awk -v a="$T0" -v b="$T1" 'BEGIN { print b - a }')" -v n="$REQS" 'BEGIN {
-      printf "%.2f %.3f %.3f\n", 100 * e / t / w, (n ? 1000 * e / t / n : 0), (n ? 1000 * p / t / n : 0) }')
   {
-    echo "pool=$POOL idle_rss_kib=$IDLE_RSS idle_private_kib=$IDLE_PRIV peak_rss_kib=$PEAK_RSS"
-    echo "peak_private_kib=$PEAK_PRIV vmhwm_kib=$(cat "$CASE/vmhwm_kib") avg_cpu_percent=$AVG_CPU"
-    echo "peak_active_db=$PEAK_ACTIVE peak_open_db=$PEAK_OPEN requests=$REQS rps=$RPS p95_ms=$P95"
-    echo "errors=$ERRS eunha_cpu_ms_per_req=$EUNHA_MS pg_cpu_ms_per_req=$PG_MS"
-    echo "placement_connections=$PC create_ms=$CREATE_MS tenant_disk_bytes=$TENANT_DISK disk_before_bytes=$DISK0 disk_after_seeding_bytes=$DISK1"
+    echo "build=$BUILD_LABEL author_statuses=$AUTHOR pool=$POOL idle_rss_kib=$IDLE_RSS idle_private_kib=$IDLE_PRIV"
+    echo "placement_connections=$pc create_ms=$create_ms tenant_disk_bytes=$((disk1 - disk0)) disk_before_bytes=$disk0 disk_after_seeding_bytes=$disk1"
   } >"$CASE/summary.txt"
   cat "$CASE/summary.txt"
-  ROWS+=("| $POOL | $(bench_mib "$IDLE_RSS") | $(bench_mib "$IDLE_PRIV") | $(bench_mib "$PEAK_RSS") | $(bench_mib "$PEAK_PRIV") | $AVG_CPU% | $PEAK_ACTIVE | $(bench_fmt_num "$RPS" 2) | $(bench_fmt_num "$P95" 2) ms | $(bench_fmt_num "$ERRS" 0) | $EUNHA_MS ms | $PG_MS ms | $CREATE_MS ms | $(bench_bytes "$TENANT_DISK") |")
+  POOL_ROWS+=("$(row_prefix) $POOL | $(bench_mib "$IDLE_RSS") | $(bench_mib "$IDLE_PRIV") | $create_ms ms | $(bench_bytes $((disk1 - disk0))) |")
+
+  for mode in $MODES; do
+    run_mode "$mode"
+  done
 
   bench_eunha_stop
   drop_databases "$DB"
-  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --scan --pattern "eunha-bench-small-p$POOL-$$*" 2>/dev/null |
-    head -n 100000 | xargs -r -n 500 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" del >/dev/null 2>&1 || true
+  delete_redis_keys "$rprefix*"
   CURRENT_DB=
+}
+
+for ((bi = 0; bi < ${#BUILD_BINS[@]}; bi++)); do
+  EUNHA_BIN=${BUILD_BINS[bi]}
+  BUILD_LABEL=${BUILD_LABELS[bi]}
+  ai=0
+  for AUTHOR in ${AUTHORS:--}; do
+    ai=$((ai + 1))
+    RUN_TAG=b$bi-a$ai
+    RUN_DIR=$RESULTS
+    WORDS=()
+    if [ -n "$REFS" ]; then
+      RUN_DIR=$RUN_DIR/build-$((bi + 1))
+      WORDS+=("build $((bi + 1))")
+      printf '%s\n' "$BUILD_LABEL" >"$RESULTS/build-$((bi + 1)).label"
+    fi
+    if [ -n "$AUTHORS" ]; then
+      RUN_DIR=$RUN_DIR/author-$AUTHOR
+      WORDS+=("author $AUTHOR")
+    fi
+    RUN_NAME=${WORDS[*]:-small}
+    mkdir -p "$RUN_DIR"
+    for POOL in $POOLS; do
+      run_pool
+    done
+  done
 done
 
-LOADGEN_CPU=$(jq -r '.loadgen.cpu_percent' "$RESULTS"/pool-*/loadgen.json | awk '$1 > m { m = $1 } END { printf "%.0f", m }')
+# awk helpers for the comparisons: num(x, d) with thousands separators, and
+# ratio(a, b) as "a/b×" (– when b is 0).
+AWK_FMT='
+  function num(x, d,   s, i, ip, fp) {
+    s = sprintf("%." d "f", x); i = index(s, "."); ip = (i ? substr(s, 1, i - 1) : s); fp = (i ? substr(s, i) : "")
+    while (length(ip) > 3 && substr(ip, length(ip) - 3, 1) ~ /[0-9]/) { fp = "," substr(ip, length(ip) - 2) fp; ip = substr(ip, 1, length(ip) - 3) }
+    return ip fp }
+  function ratio(a, b) { return (b + 0 > 0 ? sprintf("%.2f×", a / b) : "–") }
+'
+
+# compare_authors : each author size against the first, for the same build,
+# pool and mode, "first → this" with the ratios.
+compare_authors() {
+  local first=${AUTHORS%% *} b="" r=""
+  [ -z "$REFS" ] || { b="Build | " && r="---|"; }
+  echo "| ${b}Pool | Mode | Author statuses | Requests/s | Slower by | p95 | eunha CPU/req | × | PostgreSQL CPU/req | × |"
+  echo "|${r}---|---|---|---|---|---|---|---|---|---|"
+  awk -F'\t' -v first="$first" -v showbuild="${REFS:+1}" "$AWK_FMT"'
+    { key = $13 SUBSEP $3 SUBSEP $4
+      if ($2 == first) { rps[key] = $6; p95[key] = $8; e[key] = $10; p[key] = $11 }
+      else rows[++n] = $0 }
+    END { for (i = 1; i <= n; i++) {
+      split(rows[i], r, "\t"); key = r[13] SUBSEP r[3] SUBSEP r[4]
+      if (!(key in rps)) continue
+      printf "|%s %s | %s | %s → %s | %s → %s | %s | %s → %s ms | %s → %s ms | %s | %s → %s ms | %s |\n",
+        (showbuild ? " " r[1] " |" : ""), r[3], r[4], num(first, 0), num(r[2], 0),
+        num(rps[key], 2), num(r[6], 2), ratio(rps[key], r[6]), num(p95[key], 2), num(r[8], 2),
+        e[key], r[10], ratio(r[10], e[key]), p[key], r[11], ratio(r[11], p[key]) } }' "$RESULTS/results.tsv"
+}
+
+# compare_builds : each build against the first, for the same author size,
+# pool and mode, "first → this".
+compare_builds() {
+  local a="" r=""
+  [ -z "$AUTHORS" ] || { a="Author statuses | " && r="---|"; }
+  echo "| ${a}Pool | Mode | Builds | Requests/s | × | p50 | p95 | eunha CPU/req | PostgreSQL CPU/req | eunha + PostgreSQL CPU/req |"
+  echo "|${r}---|---|---|---|---|---|---|---|---|---|"
+  awk -F'\t' -v first="${BUILD_LABELS[0]}" -v showauthor="${AUTHORS:+1}" "$AWK_FMT"'
+    { key = $2 SUBSEP $3 SUBSEP $4
+      if ($13 == 0) { rps[key] = $6; p50[key] = $7; p95[key] = $8; e[key] = $10; p[key] = $11 }
+      else rows[++n] = $0 }
+    END { for (i = 1; i <= n; i++) {
+      split(rows[i], r, "\t"); key = r[2] SUBSEP r[3] SUBSEP r[4]
+      if (!(key in rps)) continue
+      printf "|%s %s | %s | %s → %s | %s → %s | %s | %s → %s ms | %s → %s ms | %s → %s ms | %s → %s ms | %.3f → %.3f ms |\n",
+        (showauthor ? " " num(r[2], 0) " |" : ""), r[3], r[4], first, r[1],
+        num(rps[key], 2), num(r[6], 2), ratio(r[6], rps[key]), num(p50[key], 2), num(r[7], 2),
+        num(p95[key], 2), num(r[8], 2), e[key], r[10], p[key], r[11], e[key] + p[key], r[10] + r[11] } }' "$RESULTS/results.tsv"
+}
+
+LOADGEN_CPU=$(find "$RESULTS" -name loadgen.json -exec jq -r '.loadgen.cpu_percent' {} + | awk '$1 > m { m = $1 } END { printf "%.0f", m }')
 {
   echo
   echo "### Small instance, $(date -u +%Y-%m-%d)"
   echo
   bench_machine_summary
-  echo "- Settings: $CONCURRENCY closed-loop clients, ${SECONDS_} s measured after ${WARMUP} s warm-up, $USERS users, $([ "$USERS" -gt 0 ] && echo "$STATUSES" || echo 0) seeded statuses, mix \`${MIX:-loadgen default}\`, statuses as $POST_FORMAT; PostgreSQL defaults from scripts/lib/services.sh; eunha cpu_threads 2, pooled placement with placement_connections $(if [ -n "$PLACEMENT_CONNECTIONS" ]; then echo "$PLACEMENT_CONNECTIONS"; else echo "max(4, pool)"; fi). Create: the admin POST that made the tenant; Tenant on disk: growth of the placement and control databases from before it to after seeding. The load generator used at most ${LOADGEN_CPU}% of a core."
+  if [ -n "$REFS" ]; then
+    for ((bi = 0; bi < ${#BUILD_BINS[@]}; bi++)); do
+      echo "- Build ${BUILD_LABELS[bi]}, $("${BUILD_BINS[bi]}" version 2>/dev/null | head -n 1)"
+    done
+  fi
+  echo "- Settings: $CONCURRENCY closed-loop clients, ${SECONDS_} s measured after ${WARMUP} s warm-up per mode, $USERS users, $([ "$USERS" -gt 0 ] && echo "$STATUSES" || echo 0) seeded statuses$([ -z "$AUTHORS" ] || echo " by the users other than the author (u1), whom they all follow and who has ${AUTHORS// / or } statuses by INSERT (a run each)"), modes \`$MODES\` (default: mix \`${MIX:-loadgen default}\`; verify as the author), statuses as $POST_FORMAT; PostgreSQL defaults from scripts/lib/services.sh; eunha cpu_threads 2, pooled placement with placement_connections $(if [ -n "$PLACEMENT_CONNECTIONS" ]; then echo "$PLACEMENT_CONNECTIONS"; else echo "max(4, pool)"; fi). Create: the admin POST that made the tenant; Tenant on disk: growth of the placement and control databases from before it to after seeding. Statuses: rows in the statuses table when the mode's measured run began. The load generator used at most ${LOADGEN_CPU}% of a core."
   echo "- Raw output: benchmark-results/$(basename "$RESULTS")/"
   echo
-  echo "| Pool | Idle RSS | Idle private | Peak RSS | Peak private | Avg CPU | Peak active DB | Requests/s | p95 | Errors | eunha CPU/req | PostgreSQL CPU/req | Create | Tenant on disk |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  printf '%s\n' "${ROWS[@]}"
+  head_prefix | sed -e '1s/$/ Pool | Idle RSS | Idle private | Create | Tenant on disk |/' -e '2s/$/---|---|---|---|---|/'
+  printf '%s\n' "${POOL_ROWS[@]}"
+  echo
+  head_prefix | sed -e '1s/$/ Pool | Mode | Peak RSS | Peak private | Avg CPU | Peak active DB | Requests\/s | p50 | p95 | Errors | eunha CPU\/req | PostgreSQL CPU\/req | Statuses |/' \
+    -e '2s/$/---|---|---|---|---|---|---|---|---|---|---|---|---|/'
+  printf '%s\n' "${MODE_ROWS[@]}"
+  if [ "$(wc -w <<<"$AUTHORS")" -gt 1 ]; then
+    echo
+    echo "Each author size against the first (Slower by: the first's requests/s ÷ this one's; ×: this one's CPU per request ÷ the first's):"
+    echo
+    compare_authors
+  fi
+  if [ "${#BUILD_BINS[@]}" -gt 1 ]; then
+    echo
+    echo "Each build against the first (×: this build's requests/s ÷ the first's):"
+    echo
+    compare_builds
+  fi
 } >"$RESULTS/table.md"
 cat "$RESULTS/table.md"
 if [ "${EUNHA_BENCH_NO_README:-0}" != 1 ]; then

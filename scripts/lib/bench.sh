@@ -3,7 +3,8 @@
 # scripts/benchmark_density.sh. Source it after scripts/lib/services.sh; do not
 # run it. Everything here talks to 127.0.0.1 only and bounds every wait.
 #
-#   bench_build                       Release build of eunha and eunha-loadgen into $BENCH_BUILD
+#   bench_build [TARGET...]           Release build of eunha and eunha-loadgen (or only the
+#                                     TARGETs named) into $BENCH_BUILD
 #                                     (BENCH_SKIP_BUILD=1: use what is there)
 #   bench_eunha_start CONFIG DIR      start eunha, wait for its ready file; sets EUNHA_PID,
 #                                     BENCH_PUBLIC_PORT, BENCH_ADMIN_PORT
@@ -44,24 +45,42 @@ BENCH_PUBLIC_PORT=
 BENCH_ADMIN_PORT=
 BENCH_ADMIN_TOKEN=${BENCH_ADMIN_TOKEN:-}
 
+# shellcheck disable=SC2120 # the targets are optional
 bench_build() {
+  # A benchmark of other commits' servers needs only this tree's load
+  # generator, so the caller may name the targets; default both.
+  local -a targets=("$@") bins=()
+  local t
+  [ "${#targets[@]}" -gt 0 ] || targets=(eunha eunha-loadgen)
+  for t in "${targets[@]}"; do
+    case $t in
+      eunha) bins+=("$EUNHA_BIN") ;;
+      eunha-loadgen) bins+=("$LOADGEN_BIN") ;;
+      *) eu_die "bench_build: unknown target '$t'" || return 1 ;;
+    esac
+  done
   # BENCH_SKIP_BUILD=1: use the binaries already in $BENCH_BUILD (or
   # $EUNHA_BIN and $LOADGEN_BIN), e.g. to run several benchmarks on one build
   # while the source tree is being edited.
   if [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
-    if [ ! -x "$EUNHA_BIN" ] || [ ! -x "$LOADGEN_BIN" ]; then
-      eu_die "BENCH_SKIP_BUILD=1 but $EUNHA_BIN or $LOADGEN_BIN is missing"
-      return 1
-    fi
-    eu_log "not building: using $EUNHA_BIN and $LOADGEN_BIN"
+    for t in "${bins[@]}"; do
+      if [ ! -x "$t" ]; then
+        eu_die "BENCH_SKIP_BUILD=1 but $t is missing"
+        return 1
+      fi
+    done
+    eu_log "not building: using ${bins[*]}"
     return 0
   fi
   cmake -S "$BENCH_ROOT" -B "$BENCH_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null || return 1
   cmake --build "$BENCH_BUILD" -j"${EUNHA_JOBS:-$(nproc 2>/dev/null || echo 2)}" \
-    --target eunha eunha-loadgen >/dev/null || return 1
-  if [ ! -x "$EUNHA_BIN" ] || [ ! -x "$LOADGEN_BIN" ]; then
-    eu_die "build did not produce $EUNHA_BIN and $LOADGEN_BIN"
-  fi
+    --target "${targets[@]}" >/dev/null || return 1
+  for t in "${bins[@]}"; do
+    if [ ! -x "$t" ]; then
+      eu_die "build did not produce $t"
+      return 1
+    fi
+  done
 }
 
 # bench_require_cmd CMD PACKAGE : installs PACKAGE when CMD is missing.
