@@ -52,9 +52,10 @@ statements(const char *name)
         fprintf(stderr, "eunha: no statement %s\n", name);
         return 1;
     }
-    printf("%s;\n", eu_sql_text(s, false));
+    printf("%s;\n", eu_sql_text(s, 0));
     if (s->page_col)
-        printf("-- min_id pages:\n%s;\n", eu_sql_text(s, true));
+        printf("-- with max_id, since_id and min_id (oldest first):\n%s;\n",
+               eu_sql_text(s, EU_SQL_PAGE_MAX | EU_SQL_PAGE_SINCE | EU_SQL_PAGE_MIN));
     eu_sql_free();
     return 0;
 }

@@ -26,8 +26,9 @@ struct eu_sql {
      * to the registry: text ends where the page's conditions are appended
      * (after a WHERE clause), page_col is the id column it pages on, and
      * page_param the number of the first of the page's four parameters:
-     * $n max_id, $n+1 since_id, $n+2 min_id, $n+3 limit. The direction is
-     * decided by the page rather than in SQL, so ORDER BY walks an index.
+     * $n max_id, $n+1 since_id, $n+2 min_id, $n+3 limit. The conditions and
+     * the direction are chosen by the page rather than in SQL, so each
+     * variant's plan walks an index with the bounds it has.
      */
     const char *page_col;
     int page_param;
@@ -79,13 +80,21 @@ extern const struct eu_sql eu_queue_ping_sql[];
 /* The tables above, NULL-terminated (src/http/statements.c). */
 extern const struct eu_sql *const eu_sql_tables[];
 
+/* Which bounds a page has, for a paged statement's variant (see
+ * eu_sql_text()); min_id pages run oldest first. */
+#define EU_SQL_PAGE_MAX 1u
+#define EU_SQL_PAGE_SINCE 2u
+#define EU_SQL_PAGE_MIN 4u
+#define EU_SQL_PAGE_VARIANTS 8u
+
 /*
  * The text to send for s: s->text itself, or for a paged statement its
- * text with the page's conditions, newest first (ascending false) or
- * oldest first (true, for min_id). The composed texts are built once on
- * first use and live until eu_sql_free(). Loop thread only.
+ * text with the conditions of a page that has the bounds in variant
+ * (EU_SQL_PAGE_* bits) and its ORDER BY, newest first unless min_id is
+ * among them. The composed texts are built once on first use and live
+ * until eu_sql_free(). Loop thread only.
  */
-const char *eu_sql_text(const struct eu_sql *s, bool ascending);
+const char *eu_sql_text(const struct eu_sql *s, unsigned variant);
 
 /* The registered statement called name, or NULL. */
 const struct eu_sql *eu_sql_find(const char *name);

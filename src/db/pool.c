@@ -31,9 +31,9 @@
  */
 #include "eunha/db.h"
 
+#include <ctype.h>
 #include <event2/event.h>
 #include <libpq-fe.h>
-#include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +100,7 @@ struct eu_db_budget {
     TAILQ_HEAD(, eu_db_pool) wanting; /* pools waiting for room, FIFO */
     int n_wanting;
     TAILQ_HEAD(, eu_db_conn) idle; /* least recently used first */
-    bool kicking; /* budget_kick is running: closing a victim must not re-enter */
+    bool kicking;                  /* budget_kick is running: closing a victim must not re-enter */
 };
 
 struct eu_db_pool {
@@ -484,8 +484,8 @@ run_prepared(struct eu_db_conn *c)
     }
     char name[24];
     statement_name(p->hash, name, sizeof(name));
-    int sent = PQsendQueryPrepared(c->pg, name, p->nparams, (const char *const *)p->params, NULL,
-                                   NULL, 0);
+    int sent =
+        PQsendQueryPrepared(c->pg, name, p->nparams, (const char *const *)p->params, NULL, NULL, 0);
     pending_free(p);
     if (!sent) {
         finish_query(c, EU_DB_UNAVAILABLE);
@@ -607,12 +607,19 @@ conn_start(struct eu_db_pool *pool)
     c->pool = pool;
     c->ev_fd = -1;
     c->timer = evtimer_new(pool->base, on_conn_timer, c);
-    const char *keys[] = {"dbname", "dbname", "application_name", NULL};
-    const char *vals[] = {pool->conninfo, pool->dbname, "eunha", NULL};
+    /* Generic plans only: statements are prepared once per connection, and
+     * a custom plan would be planned again at every execution (milliseconds
+     * for the render statement). The statements are written so a generic
+     * plan is as good (see the page variants in sql.c). */
+    const char *keys[] = {"dbname", "dbname", "application_name", "options", NULL};
+    const char *vals[] = {pool->conninfo, pool->dbname, "eunha",
+                          "-c plan_cache_mode=force_generic_plan", NULL};
     if (!pool->dbname) {
         keys[1] = "application_name";
         vals[1] = "eunha";
-        keys[2] = NULL;
+        keys[2] = "options";
+        vals[2] = "-c plan_cache_mode=force_generic_plan";
+        keys[3] = NULL;
     }
     c->pg = PQconnectStartParams(keys, vals, 1);
     c->next = pool->conns;
@@ -721,8 +728,7 @@ pump_child(struct eu_db_pool *child)
             pool_destroy(child);
         return;
     }
-    if (child->wait_head && !child->requesting &&
-        child->n_lent < child->limits.max_connections) {
+    if (child->wait_head && !child->requesting && child->n_lent < child->limits.max_connections) {
         child->requesting = true;
         eu_db_pool_acquire(child->parent, on_granted, child);
     }
@@ -830,8 +836,8 @@ pump_later(struct eu_db_pool *pool)
 /* ---- public ---- */
 
 struct eu_db_pool *
-eu_db_pool_new(struct event_base *base, const char *name, const char *conninfo,
-               const char *dbname, const struct eu_db_pool_limits *limits)
+eu_db_pool_new(struct event_base *base, const char *name, const char *conninfo, const char *dbname,
+               const struct eu_db_pool_limits *limits)
 {
     struct eu_db_pool *pool = eu_xcalloc(1, sizeof(*pool));
     pool->base = base;
@@ -1054,8 +1060,7 @@ tenant_statement_ok(const char *sql, uint64_t h)
 }
 
 static void query_send(struct eu_db_conn *c, const char *sql, uint64_t h, int nparams,
-                       const Oid *types, const char *const *params, eu_db_result_cb cb,
-                       void *arg);
+                       const Oid *types, const char *const *params, eu_db_result_cb cb, void *arg);
 
 void
 eu_db_conn_query(struct eu_db_conn *c, const char *sql, int nparams, const char *const *params,
@@ -1223,8 +1228,8 @@ on_oneshot_conn(struct eu_db_conn *conn, enum eu_db_status st, void *arg)
 }
 
 void
-eu_db_pool_query(struct eu_db_pool *pool, const char *sql, int nparams,
-                 const char *const *params, eu_db_result_cb cb, void *arg)
+eu_db_pool_query(struct eu_db_pool *pool, const char *sql, int nparams, const char *const *params,
+                 eu_db_result_cb cb, void *arg)
 {
     struct oneshot *o = eu_xcalloc(1, sizeof(*o));
     o->cb = cb;

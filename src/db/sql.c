@@ -12,46 +12,58 @@
 #include "eunha/db.h"
 #include "eunha/mem.h"
 
-/* Composed texts of paged statements, by statement: few (one per paged
- * statement and direction), so a list is enough. */
+/* Composed texts of paged statements, by statement and variant: few (one
+ * per paged statement and page shape in use), so a list is enough. */
 struct composed {
     const struct eu_sql *s;
-    bool ascending;
+    unsigned variant;
     char *text;
     struct composed *next;
 };
 static struct composed *composed;
 
-/* The page's conditions for s: returns text owned by the caller (free()). */
+/*
+ * The page's conditions for s in one variant: returns text owned by the
+ * caller (free()). A bound the page has becomes a plain comparison an index
+ * can use; one it lacks becomes "$n IS NULL", true for the NULL the caller
+ * sends, which keeps the parameter's type and costs one check per
+ * execution. So a generic plan is as good as a custom one and nothing is
+ * planned per request.
+ */
 static char *
-compose(const struct eu_sql *s, bool ascending)
+compose(const struct eu_sql *s, unsigned variant)
 {
     int n = s->page_param;
     const char *c = s->page_col;
-    const char *fmt = "%s AND ($%d::bigint IS NULL OR %s < $%d::bigint)"
-                      " AND ($%d::bigint IS NULL OR %s > $%d::bigint)"
-                      " AND ($%d::bigint IS NULL OR %s > $%d::bigint)"
-                      " ORDER BY %s %s LIMIT $%d::int";
-    int len = snprintf(NULL, 0, fmt, s->text, n, c, n, n + 1, c, n + 1, n + 2, c, n + 2, c,
-                       ascending ? "ASC" : "DESC", n + 3);
+    char cond[3][160];
+    static const char *const ops[3] = {"<", ">", ">"};
+    for (int i = 0; i < 3; i++) {
+        if (variant & (1u << i))
+            snprintf(cond[i], sizeof(cond[i]), " AND %s %s $%d::bigint", c, ops[i], n + i);
+        else
+            snprintf(cond[i], sizeof(cond[i]), " AND $%d::bigint IS NULL", n + i);
+    }
+    const char *dir = (variant & EU_SQL_PAGE_MIN) ? "ASC" : "DESC";
+    const char *fmt = "%s%s%s%s ORDER BY %s %s LIMIT $%d::int";
+    int len = snprintf(NULL, 0, fmt, s->text, cond[0], cond[1], cond[2], c, dir, n + 3);
     char *out = eu_xmalloc((size_t)len + 1);
-    snprintf(out, (size_t)len + 1, fmt, s->text, n, c, n, n + 1, c, n + 1, n + 2, c, n + 2, c,
-             ascending ? "ASC" : "DESC", n + 3);
+    snprintf(out, (size_t)len + 1, fmt, s->text, cond[0], cond[1], cond[2], c, dir, n + 3);
     return out;
 }
 
 const char *
-eu_sql_text(const struct eu_sql *s, bool ascending)
+eu_sql_text(const struct eu_sql *s, unsigned variant)
 {
     if (!s->page_col)
         return s->text;
+    variant &= EU_SQL_PAGE_VARIANTS - 1;
     for (struct composed *c = composed; c; c = c->next)
-        if (c->s == s && c->ascending == ascending)
+        if (c->s == s && c->variant == variant)
             return c->text;
     struct composed *c = eu_xmalloc(sizeof(*c));
     c->s = s;
-    c->ascending = ascending;
-    c->text = compose(s, ascending);
+    c->variant = variant;
+    c->text = compose(s, variant);
     c->next = composed;
     composed = c;
     return c->text;
@@ -82,12 +94,12 @@ void
 eu_db_conn_stmt(struct eu_db_conn *conn, const struct eu_sql *s, int nparams,
                 const char *const *params, eu_db_result_cb cb, void *arg)
 {
-    eu_db_conn_query(conn, eu_sql_text(s, false), nparams, params, cb, arg);
+    eu_db_conn_query(conn, eu_sql_text(s, 0), nparams, params, cb, arg);
 }
 
 void
 eu_db_pool_stmt(struct eu_db_pool *pool, const struct eu_sql *s, int nparams,
                 const char *const *params, eu_db_result_cb cb, void *arg)
 {
-    eu_db_pool_query(pool, eu_sql_text(s, false), nparams, params, cb, arg);
+    eu_db_pool_query(pool, eu_sql_text(s, 0), nparams, params, cb, arg);
 }

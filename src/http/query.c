@@ -60,7 +60,7 @@ void
 eu_req_stmt(struct eu_req *req, const struct eu_sql *s, int nparams, const char *const *params,
             eu_req_rows_cb cb, void *arg)
 {
-    send_query(req, eu_sql_text(s, false), nparams, params, cb, NULL, arg);
+    send_query(req, eu_sql_text(s, 0), nparams, params, cb, NULL, arg);
 }
 
 void
@@ -68,14 +68,17 @@ eu_req_stmt_page(struct eu_req *req, const struct eu_sql *s, const struct eu_pag
                  int nparams, const char *const *params, eu_req_rows_cb cb, void *arg)
 {
     assert(s->page_col);
-    send_query(req, eu_sql_text(s, eu_page_is_ascending(page)), nparams, params, cb, NULL, arg);
+    unsigned variant = (page->max_id ? EU_SQL_PAGE_MAX : 0) |
+                       (page->since_id ? EU_SQL_PAGE_SINCE : 0) |
+                       (page->min_id ? EU_SQL_PAGE_MIN : 0);
+    send_query(req, eu_sql_text(s, variant), nparams, params, cb, NULL, arg);
 }
 
 void
 eu_req_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparams,
                      const char *const *params, eu_req_result_cb cb, void *arg)
 {
-    send_query(req, eu_sql_text(s, false), nparams, params, NULL, cb, arg);
+    send_query(req, eu_sql_text(s, 0), nparams, params, NULL, cb, arg);
 }
 
 const char *

@@ -234,7 +234,7 @@ prepare(PGconn *pg, const char *stmt, const char *name)
     const struct eu_sql *s = eu_sql_find(name);
     ck_assert_msg(s != NULL, "no statement %s", name);
     const Oid int8 = 20;
-    PGresult *r = PQprepare(pg, stmt, eu_sql_text(s, false), 1, &int8);
+    PGresult *r = PQprepare(pg, stmt, eu_sql_text(s, 0), 1, &int8);
     ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s: %s", name, PQresultErrorMessage(r));
     PQclear(r);
 }

@@ -117,8 +117,8 @@ START_TEST(test_statements)
         for (const struct eu_sql *st = eu_sql_tables[i]; st->name; st++) {
             ck_assert_msg(st->text != NULL, "%s has no text", st->name);
             ck_assert_msg(eu_sql_find(st->name) == st, "%s is registered twice", st->name);
-            for (int asc = 0; asc < (st->page_col ? 2 : 1); asc++) {
-                const char *sql = eu_sql_text(st, asc);
+            for (unsigned v = 0; v < (st->page_col ? EU_SQL_PAGE_VARIANTS : 1); v++) {
+                const char *sql = eu_sql_text(st, v);
                 char why[160];
                 ck_assert_msg(st->cross_tenant || eu_db_sql_check_tenant(sql, why, sizeof(why)),
                               "%s could reach other tenants' rows: %s", st->name, why);
