@@ -132,8 +132,12 @@ const struct eu_sql eu_status_render_sql[] = {
         "   'url', $4 || '/tags/' || lower(t.name)) ORDER BY t.name), '[]')::text"
         "   FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
         "   WHERE st.tenant_id = $1 AND st.status_id = s.id)"
-        "  WHERE NOT k.sc) sx ON true"
-        " LEFT JOIN LATERAL (SELECT " EU_ACCOUNT_COLUMNS("a") " WHERE NOT k.ac) ax ON true"
+        /* OFFSET 0 keeps each LATERAL a subquery of its own, so the stamp
+         * test gates it (a one-time filter) instead of becoming a join
+         * filter applied after its columns were computed. */
+        "  WHERE NOT k.sc OFFSET 0) sx ON true"
+        " LEFT JOIN LATERAL (SELECT " EU_ACCOUNT_COLUMNS("a") " WHERE NOT k.ac OFFSET 0) ax"
+        " ON true"
         /* ANY(ARRAY(...)): fetched by primary key whatever the statistics
          * say, so no plan can compute the costly columns for rows it then
          * drops. */
