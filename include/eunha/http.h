@@ -96,8 +96,15 @@ void eu_req_add_header(struct eu_req *req, const char *name, const char *value);
  * callback that belongs to the request). */
 void eu_req_enter(const struct eu_req *req);
 
-/* Sends body (a JSON value; the reference is stolen) with status. */
+/* Sends body (a JSON value; the reference is stolen) with status, as
+ * application/json. The bytes are json_dumps(body, JSON_COMPACT |
+ * JSON_ENCODE_ANY)'s, written by eu_json_write() into the reply's buffer;
+ * a NULL body (or one jansson cannot dump) is sent as null. */
 void eu_req_reply_json(struct eu_req *req, int status, struct json_t *body);
+/* The same with another content type (NULL: a Content-Type header the
+ * handler added itself). */
+void eu_req_reply_json_typed(struct eu_req *req, int status, const char *content_type,
+                             struct json_t *body);
 /* Sends Mastodon's {"error": "..."} with status. */
 void eu_req_reply_error(struct eu_req *req, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

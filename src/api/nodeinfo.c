@@ -50,13 +50,10 @@ on_counts(struct eu_req *req, PGresult *res, void *arg)
                   users, "activeMonth", (json_int_t)0, "activeHalfyear", (json_int_t)0,
                   "localPosts", posts, "openRegistrations", 0, "metadata", "nodeName",
                   req->tenant->title, "software", "eunha " EUNHA_VERSION);
-    eu_req_add_header(req, "Content-Type",
-                      "application/json; profile=\"http://nodeinfo.diaspora.software/ns/schema/"
-                      "2.0#\"");
-    char *s = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    eu_req_reply_raw(req, 200, NULL, s, strlen(s));
-    free(s);
+    eu_req_reply_json_typed(req, 200,
+                            "application/json; profile=\"http://nodeinfo.diaspora.software/ns/"
+                            "schema/2.0#\"",
+                            body);
 }
 
 void

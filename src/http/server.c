@@ -37,6 +37,7 @@
 #include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/error.h"
+#include "eunha/jsonout.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/net.h"
@@ -169,13 +170,30 @@ eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, const
 }
 
 void
+eu_req_reply_json_typed(struct eu_req *req, int status, const char *content_type, json_t *body)
+{
+    /* Written straight into the reply's buffer, which evhttp then moves (not
+     * copies) into the connection's. When our writer gives up (NULL, a
+     * string jansson would refuse, a tree too deep or a cycle) jansson has
+     * the last word, so the bytes are always json_dumps()'s. */
+    struct evbuffer *buf = evbuffer_new();
+    if (eu_json_write(buf, body) < 0) {
+        char *s = body ? json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        evbuffer_add(buf, s ? s : "null", s ? strlen(s) : 4);
+        free(s);
+    }
+    json_decref(body);
+    if (content_type)
+        evhttp_add_header(evhttp_request_get_output_headers(req->ev), "Content-Type",
+                          content_type);
+    finish(req, status, buf);
+    evbuffer_free(buf);
+}
+
+void
 eu_req_reply_json(struct eu_req *req, int status, json_t *body)
 {
-    char *s = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
-    json_decref(body);
-    eu_req_reply_raw(req, status, "application/json; charset=utf-8", s ? s : "null",
-                     s ? strlen(s) : 4);
-    free(s);
+    eu_req_reply_json_typed(req, status, "application/json; charset=utf-8", body);
 }
 
 void

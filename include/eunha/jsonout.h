@@ -1,0 +1,43 @@
+/*
+ * A JSON writer for jansson trees that appends straight into a libevent
+ * evbuffer, for reply bodies.
+ *
+ * Why not json_dumps(): on the home timeline libjansson was ~42% of the
+ * server's CPU, most of it serializing the reply. json_dumps() calls back
+ * once per token, keeps a loop-check hashtable keyed by each container's
+ * address printed with snprintf, formats every integer with snprintf, walks
+ * strings one code point at a time, grows one string by realloc and then
+ * strdup()s it, and the reply copied that string once more into its
+ * evbuffer. This writer reserves space in the reply's own evbuffer and fills
+ * it, copying runs of plain string bytes with one memcpy.
+ *
+ * The output is exactly the bytes of json_dumps(v, JSON_COMPACT |
+ * JSON_ENCODE_ANY) with jansson 2.14: members in insertion order, no spaces,
+ * '"', '\\' and control characters escaped as jansson does (\b \f \n \r \t,
+ * the others as \u00XX in upper-case hex), every other byte, '/' and UTF-8
+ * included, as is; reals as "%.17g" with jansson's fix-ups.
+ * tests/unit/http/test_jsonout.c holds it to that byte for byte.
+ */
+#ifndef EUNHA_JSONOUT_H
+#define EUNHA_JSONOUT_H
+
+struct evbuffer;
+struct json_t;
+
+/* Deeper nesting than this fails (a cycle would otherwise recurse forever);
+ * jansson itself detects cycles and has no depth limit, so a caller falls
+ * back to json_dumps() for its verdict. */
+#define EU_JSON_MAX_DEPTH 2048
+
+/*
+ * Appends v to out as json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) would
+ * write it. Returns 0, or -1 with out left as it was when v is NULL, holds a
+ * string that is not valid UTF-8 (jansson refuses those too), nests deeper
+ * than EU_JSON_MAX_DEPTH, or memory runs out. (An object key that is not
+ * valid UTF-8, which only jansson's *_nocheck() functions make, is written
+ * as jansson writes it: a truncated, unclosed fragment, and the rest goes
+ * on.) v stays the caller's: nothing is freed or referenced.
+ */
+int eu_json_write(struct evbuffer *out, const struct json_t *v);
+
+#endif
