@@ -103,6 +103,11 @@ void eu_db_pool_set_tenant(struct eu_db_pool *pool, int64_t tenant_id);
  * turn them off for a PgBouncer in transaction mode older than 1.21, which
  * cannot follow them across server connections. */
 void eu_db_pool_set_prepared(struct eu_db_pool *pool, bool on);
+/* What a connection runs when it re-plans its prepared statements, after 256
+ * executions and each time that count doubles: by default DISCARD PLANS, so
+ * plans made while tables were small are made again as they grow. Simple
+ * protocol, so it may hold several statements. */
+void eu_db_pool_set_replan(struct eu_db_pool *pool, const char *sql);
 /* Creates a budget shared by the pools given it with eu_db_pool_set_budget().
  * The caller drops its reference with eu_db_budget_unref(); each pool keeps
  * its own until it is freed, so the budget outlives the last pool. */

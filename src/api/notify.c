@@ -27,23 +27,29 @@ enum {
     NOTIFY_INSERT,
 };
 
-/* $2 recipient, $3 sender, $4 type, $5 status id or NULL. */
+/*
+ * $2 recipient, $3 sender, $4 type, $5 status id or NULL. The latest group is
+ * looked up inside the CASE so that the types without one (a mention, a new
+ * status) never run it: joined in, it walked the recipient's notifications
+ * from the newest looking for a prefix that cannot match, 15 ms per mention
+ * for a recipient with 20,000 favourites.
+ */
 const struct eu_sql eu_notify_sql[] = {
     [NOTIFY_INSERT] =
         {"notify.insert",
          "WITH p AS (SELECT CASE WHEN $4 IN ('favourite', 'reblog') THEN $4 || '-' || $5"
          "   WHEN $4 = 'follow' THEN $4 END AS prefix,"
-         "  floor(extract(epoch FROM now()) / 3600)::bigint AS hour),"
-         " prev AS (SELECT substring(n.group_key FROM '[0-9]+$')::bigint AS hour"
-         " FROM notifications n,  p WHERE n.tenant_id = $1 AND n.account_id = $2::bigint"
-         "  AND n.group_key LIKE p.prefix || '-%'"
-         "  AND n.group_key ~ '-[0-9]+$' ORDER BY n.id DESC LIMIT 1)"
+         "  floor(extract(epoch FROM now()) / 3600)::bigint AS hour)"
          " INSERT INTO notifications (tenant_id, account_id, from_account_id, type, status_id,"
          "  group_key)"
          " SELECT $1::bigint, $2::bigint, $3::bigint, $4, $5::bigint,"
-         "  p.prefix || '-' || CASE WHEN p.hour < prev.hour + " GROUP_SPAN_HOURS
-         "   THEN prev.hour ELSE p.hour END"
-         " FROM p LEFT JOIN prev ON true"
+         "  CASE WHEN p.prefix IS NOT NULL THEN p.prefix || '-' || coalesce(("
+         "   SELECT CASE WHEN p.hour < prev.hour + " GROUP_SPAN_HOURS " THEN prev.hour END"
+         "   FROM (SELECT substring(n.group_key FROM '[0-9]+$')::bigint AS hour"
+         "    FROM notifications n WHERE n.tenant_id = $1 AND n.account_id = $2::bigint"
+         "    AND n.group_key LIKE p.prefix || '-%' AND n.group_key ~ '-[0-9]+$'"
+         "    ORDER BY n.id DESC LIMIT 1) prev), p.hour) END"
+         " FROM p"
          " WHERE NOT EXISTS (SELECT 1 FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
          "   AND target_account_id = $3::bigint)"
          " AND ($4 = 'poll' OR NOT EXISTS (SELECT 1 FROM mutes WHERE tenant_id = $1"

@@ -54,6 +54,7 @@
 
 enum {
     STATUSES_PREPARE,
+    STATUSES_PREPARE_PLAIN,
     STATUSES_INSERT,
     STATUSES_EDIT,
     STATUSES_DELETE,
@@ -93,6 +94,16 @@ const struct eu_sql eu_statuses_sql[] = {
         "  AND u.account_id = $4::bigint),"
         " EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $5::bigint"
         "  AND s.account_id = $4::bigint AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL)"},
+    /*
+     * What statuses.prepare answers for a new post that mentions and replies
+     * to nobody, $2 its author. With an empty list and NULL ids to fold away,
+     * statuses.prepare's custom plans always looked cheaper than its generic
+     * one, so PostgreSQL planned it again for every post (0.3 to 0.6 ms, more
+     * than running it); this one has nothing to fold and keeps one plan.
+     */
+    [STATUSES_PREPARE_PLAIN] = {"statuses.prepare_plain",
+        "SELECT '[]', NULL::text, u.default_privacy, u.default_sensitive, false"
+        " FROM (SELECT 1) one LEFT JOIN users u ON u.tenant_id = $1 AND u.account_id = $2::bigint"},
     /*
      * Inserts the status, its mentions, tags and poll in one statement. $15, a
      * scheduled status being published, is deleted by the same statement, and
@@ -465,6 +476,11 @@ prepare(struct compose *c)
 {
     struct eu_req *req = c->req;
     eu_text_scan(req->arena, c->text, req->host, &c->scan);
+    if (!c->scan.n_mentions && !c->reply_to && !c->edit_id) {
+        const char *params[] = {eu_req_viewer(req)};
+        eu_req_stmt(req, &eu_statuses_sql[STATUSES_PREPARE_PLAIN], 1, params, on_prepared, c);
+        return;
+    }
     const char *params[] = {text_array(req, c->scan.mentions, c->scan.n_mentions), c->reply_to,
                             eu_req_viewer(req), c->edit_id};
     eu_req_stmt(req, &eu_statuses_sql[STATUSES_PREPARE], 4, params, on_prepared, c);

@@ -50,6 +50,21 @@ enum conn_state { C_CONNECTING, C_HOOK, C_IDLE, C_LENT };
  * than running them; a named one is planned once per connection. */
 #define EU_DB_PREPARED_MAX 96
 
+/*
+ * Executions of prepared statements after which a connection first re-plans
+ * (eu_db_pool_set_replan(), by default DISCARD PLANS), then again each time
+ * that count doubles. PostgreSQL keeps a statement's generic plan until an
+ * ANALYZE or VACUUM of a table it reads invalidates it, and makes it for the
+ * table sizes of that moment: a placement's connections plan while its
+ * tables are nearly empty, when every index that starts with tenant_id looks
+ * as cheap as the primary key, and went on finding a status by id by walking
+ * the tenant's statuses through one of those (20,000 index entries per post
+ * with 20,000 statuses, against 4 re-planned). Re-planning at doubling
+ * intervals keeps every plan within about a factor of two of the traffic it
+ * was made under, for a few plans per statement over a connection's life.
+ */
+#define EU_DB_REPLAN_FIRST 256
+
 /* pg_type.oid of bigint, the type of a tenant statement's $1. */
 #define INT8_OID 20
 
@@ -74,12 +89,17 @@ struct eu_db_conn {
     /* Named statements prepared on this connection, by hash of their text
      * (0 = free slot). A full table just means later statements go unnamed. */
     uint64_t prepared[EU_DB_PREPARED_MAX];
-    /* While a statement is being prepared: what to run once it is. */
+    /* While a statement is being prepared (or the connection re-plans):
+     * what to run once it is. */
     struct pending_exec *pending;
+    /* Prepared executions so far, and the count at which the connection
+     * next re-plans (EU_DB_REPLAN_FIRST). */
+    uint64_t executed, replan_at;
 };
 
 struct pending_exec {
     uint64_t hash;
+    bool prepared; /* already prepared: the answer is the re-plan's */
     int nparams;
     char **params;
 };
@@ -124,6 +144,8 @@ struct eu_db_pool {
     /* Non-zero for a tenant's pool: sent as $1 of every statement. */
     int64_t tenant_id;
     char tenant_param[24];
+    /* Sent when a connection re-plans; NULL: DISCARD PLANS. */
+    char *replan_sql;
     /* A child pool: owns no connections, borrows them from parent. */
     struct eu_db_pool *parent;
     bool requesting; /* one acquire outstanding at the parent */
@@ -462,21 +484,30 @@ statement_name(uint64_t hash, char *buf, size_t len)
     snprintf(buf, len, "eu%016llx", (unsigned long long)hash);
 }
 
-/* The PREPARE answered: remember it and run the statement, or report the
- * PREPARE's error (the statement itself would fail the same way). */
+/* The PREPARE (or the re-plan) answered: remember it and run the
+ * statement, or report the PREPARE's error (the statement itself would fail
+ * the same way). A re-plan that failed is only logged: the statement can run
+ * on its old plan. */
 static void
 run_prepared(struct eu_db_conn *c)
 {
     struct pending_exec *p = c->pending;
     c->pending = NULL;
-    if (!c->last || PQresultStatus(c->last) != PGRES_COMMAND_OK) {
+    ExecStatusType rs = c->last ? PQresultStatus(c->last) : PGRES_FATAL_ERROR;
+    bool ok = rs == PGRES_COMMAND_OK || (p->prepared && rs == PGRES_TUPLES_OK);
+    if (!ok && p->prepared && PQstatus(c->pg) == CONNECTION_OK) {
+        eu_log_warn("db", "cannot re-plan on '%s': %s", c->pool->name,
+                    c->last ? PQresultErrorMessage(c->last) : "no result");
+        ok = true;
+    }
+    if (!ok) {
         pending_free(p);
         finish_query(c, PQstatus(c->pg) == CONNECTION_OK ? EU_DB_OK : EU_DB_UNAVAILABLE);
         return;
     }
     PQclear(c->last);
     c->last = NULL;
-    for (int i = 0; i < EU_DB_PREPARED_MAX; i++) {
+    for (int i = 0; i < EU_DB_PREPARED_MAX && !p->prepared; i++) {
         if (!c->prepared[i]) {
             c->prepared[i] = p->hash;
             break;
@@ -606,6 +637,7 @@ conn_start(struct eu_db_pool *pool)
     struct eu_db_conn *c = eu_xcalloc(1, sizeof(*c));
     c->pool = pool;
     c->ev_fd = -1;
+    c->replan_at = EU_DB_REPLAN_FIRST;
     c->timer = evtimer_new(pool->base, on_conn_timer, c);
     /* Generic plans only: statements are prepared once per connection, and
      * a custom plan would be planned again at every execution (milliseconds
@@ -686,6 +718,7 @@ pool_destroy(struct eu_db_pool *pool)
     free(pool->name);
     free(pool->conninfo);
     free(pool->dbname);
+    free(pool->replan_sql);
     free(pool);
 }
 
@@ -905,6 +938,13 @@ eu_db_pool_set_prepared(struct eu_db_pool *pool, bool on)
 }
 
 void
+eu_db_pool_set_replan(struct eu_db_pool *pool, const char *sql)
+{
+    free(pool->replan_sql);
+    pool->replan_sql = sql ? eu_xstrdup(sql) : NULL;
+}
+
+void
 eu_db_pool_set_ready_hook(struct eu_db_pool *pool, eu_db_ready_fn fn, void *arg)
 {
     pool->hook = fn;
@@ -1102,30 +1142,43 @@ query_send(struct eu_db_conn *c, const char *sql, uint64_t h, int nparams, const
     char name[24];
     statement_name(h, name, sizeof(name));
     int free_slot = -1;
+    bool prepared = false;
     for (int i = 0; i < EU_DB_PREPARED_MAX; i++) {
         if (c->prepared[i] == h) {
-            after_send(c, PQsendQueryPrepared(c->pg, name, nparams, params, NULL, NULL, 0), cb,
-                       arg);
-            return;
+            prepared = true;
+            break;
         }
         if (!c->prepared[i] && free_slot < 0)
             free_slot = i;
     }
-    if (free_slot < 0) {
+    bool replan = prepared && ++c->executed >= c->replan_at;
+    if (prepared && !replan) {
+        after_send(c, PQsendQueryPrepared(c->pg, name, nparams, params, NULL, NULL, 0), cb, arg);
+        return;
+    }
+    if (!prepared && free_slot < 0) {
         after_send(c, PQsendQueryParams(c->pg, sql, nparams, types, params, NULL, NULL, 0), cb,
                    arg);
         return;
     }
-    /* First use on this connection: prepare, then run (read_results sends
-     * the execution when the PREPARE's answer is in). The parameters must
-     * outlive this call, so they are copied. */
+    /* First use on this connection: prepare, then run; or time to re-plan:
+     * re-plan, then run (read_results sends the execution when the first
+     * answer is in). The parameters must outlive this call, so they are
+     * copied. */
     struct pending_exec *p = eu_xcalloc(1, sizeof(*p));
     p->hash = h;
+    p->prepared = prepared;
     p->nparams = nparams;
     p->params = eu_xcalloc((size_t)(nparams ? nparams : 1), sizeof(char *));
     for (int i = 0; i < nparams; i++)
         p->params[i] = eu_xstrdup(params[i]);
-    int sent = PQsendPrepare(c->pg, name, sql, nparams, types);
+    int sent;
+    if (replan) {
+        c->replan_at *= 2;
+        sent = PQsendQuery(c->pg, c->pool->replan_sql ? c->pool->replan_sql : "DISCARD PLANS");
+    } else {
+        sent = PQsendPrepare(c->pg, name, sql, nparams, types);
+    }
     if (sent)
         c->pending = p;
     else

@@ -520,6 +520,9 @@ placement_get(struct eu_registry *reg, const char *url, const char *database, bo
     p->pool = eu_db_pool_new(reg->base, p->database, url, database, &lim);
     /* Another process may have created the database since we migrated it. */
     eu_db_pool_set_ready_hook(p->pool, eu_migrate_tenant_hook, p->database);
+    /* The plans are made again from statistics, which a young placement's
+     * tables only have once analyzed (migrations/tenant/0014_write_path.sql). */
+    eu_db_pool_set_replan(p->pool, "SELECT eunha_analyze_new_tables(); DISCARD PLANS");
     eu_db_pool_set_budget(p->pool, reg->budget);
     p->next = reg->placements;
     reg->placements = p;
