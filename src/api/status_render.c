@@ -398,17 +398,47 @@ lost:
     send_render(rd);
 }
 
-/* Appends "id:xmin" of the cache's entry for (kind, id), if any, to the
- * array literal being built in *buf; returns the entry's status details. */
+/* An array literal of "id:xmin" stamps, built in place: room for two
+ * entries (a status and its original, or their authors) per asked id. */
+struct stamps {
+    char *buf;
+    size_t len;
+};
+
+/* Longest entry: a bigint id, ':', an xmin (at most 10 digits), quotes and
+ * a comma. */
+#define STAMP_MAX 40
+
+static void
+stamps_init(struct stamps *st, struct eu_arena *a, size_t n)
+{
+    st->buf = eu_arena_alloc(a, 2 * n * STAMP_MAX + 3);
+    st->buf[0] = '{';
+    st->len = 1;
+}
+
+static const char *
+stamps_close(struct stamps *st)
+{
+    st->buf[st->len++] = '}';
+    st->buf[st->len] = '\0';
+    return st->buf;
+}
+
+/* Appends the stamp of the cache's entry for (kind, id), if any; returns
+ * the entry's status details. */
 static bool
-add_stamp(struct render *rd, int kind, int64_t id, uint32_t base, char **buf, size_t *len,
+add_stamp(struct render *rd, int kind, int64_t id, uint32_t base, struct stamps *st,
           struct eu_rc_hit *hit)
 {
     if (!eu_rc_peek(rd->req->tenant->id, kind, id, base, hit))
         return false;
-    *buf = eu_arena_sprintf(rd->req->arena, "%s%s\"%lld:%s\"", *buf, *len ? "," : "", (long long)id,
-                            hit->xmin);
-    *len = strlen(*buf);
+    int w = snprintf(st->buf + st->len, STAMP_MAX + 1, "%s\"%lld:%s\"", st->len > 1 ? "," : "",
+                     (long long)id, hit->xmin);
+    if (w > 0 && w <= STAMP_MAX)
+        st->len += (size_t)w;
+    else
+        st->buf[st->len] = '\0'; /* cannot happen: the entry is simply not sent */
     return true;
 }
 
@@ -430,26 +460,27 @@ send_render(struct render *rd)
     *o = '\0';
     /* The stamps of what the cache holds for these statuses, their
      * originals and their authors: the statement skips those columns. */
-    char *sstamps = "", *astamps = "";
-    size_t slen = 0, alen = 0;
+    struct stamps ss, as;
+    stamps_init(&ss, a, rd->n);
+    stamps_init(&as, a, rd->n);
     if (!rd->no_cache && req->app->cfg->render_cache_entries > 0) {
         uint32_t base = eu_rc_hash(eu_req_base_url(req));
         for (size_t i = 0; i < rd->n; i++) {
             struct eu_rc_hit hit, ah, oh;
             int64_t id = strtoll(rd->ids[i], NULL, 10);
-            if (!add_stamp(rd, EU_RC_STATUS, id, base, &sstamps, &slen, &hit))
+            if (!add_stamp(rd, EU_RC_STATUS, id, base, &ss, &hit))
                 continue;
             int64_t author = hit.account_id, orig = hit.reblog_of;
-            add_stamp(rd, EU_RC_ACCOUNT, author, base, &astamps, &alen, &ah);
-            if (orig && add_stamp(rd, EU_RC_STATUS, orig, base, &sstamps, &slen, &oh))
-                add_stamp(rd, EU_RC_ACCOUNT, oh.account_id, base, &astamps, &alen, &ah);
+            add_stamp(rd, EU_RC_ACCOUNT, author, base, &as, &ah);
+            if (orig && add_stamp(rd, EU_RC_STATUS, orig, base, &ss, &oh))
+                add_stamp(rd, EU_RC_ACCOUNT, oh.account_id, base, &as, &ah);
         }
     }
     const char *params[] = {list,
                             eu_req_viewer(req),
                             eu_req_base_url(req),
-                            eu_arena_sprintf(a, "{%s}", sstamps),
-                            eu_arena_sprintf(a, "{%s}", astamps),
+                            stamps_close(&ss),
+                            stamps_close(&as),
                             (rd->flags & EU_RENDER_SOURCE) ? "true" : "false"};
     eu_req_stmt(req, &eu_status_render_sql[STATUS_RENDER_STATUSES], 6, params, on_rows, rd);
 }
