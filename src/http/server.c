@@ -21,14 +21,14 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -72,22 +72,38 @@ static const char *
 reason(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 302: return "Found";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 413: return "Payload Too Large";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+        return "OK";
+    case 201:
+        return "Created";
+    case 204:
+        return "No Content";
+    case 302:
+        return "Found";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 409:
+        return "Conflict";
+    case 413:
+        return "Payload Too Large";
+    case 422:
+        return "Unprocessable Entity";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Status";
     }
 }
 
@@ -95,14 +111,22 @@ static unsigned
 method_bit(enum evhttp_cmd_type t)
 {
     switch (t) {
-    case EVHTTP_REQ_GET: return EU_HTTP_GET;
-    case EVHTTP_REQ_POST: return EU_HTTP_POST;
-    case EVHTTP_REQ_PUT: return EU_HTTP_PUT;
-    case EVHTTP_REQ_PATCH: return EU_HTTP_PATCH;
-    case EVHTTP_REQ_DELETE: return EU_HTTP_DELETE;
-    case EVHTTP_REQ_HEAD: return EU_HTTP_HEAD;
-    case EVHTTP_REQ_OPTIONS: return EU_HTTP_OPTIONS;
-    default: return 0;
+    case EVHTTP_REQ_GET:
+        return EU_HTTP_GET;
+    case EVHTTP_REQ_POST:
+        return EU_HTTP_POST;
+    case EVHTTP_REQ_PUT:
+        return EU_HTTP_PUT;
+    case EVHTTP_REQ_PATCH:
+        return EU_HTTP_PATCH;
+    case EVHTTP_REQ_DELETE:
+        return EU_HTTP_DELETE;
+    case EVHTTP_REQ_HEAD:
+        return EU_HTTP_HEAD;
+    case EVHTTP_REQ_OPTIONS:
+        return EU_HTTP_OPTIONS;
+    default:
+        return 0;
     }
 }
 
@@ -155,6 +179,16 @@ finish(struct eu_req *req, int status, struct evbuffer *body)
     app->inflight--;
 }
 
+/* Sends buf (freed here) as the body, with content_type when not NULL. */
+static void
+send_body(struct eu_req *req, int status, const char *content_type, struct evbuffer *buf)
+{
+    if (content_type)
+        evhttp_add_header(evhttp_request_get_output_headers(req->ev), "Content-Type", content_type);
+    finish(req, status, buf);
+    evbuffer_free(buf);
+}
+
 void
 eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, const char *body,
                  size_t len)
@@ -162,11 +196,7 @@ eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, const
     struct evbuffer *buf = evbuffer_new();
     if (len)
         evbuffer_add(buf, body, len);
-    if (content_type)
-        evhttp_add_header(evhttp_request_get_output_headers(req->ev), "Content-Type",
-                          content_type);
-    finish(req, status, buf);
-    evbuffer_free(buf);
+    send_body(req, status, content_type, buf);
 }
 
 void
@@ -183,11 +213,7 @@ eu_req_reply_json_typed(struct eu_req *req, int status, const char *content_type
         free(s);
     }
     json_decref(body);
-    if (content_type)
-        evhttp_add_header(evhttp_request_get_output_headers(req->ev), "Content-Type",
-                          content_type);
-    finish(req, status, buf);
-    evbuffer_free(buf);
+    send_body(req, status, content_type, buf);
 }
 
 void
@@ -399,7 +425,8 @@ after_auth(struct eu_req *req)
         eu_req_reply_error(req, 403, "Your login is currently pending approval");
         return;
     }
-    if (req->auth.present && route->scope && !eu_auth_scope_allows(req->auth.scopes, route->scope)) {
+    if (req->auth.present && route->scope &&
+        !eu_auth_scope_allows(req->auth.scopes, route->scope)) {
         eu_req_reply_error(req, 403, "This action is outside the authorized scopes");
         return;
     }
@@ -566,8 +593,8 @@ bind_listener(struct eu_http_server *s, struct listener *l, const char *addr, bo
     l->admin = admin;
     l->http = evhttp_new(app->base);
     evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
-                                            EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE |
-                                            EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS);
+                                            EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+                                            EVHTTP_REQ_OPTIONS);
     evhttp_set_max_headers_size(l->http, (ev_ssize_t)app->cfg->max_header_bytes);
     evhttp_set_max_body_size(l->http, (ev_ssize_t)app->cfg->max_body_bytes);
     evhttp_set_timeout(l->http, app->cfg->request_timeout_s);

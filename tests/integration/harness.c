@@ -9,8 +9,8 @@
 #include "harness.h"
 
 #include <check.h>
-#include <curl/curl.h>
 #include <ctype.h>
+#include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -64,8 +64,7 @@ xstrdup(const char *s)
     return d;
 }
 
-static char *
-xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static char *
 xasprintf(const char *fmt, ...)
@@ -599,8 +598,7 @@ spawn(struct eu_it_server *s)
         unsetenv("EUNHA_ADMIN_TOKEN");
         unsetenv("EUNHA_DATABASE_URL");
         unsetenv("EUNHA_REDIS_URL");
-        execl(bin, bin, "serve", "-c", s->config_path, "--ready-file", s->ready_path,
-              (char *)NULL);
+        execl(bin, bin, "serve", "-c", s->config_path, "--ready-file", s->ready_path, (char *)NULL);
         fprintf(stderr, "harness: cannot exec '%s': %s\n", bin, strerror(errno));
         _exit(127);
     }
@@ -711,8 +709,8 @@ eu_it_server_stop(struct eu_it_server *s)
             return -1;
         }
         if (eu_it_now_ms() >= deadline) {
-            fprintf(stderr, "harness: server %s ignored SIGTERM for %d s; killing; log:\n",
-                    s->name, STOP_TIMEOUT_MS / 1000);
+            fprintf(stderr, "harness: server %s ignored SIGTERM for %d s; killing; log:\n", s->name,
+                    STOP_TIMEOUT_MS / 1000);
             eu_it_server_print_log(s);
             kill_and_reap(s);
             return -1;
@@ -857,6 +855,19 @@ eu_it_resp_free(struct eu_it_resp *r)
     memset(r, 0, sizeof(*r));
 }
 
+void
+eu_it_callf(struct eu_it_server *s, struct eu_it_resp *r, const char *host, const char *method,
+            const char *bearer, const char *json_body, const char *fmt, ...)
+{
+    char path[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    int rc = eu_it_http(r, method, s->public_port, host, path, bearer, json_body);
+    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
+}
+
 int
 eu_it_http(struct eu_it_resp *r, const char *method, int port, const char *host_header,
            const char *path, const char *bearer, const char *json_body)
@@ -944,8 +955,8 @@ eu_it_resp_header(const struct eu_it_resp *r, const char *name)
 }
 
 void
-eu_it_admin(struct eu_it_server *s, const char *method, const char *path,
-            const char *json_body, struct eu_it_resp *r)
+eu_it_admin(struct eu_it_server *s, const char *method, const char *path, const char *json_body,
+            struct eu_it_resp *r)
 {
     int rc = eu_it_http(r, method, s->admin_port, NULL, path, EU_IT_ADMIN_TOKEN, json_body);
 
@@ -997,8 +1008,8 @@ eu_it_tenant_patch(struct eu_it_server *s, const char *domain, const char *json_
 
     snprintf(path, sizeof(path), "/admin/v1/tenants/%s", domain);
     eu_it_admin(s, "PATCH", path, json_body, &r);
-    ck_assert_msg(r.status == 200, "patch tenant %s with %s: status %ld body %s", domain,
-                  json_body, r.status, r.body);
+    ck_assert_msg(r.status == 200, "patch tenant %s with %s: status %ld body %s", domain, json_body,
+                  r.status, r.body);
     eu_it_resp_free(&r);
 }
 
@@ -1012,8 +1023,7 @@ tenant_field(struct eu_it_server *s, const char *domain, const char *key)
     snprintf(path, sizeof(path), "/admin/v1/tenants/%s", domain);
     eu_it_admin(s, "GET", path, NULL, &r);
     ck_assert_msg(r.status == 200, "get tenant %s: status %ld body %s", domain, r.status, r.body);
-    ck_assert_msg(eu_it_json_str(&r, key) != NULL, "tenant %s has no %s: %s", domain, key,
-                  r.body);
+    ck_assert_msg(eu_it_json_str(&r, key) != NULL, "tenant %s has no %s: %s", domain, key, r.body);
     char *v = xstrdup(eu_it_json_str(&r, key));
     eu_it_resp_free(&r);
     return v;
@@ -1045,8 +1055,8 @@ eu_it_account_create(struct eu_it_server *s, const char *domain, const char *use
                     "correct horse battery staple", "role", "user");
     body = json_dumps(req, JSON_COMPACT);
     eu_it_admin(s, "POST", path, body, &r);
-    ck_assert_msg(r.status == 201, "create account %s on %s: status %ld body %s", username,
-                  domain, r.status, r.body);
+    ck_assert_msg(r.status == 201, "create account %s on %s: status %ld body %s", username, domain,
+                  r.status, r.body);
     eu_it_resp_free(&r);
     free(body);
     json_decref(req);
@@ -1091,8 +1101,7 @@ eu_it_metric_value(const char *text, const char *name, double *out)
 
     for (const char *line = text; line && *line;) {
         const char *next = strchr(line, '\n');
-        if (*line != '#' && strncmp(line, name, n) == 0 &&
-            (line[n] == ' ' || line[n] == '\t')) {
+        if (*line != '#' && strncmp(line, name, n) == 0 && (line[n] == ' ' || line[n] == '\t')) {
             char *end;
             *out = strtod(line + n, &end);
             return end != line + n;

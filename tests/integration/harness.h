@@ -61,12 +61,12 @@ struct eu_it_opts {
 };
 
 struct eu_it_server {
-    char name[64];         /* control database name, unique per server */
-    char dir[256];         /* temp dir holding config, ready file and log */
+    char name[64]; /* control database name, unique per server */
+    char dir[256]; /* temp dir holding config, ready file and log */
     char config_path[300];
     char ready_path[300];
     char log_path[300];
-    pid_t pid;             /* the server process (from fork, checked against the ready file) */
+    pid_t pid; /* the server process (from fork, checked against the ready file) */
     int public_port;
     int admin_port;
     bool running;
@@ -126,13 +126,13 @@ struct eu_it_header {
 };
 
 struct eu_it_resp {
-    long status;       /* 0 when no response arrived; see error */
-    char *body;        /* NUL-terminated, "" when empty */
+    long status; /* 0 when no response arrived; see error */
+    char *body;  /* NUL-terminated, "" when empty */
     size_t body_len;
-    json_t *json;      /* the body parsed as JSON, or NULL */
-    char *headers;     /* raw header block of the final response */
-    double seconds;    /* wall time of the exchange */
-    char error[256];   /* libcurl's message when status == 0 */
+    json_t *json;    /* the body parsed as JSON, or NULL */
+    char *headers;   /* raw header block of the final response */
+    double seconds;  /* wall time of the exchange */
+    char error[256]; /* libcurl's message when status == 0 */
     struct eu_it_header *hdrs;
     size_t nhdrs;
 };
@@ -146,6 +146,14 @@ struct eu_it_resp {
  */
 int eu_it_http(struct eu_it_resp *r, const char *method, int port, const char *host_header,
                const char *path, const char *bearer, const char *json_body);
+
+/*
+ * eu_it_http() on s's public listener with the path made from fmt and its
+ * arguments (at most 1023 bytes); asserts that a response arrived.
+ */
+void eu_it_callf(struct eu_it_server *s, struct eu_it_resp *r, const char *host, const char *method,
+                 const char *bearer, const char *json_body, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 
 /* Value of the last header called name (case-insensitive) or NULL. Owned by r. */
 const char *eu_it_resp_header(const struct eu_it_resp *r, const char *name);
@@ -212,34 +220,33 @@ void eu_it_sleep_ms(long ms);
 json_t *eu_it_jpath(json_t *root, const char *path);
 
 /* Asserts the status, showing the body when it differs. */
-#define EU_IT_EXPECT_STATUS(r, want)                                                          \
-    ck_assert_msg((r)->status == (want), "expected status %ld, got %ld; body: %.800s",        \
+#define EU_IT_EXPECT_STATUS(r, want)                                                               \
+    ck_assert_msg((r)->status == (want), "expected status %ld, got %ld; body: %.800s",             \
                   (long)(want), (r)->status, (r)->body ? (r)->body : "(none)")
 
 /* Asserts the status and a Mastodon error body {"error": "<string>"}. */
-#define EU_IT_EXPECT_ERROR(r, want)                                                           \
-    do {                                                                                      \
-        EU_IT_EXPECT_STATUS(r, want);                                                         \
-        ck_assert_msg(eu_it_json_str((r), "error") != NULL,                                   \
-                      "status %ld without a JSON \"error\" string: %.800s", (r)->status,      \
-                      (r)->body);                                                             \
+#define EU_IT_EXPECT_ERROR(r, want)                                                                \
+    do {                                                                                           \
+        EU_IT_EXPECT_STATUS(r, want);                                                              \
+        ck_assert_msg(eu_it_json_str((r), "error") != NULL,                                        \
+                      "status %ld without a JSON \"error\" string: %.800s", (r)->status,           \
+                      (r)->body);                                                                  \
     } while (0)
 
 /* Asserts that the string at jpath in r's JSON equals want. */
-#define EU_IT_EXPECT_JSTR(r, path, want)                                                      \
-    do {                                                                                      \
-        json_t *v_ = eu_it_jpath((r)->json, (path));                                          \
-        ck_assert_msg(json_is_string(v_), "%s is not a string in %.800s", (path), (r)->body); \
-        ck_assert_str_eq(json_string_value(v_), (want));                                      \
+#define EU_IT_EXPECT_JSTR(r, path, want)                                                           \
+    do {                                                                                           \
+        json_t *v_ = eu_it_jpath((r)->json, (path));                                               \
+        ck_assert_msg(json_is_string(v_), "%s is not a string in %.800s", (path), (r)->body);      \
+        ck_assert_str_eq(json_string_value(v_), (want));                                           \
     } while (0)
 
 /* Asserts that the integer at jpath in r's JSON equals want. */
-#define EU_IT_EXPECT_JINT(r, path, want)                                                      \
-    do {                                                                                      \
-        json_t *v_ = eu_it_jpath((r)->json, (path));                                          \
-        ck_assert_msg(json_is_integer(v_), "%s is not an integer in %.800s", (path),          \
-                      (r)->body);                                                             \
-        ck_assert_int_eq(json_integer_value(v_), (want));                                     \
+#define EU_IT_EXPECT_JINT(r, path, want)                                                           \
+    do {                                                                                           \
+        json_t *v_ = eu_it_jpath((r)->json, (path));                                               \
+        ck_assert_msg(json_is_integer(v_), "%s is not an integer in %.800s", (path), (r)->body);   \
+        ck_assert_int_eq(json_integer_value(v_), (want));                                          \
     } while (0)
 
 /*
@@ -254,13 +261,13 @@ void eu_it_after_test(void);
  * Adds a TCase named after the test, holding only that test, with a timeout
  * and eu_it_after_test() as its teardown.
  */
-#define EU_IT_ADD_TCASE(suite, test, seconds)                                                 \
-    do {                                                                                      \
-        TCase *tc_ = tcase_create(#test);                                                     \
-        tcase_set_timeout(tc_, (seconds));                                                    \
-        tcase_add_unchecked_fixture(tc_, NULL, eu_it_after_test);                             \
-        tcase_add_test(tc_, test);                                                            \
-        suite_add_tcase((suite), tc_);                                                        \
+#define EU_IT_ADD_TCASE(suite, test, seconds)                                                      \
+    do {                                                                                           \
+        TCase *tc_ = tcase_create(#test);                                                          \
+        tcase_set_timeout(tc_, (seconds));                                                         \
+        tcase_add_unchecked_fixture(tc_, NULL, eu_it_after_test);                                  \
+        tcase_add_test(tc_, test);                                                                 \
+        suite_add_tcase((suite), tc_);                                                             \
     } while (0)
 
 /*

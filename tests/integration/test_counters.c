@@ -15,7 +15,6 @@
 #include "harness.h"
 
 #include <check.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,19 +27,6 @@
 
 static struct eu_it_server *srv;
 
-static void
-call(struct eu_it_resp *r, const char *host, const char *method, const char *token,
-     const char *json, const char *fmt, ...)
-{
-    char path[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    int rc = eu_it_http(r, method, srv->public_port, host, path, token, json);
-    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
-}
-
 /* Posts text (as a reply to in_reply_to when set); returns the id (free). */
 static char *
 post(const char *host, const char *token, const char *text, const char *in_reply_to)
@@ -52,7 +38,7 @@ post(const char *host, const char *token, const char *text, const char *in_reply
                  in_reply_to);
     else
         snprintf(body, sizeof(body), "{\"status\":\"%s\"}", text);
-    call(&r, host, "POST", token, body, "/api/v1/statuses");
+    eu_it_callf(srv, &r, host, "POST", token, body, "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     char *id = strdup(eu_it_json_str(&r, "id"));
     eu_it_resp_free(&r);
@@ -72,7 +58,7 @@ static void
 expect_account(const char *id, long long statuses, long long followers, long long following)
 {
     struct eu_it_resp r = {0};
-    call(&r, HOST, "GET", NULL, NULL, "/api/v1/accounts/%s", id);
+    eu_it_callf(srv, &r, HOST, "GET", NULL, NULL, "/api/v1/accounts/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(num(&r, "statuses_count"), statuses);
     ck_assert_int_eq(num(&r, "followers_count"), followers);
@@ -89,7 +75,7 @@ expect_status(const char *token, const char *id, long long replies, long long re
               long long favourites)
 {
     struct eu_it_resp r = {0};
-    call(&r, HOST, "GET", token, NULL, "/api/v1/statuses/%s", id);
+    eu_it_callf(srv, &r, HOST, "GET", token, NULL, "/api/v1/statuses/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(num(&r, "replies_count"), replies);
     ck_assert_int_eq(num(&r, "reblogs_count"), reblogs);
@@ -134,7 +120,7 @@ START_TEST(test_counters_move_with_their_rows)
     for (int i = 0; i < 3; i++)
         free(post(DECOY, tok[1][0], "decoy", NULL));
     struct eu_it_resp r = {0};
-    call(&r, DECOY, "POST", tok[1][1], NULL, "/api/v1/accounts/%s/follow", id[1][0]);
+    eu_it_callf(srv, &r, DECOY, "POST", tok[1][1], NULL, "/api/v1/accounts/%s/follow", id[1][0]);
     EU_IT_EXPECT_STATUS(&r, 200);
 
     char *first = post(HOST, tok[0][0], "first", NULL);
@@ -143,9 +129,9 @@ START_TEST(test_counters_move_with_their_rows)
     expect_instance(2, 2);
 
     char *reply = post(HOST, tok[0][1], "a reply", first);
-    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/reblog", first);
+    eu_it_callf(srv, &r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/reblog", first);
     EU_IT_EXPECT_STATUS(&r, 200);
-    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/favourite", first);
+    eu_it_callf(srv, &r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/favourite", first);
     EU_IT_EXPECT_STATUS(&r, 200);
     /* The answer to the action itself carries the new counts. */
     ck_assert_int_eq(num(&r, "favourites_count"), 1);
@@ -155,25 +141,25 @@ START_TEST(test_counters_move_with_their_rows)
     expect_account(id[0][1], 2, 0, 0); /* the reply and the boost */
     expect_instance(2, 4);
 
-    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/accounts/%s/follow", id[0][0]);
+    eu_it_callf(srv, &r, HOST, "POST", tok[0][1], NULL, "/api/v1/accounts/%s/follow", id[0][0]);
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_account(id[0][0], 2, 1, 0);
     expect_account(id[0][1], 2, 0, 1);
 
     /* Undoing each moves it back. */
-    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/unfavourite", first);
+    eu_it_callf(srv, &r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/unfavourite", first);
     EU_IT_EXPECT_STATUS(&r, 200);
-    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/unreblog", first);
+    eu_it_callf(srv, &r, HOST, "POST", tok[0][1], NULL, "/api/v1/statuses/%s/unreblog", first);
     EU_IT_EXPECT_STATUS(&r, 200);
-    call(&r, HOST, "DELETE", tok[0][1], NULL, "/api/v1/statuses/%s", reply);
+    eu_it_callf(srv, &r, HOST, "DELETE", tok[0][1], NULL, "/api/v1/statuses/%s", reply);
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_status(tok[0][0], first, 0, 0, 0);
-    call(&r, HOST, "POST", tok[0][1], NULL, "/api/v1/accounts/%s/unfollow", id[0][0]);
+    eu_it_callf(srv, &r, HOST, "POST", tok[0][1], NULL, "/api/v1/accounts/%s/unfollow", id[0][0]);
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_account(id[0][1], 0, 0, 0);
-    call(&r, HOST, "DELETE", tok[0][0], NULL, "/api/v1/statuses/%s", second);
+    eu_it_callf(srv, &r, HOST, "DELETE", tok[0][0], NULL, "/api/v1/statuses/%s", second);
     EU_IT_EXPECT_STATUS(&r, 200);
-    call(&r, HOST, "DELETE", tok[0][0], NULL, "/api/v1/statuses/%s", first);
+    eu_it_callf(srv, &r, HOST, "DELETE", tok[0][0], NULL, "/api/v1/statuses/%s", first);
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_account(id[0][0], 0, 0, 0);
     expect_instance(2, 0);
@@ -190,7 +176,7 @@ START_TEST(test_counters_move_with_their_rows)
     expect_instance(2, 0);
 
     /* The decoy's own counts were kept apart. */
-    call(&r, DECOY, "GET", NULL, NULL, "/api/v1/accounts/%s", id[1][0]);
+    eu_it_callf(srv, &r, DECOY, "GET", NULL, NULL, "/api/v1/accounts/%s", id[1][0]);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(num(&r, "statuses_count"), 3);
     ck_assert_int_eq(num(&r, "followers_count"), 1);
@@ -266,7 +252,7 @@ START_TEST(test_reads_do_not_grow_with_an_authors_statuses)
 
     /* The counts through the API first: the columns are what is read. */
     struct eu_it_resp r = {0};
-    call(&r, HOST, "GET", NULL, NULL, "/api/v1/accounts/%s", busy);
+    eu_it_callf(srv, &r, HOST, "GET", NULL, NULL, "/api/v1/accounts/%s", busy);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(num(&r, "statuses_count"), 10000);
     eu_it_resp_free(&r);

@@ -9,7 +9,6 @@
 #include "harness.h"
 
 #include <check.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,25 +19,12 @@
 
 static struct eu_it_server *srv;
 
-static void
-call(struct eu_it_resp *r, const char *host, const char *method, const char *token,
-     const char *json, const char *fmt, ...)
-{
-    char path[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    int rc = eu_it_http(r, method, srv->public_port, host, path, token, json);
-    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
-}
-
 /* GET /api/v1/statuses/:id as token; asserts 200 and returns the body. */
 static char *
 show(const char *token, const char *id)
 {
     struct eu_it_resp r = {0};
-    call(&r, HOST, "GET", token, NULL, "/api/v1/statuses/%s", id);
+    eu_it_callf(srv, &r, HOST, "GET", token, NULL, "/api/v1/statuses/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *body = strdup(r.body);
     eu_it_resp_free(&r);
@@ -86,9 +72,10 @@ START_TEST(test_cached_status_follows_its_rows)
     decoy_tok = eu_it_user_token(srv, DECOY, "alice", "read write follow");
 
     struct eu_it_resp r = {0};
-    call(&r, DECOY, "POST", decoy_tok, "{\"status\":\"decoy words\"}", "/api/v1/statuses");
+    eu_it_callf(srv, &r, DECOY, "POST", decoy_tok, "{\"status\":\"decoy words\"}",
+                "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
-    call(&r, HOST, "POST", tok[0], "{\"status\":\"first words\"}", "/api/v1/statuses");
+    eu_it_callf(srv, &r, HOST, "POST", tok[0], "{\"status\":\"first words\"}", "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     char *id = strdup(eu_it_json_str(&r, "id"));
 
@@ -103,7 +90,7 @@ START_TEST(test_cached_status_follows_its_rows)
     free(hit);
 
     /* Favourited by bob: his flag, carol's not, the count for both. */
-    call(&r, HOST, "POST", tok[1], NULL, "/api/v1/statuses/%s/favourite", id);
+    eu_it_callf(srv, &r, HOST, "POST", tok[1], NULL, "/api/v1/statuses/%s/favourite", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     json_t *b = show_json(tok[1], id), *c = show_json(tok[2], id);
     ck_assert(jbool(b, "favourited"));
@@ -114,7 +101,7 @@ START_TEST(test_cached_status_follows_its_rows)
     json_decref(c);
 
     /* Boosted by carol. */
-    call(&r, HOST, "POST", tok[2], NULL, "/api/v1/statuses/%s/reblog", id);
+    eu_it_callf(srv, &r, HOST, "POST", tok[2], NULL, "/api/v1/statuses/%s/reblog", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     b = show_json(tok[1], id);
     c = show_json(tok[2], id);
@@ -125,7 +112,8 @@ START_TEST(test_cached_status_follows_its_rows)
     json_decref(c);
 
     /* Edited. */
-    call(&r, HOST, "PUT", tok[0], "{\"status\":\"second words\"}", "/api/v1/statuses/%s", id);
+    eu_it_callf(srv, &r, HOST, "PUT", tok[0], "{\"status\":\"second words\"}",
+                "/api/v1/statuses/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     b = show_json(tok[1], id);
     ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(b, "content")), "second"));
@@ -133,8 +121,8 @@ START_TEST(test_cached_status_follows_its_rows)
     json_decref(b);
 
     /* The author renames: the status's account follows. */
-    call(&r, HOST, "PATCH", tok[0], "{\"display_name\":\"Alice Renamed\"}",
-         "/api/v1/accounts/update_credentials");
+    eu_it_callf(srv, &r, HOST, "PATCH", tok[0], "{\"display_name\":\"Alice Renamed\"}",
+                "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
     b = show_json(tok[1], id);
     ck_assert_str_eq(json_string_value(eu_it_jpath(b, "account.display_name")), "Alice Renamed");
@@ -142,16 +130,16 @@ START_TEST(test_cached_status_follows_its_rows)
 
     /* The boost, on carol's timeline of her own statuses, nests the
      * current original. */
-    call(&r, HOST, "GET", tok[2], NULL, "/api/v1/timelines/home");
+    eu_it_callf(srv, &r, HOST, "GET", tok[2], NULL, "/api/v1/timelines/home");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(r.body, "Alice Renamed"));
     ck_assert_ptr_nonnull(strstr(r.body, "second words"));
     ck_assert_ptr_null(strstr(r.body, "first words"));
 
     /* Deleted: gone for everyone, cached or not. */
-    call(&r, HOST, "DELETE", tok[0], NULL, "/api/v1/statuses/%s", id);
+    eu_it_callf(srv, &r, HOST, "DELETE", tok[0], NULL, "/api/v1/statuses/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
-    call(&r, HOST, "GET", tok[1], NULL, "/api/v1/statuses/%s", id);
+    eu_it_callf(srv, &r, HOST, "GET", tok[1], NULL, "/api/v1/statuses/%s", id);
     EU_IT_EXPECT_STATUS(&r, 404);
     eu_it_resp_free(&r);
 
@@ -173,7 +161,7 @@ START_TEST(test_cache_off_renders_the_same)
     eu_it_account_create(srv, HOST, "alice");
     char *tok = eu_it_user_token(srv, HOST, "alice", "read write");
     struct eu_it_resp r = {0};
-    call(&r, HOST, "POST", tok, "{\"status\":\"hello #tag\"}", "/api/v1/statuses");
+    eu_it_callf(srv, &r, HOST, "POST", tok, "{\"status\":\"hello #tag\"}", "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     char *id = strdup(eu_it_json_str(&r, "id"));
     eu_it_resp_free(&r);
