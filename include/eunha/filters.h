@@ -23,6 +23,9 @@ struct json_t;
  * the request. Call on the loop thread.
  */
 void eu_filters_load(struct eu_req *req, void (*done)(struct eu_req *req, void *arg), void *arg);
+/* The request's viewer is known (from a statement the request ran anyway)
+ * to have no active filters: a later eu_filters_load() then reads nothing. */
+void eu_filters_known_none(struct eu_req *req);
 
 /*
  * After eu_filters_load(): matches status (a rendered Status entity; pass

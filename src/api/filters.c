@@ -421,6 +421,28 @@ on_already_loaded(evutil_socket_t fd, short what, void *arg)
     l->done(l->req, l->arg);
 }
 
+/* The request's set, made empty and not loaded if it has none. */
+static struct filter_set *
+set_of(struct eu_req *req)
+{
+    struct filter_set *set = find_set(req);
+    if (!set) {
+        set = eu_xcalloc(1, sizeof(*set));
+        set->req = req;
+        set->next = sets[bucket_of(req)];
+        sets[bucket_of(req)] = set;
+        eu_arena_on_free(req->arena, on_set_freed, set);
+    }
+    return set;
+}
+
+void
+eu_filters_known_none(struct eu_req *req)
+{
+    struct filter_set *set = set_of(req);
+    set->loaded = true;
+}
+
 void
 eu_filters_load(struct eu_req *req, void (*done)(struct eu_req *req, void *arg), void *arg)
 {
@@ -435,13 +457,7 @@ eu_filters_load(struct eu_req *req, void (*done)(struct eu_req *req, void *arg),
         event_base_once(req->app->base, -1, EV_TIMEOUT, on_already_loaded, l, &zero);
         return;
     }
-    if (!set) {
-        set = eu_xcalloc(1, sizeof(*set));
-        set->req = req;
-        set->next = sets[bucket_of(req)];
-        sets[bucket_of(req)] = set;
-        eu_arena_on_free(req->arena, on_set_freed, set);
-    }
+    set = set_of(req);
     const char *p[] = {eu_req_viewer(req)};
     /* Not eu_req_stmt(): a failure here is logged and the caller goes on
      * without filters, it does not answer the request. */
