@@ -44,7 +44,10 @@ struct entry {
     char hash[65];
     time_t expires;
     int64_t token_id, app_id, user_id, account_id;
-    char scopes[160];
+    /* Bit i: known_scopes[i] was granted. A set, not the granted text, so
+     * no list is too long to keep whole (a cut "write:favourites" once read
+     * as "write", every write scope). */
+    uint64_t scopes;
 };
 
 struct eu_auth_cache {
@@ -77,6 +80,49 @@ static const char *const known_scopes[] = {
     "write:mutes", "write:notifications", "write:reports", "write:statuses",
     "admin:read:accounts", "admin:write:accounts", "admin:read:reports", "admin:write:reports",
     NULL};
+
+/* The known scopes named in list (words separated by spaces or '+'); any
+ * other word grants nothing. */
+static uint64_t
+scope_bits(const char *list)
+{
+    _Static_assert(sizeof(known_scopes) / sizeof(known_scopes[0]) - 1 <= 64,
+                   "scopes must fit a uint64_t");
+    uint64_t bits = 0;
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ' || *p == '+')
+            p++;
+        size_t n = strcspn(p, " +");
+        for (int i = 0; n && known_scopes[i]; i++)
+            if (strlen(known_scopes[i]) == n && strncmp(known_scopes[i], p, n) == 0)
+                bits |= (uint64_t)1 << i;
+        p += n;
+    }
+    return bits;
+}
+
+/* The scopes of bits as a space-separated list, in known_scopes order.
+ * Owned by the arena. */
+static const char *
+scope_text(struct eu_arena *a, uint64_t bits)
+{
+    size_t len = 1;
+    for (int i = 0; known_scopes[i]; i++)
+        if (bits & ((uint64_t)1 << i))
+            len += strlen(known_scopes[i]) + 1;
+    char *out = eu_arena_alloc(a, len), *o = out;
+    for (int i = 0; known_scopes[i]; i++) {
+        if (!(bits & ((uint64_t)1 << i)))
+            continue;
+        if (o != out)
+            *o++ = ' ';
+        size_t n = strlen(known_scopes[i]);
+        memcpy(o, known_scopes[i], n);
+        o += n;
+    }
+    *o = '\0';
+    return out;
+}
 
 static bool
 has_word(const char *list, const char *word, size_t wlen)
@@ -180,7 +226,7 @@ fill_from_entry(struct eu_req *req, const struct entry *e)
     req->auth.app_id = e->app_id;
     req->auth.user_id = e->user_id;
     req->auth.account_id = e->account_id;
-    req->auth.scopes = eu_arena_strdup(req->arena, e->scopes);
+    req->auth.scopes = scope_text(req->arena, e->scopes);
 }
 
 struct lookup {
@@ -213,7 +259,7 @@ on_token(PGresult *res, enum eu_db_status st, void *arg)
         e.app_id = ll(res, 1);
         e.user_id = ll(res, 2);
         e.account_id = ll(res, 3);
-        snprintf(e.scopes, sizeof(e.scopes), "%s", PQgetvalue(res, 0, 4));
+        e.scopes = scope_bits(PQgetvalue(res, 0, 4));
         struct eu_tenant *t = req->tenant;
         struct eu_auth_cache *c = eu_tenant_slot(t, EU_SLOT_AUTH);
         if (!c) {
