@@ -403,6 +403,46 @@ first_list_item(struct eu_arena *a, const char *v)
     return eu_arena_strndup(a, v, n);
 }
 
+static bool
+is_ip(const char *s)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+/*
+ * The client's address from X-Forwarded-For value v, sent by the trusted
+ * proxy peer: walked from the right, since each proxy appends the address
+ * it was reached from and only the entries our proxies appended can be
+ * believed (the leftmost is whatever the client wrote). Trusted hops are
+ * skipped; the first other address is the client. An entry that is not an
+ * address ends the walk at the last believable one. Owned by the arena.
+ */
+static const char *
+forwarded_client(struct eu_arena *a, const char *v, const char *peer, const struct eu_config *cfg)
+{
+    const char *client = peer;
+    const char *end = v + strlen(v);
+    while (end > v) {
+        const char *start = end;
+        while (start > v && start[-1] != ',')
+            start--;
+        const char *b = start, *e = end;
+        while (b < e && (*b == ' ' || *b == '\t'))
+            b++;
+        while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+            e--;
+        char *ip = eu_arena_strndup(a, b, (size_t)(e - b));
+        if (!is_ip(ip))
+            break;
+        client = ip;
+        if (!eu_ip_in_list(ip, cfg->trusted_proxies, cfg->n_trusted_proxies))
+            break;
+        end = start > v ? start - 1 : v;
+    }
+    return client;
+}
+
 /* Runs once the token (if any) has been read: enforces the route's
  * requirements with Mastodon's status codes and messages, then hands over. */
 static void
@@ -495,7 +535,7 @@ on_request(struct evhttp_request *ev, void *arg)
                 req->scheme = v;
         }
         if ((v = eu_req_header(req, "X-Forwarded-For")))
-            req->remote_ip = first_list_item(req->arena, v);
+            req->remote_ip = forwarded_client(req->arena, v, req->remote_ip, app->cfg);
     }
     char host[256];
     if (!host_hdr || eu_host_normalize(host_hdr, host, sizeof(host)) < 0)

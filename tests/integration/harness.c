@@ -511,6 +511,8 @@ write_config(struct eu_it_server *s, const struct eu_it_opts *o)
     fprintf(f, "listen = \"127.0.0.1:0\"\nadmin_listen = \"127.0.0.1:0\"\n");
     fprintf(f, "scheme = \"http\"\ncpu_threads = %d\n",
             o->cpu_threads > 0 ? o->cpu_threads : EU_IT_CPU_THREADS);
+    if (o->server_toml)
+        fprintf(f, "%s\n", o->server_toml);
     fprintf(f, "\n[admin]\ntoken = ");
     toml_put_string(f, EU_IT_ADMIN_TOKEN);
     fprintf(f, "\n\n[database]\nurl = ");

@@ -49,6 +49,8 @@ struct eu_it_opts {
     const char *extra_toml;
     /* [server] cpu_threads; default EU_IT_CPU_THREADS. */
     int cpu_threads;
+    /* Appended verbatim inside [server] (e.g. trusted_proxies). */
+    const char *server_toml;
     /* [database_pool] keys; when all are zero no [database_pool] table is
      * written and the server's defaults apply. min_connections is written as
      * given whenever the table is written. */

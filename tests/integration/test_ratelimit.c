@@ -139,11 +139,63 @@ START_TEST(test_signup_limit)
 }
 END_TEST
 
+/* GET /api/v1/instance on a.example as if through a proxy at 127.0.0.1
+ * that sent this X-Forwarded-For. */
+static void
+get_forwarded(struct eu_it_server *s, struct eu_it_resp *r, const char *xff)
+{
+    char h[200];
+    snprintf(h, sizeof(h), "X-Forwarded-For: %s", xff);
+    const char *headers[] = {h, NULL};
+    int rc =
+        eu_it_http_raw(r, "GET", s->public_port, "a.example", "/api/v1/instance", headers, NULL);
+    ck_assert_msg(rc == 0, "GET: %s", r->error);
+}
+
+/*
+ * Behind a trusted proxy the client is the rightmost address the proxies
+ * did not add: what the client puts on the left of X-Forwarded-For cannot
+ * buy it a fresh per-IP counter.
+ */
+START_TEST(test_forwarded_for_from_the_right)
+{
+    struct eu_it_opts o = {.extra_toml = LIMITS,
+                           .server_toml = "trusted_proxies = [\"127.0.0.1\"]"};
+    struct eu_it_server *s = eu_it_server_start_opts(&o);
+    json_decref(eu_it_tenant_create(s, "a.example", "A"));
+    struct eu_it_resp r = {0};
+    const char *const left[] = {"4", "3", "2", "1", "0"};
+    for (int i = 0; i < 5; i++) {
+        char xff[100];
+        /* A made-up leftmost entry each time, then the proxy's own hop. */
+        snprintf(xff, sizeof(xff), "10.9.8.%d, 203.0.113.7, 127.0.0.1", i + 1);
+        get_forwarded(s, &r, xff);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        expect_remaining(&r, left[i]);
+    }
+    get_forwarded(s, &r, "192.0.2.99, 203.0.113.7");
+    EU_IT_EXPECT_ERROR(&r, 429);
+    /* Another client behind the same proxy has its own counter. */
+    get_forwarded(s, &r, "203.0.113.8");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_remaining(&r, "4");
+    /* Something that is not an address is not believed: the walk stops at
+     * the proxy, which then counts as the client. */
+    get_forwarded(s, &r, "203.0.113.7, not-an-ip");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_remaining(&r, "4");
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *suite = suite_create("ratelimit");
     EU_IT_ADD_TCASE(suite, test_api_limit, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_signup_limit, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_forwarded_for_from_the_right, TIMEOUT);
     return eu_it_run_suite(suite);
 }
