@@ -25,6 +25,7 @@ struct eu_config {
     char *database_url;      /* control database, "postgresql://..." */
     char *database_template; /* "eunha_template" */
     int placement_connections; /* 4: connections each placement keeps open */
+    int statement_timeout_ms;  /* 10000: a statement running longer is cancelled; 0 never */
     /* [database_pool] */
     int pool_max_connections;    /* 2 */
     int pool_min_connections;    /* 0 */

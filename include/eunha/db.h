@@ -126,6 +126,10 @@ void eu_db_pool_stats(const struct eu_db_pool *pool, struct eu_db_pool_stats *ou
  * the pool once every lent connection has come back. */
 void eu_db_pool_free(struct eu_db_pool *pool);
 
+/* statement_timeout for connections opened from now on, in every pool
+ * (0: none). Set at start and on reload. */
+void eu_db_set_statement_timeout(int ms);
+
 /* Asks for a connection; cb runs later (never from inside this call). */
 void eu_db_pool_acquire(struct eu_db_pool *pool, eu_db_acquire_cb cb, void *arg);
 /* Sends one statement with text parameters (NULL = SQL NULL) and calls cb

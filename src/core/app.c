@@ -277,6 +277,7 @@ reload_config(struct eu_app *app)
         eu_log_set_level(lvl);
     struct eu_config *old = app->cfg;
     app->cfg = cfg;
+    eu_db_set_statement_timeout(cfg->statement_timeout_ms);
     eu_registry_set_config(app->registry, cfg);
     eu_config_release(old);
     free(old);
@@ -441,6 +442,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
         .acquire_timeout_s = app.cfg->pool_acquire_timeout_s,
         .idle_timeout_s = app.cfg->pool_idle_timeout_s,
     };
+    eu_db_set_statement_timeout(app.cfg->statement_timeout_ms);
     app.control = eu_db_pool_new(app.base, "control", app.cfg->database_url, NULL, &lim);
     char err[256];
     app.redis =

@@ -67,6 +67,7 @@ static const struct key keys[] = {
     {"database.url", KEY_STRING, F(database_url), 0, 0, check_nonempty, "EUNHA_DATABASE_URL"},
     {"database.template", KEY_STRING, F(database_template), 0, 0, check_nonempty, NULL},
     {"database.placement_connections", KEY_INT, F(placement_connections), 1, 100, NULL, NULL},
+    {"database.statement_timeout_ms", KEY_INT, F(statement_timeout_ms), 0, INT_MAX, NULL, NULL},
     {"database_pool.max_connections", KEY_INT, F(pool_max_connections), 1, 100, NULL, NULL},
     {"database_pool.min_connections", KEY_INT, F(pool_min_connections), 0, 100, NULL, NULL},
     {"database_pool.acquire_timeout_seconds", KEY_INT, F(pool_acquire_timeout_s), 1, INT_MAX, NULL,
@@ -87,15 +88,13 @@ static const struct key keys[] = {
      NULL},
     {"workers.scheduled_status_min_lead_seconds", KEY_INT, F(scheduled_min_lead_s), 0, INT_MAX,
      NULL, NULL},
-    {"workers.poll_min_expires_in_seconds", KEY_INT, F(poll_min_expires_s), 1, 2629746, NULL,
-     NULL},
+    {"workers.poll_min_expires_in_seconds", KEY_INT, F(poll_min_expires_s), 1, 2629746, NULL, NULL},
     {"limits.max_body_bytes", KEY_SIZE, F(max_body_bytes), 1, INT64_MAX, NULL, NULL},
     {"limits.max_header_bytes", KEY_SIZE, F(max_header_bytes), 1, INT64_MAX, NULL, NULL},
     {"limits.request_timeout_seconds", KEY_INT, F(request_timeout_s), 1, INT_MAX, NULL, NULL},
     {"limits.json_max_depth", KEY_INT, F(json_max_depth), 1, 2048, NULL, NULL},
     {"limits.api_requests_per_5min", KEY_INT, F(api_requests_per_5min), 0, INT_MAX, NULL, NULL},
-    {"limits.registrations_per_30min", KEY_INT, F(registrations_per_30min), 0, INT_MAX, NULL,
-     NULL},
+    {"limits.registrations_per_30min", KEY_INT, F(registrations_per_30min), 0, INT_MAX, NULL, NULL},
     {"tenants.dormant_after_seconds", KEY_INT, F(dormant_after_s), 0, INT_MAX, NULL, NULL},
     {"tenants.render_cache_entries", KEY_INT, F(render_cache_entries), 0, 1000000, NULL, NULL},
     {"log.level", KEY_STRING, F(log_level), 0, 0, check_log_level, NULL},
@@ -233,6 +232,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->pool_max_connections = 2;
     cfg->pool_min_connections = 0;
     cfg->placement_connections = 4;
+    cfg->statement_timeout_ms = 10000;
     cfg->pool_acquire_timeout_s = 5;
     cfg->pool_idle_timeout_s = 20;
     cfg->pool_max_total = 0;
@@ -710,6 +710,7 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     fputs("\ntemplate = ", out);
     print_string(out, cfg->database_template);
     fprintf(out, "\nplacement_connections = %d", cfg->placement_connections);
+    fprintf(out, "\nstatement_timeout_ms = %d", cfg->statement_timeout_ms);
     fprintf(out,
             "\n\n[database_pool]\nmax_connections = %d\nmin_connections = %d\n"
             "acquire_timeout_seconds = %d\nidle_timeout_seconds = %d\n"

@@ -631,6 +631,14 @@ on_conn_timer(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+static int statement_timeout_ms;
+
+void
+eu_db_set_statement_timeout(int ms)
+{
+    statement_timeout_ms = ms > 0 ? ms : 0;
+}
+
 static void
 conn_start(struct eu_db_pool *pool)
 {
@@ -643,14 +651,19 @@ conn_start(struct eu_db_pool *pool)
      * a custom plan would be planned again at every execution (milliseconds
      * for the render statement). The statements are written so a generic
      * plan is as good (see the page variants in sql.c). */
+    /* And a statement that runs too long (a heavy search, a lock held
+     * elsewhere) is cancelled rather than holding a tenant's connection:
+     * the request answers 503 (query.c). */
+    char options[96];
+    snprintf(options, sizeof(options),
+             "-c plan_cache_mode=force_generic_plan -c statement_timeout=%d", statement_timeout_ms);
     const char *keys[] = {"dbname", "dbname", "application_name", "options", NULL};
-    const char *vals[] = {pool->conninfo, pool->dbname, "eunha",
-                          "-c plan_cache_mode=force_generic_plan", NULL};
+    const char *vals[] = {pool->conninfo, pool->dbname, "eunha", options, NULL};
     if (!pool->dbname) {
         keys[1] = "application_name";
         vals[1] = "eunha";
         keys[2] = "options";
-        vals[2] = "-c plan_cache_mode=force_generic_plan";
+        vals[2] = options;
         keys[3] = NULL;
     }
     c->pg = PQconnectStartParams(keys, vals, 1);

@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "eunha/app.h"
 #include "eunha/arena.h"
@@ -34,6 +35,10 @@ on_result(struct pg_result *res, enum eu_db_status st, void *arg)
     /* Nothing here touches q after a callback or reply: either may finish
      * the request and free the arena q lives on. */
     eu_req_enter(q->req);
+    /* Cancelled by statement_timeout: the database is too busy for this
+     * request now, which is the caller's 503, not a server error. */
+    if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "57014") == 0)
+        st = EU_DB_TIMEOUT;
     if (st == EU_DB_OK && q->rows)
         q->rows(q->req, res, q->arg);
     else if ((st == EU_DB_OK || st == EU_DB_ERROR) && q->result)

@@ -521,6 +521,8 @@ write_config(struct eu_it_server *s, const struct eu_it_opts *o)
     toml_put_string(f, tpl);
     if (o->placement_connections)
         fprintf(f, "\nplacement_connections = %d", o->placement_connections);
+    if (o->database_toml)
+        fprintf(f, "\n%s", o->database_toml);
     if (o->pool_max || o->pool_min || o->acquire_timeout || o->idle_timeout) {
         fprintf(f, "\n\n[database_pool]\n");
         if (o->pool_max)

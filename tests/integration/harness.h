@@ -60,6 +60,8 @@ struct eu_it_opts {
     int idle_timeout;
     /* [database] placement_connections; 0: the server's default. */
     int placement_connections;
+    /* Appended verbatim inside [database] (e.g. statement_timeout_ms). */
+    const char *database_toml;
 };
 
 struct eu_it_server {

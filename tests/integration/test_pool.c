@@ -453,6 +453,62 @@ START_TEST(test_plans_follow_table_growth)
 }
 END_TEST
 
+/*
+ * A statement that waits too long (here on a row lock held elsewhere) is
+ * cancelled by statement_timeout: the request answers 503 with Retry-After
+ * in about that time, changes nothing, and the tenant's connection is free
+ * again for the next request.
+ */
+START_TEST(test_statement_timeout_answers_503)
+{
+    struct eu_it_opts o = {.database_toml = "statement_timeout_ms = 500"};
+    struct eu_it_server *s = eu_it_server_start_opts(&o);
+    json_decref(eu_it_tenant_create(s, "a.example", "A"));
+    eu_it_account_create(s, "a.example", "alice");
+    char *tok = eu_it_user_token(s, "a.example", "alice", "read write");
+    char *db = eu_it_tenant_database(s, "a.example");
+    char *tid = eu_it_tenant_id(s, "a.example");
+    PGconn *locker = eu_it_pg_connect(db);
+    char sql[300];
+    snprintf(sql, sizeof(sql),
+             "BEGIN; SELECT 1 FROM accounts WHERE tenant_id = %s AND username = 'alice'"
+             " FOR UPDATE",
+             tid);
+    PGresult *lr = PQexec(locker, sql);
+    ck_assert_int_eq(PQresultStatus(lr), PGRES_TUPLES_OK);
+    PQclear(lr);
+
+    struct eu_it_resp r = {0};
+    long long t0 = eu_it_now_ms();
+    eu_it_callf(s, &r, "a.example", "PATCH", tok, "{\"display_name\":\"Blocked\"}",
+                "/api/v1/accounts/update_credentials");
+    long long waited = eu_it_now_ms() - t0;
+    EU_IT_EXPECT_ERROR(&r, 503);
+    ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Retry-After"));
+    ck_assert_msg(waited >= 400 && waited < 5000, "answered after %lld ms", waited);
+
+    lr = PQexec(locker, "ROLLBACK");
+    PQclear(lr);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM accounts WHERE tenant_id = %s AND display_name = 'Blocked'",
+             tid);
+    char *n = eu_it_pg_query(locker, sql);
+    ck_assert_str_eq(n, "0");
+    free(n);
+    eu_it_callf(s, &r, "a.example", "PATCH", tok, "{\"display_name\":\"Free\"}",
+                "/api/v1/accounts/update_credentials");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "display_name", "Free");
+    eu_it_resp_free(&r);
+    PQfinish(locker);
+    free(tok);
+    free(db);
+    free(tid);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 static Suite *
 pool_suite(void)
 {
@@ -464,8 +520,10 @@ pool_suite(void)
     EU_IT_ADD_TCASE(s, test_pool_shared_cap, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_pool_survives_postgres_restart, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_plans_follow_table_growth, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_statement_timeout_answers_503, TIMEOUT);
     return s;
 }
+
 
 int
 main(void)
