@@ -7,6 +7,7 @@
 #include "eunha/http.h"
 
 #include <assert.h>
+#include <libpq-fe.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -39,6 +40,13 @@ on_result(struct pg_result *res, enum eu_db_status st, void *arg)
      * request now, which is the caller's 503, not a server error. */
     if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "57014") == 0)
         st = EU_DB_TIMEOUT;
+    /* A statement that refused its input (a cap enforced in the schema,
+     * SQLSTATE class EU) says why in its message: the client's 422. */
+    if (st == EU_DB_ERROR && strncmp(eu_db_result_sqlstate(res), "EU", 2) == 0) {
+        const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+        eu_req_reply_error(q->req, 422, "Validation failed: %s", msg ? msg : "invalid input");
+        return;
+    }
     if (st == EU_DB_OK && q->rows)
         q->rows(q->req, res, q->arg);
     else if ((st == EU_DB_OK || st == EU_DB_ERROR) && q->result)
