@@ -15,6 +15,8 @@ struct eu_config {
     char *listen;       /* "127.0.0.1:8080" */
     char *admin_listen; /* "127.0.0.1:9180" */
     int cpu_threads;    /* 2 */
+    int cpu_jobs_per_tenant; /* 4: password checks one tenant may have queued or running */
+    int cpu_queue_max;       /* 256: such jobs queued or running in all */
     char *scheme;       /* "https" or "http" */
     char **trusted_proxies; /* NULL-terminated list of IPs or CIDRs; empty by default */
     size_t n_trusted_proxies;

@@ -19,6 +19,16 @@ struct eu_cpupool *eu_cpupool_new(struct event_base *base, int nthreads);
 /* Queues work; done runs later on the loop, never from inside this call. */
 void eu_cpupool_submit(struct eu_cpupool *pool, eu_cpupool_work_cb work, eu_cpupool_done_cb done,
                        void *arg);
+/*
+ * Like eu_cpupool_submit() for work a client can ask for at will (password
+ * checks): refused (-1, nothing queued) when *owner already has owner_max
+ * jobs submitted and not done, or the pool pool_max (0: no cap). *owner is
+ * the submitter's count (a tenant's), moved here on the loop thread; it
+ * must outlive the job. So one tenant's flood waits behind itself and is
+ * answered 503, and another tenant's job queues behind at most its share.
+ */
+int eu_cpupool_try_submit(struct eu_cpupool *pool, int *owner, int owner_max, int pool_max,
+                          eu_cpupool_work_cb work, eu_cpupool_done_cb done, void *arg);
 /* Waits for queued work to finish, joins the threads, frees the pool. Pending
  * completions are run before it returns. */
 void eu_cpupool_free(struct eu_cpupool *pool);

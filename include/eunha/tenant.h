@@ -70,6 +70,7 @@ struct eu_tenant {
      * In memory only: a process that stops mid-move leaves the control row
      * naming one complete copy. */
     bool moving;
+    int cpu_jobs;            /* its password checks on the CPU pool (eu_cpupool_try_submit) */
     struct eu_db_pool *pool; /* NULL until first use; borrows from its placement's */
     struct eu_placement *placement_ref; /* whose connections pool borrows */
     struct {

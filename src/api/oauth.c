@@ -28,6 +28,7 @@
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/auth.h"
+#include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/entities.h"
 #include "eunha/error.h"
@@ -971,6 +972,15 @@ on_signed_in(struct eu_req *req, PGresult *res, void *arg)
     eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
 }
 
+/* The tenant (or the process) has as many password checks waiting as it
+ * may: answered at once rather than queued behind them. */
+static void
+reply_cpu_busy(struct eu_req *req)
+{
+    eu_req_add_header(req, "Retry-After", "1");
+    eu_req_reply_error(req, 503, "Too many sign-in attempts are being checked; try again shortly");
+}
+
 static void
 verify_work(void *arg)
 {
@@ -1035,8 +1045,14 @@ sign_in_verified(void *arg)
 static void
 verify_password(struct flow *f, const char *stored, eu_cpupool_done_cb done)
 {
+    struct eu_req *req = f->req;
     f->stored_hash = stored ? strdup(stored) : NULL;
-    eu_cpupool_submit(f->req->app->cpu, verify_work, done, f);
+    const struct eu_config *cfg = req->app->cfg;
+    if (eu_cpupool_try_submit(req->app->cpu, &req->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
+                              cfg->cpu_queue_max, verify_work, done, f) < 0) {
+        free_password(f);
+        reply_cpu_busy(req);
+    }
 }
 
 /* Fills the user part of f from an OAUTH_USER_BY_LOGIN row at column col; the
@@ -1681,7 +1697,13 @@ on_signup_checked(PGresult *res, enum eu_db_status st, void *arg)
         return;
     }
     json_decref(fe.details);
-    eu_cpupool_submit(req->app->cpu, signup_hash_work, signup_hash_done, su);
+    const struct eu_config *cfg = req->app->cfg;
+    if (eu_cpupool_try_submit(req->app->cpu, &req->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
+                              cfg->cpu_queue_max, signup_hash_work, signup_hash_done, su) < 0) {
+        free(su->password);
+        su->password = NULL;
+        reply_cpu_busy(req);
+    }
 }
 
 static void

@@ -59,6 +59,8 @@ static const struct key keys[] = {
     {"server.listen", KEY_STRING, F(listen), 0, 0, check_hostport, NULL},
     {"server.admin_listen", KEY_STRING, F(admin_listen), 0, 0, check_hostport, NULL},
     {"server.cpu_threads", KEY_INT, F(cpu_threads), 1, 64, NULL, "EUNHA_CPU_THREADS"},
+    {"server.cpu_jobs_per_tenant", KEY_INT, F(cpu_jobs_per_tenant), 1, 100000, NULL, NULL},
+    {"server.cpu_queue_max", KEY_INT, F(cpu_queue_max), 1, 1000000, NULL, NULL},
     {"server.scheme", KEY_STRING, F(scheme), 0, 0, check_scheme, NULL},
     {"server.trusted_proxies", KEY_LIST, F(trusted_proxies), 0, 0, check_proxy, NULL},
     {"admin.token", KEY_SECRET, 0, 0, 0, NULL, "EUNHA_ADMIN_TOKEN"},
@@ -221,6 +223,8 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->listen = eu_xstrdup("127.0.0.1:8080");
     cfg->admin_listen = eu_xstrdup("127.0.0.1:9180");
     cfg->cpu_threads = 2;
+    cfg->cpu_jobs_per_tenant = 4;
+    cfg->cpu_queue_max = 256;
     cfg->scheme = eu_xstrdup("https");
     /* An empty list still ends in NULL so callers can always iterate it. */
     cfg->trusted_proxies = eu_xcalloc(1, sizeof *cfg->trusted_proxies);
@@ -688,7 +692,8 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     print_string(out, cfg->listen);
     fputs("\nadmin_listen = ", out);
     print_string(out, cfg->admin_listen);
-    fprintf(out, "\ncpu_threads = %d\nscheme = ", cfg->cpu_threads);
+    fprintf(out, "\ncpu_threads = %d\ncpu_jobs_per_tenant = %d\ncpu_queue_max = %d\nscheme = ",
+            cfg->cpu_threads, cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max);
     print_string(out, cfg->scheme);
     fputs("\ntrusted_proxies = [", out);
     for (size_t i = 0; i < cfg->n_trusted_proxies; i++) {

@@ -21,6 +21,7 @@ struct job {
     eu_cpupool_work_cb work;
     eu_cpupool_done_cb done;
     void *arg;
+    int *owner; /* the submitter's count of its jobs (eu_cpupool_try_submit), or NULL */
 };
 
 struct eu_cpupool {
@@ -29,6 +30,7 @@ struct eu_cpupool {
     struct job *todo_head, *todo_tail;
     struct job *done_head, *done_tail;
     bool stopping;
+    int queued; /* jobs submitted and not yet done; loop thread only */
     int nthreads;
     pthread_t *threads;
     int efd;
@@ -81,6 +83,9 @@ run_done(struct eu_cpupool *pool)
     pthread_mutex_unlock(&pool->lock);
     while (j) {
         struct job *next = j->next;
+        pool->queued--;
+        if (j->owner)
+            (*j->owner)--;
         j->done(j->arg);
         free(j);
         j = next;
@@ -121,18 +126,39 @@ eu_cpupool_new(struct event_base *base, int nthreads)
     return pool;
 }
 
-void
-eu_cpupool_submit(struct eu_cpupool *pool, eu_cpupool_work_cb work, eu_cpupool_done_cb done,
-                  void *arg)
+static void
+enqueue(struct eu_cpupool *pool, eu_cpupool_work_cb work, eu_cpupool_done_cb done, void *arg,
+        int *owner)
 {
     struct job *j = eu_xmalloc(sizeof(*j));
     j->work = work;
     j->done = done;
     j->arg = arg;
+    j->owner = owner;
+    pool->queued++;
+    if (owner)
+        (*owner)++;
     pthread_mutex_lock(&pool->lock);
     push(&pool->todo_head, &pool->todo_tail, j);
     pthread_cond_signal(&pool->cond);
     pthread_mutex_unlock(&pool->lock);
+}
+
+void
+eu_cpupool_submit(struct eu_cpupool *pool, eu_cpupool_work_cb work, eu_cpupool_done_cb done,
+                  void *arg)
+{
+    enqueue(pool, work, done, arg, NULL);
+}
+
+int
+eu_cpupool_try_submit(struct eu_cpupool *pool, int *owner, int owner_max, int pool_max,
+                      eu_cpupool_work_cb work, eu_cpupool_done_cb done, void *arg)
+{
+    if ((owner_max > 0 && *owner >= owner_max) || (pool_max > 0 && pool->queued >= pool_max))
+        return -1;
+    enqueue(pool, work, done, arg, owner);
+    return 0;
 }
 
 void
