@@ -88,6 +88,9 @@ const char *eu_req_header(const struct eu_req *req, const char *name);
  * too deep or non-object input.
  */
 struct json_t *eu_req_json(struct eu_req *req, struct eu_error *err);
+/* eu_req_json() for a handler that has nothing to do but answer the error:
+ * NULL after answering it. */
+struct json_t *eu_req_json_or_reply(struct eu_req *req);
 /* "https://a.example": the tenant's public base URL. Owned by the request. */
 const char *eu_req_base_url(struct eu_req *req);
 /* Adds a response header. */

@@ -123,12 +123,9 @@ eu_admin_accounts_create(struct eu_req *req)
 {
     if (!eu_admin_tenant_writable(req))
         return;
-    struct eu_error err;
-    json_t *body = eu_req_json(req, &err);
-    if (!body) {
-        eu_req_reply_eu_error(req, &err);
+    json_t *body = eu_req_json_or_reply(req);
+    if (!body)
         return;
-    }
     const char *username = json_string_value(json_object_get(body, "username"));
     const char *email = json_string_value(json_object_get(body, "email"));
     const char *password = json_string_value(json_object_get(body, "password"));

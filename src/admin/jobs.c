@@ -238,12 +238,9 @@ eu_admin_jobs_create(struct eu_req *req)
     struct eu_tenant *t = eu_admin_tenant_writable(req);
     if (!t)
         return;
-    struct eu_error err;
-    json_t *body = eu_req_json(req, &err);
-    if (!body) {
-        eu_req_reply_eu_error(req, &err);
+    json_t *body = eu_req_json_or_reply(req);
+    if (!body)
         return;
-    }
     const char *kind = json_string_value(json_object_get(body, "kind"));
     json_t *payload = json_object_get(body, "payload");
     json_t *delay = json_object_get(body, "delay_seconds");

@@ -1231,12 +1231,9 @@ import_cleanup(void *p)
 void
 eu_admin_tenants_import(struct eu_req *req)
 {
-    struct eu_error err;
-    json_t *body = eu_req_json(req, &err);
-    if (!body) {
-        eu_req_reply_eu_error(req, &err);
+    json_t *body = eu_req_json_or_reply(req);
+    if (!body)
         return;
-    }
     const char *path = json_string_value(json_object_get(body, "path"));
     json_t *domain_j = json_object_get(body, "domain");
     json_t *placement_j = json_object_get(body, "placement");
@@ -1607,12 +1604,9 @@ eu_admin_tenants_move(struct eu_req *req)
     struct eu_tenant *t = eu_admin_tenant_writable(req);
     if (!t)
         return;
-    struct eu_error err;
-    json_t *body = eu_req_json(req, &err);
-    if (!body) {
-        eu_req_reply_eu_error(req, &err);
+    json_t *body = eu_req_json_or_reply(req);
+    if (!body)
         return;
-    }
     const char *target = json_string_value(json_object_get(body, "placement"));
     if (!target || !target[0]) {
         eu_req_reply_error(req, 422, "Validation failed: placement is required");

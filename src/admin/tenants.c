@@ -383,12 +383,9 @@ on_created(struct eu_req *req, struct eu_tenant *t, void *arg)
 void
 eu_admin_tenants_create(struct eu_req *req)
 {
-    struct eu_error err;
-    json_t *body = eu_req_json(req, &err);
-    if (!body) {
-        eu_req_reply_eu_error(req, &err);
+    json_t *body = eu_req_json_or_reply(req);
+    if (!body)
         return;
-    }
     const char *domain_in = json_string_value(json_object_get(body, "domain"));
     json_t *title_j = json_object_get(body, "title");
     json_t *placement_j = json_object_get(body, "placement");
@@ -590,12 +587,9 @@ eu_admin_tenants_update(struct eu_req *req)
     }
     if (eu_admin_tenant_check_idle(req, t) < 0)
         return;
-    struct eu_error err;
-    json_t *body = eu_req_json(req, &err);
-    if (!body) {
-        eu_req_reply_eu_error(req, &err);
+    json_t *body = eu_req_json_or_reply(req);
+    if (!body)
         return;
-    }
     static const char *const known[] = {"state",           "title",
                                         "max_connections", "min_connections",
                                         "acquire_timeout_seconds", "idle_timeout_seconds",

@@ -362,6 +362,16 @@ eu_req_json(struct eu_req *req, struct eu_error *err)
     return root;
 }
 
+json_t *
+eu_req_json_or_reply(struct eu_req *req)
+{
+    struct eu_error err;
+    json_t *root = eu_req_json(req, &err);
+    if (!root)
+        eu_req_reply_eu_error(req, &err);
+    return root;
+}
+
 const char *
 eu_req_base_url(struct eu_req *req)
 {
