@@ -153,6 +153,17 @@ const char *eu_db_conn_error(const struct eu_db_conn *conn);
 /* acquire + one statement + release. */
 void eu_db_pool_query(struct eu_db_pool *pool, const char *sql, int nparams,
                       const char *const *params, eu_db_result_cb cb, void *arg);
+/*
+ * The two above for a text that outlives every query made with it (a
+ * registered statement's, see sql.h), with its eu_db_sql_hash(): the pool
+ * then neither copies nor hashes the text again at each execution.
+ */
+void eu_db_conn_query_kept(struct eu_db_conn *conn, const char *sql, uint64_t hash, int nparams,
+                           const char *const *params, eu_db_result_cb cb, void *arg);
+void eu_db_pool_query_kept(struct eu_db_pool *pool, const char *sql, uint64_t hash, int nparams,
+                           const char *const *params, eu_db_result_cb cb, void *arg);
+/* The hash the pool names prepared statements by. */
+uint64_t eu_db_sql_hash(const char *sql);
 
 /* eu_db_conn_query() and eu_db_pool_query() of a registered statement (see
  * sql.h); a paged one must go through eu_req_stmt_page(). */

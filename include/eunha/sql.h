@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct eu_page;
 
@@ -95,6 +96,9 @@ extern const struct eu_sql *const eu_sql_tables[];
  * until eu_sql_free(). Loop thread only.
  */
 const char *eu_sql_text(const struct eu_sql *s, unsigned variant);
+
+/* eu_sql_text(), with the text's eu_db_sql_hash(), computed once per text. */
+const char *eu_sql_text_hashed(const struct eu_sql *s, unsigned variant, uint64_t *hash);
 
 /* The registered statement called name, or NULL. */
 const struct eu_sql *eu_sql_find(const char *name);

@@ -1052,8 +1052,8 @@ after_send(struct eu_db_conn *c, int sent, eu_db_result_cb cb, void *arg)
     watch(c, PQflush(c->pg) == 0 ? EV_READ : EV_READ | EV_WRITE);
 }
 
-static uint64_t
-hash_sql(const char *s)
+uint64_t
+eu_db_sql_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
     for (; *s; s++) {
@@ -1119,7 +1119,13 @@ void
 eu_db_conn_query(struct eu_db_conn *c, const char *sql, int nparams, const char *const *params,
                  eu_db_result_cb cb, void *arg)
 {
-    uint64_t h = hash_sql(sql);
+    eu_db_conn_query_kept(c, sql, eu_db_sql_hash(sql), nparams, params, cb, arg);
+}
+
+void
+eu_db_conn_query_kept(struct eu_db_conn *c, const char *sql, uint64_t h, int nparams,
+                      const char *const *params, eu_db_result_cb cb, void *arg)
+{
     const struct eu_db_pool *tp = c->lender ? c->lender : c->pool;
     if (!tp->tenant_id) {
         query_send(c, sql, h, nparams, NULL, params, cb, arg);
@@ -1252,7 +1258,9 @@ struct oneshot {
     eu_db_result_cb cb;
     void *arg;
     struct eu_db_conn *conn;
-    char *sql;
+    const char *sql;
+    uint64_t hash;
+    bool owned; /* sql is a copy of ours */
     int nparams;
     char **params;
 };
@@ -1263,7 +1271,8 @@ oneshot_free(struct oneshot *o)
     for (int i = 0; i < o->nparams; i++)
         free(o->params[i]);
     free(o->params);
-    free(o->sql);
+    if (o->owned)
+        free((char *)o->sql);
     free(o);
 }
 
@@ -1289,23 +1298,39 @@ on_oneshot_conn(struct eu_db_conn *conn, enum eu_db_status st, void *arg)
         return;
     }
     o->conn = conn;
-    eu_db_conn_query(conn, o->sql, o->nparams, (const char *const *)o->params, on_oneshot_result,
-                     o);
+    eu_db_conn_query_kept(conn, o->sql, o->hash, o->nparams, (const char *const *)o->params,
+                          on_oneshot_result, o);
+}
+
+static void
+pool_query(struct eu_db_pool *pool, const char *sql, uint64_t hash, bool copy, int nparams,
+           const char *const *params, eu_db_result_cb cb, void *arg)
+{
+    struct oneshot *o = eu_xcalloc(1, sizeof(*o));
+    o->cb = cb;
+    o->arg = arg;
+    o->sql = copy ? eu_xstrdup(sql) : sql;
+    o->owned = copy;
+    o->hash = hash;
+    o->nparams = nparams;
+    o->params = eu_xcalloc((size_t)(nparams ? nparams : 1), sizeof(char *));
+    for (int i = 0; i < nparams; i++)
+        o->params[i] = eu_xstrdup(params[i]);
+    eu_db_pool_acquire(pool, on_oneshot_conn, o);
 }
 
 void
 eu_db_pool_query(struct eu_db_pool *pool, const char *sql, int nparams, const char *const *params,
                  eu_db_result_cb cb, void *arg)
 {
-    struct oneshot *o = eu_xcalloc(1, sizeof(*o));
-    o->cb = cb;
-    o->arg = arg;
-    o->sql = eu_xstrdup(sql);
-    o->nparams = nparams;
-    o->params = eu_xcalloc((size_t)(nparams ? nparams : 1), sizeof(char *));
-    for (int i = 0; i < nparams; i++)
-        o->params[i] = eu_xstrdup(params[i]);
-    eu_db_pool_acquire(pool, on_oneshot_conn, o);
+    pool_query(pool, sql, eu_db_sql_hash(sql), true, nparams, params, cb, arg);
+}
+
+void
+eu_db_pool_query_kept(struct eu_db_pool *pool, const char *sql, uint64_t hash, int nparams,
+                      const char *const *params, eu_db_result_cb cb, void *arg)
+{
+    pool_query(pool, sql, hash, false, nparams, params, cb, arg);
 }
 
 bool

@@ -5,6 +5,7 @@
  */
 #include "eunha/sql.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ struct composed {
     const struct eu_sql *s;
     unsigned variant;
     char *text;
+    uint64_t hash;
     struct composed *next;
 };
 static struct composed *composed;
@@ -51,21 +53,64 @@ compose(const struct eu_sql *s, unsigned variant)
     return out;
 }
 
-const char *
-eu_sql_text(const struct eu_sql *s, unsigned variant)
+/* The composed variant of paged statement s, made on first use. */
+static const struct composed *
+composed_of(const struct eu_sql *s, unsigned variant)
 {
-    if (!s->page_col)
-        return s->text;
     variant &= EU_SQL_PAGE_VARIANTS - 1;
     for (struct composed *c = composed; c; c = c->next)
         if (c->s == s && c->variant == variant)
-            return c->text;
+            return c;
     struct composed *c = eu_xmalloc(sizeof(*c));
     c->s = s;
     c->variant = variant;
     c->text = compose(s, variant);
+    c->hash = eu_db_sql_hash(c->text);
     c->next = composed;
     composed = c;
+    return c;
+}
+
+const char *
+eu_sql_text(const struct eu_sql *s, unsigned variant)
+{
+    return s->page_col ? composed_of(s, variant)->text : s->text;
+}
+
+/* Hashes of registered texts, by address: the texts live as long as the
+ * process (or until eu_sql_free()), so each is hashed once rather than at
+ * every execution. Open addressing; when full, texts are hashed each time. */
+#define HASHES_MAX 1024
+static struct {
+    const char *text;
+    uint64_t hash;
+} hashes[HASHES_MAX];
+
+static uint64_t
+text_hash(const char *text)
+{
+    size_t i = ((uintptr_t)text >> 4) % HASHES_MAX;
+    for (size_t n = 0; n < HASHES_MAX; n++, i = (i + 1) % HASHES_MAX) {
+        if (hashes[i].text == text)
+            return hashes[i].hash;
+        if (!hashes[i].text) {
+            hashes[i].text = text;
+            hashes[i].hash = eu_db_sql_hash(text);
+            return hashes[i].hash;
+        }
+    }
+    return eu_db_sql_hash(text);
+}
+
+const char *
+eu_sql_text_hashed(const struct eu_sql *s, unsigned variant, uint64_t *hash)
+{
+    if (!s->page_col) {
+        *hash = text_hash(s->text);
+        return s->text;
+    }
+    const struct composed *c = composed_of(s, variant);
+    *hash = c->hash;
     return c->text;
 }
 
@@ -82,6 +127,7 @@ eu_sql_find(const char *name)
 void
 eu_sql_free(void)
 {
+    memset(hashes, 0, sizeof(hashes));
     while (composed) {
         struct composed *next = composed->next;
         free(composed->text);
@@ -94,12 +140,16 @@ void
 eu_db_conn_stmt(struct eu_db_conn *conn, const struct eu_sql *s, int nparams,
                 const char *const *params, eu_db_result_cb cb, void *arg)
 {
-    eu_db_conn_query(conn, eu_sql_text(s, 0), nparams, params, cb, arg);
+    uint64_t h;
+    const char *text = eu_sql_text_hashed(s, 0, &h);
+    eu_db_conn_query_kept(conn, text, h, nparams, params, cb, arg);
 }
 
 void
 eu_db_pool_stmt(struct eu_db_pool *pool, const struct eu_sql *s, int nparams,
                 const char *const *params, eu_db_result_cb cb, void *arg)
 {
-    eu_db_pool_query(pool, eu_sql_text(s, 0), nparams, params, cb, arg);
+    uint64_t h;
+    const char *text = eu_sql_text_hashed(s, 0, &h);
+    eu_db_pool_query_kept(pool, text, h, nparams, params, cb, arg);
 }

@@ -55,9 +55,10 @@ on_result(struct pg_result *res, enum eu_db_status st, void *arg)
         eu_req_reply_db_error(q->req, st);
 }
 
+/* Sends variant of registered statement s. */
 static void
-send_query(struct eu_req *req, const char *sql, int nparams, const char *const *params,
-           eu_req_rows_cb rows, eu_req_result_cb result, void *arg)
+send_query(struct eu_req *req, const struct eu_sql *s, unsigned variant, int nparams,
+           const char *const *params, eu_req_rows_cb rows, eu_req_result_cb result, void *arg)
 {
     assert(req->tenant && !req->finished);
     struct req_query *q = eu_arena_alloc(req->arena, sizeof(*q));
@@ -65,15 +66,17 @@ send_query(struct eu_req *req, const char *sql, int nparams, const char *const *
     q->rows = rows;
     q->result = result;
     q->arg = arg;
-    eu_db_pool_query(eu_tenant_pool(req->app->registry, req->tenant), sql, nparams, params,
-                     on_result, q);
+    uint64_t hash;
+    const char *sql = eu_sql_text_hashed(s, variant, &hash);
+    eu_db_pool_query_kept(eu_tenant_pool(req->app->registry, req->tenant), sql, hash, nparams,
+                          params, on_result, q);
 }
 
 void
 eu_req_stmt(struct eu_req *req, const struct eu_sql *s, int nparams, const char *const *params,
             eu_req_rows_cb cb, void *arg)
 {
-    send_query(req, eu_sql_text(s, 0), nparams, params, cb, NULL, arg);
+    send_query(req, s, 0, nparams, params, cb, NULL, arg);
 }
 
 void
@@ -84,14 +87,14 @@ eu_req_stmt_page(struct eu_req *req, const struct eu_sql *s, const struct eu_pag
     unsigned variant = (page->max_id ? EU_SQL_PAGE_MAX : 0) |
                        (page->since_id ? EU_SQL_PAGE_SINCE : 0) |
                        (page->min_id ? EU_SQL_PAGE_MIN : 0);
-    send_query(req, eu_sql_text(s, variant), nparams, params, cb, NULL, arg);
+    send_query(req, s, variant, nparams, params, cb, NULL, arg);
 }
 
 void
 eu_req_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparams,
                      const char *const *params, eu_req_result_cb cb, void *arg)
 {
-    send_query(req, eu_sql_text(s, 0), nparams, params, NULL, cb, arg);
+    send_query(req, s, 0, nparams, params, NULL, cb, arg);
 }
 
 const char *
