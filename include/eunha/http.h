@@ -43,6 +43,7 @@ struct eu_req {
     uint64_t started_us;
     struct evkeyvalq *query;    /* parsed lazily */
     struct json_t *params_json; /* eu_req_params(), parsed lazily */
+    struct eu_req_splices *splices; /* eu_req_json_splice(), arena */
     /* Set by the pipeline for EU_ROUTE_AUTH / AUTH_OPT / APP_TOKEN routes. */
     struct {
         bool present; /* a valid token was sent */
@@ -104,6 +105,16 @@ void eu_req_enter(const struct eu_req *req);
  * JSON_ENCODE_ANY)'s, written by eu_json_write() into the reply's buffer;
  * a NULL body (or one jansson cannot dump) is sent as null. */
 void eu_req_reply_json(struct eu_req *req, int status, struct json_t *body);
+
+/*
+ * From now on, a JSON reply of req that holds obj writes it as text (a JSON
+ * string value holding obj's JSON, or with skip > 0 that of its first skip
+ * members: see eu_json_write_spliced()). Both are referenced until the
+ * request ends, so obj's address stays its own; the caller must not change
+ * what text stands for. Ignored when memory runs out (obj is then written
+ * member by member, the same bytes).
+ */
+void eu_req_json_splice(struct eu_req *req, struct json_t *obj, struct json_t *text, size_t skip);
 /* The same with another content type (NULL: a Content-Type header the
  * handler added itself). */
 void eu_req_reply_json_typed(struct eu_req *req, int status, const char *content_type,

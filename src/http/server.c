@@ -199,6 +199,53 @@ eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, const
     send_body(req, status, content_type, buf);
 }
 
+/* What eu_req_json_splice() registered: the splices, and the two
+ * references each holds (obj, text), dropped with the arena. */
+struct eu_req_splices {
+    struct eu_json_splice *sp;
+    json_t **refs;
+    size_t n, cap;
+};
+
+static void
+splices_free(void *data)
+{
+    struct eu_req_splices *s = data;
+    for (size_t i = 0; i < 2 * s->n; i++)
+        json_decref(s->refs[i]);
+}
+
+void
+eu_req_json_splice(struct eu_req *req, json_t *obj, json_t *text, size_t skip)
+{
+    if (!json_is_object(obj) || !json_is_string(text))
+        return;
+    struct eu_req_splices *s = req->splices;
+    if (!s) {
+        s = req->splices = eu_arena_calloc(req->arena, sizeof(*s));
+        eu_arena_on_free(req->arena, splices_free, s);
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 32;
+        struct eu_json_splice *sp = eu_arena_alloc(req->arena, cap * sizeof(*sp));
+        json_t **refs = eu_arena_alloc(req->arena, 2 * cap * sizeof(*refs));
+        if (s->n) {
+            memcpy(sp, s->sp, s->n * sizeof(*sp));
+            memcpy(refs, s->refs, 2 * s->n * sizeof(*refs));
+        }
+        s->sp = sp;
+        s->refs = refs;
+        s->cap = cap;
+    }
+    s->sp[s->n] = (struct eu_json_splice){.obj = obj,
+                                          .text = json_string_value(text),
+                                          .len = json_string_length(text),
+                                          .skip = skip};
+    s->refs[2 * s->n] = json_incref(obj);
+    s->refs[2 * s->n + 1] = json_incref(text);
+    s->n++;
+}
+
 void
 eu_req_reply_json_typed(struct eu_req *req, int status, const char *content_type, json_t *body)
 {
@@ -207,7 +254,8 @@ eu_req_reply_json_typed(struct eu_req *req, int status, const char *content_type
      * string jansson would refuse, a tree too deep or a cycle) jansson has
      * the last word, so the bytes are always json_dumps()'s. */
     struct evbuffer *buf = evbuffer_new();
-    if (eu_json_write(buf, body) < 0) {
+    const struct eu_req_splices *sp = req->splices;
+    if (eu_json_write_spliced(buf, body, sp ? sp->sp : NULL, sp ? sp->n : 0) < 0) {
         char *s = body ? json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         evbuffer_add(buf, s ? s : "null", s ? strlen(s) : 4);
         free(s);
