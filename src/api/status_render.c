@@ -276,8 +276,7 @@ static json_t *
 kept_text(const struct render *rd, int kind, const char *id, uint32_t base, const json_t *obj)
 {
     struct eu_rc_hit hit;
-    if (!eu_rc_peek(rd->req->tenant->id, kind, strtoll(id, NULL, 10), base, &hit) ||
-        hit.obj != obj)
+    if (!eu_rc_peek(rd->req->tenant->id, kind, strtoll(id, NULL, 10), base, &hit) || hit.obj != obj)
         return NULL;
     return json_incref(hit.text);
 }

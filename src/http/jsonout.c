@@ -460,8 +460,8 @@ put_value(struct writer *w, const json_t *v, int depth)
     }
 }
 
-static int write_value(struct evbuffer *out, const json_t *v,
-                       const struct eu_json_splice **slots, size_t mask);
+static int write_value(struct evbuffer *out, const json_t *v, const struct eu_json_splice **slots,
+                       size_t mask);
 
 int
 eu_json_write(struct evbuffer *out, const json_t *v)
@@ -500,8 +500,7 @@ eu_json_write_spliced(struct evbuffer *out, const json_t *v, const struct eu_jso
 
 /* eu_json_write_spliced() once the splices are in their table. */
 static int
-write_value(struct evbuffer *out, const json_t *v, const struct eu_json_splice **slots,
-            size_t mask)
+write_value(struct evbuffer *out, const json_t *v, const struct eu_json_splice **slots, size_t mask)
 {
     /* A failure must leave out as it was, and an evbuffer cannot be cut
      * back: an empty one is drained, otherwise the JSON is built aside and

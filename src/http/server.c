@@ -237,10 +237,8 @@ eu_req_json_splice(struct eu_req *req, json_t *obj, json_t *text, size_t skip)
         s->refs = refs;
         s->cap = cap;
     }
-    s->sp[s->n] = (struct eu_json_splice){.obj = obj,
-                                          .text = json_string_value(text),
-                                          .len = json_string_length(text),
-                                          .skip = skip};
+    s->sp[s->n] = (struct eu_json_splice){
+        .obj = obj, .text = json_string_value(text), .len = json_string_length(text), .skip = skip};
     s->refs[2 * s->n] = json_incref(obj);
     s->refs[2 * s->n + 1] = json_incref(text);
     s->n++;

@@ -651,9 +651,9 @@ START_TEST(test_splices)
             json_object_set_new(copies[i], "account", json_incref(cached[i / 2]));
             if (i % 3 == 1)
                 json_object_set_new(copies[i], "reblog", json_incref(copies[i - 1]));
-            sp[n++] = (struct eu_json_splice){copies[i], json_string_value(texts[i]),
-                                              json_string_length(texts[i]),
-                                              json_object_size(cached[i])};
+            sp[n++] =
+                (struct eu_json_splice){copies[i], json_string_value(texts[i]),
+                                        json_string_length(texts[i]), json_object_size(cached[i])};
             sp[n++] = (struct eu_json_splice){cached[i], json_string_value(texts[i]),
                                               json_string_length(texts[i]), 0};
             json_array_append(page, copies[i]);
