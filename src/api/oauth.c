@@ -13,7 +13,8 @@
  * The sign-in pages keep a browser session in web_sessions (cookie
  * "_eunha_session", HttpOnly, SameSite=Lax, Secure under https). A browser
  * gets a session before signing in, so the sign-in form carries a CSRF token
- * like every other form; signing in replaces the session id (no fixation).
+ * like every other form; signing in replaces the session id (no fixation),
+ * and so does a failed attempt, whose form and token are then spent.
  *
  * Sign-in attempts, through the form and the password grant alike, are
  * counted per client IP and per login in Redis before anything is looked
@@ -62,6 +63,7 @@ enum {
     OAUTH_AUTHZ_LOAD,
     OAUTH_SESSION_ANONYMOUS,
     OAUTH_SIGN_IN,
+    OAUTH_SESSION_ROTATE,
     OAUTH_USER_BY_LOGIN,
     OAUTH_GRANT_CREATE,
     OAUTH_TOKEN_CREATE,
@@ -106,6 +108,10 @@ const struct eu_sql eu_oauth_sql[] = {
          "WITH u AS (UPDATE users SET last_sign_in_at = now() WHERE tenant_id = $1 AND id = $3) "
          "UPDATE web_sessions SET user_id = $3, session_hash = $4, csrf_token = $5, "
          "expires_at = now() + interval '14 days' WHERE tenant_id = $1 AND session_hash = $2"},
+    /* After a failed sign-in: same user (if any) and expiry, new id and token. */
+    [OAUTH_SESSION_ROTATE] = {"oauth.session_rotate",
+                              "UPDATE web_sessions SET session_hash = $3, csrf_token = $4"
+                              " WHERE tenant_id = $1 AND session_hash = $2"},
     [OAUTH_USER_BY_LOGIN] =
         {"oauth.user_by_login",
          "SELECT u.id, u.encrypted_password, u.approved, a.suspended_at IS NOT NULL, a.username"
@@ -582,6 +588,9 @@ struct flow {
     char *stored_hash;
     bool approved, suspended;
     int verify_rc;
+    /* a failed sign-in, answered once the session has been rotated */
+    int fail_status;
+    const char *fail_message;
 };
 
 static void
@@ -1059,6 +1068,46 @@ free_password(struct flow *f)
     f->stored_hash = NULL;
 }
 
+/* Gives the browser a new session id (cookie set on the reply) and f a new
+ * CSRF token; old_hash gets the hash of the id being replaced, hash that of
+ * the new one, for the statement that moves the row. */
+static void
+renew_session(struct flow *f, char old_hash[65], char hash[65])
+{
+    struct eu_req *req = f->req;
+    char token[EU_AUTH_TOKEN_LEN], csrf[EU_AUTH_TOKEN_LEN];
+    eu_auth_token_hash(session_cookie(req), old_hash);
+    eu_auth_token_new(token);
+    eu_auth_token_hash(token, hash);
+    eu_auth_token_new(csrf);
+    f->csrf = eu_arena_strdup(req->arena, csrf);
+    set_session_cookie(req, token);
+}
+
+static void
+on_session_rotated(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct flow *f = arg;
+    reply_sign_in(f, f->fail_status, f->fail_message);
+}
+
+/*
+ * Answers a failed attempt with the form again, under a new session id and
+ * CSRF token: the request that failed cannot be sent again as it was (a
+ * replayed or resubmitted form), and a pre-sign-in session id someone else
+ * has seen stops working at its owner's first failure.
+ */
+static void
+fail_sign_in(struct flow *f, int status, const char *message)
+{
+    char old_hash[65], hash[65];
+    renew_session(f, old_hash, hash);
+    f->fail_status = status;
+    f->fail_message = message;
+    const char *p[] = {old_hash, hash, f->csrf};
+    eu_req_stmt(f->req, &eu_oauth_sql[OAUTH_SESSION_ROTATE], 3, p, on_session_rotated, f);
+}
+
 static void
 sign_in_verified(void *arg)
 {
@@ -1067,27 +1116,23 @@ sign_in_verified(void *arg)
     free_password(f);
     eu_req_enter(req);
     if (f->verify_rc != 0 || !f->user_id) {
-        reply_sign_in(f, 401, "Invalid e-mail address or password.");
+        fail_sign_in(f, 401, "Invalid e-mail address or password.");
         return;
     }
     if (f->suspended) {
-        reply_sign_in(f, 403, "Your account has been suspended.");
+        fail_sign_in(f, 403, "Your account has been suspended.");
         return;
     }
     if (!f->approved) {
-        reply_sign_in(f, 403, "Your account is pending review by the staff.");
+        fail_sign_in(f, 403, "Your account is pending review by the staff.");
         return;
     }
     /* A new session id and CSRF token at sign-in, so an id planted before
      * it (session fixation) is worth nothing. */
-    char old_hash[65], token[EU_AUTH_TOKEN_LEN], hash[65], csrf[EU_AUTH_TOKEN_LEN];
-    eu_auth_token_hash(session_cookie(req), old_hash);
-    eu_auth_token_new(token);
-    eu_auth_token_hash(token, hash);
-    eu_auth_token_new(csrf);
-    set_session_cookie(req, token);
+    char old_hash[65], hash[65];
+    renew_session(f, old_hash, hash);
     const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)f->user_id);
-    const char *p[] = {old_hash, uid, hash, csrf};
+    const char *p[] = {old_hash, uid, hash, f->csrf};
     eu_req_stmt(req, &eu_oauth_sql[OAUTH_SIGN_IN], 4, p, on_signed_in, f);
 }
 
@@ -1151,7 +1196,7 @@ on_sign_in_loaded(struct eu_req *req, PGresult *res, void *arg)
     f->login = form_login(f->params);
     const char *password = eu_param_str(f->params, "password");
     if (!f->login || !password || !*password || strlen(password) > 1024) {
-        reply_sign_in(f, 401, "Invalid e-mail address or password.");
+        fail_sign_in(f, 401, "Invalid e-mail address or password.");
         return;
     }
     f->password = strdup(password);
