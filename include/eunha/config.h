@@ -56,6 +56,10 @@ struct eu_config {
     int json_max_depth;      /* 32 */
     int api_requests_per_5min;     /* 300 per token or IP; 0 turns the API limit off */
     int registrations_per_30min;   /* 5 per IP */
+    /* Sign-in attempts (HTML form and password grant together), as Mastodon
+     * allows; counted before the password is hashed. 0 turns one off. */
+    int sign_ins_per_ip_per_5min;    /* 25 */
+    int sign_ins_per_login_per_hour; /* 25 per e-mail address or username */
     /* [tenants] */
     int dormant_after_s; /* 600: an unused tenant's runtime state is then released; 0 never */
     int render_cache_entries; /* 4096 rendered statuses and accounts kept, all tenants; 0 none */

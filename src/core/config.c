@@ -97,6 +97,10 @@ static const struct key keys[] = {
     {"limits.json_max_depth", KEY_INT, F(json_max_depth), 1, 2048, NULL, NULL},
     {"limits.api_requests_per_5min", KEY_INT, F(api_requests_per_5min), 0, INT_MAX, NULL, NULL},
     {"limits.registrations_per_30min", KEY_INT, F(registrations_per_30min), 0, INT_MAX, NULL, NULL},
+    {"limits.sign_in_attempts_per_ip_per_5min", KEY_INT, F(sign_ins_per_ip_per_5min), 0, INT_MAX,
+     NULL, NULL},
+    {"limits.sign_in_attempts_per_login_per_hour", KEY_INT, F(sign_ins_per_login_per_hour), 0,
+     INT_MAX, NULL, NULL},
     {"tenants.dormant_after_seconds", KEY_INT, F(dormant_after_s), 0, INT_MAX, NULL, NULL},
     {"tenants.render_cache_entries", KEY_INT, F(render_cache_entries), 0, 1000000, NULL, NULL},
     {"log.level", KEY_STRING, F(log_level), 0, 0, check_log_level, NULL},
@@ -259,6 +263,8 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->json_max_depth = 32;
     cfg->api_requests_per_5min = 300;
     cfg->registrations_per_30min = 5;
+    cfg->sign_ins_per_ip_per_5min = 25;
+    cfg->sign_ins_per_login_per_hour = 25;
     cfg->dormant_after_s = 600;
     cfg->render_cache_entries = 4096;
     cfg->log_level = eu_xstrdup("info");
@@ -739,9 +745,11 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     fprintf(out,
             "\n[limits]\nmax_body_bytes = %zu\nmax_header_bytes = %zu\n"
             "request_timeout_seconds = %d\njson_max_depth = %d\n"
-            "api_requests_per_5min = %d\nregistrations_per_30min = %d\n",
-            cfg->max_body_bytes, cfg->max_header_bytes, cfg->request_timeout_s,
-            cfg->json_max_depth, cfg->api_requests_per_5min, cfg->registrations_per_30min);
+            "api_requests_per_5min = %d\nregistrations_per_30min = %d\n"
+            "sign_in_attempts_per_ip_per_5min = %d\nsign_in_attempts_per_login_per_hour = %d\n",
+            cfg->max_body_bytes, cfg->max_header_bytes, cfg->request_timeout_s, cfg->json_max_depth,
+            cfg->api_requests_per_5min, cfg->registrations_per_30min, cfg->sign_ins_per_ip_per_5min,
+            cfg->sign_ins_per_login_per_hour);
     fprintf(out, "\n[tenants]\ndormant_after_seconds = %d\nrender_cache_entries = %d\n",
             cfg->dormant_after_s, cfg->render_cache_entries);
     fputs("\n[log]\nlevel = ", out);

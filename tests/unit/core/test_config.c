@@ -92,6 +92,8 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.json_max_depth, 32);
     ck_assert_int_eq(cfg.api_requests_per_5min, 300);
     ck_assert_int_eq(cfg.registrations_per_30min, 5);
+    ck_assert_int_eq(cfg.sign_ins_per_ip_per_5min, 25);
+    ck_assert_int_eq(cfg.sign_ins_per_login_per_hour, 25);
     ck_assert_str_eq(cfg.log_level, "info");
     eu_config_release(&cfg);
 }
@@ -144,6 +146,8 @@ START_TEST(test_file_overrides)
                        "request_timeout_seconds = 10\n"
                        "json_max_depth = 16\n"
                        "api_requests_per_5min = 7\n"
+                       "sign_in_attempts_per_ip_per_5min = 0\n"
+                       "sign_in_attempts_per_login_per_hour = 3\n"
                        "[log]\n"
                        "level = \"debug\"\n";
     struct eu_config cfg;
@@ -179,6 +183,8 @@ START_TEST(test_file_overrides)
     ck_assert_int_eq(cfg.request_timeout_s, 10);
     ck_assert_int_eq(cfg.json_max_depth, 16);
     ck_assert_int_eq(cfg.api_requests_per_5min, 7);
+    ck_assert_int_eq(cfg.sign_ins_per_ip_per_5min, 0);
+    ck_assert_int_eq(cfg.sign_ins_per_login_per_hour, 3);
     ck_assert_str_eq(cfg.log_level, "debug");
     eu_config_release(&cfg);
     remove_temps();
