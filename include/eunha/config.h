@@ -52,7 +52,11 @@ struct eu_config {
     /* [limits] */
     size_t max_body_bytes;   /* 8 MiB */
     size_t max_header_bytes; /* 16 KiB */
-    int request_timeout_s;   /* 30 */
+    int request_timeout_s;  /* 30: a connection idle (or stalled mid-read/write) this long closes */
+    int header_timeout_s;   /* 10: from accept (or a request's first byte) to the end of headers */
+    int request_deadline_s; /* 30: from the end of headers to the answer; then 503 */
+    int max_connections;    /* 0: three quarters of RLIMIT_NOFILE; public listener only */
+    int max_connections_per_ip; /* 256 (IPv6: per /64); 0 none; trusted proxies exempt */
     int json_max_depth;      /* 32 */
     int api_requests_per_5min;     /* 300 per token or IP; 0 turns the API limit off */
     int registrations_per_30min;   /* 5 per IP */

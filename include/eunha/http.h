@@ -14,6 +14,7 @@
 #include "eunha/db.h"
 #include "eunha/router.h"
 
+struct event;
 struct evhttp_request;
 struct evkeyvalq;
 struct eu_app;
@@ -27,6 +28,10 @@ struct pg_result;
 
 struct eu_req {
     struct eu_app *app;
+    /* NULL once the client has been answered at the request deadline: the
+     * handler goes on (its statements finish and return their connections)
+     * and its own answer is dropped. Use the eu_req_* accessors, which
+     * serve what it may still read from a copy. */
     struct evhttp_request *ev;
     struct eu_arena *arena;
     struct eu_tenant *tenant; /* holds a ref; NULL on the admin listener */
@@ -42,6 +47,11 @@ struct eu_req {
     bool finished;
     uint64_t started_us;
     struct evkeyvalq *query;    /* parsed lazily */
+    const char *query_string;   /* raw, arena; NULL without one */
+    struct event *deadline;     /* [limits] request_deadline_seconds; public listener */
+    struct evkeyvalq *input_copy; /* the request's headers once ev is NULL */
+    const char *body;             /* eu_req_body(), copied once */
+    size_t body_len;
     struct json_t *params_json; /* eu_req_params(), parsed lazily */
     struct eu_req_splices *splices; /* eu_req_json_splice(), arena */
     /* Set by the pipeline for EU_ROUTE_AUTH / AUTH_OPT / APP_TOKEN routes. */
@@ -71,12 +81,25 @@ struct eu_http_server *eu_http_server_new(struct eu_app *app);
 /* "127.0.0.1:PORT" of each listener (the real port when 0 was asked). */
 const char *eu_http_server_public_addr(const struct eu_http_server *s);
 const char *eu_http_server_admin_addr(const struct eu_http_server *s);
+/* Connection figures of the public listener, for /metrics. */
+struct eu_http_conn_stats {
+    int open;                  /* counted against the cap */
+    int max;                   /* the cap in force */
+    uint64_t refused_total;    /* over [limits] max_connections */
+    uint64_t refused_per_ip;   /* over max_connections_per_ip */
+    uint64_t header_timeouts;  /* closed: headers incomplete after header_timeout_seconds */
+    uint64_t body_timeouts;    /* closed: body incomplete at the request deadline */
+    uint64_t deadline_replies; /* answered 503 at the request deadline */
+};
+void eu_http_server_conn_stats(const struct eu_http_server *s, struct eu_http_conn_stats *out);
 /* Stops accepting new connections; in-flight requests go on. */
 void eu_http_server_stop_accepting(struct eu_http_server *s);
 void eu_http_server_free(struct eu_http_server *s);
 
 /* A path parameter (":id"), or NULL. */
 const char *eu_req_param(const struct eu_req *req, const char *name);
+/* The raw query string (after '?'), or NULL. Owned by the request. */
+const char *eu_req_query_string(const struct eu_req *req);
 /* A query-string parameter, decoded, or NULL. */
 const char *eu_req_query(struct eu_req *req, const char *name);
 /* The body; *len gets its length. Owned by the request. */

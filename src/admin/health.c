@@ -144,6 +144,29 @@ eu_admin_metrics(struct eu_req *req)
     for (int c = 1; c <= 5; c++)
         bprintf(&b, "eunha_http_requests_total{class=\"%dxx\"} %llu\n", c,
                 (unsigned long long)app->requests_by_class[c]);
+    struct eu_http_conn_stats cs;
+    eu_http_server_conn_stats(app->http, &cs);
+    bprintf(&b,
+            "# HELP eunha_http_connections Open client connections on the public listener.\n"
+            "# TYPE eunha_http_connections gauge\neunha_http_connections %d\n"
+            "# HELP eunha_http_connections_max The cap on them ([limits] max_connections).\n"
+            "# TYPE eunha_http_connections_max gauge\neunha_http_connections_max %d\n"
+            "# HELP eunha_http_connections_refused_total Connections closed at accept, by cap.\n"
+            "# TYPE eunha_http_connections_refused_total counter\n"
+            "eunha_http_connections_refused_total{cap=\"total\"} %llu\n"
+            "eunha_http_connections_refused_total{cap=\"per_ip\"} %llu\n"
+            "# HELP eunha_http_read_timeouts_total Connections closed before their request was "
+            "complete.\n"
+            "# TYPE eunha_http_read_timeouts_total counter\n"
+            "eunha_http_read_timeouts_total{part=\"headers\"} %llu\n"
+            "eunha_http_read_timeouts_total{part=\"body\"} %llu\n"
+            "# HELP eunha_http_deadline_replies_total Requests answered 503 at the request "
+            "deadline.\n"
+            "# TYPE eunha_http_deadline_replies_total counter\n"
+            "eunha_http_deadline_replies_total %llu\n",
+            cs.open, cs.max, (unsigned long long)cs.refused_total,
+            (unsigned long long)cs.refused_per_ip, (unsigned long long)cs.header_timeouts,
+            (unsigned long long)cs.body_timeouts, (unsigned long long)cs.deadline_replies);
     eu_req_reply_raw(req, 200, "text/plain; version=0.0.4", b.s, b.len);
     free(b.s);
 }

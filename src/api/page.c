@@ -3,7 +3,6 @@
  */
 #include "eunha/page.h"
 
-#include <event2/http.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +80,7 @@ eu_page_is_ascending(const struct eu_page *page)
 static const char *
 other_params(struct eu_req *req)
 {
-    const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req->ev));
+    const char *q = eu_req_query_string(req);
     if (!q || !*q)
         return "";
     size_t n = strlen(q);

@@ -227,7 +227,7 @@ eu_req_params(struct eu_req *req, struct eu_error *err)
     if (req->params_json)
         return req->params_json;
     json_t *obj = json_object();
-    const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req->ev));
+    const char *q = eu_req_query_string(req);
     if (q)
         eu_params_parse_urlencoded(obj, q, strlen(q));
     size_t len;
