@@ -50,10 +50,11 @@ struct eu_config {
     int scheduled_min_lead_s;  /* 300: how far ahead scheduled_at must be (Mastodon's 5 min) */
     int poll_min_expires_s;    /* 300: shortest poll[expires_in] accepted */
     /* [limits] */
-    size_t max_body_bytes;   /* 8 MiB */
+    size_t max_body_bytes;   /* 1 MiB: any route's body, unless the route takes uploads */
+    size_t max_upload_bytes; /* 5 MiB: a body of a route flagged EU_ROUTE_UPLOAD */
     size_t max_header_bytes; /* 16 KiB */
     int request_timeout_s;   /* 30 */
-    int json_max_depth;      /* 32 */
+    int json_max_depth;      /* 16 */
     int api_requests_per_5min;     /* 300 per token or IP; 0 turns the API limit off */
     int registrations_per_30min;   /* 5 per IP */
     /* [tenants] */
