@@ -70,6 +70,10 @@ struct eu_http_server *eu_http_server_new(struct eu_app *app);
 /* "127.0.0.1:PORT" of each listener (the real port when 0 was asked). */
 const char *eu_http_server_public_addr(const struct eu_http_server *s);
 const char *eu_http_server_admin_addr(const struct eu_http_server *s);
+/* Applies app->cfg's request limits (header and body sizes, timeout) to
+ * both listeners again, after a reload. Connections already open keep the
+ * body limit they were accepted with. */
+void eu_http_server_apply_limits(struct eu_http_server *s);
 /* Stops accepting new connections; in-flight requests go on. */
 void eu_http_server_stop_accepting(struct eu_http_server *s);
 void eu_http_server_free(struct eu_http_server *s);

@@ -858,8 +858,9 @@ empty_list(struct eu_req *req)
 const struct eu_route eu_accounts_routes[] = {
     /* accounts.c */
     {GET, "/api/v1/accounts/verify_credentials", verify_credentials, NULL, AUTH},
+    /* avatar and header come as files here */
     {PATCH | PUT, "/api/v1/accounts/update_credentials", update_credentials, "write:accounts",
-     AUTH},
+     AUTH | EU_ROUTE_UPLOAD},
     {GET, "/api/v1/accounts/lookup", account_lookup, NULL, OPT},
     {GET, "/api/v1/accounts/search", account_search, "read:accounts", AUTH},
     {GET, "/api/v1/accounts/familiar_followers", familiar_followers, "read:follows", AUTH},

@@ -483,6 +483,36 @@ after_auth(struct eu_req *req)
     eu_ratelimit_run(req, route->handler);
 }
 
+/* The most a body may hold on a route with these flags. */
+static size_t
+body_limit(const struct eu_config *cfg, unsigned flags)
+{
+    if ((flags & EU_ROUTE_UPLOAD) && cfg->max_upload_bytes > cfg->max_body_bytes)
+        return cfg->max_upload_bytes;
+    return cfg->max_body_bytes;
+}
+
+/*
+ * evhttp reads a whole body before on_request sees the request, so its own
+ * limit must be the largest any route allows; on_request then holds each
+ * route to its own limit, with a JSON answer. A body past evhttp's limit
+ * is refused by libevent itself: 413 with its HTML page and the connection
+ * closed. libevent 2.1 calls no code of ours for it (2.2 has
+ * evhttp_set_errorcb), so that answer cannot be Mastodon-shaped; it comes
+ * only past the largest limit. Lingering close reads the rest of the body
+ * before closing, so the client gets that 413 rather than a reset.
+ */
+static void
+apply_limits(struct listener *l)
+{
+    const struct eu_app *app = l->server->app;
+    size_t body = body_limit(app->cfg, eu_router_flags(app->router));
+    evhttp_set_max_headers_size(l->http, (ev_ssize_t)app->cfg->max_header_bytes);
+    evhttp_set_max_body_size(l->http, (ev_ssize_t)body);
+    evhttp_set_timeout(l->http, app->cfg->request_timeout_s);
+    evhttp_set_flags(l->http, EVHTTP_SERVER_LINGERING_CLOSE);
+}
+
 /*
  * Without TCP_NODELAY, a reply larger than one write (bufferevents write 16
  * KiB at a time) leaves its last segment waiting for the client's delayed ACK:
@@ -605,6 +635,12 @@ on_request(struct evhttp_request *ev, void *arg)
         return;
     }
     req->route = route;
+    size_t limit = body_limit(app->cfg, route->flags);
+    if (evbuffer_get_length(evhttp_request_get_input_buffer(ev)) > limit) {
+        /* Before the token is looked up or a byte is parsed. */
+        eu_req_reply_error(req, 413, "The request body is larger than %zu bytes", limit);
+        return;
+    }
     if ((route->flags & EU_ROUTE_ADMIN) && !admin_token_ok(req)) {
         eu_req_add_header(req, "WWW-Authenticate", "Bearer realm=\"eunha-admin\"");
         eu_req_reply_error(req, 401, "A valid admin token is required");
@@ -645,9 +681,7 @@ bind_listener(struct eu_http_server *s, struct listener *l, const char *addr, bo
     evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                             EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
                                             EVHTTP_REQ_OPTIONS);
-    evhttp_set_max_headers_size(l->http, (ev_ssize_t)app->cfg->max_header_bytes);
-    evhttp_set_max_body_size(l->http, (ev_ssize_t)app->cfg->max_body_bytes);
-    evhttp_set_timeout(l->http, app->cfg->request_timeout_s);
+    apply_limits(l);
     evhttp_set_gencb(l->http, on_request, l);
     l->sock = evhttp_bind_socket_with_handle(l->http, host, (ev_uint16_t)port);
     if (!l->sock) {
@@ -695,6 +729,15 @@ const char *
 eu_http_server_admin_addr(const struct eu_http_server *s)
 {
     return s->adm.addr;
+}
+
+void
+eu_http_server_apply_limits(struct eu_http_server *s)
+{
+    if (s->pub.http)
+        apply_limits(&s->pub);
+    if (s->adm.http)
+        apply_limits(&s->adm);
 }
 
 void
