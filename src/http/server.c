@@ -303,13 +303,20 @@ eu_req_body(struct eu_req *req, size_t *len)
     return copy;
 }
 
-/* Nesting depth of a JSON text, counted before parsing so a hostile body
- * cannot make the parser recurse deep. */
-static int
-json_depth(const char *s, size_t n)
+/*
+ * Why the JSON text s cannot be parsed within the limits, or NULL. One pass
+ * over the text before jansson sees it, so a hostile body costs no tree
+ * and no deep recursion. entries has max_depth + 1 slots: the count of the
+ * open container at each depth. Text that is not JSON may pass; jansson
+ * refuses it next.
+ */
+static const char *
+json_oversize(const char *s, size_t n, int max_depth, int *entries)
 {
-    int depth = 0, max = 0;
+    int depth = 0;
+    size_t values = 0;
     bool in_str = false;
+    bool expect = false; /* after '{', '[' or ',': the next token starts an entry */
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (in_str) {
@@ -317,16 +324,34 @@ json_depth(const char *s, size_t n)
                 i++;
             else if (c == '"')
                 in_str = false;
-        } else if (c == '"') {
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            continue;
+        if (c == '}' || c == ']') {
+            depth -= depth > 0;
+            expect = false;
+            continue;
+        }
+        if (expect && depth > 0) {
+            expect = false;
+            if (++entries[depth] > EU_PARAMS_MAX_ENTRIES)
+                return "A JSON object or array in the body has too many entries";
+            if (++values > EU_PARAMS_MAX_VALUES)
+                return "The JSON body holds too many values";
+        }
+        if (c == '"') {
             in_str = true;
         } else if (c == '{' || c == '[') {
-            if (++depth > max)
-                max = depth;
-        } else if (c == '}' || c == ']') {
-            depth--;
+            if (++depth > max_depth)
+                return "The JSON body is nested too deeply";
+            entries[depth] = 0;
+            expect = true;
+        } else if (c == ',') {
+            expect = true;
         }
     }
-    return max;
+    return NULL;
 }
 
 static void
@@ -344,8 +369,11 @@ eu_req_json(struct eu_req *req, struct eu_error *err)
         eu_error_set(err, 400, "A JSON body is required");
         return NULL;
     }
-    if (json_depth(body, n) > req->app->cfg->json_max_depth) {
-        eu_error_set(err, 400, "The JSON body is nested too deeply");
+    int max_depth = req->app->cfg->json_max_depth;
+    int *entries = eu_arena_alloc(req->arena, ((size_t)max_depth + 1) * sizeof(int));
+    const char *why = json_oversize(body, n, max_depth, entries);
+    if (why) {
+        eu_error_set(err, 400, "%s", why);
         return NULL;
     }
     json_error_t je;
