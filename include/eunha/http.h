@@ -92,6 +92,10 @@ struct eu_http_conn_stats {
     uint64_t deadline_replies; /* answered 503 at the request deadline */
 };
 void eu_http_server_conn_stats(const struct eu_http_server *s, struct eu_http_conn_stats *out);
+/* Applies app->cfg's request limits (header and body sizes, timeout) to
+ * both listeners again, after a reload. Connections already open keep the
+ * body limit they were accepted with. */
+void eu_http_server_apply_limits(struct eu_http_server *s);
 /* Stops accepting new connections; in-flight requests go on. */
 void eu_http_server_stop_accepting(struct eu_http_server *s);
 void eu_http_server_free(struct eu_http_server *s);
@@ -107,9 +111,24 @@ const char *eu_req_body(struct eu_req *req, size_t *len);
 /* A request header, or NULL. */
 const char *eu_req_header(const struct eu_req *req, const char *name);
 /*
+ * What one request's parameters may hold, whether they come as a form, a
+ * query string, multipart parts or JSON: a value is one form field or part,
+ * or one member or element of a JSON container; an entry is one member of
+ * an object or element of an array (the top-level object included). The
+ * largest legitimate request is a filter edit with its 100 keywords of four
+ * attributes each (src/api/filters.c), so the caps leave twice that, while
+ * a body of a million tiny fields no longer becomes a million jansson
+ * values on the loop thread. Past either cap the answer is 400, as Rack
+ * answers for too many or too deep parameters.
+ */
+#define EU_PARAMS_MAX_VALUES 1024
+#define EU_PARAMS_MAX_ENTRIES 128
+
+/*
  * Parses the JSON body (an object). Returns a root owned by the request
  * (released with it), or NULL with err set to a 400/422 for empty, malformed,
- * too deep or non-object input.
+ * too deep (past [limits] json_max_depth), too large (past the caps above)
+ * or non-object input. The text is measured before jansson parses it.
  */
 struct json_t *eu_req_json(struct eu_req *req, struct eu_error *err);
 /* eu_req_json() for a handler that has nothing to do but answer the error:

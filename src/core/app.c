@@ -279,6 +279,8 @@ reload_config(struct eu_app *app)
     app->cfg = cfg;
     eu_db_set_statement_timeout(cfg->statement_timeout_ms);
     eu_registry_set_config(app->registry, cfg);
+    if (app->http)
+        eu_http_server_apply_limits(app->http);
     eu_config_release(old);
     free(old);
     eu_log_info("app", "config reloaded (listen addresses and databases apply on restart)");

@@ -383,13 +383,20 @@ eu_req_body(struct eu_req *req, size_t *len)
     return req->body;
 }
 
-/* Nesting depth of a JSON text, counted before parsing so a hostile body
- * cannot make the parser recurse deep. */
-static int
-json_depth(const char *s, size_t n)
+/*
+ * Why the JSON text s cannot be parsed within the limits, or NULL. One pass
+ * over the text before jansson sees it, so a hostile body costs no tree
+ * and no deep recursion. entries has max_depth + 1 slots: the count of the
+ * open container at each depth. Text that is not JSON may pass; jansson
+ * refuses it next.
+ */
+static const char *
+json_oversize(const char *s, size_t n, int max_depth, int *entries)
 {
-    int depth = 0, max = 0;
+    int depth = 0;
+    size_t values = 0;
     bool in_str = false;
+    bool expect = false; /* after '{', '[' or ',': the next token starts an entry */
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (in_str) {
@@ -397,16 +404,34 @@ json_depth(const char *s, size_t n)
                 i++;
             else if (c == '"')
                 in_str = false;
-        } else if (c == '"') {
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            continue;
+        if (c == '}' || c == ']') {
+            depth -= depth > 0;
+            expect = false;
+            continue;
+        }
+        if (expect && depth > 0) {
+            expect = false;
+            if (++entries[depth] > EU_PARAMS_MAX_ENTRIES)
+                return "A JSON object or array in the body has too many entries";
+            if (++values > EU_PARAMS_MAX_VALUES)
+                return "The JSON body holds too many values";
+        }
+        if (c == '"') {
             in_str = true;
         } else if (c == '{' || c == '[') {
-            if (++depth > max)
-                max = depth;
-        } else if (c == '}' || c == ']') {
-            depth--;
+            if (++depth > max_depth)
+                return "The JSON body is nested too deeply";
+            entries[depth] = 0;
+            expect = true;
+        } else if (c == ',') {
+            expect = true;
         }
     }
-    return max;
+    return NULL;
 }
 
 static void
@@ -424,8 +449,11 @@ eu_req_json(struct eu_req *req, struct eu_error *err)
         eu_error_set(err, 400, "A JSON body is required");
         return NULL;
     }
-    if (json_depth(body, n) > req->app->cfg->json_max_depth) {
-        eu_error_set(err, 400, "The JSON body is nested too deeply");
+    int max_depth = req->app->cfg->json_max_depth;
+    int *entries = eu_arena_alloc(req->arena, ((size_t)max_depth + 1) * sizeof(int));
+    const char *why = json_oversize(body, n, max_depth, entries);
+    if (why) {
+        eu_error_set(err, 400, "%s", why);
         return NULL;
     }
     json_error_t je;
@@ -627,6 +655,36 @@ after_auth(struct eu_req *req)
     eu_ratelimit_run(req, route->handler);
 }
 
+/* The most a body may hold on a route with these flags. */
+static size_t
+body_limit(const struct eu_config *cfg, unsigned flags)
+{
+    if ((flags & EU_ROUTE_UPLOAD) && cfg->max_upload_bytes > cfg->max_body_bytes)
+        return cfg->max_upload_bytes;
+    return cfg->max_body_bytes;
+}
+
+/*
+ * evhttp reads a whole body before on_request sees the request, so its own
+ * limit must be the largest any route allows; on_request then holds each
+ * route to its own limit, with a JSON answer. A body past evhttp's limit
+ * is refused by libevent itself: 413 with its HTML page and the connection
+ * closed. libevent 2.1 calls no code of ours for it (2.2 has
+ * evhttp_set_errorcb), so that answer cannot be Mastodon-shaped; it comes
+ * only past the largest limit. Lingering close reads the rest of the body
+ * before closing, so the client gets that 413 rather than a reset.
+ */
+static void
+apply_limits(struct listener *l)
+{
+    const struct eu_app *app = l->server->app;
+    size_t body = body_limit(app->cfg, eu_router_flags(app->router));
+    evhttp_set_max_headers_size(l->http, (ev_ssize_t)app->cfg->max_header_bytes);
+    evhttp_set_max_body_size(l->http, (ev_ssize_t)body);
+    evhttp_set_timeout(l->http, app->cfg->request_timeout_s);
+    evhttp_set_flags(l->http, EVHTTP_SERVER_LINGERING_CLOSE);
+}
+
 static void
 on_request(struct evhttp_request *ev, void *arg)
 {
@@ -732,6 +790,12 @@ on_request(struct evhttp_request *ev, void *arg)
         return;
     }
     req->route = route;
+    size_t limit = body_limit(app->cfg, route->flags);
+    if (evbuffer_get_length(evhttp_request_get_input_buffer(ev)) > limit) {
+        /* Before the token is looked up or a byte is parsed. */
+        eu_req_reply_error(req, 413, "The request body is larger than %zu bytes", limit);
+        return;
+    }
     if ((route->flags & EU_ROUTE_ADMIN) && !admin_token_ok(req)) {
         eu_req_add_header(req, "WWW-Authenticate", "Bearer realm=\"eunha-admin\"");
         eu_req_reply_error(req, 401, "A valid admin token is required");
@@ -772,9 +836,7 @@ bind_listener(struct eu_http_server *s, struct listener *l, const char *addr, bo
     evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                             EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
                                             EVHTTP_REQ_OPTIONS);
-    evhttp_set_max_headers_size(l->http, (ev_ssize_t)app->cfg->max_header_bytes);
-    evhttp_set_max_body_size(l->http, (ev_ssize_t)app->cfg->max_body_bytes);
-    evhttp_set_timeout(l->http, app->cfg->request_timeout_s);
+    apply_limits(l);
     evhttp_set_gencb(l->http, on_request, l);
     eu_conns_watch(s->conns, l->http, !admin);
     l->sock = evhttp_bind_socket_with_handle(l->http, host, (ev_uint16_t)port);
@@ -824,6 +886,15 @@ const char *
 eu_http_server_admin_addr(const struct eu_http_server *s)
 {
     return s->adm.addr;
+}
+
+void
+eu_http_server_apply_limits(struct eu_http_server *s)
+{
+    if (s->pub.http)
+        apply_limits(&s->pub);
+    if (s->adm.http)
+        apply_limits(&s->adm);
 }
 
 void
