@@ -19,11 +19,14 @@
  *
  * The trie is stored in breadth-first order, which puts each node's
  * children next to each other sorted by byte: a node needs only its first
- * child and their count, and a step is a binary search among them. The root
- * has a full table because most steps of a text that matches nothing start
- * there. With 16 KiB of keyword text (the per-account cap), a marked
- * keyword is at most about twice its length, so an automaton stays under
- * about 33,000 nodes of 20 bytes.
+ * child and their count, and a step is a binary search among them. Nodes
+ * of depth 2 or less (the first ids) also get a full row of 256 next
+ * states with the failure links resolved: a text spends most of its bytes
+ * there, and without the rows the cost per byte grew with how many
+ * keywords share the first bytes. With 16 KiB of keyword text (the
+ * per-account cap), a marked keyword is at most about twice its length,
+ * so an automaton stays under about 33,000 nodes of 20 bytes plus
+ * ROW_MAX rows of 1 KiB: under 1 MiB.
  */
 #include "kwmatch_internal.h"
 
@@ -32,15 +35,19 @@
 
 #include "eunha/mem.h"
 
-/* Root's id; also "no link" for dict, since the root ends no pattern. */
+/* Root's id; also "no link" for out, since the root ends no pattern. */
 #define ROOT 0
 #define MARK 0
 #define NO_TERM UINT32_MAX
+/* Nodes this shallow get full rows, at most ROW_MAX of them (1 KiB each). */
+#define ROW_DEPTH 2
+#define ROW_MAX 256
 
 struct node {
     uint32_t first; /* first child's id; children are contiguous, by byte */
     uint32_t fail;  /* longest proper suffix that is a node */
-    uint32_t dict;  /* longest proper suffix that ends a pattern; ROOT: none */
+    uint32_t out;   /* itself if a pattern ends here, else the longest
+                     * suffix that ends one; ROOT: none */
     uint32_t term;  /* terminal number when a pattern ends here, or NO_TERM */
     uint16_t nchild;
     uint8_t label; /* the byte on the edge from the parent */
@@ -49,7 +56,11 @@ struct node {
 struct eu_kwmatch {
     struct node *nodes;
     uint32_t nnodes;
+    uint32_t nrows;     /* nodes 0 .. nrows - 1 have a row */
+    uint32_t *rows;     /* rows[id * 256 + c]: next state from id on byte c */
     uint32_t root[256]; /* root's child for each byte; ROOT: none */
+    uint8_t fold[256];  /* is_word() and fold() as tables, for the run */
+    bool word[256];
     uint32_t nterm;
     uint32_t *term_first; /* per terminal: its first pattern */
     uint32_t *pat_next;   /* per pattern: next pattern of the same terminal */
@@ -210,7 +221,35 @@ link_suffixes(struct eu_kwmatch *m, const uint32_t *parent)
             f = child_of(m, f, n->label);
         }
         n->fail = f;
-        n->dict = m->nodes[f].term != NO_TERM ? f : m->nodes[f].dict;
+        n->out = n->term != NO_TERM ? v : m->nodes[f].out;
+    }
+}
+
+/*
+ * Full rows for the nodes of depth up to ROW_DEPTH, which breadth-first
+ * order numbers first, up to ROW_MAX of them. A missing child goes where
+ * the failure link's row says; that node is shallower, so its row is done.
+ */
+static void
+fill_rows(struct eu_kwmatch *m, const uint32_t *parent)
+{
+    uint8_t *depth = eu_xcalloc(m->nnodes, 1);
+    uint32_t n = 1;
+    for (; n < m->nnodes && n < ROW_MAX; n++) {
+        depth[n] = (uint8_t)(depth[parent[n]] + 1);
+        if (depth[n] > ROW_DEPTH)
+            break;
+    }
+    free(depth);
+    m->nrows = n;
+    m->rows = eu_xmalloc((size_t)m->nrows * 256 * sizeof(*m->rows));
+    memcpy(m->rows, m->root, sizeof(m->root));
+    for (uint32_t v = 1; v < m->nrows; v++) {
+        uint32_t *row = m->rows + (size_t)v * 256;
+        memcpy(row, m->rows + (size_t)m->nodes[v].fail * 256, sizeof(m->root));
+        const struct node *nd = &m->nodes[v];
+        for (uint32_t k = nd->first; k < nd->first + nd->nchild; k++)
+            row[m->nodes[k].label] = k;
     }
 }
 
@@ -218,6 +257,10 @@ struct eu_kwmatch *
 eu_kwmatch_new(const struct eu_kwmatch_pattern *patterns, size_t n)
 {
     struct eu_kwmatch *m = eu_xcalloc(1, sizeof(*m));
+    for (int c = 0; c < 256; c++) {
+        m->fold[c] = fold((unsigned char)c);
+        m->word[c] = is_word((unsigned char)c);
+    }
     m->npat = n;
     m->pat_next = eu_xmalloc((n ? n : 1) * sizeof(*m->pat_next));
     size_t total = 1, longest = 0;
@@ -252,6 +295,7 @@ eu_kwmatch_new(const struct eu_kwmatch_pattern *patterns, size_t n)
     uint32_t *parent = eu_xmalloc(d.n * sizeof(*parent));
     pack(m, &d, parent);
     link_suffixes(m, parent);
+    fill_rows(m, parent);
     free(parent);
     free(d.label);
     free(d.child);
@@ -266,6 +310,7 @@ eu_kwmatch_free(struct eu_kwmatch *m)
     if (!m)
         return;
     free(m->nodes);
+    free(m->rows);
     free(m->term_first);
     free(m->pat_next);
     free(m);
@@ -280,49 +325,42 @@ eu_kwmatch_count(const struct eu_kwmatch *m)
 size_t
 eu_kwmatch_size(const struct eu_kwmatch *m)
 {
-    return sizeof(*m) + m->nnodes * sizeof(*m->nodes) +
+    return sizeof(*m) + m->nnodes * sizeof(*m->nodes) + (size_t)m->nrows * 256 * sizeof(*m->rows) +
            (m->npat ? m->npat : 1) * (sizeof(*m->term_first) + sizeof(*m->pat_next));
 }
 
 /* ------------------------------------------------------------- running */
 
-struct run {
-    const struct eu_kwmatch *m;
-    uint32_t state;
-    uint8_t *seen;   /* a bit per terminal */
-    uint32_t *found; /* terminals in the order found */
-    uint32_t nfound;
-};
-
-static void
-feed(struct run *r, unsigned char c)
+static inline uint32_t
+step(const struct eu_kwmatch *m, uint32_t s, unsigned char c)
 {
-    const struct eu_kwmatch *m = r->m;
-    uint32_t s = r->state;
-    for (;;) {
-        if (s == ROOT) {
-            s = m->root[c];
-            break;
-        }
+    while (s >= m->nrows) {
         uint32_t next = child_of(m, s, c);
-        if (next != ROOT) {
-            s = next;
-            break;
-        }
+        if (next != ROOT)
+            return next;
         s = m->nodes[s].fail;
     }
-    r->state = s;
-    /* Every pattern ending here is a match. A terminal already seen has
-     * had its whole dictionary chain seen too, so the walk stops there:
-     * each terminal is visited once per run. */
-    uint32_t t = m->nodes[s].term != NO_TERM ? s : m->nodes[s].dict;
-    while (t != ROOT) {
+    return m->rows[(size_t)s * 256 + c];
+}
+
+struct found {
+    uint8_t *seen;  /* a bit per terminal */
+    uint32_t *list; /* terminals in the order found */
+    uint32_t n;
+};
+
+/* Records the patterns ending at state s. A terminal already seen has had
+ * the rest of its chain seen too, so the walk stops there: each terminal
+ * is visited once per run. */
+static void
+report(const struct eu_kwmatch *m, uint32_t s, struct found *f)
+{
+    for (uint32_t t = m->nodes[s].out; t != ROOT; t = m->nodes[m->nodes[t].fail].out) {
         uint32_t k = m->nodes[t].term;
-        if (r->seen[k / 8] & (1u << (k % 8)))
+        if (f->seen[k / 8] & (1u << (k % 8)))
             break;
-        r->seen[k / 8] |= (uint8_t)(1u << (k % 8));
-        r->found[r->nfound++] = k;
-        t = m->nodes[t].dict;
+        f->seen[k / 8] |= (uint8_t)(1u << (k % 8));
+        f->list[f->n++] = k;
     }
 }
 
@@ -338,30 +376,33 @@ eu_kwmatch_run(const struct eu_kwmatch *m, const char *text, uint32_t *hits)
 {
     if (m->nterm == 0)
         return 0;
-    struct run r = {
-        .m = m,
-        .state = ROOT,
+    struct found f = {
         .seen = eu_xcalloc((m->nterm + 7) / 8, 1),
-        .found = eu_xmalloc(m->nterm * sizeof(uint32_t)),
+        .list = eu_xmalloc(m->nterm * sizeof(uint32_t)),
     };
+    uint32_t s = ROOT;
     bool prev = false;
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        bool w = is_word(*p);
-        if (w != prev)
-            feed(&r, MARK);
-        feed(&r, fold(*p));
-        prev = w;
-        if (r.nfound == m->nterm)
+    /* The NUL at the end counts as a non-word byte, for the last mark. */
+    for (const unsigned char *p = (const unsigned char *)text; f.n < m->nterm; p++) {
+        bool w = m->word[*p];
+        if (w != prev) {
+            s = step(m, s, MARK);
+            if (m->nodes[s].out != ROOT)
+                report(m, s, &f);
+            prev = w;
+        }
+        if (!*p)
             break;
+        s = step(m, s, m->fold[*p]);
+        if (m->nodes[s].out != ROOT)
+            report(m, s, &f);
     }
-    if (prev && r.nfound < m->nterm)
-        feed(&r, MARK);
     size_t n = 0;
-    for (uint32_t i = 0; i < r.nfound; i++)
-        for (uint32_t p = m->term_first[r.found[i]]; p != NO_TERM; p = m->pat_next[p])
+    for (uint32_t i = 0; i < f.n; i++)
+        for (uint32_t p = m->term_first[f.list[i]]; p != NO_TERM; p = m->pat_next[p])
             hits[n++] = p;
     qsort(hits, n, sizeof(*hits), by_index);
-    free(r.seen);
-    free(r.found);
+    free(f.seen);
+    free(f.list);
     return n;
 }
