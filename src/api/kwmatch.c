@@ -184,7 +184,8 @@ pack(struct eu_kwmatch *m, const struct draft *d, uint32_t *parent)
         uint32_t nk = 0;
         for (uint32_t c = d->child[old]; c != ROOT; c = d->sibling[c])
             kids[nk++] = c;
-        qsort_r(kids, nk, sizeof(*kids), by_label, d->label);
+        if (nk > 1)
+            qsort_r(kids, nk, sizeof(*kids), by_label, d->label);
         struct node *n = &m->nodes[id];
         n->first = tail;
         n->nchild = (uint16_t)nk;
