@@ -10,6 +10,7 @@
 #define EUNHA_FILTERS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct eu_req;
 struct json_t;
@@ -60,5 +61,15 @@ void eu_filters_known_stamp(struct eu_req *req, const char *stamp);
  * changes nothing and returns false.
  */
 bool eu_filters_apply(struct eu_req *req, struct json_t *status, const char *context);
+
+/* The compiled-filters cache's figures, for /metrics. */
+struct eu_filters_cache_stats {
+    size_t entries, bytes;
+    unsigned long long hits;     /* loads answered by a cached compile */
+    unsigned long long compiles; /* filter sets compiled */
+};
+void eu_filters_cache_stats(struct eu_filters_cache_stats *out);
+/* Empties the cache (at exit). Loop thread only. */
+void eu_filters_cache_free(void);
 
 #endif

@@ -408,7 +408,8 @@ rules_unref(struct filter_rules *r)
 
 static struct filter_rules *rules_hash[RULES_BUCKETS];
 static struct filter_rules *lru_first, *lru_last; /* most recent first */
-static size_t rules_bytes;
+static size_t rules_bytes, rules_entries;
+static unsigned long long rules_hits, rules_compiles;
 
 static size_t
 rules_bucket(int64_t tenant, int64_t account)
@@ -465,6 +466,7 @@ cache_drop(struct filter_rules *r)
     }
     lru_unlink(r);
     rules_bytes -= r->bytes;
+    rules_entries--;
     r->cached = false;
     rules_unref(r);
 }
@@ -484,6 +486,7 @@ cache_put(struct filter_rules *r)
     r->refs++;
     r->cached = true;
     rules_bytes += r->bytes;
+    rules_entries++;
     while (rules_bytes > RULES_BUDGET && lru_last)
         cache_drop(lru_last);
 }
@@ -498,7 +501,24 @@ cache_get(int64_t tenant, int64_t account, const char *stamp)
         return NULL;
     lru_unlink(r);
     lru_push(r);
+    rules_hits++;
     return r;
+}
+
+void
+eu_filters_cache_stats(struct eu_filters_cache_stats *out)
+{
+    out->entries = rules_entries;
+    out->bytes = rules_bytes;
+    out->hits = rules_hits;
+    out->compiles = rules_compiles;
+}
+
+void
+eu_filters_cache_free(void)
+{
+    while (lru_last)
+        cache_drop(lru_last);
 }
 
 /* Called by every handler that writes the viewer's filters: the stamp
@@ -540,6 +560,7 @@ rules_build(const PGresult *res, int64_t tenant, int64_t account)
 {
     int n = PQntuples(res);
     struct filter_rules *r = eu_xcalloc(1, sizeof(*r));
+    rules_compiles++;
     r->refs = 1;
     r->tenant = tenant;
     r->account = account;

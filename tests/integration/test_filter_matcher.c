@@ -2,9 +2,10 @@
  * Filters compiled once per account (src/api/kwmatch.c, the rules cache in
  * src/api/filters.c): an account at the 300-keyword cap has a status
  * filtered by its last keyword with the right keyword_matches, page after
- * page, and a change to a keyword shows on the very next page, whether it
- * came through the API (this process drops its copy) or straight into the
- * database as another process would write it (the stamp changes).
+ * page from one compile (as /metrics counts), and a change to a keyword
+ * shows on the very next page, whether it came through the API (this
+ * process drops its copy) or straight into the database as another
+ * process would write it (the stamp changes).
  */
 #include "harness.h"
 
@@ -108,7 +109,10 @@ START_TEST(test_filter_matcher)
     EU_IT_EXPECT_JSTR(&r, "keywords.99.keyword", "kwd299");
     char *kid = strdup(json_string_value(eu_it_jpath(r.json, "keywords.99.id")));
 
-    /* Twice: compiled on the first page, reused on the second. */
+    /* Six pages: the first compiles alice's filters, the other five use
+     * them as kept. */
+    double compiles = eu_it_metric(srv, "eunha_filter_compiles_total");
+    double hits = eu_it_metric(srv, "eunha_filter_cache_hits_total");
     for (int round = 0; round < 2; round++) {
         json_t *st = entry(&r, alice, last);
         ck_assert_str_eq(matched(st), "kwd299");
@@ -118,6 +122,9 @@ START_TEST(test_filter_matcher)
         ck_assert_str_eq(matched(entry(&r, alice, plain)), "");
         ck_assert_str_eq(matched(entry(&r, alice, near)), "");
     }
+    ck_assert_double_eq(eu_it_metric(srv, "eunha_filter_compiles_total"), compiles + 1);
+    ck_assert_double_eq(eu_it_metric(srv, "eunha_filter_cache_hits_total"), hits + 5);
+    ck_assert_double_ge(eu_it_metric(srv, "eunha_filter_cache_entries"), 1);
     /* Another viewer's pages carry none of alice's filters. */
     ck_assert_str_eq(matched(entry(&r, bob, last)), "");
 
@@ -127,6 +134,7 @@ START_TEST(test_filter_matcher)
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_str_eq(matched(entry(&r, alice, last)), "loudly");
     ck_assert_str_eq(matched(entry(&r, alice, plain)), "");
+    ck_assert_double_eq(eu_it_metric(srv, "eunha_filter_compiles_total"), compiles + 2);
 
     /* So does one written straight to the database, as another process
      * sharing it would: nothing told this process, the stamp changed. */
@@ -138,6 +146,7 @@ START_TEST(test_filter_matcher)
     free(eu_it_pg_exec(db, sql));
     ck_assert_str_eq(matched(entry(&r, alice, plain)), "nothing");
     ck_assert_str_eq(matched(entry(&r, alice, last)), "");
+    ck_assert_double_eq(eu_it_metric(srv, "eunha_filter_compiles_total"), compiles + 3);
 
     /* And a filter deleted behind its back. */
     snprintf(sql, sizeof(sql), "DELETE FROM filters WHERE tenant_id = %s AND id = %s RETURNING 1",
