@@ -13,6 +13,7 @@
 
 #include "eunha/app.h"
 #include "eunha/db.h"
+#include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
@@ -117,6 +118,18 @@ eu_admin_metrics(struct eu_req *req)
             "# TYPE eunha_render_cache_misses_total counter\n"
             "eunha_render_cache_misses_total %llu\n",
             rs.entries, rs.hits, rs.misses);
+    struct eu_filters_cache_stats fs;
+    eu_filters_cache_stats(&fs);
+    bprintf(&b,
+            "# HELP eunha_filter_cache_entries Accounts whose compiled filters are kept.\n"
+            "# TYPE eunha_filter_cache_entries gauge\neunha_filter_cache_entries %zu\n"
+            "# HELP eunha_filter_cache_bytes Memory charged for them.\n"
+            "# TYPE eunha_filter_cache_bytes gauge\neunha_filter_cache_bytes %zu\n"
+            "# HELP eunha_filter_cache_hits_total Pages that used compiled filters as kept.\n"
+            "# TYPE eunha_filter_cache_hits_total counter\neunha_filter_cache_hits_total %llu\n"
+            "# HELP eunha_filter_compiles_total Filter sets compiled.\n"
+            "# TYPE eunha_filter_compiles_total counter\neunha_filter_compiles_total %llu\n",
+            fs.entries, fs.bytes, fs.hits, fs.compiles);
     static const char *const names[] = {"eunha_tenant_pool_open", "eunha_tenant_pool_busy",
                                         "eunha_tenant_pool_waiting"};
     static const char *const help[] = {"Open database connections", "Lent database connections",

@@ -52,7 +52,7 @@ enum {
     C_PINNED,
     C_APP,
     C_POLL,
-    C_HAS_FILTERS,
+    C_FILTER_STAMP,
     C_TEXT,
     C_CREATED,
     C_REPLY_ID,
@@ -115,9 +115,9 @@ const struct eu_sql eu_status_render_sql[] = {
         "  AND s.account_id = $3::bigint),"
         " (SELECT " EU_POLL_JSON_SQL("sp", "$3::bigint") "::text FROM polls sp"
         "  WHERE sp.tenant_id = $1 AND sp.status_id = s.id),"
-        /* Computed once: whether the viewer has filters to load at all. */
-        " EXISTS (SELECT 1 FROM filters fx WHERE fx.tenant_id = $1 AND fx.account_id = $3::bigint"
-        "  AND (fx.expires_at IS NULL OR fx.expires_at > now())),"
+        /* Computed once: whether the viewer has filters to load at all,
+         * and whether the ones compiled before are still current. */
+        " " EU_FILTERS_STAMP_SQL("$3::bigint") ","
         " CASE WHEN $7::boolean THEN s.text END, sx.*, ax.*"
         " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
         " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($5::text[]) AS sc,"
@@ -394,9 +394,10 @@ on_rows(struct eu_req *req, PGresult *res, void *arg)
     struct render *rd = arg;
     uint32_t base = eu_rc_hash(eu_req_base_url(req));
 #ifdef EU_HAVE_FILTERS
-    /* No filters: the list reply then needs no statement to load them. */
-    if (PQntuples(res) > 0 && !col_bool(res, 0, C_HAS_FILTERS))
-        eu_filters_known_none(req);
+    /* No filters, or the same as last time: the list reply then needs no
+     * statement to load them. */
+    if (PQntuples(res) > 0)
+        eu_filters_known_stamp(req, col_str(res, 0, C_FILTER_STAMP));
 #endif
     json_t *out = json_array();
     /* A page is at most a few dozen rows, so a linear lookup is cheaper than

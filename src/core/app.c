@@ -25,6 +25,7 @@
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/db.h"
+#include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
@@ -480,6 +481,7 @@ out:
     app_release(&app);
     eu_sql_free();
     eu_rc_free();
+    eu_filters_cache_free();
     return code;
 }
 
