@@ -49,6 +49,7 @@ struct key {
 static const char *check_hostport(const char *v);
 static const char *check_scheme(const char *v);
 static const char *check_nonempty(const char *v);
+static const char *check_redis_prefix(const char *v);
 static const char *check_log_level(const char *v);
 static const char *check_proxy(const char *v);
 
@@ -78,7 +79,7 @@ static const struct key keys[] = {
     {"database_pool.max_total_connections", KEY_INT, F(pool_max_total), 0, 1000000, NULL, NULL},
     {"database_pool.max_connecting", KEY_INT, F(pool_max_connecting), 0, 100000, NULL, NULL},
     {"redis.url", KEY_STRING, F(redis_url), 0, 0, check_nonempty, "EUNHA_REDIS_URL"},
-    {"redis.prefix", KEY_STRING, F(redis_prefix), 0, 0, check_nonempty, NULL},
+    {"redis.prefix", KEY_STRING, F(redis_prefix), 0, 0, check_redis_prefix, NULL},
     {"redis.command_timeout_ms", KEY_INT, F(redis_timeout_ms), 10, 600000, NULL, NULL},
     {"workers.queue_idle_poll_seconds", KEY_INT, F(queue_idle_poll_s), 1, INT_MAX, NULL, NULL},
     {"workers.max_running_jobs", KEY_INT, F(max_running_jobs), 1, 1000, NULL, NULL},
@@ -139,6 +140,25 @@ static const char *
 check_nonempty(const char *v)
 {
     return v[0] ? NULL : "must not be empty";
+}
+
+/*
+ * Every tenant's keys start "<prefix>:{t<ID>}:" in a fixed buffer
+ * (tenant.h); a longer prefix used to be cut there, and past a point every
+ * tenant got the same cut and so one namespace. The characters are held to
+ * ones that are not glob syntax (purge scans and invalidation subscribe by
+ * pattern) nor braces (the hash tag must stay the tenant's).
+ */
+static const char *
+check_redis_prefix(const char *v)
+{
+    size_t n = strlen(v);
+    _Static_assert(EU_REDIS_PREFIX_MAX == 32, "the message below names the limit");
+    if (n == 0 || n > EU_REDIS_PREFIX_MAX)
+        return "must be 1 to 32 characters long";
+    if (strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-:") != n)
+        return "may hold only letters, digits, '_', '.', '-' and ':'";
+    return NULL;
 }
 
 static const char *

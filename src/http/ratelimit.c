@@ -39,7 +39,7 @@ struct check {
     struct limit limits[2];
     int n, next;
     time_t now;
-    char key[256];
+    const char *key; /* arena-owned: "who" may be long, and a cut key is another's */
 };
 
 static void run_next(struct check *c);
@@ -100,8 +100,8 @@ run_next(struct check *c)
     }
     struct eu_req *req = c->req;
     const struct limit *l = &c->limits[c->next];
-    snprintf(c->key, sizeof(c->key), "%srl:%s:%s:%lld", req->tenant->key_prefix, l->what, l->who,
-             (long long)(c->now / l->period_s));
+    c->key = eu_arena_sprintf(req->arena, "%srl:%s:%s:%lld", req->tenant->key_prefix, l->what,
+                              l->who, (long long)(c->now / l->period_s));
     const char *argv[] = {"INCR", c->key};
     eu_redis_command(req->app->redis, on_counted, c, 2, argv, NULL);
 }
