@@ -302,6 +302,27 @@ redirect_uri_is_valid(const char *u)
     return true;
 }
 
+/*
+ * True for a URI a browser would run or render instead of leaving for:
+ * javascript:, data: and vbscript:, in any case. Browsers skip leading
+ * spaces and control characters before the scheme, so this does too,
+ * whatever the caller already trimmed.
+ */
+static bool
+redirect_uri_is_forbidden(const char *u)
+{
+    static const char *const schemes[] = {"javascript", "data", "vbscript", NULL};
+    while (*u && (unsigned char)*u <= ' ')
+        u++;
+    size_t n = strcspn(u, ":");
+    if (!u[n])
+        return false;
+    for (int i = 0; schemes[i]; i++)
+        if (strlen(schemes[i]) == n && strncasecmp(u, schemes[i], n) == 0)
+            return true;
+    return false;
+}
+
 /* True when uri is one of the newline-separated registered URIs. */
 static bool
 redirect_uri_is_registered(const char *registered, const char *uri)
@@ -396,6 +417,13 @@ read_redirect_uris(struct eu_req *req, json_t *params)
     }
     json_array_foreach(uris, i, v)
     {
+        /* Doorkeeper's forbid_redirect_uri, in its own words. */
+        if (redirect_uri_is_forbidden(json_string_value(v))) {
+            json_decref(uris);
+            eu_req_reply_error(req, 422,
+                               "Validation failed: Redirect URI is forbidden by the server.");
+            return NULL;
+        }
         if (!redirect_uri_is_valid(json_string_value(v))) {
             json_decref(uris);
             eu_req_reply_error(req, 422,
@@ -814,7 +842,10 @@ validate_authz(struct flow *f)
     /* With one registered URI, leaving redirect_uri out means that one. */
     if (!f->a.redirect_uri && !strchr(f->app_redirects, '\n'))
         f->a.redirect_uri = f->app_redirects;
-    if (!f->a.redirect_uri || !redirect_uri_is_registered(f->app_redirects, f->a.redirect_uri)) {
+    /* Apps registered before such URIs were refused still hold them; an
+     * error page is all they get, never a redirect. */
+    if (!f->a.redirect_uri || !redirect_uri_is_registered(f->app_redirects, f->a.redirect_uri) ||
+        redirect_uri_is_forbidden(f->a.redirect_uri)) {
         reply_authz_error_page(req, 400, "invalid_redirect_uri",
                                "The requested redirect uri is malformed or doesn't match client "
                                "redirect URI.");
@@ -1272,8 +1303,10 @@ on_code_redeemed(struct eu_req *req, PGresult *res, void *arg)
         reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
         return;
     }
-    const char *redirect = eu_param_str(t->f.params, "redirect_uri");
-    if (redirect && *redirect && strcmp(redirect, PQgetvalue(res, 0, 1)) != 0) {
+    /* RFC 6749 4.1.3: the URI the code was sent to, exactly (authorize
+     * always stores one, filling in a sole registered URI). */
+    const char *redirect = str_or_null(eu_param_str(t->f.params, "redirect_uri"));
+    if (!PQgetisnull(res, 0, 1) && (!redirect || strcmp(redirect, PQgetvalue(res, 0, 1)) != 0)) {
         reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
         return;
     }
@@ -1303,6 +1336,12 @@ grant_authorization_code(struct tok *t)
     const char *code = str_or_null(eu_param_str(t->f.params, "code"));
     if (!code) {
         reply_oauth_error(req, 400, "invalid_request", "Missing required parameter: code.");
+        return;
+    }
+    /* Checked before the code is spent, so a client that forgot it can
+     * retry; a wrong one is refused after (invalid_grant). */
+    if (!str_or_null(eu_param_str(t->f.params, "redirect_uri"))) {
+        reply_oauth_error(req, 400, "invalid_request", "Missing required parameter: redirect_uri.");
         return;
     }
     char hash[65];
