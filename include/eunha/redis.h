@@ -18,7 +18,27 @@ struct redisReply;
  * hiredis and dies when the callback returns. */
 typedef void (*eu_redis_reply_cb)(struct redisReply *reply, void *arg);
 
-/* Parses url ("redis://host:port/db", "unix:///path") and starts connecting.
+/* Where and as whom to connect, from a Redis URL. */
+struct eu_redis_target {
+    char *host;      /* NULL for a unix socket */
+    int port;        /* 6379 unless given */
+    char *unix_path; /* "unix:///path": the socket, else NULL */
+    int db;          /* "/N" after the host, else 0 */
+    char *user;      /* "user:" before the password (Redis 6 ACL), else NULL */
+    char *password;  /* ":password@": sent with AUTH on every connect, else NULL */
+};
+
+/*
+ * Parses "redis://[[user]:password@]host[:port][/db]" (user and password
+ * may be %-escaped) or "unix:///path" into t. Returns 0, or -1 with a
+ * message in err that shows the URL with its password masked. Release t
+ * with eu_redis_target_release() after success.
+ */
+int eu_redis_url_parse(const char *url, struct eu_redis_target *t, char *err, size_t errlen);
+/* Frees t's strings (wiping the password) and zeroes it. */
+void eu_redis_target_release(struct eu_redis_target *t);
+
+/* Parses url (see eu_redis_url_parse()) and starts connecting.
  * A command without a reply after timeout_ms (<= 0: 1000) is answered with
  * NULL and the connection re-made. Returns NULL with a message in err for a
  * malformed url. Free with eu_redis_free(). */

@@ -384,7 +384,9 @@ load_config(struct eu_app *app, const char *path)
     app->config_path = eu_xstrdup(path);
     app->control_dbname = conninfo_dbname(app->cfg->database_url);
     if (!app->control_dbname) {
-        fprintf(stderr, "eunha: [database] url '%s' names no database\n", app->cfg->database_url);
+        char *shown = eu_log_redact_url(app->cfg->database_url);
+        fprintf(stderr, "eunha: [database] url '%s' names no database\n", shown);
+        free(shown);
         return -1;
     }
     return 0;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/net.h"
 #include "eunha/toml.h"
@@ -649,64 +650,11 @@ print_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-/*
- * Returns url with any password replaced by MASK; the caller frees it.
- * Covers "scheme://user:pass@host" and libpq's "password=..." parameter,
- * which may appear in a URL's query or in a key=value connection string.
- */
-static char *
-mask_url(const char *url)
-{
-    size_t len = strlen(url);
-    /* Each "password=..." (9+ bytes in) becomes at most 17 bytes out and the
-     * userinfo mask adds at most 8, so 9 * len + 10 bytes always suffice. */
-    char *out = eu_xmalloc(len * (sizeof MASK) + sizeof MASK + 1);
-    size_t o = 0;
-    const char *authority = strstr(url, "://");
-    const char *at = NULL, *colon = NULL;
-    if (authority) {
-        authority += 3;
-        size_t alen = strcspn(authority, "/?#");
-        for (size_t i = 0; i < alen; i++)
-            if (authority[i] == '@')
-                at = authority + i; /* the last '@': passwords may hold one */
-        if (at)
-            colon = memchr(authority, ':', (size_t)(at - authority));
-    }
-    for (const char *c = url; *c;) {
-        if (colon && c == colon + 1) {
-            memcpy(out + o, MASK, sizeof MASK - 1);
-            o += sizeof MASK - 1;
-            c = at;
-            continue;
-        }
-        if (strncmp(c, "password=", 9) == 0 && (c == url || strchr("?& ", c[-1]))) {
-            memcpy(out + o, "password=" MASK, 9 + sizeof MASK - 1);
-            o += 9 + sizeof MASK - 1;
-            c += 9;
-            if (*c == '\'') {
-                /* Quoted conninfo value: skip to the closing quote. */
-                c++;
-                while (*c && *c != '\'')
-                    c += c[0] == '\\' && c[1] ? 2 : 1;
-                if (*c)
-                    c++;
-            } else {
-                c += strcspn(c, "& #");
-            }
-            continue;
-        }
-        out[o++] = *c++;
-    }
-    out[o] = '\0';
-    return out;
-}
-
 void
 eu_config_print(const struct eu_config *cfg, FILE *out)
 {
-    char *db = mask_url(cfg->database_url);
-    char *redis = mask_url(cfg->redis_url);
+    char *db = eu_log_redact_url(cfg->database_url);
+    char *redis = eu_log_redact_url(cfg->redis_url);
 
     fputs("[server]\nlisten = ", out);
     print_string(out, cfg->listen);

@@ -7,11 +7,18 @@
  */
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define TIMEOUT 180
 #define DOMAIN "misc.example"
@@ -197,12 +204,147 @@ START_TEST(test_code_exchange_needs_its_redirect_uri)
 }
 END_TEST
 
+/* ------------------------------------------------------ Redis AUTH */
+
+/* A port nothing listens on now (the kernel's pick for port 0). */
+static int
+free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* Starts a private redis-server (from PATH, as scripts/test.sh uses) that
+ * wants password; it dies with the test process. */
+static pid_t
+redis_with_password(int port, const char *password)
+{
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        execlp("redis-server", "redis-server", "--port", portstr, "--bind", "127.0.0.1",
+               "--requirepass", password, "--save", "", "--appendonly", "no", (char *)NULL);
+        _exit(127);
+    }
+    long long deadline = eu_it_now_ms() + 10000;
+    for (;;) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
+        close(fd);
+        if (rc == 0)
+            return pid;
+        ck_assert_msg(eu_it_now_ms() < deadline, "redis-server did not start on %d", port);
+        eu_it_sleep_ms(50);
+    }
+}
+
+/* The server's log so far (caller frees). */
+static char *
+read_log(const struct eu_it_server *s)
+{
+    FILE *f = fopen(s->log_path, "r");
+    ck_assert_ptr_nonnull(f);
+    char *buf = calloc(1, 1 << 20);
+    size_t n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* POSTs a status with an Idempotency-Key; returns its id (caller frees). */
+static char *
+post_idempotent(struct eu_it_server *s, const char *tok, const char *key)
+{
+    char auth[256], idem[128];
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", tok);
+    snprintf(idem, sizeof(idem), "Idempotency-Key: %s", key);
+    const char *headers[] = {"Content-Type: application/json", "Accept: application/json", auth,
+                             idem, NULL};
+    struct eu_it_resp r = {0};
+    int rc = eu_it_http_raw(&r, "POST", s->public_port, DOMAIN, "/api/v1/statuses", headers,
+                            "{\"status\":\"once\"}");
+    ck_assert_int_eq(rc, 0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *id = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    return id;
+}
+
+START_TEST(test_redis_password)
+{
+    /* '@' and ':' in the password, escaped in the URL. */
+    const char *password = "pa:ss@word-7";
+    int port = free_port();
+    pid_t redis = redis_with_password(port, password);
+    char url[256];
+    /* The harness writes this URL into the server's config. The test runs
+     * in its own forked process, so the change ends with it. */
+
+    /* A wrong password: the server still serves, says why Redis is not
+     * used, and never prints either password. */
+    snprintf(url, sizeof(url), "redis://:wrong%%40guess@127.0.0.1:%d/0", port);
+    setenv("EUNHA_TEST_REDIS_URL", url, 1);
+    struct eu_it_server *s = start();
+    long long deadline = eu_it_now_ms() + 5000;
+    char *log = read_log(s);
+    while (!strstr(log, "authentication refused") && eu_it_now_ms() < deadline) {
+        free(log);
+        eu_it_sleep_ms(100);
+        log = read_log(s);
+    }
+    ck_assert_msg(strstr(log, "authentication refused"), "no AUTH failure logged: %s", log);
+    ck_assert_ptr_null(strstr(log, "wrong@guess"));
+    ck_assert_ptr_null(strstr(log, "wrong%40guess"));
+    free(log);
+    stop(s);
+
+    /* The right one, as ":password@" and as "user:password@" (the default
+     * user of Redis 6 ACLs): Redis works, so an Idempotency-Key replays. */
+    static const char *const forms[] = {"redis://:pa%%3Ass%%40word-7@127.0.0.1:%d/0",
+                                        "redis://default:pa%%3Ass%%40word-7@127.0.0.1:%d/1", NULL};
+    for (int i = 0; forms[i]; i++) {
+        snprintf(url, sizeof(url), forms[i], port);
+        setenv("EUNHA_TEST_REDIS_URL", url, 1);
+        s = start();
+        char *tok = eu_it_user_token(s, DOMAIN, "alice", "read write");
+        char *first = post_idempotent(s, tok, "same-key");
+        char *again = post_idempotent(s, tok, "same-key");
+        ck_assert_str_eq(again, first);
+        char *other = post_idempotent(s, tok, "other-key");
+        ck_assert_str_ne(other, first);
+        log = read_log(s);
+        ck_assert_ptr_null(strstr(log, password));
+        ck_assert_ptr_null(strstr(log, "authentication refused"));
+        free(log);
+        free(first);
+        free(again);
+        free(other);
+        free(tok);
+        stop(s);
+    }
+    kill(redis, SIGTERM);
+    waitpid(redis, NULL, 0);
+}
+END_TEST
+
 static Suite *
 hardening_misc_suite(void)
 {
     Suite *suite = suite_create("hardening_misc");
     EU_IT_ADD_TCASE(suite, test_redirect_uri_schemes_refused, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_code_exchange_needs_its_redirect_uri, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_redis_password, TIMEOUT);
     return suite;
 }
 
