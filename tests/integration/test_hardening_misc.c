@@ -116,7 +116,7 @@ START_TEST(test_redirect_uri_schemes_refused)
     char sql[512];
     snprintf(sql, sizeof(sql),
              "INSERT INTO oauth_applications (tenant_id, name, redirect_uri, scopes, client_id,"
-             " client_secret) VALUES (%s, 'old', 'javascript:alert(1)', 'read', 'old-app',"
+             " client_secret_hash) VALUES (%s, 'old', 'javascript:alert(1)', 'read', 'old-app',"
              " 'x') RETURNING 1",
              tid);
     free(eu_it_pg_exec(db, sql));
@@ -198,6 +198,86 @@ START_TEST(test_code_exchange_needs_its_redirect_uri)
     EU_IT_EXPECT_JSTR(&r, "token_type", "Bearer");
     EU_IT_EXPECT_JSTR(&r, "scope", "read");
 
+    app_free(&a);
+    eu_it_resp_free(&r);
+    stop(s);
+}
+END_TEST
+
+/* --------------------------------------------------- client secrets */
+
+static void
+sha256_hex(const char *s, char out[65])
+{
+    unsigned char h[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(h, (const unsigned char *)s, strlen(s));
+    sodium_bin2hex(out, 65, h, sizeof(h));
+}
+
+START_TEST(test_client_secret_stored_hashed)
+{
+    struct eu_it_server *s = start();
+    struct eu_it_resp r = {0};
+    struct app a = make_app(s, "app://cb");
+    ck_assert_int_eq(strlen(a.client_secret), 43);
+
+    /* No column of the row holds the secret; its hash is there. */
+    char *db = eu_it_tenant_database(s, DOMAIN);
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM oauth_applications a"
+             " WHERE strpos(row_to_json(a)::text, '%s') > 0",
+             a.client_secret);
+    ck_assert_int_eq(eu_it_pg_exec_long(db, sql), 0);
+    char want[65];
+    sha256_hex(a.client_secret, want);
+    snprintf(sql, sizeof(sql),
+             "SELECT client_secret_hash FROM oauth_applications WHERE client_id = '%s'",
+             a.client_id);
+    char *stored = eu_it_pg_exec(db, sql);
+    ck_assert_str_eq(stored, want);
+    free(stored);
+
+    /* The secret still authenticates the client, in the form and in Basic;
+     * the hash itself and a wrong secret do not. */
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "grant_type=client_credentials&client_id=%s&client_secret=%s&scope=read", a.client_id,
+             a.client_secret);
+    post_form(s, &r, "/oauth/token", body);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *app_tok = strdup(eu_it_json_str(&r, "access_token"));
+    snprintf(body, sizeof(body),
+             "grant_type=client_credentials&client_id=%s&client_secret=%s&scope=read", a.client_id,
+             want);
+    post_form(s, &r, "/oauth/token", body);
+    EU_IT_EXPECT_STATUS(&r, 401);
+    EU_IT_EXPECT_JSTR(&r, "error", "invalid_client");
+    snprintf(body, sizeof(body),
+             "grant_type=client_credentials&client_id=%s&client_secret=x%s&scope=read", a.client_id,
+             a.client_secret);
+    post_form(s, &r, "/oauth/token", body);
+    EU_IT_EXPECT_STATUS(&r, 401);
+    char basic[512], raw[256], enc[400];
+    snprintf(raw, sizeof(raw), "%s:%s", a.client_id, a.client_secret);
+    sodium_bin2base64(enc, sizeof(enc), (const unsigned char *)raw, strlen(raw),
+                      sodium_base64_VARIANT_ORIGINAL);
+    snprintf(basic, sizeof(basic), "Authorization: Basic %s", enc);
+    const char *headers[] = {FORM[0], basic, NULL};
+    ck_assert_int_eq(eu_it_http_raw(&r, "POST", s->public_port, DOMAIN, "/oauth/token", headers,
+                                    "grant_type=client_credentials&scope=read"),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* Shown once: verify_credentials names the app but has no secret. */
+    eu_it_callf(s, &r, DOMAIN, "GET", app_tok, NULL, "/api/v1/apps/verify_credentials");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "name", "M");
+    ck_assert_ptr_null(eu_it_jpath(r.json, "client_secret"));
+    ck_assert_ptr_null(strstr(r.body, a.client_secret));
+
+    free(app_tok);
+    free(db);
     app_free(&a);
     eu_it_resp_free(&r);
     stop(s);
@@ -344,6 +424,7 @@ hardening_misc_suite(void)
     Suite *suite = suite_create("hardening_misc");
     EU_IT_ADD_TCASE(suite, test_redirect_uri_schemes_refused, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_code_exchange_needs_its_redirect_uri, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_client_secret_stored_hashed, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_redis_password, TIMEOUT);
     return suite;
 }
