@@ -54,4 +54,24 @@ bool eu_redis_is_connected(const struct eu_redis *r);
 int eu_redis_command(struct eu_redis *r, eu_redis_reply_cb cb, void *arg, int argc,
                      const char **argv, const size_t *argvlen);
 
+/* A message on a channel matching the subscription's pattern. channel and
+ * msg belong to hiredis and die when the callback returns. */
+typedef void (*eu_redis_message_cb)(const char *channel, const char *msg, size_t len, void *arg);
+/* The subscription is live again: messages published while it was down
+ * were lost, so whatever they would have said must be assumed. */
+typedef void (*eu_redis_subscribed_cb)(void *arg);
+
+/*
+ * Subscribes to pattern (PSUBSCRIBE glob) on a second connection of its
+ * own, re-made with backoff like the first. on_subscribed (may be NULL)
+ * runs each time Redis confirms the subscription, the first time included;
+ * on_message runs for each message. Both run on the loop. One subscription
+ * per eu_redis: returns -1 when there already is one, else 0.
+ */
+int eu_redis_psubscribe(struct eu_redis *r, const char *pattern, eu_redis_message_cb on_message,
+                        eu_redis_subscribed_cb on_subscribed, void *arg);
+/* True while the subscription is confirmed on a live connection, i.e.
+ * while no message can be missed. */
+bool eu_redis_is_subscribed(const struct eu_redis *r);
+
 #endif

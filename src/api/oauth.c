@@ -1502,8 +1502,9 @@ static void
 on_revoked(struct eu_req *req, PGresult *res, void *arg)
 {
     struct revoke *r = arg;
-    /* Also drop it from this process's cache, so it fails at once. */
-    eu_auth_cache_forget(req->tenant, r->hash);
+    /* Also drop it from the caches of this and every other process, so it
+     * fails at once everywhere. */
+    eu_auth_cache_forget(req->app, req->tenant, r->hash);
     eu_req_reply_json(req, 200, json_object());
 }
 

@@ -22,6 +22,7 @@
 #endif
 
 #include "eunha/admin.h"
+#include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/db.h"
@@ -453,6 +454,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
         eu_log_error("app", "%s", err);
         goto out;
     }
+    eu_auth_listen(&app);
     app.cpu = eu_cpupool_new(app.base, app.cfg->cpu_threads);
     if (!(app.http = eu_http_server_new(&app)))
         goto out;

@@ -11,8 +11,11 @@
  * and the connection is dropped and re-made with backoff, so the commands
  * behind it fail fast instead of each waiting out its own deadline.
  *
- * A link sends AUTH first when the URL has a password, and counts as up
- * only once Redis accepted it, so no command can race ahead of AUTH.
+ * A connection in subscribe mode can send nothing else, so the one pattern
+ * subscription gets a second connection (a "link" like the first, with its
+ * own backoff). A link sends AUTH first when the URL has a password, and
+ * counts as up only once Redis accepted it, so no command can race ahead
+ * of AUTH.
  */
 #include "eunha/redis.h"
 
@@ -45,6 +48,13 @@ struct eu_redis {
     bool freeing;
     int timeout_ms;
     struct link cmd;
+    /* The subscription, once eu_redis_psubscribe() made it. */
+    struct link sub;
+    char *pattern;
+    eu_redis_message_cb on_message;
+    eu_redis_subscribed_cb on_subscribed;
+    void *sub_arg;
+    bool subscribed; /* Redis confirmed the pattern on the live link */
 };
 
 struct pending {
@@ -131,7 +141,8 @@ on_connect(const redisAsyncContext *ac, int status)
         const char *argv[] = {"AUTH", t->user ? t->user : t->password, t->password};
         redisAsyncCommandArgv(l->ac, on_auth, l, t->user ? 3 : 2, argv, NULL);
     }
-    if (t->db) {
+    /* A subscriber needs no database: channels are server-wide. */
+    if (t->db && l == &l->r->cmd) {
         char db[16];
         snprintf(db, sizeof(db), "%d", t->db);
         const char *argv[] = {"SELECT", db};
@@ -148,6 +159,8 @@ on_disconnect(const redisAsyncContext *ac, int status)
     struct eu_redis *r = l->r;
     l->ready = false;
     l->ac = NULL;
+    if (l == &r->sub)
+        r->subscribed = false;
     if (r->freeing)
         return;
     eu_log_warn("redis", "disconnected (%s): %s", l->what,
@@ -334,7 +347,9 @@ eu_redis_free(struct eu_redis *r)
         return;
     r->freeing = true;
     link_release(&r->cmd);
+    link_release(&r->sub);
     eu_redis_target_release(&r->target);
+    free(r->pattern);
     free(r);
 }
 
@@ -418,4 +433,61 @@ eu_redis_command(struct eu_redis *r, eu_redis_reply_cb cb, void *arg, int argc, 
         event_base_once(r->base, -1, EV_TIMEOUT, on_deferred, d, NULL);
     }
     return -1;
+}
+
+/* ---------------------------------------------------- subscription */
+
+/* hiredis calls this for the subscription's confirmation, for every
+ * message, and with NULL when the connection goes. */
+static void
+on_pmessage(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    struct eu_redis *r = privdata;
+    redisReply *rep = reply;
+    if (!rep) {
+        r->subscribed = false;
+        return;
+    }
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
+        rep->element[0]->type != REDIS_REPLY_STRING)
+        return;
+    const char *kind = rep->element[0]->str;
+    if (strcmp(kind, "psubscribe") == 0) {
+        r->subscribed = true;
+        if (r->on_subscribed)
+            r->on_subscribed(r->sub_arg);
+    } else if (strcmp(kind, "pmessage") == 0 && rep->elements == 4 &&
+               rep->element[2]->type == REDIS_REPLY_STRING &&
+               rep->element[3]->type == REDIS_REPLY_STRING) {
+        r->on_message(rep->element[2]->str, rep->element[3]->str, rep->element[3]->len, r->sub_arg);
+    }
+}
+
+static void
+on_sub_ready(struct link *l)
+{
+    struct eu_redis *r = l->r;
+    const char *argv[] = {"PSUBSCRIBE", r->pattern};
+    redisAsyncCommandArgv(l->ac, on_pmessage, r, 2, argv, NULL);
+}
+
+int
+eu_redis_psubscribe(struct eu_redis *r, const char *pattern, eu_redis_message_cb on_message,
+                    eu_redis_subscribed_cb on_subscribed, void *arg)
+{
+    if (r->pattern)
+        return -1;
+    r->pattern = eu_xstrdup(pattern);
+    r->on_message = on_message;
+    r->on_subscribed = on_subscribed;
+    r->sub_arg = arg;
+    link_init(r, &r->sub, "subscriber", on_sub_ready);
+    start_connect(&r->sub);
+    return 0;
+}
+
+bool
+eu_redis_is_subscribed(const struct eu_redis *r)
+{
+    return r && r->subscribed;
 }

@@ -75,6 +75,23 @@ app_free(struct app *a)
     free(a->client_secret);
 }
 
+/* A password-grant token of alice through app a (caller frees). */
+static char *
+password_token(struct eu_it_server *s, const struct app *a)
+{
+    struct eu_it_resp r = {0};
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "grant_type=password&client_id=%s&client_secret=%s&username=alice&password="
+             "correct+horse+battery+staple&scope=read+write",
+             a->client_id, a->client_secret);
+    post_form(s, &r, "/oauth/token", body);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *tok = strdup(eu_it_json_str(&r, "access_token"));
+    eu_it_resp_free(&r);
+    return tok;
+}
+
 /* -------------------------------------------------- redirect URIs */
 
 START_TEST(test_redirect_uri_schemes_refused)
@@ -418,6 +435,123 @@ START_TEST(test_redis_password)
 }
 END_TEST
 
+/* ------------------------------------------ several processes, one database */
+
+/* A second process on a's databases and Redis prefix (as a second host
+ * behind the same proxy would be). Stop it before a. */
+static struct eu_it_server *
+second_process(struct eu_it_server *a)
+{
+    struct eu_it_opts o = {.name = a->name};
+    struct eu_it_server *b = eu_it_server_start_opts(&o);
+    b->keep_databases = true;
+    return b;
+}
+
+/* Uses tok twice on s, so it sits in s's token cache, and checks it works. */
+static void
+use_twice(struct eu_it_server *s, const char *tok)
+{
+    struct eu_it_resp r = {0};
+    for (int i = 0; i < 2; i++) {
+        eu_it_callf(s, &r, DOMAIN, "GET", tok, NULL, "/api/v1/accounts/verify_credentials");
+        EU_IT_EXPECT_STATUS(&r, 200);
+        EU_IT_EXPECT_JSTR(&r, "username", "alice");
+    }
+    eu_it_resp_free(&r);
+}
+
+/* Polls s with tok until it answers 401; returns how long that took (ms),
+ * or fails after 3 s. */
+static long long
+ms_until_refused(struct eu_it_server *s, const char *tok)
+{
+    struct eu_it_resp r = {0};
+    long long start = eu_it_now_ms();
+    for (;;) {
+        eu_it_callf(s, &r, DOMAIN, "GET", tok, NULL, "/api/v1/accounts/verify_credentials");
+        long long took = eu_it_now_ms() - start;
+        if (r.status == 401) {
+            EU_IT_EXPECT_JSTR(&r, "error", "The access token is invalid");
+            eu_it_resp_free(&r);
+            return took;
+        }
+        EU_IT_EXPECT_STATUS(&r, 200);
+        ck_assert_msg(took < 3000, "token still accepted after %lld ms", took);
+        eu_it_sleep_ms(50);
+    }
+}
+
+START_TEST(test_revoke_reaches_other_process)
+{
+    struct eu_it_server *a = start();
+    struct eu_it_server *b = second_process(a);
+    struct eu_it_resp r = {0};
+    struct app ap = make_app(a, "app://cb");
+    char *tok = password_token(a, &ap);
+    char *kept = password_token(a, &ap);
+    use_twice(a, tok);
+    use_twice(b, tok);
+    use_twice(b, kept);
+
+    char body[1024];
+    snprintf(body, sizeof(body), "token=%s&client_id=%s&client_secret=%s", tok, ap.client_id,
+             ap.client_secret);
+    post_form(a, &r, "/oauth/revoke", body);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_str_eq(r.body, "{}");
+    long long took = ms_until_refused(b, tok);
+    ck_assert_msg(took <= 1000, "process B refused the revoked token only after %lld ms", took);
+    ms_until_refused(a, tok);
+    /* Only that token. */
+    use_twice(b, kept);
+
+    free(tok);
+    free(kept);
+    app_free(&ap);
+    eu_it_resp_free(&r);
+    stop(b);
+    stop(a);
+}
+END_TEST
+
+START_TEST(test_suspension_reaches_other_process)
+{
+    struct eu_it_server *a = start();
+    struct eu_it_server *b = second_process(a);
+    struct eu_it_resp r = {0};
+    eu_it_account_create(a, DOMAIN, "bob");
+    char *tok = eu_it_user_token(a, DOMAIN, "alice", "read write");
+    char *bob = eu_it_user_token(a, DOMAIN, "bob", "read");
+    use_twice(a, tok);
+    use_twice(b, tok);
+    for (int i = 0; i < 2; i++) {
+        eu_it_callf(b, &r, DOMAIN, "GET", bob, NULL, "/api/v1/accounts/verify_credentials");
+        EU_IT_EXPECT_STATUS(&r, 200);
+    }
+
+    char *id = eu_it_account_id(a, DOMAIN, "alice");
+    char path[256];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/suspend", DOMAIN, id);
+    eu_it_admin(a, "POST", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "username", "alice");
+    long long took = ms_until_refused(b, tok);
+    ck_assert_msg(took <= 1000, "process B served a suspended account for %lld ms", took);
+    /* Other accounts keep working there. */
+    eu_it_callf(b, &r, DOMAIN, "GET", bob, NULL, "/api/v1/accounts/verify_credentials");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "username", "bob");
+
+    free(id);
+    free(bob);
+    free(tok);
+    eu_it_resp_free(&r);
+    stop(b);
+    stop(a);
+}
+END_TEST
+
 static Suite *
 hardening_misc_suite(void)
 {
@@ -426,6 +560,8 @@ hardening_misc_suite(void)
     EU_IT_ADD_TCASE(suite, test_code_exchange_needs_its_redirect_uri, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_client_secret_stored_hashed, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_redis_password, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_revoke_reaches_other_process, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_suspension_reaches_other_process, TIMEOUT);
     return suite;
 }
 
