@@ -277,12 +277,20 @@ reload_config(struct eu_app *app)
     if (eu_log_level_parse(cfg->log_level, &lvl) == 0)
         eu_log_set_level(lvl);
     struct eu_config *old = app->cfg;
+    /* The Redis connection and the invalidation subscription were made
+     * with the old prefix; keys under a new one would not match it. */
+    if (strcmp(cfg->redis_prefix, old->redis_prefix) != 0) {
+        eu_log_warn("app", "[redis] prefix changes apply on restart; keeping '%s'",
+                    old->redis_prefix);
+        free(cfg->redis_prefix);
+        cfg->redis_prefix = eu_xstrdup(old->redis_prefix);
+    }
     app->cfg = cfg;
     eu_db_set_statement_timeout(cfg->statement_timeout_ms);
     eu_registry_set_config(app->registry, cfg);
     eu_config_release(old);
     free(old);
-    eu_log_info("app", "config reloaded (listen addresses and databases apply on restart)");
+    eu_log_info("app", "config reloaded (listen addresses, databases and redis apply on restart)");
 }
 
 static void on_drain_tick(evutil_socket_t fd, short what, void *arg);
