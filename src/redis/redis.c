@@ -38,6 +38,7 @@ struct link {
     redisAsyncContext *ac;
     bool ready; /* connected, authenticated, database selected */
     int backoff_ms;
+    /* Reconnect backoff while down; while AUTH is unanswered, its deadline. */
     struct event *retry;
     void (*on_ready)(struct link *l);
 };
@@ -78,9 +79,9 @@ schedule_retry(struct link *l)
     event_add(l->retry, &tv);
 }
 
-/* Drops a link's connection from our side; on_disconnect schedules the
- * retry. Not for use inside a hiredis callback of that connection that
- * hiredis will free itself. */
+/* Closes a link's connection from our side once its pending replies are
+ * in (so it may be called from one of its reply callbacks); on_disconnect
+ * then schedules the retry. */
 static void
 drop(struct link *l)
 {
@@ -104,6 +105,7 @@ become_ready(struct link *l)
 {
     l->ready = true;
     l->backoff_ms = 0;
+    event_del(l->retry); /* the AUTH deadline */
     eu_log_info("redis", "connected (%s)", l->what);
     if (l->on_ready)
         l->on_ready(l);
@@ -138,6 +140,10 @@ on_connect(const redisAsyncContext *ac, int status)
     const struct eu_redis_target *t = &l->r->target;
     /* hiredis sends in order, so AUTH and SELECT go before anything else. */
     if (t->password) {
+        /* A peer that accepts but never answers would leave the link half
+         * up for good, as no command deadline covers AUTH. */
+        struct timeval tv = {l->r->timeout_ms / 1000, (l->r->timeout_ms % 1000) * 1000};
+        event_add(l->retry, &tv);
         const char *argv[] = {"AUTH", t->user ? t->user : t->password, t->password};
         redisAsyncCommandArgv(l->ac, on_auth, l, t->user ? 3 : 2, argv, NULL);
     }
@@ -171,7 +177,18 @@ on_disconnect(const redisAsyncContext *ac, int status)
 static void
 on_retry(evutil_socket_t fd, short what, void *arg)
 {
-    start_connect(arg);
+    struct link *l = arg;
+    if (l->ac) {
+        eu_log_warn("redis", "no answer to AUTH within %d ms (%s): reconnecting", l->r->timeout_ms,
+                    l->what);
+        redisAsyncContext *ac = l->ac;
+        l->ac = NULL;
+        redisAsyncFree(ac); /* on_disconnect schedules the retry */
+        if (!evtimer_pending(l->retry, NULL))
+            schedule_retry(l);
+        return;
+    }
+    start_connect(l);
 }
 
 static void

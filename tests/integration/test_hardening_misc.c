@@ -359,6 +359,21 @@ read_log(const struct eu_it_server *s)
     return buf;
 }
 
+/* Whether the server's log shows needle within ms milliseconds. */
+static bool
+wait_for_log(const struct eu_it_server *s, const char *needle, long ms)
+{
+    long long deadline = eu_it_now_ms() + ms;
+    for (;;) {
+        char *log = read_log(s);
+        bool found = strstr(log, needle) != NULL;
+        free(log);
+        if (found || eu_it_now_ms() > deadline)
+            return found;
+        eu_it_sleep_ms(100);
+    }
+}
+
 /* POSTs a status with an Idempotency-Key; returns its id (caller frees). */
 static char *
 post_idempotent(struct eu_it_server *s, const char *tok, const char *key)
@@ -393,14 +408,8 @@ START_TEST(test_redis_password)
     snprintf(url, sizeof(url), "redis://:wrong%%40guess@127.0.0.1:%d/0", port);
     setenv("EUNHA_TEST_REDIS_URL", url, 1);
     struct eu_it_server *s = start();
-    long long deadline = eu_it_now_ms() + 5000;
+    ck_assert_msg(wait_for_log(s, "authentication refused", 5000), "no AUTH failure logged");
     char *log = read_log(s);
-    while (!strstr(log, "authentication refused") && eu_it_now_ms() < deadline) {
-        free(log);
-        eu_it_sleep_ms(100);
-        log = read_log(s);
-    }
-    ck_assert_msg(strstr(log, "authentication refused"), "no AUTH failure logged: %s", log);
     ck_assert_ptr_null(strstr(log, "wrong@guess"));
     ck_assert_ptr_null(strstr(log, "wrong%40guess"));
     free(log);
@@ -430,6 +439,26 @@ START_TEST(test_redis_password)
         free(tok);
         stop(s);
     }
+
+    /* A Redis that accepts but does not answer AUTH (stopped): the server
+     * gives up on that connection after command_timeout_ms, and once Redis
+     * answers again it connects and uses it. */
+    kill(redis, SIGSTOP);
+    snprintf(url, sizeof(url), forms[0], port);
+    setenv("EUNHA_TEST_REDIS_URL", url, 1);
+    s = start();
+    ck_assert(wait_for_log(s, "no answer to AUTH", 10000));
+    kill(redis, SIGCONT);
+    ck_assert(wait_for_log(s, "connected (commands)", 15000));
+    char *tok = eu_it_user_token(s, DOMAIN, "alice", "read write");
+    char *first = post_idempotent(s, tok, "after-hang");
+    char *again = post_idempotent(s, tok, "after-hang");
+    ck_assert_str_eq(again, first);
+    free(first);
+    free(again);
+    free(tok);
+    stop(s);
+
     kill(redis, SIGTERM);
     waitpid(redis, NULL, 0);
 }
