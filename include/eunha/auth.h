@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct eu_app;
 struct eu_req;
 struct eu_tenant;
 struct eu_auth_cache;
@@ -41,8 +42,15 @@ typedef void (*eu_auth_done_cb)(struct eu_req *req);
 void eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done);
 
 /* Forgets one token (by hash) or every token of the tenant, e.g. after a
- * revoke, a password change or a suspension. */
-void eu_auth_cache_forget(struct eu_tenant *t, const char *token_hash);
-void eu_auth_cache_clear(struct eu_tenant *t);
+ * revoke, a password change or a suspension, in this process at once and,
+ * through Redis, in every other process that serves the tenant. Call after
+ * the change is committed. */
+void eu_auth_cache_forget(struct eu_app *app, struct eu_tenant *t, const char *token_hash);
+void eu_auth_cache_clear(struct eu_app *app, struct eu_tenant *t);
+/* Subscribes to the invalidations other processes publish; until the
+ * subscription is live, and whenever it is down, tokens are looked up in
+ * the database on every request. Call once, after app->redis and
+ * app->registry exist. */
+void eu_auth_listen(struct eu_app *app);
 
 #endif

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* Longest [redis] prefix: with ":{t<19 digits>}:" it must fit a tenant's
+ * key_prefix (tenant.h), so no two tenants' prefixes can be cut alike. */
+#define EU_REDIS_PREFIX_MAX 32
+
 struct eu_config {
     /* [server] */
     char *listen;       /* "127.0.0.1:8080" */

@@ -18,8 +18,11 @@ struct eu_app;
 struct eu_tenant;
 
 #define EU_FEED_MAX 800
+/* Bytes a home feed key needs: prefix, "feed:home:", a 20-character id. */
+#define EU_FEED_KEY_SIZE 160
 
-/* Writes the home feed key of account_id into buf. */
+/* Writes the home feed key of account_id into buf of len bytes (at least
+ * EU_FEED_KEY_SIZE, so it is never cut). */
 void eu_feed_home_key(const struct eu_tenant *t, int64_t account_id, char *buf, size_t len);
 /* Drops account_id's home feed so the next read rebuilds it (after a
  * follow, unfollow, block, mute or list change). Fire and forget. */

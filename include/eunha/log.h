@@ -19,6 +19,15 @@ bool eu_log_is_enabled(enum eu_log_level level);
  * borrowed and must outlive the context (pass NULL to clear). */
 void eu_log_set_context(const char *tenant, const char *request_id);
 
+/*
+ * Returns url with every password replaced by "********": the one in
+ * "scheme://user:pass@host" (also ":pass@", as Redis URLs write it) and
+ * libpq's "password=..." in a URL's query or a key=value conninfo. Use it
+ * on every server URL or conninfo that goes into a log line or an error
+ * message. The caller frees the result.
+ */
+char *eu_log_redact_url(const char *url);
+
 void eu_log_write(enum eu_log_level level, const char *subsystem, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

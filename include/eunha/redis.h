@@ -18,7 +18,27 @@ struct redisReply;
  * hiredis and dies when the callback returns. */
 typedef void (*eu_redis_reply_cb)(struct redisReply *reply, void *arg);
 
-/* Parses url ("redis://host:port/db", "unix:///path") and starts connecting.
+/* Where and as whom to connect, from a Redis URL. */
+struct eu_redis_target {
+    char *host;      /* NULL for a unix socket */
+    int port;        /* 6379 unless given */
+    char *unix_path; /* "unix:///path": the socket, else NULL */
+    int db;          /* "/N" after the host, else 0 */
+    char *user;      /* "user:" before the password (Redis 6 ACL), else NULL */
+    char *password;  /* ":password@": sent with AUTH on every connect, else NULL */
+};
+
+/*
+ * Parses "redis://[[user]:password@]host[:port][/db]" (user and password
+ * may be %-escaped) or "unix:///path" into t. Returns 0, or -1 with a
+ * message in err that shows the URL with its password masked. Release t
+ * with eu_redis_target_release() after success.
+ */
+int eu_redis_url_parse(const char *url, struct eu_redis_target *t, char *err, size_t errlen);
+/* Frees t's strings (wiping the password) and zeroes it. */
+void eu_redis_target_release(struct eu_redis_target *t);
+
+/* Parses url (see eu_redis_url_parse()) and starts connecting.
  * A command without a reply after timeout_ms (<= 0: 1000) is answered with
  * NULL and the connection re-made. Returns NULL with a message in err for a
  * malformed url. Free with eu_redis_free(). */
@@ -33,5 +53,25 @@ bool eu_redis_is_connected(const struct eu_redis *r);
  */
 int eu_redis_command(struct eu_redis *r, eu_redis_reply_cb cb, void *arg, int argc,
                      const char **argv, const size_t *argvlen);
+
+/* A message on a channel matching the subscription's pattern. channel and
+ * msg belong to hiredis and die when the callback returns. */
+typedef void (*eu_redis_message_cb)(const char *channel, const char *msg, size_t len, void *arg);
+/* The subscription is live again: messages published while it was down
+ * were lost, so whatever they would have said must be assumed. */
+typedef void (*eu_redis_subscribed_cb)(void *arg);
+
+/*
+ * Subscribes to pattern (PSUBSCRIBE glob) on a second connection of its
+ * own, re-made with backoff like the first. on_subscribed (may be NULL)
+ * runs each time Redis confirms the subscription, the first time included;
+ * on_message runs for each message. Both run on the loop. One subscription
+ * per eu_redis: returns -1 when there already is one, else 0.
+ */
+int eu_redis_psubscribe(struct eu_redis *r, const char *pattern, eu_redis_message_cb on_message,
+                        eu_redis_subscribed_cb on_subscribed, void *arg);
+/* True while the subscription is confirmed on a live connection, i.e.
+ * while no message can be missed. */
+bool eu_redis_is_subscribed(const struct eu_redis *r);
 
 #endif

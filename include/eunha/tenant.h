@@ -12,7 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eunha/config.h"
 #include "eunha/db.h"
+
+/* Bytes of a tenant's Redis key prefix with its NUL: the longest [redis]
+ * prefix, ":{t", a 19-digit id and "}:". Key buffers built from it are
+ * sized from this so none can cut a key. */
+#define EU_TENANT_KEY_PREFIX_SIZE (EU_REDIS_PREFIX_MAX + 3 + 19 + 2 + 1)
 
 struct event_base;
 struct eu_config;
@@ -62,7 +68,7 @@ struct eu_tenant {
     struct eu_tenant_limits limits;
     char *created_at;
     char *updated_at;
-    char key_prefix[64]; /* "<prefix>:{t<ID>}:" */
+    char key_prefix[EU_TENANT_KEY_PREFIX_SIZE]; /* "<prefix>:{t<ID>}:" */
     bool removed;        /* deleted from the registry; dies with its last ref */
     bool marked;         /* for reload: not seen in the control table yet */
     /* Its rows are being copied to another placement or from an archive

@@ -346,8 +346,9 @@ on_suspended(PGresult *res, enum eu_db_status st, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    /* Its tokens stop working now, not when the cache expires. */
-    eu_auth_cache_clear(req->tenant);
+    /* Its tokens stop working now, in every process, not when the cache
+     * expires. */
+    eu_auth_cache_clear(req->app, req->tenant);
     int64_t due_ms = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
     eu_queue_task_wake(req->tenant, EU_TASK_ACCOUNT_CLEANUP, due_ms > 0 ? due_ms : 0);
     eu_log_info("admin", "suspended account %s ('%s'); purge at %s", PQgetvalue(res, 0, 0),

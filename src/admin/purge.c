@@ -167,7 +167,7 @@ static void
 scan_keys(struct purge *p)
 {
     /* The prefix is the config's and may hold glob characters: escape them. */
-    char match[160], *o = match;
+    char match[2 * EU_TENANT_KEY_PREFIX_SIZE + 2], *o = match;
     for (const char *c = p->t->key_prefix; *c && o < match + sizeof(match) - 3; c++) {
         if (strchr("*?[]\\", *c))
             *o++ = '\\';

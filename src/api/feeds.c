@@ -82,13 +82,15 @@ const struct eu_sql eu_feeds_sql[] = {
 void
 eu_feed_home_key(const struct eu_tenant *t, int64_t account_id, char *buf, size_t len)
 {
+    _Static_assert(EU_FEED_KEY_SIZE >= EU_TENANT_KEY_PREFIX_SIZE + sizeof("feed:home:") + 20,
+                   "a home feed key must fit");
     snprintf(buf, len, "%sfeed:home:%lld", t->key_prefix, (long long)account_id);
 }
 
 void
 eu_feed_home_invalidate(struct eu_app *app, const struct eu_tenant *t, int64_t account_id)
 {
-    char key[160];
+    char key[EU_FEED_KEY_SIZE];
     eu_feed_home_key(t, account_id, key, sizeof(key));
     const char *argv[] = {"DEL", key};
     eu_redis_command(app->redis, NULL, NULL, 2, argv, NULL);
@@ -134,8 +136,9 @@ send_fanout(struct fanout *fo, const PGresult *res, int from, int to)
     argv[argc++] = FANOUT_LUA;
     argv[argc++] = numkeys;
     for (int i = from; i < to; i++) {
-        keys[i - from] = eu_xmalloc(160);
-        eu_feed_home_key(fo->tenant, strtoll(PQgetvalue(res, i, 0), NULL, 10), keys[i - from], 160);
+        keys[i - from] = eu_xmalloc(EU_FEED_KEY_SIZE);
+        eu_feed_home_key(fo->tenant, strtoll(PQgetvalue(res, i, 0), NULL, 10), keys[i - from],
+                         EU_FEED_KEY_SIZE);
         argv[argc++] = keys[i - from];
     }
     argv[argc++] = fo->remove ? "rem" : "add";
@@ -192,7 +195,7 @@ static const char READ_LUA[] =
 struct home_read {
     struct eu_req *req;
     struct eu_page page;
-    char key[160];
+    char key[EU_FEED_KEY_SIZE];
     eu_feed_page_cb cb;
     void *arg;
 };

@@ -159,6 +159,8 @@ after_stats_v2(struct eu_req *req, const struct stats *st)
     struct tm tm;
     gmtime_r(&now, &tm);
     char key[128];
+    _Static_assert(sizeof(key) >= EU_TENANT_KEY_PREFIX_SIZE + sizeof("activity:users:0000-00") + 8,
+                   "the key must fit whatever the year");
     snprintf(key, sizeof(key), "%sactivity:users:%04d-%02d", req->tenant->key_prefix,
              tm.tm_year + 1900, tm.tm_mon + 1);
     const char *argv[] = {"PFCOUNT", key};

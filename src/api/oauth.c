@@ -6,7 +6,9 @@
  * metadata document, and account registration with an app token.
  *
  * Secrets never reach the database in the clear: access tokens,
- * authorization codes and browser sessions are stored as SHA-256 hashes.
+ * authorization codes, client secrets and browser sessions are stored as
+ * SHA-256 hashes (they are 32 random bytes, so no slow hash is needed). A
+ * client secret is shown once, in the reply that registers the app.
  * Authorization codes are single-use because the statement that redeems one
  * also marks it used. Passwords are checked with argon2id on the CPU pool.
  *
@@ -79,8 +81,8 @@ const struct eu_sql eu_oauth_sql[] = {
     [OAUTH_APP_CREATE] =
         {"oauth.app_create",
          "INSERT INTO oauth_applications (tenant_id, name, website, redirect_uri, scopes, "
-         "client_id, client_secret) VALUES ($1, $2, $3, $4, $5, $6, $7) "
-         "RETURNING id, name, website, redirect_uri, scopes, client_id, client_secret"},
+         "client_id, client_secret_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+         "RETURNING id, name, website, redirect_uri, scopes, client_id"},
     [OAUTH_APP_VERIFY] = {"oauth.app_verify",
                           "SELECT id, name, website, redirect_uri, scopes FROM oauth_applications "
                           "WHERE tenant_id = $1 AND id = $2"},
@@ -140,12 +142,12 @@ const struct eu_sql eu_oauth_sql[] = {
                            " RETURNING g.user_id, g.redirect_uri, g.scopes, g.code_challenge,"
                            " g.code_challenge_method, a.suspended_at IS NULL AND u.approved"},
     [OAUTH_TOKEN_CLIENT] = {"oauth.token_client",
-                            "SELECT id, client_secret, scopes FROM oauth_applications "
+                            "SELECT id, client_secret_hash, scopes FROM oauth_applications "
                             "WHERE tenant_id = $1 AND client_id = $2"},
     [OAUTH_REVOKE_LOAD] =
         {"oauth.revoke_load",
          "SELECT (SELECT id FROM oauth_applications WHERE tenant_id = $1 AND client_id = $2),"
-         " (SELECT client_secret FROM oauth_applications"
+         " (SELECT client_secret_hash FROM oauth_applications"
          "  WHERE tenant_id = $1 AND client_id = $2),"
          " (SELECT application_id FROM oauth_access_tokens"
          "  WHERE tenant_id = $1 AND token_hash = $3)"},
@@ -205,6 +207,18 @@ secret_equal(const char *a, const char *b)
     crypto_generichash(ha, sizeof(ha), (const unsigned char *)a, strlen(a), NULL, 0);
     crypto_generichash(hb, sizeof(hb), (const unsigned char *)b, strlen(b), NULL, 0);
     return sodium_memcmp(ha, hb, sizeof(ha)) == 0;
+}
+
+/* Whether given (NULL: none) is the client secret whose SHA-256 hex is
+ * stored. */
+static bool
+client_secret_matches(const char *given, const char *stored_hash)
+{
+    if (!given)
+        return false;
+    char hash[65];
+    eu_auth_token_hash(given, hash);
+    return secret_equal(hash, stored_hash);
 }
 
 /* Percent-encodes s for a query component. Arena-owned. */
@@ -317,6 +331,27 @@ redirect_uri_is_valid(const char *u)
     return true;
 }
 
+/*
+ * True for a URI a browser would run or render instead of leaving for:
+ * javascript:, data: and vbscript:, in any case. Browsers skip leading
+ * spaces and control characters before the scheme, so this does too,
+ * whatever the caller already trimmed.
+ */
+static bool
+redirect_uri_is_forbidden(const char *u)
+{
+    static const char *const schemes[] = {"javascript", "data", "vbscript", NULL};
+    while (*u && (unsigned char)*u <= ' ')
+        u++;
+    size_t n = strcspn(u, ":");
+    if (!u[n])
+        return false;
+    for (int i = 0; schemes[i]; i++)
+        if (strlen(schemes[i]) == n && strncasecmp(u, schemes[i], n) == 0)
+            return true;
+    return false;
+}
+
 /* True when uri is one of the newline-separated registered URIs. */
 static bool
 redirect_uri_is_registered(const char *registered, const char *uri)
@@ -363,12 +398,14 @@ application_json(const PGresult *res)
 
 /* -------------------------------------------------- POST /api/v1/apps */
 
+/* arg is the secret (arena-owned): only its hash was stored, so this reply
+ * is the one place it is ever shown. */
 static void
 on_app_created(struct eu_req *req, PGresult *res, void *arg)
 {
     json_t *o = application_json(res);
     json_object_set_new(o, "client_id", json_string(PQgetvalue(res, 0, 5)));
-    json_object_set_new(o, "client_secret", json_string(PQgetvalue(res, 0, 6)));
+    json_object_set_new(o, "client_secret", json_string(arg));
     json_object_set_new(o, "client_secret_expires_at", json_integer(0));
     eu_req_reply_json(req, 200, o);
 }
@@ -411,6 +448,13 @@ read_redirect_uris(struct eu_req *req, json_t *params)
     }
     json_array_foreach(uris, i, v)
     {
+        /* Doorkeeper's forbid_redirect_uri, in its own words. */
+        if (redirect_uri_is_forbidden(json_string_value(v))) {
+            json_decref(uris);
+            eu_req_reply_error(req, 422,
+                               "Validation failed: Redirect URI is forbidden by the server.");
+            return NULL;
+        }
         if (!redirect_uri_is_valid(json_string_value(v))) {
             json_decref(uris);
             eu_req_reply_error(req, 422,
@@ -472,11 +516,13 @@ apps_create(struct eu_req *req)
         eu_req_reply_error(req, 422, "Validation failed: Website is invalid");
         return;
     }
-    char client_id[EU_AUTH_TOKEN_LEN], secret[EU_AUTH_TOKEN_LEN];
+    char client_id[EU_AUTH_TOKEN_LEN], secret[EU_AUTH_TOKEN_LEN], secret_hash[65];
     eu_auth_token_new(client_id);
     eu_auth_token_new(secret);
-    const char *p[] = {name, website, uris, scopes, client_id, secret};
-    eu_req_stmt(req, &eu_oauth_sql[OAUTH_APP_CREATE], 6, p, on_app_created, NULL);
+    eu_auth_token_hash(secret, secret_hash);
+    const char *p[] = {name, website, uris, scopes, client_id, secret_hash};
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_APP_CREATE], 6, p, on_app_created,
+                eu_arena_strdup(req->arena, secret));
 }
 
 /* ------------------------------- GET /api/v1/apps/verify_credentials */
@@ -832,7 +878,10 @@ validate_authz(struct flow *f)
     /* With one registered URI, leaving redirect_uri out means that one. */
     if (!f->a.redirect_uri && !strchr(f->app_redirects, '\n'))
         f->a.redirect_uri = f->app_redirects;
-    if (!f->a.redirect_uri || !redirect_uri_is_registered(f->app_redirects, f->a.redirect_uri)) {
+    /* Apps registered before such URIs were refused still hold them; an
+     * error page is all they get, never a redirect. */
+    if (!f->a.redirect_uri || !redirect_uri_is_registered(f->app_redirects, f->a.redirect_uri) ||
+        redirect_uri_is_forbidden(f->a.redirect_uri)) {
         reply_authz_error_page(req, 400, "invalid_redirect_uri",
                                "The requested redirect uri is malformed or doesn't match client "
                                "redirect URI.");
@@ -1404,8 +1453,10 @@ on_code_redeemed(struct eu_req *req, PGresult *res, void *arg)
         reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
         return;
     }
-    const char *redirect = eu_param_str(t->f.params, "redirect_uri");
-    if (redirect && *redirect && strcmp(redirect, PQgetvalue(res, 0, 1)) != 0) {
+    /* RFC 6749 4.1.3: the URI the code was sent to, exactly (authorize
+     * always stores one, filling in a sole registered URI). */
+    const char *redirect = str_or_null(eu_param_str(t->f.params, "redirect_uri"));
+    if (!PQgetisnull(res, 0, 1) && (!redirect || strcmp(redirect, PQgetvalue(res, 0, 1)) != 0)) {
         reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
         return;
     }
@@ -1435,6 +1486,12 @@ grant_authorization_code(struct tok *t)
     const char *code = str_or_null(eu_param_str(t->f.params, "code"));
     if (!code) {
         reply_oauth_error(req, 400, "invalid_request", "Missing required parameter: code.");
+        return;
+    }
+    /* Checked before the code is spent, so a client that forgot it can
+     * retry; a wrong one is refused after (invalid_grant). */
+    if (!str_or_null(eu_param_str(t->f.params, "redirect_uri"))) {
+        reply_oauth_error(req, 400, "invalid_request", "Missing required parameter: redirect_uri.");
         return;
     }
     char hash[65];
@@ -1525,7 +1582,7 @@ on_token_client(struct eu_req *req, PGresult *res, void *arg)
     }
     t->f.app_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     t->f.app_scopes = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 2));
-    t->client_authenticated = secret_equal(t->client_secret, PQgetvalue(res, 0, 1));
+    t->client_authenticated = client_secret_matches(t->client_secret, PQgetvalue(res, 0, 1));
     /* A wrong secret is always an error; a missing one only passes for a
      * code grant with PKCE (checked once the code is read). */
     if (t->client_secret && !t->client_authenticated) {
@@ -1590,8 +1647,9 @@ static void
 on_revoked(struct eu_req *req, PGresult *res, void *arg)
 {
     struct revoke *r = arg;
-    /* Also drop it from this process's cache, so it fails at once. */
-    eu_auth_cache_forget(req->tenant, r->hash);
+    /* Also drop it from the caches of this and every other process, so it
+     * fails at once everywhere. */
+    eu_auth_cache_forget(req->app, req->tenant, r->hash);
     eu_req_reply_json(req, 200, json_object());
 }
 
@@ -1602,7 +1660,7 @@ on_revoke_loaded(struct eu_req *req, PGresult *res, void *arg)
     json_t *params = eu_req_params(req, NULL);
     const char *id, *secret;
     read_client(req, params, &id, &secret);
-    if (PQgetisnull(res, 0, 0) || !secret_equal(secret, PQgetvalue(res, 0, 1))) {
+    if (PQgetisnull(res, 0, 0) || !client_secret_matches(secret, PQgetvalue(res, 0, 1))) {
         reply_oauth_error(req, 401, "invalid_client", invalid_client_desc);
         return;
     }

@@ -387,11 +387,12 @@ notify_each(struct eu_req *req, int64_t recipient, void *arg)
               strtoll(what[1], NULL, 10));
 }
 
-static void
-idempotency_key(struct eu_req *req, const char *key, char *buf, size_t len)
+/* The Redis key of an Idempotency-Key; arena-owned, so no key is cut. */
+static const char *
+idempotency_key(struct eu_req *req, const char *key)
 {
-    snprintf(buf, len, "%sidempotency:status:%lld:%s", req->tenant->key_prefix,
-             (long long)req->auth.account_id, key);
+    return eu_arena_sprintf(req->arena, "%sidempotency:status:%lld:%s", req->tenant->key_prefix,
+                            (long long)req->auth.account_id, key);
 }
 
 /* ------------------------------------------------------- text preparation */
@@ -741,8 +742,7 @@ on_inserted(const char *status_id, enum eu_db_status st, const char *error, void
     }
     snprintf(c->status_id, sizeof(c->status_id), "%s", status_id);
     if (c->idem) {
-        char key[256];
-        idempotency_key(req, c->idem, key, sizeof(key));
+        const char *key = idempotency_key(req, c->idem);
         const char *argv[] = {"SET", key, c->status_id, "EX", IDEMPOTENCY_TTL};
         eu_redis_command(req->app->redis, NULL, NULL, 5, argv, NULL);
     }
@@ -791,8 +791,7 @@ statuses_create(struct eu_req *req)
     /* A scheduled status is not a status yet: Mastodon's idempotency cache
      * holds statuses, so the key is only recorded in its params. */
     if (c->idem && !c->scheduled_at) {
-        char key[256];
-        idempotency_key(req, c->idem, key, sizeof(key));
+        const char *key = idempotency_key(req, c->idem);
         const char *argv[] = {"GET", key};
         eu_redis_command(req->app->redis, on_idempotency, c, 2, argv, NULL);
         return;

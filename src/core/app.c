@@ -22,6 +22,7 @@
 #endif
 
 #include "eunha/admin.h"
+#include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/db.h"
@@ -277,6 +278,14 @@ reload_config(struct eu_app *app)
     if (eu_log_level_parse(cfg->log_level, &lvl) == 0)
         eu_log_set_level(lvl);
     struct eu_config *old = app->cfg;
+    /* The Redis connection and the invalidation subscription were made
+     * with the old prefix; keys under a new one would not match it. */
+    if (strcmp(cfg->redis_prefix, old->redis_prefix) != 0) {
+        eu_log_warn("app", "[redis] prefix changes apply on restart; keeping '%s'",
+                    old->redis_prefix);
+        free(cfg->redis_prefix);
+        cfg->redis_prefix = eu_xstrdup(old->redis_prefix);
+    }
     app->cfg = cfg;
     eu_db_set_statement_timeout(cfg->statement_timeout_ms);
     eu_registry_set_config(app->registry, cfg);
@@ -284,7 +293,7 @@ reload_config(struct eu_app *app)
         eu_http_server_apply_limits(app->http);
     eu_config_release(old);
     free(old);
-    eu_log_info("app", "config reloaded (listen addresses and databases apply on restart)");
+    eu_log_info("app", "config reloaded (listen addresses, databases and redis apply on restart)");
 }
 
 static void on_drain_tick(evutil_socket_t fd, short what, void *arg);
@@ -387,7 +396,9 @@ load_config(struct eu_app *app, const char *path)
     app->config_path = eu_xstrdup(path);
     app->control_dbname = conninfo_dbname(app->cfg->database_url);
     if (!app->control_dbname) {
-        fprintf(stderr, "eunha: [database] url '%s' names no database\n", app->cfg->database_url);
+        char *shown = eu_log_redact_url(app->cfg->database_url);
+        fprintf(stderr, "eunha: [database] url '%s' names no database\n", shown);
+        free(shown);
         return -1;
     }
     return 0;
@@ -454,6 +465,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
         eu_log_error("app", "%s", err);
         goto out;
     }
+    eu_auth_listen(&app);
     app.cpu = eu_cpupool_new(app.base, app.cfg->cpu_threads);
     if (!(app.http = eu_http_server_new(&app)))
         goto out;

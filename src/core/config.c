@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/net.h"
 #include "eunha/toml.h"
@@ -49,6 +50,7 @@ struct key {
 static const char *check_hostport(const char *v);
 static const char *check_scheme(const char *v);
 static const char *check_nonempty(const char *v);
+static const char *check_redis_prefix(const char *v);
 static const char *check_log_level(const char *v);
 static const char *check_proxy(const char *v);
 
@@ -78,7 +80,7 @@ static const struct key keys[] = {
     {"database_pool.max_total_connections", KEY_INT, F(pool_max_total), 0, 1000000, NULL, NULL},
     {"database_pool.max_connecting", KEY_INT, F(pool_max_connecting), 0, 100000, NULL, NULL},
     {"redis.url", KEY_STRING, F(redis_url), 0, 0, check_nonempty, "EUNHA_REDIS_URL"},
-    {"redis.prefix", KEY_STRING, F(redis_prefix), 0, 0, check_nonempty, NULL},
+    {"redis.prefix", KEY_STRING, F(redis_prefix), 0, 0, check_redis_prefix, NULL},
     {"redis.command_timeout_ms", KEY_INT, F(redis_timeout_ms), 10, 600000, NULL, NULL},
     {"workers.queue_idle_poll_seconds", KEY_INT, F(queue_idle_poll_s), 1, INT_MAX, NULL, NULL},
     {"workers.max_running_jobs", KEY_INT, F(max_running_jobs), 1, 1000, NULL, NULL},
@@ -148,6 +150,25 @@ static const char *
 check_nonempty(const char *v)
 {
     return v[0] ? NULL : "must not be empty";
+}
+
+/*
+ * Every tenant's keys start "<prefix>:{t<ID>}:" in a fixed buffer
+ * (tenant.h); a longer prefix used to be cut there, and past a point every
+ * tenant got the same cut and so one namespace. The characters are held to
+ * ones that are not glob syntax (purge scans and invalidation subscribe by
+ * pattern) nor braces (the hash tag must stay the tenant's).
+ */
+static const char *
+check_redis_prefix(const char *v)
+{
+    size_t n = strlen(v);
+    _Static_assert(EU_REDIS_PREFIX_MAX == 32, "the message below names the limit");
+    if (n == 0 || n > EU_REDIS_PREFIX_MAX)
+        return "must be 1 to 32 characters long";
+    if (strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-:") != n)
+        return "may hold only letters, digits, '_', '.', '-' and ':'";
+    return NULL;
 }
 
 static const char *
@@ -650,64 +671,11 @@ print_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-/*
- * Returns url with any password replaced by MASK; the caller frees it.
- * Covers "scheme://user:pass@host" and libpq's "password=..." parameter,
- * which may appear in a URL's query or in a key=value connection string.
- */
-static char *
-mask_url(const char *url)
-{
-    size_t len = strlen(url);
-    /* Each "password=..." (9+ bytes in) becomes at most 17 bytes out and the
-     * userinfo mask adds at most 8, so 9 * len + 10 bytes always suffice. */
-    char *out = eu_xmalloc(len * (sizeof MASK) + sizeof MASK + 1);
-    size_t o = 0;
-    const char *authority = strstr(url, "://");
-    const char *at = NULL, *colon = NULL;
-    if (authority) {
-        authority += 3;
-        size_t alen = strcspn(authority, "/?#");
-        for (size_t i = 0; i < alen; i++)
-            if (authority[i] == '@')
-                at = authority + i; /* the last '@': passwords may hold one */
-        if (at)
-            colon = memchr(authority, ':', (size_t)(at - authority));
-    }
-    for (const char *c = url; *c;) {
-        if (colon && c == colon + 1) {
-            memcpy(out + o, MASK, sizeof MASK - 1);
-            o += sizeof MASK - 1;
-            c = at;
-            continue;
-        }
-        if (strncmp(c, "password=", 9) == 0 && (c == url || strchr("?& ", c[-1]))) {
-            memcpy(out + o, "password=" MASK, 9 + sizeof MASK - 1);
-            o += 9 + sizeof MASK - 1;
-            c += 9;
-            if (*c == '\'') {
-                /* Quoted conninfo value: skip to the closing quote. */
-                c++;
-                while (*c && *c != '\'')
-                    c += c[0] == '\\' && c[1] ? 2 : 1;
-                if (*c)
-                    c++;
-            } else {
-                c += strcspn(c, "& #");
-            }
-            continue;
-        }
-        out[o++] = *c++;
-    }
-    out[o] = '\0';
-    return out;
-}
-
 void
 eu_config_print(const struct eu_config *cfg, FILE *out)
 {
-    char *db = mask_url(cfg->database_url);
-    char *redis = mask_url(cfg->redis_url);
+    char *db = eu_log_redact_url(cfg->database_url);
+    char *redis = eu_log_redact_url(cfg->redis_url);
 
     fputs("[server]\nlisten = ", out);
     print_string(out, cfg->listen);

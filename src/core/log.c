@@ -11,6 +11,10 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "eunha/mem.h"
+
+#define MASK "********"
+
 static enum eu_log_level min_level = EU_LOG_INFO;
 /* The loop is single-threaded; CPU-pool threads never log with context. */
 static _Thread_local const char *ctx_tenant;
@@ -80,4 +84,57 @@ eu_log_write(enum eu_log_level level, const char *subsystem, const char *fmt, ..
             line[i] = ' ';
     line[n++] = '\n';
     fwrite(line, 1, (size_t)n, stderr);
+}
+
+/* Kept here, not in config.c, so that every subsystem that names a server
+ * in a log line or an error can reach it. */
+char *
+eu_log_redact_url(const char *url)
+{
+    size_t len = strlen(url);
+    /* Each "password=..." (9+ bytes in) becomes at most 17 bytes out and the
+     * userinfo mask adds at most 8, so 9 * len + 10 bytes always suffice. */
+    char *out = eu_xmalloc(len * (sizeof MASK) + sizeof MASK + 1);
+    size_t o = 0;
+    const char *authority = strstr(url, "://");
+    const char *at = NULL, *colon = NULL;
+    if (authority) {
+        authority += 3;
+        size_t alen = strcspn(authority, "/?#");
+        for (size_t i = 0; i < alen; i++)
+            if (authority[i] == '@')
+                at = authority + i; /* the last '@': passwords may hold one */
+        if (at)
+            colon = memchr(authority, ':', (size_t)(at - authority));
+    }
+    for (const char *c = url; *c;) {
+        if (colon && c == colon + 1) {
+            memcpy(out + o, MASK, sizeof MASK - 1);
+            o += sizeof MASK - 1;
+            c = at;
+            /* Once: with an empty password c is colon + 1 again, and
+             * masking it over and over ran past the buffer. */
+            colon = NULL;
+            continue;
+        }
+        if (strncmp(c, "password=", 9) == 0 && (c == url || strchr("?& ", c[-1]))) {
+            memcpy(out + o, "password=" MASK, 9 + sizeof MASK - 1);
+            o += 9 + sizeof MASK - 1;
+            c += 9;
+            if (*c == '\'') {
+                /* Quoted conninfo value: skip to the closing quote. */
+                c++;
+                while (*c && *c != '\'')
+                    c += c[0] == '\\' && c[1] ? 2 : 1;
+                if (*c)
+                    c++;
+            } else {
+                c += strcspn(c, "& #");
+            }
+            continue;
+        }
+        out[o++] = *c++;
+    }
+    out[o] = '\0';
+    return out;
 }

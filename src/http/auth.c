@@ -1,9 +1,17 @@
 /*
  * Token lookup with a per-tenant cache. The cache is an open-addressed table
  * of 64 slots keyed by token hash: a bound small enough that a tenant's
- * cache stays under 20 KiB (a small instance has few live tokens), and a
- * 5-minute TTL so a token revoked by another process stops working soon even
- * without an invalidation message.
+ * cache stays under 20 KiB (a small instance has few live tokens).
+ *
+ * Several processes may serve one tenant, and a revoke or a suspension in
+ * one must stop the token in all of them at once. Each process subscribes
+ * to "<prefix>:{t*}:auth" in Redis; whoever revokes a token publishes its
+ * hash on the tenant's channel, and whoever suspends an account publishes
+ * "*" (forget the tenant's whole cache). The cache is trusted only while
+ * that subscription is live: while it is down a message could be missed,
+ * so every request goes to the database, and when it comes back every
+ * cache is dropped. A lookup that raced an invalidation is not cached. The
+ * 1-minute TTL is only a backstop for a publish that never reached Redis.
  */
 #include "eunha/auth.h"
 
@@ -16,14 +24,17 @@
 
 #include "eunha/app.h"
 #include "eunha/arena.h"
+#include "eunha/config.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
+#include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
 #define CACHE_SLOTS 64
-#define CACHE_TTL_SECONDS 300
+#define CACHE_TTL_SECONDS 60
+#define CHANNEL "auth"
 
 enum {
     AUTH_TOKEN,
@@ -53,6 +64,11 @@ struct entry {
 struct eu_auth_cache {
     struct entry slots[CACHE_SLOTS];
 };
+
+/* Bumped by every invalidation this process hears of (any tenant): a
+ * database lookup that started before one may have read a row that is no
+ * longer true, so it is not cached. The loop is single-threaded. */
+static uint64_t invalidations;
 
 void
 eu_auth_token_new(char out[EU_AUTH_TOKEN_LEN])
@@ -201,9 +217,10 @@ cache_dispose(void *data)
 /* The cache is a tenant slot: freed with the tenant or when it sleeps. */
 static const struct eu_tenant_slot_ops cache_ops = {cache_dispose, NULL};
 
-void
-eu_auth_cache_forget(struct eu_tenant *t, const char *token_hash)
+static void
+forget_here(struct eu_tenant *t, const char *token_hash)
 {
+    invalidations++;
     struct eu_auth_cache *c = eu_tenant_slot(t, EU_SLOT_AUTH);
     if (!c)
         return;
@@ -212,10 +229,83 @@ eu_auth_cache_forget(struct eu_tenant *t, const char *token_hash)
         memset(e, 0, sizeof(*e));
 }
 
-void
-eu_auth_cache_clear(struct eu_tenant *t)
+static void
+clear_here(struct eu_tenant *t)
 {
+    invalidations++;
     eu_tenant_slot_release(t, EU_SLOT_AUTH);
+}
+
+/* Tells the other processes (and this one, harmlessly) through Redis. */
+static void
+publish(struct eu_app *app, const struct eu_tenant *t, const char *what)
+{
+    char channel[EU_TENANT_KEY_PREFIX_SIZE + sizeof(CHANNEL)];
+    snprintf(channel, sizeof(channel), "%s" CHANNEL, t->key_prefix);
+    const char *argv[] = {"PUBLISH", channel, what};
+    if (eu_redis_command(app->redis, NULL, NULL, 3, argv, NULL) < 0)
+        eu_log_warn("auth",
+                    "cannot tell other processes of a revocation: redis is down; "
+                    "their caches expire within %d s",
+                    CACHE_TTL_SECONDS);
+}
+
+void
+eu_auth_cache_forget(struct eu_app *app, struct eu_tenant *t, const char *token_hash)
+{
+    forget_here(t, token_hash);
+    publish(app, t, token_hash);
+}
+
+void
+eu_auth_cache_clear(struct eu_app *app, struct eu_tenant *t)
+{
+    clear_here(t);
+    publish(app, t, "*");
+}
+
+static void
+clear_one(struct eu_tenant *t, void *arg)
+{
+    clear_here(t);
+}
+
+static void
+on_subscribed(void *arg)
+{
+    struct eu_app *app = arg;
+    eu_registry_each(app->registry, clear_one, NULL);
+}
+
+/* channel is "<prefix>:{t<ID>}:auth"; the pattern already matched the
+ * rest, so only the id is read. */
+static void
+on_message(const char *channel, const char *msg, size_t len, void *arg)
+{
+    struct eu_app *app = arg;
+    const char *brace = strstr(channel, ":{t");
+    if (!brace)
+        return;
+    char *end;
+    long long id = strtoll(brace + 3, &end, 10);
+    if (*end != '}')
+        return;
+    struct eu_tenant *t = eu_registry_find_id(app->registry, id);
+    if (!t)
+        return; /* not loaded here: nothing cached */
+    if (len == 1 && msg[0] == '*')
+        clear_here(t);
+    else if (len == 64)
+        forget_here(t, msg);
+}
+
+void
+eu_auth_listen(struct eu_app *app)
+{
+    /* The prefix holds no glob characters (config refuses them). */
+    char pattern[EU_REDIS_PREFIX_MAX + 16];
+    snprintf(pattern, sizeof(pattern), "%s:{t*}:" CHANNEL, app->cfg->redis_prefix);
+    eu_redis_psubscribe(app->redis, pattern, on_message, on_subscribed, app);
 }
 
 static void
@@ -232,6 +322,7 @@ fill_from_entry(struct eu_req *req, const struct entry *e)
 struct lookup {
     struct eu_req *req;
     eu_auth_done_cb done;
+    uint64_t invalidations; /* when the lookup started */
 };
 
 static int64_t
@@ -260,18 +351,19 @@ on_token(PGresult *res, enum eu_db_status st, void *arg)
         e.user_id = ll(res, 2);
         e.account_id = ll(res, 3);
         e.scopes = scope_bits(PQgetvalue(res, 0, 4));
-        struct eu_tenant *t = req->tenant;
-        struct eu_auth_cache *c = eu_tenant_slot(t, EU_SLOT_AUTH);
-        if (!c) {
-            c = eu_xcalloc(1, sizeof(*c));
-            eu_tenant_slot_set(t, EU_SLOT_AUTH, c, &cache_ops);
-        }
-        *slot_for(c, e.hash) = e;
         fill_from_entry(req, &e);
-        /* Not cached while pending, so approval takes effect at once. */
+        /* Not cached while pending, so approval takes effect at once; nor
+         * when an invalidation came in since the row was read. */
         if (strcmp(PQgetvalue(res, 0, 6), "t") != 0) {
-            memset(slot_for(c, e.hash), 0, sizeof(e));
             req->auth.pending_approval = true;
+        } else if (l->invalidations == invalidations) {
+            struct eu_tenant *t = req->tenant;
+            struct eu_auth_cache *c = eu_tenant_slot(t, EU_SLOT_AUTH);
+            if (!c) {
+                c = eu_xcalloc(1, sizeof(*c));
+                eu_tenant_slot_set(t, EU_SLOT_AUTH, c, &cache_ops);
+            }
+            *slot_for(c, e.hash) = e;
         }
     }
     l->done(req);
@@ -294,7 +386,9 @@ eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done)
     }
     eu_auth_token_hash(token, req->auth.token_hash);
     struct eu_tenant *t = req->tenant;
-    struct eu_auth_cache *cache = eu_tenant_slot(t, EU_SLOT_AUTH);
+    /* Without the subscription this process could miss a revocation. */
+    struct eu_auth_cache *cache =
+        eu_redis_is_subscribed(req->app->redis) ? eu_tenant_slot(t, EU_SLOT_AUTH) : NULL;
     if (cache) {
         struct entry *e = slot_for(cache, req->auth.token_hash);
         if (strcmp(e->hash, req->auth.token_hash) == 0 && e->expires > time(NULL)) {
@@ -306,6 +400,7 @@ eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done)
     struct lookup *l = eu_arena_calloc(req->arena, sizeof(*l));
     l->req = req;
     l->done = done;
+    l->invalidations = invalidations;
     const char *params[] = {req->auth.token_hash};
     eu_db_pool_stmt(eu_tenant_pool(req->app->registry, t), &eu_auth_sql[AUTH_TOKEN], 1, params,
                     on_token, l);

@@ -43,7 +43,7 @@ struct check {
     struct limit limits[EU_RATELIMIT_MAX];
     int n, next;
     time_t now;
-    const char *key; /* of the counter being incremented; arena */
+    const char *key; /* arena-owned: "who" may be long, and a cut key is another's */
 };
 
 static void run_next(struct check *c);

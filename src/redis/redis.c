@@ -10,9 +10,16 @@
  * deadline: when one passes, the caller gets NULL (its fallback) at once,
  * and the connection is dropped and re-made with backoff, so the commands
  * behind it fail fast instead of each waiting out its own deadline.
+ *
+ * A connection in subscribe mode can send nothing else, so the one pattern
+ * subscription gets a second connection (a "link" like the first, with its
+ * own backoff). A link sends AUTH first when the URL has a password, and
+ * counts as up only once Redis accepted it, so no command can race ahead
+ * of AUTH.
  */
 #include "eunha/redis.h"
 
+#include <ctype.h>
 #include <event2/event.h>
 #include <hiredis/adapters/libevent.h>
 #include <hiredis/async.h>
@@ -24,18 +31,31 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 
+/* One connection and its reconnect state. */
+struct link {
+    struct eu_redis *r;
+    const char *what; /* "commands" or "subscriber", for logs */
+    redisAsyncContext *ac;
+    bool ready; /* connected, authenticated, database selected */
+    int backoff_ms;
+    /* Reconnect backoff while down; while AUTH is unanswered, its deadline. */
+    struct event *retry;
+    void (*on_ready)(struct link *l);
+};
+
 struct eu_redis {
     struct event_base *base;
-    char *host;
-    char *unix_path;
-    int port;
-    int db;
-    redisAsyncContext *ac;
-    bool connected;
+    struct eu_redis_target target;
     bool freeing;
-    int backoff_ms;
     int timeout_ms;
-    struct event *retry;
+    struct link cmd;
+    /* The subscription, once eu_redis_psubscribe() made it. */
+    struct link sub;
+    char *pattern;
+    eu_redis_message_cb on_message;
+    eu_redis_subscribed_cb on_subscribed;
+    void *sub_arg;
+    bool subscribed; /* Redis confirmed the pattern on the live link */
 };
 
 struct pending {
@@ -45,115 +65,282 @@ struct pending {
     struct event *deadline;
 };
 
-static void start_connect(struct eu_redis *r);
+static void start_connect(struct link *l);
 
 static void
-schedule_retry(struct eu_redis *r)
+schedule_retry(struct link *l)
 {
-    if (r->freeing)
+    if (l->r->freeing)
         return;
-    r->backoff_ms = r->backoff_ms ? r->backoff_ms * 2 : 100;
-    if (r->backoff_ms > 5000)
-        r->backoff_ms = 5000;
-    struct timeval tv = {r->backoff_ms / 1000, (r->backoff_ms % 1000) * 1000};
-    event_add(r->retry, &tv);
+    l->backoff_ms = l->backoff_ms ? l->backoff_ms * 2 : 100;
+    if (l->backoff_ms > 5000)
+        l->backoff_ms = 5000;
+    struct timeval tv = {l->backoff_ms / 1000, (l->backoff_ms % 1000) * 1000};
+    event_add(l->retry, &tv);
+}
+
+/* Closes a link's connection from our side once its pending replies are
+ * in (so it may be called from one of its reply callbacks); on_disconnect
+ * then schedules the retry. */
+static void
+drop(struct link *l)
+{
+    if (l->ac && !l->r->freeing)
+        redisAsyncDisconnect(l->ac);
+}
+
+static void
+on_select(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    redisReply *rep = reply;
+    struct link *l = privdata;
+    if (rep && rep->type == REDIS_REPLY_ERROR) {
+        eu_log_warn("redis", "cannot select database %d: %s", l->r->target.db, rep->str);
+        drop(l);
+    }
+}
+
+static void
+become_ready(struct link *l)
+{
+    l->ready = true;
+    l->backoff_ms = 0;
+    event_del(l->retry); /* the AUTH deadline */
+    eu_log_info("redis", "connected (%s)", l->what);
+    if (l->on_ready)
+        l->on_ready(l);
+}
+
+static void
+on_auth(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    redisReply *rep = reply;
+    struct link *l = privdata;
+    if (!rep)
+        return; /* disconnected: on_disconnect retries */
+    if (rep->type == REDIS_REPLY_ERROR) {
+        /* Retried with backoff: the password may be fixed on the server. */
+        eu_log_error("redis", "authentication refused (%s): %s", l->what, rep->str);
+        drop(l);
+        return;
+    }
+    become_ready(l);
 }
 
 static void
 on_connect(const redisAsyncContext *ac, int status)
 {
-    struct eu_redis *r = ac->data;
+    struct link *l = ac->data;
     if (status != REDIS_OK) {
-        eu_log_warn("redis", "cannot connect: %s", ac->errstr);
-        r->ac = NULL; /* hiredis frees the context after this callback */
-        schedule_retry(r);
+        eu_log_warn("redis", "cannot connect (%s): %s", l->what, ac->errstr);
+        l->ac = NULL; /* hiredis frees the context after this callback */
+        schedule_retry(l);
         return;
     }
-    r->connected = true;
-    r->backoff_ms = 0;
-    eu_log_info("redis", "connected");
-    if (r->db) {
-        char db[16];
-        snprintf(db, sizeof(db), "%d", r->db);
-        redisAsyncCommand(r->ac, NULL, NULL, "SELECT %s", db);
+    const struct eu_redis_target *t = &l->r->target;
+    /* hiredis sends in order, so AUTH and SELECT go before anything else. */
+    if (t->password) {
+        /* A peer that accepts but never answers would leave the link half
+         * up for good, as no command deadline covers AUTH. */
+        struct timeval tv = {l->r->timeout_ms / 1000, (l->r->timeout_ms % 1000) * 1000};
+        event_add(l->retry, &tv);
+        const char *argv[] = {"AUTH", t->user ? t->user : t->password, t->password};
+        redisAsyncCommandArgv(l->ac, on_auth, l, t->user ? 3 : 2, argv, NULL);
     }
+    /* A subscriber needs no database: channels are server-wide. */
+    if (t->db && l == &l->r->cmd) {
+        char db[16];
+        snprintf(db, sizeof(db), "%d", t->db);
+        const char *argv[] = {"SELECT", db};
+        redisAsyncCommandArgv(l->ac, on_select, l, 2, argv, NULL);
+    }
+    if (!t->password)
+        become_ready(l);
 }
 
 static void
 on_disconnect(const redisAsyncContext *ac, int status)
 {
-    struct eu_redis *r = ac->data;
-    r->connected = false;
-    r->ac = NULL;
+    struct link *l = ac->data;
+    struct eu_redis *r = l->r;
+    l->ready = false;
+    l->ac = NULL;
+    if (l == &r->sub)
+        r->subscribed = false;
     if (r->freeing)
         return;
-    eu_log_warn("redis", "disconnected: %s", status == REDIS_OK ? "closed" : ac->errstr);
-    schedule_retry(r);
+    eu_log_warn("redis", "disconnected (%s): %s", l->what,
+                status == REDIS_OK ? "closed" : ac->errstr);
+    schedule_retry(l);
 }
 
 static void
 on_retry(evutil_socket_t fd, short what, void *arg)
 {
-    start_connect(arg);
+    struct link *l = arg;
+    if (l->ac) {
+        eu_log_warn("redis", "no answer to AUTH within %d ms (%s): reconnecting", l->r->timeout_ms,
+                    l->what);
+        redisAsyncContext *ac = l->ac;
+        l->ac = NULL;
+        redisAsyncFree(ac); /* on_disconnect schedules the retry */
+        if (!evtimer_pending(l->retry, NULL))
+            schedule_retry(l);
+        return;
+    }
+    start_connect(l);
 }
 
 static void
-start_connect(struct eu_redis *r)
+start_connect(struct link *l)
 {
+    const struct eu_redis_target *t = &l->r->target;
     redisAsyncContext *ac =
-        r->unix_path ? redisAsyncConnectUnix(r->unix_path) : redisAsyncConnect(r->host, r->port);
+        t->unix_path ? redisAsyncConnectUnix(t->unix_path) : redisAsyncConnect(t->host, t->port);
     if (!ac || ac->err) {
-        eu_log_warn("redis", "cannot connect: %s", ac ? ac->errstr : "out of memory");
+        eu_log_warn("redis", "cannot connect (%s): %s", l->what, ac ? ac->errstr : "out of memory");
         if (ac)
             redisAsyncFree(ac);
-        schedule_retry(r);
+        schedule_retry(l);
         return;
     }
-    ac->data = r;
-    redisLibeventAttach(ac, r->base);
+    ac->data = l;
+    redisLibeventAttach(ac, l->r->base);
     redisAsyncSetConnectCallback(ac, on_connect);
     redisAsyncSetDisconnectCallback(ac, on_disconnect);
-    r->ac = ac;
+    l->ac = ac;
+}
+
+static void
+link_init(struct eu_redis *r, struct link *l, const char *what, void (*on_ready)(struct link *))
+{
+    l->r = r;
+    l->what = what;
+    l->on_ready = on_ready;
+    l->retry = evtimer_new(r->base, on_retry, l);
+}
+
+static void
+link_release(struct link *l)
+{
+    if (l->ac)
+        redisAsyncFree(l->ac); /* runs pending callbacks with NULL */
+    if (l->retry)
+        event_free(l->retry);
+}
+
+/* ------------------------------------------------------------ URLs */
+
+/* Decodes %XX escapes of n bytes at s; NULL for a bad escape. Caller frees. */
+static char *
+percent_decode(const char *s, size_t n)
+{
+    char *out = eu_xmalloc(n + 1), *o = out;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '%') {
+            *o++ = s[i];
+            continue;
+        }
+        if (i + 2 >= n || !isxdigit((unsigned char)s[i + 1]) ||
+            !isxdigit((unsigned char)s[i + 2])) {
+            free(out);
+            return NULL;
+        }
+        char hex[3] = {s[i + 1], s[i + 2], 0};
+        *o++ = (char)strtol(hex, NULL, 16);
+        i += 2;
+    }
+    *o = '\0';
+    return out;
+}
+
+void
+eu_redis_target_release(struct eu_redis_target *t)
+{
+    free(t->host);
+    free(t->unix_path);
+    free(t->user);
+    if (t->password) {
+        /* Not left behind in freed memory. */
+        memset(t->password, 0, strlen(t->password));
+        free(t->password);
+    }
+    memset(t, 0, sizeof(*t));
 }
 
 static int
-parse_url(struct eu_redis *r, const char *url, char *err, size_t errlen)
+parse_fail(struct eu_redis_target *t, const char *url, const char *why, char *err, size_t errlen)
 {
+    char *shown = eu_log_redact_url(url);
+    snprintf(err, errlen, "redis url '%s' %s", shown, why);
+    free(shown);
+    eu_redis_target_release(t);
+    return -1;
+}
+
+int
+eu_redis_url_parse(const char *url, struct eu_redis_target *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof(*t));
     if (strncmp(url, "unix://", 7) == 0) {
-        r->unix_path = eu_xstrdup(url + 7);
+        if (!url[7])
+            return parse_fail(t, url, "has no socket path", err, errlen);
+        t->unix_path = eu_xstrdup(url + 7);
         return 0;
     }
-    if (strncmp(url, "redis://", 8) != 0) {
-        snprintf(err, errlen, "redis url '%s' must start with redis:// or unix://", url);
-        return -1;
-    }
+    if (strncmp(url, "redis://", 8) != 0)
+        return parse_fail(t, url, "must start with redis:// or unix://", err, errlen);
     const char *p = url + 8;
-    const char *at = strchr(p, '@');
-    if (at)
-        p = at + 1; /* no AUTH support yet: loopback servers */
-    const char *slash = strchr(p, '/');
-    size_t hostport_len = slash ? (size_t)(slash - p) : strlen(p);
-    char hostport[256];
-    if (hostport_len == 0 || hostport_len >= sizeof(hostport)) {
-        snprintf(err, errlen, "redis url '%s' has no host", url);
-        return -1;
-    }
-    memcpy(hostport, p, hostport_len);
-    hostport[hostport_len] = '\0';
-    char *colon = strrchr(hostport, ':');
-    r->port = 6379;
-    if (colon) {
-        *colon = '\0';
-        r->port = atoi(colon + 1);
-        if (r->port <= 0 || r->port > 65535) {
-            snprintf(err, errlen, "redis url '%s' has a bad port", url);
+    size_t authority = strcspn(p, "/?#");
+    /* The last '@' ends the userinfo: a password may hold one unescaped. */
+    const char *at = NULL;
+    for (size_t i = 0; i < authority; i++)
+        if (p[i] == '@')
+            at = p + i;
+    if (at) {
+        const char *colon = memchr(p, ':', (size_t)(at - p));
+        if (!colon) {
+            /* Not echoed: what stands there may well be a password. */
+            snprintf(err, errlen,
+                     "redis url has a user but no password (write ':password@' or "
+                     "'user:password@')");
+            eu_redis_target_release(t);
             return -1;
         }
+        if (colon > p && !(t->user = percent_decode(p, (size_t)(colon - p))))
+            return parse_fail(t, url, "has a bad %-escape in its user", err, errlen);
+        t->password = percent_decode(colon + 1, (size_t)(at - colon - 1));
+        if (!t->password)
+            return parse_fail(t, url, "has a bad %-escape in its password", err, errlen);
+        if (!t->password[0])
+            return parse_fail(t, url, "has an empty password", err, errlen);
+        authority -= (size_t)(at + 1 - p);
+        p = at + 1;
     }
-    r->host = eu_xstrdup(hostport);
-    r->db = slash && slash[1] ? atoi(slash + 1) : 0;
+    char hostport[256];
+    if (authority == 0 || authority >= sizeof(hostport))
+        return parse_fail(t, url, "has no host", err, errlen);
+    memcpy(hostport, p, authority);
+    hostport[authority] = '\0';
+    char *colon = strrchr(hostport, ':');
+    t->port = 6379;
+    if (colon) {
+        *colon = '\0';
+        char *end;
+        long port = strtol(colon + 1, &end, 10);
+        if (*end || port <= 0 || port > 65535)
+            return parse_fail(t, url, "has a bad port", err, errlen);
+        t->port = (int)port;
+    }
+    if (!hostport[0])
+        return parse_fail(t, url, "has no host", err, errlen);
+    t->host = eu_xstrdup(hostport);
+    const char *slash = p + authority;
+    t->db = *slash == '/' && slash[1] ? atoi(slash + 1) : 0;
     return 0;
 }
+
+/* -------------------------------------------------------- lifetime */
 
 struct eu_redis *
 eu_redis_new(struct event_base *base, const char *url, int timeout_ms, char *err, size_t errlen)
@@ -161,14 +348,12 @@ eu_redis_new(struct event_base *base, const char *url, int timeout_ms, char *err
     struct eu_redis *r = eu_xcalloc(1, sizeof(*r));
     r->base = base;
     r->timeout_ms = timeout_ms > 0 ? timeout_ms : 1000;
-    if (parse_url(r, url, err, errlen) < 0) {
-        free(r->host);
-        free(r->unix_path);
+    if (eu_redis_url_parse(url, &r->target, err, errlen) < 0) {
         free(r);
         return NULL;
     }
-    r->retry = evtimer_new(base, on_retry, r);
-    start_connect(r);
+    link_init(r, &r->cmd, "commands", NULL);
+    start_connect(&r->cmd);
     return r;
 }
 
@@ -178,19 +363,20 @@ eu_redis_free(struct eu_redis *r)
     if (!r)
         return;
     r->freeing = true;
-    if (r->ac)
-        redisAsyncFree(r->ac); /* runs pending callbacks with NULL */
-    event_free(r->retry);
-    free(r->host);
-    free(r->unix_path);
+    link_release(&r->cmd);
+    link_release(&r->sub);
+    eu_redis_target_release(&r->target);
+    free(r->pattern);
     free(r);
 }
 
 bool
 eu_redis_is_connected(const struct eu_redis *r)
 {
-    return r && r->connected;
+    return r && r->cmd.ready;
 }
+
+/* -------------------------------------------------------- commands */
 
 static void
 on_reply(redisAsyncContext *ac, void *reply, void *privdata)
@@ -214,15 +400,15 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
     p->cb = NULL;
     if (cb)
         cb(NULL, p->arg);
-    if (r->ac && !r->freeing) {
+    if (r->cmd.ac && !r->freeing) {
         eu_log_warn("redis", "no reply within %d ms: dropping the connection", r->timeout_ms);
-        redisAsyncContext *ac = r->ac;
+        redisAsyncContext *ac = r->cmd.ac;
         /* Callers run during the free; their new commands must fail fast. */
-        r->ac = NULL;
-        r->connected = false;
+        r->cmd.ac = NULL;
+        r->cmd.ready = false;
         redisAsyncFree(ac);
-        if (!evtimer_pending(r->retry, NULL))
-            schedule_retry(r);
+        if (!evtimer_pending(r->cmd.retry, NULL))
+            schedule_retry(&r->cmd);
     }
 }
 
@@ -243,13 +429,13 @@ int
 eu_redis_command(struct eu_redis *r, eu_redis_reply_cb cb, void *arg, int argc, const char **argv,
                  const size_t *argvlen)
 {
-    if (r && r->connected && r->ac) {
+    if (r && r->cmd.ready && r->cmd.ac) {
         struct pending *p = eu_xmalloc(sizeof(*p));
         p->r = r;
         p->cb = cb;
         p->arg = arg;
         p->deadline = evtimer_new(r->base, on_deadline, p);
-        if (redisAsyncCommandArgv(r->ac, on_reply, p, argc, argv, argvlen) == REDIS_OK) {
+        if (redisAsyncCommandArgv(r->cmd.ac, on_reply, p, argc, argv, argvlen) == REDIS_OK) {
             struct timeval tv = {r->timeout_ms / 1000, (r->timeout_ms % 1000) * 1000};
             event_add(p->deadline, &tv);
             return 0;
@@ -264,4 +450,61 @@ eu_redis_command(struct eu_redis *r, eu_redis_reply_cb cb, void *arg, int argc, 
         event_base_once(r->base, -1, EV_TIMEOUT, on_deferred, d, NULL);
     }
     return -1;
+}
+
+/* ---------------------------------------------------- subscription */
+
+/* hiredis calls this for the subscription's confirmation, for every
+ * message, and with NULL when the connection goes. */
+static void
+on_pmessage(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    struct eu_redis *r = privdata;
+    redisReply *rep = reply;
+    if (!rep) {
+        r->subscribed = false;
+        return;
+    }
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
+        rep->element[0]->type != REDIS_REPLY_STRING)
+        return;
+    const char *kind = rep->element[0]->str;
+    if (strcmp(kind, "psubscribe") == 0) {
+        r->subscribed = true;
+        if (r->on_subscribed)
+            r->on_subscribed(r->sub_arg);
+    } else if (strcmp(kind, "pmessage") == 0 && rep->elements == 4 &&
+               rep->element[2]->type == REDIS_REPLY_STRING &&
+               rep->element[3]->type == REDIS_REPLY_STRING) {
+        r->on_message(rep->element[2]->str, rep->element[3]->str, rep->element[3]->len, r->sub_arg);
+    }
+}
+
+static void
+on_sub_ready(struct link *l)
+{
+    struct eu_redis *r = l->r;
+    const char *argv[] = {"PSUBSCRIBE", r->pattern};
+    redisAsyncCommandArgv(l->ac, on_pmessage, r, 2, argv, NULL);
+}
+
+int
+eu_redis_psubscribe(struct eu_redis *r, const char *pattern, eu_redis_message_cb on_message,
+                    eu_redis_subscribed_cb on_subscribed, void *arg)
+{
+    if (r->pattern)
+        return -1;
+    r->pattern = eu_xstrdup(pattern);
+    r->on_message = on_message;
+    r->on_subscribed = on_subscribed;
+    r->sub_arg = arg;
+    link_init(r, &r->sub, "subscriber", on_sub_ready);
+    start_connect(&r->sub);
+    return 0;
+}
+
+bool
+eu_redis_is_subscribed(const struct eu_redis *r)
+{
+    return r && r->subscribed;
 }

@@ -436,8 +436,14 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
     t->state = row->state;
     t->limits = row->limits;
     t->marked = false;
-    snprintf(t->key_prefix, sizeof(t->key_prefix), "%s:{t%lld}:", reg->cfg->redis_prefix,
-             (long long)t->id);
+    /* Config refuses a prefix that would not fit, so a cut key here is a
+     * programmer error, and a shared namespace the cost of ignoring it. */
+    int n = snprintf(t->key_prefix, sizeof(t->key_prefix), "%s:{t%lld}:", reg->cfg->redis_prefix,
+                     (long long)t->id);
+    if (n < 0 || (size_t)n >= sizeof(t->key_prefix)) {
+        eu_log_error("tenant", "redis prefix '%s' does not fit a key", reg->cfg->redis_prefix);
+        abort();
+    }
     if (t->pool && db_changed) {
         tenant_pool_close(t);
     } else if (t->pool) {

@@ -1323,7 +1323,7 @@ eu_it_user_token(struct eu_it_server *s, const char *domain, const char *usernam
     PGresult *r = PQexecParams(
         pg,
         "WITH app AS (INSERT INTO oauth_applications (tenant_id, name, redirect_uri, scopes,"
-        "  client_id, client_secret) VALUES ($4, 'it', 'urn:ietf:wg:oauth:2.0:oob', $2,"
+        "  client_id, client_secret_hash) VALUES ($4, 'it', 'urn:ietf:wg:oauth:2.0:oob', $2,"
         "  'it-' || eunha_next_id(), 'secret') RETURNING id)"
         " INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash, scopes)"
         " SELECT $4, app.id, u.id, $1, $2 FROM app, users u JOIN accounts a"

@@ -397,8 +397,9 @@ START_TEST(test_authorization_code_pkce)
     free(code);
     code = query_value(eu_it_resp_header(&r, "Location"), "code");
     snprintf(body, sizeof(body),
-             "grant_type=authorization_code&code=%s&client_id=%s&code_verifier=%s", code,
-             a.client_id, "wrong-verifier-wrong-verifier-wrong-verifier-wrong");
+             "grant_type=authorization_code&code=%s&client_id=%s&code_verifier=%s"
+             "&redirect_uri=https%%3A%%2F%%2Fclient.example%%2Fcb%%3Fx%%3D1",
+             code, a.client_id, "wrong-verifier-wrong-verifier-wrong-verifier-wrong");
     form(s, &r, "POST", "/oauth/token", NULL, body);
     EU_IT_EXPECT_STATUS(&r, 400);
     EU_IT_EXPECT_JSTR(&r, "error", "invalid_grant");
