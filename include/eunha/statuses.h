@@ -23,14 +23,24 @@ struct json_t;
  */
 #define EU_STATUS_VISIBLE_SQL(s, v)                                                                \
     "(" s ".deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM accounts vsa WHERE vsa.tenant_id = "  \
-          "$1 AND vsa.id = " s ".account_id AND vsa.suspended_at IS NOT NULL) AND (" s             \
-    ".account_id = " v                                                                             \
+          "$1 AND vsa.id = " s ".account_id AND vsa.suspended_at IS NOT NULL) AND "                \
+    EU_STATUS_AUDIENCE_SQL(s, v) ")"
+
+/* The same, where the author's accounts row is already joined as a: one
+ * index probe a status fewer on every page. */
+#define EU_STATUS_VISIBLE_BY_SQL(s, a, v)                                                          \
+    "(" s ".deleted_at IS NULL AND " a ".suspended_at IS NULL AND " EU_STATUS_AUDIENCE_SQL(s, v) ")"
+
+/* The part of the rule that depends on the viewer: author, blocks,
+ * visibility, follows and mentions. */
+#define EU_STATUS_AUDIENCE_SQL(s, v)                                                               \
+    "(" s ".account_id = " v                                                                       \
     " OR (NOT EXISTS (SELECT 1 FROM blocks vsb WHERE vsb.tenant_id = $1 AND vsb.account_id = " s   \
     ".account_id AND vsb.target_account_id = " v ") AND (" s ".visibility <= 1 OR (" s             \
     ".visibility = 2 AND EXISTS (SELECT 1 FROM follows vsf WHERE vsf.tenant_id = $1 AND "          \
     "vsf.account_id = " v " AND vsf.target_account_id = " s                                        \
     ".account_id)) OR EXISTS (SELECT 1 FROM mentions vsm"                                          \
-    " WHERE vsm.tenant_id = $1 AND vsm.status_id = " s ".id AND vsm.account_id = " v ")))))"
+    " WHERE vsm.tenant_id = $1 AND vsm.status_id = " s ".id AND vsm.account_id = " v "))))"
 
 /* array: a new reference the callback owns (json_decref it or pass it on to
  * eu_req_reply_json, which steals it). */

@@ -105,7 +105,7 @@ const struct eu_sql eu_status_render_sql[] = {
         "  AND p.account_id = $3::bigint AND p.status_id IN (SELECT id FROM want)),"
         " cmute AS (SELECT cm.conversation_id FROM conversation_mutes cm WHERE cm.tenant_id = $1"
         "  AND cm.account_id = $3::bigint)"
-        " SELECT s.id, " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") ", s.reblog_of_id,"
+        " SELECT s.id, " EU_STATUS_VISIBLE_BY_SQL("s", "a", "$3::bigint") ", s.reblog_of_id,"
         " s.xmin::text, a.xmin::text, s.account_id, s.visibility, k.sc, k.ac,"
         " s.id IN (SELECT status_id FROM fav), s.id IN (SELECT reblog_of_id FROM reb),"
         " coalesce(s.conversation_id, s.id) IN (SELECT conversation_id FROM cmute),"
