@@ -47,6 +47,11 @@
 #   BENCH_BUILD, BENCH_SKIP_BUILD   as for the other benchmarks (scripts/lib/bench.sh)
 set -euo pipefail
 
+# The whole script is one block, so bash reads it all before running any of
+# it: a run lasts twenty minutes, and bash reads a plain script as it goes,
+# so editing the file meanwhile would run a mix of old and new lines.
+{
+
 SOAK_SECONDS=${EUNHA_SOAK_SECONDS:-1200}
 RATE=${EUNHA_SOAK_RATE:-300}
 SAMPLE=${EUNHA_SOAK_SAMPLE_SECONDS:-10}
@@ -194,12 +199,29 @@ bench_seed_statuses "$TOKENS" $((TENANTS * STATUSES)) "$RESULTS"
 eu_log "seeded in $((SECONDS - T))s"
 read -r _ SEEDED_PRIV < <(bench_mem_kib "$EUNHA_PID")
 
+# mem_dirty_kib PID : Private_Dirty in KiB. Private_Clean is mostly library
+# text, and a library page counts as private only while no other process maps
+# it: on a shared machine it moves by a MiB as other programs start and stop,
+# with eunha doing nothing. Private_Dirty (heap, stacks, written data) is
+# what a leak grows.
+mem_dirty_kib() {
+  awk '$1 == "Private_Dirty:" { print $2; exit }' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0
+}
+
+# render_cache_entries : the gauge from /metrics; the render cache filling up
+# to its bound is the warm-up this run has to wait out.
+render_cache_entries() {
+  curl -sS --max-time 5 -H "Authorization: Bearer $BENCH_ADMIN_TOKEN" \
+    "http://127.0.0.1:$BENCH_ADMIN_PORT/metrics" 2>/dev/null |
+    awk '$1 == "eunha_render_cache_entries" { print $2; found = 1 } END { if (!found) print "" }'
+}
+
 # sample_loop T0 : appends one CSV row every SAMPLE seconds, timed against
 # T0 rather than by sleeping SAMPLE after each read, so rows stay on the grid
 # however long a read takes on a busy machine. The phase column says whether
 # the load generator was still running (it writes $RESULTS/load.done last).
 sample_loop() {
-  local t0=$1 k=0 now target rss priv fds threads ticks phase
+  local t0=$1 k=0 now target rss priv dirty rc fds threads ticks phase
   local -a fd
   while :; do
     target=$((t0 + k * SAMPLE * 1000000))
@@ -209,6 +231,8 @@ sample_loop() {
     fi
     [ -r "/proc/$EUNHA_PID/smaps_rollup" ] || break
     read -r rss priv < <(bench_mem_kib "$EUNHA_PID")
+    dirty=$(mem_dirty_kib "$EUNHA_PID")
+    rc=$(render_cache_entries)
     fd=("/proc/$EUNHA_PID/fd/"*)
     fds=${#fd[@]}
     threads=$(bench_threads "$EUNHA_PID")
@@ -221,13 +245,15 @@ sample_loop() {
     if [ $((k * SAMPLE)) -ge "$WARMUP" ] && [ ! -e "$RESULTS/smaps-baseline" ]; then
       cat "/proc/$EUNHA_PID/smaps" >"$RESULTS/smaps-baseline" 2>/dev/null || true
     fi
-    printf '%d,%s,%s,%s,%s,%s,%s,%s\n' $((k * SAMPLE)) "$(date -u +%H:%M:%S)" "$rss" "$priv" \
-      "$fds" "$threads" "$ticks" "$phase" >>"$CSV"
+    printf '%d,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' $((k * SAMPLE)) "$(date -u +%H:%M:%S)" "$rss" "$priv" \
+      "$fds" "$threads" "$ticks" "$phase" "$dirty" "$rc" >>"$CSV"
     k=$((k + 1))
   done
 }
 
-echo "t_s,utc,rss_kib,private_kib,fds,threads,cpu_ticks,phase" >"$CSV"
+# New columns go at the end, so a reader of older files finds the first
+# eight where they were.
+echo "t_s,utc,rss_kib,private_kib,fds,threads,cpu_ticks,phase,private_dirty_kib,render_cache_entries" >"$CSV"
 rm -f "$RESULTS/load.done"
 LOAD_START_UTC=$(date -u +%H:%M)
 T0=${EPOCHREALTIME/./}
@@ -251,28 +277,35 @@ REDIS_MEM=$(redis-cli -p "$REDIS_PORT" info memory 2>/dev/null | sed -n 's/^used
 bench_eunha_stop
 
 # ---- analysis ----------------------------------------------------------------
-# Baseline: the first load sample at or after the warm-up; end: the last load
-# sample. The slope is a least-squares fit over every load sample between.
-read -r B_T B_PRIV B_RSS E_T E_PRIV E_RSS SLOPE MAXP MINP MAXFD MINFD FD_B FD_E < <(awk -F, -v w="$WARMUP" '
-  NR == 1 || $8 != "load" { next }
-  { if (!fd_min_set || $5 < fdmin) { fdmin = $5; fd_min_set = 1 } if ($5 > fdmax) fdmax = $5 }
-  $1 >= w {
-    if (!have) { bt = $1; bp = $4; br = $3; bfd = $5; have = 1; minp = $4 }
-    et = $1; ep = $4; er = $3; efd = $5
-    if ($4 > maxp) maxp = $4
-    if ($4 < minp) minp = $4
-    n++; sx += $1; sy += $4; sxx += $1 * $1; sxy += $1 * $4
-  }
-  END {
-    d = n * sxx - sx * sx
-    slope = (n > 1 && d != 0) ? (n * sxy - sx * sy) / d * 60 : 0
-    printf "%d %d %d %d %d %d %.1f %d %d %d %d %d %d\n", bt, bp, br, et, ep, er, slope, maxp, minp, fdmax, fdmin, bfd, efd
-  }' "$CSV")
+# series COL : over the load samples from the warm-up on, "T0 V0 T1 V1 SLOPE
+# MIN MAX": the first (baseline) and last (end) sample of column COL, the
+# least-squares slope in KiB a minute, and the range.
+series() {
+  awk -F, -v w="$WARMUP" -v c="$1" '
+    NR == 1 || $8 != "load" || $1 < w { next }
+    { if (!n) { bt = $1; bv = $c; mn = $c; mx = $c }
+      et = $1; ev = $c
+      if ($c > mx) mx = $c
+      if ($c < mn) mn = $c
+      n++; sx += $1; sy += $c; sxx += $1 * $1; sxy += $1 * $c }
+    END {
+      d = n * sxx - sx * sx
+      printf "%d %d %d %d %.1f %d %d\n", bt, bv, et, ev, (n > 1 && d != 0) ? (n * sxy - sx * sy) / d * 60 : 0, mn, mx
+    }' "$CSV"
+}
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", b ? 100 * (a - b) / b : 0 }'; }
+read -r B_T B_PRIV E_T E_PRIV SLOPE MINP MAXP < <(series 4)
+read -r _ B_RSS _ E_RSS _ _ _ < <(series 3)
+read -r _ B_DIRTY _ E_DIRTY DSLOPE MIND MAXD < <(series 9)
+read -r _ FD_B _ FD_E _ MINFD MAXFD < <(series 5)
 GROWTH=$((E_PRIV - B_PRIV))
+GROWTH_PCT=$(pct "$E_PRIV" "$B_PRIV")
 RSS_GROWTH=$((E_RSS - B_RSS))
-read -r GROWTH_PCT RSS_GROWTH_PCT < <(awk -v g="$GROWTH" -v b="$B_PRIV" -v rg="$RSS_GROWTH" -v rb="$B_RSS" \
-  'BEGIN { printf "%.2f %.2f\n", b ? 100 * g / b : 0, rb ? 100 * rg / rb : 0 }')
+RSS_GROWTH_PCT=$(pct "$E_RSS" "$B_RSS")
+DGROWTH=$((E_DIRTY - B_DIRTY))
+DGROWTH_PCT=$(pct "$E_DIRTY" "$B_DIRTY")
 read -r LAST_PRIV < <(awk -F, 'NR > 1 { p = $4 } END { print p }' "$CSV")
+RC_END=$(awk -F, 'NR > 1 && $8 == "load" { v = $10 } END { print v }' "$CSV")
 if awk -v p="$GROWTH_PCT" -v t="$TOLERANCE" 'BEGIN { exit !(p <= t) }'; then
   VERDICT="flat: private memory moved $GROWTH KiB ($GROWTH_PCT%) from ${B_T}s to ${E_T}s, within the ${TOLERANCE}% tolerance"
 else
@@ -288,8 +321,8 @@ minute_rows() {
       for (i = 1; i <= n; i++) {
         split(row[i], f, ","); split(i > 1 ? row[i - 1] : "", p, ",")
         if (f[1] % 60 < s || f[1] == bt || f[1] == et || i == n || (f[8] == "cooldown" && p[8] == "load"))
-          printf "| %d:%02d | %s | %s | %.2f MiB | %.2f MiB | %+d KiB | %d | %d |\n", int(f[1] / 60), f[1] % 60,
-            f[2], f[8], f[3] / 1024, f[4] / 1024, f[4] - b, f[5], f[6]
+          printf "| %d:%02d | %s | %s | %.2f MiB | %.2f MiB | %+d KiB | %.2f MiB | %d | %d | %s |\n", int(f[1] / 60),
+            f[1] % 60, f[2], f[8], f[3] / 1024, f[4] / 1024, f[4] - b, f[9] / 1024, f[5], f[6], f[10]
       }
     }' "$CSV"
 }
@@ -314,12 +347,12 @@ CPU_PCT=$(awk -F, -v tck="$TCK" 'NR == 1 || $8 != "load" { next }
   echo "- The machine has $(nproc) cores and was shared with other engineers compiling and running tests during the run, so latency (and CPU) figures are noisy; memory is the point of this run."
   echo "- Raw output: benchmark-results/$(basename "$RESULTS")/ (samples.csv has every sample)"
   echo
-  echo "**Verdict:** $VERDICT. Least-squares slope after warm-up: $SLOPE KiB/min. Private memory after warm-up ranged $(bench_mib "$MINP") to $(bench_mib "$MAXP"); RSS moved $RSS_GROWTH KiB ($RSS_GROWTH_PCT%). Open descriptors ranged $MINFD to $MAXFD under load ($FD_B at ${B_T} s, $FD_E at the end)."
+  echo "**Verdict:** $VERDICT. Least-squares slope after warm-up: $SLOPE KiB/min. Private memory after warm-up ranged $(bench_mib "$MINP") to $(bench_mib "$MAXP"). Private_Dirty (heap and other written pages; Private_Clean is library pages, which count as private only while no other process maps them) moved $DGROWTH KiB ($DGROWTH_PCT%), slope $DSLOPE KiB/min, range $(bench_mib "$MIND") to $(bench_mib "$MAXD"). RSS moved $RSS_GROWTH KiB ($RSS_GROWTH_PCT%). Open descriptors after warm-up ranged $MINFD to $MAXFD ($FD_B at ${B_T} s, $FD_E at the end). Render cache: ${RC_END:-?} entries at the end of the load."
   echo
   echo "eunha private memory: $(bench_mib "$START_PRIV") started with no tenants, $(bench_mib "$SEEDED_PRIV") after seeding, $(bench_mib "$B_PRIV") at the warm-up baseline, $(bench_mib "$E_PRIV") at the end of the load, $(bench_mib "$LAST_PRIV") after ${COOLDOWN} s idle."
   echo
-  echo "| Time | UTC | Phase | RSS | Private | Private vs baseline | FDs | Threads |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| Time | UTC | Phase | RSS | Private | Private vs baseline | Private dirty | FDs | Threads | Render cache |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   minute_rows
   echo
   echo "Load generator: $(jq -r .requests "$J") requests, $(bench_fmt_num "$(jq -r .requests_per_second "$J")" 1) req/s achieved of $RATE offered; p50 $(ms2 .latency_ms.p50) ms, p95 $(ms2 .latency_ms.p95) ms, p99 $(ms2 .latency_ms.p99) ms, max $(ms2 .latency_ms.max) ms; $(jq -r .errors "$J") errors ($ERRS_BY); unsent $(jq -r .unsent "$J"). eunha CPU $CPU_PCT% of one core on average; loadgen CPU $(jq -r '.loadgen.cpu_percent * 10 | round / 10' "$J")%."
@@ -333,3 +366,5 @@ if [ "$NO_README" != 1 ]; then
   cat "$RESULTS/table.md" >>"$ROOT/benchmark-results/README.md"
   eu_log "appended to benchmark-results/README.md"
 fi
+exit
+}
