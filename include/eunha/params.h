@@ -44,5 +44,9 @@ struct json_t *eu_param_object(struct json_t *params, const char *key);
 /* Parses an urlencoded string into obj with the bracket rules ('+' is a
  * space). Exposed for tests. Returns 0, or -1 on a malformed key. */
 int eu_params_parse_urlencoded(struct json_t *obj, const char *s, size_t len);
+/* Parses a multipart/form-data body into obj, the boundary taken from ctype
+ * (the Content-Type value), with the same bracket rules. Exposed for tests
+ * and fuzzing. Returns 0, or -1 on a malformed body. */
+int eu_params_parse_multipart(struct json_t *obj, const char *ctype, const char *body, size_t len);
 
 #endif

@@ -143,8 +143,8 @@ header_param(const char *hdrs, size_t len, const char *name)
     return q ? eu_xstrndup(p, (size_t)(q - p)) : NULL;
 }
 
-static int
-parse_multipart(json_t *obj, const char *ctype, const char *body, size_t len)
+int
+eu_params_parse_multipart(json_t *obj, const char *ctype, const char *body, size_t len)
 {
     const char *b = strcasestr(ctype, "boundary=");
     if (!b)
@@ -248,7 +248,7 @@ eu_req_params(struct eu_req *req, struct eu_error *err)
             }
             json_object_update(obj, j);
         } else if (strncasecmp(ctype, "multipart/form-data", 19) == 0) {
-            if (parse_multipart(obj, ctype, body, len) < 0) {
+            if (eu_params_parse_multipart(obj, ctype, body, len) < 0) {
                 json_decref(obj);
                 eu_error_set(err, 400, "Malformed multipart body");
                 return NULL;
