@@ -74,14 +74,21 @@ set_nested(json_t *obj, const char *key, json_t *value)
             break;
         }
         json_t *child = json_object_get(cur, parts[i]);
+        bool made = false;
         if (next_is_append) {
             if (!json_is_array(child)) {
                 child = json_array();
-                json_object_set_new(cur, parts[i], child);
+                made = true;
             }
         } else if (!json_is_object(child)) {
             child = json_object();
-            json_object_set_new(cur, parts[i], child);
+            made = true;
+        }
+        /* jansson refuses a key that is not UTF-8 and frees child then:
+         * the parameter is dropped, as a bad value's would be. */
+        if (made && json_object_set_new(cur, parts[i], child) < 0) {
+            rc = -1;
+            break;
         }
         cur = child;
     }
