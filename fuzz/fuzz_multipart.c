@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/error.h"
 #include "eunha/params.h"
 
 int
@@ -27,7 +28,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     body[len] = '\0';
 
     json_t *obj = json_object();
-    if (eu_params_parse_multipart(obj, ctype, body, len) == 0) {
+    size_t nvalues = 0;
+    struct eu_error err;
+    if (eu_params_parse_multipart(obj, ctype, body, len, &nvalues, &err) == 0) {
         const char *k;
         json_t *v;
         void *tmp;

@@ -7,6 +7,7 @@
 #   EUNHA_TEST_PG_URL       postgresql://postgres@127.0.0.1:PORT/postgres (superuser, trust)
 #   EUNHA_TEST_REDIS_URL    redis://127.0.0.1:PORT/0
 #   EUNHA_TEST_PG_STOP / EUNHA_TEST_PG_START        shell commands (for system())
+#   EUNHA_TEST_PG_KILL                               SIGKILLs PostgreSQL (a crash)
 #   EUNHA_TEST_REDIS_STOP / EUNHA_TEST_REDIS_START  that stop/start the same servers,
 #   EUNHA_TEST_REDIS_PAUSE / EUNHA_TEST_REDIS_RESUME freeze/thaw Redis (a hung peer),
 #                                                    same ports, same data
@@ -86,6 +87,7 @@ mkctl() { # NAME FUNCTION ARGS...
   chmod 755 "$TMP/$name"
 }
 mkctl pg-stop eu_pg_stop "$TMP/pg"
+mkctl pg-kill eu_pg_kill "$TMP/pg"
 mkctl pg-start eu_pg_start "$TMP/pg" "$PG_PORT" --no-fsync
 mkctl redis-stop eu_redis_stop "$TMP/redis"
 mkctl redis-start eu_redis_start "$TMP/redis" "$REDIS_PORT"
@@ -96,11 +98,12 @@ export EUNHA_TEST_PG_URL="postgresql://postgres@127.0.0.1:$PG_PORT/postgres"
 export EUNHA_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 EUNHA_TEST_PG_STOP=$(eu_sq "$TMP/pg-stop")
 EUNHA_TEST_PG_START=$(eu_sq "$TMP/pg-start")
+EUNHA_TEST_PG_KILL=$(eu_sq "$TMP/pg-kill")
 EUNHA_TEST_REDIS_STOP=$(eu_sq "$TMP/redis-stop")
 EUNHA_TEST_REDIS_START=$(eu_sq "$TMP/redis-start")
 EUNHA_TEST_REDIS_PAUSE=$(eu_sq "$TMP/redis-pause")
 EUNHA_TEST_REDIS_RESUME=$(eu_sq "$TMP/redis-resume")
-export EUNHA_TEST_PG_STOP EUNHA_TEST_PG_START EUNHA_TEST_REDIS_STOP EUNHA_TEST_REDIS_START
+export EUNHA_TEST_PG_STOP EUNHA_TEST_PG_START EUNHA_TEST_PG_KILL EUNHA_TEST_REDIS_STOP EUNHA_TEST_REDIS_START
 export EUNHA_TEST_REDIS_PAUSE EUNHA_TEST_REDIS_RESUME
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -50,12 +50,21 @@ struct eu_config {
     int scheduled_min_lead_s;  /* 300: how far ahead scheduled_at must be (Mastodon's 5 min) */
     int poll_min_expires_s;    /* 300: shortest poll[expires_in] accepted */
     /* [limits] */
-    size_t max_body_bytes;   /* 8 MiB */
+    size_t max_body_bytes;   /* 1 MiB: any route's body, unless the route takes uploads */
+    size_t max_upload_bytes; /* 5 MiB: a body of a route flagged EU_ROUTE_UPLOAD */
     size_t max_header_bytes; /* 16 KiB */
-    int request_timeout_s;   /* 30 */
-    int json_max_depth;      /* 32 */
+    int request_timeout_s;  /* 30: a connection idle (or stalled mid-read/write) this long closes */
+    int header_timeout_s;   /* 10: from accept (or a request's first byte) to the end of headers */
+    int request_deadline_s; /* 30: from the end of headers to the answer; then 503 */
+    int max_connections;    /* 0: three quarters of RLIMIT_NOFILE; public listener only */
+    int max_connections_per_ip; /* 256 (IPv6: per /64); 0 none; trusted proxies exempt */
+    int json_max_depth;      /* 16 */
     int api_requests_per_5min;     /* 300 per token or IP; 0 turns the API limit off */
     int registrations_per_30min;   /* 5 per IP */
+    /* Sign-in attempts (HTML form and password grant together), as Mastodon
+     * allows; counted before the password is hashed. 0 turns one off. */
+    int sign_ins_per_ip_per_5min;    /* 25 */
+    int sign_ins_per_login_per_hour; /* 25 per e-mail address or username */
     /* [tenants] */
     int dormant_after_s; /* 600: an unused tenant's runtime state is then released; 0 never */
     int render_cache_entries; /* 4096 rendered statuses and accounts kept, all tenants; 0 none */

@@ -24,7 +24,8 @@ struct eu_sql;
 
 enum eu_db_status {
     EU_DB_OK = 0,
-    EU_DB_TIMEOUT = -1,     /* no connection within acquire_timeout */
+    EU_DB_TIMEOUT = -1,     /* no connection within acquire_timeout, or the
+                               statement was cancelled (statement_timeout) */
     EU_DB_UNAVAILABLE = -2, /* cannot connect, or the connection broke */
     EU_DB_ERROR = -3,       /* the server answered with an error */
     EU_DB_CLOSED = -4,      /* the pool is shutting down */

@@ -10,9 +10,25 @@
 #define EUNHA_FILTERS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct eu_req;
 struct json_t;
+
+/*
+ * A SQL expression for the stamp of the viewer's active filters, for
+ * eu_filters_known_stamp(): NULL when there are none, else an md5 (in hex,
+ * EU_FILTERS_STAMP_LEN characters) of their ids and row versions. The row
+ * version of a filter changes with its keywords and filtered statuses too
+ * (migration 0016), and an expiry drops the filter from the list, so any
+ * change gives a new stamp. account is the SQL for the viewer's id; the
+ * tenant's is $1.
+ */
+#define EU_FILTERS_STAMP_SQL(account)                                                              \
+    "(SELECT md5(string_agg(fx.id::text || ':' || fx.xmin::text, ',' ORDER BY fx.id))"             \
+    " FROM filters fx WHERE fx.tenant_id = $1 AND fx.account_id = " account                        \
+    " AND (fx.expires_at IS NULL OR fx.expires_at > now()))"
+#define EU_FILTERS_STAMP_LEN 32
 
 /*
  * Loads the active (unexpired) filters of req->auth.account_id once per
@@ -23,9 +39,15 @@ struct json_t;
  * the request. Call on the loop thread.
  */
 void eu_filters_load(struct eu_req *req, void (*done)(struct eu_req *req, void *arg), void *arg);
-/* The request's viewer is known (from a statement the request ran anyway)
- * to have no active filters: a later eu_filters_load() then reads nothing. */
-void eu_filters_known_none(struct eu_req *req);
+/*
+ * What the request's viewer's active filters are at, as read by
+ * EU_FILTERS_STAMP_SQL in a statement the request ran anyway: NULL when the
+ * viewer has none, and a later eu_filters_load() then reads nothing; a
+ * stamp lets eu_filters_load() use the filters compiled for an earlier
+ * request without a statement, if they carry the same stamp. stamp is
+ * copied.
+ */
+void eu_filters_known_stamp(struct eu_req *req, const char *stamp);
 
 /*
  * After eu_filters_load(): matches status (a rendered Status entity; pass
@@ -39,5 +61,15 @@ void eu_filters_known_none(struct eu_req *req);
  * changes nothing and returns false.
  */
 bool eu_filters_apply(struct eu_req *req, struct json_t *status, const char *context);
+
+/* The compiled-filters cache's figures, for /metrics. */
+struct eu_filters_cache_stats {
+    size_t entries, bytes;
+    unsigned long long hits;     /* loads answered by a cached compile */
+    unsigned long long compiles; /* filter sets compiled */
+};
+void eu_filters_cache_stats(struct eu_filters_cache_stats *out);
+/* Empties the cache (at exit). Loop thread only. */
+void eu_filters_cache_free(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include "eunha/db.h"
 #include "eunha/router.h"
 
+struct event;
 struct evhttp_request;
 struct evkeyvalq;
 struct eu_app;
@@ -27,6 +28,10 @@ struct pg_result;
 
 struct eu_req {
     struct eu_app *app;
+    /* NULL once the client has been answered at the request deadline: the
+     * handler goes on (its statements finish and return their connections)
+     * and its own answer is dropped. Use the eu_req_* accessors, which
+     * serve what it may still read from a copy. */
     struct evhttp_request *ev;
     struct eu_arena *arena;
     struct eu_tenant *tenant; /* holds a ref; NULL on the admin listener */
@@ -42,7 +47,13 @@ struct eu_req {
     bool finished;
     uint64_t started_us;
     struct evkeyvalq *query;    /* parsed lazily */
+    const char *query_string;   /* raw, arena; NULL without one */
+    struct event *deadline;     /* [limits] request_deadline_seconds; public listener */
+    struct evkeyvalq *input_copy; /* the request's headers once ev is NULL */
+    const char *body;             /* eu_req_body(), copied once */
+    size_t body_len;
     struct json_t *params_json; /* eu_req_params(), parsed lazily */
+    struct eu_req_splices *splices; /* eu_req_json_splice(), arena */
     /* Set by the pipeline for EU_ROUTE_AUTH / AUTH_OPT / APP_TOKEN routes. */
     struct {
         bool present; /* a valid token was sent */
@@ -70,12 +81,29 @@ struct eu_http_server *eu_http_server_new(struct eu_app *app);
 /* "127.0.0.1:PORT" of each listener (the real port when 0 was asked). */
 const char *eu_http_server_public_addr(const struct eu_http_server *s);
 const char *eu_http_server_admin_addr(const struct eu_http_server *s);
+/* Connection figures of the public listener, for /metrics. */
+struct eu_http_conn_stats {
+    int open;                  /* counted against the cap */
+    int max;                   /* the cap in force */
+    uint64_t refused_total;    /* over [limits] max_connections */
+    uint64_t refused_per_ip;   /* over max_connections_per_ip */
+    uint64_t header_timeouts;  /* closed: headers incomplete after header_timeout_seconds */
+    uint64_t body_timeouts;    /* closed: body incomplete at the request deadline */
+    uint64_t deadline_replies; /* answered 503 at the request deadline */
+};
+void eu_http_server_conn_stats(const struct eu_http_server *s, struct eu_http_conn_stats *out);
+/* Applies app->cfg's request limits (header and body sizes, timeout) to
+ * both listeners again, after a reload. Connections already open keep the
+ * body limit they were accepted with. */
+void eu_http_server_apply_limits(struct eu_http_server *s);
 /* Stops accepting new connections; in-flight requests go on. */
 void eu_http_server_stop_accepting(struct eu_http_server *s);
 void eu_http_server_free(struct eu_http_server *s);
 
 /* A path parameter (":id"), or NULL. */
 const char *eu_req_param(const struct eu_req *req, const char *name);
+/* The raw query string (after '?'), or NULL. Owned by the request. */
+const char *eu_req_query_string(const struct eu_req *req);
 /* A query-string parameter, decoded, or NULL. */
 const char *eu_req_query(struct eu_req *req, const char *name);
 /* The body; *len gets its length. Owned by the request. */
@@ -83,9 +111,24 @@ const char *eu_req_body(struct eu_req *req, size_t *len);
 /* A request header, or NULL. */
 const char *eu_req_header(const struct eu_req *req, const char *name);
 /*
+ * What one request's parameters may hold, whether they come as a form, a
+ * query string, multipart parts or JSON: a value is one form field or part,
+ * or one member or element of a JSON container; an entry is one member of
+ * an object or element of an array (the top-level object included). The
+ * largest legitimate request is a filter edit with its 100 keywords of four
+ * attributes each (src/api/filters.c), so the caps leave twice that, while
+ * a body of a million tiny fields no longer becomes a million jansson
+ * values on the loop thread. Past either cap the answer is 400, as Rack
+ * answers for too many or too deep parameters.
+ */
+#define EU_PARAMS_MAX_VALUES 1024
+#define EU_PARAMS_MAX_ENTRIES 128
+
+/*
  * Parses the JSON body (an object). Returns a root owned by the request
  * (released with it), or NULL with err set to a 400/422 for empty, malformed,
- * too deep or non-object input.
+ * too deep (past [limits] json_max_depth), too large (past the caps above)
+ * or non-object input. The text is measured before jansson parses it.
  */
 struct json_t *eu_req_json(struct eu_req *req, struct eu_error *err);
 /* eu_req_json() for a handler that has nothing to do but answer the error:
@@ -104,6 +147,16 @@ void eu_req_enter(const struct eu_req *req);
  * JSON_ENCODE_ANY)'s, written by eu_json_write() into the reply's buffer;
  * a NULL body (or one jansson cannot dump) is sent as null. */
 void eu_req_reply_json(struct eu_req *req, int status, struct json_t *body);
+
+/*
+ * From now on, a JSON reply of req that holds obj writes it as text (a JSON
+ * string value holding obj's JSON, or with skip > 0 that of its first skip
+ * members: see eu_json_write_spliced()). Both are referenced until the
+ * request ends, so obj's address stays its own; the caller must not change
+ * what text stands for. Ignored when memory runs out (obj is then written
+ * member by member, the same bytes).
+ */
+void eu_req_json_splice(struct eu_req *req, struct json_t *obj, struct json_t *text, size_t skip);
 /* The same with another content type (NULL: a Content-Type header the
  * handler added itself). */
 void eu_req_reply_json_typed(struct eu_req *req, int status, const char *content_type,

@@ -21,6 +21,8 @@
 #ifndef EUNHA_JSONOUT_H
 #define EUNHA_JSONOUT_H
 
+#include <stddef.h>
+
 struct evbuffer;
 struct json_t;
 
@@ -39,5 +41,31 @@ struct json_t;
  * on.) v stays the caller's: nothing is freed or referenced.
  */
 int eu_json_write(struct evbuffer *out, const struct json_t *v);
+
+/*
+ * Text that stands for an object of a tree: where the writer meets obj (the
+ * same pointer), it copies text instead of walking obj. With skip 0, text
+ * is obj's own JSON. With skip > 0, text is the JSON of an object holding
+ * exactly obj's first skip members (at least one), and obj's later members
+ * are written after them: a shallow copy of a cached object with a few
+ * members added. Either way the bytes are those obj would give.
+ *
+ * Why: a timeline page is mostly statuses and accounts that the render
+ * cache already holds; their JSON is kept beside them and copied, not
+ * escaped again for every page.
+ */
+struct eu_json_splice {
+    const struct json_t *obj;
+    const char *text;
+    size_t len;
+    size_t skip;
+};
+
+/* eu_json_write() with n splices (the obj of each distinct). The caller
+ * must not have changed the first skip members (or, with skip 0, any part)
+ * of a spliced obj since its text was written, and must keep each obj
+ * alive while out is written, so no other object takes its address. */
+int eu_json_write_spliced(struct evbuffer *out, const struct json_t *v,
+                          const struct eu_json_splice *splices, size_t n);
 
 #endif

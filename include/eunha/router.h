@@ -38,6 +38,11 @@ typedef void (*eu_route_handler_cb)(struct eu_req *req);
  *   EU_ROUTE_APP_TOKEN  needs a valid token, but an app-only one (from the
  *                       client_credentials grant) will do; EU_ROUTE_AUTH
  *                       needs a token that belongs to a user
+ *   EU_ROUTE_UPLOAD     takes files: its body may hold up to [limits]
+ *                       max_upload_bytes instead of max_body_bytes. Every
+ *                       connection of the listener may then buffer that
+ *                       much before its route is known, so flag only routes
+ *                       that need it.
  */
 enum {
     EU_ROUTE_NO_TENANT = 1 << 0,
@@ -47,6 +52,7 @@ enum {
     EU_ROUTE_CORS = 1 << 4,
     EU_ROUTE_ADMIN_OPEN = 1 << 5, /* admin listener without a token (health, metrics) */
     EU_ROUTE_APP_TOKEN = 1 << 6,  /* any valid token, app-only ones too */
+    EU_ROUTE_UPLOAD = 1 << 7,     /* body up to max_upload_bytes */
 };
 
 struct eu_route {
@@ -83,6 +89,9 @@ struct eu_router *eu_router_new(const struct eu_route *routes, size_t n, char *e
 int eu_router_add(struct eu_router *r, const struct eu_route *routes, size_t n, char *err,
                   size_t errlen);
 void eu_router_free(struct eu_router *r);
+/* The union of the flags of every route added, e.g. to learn whether any
+ * route takes uploads. */
+unsigned eu_router_flags(const struct eu_router *r);
 
 /*
  * Matches path (without query string) for method. On EU_ROUTE_FOUND, *out is

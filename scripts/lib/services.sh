@@ -5,6 +5,7 @@
 #   eu_free_port [EXCLUDED...]      print a TCP port nobody listens on (not one of EXCLUDED)
 #   eu_pg_start DIR PORT [--no-fsync]   initdb DIR if empty, start a private PostgreSQL on PORT
 #   eu_pg_stop DIR                  stop it (fast shutdown); no-op when not running
+#   eu_pg_kill DIR                  SIGKILL the postmaster and its children (a crash)
 #   eu_redis_start DIR PORT         start a private, non-persistent Redis on PORT
 #   eu_redis_stop DIR               stop it; no-op when not running
 #   eu_redis_pause DIR / eu_redis_resume DIR   freeze it (accepts, never answers) / thaw it
@@ -207,8 +208,10 @@ eu_pg_start() {
     echo "unix_socket_directories = '$dir'"
     echo "max_connections = 300"
     if [ "$nofsync" -eq 1 ]; then
+      # synchronous_commit stays on: with fsync off it costs only a write(),
+      # and it keeps a commit that was acknowledged through a crash of
+      # PostgreSQL's processes (test_faults kills them) though not of the OS.
       echo "fsync = off"
-      echo "synchronous_commit = off"
       echo "full_page_writes = off"
     fi
   } >"$dir/eunha.conf" || return 1
@@ -230,6 +233,26 @@ eu_pg_stop() {
   eu_log "stopping PostgreSQL ($dir)"
   eu_as_pg "$bin/pg_ctl" -D "$dir" -m fast -w -t 60 stop >/dev/null ||
     eu_as_pg "$bin/pg_ctl" -D "$dir" -m immediate -w -t 30 stop >/dev/null
+}
+
+# A crash, not a shutdown: nothing is flushed or checkpointed, so the next
+# eu_pg_start runs crash recovery from the WAL.
+eu_pg_kill() {
+  local dir pid kids i
+  dir=$(eu_abspath "${1:?eu_pg_kill DIR}")
+  [ -f "$dir/postmaster.pid" ] || return 0
+  pid=$(head -n 1 "$dir/postmaster.pid")
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+  kids=$(pgrep -P "$pid" || true)
+  eu_log "killing PostgreSQL ($dir, pid $pid)"
+  # shellcheck disable=SC2086 # one pid a word
+  kill -KILL "$pid" $kids 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    # shellcheck disable=SC2086
+    kill -0 "$pid" $kids 2>/dev/null || return 0
+    sleep 0.1
+  done
+  eu_die "PostgreSQL processes survived SIGKILL"
 }
 
 eu_redis_pid() {

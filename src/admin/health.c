@@ -13,6 +13,7 @@
 
 #include "eunha/app.h"
 #include "eunha/db.h"
+#include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
@@ -117,6 +118,18 @@ eu_admin_metrics(struct eu_req *req)
             "# TYPE eunha_render_cache_misses_total counter\n"
             "eunha_render_cache_misses_total %llu\n",
             rs.entries, rs.hits, rs.misses);
+    struct eu_filters_cache_stats fs;
+    eu_filters_cache_stats(&fs);
+    bprintf(&b,
+            "# HELP eunha_filter_cache_entries Accounts whose compiled filters are kept.\n"
+            "# TYPE eunha_filter_cache_entries gauge\neunha_filter_cache_entries %zu\n"
+            "# HELP eunha_filter_cache_bytes Memory charged for them.\n"
+            "# TYPE eunha_filter_cache_bytes gauge\neunha_filter_cache_bytes %zu\n"
+            "# HELP eunha_filter_cache_hits_total Pages that used compiled filters as kept.\n"
+            "# TYPE eunha_filter_cache_hits_total counter\neunha_filter_cache_hits_total %llu\n"
+            "# HELP eunha_filter_compiles_total Filter sets compiled.\n"
+            "# TYPE eunha_filter_compiles_total counter\neunha_filter_compiles_total %llu\n",
+            fs.entries, fs.bytes, fs.hits, fs.compiles);
     static const char *const names[] = {"eunha_tenant_pool_open", "eunha_tenant_pool_busy",
                                         "eunha_tenant_pool_waiting"};
     static const char *const help[] = {"Open database connections", "Lent database connections",
@@ -144,6 +157,29 @@ eu_admin_metrics(struct eu_req *req)
     for (int c = 1; c <= 5; c++)
         bprintf(&b, "eunha_http_requests_total{class=\"%dxx\"} %llu\n", c,
                 (unsigned long long)app->requests_by_class[c]);
+    struct eu_http_conn_stats cs;
+    eu_http_server_conn_stats(app->http, &cs);
+    bprintf(&b,
+            "# HELP eunha_http_connections Open client connections on the public listener.\n"
+            "# TYPE eunha_http_connections gauge\neunha_http_connections %d\n"
+            "# HELP eunha_http_connections_max The cap on them ([limits] max_connections).\n"
+            "# TYPE eunha_http_connections_max gauge\neunha_http_connections_max %d\n"
+            "# HELP eunha_http_connections_refused_total Connections closed at accept, by cap.\n"
+            "# TYPE eunha_http_connections_refused_total counter\n"
+            "eunha_http_connections_refused_total{cap=\"total\"} %llu\n"
+            "eunha_http_connections_refused_total{cap=\"per_ip\"} %llu\n"
+            "# HELP eunha_http_read_timeouts_total Connections closed before their request was "
+            "complete.\n"
+            "# TYPE eunha_http_read_timeouts_total counter\n"
+            "eunha_http_read_timeouts_total{part=\"headers\"} %llu\n"
+            "eunha_http_read_timeouts_total{part=\"body\"} %llu\n"
+            "# HELP eunha_http_deadline_replies_total Requests answered 503 at the request "
+            "deadline.\n"
+            "# TYPE eunha_http_deadline_replies_total counter\n"
+            "eunha_http_deadline_replies_total %llu\n",
+            cs.open, cs.max, (unsigned long long)cs.refused_total,
+            (unsigned long long)cs.refused_per_ip, (unsigned long long)cs.header_timeouts,
+            (unsigned long long)cs.body_timeouts, (unsigned long long)cs.deadline_replies);
     eu_req_reply_raw(req, 200, "text/plain; version=0.0.4", b.s, b.len);
     free(b.s);
 }

@@ -12,6 +12,7 @@
 #include <event2/http.h>
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -35,6 +36,10 @@
 #define NOTE_MAX 500
 #define FIELDS_MAX 4
 #define FIELD_TEXT_MAX 255
+/* Offset paging (search, directory) reads the offset as an SQL int. No
+ * tenant has that many accounts, so a larger offset reads the same empty
+ * page as this one instead of failing the cast. */
+#define OFFSET_MAX INT_MAX
 
 enum {
     ACCOUNTS_CREDENTIALS,
@@ -716,7 +721,7 @@ account_search(struct eu_req *req)
         return;
     }
     limit = limit < 1 ? 1 : limit > 80 ? 80 : limit;
-    offset = offset < 0 ? 0 : offset;
+    offset = offset < 0 ? 0 : offset > OFFSET_MAX ? OFFSET_MAX : offset;
     bool following = false;
     if (eu_param_bool(params, "following", &following) < 0)
         following = false;
@@ -765,6 +770,12 @@ const char *
 eu_accounts_ids_param(struct eu_req *req, json_t *params, const char *key)
 {
     json_t *ids = eu_param_array(params, key);
+    if (json_array_size(ids) > EU_ACCOUNT_IDS_MAX) {
+        json_decref(ids);
+        eu_req_reply_error(req, 422, "Validation failed: too many ids in %s (at most %d)", key,
+                           EU_ACCOUNT_IDS_MAX);
+        return NULL;
+    }
     size_t i, cap = json_array_size(ids) * 20 + 3;
     char *out = eu_arena_alloc(req->arena, cap), *o = out;
     *o++ = '{';
@@ -800,7 +811,10 @@ familiar_followers(struct eu_req *req)
         eu_req_reply_eu_error(req, &err);
         return;
     }
-    const char *p[] = {eu_req_viewer(req), eu_accounts_ids_param(req, params, "id")};
+    const char *ids = eu_accounts_ids_param(req, params, "id");
+    if (!ids)
+        return;
+    const char *p[] = {eu_req_viewer(req), ids};
     eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_FAMILIAR_FOLLOWERS], 2, p, on_familiar, NULL);
 }
 
@@ -823,7 +837,7 @@ directory(struct eu_req *req)
         return;
     }
     limit = limit < 1 ? 1 : limit > 80 ? 80 : limit;
-    offset = offset < 0 ? 0 : offset;
+    offset = offset < 0 ? 0 : offset > OFFSET_MAX ? OFFSET_MAX : offset;
     bool local = false;
     if (eu_param_bool(params, "local", &local) < 0)
         local = false;
@@ -858,8 +872,9 @@ empty_list(struct eu_req *req)
 const struct eu_route eu_accounts_routes[] = {
     /* accounts.c */
     {GET, "/api/v1/accounts/verify_credentials", verify_credentials, NULL, AUTH},
+    /* avatar and header come as files here */
     {PATCH | PUT, "/api/v1/accounts/update_credentials", update_credentials, "write:accounts",
-     AUTH},
+     AUTH | EU_ROUTE_UPLOAD},
     {GET, "/api/v1/accounts/lookup", account_lookup, NULL, OPT},
     {GET, "/api/v1/accounts/search", account_search, "read:accounts", AUTH},
     {GET, "/api/v1/accounts/familiar_followers", familiar_followers, "read:follows", AUTH},

@@ -19,8 +19,18 @@ struct pg_result;
 /* ------------------------------------------------------------ accounts.c */
 
 /*
+ * Most account ids one request may name (relationships, familiar_followers,
+ * list members). Mastodon sets no cap on these; 80 is its largest page of
+ * accounts (followers, following, blocks), so a client asking about every
+ * account of a page fits.
+ */
+#define EU_ACCOUNT_IDS_MAX 80
+
+/*
  * The ids of array parameter key ("id" reads id[]) as a PostgreSQL array
  * literal "{1,2,3}", invalid ids dropped, duplicates kept. Arena-owned.
+ * NULL after answering 422 when the array holds more than
+ * EU_ACCOUNT_IDS_MAX items.
  */
 const char *eu_accounts_ids_param(struct eu_req *req, struct json_t *params, const char *key);
 

@@ -347,6 +347,8 @@ add_members(struct eu_req *req, const char *list_id)
 {
     json_t *params = eu_req_params(req, NULL); /* parsed by the caller already */
     const char *ids = eu_accounts_ids_param(req, params, "account_ids");
+    if (!ids)
+        return;
     const char *p[] = {eu_req_viewer(req), list_id, ids};
     eu_req_stmt(req, &eu_lists_sql[LISTS_ADD_MEMBERS], 3, p, on_members_added, NULL);
 }
@@ -373,7 +375,10 @@ static void
 remove_members(struct eu_req *req, const char *list_id)
 {
     json_t *params = eu_req_params(req, NULL);
-    const char *p[] = {list_id, eu_accounts_ids_param(req, params, "account_ids")};
+    const char *ids = eu_accounts_ids_param(req, params, "account_ids");
+    if (!ids)
+        return;
+    const char *p[] = {list_id, ids};
     eu_req_stmt(req, &eu_lists_sql[LISTS_REMOVE_MEMBERS], 2, p, on_members_removed, NULL);
 }
 

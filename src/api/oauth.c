@@ -13,7 +13,13 @@
  * The sign-in pages keep a browser session in web_sessions (cookie
  * "_eunha_session", HttpOnly, SameSite=Lax, Secure under https). A browser
  * gets a session before signing in, so the sign-in form carries a CSRF token
- * like every other form; signing in replaces the session id (no fixation).
+ * like every other form; signing in replaces the session id (no fixation),
+ * and so does a failed attempt, whose form and token are then spent.
+ *
+ * Sign-in attempts, through the form and the password grant alike, are
+ * counted per client IP and per login in Redis before anything is looked
+ * up or hashed ([limits] sign_in_attempts_*), so guessing is slow and a
+ * flood of guesses costs the CPU pool nothing.
  */
 #include "eunha/routes.h"
 
@@ -35,6 +41,7 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/params.h"
+#include "eunha/ratelimit.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "web_internal.h"
@@ -46,6 +53,9 @@
 #define PWHASH_MEM (19u * 1024u * 1024u)
 #define MAX_REDIRECT_URIS 16
 #define MAX_URI_LEN 2000
+/* Mastodon's windows for its sign-in throttles; the counts are config. */
+#define SIGN_IN_IP_PERIOD_S 300
+#define SIGN_IN_LOGIN_PERIOD_S 3600
 
 enum {
     OAUTH_APP_CREATE,
@@ -53,6 +63,7 @@ enum {
     OAUTH_AUTHZ_LOAD,
     OAUTH_SESSION_ANONYMOUS,
     OAUTH_SIGN_IN,
+    OAUTH_SESSION_ROTATE,
     OAUTH_USER_BY_LOGIN,
     OAUTH_GRANT_CREATE,
     OAUTH_TOKEN_CREATE,
@@ -97,6 +108,10 @@ const struct eu_sql eu_oauth_sql[] = {
          "WITH u AS (UPDATE users SET last_sign_in_at = now() WHERE tenant_id = $1 AND id = $3) "
          "UPDATE web_sessions SET user_id = $3, session_hash = $4, csrf_token = $5, "
          "expires_at = now() + interval '14 days' WHERE tenant_id = $1 AND session_hash = $2"},
+    /* After a failed sign-in: same user (if any) and expiry, new id and token. */
+    [OAUTH_SESSION_ROTATE] = {"oauth.session_rotate",
+                              "UPDATE web_sessions SET session_hash = $3, csrf_token = $4"
+                              " WHERE tenant_id = $1 AND session_hash = $2"},
     [OAUTH_USER_BY_LOGIN] =
         {"oauth.user_by_login",
          "SELECT u.id, u.encrypted_password, u.approved, a.suspended_at IS NOT NULL, a.username"
@@ -573,6 +588,9 @@ struct flow {
     char *stored_hash;
     bool approved, suspended;
     int verify_rc;
+    /* a failed sign-in, answered once the session has been rotated */
+    int fail_status;
+    const char *fail_message;
 };
 
 static void
@@ -943,6 +961,48 @@ authorize_show(struct eu_req *req)
 
 /* ------------------------------------------------ POST /auth/sign_in */
 
+/* The login the form names (arena), or NULL. */
+static const char *
+form_login(json_t *params)
+{
+    const char *login = str_or_null(eu_param_str(params, "email"));
+    return login ? login : str_or_null(eu_param_str(params, "username"));
+}
+
+/* The per-login counter's "who" (arena): a hash of the login folded as the
+ * lookup folds it, so case variants share one counter, a long login makes
+ * no long key and no address is kept in Redis. An account's username and
+ * e-mail address still count apart: tying them would need the lookup first
+ * and would tell a guesser which address belongs to which username. */
+static const char *
+login_key(struct eu_req *req, const char *login)
+{
+    char *folded = eu_arena_strdup(req->arena, login);
+    for (char *c = folded; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    char hash[65];
+    eu_auth_token_hash(folded, hash);
+    return eu_arena_sprintf(req->arena, "login:%s", hash);
+}
+
+/* Counts one sign-in attempt, by the HTML form or the password grant
+ * alike, against the client's IP and against login (NULL: the IP alone),
+ * then calls done as eu_ratelimit_check() does. */
+static void
+count_sign_in(struct eu_req *req, const char *login, eu_ratelimit_done_cb done, void *arg)
+{
+    const struct eu_config *cfg = req->app->cfg;
+    struct eu_ratelimit limits[2] = {
+        {"signin", eu_ratelimit_client(req), cfg->sign_ins_per_ip_per_5min, SIGN_IN_IP_PERIOD_S},
+    };
+    int n = 1;
+    if (login)
+        limits[n++] =
+            (struct eu_ratelimit){"signin", login_key(req, login), cfg->sign_ins_per_login_per_hour,
+                                  SIGN_IN_LOGIN_PERIOD_S};
+    eu_ratelimit_check(req, limits, n, done, arg);
+}
+
 static bool
 csrf_ok(struct flow *f)
 {
@@ -1008,6 +1068,46 @@ free_password(struct flow *f)
     f->stored_hash = NULL;
 }
 
+/* Gives the browser a new session id (cookie set on the reply) and f a new
+ * CSRF token; old_hash gets the hash of the id being replaced, hash that of
+ * the new one, for the statement that moves the row. */
+static void
+renew_session(struct flow *f, char old_hash[65], char hash[65])
+{
+    struct eu_req *req = f->req;
+    char token[EU_AUTH_TOKEN_LEN], csrf[EU_AUTH_TOKEN_LEN];
+    eu_auth_token_hash(session_cookie(req), old_hash);
+    eu_auth_token_new(token);
+    eu_auth_token_hash(token, hash);
+    eu_auth_token_new(csrf);
+    f->csrf = eu_arena_strdup(req->arena, csrf);
+    set_session_cookie(req, token);
+}
+
+static void
+on_session_rotated(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct flow *f = arg;
+    reply_sign_in(f, f->fail_status, f->fail_message);
+}
+
+/*
+ * Answers a failed attempt with the form again, under a new session id and
+ * CSRF token: the request that failed cannot be sent again as it was (a
+ * replayed or resubmitted form), and a pre-sign-in session id someone else
+ * has seen stops working at its owner's first failure.
+ */
+static void
+fail_sign_in(struct flow *f, int status, const char *message)
+{
+    char old_hash[65], hash[65];
+    renew_session(f, old_hash, hash);
+    f->fail_status = status;
+    f->fail_message = message;
+    const char *p[] = {old_hash, hash, f->csrf};
+    eu_req_stmt(f->req, &eu_oauth_sql[OAUTH_SESSION_ROTATE], 3, p, on_session_rotated, f);
+}
+
 static void
 sign_in_verified(void *arg)
 {
@@ -1016,27 +1116,23 @@ sign_in_verified(void *arg)
     free_password(f);
     eu_req_enter(req);
     if (f->verify_rc != 0 || !f->user_id) {
-        reply_sign_in(f, 401, "Invalid e-mail address or password.");
+        fail_sign_in(f, 401, "Invalid e-mail address or password.");
         return;
     }
     if (f->suspended) {
-        reply_sign_in(f, 403, "Your account has been suspended.");
+        fail_sign_in(f, 403, "Your account has been suspended.");
         return;
     }
     if (!f->approved) {
-        reply_sign_in(f, 403, "Your account is pending review by the staff.");
+        fail_sign_in(f, 403, "Your account is pending review by the staff.");
         return;
     }
     /* A new session id and CSRF token at sign-in, so an id planted before
      * it (session fixation) is worth nothing. */
-    char old_hash[65], token[EU_AUTH_TOKEN_LEN], hash[65], csrf[EU_AUTH_TOKEN_LEN];
-    eu_auth_token_hash(session_cookie(req), old_hash);
-    eu_auth_token_new(token);
-    eu_auth_token_hash(token, hash);
-    eu_auth_token_new(csrf);
-    set_session_cookie(req, token);
+    char old_hash[65], hash[65];
+    renew_session(f, old_hash, hash);
     const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)f->user_id);
-    const char *p[] = {old_hash, uid, hash, csrf};
+    const char *p[] = {old_hash, uid, hash, f->csrf};
     eu_req_stmt(req, &eu_oauth_sql[OAUTH_SIGN_IN], 4, p, on_signed_in, f);
 }
 
@@ -1097,12 +1193,10 @@ on_sign_in_loaded(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     f->user_id = 0;
-    f->login = str_or_null(eu_param_str(f->params, "email"));
-    if (!f->login)
-        f->login = str_or_null(eu_param_str(f->params, "username"));
+    f->login = form_login(f->params);
     const char *password = eu_param_str(f->params, "password");
     if (!f->login || !password || !*password || strlen(password) > 1024) {
-        reply_sign_in(f, 401, "Invalid e-mail address or password.");
+        fail_sign_in(f, 401, "Invalid e-mail address or password.");
         return;
     }
     f->password = strdup(password);
@@ -1112,10 +1206,48 @@ on_sign_in_loaded(struct eu_req *req, PGresult *res, void *arg)
                     &eu_oauth_sql[OAUTH_USER_BY_LOGIN], 1, p, on_sign_in_user, f);
 }
 
+/* Over a sign-in limit: a page saying so rather than the form, which would
+ * only be refused again, with the way back to it. Retry-After is set. */
+static void
+reply_sign_in_throttled(struct eu_req *req, int retry_after_s)
+{
+    if (wants_json(req)) {
+        eu_req_reply_error(req, 429, "Too many requests");
+        return;
+    }
+    struct flow f = {.req = req};
+    read_authz(req, eu_req_params(req, NULL), &f.a);
+    int minutes = (retry_after_s + 59) / 60;
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<h1>Too many sign-in attempts</h1><p class=\"error\">Too many sign-in attempts. Try "
+        "again in %d minute%s.</p><p><a href=\"%s\">Back to sign-in</a></p>",
+        minutes, minutes == 1 ? "" : "s", eu_html_escape(req, authorize_url(&f)));
+    eu_web_reply_page(req, 429, "Too many sign-in attempts", body);
+}
+
+static void
+on_sign_in_counted(struct eu_req *req, int retry_after_s, void *arg)
+{
+    if (retry_after_s > 0) {
+        reply_sign_in_throttled(req, retry_after_s);
+        return;
+    }
+    flow_start(req, on_sign_in_loaded);
+}
+
+/* Counted before the session, the CSRF token or the login is looked at, so
+ * a throttled client costs one Redis round trip and nothing else. */
 static void
 sign_in(struct eu_req *req)
 {
-    flow_start(req, on_sign_in_loaded);
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    count_sign_in(req, form_login(params), on_sign_in_counted, NULL);
 }
 
 /* ------------------------------------------------ POST /oauth/authorize */
@@ -1341,6 +1473,22 @@ on_password_user(PGresult *res, enum eu_db_status st, void *arg)
     verify_password(&t->f, stored, password_verified);
 }
 
+/* Within the sign-in limits: look the user up, then check the password. */
+static void
+on_password_counted(struct eu_req *req, int retry_after_s, void *arg)
+{
+    struct tok *t = arg;
+    if (retry_after_s > 0) {
+        eu_req_reply_error(req, 429, "Too many requests");
+        return;
+    }
+    t->f.password = strdup(eu_param_str(t->f.params, "password"));
+    const char *p[] = {t->f.login};
+    /* Not eu_req_stmt(): a failure must free the password copy too. */
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
+                    &eu_oauth_sql[OAUTH_USER_BY_LOGIN], 1, p, on_password_user, t);
+}
+
 static void
 grant_password(struct tok *t)
 {
@@ -1363,11 +1511,8 @@ grant_password(struct tok *t)
     }
     if (!take_scope(t))
         return;
-    t->f.password = strdup(password);
-    const char *p[] = {login};
-    /* Not eu_req_stmt(): a failure must free the password copy too. */
-    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
-                    &eu_oauth_sql[OAUTH_USER_BY_LOGIN], 1, p, on_password_user, t);
+    t->f.login = login;
+    count_sign_in(req, login, on_password_counted, t);
 }
 
 static void

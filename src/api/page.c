@@ -3,7 +3,6 @@
  */
 #include "eunha/page.h"
 
-#include <event2/http.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +130,7 @@ eu_page_link(struct eu_req *req, const char *first_id, const char *last_id)
 {
     if (!first_id || !last_id)
         return;
-    const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req->ev));
+    const char *q = eu_req_query_string(req);
     eu_req_add_header(
         req, "Link",
         eu_page_link_value(req->arena, eu_req_base_url(req), req->path, q, first_id, last_id));

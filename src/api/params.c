@@ -1,7 +1,9 @@
 /*
  * Reading request parameters into one JSON object (see params.h). The
  * bracket rules follow Rack's nested query parser closely enough for what
- * Mastodon clients send; keys nest at most 8 deep.
+ * Mastodon clients send; keys nest at most 8 deep. How many values one
+ * request may carry is capped (http.h) while reading, so a body of tiny
+ * fields costs at most that many jansson values on the loop thread.
  */
 #include "eunha/params.h"
 
@@ -27,9 +29,18 @@ decode(const char *s, size_t n, size_t *outlen)
     return d; /* NULL on malformed escapes */
 }
 
-/* Sets value at the bracketed key inside obj. Steals value. */
+/* Whether obj may take one more member named key. */
+static bool
+has_room(json_t *obj, const char *key)
+{
+    return json_object_size(obj) < EU_PARAMS_MAX_ENTRIES || json_object_get(obj, key);
+}
+
+/* Sets value at the bracketed key inside obj. Steals value. Returns 0; -1
+ * for a malformed key, which callers drop; -2 with err set (400) when an
+ * object or array would pass EU_PARAMS_MAX_ENTRIES. */
 static int
-set_nested(json_t *obj, const char *key, json_t *value)
+set_nested(json_t *obj, const char *key, json_t *value, struct eu_error *err)
 {
     const char *p = strchr(key, '[');
     char *parts[MAX_KEY_DEPTH + 1];
@@ -62,11 +73,19 @@ set_nested(json_t *obj, const char *key, json_t *value)
                 rc = -1;
                 break;
             }
+            if (json_array_size(cur) >= EU_PARAMS_MAX_ENTRIES) {
+                rc = -2;
+                break;
+            }
             json_array_append(cur, value);
             break;
         }
         if (!json_is_object(cur)) {
             rc = -1;
+            break;
+        }
+        if (!has_room(cur, parts[i])) {
+            rc = -2;
             break;
         }
         if (last) {
@@ -92,14 +111,28 @@ set_nested(json_t *obj, const char *key, json_t *value)
         }
         cur = child;
     }
+    if (rc == -2)
+        eu_error_set(err, 400, "Too many parameters in '%s' (at most %d)", parts[0],
+                     EU_PARAMS_MAX_ENTRIES);
     json_decref(value);
     for (int i = 0; i < n; i++)
         free(parts[i]);
     return rc;
 }
 
+/* Counts one more value; -1 with err set once there are too many. */
+static int
+count_value(size_t *nvalues, struct eu_error *err)
+{
+    if (++*nvalues <= EU_PARAMS_MAX_VALUES)
+        return 0;
+    eu_error_set(err, 400, "Too many parameters (at most %d)", EU_PARAMS_MAX_VALUES);
+    return -1;
+}
+
 int
-eu_params_parse_urlencoded(json_t *obj, const char *s, size_t len)
+eu_params_parse_urlencoded(json_t *obj, const char *s, size_t len, size_t *nvalues,
+                           struct eu_error *err)
 {
     const char *end = s + len;
     while (s < end) {
@@ -107,23 +140,29 @@ eu_params_parse_urlencoded(json_t *obj, const char *s, size_t len)
         const char *pe = amp ? amp : end;
         const char *eq = memchr(s, '=', (size_t)(pe - s));
         if (pe > s) {
+            if (count_value(nvalues, err) < 0)
+                return -1;
             size_t klen, vlen;
             char *k = decode(s, (size_t)((eq ? eq : pe) - s), &klen);
             char *v = eq ? decode(eq + 1, (size_t)(pe - eq - 1), &vlen) : eu_xstrdup("");
             if (!k || !v) {
                 free(k);
                 free(v);
+                eu_error_set(err, 400, "Malformed form parameters");
                 return -1;
             }
             json_t *jv = json_string(v);
             if (!jv)
                 jv = json_string(""); /* not UTF-8: an empty value, like a bad escape */
+            int rc = 0;
             if (*k)
-                set_nested(obj, k, jv);
+                rc = set_nested(obj, k, jv, err);
             else
                 json_decref(jv);
             free(k);
             free(v);
+            if (rc == -2)
+                return -1;
         }
         s = pe + 1;
     }
@@ -151,7 +190,8 @@ header_param(const char *hdrs, size_t len, const char *name)
 }
 
 int
-eu_params_parse_multipart(json_t *obj, const char *ctype, const char *body, size_t len)
+eu_params_parse_multipart(json_t *obj, const char *ctype, const char *body, size_t len,
+                          size_t *nvalues, struct eu_error *err)
 {
     const char *b = strcasestr(ctype, "boundary=");
     if (!b)
@@ -185,12 +225,15 @@ eu_params_parse_multipart(json_t *obj, const char *ctype, const char *body, size
         const char *next = memmem_str(data, (size_t)(end - data), boundary, blen);
         if (!next)
             return -1;
+        if (count_value(nvalues, err) < 0)
+            return -2;
         size_t dlen = (size_t)(next - data);
         if (dlen >= 2 && data[dlen - 2] == '\r' && data[dlen - 1] == '\n')
             dlen -= 2;
         size_t hlen = (size_t)(hend - p);
         char *name = header_param(p, hlen, "name");
         char *filename = header_param(p, hlen, "filename");
+        int rc = 0;
         if (name) {
             json_t *v;
             if (filename) {
@@ -213,10 +256,12 @@ eu_params_parse_multipart(json_t *obj, const char *ctype, const char *body, size
                 if (!v)
                     v = json_string("");
             }
-            set_nested(obj, name, v);
+            rc = set_nested(obj, name, v, err);
         }
         free(name);
         free(filename);
+        if (rc == -2)
+            return -2;
         p = next;
     }
     return -1;
@@ -234,30 +279,40 @@ eu_req_params(struct eu_req *req, struct eu_error *err)
     if (req->params_json)
         return req->params_json;
     json_t *obj = json_object();
-    const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req->ev));
-    if (q)
-        eu_params_parse_urlencoded(obj, q, strlen(q));
+    size_t nvalues = 0; /* the query's and the body's together */
+    const char *q = eu_req_query_string(req);
+    if (q && eu_params_parse_urlencoded(obj, q, strlen(q), &nvalues, err) < 0) {
+        json_decref(obj);
+        return NULL;
+    }
     size_t len;
     const char *body = eu_req_body(req, &len);
     const char *ctype = eu_req_header(req, "Content-Type");
     if (len > 0) {
         if (!ctype || strncasecmp(ctype, "application/x-www-form-urlencoded", 33) == 0) {
-            if (eu_params_parse_urlencoded(obj, body, len) < 0) {
+            if (eu_params_parse_urlencoded(obj, body, len, &nvalues, err) < 0) {
                 json_decref(obj);
-                eu_error_set(err, 400, "Malformed form body");
                 return NULL;
             }
         } else if (strncasecmp(ctype, "application/json", 16) == 0) {
+            /* Measured on its own in eu_req_json; only the merge is left. */
             json_t *j = eu_req_json(req, err);
             if (!j) {
                 json_decref(obj);
                 return NULL;
             }
             json_object_update(obj, j);
-        } else if (strncasecmp(ctype, "multipart/form-data", 19) == 0) {
-            if (eu_params_parse_multipart(obj, ctype, body, len) < 0) {
+            if (json_object_size(obj) > EU_PARAMS_MAX_ENTRIES) {
                 json_decref(obj);
-                eu_error_set(err, 400, "Malformed multipart body");
+                eu_error_set(err, 400, "Too many parameters (at most %d)", EU_PARAMS_MAX_ENTRIES);
+                return NULL;
+            }
+        } else if (strncasecmp(ctype, "multipart/form-data", 19) == 0) {
+            int rc = eu_params_parse_multipart(obj, ctype, body, len, &nvalues, err);
+            if (rc < 0) {
+                json_decref(obj);
+                if (rc == -1)
+                    eu_error_set(err, 400, "Malformed multipart body");
                 return NULL;
             }
         } else {

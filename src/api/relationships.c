@@ -288,7 +288,9 @@ eu_relationships_index(struct eu_req *req)
     bool with_suspended = false;
     if (eu_param_bool(params, "with_suspended", &with_suspended) < 0)
         with_suspended = false;
-    render_relationships(req, eu_accounts_ids_param(req, params, "id"), false, with_suspended);
+    const char *ids = eu_accounts_ids_param(req, params, "id");
+    if (ids)
+        render_relationships(req, ids, false, with_suspended);
 }
 
 /* -------------------------------------------------------------- actions */

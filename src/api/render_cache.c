@@ -16,11 +16,13 @@
  */
 #include "render_cache_internal.h"
 
+#include <event2/buffer.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/jsonout.h"
 #include "eunha/mem.h"
 
 struct rc_entry {
@@ -30,6 +32,7 @@ struct rc_entry {
     uint32_t base;
     int64_t account_id, reblog_of;
     json_t *obj;
+    json_t *text; /* obj's JSON, a string value; NULL if it could not be written */
     struct rc_entry *hnext;
     struct rc_entry *lprev, *lnext; /* lprev toward the most recently used */
 };
@@ -103,6 +106,7 @@ remove_entry(struct rc_entry *e)
     *p = e->hnext;
     lru_unlink(e);
     json_decref(e->obj);
+    json_decref(e->text);
     free(e);
     rc.count--;
 }
@@ -114,6 +118,7 @@ eu_rc_peek(int64_t tenant, int kind, int64_t id, uint32_t base, struct eu_rc_hit
     if (!e || e->base != base)
         return NULL;
     out->obj = e->obj;
+    out->text = e->text;
     out->xmin = e->xmin;
     out->account_id = e->account_id;
     out->reblog_of = e->reblog_of;
@@ -129,6 +134,24 @@ eu_rc_count(bool hit)
         rc.hits++;
     else
         rc.misses++;
+}
+
+/* obj's JSON as a string value (a new reference), or NULL: written once
+ * here so that every page holding obj copies it instead of escaping it
+ * again (eu_req_json_splice()). */
+static json_t *
+text_of(const json_t *obj)
+{
+    struct evbuffer *b = evbuffer_new();
+    json_t *t = NULL;
+    if (b && eu_json_write(b, obj) == 0) {
+        size_t n = evbuffer_get_length(b);
+        /* Our own writer's output: valid UTF-8 already. */
+        t = json_stringn_nocheck((const char *)evbuffer_pullup(b, -1), n);
+    }
+    if (b)
+        evbuffer_free(b);
+    return t;
 }
 
 void
@@ -164,6 +187,7 @@ eu_rc_put(size_t cap, int64_t tenant, int kind, int64_t id, const char *xmin, ui
     struct rc_entry *e = find(tenant, kind, id);
     if (e) {
         json_decref(e->obj);
+        json_decref(e->text);
         lru_unlink(e);
     } else {
         while (rc.count >= cap && rc.lru)
@@ -182,6 +206,7 @@ eu_rc_put(size_t cap, int64_t tenant, int kind, int64_t id, const char *xmin, ui
     e->account_id = account_id;
     e->reblog_of = reblog_of;
     e->obj = json_incref(obj);
+    e->text = text_of(obj);
     lru_push(e);
 }
 

@@ -19,6 +19,7 @@ enum { EU_RC_STATUS, EU_RC_ACCOUNT };
 
 struct eu_rc_hit {
     struct json_t *obj;            /* borrowed: json_incref() what outlives the entry */
+    struct json_t *text;           /* obj's JSON as a string value, or NULL; borrowed */
     const char *xmin;              /* borrowed from the entry */
     int64_t account_id, reblog_of; /* a status's author and original (0: none) */
 };

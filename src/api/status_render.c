@@ -52,7 +52,7 @@ enum {
     C_PINNED,
     C_APP,
     C_POLL,
-    C_HAS_FILTERS,
+    C_FILTER_STAMP,
     C_TEXT,
     C_CREATED,
     C_REPLY_ID,
@@ -115,9 +115,9 @@ const struct eu_sql eu_status_render_sql[] = {
         "  AND s.account_id = $3::bigint),"
         " (SELECT " EU_POLL_JSON_SQL("sp", "$3::bigint") "::text FROM polls sp"
         "  WHERE sp.tenant_id = $1 AND sp.status_id = s.id),"
-        /* Computed once: whether the viewer has filters to load at all. */
-        " EXISTS (SELECT 1 FROM filters fx WHERE fx.tenant_id = $1 AND fx.account_id = $3::bigint"
-        "  AND (fx.expires_at IS NULL OR fx.expires_at > now())),"
+        /* Computed once: whether the viewer has filters to load at all,
+         * and whether the ones compiled before are still current. */
+        " " EU_FILTERS_STAMP_SQL("$3::bigint") ","
         " CASE WHEN $7::boolean THEN s.text END, sx.*, ax.*"
         " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
         " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($5::text[]) AS sc,"
@@ -253,17 +253,32 @@ status_base_json(struct eu_req *req, const PGresult *r, int row)
  * parts, borrowed from the cache or owned by the render. */
 struct parts {
     json_t *status, *account;
+    json_t *status_text, *account_text; /* their JSON from the cache, or NULL; owned */
 };
 
-/* The cache's object for (kind, id) if it holds the version stamped xmin. */
+/* The cache's object for (kind, id) if it holds the version stamped xmin,
+ * and its JSON text into *text. */
 static json_t *
-cached(const struct render *rd, int kind, const char *id, const char *xmin, uint32_t base)
+cached(const struct render *rd, int kind, const char *id, const char *xmin, uint32_t base,
+       json_t **text)
 {
     struct eu_rc_hit hit;
     if (!eu_rc_peek(rd->req->tenant->id, kind, strtoll(id, NULL, 10), base, &hit) ||
         strcmp(hit.xmin, xmin) != 0)
         return NULL;
+    *text = json_incref(hit.text);
     return hit.obj;
+}
+
+/* The JSON text the cache keeps for obj, just put there; NULL when it was
+ * not kept. */
+static json_t *
+kept_text(const struct render *rd, int kind, const char *id, uint32_t base, const json_t *obj)
+{
+    struct eu_rc_hit hit;
+    if (!eu_rc_peek(rd->req->tenant->id, kind, strtoll(id, NULL, 10), base, &hit) || hit.obj != obj)
+        return NULL;
+    return json_incref(hit.text);
 }
 
 /*
@@ -279,7 +294,8 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
     size_t cap = (size_t)req->app->cfg->render_cache_entries;
     const char *id = PQgetvalue(r, row, C_ID), *author = PQgetvalue(r, row, C_AUTHOR);
     const char *sx = PQgetvalue(r, row, C_SXMIN), *ax = PQgetvalue(r, row, C_AXMIN);
-    out->account = cached(rd, EU_RC_ACCOUNT, author, ax, base);
+    out->account_text = out->status_text = NULL;
+    out->account = cached(rd, EU_RC_ACCOUNT, author, ax, base, &out->account_text);
     if (out->account) {
         json_incref(out->account);
     } else if (col_bool(r, row, C_ACACHED)) {
@@ -288,19 +304,22 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
         out->account = eu_account_json(req, r, row, C_ACCOUNT);
         eu_rc_put(cap, req->tenant->id, EU_RC_ACCOUNT, strtoll(author, NULL, 10), ax, base, 0, 0,
                   out->account);
+        out->account_text = kept_text(rd, EU_RC_ACCOUNT, author, base, out->account);
     }
-    out->status = cached(rd, EU_RC_STATUS, id, sx, base);
+    out->status = cached(rd, EU_RC_STATUS, id, sx, base, &out->status_text);
     eu_rc_count(out->status != NULL);
     if (out->status) {
         json_incref(out->status);
     } else if (col_bool(r, row, C_SCACHED)) {
         json_decref(out->account);
+        json_decref(out->account_text);
         return false;
     } else {
         out->status = status_base_json(req, r, row);
         const char *orig = col_str(r, row, C_REBLOG_OF);
         eu_rc_put(cap, req->tenant->id, EU_RC_STATUS, strtoll(id, NULL, 10), sx, base,
                   strtoll(author, NULL, 10), orig ? strtoll(orig, NULL, 10) : 0, out->status);
+        out->status_text = kept_text(rd, EU_RC_STATUS, id, base, out->status);
     }
     return true;
 }
@@ -312,6 +331,14 @@ status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
 {
     struct eu_req *req = rd->req;
     json_t *o = json_copy(parts->status); /* shallow: members are shared, not changed */
+    /* The copy starts with the cached object's members, unchanged from here
+     * on: the reply copies their JSON and writes only what follows. */
+    if (parts->status_text)
+        eu_req_json_splice(req, o, parts->status_text, json_object_size(parts->status));
+    if (parts->account_text)
+        eu_req_json_splice(req, parts->account, parts->account_text, 0);
+    json_decref(parts->status_text);
+    json_decref(parts->account_text);
     json_decref(parts->status);
     if (req->auth.account_id) {
         json_object_set_new(o, "favourited", json_boolean(col_bool(r, row, C_FAVOURITED)));
@@ -367,9 +394,10 @@ on_rows(struct eu_req *req, PGresult *res, void *arg)
     struct render *rd = arg;
     uint32_t base = eu_rc_hash(eu_req_base_url(req));
 #ifdef EU_HAVE_FILTERS
-    /* No filters: the list reply then needs no statement to load them. */
-    if (PQntuples(res) > 0 && !col_bool(res, 0, C_HAS_FILTERS))
-        eu_filters_known_none(req);
+    /* No filters, or the same as last time: the list reply then needs no
+     * statement to load them. */
+    if (PQntuples(res) > 0)
+        eu_filters_known_stamp(req, col_str(res, 0, C_FILTER_STAMP));
 #endif
     json_t *out = json_array();
     /* A page is at most a few dozen rows, so a linear lookup is cheaper than
@@ -390,6 +418,8 @@ on_rows(struct eu_req *req, PGresult *res, void *arg)
         if (orig >= 0 && !row_parts(rd, res, orig, base, &op)) {
             json_decref(p.status);
             json_decref(p.account);
+            json_decref(p.status_text);
+            json_decref(p.account_text);
             goto lost;
         }
         json_t *o = status_json(rd, res, row, &p);

@@ -21,6 +21,7 @@
 #include "eunha/arena.h"
 #include "eunha/entities.h"
 #include "eunha/http.h"
+#include "eunha/page.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "web_internal.h"
@@ -188,8 +189,7 @@ eu_web_status(struct eu_req *req)
         return;
     }
     const char *id = eu_req_param(req, "id");
-    size_t n = strlen(id);
-    if (n == 0 || n > 19 || strspn(id, "0123456789") != n) {
+    if (!eu_id_is_valid(id)) {
         reply_not_found(req);
         return;
     }

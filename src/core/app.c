@@ -25,6 +25,7 @@
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/db.h"
+#include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
@@ -279,6 +280,8 @@ reload_config(struct eu_app *app)
     app->cfg = cfg;
     eu_db_set_statement_timeout(cfg->statement_timeout_ms);
     eu_registry_set_config(app->registry, cfg);
+    if (app->http)
+        eu_http_server_apply_limits(app->http);
     eu_config_release(old);
     free(old);
     eu_log_info("app", "config reloaded (listen addresses and databases apply on restart)");
@@ -478,6 +481,7 @@ out:
     app_release(&app);
     eu_sql_free();
     eu_rc_free();
+    eu_filters_cache_free();
     return code;
 }
 

@@ -92,11 +92,20 @@ static const struct key keys[] = {
      NULL, NULL},
     {"workers.poll_min_expires_in_seconds", KEY_INT, F(poll_min_expires_s), 1, 2629746, NULL, NULL},
     {"limits.max_body_bytes", KEY_SIZE, F(max_body_bytes), 1, INT64_MAX, NULL, NULL},
+    {"limits.max_upload_bytes", KEY_SIZE, F(max_upload_bytes), 1, INT64_MAX, NULL, NULL},
     {"limits.max_header_bytes", KEY_SIZE, F(max_header_bytes), 1, INT64_MAX, NULL, NULL},
     {"limits.request_timeout_seconds", KEY_INT, F(request_timeout_s), 1, INT_MAX, NULL, NULL},
+    {"limits.header_timeout_seconds", KEY_INT, F(header_timeout_s), 1, 3600, NULL, NULL},
+    {"limits.request_deadline_seconds", KEY_INT, F(request_deadline_s), 1, 86400, NULL, NULL},
+    {"limits.max_connections", KEY_INT, F(max_connections), 0, 10000000, NULL, NULL},
+    {"limits.max_connections_per_ip", KEY_INT, F(max_connections_per_ip), 0, 10000000, NULL, NULL},
     {"limits.json_max_depth", KEY_INT, F(json_max_depth), 1, 2048, NULL, NULL},
     {"limits.api_requests_per_5min", KEY_INT, F(api_requests_per_5min), 0, INT_MAX, NULL, NULL},
     {"limits.registrations_per_30min", KEY_INT, F(registrations_per_30min), 0, INT_MAX, NULL, NULL},
+    {"limits.sign_in_attempts_per_ip_per_5min", KEY_INT, F(sign_ins_per_ip_per_5min), 0, INT_MAX,
+     NULL, NULL},
+    {"limits.sign_in_attempts_per_login_per_hour", KEY_INT, F(sign_ins_per_login_per_hour), 0,
+     INT_MAX, NULL, NULL},
     {"tenants.dormant_after_seconds", KEY_INT, F(dormant_after_s), 0, INT_MAX, NULL, NULL},
     {"tenants.render_cache_entries", KEY_INT, F(render_cache_entries), 0, 1000000, NULL, NULL},
     {"log.level", KEY_STRING, F(log_level), 0, 0, check_log_level, NULL},
@@ -253,12 +262,24 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->suspended_retention_s = 30 * 86400;
     cfg->scheduled_min_lead_s = 300;
     cfg->poll_min_expires_s = 300;
-    cfg->max_body_bytes = 8 * 1024 * 1024;
+    /* Every Mastodon request without a file fits in a few KiB; a body is
+     * held whole in memory before its handler runs, and parsed on the loop
+     * thread, so the general limit stays small. */
+    cfg->max_body_bytes = 1024 * 1024;
+    /* An avatar and a header in one update_credentials, at Mastodon's 2 MB
+     * each, with room for the rest of the form. */
+    cfg->max_upload_bytes = 5 * 1024 * 1024;
     cfg->max_header_bytes = 16 * 1024;
     cfg->request_timeout_s = 30;
-    cfg->json_max_depth = 32;
+    cfg->header_timeout_s = 10;
+    cfg->request_deadline_s = 30;
+    cfg->max_connections = 0;
+    cfg->max_connections_per_ip = 256;
+    cfg->json_max_depth = 16;
     cfg->api_requests_per_5min = 300;
     cfg->registrations_per_30min = 5;
+    cfg->sign_ins_per_ip_per_5min = 25;
+    cfg->sign_ins_per_login_per_hour = 25;
     cfg->dormant_after_s = 600;
     cfg->render_cache_entries = 4096;
     cfg->log_level = eu_xstrdup("info");
@@ -737,11 +758,16 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
             cfg->job_backoff_base_s, cfg->job_backoff_max_s, cfg->job_lock_s,
             cfg->suspended_retention_s, cfg->scheduled_min_lead_s, cfg->poll_min_expires_s);
     fprintf(out,
-            "\n[limits]\nmax_body_bytes = %zu\nmax_header_bytes = %zu\n"
-            "request_timeout_seconds = %d\njson_max_depth = %d\n"
-            "api_requests_per_5min = %d\nregistrations_per_30min = %d\n",
-            cfg->max_body_bytes, cfg->max_header_bytes, cfg->request_timeout_s,
-            cfg->json_max_depth, cfg->api_requests_per_5min, cfg->registrations_per_30min);
+            "\n[limits]\nmax_body_bytes = %zu\nmax_upload_bytes = %zu\nmax_header_bytes = %zu\n"
+            "request_timeout_seconds = %d\nheader_timeout_seconds = %d\n"
+            "request_deadline_seconds = %d\nmax_connections = %d\nmax_connections_per_ip = %d\n"
+            "json_max_depth = %d\napi_requests_per_5min = %d\nregistrations_per_30min = %d\n"
+            "sign_in_attempts_per_ip_per_5min = %d\nsign_in_attempts_per_login_per_hour = %d\n",
+            cfg->max_body_bytes, cfg->max_upload_bytes, cfg->max_header_bytes,
+            cfg->request_timeout_s, cfg->header_timeout_s, cfg->request_deadline_s,
+            cfg->max_connections, cfg->max_connections_per_ip, cfg->json_max_depth,
+            cfg->api_requests_per_5min, cfg->registrations_per_30min,
+            cfg->sign_ins_per_ip_per_5min, cfg->sign_ins_per_login_per_hour);
     fprintf(out, "\n[tenants]\ndormant_after_seconds = %d\nrender_cache_entries = %d\n",
             cfg->dormant_after_s, cfg->render_cache_entries);
     fputs("\n[log]\nlevel = ", out);

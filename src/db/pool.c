@@ -455,6 +455,15 @@ finish_query(struct eu_db_conn *c, enum eu_db_status st)
     } else if (st == EU_DB_OK) {
         st = EU_DB_UNAVAILABLE;
     }
+    /* Cancelled by statement_timeout (or a cancel): the database is too busy
+     * for this work now. Every caller, in a request, a transaction or a job,
+     * treats that like waiting too long for a connection: a 503 or a retry,
+     * not a server error. */
+    if (st == EU_DB_ERROR && res && strcmp(eu_db_result_sqlstate(res), "57014") == 0) {
+        eu_log_warn("db", "statement cancelled on '%s': %s", c->pool->name,
+                    PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
+        st = EU_DB_TIMEOUT;
+    }
     if (st == EU_DB_ERROR && res)
         eu_log_debug("db", "query failed on '%s': %s", c->pool->name, PQresultErrorMessage(res));
     if (st == EU_DB_UNAVAILABLE) {
@@ -463,7 +472,7 @@ finish_query(struct eu_db_conn *c, enum eu_db_status st)
     }
     if (c->ev)
         event_del(c->ev);
-    cb(st == EU_DB_UNAVAILABLE ? NULL : res, st, arg);
+    cb(st == EU_DB_OK || st == EU_DB_ERROR ? res : NULL, st, arg);
     PQclear(res);
 }
 

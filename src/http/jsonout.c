@@ -33,6 +33,7 @@
 #include <locale.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The first reservation, doubled for each further one up to the last: small
@@ -45,6 +46,10 @@ struct writer {
     struct evbuffer_iovec vec; /* the reservation being filled; iov_base NULL if none */
     char *p, *end;             /* free space left in it */
     size_t chunk;              /* size of the next reservation */
+    /* Splices by object address: open addressing, mask + 1 slots (a power
+     * of two at least twice their number), NULL slots empty. */
+    const struct eu_json_splice **slots;
+    size_t mask;
 };
 
 /* Hands the filled part of the reservation to the evbuffer. */
@@ -363,11 +368,55 @@ put_real(struct writer *w, double d)
 
 /* ------------------------------------------------------------ values */
 
+static size_t
+slot_of(const struct writer *w, const json_t *v)
+{
+    /* Objects are at least 16-byte aligned: the low bits say nothing. */
+    return (size_t)(((uintptr_t)v >> 4) * 0x9E3779B97F4A7C15ull >> 17) & w->mask;
+}
+
+static const struct eu_json_splice *
+splice_of(const struct writer *w, const json_t *v)
+{
+    if (!w->slots)
+        return NULL;
+    for (size_t i = slot_of(w, v);; i = (i + 1) & w->mask) {
+        if (!w->slots[i] || w->slots[i]->obj == v)
+            return w->slots[i];
+    }
+}
+
+static int put_value(struct writer *w, const json_t *v, int depth);
+
+/* A spliced object: its text, then (skip > 0) its members past skip. */
+static int
+put_spliced(struct writer *w, const struct eu_json_splice *sp, const json_t *v, int depth)
+{
+    if (!sp->skip)
+        return put(w, sp->text, sp->len);
+    if (sp->len < 2 || sp->text[sp->len - 1] != '}' || put(w, sp->text, sp->len - 1) < 0)
+        return -1;
+    json_t *o = (json_t *)v;
+    size_t i = 0;
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it), i++) {
+        if (i < sp->skip)
+            continue;
+        if (put_byte(w, ',') < 0 ||
+            put_string(w, json_object_iter_key(it), json_object_iter_key_len(it)) == -1 ||
+            put_byte(w, ':') < 0 || put_value(w, json_object_iter_value(it), depth + 1) < 0)
+            return -1;
+    }
+    return i < sp->skip ? -1 : put_byte(w, '}');
+}
+
 static int
 put_value(struct writer *w, const json_t *v, int depth)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
+        const struct eu_json_splice *sp = splice_of(w, v);
+        if (sp)
+            return put_spliced(w, sp, v, depth);
         if (depth >= EU_JSON_MAX_DEPTH || put_byte(w, '{') < 0)
             return -1;
         json_t *o = (json_t *)v; /* the iterator API is not const */
@@ -411,11 +460,48 @@ put_value(struct writer *w, const json_t *v, int depth)
     }
 }
 
+static int write_value(struct evbuffer *out, const json_t *v, const struct eu_json_splice **slots,
+                       size_t mask);
+
 int
 eu_json_write(struct evbuffer *out, const json_t *v)
 {
+    return eu_json_write_spliced(out, v, NULL, 0);
+}
+
+int
+eu_json_write_spliced(struct evbuffer *out, const json_t *v, const struct eu_json_splice *splices,
+                      size_t n)
+{
     if (!out || !v)
         return -1;
+    const struct eu_json_splice **slots = NULL;
+    size_t mask = 0;
+    if (n) {
+        size_t size = 16;
+        while (size < 2 * n)
+            size *= 2;
+        slots = calloc(size, sizeof(*slots));
+        if (!slots)
+            return -1;
+        mask = size - 1;
+        struct writer tmp = {.mask = mask};
+        for (size_t i = 0; i < n; i++) {
+            size_t j = slot_of(&tmp, splices[i].obj);
+            while (slots[j] && slots[j]->obj != splices[i].obj)
+                j = (j + 1) & mask;
+            slots[j] = &splices[i];
+        }
+    }
+    int rc = write_value(out, v, slots, mask);
+    free(slots);
+    return rc;
+}
+
+/* eu_json_write_spliced() once the splices are in their table. */
+static int
+write_value(struct evbuffer *out, const json_t *v, const struct eu_json_splice **slots, size_t mask)
+{
     /* A failure must leave out as it was, and an evbuffer cannot be cut
      * back: an empty one is drained, otherwise the JSON is built aside and
      * moved over (evbuffer_add_buffer moves chains, it does not copy). */
@@ -423,7 +509,7 @@ eu_json_write(struct evbuffer *out, const json_t *v)
     struct evbuffer *dst = before ? evbuffer_new() : out;
     if (!dst)
         return -1;
-    struct writer w = {.buf = dst, .chunk = CHUNK_FIRST};
+    struct writer w = {.buf = dst, .chunk = CHUNK_FIRST, .slots = slots, .mask = mask};
     int rc = grow(&w, 0) == 0 && put_value(&w, v, 0) == 0 && commit(&w) == 0 ? 0 : -1;
     if (dst != out) {
         if (rc == 0 && evbuffer_add_buffer(out, dst) < 0)

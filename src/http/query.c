@@ -36,10 +36,6 @@ on_result(struct pg_result *res, enum eu_db_status st, void *arg)
     /* Nothing here touches q after a callback or reply: either may finish
      * the request and free the arena q lives on. */
     eu_req_enter(q->req);
-    /* Cancelled by statement_timeout: the database is too busy for this
-     * request now, which is the caller's 503, not a server error. */
-    if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "57014") == 0)
-        st = EU_DB_TIMEOUT;
     /* A statement that refused its input (a cap enforced in the schema,
      * SQLSTATE class EU) says why in its message: the client's 422. */
     if (st == EU_DB_ERROR && strncmp(eu_db_result_sqlstate(res), "EU", 2) == 0) {

@@ -1,15 +1,18 @@
 /*
  * Fixed-window rate limits in Redis, as Mastodon's rack-attack setup has
  * them: 300 API requests per 5 minutes per token (per IP for requests
- * without one) and 5 sign-ups per 30 minutes per IP. A counter is one INCR
- * on "<tenant prefix>rl:<what>:<who>:<window number>", given a TTL when it
- * is created, so an idle client costs nothing once its window has passed.
- * Fixed windows let a client burst twice the limit across a boundary; that
- * is what Mastodon does too, and it needs one command per request instead
- * of a sorted set per client.
+ * without one) and 5 sign-ups per 30 minutes per IP; sign-in handlers add
+ * their own per-IP and per-login limits through eu_ratelimit_check(). A
+ * counter is one INCR on "<tenant prefix>rl:<what>:<who>:<window number>",
+ * given a TTL when it is created, so an idle client costs nothing once its
+ * window has passed. Fixed windows let a client burst twice the limit
+ * across a boundary; that is what Mastodon does too, and it needs one
+ * command per request instead of a sorted set per client.
  */
 #include "eunha/ratelimit.h"
 
+#include <arpa/inet.h>
+#include <assert.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,8 +29,8 @@
 #define SIGNUP_PERIOD_S 1800
 
 struct limit {
-    const char *what; /* "api" or "signup" */
-    const char *who;  /* "t<token id>" or "ip:<address>" */
+    const char *what; /* "api", "signup", or a caller's family */
+    const char *who;  /* "t<token id>", "ip:<address>", or a caller's */
     int max;
     int period_s;
     bool headers; /* X-RateLimit-* describe this limit */
@@ -35,11 +38,12 @@ struct limit {
 
 struct check {
     struct eu_req *req;
-    eu_route_handler_cb handler;
-    struct limit limits[2];
+    eu_ratelimit_done_cb done;
+    void *arg;
+    struct limit limits[EU_RATELIMIT_MAX];
     int n, next;
     time_t now;
-    char key[256];
+    const char *key; /* of the counter being incremented; arena */
 };
 
 static void run_next(struct check *c);
@@ -79,11 +83,11 @@ on_counted(redisReply *reply, void *arg)
         if (l->headers)
             add_headers(req, l, count, c->now);
         if (count > l->max) {
-            char retry[16];
-            snprintf(retry, sizeof(retry), "%ld",
-                     (long)((c->now / l->period_s + 1) * l->period_s - c->now));
-            eu_req_add_header(req, "Retry-After", retry);
-            eu_req_reply_error(req, 429, "Too many requests");
+            int retry = (int)((c->now / l->period_s + 1) * l->period_s - c->now);
+            char v[16];
+            snprintf(v, sizeof(v), "%d", retry);
+            eu_req_add_header(req, "Retry-After", v);
+            c->done(req, retry, c->arg);
             return;
         }
     }
@@ -95,21 +99,79 @@ static void
 run_next(struct check *c)
 {
     if (c->next >= c->n) {
-        c->handler(c->req);
+        c->done(c->req, 0, c->arg);
         return;
     }
     struct eu_req *req = c->req;
     const struct limit *l = &c->limits[c->next];
-    snprintf(c->key, sizeof(c->key), "%srl:%s:%s:%lld", req->tenant->key_prefix, l->what, l->who,
-             (long long)(c->now / l->period_s));
+    c->key = eu_arena_sprintf(req->arena, "%srl:%s:%s:%lld", req->tenant->key_prefix, l->what,
+                              l->who, (long long)(c->now / l->period_s));
     const char *argv[] = {"INCR", c->key};
     eu_redis_command(req->app->redis, on_counted, c, 2, argv, NULL);
 }
 
+static struct check *
+check_new(struct eu_req *req, eu_ratelimit_done_cb done, void *arg)
+{
+    struct check *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->req = req;
+    c->done = done;
+    c->arg = arg;
+    c->now = time(NULL);
+    return c;
+}
+
+void
+eu_ratelimit_check(struct eu_req *req, const struct eu_ratelimit *limits, int n,
+                   eu_ratelimit_done_cb done, void *arg)
+{
+    assert(req->tenant && n <= EU_RATELIMIT_MAX);
+    struct check *c = check_new(req, done, arg);
+    for (int i = 0; i < n; i++) {
+        if (limits[i].max <= 0)
+            continue;
+        assert(limits[i].period_s > 0);
+        struct limit *l = &c->limits[c->n++];
+        l->what = eu_arena_strdup(req->arena, limits[i].what);
+        l->who = eu_arena_strdup(req->arena, limits[i].who);
+        l->max = limits[i].max;
+        l->period_s = limits[i].period_s;
+    }
+    run_next(c);
+}
+
+const char *
+eu_ratelimit_client(struct eu_req *req)
+{
+    struct in6_addr a6;
+    if (inet_pton(AF_INET6, req->remote_ip, &a6) == 1) {
+        memset(a6.s6_addr + 8, 0, 8);
+        char text[INET6_ADDRSTRLEN];
+        if (inet_ntop(AF_INET6, &a6, text, sizeof(text)))
+            return eu_arena_sprintf(req->arena, "ip:%s/64", text);
+    }
+    return eu_arena_sprintf(req->arena, "ip:%s", req->remote_ip);
+}
+
+/* The sign-in form posts to /auth/sign_in: it belongs with the API, which
+ * Mastodon's per-IP limit covers, rather than with the public pages. */
 static bool
 is_limited_path(const char *path)
 {
-    return strncmp(path, "/api/", 5) == 0 || strncmp(path, "/oauth/", 7) == 0;
+    return strncmp(path, "/api/", 5) == 0 || strncmp(path, "/oauth/", 7) == 0 ||
+           strncmp(path, "/auth/", 6) == 0;
+}
+
+/* The route's handler, or a 429 for the limits eu_ratelimit_run() counted. */
+static void
+on_route_checked(struct eu_req *req, int retry_after_s, void *arg)
+{
+    const eu_route_handler_cb *handler = arg;
+    if (retry_after_s > 0) {
+        eu_req_reply_error(req, 429, "Too many requests");
+        return;
+    }
+    (*handler)(req);
 }
 
 void
@@ -120,11 +182,10 @@ eu_ratelimit_run(struct eu_req *req, eu_route_handler_cb handler)
         handler(req);
         return;
     }
-    struct check *c = eu_arena_calloc(req->arena, sizeof(*c));
-    c->req = req;
-    c->handler = handler;
-    c->now = time(NULL);
-    const char *ip = eu_arena_sprintf(req->arena, "ip:%s", req->remote_ip);
+    eu_route_handler_cb *h = eu_arena_alloc(req->arena, sizeof(*h));
+    *h = handler;
+    struct check *c = check_new(req, on_route_checked, h);
+    const char *ip = eu_ratelimit_client(req);
     if (cfg->api_requests_per_5min > 0) {
         struct limit *l = &c->limits[c->n++];
         l->what = "api";

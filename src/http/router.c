@@ -49,6 +49,7 @@ struct node {
 
 struct eu_router {
     struct node root;
+    unsigned flags; /* union of every added route's flags */
 };
 
 /* A pattern split into segments; params have is_param set and text without
@@ -328,12 +329,19 @@ eu_router_add(struct eu_router *r, const struct eu_route *routes, size_t n, char
                         eu_xstrndup(parsed[i].segs[s].s, parsed[i].segs[s].len);
         }
         node->methods |= routes[i].methods;
+        r->flags |= routes[i].flags;
     }
     rc = 0;
 
 done:
     free(parsed);
     return rc;
+}
+
+unsigned
+eu_router_flags(const struct eu_router *r)
+{
+    return r->flags;
 }
 
 struct eu_router *

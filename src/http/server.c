@@ -45,6 +45,8 @@
 #include "eunha/tenant.h"
 #include "server_internal.h"
 
+#include "conns_internal.h"
+
 struct listener {
     struct eu_http_server *server;
     struct evhttp *http;
@@ -56,6 +58,8 @@ struct listener {
 struct eu_http_server {
     struct eu_app *app;
     struct listener pub, adm;
+    struct eu_conns *conns;
+    uint64_t deadline_replies;
 };
 
 static uint32_t id_seed;
@@ -151,24 +155,42 @@ add_cors(struct eu_req *req)
                       "X-Request-Id, Idempotency-Key");
 }
 
+/* Sends the answer on req->ev, which libevent then owns and frees. */
+static void
+send_reply(struct eu_req *req, int status, struct evbuffer *body)
+{
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req->ev);
+    evhttp_add_header(h, "X-Request-Id", req->id);
+    if (req->path && path_has_cors(req->path) && !req->admin_listener)
+        add_cors(req);
+    eu_conns_reply_sending(req->app->http->conns, evhttp_request_get_connection(req->ev));
+    evhttp_send_reply(req->ev, status, reason(status), body);
+    req->ev = NULL;
+    int cls = status / 100;
+    if (cls >= 1 && cls <= 5)
+        req->app->requests_by_class[cls]++;
+}
+
 static void
 finish(struct eu_req *req, int status, struct evbuffer *body)
 {
     assert(!req->finished);
     req->finished = true;
     struct eu_app *app = req->app;
-    struct evkeyvalq *h = evhttp_request_get_output_headers(req->ev);
-    evhttp_add_header(h, "X-Request-Id", req->id);
-    if (req->path && path_has_cors(req->path) && !req->admin_listener)
-        add_cors(req);
-    evhttp_send_reply(req->ev, status, reason(status), body);
-    int cls = status / 100;
-    if (cls >= 1 && cls <= 5)
-        app->requests_by_class[cls]++;
     eu_req_enter(req);
-    eu_log_info("http", "%s %s %d %.1fms", eu_http_method_name(req->method),
-                req->path ? req->path : "?", status, (double)(now_us() - req->started_us) / 1000.0);
+    if (req->ev) {
+        send_reply(req, status, body);
+        eu_log_info("http", "%s %s %d %.1fms", eu_http_method_name(req->method),
+                    req->path ? req->path : "?", status,
+                    (double)(now_us() - req->started_us) / 1000.0);
+    } else {
+        eu_log_info("http", "%s %s %d %.1fms, dropped: 503 was sent at the deadline",
+                    eu_http_method_name(req->method), req->path ? req->path : "?", status,
+                    (double)(now_us() - req->started_us) / 1000.0);
+    }
     eu_log_set_context(NULL, NULL);
+    if (req->deadline)
+        event_free(req->deadline);
     if (req->query) {
         evhttp_clear_headers(req->query);
         free(req->query);
@@ -184,7 +206,7 @@ finish(struct eu_req *req, int status, struct evbuffer *body)
 static void
 send_body(struct eu_req *req, int status, const char *content_type, struct evbuffer *buf)
 {
-    if (content_type)
+    if (content_type && req->ev)
         evhttp_add_header(evhttp_request_get_output_headers(req->ev), "Content-Type", content_type);
     finish(req, status, buf);
     evbuffer_free(buf);
@@ -200,6 +222,51 @@ eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, const
     send_body(req, status, content_type, buf);
 }
 
+/* What eu_req_json_splice() registered: the splices, and the two
+ * references each holds (obj, text), dropped with the arena. */
+struct eu_req_splices {
+    struct eu_json_splice *sp;
+    json_t **refs;
+    size_t n, cap;
+};
+
+static void
+splices_free(void *data)
+{
+    struct eu_req_splices *s = data;
+    for (size_t i = 0; i < 2 * s->n; i++)
+        json_decref(s->refs[i]);
+}
+
+void
+eu_req_json_splice(struct eu_req *req, json_t *obj, json_t *text, size_t skip)
+{
+    if (!json_is_object(obj) || !json_is_string(text))
+        return;
+    struct eu_req_splices *s = req->splices;
+    if (!s) {
+        s = req->splices = eu_arena_calloc(req->arena, sizeof(*s));
+        eu_arena_on_free(req->arena, splices_free, s);
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 32;
+        struct eu_json_splice *sp = eu_arena_alloc(req->arena, cap * sizeof(*sp));
+        json_t **refs = eu_arena_alloc(req->arena, 2 * cap * sizeof(*refs));
+        if (s->n) {
+            memcpy(sp, s->sp, s->n * sizeof(*sp));
+            memcpy(refs, s->refs, 2 * s->n * sizeof(*refs));
+        }
+        s->sp = sp;
+        s->refs = refs;
+        s->cap = cap;
+    }
+    s->sp[s->n] = (struct eu_json_splice){
+        .obj = obj, .text = json_string_value(text), .len = json_string_length(text), .skip = skip};
+    s->refs[2 * s->n] = json_incref(obj);
+    s->refs[2 * s->n + 1] = json_incref(text);
+    s->n++;
+}
+
 void
 eu_req_reply_json_typed(struct eu_req *req, int status, const char *content_type, json_t *body)
 {
@@ -208,7 +275,8 @@ eu_req_reply_json_typed(struct eu_req *req, int status, const char *content_type
      * string jansson would refuse, a tree too deep or a cycle) jansson has
      * the last word, so the bytes are always json_dumps()'s. */
     struct evbuffer *buf = evbuffer_new();
-    if (eu_json_write(buf, body) < 0) {
+    const struct eu_req_splices *sp = req->splices;
+    if (eu_json_write_spliced(buf, body, sp ? sp->sp : NULL, sp ? sp->n : 0) < 0) {
         char *s = body ? json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         evbuffer_add(buf, s ? s : "null", s ? strlen(s) : 4);
         free(s);
@@ -264,13 +332,21 @@ eu_req_reply_db_error(struct eu_req *req, enum eu_db_status status)
 void
 eu_req_add_header(struct eu_req *req, const char *name, const char *value)
 {
-    evhttp_add_header(evhttp_request_get_output_headers(req->ev), name, value);
+    if (req->ev)
+        evhttp_add_header(evhttp_request_get_output_headers(req->ev), name, value);
 }
 
 const char *
 eu_req_header(const struct eu_req *req, const char *name)
 {
-    return evhttp_find_header(evhttp_request_get_input_headers(req->ev), name);
+    return evhttp_find_header(req->ev ? evhttp_request_get_input_headers(req->ev) : req->input_copy,
+                              name);
+}
+
+const char *
+eu_req_query_string(const struct eu_req *req)
+{
+    return req->query_string;
 }
 
 const char *
@@ -285,7 +361,7 @@ eu_req_query(struct eu_req *req, const char *name)
     if (!req->query) {
         req->query = eu_xcalloc(1, sizeof(*req->query));
         TAILQ_INIT(req->query);
-        const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req->ev));
+        const char *q = req->query_string;
         if (q && evhttp_parse_query_str(q, req->query) < 0)
             evhttp_clear_headers(req->query);
     }
@@ -295,22 +371,33 @@ eu_req_query(struct eu_req *req, const char *name)
 const char *
 eu_req_body(struct eu_req *req, size_t *len)
 {
-    struct evbuffer *in = evhttp_request_get_input_buffer(req->ev);
-    size_t n = evbuffer_get_length(in);
-    char *copy = eu_arena_alloc(req->arena, n + 1);
-    evbuffer_copyout(in, copy, n);
-    copy[n] = '\0';
-    *len = n;
-    return copy;
+    if (!req->body) {
+        struct evbuffer *in = evhttp_request_get_input_buffer(req->ev);
+        size_t n = evbuffer_get_length(in);
+        char *copy = eu_arena_alloc(req->arena, n + 1);
+        evbuffer_copyout(in, copy, n);
+        copy[n] = '\0';
+        req->body = copy;
+        req->body_len = n;
+    }
+    *len = req->body_len;
+    return req->body;
 }
 
-/* Nesting depth of a JSON text, counted before parsing so a hostile body
- * cannot make the parser recurse deep. */
-static int
-json_depth(const char *s, size_t n)
+/*
+ * Why the JSON text s cannot be parsed within the limits, or NULL. One pass
+ * over the text before jansson sees it, so a hostile body costs no tree
+ * and no deep recursion. entries has max_depth + 1 slots: the count of the
+ * open container at each depth. Text that is not JSON may pass; jansson
+ * refuses it next.
+ */
+static const char *
+json_oversize(const char *s, size_t n, int max_depth, int *entries)
 {
-    int depth = 0, max = 0;
+    int depth = 0;
+    size_t values = 0;
     bool in_str = false;
+    bool expect = false; /* after '{', '[' or ',': the next token starts an entry */
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (in_str) {
@@ -318,16 +405,34 @@ json_depth(const char *s, size_t n)
                 i++;
             else if (c == '"')
                 in_str = false;
-        } else if (c == '"') {
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            continue;
+        if (c == '}' || c == ']') {
+            depth -= depth > 0;
+            expect = false;
+            continue;
+        }
+        if (expect && depth > 0) {
+            expect = false;
+            if (++entries[depth] > EU_PARAMS_MAX_ENTRIES)
+                return "A JSON object or array in the body has too many entries";
+            if (++values > EU_PARAMS_MAX_VALUES)
+                return "The JSON body holds too many values";
+        }
+        if (c == '"') {
             in_str = true;
         } else if (c == '{' || c == '[') {
-            if (++depth > max)
-                max = depth;
-        } else if (c == '}' || c == ']') {
-            depth--;
+            if (++depth > max_depth)
+                return "The JSON body is nested too deeply";
+            entries[depth] = 0;
+            expect = true;
+        } else if (c == ',') {
+            expect = true;
         }
     }
-    return max;
+    return NULL;
 }
 
 static void
@@ -345,8 +450,11 @@ eu_req_json(struct eu_req *req, struct eu_error *err)
         eu_error_set(err, 400, "A JSON body is required");
         return NULL;
     }
-    if (json_depth(body, n) > req->app->cfg->json_max_depth) {
-        eu_error_set(err, 400, "The JSON body is nested too deeply");
+    int max_depth = req->app->cfg->json_max_depth;
+    int *entries = eu_arena_alloc(req->arena, ((size_t)max_depth + 1) * sizeof(int));
+    const char *why = json_oversize(body, n, max_depth, entries);
+    if (why) {
+        eu_error_set(err, 400, "%s", why);
         return NULL;
     }
     json_error_t je;
@@ -455,6 +563,70 @@ eu_http_forwarded_client(struct eu_arena *a, const char *v, const char *peer,
     return client;
 }
 
+static void
+free_headers(void *p)
+{
+    evhttp_clear_headers(p);
+    free(p);
+}
+
+/*
+ * The request deadline has passed: the client gets its 503 now, and the
+ * handler, which may be waiting on a statement, Redis or the CPU pool, goes
+ * on to its end (none of those can be taken back safely halfway; each
+ * returns its connection as usual) and finish() drops its answer. That is
+ * the path a client that hangs up mid-request already takes. What the
+ * handler may still read of the request is copied first, since libevent
+ * frees the request once the 503 is written.
+ */
+static void
+on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct eu_req *req = arg;
+    struct eu_http_server *s = req->app->http;
+    eu_req_enter(req);
+    size_t n;
+    eu_req_body(req, &n);
+    req->input_copy = eu_xcalloc(1, sizeof(*req->input_copy));
+    TAILQ_INIT(req->input_copy);
+    eu_arena_on_free(req->arena, free_headers, req->input_copy);
+    struct evkeyvalq *in = evhttp_request_get_input_headers(req->ev);
+    for (struct evkeyval *kv = TAILQ_FIRST(in); kv; kv = TAILQ_NEXT(kv, next))
+        evhttp_add_header(req->input_copy, kv->key, kv->value);
+
+    /* What the handler set so far was for an answer that will not be sent. */
+    struct evkeyvalq *out = evhttp_request_get_output_headers(req->ev);
+    evhttp_clear_headers(out);
+    evhttp_add_header(out, "Content-Type", "application/json; charset=utf-8");
+    evhttp_add_header(out, "Retry-After", "1");
+    struct evbuffer *body = evbuffer_new();
+    evbuffer_add_printf(body, "{\"error\":\"The server took too long to answer; try again "
+                              "shortly\"}");
+    send_reply(req, 503, body);
+    evbuffer_free(body);
+    s->deadline_replies++;
+    eu_log_warn("http",
+                "%s %s 503 %.1fms: not answered within %d s; the handler's answer will be "
+                "dropped",
+                eu_http_method_name(req->method), req->path,
+                (double)(now_us() - req->started_us) / 1000.0, req->app->cfg->request_deadline_s);
+    eu_log_set_context(NULL, NULL);
+}
+
+/* Starts the request deadline, which counts from the end of the headers, so
+ * waited_us of it went on the body. */
+static void
+arm_deadline(struct eu_req *req, uint64_t waited_us)
+{
+    uint64_t limit = (uint64_t)req->app->cfg->request_deadline_s * 1000000u;
+    uint64_t left = waited_us < limit ? limit - waited_us : 0;
+    struct timeval tv = {(time_t)(left / 1000000u), (suseconds_t)(left % 1000000u)};
+    req->deadline = evtimer_new(req->app->base, on_deadline, req);
+    evtimer_add(req->deadline, &tv);
+}
+
 /* Runs once the token (if any) has been read: enforces the route's
  * requirements with Mastodon's status codes and messages, then hands over. */
 static void
@@ -485,24 +657,34 @@ after_auth(struct eu_req *req)
     eu_ratelimit_run(req, route->handler);
 }
 
+/* The most a body may hold on a route with these flags. */
+static size_t
+body_limit(const struct eu_config *cfg, unsigned flags)
+{
+    if ((flags & EU_ROUTE_UPLOAD) && cfg->max_upload_bytes > cfg->max_body_bytes)
+        return cfg->max_upload_bytes;
+    return cfg->max_body_bytes;
+}
+
 /*
- * Without TCP_NODELAY, a reply larger than one write (bufferevents write 16
- * KiB at a time) leaves its last segment waiting for the client's delayed ACK:
- * 40 ms added to every timeline page. One write per reply avoids the split.
- * evhttp has no accept hook in 2.1, so this runs per request; it is two
- * cheap syscalls.
+ * evhttp reads a whole body before on_request sees the request, so its own
+ * limit must be the largest any route allows; on_request then holds each
+ * route to its own limit, with a JSON answer. A body past evhttp's limit
+ * is refused by libevent itself: 413 with its HTML page and the connection
+ * closed. libevent 2.1 calls no code of ours for it (2.2 has
+ * evhttp_set_errorcb), so that answer cannot be Mastodon-shaped; it comes
+ * only past the largest limit. Lingering close reads the rest of the body
+ * before closing, so the client gets that 413 rather than a reset.
  */
 static void
-tune_connection(struct evhttp_connection *conn)
+apply_limits(struct listener *l)
 {
-    struct bufferevent *bev = evhttp_connection_get_bufferevent(conn);
-    if (!bev)
-        return;
-    evutil_socket_t fd = bufferevent_getfd(bev);
-    int one = 1;
-    if (fd >= 0)
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    bufferevent_set_max_single_write(bev, 1024 * 1024);
+    const struct eu_app *app = l->server->app;
+    size_t body = body_limit(app->cfg, eu_router_flags(app->router));
+    evhttp_set_max_headers_size(l->http, (ev_ssize_t)app->cfg->max_header_bytes);
+    evhttp_set_max_body_size(l->http, (ev_ssize_t)body);
+    evhttp_set_timeout(l->http, app->cfg->request_timeout_s);
+    evhttp_set_flags(l->http, EVHTTP_SERVER_LINGERING_CLOSE);
 }
 
 static void
@@ -523,16 +705,19 @@ on_request(struct evhttp_request *ev, void *arg)
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(ev);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     req->path = eu_arena_strdup(req->arena, path && *path ? path : "/");
+    const char *qs = uri ? evhttp_uri_get_query(uri) : NULL;
+    req->query_string = qs ? eu_arena_strdup(req->arena, qs) : NULL;
+    uint64_t waited = eu_conns_request_started(l->server->conns, ev);
+    if (!l->admin)
+        arm_deadline(req, waited);
     /* Copied: a SIGHUP reload may free the config while this request runs. */
     req->scheme = eu_arena_strdup(req->arena, app->cfg->scheme);
 
     char *peer = NULL;
     ev_uint16_t peer_port = 0;
     struct evhttp_connection *conn = evhttp_request_get_connection(ev);
-    if (conn) {
+    if (conn)
         evhttp_connection_get_peer(conn, &peer, &peer_port);
-        tune_connection(conn);
-    }
     req->remote_ip = eu_arena_strdup(req->arena, peer ? peer : "");
 
     const char *host_hdr = eu_req_header(req, "Host");
@@ -607,6 +792,12 @@ on_request(struct evhttp_request *ev, void *arg)
         return;
     }
     req->route = route;
+    size_t limit = body_limit(app->cfg, route->flags);
+    if (evbuffer_get_length(evhttp_request_get_input_buffer(ev)) > limit) {
+        /* Before the token is looked up or a byte is parsed. */
+        eu_req_reply_error(req, 413, "The request body is larger than %zu bytes", limit);
+        return;
+    }
     if ((route->flags & EU_ROUTE_ADMIN) && !admin_token_ok(req)) {
         eu_req_add_header(req, "WWW-Authenticate", "Bearer realm=\"eunha-admin\"");
         eu_req_reply_error(req, 401, "A valid admin token is required");
@@ -647,10 +838,9 @@ bind_listener(struct eu_http_server *s, struct listener *l, const char *addr, bo
     evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                             EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
                                             EVHTTP_REQ_OPTIONS);
-    evhttp_set_max_headers_size(l->http, (ev_ssize_t)app->cfg->max_header_bytes);
-    evhttp_set_max_body_size(l->http, (ev_ssize_t)app->cfg->max_body_bytes);
-    evhttp_set_timeout(l->http, app->cfg->request_timeout_s);
+    apply_limits(l);
     evhttp_set_gencb(l->http, on_request, l);
+    eu_conns_watch(s->conns, l->http, !admin);
     l->sock = evhttp_bind_socket_with_handle(l->http, host, (ev_uint16_t)port);
     if (!l->sock) {
         eu_log_error("http", "cannot listen on '%s'", addr);
@@ -678,6 +868,7 @@ eu_http_server_new(struct eu_app *app)
 {
     struct eu_http_server *s = eu_xcalloc(1, sizeof(*s));
     s->app = app;
+    s->conns = eu_conns_new(app);
     id_seed = randombytes_random();
     if (bind_listener(s, &s->pub, app->cfg->listen, false) < 0 ||
         bind_listener(s, &s->adm, app->cfg->admin_listen, true) < 0) {
@@ -700,6 +891,15 @@ eu_http_server_admin_addr(const struct eu_http_server *s)
 }
 
 void
+eu_http_server_apply_limits(struct eu_http_server *s)
+{
+    if (s->pub.http)
+        apply_limits(&s->pub);
+    if (s->adm.http)
+        apply_limits(&s->adm);
+}
+
+void
 eu_http_server_stop_accepting(struct eu_http_server *s)
 {
     if (s->pub.sock)
@@ -718,5 +918,15 @@ eu_http_server_free(struct eu_http_server *s)
         evhttp_free(s->pub.http);
     if (s->adm.http)
         evhttp_free(s->adm.http);
+    /* After the evhttps: freeing them closes connections, whose close
+     * callbacks still count them off. */
+    eu_conns_free(s->conns);
     free(s);
+}
+
+void
+eu_http_server_conn_stats(const struct eu_http_server *s, struct eu_http_conn_stats *out)
+{
+    eu_conns_stats(s->conns, out);
+    out->deadline_replies = s->deadline_replies;
 }

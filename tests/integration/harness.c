@@ -1134,8 +1134,8 @@ eu_it_proc_threads(pid_t pid)
 
 /* ----------------------------------------------------------- environment */
 
-/* Remembers that envvar's undoing counterpart ("*_STOP" -> "*_START",
- * "*_PAUSE" -> "*_RESUME") must run at exit. */
+/* Remembers that envvar's undoing counterpart ("*_STOP" and "*_KILL" ->
+ * "*_START", "*_PAUSE" -> "*_RESUME") must run at exit. */
 static void
 note_stop(const char *envvar)
 {
@@ -1143,6 +1143,8 @@ note_stop(const char *envvar)
     char start[64];
 
     if (n > 5 && n < sizeof(start) && strcmp(envvar + n - 5, "_STOP") == 0)
+        snprintf(start, sizeof(start), "%.*s_START", (int)(n - 5), envvar);
+    else if (n > 5 && n < sizeof(start) && strcmp(envvar + n - 5, "_KILL") == 0)
         snprintf(start, sizeof(start), "%.*s_START", (int)(n - 5), envvar);
     else if (n > 6 && n < sizeof(start) && strcmp(envvar + n - 6, "_PAUSE") == 0)
         snprintf(start, sizeof(start), "%.*s_RESUME", (int)(n - 6), envvar);

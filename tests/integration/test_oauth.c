@@ -268,6 +268,16 @@ sign_in_to_consent(struct eu_it_server *s, const char *authorize_path, char **co
     form(s, &r, "POST", "/auth/sign_in", anon, body);
     EU_IT_EXPECT_STATUS(&r, 401);
     ck_assert_ptr_nonnull(strstr(r.body, "Invalid e-mail address or password."));
+    /* That form is spent: the page comes with a new session and token
+     * (test_signin_throttle.c checks the old ones are refused). */
+    char *spent = anon;
+    anon = session_cookie(&r);
+    ck_assert_str_ne(anon, spent);
+    free(spent);
+    spent = token;
+    token = form_value(&r, "authenticity_token");
+    ck_assert_str_ne(token, spent);
+    free(spent);
     /* The right one: a new session id, and back to the authorize URL. */
     snprintf(body, sizeof(body), "authenticity_token=%s&email=alice%%40" DOMAIN "&password=%s&%s",
              token, "correct+horse+battery+staple", rest);

@@ -487,12 +487,26 @@ START_TEST(test_statement_timeout_answers_503)
     ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Retry-After"));
     ck_assert_msg(waited >= 400 && waited < 5000, "answered after %lld ms", waited);
 
+    /* The same inside a transaction: a post's insert waits on the author's
+     * row (its counters), is cancelled, and the whole post rolls back. */
+    t0 = eu_it_now_ms();
+    eu_it_callf(s, &r, "a.example", "POST", tok, "{\"status\":\"never posted\"}",
+                "/api/v1/statuses");
+    waited = eu_it_now_ms() - t0;
+    EU_IT_EXPECT_ERROR(&r, 503);
+    ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Retry-After"));
+    ck_assert_msg(waited >= 400 && waited < 5000, "post answered after %lld ms", waited);
+
     lr = PQexec(locker, "ROLLBACK");
     PQclear(lr);
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM accounts WHERE tenant_id = %s AND display_name = 'Blocked'",
              tid);
     char *n = eu_it_pg_query(locker, sql);
+    ck_assert_str_eq(n, "0");
+    free(n);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM statuses WHERE tenant_id = %s", tid);
+    n = eu_it_pg_query(locker, sql);
     ck_assert_str_eq(n, "0");
     free(n);
     eu_it_callf(s, &r, "a.example", "PATCH", tok, "{\"display_name\":\"Free\"}",

@@ -7,13 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/error.h"
+#include "eunha/http.h"
 #include "eunha/params.h"
 
 static json_t *
 parse(const char *s)
 {
     json_t *o = json_object();
-    ck_assert_int_eq(eu_params_parse_urlencoded(o, s, strlen(s)), 0);
+    size_t n = 0;
+    struct eu_error err = {0};
+    ck_assert_int_eq(eu_params_parse_urlencoded(o, s, strlen(s), &n, &err), 0);
     return o;
 }
 
@@ -83,13 +87,91 @@ END_TEST
 START_TEST(test_malformed)
 {
     json_t *o = json_object();
+    size_t n = 0;
+    struct eu_error err = {0};
     /* A stray '%' is kept as text (as browsers send it); an unbalanced
      * bracket key is dropped rather than guessed at. */
-    ck_assert_int_eq(eu_params_parse_urlencoded(o, "a=%zz", 5), 0);
+    ck_assert_int_eq(eu_params_parse_urlencoded(o, "a=%zz", 5, &n, &err), 0);
     ck_assert_str_eq(json_string_value(json_object_get(o, "a")), "%zz");
-    ck_assert_int_eq(eu_params_parse_urlencoded(o, "b[c=1", 5), 0);
+    ck_assert_int_eq(eu_params_parse_urlencoded(o, "b[c=1", 5, &n, &err), 0);
     ck_assert_ptr_null(json_object_get(o, "b"));
     json_decref(o);
+}
+END_TEST
+
+/* "key=v&key=v..." n times, with "%d" in key replaced by the index. */
+static char *
+repeat(const char *key, int n)
+{
+    size_t cap = (size_t)n * (strlen(key) + 16) + 1;
+    char *s = malloc(cap), *o = s;
+    for (int i = 0; i < n; i++) {
+        if (i)
+            *o++ = '&';
+        /* key is a format with one %d; cppcheck cannot see the caller's. */
+        // cppcheck-suppress wrongPrintfScanfArgNum
+        o += sprintf(o, key, i);
+        o += sprintf(o, "=v");
+    }
+    *o = '\0';
+    return s;
+}
+
+/* Parses form into a fresh object; returns the parser's result, with the
+ * error's status in *status. */
+static int
+parse_capped(const char *form, size_t *n, int *status)
+{
+    json_t *o = json_object();
+    struct eu_error err = {0};
+    int rc = eu_params_parse_urlencoded(o, form, strlen(form), n, &err);
+    *status = err.status;
+    if (rc < 0)
+        ck_assert_ptr_nonnull(strstr(err.message, "Too many parameters"));
+    json_decref(o);
+    return rc;
+}
+
+START_TEST(test_caps)
+{
+    size_t n;
+    int status;
+    /* Arrays and objects hold EU_PARAMS_MAX_ENTRIES entries, not one more,
+     * at the top level as well as nested. */
+    const char *keys[] = {"id[]", "k%d", "a[%d]", "a[b][%d]"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        char *ok = repeat(keys[i], EU_PARAMS_MAX_ENTRIES);
+        char *over = repeat(keys[i], EU_PARAMS_MAX_ENTRIES + 1);
+        n = 0;
+        ck_assert_msg(parse_capped(ok, &n, &status) == 0, "%s", keys[i]);
+        n = 0;
+        ck_assert_msg(parse_capped(over, &n, &status) == -1, "%s", keys[i]);
+        ck_assert_int_eq(status, 400);
+        free(ok);
+        free(over);
+    }
+    /* Repeating a key replaces its value: no new entry, but each field
+     * still counts toward EU_PARAMS_MAX_VALUES. */
+    char *same = repeat("a", EU_PARAMS_MAX_VALUES);
+    n = 0;
+    ck_assert_int_eq(parse_capped(same, &n, &status), 0);
+    ck_assert_uint_eq(n, EU_PARAMS_MAX_VALUES);
+    ck_assert_int_eq(parse_capped("a=1", &n, &status), -1);
+    ck_assert_int_eq(status, 400);
+    free(same);
+    /* The count carries over from the query to the body. */
+    n = EU_PARAMS_MAX_VALUES - 1;
+    ck_assert_int_eq(parse_capped("x=1", &n, &status), 0);
+    ck_assert_int_eq(parse_capped("y=1", &n, &status), -1);
+    /* Fields spread over arrays of 100 pass no per-array cap, only the
+     * total one. */
+    char *spread = malloc((size_t)(EU_PARAMS_MAX_VALUES + 1) * 16), *o = spread;
+    for (int i = 0; i <= EU_PARAMS_MAX_VALUES; i++)
+        o += sprintf(o, "%sa%d[]=v", i ? "&" : "", i / 100);
+    n = 0;
+    ck_assert_int_eq(parse_capped(spread, &n, &status), -1);
+    ck_assert_uint_eq(n, EU_PARAMS_MAX_VALUES + 1);
+    free(spread);
 }
 END_TEST
 
@@ -99,9 +181,11 @@ END_TEST
 START_TEST(test_key_not_utf8)
 {
     json_t *o = json_object();
+    size_t n = 0;
+    struct eu_error err = {0};
     static const char *const forms[] = {"%FF[a]=1&b=2", "%C3[]=1&%80[x][y]=2"};
     for (size_t i = 0; i < 2; i++)
-        ck_assert_int_eq(eu_params_parse_urlencoded(o, forms[i], strlen(forms[i])), 0);
+        ck_assert_int_eq(eu_params_parse_urlencoded(o, forms[i], strlen(forms[i]), &n, &err), 0);
     ck_assert_uint_eq(json_object_size(o), 1);
     ck_assert_str_eq(json_string_value(json_object_get(o, "b")), "2");
 
@@ -111,9 +195,10 @@ START_TEST(test_key_not_utf8)
                                "Content-Disposition: form-data; name=\"c\"\r\n\r\n"
                                "w\r\n--xx--\r\n";
     json_t *m = json_object();
-    ck_assert_int_eq(
-        eu_params_parse_multipart(m, "multipart/form-data; boundary=xx", body, sizeof(body) - 1),
-        0);
+    n = 0;
+    ck_assert_int_eq(eu_params_parse_multipart(m, "multipart/form-data; boundary=xx", body,
+                                               sizeof(body) - 1, &n, &err),
+                     0);
     ck_assert_uint_eq(json_object_size(m), 1);
     ck_assert_str_eq(json_string_value(json_object_get(m, "c")), "w");
     json_decref(m);
@@ -130,6 +215,7 @@ main(void)
     tcase_add_test(tc, test_arrays_and_nesting);
     tcase_add_test(tc, test_typed_readers);
     tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_caps);
     tcase_add_test(tc, test_key_not_utf8);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -86,12 +86,15 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.suspended_retention_s, 2592000);
     ck_assert_int_eq(cfg.scheduled_min_lead_s, 300);
     ck_assert_int_eq(cfg.poll_min_expires_s, 300);
-    ck_assert_uint_eq(cfg.max_body_bytes, 8388608);
+    ck_assert_uint_eq(cfg.max_body_bytes, 1048576);
+    ck_assert_uint_eq(cfg.max_upload_bytes, 5242880);
     ck_assert_uint_eq(cfg.max_header_bytes, 16384);
     ck_assert_int_eq(cfg.request_timeout_s, 30);
-    ck_assert_int_eq(cfg.json_max_depth, 32);
+    ck_assert_int_eq(cfg.json_max_depth, 16);
     ck_assert_int_eq(cfg.api_requests_per_5min, 300);
     ck_assert_int_eq(cfg.registrations_per_30min, 5);
+    ck_assert_int_eq(cfg.sign_ins_per_ip_per_5min, 25);
+    ck_assert_int_eq(cfg.sign_ins_per_login_per_hour, 25);
     ck_assert_str_eq(cfg.log_level, "info");
     eu_config_release(&cfg);
 }
@@ -139,11 +142,14 @@ START_TEST(test_file_overrides)
                        "scheduled_status_min_lead_seconds = 2\n"
                        "poll_min_expires_in_seconds = 1\n"
                        "[limits]\n"
-                       "max_body_bytes = 1_048_576\n"
+                       "max_body_bytes = 2_097_152\n"
+                       "max_upload_bytes = 3_145_728\n"
                        "max_header_bytes = 8192\n"
                        "request_timeout_seconds = 10\n"
-                       "json_max_depth = 16\n"
+                       "json_max_depth = 24\n"
                        "api_requests_per_5min = 7\n"
+                       "sign_in_attempts_per_ip_per_5min = 0\n"
+                       "sign_in_attempts_per_login_per_hour = 3\n"
                        "[log]\n"
                        "level = \"debug\"\n";
     struct eu_config cfg;
@@ -174,11 +180,14 @@ START_TEST(test_file_overrides)
     ck_assert_int_eq(cfg.suspended_retention_s, 0);
     ck_assert_int_eq(cfg.scheduled_min_lead_s, 2);
     ck_assert_int_eq(cfg.poll_min_expires_s, 1);
-    ck_assert_uint_eq(cfg.max_body_bytes, 1048576);
+    ck_assert_uint_eq(cfg.max_body_bytes, 2097152);
+    ck_assert_uint_eq(cfg.max_upload_bytes, 3145728);
     ck_assert_uint_eq(cfg.max_header_bytes, 8192);
     ck_assert_int_eq(cfg.request_timeout_s, 10);
-    ck_assert_int_eq(cfg.json_max_depth, 16);
+    ck_assert_int_eq(cfg.json_max_depth, 24);
     ck_assert_int_eq(cfg.api_requests_per_5min, 7);
+    ck_assert_int_eq(cfg.sign_ins_per_ip_per_5min, 0);
+    ck_assert_int_eq(cfg.sign_ins_per_login_per_hour, 3);
     ck_assert_str_eq(cfg.log_level, "debug");
     eu_config_release(&cfg);
     remove_temps();
@@ -416,7 +425,7 @@ START_TEST(test_print_masks_secrets)
     ck_assert_ptr_nonnull(strstr(out, "url = \"redis://:********@r:6379/0\"\n"));
     ck_assert_ptr_nonnull(strstr(out, "trusted_proxies = [\"10.0.0.0/8\"]\n"));
     ck_assert_ptr_nonnull(strstr(out, "[database_pool]\nmax_connections = 2\n"));
-    ck_assert_ptr_nonnull(strstr(out, "max_body_bytes = 8388608\n"));
+    ck_assert_ptr_nonnull(strstr(out, "max_body_bytes = 1048576\nmax_upload_bytes = 5242880\n"));
     ck_assert_ptr_nonnull(strstr(out, "[log]\nlevel = \"info\"\n"));
     ck_assert_ptr_nonnull(strstr(out, "archive_dir = \"/tmp/archives\"\n"));
     free(out);

@@ -610,6 +610,77 @@ START_TEST(test_random_trees)
 }
 END_TEST
 
+/* JSON of v by our writer, as a string value (new reference). */
+static json_t *
+text_of(const json_t *v)
+{
+    struct evbuffer *b = evbuffer_new();
+    ck_assert_int_eq(eu_json_write(b, v), 0);
+    size_t len;
+    char *s = contents(b, &len);
+    json_t *t = json_stringn_nocheck(s, len);
+    free(s);
+    evbuffer_free(b);
+    return t;
+}
+
+/*
+ * A page as the status renderer builds it: cached objects (random trees
+ * under an object) whose text is spliced in whole, shallow copies of them
+ * with members added after the cached ones (spliced with skip), the same
+ * cached object under several copies, and a decoy object with the same
+ * members that is not spliced. The bytes must be json_dumps()'s.
+ */
+START_TEST(test_splices)
+{
+    rng_state = 20261201;
+    for (int round = 0; round < 200; round++) {
+        enum { N = 12 };
+        json_t *cached[N], *texts[N], *copies[N];
+        struct eu_json_splice sp[2 * N];
+        size_t n = 0;
+        json_t *page = json_array();
+        for (int i = 0; i < N; i++) {
+            cached[i] = json_object();
+            json_object_set_new(cached[i], "id", json_integer(i));
+            json_object_set_new(cached[i], "content", random_value(1));
+            json_object_set_new(cached[i], "esc", json_string("\"<\\>\n"));
+            texts[i] = text_of(cached[i]);
+            copies[i] = json_copy(cached[i]);
+            json_object_set_new(copies[i], "favourited", json_boolean(i & 1));
+            json_object_set_new(copies[i], "account", json_incref(cached[i / 2]));
+            if (i % 3 == 1)
+                json_object_set_new(copies[i], "reblog", json_incref(copies[i - 1]));
+            sp[n++] =
+                (struct eu_json_splice){copies[i], json_string_value(texts[i]),
+                                        json_string_length(texts[i]), json_object_size(cached[i])};
+            sp[n++] = (struct eu_json_splice){cached[i], json_string_value(texts[i]),
+                                              json_string_length(texts[i]), 0};
+            json_array_append(page, copies[i]);
+        }
+        json_array_append_new(page, json_deep_copy(copies[0])); /* not spliced */
+
+        char *want = json_dumps(page, JSON_COMPACT | JSON_ENCODE_ANY);
+        ck_assert_ptr_nonnull(want);
+        struct evbuffer *out = evbuffer_new();
+        evbuffer_add(out, "x", 1); /* written aside and moved, too */
+        ck_assert_int_eq(eu_json_write_spliced(out, page, sp, n), 0);
+        size_t len;
+        char *got = contents(out, &len);
+        ck_assert_str_eq(got + 1, want);
+        free(got);
+        free(want);
+        evbuffer_free(out);
+        for (int i = 0; i < N; i++) {
+            json_decref(cached[i]);
+            json_decref(texts[i]);
+            json_decref(copies[i]);
+        }
+        json_decref(page);
+    }
+}
+END_TEST
+
 static Suite *
 jsonout_suite(void)
 {
@@ -638,6 +709,7 @@ jsonout_suite(void)
     tc = tcase_create("random");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_random_trees);
+    tcase_add_test(tc, test_splices);
     suite_add_tcase(s, tc);
     return s;
 }
