@@ -13,7 +13,8 @@
 #                                                    same ports, same data
 # Set EUNHA_TEST_KEEP=1 to keep the temporary directory (logs) afterwards, and
 # EUNHA_BUILD_DIR to build somewhere other than build-test/ (two checkouts or
-# two people testing side by side).
+# two people testing side by side). In CI, scripts/fuzz.sh then runs every
+# fuzz target for EUNHA_FUZZ_SECONDS (30) each.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -113,4 +114,15 @@ set +e
 ctest --test-dir "$BUILD" --output-on-failure --timeout 600 "$@"
 status=$?
 set -e
+
+# The fuzz targets, briefly, from their seed corpora: in CI (CI=true) or
+# with EUNHA_TEST_FUZZ=1; EUNHA_TEST_FUZZ=0 skips them. They need a clang
+# build of their own, so a local `-R unit` run does not pay for it.
+fuzz=${EUNHA_TEST_FUZZ:-}
+if [ -z "$fuzz" ] && [ "${CI:-}" = true ]; then
+  fuzz=1
+fi
+if [ "$status" -eq 0 ] && [ "$fuzz" = 1 ]; then
+  scripts/fuzz.sh "${EUNHA_FUZZ_SECONDS:-30}" || status=1
+fi
 exit "$status"

@@ -10,8 +10,9 @@
 /*
  * Normalises a Host header value into out: lower-cased, port dropped
  * ("a.example:8080" -> "a.example", "[::1]:80" -> "::1"), one trailing dot
- * dropped. Returns 0, or -1 if the value is empty, too long for out, or holds
- * characters no host name or IP literal may hold.
+ * dropped. Returns 0, or -1 if the value is empty, too long for out, ends in
+ * two dots, or holds characters no host name or IP literal may hold. The
+ * result normalises to itself.
  */
 int eu_host_normalize(const char *host, char *out, size_t outlen);
 /* True when domain is a valid DNS name for a tenant: lower-case labels of

@@ -55,5 +55,11 @@ struct json_t *eu_param_object(struct json_t *params, const char *key);
  */
 int eu_params_parse_urlencoded(struct json_t *obj, const char *s, size_t len, size_t *nvalues,
                                struct eu_error *err);
+/* Parses a multipart/form-data body into obj, the boundary taken from ctype
+ * (the Content-Type value), with the same bracket rules and caps. Exposed
+ * for tests and fuzzing. Returns 0; -1 when malformed; -2 with err set
+ * (400) when past a cap. */
+int eu_params_parse_multipart(struct json_t *obj, const char *ctype, const char *body, size_t len,
+                              size_t *nvalues, struct eu_error *err);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "eunha/arena.h"
 #include "eunha/http.h"
+#include "page_internal.h"
 
 bool
 eu_id_is_valid(const char *s)
@@ -34,14 +35,15 @@ eu_req_id_param(struct eu_req *req, const char *name)
     return id;
 }
 
-int
-eu_page_parse(struct eu_req *req, struct eu_page *page, int def, int max)
+void
+eu_page_from_values(struct eu_page *page, const char *max_id, const char *since_id,
+                    const char *min_id, const char *limit, int def, int max)
 {
     memset(page, 0, sizeof(*page));
-    const char *names[] = {"max_id", "since_id", "min_id"};
+    const char *values[] = {max_id, since_id, min_id};
     const char **slots[] = {&page->max_id, &page->since_id, &page->min_id};
     for (int i = 0; i < 3; i++) {
-        const char *v = eu_req_query(req, names[i]);
+        const char *v = values[i];
         if (v && *v && !eu_id_is_valid(v)) {
             /* Mastodon ignores ids it cannot read rather than failing;
              * a non-numeric id can never match, so drop it. */
@@ -50,14 +52,20 @@ eu_page_parse(struct eu_req *req, struct eu_page *page, int def, int max)
         *slots[i] = v && *v ? v : NULL;
     }
     page->limit = def;
-    const char *l = eu_req_query(req, "limit");
-    if (l && *l) {
+    if (limit && *limit) {
         char *end;
-        long n = strtol(l, &end, 10);
+        long n = strtol(limit, &end, 10);
         if (*end == '\0')
             page->limit = n < 1 ? 1 : n > max ? max : (int)n;
     }
     snprintf(page->limit_s, sizeof(page->limit_s), "%d", page->limit);
+}
+
+int
+eu_page_parse(struct eu_req *req, struct eu_page *page, int def, int max)
+{
+    eu_page_from_values(page, eu_req_query(req, "max_id"), eu_req_query(req, "since_id"),
+                        eu_req_query(req, "min_id"), eu_req_query(req, "limit"), def, max);
     return 0;
 }
 
@@ -76,15 +84,15 @@ eu_page_is_ascending(const struct eu_page *page)
     return page->min_id != NULL;
 }
 
-/* The request's query string without the paging keys. Arena-owned. */
+/* Query string q without the paging keys, ending in '&' when not empty.
+ * Arena-owned. */
 static const char *
-other_params(struct eu_req *req)
+other_params(struct eu_arena *a, const char *q)
 {
-    const char *q = eu_req_query_string(req);
     if (!q || !*q)
         return "";
     size_t n = strlen(q);
-    char *out = eu_arena_alloc(req->arena, n + 2);
+    char *out = eu_arena_alloc(a, n + 2);
     char *o = out;
     const char *p = q;
     while (*p) {
@@ -106,17 +114,24 @@ other_params(struct eu_req *req)
     return out;
 }
 
+const char *
+eu_page_link_value(struct eu_arena *a, const char *base, const char *path, const char *query,
+                   const char *first_id, const char *last_id)
+{
+    const char *rest = other_params(a, query);
+    return eu_arena_sprintf(a,
+                            "<%s%s?%smax_id=%s>; rel=\"next\", <%s%s?%smin_id=%s>; "
+                            "rel=\"prev\"",
+                            base, path, rest, last_id, base, path, rest, first_id);
+}
+
 void
 eu_page_link(struct eu_req *req, const char *first_id, const char *last_id)
 {
     if (!first_id || !last_id)
         return;
-    const char *base = eu_req_base_url(req);
-    const char *rest = other_params(req);
-    const char *link =
-        eu_arena_sprintf(req->arena,
-                         "<%s%s?%smax_id=%s>; rel=\"next\", <%s%s?%smin_id=%s>; "
-                         "rel=\"prev\"",
-                         base, req->path, rest, last_id, base, req->path, rest, first_id);
-    eu_req_add_header(req, "Link", link);
+    const char *q = eu_req_query_string(req);
+    eu_req_add_header(
+        req, "Link",
+        eu_page_link_value(req->arena, eu_req_base_url(req), req->path, q, first_id, last_id));
 }

@@ -93,14 +93,21 @@ set_nested(json_t *obj, const char *key, json_t *value, struct eu_error *err)
             break;
         }
         json_t *child = json_object_get(cur, parts[i]);
+        bool made = false;
         if (next_is_append) {
             if (!json_is_array(child)) {
                 child = json_array();
-                json_object_set_new(cur, parts[i], child);
+                made = true;
             }
         } else if (!json_is_object(child)) {
             child = json_object();
-            json_object_set_new(cur, parts[i], child);
+            made = true;
+        }
+        /* jansson refuses a key that is not UTF-8 and frees child then:
+         * the parameter is dropped, as a bad value's would be. */
+        if (made && json_object_set_new(cur, parts[i], child) < 0) {
+            rc = -1;
+            break;
         }
         cur = child;
     }
@@ -182,11 +189,9 @@ header_param(const char *hdrs, size_t len, const char *name)
     return q ? eu_xstrndup(p, (size_t)(q - p)) : NULL;
 }
 
-/* Reads a multipart body into obj. Returns 0; -1 when malformed; -2 with
- * err set when past a cap. */
-static int
-parse_multipart(json_t *obj, const char *ctype, const char *body, size_t len, size_t *nvalues,
-                struct eu_error *err)
+int
+eu_params_parse_multipart(json_t *obj, const char *ctype, const char *body, size_t len,
+                          size_t *nvalues, struct eu_error *err)
 {
     const char *b = strcasestr(ctype, "boundary=");
     if (!b)
@@ -303,7 +308,7 @@ eu_req_params(struct eu_req *req, struct eu_error *err)
                 return NULL;
             }
         } else if (strncasecmp(ctype, "multipart/form-data", 19) == 0) {
-            int rc = parse_multipart(obj, ctype, body, len, &nvalues, err);
+            int rc = eu_params_parse_multipart(obj, ctype, body, len, &nvalues, err);
             if (rc < 0) {
                 json_decref(obj);
                 if (rc == -1)

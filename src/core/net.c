@@ -89,6 +89,10 @@ eu_host_normalize(const char *host, char *out, size_t outlen)
         }
         if (namelen > 0 && name[namelen - 1] == '.')
             namelen--;
+        /* "a.example.." would become the key "a.example.", which names
+         * nothing and normalises again to something else. */
+        if (namelen > 0 && name[namelen - 1] == '.')
+            return -1;
     }
 
     if (namelen == 0 || namelen >= outlen)

@@ -43,6 +43,7 @@
 #include "eunha/net.h"
 #include "eunha/ratelimit.h"
 #include "eunha/tenant.h"
+#include "server_internal.h"
 
 #include "conns_internal.h"
 
@@ -507,8 +508,8 @@ admin_token_ok(struct eu_req *req)
     return sodium_memcmp(a, b, sizeof(a)) == 0;
 }
 
-static const char *
-first_list_item(struct eu_arena *a, const char *v)
+const char *
+eu_http_list_first(struct eu_arena *a, const char *v)
 {
     const char *comma = strchr(v, ',');
     size_t n = comma ? (size_t)(comma - v) : strlen(v);
@@ -536,8 +537,9 @@ is_ip(const char *s)
  * skipped; the first other address is the client. An entry that is not an
  * address ends the walk at the last believable one. Owned by the arena.
  */
-static const char *
-forwarded_client(struct eu_arena *a, const char *v, const char *peer, const struct eu_config *cfg)
+const char *
+eu_http_forwarded_client(struct eu_arena *a, const char *v, const char *peer,
+                         const struct eu_config *cfg)
 {
     const char *client = peer;
     const char *end = v + strlen(v);
@@ -723,14 +725,14 @@ on_request(struct evhttp_request *ev, void *arg)
         eu_ip_in_list(req->remote_ip, app->cfg->trusted_proxies, app->cfg->n_trusted_proxies)) {
         const char *v;
         if ((v = eu_req_header(req, "X-Forwarded-Host")))
-            host_hdr = first_list_item(req->arena, v);
+            host_hdr = eu_http_list_first(req->arena, v);
         if ((v = eu_req_header(req, "X-Forwarded-Proto"))) {
-            v = first_list_item(req->arena, v);
+            v = eu_http_list_first(req->arena, v);
             if (strcmp(v, "http") == 0 || strcmp(v, "https") == 0)
                 req->scheme = v;
         }
         if ((v = eu_req_header(req, "X-Forwarded-For")))
-            req->remote_ip = forwarded_client(req->arena, v, req->remote_ip, app->cfg);
+            req->remote_ip = eu_http_forwarded_client(req->arena, v, req->remote_ip, app->cfg);
     }
     char host[256];
     if (!host_hdr || eu_host_normalize(host_hdr, host, sizeof(host)) < 0)

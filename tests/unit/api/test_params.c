@@ -175,6 +175,37 @@ START_TEST(test_caps)
 }
 END_TEST
 
+/* Found by fuzz/fuzz_params.c and fuzz/fuzz_multipart.c: a nested key whose
+ * head is not UTF-8 made jansson free the new child object, which was then
+ * written through. The parameter is dropped instead. */
+START_TEST(test_key_not_utf8)
+{
+    json_t *o = json_object();
+    size_t n = 0;
+    struct eu_error err = {0};
+    static const char *const forms[] = {"%FF[a]=1&b=2", "%C3[]=1&%80[x][y]=2"};
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_int_eq(eu_params_parse_urlencoded(o, forms[i], strlen(forms[i]), &n, &err), 0);
+    ck_assert_uint_eq(json_object_size(o), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(o, "b")), "2");
+
+    static const char body[] = "--xx\r\n"
+                               "Content-Disposition: form-data; name=\"\xff[a][b]\"\r\n\r\n"
+                               "v\r\n--xx\r\n"
+                               "Content-Disposition: form-data; name=\"c\"\r\n\r\n"
+                               "w\r\n--xx--\r\n";
+    json_t *m = json_object();
+    n = 0;
+    ck_assert_int_eq(eu_params_parse_multipart(m, "multipart/form-data; boundary=xx", body,
+                                               sizeof(body) - 1, &n, &err),
+                     0);
+    ck_assert_uint_eq(json_object_size(m), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(m, "c")), "w");
+    json_decref(m);
+    json_decref(o);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -185,6 +216,7 @@ main(void)
     tcase_add_test(tc, test_typed_readers);
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_caps);
+    tcase_add_test(tc, test_key_not_utf8);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

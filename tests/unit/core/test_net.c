@@ -38,6 +38,11 @@ static const struct {
     {"[]:80", NULL},
     {"a:b:c", NULL},
     {"caf\xc3\xa9.example", NULL},
+    /* Found by fuzz/fuzz_host.c: "aa.." became "aa.", which normalised
+     * again to "aa". */
+    {"aa..", NULL},
+    {"a.example..:80", NULL},
+    {"..", NULL},
 };
 
 START_TEST(test_host_normalize)
