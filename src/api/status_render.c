@@ -17,6 +17,7 @@
 #include "eunha/config.h"
 #include "eunha/db.h"
 #include "eunha/entities.h"
+#include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/page.h"
 #include "eunha/sql.h"
@@ -24,12 +25,6 @@
 #include "render_cache_internal.h"
 #include "statuses_internal.h"
 
-#if defined(__has_include)
-#if __has_include("eunha/filters.h")
-#include "eunha/filters.h"
-#define EU_HAVE_FILTERS 1
-#endif
-#endif
 
 /* Column positions of status_render.statuses's select list: first what
  * every render needs (visibility, stamps, the viewer's flags, the poll),
@@ -393,12 +388,10 @@ on_rows(struct eu_req *req, PGresult *res, void *arg)
 {
     struct render *rd = arg;
     uint32_t base = eu_rc_hash(eu_req_base_url(req));
-#ifdef EU_HAVE_FILTERS
     /* No filters, or the same as last time: the list reply then needs no
      * statement to load them. */
     if (PQntuples(res) > 0)
         eu_filters_known_stamp(req, col_str(res, 0, C_FILTER_STAMP));
-#endif
     json_t *out = json_array();
     /* A page is at most a few dozen rows, so a linear lookup is cheaper than
      * building an index. */
@@ -562,7 +555,6 @@ send_list(struct eu_req *req, struct list_reply *lr)
     eu_req_reply_json(req, 200, lr->array);
 }
 
-#ifdef EU_HAVE_FILTERS
 static void
 on_filters_loaded(struct eu_req *req, void *arg)
 {
@@ -583,19 +575,16 @@ on_filters_loaded(struct eu_req *req, void *arg)
     lr->array = kept;
     send_list(req, lr);
 }
-#endif
 
 static void
 on_list_rendered(struct eu_req *req, json_t *array, void *arg)
 {
     struct list_reply *lr = arg;
     lr->array = array;
-#ifdef EU_HAVE_FILTERS
     if (lr->context && req->auth.account_id && json_array_size(array)) {
         eu_filters_load(req, on_filters_loaded, lr);
         return;
     }
-#endif
     send_list(req, lr);
 }
 

@@ -86,7 +86,7 @@ main(int argc, char **argv)
     char vocab_text[] = "the a cat sat on mat today I think really great news about open source"
                         " Fediverse coffee morning photo release server we new version! and, is"
                         " (with) #tag https://example.com/x love it. so";
-    const char *vocab[64];
+    const char *vocab[64] = {0};
     size_t nvocab = 0;
     for (char *w = strtok(vocab_text, " "); w && nvocab < 64; w = strtok(NULL, " "))
         vocab[nvocab++] = w;
