@@ -16,35 +16,35 @@
 
 struct eu_config {
     /* [server] */
-    char *listen;       /* "127.0.0.1:8080" */
-    char *admin_listen; /* "127.0.0.1:9180" */
-    int cpu_threads;    /* 2 */
+    char *listen;            /* "127.0.0.1:8080" */
+    char *admin_listen;      /* "127.0.0.1:9180" */
+    int cpu_threads;         /* 2 */
     int cpu_jobs_per_tenant; /* 4: password checks one tenant may have queued or running */
     int cpu_queue_max;       /* 256: such jobs queued or running in all */
-    char *scheme;       /* "https" or "http" */
-    char **trusted_proxies; /* NULL-terminated list of IPs or CIDRs; empty by default */
+    char *scheme;            /* "https" or "http" */
+    char **trusted_proxies;  /* NULL-terminated list of IPs or CIDRs; empty by default */
     size_t n_trusted_proxies;
     /* [admin] */
     char *admin_token; /* from token, token_file or EUNHA_ADMIN_TOKEN; may be NULL */
     char *archive_dir; /* "archives": tenant exports; relative to the config file's directory */
     /* [database] */
-    char *database_url;      /* control database, "postgresql://..." */
-    char *database_template; /* "eunha_template" */
+    char *database_url;        /* control database, "postgresql://..." */
+    char *database_template;   /* "eunha_template" */
     int placement_connections; /* 4: connections each placement keeps open */
     int statement_timeout_ms;  /* 10000: a statement running longer is cancelled; 0 never */
     /* [database_pool] */
-    int pool_max_connections;    /* 2 */
-    int pool_min_connections;    /* 0 */
-    int pool_acquire_timeout_s;  /* 5 */
-    int pool_idle_timeout_s;     /* 20 */
-    int pool_max_total;          /* 0 (no cap): all tenant pools together */
-    int pool_max_connecting;     /* 16: tenant connect attempts in flight at once */
+    int pool_max_connections;   /* 2 */
+    int pool_min_connections;   /* 0 */
+    int pool_acquire_timeout_s; /* 5 */
+    int pool_idle_timeout_s;    /* 20 */
+    int pool_max_total;         /* 0 (no cap): all tenant pools together */
+    int pool_max_connecting;    /* 16: tenant connect attempts in flight at once */
     /* [redis] */
-    char *redis_url;    /* "redis://127.0.0.1:6379/0" */
-    char *redis_prefix; /* "eunha" */
+    char *redis_url;      /* "redis://127.0.0.1:6379/0" */
+    char *redis_prefix;   /* "eunha" */
     int redis_timeout_ms; /* 1000: a command unanswered this long fails */
     /* [workers] */
-    int queue_idle_poll_s; /* 300 */
+    int queue_idle_poll_s;     /* 300 */
     int max_running_jobs;      /* 8: tenants running background work at once */
     int job_max_attempts;      /* 12: then a job is dead */
     int job_backoff_base_s;    /* 15: first retry delay, doubling */
@@ -61,16 +61,16 @@ struct eu_config {
     int header_timeout_s;   /* 10: from accept (or a request's first byte) to the end of headers */
     int request_deadline_s; /* 30: from the end of headers to the answer; then 503 */
     int max_connections;    /* 0: three quarters of RLIMIT_NOFILE; public listener only */
-    int max_connections_per_ip; /* 256 (IPv6: per /64); 0 none; trusted proxies exempt */
-    int json_max_depth;      /* 16 */
-    int api_requests_per_5min;     /* 300 per token or IP; 0 turns the API limit off */
-    int registrations_per_30min;   /* 5 per IP */
+    int max_connections_per_ip;  /* 256 (IPv6: per /64); 0 none; trusted proxies exempt */
+    int json_max_depth;          /* 16 */
+    int api_requests_per_5min;   /* 300 per token or IP; 0 turns the API limit off */
+    int registrations_per_30min; /* 5 per IP */
     /* Sign-in attempts (HTML form and password grant together), as Mastodon
      * allows; counted before the password is hashed. 0 turns one off. */
     int sign_ins_per_ip_per_5min;    /* 25 */
     int sign_ins_per_login_per_hour; /* 25 per e-mail address or username */
     /* [tenants] */
-    int dormant_after_s; /* 600: an unused tenant's runtime state is then released; 0 never */
+    int dormant_after_s;      /* 600: an unused tenant's runtime state is then released; 0 never */
     int render_cache_entries; /* 4096 rendered statuses and accounts kept, all tenants; 0 none */
     /* [log] */
     char *log_level; /* "info" */

@@ -14,7 +14,8 @@ struct json_t;
 struct pg_result;
 
 /* An ISO 8601 UTC timestamp with milliseconds, as Mastodon writes them. */
-#define EU_SQL_TS(expr) "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+#define EU_SQL_TS(expr)                                                                            \
+    "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
 /*
  * The Account entity's columns for an accounts row aliased `a`, counts
@@ -22,11 +23,11 @@ struct pg_result;
  */
 #define EU_ACCOUNT_COLUMNS(a)                                                                      \
     a ".id, " a ".username, " a ".domain, " a ".display_name, " a ".note, " a ".url, " a           \
-    ".uri, " a ".avatar_url, " a ".header_url, " a ".locked, " a ".bot, " a ".discoverable, " a    \
-    ".fields::text, to_char(date_trunc('day', " a ".created_at AT TIME ZONE 'UTC'), "             \
-    "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), " a ".followers_count, " a ".following_count, " a      \
-    ".statuses_count, to_char(" a ".last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), " a          \
-    ".suspended_at IS NOT NULL"
+      ".uri, " a ".avatar_url, " a ".header_url, " a ".locked, " a ".bot, " a ".discoverable, " a  \
+      ".fields::text, to_char(date_trunc('day', " a ".created_at AT TIME ZONE 'UTC'), "            \
+      "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), " a ".followers_count, " a ".following_count, " a     \
+      ".statuses_count, to_char(" a ".last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), " a        \
+      ".suspended_at IS NOT NULL"
 #define EU_ACCOUNT_NCOLS 19
 
 /*

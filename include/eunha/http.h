@@ -46,13 +46,13 @@ struct eu_req {
     bool admin_listener;
     bool finished;
     uint64_t started_us;
-    struct evkeyvalq *query;    /* parsed lazily */
-    const char *query_string;   /* raw, arena; NULL without one */
-    struct event *deadline;     /* [limits] request_deadline_seconds; public listener */
+    struct evkeyvalq *query;      /* parsed lazily */
+    const char *query_string;     /* raw, arena; NULL without one */
+    struct event *deadline;       /* [limits] request_deadline_seconds; public listener */
     struct evkeyvalq *input_copy; /* the request's headers once ev is NULL */
     const char *body;             /* eu_req_body(), copied once */
     size_t body_len;
-    struct json_t *params_json; /* eu_req_params(), parsed lazily */
+    struct json_t *params_json;     /* eu_req_params(), parsed lazily */
     struct eu_req_splices *splices; /* eu_req_json_splice(), arena */
     /* Set by the pipeline for EU_ROUTE_AUTH / AUTH_OPT / APP_TOKEN routes. */
     struct {

@@ -21,7 +21,7 @@ struct eu_registry;
  * sender or mutes them with hide_notifications, or when the recipient muted
  * the status's conversation. Safe to call from any callback on the loop.
  */
-void eu_notify(struct eu_registry *reg, struct eu_tenant *t, int64_t recipient_id,
-               int64_t from_id, const char *type, int64_t status_id);
+void eu_notify(struct eu_registry *reg, struct eu_tenant *t, int64_t recipient_id, int64_t from_id,
+               const char *type, int64_t status_id);
 
 #endif

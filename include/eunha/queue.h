@@ -128,9 +128,8 @@ typedef void (*eu_queue_enqueued_cb)(const char *job_id, int status, void *arg);
  * later, never from inside this call. Returns -1 (and calls nothing) when the
  * kind is unknown. Strings are copied.
  */
-int eu_queue_enqueue(struct eu_app *app, struct eu_tenant *t, const char *kind,
-                     const char *payload, int delay_s, const char *dedupe_key,
-                     eu_queue_enqueued_cb cb, void *arg);
+int eu_queue_enqueue(struct eu_app *app, struct eu_tenant *t, const char *kind, const char *payload,
+                     int delay_s, const char *dedupe_key, eu_queue_enqueued_cb cb, void *arg);
 
 /* ------------------------------------------------------------ job kinds */
 

@@ -15,11 +15,13 @@ extern const size_t eu_routes_count;
 
 /* One table per resource group of the Mastodon API, each ending with an
  * all-zero entry; they live beside their handlers in src/api/. */
-extern const struct eu_route eu_oauth_routes[];    /* oauth.c: apps, OAuth, registration, web pages */
+extern const struct eu_route eu_oauth_routes[]; /* oauth.c: apps, OAuth, registration, web pages */
 extern const struct eu_route eu_accounts_routes[]; /* accounts.c: accounts, relationships, lists */
-extern const struct eu_route eu_statuses_routes[]; /* statuses.c: statuses, home/public/tag timelines */
-extern const struct eu_route eu_social_routes[];   /* social.c: notifications, markers, filters, search... */
-extern const struct eu_route eu_timed_routes[];    /* scheduled.c: scheduled statuses, polls */
+extern const struct eu_route
+    eu_statuses_routes[]; /* statuses.c: statuses, home/public/tag timelines */
+extern const struct eu_route
+    eu_social_routes[]; /* social.c: notifications, markers, filters, search... */
+extern const struct eu_route eu_timed_routes[]; /* scheduled.c: scheduled statuses, polls */
 
 /* The per-group tables above, NULL-terminated. */
 extern const struct eu_route *const eu_route_tables[];

@@ -23,8 +23,8 @@ struct json_t;
  */
 #define EU_STATUS_VISIBLE_SQL(s, v)                                                                \
     "(" s ".deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM accounts vsa WHERE vsa.tenant_id = "  \
-          "$1 AND vsa.id = " s ".account_id AND vsa.suspended_at IS NOT NULL) AND "                \
-    EU_STATUS_AUDIENCE_SQL(s, v) ")"
+    "$1 AND vsa.id = " s                                                                           \
+    ".account_id AND vsa.suspended_at IS NOT NULL) AND " EU_STATUS_AUDIENCE_SQL(s, v) ")"
 
 /* The same, where the author's accounts row is already joined as a: one
  * index probe a status fewer on every page. */

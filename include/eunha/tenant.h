@@ -69,8 +69,8 @@ struct eu_tenant {
     char *created_at;
     char *updated_at;
     char key_prefix[EU_TENANT_KEY_PREFIX_SIZE]; /* "<prefix>:{t<ID>}:" */
-    bool removed;        /* deleted from the registry; dies with its last ref */
-    bool marked;         /* for reload: not seen in the control table yet */
+    bool removed; /* deleted from the registry; dies with its last ref */
+    bool marked;  /* for reload: not seen in the control table yet */
     /* Its rows are being copied to another placement or from an archive
      * (src/admin/lifecycle.c): public requests answer 503, admin writes 409.
      * In memory only: a process that stops mid-move leaves the control row
@@ -83,8 +83,8 @@ struct eu_tenant {
         void *data; /* NULL: nothing made yet */
         const struct eu_tenant_slot_ops *ops;
     } slots[EU_SLOT_MAX];
-    int64_t last_used_ms; /* monotonic: the last request, for dormancy */
-    bool dormant;         /* its slots and pool were released for idleness */
+    int64_t last_used_ms;        /* monotonic: the last request, for dormancy */
+    bool dormant;                /* its slots and pool were released for idleness */
     struct eu_tenant *hash_next; /* by domain */
     struct eu_tenant *id_next;   /* by id */
 };
@@ -163,8 +163,8 @@ void eu_tenant_unref(struct eu_tenant *t);
     "t.id, t.domain, t.title, p.database, p.database_url, t.state, "                               \
     "coalesce(t.max_connections, 0), coalesce(t.min_connections, -1), "                            \
     "coalesce(t.acquire_timeout_seconds, 0), coalesce(t.idle_timeout_seconds, 0), "                \
-    "to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "          \
-    "to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "          \
+    "to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "              \
+    "to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "              \
     "p.name, p.kind = 'dedicated'"
 #define EU_TENANT_FROM "tenants t JOIN placements p ON p.id = t.placement_id"
 

@@ -43,8 +43,7 @@ struct eu_toml_doc {
  * returns -1, *out is NULL, and err holds "line N: what is wrong".
  * Duplicate keys and a table defined twice are errors.
  */
-int eu_toml_parse(const char *text, size_t len, struct eu_toml_doc **out, char *err,
-                  size_t errlen);
+int eu_toml_parse(const char *text, size_t len, struct eu_toml_doc **out, char *err, size_t errlen);
 void eu_toml_doc_free(struct eu_toml_doc *doc);
 /* Returns the value at a dotted path, or NULL. Borrowed from doc. */
 const struct eu_toml_value *eu_toml_doc_get(const struct eu_toml_doc *doc, const char *path);

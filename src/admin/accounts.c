@@ -96,8 +96,8 @@ static void
 hash_work(void *arg)
 {
     struct create_account *c = arg;
-    c->rc = crypto_pwhash_str_alg(c->hash, c->password, strlen(c->password), PWHASH_OPS,
-                                  PWHASH_MEM, crypto_pwhash_ALG_ARGON2ID13);
+    c->rc = crypto_pwhash_str_alg(c->hash, c->password, strlen(c->password), PWHASH_OPS, PWHASH_MEM,
+                                  crypto_pwhash_ALG_ARGON2ID13);
     sodium_memzero(c->password, strlen(c->password));
 }
 

@@ -30,13 +30,13 @@
 
 /* "running" is a live lock: a worker (here or in another process) has it. */
 #define JOB_STATE                                                                                  \
-    "CASE WHEN state = 'dead' THEN 'dead' WHEN locked_until > now() THEN 'running'"              \
+    "CASE WHEN state = 'dead' THEN 'dead' WHEN locked_until > now() THEN 'running'"                \
     " ELSE 'ready' END"
 
 /* The select list job_json() reads, in this order. */
 #define JOB_COLUMNS                                                                                \
-    "id::text, queue, kind, payload::text, " JOB_STATE ", attempts, last_error, " TS("run_at")   \
-    ", " TS("locked_until") ", " TS("created_at") ", " TS("updated_at")
+    "id::text, queue, kind, payload::text, " JOB_STATE ", attempts, last_error, " TS(              \
+        "run_at") ", " TS("locked_until") ", " TS("created_at") ", " TS("updated_at")
 
 /* A purge job that is not running goes: a dead one would keep a later
  * suspension from ever being purged, a waiting one belongs to an old one. */
@@ -110,14 +110,13 @@ static json_t *
 job_json(const PGresult *res, int row, int c0)
 {
     json_t *payload = json_loads(PQgetvalue(res, row, c0 + 3), 0, NULL);
-    return json_pack("{s:s, s:s, s:s, s:o, s:s, s:i, s:o, s:s, s:o, s:s, s:s}", "id",
-                     PQgetvalue(res, row, c0), "queue", PQgetvalue(res, row, c0 + 1), "kind",
-                     PQgetvalue(res, row, c0 + 2), "payload", payload ? payload : json_object(),
-                     "state", PQgetvalue(res, row, c0 + 4), "attempts",
-                     atoi(PQgetvalue(res, row, c0 + 5)), "last_error",
-                     nullable(res, row, c0 + 6), "run_at", PQgetvalue(res, row, c0 + 7),
-                     "locked_until", nullable(res, row, c0 + 8), "created_at",
-                     PQgetvalue(res, row, c0 + 9), "updated_at", PQgetvalue(res, row, c0 + 10));
+    return json_pack(
+        "{s:s, s:s, s:s, s:o, s:s, s:i, s:o, s:s, s:o, s:s, s:s}", "id", PQgetvalue(res, row, c0),
+        "queue", PQgetvalue(res, row, c0 + 1), "kind", PQgetvalue(res, row, c0 + 2), "payload",
+        payload ? payload : json_object(), "state", PQgetvalue(res, row, c0 + 4), "attempts",
+        atoi(PQgetvalue(res, row, c0 + 5)), "last_error", nullable(res, row, c0 + 6), "run_at",
+        PQgetvalue(res, row, c0 + 7), "locked_until", nullable(res, row, c0 + 8), "created_at",
+        PQgetvalue(res, row, c0 + 9), "updated_at", PQgetvalue(res, row, c0 + 10));
 }
 
 /* The tenant and a numeric :id; NULL after replying. */
@@ -185,8 +184,8 @@ eu_admin_jobs_list(struct eu_req *req)
         }
     }
     const char *lim = eu_arena_sprintf(req->arena, "%ld", n);
-    const char *params[] = {state, eu_req_query(req, "queue"), eu_req_query(req, "kind"),
-                            max_id, lim};
+    const char *params[] = {state, eu_req_query(req, "queue"), eu_req_query(req, "kind"), max_id,
+                            lim};
     query(req, &eu_admin_jobs_sql[ADMIN_JOBS_LIST], 5, params, on_jobs);
 }
 
@@ -256,9 +255,9 @@ eu_admin_jobs_create(struct eu_req *req)
     char *text = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
     const char *ptext = text ? eu_arena_strdup(req->arena, text) : NULL;
     free(text);
-    if (!kind || eu_queue_enqueue(req->app, t, kind, ptext,
-                                  delay ? (int)json_integer_value(delay) : 0, NULL, on_enqueued,
-                                  req) < 0)
+    if (!kind ||
+        eu_queue_enqueue(req->app, t, kind, ptext, delay ? (int)json_integer_value(delay) : 0, NULL,
+                         on_enqueued, req) < 0)
         eu_req_reply_error(req, 422, "Validation failed: kind must name a known job kind");
 }
 
@@ -355,9 +354,9 @@ on_suspended(PGresult *res, enum eu_db_status st, void *arg)
                 PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 4));
     eu_req_reply_json(req, 200,
                       json_pack("{s:s, s:s, s:o, s:s, s:s}", "id", PQgetvalue(res, 0, 0),
-                                "username", PQgetvalue(res, 0, 1), "domain",
-                                nullable(res, 0, 2), "suspended_at", PQgetvalue(res, 0, 3),
-                                "purge_at", PQgetvalue(res, 0, 4)));
+                                "username", PQgetvalue(res, 0, 1), "domain", nullable(res, 0, 2),
+                                "suspended_at", PQgetvalue(res, 0, 3), "purge_at",
+                                PQgetvalue(res, 0, 4)));
 }
 
 void

@@ -50,21 +50,20 @@ eu_admin_tenant_json(struct eu_registry *reg, const struct eu_tenant *t, bool wi
     snprintf(id, sizeof(id), "%lld", (long long)t->id);
     struct eu_db_pool_limits lim;
     eu_tenant_effective_limits(reg, t, &lim);
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s}", "id", id,
-                          "domain", t->domain, "title", t->title, "state", state_names[t->state],
-                          "placement", t->placement ? t->placement : "",
-                          "database", t->database, "max_connections", lim.max_connections,
-                          "min_connections", lim.min_connections, "acquire_timeout_seconds",
-                          lim.acquire_timeout_s, "idle_timeout_seconds", lim.idle_timeout_s,
-                          "created_at", t->created_at ? t->created_at : "", "updated_at",
-                          t->updated_at ? t->updated_at : "");
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s}", "id", id, "domain",
+        t->domain, "title", t->title, "state", state_names[t->state], "placement",
+        t->placement ? t->placement : "", "database", t->database, "max_connections",
+        lim.max_connections, "min_connections", lim.min_connections, "acquire_timeout_seconds",
+        lim.acquire_timeout_s, "idle_timeout_seconds", lim.idle_timeout_s, "created_at",
+        t->created_at ? t->created_at : "", "updated_at", t->updated_at ? t->updated_at : "");
     if (with_pool) {
         struct eu_db_pool_stats st = {0};
         if (t->pool)
             eu_db_pool_stats(t->pool, &st);
-        json_object_set_new(o, "pool",
-                            json_pack("{s:i,s:i,s:i}", "open", st.open, "busy", st.busy,
-                                      "waiting", st.waiting));
+        json_object_set_new(
+            o, "pool",
+            json_pack("{s:i,s:i,s:i}", "open", st.open, "busy", st.busy, "waiting", st.waiting));
     }
     if (t->moving)
         json_object_set_new(o, "moving", json_true());
@@ -231,7 +230,8 @@ insert_tenant(struct create *c)
                      " LIMIT 1),"
                      " t AS (INSERT INTO tenants (domain, title, placement_id)"
                      " SELECT $1, $2, p.id FROM p RETURNING *)"
-                     " SELECT " EU_TENANT_COLUMNS " FROM t JOIN placements p ON p.id = t.placement_id",
+                     " SELECT " EU_TENANT_COLUMNS
+                     " FROM t JOIN placements p ON p.id = t.placement_id",
                      3, params, on_tenant_row, c);
 }
 
@@ -280,10 +280,9 @@ on_placement_row(PGresult *res, enum eu_db_status st, void *arg)
     d->name = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
     d->database = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
     /* Not usable until its database exists, and no tenant is in it yet. */
-    const char *sql =
-        eu_arena_sprintf(req->arena, "CREATE DATABASE %s TEMPLATE %s",
-                         eu_admin_quote_ident(req->arena, d->database),
-                         eu_admin_quote_ident(req->arena, req->app->cfg->database_template));
+    const char *sql = eu_arena_sprintf(
+        req->arena, "CREATE DATABASE %s TEMPLATE %s", eu_admin_quote_ident(req->arena, d->database),
+        eu_admin_quote_ident(req->arena, req->app->cfg->database_template));
     eu_db_pool_query(req->app->control, sql, 0, NULL, on_database_created, d);
 }
 
@@ -440,13 +439,13 @@ on_list(PGresult *res, enum eu_db_status st, void *arg)
         struct eu_tenant row;
         eu_tenant_from_row(res, i, &row);
         struct eu_tenant *live = eu_registry_find_id(req->app->registry, row.id);
-        json_array_append_new(arr, eu_admin_tenant_json(req->app->registry, live ? live : &row,
-                                                        false));
+        json_array_append_new(arr,
+                              eu_admin_tenant_json(req->app->registry, live ? live : &row, false));
     }
     if (more) {
-        const char *link = eu_arena_sprintf(req->arena,
-                                            "</admin/v1/tenants?limit=%ld&offset=%ld>; rel=\"next\"",
-                                            l->limit, l->offset + l->limit);
+        const char *link =
+            eu_arena_sprintf(req->arena, "</admin/v1/tenants?limit=%ld&offset=%ld>; rel=\"next\"",
+                             l->limit, l->offset + l->limit);
         eu_req_add_header(req, "Link", link);
     }
     eu_req_reply_json(req, 200, arr);
@@ -561,8 +560,7 @@ on_updated(PGresult *res, enum eu_db_status st, void *arg)
  * (NULL when absent). Returns -1 after replying 422 when it is not an
  * integer in [min, max]. */
 static int
-int_field(struct eu_req *req, json_t *body, const char *name, long min, long max,
-          const char **out)
+int_field(struct eu_req *req, json_t *body, const char *name, long min, long max, const char **out)
 {
     json_t *v = json_object_get(body, name);
     *out = NULL;
@@ -590,9 +588,12 @@ eu_admin_tenants_update(struct eu_req *req)
     json_t *body = eu_req_json_or_reply(req);
     if (!body)
         return;
-    static const char *const known[] = {"state",           "title",
-                                        "max_connections", "min_connections",
-                                        "acquire_timeout_seconds", "idle_timeout_seconds",
+    static const char *const known[] = {"state",
+                                        "title",
+                                        "max_connections",
+                                        "min_connections",
+                                        "acquire_timeout_seconds",
+                                        "idle_timeout_seconds",
                                         "registrations"};
     const char *key;
     json_t *val;
@@ -648,7 +649,7 @@ eu_admin_tenants_update(struct eu_req *req)
         return;
     }
     const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)t->id);
-    const char *params[] = {id, state, title_j ? json_string_value(title_j) : NULL, maxc, minc,
+    const char *params[] = {id,  state, title_j ? json_string_value(title_j) : NULL, maxc, minc,
                             acq, idle};
     /* A tenant being deleted cannot be brought back by a PATCH. */
     eu_db_pool_query(req->app->control,
@@ -659,7 +660,8 @@ eu_admin_tenants_update(struct eu_req *req)
                      " acquire_timeout_seconds = coalesce($6::int, acquire_timeout_seconds),"
                      " idle_timeout_seconds = coalesce($7::int, idle_timeout_seconds),"
                      " updated_at = now() WHERE id = $1 AND state <> 'deleting' RETURNING *)"
-                     " SELECT " EU_TENANT_COLUMNS " FROM t JOIN placements p ON p.id = t.placement_id",
+                     " SELECT " EU_TENANT_COLUMNS
+                     " FROM t JOIN placements p ON p.id = t.placement_id",
                      7, params, on_updated, call);
 }
 
@@ -711,6 +713,7 @@ eu_admin_tenants_delete(struct eu_req *req)
     eu_db_pool_query(req->app->control,
                      "WITH t AS (UPDATE tenants SET state = 'deleting', updated_at = now()"
                      " WHERE id = $1 RETURNING *)"
-                     " SELECT " EU_TENANT_COLUMNS " FROM t JOIN placements p ON p.id = t.placement_id",
+                     " SELECT " EU_TENANT_COLUMNS
+                     " FROM t JOIN placements p ON p.id = t.placement_id",
                      1, params, on_deleting, req);
 }

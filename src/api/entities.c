@@ -21,11 +21,21 @@ eu_html_escape(struct eu_req *req, const char *text)
     for (const char *p = text; *p; p++) {
         const char *rep = NULL;
         switch (*p) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
+        case '&':
+            rep = "&amp;";
+            break;
+        case '<':
+            rep = "&lt;";
+            break;
+        case '>':
+            rep = "&gt;";
+            break;
+        case '"':
+            rep = "&quot;";
+            break;
+        case '\'':
+            rep = "&#39;";
+            break;
         }
         if (rep) {
             size_t l = strlen(rep);
@@ -101,8 +111,8 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, int c)
         url = eu_arena_sprintf(req->arena, "%s/@%s", base, username);
         uri = eu_arena_sprintf(req->arena, "%s/users/%s", base, username);
     }
-    const char *note = domain ? PQgetvalue(r, row, c + 4)
-                              : eu_text_to_simple_html(req, PQgetvalue(r, row, c + 4));
+    const char *note =
+        domain ? PQgetvalue(r, row, c + 4) : eu_text_to_simple_html(req, PQgetvalue(r, row, c + 4));
     const char *avatar = col_str(r, row, c + 7);
     const char *header = col_str(r, row, c + 8);
     if (!avatar)
@@ -120,12 +130,12 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, int c)
         " s:I, s:I, s:I, s:[], s:o, s:[], s:b, s:b}",
         "id", id, "username", username, "acct", acct, "display_name", PQgetvalue(r, row, c + 3),
         "locked", col_bool(r, row, c + 9), "bot", col_bool(r, row, c + 10), "discoverable",
-        col_bool(r, row, c + 11), "indexable", col_bool(r, row, c + 11), "group", 0,
-        "created_at", PQgetvalue(r, row, c + 13), "note", note, "url", url, "uri", uri, "avatar",
-        avatar, "avatar_static", avatar, "header", header, "header_static", header,
-        "followers_count", col_int(r, row, c + 14), "following_count", col_int(r, row, c + 15),
-        "statuses_count", col_int(r, row, c + 16), "emojis", "fields", fields, "roles",
-        "hide_collections", 0, "noindex", 0);
+        col_bool(r, row, c + 11), "indexable", col_bool(r, row, c + 11), "group", 0, "created_at",
+        PQgetvalue(r, row, c + 13), "note", note, "url", url, "uri", uri, "avatar", avatar,
+        "avatar_static", avatar, "header", header, "header_static", header, "followers_count",
+        col_int(r, row, c + 14), "following_count", col_int(r, row, c + 15), "statuses_count",
+        col_int(r, row, c + 16), "emojis", "fields", fields, "roles", "hide_collections", 0,
+        "noindex", 0);
     json_object_set_new(o, "last_status_at", last ? json_string(last) : json_null());
     if (col_bool(r, row, c + 18))
         json_object_set_new(o, "suspended", json_true());

@@ -29,7 +29,8 @@ enum {
 const struct eu_sql eu_instance_sql[] = {
     [INSTANCE_STATS] =
         {"instance.stats",
-         "SELECT coalesce((SELECT c.user_count FROM instance_counters c WHERE c.tenant_id = $1), 0),"
+         "SELECT coalesce((SELECT c.user_count FROM instance_counters c WHERE c.tenant_id = $1), "
+         "0),"
          " coalesce((SELECT c.status_count FROM instance_counters c WHERE c.tenant_id = $1), 0),"
          " (SELECT count(DISTINCT domain) FROM accounts WHERE tenant_id = $1"
          "  AND domain IS NOT NULL),"

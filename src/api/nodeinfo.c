@@ -21,10 +21,9 @@ enum {
 };
 
 const struct eu_sql eu_nodeinfo_sql[] = {
-    [NODEINFO_COUNTS] =
-        {"nodeinfo.counts",
-         "SELECT coalesce(c.user_count, 0), coalesce(c.status_count, 0)"
-         " FROM (SELECT 1) one LEFT JOIN instance_counters c ON c.tenant_id = $1"},
+    [NODEINFO_COUNTS] = {"nodeinfo.counts",
+                         "SELECT coalesce(c.user_count, 0), coalesce(c.status_count, 0)"
+                         " FROM (SELECT 1) one LEFT JOIN instance_counters c ON c.tenant_id = $1"},
     {0},
 };
 

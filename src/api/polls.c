@@ -159,8 +159,7 @@ eu_poll_params_read(struct eu_req *req, json_t *poll, const char **draft)
         return -1;
     }
     json_t *o = json_pack("{s:o, s:I, s:b, s:b}", "options", options, "expires_in",
-                          (json_int_t)expires_in, "multiple", multiple, "hide_totals",
-                          hide_totals);
+                          (json_int_t)expires_in, "multiple", multiple, "hide_totals", hide_totals);
     char *text = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     *draft = eu_arena_strdup(req->arena, text);

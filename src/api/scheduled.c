@@ -176,8 +176,12 @@ parse_time(const char *s, int64_t *ms)
     }
     if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
         return -1;
-    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
-                    .tm_min = mi, .tm_sec = sec};
+    struct tm tm = {.tm_year = y - 1900,
+                    .tm_mon = mo - 1,
+                    .tm_mday = d,
+                    .tm_hour = h,
+                    .tm_min = mi,
+                    .tm_sec = sec};
     time_t t = timegm(&tm);
     if (t == (time_t)-1)
         return -1;
@@ -252,13 +256,12 @@ on_one(struct eu_req *req, PGresult *res, void *arg)
 static json_t *
 draft_json(const struct eu_status_draft *d)
 {
-    json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:s, s:b, s:i, s:s, s:s}", "account_id",
-                          (json_int_t)d->account_id, "application_id",
-                          (json_int_t)d->application_id, "text", d->text, "html", d->html,
-                          "spoiler", d->spoiler ? d->spoiler : "", "sensitive", d->sensitive,
-                          "visibility", d->visibility, "mention_ids",
-                          d->mention_ids ? d->mention_ids : "{}", "tags",
-                          d->tags ? d->tags : "{}");
+    json_t *o =
+        json_pack("{s:I, s:I, s:s, s:s, s:s, s:b, s:i, s:s, s:s}", "account_id",
+                  (json_int_t)d->account_id, "application_id", (json_int_t)d->application_id,
+                  "text", d->text, "html", d->html, "spoiler", d->spoiler ? d->spoiler : "",
+                  "sensitive", d->sensitive, "visibility", d->visibility, "mention_ids",
+                  d->mention_ids ? d->mention_ids : "{}", "tags", d->tags ? d->tags : "{}");
     if (d->language)
         json_object_set_new(o, "language", json_string(d->language));
     if (d->reply_to) {
@@ -427,8 +430,8 @@ static void
 on_one_published(const char *status_id, enum eu_db_status st, const char *error, void *arg)
 {
     struct publishing *pb = arg;
-    const char *sched = json_string_value(json_object_get(json_array_get(pb->drafts, pb->next),
-                                                          "id"));
+    const char *sched =
+        json_string_value(json_object_get(json_array_get(pb->drafts, pb->next), "id"));
     if (status_id)
         eu_log_info("scheduled", "published scheduled status %s as %s", sched, status_id);
     else if (st != EU_DB_OK) {

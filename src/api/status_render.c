@@ -25,7 +25,6 @@
 #include "render_cache_internal.h"
 #include "statuses_internal.h"
 
-
 /* Column positions of status_render.statuses's select list: first what
  * every render needs (visibility, stamps, the viewer's flags, the poll),
  * then the status's own columns and its author's, which are NULL when the

@@ -20,7 +20,7 @@ struct json_t;
 
 /* Flags of eu_statuses_render_opts(). */
 enum {
-    EU_RENDER_SOURCE = 1 << 0, /* add "text" (the source) as DELETE answers it */
+    EU_RENDER_SOURCE = 1 << 0,      /* add "text" (the source) as DELETE answers it */
     EU_RENDER_KEEP_HIDDEN = 1 << 1, /* skip the visibility check (the caller did it) */
 };
 
@@ -38,8 +38,7 @@ int eu_status_visibility_code(const char *name);
  * filter_context ("home", "public", "account", "thread") applies the viewer's
  * filters when the viewer is signed in; NULL applies none. */
 void eu_statuses_reply_list(struct eu_req *req, const char *const *ids, size_t n,
-                            const char *first_id, const char *last_id,
-                            const char *filter_context);
+                            const char *first_id, const char *last_id, const char *filter_context);
 
 /*
  * Pushes status_id into the home feeds that should hold it (the author's,
@@ -47,8 +46,7 @@ void eu_statuses_reply_list(struct eu_req *req, const char *const *ids, size_t n
  * set. Feeds that are not in Redis are left missing (they will be rebuilt).
  * Fire and forget; failures are logged.
  */
-void eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id,
-                           bool remove);
+void eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool remove);
 
 struct eu_page;
 /* ids: the page's status ids, newest first, arena-owned. */
@@ -74,20 +72,28 @@ void eu_timelines_account(struct eu_req *req);
  */
 #define EU_HOME_FEED_SQL(s, v)                                                                     \
     "(" s ".deleted_at IS NULL AND (" s ".account_id = " v " OR (EXISTS (SELECT 1 FROM follows hf" \
-    " WHERE hf.tenant_id = $1 AND hf.account_id = " v " AND hf.target_account_id = " s ".account_id AND (" s             \
-    ".reblog_of_id IS NULL OR hf.show_reblogs)) AND " EU_STATUS_VISIBLE_SQL(s, v)                  \
-    " AND (" s ".visibility < 3 OR EXISTS (SELECT 1 FROM mentions hm WHERE hm.tenant_id = $1 AND hm.status_id = " s     \
-    ".id AND hm.account_id = " v ")) AND (" s ".in_reply_to_account_id IS NULL OR " s             \
-    ".in_reply_to_account_id = " s ".account_id OR " s ".in_reply_to_account_id = " v             \
-    " OR EXISTS (SELECT 1 FROM follows hr WHERE hr.tenant_id = $1 AND hr.account_id = " v                               \
-    " AND hr.target_account_id = " s ".in_reply_to_account_id)) AND NOT EXISTS (SELECT 1 FROM"     \
-    " mutes hu WHERE hu.tenant_id = $1 AND hu.account_id = " v " AND hu.target_account_id IN (" s ".account_id, "       \
-    "(SELECT ro.account_id FROM statuses ro WHERE ro.tenant_id = $1 AND ro.id = " s ".reblog_of_id)) AND"               \
-    " (hu.expires_at IS NULL OR hu.expires_at > now())) AND NOT EXISTS (SELECT 1 FROM blocks hb"  \
-    " WHERE hb.tenant_id = $1 AND ((hb.account_id = " v " AND hb.target_account_id IN (" s ".account_id, (SELECT"        \
-    " ro.account_id FROM statuses ro WHERE ro.tenant_id = $1 AND ro.id = " s ".reblog_of_id))) OR (hb.target_account_id" \
-    " = " v " AND hb.account_id = (SELECT ro.account_id FROM statuses ro WHERE ro.tenant_id = $1 AND ro.id = " s \
-    ".reblog_of_id)))))))"
+    " WHERE hf.tenant_id = $1 AND hf.account_id = " v " AND hf.target_account_id = " s             \
+    ".account_id AND (" s ".reblog_of_id IS NULL OR hf.show_reblogs)) AND " EU_STATUS_VISIBLE_SQL( \
+        s,                                                                                         \
+        v) " AND (" s ".visibility < 3 OR EXISTS (SELECT 1 FROM mentions hm WHERE hm.tenant_id = " \
+           "$1 AND hm.status_id = " s ".id AND hm.account_id = " v ")) AND (" s                    \
+           ".in_reply_to_account_id IS NULL OR " s ".in_reply_to_account_id = " s                  \
+           ".account_id OR " s ".in_reply_to_account_id = " v                                      \
+           " OR EXISTS (SELECT 1 FROM follows hr WHERE hr.tenant_id = $1 AND hr.account_id = " v   \
+           " AND hr.target_account_id = " s                                                        \
+           ".in_reply_to_account_id)) AND NOT EXISTS (SELECT 1 FROM"                               \
+           " mutes hu WHERE hu.tenant_id = $1 AND hu.account_id = " v                              \
+           " AND hu.target_account_id IN (" s ".account_id, "                                      \
+           "(SELECT ro.account_id FROM statuses ro WHERE ro.tenant_id = $1 AND ro.id = " s         \
+           ".reblog_of_id)) AND"                                                                   \
+           " (hu.expires_at IS NULL OR hu.expires_at > now())) AND NOT EXISTS (SELECT 1 FROM "     \
+           "blocks hb"                                                                             \
+           " WHERE hb.tenant_id = $1 AND ((hb.account_id = " v " AND hb.target_account_id IN (" s  \
+           ".account_id, (SELECT"                                                                  \
+           " ro.account_id FROM statuses ro WHERE ro.tenant_id = $1 AND ro.id = " s                \
+           ".reblog_of_id))) OR (hb.target_account_id"                                             \
+           " = " v " AND hb.account_id = (SELECT ro.account_id FROM statuses ro WHERE "            \
+           "ro.tenant_id = $1 AND ro.id = " s ".reblog_of_id)))))))"
 
 /* ------------------------------------------- publishing without a request */
 
@@ -101,7 +107,7 @@ struct eu_status_draft {
     int64_t account_id;
     int64_t application_id; /* 0: none */
     const char *text, *html, *spoiler;
-    const char *language;      /* NULL: none */
+    const char *language; /* NULL: none */
     bool sensitive;
     int visibility;            /* 0..3 */
     const char *reply_to;      /* parent status id, or NULL */
@@ -168,17 +174,27 @@ void eu_polls_vote(struct eu_req *req);
  * anonymous ones.
  */
 #define EU_POLL_JSON_SQL(p, v)                                                                     \
-    "json_build_object('id', " p ".id::text, 'expires_at', " EU_SQL_TS(p ".expires_at")           \
-    ", 'expired', " p ".expires_at <= now(), 'multiple', " p ".multiple, 'votes_count',"           \
-    " (SELECT coalesce(sum(cardinality(pv.choices)), 0) FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p  \
-    ".id), 'voters_count', CASE WHEN " p ".multiple THEN (SELECT count(*) FROM poll_votes pv"      \
-    " WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id) END, 'options', (SELECT json_agg(json_build_object('title',"    \
-    " po.title, 'votes_count', CASE WHEN " p ".hide_totals AND " p ".expires_at > now() THEN NULL" \
-    " ELSE (SELECT count(*) FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id AND (po.i - 1)::int"    \
-    " = ANY (pv.choices)) END) ORDER BY po.i) FROM unnest(" p ".options) WITH ORDINALITY"          \
-    " po(title, i)), 'emojis', '[]'::json, 'voted', " p ".account_id = " v " OR EXISTS (SELECT 1"  \
-    " FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id AND pv.account_id = " v "), 'own_votes',"     \
-    " coalesce((SELECT to_json(pv.choices) FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id AND"     \
-    " pv.account_id = " v "), '[]'::json))"
+    "json_build_object('id', " p ".id::text, 'expires_at', " EU_SQL_TS(                            \
+        p ".expires_at") ", 'expired', " p ".expires_at <= now(), 'multiple', " p                  \
+                         ".multiple, 'votes_count',"                                               \
+                         " (SELECT coalesce(sum(cardinality(pv.choices)), 0) FROM poll_votes pv "  \
+                         "WHERE pv.tenant_id = $1 AND pv.poll_id = " p                             \
+                         ".id), 'voters_count', CASE WHEN " p                                      \
+                         ".multiple THEN (SELECT count(*) FROM poll_votes pv"                      \
+                         " WHERE pv.tenant_id = $1 AND pv.poll_id = " p                            \
+                         ".id) END, 'options', (SELECT json_agg(json_build_object('title',"        \
+                         " po.title, 'votes_count', CASE WHEN " p ".hide_totals AND " p            \
+                         ".expires_at > now() THEN NULL"                                           \
+                         " ELSE (SELECT count(*) FROM poll_votes pv WHERE pv.tenant_id = $1 AND "  \
+                         "pv.poll_id = " p ".id AND (po.i - 1)::int"                               \
+                         " = ANY (pv.choices)) END) ORDER BY po.i) FROM unnest(" p                 \
+                         ".options) WITH ORDINALITY"                                               \
+                         " po(title, i)), 'emojis', '[]'::json, 'voted', " p ".account_id = " v    \
+                         " OR EXISTS (SELECT 1"                                                    \
+                         " FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p         \
+                         ".id AND pv.account_id = " v "), 'own_votes',"                            \
+                         " coalesce((SELECT to_json(pv.choices) FROM poll_votes pv WHERE "         \
+                         "pv.tenant_id = $1 AND pv.poll_id = " p ".id AND"                         \
+                         " pv.account_id = " v "), '[]'::json))"
 
 #endif

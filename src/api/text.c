@@ -20,9 +20,9 @@ enum kind { K_URL, K_MENTION, K_TAG };
 
 struct entity {
     enum kind kind;
-    size_t start, end;         /* the whole entity in the text */
-    size_t a_start, a_end;     /* mention username, tag name, or URL */
-    size_t d_start, d_end;     /* mention domain (empty when absent) */
+    size_t start, end;     /* the whole entity in the text */
+    size_t a_start, a_end; /* mention username, tag name, or URL */
+    size_t d_start, d_end; /* mention domain (empty when absent) */
 };
 
 /* A growable string; the formatter copies the result into the arena. */
@@ -54,12 +54,23 @@ buf_escaped(struct buf *b, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         switch (s[i]) {
-        case '&': buf_str(b, "&amp;"); break;
-        case '<': buf_str(b, "&lt;"); break;
-        case '>': buf_str(b, "&gt;"); break;
-        case '"': buf_str(b, "&quot;"); break;
-        case '\'': buf_str(b, "&#39;"); break;
-        default: buf_add(b, s + i, 1);
+        case '&':
+            buf_str(b, "&amp;");
+            break;
+        case '<':
+            buf_str(b, "&lt;");
+            break;
+        case '>':
+            buf_str(b, "&gt;");
+            break;
+        case '"':
+            buf_str(b, "&quot;");
+            break;
+        case '\'':
+            buf_str(b, "&#39;");
+            break;
+        default:
+            buf_add(b, s + i, 1);
         }
     }
 }
@@ -157,8 +168,13 @@ match_mention(const char *t, size_t i, struct entity *e)
         while (is_user_char((unsigned char)t[j]))
             j++;
     }
-    *e = (struct entity){.kind = K_MENTION, .start = i, .end = j, .a_start = i + 1, .a_end = j,
-                         .d_start = j, .d_end = j};
+    *e = (struct entity){.kind = K_MENTION,
+                         .start = i,
+                         .end = j,
+                         .a_start = i + 1,
+                         .a_end = j,
+                         .d_start = j,
+                         .d_end = j};
     if (t[j] == '@') {
         size_t k = j + 1;
         while (is_word((unsigned char)t[k]) || t[k] == '.' || t[k] == '-')
@@ -348,8 +364,8 @@ is_blank(const char *s)
 }
 
 const char *
-eu_text_format(struct eu_arena *a, const char *text, const char *local_domain,
-               const char *base_url, const struct eu_text_account *accounts, size_t n)
+eu_text_format(struct eu_arena *a, const char *text, const char *local_domain, const char *base_url,
+               const struct eu_text_account *accounts, size_t n)
 {
     if (!text || is_blank(text))
         return "";

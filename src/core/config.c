@@ -734,8 +734,8 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
             cfg->max_body_bytes, cfg->max_upload_bytes, cfg->max_header_bytes,
             cfg->request_timeout_s, cfg->header_timeout_s, cfg->request_deadline_s,
             cfg->max_connections, cfg->max_connections_per_ip, cfg->json_max_depth,
-            cfg->api_requests_per_5min, cfg->registrations_per_30min,
-            cfg->sign_ins_per_ip_per_5min, cfg->sign_ins_per_login_per_hour);
+            cfg->api_requests_per_5min, cfg->registrations_per_30min, cfg->sign_ins_per_ip_per_5min,
+            cfg->sign_ins_per_login_per_hour);
     fprintf(out, "\n[tenants]\ndormant_after_seconds = %d\nrender_cache_entries = %d\n",
             cfg->dormant_after_s, cfg->render_cache_entries);
     fputs("\n[log]\nlevel = ", out);

@@ -17,18 +17,16 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 
-static const char schema_table_sql[] =
-    "CREATE TABLE IF NOT EXISTS eunha_schema ("
-    " version integer PRIMARY KEY,"
-    " name text NOT NULL,"
-    " applied_at timestamptz NOT NULL DEFAULT now())";
+static const char schema_table_sql[] = "CREATE TABLE IF NOT EXISTS eunha_schema ("
+                                       " version integer PRIMARY KEY,"
+                                       " name text NOT NULL,"
+                                       " applied_at timestamptz NOT NULL DEFAULT now())";
 
 int
 eu_migrate_tenant_latest(void)
 {
-    return eu_tenant_migrations_count
-               ? eu_tenant_migrations[eu_tenant_migrations_count - 1].version
-               : 0;
+    return eu_tenant_migrations_count ? eu_tenant_migrations[eu_tenant_migrations_count - 1].version
+                                      : 0;
 }
 
 /* Returns a batch the caller frees with free(). */
@@ -42,7 +40,8 @@ batch_sql(const struct eu_migration *m)
 
 /* Applied versions as text, "{1,2,5}": a migration missing from the middle
  * (one that landed after a later one was applied) still gets applied. */
-static const char applied_sql[] = "SELECT coalesce(array_agg(version)::text, '{}') FROM eunha_schema";
+static const char applied_sql[] =
+    "SELECT coalesce(array_agg(version)::text, '{}') FROM eunha_schema";
 
 static bool
 is_applied(const char *list, int version)
@@ -196,6 +195,5 @@ eu_migrate_tenant_hook(struct eu_db_conn *conn, void *arg)
     h->conn = conn;
     h->what = arg;
     /* Databases made from the template are current: one cheap read. */
-    eu_db_conn_query(conn, applied_sql, 0, NULL,
-                     on_version, h);
+    eu_db_conn_query(conn, applied_sql, 0, NULL, on_version, h);
 }

@@ -87,15 +87,42 @@ eu_auth_token_hash(const char *token, char out[65])
     sodium_bin2hex(out, 65, h, sizeof(h));
 }
 
-static const char *const known_scopes[] = {
-    "read", "write", "follow", "push", "profile", "admin:read", "admin:write",
-    "read:accounts", "read:blocks", "read:bookmarks", "read:favourites", "read:filters",
-    "read:follows", "read:lists", "read:mutes", "read:notifications", "read:search",
-    "read:statuses", "write:accounts", "write:blocks", "write:bookmarks", "write:conversations",
-    "write:favourites", "write:filters", "write:follows", "write:lists", "write:media",
-    "write:mutes", "write:notifications", "write:reports", "write:statuses",
-    "admin:read:accounts", "admin:write:accounts", "admin:read:reports", "admin:write:reports",
-    NULL};
+static const char *const known_scopes[] = {"read",
+                                           "write",
+                                           "follow",
+                                           "push",
+                                           "profile",
+                                           "admin:read",
+                                           "admin:write",
+                                           "read:accounts",
+                                           "read:blocks",
+                                           "read:bookmarks",
+                                           "read:favourites",
+                                           "read:filters",
+                                           "read:follows",
+                                           "read:lists",
+                                           "read:mutes",
+                                           "read:notifications",
+                                           "read:search",
+                                           "read:statuses",
+                                           "write:accounts",
+                                           "write:blocks",
+                                           "write:bookmarks",
+                                           "write:conversations",
+                                           "write:favourites",
+                                           "write:filters",
+                                           "write:follows",
+                                           "write:lists",
+                                           "write:media",
+                                           "write:mutes",
+                                           "write:notifications",
+                                           "write:reports",
+                                           "write:statuses",
+                                           "admin:read:accounts",
+                                           "admin:write:accounts",
+                                           "admin:read:reports",
+                                           "admin:write:reports",
+                                           NULL};
 
 /* The known scopes named in list (words separated by spaces or '+'); any
  * other word grants nothing. */
@@ -169,9 +196,9 @@ eu_auth_scope_allows(const char *granted, const char *required)
     const char *colon = strrchr(required, ':');
     if (colon && has_word(granted, required, (size_t)(colon - required)))
         return true;
-    static const char *const follow_covers[] = {"read:follows", "write:follows", "read:blocks",
-                                                "write:blocks", "read:mutes", "write:mutes",
-                                                NULL};
+    static const char *const follow_covers[] = {
+        "read:follows", "write:follows", "read:blocks", "write:blocks",
+        "read:mutes",   "write:mutes",   NULL};
     for (int i = 0; follow_covers[i]; i++)
         if (strcmp(required, follow_covers[i]) == 0 && has_word(granted, "follow", 6))
             return true;

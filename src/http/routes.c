@@ -61,6 +61,6 @@ const struct eu_route eu_routes[] = {
 const size_t eu_routes_count = sizeof(eu_routes) / sizeof(eu_routes[0]);
 
 const struct eu_route *const eu_route_tables[] = {
-    eu_oauth_routes, eu_accounts_routes, eu_statuses_routes, eu_social_routes, eu_timed_routes,
-    NULL,
+    eu_oauth_routes,  eu_accounts_routes, eu_statuses_routes,
+    eu_social_routes, eu_timed_routes,    NULL,
 };

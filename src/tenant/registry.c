@@ -50,7 +50,7 @@ struct eu_registry {
     struct eu_placement *placements;
     struct event *sweep; /* dormancy */
     const struct eu_config *cfg;
-    struct eu_db_budget *budget; /* shared by every tenant pool */
+    struct eu_db_budget *budget;   /* shared by every tenant pool */
     struct eu_tenant **buckets;    /* by domain */
     struct eu_tenant **id_buckets; /* by id: the placement poll and upserts look ids up */
     size_t nbuckets;
@@ -162,8 +162,7 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
         for (size_t i = 0; i < reg->nbuckets; i++)
             for (struct eu_tenant *t = reg->buckets[i]; t; t = t->hash_next)
                 /* refs == 1: only the registry's, so no request is under way. */
-                if (!t->dormant && t->refs == 1 && t->last_used_ms < cutoff &&
-                    put_to_sleep(t)) {
+                if (!t->dormant && t->refs == 1 && t->last_used_ms < cutoff && put_to_sleep(t)) {
                     t->dormant = true;
                     slept++;
                 }
@@ -378,12 +377,12 @@ eu_tenant_effective_limits(const struct eu_registry *reg, const struct eu_tenant
                            struct eu_db_pool_limits *out)
 {
     const struct eu_config *c = reg->cfg;
-    out->max_connections = t->limits.max_connections > 0 ? t->limits.max_connections
-                                                         : c->pool_max_connections;
-    out->min_connections = t->limits.min_connections >= 0 ? t->limits.min_connections
-                                                          : c->pool_min_connections;
-    out->acquire_timeout_s = t->limits.acquire_timeout_s > 0 ? t->limits.acquire_timeout_s
-                                                             : c->pool_acquire_timeout_s;
+    out->max_connections =
+        t->limits.max_connections > 0 ? t->limits.max_connections : c->pool_max_connections;
+    out->min_connections =
+        t->limits.min_connections >= 0 ? t->limits.min_connections : c->pool_min_connections;
+    out->acquire_timeout_s =
+        t->limits.acquire_timeout_s > 0 ? t->limits.acquire_timeout_s : c->pool_acquire_timeout_s;
     out->idle_timeout_s =
         t->limits.idle_timeout_s > 0 ? t->limits.idle_timeout_s : c->pool_idle_timeout_s;
     if (out->min_connections > out->max_connections)
@@ -601,8 +600,7 @@ eu_registry_warm(struct eu_registry *reg)
     for (size_t i = 0; i < reg->nbuckets; i++)
         for (struct eu_tenant *t = reg->buckets[i]; t; t = t->hash_next)
             if (!t->dedicated && t->state != EU_TENANT_DELETING) {
-                struct eu_placement *p =
-                    placement_get(reg, tenant_url(reg, t), t->database, false);
+                struct eu_placement *p = placement_get(reg, tenant_url(reg, t), t->database, false);
                 if (!p->pinned) {
                     p->pinned = true;
                     p->users++;

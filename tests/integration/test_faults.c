@@ -44,12 +44,12 @@ poster(struct eu_it_server *s, const char *token, int n, int fd)
 
     for (int i = 0; eu_it_now_ms() < end; i++) {
         snprintf(body, sizeof(body), "{\"status\":\"crash-%d-%d\"}", n, i);
-        int rc = eu_it_http(&r, "POST", s->public_port, "a.example", "/api/v1/statuses", token,
-                            body);
+        int rc =
+            eu_it_http(&r, "POST", s->public_port, "a.example", "/api/v1/statuses", token, body);
         int len;
         if (rc == 0 && r.status == 200 && eu_it_json_str(&r, "id"))
-            len = snprintf(line, sizeof(line), "OK %s crash-%d-%d\n", eu_it_json_str(&r, "id"),
-                           n, i);
+            len =
+                snprintf(line, sizeof(line), "OK %s crash-%d-%d\n", eu_it_json_str(&r, "id"), n, i);
         else if (rc == 0 && r.status >= 500 && r.status <= 599 && eu_it_json_str(&r, "error") &&
                  r.seconds < 10.0)
             len = snprintf(line, sizeof(line), "DOWN\n");
@@ -136,8 +136,8 @@ START_TEST(test_postgres_killed_under_load)
         char id[64], text[64];
         ck_assert_int_eq(sscanf(acked[i], "%63s %63s", id, text), 2);
         eu_it_callf(s, &r, "a.example", "GET", token, NULL, "/api/v1/statuses/%s", id);
-        ck_assert_msg(r.status == 200, "acknowledged post %s (%s) lost: %ld %s", id, text,
-                      r.status, r.body);
+        ck_assert_msg(r.status == 200, "acknowledged post %s (%s) lost: %ld %s", id, text, r.status,
+                      r.body);
         ck_assert_msg(strstr(eu_it_json_str(&r, "content"), text) != NULL,
                       "post %s has content %s, want %s", id, eu_it_json_str(&r, "content"), text);
     }
@@ -228,8 +228,8 @@ START_TEST(test_client_hangs_up_in_flight)
     for (size_t i = 0; i < json_array_size(r.json); i++) {
         const char *c = json_string_value(json_object_get(json_array_get(r.json, i), "content"));
         for (size_t j = i + 1; j < json_array_size(r.json); j++)
-            ck_assert_str_ne(c, json_string_value(
-                                    json_object_get(json_array_get(r.json, j), "content")));
+            ck_assert_str_ne(
+                c, json_string_value(json_object_get(json_array_get(r.json, j), "content")));
     }
     r.status = 0;
     for (int i = 0; i < 10 && r.status != 200; i++) {

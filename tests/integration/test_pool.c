@@ -259,8 +259,7 @@ START_TEST(test_pool_shared_cap)
      * their database. */
     for (int i = 0; i < 3; i++) {
         char body[128];
-        snprintf(body, sizeof(body), "{\"domain\":\"%s\",\"placement\":\"dedicated\"}",
-                 hosts[i]);
+        snprintf(body, sizeof(body), "{\"domain\":\"%s\",\"placement\":\"dedicated\"}", hosts[i]);
         eu_it_admin(s, "POST", "/admin/v1/tenants", body, &r);
         EU_IT_EXPECT_STATUS(&r, 201);
         dbs[i] = eu_it_tenant_database(s, hosts[i]);
@@ -537,7 +536,6 @@ pool_suite(void)
     EU_IT_ADD_TCASE(s, test_statement_timeout_answers_503, TIMEOUT);
     return s;
 }
-
 
 int
 main(void)

@@ -61,8 +61,7 @@ world_stop(struct world *w)
     free(w->tid);
 }
 
-static void
-sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 sql(struct world *w, const char *fmt, ...)
@@ -75,8 +74,7 @@ sql(struct world *w, const char *fmt, ...)
     free(eu_it_pg_exec(w->db, q));
 }
 
-static long
-sql_long(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static long sql_long(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static long
 sql_long(struct world *w, const char *fmt, ...)
@@ -90,8 +88,8 @@ sql_long(struct world *w, const char *fmt, ...)
 }
 
 static void
-api(struct world *w, struct eu_it_resp *r, const char *method, const char *path,
-    const char *token, const char *body)
+api(struct world *w, struct eu_it_resp *r, const char *method, const char *path, const char *token,
+    const char *body)
 {
     ck_assert_int_eq(eu_it_http(r, method, w->s->public_port, HOST, path, token, body), 0);
 }
@@ -125,11 +123,11 @@ status_action(struct world *w, struct eu_it_resp *r, const char *id, const char 
     api(w, r, "POST", path, token, NULL);
 }
 
-#define EXPECT_BOOL(r, path, want)                                                                \
-    do {                                                                                          \
-        json_t *v_ = eu_it_jpath((r)->json, (path));                                              \
+#define EXPECT_BOOL(r, path, want)                                                                 \
+    do {                                                                                           \
+        json_t *v_ = eu_it_jpath((r)->json, (path));                                               \
         ck_assert_msg(json_is_boolean(v_) && json_is_true(v_) == (want), "%s is not %s in %.800s", \
-                      (path), (want) ? "true" : "false", (r)->body);                              \
+                      (path), (want) ? "true" : "false", (r)->body);                               \
     } while (0)
 
 START_TEST(test_create_get_delete)
@@ -169,15 +167,19 @@ START_TEST(test_create_get_delete)
                                   "Eunha\" class=\"mention hashtag\" rel=\"tag\">#<span>Eunha"
                                   "</span></a> <a href=\"https://example.com/x\"") == content,
                   "content: %s", content);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses_tags st JOIN tags t ON"
-                                  " t.tenant_id = st.tenant_id AND t.id = st.tag_id"
-                                  " WHERE st.tenant_id = %s AND st.status_id = %s"
-                                  " AND t.name = 'Eunha'",
-                              w.tid, id), 1);
+    ck_assert_int_eq(sql_long(&w,
+                              "SELECT count(*) FROM statuses_tags st JOIN tags t ON"
+                              " t.tenant_id = st.tenant_id AND t.id = st.tag_id"
+                              " WHERE st.tenant_id = %s AND st.status_id = %s"
+                              " AND t.name = 'Eunha'",
+                              w.tid, id),
+                     1);
     /* bob was told he was mentioned */
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                                  " AND account_id = %s AND type = 'mention' AND status_id = %s",
-                              w.tid, w.bob_id, id), 1);
+    ck_assert_int_eq(sql_long(&w,
+                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                              " AND account_id = %s AND type = 'mention' AND status_id = %s",
+                              w.tid, w.bob_id, id),
+                     1);
 
     /* Anyone can read a public status, anonymous too (no viewer flags then). */
     get_status(&w, &r, id, NULL);
@@ -213,7 +215,8 @@ START_TEST(test_create_get_delete)
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_int_eq(
         sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND deleted_at IS NULL",
-                 w.tid), 1);
+                 w.tid),
+        1);
     api(&w, &r, "POST", "/api/v1/statuses", NULL, "{\"status\":\"x\"}");
     EU_IT_EXPECT_ERROR(&r, 401);
 
@@ -376,8 +379,9 @@ START_TEST(test_edit_history_source)
     api(&w, &r, "GET", path, w.alice, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 1);
-    EU_IT_EXPECT_JSTR(&r, "0.content", "<p>first <a href=\"http://s.example/tags/one\" class=\""
-                                       "mention hashtag\" rel=\"tag\">#<span>one</span></a></p>");
+    EU_IT_EXPECT_JSTR(&r, "0.content",
+                      "<p>first <a href=\"http://s.example/tags/one\" class=\""
+                      "mention hashtag\" rel=\"tag\">#<span>one</span></a></p>");
 
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", id);
     api(&w, &r, "PUT", path, w.bob, "{\"status\":\"hijack\"}");
@@ -401,8 +405,9 @@ START_TEST(test_edit_history_source)
     ck_assert_int_eq(json_array_size(r.json), 3);
     ck_assert_msg(strncmp(json_string_value(eu_it_jpath(r.json, "0.content")), "<p>first ", 9) == 0,
                   "%s", r.body);
-    ck_assert_msg(strncmp(json_string_value(eu_it_jpath(r.json, "1.content")), "<p>second ", 10)
-                      == 0, "%s", r.body);
+    ck_assert_msg(strncmp(json_string_value(eu_it_jpath(r.json, "1.content")), "<p>second ", 10) ==
+                      0,
+                  "%s", r.body);
     EU_IT_EXPECT_JSTR(&r, "1.spoiler_text", "cw");
     EU_IT_EXPECT_JSTR(&r, "2.content", "<p>third</p>");
     EU_IT_EXPECT_JSTR(&r, "2.account.id", w.alice_id);
@@ -415,8 +420,11 @@ START_TEST(test_edit_history_source)
     api(&w, &r, "GET", path, w.bob, NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
 
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                                  " AND account_id = %s AND type = 'update'", w.tid, w.bob_id), 2);
+    ck_assert_int_eq(sql_long(&w,
+                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                              " AND account_id = %s AND type = 'update'",
+                              w.tid, w.bob_id),
+                     2);
     free(id);
     eu_it_resp_free(&r);
     world_stop(&w);
@@ -439,15 +447,21 @@ START_TEST(test_context)
     char *b = post(&w, w.bob, body);
     snprintf(body, sizeof(body), "{\"status\":\"deeper\",\"in_reply_to_id\":\"%s\"}", b);
     char *c = post(&w, w.alice, body);
-    snprintf(body, sizeof(body), "{\"status\":\"secret\",\"visibility\":\"direct\","
-                                 "\"in_reply_to_id\":\"%s\"}", b);
+    snprintf(body, sizeof(body),
+             "{\"status\":\"secret\",\"visibility\":\"direct\","
+             "\"in_reply_to_id\":\"%s\"}",
+             b);
     char *hidden = post(&w, w.alice, body);
 
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                                  " AND account_id = %s AND type = 'status' AND status_id = %s",
-                              w.tid, w.carol_id, a), 1);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                                  " AND account_id = %s AND type = 'status'", w.tid, w.carol_id),
+    ck_assert_int_eq(sql_long(&w,
+                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                              " AND account_id = %s AND type = 'status' AND status_id = %s",
+                              w.tid, w.carol_id, a),
+                     1);
+    ck_assert_int_eq(sql_long(&w,
+                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                              " AND account_id = %s AND type = 'status'",
+                              w.tid, w.carol_id),
                      1);
     /* several at once; hidden ones are left out */
     snprintf(body, sizeof(body), "/api/v1/statuses?id[]=%s&id[]=%s&id[]=%s", c, hidden, a);
@@ -504,8 +518,10 @@ START_TEST(test_interactions)
     EU_IT_EXPECT_JINT(&r, "favourites_count", 1);
     status_action(&w, &r, id, "favourite", w.carol);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 2);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                                  " AND account_id = %s AND type = 'favourite'", w.tid, w.alice_id),
+    ck_assert_int_eq(sql_long(&w,
+                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                              " AND account_id = %s AND type = 'favourite'",
+                              w.tid, w.alice_id),
                      2);
     get_status(&w, &r, id, w.alice);
     EXPECT_BOOL(&r, "favourited", false);
@@ -519,7 +535,8 @@ START_TEST(test_interactions)
     EU_IT_EXPECT_JSTR(&r, "0.id", w.carol_id); /* newest first */
     const char *link = eu_it_resp_header(&r, "Link");
     ck_assert_msg(link && strstr(link, "rel=\"next\"") && strstr(link, "rel=\"prev\"") &&
-                      strstr(link, "limit=1"), "Link: %s", link ? link : "(none)");
+                      strstr(link, "limit=1"),
+                  "Link: %s", link ? link : "(none)");
     /* follow the next link */
     const char *max = strstr(link, "max_id=");
     ck_assert_ptr_nonnull(max);
@@ -548,8 +565,10 @@ START_TEST(test_interactions)
     /* favouriting a reblog favourites the original */
     status_action(&w, &r, reblog_id, "favourite", w.carol);
     EU_IT_EXPECT_JSTR(&r, "id", id);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                                  " AND account_id = %s AND type = 'reblog'", w.tid, w.alice_id),
+    ck_assert_int_eq(sql_long(&w,
+                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                              " AND account_id = %s AND type = 'reblog'",
+                              w.tid, w.alice_id),
                      1);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/reblogged_by", id);
     api(&w, &r, "GET", path, w.carol, NULL);

@@ -32,8 +32,7 @@ expect_tenant_json(const struct eu_it_resp *r, const struct eu_it_server *s, con
     EU_IT_EXPECT_JSTR(r, "placement", "main");
     ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "max_connections")), "%s", r->body);
     ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "min_connections")), "%s", r->body);
-    ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "acquire_timeout_seconds")), "%s",
-                  r->body);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "acquire_timeout_seconds")), "%s", r->body);
     ck_assert_msg(json_is_integer(eu_it_jpath(r->json, "idle_timeout_seconds")), "%s", r->body);
     ck_assert_msg(eu_it_json_str(r, "created_at") != NULL, "%s", r->body);
     ck_assert_msg(eu_it_json_str(r, "updated_at") != NULL, "%s", r->body);
@@ -164,8 +163,7 @@ expect_instance(struct eu_it_server *s, const char *domain, const char *title, l
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "domain", domain);
     EU_IT_EXPECT_JSTR(&r, "title", title);
-    ck_assert_msg(json_is_integer(eu_it_jpath(r.json, "usage.users.active_month")), "%s",
-                  r.body);
+    ck_assert_msg(json_is_integer(eu_it_jpath(r.json, "usage.users.active_month")), "%s", r.body);
 
     eu_it_public(s, "GET", domain, "/nodeinfo/2.0", &r);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -402,12 +400,10 @@ START_TEST(test_admin_requires_token)
     ck_assert_int_eq(eu_it_http(&r, "GET", s->admin_port, NULL, "/admin/v1/tenants", NULL, NULL),
                      0);
     EU_IT_EXPECT_ERROR(&r, 401);
-    ck_assert_int_eq(eu_it_http(&r, "GET", s->admin_port, NULL, "/admin/v1/tenants",
-                                "wrong-token", NULL),
-                     0);
+    ck_assert_int_eq(
+        eu_it_http(&r, "GET", s->admin_port, NULL, "/admin/v1/tenants", "wrong-token", NULL), 0);
     EU_IT_EXPECT_ERROR(&r, 401);
-    ck_assert_int_eq(eu_it_http(&r, "POST", s->admin_port, NULL, "/admin/v1/tenants", NULL,
-                                create),
+    ck_assert_int_eq(eu_it_http(&r, "POST", s->admin_port, NULL, "/admin/v1/tenants", NULL, create),
                      0);
     EU_IT_EXPECT_ERROR(&r, 401);
     ck_assert_int_eq(eu_it_http(&r, "POST", s->admin_port, NULL, "/admin/v1/tenants",
@@ -482,14 +478,14 @@ START_TEST(test_delete_tenant)
     eu_it_account_create(s, "a.example", "alice");
     eu_it_account_create(s, "b.example", "alice");
     char *token = eu_it_user_token(s, "a.example", "alice", "read write");
-    ck_assert_int_eq(eu_it_http(&r, "POST", s->public_port, "a.example", "/api/v1/statuses",
-                                token, "{\"status\":\"going away\"}"),
+    ck_assert_int_eq(eu_it_http(&r, "POST", s->public_port, "a.example", "/api/v1/statuses", token,
+                                "{\"status\":\"going away\"}"),
                      0);
     EU_IT_EXPECT_STATUS(&r, 200);
     /* The home feed and rate-limit window live in Redis under its prefix. */
-    ck_assert_int_eq(eu_it_http(&r, "GET", s->public_port, "a.example",
-                                "/api/v1/timelines/home", token, NULL),
-                     0);
+    ck_assert_int_eq(
+        eu_it_http(&r, "GET", s->public_port, "a.example", "/api/v1/timelines/home", token, NULL),
+        0);
     EU_IT_EXPECT_STATUS(&r, 200);
     free(token);
     ck_assert_int_ge(eu_it_tenant_rows(db, id), 4);
@@ -565,8 +561,7 @@ START_TEST(test_dedicated_placement)
     wait_gone(s, "big.example");
     ck_assert_msg(!eu_it_pg_db_exists(db), "database %s still exists after DELETE", db);
     ck_assert_int_eq(
-        eu_it_pg_exec_long(s->name, "SELECT count(*) FROM placements WHERE kind = 'dedicated'"),
-        0);
+        eu_it_pg_exec_long(s->name, "SELECT count(*) FROM placements WHERE kind = 'dedicated'"), 0);
 
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(s), 0);

@@ -153,8 +153,8 @@ static long
 wait_published(struct world *w, const char *text, long long at_ms, long timeout_ms)
 {
     long long t0 = eu_it_now_ms();
-    while (sql_long(w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND text = '%s'",
-                    w->tid, text) == 0) {
+    while (sql_long(w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND text = '%s'", w->tid,
+                    text) == 0) {
         ck_assert_msg(eu_it_now_ms() - t0 < timeout_ms, "'%s' was not published", text);
         eu_it_sleep_ms(50);
     }
@@ -494,17 +494,19 @@ START_TEST(test_poll_votes_and_closing)
     /* Closing: at the expiry, notifications to the author and both voters. */
     long long expiry = t_post + 3000;
     long long t0 = eu_it_now_ms();
-    while (sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                        " AND type = 'poll'", w.tid) < 3) {
+    while (sql_long(&w,
+                    "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                    " AND type = 'poll'",
+                    w.tid) < 3) {
         ck_assert_msg(eu_it_now_ms() - t0 < 8000, "poll notifications missing");
         eu_it_sleep_ms(50);
     }
-    long late =
-        sql_long(&w, "SELECT (extract(epoch FROM max(n.created_at) - p.expires_at) * 1000)"
-                     "::bigint FROM notifications n JOIN polls p ON p.tenant_id = n.tenant_id"
-                     " AND p.status_id = n.status_id WHERE n.tenant_id = %s AND n.type = 'poll'"
-                     " GROUP BY p.expires_at",
-                 w.tid);
+    long late = sql_long(&w,
+                         "SELECT (extract(epoch FROM max(n.created_at) - p.expires_at) * 1000)"
+                         "::bigint FROM notifications n JOIN polls p ON p.tenant_id = n.tenant_id"
+                         " AND p.status_id = n.status_id WHERE n.tenant_id = %s AND n.type = 'poll'"
+                         " GROUP BY p.expires_at",
+                         w.tid);
     fprintf(stderr, "poll notifications %ld ms after the expiry\n", late);
     ck_assert_msg(late >= 0 && late < 1000, "notified %ld ms after the expiry", late);
     ck_assert_int_lt(wall_ms() - expiry, 4000);
@@ -515,8 +517,11 @@ START_TEST(test_poll_votes_and_closing)
                               w.tid, status_id, w.alice_id, w.alice_id, w.bob_id, w.carol_id),
                      3);
     eu_it_sleep_ms(300);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                                  " AND type = 'poll'", w.tid), 3);
+    ck_assert_int_eq(sql_long(&w,
+                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                              " AND type = 'poll'",
+                              w.tid),
+                     3);
 
     /* bob sees it through the API too. */
     api(&w, &r, "GET", "/api/v1/notifications?types[]=poll", w.bob, NULL);

@@ -61,8 +61,7 @@ world_stop(struct world *w)
     free(w->db);
 }
 
-static void
-sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 sql(struct world *w, const char *fmt, ...)
@@ -137,8 +136,8 @@ expect_in_feed(struct world *w, const char *account_id, const char *member, int 
 }
 
 static void
-api(struct world *w, struct eu_it_resp *r, const char *method, const char *path,
-    const char *token, const char *body)
+api(struct world *w, struct eu_it_resp *r, const char *method, const char *path, const char *token,
+    const char *body)
 {
     ck_assert_int_eq(eu_it_http(r, method, w->s->public_port, HOST, path, token, body), 0);
 }

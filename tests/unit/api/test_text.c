@@ -11,8 +11,8 @@
 
 #define BASE "https://ex.test"
 #define LINK_ATTRS "target=\"_blank\" rel=\"nofollow noopener noreferrer\" translate=\"no\""
-#define ALICE                                                                                     \
-    "<span class=\"h-card\"><a href=\"https://ex.test/@alice\" class=\"u-url mention\">"          \
+#define ALICE                                                                                      \
+    "<span class=\"h-card\"><a href=\"https://ex.test/@alice\" class=\"u-url mention\">"           \
     "@<span>alice</span></a></span>"
 
 static const struct eu_text_account ACCOUNTS[] = {

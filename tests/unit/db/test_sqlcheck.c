@@ -11,7 +11,6 @@
 
 #include "eunha/db.h"
 
-
 struct row {
     const char *sql;
     bool ok;
