@@ -13,8 +13,9 @@
 #                                                    same ports, same data
 # Set EUNHA_TEST_KEEP=1 to keep the temporary directory (logs) afterwards, and
 # EUNHA_BUILD_DIR to build somewhere other than build-test/ (two checkouts or
-# two people testing side by side). In CI, scripts/fuzz.sh then runs every
-# fuzz target for EUNHA_FUZZ_SECONDS (30) each.
+# two people testing side by side). scripts/lint.sh (cppcheck, clang-format)
+# runs first. After a whole-suite run (or in CI), scripts/fuzz.sh runs every
+# fuzz target for EUNHA_FUZZ_SECONDS (30) each; EUNHA_TEST_FUZZ=0 skips it.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,6 +24,9 @@ cd "$ROOT"
 . "$ROOT/scripts/lib/services.sh"
 
 eu_install_deps
+
+# Static checks first: a formatting slip fails in seconds, not after the build.
+EUNHA_JOBS=${EUNHA_JOBS:-2} "$ROOT/scripts/lint.sh"
 
 JOBS=${EUNHA_JOBS:-2}
 BUILD=${EUNHA_BUILD_DIR:-build-test}
@@ -115,11 +119,12 @@ ctest --test-dir "$BUILD" --output-on-failure --timeout 600 "$@"
 status=$?
 set -e
 
-# The fuzz targets, briefly, from their seed corpora: in CI (CI=true) or
-# with EUNHA_TEST_FUZZ=1; EUNHA_TEST_FUZZ=0 skips them. They need a clang
-# build of their own, so a local `-R unit` run does not pay for it.
+# The fuzz targets, briefly, from their seed corpora: after the whole suite
+# (no ctest arguments), in CI, or with EUNHA_TEST_FUZZ=1; EUNHA_TEST_FUZZ=0
+# skips them. They need a clang build of their own, so a targeted `-R unit`
+# run does not pay for it.
 fuzz=${EUNHA_TEST_FUZZ:-}
-if [ -z "$fuzz" ] && [ "${CI:-}" = true ]; then
+if [ -z "$fuzz" ] && { [ "${CI:-}" = true ] || [ "$#" -eq 0 ]; }; then
   fuzz=1
 fi
 if [ "$status" -eq 0 ] && [ "$fuzz" = 1 ]; then
