@@ -446,10 +446,11 @@ prefix = "$rprefix"
 [limits]
 # Mastodon's per-token limit (300 requests in 5 minutes) would turn the load
 # into 429s; the benchmark measures serving, so the limiter is off (0). The
-# set-up signs every user in from one address, past the per-IP sign-in limit.
+# set-up signs every user in from one address: past 25 users, that is past
+# the per-IP sign-in limit (a key older builds, EUNHA_BENCH_REFS, refuse).
 api_requests_per_5min = 0
 registrations_per_30min = 0
-sign_in_attempts_per_ip_per_5min = 0
+$(if [ "$USERS" -ge 25 ]; then echo "sign_in_attempts_per_ip_per_5min = 0"; fi)
 
 [log]
 level = "warn"
