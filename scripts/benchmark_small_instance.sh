@@ -412,7 +412,8 @@ run_pool() {
   PLACEMENT_URL="postgresql://postgres@127.0.0.1:$PG_PORT/${DB}_main"
   pc=${PLACEMENT_CONNECTIONS:-$((POOL > 4 ? POOL : 4))}
   CASE=$RUN_DIR/pool-$POOL
-  rprefix=eunha-bench-small-$RUN_TAG-p$POOL-$$
+  # [redis] prefix holds at most 32 characters.
+  rprefix=ebs-$RUN_TAG-p$POOL-$$
   mkdir -p "$CASE"
   : >"$TMP/eunha.log"
   cat >"$CASE/eunha.toml" <<EOF
