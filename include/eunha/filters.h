@@ -61,6 +61,11 @@ void eu_filters_known_stamp(struct eu_req *req, const char *stamp);
  * changes nothing and returns false.
  */
 bool eu_filters_apply(struct eu_req *req, struct json_t *status, const char *context);
+/* The same, matching the id, content warning and content of base (the
+ * cached part of a status written without a copy) and setting "filtered"
+ * on status. */
+bool eu_filters_apply_to(struct eu_req *req, struct json_t *base, struct json_t *status,
+                         const char *context);
 
 /* The compiled-filters cache's figures, for /metrics. */
 struct eu_filters_cache_stats {

@@ -21,6 +21,7 @@
 #ifndef EUNHA_JSONOUT_H
 #define EUNHA_JSONOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct evbuffer;
@@ -59,6 +60,10 @@ struct eu_json_splice {
     const char *text;
     size_t len;
     size_t skip;
+    /* Instead: text is an object's JSON whose members come before all of
+     * obj's (a viewer's few members added to a cached status without
+     * copying it). skip is then 0. */
+    bool extend;
 };
 
 /* eu_json_write() with n splices (the obj of each distinct). The caller

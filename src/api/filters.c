@@ -931,12 +931,18 @@ match_status(struct filter_set *set, json_t *status, unsigned ctx, json_t *resul
 bool
 eu_filters_apply(struct eu_req *req, json_t *status, const char *context)
 {
+    return eu_filters_apply_to(req, status, status, context);
+}
+
+bool
+eu_filters_apply_to(struct eu_req *req, json_t *base, json_t *status, const char *context)
+{
     struct filter_set *set = find_set(req);
-    if (!set || !set->loaded || !json_is_object(status))
+    if (!set || !set->loaded || !json_is_object(status) || !json_is_object(base))
         return false;
     json_t *results = json_array();
     unsigned ctx = context_bit(context);
-    bool hide = set->rules && ctx && match_status(set, status, ctx, results);
+    bool hide = set->rules && ctx && match_status(set, base, ctx, results);
     json_object_set_new(status, "filtered", results);
     return hide;
 }

@@ -144,6 +144,17 @@ const struct eu_sql eu_status_render_sql[] = {
 };
 /* clang-format on */
 
+/*
+ * Statuses a list reply writes without copying their cached part: each
+ * slim object holds only the viewer's members and is written after its
+ * base's cached text (eu_req_json_extend()); base is what filters read.
+ * The map holds a reference to each base until the request ends.
+ */
+struct slim_map {
+    json_t **slim, **base;
+    size_t n, cap;
+};
+
 struct render {
     struct eu_req *req;
     char **ids; /* arena copies of the asked ids */
@@ -152,6 +163,7 @@ struct render {
     bool no_cache; /* a second try after a cached entry went meanwhile */
     eu_statuses_rendered_cb cb;
     void *arg;
+    struct slim_map *slim; /* a list reply's, or NULL: every status a full object */
 };
 
 static const char *const VISIBILITIES[] = {"public", "unlisted", "private", "direct"};
@@ -318,22 +330,73 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
     return true;
 }
 
+static void
+slim_free(void *data)
+{
+    struct slim_map *m = data;
+    for (size_t i = 0; i < m->n; i++)
+        json_decref(m->base[i]);
+}
+
+/* Remembers that slim is written after base's cached text; takes base's
+ * reference. */
+static void
+slim_add(struct eu_req *req, struct slim_map *m, json_t *slim, json_t *base)
+{
+    if (m->n == m->cap) {
+        if (!m->cap)
+            eu_arena_on_free(req->arena, slim_free, m);
+        size_t cap = m->cap ? 2 * m->cap : 32;
+        json_t **s = eu_arena_alloc(req->arena, cap * sizeof(*s));
+        json_t **b = eu_arena_alloc(req->arena, cap * sizeof(*b));
+        if (m->n) {
+            memcpy(s, m->slim, m->n * sizeof(*s));
+            memcpy(b, m->base, m->n * sizeof(*b));
+        }
+        m->slim = s;
+        m->base = b;
+        m->cap = cap;
+    }
+    m->slim[m->n] = slim;
+    m->base[m->n++] = base;
+}
+
+/* The base slim is written after, or NULL for a full object. A page holds
+ * at most a few dozen: a linear search is cheaper than an index. */
+static json_t *
+slim_base(const struct slim_map *m, const json_t *slim)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->slim[i] == slim)
+            return m->base[i];
+    return NULL;
+}
+
 /* The entity of one row for this viewer, without its nested reblog: the
  * shared parts plus the viewer's. Takes parts' references. New reference. */
 static json_t *
 status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
 {
     struct eu_req *req = rd->req;
-    json_t *o = json_copy(parts->status); /* shallow: members are shared, not changed */
-    /* The copy starts with the cached object's members, unchanged from here
-     * on: the reply copies their JSON and writes only what follows. */
-    if (parts->status_text)
-        eu_req_json_splice(req, o, parts->status_text, json_object_size(parts->status));
+    json_t *o;
+    if (rd->slim && parts->status_text) {
+        /* A list reply: only the viewer's members, written after the
+         * cached text; the filters read the base. */
+        o = json_object();
+        eu_req_json_extend(req, o, parts->status_text);
+        slim_add(req, rd->slim, o, parts->status); /* takes the reference */
+    } else {
+        o = json_copy(parts->status); /* shallow: members are shared, not changed */
+        /* The copy starts with the cached object's members, unchanged from
+         * here on: the reply copies their JSON and writes only what follows. */
+        if (parts->status_text)
+            eu_req_json_splice(req, o, parts->status_text, json_object_size(parts->status));
+        json_decref(parts->status);
+    }
     if (parts->account_text)
         eu_req_json_splice(req, parts->account, parts->account_text, 0);
     json_decref(parts->status_text);
     json_decref(parts->account_text);
-    json_decref(parts->status);
     if (req->auth.account_id) {
         json_object_set_new(o, "favourited", json_boolean(col_bool(r, row, C_FAVOURITED)));
         json_object_set_new(o, "reblogged", json_boolean(col_bool(r, row, C_REBLOGGED)));
@@ -516,20 +579,28 @@ send_render(struct render *rd)
     eu_req_stmt(req, &eu_status_render_sql[STATUS_RENDER_STATUSES], 6, params, on_rows, rd);
 }
 
-void
-eu_statuses_render_opts(struct eu_req *req, const char *const *ids, size_t n, unsigned flags,
-                        eu_statuses_rendered_cb cb, void *arg)
+static void
+render_start(struct eu_req *req, const char *const *ids, size_t n, unsigned flags,
+             struct slim_map *slim, eu_statuses_rendered_cb cb, void *arg)
 {
     struct render *rd = eu_arena_calloc(req->arena, sizeof(*rd));
     rd->req = req;
     rd->flags = flags;
     rd->cb = cb;
     rd->arg = arg;
+    rd->slim = slim;
     rd->ids = eu_arena_alloc(req->arena, (n ? n : 1) * sizeof(char *));
     for (size_t i = 0; i < n; i++)
         if (eu_id_is_valid(ids[i]))
             rd->ids[rd->n++] = eu_arena_strdup(req->arena, ids[i]);
     send_render(rd);
+}
+
+void
+eu_statuses_render_opts(struct eu_req *req, const char *const *ids, size_t n, unsigned flags,
+                        eu_statuses_rendered_cb cb, void *arg)
+{
+    render_start(req, ids, n, flags, NULL, cb, arg);
 }
 
 void
@@ -545,6 +616,7 @@ struct list_reply {
     const char *first_id, *last_id;
     const char *context;
     json_t *array;
+    struct slim_map slim;
 };
 
 static void
@@ -567,7 +639,8 @@ on_filters_loaded(struct eu_req *req, void *arg)
         /* A reblog is filtered by what it carries. */
         json_t *target =
             json_is_object(json_object_get(st, "reblog")) ? json_object_get(st, "reblog") : st;
-        if (!eu_filters_apply(req, target, lr->context))
+        json_t *base = slim_base(&lr->slim, target);
+        if (!eu_filters_apply_to(req, base ? base : target, target, lr->context))
             json_array_append(kept, st);
     }
     json_decref(lr->array);
@@ -595,5 +668,5 @@ eu_statuses_reply_list(struct eu_req *req, const char *const *ids, size_t n, con
     lr->first_id = first_id ? eu_arena_strdup(req->arena, first_id) : NULL;
     lr->last_id = last_id ? eu_arena_strdup(req->arena, last_id) : NULL;
     lr->context = filter_context;
-    eu_statuses_render(req, ids, n, on_list_rendered, lr);
+    render_start(req, ids, n, 0, &lr->slim, on_list_rendered, lr);
 }

@@ -392,19 +392,22 @@ static int put_value(struct writer *w, const json_t *v, int depth);
 static int
 put_spliced(struct writer *w, const struct eu_json_splice *sp, const json_t *v, int depth)
 {
-    if (!sp->skip)
+    if (!sp->skip && !sp->extend)
         return put(w, sp->text, sp->len);
     if (sp->len < 2 || sp->text[sp->len - 1] != '}' || put(w, sp->text, sp->len - 1) < 0)
         return -1;
     json_t *o = (json_t *)v;
     size_t i = 0;
+    /* "{}" extended: no member of the text to put a comma after. */
+    bool first = sp->extend && sp->len == 2;
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it), i++) {
         if (i < sp->skip)
             continue;
-        if (put_byte(w, ',') < 0 ||
+        if ((!first && put_byte(w, ',') < 0) ||
             put_string(w, json_object_iter_key(it), json_object_iter_key_len(it)) == -1 ||
             put_byte(w, ':') < 0 || put_value(w, json_object_iter_value(it), depth + 1) < 0)
             return -1;
+        first = false;
     }
     return i < sp->skip ? -1 : put_byte(w, '}');
 }

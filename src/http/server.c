@@ -238,8 +238,22 @@ splices_free(void *data)
         json_decref(s->refs[i]);
 }
 
+static void splice_add(struct eu_req *req, json_t *obj, json_t *text, size_t skip, bool extend);
+
 void
 eu_req_json_splice(struct eu_req *req, json_t *obj, json_t *text, size_t skip)
+{
+    splice_add(req, obj, text, skip, false);
+}
+
+void
+eu_req_json_extend(struct eu_req *req, json_t *obj, json_t *text)
+{
+    splice_add(req, obj, text, 0, true);
+}
+
+static void
+splice_add(struct eu_req *req, json_t *obj, json_t *text, size_t skip, bool extend)
 {
     if (!json_is_object(obj) || !json_is_string(text))
         return;
@@ -260,8 +274,11 @@ eu_req_json_splice(struct eu_req *req, json_t *obj, json_t *text, size_t skip)
         s->refs = refs;
         s->cap = cap;
     }
-    s->sp[s->n] = (struct eu_json_splice){
-        .obj = obj, .text = json_string_value(text), .len = json_string_length(text), .skip = skip};
+    s->sp[s->n] = (struct eu_json_splice){.obj = obj,
+                                          .text = json_string_value(text),
+                                          .len = json_string_length(text),
+                                          .skip = skip,
+                                          .extend = extend};
     s->refs[2 * s->n] = json_incref(obj);
     s->refs[2 * s->n + 1] = json_incref(text);
     s->n++;

@@ -637,9 +637,9 @@ START_TEST(test_splices)
     for (int round = 0; round < 200; round++) {
         enum { N = 12 };
         json_t *cached[N], *texts[N], *copies[N];
-        struct eu_json_splice sp[2 * N];
+        struct eu_json_splice sp[3 * N + 2];
         size_t n = 0;
-        json_t *page = json_array();
+        json_t *page = json_array(), *want_page = json_array();
         for (int i = 0; i < N; i++) {
             cached[i] = json_object();
             json_object_set_new(cached[i], "id", json_integer(i));
@@ -651,16 +651,46 @@ START_TEST(test_splices)
             json_object_set_new(copies[i], "account", json_incref(cached[i / 2]));
             if (i % 3 == 1)
                 json_object_set_new(copies[i], "reblog", json_incref(copies[i - 1]));
-            sp[n++] =
-                (struct eu_json_splice){copies[i], json_string_value(texts[i]),
-                                        json_string_length(texts[i]), json_object_size(cached[i])};
-            sp[n++] = (struct eu_json_splice){cached[i], json_string_value(texts[i]),
-                                              json_string_length(texts[i]), 0};
+            sp[n++] = (struct eu_json_splice){.obj = copies[i],
+                                              .text = json_string_value(texts[i]),
+                                              .len = json_string_length(texts[i]),
+                                              .skip = json_object_size(cached[i])};
+            sp[n++] = (struct eu_json_splice){.obj = cached[i],
+                                              .text = json_string_value(texts[i]),
+                                              .len = json_string_length(texts[i])};
             json_array_append(page, copies[i]);
+            json_array_append(want_page, copies[i]);
+            /* The same status without the copy: only the viewer's
+             * members, extending the cached text. */
+            json_t *slim = json_object();
+            json_object_set_new(slim, "favourited", json_boolean(i & 1));
+            json_object_set_new(slim, "account", json_incref(cached[i / 2]));
+            sp[n++] = (struct eu_json_splice){.obj = slim,
+                                              .text = json_string_value(texts[i]),
+                                              .len = json_string_length(texts[i]),
+                                              .extend = true};
+            json_array_append_new(page, slim);
+            json_t *full = json_copy(cached[i]);
+            json_object_set_new(full, "favourited", json_boolean(i & 1));
+            json_object_set_new(full, "account", json_incref(cached[i / 2]));
+            json_array_append_new(want_page, full);
         }
         json_array_append_new(page, json_deep_copy(copies[0])); /* not spliced */
+        json_array_append_new(want_page, json_deep_copy(copies[0]));
+        /* An empty cached object extended, and extended by nothing. */
+        json_t *one = json_object(), *none = json_object();
+        json_object_set_new(one, "a", json_true());
+        sp[n++] = (struct eu_json_splice){.obj = one, .text = "{}", .len = 2, .extend = true};
+        sp[n++] = (struct eu_json_splice){.obj = none,
+                                          .text = json_string_value(texts[0]),
+                                          .len = json_string_length(texts[0]),
+                                          .extend = true};
+        json_array_append(page, one);
+        json_array_append(want_page, one);
+        json_array_append_new(page, none);
+        json_array_append(want_page, cached[0]);
 
-        char *want = json_dumps(page, JSON_COMPACT | JSON_ENCODE_ANY);
+        char *want = json_dumps(want_page, JSON_COMPACT | JSON_ENCODE_ANY);
         ck_assert_ptr_nonnull(want);
         struct evbuffer *out = evbuffer_new();
         evbuffer_add(out, "x", 1); /* written aside and moved, too */
@@ -677,6 +707,8 @@ START_TEST(test_splices)
             json_decref(copies[i]);
         }
         json_decref(page);
+        json_decref(want_page);
+        json_decref(one);
     }
 }
 END_TEST
