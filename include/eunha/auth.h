@@ -28,6 +28,8 @@ void eu_auth_token_hash(const char *token, char out[65]);
  * allows "read:statuses", and the old "follow" scope allows the follow,
  * block and mute scopes. A NULL or empty required is always allowed. */
 bool eu_auth_scope_allows(const char *granted, const char *required);
+/* Every scope Mastodon knows, NULL-terminated, in its metadata's order. */
+extern const char *const eu_auth_known_scopes[];
 /* True when every scope in the space-separated list is one Mastodon knows. */
 bool eu_auth_scopes_are_valid(const char *scopes);
 

@@ -565,45 +565,9 @@ metadata(struct eu_req *req)
                   "grant_types_supported", "authorization_code", "password", "client_credentials",
                   "token_endpoint_auth_methods_supported", "client_secret_basic",
                   "client_secret_post", "code_challenge_methods_supported", "S256");
-    static const char *const scopes[] = {"read",
-                                         "write",
-                                         "write:accounts",
-                                         "write:blocks",
-                                         "write:bookmarks",
-                                         "write:conversations",
-                                         "write:favourites",
-                                         "write:filters",
-                                         "write:follows",
-                                         "write:lists",
-                                         "write:media",
-                                         "write:mutes",
-                                         "write:notifications",
-                                         "write:reports",
-                                         "write:statuses",
-                                         "read:accounts",
-                                         "read:blocks",
-                                         "read:bookmarks",
-                                         "read:favourites",
-                                         "read:filters",
-                                         "read:follows",
-                                         "read:lists",
-                                         "read:mutes",
-                                         "read:notifications",
-                                         "read:search",
-                                         "read:statuses",
-                                         "follow",
-                                         "push",
-                                         "profile",
-                                         "admin:read",
-                                         "admin:read:accounts",
-                                         "admin:read:reports",
-                                         "admin:write",
-                                         "admin:write:accounts",
-                                         "admin:write:reports",
-                                         NULL};
     json_t *arr = json_array();
-    for (int i = 0; scopes[i]; i++)
-        json_array_append_new(arr, json_string(scopes[i]));
+    for (int i = 0; eu_auth_known_scopes[i]; i++)
+        json_array_append_new(arr, json_string(eu_auth_known_scopes[i]));
     json_object_set_new(o, "scopes_supported", arr);
     eu_req_reply_json(req, 200, o);
 }

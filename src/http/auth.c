@@ -55,7 +55,7 @@ struct entry {
     char hash[65];
     time_t expires;
     int64_t token_id, app_id, user_id, account_id;
-    /* Bit i: known_scopes[i] was granted. A set, not the granted text, so
+    /* Bit i: eu_auth_known_scopes[i] was granted. A set, not the granted text, so
      * no list is too long to keep whole (a cut "write:favourites" once read
      * as "write", every write scope). */
     uint64_t scopes;
@@ -87,80 +87,83 @@ eu_auth_token_hash(const char *token, char out[65])
     sodium_bin2hex(out, 65, h, sizeof(h));
 }
 
-static const char *const known_scopes[] = {"read",
-                                           "write",
-                                           "follow",
-                                           "push",
-                                           "profile",
-                                           "admin:read",
-                                           "admin:write",
-                                           "read:accounts",
-                                           "read:blocks",
-                                           "read:bookmarks",
-                                           "read:favourites",
-                                           "read:filters",
-                                           "read:follows",
-                                           "read:lists",
-                                           "read:mutes",
-                                           "read:notifications",
-                                           "read:search",
-                                           "read:statuses",
-                                           "write:accounts",
-                                           "write:blocks",
-                                           "write:bookmarks",
-                                           "write:conversations",
-                                           "write:favourites",
-                                           "write:filters",
-                                           "write:follows",
-                                           "write:lists",
-                                           "write:media",
-                                           "write:mutes",
-                                           "write:notifications",
-                                           "write:reports",
-                                           "write:statuses",
-                                           "admin:read:accounts",
-                                           "admin:write:accounts",
-                                           "admin:read:reports",
-                                           "admin:write:reports",
-                                           NULL};
+/* Every scope Mastodon knows, in the order its server metadata lists them
+ * (the OAuth metadata endpoint publishes this list). Bit i of a token's
+ * cached scope set stands for entry i. */
+const char *const eu_auth_known_scopes[] = {"read",
+                                            "write",
+                                            "write:accounts",
+                                            "write:blocks",
+                                            "write:bookmarks",
+                                            "write:conversations",
+                                            "write:favourites",
+                                            "write:filters",
+                                            "write:follows",
+                                            "write:lists",
+                                            "write:media",
+                                            "write:mutes",
+                                            "write:notifications",
+                                            "write:reports",
+                                            "write:statuses",
+                                            "read:accounts",
+                                            "read:blocks",
+                                            "read:bookmarks",
+                                            "read:favourites",
+                                            "read:filters",
+                                            "read:follows",
+                                            "read:lists",
+                                            "read:mutes",
+                                            "read:notifications",
+                                            "read:search",
+                                            "read:statuses",
+                                            "follow",
+                                            "push",
+                                            "profile",
+                                            "admin:read",
+                                            "admin:read:accounts",
+                                            "admin:read:reports",
+                                            "admin:write",
+                                            "admin:write:accounts",
+                                            "admin:write:reports",
+                                            NULL};
 
 /* The known scopes named in list (words separated by spaces or '+'); any
  * other word grants nothing. */
 static uint64_t
 scope_bits(const char *list)
 {
-    _Static_assert(sizeof(known_scopes) / sizeof(known_scopes[0]) - 1 <= 64,
+    _Static_assert(sizeof(eu_auth_known_scopes) / sizeof(eu_auth_known_scopes[0]) - 1 <= 64,
                    "scopes must fit a uint64_t");
     uint64_t bits = 0;
     for (const char *p = list; p && *p;) {
         while (*p == ' ' || *p == '+')
             p++;
         size_t n = strcspn(p, " +");
-        for (int i = 0; n && known_scopes[i]; i++)
-            if (strlen(known_scopes[i]) == n && strncmp(known_scopes[i], p, n) == 0)
+        for (int i = 0; n && eu_auth_known_scopes[i]; i++)
+            if (strlen(eu_auth_known_scopes[i]) == n && strncmp(eu_auth_known_scopes[i], p, n) == 0)
                 bits |= (uint64_t)1 << i;
         p += n;
     }
     return bits;
 }
 
-/* The scopes of bits as a space-separated list, in known_scopes order.
+/* The scopes of bits as a space-separated list, in eu_auth_known_scopes order.
  * Owned by the arena. */
 static const char *
 scope_text(struct eu_arena *a, uint64_t bits)
 {
     size_t len = 1;
-    for (int i = 0; known_scopes[i]; i++)
+    for (int i = 0; eu_auth_known_scopes[i]; i++)
         if (bits & ((uint64_t)1 << i))
-            len += strlen(known_scopes[i]) + 1;
+            len += strlen(eu_auth_known_scopes[i]) + 1;
     char *out = eu_arena_alloc(a, len), *o = out;
-    for (int i = 0; known_scopes[i]; i++) {
+    for (int i = 0; eu_auth_known_scopes[i]; i++) {
         if (!(bits & ((uint64_t)1 << i)))
             continue;
         if (o != out)
             *o++ = ' ';
-        size_t n = strlen(known_scopes[i]);
-        memcpy(o, known_scopes[i], n);
+        size_t n = strlen(eu_auth_known_scopes[i]);
+        memcpy(o, eu_auth_known_scopes[i], n);
         o += n;
     }
     *o = '\0';
@@ -217,8 +220,9 @@ eu_auth_scopes_are_valid(const char *scopes)
         if (n == 0)
             break;
         bool ok = false;
-        for (int i = 0; known_scopes[i] && !ok; i++)
-            ok = strlen(known_scopes[i]) == n && strncmp(known_scopes[i], p, n) == 0;
+        for (int i = 0; eu_auth_known_scopes[i] && !ok; i++)
+            ok =
+                strlen(eu_auth_known_scopes[i]) == n && strncmp(eu_auth_known_scopes[i], p, n) == 0;
         if (!ok)
             return false;
         any = true;
