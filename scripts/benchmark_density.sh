@@ -200,24 +200,13 @@ CONTROL_URL="postgresql://postgres@127.0.0.1:$PG_PORT/$DB"
 SAMPLER_PID=
 
 # shellcheck disable=SC2317 # invoked through traps
-cleanup() {
-  local rc=$?
-  trap - INT TERM EXIT
+bench_cleanup_hook() {
   if [ -n "$SAMPLER_PID" ]; then
     kill "$SAMPLER_PID" 2>/dev/null || true
     wait "$SAMPLER_PID" 2>/dev/null || true
   fi
-  bench_eunha_stop
-  eu_pg_stop "$TMP/pg" || true
-  eu_redis_stop "$TMP/redis" || true
-  [ -f "$TMP/eunha.log" ] && cp "$TMP/eunha.log" "$RESULTS/" 2>/dev/null
-  rm -rf "$TMP"
-  [ "$rc" = 0 ] || eu_log "failed; raw output in $RESULTS"
-  exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_trap_cleanup
 
 # services.sh writes max_connections into eunha.conf on every start;
 # postgresql.auto.conf (ALTER SYSTEM) is read after it and wins.
@@ -231,9 +220,7 @@ eu_pg_start "$TMP/pg" "$PG_PORT" >/dev/null
 eu_redis_start "$TMP/redis" "$REDIS_PORT" >/dev/null
 PG_SETTINGS="max_connections=$(bench_psql "$PG_URL" 'SHOW max_connections'), shared_buffers=$(bench_psql "$PG_URL" 'SHOW shared_buffers'), autovacuum_naptime=$(bench_psql "$PG_URL" 'SHOW autovacuum_naptime')"
 
-BENCH_ADMIN_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
-printf '%s\n' "$BENCH_ADMIN_TOKEN" >"$TMP/admin_token"
-chmod 600 "$TMP/admin_token"
+bench_admin_token
 cat >"$RESULTS/eunha.toml" <<EOF
 [server]
 listen = "127.0.0.1:0"

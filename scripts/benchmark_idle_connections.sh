@@ -51,27 +51,11 @@ PG_PORT=$(eu_free_port)
 REDIS_PORT=$(eu_free_port "$PG_PORT")
 DB=eunha_bench_idle
 
-# shellcheck disable=SC2317 # invoked through traps
-cleanup() {
-  local rc=$?
-  trap - INT TERM EXIT
-  bench_eunha_stop
-  eu_pg_stop "$TMP/pg" || true
-  eu_redis_stop "$TMP/redis" || true
-  [ -f "$TMP/eunha.log" ] && cp "$TMP/eunha.log" "$RESULTS/" 2>/dev/null
-  rm -rf "$TMP"
-  [ "$rc" = 0 ] || eu_log "failed; raw output in $RESULTS"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_trap_cleanup
 
 eu_pg_start "$TMP/pg" "$PG_PORT" >/dev/null
 eu_redis_start "$TMP/redis" "$REDIS_PORT" >/dev/null
-BENCH_ADMIN_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
-printf '%s\n' "$BENCH_ADMIN_TOKEN" >"$TMP/admin_token"
-chmod 600 "$TMP/admin_token"
+bench_admin_token
 
 cat >"$RESULTS/eunha.toml" <<EOF
 [server]

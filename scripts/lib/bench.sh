@@ -133,6 +133,40 @@ bench_eunha_stop() {
   EUNHA_PID=
 }
 
+# The exit of every benchmark script (bench_trap_cleanup installs it): runs
+# the script's bench_cleanup_hook first if it defines one (samplers, its
+# databases), stops eunha, then PostgreSQL and Redis under $TMP, keeps
+# eunha's log in $RESULTS, removes $TMP and exits with the script's status.
+# shellcheck disable=SC2317 # invoked through traps
+bench_cleanup() {
+  local rc=$?
+  trap - INT TERM EXIT
+  if declare -F bench_cleanup_hook >/dev/null; then
+    bench_cleanup_hook || true
+  fi
+  bench_eunha_stop
+  eu_pg_stop "$TMP/pg" || true
+  eu_redis_stop "$TMP/redis" || true
+  [ -f "$TMP/eunha.log" ] && cp "$TMP/eunha.log" "$RESULTS/" 2>/dev/null
+  rm -rf "$TMP"
+  [ "$rc" = 0 ] || eu_log "failed; raw output in $RESULTS"
+  exit "$rc"
+}
+
+# bench_cleanup on exit, Ctrl-C and SIGTERM.
+bench_trap_cleanup() {
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+# A fresh admin token in $TMP/admin_token (mode 600) and BENCH_ADMIN_TOKEN.
+bench_admin_token() {
+  BENCH_ADMIN_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+  printf '%s\n' "$BENCH_ADMIN_TOKEN" >"$TMP/admin_token"
+  chmod 600 "$TMP/admin_token"
+}
+
 # bench_http METHOD URL BODYFILE CURL_ARGS... : prints the HTTP status (000 when
 # no answer came); the body goes to BODYFILE.
 bench_http() {
