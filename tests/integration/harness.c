@@ -1309,6 +1309,21 @@ eu_it_after_test(void)
 
 #include "eunha/auth.h"
 
+struct eu_it_app
+eu_it_app_create(struct eu_it_server *s, const char *host, const char *json_body)
+{
+    struct eu_it_resp r = {0};
+    struct eu_it_app a;
+    eu_it_callf(s, &r, host, "POST", NULL, json_body, "/api/v1/apps");
+    ck_assert_msg(r.status == 200, "POST /api/v1/apps on %s: %ld %s", host, r.status, r.body);
+    const char *id = eu_it_json_str(&r, "client_id"), *secret = eu_it_json_str(&r, "client_secret");
+    ck_assert_msg(id && secret, "app without client_id or client_secret: %s", r.body);
+    snprintf(a.id, sizeof(a.id), "%s", id);
+    snprintf(a.secret, sizeof(a.secret), "%s", secret);
+    eu_it_resp_free(&r);
+    return a;
+}
+
 char *
 eu_it_user_token(struct eu_it_server *s, const char *domain, const char *username,
                  const char *scopes)

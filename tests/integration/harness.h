@@ -345,6 +345,15 @@ int eu_it_try_sh(const char *envvar);
 char *eu_it_user_token(struct eu_it_server *s, const char *domain, const char *username,
                        const char *scopes);
 
+/* An OAuth application registered through the API. */
+struct eu_it_app {
+    char id[64], secret[128];
+};
+
+/* POST /api/v1/apps on host with json_body (client_name, redirect_uris,
+ * scopes); asserts 200 and returns its client id and secret. */
+struct eu_it_app eu_it_app_create(struct eu_it_server *s, const char *host, const char *json_body);
+
 /* The tenant account id of local user USERNAME, as a string the caller frees. */
 char *eu_it_account_id(struct eu_it_server *s, const char *domain, const char *username);
 

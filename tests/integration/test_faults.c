@@ -183,15 +183,13 @@ START_TEST(test_client_hangs_up_in_flight)
     eu_it_account_create(s, "a.example", "alice");
     char *token = eu_it_user_token(s, "a.example", "alice", "read write");
 
-    eu_it_callf(s, &r, "a.example", "POST", NULL,
-                "{\"client_name\":\"H\",\"redirect_uris\":\"urn:ietf:wg:oauth:2.0:oob\","
-                "\"scopes\":\"read\"}",
-                "/api/v1/apps");
-    EU_IT_EXPECT_STATUS(&r, 200);
+    struct eu_it_app app = eu_it_app_create(s, "a.example",
+                                            "{\"client_name\":\"H\",\"redirect_uris\":\"urn:ietf:"
+                                            "wg:oauth:2.0:oob\",\"scopes\":\"read\"}");
     snprintf(body, sizeof(body),
              "grant_type=password&client_id=%s&client_secret=%s&username=alice%%40a.example"
              "&password=correct+horse+battery+staple&scope=read",
-             eu_it_json_str(&r, "client_id"), eu_it_json_str(&r, "client_secret"));
+             app.id, app.secret);
 
     for (int i = 0; i < 20; i++) {
         /* A password check on the CPU pool... */

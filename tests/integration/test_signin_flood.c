@@ -18,29 +18,18 @@
 
 static struct eu_it_server *srv;
 
-struct app {
-    char id[64], secret[128];
-};
-
-static struct app
+static struct eu_it_app
 make_app(const char *host)
 {
-    struct eu_it_resp r = {0};
-    eu_it_callf(srv, &r, host, "POST", NULL,
-                "{\"client_name\":\"F\",\"redirect_uris\":\"urn:ietf:wg:oauth:2.0:oob\","
-                "\"scopes\":\"read\"}",
-                "/api/v1/apps");
-    EU_IT_EXPECT_STATUS(&r, 200);
-    struct app a;
-    snprintf(a.id, sizeof(a.id), "%s", eu_it_json_str(&r, "client_id"));
-    snprintf(a.secret, sizeof(a.secret), "%s", eu_it_json_str(&r, "client_secret"));
-    eu_it_resp_free(&r);
-    return a;
+    return eu_it_app_create(
+        srv, host,
+        "{\"client_name\":\"F\",\"redirect_uris\":\"urn:ietf:wg:oauth:2.0:oob\","
+        "\"scopes\":\"read\"}");
 }
 
 /* POST /oauth/token, password grant; returns the status. */
 static long
-grant(const char *host, const struct app *a, const char *password, struct eu_it_resp *r)
+grant(const char *host, const struct eu_it_app *a, const char *password, struct eu_it_resp *r)
 {
     char body[512];
     snprintf(body, sizeof(body),
@@ -52,7 +41,7 @@ grant(const char *host, const struct app *a, const char *password, struct eu_it_
 }
 
 struct guess {
-    const struct app *a;
+    const struct eu_it_app *a;
     long status;
     bool retry_after;
 };
@@ -80,7 +69,7 @@ START_TEST(test_flood_waits_behind_itself)
     json_decref(eu_it_tenant_create(srv, "quiet.example", "Quiet"));
     eu_it_account_create(srv, "flood.example", "alice");
     eu_it_account_create(srv, "quiet.example", "alice");
-    struct app fa = make_app("flood.example"), qa = make_app("quiet.example");
+    struct eu_it_app fa = make_app("flood.example"), qa = make_app("quiet.example");
 
     pthread_t threads[FLOOD];
     struct guess g[FLOOD];

@@ -26,39 +26,27 @@
 #define INVALID "Invalid e-mail address or password."
 #define THROTTLED "Too many sign-in attempts"
 
-struct app {
-    char id[64], secret[128];
-};
-
 /* One browser at the sign-in form of host, seen through the proxy as xff. */
 struct browser {
     struct eu_it_server *s;
     const char *host;
     const char *xff; /* X-Forwarded-For, or NULL to come from 127.0.0.1 */
-    const struct app *app;
+    const struct eu_it_app *app;
     char *cookie; /* "_eunha_session=..." */
     char *token;  /* the form's authenticity_token */
 };
 
 static struct browser
-browser_at(struct eu_it_server *s, const char *host, const char *xff, const struct app *app)
+browser_at(struct eu_it_server *s, const char *host, const char *xff, const struct eu_it_app *app)
 {
     return (struct browser){.s = s, .host = host, .xff = xff, .app = app};
 }
 
-static struct app
+static struct eu_it_app
 make_app(struct eu_it_server *s, const char *host)
 {
-    struct eu_it_resp r = {0};
-    eu_it_callf(s, &r, host, "POST", NULL,
-                "{\"client_name\":\"T\",\"redirect_uris\":\"" OOB "\",\"scopes\":\"read\"}",
-                "/api/v1/apps");
-    EU_IT_EXPECT_STATUS(&r, 200);
-    struct app a;
-    snprintf(a.id, sizeof(a.id), "%s", eu_it_json_str(&r, "client_id"));
-    snprintf(a.secret, sizeof(a.secret), "%s", eu_it_json_str(&r, "client_secret"));
-    eu_it_resp_free(&r);
-    return a;
+    return eu_it_app_create(
+        s, host, "{\"client_name\":\"T\",\"redirect_uris\":\"" OOB "\",\"scopes\":\"read\"}");
 }
 
 /* A browser request: a form body (or none), the browser's cookie, its
@@ -207,7 +195,7 @@ expect_throttled(const struct eu_it_resp *r, long window_s, bool json)
 
 /* POST /oauth/token, password grant, from 127.0.0.1; returns the status. */
 static long
-grant(struct eu_it_server *s, const char *host, const struct app *a, const char *login,
+grant(struct eu_it_server *s, const char *host, const struct eu_it_app *a, const char *login,
       const char *password, struct eu_it_resp *r)
 {
     char body[512];
@@ -221,7 +209,7 @@ grant(struct eu_it_server *s, const char *host, const struct app *a, const char 
 
 struct guess {
     struct eu_it_server *s;
-    const struct app *a;
+    const struct eu_it_app *a;
     long status;
 };
 
@@ -250,7 +238,7 @@ START_TEST(test_per_login_limit)
     eu_it_account_create(s, "a.example", "alice");
     eu_it_account_create(s, "a.example", "bob");
     eu_it_account_create(s, "decoy.example", "alice");
-    struct app aa = make_app(s, "a.example"), da = make_app(s, "decoy.example");
+    struct eu_it_app aa = make_app(s, "a.example"), da = make_app(s, "decoy.example");
     struct eu_it_resp r = {0};
 
     /* Three wrong guesses for alice from one address are checked... */
@@ -333,7 +321,7 @@ START_TEST(test_per_ip_limit)
     json_decref(eu_it_tenant_create(s, "decoy.example", "Decoy"));
     eu_it_account_create(s, "a.example", "alice");
     eu_it_account_create(s, "decoy.example", "alice");
-    struct app aa = make_app(s, "a.example"), da = make_app(s, "decoy.example");
+    struct eu_it_app aa = make_app(s, "a.example"), da = make_app(s, "decoy.example");
     struct eu_it_resp r = {0};
 
     /* Four guesses from one address, each for another login... */
@@ -396,7 +384,7 @@ START_TEST(test_per_ip_limit_password_grant)
     struct eu_it_server *s = eu_it_server_start("[limits]\nsign_in_attempts_per_ip_per_5min = 2\n");
     json_decref(eu_it_tenant_create(s, "a.example", "A"));
     eu_it_account_create(s, "a.example", "alice");
-    struct app aa = make_app(s, "a.example");
+    struct eu_it_app aa = make_app(s, "a.example");
     struct eu_it_resp r = {0};
     ck_assert_int_eq(grant(s, "a.example", &aa, "alice", "wrong guess", &r), 400);
     EU_IT_EXPECT_JSTR(&r, "error", "invalid_grant");
@@ -443,7 +431,7 @@ START_TEST(test_failed_sign_in_spends_the_form)
     struct eu_it_server *s = eu_it_server_start(NULL);
     json_decref(eu_it_tenant_create(s, "a.example", "A"));
     eu_it_account_create(s, "a.example", "alice");
-    struct app aa = make_app(s, "a.example");
+    struct eu_it_app aa = make_app(s, "a.example");
     struct eu_it_resp r = {0};
     struct browser b = browser_at(s, "a.example", NULL, &aa);
     browser_open(&b);
