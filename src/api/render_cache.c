@@ -154,16 +154,16 @@ text_of(const json_t *obj)
     return t;
 }
 
-void
+json_t *
 eu_rc_put(size_t cap, int64_t tenant, int kind, int64_t id, const char *xmin, uint32_t base,
           int64_t account_id, int64_t reblog_of, json_t *obj)
 {
     if (cap == 0) {
         eu_rc_free();
-        return;
+        return NULL;
     }
     if (!xmin || strlen(xmin) >= sizeof(((struct rc_entry *)0)->xmin))
-        return; /* cannot be stamped: not kept, and the rest stays */
+        return NULL; /* cannot be stamped: not kept, and the rest stays */
     if (rc.nbuckets < cap) {
         /* Made (or grown after a reload) at the first entry, not before: a
          * process that renders nothing keeps no table. */
@@ -208,6 +208,7 @@ eu_rc_put(size_t cap, int64_t tenant, int kind, int64_t id, const char *xmin, ui
     e->obj = json_incref(obj);
     e->text = text_of(obj);
     lru_push(e);
+    return e->text;
 }
 
 void

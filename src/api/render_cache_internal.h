@@ -32,9 +32,11 @@ struct eu_rc_hit {
 const struct eu_rc_hit *eu_rc_peek(int64_t tenant, int kind, int64_t id, uint32_t base,
                                    struct eu_rc_hit *out);
 /* Keeps obj (a new reference is taken) stamped with xmin, evicting the
- * least recently used entries beyond cap; cap 0 empties the cache. */
-void eu_rc_put(size_t cap, int64_t tenant, int kind, int64_t id, const char *xmin, uint32_t base,
-               int64_t account_id, int64_t reblog_of, struct json_t *obj);
+ * least recently used entries beyond cap; cap 0 empties the cache. Returns
+ * obj's JSON text as kept with it (borrowed, valid until the next put), or
+ * NULL when nothing was kept or the text could not be written. */
+struct json_t *eu_rc_put(size_t cap, int64_t tenant, int kind, int64_t id, const char *xmin,
+                         uint32_t base, int64_t account_id, int64_t reblog_of, struct json_t *obj);
 /* Counts a render's use of the cache, for /metrics. */
 void eu_rc_count(bool hit);
 uint32_t eu_rc_hash(const char *s);

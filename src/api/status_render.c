@@ -276,17 +276,6 @@ cached(const struct render *rd, int kind, const char *id, const char *xmin, uint
     return hit.obj;
 }
 
-/* The JSON text the cache keeps for obj, just put there; NULL when it was
- * not kept. */
-static json_t *
-kept_text(const struct render *rd, int kind, const char *id, uint32_t base, const json_t *obj)
-{
-    struct eu_rc_hit hit;
-    if (!eu_rc_peek(rd->req->tenant->id, kind, strtoll(id, NULL, 10), base, &hit) || hit.obj != obj)
-        return NULL;
-    return json_incref(hit.text);
-}
-
 /*
  * The shared parts of row: from the cache when the statement skipped the
  * columns (or an earlier row of this render already built them), else
@@ -308,9 +297,9 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
         return false;
     } else {
         out->account = eu_account_json(req, r, row, C_ACCOUNT);
-        eu_rc_put(cap, req->tenant->id, EU_RC_ACCOUNT, strtoll(author, NULL, 10), ax, base, 0, 0,
-                  out->account);
-        out->account_text = kept_text(rd, EU_RC_ACCOUNT, author, base, out->account);
+        out->account_text =
+            json_incref(eu_rc_put(cap, req->tenant->id, EU_RC_ACCOUNT, strtoll(author, NULL, 10),
+                                  ax, base, 0, 0, out->account));
     }
     out->status = cached(rd, EU_RC_STATUS, id, sx, base, &out->status_text);
     eu_rc_count(out->status != NULL);
@@ -323,9 +312,9 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
     } else {
         out->status = status_base_json(req, r, row);
         const char *orig = col_str(r, row, C_REBLOG_OF);
-        eu_rc_put(cap, req->tenant->id, EU_RC_STATUS, strtoll(id, NULL, 10), sx, base,
-                  strtoll(author, NULL, 10), orig ? strtoll(orig, NULL, 10) : 0, out->status);
-        out->status_text = kept_text(rd, EU_RC_STATUS, id, base, out->status);
+        out->status_text = json_incref(
+            eu_rc_put(cap, req->tenant->id, EU_RC_STATUS, strtoll(id, NULL, 10), sx, base,
+                      strtoll(author, NULL, 10), orig ? strtoll(orig, NULL, 10) : 0, out->status));
     }
     return true;
 }
