@@ -382,7 +382,7 @@ struct frame {
     const GumboNode *node;
     unsigned next;     /* index of the next child to visit */
     const char *close; /* written when the node is done */
-    bool counts;       /* an element we wrote (for the depth cap) */
+    int counts;        /* elements we wrote for it (for the depth cap) */
 };
 
 struct walk {
@@ -393,7 +393,7 @@ struct walk {
 };
 
 static void
-push(struct walk *w, const GumboNode *n, const char *close, bool counts)
+push(struct walk *w, const GumboNode *n, const char *close, int counts)
 {
     if (w->depth == w->cap) {
         w->cap = w->cap ? w->cap * 2 : 64;
@@ -420,7 +420,7 @@ put_text_of(struct walk *w, const GumboNode *n)
 {
     size_t base = w->depth;
     int written = w->written;
-    push(w, n, NULL, false);
+    push(w, n, NULL, 0);
     while (w->depth > base) {
         struct frame *f = &w->stack[w->depth - 1];
         const GumboVector *kids = children_of(f->node);
@@ -433,7 +433,7 @@ put_text_of(struct walk *w, const GumboNode *n)
             c->type == GUMBO_NODE_CDATA)
             buf_escape(&w->out, c->v.text.text, strlen(c->v.text.text));
         else if (c->type == GUMBO_NODE_ELEMENT && rule_of(c) != DROP)
-            push(w, c, NULL, false);
+            push(w, c, NULL, 0);
     }
     w->written = written;
 }
@@ -446,25 +446,25 @@ visit_element(struct walk *w, const GumboNode *n)
     enum rule r = rule_of(n);
     if (r == DROP)
         return;
-    if (r >= KEEP && w->written >= EU_SANITIZE_MAX_DEPTH)
+    if (r >= KEEP && w->written + (r == HEADING ? 2 : 1) > EU_SANITIZE_MAX_DEPTH)
         r = UNWRAP;
     struct buf *b = &w->out;
     switch (r) {
     case DROP:
         return;
     case UNWRAP:
-        push(w, n, NULL, false);
+        push(w, n, NULL, 0);
         return;
     case UNWRAP_WS:
         buf_puts(b, " ");
-        push(w, n, " ", false);
+        push(w, n, " ", 0);
         return;
     case KEEP_VOID:
         buf_puts(b, "<br>");
         return;
     case HEADING:
         buf_puts(b, "<p><strong>");
-        push(w, n, "</strong></p>", true);
+        push(w, n, "</strong></p>", 2);
         return;
     case KEEP_A: {
         const GumboAttribute *href = gumbo_get_attribute(&el->attributes, "href");
@@ -478,7 +478,7 @@ visit_element(struct walk *w, const GumboNode *n)
         put_class(b, el);
         put_translate(b, el);
         buf_puts(b, ">");
-        push(w, n, "</a>", true);
+        push(w, n, "</a>", 1);
         return;
     }
     case KEEP_SPAN:
@@ -486,7 +486,7 @@ visit_element(struct walk *w, const GumboNode *n)
         put_class(b, el);
         put_translate(b, el);
         buf_puts(b, ">");
-        push(w, n, "</span>", true);
+        push(w, n, "</span>", 1);
         return;
     case KEEP_OL:
         buf_puts(b, "<ol");
@@ -494,13 +494,13 @@ visit_element(struct walk *w, const GumboNode *n)
         if (gumbo_get_attribute(&el->attributes, "reversed"))
             buf_puts(b, " reversed");
         buf_puts(b, ">");
-        push(w, n, "</ol>", true);
+        push(w, n, "</ol>", 1);
         return;
     case KEEP_LI:
         buf_puts(b, "<li");
         put_int(b, el, "value");
         buf_puts(b, ">");
-        push(w, n, "</li>", true);
+        push(w, n, "</li>", 1);
         return;
     case KEEP: {
         /* The names gumbo knows are lower case already. */
@@ -544,7 +544,7 @@ visit_element(struct walk *w, const GumboNode *n)
             close = "</ul>";
             break;
         }
-        push(w, n, close, true);
+        push(w, n, close, 1);
         return;
     }
     }
@@ -553,7 +553,7 @@ visit_element(struct walk *w, const GumboNode *n)
 static void
 walk_tree(struct walk *w, const GumboNode *root)
 {
-    push(w, root, NULL, false);
+    push(w, root, NULL, 0);
     while (w->depth > 0) {
         struct frame *f = &w->stack[w->depth - 1];
         const GumboVector *kids = children_of(f->node);

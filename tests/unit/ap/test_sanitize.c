@@ -232,6 +232,22 @@ START_TEST(caps)
     ck_assert_uint_eq(opened, EU_SANITIZE_MAX_DEPTH);
     free(out);
     free(deep);
+    /* Headings count twice (<p><strong>), found by fuzz_sanitize. */
+    deep = repeat("<h1><u>", 60 * strlen("<h1><u>"));
+    ck_assert_int_eq(eu_sanitize_html(deep, strlen(deep), &out, NULL), 0);
+    int level = 0, max = 0;
+    for (const char *p = out; *p; p++) {
+        if (p[0] == '<' && p[1] == '/')
+            level--;
+        else if (p[0] == '<' && strncmp(p, "<br>", 4) != 0)
+            level++;
+        if (level > max)
+            max = level;
+    }
+    ck_assert_int_le(max, EU_SANITIZE_MAX_DEPTH);
+    ck_assert_int_eq(level, 0);
+    free(out);
+    free(deep);
     /* ...and nesting that would cost quadratic time is refused in time. */
     deep = repeat("<blockquote>", 200 * 1024);
     ck_assert_int_eq(timed("deep blockquotes", deep, &secs), -1);

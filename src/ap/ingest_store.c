@@ -1,0 +1,309 @@
+/*
+ * Storing what ingest.c parsed: a remote account upserted by its URI, a
+ * remote status inserted or edited by its URI, a remote status deleted.
+ * Each is one statement (data-modifying CTEs), so it is atomic without a
+ * transaction held across callbacks, and a job that runs again after a
+ * crash finds the row and changes nothing twice. The counters move through
+ * the triggers (0013 for inserts and deletions, 0020 for a reply linked to
+ * a parent that arrived after it).
+ *
+ * Local accounts and statuses have no uri: a mention of a local account
+ * and a reply to a local status are recognised by the tenant's own URL
+ * shapes (BASE/users/NAME, BASE/@NAME, BASE/users/NAME/statuses/ID).
+ */
+#include "eunha/apingest.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/db.h"
+#include "eunha/mem.h"
+#include "eunha/sql.h"
+
+enum { INGEST_ACCOUNT_UPSERT, INGEST_STATUS_STORE, INGEST_STATUS_DELETE };
+
+/* clang-format off */
+const struct eu_sql eu_ingest_sql[] = {
+    /* $2 uri, $3 username, $4 domain, $5 display name, $6 note, $7 url,
+     * $8-$13 inbox, shared inbox, outbox, followers, following, featured,
+     * $14 key, $15 key id, $16 avatar, $17 header, $18 fields, $19 locked,
+     * $20 bot, $21 discoverable, $22 indexable, $23 aliases (JSON), $24
+     * movedTo, $25 type, $26 published. A local account (domain NULL) is
+     * left alone: no row comes back. */
+    [INGEST_ACCOUNT_UPSERT] = {"ingest.account_upsert",
+        "INSERT INTO accounts AS a (tenant_id, uri, username, domain, display_name, note, url,"
+        " inbox_url, shared_inbox_url, outbox_url, followers_url, following_url, featured_url,"
+        " public_key, public_key_id, avatar_url, header_url, fields, locked, bot, discoverable,"
+        " indexable, also_known_as, moved_to_uri, actor_type, created_at, last_fetched_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
+        " $18::jsonb, $19::bool, $20::bool, $21::bool, $22::bool,"
+        " ARRAY(SELECT jsonb_array_elements_text($23::jsonb)), $24, $25,"
+        " coalesce(least($26::timestamptz, now()), now()), now())"
+        " ON CONFLICT (tenant_id, uri) WHERE uri IS NOT NULL DO UPDATE SET"
+        " username = excluded.username, domain = excluded.domain,"
+        " display_name = excluded.display_name, note = excluded.note, url = excluded.url,"
+        " inbox_url = excluded.inbox_url, shared_inbox_url = excluded.shared_inbox_url,"
+        " outbox_url = excluded.outbox_url, followers_url = excluded.followers_url,"
+        " following_url = excluded.following_url, featured_url = excluded.featured_url,"
+        " public_key = coalesce(excluded.public_key, a.public_key),"
+        " public_key_id = coalesce(excluded.public_key_id, a.public_key_id),"
+        " avatar_url = excluded.avatar_url, header_url = excluded.header_url,"
+        " fields = excluded.fields, locked = excluded.locked, bot = excluded.bot,"
+        " discoverable = excluded.discoverable, indexable = excluded.indexable,"
+        " also_known_as = excluded.also_known_as, moved_to_uri = excluded.moved_to_uri,"
+        " actor_type = excluded.actor_type, last_fetched_at = now(), updated_at = now()"
+        " WHERE a.tenant_id = $1 AND a.domain IS NOT NULL"
+        " RETURNING id"},
+    /*
+     * $2 uri, $3 author, $4 url, $5 content, $6 spoiler, $7 sensitive,
+     * $8 visibility, $9 language, $10 parent uri, $11 parent's local id,
+     * $12 published, $13 updated, $14 mention hrefs (JSON), $15 local
+     * usernames mentioned (JSON), $16 hashtags (JSON). An existing status
+     * is edited only by its author, only when updated is newer than its
+     * last edit and only when something changed; replies that arrived
+     * before it are linked to it.
+     */
+    [INGEST_STATUS_STORE] = {"ingest.status_store",
+        "WITH par AS (SELECT p.id, p.account_id, coalesce(p.conversation_id, p.id) AS conv"
+        "  FROM statuses p WHERE p.tenant_id = $1 AND p.deleted_at IS NULL"
+        "  AND (p.uri = $10 OR (p.local AND p.id = $11::bigint)) LIMIT 1),"
+        " cur AS (SELECT c.id, c.account_id FROM statuses c WHERE c.tenant_id = $1"
+        "  AND c.uri = $2 FOR UPDATE),"
+        " ins AS (INSERT INTO statuses (tenant_id, account_id, uri, url, local, content,"
+        "  spoiler_text, sensitive, visibility, language, in_reply_to_id,"
+        "  in_reply_to_account_id, in_reply_to_uri, conversation_id, created_at)"
+        "  SELECT $1, $3::bigint, $2, $4, false, $5, $6, $7::bool, $8::smallint, $9,"
+        "  (SELECT id FROM par), (SELECT account_id FROM par), $10,"
+        "  coalesce((SELECT conv FROM par), nextval('conversations_id_seq')),"
+        "  coalesce(least($12::timestamptz, now()), now())"
+        "  WHERE NOT EXISTS (SELECT 1 FROM cur)"
+        "  ON CONFLICT (tenant_id, uri) WHERE uri IS NOT NULL DO NOTHING RETURNING id),"
+        " ok AS (SELECT s.id FROM statuses s JOIN cur ON cur.id = s.id WHERE s.tenant_id = $1"
+        "  AND s.account_id = $3::bigint AND s.deleted_at IS NULL"
+        "  AND $13::timestamptz > coalesce(s.edited_at, '-infinity')"
+        "  AND (s.content IS DISTINCT FROM $5 OR s.spoiler_text IS DISTINCT FROM $6"
+        "  OR s.sensitive IS DISTINCT FROM $7::bool)),"
+        " orig AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
+        "  spoiler_text, sensitive, created_at) SELECT $1, s.id, s.account_id, s.text,"
+        "  s.content, s.spoiler_text, s.sensitive, s.created_at FROM statuses s JOIN ok"
+        "  ON ok.id = s.id WHERE s.tenant_id = $1 AND NOT EXISTS (SELECT 1 FROM status_edits e"
+        "  WHERE e.tenant_id = $1 AND e.status_id = s.id)),"
+        " ed AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
+        "  spoiler_text, sensitive, created_at) SELECT $1, ok.id, $3::bigint, '', $5, $6,"
+        "  $7::bool, least($13::timestamptz, now()) FROM ok),"
+        " upd AS (UPDATE statuses s SET content = $5, spoiler_text = $6, sensitive = $7::bool,"
+        "  language = coalesce($9, s.language), url = coalesce($4, s.url),"
+        "  edited_at = least($13::timestamptz, now()), updated_at = now() FROM ok"
+        "  WHERE s.tenant_id = $1 AND s.id = ok.id RETURNING s.id),"
+        " st AS (SELECT id FROM ins UNION ALL SELECT id FROM upd),"
+        " ment AS (SELECT a.id FROM accounts a WHERE a.tenant_id = $1"
+        "  AND (a.uri IN (SELECT jsonb_array_elements_text($14::jsonb))"
+        "  OR (a.domain IS NULL AND lower(a.username) IN"
+        "  (SELECT lower(u) FROM jsonb_array_elements_text($15::jsonb) u)))),"
+        " m AS (INSERT INTO mentions (tenant_id, status_id, account_id)"
+        "  SELECT $1, st.id, ment.id FROM st, ment ON CONFLICT DO NOTHING),"
+        " tn AS (SELECT DISTINCT lower(n) AS n FROM jsonb_array_elements_text($16::jsonb) n),"
+        " dt AS (DELETE FROM statuses_tags WHERE tenant_id = $1"
+        "  AND status_id IN (SELECT id FROM upd) AND tag_id NOT IN (SELECT id FROM tags"
+        "  WHERE tenant_id = $1 AND lower(name) IN (SELECT n FROM tn))),"
+        " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
+        "  FROM jsonb_array_elements_text($16::jsonb) n WHERE EXISTS (SELECT 1 FROM st)"
+        "  ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id),"
+        " stt AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, st.id, t.id"
+        "  FROM st, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
+        "  AND lower(name) IN (SELECT n FROM tn)) t ON CONFLICT DO NOTHING),"
+        " kids AS (UPDATE statuses k SET in_reply_to_id = ins.id,"
+        "  in_reply_to_account_id = $3::bigint FROM ins WHERE k.tenant_id = $1"
+        "  AND k.in_reply_to_uri = $2 AND k.in_reply_to_id IS NULL)"
+        " SELECT (SELECT id FROM st)"},
+    /* $2 uri, $3 the author's uri. Boosts of it go with it. */
+    [INGEST_STATUS_DELETE] = {"ingest.status_delete",
+        "WITH d AS (UPDATE statuses s SET deleted_at = now() FROM accounts a"
+        "  WHERE s.tenant_id = $1 AND a.tenant_id = $1 AND a.id = s.account_id AND a.uri = $3"
+        "  AND s.uri = $2 AND NOT s.local AND s.deleted_at IS NULL RETURNING s.id),"
+        " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
+        "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL)"
+        " SELECT (SELECT id FROM d)"},
+    {0},
+};
+/* clang-format on */
+
+struct store {
+    eu_ingest_stored_cb cb;
+    void *arg;
+};
+
+static void
+on_stored(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct store s = *(struct store *)arg;
+    free(arg);
+    const char *id = NULL;
+    if (st == EU_DB_OK && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+        id = PQgetvalue(res, 0, 0);
+    s.cb(id, st, s.arg);
+}
+
+static void
+run(struct eu_db_conn *conn, int which, int n, const char *const *params, eu_ingest_stored_cb cb,
+    void *arg)
+{
+    struct store *s = eu_xmalloc(sizeof(*s));
+    s->cb = cb;
+    s->arg = arg;
+    eu_db_conn_stmt(conn, &eu_ingest_sql[which], n, params, on_stored, s);
+}
+
+/* JSON text of a list of strings; caller frees. */
+static char *
+json_list(const char *const *items, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        if (items[i])
+            json_array_append_new(arr, json_string(items[i]));
+    char *s = json_dumps(arr, JSON_COMPACT);
+    json_decref(arr);
+    return s;
+}
+
+void
+eu_ingest_account_upsert(struct eu_db_conn *conn, const struct eu_ap_actor *ac,
+                         eu_ingest_stored_cb cb, void *arg)
+{
+    json_t *fields = json_array();
+    for (size_t i = 0; i < ac->n_fields; i++)
+        json_array_append_new(fields, json_pack("{s:s, s:s, s:n}", "name", ac->fields[i].name,
+                                                "value", ac->fields[i].value, "verified_at"));
+    char *fields_json = json_dumps(fields, JSON_COMPACT);
+    json_decref(fields);
+    char *aliases = json_list(ac->also_known_as, ac->n_also_known_as);
+    const char *params[] = {
+        ac->id,
+        ac->username,
+        ac->domain,
+        ac->display_name,
+        ac->note,
+        ac->url,
+        ac->inbox,
+        ac->shared_inbox,
+        ac->outbox,
+        ac->followers,
+        ac->following,
+        ac->featured,
+        ac->public_key_pem,
+        ac->key_id,
+        ac->avatar_url,
+        ac->header_url,
+        fields_json,
+        ac->locked ? "true" : "false",
+        ac->bot ? "true" : "false",
+        ac->discoverable ? "true" : "false",
+        ac->indexable ? "true" : "false",
+        aliases,
+        ac->moved_to,
+        ac->type,
+        ac->published,
+    };
+    run(conn, INGEST_ACCOUNT_UPSERT, (int)(sizeof(params) / sizeof(*params)), params, cb, arg);
+    free(fields_json);
+    free(aliases);
+}
+
+/* The NAME of base/users/NAME or base/@NAME (up to the next '/'), copied
+ * into buf; NULL when uri is not one of the tenant's actor URLs. */
+static const char *
+local_username(const char *uri, const char *base, char *buf, size_t size)
+{
+    size_t n = strlen(base);
+    if (!base[0] || strncmp(uri, base, n) != 0)
+        return NULL;
+    const char *p = uri + n;
+    if (strncmp(p, "/users/", 7) == 0)
+        p += 7;
+    else if (strncmp(p, "/@", 2) == 0)
+        p += 2;
+    else
+        return NULL;
+    size_t len = strcspn(p, "/?#");
+    if (len == 0 || len >= size || p[len] == '/')
+        return NULL;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* The ID of base/users/NAME/statuses/ID into buf, or NULL. */
+static const char *
+local_status_id(const char *uri, const char *base, char *buf, size_t size)
+{
+    size_t n = strlen(base);
+    if (!uri || !base[0] || strncmp(uri, base, n) != 0 || strncmp(uri + n, "/users/", 7) != 0)
+        return NULL;
+    const char *p = strstr(uri + n + 7, "/statuses/");
+    if (!p)
+        return NULL;
+    p += strlen("/statuses/");
+    size_t len = strspn(p, "0123456789");
+    if (len == 0 || len > 19 || len >= size || p[len] != '\0')
+        return NULL;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+void
+eu_ingest_status_store(struct eu_db_conn *conn, const struct eu_ap_note *note,
+                       const char *account_id, const char *base_url, eu_ingest_stored_cb cb,
+                       void *arg)
+{
+    const char *hrefs[EU_AP_MAX_TAGS] = {0};
+    const char *locals[EU_AP_MAX_TAGS] = {0};
+    char names[EU_AP_MAX_TAGS][64];
+    size_t n_locals = 0;
+    for (size_t i = 0; i < note->n_mentions && i < EU_AP_MAX_TAGS; i++) {
+        hrefs[i] = note->mentions[i].href;
+        const char *u = local_username(note->mentions[i].href, base_url, names[n_locals],
+                                       sizeof(names[n_locals]));
+        if (u)
+            locals[n_locals++] = u;
+    }
+    char *mention_json = json_list(hrefs, note->n_mentions);
+    char *local_json = json_list(locals, n_locals);
+    char *tags_json = json_list(note->tags, note->n_tags);
+    char vis[4], parent_id[24];
+    vis[0] = (char)('0' + note->visibility);
+    vis[1] = '\0';
+    const char *params[] = {
+        note->id,
+        account_id,
+        note->url,
+        note->content,
+        note->spoiler_text,
+        note->sensitive ? "true" : "false",
+        vis,
+        note->language,
+        note->in_reply_to,
+        local_status_id(note->in_reply_to, base_url, parent_id, sizeof(parent_id)),
+        note->published,
+        note->updated,
+        mention_json,
+        local_json,
+        tags_json,
+    };
+    run(conn, INGEST_STATUS_STORE, (int)(sizeof(params) / sizeof(*params)), params, cb, arg);
+    free(mention_json);
+    free(local_json);
+    free(tags_json);
+}
+
+void
+eu_ingest_status_delete(struct eu_db_conn *conn, const char *uri, const char *actor_uri,
+                        eu_ingest_stored_cb cb, void *arg)
+{
+    const char *params[] = {uri, actor_uri};
+    run(conn, INGEST_STATUS_DELETE, 2, params, cb, arg);
+}
