@@ -41,5 +41,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_queue_accounts_sql,
     eu_queue_ping_sql,
 
+    /* ap group */
+    eu_ap_account_keys_sql,
+
     NULL,
 };
