@@ -122,6 +122,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         req.method = "GET";
         req.body = NULL;
         check_signature(&req);
+        /* A caller that left the length of no body set. */
+        req.body_len = 0;
+        check_signature(&req);
         break;
     }
     case 2:

@@ -225,7 +225,7 @@ digest_of(const void *body, size_t len, const EVP_MD *md, const char *fmt)
 {
     unsigned char h[EVP_MAX_MD_SIZE];
     unsigned int hlen = 0;
-    if (EVP_Digest(body ? body : "", len, h, &hlen, md, NULL) != 1)
+    if (EVP_Digest(body ? body : "", body ? len : 0, h, &hlen, md, NULL) != 1)
         abort();
     char *b64 = b64_encode(h, hlen);
     char *out = eu_xasprintf(fmt, b64);
@@ -255,7 +255,8 @@ digest_matches(const char *b64, size_t n, const EVP_MD *md, const void *body, si
         return EU_HTTPSIG_MALFORMED;
     unsigned char h[EVP_MAX_MD_SIZE];
     unsigned int hlen = 0;
-    if (EVP_Digest(body ? body : "", len, h, &hlen, md, NULL) != 1)
+    /* No body is the empty one, whatever length came with it. */
+    if (EVP_Digest(body ? body : "", body ? len : 0, h, &hlen, md, NULL) != 1)
         abort();
     bool same = glen == hlen && memcmp(given, h, hlen) == 0;
     free(given);
