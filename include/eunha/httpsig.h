@@ -7,9 +7,10 @@
  *
  * Everything here is a pure function of its arguments: no loop, no database,
  * no global state, so it may run on any thread. Cost decides where: an RSA
- * signature with a 2048-bit key takes about a millisecond, so signing runs on
- * the CPU pool (include/eunha/cpupool.h), never on the loop; verifying one
- * (public exponent 65537) takes about 30 microseconds and may run on the loop.
+ * signature with a 2048-bit key takes 0.3 to 1 ms (`openssl speed rsa2048`:
+ * 0.28 ms on the 2-core test machine), so signing runs on the CPU pool
+ * (include/eunha/cpupool.h), never on the loop; verifying one (public
+ * exponent 65537) takes 16 to 30 microseconds and may run on the loop.
  * Parsing a PEM key takes tens of microseconds: callers that verify often
  * keep parsed keys (eu_httpsig_public_key_parse()).
  *
