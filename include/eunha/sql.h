@@ -80,6 +80,7 @@ extern const struct eu_sql eu_queue_ping_sql[];
 
 /* ap/ */
 extern const struct eu_sql eu_ingest_sql[]; /* ap/ingest_store.c */
+extern const struct eu_sql eu_ap_account_keys_sql[]; /* ap/account_keys.c */
 
 /* The tables above, NULL-terminated (src/http/statements.c). */
 extern const struct eu_sql *const eu_sql_tables[];

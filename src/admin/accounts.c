@@ -1,7 +1,8 @@
 /*
  * POST /admin/v1/tenants/:domain/accounts: a confirmed local account made by
- * the operator. The password is hashed with argon2id on the CPU pool (never
- * on the loop), then the account and its user row go in with one statement.
+ * the operator. The password is hashed with argon2id and the account's RSA
+ * key pair made on the CPU pool (never on the loop), then the account and
+ * its user row go in with one statement.
  */
 #include "eunha/admin.h"
 
@@ -13,8 +14,10 @@
 #include <string.h>
 
 #include "admin_internal.h"
+#include "eunha/apkeys.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
+#include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
@@ -35,8 +38,9 @@ enum {
 const struct eu_sql eu_admin_accounts_sql[] = {
     [ADMIN_ACCOUNTS_CREATE] =
         {"admin_accounts.create",
-         "WITH a AS (INSERT INTO accounts (tenant_id, username) VALUES ($1, $2)"
-         " RETURNING id, created_at) INSERT INTO users (tenant_id, account_id, email,"
+         "WITH a AS (INSERT INTO accounts (tenant_id, username, public_key, private_key)"
+         " VALUES ($1, $2, $6, $7) RETURNING id, created_at) INSERT INTO users (tenant_id, "
+         "account_id, email,"
          " encrypted_password, role, confirmed_at) SELECT $1, a.id, $3, $4, $5, now()"
          " FROM a RETURNING account_id, "
          "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"},
@@ -49,6 +53,7 @@ struct create_account {
     char *password; /* wiped and freed after hashing */
     char hash[crypto_pwhash_STRBYTES];
     int rc;
+    char *pub_pem, *priv_pem; /* malloc'd on the pool thread; NULL on failure */
 };
 
 static bool
@@ -99,6 +104,8 @@ hash_work(void *arg)
     c->rc = crypto_pwhash_str_alg(c->hash, c->password, strlen(c->password), PWHASH_OPS, PWHASH_MEM,
                                   crypto_pwhash_ALG_ARGON2ID13);
     sodium_memzero(c->password, strlen(c->password));
+    if (c->rc == 0)
+        eu_ap_rsa_generate(&c->pub_pem, &c->priv_pem);
 }
 
 static void
@@ -108,14 +115,19 @@ hash_done(void *arg)
     struct eu_req *req = c->req;
     free(c->password);
     c->password = NULL;
+    const char *pub = c->pub_pem ? eu_arena_strdup(req->arena, c->pub_pem) : NULL;
+    const char *priv = c->priv_pem ? eu_arena_strdup(req->arena, c->priv_pem) : NULL;
+    free(c->pub_pem);
+    free(c->priv_pem);
     eu_req_enter(req);
-    if (c->rc != 0) {
-        eu_req_reply_error(req, 500, "Cannot hash the password");
+    if (c->rc != 0 || !pub) {
+        eu_req_reply_error(req, 500,
+                           c->rc ? "Cannot hash the password" : "Cannot make the account's keys");
         return;
     }
-    const char *params[] = {c->username, c->email, c->hash, c->role};
+    const char *params[] = {c->username, c->email, c->hash, c->role, pub, priv};
     eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
-                    &eu_admin_accounts_sql[ADMIN_ACCOUNTS_CREATE], 4, params, on_inserted, c);
+                    &eu_admin_accounts_sql[ADMIN_ACCOUNTS_CREATE], 6, params, on_inserted, c);
 }
 
 void
@@ -155,5 +167,13 @@ eu_admin_accounts_create(struct eu_req *req)
     c->role = eu_arena_strdup(req->arena, role);
     /* Off the arena: the pool thread writes to it and it is wiped. */
     c->password = strdup(password);
-    eu_cpupool_submit(req->app->cpu, hash_work, hash_done, c);
+    /* Bounded like sign-ups: a script creating accounts in a loop gets 503
+     * instead of a queue that delays every tenant's sign-ins. */
+    const struct eu_config *cfg = req->app->cfg;
+    if (eu_cpupool_try_submit(req->app->cpu, &req->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
+                              cfg->cpu_queue_max, hash_work, hash_done, c) < 0) {
+        free(c->password);
+        eu_req_add_header(req, "Retry-After", "1");
+        eu_req_reply_error(req, 503, "Too many accounts are being created; try again shortly");
+    }
 }

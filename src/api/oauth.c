@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/apkeys.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/auth.h"
@@ -167,7 +168,8 @@ const struct eu_sql eu_oauth_sql[] = {
      * clients expect the token to work when registrations are open. */
     [OAUTH_SIGNUP] =
         {"oauth.signup",
-         "WITH a AS (INSERT INTO accounts (tenant_id, username) VALUES ($1, $2) RETURNING id),"
+         "WITH a AS (INSERT INTO accounts (tenant_id, username, public_key, private_key)"
+         " VALUES ($1, $2, $11, $12) RETURNING id),"
          " u AS (INSERT INTO users (tenant_id, account_id, email, encrypted_password, confirmed_at,"
          " approved, locale, reason) SELECT $1::bigint, a.id, $3, $4, now(), $5::boolean, $6, $7"
          " FROM a RETURNING id),"
@@ -1684,6 +1686,9 @@ struct signup {
     char *password; /* malloc'd; wiped and freed after hashing */
     char hash[crypto_pwhash_STRBYTES];
     int rc;
+    /* The account's RSA key pair for federation (src/ap/keys.c), made on the
+     * CPU pool with the hash; malloc'd there, moved to the arena after. */
+    char *pub_pem, *priv_pem;
     bool approval;
     const char *scopes;
     char token[EU_AUTH_TOKEN_LEN];
@@ -1763,6 +1768,8 @@ signup_hash_work(void *arg)
     su->rc = crypto_pwhash_str_alg(su->hash, su->password, strlen(su->password), PWHASH_OPS,
                                    PWHASH_MEM, crypto_pwhash_ALG_ARGON2ID13);
     sodium_memzero(su->password, strlen(su->password));
+    if (su->rc == 0)
+        eu_ap_rsa_generate(&su->pub_pem, &su->priv_pem); /* NULL on failure */
 }
 
 static void
@@ -1772,9 +1779,14 @@ signup_hash_done(void *arg)
     struct eu_req *req = su->req;
     free(su->password);
     su->password = NULL;
+    const char *pub = su->pub_pem ? eu_arena_strdup(req->arena, su->pub_pem) : NULL;
+    const char *priv = su->priv_pem ? eu_arena_strdup(req->arena, su->priv_pem) : NULL;
+    free(su->pub_pem);
+    free(su->priv_pem);
     eu_req_enter(req);
-    if (su->rc != 0) {
-        eu_req_reply_error(req, 500, "Cannot hash the password");
+    if (su->rc != 0 || !pub) {
+        eu_req_reply_error(req, 500,
+                           su->rc ? "Cannot hash the password" : "Cannot make the account's keys");
         return;
     }
     char hash[65];
@@ -1784,8 +1796,8 @@ signup_hash_done(void *arg)
         req->auth.app_id ? eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id) : NULL;
     const char *p[] = {su->username, su->email,  su->hash, su->approval ? "f" : "t",
                        su->locale,   su->reason, app,      hash,
-                       su->scopes};
-    eu_req_stmt_or_error(req, &eu_oauth_sql[OAUTH_SIGNUP], 9, p, on_signup_inserted, su);
+                       su->scopes,   pub,        priv};
+    eu_req_stmt_or_error(req, &eu_oauth_sql[OAUTH_SIGNUP], 11, p, on_signup_inserted, su);
 }
 
 static void

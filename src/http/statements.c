@@ -43,6 +43,7 @@ const struct eu_sql *const eu_sql_tables[] = {
 
     /* ap group */
     eu_ingest_sql,
+    eu_ap_account_keys_sql,
 
     NULL,
 };
