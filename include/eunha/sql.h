@@ -79,7 +79,7 @@ extern const struct eu_sql eu_queue_accounts_sql[];
 extern const struct eu_sql eu_queue_ping_sql[];
 
 /* ap/ */
-extern const struct eu_sql eu_ingest_sql[]; /* ap/ingest_store.c */
+extern const struct eu_sql eu_ingest_sql[];          /* ap/ingest_store.c */
 extern const struct eu_sql eu_ap_account_keys_sql[]; /* ap/account_keys.c */
 
 /* The tables above, NULL-terminated (src/http/statements.c). */
