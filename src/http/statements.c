@@ -4,6 +4,8 @@
  */
 #include "eunha/sql.h"
 
+#include "eunha/ap.h"
+
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
     /* accounts group */
@@ -40,6 +42,12 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_queue_sql,
     eu_queue_accounts_sql,
     eu_queue_ping_sql,
+
+    /* ActivityPub documents (src/ap/) */
+    eu_ap_actors_sql,
+    eu_ap_objects_sql,
+    eu_ap_collections_sql,
+    eu_ap_instance_actor_sql,
 
     NULL,
 };
