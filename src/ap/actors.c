@@ -48,23 +48,26 @@ enum {
     ACTORS_BY_USERNAME,
 };
 
+/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
+/* clang-format off */
 const struct eu_sql eu_ap_actors_sql[] = {
-    [ACTORS_BY_USERNAME] =
-        {"ap_actors.by_username",
-         "SELECT a.id, a.username, a.suspended_at IS NOT NULL,"
-         " coalesce(u.approved AND u.confirmed_at IS NOT NULL, false),"
-         " a.statuses_count, a.followers_count, a.following_count,"
-         " a.display_name, a.note, a.locked, a.bot, a.discoverable, a.indexable,"
-         " " EU_AP_TS("date_trunc('day', a.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'") ","
-         " a.avatar_url, a.header_url, a.fields::text, a.public_key,"
-         " array_to_json(a.also_known_as)::text,"
-         " (SELECT " EU_AP_ACTOR_URI("m", "$3") " FROM accounts m WHERE m.tenant_id = $1"
-         "  AND m.id = a.moved_to_account_id)"
-         " FROM accounts a LEFT JOIN users u ON u.tenant_id = $1 AND u.account_id = a.id"
-         " WHERE a.tenant_id = $1 AND a.domain IS NULL AND lower(a.username) = lower($2)"
-         " AND a.username <> 'instance.actor'"},
+    /* $2 username (any case), $3 base URL. */
+    [ACTORS_BY_USERNAME] = {"ap_actors.by_username",
+        "SELECT a.id, a.username, a.suspended_at IS NOT NULL,"
+        " coalesce(u.approved AND u.confirmed_at IS NOT NULL, false),"
+        " a.statuses_count, a.followers_count, a.following_count,"
+        " a.display_name, a.note, a.locked, a.bot, a.discoverable, a.indexable,"
+        " " EU_AP_TS("date_trunc('day', a.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'") ","
+        " a.avatar_url, a.header_url, a.fields::text, a.public_key,"
+        " array_to_json(a.also_known_as)::text,"
+        " (SELECT " EU_AP_ACTOR_URI("m", "$3") " FROM accounts m WHERE m.tenant_id = $1"
+        "  AND m.id = a.moved_to_account_id)"
+        " FROM accounts a LEFT JOIN users u ON u.tenant_id = $1 AND u.account_id = a.id"
+        " WHERE a.tenant_id = $1 AND a.domain IS NULL AND lower(a.username) = lower($2)"
+        " AND a.username <> 'instance.actor'"},
     {0},
 };
+/* clang-format on */
 
 const struct eu_sql *const eu_ap_actor_stmt = &eu_ap_actors_sql[ACTORS_BY_USERNAME];
 
@@ -149,8 +152,8 @@ attachments(const char *fields_text)
         const char *name = json_string_value(json_object_get(f, "name"));
         const char *value = json_string_value(json_object_get(f, "value"));
         if (name && value)
-            json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "type", "PropertyValue",
-                                                 "name", name, "value", value));
+            json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "type", "PropertyValue", "name",
+                                                 name, "value", value));
     }
     json_decref(fields);
     return out;
@@ -197,8 +200,9 @@ actor_json(struct eu_req *req, const PGresult *r)
                                       "publicKeyPem", pem));
     json_object_set_new(o, "tag", json_array());
     json_object_set_new(o, "attachment", attachments(PQgetvalue(r, 0, C_FIELDS)));
-    json_object_set_new(o, "endpoints", json_pack("{s:s}", "sharedInbox",
-                                                  eu_arena_sprintf(req->arena, "%s/inbox", base)));
+    json_object_set_new(
+        o, "endpoints",
+        json_pack("{s:s}", "sharedInbox", eu_arena_sprintf(req->arena, "%s/inbox", base)));
     const char *avatar = col_str(r, 0, C_AVATAR), *header = col_str(r, 0, C_HEADER);
     if (avatar && *avatar)
         json_object_set_new(o, "icon", image(avatar));

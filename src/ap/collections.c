@@ -127,11 +127,9 @@ page_json(struct eu_req *req, struct coll *c, const char *page, json_t *items, c
     json_object_set_new(o, "id", json_string(this_page_uri(req, c, page)));
     json_object_set_new(o, "type", json_string("OrderedCollectionPage"));
     if (oldest && json_array_size(items) == (size_t)limit)
-        json_object_set_new(o, "next",
-                            json_string(page_uri(req, c->id, "true", "max_id", oldest)));
+        json_object_set_new(o, "next", json_string(page_uri(req, c->id, "true", "max_id", oldest)));
     if (newest)
-        json_object_set_new(o, "prev",
-                            json_string(page_uri(req, c->id, "true", "min_id", newest)));
+        json_object_set_new(o, "prev", json_string(page_uri(req, c->id, "true", "min_id", newest)));
     json_object_set_new(o, "partOf", json_string(c->id));
     json_object_set_new(o, "orderedItems", items);
     return with_context(o);
@@ -205,8 +203,7 @@ reply_collection(struct eu_req *req, struct coll *c, const PGresult *actor)
                         json_integer(strtoll(PQgetvalue(actor, 0, col), NULL, 10)));
     if (c->kind == OUTBOX) {
         json_object_set_new(o, "first", json_string(page_uri(req, c->id, "true", NULL, NULL)));
-        json_object_set_new(o, "last",
-                            json_string(page_uri(req, c->id, "true", "min_id", "0")));
+        json_object_set_new(o, "last", json_string(page_uri(req, c->id, "true", "min_id", "0")));
     } else {
         json_object_set_new(o, "first", json_string(page_uri(req, c->id, "1", NULL, NULL)));
     }
@@ -314,9 +311,8 @@ eu_ap_instance_outbox(struct eu_req *req)
     struct coll c = {.id = eu_arena_sprintf(req->arena, "%s/actor/outbox", eu_req_base_url(req))};
     json_t *o;
     if (page_requested(req))
-        o = json_pack("{s:s, s:s, s:s, s:[]}", "id",
-                      page_uri(req, c.id, "true", NULL, NULL), "type", "OrderedCollectionPage",
-                      "partOf", c.id, "orderedItems");
+        o = json_pack("{s:s, s:s, s:s, s:[]}", "id", page_uri(req, c.id, "true", NULL, NULL),
+                      "type", "OrderedCollectionPage", "partOf", c.id, "orderedItems");
     else
         o = json_pack("{s:s, s:s, s:i, s:s, s:s}", "id", c.id, "type", "OrderedCollection",
                       "totalItems", 0, "first", page_uri(req, c.id, "true", NULL, NULL), "last",

@@ -11,7 +11,9 @@
  * generate the key on the CPU pool; one statement inserts the account and
  * the setting together, doing nothing if another request (in any process)
  * got there first; read again. The unique username and the settings key
- * decide the race, so every caller ends with the same actor.
+ * decide the race, so every caller ends with the same actor. Within this
+ * process the first request makes the key and the others wait for it, so
+ * a burst of first requests costs one key, not one each.
  */
 #include "eunha/ap.h"
 
@@ -20,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eunha/app.h"
 #include "eunha/apkeys.h"
+#include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
@@ -66,10 +68,29 @@ struct op {
     struct eu_tenant *tenant; /* one reference */
     eu_ap_instance_actor_cb cb;
     void *arg;
-    bool created; /* the key was made and the insert sent: the next read is the last */
+    bool created; /* it made or waited for a creation: its next read is its last */
     char *pub, *priv;
     int rc;
+    struct op *next; /* in a creation's waiters */
 };
+
+/* A creation in flight in this process, and who waits for it. Loop thread
+ * only; few at once (one per tenant being set up), so a list will do. */
+struct creation {
+    int64_t tenant_id;
+    struct op *waiters;
+    struct creation *next;
+};
+static struct creation *creations;
+
+static struct creation *
+creation_of(int64_t tenant_id)
+{
+    for (struct creation *c = creations; c; c = c->next)
+        if (c->tenant_id == tenant_id)
+            return c;
+    return NULL;
+}
 
 static void
 finish(struct op *op, const struct eu_ap_instance_actor *ia, enum eu_db_status st)
@@ -83,10 +104,30 @@ finish(struct op *op, const struct eu_ap_instance_actor *ia, enum eu_db_status s
 
 static void read_actor(struct op *op);
 
+/* The creation op led is over, however it went: its waiters read what it
+ * left (their own read is their last). */
+static void
+creation_end(struct op *op)
+{
+    for (struct creation **p = &creations; *p; p = &(*p)->next) {
+        if ((*p)->tenant_id != op->tenant->id)
+            continue;
+        struct creation *c = *p;
+        *p = c->next;
+        for (struct op *w = c->waiters, *next; w; w = next) {
+            next = w->next;
+            read_actor(w);
+        }
+        free(c);
+        return;
+    }
+}
+
 static void
 on_created(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct op *op = arg;
+    creation_end(op);
     if (st != EU_DB_OK) {
         finish(op, NULL, st);
         return;
@@ -107,10 +148,10 @@ keygen_done(void *arg)
     struct op *op = arg;
     if (op->rc < 0) {
         eu_log_error("ap", "cannot generate the instance actor's key");
+        creation_end(op);
         finish(op, NULL, EU_DB_ERROR);
         return;
     }
-    op->created = true;
     const char *p[] = {op->pub, op->priv};
     eu_db_pool_stmt(eu_tenant_pool(op->app->registry, op->tenant),
                     &eu_ap_instance_actor_sql[INSTANCE_ACTOR_CREATE], 2, p, on_created, op);
@@ -140,12 +181,25 @@ on_read(PGresult *res, enum eu_db_status st, void *arg)
         finish(op, NULL, EU_DB_ERROR);
         return;
     }
+    op->created = true;
+    struct creation *c = creation_of(op->tenant->id);
+    if (c) {
+        op->next = c->waiters;
+        c->waiters = op;
+        return;
+    }
     const struct eu_config *cfg = op->app->cfg;
-    /* Bounded like password checks: a flood of first requests waits
-     * behind itself (503) instead of filling the pool with key jobs. */
+    /* Counted with the tenant's password checks, so a tenant cannot fill
+     * the pool however many tenants it is set up for at once. */
     if (eu_cpupool_try_submit(op->app->cpu, &op->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
-                              cfg->cpu_queue_max, keygen_work, keygen_done, op) < 0)
+                              cfg->cpu_queue_max, keygen_work, keygen_done, op) < 0) {
         finish(op, NULL, EU_DB_TIMEOUT);
+        return;
+    }
+    c = eu_xcalloc(1, sizeof(*c));
+    c->tenant_id = op->tenant->id;
+    c->next = creations;
+    creations = c;
 }
 
 static void
@@ -156,8 +210,7 @@ read_actor(struct op *op)
 }
 
 void
-eu_ap_instance_actor(struct eu_app *app, struct eu_tenant *t, eu_ap_instance_actor_cb cb,
-                     void *arg)
+eu_ap_instance_actor(struct eu_app *app, struct eu_tenant *t, eu_ap_instance_actor_cb cb, void *arg)
 {
     struct op *op = eu_xcalloc(1, sizeof(*op));
     op->app = app;
@@ -181,16 +234,16 @@ on_actor(const struct eu_ap_instance_actor *ia, enum eu_db_status st, void *arg)
     }
     const char *base = eu_req_base_url(req);
     const char *id = eu_arena_sprintf(req->arena, "%s/actor", base);
-    json_t *o = json_pack(
-        "{s:[s, s, {s:s}], s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:{s:s}}", "@context",
-        "https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1",
-        "manuallyApprovesFollowers", "as:manuallyApprovesFollowers", "id", id, "type",
-        "Application", "inbox", eu_arena_sprintf(req->arena, "%s/inbox", id), "outbox",
-        eu_arena_sprintf(req->arena, "%s/outbox", id), "preferredUsername", req->tenant->domain,
-        "name", req->tenant->domain, "url",
-        eu_arena_sprintf(req->arena, "%s/about/more?instance_actor=true", base),
-        "manuallyApprovesFollowers", 1, "endpoints", "sharedInbox",
-        eu_arena_sprintf(req->arena, "%s/inbox", base));
+    json_t *o =
+        json_pack("{s:[s, s, {s:s}], s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:{s:s}}", "@context",
+                  "https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1",
+                  "manuallyApprovesFollowers", "as:manuallyApprovesFollowers", "id", id, "type",
+                  "Application", "inbox", eu_arena_sprintf(req->arena, "%s/inbox", id), "outbox",
+                  eu_arena_sprintf(req->arena, "%s/outbox", id), "preferredUsername",
+                  req->tenant->domain, "name", req->tenant->domain, "url",
+                  eu_arena_sprintf(req->arena, "%s/about/more?instance_actor=true", base),
+                  "manuallyApprovesFollowers", 1, "endpoints", "sharedInbox",
+                  eu_arena_sprintf(req->arena, "%s/inbox", base));
     if (ia->public_key_pem)
         json_object_set_new(o, "publicKey",
                             json_pack("{s:s, s:s, s:s}", "id",

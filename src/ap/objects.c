@@ -215,10 +215,10 @@ add_poll(json_t *o, const char *poll_text)
     {
         const char *title = json_string_value(json_array_get(opt, 0));
         json_int_t votes = json_integer_value(json_array_get(opt, 1));
-        json_array_append_new(options, json_pack("{s:s, s:s, s:{s:s, s:I}}", "type", "Note",
-                                                 "name", title ? title : "", "replies", "type",
-                                                 "Collection", "totalItems",
-                                                 hidden ? (json_int_t)0 : votes));
+        json_array_append_new(options,
+                              json_pack("{s:s, s:s, s:{s:s, s:I}}", "type", "Note", "name",
+                                        title ? title : "", "replies", "type", "Collection",
+                                        "totalItems", hidden ? (json_int_t)0 : votes));
     }
     bool multiple = json_is_true(json_object_get(poll, "multiple"));
     json_object_set_new(o, multiple ? "anyOf" : "oneOf", options);
@@ -311,11 +311,11 @@ json_t *
 eu_ap_note_context(void)
 {
     return json_pack("[s, {s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}]",
-                  "https://www.w3.org/ns/activitystreams", "ostatus", "http://ostatus.org#",
-                  "atomUri", "ostatus:atomUri", "inReplyToAtomUri", "ostatus:inReplyToAtomUri",
-                  "conversation", "ostatus:conversation", "sensitive", "as:sensitive", "toot",
-                  "http://joinmastodon.org/ns#", "votersCount", "toot:votersCount", "Hashtag",
-                  "as:Hashtag");
+                     "https://www.w3.org/ns/activitystreams", "ostatus", "http://ostatus.org#",
+                     "atomUri", "ostatus:atomUri", "inReplyToAtomUri", "ostatus:inReplyToAtomUri",
+                     "conversation", "ostatus:conversation", "sensitive", "as:sensitive", "toot",
+                     "http://joinmastodon.org/ns#", "votersCount", "toot:votersCount", "Hashtag",
+                     "as:Hashtag");
 }
 
 json_t *
@@ -338,8 +338,9 @@ struct show {
 static void
 redirect_to_page(struct eu_req *req, const char *username, const char *id)
 {
-    eu_req_add_header(req, "Location", eu_arena_sprintf(req->arena, "%s/@%s/%s",
-                                                        eu_req_base_url(req), username, id));
+    eu_req_add_header(
+        req, "Location",
+        eu_arena_sprintf(req->arena, "%s/@%s/%s", eu_req_base_url(req), username, id));
     eu_req_add_header(req, "Vary", "Accept");
     eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
 }

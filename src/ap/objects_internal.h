@@ -16,17 +16,19 @@ struct pg_result;
  * write them ("2024-05-01T12:00:00Z"). */
 #define EU_AP_TS(expr) "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
+/* clang-format off */
 /* The actor URI of accounts row x, with base the SQL expression of the
  * tenant's base URL: local ones are derived, so they follow the tenant's
  * domain; remote ones are what their server said. */
 #define EU_AP_ACTOR_URI(x, base)                                                                   \
-    "CASE WHEN " x ".domain IS NULL THEN " base " || '/users/' || " x ".username ELSE " x          \
-    ".uri END"
+    "CASE WHEN " x ".domain IS NULL THEN " base " || '/users/' || " x ".username"                 \
+    " ELSE " x ".uri END"
 
 /* The object URI of statuses row st written by accounts row x. */
 #define EU_AP_STATUS_URI(st, x, base)                                                              \
     "CASE WHEN " st ".local THEN " base " || '/users/' || " x ".username || '/statuses/' || " st   \
     ".id ELSE " st ".uri END"
+/* clang-format on */
 
 /*
  * The note columns (see eu_ap_note_stmt()) of statuses row s by accounts
