@@ -102,8 +102,9 @@ START_TEST(test_webfinger)
 {
     struct world w = world_new();
     struct eu_it_resp r = {0};
-    const char *found[] = {"acct:alice@ap.example", "acct:ALICE@AP.example", "alice@ap.example",
-                           "http://ap.example/users/alice", "http://ap.example/@Alice", NULL};
+    const char *found[] = {"acct:alice@ap.example",    "acct:ALICE@AP.example",
+                           "alice@ap.example",         "http://ap.example/users/alice",
+                           "http://ap.example/@Alice", NULL};
     for (int i = 0; found[i]; i++) {
         webfinger(&w, &r, HOST, found[i]);
         EU_IT_EXPECT_STATUS(&r, 200);
@@ -127,10 +128,14 @@ START_TEST(test_webfinger)
     }
 
     /* Unknown users, other hosts and the decoy tenant's users, both ways. */
-    const char *missing[] = {"acct:nobody@ap.example", "acct:dave@ap.example",
-                             "acct:dave@decoy.example", "acct:alice@elsewhere.example",
-                             "http://elsewhere.example/users/alice", "http://ap.example/users/dave",
-                             "http://ap.example/about", NULL};
+    const char *missing[] = {"acct:nobody@ap.example",
+                             "acct:dave@ap.example",
+                             "acct:dave@decoy.example",
+                             "acct:alice@elsewhere.example",
+                             "http://elsewhere.example/users/alice",
+                             "http://ap.example/users/dave",
+                             "http://ap.example/about",
+                             NULL};
     for (int i = 0; missing[i]; i++) {
         webfinger(&w, &r, HOST, missing[i]);
         EU_IT_EXPECT_ERROR(&r, 404);
