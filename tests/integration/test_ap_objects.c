@@ -131,8 +131,7 @@ START_TEST(test_notes)
     EU_IT_EXPECT_JSTR(&r, "tag.0.name", "@bob@ap.example");
     EU_IT_EXPECT_JSTR(&r, "tag.1.type", "Hashtag");
     EU_IT_EXPECT_JSTR(&r, "tag.1.href", "http://ap.example/tags/fedi");
-    ck_assert_int_eq(strcasecmp(json_string_value(eu_it_jpath(r.json, "tag.1.name")), "#fedi"),
-                     0);
+    ck_assert_int_eq(strcasecmp(json_string_value(eu_it_jpath(r.json, "tag.1.name")), "#fedi"), 0);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "attachment")), 0);
 
     /* The same Note on the profile URL for ActivityPub clients. */
@@ -150,7 +149,8 @@ START_TEST(test_notes)
     char *dm = post_text(&w, w.alice, "psst @bob", "direct");
     const char *hidden[] = {priv, dm, NULL};
     for (int i = 0; hidden[i]; i++) {
-        get(&w, &r, HOST, (snprintf(path, sizeof(path), "/users/alice/statuses/%s", hidden[i]), path));
+        get(&w, &r, HOST,
+            (snprintf(path, sizeof(path), "/users/alice/statuses/%s", hidden[i]), path));
         EU_IT_EXPECT_ERROR(&r, 404);
         get(&w, &r, HOST, (snprintf(path, sizeof(path), "/@alice/%s", hidden[i]), path));
         EU_IT_EXPECT_ERROR(&r, 404);
@@ -282,9 +282,8 @@ START_TEST(test_collections)
     ck_assert_int_eq(json_array_size(items), 5);
     for (int i = 0; i < 5; i++) {
         snprintf(want, sizeof(want), ALICE "/statuses/%s", ids[4 - i]);
-        ck_assert_str_eq(json_string_value(eu_it_jpath(json_array_get(items, (size_t)i),
-                                                       "object.id")),
-                         want);
+        ck_assert_str_eq(
+            json_string_value(eu_it_jpath(json_array_get(items, (size_t)i), "object.id")), want);
     }
     ck_assert_ptr_null(eu_it_jpath(r.json, "next"));
     /* The private status is in no page. */
