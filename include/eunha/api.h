@@ -11,6 +11,7 @@ void eu_api_instance_v1(struct eu_req *req);
 void eu_api_instance_v2(struct eu_req *req);
 void eu_api_nodeinfo_links(struct eu_req *req);
 void eu_api_nodeinfo(struct eu_req *req);
+void eu_api_nodeinfo_2_1(struct eu_req *req);
 void eu_api_host_meta(struct eu_req *req);
 
 #endif

@@ -123,6 +123,8 @@ const struct eu_sql eu_accounts_sql[] = {
          "SELECT " EU_ACCOUNT_COLUMNS(
              "a") " FROM accounts a"
                   " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL"
+                  /* the instance actor (src/ap/instance_actor.c) is nobody to find */
+                  " AND NOT (a.domain IS NULL AND a.username = 'instance.actor')"
                   " AND (lower(a.username) LIKE lower($3) || '%'"
                   "  OR ($4::text IS NULL AND a.display_name ILIKE '%' || $3 || '%'))"
                   " AND ($4::text IS NULL OR coalesce(lower(a.domain), '') = lower($4))"

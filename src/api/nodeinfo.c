@@ -1,5 +1,5 @@
 /*
- * Discovery documents: NodeInfo 2.0 and host-meta. Clients and crawlers use
+ * Discovery documents: NodeInfo 2.0 and 2.1, and host-meta. Clients and crawlers use
  * NodeInfo's software name to decide which API they speak, so it reports
  * Mastodon's, and names Eunha in metadata.
  */
@@ -27,38 +27,56 @@ const struct eu_sql eu_nodeinfo_sql[] = {
     {0},
 };
 
+/* 2.0 first: crawlers that read only the first link know it best. */
 void
 eu_api_nodeinfo_links(struct eu_req *req)
 {
-    const char *href = eu_arena_sprintf(req->arena, "%s/nodeinfo/2.0", eu_req_base_url(req));
+    const char *base = eu_req_base_url(req);
     eu_req_reply_json(req, 200,
-                      json_pack("{s:[{s:s,s:s}]}", "links", "rel",
-                                "http://nodeinfo.diaspora.software/ns/schema/2.0", "href", href));
+                      json_pack("{s:[{s:s,s:s},{s:s,s:s}]}", "links", "rel",
+                                "http://nodeinfo.diaspora.software/ns/schema/2.0", "href",
+                                eu_arena_sprintf(req->arena, "%s/nodeinfo/2.0", base), "rel",
+                                "http://nodeinfo.diaspora.software/ns/schema/2.1", "href",
+                                eu_arena_sprintf(req->arena, "%s/nodeinfo/2.1", base)));
 }
 
+/* arg is the version asked, "2.0" or "2.1"; 2.1 adds the software's
+ * repository and homepage. */
 static void
 on_counts(struct eu_req *req, PGresult *res, void *arg)
 {
+    const char *version = arg;
     json_int_t users = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     json_int_t posts = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     json_t *body =
         json_pack("{s:s, s:{s:s,s:s}, s:[s], s:{s:[],s:[]}, s:{s:{s:I,s:I,s:I}, s:I}, s:b,"
                   " s:{s:s, s:s}}",
-                  "version", "2.0", "software", "name", "mastodon", "version", "4.3.0", "protocols",
-                  "activitypub", "services", "outbound", "inbound", "usage", "users", "total",
-                  users, "activeMonth", (json_int_t)0, "activeHalfyear", (json_int_t)0,
+                  "version", version, "software", "name", "mastodon", "version", "4.3.0",
+                  "protocols", "activitypub", "services", "outbound", "inbound", "usage", "users",
+                  "total", users, "activeMonth", (json_int_t)0, "activeHalfyear", (json_int_t)0,
                   "localPosts", posts, "openRegistrations", 0, "metadata", "nodeName",
                   req->tenant->title, "software", "eunha " EUNHA_VERSION);
-    eu_req_reply_json_typed(req, 200,
-                            "application/json; profile=\"http://nodeinfo.diaspora.software/ns/"
-                            "schema/2.0#\"",
-                            body);
+    if (strcmp(version, "2.1") == 0) {
+        json_t *sw = json_object_get(body, "software");
+        json_object_set_new(sw, "repository", json_string("https://github.com/mastodon/mastodon"));
+        json_object_set_new(sw, "homepage", json_string("https://joinmastodon.org"));
+    }
+    const char *type = eu_arena_sprintf(
+        req->arena, "application/json; profile=\"http://nodeinfo.diaspora.software/ns/schema/%s#\"",
+        version);
+    eu_req_reply_json_typed(req, 200, type, body);
 }
 
 void
 eu_api_nodeinfo(struct eu_req *req)
 {
-    eu_req_stmt(req, &eu_nodeinfo_sql[NODEINFO_COUNTS], 0, NULL, on_counts, NULL);
+    eu_req_stmt(req, &eu_nodeinfo_sql[NODEINFO_COUNTS], 0, NULL, on_counts, (void *)"2.0");
+}
+
+void
+eu_api_nodeinfo_2_1(struct eu_req *req)
+{
+    eu_req_stmt(req, &eu_nodeinfo_sql[NODEINFO_COUNTS], 0, NULL, on_counts, (void *)"2.1");
 }
 
 void

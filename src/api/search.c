@@ -85,6 +85,7 @@ const struct eu_sql eu_search_sql[] = {
          " SELECT " EU_ACCOUNT_COLUMNS(
              "a") " FROM accounts a, q"
                   " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL AND a.domain IS NULL"
+                  " AND a.username <> 'instance.actor'" /* src/ap/instance_actor.c */
                   " AND (q.d IS NULL OR lower(q.d) = lower($7))"
                   " AND (lower(a.username) LIKE lower(" LIKE_TEXT(
                       "q.u") ") || '%'"

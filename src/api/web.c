@@ -7,6 +7,10 @@
  * escaped (posts are re-rendered from their plain source, never copied as
  * HTML), and the Content-Security-Policy forbids scripts altogether.
  *
+ * The same addresses serve ActivityPub clients their actor and Note
+ * documents (src/ap/), chosen by the Accept header, so every answer says
+ * Vary: Accept.
+ *
  * The router has no "@" prefix syntax, so "/:acct" and "/:acct/:id" catch
  * every one- and two-segment path no other route claims; anything not
  * starting with "@" gets the usual JSON 404.
@@ -17,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/ap.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/entities.h"
@@ -162,6 +167,11 @@ eu_web_profile(struct eu_req *req)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
+    if (eu_ap_accept_is_activity(req)) {
+        eu_ap_actor_show(req, user);
+        return;
+    }
+    eu_req_add_header(req, "Vary", "Accept");
     const char *p[] = {user};
     eu_req_stmt(req, &eu_web_sql[WEB_PROFILE], 1, p, on_profile, NULL);
 }
@@ -189,6 +199,11 @@ eu_web_status(struct eu_req *req)
         return;
     }
     const char *id = eu_req_param(req, "id");
+    if (eu_ap_accept_is_activity(req)) {
+        eu_ap_note_show(req, user, id);
+        return;
+    }
+    eu_req_add_header(req, "Vary", "Accept");
     if (!eu_id_is_valid(id)) {
         reply_not_found(req);
         return;
@@ -201,13 +216,11 @@ void
 eu_web_users(struct eu_req *req)
 {
     const char *user = eu_req_param(req, "username");
-    const char *accept = eu_req_header(req, "Accept");
-    /* ActivityPub clients ask for the actor document, which federation
-     * will serve; until then they get a 404 rather than a page. */
-    if (accept && (strstr(accept, "activity+json") || strstr(accept, "ld+json"))) {
-        eu_req_reply_error(req, 404, "Record not found");
+    if (eu_ap_accept_is_activity(req)) {
+        eu_ap_actor_show(req, user);
         return;
     }
+    eu_req_add_header(req, "Vary", "Accept");
     char *location = eu_arena_sprintf(req->arena, "/@%s", user);
     for (const char *c = user; *c; c++)
         if (!isalnum((unsigned char)*c) && *c != '_') {

@@ -6,6 +6,7 @@
 #include "eunha/routes.h"
 
 #include "eunha/admin.h"
+#include "eunha/ap.h"
 #include "eunha/api.h"
 
 #define GET EU_HTTP_GET
@@ -52,6 +53,7 @@ const struct eu_route eu_routes[] = {
     {GET, "/.well-known/nodeinfo", eu_api_nodeinfo_links, NULL, EU_ROUTE_CORS},
     {GET, "/.well-known/host-meta", eu_api_host_meta, NULL, EU_ROUTE_CORS},
     {GET, "/nodeinfo/2.0", eu_api_nodeinfo, NULL, EU_ROUTE_CORS},
+    {GET, "/nodeinfo/2.1", eu_api_nodeinfo_2_1, NULL, EU_ROUTE_CORS},
 
     /* public listener: Mastodon REST */
     {GET, "/api/v1/instance", eu_api_instance_v1, NULL, EU_ROUTE_CORS},
@@ -61,6 +63,11 @@ const struct eu_route eu_routes[] = {
 const size_t eu_routes_count = sizeof(eu_routes) / sizeof(eu_routes[0]);
 
 const struct eu_route *const eu_route_tables[] = {
-    eu_oauth_routes,  eu_accounts_routes, eu_statuses_routes,
-    eu_social_routes, eu_timed_routes,    NULL,
+    eu_oauth_routes,
+    eu_accounts_routes,
+    eu_statuses_routes,
+    eu_social_routes,
+    eu_timed_routes,
+    eu_ap_routes, /* src/ap/actors.c: WebFinger and the ActivityPub documents */
+    NULL,
 };

@@ -4,6 +4,8 @@
  */
 #include "eunha/sql.h"
 
+#include "eunha/ap.h"
+
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
     /* accounts group */
@@ -41,9 +43,13 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_queue_accounts_sql,
     eu_queue_ping_sql,
 
-    /* ap group */
+    /* ActivityPub (src/ap/) */
     eu_ingest_sql,
     eu_ap_account_keys_sql,
+    eu_ap_actors_sql,
+    eu_ap_objects_sql,
+    eu_ap_collections_sql,
+    eu_ap_instance_actor_sql,
 
     NULL,
 };

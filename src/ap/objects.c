@@ -1,0 +1,403 @@
+/*
+ * Statuses as ActivityPub objects: the Note (a Question with a poll), the
+ * Create or Announce activity that carries it, and the two addresses that
+ * serve them to anyone (BASE/users/NAME/statuses/ID[/activity], and
+ * BASE/@NAME/ID for ActivityPub clients). Addressing follows Mastodon's
+ * TagManager exactly, since peers decide from to/cc who may see a status.
+ *
+ * Only public and unlisted statuses are served to an unsigned GET; a
+ * private or direct one is 404 as if it did not exist, until authorized
+ * fetch can tell who asks. The renderer itself does not filter: delivery
+ * builds activities of every visibility with it.
+ */
+#include "eunha/ap.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/arena.h"
+#include "eunha/http.h"
+#include "eunha/mem.h"
+#include "eunha/page.h"
+#include "eunha/sql.h"
+#include "eunha/tenant.h"
+#include "objects_internal.h"
+
+/* Columns of EU_AP_NOTE_COLUMNS. */
+enum {
+    C_ID,
+    C_USERNAME,
+    C_VISIBILITY,
+    C_REBLOG_OF,
+    C_PUBLISHED,
+    C_UPDATED,
+    C_SENSITIVE,
+    C_SPOILER,
+    C_CONTENT,
+    C_LANGUAGE,
+    C_IN_REPLY_TO,
+    C_CONVERSATION,
+    C_MENTIONS,
+    C_TAGS,
+    C_POLL,
+    C_ORIGINAL, /* a reblog's [object URI, its author's actor URI] */
+};
+
+enum {
+    OBJECTS_NOTES,
+    OBJECTS_SHOW,
+};
+
+const struct eu_sql eu_ap_objects_sql[] = {
+    [OBJECTS_NOTES] = {"ap_objects.notes",
+                       "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
+                       " WHERE s.tenant_id = $1 AND s.id = ANY($2::bigint[]) AND s.local"
+                       " AND s.deleted_at IS NULL"},
+    /* $2 id, $3 base URL, $4 the username the address names (any case):
+     * a status under another account's address is not found. */
+    [OBJECTS_SHOW] = {"ap_objects.show",
+                      "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
+                      " AND a.suspended_at IS NULL AND lower(a.username) = lower($4)"
+                      " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.local"
+                      " AND s.deleted_at IS NULL AND s.visibility <= 1"},
+    {0},
+};
+
+const struct eu_sql *
+eu_ap_note_stmt(void)
+{
+    return &eu_ap_objects_sql[OBJECTS_NOTES];
+}
+
+const char *
+eu_ap_note_row_id(const PGresult *res, int row)
+{
+    return PQgetvalue(res, row, C_ID);
+}
+
+int
+eu_ap_note_row_visibility(const PGresult *res, int row)
+{
+    return atoi(PQgetvalue(res, row, C_VISIBILITY));
+}
+
+bool
+eu_ap_note_row_is_reblog(const PGresult *res, int row)
+{
+    return !PQgetisnull(res, row, C_REBLOG_OF);
+}
+
+static const char *
+col_str(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+static void
+set_fmt(json_t *o, const char *key, char *s)
+{
+    json_object_set_new(o, key, s ? json_string(s) : json_null());
+    free(s);
+}
+
+static json_t *
+parse_array(const char *text)
+{
+    json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+    if (!json_is_array(v)) {
+        json_decref(v);
+        v = json_array();
+    }
+    return v;
+}
+
+/* Mastodon's TagManager#to and #cc for a row: who a status is addressed
+ * to first and who else may see it. Mentioned accounts are in cc for
+ * public, unlisted and private statuses and are the whole audience of a
+ * direct one; a reblog also copies the boosted status's author. */
+static void
+address(const char *base, const PGresult *r, int row, json_t *mentions, json_t **to_out,
+        json_t **cc_out)
+{
+    const char *user = PQgetvalue(r, row, C_USERNAME);
+    char *followers = eu_xasprintf("%s/users/%s/followers", base, user);
+    int vis = atoi(PQgetvalue(r, row, C_VISIBILITY));
+    json_t *to = json_array(), *cc = json_array(), *m;
+    size_t i;
+    if (!PQgetisnull(r, row, C_REBLOG_OF)) {
+        json_t *orig = parse_array(col_str(r, row, C_ORIGINAL));
+        json_t *author = json_array_get(orig, 1);
+        if (json_is_string(author))
+            json_array_append(cc, author);
+        json_decref(orig);
+    }
+    switch (vis) {
+    case 0:
+        json_array_append_new(to, json_string(EU_AP_PUBLIC));
+        json_array_append_new(cc, json_string(followers));
+        break;
+    case 1:
+        json_array_append_new(to, json_string(followers));
+        json_array_append_new(cc, json_string(EU_AP_PUBLIC));
+        break;
+    case 2:
+        json_array_append_new(to, json_string(followers));
+        break;
+    default:
+        break;
+    }
+    json_array_foreach(mentions, i, m)
+    {
+        json_t *href = json_array_get(m, 0);
+        if (json_is_string(href))
+            json_array_append(vis == 3 ? to : cc, href);
+    }
+    free(followers);
+    *to_out = to;
+    *cc_out = cc;
+}
+
+/* Mention tags ("@user@domain", the actor as href), then hashtags. */
+static json_t *
+tags(const char *base, const char *domain, const PGresult *r, int row, json_t *mentions)
+{
+    json_t *out = json_array(), *m;
+    size_t i;
+    json_array_foreach(mentions, i, m)
+    {
+        const char *href = json_string_value(json_array_get(m, 0));
+        const char *user = json_string_value(json_array_get(m, 1));
+        const char *mdomain = json_string_value(json_array_get(m, 2));
+        if (!href || !user)
+            continue;
+        json_t *t = json_pack("{s:s, s:s}", "type", "Mention", "href", href);
+        set_fmt(t, "name", eu_xasprintf("@%s@%s", user, mdomain ? mdomain : domain));
+        json_array_append_new(out, t);
+    }
+    json_t *names = parse_array(col_str(r, row, C_TAGS)), *n;
+    json_array_foreach(names, i, n)
+    {
+        const char *name = json_string_value(n);
+        if (!name)
+            continue;
+        char *lower = eu_xstrdup(name);
+        for (char *c = lower; *c; c++)
+            if (*c >= 'A' && *c <= 'Z')
+                *c = (char)(*c - 'A' + 'a');
+        json_t *t = json_pack("{s:s}", "type", "Hashtag");
+        set_fmt(t, "href", eu_xasprintf("%s/tags/%s", base, lower));
+        set_fmt(t, "name", eu_xasprintf("#%s", name));
+        json_array_append_new(out, t);
+        free(lower);
+    }
+    json_decref(names);
+    return out;
+}
+
+/* A poll's members of a Question: its options with their vote counts
+ * (0 while the author hides them), endTime, closed once expired, and
+ * votersCount. */
+static void
+add_poll(json_t *o, const char *poll_text)
+{
+    json_t *poll = json_loads(poll_text, 0, NULL);
+    if (!json_is_object(poll)) {
+        json_decref(poll);
+        return;
+    }
+    bool hidden = json_is_true(json_object_get(poll, "hidden"));
+    json_t *options = json_array(), *opt;
+    size_t i;
+    json_array_foreach(json_object_get(poll, "options"), i, opt)
+    {
+        const char *title = json_string_value(json_array_get(opt, 0));
+        json_int_t votes = json_integer_value(json_array_get(opt, 1));
+        json_array_append_new(options,
+                              json_pack("{s:s, s:s, s:{s:s, s:I}}", "type", "Note", "name",
+                                        title ? title : "", "replies", "type", "Collection",
+                                        "totalItems", hidden ? (json_int_t)0 : votes));
+    }
+    bool multiple = json_is_true(json_object_get(poll, "multiple"));
+    json_object_set_new(o, multiple ? "anyOf" : "oneOf", options);
+    json_t *end = json_object_get(poll, "end");
+    json_object_set(o, "endTime", end);
+    if (json_is_true(json_object_get(poll, "expired")))
+        json_object_set(o, "closed", end);
+    json_object_set(o, "votersCount", json_object_get(poll, "voters"));
+    json_decref(poll);
+}
+
+/* Mastodon's tag URI of a conversation. Conversations here are numbers
+ * without a row of their own, so the date part is a fixed one: what makes
+ * the URI the conversation's is that it is the same on every status of it. */
+static char *
+conversation_uri(const char *domain, const char *id)
+{
+    return eu_xasprintf("tag:%s,2022-01-01:objectId=%s:objectType=Conversation", domain, id);
+}
+
+json_t *
+eu_ap_note_json(const char *base, const char *domain, const PGresult *r, int row)
+{
+    if (!PQgetisnull(r, row, C_REBLOG_OF))
+        return NULL;
+    const char *id = PQgetvalue(r, row, C_ID), *user = PQgetvalue(r, row, C_USERNAME);
+    const char *spoiler = PQgetvalue(r, row, C_SPOILER), *lang = col_str(r, row, C_LANGUAGE);
+    const char *content = PQgetvalue(r, row, C_CONTENT);
+    json_t *mentions = parse_array(col_str(r, row, C_MENTIONS)), *to, *cc;
+    address(base, r, row, mentions, &to, &cc);
+    bool question = !PQgetisnull(r, row, C_POLL);
+    json_t *o = json_object();
+    set_fmt(o, "id", eu_xasprintf("%s/users/%s/statuses/%s", base, user, id));
+    json_object_set_new(o, "type", json_string(question ? "Question" : "Note"));
+    json_object_set_new(o, "summary", *spoiler ? json_string(spoiler) : json_null());
+    const char *parent = col_str(r, row, C_IN_REPLY_TO);
+    json_object_set_new(o, "inReplyTo", parent ? json_string(parent) : json_null());
+    json_object_set_new(o, "published", json_string(PQgetvalue(r, row, C_PUBLISHED)));
+    if (!PQgetisnull(r, row, C_UPDATED))
+        json_object_set_new(o, "updated", json_string(PQgetvalue(r, row, C_UPDATED)));
+    set_fmt(o, "url", eu_xasprintf("%s/@%s/%s", base, user, id));
+    set_fmt(o, "attributedTo", eu_xasprintf("%s/users/%s", base, user));
+    json_object_set_new(o, "to", to);
+    json_object_set_new(o, "cc", cc);
+    json_object_set_new(o, "sensitive", json_boolean(PQgetvalue(r, row, C_SENSITIVE)[0] == 't'));
+    const char *conv = col_str(r, row, C_CONVERSATION);
+    if (conv)
+        set_fmt(o, "conversation", conversation_uri(domain, conv));
+    json_object_set_new(o, "content", json_string(content));
+    if (lang && *lang)
+        json_object_set_new(o, "contentMap", json_pack("{s:s}", lang, content));
+    json_object_set_new(o, "attachment", json_array());
+    json_object_set_new(o, "tag", tags(base, domain, r, row, mentions));
+    if (question)
+        add_poll(o, PQgetvalue(r, row, C_POLL));
+    json_decref(mentions);
+    return o;
+}
+
+json_t *
+eu_ap_activity_json(const char *base, const char *domain, const PGresult *r, int row)
+{
+    const char *id = PQgetvalue(r, row, C_ID), *user = PQgetvalue(r, row, C_USERNAME);
+    bool reblog = !PQgetisnull(r, row, C_REBLOG_OF);
+    json_t *o = json_object();
+    set_fmt(o, "id", eu_xasprintf("%s/users/%s/statuses/%s/activity", base, user, id));
+    json_object_set_new(o, "type", json_string(reblog ? "Announce" : "Create"));
+    set_fmt(o, "actor", eu_xasprintf("%s/users/%s", base, user));
+    json_object_set_new(o, "published", json_string(PQgetvalue(r, row, C_PUBLISHED)));
+    if (reblog) {
+        json_t *mentions = json_array(), *to, *cc;
+        address(base, r, row, mentions, &to, &cc);
+        json_decref(mentions);
+        json_object_set_new(o, "to", to);
+        json_object_set_new(o, "cc", cc);
+        json_t *orig = parse_array(col_str(r, row, C_ORIGINAL));
+        json_t *uri = json_array_get(orig, 0);
+        json_object_set(o, "object", json_is_string(uri) ? uri : json_null());
+        json_decref(orig);
+        return o;
+    }
+    json_t *note = eu_ap_note_json(base, domain, r, row);
+    json_object_set(o, "to", json_object_get(note, "to"));
+    json_object_set(o, "cc", json_object_get(note, "cc"));
+    json_object_set_new(o, "object", note);
+    return o;
+}
+
+json_t *
+eu_ap_note_context(void)
+{
+    return json_pack("[s, {s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}]",
+                     "https://www.w3.org/ns/activitystreams", "ostatus", "http://ostatus.org#",
+                     "atomUri", "ostatus:atomUri", "inReplyToAtomUri", "ostatus:inReplyToAtomUri",
+                     "conversation", "ostatus:conversation", "sensitive", "as:sensitive", "toot",
+                     "http://joinmastodon.org/ns#", "votersCount", "toot:votersCount", "Hashtag",
+                     "as:Hashtag");
+}
+
+json_t *
+eu_ap_note_with_context(json_t *obj)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "@context", eu_ap_note_context());
+    json_object_update(doc, obj);
+    json_decref(obj);
+    return doc;
+}
+
+/* ------------------------------------------------------------ handlers */
+
+struct show {
+    const char *username, *id;
+    bool activity;
+};
+
+static void
+redirect_to_page(struct eu_req *req, const char *username, const char *id)
+{
+    eu_req_add_header(
+        req, "Location",
+        eu_arena_sprintf(req->arena, "%s/@%s/%s", eu_req_base_url(req), username, id));
+    eu_req_add_header(req, "Vary", "Accept");
+    eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
+}
+
+static void
+on_show(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct show *sh = arg;
+    /* A reblog has no Note of its own: its address is its activity's. */
+    if (PQntuples(res) != 1 || (eu_ap_note_row_is_reblog(res, 0) && !sh->activity) ||
+        (eu_ap_note_row_is_reblog(res, 0) && PQgetisnull(res, 0, C_ORIGINAL))) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *base = eu_req_base_url(req), *domain = req->tenant->domain;
+    json_t *doc = sh->activity ? eu_ap_activity_json(base, domain, res, 0)
+                               : eu_ap_note_json(base, domain, res, 0);
+    eu_ap_reply(req, 200, eu_ap_note_with_context(doc));
+}
+
+static void
+show(struct eu_req *req, const char *username, const char *id, bool activity)
+{
+    if (!eu_ap_username_is_valid(username) || !eu_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    struct show *sh = eu_arena_calloc(req->arena, sizeof(*sh));
+    sh->username = username;
+    sh->id = id;
+    sh->activity = activity;
+    const char *p[] = {id, eu_req_base_url(req), username};
+    eu_req_stmt(req, &eu_ap_objects_sql[OBJECTS_SHOW], 3, p, on_show, sh);
+}
+
+void
+eu_ap_note_show(struct eu_req *req, const char *username, const char *id)
+{
+    show(req, username, id, false);
+}
+
+void
+eu_ap_users_status(struct eu_req *req)
+{
+    const char *user = eu_req_param(req, "username"), *id = eu_req_param(req, "id");
+    /* Mastodon sends a browser to the status's page. */
+    const char *accept = eu_req_header(req, "Accept");
+    if (!eu_ap_accept_is_activity(req) && accept && strstr(accept, "text/html") &&
+        eu_ap_username_is_valid(user) && eu_id_is_valid(id)) {
+        redirect_to_page(req, user, id);
+        return;
+    }
+    show(req, user, id, false);
+}
+
+void
+eu_ap_users_status_activity(struct eu_req *req)
+{
+    show(req, eu_req_param(req, "username"), eu_req_param(req, "id"), true);
+}
