@@ -79,26 +79,26 @@ struct eu_fetch_req {
 };
 
 enum eu_fetch_error {
-    EU_FETCH_OK,               /* an answer came; status says which (3xx, 4xx, 5xx too) */
-    EU_FETCH_TIMEOUT,          /* connect or whole-transfer timeout */
-    EU_FETCH_TOO_LARGE,        /* body longer than the cap */
-    EU_FETCH_REFUSED_ADDRESS,  /* the host resolved only to addresses we may not reach */
-    EU_FETCH_CONNECT,          /* no connection (refused, unreachable) */
-    EU_FETCH_TLS,              /* handshake or certificate failure */
-    EU_FETCH_DNS,              /* the name did not resolve */
-    EU_FETCH_NETWORK,          /* the connection broke during the exchange */
+    EU_FETCH_OK,              /* an answer came; status says which (3xx, 4xx, 5xx too) */
+    EU_FETCH_TIMEOUT,         /* connect or whole-transfer timeout */
+    EU_FETCH_TOO_LARGE,       /* body longer than the cap */
+    EU_FETCH_REFUSED_ADDRESS, /* the host resolved only to addresses we may not reach */
+    EU_FETCH_CONNECT,         /* no connection (refused, unreachable) */
+    EU_FETCH_TLS,             /* handshake or certificate failure */
+    EU_FETCH_DNS,             /* the name did not resolve */
+    EU_FETCH_NETWORK,         /* the connection broke during the exchange */
     EU_FETCH_TOO_MANY_REDIRECTS,
-    EU_FETCH_BAD_URL,          /* malformed, or a scheme not allowed (also on redirect) */
-    EU_FETCH_QUEUE_FULL,       /* the owner already has max_queued_per_owner waiting */
+    EU_FETCH_BAD_URL,    /* malformed, or a scheme not allowed (also on redirect) */
+    EU_FETCH_QUEUE_FULL, /* the owner already has max_queued_per_owner waiting */
 };
 
 struct eu_fetch_resp {
     enum eu_fetch_error error;
-    long status;              /* HTTP status of the last response, or 0 */
-    const char *content_type; /* Content-Type, or NULL */
-    const char *location;     /* of a 3xx, resolved to an absolute URL; or NULL */
+    long status;               /* HTTP status of the last response, or 0 */
+    const char *content_type;  /* Content-Type, or NULL */
+    const char *location;      /* of a 3xx, resolved to an absolute URL; or NULL */
     const char *effective_url; /* where the body came from, after redirects */
-    char *body;               /* NUL-terminated, body_len bytes; "" when none */
+    char *body;                /* NUL-terminated, body_len bytes; "" when none */
     size_t body_len;
     const char *message; /* why it failed, for logs: libcurl's text or ours */
 };
@@ -143,7 +143,7 @@ struct eu_fetch *eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch
  * handle is freed. May be called from another request's callback. */
 void eu_fetch_cancel(struct eu_fetch *f);
 /* Cancels every request of owner, as eu_fetch_cancel(): for a tenant going
- * away. Returns how many were cancelled. */
+ * away. Returns how many were cancelled (0 when c is NULL). */
 size_t eu_fetch_cancel_owner(struct eu_fetch_client *c, uint64_t owner);
 
 /*
@@ -168,7 +168,8 @@ bool eu_fetch_host_available(struct eu_fetch_client *c, const char *host);
 /* Resets host's failures: it just sent us something (the inbox calls it). */
 void eu_fetch_host_seen(struct eu_fetch_client *c, const char *host);
 
-/* A short constant name for err ("timeout", "too large", ...). */
+/* A short constant name for err ("timeout", "too_large", ...), fit for a
+ * log line or a metric label. */
 const char *eu_fetch_error_str(enum eu_fetch_error err);
 
 struct eu_fetch_stats {

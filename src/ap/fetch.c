@@ -152,9 +152,8 @@ const char *
 eu_fetch_error_str(enum eu_fetch_error err)
 {
     static const char *const names[] = {
-        "ok",      "timeout",           "too large",         "refused address",
-        "connect", "tls",               "dns",               "network",
-        "too many redirects", "bad url", "queue full",
+        "ok",  "timeout", "too_large",          "refused_address", "connect",    "tls",
+        "dns", "network", "too_many_redirects", "bad_url",         "queue_full",
     };
     return (size_t)err < sizeof names / sizeof names[0] ? names[err] : "unknown";
 }
@@ -293,18 +292,19 @@ host_settle(struct eu_fetch_client *c, struct host *h)
 static struct host *
 host_get(struct eu_fetch_client *c, const char *key)
 {
-    struct host **pp = host_slot(c, key);
-    if (*pp)
-        return *pp;
+    struct host *h = host_find(c, key);
+    if (h)
+        return h;
     /* Only idle failing hosts are on the LRU list; hosts in use are never
      * forgotten, so the table may pass max_hosts by the requests in flight. */
-    if (c->nhosts >= c->cfg.max_hosts && c->lru_head) {
+    if (c->nhosts >= c->cfg.max_hosts && c->lru_head)
         host_delete(c, c->lru_head);
-        pp = host_slot(c, key);
-    }
-    struct host *h = eu_xcalloc(1, sizeof *h);
+    h = eu_xcalloc(1, sizeof *h);
     h->key = eu_xstrdup(key);
-    *pp = h;
+    /* At the head of its chain: the slot found above may have gone. */
+    struct host **bucket = &c->hosts[hash_str(key) & (c->nbuckets - 1)];
+    h->hash_next = *bucket;
+    *bucket = h;
     c->nhosts++;
     return h;
 }
@@ -479,8 +479,7 @@ fetch_free(struct eu_fetch *f)
 }
 
 static void
-refuse(struct eu_fetch_client *c, struct eu_fetch *f, enum eu_fetch_error err,
-       const char *message)
+refuse(struct eu_fetch_client *c, struct eu_fetch *f, enum eu_fetch_error err, const char *message)
 {
     f->state = ST_REFUSED;
     f->refused_error = err;
@@ -714,8 +713,8 @@ on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socket
     } else {
         event_free(s->ev);
     }
-    short kind = EV_PERSIST | (what & CURL_POLL_IN ? EV_READ : 0) |
-                 (what & CURL_POLL_OUT ? EV_WRITE : 0);
+    short kind =
+        EV_PERSIST | (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0);
     s->ev = event_new(c->base, fd, kind, on_sock_event, s);
     event_add(s->ev, NULL);
     return 0;
@@ -955,6 +954,8 @@ size_t
 eu_fetch_cancel_owner(struct eu_fetch_client *c, uint64_t owner)
 {
     size_t n = 0;
+    if (!c)
+        return 0;
     /* No pump until the end, so none of owner's waiting requests starts
      * only to be cancelled. */
     bool was = c->freeing;
@@ -999,8 +1000,7 @@ eu_fetch_client_free(struct eu_fetch_client *c)
 }
 
 struct eu_fetch *
-eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fetch_cb cb,
-               void *arg)
+eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fetch_cb cb, void *arg)
 {
     struct eu_fetch *f = eu_xcalloc(1, sizeof *f);
     f->c = c;

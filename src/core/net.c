@@ -7,8 +7,8 @@
 #include "eunha/net.h"
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
 #include <ctype.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,16 +251,16 @@ v6_is_public(const unsigned char *a)
         unsigned char net[16];
         int bits;
     } denied[] = {
-        {{0}, 96},                            /* ::, ::1, deprecated IPv4-compatible */
-        {{0x01, 0x00}, 64},                   /* discard-only */
-        {{0x20, 0x01, 0x00, 0x00}, 23},       /* IETF protocol assignments, Teredo */
-        {{0x20, 0x01, 0x0d, 0xb8}, 32},       /* documentation */
-        {{0x3f, 0xff}, 20},                   /* documentation (RFC 9637) */
-        {{0x5f, 0x00}, 16},                   /* segment routing SIDs */
-        {{0xfc, 0x00}, 7},                    /* unique-local */
-        {{0xfe, 0x80}, 10},                   /* link-local */
-        {{0xfe, 0xc0}, 10},                   /* site-local (deprecated) */
-        {{0xff, 0x00}, 8},                    /* multicast */
+        {{0}, 96},                      /* ::, ::1, deprecated IPv4-compatible */
+        {{0x01, 0x00}, 64},             /* discard-only */
+        {{0x20, 0x01, 0x00, 0x00}, 23}, /* IETF protocol assignments, Teredo */
+        {{0x20, 0x01, 0x0d, 0xb8}, 32}, /* documentation */
+        {{0x3f, 0xff}, 20},             /* documentation (RFC 9637) */
+        {{0x5f, 0x00}, 16},             /* segment routing SIDs */
+        {{0xfc, 0x00}, 7},              /* unique-local */
+        {{0xfe, 0x80}, 10},             /* link-local */
+        {{0xfe, 0xc0}, 10},             /* site-local (deprecated) */
+        {{0xff, 0x00}, 8},              /* multicast */
     };
     for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++)
         if (prefix_equal(a, denied[i].net, denied[i].bits))

@@ -36,7 +36,7 @@ struct peer {
     struct event_base *base;
     struct evhttp *http;
     int port;
-    int conns;  /* connections accepted */
+    int conns; /* connections accepted */
     int inflight, max_inflight;
     int flaky_left; /* /flaky answers 503 while this is above 0 */
     struct held *held;
@@ -149,8 +149,7 @@ on_peer_request(struct evhttp_request *req, void *arg)
         const char *ua = evhttp_find_header(in, "User-Agent");
         evbuffer_add_printf(b, "method=%s\nx-test=%s\nsignature=%s\nua=%s\nbody_len=%zu\nbody=",
                             evhttp_request_get_command(req) == EVHTTP_REQ_POST ? "POST" : "GET",
-                            x ? x : "", sig ? sig : "", ua ? ua : "",
-                            evbuffer_get_length(body));
+                            x ? x : "", sig ? sig : "", ua ? ua : "", evbuffer_get_length(body));
         evbuffer_add_buffer(b, body);
         evhttp_add_header(out, "Content-Type", "application/activity+json");
         evhttp_send_reply(req, 200, "OK", b);
@@ -476,8 +475,8 @@ START_TEST(test_too_large_is_cut)
     struct world w;
     world_start(&w, &cfg);
     struct result r[4];
-    get(&w, "/big?n=4096", 0, &r[0]);       /* exactly the cap */
-    get(&w, "/big?n=5000", 0, &r[1]);       /* Content-Length says too much */
+    get(&w, "/big?n=4096", 0, &r[0]);         /* exactly the cap */
+    get(&w, "/big?n=5000", 0, &r[1]);         /* Content-Length says too much */
     get(&w, "/bigchunked?n=20000", 0, &r[2]); /* counted as it arrives */
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/big?n=200", w.peer.port);
@@ -763,8 +762,7 @@ START_TEST(test_host_table_bounded)
     char keys[3][64];
     for (int i = 0; i < 3; i++) {
         int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in sin = {.sin_family = AF_INET,
-                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         socklen_t len = sizeof sin;
         bind(fd, (struct sockaddr *)&sin, sizeof sin);
         getsockname(fd, (struct sockaddr *)&sin, &len);
