@@ -877,6 +877,15 @@ eu_fetch_client_new(struct event_base *base, const struct eu_fetch_config *cfg)
     c->timer = evtimer_new(base, on_timer, c);
     c->deferred = event_new(base, -1, 0, on_deferred, c);
     eu_fetch_client_configure(c, cfg);
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    eu_log_debug("fetch", "libcurl %s, %s resolver", v->version,
+                 v->ares                                  ? "c-ares"
+                 : (v->features & CURL_VERSION_ASYNCHDNS) ? "threaded"
+                                                          : "blocking");
+    /* A blocking resolver would stop the loop for every lookup. */
+    if (!(v->features & CURL_VERSION_ASYNCHDNS))
+        eu_log_warn("fetch", "libcurl %s resolves names synchronously: lookups block the loop",
+                    v->version);
     return c;
 }
 
