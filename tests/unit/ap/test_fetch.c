@@ -595,23 +595,33 @@ START_TEST(test_per_host_cap)
     cfg.max_requests_per_host = 2;
     struct world w;
     world_start(&w, &cfg);
-    struct result r[6];
-    for (int i = 0; i < 6; i++)
+    struct result r[8];
+    /* Two running and 3 x 2 waiting, from two owners. */
+    for (int i = 0; i < 8; i++)
         get(&w, "/slow?ms=100", (uint64_t)i % 2, &r[i]);
+    /* Another host is not held up by this one's cap. */
+    struct result other = {.done = &w.done};
+    char url[128];
+    snprintf(url, sizeof url, "http://localhost:%d/echo", w.peer.port);
+    struct eu_fetch_req req = {.url = url};
+    eu_fetch_start(w.client, &req, on_result, &other);
     struct eu_fetch_stats st;
     eu_fetch_client_stats(w.client, &st);
-    ck_assert_int_eq(st.in_flight, 2);
-    ck_assert_int_eq(st.queued, 4);
-    ck_assert(run_until(w.base, &w.done, 6, 5000));
-    for (int i = 0; i < 6; i++) {
+    ck_assert_int_eq(st.in_flight, 3);
+    ck_assert_int_eq(st.queued, 6);
+    ck_assert(run_until(w.base, &w.done, 9, 5000));
+    ck_assert_int_eq(other.status, 200);
+    ck_assert_int_eq(other.order, 1);
+    result_release(&other);
+    for (int i = 0; i < 8; i++) {
         ck_assert_int_eq(r[i].status, 200);
         result_release(&r[i]);
     }
-    ck_assert_int_eq(w.peer.max_inflight, 2);
+    ck_assert_int_eq(w.peer.max_inflight, 2); /* /echo is answered at once */
     eu_fetch_client_stats(w.client, &st);
     ck_assert_int_eq(st.in_flight, 0);
     ck_assert_int_eq(st.queued, 0);
-    ck_assert_uint_eq(st.requests_total, 6);
+    ck_assert_uint_eq(st.requests_total, 9);
     world_stop(&w);
 }
 END_TEST
