@@ -17,6 +17,7 @@ struct eu_db_pool;
 struct eu_redis;
 struct eu_cpupool;
 struct eu_http_server;
+struct eu_fetch_client;
 
 struct eu_app {
     struct event_base *base;
@@ -29,6 +30,7 @@ struct eu_app {
     struct eu_redis *redis;
     struct eu_cpupool *cpu;
     struct eu_http_server *http;
+    struct eu_fetch_client *fetch; /* outbound federation requests (fetch.h) */
     bool stopping;
     /* metrics */
     uint64_t requests_by_class[6]; /* index status/100 */

@@ -74,6 +74,17 @@ struct eu_config {
     int render_cache_entries; /* 4096 rendered statuses and accounts kept, all tenants; 0 none */
     /* [log] */
     char *log_level; /* "info" */
+    /* [federation]: the outbound HTTP client (include/eunha/fetch.h) */
+    bool fed_allow_private_addresses; /* false: refuse loopback, private, link-local... peers */
+    bool fed_allow_http;              /* false: https only */
+    int fed_max_requests;             /* 128 in flight for the whole process */
+    int fed_max_requests_per_host;    /* 8 in flight to one remote host */
+    int fed_max_queued_per_tenant;    /* 1000 waiting per tenant; past it, refused */
+    int fed_connect_timeout_s;        /* 10 */
+    int fed_request_timeout_s;        /* 30: the whole transfer, redirects included */
+    size_t fed_max_response_bytes;    /* 1 MiB: a longer body is cut and the fetch fails */
+    int fed_max_redirects;            /* 3: the most a request may ask to follow */
+    int fed_host_unavailable_after_s; /* 604800 (7 days) failing: the host is unavailable */
 };
 
 /* Fills cfg with the defaults. Release with eu_config_release(). */

@@ -13,6 +13,7 @@
 
 #include "eunha/app.h"
 #include "eunha/db.h"
+#include "eunha/fetch.h"
 #include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/statuses.h"
@@ -180,6 +181,26 @@ eu_admin_metrics(struct eu_req *req)
             cs.open, cs.max, (unsigned long long)cs.refused_total,
             (unsigned long long)cs.refused_per_ip, (unsigned long long)cs.header_timeouts,
             (unsigned long long)cs.body_timeouts, (unsigned long long)cs.deadline_replies);
+    if (app->fetch) {
+        struct eu_fetch_stats fst;
+        eu_fetch_client_stats(app->fetch, &fst);
+        bprintf(&b,
+                "# HELP eunha_fetch_requests_in_flight Outbound federation requests under way.\n"
+                "# TYPE eunha_fetch_requests_in_flight gauge\neunha_fetch_requests_in_flight %d\n"
+                "# HELP eunha_fetch_requests_queued Outbound requests waiting for a slot.\n"
+                "# TYPE eunha_fetch_requests_queued gauge\neunha_fetch_requests_queued %d\n"
+                "# HELP eunha_fetch_hosts_unavailable Remote hosts failing for longer than "
+                "[federation] host_unavailable_after_seconds.\n"
+                "# TYPE eunha_fetch_hosts_unavailable gauge\neunha_fetch_hosts_unavailable %zu\n"
+                "# HELP eunha_fetch_requests_total Outbound requests finished.\n"
+                "# TYPE eunha_fetch_requests_total counter\neunha_fetch_requests_total %llu\n"
+                "# HELP eunha_fetch_failures_total Outbound requests that got no answer, by why.\n"
+                "# TYPE eunha_fetch_failures_total counter\n",
+                fst.in_flight, fst.queued, fst.hosts_unavailable, fst.requests_total);
+        for (int e = EU_FETCH_OK + 1; e <= EU_FETCH_QUEUE_FULL; e++)
+            bprintf(&b, "eunha_fetch_failures_total{error=\"%s\"} %llu\n",
+                    eu_fetch_error_str((enum eu_fetch_error)e), fst.failures_total[e]);
+    }
     eu_req_reply_raw(req, 200, "text/plain; version=0.0.4", b.s, b.len);
     free(b.s);
 }

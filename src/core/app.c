@@ -26,6 +26,7 @@
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/db.h"
+#include "eunha/fetch.h"
 #include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
@@ -291,6 +292,11 @@ reload_config(struct eu_app *app)
     eu_registry_set_config(app->registry, cfg);
     if (app->http)
         eu_http_server_apply_limits(app->http);
+    if (app->fetch) {
+        struct eu_fetch_config fc;
+        eu_fetch_config_from(&fc, cfg);
+        eu_fetch_client_configure(app->fetch, &fc);
+    }
     eu_config_release(old);
     free(old);
     eu_log_info("app", "config reloaded (listen addresses, databases and redis apply on restart)");
@@ -412,6 +418,10 @@ app_release(struct eu_app *app)
     eu_registry_free(app->registry);
     eu_queues_free(queues); /* after the tenants, which own their workers */
     queues = NULL;
+    /* After everything that may hold or cancel a fetch; its callbacks do
+     * not run. */
+    eu_fetch_client_free(app->fetch);
+    app->fetch = NULL;
     eu_db_pool_free(app->control);
     eu_redis_free(app->redis);
     /* Let deferred frees (pool pumps, hiredis callbacks) run. */
@@ -467,6 +477,10 @@ eu_app_serve(const char *config_path, const char *ready_file)
     }
     eu_auth_listen(&app);
     app.cpu = eu_cpupool_new(app.base, app.cfg->cpu_threads);
+    struct eu_fetch_config fetch_cfg;
+    eu_fetch_config_from(&fetch_cfg, app.cfg);
+    if (!(app.fetch = eu_fetch_client_new(app.base, &fetch_cfg)))
+        goto out;
     if (!(app.http = eu_http_server_new(&app)))
         goto out;
     queues = eu_queues_new(&app);

@@ -31,6 +31,7 @@ enum key_type {
     KEY_STRING,
     KEY_INT,    /* int field */
     KEY_SIZE,   /* size_t field */
+    KEY_BOOL,   /* bool field */
     KEY_LIST,   /* char ** + count, NULL-terminated */
     KEY_SECRET, /* [admin] token / token_file: resolved after the loop */
 };
@@ -111,6 +112,22 @@ static const struct key keys[] = {
     {"tenants.dormant_after_seconds", KEY_INT, F(dormant_after_s), 0, INT_MAX, NULL, NULL},
     {"tenants.render_cache_entries", KEY_INT, F(render_cache_entries), 0, 1000000, NULL, NULL},
     {"log.level", KEY_STRING, F(log_level), 0, 0, check_log_level, NULL},
+    /* [federation]: the outbound HTTP client */
+    {"federation.allow_private_addresses", KEY_BOOL, F(fed_allow_private_addresses), 0, 0, NULL,
+     NULL},
+    {"federation.allow_http", KEY_BOOL, F(fed_allow_http), 0, 0, NULL, NULL},
+    {"federation.max_requests", KEY_INT, F(fed_max_requests), 1, 100000, NULL, NULL},
+    {"federation.max_requests_per_host", KEY_INT, F(fed_max_requests_per_host), 1, 100000, NULL,
+     NULL},
+    {"federation.max_queued_per_tenant", KEY_INT, F(fed_max_queued_per_tenant), 1, 1000000, NULL,
+     NULL},
+    {"federation.connect_timeout_seconds", KEY_INT, F(fed_connect_timeout_s), 1, 3600, NULL, NULL},
+    {"federation.request_timeout_seconds", KEY_INT, F(fed_request_timeout_s), 1, 86400, NULL, NULL},
+    {"federation.max_response_bytes", KEY_SIZE, F(fed_max_response_bytes), 1024, 1073741824, NULL,
+     NULL},
+    {"federation.max_redirects", KEY_INT, F(fed_max_redirects), 0, 20, NULL, NULL},
+    {"federation.host_unavailable_after_seconds", KEY_INT, F(fed_host_unavailable_after_s), 1,
+     INT_MAX, NULL, NULL},
 };
 
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -304,6 +321,22 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->dormant_after_s = 600;
     cfg->render_cache_entries = 4096;
     cfg->log_level = eu_xstrdup("info");
+    cfg->fed_allow_private_addresses = false;
+    cfg->fed_allow_http = false;
+    /* Enough for delivery fan-out without letting outbound sockets crowd
+     * out the public listener's share of RLIMIT_NOFILE. */
+    cfg->fed_max_requests = 128;
+    /* A few in parallel per peer, as Mastodon's per-host pool; more is
+     * rude to small servers and gains little over HTTP/2 multiplexing. */
+    cfg->fed_max_requests_per_host = 8;
+    cfg->fed_max_queued_per_tenant = 1000;
+    cfg->fed_connect_timeout_s = 10;
+    cfg->fed_request_timeout_s = 30;
+    /* Actor and object documents are a few KiB; Mastodon stops at 1 MiB. */
+    cfg->fed_max_response_bytes = 1024 * 1024;
+    cfg->fed_max_redirects = 3;
+    /* Mastodon marks a domain unavailable after a week of failures. */
+    cfg->fed_host_unavailable_after_s = 7 * 86400;
 }
 
 void
@@ -395,6 +428,8 @@ type_name(enum key_type t)
         return "an integer";
     case KEY_LIST:
         return "an array of strings";
+    case KEY_BOOL:
+        return "true or false";
     default:
         return "a string";
     }
@@ -413,6 +448,9 @@ apply_value(struct load *l, size_t idx, const struct eu_toml_value *v, const cha
     case KEY_INT:
     case KEY_SIZE:
         ok = v->type == EU_TOML_INTEGER;
+        break;
+    case KEY_BOOL:
+        ok = v->type == EU_TOML_BOOLEAN;
         break;
     case KEY_LIST:
         ok = v->type == EU_TOML_ARRAY;
@@ -447,6 +485,9 @@ apply_value(struct load *l, size_t idx, const struct eu_toml_value *v, const cha
         *field = eu_xstrdup(v->u.s);
         return 0;
     }
+    case KEY_BOOL:
+        *(bool *)((char *)cfg + k->offset) = v->u.b;
+        return 0;
     case KEY_LIST: {
         char **list = eu_xcalloc(v->u.array.n + 1, sizeof *list);
         for (size_t i = 0; i < v->u.array.n; i++)
@@ -741,6 +782,17 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     fputs("\n[log]\nlevel = ", out);
     print_string(out, cfg->log_level);
     fputc('\n', out);
+    fprintf(out,
+            "\n[federation]\nallow_private_addresses = %s\nallow_http = %s\nmax_requests = %d\n"
+            "max_requests_per_host = %d\nmax_queued_per_tenant = %d\n"
+            "connect_timeout_seconds = %d\nrequest_timeout_seconds = %d\n"
+            "max_response_bytes = %zu\nmax_redirects = %d\n"
+            "host_unavailable_after_seconds = %d\n",
+            cfg->fed_allow_private_addresses ? "true" : "false",
+            cfg->fed_allow_http ? "true" : "false", cfg->fed_max_requests,
+            cfg->fed_max_requests_per_host, cfg->fed_max_queued_per_tenant,
+            cfg->fed_connect_timeout_s, cfg->fed_request_timeout_s, cfg->fed_max_response_bytes,
+            cfg->fed_max_redirects, cfg->fed_host_unavailable_after_s);
 
     free(db);
     free(redis);

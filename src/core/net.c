@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,84 @@ eu_ip_in_list(const char *ip, char *const *list, size_t n)
         }
         if (prefix_equal(peer.a, net.a, bits))
             return true;
+    }
+    return false;
+}
+
+/* IPv4 ranges that are not the public internet (IANA special-purpose
+ * registry, the ones a peer could use to reach inside our network). */
+static bool
+v4_is_public(const unsigned char *a)
+{
+    static const struct {
+        unsigned char net[4];
+        int bits;
+    } denied[] = {
+        {{0, 0, 0, 0}, 8},       /* "this network", 0.0.0.0 */
+        {{10, 0, 0, 0}, 8},      /* private */
+        {{100, 64, 0, 0}, 10},   /* carrier-grade NAT */
+        {{127, 0, 0, 0}, 8},     /* loopback */
+        {{169, 254, 0, 0}, 16},  /* link-local, cloud metadata endpoints */
+        {{172, 16, 0, 0}, 12},   /* private */
+        {{192, 0, 0, 0}, 24},    /* IETF protocol assignments */
+        {{192, 0, 2, 0}, 24},    /* documentation */
+        {{192, 88, 99, 0}, 24},  /* 6to4 relay anycast */
+        {{192, 168, 0, 0}, 16},  /* private */
+        {{198, 18, 0, 0}, 15},   /* benchmarking */
+        {{198, 51, 100, 0}, 24}, /* documentation */
+        {{203, 0, 113, 0}, 24},  /* documentation */
+        {{224, 0, 0, 0}, 4},     /* multicast */
+        {{240, 0, 0, 0}, 4},     /* reserved, broadcast */
+    };
+    for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++)
+        if (prefix_equal(a, denied[i].net, denied[i].bits))
+            return false;
+    return true;
+}
+
+static bool
+v6_is_public(const unsigned char *a)
+{
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b};
+    /* Forms that carry an IPv4 address are judged by it. */
+    if (memcmp(a, mapped, 12) == 0 || memcmp(a, nat64, 12) == 0)
+        return v4_is_public(a + 12);
+    if (a[0] == 0x20 && a[1] == 0x02)
+        return v4_is_public(a + 2);
+    static const struct {
+        unsigned char net[16];
+        int bits;
+    } denied[] = {
+        {{0}, 96},                      /* ::, ::1, deprecated IPv4-compatible */
+        {{0x01, 0x00}, 64},             /* discard-only */
+        {{0x20, 0x01, 0x00, 0x00}, 23}, /* IETF protocol assignments, Teredo */
+        {{0x20, 0x01, 0x0d, 0xb8}, 32}, /* documentation */
+        {{0x3f, 0xff}, 20},             /* documentation (RFC 9637) */
+        {{0x5f, 0x00}, 16},             /* segment routing SIDs */
+        {{0xfc, 0x00}, 7},              /* unique-local */
+        {{0xfe, 0x80}, 10},             /* link-local */
+        {{0xfe, 0xc0}, 10},             /* site-local (deprecated) */
+        {{0xff, 0x00}, 8},              /* multicast */
+    };
+    for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++)
+        if (prefix_equal(a, denied[i].net, denied[i].bits))
+            return false;
+    return true;
+}
+
+bool
+eu_sockaddr_is_public(const struct sockaddr *sa, size_t len)
+{
+    if (!sa)
+        return false;
+    if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return v4_is_public((const unsigned char *)&in->sin_addr);
+    }
+    if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        return v6_is_public(in6->sin6_addr.s6_addr);
     }
     return false;
 }

@@ -614,6 +614,12 @@ START_TEST(test_metrics)
     ck_assert_msg(eu_it_metric_value(r.body, "eunha_http_requests_total{class=\"2xx\"}", &v) &&
                       v >= 1.0,
                   "no 2xx request count in:\n%s", r.body);
+    /* The outbound client is made at start-up and idle. */
+    ck_assert_msg(eu_it_metric_value(r.body, "eunha_fetch_requests_in_flight", &v) && v == 0,
+                  "no idle eunha_fetch_requests_in_flight in:\n%s", r.body);
+    ck_assert_msg(eu_it_metric_value(r.body, "eunha_fetch_failures_total{error=\"timeout\"}", &v) &&
+                      v == 0,
+                  "no eunha_fetch_failures_total in:\n%s", r.body);
 
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(s), 0);

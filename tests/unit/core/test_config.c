@@ -100,6 +100,50 @@ START_TEST(test_defaults)
 }
 END_TEST
 
+START_TEST(test_federation)
+{
+    struct eu_config cfg;
+    eu_config_init_defaults(&cfg);
+    ck_assert(!cfg.fed_allow_private_addresses);
+    ck_assert(!cfg.fed_allow_http);
+    ck_assert_int_eq(cfg.fed_max_requests, 128);
+    ck_assert_int_eq(cfg.fed_max_requests_per_host, 8);
+    ck_assert_int_eq(cfg.fed_max_queued_per_tenant, 1000);
+    ck_assert_int_eq(cfg.fed_connect_timeout_s, 10);
+    ck_assert_int_eq(cfg.fed_request_timeout_s, 30);
+    ck_assert_uint_eq(cfg.fed_max_response_bytes, 1048576);
+    ck_assert_int_eq(cfg.fed_max_redirects, 3);
+    ck_assert_int_eq(cfg.fed_host_unavailable_after_s, 604800);
+    eu_config_release(&cfg);
+
+    char err[256];
+    const char *text = "[federation]\n"
+                       "allow_private_addresses = true\n"
+                       "allow_http = true\n"
+                       "max_requests = 4\n"
+                       "max_requests_per_host = 2\n"
+                       "max_queued_per_tenant = 9\n"
+                       "connect_timeout_seconds = 1\n"
+                       "request_timeout_seconds = 2\n"
+                       "max_response_bytes = 4096\n"
+                       "max_redirects = 0\n"
+                       "host_unavailable_after_seconds = 5\n";
+    ck_assert_msg(load_text(&cfg, text, err, sizeof err) == 0, "%s", err);
+    ck_assert(cfg.fed_allow_private_addresses);
+    ck_assert(cfg.fed_allow_http);
+    ck_assert_int_eq(cfg.fed_max_requests, 4);
+    ck_assert_int_eq(cfg.fed_max_requests_per_host, 2);
+    ck_assert_int_eq(cfg.fed_max_queued_per_tenant, 9);
+    ck_assert_int_eq(cfg.fed_connect_timeout_s, 1);
+    ck_assert_int_eq(cfg.fed_request_timeout_s, 2);
+    ck_assert_uint_eq(cfg.fed_max_response_bytes, 4096);
+    ck_assert_int_eq(cfg.fed_max_redirects, 0);
+    ck_assert_int_eq(cfg.fed_host_unavailable_after_s, 5);
+    eu_config_release(&cfg);
+    remove_temps();
+}
+END_TEST
+
 START_TEST(test_empty_file_keeps_defaults)
 {
     struct eu_config cfg;
@@ -294,6 +338,16 @@ static const struct bad_case bad_cases[] = {
     {"[admin]\ntoken = \"a\"\ntoken_file = \"/x\"\n",
      "3: set either 'admin.token' or 'admin.token_file', not both"},
     {"[admin]\ntoken = 5\n", "2: key 'admin.token' must be a string"},
+    {"[federation]\nallow_http = \"yes\"\n",
+     "2: key 'federation.allow_http' must be true or false"},
+    {"[federation]\nallow_private_addresses = 1\n",
+     "2: key 'federation.allow_private_addresses' must be true or false"},
+    {"[federation]\nmax_requests = 0\n",
+     "2: key 'federation.max_requests' must be between 1 and 100000"},
+    {"[federation]\nmax_response_bytes = 100\n",
+     "2: key 'federation.max_response_bytes' must be between 1024 and 1073741824"},
+    {"[federation]\nmax_redirects = 21\n",
+     "2: key 'federation.max_redirects' must be between 0 and 20"},
     {"[server]\ncpu_threads = 1.5\n", "2: floats are not supported"},
     {"[server]\n[server]\n", "2: table 'server' is defined twice"},
     {"[server]\nlisten = \"a:1\"\nlisten = \"b:2\"\n", "3: key 'server.listen' is already defined"},
@@ -484,6 +538,7 @@ config_suite(void)
     tcase_add_checked_fixture(tc, clear_env, NULL);
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_empty_file_keeps_defaults);
+    tcase_add_test(tc, test_federation);
     tcase_add_test(tc, test_file_overrides);
     tcase_add_test(tc, test_env_overrides);
     tcase_add_test(tc, test_missing_file);

@@ -2,7 +2,9 @@
  * Tests for the address helpers: Host header normalisation, tenant domain
  * validity, trusted-proxy matching and listen address splitting.
  */
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +184,79 @@ START_TEST(test_hostport_split)
 }
 END_TEST
 
+static const struct {
+    const char *ip;
+    bool public;
+} public_cases[] = {
+    {"93.184.216.34", true},
+    {"8.8.8.8", true},
+    {"1.1.1.1", true},
+    {"100.63.255.255", true},
+    {"100.128.0.0", true},
+    {"172.32.0.1", true},
+    {"0.0.0.0", false},
+    {"10.1.2.3", false},
+    {"100.64.0.1", false},
+    {"100.127.255.254", false},
+    {"127.0.0.1", false},
+    {"127.255.0.9", false},
+    {"169.254.169.254", false},
+    {"172.16.0.1", false},
+    {"172.31.255.255", false},
+    {"192.168.1.1", false},
+    {"224.0.0.1", false},
+    {"239.255.255.250", false},
+    {"255.255.255.255", false},
+    {"198.18.0.1", false},
+    {"2606:4700::1111", true},
+    {"2a01:4f8::1", true},
+    {"::", false},
+    {"::1", false},
+    {"::ffff:127.0.0.1", false},
+    {"::ffff:10.0.0.1", false},
+    {"::ffff:8.8.8.8", true},
+    {"::127.0.0.1", false},
+    {"64:ff9b::7f00:1", false},
+    {"64:ff9b::808:808", true},
+    {"2002:7f00:1::", false},
+    {"2002:0808:0808::1", true},
+    {"fc00::1", false},
+    {"fd12:3456::1", false},
+    {"fe80::1", false},
+    {"febf::1", false},
+    {"fec0::1", false},
+    {"ff02::1", false},
+    {"2001:db8::1", false},
+};
+
+START_TEST(test_sockaddr_is_public)
+{
+    const char *ip = public_cases[_i].ip;
+    struct sockaddr_in in = {.sin_family = AF_INET};
+    struct sockaddr_in6 in6 = {.sin6_family = AF_INET6};
+    bool got;
+    if (inet_pton(AF_INET, ip, &in.sin_addr) == 1) {
+        got = eu_sockaddr_is_public((struct sockaddr *)&in, sizeof in);
+    } else {
+        ck_assert_int_eq(inet_pton(AF_INET6, ip, &in6.sin6_addr), 1);
+        got = eu_sockaddr_is_public((struct sockaddr *)&in6, sizeof in6);
+    }
+    ck_assert_msg(got == public_cases[_i].public, "%s: got %d", ip, got);
+}
+END_TEST
+
+START_TEST(test_sockaddr_is_public_odd)
+{
+    struct sockaddr_in in = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "8.8.8.8", &in.sin_addr);
+    ck_assert(!eu_sockaddr_is_public(NULL, 0));
+    /* A short length or another family is never taken for public. */
+    ck_assert(!eu_sockaddr_is_public((struct sockaddr *)&in, sizeof in - 1));
+    in.sin_family = AF_UNIX;
+    ck_assert(!eu_sockaddr_is_public((struct sockaddr *)&in, sizeof in));
+}
+END_TEST
+
 static Suite *
 net_suite(void)
 {
@@ -200,6 +275,11 @@ net_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("hostport");
     tcase_add_test(tc, test_hostport_split);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("public");
+    tcase_add_loop_test(tc, test_sockaddr_is_public, 0,
+                        (int)(sizeof public_cases / sizeof public_cases[0]));
+    tcase_add_test(tc, test_sockaddr_is_public_odd);
     suite_add_tcase(s, tc);
     return s;
 }

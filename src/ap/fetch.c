@@ -1,0 +1,1092 @@
+/*
+ * The outbound HTTP client (include/eunha/fetch.h): libcurl's multi
+ * interface on the event loop, with caps, a fair queue and host health.
+ *
+ * Lifetimes. A request (struct eu_fetch) is on the client's `all` list from
+ * eu_fetch_start() until its callback is about to run or it is cancelled,
+ * and in exactly one state:
+ *   QUEUED   on its owner's FIFO; no easy handle yet, so waiting is cheap;
+ *   ACTIVE   its easy handle is in the multi; it holds one slot of the
+ *            client's max_requests and one of its host's
+ *            max_requests_per_host;
+ *   REFUSED  on the `refused` list, waiting for the zero-delay `deferred`
+ *            event to report why (callbacks never run inside
+ *            eu_fetch_start()).
+ * Every change that frees a slot calls pump(), which starts waiting
+ * requests round-robin across owners, so whenever the loop is idle nothing
+ * is waiting that could run. That invariant is what lets eu_fetch_start()
+ * start a request at once when there is room without jumping anyone.
+ *
+ * libcurl calls back into us only for sockets, timers, body data and
+ * connects, never with a request's outcome; outcomes are read with
+ * curl_multi_info_read() after curl_multi_socket_action() returns, so user
+ * callbacks never run inside libcurl and may start or cancel requests.
+ *
+ * libcurl in Debian (libcurl4, OpenSSL flavour) is built with its threaded
+ * resolver (AsynchDNS without c-ares): getaddrinfo runs on a short-lived
+ * thread per lookup and the shared DNS cache spares most of them.
+ */
+#include "eunha/fetch.h"
+
+#include <curl/curl.h>
+#include <event2/event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "eunha/config.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/net.h"
+
+/* A host name (253) with brackets or a port. */
+#define HOST_KEY_MAX 272
+#define DEFAULT_MAX_HOSTS 16384
+#define OWNER_BUCKETS 1024
+
+enum state { ST_QUEUED, ST_ACTIVE, ST_REFUSED };
+
+struct eu_fetch {
+    struct eu_fetch_client *c;
+    enum state state;
+    uint64_t owner;
+    char host[HOST_KEY_MAX];
+    char *url;
+    char *body;
+    size_t body_len;
+    enum eu_fetch_method method;
+    int max_redirects;
+    size_t max_bytes;
+    char *user_agent;
+    struct curl_slist *headers;
+    CURL *easy;
+    bool https;
+    bool allow_private; /* the client's setting when the transfer started */
+    bool too_large;
+    bool refused_address;
+    /* The answer's body as it arrives; never longer than max_bytes. */
+    char *resp;
+    size_t resp_len, resp_cap;
+    /* Why a REFUSED request failed. */
+    enum eu_fetch_error refused_error;
+    const char *refused_message;
+    char errbuf[CURL_ERROR_SIZE];
+    eu_fetch_cb cb;
+    void *arg;
+    struct eu_fetch *prev, *next;   /* the client's `all` list */
+    struct eu_fetch *qprev, *qnext; /* the owner's queue, or the refused list */
+};
+
+/* An owner with requests waiting; freed when its queue empties. */
+struct owner {
+    uint64_t id;
+    struct eu_fetch *head, *tail;
+    int nqueued;
+    struct owner *ring_prev, *ring_next; /* owners with requests waiting */
+    struct owner *hash_next;
+};
+
+/*
+ * A remote host in use or failing. A host that is idle and healthy says
+ * nothing a missing entry would not, so it is dropped at once; the table
+ * holds hosts with requests in flight plus failing hosts, and past
+ * max_hosts the failing one used longest ago is forgotten.
+ */
+struct host {
+    char *key;
+    int active;
+    unsigned failures;
+    uint64_t first_failure_ms;
+    struct host *hash_next;
+    struct host *lru_prev, *lru_next; /* idle failing hosts, oldest first */
+};
+
+/* A socket libcurl asked us to watch. */
+struct sock {
+    struct eu_fetch_client *c;
+    struct event *ev;
+    struct sock *prev, *next;
+};
+
+struct eu_fetch_client {
+    struct event_base *base;
+    struct eu_fetch_config cfg;
+    CURLM *multi;
+    CURLSH *share;
+    struct event *timer;    /* libcurl's timeout */
+    struct event *deferred; /* reports REFUSED requests */
+    struct eu_fetch *all;
+    struct eu_fetch *refused_head, *refused_tail;
+    struct owner *owners[OWNER_BUCKETS];
+    struct owner *ring; /* next owner pump() serves */
+    struct host **hosts;
+    size_t nbuckets, nhosts;
+    struct host *lru_head, *lru_tail;
+    struct sock *socks;
+    int active, queued;
+    bool freeing;
+    unsigned long long requests_total;
+    unsigned long long failures_total[EU_FETCH_QUEUE_FULL + 1];
+};
+
+static uint64_t
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static size_t
+hash_str(const char *s)
+{
+    size_t h = 5381;
+    for (; *s; s++)
+        h = h * 33 + (unsigned char)*s;
+    return h;
+}
+
+const char *
+eu_fetch_error_str(enum eu_fetch_error err)
+{
+    static const char *const names[] = {
+        "ok",  "timeout", "too_large",          "refused_address", "connect",    "tls",
+        "dns", "network", "too_many_redirects", "bad_url",         "queue_full",
+    };
+    return (size_t)err < sizeof names / sizeof names[0] ? names[err] : "unknown";
+}
+
+void
+eu_fetch_config_from(struct eu_fetch_config *cfg, const struct eu_config *config)
+{
+    *cfg = (struct eu_fetch_config){
+        .allow_private_addresses = config->fed_allow_private_addresses,
+        .allow_http = config->fed_allow_http,
+        .max_requests = config->fed_max_requests,
+        .max_requests_per_host = config->fed_max_requests_per_host,
+        .max_queued_per_owner = config->fed_max_queued_per_tenant,
+        .connect_timeout_s = config->fed_connect_timeout_s,
+        .request_timeout_s = config->fed_request_timeout_s,
+        .max_response_bytes = config->fed_max_response_bytes,
+        .max_redirects = config->fed_max_redirects,
+        .host_unavailable_after_s = config->fed_host_unavailable_after_s,
+    };
+}
+
+/* --- URLs ------------------------------------------------------------------ */
+
+/* Writes url's scheme (lower-case) and host key. Returns 0 or -1. */
+static int
+url_split(const char *url, char *scheme, size_t schemelen, char *key, size_t keylen)
+{
+    CURLU *u = curl_url();
+    char *s = NULL, *h = NULL, *p = NULL;
+    int rc = -1;
+    if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &s, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK || !h[0])
+        goto out;
+    /* No port, or the scheme's own, gives CURLUE_NO_PORT: one key per host
+     * however its URLs are written. */
+    CURLUcode pc = curl_url_get(u, CURLUPART_PORT, &p, CURLU_NO_DEFAULT_PORT);
+    if (pc != CURLUE_OK && pc != CURLUE_NO_PORT)
+        goto out;
+    int n = snprintf(key, keylen, "%s%s%s", h, p ? ":" : "", p ? p : "");
+    if (n < 0 || (size_t)n >= keylen || strlen(s) >= schemelen)
+        goto out;
+    for (char *k = key; *k; k++)
+        if (*k >= 'A' && *k <= 'Z')
+            *k = (char)(*k - 'A' + 'a');
+    for (size_t i = 0; s[i]; i++)
+        scheme[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+    scheme[strlen(s)] = '\0';
+    rc = 0;
+out:
+    curl_free(s);
+    curl_free(h);
+    curl_free(p);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+int
+eu_fetch_host_of(const char *url, char *out, size_t outlen)
+{
+    char scheme[16];
+    if (!url || !out || outlen == 0)
+        return -1;
+    return url_split(url, scheme, sizeof scheme, out, outlen);
+}
+
+/* --- hosts ----------------------------------------------------------------- */
+
+static struct host **
+host_slot(struct eu_fetch_client *c, const char *key)
+{
+    struct host **pp = &c->hosts[hash_str(key) & (c->nbuckets - 1)];
+    while (*pp && strcmp((*pp)->key, key) != 0)
+        pp = &(*pp)->hash_next;
+    return pp;
+}
+
+static struct host *
+host_find(struct eu_fetch_client *c, const char *key)
+{
+    return *host_slot(c, key);
+}
+
+static bool
+host_in_lru(struct eu_fetch_client *c, struct host *h)
+{
+    return h->lru_prev || c->lru_head == h;
+}
+
+static void
+lru_remove(struct eu_fetch_client *c, struct host *h)
+{
+    if (!host_in_lru(c, h))
+        return;
+    if (h->lru_prev)
+        h->lru_prev->lru_next = h->lru_next;
+    else
+        c->lru_head = h->lru_next;
+    if (h->lru_next)
+        h->lru_next->lru_prev = h->lru_prev;
+    else
+        c->lru_tail = h->lru_prev;
+    h->lru_prev = h->lru_next = NULL;
+}
+
+static void
+host_delete(struct eu_fetch_client *c, struct host *h)
+{
+    lru_remove(c, h);
+    struct host **pp = host_slot(c, h->key);
+    *pp = h->hash_next;
+    c->nhosts--;
+    free(h->key);
+    free(h);
+}
+
+/* Drops an idle healthy host; files an idle failing one as most recent. */
+static void
+host_settle(struct eu_fetch_client *c, struct host *h)
+{
+    if (h->active > 0)
+        return;
+    if (h->failures == 0) {
+        host_delete(c, h);
+        return;
+    }
+    lru_remove(c, h);
+    h->lru_prev = c->lru_tail;
+    if (c->lru_tail)
+        c->lru_tail->lru_next = h;
+    else
+        c->lru_head = h;
+    c->lru_tail = h;
+}
+
+static struct host *
+host_get(struct eu_fetch_client *c, const char *key)
+{
+    struct host *h = host_find(c, key);
+    if (h)
+        return h;
+    /* Only idle failing hosts are on the LRU list; hosts in use are never
+     * forgotten, so the table may pass max_hosts by the requests in flight. */
+    if (c->nhosts >= c->cfg.max_hosts && c->lru_head)
+        host_delete(c, c->lru_head);
+    h = eu_xcalloc(1, sizeof *h);
+    h->key = eu_xstrdup(key);
+    /* At the head of its chain: the slot found above may have gone. */
+    struct host **bucket = &c->hosts[hash_str(key) & (c->nbuckets - 1)];
+    h->hash_next = *bucket;
+    *bucket = h;
+    c->nhosts++;
+    return h;
+}
+
+static bool
+host_is_down(const struct eu_fetch_client *c, const struct host *h, uint64_t now)
+{
+    return h->failures > 0 &&
+           now - h->first_failure_ms >= (uint64_t)c->cfg.host_unavailable_after_s * 1000;
+}
+
+bool
+eu_fetch_host_available(struct eu_fetch_client *c, const char *host)
+{
+    const struct host *h = host_find(c, host);
+    return !h || !host_is_down(c, h, now_ms());
+}
+
+void
+eu_fetch_host_seen(struct eu_fetch_client *c, const char *host)
+{
+    struct host *h = host_find(c, host);
+    if (!h)
+        return;
+    h->failures = 0;
+    host_settle(c, h);
+}
+
+/* --- owners and the queue -------------------------------------------------- */
+
+static struct owner **
+owner_slot(struct eu_fetch_client *c, uint64_t id)
+{
+    struct owner **pp = &c->owners[(id * 0x9e3779b97f4a7c15ULL) >> 54];
+    while (*pp && (*pp)->id != id)
+        pp = &(*pp)->hash_next;
+    return pp;
+}
+
+static void
+enqueue(struct eu_fetch_client *c, struct eu_fetch *f)
+{
+    struct owner **pp = owner_slot(c, f->owner);
+    struct owner *o = *pp;
+    if (!o) {
+        o = eu_xcalloc(1, sizeof *o);
+        o->id = f->owner;
+        *pp = o;
+        /* A new owner joins at the end of the round: just before the one
+         * served next. */
+        if (!c->ring) {
+            o->ring_prev = o->ring_next = o;
+            c->ring = o;
+        } else {
+            o->ring_next = c->ring;
+            o->ring_prev = c->ring->ring_prev;
+            o->ring_prev->ring_next = o;
+            c->ring->ring_prev = o;
+        }
+    }
+    f->qprev = o->tail;
+    f->qnext = NULL;
+    if (o->tail)
+        o->tail->qnext = f;
+    else
+        o->head = f;
+    o->tail = f;
+    o->nqueued++;
+    c->queued++;
+    f->state = ST_QUEUED;
+}
+
+static void
+dequeue(struct eu_fetch_client *c, struct eu_fetch *f)
+{
+    struct owner **pp = owner_slot(c, f->owner);
+    struct owner *o = *pp;
+    if (f->qprev)
+        f->qprev->qnext = f->qnext;
+    else
+        o->head = f->qnext;
+    if (f->qnext)
+        f->qnext->qprev = f->qprev;
+    else
+        o->tail = f->qprev;
+    f->qprev = f->qnext = NULL;
+    o->nqueued--;
+    c->queued--;
+    if (o->nqueued > 0)
+        return;
+    if (o->ring_next == o) {
+        c->ring = NULL;
+    } else {
+        o->ring_prev->ring_next = o->ring_next;
+        o->ring_next->ring_prev = o->ring_prev;
+        if (c->ring == o)
+            c->ring = o->ring_next;
+    }
+    *pp = o->hash_next;
+    free(o);
+}
+
+static int
+owner_queued(struct eu_fetch_client *c, uint64_t id)
+{
+    struct owner *o = *owner_slot(c, id);
+    return o ? o->nqueued : 0;
+}
+
+static bool
+host_has_room(struct eu_fetch_client *c, const char *key)
+{
+    const struct host *h = host_find(c, key);
+    return !h || h->active < c->cfg.max_requests_per_host;
+}
+
+static void refuse(struct eu_fetch_client *c, struct eu_fetch *f, enum eu_fetch_error err,
+                   const char *message);
+static int activate(struct eu_fetch_client *c, struct eu_fetch *f);
+
+/*
+ * Starts waiting requests while there is room: one per owner in turn, each
+ * owner's oldest whose host has room. Scanning an owner's queue past
+ * requests for busy hosts costs at most max_queued_per_owner steps.
+ */
+static void
+pump(struct eu_fetch_client *c)
+{
+    while (!c->freeing && c->ring && c->active < c->cfg.max_requests) {
+        struct owner *first = c->ring, *o = first;
+        struct eu_fetch *f = NULL;
+        do {
+            for (f = o->head; f && !host_has_room(c, f->host); f = f->qnext)
+                ;
+            o = o->ring_next;
+        } while (!f && o != first);
+        if (!f)
+            return;
+        /* The next round starts after the owner just served. */
+        c->ring = o;
+        dequeue(c, f);
+        if (activate(c, f) < 0)
+            refuse(c, f, EU_FETCH_CONNECT, "cannot start the transfer");
+    }
+}
+
+/* --- finishing ------------------------------------------------------------- */
+
+static void
+all_unlink(struct eu_fetch_client *c, struct eu_fetch *f)
+{
+    if (f->prev)
+        f->prev->next = f->next;
+    else
+        c->all = f->next;
+    if (f->next)
+        f->next->prev = f->prev;
+    f->prev = f->next = NULL;
+}
+
+static void
+fetch_free(struct eu_fetch *f)
+{
+    if (f->easy)
+        curl_easy_cleanup(f->easy);
+    curl_slist_free_all(f->headers);
+    free(f->url);
+    free(f->body);
+    free(f->user_agent);
+    free(f->resp);
+    free(f);
+}
+
+static void
+refuse(struct eu_fetch_client *c, struct eu_fetch *f, enum eu_fetch_error err, const char *message)
+{
+    f->state = ST_REFUSED;
+    f->refused_error = err;
+    f->refused_message = message;
+    f->qnext = NULL;
+    f->qprev = c->refused_tail;
+    if (c->refused_tail)
+        c->refused_tail->qnext = f;
+    else
+        c->refused_head = f;
+    c->refused_tail = f;
+    event_active(c->deferred, EV_TIMEOUT, 1);
+}
+
+/* What resp->body points to when there was no body: never freed. */
+static const char empty_body[1];
+
+static void
+report(struct eu_fetch_client *c, struct eu_fetch *f, struct eu_fetch_resp *resp)
+{
+    c->requests_total++;
+    if (resp->error != EU_FETCH_OK)
+        c->failures_total[resp->error]++;
+    resp->body = f->resp ? f->resp : (char *)empty_body;
+    resp->body_len = f->resp ? f->resp_len : 0;
+    all_unlink(c, f);
+    f->cb(resp, f->arg);
+    /* A body the callback took is no longer ours. */
+    if (resp->body != f->resp)
+        f->resp = NULL;
+    fetch_free(f);
+}
+
+static void
+on_deferred(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_fetch_client *c = arg;
+    (void)fd;
+    (void)what;
+    struct eu_fetch *f;
+    while ((f = c->refused_head)) {
+        c->refused_head = f->qnext;
+        if (c->refused_head)
+            c->refused_head->qprev = NULL;
+        else
+            c->refused_tail = NULL;
+        f->qnext = f->qprev = NULL;
+        struct eu_fetch_resp resp = {
+            .error = f->refused_error,
+            .effective_url = f->url,
+            .message = f->refused_message,
+        };
+        report(c, f, &resp);
+    }
+}
+
+static enum eu_fetch_error
+classify(const struct eu_fetch *f, CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_OK:
+        return EU_FETCH_OK;
+    case CURLE_OPERATION_TIMEDOUT:
+        return EU_FETCH_TIMEOUT;
+    case CURLE_FILESIZE_EXCEEDED:
+        return EU_FETCH_TOO_LARGE;
+    case CURLE_WRITE_ERROR:
+        return f->too_large ? EU_FETCH_TOO_LARGE : EU_FETCH_NETWORK;
+    case CURLE_COULDNT_CONNECT:
+        return f->refused_address ? EU_FETCH_REFUSED_ADDRESS : EU_FETCH_CONNECT;
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return EU_FETCH_DNS;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_USE_SSL_FAILED:
+        return EU_FETCH_TLS;
+    case CURLE_TOO_MANY_REDIRECTS:
+        return EU_FETCH_TOO_MANY_REDIRECTS;
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+        return EU_FETCH_BAD_URL;
+    default:
+        return EU_FETCH_NETWORK;
+    }
+}
+
+/* No answer, or a server error: what Mastodon counts against a domain. */
+static bool
+is_host_failure(const struct eu_fetch_resp *r)
+{
+    switch (r->error) {
+    case EU_FETCH_OK:
+        return r->status >= 500;
+    case EU_FETCH_TIMEOUT:
+    case EU_FETCH_CONNECT:
+    case EU_FETCH_TLS:
+    case EU_FETCH_DNS:
+    case EU_FETCH_NETWORK:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Gives back f's slots; with update_health, counts its outcome. */
+static void
+release_slots(struct eu_fetch_client *c, struct eu_fetch *f, const struct eu_fetch_resp *r)
+{
+    curl_multi_remove_handle(c->multi, f->easy);
+    c->active--;
+    struct host *h = host_find(c, f->host);
+    if (!h)
+        return;
+    h->active--;
+    if (r && is_host_failure(r)) {
+        if (h->failures++ == 0)
+            h->first_failure_ms = now_ms();
+    } else if (r && r->error == EU_FETCH_OK) {
+        h->failures = 0;
+    }
+    host_settle(c, h);
+}
+
+static void
+finish_active(struct eu_fetch_client *c, struct eu_fetch *f, CURLcode rc)
+{
+    struct eu_fetch_resp resp = {.error = classify(f, rc)};
+    char *ct = NULL, *loc = NULL, *eff = NULL;
+    curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &resp.status);
+    curl_easy_getinfo(f->easy, CURLINFO_CONTENT_TYPE, &ct);
+    curl_easy_getinfo(f->easy, CURLINFO_REDIRECT_URL, &loc);
+    curl_easy_getinfo(f->easy, CURLINFO_EFFECTIVE_URL, &eff);
+    resp.content_type = ct;
+    resp.location = loc;
+    resp.effective_url = eff ? eff : f->url;
+    if (resp.error == EU_FETCH_TOO_LARGE)
+        resp.message = "response body over the size cap";
+    else if (resp.error == EU_FETCH_REFUSED_ADDRESS)
+        resp.message = "the host resolves to an address outbound requests may not reach";
+    else if (resp.error != EU_FETCH_OK)
+        resp.message = f->errbuf[0] ? f->errbuf : curl_easy_strerror(rc);
+    if (resp.error != EU_FETCH_OK)
+        eu_log_debug("fetch", "cannot fetch '%s': %s: %s", f->url, eu_fetch_error_str(resp.error),
+                     resp.message);
+    release_slots(c, f, &resp);
+    /* The strings from curl_easy_getinfo live in the easy handle, which
+     * fetch_free() cleans up after the callback. */
+    report(c, f, &resp);
+}
+
+static void
+check_done(struct eu_fetch_client *c)
+{
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(c->multi, &left))) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        char *priv = NULL;
+        CURLcode rc = m->data.result;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &priv);
+        finish_active(c, (struct eu_fetch *)priv, rc);
+        pump(c);
+    }
+}
+
+/* --- libcurl and libevent -------------------------------------------------- */
+
+static void
+on_sock_event(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_fetch_client *c = ((struct sock *)arg)->c;
+    int flags = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
+    int running;
+    /* May free arg (CURL_POLL_REMOVE): not used after this. */
+    curl_multi_socket_action(c->multi, fd, flags, &running);
+    check_done(c);
+}
+
+static void
+on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_fetch_client *c = arg;
+    (void)fd;
+    (void)what;
+    int running;
+    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    check_done(c);
+}
+
+static void
+sock_free(struct eu_fetch_client *c, struct sock *s)
+{
+    event_free(s->ev);
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        c->socks = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    free(s);
+}
+
+static int
+on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    struct eu_fetch_client *c = userp;
+    struct sock *s = socketp;
+    (void)easy;
+    if (what == CURL_POLL_REMOVE) {
+        if (s)
+            sock_free(c, s);
+        return 0;
+    }
+    if (!s) {
+        s = eu_xcalloc(1, sizeof *s);
+        s->c = c;
+        s->next = c->socks;
+        if (c->socks)
+            c->socks->prev = s;
+        c->socks = s;
+        curl_multi_assign(c->multi, fd, s);
+    } else {
+        event_free(s->ev);
+    }
+    short kind =
+        EV_PERSIST | (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0);
+    s->ev = event_new(c->base, fd, kind, on_sock_event, s);
+    event_add(s->ev, NULL);
+    return 0;
+}
+
+/* libcurl wants to be called back in timeout_ms (-1: never). Even 0 goes
+ * through the loop: calling libcurl from inside its own callback is not
+ * allowed. */
+static int
+on_curl_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    struct eu_fetch_client *c = userp;
+    (void)multi;
+    if (timeout_ms < 0) {
+        evtimer_del(c->timer);
+        return 0;
+    }
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    evtimer_add(c->timer, &tv);
+    return 0;
+}
+
+/*
+ * Runs for every address libcurl is about to connect to, after resolving:
+ * the one place that sees the address actually used, so a name that
+ * resolves to a public address when checked and a private one when used
+ * (DNS rebinding) cannot get past it.
+ */
+static curl_socket_t
+on_opensocket(void *clientp, curlsocktype purpose, struct curl_sockaddr *addr)
+{
+    struct eu_fetch *f = clientp;
+    (void)purpose;
+    if (!f->allow_private && !eu_sockaddr_is_public(&addr->addr, addr->addrlen)) {
+        f->refused_address = true;
+        return CURL_SOCKET_BAD;
+    }
+    return socket(addr->family, addr->socktype | SOCK_CLOEXEC, addr->protocol);
+}
+
+static size_t
+on_write(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    struct eu_fetch *f = userdata;
+    size_t n = size * nmemb;
+    if (n > f->max_bytes - f->resp_len) {
+        /* Returning less than n makes libcurl abort the transfer. */
+        f->too_large = true;
+        return 0;
+    }
+    if (f->resp_len + n + 1 > f->resp_cap) {
+        size_t cap = f->resp_cap ? f->resp_cap : 4096;
+        while (cap < f->resp_len + n + 1)
+            cap *= 2;
+        if (cap > f->max_bytes + 1)
+            cap = f->max_bytes + 1;
+        f->resp = eu_xrealloc(f->resp, cap);
+        f->resp_cap = cap;
+    }
+    memcpy(f->resp + f->resp_len, data, n);
+    f->resp_len += n;
+    f->resp[f->resp_len] = '\0';
+    return n;
+}
+
+/* Puts f's transfer into the multi; returns 0, or -1 (nothing changed). */
+static int
+activate(struct eu_fetch_client *c, struct eu_fetch *f)
+{
+    const struct eu_fetch_config *cfg = &c->cfg;
+    CURL *e = curl_easy_init();
+    if (!e)
+        return -1;
+    const char *protocols = cfg->allow_http ? "http,https" : "https";
+    int redirects = f->max_redirects < cfg->max_redirects ? f->max_redirects : cfg->max_redirects;
+    if (redirects < 0)
+        redirects = 0;
+    size_t max_bytes = cfg->max_response_bytes;
+    if (f->max_bytes && f->max_bytes < max_bytes)
+        max_bytes = f->max_bytes;
+    f->max_bytes = max_bytes;
+    f->allow_private = cfg->allow_private_addresses;
+    curl_easy_setopt(e, CURLOPT_URL, f->url);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)f);
+    curl_easy_setopt(e, CURLOPT_SHARE, c->share);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, protocols);
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, redirects > 0 ? 1L : 0L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)redirects);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->connect_timeout_s * 1000);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)cfg->request_timeout_s * 1000);
+    /* Stops at a too-large Content-Length before any body is read. */
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_bytes);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_opensocket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, f);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, f->headers);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, f->user_agent);
+    /* Compressed answers are counted against the cap once decoded. */
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    /* http_proxy and friends in the environment would send every request,
+     * and the address check, to the proxy. */
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    /* Over TLS, ALPN tells at the handshake whether a connection being set
+     * up can carry this request too (HTTP/2), so waiting for it costs
+     * little. Over plain http libcurl would learn that only from the first
+     * response, and a slow one would hold this request up. */
+    if (f->https)
+        curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, f->errbuf);
+    if (f->method == EU_FETCH_POST) {
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)f->body_len);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, f->body ? f->body : "");
+    }
+    if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+        curl_easy_cleanup(e);
+        return -1;
+    }
+    f->easy = e;
+    f->state = ST_ACTIVE;
+    c->active++;
+    struct host *h = host_get(c, f->host);
+    lru_remove(c, h);
+    h->active++;
+    return 0;
+}
+
+/* --- the public calls ------------------------------------------------------ */
+
+struct eu_fetch_client *
+eu_fetch_client_new(struct event_base *base, const struct eu_fetch_config *cfg)
+{
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        eu_log_error("fetch", "cannot initialise libcurl");
+        return NULL;
+    }
+    struct eu_fetch_client *c = eu_xcalloc(1, sizeof *c);
+    c->base = base;
+    c->multi = curl_multi_init();
+    c->share = curl_share_init();
+    if (!c->multi || !c->share) {
+        eu_log_error("fetch", "cannot create libcurl handles");
+        curl_multi_cleanup(c->multi);
+        curl_share_cleanup(c->share);
+        free(c);
+        curl_global_cleanup();
+        return NULL;
+    }
+    /* One thread uses the share, so it needs no lock callbacks. */
+    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+    c->timer = evtimer_new(base, on_timer, c);
+    c->deferred = event_new(base, -1, 0, on_deferred, c);
+    eu_fetch_client_configure(c, cfg);
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    eu_log_debug("fetch", "libcurl %s, %s resolver", v->version,
+                 v->ares                                  ? "c-ares"
+                 : (v->features & CURL_VERSION_ASYNCHDNS) ? "threaded"
+                                                          : "blocking");
+    /* A blocking resolver would stop the loop for every lookup. */
+    if (!(v->features & CURL_VERSION_ASYNCHDNS))
+        eu_log_warn("fetch", "libcurl %s resolves names synchronously: lookups block the loop",
+                    v->version);
+    return c;
+}
+
+void
+eu_fetch_client_configure(struct eu_fetch_client *c, const struct eu_fetch_config *cfg)
+{
+    size_t old_max = c->cfg.max_hosts;
+    c->cfg = *cfg;
+    if (c->cfg.max_hosts == 0)
+        c->cfg.max_hosts = DEFAULT_MAX_HOSTS;
+    if (c->cfg.max_requests < 1)
+        c->cfg.max_requests = 1;
+    if (c->cfg.max_requests_per_host < 1)
+        c->cfg.max_requests_per_host = 1;
+    /* Idle kept-alive connections, all hosts together. */
+    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)c->cfg.max_requests);
+    if (!c->hosts || c->cfg.max_hosts != old_max) {
+        size_t n = 64;
+        while (n < c->cfg.max_hosts && n < ((size_t)1 << 20))
+            n *= 2;
+        struct host **buckets = eu_xcalloc(n, sizeof *buckets);
+        for (size_t i = 0; c->hosts && i < c->nbuckets; i++) {
+            for (struct host *h = c->hosts[i], *next; h; h = next) {
+                next = h->hash_next;
+                size_t b = hash_str(h->key) & (n - 1);
+                h->hash_next = buckets[b];
+                buckets[b] = h;
+            }
+        }
+        free(c->hosts);
+        c->hosts = buckets;
+        c->nbuckets = n;
+    }
+    /* Larger caps may let waiting requests start. */
+    pump(c);
+}
+
+/* Stops f wherever it is, without its callback or a pump. */
+static void
+drop(struct eu_fetch_client *c, struct eu_fetch *f)
+{
+    switch (f->state) {
+    case ST_QUEUED:
+        dequeue(c, f);
+        break;
+    case ST_ACTIVE:
+        release_slots(c, f, NULL);
+        break;
+    case ST_REFUSED:
+        if (f->qprev)
+            f->qprev->qnext = f->qnext;
+        else
+            c->refused_head = f->qnext;
+        if (f->qnext)
+            f->qnext->qprev = f->qprev;
+        else
+            c->refused_tail = f->qprev;
+        break;
+    }
+    all_unlink(c, f);
+    fetch_free(f);
+}
+
+void
+eu_fetch_cancel(struct eu_fetch *f)
+{
+    if (!f)
+        return;
+    struct eu_fetch_client *c = f->c;
+    drop(c, f);
+    pump(c);
+}
+
+size_t
+eu_fetch_cancel_owner(struct eu_fetch_client *c, uint64_t owner)
+{
+    size_t n = 0;
+    if (!c)
+        return 0;
+    /* No pump until the end, so none of owner's waiting requests starts
+     * only to be cancelled. */
+    bool was = c->freeing;
+    c->freeing = true;
+    for (struct eu_fetch *f = c->all, *next; f; f = next) {
+        next = f->next;
+        if (f->owner == owner) {
+            drop(c, f);
+            n++;
+        }
+    }
+    c->freeing = was;
+    pump(c);
+    return n;
+}
+
+void
+eu_fetch_client_free(struct eu_fetch_client *c)
+{
+    if (!c)
+        return;
+    c->freeing = true;
+    while (c->all)
+        drop(c, c->all);
+    event_free(c->deferred);
+    event_free(c->timer);
+    curl_multi_cleanup(c->multi);
+    /* Sockets libcurl did not tell us to forget before it went. */
+    while (c->socks)
+        sock_free(c, c->socks);
+    curl_share_cleanup(c->share);
+    for (size_t i = 0; i < c->nbuckets; i++) {
+        for (struct host *h = c->hosts[i], *next; h; h = next) {
+            next = h->hash_next;
+            free(h->key);
+            free(h);
+        }
+    }
+    free(c->hosts);
+    free(c);
+    curl_global_cleanup();
+}
+
+struct eu_fetch *
+eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fetch_cb cb, void *arg)
+{
+    struct eu_fetch *f = eu_xcalloc(1, sizeof *f);
+    f->c = c;
+    f->owner = req->owner;
+    f->method = req->method;
+    f->url = eu_xstrdup(req->url ? req->url : "");
+    f->max_redirects = req->max_redirects;
+    f->max_bytes = req->max_bytes;
+    f->cb = cb;
+    f->arg = arg;
+    if (req->body) {
+        f->body = eu_xmalloc(req->body_len + 1);
+        memcpy(f->body, req->body, req->body_len);
+        f->body[req->body_len] = '\0';
+        f->body_len = req->body_len;
+    }
+    bool has_ua = false, has_expect = false;
+    for (const char *const *h = req->headers; h && *h; h++) {
+        has_ua = has_ua || strncasecmp(*h, "User-Agent:", 11) == 0;
+        has_expect = has_expect || strncasecmp(*h, "Expect:", 7) == 0;
+        f->headers = curl_slist_append(f->headers, *h);
+    }
+    /* libcurl would wait for a 100 Continue before a large POST body; the
+     * inboxes we post to do not send one. */
+    if (f->method == EU_FETCH_POST && !has_expect)
+        f->headers = curl_slist_append(f->headers, "Expect:");
+    if (!has_ua)
+        f->user_agent = req->ua_base ? eu_xasprintf("eunha/" EUNHA_VERSION " (+%s)", req->ua_base)
+                                     : eu_xstrdup("eunha/" EUNHA_VERSION);
+    f->next = c->all;
+    if (c->all)
+        c->all->prev = f;
+    c->all = f;
+
+    char scheme[16];
+    if (url_split(f->url, scheme, sizeof scheme, f->host, sizeof f->host) < 0) {
+        refuse(c, f, EU_FETCH_BAD_URL, "the URL does not parse or has no host");
+    } else if (!(f->https = strcmp(scheme, "https") == 0) &&
+               !(strcmp(scheme, "http") == 0 && c->cfg.allow_http)) {
+        refuse(c, f, EU_FETCH_BAD_URL, "only https URLs may be fetched");
+    } else if (c->active < c->cfg.max_requests && host_has_room(c, f->host)) {
+        /* Nothing waiting could start now (pump() ran after every change),
+         * so starting this one jumps no one. */
+        if (activate(c, f) < 0)
+            refuse(c, f, EU_FETCH_CONNECT, "cannot start the transfer");
+    } else if (owner_queued(c, f->owner) >= c->cfg.max_queued_per_owner) {
+        refuse(c, f, EU_FETCH_QUEUE_FULL, "too many outbound requests waiting for this tenant");
+    } else {
+        enqueue(c, f);
+    }
+    return f;
+}
+
+char *
+eu_fetch_resp_take_body(struct eu_fetch_resp *resp, size_t *len)
+{
+    char *body = resp->body;
+    if (len)
+        *len = resp->body_len;
+    resp->body = NULL;
+    resp->body_len = 0;
+    if (!body || body == empty_body)
+        return eu_xstrdup("");
+    return body;
+}
+
+void
+eu_fetch_client_stats(struct eu_fetch_client *c, struct eu_fetch_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->in_flight = c->active;
+    st->queued = c->queued;
+    st->hosts = c->nhosts;
+    uint64_t now = now_ms();
+    for (size_t i = 0; i < c->nbuckets; i++)
+        for (const struct host *h = c->hosts[i]; h; h = h->hash_next)
+            st->hosts_unavailable += host_is_down(c, h, now);
+    st->requests_total = c->requests_total;
+    memcpy(st->failures_total, c->failures_total, sizeof st->failures_total);
+}
