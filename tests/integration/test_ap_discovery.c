@@ -206,7 +206,15 @@ START_TEST(test_actor)
     get(&w, &r, HOST, "/users/alice", AS_JSON);
     expect_actor(&r, "Person");
     ck_assert(json_is_false(eu_it_jpath(r.json, "manuallyApprovesFollowers")));
-    /* No key yet: nothing is said about one. */
+    /* A new account has its key from the start. */
+    EU_IT_EXPECT_JSTR(&r, "publicKey.id", "http://ap.example/users/alice#main-key");
+    ck_assert_ptr_nonnull(strstr(json_string_value(eu_it_jpath(r.json, "publicKey.publicKeyPem")),
+                                 "BEGIN PUBLIC KEY"));
+    /* Without a key (an account from before keys, until the backfill job
+     * runs), nothing is said about one. */
+    sql(&w, "UPDATE accounts SET public_key = NULL WHERE tenant_id = %s AND username = '%s'",
+        "alice");
+    get(&w, &r, HOST, "/users/alice", AS_JSON);
     ck_assert_ptr_null(eu_it_jpath(r.json, "publicKey"));
     ck_assert_ptr_null(eu_it_jpath(r.json, "icon"));
     get(&w, &r, HOST, "/@alice", LD_JSON);
