@@ -56,6 +56,7 @@ bench_build() {
     case $t in
       eunha) bins+=("$EUNHA_BIN") ;;
       eunha-loadgen) bins+=("$LOADGEN_BIN") ;;
+      eunha-apsink) bins+=("$BENCH_BUILD/eunha-apsink") ;;
       *) eu_die "bench_build: unknown target '$t'" || return 1 ;;
     esac
   done

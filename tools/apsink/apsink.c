@@ -5,8 +5,11 @@
  * deliveries arrived and when. It checks nothing about signatures: the
  * benchmark measures eunha's side, and the tests check the signatures.
  *
- *   eunha-apsink PORT STATSFILE [DELAY_MS]
+ *   eunha-apsink PORT STATSFILE [DELAY_MS [NPORTS]]
  *
+ * With NPORTS it listens on PORT .. PORT+NPORTS-1, all counted together:
+ * http://127.0.0.1:PORT+i are distinct hosts to eunha's per-host caps, so
+ * one sink plays many remote servers.
  * STATSFILE is rewritten every 100 ms with "posts first_ms last_ms bytes"
  * (milliseconds since the epoch of the first and latest POST).
  */
@@ -100,16 +103,19 @@ int
 main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: eunha-apsink PORT STATSFILE [DELAY_MS]\n");
+        fprintf(stderr, "usage: eunha-apsink PORT STATSFILE [DELAY_MS [NPORTS]]\n");
         return 2;
     }
     struct sink s = {.stats_path = argv[2], .delay_ms = argc > 3 ? atol(argv[3]) : 0};
     s.base = event_base_new();
     struct evhttp *http = evhttp_new(s.base);
     evhttp_set_max_body_size(http, 4 << 20);
-    if (evhttp_bind_socket(http, "127.0.0.1", (ev_uint16_t)atoi(argv[1])) != 0) {
-        fprintf(stderr, "eunha-apsink: cannot bind 127.0.0.1:%s\n", argv[1]);
-        return 1;
+    int port = atoi(argv[1]), nports = argc > 4 ? atoi(argv[4]) : 1;
+    for (int i = 0; i < nports; i++) {
+        if (evhttp_bind_socket(http, "127.0.0.1", (ev_uint16_t)(port + i)) != 0) {
+            fprintf(stderr, "eunha-apsink: cannot bind 127.0.0.1:%d\n", port + i);
+            return 1;
+        }
     }
     evhttp_set_gencb(http, request_cb, &s);
     struct event *tick = event_new(s.base, -1, EV_PERSIST, stats_cb, &s);
