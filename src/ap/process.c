@@ -87,7 +87,7 @@ on_stmt(PGresult *res, enum eu_db_status st, void *arg)
 
 void
 eu_proc_stmt(struct eu_proc *p, const struct eu_sql *s, int n, const char *const *params,
-          eu_proc_step_cb step)
+             eu_proc_step_cb step)
 {
     p->step = step;
     eu_db_conn_stmt(eu_job_conn(p->job), s, n, params, on_stmt, p);
@@ -110,8 +110,7 @@ eu_proc_json_id(json_t *v)
 {
     if (json_is_object(v))
         v = json_object_get(v, "id");
-    if (!json_is_string(v) || json_string_length(v) == 0 ||
-        json_string_length(v) > EU_AP_MAX_URI ||
+    if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > EU_AP_MAX_URI ||
         strlen(json_string_value(v)) != json_string_length(v))
         return NULL;
     return json_string_value(v);
@@ -220,7 +219,7 @@ on_sent(struct eu_proc *p, PGresult *res)
  */
 void
 eu_ap_process_send(struct eu_proc *p, const char *inbox, json_t *activity, const char *actor_id,
-                const char *dedupe, void (*then)(struct eu_proc *p))
+                   const char *dedupe, void (*then)(struct eu_proc *p))
 {
     if (!inbox) {
         json_decref(activity);
@@ -230,8 +229,8 @@ eu_ap_process_send(struct eu_proc *p, const char *inbox, json_t *activity, const
     if (!json_object_get(activity, "@context"))
         json_object_set_new(activity, "@context",
                             json_string("https://www.w3.org/ns/activitystreams"));
-    json_t *payload = json_pack("{s:s, s:o, s:s}", "inbox", inbox, "activity", activity,
-                                "actor_id", actor_id);
+    json_t *payload =
+        json_pack("{s:s, s:o, s:s}", "inbox", inbox, "activity", activity, "actor_id", actor_id);
     char *text = json_dumps(payload, JSON_COMPACT);
     json_decref(payload);
     const char *params[] = {eu_arena_strdup(p->arena, text), dedupe};

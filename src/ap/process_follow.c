@@ -166,7 +166,8 @@ const struct eu_sql eu_ap_process_follow_sql[] = {
          "  OR (b.account_id = $3::bigint AND b.target_account_id = lf.account_id)))),"
          " ins AS (INSERT INTO follow_requests (tenant_id, id, account_id, target_account_id,"
          "  show_reblogs, notify, languages, uri) SELECT $1, nid, account_id, $3::bigint,"
-         "  show_reblogs, notify, languages, $5::text || '/users/' || username || '#follows/' || nid"
+         "  show_reblogs, notify, languages, $5::text || '/users/' || username || '#follows/' || "
+         "nid"
          "  FROM nr ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
          "  RETURNING account_id, uri)"
          " SELECT ins.account_id::text, la.username, ins.uri FROM ins JOIN accounts la"
@@ -228,8 +229,8 @@ on_follow_created(struct eu_proc *p, PGresult *res)
 {
     const char *row = eu_arena_strdup(p->arena, PQgetvalue(res, 0, 0));
     if (PQgetvalue(res, 0, 1)[0] == 't')
-        eu_notify(p->app->registry, p->t, strtoll(p->s1, NULL, 10),
-                  strtoll(p->actor_id, NULL, 10), "follow", 0);
+        eu_notify(p->app->registry, p->t, strtoll(p->s1, NULL, 10), strtoll(p->actor_id, NULL, 10),
+                  "follow", 0);
     /* Sent again for a redelivered Follow (the peer may have missed it),
      * but never twice while the first still waits. */
     send_answer(p, "Accept", p->s1, p->s2, eu_arena_sprintf(p->arena, "accepts/follows/%s", row));
@@ -239,8 +240,8 @@ static void
 on_follow_requested(struct eu_proc *p, PGresult *res)
 {
     if (PQgetvalue(res, 0, 1)[0] == 't')
-        eu_notify(p->app->registry, p->t, strtoll(p->s1, NULL, 10),
-                  strtoll(p->actor_id, NULL, 10), "follow_request", 0);
+        eu_notify(p->app->registry, p->t, strtoll(p->s1, NULL, 10), strtoll(p->actor_id, NULL, 10),
+                  "follow_request", 0);
     eu_proc_finish(p, NULL);
 }
 

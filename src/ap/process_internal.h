@@ -79,7 +79,7 @@ void eu_proc_skip(struct eu_proc *p, const char *why);
 /* Runs statement s ($1 the tenant, then params) on the job's connection;
  * step runs with the result on success, else the job fails. */
 void eu_proc_stmt(struct eu_proc *p, const struct eu_sql *s, int n, const char *const *params,
-               eu_proc_step_cb step);
+                  eu_proc_step_cb step);
 /* Keeps a copy of res in p->rows (rows counted in p->nrows, p->row the
  * cursor) for the following steps; freed with p. */
 void eu_proc_keep(struct eu_proc *p, struct pg_result *res);
@@ -106,7 +106,7 @@ void eu_proc_parse_actor(struct eu_proc *p, void (*then)(struct eu_proc *p));
  * writes the "ap_deliver" job row itself; repoint it there.
  */
 void eu_ap_process_send(struct eu_proc *p, const char *inbox, struct json_t *activity,
-                     const char *actor_id, const char *dedupe, void (*then)(struct eu_proc *p));
+                        const char *actor_id, const char *dedupe, void (*then)(struct eu_proc *p));
 
 /* process_follow.c */
 void eu_proc_follow(struct eu_proc *p);

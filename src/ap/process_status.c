@@ -518,9 +518,9 @@ eu_proc_flag(struct eu_proc *p)
     char *tn = json_dumps(names, JSON_COMPACT), *ti = json_dumps(ids, JSON_COMPACT);
     json_decref(names);
     json_decref(ids);
-    const char *params[] = {
-        p->actor_id, eu_arena_strdup(p->arena, tn), eu_arena_strdup(p->arena, ti),
-        cut_text(p, content ? content : "", EU_AP_MAX_TEXT), p->id};
+    const char *params[] = {p->actor_id, eu_arena_strdup(p->arena, tn),
+                            eu_arena_strdup(p->arena, ti),
+                            cut_text(p, content ? content : "", EU_AP_MAX_TEXT), p->id};
     free(tn);
     free(ti);
     eu_proc_stmt(p, &eu_ap_process_status_sql[STATUS_FLAG], 5, params, on_flagged);
@@ -539,13 +539,12 @@ void
 eu_proc_featured(struct eu_proc *p, bool add)
 {
     const char *target = eu_proc_json_id(json_object_get(p->activity, "target"));
-    if (!target || !p->actor_featured || strcmp(target, p->actor_featured) != 0 ||
-        !p->object_id) {
+    if (!target || !p->actor_featured || strcmp(target, p->actor_featured) != 0 || !p->object_id) {
         eu_proc_skip(p, "not about the actor's featured collection");
         return;
     }
     /* TODO(resolve): a status we do not have is not fetched yet. */
     const char *params[] = {p->actor_id, p->object_id};
     eu_proc_stmt(p, &eu_ap_process_status_sql[add ? STATUS_PIN : STATUS_UNPIN], 2, params,
-              on_featured);
+                 on_featured);
 }
