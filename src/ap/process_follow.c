@@ -45,11 +45,14 @@ enum {
     " AND lower(username) = lower($4) AND username <> 'instance.actor'"
 
 const struct eu_sql eu_ap_process_follow_sql[] = {
-    /* $2 the remote actor, $3 the local username. */
+    /* $2 the remote actor, $3 the local username: the account, whether it
+     * refuses (it blocks the actor, or moved away: Mastodon rejects both),
+     * whether the actor follows it already. */
     [FOLLOW_TARGET] = {"ap_process.follow_target",
                        "SELECT a.id::text, a.locked, a.username,"
-                       " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-                       "  AND b.account_id = a.id AND b.target_account_id = $2::bigint),"
+                       " a.moved_to_account_id IS NOT NULL OR EXISTS (SELECT 1 FROM blocks b"
+                       "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
+                       "  AND b.target_account_id = $2::bigint),"
                        " EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
                        "  AND f.account_id = $2::bigint AND f.target_account_id = a.id)"
                        " FROM accounts a WHERE a.tenant_id = $1 AND a.domain IS NULL"

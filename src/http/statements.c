@@ -38,6 +38,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_admin_accounts_sql,
     eu_admin_jobs_sql,
     eu_admin_tenants_sql,
+    eu_admin_reports_sql,
 
     /* queue group */
     eu_queue_sql,

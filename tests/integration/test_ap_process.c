@@ -29,11 +29,10 @@ struct world {
     char *db, *tid, *decoy_tid;
     char *alice, *lena; /* local account ids */
     char *tok_alice, *tok_lena, *tok_decoy;
-    char *bob, *carol;  /* remote account ids */
+    char *bob, *carol; /* remote account ids */
 };
 
-static void
-sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 sql(struct world *w, const char *fmt, ...)
@@ -46,8 +45,7 @@ sql(struct world *w, const char *fmt, ...)
     free(eu_it_pg_exec(w->db, q));
 }
 
-static long
-count(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static long count(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static long
 count(struct world *w, const char *fmt, ...)
@@ -115,26 +113,10 @@ world_free(struct world *w)
     free(w->carol);
 }
 
-/* Queues an ap_inbox job for activity (JSON text) from actor on host and
- * waits until it is done; asserts it did not fail. */
+/* Waits until job (of tenant host) is done; asserts it did not fail. */
 static void
-process_on(struct world *w, const char *host, const char *actor, const char *activity)
+wait_job(struct world *w, const char *host, const char *job)
 {
-    json_error_t e;
-    json_t *act = json_loads(activity, 0, &e);
-    ck_assert_msg(act != NULL, "fixture: %s: %s", e.text, activity);
-    json_t *body = json_pack("{s:s, s:{s:o, s:s, s:n}}", "kind", "ap_inbox", "payload",
-                             "activity", act, "actor", actor, "recipient");
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    char path[256];
-    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/jobs", host);
-    struct eu_it_resp r = {0};
-    eu_it_admin(w->s, "POST", path, text, &r);
-    free(text);
-    EU_IT_EXPECT_STATUS(&r, 201);
-    char *job = strdup(eu_it_json_str(&r, "id"));
-    eu_it_resp_free(&r);
     char *tid = eu_it_tenant_id(w->s, host);
     long long deadline = eu_it_now_ms() + 20000;
     long left = 1;
@@ -153,11 +135,34 @@ process_on(struct world *w, const char *host, const char *actor, const char *act
     }
     ck_assert_msg(left == 0, "job %s not done in 20 s", job);
     free(tid);
+}
+
+/* Queues an ap_inbox job for activity (JSON text) from actor on host and
+ * waits until it is done; asserts it did not fail. */
+static void
+process_on(struct world *w, const char *host, const char *actor, const char *activity)
+{
+    json_error_t e;
+    json_t *act = json_loads(activity, 0, &e);
+    ck_assert_msg(act != NULL, "fixture: %s: %s", e.text, activity);
+    json_t *body = json_pack("{s:s, s:{s:o, s:s, s:n}}", "kind", "ap_inbox", "payload", "activity",
+                             act, "actor", actor, "recipient");
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    char path[256];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/jobs", host);
+    struct eu_it_resp r = {0};
+    eu_it_admin(w->s, "POST", path, text, &r);
+    free(text);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    char *job = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    wait_job(w, host, job);
     free(job);
 }
 
-static void
-process(struct world *w, const char *actor, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void process(struct world *w, const char *actor, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void
 process(struct world *w, const char *actor, const char *fmt, ...)
@@ -171,9 +176,8 @@ process(struct world *w, const char *actor, const char *fmt, ...)
 }
 
 /* GET path on HOST as tok into r; asserts 200 unless want says otherwise. */
-static void
-get(struct world *w, struct eu_it_resp *r, const char *tok, long want, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+static void get(struct world *w, struct eu_it_resp *r, const char *tok, long want, const char *fmt,
+                ...) __attribute__((format(printf, 5, 6)));
 
 static void
 get(struct world *w, struct eu_it_resp *r, const char *tok, long want, const char *fmt, ...)
@@ -289,8 +293,8 @@ START_TEST(test_follows)
                      0);
     /* Undo naming only the Follow's id withdraws the request. */
     process(&w, BOB,
-            "{\"id\":\"" BOB "#undo/2\",\"type\":\"Undo\",\"actor\":\"" BOB
-            "\",\"object\":\"" BOB "#follows/2\"}");
+            "{\"id\":\"" BOB "#undo/2\",\"type\":\"Undo\",\"actor\":\"" BOB "\",\"object\":\"" BOB
+            "#follows/2\"}");
     ck_assert_int_eq(count(&w, "SELECT count(*) FROM follow_requests WHERE tenant_id = %s", w.tid),
                      0);
 
@@ -316,8 +320,7 @@ START_TEST(test_follows)
             "\",\"object\":\"" BASE "/users/alice#follows/9\"}");
     get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/relationships?id[]=%s", w.bob);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.following")), "not following: %s", r.body);
-    ck_assert_msg(json_is_false(eu_it_jpath(r.json, "0.requested")), "still requested: %s",
-                  r.body);
+    ck_assert_msg(json_is_false(eu_it_jpath(r.json, "0.requested")), "still requested: %s", r.body);
     /* Someone else's Accept of it does nothing (carol is not the target). */
     /* Reject of it, with the Follow embedded: the follow goes. */
     process(&w, BOB,
@@ -388,12 +391,12 @@ START_TEST(test_move)
     get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/relationships?id[]=%s", newbob);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.requested")), "no request: %s", r.body);
     ck_assert_int_eq(deliveries(&w, "{\"inbox\":\"" NEWBOB "/inbox\",\"activity\":{\"type\":"
-                                    "\"Follow\",\"actor\":\"" BASE "/users/alice\",\"object\":\"" NEWBOB
-                                    "\"}}"),
+                                    "\"Follow\",\"actor\":\"" BASE
+                                    "/users/alice\",\"object\":\"" NEWBOB "\"}}"),
                      1);
-    ck_assert_int_eq(deliveries(&w, "{\"activity\":{\"type\":\"Follow\",\"actor\":\"" BASE
-                                    "/users/lena\"}}"),
-                     1);
+    ck_assert_int_eq(
+        deliveries(&w, "{\"activity\":{\"type\":\"Follow\",\"actor\":\"" BASE "/users/lena\"}}"),
+        1);
     ck_assert_int_eq(count(&w,
                            "SELECT count(*) FROM accounts WHERE tenant_id = %s AND id = %s"
                            " AND moved_to_account_id = %s",
@@ -428,9 +431,9 @@ END_TEST
 /* -------------------------------------------------------------- notes */
 
 #define NOTE_FMT                                                                                   \
-    "{\"id\":\"" BOB "/statuses/%s/activity\",\"type\":\"%s\",\"actor\":\"%s\",\"object\":{"    \
-    "\"id\":\"" BOB "/statuses/%s\",\"type\":\"Note\",\"attributedTo\":\"%s\","                  \
-    "\"published\":\"2026-01-01T00:00:00Z\",\"updated\":\"%s\",\"to\":[\"" PUBLIC "\"],"          \
+    "{\"id\":\"" BOB "/statuses/%s/activity\",\"type\":\"%s\",\"actor\":\"%s\",\"object\":{"       \
+    "\"id\":\"" BOB "/statuses/%s\",\"type\":\"Note\",\"attributedTo\":\"%s\","                    \
+    "\"published\":\"2026-01-01T00:00:00Z\",\"updated\":\"%s\",\"to\":[\"" PUBLIC "\"],"           \
     "\"cc\":[\"" BOB "/followers\"],\"content\":\"%s\",\"tag\":%s}}"
 
 START_TEST(test_notes)
@@ -469,8 +472,8 @@ START_TEST(test_notes)
     EU_IT_EXPECT_JINT(&r, "statuses_count", 2);
 
     /* Redelivered: no second status. */
-    process(&w, BOB, NOTE_FMT, "2", "Create", BOB, "2", BOB, "2026-01-01T00:00:00Z",
-            "<p>hello</p>", "[]");
+    process(&w, BOB, NOTE_FMT, "2", "Create", BOB, "2", BOB, "2026-01-01T00:00:00Z", "<p>hello</p>",
+            "[]");
     ck_assert_int_eq(count(&w,
                            "SELECT count(*) FROM statuses WHERE tenant_id = %s"
                            " AND account_id = %s",
@@ -532,8 +535,7 @@ START_TEST(test_notes)
                      1);
     ck_assert_int_eq(count(&w, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 0);
 
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s",
-                           w.decoy_tid),
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.decoy_tid),
                      0);
     eu_it_resp_free(&r);
     world_free(&w);
@@ -552,8 +554,8 @@ START_TEST(test_interactions)
     char *sid = strdup(eu_it_json_str(&r, "id"));
     char like[512], announce[512];
     snprintf(like, sizeof(like),
-             "{\"id\":\"" BOB "#likes/1\",\"type\":\"Like\",\"actor\":\"" BOB "\",\"object\":\"" BASE
-             "/users/alice/statuses/%s\"}",
+             "{\"id\":\"" BOB "#likes/1\",\"type\":\"Like\",\"actor\":\"" BOB
+             "\",\"object\":\"" BASE "/users/alice/statuses/%s\"}",
              sid);
     snprintf(announce, sizeof(announce),
              "{\"id\":\"" BOB "/statuses/9/activity\",\"type\":\"Announce\",\"actor\":\"" BOB
@@ -577,8 +579,8 @@ START_TEST(test_interactions)
             "{\"id\":\"" BOB "#undo/l\",\"type\":\"Undo\",\"actor\":\"" BOB "\",\"object\":%s}",
             like);
     process(&w, BOB,
-            "{\"id\":\"" BOB "#undo/a\",\"type\":\"Undo\",\"actor\":\"" BOB
-            "\",\"object\":\"" BOB "/statuses/9/activity\"}");
+            "{\"id\":\"" BOB "#undo/a\",\"type\":\"Undo\",\"actor\":\"" BOB "\",\"object\":\"" BOB
+            "/statuses/9/activity\"}");
     get(&w, &r, w.tok_alice, 200, "/api/v1/statuses/%s", sid);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 0);
     EU_IT_EXPECT_JINT(&r, "reblogs_count", 0);
@@ -600,11 +602,23 @@ START_TEST(test_interactions)
     process(&w, BOB,
             "{\"id\":\"" BOB "#flags/1\",\"type\":\"Flag\",\"actor\":\"" BOB
             "\",\"content\":\"spam\",\"object\":[\"" BASE "/users/alice\"]}");
-    ck_assert_int_eq(count(&w,
-                           "SELECT count(*) FROM reports WHERE tenant_id = %s AND account_id = %s"
-                           " AND target_account_id = %s AND status_ids = '{%s}' AND comment = 'spam'",
-                           w.tid, w.bob, w.alice, sid),
-                     1);
+    ck_assert_int_eq(
+        count(&w,
+              "SELECT count(*) FROM reports WHERE tenant_id = %s AND account_id = %s"
+              " AND target_account_id = %s AND status_ids = '{%s}' AND comment = 'spam'",
+              w.tid, w.bob, w.alice, sid),
+        1);
+
+    eu_it_admin(w.s, "GET", "/admin/v1/tenants/" HOST "/reports", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.comment", "spam");
+    EU_IT_EXPECT_JSTR(&r, "0.target_account.id", w.alice);
+    EU_IT_EXPECT_JSTR(&r, "0.account.acct", "bob@remote.example");
+    EU_IT_EXPECT_JSTR(&r, "0.status_ids.0", sid);
+    eu_it_admin(w.s, "GET", "/admin/v1/tenants/" DECOY "/reports", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
 
     /* Add/Remove: bob pins and unpins his own note. */
     sql(&w,
@@ -616,8 +630,8 @@ START_TEST(test_interactions)
             "/statuses/5\",\"target\":\"" BOB "/collections/featured\"}");
     ck_assert_int_eq(count(&w, "SELECT count(*) FROM status_pins WHERE tenant_id = %s", w.tid), 1);
     process(&w, BOB,
-            "{\"id\":\"" BOB "#remove/1\",\"type\":\"Remove\",\"actor\":\"" BOB "\",\"object\":\"" BOB
-            "/statuses/5\",\"target\":\"" BOB "/collections/featured\"}");
+            "{\"id\":\"" BOB "#remove/1\",\"type\":\"Remove\",\"actor\":\"" BOB
+            "\",\"object\":\"" BOB "/statuses/5\",\"target\":\"" BOB "/collections/featured\"}");
     ck_assert_int_eq(count(&w, "SELECT count(*) FROM status_pins WHERE tenant_id = %s", w.tid), 0);
 
     /* Unknown types and a claimed actor that is not the signer change
@@ -640,6 +654,73 @@ START_TEST(test_interactions)
 }
 END_TEST
 
+/* --------------------------------------------------------- bounded work */
+
+START_TEST(test_bounded)
+{
+    struct world w;
+    world_start(&w);
+    /* 10,000 mentions of lena and 3,000 hashtags (what fits in the 1 MiB
+     * body the admin API takes): cut by the parser's caps, stored once,
+     * one notification. */
+    size_t cap = 2u * 1024 * 1024, n = 0;
+    char *tags = malloc(cap);
+    n += (size_t)snprintf(tags + n, cap - n, "[");
+    for (int i = 0; i < 10000; i++)
+        n += (size_t)snprintf(tags + n, cap - n,
+                              "%s{\"type\":\"Mention\",\"href\":\"" BASE "/users/lena\"}",
+                              i ? "," : "");
+    for (int i = 0; i < 3000; i++)
+        n += (size_t)snprintf(tags + n, cap - n, ",{\"type\":\"Hashtag\",\"name\":\"#t%d\"}", i);
+    n += (size_t)snprintf(tags + n, cap - n, "]");
+    size_t alen = n + 1024;
+    char *act = malloc(alen);
+    snprintf(act, alen, NOTE_FMT, "7", "Create", BOB, "7", BOB, "2026-01-01T00:00:00Z",
+             "<p>many</p>", tags);
+    /* Too big for the admin API's body caps: written as the inbox writes
+     * it, then the worker is woken by a ping. */
+    json_error_t e;
+    json_t *activity = json_loads(act, 0, &e);
+    ck_assert_msg(activity != NULL, "%s", e.text);
+    json_t *payload = json_pack("{s:o, s:s, s:n}", "activity", activity, "actor", BOB, "recipient");
+    char *text = json_dumps(payload, JSON_COMPACT);
+    json_decref(payload);
+    PGconn *pg = eu_it_pg_connect(w.db);
+    const char *params[] = {w.tid, text};
+    PGresult *res = PQexecParams(pg,
+                                 "INSERT INTO jobs (tenant_id, kind, payload) VALUES"
+                                 " ($1::bigint, 'ap_inbox', $2::jsonb) RETURNING id::text",
+                                 2, NULL, params, NULL, NULL, 0);
+    ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
+    char *job = strdup(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    PQfinish(pg);
+    free(text);
+    struct eu_it_resp r = {0};
+    eu_it_admin(w.s, "POST", "/admin/v1/tenants/" HOST "/jobs", "{\"kind\":\"ping\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    eu_it_resp_free(&r);
+    wait_job(&w, HOST, job);
+    free(job);
+    free(act);
+    free(tags);
+    ck_assert_int_eq(count(&w,
+                           "SELECT count(*) FROM statuses WHERE tenant_id = %s"
+                           " AND account_id = %s",
+                           w.tid, w.bob),
+                     1);
+    ck_assert_int_le(count(&w, "SELECT count(*) FROM statuses_tags WHERE tenant_id = %s", w.tid),
+                     64);
+    expect_notification(&w, w.tok_lena, "mention", w.bob);
+    ck_assert_int_eq(count(&w,
+                           "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                           " AND type = 'mention'",
+                           w.tid),
+                     1);
+    world_free(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -648,5 +729,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_move, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_notes, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_interactions, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_bounded, TIMEOUT);
     return eu_it_run_suite(s);
 }
