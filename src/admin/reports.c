@@ -51,14 +51,13 @@ on_reports(PGresult *res, enum eu_db_status st, void *arg)
     for (int i = 0; i < PQntuples(res); i++) {
         json_t *ids = json_loads(PQgetvalue(res, i, 6), 0, NULL);
         json_array_append_new(
-            arr, json_pack("{s:s, s:{s:s, s:s, s:o}, s:{s:s, s:s}, s:o, s:s, s:o, s:s, s:b}",
-                           "id", PQgetvalue(res, i, 0), "account", "id", PQgetvalue(res, i, 1),
-                           "acct", PQgetvalue(res, i, 2), "uri", nullable(res, i, 3),
-                           "target_account", "id", PQgetvalue(res, i, 4), "username",
-                           PQgetvalue(res, i, 5), "status_ids", ids ? ids : json_array(),
-                           "comment", PQgetvalue(res, i, 7), "uri", nullable(res, i, 8),
-                           "created_at", PQgetvalue(res, i, 9), "action_taken",
-                           PQgetvalue(res, i, 10)[0] == 't'));
+            arr, json_pack("{s:s, s:{s:s, s:s, s:o}, s:{s:s, s:s}, s:o, s:s, s:o, s:s, s:b}", "id",
+                           PQgetvalue(res, i, 0), "account", "id", PQgetvalue(res, i, 1), "acct",
+                           PQgetvalue(res, i, 2), "uri", nullable(res, i, 3), "target_account",
+                           "id", PQgetvalue(res, i, 4), "username", PQgetvalue(res, i, 5),
+                           "status_ids", ids ? ids : json_array(), "comment", PQgetvalue(res, i, 7),
+                           "uri", nullable(res, i, 8), "created_at", PQgetvalue(res, i, 9),
+                           "action_taken", PQgetvalue(res, i, 10)[0] == 't'));
     }
     eu_req_reply_json(req, 200, arr);
 }
