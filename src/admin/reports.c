@@ -18,17 +18,21 @@
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
+enum { REPORTS_LIST };
+
 const struct eu_sql eu_admin_reports_sql[] = {
     /* $2 max_id or NULL, $3 limit. */
-    {"admin_reports.list",
-     "SELECT r.id::text, r.account_id::text, a.username || coalesce('@' || a.domain, ''), a.uri,"
-     " r.target_account_id::text, t.username, array_to_json(r.status_ids::text[])::text,"
-     " r.comment, r.uri, to_char(r.created_at AT TIME ZONE 'UTC',"
-     " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), r.action_taken_at IS NOT NULL"
-     " FROM reports r JOIN accounts a ON a.tenant_id = $1 AND a.id = r.account_id"
-     " JOIN accounts t ON t.tenant_id = $1 AND t.id = r.target_account_id"
-     " WHERE r.tenant_id = $1 AND ($2::bigint IS NULL OR r.id < $2::bigint)"
-     " ORDER BY r.id DESC LIMIT $3::int"},
+    [REPORTS_LIST] =
+        {"admin_reports.list",
+         "SELECT r.id::text, r.account_id::text, a.username || coalesce('@' || a.domain, ''), "
+         "a.uri,"
+         " r.target_account_id::text, t.username, array_to_json(r.status_ids::text[])::text,"
+         " r.comment, r.uri, to_char(r.created_at AT TIME ZONE 'UTC',"
+         " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), r.action_taken_at IS NOT NULL"
+         " FROM reports r JOIN accounts a ON a.tenant_id = $1 AND a.id = r.account_id"
+         " JOIN accounts t ON t.tenant_id = $1 AND t.id = r.target_account_id"
+         " WHERE r.tenant_id = $1 AND ($2::bigint IS NULL OR r.id < $2::bigint)"
+         " ORDER BY r.id DESC LIMIT $3::int"},
     {0},
 };
 
@@ -83,6 +87,6 @@ eu_admin_reports_list(struct eu_req *req)
         }
     }
     const char *params[] = {max_id, eu_arena_sprintf(req->arena, "%ld", n)};
-    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant), &eu_admin_reports_sql[0], 2,
-                    params, on_reports, req);
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
+                    &eu_admin_reports_sql[REPORTS_LIST], 2, params, on_reports, req);
 }
