@@ -30,6 +30,8 @@ void eu_admin_jobs_list(struct eu_req *req);
 void eu_admin_jobs_show(struct eu_req *req);
 void eu_admin_jobs_create(struct eu_req *req);
 void eu_admin_jobs_retry(struct eu_req *req);
+/* GET /admin/v1/tenants/:domain/reports (src/admin/reports.c) */
+void eu_admin_reports_list(struct eu_req *req);
 void eu_admin_jobs_delete(struct eu_req *req);
 void eu_admin_accounts_suspend(struct eu_req *req);
 void eu_admin_accounts_unsuspend(struct eu_req *req);

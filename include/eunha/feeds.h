@@ -11,6 +11,7 @@
 #ifndef EUNHA_FEEDS_H
 #define EUNHA_FEEDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,5 +28,14 @@ void eu_feed_home_key(const struct eu_tenant *t, int64_t account_id, char *buf, 
 /* Drops account_id's home feed so the next read rebuilds it (after a
  * follow, unfollow, block, mute or list change). Fire and forget. */
 void eu_feed_home_invalidate(struct eu_app *app, const struct eu_tenant *t, int64_t account_id);
+
+/*
+ * Pushes status_id into the home feeds that should hold it (the author's,
+ * and local followers' per the home rules), or removes it from them when
+ * remove is set. Feeds that are not in Redis are left missing (they will be
+ * rebuilt). Fire and forget; failures are logged. Holds a reference to t
+ * until done, so a job or request may end meanwhile.
+ */
+void eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool remove);
 
 #endif

@@ -72,6 +72,7 @@ extern const struct eu_sql eu_auth_sql[];           /* http/auth.c */
 extern const struct eu_sql eu_admin_accounts_sql[]; /* admin/accounts.c */
 extern const struct eu_sql eu_admin_jobs_sql[];     /* admin/jobs.c */
 extern const struct eu_sql eu_admin_tenants_sql[];  /* admin/tenants.c */
+extern const struct eu_sql eu_admin_reports_sql[];  /* admin/reports.c */
 
 /* queue/ */
 extern const struct eu_sql eu_queue_sql[];

@@ -21,6 +21,7 @@
 #include "eunha/db.h"
 #include "eunha/entities.h"
 #include "eunha/error.h"
+#include "eunha/feeds.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"

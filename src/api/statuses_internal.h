@@ -40,14 +40,6 @@ int eu_status_visibility_code(const char *name);
 void eu_statuses_reply_list(struct eu_req *req, const char *const *ids, size_t n,
                             const char *first_id, const char *last_id, const char *filter_context);
 
-/*
- * Pushes status_id into the home feeds that should hold it (the author's,
- * and followers' per the home rules), or removes it from them when remove is
- * set. Feeds that are not in Redis are left missing (they will be rebuilt).
- * Fire and forget; failures are logged.
- */
-void eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool remove);
-
 struct eu_page;
 /* ids: the page's status ids, newest first, arena-owned. */
 typedef void (*eu_feed_page_cb)(struct eu_req *req, char **ids, size_t n, void *arg);

@@ -29,6 +29,7 @@
  * placement schema, so a new table cannot be forgotten here. */
 const char *const eu_db_tenant_tables[] = {
     "notifications",
+    "reports",
     "account_conversations",
     "mentions",
     "statuses_tags",

@@ -48,6 +48,8 @@ const struct eu_route eu_routes[] = {
      EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
     {POST, "/admin/v1/tenants/:domain/jobs/:id/retry", eu_admin_jobs_retry, NULL,
      EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {GET, "/admin/v1/tenants/:domain/reports", eu_admin_reports_list, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
 
     /* public listener: discovery */
     {GET, "/.well-known/nodeinfo", eu_api_nodeinfo_links, NULL, EU_ROUTE_CORS},

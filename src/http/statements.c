@@ -5,6 +5,7 @@
 #include "eunha/sql.h"
 
 #include "eunha/ap.h"
+#include "eunha/approcess.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
@@ -37,6 +38,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_admin_accounts_sql,
     eu_admin_jobs_sql,
     eu_admin_tenants_sql,
+    eu_admin_reports_sql,
 
     /* queue group */
     eu_queue_sql,
@@ -50,6 +52,10 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_objects_sql,
     eu_ap_collections_sql,
     eu_ap_instance_actor_sql,
+    /* inbox processing */
+    eu_ap_process_sql,
+    eu_ap_process_follow_sql,
+    eu_ap_process_status_sql,
 
     NULL,
 };

@@ -9,12 +9,15 @@
 #include <string.h>
 
 #include "eunha/apkeys.h"
+#include "eunha/approcess.h"
 #include "eunha/statuses.h"
 
 const struct eu_job_kind eu_job_kinds[] = {
     {"purge_account", EU_QUEUE_DEFAULT, eu_queue_purge_account_run},
     {"ping", EU_QUEUE_DEFAULT, eu_queue_ping_run},
     {"account_keys", EU_QUEUE_DEFAULT, eu_ap_account_keys_run},
+    /* Inbox processing (src/ap/process.c). */
+    {"ap_inbox", EU_QUEUE_DEFAULT, eu_ap_process_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);

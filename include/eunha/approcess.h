@@ -1,0 +1,29 @@
+/*
+ * Processing received activities: the "ap_inbox" job (src/ap/process*.c).
+ *
+ * The inbox verifies a delivery's signature, makes sure the actor has a
+ * row, and queues one job with the payload
+ *   {"activity": {...}, "actor": "<verified actor URI>",
+ *    "recipient": "<local account id>" or null}.
+ * The job then does what Mastodon's ActivityPub::Activity classes do with
+ * it, in the tenant's rows: follows and their Accept/Reject, Undo, Create,
+ * Update and Delete of notes and of the actor, Like, Announce, Block, Flag,
+ * Add/Remove (featured) and Move, with notifications, home feed fan-out
+ * and counters. Running a job twice changes nothing the second time.
+ */
+#ifndef EUNHA_APPROCESS_H
+#define EUNHA_APPROCESS_H
+
+#include "eunha/sql.h"
+
+struct eu_job;
+
+/* The "ap_inbox" job kind's handler (eu_job_kinds[] in src/queue/kinds.c). */
+void eu_ap_process_run(struct eu_job *job);
+
+/* The statements of src/ap/process*.c, for the registry (sql.h). */
+extern const struct eu_sql eu_ap_process_sql[];
+extern const struct eu_sql eu_ap_process_follow_sql[];
+extern const struct eu_sql eu_ap_process_status_sql[];
+
+#endif

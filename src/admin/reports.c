@@ -1,0 +1,92 @@
+/*
+ * Reports (Mastodon's Flag, received by src/ap/process_status.c) as the
+ * operator reads them: GET /admin/v1/tenants/:domain/reports, newest
+ * first, paged by max_id.
+ */
+#include "eunha/admin.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+
+#include "admin_internal.h"
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/http.h"
+#include "eunha/page.h"
+#include "eunha/sql.h"
+#include "eunha/tenant.h"
+
+enum { REPORTS_LIST };
+
+const struct eu_sql eu_admin_reports_sql[] = {
+    /* $2 max_id or NULL, $3 limit. */
+    [REPORTS_LIST] =
+        {"admin_reports.list",
+         "SELECT r.id::text, r.account_id::text, a.username || coalesce('@' || a.domain, ''), "
+         "a.uri,"
+         " r.target_account_id::text, t.username, array_to_json(r.status_ids::text[])::text,"
+         " r.comment, r.uri, to_char(r.created_at AT TIME ZONE 'UTC',"
+         " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), r.action_taken_at IS NOT NULL"
+         " FROM reports r JOIN accounts a ON a.tenant_id = $1 AND a.id = r.account_id"
+         " JOIN accounts t ON t.tenant_id = $1 AND t.id = r.target_account_id"
+         " WHERE r.tenant_id = $1 AND ($2::bigint IS NULL OR r.id < $2::bigint)"
+         " ORDER BY r.id DESC LIMIT $3::int"},
+    {0},
+};
+
+static json_t *
+nullable(PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
+}
+
+static void
+on_reports(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    json_t *arr = json_array();
+    for (int i = 0; i < PQntuples(res); i++) {
+        json_t *ids = json_loads(PQgetvalue(res, i, 6), 0, NULL);
+        json_array_append_new(
+            arr, json_pack("{s:s, s:{s:s, s:s, s:o}, s:{s:s, s:s}, s:o, s:s, s:o, s:s, s:b}", "id",
+                           PQgetvalue(res, i, 0), "account", "id", PQgetvalue(res, i, 1), "acct",
+                           PQgetvalue(res, i, 2), "uri", nullable(res, i, 3), "target_account",
+                           "id", PQgetvalue(res, i, 4), "username", PQgetvalue(res, i, 5),
+                           "status_ids", ids ? ids : json_array(), "comment", PQgetvalue(res, i, 7),
+                           "uri", nullable(res, i, 8), "created_at", PQgetvalue(res, i, 9),
+                           "action_taken", PQgetvalue(res, i, 10)[0] == 't'));
+    }
+    eu_req_reply_json(req, 200, arr);
+}
+
+void
+eu_admin_reports_list(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    const char *max_id = eu_req_query(req, "max_id");
+    if (max_id && !eu_id_is_valid(max_id)) {
+        eu_req_reply_error(req, 422, "max_id must be a report id");
+        return;
+    }
+    const char *limit = eu_req_query(req, "limit");
+    long n = 40;
+    if (limit) {
+        char *end;
+        n = strtol(limit, &end, 10);
+        if (!*limit || *end || n < 1 || n > 200) {
+            eu_req_reply_error(req, 422, "limit must be an integer from 1 to 200");
+            return;
+        }
+    }
+    const char *params[] = {max_id, eu_arena_sprintf(req->arena, "%ld", n)};
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
+                    &eu_admin_reports_sql[REPORTS_LIST], 2, params, on_reports, req);
+}
