@@ -5,6 +5,7 @@
 #include "eunha/sql.h"
 
 #include "eunha/ap.h"
+#include "eunha/apdeliver.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
@@ -50,6 +51,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_objects_sql,
     eu_ap_collections_sql,
     eu_ap_instance_actor_sql,
+    eu_ap_deliver_sql, /* delivery */
+    eu_ap_outbox_sql,
 
     NULL,
 };
