@@ -94,8 +94,8 @@ int eu_ap_deliver_to_inbox(struct eu_app *app, struct eu_tenant *t, int64_t acto
  * is sent where every target is local.
  */
 enum eu_ap_outbox_status_event {
-    EU_AP_STATUS_CREATE,   /* Create (Announce for a reblog) */
-    EU_AP_STATUS_UPDATE,   /* Update of an edited Note */
+    EU_AP_STATUS_CREATE, /* Create (Announce for a reblog) */
+    EU_AP_STATUS_UPDATE, /* Update of an edited Note */
 };
 /* author's status status_id was posted or edited, or is author's reblog:
  * to the author's followers (not for a direct one), the mentioned, and for
@@ -121,7 +121,6 @@ enum eu_ap_outbox_kind {
 };
 /* actor_id did kind to target (an account id, or a status id for likes). */
 void eu_ap_outbox_account(struct eu_app *app, struct eu_tenant *t, int64_t actor_id,
-                          const char *target, enum eu_ap_outbox_kind kind,
-                          const char *follow_uri);
+                          const char *target, enum eu_ap_outbox_kind kind, const char *follow_uri);
 
 #endif

@@ -71,7 +71,7 @@ const struct eu_sql eu_ap_deliver_sql[] = {
         "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL"
         " UNION SELECT a.inbox_url FROM accounts a WHERE a.tenant_id = $1"
         "  AND a.id = $6::bigint AND a.domain IS NOT NULL"
-        " UNION SELECT $7 WHERE $7 IS NOT NULL),"
+        " UNION SELECT $7::text WHERE $7::text IS NOT NULL),"
         " j AS (INSERT INTO jobs (tenant_id, queue, kind, payload)"
         "  SELECT $1, 'deliver', 'ap_deliver', jsonb_build_object('inbox', i.inbox,"
         "  'actor_id', $2::text, 'activity', $3::jsonb) FROM i"
@@ -123,8 +123,8 @@ eu_ap_deliver(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *conn, 
     json_decref(activity);
     char actor[24];
     snprintf(actor, sizeof(actor), "%lld", (long long)actor_id);
-    const char *params[] = {actor,          text, to->followers ? "true" : "false",
-                            to->mentioned_in, to->account, to->inbox};
+    const char *params[] = {
+        actor, text, to->followers ? "true" : "false", to->mentioned_in, to->account, to->inbox};
     struct enqueue *e = eu_xcalloc(1, sizeof(*e));
     eu_tenant_ref(t);
     e->t = t;
@@ -146,8 +146,8 @@ eu_ap_deliver_to_followers(struct eu_app *app, struct eu_tenant *t, int64_t acto
 }
 
 int
-eu_ap_deliver_to_inbox(struct eu_app *app, struct eu_tenant *t, int64_t actor_id,
-                       json_t *activity, const char *inbox)
+eu_ap_deliver_to_inbox(struct eu_app *app, struct eu_tenant *t, int64_t actor_id, json_t *activity,
+                       const char *inbox)
 {
     struct eu_ap_audience to = {.inbox = inbox};
     return eu_ap_deliver(app, t, NULL, actor_id, activity, &to);
@@ -198,7 +198,7 @@ host_learn(const char *host, bool rfc9421)
 struct run {
     struct eu_job *job;
     struct eu_app *app;
-    char domain[256]; /* for log lines, whatever happens to the tenant */
+    char domain[256];  /* for log lines, whatever happens to the tenant */
     const char *inbox; /* borrowed from the payload */
     char host[300];
     char *body;
@@ -268,8 +268,7 @@ fail(struct run *r, const char *error)
 {
     struct eu_job *job = r->job;
     char msg[600];
-    snprintf(msg, sizeof(msg), "delivery to '%.400s' failed: %s", r->inbox ? r->inbox : "?",
-             error);
+    snprintf(msg, sizeof(msg), "delivery to '%.400s' failed: %s", r->inbox ? r->inbox : "?", error);
     run_free(r);
     eu_job_retry_in(job, msg, 0, true);
 }
@@ -358,8 +357,8 @@ sign_work(void *arg)
         .key_pem = r->key_pem,
         .now = r->now,
     };
-    r->sign_rc = r->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &r->sig)
-                            : eu_httpsig_sign_cavage(&a, &r->sig);
+    r->sign_rc =
+        r->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &r->sig) : eu_httpsig_sign_cavage(&a, &r->sig);
 }
 
 static void
@@ -463,6 +462,5 @@ eu_ap_deliver_run(struct eu_job *job)
     r->body = json_dumps(activity, JSON_COMPACT);
     r->body_len = strlen(r->body);
     const char *params[] = {actor};
-    eu_db_conn_stmt(eu_job_conn(job), &eu_ap_deliver_sql[DELIVER_SIGNER], 1, params, on_signer,
-                    r);
+    eu_db_conn_stmt(eu_job_conn(job), &eu_ap_deliver_sql[DELIVER_SIGNER], 1, params, on_signer, r);
 }

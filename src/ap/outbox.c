@@ -218,7 +218,8 @@ context_query(struct hook *h, eu_db_result_cb cb, bool mark_follow)
 {
     char actor[24];
     snprintf(actor, sizeof(actor), "%lld", (long long)h->actor);
-    const char *params[] = {actor, h->target, h->status_id, h->base, mark_follow ? "true" : "false"};
+    const char *params[] = {actor, h->target, h->status_id, h->base,
+                            mark_follow ? "true" : "false"};
     eu_db_pool_stmt(pool_of(h), &eu_ap_outbox_sql[OUTBOX_CONTEXT], 5, params, cb, h);
 }
 
@@ -269,9 +270,9 @@ on_deleted_context(PGresult *res, enum eu_db_status st, void *arg)
         const char *uri = PQgetvalue(res, 0, X_STATUS_URI);
         activity = activity_new("Delete", eu_xasprintf("%s#delete", uri), actor);
         json_object_set_new(activity, "to", json_pack("[s]", EU_AP_PUBLIC));
-        json_object_set_new(activity, "object",
-                            json_pack("{s:s, s:s, s:s}", "id", uri, "type", "Tombstone",
-                                      "atomUri", uri));
+        json_object_set_new(
+            activity, "object",
+            json_pack("{s:s, s:s, s:s}", "id", uri, "type", "Tombstone", "atomUri", uri));
         to.mentioned_in = h->status_id;
     }
     eu_ap_deliver(h->app, h->t, NULL, h->actor, activity, &to);
@@ -340,8 +341,8 @@ on_account_context(PGresult *res, enum eu_db_status st, void *arg)
     case EU_AP_ACCEPT:
     case EU_AP_REJECT: {
         /* Their Follow, named by its id when the inbox kept it. */
-        json_t *follow = json_pack("{s:s, s:s, s:s}", "type", "Follow", "actor", object, "object",
-                                   actor);
+        json_t *follow =
+            json_pack("{s:s, s:s, s:s}", "type", "Follow", "actor", object, "object", actor);
         if (follow_uri)
             json_object_set_new(follow, "id", json_string(follow_uri));
         char *prefix = eu_xasprintf("%s#%s/follows/%s", actor,

@@ -101,7 +101,12 @@ const struct eu_sql eu_relationships_sql[] = {
                               "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint))),"
                               " EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
                               "  AND f.account_id = $2::bigint AND f.target_account_id = a.id),"
-                              " a.domain IS NOT NULL"
+                              " a.domain IS NOT NULL,"
+                              " coalesce((SELECT r.uri FROM follow_requests r"
+                              "  WHERE r.tenant_id = $1 AND r.account_id = $2::bigint"
+                              "  AND r.target_account_id = a.id), (SELECT f.uri FROM follows f"
+                              "  WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+                              "  AND f.target_account_id = a.id))"
                               " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $3::bigint"},
     [RELATIONSHIPS_REQUEST_FOLLOW] =
         {"relationships.request_follow",
@@ -127,11 +132,9 @@ const struct eu_sql eu_relationships_sql[] = {
          " notify = coalesce($5::boolean, follows.notify),"
          " languages = CASE WHEN $6::json IS NULL THEN follows.languages"
          " ELSE EXCLUDED.languages END RETURNING xmax = 0"},
-    [RELATIONSHIPS_UNFOLLOW] = {"relationships.unfollow",
-                                UNFOLLOW_SQL("$2::bigint", "$3::bigint")},
+    [RELATIONSHIPS_UNFOLLOW] = {"relationships.unfollow", UNFOLLOW_SQL("$2::bigint", "$3::bigint")},
     [RELATIONSHIPS_REMOVE_FROM_FOLLOWERS] = {"relationships.remove_from_followers",
-                                             UNFOLLOW_SQL("$3::bigint",
-                                                          "$2::bigint")},
+                                             UNFOLLOW_SQL("$3::bigint", "$2::bigint")},
     /* A block ends every follow and request between the two, both ways. */
     [RELATIONSHIPS_BLOCK] =
         {"relationships.block",
@@ -331,6 +334,9 @@ on_target(struct eu_req *req, PGresult *res, void *arg)
     r->blocked = col_bool(res, 0, 2);
     r->following = col_bool(res, 0, 3);
     r->remote = col_bool(res, 0, 4);
+    /* My Follow's id, for the Undo after the row is gone. */
+    if (!PQgetisnull(res, 0, 5))
+        r->follow_uri = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 5));
     r->loaded(r);
 }
 
@@ -432,8 +438,7 @@ static void
 federate(struct rel *r, enum eu_ap_outbox_kind kind)
 {
     if (r->remote && r->created)
-        eu_ap_outbox_account(r->req->app, r->req->tenant, r->me_id, r->target, kind,
-                             r->follow_uri);
+        eu_ap_outbox_account(r->req->app, r->req->tenant, r->me_id, r->target, kind, r->follow_uri);
 }
 
 static void
@@ -698,8 +703,9 @@ on_request_found(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    if (!PQgetisnull(res, 0, 1))
-        r->follow_uri = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
+    /* Their Follow's id, as the inbox kept it, for the Accept or Reject. */
+    r->follow_uri =
+        PQgetisnull(res, 0, 1) ? NULL : eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
     r->loaded(r);
 }
 

@@ -1111,8 +1111,8 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
         break;
     case STATUSES_UNFAVOURITE:
         if (changed)
-            eu_ap_outbox_account(req->app, req->tenant, req->auth.account_id, target,
-                                 EU_AP_UNLIKE, NULL);
+            eu_ap_outbox_account(req->app, req->tenant, req->auth.account_id, target, EU_AP_UNLIKE,
+                                 NULL);
         break;
     case STATUSES_PIN:
         if (!changed && PQgetvalue(res, 0, 6)[0] != 't') {
