@@ -180,8 +180,7 @@ peer_rec(int idx, const char *path, int k)
     struct rec *out = NULL;
     pthread_mutex_lock(&peer.mu);
     for (int i = 0; i < peer.n && !out; i++)
-        if (peer.recs[i].port == idx && (!path || strcmp(peer.recs[i].path, path) == 0) &&
-            k-- == 0)
+        if (peer.recs[i].port == idx && (!path || strcmp(peer.recs[i].path, path) == 0) && k-- == 0)
             out = &peer.recs[i];
     pthread_mutex_unlock(&peer.mu);
     ck_assert_msg(out != NULL, "no request %d to %s", k, path ? path : "*");
@@ -244,8 +243,7 @@ world_free(struct world *w)
     eu_it_server_free(w->s);
 }
 
-static char *
-sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static char *
 sql(struct world *w, const char *fmt, ...)
@@ -277,8 +275,9 @@ remote_account(struct world *w, const char *tid, const char *user, int idx, bool
 static void
 follow(struct world *w, const char *tid, const char *follower, const char *target)
 {
-    free(sql(w, "INSERT INTO follows (tenant_id, account_id, target_account_id)"
-                " VALUES (%s, %s, %s)",
+    free(sql(w,
+             "INSERT INTO follows (tenant_id, account_id, target_account_id)"
+             " VALUES (%s, %s, %s)",
              tid, follower, target));
 }
 
@@ -359,8 +358,8 @@ static long
 jobs_left(struct world *w, const char *tid)
 {
     char q[256];
-    snprintf(q, sizeof(q),
-             "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'", tid);
+    snprintf(q, sizeof(q), "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'",
+             tid);
     return eu_it_pg_exec_long(w->db, q);
 }
 
@@ -398,10 +397,12 @@ START_TEST(test_statuses_and_follows)
                      EU_HTTPSIG_CAVAGE);
     json_t *j = rec_json(r);
     ck_assert_str_eq(json_string_value(json_object_get(j, "type")), "Create");
-    ck_assert_str_eq(json_string_value(json_object_get(j, "actor")), "http://dl.example/users/alice");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "actor")),
+                     "http://dl.example/users/alice");
     json_t *note = json_object_get(j, "object");
     ck_assert_str_eq(json_string_value(json_object_get(note, "type")), "Note");
-    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(note, "content")), "hello fediverse"));
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(note, "content")), "hello fediverse"));
     ck_assert(array_has(json_object_get(note, "to"), PUBLIC));
     ck_assert(array_has(json_object_get(note, "cc"), "http://dl.example/users/alice/followers"));
     snprintf(want, sizeof(want), "http://dl.example/users/alice/statuses/%s", id);
@@ -435,7 +436,8 @@ START_TEST(test_statuses_and_follows)
     ck_assert_int_eq(peer_wait(P_MAIN, "/users/m1/inbox", 1, 15000), 1);
     j = rec_json(peer_rec(P_MAIN, "/users/m1/inbox", 0));
     ck_assert_str_eq(json_string_value(json_object_get(j, "type")), "Update");
-    ck_assert_ptr_nonnull(strstr(json_string_value(eu_it_jpath(j, "object.content")), "psst again"));
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(eu_it_jpath(j, "object.content")), "psst again"));
     ck_assert(!array_has(json_object_get(j, "to"), PUBLIC));
     json_decref(j);
     eu_it_callf(w.s, &resp, HOST, "DELETE", w.alice, NULL, "/api/v1/statuses/%s", dm);
@@ -545,9 +547,10 @@ START_TEST(test_failures)
     /* 401 to both: dropped, and the refusal recorded for this tenant. */
     ck_assert_int_eq(peer_wait(P_REFUSE, NULL, 2, 15000), 2);
     char q[512];
-    snprintf(q, sizeof(q),
-             "SELECT refusals FROM delivery_refusals WHERE tenant_id = %s AND host = '127.0.0.1:%d'",
-             w.tid, peer.port[P_REFUSE]);
+    snprintf(
+        q, sizeof(q),
+        "SELECT refusals FROM delivery_refusals WHERE tenant_id = %s AND host = '127.0.0.1:%d'",
+        w.tid, peer.port[P_REFUSE]);
     long long until = eu_it_now_ms() + 10000;
     char *v = NULL;
     while (!(v = eu_it_pg_exec(w.db, q)) && eu_it_now_ms() < until)
