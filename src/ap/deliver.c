@@ -370,15 +370,12 @@ sign_done(void *arg)
         fail(r, "cannot sign: the inbox URL or the actor's key is unusable");
         return;
     }
-    /* The signed headers, ours, and an empty Expect: libcurl would
-     * otherwise wait for "100 Continue" before a larger body. */
-    char *lines[EU_HTTPSIG_SIGNED_MAX + 4];
+    char *lines[EU_HTTPSIG_SIGNED_MAX + 3];
     int n = 0;
     for (int i = 0; i < r->sig.n; i++)
         lines[n++] = eu_xasprintf("%s: %s", r->sig.headers[i].name, r->sig.headers[i].value);
     lines[n++] = eu_xstrdup("Content-Type: application/activity+json");
     lines[n++] = eu_xstrdup("Accept: application/activity+json, application/ld+json");
-    lines[n++] = eu_xstrdup("Expect:");
     lines[n] = NULL;
     struct eu_tenant *t = eu_job_tenant(r->job);
     const struct eu_config *cfg = r->app->cfg;

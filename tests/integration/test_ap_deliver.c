@@ -504,6 +504,33 @@ START_TEST(test_statuses_and_follows)
     wait_jobs_gone(&w, w.tid);
     ck_assert_int_eq(peer_count(P_OTHER, NULL), 0); /* the decoy's follower */
 
+    /* The other tenant of this process is a peer like any other: carol of
+     * decoy.example follows alice, and alice's post reaches decoy.example's
+     * shared inbox through this server's own listener (its name resolves
+     * nowhere). */
+    char *carol = sql(&w,
+                      "INSERT INTO accounts (tenant_id, username, domain, uri, inbox_url,"
+                      " shared_inbox_url) VALUES (%s, 'carol', '" DECOY "',"
+                      " 'http://" DECOY "/users/carol', 'http://" DECOY "/users/carol/inbox',"
+                      " 'http://" DECOY "/inbox') RETURNING id",
+                      w.tid);
+    follow(&w, w.tid, carol, w.alice_id);
+    free(post(&w, w.alice, "hello neighbour", "public"));
+    long long until = eu_it_now_ms() + 15000;
+    bool arrived = false;
+    while (!arrived && eu_it_now_ms() < until) {
+        eu_it_sleep_ms(200);
+        FILE *f = fopen(w.s->log_path, "r");
+        char line[2048];
+        while (f && fgets(line, sizeof(line), f))
+            if (strstr(line, "tenant=" DECOY) && strstr(line, "POST /inbox "))
+                arrived = true;
+        if (f)
+            fclose(f);
+    }
+    ck_assert_msg(arrived, "no POST /inbox reached " DECOY);
+    free(carol);
+
     free(uri);
     free(target);
     free(rs);
