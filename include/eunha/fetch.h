@@ -123,6 +123,22 @@ void eu_fetch_config_from(struct eu_fetch_config *cfg, const struct eu_config *c
  */
 struct eu_fetch_client *eu_fetch_client_new(struct event_base *base,
                                             const struct eu_fetch_config *cfg);
+/* Whether host (a key as eu_fetch_host_of() writes) is a tenant of this
+ * process. Called on the loop when a request starts. */
+typedef bool (*eu_fetch_self_cb)(const char *host, void *arg);
+/*
+ * Tenants of this process are peers like any other, but their host names
+ * may not resolve here (tests, a host behind its own proxy) and their
+ * address may be a private one the guard refuses. With this set, a request
+ * to a host is_self() names goes to addr ("127.0.0.1:PORT", this process's
+ * public listener) in plain HTTP, with the URL's path and its host in the
+ * Host header, and past the address guard (only that address is
+ * contacted). Signatures cover the URL as given, so they verify on arrival.
+ * addr is copied; arg is borrowed and must outlive the client. addr NULL
+ * turns it off.
+ */
+void eu_fetch_client_set_self(struct eu_fetch_client *c, const char *addr, eu_fetch_self_cb is_self,
+                              void *arg);
 /* Replaces the limits (SIGHUP). Requests in flight keep what they started
  * with; queued ones start under the new caps. */
 void eu_fetch_client_configure(struct eu_fetch_client *c, const struct eu_fetch_config *cfg);

@@ -53,6 +53,9 @@ struct json_t;
  * name (eu_queue_name()). */
 enum eu_queue_id {
     EU_QUEUE_DEFAULT, /* "default": account purges, pings */
+    /* "deliver": ActivityPub deliveries (src/ap/deliver.c), apart so a
+     * burst of them does not hold back a tenant's other background work. */
+    EU_QUEUE_DELIVER,
     EU_QUEUE_MAX
 };
 
@@ -166,6 +169,13 @@ int eu_job_attempt(const struct eu_job *job);
  * backoff, or left dead after the last attempt. The job is freed.
  */
 void eu_job_done(struct eu_job *job, const char *error);
+/*
+ * Finishes a failed job whose kind keeps its own retry policy (deliveries
+ * follow Mastodon's): error is recorded as by eu_job_done(), and the job
+ * runs again in delay_s seconds, or, when give_up, stays dead now. The job
+ * is freed.
+ */
+void eu_job_retry_in(struct eu_job *job, const char *error, int delay_s, bool give_up);
 
 /* ------------------------------------------------------------ timed tasks */
 

@@ -129,6 +129,10 @@ struct eu_fetch_client {
     bool freeing;
     unsigned long long requests_total;
     unsigned long long failures_total[EU_FETCH_QUEUE_FULL + 1];
+    /* This process's tenants (eu_fetch_client_set_self()). */
+    char *self_addr;
+    eu_fetch_self_cb is_self;
+    void *self_arg;
 };
 
 static uint64_t
@@ -780,6 +784,47 @@ on_write(char *data, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
+/*
+ * The URL that reaches url's path on this process's listener, for a host
+ * that is one of our tenants: http://ADDR/PATH?QUERY, with a Host header
+ * naming the tenant added to f unless the caller set one. Returns a string
+ * to curl_free(), or NULL when the host is not ours (or the URL will not
+ * rewrite).
+ */
+static char *
+self_url(struct eu_fetch_client *c, struct eu_fetch *f)
+{
+    if (!c->self_addr || !c->is_self || !c->is_self(f->host, c->self_arg))
+        return NULL;
+    char *out = NULL;
+    CURLU *u = curl_url();
+    char *base = eu_xasprintf("http://%s/", c->self_addr);
+    CURLU *to = curl_url();
+    char *path = NULL, *query = NULL;
+    if (u && to && curl_url_set(u, CURLUPART_URL, f->url, 0) == CURLUE_OK &&
+        curl_url_set(to, CURLUPART_URL, base, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK &&
+        curl_url_set(to, CURLUPART_PATH, path, 0) == CURLUE_OK) {
+        if (curl_url_get(u, CURLUPART_QUERY, &query, 0) == CURLUE_OK)
+            curl_url_set(to, CURLUPART_QUERY, query, 0);
+        curl_url_get(to, CURLUPART_URL, &out, 0);
+    }
+    bool has_host = false;
+    for (struct curl_slist *h = f->headers; h; h = h->next)
+        has_host = has_host || strncasecmp(h->data, "Host:", 5) == 0;
+    if (out && !has_host) {
+        char *line = eu_xasprintf("Host: %s", f->host);
+        f->headers = curl_slist_append(f->headers, line);
+        free(line);
+    }
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    curl_url_cleanup(to);
+    free(base);
+    return out;
+}
+
 /* Puts f's transfer into the multi; returns 0, or -1 (nothing changed). */
 static int
 activate(struct eu_fetch_client *c, struct eu_fetch *f)
@@ -797,7 +842,16 @@ activate(struct eu_fetch_client *c, struct eu_fetch *f)
         max_bytes = f->max_bytes;
     f->max_bytes = max_bytes;
     f->allow_private = cfg->allow_private_addresses;
-    curl_easy_setopt(e, CURLOPT_URL, f->url);
+    char *self = self_url(c, f);
+    if (self) {
+        /* Our own listener, whatever its address: the one place a
+         * tenant's request may go past the guard. No redirects: a Location
+         * would name the tenant's public address. */
+        f->allow_private = true;
+        redirects = 0;
+    }
+    curl_easy_setopt(e, CURLOPT_URL, self ? self : f->url);
+    curl_free(self);
     curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)f);
     curl_easy_setopt(e, CURLOPT_SHARE, c->share);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -1004,8 +1058,19 @@ eu_fetch_client_free(struct eu_fetch_client *c)
         }
     }
     free(c->hosts);
+    free(c->self_addr);
     free(c);
     curl_global_cleanup();
+}
+
+void
+eu_fetch_client_set_self(struct eu_fetch_client *c, const char *addr, eu_fetch_self_cb is_self,
+                         void *arg)
+{
+    free(c->self_addr);
+    c->self_addr = addr ? eu_xstrdup(addr) : NULL;
+    c->is_self = is_self;
+    c->self_arg = arg;
 }
 
 struct eu_fetch *

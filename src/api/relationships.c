@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "accounts_internal.h"
+#include "eunha/apdeliver.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
@@ -29,13 +30,15 @@
 #define NOTE_COMMENT_MAX 2000
 
 /* Unfollowing also withdraws a pending request and takes the account out of
- * the follower's lists (list members must be followed). */
+ * the follower's lists (list members must be followed). The statement says
+ * whether there was a follow or a request to end (an Undo is sent then). */
 #define UNFOLLOW_SQL(who, whom)                                                                    \
     "WITH df AS (DELETE FROM follows WHERE tenant_id = $1 AND account_id = " who                   \
-    " AND target_account_id = " whom "), dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"  \
-    " AND account_id = " who " AND target_account_id = " whom "), dl AS (DELETE FROM"              \
-    " list_accounts la USING lists l WHERE la.tenant_id = $1 AND l.tenant_id = $1"                 \
-    " AND la.list_id = l.id AND l.account_id = " who " AND la.account_id = " whom ")"
+    " AND target_account_id = " whom " RETURNING 1), dr AS (DELETE FROM follow_requests"           \
+    " WHERE tenant_id = $1 AND account_id = " who " AND target_account_id = " whom                 \
+    " RETURNING 1), dl AS (DELETE FROM list_accounts la USING lists l WHERE la.tenant_id = $1"     \
+    " AND l.tenant_id = $1 AND la.list_id = l.id AND l.account_id = " who                          \
+    " AND la.account_id = " whom ") SELECT EXISTS (SELECT 1 FROM df) OR EXISTS (SELECT 1 FROM dr)"
 
 enum {
     RELATIONSHIPS_OF_ACCOUNTS,
@@ -97,7 +100,13 @@ const struct eu_sql eu_relationships_sql[] = {
                               "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
                               "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint))),"
                               " EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
-                              "  AND f.account_id = $2::bigint AND f.target_account_id = a.id)"
+                              "  AND f.account_id = $2::bigint AND f.target_account_id = a.id),"
+                              " a.domain IS NOT NULL,"
+                              " coalesce((SELECT r.uri FROM follow_requests r"
+                              "  WHERE r.tenant_id = $1 AND r.account_id = $2::bigint"
+                              "  AND r.target_account_id = a.id), (SELECT f.uri FROM follows f"
+                              "  WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+                              "  AND f.target_account_id = a.id))"
                               " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $3::bigint"},
     [RELATIONSHIPS_REQUEST_FOLLOW] =
         {"relationships.request_follow",
@@ -123,11 +132,9 @@ const struct eu_sql eu_relationships_sql[] = {
          " notify = coalesce($5::boolean, follows.notify),"
          " languages = CASE WHEN $6::json IS NULL THEN follows.languages"
          " ELSE EXCLUDED.languages END RETURNING xmax = 0"},
-    [RELATIONSHIPS_UNFOLLOW] = {"relationships.unfollow",
-                                UNFOLLOW_SQL("$2::bigint", "$3::bigint") " SELECT false"},
+    [RELATIONSHIPS_UNFOLLOW] = {"relationships.unfollow", UNFOLLOW_SQL("$2::bigint", "$3::bigint")},
     [RELATIONSHIPS_REMOVE_FROM_FOLLOWERS] = {"relationships.remove_from_followers",
-                                             UNFOLLOW_SQL("$3::bigint",
-                                                          "$2::bigint") " SELECT false"},
+                                             UNFOLLOW_SQL("$3::bigint", "$2::bigint")},
     /* A block ends every follow and request between the two, both ways. */
     [RELATIONSHIPS_BLOCK] =
         {"relationships.block",
@@ -145,7 +152,7 @@ const struct eu_sql eu_relationships_sql[] = {
          " VALUES ($1, $2::bigint, $3::bigint) ON CONFLICT DO NOTHING RETURNING true"},
     [RELATIONSHIPS_UNBLOCK] = {"relationships.unblock",
                                "DELETE FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
-                               " AND target_account_id = $3::bigint RETURNING false"},
+                               " AND target_account_id = $3::bigint RETURNING true"},
     [RELATIONSHIPS_MUTE] =
         {"relationships.mute",
          "INSERT INTO mutes (tenant_id, account_id, target_account_id, hide_notifications,"
@@ -168,7 +175,7 @@ const struct eu_sql eu_relationships_sql[] = {
          " RETURNING false"},
     [RELATIONSHIPS_REQUEST_PENDING] =
         {"relationships.request_pending",
-         "SELECT 1 FROM follow_requests WHERE tenant_id = $1"
+         "SELECT 1, uri FROM follow_requests WHERE tenant_id = $1"
          " AND account_id = $3::bigint AND target_account_id = $2::bigint"},
     /* The request becomes a follow of me by them; its notification goes
      * with it, as Mastodon destroys a request's notification. $2 is me (the
@@ -306,6 +313,8 @@ struct rel {
     json_t *params;
     /* the target as loaded */
     bool locked, suspended, blocked, following;
+    bool remote;            /* on another server: actions federate */
+    const char *follow_uri; /* a pending request's Follow id, when known */
     /* set by the action's statement */
     bool created;
     rel_step_cb loaded;  /* runs once the target is known */
@@ -324,6 +333,10 @@ on_target(struct eu_req *req, PGresult *res, void *arg)
     r->suspended = col_bool(res, 0, 1);
     r->blocked = col_bool(res, 0, 2);
     r->following = col_bool(res, 0, 3);
+    r->remote = col_bool(res, 0, 4);
+    /* My Follow's id, for the Undo after the row is gone. */
+    if (!PQgetisnull(res, 0, 5))
+        r->follow_uri = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 5));
     r->loaded(r);
 }
 
@@ -419,9 +432,23 @@ followed(struct rel *r)
         eu_notify(r->req->app->registry, r->req->tenant, r->target_id, r->me_id, "follow", 0);
 }
 
+/* Sends what a remote target must hear of the action, when it changed
+ * something. */
+static void
+federate(struct rel *r, enum eu_ap_outbox_kind kind)
+{
+    if (r->remote && r->created)
+        eu_ap_outbox_account(r->req->app, r->req->tenant, r->me_id, r->target, kind, r->follow_uri);
+}
+
 static void
 requested(struct rel *r)
 {
+    if (r->remote) {
+        /* Pending until their Accept arrives (the inbox makes it a follow). */
+        federate(r, EU_AP_FOLLOW);
+        return;
+    }
     if (r->created)
         eu_notify(r->req->app->registry, r->req->tenant, r->target_id, r->me_id, "follow_request",
                   0);
@@ -470,7 +497,7 @@ follow_loaded(struct rel *r)
                            has_notify ? (notify ? "true" : "false") : NULL, languages};
     /* Following again only changes the options, as Mastodon does; an
      * account already followed stays followed even if it became locked. */
-    if (!r->following && r->locked) {
+    if (!r->following && (r->locked || r->remote)) {
         rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_REQUEST_FOLLOW], 3, extra, requested);
         return;
     }
@@ -484,9 +511,16 @@ eu_relationships_follow(struct eu_req *req)
 }
 
 static void
+unfollowed(struct rel *r)
+{
+    invalidate_me(r);
+    federate(r, EU_AP_UNFOLLOW);
+}
+
+static void
 unfollow_loaded(struct rel *r)
 {
-    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_UNFOLLOW], 0, NULL, invalidate_me);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_UNFOLLOW], 0, NULL, unfollowed);
 }
 
 void
@@ -495,11 +529,19 @@ eu_relationships_unfollow(struct eu_req *req)
     rel_start(req, "id", unfollow_loaded);
 }
 
+/* A remote follower removed hears its Follow rejected, as Mastodon does. */
+static void
+follower_removed(struct rel *r)
+{
+    invalidate_target(r);
+    federate(r, EU_AP_REJECT);
+}
+
 static void
 remove_follower_loaded(struct rel *r)
 {
     rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_REMOVE_FROM_FOLLOWERS], 0, NULL,
-              invalidate_target);
+              follower_removed);
 }
 
 void
@@ -511,11 +553,18 @@ eu_relationships_remove_from_followers(struct eu_req *req)
 /* ---------------------------------------------------------------- block */
 
 static void
+blocked(struct rel *r)
+{
+    invalidate_both(r);
+    federate(r, EU_AP_BLOCK);
+}
+
+static void
 block_loaded(struct rel *r)
 {
     if (refuse_self(r))
         return;
-    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_BLOCK], 0, NULL, invalidate_both);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_BLOCK], 0, NULL, blocked);
 }
 
 void
@@ -525,9 +574,16 @@ eu_relationships_block(struct eu_req *req)
 }
 
 static void
+unblocked(struct rel *r)
+{
+    invalidate_both(r);
+    federate(r, EU_AP_UNBLOCK);
+}
+
+static void
 unblock_loaded(struct rel *r)
 {
-    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_UNBLOCK], 0, NULL, invalidate_both);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_UNBLOCK], 0, NULL, unblocked);
 }
 
 void
@@ -614,15 +670,28 @@ eu_relationships_note(struct eu_req *req)
 /* ------------------------------------------------------ follow requests */
 
 static void
+authorized(struct rel *r)
+{
+    invalidate_target(r);
+    federate(r, EU_AP_ACCEPT);
+}
+
+static void
+rejected(struct rel *r)
+{
+    federate(r, EU_AP_REJECT);
+}
+
+static void
 authorize_loaded(struct rel *r)
 {
-    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_AUTHORIZE], 0, NULL, invalidate_target);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_AUTHORIZE], 0, NULL, authorized);
 }
 
 static void
 reject_loaded(struct rel *r)
 {
-    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_REJECT], 0, NULL, NULL);
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_REJECT], 0, NULL, rejected);
 }
 
 /* Mastodon answers 404 when there is no pending request from the account. */
@@ -634,6 +703,9 @@ on_request_found(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
+    /* Their Follow's id, as the inbox kept it, for the Accept or Reject. */
+    r->follow_uri =
+        PQgetisnull(res, 0, 1) ? NULL : eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
     r->loaded(r);
 }
 

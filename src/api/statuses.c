@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/apdeliver.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
@@ -648,6 +649,7 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
         if (pb->notify_followers)
             notify_ids(pb, PQgetvalue(res, 0, 1), "status", sid);
         eu_feed_status_fanout(pb->app, pb->tenant, sid, false);
+        eu_ap_outbox_status(pb->app, pb->tenant, pb->author, id, EU_AP_STATUS_CREATE, NULL);
         if (pb->poll_ms >= 0)
             eu_queue_task_wake(pb->tenant, EU_TASK_POLLS, pb->poll_ms);
         pb->cb(id, EU_DB_OK, NULL, pb->arg);
@@ -814,6 +816,8 @@ on_edited(struct eu_req *req, PGresult *res, void *arg)
     each_array_id(PQgetvalue(res, 0, 1), notify_each, req, mention);
     const char *update[] = {"update", c->edit_id};
     each_array_id(PQgetvalue(res, 0, 2), notify_each, req, update);
+    eu_ap_outbox_status(req->app, req->tenant, req->auth.account_id, c->edit_id,
+                        EU_AP_STATUS_UPDATE, NULL);
     reply_status(req, c->edit_id);
 }
 
@@ -916,6 +920,7 @@ on_delete_done(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     eu_feed_status_fanout(req->app, req->tenant, strtoll(d->id, NULL, 10), true);
+    eu_ap_outbox_status_deleted(req->app, req->tenant, req->auth.account_id, d->id);
     eu_req_reply_json(req, 200, json_incref(d->status));
 }
 
@@ -1080,6 +1085,9 @@ static void
 unfan_each(struct eu_req *req, int64_t id, void *arg)
 {
     eu_feed_status_fanout(req->app, req->tenant, id, true);
+    char sid[24];
+    snprintf(sid, sizeof(sid), "%lld", (long long)id);
+    eu_ap_outbox_status_deleted(req->app, req->tenant, req->auth.account_id, sid);
 }
 
 static void
@@ -1095,9 +1103,17 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
     bool changed = atoi(PQgetvalue(res, 0, 2)) > 0;
     switch (ax->stmt) {
     case STATUSES_FAVOURITE:
-        if (changed)
+        if (changed) {
             eu_notify(req->app->registry, req->tenant, author, req->auth.account_id, "favourite",
                       strtoll(target, NULL, 10));
+            eu_ap_outbox_account(req->app, req->tenant, req->auth.account_id, target, EU_AP_LIKE,
+                                 NULL);
+        }
+        break;
+    case STATUSES_UNFAVOURITE:
+        if (changed)
+            eu_ap_outbox_account(req->app, req->tenant, req->auth.account_id, target, EU_AP_UNLIKE,
+                                 NULL);
         break;
     case STATUSES_PIN:
         if (!changed && PQgetvalue(res, 0, 6)[0] != 't') {
@@ -1122,6 +1138,8 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
             eu_notify(req->app->registry, req->tenant, author, req->auth.account_id, "reblog",
                       strtoll(target, NULL, 10));
             eu_feed_status_fanout(req->app, req->tenant, strtoll(reblog, NULL, 10), false);
+            eu_ap_outbox_status(req->app, req->tenant, req->auth.account_id, reblog,
+                                EU_AP_STATUS_CREATE, PQgetvalue(res, 0, 1));
         }
         reply_status(req, reblog);
         return;

@@ -440,6 +440,30 @@ app_release(struct eu_app *app)
     free(app->control_dbname);
 }
 
+/* Federation between this process's tenants (fetch.h): a host that is one
+ * of ours is reached on the public listener. */
+static bool
+is_tenant_host(const char *host, void *arg)
+{
+    struct eu_tenant *t = eu_registry_find(arg, host);
+    return t && !t->removed;
+}
+
+static void
+set_fetch_self(struct eu_app *app)
+{
+    const char *addr = eu_http_server_public_addr(app->http);
+    char self[96];
+    /* A listener on every address is reached on loopback. */
+    if (strncmp(addr, "0.0.0.0:", 8) == 0)
+        snprintf(self, sizeof(self), "127.0.0.1:%s", addr + 8);
+    else if (strncmp(addr, "[::]:", 5) == 0)
+        snprintf(self, sizeof(self), "[::1]:%s", addr + 5);
+    else
+        snprintf(self, sizeof(self), "%s", addr);
+    eu_fetch_client_set_self(app->fetch, self, is_tenant_host, app->registry);
+}
+
 int
 eu_app_serve(const char *config_path, const char *ready_file)
 {
@@ -483,6 +507,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
         goto out;
     if (!(app.http = eu_http_server_new(&app)))
         goto out;
+    set_fetch_self(&app);
     queues = eu_queues_new(&app);
     eu_registry_warm(app.registry);
     eu_admin_purge_resume(&app);

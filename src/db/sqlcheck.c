@@ -63,6 +63,7 @@ const char *const eu_db_tenant_tables[] = {
     "accounts",
     "job_pings",
     "jobs",
+    "delivery_refusals",
     "settings",
     /* Last: the triggers of statuses and accounts write it as their rows
      * go, so it is emptied after them. */

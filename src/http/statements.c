@@ -6,6 +6,7 @@
 
 #include "eunha/ap.h"
 #include "eunha/approcess.h"
+#include "eunha/apdeliver.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
@@ -56,6 +57,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_process_sql,
     eu_ap_process_follow_sql,
     eu_ap_process_status_sql,
+    eu_ap_deliver_sql, /* delivery */
+    eu_ap_outbox_sql,
 
     NULL,
 };

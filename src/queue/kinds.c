@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "eunha/apdeliver.h"
 #include "eunha/apkeys.h"
 #include "eunha/approcess.h"
 #include "eunha/statuses.h"
@@ -18,6 +19,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"account_keys", EU_QUEUE_DEFAULT, eu_ap_account_keys_run},
     /* Inbox processing (src/ap/process.c). */
     {"ap_inbox", EU_QUEUE_DEFAULT, eu_ap_process_run},
+    /* outgoing delivery (src/ap/deliver.c) */
+    {"ap_deliver", EU_QUEUE_DELIVER, eu_ap_deliver_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);

@@ -76,6 +76,7 @@
 
 static const char *const queue_names[EU_QUEUE_MAX] = {
     [EU_QUEUE_DEFAULT] = "default",
+    [EU_QUEUE_DELIVER] = "deliver",
 };
 
 struct place;
@@ -846,6 +847,24 @@ eu_job_done(struct eu_job *job, const char *error)
     snprintf(base, sizeof(base), "%d", cfg->job_backoff_base_s);
     snprintf(cap, sizeof(cap), "%d", cfg->job_backoff_max_s);
     const char *params[] = {job->id, msg, max, base, cap};
+    eu_db_conn_stmt(q->conn, &eu_queue_sql[QUEUE_FAILED], 5, params, on_job_recorded, job);
+}
+
+void
+eu_job_retry_in(struct eu_job *job, const char *error, int delay_s, bool give_up)
+{
+    struct eu_queue *q = job->q;
+    set_log_context(q);
+    job->failed = true;
+    eu_log_warn("queue", "job %s (%s) failed, attempt %d%s: %s", job->id, job->kind, job->attempt,
+                give_up ? ", giving up" : "", error);
+    /* queue.failed with a constant backoff: base and cap both delay_s; a
+     * zero attempt limit makes it dead now. */
+    char msg[ERROR_MAX + 1], max[16], delay[16];
+    snprintf(msg, sizeof(msg), "%s", error);
+    snprintf(max, sizeof(max), "%d", give_up ? 0 : INT32_MAX);
+    snprintf(delay, sizeof(delay), "%d", delay_s > 0 ? delay_s : 0);
+    const char *params[] = {job->id, msg, max, delay, delay};
     eu_db_conn_stmt(q->conn, &eu_queue_sql[QUEUE_FAILED], 5, params, on_job_recorded, job);
 }
 

@@ -1,0 +1,126 @@
+/*
+ * Outgoing ActivityPub: delivering activities to remote inboxes (src/ap/
+ * deliver.c) and building the activities of local actions (src/ap/
+ * outbox.c).
+ *
+ * Delivery is a durable job per target inbox, kind "ap_deliver" on the
+ * "deliver" queue, payload {"inbox": URL, "activity": {...}, "actor_id":
+ * "<local account id that signs>"}. A run signs the POST with the actor's
+ * key on the CPU pool (draft-cavage with Digest; RFC 9421 for hosts known to
+ * take it) and sends it through the fetch client with the tenant as owner,
+ * so tenants share the outbound capacity round-robin. What the answer means:
+ *   2xx                      done
+ *   401                      signed the other way once; if that works, the
+ *                            host's form is remembered (process-wide,
+ *                            bounded)
+ *   401, 403 (after that)    the host refuses this tenant: recorded in
+ *                            delivery_refusals (per tenant and host), dropped
+ *   408, 429, 3xx, 5xx,      retried after attempt^4 + 15 + random seconds
+ *   no answer                (Mastodon's backoff), dead with its last error
+ *                            after EU_AP_DELIVER_ATTEMPTS attempts (~3 days)
+ *   other 4xx                dropped (logged)
+ * A host the fetch client has seen failing for days is skipped (the job
+ * ends done, logged); its next success resets that.
+ *
+ * Everything here runs on the loop thread.
+ */
+#ifndef EUNHA_APDELIVER_H
+#define EUNHA_APDELIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "eunha/sql.h"
+
+struct eu_app;
+struct eu_tenant;
+struct eu_job;
+struct eu_db_conn;
+struct json_t;
+
+/* Attempts before a delivery stays dead (Mastodon retries 16 times). */
+#define EU_AP_DELIVER_ATTEMPTS 16
+
+/* The statements of deliver.c and outbox.c (registered in statements.c). */
+extern const struct eu_sql eu_ap_deliver_sql[];
+extern const struct eu_sql eu_ap_outbox_sql[];
+
+/* The "ap_deliver" job's handler, for src/queue/kinds.c. */
+void eu_ap_deliver_run(struct eu_job *job);
+
+/* ------------------------------------------------------------ enqueueing */
+
+/* Whom an activity goes to; any combination, inboxes merged so each gets
+ * one job. Only remote accounts (domain not NULL) are ever addressed. */
+struct eu_ap_audience {
+    bool followers;           /* the actor's remote followers: shared inbox, else inbox */
+    const char *mentioned_in; /* a status id: its mentioned accounts, likewise */
+    const char *account;      /* an account id: its own inbox (Follow, Like, Block...) */
+    const char *inbox;        /* an inbox URL as is */
+};
+
+/*
+ * Enqueues activity (a JSON object with its "@context"; the reference is
+ * taken) from local account actor_id to the audience: one statement that
+ * inserts one ap_deliver job per distinct inbox, however many followers
+ * share them. Strings of to are copied.
+ *
+ * conn NULL: on t's pool, after the caller's change committed (the usual
+ * case: Eunha's writes are single statements). conn not NULL: on that
+ * connection, which may be inside the caller's transaction; the caller
+ * must then call eu_queue_wake(t, EU_QUEUE_DELIVER, 0) after its commit, or
+ * the jobs wait for the next safety poll.
+ *
+ * Returns 0, or -1 (activity released, nothing queued) when actor_id is 0.
+ * Failure to insert is logged; no callback: like notifications, delivery
+ * follows the change it announces and never fails it.
+ */
+int eu_ap_deliver(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *conn,
+                  int64_t actor_id, struct json_t *activity, const struct eu_ap_audience *to);
+/* The same to the actor's followers and, when mentioned_in is not NULL,
+ * the remote accounts that status mentions. */
+int eu_ap_deliver_to_followers(struct eu_app *app, struct eu_tenant *t, int64_t actor_id,
+                               struct json_t *activity, const char *mentioned_in);
+/* The same to one inbox URL. */
+int eu_ap_deliver_to_inbox(struct eu_app *app, struct eu_tenant *t, int64_t actor_id,
+                           struct json_t *activity, const char *inbox);
+
+/* ---------------------------------------------------------- local actions */
+
+/*
+ * The activities of local actions, built and enqueued after the action's
+ * statement committed (each costs one or two statements of its own, on t's
+ * pool, and never fails the action). Ids are decimal text, copied. Nothing
+ * is sent where every target is local.
+ */
+enum eu_ap_outbox_status_event {
+    EU_AP_STATUS_CREATE, /* Create (Announce for a reblog) */
+    EU_AP_STATUS_UPDATE, /* Update of an edited Note */
+};
+/* author's status status_id was posted or edited, or is author's reblog:
+ * to the author's followers (not for a direct one), the mentioned, and for
+ * a reblog original_author (the boosted status's author id; may be NULL). */
+void eu_ap_outbox_status(struct eu_app *app, struct eu_tenant *t, int64_t author,
+                         const char *status_id, enum eu_ap_outbox_status_event ev,
+                         const char *original_author);
+/* actor deleted its status status_id (Delete with a Tombstone), or its
+ * reblog (Undo Announce). The row must still be there (deleted_at set), as
+ * Eunha's deletes leave it. */
+void eu_ap_outbox_status_deleted(struct eu_app *app, struct eu_tenant *t, int64_t actor,
+                                 const char *status_id);
+
+enum eu_ap_outbox_kind {
+    EU_AP_FOLLOW,   /* Follow, id kept in the follow request's uri */
+    EU_AP_UNFOLLOW, /* Undo Follow */
+    EU_AP_BLOCK,
+    EU_AP_UNBLOCK,
+    EU_AP_LIKE,   /* target is a status id: to its author */
+    EU_AP_UNLIKE, /* Undo Like */
+    EU_AP_ACCEPT, /* target's Follow of actor: Accept; follow_uri its id, or NULL */
+    EU_AP_REJECT,
+};
+/* actor_id did kind to target (an account id, or a status id for likes). */
+void eu_ap_outbox_account(struct eu_app *app, struct eu_tenant *t, int64_t actor_id,
+                          const char *target, enum eu_ap_outbox_kind kind, const char *follow_uri);
+
+#endif

@@ -1,0 +1,463 @@
+/*
+ * Delivery of activities to remote inboxes: the "ap_deliver" job and the
+ * statement that fans an activity out into one such job per inbox (the
+ * contract is in include/eunha/apdeliver.h).
+ *
+ * A run: read the signer's key (one statement on the job's connection),
+ * sign on the CPU pool, POST through the fetch client, then finish the job
+ * by what the answer means. The job's tenant turn holds the tenant and its
+ * connection until the job ends, so nothing here outlives them; a run
+ * lives in one heap struct freed just before the job ends.
+ *
+ * Which signature a host takes is remembered for the whole process, since
+ * it is a fact about the host's software, not about a tenant: a table of
+ * hosts that accepted RFC 9421 after refusing draft-cavage, at most
+ * FORM_HOSTS_MAX of them (past that the oldest entry goes, and that host
+ * starts again with draft-cavage, which costs one extra request).
+ */
+#include "eunha/apdeliver.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eunha/app.h"
+#include "eunha/config.h"
+#include "eunha/cpupool.h"
+#include "eunha/db.h"
+#include "eunha/fetch.h"
+#include "eunha/httpsig.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/queue.h"
+#include "eunha/sql.h"
+#include "eunha/tenant.h"
+
+/* Hosts whose accepted signature form is remembered. */
+#define FORM_HOSTS_MAX 4096
+/* Answers read from an inbox: a status is all that matters. */
+#define RESPONSE_MAX 16384
+/* When the signer has no key yet (the account_keys job makes it). */
+#define NO_KEY_RETRY_S 60
+
+enum {
+    DELIVER_ENQUEUE,
+    DELIVER_SIGNER,
+    DELIVER_REFUSED,
+};
+
+/* clang-format off */
+const struct eu_sql eu_ap_deliver_sql[] = {
+    /*
+     * The fan-out: $2 the signing actor, $3 the activity, $4 to its
+     * followers, $5 a status whose mentioned accounts get it, $6 one account
+     * (its own inbox), $7 one inbox URL. A follower's shared inbox stands
+     * for its own, and UNION merges duplicates, so a server with thousands
+     * of followers gets one job. Returns how many jobs were made.
+     */
+    [DELIVER_ENQUEUE] = {"ap_deliver.enqueue",
+        "WITH i AS ("
+        " SELECT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox FROM follows f"
+        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = f.account_id"
+        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND $4::bool"
+        "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL"
+        " UNION SELECT coalesce(a.shared_inbox_url, a.inbox_url) FROM mentions m"
+        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = m.account_id"
+        "  WHERE m.tenant_id = $1 AND m.status_id = $5::bigint"
+        "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL"
+        " UNION SELECT a.inbox_url FROM accounts a WHERE a.tenant_id = $1"
+        "  AND a.id = $6::bigint AND a.domain IS NOT NULL"
+        " UNION SELECT $7::text WHERE $7::text IS NOT NULL),"
+        " j AS (INSERT INTO jobs (tenant_id, queue, kind, payload)"
+        "  SELECT $1, 'deliver', 'ap_deliver', jsonb_build_object('inbox', i.inbox,"
+        "  'actor_id', $2::text, 'activity', $3::jsonb) FROM i"
+        "  WHERE i.inbox IS NOT NULL AND i.inbox <> '' RETURNING 1)"
+        " SELECT count(*) FROM j"},
+    /* The signer: a local account with its key. */
+    [DELIVER_SIGNER] = {"ap_deliver.signer",
+        "SELECT username, private_key FROM accounts WHERE tenant_id = $1"
+        " AND id = $2::bigint AND domain IS NULL"},
+    /* $2 host, $3 status. */
+    [DELIVER_REFUSED] = {"ap_deliver.refused",
+        "INSERT INTO delivery_refusals AS r (tenant_id, host, status) VALUES ($1, $2, $3::smallint)"
+        " ON CONFLICT (tenant_id, host) DO UPDATE SET status = EXCLUDED.status,"
+        " refusals = r.refusals + 1, last_at = now()"},
+    {0},
+};
+/* clang-format on */
+
+/* ---------------------------------------------------------- enqueueing */
+
+struct enqueue {
+    struct eu_tenant *t; /* a reference */
+};
+
+static void
+on_enqueued(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct enqueue *e = arg;
+    if (st != EU_DB_OK) {
+        eu_log_warn("ap", "cannot queue deliveries: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+    } else if (PQntuples(res) == 1 && atoll(PQgetvalue(res, 0, 0)) > 0 && !e->t->removed) {
+        eu_log_debug("ap", "queued %s deliveries", PQgetvalue(res, 0, 0));
+        eu_queue_wake(e->t, EU_QUEUE_DELIVER, 0);
+    }
+    eu_tenant_unref(e->t);
+    free(e);
+}
+
+int
+eu_ap_deliver(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *conn, int64_t actor_id,
+              json_t *activity, const struct eu_ap_audience *to)
+{
+    if (actor_id <= 0 || !json_is_object(activity)) {
+        json_decref(activity);
+        return -1;
+    }
+    char *text = json_dumps(activity, JSON_COMPACT);
+    json_decref(activity);
+    char actor[24];
+    snprintf(actor, sizeof(actor), "%lld", (long long)actor_id);
+    const char *params[] = {
+        actor, text, to->followers ? "true" : "false", to->mentioned_in, to->account, to->inbox};
+    struct enqueue *e = eu_xcalloc(1, sizeof(*e));
+    eu_tenant_ref(t);
+    e->t = t;
+    const struct eu_sql *s = &eu_ap_deliver_sql[DELIVER_ENQUEUE];
+    if (conn)
+        eu_db_conn_stmt(conn, s, 6, params, on_enqueued, e);
+    else
+        eu_db_pool_stmt(eu_tenant_pool(app->registry, t), s, 6, params, on_enqueued, e);
+    free(text);
+    return 0;
+}
+
+int
+eu_ap_deliver_to_followers(struct eu_app *app, struct eu_tenant *t, int64_t actor_id,
+                           json_t *activity, const char *mentioned_in)
+{
+    struct eu_ap_audience to = {.followers = true, .mentioned_in = mentioned_in};
+    return eu_ap_deliver(app, t, NULL, actor_id, activity, &to);
+}
+
+int
+eu_ap_deliver_to_inbox(struct eu_app *app, struct eu_tenant *t, int64_t actor_id, json_t *activity,
+                       const char *inbox)
+{
+    struct eu_ap_audience to = {.inbox = inbox};
+    return eu_ap_deliver(app, t, NULL, actor_id, activity, &to);
+}
+
+/* ------------------------------------------- hosts that take RFC 9421 */
+
+/* host -> when it was learned; loop thread only. */
+static json_t *rfc9421_hosts;
+
+static bool
+host_takes_rfc9421(const char *host)
+{
+    return rfc9421_hosts && json_object_get(rfc9421_hosts, host) != NULL;
+}
+
+static void
+host_learn(const char *host, bool rfc9421)
+{
+    if (!rfc9421) {
+        if (rfc9421_hosts)
+            json_object_del(rfc9421_hosts, host);
+        return;
+    }
+    if (!rfc9421_hosts)
+        rfc9421_hosts = json_object();
+    if (json_object_size(rfc9421_hosts) >= FORM_HOSTS_MAX) {
+        /* The oldest goes: one scan, once per host learned past the cap. */
+        const char *oldest = NULL;
+        json_int_t when = 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(rfc9421_hosts, k, v)
+        {
+            if (!oldest || json_integer_value(v) < when) {
+                oldest = k;
+                when = json_integer_value(v);
+            }
+        }
+        if (oldest)
+            json_object_del(rfc9421_hosts, oldest);
+    }
+    json_object_set_new(rfc9421_hosts, host, json_integer((json_int_t)time(NULL)));
+}
+
+/* ------------------------------------------------------------ the job */
+
+struct run {
+    struct eu_job *job;
+    struct eu_app *app;
+    char domain[256];  /* for log lines, whatever happens to the tenant */
+    const char *inbox; /* borrowed from the payload */
+    char host[300];
+    char *body;
+    size_t body_len;
+    char *key_id, *key_pem;
+    bool rfc9421;    /* the form of the signature being sent */
+    bool tried_both; /* a 401 already made us switch forms */
+    /* the signing, on the pool */
+    struct eu_httpsig_signed sig;
+    int sign_rc;
+    time_t now;
+};
+
+static void
+run_free(struct run *r)
+{
+    eu_httpsig_signed_release(&r->sig);
+    free(r->body);
+    free(r->key_id);
+    if (r->key_pem)
+        sodium_memzero(r->key_pem, strlen(r->key_pem));
+    free(r->key_pem);
+    free(r);
+}
+
+static void
+context(const struct run *r)
+{
+    eu_log_set_context(r->domain, NULL);
+}
+
+static void
+done(struct run *r)
+{
+    struct eu_job *job = r->job;
+    run_free(r);
+    eu_job_done(job, NULL);
+}
+
+/* Dropped for good, as done: retrying cannot help. */
+static void
+drop(struct run *r, const char *why)
+{
+    context(r);
+    eu_log_info("ap", "delivery to '%s' dropped: %s", r->inbox, why);
+    done(r);
+}
+
+/* Mastodon's backoff: attempt^4 + 15 + rand(10 * (attempt + 1)) seconds,
+ * about three days over EU_AP_DELIVER_ATTEMPTS attempts. */
+static void
+retry(struct run *r, const char *error)
+{
+    struct eu_job *job = r->job;
+    int n = eu_job_attempt(job);
+    long long delay = (long long)n * n * n * n + 15 + randombytes_uniform(10u * (unsigned)(n + 1));
+    char msg[600];
+    snprintf(msg, sizeof(msg), "delivery to '%.400s' failed: %s", r->inbox, error);
+    run_free(r);
+    eu_job_retry_in(job, msg, (int)(delay > 86400 * 7 ? 86400 * 7 : delay),
+                    n >= EU_AP_DELIVER_ATTEMPTS);
+}
+
+/* Ends dead at once: a job that can never work, kept for an operator. */
+static void
+fail(struct run *r, const char *error)
+{
+    struct eu_job *job = r->job;
+    char msg[600];
+    snprintf(msg, sizeof(msg), "delivery to '%.400s' failed: %s", r->inbox ? r->inbox : "?", error);
+    run_free(r);
+    eu_job_retry_in(job, msg, 0, true);
+}
+
+static void sign(struct run *r);
+
+static void
+on_refusal_recorded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct run *r = arg;
+    context(r);
+    if (st != EU_DB_OK)
+        eu_log_warn("ap", "cannot record a refusal by '%s': %s", r->host,
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+    done(r);
+}
+
+static void
+refused(struct run *r, long status)
+{
+    context(r);
+    eu_log_warn("ap", "delivery to '%s' refused with %ld: dropped", r->inbox, status);
+    char st[8];
+    snprintf(st, sizeof(st), "%ld", status);
+    const char *params[] = {r->host, st};
+    eu_db_conn_stmt(eu_job_conn(r->job), &eu_ap_deliver_sql[DELIVER_REFUSED], 2, params,
+                    on_refusal_recorded, r);
+}
+
+static void
+on_sent(struct eu_fetch_resp *resp, void *arg)
+{
+    struct run *r = arg;
+    context(r);
+    char why[300];
+    if (resp->error != EU_FETCH_OK) {
+        snprintf(why, sizeof(why), "%s (%s)", eu_fetch_error_str(resp->error),
+                 resp->message ? resp->message : "");
+        if (resp->error == EU_FETCH_BAD_URL || resp->error == EU_FETCH_REFUSED_ADDRESS)
+            fail(r, why);
+        else
+            retry(r, why);
+        return;
+    }
+    long status = resp->status;
+    if (status >= 200 && status < 300) {
+        if (r->tried_both)
+            host_learn(r->host, r->rfc9421);
+        eu_log_debug("ap", "delivered to '%s' (%ld, %s)", r->inbox, status,
+                     r->rfc9421 ? "rfc9421" : "cavage");
+        done(r);
+        return;
+    }
+    if (status == 401 && !r->tried_both) {
+        /* Perhaps it reads only the other form: try that once. */
+        r->tried_both = true;
+        r->rfc9421 = !r->rfc9421;
+        eu_httpsig_signed_release(&r->sig);
+        sign(r);
+        return;
+    }
+    if (status == 401 || status == 403) {
+        if (r->tried_both && r->rfc9421)
+            host_learn(r->host, false); /* neither works: start over next time */
+        refused(r, status);
+        return;
+    }
+    snprintf(why, sizeof(why), "HTTP %ld", status);
+    if (status >= 400 && status < 500 && status != 408 && status != 429) {
+        drop(r, why);
+        return;
+    }
+    retry(r, why);
+}
+
+static void
+sign_work(void *arg)
+{
+    struct run *r = arg;
+    struct eu_httpsig_sign_args a = {
+        .method = "POST",
+        .url = r->inbox,
+        .body = r->body,
+        .body_len = r->body_len,
+        .key_id = r->key_id,
+        .key_pem = r->key_pem,
+        .now = r->now,
+    };
+    r->sign_rc =
+        r->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &r->sig) : eu_httpsig_sign_cavage(&a, &r->sig);
+}
+
+static void
+sign_done(void *arg)
+{
+    struct run *r = arg;
+    context(r);
+    if (r->sign_rc < 0) {
+        fail(r, "cannot sign: the inbox URL or the actor's key is unusable");
+        return;
+    }
+    char *lines[EU_HTTPSIG_SIGNED_MAX + 3];
+    int n = 0;
+    for (int i = 0; i < r->sig.n; i++)
+        lines[n++] = eu_xasprintf("%s: %s", r->sig.headers[i].name, r->sig.headers[i].value);
+    lines[n++] = eu_xstrdup("Content-Type: application/activity+json");
+    lines[n++] = eu_xstrdup("Accept: application/activity+json, application/ld+json");
+    lines[n] = NULL;
+    struct eu_tenant *t = eu_job_tenant(r->job);
+    const struct eu_config *cfg = r->app->cfg;
+    char *ua = eu_xasprintf("%s://%s/", cfg->scheme, t->domain);
+    struct eu_fetch_req req = {
+        .method = EU_FETCH_POST,
+        .url = r->inbox,
+        .headers = (const char *const *)lines,
+        .body = r->body,
+        .body_len = r->body_len,
+        .owner = (uint64_t)t->id,
+        .max_redirects = 0,
+        .max_bytes = RESPONSE_MAX,
+        .ua_base = ua,
+    };
+    eu_fetch_start(r->app->fetch, &req, on_sent, r);
+    for (int i = 0; i < n; i++)
+        free(lines[i]);
+    free(ua);
+}
+
+static void
+sign(struct run *r)
+{
+    r->now = time(NULL);
+    eu_cpupool_submit(r->app->cpu, sign_work, sign_done, r);
+}
+
+static void
+on_signer(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct run *r = arg;
+    context(r);
+    if (st != EU_DB_OK) {
+        retry(r, st == EU_DB_ERROR && res ? PQresultErrorMessage(res) : "database unavailable");
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        drop(r, "the signing account is gone");
+        return;
+    }
+    if (PQgetisnull(res, 0, 1)) {
+        /* Its key is being made; come back when it should exist. */
+        struct eu_job *job = r->job;
+        run_free(r);
+        eu_job_retry_in(job, "the signing account has no key yet", NO_KEY_RETRY_S, false);
+        return;
+    }
+    struct eu_tenant *t = eu_job_tenant(r->job);
+    const char *user = PQgetvalue(res, 0, 0);
+    const char *scheme = r->app->cfg->scheme;
+    /* The instance actor's key lives at BASE/actor (instance_actor.c). */
+    r->key_id = strcmp(user, "instance.actor") == 0
+                    ? eu_xasprintf("%s://%s/actor#main-key", scheme, t->domain)
+                    : eu_xasprintf("%s://%s/users/%s#main-key", scheme, t->domain, user);
+    r->key_pem = eu_xstrdup(PQgetvalue(res, 0, 1));
+    r->rfc9421 = host_takes_rfc9421(r->host);
+    sign(r);
+}
+
+void
+eu_ap_deliver_run(struct eu_job *job)
+{
+    struct run *r = eu_xcalloc(1, sizeof(*r));
+    r->job = job;
+    r->app = eu_job_app(job);
+    snprintf(r->domain, sizeof(r->domain), "%s", eu_job_tenant(job)->domain);
+    json_t *p = eu_job_payload(job);
+    json_t *activity = json_object_get(p, "activity");
+    const char *actor = json_string_value(json_object_get(p, "actor_id"));
+    r->inbox = json_string_value(json_object_get(p, "inbox"));
+    if (!r->inbox || !json_is_object(activity) || !actor ||
+        eu_fetch_host_of(r->inbox, r->host, sizeof(r->host)) < 0) {
+        fail(r, "bad payload: needs inbox (a URL), activity (an object) and actor_id");
+        return;
+    }
+    if (!eu_fetch_host_available(r->app->fetch, r->host)) {
+        drop(r, "its host has been failing for days");
+        return;
+    }
+    r->body = json_dumps(activity, JSON_COMPACT);
+    r->body_len = strlen(r->body);
+    const char *params[] = {actor};
+    eu_db_conn_stmt(eu_job_conn(job), &eu_ap_deliver_sql[DELIVER_SIGNER], 1, params, on_signer, r);
+}
