@@ -43,7 +43,7 @@ const struct eu_sql eu_ap_process_sql[] = {
     /* $2 payload, $3 dedupe key. The delivery helper's enqueue replaces it. */
     [PROCESS_SEND] = {"ap_process.send",
                       "INSERT INTO jobs (tenant_id, queue, kind, payload, dedupe_key)"
-                      " VALUES ($1, 'default', 'ap_deliver', $2::jsonb, $3)"
+                      " VALUES ($1, 'deliver', 'ap_deliver', $2::jsonb, $3)"
                       " ON CONFLICT (tenant_id, dedupe_key) DO NOTHING"},
     {0},
 };
@@ -206,16 +206,18 @@ on_sent(struct eu_proc *p, PGresult *res)
 {
     (void)res;
     /* The job is committed (one statement): the worker may take it now. */
-    eu_queue_wake(p->t, EU_QUEUE_DEFAULT, 0);
+    eu_queue_wake(p->t, EU_QUEUE_DELIVER, 0);
     void (*then)(struct eu_proc *) = p->sent;
     p->sent = NULL;
     then(p);
 }
 
 /*
- * TEMPORARY (coordinator: repoint to include/eunha/apdeliver.h's
- * eu_ap_deliver_to_inbox() when the delivery helper's branch is merged).
- * Writes the "ap_deliver" job row of the wave-2 contract itself.
+ * Queues one "ap_deliver" job (src/ap/deliver.c) for a reply the inbox owes
+ * (Accept, Reject, the Follows of a Move). Not eu_ap_deliver(): this one
+ * keys the job by the activity's id, so a redelivered Follow queues no
+ * second Accept, and continues the activity's processing once the row is
+ * in.
  */
 void
 eu_ap_process_send(struct eu_proc *p, const char *inbox, json_t *activity, const char *actor_id,

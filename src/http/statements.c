@@ -5,8 +5,8 @@
 #include "eunha/sql.h"
 
 #include "eunha/ap.h"
-#include "eunha/approcess.h"
 #include "eunha/apdeliver.h"
+#include "eunha/approcess.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
