@@ -147,6 +147,21 @@ void eu_fetch_cancel(struct eu_fetch *f);
 size_t eu_fetch_cancel_owner(struct eu_fetch_client *c, uint64_t owner);
 
 /*
+ * Tenants of this process as peers. is_local(host, arg) says whether host
+ * (a key as eu_fetch_host_of() writes) is a tenant this process serves; a
+ * request to one connects to listen_addr ("127.0.0.1:8080", this process's
+ * public listener; an unspecified address means loopback) instead of
+ * resolving the name, in plain http whatever the URL's scheme (the
+ * listener speaks http; the signature keeps the URL as given). That
+ * address alone is exempt from the private-address check, and only for
+ * such a request. is_local runs on the loop; NULL turns the mapping off.
+ * listen_addr is copied.
+ */
+typedef bool (*eu_fetch_is_local_cb)(const char *host, void *arg);
+void eu_fetch_client_set_local(struct eu_fetch_client *c, eu_fetch_is_local_cb is_local, void *arg,
+                               const char *listen_addr);
+
+/*
  * Takes the body out of resp: returns it (NUL-terminated, *len bytes if len
  * is not NULL) for the caller to free(); resp->body becomes NULL. Only from
  * inside the callback.

@@ -440,6 +440,15 @@ app_release(struct eu_app *app)
     free(app->control_dbname);
 }
 
+/* For the fetch client: whether host is a tenant this process serves. */
+static bool
+is_local_tenant(const char *host, void *arg)
+{
+    struct eu_app *app = arg;
+    struct eu_tenant *t = eu_registry_find(app->registry, host);
+    return t && t->state != EU_TENANT_DELETING;
+}
+
 int
 eu_app_serve(const char *config_path, const char *ready_file)
 {
@@ -483,6 +492,10 @@ eu_app_serve(const char *config_path, const char *ready_file)
         goto out;
     if (!(app.http = eu_http_server_new(&app)))
         goto out;
+    /* Tenants of this process federate with each other through the public
+     * listener, signed and verified like any peer (fetch.h). */
+    eu_fetch_client_set_local(app.fetch, is_local_tenant, &app,
+                              eu_http_server_public_addr(app.http));
     queues = eu_queues_new(&app);
     eu_registry_warm(app.registry);
     eu_admin_purge_resume(&app);

@@ -7,6 +7,7 @@
 
 #include "eunha/admin.h"
 #include "eunha/ap.h"
+#include "eunha/apinbox.h"
 #include "eunha/api.h"
 
 #define GET EU_HTTP_GET
@@ -69,5 +70,6 @@ const struct eu_route *const eu_route_tables[] = {
     eu_social_routes,
     eu_timed_routes,
     eu_ap_routes, /* src/ap/actors.c: WebFinger and the ActivityPub documents */
+    eu_ap_inbox_routes, /* src/ap/inbox.c: the inboxes */
     NULL,
 };

@@ -5,6 +5,8 @@
 #include "eunha/sql.h"
 
 #include "eunha/ap.h"
+#include "eunha/apinbox.h"
+#include "eunha/apresolve.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
@@ -50,6 +52,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_objects_sql,
     eu_ap_collections_sql,
     eu_ap_instance_actor_sql,
+    eu_ap_resolve_sql, /* src/ap/resolve.c */
+    eu_ap_inbox_sql,   /* src/ap/inbox.c */
 
     NULL,
 };

@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "eunha/apinbox.h"
 #include "eunha/apkeys.h"
 #include "eunha/statuses.h"
 
@@ -15,6 +16,9 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"purge_account", EU_QUEUE_DEFAULT, eu_queue_purge_account_run},
     {"ping", EU_QUEUE_DEFAULT, eu_queue_ping_run},
     {"account_keys", EU_QUEUE_DEFAULT, eu_ap_account_keys_run},
+    /* COORDINATOR: h-recv's stand-in (src/ap/inbox.c, logs and completes);
+     * replace with the inbox-processing helper's handler. */
+    {"ap_inbox", EU_QUEUE_DEFAULT, eu_ap_inbox_stub_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);
