@@ -260,8 +260,8 @@ inbox_post(struct eu_req *req, const char *username)
     struct eu_httpsig *sig = NULL;
     enum eu_httpsig_result r = eu_httpsig_parse(&hr, time(NULL), &sig);
     if (r != EU_HTTPSIG_OK) {
-        eu_req_reply_error(req, 401, "%s", r == EU_HTTPSIG_NONE ? "Request not signed"
-                                                                : eu_httpsig_result_str(r));
+        eu_req_reply_error(req, 401, "%s",
+                           r == EU_HTTPSIG_NONE ? "Request not signed" : eu_httpsig_result_str(r));
         return;
     }
     eu_arena_on_free(req->arena, free_sig, sig);

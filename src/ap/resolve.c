@@ -23,8 +23,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "eunha/apingest.h"
 #include "eunha/ap.h"
+#include "eunha/apingest.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/config.h"
@@ -44,25 +44,33 @@
 enum {
     RESOLVE_ACTOR_ROW,
     RESOLVE_KEY_ROW,
+    RESOLVE_ACCT_ROW,
 };
 
 const struct eu_sql eu_ap_resolve_sql[] = {
     /* $2 the actor URI, $3 the local username it names (NULL when it is
      * not this tenant's BASE/users/NAME). */
-    [RESOLVE_ACTOR_ROW] =
-        {"ap_resolve.actor_row",
-         "SELECT id, domain IS NULL, uri, public_key_id, public_key, inbox_url,"
-         " shared_inbox_url, last_fetched_at > now() - interval '1 day', username"
-         " FROM accounts WHERE tenant_id = $1 AND suspended_at IS NULL"
-         " AND ((uri = $2 AND domain IS NOT NULL)"
-         "  OR ($3::text IS NOT NULL AND lower(username) = lower($3)"
-         "   AND coalesce(lower(domain), '') = ''))"
-         " LIMIT 1"},
+    [RESOLVE_ACTOR_ROW] = {"ap_resolve.actor_row",
+                           "SELECT id, domain IS NULL, uri, public_key_id, public_key, inbox_url,"
+                           " shared_inbox_url, last_fetched_at > now() - interval '1 day', username"
+                           " FROM accounts WHERE tenant_id = $1 AND suspended_at IS NULL"
+                           " AND ((uri = $2 AND domain IS NOT NULL)"
+                           "  OR ($3::text IS NOT NULL AND lower(username) = lower($3)"
+                           "   AND coalesce(lower(domain), '') = ''))"
+                           " LIMIT 1"},
     /* $2 the key id (migration 0021 indexes it). */
     [RESOLVE_KEY_ROW] = {"ap_resolve.key_row",
                          "SELECT uri, public_key FROM accounts WHERE tenant_id = $1"
                          " AND public_key_id = $2 AND domain IS NOT NULL"
                          " AND public_key IS NOT NULL AND suspended_at IS NULL LIMIT 1"},
+    /* $2 username, $3 domain: a remote account fetched within a day,
+     * which needs no WebFinger lookup (Mastodon's ResolveAccountService). */
+    [RESOLVE_ACCT_ROW] = {"ap_resolve.acct_row",
+                          "SELECT uri FROM accounts WHERE tenant_id = $1"
+                          " AND lower(username) = lower($2)"
+                          " AND coalesce(lower(domain), '') = lower($3) AND uri IS NOT NULL"
+                          " AND last_fetched_at > now() - interval '1 day'"
+                          " AND suspended_at IS NULL"},
     {0},
 };
 
@@ -138,7 +146,7 @@ on_sfetch_resp(struct eu_fetch_resp *resp, void *arg)
 {
     struct sfetch *op = arg;
     if (resp->error != EU_FETCH_OK) {
-        int st = resp->error == EU_FETCH_TIMEOUT       ? 504
+        int st = resp->error == EU_FETCH_TIMEOUT      ? 504
                  : resp->error == EU_FETCH_QUEUE_FULL ? 503
                                                       : 502;
         sfetch_fail(op, st, resp->message ? resp->message : eu_fetch_error_str(resp->error));
@@ -499,7 +507,7 @@ on_upserted(const char *id, int status, void *arg)
     }
     const struct eu_ap_actor *ac = &op->ac;
     if (ac->key_id && ac->public_key_pem)
-        kc_put(ac->key_id, ac->id, ac->public_key_pem, op->force);
+        kc_put(ac->key_id, ac->id, ac->public_key_pem, false);
     struct eu_ap_resolved r = {
         .account_id = id,
         .uri = ac->id,
@@ -785,9 +793,9 @@ on_key_owner(const struct eu_ap_resolved *r, const struct eu_error *err, void *a
         kresolve_fail(op, &e);
         return;
     }
-    /* The cache was filled by the resolution (remote) or is filled here
-     * (a local account of this tenant). */
-    if (r->local)
+    /* The resolution filled the cache for a remote actor; a local one and
+     * the time of a refresh are put here. */
+    if (r->local || op->refresh)
         kc_put(op->key_id, r->uri, r->public_key_pem, op->refresh);
     kresolve_answer(op, r->uri, r->public_key_pem);
 }
@@ -884,7 +892,18 @@ struct wfinger {
     bool bad;            /* the acct does not parse: answered from a refused fetch */
     eu_ap_actor_cb cb;
     void *arg;
+    char *url; /* the lookup */
+    char *base;
 };
+
+static void
+wfinger_free(struct wfinger *op)
+{
+    eu_tenant_unref(op->t);
+    free(op->url);
+    free(op->base);
+    free(op);
+}
 
 static void
 wfinger_fail(struct wfinger *op, int status, const char *msg)
@@ -892,8 +911,7 @@ wfinger_fail(struct wfinger *op, int status, const char *msg)
     struct eu_error err = {0};
     eu_error_set(&err, status, "%s", msg);
     op->cb(NULL, &err, op->arg);
-    eu_tenant_unref(op->t);
-    free(op);
+    wfinger_free(op);
 }
 
 /* The href of the self link that is ActivityPub, borrowed from jrd. */
@@ -947,8 +965,30 @@ on_wfinger_resp(struct eu_fetch_resp *resp, void *arg)
     }
     resolve_actor(op->app, op->t, href, false, NULL, NULL, NULL, op->cb, op->arg);
     json_decref(jrd);
-    eu_tenant_unref(op->t);
-    free(op);
+    wfinger_free(op);
+}
+
+static void
+on_acct_row(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct wfinger *op = arg;
+    if (st == EU_DB_OK && PQntuples(res) == 1) {
+        resolve_actor(op->app, op->t, PQgetvalue(res, 0, 0), false, NULL, NULL, NULL, op->cb,
+                      op->arg);
+        wfinger_free(op);
+        return;
+    }
+    const char *headers[] = {"Accept: application/jrd+json, application/json", NULL};
+    struct eu_fetch_req req = {
+        .method = EU_FETCH_GET,
+        .url = op->url,
+        .headers = headers,
+        .owner = (uint64_t)op->t->id,
+        .max_redirects = EU_AP_FETCH_MAX_REDIRECTS,
+        .max_bytes = 64 * 1024,
+        .ua_base = op->base,
+    };
+    eu_fetch_start(op->app->fetch, &req, on_wfinger_resp, op);
 }
 
 static bool
@@ -979,7 +1019,8 @@ eu_ap_webfinger_lookup(struct eu_app *app, struct eu_tenant *tenant, const char 
         !acct_part_ok(at + 1, strlen(at + 1), ".-:[]")) {
         /* Failing through the same path keeps "never from inside the
          * call": the fetch client reports a refusal later. */
-        struct eu_fetch_req bad = {.method = EU_FETCH_GET, .url = "", .owner = (uint64_t)tenant->id};
+        struct eu_fetch_req bad = {
+            .method = EU_FETCH_GET, .url = "", .owner = (uint64_t)tenant->id};
         op->bad = true;
         eu_fetch_start(app->fetch, &bad, on_wfinger_resp, op);
         return;
@@ -990,24 +1031,15 @@ eu_ap_webfinger_lookup(struct eu_app *app, struct eu_tenant *tenant, const char 
     if (strcasecmp(host, tenant->domain) == 0) {
         char *uri = eu_xasprintf("%s/users/%s", base, user);
         resolve_actor(app, tenant, uri, false, NULL, NULL, NULL, cb, arg);
-        eu_tenant_unref(tenant);
-        free(op);
+        wfinger_free(op);
         free(uri);
     } else {
-        char *url = eu_xasprintf("%s://%s/.well-known/webfinger?resource=acct:%s@%s",
-                                 app->cfg->fed_allow_http ? "http" : "https", host, user, host);
-        const char *headers[] = {"Accept: application/jrd+json, application/json", NULL};
-        struct eu_fetch_req req = {
-            .method = EU_FETCH_GET,
-            .url = url,
-            .headers = headers,
-            .owner = (uint64_t)tenant->id,
-            .max_redirects = EU_AP_FETCH_MAX_REDIRECTS,
-            .max_bytes = 64 * 1024,
-            .ua_base = base,
-        };
-        eu_fetch_start(app->fetch, &req, on_wfinger_resp, op);
-        free(url);
+        op->url = eu_xasprintf("%s://%s/.well-known/webfinger?resource=acct:%s@%s",
+                               app->cfg->fed_allow_http ? "http" : "https", host, user, host);
+        op->base = eu_xstrdup(base);
+        const char *p[] = {user, host};
+        eu_db_pool_stmt(eu_tenant_pool(app->registry, tenant), &eu_ap_resolve_sql[RESOLVE_ACCT_ROW],
+                        2, p, on_acct_row, op);
     }
     free(user);
     free(base);
