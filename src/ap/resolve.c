@@ -910,6 +910,8 @@ wfinger_fail(struct wfinger *op, int status, const char *msg)
 {
     struct eu_error err = {0};
     eu_error_set(&err, status, "%s", msg);
+    eu_log_set_context(op->t->domain, NULL);
+    eu_log_info("ap", "webfinger '%.300s': %s", op->url ? op->url : "", msg);
     op->cb(NULL, &err, op->arg);
     wfinger_free(op);
 }

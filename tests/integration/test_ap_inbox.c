@@ -107,17 +107,15 @@ post(struct env *e, const struct post *p, struct eu_it_resp *r)
     };
     struct eu_httpsig_signed sg = {0};
     if (!p->unsigned_)
-        ck_assert_int_eq(p->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &sg)
-                                    : eu_httpsig_sign_cavage(&a, &sg),
-                         0);
+        ck_assert_int_eq(
+            p->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &sg) : eu_httpsig_sign_cavage(&a, &sg), 0);
     char *lines[EU_HTTPSIG_SIGNED_MAX + 1];
     const char *headers[EU_HTTPSIG_SIGNED_MAX + 2];
     int n = 0;
     for (int i = 0; i < sg.n; i++) {
         if (strcasecmp(sg.headers[i].name, "Host") == 0)
             continue;
-        ck_assert_int_ge(asprintf(&lines[n], "%s: %s", sg.headers[i].name, sg.headers[i].value),
-                         0);
+        ck_assert_int_ge(asprintf(&lines[n], "%s: %s", sg.headers[i].name, sg.headers[i].value), 0);
         headers[n] = lines[n];
         n++;
     }
