@@ -67,8 +67,7 @@ START_TEST(test_tenants_resolve_each_other)
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "accounts")), 1);
     EU_IT_EXPECT_JSTR(&r, "accounts.0.id", bob_in_a);
-    eu_it_callf(s, &r, "a.test", "GET", token, NULL,
-                "/api/v2/search?q=bob%%40b.test&resolve=true");
+    eu_it_callf(s, &r, "a.test", "GET", token, NULL, "/api/v2/search?q=bob%%40b.test&resolve=true");
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "accounts")), 1);
 
     /* By actor URL too. */
@@ -110,8 +109,8 @@ START_TEST(test_resolve_is_cached)
     struct peer *p = peer_start();
     struct eu_it_resp r = {0};
 
-    eu_it_callf(s, &r, "a.test", "GET", token, NULL,
-                "/api/v2/search?q=%%40peer%%40%s&resolve=true", p->host);
+    eu_it_callf(s, &r, "a.test", "GET", token, NULL, "/api/v2/search?q=%%40peer%%40%s&resolve=true",
+                p->host);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "accounts")), 1);
     char acct[128];
@@ -127,8 +126,8 @@ START_TEST(test_resolve_is_cached)
     free(ia);
 
     /* again, by acct and by URL: the row is fresh, nothing is fetched */
-    eu_it_callf(s, &r, "a.test", "GET", token, NULL,
-                "/api/v2/search?q=%%40peer%%40%s&resolve=true", p->host);
+    eu_it_callf(s, &r, "a.test", "GET", token, NULL, "/api/v2/search?q=%%40peer%%40%s&resolve=true",
+                p->host);
     EU_IT_EXPECT_JSTR(&r, "accounts.0.acct", acct);
     eu_it_callf(s, &r, "a.test", "GET", token, NULL,
                 "/api/v2/search?q=http%%3A%%2F%%2F%s%%2Fusers%%2Fpeer&resolve=true", p->host);
