@@ -123,22 +123,6 @@ void eu_fetch_config_from(struct eu_fetch_config *cfg, const struct eu_config *c
  */
 struct eu_fetch_client *eu_fetch_client_new(struct event_base *base,
                                             const struct eu_fetch_config *cfg);
-/* Whether host (a key as eu_fetch_host_of() writes) is a tenant of this
- * process. Called on the loop when a request starts. */
-typedef bool (*eu_fetch_self_cb)(const char *host, void *arg);
-/*
- * Tenants of this process are peers like any other, but their host names
- * may not resolve here (tests, a host behind its own proxy) and their
- * address may be a private one the guard refuses. With this set, a request
- * to a host is_self() names goes to addr ("127.0.0.1:PORT", this process's
- * public listener) in plain HTTP, with the URL's path and its host in the
- * Host header, and past the address guard (only that address is
- * contacted). Signatures cover the URL as given, so they verify on arrival.
- * addr is copied; arg is borrowed and must outlive the client. addr NULL
- * turns it off.
- */
-void eu_fetch_client_set_self(struct eu_fetch_client *c, const char *addr, eu_fetch_self_cb is_self,
-                              void *arg);
 /* Replaces the limits (SIGHUP). Requests in flight keep what they started
  * with; queued ones start under the new caps. */
 void eu_fetch_client_configure(struct eu_fetch_client *c, const struct eu_fetch_config *cfg);
@@ -161,6 +145,21 @@ void eu_fetch_cancel(struct eu_fetch *f);
 /* Cancels every request of owner, as eu_fetch_cancel(): for a tenant going
  * away. Returns how many were cancelled (0 when c is NULL). */
 size_t eu_fetch_cancel_owner(struct eu_fetch_client *c, uint64_t owner);
+
+/*
+ * Tenants of this process as peers. is_local(host, arg) says whether host
+ * (a key as eu_fetch_host_of() writes) is a tenant this process serves; a
+ * request to one connects to listen_addr ("127.0.0.1:8080", this process's
+ * public listener; an unspecified address means loopback) instead of
+ * resolving the name, in plain http whatever the URL's scheme (the
+ * listener speaks http; the signature keeps the URL as given). That
+ * address alone is exempt from the private-address check, and only for
+ * such a request. is_local runs on the loop; NULL turns the mapping off.
+ * listen_addr is copied.
+ */
+typedef bool (*eu_fetch_is_local_cb)(const char *host, void *arg);
+void eu_fetch_client_set_local(struct eu_fetch_client *c, eu_fetch_is_local_cb is_local, void *arg,
+                               const char *listen_addr);
 
 /*
  * Takes the body out of resp: returns it (NUL-terminated, *len bytes if len

@@ -30,6 +30,9 @@
 
 #include <curl/curl.h>
 #include <event2/event.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -64,6 +67,8 @@ struct eu_fetch {
     CURL *easy;
     bool https;
     bool allow_private; /* the client's setting when the transfer started */
+    bool local;         /* to a tenant of this process, through its listener */
+    struct curl_slist *connect_to;
     bool too_large;
     bool refused_address;
     /* The answer's body as it arrives; never longer than max_bytes. */
@@ -129,10 +134,13 @@ struct eu_fetch_client {
     bool freeing;
     unsigned long long requests_total;
     unsigned long long failures_total[EU_FETCH_QUEUE_FULL + 1];
-    /* This process's tenants (eu_fetch_client_set_self()). */
-    char *self_addr;
-    eu_fetch_self_cb is_self;
-    void *self_arg;
+    /* eu_fetch_client_set_local() */
+    eu_fetch_is_local_cb is_local;
+    void *local_arg;
+    char local_host[64]; /* the listener's address, as CONNECT_TO writes it */
+    int local_port;
+    struct sockaddr_storage local_sa;
+    socklen_t local_salen;
 };
 
 static uint64_t
@@ -475,6 +483,7 @@ fetch_free(struct eu_fetch *f)
     if (f->easy)
         curl_easy_cleanup(f->easy);
     curl_slist_free_all(f->headers);
+    curl_slist_free_all(f->connect_to);
     free(f->url);
     free(f->body);
     free(f->user_agent);
@@ -741,6 +750,24 @@ on_curl_timer(CURLM *multi, long timeout_ms, void *userp)
     return 0;
 }
 
+/* Whether sa is this process's own listener (eu_fetch_client_set_local()). */
+static bool
+is_listener(const struct eu_fetch_client *c, const struct sockaddr *sa, size_t len)
+{
+    if (!c->local_salen || sa->sa_family != c->local_sa.ss_family)
+        return false;
+    if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+        const struct sockaddr_in *a = (const void *)sa, *b = (const void *)&c->local_sa;
+        return a->sin_port == b->sin_port && a->sin_addr.s_addr == b->sin_addr.s_addr;
+    }
+    if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+        const struct sockaddr_in6 *a = (const void *)sa, *b = (const void *)&c->local_sa;
+        return a->sin6_port == b->sin6_port &&
+               memcmp(&a->sin6_addr, &b->sin6_addr, sizeof(a->sin6_addr)) == 0;
+    }
+    return false;
+}
+
 /*
  * Runs for every address libcurl is about to connect to, after resolving:
  * the one place that sees the address actually used, so a name that
@@ -752,7 +779,8 @@ on_opensocket(void *clientp, curlsocktype purpose, struct curl_sockaddr *addr)
 {
     struct eu_fetch *f = clientp;
     (void)purpose;
-    if (!f->allow_private && !eu_sockaddr_is_public(&addr->addr, addr->addrlen)) {
+    if (!f->allow_private && !eu_sockaddr_is_public(&addr->addr, addr->addrlen) &&
+        !(f->local && is_listener(f->c, &addr->addr, addr->addrlen))) {
         f->refused_address = true;
         return CURL_SOCKET_BAD;
     }
@@ -784,47 +812,6 @@ on_write(char *data, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
-/*
- * The URL that reaches url's path on this process's listener, for a host
- * that is one of our tenants: http://ADDR/PATH?QUERY, with a Host header
- * naming the tenant added to f unless the caller set one. Returns a string
- * to curl_free(), or NULL when the host is not ours (or the URL will not
- * rewrite).
- */
-static char *
-self_url(struct eu_fetch_client *c, struct eu_fetch *f)
-{
-    if (!c->self_addr || !c->is_self || !c->is_self(f->host, c->self_arg))
-        return NULL;
-    char *out = NULL;
-    CURLU *u = curl_url();
-    char *base = eu_xasprintf("http://%s/", c->self_addr);
-    CURLU *to = curl_url();
-    char *path = NULL, *query = NULL;
-    if (u && to && curl_url_set(u, CURLUPART_URL, f->url, 0) == CURLUE_OK &&
-        curl_url_set(to, CURLUPART_URL, base, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK &&
-        curl_url_set(to, CURLUPART_PATH, path, 0) == CURLUE_OK) {
-        if (curl_url_get(u, CURLUPART_QUERY, &query, 0) == CURLUE_OK)
-            curl_url_set(to, CURLUPART_QUERY, query, 0);
-        curl_url_get(to, CURLUPART_URL, &out, 0);
-    }
-    bool has_host = false;
-    for (struct curl_slist *h = f->headers; h; h = h->next)
-        has_host = has_host || strncasecmp(h->data, "Host:", 5) == 0;
-    if (out && !has_host) {
-        char *line = eu_xasprintf("Host: %s", f->host);
-        f->headers = curl_slist_append(f->headers, line);
-        free(line);
-    }
-    curl_free(path);
-    curl_free(query);
-    curl_url_cleanup(u);
-    curl_url_cleanup(to);
-    free(base);
-    return out;
-}
-
 /* Puts f's transfer into the multi; returns 0, or -1 (nothing changed). */
 static int
 activate(struct eu_fetch_client *c, struct eu_fetch *f)
@@ -842,16 +829,24 @@ activate(struct eu_fetch_client *c, struct eu_fetch *f)
         max_bytes = f->max_bytes;
     f->max_bytes = max_bytes;
     f->allow_private = cfg->allow_private_addresses;
-    char *self = self_url(c, f);
-    if (self) {
-        /* Our own listener, whatever its address: the one place a
-         * tenant's request may go past the guard. No redirects: a Location
-         * would name the tenant's public address. */
-        f->allow_private = true;
-        redirects = 0;
+    f->local = c->is_local && c->local_salen && c->is_local(f->host, c->local_arg);
+    if (f->local) {
+        /* A tenant of this process: its own listener, in plain http. The
+         * Host header and any signature still name the URL as given. */
+        char name[HOST_KEY_MAX];
+        snprintf(name, sizeof(name), "%.*s", (int)strcspn(f->host, ":"), f->host);
+        if (f->host[0] == '[')
+            snprintf(name, sizeof(name), "%.*s", (int)strcspn(f->host, "]") + 1, f->host);
+        char *line = eu_xasprintf("%s::%s:%d", name, c->local_host, c->local_port);
+        f->connect_to = curl_slist_append(NULL, line);
+        free(line);
+        curl_easy_setopt(e, CURLOPT_CONNECT_TO, f->connect_to);
+        if (strncmp(f->url, "https://", 8) == 0)
+            memmove(f->url + 4, f->url + 5, strlen(f->url + 5) + 1);
+        protocols = "http";
+        f->https = false;
     }
-    curl_easy_setopt(e, CURLOPT_URL, self ? self : f->url);
-    curl_free(self);
+    curl_easy_setopt(e, CURLOPT_URL, f->url);
     curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)f);
     curl_easy_setopt(e, CURLOPT_SHARE, c->share);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -1058,19 +1053,8 @@ eu_fetch_client_free(struct eu_fetch_client *c)
         }
     }
     free(c->hosts);
-    free(c->self_addr);
     free(c);
     curl_global_cleanup();
-}
-
-void
-eu_fetch_client_set_self(struct eu_fetch_client *c, const char *addr, eu_fetch_self_cb is_self,
-                         void *arg)
-{
-    free(c->self_addr);
-    c->self_addr = addr ? eu_xstrdup(addr) : NULL;
-    c->is_self = is_self;
-    c->self_arg = arg;
 }
 
 struct eu_fetch *
@@ -1126,6 +1110,42 @@ eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fet
         enqueue(c, f);
     }
     return f;
+}
+
+void
+eu_fetch_client_set_local(struct eu_fetch_client *c, eu_fetch_is_local_cb is_local, void *arg,
+                          const char *listen_addr)
+{
+    char host[64];
+    int port;
+    c->is_local = NULL;
+    c->local_salen = 0;
+    if (!is_local || !listen_addr || eu_hostport_split(listen_addr, host, sizeof(host), &port) < 0)
+        return;
+    /* A listener on every address is reached on loopback. */
+    if (strcmp(host, "0.0.0.0") == 0 || !*host)
+        snprintf(host, sizeof(host), "127.0.0.1");
+    else if (strcmp(host, "::") == 0)
+        snprintf(host, sizeof(host), "::1");
+    struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
+                             .ai_socktype = SOCK_STREAM};
+    struct addrinfo *ai = NULL;
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    if (getaddrinfo(host, portstr, &hints, &ai) != 0 || !ai) {
+        eu_log_error("fetch", "cannot map tenants to listener '%s'", listen_addr);
+        return;
+    }
+    memcpy(&c->local_sa, ai->ai_addr, ai->ai_addrlen);
+    c->local_salen = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    if (strchr(host, ':'))
+        snprintf(c->local_host, sizeof(c->local_host), "[%.60s]", host);
+    else
+        snprintf(c->local_host, sizeof(c->local_host), "%s", host);
+    c->local_port = port;
+    c->is_local = is_local;
+    c->local_arg = arg;
 }
 
 char *

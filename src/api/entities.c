@@ -111,12 +111,11 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, int c)
         url = eu_arena_sprintf(req->arena, "%s/@%s", base, username);
         uri = eu_arena_sprintf(req->arena, "%s/users/%s", base, username);
     }
-    /* A remote actor need not give a profile page (url) and json_pack()
-     * fails on a NULL string: fall back to its id, as Mastodon does. */
+    /* A remote actor without a profile page: Mastodon shows its id. */
+    if (!url)
+        url = uri ? uri : "";
     if (!uri)
         uri = "";
-    if (!url)
-        url = uri;
     const char *note =
         domain ? PQgetvalue(r, row, c + 4) : eu_text_to_simple_html(req, PQgetvalue(r, row, c + 4));
     const char *avatar = col_str(r, row, c + 7);

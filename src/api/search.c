@@ -5,7 +5,10 @@
  * display name; statuses the caller wrote, was mentioned in, favourited or
  * bookmarked, by the words of their text (full text, plus a plain
  * substring match for queries full-text search splits badly); hashtags by
- * prefix. resolve is accepted and ignored until federation lands.
+ * prefix. With resolve=true and a user's token, a query naming a remote
+ * account ("@user@host", "user@host" or an actor URL) is resolved first
+ * (WebFinger, a signed fetch) and the account leads the results, as
+ * Mastodon does; without it only accounts already known are found.
  *
  * One query finds the matching status ids and hashtags, a second renders
  * the accounts, then eu_statuses_render() renders the statuses.
@@ -14,7 +17,9 @@
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "eunha/apresolve.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
 #include "eunha/entities.h"
@@ -38,6 +43,7 @@
 enum {
     SEARCH_MATCHES,
     SEARCH_ACCOUNTS,
+    SEARCH_ACCOUNT_BY_ID,
 };
 
 const struct eu_sql eu_search_sql[] = {
@@ -75,8 +81,8 @@ const struct eu_sql eu_search_sql[] = {
                                    "$3") ") || '%'"
                                          "   ORDER BY length(t.name), lower(t.name) LIMIT $4::int "
                                          "OFFSET $5::int) t)::text"},
-    /* "user@this.host" and "@user" find the local user; another domain
-     * finds nobody until remote accounts can be resolved. */
+    /* "user@this.host" and "@user" find the local user; "user@other.host"
+     * the remote accounts of that host already known. */
     [SEARCH_ACCOUNTS] =
         {"search.accounts",
          "WITH q AS (SELECT CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 1)"
@@ -84,9 +90,12 @@ const struct eu_sql eu_search_sql[] = {
          "  END AS d)"
          " SELECT " EU_ACCOUNT_COLUMNS(
              "a") " FROM accounts a, q"
-                  " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL AND a.domain IS NULL"
+                  " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL"
                   " AND a.username <> 'instance.actor'" /* src/ap/instance_actor.c */
-                  " AND (q.d IS NULL OR lower(q.d) = lower($7))"
+                  /* local accounts, or known remote ones whose domain the
+                   * query names */
+                  " AND ((a.domain IS NULL AND (q.d IS NULL OR lower(q.d) = lower($7)))"
+                  "  OR (a.domain IS NOT NULL AND lower(a.domain) = lower(q.d)))"
                   " AND (lower(a.username) LIKE lower(" LIKE_TEXT(
                       "q.u") ") || '%'"
                              "  OR (q.d IS NULL AND a.display_name ILIKE '%' || " LIKE_TEXT(
@@ -100,12 +109,24 @@ const struct eu_sql eu_search_sql[] = {
                                         " ORDER BY lower(a.username) = lower(q.u) DESC,"
                                         " a.followers_count DESC, a.id"
                                         " LIMIT $4::int OFFSET $5::int"},
+    /* $2 the viewer, $3 the account a resolve found. */
+    [SEARCH_ACCOUNT_BY_ID] = {"search.account_by_id",
+                              "SELECT " EU_ACCOUNT_COLUMNS(
+                                  "a") " FROM accounts a"
+                                       " WHERE a.tenant_id = $1 AND a.id = $3::bigint"
+                                       " AND a.suspended_at IS NULL"
+                                       " AND NOT EXISTS (SELECT 1 FROM blocks b"
+                                       "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
+                                       "  AND b.target_account_id = $2::bigint)"},
     {0},
 };
 
 struct search {
     struct eu_req *req;
     const char *q, *type, *limit, *offset, *following, *account_id, *max_id, *min_id;
+    const char *raw_q;          /* q as sent */
+    const char *resolved_id;    /* the account a resolve found, or NULL */
+    const char *resolved_shown; /* the same once rendered */
     bool want_accounts, want_statuses, want_hashtags;
     json_t *accounts, *hashtags;
     const char **status_ids;
@@ -132,13 +153,30 @@ static void
 on_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     struct search *s = arg;
-    for (int i = 0; res && i < PQntuples(res); i++)
+    for (int i = 0; res && i < PQntuples(res); i++) {
+        /* The account a resolve put first is not listed twice. */
+        if (s->resolved_shown && strcmp(PQgetvalue(res, i, 0), s->resolved_shown) == 0)
+            continue;
         json_array_append_new(s->accounts, eu_account_json(req, res, i, 0));
+    }
     if (s->n_status == 0) {
         on_statuses(req, json_array(), s);
         return;
     }
     eu_statuses_render(req, s->status_ids, s->n_status, on_statuses, s);
+}
+
+static void query_accounts(struct search *s);
+
+static void
+on_resolved_row(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct search *s = arg;
+    if (PQntuples(res) == 1)
+        json_array_append_new(s->accounts, eu_account_json(req, res, 0, 0));
+    s->resolved_shown = s->resolved_id;
+    s->resolved_id = NULL;
+    query_accounts(s);
 }
 
 static void
@@ -147,6 +185,11 @@ query_accounts(struct search *s)
     struct eu_req *req = s->req;
     if (!s->want_accounts) {
         on_accounts(req, NULL, s);
+        return;
+    }
+    if (s->resolved_id) {
+        const char *p[] = {eu_req_viewer(req), s->resolved_id};
+        eu_req_stmt(req, &eu_search_sql[SEARCH_ACCOUNT_BY_ID], 2, p, on_resolved_row, s);
         return;
     }
     const char *p[] = {eu_req_viewer(req), s->q, s->limit, s->offset, s->following, req->host};
@@ -184,6 +227,9 @@ on_found(struct eu_req *req, PGresult *res, void *arg)
     json_decref(tags);
     query_accounts(s);
 }
+
+static void start_matches(struct search *s);
+static bool start_resolve(struct search *s);
 
 void
 eu_search_v2(struct eu_req *req)
@@ -244,6 +290,7 @@ eu_search_v2(struct eu_req *req)
         s->max_id = NULL;
     if (s->min_id && !eu_id_is_valid(s->min_id))
         s->min_id = NULL;
+    s->raw_q = s->q;
     /* Clients send "@user" and "#tag"; the sigil is not part of the name. */
     if (s->q[0] == '@' || s->q[0] == '#')
         s->q++;
@@ -252,6 +299,17 @@ eu_search_v2(struct eu_req *req)
     eu_arena_on_free(req->arena, decref_json, s->accounts);
     eu_arena_on_free(req->arena, decref_json, s->hashtags);
 
+    bool resolve = false;
+    eu_param_bool(params, "resolve", &resolve);
+    if (resolve && req->auth.account_id && s->want_accounts && offset == 0 && start_resolve(s))
+        return;
+    start_matches(s);
+}
+
+static void
+start_matches(struct search *s)
+{
+    struct eu_req *req = s->req;
     const char *p[] = {eu_req_viewer(req),
                        s->q,
                        s->limit,
@@ -261,6 +319,38 @@ eu_search_v2(struct eu_req *req)
                        s->account_id,
                        s->max_id,
                        s->min_id,
-                       eu_param_str(params, "q")};
+                       s->raw_q};
     eu_req_stmt(req, &eu_search_sql[SEARCH_MATCHES], 10, p, on_found, s);
+}
+
+static void
+on_resolved(const struct eu_ap_resolved *r, const struct eu_error *err, void *arg)
+{
+    struct search *s = arg;
+    eu_req_enter(s->req);
+    /* A name that does not resolve is no error: the search finds what it
+     * finds without it, as Mastodon's does. */
+    (void)err;
+    if (r && !r->local)
+        s->resolved_id = eu_arena_strdup(s->req->arena, r->account_id);
+    start_matches(s);
+}
+
+/* Starts resolving a remote account the query names; false when it names
+ * none (the search goes on as usual). */
+static bool
+start_resolve(struct search *s)
+{
+    struct eu_req *req = s->req;
+    const char *q = s->raw_q;
+    if (strncmp(q, "https://", 8) == 0 || strncmp(q, "http://", 7) == 0) {
+        eu_ap_resolve_actor(req->app, req->tenant, q, on_resolved, s);
+        return true;
+    }
+    const char *acct = q[0] == '@' ? q + 1 : q;
+    const char *at = strchr(acct, '@');
+    if (!at || at == acct || !at[1] || strchr(at + 1, '@') || strcasecmp(at + 1, req->host) == 0)
+        return false;
+    eu_ap_webfinger_lookup(req->app, req->tenant, acct, on_resolved, s);
+    return true;
 }

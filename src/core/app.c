@@ -440,28 +440,13 @@ app_release(struct eu_app *app)
     free(app->control_dbname);
 }
 
-/* Federation between this process's tenants (fetch.h): a host that is one
- * of ours is reached on the public listener. */
+/* For the fetch client: whether host is a tenant this process serves. */
 static bool
-is_tenant_host(const char *host, void *arg)
+is_local_tenant(const char *host, void *arg)
 {
-    struct eu_tenant *t = eu_registry_find(arg, host);
-    return t && !t->removed;
-}
-
-static void
-set_fetch_self(struct eu_app *app)
-{
-    const char *addr = eu_http_server_public_addr(app->http);
-    char self[96];
-    /* A listener on every address is reached on loopback. */
-    if (strncmp(addr, "0.0.0.0:", 8) == 0)
-        snprintf(self, sizeof(self), "127.0.0.1:%s", addr + 8);
-    else if (strncmp(addr, "[::]:", 5) == 0)
-        snprintf(self, sizeof(self), "[::1]:%s", addr + 5);
-    else
-        snprintf(self, sizeof(self), "%s", addr);
-    eu_fetch_client_set_self(app->fetch, self, is_tenant_host, app->registry);
+    struct eu_app *app = arg;
+    struct eu_tenant *t = eu_registry_find(app->registry, host);
+    return t && t->state != EU_TENANT_DELETING;
 }
 
 int
@@ -507,7 +492,10 @@ eu_app_serve(const char *config_path, const char *ready_file)
         goto out;
     if (!(app.http = eu_http_server_new(&app)))
         goto out;
-    set_fetch_self(&app);
+    /* Tenants of this process federate with each other through the public
+     * listener, signed and verified like any peer (fetch.h). */
+    eu_fetch_client_set_local(app.fetch, is_local_tenant, &app,
+                              eu_http_server_public_addr(app.http));
     queues = eu_queues_new(&app);
     eu_registry_warm(app.registry);
     eu_admin_purge_resume(&app);

@@ -8,6 +8,7 @@
 #include "eunha/admin.h"
 #include "eunha/ap.h"
 #include "eunha/api.h"
+#include "eunha/apinbox.h"
 
 #define GET EU_HTTP_GET
 #define POST EU_HTTP_POST
@@ -70,6 +71,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_statuses_routes,
     eu_social_routes,
     eu_timed_routes,
-    eu_ap_routes, /* src/ap/actors.c: WebFinger and the ActivityPub documents */
+    eu_ap_routes,       /* src/ap/actors.c: WebFinger and the ActivityPub documents */
+    eu_ap_inbox_routes, /* src/ap/inbox.c: the inboxes */
     NULL,
 };

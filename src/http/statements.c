@@ -6,7 +6,9 @@
 
 #include "eunha/ap.h"
 #include "eunha/apdeliver.h"
+#include "eunha/apinbox.h"
 #include "eunha/approcess.h"
+#include "eunha/apresolve.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
@@ -59,6 +61,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_process_status_sql,
     eu_ap_deliver_sql, /* delivery */
     eu_ap_outbox_sql,
+    eu_ap_resolve_sql, /* src/ap/resolve.c */
+    eu_ap_inbox_sql,   /* src/ap/inbox.c */
 
     NULL,
 };

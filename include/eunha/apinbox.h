@@ -1,0 +1,27 @@
+/*
+ * The inboxes (src/ap/inbox.c): POST /inbox (the tenant's shared inbox),
+ * POST /users/:username/inbox and POST /actor/inbox. A delivery is taken
+ * only with a valid HTTP signature whose key belongs to the activity's
+ * actor; it is then queued as an "ap_inbox" job, payload
+ * {"activity": {...}, "actor": "<verified actor URI>",
+ *  "recipient": "<local account id>" or null}, and answered 202.
+ */
+#ifndef EUNHA_APINBOX_H
+#define EUNHA_APINBOX_H
+
+#include "eunha/router.h"
+#include "eunha/sql.h"
+
+struct eu_job;
+
+/* Bodies past this are refused (413) whatever [limits] max_body_bytes. */
+#define EU_AP_INBOX_MAX_BODY (1024 * 1024)
+/* Deliveries of one tenant waiting for their key at once; past it 503 with
+ * Retry-After, so one tenant's flood holds neither the CPU pool nor the
+ * fetch slots others need. */
+#define EU_AP_INBOX_MAX_PENDING 32
+
+extern const struct eu_route eu_ap_inbox_routes[];
+extern const struct eu_sql eu_ap_inbox_sql[];
+
+#endif

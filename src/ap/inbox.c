@@ -1,0 +1,321 @@
+/*
+ * The inboxes (include/eunha/apinbox.h). Everything that can refuse a
+ * delivery cheaply runs first, on the loop: the signature's form, freshness
+ * and digest (eu_httpsig_parse), the JSON, the recipient. Only then is the
+ * key looked up (cache, rows, or a signed fetch) and the signature checked;
+ * a failure refetches the key once, for a sender that rotated it. What is
+ * accepted is queued for the inbox-processing job and answered 202, so the
+ * sender never waits on processing.
+ *
+ * Linked-data signatures (a relayed activity signed by its author inside
+ * the body) are not checked: an activity whose actor is not the signer is
+ * refused (401), as Mastodon does when the LD signature is absent.
+ */
+#include "eunha/apinbox.h"
+
+#include <sys/queue.h>
+
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eunha/app.h"
+#include "eunha/apresolve.h"
+#include "eunha/arena.h"
+#include "eunha/error.h"
+#include "eunha/fetch.h"
+#include "eunha/http.h"
+#include "eunha/httpsig.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/queue.h"
+#include "eunha/tenant.h"
+
+enum {
+    INBOX_RECIPIENT,
+};
+
+const struct eu_sql eu_ap_inbox_sql[] = {
+    /* $2 the username of an account inbox. */
+    [INBOX_RECIPIENT] = {"ap_inbox.recipient",
+                         "SELECT id, suspended_at IS NOT NULL FROM accounts"
+                         " WHERE tenant_id = $1 AND lower(username) = lower($2)"
+                         " AND coalesce(lower(domain), '') = ''"
+                         " AND username <> 'instance.actor'"},
+    {0},
+};
+
+/* ------------------------------------------------ per-tenant pending count */
+
+#define PENDING_BUCKETS 256
+
+/* Deliveries of one tenant between their first check and their answer. */
+struct pending {
+    int64_t tenant_id;
+    int n;
+    struct pending *next;
+};
+
+static struct pending *pending[PENDING_BUCKETS];
+
+static struct pending **
+pending_slot(int64_t tenant_id)
+{
+    struct pending **p = &pending[(uint64_t)tenant_id % PENDING_BUCKETS];
+    while (*p && (*p)->tenant_id != tenant_id)
+        p = &(*p)->next;
+    return p;
+}
+
+/* Runs when the request ends, however it ended. */
+static void
+pending_release(void *arg)
+{
+    int64_t tenant_id = *(int64_t *)arg;
+    struct pending **p = pending_slot(tenant_id);
+    if (*p && --(*p)->n == 0) {
+        struct pending *dead = *p;
+        *p = dead->next;
+        free(dead);
+    }
+}
+
+/* Counts req against its tenant; false when the tenant is at its cap. */
+static bool
+pending_take(struct eu_req *req)
+{
+    struct pending **p = pending_slot(req->tenant->id);
+    if (!*p) {
+        *p = eu_xcalloc(1, sizeof(**p));
+        (*p)->tenant_id = req->tenant->id;
+    }
+    if ((*p)->n >= EU_AP_INBOX_MAX_PENDING)
+        return false;
+    (*p)->n++;
+    int64_t *id = eu_arena_alloc(req->arena, sizeof(*id));
+    *id = req->tenant->id;
+    eu_arena_on_free(req->arena, pending_release, id);
+    return true;
+}
+
+/* ------------------------------------------------------------ delivery */
+
+struct delivery {
+    struct eu_req *req;
+    struct eu_httpsig *sig;
+    json_t *activity;  /* the body, owned by the request */
+    const char *actor; /* the activity's actor URI */
+    const char *recipient;
+    bool refreshed;
+};
+
+static void
+decref_json(void *p)
+{
+    json_decref(p);
+}
+
+static void
+free_sig(void *p)
+{
+    eu_httpsig_free(p);
+}
+
+static void
+on_enqueued(const char *job_id, int status, void *arg)
+{
+    struct delivery *d = arg;
+    struct eu_req *req = d->req;
+    eu_req_enter(req);
+    if (!job_id || status != EU_DB_OK) {
+        eu_req_reply_db_error(req, status != EU_DB_OK ? (enum eu_db_status)status : EU_DB_ERROR);
+        return;
+    }
+    eu_req_reply_raw(req, 202, "text/plain", "", 0);
+}
+
+static void on_key(const struct eu_ap_key *k, const struct eu_error *err, void *arg);
+
+static void
+accept_delivery(struct delivery *d, const char *owner)
+{
+    struct eu_req *req = d->req;
+    char host[300];
+    if (eu_fetch_host_of(owner, host, sizeof(host)) == 0)
+        eu_fetch_host_seen(req->app->fetch, host);
+    json_t *payload = json_pack("{s:O, s:s, s:s?}", "activity", d->activity, "actor", owner,
+                                "recipient", d->recipient);
+    char *text = json_dumps(payload, JSON_COMPACT);
+    json_decref(payload);
+    eu_queue_enqueue(req->app, req->tenant, "ap_inbox", text, 0, NULL, on_enqueued, d);
+    free(text);
+}
+
+static void
+on_key(const struct eu_ap_key *k, const struct eu_error *err, void *arg)
+{
+    struct delivery *d = arg;
+    struct eu_req *req = d->req;
+    eu_req_enter(req);
+    if (err) {
+        if (err->status >= 500) {
+            /* Their server or ours is slow or down: worth a retry. */
+            eu_req_add_header(req, "Retry-After", "60");
+            eu_req_reply_error(req, 503, "Cannot fetch the signature's key: %s", err->message);
+        } else {
+            eu_req_reply_error(req, 401, "Cannot verify the signature's key: %s", err->message);
+        }
+        return;
+    }
+    enum eu_httpsig_result r = eu_httpsig_verify_pem(d->sig, k->public_key_pem);
+    if (r != EU_HTTPSIG_OK) {
+        if (!d->refreshed) {
+            d->refreshed = true;
+            eu_ap_resolve_key(req->app, req->tenant, k->key_id, true, on_key, d);
+            return;
+        }
+        eu_req_reply_error(req, 401, "Verification failed: %s", eu_httpsig_result_str(r));
+        return;
+    }
+    if (strcmp(k->owner, d->actor) != 0) {
+        eu_req_reply_error(req, 401, "The signature's key does not belong to the activity's actor");
+        return;
+    }
+    accept_delivery(d, k->owner);
+}
+
+static void
+verify(struct delivery *d)
+{
+    eu_ap_resolve_key(d->req->app, d->req->tenant, eu_httpsig_key_id(d->sig), false, on_key, d);
+}
+
+static void
+on_recipient(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct delivery *d = arg;
+    if (PQntuples(res) != 1) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    if (PQgetvalue(res, 0, 1)[0] == 't') {
+        eu_req_reply_error(req, 410, "This account has been suspended");
+        return;
+    }
+    d->recipient = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
+    verify(d);
+}
+
+/* The request as eu_httpsig_parse() reads it, borrowed from req. */
+static bool
+signed_request(struct eu_req *req, struct eu_httpsig_request *out)
+{
+    if (!req->ev)
+        return false;
+    struct evkeyvalq *in = evhttp_request_get_input_headers(req->ev);
+    size_t n = 0;
+    for (struct evkeyval *kv = TAILQ_FIRST(in); kv; kv = TAILQ_NEXT(kv, next))
+        n++;
+    struct eu_httpsig_header *h = eu_arena_alloc(req->arena, sizeof(*h) * (n ? n : 1));
+    n = 0;
+    for (struct evkeyval *kv = TAILQ_FIRST(in); kv; kv = TAILQ_NEXT(kv, next)) {
+        h[n].name = kv->key;
+        h[n].value = kv->value;
+        n++;
+    }
+    size_t len = 0;
+    const char *body = eu_req_body(req, &len);
+    *out = (struct eu_httpsig_request){
+        .method = "POST",
+        .scheme = req->scheme,
+        .authority = eu_req_header(req, "Host"),
+        .target = evhttp_request_get_uri(req->ev),
+        .headers = h,
+        .nheaders = n,
+        .body = len ? body : NULL,
+        .body_len = len,
+    };
+    return out->authority && out->target;
+}
+
+static void
+inbox_post(struct eu_req *req, const char *username)
+{
+    size_t len = 0;
+    eu_req_body(req, &len);
+    if (len > EU_AP_INBOX_MAX_BODY) {
+        eu_req_reply_error(req, 413, "The request body is larger than %d bytes",
+                           EU_AP_INBOX_MAX_BODY);
+        return;
+    }
+    struct eu_httpsig_request hr;
+    if (!signed_request(req, &hr)) {
+        eu_req_reply_error(req, 401, "Request not signed");
+        return;
+    }
+    struct eu_httpsig *sig = NULL;
+    enum eu_httpsig_result r = eu_httpsig_parse(&hr, time(NULL), &sig);
+    if (r != EU_HTTPSIG_OK) {
+        eu_req_reply_error(req, 401, "%s",
+                           r == EU_HTTPSIG_NONE ? "Request not signed" : eu_httpsig_result_str(r));
+        return;
+    }
+    eu_arena_on_free(req->arena, free_sig, sig);
+    /* Not eu_req_json(): its caps are for API parameters, and a Note
+     * addressed to many or carrying many tags is a legitimate activity. */
+    const char *body = eu_req_body(req, &len);
+    json_t *activity = json_loadb(body, len, 0, NULL);
+    if (!json_is_object(activity)) {
+        json_decref(activity);
+        eu_req_reply_error(req, 400, "The body is not a JSON object");
+        return;
+    }
+    eu_arena_on_free(req->arena, decref_json, activity);
+    json_t *actor = json_object_get(activity, "actor");
+    if (json_is_object(actor))
+        actor = json_object_get(actor, "id");
+    if (!json_is_string(json_object_get(activity, "type")) || !json_is_string(actor)) {
+        eu_req_reply_error(req, 400, "An activity needs a type and an actor");
+        return;
+    }
+    if (!pending_take(req)) {
+        eu_req_add_header(req, "Retry-After", "10");
+        eu_req_reply_error(req, 503, "Too many deliveries in progress; try again shortly");
+        return;
+    }
+    struct delivery *d = eu_arena_calloc(req->arena, sizeof(*d));
+    d->req = req;
+    d->sig = sig;
+    d->activity = activity;
+    d->actor = json_string_value(actor);
+    if (!username) {
+        verify(d);
+        return;
+    }
+    const char *p[] = {username};
+    eu_req_stmt(req, &eu_ap_inbox_sql[INBOX_RECIPIENT], 1, p, on_recipient, d);
+}
+
+static void
+shared_inbox(struct eu_req *req)
+{
+    inbox_post(req, NULL);
+}
+
+static void
+account_inbox(struct eu_req *req)
+{
+    inbox_post(req, eu_req_param(req, "username"));
+}
+
+const struct eu_route eu_ap_inbox_routes[] = {
+    {EU_HTTP_POST, "/inbox", shared_inbox, NULL, 0},
+    {EU_HTTP_POST, "/users/:username/inbox", account_inbox, NULL, 0},
+    /* The instance actor's inbox is the shared inbox by another name. */
+    {EU_HTTP_POST, "/actor/inbox", shared_inbox, NULL, 0},
+    {0},
+};

@@ -1,0 +1,323 @@
+/*
+ * The inboxes (src/ap/inbox.c) against a real server and a fake remote
+ * peer (ap_peer.h): signed deliveries are queued as ap_inbox jobs and
+ * answered 202; unsigned, badly signed, tampered, stale, misattributed
+ * ones are refused 401 and queue nothing; a rotated key is fetched again;
+ * the key fetch is signed by the tenant's instance actor; a decoy tenant
+ * in the same database gets nothing.
+ *
+ * Job rows are seen through a trigger the test puts on the placement's
+ * jobs table, which copies each inserted row: the job itself may be
+ * processed (and deleted) before the test looks.
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ap_peer.h"
+#include "eunha/httpsig.h"
+
+#define TIMEOUT 180
+
+struct env {
+    struct eu_it_server *s;
+    struct peer *peer;
+    char *db, *tid, *decoy_tid;
+    char peer_id[128], peer_key[160], other_key[160];
+};
+
+static void
+install_job_copier(const char *db)
+{
+    eu_it_pg_exec(db, "CREATE TABLE it_inbox_jobs (tenant_id bigint NOT NULL, kind text,"
+                      " payload jsonb)");
+    eu_it_pg_exec(db, "CREATE FUNCTION it_copy_job() RETURNS trigger LANGUAGE plpgsql AS"
+                      " $$BEGIN INSERT INTO it_inbox_jobs VALUES (NEW.tenant_id, NEW.kind,"
+                      " NEW.payload); RETURN NEW; END$$");
+    eu_it_pg_exec(db, "CREATE TRIGGER it_copy_job AFTER INSERT ON jobs FOR EACH ROW"
+                      " EXECUTE FUNCTION it_copy_job()");
+}
+
+static long
+job_count(struct env *e, const char *tid)
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM it_inbox_jobs WHERE tenant_id = %s AND kind = 'ap_inbox'", tid);
+    return eu_it_pg_exec_long(e->db, sql);
+}
+
+/* A field of the newest copied job of tenant tid (caller frees). */
+static char *
+job_field(struct env *e, const char *expr)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT coalesce(%s, '(null)') FROM it_inbox_jobs WHERE tenant_id = %s"
+             " AND kind = 'ap_inbox' AND payload->'activity'->>'id' = ("
+             " SELECT payload->'activity'->>'id' FROM it_inbox_jobs WHERE tenant_id = %s"
+             " ORDER BY ctid DESC LIMIT 1)",
+             expr, e->tid, e->tid);
+    return eu_it_pg_exec(e->db, sql);
+}
+
+static char *
+activity(struct env *e, int n, const char *actor)
+{
+    char *s = NULL;
+    int rc = asprintf(&s,
+                      "{\"@context\":\"https://www.w3.org/ns/activitystreams\","
+                      "\"id\":\"%s/activities/%d\",\"type\":\"Create\",\"actor\":\"%s\","
+                      "\"object\":{\"id\":\"%s/notes/%d\",\"type\":\"Note\","
+                      "\"attributedTo\":\"%s\",\"content\":\"hello %d\","
+                      "\"to\":[\"https://www.w3.org/ns/activitystreams#Public\"]}}",
+                      e->peer->origin, n, actor, e->peer->origin, n, actor, n);
+    ck_assert_int_ge(rc, 0);
+    return s;
+}
+
+struct post {
+    const char *host, *path;
+    const char *body;      /* sent */
+    const char *sign_body; /* signed (NULL: body) */
+    const char *key_id, *priv;
+    time_t now; /* 0: now */
+    bool rfc9421;
+    bool unsigned_;
+};
+
+static void
+post(struct env *e, const struct post *p, struct eu_it_resp *r)
+{
+    char url[256];
+    snprintf(url, sizeof(url), "http://%s%s", p->host, p->path);
+    const char *sb = p->sign_body ? p->sign_body : p->body;
+    struct eu_httpsig_sign_args a = {
+        .method = "POST",
+        .url = url,
+        .body = sb,
+        .body_len = strlen(sb),
+        .key_id = p->key_id,
+        .key_pem = p->priv,
+        .now = p->now ? p->now : time(NULL),
+    };
+    struct eu_httpsig_signed sg = {0};
+    if (!p->unsigned_)
+        ck_assert_int_eq(
+            p->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &sg) : eu_httpsig_sign_cavage(&a, &sg), 0);
+    char *lines[EU_HTTPSIG_SIGNED_MAX + 1];
+    const char *headers[EU_HTTPSIG_SIGNED_MAX + 2];
+    int n = 0;
+    for (int i = 0; i < sg.n; i++) {
+        if (strcasecmp(sg.headers[i].name, "Host") == 0)
+            continue;
+        ck_assert_int_ge(asprintf(&lines[n], "%s: %s", sg.headers[i].name, sg.headers[i].value), 0);
+        headers[n] = lines[n];
+        n++;
+    }
+    headers[n] = "Content-Type: application/activity+json";
+    headers[n + 1] = NULL;
+    ck_assert_int_eq(
+        eu_it_http_raw(r, "POST", e->s->public_port, p->host, p->path, headers, p->body), 0);
+    for (int i = 0; i < n; i++)
+        free(lines[i]);
+    eu_httpsig_signed_release(&sg);
+}
+
+static void
+env_start(struct env *e)
+{
+    memset(e, 0, sizeof(*e));
+    struct eu_it_opts o = {.extra_toml = PEER_TOML};
+    e->s = eu_it_server_start_opts(&o);
+    json_decref(eu_it_tenant_create(e->s, "a.test", "A"));
+    json_decref(eu_it_tenant_create(e->s, "d.test", "Decoy"));
+    eu_it_account_create(e->s, "a.test", "alice");
+    eu_it_account_create(e->s, "d.test", "alice");
+    e->db = eu_it_tenant_database(e->s, "a.test");
+    char *ddb = eu_it_tenant_database(e->s, "d.test");
+    ck_assert_str_eq(e->db, ddb); /* the decoy shares the database */
+    free(ddb);
+    e->tid = eu_it_tenant_id(e->s, "a.test");
+    e->decoy_tid = eu_it_tenant_id(e->s, "d.test");
+    install_job_copier(e->db);
+    e->peer = peer_start();
+    snprintf(e->peer_id, sizeof(e->peer_id), "%s/users/peer", e->peer->origin);
+    snprintf(e->peer_key, sizeof(e->peer_key), "%s#main-key", e->peer_id);
+    snprintf(e->other_key, sizeof(e->other_key), "%s/users/other#main-key", e->peer->origin);
+}
+
+static void
+env_end(struct env *e)
+{
+    peer_stop(e->peer);
+    free(e->db);
+    free(e->tid);
+    free(e->decoy_tid);
+    eu_it_server_free(e->s);
+}
+
+START_TEST(test_inbox_deliveries)
+{
+    struct env e;
+    env_start(&e);
+    struct eu_it_resp r = {0};
+    char *body = activity(&e, 1, e.peer_id);
+
+    /* unsigned */
+    post(&e, &(struct post){"a.test", "/inbox", body, NULL, NULL, NULL, 0, false, true}, &r);
+    EU_IT_EXPECT_ERROR(&r, 401);
+    ck_assert_int_eq(job_count(&e, e.tid), 0);
+    ck_assert_int_eq(peer_fetches(e.peer, 0), 0);
+
+    /* a valid draft-cavage delivery to the shared inbox */
+    post(&e,
+         &(struct post){"a.test", "/inbox", body, NULL, e.peer_key, e.peer->actors[0].priv, 0,
+                        false, false},
+         &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_str_eq(r.body, "");
+    ck_assert_int_eq(job_count(&e, e.tid), 1);
+    char *v = job_field(&e, "payload->>'actor'");
+    ck_assert_str_eq(v, e.peer_id);
+    free(v);
+    v = job_field(&e, "payload->'activity'->'object'->>'content'");
+    ck_assert_str_eq(v, "hello 1");
+    free(v);
+    v = job_field(&e, "payload->>'recipient'");
+    ck_assert_str_eq(v, "(null)");
+    free(v);
+    ck_assert_int_eq(peer_fetches(e.peer, 0), 1);
+
+    /* the key was fetched signed by a.test's instance actor */
+    eu_it_public(e.s, "GET", "a.test", "/actor", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *ia_pem = json_string_value(eu_it_jpath(r.json, "publicKey.publicKeyPem"));
+    ck_assert_ptr_nonnull(ia_pem);
+    char *ia = strdup(ia_pem);
+    peer_check_last_get(e.peer, 0, "http://a.test/actor#main-key", ia);
+    free(ia);
+
+    /* to alice's inbox: her id as the recipient; the key is cached now */
+    char *body2 = activity(&e, 2, e.peer_id);
+    post(&e,
+         &(struct post){"a.test", "/users/alice/inbox", body2, NULL, e.peer_key,
+                        e.peer->actors[0].priv, 0, false, false},
+         &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(job_count(&e, e.tid), 2);
+    char *alice = eu_it_account_id(e.s, "a.test", "alice");
+    v = job_field(&e, "payload->>'recipient'");
+    ck_assert_str_eq(v, alice);
+    free(v);
+    free(alice);
+    ck_assert_int_eq(peer_fetches(e.peer, 0), 1);
+
+    /* RFC 9421 */
+    char *body3 = activity(&e, 3, e.peer_id);
+    post(&e,
+         &(struct post){"a.test", "/inbox", body3, NULL, e.peer_key, e.peer->actors[0].priv, 0,
+                        true, false},
+         &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(job_count(&e, e.tid), 3);
+
+    /* a body other than the one signed: the digest does not match */
+    char *body4 = activity(&e, 4, e.peer_id);
+    post(&e,
+         &(struct post){"a.test", "/inbox", body4, body3, e.peer_key, e.peer->actors[0].priv, 0,
+                        false, false},
+         &r);
+    EU_IT_EXPECT_ERROR(&r, 401);
+
+    /* signed 13 hours ago */
+    post(&e,
+         &(struct post){"a.test", "/inbox", body4, NULL, e.peer_key, e.peer->actors[0].priv,
+                        time(NULL) - 13 * 3600, false, false},
+         &r);
+    EU_IT_EXPECT_ERROR(&r, 401);
+
+    /* signed by "other", claiming to be "peer" */
+    post(&e,
+         &(struct post){"a.test", "/inbox", body4, NULL, e.other_key, e.peer->actors[1].priv, 0,
+                        false, false},
+         &r);
+    EU_IT_EXPECT_ERROR(&r, 401);
+    ck_assert_int_eq(peer_fetches(e.peer, 1), 1);
+
+    /* nobody's inbox */
+    post(&e,
+         &(struct post){"a.test", "/users/nobody/inbox", body4, NULL, e.peer_key,
+                        e.peer->actors[0].priv, 0, false, false},
+         &r);
+    EU_IT_EXPECT_ERROR(&r, 404);
+
+    /* not an activity */
+    post(&e,
+         &(struct post){"a.test", "/inbox", "{\"type\":\"Create\"}", NULL, e.peer_key,
+                        e.peer->actors[0].priv, 0, false, false},
+         &r);
+    EU_IT_EXPECT_ERROR(&r, 400);
+    ck_assert_int_eq(job_count(&e, e.tid), 3);
+
+    /* the peer rotates its key: the cached one fails, a refetch finds
+     * the new one */
+    peer_rotate(e.peer, 0);
+    char *body5 = activity(&e, 5, e.peer_id);
+    post(&e,
+         &(struct post){"a.test", "/inbox", body5, NULL, e.peer_key, e.peer->actors[0].priv, 0,
+                        false, false},
+         &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(peer_fetches(e.peer, 0), 2);
+    ck_assert_int_eq(job_count(&e, e.tid), 4);
+    v = job_field(&e, "payload->'activity'->>'id'");
+    ck_assert(strstr(v, "/activities/5") != NULL);
+    free(v);
+
+    /* a key that is not the peer's: refused, and a refetch so soon after
+     * the last is answered from the cache */
+    char *pub3, *priv3;
+    ck_assert_int_eq(eu_ap_rsa_generate(&pub3, &priv3), 0);
+    post(&e, &(struct post){"a.test", "/inbox", body4, NULL, e.peer_key, priv3, 0, false, false},
+         &r);
+    EU_IT_EXPECT_ERROR(&r, 401);
+    ck_assert_int_eq(peer_fetches(e.peer, 0), 2);
+    free(pub3);
+    free(priv3);
+
+    ck_assert_int_eq(job_count(&e, e.tid), 4);
+    ck_assert_int_eq(job_count(&e, e.decoy_tid), 0);
+
+    /* the decoy's own inbox works, and only for the decoy */
+    char *body6 = activity(&e, 6, e.peer_id);
+    post(&e,
+         &(struct post){"d.test", "/inbox", body6, NULL, e.peer_key, e.peer->actors[0].priv, 0,
+                        false, false},
+         &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(job_count(&e, e.decoy_tid), 1);
+    ck_assert_int_eq(job_count(&e, e.tid), 4);
+
+    free(body);
+    free(body2);
+    free(body3);
+    free(body4);
+    free(body5);
+    free(body6);
+    eu_it_resp_free(&r);
+    env_end(&e);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("ap_inbox");
+    EU_IT_ADD_TCASE(s, test_inbox_deliveries, TIMEOUT);
+    return eu_it_run_suite(s);
+}
