@@ -43,6 +43,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "eunha/db.h"
+
 struct eu_app;
 struct eu_tenant;
 struct eu_queue;
@@ -138,6 +140,7 @@ int eu_queue_enqueue(struct eu_app *app, struct eu_tenant *t, const char *kind, 
 
 /* A claimed job, lent to its handler until eu_job_done(). */
 struct eu_job;
+struct eu_sql;
 
 /*
  * Runs one job. It may use eu_job_conn() (the tenant's worker connection,
@@ -154,7 +157,24 @@ struct eu_job_kind {
     eu_job_run_cb run;
 };
 
+/* The turn's connection; NULL once the job is detached. */
 struct eu_db_conn *eu_job_conn(const struct eu_job *job);
+/*
+ * Lets the tenant's turn go on with its next jobs while this one waits on
+ * something slow that needs no connection (a delivery's HTTP request), so
+ * one hanging peer does not hold the tenant's other deliveries or a
+ * database connection. Call it when the job is not using eu_job_conn(); from
+ * then on the job has no connection of its own: use eu_job_stmt(). Its
+ * eu_job_done() / eu_job_retry_in() is recorded on the tenant's pool, and
+ * the tenant is kept (a reference) until then. Returns false, changing
+ * nothing, when the tenant already has its cap of detached jobs (32) or the
+ * process is stopping: the job then simply goes on in the turn.
+ */
+bool eu_job_detach(struct eu_job *job);
+/* A statement for a job: on its turn's connection, or on the tenant's pool
+ * once it is detached. */
+void eu_job_stmt(struct eu_job *job, const struct eu_sql *sql, int n, const char *const *params,
+                 eu_db_result_cb cb, void *arg);
 struct eu_tenant *eu_job_tenant(const struct eu_job *job);
 struct eu_app *eu_job_app(const struct eu_job *job);
 /* The job id as decimal text; borrowed from the job. */

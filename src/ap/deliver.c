@@ -210,11 +210,32 @@ struct run {
     struct eu_httpsig_signed sig;
     int sign_rc;
     time_t now;
+    /* Every run, for eu_ap_deliver_abandon_all(). */
+    struct run *prev, *next;
+    bool detached;      /* eu_job_detach() took it off the tenant's turn */
+    bool signing;       /* on the CPU pool: sign_done() will run */
+    bool abandoned;     /* its job was let go at shutdown: sign_done() only frees */
+    struct eu_fetch *f; /* the POST in flight */
 };
+
+static struct run *runs;
+
+static void
+run_unlink(struct run *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else if (runs == r)
+        runs = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    r->prev = r->next = NULL;
+}
 
 static void
 run_free(struct run *r)
 {
+    run_unlink(r);
     eu_httpsig_signed_release(&r->sig);
     free(r->body);
     free(r->key_id);
@@ -294,14 +315,14 @@ refused(struct run *r, long status)
     char st[8];
     snprintf(st, sizeof(st), "%ld", status);
     const char *params[] = {r->host, st};
-    eu_db_conn_stmt(eu_job_conn(r->job), &eu_ap_deliver_sql[DELIVER_REFUSED], 2, params,
-                    on_refusal_recorded, r);
+    eu_job_stmt(r->job, &eu_ap_deliver_sql[DELIVER_REFUSED], 2, params, on_refusal_recorded, r);
 }
 
 static void
 on_sent(struct eu_fetch_resp *resp, void *arg)
 {
     struct run *r = arg;
+    r->f = NULL;
     context(r);
     char why[300];
     if (resp->error != EU_FETCH_OK) {
@@ -365,6 +386,11 @@ static void
 sign_done(void *arg)
 {
     struct run *r = arg;
+    r->signing = false;
+    if (r->abandoned) {
+        run_free(r);
+        return;
+    }
     context(r);
     if (r->sign_rc < 0) {
         fail(r, "cannot sign: the inbox URL or the actor's key is unusable");
@@ -391,7 +417,7 @@ sign_done(void *arg)
         .max_bytes = RESPONSE_MAX,
         .ua_base = ua,
     };
-    eu_fetch_start(r->app->fetch, &req, on_sent, r);
+    r->f = eu_fetch_start(r->app->fetch, &req, on_sent, r);
     for (int i = 0; i < n; i++)
         free(lines[i]);
     free(ua);
@@ -401,6 +427,7 @@ static void
 sign(struct run *r)
 {
     r->now = time(NULL);
+    r->signing = true;
     eu_cpupool_submit(r->app->cpu, sign_work, sign_done, r);
 }
 
@@ -433,13 +460,46 @@ on_signer(PGresult *res, enum eu_db_status st, void *arg)
                     : eu_xasprintf("%s://%s/users/%s#main-key", scheme, t->domain, user);
     r->key_pem = eu_xstrdup(PQgetvalue(res, 0, 1));
     r->rfc9421 = host_takes_rfc9421(r->host);
+    /* Signing and the POST need no connection: the tenant's other
+     * deliveries go on meanwhile, so a peer that hangs holds only its own
+     * (and the fetch client's per-host cap bounds what it holds there). */
+    r->detached = eu_job_detach(r->job);
     sign(r);
+}
+
+void
+eu_ap_deliver_abandon_all(void)
+{
+    for (struct run *r = runs, *next; r; r = next) {
+        next = r->next;
+        if (!r->detached)
+            continue; /* in a turn: the drain's business, as for any job */
+        if (r->f) {
+            eu_fetch_cancel(r->f);
+            r->f = NULL;
+        }
+        struct eu_job *job = r->job;
+        r->job = NULL;
+        if (r->signing) {
+            r->abandoned = true;
+            run_unlink(r);
+        } else {
+            run_free(r);
+        }
+        /* Not recorded (the process is stopping): its lock expires and it
+         * runs again, here or in another process. */
+        eu_job_done(job, NULL);
+    }
 }
 
 void
 eu_ap_deliver_run(struct eu_job *job)
 {
     struct run *r = eu_xcalloc(1, sizeof(*r));
+    r->next = runs;
+    if (runs)
+        runs->prev = r;
+    runs = r;
     r->job = job;
     r->app = eu_job_app(job);
     snprintf(r->domain, sizeof(r->domain), "%s", eu_job_tenant(job)->domain);

@@ -22,6 +22,7 @@
 #endif
 
 #include "eunha/admin.h"
+#include "eunha/apdeliver.h"
 #include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
@@ -415,6 +416,7 @@ app_release(struct eu_app *app)
 {
     eu_http_server_free(app->http);
     eu_admin_purge_stop_all();
+    eu_ap_deliver_abandon_all();
     eu_registry_free(app->registry);
     eu_queues_free(queues); /* after the tenants, which own their workers */
     queues = NULL;

@@ -73,6 +73,9 @@
 
 #define N_WORKERS (EU_QUEUE_MAX + EU_TASK_MAX)
 #define NONE INT64_MAX
+/* Jobs of one tenant detached at once (eu_job_detach()): its deliveries in
+ * flight, beyond the fetch client's own per-host and process caps. */
+#define DETACH_MAX 32
 
 static const char *const queue_names[EU_QUEUE_MAX] = {
     [EU_QUEUE_DEFAULT] = "default",
@@ -102,6 +105,7 @@ struct eu_job {
     json_t *payload;
     int attempt;
     bool failed;
+    bool detached; /* eu_job_detach(): ends on the tenant's pool, off the turn */
 };
 
 struct eu_task_run {
@@ -123,6 +127,7 @@ struct eu_queue {
     struct eu_job *batch[CLAIM_BATCH];
     int nbatch, ibatch;
     struct eu_task_run run;
+    int detached; /* jobs detached from a turn, not yet recorded */
 };
 
 /* One placement's scheduling state: per worker, the due list and its
@@ -153,6 +158,7 @@ struct eu_queues {
     int running;
     bool stopping;
     struct place *places;
+    int detached; /* over all tenants, for the drain */
 };
 
 /* The process's scheduler: the registry starts a tenant's workers through
@@ -826,6 +832,76 @@ on_job_recorded(PGresult *res, enum eu_db_status st, void *arg)
     run_next_job(q, w);
 }
 
+/* A detached job's end was recorded (or could not be): nothing of the turn
+ * to go on with; the tenant reference taken by eu_job_detach() goes. */
+static void
+on_detached_recorded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_job *job = arg;
+    struct eu_queue *q = job->q;
+    struct eu_tenant *t = q->t;
+    set_log_context(q);
+    if (st != EU_DB_OK && q->qs->stopping)
+        eu_log_info("queue", "job %s (%s) left to its lock: the process is stopping", job->id,
+                    job->kind);
+    else if (st != EU_DB_OK)
+        eu_log_error("queue", "cannot record the end of job %s (%s): %s", job->id, job->kind,
+                     res ? PQresultErrorMessage(res) : "database unavailable");
+    else if (job->failed && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "dead") != 0)
+        worker_arm(job->w, strtoll(PQgetvalue(res, 0, 1), NULL, 10));
+    job_free(job);
+    q->detached--;
+    q->qs->detached--;
+    eu_tenant_unref(t);
+}
+
+/* Runs a statement that records a job's end: on the turn's connection, or
+ * for a detached job on the tenant's pool (or not at all once the tenant is
+ * gone: the lock expires and the job runs again). */
+static void
+record(struct eu_job *job, const struct eu_sql *sql, int n, const char *const *params)
+{
+    struct eu_queue *q = job->q;
+    if (!job->detached) {
+        eu_db_conn_stmt(q->conn, sql, n, params, on_job_recorded, job);
+        return;
+    }
+    if (q->t->removed || q->qs->stopping) {
+        on_detached_recorded(NULL, EU_DB_UNAVAILABLE, job);
+        return;
+    }
+    eu_db_pool_stmt(eu_tenant_pool(q->qs->app->registry, q->t), sql, n, params,
+                    on_detached_recorded, job);
+}
+
+bool
+eu_job_detach(struct eu_job *job)
+{
+    struct eu_queue *q = job->q;
+    if (job->detached)
+        return true;
+    if (q->detached >= DETACH_MAX || q->qs->stopping)
+        return false;
+    job->detached = true;
+    q->detached++;
+    q->qs->detached++;
+    eu_tenant_ref(q->t);
+    /* The turn goes on with the rest of its batch now. */
+    run_next_job(q, job->w);
+    return true;
+}
+
+void
+eu_job_stmt(struct eu_job *job, const struct eu_sql *sql, int n, const char *const *params,
+            eu_db_result_cb cb, void *arg)
+{
+    struct eu_queue *q = job->q;
+    if (!job->detached)
+        eu_db_conn_stmt(q->conn, sql, n, params, cb, arg);
+    else
+        eu_db_pool_stmt(eu_tenant_pool(q->qs->app->registry, q->t), sql, n, params, cb, arg);
+}
+
 void
 eu_job_done(struct eu_job *job, const char *error)
 {
@@ -834,7 +910,7 @@ eu_job_done(struct eu_job *job, const char *error)
     if (!error) {
         eu_log_debug("queue", "job %s (%s) done", job->id, job->kind);
         const char *params[] = {job->id};
-        eu_db_conn_stmt(q->conn, &eu_queue_sql[QUEUE_DONE], 1, params, on_job_recorded, job);
+        record(job, &eu_queue_sql[QUEUE_DONE], 1, params);
         return;
     }
     const struct eu_config *cfg = cfg_of(q);
@@ -847,7 +923,7 @@ eu_job_done(struct eu_job *job, const char *error)
     snprintf(base, sizeof(base), "%d", cfg->job_backoff_base_s);
     snprintf(cap, sizeof(cap), "%d", cfg->job_backoff_max_s);
     const char *params[] = {job->id, msg, max, base, cap};
-    eu_db_conn_stmt(q->conn, &eu_queue_sql[QUEUE_FAILED], 5, params, on_job_recorded, job);
+    record(job, &eu_queue_sql[QUEUE_FAILED], 5, params);
 }
 
 void
@@ -865,13 +941,13 @@ eu_job_retry_in(struct eu_job *job, const char *error, int delay_s, bool give_up
     snprintf(max, sizeof(max), "%d", give_up ? 0 : INT32_MAX);
     snprintf(delay, sizeof(delay), "%d", delay_s > 0 ? delay_s : 0);
     const char *params[] = {job->id, msg, max, delay, delay};
-    eu_db_conn_stmt(q->conn, &eu_queue_sql[QUEUE_FAILED], 5, params, on_job_recorded, job);
+    record(job, &eu_queue_sql[QUEUE_FAILED], 5, params);
 }
 
 struct eu_db_conn *
 eu_job_conn(const struct eu_job *job)
 {
-    return job->q->conn;
+    return job->detached ? NULL : job->q->conn;
 }
 
 struct eu_tenant *
@@ -955,7 +1031,7 @@ static bool
 queue_is_idle(const void *data)
 {
     const struct eu_queue *q = data;
-    if (q->state != T_IDLE || q->nbatch)
+    if (q->state != T_IDLE || q->nbatch || q->detached)
         return false;
     for (int i = 0; i < N_WORKERS; i++)
         if (q->w[i].place || q->w[i].ready || q->w[i].deferred_ms != NONE)
@@ -1223,7 +1299,7 @@ eu_queues_stop(struct eu_queues *qs)
 int
 eu_queues_active(const struct eu_queues *qs)
 {
-    return qs ? qs->running : 0;
+    return qs ? qs->running + qs->detached : 0;
 }
 
 void

@@ -40,7 +40,7 @@
 
 /* ------------------------------------------------------- the fake peer */
 
-enum { P_MAIN, P_FAIL, P_GONE, P_RFC9421, P_REFUSE, P_SLOW, P_OTHER, N_PORTS };
+enum { P_MAIN, P_FAIL, P_GONE, P_RFC9421, P_REFUSE, P_SLOW, P_OTHER, P_HANG, N_PORTS };
 
 struct rec {
     int port; /* index */
@@ -138,6 +138,7 @@ peer_start(void)
     peer.status[P_GONE] = 410;
     peer.status[P_REFUSE] = 401;
     peer.delay_ms[P_SLOW] = 300;
+    peer.delay_ms[P_HANG] = 8000;
     pthread_create(&peer.thread, NULL, peer_main, NULL);
 }
 
@@ -694,6 +695,37 @@ START_TEST(test_fairness)
 }
 END_TEST
 
+/* A peer that takes 8 s to answer holds only its own deliveries: the same
+ * tenant's delivery to another host, queued behind them, arrives at once
+ * (the jobs detach from the tenant's turn while their POST is out). */
+START_TEST(test_hanging_peer)
+{
+    struct world w = world_new();
+    free(sql(&w,
+             "INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT %s, 'deliver',"
+             " 'ap_deliver', jsonb_build_object('inbox', 'http://127.0.0.1:%d/hang/' || g,"
+             " 'actor_id', '%s', 'activity', jsonb_build_object('type', 'Note', 'n', g))"
+             " FROM generate_series(1, 12) g",
+             w.tid, peer.port[P_HANG], w.alice_id));
+    ck_assert_int_ge(peer_wait(P_HANG, NULL, 1, 15000), 1);
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"kind\":\"ap_deliver\",\"payload\":{\"inbox\":\"http://127.0.0.1:%d/own\","
+             "\"actor_id\":\"%s\",\"activity\":{\"type\":\"Note\"}}}",
+             peer.port[P_OTHER], w.alice_id);
+    struct eu_it_resp resp = {0};
+    long long t0 = eu_it_now_ms();
+    eu_it_admin(w.s, "POST", "/admin/v1/tenants/" HOST "/jobs", body, &resp);
+    EU_IT_EXPECT_STATUS(&resp, 201);
+    ck_assert_int_eq(peer_wait(P_OTHER, "/own", 1, 5000), 1);
+    long long took = eu_it_now_ms() - t0;
+    ck_assert_msg(took < 4000, "the tenant's own delivery waited %lld ms behind a hanging peer",
+                  took);
+    eu_it_resp_free(&resp);
+    world_free(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -701,5 +733,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_statuses_and_follows, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_failures, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_fairness, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_hanging_peer, TIMEOUT);
     return eu_it_run_suite(s);
 }
