@@ -6,35 +6,31 @@
 #
 # One Release eunha, its own PostgreSQL and Redis, and eunha-apsink
 # (tools/apsink) playing the remote servers: it answers every POST with 202
-# and counts them. Remote followers are rows inserted by SQL (accounts with a
-# domain, inbox and shared inbox on the sink, and follows rows), so the run
-# measures delivery, not the follow handshake.
+# and counts them. The deliveries are ap_deliver jobs inserted by SQL (a
+# Create of a ~500-character Note each, signed by a local account), so what
+# is measured is delivery alone: claim, sign on the CPU pool, POST, record.
 #
-#   1. shared: FOLLOWERS (default 1000) remote followers of u1 share one
-#      shared inbox; u1 posts POSTS_SHARED (default 2000) statuses; each post
-#      is one delivery.
-#   2. distinct: 100 remote followers of u2, each on its own host
-#      (127.0.0.1:PORT+i); u2 posts POSTS_DISTINCT (default 50) statuses:
-#      100 deliveries per post.
-#   3. queued: the sink is stopped; u2 posts 100 statuses (10,000
-#      deliveries); once every job has made its first (refused) attempt and
-#      waits for its retry, eunha's RSS and private memory are read against
-#      the figure before, with the jobs table's size.
+#   1. shared: SHARED_JOBS (default 3000) deliveries to one shared inbox
+#      (one host: the fetch client's per-host cap of 8 applies).
+#   2. distinct: DISTINCT_JOBS (default 5000) spread over 100 hosts
+#      (127.0.0.1:PORT+i).
+#   3. queued: the sink is stopped; 10,000 deliveries are queued; once each
+#      has made its first (refused) attempt and waits for its retry, eunha's
+#      RSS and private memory are read against the figure before, with the
+#      jobs table's size.
 #
 # Rate is deliveries counted at the sink over the span from the first to the
-# last one. CPU per delivery is eunha's CPU (utime + stime) over that span
-# divided by its deliveries, so the posting itself (a few seconds at the
-# start) is included: the post rate is printed beside it to judge.
+# last. CPU per delivery is eunha's CPU (utime + stime, the CPU pool's
+# signing included) over the phase divided by its deliveries.
 #
 # Builds into build-bench/ (BENCH_BUILD=DIR; BENCH_SKIP_BUILD=1 to reuse).
 # Raw output: benchmark-results/delivery-DATE/ (git-ignored).
 set -euo pipefail
 
-FOLLOWERS=${EUNHA_BENCH_FOLLOWERS:-1000}
-POSTS_SHARED=${EUNHA_BENCH_POSTS_SHARED:-2000}
-POSTS_DISTINCT=${EUNHA_BENCH_POSTS_DISTINCT:-50}
+SHARED_JOBS=${EUNHA_BENCH_SHARED_JOBS:-3000}
+DISTINCT_JOBS=${EUNHA_BENCH_DISTINCT_JOBS:-5000}
+QUEUED=${EUNHA_BENCH_QUEUED:-10000}
 HOSTS=100
-QUEUED_POSTS=100
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -50,7 +46,10 @@ RESULTS=$(bench_results_dir delivery)
 TMP=$(bench_make_tmp eunha-bench-delivery)
 PG_PORT=$(eu_free_port)
 REDIS_PORT=$(eu_free_port "$PG_PORT")
-SINK_PORT=$(eu_free_port "$REDIS_PORT")
+# The sink's ports sit below the ephemeral range (32768 and up on Linux),
+# where eunha's own listeners and every client socket take theirs; a base is
+# picked at random and another tried if any of its ports is taken.
+SINK_PORT=
 DB=eunha_bench_delivery
 SINK_PID=
 
@@ -59,16 +58,22 @@ bench_cleanup_hook() {
 }
 bench_trap_cleanup
 
-# A port range for the sink's distinct hosts that nothing listens on: checked
-# by binding them all in the sink, which fails loudly if one is taken.
 sink_start() {
-  local stats=$1 nports=$2
-  rm -f "$stats"
-  "$SINK_BIN" "$SINK_PORT" "$stats" 0 "$nports" >>"$TMP/sink.log" 2>&1 &
-  SINK_PID=$!
-  for ((i = 0; i < 50; i++)); do
-    [ -s "$stats" ] && return 0
-    sleep 0.1
+  local stats=$1 nports=$2 try i
+  for ((try = 0; try < 10; try++)); do
+    [ -n "$SINK_PORT" ] || SINK_PORT=$((20000 + RANDOM % 120 * 100))
+    rm -f "$stats"
+    "$SINK_BIN" "$SINK_PORT" "$stats" 0 "$nports" >>"$TMP/sink.log" 2>&1 &
+    SINK_PID=$!
+    for ((i = 0; i < 50; i++)); do
+      [ -s "$stats" ] && return 0
+      kill -0 "$SINK_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill "$SINK_PID" 2>/dev/null || true
+    wait "$SINK_PID" 2>/dev/null || true
+    SINK_PID=
+    SINK_PORT=
   done
   eu_die "eunha-apsink did not start (log: $TMP/sink.log)"
 }
@@ -122,72 +127,73 @@ bench_admin POST /admin/v1/tenants "{\"domain\":\"$DOMAIN\",\"title\":\"Delivery
 bench_seed_tenant "$DOMAIN" 2 "$TMP/tokens"
 TENANT_ID=$(bench_psql "$CONTROL_URL" "SELECT id FROM tenants WHERE domain = '$DOMAIN'")
 U1=$(awk 'NR == 1 { print $3 }' "$TMP/tokens")
-U2=$(awk 'NR == 2 { print $3 }' "$TMP/tokens")
-awk 'NR == 1' "$TMP/tokens" >"$TMP/u1.tokens"
-awk 'NR == 2' "$TMP/tokens" >"$TMP/u2.tokens"
 
-# add_followers TARGET N HOSTS : N remote accounts following TARGET, spread
-# over HOSTS sink ports (1: all on one host, sharing its shared inbox).
-add_followers() {
-  local target=$1 n=$2 hosts=$3 tag=$4
+# enqueue_jobs N HOSTS PATH : N ap_deliver jobs signed by u1, spread over
+# HOSTS sink ports, each a Create of a ~500-character public Note (about the
+# size of a real one). They go in by SQL, so posting and fan-out are not
+# measured; an admin-API job on the deliver queue then wakes the worker.
+enqueue_jobs() {
+  local n=$1 hosts=$2
   bench_psql "$PLACEMENT_URL" "
-    WITH r AS (
-      INSERT INTO accounts (tenant_id, username, domain, uri, url, inbox_url, shared_inbox_url)
-      SELECT $TENANT_ID, 'f$tag' || g, '127.0.0.1:' || ($SINK_PORT + g % $hosts),
-        'http://127.0.0.1:' || ($SINK_PORT + g % $hosts) || '/users/f$tag' || g,
-        'http://127.0.0.1:' || ($SINK_PORT + g % $hosts) || '/@f$tag' || g,
-        'http://127.0.0.1:' || ($SINK_PORT + g % $hosts) || '/users/f$tag' || g || '/inbox',
-        'http://127.0.0.1:' || ($SINK_PORT + g % $hosts) || '/inbox'
-      FROM generate_series(1, $n) g RETURNING id)
-    INSERT INTO follows (tenant_id, account_id, target_account_id)
-    SELECT $TENANT_ID, r.id, $target FROM r" >/dev/null
+    INSERT INTO jobs (tenant_id, queue, kind, payload)
+    SELECT $TENANT_ID, 'deliver', 'ap_deliver', jsonb_build_object(
+      'inbox', 'http://127.0.0.1:' || ($SINK_PORT + g % $hosts) || '$3',
+      'actor_id', '$U1',
+      'activity', jsonb_build_object(
+        '@context', 'https://www.w3.org/ns/activitystreams',
+        'id', 'http://$DOMAIN/users/u1/statuses/' || g || '/activity',
+        'type', 'Create', 'actor', 'http://$DOMAIN/users/u1',
+        'to', jsonb_build_array('https://www.w3.org/ns/activitystreams#Public'),
+        'cc', jsonb_build_array('http://$DOMAIN/users/u1/followers'),
+        'object', jsonb_build_object('id', 'http://$DOMAIN/users/u1/statuses/' || g,
+          'type', 'Note', 'attributedTo', 'http://$DOMAIN/users/u1',
+          'content', '<p>' || repeat('benchmark delivery ', 26) || g || '</p>',
+          'published', now())))
+    FROM generate_series(1, $n) g" >/dev/null
+  bench_admin POST "/admin/v1/tenants/$DOMAIN/jobs" "{\"kind\":\"ap_deliver\",\"payload\":{\"inbox\":\"http://127.0.0.1:$SINK_PORT$3\",\"actor_id\":\"$U1\",\"activity\":{\"type\":\"Note\"}}}" >/dev/null
 }
 
 queued_jobs() {
   bench_psql "$PLACEMENT_URL" "SELECT count(*) FROM jobs WHERE tenant_id = $TENANT_ID AND kind = 'ap_deliver'"
 }
 
-# run_phase NAME TOKENS POSTS EXPECTED : posts, waits until the sink counted
-# EXPECTED deliveries (or 600 s), prints a JSON line.
+# run_phase NAME JOBS HOSTS PATH : queues the jobs, waits until the sink
+# counted them all (or 600 s), prints a JSON line.
 run_phase() {
-  local name=$1 tokens=$2 posts=$3 expected=$4 stats=$TMP/sink-$1.stats
-  local cpu0 cpu1 t0 t1 s n first last i post_ms
+  local name=$1 jobs=$2 hosts=$3 path=$4 stats=$TMP/sink-$1.stats
+  local cpu0 cpu1 n first last i expected=$(($2 + 1)) hz
   sink_start "$stats" "$HOSTS"
   cpu0=$(bench_cpu_ticks "$EUNHA_PID")
-  t0=$(date +%s%3N)
-  bench_seed_statuses "$tokens" "$posts" "$TMP"
-  post_ms=$(($(date +%s%3N) - t0))
+  enqueue_jobs "$jobs" "$hosts" "$path"
   for ((i = 0; i < 6000; i++)); do
     read -r n first last _ <"$stats"
     [ "$n" -ge "$expected" ] && break
     sleep 0.1
   done
   cpu1=$(bench_cpu_ticks "$EUNHA_PID")
-  t1=$(date +%s%3N)
   sink_stop
   read -r n first last _ <"$stats"
-  local span=$((last > first ? last - first : 1)) hz
+  local span=$((last > first ? last - first : 1))
   hz=$(getconf CLK_TCK)
-  jq -n --arg name "$name" --argjson posts "$posts" --argjson expected "$expected" \
-    --argjson delivered "$n" --argjson span_ms "$span" --argjson post_ms "$post_ms" \
-    --argjson cpu_ms "$(((cpu1 - cpu0) * 1000 / hz))" --argjson wall_ms "$((t1 - t0))" \
-    --argjson left "$(queued_jobs)" \
-    '{phase: $name, posts: $posts, expected: $expected, delivered: $delivered,
-      deliveries_per_s: (($delivered * 1000 / $span_ms) | floor),
-      post_seconds: ($post_ms / 1000), eunha_cpu_ms_per_delivery: ((($cpu_ms / $delivered) * 1000 | floor) / 1000),
+  jq -n --arg name "$name" --argjson expected "$expected" --argjson hosts "$hosts" \
+    --argjson delivered "$n" --argjson span_ms "$span" \
+    --argjson cpu_ms "$(((cpu1 - cpu0) * 1000 / hz))" --argjson left "$(queued_jobs)" \
+    '{phase: $name, hosts: $hosts, expected: $expected, delivered: $delivered,
+      seconds: ($span_ms / 1000), deliveries_per_s: (($delivered * 1000 / $span_ms) | floor),
+      eunha_cpu_ms_per_delivery: ((($cpu_ms / $delivered) * 1000 | floor) / 1000),
       jobs_left: $left}'
 }
 
-add_followers "$U1" "$FOLLOWERS" 1 s
-run_phase shared "$TMP/u1.tokens" "$POSTS_SHARED" "$POSTS_SHARED" | tee "$RESULTS/shared.json"
-add_followers "$U2" "$HOSTS" "$HOSTS" d
-run_phase distinct "$TMP/u2.tokens" "$POSTS_DISTINCT" "$((POSTS_DISTINCT * HOSTS))" | tee "$RESULTS/distinct.json"
+sink_start "$TMP/probe.stats" "$HOSTS" # fixes SINK_PORT
+sink_stop
+run_phase shared "$SHARED_JOBS" 1 /inbox | tee "$RESULTS/shared.json"
+run_phase distinct "$DISTINCT_JOBS" "$HOSTS" /users/f/inbox | tee "$RESULTS/distinct.json"
 
 # Queued: nothing listens on the sink's ports now, so every delivery's first
 # attempt is refused and the job waits for its retry.
 read -r rss0 priv0 < <(bench_mem_kib "$EUNHA_PID")
-bench_seed_statuses "$TMP/u2.tokens" "$QUEUED_POSTS" "$TMP"
-want=$((QUEUED_POSTS * HOSTS))
+enqueue_jobs "$QUEUED" "$HOSTS" /users/f/inbox
+want=$QUEUED
 for ((i = 0; i < 1200; i++)); do
   tried=$(bench_psql "$PLACEMENT_URL" "SELECT count(*) FROM jobs WHERE tenant_id = $TENANT_ID
     AND kind = 'ap_deliver' AND attempts >= 1")

@@ -276,7 +276,7 @@ retry(struct run *r, const char *error)
     struct eu_job *job = r->job;
     int n = eu_job_attempt(job);
     long long delay = (long long)n * n * n * n + 15 + randombytes_uniform(10u * (unsigned)(n + 1));
-    char msg[600];
+    char msg[1024];
     snprintf(msg, sizeof(msg), "delivery to '%.400s' failed: %s", r->inbox, error);
     run_free(r);
     eu_job_retry_in(job, msg, (int)(delay > 86400 * 7 ? 86400 * 7 : delay),
@@ -288,7 +288,7 @@ static void
 fail(struct run *r, const char *error)
 {
     struct eu_job *job = r->job;
-    char msg[600];
+    char msg[1024];
     snprintf(msg, sizeof(msg), "delivery to '%.400s' failed: %s", r->inbox ? r->inbox : "?", error);
     run_free(r);
     eu_job_retry_in(job, msg, 0, true);
