@@ -57,8 +57,8 @@ wait_get(struct world *w, struct eu_it_resp *r, const char *host, const char *to
             break;
         eu_it_sleep_ms(100);
     }
-    ck_abort_msg("%s: not seen in %d ms; last GET %s on %s: %ld %.1500s", what, WAIT_MS, path,
-                 host, r->status, r->body);
+    ck_abort_msg("%s: not seen in %d ms; last GET %s on %s: %ld %.1500s", what, WAIT_MS, path, host,
+                 r->status, r->body);
 }
 
 /* The element of array arr whose string at jpath key equals want, or NULL. */
@@ -256,8 +256,8 @@ START_TEST(test_two_tenants_federate)
     ck_assert(!json_is_true(json_object_get(r.json, "following")));
     wait_get(&w, &r, "b.test", w.carol, has_acct, "alice@a.test", "carol's follow request",
              "/api/v1/follow_requests");
-    char *alice_b = strdup(json_string_value(json_object_get(find(r.json, "acct", "alice@a.test"),
-                                                             "id")));
+    char *alice_b =
+        strdup(json_string_value(json_object_get(find(r.json, "acct", "alice@a.test"), "id")));
     wait_get(&w, &r, "b.test", w.carol, has_acct, "alice@a.test", "carol's notification",
              NOTIF("follow_request"));
     post(&w, &r, "b.test", w.carol, NULL, "/api/v1/follow_requests/%s/authorize", alice_b);
@@ -270,7 +270,8 @@ START_TEST(test_two_tenants_federate)
     wait_get(&w, &r, "a.test", w.alice, has_acct, "bob@b.test", "bob's post at alice's",
              "/api/v1/timelines/home");
     json_t *st = find(r.json, "account.acct", "bob@b.test");
-    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(st, "content")), "hello from b"));
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(st, "content")), "hello from b"));
     char *post_a = strdup(json_string_value(json_object_get(st, "id")));
 
     /* -- alice replies, mentioning bob: his mention notification. */
@@ -282,8 +283,8 @@ START_TEST(test_two_tenants_federate)
     wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "bob's mention notification",
              NOTIF("mention"));
     st = find(r.json, "account.acct", "alice@a.test");
-    ck_assert_ptr_nonnull(strstr(
-        json_string_value(eu_it_jpath(st, "status.content")), "thanks for this"));
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(eu_it_jpath(st, "status.content")), "thanks for this"));
     ck_assert_str_eq(json_string_value(eu_it_jpath(st, "status.in_reply_to_id")), post_b);
 
     /* -- favourite and boost: bob's notifications, the counts on b. */
@@ -294,8 +295,8 @@ START_TEST(test_two_tenants_federate)
     wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "bob's reblog notification",
              NOTIF("reblog"));
     const char *fav1[] = {"favourites_count", "1"}, *reb1[] = {"reblogs_count", "1"};
-    wait_get(&w, &r, "b.test", w.bob, int_is, fav1, "favourites_count on b",
-             "/api/v1/statuses/%s", post_b);
+    wait_get(&w, &r, "b.test", w.bob, int_is, fav1, "favourites_count on b", "/api/v1/statuses/%s",
+             post_b);
     wait_get(&w, &r, "b.test", w.bob, int_is, reb1, "reblogs_count on b", "/api/v1/statuses/%s",
              post_b);
 
@@ -331,10 +332,8 @@ START_TEST(test_two_tenants_federate)
     post(&w, &r, "b.test", w.bob, NULL, "/api/v1/accounts/%s/follow", alice_b);
     wait_get(&w, &r, "b.test", w.bob, rel_is, "following", "bob follows alice", REL, alice_b);
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob again", REL,
-             bob_a);
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "followed_by", "bob follows alice (a)", REL,
-             bob_a);
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob again", REL, bob_a);
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "followed_by", "bob follows alice (a)", REL, bob_a);
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/block", bob_a);
     ck_assert(json_is_true(json_object_get(r.json, "blocking")));
     wait_get(&w, &r, "a.test", w.alice, rel_is, "none", "no follows at alice's", REL, bob_a);
