@@ -398,10 +398,66 @@ START_TEST(test_two_tenants_federate)
 }
 END_TEST
 
+/* Mentions of remote accounts unknown to the author's server are looked up
+ * by WebFinger before the status is stored (at most 5 a status), linked,
+ * and delivered to the mentioned. */
+START_TEST(test_mentions_resolve_remote_accounts)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    eu_it_account_create(w.s, "b.test", "dan");
+    char *dan = eu_it_user_token(w.s, "b.test", "dan", "read");
+    for (int i = 1; i <= 6; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "e%d", i);
+        eu_it_account_create(w.s, "b.test", name);
+    }
+
+    post(&w, &r, "a.test", w.alice, "{\"status\": \"hi @Dan@b.test and @nobody@b.test\"}",
+         "/api/v1/statuses");
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "mentions")), 1);
+    EU_IT_EXPECT_JSTR(&r, "mentions.0.acct", "dan@b.test");
+    EU_IT_EXPECT_JSTR(&r, "mentions.0.username", "dan");
+    const char *html = eu_it_json_str(&r, "content");
+    ck_assert_msg(strstr(html, "href=\"http://b.test/@dan\" class=\"u-url mention\">@<span>dan"),
+                  "no link to dan in %s", html);
+    ck_assert_msg(strstr(html, "@nobody@b.test"), "nobody is not text in %s", html);
+    wait_get(&w, &r, "b.test", dan, has_acct, "alice@a.test", "dan's mention notification",
+             NOTIF("mention"));
+    json_t *n = find(r.json, "account.acct", "alice@a.test");
+    ck_assert_ptr_nonnull(strstr(json_string_value(eu_it_jpath(n, "status.content")), "hi "));
+
+    /* Six unknown accounts: five are looked up. */
+    post(&w, &r, "a.test", w.alice,
+         "{\"status\": \"@e1@b.test @e2@b.test @e3@b.test @e4@b.test @e5@b.test @e6@b.test\"}",
+         "/api/v1/statuses");
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "mentions")), 5);
+    /* Now known: the sixth is looked up by the next status. */
+    post(&w, &r, "a.test", w.alice,
+         "{\"status\": \"@e1@b.test @e2@b.test @e3@b.test @e4@b.test @e5@b.test @e6@b.test\"}",
+         "/api/v1/statuses");
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "mentions")), 6);
+
+    /* No notification rows at a.test for remote accounts. */
+    char q[512];
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM notifications n JOIN accounts a ON a.tenant_id = n.tenant_id"
+             " AND a.id = n.account_id WHERE n.tenant_id = %s AND a.domain IS NOT NULL",
+             w.a_tid);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
+
+    free(dan);
+    eu_it_resp_free(&r);
+    world_free(&w);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *s = suite_create("ap_federation");
     EU_IT_ADD_TCASE(s, test_two_tenants_federate, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_mentions_resolve_remote_accounts, TIMEOUT);
     return eu_it_run_suite(s);
 }
