@@ -48,8 +48,8 @@ wait_get(struct eu_it_server *s, struct eu_it_resp *r, const char *host, const c
             break;
         eu_it_sleep_ms(100);
     }
-    ck_abort_msg("%s: not seen in %d ms; last GET %s on %s: %ld %.1500s", what, WAIT_MS, path,
-                 host, r->status, r->body);
+    ck_abort_msg("%s: not seen in %d ms; last GET %s on %s: %ld %.1500s", what, WAIT_MS, path, host,
+                 r->status, r->body);
 }
 
 static json_t *
@@ -85,7 +85,8 @@ static bool
 favourited_once(const struct eu_it_resp *r, const void *arg)
 {
     (void)arg;
-    return r->status == 200 && json_integer_value(json_object_get(r->json, "favourites_count")) == 1;
+    return r->status == 200 &&
+           json_integer_value(json_object_get(r->json, "favourites_count")) == 1;
 }
 
 /* Appends text to s's config file. */
