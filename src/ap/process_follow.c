@@ -418,12 +418,10 @@ on_move_target_fetched(const struct eu_ap_resolved *r, const struct eu_error *er
 {
     struct eu_proc *p = arg;
     if (!r) {
-        /* Gone or refused: the Move cannot be checked, now or later. A
-         * network failure or 5xx may pass: the job is tried again. */
-        if (err && err->status >= 500)
-            eu_proc_finish(p, err->message);
-        else
-            eu_proc_skip(p, "the new account cannot be fetched");
+        /* The Move cannot be checked: dropped, as Mastodon drops it (a
+         * retry would hold the tenant's turn for another fetch timeout). */
+        eu_proc_skip(p, err && err->status == 404 ? "the new account does not exist"
+                                                  : "the new account cannot be fetched");
         return;
     }
     const char *params[] = {p->s2, p->actor_uri};
