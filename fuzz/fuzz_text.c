@@ -70,16 +70,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct eu_arena *a = eu_arena_new();
     struct eu_text_scan scan;
     eu_text_scan(a, text, "a.example", &scan);
-    struct eu_text_account *acc =
-        eu_arena_alloc(a, (scan.n_mentions ? scan.n_mentions : 1) * sizeof(*acc));
+    size_t n = scan.n_mentions + scan.n_remote;
+    struct eu_text_account *acc = eu_arena_calloc(a, (n ? n : 1) * sizeof(*acc));
     for (size_t i = 0; i < scan.n_mentions; i++) {
         acc[i].username = scan.mentions[i];
         acc[i].url = eu_arena_sprintf(a, "https://a.example/@%s", scan.mentions[i]);
     }
+    /* Remote ones as "user@domain": the user part links, the domain matches. */
+    for (size_t i = 0; i < scan.n_remote; i++) {
+        struct eu_text_account *r = &acc[scan.n_mentions + i];
+        char *at = strchr(scan.remote[i], '@');
+        r->username = eu_arena_strndup(a, scan.remote[i], (size_t)(at - scan.remote[i]));
+        r->domain = at + 1;
+        r->url = eu_arena_sprintf(a, "https://%s/@%s", r->domain, r->username);
+    }
     for (size_t i = 0; i < scan.n_tags; i++)
         (void)strlen(scan.tags[i]);
-    const char *html =
-        eu_text_format(a, text, "a.example", "https://a.example", acc, scan.n_mentions);
+    const char *html = eu_text_format(a, text, "a.example", "https://a.example", acc, n);
     check_html(html);
     eu_arena_free(a);
     free(text);

@@ -82,6 +82,10 @@ typedef void (*eu_ap_actor_cb)(const struct eu_ap_resolved *r, const struct eu_e
  */
 void eu_ap_resolve_actor(struct eu_app *app, struct eu_tenant *tenant, const char *uri,
                          eu_ap_actor_cb cb, void *arg);
+/* The same, fetching the document whatever the row's age (a Move's target
+ * whose row may predate the alias it just added). A uri on the tenant's own host answers 404. */
+void eu_ap_resolve_actor_refresh(struct eu_app *app, struct eu_tenant *tenant, const char *uri,
+                                 eu_ap_actor_cb cb, void *arg);
 
 /* A public key and the actor it belongs to. */
 struct eu_ap_key {

@@ -85,6 +85,12 @@ struct eu_config {
     size_t fed_max_response_bytes;    /* 1 MiB: a longer body is cut and the fetch fails */
     int fed_max_redirects;            /* 3: the most a request may ask to follow */
     int fed_host_unavailable_after_s; /* 604800 (7 days) failing: the host is unavailable */
+    /* "name=address:port" (address an IP literal): fetches of URLs on name
+     * connect there instead, as curl's --connect-to does (split DNS, tests
+     * of two processes). NULL-terminated, empty by default; the count
+     * follows the list, as KEY_LIST fields must. */
+    char **fed_hosts;
+    size_t n_fed_hosts;
 };
 
 /* Fills cfg with the defaults. Release with eu_config_release(). */

@@ -52,6 +52,12 @@ struct eu_fetch_config {
     /* Hosts whose health is remembered. Past it, healthy idle hosts are
      * forgotten first (least recently used), then failing ones. 0: 16384. */
     size_t max_hosts;
+    /* [federation] hosts: "name=address:port" (an IP literal) entries; a
+     * URL on name connects to address:port, its scheme, Host and any
+     * signature unchanged, and that address passes the private-address
+     * guard. Borrowed: read by eu_fetch_client_new/configure only. */
+    const char *const *hosts;
+    size_t n_hosts;
 };
 
 enum eu_fetch_method { EU_FETCH_GET, EU_FETCH_POST };

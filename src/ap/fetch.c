@@ -51,6 +51,14 @@
 
 enum state { ST_QUEUED, ST_ACTIVE, ST_REFUSED };
 
+/* One [federation] hosts entry. */
+struct host_map {
+    char *name;       /* the host name, without a port */
+    char *connect_to; /* "name::address:port", for CURLOPT_CONNECT_TO */
+    struct sockaddr_storage sa;
+    socklen_t salen;
+};
+
 struct eu_fetch {
     struct eu_fetch_client *c;
     enum state state;
@@ -68,6 +76,9 @@ struct eu_fetch {
     bool https;
     bool allow_private; /* the client's setting when the transfer started */
     bool local;         /* to a tenant of this process, through its listener */
+    /* Where [federation] hosts sends it (salen 0: nowhere special). */
+    struct sockaddr_storage mapped_sa;
+    socklen_t mapped_salen;
     struct curl_slist *connect_to;
     bool too_large;
     bool refused_address;
@@ -141,7 +152,12 @@ struct eu_fetch_client {
     int local_port;
     struct sockaddr_storage local_sa;
     socklen_t local_salen;
+    /* [federation] hosts, parsed by eu_fetch_client_configure() */
+    struct host_map *map;
+    size_t nmap;
 };
+
+static const struct host_map *host_map_find(const struct eu_fetch_client *c, const char *key);
 
 static uint64_t
 now_ms(void)
@@ -184,6 +200,8 @@ eu_fetch_config_from(struct eu_fetch_config *cfg, const struct eu_config *config
         .max_response_bytes = config->fed_max_response_bytes,
         .max_redirects = config->fed_max_redirects,
         .host_unavailable_after_s = config->fed_host_unavailable_after_s,
+        .hosts = (const char *const *)config->fed_hosts,
+        .n_hosts = config->n_fed_hosts,
     };
 }
 
@@ -750,18 +768,19 @@ on_curl_timer(CURLM *multi, long timeout_ms, void *userp)
     return 0;
 }
 
-/* Whether sa is this process's own listener (eu_fetch_client_set_local()). */
+/* Whether sa is want (address and port); false when want_len is 0. */
 static bool
-is_listener(const struct eu_fetch_client *c, const struct sockaddr *sa, size_t len)
+same_sockaddr(const struct sockaddr_storage *want, socklen_t want_len, const struct sockaddr *sa,
+              size_t len)
 {
-    if (!c->local_salen || sa->sa_family != c->local_sa.ss_family)
+    if (!want_len || sa->sa_family != want->ss_family)
         return false;
     if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
-        const struct sockaddr_in *a = (const void *)sa, *b = (const void *)&c->local_sa;
+        const struct sockaddr_in *a = (const void *)sa, *b = (const void *)want;
         return a->sin_port == b->sin_port && a->sin_addr.s_addr == b->sin_addr.s_addr;
     }
     if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
-        const struct sockaddr_in6 *a = (const void *)sa, *b = (const void *)&c->local_sa;
+        const struct sockaddr_in6 *a = (const void *)sa, *b = (const void *)want;
         return a->sin6_port == b->sin6_port &&
                memcmp(&a->sin6_addr, &b->sin6_addr, sizeof(a->sin6_addr)) == 0;
     }
@@ -780,7 +799,9 @@ on_opensocket(void *clientp, curlsocktype purpose, struct curl_sockaddr *addr)
     struct eu_fetch *f = clientp;
     (void)purpose;
     if (!f->allow_private && !eu_sockaddr_is_public(&addr->addr, addr->addrlen) &&
-        !(f->local && is_listener(f->c, &addr->addr, addr->addrlen))) {
+        !(f->local &&
+          same_sockaddr(&f->c->local_sa, f->c->local_salen, &addr->addr, addr->addrlen)) &&
+        !same_sockaddr(&f->mapped_sa, f->mapped_salen, &addr->addr, addr->addrlen)) {
         f->refused_address = true;
         return CURL_SOCKET_BAD;
     }
@@ -845,6 +866,14 @@ activate(struct eu_fetch_client *c, struct eu_fetch *f)
             memmove(f->url + 4, f->url + 5, strlen(f->url + 5) + 1);
         protocols = "http";
         f->https = false;
+    } else {
+        const struct host_map *m = host_map_find(c, f->host);
+        if (m) {
+            f->connect_to = curl_slist_append(NULL, m->connect_to);
+            curl_easy_setopt(e, CURLOPT_CONNECT_TO, f->connect_to);
+            memcpy(&f->mapped_sa, &m->sa, sizeof m->sa);
+            f->mapped_salen = m->salen;
+        }
     }
     curl_easy_setopt(e, CURLOPT_URL, f->url);
     curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)f);
@@ -938,11 +967,68 @@ eu_fetch_client_new(struct event_base *base, const struct eu_fetch_config *cfg)
     return c;
 }
 
+static void
+host_map_clear(struct eu_fetch_client *c)
+{
+    for (size_t i = 0; i < c->nmap; i++) {
+        free(c->map[i].name);
+        free(c->map[i].connect_to);
+    }
+    free(c->map);
+    c->map = NULL;
+    c->nmap = 0;
+}
+
+/* Parses the "name=address:port" entries (checked when the config was read;
+ * a bad one is logged and skipped). */
+static void
+host_map_set(struct eu_fetch_client *c, const char *const *hosts, size_t n)
+{
+    host_map_clear(c);
+    c->map = n ? eu_xcalloc(n, sizeof *c->map) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(hosts[i], '=');
+        char addr[64], port[16];
+        int p;
+        struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
+                                 .ai_socktype = SOCK_STREAM};
+        struct addrinfo *ai = NULL;
+        if (!eq || eu_hostport_split(eq + 1, addr, sizeof addr, &p) < 0 ||
+            snprintf(port, sizeof port, "%d", p) < 0 || getaddrinfo(addr, port, &hints, &ai) ||
+            !ai) {
+            eu_log_error("fetch", "ignoring [federation] hosts entry '%s'", hosts[i]);
+            continue;
+        }
+        struct host_map *m = &c->map[c->nmap++];
+        m->name = eu_xasprintf("%.*s", (int)(eq - hosts[i]), hosts[i]);
+        m->connect_to =
+            eu_xasprintf(strchr(addr, ':') ? "%s::[%s]:%d" : "%s::%s:%d", m->name, addr, p);
+        memcpy(&m->sa, ai->ai_addr, ai->ai_addrlen);
+        m->salen = ai->ai_addrlen;
+        freeaddrinfo(ai);
+    }
+}
+
+/* The entry for host key ("name" or "name:port"), or NULL. */
+static const struct host_map *
+host_map_find(const struct eu_fetch_client *c, const char *key)
+{
+    size_t n = strcspn(key, ":");
+    for (size_t i = 0; i < c->nmap; i++)
+        if (strlen(c->map[i].name) == n && strncasecmp(c->map[i].name, key, n) == 0)
+            return &c->map[i];
+    return NULL;
+}
+
 void
 eu_fetch_client_configure(struct eu_fetch_client *c, const struct eu_fetch_config *cfg)
 {
     size_t old_max = c->cfg.max_hosts;
     c->cfg = *cfg;
+    host_map_set(c, cfg->hosts, cfg->n_hosts);
+    /* Borrowed from the caller: not kept. */
+    c->cfg.hosts = NULL;
+    c->cfg.n_hosts = 0;
     if (c->cfg.max_hosts == 0)
         c->cfg.max_hosts = DEFAULT_MAX_HOSTS;
     if (c->cfg.max_requests < 1)
@@ -1053,6 +1139,7 @@ eu_fetch_client_free(struct eu_fetch_client *c)
         }
     }
     free(c->hosts);
+    host_map_clear(c);
     free(c);
     curl_global_cleanup();
 }

@@ -18,6 +18,7 @@
 
 #include "eunha/app.h"
 #include "eunha/approcess.h"
+#include "eunha/apresolve.h"
 #include "eunha/arena.h"
 #include "eunha/feeds.h"
 #include "eunha/log.h"
@@ -410,16 +411,40 @@ on_moved(struct eu_proc *p, PGresult *res)
     send_next_follow(p);
 }
 
+static void on_move_target(struct eu_proc *p, PGresult *res);
+
+static void
+on_move_target_fetched(const struct eu_ap_resolved *r, const struct eu_error *err, void *arg)
+{
+    struct eu_proc *p = arg;
+    if (!r) {
+        /* The Move cannot be checked: dropped, as Mastodon drops it (a
+         * retry would hold the tenant's turn for another fetch timeout). */
+        eu_proc_skip(p, err && err->status == 404 ? "the new account does not exist"
+                                                  : "the new account cannot be fetched");
+        return;
+    }
+    const char *params[] = {p->s2, p->actor_uri};
+    eu_proc_stmt(p, &eu_ap_process_follow_sql[FOLLOW_MOVE_TARGET], 2, params, on_move_target);
+}
+
 static void
 on_move_target(struct eu_proc *p, PGresult *res)
 {
-    /* TODO(resolve): fetch an unknown target with eu_ap_resolve_actor()
-     * once that is merged; a stale row could also be refetched here. */
+    bool ok = PQntuples(res) == 1 && PQgetvalue(res, 0, 2)[0] == 't';
+    if (!ok && !p->n1) {
+        /* The target is usually new to us, or its row predates the alias
+         * it added just before moving (Mastodon fetches it again too):
+         * fetch it once, then look again. */
+        p->n1 = 1;
+        eu_ap_resolve_actor_refresh(p->app, p->t, p->s2, on_move_target_fetched, p);
+        return;
+    }
     if (PQntuples(res) == 0) {
         eu_proc_skip(p, "the new account is unknown");
         return;
     }
-    if (PQgetvalue(res, 0, 2)[0] != 't') {
+    if (!ok) {
         eu_proc_skip(p, "the new account does not name the old one in alsoKnownAs");
         return;
     }

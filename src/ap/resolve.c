@@ -716,6 +716,13 @@ eu_ap_resolve_actor(struct eu_app *app, struct eu_tenant *tenant, const char *ur
     resolve_actor(app, tenant, uri, false, NULL, NULL, NULL, cb, arg);
 }
 
+void
+eu_ap_resolve_actor_refresh(struct eu_app *app, struct eu_tenant *tenant, const char *uri,
+                            eu_ap_actor_cb cb, void *arg)
+{
+    resolve_actor(app, tenant, uri, true, NULL, NULL, NULL, cb, arg);
+}
+
 /* ======================================================== key resolution */
 
 struct kresolve {

@@ -50,7 +50,11 @@ const struct eu_sql eu_notify_sql[] = {
          "    AND n.group_key LIKE p.prefix || '-%' AND n.group_key ~ '-[0-9]+$'"
          "    ORDER BY n.id DESC LIMIT 1) prev), p.hour) END"
          " FROM p"
-         " WHERE NOT EXISTS (SELECT 1 FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
+         /* A remote account hears of it through delivery; a row here would
+          * be read by nobody (mentions of remote accounts reach this). */
+         " WHERE EXISTS (SELECT 1 FROM accounts r WHERE r.tenant_id = $1 AND r.id = $2::bigint"
+         "   AND r.domain IS NULL)"
+         " AND NOT EXISTS (SELECT 1 FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
          "   AND target_account_id = $3::bigint)"
          " AND ($4 = 'poll' OR NOT EXISTS (SELECT 1 FROM mutes WHERE tenant_id = $1"
          "   AND account_id = $2::bigint"

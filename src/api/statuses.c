@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "eunha/apdeliver.h"
 #include "eunha/app.h"
+#include "eunha/apresolve.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
 #include "eunha/entities.h"
@@ -81,11 +83,23 @@ enum {
 /* Laid out by hand: clang-format splits SQL text after a fragment macro. */
 /* clang-format off */
 const struct eu_sql eu_statuses_sql[] = {
-    /* $2 mention usernames, $3 parent id, $4 author, $5 edited status id. */
+    /*
+     * $2 local mention usernames, $3 parent id, $4 author, $5 edited status
+     * id, $6 remote mentions ("user@domain", lower-cased). The mentioned
+     * accounts come as [id, username, domain, profile URL]; each remote one
+     * is one probe of accounts_username_domain.
+     */
     [STATUSES_PREPARE] = {"statuses.prepare",
-        "SELECT (SELECT coalesce(json_agg(json_build_array(a.id::text, a.username)), '[]')::text"
-        "  FROM accounts a WHERE a.tenant_id = $1 AND a.domain IS NULL AND a.suspended_at IS NULL"
-        "  AND lower(a.username) = ANY($2::text[])),"
+        "SELECT (SELECT coalesce(json_agg(json_build_array(m.id::text, m.username, m.domain,"
+        "  m.url)), '[]')::text FROM ("
+        "  SELECT a.id, a.username, a.domain, NULL AS url FROM accounts a WHERE a.tenant_id = $1"
+        "  AND a.domain IS NULL AND a.suspended_at IS NULL AND lower(a.username) = ANY($2::text[])"
+        "  UNION ALL"
+        "  SELECT a.id, a.username, a.domain, coalesce(a.url, a.uri)"
+        "  FROM unnest($6::text[]) x JOIN accounts a ON a.tenant_id = $1"
+        "  AND lower(a.username) = split_part(x, '@', 1)"
+        "  AND coalesce(lower(a.domain), '') = split_part(x, '@', 2)"
+        "  WHERE a.domain IS NOT NULL AND a.suspended_at IS NULL) m),"
         " (SELECT json_build_array(s.account_id::text,"
         " coalesce(s.conversation_id, s.id)::text)::text"
         "  FROM statuses s WHERE s.tenant_id = $1 AND s.id = $3::bigint AND s.reblog_of_id IS NULL"
@@ -422,7 +436,70 @@ struct compose {
     const char *reply_account, *conversation;
     char status_id[24];
     void (*next)(struct compose *c);
+    bool resolved; /* unknown remote mentions were looked up once */
+    int resolving; /* WebFinger lookups still running */
 };
+
+static void prepare_scanned(struct compose *c);
+
+/* At most this many unknown remote accounts are looked up for one status:
+ * each costs a WebFinger request and an actor fetch. */
+#define MAX_MENTION_LOOKUPS 5
+
+static void
+on_mention_resolved(const struct eu_ap_resolved *r, const struct eu_error *err, void *arg)
+{
+    struct compose *c = arg;
+    /* An account that cannot be found stays text, as in Mastodon. */
+    (void)r;
+    (void)err;
+    if (--c->resolving > 0)
+        return;
+    eu_req_enter(c->req);
+    prepare_scanned(c);
+}
+
+/*
+ * Looks up the remote mentions the prepare statement did not find (known,
+ * a JSON array of [id, username, domain, url]) through WebFinger, at most
+ * MAX_MENTION_LOOKUPS of them, all at once on the loop. Returns true when
+ * some are under way: prepare runs again once they all answered.
+ */
+static bool
+resolve_mentions(struct compose *c, json_t *known)
+{
+    struct eu_req *req = c->req;
+    c->resolved = true;
+    const char *todo[MAX_MENTION_LOOKUPS];
+    int n = 0;
+    for (size_t i = 0; i < c->scan.n_remote && n < MAX_MENTION_LOOKUPS; i++) {
+        const char *want = c->scan.remote[i];
+        bool found = false;
+        size_t j;
+        json_t *row;
+        json_array_foreach(known, j, row)
+        {
+            const char *d = json_string_value(json_array_get(row, 2));
+            const char *u = json_string_value(json_array_get(row, 1));
+            size_t ul = u ? strlen(u) : 0;
+            if (d && u && strncasecmp(want, u, ul) == 0 && want[ul] == '@' &&
+                strcasecmp(want + ul + 1, d) == 0) {
+                found = true;
+                break;
+            }
+        }
+        if (!found)
+            todo[n++] = want;
+    }
+    if (!n)
+        return false;
+    /* Counted first: a lookup never calls back from inside the call, but
+     * the count must be whole before the first answer. */
+    c->resolving = n;
+    for (int i = 0; i < n; i++)
+        eu_ap_webfinger_lookup(req->app, req->tenant, todo[i], on_mention_resolved, c);
+    return true;
+}
 
 static void
 on_prepared(struct eu_req *req, PGresult *res, void *arg)
@@ -454,6 +531,10 @@ on_prepared(struct eu_req *req, PGresult *res, void *arg)
         c->sensitive = 1; /* Mastodon: a content warning implies sensitive */
 
     json_t *accts = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+    if (c->scan.n_remote && !c->resolved && resolve_mentions(c, accts)) {
+        json_decref(accts);
+        return;
+    }
     size_t n = json_array_size(accts);
     struct eu_text_account *ta = eu_arena_alloc(req->arena, (n ? n : 1) * sizeof(*ta));
     char *ids = eu_arena_alloc(req->arena, n * 21 + 3), *o = ids;
@@ -463,7 +544,11 @@ on_prepared(struct eu_req *req, PGresult *res, void *arg)
         json_t *pair = json_array_get(accts, i);
         const char *aid = json_string_value(json_array_get(pair, 0));
         ta[i].username = eu_arena_strdup(req->arena, json_string_value(json_array_get(pair, 1)));
-        ta[i].url = eu_arena_sprintf(req->arena, "%s/@%s", base, ta[i].username);
+        const char *domain = json_string_value(json_array_get(pair, 2));
+        const char *url = json_string_value(json_array_get(pair, 3));
+        ta[i].domain = domain ? eu_arena_strdup(req->arena, domain) : NULL;
+        ta[i].url = domain && url ? eu_arena_strdup(req->arena, url)
+                                  : eu_arena_sprintf(req->arena, "%s/@%s", base, ta[i].username);
         o += sprintf(o, "%s%s", i ? "," : "", aid);
     }
     *o++ = '}';
@@ -475,18 +560,25 @@ on_prepared(struct eu_req *req, PGresult *res, void *arg)
 }
 
 static void
-prepare(struct compose *c)
+prepare_scanned(struct compose *c)
 {
     struct eu_req *req = c->req;
-    eu_text_scan(req->arena, c->text, req->host, &c->scan);
-    if (!c->scan.n_mentions && !c->reply_to && !c->edit_id) {
+    if (!c->scan.n_mentions && !c->scan.n_remote && !c->reply_to && !c->edit_id) {
         const char *params[] = {eu_req_viewer(req)};
         eu_req_stmt(req, &eu_statuses_sql[STATUSES_PREPARE_PLAIN], 1, params, on_prepared, c);
         return;
     }
     const char *params[] = {text_array(req, c->scan.mentions, c->scan.n_mentions), c->reply_to,
-                            eu_req_viewer(req), c->edit_id};
-    eu_req_stmt(req, &eu_statuses_sql[STATUSES_PREPARE], 4, params, on_prepared, c);
+                            eu_req_viewer(req), c->edit_id,
+                            text_array(req, c->scan.remote, c->scan.n_remote)};
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_PREPARE], 5, params, on_prepared, c);
+}
+
+static void
+prepare(struct compose *c)
+{
+    eu_text_scan(c->req->arena, c->text, c->req->host, &c->scan);
+    prepare_scanned(c);
 }
 
 /* Mastodon's ScheduledStatus "params": the request's values as given (null

@@ -266,12 +266,17 @@ eu_text_scan(struct eu_arena *a, const char *text, const char *local_domain,
     size_t cap = strlen(text) / 2 + 1;
     out->mentions = eu_arena_alloc(a, cap * sizeof(char *));
     out->tags = eu_arena_alloc(a, cap * sizeof(char *));
+    out->remote = eu_arena_alloc(a, cap * sizeof(char *));
     struct entity e;
     for (size_t pos = 0; next_entity(text, pos, &e); pos = e.end) {
         if (e.kind == K_MENTION && mention_is_local(text, &e, local_domain)) {
             char *u = lower_dup(a, text + e.a_start, e.a_end - e.a_start);
             if (!has_ci(out->mentions, out->n_mentions, u))
                 out->mentions[out->n_mentions++] = u;
+        } else if (e.kind == K_MENTION) {
+            char *u = lower_dup(a, text + e.a_start, e.d_end - e.a_start);
+            if (!has_ci(out->remote, out->n_remote, u))
+                out->remote[out->n_remote++] = u;
         } else if (e.kind == K_TAG) {
             char *tag = eu_arena_strndup(a, text + e.a_start, e.a_end - e.a_start);
             if (!has_ci(out->tags, out->n_tags, tag))
@@ -317,11 +322,16 @@ add_link(struct buf *b, const char *url, size_t n)
 }
 
 static const struct eu_text_account *
-find_account(const struct eu_text_account *accts, size_t n, const char *u, size_t len)
+find_account(const struct eu_text_account *accts, size_t n, const char *u, size_t len,
+             const char *d, size_t dlen)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strlen(accts[i].username) == len && strncasecmp(accts[i].username, u, len) == 0)
+    for (size_t i = 0; i < n; i++) {
+        const char *ad = accts[i].domain;
+        if (strlen(accts[i].username) != len || strncasecmp(accts[i].username, u, len) != 0)
+            continue;
+        if (d ? ad && strlen(ad) == dlen && strncasecmp(ad, d, dlen) == 0 : !ad)
             return &accts[i];
+    }
     return NULL;
 }
 
@@ -394,8 +404,10 @@ eu_text_format(struct eu_arena *a, const char *text, const char *local_domain, c
             buf_str(&body, "\" class=\"mention hashtag\" rel=\"tag\">#<span>");
             buf_escaped(&body, s, len);
             buf_str(&body, "</span></a>");
-        } else if (mention_is_local(t, &e, local_domain) &&
-                   (acct = find_account(accounts, n, s, len))) {
+        } else if ((acct = mention_is_local(t, &e, local_domain)
+                               ? find_account(accounts, n, s, len, NULL, 0)
+                               : find_account(accounts, n, s, len, t + e.d_start,
+                                              e.d_end - e.d_start))) {
             buf_str(&body, "<span class=\"h-card\"><a href=\"");
             buf_escaped(&body, acct->url, strlen(acct->url));
             buf_str(&body, "\" class=\"u-url mention\">@<span>");

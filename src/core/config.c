@@ -10,6 +10,7 @@
  */
 #include "eunha/config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -54,6 +55,7 @@ static const char *check_nonempty(const char *v);
 static const char *check_redis_prefix(const char *v);
 static const char *check_log_level(const char *v);
 static const char *check_proxy(const char *v);
+static const char *check_host_map(const char *v);
 
 #define F(field) offsetof(struct eu_config, field)
 
@@ -128,6 +130,7 @@ static const struct key keys[] = {
     {"federation.max_redirects", KEY_INT, F(fed_max_redirects), 0, 20, NULL, NULL},
     {"federation.host_unavailable_after_seconds", KEY_INT, F(fed_host_unavailable_after_s), 1,
      INT_MAX, NULL, NULL},
+    {"federation.hosts", KEY_LIST, F(fed_hosts), 0, 0, check_host_map, NULL},
 };
 
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -217,6 +220,37 @@ check_proxy(const char *v)
     return NULL;
 }
 
+/* "name=address:port" with an IP literal (no lookup when the client starts). */
+static const char *
+check_host_map(const char *v)
+{
+    const char *eq = strchr(v, '=');
+    char host[64];
+    int port;
+    if (!eq || eq == v || strcspn(v, ":/@[]") < (size_t)(eq - v) ||
+        eu_hostport_split(eq + 1, host, sizeof host, &port) < 0 || port <= 0 || port > 65535)
+        return "must hold \"name=address:port\" entries";
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, host, &a6) != 1 && inet_pton(AF_INET6, host, &a6) != 1)
+        return "must map names to IP addresses";
+    return NULL;
+}
+
+/* A KEY_LIST field: its list, and the count right after it. */
+static char ***
+field_list(struct eu_config *cfg, const struct key *k, size_t **count)
+{
+    char ***list = (char ***)((char *)cfg + k->offset);
+    *count = (size_t *)(list + 1);
+    return list;
+}
+_Static_assert(offsetof(struct eu_config, n_trusted_proxies) ==
+                   offsetof(struct eu_config, trusted_proxies) + sizeof(char **),
+               "a KEY_LIST count follows its list");
+_Static_assert(offsetof(struct eu_config, n_fed_hosts) ==
+                   offsetof(struct eu_config, fed_hosts) + sizeof(char **),
+               "a KEY_LIST count follows its list");
+
 /* Index of a key in keys[]; only called with names from the table. */
 static size_t
 key_index(const char *name)
@@ -276,6 +310,8 @@ eu_config_init_defaults(struct eu_config *cfg)
     /* An empty list still ends in NULL so callers can always iterate it. */
     cfg->trusted_proxies = eu_xcalloc(1, sizeof *cfg->trusted_proxies);
     cfg->n_trusted_proxies = 0;
+    cfg->fed_hosts = eu_xcalloc(1, sizeof *cfg->fed_hosts);
+    cfg->n_fed_hosts = 0;
     cfg->admin_token = NULL;
     cfg->archive_dir = eu_xstrdup("archives");
     cfg->database_url = eu_xstrdup("postgresql://postgres@127.0.0.1:5432/eunha");
@@ -348,6 +384,7 @@ eu_config_release(struct eu_config *cfg)
         if (keys[i].type == KEY_STRING)
             free(*field_str(cfg, &keys[i]));
     list_free(cfg->trusted_proxies);
+    list_free(cfg->fed_hosts);
     free(cfg->admin_token);
     memset(cfg, 0, sizeof *cfg);
 }
@@ -363,6 +400,9 @@ config_copy(struct eu_config *dst, const struct eu_config *src)
     dst->trusted_proxies = eu_xcalloc(src->n_trusted_proxies + 1, sizeof(char *));
     for (size_t i = 0; i < src->n_trusted_proxies; i++)
         dst->trusted_proxies[i] = eu_xstrdup(src->trusted_proxies[i]);
+    dst->fed_hosts = eu_xcalloc(src->n_fed_hosts + 1, sizeof(char *));
+    for (size_t i = 0; i < src->n_fed_hosts; i++)
+        dst->fed_hosts[i] = eu_xstrdup(src->fed_hosts[i]);
     dst->admin_token = eu_xstrdup(src->admin_token);
 }
 
@@ -492,9 +532,11 @@ apply_value(struct load *l, size_t idx, const struct eu_toml_value *v, const cha
         char **list = eu_xcalloc(v->u.array.n + 1, sizeof *list);
         for (size_t i = 0; i < v->u.array.n; i++)
             list[i] = eu_xstrdup(v->u.array.items[i].u.s);
-        list_free(cfg->trusted_proxies);
-        cfg->trusted_proxies = list;
-        cfg->n_trusted_proxies = v->u.array.n;
+        size_t *count;
+        char ***field = field_list(cfg, k, &count);
+        list_free(*field);
+        *field = list;
+        *count = v->u.array.n;
         return 0;
     }
     case KEY_SECRET:
@@ -582,11 +624,12 @@ validate(struct load *l)
             if (why)
                 return load_fail(l, &l->origin[i], "key '%s' %s", k->name, why);
         } else if (k->type == KEY_LIST) {
-            for (size_t j = 0; j < cfg->n_trusted_proxies; j++) {
-                const char *why = k->check(cfg->trusted_proxies[j]);
+            size_t *count;
+            char **list = *field_list(cfg, k, &count);
+            for (size_t j = 0; j < *count; j++) {
+                const char *why = k->check(list[j]);
                 if (why)
-                    return load_fail(l, &l->origin[i], "key '%s' %s: '%s'", k->name, why,
-                                     cfg->trusted_proxies[j]);
+                    return load_fail(l, &l->origin[i], "key '%s' %s: '%s'", k->name, why, list[j]);
             }
         }
     }
@@ -793,6 +836,13 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
             cfg->fed_max_requests_per_host, cfg->fed_max_queued_per_tenant,
             cfg->fed_connect_timeout_s, cfg->fed_request_timeout_s, cfg->fed_max_response_bytes,
             cfg->fed_max_redirects, cfg->fed_host_unavailable_after_s);
+    fputs("hosts = [", out);
+    for (size_t i = 0; i < cfg->n_fed_hosts; i++) {
+        if (i)
+            fputs(", ", out);
+        print_string(out, cfg->fed_hosts[i]);
+    }
+    fputs("]\n", out);
 
     free(db);
     free(redis);

@@ -16,9 +16,14 @@
     "@<span>alice</span></a></span>"
 
 static const struct eu_text_account ACCOUNTS[] = {
-    {"alice", "https://ex.test/@alice"},
-    {"Bob.Smith", "https://ex.test/@Bob.Smith"},
+    {"alice", "https://ex.test/@alice", NULL},
+    {"Bob.Smith", "https://ex.test/@Bob.Smith", NULL},
+    {"Carol", "https://remote.example/@Carol", "Remote.Example"},
 };
+#define NACCOUNTS (sizeof(ACCOUNTS) / sizeof(ACCOUNTS[0]))
+#define CAROL                                                                                      \
+    "<span class=\"h-card\"><a href=\"https://remote.example/@Carol\" class=\"u-url mention\">"    \
+    "@<span>Carol</span></a></span>"
 
 static const struct {
     const char *text;
@@ -40,6 +45,8 @@ static const struct {
                     "class=\"u-url mention\">@<span>Bob.Smith</span></a></span>.</p>"},
     {"@nobody here", "<p>@nobody here</p>"},
     {"@alice@remote.example", "<p>@alice@remote.example</p>"},
+    {"hi @carol@remote.example.", "<p>hi " CAROL ".</p>"},
+    {"@CAROL@REMOTE.EXAMPLE @carol @carol@ex.test", "<p>" CAROL " @carol @carol@ex.test</p>"},
     {"mail me@alice.test", "<p>mail me@alice.test</p>"},
     {"#Tag and #tag2, #123 x#no", "<p><a href=\"" BASE "/tags/Tag\" class=\"mention hashtag\" "
                                   "rel=\"tag\">#<span>Tag</span></a> and <a href=\"" BASE
@@ -71,7 +78,8 @@ START_TEST(test_format)
 {
     struct eu_arena *a = eu_arena_new();
     for (size_t i = 0; i < sizeof(FORMAT_CASES) / sizeof(FORMAT_CASES[0]); i++) {
-        const char *got = eu_text_format(a, FORMAT_CASES[i].text, "ex.test", BASE, ACCOUNTS, 2);
+        const char *got =
+            eu_text_format(a, FORMAT_CASES[i].text, "ex.test", BASE, ACCOUNTS, NACCOUNTS);
         ck_assert_msg(strcmp(got, FORMAT_CASES[i].html) == 0, "text '%s':\n got  %s\n want %s",
                       FORMAT_CASES[i].text, got, FORMAT_CASES[i].html);
     }
@@ -83,12 +91,16 @@ static const struct {
     const char *text;
     const char *mentions; /* space-separated */
     const char *tags;
+    const char *remote;
 } SCAN_CASES[] = {
-    {"nothing here", "", ""},
-    {"@Alice @alice @bob@ex.test @carol@elsewhere.example", "alice bob", ""},
-    {"#One #one #two https://x.test/#three", "", "One two"},
-    {"a@b.c #4 #_x", "", "_x"},
-    {"=@alice /@bob (#c) #d", "", "c d"},
+    {"nothing here", "", "", ""},
+    {"@Alice @alice @bob@ex.test @carol@elsewhere.example", "alice bob", "",
+     "carol@elsewhere.example"},
+    {"#One #one #two https://x.test/#three", "", "One two", ""},
+    {"a@b.c #4 #_x", "", "_x", ""},
+    {"=@alice /@bob (#c) #d", "", "c d", ""},
+    {"@Dan@Far.Example, @dan@far.example @dan@near.example.", "", "",
+     "dan@far.example dan@near.example"},
 };
 
 static void
@@ -111,6 +123,7 @@ START_TEST(test_scan)
         eu_text_scan(a, SCAN_CASES[i].text, "ex.test", &sc);
         expect_list(sc.mentions, sc.n_mentions, SCAN_CASES[i].mentions);
         expect_list(sc.tags, sc.n_tags, SCAN_CASES[i].tags);
+        expect_list(sc.remote, sc.n_remote, SCAN_CASES[i].remote);
     }
     eu_arena_free(a);
 }

@@ -1,0 +1,463 @@
+/*
+ * Federation end to end: two tenants (a.test, b.test) of one server talk to
+ * each other over real HTTP (the fetch client sends a tenant's own hosts to
+ * the server's listener), with signing, the inbox, the ap_inbox job and
+ * delivery all in the path. Every step is driven through the Mastodon REST
+ * API (and the admin API where no REST call exists) and checked on the
+ * other side by polling its REST API with a deadline. A decoy tenant in the
+ * same database sees none of it.
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMEOUT 300
+#define WAIT_MS 20000
+#define FED_TOML                                                                                   \
+    "[federation]\nallow_http = true\nallow_private_addresses = true\n"                            \
+    "[workers]\nqueue_idle_poll_seconds = 1\n"
+
+struct world {
+    struct eu_it_server *s;
+    char *db, *a_tid, *b_tid, *d_tid;
+    char *alice, *bob, *carol, *bob2, *dora; /* tokens */
+};
+
+/* A condition on a response. */
+typedef bool (*pred_fn)(const struct eu_it_resp *r, const void *arg);
+
+/*
+ * GETs path (on host, as tok) until pred holds or WAIT_MS pass: what the
+ * other side does arrives through jobs, so it is awaited, never slept for.
+ * Asserts it came; r holds the last answer.
+ */
+static void wait_get(struct world *w, struct eu_it_resp *r, const char *host, const char *tok,
+                     pred_fn pred, const void *arg, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
+
+static void
+wait_get(struct world *w, struct eu_it_resp *r, const char *host, const char *tok, pred_fn pred,
+         const void *arg, const char *what, const char *fmt, ...)
+{
+    char path[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    long long deadline = eu_it_now_ms() + WAIT_MS;
+    for (;;) {
+        eu_it_callf(w->s, r, host, "GET", tok, NULL, "%s", path);
+        if (pred(r, arg))
+            return;
+        if (eu_it_now_ms() > deadline)
+            break;
+        eu_it_sleep_ms(100);
+    }
+    ck_abort_msg("%s: not seen in %d ms; last GET %s on %s: %ld %.1500s", what, WAIT_MS, path, host,
+                 r->status, r->body);
+}
+
+/* The element of array arr whose string at jpath key equals want, or NULL. */
+static json_t *
+find(json_t *arr, const char *key, const char *want)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        json_t *s = eu_it_jpath(v, key);
+        if (json_is_string(s) && strcmp(json_string_value(s), want) == 0)
+            return v;
+    }
+    return NULL;
+}
+
+/* "acct=X": a 200 array with an element whose account.acct (or acct) is X. */
+static bool
+has_acct(const struct eu_it_resp *r, const void *arg)
+{
+    if (r->status != 200 || !json_is_array(r->json))
+        return false;
+    return find(r->json, "account.acct", arg) || find(r->json, "acct", arg);
+}
+
+static bool
+lacks_acct(const struct eu_it_resp *r, const void *arg)
+{
+    return r->status == 200 && json_is_array(r->json) && !has_acct(r, arg);
+}
+
+static bool
+is_404(const struct eu_it_resp *r, const void *arg)
+{
+    (void)arg;
+    return r->status == 404;
+}
+
+/* A relationships answer: "following" / "requested" / "none" / "followed_by_none" */
+static bool
+rel_is(const struct eu_it_resp *r, const void *arg)
+{
+    const char *want = arg;
+    if (r->status != 200 || json_array_size(r->json) != 1)
+        return false;
+    json_t *o = json_array_get(r->json, 0);
+    bool following = json_is_true(json_object_get(o, "following"));
+    bool requested = json_is_true(json_object_get(o, "requested"));
+    bool followed_by = json_is_true(json_object_get(o, "followed_by"));
+    if (strcmp(want, "following") == 0)
+        return following && !requested;
+    if (strcmp(want, "requested") == 0)
+        return requested && !following;
+    if (strcmp(want, "followed_by") == 0)
+        return followed_by;
+    if (strcmp(want, "none") == 0)
+        return !following && !requested && !followed_by;
+    return false;
+}
+
+/* An object whose string at path[0] contains path[1]. */
+static bool
+str_has(const struct eu_it_resp *r, const void *arg)
+{
+    const char *const *kv = arg;
+    json_t *v = r->status == 200 ? eu_it_jpath(r->json, kv[0]) : NULL;
+    return json_is_string(v) && strstr(json_string_value(v), kv[1]) != NULL;
+}
+
+/* An object whose number at path[0] equals the integer in path[1]. */
+static bool
+int_is(const struct eu_it_resp *r, const void *arg)
+{
+    const char *const *kv = arg;
+    json_t *v = r->status == 200 ? eu_it_jpath(r->json, kv[0]) : NULL;
+    return json_is_integer(v) && json_integer_value(v) == atoll(kv[1]);
+}
+
+/* A search answer with exactly one account. */
+static bool
+one_account(const struct eu_it_resp *r, const void *arg)
+{
+    (void)arg;
+    return r->status == 200 && json_array_size(json_object_get(r->json, "accounts")) == 1;
+}
+
+/* Resolves acct on host for tok and returns its id there (caller frees). */
+static char *
+resolve(struct world *w, const char *host, const char *tok, const char *user, const char *domain)
+{
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, host, "GET", tok, NULL,
+                "/api/v2/search?q=%%40%s%%40%s&resolve=true&type=accounts", user, domain);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(one_account(&r, NULL), "%s@%s not resolved on %s: %s", user, domain, host,
+                  r.body);
+    char acct[128];
+    snprintf(acct, sizeof(acct), "%s@%s", user, domain);
+    EU_IT_EXPECT_JSTR(&r, "accounts.0.acct", acct);
+    char *id = strdup(json_string_value(eu_it_jpath(r.json, "accounts.0.id")));
+    eu_it_resp_free(&r);
+    return id;
+}
+
+/* POSTs to path as tok and asserts 200; r keeps the answer. */
+static void post(struct world *w, struct eu_it_resp *r, const char *host, const char *tok,
+                 const char *body, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void
+post(struct world *w, struct eu_it_resp *r, const char *host, const char *tok, const char *body,
+     const char *fmt, ...)
+{
+    char path[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    eu_it_callf(w->s, r, host, "POST", tok, body, "%s", path);
+    EU_IT_EXPECT_STATUS(r, 200);
+}
+
+static void
+world_start(struct world *w)
+{
+    memset(w, 0, sizeof(*w));
+    struct eu_it_opts o = {.extra_toml = FED_TOML};
+    w->s = eu_it_server_start_opts(&o);
+    json_decref(eu_it_tenant_create(w->s, "a.test", "A"));
+    json_decref(eu_it_tenant_create(w->s, "b.test", "B"));
+    json_decref(eu_it_tenant_create(w->s, "d.test", "Decoy"));
+    w->db = eu_it_tenant_database(w->s, "a.test");
+    w->a_tid = eu_it_tenant_id(w->s, "a.test");
+    w->b_tid = eu_it_tenant_id(w->s, "b.test");
+    w->d_tid = eu_it_tenant_id(w->s, "d.test");
+    eu_it_account_create(w->s, "a.test", "alice");
+    eu_it_account_create(w->s, "b.test", "bob");
+    eu_it_account_create(w->s, "b.test", "carol");
+    eu_it_account_create(w->s, "b.test", "bob2");
+    eu_it_account_create(w->s, "d.test", "alice");
+    const char *scopes = "read write follow";
+    w->alice = eu_it_user_token(w->s, "a.test", "alice", scopes);
+    w->bob = eu_it_user_token(w->s, "b.test", "bob", scopes);
+    w->carol = eu_it_user_token(w->s, "b.test", "carol", scopes);
+    w->bob2 = eu_it_user_token(w->s, "b.test", "bob2", scopes);
+    w->dora = eu_it_user_token(w->s, "d.test", "alice", scopes);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, "b.test", "PATCH", w->carol, "{\"locked\": true}",
+                "/api/v1/accounts/update_credentials");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(json_is_true(json_object_get(r.json, "locked")));
+    eu_it_resp_free(&r);
+}
+
+static void
+world_free(struct world *w)
+{
+    eu_it_server_free(w->s);
+    free(w->db);
+    free(w->a_tid);
+    free(w->b_tid);
+    free(w->d_tid);
+    free(w->alice);
+    free(w->bob);
+    free(w->carol);
+    free(w->bob2);
+    free(w->dora);
+}
+
+#define NOTIF(type) "/api/v1/notifications?types%%5B%%5D=" type
+#define REL "/api/v1/accounts/relationships?id%%5B%%5D=%s"
+
+START_TEST(test_two_tenants_federate)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    char *bob_id = eu_it_account_id(w.s, "b.test", "bob");
+    char *alice_id = eu_it_account_id(w.s, "a.test", "alice");
+
+    /* -- alice follows bob (unlocked): following, bob's notification and
+     * followers list. */
+    char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob", REL, bob_a);
+    wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "bob's follow notification",
+             NOTIF("follow"));
+    wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "alice among bob's followers",
+             "/api/v1/accounts/%s/followers", bob_id);
+
+    /* -- carol is locked: requested, her follow_request, authorized. */
+    char *carol_a = resolve(&w, "a.test", w.alice, "carol", "b.test");
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", carol_a);
+    ck_assert(json_is_true(json_object_get(r.json, "requested")));
+    ck_assert(!json_is_true(json_object_get(r.json, "following")));
+    wait_get(&w, &r, "b.test", w.carol, has_acct, "alice@a.test", "carol's follow request",
+             "/api/v1/follow_requests");
+    char *alice_b =
+        strdup(json_string_value(json_object_get(find(r.json, "acct", "alice@a.test"), "id")));
+    wait_get(&w, &r, "b.test", w.carol, has_acct, "alice@a.test", "carol's notification",
+             NOTIF("follow_request"));
+    post(&w, &r, "b.test", w.carol, NULL, "/api/v1/follow_requests/%s/authorize", alice_b);
+    ck_assert(json_is_true(json_object_get(r.json, "followed_by")));
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows carol", REL, carol_a);
+
+    /* -- bob posts: in alice's home timeline. */
+    post(&w, &r, "b.test", w.bob, "{\"status\": \"hello from b\"}", "/api/v1/statuses");
+    char *post_b = strdup(eu_it_json_str(&r, "id"));
+    wait_get(&w, &r, "a.test", w.alice, has_acct, "bob@b.test", "bob's post at alice's",
+             "/api/v1/timelines/home");
+    json_t *st = find(r.json, "account.acct", "bob@b.test");
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(st, "content")), "hello from b"));
+    char *post_a = strdup(json_string_value(json_object_get(st, "id")));
+
+    /* -- alice replies, mentioning bob: his mention notification. */
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"status\": \"@bob@b.test thanks for this\", \"in_reply_to_id\": \"%s\"}", post_a);
+    post(&w, &r, "a.test", w.alice, body, "/api/v1/statuses");
+    EU_IT_EXPECT_JSTR(&r, "mentions.0.acct", "bob@b.test");
+    wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "bob's mention notification",
+             NOTIF("mention"));
+    st = find(r.json, "account.acct", "alice@a.test");
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(eu_it_jpath(st, "status.content")), "thanks for this"));
+    ck_assert_str_eq(json_string_value(eu_it_jpath(st, "status.in_reply_to_id")), post_b);
+
+    /* -- favourite and boost: bob's notifications, the counts on b. */
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/statuses/%s/favourite", post_a);
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/statuses/%s/reblog", post_a);
+    wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "bob's favourite notification",
+             NOTIF("favourite"));
+    wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "bob's reblog notification",
+             NOTIF("reblog"));
+    const char *fav1[] = {"favourites_count", "1"}, *reb1[] = {"reblogs_count", "1"};
+    wait_get(&w, &r, "b.test", w.bob, int_is, fav1, "favourites_count on b", "/api/v1/statuses/%s",
+             post_b);
+    wait_get(&w, &r, "b.test", w.bob, int_is, reb1, "reblogs_count on b", "/api/v1/statuses/%s",
+             post_b);
+
+    /* -- bob edits: alice sees the new text and edited_at. */
+    eu_it_callf(w.s, &r, "b.test", "PUT", w.bob, "{\"status\": \"hello again, edited\"}",
+                "/api/v1/statuses/%s", post_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *edited[] = {"content", "edited"};
+    wait_get(&w, &r, "a.test", w.alice, str_has, edited, "the edit at alice's",
+             "/api/v1/statuses/%s", post_a);
+    ck_assert(json_is_string(json_object_get(r.json, "edited_at")));
+
+    /* -- bob deletes: gone at alice's. */
+    eu_it_callf(w.s, &r, "b.test", "DELETE", w.bob, NULL, "/api/v1/statuses/%s", post_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    wait_get(&w, &r, "a.test", w.alice, is_404, NULL, "the delete at alice's",
+             "/api/v1/statuses/%s", post_a);
+    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/timelines/home");
+    for (size_t i = 0; i < json_array_size(r.json); i++) {
+        json_t *s = json_array_get(r.json, i);
+        ck_assert_str_ne(json_string_value(json_object_get(s, "id")), post_a);
+        json_t *rb = json_object_get(s, "reblog");
+        if (json_is_object(rb))
+            ck_assert_str_ne(json_string_value(json_object_get(rb, "id")), post_a);
+    }
+
+    /* -- unfollow: alice leaves bob's followers. */
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/unfollow", bob_a);
+    wait_get(&w, &r, "b.test", w.bob, lacks_acct, "alice@a.test", "unfollow at bob's",
+             "/api/v1/accounts/%s/followers", bob_id);
+
+    /* -- block: follows both ways end on both sides. */
+    post(&w, &r, "b.test", w.bob, NULL, "/api/v1/accounts/%s/follow", alice_b);
+    wait_get(&w, &r, "b.test", w.bob, rel_is, "following", "bob follows alice", REL, alice_b);
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob again", REL, bob_a);
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "followed_by", "bob follows alice (a)", REL, bob_a);
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/block", bob_a);
+    ck_assert(json_is_true(json_object_get(r.json, "blocking")));
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "none", "no follows at alice's", REL, bob_a);
+    wait_get(&w, &r, "b.test", w.bob, rel_is, "none", "no follows at bob's", REL, alice_b);
+    wait_get(&w, &r, "b.test", w.bob, lacks_acct, "alice@a.test", "alice not bob's follower",
+             "/api/v1/accounts/%s/followers", bob_id);
+    wait_get(&w, &r, "a.test", w.alice, lacks_acct, "bob@b.test", "bob not alice's follower",
+             "/api/v1/accounts/%s/followers", alice_id);
+
+    /* -- Move: bob2 says it is also bob; bob moves to bob2; alice's follow
+     * moves along. No API sets aliases yet: SQL on b's row. No API sends a
+     * Move either: it is queued on a.test as the inbox queues what it
+     * receives (ap_inbox job through the admin API), from bob. */
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/unblock", bob_a);
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob before the move",
+             REL, bob_a);
+    char q[512];
+    snprintf(q, sizeof(q),
+             "UPDATE accounts SET also_known_as = '{http://b.test/users/bob}'"
+             " WHERE tenant_id = %s AND username = 'bob2' AND domain IS NULL",
+             w.b_tid);
+    free(eu_it_pg_exec(w.db, q));
+    eu_it_admin(w.s, "POST", "/admin/v1/tenants/a.test/jobs",
+                "{\"kind\": \"ap_inbox\", \"payload\": {\"actor\": \"http://b.test/users/bob\","
+                " \"recipient\": null, \"activity\": {\"@context\":"
+                " \"https://www.w3.org/ns/activitystreams\","
+                " \"id\": \"http://b.test/users/bob#moves/1\", \"type\": \"Move\","
+                " \"actor\": \"http://b.test/users/bob\", \"object\": \"http://b.test/users/bob\","
+                " \"target\": \"http://b.test/users/bob2\"}}}",
+                &r);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    wait_get(&w, &r, "a.test", w.alice, one_account, NULL, "bob2 known at a",
+             "/api/v2/search?q=bob2%%40b.test&type=accounts");
+    char *bob2_a = strdup(json_string_value(eu_it_jpath(r.json, "accounts.0.id")));
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob2 after the move",
+             REL, bob2_a);
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "none", "alice no longer follows bob", REL, bob_a);
+    char *bob2_id = eu_it_account_id(w.s, "b.test", "bob2");
+    wait_get(&w, &r, "b.test", w.bob2, has_acct, "alice@a.test", "alice among bob2's followers",
+             "/api/v1/accounts/%s/followers", bob2_id);
+
+    /* The decoy (same database, same username) got nothing. */
+    snprintf(q, sizeof(q),
+             "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = %s AND domain IS NOT NULL)"
+             " + (SELECT count(*) FROM notifications WHERE tenant_id = %s)"
+             " + (SELECT count(*) FROM statuses WHERE tenant_id = %s)",
+             w.d_tid, w.d_tid, w.d_tid);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
+
+    free(bob2_id);
+    free(bob2_a);
+    free(post_a);
+    free(post_b);
+    free(alice_b);
+    free(carol_a);
+    free(bob_a);
+    free(bob_id);
+    free(alice_id);
+    eu_it_resp_free(&r);
+    world_free(&w);
+}
+END_TEST
+
+/* Mentions of remote accounts unknown to the author's server are looked up
+ * by WebFinger before the status is stored (at most 5 a status), linked,
+ * and delivered to the mentioned. */
+START_TEST(test_mentions_resolve_remote_accounts)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    eu_it_account_create(w.s, "b.test", "dan");
+    char *dan = eu_it_user_token(w.s, "b.test", "dan", "read");
+    for (int i = 1; i <= 6; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "e%d", i);
+        eu_it_account_create(w.s, "b.test", name);
+    }
+
+    post(&w, &r, "a.test", w.alice, "{\"status\": \"hi @Dan@b.test and @nobody@b.test\"}",
+         "/api/v1/statuses");
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "mentions")), 1);
+    EU_IT_EXPECT_JSTR(&r, "mentions.0.acct", "dan@b.test");
+    EU_IT_EXPECT_JSTR(&r, "mentions.0.username", "dan");
+    const char *html = eu_it_json_str(&r, "content");
+    ck_assert_msg(strstr(html, "href=\"http://b.test/@dan\" class=\"u-url mention\">@<span>dan"),
+                  "no link to dan in %s", html);
+    ck_assert_msg(strstr(html, "@nobody@b.test"), "nobody is not text in %s", html);
+    wait_get(&w, &r, "b.test", dan, has_acct, "alice@a.test", "dan's mention notification",
+             NOTIF("mention"));
+    json_t *n = find(r.json, "account.acct", "alice@a.test");
+    ck_assert_ptr_nonnull(strstr(json_string_value(eu_it_jpath(n, "status.content")), "hi "));
+
+    /* Six unknown accounts: five are looked up. */
+    post(&w, &r, "a.test", w.alice,
+         "{\"status\": \"@e1@b.test @e2@b.test @e3@b.test @e4@b.test @e5@b.test @e6@b.test\"}",
+         "/api/v1/statuses");
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "mentions")), 5);
+    /* Now known: the sixth is looked up by the next status. */
+    post(&w, &r, "a.test", w.alice,
+         "{\"status\": \"@e1@b.test @e2@b.test @e3@b.test @e4@b.test @e5@b.test @e6@b.test\"}",
+         "/api/v1/statuses");
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "mentions")), 6);
+
+    /* No notification rows at a.test for remote accounts. */
+    char q[512];
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM notifications n JOIN accounts a ON a.tenant_id = n.tenant_id"
+             " AND a.id = n.account_id WHERE n.tenant_id = %s AND a.domain IS NOT NULL",
+             w.a_tid);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
+
+    free(dan);
+    eu_it_resp_free(&r);
+    world_free(&w);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("ap_federation");
+    EU_IT_ADD_TCASE(s, test_two_tenants_federate, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_mentions_resolve_remote_accounts, TIMEOUT);
+    return eu_it_run_suite(s);
+}
