@@ -13,6 +13,11 @@
 
 struct eu_arena;
 
+/* The HTML entity that stands for c in text and attribute values ("&amp;",
+ * "&lt;", "&gt;", "&quot;", "&#39;"), or NULL when c stands for itself. The
+ * one table every escaper here uses (a static string: do not free). */
+const char *eu_html_entity(char c);
+
 /* What a text refers to, found by eu_text_scan(). */
 struct eu_text_scan {
     /* Usernames of local mentions ("@alice", or "@alice@<local_domain>"),

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "eunha/mem.h"
+#include "eunha/text.h"
 
 /* Parser memory allowed per input byte, plus a floor. Measured: gumbo's
  * live memory for ordinary posts and articles stays under 25 bytes per input
@@ -151,29 +152,10 @@ buf_escape(struct buf *b, const char *s, size_t n)
 {
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *rep = NULL;
-        switch (s[i]) {
-        case '&':
-            rep = "&amp;";
-            break;
-        case '<':
-            rep = "&lt;";
-            break;
-        case '>':
-            rep = "&gt;";
-            break;
-        case '"':
-            rep = "&quot;";
-            break;
-        case '\'':
-            rep = "&#39;";
-            break;
-        case '\0':
-            rep = "";
-            break;
-        default:
+        /* A NUL in the text is dropped: it ends no C string downstream. */
+        const char *rep = s[i] == '\0' ? "" : eu_html_entity(s[i]);
+        if (!rep)
             continue;
-        }
         buf_add(b, s + run, i - run);
         buf_puts(b, rep);
         run = i + 1;

@@ -10,33 +10,19 @@
 
 #include "eunha/arena.h"
 #include "eunha/http.h"
+#include "eunha/text.h"
 
 const char *
 eu_html_escape(struct eu_req *req, const char *text)
 {
     size_t n = 0;
-    for (const char *p = text; *p; p++)
-        n += *p == '&' ? 5 : (*p == '<' || *p == '>') ? 4 : (*p == '"' || *p == '\'') ? 6 : 1;
+    for (const char *p = text; *p; p++) {
+        const char *rep = eu_html_entity(*p);
+        n += rep ? strlen(rep) : 1;
+    }
     char *out = eu_arena_alloc(req->arena, n + 1), *o = out;
     for (const char *p = text; *p; p++) {
-        const char *rep = NULL;
-        switch (*p) {
-        case '&':
-            rep = "&amp;";
-            break;
-        case '<':
-            rep = "&lt;";
-            break;
-        case '>':
-            rep = "&gt;";
-            break;
-        case '"':
-            rep = "&quot;";
-            break;
-        case '\'':
-            rep = "&#39;";
-            break;
-        }
+        const char *rep = eu_html_entity(*p);
         if (rep) {
             size_t l = strlen(rep);
             memcpy(o, rep, l);

@@ -49,29 +49,34 @@ buf_str(struct buf *b, const char *s)
     buf_add(b, s, strlen(s));
 }
 
+const char *
+eu_html_entity(char c)
+{
+    switch (c) {
+    case '&':
+        return "&amp;";
+    case '<':
+        return "&lt;";
+    case '>':
+        return "&gt;";
+    case '"':
+        return "&quot;";
+    case '\'':
+        return "&#39;";
+    default:
+        return NULL;
+    }
+}
+
 static void
 buf_escaped(struct buf *b, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        switch (s[i]) {
-        case '&':
-            buf_str(b, "&amp;");
-            break;
-        case '<':
-            buf_str(b, "&lt;");
-            break;
-        case '>':
-            buf_str(b, "&gt;");
-            break;
-        case '"':
-            buf_str(b, "&quot;");
-            break;
-        case '\'':
-            buf_str(b, "&#39;");
-            break;
-        default:
+        const char *rep = eu_html_entity(s[i]);
+        if (rep)
+            buf_str(b, rep);
+        else
             buf_add(b, s + i, 1);
-        }
     }
 }
 
