@@ -9,11 +9,8 @@
  * connection until the job ends, so nothing here outlives them; a run
  * lives in one heap struct freed just before the job ends.
  *
- * Which signature a host takes is remembered for the whole process, since
- * it is a fact about the host's software, not about a tenant: a table of
- * hosts that accepted RFC 9421 after refusing draft-cavage, at most
- * FORM_HOSTS_MAX of them (past that the oldest entry goes, and that host
- * starts again with draft-cavage, which costs one extra request).
+ * Which signature form a host takes is remembered for the whole process
+ * (sigform_internal.h): RFC 9421 first, draft-cavage once after a 401.
  */
 #include "eunha/apdeliver.h"
 
@@ -36,9 +33,8 @@
 #include "eunha/queue.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "sigform_internal.h"
 
-/* Hosts whose accepted signature form is remembered. */
-#define FORM_HOSTS_MAX 4096
 /* Answers read from an inbox: a status is all that matters. */
 #define RESPONSE_MAX 16384
 /* When the signer has no key yet (the account_keys job makes it). */
@@ -153,46 +149,6 @@ eu_ap_deliver_to_inbox(struct eu_app *app, struct eu_tenant *t, int64_t actor_id
     return eu_ap_deliver(app, t, NULL, actor_id, activity, &to);
 }
 
-/* ------------------------------------------- hosts that take RFC 9421 */
-
-/* host -> when it was learned; loop thread only. */
-static json_t *rfc9421_hosts;
-
-static bool
-host_takes_rfc9421(const char *host)
-{
-    return rfc9421_hosts && json_object_get(rfc9421_hosts, host) != NULL;
-}
-
-static void
-host_learn(const char *host, bool rfc9421)
-{
-    if (!rfc9421) {
-        if (rfc9421_hosts)
-            json_object_del(rfc9421_hosts, host);
-        return;
-    }
-    if (!rfc9421_hosts)
-        rfc9421_hosts = json_object();
-    if (json_object_size(rfc9421_hosts) >= FORM_HOSTS_MAX) {
-        /* The oldest goes: one scan, once per host learned past the cap. */
-        const char *oldest = NULL;
-        json_int_t when = 0;
-        const char *k;
-        json_t *v;
-        json_object_foreach(rfc9421_hosts, k, v)
-        {
-            if (!oldest || json_integer_value(v) < when) {
-                oldest = k;
-                when = json_integer_value(v);
-            }
-        }
-        if (oldest)
-            json_object_del(rfc9421_hosts, oldest);
-    }
-    json_object_set_new(rfc9421_hosts, host, json_integer((json_int_t)time(NULL)));
-}
-
 /* ------------------------------------------------------------ the job */
 
 struct run {
@@ -269,7 +225,7 @@ drop(struct run *r, const char *why)
 }
 
 /* Mastodon's backoff: attempt^4 + 15 + rand(10 * (attempt + 1)) seconds,
- * about three days over EU_AP_DELIVER_ATTEMPTS attempts. */
+ * about a week over EU_AP_DELIVER_ATTEMPTS attempts. */
 static void
 retry(struct run *r, const char *error)
 {
@@ -336,8 +292,7 @@ on_sent(struct eu_fetch_resp *resp, void *arg)
     }
     long status = resp->status;
     if (status >= 200 && status < 300) {
-        if (r->tried_both)
-            host_learn(r->host, r->rfc9421);
+        eu_ap_sigform_learn(r->host, r->rfc9421);
         eu_log_debug("ap", "delivered to '%s' (%ld, %s)", r->inbox, status,
                      r->rfc9421 ? "rfc9421" : "cavage");
         done(r);
@@ -352,8 +307,8 @@ on_sent(struct eu_fetch_resp *resp, void *arg)
         return;
     }
     if (status == 401 || status == 403) {
-        if (r->tried_both && r->rfc9421)
-            host_learn(r->host, false); /* neither works: start over next time */
+        if (r->tried_both)
+            eu_ap_sigform_forget(r->host); /* neither works: start over next time */
         refused(r, status);
         return;
     }
@@ -459,7 +414,7 @@ on_signer(PGresult *res, enum eu_db_status st, void *arg)
                     ? eu_xasprintf("%s://%s/actor#main-key", scheme, t->domain)
                     : eu_xasprintf("%s://%s/users/%s#main-key", scheme, t->domain, user);
     r->key_pem = eu_xstrdup(PQgetvalue(res, 0, 1));
-    r->rfc9421 = host_takes_rfc9421(r->host);
+    r->rfc9421 = eu_ap_sigform_rfc9421_first(r->host);
     /* Signing and the POST need no connection: the tenant's other
      * deliveries go on meanwhile, so a peer that hangs holds only its own
      * (and the fetch client's per-host cap bounds what it holds there). */

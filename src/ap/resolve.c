@@ -36,6 +36,7 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/tenant.h"
+#include "sigform_internal.h"
 
 #define ACCEPT_AP                                                                                  \
     "Accept: application/activity+json, application/ld+json; "                                     \
@@ -112,6 +113,9 @@ struct sfetch {
     int redirects;
     time_t now;
     int sign_rc;
+    bool rfc9421;    /* the form being sent */
+    bool tried_both; /* a 401 already made us switch forms */
+    char host[300];
     struct eu_httpsig_signed sig;
 };
 
@@ -140,6 +144,7 @@ sfetch_fail(struct sfetch *op, int status, const char *msg)
 }
 
 static void sfetch_sign(struct sfetch *op);
+static void sfetch_start_host(struct sfetch *op);
 
 static void
 on_sfetch_resp(struct eu_fetch_resp *resp, void *arg)
@@ -159,9 +164,20 @@ on_sfetch_resp(struct eu_fetch_resp *resp, void *arg)
         }
         free(op->url);
         op->url = eu_xstrdup(resp->location);
+        sfetch_start_host(op);
+        return;
+    }
+    if (resp->status == 401 && !op->tried_both) {
+        /* Perhaps it reads only the other form (sigform_internal.h). */
+        op->tried_both = true;
+        op->rfc9421 = !op->rfc9421;
         sfetch_sign(op);
         return;
     }
+    if (resp->status == 401 && op->tried_both)
+        eu_ap_sigform_forget(op->host);
+    else if (resp->status < 500)
+        eu_ap_sigform_learn(op->host, op->rfc9421); /* it read the signature */
     if (resp->status >= 400 && resp->status < 500) {
         struct eu_error err = {0};
         eu_error_set(&err, (int)resp->status, "the remote server answered %ld", resp->status);
@@ -198,7 +214,7 @@ on_sfetch_resp(struct eu_fetch_resp *resp, void *arg)
         op->url = eu_xstrdup(id);
         op->redirects = 0;
         json_decref(doc);
-        sfetch_sign(op);
+        sfetch_start_host(op);
         return;
     }
     op->cb(doc, op->url, NULL, op->arg);
@@ -217,7 +233,8 @@ sign_work(void *arg)
         .key_pem = op->priv_pem,
         .now = op->now,
     };
-    op->sign_rc = eu_httpsig_sign_cavage(&a, &op->sig);
+    op->sign_rc =
+        op->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &op->sig) : eu_httpsig_sign_cavage(&a, &op->sig);
 }
 
 static void
@@ -257,6 +274,17 @@ sfetch_sign(struct sfetch *op)
     eu_cpupool_submit(op->app->cpu, sign_work, sign_done, op);
 }
 
+/* A new URL (the first, a redirect's, an id's own host): its host's form. */
+static void
+sfetch_start_host(struct sfetch *op)
+{
+    if (eu_fetch_host_of(op->url, op->host, sizeof(op->host)) < 0)
+        op->host[0] = '\0';
+    op->rfc9421 = eu_ap_sigform_rfc9421_first(op->host);
+    op->tried_both = false;
+    sfetch_sign(op);
+}
+
 static void
 on_instance_actor(const struct eu_ap_instance_actor *ia, enum eu_db_status st, void *arg)
 {
@@ -267,7 +295,7 @@ on_instance_actor(const struct eu_ap_instance_actor *ia, enum eu_db_status st, v
         return;
     }
     op->priv_pem = eu_xstrdup(ia->private_key_pem);
-    sfetch_sign(op);
+    sfetch_start_host(op);
 }
 
 void

@@ -7,12 +7,15 @@
  * Follow (requested: true) and Undo; a 500 is retried later and goes
  * through once the peer recovers, and after the last attempt the job is
  * dead with its error in the admin API; a 410 drops the delivery; a peer
- * that refuses draft-cavage with 401 gets RFC 9421 next and from then on;
+ * gets RFC 9421 first, and one that refuses it with 401 gets draft-cavage
+ * next and from then on;
  * one that refuses both is recorded; a decoy tenant's followers get
  * nothing; and tenant A's 300 deliveries to a slow peer do not hold up
  * tenant B's one.
  */
 #include "harness.h"
+
+#include "eunha/apdeliver.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -40,7 +43,7 @@
 
 /* ------------------------------------------------------- the fake peer */
 
-enum { P_MAIN, P_FAIL, P_GONE, P_RFC9421, P_REFUSE, P_SLOW, P_OTHER, P_HANG, N_PORTS };
+enum { P_MAIN, P_FAIL, P_GONE, P_CAVAGE, P_REFUSE, P_SLOW, P_OTHER, P_HANG, N_PORTS };
 
 struct rec {
     int port; /* index */
@@ -100,8 +103,8 @@ on_peer(struct evhttp_request *req, void *arg)
     if (peer.n < MAX_RECS)
         peer.recs[peer.n++] = r;
     pthread_mutex_unlock(&peer.mu);
-    if (idx == P_RFC9421)
-        status = has_input ? 202 : 401;
+    if (idx == P_CAVAGE)
+        status = has_input ? 401 : 202; /* reads draft-cavage only */
     if (delay > 0) {
         struct timeval tv = {delay / 1000, (delay % 1000) * 1000};
         event_base_once(peer.base, -1, EV_TIMEOUT, on_delayed, req, &tv);
@@ -394,8 +397,9 @@ START_TEST(test_statuses_and_follows)
     char *id = post(&w, w.alice, "hello fediverse", "public");
     ck_assert_int_eq(peer_wait(P_MAIN, "/inbox", 1, 15000), 1);
     struct rec *r = peer_rec(P_MAIN, "/inbox", 0);
+    /* A host not known yet gets RFC 9421 first. */
     ck_assert_int_eq(check_signed(&w, r, w.alice_id, "http://dl.example/users/alice#main-key"),
-                     EU_HTTPSIG_CAVAGE);
+                     EU_HTTPSIG_RFC9421);
     json_t *j = rec_json(r);
     ck_assert_str_eq(json_string_value(json_object_get(j, "type")), "Create");
     ck_assert_str_eq(json_string_value(json_object_get(j, "actor")),
@@ -553,7 +557,7 @@ START_TEST(test_failures)
     struct world w = world_new();
     char *fail = remote_account(&w, w.tid, "fail", P_FAIL, false);
     char *gone = remote_account(&w, w.tid, "gone", P_GONE, false);
-    char *modern = remote_account(&w, w.tid, "modern", P_RFC9421, false);
+    char *modern = remote_account(&w, w.tid, "modern", P_CAVAGE, false);
     char *refuse = remote_account(&w, w.tid, "refuse", P_REFUSE, false);
     follow(&w, w.tid, fail, w.alice_id);
     follow(&w, w.tid, gone, w.alice_id);
@@ -564,13 +568,13 @@ START_TEST(test_failures)
     /* 410: dropped, no job left for it. */
     ck_assert_int_eq(peer_wait(P_GONE, NULL, 1, 15000), 1);
 
-    /* 401 to draft-cavage, 202 to RFC 9421: the second POST is RFC 9421. */
-    ck_assert_int_eq(peer_wait(P_RFC9421, NULL, 2, 15000), 2);
+    /* 401 to RFC 9421, 202 to draft-cavage: the second POST is cavage. */
+    ck_assert_int_eq(peer_wait(P_CAVAGE, NULL, 2, 15000), 2);
     const char *key = "http://dl.example/users/alice#main-key";
-    ck_assert_int_eq(check_signed(&w, peer_rec(P_RFC9421, NULL, 0), w.alice_id, key),
-                     EU_HTTPSIG_CAVAGE);
-    ck_assert_int_eq(check_signed(&w, peer_rec(P_RFC9421, NULL, 1), w.alice_id, key),
+    ck_assert_int_eq(check_signed(&w, peer_rec(P_CAVAGE, NULL, 0), w.alice_id, key),
                      EU_HTTPSIG_RFC9421);
+    ck_assert_int_eq(check_signed(&w, peer_rec(P_CAVAGE, NULL, 1), w.alice_id, key),
+                     EU_HTTPSIG_CAVAGE);
 
     /* 401 to both: dropped, and the refusal recorded for this tenant. */
     ck_assert_int_eq(peer_wait(P_REFUSE, NULL, 2, 15000), 2);
@@ -615,13 +619,13 @@ START_TEST(test_failures)
     ck_assert_int_eq(peer_wait(P_FAIL, NULL, 3, 15000), 3);
     wait_jobs_gone(&w, w.tid);
 
-    /* The next delivery to the RFC 9421 host starts with RFC 9421. */
-    int before = peer_count(P_RFC9421, NULL);
+    /* The next delivery to the cavage-only host starts with cavage. */
+    int before = peer_count(P_CAVAGE, NULL);
     peer_set_status(P_FAIL, 500);
     free(post(&w, w.alice, "second", "public"));
-    ck_assert_int_eq(peer_wait(P_RFC9421, NULL, before + 1, 15000), before + 1);
-    ck_assert_int_eq(check_signed(&w, peer_rec(P_RFC9421, NULL, before), w.alice_id, key),
-                     EU_HTTPSIG_RFC9421);
+    ck_assert_int_eq(peer_wait(P_CAVAGE, NULL, before + 1, 15000), before + 1);
+    ck_assert_int_eq(check_signed(&w, peer_rec(P_CAVAGE, NULL, before), w.alice_id, key),
+                     EU_HTTPSIG_CAVAGE);
 
     /* The last attempt fails: the job stays dead with its error, shown by
      * the admin API. */
@@ -635,8 +639,8 @@ START_TEST(test_failures)
            eu_it_now_ms() < until)
         eu_it_sleep_ms(100);
     ck_assert_ptr_nonnull(job);
-    free(sql(&w, "UPDATE jobs SET attempts = 15, run_at = now() WHERE tenant_id = %s AND id = %s",
-             w.tid, job));
+    free(sql(&w, "UPDATE jobs SET attempts = %d, run_at = now() WHERE tenant_id = %s AND id = %s",
+             EU_AP_DELIVER_ATTEMPTS - 1, w.tid, job));
     ck_assert_int_eq(peer_wait(P_FAIL, NULL, 5, 15000), 5);
     struct eu_it_resp resp = {0};
     char path[256];
@@ -648,7 +652,8 @@ START_TEST(test_failures)
         EU_IT_EXPECT_STATUS(&resp, 200);
     } while (strcmp(eu_it_json_str(&resp, "state"), "dead") != 0 && eu_it_now_ms() < until);
     ck_assert_str_eq(eu_it_json_str(&resp, "state"), "dead");
-    ck_assert_int_eq(json_integer_value(json_object_get(resp.json, "attempts")), 16);
+    ck_assert_int_eq(json_integer_value(json_object_get(resp.json, "attempts")),
+                     EU_AP_DELIVER_ATTEMPTS);
     ck_assert_ptr_nonnull(strstr(eu_it_json_str(&resp, "last_error"), "HTTP 500"));
     ck_assert_ptr_nonnull(strstr(eu_it_json_str(&resp, "last_error"), "/users/fail/inbox"));
     eu_it_resp_free(&resp);
