@@ -131,4 +131,21 @@ void eu_ap_actor_show(struct eu_req *req, const char *username);
 /* Notes (objects.c): BASE/@:username/:id when eu_ap_accept_is_activity(). */
 void eu_ap_note_show(struct eu_req *req, const char *username, const char *id);
 
+/* ------------------------------------------- authorized fetch (authfetch.c) */
+
+typedef void (*eu_ap_resume_fn)(struct eu_req *req, void *arg);
+/*
+ * Whether a GET of an ActivityPub document may be served now: true when the
+ * tenant does not ask for signed fetches or req's signature was verified
+ * (req->ap_signer). false: the gate took req over; it calls resume(req,
+ * arg) once the signature verifies, or answers 401 (503 when the key's
+ * server cannot be reached) itself.
+ */
+bool eu_ap_fetch_allowed(struct eu_req *req, eu_ap_resume_fn resume, void *arg);
+/* The request as eu_httpsig_parse() reads it, borrowed from req (arena).
+ * false when the request has no Host or was already answered. */
+struct eu_httpsig_request;
+bool eu_ap_request_for_signature(struct eu_req *req, const char *method,
+                                 struct eu_httpsig_request *out);
+
 #endif

@@ -65,6 +65,9 @@ struct eu_req {
         bool pending_approval; /* the user signed up and awaits approval */
         char token_hash[65];
     } auth;
+    /* The actor whose signature this GET carried, once src/ap/authfetch.c
+     * verified it (tenants with authorized fetch); arena, else NULL. */
+    const char *ap_signer;
 };
 
 /* A statement's rows for a request (see eu_req_stmt()). */

@@ -60,8 +60,11 @@ struct eu_tenant {
     int64_t id;
     char *domain;
     char *title;
-    char *placement;    /* name of the placement holding its rows */
-    bool dedicated;     /* the placement holds this tenant alone */
+    char *placement; /* name of the placement holding its rows */
+    bool dedicated;  /* the placement holds this tenant alone */
+    /* GETs of its ActivityPub documents need a valid signature (Mastodon's
+     * "secure mode"; src/ap/authfetch.c). */
+    bool authorized_fetch;
     char *database;     /* the placement's database name */
     char *database_url; /* NULL: the control database's server */
     enum eu_tenant_state state;
@@ -165,7 +168,7 @@ void eu_tenant_unref(struct eu_tenant *t);
     "coalesce(t.acquire_timeout_seconds, 0), coalesce(t.idle_timeout_seconds, 0), "                \
     "to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "              \
     "to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "              \
-    "p.name, p.kind = 'dedicated'"
+    "p.name, p.kind = 'dedicated', t.authorized_fetch"
 #define EU_TENANT_FROM "tenants t JOIN placements p ON p.id = t.placement_id"
 
 /* Fills out from row of res (selected with EU_TENANT_COLUMNS). The strings

@@ -65,6 +65,7 @@ eu_admin_tenant_json(struct eu_registry *reg, const struct eu_tenant *t, bool wi
             o, "pool",
             json_pack("{s:i,s:i,s:i}", "open", st.open, "busy", st.busy, "waiting", st.waiting));
     }
+    json_object_set_new(o, "authorized_fetch", json_boolean(t->authorized_fetch));
     if (t->moving)
         json_object_set_new(o, "moving", json_true());
     json_object_set_new(o, "dormant", json_boolean(t->dormant));
@@ -594,7 +595,8 @@ eu_admin_tenants_update(struct eu_req *req)
                                         "min_connections",
                                         "acquire_timeout_seconds",
                                         "idle_timeout_seconds",
-                                        "registrations"};
+                                        "registrations",
+                                        "authorized_fetch"};
     const char *key;
     json_t *val;
     json_object_foreach(body, key, val)
@@ -619,6 +621,11 @@ eu_admin_tenants_update(struct eu_req *req)
     json_t *title_j = json_object_get(body, "title");
     if (title_j && (!json_is_string(title_j) || strlen(json_string_value(title_j)) > 200)) {
         eu_req_reply_error(req, 422, "Validation failed: title must be a string of at most 200");
+        return;
+    }
+    json_t *af_j = json_object_get(body, "authorized_fetch");
+    if (af_j && !json_is_boolean(af_j)) {
+        eu_req_reply_error(req, 422, "Validation failed: authorized_fetch must be true or false");
         return;
     }
     struct update_call *call = eu_arena_calloc(req->arena, sizeof(*call));
@@ -649,8 +656,9 @@ eu_admin_tenants_update(struct eu_req *req)
         return;
     }
     const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)t->id);
-    const char *params[] = {id,  state, title_j ? json_string_value(title_j) : NULL, maxc, minc,
-                            acq, idle};
+    const char *af = af_j ? (json_is_true(af_j) ? "true" : "false") : NULL;
+    const char *params[] = {
+        id, state, title_j ? json_string_value(title_j) : NULL, maxc, minc, acq, idle, af};
     /* A tenant being deleted cannot be brought back by a PATCH. */
     eu_db_pool_query(req->app->control,
                      "WITH t AS (UPDATE tenants SET state = coalesce($2, state),"
@@ -659,10 +667,11 @@ eu_admin_tenants_update(struct eu_req *req)
                      " min_connections = coalesce($5::int, min_connections),"
                      " acquire_timeout_seconds = coalesce($6::int, acquire_timeout_seconds),"
                      " idle_timeout_seconds = coalesce($7::int, idle_timeout_seconds),"
+                     " authorized_fetch = coalesce($8::boolean, authorized_fetch),"
                      " updated_at = now() WHERE id = $1 AND state <> 'deleting' RETURNING *)"
                      " SELECT " EU_TENANT_COLUMNS
                      " FROM t JOIN placements p ON p.id = t.placement_id",
-                     7, params, on_updated, call);
+                     8, params, on_updated, call);
 }
 
 /* ---- DELETE /admin/v1/tenants/:domain?confirm=:domain ---- */

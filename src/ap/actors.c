@@ -242,15 +242,24 @@ on_actor(struct eu_req *req, PGresult *res, void *arg)
     eu_ap_reply(req, 200, actor_json(req, res));
 }
 
-void
-eu_ap_actor_show(struct eu_req *req, const char *username)
+static void
+actor_show(struct eu_req *req, void *arg)
 {
+    const char *username = arg;
     if (!eu_ap_username_is_valid(username)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
     const char *p[] = {username, eu_req_base_url(req)};
     eu_req_stmt(req, eu_ap_actor_stmt, 2, p, on_actor, NULL);
+}
+
+void
+eu_ap_actor_show(struct eu_req *req, const char *username)
+{
+    char *u = eu_arena_strdup(req->arena, username ? username : "");
+    if (eu_ap_fetch_allowed(req, actor_show, u))
+        actor_show(req, u);
 }
 
 /* ------------------------------------------------------ the route table */

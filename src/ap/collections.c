@@ -258,9 +258,29 @@ on_account(struct eu_req *req, PGresult *res, void *arg)
                          &c->page, 6, p, on_follows_page, c);
 }
 
+struct serve_args {
+    enum kind kind;
+    const char *suffix;
+};
+
+static void serve_resume(struct eu_req *req, void *arg);
+
 static void
 serve(struct eu_req *req, enum kind kind, const char *suffix)
 {
+    struct serve_args *sa = eu_arena_calloc(req->arena, sizeof(*sa));
+    sa->kind = kind;
+    sa->suffix = suffix;
+    if (eu_ap_fetch_allowed(req, serve_resume, sa))
+        serve_resume(req, sa);
+}
+
+static void
+serve_resume(struct eu_req *req, void *arg)
+{
+    const struct serve_args *sa = arg;
+    enum kind kind = sa->kind;
+    const char *suffix = sa->suffix;
     const char *user = eu_req_param(req, "username");
     if (!eu_ap_username_is_valid(user)) {
         eu_req_reply_error(req, 404, "Record not found");

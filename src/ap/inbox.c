@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "eunha/ap.h"
 #include "eunha/app.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
@@ -210,38 +211,6 @@ on_recipient(struct eu_req *req, PGresult *res, void *arg)
     verify(d);
 }
 
-/* The request as eu_httpsig_parse() reads it, borrowed from req. */
-static bool
-signed_request(struct eu_req *req, struct eu_httpsig_request *out)
-{
-    if (!req->ev)
-        return false;
-    struct evkeyvalq *in = evhttp_request_get_input_headers(req->ev);
-    size_t n = 0;
-    for (struct evkeyval *kv = TAILQ_FIRST(in); kv; kv = TAILQ_NEXT(kv, next))
-        n++;
-    struct eu_httpsig_header *h = eu_arena_alloc(req->arena, sizeof(*h) * (n ? n : 1));
-    n = 0;
-    for (struct evkeyval *kv = TAILQ_FIRST(in); kv; kv = TAILQ_NEXT(kv, next)) {
-        h[n].name = kv->key;
-        h[n].value = kv->value;
-        n++;
-    }
-    size_t len = 0;
-    const char *body = eu_req_body(req, &len);
-    *out = (struct eu_httpsig_request){
-        .method = "POST",
-        .scheme = req->scheme,
-        .authority = eu_req_header(req, "Host"),
-        .target = evhttp_request_get_uri(req->ev),
-        .headers = h,
-        .nheaders = n,
-        .body = len ? body : NULL,
-        .body_len = len,
-    };
-    return out->authority && out->target;
-}
-
 static void
 inbox_post(struct eu_req *req, const char *username)
 {
@@ -253,7 +222,7 @@ inbox_post(struct eu_req *req, const char *username)
         return;
     }
     struct eu_httpsig_request hr;
-    if (!signed_request(req, &hr)) {
+    if (!eu_ap_request_for_signature(req, "POST", &hr)) {
         eu_req_reply_error(req, 401, "Request not signed");
         return;
     }

@@ -362,6 +362,14 @@ on_show(struct eu_req *req, PGresult *res, void *arg)
 }
 
 static void
+show_resume(struct eu_req *req, void *arg)
+{
+    struct show *sh = arg;
+    const char *p[] = {sh->id, eu_req_base_url(req), sh->username};
+    eu_req_stmt(req, &eu_ap_objects_sql[OBJECTS_SHOW], 3, p, on_show, sh);
+}
+
+static void
 show(struct eu_req *req, const char *username, const char *id, bool activity)
 {
     if (!eu_ap_username_is_valid(username) || !eu_id_is_valid(id)) {
@@ -372,8 +380,8 @@ show(struct eu_req *req, const char *username, const char *id, bool activity)
     sh->username = username;
     sh->id = id;
     sh->activity = activity;
-    const char *p[] = {id, eu_req_base_url(req), username};
-    eu_req_stmt(req, &eu_ap_objects_sql[OBJECTS_SHOW], 3, p, on_show, sh);
+    if (eu_ap_fetch_allowed(req, show_resume, sh))
+        show_resume(req, sh);
 }
 
 void

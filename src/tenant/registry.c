@@ -428,6 +428,7 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
     replace_str(&t->title, row->title);
     replace_str(&t->placement, row->placement);
     t->dedicated = row->dedicated;
+    t->authorized_fetch = row->authorized_fetch;
     replace_str(&t->database, row->database);
     replace_str(&t->database_url, row->database_url);
     replace_str(&t->created_at, row->created_at);
@@ -630,4 +631,5 @@ eu_tenant_from_row(const PGresult *res, int row, struct eu_tenant *out)
     out->updated_at = PQgetvalue(res, row, 11);
     out->placement = PQgetvalue(res, row, 12);
     out->dedicated = PQgetvalue(res, row, 13)[0] == 't';
+    out->authorized_fetch = PQgetvalue(res, row, 14)[0] == 't';
 }

@@ -314,10 +314,123 @@ START_TEST(test_inbox_deliveries)
 }
 END_TEST
 
+/* A GET of path on host with an ActivityPub Accept, signed with key_id and
+ * priv unless both are NULL. */
+static void
+get_ap(struct env *e, const char *host, const char *path, const char *key_id, const char *priv,
+       bool rfc9421, struct eu_it_resp *r)
+{
+    char url[256];
+    snprintf(url, sizeof(url), "http://%s%s", host, path);
+    struct eu_httpsig_sign_args a = {
+        .method = "GET",
+        .url = url,
+        .key_id = key_id,
+        .key_pem = priv,
+        .now = time(NULL),
+    };
+    struct eu_httpsig_signed sg = {0};
+    if (key_id)
+        ck_assert_int_eq(
+            rfc9421 ? eu_httpsig_sign_rfc9421(&a, &sg) : eu_httpsig_sign_cavage(&a, &sg), 0);
+    char *lines[EU_HTTPSIG_SIGNED_MAX + 1];
+    const char *headers[EU_HTTPSIG_SIGNED_MAX + 2];
+    int n = 0;
+    for (int i = 0; i < sg.n; i++) {
+        if (strcasecmp(sg.headers[i].name, "Host") == 0)
+            continue;
+        ck_assert_int_ge(asprintf(&lines[n], "%s: %s", sg.headers[i].name, sg.headers[i].value), 0);
+        headers[n] = lines[n];
+        n++;
+    }
+    headers[n] = "Accept: application/activity+json";
+    headers[n + 1] = NULL;
+    eu_it_resp_free(r);
+    ck_assert_int_eq(eu_it_http_raw(r, "GET", e->s->public_port, host, path, headers, NULL), 0);
+    for (int i = 0; i < n; i++)
+        free(lines[i]);
+    eu_httpsig_signed_release(&sg);
+}
+
+/*
+ * Authorized fetch, turned on by the admin API for a.test only: its actors,
+ * notes and collections need a signature that verifies; the instance actor
+ * and WebFinger stay open; the decoy tenant in the same database is not
+ * affected; turning it off opens them again.
+ */
+START_TEST(test_authorized_fetch)
+{
+    struct env e;
+    env_start(&e);
+    struct eu_it_resp r = {0};
+    const char *priv = e.peer->actors[0].priv;
+
+    /* Open by default. */
+    get_ap(&e, "a.test", "/users/alice", NULL, NULL, false, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    eu_it_admin(e.s, "PATCH", "/admin/v1/tenants/a.test", "{\"authorized_fetch\": \"yes\"}", &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    eu_it_admin(e.s, "PATCH", "/admin/v1/tenants/a.test", "{\"authorized_fetch\": true}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(json_is_true(json_object_get(r.json, "authorized_fetch")));
+    eu_it_admin(e.s, "GET", "/admin/v1/tenants/d.test", NULL, &r);
+    ck_assert(json_is_false(json_object_get(r.json, "authorized_fetch")));
+
+    const char *paths[] = {"/users/alice", "/@alice", "/users/alice/outbox",
+                           "/users/alice/followers", "/users/alice/collections/featured"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        get_ap(&e, "a.test", paths[i], NULL, NULL, false, &r);
+        EU_IT_EXPECT_ERROR(&r, 401);
+        get_ap(&e, "a.test", paths[i], e.peer_key, priv, false, &r);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        get_ap(&e, "a.test", paths[i], e.peer_key, priv, true, &r);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        /* the decoy tenant answers unsigned requests as before */
+        get_ap(&e, "d.test", paths[i], NULL, NULL, false, &r);
+        EU_IT_EXPECT_STATUS(&r, 200);
+    }
+    get_ap(&e, "a.test", "/users/alice", e.peer_key, priv, false, &r);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "type")), "Person");
+
+    /* Signed with a key that is not the one the actor publishes. */
+    get_ap(&e, "a.test", "/users/alice", e.peer_key, e.peer->actors[1].priv, false, &r);
+    EU_IT_EXPECT_ERROR(&r, 401);
+
+    /* A status of alice's. */
+    char *tok = eu_it_user_token(e.s, "a.test", "alice", "read write");
+    eu_it_callf(e.s, &r, "a.test", "POST", tok, "{\"status\": \"secret-ish\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char path[128];
+    snprintf(path, sizeof(path), "/users/alice/statuses/%s",
+             json_string_value(json_object_get(r.json, "id")));
+    get_ap(&e, "a.test", path, NULL, NULL, false, &r);
+    EU_IT_EXPECT_ERROR(&r, 401);
+    get_ap(&e, "a.test", path, e.peer_key, priv, false, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "type")), "Note");
+
+    /* Open whatever the mode: the instance actor and WebFinger. */
+    get_ap(&e, "a.test", "/actor", NULL, NULL, false, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_public(e.s, "GET", "a.test", "/.well-known/webfinger?resource=acct:alice@a.test", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    eu_it_admin(e.s, "PATCH", "/admin/v1/tenants/a.test", "{\"authorized_fetch\": false}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    get_ap(&e, "a.test", "/users/alice", NULL, NULL, false, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    free(tok);
+    eu_it_resp_free(&r);
+    env_end(&e);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *s = suite_create("ap_inbox");
     EU_IT_ADD_TCASE(s, test_inbox_deliveries, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_authorized_fetch, TIMEOUT);
     return eu_it_run_suite(s);
 }
