@@ -20,9 +20,11 @@
 
 #include "eunha/app.h"
 #include "eunha/approcess.h"
+#include "eunha/apresolve.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
 #include "eunha/feeds.h"
+#include "eunha/fetch.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/notify.h"
@@ -37,6 +39,7 @@ enum {
     STATUS_REBLOGGERS,
     STATUS_LIKE,
     STATUS_ANNOUNCE,
+    STATUS_ANNOUNCE_UNKNOWN,
     STATUS_FLAG,
     STATUS_PIN,
     STATUS_UNPIN,
@@ -115,6 +118,12 @@ const struct eu_sql eu_ap_process_status_sql[] = {
         "  visibility) SELECT $1, $2::bigint, $5, false, ok.id, $6::smallint FROM ok"
         "  ON CONFLICT (tenant_id, uri) WHERE uri IS NOT NULL DO NOTHING RETURNING id)"
         " SELECT i.id::text, ok.id::text, ok.account_id::text, ok.local FROM i, ok"},
+    /* $2 the booster, $3 the boosted status's uri: true when the status is
+     * not here and the boost concerns the tenant (a local account follows
+     * the booster), so the status is worth fetching. */
+    [STATUS_ANNOUNCE_UNKNOWN] = {"ap_process.announce_unknown",
+        "SELECT NOT EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.uri = $3)"
+        " AND " LOCAL_FOLLOWER("$2::bigint")},
     /* $2 reporter, $3 local usernames named (JSON), $4 local status ids
      * named (JSON), $5 comment, $6 the Flag's id. The reported account is
      * a named local account or the author of a named local status. */
@@ -445,6 +454,97 @@ has_public(json_t *v)
     return false;
 }
 
+static void announce_run(struct eu_proc *p);
+
+/*
+ * A boost of a remote status this tenant does not have, by someone a local
+ * account follows: the status is fetched from its origin (signed by the
+ * tenant's instance actor), its author resolved, the status stored, and the
+ * boost tried again, as Mastodon does. p->n1 marks that this was done, so
+ * a status that still does not fit is dropped, not fetched again.
+ */
+static void
+on_boosted_stored(const char *id, int status, void *arg)
+{
+    struct eu_proc *p = arg;
+    if (status != EU_DB_OK) {
+        eu_proc_finish(p, "cannot store the boosted status");
+        return;
+    }
+    announce_run(p);
+}
+
+static void
+on_boosted_author(const struct eu_ap_resolved *r, const struct eu_error *err, void *arg)
+{
+    struct eu_proc *p = arg;
+    if (err || r->local) {
+        eu_proc_skip(p, "the boosted status's author cannot be resolved");
+        return;
+    }
+    eu_ingest_status_store(eu_job_conn(p->job), &p->note, r->account_id, p->base, on_boosted_stored,
+                           p);
+}
+
+static void
+on_boosted_parsed(struct eu_proc *p)
+{
+    if (!parsed_ok(p))
+        return;
+    if (!p->note.attributed_to) {
+        eu_proc_skip(p, "the boosted status has no author");
+        return;
+    }
+    eu_ap_resolve_actor(p->app, p->t, p->note.attributed_to, on_boosted_author, p);
+}
+
+static void
+decref_doc(void *doc)
+{
+    json_decref(doc);
+}
+
+static void
+on_boosted_fetched(json_t *doc, const char *final_url, const struct eu_error *err, void *arg)
+{
+    struct eu_proc *p = arg;
+    (void)final_url;
+    if (err) {
+        eu_proc_skip(p, "the boosted status cannot be fetched");
+        return;
+    }
+    const char *type = json_string_value(json_object_get(doc, "type"));
+    const char *id = json_string_value(json_object_get(doc, "id"));
+    if (!is_note_type(type) || !id || strcmp(id, p->object_id) != 0) {
+        eu_proc_skip(p, "the boosted object is not the note it names");
+        return;
+    }
+    char host[300];
+    if (eu_fetch_host_of(id, host, sizeof(host)) < 0) {
+        eu_proc_skip(p, "the boosted status has no host");
+        return;
+    }
+    /* The fetch checked the id is on the host it came from: the note is
+     * that host's to describe, so it is parsed as coming from there. */
+    p->object = json_incref(doc);
+    eu_arena_on_free(p->arena, decref_doc, doc);
+    p->object_type = eu_arena_strdup(p->arena, type);
+    p->actor_host = eu_arena_strdup(p->arena, host);
+    p->actor_followers = NULL;
+    eu_proc_parse_note(p, on_boosted_parsed);
+}
+
+static void
+on_announce_unknown(struct eu_proc *p, PGresult *res)
+{
+    if (PQntuples(res) != 1 || PQgetvalue(res, 0, 0)[0] != 't') {
+        eu_proc_skip(p, "boosts nothing this tenant keeps");
+        return;
+    }
+    p->n1 = 1;
+    eu_ap_fetch_signed(p->app, p->t, p->object_id, on_boosted_fetched, p);
+}
+
 static void
 on_announced(struct eu_proc *p, PGresult *res)
 {
@@ -454,8 +554,25 @@ on_announced(struct eu_proc *p, PGresult *res)
             eu_notify(p->app->registry, p->t, strtoll(PQgetvalue(res, 0, 2), NULL, 10),
                       strtoll(p->actor_id, NULL, 10), "reblog",
                       strtoll(PQgetvalue(res, 0, 1), NULL, 10));
+    } else if (!p->n1 && !eu_proc_local_status_id(p, p->object_id) &&
+               strncmp(p->object_id, p->base, strlen(p->base)) != 0) {
+        const char *params[] = {p->actor_id, p->object_id};
+        eu_proc_stmt(p, &eu_ap_process_status_sql[STATUS_ANNOUNCE_UNKNOWN], 2, params,
+                     on_announce_unknown);
+        return;
     }
     eu_proc_finish(p, NULL);
+}
+
+static void
+announce_run(struct eu_proc *p)
+{
+    const char *vis = has_public(json_object_get(p->activity, "to"))   ? "0"
+                      : has_public(json_object_get(p->activity, "cc")) ? "1"
+                                                                       : "2";
+    const char *params[] = {p->actor_id, p->object_id, eu_proc_local_status_id(p, p->object_id),
+                            p->id, vis};
+    eu_proc_stmt(p, &eu_ap_process_status_sql[STATUS_ANNOUNCE], 5, params, on_announced);
 }
 
 void
@@ -465,14 +582,7 @@ eu_proc_announce(struct eu_proc *p)
         eu_proc_skip(p, "announces nothing, or has no id");
         return;
     }
-    /* TODO(resolve): a boost of a status we do not have is dropped; fetch
-     * it once signed fetches are merged. */
-    const char *vis = has_public(json_object_get(p->activity, "to"))   ? "0"
-                      : has_public(json_object_get(p->activity, "cc")) ? "1"
-                                                                       : "2";
-    const char *params[] = {p->actor_id, p->object_id, eu_proc_local_status_id(p, p->object_id),
-                            p->id, vis};
-    eu_proc_stmt(p, &eu_ap_process_status_sql[STATUS_ANNOUNCE], 5, params, on_announced);
+    announce_run(p);
 }
 
 /* ---------------------------------------------------------------- Flag */

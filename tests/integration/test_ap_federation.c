@@ -453,10 +453,55 @@ START_TEST(test_mentions_resolve_remote_accounts)
 }
 END_TEST
 
+/*
+ * A boost of a status the tenant does not have: alice (a.test) follows bob
+ * (b.test), nobody at a.test follows bob2; bob boosts bob2's post. a.test
+ * fetches the post from b.test (signed), resolves bob2, stores the post and
+ * the boost, and alice's home shows bob's boost of it. A boost of a status
+ */
+START_TEST(test_boost_of_unknown_status)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob", REL, bob_a);
+
+    post(&w, &r, "b.test", w.bob2, "{\"status\": \"only known on b\"}", "/api/v1/statuses");
+    char *orig_b = strdup(eu_it_json_str(&r, "id"));
+    char q[512];
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM statuses WHERE tenant_id = %s AND uri LIKE '%%/statuses/%s'",
+             w.a_tid, orig_b);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
+
+    post(&w, &r, "b.test", w.bob, NULL, "/api/v1/statuses/%s/reblog", orig_b);
+    wait_get(&w, &r, "a.test", w.alice, has_acct, "bob@b.test", "bob's boost at alice's",
+             "/api/v1/timelines/home");
+    json_t *st = find(r.json, "account.acct", "bob@b.test");
+    json_t *rb = json_object_get(st, "reblog");
+    ck_assert(json_is_object(rb));
+    ck_assert_str_eq(json_string_value(eu_it_jpath(rb, "account.acct")), "bob2@b.test");
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(rb, "content")), "only known on b"));
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 1);
+
+    /* Nothing reached the decoy tenant. */
+    snprintf(q, sizeof(q), "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.d_tid);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
+    free(orig_b);
+    free(bob_a);
+    eu_it_resp_free(&r);
+    world_free(&w);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *s = suite_create("ap_federation");
+    EU_IT_ADD_TCASE(s, test_boost_of_unknown_status, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_two_tenants_federate, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_mentions_resolve_remote_accounts, TIMEOUT);
     return eu_it_run_suite(s);
