@@ -284,13 +284,52 @@ on_create_parsed(struct eu_proc *p)
     eu_proc_stmt(p, &eu_ap_process_status_sql[STATUS_RELEVANT], 5, params, on_relevance);
 }
 
+static void
+decref_doc(void *doc)
+{
+    json_decref(doc);
+}
+
+/* Makes doc (fetched from host, which checked its id is there) the
+ * activity's object, kept until p ends. */
+static void
+take_object(struct eu_proc *p, json_t *doc, const char *type)
+{
+    p->object = json_incref(doc);
+    eu_arena_on_free(p->arena, decref_doc, doc);
+    p->object_type = eu_arena_strdup(p->arena, type);
+}
+
+static void
+on_create_fetched(json_t *doc, const char *final_url, const struct eu_error *err, void *arg)
+{
+    struct eu_proc *p = arg;
+    (void)final_url;
+    if (err) {
+        eu_proc_skip(p, "the created object cannot be fetched");
+        return;
+    }
+    const char *type = json_string_value(json_object_get(doc, "type"));
+    const char *id = json_string_value(json_object_get(doc, "id"));
+    if (!is_note_type(type) || !id || strcmp(id, p->object_id) != 0) {
+        eu_proc_skip(p, "the created object is not the note it names");
+        return;
+    }
+    take_object(p, doc, type);
+    eu_proc_parse_note(p, on_create_parsed);
+}
+
 void
 eu_proc_create(struct eu_proc *p)
 {
-    /* TODO(resolve): an object given by reference is fetched in Mastodon;
-     * that waits for the resolve helper's signed fetches. */
     if (!json_is_object(p->object)) {
-        eu_proc_skip(p, "object by reference");
+        /* By reference, as Mastodon takes it: fetched from its origin
+         * (signed), and still the actor's own note or nothing. */
+        if (!p->object_id) {
+            eu_proc_skip(p, "creates nothing");
+            return;
+        }
+        eu_ap_fetch_signed(p->app, p->t, p->object_id, on_create_fetched, p);
         return;
     }
     if (!is_note_type(p->object_type)) {
@@ -499,12 +538,6 @@ on_boosted_parsed(struct eu_proc *p)
 }
 
 static void
-decref_doc(void *doc)
-{
-    json_decref(doc);
-}
-
-static void
 on_boosted_fetched(json_t *doc, const char *final_url, const struct eu_error *err, void *arg)
 {
     struct eu_proc *p = arg;
@@ -526,9 +559,7 @@ on_boosted_fetched(json_t *doc, const char *final_url, const struct eu_error *er
     }
     /* The fetch checked the id is on the host it came from: the note is
      * that host's to describe, so it is parsed as coming from there. */
-    p->object = json_incref(doc);
-    eu_arena_on_free(p->arena, decref_doc, doc);
-    p->object_type = eu_arena_strdup(p->arena, type);
+    take_object(p, doc, type);
     p->actor_host = eu_arena_strdup(p->arena, host);
     p->actor_followers = NULL;
     eu_proc_parse_note(p, on_boosted_parsed);

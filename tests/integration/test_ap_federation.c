@@ -487,6 +487,36 @@ START_TEST(test_boost_of_unknown_status)
         strstr(json_string_value(json_object_get(rb, "content")), "only known on b"));
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 1);
 
+    /* A Create whose object is given by reference: fetched, stored. bob2
+     * posts before alice follows him, so a.test has not got the post. */
+    post(&w, &r, "b.test", w.bob2, "{\"status\": \"by reference\"}", "/api/v1/statuses");
+    char *ref_b = strdup(eu_it_json_str(&r, "id"));
+    char *bob2_a = resolve(&w, "a.test", w.alice, "bob2", "b.test");
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob2_a);
+    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob2", REL, bob2_a);
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM statuses WHERE tenant_id = %s AND uri ="
+             " 'http://b.test/users/bob2/statuses/%s'",
+             w.a_tid, ref_b);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
+    char job[1024];
+    snprintf(job, sizeof(job),
+             "{\"kind\": \"ap_inbox\", \"payload\": {\"actor\": \"http://b.test/users/bob2\","
+             " \"recipient\": null, \"activity\": {\"@context\":"
+             " \"https://www.w3.org/ns/activitystreams\","
+             " \"id\": \"http://b.test/users/bob2/statuses/%s/activity\", \"type\": \"Create\","
+             " \"actor\": \"http://b.test/users/bob2\","
+             " \"object\": \"http://b.test/users/bob2/statuses/%s\"}}}",
+             ref_b, ref_b);
+    eu_it_admin(w.s, "POST", "/admin/v1/tenants/a.test/jobs", job, &r);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    long long until = eu_it_now_ms() + WAIT_MS;
+    while (eu_it_pg_exec_long(w.db, q) == 0 && eu_it_now_ms() < until)
+        eu_it_sleep_ms(100);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 1);
+    free(ref_b);
+    free(bob2_a);
+
     /* Nothing reached the decoy tenant. */
     snprintf(q, sizeof(q), "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.d_tid);
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
