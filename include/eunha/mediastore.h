@@ -77,9 +77,9 @@ eu_store_url(struct eu_store *s, const char *base_url, const char *key)
  * when [media.s3] is incomplete.
  */
 struct eu_s3_config {
-    const char *endpoint;   /* "https://s3.example.com" or "http://127.0.0.1:4568" */
+    const char *endpoint; /* "https://s3.example.com" or "http://127.0.0.1:4568" */
     const char *bucket;
-    const char *region;     /* "us-east-1" */
+    const char *region; /* "us-east-1" */
     const char *access_key;
     const char *secret_key;
     const char *public_url; /* base of public URLs; default endpoint + "/" + bucket */
