@@ -254,6 +254,25 @@ jpeg_orientation(j_decompress_ptr c)
     return 1;
 }
 
+/* Adobe's files store CMYK inverted (0 is full ink); others do not. In
+ * and out may overlap as decode_jpeg lays them out (out before in). */
+static void
+cmyk_to_rgb(const unsigned char *in, unsigned char *out, int w, bool inverted)
+{
+    for (int x = 0; x < w; x++) {
+        unsigned c = in[4 * x], m = in[4 * x + 1], yl = in[4 * x + 2], k = in[4 * x + 3];
+        if (!inverted) {
+            c = 255 - c;
+            m = 255 - m;
+            yl = 255 - yl;
+            k = 255 - k;
+        }
+        out[3 * x] = (unsigned char)((c * k + 127) / 255);
+        out[3 * x + 1] = (unsigned char)((m * k + 127) / 255);
+        out[3 * x + 2] = (unsigned char)((yl * k + 127) / 255);
+    }
+}
+
 static int
 decode_jpeg(struct job *job, const unsigned char *data, size_t len, struct pix *out,
             int *orientation)
@@ -282,15 +301,25 @@ decode_jpeg(struct job *job, const unsigned char *data, size_t len, struct pix *
      * coefficient: 2 bytes per sample) to what the pixel limit allows. */
     c.mem->max_memory_to_use = (long)(job->lim->max_pixels * 8 + (16 << 20));
     *orientation = jpeg_orientation(&c);
-    c.out_color_space = JCS_RGB;
+    /* libjpeg has no CMYK-to-RGB conversion; print-ready photos are CMYK. */
+    bool cmyk = c.jpeg_color_space == JCS_CMYK || c.jpeg_color_space == JCS_YCCK;
+    c.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
     jpeg_start_decompress(&c);
-    if (c.output_components != 3)
+    if (c.output_components != (cmyk ? 4 : 3))
         longjmp(e.jb, 1);
-    pix_alloc(out, (int)c.output_width, (int)c.output_height, 3);
+    /* The CMYK row is decoded one row ahead of where its RGB goes, in the
+     * same buffer: 4 bytes a pixel never overrun the next row's 3. */
+    pix_alloc(out, (int)c.output_width, (int)c.output_height + (cmyk ? 1 : 0), 3);
     while (c.output_scanline < c.output_height) {
-        JSAMPROW row = out->p + (size_t)c.output_scanline * pix_stride(out);
+        size_t y = c.output_scanline;
+        JSAMPROW row = out->p + y * pix_stride(out);
+        if (cmyk)
+            row = out->p + (y + 1) * pix_stride(out) - (size_t)out->w;
         jpeg_read_scanlines(&c, &row, 1);
+        if (cmyk)
+            cmyk_to_rgb(row, out->p + y * pix_stride(out), out->w, c.saw_Adobe_marker);
     }
+    out->h = (int)c.output_height;
     jpeg_finish_decompress(&c);
     jpeg_destroy_decompress(&c);
     return 0;

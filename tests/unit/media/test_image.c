@@ -354,6 +354,53 @@ START_TEST(test_jpeg_other_orientations)
 }
 END_TEST
 
+/* A CMYK JPEG as Photoshop writes it (Adobe marker, inverted values):
+ * top half no ink (white), bottom half full black ink. */
+START_TEST(test_jpeg_cmyk)
+{
+    int w = 32, h = 32;
+    unsigned char *cmyk = malloc((size_t)w * h * 4);
+    for (int i = 0; i < w * h; i++) {
+        memset(cmyk + 4 * i, 255, 4);
+        if (i / w >= h / 2)
+            cmyk[4 * i + 3] = 0;
+    }
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr e;
+    unsigned char *mem = NULL;
+    unsigned long size = 0;
+    c.err = jpeg_std_error(&e);
+    jpeg_create_compress(&c);
+    jpeg_mem_dest(&c, &mem, &size);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = 4;
+    c.in_color_space = JCS_CMYK;
+    jpeg_set_defaults(&c);
+    jpeg_start_compress(&c, TRUE);
+    for (int y = 0; y < h; y++) {
+        JSAMPROW row = cmyk + (size_t)y * w * 4;
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    struct eu_image_result r;
+    char err[128];
+    ck_assert_int_eq(eu_image_process(mem, size, &lim, &r, err, sizeof err), 0);
+    struct buf out = {r.original, r.original_len};
+    int ow, oh;
+    unsigned char *px = read_jpeg(&out, &ow, &oh);
+    ck_assert_int_eq(ow, w);
+    ck_assert_int_eq(oh, h);
+    ck_assert_int_gt(px[(4 * w + 4) * 3], 240);
+    ck_assert_int_lt(px[(28 * w + 4) * 3 + 1], 15);
+    free(px);
+    eu_image_result_free(&r);
+    free(mem);
+    free(cmyk);
+}
+END_TEST
+
 START_TEST(test_png_alpha_kept)
 {
     struct buf in = make_png_alpha(40, 30);
@@ -582,6 +629,7 @@ image_suite(void)
     TCase *tc = tcase_create("formats");
     tcase_add_test(tc, test_jpeg_exif_rotated_and_stripped);
     tcase_add_test(tc, test_jpeg_other_orientations);
+    tcase_add_test(tc, test_jpeg_cmyk);
     tcase_add_test(tc, test_png_alpha_kept);
     tcase_add_test(tc, test_webp_and_preview_box);
     tcase_add_test(tc, test_static_gif_becomes_png);
