@@ -121,6 +121,20 @@ void eu_ap_resolve_key(struct eu_app *app, struct eu_tenant *tenant, const char 
 void eu_ap_webfinger_lookup(struct eu_app *app, struct eu_tenant *tenant, const char *acct,
                             eu_ap_actor_cb cb, void *arg);
 
+/* id is the status's id in the tenant (decimal), or NULL with err set. */
+typedef void (*eu_ap_status_cb)(const char *id, const struct eu_error *err, void *arg);
+
+/*
+ * A remote status by its URL (src/ap/resolve_status.c): fetched signed by
+ * the tenant's instance actor, parsed and sanitized on the CPU pool, its
+ * author resolved (and required to live on the status's host), stored or
+ * refreshed in the tenant's rows. err 422 when the document is not a
+ * status, else as for eu_ap_fetch_cb. cb runs on the loop, never inside
+ * this call.
+ */
+void eu_ap_resolve_status(struct eu_app *app, struct eu_tenant *tenant, const char *url,
+                          eu_ap_status_cb cb, void *arg);
+
 /* Empties the key cache (for tests and a reload). */
 void eu_ap_key_cache_clear(void);
 

@@ -124,9 +124,10 @@ const struct eu_sql eu_search_sql[] = {
 struct search {
     struct eu_req *req;
     const char *q, *type, *limit, *offset, *following, *account_id, *max_id, *min_id;
-    const char *raw_q;          /* q as sent */
-    const char *resolved_id;    /* the account a resolve found, or NULL */
-    const char *resolved_shown; /* the same once rendered */
+    const char *raw_q;           /* q as sent */
+    const char *resolved_id;     /* the account a resolve found, or NULL */
+    const char *resolved_shown;  /* the same once rendered */
+    const char *resolved_status; /* the status a resolve found, or NULL */
     bool want_accounts, want_statuses, want_hashtags;
     json_t *accounts, *hashtags;
     const char **status_ids;
@@ -202,13 +203,17 @@ on_found(struct eu_req *req, PGresult *res, void *arg)
     struct search *s = arg;
     json_t *ids = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
     json_t *tags = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
-    size_t n = json_array_size(ids);
-    s->status_ids = eu_arena_alloc(req->arena, sizeof(char *) * (n ? n : 1));
+    size_t n = json_array_size(ids) + 1;
+    s->status_ids = eu_arena_alloc(req->arena, sizeof(char *) * n);
+    /* The status a resolve found comes first, once. */
+    if (s->resolved_status && s->want_statuses)
+        s->status_ids[s->n_status++] = s->resolved_status;
     size_t i;
     json_t *v;
     json_array_foreach(ids, i, v)
     {
-        if (json_is_string(v))
+        if (json_is_string(v) &&
+            !(s->resolved_status && strcmp(json_string_value(v), s->resolved_status) == 0))
             s->status_ids[s->n_status++] = eu_arena_strdup(req->arena, json_string_value(v));
     }
     json_decref(ids);
@@ -301,7 +306,8 @@ eu_search_v2(struct eu_req *req)
 
     bool resolve = false;
     eu_param_bool(params, "resolve", &resolve);
-    if (resolve && req->auth.account_id && s->want_accounts && offset == 0 && start_resolve(s))
+    if (resolve && req->auth.account_id && (s->want_accounts || s->want_statuses) && offset == 0 &&
+        start_resolve(s))
         return;
     start_matches(s);
 }
@@ -324,13 +330,30 @@ start_matches(struct search *s)
 }
 
 static void
+on_status_resolved(const char *id, const struct eu_error *err, void *arg)
+{
+    struct search *s = arg;
+    eu_req_enter(s->req);
+    (void)err; /* as for accounts: no error, just nothing found */
+    if (id)
+        s->resolved_status = eu_arena_strdup(s->req->arena, id);
+    start_matches(s);
+}
+
+static void
 on_resolved(const struct eu_ap_resolved *r, const struct eu_error *err, void *arg)
 {
     struct search *s = arg;
     eu_req_enter(s->req);
+    /* A URL that is no actor may be a status (422 from the actor parser):
+     * Mastodon's search resolves both. */
+    if (err && err->status == 422 && s->want_statuses &&
+        (strncmp(s->raw_q, "https://", 8) == 0 || strncmp(s->raw_q, "http://", 7) == 0)) {
+        eu_ap_resolve_status(s->req->app, s->req->tenant, s->raw_q, on_status_resolved, s);
+        return;
+    }
     /* A name that does not resolve is no error: the search finds what it
      * finds without it, as Mastodon's does. */
-    (void)err;
     if (r && !r->local)
         s->resolved_id = eu_arena_strdup(s->req->arena, r->account_id);
     start_matches(s);
@@ -347,6 +370,8 @@ start_resolve(struct search *s)
         eu_ap_resolve_actor(req->app, req->tenant, q, on_resolved, s);
         return true;
     }
+    if (!s->want_accounts)
+        return false;
     const char *acct = q[0] == '@' ? q + 1 : q;
     const char *at = strchr(acct, '@');
     if (!at || at == acct || !at[1] || strchr(at + 1, '@') || strcasecmp(at + 1, req->host) == 0)

@@ -517,6 +517,27 @@ START_TEST(test_boost_of_unknown_status)
     free(ref_b);
     free(bob2_a);
 
+    /* Search with resolve=true finds a status by its URL: carol is known
+     * to nobody at a.test; without resolve nothing comes back. */
+    post(&w, &r, "b.test", w.carol, "{\"status\": \"found by url\"}", "/api/v1/statuses");
+    char *carol_st = strdup(eu_it_json_str(&r, "id"));
+    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL,
+                "/api/v2/search?type=statuses&q=http%%3A%%2F%%2Fb.test%%2Fusers%%2Fcarol"
+                "%%2Fstatuses%%2F%s",
+                carol_st);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "statuses")), 0);
+    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL,
+                "/api/v2/search?resolve=true&q=http%%3A%%2F%%2Fb.test%%2Fusers%%2Fcarol"
+                "%%2Fstatuses%%2F%s",
+                carol_st);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "statuses.0.account.acct", "carol@b.test");
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(eu_it_jpath(r.json, "statuses.0.content")), "found by url"));
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "accounts")), 0);
+    free(carol_st);
+
     /* Nothing reached the decoy tenant. */
     snprintf(q, sizeof(q), "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.d_tid);
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
