@@ -36,8 +36,9 @@ struct pg_result;
  * row aliased m: 11 columns.
  */
 #define EU_MEDIA_COLUMNS(m)                                                                        \
-    m ".id::text, " m ".type, " m ".state, " m ".file_key, " m ".preview_key, " m ".remote_url, " m \
-    ".description, " m ".focus_x, " m ".focus_y, " m ".blurhash, " m ".meta::text"
+    m ".id::text, " m ".type, " m ".state, " m ".file_key, " m ".preview_key, " m                  \
+      ".remote_url, " m ".description, " m ".focus_x, " m ".focus_y, " m ".blurhash, " m           \
+      ".meta::text"
 #define EU_MEDIA_NCOLUMNS 11
 
 /*
@@ -114,9 +115,9 @@ struct eu_media_work {
     int puts_failed;
 };
 
-struct eu_media_work *eu_media_work_new(struct eu_app *app, int64_t tenant_id,
-                                        const char *media_id, const unsigned char *data,
-                                        size_t len, eu_media_work_cb done, void *arg);
+struct eu_media_work *eu_media_work_new(struct eu_app *app, int64_t tenant_id, const char *media_id,
+                                        const unsigned char *data, size_t len,
+                                        eu_media_work_cb done, void *arg);
 void eu_media_work_start(struct eu_media_work *w);
 void eu_media_work_free(struct eu_media_work *w);
 

@@ -171,8 +171,8 @@ eu_media_limit(const struct eu_config *cfg, enum eu_media_type t)
     size_t lim = (t == EU_MEDIA_TYPE_VIDEO || t == EU_MEDIA_TYPE_AUDIO)
                      ? cfg->media_video_size_limit
                      : cfg->media_image_size_limit;
-    size_t body = cfg->max_upload_bytes > cfg->max_body_bytes ? cfg->max_upload_bytes
-                                                              : cfg->max_body_bytes;
+    size_t body =
+        cfg->max_upload_bytes > cfg->max_body_bytes ? cfg->max_upload_bytes : cfg->max_body_bytes;
     size_t room = body > FORM_OVERHEAD ? body - FORM_OVERHEAD : body;
     return lim < room ? lim : room;
 }
@@ -183,11 +183,11 @@ eu_media_config_json(const struct eu_config *cfg)
     /* What eu_media_sniff() takes, under the names clients pick files by
      * (Mastodon's list for these formats). */
     static const char *const mimes[] = {
-        "image/jpeg", "image/png",  "image/gif",   "image/webp",  "video/webm",
-        "video/mp4",  "video/quicktime", "audio/wave", "audio/wav", "audio/x-wav",
-        "audio/x-pn-wave", "audio/vnd.wave", "audio/ogg", "audio/vorbis", "audio/mpeg",
-        "audio/mp3", "audio/webm", "audio/flac", "audio/aac", "audio/m4a",
-        "audio/x-m4a", "audio/mp4", "audio/3gpp", "video/x-ms-asf",
+        "image/jpeg",      "image/png",       "image/gif",  "image/webp",     "video/webm",
+        "video/mp4",       "video/quicktime", "audio/wave", "audio/wav",      "audio/x-wav",
+        "audio/x-pn-wave", "audio/vnd.wave",  "audio/ogg",  "audio/vorbis",   "audio/mpeg",
+        "audio/mp3",       "audio/webm",      "audio/flac", "audio/aac",      "audio/m4a",
+        "audio/x-m4a",     "audio/mp4",       "audio/3gpp", "video/x-ms-asf",
     };
     json_t *types = json_array();
     for (size_t i = 0; i < sizeof(mimes) / sizeof(mimes[0]); i++)
@@ -296,10 +296,14 @@ on_work_done(struct eu_media_work *w)
     char fsize[24], psize[24];
     snprintf(fsize, sizeof(fsize), "%zu", w->img.original_len);
     snprintf(psize, sizeof(psize), "%zu", w->img.small_len);
-    const char *p[] = {u->id,           eu_media_type_name(w->img.type),
-                       w->meta,         w->img.blurhash,
-                       w->original_key, w->img.original_mime,
-                       fsize,           w->small_key,
+    const char *p[] = {u->id,
+                       eu_media_type_name(w->img.type),
+                       w->meta,
+                       w->img.blurhash,
+                       w->original_key,
+                       w->img.original_mime,
+                       fsize,
+                       w->small_key,
                        psize};
     eu_req_stmt(u->req, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], 9, p, on_processed, u);
 }
@@ -454,7 +458,8 @@ media_create(struct eu_req *req, bool v2)
     const char *size = eu_arena_sprintf(req->arena, "%zu", u->len);
     const char *quota =
         eu_arena_sprintf(req->arena, "%lld", eu_media_quota(req->app->cfg, req->tenant));
-    const char *p[] = {eu_req_viewer(req), eu_media_type_name(u->sn.type),
+    const char *p[] = {eu_req_viewer(req),
+                       eu_media_type_name(u->sn.type),
                        desc,
                        fx,
                        fy,

@@ -68,9 +68,8 @@ process_work(void *arg)
 static void
 size_json(char *out, size_t n, int width, int height)
 {
-    snprintf(out, n,
-             "{\"width\": %d, \"height\": %d, \"size\": \"%dx%d\", \"aspect\": %.17g}", width,
-             height, width, height, height > 0 ? (double)width / height : 0.0);
+    snprintf(out, n, "{\"width\": %d, \"height\": %d, \"size\": \"%dx%d\", \"aspect\": %.17g}",
+             width, height, width, height, height > 0 ? (double)width / height : 0.0);
 }
 
 static void
@@ -125,8 +124,8 @@ process_done(void *arg)
         return;
     }
     make_meta(w);
-    w->original_key = eu_xasprintf("%lld/media_attachments/%s/original.%s",
-                                   (long long)w->tenant_id, w->media_id, w->img.original_ext);
+    w->original_key = eu_xasprintf("%lld/media_attachments/%s/original.%s", (long long)w->tenant_id,
+                                   w->media_id, w->img.original_ext);
     w->small_key =
         eu_xasprintf("%lld/media_attachments/%s/small.webp", (long long)w->tenant_id, w->media_id);
     w->puts_pending = 2;

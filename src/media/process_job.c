@@ -98,10 +98,14 @@ on_work_done(struct eu_media_work *w)
     char fsize[24], psize[24];
     snprintf(fsize, sizeof(fsize), "%zu", w->img.original_len);
     snprintf(psize, sizeof(psize), "%zu", w->img.small_len);
-    const char *p[] = {r->id,           eu_media_type_name(w->img.type),
-                       w->meta,         w->img.blurhash,
-                       w->original_key, w->img.original_mime,
-                       fsize,           w->small_key,
+    const char *p[] = {r->id,
+                       eu_media_type_name(w->img.type),
+                       w->meta,
+                       w->img.blurhash,
+                       w->original_key,
+                       w->img.original_mime,
+                       fsize,
+                       w->small_key,
                        psize};
     eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], 9, p, on_recorded, r);
 }

@@ -38,10 +38,11 @@
 static const struct {
     const char *ext, *type;
 } types[] = {
-    {"jpg", "image/jpeg"}, {"jpeg", "image/jpeg"}, {"png", "image/png"},   {"webp", "image/webp"},
-    {"gif", "image/gif"},  {"mp4", "video/mp4"},   {"m4v", "video/mp4"},   {"mov", "video/quicktime"},
-    {"webm", "video/webm"}, {"mp3", "audio/mpeg"}, {"ogg", "audio/ogg"},   {"oga", "audio/ogg"},
-    {"wav", "audio/wav"},  {"flac", "audio/flac"}, {"m4a", "audio/mp4"},
+    {"jpg", "image/jpeg"},  {"jpeg", "image/jpeg"},     {"png", "image/png"},
+    {"webp", "image/webp"}, {"gif", "image/gif"},       {"mp4", "video/mp4"},
+    {"m4v", "video/mp4"},   {"mov", "video/quicktime"}, {"webm", "video/webm"},
+    {"mp3", "audio/mpeg"},  {"ogg", "audio/ogg"},       {"oga", "audio/ogg"},
+    {"wav", "audio/wav"},   {"flac", "audio/flac"},     {"m4a", "audio/mp4"},
 };
 
 static const char *
@@ -195,8 +196,8 @@ eu_media_serve(struct eu_req *req)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    const char *key = eu_arena_sprintf(req->arena, "%s/%s/%s/%s", tenant,
-                                       eu_req_param(req, "kind"), eu_req_param(req, "owner"), file);
+    const char *key = eu_arena_sprintf(req->arena, "%s/%s/%s/%s", tenant, eu_req_param(req, "kind"),
+                                       eu_req_param(req, "owner"), file);
     struct serve *s = eu_arena_calloc(req->arena, sizeof(*s));
     s->req = req;
     s->fd = -1;

@@ -124,7 +124,8 @@ put_work(struct op *op)
     }
     /* The op's address is unique among writes in flight in this process,
      * the pid among processes sharing the folder. */
-    char *tmp = eu_xasprintf("%s.tmp-%ld-%lx", op->path, (long)getpid(), (unsigned long)(uintptr_t)op);
+    char *tmp =
+        eu_xasprintf("%s.tmp-%ld-%lx", op->path, (long)getpid(), (unsigned long)(uintptr_t)op);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
         snprintf(op->err, sizeof(op->err), "cannot create it: %s", strerror(errno));

@@ -12,13 +12,14 @@
 #include <check.h>
 #include <curl/curl.h>
 #include <dirent.h>
-#include <jpeglib.h>
 #include <png.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <webp/encode.h>
+/* After stdio.h: jpeglib.h uses FILE without including it. */
+#include <jpeglib.h>
 
 #define TIMEOUT 240
 #define DOMAIN "media.example"
@@ -144,11 +145,10 @@ make_webp(int width, int height, size_t *len)
 }
 
 /* The classic 1x1 GIF89a. */
-static const unsigned char GIF[] = {0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01,
-                                    0x00, 0x80, 0x00, 0x00, 0xff, 0xff, 0xff, 0x00, 0x00,
-                                    0x00, 0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00,
-                                    0x2c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00,
-                                    0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b};
+static const unsigned char GIF[] = {
+    0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, 0xff, 0xff,
+    0xff, 0x00, 0x00, 0x00, 0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00,
+    0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b};
 
 static uint32_t
 crc32_of(const unsigned char *p, size_t n)
@@ -269,8 +269,8 @@ system_path(const char *url)
 }
 
 static void
-fetch(struct world *w, struct eu_it_resp *r, const char *host, const char *method,
-      const char *path, const char *range)
+fetch(struct world *w, struct eu_it_resp *r, const char *host, const char *method, const char *path,
+      const char *range)
 {
     char h[128];
     const char *hdrs[2] = {NULL, NULL};
@@ -406,9 +406,9 @@ START_TEST(test_media_formats)
 
     /* PNG with alpha through v1. */
     unsigned char *png = make_png(40, 30, &len);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v1/media", w.tok, png, len, "b.png", "image/png",
-                            NULL, NULL, &m),
-                     200);
+    ck_assert_int_eq(
+        upload(&w, DOMAIN, "/api/v1/media", w.tok, png, len, "b.png", "image/png", NULL, NULL, &m),
+        200);
     check_ready_image(&w, m, 40, 30);
     ck_assert_str_eq(strrchr(jstr(m, "url"), '.'), ".png");
     json_decref(m);
@@ -416,8 +416,8 @@ START_TEST(test_media_formats)
 
     /* WebP, and a GIF named as something else: the bytes decide. */
     unsigned char *webp = make_webp(50, 20, &len);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, webp, len, "c.webp",
-                            "image/webp", NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, webp, len, "c.webp", "image/webp",
+                            NULL, NULL, &m),
                      200);
     check_ready_image(&w, m, 50, 20);
     json_decref(m);
@@ -432,8 +432,8 @@ START_TEST(test_media_formats)
      * the job; GET answers 206 until then, and 200 after. */
     unsigned char *big = make_jpeg(400, 300, true, &len);
     ck_assert_uint_gt(len, INLINE_BYTES);
-    long st = upload(&w, DOMAIN, "/api/v2/media", w.tok, big, len, "e.jpg", "image/jpeg", NULL,
-                     NULL, &m);
+    long st =
+        upload(&w, DOMAIN, "/api/v2/media", w.tok, big, len, "e.jpg", "image/jpeg", NULL, NULL, &m);
     ck_assert_int_eq(st, 202);
     ck_assert(json_is_null(json_object_get(m, "url")));
     char id[32];
@@ -481,9 +481,9 @@ START_TEST(test_media_refusals)
 
     /* A pixel bomb: 422 before its pixels are allocated. */
     unsigned char *bomb = make_bomb(&len);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v1/media", w.tok, bomb, len, "b.png", "image/png",
-                            NULL, NULL, &m),
-                     422);
+    ck_assert_int_eq(
+        upload(&w, DOMAIN, "/api/v1/media", w.tok, bomb, len, "b.png", "image/png", NULL, NULL, &m),
+        422);
     json_decref(m);
     free(bomb);
 
@@ -520,8 +520,8 @@ START_TEST(test_media_refusals)
 
     /* Quota: room for one small image, not for the big one. */
     unsigned char *small = make_jpeg(64, 48, false, &len);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, small, len, "s.jpg",
-                            "image/jpeg", NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, small, len, "s.jpg", "image/jpeg",
+                            NULL, NULL, &m),
                      200);
     json_decref(m);
     long long used = usage(&w);
@@ -540,8 +540,8 @@ START_TEST(test_media_refusals)
     EU_IT_EXPECT_JINT(&r, "media_quota_bytes", used + 1000);
     /* Back to the config's default (1 GiB): it fits again. */
     eu_it_tenant_patch(w.s, DOMAIN, "{\"media_quota_bytes\": null}");
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, small, len, "s2.jpg",
-                            "image/jpeg", NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, small, len, "s2.jpg", "image/jpeg",
+                            NULL, NULL, &m),
                      200);
     json_decref(m);
     eu_it_admin(w.s, "PATCH", "/admin/v1/tenants/" DOMAIN, "{\"media_quota_bytes\": -1}", &r);
@@ -564,9 +564,9 @@ START_TEST(test_media_owner)
     size_t len;
     struct eu_it_resp r = {0};
     unsigned char *png = make_png(20, 20, &len);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, png, len, "p.png", "image/png",
-                            NULL, NULL, &m),
-                     200);
+    ck_assert_int_eq(
+        upload(&w, DOMAIN, "/api/v2/media", w.tok, png, len, "p.png", "image/png", NULL, NULL, &m),
+        200);
     char id[32];
     snprintf(id, sizeof(id), "%s", jstr(m, "id"));
     char orig[512];
@@ -574,8 +574,8 @@ START_TEST(test_media_owner)
     json_decref(m);
 
     /* Description and focus. */
-    eu_it_callf(w.s, &r, DOMAIN, "PUT", w.tok, "{\"description\": \"a square\", \"focus\": \"-1,1\"}",
-                "/api/v1/media/%s", id);
+    eu_it_callf(w.s, &r, DOMAIN, "PUT", w.tok,
+                "{\"description\": \"a square\", \"focus\": \"-1,1\"}", "/api/v1/media/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "description", "a square");
     ck_assert(json_real_value(eu_it_jpath(r.json, "meta.focus.x")) == -1.0);
