@@ -42,10 +42,13 @@ const struct eu_sql eu_admin_tenants_sql[] = {
          "INSERT INTO settings (tenant_id, key, value) VALUES ($1,"
          " 'registrations_mode', to_jsonb($2::text)) ON CONFLICT (tenant_id, key)"
          " DO UPDATE SET value = excluded.value"},
-    /* Kept by the media_attachments trigger (tenant migration 0025). */
+    /* Kept by the media_attachments trigger (tenant migration 0025). Run
+     * on the placement's own pool, naming the tenant itself ($1), so an
+     * admin GET does not wake a dormant tenant's pool. */
     [ADMIN_TENANTS_MEDIA_USAGE] = {"admin_tenants.media_usage",
                                    "SELECT coalesce((SELECT c.media_bytes FROM instance_counters c"
-                                   " WHERE c.tenant_id = $1), 0)"},
+                                   " WHERE c.tenant_id = $1::bigint), 0)",
+                                   .cross_tenant = true},
     {0},
 };
 
@@ -529,8 +532,9 @@ reply_with_usage(struct eu_req *req, struct eu_tenant *t)
         eu_tenant_ref(t);
         req->tenant = t; /* released with the request */
     }
-    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, t),
-                    &eu_admin_tenants_sql[ADMIN_TENANTS_MEDIA_USAGE], 0, NULL, on_media_usage, req);
+    const char *p[] = {eu_arena_sprintf(req->arena, "%lld", (long long)t->id)};
+    eu_db_pool_stmt(eu_tenant_placement_pool(req->app->registry, t),
+                    &eu_admin_tenants_sql[ADMIN_TENANTS_MEDIA_USAGE], 1, p, on_media_usage, req);
 }
 
 void

@@ -310,6 +310,11 @@ eu_registry_free(struct eu_registry *reg)
         if (p->pinned) {
             p->pinned = false;
             placement_unuse(p);
+        } else if (p->users == 0) {
+            /* Made by eu_tenant_placement_pool() alone (the admin API's
+             * media usage): nothing else would free it. */
+            p->users = 1;
+            placement_unuse(p);
         }
     }
     free(reg->buckets);
