@@ -11,6 +11,7 @@
 #include "eunha/apdeliver.h"
 #include "eunha/apkeys.h"
 #include "eunha/approcess.h"
+#include "eunha/mediaapi.h"
 #include "eunha/statuses.h"
 
 const struct eu_job_kind eu_job_kinds[] = {
@@ -21,6 +22,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"ap_inbox", EU_QUEUE_DEFAULT, eu_ap_process_run},
     /* outgoing delivery (src/ap/deliver.c) */
     {"ap_deliver", EU_QUEUE_DELIVER, eu_ap_deliver_run},
+    /* uploads: original, preview, blurhash (src/media/process_job.c) */
+    {"media_process", EU_QUEUE_MEDIA, eu_media_process_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);

@@ -310,6 +310,11 @@ eu_registry_free(struct eu_registry *reg)
         if (p->pinned) {
             p->pinned = false;
             placement_unuse(p);
+        } else if (p->users == 0) {
+            /* Made by eu_tenant_placement_pool() alone (the admin API's
+             * media usage): nothing else would free it. */
+            p->users = 1;
+            placement_unuse(p);
         }
     }
     free(reg->buckets);
@@ -632,4 +637,5 @@ eu_tenant_from_row(const PGresult *res, int row, struct eu_tenant *out)
     out->placement = PQgetvalue(res, row, 12);
     out->dedicated = PQgetvalue(res, row, 13)[0] == 't';
     out->authorized_fetch = PQgetvalue(res, row, 14)[0] == 't';
+    out->limits.media_quota_bytes = strtoll(PQgetvalue(res, row, 15), NULL, 10);
 }
