@@ -18,6 +18,7 @@ struct eu_redis;
 struct eu_cpupool;
 struct eu_http_server;
 struct eu_fetch_client;
+struct eu_store;
 
 struct eu_app {
     struct event_base *base;
@@ -31,6 +32,7 @@ struct eu_app {
     struct eu_cpupool *cpu;
     struct eu_http_server *http;
     struct eu_fetch_client *fetch; /* outbound federation requests (fetch.h) */
+    struct eu_store *store;        /* media files ([media], mediastore.h) */
     bool stopping;
     /* metrics */
     uint64_t requests_by_class[6]; /* index status/100 */

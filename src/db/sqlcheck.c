@@ -54,6 +54,7 @@ const char *const eu_db_tenant_tables[] = {
     "tag_follows",
     "tags",
     "scheduled_statuses",
+    "media_attachments", /* before accounts, which it references */
     "statuses",
     "oauth_access_grants",
     "oauth_access_tokens",

@@ -11,6 +11,7 @@
 #include "eunha/apdeliver.h"
 #include "eunha/apkeys.h"
 #include "eunha/approcess.h"
+#include "eunha/mediaclean.h"
 #include "eunha/statuses.h"
 
 const struct eu_job_kind eu_job_kinds[] = {
@@ -21,6 +22,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"ap_inbox", EU_QUEUE_DEFAULT, eu_ap_process_run},
     /* outgoing delivery (src/ap/deliver.c) */
     {"ap_deliver", EU_QUEUE_DELIVER, eu_ap_deliver_run},
+    /* files of removed media (src/media/cleanup.c) */
+    {"media_files_delete", EU_QUEUE_DEFAULT, eu_media_files_delete_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);
@@ -29,6 +32,7 @@ const struct eu_task_kind eu_task_kinds[EU_TASK_MAX] = {
     [EU_TASK_ACCOUNT_CLEANUP] = {"account_cleanup", eu_queue_account_cleanup_run},
     [EU_TASK_SCHEDULED] = {"scheduled_statuses", eu_scheduled_task_run},
     [EU_TASK_POLLS] = {"polls", eu_polls_task_run},
+    [EU_TASK_MEDIA_CLEANUP] = {"media_cleanup", eu_media_cleanup_task_run},
 };
 
 const struct eu_job_kind *
