@@ -15,6 +15,9 @@ struct eu_tenant;
 /* The statements of src/media/cleanup.c, for the registry. */
 extern const struct eu_sql eu_media_cleanup_sql[];
 
+/* Mastodon's Status::MEDIA_ATTACHMENTS_LIMIT, for local and remote statuses. */
+#define EU_MEDIA_MAX_PER_STATUS 4
+
 /*
  * SQL common table expressions md, mb, mj for a tenant statement: delete the
  * tenant's media_attachments rows for which cond holds (an SQL condition on

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "eunha/app.h"
+#include "eunha/mediastore.h"
 #include "eunha/mem.h"
 
 /* The public URL of a stored file. The local store answers base_url +
@@ -20,7 +21,8 @@
 static char *
 file_url(struct eu_app *app, const char *base_url, const char *key)
 {
-    (void)app;
+    if (app && app->store)
+        return eu_store_url(app->store, base_url, key);
     return eu_xasprintf("%s/system/%s", base_url, key);
 }
 
@@ -64,9 +66,9 @@ eu_media_attachment_json(struct eu_app *app, const char *base_url, json_t *row)
     meta = json_is_object(meta) ? json_deep_copy(meta) : json_object();
     if (type && (strcmp(type, "image") == 0 || strcmp(type, "gifv") == 0)) {
         json_t *fx = json_object_get(row, "fx"), *fy = json_object_get(row, "fy");
-        json_object_set_new(meta, "focus",
-                            json_pack("{s:f, s:f}", "x", json_number_value(fx), "y",
-                                      json_number_value(fy)));
+        json_object_set_new(
+            meta, "focus",
+            json_pack("{s:f, s:f}", "x", json_number_value(fx), "y", json_number_value(fy)));
     }
     json_object_set_new(o, "meta", meta);
     const char *desc = json_string_value(json_object_get(row, "description"));

@@ -48,12 +48,15 @@ const struct eu_sql eu_media_cleanup_sql[] = {
          "WITH old AS (SELECT id FROM media_attachments WHERE tenant_id = $1"
          "  AND status_id IS NULL AND scheduled_status_id IS NULL"
          "  AND created_at <= now() - make_interval(secs => $2::float8)"
-         "  ORDER BY created_at LIMIT $3::int), " EU_MEDIA_DELETE_CTES("id IN (SELECT id FROM old)")
-         " SELECT (SELECT count(*) FROM md), (SELECT count(*) FROM mj),"
-         "  (SELECT ceil(extract(epoch FROM min(created_at) + make_interval(secs => $2::float8)"
-         "  - now()) * 1000)::bigint FROM media_attachments WHERE tenant_id = $1"
-         "  AND status_id IS NULL AND scheduled_status_id IS NULL"
-         "  AND id NOT IN (SELECT id FROM old))"},
+         "  ORDER BY created_at LIMIT $3::int), " EU_MEDIA_DELETE_CTES(
+             "id IN (SELECT id FROM old)") " SELECT (SELECT count(*) FROM md), (SELECT count(*) "
+                                           "FROM mj),"
+                                           "  (SELECT ceil(extract(epoch FROM min(created_at) + "
+                                           "make_interval(secs => $2::float8)"
+                                           "  - now()) * 1000)::bigint FROM media_attachments "
+                                           "WHERE tenant_id = $1"
+                                           "  AND status_id IS NULL AND scheduled_status_id IS NULL"
+                                           "  AND id NOT IN (SELECT id FROM old))"},
     {0},
 };
 

@@ -57,8 +57,8 @@ world_stop(struct world *w)
 {
     ck_assert_int_eq(eu_it_server_stop(w->s), 0);
     eu_it_server_free(w->s);
-    char *all[] = {w->alice, w->bob, w->alice_id, w->bob_id, w->decoy_id,
-                   w->db,    w->tid, w->decoy_tid};
+    char *all[] = {w->alice,    w->bob, w->alice_id, w->bob_id,
+                   w->decoy_id, w->db,  w->tid,      w->decoy_tid};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         free(all[i]);
 }
@@ -188,8 +188,9 @@ START_TEST(media_rules)
     char *decoys = media(&w, w.decoy_tid, w.decoy_id, NULL);
     struct eu_it_resp r = {0};
     char body[1024];
-    snprintf(body, sizeof(body), "{\"status\":\"five\",\"media_ids\":[\"%s\",\"%s\",\"%s\",\"%s\",\"%s\"]}",
-             m[0], m[1], m[2], m[3], m[4]);
+    snprintf(body, sizeof(body),
+             "{\"status\":\"five\",\"media_ids\":[\"%s\",\"%s\",\"%s\",\"%s\",\"%s\"]}", m[0], m[1],
+             m[2], m[3], m[4]);
     api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_str_eq(eu_it_json_str(&r, "error"), "Cannot attach more than 4 files");
@@ -221,21 +222,28 @@ START_TEST(media_rules)
     EU_IT_EXPECT_ERROR(&r, 422);
 
     /* Processing media may be attached (url null until ready). */
-    free(sql(&w, "UPDATE media_attachments SET state = 'processing' WHERE tenant_id = %s"
-                 " AND id = %s", w.tid, m[3]));
-    snprintf(body, sizeof(body), "{\"status\":\"four\",\"media_ids\":[\"%s\",\"%s\",\"%s\",\"%s\"]}",
-             m[0], m[1], m[2], m[3]);
+    free(sql(&w,
+             "UPDATE media_attachments SET state = 'processing' WHERE tenant_id = %s"
+             " AND id = %s",
+             w.tid, m[3]));
+    snprintf(body, sizeof(body),
+             "{\"status\":\"four\",\"media_ids\":[\"%s\",\"%s\",\"%s\",\"%s\"]}", m[0], m[1], m[2],
+             m[3]);
     api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 4);
     ck_assert(json_is_null(eu_it_jpath(r.json, "media_attachments.3.url")));
     /* Nothing attached by the refused posts; the decoy's untouched. */
     char q[256];
-    snprintf(q, sizeof(q), "SELECT count(*) FROM media_attachments WHERE tenant_id = %s"
-             " AND status_id IS NOT NULL", w.tid);
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM media_attachments WHERE tenant_id = %s"
+             " AND status_id IS NOT NULL",
+             w.tid);
     ck_assert_int_eq(sql_long(&w, q), 4);
-    snprintf(q, sizeof(q), "SELECT count(*) FROM media_attachments WHERE tenant_id = %s"
-             " AND status_id IS NULL", w.decoy_tid);
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM media_attachments WHERE tenant_id = %s"
+             " AND status_id IS NULL",
+             w.decoy_tid);
     ck_assert_int_eq(sql_long(&w, q), 1);
     eu_it_resp_free(&r);
     for (int i = 0; i < 5; i++)
@@ -268,8 +276,10 @@ START_TEST(edit_media_and_history)
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.id", m3);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.1.id", m1);
     /* A description changed after the edit: the history keeps the old. */
-    free(sql(&w, "UPDATE media_attachments SET description = 'uno' WHERE tenant_id = %s"
-                 " AND id = %s", w.tid, m1));
+    free(sql(&w,
+             "UPDATE media_attachments SET description = 'uno' WHERE tenant_id = %s"
+             " AND id = %s",
+             w.tid, m1));
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", sid);
     api(&w, &r, "GET", path, w.alice, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -342,9 +352,11 @@ START_TEST(delete_removes_media)
     ck_assert_int_eq(sql_long(&w, q), 1);
     /* The files' job was queued with the four keys (and run: gone, or
      * failed without a store on a build that has none). */
-    snprintf(q, sizeof(q), "SELECT count(*) FROM jobs WHERE tenant_id = %s"
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM jobs WHERE tenant_id = %s"
              " AND kind = 'media_files_delete' AND jsonb_array_length(payload -> 'keys') = 4"
-             " AND payload::text LIKE '%%%s/original.jpg%%'", w.tid, m1);
+             " AND payload::text LIKE '%%%s/original.jpg%%'",
+             w.tid, m1);
     long jobs = sql_long(&w, q);
     ck_assert_int_le(jobs, 1);
     eu_it_resp_free(&r);
@@ -362,9 +374,10 @@ START_TEST(scheduled_with_media)
     char *m1 = media(&w, w.tid, w.alice_id, "later");
     struct eu_it_resp r = {0};
     char body[512], q[512];
-    snprintf(body, sizeof(body),
-             "{\"status\":\"soon\",\"media_ids\":[\"%s\"],\"scheduled_at\":\"2099-01-01T00:00:00Z\"}",
-             m1);
+    snprintf(
+        body, sizeof(body),
+        "{\"status\":\"soon\",\"media_ids\":[\"%s\"],\"scheduled_at\":\"2099-01-01T00:00:00Z\"}",
+        m1);
     api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.id", m1);
@@ -379,9 +392,11 @@ START_TEST(scheduled_with_media)
     EU_IT_EXPECT_ERROR(&r, 422);
     /* Published: the status carries it. */
     free(sql(&w, "UPDATE scheduled_statuses SET scheduled_at = now() WHERE tenant_id = %s", w.tid));
-    snprintf(q, sizeof(q), "SELECT count(*) FROM media_attachments m JOIN statuses s"
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM media_attachments m JOIN statuses s"
              " ON s.tenant_id = m.tenant_id AND s.id = m.status_id WHERE m.tenant_id = %s"
-             " AND m.scheduled_status_id IS NULL", w.tid);
+             " AND m.scheduled_status_id IS NULL",
+             w.tid);
     long n = 0;
     for (int i = 0; i < 100 && n == 0; i++) {
         eu_it_sleep_ms(100);
@@ -413,19 +428,24 @@ START_TEST(unattached_cleanup)
     free(sql(&w, "UPDATE instance_counters SET media_bytes = 10000 WHERE tenant_id = %s", w.tid));
     /* A day and a bit old: the placement's poll finds it and the task
      * removes it. */
-    free(sql(&w, "UPDATE media_attachments SET created_at = now() - interval '25 hours'"
-                 " WHERE tenant_id = %s AND id IN (%s, %s)", w.tid, old, attached));
-    snprintf(q, sizeof(q), "SELECT count(*) FROM media_attachments WHERE tenant_id = %s"
-             " AND id = %s", w.tid, old);
+    free(sql(&w,
+             "UPDATE media_attachments SET created_at = now() - interval '25 hours'"
+             " WHERE tenant_id = %s AND id IN (%s, %s)",
+             w.tid, old, attached));
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM media_attachments WHERE tenant_id = %s"
+             " AND id = %s",
+             w.tid, old);
     long n = 1;
     for (int i = 0; i < 100 && n; i++) {
         eu_it_sleep_ms(100);
         n = sql_long(&w, q);
     }
     ck_assert_int_eq(n, 0);
-    snprintf(q, sizeof(q), "SELECT count(*) FROM media_attachments WHERE (tenant_id = %s"
-             " AND id IN (%s, %s)) OR (tenant_id = %s AND id = %s)", w.tid, fresh, attached,
-             w.decoy_tid, decoy_fresh);
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM media_attachments WHERE (tenant_id = %s"
+             " AND id IN (%s, %s)) OR (tenant_id = %s AND id = %s)",
+             w.tid, fresh, attached, w.decoy_tid, decoy_fresh);
     ck_assert_int_eq(sql_long(&w, q), 3);
     snprintf(q, sizeof(q), "SELECT media_bytes FROM instance_counters WHERE tenant_id = %s", w.tid);
     ck_assert_int_eq(sql_long(&w, q), 10000 - 1100);
@@ -434,6 +454,40 @@ START_TEST(unattached_cleanup)
     free(fresh);
     free(attached);
     free(decoy_fresh);
+    world_stop(&w);
+}
+END_TEST
+
+/* The Note peers fetch (and receive) carries Mastodon's attachment. */
+START_TEST(note_attachment)
+{
+    struct world w;
+    world_start(&w);
+    char *m1 = media(&w, w.tid, w.alice_id, "a cat");
+    struct eu_it_resp r = {0};
+    char body[256], path[256];
+    snprintf(body, sizeof(body), "{\"status\":\"look\",\"media_ids\":[\"%s\"]}", m1);
+    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    snprintf(path, sizeof(path), "/users/alice/statuses/%s", eu_it_json_str(&r, "id"));
+    const char *h[] = {"Accept: application/activity+json", NULL};
+    ck_assert_int_eq(eu_it_http_raw(&r, "GET", w.s->public_port, HOST, path, h, NULL), 0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "attachment")), 1);
+    EU_IT_EXPECT_JSTR(&r, "attachment.0.type", "Document");
+    EU_IT_EXPECT_JSTR(&r, "attachment.0.mediaType", "image/jpeg");
+    EU_IT_EXPECT_JSTR(&r, "attachment.0.name", "a cat");
+    EU_IT_EXPECT_JSTR(&r, "attachment.0.blurhash", "LEHV6nWB2yk8pyo0adR*.7kCMdnj");
+    EU_IT_EXPECT_JINT(&r, "attachment.0.width", 640);
+    EU_IT_EXPECT_JINT(&r, "attachment.0.height", 480);
+    ck_assert(json_real_value(eu_it_jpath(r.json, "attachment.0.focalPoint.0")) == 0.5);
+    ck_assert(json_real_value(eu_it_jpath(r.json, "attachment.0.focalPoint.1")) == -0.25);
+    char want[256];
+    snprintf(want, sizeof(want), "/system/%s/media_attachments/%s/original.jpg", w.tid, m1);
+    const char *url = json_string_value(eu_it_jpath(r.json, "attachment.0.url"));
+    ck_assert_msg(url && strstr(url, want), "url %s", url);
+    eu_it_resp_free(&r);
+    free(m1);
     world_stop(&w);
 }
 END_TEST
@@ -448,5 +502,6 @@ main(void)
     EU_IT_ADD_TCASE(s, delete_removes_media, TIMEOUT);
     EU_IT_ADD_TCASE(s, scheduled_with_media, TIMEOUT);
     EU_IT_ADD_TCASE(s, unattached_cleanup, TIMEOUT);
+    EU_IT_ADD_TCASE(s, note_attachment, TIMEOUT);
     return eu_it_run_suite(s);
 }
