@@ -55,7 +55,7 @@ struct eu_config {
     int poll_min_expires_s;    /* 300: shortest poll[expires_in] accepted */
     /* [limits] */
     size_t max_body_bytes;   /* 1 MiB: any route's body, unless the route takes uploads */
-    size_t max_upload_bytes; /* 5 MiB: a body of a route flagged EU_ROUTE_UPLOAD */
+    size_t max_upload_bytes; /* 17 MiB: a body of a route flagged EU_ROUTE_UPLOAD */
     size_t max_header_bytes; /* 16 KiB */
     int request_timeout_s;  /* 30: a connection idle (or stalled mid-read/write) this long closes */
     int header_timeout_s;   /* 10: from accept (or a request's first byte) to the end of headers */
@@ -91,6 +91,23 @@ struct eu_config {
      * follows the list, as KEY_LIST fields must. */
     char **fed_hosts;
     size_t n_fed_hosts;
+    /* [media]: uploads (src/api/media.c) and where their files live
+     * (include/eunha/mediastore.h). The size limits published in the
+     * instance entities are these, cut to what max_upload_bytes lets
+     * through (eu_media_limit()). */
+    char *media_storage;             /* "local" or "s3" */
+    char *media_root;                /* "media": local files; relative to the config's directory */
+    size_t media_image_size_limit;   /* 16 MiB, as Mastodon */
+    size_t media_video_size_limit;   /* 99 MiB, as Mastodon (video and audio) */
+    size_t media_image_matrix_limit; /* 33177600 pixels (Mastodon's 7680x4320) */
+    int media_preview_max_side;      /* 640: the WebP preview fits this square */
+    int media_preview_quality;       /* 80: WebP quality of the preview */
+    int media_original_quality;      /* 90: quality of a re-encoded original */
+    int media_cpu_budget_ms;         /* 20000: one image's processing, then "too large"; 0 none */
+    size_t
+        media_process_inline_bytes;   /* 8 MiB: v2 images this small are processed in the request */
+    size_t media_default_quota_bytes; /* 1 GiB per tenant unless its row says; 0 unlimited */
+    int media_description_limit;      /* 1500 characters, as Mastodon */
 };
 
 /* Fills cfg with the defaults. Release with eu_config_release(). */

@@ -176,6 +176,12 @@ void eu_req_reply_db_error(struct eu_req *req, enum eu_db_status status);
 void eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, const char *body,
                       size_t len);
 
+/* Sends body (an evbuffer the reply takes and frees; it may hold file
+ * segments from evbuffer_add_file()) with the given content type. */
+struct evbuffer;
+void eu_req_reply_buffer(struct eu_req *req, int status, const char *content_type,
+                         struct evbuffer *body);
+
 /*
  * Running a statement for a request.
  *

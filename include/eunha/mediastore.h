@@ -15,12 +15,17 @@
  */
 #ifndef EUNHA_MEDIASTORE_H
 #define EUNHA_MEDIASTORE_H
+#include <stdbool.h>
 #include <stddef.h>
 
 struct eu_app;
 
 /* rc 0: done; -1: failed (already logged with the key). */
 typedef void (*eu_store_done_cb)(int rc, void *arg);
+/* rc 0: data (heap memory the callback now owns and frees; NULL when rc is
+ * -1) holds the len bytes of the file; -1: missing, too large or failed
+ * (logged). */
+typedef void (*eu_store_got_cb)(int rc, unsigned char *data, size_t len, void *arg);
 
 /*
  * A backend. impl is its own state. put must not take data: the caller
@@ -41,6 +46,12 @@ struct eu_store_ops {
      */
     char *(*url)(void *impl, const char *base_url, const char *key);
     void (*free)(void *impl);
+    /*
+     * Reads key back whole (a raw upload, for the media_process job), at
+     * most max_len bytes. Added after the contract: a backend may leave it
+     * NULL, and eu_store_get() then fails. cb runs later on the loop.
+     */
+    void (*get)(void *impl, const char *key, size_t max_len, eu_store_got_cb cb, void *arg);
 };
 
 struct eu_store {
@@ -71,15 +82,32 @@ eu_store_url(struct eu_store *s, const char *base_url, const char *key)
     return s->ops->url(s->impl, base_url, key);
 }
 
+/* eu_store_ops.get: returns 0 (cb runs later), or -1 at once, calling
+ * nothing, for a backend without one. */
+int eu_store_get(struct eu_store *s, const char *key, size_t max_len, eu_store_got_cb cb,
+                 void *arg);
+
+/* Whether key is one a store accepts: relative, made of [A-Za-z0-9._-]
+ * segments split by single '/', no "." or ".." segment. Every backend
+ * refuses others (the callback gets -1). */
+bool eu_store_key_is_valid(const char *key);
+
+/*
+ * The local backend's file for key under root ([media] root), or NULL for
+ * an invalid key. Heap memory the caller frees. For serving /system/
+ * (src/media/serve.c).
+ */
+char *eu_store_local_path(const char *root, const char *key);
+
 /*
  * The S3 backend (src/media/store_s3.c), used by eu_store_new when
  * [media] storage = "s3". Returns impl for eu_store_s3_ops, or NULL (logged)
  * when [media.s3] is incomplete.
  */
 struct eu_s3_config {
-    const char *endpoint;   /* "https://s3.example.com" or "http://127.0.0.1:4568" */
+    const char *endpoint; /* "https://s3.example.com" or "http://127.0.0.1:4568" */
     const char *bucket;
-    const char *region;     /* "us-east-1" */
+    const char *region; /* "us-east-1" */
     const char *access_key;
     const char *secret_key;
     const char *public_url; /* base of public URLs; default endpoint + "/" + bucket */

@@ -58,6 +58,9 @@ enum eu_queue_id {
     /* "deliver": ActivityPub deliveries (src/ap/deliver.c), apart so a
      * burst of them does not hold back a tenant's other background work. */
     EU_QUEUE_DELIVER,
+    /* "media": processing uploads (src/media/process_job.c), apart so a
+     * burst of big images does not hold back deliveries or purges. */
+    EU_QUEUE_MEDIA,
     EU_QUEUE_MAX
 };
 

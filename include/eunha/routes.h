@@ -22,6 +22,7 @@ extern const struct eu_route
 extern const struct eu_route
     eu_social_routes[]; /* social.c: notifications, markers, filters, search... */
 extern const struct eu_route eu_timed_routes[]; /* scheduled.c: scheduled statuses, polls */
+extern const struct eu_route eu_media_routes[]; /* media.c: uploads, /system/ files */
 
 /* The per-group tables above, NULL-terminated. */
 extern const struct eu_route *const eu_route_tables[];

@@ -83,6 +83,9 @@ extern const struct eu_sql eu_queue_ping_sql[];
 extern const struct eu_sql eu_ingest_sql[];          /* ap/ingest_store.c */
 extern const struct eu_sql eu_ap_account_keys_sql[]; /* ap/account_keys.c */
 
+/* media/: api/media.c (uploads, the media_process job) */
+extern const struct eu_sql eu_media_sql[];
+
 /* The tables above, NULL-terminated (src/http/statements.c). */
 extern const struct eu_sql *const eu_sql_tables[];
 

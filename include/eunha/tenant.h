@@ -53,6 +53,9 @@ struct eu_tenant_limits {
     int min_connections; /* -1 means unset, since 0 is a real value */
     int acquire_timeout_s;
     int idle_timeout_s;
+    /* [media] storage quota in bytes: -1 follows the config's
+     * default_quota_bytes, 0 is unlimited (control migration 0002). */
+    long long media_quota_bytes;
 };
 
 struct eu_tenant {
@@ -165,7 +168,7 @@ void eu_tenant_unref(struct eu_tenant *t);
     "coalesce(t.acquire_timeout_seconds, 0), coalesce(t.idle_timeout_seconds, 0), "                \
     "to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "              \
     "to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "              \
-    "p.name, p.kind = 'dedicated'"
+    "p.name, p.kind = 'dedicated', coalesce(t.media_quota_bytes, -1)"
 #define EU_TENANT_FROM "tenants t JOIN placements p ON p.id = t.placement_id"
 
 /* Fills out from row of res (selected with EU_TENANT_COLUMNS). The strings

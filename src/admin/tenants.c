@@ -21,6 +21,7 @@
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/mediaapi.h"
 #include "eunha/mem.h"
 #include "eunha/net.h"
 #include "eunha/sql.h"
@@ -32,6 +33,7 @@ static const char *const state_names[] = {"active", "suspended", "deleting"};
  * (tenants, placements) stay beside their calls. */
 enum {
     ADMIN_TENANTS_REGISTRATIONS,
+    ADMIN_TENANTS_MEDIA_USAGE,
 };
 
 const struct eu_sql eu_admin_tenants_sql[] = {
@@ -40,6 +42,10 @@ const struct eu_sql eu_admin_tenants_sql[] = {
          "INSERT INTO settings (tenant_id, key, value) VALUES ($1,"
          " 'registrations_mode', to_jsonb($2::text)) ON CONFLICT (tenant_id, key)"
          " DO UPDATE SET value = excluded.value"},
+    /* Kept by the media_attachments trigger (tenant migration 0025). */
+    [ADMIN_TENANTS_MEDIA_USAGE] = {"admin_tenants.media_usage",
+                                   "SELECT coalesce((SELECT c.media_bytes FROM instance_counters c"
+                                   " WHERE c.tenant_id = $1), 0)"},
     {0},
 };
 
@@ -488,6 +494,45 @@ eu_admin_tenants_list(struct eu_req *req)
 
 /* ---- GET /admin/v1/tenants/:domain ---- */
 
+/* The tenant with its media quota and, when usage is not NULL, the bytes
+ * its media files take. New reference. */
+static json_t *
+tenant_media_json(struct eu_req *req, struct eu_tenant *t, const char *usage)
+{
+    json_t *o = eu_admin_tenant_json(req->app->registry, t, true);
+    json_object_set_new(o, "media_quota_bytes", json_integer(eu_media_quota(req->app->cfg, t)));
+    json_object_set_new(o, "media_usage_bytes",
+                        usage ? json_integer(strtoll(usage, NULL, 10)) : json_null());
+    return o;
+}
+
+static void
+on_media_usage(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    eu_req_enter(req);
+    /* Without its database the rest of the answer still stands. */
+    const char *usage = st == EU_DB_OK && PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : NULL;
+    eu_req_reply_json(req, 200, tenant_media_json(req, req->tenant, usage));
+}
+
+/* Answers 200 with the tenant, reading its media usage from its placement
+ * first unless it is being deleted or moved. */
+static void
+reply_with_usage(struct eu_req *req, struct eu_tenant *t)
+{
+    if (t->state == EU_TENANT_DELETING || t->moving) {
+        eu_req_reply_json(req, 200, tenant_media_json(req, t, NULL));
+        return;
+    }
+    if (!req->tenant) {
+        eu_tenant_ref(t);
+        req->tenant = t; /* released with the request */
+    }
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, t),
+                    &eu_admin_tenants_sql[ADMIN_TENANTS_MEDIA_USAGE], 0, NULL, on_media_usage, req);
+}
+
 void
 eu_admin_tenants_show(struct eu_req *req)
 {
@@ -496,7 +541,7 @@ eu_admin_tenants_show(struct eu_req *req)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_req_reply_json(req, 200, eu_admin_tenant_json(req->app->registry, t, true));
+    reply_with_usage(req, t);
 }
 
 /* ---- PATCH /admin/v1/tenants/:domain ---- */
@@ -553,7 +598,9 @@ on_updated(PGresult *res, enum eu_db_status st, void *arg)
                         on_registrations_saved, c);
         return;
     }
-    eu_req_reply_json(req, 200, eu_admin_tenant_json(req->app->registry, t, true));
+    json_t *o = eu_admin_tenant_json(req->app->registry, t, true);
+    json_object_set_new(o, "media_quota_bytes", json_integer(eu_media_quota(req->app->cfg, t)));
+    eu_req_reply_json(req, 200, o);
 }
 
 /* Reads an optional integer field into a decimal string in the arena
@@ -594,7 +641,8 @@ eu_admin_tenants_update(struct eu_req *req)
                                         "min_connections",
                                         "acquire_timeout_seconds",
                                         "idle_timeout_seconds",
-                                        "registrations"};
+                                        "registrations",
+                                        "media_quota_bytes"};
     const char *key;
     json_t *val;
     json_object_foreach(body, key, val)
@@ -648,9 +696,28 @@ eu_admin_tenants_update(struct eu_req *req)
                            "Validation failed: min_connections must not exceed max_connections");
         return;
     }
+    /* media_quota_bytes: bytes, 0 unlimited, null back to the config's. */
+    json_t *quota_j = json_object_get(body, "media_quota_bytes");
+    const char *quota = NULL;
+    if (quota_j && !json_is_null(quota_j)) {
+        if (!json_is_integer(quota_j) || json_integer_value(quota_j) < 0) {
+            eu_req_reply_error(req, 422,
+                               "Validation failed: media_quota_bytes must be an integer of at "
+                               "least 0, or null");
+            return;
+        }
+        quota = eu_arena_sprintf(req->arena, "%lld", (long long)json_integer_value(quota_j));
+    }
     const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)t->id);
-    const char *params[] = {id,  state, title_j ? json_string_value(title_j) : NULL, maxc, minc,
-                            acq, idle};
+    const char *params[] = {id,
+                            state,
+                            title_j ? json_string_value(title_j) : NULL,
+                            maxc,
+                            minc,
+                            acq,
+                            idle,
+                            quota_j ? "true" : "false",
+                            quota};
     /* A tenant being deleted cannot be brought back by a PATCH. */
     eu_db_pool_query(req->app->control,
                      "WITH t AS (UPDATE tenants SET state = coalesce($2, state),"
@@ -659,10 +726,12 @@ eu_admin_tenants_update(struct eu_req *req)
                      " min_connections = coalesce($5::int, min_connections),"
                      " acquire_timeout_seconds = coalesce($6::int, acquire_timeout_seconds),"
                      " idle_timeout_seconds = coalesce($7::int, idle_timeout_seconds),"
+                     " media_quota_bytes = CASE WHEN $8::boolean THEN $9::bigint"
+                     " ELSE media_quota_bytes END,"
                      " updated_at = now() WHERE id = $1 AND state <> 'deleting' RETURNING *)"
                      " SELECT " EU_TENANT_COLUMNS
                      " FROM t JOIN placements p ON p.id = t.placement_id",
-                     7, params, on_updated, call);
+                     9, params, on_updated, call);
 }
 
 /* ---- DELETE /admin/v1/tenants/:domain?confirm=:domain ---- */

@@ -16,6 +16,7 @@
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/http.h"
+#include "eunha/mediaapi.h"
 #include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
@@ -76,32 +77,32 @@ load_stats(struct eu_req *req, stats_cb done)
 }
 
 static json_t *
-configuration(void)
+configuration(const struct eu_config *cfg)
 {
-    return json_pack(
-        "{s:{s:i,s:i}, s:{s:i,s:i,s:i}, s:{s:[s,s,s,s,s,s], s:i,s:i,s:i,s:i,s:i,s:i},"
-        " s:{s:i,s:i,s:i,s:i}, s:{s:b}}",
-        "accounts", "max_featured_tags", 10, "max_pinned_statuses", 5, "statuses", "max_characters",
-        500, "max_media_attachments", 4, "characters_reserved_per_url", 23, "media_attachments",
-        "supported_mime_types", "image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4",
-        "audio/mpeg", "image_size_limit", 16777216, "image_matrix_limit", 33177600,
-        "video_size_limit", 103809024, "video_frame_rate_limit", 120, "video_matrix_limit", 8294400,
-        "description_limit", 1500, "polls", "max_options", 4, "max_characters_per_option", 50,
-        "min_expiration", 300, "max_expiration", 2629746, "translation", "enabled", 0);
+    json_t *c =
+        json_pack("{s:{s:i,s:i}, s:{s:i,s:i,s:i}, s:{s:i,s:i,s:i,s:i}, s:{s:b}}", "accounts",
+                  "max_featured_tags", 10, "max_pinned_statuses", 5, "statuses", "max_characters",
+                  500, "max_media_attachments", 4, "characters_reserved_per_url", 23, "polls",
+                  "max_options", 4, "max_characters_per_option", 50, "min_expiration", 300,
+                  "max_expiration", 2629746, "translation", "enabled", 0);
+    /* From [media], as uploads are held to them (src/api/media.c). */
+    json_object_set_new(c, "media_attachments", eu_media_config_json(cfg));
+    return c;
 }
 
 static void
 reply_v1(struct eu_req *req, const struct stats *st)
 {
     const struct eu_tenant *t = req->tenant;
-    json_t *body = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:{}, s:{s:I,s:I,s:I}, s:n, s:[s], s:b, s:b, s:b,"
-        " s:o, s:n, s:[]}",
-        "uri", t->domain, "title", t->title, "short_description", "", "description", "", "email",
-        "", "version", EU_MASTODON_VERSION, "urls", "stats", "user_count", st->users,
-        "status_count", st->statuses, "domain_count", st->domains, "thumbnail", "languages", "en",
-        "registrations", st->registrations, "approval_required", st->approval_required,
-        "invites_enabled", 0, "configuration", configuration(), "contact_account", "rules");
+    json_t *body =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:{}, s:{s:I,s:I,s:I}, s:n, s:[s], s:b, s:b, s:b,"
+                  " s:o, s:n, s:[]}",
+                  "uri", t->domain, "title", t->title, "short_description", "", "description", "",
+                  "email", "", "version", EU_MASTODON_VERSION, "urls", "stats", "user_count",
+                  st->users, "status_count", st->statuses, "domain_count", st->domains, "thumbnail",
+                  "languages", "en", "registrations", st->registrations, "approval_required",
+                  st->approval_required, "invites_enabled", 0, "configuration",
+                  configuration(req->app->cfg), "contact_account", "rules");
     eu_req_reply_json(req, 200, body);
 }
 
@@ -115,7 +116,7 @@ static void
 reply_v2(struct eu_req *req, const struct stats *st)
 {
     const struct eu_tenant *t = req->tenant;
-    json_t *conf = configuration();
+    json_t *conf = configuration(req->app->cfg);
     json_object_set_new(conf, "urls", json_object());
     const char *base = eu_req_base_url(req);
     char thumb[600];

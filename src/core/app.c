@@ -31,6 +31,7 @@
 #include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/mediastore.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
 #include "eunha/queue.h"
@@ -426,6 +427,10 @@ app_release(struct eu_app *app)
     app->fetch = NULL;
     eu_db_pool_free(app->control);
     eu_redis_free(app->redis);
+    /* Its operations still queued carry their own paths and finish in
+     * eu_cpupool_free() below. */
+    eu_store_free(app->store);
+    app->store = NULL;
     /* Let deferred frees (pool pumps, hiredis callbacks) run. */
     if (app->base)
         for (int i = 0; i < 4; i++)
@@ -491,6 +496,8 @@ eu_app_serve(const char *config_path, const char *ready_file)
     struct eu_fetch_config fetch_cfg;
     eu_fetch_config_from(&fetch_cfg, app.cfg);
     if (!(app.fetch = eu_fetch_client_new(app.base, &fetch_cfg)))
+        goto out;
+    if (!(app.store = eu_store_new(&app)))
         goto out;
     if (!(app.http = eu_http_server_new(&app)))
         goto out;

@@ -56,6 +56,7 @@ static const char *check_redis_prefix(const char *v);
 static const char *check_log_level(const char *v);
 static const char *check_proxy(const char *v);
 static const char *check_host_map(const char *v);
+static const char *check_storage(const char *v);
 
 #define F(field) offsetof(struct eu_config, field)
 
@@ -131,6 +132,20 @@ static const struct key keys[] = {
     {"federation.host_unavailable_after_seconds", KEY_INT, F(fed_host_unavailable_after_s), 1,
      INT_MAX, NULL, NULL},
     {"federation.hosts", KEY_LIST, F(fed_hosts), 0, 0, check_host_map, NULL},
+    /* [media] */
+    {"media.storage", KEY_STRING, F(media_storage), 0, 0, check_storage, NULL},
+    {"media.root", KEY_STRING, F(media_root), 0, 0, check_nonempty, NULL},
+    {"media.image_size_limit", KEY_SIZE, F(media_image_size_limit), 1024, INT64_MAX, NULL, NULL},
+    {"media.video_size_limit", KEY_SIZE, F(media_video_size_limit), 1024, INT64_MAX, NULL, NULL},
+    {"media.image_matrix_limit", KEY_SIZE, F(media_image_matrix_limit), 1, 1000000000, NULL, NULL},
+    {"media.preview_max_side", KEY_INT, F(media_preview_max_side), 16, 4096, NULL, NULL},
+    {"media.preview_quality", KEY_INT, F(media_preview_quality), 1, 100, NULL, NULL},
+    {"media.original_quality", KEY_INT, F(media_original_quality), 1, 100, NULL, NULL},
+    {"media.cpu_budget_ms", KEY_INT, F(media_cpu_budget_ms), 0, INT_MAX, NULL, NULL},
+    {"media.process_inline_bytes", KEY_SIZE, F(media_process_inline_bytes), 0, INT64_MAX, NULL,
+     NULL},
+    {"media.default_quota_bytes", KEY_SIZE, F(media_default_quota_bytes), 0, INT64_MAX, NULL, NULL},
+    {"media.description_limit", KEY_INT, F(media_description_limit), 1, 100000, NULL, NULL},
 };
 
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -164,6 +179,12 @@ check_scheme(const char *v)
 {
     return strcmp(v, "http") == 0 || strcmp(v, "https") == 0 ? NULL
                                                              : "must be \"http\" or \"https\"";
+}
+
+static const char *
+check_storage(const char *v)
+{
+    return strcmp(v, "local") == 0 || strcmp(v, "s3") == 0 ? NULL : "must be \"local\" or \"s3\"";
 }
 
 static const char *
@@ -340,9 +361,9 @@ eu_config_init_defaults(struct eu_config *cfg)
      * held whole in memory before its handler runs, and parsed on the loop
      * thread, so the general limit stays small. */
     cfg->max_body_bytes = 1024 * 1024;
-    /* An avatar and a header in one update_credentials, at Mastodon's 2 MB
-     * each, with room for the rest of the form. */
-    cfg->max_upload_bytes = 5 * 1024 * 1024;
+    /* An image at [media] image_size_limit (16 MiB) with room for the rest
+     * of the form; also an avatar and a header in one update_credentials. */
+    cfg->max_upload_bytes = 17 * 1024 * 1024;
     cfg->max_header_bytes = 16 * 1024;
     cfg->request_timeout_s = 30;
     cfg->header_timeout_s = 10;
@@ -373,6 +394,20 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->fed_max_redirects = 3;
     /* Mastodon marks a domain unavailable after a week of failures. */
     cfg->fed_host_unavailable_after_s = 7 * 86400;
+    cfg->media_storage = eu_xstrdup("local");
+    cfg->media_root = eu_xstrdup("media");
+    cfg->media_image_size_limit = 16 * 1024 * 1024;
+    cfg->media_video_size_limit = 99 * 1024 * 1024;
+    cfg->media_image_matrix_limit = 33177600;
+    cfg->media_preview_max_side = 640;
+    cfg->media_preview_quality = 80;
+    cfg->media_original_quality = 90;
+    /* A 12-megapixel JPEG takes about a second; a decoder stuck far past
+     * that is a crafted file, and it holds a CPU-pool thread. */
+    cfg->media_cpu_budget_ms = 20000;
+    cfg->media_process_inline_bytes = 8 * 1024 * 1024;
+    cfg->media_default_quota_bytes = (size_t)1024 * 1024 * 1024;
+    cfg->media_description_limit = 1500;
 }
 
 void
@@ -718,6 +753,11 @@ eu_config_load(struct eu_config *cfg, const char *path, char *err, size_t errlen
         free(tmp.archive_dir);
         tmp.archive_dir = dir;
     }
+    if (tmp.media_root[0] != '/') {
+        char *dir = resolve_path(path, tmp.media_root);
+        free(tmp.media_root);
+        tmp.media_root = dir;
+    }
 
     eu_toml_doc_free(doc);
     free(text);
@@ -843,6 +883,19 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
         print_string(out, cfg->fed_hosts[i]);
     }
     fputs("]\n", out);
+    fputs("\n[media]\nstorage = ", out);
+    print_string(out, cfg->media_storage);
+    fputs("\nroot = ", out);
+    print_string(out, cfg->media_root);
+    fprintf(out,
+            "\nimage_size_limit = %zu\nvideo_size_limit = %zu\nimage_matrix_limit = %zu\n"
+            "preview_max_side = %d\npreview_quality = %d\noriginal_quality = %d\n"
+            "cpu_budget_ms = %d\nprocess_inline_bytes = %zu\ndefault_quota_bytes = %zu\n"
+            "description_limit = %d\n",
+            cfg->media_image_size_limit, cfg->media_video_size_limit, cfg->media_image_matrix_limit,
+            cfg->media_preview_max_side, cfg->media_preview_quality, cfg->media_original_quality,
+            cfg->media_cpu_budget_ms, cfg->media_process_inline_bytes,
+            cfg->media_default_quota_bytes, cfg->media_description_limit);
 
     free(db);
     free(redis);

@@ -222,6 +222,12 @@ eu_req_reply_raw(struct eu_req *req, int status, const char *content_type, const
     send_body(req, status, content_type, buf);
 }
 
+void
+eu_req_reply_buffer(struct eu_req *req, int status, const char *content_type, struct evbuffer *body)
+{
+    send_body(req, status, content_type, body);
+}
+
 /* What eu_req_json_splice() registered: the splices, and the two
  * references each holds (obj, text), dropped with the arena. */
 struct eu_req_splices {

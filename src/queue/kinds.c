@@ -11,6 +11,7 @@
 #include "eunha/apdeliver.h"
 #include "eunha/apkeys.h"
 #include "eunha/approcess.h"
+#include "eunha/mediaapi.h"
 #include "eunha/mediaclean.h"
 #include "eunha/statuses.h"
 
@@ -22,6 +23,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"ap_inbox", EU_QUEUE_DEFAULT, eu_ap_process_run},
     /* outgoing delivery (src/ap/deliver.c) */
     {"ap_deliver", EU_QUEUE_DELIVER, eu_ap_deliver_run},
+    /* uploads: original, preview, blurhash (src/media/process_job.c) */
+    {"media_process", EU_QUEUE_MEDIA, eu_media_process_run},
     /* files of removed media (src/media/cleanup.c) */
     {"media_files_delete", EU_QUEUE_DEFAULT, eu_media_files_delete_run},
 };

@@ -80,6 +80,7 @@
 static const char *const queue_names[EU_QUEUE_MAX] = {
     [EU_QUEUE_DEFAULT] = "default",
     [EU_QUEUE_DELIVER] = "deliver",
+    [EU_QUEUE_MEDIA] = "media",
 };
 
 struct place;

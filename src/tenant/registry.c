@@ -630,4 +630,5 @@ eu_tenant_from_row(const PGresult *res, int row, struct eu_tenant *out)
     out->updated_at = PQgetvalue(res, row, 11);
     out->placement = PQgetvalue(res, row, 12);
     out->dedicated = PQgetvalue(res, row, 13)[0] == 't';
+    out->limits.media_quota_bytes = strtoll(PQgetvalue(res, row, 14), NULL, 10);
 }

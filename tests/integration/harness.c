@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -177,6 +178,16 @@ kill_and_reap(struct eu_it_server *s)
     s->running = false;
 }
 
+static int
+remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
 static void
 remove_dir(struct eu_it_server *s)
 {
@@ -201,6 +212,10 @@ remove_dir(struct eu_it_server *s)
         closedir(d);
         rmdir(archives);
     }
+    /* The server's default [media] root, beside its config: a tree. */
+    char media[320];
+    snprintf(media, sizeof(media), "%s/media", s->dir);
+    nftw(media, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     rmdir(s->dir);
 }
 

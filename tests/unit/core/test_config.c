@@ -87,7 +87,9 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.scheduled_min_lead_s, 300);
     ck_assert_int_eq(cfg.poll_min_expires_s, 300);
     ck_assert_uint_eq(cfg.max_body_bytes, 1048576);
-    ck_assert_uint_eq(cfg.max_upload_bytes, 5242880);
+    ck_assert_uint_eq(cfg.max_upload_bytes, 17825792);
+    ck_assert_uint_eq(cfg.media_image_size_limit, 16777216);
+    ck_assert_str_eq(cfg.media_storage, "local");
     ck_assert_uint_eq(cfg.max_header_bytes, 16384);
     ck_assert_int_eq(cfg.request_timeout_s, 30);
     ck_assert_int_eq(cfg.json_max_depth, 16);
@@ -487,7 +489,7 @@ START_TEST(test_print_masks_secrets)
     ck_assert_ptr_nonnull(strstr(out, "url = \"redis://:********@r:6379/0\"\n"));
     ck_assert_ptr_nonnull(strstr(out, "trusted_proxies = [\"10.0.0.0/8\"]\n"));
     ck_assert_ptr_nonnull(strstr(out, "[database_pool]\nmax_connections = 2\n"));
-    ck_assert_ptr_nonnull(strstr(out, "max_body_bytes = 1048576\nmax_upload_bytes = 5242880\n"));
+    ck_assert_ptr_nonnull(strstr(out, "max_body_bytes = 1048576\nmax_upload_bytes = 17825792\n"));
     ck_assert_ptr_nonnull(strstr(out, "[log]\nlevel = \"info\"\n"));
     ck_assert_ptr_nonnull(strstr(out, "archive_dir = \"/tmp/archives\"\n"));
     free(out);

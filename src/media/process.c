@@ -1,0 +1,142 @@
+/*
+ * One image from uploaded bytes to stored files (include/eunha/mediaapi.h):
+ * eu_image_process() on the CPU pool, then the original and the WebP
+ * preview put in the store side by side. Shared by the upload request
+ * (small images, processed while the client waits) and the media_process
+ * job (the rest), which differ only in how they record the outcome.
+ */
+#include "eunha/mediaapi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/config.h"
+#include "eunha/cpupool.h"
+#include "eunha/log.h"
+#include "eunha/mediastore.h"
+#include "eunha/mem.h"
+
+struct eu_media_work *
+eu_media_work_new(struct eu_app *app, int64_t tenant_id, const char *media_id,
+                  const unsigned char *data, size_t len, eu_media_work_cb done, void *arg)
+{
+    struct eu_media_work *w = eu_xcalloc(1, sizeof(*w));
+    w->app = app;
+    w->tenant_id = tenant_id;
+    snprintf(w->media_id, sizeof(w->media_id), "%s", media_id);
+    w->data = data;
+    w->len = len;
+    w->done = done;
+    w->arg = arg;
+    return w;
+}
+
+void
+eu_media_work_free(struct eu_media_work *w)
+{
+    if (!w)
+        return;
+    eu_image_result_free(&w->img);
+    free(w->original_key);
+    free(w->small_key);
+    free(w->meta);
+    free(w);
+}
+
+/* Runs on a pool thread: only w and the config's numbers, read once. */
+static void
+process_work(void *arg)
+{
+    struct eu_media_work *w = arg;
+    const struct eu_config *cfg = w->app->cfg;
+    struct eu_image_limits lim = {
+        .max_pixels = cfg->media_image_matrix_limit,
+        .preview_max_side = cfg->media_preview_max_side,
+        .preview_quality = cfg->media_preview_quality,
+        .original_quality = cfg->media_original_quality,
+        .cpu_budget_ms = (uint64_t)cfg->media_cpu_budget_ms,
+    };
+    if (eu_image_process(w->data, w->len, &lim, &w->img, w->err, sizeof(w->err)) < 0) {
+        w->rc = -1;
+        if (!w->err[0])
+            snprintf(w->err, sizeof(w->err), "Validation failed: File could not be processed");
+    }
+}
+
+static void
+size_json(char *out, size_t n, int width, int height)
+{
+    snprintf(out, n, "{\"width\": %d, \"height\": %d, \"size\": \"%dx%d\", \"aspect\": %.17g}",
+             width, height, width, height, height > 0 ? (double)width / height : 0.0);
+}
+
+static void
+make_meta(struct eu_media_work *w)
+{
+    char orig[256], small[256], anim[128] = "";
+    size_json(orig, sizeof(orig), w->img.width, w->img.height);
+    size_json(small, sizeof(small), w->img.small_width, w->img.small_height);
+    if (w->img.type == EU_MEDIA_TYPE_GIFV && w->img.fps > 0) {
+        /* Mastodon's gifv original also carries its timing. */
+        size_t n = strlen(orig);
+        snprintf(anim, sizeof(anim), ", \"frame_rate\": \"%.0f/1\", \"duration\": %.3f}",
+                 w->img.fps, w->img.duration_s);
+        orig[n - 1] = '\0';
+        w->meta = eu_xasprintf("{\"original\": %s%s, \"small\": %s}", orig, anim, small);
+        return;
+    }
+    w->meta = eu_xasprintf("{\"original\": %s, \"small\": %s}", orig, small);
+}
+
+static void
+on_cleaned(int rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+}
+
+static void
+on_put(int rc, void *arg)
+{
+    struct eu_media_work *w = arg;
+    if (rc < 0)
+        w->puts_failed++;
+    if (--w->puts_pending > 0)
+        return;
+    if (w->puts_failed) {
+        /* Neither file alone is of use: take back what was stored. */
+        eu_store_del(w->app->store, w->original_key, on_cleaned, NULL);
+        eu_store_del(w->app->store, w->small_key, on_cleaned, NULL);
+        w->rc = -2;
+        snprintf(w->err, sizeof(w->err), "Cannot store the file; try again shortly");
+    }
+    w->done(w);
+}
+
+static void
+process_done(void *arg)
+{
+    struct eu_media_work *w = arg;
+    if (w->rc < 0) {
+        w->done(w);
+        return;
+    }
+    make_meta(w);
+    w->original_key = eu_xasprintf("%lld/media_attachments/%s/original.%s", (long long)w->tenant_id,
+                                   w->media_id, w->img.original_ext);
+    w->small_key =
+        eu_xasprintf("%lld/media_attachments/%s/small.webp", (long long)w->tenant_id, w->media_id);
+    w->puts_pending = 2;
+    eu_store_put(w->app->store, w->original_key, w->img.original, w->img.original_len,
+                 w->img.original_mime, on_put, w);
+    eu_store_put(w->app->store, w->small_key, w->img.small, w->img.small_len, "image/webp", on_put,
+                 w);
+}
+
+void
+eu_media_work_start(struct eu_media_work *w)
+{
+    eu_cpupool_submit(w->app->cpu, process_work, process_done, w);
+}

@@ -1,0 +1,167 @@
+/*
+ * The "media_process" job (queue "media"): turns an image stored raw by
+ * POST /api/v2/media into its original and WebP preview
+ * (include/eunha/mediaapi.h). Payload {"media_id": "..."}.
+ *
+ * The job reads its row first and does nothing unless the row is still
+ * 'processing', so a job that runs twice (its worker died after the work)
+ * or whose upload was deleted meanwhile is harmless. While the image is on
+ * the CPU pool the job lets go of its turn (eu_job_detach()), so one big
+ * image does not hold the tenant's other media jobs or a connection.
+ *
+ * A file that cannot be processed is not retried: its row turns 'failed'
+ * (GET answers 422) holding no files and no bytes, and the raw upload is
+ * deleted. A store that fails is retried with the queue's backoff.
+ */
+#include "eunha/mediaapi.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/config.h"
+#include "eunha/db.h"
+#include "eunha/log.h"
+#include "eunha/mediastore.h"
+#include "eunha/mem.h"
+#include "eunha/queue.h"
+#include "eunha/sql.h"
+#include "eunha/tenant.h"
+
+struct run {
+    struct eu_job *job;
+    char id[24];
+    char *raw_key;
+    unsigned char *raw;
+    struct eu_media_work *w;
+};
+
+static void
+run_finish(struct run *r, const char *error)
+{
+    struct eu_job *job = r->job;
+    eu_media_work_free(r->w);
+    free(r->raw);
+    free(r->raw_key);
+    free(r);
+    eu_job_done(job, error);
+}
+
+static void
+on_cleaned(int rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+}
+
+static void
+on_recorded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct run *r = arg;
+    if (st != EU_DB_OK) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "cannot record media %s: %s", r->id,
+                 res ? PQresultErrorMessage(res) : "database unavailable");
+        /* The stored files are found again by the next attempt's keys. */
+        run_finish(r, msg);
+        return;
+    }
+    struct eu_app *app = eu_job_app(r->job);
+    if (r->w && r->w->rc == 0 && PQntuples(res) == 0) {
+        /* The upload went while it was processed. */
+        eu_store_del(app->store, r->w->original_key, on_cleaned, NULL);
+        eu_store_del(app->store, r->w->small_key, on_cleaned, NULL);
+    }
+    eu_store_del(app->store, r->raw_key, on_cleaned, NULL);
+    run_finish(r, NULL);
+}
+
+static void
+on_work_done(struct eu_media_work *w)
+{
+    struct run *r = w->arg;
+    free(r->raw); /* the work is done with it */
+    r->raw = NULL;
+    if (w->rc == -2) {
+        run_finish(r, w->err);
+        return;
+    }
+    if (w->rc == -1) {
+        eu_log_info("media", "media %s cannot be processed: %s", r->id, w->err);
+        const char *p[] = {r->id, w->err};
+        eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_FAILED], 2, p, on_recorded, r);
+        return;
+    }
+    char fsize[24], psize[24];
+    snprintf(fsize, sizeof(fsize), "%zu", w->img.original_len);
+    snprintf(psize, sizeof(psize), "%zu", w->img.small_len);
+    const char *p[] = {r->id,
+                       eu_media_type_name(w->img.type),
+                       w->meta,
+                       w->img.blurhash,
+                       w->original_key,
+                       w->img.original_mime,
+                       fsize,
+                       w->small_key,
+                       psize};
+    eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], 9, p, on_recorded, r);
+}
+
+static void
+on_got(int rc, unsigned char *data, size_t len, void *arg)
+{
+    struct run *r = arg;
+    if (rc < 0) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "cannot read the upload '%s'", r->raw_key);
+        run_finish(r, msg);
+        return;
+    }
+    r->raw = data;
+    struct eu_app *app = eu_job_app(r->job);
+    r->w = eu_media_work_new(app, eu_job_tenant(r->job)->id, r->id, data, len, on_work_done, r);
+    eu_media_work_start(r->w);
+}
+
+static void
+on_row(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct run *r = arg;
+    if (st != EU_DB_OK) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "cannot read media %s: %s", r->id,
+                 res ? PQresultErrorMessage(res) : "database unavailable");
+        run_finish(r, msg);
+        return;
+    }
+    if (PQntuples(res) == 0 || strcmp(PQgetvalue(res, 0, 0), "processing") != 0 ||
+        PQgetisnull(res, 0, 1)) {
+        run_finish(r, NULL); /* deleted, or done by an earlier run */
+        return;
+    }
+    r->raw_key = eu_xstrdup(PQgetvalue(res, 0, 1));
+    struct eu_app *app = eu_job_app(r->job);
+    eu_job_detach(r->job);
+    if (eu_store_get(app->store, r->raw_key, eu_media_limit(app->cfg, EU_MEDIA_TYPE_IMAGE), on_got,
+                     r) < 0)
+        run_finish(r, "the media store cannot read files back");
+}
+
+void
+eu_media_process_run(struct eu_job *job)
+{
+    struct run *r = eu_xcalloc(1, sizeof(*r));
+    r->job = job;
+    const char *id = json_string_value(json_object_get(eu_job_payload(job), "media_id"));
+    if (!id || strlen(id) >= sizeof(r->id)) {
+        free(r);
+        eu_job_done(job, "payload without media_id");
+        return;
+    }
+    snprintf(r->id, sizeof(r->id), "%s", id);
+    const char *p[] = {r->id};
+    eu_job_stmt(job, &eu_media_sql[EU_MEDIA_SQL_JOB], 1, p, on_row, r);
+}
