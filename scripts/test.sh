@@ -33,16 +33,18 @@ BUILD=${EUNHA_BUILD_DIR:-build-test}
 cmake -S . -B "$BUILD" -DEUNHA_TESTS=ON -DEUNHA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 cmake --build "$BUILD" -j"$JOBS"
 
-if [ -f tests/e2e/package.json ]; then
+# Node packages of the tests: masto.js (tests/e2e), s3rver (tests/s3).
+for dir in tests/e2e tests/s3; do
+  [ -f "$dir/package.json" ] || continue
   if ! command -v npm >/dev/null 2>&1; then
     eu_apt_install nodejs npm
   fi
-  if [ -f tests/e2e/package-lock.json ]; then
-    (cd tests/e2e && npm ci --no-audit --no-fund)
+  if [ -f "$dir/package-lock.json" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund)
   else
-    (cd tests/e2e && npm install --no-audit --no-fund)
+    (cd "$dir" && npm install --no-audit --no-fund)
   fi
-fi
+done
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/eunha-test.XXXXXX")
 # mktemp makes it 0700 root-only; initdb/postgres run as the postgres user.

@@ -74,6 +74,15 @@ struct eu_config {
     int render_cache_entries; /* 4096 rendered statuses and accounts kept, all tenants; 0 none */
     /* [log] */
     char *log_level; /* "info" */
+    /* [media.s3]: the S3 file store (eunha/mediastore.h, struct eu_s3_config).
+     * Strings NULL when unset; read only when [media] storage is "s3". */
+    char *s3_endpoint; /* "https://s3.example.com", "http://127.0.0.1:9000" */
+    char *s3_bucket;
+    char *s3_region; /* "us-east-1" */
+    char *s3_access_key;
+    char *s3_secret_key; /* also EUNHA_S3_SECRET_KEY; masked by eu_config_print */
+    char *s3_public_url; /* NULL: the bucket's own URL */
+    bool s3_path_style;  /* false: bucket.endpoint/key; true: endpoint/bucket/key */
     /* [federation]: the outbound HTTP client (include/eunha/fetch.h) */
     bool fed_allow_private_addresses; /* false: refuse loopback, private, link-local... peers */
     bool fed_allow_http;              /* false: https only */

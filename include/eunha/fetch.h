@@ -60,7 +60,9 @@ struct eu_fetch_config {
     size_t n_hosts;
 };
 
-enum eu_fetch_method { EU_FETCH_GET, EU_FETCH_POST };
+/* PUT and DELETE are for object stores (src/media/store_s3.c); a PUT
+ * sends body like a POST. */
+enum eu_fetch_method { EU_FETCH_GET, EU_FETCH_POST, EU_FETCH_PUT, EU_FETCH_DELETE };
 
 struct eu_fetch_req {
     enum eu_fetch_method method;
@@ -82,6 +84,18 @@ struct eu_fetch_req {
     /* The tenant's base URL for the User-Agent ("eunha/VERSION
      * (+https://a.example/)"), or NULL for "eunha/VERSION". */
     const char *ua_base;
+    /*
+     * For an operator-configured destination (the S3 endpoint of [media.s3]),
+     * not a URL that came from the network. trusted skips the
+     * private-address guard and allows http whatever [federation] says:
+     * such endpoints are often on loopback or a private network.
+     * aws_sigv4 ("aws:amz:us-east-1:s3", CURLOPT_AWS_SIGV4) signs the
+     * request with userpwd ("access_key:secret_key") as AWS Signature V4.
+     * All NULL/false for federation requests. Copied like the rest.
+     */
+    bool trusted;
+    const char *aws_sigv4;
+    const char *userpwd;
 };
 
 enum eu_fetch_error {

@@ -53,11 +53,12 @@ int eu_media_sniff(const unsigned char *data, size_t n, struct eu_media_sniff *o
 const char *eu_media_type_name(enum eu_media_type t);
 
 struct eu_image_limits {
-    uint64_t max_pixels;   /* of the original (width * height); e.g. 33177600 (Mastodon's 8K) */
-    int preview_max_side;  /* the preview fits in this square box, e.g. 640 (Mastodon: 640x640 area-ish) */
-    int preview_quality;   /* WebP quality of the preview, 0-100 */
-    int original_quality;  /* JPEG/WebP quality when the original is re-encoded, 0-100 */
-    uint64_t cpu_budget_ms;/* 0: none. Work past it fails with "too large". */
+    uint64_t max_pixels;    /* of the original (width * height); e.g. 33177600 (Mastodon's 8K) */
+    int preview_max_side;   /* the preview fits in this square box, e.g. 640 (Mastodon: 640x640
+                               area-ish) */
+    int preview_quality;    /* WebP quality of the preview, 0-100 */
+    int original_quality;   /* JPEG/WebP quality when the original is re-encoded, 0-100 */
+    uint64_t cpu_budget_ms; /* 0: none. Work past it fails with "too large". */
 };
 
 struct eu_image_result {

@@ -76,6 +76,9 @@ struct eu_fetch {
     bool https;
     bool allow_private; /* the client's setting when the transfer started */
     bool local;         /* to a tenant of this process, through its listener */
+    bool trusted;       /* an operator-configured destination (eu_fetch_req.trusted) */
+    char *aws_sigv4;    /* CURLOPT_AWS_SIGV4, or NULL */
+    char *userpwd;      /* CURLOPT_USERPWD with aws_sigv4, or NULL */
     /* Where [federation] hosts sends it (salen 0: nowhere special). */
     struct sockaddr_storage mapped_sa;
     socklen_t mapped_salen;
@@ -505,6 +508,10 @@ fetch_free(struct eu_fetch *f)
     free(f->url);
     free(f->body);
     free(f->user_agent);
+    free(f->aws_sigv4);
+    if (f->userpwd)
+        explicit_bzero(f->userpwd, strlen(f->userpwd));
+    free(f->userpwd);
     free(f->resp);
     free(f);
 }
@@ -841,7 +848,7 @@ activate(struct eu_fetch_client *c, struct eu_fetch *f)
     CURL *e = curl_easy_init();
     if (!e)
         return -1;
-    const char *protocols = cfg->allow_http ? "http,https" : "https";
+    const char *protocols = cfg->allow_http || f->trusted ? "http,https" : "https";
     int redirects = f->max_redirects < cfg->max_redirects ? f->max_redirects : cfg->max_redirects;
     if (redirects < 0)
         redirects = 0;
@@ -849,8 +856,8 @@ activate(struct eu_fetch_client *c, struct eu_fetch *f)
     if (f->max_bytes && f->max_bytes < max_bytes)
         max_bytes = f->max_bytes;
     f->max_bytes = max_bytes;
-    f->allow_private = cfg->allow_private_addresses;
-    f->local = c->is_local && c->local_salen && c->is_local(f->host, c->local_arg);
+    f->allow_private = cfg->allow_private_addresses || f->trusted;
+    f->local = !f->trusted && c->is_local && c->local_salen && c->is_local(f->host, c->local_arg);
     if (f->local) {
         /* A tenant of this process: its own listener, in plain http. The
          * Host header and any signature still name the URL as given. */
@@ -905,10 +912,21 @@ activate(struct eu_fetch_client *c, struct eu_fetch *f)
     if (f->https)
         curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, f->errbuf);
-    if (f->method == EU_FETCH_POST) {
+    if (f->method == EU_FETCH_POST || f->method == EU_FETCH_PUT) {
         curl_easy_setopt(e, CURLOPT_POST, 1L);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)f->body_len);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, f->body ? f->body : "");
+    }
+    /* A body given as POSTFIELDS under another verb: libcurl still sends it
+     * (and signs it for SigV4), which CURLOPT_UPLOAD would make a read
+     * callback's job. */
+    if (f->method == EU_FETCH_PUT)
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
+    else if (f->method == EU_FETCH_DELETE)
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+    if (f->aws_sigv4) {
+        curl_easy_setopt(e, CURLOPT_AWS_SIGV4, f->aws_sigv4);
+        curl_easy_setopt(e, CURLOPT_USERPWD, f->userpwd ? f->userpwd : "");
     }
     if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
         curl_easy_cleanup(e);
@@ -1156,6 +1174,9 @@ eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fet
     f->max_bytes = req->max_bytes;
     f->cb = cb;
     f->arg = arg;
+    f->trusted = req->trusted;
+    f->aws_sigv4 = eu_xstrdup(req->aws_sigv4);
+    f->userpwd = eu_xstrdup(req->userpwd);
     if (req->body) {
         f->body = eu_xmalloc(req->body_len + 1);
         memcpy(f->body, req->body, req->body_len);
@@ -1170,7 +1191,7 @@ eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fet
     }
     /* libcurl would wait for a 100 Continue before a large POST body; the
      * inboxes we post to do not send one. */
-    if (f->method == EU_FETCH_POST && !has_expect)
+    if ((f->method == EU_FETCH_POST || f->method == EU_FETCH_PUT) && !has_expect)
         f->headers = curl_slist_append(f->headers, "Expect:");
     if (!has_ua)
         f->user_agent = req->ua_base ? eu_xasprintf("eunha/" EUNHA_VERSION " (+%s)", req->ua_base)
@@ -1184,7 +1205,7 @@ eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fet
     if (url_split(f->url, scheme, sizeof scheme, f->host, sizeof f->host) < 0) {
         refuse(c, f, EU_FETCH_BAD_URL, "the URL does not parse or has no host");
     } else if (!(f->https = strcmp(scheme, "https") == 0) &&
-               !(strcmp(scheme, "http") == 0 && c->cfg.allow_http)) {
+               !(strcmp(scheme, "http") == 0 && (c->cfg.allow_http || f->trusted))) {
         refuse(c, f, EU_FETCH_BAD_URL, "only https URLs may be fetched");
     } else if (c->active < c->cfg.max_requests && host_has_room(c, f->host)) {
         /* Nothing waiting could start now (pump() ran after every change),

@@ -57,6 +57,7 @@ static const char *check_log_level(const char *v);
 static const char *check_proxy(const char *v);
 static const char *check_host_map(const char *v);
 static const char *check_storage(const char *v);
+static const char *check_s3_url(const char *v);
 
 #define F(field) offsetof(struct eu_config, field)
 
@@ -115,6 +116,14 @@ static const struct key keys[] = {
     {"tenants.dormant_after_seconds", KEY_INT, F(dormant_after_s), 0, INT_MAX, NULL, NULL},
     {"tenants.render_cache_entries", KEY_INT, F(render_cache_entries), 0, 1000000, NULL, NULL},
     {"log.level", KEY_STRING, F(log_level), 0, 0, check_log_level, NULL},
+    /* [media.s3]: the S3 file store (src/media/store_s3.c) */
+    {"media.s3.endpoint", KEY_STRING, F(s3_endpoint), 0, 0, check_s3_url, NULL},
+    {"media.s3.bucket", KEY_STRING, F(s3_bucket), 0, 0, NULL, NULL},
+    {"media.s3.region", KEY_STRING, F(s3_region), 0, 0, NULL, NULL},
+    {"media.s3.access_key", KEY_STRING, F(s3_access_key), 0, 0, NULL, NULL},
+    {"media.s3.secret_key", KEY_STRING, F(s3_secret_key), 0, 0, NULL, "EUNHA_S3_SECRET_KEY"},
+    {"media.s3.public_url", KEY_STRING, F(s3_public_url), 0, 0, check_s3_url, NULL},
+    {"media.s3.path_style", KEY_BOOL, F(s3_path_style), 0, 0, NULL, NULL},
     /* [federation]: the outbound HTTP client */
     {"federation.allow_private_addresses", KEY_BOOL, F(fed_allow_private_addresses), 0, 0, NULL,
      NULL},
@@ -242,6 +251,15 @@ check_proxy(const char *v)
 }
 
 /* "name=address:port" with an IP literal (no lookup when the client starts). */
+/* [media.s3] URLs are optional; when set they are http(s) URLs. */
+static const char *
+check_s3_url(const char *v)
+{
+    if (!v || strncmp(v, "https://", 8) == 0 || strncmp(v, "http://", 7) == 0)
+        return NULL;
+    return "must be an http:// or https:// URL";
+}
+
 static const char *
 check_host_map(const char *v)
 {
@@ -378,6 +396,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->dormant_after_s = 600;
     cfg->render_cache_entries = 4096;
     cfg->log_level = eu_xstrdup("info");
+    cfg->s3_region = eu_xstrdup("us-east-1");
     cfg->fed_allow_private_addresses = false;
     cfg->fed_allow_http = false;
     /* Enough for delivery fan-out without letting outbound sockets crowd
@@ -896,6 +915,22 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
             cfg->media_preview_max_side, cfg->media_preview_quality, cfg->media_original_quality,
             cfg->media_cpu_budget_ms, cfg->media_process_inline_bytes,
             cfg->media_default_quota_bytes, cfg->media_description_limit);
+
+    fputs("\n[media.s3]\n", out);
+    const char *s3_keys[] = {"endpoint", "bucket", "region", "access_key", "public_url"};
+    const char *s3_values[] = {cfg->s3_endpoint, cfg->s3_bucket, cfg->s3_region, cfg->s3_access_key,
+                               cfg->s3_public_url};
+    for (size_t i = 0; i < sizeof s3_keys / sizeof s3_keys[0]; i++) {
+        if (!s3_values[i]) {
+            fprintf(out, "# %s is not set\n", s3_keys[i]);
+            continue;
+        }
+        fprintf(out, "%s = ", s3_keys[i]);
+        print_string(out, s3_values[i]);
+        fputc('\n', out);
+    }
+    fputs(cfg->s3_secret_key ? "secret_key = \"" MASK "\"\n" : "# secret_key is not set\n", out);
+    fprintf(out, "path_style = %s\n", cfg->s3_path_style ? "true" : "false");
 
     free(db);
     free(redis);
