@@ -19,19 +19,18 @@ extern const struct eu_sql eu_media_cleanup_sql[];
 #define EU_MEDIA_MAX_PER_STATUS 4
 
 /*
- * SQL common table expressions md, mb, mj for a tenant statement: delete the
+ * SQL common table expressions md, mj for a tenant statement: delete the
  * tenant's media_attachments rows for which cond holds (an SQL condition on
- * the unaliased table), take their bytes off instance_counters.media_bytes
- * in the same statement, and queue one media_files_delete job (queue
+ * the unaliased table; their bytes leave instance_counters.media_bytes by
+ * the trigger of tenant migration 0025, in the same transaction), and
+ * queue one media_files_delete job (queue
  * "default") with their files' keys. mj has a row when a job was queued:
  * the caller then wakes the queue (eu_queue_wake(t, EU_QUEUE_DEFAULT, 0)).
  * Put it after "WITH ... ," and before the final SELECT.
  */
 #define EU_MEDIA_DELETE_CTES(cond)                                                                 \
     "md AS (DELETE FROM media_attachments WHERE tenant_id = $1 AND " cond                          \
-    " RETURNING file_key, preview_key, file_size + preview_size AS bytes),"                        \
-    " mb AS (UPDATE instance_counters SET media_bytes = greatest(media_bytes - (SELECT"            \
-    " sum(bytes) FROM md), 0) WHERE tenant_id = $1 AND EXISTS (SELECT 1 FROM md)),"                \
+    " RETURNING file_key, preview_key),"                                                          \
     " mj AS (INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT $1, 'default',"             \
     " 'media_files_delete', jsonb_build_object('keys', jsonb_agg(k.key)) FROM md CROSS JOIN"       \
     " LATERAL unnest(ARRAY[md.file_key, md.preview_key]) k(key) WHERE k.key IS NOT NULL"           \
