@@ -63,4 +63,11 @@ const char *eu_text_to_simple_html(struct eu_req *req, const char *text);
 struct json_t *eu_media_attachment_json(struct eu_app *app, const char *base_url,
                                         struct json_t *row);
 
+/*
+ * The URL of an avatar or header as accounts.avatar_url / header_url hold
+ * it: a remote account's URL as it is, a local account's store key as the
+ * store's URL under base_url. Heap memory the caller frees.
+ */
+char *eu_profile_image_url(struct eu_app *app, const char *base_url, const char *stored);
+
 #endif

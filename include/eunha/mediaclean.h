@@ -30,11 +30,19 @@ extern const struct eu_sql eu_media_cleanup_sql[];
  */
 #define EU_MEDIA_DELETE_CTES(cond)                                                                 \
     "md AS (DELETE FROM media_attachments WHERE tenant_id = $1 AND " cond                          \
-    " RETURNING file_key, preview_key),"                                                          \
-    " mj AS (INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT $1, 'default',"             \
-    " 'media_files_delete', jsonb_build_object('keys', jsonb_agg(k.key)) FROM md CROSS JOIN"       \
-    " LATERAL unnest(ARRAY[md.file_key, md.preview_key]) k(key) WHERE k.key IS NOT NULL"           \
-    " HAVING count(*) > 0 RETURNING id)"
+    " RETURNING file_key, preview_key), " EU_MEDIA_FILES_JOB_CTE(                                  \
+        "SELECT unnest(ARRAY[md.file_key, md.preview_key]) FROM md")
+
+/*
+ * SQL common table expression mj: one media_files_delete job for the store
+ * keys keys_query selects (one text column; NULLs and URLs, which are
+ * remote files, skipped), none when there are none.
+ */
+#define EU_MEDIA_FILES_JOB_CTE(keys_query)                                                         \
+    "mj AS (INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT $1, 'default',"              \
+    " 'media_files_delete', jsonb_build_object('keys', jsonb_agg(k.key)) FROM (" keys_query        \
+    ") k(key) WHERE k.key IS NOT NULL AND k.key NOT LIKE '%://%' HAVING count(*) > 0"              \
+    " RETURNING id)"
 
 /* The media_files_delete job (eu_job_kinds[]): deletes payload.keys from
  * the process's store; a key already gone counts as deleted. */

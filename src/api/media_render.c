@@ -26,6 +26,14 @@ file_url(struct eu_app *app, const char *base_url, const char *key)
     return eu_xasprintf("%s/system/%s", base_url, key);
 }
 
+char *
+eu_profile_image_url(struct eu_app *app, const char *base_url, const char *stored)
+{
+    if (strstr(stored, "://"))
+        return eu_xstrdup(stored);
+    return file_url(app, base_url, stored);
+}
+
 static json_t *
 url_or_null(struct eu_app *app, const char *base_url, const char *key)
 {

@@ -11,10 +11,14 @@
 #include "harness.h"
 
 #include <check.h>
+#include <curl/curl.h>
+#include <png.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define TIMEOUT 120
 #define HOST "m.example"
@@ -32,7 +36,8 @@ static void
 world_start(struct world *w)
 {
     memset(w, 0, sizeof(*w));
-    struct eu_it_opts o = {.extra_toml = "[workers]\nqueue_idle_poll_seconds = 1\n"};
+    struct eu_it_opts o = {.extra_toml = "[workers]\nqueue_idle_poll_seconds = 1\n"
+                                         "suspended_retention_seconds = 1\n"};
     w->s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(w->s, HOST, "Media"));
     json_decref(eu_it_tenant_create(w->s, DECOY, "Decoy"));
@@ -98,6 +103,59 @@ media(struct world *w, const char *tid, const char *account, const char *desc)
                " '%s/media_attachments/' || n.id || '/small.webp', 100, 0.5, -0.25 FROM n"
                " RETURNING id::text",
                tid, account, desc ? "'" : "", desc ? desc : "NULL", desc ? "'" : "", tid, tid);
+}
+
+/* The local store's file of key (the server's default [media] root). */
+static char *
+file_path(struct world *w, const char *key)
+{
+    char *p;
+    if (asprintf(&p, "%s/media/%s", w->s->dir, key) < 0)
+        abort();
+    return p;
+}
+
+/* Writes a few bytes as the stored file of the media's style, making its
+ * folders, as an upload would have. */
+static void
+put_file(struct world *w, const char *tid, const char *id, const char *style)
+{
+    char key[256];
+    snprintf(key, sizeof(key), "%s/media_attachments/%s/%s", tid, id, style);
+    char *p = file_path(w, key);
+    for (char *q = p + strlen(w->s->dir) + 1; (q = strchr(q, '/')) != NULL; q++) {
+        *q = '\0';
+        mkdir(p, 0700);
+        *q = '/';
+    }
+    FILE *f = fopen(p, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("bytes", f);
+    fclose(f);
+    free(p);
+}
+
+static bool
+file_exists(struct world *w, const char *tid, const char *id, const char *style)
+{
+    char key[256];
+    snprintf(key, sizeof(key), "%s/media_attachments/%s/%s", tid, id, style);
+    char *p = file_path(w, key);
+    bool ok = access(p, F_OK) == 0;
+    free(p);
+    return ok;
+}
+
+/* Waits up to 10 s for the file to go. */
+static bool
+file_gone(struct world *w, const char *tid, const char *id, const char *style)
+{
+    for (int i = 0; i < 100; i++) {
+        if (!file_exists(w, tid, id, style))
+            return true;
+        eu_it_sleep_ms(100);
+    }
+    return false;
 }
 
 static void
@@ -327,6 +385,10 @@ START_TEST(delete_removes_media)
     char *m1 = media(&w, w.tid, w.alice_id, NULL);
     char *m2 = media(&w, w.tid, w.alice_id, NULL);
     char *decoys = media(&w, w.decoy_tid, w.decoy_id, NULL);
+    put_file(&w, w.tid, m1, "original.jpg");
+    put_file(&w, w.tid, m1, "small.webp");
+    put_file(&w, w.tid, m2, "original.jpg");
+    put_file(&w, w.decoy_tid, decoys, "original.jpg");
     free(sql(&w, "UPDATE instance_counters SET media_bytes = 5000 WHERE tenant_id IN (%s, %s)",
              w.tid, w.decoy_tid));
     struct eu_it_resp r = {0};
@@ -350,15 +412,21 @@ START_TEST(delete_removes_media)
     snprintf(q, sizeof(q), "SELECT count(*) FROM media_attachments WHERE tenant_id = %s",
              w.decoy_tid);
     ck_assert_int_eq(sql_long(&w, q), 1);
-    /* The files' job was queued with the four keys (and run: gone, or
-     * failed without a store on a build that has none). */
+    /* The files go in the background; the decoy's stay. */
+    ck_assert(file_gone(&w, w.tid, m1, "original.jpg"));
+    ck_assert(file_gone(&w, w.tid, m1, "small.webp"));
+    ck_assert(file_gone(&w, w.tid, m2, "original.jpg"));
+    ck_assert(file_exists(&w, w.decoy_tid, decoys, "original.jpg"));
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM jobs WHERE tenant_id = %s"
-             " AND kind = 'media_files_delete' AND jsonb_array_length(payload -> 'keys') = 4"
-             " AND payload::text LIKE '%%%s/original.jpg%%'",
-             w.tid, m1);
-    long jobs = sql_long(&w, q);
-    ck_assert_int_le(jobs, 1);
+             " AND kind = 'media_files_delete'",
+             w.tid);
+    long left = 1;
+    for (int i = 0; i < 100 && left; i++) {
+        eu_it_sleep_ms(100);
+        left = sql_long(&w, q);
+    }
+    ck_assert_int_eq(left, 0);
     eu_it_resp_free(&r);
     free(m1);
     free(m2);
@@ -425,6 +493,8 @@ START_TEST(unattached_cleanup)
     snprintf(body, sizeof(body), "{\"status\":\"keep\",\"media_ids\":[\"%s\"]}", attached);
     api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
     EU_IT_EXPECT_STATUS(&r, 200);
+    put_file(&w, w.tid, old, "original.jpg");
+    put_file(&w, w.tid, fresh, "original.jpg");
     free(sql(&w, "UPDATE instance_counters SET media_bytes = 10000 WHERE tenant_id = %s", w.tid));
     /* A day and a bit old: the placement's poll finds it and the task
      * removes it. */
@@ -449,6 +519,8 @@ START_TEST(unattached_cleanup)
     ck_assert_int_eq(sql_long(&w, q), 3);
     snprintf(q, sizeof(q), "SELECT media_bytes FROM instance_counters WHERE tenant_id = %s", w.tid);
     ck_assert_int_eq(sql_long(&w, q), 10000 - 1100);
+    ck_assert(file_gone(&w, w.tid, old, "original.jpg"));
+    ck_assert(file_exists(&w, w.tid, fresh, "original.jpg"));
     eu_it_resp_free(&r);
     free(old);
     free(fresh);
@@ -492,6 +564,273 @@ START_TEST(note_attachment)
 }
 END_TEST
 
+/* ------------------------------------------------------------ avatars */
+
+static unsigned char *
+make_png(int width, int height, size_t *len)
+{
+    png_image img;
+    memset(&img, 0, sizeof(img));
+    img.version = PNG_IMAGE_VERSION;
+    img.width = (png_uint_32)width;
+    img.height = (png_uint_32)height;
+    img.format = PNG_FORMAT_RGB;
+    unsigned char *px = malloc((size_t)width * height * 3);
+    for (int i = 0; i < width * height * 3; i++)
+        px[i] = (unsigned char)(i * 7);
+    png_alloc_size_t n = 0;
+    ck_assert(png_image_write_to_memory(&img, NULL, &n, 0, px, 0, NULL));
+    unsigned char *out = malloc(n);
+    ck_assert(png_image_write_to_memory(&img, out, &n, 0, px, 0, NULL));
+    free(px);
+    *len = n;
+    return out;
+}
+
+static size_t
+on_body(char *p, size_t size, size_t n, void *arg)
+{
+    char **b = arg;
+    size_t old = *b ? strlen(*b) : 0;
+    *b = realloc(*b, old + size * n + 1);
+    memcpy(*b + old, p, size * n);
+    (*b)[old + size * n] = '\0';
+    return size * n;
+}
+
+/* PATCH update_credentials with one file part (and a display name);
+ * returns the status and *out the JSON body (caller decrefs). */
+static long
+patch_file(struct world *w, const char *field, const unsigned char *data, size_t len, json_t **out)
+{
+    CURL *c = curl_easy_init();
+    char url[256], auth[512];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/accounts/update_credentials",
+             w->s->public_port);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", w->alice);
+    struct curl_slist *hl = curl_slist_append(NULL, auth);
+    hl = curl_slist_append(hl, "Host: " HOST);
+    hl = curl_slist_append(hl, "Expect:");
+    curl_mime *mime = curl_mime_init(c);
+    curl_mimepart *part = curl_mime_addpart(mime);
+    curl_mime_name(part, field);
+    curl_mime_data(part, (const char *)data, len);
+    curl_mime_filename(part, "me.png");
+    curl_mime_type(part, "image/png");
+    part = curl_mime_addpart(mime);
+    curl_mime_name(part, "display_name");
+    curl_mime_data(part, "Alice A.", CURL_ZERO_TERMINATED);
+    char *body = NULL;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PATCH");
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    ck_assert_int_eq(curl_easy_perform(c), CURLE_OK);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_mime_free(mime);
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(c);
+    *out = body ? json_loads(body, 0, NULL) : NULL;
+    ck_assert_msg(*out != NULL, "status %ld, body %s", status, body ? body : "");
+    free(body);
+    return status;
+}
+
+/* GETs the /system/ path of url; the answer in r. */
+static void
+get_system(struct world *w, struct eu_it_resp *r, const char *url)
+{
+    const char *p = url ? strstr(url, "/system/") : NULL;
+    ck_assert_msg(p != NULL, "not a /system/ URL: %s", url ? url : "(null)");
+    ck_assert_int_eq(eu_it_http_raw(r, "GET", w->s->public_port, HOST, p, NULL, NULL), 0);
+}
+
+/* Waits up to 10 s for url to answer 404. */
+static void
+expect_gone(struct world *w, struct eu_it_resp *r, const char *url)
+{
+    for (int i = 0; i < 100; i++) {
+        get_system(w, r, url);
+        if (r->status == 404)
+            break;
+        eu_it_sleep_ms(100);
+    }
+    EU_IT_EXPECT_STATUS(r, 404);
+}
+
+START_TEST(avatar_and_header)
+{
+    struct world w;
+    world_start(&w);
+    size_t len;
+    unsigned char *png = make_png(800, 600, &len);
+    json_t *o = NULL;
+    ck_assert_int_eq(patch_file(&w, "avatar", png, len, &o), 200);
+    char *avatar = strdup(jstr(o, "avatar"));
+    char want[128];
+    snprintf(want, sizeof(want), "/system/%s/accounts/%s/avatar-", w.tid, w.alice_id);
+    ck_assert_msg(strstr(avatar, want) && strstr(avatar, ".webp"), "avatar %s", avatar);
+    ck_assert_str_eq(jstr(o, "avatar_static"), avatar);
+    ck_assert_str_eq(jstr(o, "display_name"), "Alice A.");
+    ck_assert_ptr_nonnull(strstr(jstr(o, "header"), "/headers/original/missing.png"));
+    json_decref(o);
+    /* Served, as WebP. */
+    struct eu_it_resp r = {0};
+    get_system(&w, &r, avatar);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Type"), "image/webp"));
+    ck_assert(r.body_len > 30 && memcmp(r.body, "RIFF", 4) == 0);
+    /* Everyone sees it, and the actor document's icon is it. */
+    eu_it_callf(w.s, &r, HOST, "GET", w.bob, NULL, "/api/v1/accounts/%s", w.alice_id);
+    EU_IT_EXPECT_JSTR(&r, "avatar", avatar);
+    const char *h[] = {"Accept: application/activity+json", NULL};
+    ck_assert_int_eq(eu_it_http_raw(&r, "GET", w.s->public_port, HOST, "/users/alice", h, NULL), 0);
+    EU_IT_EXPECT_JSTR(&r, "icon.url", avatar);
+
+    /* A header, then a new avatar: the old avatar's file goes. */
+    ck_assert_int_eq(patch_file(&w, "header", png, len, &o), 200);
+    ck_assert_ptr_nonnull(strstr(jstr(o, "header"), "/header-"));
+    ck_assert_str_eq(jstr(o, "avatar"), avatar);
+    json_decref(o);
+    ck_assert_int_eq(patch_file(&w, "avatar", png, len, &o), 200);
+    char *avatar2 = strdup(jstr(o, "avatar"));
+    json_decref(o);
+    ck_assert_str_ne(avatar, avatar2);
+    expect_gone(&w, &r, avatar);
+
+    /* Not an image: 422, nothing changed. */
+    ck_assert_int_eq(patch_file(&w, "avatar", (const unsigned char *)"hello, world", 12, &o), 422);
+    json_decref(o);
+    eu_it_callf(w.s, &r, HOST, "GET", w.bob, NULL, "/api/v1/accounts/%s", w.alice_id);
+    EU_IT_EXPECT_JSTR(&r, "avatar", avatar2);
+
+    /* DELETE /api/v1/profile/avatar: the default again, the file gone. */
+    api(&w, &r, "DELETE", "/api/v1/profile/avatar", w.alice, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "avatar"), "/avatars/original/missing.png"));
+    ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "header"), "/header-"));
+    expect_gone(&w, &r, avatar2);
+    api(&w, &r, "DELETE", "/api/v1/profile/header", w.alice, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "header"), "/headers/original/missing.png"));
+    /* The decoy's namesake keeps the default. */
+    eu_it_callf(w.s, &r, DECOY, "GET", NULL, NULL, "/api/v1/accounts/%s", w.decoy_id);
+    ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "avatar"), "/avatars/original/missing.png"));
+    eu_it_resp_free(&r);
+    free(avatar);
+    free(avatar2);
+    free(png);
+    world_stop(&w);
+}
+END_TEST
+
+/* Writes a few bytes as the store's file of key, making its folders. */
+static void
+put_key(struct world *w, const char *key)
+{
+    char *p = file_path(w, key);
+    for (char *q = p + strlen(w->s->dir) + 1; (q = strchr(q, '/')) != NULL; q++) {
+        *q = '\0';
+        mkdir(p, 0700);
+        *q = '/';
+    }
+    FILE *f = fopen(p, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("bytes", f);
+    fclose(f);
+    free(p);
+}
+
+static bool
+key_exists(struct world *w, const char *key)
+{
+    char *p = file_path(w, key);
+    bool ok = access(p, F_OK) == 0;
+    free(p);
+    return ok;
+}
+
+/* Waits up to 20 s for the file of key to go. */
+static bool
+key_gone(struct world *w, const char *key)
+{
+    for (int i = 0; i < 200; i++) {
+        if (!key_exists(w, key))
+            return true;
+        eu_it_sleep_ms(100);
+    }
+    return false;
+}
+
+/* An avatar key set on account in tenant tid, with its file. Caller frees. */
+static char *
+avatar_of(struct world *w, const char *tid, const char *account)
+{
+    char *key;
+    if (asprintf(&key, "%s/accounts/%s/avatar-test.webp", tid, account) < 0)
+        abort();
+    put_key(w, key);
+    free(sql(w, "UPDATE accounts SET avatar_url = '%s' WHERE tenant_id = %s AND id = %s", key, tid,
+             account));
+    return key;
+}
+
+/* A purged account's and a deleted tenant's files go; the decoy's stay. */
+START_TEST(purges_remove_files)
+{
+    struct world w;
+    world_start(&w);
+    char *m = media(&w, w.tid, w.bob_id, NULL), *dm = media(&w, w.decoy_tid, w.decoy_id, NULL);
+    put_file(&w, w.tid, m, "original.jpg");
+    put_file(&w, w.decoy_tid, dm, "original.jpg");
+    char *bob_avatar = avatar_of(&w, w.tid, w.bob_id);
+    char *decoy_avatar = avatar_of(&w, w.decoy_tid, w.decoy_id);
+    struct eu_it_resp r = {0};
+    char path[256], q[256];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/" HOST "/accounts/%s/suspend", w.bob_id);
+    eu_it_admin(w.s, "POST", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    /* Purged after its retention (1 s here). */
+    ck_assert(key_gone(&w, bob_avatar));
+    snprintf(q, sizeof(q), "SELECT count(*) FROM media_attachments WHERE tenant_id = %s", w.tid);
+    ck_assert_int_eq(sql_long(&w, q), 0);
+    ck_assert(file_exists(&w, w.decoy_tid, dm, "original.jpg"));
+
+    /* A tenant deleted: its files with its rows. */
+    json_decref(eu_it_tenant_create(w.s, "gone.example", "Gone"));
+    eu_it_account_create(w.s, "gone.example", "carol");
+    char *gtid = eu_it_tenant_id(w.s, "gone.example");
+    char *carol = eu_it_account_id(w.s, "gone.example", "carol");
+    char *gm = media(&w, gtid, carol, NULL);
+    put_file(&w, gtid, gm, "original.jpg");
+    put_file(&w, gtid, gm, "small.webp");
+    char *carol_avatar = avatar_of(&w, gtid, carol);
+    eu_it_admin(w.s, "DELETE", "/admin/v1/tenants/gone.example?confirm=gone.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert(file_gone(&w, gtid, gm, "original.jpg"));
+    ck_assert(file_gone(&w, gtid, gm, "small.webp"));
+    ck_assert(key_gone(&w, carol_avatar));
+    ck_assert(file_exists(&w, w.decoy_tid, dm, "original.jpg"));
+    ck_assert(key_exists(&w, decoy_avatar));
+    /* Its rows too, before the server stops. */
+    for (int i = 0; i < 200; i++) {
+        eu_it_admin(w.s, "GET", "/admin/v1/tenants/gone.example", NULL, &r);
+        if (r.status == 404)
+            break;
+        eu_it_sleep_ms(100);
+    }
+    EU_IT_EXPECT_STATUS(&r, 404);
+    eu_it_resp_free(&r);
+    free(m), free(dm), free(bob_avatar), free(decoy_avatar), free(gtid), free(carol), free(gm);
+    free(carol_avatar);
+    world_stop(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -503,5 +842,7 @@ main(void)
     EU_IT_ADD_TCASE(s, scheduled_with_media, TIMEOUT);
     EU_IT_ADD_TCASE(s, unattached_cleanup, TIMEOUT);
     EU_IT_ADD_TCASE(s, note_attachment, TIMEOUT);
+    EU_IT_ADD_TCASE(s, avatar_and_header, TIMEOUT);
+    EU_IT_ADD_TCASE(s, purges_remove_files, TIMEOUT);
     return eu_it_run_suite(s);
 }
