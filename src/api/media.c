@@ -225,13 +225,14 @@ static void
 on_removed_reply(struct eu_req *req, PGresult *res, void *arg)
 {
     struct upload *u = arg;
+    struct eu_media_work *w = u->w; /* u lives on the arena the reply frees */
     (void)res;
-    if (u->w && u->w->rc == -1)
-        eu_req_reply_error(req, 422, "%s", u->w->err);
+    u->w = NULL;
+    if (w && w->rc == -1)
+        eu_req_reply_error(req, 422, "%s", w->err);
     else
         eu_req_reply_error(req, 500, "Cannot store the file; try again shortly");
-    eu_media_work_free(u->w);
-    u->w = NULL;
+    eu_media_work_free(w);
 }
 
 /* Takes the upload's row (and so its charge) back, then answers. */

@@ -34,8 +34,9 @@
 #include "eunha/fetch.h"
 #include "eunha/mediastore.h"
 
+/* CMake passes the absolute path; this default is for cppcheck. */
 #ifndef EUNHA_S3_DIR
-#error "EUNHA_S3_DIR must name tests/s3"
+#define EUNHA_S3_DIR "tests/s3"
 #endif
 
 #define SKIP 77
