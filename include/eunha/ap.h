@@ -71,12 +71,13 @@ bool eu_ap_note_row_is_reblog(const struct pg_result *res, int row);
  * The Note (Question when the status has a poll) of a row of the note
  * columns, without "@context": id, type, summary, inReplyTo, published,
  * updated, url, attributedTo, to, cc, sensitive, conversation, content,
- * contentMap, attachment, tag, and the poll's fields. base is the tenant's
+ * contentMap, attachment (its ready media as Documents, file URLs from
+ * app's store), tag, and the poll's fields. base is the tenant's
  * base URL, domain its domain (for "@user@domain" mention names). Not for
  * a reblog row (returns NULL). New reference the caller owns.
  */
-struct json_t *eu_ap_note_json(const char *base, const char *domain, const struct pg_result *res,
-                               int row);
+struct json_t *eu_ap_note_json(struct eu_app *app, const char *base, const char *domain,
+                               const struct pg_result *res, int row);
 
 /*
  * The activity of a row: Create with the Note inline, or Announce of the
@@ -84,7 +85,7 @@ struct json_t *eu_ap_note_json(const char *base, const char *domain, const struc
  * actor, published, to and cc as Mastodon addresses them. Without
  * "@context". New reference the caller owns.
  */
-struct json_t *eu_ap_activity_json(const char *base, const char *domain,
+struct json_t *eu_ap_activity_json(struct eu_app *app, const char *base, const char *domain,
                                    const struct pg_result *res, int row);
 
 /*

@@ -86,6 +86,7 @@ struct eu_ap_attachment {
     const char *type;                               /* Document, Image, Video, Audio */
     const char *url, *media_type, *name, *blurhash; /* url always set */
     int width, height;                              /* 0 when absent */
+    double focus_x, focus_y;                        /* focalPoint, -1..1; 0 when absent */
 };
 
 struct eu_ap_poll_option {

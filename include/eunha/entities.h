@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+struct eu_app;
 struct eu_req;
 struct json_t;
 struct pg_result;
@@ -41,5 +42,32 @@ const char *eu_html_escape(struct eu_req *req, const char *text);
 /* A local account's plain-text bio as Mastodon's HTML note: escaped,
  * paragraphs on blank lines, <br> on single newlines. Arena-owned. */
 const char *eu_text_to_simple_html(struct eu_req *req, const char *text);
+
+/*
+ * SQL json value: one media_attachments row aliased m, as
+ * eu_media_attachment_json() reads it.
+ */
+#define EU_MEDIA_ROW_SQL(m)                                                                        \
+    "json_build_object('id', " m ".id::text, 'type', " m ".type, 'state', " m ".state, 'file',"    \
+    " " m ".file_key, 'preview', " m ".preview_key, 'remote', " m ".remote_url, 'description', " m \
+    ".description, 'blurhash', " m ".blurhash, 'meta', " m ".meta, 'fx', " m ".focus_x, 'fy', " m  \
+    ".focus_y, 'mime', " m ".file_content_type)"
+
+/*
+ * The MediaAttachment entity of row (an object made by EU_MEDIA_ROW_SQL),
+ * for a tenant whose base URL is base_url: file URLs from the process's
+ * store, a remote attachment's URL as it came (not cached), url null while
+ * processing, meta.focus from the columns. Returns a new reference the
+ * caller owns. Loop thread only.
+ */
+struct json_t *eu_media_attachment_json(struct eu_app *app, const char *base_url,
+                                        struct json_t *row);
+
+/*
+ * The URL of an avatar or header as accounts.avatar_url / header_url hold
+ * it: a remote account's URL as it is, a local account's store key as the
+ * store's URL under base_url. Heap memory the caller frees.
+ */
+char *eu_profile_image_url(struct eu_app *app, const char *base_url, const char *stored);
 
 #endif

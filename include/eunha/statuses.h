@@ -51,7 +51,7 @@ typedef void (*eu_statuses_rendered_cb)(struct eu_req *req, struct json_t *array
  * the ones the viewer (req->auth.account_id, 0 = anonymous) may not see or
  * that are deleted (and reblogs whose original is hidden), and renders
  * Mastodon Status entities: account, reblog nested, mentions, tags, emojis
- * [], media_attachments [], counts, favourited/reblogged/bookmarked/muted/
+ * [], media_attachments (in order), counts, favourited/reblogged/bookmarked/muted/
  * pinned for an authenticated viewer, the poll (for the viewer), card null,
  * filtered []. The array keeps the order of ids. ids and its strings are only
  * read during the call. One database query whatever n is. On a database failure it answers

@@ -4,8 +4,10 @@
  * that no statement holds locks or a connection for long and the tenants
  * sharing the placement keep their share of it. The tables are emptied in
  * eu_db_tenant_tables order, children first, so no batch waits on a cascade.
- * A dedicated placement's database is dropped whole instead. Its Redis
- * keys go last, then its control row.
+ * A dedicated placement's database is dropped whole instead. Its files
+ * go first (media in batches with their rows, then local avatars and
+ * headers), since only its rows say which keys are its own; its Redis keys
+ * go last, then its control row.
  *
  * The work runs through the tenant's own pool, so it counts against that
  * tenant's connection quota and nobody else's. Any failure pauses and
@@ -26,6 +28,7 @@
 #include "eunha/app.h"
 #include "eunha/db.h"
 #include "eunha/log.h"
+#include "eunha/mediastore.h"
 #include "eunha/mem.h"
 #include "eunha/redis.h"
 #include "eunha/tenant.h"
@@ -43,7 +46,12 @@ struct purge {
     char cursor[32]; /* of the Redis SCAN */
     struct event *retry;
     struct purge *next;
+    int files;         /* FILES_MEDIA, FILES_ACCOUNTS, then FILES_DONE */
+    int files_pending; /* store deletions of the current batch */
+    long files_rows;   /* media rows the current batch removed */
 };
+
+enum { FILES_MEDIA, FILES_ACCOUNTS, FILES_DONE };
 
 /* Purges under way in this process; a handful at most. */
 static struct purge *purges;
@@ -201,6 +209,61 @@ on_batch(PGresult *res, enum eu_db_status st, void *arg)
     step(p);
 }
 
+/* ---- the tenant's files ---- */
+
+/* A batch of media rows and their keys: first row the number of rows, then
+ * one row per stored key (remote files have URLs, not keys). */
+static const char files_media_sql[] =
+    "WITH m AS (DELETE FROM media_attachments WHERE tenant_id = $1 AND ctid = ANY (ARRAY("
+    "SELECT ctid FROM media_attachments WHERE tenant_id = $1 LIMIT 500))"
+    " RETURNING file_key, preview_key)"
+    " SELECT count(*)::text FROM m UNION ALL SELECT k FROM m, unnest(ARRAY[m.file_key,"
+    " m.preview_key]) k WHERE k IS NOT NULL AND k NOT LIKE '%://%'";
+/* Local accounts' avatars and headers (store keys; a URL is a default). */
+static const char files_accounts_sql[] =
+    "SELECT NULL UNION ALL SELECT k FROM accounts a, unnest(ARRAY[a.avatar_url, a.header_url]) k"
+    " WHERE a.tenant_id = $1 AND a.domain IS NULL AND k IS NOT NULL AND k NOT LIKE '%://%'";
+
+static void
+files_next(struct purge *p)
+{
+    if (p->files == FILES_MEDIA && p->files_rows >= BATCH)
+        ; /* more media rows: another batch */
+    else
+        p->files++;
+    step(p);
+}
+
+static void
+on_file_deleted(int rc, void *arg)
+{
+    struct purge *p = arg;
+    /* A file that cannot be deleted now is left behind (logged by the
+     * store); holding the tenant's deletion for it would not bring it back. */
+    (void)rc;
+    if (--p->files_pending == 0)
+        files_next(p);
+}
+
+static void
+on_files(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct purge *p = arg;
+    if (st != EU_DB_OK) {
+        retry_later(p, res ? PQresultErrorMessage(res) : "placement unavailable");
+        return;
+    }
+    int n = PQntuples(res);
+    p->files_rows = n > 0 && !PQgetisnull(res, 0, 0) ? atol(PQgetvalue(res, 0, 0)) : 0;
+    p->files_pending = n > 1 ? n - 1 : 0;
+    if (!p->files_pending) {
+        files_next(p);
+        return;
+    }
+    for (int i = 1; i < n; i++)
+        eu_store_del(p->app->store, PQgetvalue(res, i, 0), on_file_deleted, p);
+}
+
 static void
 on_dropped(PGresult *res, enum eu_db_status st, void *arg)
 {
@@ -216,6 +279,11 @@ on_dropped(PGresult *res, enum eu_db_status st, void *arg)
 static void
 step(struct purge *p)
 {
+    if (p->files < FILES_DONE && p->app->store) {
+        const char *sql = p->files == FILES_MEDIA ? files_media_sql : files_accounts_sql;
+        eu_db_pool_query(eu_tenant_pool(p->app->registry, p->t), sql, 0, NULL, on_files, p);
+        return;
+    }
     if (p->t->dedicated) {
         /* FORCE: the tenant's own pool may still hold an idle connection.
          * The name was made by the admin API ("<control>_p<ID>"), but quote

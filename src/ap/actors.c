@@ -204,10 +204,17 @@ actor_json(struct eu_req *req, const PGresult *r)
         o, "endpoints",
         json_pack("{s:s}", "sharedInbox", eu_arena_sprintf(req->arena, "%s/inbox", base)));
     const char *avatar = col_str(r, 0, C_AVATAR), *header = col_str(r, 0, C_HEADER);
-    if (avatar && *avatar)
-        json_object_set_new(o, "icon", image(avatar));
-    if (header && *header)
-        json_object_set_new(o, "image", image(header));
+    /* A local account's images are store keys (src/api/profile_media.c). */
+    if (avatar && *avatar) {
+        char *url = eu_profile_image_url(req->app, base, avatar);
+        json_object_set_new(o, "icon", image(url));
+        free(url);
+    }
+    if (header && *header) {
+        char *url = eu_profile_image_url(req->app, base, header);
+        json_object_set_new(o, "image", image(url));
+        free(url);
+    }
     json_t *aka = json_loads(PQgetvalue(r, 0, C_ALSO_KNOWN_AS), 0, NULL);
     if (json_is_array(aka) && json_array_size(aka) > 0)
         json_object_set_new(o, "alsoKnownAs", aka);

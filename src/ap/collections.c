@@ -145,7 +145,7 @@ on_outbox_page(struct eu_req *req, PGresult *res, void *arg)
     for (int i = 0; i < n; i++) {
         int row = row_at(res, c, i);
         /* A boost of something since deleted has nothing to announce. */
-        json_t *a = eu_ap_activity_json(base, req->tenant->domain, res, row);
+        json_t *a = eu_ap_activity_json(req->app, base, req->tenant->domain, res, row);
         if (json_is_null(json_object_get(a, "object")))
             json_decref(a);
         else
@@ -180,7 +180,7 @@ on_featured(struct eu_req *req, PGresult *res, void *arg)
     const char *base = eu_req_base_url(req);
     json_t *items = json_array();
     for (int i = 0; i < PQntuples(res); i++) {
-        json_t *note = eu_ap_note_json(base, req->tenant->domain, res, i);
+        json_t *note = eu_ap_note_json(req->app, base, req->tenant->domain, res, i);
         if (note)
             json_array_append_new(items, note);
     }

@@ -581,6 +581,13 @@ note_attachments(struct eu_arena *a, json_t *doc, struct eu_ap_note *out)
         at->blurhash = short_str(a, json_object_get(m, "blurhash"), 100);
         at->width = dimension(json_object_get(m, "width"));
         at->height = dimension(json_object_get(m, "height"));
+        json_t *fp = json_object_get(m, "focalPoint");
+        double fx = json_number_value(json_array_get(fp, 0));
+        double fy = json_number_value(json_array_get(fp, 1));
+        if (json_array_size(fp) == 2 && fx >= -1 && fx <= 1 && fy >= -1 && fy <= 1) {
+            at->focus_x = fx;
+            at->focus_y = fy;
+        }
     });
 }
 

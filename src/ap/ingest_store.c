@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "eunha/db.h"
+#include "eunha/mediaclean.h"
 #include "eunha/mem.h"
 #include "eunha/sql.h"
 
@@ -61,10 +62,14 @@ const struct eu_sql eu_ingest_sql[] = {
      * $2 uri, $3 author, $4 url, $5 content, $6 spoiler, $7 sensitive,
      * $8 visibility, $9 language, $10 parent uri, $11 parent's local id,
      * $12 published, $13 updated, $14 mention hrefs (JSON), $15 local
-     * usernames mentioned (JSON), $16 hashtags (JSON). An existing status
-     * is edited only by its author, only when updated is newer than its
-     * last edit and only when something changed; replies that arrived
-     * before it are linked to it.
+     * usernames mentioned (JSON), $16 hashtags (JSON), $17 attachments
+     * (JSON, at most 4: url, type, name, blurhash, fx, fy, width, height,
+     * mime). An existing status is edited only by its author, only when
+     * updated is newer than its last edit and only when something changed
+     * (attachments included); replies that arrived before it are linked to
+     * it. Attachments are rows with remote_url and no file of ours (not
+     * cached); an edit replaces them, the old ones kept at position -1 for
+     * the edit history, as local edits do.
      */
     [INGEST_STATUS_STORE] = {"ingest.status_store",
         "WITH par AS (SELECT p.id, p.account_id, coalesce(p.conversation_id, p.id) AS conv"
@@ -85,20 +90,47 @@ const struct eu_sql eu_ingest_sql[] = {
         "  AND s.account_id = $3::bigint AND s.deleted_at IS NULL"
         "  AND $13::timestamptz > coalesce(s.edited_at, '-infinity')"
         "  AND (s.content IS DISTINCT FROM $5 OR s.spoiler_text IS DISTINCT FROM $6"
-        "  OR s.sensitive IS DISTINCT FROM $7::bool)),"
+        "  OR s.sensitive IS DISTINCT FROM $7::bool"
+        "  OR (SELECT coalesce(jsonb_agg(jsonb_build_array(om.remote_url, om.description)"
+        "  ORDER BY om.position), '[]') FROM media_attachments om WHERE om.tenant_id = $1"
+        "  AND om.status_id = s.id AND om.position >= 0) IS DISTINCT FROM"
+        "  (SELECT coalesce(jsonb_agg(jsonb_build_array(x.o ->> 'url', x.o ->> 'name')"
+        "  ORDER BY x.i), '[]') FROM jsonb_array_elements($17::jsonb) WITH ORDINALITY x(o, i)))),"
+        " cm AS (SELECT coalesce(array_agg(m.id ORDER BY m.position), '{}') AS ids,"
+        "  coalesce(array_agg(coalesce(m.description, '') ORDER BY m.position), '{}') AS descs"
+        "  FROM media_attachments m WHERE m.tenant_id = $1 AND m.status_id IN (SELECT id FROM ok)"
+        "  AND m.position >= 0),"
         " orig AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
-        "  spoiler_text, sensitive, created_at) SELECT $1, s.id, s.account_id, s.text,"
-        "  s.content, s.spoiler_text, s.sensitive, s.created_at FROM statuses s JOIN ok"
-        "  ON ok.id = s.id WHERE s.tenant_id = $1 AND NOT EXISTS (SELECT 1 FROM status_edits e"
+        "  spoiler_text, sensitive, created_at, media_ids, media_descriptions)"
+        "  SELECT $1, s.id, s.account_id, s.text,"
+        "  s.content, s.spoiler_text, s.sensitive, s.created_at, cm.ids, cm.descs"
+        "  FROM statuses s JOIN ok ON ok.id = s.id CROSS JOIN cm"
+        "  WHERE s.tenant_id = $1 AND NOT EXISTS (SELECT 1 FROM status_edits e"
         "  WHERE e.tenant_id = $1 AND e.status_id = s.id)),"
-        " ed AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
-        "  spoiler_text, sensitive, created_at) SELECT $1, ok.id, $3::bigint, '', $5, $6,"
-        "  $7::bool, least($13::timestamptz, now()) FROM ok),"
         " upd AS (UPDATE statuses s SET content = $5, spoiler_text = $6, sensitive = $7::bool,"
         "  language = coalesce($9, s.language), url = coalesce($4, s.url),"
         "  edited_at = least($13::timestamptz, now()), updated_at = now() FROM ok"
         "  WHERE s.tenant_id = $1 AND s.id = ok.id RETURNING s.id),"
         " st AS (SELECT id FROM ins UNION ALL SELECT id FROM upd),"
+        " mold AS (UPDATE media_attachments SET position = -1 WHERE tenant_id = $1"
+        "  AND status_id IN (SELECT id FROM upd) AND position >= 0),"
+        " mnew AS (INSERT INTO media_attachments (tenant_id, account_id, status_id, position,"
+        "  type, state, description, blurhash, focus_x, focus_y, meta, remote_url,"
+        "  file_content_type) SELECT $1, $3::bigint, st.id, x.i - 1, x.o ->> 'type', 'ready',"
+        "  x.o ->> 'name', x.o ->> 'blurhash', (x.o ->> 'fx')::real, (x.o ->> 'fy')::real,"
+        "  CASE WHEN (x.o ->> 'width')::int > 0 AND (x.o ->> 'height')::int > 0"
+        "  THEN jsonb_build_object('original', jsonb_build_object('width', (x.o ->> 'width')::int,"
+        "  'height', (x.o ->> 'height')::int, 'size', (x.o ->> 'width') || 'x' || (x.o ->> 'height'),"
+        "  'aspect', (x.o ->> 'width')::float8 / (x.o ->> 'height')::float8)) ELSE '{}' END,"
+        "  x.o ->> 'url', x.o ->> 'mime'"
+        "  FROM st, jsonb_array_elements($17::jsonb) WITH ORDINALITY x(o, i)"
+        "  RETURNING id, position, description),"
+        " ed AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
+        "  spoiler_text, sensitive, created_at, media_ids, media_descriptions)"
+        "  SELECT $1, ok.id, $3::bigint, '', $5, $6, $7::bool, least($13::timestamptz, now()),"
+        "  coalesce((SELECT array_agg(id ORDER BY position) FROM mnew), '{}'),"
+        "  coalesce((SELECT array_agg(coalesce(description, '') ORDER BY position) FROM mnew),"
+        "  '{}') FROM ok),"
         " ment AS (SELECT a.id FROM accounts a WHERE a.tenant_id = $1"
         "  AND (a.uri IN (SELECT jsonb_array_elements_text($14::jsonb))"
         "  OR (a.domain IS NULL AND lower(a.username) IN"
@@ -119,13 +151,15 @@ const struct eu_sql eu_ingest_sql[] = {
         "  in_reply_to_account_id = $3::bigint FROM ins WHERE k.tenant_id = $1"
         "  AND k.in_reply_to_uri = $2 AND k.in_reply_to_id IS NULL)"
         " SELECT (SELECT id FROM st)"},
-    /* $2 uri, $3 the author's uri. Boosts of it go with it. */
+    /* $2 uri, $3 the author's uri. Boosts of it go with it, and its
+     * attachments' rows (remote: no files of ours). */
     [INGEST_STATUS_DELETE] = {"ingest.status_delete",
         "WITH d AS (UPDATE statuses s SET deleted_at = now() FROM accounts a"
         "  WHERE s.tenant_id = $1 AND a.tenant_id = $1 AND a.id = s.account_id AND a.uri = $3"
         "  AND s.uri = $2 AND NOT s.local AND s.deleted_at IS NULL RETURNING s.id),"
         " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
-        "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL)"
+        "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL),"
+        " " EU_MEDIA_DELETE_CTES("status_id IN (SELECT id FROM d)")
         " SELECT (SELECT id FROM d)"},
     {0},
 };
@@ -255,6 +289,51 @@ local_status_id(const char *uri, const char *base, char *buf, size_t size)
     return buf;
 }
 
+/* Mastodon's attachment type for a remote file: by its media type, else by
+ * the object's type. */
+static const char *
+attachment_type(const struct eu_ap_attachment *at)
+{
+    const char *mt = at->media_type ? at->media_type : "";
+    if (strncmp(mt, "image/", 6) == 0)
+        return "image";
+    if (strncmp(mt, "video/", 6) == 0)
+        return "video";
+    if (strncmp(mt, "audio/", 6) == 0)
+        return "audio";
+    if (!*mt && strcmp(at->type, "Image") == 0)
+        return "image";
+    if (!*mt && strcmp(at->type, "Video") == 0)
+        return "video";
+    if (!*mt && strcmp(at->type, "Audio") == 0)
+        return "audio";
+    return "unknown";
+}
+
+/* The first 4 attachments (Mastodon's limit) as $17 of status_store;
+ * caller frees. */
+static char *
+attachments_json(const struct eu_ap_note *note)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < note->n_attachments && i < EU_MEDIA_MAX_PER_STATUS; i++) {
+        const struct eu_ap_attachment *at = &note->attachments[i];
+        json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:i, s:i}", "url", at->url, "type",
+                              attachment_type(at), "fx", at->focus_x, "fy", at->focus_y, "width",
+                              at->width, "height", at->height);
+        if (at->name)
+            json_object_set_new(o, "name", json_string(at->name));
+        if (at->blurhash)
+            json_object_set_new(o, "blurhash", json_string(at->blurhash));
+        if (at->media_type)
+            json_object_set_new(o, "mime", json_string(at->media_type));
+        json_array_append_new(arr, o);
+    }
+    char *s = json_dumps(arr, JSON_COMPACT);
+    json_decref(arr);
+    return s;
+}
+
 void
 eu_ingest_status_store(struct eu_db_conn *conn, const struct eu_ap_note *note,
                        const char *account_id, const char *base_url, eu_ingest_stored_cb cb,
@@ -274,6 +353,7 @@ eu_ingest_status_store(struct eu_db_conn *conn, const struct eu_ap_note *note,
     char *mention_json = json_list(hrefs, note->n_mentions);
     char *local_json = json_list(locals, n_locals);
     char *tags_json = json_list(note->tags, note->n_tags);
+    char *media_json = attachments_json(note);
     char vis[4], parent_id[24];
     vis[0] = (char)('0' + note->visibility);
     vis[1] = '\0';
@@ -293,8 +373,10 @@ eu_ingest_status_store(struct eu_db_conn *conn, const struct eu_ap_note *note,
         mention_json,
         local_json,
         tags_json,
+        media_json,
     };
     run(conn, INGEST_STATUS_STORE, (int)(sizeof(params) / sizeof(*params)), params, cb, arg);
+    free(media_json);
     free(mention_json);
     free(local_json);
     free(tags_json);

@@ -44,6 +44,7 @@ enum {
     C_TAGS,
     C_POLL,
     C_ORIGINAL, /* a reblog's [object URI, its author's actor URI] */
+    C_MEDIA,    /* EU_MEDIA_ROW_SQL objects of its ready media, in order */
 };
 
 enum {
@@ -239,8 +240,48 @@ conversation_uri(const char *domain, const char *id)
     return eu_xasprintf("tag:%s,2022-01-01:objectId=%s:objectType=Conversation", domain, id);
 }
 
+/* Mastodon's attachment of a Note for each medium: a Document with the
+ * original file's URL, its type, the description as name, the blurhash,
+ * focalPoint and the original's size. */
+static json_t *
+attachments(struct eu_app *app, const char *base, const char *text)
+{
+    json_t *rows = parse_array(text), *m, *out = json_array();
+    size_t i;
+    json_array_foreach(rows, i, m)
+    {
+        json_t *e = eu_media_attachment_json(app, base, m);
+        const char *url = json_string_value(json_object_get(e, "url"));
+        if (url) {
+            const char *mime = json_string_value(json_object_get(m, "mime"));
+            json_t *d = json_pack("{s:s, s:s, s:s}", "type", "Document", "mediaType",
+                                  mime ? mime : "application/octet-stream", "url", url);
+            json_object_set(d, "name", json_object_get(e, "description"));
+            json_object_set(d, "blurhash", json_object_get(e, "blurhash"));
+            json_t *meta = json_object_get(e, "meta");
+            json_t *focus = json_object_get(meta, "focus");
+            if (focus)
+                json_object_set_new(d, "focalPoint",
+                                    json_pack("[f, f]",
+                                              json_number_value(json_object_get(focus, "x")),
+                                              json_number_value(json_object_get(focus, "y"))));
+            json_t *orig = json_object_get(meta, "original");
+            json_t *w = json_object_get(orig, "width"), *h = json_object_get(orig, "height");
+            if (json_is_integer(w) && json_is_integer(h)) {
+                json_object_set(d, "width", w);
+                json_object_set(d, "height", h);
+            }
+            json_array_append_new(out, d);
+        }
+        json_decref(e);
+    }
+    json_decref(rows);
+    return out;
+}
+
 json_t *
-eu_ap_note_json(const char *base, const char *domain, const PGresult *r, int row)
+eu_ap_note_json(struct eu_app *app, const char *base, const char *domain, const PGresult *r,
+                int row)
 {
     if (!PQgetisnull(r, row, C_REBLOG_OF))
         return NULL;
@@ -270,7 +311,7 @@ eu_ap_note_json(const char *base, const char *domain, const PGresult *r, int row
     json_object_set_new(o, "content", json_string(content));
     if (lang && *lang)
         json_object_set_new(o, "contentMap", json_pack("{s:s}", lang, content));
-    json_object_set_new(o, "attachment", json_array());
+    json_object_set_new(o, "attachment", attachments(app, base, col_str(r, row, C_MEDIA)));
     json_object_set_new(o, "tag", tags(base, domain, r, row, mentions));
     if (question)
         add_poll(o, PQgetvalue(r, row, C_POLL));
@@ -279,7 +320,8 @@ eu_ap_note_json(const char *base, const char *domain, const PGresult *r, int row
 }
 
 json_t *
-eu_ap_activity_json(const char *base, const char *domain, const PGresult *r, int row)
+eu_ap_activity_json(struct eu_app *app, const char *base, const char *domain, const PGresult *r,
+                    int row)
 {
     const char *id = PQgetvalue(r, row, C_ID), *user = PQgetvalue(r, row, C_USERNAME);
     bool reblog = !PQgetisnull(r, row, C_REBLOG_OF);
@@ -300,7 +342,7 @@ eu_ap_activity_json(const char *base, const char *domain, const PGresult *r, int
         json_decref(orig);
         return o;
     }
-    json_t *note = eu_ap_note_json(base, domain, r, row);
+    json_t *note = eu_ap_note_json(app, base, domain, r, row);
     json_object_set(o, "to", json_object_get(note, "to"));
     json_object_set(o, "cc", json_object_get(note, "cc"));
     json_object_set_new(o, "object", note);
@@ -356,8 +398,8 @@ on_show(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     const char *base = eu_req_base_url(req), *domain = req->tenant->domain;
-    json_t *doc = sh->activity ? eu_ap_activity_json(base, domain, res, 0)
-                               : eu_ap_note_json(base, domain, res, 0);
+    json_t *doc = sh->activity ? eu_ap_activity_json(req->app, base, domain, res, 0)
+                               : eu_ap_note_json(req->app, base, domain, res, 0);
     eu_ap_reply(req, 200, eu_ap_note_with_context(doc));
 }
 

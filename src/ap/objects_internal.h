@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 
+#include "eunha/entities.h"
+
 struct eu_req;
 struct json_t;
 struct pg_result;
@@ -63,7 +65,10 @@ struct pg_result;
     " (SELECT json_build_array(" EU_AP_STATUS_URI("o", "oa", "$3") ","                             \
     "  " EU_AP_ACTOR_URI("oa", "$3") ")::text FROM statuses o JOIN accounts oa"                    \
     "  ON oa.tenant_id = $1 AND oa.id = o.account_id"                                              \
-    "  WHERE o.tenant_id = $1 AND o.id = s.reblog_of_id AND o.deleted_at IS NULL)"
+    "  WHERE o.tenant_id = $1 AND o.id = s.reblog_of_id AND o.deleted_at IS NULL),"              \
+    " (SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL("nma") " ORDER BY nma.position), '[]')::text"   \
+    "  FROM media_attachments nma WHERE nma.tenant_id = $1 AND nma.status_id = s.id"               \
+    "  AND nma.position >= 0 AND nma.state = 'ready')"
 /* clang-format on */
 
 /* The rows the note columns come from: live statuses of local accounts. */

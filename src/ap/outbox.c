@@ -184,7 +184,7 @@ on_note(PGresult *res, enum eu_db_status st, void *arg)
     bool reblog = eu_ap_note_row_is_reblog(res, 0);
     json_t *activity;
     if (h->ev == EU_AP_STATUS_UPDATE && !reblog) {
-        json_t *note = eu_ap_note_json(h->base, h->t->domain, res, 0);
+        json_t *note = eu_ap_note_json(h->app, h->base, h->t->domain, res, 0);
         const char *note_id = json_string_value(json_object_get(note, "id"));
         char *prefix = eu_xasprintf("%s#updates", note_id);
         activity = json_object();
@@ -198,7 +198,7 @@ on_note(PGresult *res, enum eu_db_status st, void *arg)
         json_object_set(activity, "cc", json_object_get(note, "cc"));
         json_object_set_new(activity, "object", note);
     } else if (h->ev == EU_AP_STATUS_CREATE) {
-        activity = eu_ap_activity_json(h->base, h->t->domain, res, 0);
+        activity = eu_ap_activity_json(h->app, h->base, h->t->domain, res, 0);
     } else {
         hook_free(h);
         return;

@@ -52,6 +52,7 @@ enum {
     ACCOUNTS_SEARCH,
     ACCOUNTS_FAMILIAR_FOLLOWERS,
     ACCOUNTS_DIRECTORY,
+    ACCOUNTS_PROFILE_IMAGE_DELETE,
 };
 
 const struct eu_sql eu_accounts_sql[] = {
@@ -65,10 +66,14 @@ const struct eu_sql eu_accounts_sql[] = {
                                        " FROM accounts a JOIN users u ON u.tenant_id = $1"
                                        " AND u.account_id = a.id"
                                        " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
-    /* Unlocking an account accepts its pending requests, as Mastodon does. */
+    /* Unlocking an account accepts its pending requests, as Mastodon does.
+     * $13 and $14, new avatar and header store keys, replace the old ones,
+     * returned for their files to go. */
     [ACCOUNTS_UPDATE_CREDENTIALS] =
         {"accounts.update_credentials",
-         "WITH u AS (UPDATE users SET default_privacy = coalesce($9, default_privacy),"
+         "WITH old AS (SELECT id, avatar_url, header_url FROM accounts WHERE tenant_id = $1"
+         "  AND id = $2::bigint FOR UPDATE),"
+         " u AS (UPDATE users SET default_privacy = coalesce($9, default_privacy),"
          "  default_sensitive = coalesce($10::boolean, default_sensitive),"
          "  default_language = CASE WHEN $11::text IS NULL THEN default_language"
          "   ELSE nullif($11::text, '') END, updated_at = now()"
@@ -84,8 +89,14 @@ const struct eu_sql eu_accounts_sql[] = {
          "  bot = coalesce($6::boolean, bot), discoverable = coalesce($7::boolean, discoverable),"
          "  fields = coalesce($8::jsonb, fields),"
          " fields_source = coalesce($12::jsonb, fields_source),"
-         "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
-         " RETURNING (SELECT string_agg(account_id::text, ',') FROM acc)"},
+         "  avatar_url = coalesce($13::text, avatar_url),"
+         "  header_url = coalesce($14::text, header_url),"
+         /* Through old, so its row is read (and locked) before the update:
+          * a lock taken after would skip the row this statement changed. */
+         "  updated_at = now() WHERE tenant_id = $1 AND id = (SELECT id FROM old)"
+         " RETURNING (SELECT string_agg(account_id::text, ',') FROM acc),"
+         "  CASE WHEN $13::text IS NOT NULL THEN (SELECT avatar_url FROM old) END,"
+         "  CASE WHEN $14::text IS NOT NULL THEN (SELECT header_url FROM old) END"},
     [ACCOUNTS_SHOW] = {"accounts.show", "SELECT " EU_ACCOUNT_COLUMNS(
                                             "a") " FROM accounts a"
                                                  " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
@@ -167,6 +178,17 @@ const struct eu_sql eu_accounts_sql[] = {
                   "  AND s.deleted_at IS NULL)"
                   "  DESC NULLS LAST, a.id DESC"
                   " LIMIT $5::int OFFSET $6::int"},
+    /* $2 account, $3 'avatar' or 'header': back to the default; returns the
+     * old value (a store key) for its file to go. */
+    [ACCOUNTS_PROFILE_IMAGE_DELETE] =
+        {"accounts.profile_image_delete",
+         "WITH old AS (SELECT id, avatar_url, header_url FROM accounts WHERE tenant_id = $1"
+         "  AND id = $2::bigint FOR UPDATE)"
+         " UPDATE accounts a SET avatar_url = CASE WHEN $3::text = 'avatar' THEN NULL"
+         "  ELSE a.avatar_url END, header_url = CASE WHEN $3::text = 'header' THEN NULL"
+         "  ELSE a.header_url END, updated_at = now() FROM old WHERE a.tenant_id = $1"
+         "  AND a.id = old.id RETURNING CASE WHEN $3::text = 'avatar' THEN old.avatar_url"
+         "  ELSE old.header_url END"},
     {0},
 };
 
@@ -306,6 +328,36 @@ reply_credentials(struct eu_req *req)
 {
     const char *params[] = {eu_req_viewer(req)};
     eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_CREDENTIALS], 1, params, on_credentials, NULL);
+}
+
+static void
+on_profile_image_deleted(struct eu_req *req, PGresult *res, void *arg)
+{
+    if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0))
+        eu_profile_image_delete(req->app, PQgetvalue(res, 0, 0));
+    reply_credentials(req);
+}
+
+/* DELETE /api/v1/profile/avatar and /header (Mastodon 4.2): back to the
+ * default image; answers the CredentialAccount. */
+static void
+profile_image_delete(struct eu_req *req, const char *which)
+{
+    const char *params[] = {eu_req_viewer(req), which};
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_PROFILE_IMAGE_DELETE], 2, params,
+                on_profile_image_deleted, NULL);
+}
+
+static void
+profile_avatar_delete(struct eu_req *req)
+{
+    profile_image_delete(req, "avatar");
+}
+
+static void
+profile_header_delete(struct eu_req *req)
+{
+    profile_image_delete(req, "header");
 }
 
 static void
@@ -473,6 +525,11 @@ parse_form_field_array(struct eu_req *req)
 static void
 on_credentials_updated(struct eu_req *req, PGresult *res, void *arg)
 {
+    /* Replaced images' files go once the row no longer names them. */
+    if (PQntuples(res) > 0) {
+        eu_profile_image_delete(req->app, PQgetisnull(res, 0, 1) ? NULL : PQgetvalue(res, 0, 1));
+        eu_profile_image_delete(req->app, PQgetisnull(res, 0, 2) ? NULL : PQgetvalue(res, 0, 2));
+    }
     /* Requests accepted by unlocking are new follows: their followers' home
      * feeds must take this account's statuses in. */
     if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0)) {
@@ -501,6 +558,21 @@ bool_param(struct eu_req *req, json_t *params, const char *key, const char **out
     }
     *out = rc == 0 ? NULL : b ? "true" : "false";
     return 0;
+}
+
+/* The statement's parameters while the avatar and header are stored. */
+struct credentials {
+    const char *params[13];
+};
+
+static void
+on_images_stored(struct eu_req *req, const char *avatar, const char *header, void *arg)
+{
+    struct credentials *c = arg;
+    c->params[11] = avatar;
+    c->params[12] = header;
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_UPDATE_CREDENTIALS], 13, c->params,
+                on_credentials_updated, NULL);
 }
 
 static void
@@ -575,13 +647,15 @@ update_credentials(struct eu_req *req)
         return;
     }
     json_decref(form_attrs);
-    /* avatar and header uploads are accepted and ignored until media
-     * storage exists. */
+    struct credentials *c = eu_arena_calloc(req->arena, sizeof(*c));
     const char *p[] = {eu_req_viewer(req), display_name, note,    locked,    bot,
                        discoverable,       fields,       privacy, sensitive, language,
-                       fields_source};
-    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_UPDATE_CREDENTIALS], 11, p, on_credentials_updated,
-                NULL);
+                       fields_source,      NULL,         NULL};
+    memcpy(c->params, p, sizeof(p));
+    /* avatar and header files are made into images and stored first. */
+    int rc = eu_profile_images_store(req, params, on_images_stored, c);
+    if (rc == 0)
+        on_images_stored(req, NULL, NULL, c);
 }
 
 /* ----------------------------------------------------------- one account */
@@ -877,6 +951,8 @@ const struct eu_route eu_accounts_routes[] = {
     /* avatar and header come as files here */
     {PATCH | PUT, "/api/v1/accounts/update_credentials", update_credentials, "write:accounts",
      AUTH | EU_ROUTE_UPLOAD},
+    {DELETE, "/api/v1/profile/avatar", profile_avatar_delete, "write:accounts", AUTH},
+    {DELETE, "/api/v1/profile/header", profile_header_delete, "write:accounts", AUTH},
     {GET, "/api/v1/accounts/lookup", account_lookup, NULL, OPT},
     {GET, "/api/v1/accounts/search", account_search, "read:accounts", AUTH},
     {GET, "/api/v1/accounts/familiar_followers", familiar_followers, "read:follows", AUTH},

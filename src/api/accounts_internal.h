@@ -82,4 +82,22 @@ void eu_lists_accounts_add(struct eu_req *req);
 void eu_lists_accounts_remove(struct eu_req *req);
 void eu_lists_of_account(struct eu_req *req);
 
+/* profile_media.c: new store keys of the avatar and header (NULL: not
+ * given). */
+typedef void (*eu_profile_images_cb)(struct eu_req *req, const char *avatar, const char *header,
+                                     void *arg);
+/*
+ * Makes params' avatar and header files (multipart) into images on the CPU
+ * pool and stores them. Returns 0 when neither is given (cb is not called),
+ * -1 after answering 422, 1 when under way: cb then runs later with the
+ * keys, or the request is answered (422, 500) and cb not called.
+ */
+int eu_profile_images_store(struct eu_req *req, struct json_t *params, eu_profile_images_cb cb,
+                            void *arg);
+struct eu_app;
+/* Deletes a replaced avatar or header file: stored is the accounts
+ * column's old value (a store key; URLs and NULL are ignored). Fire and
+ * forget. */
+void eu_profile_image_delete(struct eu_app *app, const char *stored);
+
 #endif

@@ -83,6 +83,17 @@ col_bool(const PGresult *r, int row, int col)
     return !PQgetisnull(r, row, col) && PQgetvalue(r, row, col)[0] == 't';
 }
 
+/* An avatar or header URL from its column (a local account's store key,
+ * a remote one's URL). Arena-owned. */
+static const char *
+profile_image(struct eu_req *req, const char *stored)
+{
+    char *url = eu_profile_image_url(req->app, eu_req_base_url(req), stored);
+    const char *out = eu_arena_strdup(req->arena, url);
+    free(url);
+    return out;
+}
+
 json_t *
 eu_account_json(struct eu_req *req, const PGresult *r, int row, int c)
 {
@@ -106,6 +117,10 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, int c)
         domain ? PQgetvalue(r, row, c + 4) : eu_text_to_simple_html(req, PQgetvalue(r, row, c + 4));
     const char *avatar = col_str(r, row, c + 7);
     const char *header = col_str(r, row, c + 8);
+    if (avatar)
+        avatar = profile_image(req, avatar);
+    if (header)
+        header = profile_image(req, header);
     if (!avatar)
         avatar = eu_arena_sprintf(req->arena, "%s/avatars/original/missing.png", base);
     if (!header)

@@ -51,8 +51,17 @@
 #define PUBLISH_BATCH 20
 #define TOO_SOON "Validation failed: Scheduled at The scheduled date must be in the future"
 
-/* The entity's columns, in this order, for scheduled_json(). */
-#define ENTITY_COLUMNS "id::text, " EU_SQL_TS("scheduled_at") ", params::text"
+/* The entity's columns, in this order, for scheduled_json(): the media it
+ * holds last. */
+#define ENTITY_COLUMNS                                                                             \
+    "id::text, " EU_SQL_TS("scheduled_at") ", params::text, (SELECT "                              \
+                                           "coalesce(json_agg(" EU_MEDIA_ROW_SQL(                  \
+                                               "sm") " ORDER BY sm.position), '[]')::text FROM "   \
+                                                     "media_attachments sm"                        \
+                                                     " WHERE sm.tenant_id = $1 AND "               \
+                                                     "sm.scheduled_status_id = "                   \
+                                                     "scheduled_statuses.id)"
+#define ENTITY_COLUMNS_NEW "id::text, " EU_SQL_TS("scheduled_at") ", params::text"
 
 enum {
     SCHEDULED_CREATE,
@@ -67,7 +76,8 @@ enum {
 const struct eu_sql eu_scheduled_sql[] = {
     /* Counts of the author's scheduled statuses (all, and on that UTC day)
      * before the insert, which happens only under Mastodon's limits; then the
-     * new entity, or NULLs. $2 author, $3 time, $4 params, $5 draft. */
+     * new entity, or NULLs. $2 author, $3 time, $4 params, $5 draft, $6 the
+     * media ids (checked by statuses.c), held by the new row from now on. */
     [SCHEDULED_CREATE] =
         {"scheduled.create",
          "WITH lim AS (SELECT count(*) AS total, count(*) FILTER (WHERE"
@@ -77,8 +87,18 @@ const struct eu_sql eu_scheduled_sql[] = {
          " draft)"
          "  SELECT $1, $2::bigint, $3::timestamptz, $4::jsonb, $5::jsonb FROM lim"
          "  WHERE lim.total < " TOTAL_LIMIT " AND lim.day < " DAILY_LIMIT
-         "  RETURNING " ENTITY_COLUMNS ")"
-         " SELECT ins.*, lim.total FROM lim LEFT JOIN ins ON true"},
+         "  RETURNING " ENTITY_COLUMNS_NEW "),"
+         " md AS (UPDATE media_attachments m SET scheduled_status_id = ins.id::bigint,"
+         "  position = x.i - 1, updated_at = now() FROM ins, unnest($6::bigint[])"
+         "  WITH ORDINALITY x(id, i) WHERE m.tenant_id = $1 AND m.id = x.id"
+         "  AND m.account_id = $2::bigint AND m.status_id IS NULL"
+         "  AND m.scheduled_status_id IS NULL RETURNING m.id)"
+         " SELECT ins.*, (SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL(
+             "nm") " ORDER BY x.i), '[]')"
+                   "  ::text FROM unnest($6::bigint[]) WITH ORDINALITY x(id, i) JOIN "
+                   "media_attachments nm"
+                   "  ON nm.tenant_id = $1 AND nm.id = x.id AND nm.id IN (SELECT id FROM md)),"
+                   " lim.total FROM lim LEFT JOIN ins ON true"},
     [SCHEDULED_INDEX] = {"scheduled.index",
                          "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
                          " WHERE tenant_id = $1 AND account_id = $2::bigint",
@@ -91,9 +111,13 @@ const struct eu_sql eu_scheduled_sql[] = {
          "UPDATE scheduled_statuses SET scheduled_at ="
          " coalesce($4::timestamptz, scheduled_at) WHERE tenant_id = $1"
          " AND id = $2::bigint AND account_id = $3::bigint RETURNING " ENTITY_COLUMNS},
+    /* Its media become unattached uploads again (Mastodon nullifies them). */
     [SCHEDULED_DELETE] = {"scheduled.delete",
-                          "DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $2::bigint"
-                          " AND account_id = $3::bigint RETURNING id"},
+                          "WITH d AS (DELETE FROM scheduled_statuses WHERE tenant_id = $1"
+                          " AND id = $2::bigint AND account_id = $3::bigint RETURNING id),"
+                          " m AS (UPDATE media_attachments SET scheduled_status_id = NULL"
+                          " WHERE tenant_id = $1 AND scheduled_status_id IN (SELECT id FROM d))"
+                          " SELECT id FROM d"},
     /* The due statuses (kind 0: id, draft), then one row (kind 1) with the
      * milliseconds until the next one not in this batch (NULL: none). */
     [SCHEDULED_DUE] =
@@ -232,12 +256,21 @@ wake_for(struct eu_req *req, const char *iso)
 /* ----------------------------------------------------------------- entity */
 
 static json_t *
-scheduled_json(const PGresult *res, int row, int col)
+scheduled_json(struct eu_req *req, const PGresult *res, int row, int col)
 {
     json_t *params = json_loads(PQgetvalue(res, row, col + 2), 0, NULL);
-    return json_pack("{s:s, s:s, s:o, s:[]}", "id", PQgetvalue(res, row, col), "scheduled_at",
+    json_t *media = json_loads(PQgetvalue(res, row, col + 3), 0, NULL), *m;
+    json_t *rendered = json_array();
+    size_t i;
+    json_array_foreach(media, i, m)
+    {
+        json_array_append_new(rendered,
+                              eu_media_attachment_json(req->app, eu_req_base_url(req), m));
+    }
+    json_decref(media);
+    return json_pack("{s:s, s:s, s:o, s:o}", "id", PQgetvalue(res, row, col), "scheduled_at",
                      PQgetvalue(res, row, col + 1), "params", params ? params : json_object(),
-                     "media_attachments");
+                     "media_attachments", rendered);
 }
 
 /* Answers with the one row's entity, or 404 when there is none. */
@@ -248,7 +281,7 @@ on_one(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_req_reply_json(req, 200, scheduled_json(res, 0, 0));
+    eu_req_reply_json(req, 200, scheduled_json(req, res, 0, 0));
 }
 
 /* ---------------------------------------------------------------- create */
@@ -271,6 +304,8 @@ draft_json(const struct eu_status_draft *d)
     }
     if (d->poll)
         json_object_set_new(o, "poll", json_loads(d->poll, 0, NULL));
+    if (d->media_ids && strcmp(d->media_ids, "{}") != 0)
+        json_object_set_new(o, "media_ids", json_string(d->media_ids));
     return o;
 }
 
@@ -283,14 +318,14 @@ on_created(struct eu_req *req, PGresult *res, void *arg)
 {
     struct create *cr = arg;
     if (PQgetisnull(res, 0, 0)) {
-        bool total = atoi(PQgetvalue(res, 0, 3)) >= atoi(TOTAL_LIMIT);
+        bool total = atoi(PQgetvalue(res, 0, 4)) >= atoi(TOTAL_LIMIT);
         eu_req_reply_error(req, 422,
                            "Validation failed: You have exceeded the limit of %s scheduled posts%s",
                            total ? TOTAL_LIMIT : DAILY_LIMIT, total ? "" : " for today");
         return;
     }
     wake_for(req, cr->iso);
-    eu_req_reply_json(req, 200, scheduled_json(res, 0, 0));
+    eu_req_reply_json(req, 200, scheduled_json(req, res, 0, 0));
 }
 
 void
@@ -303,9 +338,10 @@ eu_scheduled_create(struct eu_req *req, const struct eu_status_draft *d, const c
     char *draft_text = json_dumps(draft, JSON_COMPACT);
     json_decref(draft);
     const char *sql_params[] = {eu_req_viewer(req), iso, params,
-                                eu_arena_strdup(req->arena, draft_text)};
+                                eu_arena_strdup(req->arena, draft_text),
+                                d->media_ids ? d->media_ids : "{}"};
     free(draft_text);
-    eu_req_stmt(req, &eu_scheduled_sql[SCHEDULED_CREATE], 4, sql_params, on_created, cr);
+    eu_req_stmt(req, &eu_scheduled_sql[SCHEDULED_CREATE], 5, sql_params, on_created, cr);
 }
 
 /* ------------------------------------------------------------- endpoints */
@@ -322,7 +358,7 @@ on_list(struct eu_req *req, PGresult *res, void *arg)
     bool asc = eu_page_is_ascending(&lc->page);
     json_t *out = json_array();
     for (int i = 0; i < n; i++)
-        json_array_append_new(out, scheduled_json(res, asc ? n - 1 - i : i, 0));
+        json_array_append_new(out, scheduled_json(req, res, asc ? n - 1 - i : i, 0));
     if (n)
         eu_page_link(req, PQgetvalue(res, asc ? n - 1 : 0, 0), PQgetvalue(res, asc ? 0 : n - 1, 0));
     eu_req_reply_json(req, 200, out);
@@ -484,6 +520,7 @@ publish_next(struct publishing *pb)
         .conversation = json_string_value(json_object_get(o, "conversation")),
         .mention_ids = json_string_value(json_object_get(o, "mention_ids")),
         .tags = json_string_value(json_object_get(o, "tags")),
+        .media_ids = json_string_value(json_object_get(o, "media_ids")),
         .scheduled_id = json_string_value(json_object_get(item, "id")),
     };
     char *poll = json_is_object(json_object_get(o, "poll"))

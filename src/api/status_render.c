@@ -64,6 +64,7 @@ enum {
     C_FAVS,
     C_MENTIONS,
     C_TAGS,
+    C_MEDIA,
     C_ACCOUNT
 };
 
@@ -129,7 +130,11 @@ const struct eu_sql eu_status_render_sql[] = {
         "  (SELECT coalesce(json_agg(json_build_object('name', lower(t.name),"
         "   'url', $4 || '/tags/' || lower(t.name)) ORDER BY t.name), '[]')::text"
         "   FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
-        "   WHERE st.tenant_id = $1 AND st.status_id = s.id)"
+        "   WHERE st.tenant_id = $1 AND st.status_id = s.id),"
+        /* Media removed by an edit keep position -1 for the history. */
+        "  (SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL("mda") " ORDER BY mda.position, mda.id),"
+        "   '[]')::text FROM media_attachments mda WHERE mda.tenant_id = $1"
+        "   AND mda.status_id = s.id AND mda.position >= 0)"
         /* OFFSET 0 keeps each LATERAL a subquery of its own, so the stamp
          * test gates it (a one-time filter) instead of becoming a join
          * filter applied after its columns were computed. */
@@ -247,7 +252,13 @@ status_base_json(struct eu_req *req, const PGresult *r, int row)
     json_object_set_new(o, "favourites_count", json_integer(atoll(PQgetvalue(r, row, C_FAVS))));
     json_object_set_new(o, "edited_at", str_or_null(col_str(r, row, C_EDITED)));
     json_object_set_new(o, "content", json_string(is_reblog ? "" : PQgetvalue(r, row, C_CONTENT)));
-    json_object_set_new(o, "media_attachments", json_array());
+    json_t *media = parse_array(col_str(r, row, C_MEDIA)), *m;
+    size_t i;
+    json_array_foreach(media, i, m)
+    {
+        json_array_set_new(media, i, eu_media_attachment_json(req->app, base, m));
+    }
+    json_object_set_new(o, "media_attachments", media);
     json_object_set_new(o, "mentions", parse_array(col_str(r, row, C_MENTIONS)));
     json_object_set_new(o, "tags", parse_array(col_str(r, row, C_TAGS)));
     json_object_set_new(o, "emojis", json_array());

@@ -27,6 +27,7 @@
 #include "eunha/feeds.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/mediaclean.h"
 #include "eunha/mem.h"
 #include "eunha/notify.h"
 #include "eunha/page.h"
@@ -42,6 +43,12 @@
 #define MAX_CHARS 500
 #define BAD_VISIBILITY "Validation failed: Visibility is not included in the list"
 #define IDEMPOTENCY_TTL "3600"
+/* Mastodon's Status::MEDIA_ATTACHMENTS_LIMIT and its messages. */
+#define MAX_MEDIA 4
+#define TOO_MANY_MEDIA "Cannot attach more than 4 files"
+#define MEDIA_NOT_FOUND "Media %s not found or already attached to another post"
+#define MEDIA_NOT_READY                                                                            \
+    "Cannot attach files that have not finished processing. Try again in a moment!"
 
 /*
  * An interaction is one statement that checks the status is visible to the
@@ -78,6 +85,7 @@ enum {
     STATUSES_VISIBLE,
     STATUSES_FAVOURITED_BY,
     STATUSES_REBLOGGED_BY,
+    STATUSES_MEDIA_CHECK,
 };
 
 /* Laid out by hand: clang-format splits SQL text after a fragment macro. */
@@ -154,22 +162,46 @@ const struct eu_sql eu_statuses_sql[] = {
         "  ARRAY(SELECT jsonb_array_elements_text($16::jsonb -> 'options')),"
         "  ($16::jsonb ->> 'multiple')::bool, ($16::jsonb ->> 'hide_totals')::bool,"
         "  now() + make_interval(secs => ($16::jsonb ->> 'expires_in')::float8)"
-        "  FROM s WHERE $16::jsonb IS NOT NULL)"
+        "  FROM s WHERE $16::jsonb IS NOT NULL),"
+        /* $17 media ids in order: the author's, unattached, or held by the
+         * scheduled status being published. */
+        " md AS (UPDATE media_attachments ma SET status_id = s.id, position = x.i - 1,"
+        "  scheduled_status_id = NULL, updated_at = now()"
+        "  FROM s, unnest($17::bigint[]) WITH ORDINALITY x(id, i)"
+        "  WHERE ma.tenant_id = $1 AND ma.id = x.id AND ma.account_id = $2::bigint"
+        "  AND ma.status_id IS NULL AND (ma.scheduled_status_id IS NULL"
+        "  OR ma.scheduled_status_id = $15::bigint))"
         " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text FROM s"},
     /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
-     * $9 mention ids, $10 tags; NULL spoiler, sensitive or language keep the
-     * current value, as Mastodon does. The first edit also records the original. */
+     * $9 mention ids, $10 tags, $11 media ids in order; NULL spoiler, sensitive
+     * or language keep the current value, as Mastodon does. The first edit
+     * also records the original. Each version keeps its media and their
+     * descriptions; media taken off stay on the status at position -1 so
+     * the history still shows them. */
     [STATUSES_EDIT] = {"statuses.edit",
         "WITH cur AS (SELECT * FROM statuses WHERE tenant_id = $1 AND id = $2::bigint"
         "  AND account_id = $3::bigint AND deleted_at IS NULL FOR UPDATE),"
+        " cm AS (SELECT coalesce(array_agg(m.id ORDER BY m.position, m.id), '{}') AS ids,"
+        "  coalesce(array_agg(coalesce(m.description, '') ORDER BY m.position, m.id), '{}')"
+        "  AS descs FROM media_attachments m WHERE m.tenant_id = $1 AND m.status_id = $2::bigint"
+        "  AND m.position >= 0),"
+        " nm AS (SELECT x.id, x.i, m.description FROM unnest($11::bigint[]) WITH ORDINALITY"
+        "  x(id, i) JOIN media_attachments m ON m.tenant_id = $1 AND m.id = x.id"
+        "  JOIN cur ON m.account_id = cur.account_id AND (m.status_id IS NULL"
+        "  OR m.status_id = cur.id) AND m.scheduled_status_id IS NULL),"
         " orig AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
-        "  spoiler_text, sensitive, created_at) SELECT $1, id, account_id, text, content,"
-        "  spoiler_text, sensitive, created_at FROM cur WHERE NOT EXISTS (SELECT 1"
-        "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = cur.id)),"
+        "  spoiler_text, sensitive, created_at, media_ids, media_descriptions)"
+        "  SELECT $1, id, account_id, text, content,"
+        "  spoiler_text, sensitive, created_at, cm.ids, cm.descs FROM cur, cm WHERE NOT EXISTS"
+        "  (SELECT 1 FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = cur.id)),"
         " ed AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
-        "  spoiler_text, sensitive) SELECT $1, id, account_id, $4, $5, coalesce($6, spoiler_text),"
-        "  coalesce($7::bool, sensitive) FROM cur),"
+        "  spoiler_text, sensitive, media_ids, media_descriptions)"
+        "  SELECT $1, id, account_id, $4, $5, coalesce($6, spoiler_text),"
+        "  coalesce($7::bool, sensitive),"
+        "  coalesce((SELECT array_agg(nm.id ORDER BY nm.i) FROM nm), '{}'),"
+        "  coalesce((SELECT array_agg(coalesce(nm.description, '') ORDER BY nm.i) FROM nm), '{}')"
+        "  FROM cur),"
         " up AS (UPDATE statuses s SET text = $4, content = $5,"
         "  spoiler_text = coalesce($6, s.spoiler_text),"
         "  sensitive = coalesce($7::bool, s.sensitive), language = coalesce($8, s.language),"
@@ -177,6 +209,11 @@ const struct eu_sql eu_statuses_sql[] = {
         "  updated_at = now() FROM cur WHERE s.tenant_id = $1 AND s.id = cur.id RETURNING s.id),"
         " m AS (INSERT INTO mentions (tenant_id, status_id, account_id) SELECT $1, up.id, u.id"
         "  FROM up, unnest($9::bigint[]) u(id) ON CONFLICT DO NOTHING RETURNING account_id),"
+        " det AS (UPDATE media_attachments m SET position = -1, updated_at = now() FROM up"
+        "  WHERE m.tenant_id = $1 AND m.status_id = up.id AND m.position >= 0"
+        "  AND m.id NOT IN (SELECT id FROM nm)),"
+        " att AS (UPDATE media_attachments m SET status_id = up.id, position = nm.i - 1,"
+        "  updated_at = now() FROM up, nm WHERE m.tenant_id = $1 AND m.id = nm.id),"
         " dt AS (DELETE FROM statuses_tags WHERE tenant_id = $1"
         " AND status_id IN (SELECT id FROM up)"
         "  AND tag_id NOT IN (SELECT id FROM tags WHERE tenant_id = $1"
@@ -192,25 +229,39 @@ const struct eu_sql eu_statuses_sql[] = {
         "  (SELECT coalesce(array_agg(DISTINCT r.account_id), '{}') FROM statuses r"
         "   WHERE r.tenant_id = $1 AND r.reblog_of_id = up.id AND r.deleted_at IS NULL)::text"
         "  FROM up"},
-    /* Reblogs of a deleted status go with it, as in Mastodon. */
+    /* Reblogs of a deleted status go with it, as in Mastodon. Its media rows
+     * go now, their bytes off the tenant's usage in the same statement, and
+     * their files in a media_files_delete job (src/media/cleanup.c);
+     * returns the statuses deleted and the jobs queued. */
     [STATUSES_DELETE] = {"statuses.delete",
         "WITH d AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
         "  AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"
         "  RETURNING id),"
         " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
-        "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL)"
-        " SELECT count(*) FROM d"},
+        "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL),"
+        " " EU_MEDIA_DELETE_CTES("status_id IN (SELECT id FROM d)")
+        " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM mj)"},
     [STATUSES_SOURCE] = {"statuses.source",
         "SELECT id, text, spoiler_text FROM statuses WHERE tenant_id = $1"
         " AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"},
     /* A status never edited has one version: itself. */
+    /* Each version's media with the descriptions they had then. */
     [STATUSES_HISTORY] = {"statuses.history",
-        "SELECT v.content, v.spoiler_text, v.sensitive, " EU_SQL_TS("v.created_at") ", "
+        "SELECT v.content, v.spoiler_text, v.sensitive, " EU_SQL_TS("v.created_at") ","
+        " (SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL("hm") "::jsonb"
+        "  || jsonb_build_object('description', nullif(v.descs[x.i], '')) ORDER BY x.i), '[]')"
+        "  ::text FROM unnest(v.ids) WITH ORDINALITY x(id, i) JOIN media_attachments hm"
+        "  ON hm.tenant_id = $1 AND hm.id = x.id), "
         EU_ACCOUNT_COLUMNS("a") " FROM statuses s JOIN accounts a ON a.tenant_id = $1"
         " AND a.id = s.account_id,"
-        " LATERAL (SELECT e.content, e.spoiler_text, e.sensitive, e.created_at, e.id"
+        " LATERAL (SELECT e.content, e.spoiler_text, e.sensitive, e.created_at, e.id,"
+        "  e.media_ids AS ids, e.media_descriptions AS descs"
         "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = s.id UNION ALL"
-        "  SELECT s.content, s.spoiler_text, s.sensitive, s.created_at, 0 WHERE NOT EXISTS"
+        "  SELECT s.content, s.spoiler_text, s.sensitive, s.created_at, 0,"
+        "  coalesce(array_agg(cm.id ORDER BY cm.position, cm.id), '{}'),"
+        "  coalesce(array_agg(coalesce(cm.description, '') ORDER BY cm.position, cm.id), '{}')"
+        "  FROM media_attachments cm WHERE cm.tenant_id = $1 AND cm.status_id = s.id"
+        "  AND cm.position >= 0 HAVING NOT EXISTS"
         "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND "
         EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " ORDER BY v.created_at, v.id"},
@@ -323,6 +374,19 @@ const struct eu_sql eu_statuses_sql[] = {
         " WHERE x.tenant_id = $1 AND x.reblog_of_id = $2::bigint AND x.deleted_at IS NULL"
         " AND a.suspended_at IS NULL",
         "x.id", 3},
+    /*
+     * $2 author, $3 media ids, $4 the status being edited or NULL: the ids
+     * the author may not attach (not theirs, gone, attached elsewhere or
+     * held by a scheduled status), comma-separated in the order given, and
+     * whether any of the others failed processing.
+     */
+    [STATUSES_MEDIA_CHECK] = {"statuses.media_check",
+        "SELECT string_agg(x.id::text, ', ' ORDER BY x.i) FILTER (WHERE m.id IS NULL),"
+        " coalesce(bool_or(m.state = 'failed'), false)"
+        " FROM unnest($3::bigint[]) WITH ORDINALITY x(id, i) LEFT JOIN media_attachments m"
+        " ON m.tenant_id = $1 AND m.id = x.id AND m.account_id = $2::bigint"
+        " AND m.scheduled_status_id IS NULL AND m.remote_url IS NULL"
+        " AND (m.status_id IS NULL OR m.status_id = $4::bigint)"},
     {0},
 };
 /* clang-format on */
@@ -433,6 +497,9 @@ struct compose {
     struct eu_text_scan scan;
     const char *html;
     const char *mention_ids; /* bigint[] literal */
+    const char *media_ids;   /* bigint[] literal, in the order given; "{}" for none */
+    size_t n_media;
+    bool media_checked;
     const char *reply_account, *conversation;
     char status_id[24];
     void (*next)(struct compose *c);
@@ -574,11 +641,76 @@ prepare_scanned(struct compose *c)
     eu_req_stmt(req, &eu_statuses_sql[STATUSES_PREPARE], 5, params, on_prepared, c);
 }
 
+static void prepare(struct compose *c);
+
+static void
+on_media_checked(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct compose *c = arg;
+    if (!PQgetisnull(res, 0, 0)) {
+        eu_req_reply_error(req, 422, MEDIA_NOT_FOUND, PQgetvalue(res, 0, 0));
+        return;
+    }
+    if (PQgetvalue(res, 0, 1)[0] == 't') {
+        eu_req_reply_error(req, 422, MEDIA_NOT_READY);
+        return;
+    }
+    c->media_checked = true;
+    prepare(c);
+}
+
 static void
 prepare(struct compose *c)
 {
+    if (c->n_media && !c->media_checked) {
+        const char *params[] = {eu_req_viewer(c->req), c->media_ids, c->edit_id};
+        eu_req_stmt(c->req, &eu_statuses_sql[STATUSES_MEDIA_CHECK], 3, params, on_media_checked, c);
+        return;
+    }
     eu_text_scan(c->req->arena, c->text, c->req->host, &c->scan);
     prepare_scanned(c);
+}
+
+/*
+ * Reads media_ids[] into c (at most MAX_MEDIA, none with a poll), as a
+ * bigint[] literal without repeats. Whether the author may attach them is
+ * the database's to say (prepare). Returns -1 after answering 422.
+ */
+static int
+read_media_ids(struct eu_req *req, struct compose *c, json_t *media)
+{
+    size_t n = json_array_size(media);
+    c->media_ids = "{}";
+    if (!n)
+        return 0;
+    if (n > MAX_MEDIA || c->poll) {
+        eu_req_reply_error(req, 422, TOO_MANY_MEDIA);
+        return -1;
+    }
+    char *ids = eu_arena_alloc(req->arena, n * 22 + 3), *o = ids;
+    const char *seen[MAX_MEDIA] = {0};
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(media, i);
+        const char *id = json_is_integer(v) ? eu_arena_sprintf(req->arena, "%lld",
+                                                               (long long)json_integer_value(v))
+                                            : json_string_value(v);
+        if (!eu_id_is_valid(id)) {
+            eu_req_reply_error(req, 422, MEDIA_NOT_FOUND, "0");
+            return -1;
+        }
+        bool again = false;
+        for (size_t j = 0; j < c->n_media; j++)
+            again = again || strcmp(seen[j], id) == 0;
+        if (again)
+            continue;
+        seen[c->n_media++] = id;
+        o += sprintf(o, "%s%s", c->n_media > 1 ? "," : "", id);
+    }
+    *o++ = '}';
+    *o = '\0';
+    c->media_ids = ids;
+    return 0;
 }
 
 /* Mastodon's ScheduledStatus "params": the request's values as given (null
@@ -597,7 +729,10 @@ scheduled_params(struct eu_req *req, json_t *p, const struct compose *c)
     json_object_set_new(o, "sensitive",
                         eu_param_bool(p, "sensitive", &b) > 0 ? json_boolean(b) : json_null());
     json_object_set_new(o, "poll", c->poll ? json_loads(c->poll, 0, NULL) : json_null());
-    json_object_set_new(o, "media_ids", json_null());
+    json_t *media = eu_param_array(p, "media_ids");
+    json_object_set_new(o, "media_ids", json_array_size(media) ? media : json_null());
+    if (!json_array_size(media))
+        json_decref(media);
     json_object_set_new(o, "scheduled_at", json_null());
     json_object_set_new(o, "idempotency", c->idem ? json_string(c->idem) : json_null());
     json_object_set_new(o, "with_rate_limit", json_false());
@@ -633,13 +768,6 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
     c->language = eu_param_str(p, "language");
     if (c->language && !*c->language)
         c->language = NULL;
-    json_t *media = eu_param_array(p, "media_ids");
-    size_t nmedia = json_array_size(media);
-    json_decref(media);
-    if (nmedia) {
-        eu_req_reply_error(req, 422, "Validation failed: Media attachments are not supported yet");
-        return -1;
-    }
     const char *when = eu_param_str(p, "scheduled_at");
     if (posting && when && *when && eu_scheduled_at_read(req, when, &c->scheduled_at) < 0)
         return -1;
@@ -648,6 +776,11 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
         return -1;
     }
     if (posting && eu_poll_params_read(req, eu_param_object(p, "poll"), &c->poll) < 0)
+        return -1;
+    json_t *media = eu_param_array(p, "media_ids");
+    int mrc = read_media_ids(req, c, media);
+    json_decref(media);
+    if (mrc < 0)
         return -1;
     /* Mastodon keeps the text as typed but ignores surrounding blanks. */
     text = text ? text : "";
@@ -658,7 +791,7 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
     while (tl && (t[tl - 1] == ' ' || t[tl - 1] == '\n' || t[tl - 1] == '\r' || t[tl - 1] == '\t'))
         t[--tl] = '\0';
     c->text = t;
-    if (!*c->text) {
+    if (!*c->text && !c->n_media) {
         eu_req_reply_error(req, 422, "Validation failed: Text can't be blank");
         return -1;
     }
@@ -794,12 +927,13 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
         d->tags ? d->tags : "{}",
         d->scheduled_id,
         d->poll,
+        d->media_ids ? d->media_ids : "{}",
     };
     const struct eu_sql *insert = &eu_statuses_sql[STATUSES_INSERT];
     if (conn)
-        eu_db_conn_stmt(conn, insert, 15, params, on_published, pb);
+        eu_db_conn_stmt(conn, insert, 16, params, on_published, pb);
     else
-        eu_db_pool_stmt(eu_tenant_pool(app->registry, t), insert, 15, params, on_published, pb);
+        eu_db_pool_stmt(eu_tenant_pool(app->registry, t), insert, 16, params, on_published, pb);
 }
 
 /* The draft of what c resolved. Strings borrowed from c and the arena. */
@@ -822,6 +956,7 @@ draft_of(struct compose *c, struct eu_status_draft *d)
     d->mention_ids = c->mention_ids;
     d->tags = text_array(req, c->scan.tags, c->scan.n_tags);
     d->poll = c->poll;
+    d->media_ids = c->media_ids;
 }
 
 static void
@@ -929,8 +1064,9 @@ update_status(struct compose *c)
         c->language,
         c->mention_ids,
         text_array(req, c->scan.tags, c->scan.n_tags),
+        c->media_ids,
     };
-    eu_req_stmt(req, &eu_statuses_sql[STATUSES_EDIT], 9, params, on_edited, c);
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_EDIT], 10, params, on_edited, c);
 }
 
 static void
@@ -1011,6 +1147,8 @@ on_delete_done(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
+    if (atoi(PQgetvalue(res, 0, 1)) > 0)
+        eu_queue_wake(req->tenant, EU_QUEUE_DEFAULT, 0);
     eu_feed_status_fanout(req->app, req->tenant, strtoll(d->id, NULL, 10), true);
     eu_ap_outbox_status_deleted(req->app, req->tenant, req->auth.account_id, d->id);
     eu_req_reply_json(req, 200, json_incref(d->status));
@@ -1083,11 +1221,20 @@ on_history(struct eu_req *req, PGresult *res, void *arg)
     }
     json_t *out = json_array();
     for (int i = 0; i < n; i++) {
-        json_t *v =
-            json_pack("{s:s, s:s, s:b, s:s, s:o, s:[], s:[]}", "content", PQgetvalue(res, i, 0),
-                      "spoiler_text", PQgetvalue(res, i, 1), "sensitive",
-                      PQgetvalue(res, i, 2)[0] == 't', "created_at", PQgetvalue(res, i, 3),
-                      "account", eu_account_json(req, res, i, 4), "media_attachments", "emojis");
+        json_t *media = json_loads(PQgetvalue(res, i, 4), 0, NULL), *m;
+        json_t *rendered = json_array();
+        size_t k;
+        json_array_foreach(media, k, m)
+        {
+            json_array_append_new(rendered,
+                                  eu_media_attachment_json(req->app, eu_req_base_url(req), m));
+        }
+        json_decref(media);
+        json_t *v = json_pack("{s:s, s:s, s:b, s:s, s:o, s:o, s:[]}", "content",
+                              PQgetvalue(res, i, 0), "spoiler_text", PQgetvalue(res, i, 1),
+                              "sensitive", PQgetvalue(res, i, 2)[0] == 't', "created_at",
+                              PQgetvalue(res, i, 3), "account", eu_account_json(req, res, i, 5),
+                              "media_attachments", rendered, "emojis");
         json_array_append_new(out, v);
     }
     eu_req_reply_json(req, 200, out);

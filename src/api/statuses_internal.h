@@ -110,6 +110,10 @@ struct eu_status_draft {
     /* {"options":[...],"expires_in":S,"multiple":B,"hide_totals":B} as
      * validated by eu_poll_params_read(), or NULL. */
     const char *poll;
+    /* The media to attach, bigint[] literal in order ("{}" or NULL: none),
+     * checked by the caller; the insert attaches only the author's
+     * unattached ones (or the scheduled status's own). */
+    const char *media_ids;
     /* When publishing a scheduled status: its id. The row is deleted in the
      * statement that inserts the status, and nothing is inserted when it is
      * already gone (cancelled, or published by another process). */

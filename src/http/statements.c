@@ -9,6 +9,7 @@
 #include "eunha/apinbox.h"
 #include "eunha/approcess.h"
 #include "eunha/apresolve.h"
+#include "eunha/mediaclean.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
@@ -64,6 +65,9 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_outbox_sql,
     eu_ap_resolve_sql, /* src/ap/resolve.c */
     eu_ap_inbox_sql,   /* src/ap/inbox.c */
+
+    /* media attached where used, and removed when not (src/media/cleanup.c) */
+    eu_media_cleanup_sql,
 
     NULL,
 };

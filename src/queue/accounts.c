@@ -26,6 +26,7 @@
 #include "eunha/config.h"
 #include "eunha/db.h"
 #include "eunha/log.h"
+#include "eunha/mediaclean.h"
 #include "eunha/mem.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
@@ -103,20 +104,39 @@ struct purge {
     " AND suspended_at <= now() - make_interval(secs => $3::float8)"
 
 /* Its data first, in one transaction; foreign keys cascade the rest when the
- * account row goes. */
+ * account row goes. Its media rows and the files of its media, avatar and
+ * header (a local account's are store keys) go to a media_files_delete job
+ * in the same transaction. */
 static const char purge_data_sql[] =
     "WITH a AS (" PURGE_DUE " FOR UPDATE),"
-    " n AS (DELETE FROM notifications WHERE tenant_id = $1 AND (account_id IN (SELECT id FROM a)"
-    "  OR from_account_id IN (SELECT id FROM a)) RETURNING 1),"
-    " f AS (DELETE FROM follows WHERE tenant_id = $1 AND (account_id IN (SELECT id FROM a)"
-    "  OR target_account_id IN (SELECT id FROM a)) RETURNING 1),"
-    " fr AS (DELETE FROM follow_requests WHERE tenant_id = $1 AND (account_id IN"
-    "  (SELECT id FROM a) OR target_account_id IN (SELECT id FROM a)) RETURNING 1),"
-    " fv AS (DELETE FROM favourites WHERE tenant_id = $1 AND account_id IN (SELECT id FROM a)"
-    "  RETURNING 1),"
-    " s AS (DELETE FROM statuses WHERE tenant_id = $1 AND account_id IN (SELECT id FROM a)"
-    "  RETURNING 1)"
-    " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM s), (SELECT count(*) FROM f)";
+    " md AS (DELETE FROM media_attachments WHERE tenant_id = $1 AND account_id IN"
+    "  (SELECT id FROM a) RETURNING file_key, preview_key),"
+    " " EU_MEDIA_FILES_JOB_CTE(
+        "SELECT unnest(ARRAY[md.file_key, md.preview_key]) FROM md"
+        " UNION ALL SELECT unnest(ARRAY[x.avatar_url, x.header_url])"
+        " FROM accounts x WHERE x.tenant_id = $1 AND x.domain IS NULL"
+        " AND x.id IN (SELECT id FROM a)") ","
+                                           " n AS (DELETE FROM notifications WHERE tenant_id = $1 "
+                                           "AND (account_id IN (SELECT id FROM a)"
+                                           "  OR from_account_id IN (SELECT id FROM a)) RETURNING "
+                                           "1),"
+                                           " f AS (DELETE FROM follows WHERE tenant_id = $1 AND "
+                                           "(account_id IN (SELECT id FROM a)"
+                                           "  OR target_account_id IN (SELECT id FROM a)) "
+                                           "RETURNING 1),"
+                                           " fr AS (DELETE FROM follow_requests WHERE tenant_id = "
+                                           "$1 AND (account_id IN"
+                                           "  (SELECT id FROM a) OR target_account_id IN (SELECT "
+                                           "id FROM a)) RETURNING 1),"
+                                           " fv AS (DELETE FROM favourites WHERE tenant_id = $1 "
+                                           "AND account_id IN (SELECT id FROM a)"
+                                           "  RETURNING 1),"
+                                           " s AS (DELETE FROM statuses WHERE tenant_id = $1 AND "
+                                           "account_id IN (SELECT id FROM a)"
+                                           "  RETURNING 1)"
+                                           " SELECT (SELECT count(*) FROM a), (SELECT count(*) "
+                                           "FROM s), (SELECT count(*) FROM f),"
+                                           " (SELECT count(*) FROM mj)";
 
 /* The account row last. */
 static const char purge_account_sql[] =
@@ -175,6 +195,8 @@ on_data_deleted(PGresult *res, enum eu_db_status st, void *arg)
     }
     eu_log_debug("queue", "account %s: deleted %s statuses and %s follows", p->account_id,
                  PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
+    if (atoi(PQgetvalue(res, 0, 3)) > 0)
+        eu_queue_wake(eu_job_tenant(p->job), EU_QUEUE_DEFAULT, 0);
     const char *params[] = {p->account_id, p->retention};
     eu_db_conn_stmt(eu_job_conn(p->job), &eu_queue_accounts_sql[ACCOUNTS_PURGE_ACCOUNT], 2, params,
                     on_account_deleted, p);

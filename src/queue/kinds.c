@@ -12,6 +12,7 @@
 #include "eunha/apkeys.h"
 #include "eunha/approcess.h"
 #include "eunha/mediaapi.h"
+#include "eunha/mediaclean.h"
 #include "eunha/statuses.h"
 
 const struct eu_job_kind eu_job_kinds[] = {
@@ -24,6 +25,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"ap_deliver", EU_QUEUE_DELIVER, eu_ap_deliver_run},
     /* uploads: original, preview, blurhash (src/media/process_job.c) */
     {"media_process", EU_QUEUE_MEDIA, eu_media_process_run},
+    /* files of removed media (src/media/cleanup.c) */
+    {"media_files_delete", EU_QUEUE_DEFAULT, eu_media_files_delete_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);
@@ -32,6 +35,7 @@ const struct eu_task_kind eu_task_kinds[EU_TASK_MAX] = {
     [EU_TASK_ACCOUNT_CLEANUP] = {"account_cleanup", eu_queue_account_cleanup_run},
     [EU_TASK_SCHEDULED] = {"scheduled_statuses", eu_scheduled_task_run},
     [EU_TASK_POLLS] = {"polls", eu_polls_task_run},
+    [EU_TASK_MEDIA_CLEANUP] = {"media_cleanup", eu_media_cleanup_task_run},
 };
 
 const struct eu_job_kind *

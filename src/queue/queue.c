@@ -653,7 +653,13 @@ const struct eu_sql eu_queue_sql[] = {
          " FROM accounts a WHERE a.suspended_at IS NOT NULL AND a.suspended_at"
          "  < now() - make_interval(secs => $2::float8) + make_interval(secs => $1::float8)"
          " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = a.tenant_id"
-         "  AND j.dedupe_key = 'purge_account:' || a.id) GROUP BY a.tenant_id",
+         "  AND j.dedupe_key = 'purge_account:' || a.id) GROUP BY a.tenant_id"
+         /* unattached uploads a day old (src/media/cleanup.c) */
+         " UNION ALL SELECT tenant_id, 't:media_cleanup', (extract(epoch FROM min(created_at)"
+         " + interval '1 day' - now()) * 1000)::bigint FROM media_attachments"
+         " WHERE status_id IS NULL AND scheduled_status_id IS NULL"
+         " AND created_at < now() - interval '1 day' + make_interval(secs => $1::float8)"
+         " GROUP BY tenant_id",
          .cross_tenant = true},
     {0},
 };

@@ -239,13 +239,20 @@ START_TEST(test_credentials_round_trip)
     EU_IT_EXPECT_JSTR(&r, "fields.0.name", "A");
     EU_IT_EXPECT_JSTR(&r, "fields.1.value", "b");
 
-    /* Multipart with an avatar file: accepted (the file is ignored for now). */
+    /* Multipart with an avatar that is no image (a PNG signature and
+     * nothing more): 422 and nothing changed (test_media_attach uploads
+     * real ones); without it the form applies. */
     const char *mp = "--XyZ\r\nContent-Disposition: form-data; name=\"display_name\"\r\n\r\n"
                      "Multi\r\n--XyZ\r\nContent-Disposition: form-data; name=\"avatar\"; "
                      "filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n"
                      "\r\n--XyZ--\r\n";
     call_raw(&w, &r, "PATCH", w.tok[0], "/api/v1/accounts/update_credentials",
              "multipart/form-data; boundary=XyZ", mp, strlen(mp));
+    EU_IT_EXPECT_ERROR(&r, 422);
+    const char *mp2 = "--XyZ\r\nContent-Disposition: form-data; name=\"display_name\"\r\n\r\n"
+                      "Multi\r\n--XyZ--\r\n";
+    call_raw(&w, &r, "PATCH", w.tok[0], "/api/v1/accounts/update_credentials",
+             "multipart/form-data; boundary=XyZ", mp2, strlen(mp2));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "display_name", "Multi");
 

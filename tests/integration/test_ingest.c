@@ -375,10 +375,89 @@ START_TEST(test_store_remote_actor_and_notes)
 }
 END_TEST
 
+/* A Note's attachments: rows with remote_url (not cached), at most 4 as
+ * Mastodon keeps, rendered with the remote URL, replaced by an Update whose
+ * history still shows the old ones; the decoy tenant sees none. */
+#define ATT(n, desc)                                                                               \
+    "{\"type\":\"Document\",\"mediaType\":\"image/png\",\"url\":\"https://remote.example/f/" #n    \
+    ".png\",\"name\":\"" desc "\",\"blurhash\":\"UBL_:rOpGG-oBUNG,qRj2so|=eE1w^n4S5NH\","          \
+    "\"focalPoint\":[0.5,-0.5],\"width\":800,\"height\":600}"
+
+START_TEST(test_note_attachments)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, "a.example", "A"));
+    json_decref(eu_it_tenant_create(s, "decoy.example", "Decoy"));
+    char *tid = eu_it_tenant_id(s, "a.example"), *decoy = eu_it_tenant_id(s, "decoy.example");
+    char *db = eu_it_tenant_database(s, "a.example");
+    base = event_base_new();
+    struct eu_db_pool_limits lim = {.max_connections = 2, .acquire_timeout_s = 10};
+    char *url = eu_it_pg_url(db);
+    struct eu_db_pool *placement = eu_db_pool_new(base, "it", url, NULL, &lim);
+    struct eu_db_pool *pool = eu_db_pool_new_child(placement, "a.example", &lim);
+    eu_db_pool_set_tenant(pool, strtoll(tid, NULL, 10));
+    char *actor;
+    if (asprintf(&actor, actor_json, "Rob") < 0)
+        abort();
+    char *rob = store_actor(pool, actor);
+
+    char *n1 = note_json(1, PUBLIC, FOLLOWERS,
+                         "\"attachment\":[" ATT(1, "one") "," ATT(2, "two") "," ATT(
+                             3, "three") "," ATT(4, "four") "," ATT(5, "five") "]");
+    char *s1 = store_note(pool, rob, n1);
+    ck_assert_ptr_nonnull(s1);
+    EXPECT_Q(db, "4", "SELECT count(*) FROM media_attachments WHERE tenant_id = %s", tid);
+    struct eu_it_resp r = {0};
+    eu_it_callf(s, &r, "a.example", "GET", NULL, NULL, "/api/v1/statuses/%s", s1);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 4);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.type", "image");
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.url", "https://remote.example/f/1.png");
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.remote_url", "https://remote.example/f/1.png");
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.description", "one");
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.3.description", "four");
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.blurhash", "UBL_:rOpGG-oBUNG,qRj2so|=eE1w^n4S5NH");
+    EU_IT_EXPECT_JINT(&r, "media_attachments.0.meta.original.width", 800);
+    ck_assert(json_real_value(eu_it_jpath(r.json, "media_attachments.0.meta.focus.y")) == -0.5);
+
+    /* An Update with other attachments replaces them. */
+    char *e1 = note_json(1, PUBLIC, FOLLOWERS,
+                         "\"updated\":\"2024-01-03T10:00:00Z\","
+                         "\"attachment\":[" ATT(9, "nine") "]");
+    char *s1e = store_note(pool, rob, e1);
+    ck_assert_ptr_nonnull(s1e);
+    eu_it_callf(s, &r, "a.example", "GET", NULL, NULL, "/api/v1/statuses/%s", s1);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 1);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.url", "https://remote.example/f/9.png");
+    eu_it_callf(s, &r, "a.example", "GET", NULL, NULL, "/api/v1/statuses/%s/history", s1);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 2);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "0.media_attachments")), 4);
+    EU_IT_EXPECT_JSTR(&r, "1.media_attachments.0.description", "nine");
+    /* Deleted: its rows go (no files of ours). */
+    ck_assert(delete_note(pool, "https://remote.example/users/rob/statuses/1",
+                          "https://remote.example/users/rob"));
+    EXPECT_Q(db, "0", "SELECT count(*) FROM media_attachments WHERE tenant_id = %s", tid);
+    EXPECT_Q(db, "0", "SELECT count(*) FROM media_attachments WHERE tenant_id = %s", decoy);
+
+    eu_it_resp_free(&r);
+    eu_db_pool_free(pool);
+    eu_db_pool_free(placement);
+    for (int i = 0; i < 50; i++)
+        event_base_loop(base, EVLOOP_NONBLOCK);
+    event_base_free(base);
+    free(url), free(actor), free(rob), free(n1), free(s1), free(e1), free(s1e);
+    free(tid), free(decoy), free(db);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *suite = suite_create("ingest");
     EU_IT_ADD_TCASE(suite, test_store_remote_actor_and_notes, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_note_attachments, TIMEOUT);
     return eu_it_run_suite(suite);
 }

@@ -1,0 +1,212 @@
+/*
+ * Avatars and headers: the avatar and header files of
+ * PATCH /api/v1/accounts/update_credentials, made into images the size
+ * Mastodon serves (an avatar within 400x400, a header within 1500x500) by
+ * the upload pipeline (eu_image_process() on the CPU pool, so the loop
+ * never decodes), and stored under "<tenant>/accounts/<id>/avatar-<n>.webp".
+ * accounts.avatar_url / header_url then hold the store key of a local
+ * account's image (a remote account's hold its URL), which the entities
+ * turn into the store's URL, so a domain or store change moves nothing.
+ *
+ * Mastodon crops an avatar to a square; here it is scaled to fit the box,
+ * which clients show cropped anyway. An animated GIF's first frame is kept.
+ */
+#include "accounts_internal.h"
+
+#include <jansson.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/config.h"
+#include "eunha/cpupool.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/media.h"
+#include "eunha/mediastore.h"
+#include "eunha/mem.h"
+#include "eunha/tenant.h"
+
+/* Mastodon's Account::Avatar and ::Header limits. */
+#define PROFILE_IMAGE_LIMIT (8 * 1024 * 1024)
+#define AVATAR_SIDE 400
+#define HEADER_SIDE 1500
+
+struct one_image {
+    const char *field; /* "avatar", "header" */
+    const char *label; /* "Avatar", "Header" */
+    int side;
+    const unsigned char *data; /* the request's, borrowed */
+    size_t len;
+    struct eu_image_limits lim;
+    struct eu_image_result img;
+    int rc;
+    char err[256];
+    char *key; /* arena copy once stored */
+};
+
+struct profile_images {
+    struct eu_req *req;
+    struct one_image images[2];
+    int n, next;
+    eu_profile_images_cb cb;
+    void *arg;
+};
+
+static void process_next(struct profile_images *pi);
+
+static void
+result_free(void *p)
+{
+    eu_image_result_free(p);
+}
+
+static void
+on_stored(int rc, void *arg)
+{
+    struct profile_images *pi = arg;
+    struct eu_req *req = pi->req;
+    eu_req_enter(req);
+    struct one_image *im = &pi->images[pi->next];
+    if (rc != 0) {
+        eu_req_reply_error(req, 500, "The %s could not be stored", im->field);
+        return;
+    }
+    pi->next++;
+    process_next(pi);
+}
+
+static void
+process_work(void *arg)
+{
+    struct one_image *im = arg;
+    im->rc = eu_image_process(im->data, im->len, &im->lim, &im->img, im->err, sizeof(im->err));
+}
+
+static void
+process_done(void *arg)
+{
+    struct profile_images *pi = arg;
+    struct eu_req *req = pi->req;
+    eu_req_enter(req);
+    struct one_image *im = &pi->images[pi->next];
+    if (im->rc != 0) {
+        eu_req_reply_error(req, 422, "%s", im->err);
+        return;
+    }
+    /* The request's arena frees the pixels however the request ends. */
+    eu_arena_on_free(req->arena, result_free, &im->img);
+    im->key = eu_arena_sprintf(req->arena, "%lld/accounts/%lld/%s-%08x%08x.webp",
+                               (long long)req->tenant->id, (long long)req->auth.account_id,
+                               im->field, randombytes_random(), randombytes_random());
+    eu_store_put(req->app->store, im->key, im->img.small, im->img.small_len, "image/webp",
+                 on_stored, pi);
+}
+
+static void
+on_process(void *arg)
+{
+    struct profile_images *pi = arg;
+    process_work(&pi->images[pi->next]);
+}
+
+static void
+process_next(struct profile_images *pi)
+{
+    if (pi->next == pi->n) {
+        const char *avatar = NULL, *header = NULL;
+        for (int i = 0; i < pi->n; i++) {
+            if (strcmp(pi->images[i].field, "avatar") == 0)
+                avatar = pi->images[i].key;
+            else
+                header = pi->images[i].key;
+        }
+        pi->cb(pi->req, avatar, header, pi->arg);
+        return;
+    }
+    eu_cpupool_submit(pi->req->app->cpu, on_process, process_done, pi);
+}
+
+/* Reads params[field] as an image file into im. Returns 0 (absent: im->data
+ * NULL), or -1 after answering 422. */
+static int
+read_file(struct eu_req *req, json_t *params, const char *field, const char *label, int side,
+          struct one_image *im)
+{
+    json_t *file = json_object_get(params, field);
+    memset(im, 0, sizeof(*im));
+    if (!json_is_object(file))
+        return 0;
+    json_t *data = json_object_get(file, "data");
+    size_t len = json_string_length(data);
+    if (!json_is_string(data) || len == 0)
+        return 0;
+    if (len > PROFILE_IMAGE_LIMIT) {
+        eu_req_reply_error(req, 422, "Validation failed: %s file size must be less than 8 MB",
+                           label);
+        return -1;
+    }
+    struct eu_media_sniff sn;
+    const unsigned char *bytes = (const unsigned char *)json_string_value(data);
+    if (eu_media_sniff(bytes, len, &sn) < 0 ||
+        (sn.type != EU_MEDIA_TYPE_IMAGE && sn.type != EU_MEDIA_TYPE_GIFV)) {
+        eu_req_reply_error(req, 422, "Validation failed: %s content type is invalid", label);
+        return -1;
+    }
+    const struct eu_config *cfg = req->app->cfg;
+    im->field = field;
+    im->label = label;
+    im->side = side;
+    im->data = bytes;
+    im->len = len;
+    im->lim.max_pixels = cfg->media_image_matrix_limit;
+    im->lim.preview_max_side = side;
+    im->lim.preview_quality = cfg->media_preview_quality;
+    im->lim.original_quality = cfg->media_original_quality;
+    im->lim.cpu_budget_ms = (uint64_t)cfg->media_cpu_budget_ms;
+    return 0;
+}
+
+int
+eu_profile_images_store(struct eu_req *req, json_t *params, eu_profile_images_cb cb, void *arg)
+{
+    struct profile_images *pi = eu_arena_calloc(req->arena, sizeof(*pi));
+    pi->req = req;
+    pi->cb = cb;
+    pi->arg = arg;
+    struct one_image im;
+    if (read_file(req, params, "avatar", "Avatar", AVATAR_SIDE, &im) < 0)
+        return -1;
+    if (im.data)
+        pi->images[pi->n++] = im;
+    if (read_file(req, params, "header", "Header", HEADER_SIDE, &im) < 0)
+        return -1;
+    if (im.data)
+        pi->images[pi->n++] = im;
+    if (!pi->n)
+        return 0;
+    if (!req->app->store) {
+        eu_req_reply_error(req, 503, "Media storage is unavailable");
+        return -1;
+    }
+    process_next(pi);
+    return 1;
+}
+
+static void
+on_old_deleted(int rc, void *arg)
+{
+    (void)rc; /* logged by the store; an orphan costs disk, not correctness */
+    (void)arg;
+}
+
+void
+eu_profile_image_delete(struct eu_app *app, const char *stored)
+{
+    if (!stored || !*stored || strstr(stored, "://") || !app->store)
+        return;
+    eu_store_del(app->store, stored, on_old_deleted, NULL);
+}
