@@ -90,6 +90,17 @@ configuration(void)
         "min_expiration", 300, "max_expiration", 2629746, "translation", "enabled", 0);
 }
 
+/* The streaming API on the tenant's own host: wss:// behind https. */
+static json_t *
+streaming_url(struct eu_req *req)
+{
+    const char *base = eu_req_base_url(req);
+    char url[600];
+    snprintf(url, sizeof(url), "%s%s", strncmp(base, "https:", 6) == 0 ? "wss" : "ws",
+             strchr(base, ':'));
+    return json_string(url);
+}
+
 static void
 reply_v1(struct eu_req *req, const struct stats *st)
 {
@@ -102,6 +113,7 @@ reply_v1(struct eu_req *req, const struct stats *st)
         "status_count", st->statuses, "domain_count", st->domains, "thumbnail", "languages", "en",
         "registrations", st->registrations, "approval_required", st->approval_required,
         "invites_enabled", 0, "configuration", configuration(), "contact_account", "rules");
+    json_object_set_new(json_object_get(body, "urls"), "streaming_api", streaming_url(req));
     eu_req_reply_json(req, 200, body);
 }
 
@@ -116,7 +128,7 @@ reply_v2(struct eu_req *req, const struct stats *st)
 {
     const struct eu_tenant *t = req->tenant;
     json_t *conf = configuration();
-    json_object_set_new(conf, "urls", json_object());
+    json_object_set_new(conf, "urls", json_pack("{s:o}", "streaming", streaming_url(req)));
     const char *base = eu_req_base_url(req);
     char thumb[600];
     snprintf(thumb, sizeof(thumb), "%s/favicon.ico", base);

@@ -73,5 +73,6 @@ const struct eu_route *const eu_route_tables[] = {
     eu_timed_routes,
     eu_ap_routes,       /* src/ap/actors.c: WebFinger and the ActivityPub documents */
     eu_ap_inbox_routes, /* src/ap/inbox.c: the inboxes */
+    eu_stream_routes,   /* src/http/streaming.c: WebSocket and SSE */
     NULL,
 };
