@@ -64,10 +64,10 @@ struct client;
 struct sub {
     struct client *c;
     struct chan *ch;
-    char stream[24]; /* Mastodon's name: "user", "public:local", "hashtag"... */
-    char *param;     /* the tag, or NULL */
-    bool notes_only; /* user:notification */
-    struct sub *next;                /* in the client */
+    char stream[24];               /* Mastodon's name: "user", "public:local", "hashtag"... */
+    char *param;                   /* the tag, or NULL */
+    bool notes_only;               /* user:notification */
+    struct sub *next;              /* in the client */
     struct sub *ch_next, *ch_prev; /* in the channel */
 };
 
@@ -890,8 +890,9 @@ eu_stream_handle_sse(struct eu_req *req)
     }
     const char *tag = eu_req_query(req, "tag");
     /* Checked now, so a bad stream gets a 4xx rather than an empty body. */
-    static const char *const known[] = {"user", "user:notification", "public", "public:local",
-                                        "public:remote", "hashtag", "hashtag:local", NULL};
+    static const char *const known[] = {
+        "user",          "user:notification", "public",        "public:local",
+        "public:remote", "hashtag",           "hashtag:local", NULL};
     bool ok = false;
     for (int i = 0; known[i]; i++)
         ok = ok || strcmp(known[i], stream) == 0;

@@ -448,8 +448,8 @@ START_TEST(test_ws_update_notification_delete)
         json_t *st = payload(m);
         if (strcmp(json_string_value(json_object_get(st, "id")), id) == 0) {
             ck_assert_str_eq(json_string_value(eu_it_jpath(st, "account.username")), "bob");
-            ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(st, "content")),
-                                         "hello streams"));
+            ck_assert_ptr_nonnull(
+                strstr(json_string_value(json_object_get(st, "content")), "hello streams"));
             ck_assert(json_is_false(json_object_get(st, "favourited")));
             if (strcmp(stream0(m), "user") == 0)
                 on_user = true;
@@ -612,11 +612,11 @@ START_TEST(test_sse_and_health)
     /* Advertised on the tenant's own host. */
     eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/api/v1/instance");
     EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert_ptr_nonnull(strstr(json_string_value(eu_it_jpath(r.json, "urls.streaming_api")),
-                                 "://" HOST));
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(eu_it_jpath(r.json, "urls.streaming_api")), "://" HOST));
     eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/api/v2/instance");
-    ck_assert_ptr_nonnull(strstr(
-        json_string_value(eu_it_jpath(r.json, "configuration.urls.streaming")), "://" HOST));
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(eu_it_jpath(r.json, "configuration.urls.streaming")), "://" HOST));
     /* No token: 401; an unknown stream: 400. */
     eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/api/v1/streaming/user");
     EU_IT_EXPECT_STATUS(&r, 401);
