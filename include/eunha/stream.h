@@ -34,6 +34,11 @@ struct eu_tenant;
  * reference to t until done.
  */
 void eu_stream_status(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool removed);
+/* Status status_id was edited: "status.update" where "update" went. */
+void eu_stream_status_edited(struct eu_app *app, struct eu_tenant *t, int64_t status_id);
+/* req changes its viewer's filters: "filters_changed" on their user stream
+ * once req ends (after its statement committed). */
+void eu_stream_filters_changed(struct eu_req *req);
 /* Notification notification_id of local account account_id was stored
  * (the process's app, as notify.c has none at hand; nothing before
  * eu_stream_start()). */

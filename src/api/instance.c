@@ -11,6 +11,7 @@
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "eunha/app.h"
@@ -95,9 +96,17 @@ static json_t *
 streaming_url(struct eu_req *req)
 {
     const char *base = eu_req_base_url(req);
+    /* The port the client came to, when it named one (a tenant reached
+     * directly, as in tests); not behind a proxy, whose Host is its own. */
+    const char *raw = eu_req_header(req, "Host");
+    size_t n = strlen(req->host);
+    const char *port = raw && strncasecmp(raw, req->host, n) == 0 && raw[n] == ':' &&
+                               strspn(raw + n + 1, "0123456789") == strlen(raw + n + 1)
+                           ? raw + n
+                           : "";
     char url[600];
-    snprintf(url, sizeof(url), "%s%s", strncmp(base, "https:", 6) == 0 ? "wss" : "ws",
-             strchr(base, ':'));
+    snprintf(url, sizeof(url), "%s%s%s", strncmp(base, "https:", 6) == 0 ? "wss" : "ws",
+             strchr(base, ':'), port);
     return json_string(url);
 }
 

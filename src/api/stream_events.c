@@ -73,6 +73,7 @@ struct pub {
     struct eu_tenant *t; /* holds a ref */
     char id[24];
     bool removed;
+    const char *event; /* "update", "delete", "status.update" */
     /* channels, each "<prefix>stream:<name>" */
     char **chans;
     size_t n, cap;
@@ -195,7 +196,7 @@ on_status_facts(PGresult *res, enum eu_db_status st, void *arg)
         each_element(PQgetvalue(res, 0, 2), add_tag, p);
     }
     if (p->n)
-        pub_send(p, p->removed ? "delete" : "update");
+        pub_send(p, p->event);
     pub_free(p);
 }
 
@@ -237,7 +238,34 @@ eu_stream_status(struct eu_app *app, struct eu_tenant *t, int64_t status_id, boo
 {
     struct pub *p = pub_new(app, t, status_id);
     p->removed = removed;
+    p->event = removed ? "delete" : "update";
     when_live(app, p);
+}
+
+void
+eu_stream_status_edited(struct eu_app *app, struct eu_tenant *t, int64_t status_id)
+{
+    struct pub *p = pub_new(app, t, status_id);
+    p->event = "status.update";
+    when_live(app, p);
+}
+
+static void
+on_request_end(void *arg)
+{
+    struct pub *p = arg;
+    pub_send(p, "filters_changed");
+    pub_free(p);
+}
+
+void
+eu_stream_filters_changed(struct eu_req *req)
+{
+    struct eu_app *app = req->app;
+    struct pub *p = pub_new(app, req->tenant, 0);
+    p->id[0] = '\0';
+    pub_add(p, "user:%s", eu_req_viewer(req));
+    eu_arena_on_free(req->arena, on_request_end, p);
 }
 
 static void

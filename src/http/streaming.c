@@ -142,7 +142,8 @@ send_event(struct client *c, const struct sub *s, const char *event, const char 
     if (!c->ws) {
         struct evbuffer *out = bufferevent_get_output(c->bev);
         evbuffer_add_printf(out, "event: %s\ndata: ", event);
-        evbuffer_add(out, payload, len);
+        if (payload)
+            evbuffer_add(out, payload, len);
         evbuffer_add(out, "\n\n", 2);
         return;
     }
@@ -153,7 +154,8 @@ send_event(struct client *c, const struct sub *s, const char *event, const char 
         json_array_append_new(names, json_string(s->param));
     json_object_set_new(msg, "stream", names);
     json_object_set_new(msg, "event", json_string(event));
-    json_object_set_new(msg, "payload", json_stringn(payload, len));
+    if (payload) /* filters_changed has none */
+        json_object_set_new(msg, "payload", json_stringn(payload, len));
     char *text = json_dumps(msg, JSON_COMPACT);
     json_decref(msg);
     struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, strlen(text)};
@@ -427,6 +429,11 @@ deliver(struct sub *s, const char *event, const char *id)
         send_event(c, s, event, id, strlen(id));
         return;
     }
+    if (strcmp(event, "filters_changed") == 0) {
+        if (strcmp(s->stream, "user") == 0)
+            send_event(c, s, event, NULL, 0);
+        return;
+    }
     if (hub->renders >= EU_STREAM_MAX_RENDERS) {
         time_t now = time(NULL);
         if (now != hub->last_drop_log) {
@@ -541,11 +548,11 @@ static ssize_t
 ws_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags, void *arg)
 {
     (void)flags;
+    (void)ctx;
     struct client *c = arg;
-    if (over_limit(c)) {
-        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-        return -1;
-    }
+    /* Always taken: the bound is checked before a message is queued
+     * (send_event), so what waits is in one place, the output buffer, and
+     * not in wslay's queue where it would grow unseen. */
     bufferevent_write(c->bev, data, len);
     return (ssize_t)len;
 }
