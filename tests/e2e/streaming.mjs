@@ -33,19 +33,17 @@ async function signIn(app, email) {
   return { token: t.accessToken, rest: createRestAPIClient({ url, accessToken: t.accessToken }) };
 }
 
-// The next event of it that satisfies pred, within ms.
-async function next(it, pred, ms, what) {
-  const timeout = sleep(ms).then(() => {
-    throw new Error(`timed out waiting for ${what}`);
-  });
-  const find = (async () => {
-    for (;;) {
-      const { value, done } = await it.next();
-      if (done) throw new Error(`stream ended before ${what}`);
-      if (pred(value)) return value;
-    }
-  })();
-  return Promise.race([find, timeout]);
+// One consumer reads the subscription into events; waits look there, so a
+// wait that times out leaves nothing behind that would swallow events.
+const events = [];
+async function waitFor(pred, ms, what) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const i = events.findIndex(pred);
+    if (i >= 0) return events.splice(i, 1)[0];
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
 }
 
 async function main() {
@@ -74,7 +72,10 @@ async function main() {
     retry: 3,
   });
   const sub = streaming.user.subscribe();
-  const it = sub[Symbol.asyncIterator]();
+  const reader = (async () => {
+    for await (const e of sub) events.push(e);
+  })();
+  reader.catch((err) => console.error("stream ended:", err));
 
   // The subscription is live once a status of carol's comes through.
   step("update");
@@ -82,7 +83,7 @@ async function main() {
   for (let i = 0; i < 50 && !update; i++) {
     const s = await carol.v1.statuses.create({ status: `hello stream ${i}` });
     try {
-      update = await next(it, (e) => e.event === "update" && e.payload.id === s.id, 500, "update");
+      update = await waitFor((e) => e.event === "update" && e.payload.id === s.id, 500, "update");
     } catch {
       update = undefined;
     }
@@ -93,13 +94,13 @@ async function main() {
 
   step("notification");
   const mention = await carol.v1.statuses.create({ status: "@bob look at this" });
-  const note = await next(it, (e) => e.event === "notification", 10000, "notification");
+  const note = await waitFor((e) => e.event === "notification", 10000, "notification");
   assert.equal(note.payload.type, "mention");
   assert.equal(note.payload.status.id, mention.id);
 
   step("delete");
   await carol.v1.statuses.$select(mention.id).remove();
-  const del = await next(it, (e) => e.event === "delete", 10000, "delete");
+  const del = await waitFor((e) => e.event === "delete", 10000, "delete");
   assert.equal(del.payload, mention.id);
 
   sub.unsubscribe();
