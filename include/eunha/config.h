@@ -61,10 +61,14 @@ struct eu_config {
     int header_timeout_s;   /* 10: from accept (or a request's first byte) to the end of headers */
     int request_deadline_s; /* 30: from the end of headers to the answer; then 503 */
     int max_connections;    /* 0: three quarters of RLIMIT_NOFILE; public listener only */
-    int max_connections_per_ip;  /* 256 (IPv6: per /64); 0 none; trusted proxies exempt */
-    int json_max_depth;          /* 16 */
-    int api_requests_per_5min;   /* 300 per token or IP; 0 turns the API limit off */
-    int registrations_per_30min; /* 5 per IP */
+    int max_connections_per_ip;     /* 256 (IPv6: per /64); 0 none; trusted proxies exempt */
+    int json_max_depth;             /* 16 */
+    size_t stream_max_output_bytes; /* 1 MiB: unsent to one stream, then it is closed */
+    int max_streams;                /* 0: none beyond max_connections */
+    int max_streams_per_tenant;     /* 0: none */
+    int stream_heartbeat_s;         /* 15: WebSocket ping / SSE ":thump" */
+    int api_requests_per_5min;      /* 300 per token or IP; 0 turns the API limit off */
+    int registrations_per_30min;    /* 5 per IP */
     /* Sign-in attempts (HTML form and password grant together), as Mastodon
      * allows; counted before the password is hashed. 0 turns one off. */
     int sign_ins_per_ip_per_5min;    /* 25 */

@@ -54,6 +54,10 @@ struct eu_req {
     size_t body_len;
     struct json_t *params_json;     /* eu_req_params(), parsed lazily */
     struct eu_req_splices *splices; /* eu_req_json_splice(), arena */
+    /* A detached request (eu_req_new_detached()): its answer goes here
+     * instead of to a client. */
+    void (*sink)(int status, const char *body, size_t len, void *arg);
+    void *sink_arg;
     /* Set by the pipeline for EU_ROUTE_AUTH / AUTH_OPT / APP_TOKEN routes. */
     struct {
         bool present; /* a valid token was sent */
@@ -229,5 +233,37 @@ void eu_req_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparam
 /* The signed-in account's id (req->auth.account_id) as decimal text, the
  * form statements take it in; "0" without one. Owned by the request. */
 const char *eu_req_viewer(struct eu_req *req);
+
+/* ------------------------------------------------------------ streaming */
+
+/* The answer of a detached request: status and body bytes, borrowed for the
+ * call. */
+typedef void (*eu_req_sink_cb)(int status, const char *body, size_t len, void *arg);
+/*
+ * A request that no client sent, so that code outside a request (the
+ * streaming hub) can run a REST handler for a viewer and get exactly the
+ * bytes REST would send. t (a ref is taken), query_string (copied, may be
+ * NULL) and auth (filled by the caller after this returns) stand for the
+ * client's; it has no headers and an empty body. The caller calls a
+ * handler; the handler's one eu_req_reply_* call hands the answer to sink
+ * (later or from inside the call) and frees the request. Not counted as a
+ * client request in the metrics.
+ */
+struct eu_req *eu_req_new_detached(struct eu_app *app, struct eu_tenant *t,
+                                   const char *query_string, eu_req_sink_cb sink, void *arg);
+
+struct bufferevent;
+/* bev: the client's connection, now the callee's (free it with
+ * bufferevent_free), or NULL when the client had gone. */
+typedef void (*eu_req_taken_cb)(struct bufferevent *bev, void *arg);
+/*
+ * Takes req's connection away from evhttp for a long-lived stream
+ * (WebSocket, server-sent events) and finishes req without an answer: the
+ * callee writes its own response head on bev. From a zero-delay event,
+ * because evhttp may still be on the stack; taken runs from there. Bytes
+ * the client sent after the request are already in bev's input. The
+ * connection no longer counts against [limits] max_connections.
+ */
+void eu_req_take_connection(struct eu_req *req, eu_req_taken_cb taken, void *arg);
 
 #endif

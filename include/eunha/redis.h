@@ -74,4 +74,19 @@ int eu_redis_psubscribe(struct eu_redis *r, const char *pattern, eu_redis_messag
  * while no message can be missed. */
 bool eu_redis_is_subscribed(const struct eu_redis *r);
 
+/*
+ * Plain channel subscriptions (the streaming API's), sharing the one
+ * subscriber connection with the pattern subscription. on_message runs
+ * for each message of a subscribed channel; on_ready each time the
+ * subscriber connection is (re)made, when the caller must subscribe all
+ * its channels again (messages meanwhile were lost). Call once.
+ */
+void eu_redis_channels_listen(struct eu_redis *r, eu_redis_message_cb on_message,
+                              eu_redis_subscribed_cb on_ready, void *arg);
+/* SUBSCRIBE channel: 0 if sent, -1 while the subscriber is down (on_ready
+ * will come). */
+int eu_redis_subscribe(struct eu_redis *r, const char *channel);
+/* UNSUBSCRIBE channel; nothing while the subscriber is down. */
+void eu_redis_unsubscribe(struct eu_redis *r, const char *channel);
+
 #endif

@@ -31,6 +31,7 @@
 #include "eunha/queue.h"
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
+#include "eunha/stream.h"
 
 enum {
     STATUS_RELEVANT,
@@ -345,6 +346,7 @@ static void
 on_rebloggers(struct eu_proc *p, PGresult *res)
 {
     notify_rows(p, res, -1, 0, "update", strtoll(p->s1, NULL, 10));
+    eu_stream_status_edited(p->app, p->t, strtoll(p->s1, NULL, 10));
     eu_proc_finish(p, NULL);
 }
 

@@ -27,6 +27,7 @@
 #include "eunha/page.h"
 #include "eunha/redis.h"
 #include "eunha/sql.h"
+#include "eunha/stream.h"
 #include "eunha/tenant.h"
 #include "statuses_internal.h"
 
@@ -170,6 +171,7 @@ on_recipients(PGresult *res, enum eu_db_status st, void *arg)
 void
 eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool remove)
 {
+    eu_stream_status(app, t, status_id, remove);
     struct fanout *fo = eu_xcalloc(1, sizeof(*fo));
     fo->app = app;
     fo->tenant = t;

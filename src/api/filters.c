@@ -36,6 +36,7 @@
 #include "eunha/page.h"
 #include "eunha/params.h"
 #include "eunha/sql.h"
+#include "eunha/stream.h"
 #include "eunha/tenant.h"
 #include "kwmatch_internal.h"
 #include "social_internal.h"
@@ -527,6 +528,7 @@ static void
 forget_rules(struct eu_req *req)
 {
     cache_drop(cache_find(req->tenant->id, req->auth.account_id));
+    eu_stream_filters_changed(req);
 }
 
 static unsigned

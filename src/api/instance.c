@@ -11,6 +11,7 @@
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "eunha/app.h"
@@ -90,6 +91,25 @@ configuration(const struct eu_config *cfg)
     return c;
 }
 
+/* The streaming API on the tenant's own host: wss:// behind https. */
+static json_t *
+streaming_url(struct eu_req *req)
+{
+    const char *base = eu_req_base_url(req);
+    /* The port the client came to, when it named one (a tenant reached
+     * directly, as in tests); not behind a proxy, whose Host is its own. */
+    const char *raw = eu_req_header(req, "Host");
+    size_t n = strlen(req->host);
+    const char *port = raw && strncasecmp(raw, req->host, n) == 0 && raw[n] == ':' &&
+                               strspn(raw + n + 1, "0123456789") == strlen(raw + n + 1)
+                           ? raw + n
+                           : "";
+    char url[600];
+    snprintf(url, sizeof(url), "%s%s%s", strncmp(base, "https:", 6) == 0 ? "wss" : "ws",
+             strchr(base, ':'), port);
+    return json_string(url);
+}
+
 static void
 reply_v1(struct eu_req *req, const struct stats *st)
 {
@@ -103,6 +123,7 @@ reply_v1(struct eu_req *req, const struct stats *st)
                   "languages", "en", "registrations", st->registrations, "approval_required",
                   st->approval_required, "invites_enabled", 0, "configuration",
                   configuration(req->app->cfg), "contact_account", "rules");
+    json_object_set_new(json_object_get(body, "urls"), "streaming_api", streaming_url(req));
     eu_req_reply_json(req, 200, body);
 }
 
@@ -117,7 +138,7 @@ reply_v2(struct eu_req *req, const struct stats *st)
 {
     const struct eu_tenant *t = req->tenant;
     json_t *conf = configuration(req->app->cfg);
-    json_object_set_new(conf, "urls", json_object());
+    json_object_set_new(conf, "urls", json_pack("{s:o}", "streaming", streaming_url(req)));
     const char *base = eu_req_base_url(req);
     char thumb[600];
     snprintf(thumb, sizeof(thumb), "%s/favicon.ico", base);

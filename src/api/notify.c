@@ -13,11 +13,13 @@
 
 #include <libpq-fe.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eunha/db.h"
 #include "eunha/log.h"
 #include "eunha/sql.h"
+#include "eunha/stream.h"
 #include "eunha/tenant.h"
 
 /* Mastodon's MAXIMUM_GROUP_SPAN_HOURS. */
@@ -62,16 +64,22 @@ const struct eu_sql eu_notify_sql[] = {
          "   AND (expires_at IS NULL OR expires_at > now())))"
          " AND ($5::bigint IS NULL OR NOT EXISTS (SELECT 1 FROM conversation_mutes cm"
          "   JOIN statuses s ON s.tenant_id = $1 AND s.conversation_id = cm.conversation_id"
-         "   WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND s.id = $5::bigint))"},
+         "   WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND s.id = $5::bigint))"
+         " RETURNING id, account_id"},
     {0},
 };
 
 static void
 on_inserted(PGresult *res, enum eu_db_status st, void *arg)
 {
+    struct eu_tenant *t = arg;
     if (st != EU_DB_OK)
         eu_log_warn("notify", "cannot write notification: %s",
                     res ? PQresultErrorMessage(res) : "database unavailable");
+    else if (PQntuples(res) == 1)
+        eu_stream_notification(t, strtoll(PQgetvalue(res, 0, 1), NULL, 10),
+                               strtoll(PQgetvalue(res, 0, 0), NULL, 10));
+    eu_tenant_unref(t);
 }
 
 void
@@ -85,6 +93,7 @@ eu_notify(struct eu_registry *reg, struct eu_tenant *t, int64_t recipient_id, in
     snprintf(fid, sizeof(fid), "%lld", (long long)from_id);
     snprintf(sid, sizeof(sid), "%lld", (long long)status_id);
     const char *params[] = {rid, fid, type, status_id ? sid : NULL};
+    eu_tenant_ref(t);
     eu_db_pool_stmt(eu_tenant_pool(reg, t), &eu_notify_sql[NOTIFY_INSERT], 4, params, on_inserted,
-                    NULL);
+                    t);
 }

@@ -36,6 +36,7 @@
 #include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
+#include "eunha/stream.h"
 #include "eunha/tenant.h"
 #include "eunha/text.h"
 #include "statuses_internal.h"
@@ -1045,6 +1046,7 @@ on_edited(struct eu_req *req, PGresult *res, void *arg)
     each_array_id(PQgetvalue(res, 0, 2), notify_each, req, update);
     eu_ap_outbox_status(req->app, req->tenant, req->auth.account_id, c->edit_id,
                         EU_AP_STATUS_UPDATE, NULL);
+    eu_stream_status_edited(req->app, req->tenant, strtoll(c->edit_id, NULL, 10));
     reply_status(req, c->edit_id);
 }
 

@@ -40,6 +40,7 @@
 #include "eunha/routes.h"
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
+#include "eunha/stream.h"
 #include "eunha/tenant.h"
 
 /* How long SIGTERM waits for in-flight requests before closing anyway. */
@@ -315,6 +316,7 @@ begin_shutdown(struct eu_app *app)
     notify("STOPPING=1");
     eu_log_info("app", "stopping: %d requests in flight", app->inflight);
     eu_http_server_stop_accepting(app->http);
+    eu_stream_close_all();  /* streams never end by themselves */
     eu_queues_stop(queues); /* turns under way finish their job */
     struct timeval tv = {0, 50000};
     event_base_once(app->base, -1, EV_TIMEOUT, on_drain_tick, app, &tv);
@@ -492,6 +494,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
         goto out;
     }
     eu_auth_listen(&app);
+    eu_stream_start(&app);
     app.cpu = eu_cpupool_new(app.base, app.cfg->cpu_threads);
     struct eu_fetch_config fetch_cfg;
     eu_fetch_config_from(&fetch_cfg, app.cfg);
@@ -526,6 +529,7 @@ out_signals:
     for (int i = 0; i < 3; i++)
         event_free(sigs[i]);
 out:
+    eu_stream_free();
     app_release(&app);
     eu_sql_free();
     eu_rc_free();

@@ -107,6 +107,11 @@ static const struct key keys[] = {
     {"limits.max_connections", KEY_INT, F(max_connections), 0, 10000000, NULL, NULL},
     {"limits.max_connections_per_ip", KEY_INT, F(max_connections_per_ip), 0, 10000000, NULL, NULL},
     {"limits.json_max_depth", KEY_INT, F(json_max_depth), 1, 2048, NULL, NULL},
+    {"limits.stream_max_output_bytes", KEY_SIZE, F(stream_max_output_bytes), 1024, INT64_MAX, NULL,
+     NULL},
+    {"limits.max_streams", KEY_INT, F(max_streams), 0, 10000000, NULL, NULL},
+    {"limits.max_streams_per_tenant", KEY_INT, F(max_streams_per_tenant), 0, 10000000, NULL, NULL},
+    {"limits.stream_heartbeat_seconds", KEY_INT, F(stream_heartbeat_s), 1, 3600, NULL, NULL},
     {"limits.api_requests_per_5min", KEY_INT, F(api_requests_per_5min), 0, INT_MAX, NULL, NULL},
     {"limits.registrations_per_30min", KEY_INT, F(registrations_per_30min), 0, INT_MAX, NULL, NULL},
     {"limits.sign_in_attempts_per_ip_per_5min", KEY_INT, F(sign_ins_per_ip_per_5min), 0, INT_MAX,
@@ -389,6 +394,10 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->max_connections = 0;
     cfg->max_connections_per_ip = 256;
     cfg->json_max_depth = 16;
+    /* Streaming: a client that reads nothing is dropped once this much is
+     * waiting for it; 0 streams caps mean the connection caps only. */
+    cfg->stream_max_output_bytes = 1024 * 1024;
+    cfg->stream_heartbeat_s = 15;
     cfg->api_requests_per_5min = 300;
     cfg->registrations_per_30min = 5;
     cfg->sign_ins_per_ip_per_5min = 25;
@@ -879,6 +888,11 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
             cfg->max_connections, cfg->max_connections_per_ip, cfg->json_max_depth,
             cfg->api_requests_per_5min, cfg->registrations_per_30min, cfg->sign_ins_per_ip_per_5min,
             cfg->sign_ins_per_login_per_hour);
+    fprintf(out,
+            "stream_max_output_bytes = %zu\nmax_streams = %d\nmax_streams_per_tenant = %d\n"
+            "stream_heartbeat_seconds = %d\n",
+            cfg->stream_max_output_bytes, cfg->max_streams, cfg->max_streams_per_tenant,
+            cfg->stream_heartbeat_s);
     fprintf(out, "\n[tenants]\ndormant_after_seconds = %d\nrender_cache_entries = %d\n",
             cfg->dormant_after_s, cfg->render_cache_entries);
     fputs("\n[log]\nlevel = ", out);

@@ -409,6 +409,10 @@ eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done)
         token = h + 7;
     else
         token = eu_req_query(req, "access_token");
+    /* Browsers cannot set headers on a WebSocket: the streaming API takes
+     * the token as the subprotocol too (Mastodon's streaming server does). */
+    if (!token)
+        token = eu_req_header(req, "Sec-WebSocket-Protocol");
     while (token && *token == ' ')
         token++;
     if (!token || !*token || strlen(token) > 512) {

@@ -74,5 +74,6 @@ const struct eu_route *const eu_route_tables[] = {
     eu_ap_routes,       /* src/ap/actors.c: WebFinger and the ActivityPub documents */
     eu_ap_inbox_routes, /* src/ap/inbox.c: the inboxes */
     eu_media_routes,    /* src/api/media.c: uploads and the local /system/ files */
+    eu_stream_routes,   /* src/http/streaming.c: WebSocket and SSE */
     NULL,
 };

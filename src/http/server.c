@@ -31,6 +31,7 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include "eunha/app.h"
 #include "eunha/arena.h"
@@ -178,11 +179,18 @@ finish(struct eu_req *req, int status, struct evbuffer *body)
     req->finished = true;
     struct eu_app *app = req->app;
     eu_req_enter(req);
-    if (req->ev) {
+    if (req->sink) {
+        size_t n = body ? evbuffer_get_length(body) : 0;
+        const char *bytes = n ? (const char *)evbuffer_pullup(body, -1) : "";
+        req->sink(status, bytes, n, req->sink_arg);
+    } else if (req->ev) {
         send_reply(req, status, body);
         eu_log_info("http", "%s %s %d %.1fms", eu_http_method_name(req->method),
                     req->path ? req->path : "?", status,
                     (double)(now_us() - req->started_us) / 1000.0);
+    } else if (status == 101) {
+        eu_log_info("http", "%s %s: taken for streaming", eu_http_method_name(req->method),
+                    req->path ? req->path : "?");
     } else {
         eu_log_info("http", "%s %s %d %.1fms, dropped: 503 was sent at the deadline",
                     eu_http_method_name(req->method), req->path ? req->path : "?", status,
@@ -952,4 +960,113 @@ eu_http_server_conn_stats(const struct eu_http_server *s, struct eu_http_conn_st
 {
     eu_conns_stats(s->conns, out);
     out->deadline_replies = s->deadline_replies;
+}
+
+/* ------------------------------------------------------------ streaming */
+
+struct eu_req *
+eu_req_new_detached(struct eu_app *app, struct eu_tenant *t, const char *query_string,
+                    eu_req_sink_cb sink, void *arg)
+{
+    struct eu_req *req = eu_xcalloc(1, sizeof(*req));
+    req->app = app;
+    req->arena = eu_arena_new();
+    req->started_us = now_us();
+    req->method = EU_HTTP_GET;
+    snprintf(req->id, sizeof(req->id), "%08x%08x", id_seed, ++id_counter);
+    app->inflight++;
+    req->path = "(stream)";
+    req->query_string = query_string ? eu_arena_strdup(req->arena, query_string) : NULL;
+    req->scheme = eu_arena_strdup(req->arena, app->cfg->scheme);
+    req->host = eu_arena_strdup(req->arena, t->domain);
+    req->remote_ip = "";
+    req->input_copy = eu_xcalloc(1, sizeof(*req->input_copy));
+    TAILQ_INIT(req->input_copy);
+    eu_arena_on_free(req->arena, free_headers, req->input_copy);
+    req->body = "";
+    req->tenant = t;
+    eu_tenant_ref(t);
+    req->sink = sink;
+    req->sink_arg = arg;
+    return req;
+}
+
+struct take {
+    struct eu_req *req;
+    eu_req_taken_cb taken;
+    void *arg;
+};
+
+/*
+ * libevent 2.1 cannot hand a connection over: evhttp_connection_free()
+ * frees its bufferevent and then shutdown(fd, SHUT_WR)s the socket, which
+ * would end the stream we mean to keep. So the socket is duplicated for the
+ * new bufferevent first, and evhttp's descriptor number is pointed (dup2)
+ * at a fresh unconnected socket, which is what evhttp then shuts and
+ * closes. evhttp's bufferevent is disabled before that, so its epoll
+ * registration goes with the old description rather than lingering on it.
+ * evhttp's own teardown runs as on any closed connection (the close
+ * callback in conns.c counts it out), and frees the request, which is why
+ * req->ev is cleared first.
+ */
+static struct bufferevent *
+steal(struct eu_app *app, struct evhttp_request *ev)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(ev);
+    struct bufferevent *old = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    evutil_socket_t fd = old ? bufferevent_getfd(old) : -1;
+    if (fd < 0)
+        return NULL;
+    bufferevent_disable(old, EV_READ | EV_WRITE);
+    int mine = dup(fd);
+    int dummy = socket(AF_INET, SOCK_STREAM, 0);
+    if (mine < 0 || dummy < 0 || dup2(dummy, fd) < 0) {
+        if (mine >= 0)
+            close(mine);
+        if (dummy >= 0)
+            close(dummy);
+        evhttp_connection_free(evcon);
+        return NULL;
+    }
+    close(dummy);
+    evutil_make_socket_nonblocking(mine);
+    evutil_make_socket_closeonexec(mine);
+    struct bufferevent *bev = bufferevent_socket_new(app->base, mine, BEV_OPT_CLOSE_ON_FREE);
+    evbuffer_add_buffer(bufferevent_get_input(bev), bufferevent_get_input(old));
+    evhttp_connection_free(evcon);
+    return bev;
+}
+
+static void
+on_take(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct take *tk = arg;
+    struct eu_req *req = tk->req;
+    eu_req_taken_cb taken = tk->taken;
+    void *targ = tk->arg;
+    free(tk);
+    struct evhttp_request *ev = req->ev;
+    if (!ev || !evhttp_request_get_connection(ev)) {
+        /* Gone (or answered at the deadline): replying frees what evhttp
+         * left of the request. */
+        finish(req, 499, NULL);
+        taken(NULL, targ);
+        return;
+    }
+    req->ev = NULL;
+    struct bufferevent *bev = steal(req->app, ev);
+    finish(req, 101, NULL);
+    taken(bev, targ);
+}
+
+void
+eu_req_take_connection(struct eu_req *req, eu_req_taken_cb taken, void *arg)
+{
+    struct take *tk = eu_xmalloc(sizeof(*tk));
+    tk->req = req;
+    tk->taken = taken;
+    tk->arg = arg;
+    event_base_once(req->app->base, -1, EV_TIMEOUT, on_take, tk, NULL);
 }

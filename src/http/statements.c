@@ -65,6 +65,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_outbox_sql,
     eu_ap_resolve_sql, /* src/ap/resolve.c */
     eu_ap_inbox_sql,   /* src/ap/inbox.c */
+    eu_stream_sql,     /* src/api/stream_events.c */
 
     /* media attached where used, and removed when not (src/media/cleanup.c) */
     eu_media_cleanup_sql,

@@ -56,6 +56,10 @@ struct eu_redis {
     eu_redis_subscribed_cb on_subscribed;
     void *sub_arg;
     bool subscribed; /* Redis confirmed the pattern on the live link */
+    /* Plain channels (eu_redis_channels_listen()), on the same link. */
+    eu_redis_message_cb on_channel;
+    eu_redis_subscribed_cb on_channels_ready;
+    void *channel_arg;
 };
 
 struct pending {
@@ -484,8 +488,21 @@ static void
 on_sub_ready(struct link *l)
 {
     struct eu_redis *r = l->r;
-    const char *argv[] = {"PSUBSCRIBE", r->pattern};
-    redisAsyncCommandArgv(l->ac, on_pmessage, r, 2, argv, NULL);
+    if (r->pattern) {
+        const char *argv[] = {"PSUBSCRIBE", r->pattern};
+        redisAsyncCommandArgv(l->ac, on_pmessage, r, 2, argv, NULL);
+    }
+    if (r->on_channels_ready)
+        r->on_channels_ready(r->channel_arg);
+}
+
+static void
+start_sub(struct eu_redis *r)
+{
+    if (r->sub.r)
+        return;
+    link_init(r, &r->sub, "subscriber", on_sub_ready);
+    start_connect(&r->sub);
 }
 
 int
@@ -498,8 +515,7 @@ eu_redis_psubscribe(struct eu_redis *r, const char *pattern, eu_redis_message_cb
     r->on_message = on_message;
     r->on_subscribed = on_subscribed;
     r->sub_arg = arg;
-    link_init(r, &r->sub, "subscriber", on_sub_ready);
-    start_connect(&r->sub);
+    start_sub(r);
     return 0;
 }
 
@@ -507,4 +523,53 @@ bool
 eu_redis_is_subscribed(const struct eu_redis *r)
 {
     return r && r->subscribed;
+}
+
+/* ------------------------------------------------- channel subscriptions */
+
+/* hiredis calls this with each message of a channel, with the (un)subscribe
+ * confirmations, and with NULL when the connection goes. */
+static void
+on_cmessage(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    struct eu_redis *r = privdata;
+    redisReply *rep = reply;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 ||
+        rep->element[0]->type != REDIS_REPLY_STRING ||
+        strcmp(rep->element[0]->str, "message") != 0 ||
+        rep->element[1]->type != REDIS_REPLY_STRING || rep->element[2]->type != REDIS_REPLY_STRING)
+        return;
+    if (r->on_channel)
+        r->on_channel(rep->element[1]->str, rep->element[2]->str, rep->element[2]->len,
+                      r->channel_arg);
+}
+
+void
+eu_redis_channels_listen(struct eu_redis *r, eu_redis_message_cb on_message,
+                         eu_redis_subscribed_cb on_ready, void *arg)
+{
+    r->on_channel = on_message;
+    r->on_channels_ready = on_ready;
+    r->channel_arg = arg;
+    if (r->sub.r && r->sub.ready && r->on_channels_ready)
+        r->on_channels_ready(r->channel_arg);
+    start_sub(r);
+}
+
+int
+eu_redis_subscribe(struct eu_redis *r, const char *channel)
+{
+    if (!r->sub.ready || !r->sub.ac)
+        return -1;
+    const char *argv[] = {"SUBSCRIBE", channel};
+    return redisAsyncCommandArgv(r->sub.ac, on_cmessage, r, 2, argv, NULL) == REDIS_OK ? 0 : -1;
+}
+
+void
+eu_redis_unsubscribe(struct eu_redis *r, const char *channel)
+{
+    if (!r->sub.ready || !r->sub.ac)
+        return;
+    const char *argv[] = {"UNSUBSCRIBE", channel};
+    redisAsyncCommandArgv(r->sub.ac, NULL, NULL, 2, argv, NULL);
 }

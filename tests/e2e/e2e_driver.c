@@ -48,6 +48,31 @@ START_TEST(test_masto_js)
 }
 END_TEST
 
+/* masto.js's streaming client over WebSocket (tests/e2e/streaming.mjs). */
+START_TEST(test_masto_js_streaming)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, HOST, "End to end"));
+    eu_it_account_create(s, HOST, "bob");
+    eu_it_account_create(s, HOST, "carol");
+
+    char url[64], cmd[1024];
+    snprintf(url, sizeof(url), "http://%s:%d", HOST, s->public_port);
+    setenv("EUNHA_E2E_URL", url, 1);
+    setenv("EUNHA_E2E_BOB", "bob@" HOST, 1);
+    setenv("EUNHA_E2E_CAROL", "carol@" HOST, 1);
+    setenv("EUNHA_E2E_PASSWORD", "correct horse battery staple", 1);
+    snprintf(cmd, sizeof(cmd), "cd '%s' && node streaming.mjs", EUNHA_E2E_DIR);
+    int rc = system(cmd);
+    int code = rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+    if (code != 0)
+        eu_it_server_print_log(s);
+    ck_assert_msg(code == 0, "node streaming.mjs exited with %d", code);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -59,5 +84,6 @@ main(void)
     }
     Suite *suite = suite_create("e2e");
     EU_IT_ADD_TCASE(suite, test_masto_js, 300);
+    EU_IT_ADD_TCASE(suite, test_masto_js_streaming, 300);
     return eu_it_run_suite(suite);
 }

@@ -1,0 +1,90 @@
+/*
+ * The streaming API (Mastodon's /api/v1/streaming): WebSocket and
+ * server-sent events, fed through Redis pub/sub so that any eunha process
+ * may publish and every process with listeners hears it.
+ *
+ * What travels through Redis is "<event> <id>" on a channel
+ * "<tenant prefix>stream:<name>" (names below), never a rendered entity:
+ * each listener gets the entity rendered for its own viewer by the REST
+ * handler that serves the same timeline, so visibility, blocks, mutes,
+ * filters and the viewer's flags are exactly the REST ones.
+ *
+ * Channel names: "public", "public:local", "public:remote",
+ * "hashtag:<lower tag>", "hashtag:local:<lower tag>", "user:<account id>".
+ */
+#ifndef EUNHA_STREAM_H
+#define EUNHA_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct eu_app;
+struct eu_req;
+struct eu_tenant;
+
+/* ---------------------------------------------------------- publishing */
+
+/*
+ * A status was committed (removed false: "update" on the author's and
+ * each home recipient's user stream, and on the public and hashtag
+ * streams it belongs to) or deleted or unreblogged (removed: "delete" on
+ * the same). Costs one Redis round trip when no process listens to the
+ * tenant, and one statement more when one does. Fire and forget; holds a
+ * reference to t until done.
+ */
+void eu_stream_status(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool removed);
+/* Status status_id was edited: "status.update" where "update" went. */
+void eu_stream_status_edited(struct eu_app *app, struct eu_tenant *t, int64_t status_id);
+/* req changes its viewer's filters: "filters_changed" on their user stream
+ * once req ends (after its statement committed). */
+void eu_stream_filters_changed(struct eu_req *req);
+/* Notification notification_id of local account account_id was stored
+ * (the process's app, as notify.c has none at hand; nothing before
+ * eu_stream_start()). */
+void eu_stream_notification(struct eu_tenant *t, int64_t account_id, int64_t notification_id);
+/* The app eu_stream_start() was given, or NULL. */
+struct eu_app *eu_stream_app(void);
+/* Publishes "<event> <payload>" on the tenant's channel name. Fire and
+ * forget; strings are copied. */
+void eu_stream_publish(struct eu_app *app, const struct eu_tenant *t, const char *channel,
+                       const char *event, const char *payload);
+
+/* ------------------------------------------------------------ rendering */
+
+/* Who a stream is for: the token's account, user and scopes. */
+struct eu_stream_viewer {
+    int64_t account_id, user_id, token_id, app_id;
+    const char *scopes; /* borrowed for the call */
+};
+
+/* json: the payload (an entity's JSON) or NULL when this viewer must not
+ * get the event; borrowed for the call. */
+typedef void (*eu_stream_rendered_cb)(const char *json, size_t len, void *arg);
+/*
+ * Renders what event ("update", "notification") about id means on stream
+ * ("user", "public:local", "hashtag", ...; param: the tag) for v, through
+ * the REST handler of the matching timeline. cb runs later, exactly once.
+ */
+void eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_stream_viewer *v,
+                      const char *stream, const char *param, const char *event, const char *id,
+                      eu_stream_rendered_cb cb, void *arg);
+
+/* ------------------------------------------------------------ listening */
+
+/* Starts the hub: the channel subscriptions on app->redis. Once. */
+void eu_stream_start(struct eu_app *app);
+/* Closes every stream (SIGTERM: streams never end by themselves). */
+void eu_stream_close_all(void);
+/* Frees the hub at exit, after eu_stream_close_all(). */
+void eu_stream_free(void);
+/* Open streaming connections in this process. */
+int eu_stream_count(void);
+
+/* Route handlers: GET /api/v1/streaming (WebSocket upgrade, or SSE with
+ * ?stream=), GET /api/v1/streaming/health, GET /api/v1/streaming/:kind... */
+void eu_stream_handle_ws(struct eu_req *req);
+void eu_stream_handle_sse(struct eu_req *req);
+void eu_stream_handle_health(struct eu_req *req);
+
+#endif

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Many WebSocket streams on eunha, for scripts/benchmark_streaming.sh.
+
+Steps:
+  1. eunha's memory with no stream open;
+  2. for each COUNT in --counts (cumulative): open streams up to COUNT (each
+     a WebSocket on /api/v1/streaming?stream=public, the token in the query),
+     wait until all are upgraded, let the loop settle, read memory again:
+     (growth) / (streams opened) is what one idle stream costs;
+  3. fan-out: with --listeners of them kept, POST --events statuses as fast
+     as one connection can, and count the update events that reach the
+     listeners; events per second is what reached them divided by the time
+     from the first POST to the last event.
+Prints a JSON summary on stdout.
+"""
+import argparse
+import json
+import os
+import selectors
+import socket
+import struct
+import time
+
+
+def mem_kib(pid):
+    rss = priv = 0
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k == "Rss":
+                rss = int(v.split()[0])
+            elif k in ("Private_Clean", "Private_Dirty"):
+                priv += int(v.split()[0])
+    return rss, priv
+
+
+def source(i, per_address):
+    n = i // per_address
+    return f"127.{1 + n // 250}.{n % 250}.{1 + (n // 62500)}"
+
+
+class Stream:
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b""
+        self.upgraded = False
+        self.updates = 0
+
+
+def open_streams(sel, streams, n, args):
+    req = (f"GET /api/v1/streaming?stream=public&access_token={args.token} HTTP/1.1\r\n"
+           f"Host: {args.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+           ).encode()
+    start = len(streams)
+    for i in range(start, n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind((source(i, args.per_address), 0))
+        s.connect(("127.0.0.1", args.port))
+        s.sendall(req)
+        s.setblocking(False)
+        st = Stream(s)
+        streams.append(st)
+        sel.register(s, selectors.EVENT_READ, st)
+        if (i - start) % 200 == 199:
+            pump(sel, 0)
+    deadline = time.time() + 120
+    while time.time() < deadline and not all(st.upgraded for st in streams):
+        pump(sel, 0.2)
+    return sum(1 for st in streams if st.upgraded)
+
+
+def frames(st):
+    """Complete server frames in st.buf: (opcode, payload)."""
+    out = []
+    b = st.buf
+    while len(b) >= 2:
+        op = b[0] & 0x0F
+        n = b[1] & 0x7F
+        off = 2
+        if n == 126:
+            if len(b) < 4:
+                break
+            n = struct.unpack(">H", b[2:4])[0]
+            off = 4
+        elif n == 127:
+            if len(b) < 10:
+                break
+            n = struct.unpack(">Q", b[2:10])[0]
+            off = 10
+        if len(b) < off + n:
+            break
+        out.append((op, b[off:off + n]))
+        b = b[off + n:]
+    st.buf = b
+    return out
+
+
+def pump(sel, timeout):
+    for key, _ in sel.select(timeout):
+        st = key.data
+        try:
+            data = st.sock.recv(1 << 16)
+        except BlockingIOError:
+            continue
+        if not data:
+            sel.unregister(st.sock)
+            continue
+        st.buf += data
+        if not st.upgraded:
+            i = st.buf.find(b"\r\n\r\n")
+            if i < 0:
+                continue
+            st.upgraded = st.buf.startswith(b"HTTP/1.1 101")
+            st.buf = st.buf[i + 4:]
+        for op, payload in frames(st):
+            if op == 1 and b'"event":"update"' in payload:
+                st.updates += 1
+            elif op == 9:  # answer pings, masked as a client must
+                st.sock.send(bytes([0x8A, 0x80, 0, 0, 0, 0]))
+
+
+def post(args, text):
+    body = json.dumps({"status": text}).encode()
+    return (f"POST /api/v1/statuses HTTP/1.1\r\nHost: {args.host}\r\n"
+            f"Authorization: Bearer {args.token}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--pid", type=int, required=True)
+    ap.add_argument("--host", required=True)
+    ap.add_argument("--token", required=True)
+    ap.add_argument("--counts", default="1000,10000")
+    ap.add_argument("--listeners", type=int, default=1000)
+    ap.add_argument("--events", type=int, default=100)
+    ap.add_argument("--per-address", type=int, default=200)
+    args = ap.parse_args()
+
+    sel = selectors.DefaultSelector()
+    streams = []
+    time.sleep(1)
+    base_rss, base_priv = mem_kib(args.pid)
+    result = {"baseline_rss_kib": base_rss, "baseline_private_kib": base_priv, "idle": []}
+    for count in [int(c) for c in args.counts.split(",")]:
+        t0 = time.time()
+        up = open_streams(sel, streams, count, args)
+        t1 = time.time()
+        for _ in range(10):
+            pump(sel, 0.2)
+        rss, priv = mem_kib(args.pid)
+        result["idle"].append({
+            "streams": up, "open_seconds": round(t1 - t0, 2), "rss_kib": rss,
+            "private_kib": priv,
+            "rss_per_stream_kib": round((rss - base_rss) / max(up, 1), 2),
+            "private_per_stream_kib": round((priv - base_priv) / max(up, 1), 2)})
+
+    # Fan-out to the first LISTENERS streams: close the rest first.
+    for st in streams[args.listeners:]:
+        try:
+            sel.unregister(st.sock)
+        except (KeyError, ValueError):
+            pass
+        st.sock.close()
+    streams = streams[:args.listeners]
+    for _ in range(10):
+        pump(sel, 0.2)
+    for st in streams:
+        st.updates = 0
+    poster = socket.create_connection(("127.0.0.1", args.port))
+    poster.settimeout(30)
+    want = args.events * len(streams)
+    t0 = time.time()
+    last = t0
+    pf = poster.makefile("rb")
+    for i in range(args.events):
+        poster.sendall(post(args, f"fan-out {i}"))
+        line = pf.readline()
+        length = 0
+        while True:
+            h = pf.readline()
+            if h in (b"\r\n", b""):
+                break
+            if h.lower().startswith(b"content-length:"):
+                length = int(h.split(b":")[1])
+        pf.read(length)
+        if not line.startswith(b"HTTP/1.1 200"):
+            raise SystemExit(f"POST failed: {line!r}")
+        pump(sel, 0)
+    deadline = time.time() + 120
+    got = 0
+    while time.time() < deadline:
+        pump(sel, 0.2)
+        n = sum(st.updates for st in streams)
+        if n != got:
+            got = n
+            last = time.time()
+        if got >= want or time.time() - last > 10:
+            break
+    got = sum(st.updates for st in streams)
+    secs = max(last - t0, 1e-6)
+    result["fanout"] = {
+        "listeners": len(streams), "statuses": args.events, "events_expected": want,
+        "events_received": got, "seconds": round(secs, 2),
+        "events_per_second": round(got / secs, 1),
+        "statuses_per_second": round(args.events / secs, 2)}
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

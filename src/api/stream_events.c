@@ -1,0 +1,387 @@
+/*
+ * The streaming API's two ends that know about statuses: which channels an
+ * event goes to (publishing), and what one listener gets of it (rendering).
+ *
+ * Publishing sends "<event> <id>" only. Whether a tenant has a listener
+ * anywhere is kept in Redis ("<prefix>stream:live", refreshed by the hubs
+ * that have one, see src/http/streaming.c), so a tenant nobody streams
+ * costs one EXISTS per status and nothing else. When it does, one
+ * statement finds the status's public facts and its home recipients (the
+ * same EU_HOME_FEED_SQL the home feed fans out with), and one EVAL
+ * publishes on every channel.
+ *
+ * Rendering runs the REST handler of the timeline in question on a
+ * detached request (eu_req_new_detached()) bounded to the one id, so the
+ * listener gets exactly what a REST page would hold for that viewer, or
+ * nothing: the public timeline's shunning, the render's visibility rule,
+ * the viewer's filters in the stream's context ("hide" drops, others add
+ * "filtered") and the viewer's flags.
+ */
+#include "eunha/stream.h"
+
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/redis.h"
+#include "eunha/sql.h"
+#include "eunha/tenant.h"
+#include "social_internal.h"
+#include "statuses_internal.h"
+
+enum {
+    STREAM_STATUS,
+};
+
+/* clang-format off */
+const struct eu_sql eu_stream_sql[] = {
+    /* $2 status, $3 removed (every candidate then). Public: what the public
+     * timeline admits regardless of viewer (timelines.public). */
+    [STREAM_STATUS] = {"stream.status",
+        "SELECT s.local, s.visibility = 0 AND s.reblog_of_id IS NULL"
+        "  AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id),"
+        " (SELECT coalesce(array_agg(DISTINCT lower(t.name)), '{}') FROM statuses_tags st"
+        "  JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
+        "  WHERE st.tenant_id = $1 AND st.status_id = s.id),"
+        " (SELECT coalesce(array_agg(v.id), '{}') FROM (SELECT s.account_id AS id UNION"
+        "  SELECT f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1"
+        "  AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
+        "  AND f.target_account_id = s.account_id) v"
+        "  WHERE $3::bool OR " EU_HOME_FEED_SQL("s", "v.id") "),"
+        " s.reblog_of_id IS NULL"
+        " FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"},
+    {0},
+};
+/* clang-format on */
+
+/* KEYS: channels; ARGV[1]: the message. */
+static const char PUBLISH_LUA[] = "for _, k in ipairs(KEYS) do redis.call('PUBLISH', k, ARGV[1]) "
+                                  "end return 0";
+
+/* ------------------------------------------------------------- publishing */
+
+struct pub {
+    struct eu_app *app;
+    struct eu_tenant *t; /* holds a ref */
+    char id[24];
+    bool removed;
+    const char *event; /* "update", "delete", "status.update" */
+    /* channels, each "<prefix>stream:<name>" */
+    char **chans;
+    size_t n, cap;
+};
+
+static void
+pub_free(struct pub *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->chans[i]);
+    free(p->chans);
+    eu_tenant_unref(p->t);
+    free(p);
+}
+
+static void
+pub_add(struct pub *p, const char *fmt, const char *a)
+{
+    char name[512];
+    snprintf(name, sizeof(name), fmt, a);
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 8;
+        p->chans = eu_xrealloc(p->chans, p->cap * sizeof(*p->chans));
+    }
+    size_t len = strlen(p->t->key_prefix) + sizeof("stream:") + strlen(name);
+    p->chans[p->n] = eu_xmalloc(len);
+    snprintf(p->chans[p->n], len, "%sstream:%s", p->t->key_prefix, name);
+    p->n++;
+}
+
+static void
+on_published(redisReply *reply, void *arg)
+{
+    if (!reply || reply->type == REDIS_REPLY_ERROR)
+        eu_log_warn("stream", "cannot publish: %s", reply ? reply->str : "redis unavailable");
+}
+
+static void
+pub_send(struct pub *p, const char *event)
+{
+    char msg[64];
+    snprintf(msg, sizeof(msg), "%s %s", event, p->id);
+    const char **argv = eu_xcalloc(p->n + 4, sizeof(char *));
+    char numkeys[16];
+    snprintf(numkeys, sizeof(numkeys), "%zu", p->n);
+    int argc = 0;
+    argv[argc++] = "EVAL";
+    argv[argc++] = PUBLISH_LUA;
+    argv[argc++] = numkeys;
+    for (size_t i = 0; i < p->n; i++)
+        argv[argc++] = p->chans[i];
+    argv[argc++] = msg;
+    eu_redis_command(p->app->redis, on_published, NULL, argc, argv, NULL);
+    free(argv);
+}
+
+/* Visits each element of a flat PostgreSQL array literal ("{a,b}"). */
+static void
+each_element(const char *lit, void (*fn)(struct pub *p, const char *v), struct pub *p)
+{
+    if (!lit || *lit != '{')
+        return;
+    const char *s = lit + 1;
+    while (*s && *s != '}') {
+        char v[300];
+        size_t n = 0;
+        bool quoted = *s == '"';
+        if (quoted)
+            s++;
+        while (*s && (quoted ? *s != '"' : (*s != ',' && *s != '}'))) {
+            if (quoted && *s == '\\' && s[1])
+                s++;
+            if (n + 1 < sizeof(v))
+                v[n++] = *s;
+            s++;
+        }
+        if (quoted && *s == '"')
+            s++;
+        v[n] = '\0';
+        fn(p, v);
+        if (*s == ',')
+            s++;
+    }
+}
+
+static bool cur_local;
+
+static void
+add_user(struct pub *p, const char *v)
+{
+    pub_add(p, "user:%s", v);
+}
+
+static void
+add_tag(struct pub *p, const char *v)
+{
+    pub_add(p, "hashtag:%s", v);
+    if (cur_local)
+        pub_add(p, "hashtag:local:%s", v);
+}
+
+static void
+on_status_facts(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct pub *p = arg;
+    if (st != EU_DB_OK || PQntuples(res) != 1) {
+        if (st != EU_DB_OK)
+            eu_log_warn("stream", "cannot read status %s: %s", p->id,
+                        res ? PQresultErrorMessage(res) : "database unavailable");
+        pub_free(p);
+        return;
+    }
+    bool local = PQgetvalue(res, 0, 0)[0] == 't';
+    bool public = PQgetvalue(res, 0, 1)[0] == 't';
+    each_element(PQgetvalue(res, 0, 3), add_user, p);
+    if (public) {
+        pub_add(p, "%s", "public");
+        pub_add(p, "%s", local ? "public:local" : "public:remote");
+        cur_local = local;
+        each_element(PQgetvalue(res, 0, 2), add_tag, p);
+    }
+    if (p->n)
+        pub_send(p, p->event);
+    pub_free(p);
+}
+
+static void
+on_live(redisReply *reply, void *arg)
+{
+    struct pub *p = arg;
+    if (!reply || reply->type != REDIS_REPLY_INTEGER || reply->integer == 0) {
+        pub_free(p);
+        return;
+    }
+    const char *params[] = {p->id, p->removed ? "true" : "false"};
+    eu_db_pool_stmt(eu_tenant_pool(p->app->registry, p->t), &eu_stream_sql[STREAM_STATUS], 2,
+                    params, on_status_facts, p);
+}
+
+static void
+when_live(struct eu_app *app, struct pub *p)
+{
+    char key[EU_TENANT_KEY_PREFIX_SIZE + 16];
+    snprintf(key, sizeof(key), "%sstream:live", p->t->key_prefix);
+    const char *argv[] = {"EXISTS", key};
+    eu_redis_command(app->redis, on_live, p, 2, argv, NULL);
+}
+
+static struct pub *
+pub_new(struct eu_app *app, struct eu_tenant *t, int64_t id)
+{
+    struct pub *p = eu_xcalloc(1, sizeof(*p));
+    p->app = app;
+    p->t = t;
+    eu_tenant_ref(t);
+    snprintf(p->id, sizeof(p->id), "%lld", (long long)id);
+    return p;
+}
+
+void
+eu_stream_status(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool removed)
+{
+    struct pub *p = pub_new(app, t, status_id);
+    p->removed = removed;
+    p->event = removed ? "delete" : "update";
+    when_live(app, p);
+}
+
+void
+eu_stream_status_edited(struct eu_app *app, struct eu_tenant *t, int64_t status_id)
+{
+    struct pub *p = pub_new(app, t, status_id);
+    p->event = "status.update";
+    when_live(app, p);
+}
+
+static void
+on_request_end(void *arg)
+{
+    struct pub *p = arg;
+    pub_send(p, "filters_changed");
+    pub_free(p);
+}
+
+void
+eu_stream_filters_changed(struct eu_req *req)
+{
+    struct eu_app *app = req->app;
+    struct pub *p = pub_new(app, req->tenant, 0);
+    p->id[0] = '\0';
+    pub_add(p, "user:%s", eu_req_viewer(req));
+    eu_arena_on_free(req->arena, on_request_end, p);
+}
+
+static void
+on_note_live(redisReply *reply, void *arg)
+{
+    struct pub *p = arg;
+    if (reply && reply->type == REDIS_REPLY_INTEGER && reply->integer == 1)
+        pub_send(p, "notification");
+    pub_free(p);
+}
+
+void
+eu_stream_notification(struct eu_tenant *t, int64_t account_id, int64_t notification_id)
+{
+    struct eu_app *app = eu_stream_app();
+    if (!app)
+        return;
+    struct pub *p = pub_new(app, t, notification_id);
+    char acct[24];
+    snprintf(acct, sizeof(acct), "%lld", (long long)account_id);
+    pub_add(p, "user:%s", acct);
+    char key[EU_TENANT_KEY_PREFIX_SIZE + 16];
+    snprintf(key, sizeof(key), "%sstream:live", t->key_prefix);
+    const char *argv[] = {"EXISTS", key};
+    eu_redis_command(app->redis, on_note_live, p, 2, argv, NULL);
+}
+
+void
+eu_stream_publish(struct eu_app *app, const struct eu_tenant *t, const char *channel,
+                  const char *event, const char *payload)
+{
+    char chan[EU_TENANT_KEY_PREFIX_SIZE + 300];
+    snprintf(chan, sizeof(chan), "%sstream:%s", t->key_prefix, channel);
+    size_t n = strlen(event) + 1 + strlen(payload) + 1;
+    char *msg = eu_xmalloc(n);
+    snprintf(msg, n, "%s %s", event, payload);
+    const char *argv[] = {"PUBLISH", chan, msg};
+    eu_redis_command(app->redis, on_published, NULL, 3, argv, NULL);
+    free(msg);
+}
+
+/* -------------------------------------------------------------- rendering */
+
+struct render {
+    eu_stream_rendered_cb cb;
+    void *arg;
+    bool array; /* the handler answers a list: take its one element */
+};
+
+static void
+on_sink(int status, const char *body, size_t len, void *arg)
+{
+    struct render *r = arg;
+    eu_stream_rendered_cb cb = r->cb;
+    void *cb_arg = r->arg;
+    bool array = r->array;
+    free(r);
+    if (status != 200 || len < 2) {
+        cb(NULL, 0, cb_arg);
+        return;
+    }
+    if (array) {
+        /* "[{...}]": one element at most, as the page was bounded to one id. */
+        if (len <= 2 || body[0] != '[' || body[len - 1] != ']') {
+            cb(NULL, 0, cb_arg);
+            return;
+        }
+        body++;
+        len -= 2;
+    }
+    cb(body, len, cb_arg);
+}
+
+void
+eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_stream_viewer *v,
+                 const char *stream, const char *param, const char *event, const char *id,
+                 eu_stream_rendered_cb cb, void *arg)
+{
+    struct render *r = eu_xcalloc(1, sizeof(*r));
+    r->cb = cb;
+    r->arg = arg;
+    long long n = strtoll(id, NULL, 10);
+    char qs[200];
+    /* The page holds this id alone: since_id and max_id are exclusive. */
+    int is_local = strcmp(stream, "public:local") == 0 || strcmp(stream, "hashtag:local") == 0;
+    int is_remote = strcmp(stream, "public:remote") == 0;
+    snprintf(qs, sizeof(qs), "since_id=%lld&max_id=%lld&limit=1%s%s", n - 1, n + 1,
+             is_local ? "&local=true" : "", is_remote ? "&remote=true" : "");
+    struct eu_req *req = eu_req_new_detached(app, t, qs, on_sink, r);
+    req->auth.present = v->account_id != 0;
+    req->auth.token_id = v->token_id;
+    req->auth.app_id = v->app_id;
+    req->auth.user_id = v->user_id;
+    req->auth.account_id = v->account_id;
+    req->auth.scopes = v->scopes ? eu_arena_strdup(req->arena, v->scopes) : "";
+    eu_req_enter(req);
+    if (strcmp(event, "notification") == 0) {
+        req->params.n = 1;
+        req->params.p[0].name = "id";
+        req->params.p[0].value = eu_arena_strdup(req->arena, id);
+        eu_notifications_show(req);
+    } else if (strncmp(stream, "public", 6) == 0) {
+        r->array = true;
+        eu_timelines_public(req);
+    } else if (strncmp(stream, "hashtag", 7) == 0) {
+        r->array = true;
+        req->params.n = 1;
+        req->params.p[0].name = "hashtag";
+        req->params.p[0].value = eu_arena_strdup(req->arena, param ? param : "");
+        eu_timelines_tag(req);
+    } else {
+        /* user: the recipients were chosen by the home rules already; the
+         * render adds visibility, filters ("home") and flags. */
+        r->array = true;
+        const char *ids[] = {id};
+        eu_statuses_reply_list(req, ids, 1, NULL, NULL, "home");
+    }
+    eu_log_set_context(NULL, NULL);
+}

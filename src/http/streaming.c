@@ -1,0 +1,1007 @@
+/*
+ * The streaming hub: long-lived client connections (WebSocket framed by
+ * libwslay, or server-sent events) and the Redis channels they listen to.
+ *
+ * A connection is taken from evhttp once its request has been
+ * authenticated (eu_req_take_connection()); from then on it is a plain
+ * bufferevent of ours. Each subscription is a (tenant, channel) listener;
+ * a channel is SUBSCRIBEd on the process's one subscriber connection when
+ * its first listener comes and UNSUBSCRIBEd when its last goes, so a
+ * tenant nobody streams has no subscription and no state here. While a
+ * tenant has listeners, the hub keeps "<prefix>stream:live" set in Redis
+ * (a short TTL, refreshed), which is what publishers check before doing
+ * any work (src/api/stream_events.c).
+ *
+ * A message names an event and an id; each listener gets it rendered for
+ * its own viewer (eu_stream_render()), at most EU_STREAM_MAX_RENDERS at a
+ * time in the process: past that, events are dropped for the listeners
+ * that would exceed it and a warning says so, rather than queueing work
+ * without bound.
+ *
+ * Output is bounded: a client whose unsent output passes
+ * EU_STREAM_MAX_OUTPUT is disconnected, so a reader that stalls costs at
+ * most that much. Each connection is pinged (WebSocket) or sent a ":thump"
+ * comment (SSE, as Mastodon does) every EU_STREAM_HEARTBEAT_S seconds.
+ *
+ * A client is freed from a zero-delay event once marked closing, since
+ * wslay and bufferevent callbacks may still be on the stack.
+ */
+#include "eunha/stream.h"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <wslay/wslay.h>
+
+#include <jansson.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/config.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/mem.h"
+#include "eunha/redis.h"
+#include "eunha/router.h"
+#include "eunha/routes.h"
+#include "eunha/tenant.h"
+
+#define EU_STREAM_MAX_RENDERS 4096
+#define EU_STREAM_MAX_SUBS 32
+#define LIVE_TTL_S "90"
+#define LIVE_REFRESH_S 30
+#define CHAN_BUCKETS 1024
+
+struct chan;
+struct client;
+
+struct sub {
+    struct client *c;
+    struct chan *ch;
+    char stream[24];               /* Mastodon's name: "user", "public:local", "hashtag"... */
+    char *param;                   /* the tag, or NULL */
+    bool notes_only;               /* user:notification */
+    struct sub *next;              /* in the client */
+    struct sub *ch_next, *ch_prev; /* in the channel */
+};
+
+struct chan {
+    char *name; /* the Redis channel */
+    struct sub *subs;
+    struct chan *next; /* hash chain */
+};
+
+struct client {
+    struct bufferevent *bev;
+    struct eu_tenant *t; /* holds a ref */
+    struct eu_stream_viewer v;
+    char *scopes;
+    bool ws;
+    wslay_event_context_ptr wctx;
+    struct event *heartbeat;
+    struct event *free_ev;
+    bool closing;
+    int refs; /* renders in flight hold one each */
+    struct sub *subs;
+    int n_subs;
+    struct client *prev, *next;
+};
+
+/* Streams of one tenant in this process: for its cap and its live mark. */
+struct tcount {
+    int64_t id;
+    struct eu_tenant *t; /* borrowed: its clients hold refs */
+    int n;
+    struct tcount *next;
+};
+
+struct hub {
+    struct eu_app *app;
+    struct tcount *tenants;
+    struct chan *chans[CHAN_BUCKETS];
+    struct client *clients;
+    int n_clients;
+    int renders;
+    struct event *live_timer;
+    time_t last_drop_log;
+};
+
+static struct hub *hub;
+
+static void client_close(struct client *c);
+
+/* ------------------------------------------------------------------ output */
+
+static bool
+over_limit(struct client *c)
+{
+    return evbuffer_get_length(bufferevent_get_output(c->bev)) >
+           hub->app->cfg->stream_max_output_bytes;
+}
+
+/* Sends one event to a client: a WebSocket text frame holding Mastodon's
+ * {"stream":[...],"event":...,"payload":"..."}, or an SSE event. */
+static void
+send_event(struct client *c, const struct sub *s, const char *event, const char *payload,
+           size_t len)
+{
+    if (c->closing)
+        return;
+    if (over_limit(c)) {
+        eu_log_info("stream", "closing a stream: over %zu bytes unread",
+                    hub->app->cfg->stream_max_output_bytes);
+        client_close(c);
+        return;
+    }
+    if (!c->ws) {
+        struct evbuffer *out = bufferevent_get_output(c->bev);
+        evbuffer_add_printf(out, "event: %s\ndata: ", event);
+        if (payload)
+            evbuffer_add(out, payload, len);
+        evbuffer_add(out, "\n\n", 2);
+        return;
+    }
+    json_t *msg = json_object();
+    json_t *names = json_array();
+    json_array_append_new(names, json_string(s->stream));
+    if (s->param)
+        json_array_append_new(names, json_string(s->param));
+    json_object_set_new(msg, "stream", names);
+    json_object_set_new(msg, "event", json_string(event));
+    if (payload) /* filters_changed has none */
+        json_object_set_new(msg, "payload", json_stringn(payload, len));
+    char *text = json_dumps(msg, JSON_COMPACT);
+    json_decref(msg);
+    struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, strlen(text)};
+    wslay_event_queue_msg(c->wctx, &m);
+    wslay_event_send(c->wctx);
+    free(text);
+}
+
+/* ---------------------------------------------------------------- channels */
+
+static size_t
+chan_bucket(const char *name)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 1099511628211ull;
+    return (size_t)(h % CHAN_BUCKETS);
+}
+
+static struct chan *
+chan_find(const char *name)
+{
+    for (struct chan *ch = hub->chans[chan_bucket(name)]; ch; ch = ch->next)
+        if (strcmp(ch->name, name) == 0)
+            return ch;
+    return NULL;
+}
+
+static struct chan *
+chan_get(const char *name)
+{
+    struct chan *ch = chan_find(name);
+    if (ch)
+        return ch;
+    ch = eu_xcalloc(1, sizeof(*ch));
+    ch->name = eu_xstrdup(name);
+    size_t b = chan_bucket(name);
+    ch->next = hub->chans[b];
+    hub->chans[b] = ch;
+    eu_redis_subscribe(hub->app->redis, name);
+    return ch;
+}
+
+static void
+chan_release(struct chan *ch)
+{
+    if (ch->subs)
+        return;
+    eu_redis_unsubscribe(hub->app->redis, ch->name);
+    struct chan **p = &hub->chans[chan_bucket(ch->name)];
+    while (*p != ch)
+        p = &(*p)->next;
+    *p = ch->next;
+    free(ch->name);
+    free(ch);
+}
+
+static void
+sub_free(struct sub *s)
+{
+    struct chan *ch = s->ch;
+    if (s->ch_prev)
+        s->ch_prev->ch_next = s->ch_next;
+    else
+        ch->subs = s->ch_next;
+    if (s->ch_next)
+        s->ch_next->ch_prev = s->ch_prev;
+    chan_release(ch);
+    free(s->param);
+    free(s);
+}
+
+/* The Redis channel name of a stream for client c, or -1 when the stream
+ * is unknown or needs what c lacks (a user, a tag). */
+static int
+channel_of(struct client *c, const char *stream, const char *param, char *buf, size_t len,
+           const char **err)
+{
+    const char *pre = c->t->key_prefix;
+    bool user = strcmp(stream, "user") == 0 || strcmp(stream, "user:notification") == 0;
+    if (user) {
+        if (!c->v.account_id) {
+            *err = "This stream requires an authenticated user";
+            return -1;
+        }
+        snprintf(buf, len, "%sstream:user:%lld", pre, (long long)c->v.account_id);
+        return 0;
+    }
+    if (strcmp(stream, "public") == 0 || strcmp(stream, "public:local") == 0 ||
+        strcmp(stream, "public:remote") == 0) {
+        snprintf(buf, len, "%sstream:%s", pre, stream);
+        return 0;
+    }
+    if (strcmp(stream, "hashtag") == 0 || strcmp(stream, "hashtag:local") == 0) {
+        if (!param || !*param || strlen(param) > 200) {
+            *err = "No tag for stream provided";
+            return -1;
+        }
+        char low[201];
+        size_t i = 0;
+        for (; param[i]; i++) {
+            unsigned char ch = (unsigned char)param[i];
+            if (ch == ':' || ch == ' ' || ch == '*') {
+                *err = "No tag for stream provided";
+                return -1;
+            }
+            low[i] = (char)(ch < 0x80 && ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+        }
+        low[i] = '\0';
+        snprintf(buf, len, "%sstream:%s:%s", pre, stream, low);
+        return 0;
+    }
+    *err = "Unknown stream type";
+    return -1;
+}
+
+static int
+subscribe(struct client *c, const char *stream, const char *param, const char **err)
+{
+    char name[EU_TENANT_KEY_PREFIX_SIZE + 256];
+    if (channel_of(c, stream, param, name, sizeof(name), err) < 0)
+        return -1;
+    for (struct sub *s = c->subs; s; s = s->next)
+        if (strcmp(s->stream, stream) == 0 && strcmp(s->ch->name, name) == 0)
+            return 0;
+    if (c->n_subs >= EU_STREAM_MAX_SUBS) {
+        *err = "Too many streams on one connection";
+        return -1;
+    }
+    struct sub *s = eu_xcalloc(1, sizeof(*s));
+    s->c = c;
+    snprintf(s->stream, sizeof(s->stream), "%s", stream);
+    s->param = param && strncmp(stream, "hashtag", 7) == 0 ? eu_xstrdup(param) : NULL;
+    s->notes_only = strcmp(stream, "user:notification") == 0;
+    s->ch = chan_get(name);
+    s->ch_next = s->ch->subs;
+    if (s->ch_next)
+        s->ch_next->ch_prev = s;
+    s->ch->subs = s;
+    s->next = c->subs;
+    c->subs = s;
+    c->n_subs++;
+    return 0;
+}
+
+static void
+unsubscribe(struct client *c, const char *stream, const char *param)
+{
+    char name[EU_TENANT_KEY_PREFIX_SIZE + 256];
+    const char *err;
+    if (channel_of(c, stream, param, name, sizeof(name), &err) < 0)
+        return;
+    for (struct sub **p = &c->subs; *p; p = &(*p)->next) {
+        struct sub *s = *p;
+        if (strcmp(s->stream, stream) == 0 && strcmp(s->ch->name, name) == 0) {
+            *p = s->next;
+            c->n_subs--;
+            sub_free(s);
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ liveness */
+
+static void
+on_set(struct redisReply *reply, void *arg)
+{
+    (void)reply;
+    (void)arg;
+}
+
+static void
+mark_live(const struct eu_tenant *t)
+{
+    char key[EU_TENANT_KEY_PREFIX_SIZE + 16];
+    snprintf(key, sizeof(key), "%sstream:live", t->key_prefix);
+    const char *argv[] = {"SET", key, "1", "EX", LIVE_TTL_S};
+    eu_redis_command(hub->app->redis, on_set, NULL, 5, argv, NULL);
+}
+
+/* Refreshes the live mark of each tenant with a stream here. */
+static void
+on_live_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    for (struct tcount *tc = hub->tenants; tc; tc = tc->next)
+        mark_live(tc->t);
+}
+
+static struct tcount *
+tcount_find(int64_t id)
+{
+    for (struct tcount *tc = hub->tenants; tc; tc = tc->next)
+        if (tc->id == id)
+            return tc;
+    return NULL;
+}
+
+static void
+tcount_add(struct eu_tenant *t)
+{
+    struct tcount *tc = tcount_find(t->id);
+    if (!tc) {
+        tc = eu_xcalloc(1, sizeof(*tc));
+        tc->id = t->id;
+        tc->t = t;
+        tc->next = hub->tenants;
+        hub->tenants = tc;
+    }
+    tc->n++;
+}
+
+static void
+tcount_remove(int64_t id)
+{
+    for (struct tcount **p = &hub->tenants; *p; p = &(*p)->next) {
+        struct tcount *tc = *p;
+        if (tc->id == id) {
+            if (--tc->n == 0) {
+                *p = tc->next;
+                free(tc);
+            }
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------- messages */
+
+struct delivery {
+    struct client *c; /* holds a ref */
+    char stream[24];
+    char *param;
+    char event[24];
+};
+
+static void client_unref(struct client *c);
+
+static void
+on_rendered(const char *json, size_t len, void *arg)
+{
+    struct delivery *d = arg;
+    struct client *c = d->c;
+    hub->renders--;
+    if (json && !c->closing) {
+        /* Still subscribed? An unsubscribe may have come meanwhile. */
+        for (struct sub *s = c->subs; s; s = s->next)
+            if (strcmp(s->stream, d->stream) == 0) {
+                send_event(c, s, d->event, json, len);
+                break;
+            }
+    }
+    free(d->param);
+    free(d);
+    client_unref(c);
+}
+
+static void
+deliver(struct sub *s, const char *event, const char *id)
+{
+    struct client *c = s->c;
+    if (c->closing)
+        return;
+    bool note = strcmp(event, "notification") == 0;
+    if (s->notes_only != note && strcmp(s->stream, "user") != 0)
+        return;
+    if (strcmp(event, "delete") == 0) {
+        send_event(c, s, event, id, strlen(id));
+        return;
+    }
+    if (strcmp(event, "filters_changed") == 0) {
+        if (strcmp(s->stream, "user") == 0)
+            send_event(c, s, event, NULL, 0);
+        return;
+    }
+    if (hub->renders >= EU_STREAM_MAX_RENDERS) {
+        time_t now = time(NULL);
+        if (now != hub->last_drop_log) {
+            hub->last_drop_log = now;
+            eu_log_warn("stream", "dropping events: %d renders in flight", hub->renders);
+        }
+        return;
+    }
+    struct delivery *d = eu_xcalloc(1, sizeof(*d));
+    d->c = c;
+    c->refs++;
+    snprintf(d->stream, sizeof(d->stream), "%s", s->stream);
+    d->param = s->param ? eu_xstrdup(s->param) : NULL;
+    snprintf(d->event, sizeof(d->event), "%s", event);
+    hub->renders++;
+    c->v.scopes = c->scopes;
+    eu_stream_render(hub->app, c->t, &c->v, s->stream, s->param, event, id, on_rendered, d);
+}
+
+static void
+on_message(const char *channel, const char *msg, size_t len, void *arg)
+{
+    (void)arg;
+    struct chan *ch = chan_find(channel);
+    if (!ch || len > 64)
+        return;
+    char buf[65];
+    memcpy(buf, msg, len);
+    buf[len] = '\0';
+    char *sp = strchr(buf, ' ');
+    if (!sp)
+        return;
+    *sp = '\0';
+    const char *event = buf, *id = sp + 1;
+    /* deliver() never frees a sub or a channel: closing is deferred. */
+    for (struct sub *s = ch->subs; s; s = s->ch_next)
+        if (!(s->notes_only && strcmp(event, "notification") != 0))
+            deliver(s, event, id);
+}
+
+/* The subscriber connection is (back) up: every live channel again. */
+static void
+on_redis_ready(void *arg)
+{
+    (void)arg;
+    for (size_t b = 0; b < CHAN_BUCKETS; b++)
+        for (struct chan *ch = hub->chans[b]; ch; ch = ch->next)
+            eu_redis_subscribe(hub->app->redis, ch->name);
+}
+
+/* --------------------------------------------------------------- clients */
+
+static void
+client_free(struct client *c)
+{
+    while (c->subs) {
+        struct sub *s = c->subs;
+        c->subs = s->next;
+        sub_free(s);
+    }
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        hub->clients = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    hub->n_clients--;
+    tcount_remove(c->t->id);
+    if (c->wctx)
+        wslay_event_context_free(c->wctx);
+    if (c->heartbeat)
+        event_free(c->heartbeat);
+    event_free(c->free_ev);
+    bufferevent_free(c->bev);
+    eu_tenant_unref(c->t);
+    free(c->scopes);
+    free(c);
+}
+
+static void
+client_unref(struct client *c)
+{
+    if (--c->refs == 0)
+        client_free(c);
+}
+
+static void
+on_free_ev(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    client_unref(arg);
+}
+
+static void
+client_close(struct client *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+    if (c->heartbeat)
+        event_del(c->heartbeat);
+    /* Its subscriptions stay until the free: this may run while a channel's
+     * listeners are being walked. Being closing, it gets nothing more. */
+    event_active(c->free_ev, EV_TIMEOUT, 0);
+}
+
+/* ------------------------------------------------------------- WebSocket */
+
+static ssize_t
+ws_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags, void *arg)
+{
+    (void)flags;
+    (void)ctx;
+    struct client *c = arg;
+    /* Always taken: the bound is checked before a message is queued
+     * (send_event), so what waits is in one place, the output buffer, and
+     * not in wslay's queue where it would grow unseen. */
+    bufferevent_write(c->bev, data, len);
+    return (ssize_t)len;
+}
+
+static ssize_t
+ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *arg)
+{
+    (void)flags;
+    struct client *c = arg;
+    size_t n = bufferevent_read(c->bev, buf, len);
+    if (n == 0) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    return (ssize_t)n;
+}
+
+static void
+ws_error(struct client *c, const char *error)
+{
+    json_t *m = json_pack("{s:s}", "error", error);
+    char *text = json_dumps(m, JSON_COMPACT);
+    json_decref(m);
+    struct wslay_event_msg msg = {WSLAY_TEXT_FRAME, (const uint8_t *)text, strlen(text)};
+    wslay_event_queue_msg(c->wctx, &msg);
+    free(text);
+}
+
+/* {"type":"subscribe"|"unsubscribe","stream":"...","tag":"..."}. */
+static void
+ws_command(struct client *c, const uint8_t *data, size_t len)
+{
+    json_t *cmd = json_loadb((const char *)data, len, JSON_REJECT_DUPLICATES, NULL);
+    const char *type = json_string_value(json_object_get(cmd, "type"));
+    const char *stream = json_string_value(json_object_get(cmd, "stream"));
+    const char *tag = json_string_value(json_object_get(cmd, "tag"));
+    if (!type || !stream) {
+        ws_error(c, "Invalid JSON");
+    } else if (strcmp(type, "subscribe") == 0) {
+        const char *err = NULL;
+        if (subscribe(c, stream, tag, &err) < 0)
+            ws_error(c, err);
+    } else if (strcmp(type, "unsubscribe") == 0) {
+        unsubscribe(c, stream, tag);
+    } else {
+        ws_error(c, "Unknown message type");
+    }
+    json_decref(cmd);
+}
+
+static void
+ws_on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg, void *data)
+{
+    (void)ctx;
+    struct client *c = data;
+    if (arg->opcode == WSLAY_TEXT_FRAME && !c->closing)
+        ws_command(c, arg->msg, arg->msg_length);
+}
+
+static const struct wslay_event_callbacks ws_callbacks = {
+    ws_recv, ws_send, NULL, NULL, NULL, NULL, ws_on_msg,
+};
+
+/* ------------------------------------------------------------ connection */
+
+static void
+after_io(struct client *c)
+{
+    if (c->closing)
+        return;
+    if (c->ws) {
+        if (wslay_event_want_read(c->wctx) == 0 && wslay_event_want_write(c->wctx) == 0)
+            client_close(c);
+        else if (over_limit(c))
+            client_close(c);
+    }
+}
+
+static void
+on_read(struct bufferevent *bev, void *arg)
+{
+    (void)bev;
+    struct client *c = arg;
+    if (c->closing)
+        return;
+    if (!c->ws) {
+        /* SSE clients have nothing to say. */
+        evbuffer_drain(bufferevent_get_input(bev), evbuffer_get_length(bufferevent_get_input(bev)));
+        return;
+    }
+    if (wslay_event_recv(c->wctx) != 0 || wslay_event_send(c->wctx) != 0) {
+        client_close(c);
+        return;
+    }
+    after_io(c);
+}
+
+static void
+on_write(struct bufferevent *bev, void *arg)
+{
+    (void)bev;
+    struct client *c = arg;
+    if (c->ws && !c->closing && wslay_event_want_write(c->wctx))
+        wslay_event_send(c->wctx);
+    after_io(c);
+}
+
+static void
+on_event(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev;
+    (void)what;
+    client_close(arg); /* EOF, error */
+}
+
+static void
+on_heartbeat(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct client *c = arg;
+    if (c->closing)
+        return;
+    if (over_limit(c)) {
+        client_close(c);
+        return;
+    }
+    if (c->ws) {
+        struct wslay_event_msg m = {WSLAY_PING, (const uint8_t *)"", 0};
+        wslay_event_queue_msg(c->wctx, &m);
+        wslay_event_send(c->wctx);
+    } else {
+        bufferevent_write(c->bev, ":thump\n\n", 8);
+    }
+}
+
+/* What a stream handler knew before the connection was taken. */
+struct pending {
+    struct eu_app *app;
+    struct eu_tenant *t; /* holds a ref */
+    struct eu_stream_viewer v;
+    char *scopes;
+    bool ws;
+    char *head;   /* the response head to write */
+    char *stream; /* SSE: the stream, WebSocket: one given in the query */
+    char *param;
+};
+
+static void
+pending_free(struct pending *p)
+{
+    eu_tenant_unref(p->t);
+    free(p->scopes);
+    free(p->head);
+    free(p->stream);
+    free(p->param);
+    free(p);
+}
+
+static void
+on_taken(struct bufferevent *bev, void *arg)
+{
+    struct pending *p = arg;
+    if (!bev || !hub || p->app->stopping) {
+        if (bev)
+            bufferevent_free(bev);
+        pending_free(p);
+        return;
+    }
+    struct client *c = eu_xcalloc(1, sizeof(*c));
+    c->bev = bev;
+    c->t = p->t;
+    eu_tenant_ref(c->t);
+    c->v = p->v;
+    c->scopes = p->scopes;
+    p->scopes = NULL;
+    c->ws = p->ws;
+    c->refs = 1;
+    c->free_ev = event_new(hub->app->base, -1, 0, on_free_ev, c);
+    c->next = hub->clients;
+    if (c->next)
+        c->next->prev = c;
+    hub->clients = c;
+    hub->n_clients++;
+    tcount_add(c->t);
+    bufferevent_setcb(bev, on_read, on_write, on_event, c);
+    bufferevent_write(bev, p->head, strlen(p->head));
+    if (c->ws)
+        wslay_event_context_server_init(&c->wctx, &ws_callbacks, c);
+    c->heartbeat = event_new(hub->app->base, -1, EV_PERSIST, on_heartbeat, c);
+    struct timeval tv = {hub->app->cfg->stream_heartbeat_s, 0};
+    event_add(c->heartbeat, &tv);
+    bufferevent_enable(bev, EV_READ | EV_WRITE);
+    mark_live(c->t);
+    if (p->stream) {
+        const char *err = NULL;
+        if (subscribe(c, p->stream, p->param, &err) < 0 && c->ws)
+            ws_error(c, err);
+    }
+    pending_free(p);
+    /* Frames that came with the request. */
+    if (c->ws && evbuffer_get_length(bufferevent_get_input(bev)))
+        on_read(bev, c);
+}
+
+/* ------------------------------------------------------------- handlers */
+
+static struct pending *
+pending_new(struct eu_req *req, bool ws)
+{
+    struct pending *p = eu_xcalloc(1, sizeof(*p));
+    p->app = req->app;
+    p->t = req->tenant;
+    eu_tenant_ref(p->t);
+    p->v.account_id = req->auth.account_id;
+    p->v.user_id = req->auth.user_id;
+    p->v.token_id = req->auth.token_id;
+    p->v.app_id = req->auth.app_id;
+    p->scopes = eu_xstrdup(req->auth.scopes ? req->auth.scopes : "");
+    p->ws = ws;
+    return p;
+}
+
+/* Streams leave the connection count once taken (conns.c), so they have
+ * caps of their own: in all, and per tenant so one cannot take them all. */
+static bool
+streaming_full(struct eu_req *req)
+{
+    const struct eu_config *cfg = req->app->cfg;
+    struct tcount *tc = hub ? tcount_find(req->tenant->id) : NULL;
+    if (!hub || (cfg->max_streams && hub->n_clients >= cfg->max_streams) ||
+        (cfg->max_connections && hub->n_clients >= cfg->max_connections) ||
+        (cfg->max_streams_per_tenant && tc && tc->n >= cfg->max_streams_per_tenant)) {
+        eu_req_add_header(req, "Retry-After", "5");
+        eu_req_reply_error(req, 503, "Too many streaming connections; try again shortly");
+        return true;
+    }
+    return false;
+}
+
+/* Sec-WebSocket-Accept of key (RFC 6455 section 4.2.2) into out (29 bytes). */
+static void
+ws_accept(const char *key, char out[32])
+{
+    static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s%s", key, guid);
+    unsigned char md[SHA_DIGEST_LENGTH];
+    SHA1((const unsigned char *)buf, strlen(buf), md);
+    EVP_EncodeBlock((unsigned char *)out, md, SHA_DIGEST_LENGTH);
+}
+
+static bool
+header_has(const char *v, const char *token)
+{
+    if (!v)
+        return false;
+    size_t n = strlen(token);
+    for (const char *p = v; (p = strcasestr(p, token)); p += n) {
+        bool start = p == v || p[-1] == ',' || p[-1] == ' ';
+        bool end = !p[n] || p[n] == ',' || p[n] == ' ';
+        if (start && end)
+            return true;
+    }
+    return false;
+}
+
+void
+eu_stream_handle_ws(struct eu_req *req)
+{
+    const char *upgrade = eu_req_header(req, "Upgrade");
+    if (!header_has(upgrade, "websocket")) {
+        /* Mastodon serves SSE here too, with ?stream=. */
+        eu_stream_handle_sse(req);
+        return;
+    }
+    const char *key = eu_req_header(req, "Sec-WebSocket-Key");
+    if (!key || strlen(key) > 64 || !header_has(eu_req_header(req, "Connection"), "upgrade")) {
+        eu_req_reply_error(req, 400, "A WebSocket upgrade needs Sec-WebSocket-Key");
+        return;
+    }
+    if (!req->auth.present) {
+        eu_req_reply_error(req, 401, "Missing access token");
+        return;
+    }
+    if (streaming_full(req))
+        return;
+    struct pending *p = pending_new(req, true);
+    const char *stream = eu_req_query(req, "stream");
+    if (stream && *stream) {
+        p->stream = eu_xstrdup(stream);
+        const char *tag = eu_req_query(req, "tag");
+        p->param = tag ? eu_xstrdup(tag) : NULL;
+    }
+    char accept[32];
+    ws_accept(key, accept);
+    /* A token sent as the subprotocol is echoed, as browsers require. */
+    const char *proto = eu_req_header(req, "Sec-WebSocket-Protocol");
+    char head[1024];
+    snprintf(head, sizeof(head),
+             "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             "Sec-WebSocket-Accept: %s\r\n%s%s%s\r\n",
+             accept, proto && strlen(proto) < 600 ? "Sec-WebSocket-Protocol: " : "",
+             proto && strlen(proto) < 600 ? proto : "", proto && strlen(proto) < 600 ? "\r\n" : "");
+    p->head = eu_xstrdup(head);
+    eu_req_take_connection(req, on_taken, p);
+}
+
+/* The stream of an SSE path: "/api/v1/streaming/public/local" is
+ * "public:local"; "/api/v1/streaming" takes ?stream=. */
+static const char *
+sse_stream(struct eu_req *req, char *buf, size_t len)
+{
+    const char *base = "/api/v1/streaming";
+    const char *rest = req->path + strlen(base);
+    if (!*rest || strcmp(rest, "/") == 0)
+        return eu_req_query(req, "stream");
+    snprintf(buf, len, "%s", rest + 1);
+    for (char *s = buf; *s; s++)
+        if (*s == '/')
+            *s = ':';
+    return buf;
+}
+
+void
+eu_stream_handle_sse(struct eu_req *req)
+{
+    char buf[64];
+    const char *stream = sse_stream(req, buf, sizeof(buf));
+    if (!stream || !*stream) {
+        eu_req_reply_error(req, 400, "Unknown stream type");
+        return;
+    }
+    bool user = strncmp(stream, "user", 4) == 0;
+    if (user && !req->auth.account_id) {
+        eu_req_reply_error(req, 401, "Missing access token");
+        return;
+    }
+    if (!req->auth.present) {
+        eu_req_reply_error(req, 401, "Missing access token");
+        return;
+    }
+    const char *tag = eu_req_query(req, "tag");
+    /* Checked now, so a bad stream gets a 4xx rather than an empty body. */
+    static const char *const known[] = {
+        "user",          "user:notification", "public",        "public:local",
+        "public:remote", "hashtag",           "hashtag:local", NULL};
+    bool ok = false;
+    for (int i = 0; known[i]; i++)
+        ok = ok || strcmp(known[i], stream) == 0;
+    if (!ok) {
+        eu_req_reply_error(req, 400, "Unknown stream type");
+        return;
+    }
+    if (strncmp(stream, "hashtag", 7) == 0 && (!tag || !*tag)) {
+        eu_req_reply_error(req, 400, "No tag for stream provided");
+        return;
+    }
+    if (streaming_full(req))
+        return;
+    struct pending *p = pending_new(req, false);
+    p->stream = eu_xstrdup(stream);
+    p->param = tag ? eu_xstrdup(tag) : NULL;
+    p->head = eu_xstrdup("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                         "Cache-Control: no-store\r\nAccess-Control-Allow-Origin: *\r\n"
+                         "Connection: close\r\n\r\n");
+    eu_req_take_connection(req, on_taken, p);
+}
+
+void
+eu_stream_handle_health(struct eu_req *req)
+{
+    eu_req_reply_raw(req, 200, "text/plain", "OK", 2);
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+void
+eu_stream_start(struct eu_app *app)
+{
+    if (hub)
+        return;
+    hub = eu_xcalloc(1, sizeof(*hub));
+    hub->app = app;
+    hub->live_timer = event_new(app->base, -1, EV_PERSIST, on_live_timer, NULL);
+    struct timeval tv = {LIVE_REFRESH_S, 0};
+    event_add(hub->live_timer, &tv);
+    eu_redis_channels_listen(app->redis, on_message, on_redis_ready, NULL);
+}
+
+void
+eu_stream_close_all(void)
+{
+    if (!hub)
+        return;
+    for (struct client *c = hub->clients; c; c = c->next)
+        if (!c->closing) {
+            if (c->ws) {
+                wslay_event_queue_close(c->wctx, WSLAY_CODE_GOING_AWAY, NULL, 0);
+                wslay_event_send(c->wctx);
+            }
+            client_close(c);
+        }
+}
+
+void
+eu_stream_free(void)
+{
+    if (!hub)
+        return;
+    /* Renders still in flight hold their clients; what is left is freed. */
+    while (hub->clients) {
+        struct client *c = hub->clients;
+        c->refs = 1;
+        client_free(c);
+    }
+    for (size_t b = 0; b < CHAN_BUCKETS; b++)
+        while (hub->chans[b]) {
+            struct chan *ch = hub->chans[b];
+            hub->chans[b] = ch->next;
+            free(ch->name);
+            free(ch);
+        }
+    while (hub->tenants) {
+        struct tcount *tc = hub->tenants;
+        hub->tenants = tc->next;
+        free(tc);
+    }
+    event_free(hub->live_timer);
+    free(hub);
+    hub = NULL;
+}
+
+struct eu_app *
+eu_stream_app(void)
+{
+    return hub ? hub->app : NULL;
+}
+
+int
+eu_stream_count(void)
+{
+    return hub ? hub->n_clients : 0;
+}
+
+const struct eu_route eu_stream_routes[] = {
+    {EU_HTTP_GET, "/api/v1/streaming", eu_stream_handle_ws, "read", EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/streaming/health", eu_stream_handle_health, NULL, EU_ROUTE_CORS},
+    {EU_HTTP_GET, "/api/v1/streaming/:a", eu_stream_handle_sse, "read", EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/streaming/:a/:b", eu_stream_handle_sse, "read", EU_ROUTE_AUTH_OPT},
+    {0},
+};
