@@ -49,12 +49,19 @@ struct purge {
     int files;         /* FILES_MEDIA, FILES_ACCOUNTS, then FILES_DONE */
     int files_pending; /* store deletions of the current batch */
     long files_rows;   /* media rows the current batch removed */
+    /* The process is stopping: what is in flight still calls back (pools
+     * and Redis fail their waiters, the CPU pool runs its completions), and
+     * finds this set instead of a freed record. */
+    bool stopped;
 };
 
 enum { FILES_MEDIA, FILES_ACCOUNTS, FILES_DONE };
 
 /* Purges under way in this process; a handful at most. */
 static struct purge *purges;
+/* Purges cut short by eu_admin_purge_stop_all(), kept (reachable) for the
+ * callbacks still in flight; the process is exiting. */
+static struct purge *stopped_purges;
 
 static struct purge *
 find(const struct eu_tenant *t)
@@ -84,6 +91,8 @@ static void step(struct purge *p);
 static void
 on_retry(evutil_socket_t fd, short what, void *arg)
 {
+    if (((struct purge *)arg)->stopped)
+        return;
     step(arg);
 }
 
@@ -101,6 +110,8 @@ static void
 on_row_gone(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct purge *p = arg;
+    if (p->stopped)
+        return;
     if (st != EU_DB_OK) {
         retry_later(p, res ? PQresultErrorMessage(res) : "control database unavailable");
         return;
@@ -138,6 +149,8 @@ static void
 on_keys_deleted(redisReply *reply, void *arg)
 {
     struct purge *p = arg;
+    if (p->stopped)
+        return;
     if (strcmp(p->cursor, "0") == 0)
         remove_row(p);
     else
@@ -148,6 +161,8 @@ static void
 on_keys(redisReply *reply, void *arg)
 {
     struct purge *p = arg;
+    if (p->stopped)
+        return;
     if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
         reply->element[0]->type != REDIS_REPLY_STRING ||
         reply->element[1]->type != REDIS_REPLY_ARRAY) {
@@ -198,6 +213,8 @@ static void
 on_batch(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct purge *p = arg;
+    if (p->stopped)
+        return;
     if (st != EU_DB_OK) {
         retry_later(p, res ? PQresultErrorMessage(res) : "placement unavailable");
         return;
@@ -238,6 +255,8 @@ static void
 on_file_deleted(int rc, void *arg)
 {
     struct purge *p = arg;
+    if (p->stopped)
+        return;
     /* A file that cannot be deleted now is left behind (logged by the
      * store); holding the tenant's deletion for it would not bring it back. */
     (void)rc;
@@ -249,6 +268,8 @@ static void
 on_files(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct purge *p = arg;
+    if (p->stopped)
+        return;
     if (st != EU_DB_OK) {
         retry_later(p, res ? PQresultErrorMessage(res) : "placement unavailable");
         return;
@@ -268,6 +289,8 @@ static void
 on_dropped(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct purge *p = arg;
+    if (p->stopped)
+        return;
     if (st != EU_DB_OK) {
         retry_later(p, res ? PQresultErrorMessage(res) : "control database unavailable");
         return;
@@ -355,6 +378,16 @@ eu_admin_purge_resume(struct eu_app *app)
 void
 eu_admin_purge_stop_all(void)
 {
-    while (purges)
-        purge_free(purges);
+    while (purges) {
+        struct purge *p = purges;
+        purges = p->next;
+        if (p->retry)
+            event_free(p->retry);
+        p->retry = NULL;
+        eu_tenant_unref(p->t);
+        p->t = NULL;
+        p->stopped = true;
+        p->next = stopped_purges;
+        stopped_purges = p;
+    }
 }
