@@ -125,6 +125,9 @@ enum eu_ap_outbox_kind {
     EU_AP_ACCEPT, /* target's Follow of actor: Accept; follow_uri its id, or NULL */
     EU_AP_REJECT,
 };
+/* actor changed its profile (update_credentials, avatar or header): an
+ * Update of the actor document, as it is served, to its followers. */
+void eu_ap_outbox_profile(struct eu_app *app, struct eu_tenant *t, int64_t actor);
 /* actor_id did kind to target (an account id, or a status id for likes). */
 void eu_ap_outbox_account(struct eu_app *app, struct eu_tenant *t, int64_t actor_id,
                           const char *target, enum eu_ap_outbox_kind kind, const char *follow_uri);

@@ -262,6 +262,12 @@ actor_show(struct eu_req *req, void *arg)
 }
 
 void
+eu_ap_actor_document(struct eu_req *req, const char *username)
+{
+    actor_show(req, (void *)eu_arena_strdup(req->arena, username));
+}
+
+void
 eu_ap_actor_show(struct eu_req *req, const char *username)
 {
     char *u = eu_arena_strdup(req->arena, username ? username : "");

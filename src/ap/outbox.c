@@ -3,8 +3,8 @@
  * edited or deleted (Create, Update, Delete with a Tombstone), reblogged
  * and withdrawn (Announce, Undo), liked and unliked, an account followed,
  * unfollowed, blocked, unblocked, and a remote follower's request accepted
- * or rejected. Each hook runs after its action's statement, reads what the
- * activity names in one statement (two for a status: its note columns),
+ * or rejected, and a profile changed (Update of the actor). Each hook runs after its action's
+ * statement, reads what the activity names in one statement (two for a status: its note columns),
  * builds the activity and hands it to eu_ap_deliver(), which fans it out
  * in one more. Actions on local accounts only send nothing.
  *
@@ -26,6 +26,7 @@
 #include "eunha/app.h"
 #include "eunha/config.h"
 #include "eunha/db.h"
+#include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/sql.h"
@@ -371,4 +372,53 @@ eu_ap_outbox_account(struct eu_app *app, struct eu_tenant *t, int64_t actor, con
     else
         h->target = eu_xstrdup(target);
     context_query(h, on_account_context, kind == EU_AP_FOLLOW);
+}
+
+/* ------------------------------------------------------- the profile */
+
+/* The actor document comes from the handler that serves it (a request no
+ * client sent), so the Update carries exactly what a peer fetching the
+ * actor would get. */
+static void
+on_actor_document(int status, const char *body, size_t len, void *arg)
+{
+    struct hook *h = arg;
+    json_t *doc = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    const char *id = json_string_value(json_object_get(doc, "id"));
+    if (!id) {
+        eu_log_warn("ap", "cannot render actor %lld for its Update (HTTP %d)", (long long)h->actor,
+                    status);
+        json_decref(doc);
+        hook_free(h);
+        return;
+    }
+    json_t *context = json_incref(json_object_get(doc, "@context"));
+    json_object_del(doc, "@context");
+    char *prefix = eu_xasprintf("%s#updates", id);
+    json_t *a = activity_new("Update", unique_id(prefix), id);
+    free(prefix);
+    json_object_set_new(a, "@context", context);
+    json_object_set_new(a, "to", json_pack("[s]", "https://www.w3.org/ns/activitystreams#Public"));
+    json_object_set_new(a, "object", doc);
+    struct eu_ap_audience to = {.followers = true};
+    eu_ap_deliver(h->app, h->t, NULL, h->actor, a, &to);
+    hook_free(h);
+}
+
+static void
+on_profile_context(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct hook *h = arg;
+    if (st != EU_DB_OK || PQntuples(res) != 1) {
+        hook_free(h);
+        return;
+    }
+    struct eu_req *req = eu_req_new_detached(h->app, h->t, NULL, on_actor_document, h);
+    eu_ap_actor_document(req, PQgetvalue(res, 0, X_USERNAME));
+}
+
+void
+eu_ap_outbox_profile(struct eu_app *app, struct eu_tenant *t, int64_t actor)
+{
+    context_query(hook_new(app, t, actor), on_profile_context, false);
 }

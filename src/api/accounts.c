@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "accounts_internal.h"
+#include "eunha/apdeliver.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/auth.h"
@@ -335,6 +336,7 @@ on_profile_image_deleted(struct eu_req *req, PGresult *res, void *arg)
 {
     if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0))
         eu_profile_image_delete(req->app, PQgetvalue(res, 0, 0));
+    eu_ap_outbox_profile(req->app, req->tenant, req->auth.account_id);
     reply_credentials(req);
 }
 
@@ -542,6 +544,8 @@ on_credentials_updated(struct eu_req *req, PGresult *res, void *arg)
             p = *end == ',' ? end + 1 : end;
         }
     }
+    if (PQntuples(res) > 0)
+        eu_ap_outbox_profile(req->app, req->tenant, req->auth.account_id);
     reply_credentials(req);
 }
 

@@ -457,7 +457,8 @@ END_TEST
  * A boost of a status the tenant does not have: alice (a.test) follows bob
  * (b.test), nobody at a.test follows bob2; bob boosts bob2's post. a.test
  * fetches the post from b.test (signed), resolves bob2, stores the post and
- * the boost, and alice's home shows bob's boost of it. A boost of a status
+ * the boost, and alice's home shows bob's boost of it. bob's profile
+ * change reaches alice's server as an Update of his actor. A boost of a status
  */
 START_TEST(test_boost_of_unknown_status)
 {
@@ -467,6 +468,14 @@ START_TEST(test_boost_of_unknown_status)
     char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
     wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob", REL, bob_a);
+
+    /* bob renames himself: the Update of his actor reaches his followers. */
+    eu_it_callf(w.s, &r, "b.test", "PATCH", w.bob, "{\"display_name\": \"Bob Renamed\"}",
+                "/api/v1/accounts/update_credentials");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *renamed[] = {"display_name", "Bob Renamed"};
+    wait_get(&w, &r, "a.test", w.alice, str_has, renamed, "bob's new name at alice's",
+             "/api/v1/accounts/%s", bob_a);
 
     post(&w, &r, "b.test", w.bob2, "{\"status\": \"only known on b\"}", "/api/v1/statuses");
     char *orig_b = strdup(eu_it_json_str(&r, "id"));
