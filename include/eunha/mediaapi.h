@@ -45,11 +45,12 @@ struct pg_result;
  * Mastodon's MediaAttachment entity from EU_MEDIA_COLUMNS at col of row:
  * id, type, url and preview_url (eu_store_url() of the keys over base_url,
  * null while processing), remote_url, preview_remote_url and text_url,
- * meta (original, small, focus), description, blurhash. For statuses
- * (media_attachments) as well as the media API. Returns a new reference.
+ * meta (original, small, focus), description, blurhash, drawn by
+ * eu_media_attachment_json() (entities.h) as statuses draw theirs. For the
+ * media API. Returns a new reference.
  */
-struct json_t *eu_media_json(struct eu_store *store, const char *base_url,
-                             const struct pg_result *res, int row, int col);
+struct json_t *eu_media_json(struct eu_app *app, const char *base_url, const struct pg_result *res,
+                             int row, int col);
 
 /* The most bytes an upload of type t may have: [media] image_size_limit
  * (images, gifv) or video_size_limit (video, audio), cut to what a body of
@@ -118,7 +119,9 @@ struct eu_media_work {
 struct eu_media_work *eu_media_work_new(struct eu_app *app, int64_t tenant_id, const char *media_id,
                                         const unsigned char *data, size_t len,
                                         eu_media_work_cb done, void *arg);
-void eu_media_work_start(struct eu_media_work *w);
+/* owner: the tenant's CPU-pool job count (eu_tenant.cpu_jobs), which
+ * must outlive the work. */
+void eu_media_work_start(struct eu_media_work *w, int *owner);
 void eu_media_work_free(struct eu_media_work *w);
 
 /* The job kind "media_process" (src/queue/kinds.c), payload {"media_id"}. */

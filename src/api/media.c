@@ -33,6 +33,7 @@
 #include "eunha/arena.h"
 #include "eunha/config.h"
 #include "eunha/db.h"
+#include "eunha/entities.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
@@ -117,49 +118,31 @@ const struct eu_sql eu_media_sql[] = {
 
 /* ------------------------------------------------------------ the entity */
 
+/* A column as a JSON string, or null. */
 static json_t *
 str_or_null(const PGresult *r, int row, int col)
 {
     return PQgetisnull(r, row, col) ? json_null() : json_string(PQgetvalue(r, row, col));
 }
 
-static json_t *
-url_or_null(struct eu_store *store, const char *base, const PGresult *r, int row, int col)
-{
-    if (PQgetisnull(r, row, col) || !store)
-        return json_null();
-    char *u = eu_store_url(store, base, PQgetvalue(r, row, col));
-    json_t *v = json_string(u);
-    free(u);
-    return v ? v : json_null();
-}
-
 json_t *
-eu_media_json(struct eu_store *store, const char *base_url, const PGresult *r, int row, int col)
+eu_media_json(struct eu_app *app, const char *base_url, const PGresult *r, int row, int col)
 {
-    bool ready = strcmp(PQgetvalue(r, row, col + 2), "ready") == 0;
+    /* The columns as the object EU_MEDIA_ROW_SQL makes, so the one
+     * renderer statuses use (src/api/media_render.c) draws this too. */
     json_t *meta = json_loads(PQgetvalue(r, row, col + 10), 0, NULL);
-    if (!json_is_object(meta)) {
+    json_t *o = json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:o, s:o}", "id", str_or_null(r, row, col),
+        "type", str_or_null(r, row, col + 1), "state", str_or_null(r, row, col + 2), "file",
+        str_or_null(r, row, col + 3), "preview", str_or_null(r, row, col + 4), "remote",
+        str_or_null(r, row, col + 5), "description", str_or_null(r, row, col + 6), "fx",
+        atof(PQgetvalue(r, row, col + 7)), "fy", atof(PQgetvalue(r, row, col + 8)), "blurhash",
+        str_or_null(r, row, col + 9), "meta", json_is_object(meta) ? meta : json_object());
+    if (!json_is_object(meta))
         json_decref(meta);
-        meta = json_object();
-    }
-    json_object_set_new(meta, "focus",
-                        json_pack("{s:f, s:f}", "x", atof(PQgetvalue(r, row, col + 7)), "y",
-                                  atof(PQgetvalue(r, row, col + 8))));
-    json_t *o = json_object();
-    json_object_set_new(o, "id", json_string(PQgetvalue(r, row, col)));
-    json_object_set_new(o, "type", json_string(PQgetvalue(r, row, col + 1)));
-    json_object_set_new(o, "url",
-                        ready ? url_or_null(store, base_url, r, row, col + 3) : json_null());
-    json_object_set_new(o, "preview_url",
-                        ready ? url_or_null(store, base_url, r, row, col + 4) : json_null());
-    json_object_set_new(o, "remote_url", str_or_null(r, row, col + 5));
-    json_object_set_new(o, "preview_remote_url", json_null());
-    json_object_set_new(o, "text_url", json_null());
-    json_object_set_new(o, "meta", meta);
-    json_object_set_new(o, "description", str_or_null(r, row, col + 6));
-    json_object_set_new(o, "blurhash", str_or_null(r, row, col + 9));
-    return o;
+    json_t *e = eu_media_attachment_json(app, base_url, o);
+    json_decref(o);
+    return e;
 }
 
 /* ------------------------------------------------------------ limits */
@@ -260,7 +243,7 @@ reply_entity(struct eu_req *req, PGresult *res, int ok_status)
         return;
     }
     bool ready = strcmp(PQgetvalue(res, 0, 2), "ready") == 0;
-    json_t *o = eu_media_json(req->app->store, eu_req_base_url(req), res, 0, 0);
+    json_t *o = eu_media_json(req->app, eu_req_base_url(req), res, 0, 0);
     eu_req_reply_json(req, ready ? ok_status : 202, o);
 }
 
@@ -367,7 +350,7 @@ on_inserted(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     u->w = eu_media_work_new(req->app, req->tenant->id, u->id, u->data, u->len, on_work_done, u);
-    eu_media_work_start(u->w);
+    eu_media_work_start(u->w, &req->tenant->cpu_jobs);
 }
 
 /* Characters of UTF-8 text (bytes that do not continue a sequence). */
@@ -453,6 +436,14 @@ media_create(struct eu_req *req, bool v2)
     if (read_meta_params(req, params, &desc, &fx, &fy) < 0)
         return;
     bool image = u->sn.type == EU_MEDIA_TYPE_IMAGE || u->sn.type == EU_MEDIA_TYPE_GIFV;
+    /* A tenant with its share of the CPU pool busy (uploads, password
+     * checks) waits, so one tenant's burst of uploads cannot queue the
+     * pool ahead of everyone else's work. */
+    if (image && req->tenant->cpu_jobs >= req->app->cfg->cpu_jobs_per_tenant) {
+        eu_req_add_header(req, "Retry-After", "1");
+        eu_req_reply_error(req, 503, "Too many uploads are being processed; try again shortly");
+        return;
+    }
     const char *stored = NULL;
     if (!image)
         stored = eu_arena_sprintf(req->arena, "original.%s", u->sn.ext);
@@ -503,7 +494,7 @@ on_show(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 422, "%s", why);
         return;
     }
-    json_t *o = eu_media_json(req->app->store, eu_req_base_url(req), res, 0, 0);
+    json_t *o = eu_media_json(req->app, eu_req_base_url(req), res, 0, 0);
     eu_req_reply_json(req, strcmp(state, "ready") == 0 ? 200 : 206, o);
 }
 
