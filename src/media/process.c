@@ -7,6 +7,7 @@
  */
 #include "eunha/mediaapi.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +137,11 @@ process_done(void *arg)
 }
 
 void
-eu_media_work_start(struct eu_media_work *w)
+eu_media_work_start(struct eu_media_work *w, int *owner)
 {
-    eu_cpupool_submit(w->app->cpu, process_work, process_done, w);
+    /* Counted against the tenant's CPU-pool jobs (never refused here: the
+     * upload API refuses a tenant at its cap before storing anything, and
+     * the media queue runs a bounded number of a tenant's jobs), so its
+     * password checks and uploads share one per-tenant bound. */
+    eu_cpupool_try_submit(w->app->cpu, owner, INT_MAX, 0, process_work, process_done, w);
 }

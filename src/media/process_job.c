@@ -122,8 +122,9 @@ on_got(int rc, unsigned char *data, size_t len, void *arg)
     }
     r->raw = data;
     struct eu_app *app = eu_job_app(r->job);
-    r->w = eu_media_work_new(app, eu_job_tenant(r->job)->id, r->id, data, len, on_work_done, r);
-    eu_media_work_start(r->w);
+    struct eu_tenant *t = eu_job_tenant(r->job);
+    r->w = eu_media_work_new(app, t->id, r->id, data, len, on_work_done, r);
+    eu_media_work_start(r->w, &t->cpu_jobs);
 }
 
 static void
