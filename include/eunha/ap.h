@@ -143,6 +143,18 @@ typedef void (*eu_ap_resume_fn)(struct eu_req *req, void *arg);
  * server cannot be reached) itself.
  */
 bool eu_ap_fetch_allowed(struct eu_req *req, eu_ap_resume_fn resume, void *arg);
+/*
+ * Verifies sig (parsed from req by eu_httpsig_parse) with its key: from the
+ * key cache, the tenant's rows or a signed fetch, fetched once more when
+ * verification fails (the sender rotated it). done(req, owner, arg) runs
+ * with the key's owner (an actor URI) once it verifies; otherwise req is
+ * answered here: 401 (bad signature, unusable key) or 503 (the key's server
+ * or ours cannot be reached). sig must live as long as req.
+ */
+struct eu_httpsig;
+typedef void (*eu_ap_verified_fn)(struct eu_req *req, const char *owner, void *arg);
+void eu_ap_verify_signature(struct eu_req *req, struct eu_httpsig *sig, eu_ap_verified_fn done,
+                            void *arg);
 /* The request as eu_httpsig_parse() reads it, borrowed from req (arena).
  * false when the request has no Host or was already answered. */
 struct eu_httpsig_request;

@@ -7,8 +7,9 @@
  * servers fetch the instance actor to verify the signed fetches made to
  * them, and requiring a signature there would loop.
  *
- * The check is the inbox's (inbox.c): eu_httpsig_parse on the loop, the key
- * from the cache, the tenant's rows or a signed fetch, one refetch when the
+ * The check is the inbox's (inbox.c), and lives here for both
+ * (eu_ap_verify_signature): eu_httpsig_parse on the loop, the key from the
+ * cache, the tenant's rows or a signed fetch, one refetch when the
  * signature fails. A GET has no body, so no digest is involved.
  */
 #include <sys/queue.h>
@@ -58,12 +59,63 @@ eu_ap_request_for_signature(struct eu_req *req, const char *method, struct eu_ht
     return out->authority && out->target;
 }
 
-struct gate {
+/* ------------------------------------------------ verifying a signature */
+
+struct verify {
     struct eu_req *req;
     struct eu_httpsig *sig;
-    eu_ap_resume_fn resume;
+    eu_ap_verified_fn done;
     void *arg;
     bool refreshed;
+};
+
+static void
+on_key(const struct eu_ap_key *k, const struct eu_error *err, void *arg)
+{
+    struct verify *v = arg;
+    struct eu_req *req = v->req;
+    eu_req_enter(req);
+    if (err) {
+        if (err->status >= 500) {
+            /* Their server or ours is slow or down: worth a retry. */
+            eu_req_add_header(req, "Retry-After", "60");
+            eu_req_reply_error(req, 503, "Cannot fetch the signature's key: %s", err->message);
+        } else {
+            eu_req_reply_error(req, 401, "Cannot verify the signature's key: %s", err->message);
+        }
+        return;
+    }
+    enum eu_httpsig_result r = eu_httpsig_verify_pem(v->sig, k->public_key_pem);
+    if (r != EU_HTTPSIG_OK) {
+        if (!v->refreshed) {
+            /* The sender may have rotated its key: fetch it once more. */
+            v->refreshed = true;
+            eu_ap_resolve_key(req->app, req->tenant, k->key_id, true, on_key, v);
+            return;
+        }
+        eu_req_reply_error(req, 401, "Verification failed: %s", eu_httpsig_result_str(r));
+        return;
+    }
+    v->done(req, k->owner, v->arg);
+}
+
+void
+eu_ap_verify_signature(struct eu_req *req, struct eu_httpsig *sig, eu_ap_verified_fn done,
+                       void *arg)
+{
+    struct verify *v = eu_arena_calloc(req->arena, sizeof(*v));
+    v->req = req;
+    v->sig = sig;
+    v->done = done;
+    v->arg = arg;
+    eu_ap_resolve_key(req->app, req->tenant, eu_httpsig_key_id(sig), false, on_key, v);
+}
+
+/* ------------------------------------------------------------ the gate */
+
+struct gate {
+    eu_ap_resume_fn resume;
+    void *arg;
 };
 
 static void
@@ -73,39 +125,10 @@ free_sig(void *p)
 }
 
 static void
-refuse(struct eu_req *req, const char *why)
-{
-    /* Mastodon answers 401 with the reason, and says which headers vary. */
-    eu_req_add_header(req, "Vary", "Accept, Signature");
-    eu_req_reply_error(req, 401, "%s", why);
-}
-
-static void
-on_key(const struct eu_ap_key *k, const struct eu_error *err, void *arg)
+on_signer(struct eu_req *req, const char *owner, void *arg)
 {
     struct gate *g = arg;
-    struct eu_req *req = g->req;
-    eu_req_enter(req);
-    if (err) {
-        if (err->status >= 500) {
-            eu_req_add_header(req, "Retry-After", "60");
-            eu_req_reply_error(req, 503, "Cannot fetch the signature's key: %s", err->message);
-        } else {
-            refuse(req, "Cannot verify the signature's key");
-        }
-        return;
-    }
-    enum eu_httpsig_result r = eu_httpsig_verify_pem(g->sig, k->public_key_pem);
-    if (r != EU_HTTPSIG_OK) {
-        if (!g->refreshed) {
-            g->refreshed = true;
-            eu_ap_resolve_key(req->app, req->tenant, k->key_id, true, on_key, g);
-            return;
-        }
-        refuse(req, "Verification failed");
-        return;
-    }
-    req->ap_signer = eu_arena_strdup(req->arena, k->owner);
+    req->ap_signer = eu_arena_strdup(req->arena, owner);
     g->resume(req, g->arg);
 }
 
@@ -116,22 +139,23 @@ eu_ap_fetch_allowed(struct eu_req *req, eu_ap_resume_fn resume, void *arg)
         return true;
     struct eu_httpsig_request hr;
     if (!eu_ap_request_for_signature(req, req->method == EU_HTTP_HEAD ? "HEAD" : "GET", &hr)) {
-        refuse(req, "Request not signed");
+        eu_req_reply_error(req, 401, "Request not signed");
         return false;
     }
     struct eu_httpsig *sig = NULL;
     enum eu_httpsig_result r = eu_httpsig_parse(&hr, time(NULL), &sig);
     if (r != EU_HTTPSIG_OK) {
         eu_httpsig_free(sig);
-        refuse(req, r == EU_HTTPSIG_NONE ? "Request not signed" : eu_httpsig_result_str(r));
+        eu_req_reply_error(req, 401, "%s",
+                           r == EU_HTTPSIG_NONE ? "Request not signed" : eu_httpsig_result_str(r));
         return false;
     }
     eu_arena_on_free(req->arena, free_sig, sig);
     struct gate *g = eu_arena_calloc(req->arena, sizeof(*g));
-    g->req = req;
-    g->sig = sig;
     g->resume = resume;
     g->arg = arg;
-    eu_ap_resolve_key(req->app, req->tenant, eu_httpsig_key_id(sig), false, on_key, g);
+    /* Which answers depend on the signature, for caches (as Mastodon). */
+    eu_req_add_header(req, "Vary", "Signature");
+    eu_ap_verify_signature(req, sig, on_signer, g);
     return false;
 }

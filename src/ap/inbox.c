@@ -111,7 +111,6 @@ struct delivery {
     json_t *activity;  /* the body, owned by the request */
     const char *actor; /* the activity's actor URI */
     const char *recipient;
-    bool refreshed;
 };
 
 static void
@@ -139,8 +138,6 @@ on_enqueued(const char *job_id, int status, void *arg)
     eu_req_reply_raw(req, 202, "text/plain", "", 0);
 }
 
-static void on_key(const struct eu_ap_key *k, const struct eu_error *err, void *arg);
-
 static void
 accept_delivery(struct delivery *d, const char *owner)
 {
@@ -157,42 +154,20 @@ accept_delivery(struct delivery *d, const char *owner)
 }
 
 static void
-on_key(const struct eu_ap_key *k, const struct eu_error *err, void *arg)
+on_verified(struct eu_req *req, const char *owner, void *arg)
 {
     struct delivery *d = arg;
-    struct eu_req *req = d->req;
-    eu_req_enter(req);
-    if (err) {
-        if (err->status >= 500) {
-            /* Their server or ours is slow or down: worth a retry. */
-            eu_req_add_header(req, "Retry-After", "60");
-            eu_req_reply_error(req, 503, "Cannot fetch the signature's key: %s", err->message);
-        } else {
-            eu_req_reply_error(req, 401, "Cannot verify the signature's key: %s", err->message);
-        }
-        return;
-    }
-    enum eu_httpsig_result r = eu_httpsig_verify_pem(d->sig, k->public_key_pem);
-    if (r != EU_HTTPSIG_OK) {
-        if (!d->refreshed) {
-            d->refreshed = true;
-            eu_ap_resolve_key(req->app, req->tenant, k->key_id, true, on_key, d);
-            return;
-        }
-        eu_req_reply_error(req, 401, "Verification failed: %s", eu_httpsig_result_str(r));
-        return;
-    }
-    if (strcmp(k->owner, d->actor) != 0) {
+    if (strcmp(owner, d->actor) != 0) {
         eu_req_reply_error(req, 401, "The signature's key does not belong to the activity's actor");
         return;
     }
-    accept_delivery(d, k->owner);
+    accept_delivery(d, owner);
 }
 
 static void
 verify(struct delivery *d)
 {
-    eu_ap_resolve_key(d->req->app, d->req->tenant, eu_httpsig_key_id(d->sig), false, on_key, d);
+    eu_ap_verify_signature(d->req, d->sig, on_verified, d);
 }
 
 static void

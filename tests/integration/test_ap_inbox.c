@@ -90,6 +90,24 @@ struct post {
     bool unsigned_;
 };
 
+/* The signature's header lines but Host (the harness sends its own), as
+ * "Name: value" into lines (heap, the caller frees) and headers. Returns
+ * how many. */
+static int
+header_lines(const struct eu_httpsig_signed *sg, char **lines, const char **headers)
+{
+    int n = 0;
+    for (int i = 0; i < sg->n; i++) {
+        if (strcasecmp(sg->headers[i].name, "Host") == 0)
+            continue;
+        ck_assert_int_ge(asprintf(&lines[n], "%s: %s", sg->headers[i].name, sg->headers[i].value),
+                         0);
+        headers[n] = lines[n];
+        n++;
+    }
+    return n;
+}
+
 static void
 post(struct env *e, const struct post *p, struct eu_it_resp *r)
 {
@@ -111,14 +129,7 @@ post(struct env *e, const struct post *p, struct eu_it_resp *r)
             p->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &sg) : eu_httpsig_sign_cavage(&a, &sg), 0);
     char *lines[EU_HTTPSIG_SIGNED_MAX + 1];
     const char *headers[EU_HTTPSIG_SIGNED_MAX + 2];
-    int n = 0;
-    for (int i = 0; i < sg.n; i++) {
-        if (strcasecmp(sg.headers[i].name, "Host") == 0)
-            continue;
-        ck_assert_int_ge(asprintf(&lines[n], "%s: %s", sg.headers[i].name, sg.headers[i].value), 0);
-        headers[n] = lines[n];
-        n++;
-    }
+    int n = header_lines(&sg, lines, headers);
     headers[n] = "Content-Type: application/activity+json";
     headers[n + 1] = NULL;
     ck_assert_int_eq(
@@ -335,14 +346,7 @@ get_ap(struct env *e, const char *host, const char *path, const char *key_id, co
             rfc9421 ? eu_httpsig_sign_rfc9421(&a, &sg) : eu_httpsig_sign_cavage(&a, &sg), 0);
     char *lines[EU_HTTPSIG_SIGNED_MAX + 1];
     const char *headers[EU_HTTPSIG_SIGNED_MAX + 2];
-    int n = 0;
-    for (int i = 0; i < sg.n; i++) {
-        if (strcasecmp(sg.headers[i].name, "Host") == 0)
-            continue;
-        ck_assert_int_ge(asprintf(&lines[n], "%s: %s", sg.headers[i].name, sg.headers[i].value), 0);
-        headers[n] = lines[n];
-        n++;
-    }
+    int n = header_lines(&sg, lines, headers);
     headers[n] = "Accept: application/activity+json";
     headers[n + 1] = NULL;
     eu_it_resp_free(r);
