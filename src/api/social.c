@@ -311,6 +311,12 @@ list_timeline(struct eu_req *req)
                      pg);
 }
 
+void
+eu_timelines_list(struct eu_req *req)
+{
+    list_timeline(req);
+}
+
 /* -------------------------------------------------------------- markers */
 
 static json_t *

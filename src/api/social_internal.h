@@ -22,6 +22,9 @@ void eu_social_reply_statuses(struct eu_req *req, const char *const *ids, size_t
                               const char *filter_context);
 
 /* notifications.c */
+/* GET /api/v1/timelines/list/:id (social.c); the streaming API renders
+ * list events through it. */
+void eu_timelines_list(struct eu_req *req);
 void eu_notifications_index(struct eu_req *req);
 void eu_notifications_show(struct eu_req *req);
 void eu_notifications_dismiss(struct eu_req *req);

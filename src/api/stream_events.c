@@ -8,7 +8,8 @@
  * costs one EXISTS per status and nothing else. When it does, one
  * statement finds the status's public facts and its home recipients (the
  * same EU_HOME_FEED_SQL the home feed fans out with), and one EVAL
- * publishes on every channel.
+ * publishes on every channel (home recipients, the lists the author is on,
+ * public and hashtag channels).
  *
  * Rendering runs the REST handler of the timeline in question on a
  * detached request (eu_req_new_detached()) bounded to the one id, so the
@@ -56,7 +57,10 @@ const struct eu_sql eu_stream_sql[] = {
         "  AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
         "  AND f.target_account_id = s.account_id) v"
         "  WHERE $3::bool OR " EU_HOME_FEED_SQL("s", "v.id") "),"
-        " s.reblog_of_id IS NULL"
+        " s.reblog_of_id IS NULL,"
+        /* The lists the author is on: their owners' renders decide. */
+        " (SELECT coalesce(array_agg(la.list_id), '{}') FROM list_accounts la"
+        "  WHERE la.tenant_id = $1 AND la.account_id = s.account_id)"
         " FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"},
     {0},
 };
@@ -168,6 +172,12 @@ add_user(struct pub *p, const char *v)
 }
 
 static void
+add_list(struct pub *p, const char *v)
+{
+    pub_add(p, "list:%s", v);
+}
+
+static void
 add_tag(struct pub *p, const char *v)
 {
     pub_add(p, "hashtag:%s", v);
@@ -189,6 +199,7 @@ on_status_facts(PGresult *res, enum eu_db_status st, void *arg)
     bool local = PQgetvalue(res, 0, 0)[0] == 't';
     bool public = PQgetvalue(res, 0, 1)[0] == 't';
     each_element(PQgetvalue(res, 0, 3), add_user, p);
+    each_element(PQgetvalue(res, 0, 5), add_list, p);
     if (public) {
         pub_add(p, "%s", "public");
         pub_add(p, "%s", local ? "public:local" : "public:remote");
@@ -370,6 +381,13 @@ eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_stream
     } else if (strncmp(stream, "public", 6) == 0) {
         r->array = true;
         eu_timelines_public(req);
+    } else if (strcmp(stream, "list") == 0) {
+        /* The list timeline: 404 (nothing sent) unless the viewer owns it. */
+        r->array = true;
+        req->params.n = 1;
+        req->params.p[0].name = "id";
+        req->params.p[0].value = eu_arena_strdup(req->arena, param ? param : "0");
+        eu_timelines_list(req);
     } else if (strncmp(stream, "hashtag", 7) == 0) {
         r->array = true;
         req->params.n = 1;

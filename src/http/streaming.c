@@ -47,6 +47,7 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
+#include "eunha/page.h"
 #include "eunha/redis.h"
 #include "eunha/router.h"
 #include "eunha/routes.h"
@@ -268,6 +269,20 @@ channel_of(struct client *c, const char *stream, const char *param, char *buf, s
         snprintf(buf, len, "%sstream:%s:%s", pre, stream, low);
         return 0;
     }
+    if (strcmp(stream, "list") == 0) {
+        /* Anyone may name a list; only its owner's renders hold anything
+         * (the list timeline's own ownership check, eu_stream_render). */
+        if (!c->v.account_id) {
+            *err = "This stream requires an authenticated user";
+            return -1;
+        }
+        if (!param || !eu_id_is_valid(param)) {
+            *err = "Missing list";
+            return -1;
+        }
+        snprintf(buf, len, "%sstream:list:%s", pre, param);
+        return 0;
+    }
     *err = "Unknown stream type";
     return -1;
 }
@@ -288,7 +303,9 @@ subscribe(struct client *c, const char *stream, const char *param, const char **
     struct sub *s = eu_xcalloc(1, sizeof(*s));
     s->c = c;
     snprintf(s->stream, sizeof(s->stream), "%s", stream);
-    s->param = param && strncmp(stream, "hashtag", 7) == 0 ? eu_xstrdup(param) : NULL;
+    s->param = param && (strncmp(stream, "hashtag", 7) == 0 || strcmp(stream, "list") == 0)
+                   ? eu_xstrdup(param)
+                   : NULL;
     s->notes_only = strcmp(stream, "user:notification") == 0;
     s->ch = chan_get(name);
     s->ch_next = s->ch->subs;
@@ -581,7 +598,7 @@ ws_error(struct client *c, const char *error)
     free(text);
 }
 
-/* {"type":"subscribe"|"unsubscribe","stream":"...","tag":"..."}. */
+/* {"type":"subscribe"|"unsubscribe","stream":"...","tag":"..."|"list":"..."}. */
 static void
 ws_command(struct client *c, const uint8_t *data, size_t len)
 {
@@ -589,6 +606,8 @@ ws_command(struct client *c, const uint8_t *data, size_t len)
     const char *type = json_string_value(json_object_get(cmd, "type"));
     const char *stream = json_string_value(json_object_get(cmd, "stream"));
     const char *tag = json_string_value(json_object_get(cmd, "tag"));
+    if (stream && strcmp(stream, "list") == 0)
+        tag = json_string_value(json_object_get(cmd, "list"));
     if (!type || !stream) {
         ws_error(c, "Invalid JSON");
     } else if (strcmp(type, "subscribe") == 0) {
@@ -844,7 +863,7 @@ eu_stream_handle_ws(struct eu_req *req)
     const char *stream = eu_req_query(req, "stream");
     if (stream && *stream) {
         p->stream = eu_xstrdup(stream);
-        const char *tag = eu_req_query(req, "tag");
+        const char *tag = eu_req_query(req, strcmp(stream, "list") == 0 ? "list" : "tag");
         p->param = tag ? eu_xstrdup(tag) : NULL;
     }
     char accept[32];
@@ -895,11 +914,18 @@ eu_stream_handle_sse(struct eu_req *req)
         eu_req_reply_error(req, 401, "Missing access token");
         return;
     }
-    const char *tag = eu_req_query(req, "tag");
+    bool list = strcmp(stream, "list") == 0;
+    const char *tag = eu_req_query(req, list ? "list" : "tag");
     /* Checked now, so a bad stream gets a 4xx rather than an empty body. */
-    static const char *const known[] = {
-        "user",          "user:notification", "public",        "public:local",
-        "public:remote", "hashtag",           "hashtag:local", NULL};
+    static const char *const known[] = {"user",
+                                        "user:notification",
+                                        "public",
+                                        "public:local",
+                                        "public:remote",
+                                        "hashtag",
+                                        "hashtag:local",
+                                        "list",
+                                        NULL};
     bool ok = false;
     for (int i = 0; known[i]; i++)
         ok = ok || strcmp(known[i], stream) == 0;
@@ -909,6 +935,10 @@ eu_stream_handle_sse(struct eu_req *req)
     }
     if (strncmp(stream, "hashtag", 7) == 0 && (!tag || !*tag)) {
         eu_req_reply_error(req, 400, "No tag for stream provided");
+        return;
+    }
+    if (list && (!tag || !eu_id_is_valid(tag))) {
+        eu_req_reply_error(req, 400, "Missing list");
         return;
     }
     if (streaming_full(req))

@@ -626,6 +626,74 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
 }
 END_TEST
 
+/*
+ * The list stream: alice's list holding bob gets bob's status, rendered for
+ * her; carol, naming alice's list, gets nothing from it (the list
+ * timeline's ownership check), though bob's status reaches her public
+ * stream; a list stream without a list is refused.
+ */
+START_TEST(test_ws_list)
+{
+    struct world w;
+    world_start(&w);
+    post_path(&w, w.alice, NULL, 200, "/api/v1/accounts/%s/follow", w.bob_id);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w.s, &r, HOST, "POST", w.alice, "{\"title\":\"friends\"}", "/api/v1/lists");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *list = strdup(eu_it_json_str(&r, "id"));
+    char body[128];
+    snprintf(body, sizeof(body), "{\"account_ids\":[\"%s\"]}", w.bob_id);
+    eu_it_callf(w.s, &r, HOST, "POST", w.alice, body, "/api/v1/lists/%s/accounts", list);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+
+    char sub[128];
+    snprintf(sub, sizeof(sub), "{\"type\":\"subscribe\",\"stream\":\"list\",\"list\":\"%s\"}",
+             list);
+    int fa = ws_open(&w, w.alice);
+    ws_send(fa, sub);
+    ws_send(fa, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    settle(&w, fa, "public", w.carol);
+    int fc = ws_open(&w, w.carol);
+    ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"list\"}");
+    char *err = ws_recv(fc, 5000);
+    ck_assert_msg(err && strstr(err, "Missing list"), "no error for a list stream without a list");
+    free(err);
+    json_t *m;
+    ws_send(fc, sub);
+    ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    settle(&w, fc, "public", w.alice);
+
+    char *id = post(&w, w.bob, "for my listeners");
+    expect_update(fa, "list", id);
+    /* carol: bob's status on public, never on the list. */
+    long long end = eu_it_now_ms() + 10000;
+    bool on_public = false;
+    while (eu_it_now_ms() < end) {
+        m = ws_wait(fc, "update", on_public ? 1000 : (int)(end - eu_it_now_ms()));
+        if (!m)
+            break;
+        ck_assert_str_ne(stream0(m), "list");
+        json_t *st = payload(m);
+        if (strcmp(json_string_value(json_object_get(st, "id")), id) == 0)
+            on_public = true;
+        json_decref(st);
+        json_decref(m);
+    }
+    ck_assert(on_public);
+
+    /* Over SSE: without a list, 400. */
+    eu_it_callf(w.s, &r, HOST, "GET", w.alice, NULL, "/api/v1/streaming/list");
+    EU_IT_EXPECT_ERROR(&r, 400);
+    eu_it_resp_free(&r);
+    close(fa);
+    close(fc);
+    free(id);
+    free(list);
+    world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_sse_and_health)
 {
     struct world w;
@@ -830,6 +898,7 @@ suite(void)
     tcase_set_timeout(tc, TIMEOUT);
     tcase_add_test(tc, test_ws_update_notification_delete);
     tcase_add_test(tc, test_ws_shunned_filtered_decoy_unsubscribe);
+    tcase_add_test(tc, test_ws_list);
     suite_add_tcase(s, tc);
     tc = tcase_create("sse");
     tcase_set_timeout(tc, TIMEOUT);
