@@ -35,6 +35,8 @@
 
 /* Rows per statement: a few milliseconds of work each. */
 #define BATCH 500
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x) /* a number macro as SQL text */
 #define RETRY_SECONDS 5
 
 struct purge {
@@ -106,16 +108,30 @@ retry_later(struct purge *p, const char *why)
     evtimer_add(p->retry, &tv);
 }
 
-static void
-on_row_gone(PGresult *res, enum eu_db_status st, void *arg)
+/*
+ * The purge a statement answered for, or NULL when it cannot go on: the
+ * process is stopping (eu_admin_purge_stop_all), or the statement failed,
+ * and the purge resumes from the same step in RETRY_SECONDS.
+ */
+static struct purge *
+answered(PGresult *res, enum eu_db_status st, void *arg, const char *unavailable)
 {
     struct purge *p = arg;
     if (p->stopped)
-        return;
+        return NULL;
     if (st != EU_DB_OK) {
-        retry_later(p, res ? PQresultErrorMessage(res) : "control database unavailable");
-        return;
+        retry_later(p, res ? PQresultErrorMessage(res) : unavailable);
+        return NULL;
     }
+    return p;
+}
+
+static void
+on_row_gone(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct purge *p = answered(res, st, arg, "control database unavailable");
+    if (!p)
+        return;
     eu_log_info("admin", "deleted tenant '%s' (%lld rows)", p->t->domain, p->rows);
     eu_registry_remove(p->app->registry, p->t);
     purge_free(p);
@@ -212,13 +228,9 @@ finish(struct purge *p)
 static void
 on_batch(PGresult *res, enum eu_db_status st, void *arg)
 {
-    struct purge *p = arg;
-    if (p->stopped)
+    struct purge *p = answered(res, st, arg, "placement unavailable");
+    if (!p)
         return;
-    if (st != EU_DB_OK) {
-        retry_later(p, res ? PQresultErrorMessage(res) : "placement unavailable");
-        return;
-    }
     long n = atol(PQcmdTuples(res));
     p->rows += n;
     if (n < BATCH)
@@ -232,10 +244,11 @@ on_batch(PGresult *res, enum eu_db_status st, void *arg)
  * one row per stored key (remote files have URLs, not keys). */
 static const char files_media_sql[] =
     "WITH m AS (DELETE FROM media_attachments WHERE tenant_id = $1 AND ctid = ANY (ARRAY("
-    "SELECT ctid FROM media_attachments WHERE tenant_id = $1 LIMIT 500))"
-    " RETURNING file_key, preview_key)"
-    " SELECT count(*)::text FROM m UNION ALL SELECT k FROM m, unnest(ARRAY[m.file_key,"
-    " m.preview_key]) k WHERE k IS NOT NULL AND k NOT LIKE '%://%'";
+    "SELECT ctid FROM media_attachments WHERE tenant_id = $1 LIMIT " TEXT(
+        BATCH) "))"
+               " RETURNING file_key, preview_key)"
+               " SELECT count(*)::text FROM m UNION ALL SELECT k FROM m, unnest(ARRAY[m.file_key,"
+               " m.preview_key]) k WHERE k IS NOT NULL AND k NOT LIKE '%://%'";
 /* Local accounts' avatars and headers (store keys; a URL is a default). */
 static const char files_accounts_sql[] =
     "SELECT NULL UNION ALL SELECT k FROM accounts a, unnest(ARRAY[a.avatar_url, a.header_url]) k"
@@ -267,13 +280,9 @@ on_file_deleted(int rc, void *arg)
 static void
 on_files(PGresult *res, enum eu_db_status st, void *arg)
 {
-    struct purge *p = arg;
-    if (p->stopped)
+    struct purge *p = answered(res, st, arg, "placement unavailable");
+    if (!p)
         return;
-    if (st != EU_DB_OK) {
-        retry_later(p, res ? PQresultErrorMessage(res) : "placement unavailable");
-        return;
-    }
     int n = PQntuples(res);
     p->files_rows = n > 0 && !PQgetisnull(res, 0, 0) ? atol(PQgetvalue(res, 0, 0)) : 0;
     p->files_pending = n > 1 ? n - 1 : 0;
@@ -288,13 +297,9 @@ on_files(PGresult *res, enum eu_db_status st, void *arg)
 static void
 on_dropped(PGresult *res, enum eu_db_status st, void *arg)
 {
-    struct purge *p = arg;
-    if (p->stopped)
+    struct purge *p = answered(res, st, arg, "control database unavailable");
+    if (!p)
         return;
-    if (st != EU_DB_OK) {
-        retry_later(p, res ? PQresultErrorMessage(res) : "control database unavailable");
-        return;
-    }
     p->table = -1; /* nothing left to count */
     finish(p);
 }
