@@ -255,7 +255,6 @@ check_proxy(const char *v)
     return NULL;
 }
 
-/* "name=address:port" with an IP literal (no lookup when the client starts). */
 /* [media.s3] URLs are optional; when set they are http(s) URLs. */
 static const char *
 check_s3_url(const char *v)
@@ -265,6 +264,7 @@ check_s3_url(const char *v)
     return "must be an http:// or https:// URL";
 }
 
+/* "name=address:port" with an IP literal (no lookup when the client starts). */
 static const char *
 check_host_map(const char *v)
 {
