@@ -130,6 +130,9 @@ struct eu_ap_note {
 int eu_ap_actor_parse(struct eu_arena *a, struct json_t *doc, const char *expected_host,
                       const char *key_id, struct eu_ap_actor *out, struct eu_error *err);
 
+/* Whether type is one eu_ap_note_parse() reads (NULL: no). */
+bool eu_ap_is_note_type(const char *type);
+
 /*
  * Reads a Note, Question, Article or Page. expected_host as above.
  * followers_url (may be NULL) is the author's followers collection, used

@@ -402,6 +402,12 @@ eu_ap_actor_parse(struct eu_arena *a, json_t *doc, const char *expected_host, co
 
 static const char *const note_types[] = {"Note", "Question", "Article", "Page", NULL};
 
+bool
+eu_ap_is_note_type(const char *type)
+{
+    return type_in(type, note_types);
+}
+
 /* The author: a string, an object, or an array whose first Person (or
  * first URI) is the author, as Mastodon reads it. */
 static const char *

@@ -155,13 +155,6 @@ const struct eu_sql eu_ap_process_status_sql[] = {
 /* clang-format on */
 
 static bool
-is_note_type(const char *t)
-{
-    return t && (strcmp(t, "Note") == 0 || strcmp(t, "Question") == 0 ||
-                 strcmp(t, "Article") == 0 || strcmp(t, "Page") == 0);
-}
-
-static bool
 is_actor_type(const char *t)
 {
     return t && (strcmp(t, "Person") == 0 || strcmp(t, "Service") == 0 ||
@@ -291,14 +284,29 @@ decref_doc(void *doc)
     json_decref(doc);
 }
 
-/* Makes doc (fetched from host, which checked its id is there) the
- * activity's object, kept until p ends. */
-static void
-take_object(struct eu_proc *p, json_t *doc, const char *type)
+/*
+ * What a signed fetch of p->object_id brought (eu_ap_fetch_cb's arguments),
+ * made the activity's object, kept until p ends. The fetch checked the id
+ * is on the host it came from; here it must be the note that was named.
+ * false: p was skipped (nothing fetched, or not that note).
+ */
+static bool
+take_fetched_note(struct eu_proc *p, json_t *doc, const struct eu_error *err)
 {
+    if (err) {
+        eu_proc_skip(p, "the object it names cannot be fetched");
+        return false;
+    }
+    const char *type = json_string_value(json_object_get(doc, "type"));
+    const char *id = json_string_value(json_object_get(doc, "id"));
+    if (!eu_ap_is_note_type(type) || !id || strcmp(id, p->object_id) != 0) {
+        eu_proc_skip(p, "the object it names is not that note");
+        return false;
+    }
     p->object = json_incref(doc);
     eu_arena_on_free(p->arena, decref_doc, doc);
     p->object_type = eu_arena_strdup(p->arena, type);
+    return true;
 }
 
 static void
@@ -306,18 +314,8 @@ on_create_fetched(json_t *doc, const char *final_url, const struct eu_error *err
 {
     struct eu_proc *p = arg;
     (void)final_url;
-    if (err) {
-        eu_proc_skip(p, "the created object cannot be fetched");
-        return;
-    }
-    const char *type = json_string_value(json_object_get(doc, "type"));
-    const char *id = json_string_value(json_object_get(doc, "id"));
-    if (!is_note_type(type) || !id || strcmp(id, p->object_id) != 0) {
-        eu_proc_skip(p, "the created object is not the note it names");
-        return;
-    }
-    take_object(p, doc, type);
-    eu_proc_parse_note(p, on_create_parsed);
+    if (take_fetched_note(p, doc, err))
+        eu_proc_parse_note(p, on_create_parsed);
 }
 
 void
@@ -333,7 +331,7 @@ eu_proc_create(struct eu_proc *p)
         eu_ap_fetch_signed(p->app, p->t, p->object_id, on_create_fetched, p);
         return;
     }
-    if (!is_note_type(p->object_type)) {
+    if (!eu_ap_is_note_type(p->object_type)) {
         eu_proc_skip(p, "not a note");
         return;
     }
@@ -409,7 +407,7 @@ eu_proc_update(struct eu_proc *p)
         eu_proc_skip(p, "object by reference");
         return;
     }
-    if (is_note_type(p->object_type)) {
+    if (eu_ap_is_note_type(p->object_type)) {
         eu_proc_parse_note(p, on_update_parsed);
     } else if (is_actor_type(p->object_type)) {
         if (!p->object_id || strcmp(p->object_id, p->actor_uri) != 0) {
@@ -544,24 +542,15 @@ on_boosted_fetched(json_t *doc, const char *final_url, const struct eu_error *er
 {
     struct eu_proc *p = arg;
     (void)final_url;
-    if (err) {
-        eu_proc_skip(p, "the boosted status cannot be fetched");
-        return;
-    }
-    const char *type = json_string_value(json_object_get(doc, "type"));
-    const char *id = json_string_value(json_object_get(doc, "id"));
-    if (!is_note_type(type) || !id || strcmp(id, p->object_id) != 0) {
-        eu_proc_skip(p, "the boosted object is not the note it names");
-        return;
-    }
     char host[300];
-    if (eu_fetch_host_of(id, host, sizeof(host)) < 0) {
+    if (!take_fetched_note(p, doc, err))
+        return;
+    if (eu_fetch_host_of(p->object_id, host, sizeof(host)) < 0) {
         eu_proc_skip(p, "the boosted status has no host");
         return;
     }
-    /* The fetch checked the id is on the host it came from: the note is
-     * that host's to describe, so it is parsed as coming from there. */
-    take_object(p, doc, type);
+    /* The note is its host's to describe (not the booster's): it is
+     * parsed as coming from there. */
     p->actor_host = eu_arena_strdup(p->arena, host);
     p->actor_followers = NULL;
     eu_proc_parse_note(p, on_boosted_parsed);

@@ -118,13 +118,6 @@ parse_done(void *arg)
     eu_ap_resolve_actor(op->app, op->t, op->note.attributed_to, on_author, op);
 }
 
-static bool
-is_note_type(const char *t)
-{
-    return t && (strcmp(t, "Note") == 0 || strcmp(t, "Question") == 0 ||
-                 strcmp(t, "Article") == 0 || strcmp(t, "Page") == 0);
-}
-
 static void
 on_doc(json_t *doc, const char *final_url, const struct eu_error *err, void *arg)
 {
@@ -133,7 +126,7 @@ on_doc(json_t *doc, const char *final_url, const struct eu_error *err, void *arg
         rstatus_end(op, NULL, err->status, err->message);
         return;
     }
-    if (!is_note_type(json_string_value(json_object_get(doc, "type")))) {
+    if (!eu_ap_is_note_type(json_string_value(json_object_get(doc, "type")))) {
         rstatus_end(op, NULL, 422, "the document is not a status");
         return;
     }
