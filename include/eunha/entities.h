@@ -62,6 +62,11 @@ const char *eu_text_to_simple_html(struct eu_req *req, const char *text);
  */
 struct json_t *eu_media_attachment_json(struct eu_app *app, const char *base_url,
                                         struct json_t *row);
+/* The media_attachments array from rows_text, a JSON array of
+ * EU_MEDIA_ROW_SQL objects as a query returns it (NULL or not an array:
+ * []). Returns a new reference the caller owns. */
+struct json_t *eu_media_attachments_json(struct eu_app *app, const char *base_url,
+                                         const char *rows_text);
 
 /*
  * The URL of an avatar or header as accounts.avatar_url / header_url hold

@@ -85,3 +85,17 @@ eu_media_attachment_json(struct eu_app *app, const char *base_url, json_t *row)
     json_object_set_new(o, "blurhash", blur ? json_string(blur) : json_null());
     return o;
 }
+
+json_t *
+eu_media_attachments_json(struct eu_app *app, const char *base_url, const char *rows_text)
+{
+    json_t *rows = rows_text ? json_loads(rows_text, 0, NULL) : NULL;
+    json_t *out = json_array(), *m;
+    size_t i;
+    json_array_foreach(rows, i, m)
+    {
+        json_array_append_new(out, eu_media_attachment_json(app, base_url, m));
+    }
+    json_decref(rows);
+    return out;
+}

@@ -259,15 +259,8 @@ static json_t *
 scheduled_json(struct eu_req *req, const PGresult *res, int row, int col)
 {
     json_t *params = json_loads(PQgetvalue(res, row, col + 2), 0, NULL);
-    json_t *media = json_loads(PQgetvalue(res, row, col + 3), 0, NULL), *m;
-    json_t *rendered = json_array();
-    size_t i;
-    json_array_foreach(media, i, m)
-    {
-        json_array_append_new(rendered,
-                              eu_media_attachment_json(req->app, eu_req_base_url(req), m));
-    }
-    json_decref(media);
+    json_t *rendered =
+        eu_media_attachments_json(req->app, eu_req_base_url(req), PQgetvalue(res, row, col + 3));
     return json_pack("{s:s, s:s, s:o, s:o}", "id", PQgetvalue(res, row, col), "scheduled_at",
                      PQgetvalue(res, row, col + 1), "params", params ? params : json_object(),
                      "media_attachments", rendered);

@@ -252,13 +252,8 @@ status_base_json(struct eu_req *req, const PGresult *r, int row)
     json_object_set_new(o, "favourites_count", json_integer(atoll(PQgetvalue(r, row, C_FAVS))));
     json_object_set_new(o, "edited_at", str_or_null(col_str(r, row, C_EDITED)));
     json_object_set_new(o, "content", json_string(is_reblog ? "" : PQgetvalue(r, row, C_CONTENT)));
-    json_t *media = parse_array(col_str(r, row, C_MEDIA)), *m;
-    size_t i;
-    json_array_foreach(media, i, m)
-    {
-        json_array_set_new(media, i, eu_media_attachment_json(req->app, base, m));
-    }
-    json_object_set_new(o, "media_attachments", media);
+    json_object_set_new(o, "media_attachments",
+                        eu_media_attachments_json(req->app, base, col_str(r, row, C_MEDIA)));
     json_object_set_new(o, "mentions", parse_array(col_str(r, row, C_MENTIONS)));
     json_object_set_new(o, "tags", parse_array(col_str(r, row, C_TAGS)));
     json_object_set_new(o, "emojis", json_array());

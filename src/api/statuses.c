@@ -1223,15 +1223,8 @@ on_history(struct eu_req *req, PGresult *res, void *arg)
     }
     json_t *out = json_array();
     for (int i = 0; i < n; i++) {
-        json_t *media = json_loads(PQgetvalue(res, i, 4), 0, NULL), *m;
-        json_t *rendered = json_array();
-        size_t k;
-        json_array_foreach(media, k, m)
-        {
-            json_array_append_new(rendered,
-                                  eu_media_attachment_json(req->app, eu_req_base_url(req), m));
-        }
-        json_decref(media);
+        json_t *rendered =
+            eu_media_attachments_json(req->app, eu_req_base_url(req), PQgetvalue(res, i, 4));
         json_t *v = json_pack("{s:s, s:s, s:b, s:s, s:o, s:o, s:[]}", "content",
                               PQgetvalue(res, i, 0), "spoiler_text", PQgetvalue(res, i, 1),
                               "sensitive", PQgetvalue(res, i, 2)[0] == 't', "created_at",
