@@ -229,13 +229,6 @@ remove_and_reply(struct upload *u)
 }
 
 static void
-on_store_cleaned(int rc, void *arg)
-{
-    (void)rc;
-    (void)arg;
-}
-
-static void
 reply_entity(struct eu_req *req, PGresult *res, int ok_status)
 {
     if (PQntuples(res) == 0) {
@@ -260,8 +253,8 @@ on_processed(struct eu_req *req, PGresult *res, void *arg)
     struct upload *u = arg;
     if (PQntuples(res) == 0) {
         /* Deleted while it was processed: its files go too. */
-        eu_store_del(req->app->store, u->w->original_key, on_store_cleaned, NULL);
-        eu_store_del(req->app->store, u->w->small_key, on_store_cleaned, NULL);
+        eu_store_del(req->app->store, u->w->original_key, NULL, NULL);
+        eu_store_del(req->app->store, u->w->small_key, NULL, NULL);
     }
     eu_media_work_free(u->w);
     u->w = NULL;
@@ -301,7 +294,7 @@ on_job_enqueued(const char *job_id, int status, void *arg)
     eu_req_enter(u->req);
     if (!job_id) {
         eu_log_warn("media", "cannot queue processing of upload %s", u->id);
-        eu_store_del(u->req->app->store, u->file_key, on_store_cleaned, NULL);
+        eu_store_del(u->req->app->store, u->file_key, NULL, NULL);
         remove_and_reply(u);
         return;
     }
@@ -317,7 +310,7 @@ on_file_stored(int rc, void *arg)
     struct eu_req *req = u->req;
     eu_req_enter(req);
     if (rc < 0) {
-        eu_store_del(req->app->store, u->file_key, on_store_cleaned, NULL);
+        eu_store_del(req->app->store, u->file_key, NULL, NULL);
         remove_and_reply(u);
         return;
     }
@@ -551,7 +544,7 @@ on_destroyed(struct eu_req *req, PGresult *res, void *arg)
      * background, and a file left by a failed delete is only disk. */
     for (int c = 0; c < 2; c++)
         if (!PQgetisnull(res, 0, c))
-            eu_store_del(req->app->store, PQgetvalue(res, 0, c), on_store_cleaned, NULL);
+            eu_store_del(req->app->store, PQgetvalue(res, 0, c), NULL, NULL);
     eu_req_reply_json(req, 200, json_object());
 }
 

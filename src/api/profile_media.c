@@ -196,17 +196,10 @@ eu_profile_images_store(struct eu_req *req, json_t *params, eu_profile_images_cb
     return 1;
 }
 
-static void
-on_old_deleted(int rc, void *arg)
-{
-    (void)rc; /* logged by the store; an orphan costs disk, not correctness */
-    (void)arg;
-}
-
 void
 eu_profile_image_delete(struct eu_app *app, const char *stored)
 {
     if (!stored || !*stored || strstr(stored, "://") || !app->store)
         return;
-    eu_store_del(app->store, stored, on_old_deleted, NULL);
+    eu_store_del(app->store, stored, NULL, NULL);
 }

@@ -92,13 +92,6 @@ make_meta(struct eu_media_work *w)
 }
 
 static void
-on_cleaned(int rc, void *arg)
-{
-    (void)rc;
-    (void)arg;
-}
-
-static void
 on_put(int rc, void *arg)
 {
     struct eu_media_work *w = arg;
@@ -108,8 +101,8 @@ on_put(int rc, void *arg)
         return;
     if (w->puts_failed) {
         /* Neither file alone is of use: take back what was stored. */
-        eu_store_del(w->app->store, w->original_key, on_cleaned, NULL);
-        eu_store_del(w->app->store, w->small_key, on_cleaned, NULL);
+        eu_store_del(w->app->store, w->original_key, NULL, NULL);
+        eu_store_del(w->app->store, w->small_key, NULL, NULL);
         w->rc = -2;
         snprintf(w->err, sizeof(w->err), "Cannot store the file; try again shortly");
     }

@@ -51,13 +51,6 @@ run_finish(struct run *r, const char *error)
 }
 
 static void
-on_cleaned(int rc, void *arg)
-{
-    (void)rc;
-    (void)arg;
-}
-
-static void
 on_recorded(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct run *r = arg;
@@ -72,10 +65,10 @@ on_recorded(PGresult *res, enum eu_db_status st, void *arg)
     struct eu_app *app = eu_job_app(r->job);
     if (r->w && r->w->rc == 0 && PQntuples(res) == 0) {
         /* The upload went while it was processed. */
-        eu_store_del(app->store, r->w->original_key, on_cleaned, NULL);
-        eu_store_del(app->store, r->w->small_key, on_cleaned, NULL);
+        eu_store_del(app->store, r->w->original_key, NULL, NULL);
+        eu_store_del(app->store, r->w->small_key, NULL, NULL);
     }
-    eu_store_del(app->store, r->raw_key, on_cleaned, NULL);
+    eu_store_del(app->store, r->raw_key, NULL, NULL);
     run_finish(r, NULL);
 }
 

@@ -89,7 +89,8 @@ key_is_valid(const char *key)
 static void
 op_finish(struct s3_op *op, int rc)
 {
-    op->cb(rc, op->arg);
+    if (op->cb)
+        op->cb(rc, op->arg);
     s3_unref(op->s3);
     free(op->key);
     free(op);
