@@ -251,11 +251,8 @@ static void
 on_processed(struct eu_req *req, PGresult *res, void *arg)
 {
     struct upload *u = arg;
-    if (PQntuples(res) == 0) {
-        /* Deleted while it was processed: its files go too. */
-        eu_store_del(req->app->store, u->w->original_key, NULL, NULL);
-        eu_store_del(req->app->store, u->w->small_key, NULL, NULL);
-    }
+    if (PQntuples(res) == 0)
+        eu_media_work_drop_files(u->w); /* deleted while it was processed */
     eu_media_work_free(u->w);
     u->w = NULL;
     reply_entity(req, res, 200);
@@ -272,19 +269,10 @@ on_work_done(struct eu_media_work *w)
         remove_and_reply(u);
         return;
     }
-    char fsize[24], psize[24];
-    snprintf(fsize, sizeof(fsize), "%zu", w->img.original_len);
-    snprintf(psize, sizeof(psize), "%zu", w->img.small_len);
-    const char *p[] = {u->id,
-                       eu_media_type_name(w->img.type),
-                       w->meta,
-                       w->img.blurhash,
-                       w->original_key,
-                       w->img.original_mime,
-                       fsize,
-                       w->small_key,
-                       psize};
-    eu_req_stmt(u->req, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], 9, p, on_processed, u);
+    const char *p[EU_MEDIA_PROCESSED_NPARAMS];
+    eu_media_work_processed_params(w, p);
+    eu_req_stmt(u->req, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], EU_MEDIA_PROCESSED_NPARAMS, p,
+                on_processed, u);
 }
 
 static void

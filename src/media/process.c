@@ -101,8 +101,7 @@ on_put(int rc, void *arg)
         return;
     if (w->puts_failed) {
         /* Neither file alone is of use: take back what was stored. */
-        eu_store_del(w->app->store, w->original_key, NULL, NULL);
-        eu_store_del(w->app->store, w->small_key, NULL, NULL);
+        eu_media_work_drop_files(w);
         w->rc = -2;
         snprintf(w->err, sizeof(w->err), "Cannot store the file; try again shortly");
     }
@@ -122,11 +121,35 @@ process_done(void *arg)
                                    w->media_id, w->img.original_ext);
     w->small_key =
         eu_xasprintf("%lld/media_attachments/%s/small.webp", (long long)w->tenant_id, w->media_id);
+    snprintf(w->original_size, sizeof(w->original_size), "%zu", w->img.original_len);
+    snprintf(w->small_size, sizeof(w->small_size), "%zu", w->img.small_len);
     w->puts_pending = 2;
     eu_store_put(w->app->store, w->original_key, w->img.original, w->img.original_len,
                  w->img.original_mime, on_put, w);
     eu_store_put(w->app->store, w->small_key, w->img.small, w->img.small_len, "image/webp", on_put,
                  w);
+}
+
+void
+eu_media_work_processed_params(const struct eu_media_work *w,
+                               const char *p[EU_MEDIA_PROCESSED_NPARAMS])
+{
+    p[0] = w->media_id;
+    p[1] = eu_media_type_name(w->img.type);
+    p[2] = w->meta;
+    p[3] = w->img.blurhash;
+    p[4] = w->original_key;
+    p[5] = w->img.original_mime;
+    p[6] = w->original_size;
+    p[7] = w->small_key;
+    p[8] = w->small_size;
+}
+
+void
+eu_media_work_drop_files(struct eu_media_work *w)
+{
+    eu_store_del(w->app->store, w->original_key, NULL, NULL);
+    eu_store_del(w->app->store, w->small_key, NULL, NULL);
 }
 
 void

@@ -63,11 +63,8 @@ on_recorded(PGresult *res, enum eu_db_status st, void *arg)
         return;
     }
     struct eu_app *app = eu_job_app(r->job);
-    if (r->w && r->w->rc == 0 && PQntuples(res) == 0) {
-        /* The upload went while it was processed. */
-        eu_store_del(app->store, r->w->original_key, NULL, NULL);
-        eu_store_del(app->store, r->w->small_key, NULL, NULL);
-    }
+    if (r->w && r->w->rc == 0 && PQntuples(res) == 0)
+        eu_media_work_drop_files(r->w); /* the upload went while it was processed */
     eu_store_del(app->store, r->raw_key, NULL, NULL);
     run_finish(r, NULL);
 }
@@ -88,19 +85,10 @@ on_work_done(struct eu_media_work *w)
         eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_FAILED], 2, p, on_recorded, r);
         return;
     }
-    char fsize[24], psize[24];
-    snprintf(fsize, sizeof(fsize), "%zu", w->img.original_len);
-    snprintf(psize, sizeof(psize), "%zu", w->img.small_len);
-    const char *p[] = {r->id,
-                       eu_media_type_name(w->img.type),
-                       w->meta,
-                       w->img.blurhash,
-                       w->original_key,
-                       w->img.original_mime,
-                       fsize,
-                       w->small_key,
-                       psize};
-    eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], 9, p, on_recorded, r);
+    const char *p[EU_MEDIA_PROCESSED_NPARAMS];
+    eu_media_work_processed_params(w, p);
+    eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], EU_MEDIA_PROCESSED_NPARAMS, p,
+                on_recorded, r);
 }
 
 static void
