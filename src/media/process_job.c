@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,18 +51,27 @@ run_finish(struct run *r, const char *error)
     eu_job_done(job, error);
 }
 
+/* Ends the run with a retryable error when a statement failed ("cannot
+ * <what> media <id>: ..."). Returns whether it did. */
+static bool
+run_failed(struct run *r, const PGresult *res, enum eu_db_status st, const char *what)
+{
+    if (st == EU_DB_OK)
+        return false;
+    char msg[300];
+    snprintf(msg, sizeof(msg), "cannot %s media %s: %s", what, r->id,
+             res ? PQresultErrorMessage(res) : "database unavailable");
+    run_finish(r, msg);
+    return true;
+}
+
 static void
 on_recorded(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct run *r = arg;
-    if (st != EU_DB_OK) {
-        char msg[300];
-        snprintf(msg, sizeof(msg), "cannot record media %s: %s", r->id,
-                 res ? PQresultErrorMessage(res) : "database unavailable");
-        /* The stored files are found again by the next attempt's keys. */
-        run_finish(r, msg);
+    /* On failure the stored files are found again by the next attempt's keys. */
+    if (run_failed(r, res, st, "record"))
         return;
-    }
     struct eu_app *app = eu_job_app(r->job);
     if (r->w && r->w->rc == 0 && PQntuples(res) == 0)
         eu_media_work_drop_files(r->w); /* the upload went while it was processed */
@@ -112,13 +122,8 @@ static void
 on_row(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct run *r = arg;
-    if (st != EU_DB_OK) {
-        char msg[300];
-        snprintf(msg, sizeof(msg), "cannot read media %s: %s", r->id,
-                 res ? PQresultErrorMessage(res) : "database unavailable");
-        run_finish(r, msg);
+    if (run_failed(r, res, st, "read"))
         return;
-    }
     if (PQntuples(res) == 0 || strcmp(PQgetvalue(res, 0, 0), "processing") != 0 ||
         PQgetisnull(res, 0, 1)) {
         run_finish(r, NULL); /* deleted, or done by an earlier run */
