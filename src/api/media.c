@@ -45,6 +45,7 @@
 #include "eunha/routes.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "eunha/utf8.h"
 
 #define MEDIA_COLS EU_MEDIA_COLUMNS("m")
 
@@ -334,16 +335,6 @@ on_inserted(struct eu_req *req, PGresult *res, void *arg)
     eu_media_work_start(u->w, &req->tenant->cpu_jobs);
 }
 
-/* Characters of UTF-8 text (bytes that do not continue a sequence). */
-static size_t
-utf8_chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
 /* Reads "x,y" (each in [-1, 1]) into two decimal strings on the arena.
  * Returns 0 (outputs NULL when absent), or -1 when malformed. */
 static int
@@ -370,7 +361,7 @@ read_meta_params(struct eu_req *req, json_t *params, const char **desc, const ch
 {
     *desc = eu_param_str(params, "description");
     int limit = req->app->cfg->media_description_limit;
-    if (*desc && utf8_chars(*desc) > (size_t)limit) {
+    if (*desc && eu_utf8_chars(*desc) > (size_t)limit) {
         eu_req_reply_error(req, 422,
                            "Validation failed: Description is too long (maximum is %d characters)",
                            limit);
