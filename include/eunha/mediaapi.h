@@ -62,6 +62,11 @@ size_t eu_media_limit(const struct eu_config *cfg, enum eu_media_type t);
  * New reference. */
 struct json_t *eu_media_config_json(const struct eu_config *cfg);
 
+/* The image pipeline's limits from [media], with previews within
+ * preview_side pixels: uploads use [media] preview_max_side, avatars and
+ * headers their own box. */
+struct eu_image_limits eu_media_image_limits(const struct eu_config *cfg, int preview_side);
+
 /* The tenant's quota in bytes (its row's, else the config's default); 0
  * is unlimited. */
 long long eu_media_quota(const struct eu_config *cfg, const struct eu_tenant *t);

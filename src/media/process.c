@@ -19,6 +19,18 @@
 #include "eunha/mediastore.h"
 #include "eunha/mem.h"
 
+struct eu_image_limits
+eu_media_image_limits(const struct eu_config *cfg, int preview_side)
+{
+    return (struct eu_image_limits){
+        .max_pixels = cfg->media_image_matrix_limit,
+        .preview_max_side = preview_side,
+        .preview_quality = cfg->media_preview_quality,
+        .original_quality = cfg->media_original_quality,
+        .cpu_budget_ms = (uint64_t)cfg->media_cpu_budget_ms,
+    };
+}
+
 struct eu_media_work *
 eu_media_work_new(struct eu_app *app, int64_t tenant_id, const char *media_id,
                   const unsigned char *data, size_t len, eu_media_work_cb done, void *arg)
@@ -52,13 +64,7 @@ process_work(void *arg)
 {
     struct eu_media_work *w = arg;
     const struct eu_config *cfg = w->app->cfg;
-    struct eu_image_limits lim = {
-        .max_pixels = cfg->media_image_matrix_limit,
-        .preview_max_side = cfg->media_preview_max_side,
-        .preview_quality = cfg->media_preview_quality,
-        .original_quality = cfg->media_original_quality,
-        .cpu_budget_ms = (uint64_t)cfg->media_cpu_budget_ms,
-    };
+    struct eu_image_limits lim = eu_media_image_limits(cfg, cfg->media_preview_max_side);
     if (eu_image_process(w->data, w->len, &lim, &w->img, w->err, sizeof(w->err)) < 0) {
         w->rc = -1;
         if (!w->err[0])
