@@ -198,7 +198,6 @@ eu_media_quota(const struct eu_config *cfg, const struct eu_tenant *t)
 
 struct upload {
     struct eu_req *req;
-    bool v2;
     const unsigned char *data; /* the part's bytes, owned by the request's params */
     size_t len;
     struct eu_media_sniff sn;
@@ -391,7 +390,6 @@ media_create(struct eu_req *req, bool v2)
     }
     struct upload *u = eu_arena_calloc(req->arena, sizeof(*u));
     u->req = req;
-    u->v2 = v2;
     u->data = (const unsigned char *)json_string_value(data);
     u->len = json_string_length(data);
     if (eu_media_sniff(u->data, u->len, &u->sn) < 0) {
