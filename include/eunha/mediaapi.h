@@ -62,6 +62,11 @@ size_t eu_media_limit(const struct eu_config *cfg, enum eu_media_type t);
  * New reference. */
 struct json_t *eu_media_config_json(const struct eu_config *cfg);
 
+/* The image pipeline's limits from [media], with previews within
+ * preview_side pixels: uploads use [media] preview_max_side, avatars and
+ * headers their own box. */
+struct eu_image_limits eu_media_image_limits(const struct eu_config *cfg, int preview_side);
+
 /* The tenant's quota in bytes (its row's, else the config's default); 0
  * is unlimited. */
 long long eu_media_quota(const struct eu_config *cfg, const struct eu_tenant *t);
@@ -112,6 +117,7 @@ struct eu_media_work {
     char *small_key;
     char *meta; /* JSON text: {"original": {...}, "small": {...}}; heap */
     /* internal */
+    char original_size[24], small_size[24]; /* decimal, for the statement */
     int puts_pending;
     int puts_failed;
 };
@@ -123,6 +129,16 @@ struct eu_media_work *eu_media_work_new(struct eu_app *app, int64_t tenant_id, c
  * must outlive the work. */
 void eu_media_work_start(struct eu_media_work *w, int *owner);
 void eu_media_work_free(struct eu_media_work *w);
+
+/* The parameters of EU_MEDIA_SQL_PROCESSED ($2..$10: the media id, then
+ * what w made) for a work done with rc 0; they point into w. Both the
+ * request and the job record the outcome with it. */
+#define EU_MEDIA_PROCESSED_NPARAMS 9
+void eu_media_work_processed_params(const struct eu_media_work *w,
+                                    const char *p[EU_MEDIA_PROCESSED_NPARAMS]);
+/* Deletes the files w stored (rc 0), for an upload that went while it was
+ * processed. */
+void eu_media_work_drop_files(struct eu_media_work *w);
 
 /* The job kind "media_process" (src/queue/kinds.c), payload {"media_id"}. */
 void eu_media_process_run(struct eu_job *job);

@@ -8,8 +8,6 @@
 
 struct eu_job;
 struct eu_task_run;
-struct eu_app;
-struct eu_tenant;
 #include "eunha/sql.h"
 
 /* The statements of src/media/cleanup.c, for the registry. */
@@ -52,9 +50,5 @@ void eu_media_files_delete_run(struct eu_job *job);
  * unattached uploads older than a day, rows and files, and sleeps until the
  * next one turns a day old. */
 void eu_media_cleanup_task_run(struct eu_task_run *run);
-
-/* Wakes t's media_cleanup task for an upload just made: it is due in a day.
- * Call after the upload's row committed. */
-void eu_media_cleanup_wake(struct eu_tenant *t);
 
 #endif

@@ -20,7 +20,9 @@
 
 struct eu_app;
 
-/* rc 0: done; -1: failed (already logged with the key). */
+/* rc 0: done; -1: failed (already logged with the key). A delete's cb may
+ * be NULL: a file a failed delete leaves costs disk, not correctness, and
+ * the store has logged it. */
 typedef void (*eu_store_done_cb)(int rc, void *arg);
 /* rc 0: data (heap memory the callback now owns and frees; NULL when rc is
  * -1) holds the len bytes of the file; -1: missing, too large or failed

@@ -45,6 +45,7 @@
 #include "eunha/routes.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "eunha/utf8.h"
 
 #define MEDIA_COLS EU_MEDIA_COLUMNS("m")
 
@@ -197,7 +198,6 @@ eu_media_quota(const struct eu_config *cfg, const struct eu_tenant *t)
 
 struct upload {
     struct eu_req *req;
-    bool v2;
     const unsigned char *data; /* the part's bytes, owned by the request's params */
     size_t len;
     struct eu_media_sniff sn;
@@ -229,13 +229,6 @@ remove_and_reply(struct upload *u)
 }
 
 static void
-on_store_cleaned(int rc, void *arg)
-{
-    (void)rc;
-    (void)arg;
-}
-
-static void
 reply_entity(struct eu_req *req, PGresult *res, int ok_status)
 {
     if (PQntuples(res) == 0) {
@@ -258,11 +251,8 @@ static void
 on_processed(struct eu_req *req, PGresult *res, void *arg)
 {
     struct upload *u = arg;
-    if (PQntuples(res) == 0) {
-        /* Deleted while it was processed: its files go too. */
-        eu_store_del(req->app->store, u->w->original_key, on_store_cleaned, NULL);
-        eu_store_del(req->app->store, u->w->small_key, on_store_cleaned, NULL);
-    }
+    if (PQntuples(res) == 0)
+        eu_media_work_drop_files(u->w); /* deleted while it was processed */
     eu_media_work_free(u->w);
     u->w = NULL;
     reply_entity(req, res, 200);
@@ -279,19 +269,10 @@ on_work_done(struct eu_media_work *w)
         remove_and_reply(u);
         return;
     }
-    char fsize[24], psize[24];
-    snprintf(fsize, sizeof(fsize), "%zu", w->img.original_len);
-    snprintf(psize, sizeof(psize), "%zu", w->img.small_len);
-    const char *p[] = {u->id,
-                       eu_media_type_name(w->img.type),
-                       w->meta,
-                       w->img.blurhash,
-                       w->original_key,
-                       w->img.original_mime,
-                       fsize,
-                       w->small_key,
-                       psize};
-    eu_req_stmt(u->req, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], 9, p, on_processed, u);
+    const char *p[EU_MEDIA_PROCESSED_NPARAMS];
+    eu_media_work_processed_params(w, p);
+    eu_req_stmt(u->req, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], EU_MEDIA_PROCESSED_NPARAMS, p,
+                on_processed, u);
 }
 
 static void
@@ -301,7 +282,7 @@ on_job_enqueued(const char *job_id, int status, void *arg)
     eu_req_enter(u->req);
     if (!job_id) {
         eu_log_warn("media", "cannot queue processing of upload %s", u->id);
-        eu_store_del(u->req->app->store, u->file_key, on_store_cleaned, NULL);
+        eu_store_del(u->req->app->store, u->file_key, NULL, NULL);
         remove_and_reply(u);
         return;
     }
@@ -317,7 +298,7 @@ on_file_stored(int rc, void *arg)
     struct eu_req *req = u->req;
     eu_req_enter(req);
     if (rc < 0) {
-        eu_store_del(req->app->store, u->file_key, on_store_cleaned, NULL);
+        eu_store_del(req->app->store, u->file_key, NULL, NULL);
         remove_and_reply(u);
         return;
     }
@@ -353,16 +334,6 @@ on_inserted(struct eu_req *req, PGresult *res, void *arg)
     eu_media_work_start(u->w, &req->tenant->cpu_jobs);
 }
 
-/* Characters of UTF-8 text (bytes that do not continue a sequence). */
-static size_t
-utf8_chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
 /* Reads "x,y" (each in [-1, 1]) into two decimal strings on the arena.
  * Returns 0 (outputs NULL when absent), or -1 when malformed. */
 static int
@@ -389,7 +360,7 @@ read_meta_params(struct eu_req *req, json_t *params, const char **desc, const ch
 {
     *desc = eu_param_str(params, "description");
     int limit = req->app->cfg->media_description_limit;
-    if (*desc && utf8_chars(*desc) > (size_t)limit) {
+    if (*desc && eu_utf8_chars(*desc) > (size_t)limit) {
         eu_req_reply_error(req, 422,
                            "Validation failed: Description is too long (maximum is %d characters)",
                            limit);
@@ -419,7 +390,6 @@ media_create(struct eu_req *req, bool v2)
     }
     struct upload *u = eu_arena_calloc(req->arena, sizeof(*u));
     u->req = req;
-    u->v2 = v2;
     u->data = (const unsigned char *)json_string_value(data);
     u->len = json_string_length(data);
     if (eu_media_sniff(u->data, u->len, &u->sn) < 0) {
@@ -551,7 +521,7 @@ on_destroyed(struct eu_req *req, PGresult *res, void *arg)
      * background, and a file left by a failed delete is only disk. */
     for (int c = 0; c < 2; c++)
         if (!PQgetisnull(res, 0, c))
-            eu_store_del(req->app->store, PQgetvalue(res, 0, c), on_store_cleaned, NULL);
+            eu_store_del(req->app->store, PQgetvalue(res, 0, c), NULL, NULL);
     eu_req_reply_json(req, 200, json_object());
 }
 

@@ -26,6 +26,7 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/media.h"
+#include "eunha/mediaapi.h"
 #include "eunha/mediastore.h"
 #include "eunha/mem.h"
 #include "eunha/tenant.h"
@@ -36,9 +37,7 @@
 #define HEADER_SIDE 1500
 
 struct one_image {
-    const char *field; /* "avatar", "header" */
-    const char *label; /* "Avatar", "Header" */
-    int side;
+    const char *field;         /* "avatar", "header" */
     const unsigned char *data; /* the request's, borrowed */
     size_t len;
     struct eu_image_limits lim;
@@ -79,10 +78,12 @@ on_stored(int rc, void *arg)
     process_next(pi);
 }
 
+/* On a pool thread: only the image in turn. */
 static void
 process_work(void *arg)
 {
-    struct one_image *im = arg;
+    struct profile_images *pi = arg;
+    struct one_image *im = &pi->images[pi->next];
     im->rc = eu_image_process(im->data, im->len, &im->lim, &im->img, im->err, sizeof(im->err));
 }
 
@@ -107,13 +108,6 @@ process_done(void *arg)
 }
 
 static void
-on_process(void *arg)
-{
-    struct profile_images *pi = arg;
-    process_work(&pi->images[pi->next]);
-}
-
-static void
 process_next(struct profile_images *pi)
 {
     if (pi->next == pi->n) {
@@ -127,7 +121,7 @@ process_next(struct profile_images *pi)
         pi->cb(pi->req, avatar, header, pi->arg);
         return;
     }
-    eu_cpupool_submit(pi->req->app->cpu, on_process, process_done, pi);
+    eu_cpupool_submit(pi->req->app->cpu, process_work, process_done, pi);
 }
 
 /* Reads params[field] as an image file into im. Returns 0 (absent: im->data
@@ -156,17 +150,10 @@ read_file(struct eu_req *req, json_t *params, const char *field, const char *lab
         eu_req_reply_error(req, 422, "Validation failed: %s content type is invalid", label);
         return -1;
     }
-    const struct eu_config *cfg = req->app->cfg;
     im->field = field;
-    im->label = label;
-    im->side = side;
     im->data = bytes;
     im->len = len;
-    im->lim.max_pixels = cfg->media_image_matrix_limit;
-    im->lim.preview_max_side = side;
-    im->lim.preview_quality = cfg->media_preview_quality;
-    im->lim.original_quality = cfg->media_original_quality;
-    im->lim.cpu_budget_ms = (uint64_t)cfg->media_cpu_budget_ms;
+    im->lim = eu_media_image_limits(req->app->cfg, side);
     return 0;
 }
 
@@ -196,17 +183,10 @@ eu_profile_images_store(struct eu_req *req, json_t *params, eu_profile_images_cb
     return 1;
 }
 
-static void
-on_old_deleted(int rc, void *arg)
-{
-    (void)rc; /* logged by the store; an orphan costs disk, not correctness */
-    (void)arg;
-}
-
 void
 eu_profile_image_delete(struct eu_app *app, const char *stored)
 {
     if (!stored || !*stored || strstr(stored, "://") || !app->store)
         return;
-    eu_store_del(app->store, stored, on_old_deleted, NULL);
+    eu_store_del(app->store, stored, NULL, NULL);
 }

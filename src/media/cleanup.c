@@ -149,9 +149,3 @@ eu_media_cleanup_task_run(struct eu_task_run *run)
     eu_db_conn_stmt(eu_task_run_conn(run), &eu_media_cleanup_sql[MEDIA_CLEANUP_UNATTACHED], 2,
                     params, on_cleaned, run);
 }
-
-void
-eu_media_cleanup_wake(struct eu_tenant *t)
-{
-    eu_queue_task_wake(t, EU_TASK_MEDIA_CLEANUP, atoll(UNATTACHED_RETENTION_S) * 1000);
-}

@@ -19,6 +19,18 @@
 #include "eunha/mediastore.h"
 #include "eunha/mem.h"
 
+struct eu_image_limits
+eu_media_image_limits(const struct eu_config *cfg, int preview_side)
+{
+    return (struct eu_image_limits){
+        .max_pixels = cfg->media_image_matrix_limit,
+        .preview_max_side = preview_side,
+        .preview_quality = cfg->media_preview_quality,
+        .original_quality = cfg->media_original_quality,
+        .cpu_budget_ms = (uint64_t)cfg->media_cpu_budget_ms,
+    };
+}
+
 struct eu_media_work *
 eu_media_work_new(struct eu_app *app, int64_t tenant_id, const char *media_id,
                   const unsigned char *data, size_t len, eu_media_work_cb done, void *arg)
@@ -52,13 +64,7 @@ process_work(void *arg)
 {
     struct eu_media_work *w = arg;
     const struct eu_config *cfg = w->app->cfg;
-    struct eu_image_limits lim = {
-        .max_pixels = cfg->media_image_matrix_limit,
-        .preview_max_side = cfg->media_preview_max_side,
-        .preview_quality = cfg->media_preview_quality,
-        .original_quality = cfg->media_original_quality,
-        .cpu_budget_ms = (uint64_t)cfg->media_cpu_budget_ms,
-    };
+    struct eu_image_limits lim = eu_media_image_limits(cfg, cfg->media_preview_max_side);
     if (eu_image_process(w->data, w->len, &lim, &w->img, w->err, sizeof(w->err)) < 0) {
         w->rc = -1;
         if (!w->err[0])
@@ -92,13 +98,6 @@ make_meta(struct eu_media_work *w)
 }
 
 static void
-on_cleaned(int rc, void *arg)
-{
-    (void)rc;
-    (void)arg;
-}
-
-static void
 on_put(int rc, void *arg)
 {
     struct eu_media_work *w = arg;
@@ -108,8 +107,7 @@ on_put(int rc, void *arg)
         return;
     if (w->puts_failed) {
         /* Neither file alone is of use: take back what was stored. */
-        eu_store_del(w->app->store, w->original_key, on_cleaned, NULL);
-        eu_store_del(w->app->store, w->small_key, on_cleaned, NULL);
+        eu_media_work_drop_files(w);
         w->rc = -2;
         snprintf(w->err, sizeof(w->err), "Cannot store the file; try again shortly");
     }
@@ -129,11 +127,35 @@ process_done(void *arg)
                                    w->media_id, w->img.original_ext);
     w->small_key =
         eu_xasprintf("%lld/media_attachments/%s/small.webp", (long long)w->tenant_id, w->media_id);
+    snprintf(w->original_size, sizeof(w->original_size), "%zu", w->img.original_len);
+    snprintf(w->small_size, sizeof(w->small_size), "%zu", w->img.small_len);
     w->puts_pending = 2;
     eu_store_put(w->app->store, w->original_key, w->img.original, w->img.original_len,
                  w->img.original_mime, on_put, w);
     eu_store_put(w->app->store, w->small_key, w->img.small, w->img.small_len, "image/webp", on_put,
                  w);
+}
+
+void
+eu_media_work_processed_params(const struct eu_media_work *w,
+                               const char *p[EU_MEDIA_PROCESSED_NPARAMS])
+{
+    p[0] = w->media_id;
+    p[1] = eu_media_type_name(w->img.type);
+    p[2] = w->meta;
+    p[3] = w->img.blurhash;
+    p[4] = w->original_key;
+    p[5] = w->img.original_mime;
+    p[6] = w->original_size;
+    p[7] = w->small_key;
+    p[8] = w->small_size;
+}
+
+void
+eu_media_work_drop_files(struct eu_media_work *w)
+{
+    eu_store_del(w->app->store, w->original_key, NULL, NULL);
+    eu_store_del(w->app->store, w->small_key, NULL, NULL);
 }
 
 void

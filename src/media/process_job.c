@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,32 +51,31 @@ run_finish(struct run *r, const char *error)
     eu_job_done(job, error);
 }
 
-static void
-on_cleaned(int rc, void *arg)
+/* Ends the run with a retryable error when a statement failed ("cannot
+ * <what> media <id>: ..."). Returns whether it did. */
+static bool
+run_failed(struct run *r, const PGresult *res, enum eu_db_status st, const char *what)
 {
-    (void)rc;
-    (void)arg;
+    if (st == EU_DB_OK)
+        return false;
+    char msg[300];
+    snprintf(msg, sizeof(msg), "cannot %s media %s: %s", what, r->id,
+             res ? PQresultErrorMessage(res) : "database unavailable");
+    run_finish(r, msg);
+    return true;
 }
 
 static void
 on_recorded(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct run *r = arg;
-    if (st != EU_DB_OK) {
-        char msg[300];
-        snprintf(msg, sizeof(msg), "cannot record media %s: %s", r->id,
-                 res ? PQresultErrorMessage(res) : "database unavailable");
-        /* The stored files are found again by the next attempt's keys. */
-        run_finish(r, msg);
+    /* On failure the stored files are found again by the next attempt's keys. */
+    if (run_failed(r, res, st, "record"))
         return;
-    }
     struct eu_app *app = eu_job_app(r->job);
-    if (r->w && r->w->rc == 0 && PQntuples(res) == 0) {
-        /* The upload went while it was processed. */
-        eu_store_del(app->store, r->w->original_key, on_cleaned, NULL);
-        eu_store_del(app->store, r->w->small_key, on_cleaned, NULL);
-    }
-    eu_store_del(app->store, r->raw_key, on_cleaned, NULL);
+    if (r->w && r->w->rc == 0 && PQntuples(res) == 0)
+        eu_media_work_drop_files(r->w); /* the upload went while it was processed */
+    eu_store_del(app->store, r->raw_key, NULL, NULL);
     run_finish(r, NULL);
 }
 
@@ -95,19 +95,10 @@ on_work_done(struct eu_media_work *w)
         eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_FAILED], 2, p, on_recorded, r);
         return;
     }
-    char fsize[24], psize[24];
-    snprintf(fsize, sizeof(fsize), "%zu", w->img.original_len);
-    snprintf(psize, sizeof(psize), "%zu", w->img.small_len);
-    const char *p[] = {r->id,
-                       eu_media_type_name(w->img.type),
-                       w->meta,
-                       w->img.blurhash,
-                       w->original_key,
-                       w->img.original_mime,
-                       fsize,
-                       w->small_key,
-                       psize};
-    eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], 9, p, on_recorded, r);
+    const char *p[EU_MEDIA_PROCESSED_NPARAMS];
+    eu_media_work_processed_params(w, p);
+    eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_PROCESSED], EU_MEDIA_PROCESSED_NPARAMS, p,
+                on_recorded, r);
 }
 
 static void
@@ -131,13 +122,8 @@ static void
 on_row(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct run *r = arg;
-    if (st != EU_DB_OK) {
-        char msg[300];
-        snprintf(msg, sizeof(msg), "cannot read media %s: %s", r->id,
-                 res ? PQresultErrorMessage(res) : "database unavailable");
-        run_finish(r, msg);
+    if (run_failed(r, res, st, "read"))
         return;
-    }
     if (PQntuples(res) == 0 || strcmp(PQgetvalue(res, 0, 0), "processing") != 0 ||
         PQgetisnull(res, 0, 1)) {
         run_finish(r, NULL); /* deleted, or done by an earlier run */

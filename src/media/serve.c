@@ -18,6 +18,7 @@
 #include <event2/buffer.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,25 +142,27 @@ open_done(void *arg)
     struct tm tm;
     gmtime_r(&s->mtime, &tm);
     strftime(lm, sizeof(lm), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    eu_req_add_header(req, "Cache-Control", "public, max-age=31536000, immutable");
-    eu_req_add_header(req, "ETag", etag);
-    eu_req_add_header(req, "Last-Modified", lm);
     eu_req_add_header(req, "Accept-Ranges", "bytes");
-    const char *ctype = type_of(eu_req_param(req, "file"));
     const char *inm = eu_req_header(req, "If-None-Match");
-    if (inm && strcmp(inm, etag) == 0) {
-        close(s->fd);
-        eu_req_reply_raw(req, 304, NULL, "", 0);
-        return;
-    }
+    bool fresh = inm && strcmp(inm, etag) == 0; /* a 304 goes before the Range */
     off_t first = 0, last = s->size - 1;
     int status = 200;
     int r = parse_range(eu_req_header(req, "Range"), s->size, &first, &last);
-    if (r < 0) {
+    if (r < 0 && !fresh) {
+        /* Without the year-long caching below: a cache keyed on the URL
+         * alone must not keep this answer for the whole file. */
         close(s->fd);
         snprintf(buf, sizeof(buf), "bytes */%lld", (long long)s->size);
         eu_req_add_header(req, "Content-Range", buf);
         eu_req_reply_error(req, 416, "Range not satisfiable");
+        return;
+    }
+    eu_req_add_header(req, "Cache-Control", "public, max-age=31536000, immutable");
+    eu_req_add_header(req, "ETag", etag);
+    eu_req_add_header(req, "Last-Modified", lm);
+    if (fresh) {
+        close(s->fd);
+        eu_req_reply_raw(req, 304, NULL, "", 0);
         return;
     }
     if (r == 1) {
@@ -168,6 +171,7 @@ open_done(void *arg)
                  (long long)s->size);
         eu_req_add_header(req, "Content-Range", buf);
     }
+    const char *ctype = type_of(eu_req_param(req, "file"));
     off_t len = s->size == 0 ? 0 : last - first + 1;
     struct evbuffer *body = evbuffer_new();
     if (req->method == EU_HTTP_HEAD) {

@@ -241,7 +241,7 @@ op_done(void *arg)
         eu_log_warn("media", "local store: '%s': %s", op->key, op->err);
     if (op->kind == OP_GET)
         op->got_cb(op->rc, op->got, op->rc == 0 ? op->len : 0, op->arg);
-    else
+    else if (op->done)
         op->done(op->rc, op->arg);
     free(op->key);
     free(op->path);

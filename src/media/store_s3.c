@@ -72,24 +72,11 @@ s3_unref(struct s3 *s3)
     free(s3);
 }
 
-/* A key as mediastore.h describes it: a relative path of safe characters,
- * so it needs no escaping in a URL or a signature. */
-static bool
-key_is_valid(const char *key)
-{
-    if (!key || !key[0] || key[0] == '/' || strstr(key, "..") || strstr(key, "//"))
-        return false;
-    for (const char *c = key; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '/' || *c == '.' || *c == '-' || *c == '_'))
-            return false;
-    return true;
-}
-
 static void
 op_finish(struct s3_op *op, int rc)
 {
-    op->cb(rc, op->arg);
+    if (op->cb)
+        op->cb(rc, op->arg);
     s3_unref(op->s3);
     free(op->key);
     free(op);
@@ -203,7 +190,8 @@ op_new(struct s3 *s3, enum eu_fetch_method method, const char *key, eu_store_don
     s3->refs++;
     op->method = method;
     op->key = eu_xstrdup(key ? key : "");
-    op->bad_key = !key_is_valid(key);
+    /* A valid key needs no escaping in a URL or a signature. */
+    op->bad_key = !eu_store_key_is_valid(key);
     op->cb = cb;
     op->arg = arg;
     return op;
@@ -302,7 +290,8 @@ eu_store_s3_new(struct eu_app *app, const struct eu_s3_config *cfg)
         eu_log_error("media", "[media.s3] endpoint '%s' is not an http(s) URL", cfg->endpoint);
         return NULL;
     }
-    if (!key_is_valid(cfg->bucket) || strchr(cfg->bucket, '/') || strchr(cfg->access_key, ':')) {
+    if (!eu_store_key_is_valid(cfg->bucket) || strchr(cfg->bucket, '/') ||
+        strchr(cfg->access_key, ':')) {
         eu_log_error("media", "[media.s3] bucket '%s' or access_key is not usable", cfg->bucket);
         return NULL;
     }
