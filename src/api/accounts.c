@@ -31,6 +31,7 @@
 #include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "eunha/utf8.h"
 
 /* Mastodon's defaults for local profiles. */
 #define DISPLAY_NAME_MAX 30
@@ -192,17 +193,6 @@ const struct eu_sql eu_accounts_sql[] = {
          "  ELSE old.header_url END"},
     {0},
 };
-
-/* Characters (UTF-8 code points) of s: Mastodon's limits count those. */
-static size_t
-utf8_length(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80)
-            n++;
-    return n;
-}
 
 json_t *
 eu_accounts_render(struct eu_req *req, const PGresult *res, int row, int col)
@@ -435,7 +425,7 @@ parse_fields(struct eu_req *req, json_t *attrs, const char **rendered, const cha
         value = value ? value : "";
         if (!*name && !*value)
             continue; /* Mastodon drops blank rows, which is how a field is removed */
-        if (utf8_length(name) > FIELD_TEXT_MAX || utf8_length(value) > FIELD_TEXT_MAX) {
+        if (eu_utf8_chars(name) > FIELD_TEXT_MAX || eu_utf8_chars(value) > FIELD_TEXT_MAX) {
             rc = eu_error_set(err, 422,
                               "Validation failed: Fields is too long (maximum is %d "
                               "characters per name or value)",
@@ -590,14 +580,14 @@ update_credentials(struct eu_req *req)
     }
     const char *display_name = eu_param_str(params, "display_name");
     const char *note = eu_param_str(params, "note");
-    if (display_name && utf8_length(display_name) > DISPLAY_NAME_MAX) {
+    if (display_name && eu_utf8_chars(display_name) > DISPLAY_NAME_MAX) {
         eu_req_reply_error(req, 422,
                            "Validation failed: Display name is too long (maximum is %d "
                            "characters)",
                            DISPLAY_NAME_MAX);
         return;
     }
-    if (note && utf8_length(note) > NOTE_MAX) {
+    if (note && eu_utf8_chars(note) > NOTE_MAX) {
         eu_req_reply_error(req, 422,
                            "Validation failed: Note is too long (maximum is %d "
                            "characters)",

@@ -35,6 +35,7 @@
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
+#include "eunha/utf8.h"
 #include "statuses_internal.h"
 
 /* Mastodon's instance configuration (configuration.polls). */
@@ -108,15 +109,6 @@ const struct eu_sql eu_polls_sql[] = {
     {0},
 };
 
-static size_t
-utf8_chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
 /* ------------------------------------------------------------- creation */
 
 int
@@ -136,7 +128,7 @@ eu_poll_params_read(struct eu_req *req, json_t *poll, const char **draft)
         const char *o = json_string_value(json_array_get(options, i));
         if (!o || !*o)
             why = "Poll options can't be blank";
-        else if (utf8_chars(o) > MAX_OPTION_CHARS)
+        else if (eu_utf8_chars(o) > MAX_OPTION_CHARS)
             why = "Poll options cannot be longer than 50 characters each";
         for (size_t j = 0; !why && j < i; j++)
             if (strcmp(o, json_string_value(json_array_get(options, j))) == 0)

@@ -26,6 +26,7 @@
 #include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "eunha/utf8.h"
 
 #define NOTE_COMMENT_MAX 2000
 
@@ -635,22 +636,12 @@ eu_relationships_unmute(struct eu_req *req)
 
 /* ----------------------------------------------------------------- note */
 
-static size_t
-utf8_length(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80)
-            n++;
-    return n;
-}
-
 static void
 note_loaded(struct rel *r)
 {
     const char *comment = eu_param_str(r->params, "comment");
     comment = comment ? comment : "";
-    if (utf8_length(comment) > NOTE_COMMENT_MAX) {
+    if (eu_utf8_chars(comment) > NOTE_COMMENT_MAX) {
         eu_req_reply_error(r->req, 422,
                            "Validation failed: Comment is too long (maximum is %d "
                            "characters)",

@@ -39,6 +39,7 @@
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
 #include "eunha/text.h"
+#include "eunha/utf8.h"
 #include "statuses_internal.h"
 
 #define MAX_CHARS 500
@@ -393,15 +394,6 @@ const struct eu_sql eu_statuses_sql[] = {
 /* clang-format on */
 
 /* ---------------------------------------------------------------- helpers */
-
-static size_t
-utf8_chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
 
 /* "{1,2}" from a PostgreSQL bigint[] text: calls fn for each element. */
 static void
@@ -796,7 +788,7 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
         eu_req_reply_error(req, 422, "Validation failed: Text can't be blank");
         return -1;
     }
-    if (utf8_chars(c->text) + utf8_chars(c->spoiler) > MAX_CHARS) {
+    if (eu_utf8_chars(c->text) + eu_utf8_chars(c->spoiler) > MAX_CHARS) {
         eu_req_reply_error(req, 422, "Validation failed: Text character limit of %d exceeded",
                            MAX_CHARS);
         return -1;
