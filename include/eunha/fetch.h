@@ -73,6 +73,10 @@ struct eu_fetch_req {
     const char *const *headers;
     const char *body; /* POST body, body_len bytes (may hold NULs); or NULL */
     size_t body_len;
+    /* body stays valid until the callback (or eu_fetch_cancel_owner()):
+     * sent from where it is rather than copied, for uploads of megabytes
+     * that would otherwise be copied on the loop. */
+    bool body_borrowed;
     /* Who the request is for (a tenant id; 0 for the process itself): the
      * unit of fairness, per-owner queue bound and eu_fetch_cancel_owner(). */
     uint64_t owner;

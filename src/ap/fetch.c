@@ -67,6 +67,7 @@ struct eu_fetch {
     char *url;
     char *body;
     size_t body_len;
+    bool body_owned; /* copied here (freed with f), or the caller's */
     enum eu_fetch_method method;
     int max_redirects;
     size_t max_bytes;
@@ -506,7 +507,8 @@ fetch_free(struct eu_fetch *f)
     curl_slist_free_all(f->headers);
     curl_slist_free_all(f->connect_to);
     free(f->url);
-    free(f->body);
+    if (f->body_owned)
+        free(f->body);
     free(f->user_agent);
     free(f->aws_sigv4);
     if (f->userpwd)
@@ -1177,11 +1179,15 @@ eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fet
     f->trusted = req->trusted;
     f->aws_sigv4 = eu_xstrdup(req->aws_sigv4);
     f->userpwd = eu_xstrdup(req->userpwd);
-    if (req->body) {
+    if (req->body && req->body_borrowed) {
+        f->body = (char *)req->body;
+        f->body_len = req->body_len;
+    } else if (req->body) {
         f->body = eu_xmalloc(req->body_len + 1);
         memcpy(f->body, req->body, req->body_len);
         f->body[req->body_len] = '\0';
         f->body_len = req->body_len;
+        f->body_owned = true;
     }
     bool has_ua = false, has_expect = false;
     for (const char *const *h = req->headers; h && *h; h++) {

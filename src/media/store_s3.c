@@ -146,6 +146,7 @@ op_start(struct s3_op *op)
         .headers = headers,
         .body = op->method == EU_FETCH_PUT ? (const char *)op->data : NULL,
         .body_len = op->method == EU_FETCH_PUT ? op->len : 0,
+        .body_borrowed = true, /* mediastore.h: data lives until the callback */
         .owner = strtoull(op->key, NULL, 10),
         .max_redirects = 0,
         .max_bytes = S3_MAX_RESPONSE,
