@@ -92,34 +92,14 @@ bench_admin_token
 CONTROL_URL="postgresql://postgres@127.0.0.1:$PG_PORT/$DB"
 PLACEMENT_URL="postgresql://postgres@127.0.0.1:$PG_PORT/${DB}_main"
 
-cat >"$RESULTS/eunha.toml" <<EOF
-[server]
-listen = "127.0.0.1:0"
-admin_listen = "127.0.0.1:0"
-scheme = "http"
-cpu_threads = 2
-
-[admin]
-token_file = "$TMP/admin_token"
-
-[database]
-url = "$CONTROL_URL"
-template = "${DB}_template"
-
-[redis]
-url = "redis://127.0.0.1:$REDIS_PORT/0"
-prefix = "eunha-bench-delivery-$$"
-
-[limits]
-api_requests_per_5min = 0
-
+{
+  bench_base_toml "$CONTROL_URL" "$DB" "$REDIS_PORT" "eunha-bench-delivery-$$"
+  cat <<EOF
 [federation]
 allow_http = true
 allow_private_addresses = true
-
-[log]
-level = "warn"
 EOF
+} >"$RESULTS/eunha.toml"
 : >"$TMP/eunha.log"
 bench_eunha_start "$RESULTS/eunha.toml" "$TMP"
 DOMAIN=deliver.example
