@@ -83,8 +83,6 @@ sink_stop() {
   wait "$SINK_PID" 2>/dev/null || true
   SINK_PID=
 }
-# "posts first_ms last_ms bytes"
-sink_stats() { cat "$1"; }
 
 eu_pg_start "$TMP/pg" "$PG_PORT" >/dev/null
 eu_redis_start "$TMP/redis" "$REDIS_PORT" >/dev/null
@@ -140,6 +138,7 @@ queued_jobs() {
 # run_phase NAME JOBS HOSTS PATH : queues the jobs, waits until the sink
 # counted them all (or 600 s), prints a JSON line.
 run_phase() {
+  # The sink's stats file: "posts first_ms last_ms bytes".
   local name=$1 jobs=$2 hosts=$3 path=$4 stats=$TMP/sink-$1.stats
   local cpu0 cpu1 n first last i expected=$(($2 + 1)) hz
   sink_start "$stats" "$HOSTS"
