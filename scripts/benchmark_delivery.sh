@@ -83,8 +83,6 @@ sink_stop() {
   wait "$SINK_PID" 2>/dev/null || true
   SINK_PID=
 }
-# "posts first_ms last_ms bytes"
-sink_stats() { cat "$1"; }
 
 eu_pg_start "$TMP/pg" "$PG_PORT" >/dev/null
 eu_redis_start "$TMP/redis" "$REDIS_PORT" >/dev/null
@@ -92,34 +90,14 @@ bench_admin_token
 CONTROL_URL="postgresql://postgres@127.0.0.1:$PG_PORT/$DB"
 PLACEMENT_URL="postgresql://postgres@127.0.0.1:$PG_PORT/${DB}_main"
 
-cat >"$RESULTS/eunha.toml" <<EOF
-[server]
-listen = "127.0.0.1:0"
-admin_listen = "127.0.0.1:0"
-scheme = "http"
-cpu_threads = 2
-
-[admin]
-token_file = "$TMP/admin_token"
-
-[database]
-url = "$CONTROL_URL"
-template = "${DB}_template"
-
-[redis]
-url = "redis://127.0.0.1:$REDIS_PORT/0"
-prefix = "eunha-bench-delivery-$$"
-
-[limits]
-api_requests_per_5min = 0
-
+{
+  bench_base_toml "$CONTROL_URL" "$DB" "$REDIS_PORT" "eunha-bench-delivery-$$"
+  cat <<EOF
 [federation]
 allow_http = true
 allow_private_addresses = true
-
-[log]
-level = "warn"
 EOF
+} >"$RESULTS/eunha.toml"
 : >"$TMP/eunha.log"
 bench_eunha_start "$RESULTS/eunha.toml" "$TMP"
 DOMAIN=deliver.example
@@ -160,6 +138,7 @@ queued_jobs() {
 # run_phase NAME JOBS HOSTS PATH : queues the jobs, waits until the sink
 # counted them all (or 600 s), prints a JSON line.
 run_phase() {
+  # The sink's stats file: "posts first_ms last_ms bytes".
   local name=$1 jobs=$2 hosts=$3 path=$4 stats=$TMP/sink-$1.stats
   local cpu0 cpu1 n first last i expected=$(($2 + 1)) hz
   sink_start "$stats" "$HOSTS"

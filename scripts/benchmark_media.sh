@@ -29,7 +29,7 @@ cd "$ROOT"
 . "$ROOT/scripts/lib/bench.sh"
 
 bench_require_cmd jq jq
-bench_build eunha
+bench_build eunha eunha-imgbench
 RESULTS=$(bench_results_dir media)
 TMP=$(bench_make_tmp eunha-bench-media)
 PG_PORT=$(eu_free_port)
@@ -37,45 +37,9 @@ REDIS_PORT=$(eu_free_port "$PG_PORT")
 DB=eunha_bench_media
 bench_trap_cleanup
 
-# The photo, made with libjpeg (which eunha links anyway).
-cat >"$TMP/mkjpeg.c" <<'EOF'
-#include <stdio.h>
-#include <stdlib.h>
-#include <jpeglib.h>
-int main(int argc, char **argv) {
-    int w = 4000, h = 3000;
-    FILE *f = fopen(argv[1], "wb");
-    struct jpeg_compress_struct c;
-    struct jpeg_error_mgr e;
-    unsigned char *row = malloc((size_t)w * 3);
-    unsigned seed = 1;
-    c.err = jpeg_std_error(&e);
-    jpeg_create_compress(&c);
-    jpeg_stdio_dest(&c, f);
-    c.image_width = w; c.image_height = h; c.input_components = 3; c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, 90, TRUE);
-    jpeg_start_compress(&c, TRUE);
-    while (c.next_scanline < (unsigned)h) {
-        int y = (int)c.next_scanline;
-        for (int x = 0; x < w; x++) {
-            int n = (int)(rand_r(&seed) % 24) - 12;
-            int v[3] = {x * 255 / w + n, y * 255 / h + n, (x + y) * 255 / (w + h) + n};
-            for (int k = 0; k < 3; k++)
-                row[3 * x + k] = (unsigned char)(v[k] < 0 ? 0 : v[k] > 255 ? 255 : v[k]);
-        }
-        JSAMPROW r[1] = {row};
-        jpeg_write_scanlines(&c, r, 1);
-    }
-    jpeg_finish_compress(&c);
-    fclose(f);
-    (void)argc;
-    return 0;
-}
-EOF
-cc -O2 -o "$TMP/mkjpeg" "$TMP/mkjpeg.c" -ljpeg
+# The photo tools/imgbench times on its own, so the two figures share an input.
 PHOTO=$TMP/photo.jpg
-"$TMP/mkjpeg" "$PHOTO"
+"$BENCH_BUILD/eunha-imgbench" --write "$PHOTO"
 PHOTO_BYTES=$(stat -c %s "$PHOTO")
 
 eu_pg_start "$TMP/pg" "$PG_PORT" >/dev/null
@@ -83,34 +47,14 @@ eu_redis_start "$TMP/redis" "$REDIS_PORT" >/dev/null
 bench_admin_token
 CONTROL_URL="postgresql://postgres@127.0.0.1:$PG_PORT/$DB"
 
-cat >"$RESULTS/eunha.toml" <<EOF
-[server]
-listen = "127.0.0.1:0"
-admin_listen = "127.0.0.1:0"
-scheme = "http"
-cpu_threads = 2
-
-[admin]
-token_file = "$TMP/admin_token"
-
-[database]
-url = "$CONTROL_URL"
-template = "${DB}_template"
-
-[redis]
-url = "redis://127.0.0.1:$REDIS_PORT/0"
-prefix = "eunha-bench-media-$$"
-
-[limits]
-api_requests_per_5min = 0
-
-[log]
-level = "warn"
-
+{
+  bench_base_toml "$CONTROL_URL" "$DB" "$REDIS_PORT" "eunha-bench-media-$$"
+  cat <<EOF
 [media]
 root = "$TMP/media"
 process_inline_bytes = 0
 EOF
+} >"$RESULTS/eunha.toml"
 : >"$TMP/eunha.log"
 bench_eunha_start "$RESULTS/eunha.toml" "$TMP"
 DOMAIN=media.example

@@ -10,6 +10,7 @@
 #                                     BENCH_PUBLIC_PORT, BENCH_ADMIN_PORT
 #   bench_eunha_stop                  SIGTERM, wait, SIGKILL after 30 s
 #   bench_admin METHOD PATH [JSON]    admin API call; prints the body; fails on non-2xx
+#   bench_base_toml URL DB PORT PREFIX  the config tables every one-server benchmark starts with
 #   bench_seed_tenant DOMAIN USERS OUT   accounts, tokens and follows (five curl
 #                                     processes); OUT gets "DOMAIN TOKEN ACCOUNT_ID" lines
 #   bench_seed_statuses TOKENS N DIR  N statuses through the load generator
@@ -57,6 +58,7 @@ bench_build() {
       eunha) bins+=("$EUNHA_BIN") ;;
       eunha-loadgen) bins+=("$LOADGEN_BIN") ;;
       eunha-apsink) bins+=("$BENCH_BUILD/eunha-apsink") ;;
+      eunha-imgbench) bins+=("$BENCH_BUILD/eunha-imgbench") ;;
       *) eu_die "bench_build: unknown target '$t'" || return 1 ;;
     esac
   done
@@ -166,6 +168,38 @@ bench_admin_token() {
   BENCH_ADMIN_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
   printf '%s\n' "$BENCH_ADMIN_TOKEN" >"$TMP/admin_token"
   chmod 600 "$TMP/admin_token"
+}
+
+# bench_base_toml CONTROL_URL DB REDIS_PORT PREFIX : the tables a one-server
+# benchmark's config starts with: loopback listeners on port 0, the admin
+# token bench_admin_token wrote, CONTROL_URL with template DB_template, Redis
+# on REDIS_PORT under PREFIX, 2 CPU threads, no API rate limit, warn logs.
+# The script appends its own tables ([federation], [media], ...).
+bench_base_toml() {
+  cat <<EOF
+[server]
+listen = "127.0.0.1:0"
+admin_listen = "127.0.0.1:0"
+scheme = "http"
+cpu_threads = 2
+
+[admin]
+token_file = "$TMP/admin_token"
+
+[database]
+url = "$1"
+template = "${2}_template"
+
+[redis]
+url = "redis://127.0.0.1:$3/0"
+prefix = "$4"
+
+[limits]
+api_requests_per_5min = 0
+
+[log]
+level = "warn"
+EOF
 }
 
 # bench_http METHOD URL BODYFILE CURL_ARGS... : prints the HTTP status (000 when

@@ -82,4 +82,13 @@ void eu_admin_purge_start(struct eu_app *app, struct eu_tenant *t);
  * when none runs in this process. */
 struct json_t *eu_admin_purge_json(const struct eu_tenant *t);
 
+/*
+ * Reads an admin list's max_id and limit (default 40, 1 to max) from req's
+ * query. On a bad value replies 422 naming what the ids are ("job",
+ * "report") and returns -1: the admin API refuses rather than clamps, so a
+ * script's typo shows. *limit is owned by req's arena. (In jobs.c.)
+ */
+int eu_admin_list_page(struct eu_req *req, const char *what, long max, const char **max_id,
+                       const char **limit);
+
 #endif

@@ -141,6 +141,29 @@ query(struct eu_req *req, const struct eu_sql *s, int n, const char *const *para
     eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant), s, n, params, cb, req);
 }
 
+int
+eu_admin_list_page(struct eu_req *req, const char *what, long max, const char **max_id,
+                   const char **limit)
+{
+    *max_id = eu_req_query(req, "max_id");
+    if (*max_id && !eu_id_is_valid(*max_id)) {
+        eu_req_reply_error(req, 422, "max_id must be a %s id", what);
+        return -1;
+    }
+    const char *s = eu_req_query(req, "limit");
+    long n = 40;
+    if (s) {
+        char *end;
+        n = strtol(s, &end, 10);
+        if (!*s || *end || n < 1 || n > max) {
+            eu_req_reply_error(req, 422, "limit must be an integer from 1 to %ld", max);
+            return -1;
+        }
+    }
+    *limit = eu_arena_sprintf(req->arena, "%ld", n);
+    return 0;
+}
+
 /* ---- GET /admin/v1/tenants/:domain/jobs?state=&queue=&kind=&max_id=&limit= ---- */
 
 static void
@@ -168,22 +191,9 @@ eu_admin_jobs_list(struct eu_req *req)
         eu_req_reply_error(req, 422, "state must be ready, running or dead");
         return;
     }
-    const char *max_id = eu_req_query(req, "max_id");
-    if (max_id && !eu_id_is_valid(max_id)) {
-        eu_req_reply_error(req, 422, "max_id must be a job id");
+    const char *max_id, *lim;
+    if (eu_admin_list_page(req, "job", 1000, &max_id, &lim) < 0)
         return;
-    }
-    const char *limit = eu_req_query(req, "limit");
-    long n = 40;
-    if (limit) {
-        char *end;
-        n = strtol(limit, &end, 10);
-        if (!*limit || *end || n < 1 || n > 1000) {
-            eu_req_reply_error(req, 422, "limit must be an integer from 1 to 1000");
-            return;
-        }
-    }
-    const char *lim = eu_arena_sprintf(req->arena, "%ld", n);
     const char *params[] = {state, eu_req_query(req, "queue"), eu_req_query(req, "kind"), max_id,
                             lim};
     query(req, &eu_admin_jobs_sql[ADMIN_JOBS_LIST], 5, params, on_jobs);

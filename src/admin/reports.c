@@ -7,14 +7,11 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
-#include <stdlib.h>
 
 #include "admin_internal.h"
 #include "eunha/app.h"
-#include "eunha/arena.h"
 #include "eunha/db.h"
 #include "eunha/http.h"
-#include "eunha/page.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
@@ -71,22 +68,10 @@ eu_admin_reports_list(struct eu_req *req)
 {
     if (!eu_admin_tenant_writable(req))
         return;
-    const char *max_id = eu_req_query(req, "max_id");
-    if (max_id && !eu_id_is_valid(max_id)) {
-        eu_req_reply_error(req, 422, "max_id must be a report id");
+    const char *max_id, *limit;
+    if (eu_admin_list_page(req, "report", 200, &max_id, &limit) < 0)
         return;
-    }
-    const char *limit = eu_req_query(req, "limit");
-    long n = 40;
-    if (limit) {
-        char *end;
-        n = strtol(limit, &end, 10);
-        if (!*limit || *end || n < 1 || n > 200) {
-            eu_req_reply_error(req, 422, "limit must be an integer from 1 to 200");
-            return;
-        }
-    }
-    const char *params[] = {max_id, eu_arena_sprintf(req->arena, "%ld", n)};
+    const char *params[] = {max_id, limit};
     eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
                     &eu_admin_reports_sql[REPORTS_LIST], 2, params, on_reports, req);
 }

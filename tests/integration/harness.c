@@ -3,8 +3,9 @@
  * speaks HTTP to it with libcurl and inspects PostgreSQL with libpq. See
  * harness.h for the contract of each helper.
  *
- * It links only against libc, libcurl, libpq, jansson and Check, never the
- * server's own code, so the tests exercise the binary from the outside.
+ * It links only against libc, libcurl, libpq, jansson, Check and libpng (to
+ * make image fixtures), never the server's own code, so the tests exercise
+ * the binary from the outside.
  */
 #include "harness.h"
 
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <png.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1504,4 +1506,118 @@ eu_it_metric(struct eu_it_server *s, const char *name)
     ck_assert_msg(eu_it_metric_value(r.body, name, &v), "no %s in:\n%s", name, r.body);
     eu_it_resp_free(&r);
     return v;
+}
+
+/* ------------------------------------ federation and media: shared helpers */
+
+void
+eu_it_wait_get(struct eu_it_server *s, struct eu_it_resp *r, const char *host, const char *tok,
+               long ms, eu_it_pred_fn pred, const void *arg, const char *what, const char *fmt, ...)
+{
+    char path[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    long long deadline = eu_it_now_ms() + ms;
+    for (;;) {
+        eu_it_callf(s, r, host, "GET", tok, NULL, "%s", path);
+        if (pred(r, arg))
+            return;
+        if (eu_it_now_ms() > deadline)
+            break;
+        eu_it_sleep_ms(100);
+    }
+    ck_abort_msg("%s: not seen in %ld ms; last GET %s on %s: %ld %.1500s", what, ms, path, host,
+                 r->status, r->body);
+}
+
+json_t *
+eu_it_find(json_t *arr, const char *path, const char *want)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        json_t *s = eu_it_jpath(v, path);
+        if (json_is_string(s) && strcmp(json_string_value(s), want) == 0)
+            return v;
+    }
+    return NULL;
+}
+
+bool
+eu_it_has_acct(const struct eu_it_resp *r, const void *arg)
+{
+    return r->status == 200 && json_is_array(r->json) &&
+           (eu_it_find(r->json, "account.acct", arg) || eu_it_find(r->json, "acct", arg));
+}
+
+char *
+eu_it_pg_execf(const char *dbname, const char *fmt, ...)
+{
+    char q[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(q, sizeof(q), fmt, ap);
+    va_end(ap);
+    ck_assert_msg(n >= 0 && (size_t)n < sizeof(q), "statement too long: %.200s", q);
+    return eu_it_pg_exec(dbname, q);
+}
+
+long
+eu_it_pg_execf_long(const char *dbname, const char *fmt, ...)
+{
+    char q[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(q, sizeof(q), fmt, ap);
+    va_end(ap);
+    ck_assert_msg(n >= 0 && (size_t)n < sizeof(q), "statement too long: %.200s", q);
+    return eu_it_pg_exec_long(dbname, q);
+}
+
+char *
+eu_it_remote_account(const char *db, const char *tid, const char *uri, bool shared)
+{
+    const char *host = strstr(uri, "://");
+    ck_assert_msg(host != NULL, "not an actor URI: %s", uri);
+    host += 3;
+    const char *users = strstr(host, "/users/");
+    ck_assert_msg(users != NULL, "not an actor URI: %s", uri);
+    char shared_inbox[512] = "NULL";
+    if (shared)
+        snprintf(shared_inbox, sizeof(shared_inbox), "'%.*s/inbox'", (int)(users - uri), uri);
+    return eu_it_pg_execf(db,
+                          "INSERT INTO accounts (tenant_id, username, domain, uri, inbox_url,"
+                          " shared_inbox_url, followers_url, featured_url, public_key)"
+                          " VALUES (%s, '%s', '%.*s', '%s', '%s/inbox', %s, '%s/followers',"
+                          " '%s/collections/featured', '-----BEGIN PUBLIC KEY-----') RETURNING id",
+                          tid, users + 7, (int)(users - host), host, uri, uri, shared_inbox, uri,
+                          uri);
+}
+
+unsigned char *
+eu_it_make_png(int width, int height, size_t *len)
+{
+    png_image img;
+    memset(&img, 0, sizeof(img));
+    img.version = PNG_IMAGE_VERSION;
+    img.width = (png_uint_32)width;
+    img.height = (png_uint_32)height;
+    img.format = PNG_FORMAT_RGBA;
+    unsigned char *px = malloc((size_t)width * height * 4);
+    for (int i = 0; i < width * height; i++) {
+        px[4 * i] = (unsigned char)(i * 7);
+        px[4 * i + 1] = (unsigned char)(i * 3);
+        px[4 * i + 2] = 200;
+        px[4 * i + 3] = (unsigned char)(i % 2 ? 255 : 64); /* alpha */
+    }
+    png_alloc_size_t n = 0;
+    ck_assert(png_image_write_to_memory(&img, NULL, &n, 0, px, 0, NULL));
+    unsigned char *out = malloc(n);
+    ck_assert(png_image_write_to_memory(&img, out, &n, 0, px, 0, NULL));
+    free(px);
+    *len = n;
+    return out;
 }

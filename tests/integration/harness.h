@@ -373,4 +373,48 @@ int eu_it_http_raw(struct eu_it_resp *r, const char *method, int port, const cha
 /* Percent-encodes s for a form or query value; caller frees. */
 char *eu_it_urlencode(const char *s);
 
+/* ------------------------------------ federation and media: shared helpers */
+
+/* A condition on a response, for eu_it_wait_get(). */
+typedef bool (*eu_it_pred_fn)(const struct eu_it_resp *r, const void *arg);
+
+/*
+ * GETs the path made from fmt (on s's public listener, Host host, bearer
+ * tok) until pred holds or ms milliseconds pass: what another server or a
+ * job does is awaited, never slept for. Asserts it came, naming what and
+ * showing the last answer; r holds that answer.
+ */
+void eu_it_wait_get(struct eu_it_server *s, struct eu_it_resp *r, const char *host, const char *tok,
+                    long ms, eu_it_pred_fn pred, const void *arg, const char *what, const char *fmt,
+                    ...) __attribute__((format(printf, 9, 10)));
+
+/* The element of array arr whose string at jpath path equals want, or NULL
+ * (borrowed). */
+json_t *eu_it_find(json_t *arr, const char *path, const char *want);
+
+/* An eu_it_pred_fn: a 200 array with an element whose account.acct (a
+ * status, a notification) or acct (an account) is arg. */
+bool eu_it_has_acct(const struct eu_it_resp *r, const void *arg);
+
+/* eu_it_pg_exec() of the statement made from fmt (at most 4095 bytes). */
+char *eu_it_pg_execf(const char *dbname, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* eu_it_pg_exec_long() of the statement made from fmt (at most 4095 bytes). */
+long eu_it_pg_execf_long(const char *dbname, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Inserts into placement database db a remote account of tenant tid as the
+ * inbox would have resolved it: actor uri SCHEME://HOST/users/NAME (username
+ * NAME, domain HOST), its inbox uri/inbox, followers and featured
+ * collections beside it, a placeholder public key and, when shared, the
+ * shared inbox SCHEME://HOST/inbox. Returns its id; the caller frees.
+ */
+char *eu_it_remote_account(const char *db, const char *tid, const char *uri, bool shared);
+
+/* A width x height RGBA PNG with a pixel pattern and half-transparent
+ * alpha, made with libpng; *len its size. The caller frees. */
+unsigned char *eu_it_make_png(int width, int height, size_t *len);
+
 #endif /* EUNHA_TESTS_INTEGRATION_HARNESS_H */

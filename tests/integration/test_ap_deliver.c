@@ -247,42 +247,43 @@ world_free(struct world *w)
     eu_it_server_free(w->s);
 }
 
-static char *sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A remote account user@127.0.0.1:PORT of tenant tid on peer port idx, with
+ * a shared inbox at /inbox when shared; returns its id (caller frees). */
+static char *
+remote_account(struct world *w, const char *tid, const char *user, int idx, bool shared)
+{
+    char uri[128];
+    snprintf(uri, sizeof(uri), "http://127.0.0.1:%d/users/%s", peer.port[idx], user);
+    return eu_it_remote_account(w->db, tid, uri, shared);
+}
+
+/* Runs the statement made from fmt until it returns a row or ms pass;
+ * returns the row's first cell (caller frees) or NULL. */
+static char *wait_row(struct world *w, long ms, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static char *
-sql(struct world *w, const char *fmt, ...)
+wait_row(struct world *w, long ms, const char *fmt, ...)
 {
     char q[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(q, sizeof(q), fmt, ap);
     va_end(ap);
-    return eu_it_pg_exec(w->db, q);
-}
-
-/* A remote account user@127.0.0.1:PORT of tenant tid on peer port idx, with
- * a shared inbox at /inbox when shared; returns its id (caller frees). */
-static char *
-remote_account(struct world *w, const char *tid, const char *user, int idx, bool shared)
-{
-    int p = peer.port[idx];
-    char shared_inbox[64];
-    snprintf(shared_inbox, sizeof(shared_inbox), "'http://127.0.0.1:%d/inbox'", p);
-    return sql(w,
-               "INSERT INTO accounts (tenant_id, username, domain, uri, inbox_url,"
-               " shared_inbox_url) VALUES (%s, '%s', '127.0.0.1:%d',"
-               " 'http://127.0.0.1:%d/users/%s', 'http://127.0.0.1:%d/users/%s/inbox', %s)"
-               " RETURNING id",
-               tid, user, p, p, user, p, user, shared ? shared_inbox : "NULL");
+    long long until = eu_it_now_ms() + ms;
+    char *v;
+    while (!(v = eu_it_pg_exec(w->db, q)) && eu_it_now_ms() < until)
+        eu_it_sleep_ms(100);
+    return v;
 }
 
 static void
 follow(struct world *w, const char *tid, const char *follower, const char *target)
 {
-    free(sql(w,
-             "INSERT INTO follows (tenant_id, account_id, target_account_id)"
-             " VALUES (%s, %s, %s)",
-             tid, follower, target));
+    free(eu_it_pg_execf(w->db,
+                        "INSERT INTO follows (tenant_id, account_id, target_account_id)"
+                        " VALUES (%s, %s, %s)",
+                        tid, follower, target));
 }
 
 static char *
@@ -317,8 +318,9 @@ check_signed(struct world *w, const struct rec *r, const char *account_id, const
     enum eu_httpsig_result pr = eu_httpsig_parse(&hr, time(NULL), &sig);
     ck_assert_msg(pr == EU_HTTPSIG_OK, "signature: %s", eu_httpsig_result_str(pr));
     ck_assert_str_eq(eu_httpsig_key_id(sig), key_id);
-    char *pem = sql(w, "SELECT public_key FROM accounts WHERE tenant_id = %s AND id = %s", w->tid,
-                    account_id);
+    char *pem =
+        eu_it_pg_execf(w->db, "SELECT public_key FROM accounts WHERE tenant_id = %s AND id = %s",
+                       w->tid, account_id);
     ck_assert_int_eq(eu_httpsig_verify_pem(sig, pem), EU_HTTPSIG_OK);
     free(pem);
     enum eu_httpsig_form form = eu_httpsig_form(sig);
@@ -361,10 +363,8 @@ array_has(json_t *a, const char *s)
 static long
 jobs_left(struct world *w, const char *tid)
 {
-    char q[256];
-    snprintf(q, sizeof(q), "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'",
-             tid);
-    return eu_it_pg_exec_long(w->db, q);
+    return eu_it_pg_execf_long(
+        w->db, "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'", tid);
 }
 
 /* Waits until tenant tid has no delivery job left. */
@@ -433,8 +433,9 @@ START_TEST(test_statuses_and_follows)
      * edit (Update) and the deletion are what go out. */
     char *m1 = remote_account(&w, w.tid, "m1", P_MAIN, false);
     char *dm = post(&w, w.alice, "psst", "direct");
-    free(sql(&w, "INSERT INTO mentions (tenant_id, status_id, account_id) VALUES (%s, %s, %s)",
-             w.tid, dm, m1));
+    free(eu_it_pg_execf(
+        w.db, "INSERT INTO mentions (tenant_id, status_id, account_id) VALUES (%s, %s, %s)", w.tid,
+        dm, m1));
     eu_it_callf(w.s, &resp, HOST, "PUT", w.alice, "{\"status\":\"psst again\"}",
                 "/api/v1/statuses/%s", dm);
     EU_IT_EXPECT_STATUS(&resp, 200);
@@ -453,11 +454,12 @@ START_TEST(test_statuses_and_follows)
 
     /* A like of a remote status goes to its author's inbox. */
     char *author = remote_account(&w, w.tid, "author", P_MAIN, true);
-    char *rs = sql(&w,
-                   "INSERT INTO statuses (tenant_id, account_id, uri, local, text, content)"
-                   " VALUES (%s, %s, 'http://127.0.0.1:%d/users/author/statuses/1', false, 'x',"
-                   " '<p>x</p>') RETURNING id",
-                   w.tid, author, peer.port[P_MAIN]);
+    char *rs =
+        eu_it_pg_execf(w.db,
+                       "INSERT INTO statuses (tenant_id, account_id, uri, local, text, content)"
+                       " VALUES (%s, %s, 'http://127.0.0.1:%d/users/author/statuses/1', false, 'x',"
+                       " '<p>x</p>') RETURNING id",
+                       w.tid, author, peer.port[P_MAIN]);
     eu_it_callf(w.s, &resp, HOST, "POST", w.alice, NULL, "/api/v1/statuses/%s/favourite", rs);
     EU_IT_EXPECT_STATUS(&resp, 200);
     ck_assert_int_eq(peer_wait(P_MAIN, "/users/author/inbox", 1, 15000), 1);
@@ -488,8 +490,9 @@ START_TEST(test_statuses_and_follows)
     ck_assert_str_eq(json_string_value(json_object_get(j, "type")), "Follow");
     snprintf(want, sizeof(want), "http://127.0.0.1:%d/users/target", peer.port[P_MAIN]);
     ck_assert_str_eq(json_string_value(json_object_get(j, "object")), want);
-    char *uri = sql(&w, "SELECT uri FROM follow_requests WHERE tenant_id = %s AND account_id = %s",
-                    w.tid, w.alice_id);
+    char *uri = eu_it_pg_execf(
+        w.db, "SELECT uri FROM follow_requests WHERE tenant_id = %s AND account_id = %s", w.tid,
+        w.alice_id);
     ck_assert_str_eq(json_string_value(json_object_get(j, "id")), uri);
     ck_assert_ptr_nonnull(strstr(uri, "http://dl.example/users/alice#follows/"));
     json_decref(j);
@@ -513,12 +516,7 @@ START_TEST(test_statuses_and_follows)
      * decoy.example follows alice, and alice's post reaches decoy.example's
      * shared inbox through this server's own listener (its name resolves
      * nowhere). */
-    char *carol = sql(&w,
-                      "INSERT INTO accounts (tenant_id, username, domain, uri, inbox_url,"
-                      " shared_inbox_url) VALUES (%s, 'carol', '" DECOY "',"
-                      " 'http://" DECOY "/users/carol', 'http://" DECOY "/users/carol/inbox',"
-                      " 'http://" DECOY "/inbox') RETURNING id",
-                      w.tid);
+    char *carol = eu_it_remote_account(w.db, w.tid, "http://" DECOY "/users/carol", true);
     follow(&w, w.tid, carol, w.alice_id);
     free(post(&w, w.alice, "hello neighbour", "public"));
     long long until = eu_it_now_ms() + 15000;
@@ -578,44 +576,42 @@ START_TEST(test_failures)
 
     /* 401 to both: dropped, and the refusal recorded for this tenant. */
     ck_assert_int_eq(peer_wait(P_REFUSE, NULL, 2, 15000), 2);
-    char q[512];
-    snprintf(
-        q, sizeof(q),
+    char *v = wait_row(
+        &w, 10000,
         "SELECT refusals FROM delivery_refusals WHERE tenant_id = %s AND host = '127.0.0.1:%d'",
         w.tid, peer.port[P_REFUSE]);
-    long long until = eu_it_now_ms() + 10000;
-    char *v = NULL;
-    while (!(v = eu_it_pg_exec(w.db, q)) && eu_it_now_ms() < until)
-        eu_it_sleep_ms(100);
     ck_assert_ptr_nonnull(v);
     ck_assert_str_eq(v, "1");
     free(v);
 
     /* 500: retried later, one job left, its error said. */
     ck_assert_int_eq(peer_wait(P_FAIL, NULL, 1, 15000), 1);
-    until = eu_it_now_ms() + 10000;
+    long long until = eu_it_now_ms() + 10000;
     while (jobs_left(&w, w.tid) > 1 && eu_it_now_ms() < until)
         eu_it_sleep_ms(100);
     ck_assert_int_eq(jobs_left(&w, w.tid), 1);
-    char *job = sql(&w,
-                    "SELECT id FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'"
-                    " AND attempts = 1 AND run_at > now() + interval '10 seconds'"
-                    " AND state = 'ready' AND last_error LIKE '%%HTTP 500%%'",
-                    w.tid);
+    char *job = eu_it_pg_execf(w.db,
+                               "SELECT id FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'"
+                               " AND attempts = 1 AND run_at > now() + interval '10 seconds'"
+                               " AND state = 'ready' AND last_error LIKE '%%HTTP 500%%'",
+                               w.tid);
     ck_assert_ptr_nonnull(job);
     /* The next attempt (made due now) fails too, and comes later still. */
-    free(sql(&w, "UPDATE jobs SET run_at = now() WHERE tenant_id = %s AND id = %s", w.tid, job));
+    free(eu_it_pg_execf(w.db, "UPDATE jobs SET run_at = now() WHERE tenant_id = %s AND id = %s",
+                        w.tid, job));
     ck_assert_int_eq(peer_wait(P_FAIL, NULL, 2, 15000), 2);
     eu_it_sleep_ms(500);
-    char *att = sql(&w,
-                    "SELECT attempts::text || ' ' || (run_at > now() + interval '25 seconds')"
-                    " FROM jobs WHERE tenant_id = %s AND id = %s",
-                    w.tid, job);
+    char *att =
+        eu_it_pg_execf(w.db,
+                       "SELECT attempts::text || ' ' || (run_at > now() + interval '25 seconds')"
+                       " FROM jobs WHERE tenant_id = %s AND id = %s",
+                       w.tid, job);
     ck_assert_str_eq(att, "2 true");
     free(att);
     /* The peer recovers: the next attempt goes through and the job ends. */
     peer_set_status(P_FAIL, 202);
-    free(sql(&w, "UPDATE jobs SET run_at = now() WHERE tenant_id = %s AND id = %s", w.tid, job));
+    free(eu_it_pg_execf(w.db, "UPDATE jobs SET run_at = now() WHERE tenant_id = %s AND id = %s",
+                        w.tid, job));
     ck_assert_int_eq(peer_wait(P_FAIL, NULL, 3, 15000), 3);
     wait_jobs_gone(&w, w.tid);
 
@@ -631,16 +627,14 @@ START_TEST(test_failures)
      * the admin API. */
     ck_assert_int_eq(peer_wait(P_FAIL, NULL, 4, 15000), 4);
     free(job);
-    until = eu_it_now_ms() + 10000;
-    while (!(job = sql(&w,
-                       "SELECT id FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'"
-                       " AND attempts = 1 AND locked_until IS NULL",
-                       w.tid)) &&
-           eu_it_now_ms() < until)
-        eu_it_sleep_ms(100);
+    job = wait_row(&w, 10000,
+                   "SELECT id FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'"
+                   " AND attempts = 1 AND locked_until IS NULL",
+                   w.tid);
     ck_assert_ptr_nonnull(job);
-    free(sql(&w, "UPDATE jobs SET attempts = %d, run_at = now() WHERE tenant_id = %s AND id = %s",
-             EU_AP_DELIVER_ATTEMPTS - 1, w.tid, job));
+    free(eu_it_pg_execf(
+        w.db, "UPDATE jobs SET attempts = %d, run_at = now() WHERE tenant_id = %s AND id = %s",
+        EU_AP_DELIVER_ATTEMPTS - 1, w.tid, job));
     ck_assert_int_eq(peer_wait(P_FAIL, NULL, 5, 15000), 5);
     struct eu_it_resp resp = {0};
     char path[256];
@@ -670,32 +664,49 @@ START_TEST(test_failures)
 }
 END_TEST
 
+/* n deliveries of alice's to http://127.0.0.1:PORT<prefix>1..n on peer port
+ * idx, queued by SQL as a backlog. */
+static void
+queue_deliveries(struct world *w, int n, int idx, const char *prefix)
+{
+    free(eu_it_pg_execf(w->db,
+                        "INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT %s, 'deliver',"
+                        " 'ap_deliver', jsonb_build_object('inbox', 'http://127.0.0.1:%d%s' || g,"
+                        " 'actor_id', '%s', 'activity', jsonb_build_object('type', 'Note', 'n', g))"
+                        " FROM generate_series(1, %d) g",
+                        w->tid, peer.port[idx], prefix, w->alice_id, n));
+}
+
+/* One delivery by actor_id of tenant domain to path on peer port idx,
+ * queued through the admin API (asserts 201). */
+static void
+admin_delivery(struct world *w, const char *domain, const char *actor_id, int idx, const char *path)
+{
+    char body[512], url[256];
+    snprintf(body, sizeof(body),
+             "{\"kind\":\"ap_deliver\",\"payload\":{\"inbox\":\"http://127.0.0.1:%d%s\","
+             "\"actor_id\":\"%s\",\"activity\":{\"type\":\"Note\"}}}",
+             peer.port[idx], path, actor_id);
+    snprintf(url, sizeof(url), "/admin/v1/tenants/%s/jobs", domain);
+    struct eu_it_resp resp = {0};
+    eu_it_admin(w->s, "POST", url, body, &resp);
+    EU_IT_EXPECT_STATUS(&resp, 201);
+    eu_it_resp_free(&resp);
+}
+
 /* Tenant A's 300 deliveries to a slow peer, tenant B's one to another. */
 START_TEST(test_fairness)
 {
     struct world w = world_new();
-    free(sql(&w,
-             "INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT %s, 'deliver',"
-             " 'ap_deliver', jsonb_build_object('inbox', 'http://127.0.0.1:%d/inbox/' || g,"
-             " 'actor_id', '%s', 'activity', jsonb_build_object('type', 'Note', 'n', g))"
-             " FROM generate_series(1, 300) g",
-             w.tid, peer.port[P_SLOW], w.alice_id));
+    queue_deliveries(&w, 300, P_SLOW, "/inbox/");
     ck_assert_int_ge(peer_wait(P_SLOW, NULL, 3, 15000), 3);
-    char body[512];
-    snprintf(body, sizeof(body),
-             "{\"kind\":\"ap_deliver\",\"payload\":{\"inbox\":\"http://127.0.0.1:%d/b\","
-             "\"actor_id\":\"%s\",\"activity\":{\"type\":\"Note\"}}}",
-             peer.port[P_OTHER], w.carol_id);
-    struct eu_it_resp resp = {0};
     long long t0 = eu_it_now_ms();
-    eu_it_admin(w.s, "POST", "/admin/v1/tenants/" DECOY "/jobs", body, &resp);
-    EU_IT_EXPECT_STATUS(&resp, 201);
+    admin_delivery(&w, DECOY, w.carol_id, P_OTHER, "/b");
     ck_assert_int_eq(peer_wait(P_OTHER, "/b", 1, 5000), 1);
     long long took = eu_it_now_ms() - t0;
     ck_assert_msg(took < 5000, "tenant B waited %lld ms", took);
     /* A is far from done: its backlog is its own. */
     ck_assert_int_lt(peer_count(P_SLOW, NULL), 250);
-    eu_it_resp_free(&resp);
     world_free(&w);
 }
 END_TEST
@@ -706,27 +717,14 @@ END_TEST
 START_TEST(test_hanging_peer)
 {
     struct world w = world_new();
-    free(sql(&w,
-             "INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT %s, 'deliver',"
-             " 'ap_deliver', jsonb_build_object('inbox', 'http://127.0.0.1:%d/hang/' || g,"
-             " 'actor_id', '%s', 'activity', jsonb_build_object('type', 'Note', 'n', g))"
-             " FROM generate_series(1, 12) g",
-             w.tid, peer.port[P_HANG], w.alice_id));
+    queue_deliveries(&w, 12, P_HANG, "/hang/");
     ck_assert_int_ge(peer_wait(P_HANG, NULL, 1, 15000), 1);
-    char body[512];
-    snprintf(body, sizeof(body),
-             "{\"kind\":\"ap_deliver\",\"payload\":{\"inbox\":\"http://127.0.0.1:%d/own\","
-             "\"actor_id\":\"%s\",\"activity\":{\"type\":\"Note\"}}}",
-             peer.port[P_OTHER], w.alice_id);
-    struct eu_it_resp resp = {0};
     long long t0 = eu_it_now_ms();
-    eu_it_admin(w.s, "POST", "/admin/v1/tenants/" HOST "/jobs", body, &resp);
-    EU_IT_EXPECT_STATUS(&resp, 201);
+    admin_delivery(&w, HOST, w.alice_id, P_OTHER, "/own");
     ck_assert_int_eq(peer_wait(P_OTHER, "/own", 1, 5000), 1);
     long long took = eu_it_now_ms() - t0;
     ck_assert_msg(took < 4000, "the tenant's own delivery waited %lld ms behind a hanging peer",
                   took);
-    eu_it_resp_free(&resp);
     world_free(&w);
 }
 END_TEST

@@ -76,14 +76,6 @@ webfinger(struct world *w, struct eu_it_resp *r, const char *host, const char *r
     get(w, r, host, path, "application/jrd+json");
 }
 
-static void
-sql(struct world *w, const char *fmt, const char *arg)
-{
-    char q[512];
-    snprintf(q, sizeof(q), fmt, w->tid, arg);
-    free(eu_it_pg_exec(w->db, q));
-}
-
 /* The link of r's JRD with rel. */
 static json_t *
 jrd_link(const struct eu_it_resp *r, const char *rel)
@@ -212,8 +204,9 @@ START_TEST(test_actor)
                                  "BEGIN PUBLIC KEY"));
     /* Without a key (an account from before keys, until the backfill job
      * runs), nothing is said about one. */
-    sql(&w, "UPDATE accounts SET public_key = NULL WHERE tenant_id = %s AND username = '%s'",
-        "alice");
+    free(eu_it_pg_execf(
+        w.db, "UPDATE accounts SET public_key = NULL WHERE tenant_id = %s AND username = 'alice'",
+        w.tid));
     get(&w, &r, HOST, "/users/alice", AS_JSON);
     ck_assert_ptr_null(eu_it_jpath(r.json, "publicKey"));
     ck_assert_ptr_null(eu_it_jpath(r.json, "icon"));
@@ -222,11 +215,11 @@ START_TEST(test_actor)
     get(&w, &r, HOST, "/users/ALICE", "application/ld+json");
     expect_actor(&r, "Person");
 
-    sql(&w,
-        "UPDATE accounts SET public_key = E'-----BEGIN PUBLIC KEY-----\\nAAA\\n"
-        "-----END PUBLIC KEY-----\\n', avatar_url = 'http://ap.example/a.png'"
-        " WHERE tenant_id = %s AND username = '%s'",
-        "alice");
+    free(eu_it_pg_execf(w.db,
+                        "UPDATE accounts SET public_key = E'-----BEGIN PUBLIC KEY-----\\nAAA\\n"
+                        "-----END PUBLIC KEY-----\\n', avatar_url = 'http://ap.example/a.png'"
+                        " WHERE tenant_id = %s AND username = 'alice'",
+                        w.tid));
     char *tok = eu_it_user_token(w.s, HOST, "alice", "read write");
     eu_it_callf(w.s, &r, HOST, "PATCH", tok,
                 "{\"locked\":true,\"bot\":true,\"fields_attributes\":"
@@ -256,8 +249,9 @@ START_TEST(test_actor)
     EU_IT_EXPECT_STATUS(&r, 302);
 
     /* Suspended: gone. Unknown and the decoy's: not found. */
-    sql(&w, "UPDATE accounts SET suspended_at = now() WHERE tenant_id = %s AND username = '%s'",
-        "bob");
+    free(eu_it_pg_execf(
+        w.db, "UPDATE accounts SET suspended_at = now() WHERE tenant_id = %s AND username = 'bob'",
+        w.tid));
     get(&w, &r, HOST, "/users/bob", AS_JSON);
     EU_IT_EXPECT_STATUS(&r, 410);
     EU_IT_EXPECT_JSTR(&r, "type", "Tombstone");

@@ -27,68 +27,10 @@ struct world {
     char *alice, *bob, *carol, *bob2, *dora; /* tokens */
 };
 
-/* A condition on a response. */
-typedef bool (*pred_fn)(const struct eu_it_resp *r, const void *arg);
-
-/*
- * GETs path (on host, as tok) until pred holds or WAIT_MS pass: what the
- * other side does arrives through jobs, so it is awaited, never slept for.
- * Asserts it came; r holds the last answer.
- */
-static void wait_get(struct world *w, struct eu_it_resp *r, const char *host, const char *tok,
-                     pred_fn pred, const void *arg, const char *what, const char *fmt, ...)
-    __attribute__((format(printf, 8, 9)));
-
-static void
-wait_get(struct world *w, struct eu_it_resp *r, const char *host, const char *tok, pred_fn pred,
-         const void *arg, const char *what, const char *fmt, ...)
-{
-    char path[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    long long deadline = eu_it_now_ms() + WAIT_MS;
-    for (;;) {
-        eu_it_callf(w->s, r, host, "GET", tok, NULL, "%s", path);
-        if (pred(r, arg))
-            return;
-        if (eu_it_now_ms() > deadline)
-            break;
-        eu_it_sleep_ms(100);
-    }
-    ck_abort_msg("%s: not seen in %d ms; last GET %s on %s: %ld %.1500s", what, WAIT_MS, path, host,
-                 r->status, r->body);
-}
-
-/* The element of array arr whose string at jpath key equals want, or NULL. */
-static json_t *
-find(json_t *arr, const char *key, const char *want)
-{
-    size_t i;
-    json_t *v;
-    json_array_foreach(arr, i, v)
-    {
-        json_t *s = eu_it_jpath(v, key);
-        if (json_is_string(s) && strcmp(json_string_value(s), want) == 0)
-            return v;
-    }
-    return NULL;
-}
-
-/* "acct=X": a 200 array with an element whose account.acct (or acct) is X. */
-static bool
-has_acct(const struct eu_it_resp *r, const void *arg)
-{
-    if (r->status != 200 || !json_is_array(r->json))
-        return false;
-    return find(r->json, "account.acct", arg) || find(r->json, "acct", arg);
-}
-
 static bool
 lacks_acct(const struct eu_it_resp *r, const void *arg)
 {
-    return r->status == 200 && json_is_array(r->json) && !has_acct(r, arg);
+    return r->status == 200 && json_is_array(r->json) && !eu_it_has_acct(r, arg);
 }
 
 static bool
@@ -243,33 +185,35 @@ START_TEST(test_two_tenants_federate)
      * followers list. */
     char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob", REL, bob_a);
-    wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "bob's follow notification",
-             NOTIF("follow"));
-    wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "alice among bob's followers",
-             "/api/v1/accounts/%s/followers", bob_id);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following", "alice follows bob",
+                   REL, bob_a);
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "bob's follow notification", NOTIF("follow"));
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "alice among bob's followers", "/api/v1/accounts/%s/followers", bob_id);
 
     /* -- carol is locked: requested, her follow_request, authorized. */
     char *carol_a = resolve(&w, "a.test", w.alice, "carol", "b.test");
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", carol_a);
     ck_assert(json_is_true(json_object_get(r.json, "requested")));
     ck_assert(!json_is_true(json_object_get(r.json, "following")));
-    wait_get(&w, &r, "b.test", w.carol, has_acct, "alice@a.test", "carol's follow request",
-             "/api/v1/follow_requests");
-    char *alice_b =
-        strdup(json_string_value(json_object_get(find(r.json, "acct", "alice@a.test"), "id")));
-    wait_get(&w, &r, "b.test", w.carol, has_acct, "alice@a.test", "carol's notification",
-             NOTIF("follow_request"));
+    eu_it_wait_get(w.s, &r, "b.test", w.carol, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "carol's follow request", "/api/v1/follow_requests");
+    char *alice_b = strdup(
+        json_string_value(json_object_get(eu_it_find(r.json, "acct", "alice@a.test"), "id")));
+    eu_it_wait_get(w.s, &r, "b.test", w.carol, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "carol's notification", NOTIF("follow_request"));
     post(&w, &r, "b.test", w.carol, NULL, "/api/v1/follow_requests/%s/authorize", alice_b);
     ck_assert(json_is_true(json_object_get(r.json, "followed_by")));
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows carol", REL, carol_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following", "alice follows carol",
+                   REL, carol_a);
 
     /* -- bob posts: in alice's home timeline. */
     post(&w, &r, "b.test", w.bob, "{\"status\": \"hello from b\"}", "/api/v1/statuses");
     char *post_b = strdup(eu_it_json_str(&r, "id"));
-    wait_get(&w, &r, "a.test", w.alice, has_acct, "bob@b.test", "bob's post at alice's",
-             "/api/v1/timelines/home");
-    json_t *st = find(r.json, "account.acct", "bob@b.test");
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, eu_it_has_acct, "bob@b.test",
+                   "bob's post at alice's", "/api/v1/timelines/home");
+    json_t *st = eu_it_find(r.json, "account.acct", "bob@b.test");
     ck_assert_ptr_nonnull(
         strstr(json_string_value(json_object_get(st, "content")), "hello from b"));
     char *post_a = strdup(json_string_value(json_object_get(st, "id")));
@@ -280,9 +224,9 @@ START_TEST(test_two_tenants_federate)
              "{\"status\": \"@bob@b.test thanks for this\", \"in_reply_to_id\": \"%s\"}", post_a);
     post(&w, &r, "a.test", w.alice, body, "/api/v1/statuses");
     EU_IT_EXPECT_JSTR(&r, "mentions.0.acct", "bob@b.test");
-    wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "bob's mention notification",
-             NOTIF("mention"));
-    st = find(r.json, "account.acct", "alice@a.test");
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "bob's mention notification", NOTIF("mention"));
+    st = eu_it_find(r.json, "account.acct", "alice@a.test");
     ck_assert_ptr_nonnull(
         strstr(json_string_value(eu_it_jpath(st, "status.content")), "thanks for this"));
     ck_assert_str_eq(json_string_value(eu_it_jpath(st, "status.in_reply_to_id")), post_b);
@@ -290,30 +234,30 @@ START_TEST(test_two_tenants_federate)
     /* -- favourite and boost: bob's notifications, the counts on b. */
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/statuses/%s/favourite", post_a);
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/statuses/%s/reblog", post_a);
-    wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "bob's favourite notification",
-             NOTIF("favourite"));
-    wait_get(&w, &r, "b.test", w.bob, has_acct, "alice@a.test", "bob's reblog notification",
-             NOTIF("reblog"));
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "bob's favourite notification", NOTIF("favourite"));
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "bob's reblog notification", NOTIF("reblog"));
     const char *fav1[] = {"favourites_count", "1"}, *reb1[] = {"reblogs_count", "1"};
-    wait_get(&w, &r, "b.test", w.bob, int_is, fav1, "favourites_count on b", "/api/v1/statuses/%s",
-             post_b);
-    wait_get(&w, &r, "b.test", w.bob, int_is, reb1, "reblogs_count on b", "/api/v1/statuses/%s",
-             post_b);
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, int_is, fav1, "favourites_count on b",
+                   "/api/v1/statuses/%s", post_b);
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, int_is, reb1, "reblogs_count on b",
+                   "/api/v1/statuses/%s", post_b);
 
     /* -- bob edits: alice sees the new text and edited_at. */
     eu_it_callf(w.s, &r, "b.test", "PUT", w.bob, "{\"status\": \"hello again, edited\"}",
                 "/api/v1/statuses/%s", post_b);
     EU_IT_EXPECT_STATUS(&r, 200);
     const char *edited[] = {"content", "edited"};
-    wait_get(&w, &r, "a.test", w.alice, str_has, edited, "the edit at alice's",
-             "/api/v1/statuses/%s", post_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, str_has, edited, "the edit at alice's",
+                   "/api/v1/statuses/%s", post_a);
     ck_assert(json_is_string(json_object_get(r.json, "edited_at")));
 
     /* -- bob deletes: gone at alice's. */
     eu_it_callf(w.s, &r, "b.test", "DELETE", w.bob, NULL, "/api/v1/statuses/%s", post_b);
     EU_IT_EXPECT_STATUS(&r, 200);
-    wait_get(&w, &r, "a.test", w.alice, is_404, NULL, "the delete at alice's",
-             "/api/v1/statuses/%s", post_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, is_404, NULL, "the delete at alice's",
+                   "/api/v1/statuses/%s", post_a);
     eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/timelines/home");
     for (size_t i = 0; i < json_array_size(r.json); i++) {
         json_t *s = json_array_get(r.json, i);
@@ -325,23 +269,28 @@ START_TEST(test_two_tenants_federate)
 
     /* -- unfollow: alice leaves bob's followers. */
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/unfollow", bob_a);
-    wait_get(&w, &r, "b.test", w.bob, lacks_acct, "alice@a.test", "unfollow at bob's",
-             "/api/v1/accounts/%s/followers", bob_id);
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, lacks_acct, "alice@a.test",
+                   "unfollow at bob's", "/api/v1/accounts/%s/followers", bob_id);
 
     /* -- block: follows both ways end on both sides. */
     post(&w, &r, "b.test", w.bob, NULL, "/api/v1/accounts/%s/follow", alice_b);
-    wait_get(&w, &r, "b.test", w.bob, rel_is, "following", "bob follows alice", REL, alice_b);
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, rel_is, "following", "bob follows alice", REL,
+                   alice_b);
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob again", REL, bob_a);
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "followed_by", "bob follows alice (a)", REL, bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following",
+                   "alice follows bob again", REL, bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "followed_by",
+                   "bob follows alice (a)", REL, bob_a);
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/block", bob_a);
     ck_assert(json_is_true(json_object_get(r.json, "blocking")));
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "none", "no follows at alice's", REL, bob_a);
-    wait_get(&w, &r, "b.test", w.bob, rel_is, "none", "no follows at bob's", REL, alice_b);
-    wait_get(&w, &r, "b.test", w.bob, lacks_acct, "alice@a.test", "alice not bob's follower",
-             "/api/v1/accounts/%s/followers", bob_id);
-    wait_get(&w, &r, "a.test", w.alice, lacks_acct, "bob@b.test", "bob not alice's follower",
-             "/api/v1/accounts/%s/followers", alice_id);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "none", "no follows at alice's",
+                   REL, bob_a);
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, rel_is, "none", "no follows at bob's", REL,
+                   alice_b);
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, lacks_acct, "alice@a.test",
+                   "alice not bob's follower", "/api/v1/accounts/%s/followers", bob_id);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, lacks_acct, "bob@b.test",
+                   "bob not alice's follower", "/api/v1/accounts/%s/followers", alice_id);
 
     /* -- Move: bob2 says it is also bob; bob moves to bob2; alice's follow
      * moves along. No API sets aliases yet: SQL on b's row. No API sends a
@@ -349,8 +298,8 @@ START_TEST(test_two_tenants_federate)
      * receives (ap_inbox job through the admin API), from bob. */
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/unblock", bob_a);
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob before the move",
-             REL, bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following",
+                   "alice follows bob before the move", REL, bob_a);
     char q[512];
     snprintf(q, sizeof(q),
              "UPDATE accounts SET also_known_as = '{http://b.test/users/bob}'"
@@ -366,15 +315,16 @@ START_TEST(test_two_tenants_federate)
                 " \"target\": \"http://b.test/users/bob2\"}}}",
                 &r);
     EU_IT_EXPECT_STATUS(&r, 201);
-    wait_get(&w, &r, "a.test", w.alice, one_account, NULL, "bob2 known at a",
-             "/api/v2/search?q=bob2%%40b.test&type=accounts");
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, one_account, NULL, "bob2 known at a",
+                   "/api/v2/search?q=bob2%%40b.test&type=accounts");
     char *bob2_a = strdup(json_string_value(eu_it_jpath(r.json, "accounts.0.id")));
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob2 after the move",
-             REL, bob2_a);
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "none", "alice no longer follows bob", REL, bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following",
+                   "alice follows bob2 after the move", REL, bob2_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "none",
+                   "alice no longer follows bob", REL, bob_a);
     char *bob2_id = eu_it_account_id(w.s, "b.test", "bob2");
-    wait_get(&w, &r, "b.test", w.bob2, has_acct, "alice@a.test", "alice among bob2's followers",
-             "/api/v1/accounts/%s/followers", bob2_id);
+    eu_it_wait_get(w.s, &r, "b.test", w.bob2, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "alice among bob2's followers", "/api/v1/accounts/%s/followers", bob2_id);
 
     /* The decoy (same database, same username) got nothing. */
     snprintf(q, sizeof(q),
@@ -423,9 +373,9 @@ START_TEST(test_mentions_resolve_remote_accounts)
     ck_assert_msg(strstr(html, "href=\"http://b.test/@dan\" class=\"u-url mention\">@<span>dan"),
                   "no link to dan in %s", html);
     ck_assert_msg(strstr(html, "@nobody@b.test"), "nobody is not text in %s", html);
-    wait_get(&w, &r, "b.test", dan, has_acct, "alice@a.test", "dan's mention notification",
-             NOTIF("mention"));
-    json_t *n = find(r.json, "account.acct", "alice@a.test");
+    eu_it_wait_get(w.s, &r, "b.test", dan, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "dan's mention notification", NOTIF("mention"));
+    json_t *n = eu_it_find(r.json, "account.acct", "alice@a.test");
     ck_assert_ptr_nonnull(strstr(json_string_value(eu_it_jpath(n, "status.content")), "hi "));
 
     /* Six unknown accounts: five are looked up. */
@@ -467,15 +417,16 @@ START_TEST(test_boost_of_unknown_status)
     struct eu_it_resp r = {0};
     char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob", REL, bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following", "alice follows bob",
+                   REL, bob_a);
 
     /* bob renames himself: the Update of his actor reaches his followers. */
     eu_it_callf(w.s, &r, "b.test", "PATCH", w.bob, "{\"display_name\": \"Bob Renamed\"}",
                 "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
     const char *renamed[] = {"display_name", "Bob Renamed"};
-    wait_get(&w, &r, "a.test", w.alice, str_has, renamed, "bob's new name at alice's",
-             "/api/v1/accounts/%s", bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, str_has, renamed,
+                   "bob's new name at alice's", "/api/v1/accounts/%s", bob_a);
 
     post(&w, &r, "b.test", w.bob2, "{\"status\": \"only known on b\"}", "/api/v1/statuses");
     char *orig_b = strdup(eu_it_json_str(&r, "id"));
@@ -486,9 +437,9 @@ START_TEST(test_boost_of_unknown_status)
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
 
     post(&w, &r, "b.test", w.bob, NULL, "/api/v1/statuses/%s/reblog", orig_b);
-    wait_get(&w, &r, "a.test", w.alice, has_acct, "bob@b.test", "bob's boost at alice's",
-             "/api/v1/timelines/home");
-    json_t *st = find(r.json, "account.acct", "bob@b.test");
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, eu_it_has_acct, "bob@b.test",
+                   "bob's boost at alice's", "/api/v1/timelines/home");
+    json_t *st = eu_it_find(r.json, "account.acct", "bob@b.test");
     json_t *rb = json_object_get(st, "reblog");
     ck_assert(json_is_object(rb));
     ck_assert_str_eq(json_string_value(eu_it_jpath(rb, "account.acct")), "bob2@b.test");
@@ -502,7 +453,8 @@ START_TEST(test_boost_of_unknown_status)
     char *ref_b = strdup(eu_it_json_str(&r, "id"));
     char *bob2_a = resolve(&w, "a.test", w.alice, "bob2", "b.test");
     post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob2_a);
-    wait_get(&w, &r, "a.test", w.alice, rel_is, "following", "alice follows bob2", REL, bob2_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following", "alice follows bob2",
+                   REL, bob2_a);
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM statuses WHERE tenant_id = %s AND uri ="
              " 'http://b.test/users/bob2/statuses/%s'",

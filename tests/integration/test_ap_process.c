@@ -32,47 +32,6 @@ struct world {
     char *bob, *carol; /* remote account ids */
 };
 
-static void sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-sql(struct world *w, const char *fmt, ...)
-{
-    char q[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof(q), fmt, ap);
-    va_end(ap);
-    free(eu_it_pg_exec(w->db, q));
-}
-
-static long count(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static long
-count(struct world *w, const char *fmt, ...)
-{
-    char q[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof(q), fmt, ap);
-    va_end(ap);
-    return eu_it_pg_exec_long(w->db, q);
-}
-
-/* Inserts a remote account in tenant tid; returns its id (caller frees). */
-static char *
-remote(struct world *w, const char *tid, const char *uri, const char *user, const char *domain,
-       const char *aliases)
-{
-    char q[2048];
-    snprintf(q, sizeof(q),
-             "INSERT INTO accounts (tenant_id, username, domain, uri, inbox_url,"
-             " shared_inbox_url, followers_url, featured_url, public_key, also_known_as)"
-             " VALUES (%s, '%s', '%s', '%s', '%s/inbox', 'https://%s/inbox', '%s/followers',"
-             " '%s/collections/featured', '-----BEGIN PUBLIC KEY-----', '%s') RETURNING id",
-             tid, user, domain, uri, uri, domain, uri, uri, aliases);
-    return eu_it_pg_exec(w->db, q);
-}
-
 static void
 world_start(struct world *w)
 {
@@ -88,13 +47,14 @@ world_start(struct world *w)
     eu_it_account_create(w->s, DECOY, "alice");
     w->alice = eu_it_account_id(w->s, HOST, "alice");
     w->lena = eu_it_account_id(w->s, HOST, "lena");
-    sql(w, "UPDATE accounts SET locked = true WHERE tenant_id = %s AND id = %s", w->tid, w->lena);
+    free(eu_it_pg_execf(w->db, "UPDATE accounts SET locked = true WHERE tenant_id = %s AND id = %s",
+                        w->tid, w->lena));
     w->tok_alice = eu_it_user_token(w->s, HOST, "alice", "read write follow");
     w->tok_lena = eu_it_user_token(w->s, HOST, "lena", "read write follow");
     w->tok_decoy = eu_it_user_token(w->s, DECOY, "alice", "read write follow");
-    w->bob = remote(w, w->tid, BOB, "bob", "remote.example", "{}");
-    w->carol = remote(w, w->tid, CAROL, "carol", "remote.example", "{}");
-    free(remote(w, w->decoy_tid, BOB, "bob", "remote.example", "{}"));
+    w->bob = eu_it_remote_account(w->db, w->tid, BOB, true);
+    w->carol = eu_it_remote_account(w->db, w->tid, CAROL, true);
+    free(eu_it_remote_account(w->db, w->decoy_tid, BOB, true));
 }
 
 static void
@@ -121,7 +81,8 @@ wait_job(struct world *w, const char *host, const char *job)
     long long deadline = eu_it_now_ms() + 20000;
     long left = 1;
     while (eu_it_now_ms() < deadline) {
-        left = count(w, "SELECT count(*) FROM jobs WHERE tenant_id = %s AND id = %s", tid, job);
+        left = eu_it_pg_execf_long(
+            w->db, "SELECT count(*) FROM jobs WHERE tenant_id = %s AND id = %s", tid, job);
         if (left == 0)
             break;
         char q[256];
@@ -235,10 +196,11 @@ expect_notification(struct world *w, const char *tok, const char *type, const ch
 static long
 deliveries(struct world *w, const char *fragment)
 {
-    return count(w,
-                 "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'"
-                 " AND payload @> '%s'::jsonb",
-                 w->tid, fragment);
+    return eu_it_pg_execf_long(
+        w->db,
+        "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'"
+        " AND payload @> '%s'::jsonb",
+        w->tid, fragment);
 }
 
 /* ------------------------------------------------------------ follows */
@@ -265,12 +227,13 @@ START_TEST(test_follows)
                      1);
     /* Redelivered: nothing changes, and no second Accept while one waits. */
     process(&w, BOB, "%s", follow);
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 1);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 1);
     ck_assert_int_eq(deliveries(&w, "{\"activity\":{\"type\":\"Accept\"}}"), 1);
-    ck_assert_int_eq(count(&w,
-                           "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                           " AND type = 'follow'",
-                           w.tid),
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                         " AND type = 'follow'",
+                                         w.tid),
                      1);
 
     /* Undo by the embedded Follow. */
@@ -295,26 +258,30 @@ START_TEST(test_follows)
     process(&w, BOB,
             "{\"id\":\"" BOB "#undo/2\",\"type\":\"Undo\",\"actor\":\"" BOB "\",\"object\":\"" BOB
             "#follows/2\"}");
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM follow_requests WHERE tenant_id = %s", w.tid),
+    ck_assert_int_eq(eu_it_pg_execf_long(
+                         w.db, "SELECT count(*) FROM follow_requests WHERE tenant_id = %s", w.tid),
                      0);
 
     /* A Follow of someone who blocks the actor is rejected. */
-    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.alice, w.carol);
+    free(eu_it_pg_execf(
+        w.db, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, w.alice, w.carol));
     process(&w, CAROL,
             "{\"id\":\"" CAROL "#follows/3\",\"type\":\"Follow\",\"actor\":\"" CAROL
             "\",\"object\":\"" BASE "/users/alice\"}");
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 0);
     ck_assert_int_eq(deliveries(&w, "{\"inbox\":\"" CAROL "/inbox\",\"activity\":{\"type\":"
                                     "\"Reject\"}}"),
                      1);
-    sql(&w, "DELETE FROM blocks WHERE tenant_id = %s", w.tid);
+    free(eu_it_pg_execf(w.db, "DELETE FROM blocks WHERE tenant_id = %s", w.tid));
 
     /* Our follow request toward bob, accepted by id. */
-    sql(&w,
-        "INSERT INTO follow_requests (tenant_id, account_id, target_account_id, uri)"
-        " VALUES (%s, %s, %s, '" BASE "/users/alice#follows/9')",
-        w.tid, w.alice, w.bob);
+    free(
+        eu_it_pg_execf(w.db,
+                       "INSERT INTO follow_requests (tenant_id, account_id, target_account_id, uri)"
+                       " VALUES (%s, %s, %s, '" BASE "/users/alice#follows/9')",
+                       w.tid, w.alice, w.bob));
     process(&w, BOB,
             "{\"id\":\"" BOB "#accepts/9\",\"type\":\"Accept\",\"actor\":\"" BOB
             "\",\"object\":\"" BASE "/users/alice#follows/9\"}");
@@ -331,30 +298,34 @@ START_TEST(test_follows)
     ck_assert_msg(json_is_false(eu_it_jpath(r.json, "0.following")), "following: %s", r.body);
 
     /* Block: follows both ways end. */
-    sql(&w,
+    free(eu_it_pg_execf(
+        w.db,
         "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s),"
         " (%s, %s, %s)",
-        w.tid, w.alice, w.bob, w.tid, w.bob, w.alice);
+        w.tid, w.alice, w.bob, w.tid, w.bob, w.alice));
     process(&w, BOB,
             "{\"id\":\"" BOB "#blocks/1\",\"type\":\"Block\",\"actor\":\"" BOB
             "\",\"object\":\"" BASE "/users/alice\"}");
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 0);
     get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/relationships?id[]=%s", w.bob);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.blocked_by")), "not blocked: %s", r.body);
     process(&w, BOB,
             "{\"id\":\"" BOB "#undo/3\",\"type\":\"Undo\",\"actor\":\"" BOB
             "\",\"object\":{\"id\":\"" BOB "#blocks/1\",\"type\":\"Block\",\"actor\":\"" BOB
             "\",\"object\":\"" BASE "/users/alice\"}}");
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM blocks WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM blocks WHERE tenant_id = %s", w.tid), 0);
 
     /* The decoy tenant saw none of it. */
-    ck_assert_int_eq(count(&w,
-                           "SELECT (SELECT count(*) FROM follows WHERE tenant_id = %s)"
-                           " + (SELECT count(*) FROM notifications WHERE tenant_id = %s)"
-                           " + (SELECT count(*) FROM jobs WHERE tenant_id = %s"
-                           " AND kind = 'ap_deliver')",
-                           w.decoy_tid, w.decoy_tid, w.decoy_tid),
-                     0);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db,
+                            "SELECT (SELECT count(*) FROM follows WHERE tenant_id = %s)"
+                            " + (SELECT count(*) FROM notifications WHERE tenant_id = %s)"
+                            " + (SELECT count(*) FROM jobs WHERE tenant_id = %s"
+                            " AND kind = 'ap_deliver')",
+                            w.decoy_tid, w.decoy_tid, w.decoy_tid),
+        0);
     eu_it_resp_free(&r);
     world_free(&w);
 }
@@ -367,26 +338,29 @@ START_TEST(test_move)
     struct world w;
     world_start(&w);
     struct eu_it_resp r = {0};
-    char aliases[256];
-    snprintf(aliases, sizeof(aliases), "{%s}", BOB);
-    char *newbob = remote(&w, w.tid, NEWBOB, "bob", "new.example", aliases);
-    sql(&w,
+    char *newbob = eu_it_remote_account(w.db, w.tid, NEWBOB, true);
+    free(eu_it_pg_execf(
+        w.db, "UPDATE accounts SET also_known_as = '{%s}' WHERE tenant_id = %s AND id = %s", BOB,
+        w.tid, newbob));
+    free(eu_it_pg_execf(
+        w.db,
         "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s),"
         " (%s, %s, %s)",
-        w.tid, w.alice, w.bob, w.tid, w.lena, w.bob);
+        w.tid, w.alice, w.bob, w.tid, w.lena, w.bob));
     /* A move to an account that does not name bob is ignored. */
     process(&w, BOB,
             "{\"id\":\"" BOB "#moves/0\",\"type\":\"Move\",\"actor\":\"" BOB "\",\"object\":\"" BOB
             "\",\"target\":\"" CAROL "\"}");
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 2);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 2);
 
     process(&w, BOB,
             "{\"id\":\"" BOB "#moves/1\",\"type\":\"Move\",\"actor\":\"" BOB "\",\"object\":\"" BOB
             "\",\"target\":\"" NEWBOB "\"}");
-    ck_assert_int_eq(count(&w,
-                           "SELECT count(*) FROM follows WHERE tenant_id = %s"
-                           " AND target_account_id = %s",
-                           w.tid, w.bob),
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM follows WHERE tenant_id = %s"
+                                         " AND target_account_id = %s",
+                                         w.tid, w.bob),
                      0);
     get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/relationships?id[]=%s", newbob);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.requested")), "no request: %s", r.body);
@@ -397,11 +371,12 @@ START_TEST(test_move)
     ck_assert_int_eq(
         deliveries(&w, "{\"activity\":{\"type\":\"Follow\",\"actor\":\"" BASE "/users/lena\"}}"),
         1);
-    ck_assert_int_eq(count(&w,
-                           "SELECT count(*) FROM accounts WHERE tenant_id = %s AND id = %s"
-                           " AND moved_to_account_id = %s",
-                           w.tid, w.bob, newbob),
-                     1);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db,
+                            "SELECT count(*) FROM accounts WHERE tenant_id = %s AND id = %s"
+                            " AND moved_to_account_id = %s",
+                            w.tid, w.bob, newbob),
+        1);
     /* Redelivered: no second request, no second Follow. */
     process(&w, BOB,
             "{\"id\":\"" BOB "#moves/1\",\"type\":\"Move\",\"actor\":\"" BOB "\",\"object\":\"" BOB
@@ -445,7 +420,8 @@ START_TEST(test_notes)
     /* Nobody here follows bob and it mentions nobody: not stored. */
     process(&w, BOB, NOTE_FMT, "0", "Create", BOB, "0", BOB, "2026-01-01T00:00:00Z", "<p>hi</p>",
             "[]");
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
 
     /* Mentioning lena: stored, lena notified. */
     process(&w, BOB, NOTE_FMT, "1", "Create", BOB, "1", BOB, "2026-01-01T00:00:00Z",
@@ -454,8 +430,9 @@ START_TEST(test_notes)
     expect_notification(&w, w.tok_lena, "mention", w.bob);
 
     /* alice follows bob: bob's note reaches her home timeline, sanitized. */
-    sql(&w, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.alice, w.bob);
+    free(eu_it_pg_execf(
+        w.db, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, w.alice, w.bob));
     get(&w, &r, w.tok_alice, 200, "/api/v1/timelines/home"); /* builds the feed */
     process(&w, BOB, NOTE_FMT, "2", "Create", BOB, "2", BOB, "2026-01-01T00:00:00Z",
             "<p>hello<script>alert(1)</script></p>", "[]");
@@ -474,20 +451,20 @@ START_TEST(test_notes)
     /* Redelivered: no second status. */
     process(&w, BOB, NOTE_FMT, "2", "Create", BOB, "2", BOB, "2026-01-01T00:00:00Z", "<p>hello</p>",
             "[]");
-    ck_assert_int_eq(count(&w,
-                           "SELECT count(*) FROM statuses WHERE tenant_id = %s"
-                           " AND account_id = %s",
-                           w.tid, w.bob),
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM statuses WHERE tenant_id = %s"
+                                         " AND account_id = %s",
+                                         w.tid, w.bob),
                      2);
 
     /* Carol creating a note attributed to bob is ignored; so is her Update
      * and Delete of bob's note. */
     process(&w, CAROL, NOTE_FMT, "3", "Create", CAROL, "3", BOB, "2026-01-01T00:00:00Z",
             "<p>forged</p>", "[]");
-    ck_assert_int_eq(count(&w,
-                           "SELECT count(*) FROM statuses WHERE tenant_id = %s"
-                           " AND uri = '" BOB "/statuses/3'",
-                           w.tid),
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM statuses WHERE tenant_id = %s"
+                                         " AND uri = '" BOB "/statuses/3'",
+                                         w.tid),
                      0);
     process(&w, CAROL, NOTE_FMT, "2", "Update", CAROL, "2", BOB, "2026-02-01T00:00:00Z",
             "<p>forged</p>", "[]");
@@ -528,14 +505,17 @@ START_TEST(test_notes)
     process(&w, BOB,
             "{\"id\":\"" BOB "#delete\",\"type\":\"Delete\",\"actor\":\"" BOB "\",\"object\":\"" BOB
             "\"}");
-    ck_assert_int_eq(count(&w,
-                           "SELECT count(*) FROM accounts WHERE tenant_id = %s AND id = %s"
-                           " AND suspended_at IS NOT NULL",
-                           w.tid, w.bob),
-                     1);
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db,
+                            "SELECT count(*) FROM accounts WHERE tenant_id = %s AND id = %s"
+                            " AND suspended_at IS NOT NULL",
+                            w.tid, w.bob),
+        1);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 0);
 
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.decoy_tid),
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db, "SELECT count(*) FROM statuses WHERE tenant_id = %s",
+                                         w.decoy_tid),
                      0);
     eu_it_resp_free(&r);
     world_free(&w);
@@ -602,12 +582,12 @@ START_TEST(test_interactions)
     process(&w, BOB,
             "{\"id\":\"" BOB "#flags/1\",\"type\":\"Flag\",\"actor\":\"" BOB
             "\",\"content\":\"spam\",\"object\":[\"" BASE "/users/alice\"]}");
-    ck_assert_int_eq(
-        count(&w,
-              "SELECT count(*) FROM reports WHERE tenant_id = %s AND account_id = %s"
-              " AND target_account_id = %s AND status_ids = '{%s}' AND comment = 'spam'",
-              w.tid, w.bob, w.alice, sid),
-        1);
+    ck_assert_int_eq(eu_it_pg_execf_long(
+                         w.db,
+                         "SELECT count(*) FROM reports WHERE tenant_id = %s AND account_id = %s"
+                         " AND target_account_id = %s AND status_ids = '{%s}' AND comment = 'spam'",
+                         w.tid, w.bob, w.alice, sid),
+                     1);
 
     eu_it_admin(w.s, "GET", "/admin/v1/tenants/" HOST "/reports", NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -621,18 +601,22 @@ START_TEST(test_interactions)
     ck_assert_int_eq(json_array_size(r.json), 0);
 
     /* Add/Remove: bob pins and unpins his own note. */
-    sql(&w,
-        "INSERT INTO statuses (tenant_id, account_id, uri, local, content) VALUES"
-        " (%s, %s, '" BOB "/statuses/5', false, 'x')",
-        w.tid, w.bob);
+    free(eu_it_pg_execf(w.db,
+                        "INSERT INTO statuses (tenant_id, account_id, uri, local, content) VALUES"
+                        " (%s, %s, '" BOB "/statuses/5', false, 'x')",
+                        w.tid, w.bob));
     process(&w, BOB,
             "{\"id\":\"" BOB "#add/1\",\"type\":\"Add\",\"actor\":\"" BOB "\",\"object\":\"" BOB
             "/statuses/5\",\"target\":\"" BOB "/collections/featured\"}");
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM status_pins WHERE tenant_id = %s", w.tid), 1);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM status_pins WHERE tenant_id = %s", w.tid),
+        1);
     process(&w, BOB,
             "{\"id\":\"" BOB "#remove/1\",\"type\":\"Remove\",\"actor\":\"" BOB
             "\",\"object\":\"" BOB "/statuses/5\",\"target\":\"" BOB "/collections/featured\"}");
-    ck_assert_int_eq(count(&w, "SELECT count(*) FROM status_pins WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM status_pins WHERE tenant_id = %s", w.tid),
+        0);
 
     /* Unknown types and a claimed actor that is not the signer change
      * nothing and end the job. */
@@ -643,11 +627,12 @@ START_TEST(test_interactions)
     eu_it_callf(w.s, &r, DECOY, "GET", w.tok_decoy, NULL, "/api/v1/notifications");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 0);
-    ck_assert_int_eq(count(&w,
-                           "SELECT (SELECT count(*) FROM favourites WHERE tenant_id = %s)"
-                           " + (SELECT count(*) FROM reports WHERE tenant_id = %s)",
-                           w.decoy_tid, w.decoy_tid),
-                     0);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db,
+                            "SELECT (SELECT count(*) FROM favourites WHERE tenant_id = %s)"
+                            " + (SELECT count(*) FROM reports WHERE tenant_id = %s)",
+                            w.decoy_tid, w.decoy_tid),
+        0);
     free(sid);
     eu_it_resp_free(&r);
     world_free(&w);
@@ -704,18 +689,19 @@ START_TEST(test_bounded)
     free(job);
     free(act);
     free(tags);
-    ck_assert_int_eq(count(&w,
-                           "SELECT count(*) FROM statuses WHERE tenant_id = %s"
-                           " AND account_id = %s",
-                           w.tid, w.bob),
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM statuses WHERE tenant_id = %s"
+                                         " AND account_id = %s",
+                                         w.tid, w.bob),
                      1);
-    ck_assert_int_le(count(&w, "SELECT count(*) FROM statuses_tags WHERE tenant_id = %s", w.tid),
-                     64);
+    ck_assert_int_le(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM statuses_tags WHERE tenant_id = %s", w.tid),
+        64);
     expect_notification(&w, w.tok_lena, "mention", w.bob);
-    ck_assert_int_eq(count(&w,
-                           "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                           " AND type = 'mention'",
-                           w.tid),
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                         " AND type = 'mention'",
+                                         w.tid),
                      1);
     world_free(&w);
 }

@@ -9,7 +9,6 @@
 
 #include <check.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,56 +21,6 @@
 #define FED_TOML                                                                                   \
     "[workers]\nqueue_idle_poll_seconds = 1\n"                                                     \
     "[federation]\nallow_http = true\nallow_private_addresses = true\n"
-
-typedef bool (*pred_fn)(const struct eu_it_resp *r, const void *arg);
-
-/* GETs path on s until pred holds, for at most WAIT_MS; asserts it did. */
-static void wait_get(struct eu_it_server *s, struct eu_it_resp *r, const char *host,
-                     const char *tok, pred_fn pred, const void *arg, const char *what,
-                     const char *fmt, ...) __attribute__((format(printf, 8, 9)));
-
-static void
-wait_get(struct eu_it_server *s, struct eu_it_resp *r, const char *host, const char *tok,
-         pred_fn pred, const void *arg, const char *what, const char *fmt, ...)
-{
-    char path[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    long long deadline = eu_it_now_ms() + WAIT_MS;
-    for (;;) {
-        eu_it_callf(s, r, host, "GET", tok, NULL, "%s", path);
-        if (pred(r, arg))
-            return;
-        if (eu_it_now_ms() > deadline)
-            break;
-        eu_it_sleep_ms(100);
-    }
-    ck_abort_msg("%s: not seen in %d ms; last GET %s on %s: %ld %.1500s", what, WAIT_MS, path, host,
-                 r->status, r->body);
-}
-
-static json_t *
-find(json_t *arr, const char *key, const char *want)
-{
-    size_t i;
-    json_t *v;
-    json_array_foreach(arr, i, v)
-    {
-        json_t *s = eu_it_jpath(v, key);
-        if (json_is_string(s) && strcmp(json_string_value(s), want) == 0)
-            return v;
-    }
-    return NULL;
-}
-
-static bool
-has_acct(const struct eu_it_resp *r, const void *arg)
-{
-    return r->status == 200 && json_is_array(r->json) &&
-           (find(r->json, "account.acct", arg) || find(r->json, "acct", arg));
-}
 
 static bool
 following(const struct eu_it_resp *r, const void *arg)
@@ -157,30 +106,30 @@ START_TEST(test_two_processes_federate)
     char *bob_a = strdup(json_string_value(eu_it_jpath(r.json, "accounts.0.id")));
     eu_it_callf(sa, &r, "a.test", "POST", alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
     EU_IT_EXPECT_STATUS(&r, 200);
-    wait_get(sa, &r, "a.test", alice, following, NULL, "alice follows bob",
-             "/api/v1/accounts/relationships?id%%5B%%5D=%s", bob_a);
-    wait_get(sb, &r, "b.test", bob, has_acct, "alice@a.test", "bob's follow notification",
-             "/api/v1/notifications?types%%5B%%5D=follow");
-    wait_get(sb, &r, "b.test", bob, has_acct, "alice@a.test", "alice among bob's followers",
-             "/api/v1/accounts/%s/followers", bob_id);
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, following, NULL, "alice follows bob",
+                   "/api/v1/accounts/relationships?id%%5B%%5D=%s", bob_a);
+    eu_it_wait_get(sb, &r, "b.test", bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "bob's follow notification", "/api/v1/notifications?types%%5B%%5D=follow");
+    eu_it_wait_get(sb, &r, "b.test", bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "alice among bob's followers", "/api/v1/accounts/%s/followers", bob_id);
 
     /* bob posts: in alice's home; she favourites it: bob hears of it. */
     eu_it_callf(sb, &r, "b.test", "POST", bob, "{\"status\": \"across processes\"}",
                 "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     char *post_b = strdup(eu_it_json_str(&r, "id"));
-    wait_get(sa, &r, "a.test", alice, has_acct, "bob@b.test", "bob's post at alice's",
-             "/api/v1/timelines/home");
-    json_t *st = find(r.json, "account.acct", "bob@b.test");
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, eu_it_has_acct, "bob@b.test",
+                   "bob's post at alice's", "/api/v1/timelines/home");
+    json_t *st = eu_it_find(r.json, "account.acct", "bob@b.test");
     ck_assert_ptr_nonnull(
         strstr(json_string_value(json_object_get(st, "content")), "across processes"));
     char *post_a = strdup(json_string_value(json_object_get(st, "id")));
     eu_it_callf(sa, &r, "a.test", "POST", alice, NULL, "/api/v1/statuses/%s/favourite", post_a);
     EU_IT_EXPECT_STATUS(&r, 200);
-    wait_get(sb, &r, "b.test", bob, has_acct, "alice@a.test", "bob's favourite notification",
-             "/api/v1/notifications?types%%5B%%5D=favourite");
-    wait_get(sb, &r, "b.test", bob, favourited_once, NULL, "favourites_count on b",
-             "/api/v1/statuses/%s", post_b);
+    eu_it_wait_get(sb, &r, "b.test", bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "bob's favourite notification", "/api/v1/notifications?types%%5B%%5D=favourite");
+    eu_it_wait_get(sb, &r, "b.test", bob, WAIT_MS, favourited_once, NULL, "favourites_count on b",
+                   "/api/v1/statuses/%s", post_b);
 
     free(post_a);
     free(post_b);

@@ -12,7 +12,6 @@
 #include <check.h>
 #include <curl/curl.h>
 #include <dirent.h>
-#include <png.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,31 +103,6 @@ make_jpeg(int width, int height, bool noise, size_t *len)
 }
 
 static unsigned char *
-make_png(int width, int height, size_t *len)
-{
-    png_image img;
-    memset(&img, 0, sizeof(img));
-    img.version = PNG_IMAGE_VERSION;
-    img.width = (png_uint_32)width;
-    img.height = (png_uint_32)height;
-    img.format = PNG_FORMAT_RGBA;
-    unsigned char *px = malloc((size_t)width * height * 4);
-    for (int i = 0; i < width * height; i++) {
-        px[4 * i] = (unsigned char)(i * 7);
-        px[4 * i + 1] = (unsigned char)(i * 3);
-        px[4 * i + 2] = 200;
-        px[4 * i + 3] = (unsigned char)(i % 2 ? 255 : 64); /* alpha */
-    }
-    png_alloc_size_t n = 0;
-    ck_assert(png_image_write_to_memory(&img, NULL, &n, 0, px, 0, NULL));
-    unsigned char *out = malloc(n);
-    ck_assert(png_image_write_to_memory(&img, out, &n, 0, px, 0, NULL));
-    free(px);
-    *len = n;
-    return out;
-}
-
-static unsigned char *
 make_webp(int width, int height, size_t *len)
 {
     unsigned char *px = malloc((size_t)width * height * 3);
@@ -166,7 +140,7 @@ crc32_of(const unsigned char *p, size_t n)
 static unsigned char *
 make_bomb(size_t *len)
 {
-    unsigned char *p = make_png(8, 8, len);
+    unsigned char *p = eu_it_make_png(8, 8, len);
     /* signature (8), IHDR length (4), "IHDR" at 12, width at 16, height at 20 */
     for (int i = 0; i < 2; i++) {
         uint32_t v = 60000;
@@ -405,7 +379,7 @@ START_TEST(test_media_formats)
     free(jpg);
 
     /* PNG with alpha through v1. */
-    unsigned char *png = make_png(40, 30, &len);
+    unsigned char *png = eu_it_make_png(40, 30, &len);
     ck_assert_int_eq(
         upload(&w, DOMAIN, "/api/v1/media", w.tok, png, len, "b.png", "image/png", NULL, NULL, &m),
         200);
@@ -563,7 +537,7 @@ START_TEST(test_media_owner)
     json_t *m;
     size_t len;
     struct eu_it_resp r = {0};
-    unsigned char *png = make_png(20, 20, &len);
+    unsigned char *png = eu_it_make_png(20, 20, &len);
     ck_assert_int_eq(
         upload(&w, DOMAIN, "/api/v2/media", w.tok, png, len, "p.png", "image/png", NULL, NULL, &m),
         200);

@@ -12,8 +12,6 @@
 
 #include <check.h>
 #include <curl/curl.h>
-#include <png.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,41 +66,22 @@ world_stop(struct world *w)
         free(all[i]);
 }
 
-static char *sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* The first cell of the statement's first row, or NULL; caller frees. */
-static char *
-sql(struct world *w, const char *fmt, ...)
-{
-    char q[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof(q), fmt, ap);
-    va_end(ap);
-    return eu_it_pg_exec(w->db, q);
-}
-
-static long
-sql_long(struct world *w, const char *q)
-{
-    return eu_it_pg_exec_long(w->db, q);
-}
-
 /* A ready image of account in tenant tid, with files under the tenant's
  * prefix; returns its id (caller frees). */
 static char *
 media(struct world *w, const char *tid, const char *account, const char *desc)
 {
-    return sql(w,
-               "WITH n AS (SELECT eunha_next_id() AS id) INSERT INTO media_attachments"
-               " (tenant_id, id, account_id, type, state, description, blurhash, meta, file_key,"
-               " file_content_type, file_size, preview_key, preview_size, focus_x, focus_y)"
-               " SELECT %s, n.id, %s, 'image', 'ready', %s%s%s, 'LEHV6nWB2yk8pyo0adR*.7kCMdnj',"
-               " '{\"original\":{\"width\":640,\"height\":480}}',"
-               " '%s/media_attachments/' || n.id || '/original.jpg', 'image/jpeg', 1000,"
-               " '%s/media_attachments/' || n.id || '/small.webp', 100, 0.5, -0.25 FROM n"
-               " RETURNING id::text",
-               tid, account, desc ? "'" : "", desc ? desc : "NULL", desc ? "'" : "", tid, tid);
+    return eu_it_pg_execf(
+        w->db,
+        "WITH n AS (SELECT eunha_next_id() AS id) INSERT INTO media_attachments"
+        " (tenant_id, id, account_id, type, state, description, blurhash, meta, file_key,"
+        " file_content_type, file_size, preview_key, preview_size, focus_x, focus_y)"
+        " SELECT %s, n.id, %s, 'image', 'ready', %s%s%s, 'LEHV6nWB2yk8pyo0adR*.7kCMdnj',"
+        " '{\"original\":{\"width\":640,\"height\":480}}',"
+        " '%s/media_attachments/' || n.id || '/original.jpg', 'image/jpeg', 1000,"
+        " '%s/media_attachments/' || n.id || '/small.webp', 100, 0.5, -0.25 FROM n"
+        " RETURNING id::text",
+        tid, account, desc ? "'" : "", desc ? desc : "NULL", desc ? "'" : "", tid, tid);
 }
 
 /* The local store's file of key (the server's default [media] root). */
@@ -115,13 +94,10 @@ file_path(struct world *w, const char *key)
     return p;
 }
 
-/* Writes a few bytes as the stored file of the media's style, making its
- * folders, as an upload would have. */
+/* Writes a few bytes as the store's file of key, making its folders. */
 static void
-put_file(struct world *w, const char *tid, const char *id, const char *style)
+put_key(struct world *w, const char *key)
 {
-    char key[256];
-    snprintf(key, sizeof(key), "%s/media_attachments/%s/%s", tid, id, style);
     char *p = file_path(w, key);
     for (char *q = p + strlen(w->s->dir) + 1; (q = strchr(q, '/')) != NULL; q++) {
         *q = '\0';
@@ -135,15 +111,31 @@ put_file(struct world *w, const char *tid, const char *id, const char *style)
     free(p);
 }
 
+/* Writes a few bytes as the stored file of the media's style, as an upload
+ * would have. */
+static void
+put_file(struct world *w, const char *tid, const char *id, const char *style)
+{
+    char key[256];
+    snprintf(key, sizeof(key), "%s/media_attachments/%s/%s", tid, id, style);
+    put_key(w, key);
+}
+
+static bool
+key_exists(struct world *w, const char *key)
+{
+    char *p = file_path(w, key);
+    bool ok = access(p, F_OK) == 0;
+    free(p);
+    return ok;
+}
+
 static bool
 file_exists(struct world *w, const char *tid, const char *id, const char *style)
 {
     char key[256];
     snprintf(key, sizeof(key), "%s/media_attachments/%s/%s", tid, id, style);
-    char *p = file_path(w, key);
-    bool ok = access(p, F_OK) == 0;
-    free(p);
-    return ok;
+    return key_exists(w, key);
 }
 
 /* Waits up to 10 s for the file to go. */
@@ -211,10 +203,11 @@ START_TEST(post_with_media_in_order)
     }
     /* A description changed on attached media (PUT /api/v1/media/:id
      * writes the row) shows at once: the status row gets a new version. */
-    free(sql(&w,
-             "UPDATE media_attachments SET description = 'a black cat' WHERE tenant_id = %s"
-             " AND id = %s",
-             w.tid, m1));
+    free(eu_it_pg_execf(
+        w.db,
+        "UPDATE media_attachments SET description = 'a black cat' WHERE tenant_id = %s"
+        " AND id = %s",
+        w.tid, m1));
     eu_it_callf(w.s, &r, HOST, "GET", w.bob, NULL, "/api/v1/statuses/%s", sid);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.1.description", "a black cat");
     /* In the account's timeline too (one statement for the page). */
@@ -273,17 +266,18 @@ START_TEST(media_rules)
     api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
     EU_IT_EXPECT_ERROR(&r, 422);
 
-    free(sql(&w, "UPDATE media_attachments SET state = 'failed' WHERE tenant_id = %s AND id = %s",
-             w.tid, m[4]));
+    free(eu_it_pg_execf(
+        w.db, "UPDATE media_attachments SET state = 'failed' WHERE tenant_id = %s AND id = %s",
+        w.tid, m[4]));
     snprintf(body, sizeof(body), "{\"status\":\"failed\",\"media_ids\":[\"%s\"]}", m[4]);
     api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
     EU_IT_EXPECT_ERROR(&r, 422);
 
     /* Processing media may be attached (url null until ready). */
-    free(sql(&w,
-             "UPDATE media_attachments SET state = 'processing' WHERE tenant_id = %s"
-             " AND id = %s",
-             w.tid, m[3]));
+    free(eu_it_pg_execf(w.db,
+                        "UPDATE media_attachments SET state = 'processing' WHERE tenant_id = %s"
+                        " AND id = %s",
+                        w.tid, m[3]));
     snprintf(body, sizeof(body),
              "{\"status\":\"four\",\"media_ids\":[\"%s\",\"%s\",\"%s\",\"%s\"]}", m[0], m[1], m[2],
              m[3]);
@@ -297,12 +291,12 @@ START_TEST(media_rules)
              "SELECT count(*) FROM media_attachments WHERE tenant_id = %s"
              " AND status_id IS NOT NULL",
              w.tid);
-    ck_assert_int_eq(sql_long(&w, q), 4);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 4);
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM media_attachments WHERE tenant_id = %s"
              " AND status_id IS NULL",
              w.decoy_tid);
-    ck_assert_int_eq(sql_long(&w, q), 1);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 1);
     eu_it_resp_free(&r);
     for (int i = 0; i < 5; i++)
         free(m[i]);
@@ -334,10 +328,10 @@ START_TEST(edit_media_and_history)
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.id", m3);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.1.id", m1);
     /* A description changed after the edit: the history keeps the old. */
-    free(sql(&w,
-             "UPDATE media_attachments SET description = 'uno' WHERE tenant_id = %s"
-             " AND id = %s",
-             w.tid, m1));
+    free(eu_it_pg_execf(w.db,
+                        "UPDATE media_attachments SET description = 'uno' WHERE tenant_id = %s"
+                        " AND id = %s",
+                        w.tid, m1));
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", sid);
     api(&w, &r, "GET", path, w.alice, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -389,8 +383,9 @@ START_TEST(delete_removes_media)
     put_file(&w, w.tid, m1, "small.webp");
     put_file(&w, w.tid, m2, "original.jpg");
     put_file(&w, w.decoy_tid, decoys, "original.jpg");
-    free(sql(&w, "UPDATE instance_counters SET media_bytes = 5000 WHERE tenant_id IN (%s, %s)",
-             w.tid, w.decoy_tid));
+    free(eu_it_pg_execf(
+        w.db, "UPDATE instance_counters SET media_bytes = 5000 WHERE tenant_id IN (%s, %s)", w.tid,
+        w.decoy_tid));
     struct eu_it_resp r = {0};
     char body[512], path[128], q[512];
     snprintf(body, sizeof(body), "{\"status\":\"bye\",\"media_ids\":[\"%s\",\"%s\"]}", m1, m2);
@@ -402,16 +397,16 @@ START_TEST(delete_removes_media)
     /* The deleted status comes back with its media, as Mastodon answers. */
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 2);
     snprintf(q, sizeof(q), "SELECT count(*) FROM media_attachments WHERE tenant_id = %s", w.tid);
-    ck_assert_int_eq(sql_long(&w, q), 0);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
     /* 2 x (1000 + 100) bytes off this tenant's usage, none off the decoy's. */
     snprintf(q, sizeof(q), "SELECT media_bytes FROM instance_counters WHERE tenant_id = %s", w.tid);
-    ck_assert_int_eq(sql_long(&w, q), 2800);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 2800);
     snprintf(q, sizeof(q), "SELECT media_bytes FROM instance_counters WHERE tenant_id = %s",
              w.decoy_tid);
-    ck_assert_int_eq(sql_long(&w, q), 5000);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 5000);
     snprintf(q, sizeof(q), "SELECT count(*) FROM media_attachments WHERE tenant_id = %s",
              w.decoy_tid);
-    ck_assert_int_eq(sql_long(&w, q), 1);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 1);
     /* The files go in the background; the decoy's stay. */
     ck_assert(file_gone(&w, w.tid, m1, "original.jpg"));
     ck_assert(file_gone(&w, w.tid, m1, "small.webp"));
@@ -424,7 +419,7 @@ START_TEST(delete_removes_media)
     long left = 1;
     for (int i = 0; i < 100 && left; i++) {
         eu_it_sleep_ms(100);
-        left = sql_long(&w, q);
+        left = eu_it_pg_exec_long(w.db, q);
     }
     ck_assert_int_eq(left, 0);
     eu_it_resp_free(&r);
@@ -459,7 +454,8 @@ START_TEST(scheduled_with_media)
     api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
     EU_IT_EXPECT_ERROR(&r, 422);
     /* Published: the status carries it. */
-    free(sql(&w, "UPDATE scheduled_statuses SET scheduled_at = now() WHERE tenant_id = %s", w.tid));
+    free(eu_it_pg_execf(
+        w.db, "UPDATE scheduled_statuses SET scheduled_at = now() WHERE tenant_id = %s", w.tid));
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM media_attachments m JOIN statuses s"
              " ON s.tenant_id = m.tenant_id AND s.id = m.status_id WHERE m.tenant_id = %s"
@@ -468,7 +464,7 @@ START_TEST(scheduled_with_media)
     long n = 0;
     for (int i = 0; i < 100 && n == 0; i++) {
         eu_it_sleep_ms(100);
-        n = sql_long(&w, q);
+        n = eu_it_pg_exec_long(w.db, q);
     }
     ck_assert_int_eq(n, 1);
     eu_it_callf(w.s, &r, HOST, "GET", w.alice, NULL, "/api/v1/accounts/%s/statuses", w.alice_id);
@@ -495,13 +491,14 @@ START_TEST(unattached_cleanup)
     EU_IT_EXPECT_STATUS(&r, 200);
     put_file(&w, w.tid, old, "original.jpg");
     put_file(&w, w.tid, fresh, "original.jpg");
-    free(sql(&w, "UPDATE instance_counters SET media_bytes = 10000 WHERE tenant_id = %s", w.tid));
+    free(eu_it_pg_execf(
+        w.db, "UPDATE instance_counters SET media_bytes = 10000 WHERE tenant_id = %s", w.tid));
     /* A day and a bit old: the placement's poll finds it and the task
      * removes it. */
-    free(sql(&w,
-             "UPDATE media_attachments SET created_at = now() - interval '25 hours'"
-             " WHERE tenant_id = %s AND id IN (%s, %s)",
-             w.tid, old, attached));
+    free(eu_it_pg_execf(w.db,
+                        "UPDATE media_attachments SET created_at = now() - interval '25 hours'"
+                        " WHERE tenant_id = %s AND id IN (%s, %s)",
+                        w.tid, old, attached));
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM media_attachments WHERE tenant_id = %s"
              " AND id = %s",
@@ -509,16 +506,16 @@ START_TEST(unattached_cleanup)
     long n = 1;
     for (int i = 0; i < 100 && n; i++) {
         eu_it_sleep_ms(100);
-        n = sql_long(&w, q);
+        n = eu_it_pg_exec_long(w.db, q);
     }
     ck_assert_int_eq(n, 0);
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM media_attachments WHERE (tenant_id = %s"
              " AND id IN (%s, %s)) OR (tenant_id = %s AND id = %s)",
              w.tid, fresh, attached, w.decoy_tid, decoy_fresh);
-    ck_assert_int_eq(sql_long(&w, q), 3);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 3);
     snprintf(q, sizeof(q), "SELECT media_bytes FROM instance_counters WHERE tenant_id = %s", w.tid);
-    ck_assert_int_eq(sql_long(&w, q), 10000 - 1100);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 10000 - 1100);
     ck_assert(file_gone(&w, w.tid, old, "original.jpg"));
     ck_assert(file_exists(&w, w.tid, fresh, "original.jpg"));
     eu_it_resp_free(&r);
@@ -565,27 +562,6 @@ START_TEST(note_attachment)
 END_TEST
 
 /* ------------------------------------------------------------ avatars */
-
-static unsigned char *
-make_png(int width, int height, size_t *len)
-{
-    png_image img;
-    memset(&img, 0, sizeof(img));
-    img.version = PNG_IMAGE_VERSION;
-    img.width = (png_uint_32)width;
-    img.height = (png_uint_32)height;
-    img.format = PNG_FORMAT_RGB;
-    unsigned char *px = malloc((size_t)width * height * 3);
-    for (int i = 0; i < width * height * 3; i++)
-        px[i] = (unsigned char)(i * 7);
-    png_alloc_size_t n = 0;
-    ck_assert(png_image_write_to_memory(&img, NULL, &n, 0, px, 0, NULL));
-    unsigned char *out = malloc(n);
-    ck_assert(png_image_write_to_memory(&img, out, &n, 0, px, 0, NULL));
-    free(px);
-    *len = n;
-    return out;
-}
 
 static size_t
 on_body(char *p, size_t size, size_t n, void *arg)
@@ -667,7 +643,7 @@ START_TEST(avatar_and_header)
     struct world w;
     world_start(&w);
     size_t len;
-    unsigned char *png = make_png(800, 600, &len);
+    unsigned char *png = eu_it_make_png(800, 600, &len);
     json_t *o = NULL;
     ck_assert_int_eq(patch_file(&w, "avatar", png, len, &o), 200);
     char *avatar = strdup(jstr(o, "avatar"));
@@ -728,32 +704,6 @@ START_TEST(avatar_and_header)
 }
 END_TEST
 
-/* Writes a few bytes as the store's file of key, making its folders. */
-static void
-put_key(struct world *w, const char *key)
-{
-    char *p = file_path(w, key);
-    for (char *q = p + strlen(w->s->dir) + 1; (q = strchr(q, '/')) != NULL; q++) {
-        *q = '\0';
-        mkdir(p, 0700);
-        *q = '/';
-    }
-    FILE *f = fopen(p, "wb");
-    ck_assert_ptr_nonnull(f);
-    fputs("bytes", f);
-    fclose(f);
-    free(p);
-}
-
-static bool
-key_exists(struct world *w, const char *key)
-{
-    char *p = file_path(w, key);
-    bool ok = access(p, F_OK) == 0;
-    free(p);
-    return ok;
-}
-
 /* Waits up to 20 s for the file of key to go. */
 static bool
 key_gone(struct world *w, const char *key)
@@ -774,8 +724,9 @@ avatar_of(struct world *w, const char *tid, const char *account)
     if (asprintf(&key, "%s/accounts/%s/avatar-test.webp", tid, account) < 0)
         abort();
     put_key(w, key);
-    free(sql(w, "UPDATE accounts SET avatar_url = '%s' WHERE tenant_id = %s AND id = %s", key, tid,
-             account));
+    free(eu_it_pg_execf(w->db,
+                        "UPDATE accounts SET avatar_url = '%s' WHERE tenant_id = %s AND id = %s",
+                        key, tid, account));
     return key;
 }
 
@@ -797,7 +748,7 @@ START_TEST(purges_remove_files)
     /* Purged after its retention (1 s here). */
     ck_assert(key_gone(&w, bob_avatar));
     snprintf(q, sizeof(q), "SELECT count(*) FROM media_attachments WHERE tenant_id = %s", w.tid);
-    ck_assert_int_eq(sql_long(&w, q), 0);
+    ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
     ck_assert(file_exists(&w, w.decoy_tid, dm, "original.jpg"));
 
     /* A tenant deleted: its files with its rows. */

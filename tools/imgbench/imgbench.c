@@ -1,14 +1,17 @@
 /*
  * Times eu_image_process (src/media/image.c) on one photo-sized JPEG: wall
  * and CPU time of decoding, re-encoding the original, the WebP preview and
- * the blurhash. With no argument it makes a 4000x3000 (12 MP) JPEG of a
- * smooth gradient with noise (quality 90, about what a phone writes);
- * with a path it times that file instead. The figure in the report comes
- * from a build without sanitizers:
+ * the blurhash. With no argument (or "-") it makes a 4000x3000 (12 MP)
+ * JPEG of a smooth gradient with noise (quality 90, about what a phone
+ * writes); with a path it times that file instead. `--write FILE` writes
+ * the made JPEG to FILE and exits: scripts/benchmark_media.sh uploads that
+ * same photo, so the two figures are of one input. The figure in the
+ * report comes from a build without sanitizers:
  *
  *   cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release
  *   cmake --build build-release --target eunha-imgbench
  *   build-release/eunha-imgbench [file.jpg] [runs]
+ *   build-release/eunha-imgbench --write photo.jpg
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,12 +43,10 @@ make_photo(int w, int h, size_t *len)
     unsigned seed = 1;
     for (int y = 0; y < h; y++) {
         for (int x = 0; x < w; x++) {
-            seed = seed * 1103515245u + 12345u;
-            int n = (int)(seed >> 28) - 8;
-            unsigned char *p = rgb + (size_t)x * 3;
-            p[0] = (unsigned char)((x * 255 / w + n) & 0xff);
-            p[1] = (unsigned char)((y * 255 / h + n) & 0xff);
-            p[2] = (unsigned char)(((x + y) * 127 / (w + h) + 64 + n) & 0xff);
+            int n = (int)(rand_r(&seed) % 24) - 12;
+            int v[3] = {x * 255 / w + n, y * 255 / h + n, (x + y) * 255 / (w + h) + n};
+            for (int k = 0; k < 3; k++)
+                rgb[3 * x + k] = (unsigned char)(v[k] < 0 ? 0 : v[k] > 255 ? 255 : v[k]);
         }
         JSAMPROW row = rgb;
         jpeg_write_scanlines(&c, &row, 1);
@@ -80,9 +81,34 @@ seconds(clockid_t clock)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Writes the made photo to path; the process's exit status. */
+static int
+write_photo(const char *path)
+{
+    size_t len;
+    unsigned char *data = make_photo(4000, 3000, &len);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(data);
+    if (!ok) {
+        fprintf(stderr, "imgbench: cannot write '%s'\n", path);
+        return 1;
+    }
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--write") == 0) {
+        if (argc != 3) {
+            fprintf(stderr, "usage: eunha-imgbench --write FILE\n");
+            return 2;
+        }
+        return write_photo(argv[2]);
+    }
     size_t len;
     unsigned char *data = argc > 1 && strcmp(argv[1], "-") != 0 ? read_file(argv[1], &len)
                                                                 : make_photo(4000, 3000, &len);

@@ -89,9 +89,12 @@ exif_tiff(int orientation)
     return b;
 }
 
+/* A JPEG of w x h pixels px in colour space cs (JCS_RGB or JCS_CMYK), with
+ * EXIF orientation and a comment when orientation is not 0. */
 static struct buf
-make_jpeg(const unsigned char *rgb, int w, int h, int orientation)
+encode_jpeg(const unsigned char *px, int w, int h, J_COLOR_SPACE cs, int orientation)
 {
+    int components = cs == JCS_CMYK ? 4 : 3;
     struct jpeg_compress_struct c;
     struct jpeg_error_mgr e;
     unsigned char *mem = NULL;
@@ -101,8 +104,8 @@ make_jpeg(const unsigned char *rgb, int w, int h, int orientation)
     jpeg_mem_dest(&c, &mem, &size);
     c.image_width = (JDIMENSION)w;
     c.image_height = (JDIMENSION)h;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
+    c.input_components = components;
+    c.in_color_space = cs;
     jpeg_set_defaults(&c);
     jpeg_set_quality(&c, 95, TRUE);
     jpeg_start_compress(&c, TRUE);
@@ -116,12 +119,18 @@ make_jpeg(const unsigned char *rgb, int w, int h, int orientation)
         free(tiff.p);
     }
     for (int y = 0; y < h; y++) {
-        JSAMPROW row = (JSAMPROW)(rgb + (size_t)y * w * 3);
+        JSAMPROW row = (JSAMPROW)(px + (size_t)y * w * components);
         jpeg_write_scanlines(&c, &row, 1);
     }
     jpeg_finish_compress(&c);
     jpeg_destroy_compress(&c);
     return (struct buf){mem, size};
+}
+
+static struct buf
+make_jpeg(const unsigned char *rgb, int w, int h, int orientation)
+{
+    return encode_jpeg(rgb, w, h, JCS_RGB, orientation);
 }
 
 /* Decodes a JPEG to RGB with libjpeg (the caller frees). */
@@ -365,28 +374,10 @@ START_TEST(test_jpeg_cmyk)
         if (i / w >= h / 2)
             cmyk[4 * i + 3] = 0;
     }
-    struct jpeg_compress_struct c;
-    struct jpeg_error_mgr e;
-    unsigned char *mem = NULL;
-    unsigned long size = 0;
-    c.err = jpeg_std_error(&e);
-    jpeg_create_compress(&c);
-    jpeg_mem_dest(&c, &mem, &size);
-    c.image_width = (JDIMENSION)w;
-    c.image_height = (JDIMENSION)h;
-    c.input_components = 4;
-    c.in_color_space = JCS_CMYK;
-    jpeg_set_defaults(&c);
-    jpeg_start_compress(&c, TRUE);
-    for (int y = 0; y < h; y++) {
-        JSAMPROW row = cmyk + (size_t)y * w * 4;
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
+    struct buf in = encode_jpeg(cmyk, w, h, JCS_CMYK, 0);
     struct eu_image_result r;
     char err[128];
-    ck_assert_int_eq(eu_image_process(mem, size, &lim, &r, err, sizeof err), 0);
+    ck_assert_int_eq(eu_image_process(in.p, in.len, &lim, &r, err, sizeof err), 0);
     struct buf out = {r.original, r.original_len};
     int ow, oh;
     unsigned char *px = read_jpeg(&out, &ow, &oh);
@@ -396,7 +387,7 @@ START_TEST(test_jpeg_cmyk)
     ck_assert_int_lt(px[(28 * w + 4) * 3 + 1], 15);
     free(px);
     eu_image_result_free(&r);
-    free(mem);
+    free(in.p);
     free(cmyk);
 }
 END_TEST
