@@ -193,13 +193,15 @@ on_live(redisReply *reply, void *arg)
                     params, on_status_facts, p);
 }
 
+/* Asks whether p's tenant has a listener anywhere; then runs (reply, p),
+ * which owns p. */
 static void
-when_live(struct eu_app *app, struct pub *p)
+when_live(struct pub *p, eu_redis_reply_cb then)
 {
     char key[EU_TENANT_KEY_PREFIX_SIZE + 16];
     snprintf(key, sizeof(key), "%sstream:live", p->t->key_prefix);
     const char *argv[] = {"EXISTS", key};
-    eu_redis_command(app->redis, on_live, p, 2, argv, NULL);
+    eu_redis_command(p->app->redis, then, p, 2, argv, NULL);
 }
 
 static struct pub *
@@ -219,7 +221,7 @@ eu_stream_status(struct eu_app *app, struct eu_tenant *t, int64_t status_id, boo
     struct pub *p = pub_new(app, t, status_id);
     p->removed = removed;
     p->event = removed ? "delete" : "update";
-    when_live(app, p);
+    when_live(p, on_live);
 }
 
 void
@@ -227,7 +229,7 @@ eu_stream_status_edited(struct eu_app *app, struct eu_tenant *t, int64_t status_
 {
     struct pub *p = pub_new(app, t, status_id);
     p->event = "status.update";
-    when_live(app, p);
+    when_live(p, on_live);
 }
 
 static void
@@ -267,10 +269,7 @@ eu_stream_notification(struct eu_tenant *t, int64_t account_id, int64_t notifica
     char acct[24];
     snprintf(acct, sizeof(acct), "%lld", (long long)account_id);
     pub_add(p, "user:%s", acct);
-    char key[EU_TENANT_KEY_PREFIX_SIZE + 16];
-    snprintf(key, sizeof(key), "%sstream:live", t->key_prefix);
-    const char *argv[] = {"EXISTS", key};
-    eu_redis_command(app->redis, on_note_live, p, 2, argv, NULL);
+    when_live(p, on_note_live);
 }
 
 void
