@@ -426,9 +426,11 @@ on_rendered(const char *json, size_t len, void *arg)
     struct client *c = d->c;
     hub->renders--;
     if (json && !c->closing) {
-        /* Still subscribed? An unsubscribe may have come meanwhile. */
+        /* Still subscribed? An unsubscribe may have come meanwhile. The
+         * param too: two hashtag or list streams differ only by it. */
         for (struct sub *s = c->subs; s; s = s->next)
-            if (strcmp(s->stream, d->stream) == 0) {
+            if (strcmp(s->stream, d->stream) == 0 &&
+                strcmp(s->param ? s->param : "", d->param ? d->param : "") == 0) {
                 send_event(c, s, d->event, json, len);
                 break;
             }
