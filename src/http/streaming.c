@@ -446,16 +446,16 @@ deliver(struct sub *s, const char *event, const char *id)
     struct client *c = s->c;
     if (c->closing)
         return;
-    bool note = strcmp(event, "notification") == 0;
-    if (s->notes_only != note && strcmp(s->stream, "user") != 0)
+    /* A user channel carries statuses and notifications; user:notification
+     * takes only the latter. */
+    if (s->notes_only && strcmp(event, "notification") != 0)
         return;
     if (strcmp(event, "delete") == 0) {
         send_event(c, s, event, id, strlen(id));
         return;
     }
     if (strcmp(event, "filters_changed") == 0) {
-        if (strcmp(s->stream, "user") == 0)
-            send_event(c, s, event, NULL, 0);
+        send_event(c, s, event, NULL, 0);
         return;
     }
     if (hub->renders >= EU_STREAM_MAX_RENDERS) {
@@ -494,8 +494,7 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
     const char *event = buf, *id = sp + 1;
     /* deliver() never frees a sub or a channel: closing is deferred. */
     for (struct sub *s = ch->subs; s; s = s->ch_next)
-        if (!(s->notes_only && strcmp(event, "notification") != 0))
-            deliver(s, event, id);
+        deliver(s, event, id);
 }
 
 /* The subscriber connection is (back) up: every live channel again. */
@@ -875,12 +874,14 @@ eu_stream_handle_ws(struct eu_req *req)
     ws_accept(key, accept);
     /* A token sent as the subprotocol is echoed, as browsers require. */
     const char *proto = eu_req_header(req, "Sec-WebSocket-Protocol");
+    if (proto && strlen(proto) >= 600)
+        proto = NULL;
     char head[1024];
     snprintf(head, sizeof(head),
              "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
              "Sec-WebSocket-Accept: %s\r\n%s%s%s\r\n",
-             accept, proto && strlen(proto) < 600 ? "Sec-WebSocket-Protocol: " : "",
-             proto && strlen(proto) < 600 ? proto : "", proto && strlen(proto) < 600 ? "\r\n" : "");
+             accept, proto ? "Sec-WebSocket-Protocol: " : "", proto ? proto : "",
+             proto ? "\r\n" : "");
     p->head = eu_xstrdup(head);
     eu_req_take_connection(req, on_taken, p);
 }
