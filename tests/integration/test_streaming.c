@@ -39,17 +39,10 @@ world_start_opts(struct world *w, const char *extra)
     w->s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(w->s, HOST, "Stream"));
     json_decref(eu_it_tenant_create(w->s, DECOY, "Decoy"));
-    eu_it_account_create(w->s, HOST, "alice");
-    eu_it_account_create(w->s, HOST, "bob");
-    eu_it_account_create(w->s, HOST, "carol");
-    eu_it_account_create(w->s, DECOY, "dave");
-    w->alice = eu_it_user_token(w->s, HOST, "alice", "read write follow");
-    w->bob = eu_it_user_token(w->s, HOST, "bob", "read write follow");
-    w->carol = eu_it_user_token(w->s, HOST, "carol", "read write follow");
-    w->dave = eu_it_user_token(w->s, DECOY, "dave", "read write follow");
-    w->alice_id = eu_it_account_id(w->s, HOST, "alice");
-    w->bob_id = eu_it_account_id(w->s, HOST, "bob");
-    w->carol_id = eu_it_account_id(w->s, HOST, "carol");
+    w->alice = eu_it_user_new(w->s, HOST, "alice", "read write follow", &w->alice_id);
+    w->bob = eu_it_user_new(w->s, HOST, "bob", "read write follow", &w->bob_id);
+    w->carol = eu_it_user_new(w->s, HOST, "carol", "read write follow", &w->carol_id);
+    w->dave = eu_it_user_new(w->s, DECOY, "dave", "read write follow", NULL);
 }
 
 static void
