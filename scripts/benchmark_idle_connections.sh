@@ -30,9 +30,6 @@ set -euo pipefail
 COUNT=${EUNHA_IDLE_COUNT:-10000}
 EXTRA=${EUNHA_IDLE_EXTRA:-500}
 PER_ADDRESS=${EUNHA_IDLE_PER_ADDRESS:-200}
-HARD=$(ulimit -Hn)
-[ "$HARD" = unlimited ] && HARD=32768
-NOFILE=${EUNHA_IDLE_NOFILE:-$HARD}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -40,57 +37,15 @@ cd "$ROOT"
 . "$ROOT/scripts/lib/services.sh"
 # shellcheck source=scripts/lib/bench.sh
 . "$ROOT/scripts/lib/bench.sh"
+# shellcheck source=scripts/lib/conn_bench.sh
+. "$ROOT/scripts/lib/conn_bench.sh"
 
-ulimit -n "$NOFILE" || eu_die "cannot raise the open-file limit to $NOFILE (ulimit -Hn: $(ulimit -Hn))"
-command -v python3 >/dev/null || eu_die "python3 is needed for the client"
+conn_bench_prepare "${EUNHA_IDLE_NOFILE:-}"
 
-bench_build eunha
-RESULTS=$(bench_results_dir idle)
-TMP=$(bench_make_tmp eunha-bench-idle)
-PG_PORT=$(eu_free_port)
-REDIS_PORT=$(eu_free_port "$PG_PORT")
-DB=eunha_bench_idle
-
-bench_trap_cleanup
-
-eu_pg_start "$TMP/pg" "$PG_PORT" >/dev/null
-eu_redis_start "$TMP/redis" "$REDIS_PORT" >/dev/null
-bench_admin_token
-
-cat >"$RESULTS/eunha.toml" <<EOF
-[server]
-listen = "127.0.0.1:0"
-admin_listen = "127.0.0.1:0"
-scheme = "http"
-
-[admin]
-token_file = "$TMP/admin_token"
-
-[database]
-url = "postgresql://postgres@127.0.0.1:$PG_PORT/$DB"
-template = "${DB}_template"
-
-[redis]
-url = "redis://127.0.0.1:$REDIS_PORT/0"
-prefix = "eunha-bench-idle-$$"
-
-[limits]
-max_connections = $COUNT
-max_connections_per_ip = 256
-request_timeout_seconds = 600
-api_requests_per_5min = 0
-
-[log]
-level = "warn"
-EOF
-: >"$TMP/eunha.log"
-bench_eunha_start "$RESULTS/eunha.toml" "$TMP"
+conn_bench_start idle "max_connections = $COUNT"
 bench_admin POST /admin/v1/tenants '{"domain":"idle.example","title":"Idle"}' >/dev/null
 
-python3 "$ROOT/scripts/lib/idle_connections.py" --port "$BENCH_PUBLIC_PORT" \
+python3 -B "$ROOT/scripts/lib/idle_connections.py" --port "$BENCH_PUBLIC_PORT" \
   --admin-port "$BENCH_ADMIN_PORT" --admin-token-file "$TMP/admin_token" --pid "$EUNHA_PID" --host idle.example \
   --count "$COUNT" --extra "$EXTRA" --per-address "$PER_ADDRESS" | tee "$RESULTS/summary.json"
-{
-  bench_machine_summary
-  printf -- '- Open-file limit: %s\n' "$NOFILE"
-} | tee "$RESULTS/machine.md"
+conn_bench_machine_summary

@@ -24,9 +24,6 @@ set -euo pipefail
 COUNTS=${EUNHA_STREAM_COUNTS:-1000,10000}
 LISTENERS=${EUNHA_STREAM_LISTENERS:-1000}
 EVENTS=${EUNHA_STREAM_EVENTS:-100}
-HARD=$(ulimit -Hn)
-[ "$HARD" = unlimited ] && HARD=32768
-NOFILE=${EUNHA_STREAM_NOFILE:-$HARD}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -34,60 +31,19 @@ cd "$ROOT"
 . "$ROOT/scripts/lib/services.sh"
 # shellcheck source=scripts/lib/bench.sh
 . "$ROOT/scripts/lib/bench.sh"
+# shellcheck source=scripts/lib/conn_bench.sh
+. "$ROOT/scripts/lib/conn_bench.sh"
 
-ulimit -n "$NOFILE" || eu_die "cannot raise the open-file limit to $NOFILE (ulimit -Hn: $(ulimit -Hn))"
-command -v python3 >/dev/null || eu_die "python3 is needed for the client"
+conn_bench_prepare "${EUNHA_STREAM_NOFILE:-}"
 bench_require_cmd jq jq
 
-bench_build eunha
-RESULTS=$(bench_results_dir streaming)
-TMP=$(bench_make_tmp eunha-bench-streaming)
-PG_PORT=$(eu_free_port)
-REDIS_PORT=$(eu_free_port "$PG_PORT")
-DB=eunha_bench_streaming
-
-bench_trap_cleanup
-
-eu_pg_start "$TMP/pg" "$PG_PORT" >/dev/null
-eu_redis_start "$TMP/redis" "$REDIS_PORT" >/dev/null
-bench_admin_token
-
-cat >"$RESULTS/eunha.toml" <<EOF
-[server]
-listen = "127.0.0.1:0"
-admin_listen = "127.0.0.1:0"
-scheme = "http"
-
-[admin]
-token_file = "$TMP/admin_token"
-
-[database]
-url = "postgresql://postgres@127.0.0.1:$PG_PORT/$DB"
-template = "${DB}_template"
-
-[redis]
-url = "redis://127.0.0.1:$REDIS_PORT/0"
-prefix = "eunha-bench-stream-$$"
-
-[limits]
-max_connections_per_ip = 256
-request_timeout_seconds = 600
-api_requests_per_5min = 0
-
-[log]
-level = "warn"
-EOF
-: >"$TMP/eunha.log"
-bench_eunha_start "$RESULTS/eunha.toml" "$TMP"
+conn_bench_start streaming
 bench_admin POST /admin/v1/tenants '{"domain":"stream.example","title":"Stream"}' >/dev/null
 : >"$TMP/users"
 bench_seed_tenant stream.example 1 "$TMP/users"
 TOKEN=$(awk '{print $2; exit}' "$TMP/users")
 
-python3 "$ROOT/scripts/lib/streaming_client.py" --port "$BENCH_PUBLIC_PORT" --pid "$EUNHA_PID" \
+python3 -B "$ROOT/scripts/lib/streaming_client.py" --port "$BENCH_PUBLIC_PORT" --pid "$EUNHA_PID" \
   --host stream.example --token "$TOKEN" --counts "$COUNTS" --listeners "$LISTENERS" \
   --events "$EVENTS" | tee "$RESULTS/summary.json"
-{
-  bench_machine_summary
-  printf -- '- Open-file limit: %s\n' "$NOFILE"
-} | tee "$RESULTS/machine.md"
+conn_bench_machine_summary

@@ -10,7 +10,8 @@
  * filters and the viewer's flags are exactly the REST ones.
  *
  * Channel names: "public", "public:local", "public:remote",
- * "hashtag:<lower tag>", "hashtag:local:<lower tag>", "user:<account id>".
+ * "hashtag:<lower tag>", "hashtag:local:<lower tag>", "user:<account id>",
+ * "list:<list id>".
  */
 #ifndef EUNHA_STREAM_H
 #define EUNHA_STREAM_H

@@ -18,23 +18,11 @@ Prints a JSON summary on stdout.
 """
 import argparse
 import json
-import os
 import selectors
 import socket
 import time
 
-
-def mem_kib(pid):
-    """(rss, private) in KiB from /proc/PID/smaps_rollup."""
-    rss = priv = 0
-    with open(f"/proc/{pid}/smaps_rollup") as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            if k == "Rss":
-                rss = int(v.split()[0])
-            elif k in ("Private_Clean", "Private_Dirty"):
-                priv += int(v.split()[0])
-    return rss, priv
+from conn_bench import mem_kib, source
 
 
 def metric(port, token, name):
@@ -52,11 +40,6 @@ def metric(port, token, name):
         if line.startswith(name + " "):
             return float(line.split()[1])
     return None
-
-
-def source(i, per_address):
-    n = i // per_address
-    return f"127.{1 + n // 250}.{n % 250}.{1 + (n // 62500)}"
 
 
 def whole_response(buf):

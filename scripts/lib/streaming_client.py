@@ -15,28 +15,12 @@ Prints a JSON summary on stdout.
 """
 import argparse
 import json
-import os
 import selectors
 import socket
 import struct
 import time
 
-
-def mem_kib(pid):
-    rss = priv = 0
-    with open(f"/proc/{pid}/smaps_rollup") as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            if k == "Rss":
-                rss = int(v.split()[0])
-            elif k in ("Private_Clean", "Private_Dirty"):
-                priv += int(v.split()[0])
-    return rss, priv
-
-
-def source(i, per_address):
-    n = i // per_address
-    return f"127.{1 + n // 250}.{n % 250}.{1 + (n // 62500)}"
+from conn_bench import mem_kib, source
 
 
 class Stream:

@@ -21,6 +21,7 @@
 #include "eunha/stream.h"
 
 #include <hiredis/hiredis.h>
+#include <jansson.h>
 #include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,21 +46,21 @@ enum {
 /* clang-format off */
 const struct eu_sql eu_stream_sql[] = {
     /* $2 status, $3 removed (every candidate then). Public: what the public
-     * timeline admits regardless of viewer (timelines.public). */
+     * timeline admits regardless of viewer (timelines.public). The tags, home
+     * recipients and lists are JSON arrays of strings. */
     [STREAM_STATUS] = {"stream.status",
         "SELECT s.local, s.visibility = 0 AND s.reblog_of_id IS NULL"
         "  AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id),"
-        " (SELECT coalesce(array_agg(DISTINCT lower(t.name)), '{}') FROM statuses_tags st"
+        " (SELECT coalesce(json_agg(DISTINCT lower(t.name)), '[]') FROM statuses_tags st"
         "  JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
         "  WHERE st.tenant_id = $1 AND st.status_id = s.id),"
-        " (SELECT coalesce(array_agg(v.id), '{}') FROM (SELECT s.account_id AS id UNION"
+        " (SELECT coalesce(json_agg(v.id::text), '[]') FROM (SELECT s.account_id AS id UNION"
         "  SELECT f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1"
         "  AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
         "  AND f.target_account_id = s.account_id) v"
         "  WHERE $3::bool OR " EU_HOME_FEED_SQL("s", "v.id") "),"
-        " s.reblog_of_id IS NULL,"
         /* The lists the author is on: their owners' renders decide. */
-        " (SELECT coalesce(array_agg(la.list_id), '{}') FROM list_accounts la"
+        " (SELECT coalesce(json_agg(la.list_id::text), '[]') FROM list_accounts la"
         "  WHERE la.tenant_id = $1 AND la.account_id = s.account_id)"
         " FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"},
     {0},
@@ -134,55 +135,24 @@ pub_send(struct pub *p, const char *event)
     free(argv);
 }
 
-/* Visits each element of a flat PostgreSQL array literal ("{a,b}"). */
+/* Adds the channel fmt names for each string of the JSON array text json;
+ * with also_fmt, that one as well (a tag's local channel). */
 static void
-each_element(const char *lit, void (*fn)(struct pub *p, const char *v), struct pub *p)
+add_each(struct pub *p, const char *json, const char *fmt, const char *also_fmt)
 {
-    if (!lit || *lit != '{')
-        return;
-    const char *s = lit + 1;
-    while (*s && *s != '}') {
-        char v[300];
-        size_t n = 0;
-        bool quoted = *s == '"';
-        if (quoted)
-            s++;
-        while (*s && (quoted ? *s != '"' : (*s != ',' && *s != '}'))) {
-            if (quoted && *s == '\\' && s[1])
-                s++;
-            if (n + 1 < sizeof(v))
-                v[n++] = *s;
-            s++;
-        }
-        if (quoted && *s == '"')
-            s++;
-        v[n] = '\0';
-        fn(p, v);
-        if (*s == ',')
-            s++;
+    json_t *arr = json_loads(json, 0, NULL);
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        const char *name = json_string_value(v);
+        if (!name)
+            continue;
+        pub_add(p, fmt, name);
+        if (also_fmt)
+            pub_add(p, also_fmt, name);
     }
-}
-
-static bool cur_local;
-
-static void
-add_user(struct pub *p, const char *v)
-{
-    pub_add(p, "user:%s", v);
-}
-
-static void
-add_list(struct pub *p, const char *v)
-{
-    pub_add(p, "list:%s", v);
-}
-
-static void
-add_tag(struct pub *p, const char *v)
-{
-    pub_add(p, "hashtag:%s", v);
-    if (cur_local)
-        pub_add(p, "hashtag:local:%s", v);
+    json_decref(arr);
 }
 
 static void
@@ -198,13 +168,12 @@ on_status_facts(PGresult *res, enum eu_db_status st, void *arg)
     }
     bool local = PQgetvalue(res, 0, 0)[0] == 't';
     bool public = PQgetvalue(res, 0, 1)[0] == 't';
-    each_element(PQgetvalue(res, 0, 3), add_user, p);
-    each_element(PQgetvalue(res, 0, 5), add_list, p);
+    add_each(p, PQgetvalue(res, 0, 3), "user:%s", NULL);
+    add_each(p, PQgetvalue(res, 0, 4), "list:%s", NULL);
     if (public) {
         pub_add(p, "%s", "public");
         pub_add(p, "%s", local ? "public:local" : "public:remote");
-        cur_local = local;
-        each_element(PQgetvalue(res, 0, 2), add_tag, p);
+        add_each(p, PQgetvalue(res, 0, 2), "hashtag:%s", local ? "hashtag:local:%s" : NULL);
     }
     if (p->n)
         pub_send(p, p->event);
@@ -224,13 +193,15 @@ on_live(redisReply *reply, void *arg)
                     params, on_status_facts, p);
 }
 
+/* Asks whether p's tenant has a listener anywhere; then runs (reply, p),
+ * which owns p. */
 static void
-when_live(struct eu_app *app, struct pub *p)
+when_live(struct pub *p, eu_redis_reply_cb then)
 {
     char key[EU_TENANT_KEY_PREFIX_SIZE + 16];
     snprintf(key, sizeof(key), "%sstream:live", p->t->key_prefix);
     const char *argv[] = {"EXISTS", key};
-    eu_redis_command(app->redis, on_live, p, 2, argv, NULL);
+    eu_redis_command(p->app->redis, then, p, 2, argv, NULL);
 }
 
 static struct pub *
@@ -250,7 +221,7 @@ eu_stream_status(struct eu_app *app, struct eu_tenant *t, int64_t status_id, boo
     struct pub *p = pub_new(app, t, status_id);
     p->removed = removed;
     p->event = removed ? "delete" : "update";
-    when_live(app, p);
+    when_live(p, on_live);
 }
 
 void
@@ -258,7 +229,7 @@ eu_stream_status_edited(struct eu_app *app, struct eu_tenant *t, int64_t status_
 {
     struct pub *p = pub_new(app, t, status_id);
     p->event = "status.update";
-    when_live(app, p);
+    when_live(p, on_live);
 }
 
 static void
@@ -298,10 +269,7 @@ eu_stream_notification(struct eu_tenant *t, int64_t account_id, int64_t notifica
     char acct[24];
     snprintf(acct, sizeof(acct), "%lld", (long long)account_id);
     pub_add(p, "user:%s", acct);
-    char key[EU_TENANT_KEY_PREFIX_SIZE + 16];
-    snprintf(key, sizeof(key), "%sstream:live", t->key_prefix);
-    const char *argv[] = {"EXISTS", key};
-    eu_redis_command(app->redis, on_note_live, p, 2, argv, NULL);
+    when_live(p, on_note_live);
 }
 
 void

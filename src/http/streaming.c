@@ -229,20 +229,29 @@ sub_free(struct sub *s)
     free(s);
 }
 
-/* The Redis channel name of a stream for client c, or -1 when the stream
- * is unknown or needs what c lacks (a user, a tag). */
-static int
-channel_of(struct client *c, const char *stream, const char *param, char *buf, size_t len,
-           const char **err)
+/* The query parameter (WebSocket: the command's member) naming what a
+ * stream is about: a list's id or a tag. */
+static const char *
+param_key(const char *stream)
 {
-    const char *pre = c->t->key_prefix;
+    return strcmp(stream, "list") == 0 ? "list" : "tag";
+}
+
+/* The Redis channel name of a stream of tenant t for account_id (0: none)
+ * into buf: 0, or the HTTP status (401, 400) and *err when the stream is
+ * unknown or needs what is missing (a user, a tag, a list). */
+static int
+channel_of(const struct eu_tenant *t, int64_t account_id, const char *stream, const char *param,
+           char *buf, size_t len, const char **err)
+{
+    const char *pre = t->key_prefix;
     bool user = strcmp(stream, "user") == 0 || strcmp(stream, "user:notification") == 0;
+    if ((user || strcmp(stream, "list") == 0) && !account_id) {
+        *err = "This stream requires an authenticated user";
+        return 401;
+    }
     if (user) {
-        if (!c->v.account_id) {
-            *err = "This stream requires an authenticated user";
-            return -1;
-        }
-        snprintf(buf, len, "%sstream:user:%lld", pre, (long long)c->v.account_id);
+        snprintf(buf, len, "%sstream:user:%lld", pre, (long long)account_id);
         return 0;
     }
     if (strcmp(stream, "public") == 0 || strcmp(stream, "public:local") == 0 ||
@@ -253,7 +262,7 @@ channel_of(struct client *c, const char *stream, const char *param, char *buf, s
     if (strcmp(stream, "hashtag") == 0 || strcmp(stream, "hashtag:local") == 0) {
         if (!param || !*param || strlen(param) > 200) {
             *err = "No tag for stream provided";
-            return -1;
+            return 400;
         }
         char low[201];
         size_t i = 0;
@@ -261,7 +270,7 @@ channel_of(struct client *c, const char *stream, const char *param, char *buf, s
             unsigned char ch = (unsigned char)param[i];
             if (ch == ':' || ch == ' ' || ch == '*') {
                 *err = "No tag for stream provided";
-                return -1;
+                return 400;
             }
             low[i] = (char)(ch < 0x80 && ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
         }
@@ -272,26 +281,22 @@ channel_of(struct client *c, const char *stream, const char *param, char *buf, s
     if (strcmp(stream, "list") == 0) {
         /* Anyone may name a list; only its owner's renders hold anything
          * (the list timeline's own ownership check, eu_stream_render). */
-        if (!c->v.account_id) {
-            *err = "This stream requires an authenticated user";
-            return -1;
-        }
         if (!param || !eu_id_is_valid(param)) {
             *err = "Missing list";
-            return -1;
+            return 400;
         }
         snprintf(buf, len, "%sstream:list:%s", pre, param);
         return 0;
     }
     *err = "Unknown stream type";
-    return -1;
+    return 400;
 }
 
 static int
 subscribe(struct client *c, const char *stream, const char *param, const char **err)
 {
     char name[EU_TENANT_KEY_PREFIX_SIZE + 256];
-    if (channel_of(c, stream, param, name, sizeof(name), err) < 0)
+    if (channel_of(c->t, c->v.account_id, stream, param, name, sizeof(name), err))
         return -1;
     for (struct sub *s = c->subs; s; s = s->next)
         if (strcmp(s->stream, stream) == 0 && strcmp(s->ch->name, name) == 0)
@@ -323,7 +328,7 @@ unsubscribe(struct client *c, const char *stream, const char *param)
 {
     char name[EU_TENANT_KEY_PREFIX_SIZE + 256];
     const char *err;
-    if (channel_of(c, stream, param, name, sizeof(name), &err) < 0)
+    if (channel_of(c->t, c->v.account_id, stream, param, name, sizeof(name), &err))
         return;
     for (struct sub **p = &c->subs; *p; p = &(*p)->next) {
         struct sub *s = *p;
@@ -421,9 +426,11 @@ on_rendered(const char *json, size_t len, void *arg)
     struct client *c = d->c;
     hub->renders--;
     if (json && !c->closing) {
-        /* Still subscribed? An unsubscribe may have come meanwhile. */
+        /* Still subscribed? An unsubscribe may have come meanwhile. The
+         * param too: two hashtag or list streams differ only by it. */
         for (struct sub *s = c->subs; s; s = s->next)
-            if (strcmp(s->stream, d->stream) == 0) {
+            if (strcmp(s->stream, d->stream) == 0 &&
+                strcmp(s->param ? s->param : "", d->param ? d->param : "") == 0) {
                 send_event(c, s, d->event, json, len);
                 break;
             }
@@ -439,16 +446,16 @@ deliver(struct sub *s, const char *event, const char *id)
     struct client *c = s->c;
     if (c->closing)
         return;
-    bool note = strcmp(event, "notification") == 0;
-    if (s->notes_only != note && strcmp(s->stream, "user") != 0)
+    /* A user channel carries statuses and notifications; user:notification
+     * takes only the latter. */
+    if (s->notes_only && strcmp(event, "notification") != 0)
         return;
     if (strcmp(event, "delete") == 0) {
         send_event(c, s, event, id, strlen(id));
         return;
     }
     if (strcmp(event, "filters_changed") == 0) {
-        if (strcmp(s->stream, "user") == 0)
-            send_event(c, s, event, NULL, 0);
+        send_event(c, s, event, NULL, 0);
         return;
     }
     if (hub->renders >= EU_STREAM_MAX_RENDERS) {
@@ -487,8 +494,7 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
     const char *event = buf, *id = sp + 1;
     /* deliver() never frees a sub or a channel: closing is deferred. */
     for (struct sub *s = ch->subs; s; s = s->ch_next)
-        if (!(s->notes_only && strcmp(event, "notification") != 0))
-            deliver(s, event, id);
+        deliver(s, event, id);
 }
 
 /* The subscriber connection is (back) up: every live channel again. */
@@ -605,9 +611,7 @@ ws_command(struct client *c, const uint8_t *data, size_t len)
     json_t *cmd = json_loadb((const char *)data, len, JSON_REJECT_DUPLICATES, NULL);
     const char *type = json_string_value(json_object_get(cmd, "type"));
     const char *stream = json_string_value(json_object_get(cmd, "stream"));
-    const char *tag = json_string_value(json_object_get(cmd, "tag"));
-    if (stream && strcmp(stream, "list") == 0)
-        tag = json_string_value(json_object_get(cmd, "list"));
+    const char *tag = stream ? json_string_value(json_object_get(cmd, param_key(stream))) : NULL;
     if (!type || !stream) {
         ws_error(c, "Invalid JSON");
     } else if (strcmp(type, "subscribe") == 0) {
@@ -863,19 +867,21 @@ eu_stream_handle_ws(struct eu_req *req)
     const char *stream = eu_req_query(req, "stream");
     if (stream && *stream) {
         p->stream = eu_xstrdup(stream);
-        const char *tag = eu_req_query(req, strcmp(stream, "list") == 0 ? "list" : "tag");
+        const char *tag = eu_req_query(req, param_key(stream));
         p->param = tag ? eu_xstrdup(tag) : NULL;
     }
     char accept[32];
     ws_accept(key, accept);
     /* A token sent as the subprotocol is echoed, as browsers require. */
     const char *proto = eu_req_header(req, "Sec-WebSocket-Protocol");
+    if (proto && strlen(proto) >= 600)
+        proto = NULL;
     char head[1024];
     snprintf(head, sizeof(head),
              "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
              "Sec-WebSocket-Accept: %s\r\n%s%s%s\r\n",
-             accept, proto && strlen(proto) < 600 ? "Sec-WebSocket-Protocol: " : "",
-             proto && strlen(proto) < 600 ? proto : "", proto && strlen(proto) < 600 ? "\r\n" : "");
+             accept, proto ? "Sec-WebSocket-Protocol: " : "", proto ? proto : "",
+             proto ? "\r\n" : "");
     p->head = eu_xstrdup(head);
     eu_req_take_connection(req, on_taken, p);
 }
@@ -899,46 +905,23 @@ sse_stream(struct eu_req *req, char *buf, size_t len)
 void
 eu_stream_handle_sse(struct eu_req *req)
 {
-    char buf[64];
-    const char *stream = sse_stream(req, buf, sizeof(buf));
-    if (!stream || !*stream) {
-        eu_req_reply_error(req, 400, "Unknown stream type");
-        return;
-    }
-    bool user = strncmp(stream, "user", 4) == 0;
-    if (user && !req->auth.account_id) {
-        eu_req_reply_error(req, 401, "Missing access token");
-        return;
-    }
     if (!req->auth.present) {
         eu_req_reply_error(req, 401, "Missing access token");
         return;
     }
-    bool list = strcmp(stream, "list") == 0;
-    const char *tag = eu_req_query(req, list ? "list" : "tag");
-    /* Checked now, so a bad stream gets a 4xx rather than an empty body. */
-    static const char *const known[] = {"user",
-                                        "user:notification",
-                                        "public",
-                                        "public:local",
-                                        "public:remote",
-                                        "hashtag",
-                                        "hashtag:local",
-                                        "list",
-                                        NULL};
-    bool ok = false;
-    for (int i = 0; known[i]; i++)
-        ok = ok || strcmp(known[i], stream) == 0;
-    if (!ok) {
-        eu_req_reply_error(req, 400, "Unknown stream type");
-        return;
-    }
-    if (strncmp(stream, "hashtag", 7) == 0 && (!tag || !*tag)) {
-        eu_req_reply_error(req, 400, "No tag for stream provided");
-        return;
-    }
-    if (list && (!tag || !eu_id_is_valid(tag))) {
-        eu_req_reply_error(req, 400, "Missing list");
+    char buf[64];
+    const char *stream = sse_stream(req, buf, sizeof(buf));
+    if (!stream)
+        stream = "";
+    const char *tag = eu_req_query(req, param_key(stream));
+    /* Checked now with the subscription's own rules, so a bad stream gets
+     * a 4xx rather than an empty stream. */
+    char name[EU_TENANT_KEY_PREFIX_SIZE + 256];
+    const char *err = NULL;
+    int status =
+        channel_of(req->tenant, req->auth.account_id, stream, tag, name, sizeof(name), &err);
+    if (status) {
+        eu_req_reply_error(req, status, err);
         return;
     }
     if (streaming_full(req))

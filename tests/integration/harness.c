@@ -1394,6 +1394,16 @@ eu_it_account_id(struct eu_it_server *s, const char *domain, const char *usernam
     return id;
 }
 
+char *
+eu_it_user_new(struct eu_it_server *s, const char *domain, const char *username, const char *scopes,
+               char **account_id)
+{
+    eu_it_account_create(s, domain, username);
+    if (account_id)
+        *account_id = eu_it_account_id(s, domain, username);
+    return eu_it_user_token(s, domain, username, scopes);
+}
+
 /* ------------------------------------------------ oauth: raw requests */
 
 int

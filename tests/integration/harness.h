@@ -357,6 +357,12 @@ struct eu_it_app eu_it_app_create(struct eu_it_server *s, const char *host, cons
 /* The tenant account id of local user USERNAME, as a string the caller frees. */
 char *eu_it_account_id(struct eu_it_server *s, const char *domain, const char *username);
 
+/* A new local user USERNAME on DOMAIN (eu_it_account_create()) and a token
+ * with scopes (eu_it_user_token()), which is returned; with account_id, its
+ * account id (eu_it_account_id()) too. The caller frees both. */
+char *eu_it_user_new(struct eu_it_server *s, const char *domain, const char *username,
+                     const char *scopes, char **account_id);
+
 /* ------------------------------------------------ oauth: raw requests */
 
 /*

@@ -39,17 +39,10 @@ world_start_opts(struct world *w, const char *extra)
     w->s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(w->s, HOST, "Stream"));
     json_decref(eu_it_tenant_create(w->s, DECOY, "Decoy"));
-    eu_it_account_create(w->s, HOST, "alice");
-    eu_it_account_create(w->s, HOST, "bob");
-    eu_it_account_create(w->s, HOST, "carol");
-    eu_it_account_create(w->s, DECOY, "dave");
-    w->alice = eu_it_user_token(w->s, HOST, "alice", "read write follow");
-    w->bob = eu_it_user_token(w->s, HOST, "bob", "read write follow");
-    w->carol = eu_it_user_token(w->s, HOST, "carol", "read write follow");
-    w->dave = eu_it_user_token(w->s, DECOY, "dave", "read write follow");
-    w->alice_id = eu_it_account_id(w->s, HOST, "alice");
-    w->bob_id = eu_it_account_id(w->s, HOST, "bob");
-    w->carol_id = eu_it_account_id(w->s, HOST, "carol");
+    w->alice = eu_it_user_new(w->s, HOST, "alice", "read write follow", &w->alice_id);
+    w->bob = eu_it_user_new(w->s, HOST, "bob", "read write follow", &w->bob_id);
+    w->carol = eu_it_user_new(w->s, HOST, "carol", "read write follow", &w->carol_id);
+    w->dave = eu_it_user_new(w->s, DECOY, "dave", "read write follow", NULL);
 }
 
 static void
@@ -694,6 +687,75 @@ START_TEST(test_ws_list)
 }
 END_TEST
 
+/*
+ * Hashtag streams: each event is labelled with the tag it was subscribed
+ * under (two hashtag streams on one connection differ only by it), the
+ * local one gets local statuses, and a tag no channel can be named by is
+ * refused, over SSE with a 400 rather than an empty stream.
+ */
+START_TEST(test_ws_hashtags)
+{
+    struct world w;
+    world_start(&w);
+    int fd = ws_open(&w, w.alice);
+    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"foo\"}");
+    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag:local\",\"tag\":\"foo\"}");
+    /* Last: Redis takes one connection's SUBSCRIBEs in order, so once bar
+     * is live the others are too. */
+    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"bar\"}");
+    json_t *m = NULL;
+    for (int i = 0; i < 50 && !m; i++) {
+        char *id = post(&w, w.bob, "settling #bar");
+        m = ws_wait(fd, "update", 400);
+        free(id);
+    }
+    ck_assert_msg(m != NULL, "hashtag stream never came up");
+    json_decref(m);
+
+    char *foo = post(&w, w.bob, "about #Foo");
+    char *bar = post(&w, w.bob, "about #bar");
+    bool foo_tag = false, foo_local = false, bar_tag = false;
+    long long end = eu_it_now_ms() + 10000;
+    while (!(foo_tag && foo_local && bar_tag) && eu_it_now_ms() < end) {
+        m = ws_wait(fd, "update", (int)(end - eu_it_now_ms()));
+        ck_assert_msg(m != NULL, "missing: #foo %d, local #foo %d, #bar %d", foo_tag, foo_local,
+                      bar_tag);
+        json_t *st = payload(m);
+        const char *id = json_string_value(json_object_get(st, "id"));
+        const char *stream = stream0(m);
+        const char *tag = json_string_value(json_array_get(json_object_get(m, "stream"), 1));
+        ck_assert_ptr_nonnull(tag);
+        if (strcmp(id, foo) == 0) {
+            ck_assert_str_eq(tag, "foo");
+            foo_tag = foo_tag || strcmp(stream, "hashtag") == 0;
+            foo_local = foo_local || strcmp(stream, "hashtag:local") == 0;
+        } else if (strcmp(id, bar) == 0) {
+            ck_assert_str_eq(stream, "hashtag");
+            ck_assert_str_eq(tag, "bar");
+            bar_tag = true;
+        }
+        json_decref(st);
+        json_decref(m);
+    }
+    ck_assert(foo_tag && foo_local && bar_tag);
+
+    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"a:b\"}");
+    char *err = ws_recv(fd, 5000);
+    ck_assert_msg(err && strstr(err, "No tag for stream provided"), "no error for tag a:b");
+    free(err);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w.s, &r, HOST, "GET", w.alice, NULL, "/api/v1/streaming/hashtag?tag=a:b");
+    EU_IT_EXPECT_ERROR(&r, 400);
+    eu_it_callf(w.s, &r, HOST, "GET", w.alice, NULL, "/api/v1/streaming/hashtag/local");
+    EU_IT_EXPECT_ERROR(&r, 400);
+    eu_it_resp_free(&r);
+    free(foo);
+    free(bar);
+    close(fd);
+    world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_sse_and_health)
 {
     struct world w;
@@ -899,6 +961,7 @@ suite(void)
     tcase_add_test(tc, test_ws_update_notification_delete);
     tcase_add_test(tc, test_ws_shunned_filtered_decoy_unsubscribe);
     tcase_add_test(tc, test_ws_list);
+    tcase_add_test(tc, test_ws_hashtags);
     suite_add_tcase(s, tc);
     tc = tcase_create("sse");
     tcase_set_timeout(tc, TIMEOUT);
