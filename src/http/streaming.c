@@ -921,7 +921,7 @@ eu_stream_handle_sse(struct eu_req *req)
     int status =
         channel_of(req->tenant, req->auth.account_id, stream, tag, name, sizeof(name), &err);
     if (status) {
-        eu_req_reply_error(req, status, err);
+        eu_req_reply_error(req, status, "%s", err);
         return;
     }
     if (streaming_full(req))
