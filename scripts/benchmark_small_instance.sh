@@ -56,6 +56,12 @@
 #   EUNHA_BENCH_POST_FORMAT=json  json or form bodies for POST /api/v1/statuses
 #   EUNHA_BENCH_SAMPLE_SECONDS=0.2  how often memory and connections are sampled
 #   EUNHA_BENCH_NO_README=1       do not append to benchmark-results/README.md
+#   EUNHA_BENCH_PGSS=1            profile PostgreSQL's statements: pg_stat_statements per
+#                                 measured run into <mode>/statements.txt (calls, mean ms,
+#                                 buffers per call), and auto_explain's ANALYZE/BUFFERS
+#                                 plans of a sample of executions into <mode>/plans.log.
+#                                 Both cost PostgreSQL CPU: do not compare its figures
+#                                 with runs without it
 #   BENCH_BUILD=DIR               build directory (default build-bench/)
 #   EUNHA_BENCH_USERS=0 with EUNHA_BENCH_MIX=instance is a smoke test that needs
 #   none of the client API.
@@ -81,6 +87,10 @@
 #   finished in.
 # - Statuses: rows in the statuses table when the mode's measured run began;
 #   the posting mode's PostgreSQL CPU per post is at that size.
+# - Statistics: the placement is ANALYZEd after seeding, as autovacuum would
+#   have done in a tenant's first minute; without it the first modes ran on
+#   plans made while the tables were empty (a page of 20 statuses walked all
+#   of the tenant's, 300 to 2,000 buffers a statement instead of 70).
 # - The big author: with EUNHA_BENCH_AUTHOR_STATUSES the other users post the
 #   EUNHA_BENCH_STATUSES and the author none, then its N statuses go in by
 #   INSERT in chunks of 10,000 (a chunk is one transaction, and its trigger
@@ -237,6 +247,16 @@ bench_cleanup_hook() {
 }
 bench_trap_cleanup
 
+PGSS=${EUNHA_BENCH_PGSS:-0}
+if [ "$PGSS" = 1 ]; then
+  EU_PG_EXTRA_CONF="shared_preload_libraries = 'pg_stat_statements, auto_explain'
+pg_stat_statements.track = all
+auto_explain.log_min_duration = 0
+auto_explain.log_analyze = on
+auto_explain.log_buffers = on
+auto_explain.sample_rate = 0.002"
+  export EU_PG_EXTRA_CONF
+fi
 eu_pg_start "$TMP/pg" "$PG_PORT" >/dev/null
 eu_redis_start "$TMP/redis" "$REDIS_PORT" >/dev/null
 bench_admin_token
@@ -325,11 +345,26 @@ head_prefix() {
   printf '%s\n%s\n' "$h" "$r"
 }
 
+# dump_statements DIR LOG_OFFSET : the measured run's statements, most total
+# time first, and the plans auto_explain logged since LOG_OFFSET.
+dump_statements() {
+  local dir=$1 off=$2
+  psql "$PLACEMENT_URL" -X -q -P pager=off -c "SELECT calls,
+      round((total_exec_time / calls)::numeric, 3) AS mean_ms,
+      round((total_plan_time / calls)::numeric, 3) AS plan_ms,
+      round(rows::numeric / calls, 1) AS rows,
+      round((shared_blks_hit + shared_blks_read)::numeric / calls, 1) AS bufs,
+      left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS query
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    ORDER BY total_exec_time DESC LIMIT 25" >"$dir/statements.txt" 2>&1 || true
+  tail -c +"$((off + 1))" "$TMP/pg/log" >"$dir/plans.log" 2>/dev/null || true
+}
+
 # run_mode MODE : a warm-up and a measured run of MODE against the running
 # eunha, and its row. Reads run_pool's globals (CASE, TOKENS, IDLE_RSS...).
 run_mode() {
   local mode=$1 dir mix reqs rps p50 p95 errs peak_rss peak_priv peak_active avg_cpu eunha_ms pg_ms
-  local e0 e1 p0 p1 t0 t1 nstatuses
+  local e0 e1 p0 p1 t0 t1 nstatuses log0=0
   local -a target mixarg=()
   dir=$CASE/${mode//[^A-Za-z0-9_-]/_}
   mkdir -p "$dir"
@@ -354,6 +389,10 @@ run_mode() {
   SAMPLER_PIDS+=($!)
   sample_connections "${DB}_main" "$dir/connections.samples" &
   SAMPLER_PIDS+=($!)
+  if [ "$PGSS" = 1 ]; then
+    bench_psql "$PLACEMENT_URL" "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
+    log0=$(stat -c %s "$TMP/pg/log" 2>/dev/null || echo 0)
+  fi
   e0=$(bench_cpu_ticks "$EUNHA_PID")
   p0=$(bench_pg_cpu_ticks "$TMP/pg")
   t0=$(date +%s.%N)
@@ -366,6 +405,7 @@ run_mode() {
   p1=$(bench_pg_cpu_ticks "$TMP/pg")
   stop_samplers
   awk '/^VmHWM:/ { print $2 }' "/proc/$EUNHA_PID/status" >"$dir/vmhwm_kib"
+  [ "$PGSS" != 1 ] || dump_statements "$dir" "$log0"
 
   reqs=$(jq -r .requests "$dir/loadgen.json")
   rps=$(jq -r .requests_per_second "$dir/loadgen.json")
@@ -468,6 +508,11 @@ EOF
     (umask 077 && head -n 1 "$TOKENS" >"$CASE/author.tokens")
     if [ "$AUTHOR" = - ]; then
       bench_seed_statuses "$TOKENS" "$STATUSES" "$CASE"
+      # Statistics as autovacuum leaves them within a minute of the first
+      # writes (its naptime), so that the measured modes run on the plans a
+      # tenant lives with, not on the ones made while its tables were
+      # empty; ANALYZE invalidates eunha's cached plans.
+      bench_psql "$PLACEMENT_URL" "ANALYZE" >/dev/null
     else
       # The author posts nothing through the API, so that it has exactly
       # $AUTHOR statuses whatever EUNHA_BENCH_STATUSES is.

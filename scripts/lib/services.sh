@@ -4,6 +4,7 @@
 #   eu_install_deps                 apt-get install whatever build/runtime packages are missing
 #   eu_free_port [EXCLUDED...]      print a TCP port nobody listens on (not one of EXCLUDED)
 #   eu_pg_start DIR PORT [--no-fsync]   initdb DIR if empty, start a private PostgreSQL on PORT
+#                                   (lines in $EU_PG_EXTRA_CONF are added to its settings)
 #   eu_pg_stop DIR                  stop it (fast shutdown); no-op when not running
 #   eu_pg_kill DIR                  SIGKILL the postmaster and its children (a crash)
 #   eu_redis_start DIR PORT         start a private, non-persistent Redis on PORT
@@ -208,6 +209,8 @@ eu_pg_start() {
     echo "port = $port"
     echo "unix_socket_directories = '$dir'"
     echo "max_connections = 300"
+    # Settings a caller adds for one run (a benchmark's statement profile).
+    [ -z "${EU_PG_EXTRA_CONF:-}" ] || printf '%s\n' "$EU_PG_EXTRA_CONF"
     if [ "$nofsync" -eq 1 ]; then
       # synchronous_commit stays on: with fsync off it costs only a write(),
       # and it keeps a commit that was acknowledged through a crash of
