@@ -53,10 +53,25 @@ enum {
 };
 
 const struct eu_sql eu_ap_objects_sql[] = {
-    [OBJECTS_NOTES] = {"ap_objects.notes",
-                       "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
-                       " WHERE s.tenant_id = $1 AND s.id = ANY($2::bigint[]) AND s.local"
-                       " AND s.deleted_at IS NULL"},
+    /* The outbox's: no row when nobody remote would receive the status
+     * (the audience ap_deliver.enqueue would find: remote followers unless
+     * direct, remote mentions, a reblogged remote author), so a tenant
+     * without remote contacts renders no Note for each post. */
+    [OBJECTS_NOTES] =
+        {"ap_objects.notes",
+         "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
+         " WHERE s.tenant_id = $1 AND s.id = ANY($2::bigint[]) AND s.local"
+         " AND s.deleted_at IS NULL"
+         " AND ((s.visibility < 3 AND EXISTS (SELECT 1 FROM follows rf JOIN accounts ra"
+         "  ON ra.tenant_id = $1 AND ra.id = rf.account_id AND ra.domain IS NOT NULL"
+         "  AND ra.suspended_at IS NULL WHERE rf.tenant_id = $1"
+         "  AND rf.target_account_id = s.account_id))"
+         " OR (s.reblog_of_id IS NULL AND EXISTS (SELECT 1 FROM mentions rm JOIN accounts ra"
+         "  ON ra.tenant_id = $1 AND ra.id = rm.account_id AND ra.domain IS NOT NULL"
+         "  AND ra.suspended_at IS NULL WHERE rm.tenant_id = $1 AND rm.status_id = s.id))"
+         " OR EXISTS (SELECT 1 FROM statuses ro JOIN accounts ra ON ra.tenant_id = $1"
+         "  AND ra.id = ro.account_id AND ra.domain IS NOT NULL WHERE ro.tenant_id = $1"
+         "  AND ro.id = s.reblog_of_id))"},
     /* $2 id, $3 base URL, $4 the username the address names (any case):
      * a status under another account's address is not found. */
     [OBJECTS_SHOW] = {"ap_objects.show",
