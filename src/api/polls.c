@@ -5,7 +5,8 @@
  *
  * A poll row is written by the statement that inserts its status
  * (statuses.c, INSERT_SQL), and the Poll entity is built in SQL
- * (EU_POLL_JSON_SQL) so the status renderer carries it in its one query.
+ * (eunha_poll_json(), migration 0031) so the status renderer carries it in
+ * its one query.
  * A vote is one poll_votes row per voter holding all their choices, so "one
  * vote per account" is the primary key and holds however requests race.
  *
@@ -53,13 +54,10 @@ enum {
 
 const struct eu_sql eu_polls_sql[] = {
     /* $2 poll id, $3 viewer: the entity, when the viewer may see the status. */
-    [POLLS_SHOW] = {"polls.show",
-                    "SELECT " EU_POLL_JSON_SQL(
-                        "p",
-                        "$3::bigint") "::text FROM polls p"
-                                      " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
-                                      " WHERE p.tenant_id = $1 AND p.id = $2::bigint "
-                                      "AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")},
+    [POLLS_SHOW] = {"polls.show", "SELECT eunha_poll_json($1, p.status_id, $3::bigint) FROM polls p"
+                                  " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
+                                  " WHERE p.tenant_id = $1 AND p.id = $2::bigint"
+                                  " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")},
     /*
      * $2 poll id, $3 voter, $4 choices (int[]). Inserts the vote when every
      * rule holds and returns what the handler needs to say which rule failed,

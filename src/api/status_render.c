@@ -28,7 +28,8 @@
 /* Column positions of status_render.statuses's select list: first what
  * every render needs (visibility, stamps, the viewer's flags, the poll),
  * then the status's own columns and its author's, which are NULL when the
- * cache holds the row's current version (see render_cache.c). */
+ * cache holds the row's current version (see render_cache.c).
+ * status_render.cached stops after C_TEXT. */
 enum {
     C_ID,
     C_VISIBLE,
@@ -70,53 +71,71 @@ enum {
 
 enum {
     STATUS_RENDER_STATUSES,
+    STATUS_RENDER_CACHED,
 };
 
+/*
+ * The parts of the two render statements, with $2 the ids as an array
+ * literal and $3 the viewer's account id (0 anonymous); ss and as name the
+ * parameters with the "id:xmin" stamps of the statuses and accounts the
+ * cache holds, src the one saying whether to return the source text.
+ */
 /* Laid out by hand: clang-format splits SQL text after a fragment macro. */
 /* clang-format off */
+#define RENDER_WITH_SQL                                                                            \
+    "WITH want AS (SELECT unnest($2::bigint[]) AS id"                                              \
+    " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"                          \
+    " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL),"                               \
+    /* The viewer's flags for the whole page, each one index range read                            \
+     * once, not a probe per status. */                                                            \
+    " fav AS (SELECT f.status_id FROM favourites f WHERE f.tenant_id = $1"                         \
+    "  AND f.account_id = $3::bigint AND f.status_id IN (SELECT id FROM want)),"                   \
+    " reb AS (SELECT r.reblog_of_id FROM statuses r WHERE r.tenant_id = $1"                        \
+    "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL"                                     \
+    "  AND r.reblog_of_id IN (SELECT id FROM want)),"                                              \
+    " bm AS (SELECT b.status_id FROM bookmarks b WHERE b.tenant_id = $1"                           \
+    "  AND b.account_id = $3::bigint AND b.status_id IN (SELECT id FROM want)),"                   \
+    " pin AS (SELECT p.status_id FROM status_pins p WHERE p.tenant_id = $1"                        \
+    "  AND p.account_id = $3::bigint AND p.status_id IN (SELECT id FROM want)),"                   \
+    " cmute AS (SELECT cm.conversation_id FROM conversation_mutes cm WHERE cm.tenant_id = $1"      \
+    "  AND cm.account_id = $3::bigint)"
+
+/* What every render needs: up to C_TEXT. */
+#define RENDER_COLUMNS_SQL(src)                                                                    \
+    " SELECT s.id, " EU_STATUS_VISIBLE_BY_SQL("s", "a", "$3::bigint") ", s.reblog_of_id,"          \
+    " s.xmin::text, a.xmin::text, s.account_id, s.visibility, k.sc, k.ac,"                         \
+    " s.id IN (SELECT status_id FROM fav), s.id IN (SELECT reblog_of_id FROM reb),"                \
+    " coalesce(s.conversation_id, s.id) IN (SELECT conversation_id FROM cmute),"                   \
+    " s.id IN (SELECT status_id FROM bm), s.id IN (SELECT status_id FROM pin),"                    \
+    " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"                     \
+    "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"            \
+    "  AND s.account_id = $3::bigint),"                                                            \
+    /* Built only where there is a poll: as a subquery it was probed for                           \
+     * every row (migration 0031). */                                                              \
+    " CASE WHEN s.has_poll THEN eunha_poll_json($1, s.id, $3::bigint) END,"                        \
+    /* Computed once: whether the viewer has filters to load at all, and                           \
+     * whether the ones compiled before are still current. */                                      \
+    " " EU_FILTERS_STAMP_SQL("$3::bigint") ","                                                     \
+    " CASE WHEN " src "::boolean THEN s.text END"
+
+#define RENDER_FROM_SQL(ss, as)                                                                    \
+    " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"                 \
+    " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY(" ss "::text[]) AS sc," \
+    "  (a.id::text || ':' || a.xmin::text) = ANY(" as "::text[]) AS ac) k"
+
+/* ANY(ARRAY(...)): fetched by primary key whatever the statistics say, so
+ * no plan can compute the costly columns for rows it then drops. */
+#define RENDER_WHERE_SQL " WHERE s.tenant_id = $1 AND s.id = ANY(ARRAY(SELECT id FROM want))"
+
 const struct eu_sql eu_status_render_sql[] = {
     /*
-     * $2 ids as an array literal, $3 viewer account id (0 anonymous), $4
-     * base URL, $5 and $6 the "id:xmin" stamps of the statuses and accounts
-     * the cache holds, $7 whether to return the source text. The LATERAL
-     * parts with the status's and its author's columns run only for rows
-     * whose stamp is not among those: a cached row costs its visibility,
-     * the viewer's flags and its poll.
+     * $4 the base URL, $5 and $6 the stamps, $7 whether to return the
+     * source text. The LATERAL parts with the status's and its author's
+     * columns run only for rows whose stamp is not among those: a cached
+     * row costs its visibility, the viewer's flags and its poll.
      */
     [STATUS_RENDER_STATUSES] = {"status_render.statuses",
-        "WITH want AS (SELECT unnest($2::bigint[]) AS id"
-        " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"
-        " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL),"
-        /* The viewer's flags for the whole page, each one index range read
-         * once, not a probe per status. */
-        " fav AS (SELECT f.status_id FROM favourites f WHERE f.tenant_id = $1"
-        "  AND f.account_id = $3::bigint AND f.status_id IN (SELECT id FROM want)),"
-        " reb AS (SELECT r.reblog_of_id FROM statuses r WHERE r.tenant_id = $1"
-        "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL"
-        "  AND r.reblog_of_id IN (SELECT id FROM want)),"
-        " bm AS (SELECT b.status_id FROM bookmarks b WHERE b.tenant_id = $1"
-        "  AND b.account_id = $3::bigint AND b.status_id IN (SELECT id FROM want)),"
-        " pin AS (SELECT p.status_id FROM status_pins p WHERE p.tenant_id = $1"
-        "  AND p.account_id = $3::bigint AND p.status_id IN (SELECT id FROM want)),"
-        " cmute AS (SELECT cm.conversation_id FROM conversation_mutes cm WHERE cm.tenant_id = $1"
-        "  AND cm.account_id = $3::bigint)"
-        " SELECT s.id, " EU_STATUS_VISIBLE_BY_SQL("s", "a", "$3::bigint") ", s.reblog_of_id,"
-        " s.xmin::text, a.xmin::text, s.account_id, s.visibility, k.sc, k.ac,"
-        " s.id IN (SELECT status_id FROM fav), s.id IN (SELECT reblog_of_id FROM reb),"
-        " coalesce(s.conversation_id, s.id) IN (SELECT conversation_id FROM cmute),"
-        " s.id IN (SELECT status_id FROM bm), s.id IN (SELECT status_id FROM pin),"
-        " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
-        "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"
-        "  AND s.account_id = $3::bigint),"
-        " (SELECT " EU_POLL_JSON_SQL("sp", "$3::bigint") "::text FROM polls sp"
-        "  WHERE sp.tenant_id = $1 AND sp.status_id = s.id),"
-        /* Computed once: whether the viewer has filters to load at all,
-         * and whether the ones compiled before are still current. */
-        " " EU_FILTERS_STAMP_SQL("$3::bigint") ","
-        " CASE WHEN $7::boolean THEN s.text END, sx.*, ax.*"
-        " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
-        " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($5::text[]) AS sc,"
-        "  (a.id::text || ':' || a.xmin::text) = ANY($6::text[]) AS ac) k"
+        RENDER_WITH_SQL RENDER_COLUMNS_SQL("$7") ", sx.*, ax.*" RENDER_FROM_SQL("$5", "$6")
         " LEFT JOIN LATERAL (SELECT " EU_SQL_TS("s.created_at") ", s.in_reply_to_id,"
         "  s.in_reply_to_account_id, s.sensitive, s.spoiler_text, s.language, s.uri, s.url,"
         "  s.local, s.content,"
@@ -141,10 +160,16 @@ const struct eu_sql eu_status_render_sql[] = {
         "  WHERE NOT k.sc OFFSET 0) sx ON true"
         " LEFT JOIN LATERAL (SELECT " EU_ACCOUNT_COLUMNS("a") " WHERE NOT k.ac OFFSET 0) ax"
         " ON true"
-        /* ANY(ARRAY(...)): fetched by primary key whatever the statistics
-         * say, so no plan can compute the costly columns for rows it then
-         * drops. */
-        " WHERE s.tenant_id = $1 AND s.id = ANY(ARRAY(SELECT id FROM want))"},
+        RENDER_WHERE_SQL},
+    /*
+     * For a page whose statuses and authors the cache holds, all of them:
+     * the same rows without the columns the cache has, $4 and $5 the
+     * stamps, $6 the source flag. Even never run, the LATERAL parts above
+     * cost every execution their set-up (a tenth of the statement); a row
+     * found stale here makes the render ask again with the statement above.
+     */
+    [STATUS_RENDER_CACHED] = {"status_render.cached",
+        RENDER_WITH_SQL RENDER_COLUMNS_SQL("$6") RENDER_FROM_SQL("$4", "$5") RENDER_WHERE_SQL},
     {0},
 };
 /* clang-format on */
@@ -165,7 +190,8 @@ struct render {
     char **ids; /* arena copies of the asked ids */
     size_t n;
     unsigned flags;
-    bool no_cache; /* a second try after a cached entry went meanwhile */
+    bool full;     /* the statement with every column, even for a page the cache holds */
+    bool no_cache; /* a last try after a cached entry went meanwhile */
     eu_statuses_rendered_cb cb;
     void *arg;
     struct slim_map *slim; /* a list reply's, or NULL: every status a full object */
@@ -286,7 +312,8 @@ cached(const struct render *rd, int kind, const char *id, const char *xmin, uint
  * The shared parts of row: from the cache when the statement skipped the
  * columns (or an earlier row of this render already built them), else
  * built from the row and kept. False when the statement skipped columns
- * the cache no longer holds (evicted while the statement ran).
+ * the cache no longer holds (evicted while the statement ran, or changed
+ * since a page was asked with status_render.cached).
  */
 static bool
 row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct parts *out)
@@ -295,11 +322,13 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
     size_t cap = (size_t)req->app->cfg->render_cache_entries;
     const char *id = PQgetvalue(r, row, C_ID), *author = PQgetvalue(r, row, C_AUTHOR);
     const char *sx = PQgetvalue(r, row, C_SXMIN), *ax = PQgetvalue(r, row, C_AXMIN);
+    /* status_render.cached has no columns to build from. */
+    bool built = PQnfields(r) > C_ACCOUNT;
     out->account_text = out->status_text = NULL;
     out->account = cached(rd, EU_RC_ACCOUNT, author, ax, base, &out->account_text);
     if (out->account) {
         json_incref(out->account);
-    } else if (col_bool(r, row, C_ACACHED)) {
+    } else if (col_bool(r, row, C_ACACHED) || !built) {
         return false;
     } else {
         out->account = eu_account_json(req, r, row, C_ACCOUNT);
@@ -311,7 +340,7 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
     eu_rc_count(out->status != NULL);
     if (out->status) {
         json_incref(out->status);
-    } else if (col_bool(r, row, C_SCACHED)) {
+    } else if (col_bool(r, row, C_SCACHED) || !built) {
         json_decref(out->account);
         json_decref(out->account_text);
         return false;
@@ -480,10 +509,13 @@ on_rows(struct eu_req *req, PGresult *res, void *arg)
     rd->cb(req, out, rd->arg);
     return;
 lost:
-    /* Rare: the cache dropped an entry the statement counted on. Again,
-     * asking for every column. */
+    /* The cache held an older version of a row than the statement found
+     * (an edit, a counter moved), or dropped an entry the statement counted
+     * on: again, with the columns of what changed, then of every row. */
     json_decref(out);
-    rd->no_cache = true;
+    if (rd->full)
+        rd->no_cache = true;
+    rd->full = true;
     send_render(rd);
 }
 
@@ -552,25 +584,36 @@ send_render(struct render *rd)
     struct stamps ss, as;
     stamps_init(&ss, a, rd->n);
     stamps_init(&as, a, rd->n);
+    bool all_cached = false;
     if (!rd->no_cache && req->app->cfg->render_cache_entries > 0) {
         uint32_t base = eu_rc_hash(eu_req_base_url(req));
+        all_cached = rd->n > 0;
         for (size_t i = 0; i < rd->n; i++) {
             struct eu_rc_hit hit, ah, oh;
             int64_t id = strtoll(rd->ids[i], NULL, 10);
-            if (!add_stamp(rd, EU_RC_STATUS, id, base, &ss, &hit))
+            if (!add_stamp(rd, EU_RC_STATUS, id, base, &ss, &hit)) {
+                all_cached = false;
                 continue;
+            }
             int64_t author = hit.account_id, orig = hit.reblog_of;
-            add_stamp(rd, EU_RC_ACCOUNT, author, base, &as, &ah);
+            bool held = add_stamp(rd, EU_RC_ACCOUNT, author, base, &as, &ah);
             if (orig && add_stamp(rd, EU_RC_STATUS, orig, base, &ss, &oh))
-                add_stamp(rd, EU_RC_ACCOUNT, oh.account_id, base, &as, &ah);
+                held = add_stamp(rd, EU_RC_ACCOUNT, oh.account_id, base, &as, &ah) && held;
+            else if (orig)
+                held = false;
+            all_cached = all_cached && held;
         }
     }
-    const char *params[] = {list,
-                            eu_req_viewer(req),
-                            eu_req_base_url(req),
-                            stamps_close(&ss),
-                            stamps_close(&as),
-                            (rd->flags & EU_RENDER_SOURCE) ? "true" : "false"};
+    const char *source = (rd->flags & EU_RENDER_SOURCE) ? "true" : "false";
+    if (all_cached && !rd->full) {
+        const char *params[] = {list, eu_req_viewer(req), stamps_close(&ss), stamps_close(&as),
+                                source};
+        eu_req_stmt(req, &eu_status_render_sql[STATUS_RENDER_CACHED], 5, params, on_rows, rd);
+        return;
+    }
+    const char *params[] = {
+        list,  eu_req_viewer(req), eu_req_base_url(req), stamps_close(&ss), stamps_close(&as),
+        source};
     eu_req_stmt(req, &eu_status_render_sql[STATUS_RENDER_STATUSES], 6, params, on_rows, rd);
 }
 

@@ -152,7 +152,7 @@ void eu_scheduled_create(struct eu_req *req, const struct eu_status_draft *d, co
  * be NULL). Returns 0 with *draft NULL (no poll) or the draft's poll JSON
  * (arena-owned), or -1 after answering 422. */
 int eu_poll_params_read(struct eu_req *req, struct json_t *poll, const char **draft);
-/* polls.c: the Poll entity from EU_POLL_JSON_SQL's text, for req's viewer
+/* polls.c: the Poll entity from eunha_poll_json()'s text, for req's viewer
  * (without "voted" and "own_votes" for an anonymous one). New reference, or
  * NULL when text is not JSON. */
 struct json_t *eu_poll_json_finish(struct eu_req *req, const char *text);
@@ -160,37 +160,5 @@ struct json_t *eu_poll_json_finish(struct eu_req *req, const char *text);
  * from scheduled.c's table. */
 void eu_polls_show(struct eu_req *req);
 void eu_polls_vote(struct eu_req *req);
-
-/*
- * SQL json value: the Poll entity of polls row p for viewer v (SQL bigint
- * expression, 0 anonymous). Mastodon's rules: option counts are null while
- * hide_totals hides them before expiry, voters_count is null for a
- * single-choice poll, and the author counts as having voted. "voted" and
- * "own_votes" are meant for signed-in viewers only; callers drop them for
- * anonymous ones.
- */
-#define EU_POLL_JSON_SQL(p, v)                                                                     \
-    "json_build_object('id', " p ".id::text, 'expires_at', " EU_SQL_TS(                            \
-        p ".expires_at") ", 'expired', " p ".expires_at <= now(), 'multiple', " p                  \
-                         ".multiple, 'votes_count',"                                               \
-                         " (SELECT coalesce(sum(cardinality(pv.choices)), 0) FROM poll_votes pv "  \
-                         "WHERE pv.tenant_id = $1 AND pv.poll_id = " p                             \
-                         ".id), 'voters_count', CASE WHEN " p                                      \
-                         ".multiple THEN (SELECT count(*) FROM poll_votes pv"                      \
-                         " WHERE pv.tenant_id = $1 AND pv.poll_id = " p                            \
-                         ".id) END, 'options', (SELECT json_agg(json_build_object('title',"        \
-                         " po.title, 'votes_count', CASE WHEN " p ".hide_totals AND " p            \
-                         ".expires_at > now() THEN NULL"                                           \
-                         " ELSE (SELECT count(*) FROM poll_votes pv WHERE pv.tenant_id = $1 AND "  \
-                         "pv.poll_id = " p ".id AND (po.i - 1)::int"                               \
-                         " = ANY (pv.choices)) END) ORDER BY po.i) FROM unnest(" p                 \
-                         ".options) WITH ORDINALITY"                                               \
-                         " po(title, i)), 'emojis', '[]'::json, 'voted', " p ".account_id = " v    \
-                         " OR EXISTS (SELECT 1"                                                    \
-                         " FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p         \
-                         ".id AND pv.account_id = " v "), 'own_votes',"                            \
-                         " coalesce((SELECT to_json(pv.choices) FROM poll_votes pv WHERE "         \
-                         "pv.tenant_id = $1 AND pv.poll_id = " p ".id AND"                         \
-                         " pv.account_id = " v "), '[]'::json))"
 
 #endif
