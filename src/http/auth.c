@@ -1,7 +1,10 @@
 /*
- * Token lookup with a per-tenant cache. The cache is an open-addressed table
- * of 64 slots keyed by token hash: a bound small enough that a tenant's
- * cache stays under 20 KiB (a small instance has few live tokens).
+ * Token lookup with a per-tenant cache. The cache is a table of 64 slots
+ * keyed by token hash, in sets of 4 (a token may sit in any slot of its
+ * set): a bound small enough that a tenant's cache stays under 20 KiB (a
+ * small instance has few live tokens). With one slot per token, two of a
+ * ten-user tenant's tokens shared a slot about half the time and pushed
+ * each other out on every request.
  *
  * Several processes may serve one tenant, and a revoke or a suspension in
  * one must stop the token in all of them at once. Each process subscribes
@@ -33,6 +36,7 @@
 #include "eunha/tenant.h"
 
 #define CACHE_SLOTS 64
+#define CACHE_WAYS 4
 #define CACHE_TTL_SECONDS 60
 #define CHANNEL "auth"
 
@@ -231,12 +235,40 @@ eu_auth_scopes_are_valid(const char *scopes)
     return any;
 }
 
+/* The first slot of hash's set. */
+static struct entry *
+set_for(struct eu_auth_cache *c, const char *hash)
+{
+    /* The hash is already uniform: its first hex digits pick the set. */
+    unsigned v = (unsigned)strtoul((char[]){hash[0], hash[1], hash[2], 0}, NULL, 16);
+    return &c->slots[(v % (CACHE_SLOTS / CACHE_WAYS)) * CACHE_WAYS];
+}
+
+/* hash's entry, or NULL. */
+static struct entry *
+slot_find(struct eu_auth_cache *c, const char *hash)
+{
+    struct entry *set = set_for(c, hash);
+    for (int i = 0; i < CACHE_WAYS; i++)
+        if (strcmp(set[i].hash, hash) == 0)
+            return &set[i];
+    return NULL;
+}
+
+/* Where hash's entry goes: its own slot, else a free one, else the one
+ * closest to expiring. */
 static struct entry *
 slot_for(struct eu_auth_cache *c, const char *hash)
 {
-    /* The hash is already uniform: its first hex digits pick the slot. */
-    unsigned v = (unsigned)strtoul((char[]){hash[0], hash[1], hash[2], 0}, NULL, 16);
-    return &c->slots[v % CACHE_SLOTS];
+    struct entry *e = slot_find(c, hash);
+    if (e)
+        return e;
+    struct entry *set = set_for(c, hash);
+    e = &set[0];
+    for (int i = 0; i < CACHE_WAYS && e->hash[0]; i++)
+        if (!set[i].hash[0] || set[i].expires < e->expires)
+            e = &set[i];
+    return e;
 }
 
 static void
@@ -255,8 +287,8 @@ forget_here(struct eu_tenant *t, const char *token_hash)
     struct eu_auth_cache *c = eu_tenant_slot(t, EU_SLOT_AUTH);
     if (!c)
         return;
-    struct entry *e = slot_for(c, token_hash);
-    if (strcmp(e->hash, token_hash) == 0)
+    struct entry *e = slot_find(c, token_hash);
+    if (e)
         memset(e, 0, sizeof(*e));
 }
 
@@ -425,8 +457,8 @@ eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done)
     struct eu_auth_cache *cache =
         eu_redis_is_subscribed(req->app->redis) ? eu_tenant_slot(t, EU_SLOT_AUTH) : NULL;
     if (cache) {
-        struct entry *e = slot_for(cache, req->auth.token_hash);
-        if (strcmp(e->hash, req->auth.token_hash) == 0 && e->expires > time(NULL)) {
+        struct entry *e = slot_find(cache, req->auth.token_hash);
+        if (e && e->expires > time(NULL)) {
             fill_from_entry(req, e);
             done(req);
             return;
