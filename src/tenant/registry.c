@@ -317,6 +317,15 @@ eu_registry_free(struct eu_registry *reg)
             placement_unuse(p);
         }
     }
+    /* What is left belongs to tenants a statement under way still holds
+     * (a delivery being queued at shutdown): they free it after the
+     * registry is gone, so it must not point back at it. */
+    for (p = reg->placements; p; p = next) {
+        next = p->next;
+        p->reg = NULL;
+        p->next = NULL;
+    }
+    reg->placements = NULL;
     free(reg->buckets);
     free(reg->id_buckets);
     eu_db_budget_unref(reg->budget);
@@ -545,11 +554,13 @@ placement_unuse(struct eu_placement *p)
 {
     if (--p->users > 0)
         return;
-    for (struct eu_placement **pp = &p->reg->placements; *pp; pp = &(*pp)->next)
-        if (*pp == p) {
-            *pp = p->next;
-            break;
-        }
+    /* No registry when it went first (eu_registry_free()). */
+    if (p->reg)
+        for (struct eu_placement **pp = &p->reg->placements; *pp; pp = &(*pp)->next)
+            if (*pp == p) {
+                *pp = p->next;
+                break;
+            }
     eu_db_pool_free(p->pool);
     free(p->url);
     free(p->database);
