@@ -167,30 +167,33 @@ void eu_polls_vote(struct eu_req *req);
  * hide_totals hides them before expiry, voters_count is null for a
  * single-choice poll, and the author counts as having voted. "voted" and
  * "own_votes" are meant for signed-in viewers only; callers drop them for
- * anonymous ones.
+ * anonymous ones. A remote poll's counts are those its origin reported
+ * (cached_tallies, cached_voters; migration 0030); a local one's are
+ * counted from poll_votes. expires_at is null for a remote poll without an
+ * end ('infinity').
  */
+/* clang-format off */
 #define EU_POLL_JSON_SQL(p, v)                                                                     \
-    "json_build_object('id', " p ".id::text, 'expires_at', " EU_SQL_TS(                            \
-        p ".expires_at") ", 'expired', " p ".expires_at <= now(), 'multiple', " p                  \
-                         ".multiple, 'votes_count',"                                               \
-                         " (SELECT coalesce(sum(cardinality(pv.choices)), 0) FROM poll_votes pv "  \
-                         "WHERE pv.tenant_id = $1 AND pv.poll_id = " p                             \
-                         ".id), 'voters_count', CASE WHEN " p                                      \
-                         ".multiple THEN (SELECT count(*) FROM poll_votes pv"                      \
-                         " WHERE pv.tenant_id = $1 AND pv.poll_id = " p                            \
-                         ".id) END, 'options', (SELECT json_agg(json_build_object('title',"        \
-                         " po.title, 'votes_count', CASE WHEN " p ".hide_totals AND " p            \
-                         ".expires_at > now() THEN NULL"                                           \
-                         " ELSE (SELECT count(*) FROM poll_votes pv WHERE pv.tenant_id = $1 AND "  \
-                         "pv.poll_id = " p ".id AND (po.i - 1)::int"                               \
-                         " = ANY (pv.choices)) END) ORDER BY po.i) FROM unnest(" p                 \
-                         ".options) WITH ORDINALITY"                                               \
-                         " po(title, i)), 'emojis', '[]'::json, 'voted', " p ".account_id = " v    \
-                         " OR EXISTS (SELECT 1"                                                    \
-                         " FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p         \
-                         ".id AND pv.account_id = " v "), 'own_votes',"                            \
-                         " coalesce((SELECT to_json(pv.choices) FROM poll_votes pv WHERE "         \
-                         "pv.tenant_id = $1 AND pv.poll_id = " p ".id AND"                         \
-                         " pv.account_id = " v "), '[]'::json))"
+    "json_build_object('id', " p ".id::text, 'expires_at', CASE WHEN " p ".expires_at"             \
+    " < 'infinity' THEN " EU_SQL_TS(p ".expires_at") " END,"                                       \
+    " 'expired', " p ".expires_at <= now(), 'multiple', " p ".multiple, 'votes_count',"            \
+    " CASE WHEN " p ".cached_tallies IS NOT NULL THEN (SELECT coalesce(sum(x), 0)"                 \
+    "  FROM unnest(" p ".cached_tallies) x)"                                                       \
+    " ELSE (SELECT coalesce(sum(cardinality(pv.choices)), 0) FROM poll_votes pv"                   \
+    "  WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id) END,"                                    \
+    " 'voters_count', CASE WHEN " p ".multiple THEN coalesce(" p ".cached_voters,"                 \
+    "  (SELECT count(*) FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id))"    \
+    "  END,"                                                                                       \
+    " 'options', (SELECT json_agg(json_build_object('title', po.title, 'votes_count',"             \
+    "  CASE WHEN " p ".hide_totals AND " p ".expires_at > now() THEN NULL"                         \
+    "  ELSE coalesce(" p ".cached_tallies[po.i], (SELECT count(*) FROM poll_votes pv"              \
+    "  WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id AND (po.i - 1)::int = ANY (pv.choices)))" \
+    "  END) ORDER BY po.i) FROM unnest(" p ".options) WITH ORDINALITY po(title, i)),"              \
+    " 'emojis', '[]'::json, 'voted', " p ".account_id = " v " OR EXISTS (SELECT 1"                 \
+    "  FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id"                       \
+    "  AND pv.account_id = " v "), 'own_votes', coalesce((SELECT to_json(pv.choices)"              \
+    "  FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = " p ".id"                       \
+    "  AND pv.account_id = " v "), '[]'::json))"
+/* clang-format on */
 
 #endif
