@@ -192,8 +192,8 @@ eu_proc_poll_vote(struct eu_proc *p)
         return;
     }
     const char *params[] = {
-        eu_proc_local_status_id(p, eu_proc_json_id(json_object_get(o, "inReplyTo"))),
-        p->actor_id, name};
+        eu_proc_local_status_id(p, eu_proc_json_id(json_object_get(o, "inReplyTo"))), p->actor_id,
+        name};
     eu_proc_stmt(p, &eu_ap_process_poll_sql[POLL_VOTE], 3, params, on_voted);
 }
 
@@ -288,6 +288,5 @@ eu_ap_poll_update_run(struct eu_job *job)
     u->poll_id = eu_xstrdup(poll_id);
     u->base = eu_xasprintf("%s://%s", eu_job_app(job)->cfg->scheme, eu_job_tenant(job)->domain);
     const char *params[] = {poll_id};
-    eu_job_stmt(job, &eu_ap_process_poll_sql[POLL_UPDATE_CONTEXT], 1, params, on_update_context,
-                u);
+    eu_job_stmt(job, &eu_ap_process_poll_sql[POLL_UPDATE_CONTEXT], 1, params, on_update_context, u);
 }

@@ -92,9 +92,9 @@ counts_are(const struct eu_it_resp *r, const void *arg)
                      json_is_integer(voters) ? (long long)json_integer_value(voters) : -1LL);
     json_t *opts = json_object_get(r->json, "options");
     for (size_t i = 0; i < json_array_size(opts); i++)
-        n += snprintf(got + n, sizeof(got) - (size_t)n, " %lld",
-                      (long long)json_integer_value(
-                          json_object_get(json_array_get(opts, i), "votes_count")));
+        n += snprintf(
+            got + n, sizeof(got) - (size_t)n, " %lld",
+            (long long)json_integer_value(json_object_get(json_array_get(opts, i), "votes_count")));
     return strcmp(got, arg) == 0;
 }
 
@@ -202,8 +202,8 @@ START_TEST(test_poll_votes_federate)
     EU_IT_EXPECT_ERROR(&r, 422);
 
     /* a.test counts bob's two choices as one voter. */
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, counts_are, "2 1 1 0 1",
-                   "bob's vote at a", "/api/v1/polls/%s", poll_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, counts_are, "2 1 1 0 1", "bob's vote at a",
+                   "/api/v1/polls/%s", poll_a);
 
     /* amy (a.test) votes green: the Update of the Question brings it to b. */
     eu_it_callf(w.s, &r, "a.test", "POST", w.amy, "{\"choices\": [1]}", "/api/v1/polls/%s/votes",
