@@ -191,7 +191,8 @@ on_host_queued(struct eu_req *req, PGresult *res, void *arg)
 {
     struct delivery *d = arg;
     if (PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't') {
-        eu_log_info("ap", "inbox backlog of '%s' at its cap: refused", d->actor);
+        /* debug: a flooding peer would otherwise flood the log as well */
+        eu_log_debug("ap", "inbox backlog of '%s' at its cap: refused", d->actor);
         eu_req_add_header(req, "Retry-After", "60");
         eu_req_reply_error(req, 429, "Too many activities from your server are waiting here");
         return;
