@@ -63,6 +63,7 @@ struct eu_ap_audience {
     const char *mentioned_in; /* a status id: its mentioned accounts, likewise */
     const char *account;      /* an account id: its own inbox (Follow, Like, Block...) */
     const char *inbox;        /* an inbox URL as is */
+    const char *voters_of;    /* a poll id: its remote voters, shared inbox else inbox */
 };
 
 /*
@@ -131,5 +132,19 @@ void eu_ap_outbox_profile(struct eu_app *app, struct eu_tenant *t, int64_t actor
 /* actor_id did kind to target (an account id, or a status id for likes). */
 void eu_ap_outbox_account(struct eu_app *app, struct eu_tenant *t, int64_t actor_id,
                           const char *target, enum eu_ap_outbox_kind kind, const char *follow_uri);
+/* voter voted on remote poll poll_id (its poll_votes row is written): one
+ * Create of a Note per chosen option to the poll's author. Nothing is sent
+ * for a local poll. */
+void eu_ap_outbox_poll_vote(struct eu_app *app, struct eu_tenant *t, int64_t voter,
+                            const char *poll_id);
+
+/* Local poll poll_id got remote votes: an Update of its Question, with the
+ * new counts, to its author's followers, the accounts it mentions and its
+ * remote voters (Mastodon's DistributePollUpdateWorker), after [federation]
+ * poll_update_delay_seconds so a burst of votes makes one Update. Queues
+ * the "ap_poll_update" job (src/ap/process_poll.c); nothing else. */
+void eu_ap_poll_update_later(struct eu_app *app, struct eu_tenant *t, const char *poll_id);
+/* The "ap_poll_update" job's handler, for src/queue/kinds.c. */
+void eu_ap_poll_update_run(struct eu_job *job);
 
 #endif

@@ -4,7 +4,9 @@
  * only with a valid HTTP signature whose key belongs to the activity's
  * actor; it is then queued as an "ap_inbox" job, payload
  * {"activity": {...}, "actor": "<verified actor URI>",
- *  "recipient": "<local account id>" or null}, and answered 202.
+ *  "recipient": "<local account id>" or null, "host": "<the actor's host>"},
+ * and answered 202. A host with [federation] inbox_max_queued_per_host
+ * activities still waiting for the tenant gets 429 with Retry-After.
  */
 #ifndef EUNHA_APINBOX_H
 #define EUNHA_APINBOX_H

@@ -104,6 +104,12 @@ struct eu_config {
      * follows the list, as KEY_LIST fields must. */
     char **fed_hosts;
     size_t n_fed_hosts;
+    /* Inbox activities from one sending host queued and not yet processed,
+     * per tenant; past it the inbox answers 429 (src/ap/inbox.c). 1000. */
+    int fed_inbox_max_queued_per_host;
+    /* Seconds a local poll's Update(Question) waits after a remote vote, so
+     * a burst of votes goes out as one Update (Mastodon's 3 minutes). 180. */
+    int fed_poll_update_delay_s;
     /* [media]: uploads (src/api/media.c) and where their files live
      * (include/eunha/mediastore.h). The size limits published in the
      * instance entities are these, cut to what max_upload_bytes lets

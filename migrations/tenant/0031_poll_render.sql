@@ -51,20 +51,28 @@ DECLARE
 BEGIN
     SELECT json_build_object(
         'id', p.id::text,
-        'expires_at', to_char(p.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+        -- A remote poll without an end is stored as 'infinity' (0030).
+        'expires_at', CASE WHEN p.expires_at < 'infinity' THEN
+            to_char(p.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END,
         'expired', p.expires_at <= now(),
         'multiple', p.multiple,
-        'votes_count', (SELECT coalesce(sum(cardinality(pv.choices)), 0) FROM poll_votes pv
-                        WHERE pv.tenant_id = p_tenant AND pv.poll_id = p.id),
-        'voters_count', CASE WHEN p.multiple THEN
+        -- A remote poll's counts are those its origin reported (0030); a
+        -- local one's are counted from poll_votes.
+        'votes_count', CASE WHEN p.cached_tallies IS NOT NULL
+                            THEN (SELECT coalesce(sum(x), 0) FROM unnest(p.cached_tallies) x)
+                            ELSE (SELECT coalesce(sum(cardinality(pv.choices)), 0)
+                                  FROM poll_votes pv
+                                  WHERE pv.tenant_id = p_tenant AND pv.poll_id = p.id) END,
+        'voters_count', CASE WHEN p.multiple THEN coalesce(p.cached_voters,
                             (SELECT count(*) FROM poll_votes pv
-                             WHERE pv.tenant_id = p_tenant AND pv.poll_id = p.id) END,
+                             WHERE pv.tenant_id = p_tenant AND pv.poll_id = p.id)) END,
         'options', (SELECT json_agg(json_build_object(
                         'title', po.title,
                         'votes_count', CASE WHEN p.hide_totals AND p.expires_at > now() THEN NULL
-                            ELSE (SELECT count(*) FROM poll_votes pv
-                                  WHERE pv.tenant_id = p_tenant AND pv.poll_id = p.id
-                                  AND (po.i - 1)::int = ANY (pv.choices)) END) ORDER BY po.i)
+                            ELSE coalesce(p.cached_tallies[po.i],
+                                (SELECT count(*) FROM poll_votes pv
+                                 WHERE pv.tenant_id = p_tenant AND pv.poll_id = p.id
+                                 AND (po.i - 1)::int = ANY (pv.choices))) END) ORDER BY po.i)
                     FROM unnest(p.options) WITH ORDINALITY po(title, i)),
         'emojis', '[]'::json,
         'voted', p.account_id = p_viewer OR EXISTS (SELECT 1 FROM poll_votes pv

@@ -51,9 +51,9 @@ const struct eu_sql eu_ap_deliver_sql[] = {
     /*
      * The fan-out: $2 the signing actor, $3 the activity, $4 to its
      * followers, $5 a status whose mentioned accounts get it, $6 one account
-     * (its own inbox), $7 one inbox URL. A follower's shared inbox stands
-     * for its own, and UNION merges duplicates, so a server with thousands
-     * of followers gets one job. Returns how many jobs were made.
+     * (its own inbox), $7 one inbox URL, $8 a poll whose remote voters get
+     * it. A follower's shared inbox stands for its own, and UNION merges
+     * duplicates, so a server with thousands of followers gets one job. Returns how many jobs were made.
      */
     [DELIVER_ENQUEUE] = {"ap_deliver.enqueue",
         "WITH i AS ("
@@ -67,7 +67,11 @@ const struct eu_sql eu_ap_deliver_sql[] = {
         "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL"
         " UNION SELECT a.inbox_url FROM accounts a WHERE a.tenant_id = $1"
         "  AND a.id = $6::bigint AND a.domain IS NOT NULL"
-        " UNION SELECT $7::text WHERE $7::text IS NOT NULL),"
+        " UNION SELECT $7::text WHERE $7::text IS NOT NULL"
+        " UNION SELECT coalesce(a.shared_inbox_url, a.inbox_url) FROM poll_votes pv"
+        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = pv.account_id"
+        "  WHERE pv.tenant_id = $1 AND pv.poll_id = $8::bigint"
+        "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL),"
         " j AS (INSERT INTO jobs (tenant_id, queue, kind, payload)"
         "  SELECT $1, 'deliver', 'ap_deliver', jsonb_build_object('inbox', i.inbox,"
         "  'actor_id', $2::text, 'activity', $3::jsonb) FROM i"
@@ -120,15 +124,16 @@ eu_ap_deliver(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *conn, 
     char actor[24];
     snprintf(actor, sizeof(actor), "%lld", (long long)actor_id);
     const char *params[] = {
-        actor, text, to->followers ? "true" : "false", to->mentioned_in, to->account, to->inbox};
+        actor,     text,         to->followers ? "true" : "false", to->mentioned_in, to->account,
+        to->inbox, to->voters_of};
     struct enqueue *e = eu_xcalloc(1, sizeof(*e));
     eu_tenant_ref(t);
     e->t = t;
     const struct eu_sql *s = &eu_ap_deliver_sql[DELIVER_ENQUEUE];
     if (conn)
-        eu_db_conn_stmt(conn, s, 6, params, on_enqueued, e);
+        eu_db_conn_stmt(conn, s, 7, params, on_enqueued, e);
     else
-        eu_db_pool_stmt(eu_tenant_pool(app->registry, t), s, 6, params, on_enqueued, e);
+        eu_db_pool_stmt(eu_tenant_pool(app->registry, t), s, 7, params, on_enqueued, e);
     free(text);
     return 0;
 }

@@ -19,6 +19,7 @@
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +28,7 @@
 #include "eunha/app.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
+#include "eunha/config.h"
 #include "eunha/error.h"
 #include "eunha/fetch.h"
 #include "eunha/http.h"
@@ -38,6 +40,7 @@
 
 enum {
     INBOX_RECIPIENT,
+    INBOX_HOST_QUEUED,
 };
 
 const struct eu_sql eu_ap_inbox_sql[] = {
@@ -47,6 +50,12 @@ const struct eu_sql eu_ap_inbox_sql[] = {
                          " WHERE tenant_id = $1 AND lower(username) = lower($2)"
                          " AND coalesce(lower(domain), '') = ''"
                          " AND username <> 'instance.actor'"},
+    /* $2 a sending host, $3 the cap: whether its ap_inbox jobs still
+     * waiting reach the cap (counted no further than it; jobs_inbox_host). */
+    [INBOX_HOST_QUEUED] = {"ap_inbox.host_queued",
+                           "SELECT count(*) >= $3::int FROM (SELECT 1 FROM jobs"
+                           " WHERE tenant_id = $1 AND kind = 'ap_inbox' AND state = 'ready'"
+                           " AND payload ->> 'host' = $2 LIMIT $3::int) q"},
     {0},
 };
 
@@ -145,8 +154,11 @@ accept_delivery(struct delivery *d, const char *owner)
     char host[300];
     if (eu_fetch_host_of(owner, host, sizeof(host)) == 0)
         eu_fetch_host_seen(req->app->fetch, host);
-    json_t *payload = json_pack("{s:O, s:s, s:s?}", "activity", d->activity, "actor", owner,
-                                "recipient", d->recipient);
+    else
+        host[0] = '\0';
+    /* "host" is what the per-host cap counts (host_cap_check). */
+    json_t *payload = json_pack("{s:O, s:s, s:s?, s:s}", "activity", d->activity, "actor", owner,
+                                "recipient", d->recipient, "host", host);
     char *text = json_dumps(payload, JSON_COMPACT);
     json_decref(payload);
     eu_queue_enqueue(req->app, req->tenant, "ap_inbox", text, 0, NULL, on_enqueued, d);
@@ -164,10 +176,41 @@ on_verified(struct eu_req *req, const char *owner, void *arg)
     accept_delivery(d, owner);
 }
 
+/*
+ * The per-sending-host cap: one peer's backlog of unprocessed activities
+ * for this tenant is bounded ([federation] inbox_max_queued_per_host), so a
+ * noisy peer cannot fill the queue the others share. Checked before the
+ * signature (no RSA spent on what would be refused) on the actor's host,
+ * which verification then holds to the key's owner; past the cap 429 with
+ * Retry-After, which Mastodon-shaped peers retry, and nothing stored. Two
+ * deliveries racing past the check may go one over; the cap is a bound on
+ * the backlog, not an exact count.
+ */
+static void
+on_host_queued(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct delivery *d = arg;
+    if (PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't') {
+        /* debug: a flooding peer would otherwise flood the log as well */
+        eu_log_debug("ap", "inbox backlog of '%s' at its cap: refused", d->actor);
+        eu_req_add_header(req, "Retry-After", "60");
+        eu_req_reply_error(req, 429, "Too many activities from your server are waiting here");
+        return;
+    }
+    eu_ap_verify_signature(req, d->sig, on_verified, d);
+}
+
 static void
 verify(struct delivery *d)
 {
-    eu_ap_verify_signature(d->req, d->sig, on_verified, d);
+    char host[300], cap[16];
+    if (eu_fetch_host_of(d->actor, host, sizeof(host)) != 0) {
+        eu_req_reply_error(d->req, 400, "The actor is not a URL");
+        return;
+    }
+    snprintf(cap, sizeof(cap), "%d", d->req->app->cfg->fed_inbox_max_queued_per_host);
+    const char *p[] = {eu_arena_strdup(d->req->arena, host), cap};
+    eu_req_stmt(d->req, &eu_ap_inbox_sql[INBOX_HOST_QUEUED], 2, p, on_host_queued, d);
 }
 
 static void

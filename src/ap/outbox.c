@@ -2,8 +2,9 @@
  * The activities of local actions, as Mastodon sends them: a status posted,
  * edited or deleted (Create, Update, Delete with a Tombstone), reblogged
  * and withdrawn (Announce, Undo), liked and unliked, an account followed,
- * unfollowed, blocked, unblocked, and a remote follower's request accepted
- * or rejected, and a profile changed (Update of the actor). Each hook runs after its action's
+ * unfollowed, blocked, unblocked, a remote follower's request accepted
+ * or rejected, a profile changed (Update of the actor), and a vote on a
+ * remote poll. Each hook runs after its action's
  * statement, reads what the activity names in one statement (two for a status: its note columns),
  * builds the activity and hands it to eu_ap_deliver(), which fans it out
  * in one more. Actions on local accounts only send nothing.
@@ -35,7 +36,7 @@
 
 #define AS_CONTEXT "https://www.w3.org/ns/activitystreams"
 
-enum { OUTBOX_CONTEXT };
+enum { OUTBOX_CONTEXT, OUTBOX_VOTE };
 
 /* Columns of outbox.context. */
 enum {
@@ -79,6 +80,21 @@ const struct eu_sql eu_ap_outbox_sql[] = {
         " FROM me LEFT JOIN accounts tg ON tg.tenant_id = $1 AND tg.id = $3::bigint"
         " LEFT JOIN statuses st ON st.tenant_id = $1 AND st.id = $4::bigint"
         " LEFT JOIN accounts sa ON sa.tenant_id = $1 AND sa.id = st.account_id"},
+    /*
+     * Local account $2's vote on remote poll $3: the voter's username, the
+     * Question's uri, its author's id and uri, and the choices as a JSON
+     * array of [index, title]. No row when the poll is local or there is no
+     * such vote.
+     */
+    [OUTBOX_VOTE] = {"ap_outbox.vote",
+        "SELECT me.username, s.uri, p.account_id::text, au.uri,"
+        " (SELECT json_agg(json_build_array(c, p.options[c + 1]) ORDER BY c)"
+        "  FROM unnest(pv.choices) c)::text"
+        " FROM poll_votes pv JOIN polls p ON p.tenant_id = $1 AND p.id = pv.poll_id"
+        " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id AND NOT s.local"
+        " JOIN accounts au ON au.tenant_id = $1 AND au.id = p.account_id AND au.domain IS NOT NULL"
+        " JOIN accounts me ON me.tenant_id = $1 AND me.id = pv.account_id AND me.domain IS NULL"
+        " WHERE pv.tenant_id = $1 AND pv.poll_id = $3::bigint AND pv.account_id = $2::bigint"},
     {0},
 };
 /* clang-format on */
@@ -421,4 +437,58 @@ void
 eu_ap_outbox_profile(struct eu_app *app, struct eu_tenant *t, int64_t actor)
 {
     context_query(hook_new(app, t, actor), on_profile_context, false);
+}
+
+/* ------------------------------------------------------- poll votes */
+
+/* A vote goes to the poll's author only, one Create per chosen option, as
+ * Mastodon sends it: a Note with the option's title as its name, replying
+ * to the Question, with no content. Its ids name the poll and the option,
+ * so a redelivery is recognisably the same vote. */
+static void
+on_vote_context(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct hook *h = arg;
+    if (st != EU_DB_OK || PQntuples(res) != 1) {
+        if (st != EU_DB_OK)
+            eu_log_warn("ap", "cannot read a poll vote to deliver it: %s",
+                        res ? PQresultErrorMessage(res) : "database unavailable");
+        hook_free(h);
+        return;
+    }
+    char *actor = eu_xasprintf("%s/users/%s", h->base, PQgetvalue(res, 0, 0));
+    const char *question = PQgetvalue(res, 0, 1), *author = PQgetvalue(res, 0, 3);
+    json_t *choices = json_loads(PQgetvalue(res, 0, 4), 0, NULL), *c;
+    size_t i;
+    json_array_foreach(choices, i, c)
+    {
+        const char *title = json_string_value(json_array_get(c, 1));
+        if (!title)
+            continue;
+        char *note_id = eu_xasprintf("%s#votes/%s/%lld", actor, h->target,
+                                     (long long)json_integer_value(json_array_get(c, 0)));
+        json_t *a = activity_new("Create", eu_xasprintf("%s/activity", note_id), actor);
+        json_object_set_new(a, "to", json_string(author));
+        json_object_set_new(a, "object",
+                            json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", note_id, "type",
+                                      "Note", "name", title, "attributedTo", actor, "inReplyTo",
+                                      question, "to", author));
+        free(note_id);
+        struct eu_ap_audience to = {.account = PQgetvalue(res, 0, 2)};
+        eu_ap_deliver(h->app, h->t, NULL, h->actor, a, &to);
+    }
+    json_decref(choices);
+    free(actor);
+    hook_free(h);
+}
+
+void
+eu_ap_outbox_poll_vote(struct eu_app *app, struct eu_tenant *t, int64_t voter, const char *poll_id)
+{
+    struct hook *h = hook_new(app, t, voter);
+    h->target = eu_xstrdup(poll_id);
+    char id[24];
+    snprintf(id, sizeof(id), "%lld", (long long)voter);
+    const char *params[] = {id, poll_id};
+    eu_db_pool_stmt(pool_of(h), &eu_ap_outbox_sql[OUTBOX_VOTE], 2, params, on_vote_context, h);
 }

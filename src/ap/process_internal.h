@@ -126,4 +126,14 @@ void eu_proc_announce(struct eu_proc *p);
 void eu_proc_flag(struct eu_proc *p);
 void eu_proc_featured(struct eu_proc *p, bool add);
 
+/* process_poll.c */
+/* Stores the poll of p->note (parsed; a Question of the actor) for its
+ * stored status status_id, counts included; then then(p). A note without
+ * options goes straight to then(p). */
+void eu_proc_poll_store(struct eu_proc *p, const char *status_id, void (*then)(struct eu_proc *p));
+/* Whether p's Create is a vote on a local poll (a Note with a name, no
+ * content, replying to a local status), which eu_proc_poll_vote() takes. */
+bool eu_proc_is_vote(struct eu_proc *p);
+void eu_proc_poll_vote(struct eu_proc *p);
+
 #endif

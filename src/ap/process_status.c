@@ -208,14 +208,20 @@ on_new_notify(struct eu_proc *p, PGresult *res)
 }
 
 static void
+created_fanout(struct eu_proc *p)
+{
+    eu_feed_status_fanout(p->app, p->t, strtoll(p->s1, NULL, 10), false);
+    const char *params[] = {p->s1, p->actor_id};
+    eu_proc_stmt(p, &eu_ap_process_status_sql[STATUS_NEW_NOTIFY], 2, params, on_new_notify);
+}
+
+static void
 on_created(const char *id, int status, void *arg)
 {
     struct eu_proc *p = arg;
     if (!on_stored_status(p, id, status))
         return;
-    eu_feed_status_fanout(p->app, p->t, strtoll(p->s1, NULL, 10), false);
-    const char *params[] = {p->s1, p->actor_id};
-    eu_proc_stmt(p, &eu_ap_process_status_sql[STATUS_NEW_NOTIFY], 2, params, on_new_notify);
+    eu_proc_poll_store(p, p->s1, created_fanout);
 }
 
 static void
@@ -331,6 +337,10 @@ eu_proc_create(struct eu_proc *p)
         eu_ap_fetch_signed(p->app, p->t, p->object_id, on_create_fetched, p);
         return;
     }
+    if (eu_proc_is_vote(p)) {
+        eu_proc_poll_vote(p);
+        return;
+    }
     if (!eu_ap_is_note_type(p->object_type)) {
         eu_proc_skip(p, "not a note");
         return;
@@ -359,13 +369,21 @@ on_edited(const char *id, int status, void *arg)
 }
 
 static void
+edit_store(struct eu_proc *p)
+{
+    eu_ingest_status_store(eu_job_conn(p->job), &p->note, p->actor_id, p->base, on_edited, p);
+}
+
+/* A Question's counts change without an edit (Mastodon's poll Updates):
+ * its poll is stored first, whatever the text does. */
+static void
 on_mine(struct eu_proc *p, PGresult *res)
 {
     if (PQntuples(res) == 0) {
         eu_proc_skip(p, "updates a status we do not have");
         return;
     }
-    eu_ingest_status_store(eu_job_conn(p->job), &p->note, p->actor_id, p->base, on_edited, p);
+    eu_proc_poll_store(p, eu_arena_strdup(p->arena, PQgetvalue(res, 0, 0)), edit_store);
 }
 
 static void

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/apdeliver.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/config.h"
@@ -61,34 +62,41 @@ const struct eu_sql eu_polls_sql[] = {
     /*
      * $2 poll id, $3 voter, $4 choices (int[]). Inserts the vote when every
      * rule holds and returns what the handler needs to say which rule failed,
-     * in Mastodon's order: expired, invalid choice, own poll, already voted.
+     * in Mastodon's order: expired, invalid choice, own poll, already voted;
+     * then whether the poll is remote (its author hears of the vote). A
+     * remote poll's cached counts take the vote at once, as Mastodon's do,
+     * until its origin's next Update.
      * No row: the poll does not exist or its status is hidden from the voter.
      */
-    [POLLS_VOTE] =
-        {"polls.vote",
-         "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
-         "  p.expires_at <= now() AS expired FROM polls p JOIN statuses s ON s.tenant_id = $1"
-         "  AND s.id = p.status_id WHERE p.tenant_id = $1 AND p.id = $2::bigint "
-         "AND " EU_STATUS_VISIBLE_SQL(
-             "s",
-             "$3::bigint") "),"
-                           " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM "
-                           "unnest($4::int[]) c"
-                           "  WHERE c < 0 OR c >= p.n)),"
-                           " v AS (INSERT INTO poll_votes (tenant_id, poll_id, account_id, choices)"
-                           "  SELECT $1, p.id, $3::bigint, $4::int[] FROM p WHERE NOT p.expired"
-                           "  AND p.account_id <> $3::bigint AND (p.multiple OR "
-                           "cardinality($4::int[]) = 1)"
-                           "  AND NOT EXISTS (SELECT 1 FROM bad)"
-                           "  ON CONFLICT DO NOTHING RETURNING 1)"
-                           " SELECT p.expired, EXISTS (SELECT 1 FROM bad), p.account_id = "
-                           "$3::bigint,"
-                           "  (SELECT count(*) FROM v) FROM p"},
+    /* clang-format off */
+    [POLLS_VOTE] = {"polls.vote",
+        "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
+        "  p.expires_at <= now() AS expired, NOT s.local AS remote FROM polls p"
+        "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
+        "  WHERE p.tenant_id = $1 AND p.id = $2::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+        " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM unnest($4::int[]) c"
+        "  WHERE c < 0 OR c >= p.n)),"
+        " v AS (INSERT INTO poll_votes (tenant_id, poll_id, account_id, choices)"
+        "  SELECT $1, p.id, $3::bigint, $4::int[] FROM p WHERE NOT p.expired"
+        "  AND p.account_id <> $3::bigint AND (p.multiple OR cardinality($4::int[]) = 1)"
+        "  AND NOT EXISTS (SELECT 1 FROM bad)"
+        "  ON CONFLICT DO NOTHING RETURNING 1),"
+        " c AS (UPDATE polls q SET cached_tallies = ARRAY(SELECT u.t + CASE WHEN (u.i - 1)::int"
+        "  = ANY ($4::int[]) THEN 1 ELSE 0 END FROM unnest(q.cached_tallies) WITH ORDINALITY"
+        "  u(t, i) ORDER BY u.i), cached_voters = coalesce(q.cached_voters, 0) + 1 FROM p"
+        "  WHERE q.tenant_id = $1 AND q.id = p.id AND q.cached_tallies IS NOT NULL"
+        "  AND EXISTS (SELECT 1 FROM v))"
+        " SELECT p.expired, EXISTS (SELECT 1 FROM bad), p.account_id = $3::bigint,"
+        "  (SELECT count(*) FROM v), p.remote FROM p"},
+    /* clang-format on */
     /*
      * Closes the due polls (closed_at, so a poll is closed once however many
      * processes run this) and returns, per closed poll of a live status, the
-     * status, its author and the voters; then one row (kind 1) with the
-     * milliseconds until the next open poll expires (NULL: none).
+     * status, its author, the local voters and whether the author is local: remote
+     * polls close here too, for their local voters, and remote accounts
+     * get no notifications. Then one row (kind 1) with the milliseconds
+     * until the next open poll expires (NULL: none; a remote poll without
+     * an end is 'infinity' and never due).
      */
     [POLLS_CLOSE] =
         {"polls.close",
@@ -97,13 +105,15 @@ const struct eu_sql eu_polls_sql[] = {
          "  ORDER BY expires_at LIMIT " CLOSE_BATCH " FOR UPDATE SKIP LOCKED)"
          "  RETURNING id, status_id, account_id)"
          " SELECT 0, due.status_id::text, due.account_id::text, (SELECT"
-         "  coalesce(array_agg(pv.account_id), '{}') FROM poll_votes pv WHERE pv.tenant_id = $1"
-         "  AND pv.poll_id = due.id AND pv.account_id <> due.account_id)::text FROM due"
+         "  coalesce(array_agg(pv.account_id), '{}') FROM poll_votes pv JOIN accounts va"
+         "  ON va.tenant_id = $1 AND va.id = pv.account_id AND va.domain IS NULL"
+         "  WHERE pv.tenant_id = $1"
+         "  AND pv.poll_id = due.id AND pv.account_id <> due.account_id)::text, s.local FROM due"
          "  JOIN statuses s ON s.tenant_id = $1 AND s.id = due.status_id AND s.deleted_at IS NULL"
          " UNION ALL SELECT 1, (SELECT ceil(extract(epoch FROM min(expires_at) - now()) * 1000)"
          "  ::bigint FROM polls WHERE tenant_id = $1 AND closed_at IS NULL"
-         "  AND id NOT IN (SELECT id FROM due))::text,"
-         "  NULL, NULL"},
+         "  AND expires_at < 'infinity' AND id NOT IN (SELECT id FROM due))::text,"
+         "  NULL, NULL, NULL"},
     {0},
 };
 
@@ -225,6 +235,12 @@ on_voted(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 422, "Validation failed: %s", why);
         return;
     }
+    /* A vote on a remote poll goes to its author; one on a local poll
+     * changes counts its remote audience sees (Mastodon's VoteService). */
+    if (PQgetvalue(res, 0, 4)[0] == 't')
+        eu_ap_outbox_poll_vote(req->app, req->tenant, req->auth.account_id, v->id);
+    else
+        eu_ap_poll_update_later(req->app, req->tenant, v->id);
     reply_poll(req, v->id);
 }
 
@@ -313,7 +329,8 @@ on_closed(PGresult *res, enum eu_db_status st, void *arg)
         closed++;
         int64_t sid = strtoll(PQgetvalue(res, i, 1), NULL, 10);
         int64_t author = strtoll(PQgetvalue(res, i, 2), NULL, 10);
-        eu_notify(app->registry, t, author, author, "poll", sid);
+        if (PQgetvalue(res, i, 4)[0] == 't')
+            eu_notify(app->registry, t, author, author, "poll", sid);
         for (const char *q = PQgetvalue(res, i, 3); *q;) {
             if (*q >= '0' && *q <= '9') {
                 char *end;

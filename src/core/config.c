@@ -146,6 +146,10 @@ static const struct key keys[] = {
     {"federation.host_unavailable_after_seconds", KEY_INT, F(fed_host_unavailable_after_s), 1,
      INT_MAX, NULL, NULL},
     {"federation.hosts", KEY_LIST, F(fed_hosts), 0, 0, check_host_map, NULL},
+    {"federation.inbox_max_queued_per_host", KEY_INT, F(fed_inbox_max_queued_per_host), 1, 1000000,
+     NULL, NULL},
+    {"federation.poll_update_delay_seconds", KEY_INT, F(fed_poll_update_delay_s), 0, 86400, NULL,
+     NULL},
     /* [media] */
     {"media.storage", KEY_STRING, F(media_storage), 0, 0, check_storage, NULL},
     {"media.root", KEY_STRING, F(media_root), 0, 0, check_nonempty, NULL},
@@ -422,6 +426,10 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->fed_max_redirects = 3;
     /* Mastodon marks a domain unavailable after a week of failures. */
     cfg->fed_host_unavailable_after_s = 7 * 86400;
+    /* A peer catching up after downtime sends bursts; a thousand waiting
+     * is a long backlog for one tenant, and the peer retries after 429. */
+    cfg->fed_inbox_max_queued_per_host = 1000;
+    cfg->fed_poll_update_delay_s = 180;
     cfg->media_storage = eu_xstrdup("local");
     cfg->media_root = eu_xstrdup("media");
     cfg->media_image_size_limit = 16 * 1024 * 1024;
@@ -916,6 +924,8 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
         print_string(out, cfg->fed_hosts[i]);
     }
     fputs("]\n", out);
+    fprintf(out, "inbox_max_queued_per_host = %d\npoll_update_delay_seconds = %d\n",
+            cfg->fed_inbox_max_queued_per_host, cfg->fed_poll_update_delay_s);
     fputs("\n[media]\nstorage = ", out);
     print_string(out, cfg->media_storage);
     fputs("\nroot = ", out);

@@ -27,6 +27,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"media_process", EU_QUEUE_MEDIA, eu_media_process_run},
     /* files of removed media (src/media/cleanup.c) */
     {"media_files_delete", EU_QUEUE_DEFAULT, eu_media_files_delete_run},
+    /* a local poll's new counts to its audience (src/ap/process_poll.c) */
+    {"ap_poll_update", EU_QUEUE_DEFAULT, eu_ap_poll_update_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);

@@ -140,10 +140,10 @@ post(struct env *e, const struct post *p, struct eu_it_resp *r)
 }
 
 static void
-env_start(struct env *e)
+env_start_toml(struct env *e, const char *toml)
 {
     memset(e, 0, sizeof(*e));
-    struct eu_it_opts o = {.extra_toml = PEER_TOML};
+    struct eu_it_opts o = {.extra_toml = toml};
     e->s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(e->s, "a.test", "A"));
     json_decref(eu_it_tenant_create(e->s, "d.test", "Decoy"));
@@ -160,6 +160,12 @@ env_start(struct env *e)
     snprintf(e->peer_id, sizeof(e->peer_id), "%s/users/peer", e->peer->origin);
     snprintf(e->peer_key, sizeof(e->peer_key), "%s#main-key", e->peer_id);
     snprintf(e->other_key, sizeof(e->other_key), "%s/users/other#main-key", e->peer->origin);
+}
+
+static void
+env_start(struct env *e)
+{
+    env_start_toml(e, PEER_TOML);
 }
 
 static void
@@ -430,11 +436,109 @@ START_TEST(test_authorized_fetch)
 }
 END_TEST
 
+/* Jobs of tenant tid waiting from host, as the cap counts them. */
+static long
+waiting_from(struct env *e, const char *tid, const char *host)
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_inbox'"
+             " AND payload->>'host' = '%s'",
+             tid, host);
+    return eu_it_pg_exec_long(e->db, sql);
+}
+
+/*
+ * The per-sending-host cap ([federation] inbox_max_queued_per_host = 3):
+ * with three of the peer's activities waiting for a.test (rows due in an
+ * hour, so no worker takes them while the test looks), its next delivery
+ * gets 429 with Retry-After and is not stored; a second peer (another
+ * host) and the decoy tenant, same peer, are still accepted; once the
+ * backlog is gone the peer is accepted again.
+ */
+START_TEST(test_inbox_host_cap)
+{
+    struct env e;
+    env_start_toml(&e, PEER_TOML "inbox_max_queued_per_host = 3\n");
+    struct peer *other = peer_start();
+    struct eu_it_resp r = {0};
+    char sql[512];
+    for (int i = 0; i < 3; i++) {
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO jobs (tenant_id, queue, kind, payload, run_at) VALUES (%s,"
+                 " 'default', 'ap_inbox', '{\"host\": \"%s\", \"activity\": {}}',"
+                 " now() + interval '1 hour')",
+                 e.tid, e.peer->host);
+        free(eu_it_pg_exec(e.db, sql));
+    }
+    ck_assert_int_eq(waiting_from(&e, e.tid, e.peer->host), 3);
+    long before = job_count(&e, e.tid);
+
+    char *body = activity(&e, 1, e.peer_id);
+    post(&e,
+         &(struct post){"a.test", "/inbox", body, NULL, e.peer_key, e.peer->actors[0].priv, 0,
+                        false, false},
+         &r);
+    EU_IT_EXPECT_ERROR(&r, 429);
+    ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Retry-After"));
+    ck_assert_int_eq(job_count(&e, e.tid), before);
+    ck_assert_int_eq(waiting_from(&e, e.tid, e.peer->host), 3);
+    /* refused before any key was fetched */
+    ck_assert_int_eq(peer_fetches(e.peer, 0), 0);
+
+    /* Another host is not held back by the first one's backlog. */
+    char other_id[128], other_key[160];
+    snprintf(other_id, sizeof(other_id), "%s/users/peer", other->origin);
+    snprintf(other_key, sizeof(other_key), "%s#main-key", other_id);
+    char *obody = NULL;
+    ck_assert_int_ge(asprintf(&obody,
+                              "{\"@context\":\"https://www.w3.org/ns/activitystreams\","
+                              "\"id\":\"%s/activities/1\",\"type\":\"Like\",\"actor\":\"%s\","
+                              "\"object\":\"http://a.test/users/alice/statuses/1\"}",
+                              other->origin, other_id),
+                     0);
+    post(&e,
+         &(struct post){"a.test", "/inbox", obody, NULL, other_key, other->actors[0].priv, 0, false,
+                        false},
+         &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(job_count(&e, e.tid), before + 1);
+
+    /* Nor is the decoy tenant, from the capped host itself. */
+    long decoy_before = job_count(&e, e.decoy_tid);
+    post(&e,
+         &(struct post){"d.test", "/inbox", body, NULL, e.peer_key, e.peer->actors[0].priv, 0,
+                        false, false},
+         &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(job_count(&e, e.decoy_tid), decoy_before + 1);
+
+    /* The backlog drained: accepted again. */
+    snprintf(sql, sizeof(sql),
+             "DELETE FROM jobs WHERE tenant_id = %s AND kind = 'ap_inbox' AND run_at > now()",
+             e.tid);
+    free(eu_it_pg_exec(e.db, sql));
+    post(&e,
+         &(struct post){"a.test", "/inbox", body, NULL, e.peer_key, e.peer->actors[0].priv, 0,
+                        false, false},
+         &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(job_count(&e, e.tid), before + 2);
+
+    free(obody);
+    free(body);
+    peer_stop(other);
+    eu_it_resp_free(&r);
+    env_end(&e);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *s = suite_create("ap_inbox");
     EU_IT_ADD_TCASE(s, test_inbox_deliveries, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_authorized_fetch, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_inbox_host_cap, TIMEOUT);
     return eu_it_run_suite(s);
 }
