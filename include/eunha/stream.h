@@ -11,7 +11,8 @@
  *
  * Channel names: "public", "public:local", "public:remote",
  * "hashtag:<lower tag>", "hashtag:local:<lower tag>", "user:<account id>",
- * "list:<list id>".
+ * "list:<list id>", "direct:<account id>" (carrying "conversation" and
+ * "delete" of the direct statuses the account takes part in).
  */
 #ifndef EUNHA_STREAM_H
 #define EUNHA_STREAM_H
@@ -29,8 +30,9 @@ struct eu_tenant;
 /*
  * A status was committed (removed false: "update" on the author's and
  * each home recipient's user stream, and on the public and hashtag
- * streams it belongs to) or deleted or unreblogged (removed: "delete" on
- * the same). Costs one Redis round trip when no process listens to the
+ * streams it belongs to; a direct one, "conversation" on its local
+ * participants' direct streams) or deleted or unreblogged (removed:
+ * "delete" on the same). Costs one Redis round trip when no process listens to the
  * tenant, and one statement more when one does. Fire and forget; holds a
  * reference to t until done.
  */

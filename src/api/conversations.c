@@ -47,6 +47,7 @@ enum {
     CONVERSATIONS_ACCOUNTS,
     CONVERSATIONS_READ,
     CONVERSATIONS_DESTROY,
+    CONVERSATIONS_STREAM,
 };
 
 /* Laid out by hand: clang-format splits SQL text after a fragment macro. */
@@ -68,6 +69,26 @@ const struct eu_sql eu_conversations_sql[] = {
     [CONVERSATIONS_DESTROY] = {"conversations.destroy",
         "DELETE FROM account_conversations WHERE tenant_id = $1 AND account_id = $2::bigint"
         " AND id = $3::bigint RETURNING id"},
+    /* $3: a direct status just stored. The viewer's conversation holding it,
+     * when the viewer may see it and would be notified of it: Mastodon adds
+     * a recipient's conversation through the mention's notification, so a
+     * block, a mute of notifications or a muted conversation keeps it quiet
+     * (the rule of src/api/notify.c). */
+    [CONVERSATIONS_STREAM] = {"conversations.stream",
+        "SELECT " CONVERSATION_COLUMNS " FROM account_conversations ac"
+        " JOIN statuses ds ON ds.tenant_id = $1 AND ds.id = $3::bigint"
+        " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
+        " AND ac.conversation_id = coalesce(ds.conversation_id, ds.id)"
+        " AND ds.visibility = 3 AND ds.reblog_of_id IS NULL"
+        " AND " EU_STATUS_VISIBLE_SQL("ds", "$2::bigint")
+        " AND (ds.account_id = $2::bigint OR (NOT EXISTS (SELECT 1 FROM blocks db"
+        "  WHERE db.tenant_id = $1 AND db.account_id = $2::bigint"
+        "  AND db.target_account_id = ds.account_id)"
+        " AND NOT EXISTS (SELECT 1 FROM mutes dmu WHERE dmu.tenant_id = $1"
+        "  AND dmu.account_id = $2::bigint AND dmu.target_account_id = ds.account_id"
+        "  AND dmu.hide_notifications AND (dmu.expires_at IS NULL OR dmu.expires_at > now()))"
+        " AND NOT EXISTS (SELECT 1 FROM conversation_mutes dcm WHERE dcm.tenant_id = $1"
+        "  AND dcm.account_id = $2::bigint AND dcm.conversation_id = ds.conversation_id)))"},
     {0},
 };
 /* clang-format on */
@@ -243,4 +264,19 @@ eu_conversations_destroy(struct eu_req *req)
         return;
     const char *p[] = {eu_req_viewer(req), id};
     eu_req_stmt(req, &eu_conversations_sql[CONVERSATIONS_DESTROY], 2, p, on_removed, NULL);
+}
+
+/* The streaming API's "conversation" event (src/api/stream_events.c): the
+ * viewer's conversation holding the status of param "id", rendered as the
+ * index renders it; 404 when there is none the viewer should hear of. */
+void
+eu_conversations_stream(struct eu_req *req)
+{
+    const char *id = eu_req_id_param(req, "id");
+    if (!id)
+        return;
+    struct conv_page *cp = eu_arena_calloc(req->arena, sizeof(*cp));
+    cp->single = true;
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_stmt(req, &eu_conversations_sql[CONVERSATIONS_STREAM], 2, p, on_convs, cp);
 }

@@ -1,8 +1,8 @@
 /*
  * Declarations shared by the social group's files (social.c,
- * notifications.c, filters.c, search.c, conversations.c) and nobody else:
- * the route handlers that social.c's table names, and the status-list reply
- * they share.
+ * notifications.c, filters.c, search.c, conversations.c) and the streaming
+ * API's renders (stream_events.c): the route handlers that social.c's table
+ * names, and the status-list reply they share.
  */
 #ifndef EUNHA_API_SOCIAL_INTERNAL_H
 #define EUNHA_API_SOCIAL_INTERNAL_H
@@ -64,5 +64,8 @@ void eu_search_v2(struct eu_req *req);
 void eu_conversations_index(struct eu_req *req);
 void eu_conversations_destroy(struct eu_req *req);
 void eu_conversations_read(struct eu_req *req);
+/* The viewer's conversation holding the status of param "id" (404: none
+ * to tell of): the streaming API's "conversation" payload. */
+void eu_conversations_stream(struct eu_req *req);
 
 #endif

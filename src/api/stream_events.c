@@ -45,7 +45,8 @@ enum {
 
 /* clang-format off */
 const struct eu_sql eu_stream_sql[] = {
-    /* $2 status, $3 removed (every candidate then). Public: what the public
+    /* $2 status, $3 removed (every candidate then, but a direct status's
+     * participants only: its id is nobody else's business). Public: what the public
      * timeline admits regardless of viewer (timelines.public). The tags, home
      * recipients and lists are JSON arrays of strings. */
     [STREAM_STATUS] = {"stream.status",
@@ -58,10 +59,19 @@ const struct eu_sql eu_stream_sql[] = {
         "  SELECT f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1"
         "  AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
         "  AND f.target_account_id = s.account_id) v"
-        "  WHERE $3::bool OR " EU_HOME_FEED_SQL("s", "v.id") "),"
+        "  WHERE ($3::bool AND (s.visibility < 3 OR v.id = s.account_id OR EXISTS (SELECT 1"
+        "  FROM mentions rm WHERE rm.tenant_id = $1 AND rm.status_id = s.id"
+        "  AND rm.account_id = v.id))) OR " EU_HOME_FEED_SQL("s", "v.id") "),"
         /* The lists the author is on: their owners' renders decide. */
         " (SELECT coalesce(json_agg(la.list_id::text), '[]') FROM list_accounts la"
-        "  WHERE la.tenant_id = $1 AND la.account_id = s.account_id)"
+        "  WHERE la.tenant_id = $1 AND la.account_id = s.account_id),"
+        /* A direct status's local participants: their direct streams. Who may
+         * hear of it is each one's render (eu_conversations_stream). */
+        " (SELECT coalesce(json_agg(dp.id::text), '[]') FROM (SELECT s.account_id AS id"
+        "  WHERE s.local UNION SELECT dm.account_id FROM mentions dm JOIN accounts da"
+        "  ON da.tenant_id = $1 AND da.id = dm.account_id AND da.domain IS NULL"
+        "  WHERE dm.tenant_id = $1 AND dm.status_id = s.id) dp"
+        "  WHERE s.visibility = 3 AND s.reblog_of_id IS NULL)"
         " FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"},
     {0},
 };
@@ -155,6 +165,27 @@ add_each(struct pub *p, const char *json, const char *fmt, const char *also_fmt)
     json_decref(arr);
 }
 
+static struct pub *pub_new(struct eu_app *app, struct eu_tenant *t, int64_t id);
+
+/*
+ * The direct streams of a direct status's local participants (json, a JSON
+ * array of account ids): "conversation" when it was posted, "delete" when
+ * removed, as Mastodon sends them. An edit changes no conversation, so it
+ * sends nothing there (Mastodon's fan-out skips conversations on update).
+ */
+static void
+publish_direct(const struct pub *p, const char *json)
+{
+    if (strcmp(json, "[]") == 0 || strcmp(p->event, "status.update") == 0)
+        return;
+    struct pub *d = pub_new(p->app, p->t, 0);
+    snprintf(d->id, sizeof(d->id), "%s", p->id);
+    add_each(d, json, "direct:%s", NULL);
+    if (d->n)
+        pub_send(d, p->removed ? "delete" : "conversation");
+    pub_free(d);
+}
+
 static void
 on_status_facts(PGresult *res, enum eu_db_status st, void *arg)
 {
@@ -177,6 +208,7 @@ on_status_facts(PGresult *res, enum eu_db_status st, void *arg)
     }
     if (p->n)
         pub_send(p, p->event);
+    publish_direct(p, PQgetvalue(res, 0, 5));
     pub_free(p);
 }
 
@@ -346,6 +378,14 @@ eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_stream
         req->params.p[0].name = "id";
         req->params.p[0].value = eu_arena_strdup(req->arena, id);
         eu_notifications_show(req);
+    } else if (strcmp(stream, "direct") == 0) {
+        /* The viewer's conversation holding the status, as GET
+         * /api/v1/conversations renders it; 404 (nothing sent) when the
+         * viewer has none or must not hear of this status. */
+        req->params.n = 1;
+        req->params.p[0].name = "id";
+        req->params.p[0].value = eu_arena_strdup(req->arena, id);
+        eu_conversations_stream(req);
     } else if (strncmp(stream, "public", 6) == 0) {
         r->array = true;
         eu_timelines_public(req);

@@ -43,6 +43,7 @@
 
 #include "eunha/app.h"
 #include "eunha/arena.h"
+#include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
@@ -237,6 +238,30 @@ param_key(const char *stream)
     return strcmp(stream, "list") == 0 ? "list" : "tag";
 }
 
+/* The direct stream's channel: the viewer's own, so nobody else's
+ * conversations can be named. */
+static int
+direct_channel(const char *prefix, int64_t account_id, char *buf, size_t len)
+{
+    snprintf(buf, len, "%sstream:direct:%lld", prefix, (long long)account_id);
+    return 0;
+}
+
+/* NULL, or why a token with scopes may not have stream: Mastodon's
+ * streaming server asks read:notifications for user:notification,
+ * read:statuses for the other streams of an account ("read" covers both)
+ * and nothing for the public ones. */
+static const char *
+scope_refusal(const char *scopes, const char *stream)
+{
+    if (strncmp(stream, "public", 6) == 0 || strncmp(stream, "hashtag", 7) == 0)
+        return NULL;
+    const char *need =
+        strcmp(stream, "user:notification") == 0 ? "read:notifications" : "read:statuses";
+    return eu_auth_scope_allows(scopes, need) ? NULL
+                                              : "Access token does not have the required scopes";
+}
+
 /* The Redis channel name of a stream of tenant t for account_id (0: none)
  * into buf: 0, or the HTTP status (401, 400) and *err when the stream is
  * unknown or needs what is missing (a user, a tag, a list). */
@@ -246,7 +271,7 @@ channel_of(const struct eu_tenant *t, int64_t account_id, const char *stream, co
 {
     const char *pre = t->key_prefix;
     bool user = strcmp(stream, "user") == 0 || strcmp(stream, "user:notification") == 0;
-    if ((user || strcmp(stream, "list") == 0) && !account_id) {
+    if ((user || strcmp(stream, "list") == 0 || strcmp(stream, "direct") == 0) && !account_id) {
         *err = "This stream requires an authenticated user";
         return 401;
     }
@@ -254,6 +279,8 @@ channel_of(const struct eu_tenant *t, int64_t account_id, const char *stream, co
         snprintf(buf, len, "%sstream:user:%lld", pre, (long long)account_id);
         return 0;
     }
+    if (strcmp(stream, "direct") == 0)
+        return direct_channel(pre, account_id, buf, len);
     if (strcmp(stream, "public") == 0 || strcmp(stream, "public:local") == 0 ||
         strcmp(stream, "public:remote") == 0) {
         snprintf(buf, len, "%sstream:%s", pre, stream);
@@ -297,6 +324,8 @@ subscribe(struct client *c, const char *stream, const char *param, const char **
 {
     char name[EU_TENANT_KEY_PREFIX_SIZE + 256];
     if (channel_of(c->t, c->v.account_id, stream, param, name, sizeof(name), err))
+        return -1;
+    if ((*err = scope_refusal(c->scopes, stream)))
         return -1;
     for (struct sub *s = c->subs; s; s = s->next)
         if (strcmp(s->stream, stream) == 0 && strcmp(s->ch->name, name) == 0)
@@ -449,6 +478,11 @@ deliver(struct sub *s, const char *event, const char *id)
     /* A user channel carries statuses and notifications; user:notification
      * takes only the latter. */
     if (s->notes_only && strcmp(event, "notification") != 0)
+        return;
+    /* A read:statuses token has the user stream without its notifications,
+     * as in Mastodon. */
+    if (strcmp(event, "notification") == 0 &&
+        !eu_auth_scope_allows(c->scopes, "read:notifications"))
         return;
     if (strcmp(event, "delete") == 0) {
         send_event(c, s, event, id, strlen(id));
@@ -920,6 +954,8 @@ eu_stream_handle_sse(struct eu_req *req)
     const char *err = NULL;
     int status =
         channel_of(req->tenant, req->auth.account_id, stream, tag, name, sizeof(name), &err);
+    if (!status && (err = scope_refusal(req->auth.scopes, stream)))
+        status = 401;
     if (status) {
         eu_req_reply_error(req, status, "%s", err);
         return;
@@ -1011,10 +1047,11 @@ eu_stream_count(void)
     return hub ? hub->n_clients : 0;
 }
 
+/* No route scope: each stream asks its own (scope_refusal()). */
 const struct eu_route eu_stream_routes[] = {
-    {EU_HTTP_GET, "/api/v1/streaming", eu_stream_handle_ws, "read", EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/streaming", eu_stream_handle_ws, NULL, EU_ROUTE_AUTH_OPT},
     {EU_HTTP_GET, "/api/v1/streaming/health", eu_stream_handle_health, NULL, EU_ROUTE_CORS},
-    {EU_HTTP_GET, "/api/v1/streaming/:a", eu_stream_handle_sse, "read", EU_ROUTE_AUTH_OPT},
-    {EU_HTTP_GET, "/api/v1/streaming/:a/:b", eu_stream_handle_sse, "read", EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/streaming/:a", eu_stream_handle_sse, NULL, EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/streaming/:a/:b", eu_stream_handle_sse, NULL, EU_ROUTE_AUTH_OPT},
     {0},
 };

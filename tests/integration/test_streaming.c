@@ -952,6 +952,410 @@ START_TEST(test_sigterm_with_open_streams)
 }
 END_TEST
 
+/* ---------------------------------------------------------- direct stream */
+
+/* POSTs a direct status with text as token on host; returns its id. */
+static char *
+post_direct(struct world *w, const char *token, const char *text)
+{
+    struct eu_it_resp r = {0};
+    json_t *b = json_pack("{s:s, s:s}", "status", text, "visibility", "direct");
+    char *body = json_dumps(b, 0);
+    json_decref(b);
+    eu_it_callf(w->s, &r, HOST, "POST", token, body, "/api/v1/statuses");
+    free(body);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "visibility", "direct");
+    char *id = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    return id;
+}
+
+/* The "conversation" whose last status is id, within 10 s (others
+ * skipped; one whose last status is bad fails); its payload, which the
+ * caller decrefs. Always on the direct stream. */
+static json_t *
+expect_conversation(int fd, const char *id, const char *bad)
+{
+    long long end = eu_it_now_ms() + 10000;
+    while (eu_it_now_ms() < end) {
+        json_t *m = ws_wait(fd, "conversation", (int)(end - eu_it_now_ms()));
+        ck_assert_msg(m != NULL, "no conversation of %s", id);
+        ck_assert_str_eq(stream0(m), "direct");
+        json_t *c = payload(m);
+        json_decref(m);
+        const char *last = json_string_value(eu_it_jpath(c, "last_status.id"));
+        ck_assert_ptr_nonnull(last);
+        ck_assert_msg(!bad || strcmp(last, bad) != 0, "the conversation of %s arrived", bad);
+        if (strcmp(last, id) == 0)
+            return c;
+        json_decref(c);
+    }
+    ck_abort_msg("no conversation of %s", id);
+    return NULL;
+}
+
+/* Reads until the update of id arrives on stream; fails if a conversation,
+ * or an update of bad, comes first. */
+static void
+expect_quiet_until(int fd, const char *stream, const char *id, const char *bad)
+{
+    long long end = eu_it_now_ms() + 10000;
+    while (eu_it_now_ms() < end) {
+        char *text = ws_recv(fd, (int)(end - eu_it_now_ms()));
+        ck_assert_msg(text != NULL, "no update of %s", id);
+        json_t *m = json_loads(text, 0, NULL);
+        free(text);
+        const char *ev = json_string_value(json_object_get(m, "event"));
+        ck_assert_msg(ev && strcmp(ev, "conversation") != 0, "a conversation arrived");
+        bool hit = false;
+        if (strcmp(ev, "update") == 0) {
+            json_t *st = payload(m);
+            const char *got = json_string_value(json_object_get(st, "id"));
+            ck_assert_msg(!bad || strcmp(got, bad) != 0, "status %s arrived", bad);
+            hit = strcmp(got, id) == 0 && strcmp(stream0(m), stream) == 0;
+            json_decref(st);
+        }
+        json_decref(m);
+        if (hit)
+            return;
+    }
+    ck_abort_msg("no update of %s", id);
+}
+
+/* The first conversation of GET /api/v1/conversations as token. Caller
+ * decrefs. */
+static json_t *
+first_conversation(struct world *w, const char *token)
+{
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, HOST, "GET", token, NULL, "/api/v1/conversations");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_t *c = json_incref(json_array_get(r.json, 0));
+    ck_assert_ptr_nonnull(c);
+    eu_it_resp_free(&r);
+    return c;
+}
+
+static void
+assert_same_json(json_t *got, json_t *want)
+{
+    if (!json_equal(got, want)) {
+        char *a = json_dumps(got, JSON_SORT_KEYS), *b = json_dumps(want, JSON_SORT_KEYS);
+        ck_abort_msg("streamed %s\nREST     %s", a, b);
+    }
+}
+
+/*
+ * A direct message from alice to bob: bob (WebSocket, ?stream=direct) and
+ * alice (SSE /api/v1/streaming/direct) each get "conversation" holding
+ * exactly what GET /api/v1/conversations shows them; bob, following
+ * alice, gets "update" on his user stream too, as Mastodon's home fan-out
+ * sends; carol (following alice, not a participant) and dave (another
+ * tenant) get neither. Deleting it sends "delete" on both direct streams.
+ * Tokens without read:statuses, or no valid token, are refused.
+ */
+START_TEST(test_direct_conversation_delete)
+{
+    struct world w;
+    world_start(&w);
+    post_path(&w, w.bob, NULL, 200, "/api/v1/accounts/%s/follow", w.alice_id);
+    post_path(&w, w.carol, NULL, 200, "/api/v1/accounts/%s/follow", w.alice_id);
+    char head[2048];
+    /* The query's stream first, then the user stream: Redis takes one
+     * connection's SUBSCRIBEs in order, so once user is live direct is. */
+    int fb = ws_open_ex(&w, HOST, w.bob, "?stream=direct", 0, head, sizeof(head));
+    ws_send(fb, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w, fb, "user", w.bob);
+    int fc = ws_open(&w, w.carol);
+    ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"direct\"}");
+    ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w, fc, "user", w.carol);
+    int fd = ws_open_ex(&w, DECOY, w.dave, "?stream=direct", 0, head, sizeof(head));
+    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    char path[512];
+    snprintf(path, sizeof(path), "/api/v1/streaming/direct?access_token=%s", w.alice);
+    int fa = sse_open(&w, path);
+    /* alice's SSE stream is live once one of her messages comes back. */
+    char *data = NULL;
+    for (int i = 0; i < 50 && !data; i++) {
+        free(post_direct(&w, w.alice, "@bob settling"));
+        data = sse_wait(fa, "conversation", 400);
+    }
+    ck_assert_msg(data != NULL, "alice's direct stream never came up");
+    free(data);
+
+    char *dm = post_direct(&w, w.alice, "@bob a secret");
+    /* bob: the conversation as GET /api/v1/conversations renders it, and
+     * the status on his user stream, as Mastodon's home fan-out sends it
+     * (in either order). */
+    json_t *c = NULL;
+    bool updated = false;
+    long long end = eu_it_now_ms() + 10000;
+    while ((!c || !updated) && eu_it_now_ms() < end) {
+        char *text = ws_recv(fb, (int)(end - eu_it_now_ms()));
+        ck_assert_msg(text != NULL, "conversation %d, update %d", c != NULL, updated);
+        json_t *m = json_loads(text, 0, NULL);
+        free(text);
+        const char *ev = json_string_value(json_object_get(m, "event"));
+        if (strcmp(ev, "update") == 0 || strcmp(ev, "conversation") == 0) {
+            json_t *pl = payload(m);
+            bool conv = strcmp(ev, "conversation") == 0;
+            const char *id = json_string_value(eu_it_jpath(pl, conv ? "last_status.id" : "id"));
+            if (strcmp(id, dm) == 0 && conv) {
+                ck_assert_str_eq(stream0(m), "direct");
+                c = json_incref(pl);
+            } else if (strcmp(id, dm) == 0) {
+                ck_assert_str_eq(stream0(m), "user");
+                updated = true;
+            }
+            json_decref(pl);
+        }
+        json_decref(m);
+    }
+    ck_assert_msg(c && updated, "conversation %d, update %d", c != NULL, updated);
+    json_t *rest = first_conversation(&w, w.bob);
+    assert_same_json(c, rest);
+    ck_assert(json_is_true(json_object_get(c, "unread")));
+    ck_assert_int_eq(json_array_size(json_object_get(c, "accounts")), 1);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(c, "accounts.0.id")), w.alice_id);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(c, "last_status.visibility")), "direct");
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(eu_it_jpath(c, "last_status.content")), "a secret"));
+    json_decref(c);
+    json_decref(rest);
+    /* alice: her own copy, read, with bob as the other participant. */
+    end = eu_it_now_ms() + 10000;
+    c = NULL;
+    while (!c && eu_it_now_ms() < end) {
+        data = sse_wait(fa, "conversation", (int)(end - eu_it_now_ms()));
+        ck_assert_msg(data != NULL, "no conversation over SSE");
+        json_t *j = json_loads(data, 0, NULL);
+        free(data);
+        ck_assert_ptr_nonnull(j);
+        if (strcmp(json_string_value(eu_it_jpath(j, "last_status.id")), dm) == 0)
+            c = j;
+        else
+            json_decref(j);
+    }
+    ck_assert_ptr_nonnull(c);
+    rest = first_conversation(&w, w.alice);
+    assert_same_json(c, rest);
+    ck_assert(json_is_false(json_object_get(c, "unread")));
+    ck_assert_str_eq(json_string_value(eu_it_jpath(c, "accounts.0.id")), w.bob_id);
+    json_decref(c);
+    json_decref(rest);
+
+    /* carol follows alice but is not in it: nothing of it, then alice's
+     * next public status. */
+    char *after = post(&w, w.alice, "after the secret");
+    expect_quiet_until(fc, "user", after, dm);
+    free(after);
+    /* dave, on the other tenant: nothing before his own status. */
+    bool ok = false;
+    for (int i = 0; i < 50 && !ok; i++) {
+        char *mine = post_on(&w, DECOY, w.dave, "dave's own");
+        json_t *m = NULL;
+        while ((m = ws_wait(fd, "update", 400))) {
+            json_t *st = payload(m);
+            ok = ok || strcmp(json_string_value(json_object_get(st, "id")), mine) == 0;
+            json_decref(st);
+            json_decref(m);
+            if (ok)
+                break;
+        }
+        free(mine);
+    }
+    ck_assert_msg(ok, "dave's user stream never came up");
+    char *dm2 = post_direct(&w, w.alice, "@bob another secret");
+    json_decref(expect_conversation(fb, dm2, NULL));
+    char *mine = post_on(&w, DECOY, w.dave, "dave's second");
+    expect_quiet_until(fd, "user", mine, dm2);
+    free(mine);
+
+    /* Deleted: "delete" with the id on bob's direct stream and alice's. */
+    struct eu_it_resp r = {0};
+    eu_it_callf(w.s, &r, HOST, "DELETE", w.alice, NULL, "/api/v1/statuses/%s", dm);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    end = eu_it_now_ms() + 10000;
+    bool on_direct = false;
+    while (!on_direct && eu_it_now_ms() < end) {
+        json_t *m = ws_wait(fb, "delete", (int)(end - eu_it_now_ms()));
+        ck_assert_msg(m != NULL, "no delete on bob's direct stream");
+        on_direct = strcmp(stream0(m), "direct") == 0 &&
+                    strcmp(json_string_value(json_object_get(m, "payload")), dm) == 0;
+        json_decref(m);
+    }
+    ck_assert(on_direct);
+    data = sse_wait(fa, "delete", 10000);
+    ck_assert_ptr_nonnull(data);
+    ck_assert_str_eq(data, dm);
+    free(data);
+    /* carol: no delete of it either, before alice's next status. */
+    after = post(&w, w.alice, "after the delete");
+    for (;;) {
+        char *text = ws_recv(fc, 10000);
+        ck_assert_msg(text != NULL, "no update of %s", after);
+        json_t *m = json_loads(text, 0, NULL);
+        free(text);
+        const char *ev = json_string_value(json_object_get(m, "event"));
+        ck_assert_msg(strcmp(ev, "delete") != 0, "carol got a delete");
+        bool hit = false;
+        if (strcmp(ev, "update") == 0) {
+            json_t *st = payload(m);
+            hit = strcmp(json_string_value(json_object_get(st, "id")), after) == 0;
+            json_decref(st);
+        }
+        json_decref(m);
+        if (hit)
+            break;
+    }
+    free(after);
+
+    /* Refused: no token, a token that is not one, a token without
+     * read:statuses (over SSE and as a WebSocket subscription). */
+    eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/api/v1/streaming/direct");
+    EU_IT_EXPECT_STATUS(&r, 401);
+    eu_it_callf(w.s, &r, HOST, "GET", "not-a-token", NULL, "/api/v1/streaming/direct");
+    EU_IT_EXPECT_STATUS(&r, 401);
+    char *notes = eu_it_user_token(w.s, HOST, "bob", "read:notifications");
+    eu_it_callf(w.s, &r, HOST, "GET", notes, NULL, "/api/v1/streaming/direct");
+    EU_IT_EXPECT_ERROR(&r, 401);
+    eu_it_callf(w.s, &r, HOST, "GET", notes, NULL, "/api/v1/streaming?stream=direct");
+    EU_IT_EXPECT_ERROR(&r, 401);
+    eu_it_resp_free(&r);
+    int fn = ws_open(&w, notes);
+    ws_send(fn, "{\"type\":\"subscribe\",\"stream\":\"direct\"}");
+    char *err = ws_recv(fn, 5000);
+    ck_assert_msg(err && strstr(err, "required scopes"), "no scope error: %s", err);
+    free(err);
+    close(fn);
+    /* read:statuses alone is enough, as in Mastodon. */
+    char *statuses = eu_it_user_token(w.s, HOST, "bob", "read:statuses");
+    snprintf(path, sizeof(path), "/api/v1/streaming/direct?access_token=%s", statuses);
+    close(sse_open(&w, path));
+
+    free(notes);
+    free(statuses);
+    free(dm);
+    free(dm2);
+    close(fa);
+    close(fb);
+    close(fc);
+    close(fd);
+    world_stop(&w);
+}
+END_TEST
+
+#define ROB "https://remote.example/users/rob"
+
+/* Queues an ap_inbox job for activity from actor, as the inbox does, and
+ * waits until it is done. */
+static void
+inbox_process(struct world *w, const char *actor, const char *activity)
+{
+    json_t *act = json_loads(activity, 0, NULL);
+    ck_assert_msg(act != NULL, "fixture: %s", activity);
+    json_t *body = json_pack("{s:s, s:{s:o, s:s, s:n}}", "kind", "ap_inbox", "payload", "activity",
+                             act, "actor", actor, "recipient");
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    struct eu_it_resp r = {0};
+    eu_it_admin(w->s, "POST", "/admin/v1/tenants/" HOST "/jobs", text, &r);
+    free(text);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    char *job = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    char *db = eu_it_tenant_database(w->s, HOST);
+    char *tid = eu_it_tenant_id(w->s, HOST);
+    long long end = eu_it_now_ms() + 20000;
+    long left = 1;
+    while (left && eu_it_now_ms() < end) {
+        left = eu_it_pg_execf_long(db, "SELECT count(*) FROM jobs WHERE tenant_id = %s AND id = %s",
+                                   tid, job);
+        if (left)
+            eu_it_sleep_ms(50);
+    }
+    ck_assert_msg(left == 0, "job %s not done", job);
+    free(db);
+    free(tid);
+    free(job);
+}
+
+/*
+ * bob's direct stream keeps quiet about messages from those he mutes or
+ * blocks (as their mentions would not notify him), and hears of one that
+ * arrives by federation, and of its Delete.
+ */
+START_TEST(test_direct_mutes_blocks_federation)
+{
+    struct world w;
+    world_start(&w);
+    char head[2048];
+    int fb = ws_open_ex(&w, HOST, w.bob, "?stream=direct", 0, head, sizeof(head));
+    ws_send(fb, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w, fb, "user", w.bob);
+
+    post_path(&w, w.bob, NULL, 200, "/api/v1/accounts/%s/mute", w.carol_id);
+    char *muted = post_direct(&w, w.carol, "@bob from a muted account");
+    char *ok = post_direct(&w, w.alice, "@bob after the muted one");
+    json_decref(expect_conversation(fb, ok, muted));
+    free(muted);
+    free(ok);
+
+    post_path(&w, w.bob, NULL, 200, "/api/v1/accounts/%s/unmute", w.carol_id);
+    post_path(&w, w.bob, NULL, 200, "/api/v1/accounts/%s/block", w.carol_id);
+    char *blocked = post_direct(&w, w.carol, "@bob from a blocked account");
+    ok = post_direct(&w, w.alice, "@bob after the blocked one");
+    json_decref(expect_conversation(fb, ok, blocked));
+    free(blocked);
+    free(ok);
+
+    /* From rob, a remote account, to bob alone: direct. */
+    char *db = eu_it_tenant_database(w.s, HOST);
+    char *tid = eu_it_tenant_id(w.s, HOST);
+    char *rob = eu_it_remote_account(db, tid, ROB, true);
+    inbox_process(&w, ROB,
+                  "{\"id\":\"" ROB "/statuses/1/activity\",\"type\":\"Create\",\"actor\":\"" ROB
+                  "\",\"object\":{\"id\":\"" ROB "/statuses/1\",\"type\":\"Note\","
+                  "\"attributedTo\":\"" ROB "\",\"published\":\"2026-01-01T00:00:00Z\","
+                  "\"to\":[\"http://" HOST "/users/bob\"],\"cc\":[],"
+                  "\"content\":\"<p>psst bob</p>\",\"tag\":[{\"type\":\"Mention\","
+                  "\"href\":\"http://" HOST "/users/bob\",\"name\":\"@bob\"}]}}");
+    char *sid = eu_it_pg_execf(db, "SELECT id FROM statuses WHERE tenant_id = %s AND uri = '%s'",
+                               tid, ROB "/statuses/1");
+    ck_assert_msg(sid != NULL, "the remote message was not stored");
+    json_t *c = expect_conversation(fb, sid, NULL);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(c, "accounts.0.id")), rob);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(c, "last_status.visibility")), "direct");
+    ck_assert(json_is_true(json_object_get(c, "unread")));
+    json_t *rest = first_conversation(&w, w.bob);
+    assert_same_json(c, rest);
+    json_decref(c);
+    json_decref(rest);
+
+    inbox_process(&w, ROB,
+                  "{\"id\":\"" ROB "#delete/1\",\"type\":\"Delete\",\"actor\":\"" ROB
+                  "\",\"object\":{\"id\":\"" ROB "/statuses/1\",\"type\":\"Tombstone\"}}");
+    long long end = eu_it_now_ms() + 10000;
+    bool on_direct = false;
+    while (!on_direct && eu_it_now_ms() < end) {
+        json_t *m = ws_wait(fb, "delete", (int)(end - eu_it_now_ms()));
+        ck_assert_msg(m != NULL, "no delete on bob's direct stream");
+        on_direct = strcmp(stream0(m), "direct") == 0 &&
+                    strcmp(json_string_value(json_object_get(m, "payload")), sid) == 0;
+        json_decref(m);
+    }
+    ck_assert(on_direct);
+    free(sid);
+    free(rob);
+    free(db);
+    free(tid);
+    close(fb);
+    world_stop(&w);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -971,6 +1375,11 @@ suite(void)
     tcase_set_timeout(tc, TIMEOUT);
     tcase_add_test(tc, test_slow_client_dropped);
     tcase_add_test(tc, test_sigterm_with_open_streams);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("direct");
+    tcase_set_timeout(tc, TIMEOUT);
+    tcase_add_test(tc, test_direct_conversation_delete);
+    tcase_add_test(tc, test_direct_mutes_blocks_federation);
     suite_add_tcase(s, tc);
     tc = tcase_create("faults");
     tcase_set_timeout(tc, TIMEOUT);
