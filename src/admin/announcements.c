@@ -36,17 +36,19 @@
  * every client shows it whole at the top of its home timeline. */
 #define TEXT_MAX 5000
 
+/* clang-format off */
 /* The select list announcement_json() reads, for announcements a. */
-#define ANN_ADMIN_COLUMNS                                                                          \
-    "a.id::text, a.text, a.published, a.all_day, " EU_SQL_TS("a.starts_at") ", " EU_SQL_TS(       \
-        "a.ends_at") ", " EU_SQL_TS("a.published_at") ", " EU_SQL_TS("a.created_at") ", "         \
-                     EU_SQL_TS("a.updated_at") ","                                                 \
-                     " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n)"  \
-                     "  ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name,"               \
-                     "  count(*) AS n, min(x.created_at) AS first FROM announcement_reactions x"   \
-                     "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r),"  \
-                     " (SELECT count(*) FROM announcement_dismissals d WHERE d.tenant_id = $1"     \
-                     "  AND d.announcement_id = a.id)"
+#define ANN_ADMIN_COLUMNS \
+    "a.id::text, a.text, a.published, a.all_day, " EU_SQL_TS("a.starts_at") ", " \
+    EU_SQL_TS("a.ends_at") ", " EU_SQL_TS("a.published_at") ", " EU_SQL_TS("a.created_at") ", " \
+    EU_SQL_TS("a.updated_at") "," \
+    " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n)" \
+    "  ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name," \
+    "  count(*) AS n, min(x.created_at) AS first FROM announcement_reactions x" \
+    "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r)," \
+    " (SELECT count(*) FROM announcement_dismissals d WHERE d.tenant_id = $1" \
+    "  AND d.announcement_id = a.id)"
+/* clang-format on */
 
 enum {
     ADMIN_ANN_LIST,
@@ -194,7 +196,7 @@ read_times(struct eu_req *req, json_t *body, struct ann_input *in)
 static int
 read_input(struct eu_req *req, json_t *body, bool create, struct ann_input *in)
 {
-    static const char *const known[] = {"text",    "published", "all_day",
+    static const char *const known[] = {"text",      "published", "all_day",
                                         "starts_at", "ends_at",   NULL};
     const char *key;
     json_t *v;
@@ -348,8 +350,9 @@ eu_admin_announcements_update(struct eu_req *req)
     struct ann_input in = {0};
     if (read_input(req, body, false, &in) < 0)
         return;
-    const char *p[] = {id,         in.text,      in.published, in.all_day,
-                       in.times ? "true" : "false", in.starts_at, in.ends_at};
+    const char *p[] = {
+        id,           in.text,   in.published, in.all_day, in.times ? "true" : "false",
+        in.starts_at, in.ends_at};
     eu_req_stmt(req, &eu_admin_announcements_sql[ADMIN_ANN_UPDATE], 7, p, on_updated, NULL);
 }
 

@@ -49,19 +49,20 @@
 /* Shown to clients: published and not ended. */
 #define ANN_VISIBLE(a) a "published AND (" a "ends_at IS NULL OR " a "ends_at > now())"
 
+/* clang-format off */
 /* The entity's columns for announcements a and viewer $2, as
  * announcement_json() reads them. */
-#define ANN_COLUMNS                                                                                \
-    "a.id::text, a.text, " EU_SQL_TS("a.starts_at") ", " EU_SQL_TS(                               \
-        "a.ends_at") ", a.all_day, " EU_SQL_TS("coalesce(a.published_at, a.created_at)") ", "     \
-                     EU_SQL_TS("a.updated_at") ","                                                 \
-                     " EXISTS (SELECT 1 FROM announcement_dismissals d WHERE d.tenant_id = $1"     \
-                     "  AND d.account_id = $2::bigint AND d.announcement_id = a.id),"              \
-                     " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n,"  \
-                     "  'me', r.me) ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name,"   \
-                     "  count(*) AS n, bool_or(x.account_id = $2::bigint) AS me,"                  \
-                     "  min(x.created_at) AS first FROM announcement_reactions x"                  \
-                     "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r)"
+#define ANN_COLUMNS \
+    "a.id::text, a.text, " EU_SQL_TS("a.starts_at") ", " EU_SQL_TS("a.ends_at") ", a.all_day, " \
+    EU_SQL_TS("coalesce(a.published_at, a.created_at)") ", " EU_SQL_TS("a.updated_at") "," \
+    " EXISTS (SELECT 1 FROM announcement_dismissals d WHERE d.tenant_id = $1" \
+    "  AND d.account_id = $2::bigint AND d.announcement_id = a.id)," \
+    " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n," \
+    "  'me', r.me) ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name," \
+    "  count(*) AS n, bool_or(x.account_id = $2::bigint) AS me," \
+    "  min(x.created_at) AS first FROM announcement_reactions x" \
+    "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r)"
+/* clang-format on */
 
 enum {
     ANN_LIST,
@@ -343,8 +344,8 @@ const struct eu_route eu_announcements_routes[] = {
     {EU_HTTP_GET, "/api/v1/announcements", announcements_index, "read", AUTH},
     {EU_HTTP_POST, "/api/v1/announcements/:id/dismiss", announcements_dismiss, "write:accounts",
      AUTH},
-    {EU_HTTP_PUT, "/api/v1/announcements/:id/reactions/:name", reactions_update,
-     "write:favourites", AUTH},
+    {EU_HTTP_PUT, "/api/v1/announcements/:id/reactions/:name", reactions_update, "write:favourites",
+     AUTH},
     {EU_HTTP_DELETE, "/api/v1/announcements/:id/reactions/:name", reactions_destroy,
      "write:favourites", AUTH},
     {0},

@@ -129,9 +129,10 @@ START_TEST(test_admin_list_dismiss)
     char *ended = admin_create(&w, HOST,
                                "{\"text\":\"over\",\"starts_at\":\"2020-01-01T00:00:00Z\","
                                "\"ends_at\":\"2020-01-02T00:00:00Z\"}");
-    char *event = admin_create(&w, HOST,
-                               "{\"text\":\"party\",\"all_day\":true,\"starts_at\":"
-                               "\"2999-01-01T00:00:00.000Z\",\"ends_at\":\"2999-01-02T10:00:00+02:00\"}");
+    char *event =
+        admin_create(&w, HOST,
+                     "{\"text\":\"party\",\"all_day\":true,\"starts_at\":"
+                     "\"2999-01-01T00:00:00.000Z\",\"ends_at\":\"2999-01-02T10:00:00+02:00\"}");
 
     /* Bad input: 422 and nothing written. */
     static const char *const bad[] = {
@@ -141,7 +142,8 @@ START_TEST(test_admin_list_dismiss)
         "{\"text\":\"x\",\"published\":\"yes\"}",
         "{\"text\":\"x\",\"starts_at\":\"2030-01-01T00:00:00Z\"}",
         "{\"text\":\"x\",\"starts_at\":\"tomorrow\",\"ends_at\":\"2030-01-01T00:00:00Z\"}",
-        "{\"text\":\"x\",\"starts_at\":\"2030-01-02T00:00:00Z\",\"ends_at\":\"2030-01-01T00:00:00Z\"}",
+        "{\"text\":\"x\",\"starts_at\":\"2030-01-02T00:00:00Z\",\"ends_at\":\"2030-01-01T00:00:"
+        "00Z\"}",
         "{\"text\":\"x\",\"pubished\":true}",
         NULL,
     };
@@ -186,7 +188,8 @@ START_TEST(test_admin_list_dismiss)
     ck_assert_ptr_nonnull(json_string_value(json_object_get(got, "updated_at")));
     json_t *ev = json_array_get(r.json, 1);
     ck_assert(json_is_true(json_object_get(ev, "all_day")));
-    ck_assert_str_eq(json_string_value(json_object_get(ev, "starts_at")), "2999-01-01T00:00:00.000Z");
+    ck_assert_str_eq(json_string_value(json_object_get(ev, "starts_at")),
+                     "2999-01-01T00:00:00.000Z");
     ck_assert_str_eq(json_string_value(json_object_get(ev, "ends_at")), "2999-01-02T08:00:00.000Z");
 
     /* Dismissed: read, still listed unless with_dismissed=false. */
@@ -291,11 +294,11 @@ START_TEST(test_reactions)
     ck_assert(json_is_true(json_object_get(reaction(eu_it_find(r.json, "id", a), THUMBS), "me")));
 
     /* Not an emoji (eunha has no custom ones): Mastodon's 422. */
-    static const char *const names[] = {"blobcat", "%F0%9F%91%8Dx", "%FF%FE", "a%20b",
-                                        "%F0%9F%91%8D%F0%9F%91%8D", NULL};
+    static const char *const names[] = {
+        "blobcat", "%F0%9F%91%8Dx", "%FF%FE", "a%20b", "%F0%9F%91%8D%F0%9F%91%8D", NULL};
     for (int i = 0; names[i]; i++) {
-        eu_it_callf(w.s, &r, HOST, "PUT", w.alice, NULL, "/api/v1/announcements/%s/reactions/%s",
-                    a, names[i]);
+        eu_it_callf(w.s, &r, HOST, "PUT", w.alice, NULL, "/api/v1/announcements/%s/reactions/%s", a,
+                    names[i]);
         EU_IT_EXPECT_ERROR(&r, 422);
         EU_IT_EXPECT_JSTR(&r, "error", "Validation failed: Name is not a recognized emoji");
     }
@@ -308,8 +311,13 @@ START_TEST(test_reactions)
     call(&w, HOST, w.alice, "PUT", "99999", "/reactions/" THUMBS_URL, 404);
 
     /* At most 8 different names per announcement. */
-    static const char *const more[] = {"%F0%9F%98%80", "%F0%9F%98%82", "%F0%9F%8E%89",
-                                       "%F0%9F%94%A5", "%F0%9F%91%80", "%F0%9F%9A%80", NULL};
+    static const char *const more[] = {"%F0%9F%98%80",
+                                       "%F0%9F%98%82",
+                                       "%F0%9F%8E%89",
+                                       "%F0%9F%94%A5",
+                                       "%F0%9F%91%80",
+                                       "%F0%9F%9A%80",
+                                       NULL};
     for (int i = 0; more[i]; i++) {
         char rest[64];
         snprintf(rest, sizeof(rest), "/reactions/%s", more[i]);
