@@ -35,5 +35,11 @@ void eu_admin_reports_list(struct eu_req *req);
 void eu_admin_jobs_delete(struct eu_req *req);
 void eu_admin_accounts_suspend(struct eu_req *req);
 void eu_admin_accounts_unsuspend(struct eu_req *req);
+/* src/admin/announcements.c: a tenant's announcements */
+void eu_admin_announcements_list(struct eu_req *req);
+void eu_admin_announcements_create(struct eu_req *req);
+void eu_admin_announcements_show(struct eu_req *req);
+void eu_admin_announcements_update(struct eu_req *req);
+void eu_admin_announcements_delete(struct eu_req *req);
 
 #endif

@@ -21,9 +21,10 @@ extern const struct eu_route
     eu_statuses_routes[]; /* statuses.c: statuses, home/public/tag timelines */
 extern const struct eu_route
     eu_social_routes[]; /* social.c: notifications, markers, filters, search... */
-extern const struct eu_route eu_stream_routes[]; /* http/streaming.c: WebSocket, SSE */
-extern const struct eu_route eu_timed_routes[];  /* scheduled.c: scheduled statuses, polls */
-extern const struct eu_route eu_media_routes[];  /* media.c: uploads, /system/ files */
+extern const struct eu_route eu_stream_routes[];        /* http/streaming.c: WebSocket, SSE */
+extern const struct eu_route eu_timed_routes[];         /* scheduled.c: scheduled statuses, polls */
+extern const struct eu_route eu_media_routes[];         /* media.c: uploads, /system/ files */
+extern const struct eu_route eu_announcements_routes[]; /* announcements.c */
 
 /* The per-group tables above, NULL-terminated. */
 extern const struct eu_route *const eu_route_tables[];

@@ -74,6 +74,9 @@ extern const struct eu_sql eu_admin_accounts_sql[]; /* admin/accounts.c */
 extern const struct eu_sql eu_admin_jobs_sql[];     /* admin/jobs.c */
 extern const struct eu_sql eu_admin_tenants_sql[];  /* admin/tenants.c */
 extern const struct eu_sql eu_admin_reports_sql[];  /* admin/reports.c */
+/* api/announcements.c, admin/announcements.c */
+extern const struct eu_sql eu_announcements_sql[];
+extern const struct eu_sql eu_admin_announcements_sql[];
 
 /* queue/ */
 extern const struct eu_sql eu_queue_sql[];

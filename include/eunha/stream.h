@@ -12,7 +12,10 @@
  * Channel names: "public", "public:local", "public:remote",
  * "hashtag:<lower tag>", "hashtag:local:<lower tag>", "user:<account id>",
  * "list:<list id>", "direct:<account id>" (carrying "conversation" and
- * "delete" of the direct statuses the account takes part in).
+ * "delete" of the direct statuses the account takes part in). Announcement
+ * events are the exception: they go to every user channel of the tenant that
+ * has a listener, and the reaction counts travel whole
+ * ("announcement.reaction {json}"), being the same for all.
  */
 #ifndef EUNHA_STREAM_H
 #define EUNHA_STREAM_H
@@ -46,6 +49,19 @@ void eu_stream_filters_changed(struct eu_req *req);
  * (the process's app, as notify.c has none at hand; nothing before
  * eu_stream_start()). */
 void eu_stream_notification(struct eu_tenant *t, int64_t account_id, int64_t notification_id);
+/*
+ * Announcement announcement_id of t was published or changed (removed
+ * false: "announcement", rendered for each listener as its REST list shows
+ * it) or unpublished or deleted (removed: "announcement.delete" with the
+ * id), on the user stream of every listener of t, in any process. Fire and
+ * forget.
+ */
+void eu_stream_announcement(struct eu_app *app, const struct eu_tenant *t, int64_t announcement_id,
+                            bool removed);
+/* The reactions name (copied) of announcement_id now number count:
+ * "announcement.reaction" {"name","count","announcement_id"} likewise. */
+void eu_stream_announcement_reaction(struct eu_app *app, const struct eu_tenant *t,
+                                     int64_t announcement_id, const char *name, long long count);
 /* The app eu_stream_start() was given, or NULL. */
 struct eu_app *eu_stream_app(void);
 /* Publishes "<event> <payload>" on the tenant's channel name. Fire and

@@ -34,6 +34,7 @@
 #include "eunha/entities.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
+#include "eunha/isotime.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/page.h"
@@ -143,76 +144,6 @@ now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static bool
-read_digits(const char **p, int n, int *out)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++, (*p)++) {
-        if (**p < '0' || **p > '9')
-            return false;
-        v = v * 10 + (**p - '0');
-    }
-    *out = v;
-    return true;
-}
-
-/*
- * ISO 8601 as clients send it: "2025-01-31T12:00:00.000Z", with or without
- * seconds and fraction, "T" or a space, "Z", "+01:00", "+0100" or no zone
- * (UTC). Returns 0 with the time in milliseconds since the epoch, or -1.
- */
-static int
-parse_time(const char *s, int64_t *ms)
-{
-    int y, mo, d, h, mi, sec = 0, frac_ms = 0;
-    const char *p = s;
-    if (!read_digits(&p, 4, &y) || *p++ != '-' || !read_digits(&p, 2, &mo) || *p++ != '-' ||
-        !read_digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' '))
-        return -1;
-    p++;
-    if (!read_digits(&p, 2, &h) || *p++ != ':' || !read_digits(&p, 2, &mi))
-        return -1;
-    if (*p == ':') {
-        p++;
-        if (!read_digits(&p, 2, &sec))
-            return -1;
-        if (*p == '.' || *p == ',') {
-            p++;
-            int scale = 100, digits = 0;
-            for (; *p >= '0' && *p <= '9'; p++, digits++, scale /= 10)
-                frac_ms += (*p - '0') * scale;
-            if (!digits)
-                return -1;
-        }
-    }
-    int offset_min = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int sign = *p++ == '-' ? -1 : 1, oh, om = 0;
-        if (!read_digits(&p, 2, &oh))
-            return -1;
-        if (*p == ':')
-            p++;
-        if (*p && !read_digits(&p, 2, &om))
-            return -1;
-        offset_min = sign * (oh * 60 + om);
-    }
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-        return -1;
-    struct tm tm = {.tm_year = y - 1900,
-                    .tm_mon = mo - 1,
-                    .tm_mday = d,
-                    .tm_hour = h,
-                    .tm_min = mi,
-                    .tm_sec = sec};
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1)
-        return -1;
-    *ms = ((int64_t)t - (int64_t)offset_min * 60) * 1000 + frac_ms;
-    return 0;
-}
-
 /* "2025-01-31T12:00:00.000Z"; arena-owned. */
 static const char *
 format_time(struct eu_req *req, int64_t ms)
@@ -229,7 +160,7 @@ int
 eu_scheduled_at_read(struct eu_req *req, const char *text, const char **iso)
 {
     int64_t at;
-    if (parse_time(text, &at) < 0) {
+    if (eu_time_parse_iso8601(text, &at) < 0) {
         eu_req_reply_error(req, 422, "Validation failed: Scheduled at is invalid");
         return -1;
     }
@@ -249,7 +180,7 @@ static void
 wake_for(struct eu_req *req, const char *iso)
 {
     int64_t at;
-    if (parse_time(iso, &at) == 0)
+    if (eu_time_parse_iso8601(iso, &at) == 0)
         eu_queue_task_wake(req->tenant, EU_TASK_SCHEDULED, at - now_ms());
 }
 

@@ -2,8 +2,8 @@
  * The social group's route table and its small resources: favourites and
  * bookmarks lists, markers, preferences, hashtags (show, follow, followed
  * tags), the list timeline, and the endpoints clients call at start-up that
- * Eunha answers with empty lists (custom emojis, trends, announcements) so
- * no client sees a 404 there. Notifications, filters, search and
+ * Eunha answers with empty lists (custom emojis, trends) so no client sees
+ * a 404 there. Notifications, filters, search and
  * conversations have files of their own.
  */
 #include "eunha/routes.h"
@@ -662,7 +662,6 @@ const struct eu_route eu_social_routes[] = {
     {GET, "/api/v1/trends/tags", reply_empty_list, NULL, EU_ROUTE_CORS},
     {GET, "/api/v1/trends/statuses", reply_empty_list, NULL, EU_ROUTE_CORS},
     {GET, "/api/v1/trends/links", reply_empty_list, NULL, EU_ROUTE_CORS},
-    {GET, "/api/v1/announcements", reply_empty_list, "read", AUTH},
     {GET, "/api/v1/notifications/requests", reply_empty_list, "read:notifications", AUTH},
     {GET, "/api/v1/notifications/policy", notification_policy_v1, "read:notifications", AUTH},
     {GET, "/api/v2/notifications/policy", notification_policy_v2, "read:notifications", AUTH},

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "announcements_internal.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
@@ -318,6 +319,55 @@ eu_stream_publish(struct eu_app *app, const struct eu_tenant *t, const char *cha
     free(msg);
 }
 
+/* ---------------------------------------------------------- announcements */
+
+/* Announcements go to every listener of the tenant, as Mastodon publishes
+ * them on each active account's timeline channel. Which user channels have
+ * listeners, in any process, is what Redis itself knows: the script
+ * publishes on each channel matching ARGV[1] (the tenant's user channels).
+ * ARGV[2]: the message. */
+static const char PUBLISH_USERS_LUA[] =
+    "for _, c in ipairs(redis.call('PUBSUB', 'CHANNELS', ARGV[1])) do "
+    "redis.call('PUBLISH', c, ARGV[2]) end return 0";
+
+static void
+publish_to_users(struct eu_app *app, const struct eu_tenant *t, const char *msg)
+{
+    char pattern[EU_TENANT_KEY_PREFIX_SIZE + 32];
+    snprintf(pattern, sizeof(pattern), "%sstream:user:*", t->key_prefix);
+    const char *argv[] = {"EVAL", PUBLISH_USERS_LUA, "0", pattern, msg};
+    eu_redis_command(app->redis, on_published, NULL, 5, argv, NULL);
+}
+
+void
+eu_stream_announcement(struct eu_app *app, const struct eu_tenant *t, int64_t announcement_id,
+                       bool removed)
+{
+    char msg[64];
+    snprintf(msg, sizeof(msg), "%s %lld", removed ? "announcement.delete" : "announcement",
+             (long long)announcement_id);
+    publish_to_users(app, t, msg);
+}
+
+void
+eu_stream_announcement_reaction(struct eu_app *app, const struct eu_tenant *t,
+                                int64_t announcement_id, const char *name, long long count)
+{
+    /* The payload travels whole: it is the same for every listener. */
+    char id[24];
+    snprintf(id, sizeof(id), "%lld", (long long)announcement_id);
+    json_t *payload = json_pack("{s:s, s:I, s:s}", "name", name, "count", (json_int_t)count,
+                                "announcement_id", id);
+    char *text = json_dumps(payload, JSON_COMPACT);
+    json_decref(payload);
+    if (!text)
+        return;
+    char *msg = eu_xasprintf("announcement.reaction %s", text);
+    free(text);
+    publish_to_users(app, t, msg);
+    free(msg);
+}
+
 /* -------------------------------------------------------------- rendering */
 
 struct render {
@@ -350,6 +400,17 @@ on_sink(int status, const char *body, size_t len, void *arg)
     cb(body, len, cb_arg);
 }
 
+/* The announcement as GET /api/v1/announcements shows it to this viewer
+ * (read, reactions' me), or nothing once it is no longer shown. */
+static void
+render_announcement(struct eu_req *req, const char *id)
+{
+    req->params.n = 1;
+    req->params.p[0].name = "id";
+    req->params.p[0].value = eu_arena_strdup(req->arena, id);
+    eu_announcements_show_one(req);
+}
+
 void
 eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_stream_viewer *v,
                  const char *stream, const char *param, const char *event, const char *id,
@@ -373,7 +434,9 @@ eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_stream
     req->auth.account_id = v->account_id;
     req->auth.scopes = v->scopes ? eu_arena_strdup(req->arena, v->scopes) : "";
     eu_req_enter(req);
-    if (strcmp(event, "notification") == 0) {
+    if (strcmp(event, "announcement") == 0) {
+        render_announcement(req, id);
+    } else if (strcmp(event, "notification") == 0) {
         req->params.n = 1;
         req->params.p[0].name = "id";
         req->params.p[0].value = eu_arena_strdup(req->arena, id);

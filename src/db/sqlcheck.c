@@ -30,6 +30,9 @@
 const char *const eu_db_tenant_tables[] = {
     "notifications",
     "reports",
+    "announcement_reactions",  /* before announcements and accounts */
+    "announcement_dismissals", /* likewise */
+    "announcements",
     "account_conversations",
     "mentions",
     "statuses_tags",

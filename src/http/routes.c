@@ -51,6 +51,17 @@ const struct eu_route eu_routes[] = {
      EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
     {GET, "/admin/v1/tenants/:domain/reports", eu_admin_reports_list, NULL,
      EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    /* src/admin/announcements.c */
+    {GET, "/admin/v1/tenants/:domain/announcements", eu_admin_announcements_list, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {POST, "/admin/v1/tenants/:domain/announcements", eu_admin_announcements_create, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {GET, "/admin/v1/tenants/:domain/announcements/:id", eu_admin_announcements_show, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {PATCH, "/admin/v1/tenants/:domain/announcements/:id", eu_admin_announcements_update, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {DELETE, "/admin/v1/tenants/:domain/announcements/:id", eu_admin_announcements_delete, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
 
     /* public listener: discovery */
     {GET, "/.well-known/nodeinfo", eu_api_nodeinfo_links, NULL, EU_ROUTE_CORS},
@@ -71,9 +82,10 @@ const struct eu_route *const eu_route_tables[] = {
     eu_statuses_routes,
     eu_social_routes,
     eu_timed_routes,
-    eu_ap_routes,       /* src/ap/actors.c: WebFinger and the ActivityPub documents */
-    eu_ap_inbox_routes, /* src/ap/inbox.c: the inboxes */
-    eu_media_routes,    /* src/api/media.c: uploads and the local /system/ files */
-    eu_stream_routes,   /* src/http/streaming.c: WebSocket and SSE */
+    eu_ap_routes,            /* src/ap/actors.c: WebFinger and the ActivityPub documents */
+    eu_ap_inbox_routes,      /* src/ap/inbox.c: the inboxes */
+    eu_media_routes,         /* src/api/media.c: uploads and the local /system/ files */
+    eu_stream_routes,        /* src/http/streaming.c: WebSocket and SSE */
+    eu_announcements_routes, /* src/api/announcements.c */
     NULL,
 };

@@ -43,6 +43,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_admin_jobs_sql,
     eu_admin_tenants_sql,
     eu_admin_reports_sql,
+    eu_announcements_sql,       /* api/announcements.c */
+    eu_admin_announcements_sql, /* admin/announcements.c */
 
     /* queue group */
     eu_queue_sql,

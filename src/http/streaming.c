@@ -56,6 +56,9 @@
 
 #define EU_STREAM_MAX_RENDERS 4096
 #define EU_STREAM_MAX_SUBS 32
+/* A channel message: "<event> <id>", or an announcement reaction's JSON
+ * (its name is at most 64 bytes, see src/api/announcements.c). */
+#define EU_STREAM_MAX_MESSAGE 512
 #define LIVE_TTL_S "90"
 #define LIVE_REFRESH_S 30
 #define CHAN_BUCKETS 1024
@@ -469,6 +472,15 @@ on_rendered(const char *json, size_t len, void *arg)
     client_unref(c);
 }
 
+/* Events whose message carries the payload itself, the same for every
+ * listener: sent as they came, not rendered per viewer. */
+static bool
+is_verbatim(const char *event)
+{
+    return strcmp(event, "delete") == 0 || strcmp(event, "announcement.delete") == 0 ||
+           strcmp(event, "announcement.reaction") == 0;
+}
+
 static void
 deliver(struct sub *s, const char *event, const char *id)
 {
@@ -484,7 +496,7 @@ deliver(struct sub *s, const char *event, const char *id)
     if (strcmp(event, "notification") == 0 &&
         !eu_auth_scope_allows(c->scopes, "read:notifications"))
         return;
-    if (strcmp(event, "delete") == 0) {
+    if (is_verbatim(event)) {
         send_event(c, s, event, id, strlen(id));
         return;
     }
@@ -516,9 +528,9 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
 {
     (void)arg;
     struct chan *ch = chan_find(channel);
-    if (!ch || len > 64)
+    if (!ch || len > EU_STREAM_MAX_MESSAGE)
         return;
-    char buf[65];
+    char buf[EU_STREAM_MAX_MESSAGE + 1];
     memcpy(buf, msg, len);
     buf[len] = '\0';
     char *sp = strchr(buf, ' ');
