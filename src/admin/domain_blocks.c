@@ -47,6 +47,8 @@ enum {
     ADMIN_DELIVERY_REFUSALS_DELETE,
 };
 
+/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
+/* clang-format off */
 /* The entity's columns for a domain_blocks row b. */
 #define BLOCK_COLUMNS(b)                                                                           \
     b ".id::text, " b ".domain, encode(sha256(convert_to(" b ".domain, 'UTF8')), 'hex'), "        \
@@ -59,8 +61,6 @@ enum {
     a ".domain IS NOT NULL AND (" a ".domain = " b ".domain OR right(" a ".domain, length(" b      \
     ".domain) + 1) = '.' || " b ".domain)"
 
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
 const struct eu_sql eu_admin_domain_blocks_sql[] = {
     /* $2 max_id or NULL, $3 limit. */
     [ADMIN_DOMAIN_BLOCKS_LIST] = {"admin_domain_blocks.list",
@@ -320,8 +320,8 @@ on_deleted(PGresult *res, enum eu_db_status st, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_log_info("admin", "domain block on '%s' lifted: %s accounts unmarked",
-                PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
+    eu_log_info("admin", "domain block on '%s' lifted: %s accounts unmarked", PQgetvalue(res, 0, 0),
+                PQgetvalue(res, 0, 1));
     eu_req_reply_json(req, 200, json_object());
 }
 
@@ -348,13 +348,13 @@ on_refusals(PGresult *res, enum eu_db_status st, void *arg)
     json_t *arr = json_array();
     for (int i = 0; i < PQntuples(res); i++)
         json_array_append_new(
-            arr, json_pack("{s:s, s:i, s:I, s:I, s:s, s:s, s:o, s:o}", "host",
-                           PQgetvalue(res, i, 0), "status", atoi(PQgetvalue(res, i, 1)),
-                           "refusals", (json_int_t)atoll(PQgetvalue(res, i, 2)), "skipped",
-                           (json_int_t)atoll(PQgetvalue(res, i, 3)), "first_at",
-                           PQgetvalue(res, i, 4), "last_at", PQgetvalue(res, i, 5),
-                           "last_skipped_at", text_or_null(res, i, 6), "held_until",
-                           text_or_null(res, i, 7)));
+            arr,
+            json_pack("{s:s, s:i, s:I, s:I, s:s, s:s, s:o, s:o}", "host", PQgetvalue(res, i, 0),
+                      "status", atoi(PQgetvalue(res, i, 1)), "refusals",
+                      (json_int_t)atoll(PQgetvalue(res, i, 2)), "skipped",
+                      (json_int_t)atoll(PQgetvalue(res, i, 3)), "first_at", PQgetvalue(res, i, 4),
+                      "last_at", PQgetvalue(res, i, 5), "last_skipped_at", text_or_null(res, i, 6),
+                      "held_until", text_or_null(res, i, 7)));
     eu_req_reply_json(req, 200, arr);
 }
 

@@ -50,6 +50,8 @@ enum {
 /* Accounts of domain $3 joined as a (the tenant's rows only). */
 #define OF_DOMAIN(a) " AND " a ".tenant_id = $1 AND " a ".domain = $3"
 
+/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
+/* clang-format off */
 const struct eu_sql eu_domain_blocks_sql[] = {
     /* $2 the viewer. */
     [DOMAIN_BLOCKS_LIST] = {"domain_blocks.list",
@@ -91,6 +93,7 @@ const struct eu_sql eu_domain_blocks_sql[] = {
                               " AND account_id = $2::bigint AND domain = $3"},
     {0},
 };
+/* clang-format on */
 
 /* ------------------------------------------------------------ the domain */
 

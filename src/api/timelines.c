@@ -38,7 +38,8 @@
 
 /* Nothing by accounts of a domain the viewer blocks, and nothing by
  * silenced accounts (the tenant silenced their domain) unless the viewer
- * follows them. Probes only for remote authors; a the joined author. */
+ * follows them. a is the author's joined row; only a remote author costs
+ * the probes. */
 #define NOT_DOMAIN_HIDDEN_SQL(a, v)                                                                \
     "(" a ".domain IS NULL OR (NOT EXISTS (SELECT 1 FROM account_domain_blocks xd"                 \
     " WHERE xd.tenant_id = $1 AND xd.account_id = " v " AND xd.domain = " a ".domain)"             \

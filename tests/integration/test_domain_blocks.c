@@ -125,8 +125,8 @@ signed_request(struct env *e, const char *method, const char *host, const char *
     char *lines[EU_HTTPSIG_SIGNED_MAX + 1];
     const char *headers[EU_HTTPSIG_SIGNED_MAX + 2];
     int n = header_lines(&sg, lines, headers);
-    headers[n] = body ? "Content-Type: application/activity+json"
-                      : "Accept: application/activity+json";
+    headers[n] =
+        body ? "Content-Type: application/activity+json" : "Accept: application/activity+json";
     headers[n + 1] = NULL;
     eu_it_resp_free(r);
     ck_assert_int_eq(eu_it_http_raw(r, method, e->s->public_port, host, path, headers, body), 0);
@@ -339,16 +339,19 @@ START_TEST(test_user_domain_block)
     free(eu_it_pg_execf(e.db,
                         "INSERT INTO follows (tenant_id, account_id, target_account_id, uri)"
                         " VALUES (%s, %s, %s, NULL), (%s, %s, %s, '%s/follows/1')",
-                        e.tid, e.alice_id, peer_acc, e.tid, peer_acc, e.alice_id,
-                        e.peer->origin));
+                        e.tid, e.alice_id, peer_acc, e.tid, peer_acc, e.alice_id, e.peer->origin));
     ck_assert_int_eq(seen_in_timelines(&e, pst, peer_acc, list), 31);
     ck_assert_int_eq(seen_in_timelines(&e, fst, far, list), 31);
     ck_assert(!relationship_flag(&e, peer_acc));
 
     /* Invalid domains are 422s and change nothing. */
-    const char *bad[] = {"{}", "{\"domain\":\"\"}", "{\"domain\":\"not a domain\"}",
-                         "{\"domain\":\"-x.example\"}", "{\"domain\":\"a..b\"}",
-                         "{\"domain\":\"x.example:99999\"}", "{\"domain\":\"bücher.example\"}"};
+    const char *bad[] = {"{}",
+                         "{\"domain\":\"\"}",
+                         "{\"domain\":\"not a domain\"}",
+                         "{\"domain\":\"-x.example\"}",
+                         "{\"domain\":\"a..b\"}",
+                         "{\"domain\":\"x.example:99999\"}",
+                         "{\"domain\":\"bücher.example\"}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         eu_it_callf(e.s, &r, HOST, "POST", e.alice, bad[i], "/api/v1/domain_blocks");
         EU_IT_EXPECT_ERROR(&r, 422);
@@ -513,9 +516,9 @@ static void
 wait_inbox_done(struct env *e, const char *tid)
 {
     long long until = eu_it_now_ms() + 15000;
-    while (eu_it_pg_execf_long(e->db,
-                               "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_inbox'",
-                               tid) > 0 &&
+    while (eu_it_pg_execf_long(
+               e->db, "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_inbox'", tid) >
+               0 &&
            eu_it_now_ms() < until)
         eu_it_sleep_ms(100);
 }
@@ -537,9 +540,8 @@ START_TEST(test_admin_suspend)
     char *cmine = post_status(&e, DECOY, e.carol, "hers");
     ck_assert_int_eq(deliver_like(&e, HOST, "alice", mine, 1), 202);
     ck_assert_int_eq(deliver_like(&e, DECOY, "carol", cmine, 2), 202);
-    char *peer_acc = wait_row(&e, 15000,
-                              "SELECT id FROM accounts WHERE tenant_id = %s AND uri = '%s'", e.tid,
-                              e.peer_id);
+    char *peer_acc = wait_row(
+        &e, 15000, "SELECT id FROM accounts WHERE tenant_id = %s AND uri = '%s'", e.tid, e.peer_id);
     ck_assert_ptr_nonnull(peer_acc);
     char puri[192];
     snprintf(puri, sizeof(puri), "%s/notes/1", e.peer->origin);
@@ -643,8 +645,8 @@ START_TEST(test_admin_suspend)
     free(wait_row(&e, 15000, "SELECT 1 FROM reports WHERE tenant_id = %s", e.decoy_tid));
     ck_assert_int_eq(reports_of(&e, e.decoy_tid), 1);
     snprintf(path, sizeof(path), "/admin/v1/tenants/%s/domain_blocks", DECOY);
-    snprintf(body, sizeof(body), "{\"domain\":\"%s\",\"severity\":\"noop\",\"reject_reports\":true}",
-             phost);
+    snprintf(body, sizeof(body),
+             "{\"domain\":\"%s\",\"severity\":\"noop\",\"reject_reports\":true}", phost);
     eu_it_admin(e.s, "POST", path, body, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_str_eq(eu_it_json_str(&r, "severity"), "noop");
@@ -668,6 +670,39 @@ START_TEST(test_admin_suspend)
     ck_assert_int_eq(deliver_like(&e, HOST, "alice", mine, 6), 202);
     signed_request(&e, "GET", HOST, "/users/alice", NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* Silence covers subdomains: their public statuses leave the public
+     * timeline of those who do not follow the author. */
+    char *far = eu_it_remote_account(e.db, e.tid, "http://far.example/users/far", true);
+    char *sub = eu_it_remote_account(e.db, e.tid, "http://sub.far.example/users/sub", true);
+    char *fst = remote_status(&e, e.tid, far, "http://far.example/notes/1", NULL);
+    char *sst = remote_status(&e, e.tid, sub, "http://sub.far.example/notes/1", NULL);
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/domain_blocks", HOST);
+    eu_it_admin(e.s, "POST", path, "{\"domain\":\"far.example\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_str_eq(eu_it_json_str(&r, "severity"), "silence"); /* Mastodon's default */
+    free(block);
+    block = strdup(eu_it_json_str(&r, "id"));
+    free(eu_it_pg_execf(e.db,
+                        "INSERT INTO follows (tenant_id, account_id, target_account_id)"
+                        " VALUES (%s, %s, %s)",
+                        e.tid, e.alice_id, far));
+    get(&e, e.alice, "/api/v1/timelines/public", &r);
+    ck_assert(has_status(&r, fst));
+    ck_assert(!has_status(&r, sst));
+    get(&e, e.bob, "/api/v1/timelines/public", &r);
+    ck_assert(!has_status(&r, fst));
+    ck_assert(has_status(&r, pst));
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/domain_blocks/%s", HOST, block);
+    eu_it_admin(e.s, "DELETE", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    get(&e, e.bob, "/api/v1/timelines/public", &r);
+    ck_assert(has_status(&r, fst));
+    ck_assert(has_status(&r, sst));
+    free(far);
+    free(sub);
+    free(fst);
+    free(sst);
 
     eu_it_resp_free(&r);
     free(block);
