@@ -14,13 +14,18 @@
  *                            first); the form that works is remembered
  *                            per host (process-wide, bounded)
  *   401, 403 (after that)    the host refuses this tenant: recorded in
- *                            delivery_refusals (per tenant and host), dropped
+ *                            delivery_refusals (per tenant and host), dropped;
+ *                            for EU_AP_REFUSAL_HOLD_S after the last refusal
+ *                            new deliveries to the host are dropped unsent
+ *                            (counted there), then one is tried again: a
+ *                            2xx ends the refusal, another renews it
  *   408, 429, 3xx, 5xx,      retried after attempt^4 + 15 + random seconds
  *   no answer                (Mastodon's backoff), dead with its last error
  *                            after EU_AP_DELIVER_ATTEMPTS attempts (~a week)
  *   other 4xx                dropped (logged)
  * A host the fetch client has seen failing for days is skipped (the job
- * ends done, logged); its next success resets that.
+ * ends done, logged); its next success resets that. A host in a domain the
+ * tenant suspended (domain_blocks) is sent nothing.
  *
  * Everything here runs on the loop thread.
  */
@@ -42,6 +47,10 @@ struct json_t;
  * attempts span about 6.5 days, the week the issue asks for (Mastodon's 16
  * span under three). */
 #define EU_AP_DELIVER_ATTEMPTS 19
+/* How long a host's 401/403 to a tenant holds back that tenant's next
+ * deliveries there: a server that blocked us answers every one the same,
+ * and six hours lets an unblock (or a fixed key) be noticed the same day. */
+#define EU_AP_REFUSAL_HOLD_S 21600
 
 /* The statements of deliver.c and outbox.c (registered in statements.c). */
 extern const struct eu_sql eu_ap_deliver_sql[];

@@ -8,23 +8,29 @@
  * them, and requiring a signature there would loop.
  *
  * The check is the inbox's (inbox.c), and lives here for both
- * (eu_ap_verify_signature): eu_httpsig_parse on the loop, the key from the
- * cache, the tenant's rows or a signed fetch, one refetch when the
- * signature fails. A GET has no body, so no digest is involved.
+ * (eu_ap_verify_signature): eu_httpsig_parse on the loop, the key's host
+ * against the tenant's suspended domains (403, as Mastodon answers, before
+ * any key is fetched), the key from the cache, the tenant's rows or a
+ * signed fetch, one refetch when the signature fails. A GET has no body,
+ * so no digest is involved.
  */
 #include <sys/queue.h>
 
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <libpq-fe.h>
 #include <string.h>
 #include <time.h>
 
 #include "eunha/ap.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
+#include "eunha/domainblock.h"
 #include "eunha/error.h"
+#include "eunha/fetch.h"
 #include "eunha/http.h"
 #include "eunha/httpsig.h"
+#include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "objects_internal.h"
 
@@ -58,6 +64,23 @@ eu_ap_request_for_signature(struct eu_req *req, const char *method, struct eu_ht
     };
     return out->authority && out->target;
 }
+
+/* ------------------------------------------------ the tenant's blocks */
+
+enum {
+    DOMAIN_POLICY_SUSPENDED,
+};
+
+const struct eu_sql eu_ap_domain_policy_sql[] = {
+    /* $2 a host (as eu_fetch_host_of() writes it): whether the tenant
+     * suspended it or a domain above it. One probe of the unique index per
+     * label. */
+    [DOMAIN_POLICY_SUSPENDED] = {"ap_domain_policy.suspended",
+                                 "SELECT EXISTS (SELECT 1 FROM domain_blocks WHERE tenant_id = $1"
+                                 " AND domain = ANY(eunha_domain_suffixes($2))"
+                                 " AND severity = 'suspend')"},
+    {0},
+};
 
 /* ------------------------------------------------ verifying a signature */
 
@@ -99,6 +122,18 @@ on_key(const struct eu_ap_key *k, const struct eu_error *err, void *arg)
     v->done(req, k->owner, v->arg);
 }
 
+static void
+on_domain_checked(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct verify *v = arg;
+    if (PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't') {
+        /* Mastodon's actor_from_key_id: 403 before any key is fetched. */
+        eu_req_reply_error(req, 403, "Requests from this domain are not allowed");
+        return;
+    }
+    eu_ap_resolve_key(req->app, req->tenant, eu_httpsig_key_id(v->sig), false, on_key, v);
+}
+
 void
 eu_ap_verify_signature(struct eu_req *req, struct eu_httpsig *sig, eu_ap_verified_fn done,
                        void *arg)
@@ -108,6 +143,16 @@ eu_ap_verify_signature(struct eu_req *req, struct eu_httpsig *sig, eu_ap_verifie
     v->sig = sig;
     v->done = done;
     v->arg = arg;
+    /* A domain the tenant suspended is refused by its key's host (the
+     * key's owner must be the actor, so that is the sender's server). A
+     * key id that is no URL goes on to fail in the lookup. */
+    char host[300];
+    if (eu_fetch_host_of(eu_httpsig_key_id(sig), host, sizeof(host)) == 0) {
+        const char *p[] = {host};
+        eu_req_stmt(req, &eu_ap_domain_policy_sql[DOMAIN_POLICY_SUSPENDED], 1, p, on_domain_checked,
+                    v);
+        return;
+    }
     eu_ap_resolve_key(req->app, req->tenant, eu_httpsig_key_id(sig), false, on_key, v);
 }
 

@@ -3,9 +3,11 @@
  * statement that fans an activity out into one such job per inbox (the
  * contract is in include/eunha/apdeliver.h).
  *
- * A run: read the signer's key (one statement on the job's connection),
- * sign on the CPU pool, POST through the fetch client, then finish the job
- * by what the answer means. The job's tenant turn holds the tenant and its
+ * A run: read the signer's key and the tenant's word on the inbox's host
+ * (one statement on the job's connection: a suspended domain is dropped,
+ * a host that refused the tenant recently is held back), sign on the CPU
+ * pool, POST through the fetch client, then finish the job by what the
+ * answer means. The job's tenant turn holds the tenant and its
  * connection until the job ends, so nothing here outlives them; a run
  * lives in one heap struct freed just before the job ends.
  *
@@ -40,10 +42,16 @@
 /* When the signer has no key yet (the account_keys job makes it). */
 #define NO_KEY_RETRY_S 60
 
+/* A constant as SQL text. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 enum {
     DELIVER_ENQUEUE,
     DELIVER_SIGNER,
     DELIVER_REFUSED,
+    DELIVER_HELD,
+    DELIVER_FORGIVEN,
 };
 
 /* clang-format off */
@@ -77,15 +85,29 @@ const struct eu_sql eu_ap_deliver_sql[] = {
         "  'actor_id', $2::text, 'activity', $3::jsonb) FROM i"
         "  WHERE i.inbox IS NOT NULL AND i.inbox <> '' RETURNING 1)"
         " SELECT count(*) FROM j"},
-    /* The signer: a local account with its key. */
+    /* The signer: a local account with its key; and what the tenant knows
+     * of the inbox's host $3: whether it suspended it (or a domain above
+     * it), and whether the host refused it recently (true), long ago
+     * (false: worth a try) or never (NULL). */
     [DELIVER_SIGNER] = {"ap_deliver.signer",
-        "SELECT username, private_key FROM accounts WHERE tenant_id = $1"
-        " AND id = $2::bigint AND domain IS NULL"},
+        "SELECT a.username, a.private_key,"
+        " EXISTS (SELECT 1 FROM domain_blocks b WHERE b.tenant_id = $1"
+        "  AND b.domain = ANY(eunha_domain_suffixes($3)) AND b.severity = 'suspend'),"
+        " (SELECT r.last_at > now() - interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds'"
+        "  FROM delivery_refusals r WHERE r.tenant_id = $1 AND r.host = $3)"
+        " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $2::bigint AND a.domain IS NULL"},
     /* $2 host, $3 status. */
     [DELIVER_REFUSED] = {"ap_deliver.refused",
         "INSERT INTO delivery_refusals AS r (tenant_id, host, status) VALUES ($1, $2, $3::smallint)"
         " ON CONFLICT (tenant_id, host) DO UPDATE SET status = EXCLUDED.status,"
         " refusals = r.refusals + 1, last_at = now()"},
+    /* $2 host: a delivery held back by a recent refusal. */
+    [DELIVER_HELD] = {"ap_deliver.held",
+        "UPDATE delivery_refusals SET skipped = skipped + 1, last_skipped_at = now()"
+        " WHERE tenant_id = $1 AND host = $2"},
+    /* $2 host: it took a delivery again, so its refusal is over. */
+    [DELIVER_FORGIVEN] = {"ap_deliver.forgiven",
+        "DELETE FROM delivery_refusals WHERE tenant_id = $1 AND host = $2"},
     {0},
 };
 /* clang-format on */
@@ -165,8 +187,9 @@ struct run {
     char *body;
     size_t body_len;
     char *key_id, *key_pem;
-    bool rfc9421;    /* the form of the signature being sent */
-    bool tried_both; /* a 401 already made us switch forms */
+    bool refused_before; /* the host refused this tenant, long enough ago to try */
+    bool rfc9421;        /* the form of the signature being sent */
+    bool tried_both;     /* a 401 already made us switch forms */
     /* the signing, on the pool */
     struct eu_httpsig_signed sig;
     int sign_rc;
@@ -280,6 +303,42 @@ refused(struct run *r, long status)
 }
 
 static void
+on_recorded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct run *r = arg;
+    context(r);
+    if (st != EU_DB_OK)
+        eu_log_warn("ap", "cannot record a delivery to '%s': %s", r->host,
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+    done(r);
+}
+
+/* The host took a delivery after refusing this tenant: send it everything
+ * again. */
+static void
+forgive(struct run *r)
+{
+    eu_log_info("ap", "'%s' takes deliveries again", r->host);
+    const char *params[] = {r->host};
+    eu_job_stmt(r->job, &eu_ap_deliver_sql[DELIVER_FORGIVEN], 1, params, on_recorded, r);
+}
+
+/*
+ * The host refused this tenant (401/403) less than EU_AP_REFUSAL_HOLD_S
+ * ago: drop the delivery unsent, as the refusal would have, and count it
+ * on the refusal's row. The first delivery after the hold goes out and
+ * either ends the refusal (2xx) or renews it.
+ */
+static void
+hold(struct run *r)
+{
+    eu_log_info("ap", "delivery to '%s' dropped unsent: its host refused this tenant recently",
+                r->inbox);
+    const char *params[] = {r->host};
+    eu_job_stmt(r->job, &eu_ap_deliver_sql[DELIVER_HELD], 1, params, on_recorded, r);
+}
+
+static void
 on_sent(struct eu_fetch_resp *resp, void *arg)
 {
     struct run *r = arg;
@@ -300,6 +359,10 @@ on_sent(struct eu_fetch_resp *resp, void *arg)
         eu_ap_sigform_learn(r->host, r->rfc9421);
         eu_log_debug("ap", "delivered to '%s' (%ld, %s)", r->inbox, status,
                      r->rfc9421 ? "rfc9421" : "cavage");
+        if (r->refused_before) {
+            forgive(r);
+            return;
+        }
         done(r);
         return;
     }
@@ -411,6 +474,17 @@ on_signer(PGresult *res, enum eu_db_status st, void *arg)
         eu_job_retry_in(job, "the signing account has no key yet", NO_KEY_RETRY_S, false);
         return;
     }
+    if (PQgetvalue(res, 0, 2)[0] == 't') {
+        drop(r, "this tenant suspended its domain");
+        return;
+    }
+    if (!PQgetisnull(res, 0, 3)) {
+        if (PQgetvalue(res, 0, 3)[0] == 't') {
+            hold(r);
+            return;
+        }
+        r->refused_before = true;
+    }
     struct eu_tenant *t = eu_job_tenant(r->job);
     const char *user = PQgetvalue(res, 0, 0);
     const char *scheme = r->app->cfg->scheme;
@@ -478,6 +552,6 @@ eu_ap_deliver_run(struct eu_job *job)
     }
     r->body = json_dumps(activity, JSON_COMPACT);
     r->body_len = strlen(r->body);
-    const char *params[] = {actor};
-    eu_db_conn_stmt(eu_job_conn(job), &eu_ap_deliver_sql[DELIVER_SIGNER], 1, params, on_signer, r);
+    const char *params[] = {actor, r->host};
+    eu_db_conn_stmt(eu_job_conn(job), &eu_ap_deliver_sql[DELIVER_SIGNER], 2, params, on_signer, r);
 }

@@ -47,13 +47,17 @@ enum {
 
 const struct eu_sql eu_ap_process_follow_sql[] = {
     /* $2 the remote actor, $3 the local username: the account, whether it
-     * refuses (it blocks the actor, or moved away: Mastodon rejects both),
-     * whether the actor follows it already. */
+     * refuses (it blocks the actor or its domain, or moved away: Mastodon
+     * rejects all three), whether the actor follows it already. */
     [FOLLOW_TARGET] = {"ap_process.follow_target",
                        "SELECT a.id::text, a.locked, a.username,"
                        " a.moved_to_account_id IS NOT NULL OR EXISTS (SELECT 1 FROM blocks b"
                        "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
-                       "  AND b.target_account_id = $2::bigint),"
+                       "  AND b.target_account_id = $2::bigint)"
+                       /* or blocks the actor's domain, as Mastodon's Follow does */
+                       " OR EXISTS (SELECT 1 FROM accounts r JOIN account_domain_blocks d"
+                       "  ON d.tenant_id = $1 AND d.account_id = a.id AND d.domain = r.domain"
+                       "  WHERE r.tenant_id = $1 AND r.id = $2::bigint),"
                        " EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
                        "  AND f.account_id = $2::bigint AND f.target_account_id = a.id)"
                        " FROM accounts a WHERE a.tenant_id = $1 AND a.domain IS NULL"

@@ -134,6 +134,10 @@ const struct eu_sql eu_ap_process_status_sql[] = {
         "  AND a.username <> 'instance.actor' AND (lower(a.username) IN (SELECT lower(n)"
         "  FROM jsonb_array_elements_text($3::jsonb) n) OR a.id IN (SELECT s.account_id"
         "  FROM statuses s WHERE s.tenant_id = $1 AND s.local AND s.id IN (SELECT id FROM ids)))"
+        /* Not from a domain the tenant rejects reports of. */
+        "  AND NOT EXISTS (SELECT 1 FROM accounts r JOIN domain_blocks db ON db.tenant_id = $1"
+        "  AND db.reject_reports AND db.domain = ANY(eunha_domain_suffixes(r.domain))"
+        "  WHERE r.tenant_id = $1 AND r.id = $2::bigint)"
         "  ORDER BY a.id LIMIT 1),"
         " i AS (INSERT INTO reports (tenant_id, account_id, target_account_id, status_ids,"
         "  comment, uri) SELECT $1, $2::bigint, t.id, ARRAY(SELECT s.id FROM statuses s"

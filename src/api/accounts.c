@@ -23,6 +23,7 @@
 #include "eunha/arena.h"
 #include "eunha/auth.h"
 #include "eunha/db.h"
+#include "eunha/domainblock.h"
 #include "eunha/entities.h"
 #include "eunha/error.h"
 #include "eunha/feeds.h"
@@ -921,8 +922,8 @@ directory(struct eu_req *req)
 
 /* ----------------------------------------------------- empty collections */
 
-/* Endorsements (account pins), featured tags and domain blocks are not kept
- * yet; Mastodon clients ask for them on every profile and crash on a 404. */
+/* Endorsements (account pins) and featured tags are not kept yet; Mastodon clients ask for them on
+ * every profile and crash on a 404. */
 static void
 empty_list(struct eu_req *req)
 {
@@ -957,8 +958,10 @@ const struct eu_route eu_accounts_routes[] = {
     {GET, "/api/v1/accounts/:id/identity_proofs", empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/endorsements", empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/directory", directory, NULL, OPT},
-    /* No domain blocks are kept yet (Relationship.domain_blocking is false). */
-    {GET, "/api/v1/domain_blocks", empty_list, "read:blocks", AUTH},
+    /* domain_blocks.c */
+    {GET, "/api/v1/domain_blocks", eu_domain_blocks_index, "read:blocks", AUTH},
+    {POST, "/api/v1/domain_blocks", eu_domain_blocks_create, "write:blocks", AUTH},
+    {DELETE, "/api/v1/domain_blocks", eu_domain_blocks_destroy, "write:blocks", AUTH},
 
     /* relationships.c */
     {GET, "/api/v1/accounts/relationships", eu_relationships_index, "read:follows", AUTH},

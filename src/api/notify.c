@@ -1,6 +1,7 @@
 /*
- * eu_notify(): one INSERT ... SELECT that applies the recipient's blocks and
- * mutes in the database, so the caller needs no extra round trip.
+ * eu_notify(): one INSERT ... SELECT that applies the recipient's blocks,
+ * domain blocks and mutes in the database, so the caller needs no extra
+ * round trip.
  *
  * It also gives favourites, reblogs and follows Mastodon 4.3's group_key,
  * "<type>[-<status id>]-<hour bucket>": a notification joins the latest
@@ -58,6 +59,11 @@ const struct eu_sql eu_notify_sql[] = {
          "   AND r.domain IS NULL)"
          " AND NOT EXISTS (SELECT 1 FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
          "   AND target_account_id = $3::bigint)"
+         /* Nothing from a domain the recipient blocks (Mastodon's
+          * NotifyService blocked_domain?): one primary-key probe. */
+         " AND NOT EXISTS (SELECT 1 FROM accounts fa JOIN account_domain_blocks fd"
+         "   ON fd.tenant_id = $1 AND fd.account_id = $2::bigint AND fd.domain = fa.domain"
+         "   WHERE fa.tenant_id = $1 AND fa.id = $3::bigint)"
          " AND ($4 = 'poll' OR NOT EXISTS (SELECT 1 FROM mutes WHERE tenant_id = $1"
          "   AND account_id = $2::bigint"
          "   AND target_account_id = $3::bigint AND hide_notifications"

@@ -81,7 +81,9 @@ const struct eu_sql eu_relationships_sql[] = {
          " EXISTS (SELECT 1 FROM follow_requests rb WHERE rb.tenant_id = $1"
          " AND rb.account_id = a.id"
          "  AND rb.target_account_id = $2::bigint),"
-         " coalesce(n.comment, '')"
+         " coalesce(n.comment, ''),"
+         " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks d"
+         "  WHERE d.tenant_id = $1 AND d.account_id = $2::bigint AND d.domain = a.domain)"
          " FROM (SELECT id, min(ord) AS ord FROM unnest($3::bigint[]) WITH ORDINALITY AS u(id, ord)"
          "  GROUP BY id) x"
          " JOIN accounts a ON a.tenant_id = $1 AND a.id = x.id"
@@ -99,7 +101,12 @@ const struct eu_sql eu_relationships_sql[] = {
                               "SELECT a.locked, a.suspended_at IS NOT NULL,"
                               " EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
                               "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
-                              "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint))),"
+                              "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
+                              /* Mastodon's following_not_allowed? counts a
+                               * blocked domain as a block. */
+                              " OR (a.domain IS NOT NULL AND EXISTS (SELECT 1"
+                              "  FROM account_domain_blocks d WHERE d.tenant_id = $1"
+                              "  AND d.account_id = $2::bigint AND d.domain = a.domain)),"
                               " EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
                               "  AND f.account_id = $2::bigint AND f.target_account_id = a.id),"
                               " a.domain IS NOT NULL,"
@@ -250,7 +257,7 @@ relationship_json(const PGresult *r, int row)
                      "blocking", col_bool(r, row, 6), "blocked_by", col_bool(r, row, 7), "muting",
                      col_bool(r, row, 8), "muting_notifications", col_bool(r, row, 9), "requested",
                      col_bool(r, row, 10), "requested_by", col_bool(r, row, 11), "domain_blocking",
-                     0, "endorsed", 0, "note", PQgetvalue(r, row, 12));
+                     col_bool(r, row, 13), "endorsed", 0, "note", PQgetvalue(r, row, 12));
 }
 
 struct rel_render {

@@ -26,6 +26,7 @@
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
 #include "social_internal.h"
+#include "statuses_internal.h"
 
 /* Mastodon's default and maximum page sizes for status lists. */
 #define STATUSES_LIMIT 20
@@ -203,7 +204,10 @@ eu_social_reply_statuses(struct eu_req *req, const char *const *ids, size_t n, c
     sl->first_id = first_id ? eu_arena_strdup(req->arena, first_id) : NULL;
     sl->last_id = last_id ? eu_arena_strdup(req->arena, last_id) : NULL;
     sl->context = filter_context;
-    eu_statuses_render(req, ids, n, on_statuses_rendered, sl);
+    /* A list timeline (filter context set) hides blocked domains' statuses
+     * as the other timelines do; favourites and bookmarks keep them. */
+    eu_statuses_render_opts(req, ids, n, filter_context ? EU_RENDER_HIDE_DOMAIN_BLOCKED : 0,
+                            on_statuses_rendered, sl);
 }
 
 /*

@@ -33,6 +33,7 @@
 enum {
     C_ID,
     C_VISIBLE,
+    C_DOMAIN_BLOCKED,
     C_REBLOG_OF,
     C_SXMIN,
     C_AXMIN,
@@ -102,7 +103,12 @@ enum {
 
 /* What every render needs: up to C_TEXT. */
 #define RENDER_COLUMNS_SQL(src)                                                                    \
-    " SELECT s.id, " EU_STATUS_VISIBLE_BY_SQL("s", "a", "$3::bigint") ", s.reblog_of_id,"          \
+    " SELECT s.id, " EU_STATUS_VISIBLE_BY_SQL("s", "a", "$3::bigint") ","                          \
+    /* The author's domain blocked by the viewer: one primary-key probe,                           \
+     * only for a remote author. */                                                                \
+    " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks adb"                    \
+    "  WHERE adb.tenant_id = $1 AND adb.account_id = $3::bigint AND adb.domain = a.domain),"       \
+    " s.reblog_of_id,"                                                                             \
     " s.xmin::text, a.xmin::text, s.account_id, s.visibility, k.sc, k.ac,"                         \
     " s.id IN (SELECT status_id FROM fav), s.id IN (SELECT reblog_of_id FROM reb),"                \
     " coalesce(s.conversation_id, s.id) IN (SELECT conversation_id FROM cmute),"                   \
@@ -464,7 +470,11 @@ find_row(const PGresult *r, const char *id)
 static bool
 row_is_visible(const struct render *rd, const PGresult *r, int row)
 {
-    return row >= 0 && ((rd->flags & EU_RENDER_KEEP_HIDDEN) || col_bool(r, row, C_VISIBLE));
+    if (row < 0)
+        return false;
+    if ((rd->flags & EU_RENDER_HIDE_DOMAIN_BLOCKED) && col_bool(r, row, C_DOMAIN_BLOCKED))
+        return false;
+    return (rd->flags & EU_RENDER_KEEP_HIDDEN) || col_bool(r, row, C_VISIBLE);
 }
 
 static void send_render(struct render *rd);
@@ -706,5 +716,8 @@ eu_statuses_reply_list(struct eu_req *req, const char *const *ids, size_t n, con
     lr->first_id = first_id ? eu_arena_strdup(req->arena, first_id) : NULL;
     lr->last_id = last_id ? eu_arena_strdup(req->arena, last_id) : NULL;
     lr->context = filter_context;
-    render_start(req, ids, n, 0, &lr->slim, on_list_rendered, lr);
+    /* Every list with a filter context is a timeline or a stream, where
+     * Mastodon's StatusFilter hides what a blocked domain posted. */
+    render_start(req, ids, n, filter_context ? EU_RENDER_HIDE_DOMAIN_BLOCKED : 0, &lr->slim,
+                 on_list_rendered, lr);
 }

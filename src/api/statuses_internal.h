@@ -22,6 +22,9 @@ struct json_t;
 enum {
     EU_RENDER_SOURCE = 1 << 0,      /* add "text" (the source) as DELETE answers it */
     EU_RENDER_KEEP_HIDDEN = 1 << 1, /* skip the visibility check (the caller did it) */
+    /* drop statuses (and reblogs of statuses) by accounts of a domain the
+     * viewer blocks: timelines, lists and streams, not a status asked for */
+    EU_RENDER_HIDE_DOMAIN_BLOCKED = 1 << 2,
 };
 
 /* eu_statuses_render() with flags. */

@@ -36,6 +36,16 @@
     " AND xm.target_account_id = " s ".account_id AND (xm.expires_at IS NULL"                      \
     " OR xm.expires_at > now()))"
 
+/* Nothing by accounts of a domain the viewer blocks, and nothing by
+ * silenced accounts (the tenant silenced their domain) unless the viewer
+ * follows them. a is the author's joined row; only a remote author costs
+ * the probes. */
+#define NOT_DOMAIN_HIDDEN_SQL(a, v)                                                                \
+    "(" a ".domain IS NULL OR (NOT EXISTS (SELECT 1 FROM account_domain_blocks xd"                 \
+    " WHERE xd.tenant_id = $1 AND xd.account_id = " v " AND xd.domain = " a ".domain)"             \
+    " AND (" a ".silenced_at IS NULL OR EXISTS (SELECT 1 FROM follows xf WHERE xf.tenant_id = $1"  \
+    " AND xf.account_id = " v " AND xf.target_account_id = " a ".id))))"
+
 enum {
     TIMELINES_PUBLIC,
     TIMELINES_TAG,
@@ -54,7 +64,8 @@ const struct eu_sql eu_timelines_sql[] = {
         " AND s.reblog_of_id IS NULL AND a.suspended_at IS NULL"
         " AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
         " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
-        " AND " NOT_SHUNNED_SQL("s", "$5::bigint"),
+        " AND " NOT_SHUNNED_SQL("s", "$5::bigint")
+        " AND " NOT_DOMAIN_HIDDEN_SQL("a", "$5::bigint"),
         "s.id", 6},
     /* $2 local, $3 remote, $4 only_media, $5 viewer, $6 any (with the
      * path's tag), $7 all (NULL: no condition), $8 none. */
@@ -74,7 +85,8 @@ const struct eu_sql eu_timelines_sql[] = {
         " AND s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
         " AND a.suspended_at IS NULL"
         " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
-        " AND " NOT_SHUNNED_SQL("s", "$5::bigint"),
+        " AND " NOT_SHUNNED_SQL("s", "$5::bigint")
+        " AND " NOT_DOMAIN_HIDDEN_SQL("a", "$5::bigint"),
         "s.id", 9},
     /* $2 account, $3 viewer, $4 exclude_replies, $5 exclude_reblogs,
      * $6 only_media, $7 tagged (NULL: any), $8 pinned. The first branch keeps

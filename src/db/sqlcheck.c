@@ -51,6 +51,7 @@ const char *const eu_db_tenant_tables[] = {
     "conversation_mutes",
     "account_notes",
     "mutes",
+    "account_domain_blocks", /* before accounts, which it references */
     "blocks",
     "follow_requests",
     "follows",
@@ -68,6 +69,7 @@ const char *const eu_db_tenant_tables[] = {
     "job_pings",
     "jobs",
     "delivery_refusals",
+    "domain_blocks",
     "settings",
     /* Last: the triggers of statuses and accounts write it as their rows
      * go, so it is emptied after them. */

@@ -9,6 +9,7 @@
 #include "eunha/ap.h"
 #include "eunha/api.h"
 #include "eunha/apinbox.h"
+#include "eunha/domainblock.h"
 
 #define GET EU_HTTP_GET
 #define POST EU_HTTP_POST
@@ -62,6 +63,19 @@ const struct eu_route eu_routes[] = {
      EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
     {DELETE, "/admin/v1/tenants/:domain/announcements/:id", eu_admin_announcements_delete, NULL,
      EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    /* src/admin/domain_blocks.c: the tenant's domain blocks, delivery refusals */
+    {GET, "/admin/v1/tenants/:domain/domain_blocks", eu_admin_domain_blocks_list, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {POST, "/admin/v1/tenants/:domain/domain_blocks", eu_admin_domain_blocks_create, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {GET, "/admin/v1/tenants/:domain/domain_blocks/:id", eu_admin_domain_blocks_show, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {DELETE, "/admin/v1/tenants/:domain/domain_blocks/:id", eu_admin_domain_blocks_delete, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {GET, "/admin/v1/tenants/:domain/delivery_refusals", eu_admin_delivery_refusals_list, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {DELETE, "/admin/v1/tenants/:domain/delivery_refusals/:host", eu_admin_delivery_refusals_delete,
+     NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
 
     /* public listener: discovery */
     {GET, "/.well-known/nodeinfo", eu_api_nodeinfo_links, NULL, EU_ROUTE_CORS},

@@ -9,6 +9,7 @@
 #include "eunha/apinbox.h"
 #include "eunha/approcess.h"
 #include "eunha/apresolve.h"
+#include "eunha/domainblock.h"
 #include "eunha/mediaclean.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
@@ -69,6 +70,11 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_resolve_sql, /* src/ap/resolve.c */
     eu_ap_inbox_sql,   /* src/ap/inbox.c */
     eu_stream_sql,     /* src/api/stream_events.c */
+
+    /* domain blocks: an account's and the tenant's (include/eunha/domainblock.h) */
+    eu_domain_blocks_sql,
+    eu_admin_domain_blocks_sql,
+    eu_ap_domain_policy_sql,
 
     /* media attached where used, and removed when not (src/media/cleanup.c) */
     eu_media_cleanup_sql,

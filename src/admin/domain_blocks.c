@@ -1,0 +1,401 @@
+/*
+ * A tenant's domain blocks, set by the operator: /admin/v1/tenants/
+ * {domain}/domain_blocks (list, create, show, delete), with the fields of
+ * Mastodon's admin DomainBlock. What a block does is applied elsewhere
+ * (include/eunha/domainblock.h); here, in the statement that makes or
+ * lifts it, the domain's known accounts (and its subdomains') are marked
+ * as Mastodon's BlockDomainService marks them: suspended_at for
+ * 'suspend', silenced_at for 'silence', each set to the block's
+ * created_at so that lifting it clears exactly those marks (accounts
+ * suspended by hand keep theirs). Accounts seen later get the mark from a
+ * trigger (tenant migration 0029).
+ *
+ * Also here: the delivery refusals src/ap/deliver.c records (a host that
+ * answered 401/403 to the tenant, and the deliveries held back since),
+ * listed and cleared by the operator.
+ */
+#include "eunha/domainblock.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <string.h>
+
+#include "admin_internal.h"
+#include "eunha/apdeliver.h"
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/entities.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/page.h"
+#include "eunha/sql.h"
+#include "eunha/tenant.h"
+
+/* Mastodon's limit on the comments' length. */
+#define COMMENT_MAX 1000
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+enum {
+    ADMIN_DOMAIN_BLOCKS_LIST,
+    ADMIN_DOMAIN_BLOCKS_SHOW,
+    ADMIN_DOMAIN_BLOCKS_CREATE,
+    ADMIN_DOMAIN_BLOCKS_DELETE,
+    ADMIN_DELIVERY_REFUSALS_LIST,
+    ADMIN_DELIVERY_REFUSALS_DELETE,
+};
+
+/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
+/* clang-format off */
+/* The entity's columns for a domain_blocks row b. */
+#define BLOCK_COLUMNS(b)                                                                           \
+    b ".id::text, " b ".domain, encode(sha256(convert_to(" b ".domain, 'UTF8')), 'hex'), "        \
+    EU_SQL_TS(b ".created_at") ", " b ".severity, " b ".reject_media, " b ".reject_reports, " b    \
+    ".private_comment, " b ".public_comment, " b ".obfuscate"
+#define BLOCK_NCOLS 10
+
+/* Accounts a of block b's domain or below it. */
+#define IN_DOMAIN(a, b)                                                                            \
+    a ".domain IS NOT NULL AND (" a ".domain = " b ".domain OR right(" a ".domain, length(" b      \
+    ".domain) + 1) = '.' || " b ".domain)"
+
+const struct eu_sql eu_admin_domain_blocks_sql[] = {
+    /* $2 max_id or NULL, $3 limit. */
+    [ADMIN_DOMAIN_BLOCKS_LIST] = {"admin_domain_blocks.list",
+        "SELECT " BLOCK_COLUMNS("b") " FROM domain_blocks b WHERE b.tenant_id = $1"
+        " AND ($2::bigint IS NULL OR b.id < $2::bigint) ORDER BY b.id DESC LIMIT $3::int"},
+    [ADMIN_DOMAIN_BLOCKS_SHOW] = {"admin_domain_blocks.show",
+        "SELECT " BLOCK_COLUMNS("b") " FROM domain_blocks b WHERE b.tenant_id = $1"
+        " AND b.id = $2::bigint"},
+    /* $2 domain, $3 severity, $4 reject_media, $5 reject_reports, $6 and
+     * $7 the comments, $8 obfuscate. No row when the domain has a block
+     * already; the last column counts the accounts marked. */
+    [ADMIN_DOMAIN_BLOCKS_CREATE] = {"admin_domain_blocks.create",
+        "WITH b AS (INSERT INTO domain_blocks (tenant_id, domain, severity, reject_media,"
+        "  reject_reports, private_comment, public_comment, obfuscate)"
+        "  VALUES ($1, $2, $3, $4::bool, $5::bool, $6, $7, $8::bool)"
+        "  ON CONFLICT (tenant_id, domain) DO NOTHING RETURNING *),"
+        " s AS (UPDATE accounts a SET suspended_at = b.created_at FROM b WHERE a.tenant_id = $1"
+        "  AND b.severity = 'suspend' AND a.suspended_at IS NULL AND " IN_DOMAIN("a", "b")
+        "  RETURNING a.id),"
+        " l AS (UPDATE accounts a SET silenced_at = b.created_at FROM b WHERE a.tenant_id = $1"
+        "  AND b.severity = 'silence' AND a.silenced_at IS NULL AND " IN_DOMAIN("a", "b")
+        "  RETURNING a.id)"
+        " SELECT " BLOCK_COLUMNS("b") ", (SELECT count(*) FROM s) + (SELECT count(*) FROM l)"
+        " FROM b"},
+    /* $2 id. The marks it set go with it; returns its domain and how many
+     * accounts it gave back. */
+    [ADMIN_DOMAIN_BLOCKS_DELETE] = {"admin_domain_blocks.delete",
+        "WITH d AS (DELETE FROM domain_blocks WHERE tenant_id = $1 AND id = $2::bigint"
+        "  RETURNING domain, severity, created_at),"
+        " s AS (UPDATE accounts a SET suspended_at = NULL FROM d WHERE a.tenant_id = $1"
+        "  AND d.severity = 'suspend' AND a.suspended_at = d.created_at AND " IN_DOMAIN("a", "d")
+        "  RETURNING a.id),"
+        " l AS (UPDATE accounts a SET silenced_at = NULL FROM d WHERE a.tenant_id = $1"
+        "  AND d.severity = 'silence' AND a.silenced_at = d.created_at AND " IN_DOMAIN("a", "d")
+        "  RETURNING a.id)"
+        " SELECT d.domain, (SELECT count(*) FROM s) + (SELECT count(*) FROM l) FROM d"},
+    /* The refusals, the most recent first (at most $2). */
+    [ADMIN_DELIVERY_REFUSALS_LIST] = {"admin_delivery_refusals.list",
+        "SELECT r.host, r.status, r.refusals, r.skipped, " EU_SQL_TS("r.first_at") ", "
+        EU_SQL_TS("r.last_at") ", CASE WHEN r.last_skipped_at IS NULL THEN NULL ELSE "
+        EU_SQL_TS("r.last_skipped_at") " END,"
+        " CASE WHEN r.last_at > now() - interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds' THEN "
+        EU_SQL_TS("r.last_at + interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds'") " END"
+        " FROM delivery_refusals r WHERE r.tenant_id = $1 ORDER BY r.last_at DESC"
+        " LIMIT $2::int"},
+    /* $2 host: deliveries there start again at once. */
+    [ADMIN_DELIVERY_REFUSALS_DELETE] = {"admin_delivery_refusals.delete",
+        "DELETE FROM delivery_refusals WHERE tenant_id = $1 AND host = $2 RETURNING host"},
+    {0},
+};
+/* clang-format on */
+
+static json_t *
+text_or_null(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
+}
+
+static bool
+col_bool(const PGresult *res, int row, int col)
+{
+    return PQgetvalue(res, row, col)[0] == 't';
+}
+
+/* Mastodon's Admin::DomainBlock entity from BLOCK_COLUMNS at row. */
+static json_t *
+block_json(const PGresult *res, int row)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:o, s:o, s:b}", "id",
+                     PQgetvalue(res, row, 0), "domain", PQgetvalue(res, row, 1), "digest",
+                     PQgetvalue(res, row, 2), "created_at", PQgetvalue(res, row, 3), "severity",
+                     PQgetvalue(res, row, 4), "reject_media", col_bool(res, row, 5),
+                     "reject_reports", col_bool(res, row, 6), "private_comment",
+                     text_or_null(res, row, 7), "public_comment", text_or_null(res, row, 8),
+                     "obfuscate", col_bool(res, row, 9));
+}
+
+static void
+query(struct eu_req *req, const struct eu_sql *s, int n, const char *const *params,
+      eu_db_result_cb cb)
+{
+    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant), s, n, params, cb, req);
+}
+
+/* Common head of the callbacks: false after answering a failure. */
+static bool
+db_ok(struct eu_req *req, enum eu_db_status st)
+{
+    eu_req_enter(req);
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return false;
+    }
+    return true;
+}
+
+/* ---- GET /admin/v1/tenants/:domain/domain_blocks?max_id=&limit= ---- */
+
+static void
+on_list(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    if (!db_ok(req, st))
+        return;
+    json_t *arr = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(arr, block_json(res, i));
+    eu_req_reply_json(req, 200, arr);
+}
+
+void
+eu_admin_domain_blocks_list(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    const char *max_id, *limit;
+    if (eu_admin_list_page(req, "domain block", 500, &max_id, &limit) < 0)
+        return;
+    const char *params[] = {max_id, limit};
+    query(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_LIST], 2, params, on_list);
+}
+
+/* ---- GET /admin/v1/tenants/:domain/domain_blocks/:id ---- */
+
+static void
+on_show(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    if (!db_ok(req, st))
+        return;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, block_json(res, 0));
+}
+
+/* The block id of the path; NULL after answering 404. */
+static const char *
+block_id(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!eu_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return id;
+}
+
+void
+eu_admin_domain_blocks_show(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    const char *id = block_id(req);
+    if (!id)
+        return;
+    const char *params[] = {id};
+    query(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_SHOW], 1, params, on_show);
+}
+
+/* ---- POST /admin/v1/tenants/:domain/domain_blocks ---- */
+
+static void
+on_created(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    if (!db_ok(req, st))
+        return;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Domain is already blocked");
+        return;
+    }
+    eu_log_info("admin", "domain block on '%s' (%s): %s accounts marked", PQgetvalue(res, 0, 1),
+                PQgetvalue(res, 0, 4), PQgetvalue(res, 0, BLOCK_NCOLS));
+    eu_req_reply_json(req, 200, block_json(res, 0));
+}
+
+/* "true"/"false" for optional boolean member key (default false); NULL
+ * after answering 422. */
+static const char *
+bool_member(struct eu_req *req, json_t *body, const char *key)
+{
+    json_t *v = json_object_get(body, key);
+    if (!v || json_is_null(v))
+        return "false";
+    if (!json_is_boolean(v)) {
+        eu_req_reply_error(req, 422, "Validation failed: %s must be a boolean", key);
+        return NULL;
+    }
+    return json_is_true(v) ? "true" : "false";
+}
+
+/* Optional string member key of at most COMMENT_MAX bytes; *out NULL when
+ * absent. -1 after answering 422. */
+static int
+comment_member(struct eu_req *req, json_t *body, const char *key, const char **out)
+{
+    json_t *v = json_object_get(body, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v) || json_string_length(v) > COMMENT_MAX) {
+        eu_req_reply_error(req, 422, "Validation failed: %s must be a string of at most %d bytes",
+                           key, COMMENT_MAX);
+        return -1;
+    }
+    *out = json_string_value(v);
+    return 0;
+}
+
+void
+eu_admin_domain_blocks_create(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    json_t *body = eu_req_json_or_reply(req);
+    if (!body)
+        return;
+    const char *in = json_string_value(json_object_get(body, "domain"));
+    char *domain = eu_arena_alloc(req->arena, EU_DOMAIN_BLOCK_MAX + 1);
+    if (!in || eu_domain_block_normalize(in, domain, EU_DOMAIN_BLOCK_MAX + 1) < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: domain must be a valid domain name");
+        return;
+    }
+    /* Mastodon's default severity is silence. */
+    json_t *sv = json_object_get(body, "severity");
+    const char *severity = sv ? json_string_value(sv) : "silence";
+    if (!severity || (strcmp(severity, "noop") != 0 && strcmp(severity, "silence") != 0 &&
+                      strcmp(severity, "suspend") != 0)) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: severity must be noop, silence or suspend");
+        return;
+    }
+    const char *media = bool_member(req, body, "reject_media");
+    const char *reports = media ? bool_member(req, body, "reject_reports") : NULL;
+    const char *obfuscate = reports ? bool_member(req, body, "obfuscate") : NULL;
+    if (!obfuscate)
+        return;
+    const char *priv, *pub;
+    if (comment_member(req, body, "private_comment", &priv) < 0 ||
+        comment_member(req, body, "public_comment", &pub) < 0)
+        return;
+    const char *params[] = {domain, severity, media, reports, priv, pub, obfuscate};
+    query(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_CREATE], 7, params, on_created);
+}
+
+/* ---- DELETE /admin/v1/tenants/:domain/domain_blocks/:id ---- */
+
+static void
+on_deleted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    if (!db_ok(req, st))
+        return;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_log_info("admin", "domain block on '%s' lifted: %s accounts unmarked", PQgetvalue(res, 0, 0),
+                PQgetvalue(res, 0, 1));
+    eu_req_reply_json(req, 200, json_object());
+}
+
+void
+eu_admin_domain_blocks_delete(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    const char *id = block_id(req);
+    if (!id)
+        return;
+    const char *params[] = {id};
+    query(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_DELETE], 1, params, on_deleted);
+}
+
+/* ---- GET /admin/v1/tenants/:domain/delivery_refusals?limit= ---- */
+
+static void
+on_refusals(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    if (!db_ok(req, st))
+        return;
+    json_t *arr = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(
+            arr,
+            json_pack("{s:s, s:i, s:I, s:I, s:s, s:s, s:o, s:o}", "host", PQgetvalue(res, i, 0),
+                      "status", atoi(PQgetvalue(res, i, 1)), "refusals",
+                      (json_int_t)atoll(PQgetvalue(res, i, 2)), "skipped",
+                      (json_int_t)atoll(PQgetvalue(res, i, 3)), "first_at", PQgetvalue(res, i, 4),
+                      "last_at", PQgetvalue(res, i, 5), "last_skipped_at", text_or_null(res, i, 6),
+                      "held_until", text_or_null(res, i, 7)));
+    eu_req_reply_json(req, 200, arr);
+}
+
+void
+eu_admin_delivery_refusals_list(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    const char *max_id, *limit;
+    if (eu_admin_list_page(req, "refusal", 1000, &max_id, &limit) < 0)
+        return;
+    const char *params[] = {limit};
+    query(req, &eu_admin_domain_blocks_sql[ADMIN_DELIVERY_REFUSALS_LIST], 1, params, on_refusals);
+}
+
+/* ---- DELETE /admin/v1/tenants/:domain/delivery_refusals/:host ---- */
+
+static void
+on_refusal_deleted(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_req *req = arg;
+    if (!db_ok(req, st))
+        return;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, json_object());
+}
+
+void
+eu_admin_delivery_refusals_delete(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    const char *host = eu_req_param(req, "host");
+    if (!host || !*host) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *params[] = {host};
+    query(req, &eu_admin_domain_blocks_sql[ADMIN_DELIVERY_REFUSALS_DELETE], 1, params,
+          on_refusal_deleted);
+}
