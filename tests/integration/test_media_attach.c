@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <webp/decode.h>
 
 #define TIMEOUT 120
 #define HOST "m.example"
@@ -651,11 +652,18 @@ START_TEST(avatar_and_header)
     snprintf(want, sizeof(want), "/system/%s/accounts/%s/avatar-", w.tid, w.alice_id);
     ck_assert_msg(strstr(avatar, want) && strstr(avatar, ".webp"), "avatar %s", avatar);
     ck_assert_str_eq(jstr(o, "avatar_static"), avatar);
+    /* Cropped to a square as Mastodon's "400x400#": 800x600 gives 400x400. */
+    struct eu_it_resp r = {0};
+    get_system(&w, &r, jstr(o, "avatar_static"));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    int aw = 0, ah = 0;
+    ck_assert(WebPGetInfo((const uint8_t *)r.body, r.body_len, &aw, &ah));
+    ck_assert_int_eq(aw, 400);
+    ck_assert_int_eq(ah, 400);
     ck_assert_str_eq(jstr(o, "display_name"), "Alice A.");
     ck_assert_ptr_nonnull(strstr(jstr(o, "header"), "/headers/original/missing.png"));
     json_decref(o);
     /* Served, as WebP. */
-    struct eu_it_resp r = {0};
     get_system(&w, &r, avatar);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Type"), "image/webp"));
@@ -670,6 +678,11 @@ START_TEST(avatar_and_header)
     /* A header, then a new avatar: the old avatar's file goes. */
     ck_assert_int_eq(patch_file(&w, "header", png, len, &o), 200);
     ck_assert_ptr_nonnull(strstr(jstr(o, "header"), "/header-"));
+    /* Fitted within 1500x500 ("1500x500>"), not cropped: 800x600 gives 667x500. */
+    get_system(&w, &r, jstr(o, "header"));
+    ck_assert(WebPGetInfo((const uint8_t *)r.body, r.body_len, &aw, &ah));
+    ck_assert_int_eq(aw, 667);
+    ck_assert_int_eq(ah, 500);
     ck_assert_str_eq(jstr(o, "avatar"), avatar);
     json_decref(o);
     ck_assert_int_eq(patch_file(&w, "avatar", png, len, &o), 200);
