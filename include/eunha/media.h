@@ -59,6 +59,9 @@ struct eu_image_limits {
     int preview_quality;    /* WebP quality of the preview, 0-100 */
     int original_quality;   /* JPEG/WebP quality when the original is re-encoded, 0-100 */
     uint64_t cpu_budget_ms; /* 0: none. Work past it fails with "too large". */
+    /* The preview's box height when it is not square (a header's 1500x500);
+     * 0: preview_max_side. */
+    int preview_max_height;
 };
 
 struct eu_image_result {
@@ -96,6 +99,16 @@ struct eu_image_result {
  */
 int eu_image_process(const unsigned char *data, size_t len, const struct eu_image_limits *lim,
                      struct eu_image_result *out, char *err, size_t errlen);
+/*
+ * eu_image_process() for an avatar (Mastodon's "400x400#"): the image,
+ * once oriented, is cut to its centred square (the shorter side's), so the
+ * original, width and height are that square and the preview is it scaled
+ * to at most preview_max_side, never enlarged. An animated GIF keeps its
+ * bytes (and size) as the original; its preview is the cropped first frame.
+ */
+int eu_image_process_square(const unsigned char *data, size_t len,
+                            const struct eu_image_limits *lim, struct eu_image_result *out,
+                            char *err, size_t errlen);
 /* Frees what eu_image_process() put in r (not r itself); r may be zeroed. */
 void eu_image_result_free(struct eu_image_result *r);
 

@@ -9,7 +9,6 @@
  */
 #include "eunha/routes.h"
 
-#include <event2/http.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <limits.h>
@@ -455,66 +454,6 @@ parse_fields(struct eu_req *req, json_t *attrs, const char **rendered, const cha
     return rc;
 }
 
-/* A percent-decoded copy ('+' is a space) of n bytes of s, arena-owned;
- * NULL on a malformed escape. */
-static char *
-form_decode(struct eu_req *req, const char *s, size_t n)
-{
-    char *raw = eu_arena_strndup(req->arena, s, n);
-    char *d = evhttp_uridecode(raw, 1, NULL);
-    if (!d)
-        return NULL;
-    char *out = eu_arena_strdup(req->arena, d);
-    free(d);
-    return out;
-}
-
-/*
- * Rack reads "fields_attributes[][name]=a&fields_attributes[][value]=b" as an
- * array of hashes, starting a new one whenever a key repeats; the shared
- * parameter parser keeps "[]" for flat arrays only, so this form is read
- * again here from the raw body. Returns a new array, or NULL when the body
- * has no such keys.
- */
-static json_t *
-parse_form_field_array(struct eu_req *req)
-{
-    const char *ctype = eu_req_header(req, "Content-Type");
-    if (ctype && strncasecmp(ctype, "application/x-www-form-urlencoded", 33) != 0)
-        return NULL;
-    size_t len;
-    const char *body = eu_req_body(req, &len);
-    if (!body || !len)
-        return NULL;
-    json_t *out = NULL;
-    const char *p = body, *end = body + len;
-    while (p < end) {
-        const char *amp = memchr(p, '&', (size_t)(end - p));
-        const char *pe = amp ? amp : end;
-        const char *eq = memchr(p, '=', (size_t)(pe - p));
-        const char *key = form_decode(req, p, (size_t)((eq ? eq : pe) - p));
-        const char *sub = NULL;
-        if (key && strcmp(key, "fields_attributes[][name]") == 0)
-            sub = "name";
-        else if (key && strcmp(key, "fields_attributes[][value]") == 0)
-            sub = "value";
-        const char *value = sub && eq ? form_decode(req, eq + 1, (size_t)(pe - eq - 1)) : "";
-        if (sub && value) {
-            if (!out)
-                out = json_array();
-            json_t *last = json_array_get(out, json_array_size(out) - 1);
-            if (!last || json_object_get(last, sub)) {
-                last = json_object();
-                json_array_append_new(out, last);
-            }
-            json_t *v = json_string(value);
-            json_object_set_new(last, sub, v ? v : json_string(""));
-        }
-        p = pe + (pe < end);
-    }
-    return out;
-}
-
 static void
 on_credentials_updated(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -629,19 +568,14 @@ update_credentials(struct eu_req *req)
         }
     }
     const char *fields = NULL, *fields_source = NULL;
+    /* The form's "fields_attributes[][name]=..." arrives as an array of
+     * hashes, as Rack reads it (params.c). */
     json_t *attrs = json_object_get(params, "fields_attributes");
-    /* The shared parser leaves an empty hash behind for the array form. */
-    bool empty = !attrs || (json_is_object(attrs) && json_object_size(attrs) == 0);
-    json_t *form_attrs = empty ? parse_form_field_array(req) : NULL;
-    if (form_attrs)
-        attrs = form_attrs;
     if (attrs && !json_is_null(attrs) &&
         parse_fields(req, attrs, &fields, &fields_source, &err) < 0) {
-        json_decref(form_attrs);
         eu_req_reply_eu_error(req, &err);
         return;
     }
-    json_decref(form_attrs);
     struct credentials *c = eu_arena_calloc(req->arena, sizeof(*c));
     const char *p[] = {eu_req_viewer(req), display_name, note,    locked,    bot,
                        discoverable,       fields,       privacy, sensitive, language,

@@ -46,6 +46,7 @@
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "eunha/utf8.h"
+#include "media_internal.h"
 
 #define MEDIA_COLS EU_MEDIA_COLUMNS("m")
 
@@ -353,10 +354,9 @@ read_focus(struct eu_req *req, json_t *params, const char **fx, const char **fy)
     return 0;
 }
 
-/* Reads description and focus. Returns 0, or -1 after answering 422. */
-static int
-read_meta_params(struct eu_req *req, json_t *params, const char **desc, const char **fx,
-                 const char **fy)
+int
+eu_media_read_meta(struct eu_req *req, json_t *params, const char **desc, const char **fx,
+                   const char **fy)
 {
     *desc = eu_param_str(params, "description");
     int limit = req->app->cfg->media_description_limit;
@@ -403,7 +403,7 @@ media_create(struct eu_req *req, bool v2)
         return;
     }
     const char *desc, *fx, *fy;
-    if (read_meta_params(req, params, &desc, &fx, &fy) < 0)
+    if (eu_media_read_meta(req, params, &desc, &fx, &fy) < 0)
         return;
     bool image = u->sn.type == EU_MEDIA_TYPE_IMAGE || u->sn.type == EU_MEDIA_TYPE_GIFV;
     /* A tenant with its share of the CPU pool busy (uploads, password
@@ -502,7 +502,7 @@ media_update(struct eu_req *req)
         return;
     }
     const char *desc, *fx, *fy;
-    if (read_meta_params(req, params, &desc, &fx, &fy) < 0)
+    if (eu_media_read_meta(req, params, &desc, &fx, &fy) < 0)
         return;
     bool set_desc = json_object_get(params, "description") != NULL;
     const char *p[] = {eu_req_viewer(req), id, set_desc ? "true" : "false", desc, fx, fy};

@@ -36,6 +36,21 @@ has_room(json_t *obj, const char *key)
     return json_object_size(obj) < EU_PARAMS_MAX_ENTRIES || json_object_get(obj, key);
 }
 
+/* Whether obj holds a value at the key path parts[0..n-1] (object keys;
+ * an "[]" part stops the walk: an array always takes one more). */
+static bool
+has_path(json_t *obj, char *const *parts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (parts[i][0] == '\0' || !json_is_object(obj))
+            return false;
+        obj = json_object_get(obj, parts[i]);
+        if (!obj)
+            return false;
+    }
+    return true;
+}
+
 /* Sets value at the bracketed key inside obj. Steals value. Returns 0; -1
  * for a malformed key, which callers drop; -2 with err set (400) when an
  * object or array would pass EU_PARAMS_MAX_ENTRIES. */
@@ -66,10 +81,31 @@ set_nested(json_t *obj, const char *key, json_t *value, struct eu_error *err)
     int rc = 0;
     for (int i = 0; i < n; i++) {
         bool last = i == n - 1;
-        bool next_is_append = !last && parts[i + 1][0] == '\0' && i + 1 == n - 1;
+        bool next_is_append = !last && parts[i + 1][0] == '\0';
+        if (parts[i][0] == '\0' && !last) {
+            /* "a[][k]=": an array of objects, as Rack reads it: into the
+             * last object while it lacks the rest of the key, else into a
+             * new one ("a[][id]=1&a[][d]=x&a[][id]=2" is two objects). */
+            json_t *tail =
+                json_array_size(cur) ? json_array_get(cur, json_array_size(cur) - 1) : NULL;
+            if (!json_is_array(cur) || parts[i + 1][0] == '\0') {
+                rc = -1;
+                break;
+            }
+            if (!json_is_object(tail) || has_path(tail, parts + i + 1, n - i - 1)) {
+                if (json_array_size(cur) >= EU_PARAMS_MAX_ENTRIES) {
+                    rc = -2;
+                    break;
+                }
+                tail = json_object();
+                json_array_append_new(cur, tail);
+            }
+            cur = tail;
+            continue;
+        }
         if (parts[i][0] == '\0') {
-            /* "[]": append; only valid at the end. */
-            if (!json_is_array(cur) || !last) {
+            /* "[]" at the end: append. */
+            if (!json_is_array(cur)) {
                 rc = -1;
                 break;
             }

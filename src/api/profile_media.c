@@ -8,8 +8,9 @@
  * account's image (a remote account's hold its URL), which the entities
  * turn into the store's URL, so a domain or store change moves nothing.
  *
- * Mastodon crops an avatar to a square; here it is scaled to fit the box,
- * which clients show cropped anyway. An animated GIF's first frame is kept.
+ * As Mastodon does, an avatar is cut to its centred square and scaled down
+ * to at most 400x400 ("400x400#"); a header is fitted within 1500x500
+ * ("1500x500>"), never cropped. An animated GIF's first frame is kept.
  */
 #include "accounts_internal.h"
 
@@ -35,6 +36,7 @@
 #define PROFILE_IMAGE_LIMIT (8 * 1024 * 1024)
 #define AVATAR_SIDE 400
 #define HEADER_SIDE 1500
+#define HEADER_HEIGHT 500
 
 struct one_image {
     const char *field;         /* "avatar", "header" */
@@ -84,7 +86,10 @@ process_work(void *arg)
 {
     struct profile_images *pi = arg;
     struct one_image *im = &pi->images[pi->next];
-    im->rc = eu_image_process(im->data, im->len, &im->lim, &im->img, im->err, sizeof(im->err));
+    int (*run)(const unsigned char *, size_t, const struct eu_image_limits *,
+               struct eu_image_result *, char *, size_t) =
+        strcmp(im->field, "avatar") == 0 ? eu_image_process_square : eu_image_process;
+    im->rc = run(im->data, im->len, &im->lim, &im->img, im->err, sizeof(im->err));
 }
 
 static void
@@ -154,6 +159,8 @@ read_file(struct eu_req *req, json_t *params, const char *field, const char *lab
     im->data = bytes;
     im->len = len;
     im->lim = eu_media_image_limits(req->app->cfg, side);
+    if (strcmp(field, "header") == 0)
+        im->lim.preview_max_height = HEADER_HEIGHT;
     return 0;
 }
 

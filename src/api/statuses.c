@@ -40,6 +40,7 @@
 #include "eunha/tenant.h"
 #include "eunha/text.h"
 #include "eunha/utf8.h"
+#include "media_internal.h"
 #include "statuses_internal.h"
 
 #define MAX_CHARS 500
@@ -176,11 +177,13 @@ const struct eu_sql eu_statuses_sql[] = {
         " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text FROM s"},
     /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
-     * $9 mention ids, $10 tags, $11 media ids in order; NULL spoiler, sensitive
-     * or language keep the current value, as Mastodon does. The first edit
-     * also records the original. Each version keeps its media and their
-     * descriptions; media taken off stay on the status at position -1 so
-     * the history still shows them. */
+     * $9 mention ids, $10 tags, $11 media ids in order, $12 media_attributes
+     * as a JSON object {id: {description?, fx?, fy?}} for some of $11; NULL
+     * spoiler, sensitive or language keep the current value, as Mastodon
+     * does. The first edit also records the original. Each version keeps
+     * its media and the descriptions it showed (the new ones for this
+     * edit); media taken off stay on the status at position -1 so the
+     * history still shows them. */
     [STATUSES_EDIT] = {"statuses.edit",
         "WITH cur AS (SELECT * FROM statuses WHERE tenant_id = $1 AND id = $2::bigint"
         "  AND account_id = $3::bigint AND deleted_at IS NULL FOR UPDATE),"
@@ -188,10 +191,16 @@ const struct eu_sql eu_statuses_sql[] = {
         "  coalesce(array_agg(coalesce(m.description, '') ORDER BY m.position, m.id), '{}')"
         "  AS descs FROM media_attachments m WHERE m.tenant_id = $1 AND m.status_id = $2::bigint"
         "  AND m.position >= 0),"
-        " nm AS (SELECT x.id, x.i, m.description FROM unnest($11::bigint[]) WITH ORDINALITY"
+        " ma AS (SELECT a.key::bigint AS id, a.value ? 'description' AS set_desc,"
+        "  a.value ->> 'description' AS description, (a.value ->> 'fx')::real AS fx,"
+        "  (a.value ->> 'fy')::real AS fy FROM jsonb_each($12::jsonb) a),"
+        " nm AS (SELECT x.id, x.i, CASE WHEN ma.set_desc THEN ma.description"
+        "  ELSE m.description END AS description, coalesce(ma.set_desc, false) AS set_desc,"
+        "  ma.fx, ma.fy FROM unnest($11::bigint[]) WITH ORDINALITY"
         "  x(id, i) JOIN media_attachments m ON m.tenant_id = $1 AND m.id = x.id"
         "  JOIN cur ON m.account_id = cur.account_id AND (m.status_id IS NULL"
-        "  OR m.status_id = cur.id) AND m.scheduled_status_id IS NULL),"
+        "  OR m.status_id = cur.id) AND m.scheduled_status_id IS NULL"
+        "  LEFT JOIN ma ON ma.id = x.id),"
         " orig AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
         "  spoiler_text, sensitive, created_at, media_ids, media_descriptions)"
         "  SELECT $1, id, account_id, text, content,"
@@ -215,6 +224,8 @@ const struct eu_sql eu_statuses_sql[] = {
         "  WHERE m.tenant_id = $1 AND m.status_id = up.id AND m.position >= 0"
         "  AND m.id NOT IN (SELECT id FROM nm)),"
         " att AS (UPDATE media_attachments m SET status_id = up.id, position = nm.i - 1,"
+        "  description = CASE WHEN nm.set_desc THEN nm.description ELSE m.description END,"
+        "  focus_x = coalesce(nm.fx, m.focus_x), focus_y = coalesce(nm.fy, m.focus_y),"
         "  updated_at = now() FROM up, nm WHERE m.tenant_id = $1 AND m.id = nm.id),"
         " dt AS (DELETE FROM statuses_tags WHERE tenant_id = $1"
         " AND status_id IN (SELECT id FROM up)"
@@ -489,9 +500,11 @@ struct compose {
     const char *sched_params; /* ScheduledStatus.params JSON, with scheduled_at */
     struct eu_text_scan scan;
     const char *html;
-    const char *mention_ids; /* bigint[] literal */
-    const char *media_ids;   /* bigint[] literal, in the order given; "{}" for none */
+    const char *mention_ids;           /* bigint[] literal */
+    const char *media_ids;             /* bigint[] literal, in the order given; "{}" for none */
+    const char *media_list[MAX_MEDIA]; /* the same ids, one string each */
     size_t n_media;
+    const char *media_attrs; /* an edit's media_attributes: JSON text, "{}" for none */
     bool media_checked;
     const char *reply_account, *conversation;
     char status_id[24];
@@ -681,7 +694,7 @@ read_media_ids(struct eu_req *req, struct compose *c, json_t *media)
         return -1;
     }
     char *ids = eu_arena_alloc(req->arena, n * 22 + 3), *o = ids;
-    const char *seen[MAX_MEDIA] = {0};
+    const char **seen = c->media_list;
     *o++ = '{';
     for (size_t i = 0; i < n; i++) {
         json_t *v = json_array_get(media, i);
@@ -704,6 +717,72 @@ read_media_ids(struct eu_req *req, struct compose *c, json_t *media)
     *o = '\0';
     c->media_ids = ids;
     return 0;
+}
+
+/*
+ * Reads an edit's media_attributes[] ({id, description, focus}, as
+ * Mastodon's docs list them) into c->media_attrs, a JSON object keyed by
+ * media id; the first entry for an id wins, as Mastodon's lookup does.
+ * "thumbnail" is ignored: Mastodon's docs do not list it for edits and
+ * eunha takes no custom thumbnails. Each id must be one of the edit's
+ * media_ids (read first); description and focus are checked as
+ * PUT /api/v1/media/:id checks them. Returns -1 after answering 422, with
+ * nothing changed.
+ */
+static int
+read_media_attributes(struct eu_req *req, struct compose *c, json_t *p)
+{
+    c->media_attrs = "{}";
+    json_t *attrs = eu_param_array(p, "media_attributes");
+    if (!attrs)
+        return 0;
+    json_t *out = json_object();
+    int rc = 0;
+    size_t i;
+    json_t *a;
+    json_array_foreach(attrs, i, a)
+    {
+        if (!json_is_object(a)) {
+            eu_req_reply_error(req, 422, "Validation failed: Media attributes must be objects");
+            rc = -1;
+            break;
+        }
+        const char *id = eu_param_str(a, "id");
+        bool known = false;
+        for (size_t j = 0; id && j < c->n_media; j++)
+            known = known || strcmp(c->media_list[j], id) == 0;
+        if (!known) {
+            eu_req_reply_error(req, 422,
+                               "Validation failed: Media attributes name media %s,"
+                               " which is not among the media_ids",
+                               id && eu_id_is_valid(id) ? id : "0");
+            rc = -1;
+            break;
+        }
+        const char *desc, *fx, *fy;
+        if (eu_media_read_meta(req, a, &desc, &fx, &fy) < 0) {
+            rc = -1;
+            break;
+        }
+        if (json_object_get(out, id))
+            continue;
+        json_t *v = json_object();
+        if (json_object_get(a, "description"))
+            json_object_set_new(v, "description", desc ? json_string(desc) : json_null());
+        if (fx) {
+            json_object_set_new(v, "fx", json_string(fx));
+            json_object_set_new(v, "fy", json_string(fy));
+        }
+        json_object_set_new(out, id, v);
+    }
+    if (rc == 0) {
+        char *text = json_dumps(out, JSON_COMPACT);
+        c->media_attrs = eu_arena_strdup(req->arena, text);
+        free(text);
+    }
+    json_decref(out);
+    json_decref(attrs);
+    return rc;
 }
 
 /* Mastodon's ScheduledStatus "params": the request's values as given (null
@@ -773,7 +852,7 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
     json_t *media = eu_param_array(p, "media_ids");
     int mrc = read_media_ids(req, c, media);
     json_decref(media);
-    if (mrc < 0)
+    if (mrc < 0 || (!posting && read_media_attributes(req, c, p) < 0))
         return -1;
     /* Mastodon keeps the text as typed but ignores surrounding blanks. */
     text = text ? text : "";
@@ -1059,8 +1138,9 @@ update_status(struct compose *c)
         c->mention_ids,
         text_array(req, c->scan.tags, c->scan.n_tags),
         c->media_ids,
+        c->media_attrs,
     };
-    eu_req_stmt(req, &eu_statuses_sql[STATUSES_EDIT], 10, params, on_edited, c);
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_EDIT], 11, params, on_edited, c);
 }
 
 static void

@@ -750,18 +750,20 @@ resize_box(struct job *job, const struct pix *s, struct pix *d)
     return 0;
 }
 
+/* The size of w x h fitted inside box_w x box_h (aspect kept, never
+ * enlarged); a box side below 1 means no bound. */
 static void
-preview_size(int w, int h, int side, int *pw, int *ph)
+preview_size(int w, int h, int box_w, int box_h, int *pw, int *ph)
 {
-    if (side < 1 || (w <= side && h <= side)) {
+    if (box_w < 1 || box_h < 1 || (w <= box_w && h <= box_h)) {
         *pw = w;
         *ph = h;
-    } else if (w >= h) {
-        *pw = side;
-        *ph = (int)(((int64_t)h * side + w / 2) / w);
+    } else if ((int64_t)w * box_h >= (int64_t)h * box_w) {
+        *pw = box_w;
+        *ph = (int)(((int64_t)h * box_w + w / 2) / w);
     } else {
-        *ph = side;
-        *pw = (int)(((int64_t)w * side + h / 2) / h);
+        *ph = box_h;
+        *pw = (int)(((int64_t)w * box_h + h / 2) / h);
     }
     if (*pw < 1)
         *pw = 1;
@@ -774,7 +776,9 @@ make_preview(struct job *job, const struct pix *img, struct eu_image_result *out
 {
     struct pix small;
     int pw, ph;
-    preview_size(img->w, img->h, job->lim->preview_max_side, &pw, &ph);
+    int box_h = job->lim->preview_max_height > 0 ? job->lim->preview_max_height
+                                                 : job->lim->preview_max_side;
+    preview_size(img->w, img->h, job->lim->preview_max_side, box_h, &pw, &ph);
     pix_alloc(&small, pw, ph, img->ch);
     int rc = resize_box(job, img, &small);
     if (rc == 0)
@@ -798,6 +802,21 @@ make_preview(struct job *job, const struct pix *img, struct eu_image_result *out
     }
     free(small.p);
     return rc;
+}
+
+/* Keeps the centred square of p (side: its shorter side), in place. */
+static void
+crop_square(struct pix *p)
+{
+    int side = p->w < p->h ? p->w : p->h;
+    if (p->w == p->h)
+        return;
+    size_t x0 = (size_t)(p->w - side) / 2, y0 = (size_t)(p->h - side) / 2;
+    size_t row = (size_t)side * (size_t)p->ch;
+    /* Each kept row moves to a lower or equal address: memmove in order. */
+    for (size_t y = 0; y < (size_t)side; y++)
+        memmove(p->p + y * row, p->p + (y0 + y) * pix_stride(p) + x0 * (size_t)p->ch, row);
+    p->w = p->h = side;
 }
 
 /* ---- the pipeline ------------------------------------------------------- */
@@ -828,7 +847,7 @@ set_original(struct eu_image_result *out, enum eu_media_format f)
 
 static int
 process(struct job *job, const unsigned char *data, size_t len, enum eu_media_format format,
-        struct eu_image_result *out)
+        bool square, struct eu_image_result *out)
 {
     struct pix img = {0};
     int orientation = 1, rc;
@@ -850,9 +869,12 @@ process(struct job *job, const unsigned char *data, size_t len, enum eu_media_fo
     if (rc < 0)
         return -1;
     orient(&img, orientation);
-    out->type = EU_MEDIA_TYPE_IMAGE;
+    /* An animated GIF's original keeps its bytes, so its size too. */
     out->width = img.w;
     out->height = img.h;
+    if (square)
+        crop_square(&img);
+    out->type = EU_MEDIA_TYPE_IMAGE;
 
     if (format == EU_MEDIA_FORMAT_GIF) {
         struct eu_gif_scan scan;
@@ -872,6 +894,8 @@ process(struct job *job, const unsigned char *data, size_t len, enum eu_media_fo
         }
     }
     if (!out->original) {
+        out->width = img.w;
+        out->height = img.h;
         set_original(out, format);
         if (format == EU_MEDIA_FORMAT_JPEG)
             rc = encode_jpeg(job, &img, job->lim->original_quality, &out->original,
@@ -888,9 +912,9 @@ process(struct job *job, const unsigned char *data, size_t len, enum eu_media_fo
     return rc;
 }
 
-int
-eu_image_process(const unsigned char *data, size_t len, const struct eu_image_limits *lim,
-                 struct eu_image_result *out, char *err, size_t errlen)
+static int
+run(const unsigned char *data, size_t len, const struct eu_image_limits *lim, bool square,
+    struct eu_image_result *out, char *err, size_t errlen)
 {
     struct job job = {.lim = lim};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &job.cpu_start);
@@ -903,7 +927,7 @@ eu_image_process(const unsigned char *data, size_t len, const struct eu_image_li
         job.msg = MSG_TYPE;
         rc = -1;
     } else {
-        rc = process(&job, data, len, sniff.format, out);
+        rc = process(&job, data, len, sniff.format, square, out);
     }
     if (rc < 0) {
         eu_image_result_free(out);
@@ -912,6 +936,20 @@ eu_image_process(const unsigned char *data, size_t len, const struct eu_image_li
         return -1;
     }
     return 0;
+}
+
+int
+eu_image_process(const unsigned char *data, size_t len, const struct eu_image_limits *lim,
+                 struct eu_image_result *out, char *err, size_t errlen)
+{
+    return run(data, len, lim, false, out, err, errlen);
+}
+
+int
+eu_image_process_square(const unsigned char *data, size_t len, const struct eu_image_limits *lim,
+                        struct eu_image_result *out, char *err, size_t errlen)
+{
+    return run(data, len, lim, true, out, err, errlen);
 }
 
 void

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <webp/decode.h>
 
 #define TIMEOUT 120
 #define HOST "m.example"
@@ -372,6 +373,158 @@ START_TEST(edit_media_and_history)
 }
 END_TEST
 
+/* One column of the medium's row, as text; caller frees. */
+static char *
+media_col(struct world *w, const char *id, const char *col)
+{
+    return eu_it_pg_execf(w->db,
+                          "SELECT %s::text FROM media_attachments WHERE tenant_id = %s"
+                          " AND id = %s",
+                          col, w->tid, id);
+}
+
+/* PUT /api/v1/statuses/:id with media_attributes[] (Mastodon's edit of the
+ * attached media's description and focus). */
+START_TEST(edit_media_attributes)
+{
+    struct world w;
+    world_start(&w);
+    char *m1 = media(&w, w.tid, w.alice_id, "one");
+    char *m2 = media(&w, w.tid, w.alice_id, "two");
+    char *m3 = media(&w, w.tid, w.alice_id, "three");
+    struct eu_it_resp r = {0};
+    char body[4096], path[128];
+    snprintf(body, sizeof(body), "{\"status\":\"first\",\"media_ids\":[\"%s\",\"%s\"]}", m1, m2);
+    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *sid = strdup(eu_it_json_str(&r, "id"));
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s", sid);
+
+    /* JSON: m1's description and focus change; m2 keeps its own. */
+    snprintf(body, sizeof(body),
+             "{\"status\":\"second\",\"media_ids\":[\"%s\",\"%s\"],\"media_attributes\":"
+             "[{\"id\":\"%s\",\"description\":\"uno\",\"focus\":\"-0.5,0.75\"}]}",
+             m1, m2, m1);
+    api(&w, &r, "PUT", path, w.alice, body);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.id", m1);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.description", "uno");
+    ck_assert(json_real_value(eu_it_jpath(r.json, "media_attachments.0.meta.focus.x")) == -0.5);
+    ck_assert(json_real_value(eu_it_jpath(r.json, "media_attachments.0.meta.focus.y")) == 0.75);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.1.description", "two");
+    /* Seen by others, and on the row itself. GET /api/v1/media/:id shows
+     * only unattached uploads (Mastodon's where(status_id: nil)): 404. */
+    api(&w, &r, "GET", path, w.bob, NULL);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.description", "uno");
+    char *v = media_col(&w, m1, "description");
+    ck_assert_str_eq(v, "uno");
+    free(v);
+    v = media_col(&w, m1, "focus_x || ',' || focus_y");
+    ck_assert_str_eq(v, "-0.5,0.75");
+    free(v);
+    char mpath[128];
+    snprintf(mpath, sizeof(mpath), "/api/v1/media/%s", m1);
+    api(&w, &r, "GET", mpath, w.alice, NULL);
+    EU_IT_EXPECT_ERROR(&r, 404);
+    /* The history: the original showed "one", this version "uno". */
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", sid);
+    api(&w, &r, "GET", path, w.alice, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 2);
+    EU_IT_EXPECT_JSTR(&r, "0.media_attachments.0.description", "one");
+    EU_IT_EXPECT_JSTR(&r, "1.media_attachments.0.description", "uno");
+    EU_IT_EXPECT_JSTR(&r, "1.media_attachments.1.description", "two");
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s", sid);
+
+    /* An id that is not among the edit's media_ids (m3 is hers but not
+     * attached by this edit): 422, nothing changed. */
+    snprintf(body, sizeof(body),
+             "{\"status\":\"third\",\"media_ids\":[\"%s\"],\"media_attributes\":"
+             "[{\"id\":\"%s\",\"description\":\"one again\"},"
+             "{\"id\":\"%s\",\"description\":\"tres\"}]}",
+             m1, m1, m3);
+    api(&w, &r, "PUT", path, w.alice, body);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    ck_assert(strstr(eu_it_json_str(&r, "error"), m3));
+    /* A description past the limit, and a bad focus: 422. */
+    char *longd = malloc(1502);
+    memset(longd, 'x', 1501);
+    longd[1501] = '\0';
+    snprintf(body, sizeof(body),
+             "{\"status\":\"third\",\"media_ids\":[\"%s\"],\"media_attributes\":"
+             "[{\"id\":\"%s\",\"description\":\"%s\"}]}",
+             m1, m1, longd);
+    api(&w, &r, "PUT", path, w.alice, body);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    ck_assert(strstr(eu_it_json_str(&r, "error"), "Description is too long"));
+    free(longd);
+    snprintf(body, sizeof(body),
+             "{\"status\":\"third\",\"media_ids\":[\"%s\"],\"media_attributes\":"
+             "[{\"id\":\"%s\",\"focus\":\"2,0\"}]}",
+             m1, m1);
+    api(&w, &r, "PUT", path, w.alice, body);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    api(&w, &r, "GET", path, w.bob, NULL);
+    EU_IT_EXPECT_JSTR(&r, "content", "<p>second</p>");
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 2);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.description", "uno");
+    v = media_col(&w, m3, "coalesce(status_id::text, 'none') || description");
+    ck_assert_str_eq(v, "nonethree");
+    free(v);
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", sid);
+    api(&w, &r, "GET", path, w.alice, NULL);
+    ck_assert_int_eq(json_array_size(r.json), 2);
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s", sid);
+
+    /* Form encoding, as Rack reads media_attributes[][id]=...: m2 gets a
+     * description, m3 comes on with one; m1 goes (position -1). */
+    char *d2 = eu_it_urlencode("dos & more");
+    snprintf(body, sizeof(body),
+             "status=fourth&media_ids[]=%s&media_ids[]=%s"
+             "&media_attributes[][id]=%s&media_attributes[][description]=%s"
+             "&media_attributes[][id]=%s&media_attributes[][description]=tres"
+             "&media_attributes[][focus]=0.25,-1",
+             m2, m3, m2, d2, m3);
+    free(d2);
+    char auth[512];
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", w.alice);
+    const char *h[] = {auth, "Content-Type: application/x-www-form-urlencoded", NULL};
+    ck_assert_int_eq(eu_it_http_raw(&r, "PUT", w.s->public_port, HOST, path, h, body), 0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 2);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.id", m2);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.description", "dos & more");
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.1.id", m3);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.1.description", "tres");
+    ck_assert(json_real_value(eu_it_jpath(r.json, "media_attachments.1.meta.focus.x")) == 0.25);
+    ck_assert(json_real_value(eu_it_jpath(r.json, "media_attachments.1.meta.focus.y")) == -1);
+    /* Form with indexes (media_attributes[0][id]) reads the same. */
+    snprintf(body, sizeof(body),
+             "status=fifth&media_ids[]=%s&media_ids[]=%s"
+             "&media_attributes[0][id]=%s&media_attributes[0][description]=dos",
+             m2, m3, m2);
+    ck_assert_int_eq(eu_it_http_raw(&r, "PUT", w.s->public_port, HOST, path, h, body), 0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.0.description", "dos");
+    EU_IT_EXPECT_JSTR(&r, "media_attachments.1.description", "tres");
+    /* Each version kept what it showed. */
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", sid);
+    api(&w, &r, "GET", path, w.alice, NULL);
+    ck_assert_int_eq(json_array_size(r.json), 4);
+    EU_IT_EXPECT_JSTR(&r, "0.media_attachments.0.description", "one");
+    EU_IT_EXPECT_JSTR(&r, "1.media_attachments.0.description", "uno");
+    EU_IT_EXPECT_JSTR(&r, "2.media_attachments.0.description", "dos & more");
+    EU_IT_EXPECT_JSTR(&r, "2.media_attachments.1.description", "tres");
+    EU_IT_EXPECT_JSTR(&r, "3.media_attachments.0.description", "dos");
+    eu_it_resp_free(&r);
+    free(sid);
+    free(m1);
+    free(m2);
+    free(m3);
+    world_stop(&w);
+}
+END_TEST
+
 START_TEST(delete_removes_media)
 {
     struct world w;
@@ -651,11 +804,18 @@ START_TEST(avatar_and_header)
     snprintf(want, sizeof(want), "/system/%s/accounts/%s/avatar-", w.tid, w.alice_id);
     ck_assert_msg(strstr(avatar, want) && strstr(avatar, ".webp"), "avatar %s", avatar);
     ck_assert_str_eq(jstr(o, "avatar_static"), avatar);
+    /* Cropped to a square as Mastodon's "400x400#": 800x600 gives 400x400. */
+    struct eu_it_resp r = {0};
+    get_system(&w, &r, jstr(o, "avatar_static"));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    int aw = 0, ah = 0;
+    ck_assert(WebPGetInfo((const uint8_t *)r.body, r.body_len, &aw, &ah));
+    ck_assert_int_eq(aw, 400);
+    ck_assert_int_eq(ah, 400);
     ck_assert_str_eq(jstr(o, "display_name"), "Alice A.");
     ck_assert_ptr_nonnull(strstr(jstr(o, "header"), "/headers/original/missing.png"));
     json_decref(o);
     /* Served, as WebP. */
-    struct eu_it_resp r = {0};
     get_system(&w, &r, avatar);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Type"), "image/webp"));
@@ -670,6 +830,11 @@ START_TEST(avatar_and_header)
     /* A header, then a new avatar: the old avatar's file goes. */
     ck_assert_int_eq(patch_file(&w, "header", png, len, &o), 200);
     ck_assert_ptr_nonnull(strstr(jstr(o, "header"), "/header-"));
+    /* Fitted within 1500x500 ("1500x500>"), not cropped: 800x600 gives 667x500. */
+    get_system(&w, &r, jstr(o, "header"));
+    ck_assert(WebPGetInfo((const uint8_t *)r.body, r.body_len, &aw, &ah));
+    ck_assert_int_eq(aw, 667);
+    ck_assert_int_eq(ah, 500);
     ck_assert_str_eq(jstr(o, "avatar"), avatar);
     json_decref(o);
     ck_assert_int_eq(patch_file(&w, "avatar", png, len, &o), 200);
@@ -789,6 +954,7 @@ main(void)
     EU_IT_ADD_TCASE(s, post_with_media_in_order, TIMEOUT);
     EU_IT_ADD_TCASE(s, media_rules, TIMEOUT);
     EU_IT_ADD_TCASE(s, edit_media_and_history, TIMEOUT);
+    EU_IT_ADD_TCASE(s, edit_media_attributes, TIMEOUT);
     EU_IT_ADD_TCASE(s, delete_removes_media, TIMEOUT);
     EU_IT_ADD_TCASE(s, scheduled_with_media, TIMEOUT);
     EU_IT_ADD_TCASE(s, unattached_cleanup, TIMEOUT);

@@ -54,6 +54,18 @@ START_TEST(test_arrays_and_nesting)
                 "{\"source\":{\"privacy\":\"private\",\"sensitive\":\"true\"}}");
     expect_json("fields_attributes[0][name]=a&fields_attributes[0][value]=b",
                 "{\"fields_attributes\":{\"0\":{\"name\":\"a\",\"value\":\"b\"}}}");
+    /* Arrays of objects as Rack reads them: a key the last object already
+     * has starts the next one. */
+    expect_json("m[][id]=1&m[][description]=x&m[][id]=2&m[][focus]=0,0&m[][description]=y",
+                "{\"m\":[{\"id\":\"1\",\"description\":\"x\"},"
+                "{\"id\":\"2\",\"focus\":\"0,0\",\"description\":\"y\"}]}");
+    expect_json("m[][a][b]=1&m[][a][c]=2&m[][a][b]=3",
+                "{\"m\":[{\"a\":{\"b\":\"1\",\"c\":\"2\"}},{\"a\":{\"b\":\"3\"}}]}");
+    expect_json("m[][t][]=1&m[][t][]=2", "{\"m\":[{\"t\":[\"1\",\"2\"]}]}");
+    /* Mixed with plain appends, the objects start after the strings. */
+    expect_json("m[]=s&m[][id]=1", "{\"m\":[\"s\",{\"id\":\"1\"}]}");
+    /* "[][]" says nothing Rack or we can read: dropped. */
+    expect_json("m[][]=1", "{\"m\":[]}");
 }
 END_TEST
 

@@ -457,6 +457,105 @@ START_TEST(test_webp_and_preview_box)
 }
 END_TEST
 
+/* w x h RGB in three bands along the longer side: red, green, blue. */
+static unsigned char *
+three_band_rgb(int w, int h)
+{
+    unsigned char *px = malloc((size_t)w * h * 3);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int band = w >= h ? x * 3 / w : y * 3 / h;
+            unsigned char *p = px + ((size_t)y * w + x) * 3;
+            p[0] = band == 0 ? 255 : 0;
+            p[1] = band == 1 ? 255 : 0;
+            p[2] = band == 2 ? 255 : 0;
+        }
+    return px;
+}
+
+static bool
+is_green(const unsigned char *p)
+{
+    return p[0] < 60 && p[1] > 200 && p[2] < 60;
+}
+
+/* Processes a lossless WebP of three_band_rgb(W, H) as an avatar and checks
+ * that the preview is the green centre, side x side. */
+static void
+check_square(int W, int H, int preview_side, int side)
+{
+    unsigned char *rgb = three_band_rgb(W, H);
+    uint8_t *webp = NULL;
+    size_t n = WebPEncodeLosslessRGB(rgb, W, H, W * 3, &webp);
+    struct eu_image_limits l = lim;
+    l.preview_max_side = preview_side;
+    struct eu_image_result r;
+    char err[128];
+    ck_assert_int_eq(eu_image_process_square(webp, n, &l, &r, err, sizeof err), 0);
+    int sq = W < H ? W : H;
+    ck_assert_int_eq(r.width, sq);
+    ck_assert_int_eq(r.height, sq);
+    int w, h;
+    unsigned char *op = WebPDecodeRGB(r.original, r.original_len, &w, &h);
+    ck_assert_int_eq(w, sq);
+    ck_assert_int_eq(h, sq);
+    /* Lossless, so every pixel of the original is exactly the middle band. */
+    for (int i = 0; i < w * h; i++)
+        ck_assert_msg(op[3 * i] == 0 && op[3 * i + 1] == 255 && op[3 * i + 2] == 0, "pixel %d", i);
+    WebPFree(op);
+    ck_assert_int_eq(r.small_width, side);
+    ck_assert_int_eq(r.small_height, side);
+    unsigned char *sp = WebPDecodeRGB(r.small, r.small_len, &w, &h);
+    ck_assert_int_eq(w, side);
+    ck_assert_int_eq(h, side);
+    int probe[] = {1, side / 2, side - 2};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            ck_assert_msg(is_green(sp + ((size_t)probe[j] * w + probe[i]) * 3), "at %d,%d",
+                          probe[i], probe[j]);
+    WebPFree(sp);
+    eu_image_result_free(&r);
+    WebPFree(webp);
+    free(rgb);
+}
+
+START_TEST(test_square_crop)
+{
+    /* Never enlarged: a 300x100 image gives its 100x100 centre. */
+    check_square(300, 100, 400, 100);
+    /* Scaled down after the crop, and tall images likewise. */
+    check_square(300, 100, 50, 50);
+    check_square(120, 360, 64, 64);
+}
+END_TEST
+
+/* A box that is not square (a header's 1500x500) fits without cropping. */
+START_TEST(test_preview_box_height)
+{
+    struct {
+        int w, h, pw, ph;
+    } cases[] = {
+        {3000, 600, 1500, 300}, {1000, 1000, 500, 500}, {800, 600, 667, 500}, {600, 200, 600, 200}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned char *rgb = two_band_rgb(cases[i].w, cases[i].h);
+        uint8_t *webp = NULL;
+        size_t n = WebPEncodeRGB(rgb, cases[i].w, cases[i].h, cases[i].w * 3, 50, &webp);
+        struct eu_image_limits l = lim;
+        l.preview_max_side = 1500;
+        l.preview_max_height = 500;
+        struct eu_image_result r;
+        char err[128];
+        ck_assert_int_eq(eu_image_process(webp, n, &l, &r, err, sizeof err), 0);
+        ck_assert_int_eq(r.width, cases[i].w);
+        ck_assert_int_eq(r.small_width, cases[i].pw);
+        ck_assert_int_eq(r.small_height, cases[i].ph);
+        eu_image_result_free(&r);
+        WebPFree(webp);
+        free(rgb);
+    }
+}
+END_TEST
+
 START_TEST(test_static_gif_becomes_png)
 {
     struct buf in = make_gif(1, 10);
@@ -623,6 +722,8 @@ image_suite(void)
     tcase_add_test(tc, test_jpeg_cmyk);
     tcase_add_test(tc, test_png_alpha_kept);
     tcase_add_test(tc, test_webp_and_preview_box);
+    tcase_add_test(tc, test_square_crop);
+    tcase_add_test(tc, test_preview_box_height);
     tcase_add_test(tc, test_static_gif_becomes_png);
     tcase_add_test(tc, test_animated_gif_kept);
     suite_add_tcase(s, tc);
