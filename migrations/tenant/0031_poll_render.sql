@@ -15,26 +15,27 @@ WHERE p.tenant_id = s.tenant_id AND p.status_id = s.id;
 -- Kept by the polls table itself, so every path that adds or removes a
 -- poll (posting, scheduled statuses, edits, federation) keeps the flag
 -- without knowing about it. Changing the flag gives the status a new row
--- version, which is what the rendered-entity cache watches.
+-- version, which is what the rendered-entity cache watches. A row trigger,
+-- not a statement one: posting inserts into polls in every post's
+-- statement, and a statement trigger would run for the posts without one.
 CREATE FUNCTION eunha_poll_flag() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        UPDATE statuses s SET has_poll = true FROM added n
-        WHERE s.tenant_id = n.tenant_id AND s.id = n.status_id AND NOT s.has_poll;
+        UPDATE statuses SET has_poll = true
+        WHERE tenant_id = NEW.tenant_id AND id = NEW.status_id AND NOT has_poll;
     ELSE
-        UPDATE statuses s SET has_poll = false FROM removed o
-        WHERE s.tenant_id = o.tenant_id AND s.id = o.status_id AND s.has_poll
-        AND NOT EXISTS (SELECT 1 FROM polls p WHERE p.tenant_id = o.tenant_id
-                        AND p.status_id = o.status_id);
+        -- An edit may replace a poll in one statement: the new row keeps it.
+        UPDATE statuses SET has_poll = false
+        WHERE tenant_id = OLD.tenant_id AND id = OLD.status_id AND has_poll
+        AND NOT EXISTS (SELECT 1 FROM polls p WHERE p.tenant_id = OLD.tenant_id
+                        AND p.status_id = OLD.status_id);
     END IF;
     RETURN NULL;
 END
 $$;
-CREATE TRIGGER polls_flag_added AFTER INSERT ON polls
-    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION eunha_poll_flag();
-CREATE TRIGGER polls_flag_removed AFTER DELETE ON polls
-    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION eunha_poll_flag();
+CREATE TRIGGER polls_flag AFTER INSERT OR DELETE ON polls
+    FOR EACH ROW EXECUTE FUNCTION eunha_poll_flag();
 
 -- The Poll entity (JSON text) of status p_status's poll as p_viewer (0:
 -- anonymous) sees it, or NULL when it has none. Mastodon's rules: option
