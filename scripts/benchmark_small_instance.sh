@@ -251,6 +251,7 @@ PGSS=${EUNHA_BENCH_PGSS:-0}
 if [ "$PGSS" = 1 ]; then
   EU_PG_EXTRA_CONF="shared_preload_libraries = 'pg_stat_statements, auto_explain'
 pg_stat_statements.track = all
+pg_stat_statements.track_planning = on
 auto_explain.log_min_duration = 0
 auto_explain.log_analyze = on
 auto_explain.log_buffers = on
@@ -355,8 +356,9 @@ dump_statements() {
       round(rows::numeric / calls, 1) AS rows,
       round((shared_blks_hit + shared_blks_read)::numeric / calls, 1) AS bufs,
       left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS query
-    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-    ORDER BY total_exec_time DESC LIMIT 25" >"$dir/statements.txt" 2>&1 || true
+    FROM pg_stat_statements WHERE calls > 0
+      AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    ORDER BY total_exec_time + total_plan_time DESC LIMIT 25" >"$dir/statements.txt" 2>&1 || true
   tail -c +"$((off + 1))" "$TMP/pg/log" >"$dir/plans.log" 2>/dev/null || true
 }
 
@@ -364,7 +366,7 @@ dump_statements() {
 # eunha, and its row. Reads run_pool's globals (CASE, TOKENS, IDLE_RSS...).
 run_mode() {
   local mode=$1 dir mix reqs rps p50 p95 errs peak_rss peak_priv peak_active avg_cpu eunha_ms pg_ms
-  local e0 e1 p0 p1 t0 t1 nstatuses log0=0
+  local e0 e1 p0 p1 t0 t1 nstatuses log0=0 split0 split1 wal0 wal1 split
   local -a target mixarg=()
   dir=$CASE/${mode//[^A-Za-z0-9_-]/_}
   mkdir -p "$dir"
@@ -395,6 +397,8 @@ run_mode() {
   fi
   e0=$(bench_cpu_ticks "$EUNHA_PID")
   p0=$(bench_pg_cpu_ticks "$TMP/pg")
+  split0=$(bench_pg_cpu_split "$TMP/pg")
+  wal0=$(bench_psql "$PLACEMENT_URL" "SELECT pg_current_wal_lsn()")
   t0=$(date +%s.%N)
   eu_log "$RUN_NAME pool $POOL, $mode: ${SECONDS_}s at $CONCURRENCY clients"
   "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" "${target[@]}" "${mixarg[@]}" -c "$CONCURRENCY" \
@@ -403,6 +407,8 @@ run_mode() {
   t1=$(date +%s.%N)
   e1=$(bench_cpu_ticks "$EUNHA_PID")
   p1=$(bench_pg_cpu_ticks "$TMP/pg")
+  split1=$(bench_pg_cpu_split "$TMP/pg")
+  wal1=$(bench_psql "$PLACEMENT_URL" "SELECT pg_current_wal_lsn()")
   stop_samplers
   awk '/^VmHWM:/ { print $2 }' "/proc/$EUNHA_PID/status" >"$dir/vmhwm_kib"
   [ "$PGSS" != 1 ] || dump_statements "$dir" "$log0"
@@ -415,6 +421,14 @@ run_mode() {
   peak_rss=$(awk -v m="$IDLE_RSS" '$1 > m { m = $1 } END { print m }' "$dir/memory.samples")
   peak_priv=$(awk -v m="$IDLE_PRIV" '$2 > m { m = $2 } END { print m }' "$dir/memory.samples")
   peak_active=$(awk 'NF == 2 && $1 > m { m = $1 } END { print m + 0 }' "$dir/connections.samples")
+  # PostgreSQL's CPU per request by role, and the WAL a request wrote: where
+  # a write's cost lands when it is not in its statements.
+  split=$(awk -v a="$split0" -v b="$split1" -v t="$TCK" -v n="$reqs" \
+    -v w="$(bench_psql "$PLACEMENT_URL" "SELECT pg_wal_lsn_diff('$wal1', '$wal0')")" 'BEGIN {
+      split(a, x, " "); split(b, y, " "); if (!n) n = 1
+      printf "client=%.3f autovacuum=%.3f background=%.3f reaped=%.3f wal_bytes=%d",
+        1000 * (y[1] - x[1]) / t / n, 1000 * (y[2] - x[2]) / t / n,
+        1000 * (y[3] - x[3]) / t / n, 1000 * (y[4] - x[4]) / t / n, w / n }')
   read -r avg_cpu eunha_ms pg_ms < <(awk -v e=$((e1 - e0)) -v p=$((p1 - p0)) -v t="$TCK" \
     -v w="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" -v n="$reqs" 'BEGIN {
       printf "%.2f %.3f %.3f\n", 100 * e / t / w, (n ? 1000 * e / t / n : 0), (n ? 1000 * p / t / n : 0) }')
@@ -423,6 +437,7 @@ run_mode() {
     echo "statuses=$nstatuses peak_rss_kib=$peak_rss peak_private_kib=$peak_priv vmhwm_kib=$(cat "$dir/vmhwm_kib")"
     echo "avg_cpu_percent=$avg_cpu peak_active_db=$peak_active requests=$reqs rps=$rps p50_ms=$p50 p95_ms=$p95"
     echo "errors=$errs eunha_cpu_ms_per_req=$eunha_ms pg_cpu_ms_per_req=$pg_ms"
+    echo "pg_cpu_ms_per_req_by_role: $split"
   } >"$dir/summary.txt"
   cat "$dir/summary.txt"
   MODE_ROWS+=("$(row_prefix) $POOL | $mode | $(bench_mib "$peak_rss") | $(bench_mib "$peak_priv") | $avg_cpu% | $peak_active | $(bench_fmt_num "$rps" 2) | $(bench_fmt_num "$p50" 2) ms | $(bench_fmt_num "$p95" 2) ms | $(bench_fmt_num "$errs" 0) | $eunha_ms ms | $pg_ms ms | $(bench_fmt_num "$nstatuses" 0) |")

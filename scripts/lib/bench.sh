@@ -18,6 +18,7 @@
 #   bench_cpu_ticks PID               utime+stime of one process, in clock ticks
 #   bench_pg_pids PGDIR               postmaster and all its children
 #   bench_pg_cpu_ticks PGDIR          CPU of the whole cluster, exited backends included
+#   bench_pg_cpu_split PGDIR          "CLIENT AUTOVACUUM BACKGROUND REAPED" ticks of the cluster
 #   bench_pg_mem_kib PGDIR            "PRIVATE SHARED_ONCE" in KiB over the whole cluster
 #   bench_psql URL SQL                one value from one query
 #   bench_pg_db_bytes_sql 'NAME'      SQL for a database's size without its relcache init file
@@ -550,6 +551,33 @@ bench_pg_cpu_ticks() {
   # shellcheck disable=SC2086
   set -- $s
   echo $((total + ${14:-0} + ${15:-0}))
+}
+
+# The cluster's CPU by role, to tell the statements' cost (client backends)
+# from what a write leaves behind (autovacuum, and the WAL writer,
+# checkpointer and background writer). REAPED is the postmaster's own time
+# and its children that exited: autovacuum workers exit after each table
+# run, so most of it is theirs when clients keep their connections.
+bench_pg_cpu_split() {
+  local pm pid t client=0 av=0 bg=0 title s
+  pm=$(bench_pg_postmaster "$1") || {
+    echo "0 0 0 0"
+    return 0
+  }
+  for pid in $(ps -o pid= --ppid "$pm" 2>/dev/null | tr -d ' '); do
+    t=$(bench_cpu_ticks "$pid")
+    title=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || title=""
+    case $title in
+      *autovacuum*) av=$((av + t)) ;;
+      *writer* | *checkpointer* | *launcher* | *walsummarizer* | *"io worker"* | *logger* | *stats*) bg=$((bg + t)) ;;
+      *) client=$((client + t)) ;;
+    esac
+  done
+  s=$(cat "/proc/$pm/stat" 2>/dev/null) || s=""
+  s=${s##*) }
+  # shellcheck disable=SC2086
+  set -- $s
+  echo "$client $av $bg $((${12:-0} + ${13:-0} + ${14:-0} + ${15:-0}))"
 }
 
 bench_pg_mem_kib() {
