@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libpq-fe.h>
+
 struct eu_app;
 struct eu_tenant;
 
@@ -37,5 +39,12 @@ void eu_feed_home_invalidate(struct eu_app *app, const struct eu_tenant *t, int6
  * until done, so a job or request may end meanwhile.
  */
 void eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool remove);
+/*
+ * eu_feed_status_fanout (adding) when the recipients are already known:
+ * column col of every row of res, from a statement that applied the home
+ * rules itself (EU_FEED_CANDIDATES_SQL and EU_HOME_FEED_SQL).
+ */
+void eu_feed_status_fanout_to(struct eu_app *app, struct eu_tenant *t, int64_t status_id,
+                              const PGresult *res, int col);
 
 #endif

@@ -63,10 +63,7 @@ const struct eu_sql eu_feeds_sql[] = {
     /* Recipients: the author and local followers whose home rules admit the
      * status ($3 true when removing: every candidate). */
     [FEEDS_RECIPIENTS] = {"feeds.recipients",
-        "SELECT v.id FROM statuses s, LATERAL (SELECT s.account_id AS id UNION"
-        " SELECT f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1"
-        " AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
-        " AND f.target_account_id = s.account_id) v"
+        "SELECT v.id FROM statuses s, " EU_FEED_CANDIDATES_SQL("s")
         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR "
         EU_HOME_FEED_SQL("s", "v.id") ")"},
     /* The whole feed as Redis keeps it, newest first. */
@@ -124,7 +121,7 @@ on_fanout_done(redisReply *reply, void *arg)
 }
 
 static void
-send_fanout(struct fanout *fo, const PGresult *res, int from, int to)
+send_fanout(struct fanout *fo, const PGresult *res, int col, int from, int to)
 {
     int nkeys = to - from;
     const char **argv = eu_xcalloc((size_t)nkeys + 6, sizeof(char *));
@@ -138,7 +135,7 @@ send_fanout(struct fanout *fo, const PGresult *res, int from, int to)
     argv[argc++] = numkeys;
     for (int i = from; i < to; i++) {
         keys[i - from] = eu_xmalloc(EU_FEED_KEY_SIZE);
-        eu_feed_home_key(fo->tenant, strtoll(PQgetvalue(res, i, 0), NULL, 10), keys[i - from],
+        eu_feed_home_key(fo->tenant, strtoll(PQgetvalue(res, i, col), NULL, 10), keys[i - from],
                          EU_FEED_KEY_SIZE);
         argv[argc++] = keys[i - from];
     }
@@ -153,6 +150,14 @@ send_fanout(struct fanout *fo, const PGresult *res, int from, int to)
 }
 
 static void
+send_all(struct fanout *fo, const PGresult *res, int col)
+{
+    int n = PQntuples(res);
+    for (int i = 0; i < n; i += FANOUT_BATCH)
+        send_fanout(fo, res, col, i, i + FANOUT_BATCH < n ? i + FANOUT_BATCH : n);
+}
+
+static void
 on_recipients(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct fanout *fo = arg;
@@ -160,12 +165,20 @@ on_recipients(PGresult *res, enum eu_db_status st, void *arg)
         eu_log_warn("feeds", "cannot list recipients of status %s: %s", fo->status_id,
                     res ? PQresultErrorMessage(res) : "database unavailable");
     } else {
-        int n = PQntuples(res);
-        for (int i = 0; i < n; i += FANOUT_BATCH)
-            send_fanout(fo, res, i, i + FANOUT_BATCH < n ? i + FANOUT_BATCH : n);
+        send_all(fo, res, 0);
     }
     eu_tenant_unref(fo->tenant);
     free(fo);
+}
+
+void
+eu_feed_status_fanout_to(struct eu_app *app, struct eu_tenant *t, int64_t status_id,
+                         const PGresult *res, int col)
+{
+    eu_stream_status(app, t, status_id, false);
+    struct fanout fo = {.app = app, .tenant = t};
+    snprintf(fo.status_id, sizeof(fo.status_id), "%lld", (long long)status_id);
+    send_all(&fo, res, col);
 }
 
 void

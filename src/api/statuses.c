@@ -183,22 +183,25 @@ const struct eu_sql eu_statuses_sql[] = {
      * statuses.insert's other parts is a table to open and a statement
      * trigger to fire (on polls and media_attachments) even when it changes
      * no row: a third of the post's PostgreSQL CPU in the profile of plain
-     * posts, which are most posts. Its third column says whether anyone
+     * posts, which are most posts. A row per home feed that takes the new
+     * status (fourth column; the author's is always one), so the fan-out
+     * needs no statement of its own. Its third column says whether anyone
      * remote would receive it (ap_objects.notes' rule for a status with no
      * mention that is not a reblog: a remote follower, unless direct), so a
      * tenant without remote followers runs no outbox statement for it.
      */
     [STATUSES_INSERT_PLAIN] = {"statuses.insert_plain",
-        "INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text, sensitive,"
-        "  visibility, language, in_reply_to_id, in_reply_to_account_id, conversation_id,"
-        "  application_id)"
+        "WITH s AS (INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text,"
+        "  sensitive, visibility, language, in_reply_to_id, in_reply_to_account_id,"
+        "  conversation_id, application_id)"
         " VALUES ($1, $2::bigint, $3, $4, $5, $6::bool, $7::smallint, $8, $9::bigint, $10::bigint,"
-        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint)"
-        " RETURNING id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
+        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint) RETURNING *)"
+        " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text,"
         " $7::smallint < 3 AND EXISTS (SELECT 1 FROM follows rf JOIN accounts ra"
         "  ON ra.tenant_id = $1 AND ra.id = rf.account_id AND ra.domain IS NOT NULL"
-        "  AND ra.suspended_at IS NULL WHERE rf.tenant_id = $1 AND rf.target_account_id = $2::bigint)"},
+        "  AND ra.suspended_at IS NULL WHERE rf.tenant_id = $1 AND rf.target_account_id = $2::bigint),"
+        " v.id FROM s, " EU_FEED_CANDIDATES_SQL("s") " WHERE " EU_HOME_FEED_SQL("s", "v.id")},
     /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
      * $9 mention ids, $10 tags, $11 media ids in order, $12 media_attributes
      * as a JSON object {id: {description?, fx?, fy?}} for some of $11; NULL
@@ -968,8 +971,12 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
         notify_ids(pb, pb->mention_ids, "mention", sid);
         if (pb->notify_followers)
             notify_ids(pb, PQgetvalue(res, 0, 1), "status", sid);
-        eu_feed_status_fanout(pb->app, pb->tenant, sid, false);
-        /* statuses.insert_plain says when nobody remote would receive it. */
+        /* statuses.insert_plain lists the feeds and says when nobody
+         * remote would receive the status. */
+        if (PQnfields(res) > 3)
+            eu_feed_status_fanout_to(pb->app, pb->tenant, sid, res, 3);
+        else
+            eu_feed_status_fanout(pb->app, pb->tenant, sid, false);
         if (PQnfields(res) < 3 || PQgetvalue(res, 0, 2)[0] == 't')
             eu_ap_outbox_status(pb->app, pb->tenant, pb->author, id, EU_AP_STATUS_CREATE, NULL);
         if (pb->poll_ms >= 0)

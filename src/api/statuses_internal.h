@@ -90,6 +90,17 @@ void eu_timelines_account(struct eu_req *req);
            " = " v " AND hb.account_id = (SELECT ro.account_id FROM statuses ro WHERE "            \
            "ro.tenant_id = $1 AND ro.id = " s ".reblog_of_id)))))))"
 
+/*
+ * FROM-list item: the accounts whose home feed may take status s (its
+ * author and its local followers), as v(id); the caller's WHERE applies
+ * EU_HOME_FEED_SQL(s, "v.id"). Shared by feeds.recipients and the plain
+ * insert, which fans out in the statement that writes the status.
+ */
+#define EU_FEED_CANDIDATES_SQL(s)                                                                  \
+    "LATERAL (SELECT " s ".account_id AS id UNION SELECT f.account_id FROM follows f"              \
+    " JOIN accounts fa ON fa.tenant_id = $1 AND fa.id = f.account_id AND fa.domain IS NULL"        \
+    " WHERE f.tenant_id = $1 AND f.target_account_id = " s ".account_id) v"
+
 /* ------------------------------------------- publishing without a request */
 
 /*
