@@ -292,8 +292,8 @@ accept_delivery(struct delivery *d, const char *owner)
         d->host = eu_arena_strdup(req->arena, host);
         d->window = host_count_add(host);
     }
-    json_t *payload = json_pack("{s:O, s:s, s:s?, s:s, s:I, s:I}", "activity", d->activity,
-                                "actor", owner, "recipient", d->recipient, "host", host, "cw",
+    json_t *payload = json_pack("{s:O, s:s, s:s?, s:s, s:I, s:I}", "activity", d->activity, "actor",
+                                owner, "recipient", d->recipient, "host", host, "cw",
                                 (json_int_t)d->window, "cr", (json_int_t)this_run());
     char *text = json_dumps(payload, JSON_COMPACT);
     json_decref(payload);

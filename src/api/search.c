@@ -46,6 +46,9 @@ enum {
     SEARCH_ACCOUNT_BY_ID,
 };
 
+/* Laid out by hand from here: clang-format splits SQL text after a fragment
+ * macro. */
+/* clang-format off */
 const struct eu_sql eu_search_sql[] = {
     [SEARCH_MATCHES] =
         {"search.matches",
@@ -123,6 +126,7 @@ const struct eu_sql eu_search_sql[] = {
                                        "  AND b.target_account_id = $2::bigint)"},
     {0},
 };
+/* clang-format on */
 
 struct search {
     struct eu_req *req;
