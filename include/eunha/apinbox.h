@@ -6,7 +6,9 @@
  * {"activity": {...}, "actor": "<verified actor URI>",
  *  "recipient": "<local account id>" or null, "host": "<the actor's host>"},
  * and answered 202. A host with [federation] inbox_max_queued_per_host
- * activities still waiting for the tenant gets 429 with Retry-After.
+ * activities still waiting for the tenant, or
+ * inbox_max_queued_per_host_process for the whole process, gets 429 with
+ * Retry-After.
  */
 #ifndef EUNHA_APINBOX_H
 #define EUNHA_APINBOX_H
@@ -15,6 +17,7 @@
 #include "eunha/sql.h"
 
 struct eu_job;
+struct json_t;
 
 /* Bodies past this are refused (413) whatever [limits] max_body_bytes. */
 #define EU_AP_INBOX_MAX_BODY (1024 * 1024)
@@ -22,6 +25,15 @@ struct eu_job;
  * Retry-After, so one tenant's flood holds neither the CPU pool nor the
  * fetch slots others need. */
 #define EU_AP_INBOX_MAX_PENDING 32
+
+/*
+ * Called by the "ap_inbox" job when it is done for good with payload (its
+ * job's, not taken): the activity no longer counts against its host's
+ * process-wide cap ([federation] inbox_max_queued_per_host_process). A job
+ * queued by an earlier run of the process, or by another process, is left
+ * alone. On the loop thread only.
+ */
+void eu_ap_inbox_job_ended(struct json_t *payload);
 
 extern const struct eu_route eu_ap_inbox_routes[];
 extern const struct eu_sql eu_ap_inbox_sql[];

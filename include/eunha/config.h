@@ -107,6 +107,10 @@ struct eu_config {
     /* Inbox activities from one sending host queued and not yet processed,
      * per tenant; past it the inbox answers 429 (src/ap/inbox.c). 1000. */
     int fed_inbox_max_queued_per_host;
+    /* The same for the whole process: accepted from one sending host and
+     * not yet processed, whatever tenant they were for (src/ap/inbox.c).
+     * 5000. */
+    int fed_inbox_max_queued_per_host_process;
     /* Seconds a local poll's Update(Question) waits after a remote vote, so
      * a burst of votes goes out as one Update (Mastodon's 3 minutes). 180. */
     int fed_poll_update_delay_s;

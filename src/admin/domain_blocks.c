@@ -71,19 +71,37 @@ const struct eu_sql eu_admin_domain_blocks_sql[] = {
         " AND b.id = $2::bigint"},
     /* $2 domain, $3 severity, $4 reject_media, $5 reject_reports, $6 and
      * $7 the comments, $8 obfuscate. No row when the domain has a block
-     * already; the last column counts the accounts marked. */
+     * already; the last column counts the accounts marked. One UPDATE of
+     * accounts (a row may be both marked and lose its images: two UPDATEs
+     * of one row in one statement would keep only one). reject_media drops
+     * what the domain's rows point clients at, as Mastodon's clear_media
+     * drops its files (migration 0033 does it for rows written later);
+     * the statuses are touched so cached renders of them are remade. */
     [ADMIN_DOMAIN_BLOCKS_CREATE] = {"admin_domain_blocks.create",
         "WITH b AS (INSERT INTO domain_blocks (tenant_id, domain, severity, reject_media,"
         "  reject_reports, private_comment, public_comment, obfuscate)"
         "  VALUES ($1, $2, $3, $4::bool, $5::bool, $6, $7, $8::bool)"
         "  ON CONFLICT (tenant_id, domain) DO NOTHING RETURNING *),"
-        " s AS (UPDATE accounts a SET suspended_at = b.created_at FROM b WHERE a.tenant_id = $1"
-        "  AND b.severity = 'suspend' AND a.suspended_at IS NULL AND " IN_DOMAIN("a", "b")
-        "  RETURNING a.id),"
-        " l AS (UPDATE accounts a SET silenced_at = b.created_at FROM b WHERE a.tenant_id = $1"
-        "  AND b.severity = 'silence' AND a.silenced_at IS NULL AND " IN_DOMAIN("a", "b")
-        "  RETURNING a.id)"
-        " SELECT " BLOCK_COLUMNS("b") ", (SELECT count(*) FROM s) + (SELECT count(*) FROM l)"
+        " u AS (UPDATE accounts a SET"
+        "  suspended_at = CASE WHEN b.severity = 'suspend'"
+        "   THEN coalesce(a.suspended_at, b.created_at) ELSE a.suspended_at END,"
+        "  silenced_at = CASE WHEN b.severity = 'silence'"
+        "   THEN coalesce(a.silenced_at, b.created_at) ELSE a.silenced_at END,"
+        "  avatar_url = CASE WHEN b.reject_media THEN NULL ELSE a.avatar_url END,"
+        "  header_url = CASE WHEN b.reject_media THEN NULL ELSE a.header_url END"
+        "  FROM b WHERE a.tenant_id = $1 AND " IN_DOMAIN("a", "b")
+        "  AND ((b.severity = 'suspend' AND a.suspended_at IS NULL)"
+        "  OR (b.severity = 'silence' AND a.silenced_at IS NULL)"
+        "  OR (b.reject_media AND (a.avatar_url IS NOT NULL OR a.header_url IS NOT NULL)))"
+        "  RETURNING (b.severity = 'suspend' AND a.suspended_at = b.created_at)"
+        "  OR (b.severity = 'silence' AND a.silenced_at = b.created_at) AS marked),"
+        " m AS (UPDATE media_attachments m SET type = 'unknown', updated_at = now()"
+        "  FROM b, accounts a WHERE m.tenant_id = $1 AND a.tenant_id = $1 AND b.reject_media"
+        "  AND a.id = m.account_id AND " IN_DOMAIN("a", "b") " AND m.remote_url IS NOT NULL"
+        "  AND m.type <> 'unknown' RETURNING m.status_id),"
+        " t AS (UPDATE statuses s SET updated_at = now() WHERE s.tenant_id = $1"
+        "  AND s.id IN (SELECT status_id FROM m))"
+        " SELECT " BLOCK_COLUMNS("b") ", (SELECT count(*) FROM u WHERE marked)"
         " FROM b"},
     /* $2 id. The marks it set go with it; returns its domain and how many
      * accounts it gave back. */

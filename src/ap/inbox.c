@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "eunha/ap.h"
 #include "eunha/app.h"
@@ -112,6 +113,131 @@ pending_take(struct eu_req *req)
     return true;
 }
 
+/* ----------------------------------------- per-host count, whole process */
+
+/*
+ * The process-wide cap ([federation] inbox_max_queued_per_host_process):
+ * activities from each sending host this process accepted, for any tenant,
+ * and has not seen processed. Kept in memory so the check costs no query
+ * across placements. Each job carries the window it was counted in ("cw")
+ * and this process's run ("cr"); its end here, done for good, takes it off
+ * that window (eu_ap_inbox_job_ended). An end never seen here (a crash or
+ * restart, another process sharing the placement took the job, retries
+ * ran out) stays counted only until its window passes the horizon, so the
+ * count heals by itself, erring toward accepting. The per-tenant cap,
+ * counted in the database, holds meanwhile.
+ */
+#define HOST_WINDOW_S 600 /* ten minutes a window */
+#define HOST_WINDOWS 6    /* an hour remembered */
+#define HOST_BUCKETS 1024
+
+struct host_count {
+    struct host_count *next;
+    int64_t window[HOST_WINDOWS]; /* the window number each slot counts */
+    int n[HOST_WINDOWS];
+    char host[];
+};
+
+static struct host_count *host_counts[HOST_BUCKETS];
+static int64_t run_id;
+
+static int64_t
+window_now(void)
+{
+    return (int64_t)(time(NULL) / HOST_WINDOW_S);
+}
+
+/* Jobs of an earlier run of the process must not take from this run's
+ * counts: the run is when it started and its pid. */
+static int64_t
+this_run(void)
+{
+    if (!run_id)
+        run_id = ((int64_t)time(NULL) << 22) ^ (int64_t)getpid();
+    return run_id;
+}
+
+static struct host_count **
+host_slot(const char *host)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *c = host; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    struct host_count **p = &host_counts[h % HOST_BUCKETS];
+    while (*p && strcmp((*p)->host, host) != 0)
+        p = &(*p)->next;
+    return p;
+}
+
+static int
+host_total(const struct host_count *hc, int64_t now)
+{
+    int total = 0;
+    for (int i = 0; i < HOST_WINDOWS; i++)
+        if (hc->window[i] > now - HOST_WINDOWS)
+            total += hc->n[i];
+    return total;
+}
+
+/* The count of host, freeing its entry once nothing is counted. */
+static int
+host_count_of(const char *host)
+{
+    struct host_count **p = host_slot(host);
+    if (!*p)
+        return 0;
+    int total = host_total(*p, window_now());
+    if (total == 0) {
+        struct host_count *dead = *p;
+        *p = dead->next;
+        free(dead);
+    }
+    return total;
+}
+
+/* Counts one more job from host; returns the window it went into. */
+static int64_t
+host_count_add(const char *host)
+{
+    int64_t now = window_now();
+    struct host_count **p = host_slot(host);
+    if (!*p) {
+        size_t len = strlen(host) + 1;
+        *p = eu_xcalloc(1, sizeof(**p) + len);
+        memcpy((*p)->host, host, len);
+    }
+    int slot = (int)(now % HOST_WINDOWS);
+    if ((*p)->window[slot] != now) {
+        (*p)->window[slot] = now;
+        (*p)->n[slot] = 0;
+    }
+    (*p)->n[slot]++;
+    return now;
+}
+
+/* Takes one job off window w of host, if that window is still counted. */
+static void
+host_count_drop(const char *host, int64_t w)
+{
+    struct host_count **p = host_slot(host);
+    if (!*p || w < 0)
+        return;
+    int slot = (int)(w % HOST_WINDOWS);
+    if ((*p)->window[slot] == w && (*p)->n[slot] > 0)
+        (*p)->n[slot]--;
+    host_count_of(host);
+}
+
+void
+eu_ap_inbox_job_ended(json_t *payload)
+{
+    const char *host = json_string_value(json_object_get(payload, "host"));
+    json_t *run = json_object_get(payload, "cr");
+    if (!host || !json_is_integer(run) || json_integer_value(run) != this_run())
+        return;
+    host_count_drop(host, json_integer_value(json_object_get(payload, "cw")));
+}
+
 /* ------------------------------------------------------------ delivery */
 
 struct delivery {
@@ -120,6 +246,8 @@ struct delivery {
     json_t *activity;  /* the body, owned by the request */
     const char *actor; /* the activity's actor URI */
     const char *recipient;
+    const char *host; /* counted for the process-wide cap, or NULL */
+    int64_t window;   /* the window it was counted in */
 };
 
 static void
@@ -141,6 +269,8 @@ on_enqueued(const char *job_id, int status, void *arg)
     struct eu_req *req = d->req;
     eu_req_enter(req);
     if (!job_id || status != EU_DB_OK) {
+        if (d->host)
+            host_count_drop(d->host, d->window);
         eu_req_reply_db_error(req, status != EU_DB_OK ? (enum eu_db_status)status : EU_DB_ERROR);
         return;
     }
@@ -156,9 +286,15 @@ accept_delivery(struct delivery *d, const char *owner)
         eu_fetch_host_seen(req->app->fetch, host);
     else
         host[0] = '\0';
-    /* "host" is what the per-host cap counts (host_cap_check). */
-    json_t *payload = json_pack("{s:O, s:s, s:s?, s:s}", "activity", d->activity, "actor", owner,
-                                "recipient", d->recipient, "host", host);
+    /* "host" is what the per-host caps count (on_host_queued); "cw" and
+     * "cr" say where the process-wide count has it. */
+    if (host[0]) {
+        d->host = eu_arena_strdup(req->arena, host);
+        d->window = host_count_add(host);
+    }
+    json_t *payload = json_pack("{s:O, s:s, s:s?, s:s, s:I, s:I}", "activity", d->activity, "actor",
+                                owner, "recipient", d->recipient, "host", host, "cw",
+                                (json_int_t)d->window, "cr", (json_int_t)this_run());
     char *text = json_dumps(payload, JSON_COMPACT);
     json_decref(payload);
     eu_queue_enqueue(req->app, req->tenant, "ap_inbox", text, 0, NULL, on_enqueued, d);
@@ -206,6 +342,13 @@ verify(struct delivery *d)
     char host[300], cap[16];
     if (eu_fetch_host_of(d->actor, host, sizeof(host)) != 0) {
         eu_req_reply_error(d->req, 400, "The actor is not a URL");
+        return;
+    }
+    /* The process-wide cap first: it costs no query. */
+    if (host_count_of(host) >= d->req->app->cfg->fed_inbox_max_queued_per_host_process) {
+        eu_log_debug("ap", "inbox backlog of '%s' at the process's cap: refused", host);
+        eu_req_add_header(d->req, "Retry-After", "60");
+        eu_req_reply_error(d->req, 429, "Too many activities from your server are waiting here");
         return;
     }
     snprintf(cap, sizeof(cap), "%d", d->req->app->cfg->fed_inbox_max_queued_per_host);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/apinbox.h"
 #include "eunha/app.h"
 #include "eunha/approcess.h"
 #include "eunha/arena.h"
@@ -54,6 +55,8 @@ void
 eu_proc_finish(struct eu_proc *p, const char *error)
 {
     struct eu_job *job = p->job;
+    if (!error)
+        eu_ap_inbox_job_ended(eu_job_payload(job));
     if (p->rows)
         PQclear(p->rows);
     eu_arena_free(p->arena);

@@ -171,6 +171,9 @@ const struct eu_sql eu_accounts_sql[] = {
              "a") " FROM accounts a"
                   " WHERE a.tenant_id = $1 AND a.discoverable AND a.suspended_at IS NULL"
                   " AND (NOT $3::boolean OR a.domain IS NULL)"
+                  /* Mastodon's directory leaves out the domains the viewer blocks */
+                  " AND (a.domain IS NULL OR NOT EXISTS (SELECT 1 FROM account_domain_blocks d"
+                  "  WHERE d.tenant_id = $1 AND d.account_id = $2::bigint AND d.domain = a.domain))"
                   " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
                   "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
                   "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"

@@ -57,7 +57,13 @@ eu_media_attachment_json(struct eu_app *app, const char *base_url, json_t *row)
     json_t *o = json_object();
     json_object_set_new(o, "id", json_string(json_string_value(json_object_get(row, "id"))));
     json_object_set_new(o, "type", json_string(type ? type : "unknown"));
-    if (remote && !file) {
+    if (remote && !file && (!type || strcmp(type, "unknown") == 0)) {
+        /* Not something a client can show, or its domain's media are
+         * rejected (migration 0033): Mastodon then has no file either, and
+         * clients link to remote_url. */
+        json_object_set_new(o, "url", json_null());
+        json_object_set_new(o, "preview_url", json_null());
+    } else if (remote && !file) {
         /* Not cached: clients load the remote server's file. */
         json_object_set_new(o, "url", json_string(remote));
         bool visual = type && (strcmp(type, "image") == 0 || strcmp(type, "gifv") == 0);

@@ -46,6 +46,9 @@ enum {
     SEARCH_ACCOUNT_BY_ID,
 };
 
+/* Laid out by hand from here: clang-format splits SQL text after a fragment
+ * macro. */
+/* clang-format off */
 const struct eu_sql eu_search_sql[] = {
     [SEARCH_MATCHES] =
         {"search.matches",
@@ -53,6 +56,9 @@ const struct eu_sql eu_search_sql[] = {
          "  (SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND $6::boolean"
          "   AND s.deleted_at IS NULL"
          "   AND s.reblog_of_id IS NULL"
+         /* Mastodon's status search drops what its StatusFilter hides */
+         "   AND EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = $1 AND a.id = s.account_id"
+         "    AND " EU_STATUS_NOT_DOMAIN_HIDDEN_SQL("a", "$2::bigint") ")"
          "   AND (s.account_id = $2::bigint"
          "    OR EXISTS (SELECT 1 FROM mentions m WHERE m.tenant_id = $1 AND m.status_id = s.id"
          "     AND m.account_id = $2::bigint)"
@@ -120,6 +126,7 @@ const struct eu_sql eu_search_sql[] = {
                                        "  AND b.target_account_id = $2::bigint)"},
     {0},
 };
+/* clang-format on */
 
 struct search {
     struct eu_req *req;

@@ -305,24 +305,33 @@ const struct eu_sql eu_statuses_sql[] = {
         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND "
         EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " ORDER BY v.created_at, v.id"},
     /* Ancestors oldest first; descendants depth first, as a thread reads.
-     * Hidden ones are dropped by the renderer. */
+     * Hidden ones are dropped by the renderer. Like Mastodon's thread
+     * (StatusFilter), statuses by a domain the viewer blocks, or by a
+     * silenced author the viewer does not follow, are left out; the walk
+     * still passes through them, so their replies stay. */
     [STATUSES_CONTEXT] = {"statuses.context",
-        "WITH RECURSIVE up(id, parent, depth) AS ("
-        "  SELECT p.id, p.in_reply_to_id, 1 FROM statuses p WHERE p.tenant_id = $1 AND p.id ="
-        "   (SELECT in_reply_to_id FROM statuses WHERE tenant_id = $1 AND id = $2::bigint)"
-        "  UNION ALL SELECT p.id, p.in_reply_to_id, up.depth + 1 FROM statuses p JOIN up"
-        "   ON p.tenant_id = $1 AND p.id = up.parent WHERE up.depth < 40),"
-        " down(id, path) AS ("
-        "  SELECT c.id, ARRAY[c.id] FROM statuses c WHERE c.tenant_id = $1"
+        "WITH RECURSIVE up(id, parent, depth, author) AS ("
+        "  SELECT p.id, p.in_reply_to_id, 1, p.account_id FROM statuses p WHERE p.tenant_id = $1"
+        "   AND p.id = (SELECT in_reply_to_id FROM statuses WHERE tenant_id = $1"
+        "   AND id = $2::bigint)"
+        "  UNION ALL SELECT p.id, p.in_reply_to_id, up.depth + 1, p.account_id FROM statuses p"
+        "   JOIN up ON p.tenant_id = $1 AND p.id = up.parent WHERE up.depth < 40),"
+        " down(id, path, author) AS ("
+        "  SELECT c.id, ARRAY[c.id], c.account_id FROM statuses c WHERE c.tenant_id = $1"
         "   AND c.in_reply_to_id = $2::bigint AND c.deleted_at IS NULL"
-        "  UNION ALL SELECT c.id, down.path || c.id FROM statuses c JOIN down"
+        "  UNION ALL SELECT c.id, down.path || c.id, c.account_id FROM statuses c JOIN down"
         "   ON c.tenant_id = $1 AND c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
         "   AND array_length(down.path, 1) < 40)"
         " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.tenant_id = $1"
         "  AND s.id = $2::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")
-        " UNION ALL SELECT 'a', id::text, 1, -depth FROM up"
-        " UNION ALL SELECT 'd', id::text, 2, row_number() OVER (ORDER BY path)"
-        "  FROM (SELECT id, path FROM down ORDER BY path LIMIT 60) dd"
+        " UNION ALL SELECT 'a', up.id::text, 1, -up.depth FROM up"
+        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = up.author"
+        "  WHERE " EU_STATUS_NOT_DOMAIN_HIDDEN_SQL("a", "$3::bigint")
+        " UNION ALL SELECT 'd', dd.id::text, 2, dd.o"
+        "  FROM (SELECT id, author, row_number() OVER (ORDER BY path) AS o FROM"
+        "  (SELECT id, path, author FROM down ORDER BY path LIMIT 60) d0) dd"
+        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = dd.author"
+        "  WHERE " EU_STATUS_NOT_DOMAIN_HIDDEN_SQL("a", "$3::bigint")
         " ORDER BY 3, 4"},
     [STATUSES_FAVOURITE] = {"statuses.favourite",
         "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (tenant_id, account_id,"

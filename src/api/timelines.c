@@ -37,14 +37,8 @@
     " OR xm.expires_at > now()))"
 
 /* Nothing by accounts of a domain the viewer blocks, and nothing by
- * silenced accounts (the tenant silenced their domain) unless the viewer
- * follows them. a is the author's joined row; only a remote author costs
- * the probes. */
-#define NOT_DOMAIN_HIDDEN_SQL(a, v)                                                                \
-    "(" a ".domain IS NULL OR (NOT EXISTS (SELECT 1 FROM account_domain_blocks xd"                 \
-    " WHERE xd.tenant_id = $1 AND xd.account_id = " v " AND xd.domain = " a ".domain)"             \
-    " AND (" a ".silenced_at IS NULL OR EXISTS (SELECT 1 FROM follows xf WHERE xf.tenant_id = $1"  \
-    " AND xf.account_id = " v " AND xf.target_account_id = " a ".id))))"
+ * silenced accounts unless the viewer follows them (statuses.h). */
+#define NOT_DOMAIN_HIDDEN_SQL(a, v) EU_STATUS_NOT_DOMAIN_HIDDEN_SQL(a, v)
 
 enum {
     TIMELINES_PUBLIC,

@@ -148,6 +148,8 @@ static const struct key keys[] = {
     {"federation.hosts", KEY_LIST, F(fed_hosts), 0, 0, check_host_map, NULL},
     {"federation.inbox_max_queued_per_host", KEY_INT, F(fed_inbox_max_queued_per_host), 1, 1000000,
      NULL, NULL},
+    {"federation.inbox_max_queued_per_host_process", KEY_INT,
+     F(fed_inbox_max_queued_per_host_process), 1, 10000000, NULL, NULL},
     {"federation.poll_update_delay_seconds", KEY_INT, F(fed_poll_update_delay_s), 0, 86400, NULL,
      NULL},
     /* [media] */
@@ -429,6 +431,9 @@ eu_config_init_defaults(struct eu_config *cfg)
     /* A peer catching up after downtime sends bursts; a thousand waiting
      * is a long backlog for one tenant, and the peer retries after 429. */
     cfg->fed_inbox_max_queued_per_host = 1000;
+    /* Five tenants' worth: one host flooding every tenant of a process
+     * must not queue a thousand times the tenants. */
+    cfg->fed_inbox_max_queued_per_host_process = 5000;
     cfg->fed_poll_update_delay_s = 180;
     cfg->media_storage = eu_xstrdup("local");
     cfg->media_root = eu_xstrdup("media");
@@ -926,6 +931,8 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     fputs("]\n", out);
     fprintf(out, "inbox_max_queued_per_host = %d\npoll_update_delay_seconds = %d\n",
             cfg->fed_inbox_max_queued_per_host, cfg->fed_poll_update_delay_s);
+    fprintf(out, "inbox_max_queued_per_host_process = %d\n",
+            cfg->fed_inbox_max_queued_per_host_process);
     fputs("\n[media]\nstorage = ", out);
     print_string(out, cfg->media_storage);
     fputs("\nroot = ", out);

@@ -533,6 +533,120 @@ START_TEST(test_inbox_host_cap)
 }
 END_TEST
 
+/* Holds every ap_inbox job inserted into db's jobs table an hour, so the
+ * backlog stays while the test looks. */
+static void
+install_job_delay(const char *db)
+{
+    free(eu_it_pg_exec(db, "CREATE FUNCTION it_delay_job() RETURNS trigger LANGUAGE plpgsql AS"
+                           " $$BEGIN IF NEW.kind = 'ap_inbox' THEN"
+                           " NEW.run_at := now() + interval '1 hour'; END IF; RETURN NEW; END$$"));
+    free(eu_it_pg_exec(db, "CREATE TRIGGER it_delay_job BEFORE INSERT ON jobs FOR EACH ROW"
+                           " EXECUTE FUNCTION it_delay_job()"));
+}
+
+/*
+ * The per-sending-host cap of the whole process ([federation]
+ * inbox_max_queued_per_host_process = 12, per tenant 10): the peer's
+ * activities to three tenants (a.test, b.test and the decoy), held
+ * unprocessed, are taken until the process holds 12 of them; then the
+ * decoy, with only 2 waiting (under its own cap), gets 429 with
+ * Retry-After and nothing stored, while another host is still taken. Once
+ * the backlog is processed, the count comes down and the peer is taken
+ * again.
+ */
+START_TEST(test_inbox_host_cap_process)
+{
+    struct env e;
+    env_start_toml(&e, PEER_TOML "inbox_max_queued_per_host = 10\n"
+                                 "inbox_max_queued_per_host_process = 12\n"
+                                 "[workers]\nqueue_idle_poll_seconds = 1\n");
+    json_decref(eu_it_tenant_create(e.s, "b.test", "B"));
+    eu_it_account_create(e.s, "b.test", "alice");
+    char *bdb = eu_it_tenant_database(e.s, "b.test");
+    char *btid = eu_it_tenant_id(e.s, "b.test");
+    install_job_delay(e.db);
+    if (strcmp(bdb, e.db) != 0)
+        install_job_delay(bdb);
+    struct peer *other = peer_start();
+    struct eu_it_resp r = {0};
+    char *body = activity(&e, 1, e.peer_id);
+    struct post p = {"a.test", "/inbox", body, NULL, e.peer_key, e.peer->actors[0].priv,
+                     0,        false,    false};
+
+    const char *hosts[] = {"a.test", "b.test", "d.test"};
+    const int n[] = {5, 5, 2};
+    for (int h = 0; h < 3; h++) {
+        p.host = hosts[h];
+        for (int i = 0; i < n[h]; i++) {
+            post(&e, &p, &r);
+            EU_IT_EXPECT_STATUS(&r, 202);
+        }
+    }
+    ck_assert_int_eq(waiting_from(&e, e.decoy_tid, e.peer->host), 2);
+
+    /* The process holds 12: the decoy, under its own cap, is refused. */
+    long before = job_count(&e, e.decoy_tid);
+    p.host = "d.test";
+    post(&e, &p, &r);
+    EU_IT_EXPECT_ERROR(&r, 429);
+    ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Retry-After"));
+    ck_assert_int_eq(job_count(&e, e.decoy_tid), before);
+    ck_assert_int_eq(waiting_from(&e, e.decoy_tid, e.peer->host), 2);
+    p.host = "a.test";
+    post(&e, &p, &r);
+    EU_IT_EXPECT_ERROR(&r, 429);
+
+    /* Another host is not held back. */
+    char other_id[128], other_key[160];
+    snprintf(other_id, sizeof(other_id), "%s/users/peer", other->origin);
+    snprintf(other_key, sizeof(other_key), "%s#main-key", other_id);
+    char *obody = NULL;
+    ck_assert_int_ge(asprintf(&obody,
+                              "{\"@context\":\"https://www.w3.org/ns/activitystreams\","
+                              "\"id\":\"%s/activities/1\",\"type\":\"Like\",\"actor\":\"%s\","
+                              "\"object\":\"http://d.test/users/alice/statuses/1\"}",
+                              other->origin, other_id),
+                     0);
+    post(&e,
+         &(struct post){"d.test", "/inbox", obody, NULL, other_key, other->actors[0].priv, 0, false,
+                        false},
+         &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(job_count(&e, e.decoy_tid), before + 1);
+
+    /* The backlog is processed: the count comes down, the peer is taken. */
+    const char *dbs[] = {e.db, bdb};
+    for (int i = 0; i < 2; i++) {
+        free(eu_it_pg_exec(dbs[i], "DROP TRIGGER IF EXISTS it_delay_job ON jobs"));
+        free(eu_it_pg_execf(dbs[i],
+                            "UPDATE jobs SET run_at = now() WHERE tenant_id IN (%s, %s, %s)"
+                            " AND kind = 'ap_inbox'",
+                            e.tid, btid, e.decoy_tid));
+    }
+    long long until = eu_it_now_ms() + 30000;
+    while (eu_it_now_ms() < until &&
+           (waiting_from(&e, e.tid, e.peer->host) + waiting_from(&e, e.decoy_tid, e.peer->host) +
+            eu_it_pg_execf_long(bdb,
+                                "SELECT count(*) FROM jobs WHERE tenant_id = %s"
+                                " AND kind = 'ap_inbox'",
+                                btid)) > 0)
+        eu_it_sleep_ms(200);
+    ck_assert_int_eq(waiting_from(&e, e.tid, e.peer->host), 0);
+    p.host = "d.test";
+    post(&e, &p, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+
+    free(obody);
+    free(body);
+    free(bdb);
+    free(btid);
+    peer_stop(other);
+    eu_it_resp_free(&r);
+    env_end(&e);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -540,5 +654,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_inbox_deliveries, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_authorized_fetch, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_inbox_host_cap, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_inbox_host_cap_process, TIMEOUT);
     return eu_it_run_suite(s);
 }

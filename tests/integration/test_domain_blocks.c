@@ -935,6 +935,355 @@ START_TEST(test_delivery_refusals)
 }
 END_TEST
 
+/* ------------------------------------------- a user's block, elsewhere */
+
+/* A remote status by account of tenant tid replying to parent, with text
+ * (what status search reads); returns its id. */
+static char *
+remote_reply(struct env *e, const char *tid, const char *account, const char *uri,
+             const char *parent, const char *text)
+{
+    return eu_it_pg_execf(e->db,
+                          "INSERT INTO statuses (tenant_id, account_id, uri, local, text, content,"
+                          " in_reply_to_id, in_reply_to_account_id)"
+                          " SELECT %s, %s, '%s', false, '%s', '<p>%s</p>', p.id, p.account_id"
+                          " FROM statuses p WHERE p.tenant_id = %s AND p.id = %s RETURNING id",
+                          tid, account, uri, text, text, tid, parent);
+}
+
+/* Whether the JSON array at key of the answer (NULL: the answer) holds an
+ * object with id. */
+static bool
+has_id(const struct eu_it_resp *r, const char *key, const char *id)
+{
+    json_t *arr = key ? json_object_get(r->json, key) : r->json;
+    ck_assert_msg(json_is_array(arr), "not an array: %s", r->body);
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        const char *sid = json_string_value(json_object_get(v, "id"));
+        if (sid && strcmp(sid, id) == 0)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Where else a user's domain block applies, as in Mastodon: a thread
+ * (/context) leaves out the domain's ancestors and descendants but keeps
+ * the replies below them (StatusFilter on the thread's ids); status search
+ * leaves them out (StatusesSearchService); the directory leaves out the
+ * domain's accounts. Where Mastodon does not filter, neither do we:
+ * favourites, bookmarks, favourited_by, another account's followers and
+ * account search still show them. The decoy tenant, whose carol blocks
+ * nothing, sees its own copy of the domain's account.
+ */
+START_TEST(test_user_domain_block_elsewhere)
+{
+    struct env e;
+    env_start(&e, NULL);
+    struct eu_it_resp r = {0};
+    char *x = eu_it_remote_account(e.db, e.tid, "http://blocked.example/users/x", true);
+    char *f = eu_it_remote_account(e.db, e.tid, "http://far.example/users/f", true);
+    char *cx = eu_it_remote_account(e.db, e.decoy_tid, "http://blocked.example/users/x", true);
+    free(eu_it_pg_execf(e.db,
+                        "UPDATE accounts SET discoverable = true WHERE tenant_id IN (%s, %s)"
+                        " AND domain IS NOT NULL",
+                        e.tid, e.decoy_tid));
+
+    /* A thread: alice's root; x's reply and f's reply to it; bob's reply
+     * to x's; x's reply to bob's. */
+    char *root = post_status(&e, HOST, e.alice, "root");
+    char *xr = remote_reply(&e, e.tid, x, "http://blocked.example/notes/1", root, "zebra one");
+    char *fr = remote_reply(&e, e.tid, f, "http://far.example/notes/1", root, "zebra two");
+    char body[512];
+    snprintf(body, sizeof(body), "{\"status\":\"bob here\",\"in_reply_to_id\":\"%s\"}", xr);
+    eu_it_callf(e.s, &r, HOST, "POST", e.bob, body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *br = strdup(eu_it_json_str(&r, "id"));
+    char *xr2 = remote_reply(&e, e.tid, x, "http://blocked.example/notes/2", br, "zebra three");
+    /* alice favourites and bookmarks x's reply (search then finds it) and
+     * f's; x favourites alice's root and follows bob. */
+    const char *acts[] = {"favourite", "bookmark"};
+    for (int i = 0; i < 2; i++) {
+        eu_it_callf(e.s, &r, HOST, "POST", e.alice, NULL, "/api/v1/statuses/%s/%s", xr, acts[i]);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        eu_it_callf(e.s, &r, HOST, "POST", e.alice, NULL, "/api/v1/statuses/%s/%s", fr, acts[i]);
+        EU_IT_EXPECT_STATUS(&r, 200);
+    }
+    free(eu_it_pg_execf(e.db,
+                        "INSERT INTO favourites (tenant_id, account_id, status_id)"
+                        " VALUES (%s, %s, %s)",
+                        e.tid, x, root));
+    free(eu_it_pg_execf(e.db,
+                        "INSERT INTO follows (tenant_id, account_id, target_account_id, uri)"
+                        " VALUES (%s, %s, %s, 'http://blocked.example/follows/1')",
+                        e.tid, x, e.bob_id));
+
+    char path[256];
+    for (int blocked = 0; blocked < 2; blocked++) {
+        if (blocked) {
+            eu_it_callf(e.s, &r, HOST, "POST", e.alice, "{\"domain\":\"blocked.example\"}",
+                        "/api/v1/domain_blocks");
+            EU_IT_EXPECT_STATUS(&r, 200);
+        }
+        bool shown = !blocked;
+        /* the thread from the root: x's replies go, bob's reply below x's
+         * stays, f's stays */
+        snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", root);
+        get(&e, e.alice, path, &r);
+        ck_assert_int_eq(has_id(&r, "descendants", xr), shown);
+        ck_assert_int_eq(has_id(&r, "descendants", xr2), shown);
+        ck_assert(has_id(&r, "descendants", br));
+        ck_assert(has_id(&r, "descendants", fr));
+        /* and from bob's reply: x's ancestor goes, the root stays */
+        snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", br);
+        get(&e, e.alice, path, &r);
+        ck_assert_int_eq(has_id(&r, "ancestors", xr), shown);
+        ck_assert(has_id(&r, "ancestors", root));
+        ck_assert_int_eq(has_id(&r, "descendants", xr2), shown);
+        /* bob blocks nothing */
+        eu_it_callf(e.s, &r, HOST, "GET", e.bob, NULL, "/api/v1/statuses/%s/context", br);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        ck_assert(has_id(&r, "ancestors", xr));
+        /* status search */
+        get(&e, e.alice, "/api/v2/search?q=zebra&type=statuses", &r);
+        ck_assert_int_eq(has_id(&r, "statuses", xr), shown);
+        ck_assert(has_id(&r, "statuses", fr));
+        /* the directory */
+        get(&e, e.alice, "/api/v1/directory?limit=80", &r);
+        ck_assert_int_eq(has_id(&r, NULL, x), shown);
+        ck_assert(has_id(&r, NULL, f));
+        /* Not filtered by Mastodon, nor here. */
+        get(&e, e.alice, "/api/v1/favourites", &r);
+        ck_assert(has_id(&r, NULL, xr));
+        get(&e, e.alice, "/api/v1/bookmarks", &r);
+        ck_assert(has_id(&r, NULL, xr));
+        snprintf(path, sizeof(path), "/api/v1/statuses/%s/favourited_by", root);
+        get(&e, e.alice, path, &r);
+        ck_assert(has_id(&r, NULL, x));
+        snprintf(path, sizeof(path), "/api/v1/accounts/%s/followers", e.bob_id);
+        get(&e, e.alice, path, &r);
+        ck_assert(has_id(&r, NULL, x));
+        get(&e, e.alice, "/api/v2/search?q=x@blocked.example&type=accounts", &r);
+        ck_assert(has_id(&r, "accounts", x));
+    }
+    /* The decoy's directory still lists its own x. */
+    eu_it_callf(e.s, &r, DECOY, "GET", e.carol, NULL, "/api/v1/directory?limit=80");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(has_id(&r, NULL, cx));
+
+    free(x);
+    free(f);
+    free(cx);
+    free(root);
+    free(xr);
+    free(fr);
+    free(br);
+    free(xr2);
+    eu_it_resp_free(&r);
+    env_end(&e);
+}
+END_TEST
+
+/* ------------------------------------------------------- reject_media */
+
+/* The first media attachment of status id as user token on host sees it. */
+static json_t *
+first_media(struct env *e, const char *host, const char *token, const char *id,
+            struct eu_it_resp *r)
+{
+    eu_it_callf(e->s, r, host, "GET", token, NULL, "/api/v1/statuses/%s", id);
+    EU_IT_EXPECT_STATUS(r, 200);
+    json_t *m = json_array_get(json_object_get(r->json, "media_attachments"), 0);
+    ck_assert_msg(json_is_object(m), "no media: %s", r->body);
+    return m;
+}
+
+/* A remote image attachment of status, as ingestion stores one. */
+static void
+remote_image(struct env *e, const char *tid, const char *account, const char *status,
+             const char *url)
+{
+    free(eu_it_pg_execf(e->db,
+                        "INSERT INTO media_attachments (tenant_id, account_id, status_id,"
+                        " position, type, state, remote_url, blurhash) VALUES (%s, %s, %s, 0,"
+                        " 'image', 'ready', '%s', 'LEHV6nWB2yk8pyo0adR*.7kCMdnj')",
+                        tid, account, status, url));
+}
+
+static void
+expect_rejected(json_t *m, const char *url)
+{
+    ck_assert_str_eq(json_string_value(json_object_get(m, "type")), "unknown");
+    ck_assert(json_is_null(json_object_get(m, "url")));
+    ck_assert(json_is_null(json_object_get(m, "preview_url")));
+    ck_assert_str_eq(json_string_value(json_object_get(m, "remote_url")), url);
+}
+
+static void
+expect_shown(json_t *m, const char *url)
+{
+    ck_assert_str_eq(json_string_value(json_object_get(m, "type")), "image");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "url")), url);
+    ck_assert_str_eq(json_string_value(json_object_get(m, "remote_url")), url);
+}
+
+/* The avatar account id shows on host, as token sees it (caller frees). */
+static char *
+avatar_of(struct env *e, const char *host, const char *token, const char *id)
+{
+    struct eu_it_resp r = {0};
+    eu_it_callf(e->s, &r, host, "GET", token, NULL, "/api/v1/accounts/%s", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *v = strdup(eu_it_json_str(&r, "avatar"));
+    eu_it_resp_free(&r);
+    return v;
+}
+
+/*
+ * The operator's reject_media (noop severity): what the domain's rows
+ * already hold stops pointing clients there (attachments become type
+ * unknown with no url and their remote_url, as Mastodon's unfetched media;
+ * avatars and headers go back to the default), and so do rows written
+ * later, by SQL as ingestion writes them and by a real Create with an
+ * attachment through the inbox. Another domain, and the decoy tenant
+ * (same peer, no block), keep their media.
+ */
+START_TEST(test_admin_reject_media)
+{
+    struct env e;
+    env_start(&e, NULL);
+    struct eu_it_resp r = {0};
+    const char *avatar = "http://media.example/avatar.png";
+    const char *img1 = "http://media.example/1.png", *img2 = "http://media.example/2.png";
+    char *m = eu_it_remote_account(e.db, e.tid, "http://media.example/users/m", true);
+    char *f = eu_it_remote_account(e.db, e.tid, "http://far.example/users/f", true);
+    char *cm = eu_it_remote_account(e.db, e.decoy_tid, "http://media.example/users/m", true);
+    free(eu_it_pg_execf(e.db,
+                        "UPDATE accounts SET avatar_url = '%s', header_url = '%s'"
+                        " WHERE tenant_id IN (%s, %s) AND domain IS NOT NULL",
+                        avatar, avatar, e.tid, e.decoy_tid));
+    char *ms = remote_status(&e, e.tid, m, "http://media.example/notes/1", NULL);
+    char *fs = remote_status(&e, e.tid, f, "http://far.example/notes/1", NULL);
+    char *cms = remote_status(&e, e.decoy_tid, cm, "http://media.example/notes/1", NULL);
+    remote_image(&e, e.tid, m, ms, img1);
+    remote_image(&e, e.tid, f, fs, "http://far.example/1.png");
+    remote_image(&e, e.decoy_tid, cm, cms, img1);
+    expect_shown(first_media(&e, HOST, e.alice, ms, &r), img1);
+    char *av = avatar_of(&e, HOST, e.alice, m);
+    ck_assert_str_eq(av, avatar);
+    free(av);
+
+    /* Block media.example's media on HOST; the peer's too. */
+    char path[256], body[256];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/domain_blocks", HOST);
+    eu_it_admin(e.s, "POST", path,
+                "{\"domain\":\"media.example\",\"severity\":\"noop\",\"reject_media\":true}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(json_is_true(json_object_get(r.json, "reject_media")));
+    snprintf(body, sizeof(body), "{\"domain\":\"%s\",\"severity\":\"noop\",\"reject_media\":true}",
+             e.peer->host);
+    eu_it_admin(e.s, "POST", path, body, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* What was there: no longer shown, though the account is not limited. */
+    expect_rejected(first_media(&e, HOST, e.alice, ms, &r), img1);
+    av = avatar_of(&e, HOST, e.alice, m);
+    ck_assert_str_ne(av, avatar);
+    free(av);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(e.db,
+                            "SELECT count(*) FROM accounts WHERE tenant_id = %s"
+                            " AND id = %s AND avatar_url IS NULL AND header_url IS NULL"
+                            " AND silenced_at IS NULL AND suspended_at IS NULL",
+                            e.tid, m),
+        1);
+    get(&e, e.alice, "/api/v1/timelines/public", &r);
+    ck_assert(has_status(&r, ms));
+    expect_shown(first_media(&e, HOST, e.alice, fs, &r), "http://far.example/1.png");
+    /* the decoy's copy is untouched */
+    expect_shown(first_media(&e, DECOY, e.carol, cms, &r), img1);
+    av = avatar_of(&e, DECOY, e.carol, cm);
+    ck_assert_str_eq(av, avatar);
+    free(av);
+
+    /* What comes later: a new attachment and a new avatar. */
+    char *ms2 = remote_status(&e, e.tid, m, "http://media.example/notes/2", NULL);
+    remote_image(&e, e.tid, m, ms2, img2);
+    expect_rejected(first_media(&e, HOST, e.alice, ms2, &r), img2);
+    free(eu_it_pg_execf(e.db,
+                        "UPDATE accounts SET avatar_url = '%s' WHERE tenant_id = %s AND id = %s",
+                        avatar, e.tid, m));
+    av = avatar_of(&e, HOST, e.alice, m);
+    ck_assert_str_ne(av, avatar);
+    free(av);
+
+    /* A Create with an image, through the inbox of both tenants, from the
+     * peer alice and carol follow. Its like makes its account on HOST; the
+     * decoy's is made here (a key the process has cached makes no row in
+     * a second tenant: src/ap/resolve.c). */
+    char *mine = post_status(&e, HOST, e.alice, "mine");
+    ck_assert_int_eq(deliver_like(&e, HOST, "alice", mine, 1), 202);
+    free(eu_it_remote_account(e.db, e.decoy_tid, e.peer_id, true));
+    const char *followers[] = {e.alice_id, e.carol_id};
+    const char *tids[] = {e.tid, e.decoy_tid};
+    for (int i = 0; i < 2; i++) {
+        char *acc =
+            wait_row(&e, 15000, "SELECT id FROM accounts WHERE tenant_id = %s AND uri = '%s'",
+                     tids[i], e.peer_id);
+        ck_assert_ptr_nonnull(acc);
+        free(eu_it_pg_execf(e.db,
+                            "INSERT INTO follows (tenant_id, account_id, target_account_id)"
+                            " VALUES (%s, %s, %s)",
+                            tids[i], followers[i], acc));
+        free(acc);
+    }
+    free(mine);
+    char act[1024];
+    snprintf(act, sizeof(act),
+             "{\"@context\":\"https://www.w3.org/ns/activitystreams\","
+             "\"id\":\"%s/activities/rm1\",\"type\":\"Create\",\"actor\":\"%s\","
+             "\"object\":{\"id\":\"%s/notes/rm1\",\"type\":\"Note\",\"attributedTo\":\"%s\","
+             "\"content\":\"with media\",\"to\":[\"https://www.w3.org/ns/activitystreams#Public\"],"
+             "\"attachment\":[{\"type\":\"Document\",\"mediaType\":\"image/png\","
+             "\"url\":\"%s/pic.png\",\"name\":\"a picture\"}]}}",
+             e.peer->origin, e.peer_id, e.peer->origin, e.peer_id, e.peer->origin);
+    signed_request(&e, "POST", HOST, "/inbox", act, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    signed_request(&e, "POST", DECOY, "/inbox", act, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    char pic[192];
+    snprintf(pic, sizeof(pic), "%s/pic.png", e.peer->origin);
+    char *ids[2];
+    for (int i = 0; i < 2; i++) {
+        ids[i] = wait_row(&e, 15000,
+                          "SELECT s.id FROM statuses s WHERE s.tenant_id = %s AND s.uri ="
+                          " '%s/notes/rm1' AND EXISTS (SELECT 1 FROM media_attachments a"
+                          " WHERE a.tenant_id = %s AND a.status_id = s.id)",
+                          tids[i], e.peer->origin, tids[i]);
+        ck_assert_ptr_nonnull(ids[i]);
+    }
+    json_t *rm = first_media(&e, HOST, e.alice, ids[0], &r);
+    expect_rejected(rm, pic);
+    ck_assert_str_eq(json_string_value(json_object_get(rm, "description")), "a picture");
+    expect_shown(first_media(&e, DECOY, e.carol, ids[1], &r), pic);
+
+    free(ids[0]);
+    free(ids[1]);
+    free(m);
+    free(f);
+    free(cm);
+    free(ms);
+    free(fs);
+    free(cms);
+    free(ms2);
+    eu_it_resp_free(&r);
+    env_end(&e);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -942,5 +1291,7 @@ main(void)
     EU_IT_ADD_TCASE(s, test_user_domain_block, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_admin_suspend, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_delivery_refusals, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_user_domain_block_elsewhere, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_admin_reject_media, TIMEOUT);
     return eu_it_run_suite(s);
 }
