@@ -189,16 +189,26 @@ const struct eu_sql eu_statuses_sql[] = {
      * remote would receive it (ap_objects.notes' rule for a status with no
      * mention that is not a reblog: a remote follower, unless direct), so a
      * tenant without remote followers runs no outbox statement for it.
+     * A NULL $6 or $7 takes the author's default, so posting needs no
+     * statement before this one to read them; Mastodon's rules on who is
+     * told of a new status (not direct, not a reply to someone else) are
+     * applied here for the same reason.
      */
     [STATUSES_INSERT_PLAIN] = {"statuses.insert_plain",
-        "WITH s AS (INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text,"
+        "WITH u AS (SELECT coalesce($7::smallint, CASE x.default_privacy WHEN 'unlisted' THEN 1"
+        "  WHEN 'private' THEN 2 WHEN 'direct' THEN 3 ELSE 0 END)::smallint AS vis,"
+        "  coalesce($6::bool, x.default_sensitive, false) AS sens"
+        "  FROM (SELECT 1) one LEFT JOIN users x ON x.tenant_id = $1 AND x.account_id = $2::bigint),"
+        " s AS (INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text,"
         "  sensitive, visibility, language, in_reply_to_id, in_reply_to_account_id,"
         "  conversation_id, application_id)"
-        " VALUES ($1, $2::bigint, $3, $4, $5, $6::bool, $7::smallint, $8, $9::bigint, $10::bigint,"
-        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint) RETURNING *)"
+        " SELECT $1, $2::bigint, $3, $4, $5, u.sens, u.vis, $8, $9::bigint, $10::bigint,"
+        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint FROM u RETURNING *)"
         " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
-        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text,"
-        " $7::smallint < 3 AND EXISTS (SELECT 1 FROM follows rf JOIN accounts ra"
+        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify"
+        "  AND s.visibility < 3 AND (s.in_reply_to_account_id IS NULL"
+        "  OR s.in_reply_to_account_id = s.account_id))::text,"
+        " s.visibility < 3 AND EXISTS (SELECT 1 FROM follows rf JOIN accounts ra"
         "  ON ra.tenant_id = $1 AND ra.id = rf.account_id AND ra.domain IS NOT NULL"
         "  AND ra.suspended_at IS NULL WHERE rf.tenant_id = $1 AND rf.target_account_id = $2::bigint),"
         " v.id FROM s, " EU_FEED_CANDIDATES_SQL("s") " WHERE " EU_HOME_FEED_SQL("s", "v.id")},
@@ -667,10 +677,23 @@ on_prepared(struct eu_req *req, PGresult *res, void *arg)
     c->next(c);
 }
 
+static void insert_status(struct compose *c);
+
 static void
 prepare_scanned(struct compose *c)
 {
     struct eu_req *req = c->req;
+    if (!c->scan.n_mentions && !c->scan.n_remote && !c->reply_to && !c->edit_id &&
+        c->next == insert_status && !c->scan.n_tags && !c->poll && !c->n_media) {
+        /* A plain post: statuses.insert_plain reads the author's defaults
+         * itself (c->visibility and c->sensitive stay -1 where not given). */
+        if (*c->spoiler)
+            c->sensitive = 1; /* Mastodon: a content warning implies sensitive */
+        c->mention_ids = "{}";
+        c->html = eu_text_format(req->arena, c->text, req->host, eu_req_base_url(req), NULL, 0);
+        c->next(c);
+        return;
+    }
     if (!c->scan.n_mentions && !c->scan.n_remote && !c->reply_to && !c->edit_id) {
         const char *params[] = {eu_req_viewer(req)};
         eu_req_stmt(req, &eu_statuses_sql[STATUSES_PREPARE_PLAIN], 1, params, on_prepared, c);
@@ -1020,7 +1043,7 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
     }
     pb->cb = cb;
     pb->arg = arg;
-    char author[24], vis[4], app_id[24];
+    char author[24], vis[12], app_id[24];
     snprintf(author, sizeof(author), "%lld", (long long)d->account_id);
     snprintf(vis, sizeof(vis), "%d", d->visibility);
     snprintf(app_id, sizeof(app_id), "%lld", (long long)d->application_id);
@@ -1029,8 +1052,10 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
         d->text,
         d->html,
         d->spoiler ? d->spoiler : "",
-        d->sensitive ? "true" : "false",
-        vis,
+        d->sensitive_default ? NULL
+        : d->sensitive       ? "true"
+                             : "false",
+        d->visibility < 0 ? NULL : vis,
         d->language,
         d->reply_to,
         d->reply_to ? d->reply_account : NULL,
@@ -1044,6 +1069,14 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
     };
     bool plain = !strcmp(params[11], "{}") && !strcmp(params[12], "{}") && !d->scheduled_id &&
                  !d->poll && !strcmp(params[15], "{}");
+    if (!plain && (d->visibility < 0 || d->sensitive_default)) {
+        /* Only statuses.insert_plain reads the author's defaults, and
+         * prepare_scanned leaves them to it only for a plain post. */
+        eu_log_warn("statuses", "a draft without defaults is not plain: public, not sensitive");
+        snprintf(vis, sizeof(vis), "%d", d->visibility < 0 ? 0 : d->visibility);
+        params[4] = d->sensitive ? "true" : "false";
+        params[5] = vis;
+    }
     const struct eu_sql *insert = &eu_statuses_sql[plain ? STATUSES_INSERT_PLAIN : STATUSES_INSERT];
     int nparams = plain ? 11 : 16;
     if (conn)
@@ -1066,6 +1099,7 @@ draft_of(struct compose *c, struct eu_status_draft *d)
     d->spoiler = c->spoiler;
     d->language = c->language;
     d->sensitive = c->sensitive > 0;
+    d->sensitive_default = c->sensitive < 0;
     d->visibility = c->visibility;
     d->reply_to = c->reply_to;
     d->reply_account = c->reply_account;

@@ -115,7 +115,8 @@ struct eu_status_draft {
     const char *text, *html, *spoiler;
     const char *language; /* NULL: none */
     bool sensitive;
-    int visibility;            /* 0..3 */
+    bool sensitive_default;    /* the author's default_sensitive instead (plain posts) */
+    int visibility;            /* 0..3, or -1: the author's default_privacy (plain posts) */
     const char *reply_to;      /* parent status id, or NULL */
     const char *reply_account; /* parent's author, with reply_to */
     const char *conversation;  /* parent's conversation, with reply_to */

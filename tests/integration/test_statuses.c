@@ -634,6 +634,69 @@ START_TEST(test_interactions)
 }
 END_TEST
 
+/*
+ * A post that leaves visibility or sensitive out takes the author's
+ * defaults, whichever statement inserts it: a plain post (statuses.
+ * insert_plain reads them itself) and one with a hashtag (read before).
+ * Followers who asked to be told hear of each, but not of a reply to
+ * someone else (Mastodon's rule).
+ */
+START_TEST(test_author_defaults)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    sql(&w,
+        "INSERT INTO follows (tenant_id, account_id, target_account_id, notify)"
+        " VALUES (%s, %s, %s, true)",
+        w.tid, w.bob_id, w.alice_id);
+    sql(&w,
+        "UPDATE users SET default_privacy = 'unlisted', default_sensitive = true"
+        " WHERE tenant_id = %s AND account_id = %s",
+        w.tid, w.alice_id);
+    const char *bodies[] = {"{\"status\":\"plain\"}", "{\"status\":\"tagged #defaults\"}"};
+    for (int i = 0; i < 2; i++) {
+        char *id = post(&w, w.alice, bodies[i]);
+        get_status(&w, &r, id, w.alice);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        EU_IT_EXPECT_JSTR(&r, "visibility", "unlisted");
+        EXPECT_BOOL(&r, "sensitive", true);
+        free(id);
+    }
+    /* given values win over the defaults */
+    char *given = post(&w, w.alice,
+                       "{\"status\":\"given\",\"visibility\":\"public\","
+                       "\"sensitive\":false}");
+    get_status(&w, &r, given, w.alice);
+    EU_IT_EXPECT_JSTR(&r, "visibility", "public");
+    EXPECT_BOOL(&r, "sensitive", false);
+    /* bob, a follower, has the three in his home feed and was told of each */
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.bob, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 3);
+    EU_IT_EXPECT_JSTR(&r, "0.id", given);
+    ck_assert_int_eq(sql_long(&w,
+                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                              " AND account_id = %s AND type = 'status'",
+                              w.tid, w.bob_id),
+                     3);
+    /* a reply to someone else is not announced to followers */
+    char *bobs = post(&w, w.bob, "{\"status\":\"bob here\"}");
+    char body[200];
+    snprintf(body, sizeof(body), "{\"status\":\"reply\",\"in_reply_to_id\":\"%s\"}", bobs);
+    free(post(&w, w.alice, body));
+    ck_assert_int_eq(sql_long(&w,
+                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                              " AND account_id = %s AND type = 'status'",
+                              w.tid, w.bob_id),
+                     3);
+    free(bobs);
+    free(given);
+    eu_it_resp_free(&r);
+    world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_visibility_and_blocks)
 {
     struct world w;
@@ -723,5 +786,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_context, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_interactions, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_visibility_and_blocks, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_author_defaults, TIMEOUT);
     return eu_it_run_suite(s);
 }
