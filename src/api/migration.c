@@ -241,8 +241,9 @@ on_moved(struct eu_req *req, PGresult *res, void *arg)
 {
     struct migration *m = arg;
     if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 422, "this account moved less than 30 days ago: you are on"
-                                     " cooldown");
+        eu_req_reply_error(req, 422,
+                           "this account moved less than 30 days ago: you are on"
+                           " cooldown");
         return;
     }
     int64_t me = req->auth.account_id;
@@ -344,8 +345,9 @@ on_me(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     if (PQgetvalue(res, 0, 2)[0] == 't') {
-        eu_req_reply_error(req, 422, "this account moved less than 30 days ago: you are on"
-                                     " cooldown");
+        eu_req_reply_error(req, 422,
+                           "this account moved less than 30 days ago: you are on"
+                           " cooldown");
         return;
     }
     m->me_uri =
