@@ -13,8 +13,10 @@
  *        required to name this account in its alsoKnownAs; then the account
  *        points at it (moved_to_account_id, Mastodon's `moved`), and its
  *        followers' inboxes get Move{actor, object: the account, target}
- *        and an Update of the actor, which now carries movedTo. Answers 202
- *        as GoToSocial does. One move per EU_MIGRATION_COOLDOWN_S, as
+ *        and an Update of the actor, which now carries movedTo; its
+ *        followers on this tenant follow the target (a Follow goes to a
+ *        remote one), as Mastodon's MoveWorker does. Answers 202 as
+ *        GoToSocial does. One move per EU_MIGRATION_COOLDOWN_S, as
  *        Mastodon's AccountMigration::COOLDOWN_PERIOD.
  *
  * Both only read and write the signed-in account's rows; resolving goes
@@ -36,6 +38,7 @@
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/error.h"
+#include "eunha/feeds.h"
 #include "eunha/http.h"
 #include "eunha/params.h"
 #include "eunha/sql.h"
@@ -50,6 +53,7 @@ enum {
     MIGRATION_ME,
     MIGRATION_TARGET,
     MIGRATION_MOVE,
+    MIGRATION_LOCAL_FOLLOWERS,
 };
 
 const struct eu_sql eu_migration_sql[] = {
@@ -81,6 +85,41 @@ const struct eu_sql eu_migration_sql[] = {
                         " AND (moved_at IS NULL"
                         "  OR moved_at <= now() - make_interval(secs => $5::float8))"
                         " RETURNING id"},
+    /*
+     * The mover's followers on this tenant follow the target instead, as
+     * Mastodon's MoveWorker has them: $2 the mover, $3 the target, $4 BASE.
+     * A local target gets the follow itself (Mastodon rewrites the row); a
+     * remote one a request whose Follow id it keeps, for the Follow to be
+     * sent. Those who follow the target already, or block it or are
+     * blocked by it, keep their follow of the mover. Returns each moved
+     * follower and, for a remote target, its Follow's id.
+     */
+    [MIGRATION_LOCAL_FOLLOWERS] =
+        {"migration.local_followers",
+         "WITH tg AS (SELECT domain IS NULL AS local FROM accounts WHERE tenant_id = $1"
+         "  AND id = $3::bigint),"
+         " lf AS (DELETE FROM follows f USING accounts la WHERE f.tenant_id = $1"
+         "  AND la.tenant_id = $1 AND la.id = f.account_id AND la.domain IS NULL"
+         "  AND f.target_account_id = $2::bigint AND f.account_id <> $3::bigint"
+         "  AND NOT EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"
+         "  AND x.account_id = f.account_id AND x.target_account_id = $3::bigint)"
+         "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+         "  AND ((b.account_id = f.account_id AND b.target_account_id = $3::bigint)"
+         "  OR (b.account_id = $3::bigint AND b.target_account_id = f.account_id)))"
+         "  RETURNING f.account_id, la.username, f.show_reblogs, f.notify, f.languages),"
+         " nf AS (INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs,"
+         "  notify, languages) SELECT $1, account_id, $3::bigint, show_reblogs, notify,"
+         "  languages FROM lf WHERE (SELECT local FROM tg) ON CONFLICT DO NOTHING"
+         "  RETURNING account_id),"
+         " nr AS (INSERT INTO follow_requests (tenant_id, id, account_id, target_account_id,"
+         "  show_reblogs, notify, languages, uri) SELECT $1, n.nid, n.account_id, $3::bigint,"
+         "  n.show_reblogs, n.notify, n.languages,"
+         "  $4::text || '/users/' || n.username || '#follows/' || n.nid"
+         "  FROM (SELECT lf.*, eunha_next_id() AS nid FROM lf) n"
+         "  WHERE NOT (SELECT local FROM tg)"
+         "  ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
+         "  RETURNING account_id, uri)"
+         " SELECT account_id::text, NULL FROM nf UNION ALL SELECT account_id::text, uri FROM nr"},
     {0},
 };
 
@@ -237,14 +276,21 @@ eu_migration_alias(struct eu_req *req)
 /* ---------------------------------------------------------------- move */
 
 static void
-on_moved(struct eu_req *req, PGresult *res, void *arg)
+reply_cooldown(struct eu_req *req)
+{
+    eu_req_reply_error(req, 422, "this account moved less than 30 days ago: you are on cooldown");
+}
+
+static void
+on_local_followers_moved(struct eu_req *req, PGresult *res, void *arg)
 {
     struct migration *m = arg;
-    if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 422,
-                           "this account moved less than 30 days ago: you are on"
-                           " cooldown");
-        return;
+    for (int i = 0; i < PQntuples(res); i++) {
+        int64_t follower = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+        eu_feed_home_invalidate(req->app, req->tenant, follower);
+        if (!PQgetisnull(res, i, 1))
+            eu_ap_outbox_account(req->app, req->tenant, follower, m->target_id, EU_AP_FOLLOW,
+                                 PQgetvalue(res, i, 1));
     }
     int64_t me = req->auth.account_id;
     /* The actor first, so a peer that refetches it on the Move already
@@ -252,6 +298,19 @@ on_moved(struct eu_req *req, PGresult *res, void *arg)
     eu_ap_outbox_profile(req->app, req->tenant, me);
     eu_ap_outbox_move(req->app, req->tenant, me, m->target_uri);
     eu_req_reply_json(req, 202, json_pack("{s:s}", "message", "accepted"));
+}
+
+static void
+on_moved(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct migration *m = arg;
+    if (PQntuples(res) == 0) {
+        reply_cooldown(req);
+        return;
+    }
+    const char *p[] = {eu_req_viewer(req), m->target_id, eu_req_base_url(req)};
+    eu_req_stmt(req, &eu_migration_sql[MIGRATION_LOCAL_FOLLOWERS], 3, p, on_local_followers_moved,
+                m);
 }
 
 static void
@@ -345,9 +404,7 @@ on_me(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     if (PQgetvalue(res, 0, 2)[0] == 't') {
-        eu_req_reply_error(req, 422,
-                           "this account moved less than 30 days ago: you are on"
-                           " cooldown");
+        reply_cooldown(req);
         return;
     }
     m->me_uri =

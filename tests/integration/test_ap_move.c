@@ -3,13 +3,14 @@
  * and b.test of one server over real HTTP, as test_ap_federation.c, and a
  * decoy tenant in the same database that must see none of it.
  *
- * Move: alice and amy (a.test) follow bob (b.test); bob2 (b.test) lists
- * bob in its aliases (POST /api/v1/accounts/alias) and bob moves there
- * (POST /api/v1/accounts/move). The Move reaches a.test, whose follows
- * move to bob2; bob's Account shows `moved` on both sides and its actor
- * movedTo. A wrong password, a target that does not name bob, and a second
+ * Move: alice and amy (a.test) and carl (b.test) follow bob (b.test); bob2
+ * (b.test) lists bob in its aliases (POST /api/v1/accounts/alias) and bob
+ * moves there (POST /api/v1/accounts/move). The Move reaches a.test, whose
+ * follows move to bob2, and carl's follow moves on b.test itself; bob's Account shows `moved` on
+ * both sides and its actor movedTo. A wrong password, a target that does not name bob, and a second
  * move within the cooldown change nothing and send nothing. A move to an
- * account on the other tenant fetches it and its alias.
+ * account on the other tenant fetches it and its alias, and the mover's
+ * local follower sends it a Follow.
  *
  * Suspension: a suspended account's actor is still served, flagged and
  * blanked, as Mastodon serves one until deletion; its statuses and
@@ -33,7 +34,7 @@
 struct world {
     struct eu_it_server *s;
     char *db, *a_tid, *b_tid, *d_tid;
-    char *alice, *amy, *bob, *bob2; /* tokens */
+    char *alice, *amy, *bob, *bob2, *carl; /* tokens */
 };
 
 static void
@@ -54,6 +55,7 @@ world_start(struct world *w)
     w->amy = eu_it_user_new(w->s, "a.test", "amy", scopes, NULL);
     w->bob = eu_it_user_new(w->s, "b.test", "bob", scopes, NULL);
     w->bob2 = eu_it_user_new(w->s, "b.test", "bob2", scopes, NULL);
+    w->carl = eu_it_user_new(w->s, "b.test", "carl", scopes, NULL);
     eu_it_account_create(w->s, "d.test", "bob");
 }
 
@@ -69,6 +71,7 @@ world_free(struct world *w)
     free(w->amy);
     free(w->bob);
     free(w->bob2);
+    free(w->carl);
 }
 
 static bool
@@ -183,6 +186,8 @@ START_TEST(test_aliases_and_move)
     char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
     follow(&w, w.alice, bob_a);
     follow(&w, w.amy, bob_a);
+    eu_it_callf(w.s, &r, "b.test", "POST", w.carl, NULL, "/api/v1/accounts/%s/follow", bob_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
 
     /* Aliases: bad URIs and too many are refused, nothing stored. */
     eu_it_callf(w.s, &r, "b.test", "POST", w.bob2, "{\"also_known_as_uris\": [\"ftp://b.test/x\"]}",
@@ -267,6 +272,13 @@ START_TEST(test_aliases_and_move)
     char *bob2_id = eu_it_account_id(w.s, "b.test", "bob2");
     eu_it_wait_get(w.s, &r, "b.test", w.bob2, WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "alice among bob2's followers", "/api/v1/accounts/%s/followers", bob2_id);
+    /* carl, bob's follower on b.test itself, follows bob2 now. */
+    eu_it_callf(w.s, &r, "b.test", "GET", w.carl, NULL,
+                "/api/v1/accounts/relationships?id%%5B%%5D=%s&id%%5B%%5D=%s", bob2_id, bob_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.following")) &&
+                      !json_is_true(eu_it_jpath(r.json, "1.following")),
+                  "carl's follows after the move: %s", r.body);
 
     /* Again within 30 days: refused. */
     move(&w, &r, w.bob, PASSWORD, "http://b.test/users/bob2");
@@ -315,9 +327,19 @@ START_TEST(test_move_to_remote_account)
                                          w.a_tid),
                      1);
 
+    char *bob_id = eu_it_account_id(w.s, "b.test", "bob");
+    eu_it_callf(w.s, &r, "b.test", "POST", w.carl, NULL, "/api/v1/accounts/%s/follow", bob_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
     move(&w, &r, w.bob, PASSWORD, "http://a.test/users/alice");
     EU_IT_EXPECT_STATUS(&r, 202);
-    char *bob_id = eu_it_account_id(w.s, "b.test", "bob");
+    /* carl (b.test) followed bob: his Follow goes to alice, who accepts. */
+    char *alice_b = resolve(&w, "b.test", w.carl, "alice", "a.test");
+    eu_it_wait_get(w.s, &r, "b.test", w.carl, WAIT_MS, is_following, NULL,
+                   "carl follows alice after the move",
+                   "/api/v1/accounts/relationships?id%%5B%%5D=%s", alice_b);
+    char *alice_id = eu_it_account_id(w.s, "a.test", "alice");
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, eu_it_has_acct, "carl@b.test",
+                   "carl among alice's followers", "/api/v1/accounts/%s/followers", alice_id);
     eu_it_callf(w.s, &r, "b.test", "GET", w.bob2, NULL, "/api/v1/accounts/%s", bob_id);
     ck_assert_msg(moved_to(&r, "alice@a.test"), "bob's account at b: %s", r.body);
     get_ap(&w, &r, "b.test", "/users/bob");
@@ -330,6 +352,8 @@ START_TEST(test_move_to_remote_account)
     get_ap(&w, &r, "a.test", "/users/alice");
     ck_assert_ptr_null(json_object_get(r.json, "alsoKnownAs"));
 
+    free(alice_id);
+    free(alice_b);
     free(bob_id);
     eu_it_resp_free(&r);
     world_free(&w);
