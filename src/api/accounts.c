@@ -913,8 +913,9 @@ const struct eu_route eu_accounts_routes[] = {
     {GET, "/api/v1/endorsements", empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/directory", directory, NULL, OPT},
     /* migration.c (GoToSocial's routes: Mastodon has them as web pages) */
-    {POST, "/api/v1/accounts/alias", eu_migration_alias, "write:accounts", AUTH},
-    {POST, "/api/v1/accounts/move", eu_migration_move, "write:accounts", AUTH},
+    {POST, "/api/v1/accounts/alias", eu_migration_alias, "write:accounts",
+     AUTH | EU_ROUTE_MOVED_OK},
+    {POST, "/api/v1/accounts/move", eu_migration_move, "write:accounts", AUTH | EU_ROUTE_MOVED_OK},
     /* domain_blocks.c */
     {GET, "/api/v1/domain_blocks", eu_domain_blocks_index, "read:blocks", AUTH},
     {POST, "/api/v1/domain_blocks", eu_domain_blocks_create, "write:blocks", AUTH},

@@ -35,6 +35,7 @@
 #include "eunha/app.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
+#include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/error.h"
@@ -293,6 +294,8 @@ on_local_followers_moved(struct eu_req *req, PGresult *res, void *arg)
                                  PQgetvalue(res, i, 1));
     }
     int64_t me = req->auth.account_id;
+    /* Its tokens are refused from now on, in every process. */
+    eu_auth_cache_clear(req->app, req->tenant);
     /* The actor first, so a peer that refetches it on the Move already
      * sees movedTo; both are deliveries of their own and never fail this. */
     eu_ap_outbox_profile(req->app, req->tenant, me);

@@ -248,8 +248,14 @@ START_TEST(test_aliases_and_move)
     /* At b: bob's Account points at bob2, its actor says movedTo. */
     eu_it_callf(w.s, &r, "b.test", "GET", w.bob2, NULL, "/api/v1/accounts/%s", bob_id);
     ck_assert_msg(moved_to(&r, "bob2"), "bob's account at b: %s", r.body);
+    /* As in Mastodon, a moved account's login is disabled: its tokens are
+     * refused (but for the migration routes). */
     eu_it_callf(w.s, &r, "b.test", "GET", w.bob, NULL, "/api/v1/accounts/verify_credentials");
-    ck_assert_msg(moved_to(&r, "bob2"), "bob's credentials: %s", r.body);
+    EU_IT_EXPECT_ERROR(&r, 403);
+    EU_IT_EXPECT_JSTR(&r, "error", "Your login is currently disabled");
+    eu_it_callf(w.s, &r, "b.test", "POST", w.bob, "{\"status\": \"still here\"}",
+                "/api/v1/statuses");
+    EU_IT_EXPECT_ERROR(&r, 403);
     eu_it_callf(w.s, &r, "b.test", "GET", NULL, NULL, "/api/v1/accounts/lookup?acct=bob");
     ck_assert_msg(moved_to(&r, "bob2"), "bob looked up: %s", r.body);
     get_ap(&w, &r, "b.test", "/users/bob");
