@@ -138,6 +138,12 @@ enum eu_ap_outbox_kind {
 /* actor changed its profile (update_credentials, avatar or header): an
  * Update of the actor document, as it is served, to its followers. */
 void eu_ap_outbox_profile(struct eu_app *app, struct eu_tenant *t, int64_t actor);
+/* actor moved to target_uri (an actor id, its row's moved_to_* already
+ * written): Move{actor, object: actor, target} to its remote followers,
+ * shared inboxes once. The caller sends the actor's Update as well
+ * (eu_ap_outbox_profile()), which now carries movedTo. */
+void eu_ap_outbox_move(struct eu_app *app, struct eu_tenant *t, int64_t actor,
+                       const char *target_uri);
 /* actor_id did kind to target (an account id, or a status id for likes). */
 void eu_ap_outbox_account(struct eu_app *app, struct eu_tenant *t, int64_t actor_id,
                           const char *target, enum eu_ap_outbox_kind kind, const char *follow_uri);

@@ -67,6 +67,7 @@ struct eu_req {
         int64_t account_id;    /* 0 for an app-only token */
         const char *scopes;    /* space-separated, arena */
         bool pending_approval; /* the user signed up and awaits approval */
+        bool moved;            /* the user's account moved away (Move) */
         char token_hash[65];
     } auth;
     /* The actor whose signature this GET carried, once src/ap/authfetch.c

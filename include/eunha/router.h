@@ -43,6 +43,9 @@ typedef void (*eu_route_handler_cb)(struct eu_req *req);
  *                       connection of the listener may then buffer that
  *                       much before its route is known, so flag only routes
  *                       that need it.
+ *   EU_ROUTE_MOVED_OK   an EU_ROUTE_AUTH route a moved account may still
+ *                       use (its migration routes); others answer it 403,
+ *                       as Mastodon's require_user! does
  */
 enum {
     EU_ROUTE_NO_TENANT = 1 << 0,
@@ -53,6 +56,7 @@ enum {
     EU_ROUTE_ADMIN_OPEN = 1 << 5, /* admin listener without a token (health, metrics) */
     EU_ROUTE_APP_TOKEN = 1 << 6,  /* any valid token, app-only ones too */
     EU_ROUTE_UPLOAD = 1 << 7,     /* body up to max_upload_bytes */
+    EU_ROUTE_MOVED_OK = 1 << 8,   /* a moved account may still call it */
 };
 
 struct eu_route {

@@ -47,6 +47,7 @@ extern const struct eu_sql eu_lists_sql[]; /* lists.c */
 extern const struct eu_sql eu_accounts_sql[];
 extern const struct eu_sql eu_relationships_sql[];
 extern const struct eu_sql eu_search_sql[];
+extern const struct eu_sql eu_migration_sql[]; /* migration.c */
 
 /* statuses.c, status_render.c, timelines.c, feeds.c, conversations.c */
 extern const struct eu_sql eu_statuses_sql[];      /* statuses.c */

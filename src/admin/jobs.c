@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "admin_internal.h"
+#include "eunha/apdeliver.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/auth.h"
@@ -342,6 +343,15 @@ eu_admin_jobs_delete(struct eu_req *req)
 
 /* ---- POST /admin/v1/tenants/:domain/accounts/:id/suspend and /unsuspend ---- */
 
+/* A local account's followers get its actor again (Mastodon's suspension
+ * and unsuspension send an Update): suspended and blanked, or restored.
+ * Nothing goes for a remote account (the outbox finds no local actor). */
+static void
+announce_actor(struct eu_req *req, const PGresult *res)
+{
+    eu_ap_outbox_profile(req->app, req->tenant, strtoll(PQgetvalue(res, 0, 0), NULL, 10));
+}
+
 static void
 on_suspended(PGresult *res, enum eu_db_status st, void *arg)
 {
@@ -358,6 +368,7 @@ on_suspended(PGresult *res, enum eu_db_status st, void *arg)
     /* Its tokens stop working now, in every process, not when the cache
      * expires. */
     eu_auth_cache_clear(req->app, req->tenant);
+    announce_actor(req, res);
     int64_t due_ms = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
     eu_queue_task_wake(req->tenant, EU_TASK_ACCOUNT_CLEANUP, due_ms > 0 ? due_ms : 0);
     eu_log_info("admin", "suspended account %s ('%s'); purge at %s", PQgetvalue(res, 0, 0),
@@ -396,6 +407,7 @@ on_unsuspended(PGresult *res, enum eu_db_status st, void *arg)
     }
     /* The next purge may now be later: let the task look again. */
     eu_queue_task_wake(req->tenant, EU_TASK_ACCOUNT_CLEANUP, -1);
+    announce_actor(req, res);
     eu_log_info("admin", "unsuspended account %s ('%s')", PQgetvalue(res, 0, 0),
                 PQgetvalue(res, 0, 1));
     eu_req_reply_json(req, 200,

@@ -3,8 +3,12 @@
  * the client asks for ActivityPub), shaped as Mastodon's so its peers read
  * every field they know, and the route table of the documents src/ap/
  * serves. An account that cannot be shown (unknown, a sign-up still
- * pending or unconfirmed) is 404; a suspended one is 410 with a Tombstone,
- * so peers stop showing it.
+ * pending or unconfirmed) is 404. A suspended one is still there (until the
+ * purge after [workers] suspended_retention_seconds removes its row, and
+ * an unsuspension may bring it back), so it answers as Mastodon answers
+ * for a suspension that is not yet a deletion: its actor, flagged
+ * `suspended` and with the profile blanked, keeping its key so peers can
+ * still check what it signed.
  */
 #include "eunha/ap.h"
 
@@ -159,6 +163,24 @@ attachments(const char *fields_text)
     return out;
 }
 
+/* Mastodon's ActorSerializer for an unavailable account: the name is the
+ * username, and nothing the account wrote about itself is shown. */
+static void
+blank_suspended(json_t *o, const char *username)
+{
+    static const char *const gone[] = {"icon", "image", "alsoKnownAs", "movedTo"};
+    for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+        json_object_del(o, gone[i]);
+    json_object_set_new(o, "name", json_string(username));
+    json_object_set_new(o, "summary", json_string(""));
+    json_object_set_new(o, "manuallyApprovesFollowers", json_false());
+    json_object_set_new(o, "discoverable", json_false());
+    json_object_set_new(o, "indexable", json_false());
+    json_object_set_new(o, "tag", json_array());
+    json_object_set_new(o, "attachment", json_array());
+    json_object_set_new(o, "suspended", json_true());
+}
+
 static json_t *
 actor_json(struct eu_req *req, const PGresult *r)
 {
@@ -223,16 +245,9 @@ actor_json(struct eu_req *req, const PGresult *r)
     const char *moved = col_str(r, 0, C_MOVED_TO);
     if (moved)
         json_object_set_new(o, "movedTo", json_string(moved));
+    if (col_bool(r, 0, C_SUSPENDED))
+        blank_suspended(o, username);
     return o;
-}
-
-/* What a suspended actor's address answers: Mastodon's peers take a 410
- * as the actor gone and stop showing what it wrote. */
-static json_t *
-tombstone(struct eu_req *req, const char *id)
-{
-    return json_pack("{s:s, s:s, s:s}", "@context", "https://www.w3.org/ns/activitystreams", "id",
-                     id, "type", "Tombstone");
 }
 
 static void
@@ -240,10 +255,6 @@ on_actor(struct eu_req *req, PGresult *res, void *arg)
 {
     if (PQntuples(res) != 1 || !col_bool(res, 0, C_USABLE)) {
         eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    if (col_bool(res, 0, C_SUSPENDED)) {
-        eu_ap_reply(req, 410, tombstone(req, eu_ap_actor_uri(req, PQgetvalue(res, 0, C_USERNAME))));
         return;
     }
     eu_ap_reply(req, 200, actor_json(req, res));

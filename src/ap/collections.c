@@ -218,8 +218,9 @@ on_account(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
+    /* Mastodon's answer for an account suspended but not yet purged. */
     if (PQgetvalue(res, 0, EU_AP_ACTOR_SUSPENDED)[0] == 't') {
-        eu_req_reply_error(req, 410, "Gone");
+        eu_req_reply_error(req, 403, "This account has been suspended");
         return;
     }
     c->account_id = eu_arena_strdup(req->arena, PQgetvalue(res, 0, EU_AP_ACTOR_ID));

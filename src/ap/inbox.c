@@ -364,10 +364,10 @@ on_recipient(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    if (PQgetvalue(res, 0, 1)[0] == 't') {
-        eu_req_reply_error(req, 410, "This account has been suspended");
-        return;
-    }
+    /* A suspended account still takes deliveries, as Mastodon's inbox does
+     * until the account is deleted: an Undo or a Delete must still land
+     * if the suspension is lifted. What it may not receive (a Follow) the
+     * processing refuses. */
     d->recipient = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
     verify(d);
 }

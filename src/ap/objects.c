@@ -75,8 +75,8 @@ const struct eu_sql eu_ap_objects_sql[] = {
     /* $2 id, $3 base URL, $4 the username the address names (any case):
      * a status under another account's address is not found. */
     [OBJECTS_SHOW] = {"ap_objects.show",
-                      "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
-                      " AND a.suspended_at IS NULL AND lower(a.username) = lower($4)"
+                      "SELECT " EU_AP_NOTE_COLUMNS ", a.suspended_at IS NOT NULL" EU_AP_NOTE_FROM
+                      " AND lower(a.username) = lower($4)"
                       " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.local"
                       " AND s.deleted_at IS NULL AND s.visibility <= 1"},
     {0},
@@ -410,6 +410,12 @@ on_show(struct eu_req *req, PGresult *res, void *arg)
     if (PQntuples(res) != 1 || (eu_ap_note_row_is_reblog(res, 0) && !sh->activity) ||
         (eu_ap_note_row_is_reblog(res, 0) && PQgetisnull(res, 0, C_ORIGINAL))) {
         eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    /* The author is suspended but not purged (its last column): Mastodon's
+     * answer while a suspension can still be lifted. */
+    if (PQgetvalue(res, 0, PQnfields(res) - 1)[0] == 't') {
+        eu_req_reply_error(req, 403, "This account has been suspended");
         return;
     }
     const char *base = eu_req_base_url(req), *domain = req->tenant->domain;

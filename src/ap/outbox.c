@@ -3,8 +3,8 @@
  * edited or deleted (Create, Update, Delete with a Tombstone), reblogged
  * and withdrawn (Announce, Undo), liked and unliked, an account followed,
  * unfollowed, blocked, unblocked, a remote follower's request accepted
- * or rejected, a profile changed (Update of the actor), and a vote on a
- * remote poll. Each hook runs after its action's
+ * or rejected, a profile changed (Update of the actor), an account moved
+ * (Move), and a vote on a remote poll. Each hook runs after its action's
  * statement, reads what the activity names in one statement (two for a status: its note columns),
  * builds the activity and hands it to eu_ap_deliver(), which fans it out
  * in one more. Actions on local accounts only send nothing.
@@ -105,6 +105,7 @@ struct hook {
     struct eu_tenant *t; /* a reference */
     int64_t actor;
     char *status_id, *target, *follow_uri, *also_to;
+    char *move_to; /* a Move's target actor */
     enum eu_ap_outbox_kind kind;
     enum eu_ap_outbox_status_event ev;
     char *base;
@@ -130,6 +131,7 @@ hook_free(struct hook *h)
     free(h->target);
     free(h->follow_uri);
     free(h->also_to);
+    free(h->move_to);
     free(h->base);
     free(h);
 }
@@ -491,4 +493,40 @@ eu_ap_outbox_poll_vote(struct eu_app *app, struct eu_tenant *t, int64_t voter, c
     snprintf(id, sizeof(id), "%lld", (long long)voter);
     const char *params[] = {id, poll_id};
     eu_db_pool_stmt(pool_of(h), &eu_ap_outbox_sql[OUTBOX_VOTE], 2, params, on_vote_context, h);
+}
+
+/* ------------------------------------------------------- the move */
+
+/* Mastodon's Move: actor and object the account that moved, target where
+ * it went, to every follower's inbox (no to: the followers are who it is
+ * for). Its receivers check target's alsoKnownAs themselves. */
+static void
+on_move_context(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct hook *h = arg;
+    if (st != EU_DB_OK || PQntuples(res) != 1) {
+        if (st != EU_DB_OK)
+            eu_log_warn("ap", "cannot read account %lld to send its Move: %s", (long long)h->actor,
+                        res ? PQresultErrorMessage(res) : "database unavailable");
+        hook_free(h);
+        return;
+    }
+    char *actor = eu_xasprintf("%s/users/%s", h->base, PQgetvalue(res, 0, X_USERNAME));
+    char *prefix = eu_xasprintf("%s#moves", actor);
+    json_t *a = activity_new("Move", unique_id(prefix), actor);
+    free(prefix);
+    json_object_set_new(a, "object", json_string(actor));
+    json_object_set_new(a, "target", json_string(h->move_to));
+    struct eu_ap_audience to = {.followers = true};
+    eu_ap_deliver(h->app, h->t, NULL, h->actor, a, &to);
+    free(actor);
+    hook_free(h);
+}
+
+void
+eu_ap_outbox_move(struct eu_app *app, struct eu_tenant *t, int64_t actor, const char *target_uri)
+{
+    struct hook *h = hook_new(app, t, actor);
+    h->move_to = eu_xstrdup(target_uri);
+    context_query(h, on_move_context, false);
 }

@@ -97,10 +97,8 @@ on_account(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    if (PQgetvalue(res, 0, EU_AP_ACTOR_SUSPENDED)[0] == 't') {
-        eu_req_reply_error(req, 410, "Gone");
-        return;
-    }
+    /* A suspended account is still found, as in Mastodon until the account
+     * is deleted: its actor says it is suspended (actors.c). */
     const char *base = eu_req_base_url(req);
     const char *username = PQgetvalue(res, 0, EU_AP_ACTOR_USERNAME);
     const char *actor = eu_ap_actor_uri(req, username);

@@ -57,6 +57,11 @@ enum {
     ACCOUNTS_PROFILE_IMAGE_DELETE,
 };
 
+/* The account a moved account points at, for Mastodon's `moved`: its
+ * columns after the account's own (all NULL when it did not move). */
+#define MOVED_COLUMNS EU_ACCOUNT_COLUMNS("mv")
+#define MOVED_JOIN " LEFT JOIN accounts mv ON mv.tenant_id = $1 AND mv.id = a.moved_to_account_id"
+
 const struct eu_sql eu_accounts_sql[] = {
     [ACCOUNTS_CREDENTIALS] = {"accounts.credentials",
                               "SELECT " EU_ACCOUNT_COLUMNS(
@@ -64,9 +69,9 @@ const struct eu_sql eu_accounts_sql[] = {
                                        " u.default_privacy, u.default_sensitive,"
                                        " coalesce(u.default_language, ''), u.role,"
                                        " (SELECT count(*) FROM follow_requests r"
-                                       " WHERE r.tenant_id = $1 AND r.target_account_id = a.id)"
-                                       " FROM accounts a JOIN users u ON u.tenant_id = $1"
-                                       " AND u.account_id = a.id"
+                                       " WHERE r.tenant_id = $1 AND r.target_account_id = a.id),"
+                                       " " MOVED_COLUMNS " FROM accounts a JOIN users u"
+                                       " ON u.tenant_id = $1 AND u.account_id = a.id" MOVED_JOIN
                                        " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
     /* Unlocking an account accepts its pending requests, as Mastodon does.
      * $13 and $14, new avatar and header store keys, replace the old ones,
@@ -100,13 +105,16 @@ const struct eu_sql eu_accounts_sql[] = {
          "  CASE WHEN $13::text IS NOT NULL THEN (SELECT avatar_url FROM old) END,"
          "  CASE WHEN $14::text IS NOT NULL THEN (SELECT header_url FROM old) END"},
     [ACCOUNTS_SHOW] = {"accounts.show", "SELECT " EU_ACCOUNT_COLUMNS(
-                                            "a") " FROM accounts a"
-                                                 " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
+                                            "a") ", " MOVED_COLUMNS " FROM accounts a" MOVED_JOIN
+                                                 " WHERE a.tenant_id = $1"
+                                                 " AND a.id = $2::bigint"},
     [ACCOUNTS_LOOKUP] = {"accounts.lookup",
-                         "SELECT " EU_ACCOUNT_COLUMNS(
-                             "a") " FROM accounts a"
-                                  " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2)"
-                                  " AND coalesce(lower(a.domain), '') = lower($3)"},
+                         "SELECT " EU_ACCOUNT_COLUMNS("a") ", " MOVED_COLUMNS
+                                                           " FROM accounts a" MOVED_JOIN
+                                                           " WHERE a.tenant_id = $1"
+                                                           " AND lower(a.username) = lower($2)"
+                                                           " AND coalesce(lower(a.domain), '')"
+                                                           " = lower($3)"},
     [ACCOUNTS_EXISTS] = {"accounts.exists",
                          "SELECT 1 FROM accounts WHERE tenant_id = $1 AND id = $2::bigint"},
     /* Paged by the follow's id: the order in which the follows happened.
@@ -284,6 +292,15 @@ role_json(const char *role)
                      "color", "", "highlighted", 0);
 }
 
+/* Mastodon's `moved`: the Account it moved to, from MOVED_COLUMNS at col;
+ * not nested further, as Mastodon does not. */
+static void
+set_moved(struct eu_req *req, json_t *o, const PGresult *res, int col)
+{
+    if (!PQgetisnull(res, 0, col))
+        json_object_set_new(o, "moved", eu_accounts_render(req, res, 0, col));
+}
+
 static void
 on_credentials(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -314,11 +331,12 @@ on_credentials(struct eu_req *req, PGresult *res, void *arg)
                                   "fields", plain, "follow_requests_count",
                                   (json_int_t)strtoll(PQgetvalue(res, 0, c + 6), NULL, 10)));
     json_object_set_new(o, "role", role_json(PQgetvalue(res, 0, c + 5)));
+    set_moved(req, o, res, c + 7);
     eu_req_reply_json(req, 200, o);
 }
 
-static void
-reply_credentials(struct eu_req *req)
+void
+eu_accounts_reply_credentials(struct eu_req *req)
 {
     const char *params[] = {eu_req_viewer(req)};
     eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_CREDENTIALS], 1, params, on_credentials, NULL);
@@ -330,7 +348,7 @@ on_profile_image_deleted(struct eu_req *req, PGresult *res, void *arg)
     if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0))
         eu_profile_image_delete(req->app, PQgetvalue(res, 0, 0));
     eu_ap_outbox_profile(req->app, req->tenant, req->auth.account_id);
-    reply_credentials(req);
+    eu_accounts_reply_credentials(req);
 }
 
 /* DELETE /api/v1/profile/avatar and /header (Mastodon 4.2): back to the
@@ -365,7 +383,7 @@ verify_credentials(struct eu_req *req)
         eu_req_reply_error(req, 403, "This action is outside the authorized scopes");
         return;
     }
-    reply_credentials(req);
+    eu_accounts_reply_credentials(req);
 }
 
 /* ---------------------------------------------------- update_credentials */
@@ -479,7 +497,7 @@ on_credentials_updated(struct eu_req *req, PGresult *res, void *arg)
     }
     if (PQntuples(res) > 0)
         eu_ap_outbox_profile(req->app, req->tenant, req->auth.account_id);
-    reply_credentials(req);
+    eu_accounts_reply_credentials(req);
 }
 
 /* Reads an optional boolean parameter into text for SQL ("true"/"false", or
@@ -599,7 +617,9 @@ on_account(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_req_reply_json(req, 200, eu_accounts_render(req, res, 0, 0));
+    json_t *o = eu_accounts_render(req, res, 0, 0);
+    set_moved(req, o, res, EU_ACCOUNT_NCOLS);
+    eu_req_reply_json(req, 200, o);
 }
 
 static void
@@ -895,6 +915,10 @@ const struct eu_route eu_accounts_routes[] = {
     {GET, "/api/v1/accounts/:id/identity_proofs", empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/endorsements", empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/directory", directory, NULL, OPT},
+    /* migration.c (GoToSocial's routes: Mastodon has them as web pages) */
+    {POST, "/api/v1/accounts/alias", eu_migration_alias, "write:accounts",
+     AUTH | EU_ROUTE_MOVED_OK},
+    {POST, "/api/v1/accounts/move", eu_migration_move, "write:accounts", AUTH | EU_ROUTE_MOVED_OK},
     /* domain_blocks.c */
     {GET, "/api/v1/domain_blocks", eu_domain_blocks_index, "read:blocks", AUTH},
     {POST, "/api/v1/domain_blocks", eu_domain_blocks_create, "write:blocks", AUTH},

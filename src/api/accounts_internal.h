@@ -53,6 +53,20 @@ struct json_t *eu_accounts_render(struct eu_req *req, const struct pg_result *re
 void eu_accounts_reply_page(struct eu_req *req, const struct eu_sql *s, int nparams,
                             const char *const *params, const struct eu_page *page);
 
+/* Answers 200 with the signed-in account's CredentialAccount
+ * (verify_credentials' answer). */
+void eu_accounts_reply_credentials(struct eu_req *req);
+
+/* ----------------------------------------------------------- migration.c */
+
+/* Aliases an account may list (alsoKnownAs), and how long after a move
+ * the next is refused: Mastodon's AccountMigration::COOLDOWN_PERIOD. */
+#define EU_MIGRATION_ALIASES_MAX 5
+#define EU_MIGRATION_COOLDOWN_S (30 * 24 * 60 * 60)
+
+void eu_migration_alias(struct eu_req *req);
+void eu_migration_move(struct eu_req *req);
+
 /* ------------------------------------------------------- relationships.c */
 
 void eu_relationships_index(struct eu_req *req);

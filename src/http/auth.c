@@ -47,7 +47,8 @@ enum {
 const struct eu_sql eu_auth_sql[] = {
     [AUTH_TOKEN] = {"auth.token",
                     "SELECT t.id, t.application_id, t.user_id, u.account_id, t.scopes,"
-                    " coalesce(a.suspended_at IS NOT NULL, false), coalesce(u.approved, true)"
+                    " coalesce(a.suspended_at IS NOT NULL, false), coalesce(u.approved, true),"
+                    " coalesce(a.moved_to_account_id IS NOT NULL, false)"
                     " FROM oauth_access_tokens t"
                     " LEFT JOIN users u ON u.tenant_id = $1 AND u.id = t.user_id"
                     " LEFT JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
@@ -59,6 +60,7 @@ struct entry {
     char hash[65];
     time_t expires;
     int64_t token_id, app_id, user_id, account_id;
+    bool moved; /* the account moved away: most routes refuse it */
     /* Bit i: eu_auth_known_scopes[i] was granted. A set, not the granted text, so
      * no list is too long to keep whole (a cut "write:favourites" once read
      * as "write", every write scope). */
@@ -379,6 +381,7 @@ fill_from_entry(struct eu_req *req, const struct entry *e)
     req->auth.app_id = e->app_id;
     req->auth.user_id = e->user_id;
     req->auth.account_id = e->account_id;
+    req->auth.moved = e->moved;
     req->auth.scopes = scope_text(req->arena, e->scopes);
 }
 
@@ -414,6 +417,7 @@ on_token(PGresult *res, enum eu_db_status st, void *arg)
         e.user_id = ll(res, 2);
         e.account_id = ll(res, 3);
         e.scopes = scope_bits(PQgetvalue(res, 0, 4));
+        e.moved = strcmp(PQgetvalue(res, 0, 7), "t") == 0;
         fill_from_entry(req, &e);
         /* Not cached while pending, so approval takes effect at once; nor
          * when an invalidation came in since the row was read. */

@@ -680,6 +680,11 @@ after_auth(struct eu_req *req)
         eu_req_reply_error(req, 403, "Your login is currently pending approval");
         return;
     }
+    /* Mastodon's User#functional? is false once the account moved. */
+    if (need_user && req->auth.moved && !(route->flags & EU_ROUTE_MOVED_OK)) {
+        eu_req_reply_error(req, 403, "Your login is currently disabled");
+        return;
+    }
     if (req->auth.present && route->scope &&
         !eu_auth_scope_allows(req->auth.scopes, route->scope)) {
         eu_req_reply_error(req, 403, "This action is outside the authorized scopes");

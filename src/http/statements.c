@@ -18,6 +18,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_accounts_sql,
     eu_relationships_sql,
     eu_search_sql,
+    eu_migration_sql,
 
     /* statuses group */
     eu_statuses_sql,
