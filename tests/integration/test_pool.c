@@ -433,8 +433,9 @@ START_TEST(test_plans_follow_table_growth)
              " SELECT %s, %s, 'old ' || g, '<p>old</p>' FROM generate_series(1, 20000) g",
              tid, alice);
     free(eu_it_pg_exec(db, sql));
-    /* Enough statements to pass the connection's first re-plan. */
-    post_statuses(s, token, 100);
+    /* Enough statements to pass the connection's first re-plan
+     * (EU_DB_REPLAN_FIRST executions; a plain post runs two). */
+    post_statuses(s, token, 200);
 
     long before = statuses_tuples_read(s, token, db);
     post_statuses(s, token, 20);
