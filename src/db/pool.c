@@ -470,8 +470,6 @@ finish_query(struct eu_db_conn *c, enum eu_db_status st)
         conn_save_error(c);
         eu_log_warn("db", "connection to '%s' broke: %s", c->pool->name, c->error);
     }
-    if (c->ev)
-        event_del(c->ev);
     cb(st == EU_DB_OK || st == EU_DB_ERROR ? res : NULL, st, arg);
     PQclear(res);
 }
@@ -600,8 +598,18 @@ on_conn_socket(evutil_socket_t fd, short what, void *arg)
     case C_LENT:
     case C_HOOK:
         if (!c->querying) {
-            if (c->ev)
-                event_del(c->ev);
+            /* The socket stays watched between queries (taking it off and
+             * on again was two epoll_ctl calls a query): what arrives now
+             * is a notice, or the server closing, which the next query
+             * reports; a dead socket is taken off so it cannot spin. */
+            if (!PQconsumeInput(c->pg) || PQstatus(c->pg) != CONNECTION_OK) {
+                if (c->ev)
+                    event_del(c->ev);
+                return;
+            }
+            PGnotify *note;
+            while ((note = PQnotifies(c->pg)))
+                PQfreemem(note);
             return;
         }
         if (what & EV_WRITE) {
@@ -851,8 +859,6 @@ on_pump(evutil_socket_t fd, short what, void *arg)
             c->state = C_LENT;
             idle_list_remove(c);
             event_del(c->timer);
-            if (c->ev)
-                event_del(c->ev);
             pool->n_lent++;
             eu_db_acquire_cb cb = w->cb;
             void *warg = w->arg;
