@@ -6,7 +6,10 @@
  * A tenant fetches as its instance actor (BASE/actor#main-key), signing
  * each request draft-cavage on the CPU pool. Public keys are public and the
  * same for every tenant, so one bounded LRU cache (key id -> owner actor
- * URI and PEM) serves the whole process; account rows stay per tenant.
+ * URI, PEM and the owner's document as fetched) serves the whole process;
+ * account rows stay per tenant, and a tenant that finds a key cached but
+ * has no row for its owner makes one from the cached document (fresh for
+ * EU_AP_ACTOR_FRESH_S) without fetching it again.
  *
  * Every function here runs on the loop thread. Callbacks run later on the
  * loop, never from inside the call; each call holds a reference to the
@@ -31,9 +34,11 @@ struct json_t;
 #define EU_AP_ACTOR_FRESH_S (24 * 60 * 60)
 /* Redirects a signed GET follows, re-signing each. */
 #define EU_AP_FETCH_MAX_REDIRECTS 3
-/* The process-wide key cache's bounds. */
+/* The process-wide key cache's bounds; it keeps an owner's document up
+ * to EU_AP_KEY_CACHE_DOC_MAX bytes long (a few KB is usual). */
 #define EU_AP_KEY_CACHE_ENTRIES 4096
-#define EU_AP_KEY_CACHE_BYTES (8u * 1024 * 1024)
+#define EU_AP_KEY_CACHE_BYTES (32u * 1024 * 1024)
+#define EU_AP_KEY_CACHE_DOC_MAX (64u * 1024)
 
 /*
  * doc is the fetched JSON object (borrowed: json_incref() it to keep it)
@@ -102,7 +107,9 @@ typedef void (*eu_ap_key_cb)(const struct eu_ap_key *k, const struct eu_error *e
  * The public key named key_id: from the key cache, else from tenant's
  * accounts (public_key_id), else by fetching key_id (the actor itself, or a
  * key document whose owner is the actor), resolving the owner into the
- * tenant and checking the owner publishes that key. refresh skips the
+ * tenant and checking the owner publishes that key. Whichever answers, the
+ * owner has an accounts row in tenant when cb runs with k (a cached key
+ * whose owner the tenant does not know is resolved into it first). refresh skips the
  * cache and the rows (the key may have been rotated: the inbox asks once
  * when a signature fails); it fetches at most once per key id every
  * EU_AP_KEY_REFRESH_S, answering from the cache in between.

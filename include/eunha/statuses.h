@@ -57,6 +57,22 @@ struct json_t;
     " AND (" a ".silenced_at IS NULL OR EXISTS (SELECT 1 FROM follows xf WHERE xf.tenant_id = $1"  \
     " AND xf.account_id = " v " AND xf.target_account_id = " a ".id))))"
 
+/*
+ * SQL truth value: is a status by the account whose id is the SQL
+ * expression aid shown to viewer v in threads and status search? Not when
+ * the viewer blocks the author or mutes them (a mute not yet expired), nor
+ * when the author blocks the viewer: the account half of Mastodon's
+ * StatusFilter, which never hides the viewer's own statuses. It goes in the
+ * statements that choose a page, so a page is not cut short afterwards; the
+ * status asked for by id (a thread's own) is not filtered, as in Mastodon.
+ */
+#define EU_STATUS_NOT_SHUNNED_SQL(aid, v)                                                          \
+    "(" aid " = " v " OR (NOT EXISTS (SELECT 1 FROM blocks yb WHERE yb.tenant_id = $1"             \
+    " AND ((yb.account_id = " v " AND yb.target_account_id = " aid ")"                             \
+    " OR (yb.account_id = " aid " AND yb.target_account_id = " v ")))"                             \
+    " AND NOT EXISTS (SELECT 1 FROM mutes ym WHERE ym.tenant_id = $1 AND ym.account_id = " v       \
+    " AND ym.target_account_id = " aid " AND (ym.expires_at IS NULL OR ym.expires_at > now()))))"
+
 /* array: a new reference the callback owns (json_decref it or pass it on to
  * eu_req_reply_json, which steals it). */
 typedef void (*eu_statuses_rendered_cb)(struct eu_req *req, struct json_t *array, void *arg);

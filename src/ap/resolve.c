@@ -46,6 +46,7 @@ enum {
     RESOLVE_ACTOR_ROW,
     RESOLVE_KEY_ROW,
     RESOLVE_ACCT_ROW,
+    RESOLVE_KEY_ACCOUNT,
 };
 
 const struct eu_sql eu_ap_resolve_sql[] = {
@@ -72,6 +73,11 @@ const struct eu_sql eu_ap_resolve_sql[] = {
                           " AND coalesce(lower(domain), '') = lower($3) AND uri IS NOT NULL"
                           " AND last_fetched_at > now() - interval '1 day'"
                           " AND suspended_at IS NULL"},
+    /* $2 a cached key's owner: whether this tenant has its row (suspended
+     * or not, as the inbox's processing looks it up). */
+    [RESOLVE_KEY_ACCOUNT] = {"ap_resolve.key_account",
+                             "SELECT 1 FROM accounts WHERE tenant_id = $1 AND uri = $2"
+                             " AND domain IS NOT NULL"},
     {0},
 };
 
@@ -322,6 +328,11 @@ eu_ap_fetch_signed(struct eu_app *app, struct eu_tenant *tenant, const char *url
 
 struct kc_entry {
     char *key_id, *owner, *pem;
+    /* The owner's document as fetched (JSON text) and where from, or NULL:
+     * what a second tenant makes its own account row from without asking
+     * again while it is fresh. */
+    char *doc, *doc_url;
+    uint64_t doc_ms; /* when the document was fetched */
     size_t bytes;
     uint64_t refreshed_ms; /* when a refresh last fetched it; 0 never */
     struct kc_entry *hnext;
@@ -383,6 +394,8 @@ kc_remove(struct kc_entry *e)
     free(e->key_id);
     free(e->owner);
     free(e->pem);
+    free(e->doc);
+    free(e->doc_url);
     free(e);
 }
 
@@ -399,18 +412,43 @@ kc_get(const char *key_id)
     return NULL;
 }
 
+/* The owner's document for kc_put: text (taken), fetched from url at ms. */
+struct kc_doc {
+    char *text;
+    const char *url;
+    uint64_t ms;
+};
+
+/*
+ * Puts key_id, owned by owner, into the cache. doc (NULL when there is none
+ * to give) takes its text; without one, the entry keeps the document it
+ * had if that still names the same owner and key.
+ */
 static void
-kc_put(const char *key_id, const char *owner, const char *pem, bool refreshed)
+kc_put(const char *key_id, const char *owner, const char *pem, bool refreshed, struct kc_doc *doc)
 {
     struct kc_entry *old = kc_get(key_id);
     uint64_t refreshed_ms = refreshed ? mono_ms() : old ? old->refreshed_ms : 0;
-    if (old)
-        kc_remove(old);
+    struct kc_doc kept = {0};
+    if (doc && doc->text) {
+        kept = *doc;
+        doc->text = NULL;
+    } else if (old && old->doc && strcmp(old->owner, owner) == 0 && strcmp(old->pem, pem) == 0) {
+        kept = (struct kc_doc){.text = old->doc, .url = old->doc_url, .ms = old->doc_ms};
+        old->doc = NULL;
+    }
     struct kc_entry *e = eu_xcalloc(1, sizeof(*e));
     e->key_id = eu_xstrdup(key_id);
     e->owner = eu_xstrdup(owner);
     e->pem = eu_xstrdup(pem);
+    e->doc = kept.text;
+    e->doc_url = kept.text ? eu_xstrdup(kept.url) : NULL;
+    e->doc_ms = kept.ms;
+    if (old)
+        kc_remove(old);
     e->bytes = sizeof(*e) + strlen(key_id) + strlen(owner) + strlen(pem) + 3;
+    if (e->doc)
+        e->bytes += strlen(e->doc) + strlen(e->doc_url) + 2;
     e->refreshed_ms = refreshed_ms;
     size_t b = kc_hash(key_id);
     e->hnext = kc.buckets[b];
@@ -444,6 +482,7 @@ struct aresolve {
     char *uri;
     char *base;
     bool force;
+    bool doc_cached;   /* parsing the key cache's copy, not a fresh fetch */
     char *want_key_id; /* the key to keep when the actor has several; may be NULL */
     struct waiter *waiters;
     struct aresolve *next; /* in flight */
@@ -455,6 +494,9 @@ struct aresolve {
     struct eu_ap_actor ac;
     struct eu_error err;
     int parse_rc;
+    char *doc_text; /* doc as text for the key cache, or NULL */
+    char *final_url;
+    uint64_t doc_ms; /* when doc was fetched */
 };
 
 static struct aresolve *resolving;
@@ -491,6 +533,8 @@ aresolve_free(struct aresolve *op)
     free(op->base);
     free(op->want_key_id);
     free(op->host);
+    free(op->doc_text);
+    free(op->final_url);
     free(op);
 }
 
@@ -534,8 +578,11 @@ on_upserted(const char *id, int status, void *arg)
         return;
     }
     const struct eu_ap_actor *ac = &op->ac;
-    if (ac->key_id && ac->public_key_pem)
-        kc_put(ac->key_id, ac->id, ac->public_key_pem, false);
+    if (ac->key_id && ac->public_key_pem) {
+        struct kc_doc doc = {.text = op->doc_text, .url = op->final_url, .ms = op->doc_ms};
+        op->doc_text = NULL;
+        kc_put(ac->key_id, ac->id, ac->public_key_pem, false, &doc);
+    }
     struct eu_ap_resolved r = {
         .account_id = id,
         .uri = ac->id,
@@ -567,6 +614,15 @@ parse_work(void *arg)
     struct aresolve *op = arg;
     op->parse_rc =
         eu_ap_actor_parse(op->arena, op->doc, op->host, op->want_key_id, &op->ac, &op->err);
+    if (op->parse_rc < 0 || op->doc_cached || !op->ac.key_id || !op->ac.public_key_pem)
+        return;
+    /* Kept for the other tenants of the process (kc_entry.doc), unless it
+     * would crowd the cache out. */
+    op->doc_text = json_dumps(op->doc, JSON_COMPACT);
+    if (op->doc_text && strlen(op->doc_text) > EU_AP_KEY_CACHE_DOC_MAX) {
+        free(op->doc_text);
+        op->doc_text = NULL;
+    }
 }
 
 static void
@@ -592,6 +648,8 @@ aresolve_parse(struct aresolve *op, json_t *doc, const char *final_url)
     }
     op->doc = json_incref(doc);
     op->host = eu_xstrdup(host);
+    op->final_url = eu_xstrdup(final_url);
+    op->doc_ms = mono_ms();
     op->arena = eu_arena_new();
     eu_cpupool_submit(op->app->cpu, parse_work, parse_done, op);
 }
@@ -684,17 +742,18 @@ local_username(struct eu_arena *a, const char *base, const char *uri)
 /*
  * Resolves uri for (cb, arg): joins a resolution in flight with the same
  * aims, or starts one. force skips the row; doc (with final_url) is the
- * actor already fetched, parsed instead of fetching.
+ * actor already fetched, parsed instead of fetching; doc_cached says it is
+ * the key cache's copy (so no newer than what is in flight).
  */
 static void
 resolve_actor(struct eu_app *app, struct eu_tenant *t, const char *uri, bool force,
-              const char *want_key_id, json_t *doc, const char *final_url, eu_ap_actor_cb cb,
-              void *arg)
+              const char *want_key_id, json_t *doc, const char *final_url, bool doc_cached,
+              eu_ap_actor_cb cb, void *arg)
 {
     struct waiter *w = eu_xcalloc(1, sizeof(*w));
     w->cb = cb;
     w->arg = arg;
-    if (!doc) {
+    if (!doc || doc_cached) {
         for (struct aresolve *op = resolving; op; op = op->next) {
             if (op->t == t && op->force == force && strcmp(op->uri, uri) == 0 &&
                 str_eq(op->want_key_id, want_key_id)) {
@@ -711,6 +770,7 @@ resolve_actor(struct eu_app *app, struct eu_tenant *t, const char *uri, bool for
     op->uri = eu_xstrdup(uri);
     op->base = base_url(app, t);
     op->force = force;
+    op->doc_cached = doc && doc_cached;
     op->want_key_id = want_key_id ? eu_xstrdup(want_key_id) : NULL;
     op->waiters = w;
     op->next = resolving;
@@ -741,14 +801,14 @@ void
 eu_ap_resolve_actor(struct eu_app *app, struct eu_tenant *tenant, const char *uri,
                     eu_ap_actor_cb cb, void *arg)
 {
-    resolve_actor(app, tenant, uri, false, NULL, NULL, NULL, cb, arg);
+    resolve_actor(app, tenant, uri, false, NULL, NULL, NULL, false, cb, arg);
 }
 
 void
 eu_ap_resolve_actor_refresh(struct eu_app *app, struct eu_tenant *tenant, const char *uri,
                             eu_ap_actor_cb cb, void *arg)
 {
-    resolve_actor(app, tenant, uri, true, NULL, NULL, NULL, cb, arg);
+    resolve_actor(app, tenant, uri, true, NULL, NULL, NULL, false, cb, arg);
 }
 
 /* ======================================================== key resolution */
@@ -760,7 +820,8 @@ struct kresolve {
     bool refresh;
     eu_ap_key_cb cb;
     void *arg;
-    /* a cache answer, delivered from a zero-delay event */
+    /* a cache answer, delivered from a zero-delay event or once the
+     * tenant's row is known to be there */
     char *owner, *pem;
 };
 
@@ -814,6 +875,61 @@ answer_later(struct kresolve *op, const struct kc_entry *e)
     event_base_once(op->app->base, -1, EV_TIMEOUT, on_cached, op, &zero);
 }
 
+static void on_key_owner(const struct eu_ap_resolved *r, const struct eu_error *err, void *arg);
+static void on_key_doc(json_t *doc, const char *final_url, const struct eu_error *err, void *arg);
+
+static void
+on_cached_row(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct kresolve *op = arg;
+    if (st != EU_DB_OK) {
+        struct eu_error e = {0};
+        eu_error_set(&e, 503, "the database is not available");
+        kresolve_fail(op, &e);
+        return;
+    }
+    if (PQntuples(res) == 1) {
+        char *owner = op->owner, *pem = op->pem;
+        op->owner = op->pem = NULL;
+        kresolve_answer(op, owner, pem);
+        free(owner);
+        free(pem);
+        return;
+    }
+    /* Another tenant cached the key: this one makes its own row, from the
+     * document the cache kept while it is fresh, else as if nothing were
+     * cached. The entry may have gone or changed since the lookup. */
+    struct kc_entry *e = kc_get(op->key_id);
+    if (e && e->doc && strcmp(e->owner, op->owner) == 0 &&
+        mono_ms() - e->doc_ms < (uint64_t)EU_AP_ACTOR_FRESH_S * 1000) {
+        json_t *doc = json_loads(e->doc, 0, NULL);
+        if (doc) {
+            resolve_actor(op->app, op->t, op->owner, true, op->key_id, doc, e->doc_url, true,
+                          on_key_owner, op);
+            json_decref(doc);
+            return;
+        }
+    }
+    eu_ap_fetch_signed(op->app, op->t, op->key_id, on_key_doc, op);
+}
+
+/*
+ * Answers from e once the tenant has the owner's account row: the cache is
+ * the process's, the rows are each tenant's, and what the inbox queues is
+ * processed against the row.
+ */
+static void
+answer_cached(struct kresolve *op, const struct kc_entry *e)
+{
+    op->owner = eu_xstrdup(e->owner);
+    op->pem = eu_xstrdup(e->pem);
+    /* The key is not fetched on this path: nothing to mark refreshed. */
+    op->refresh = false;
+    const char *p[] = {op->owner};
+    eu_db_pool_stmt(eu_tenant_pool(op->app->registry, op->t),
+                    &eu_ap_resolve_sql[RESOLVE_KEY_ACCOUNT], 1, p, on_cached_row, op);
+}
+
 static void
 on_key_owner(const struct eu_ap_resolved *r, const struct eu_error *err, void *arg)
 {
@@ -831,7 +947,7 @@ on_key_owner(const struct eu_ap_resolved *r, const struct eu_error *err, void *a
     /* The resolution filled the cache for a remote actor; a local one and
      * the time of a refresh are put here. */
     if (r->local || op->refresh)
-        kc_put(op->key_id, r->uri, r->public_key_pem, op->refresh);
+        kc_put(op->key_id, r->uri, r->public_key_pem, op->refresh, NULL);
     kresolve_answer(op, r->uri, r->public_key_pem);
 }
 
@@ -859,9 +975,10 @@ on_key_doc(json_t *doc, const char *final_url, const struct eu_error *err, void 
         }
     }
     if (strcmp(owner, id) == 0)
-        resolve_actor(op->app, op->t, owner, true, op->key_id, doc, final_url, on_key_owner, op);
+        resolve_actor(op->app, op->t, owner, true, op->key_id, doc, final_url, false, on_key_owner,
+                      op);
     else
-        resolve_actor(op->app, op->t, owner, true, op->key_id, NULL, NULL, on_key_owner, op);
+        resolve_actor(op->app, op->t, owner, true, op->key_id, NULL, NULL, false, on_key_owner, op);
 }
 
 static void
@@ -875,7 +992,7 @@ on_key_row(PGresult *res, enum eu_db_status st, void *arg)
         return;
     }
     if (PQntuples(res) == 1) {
-        kc_put(op->key_id, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), false);
+        kc_put(op->key_id, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), false, NULL);
         kresolve_answer(op, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
         return;
     }
@@ -898,15 +1015,19 @@ eu_ap_resolve_key(struct eu_app *app, struct eu_tenant *tenant, const char *key_
     if (e && (!refresh || (e->refreshed_ms &&
                            mono_ms() - e->refreshed_ms < (uint64_t)EU_AP_KEY_REFRESH_S * 1000))) {
         /* A refresh this soon after the last one would let a stream of bad
-         * signatures turn into a stream of fetches. */
-        answer_later(op, e);
+         * signatures turn into a stream of fetches. One of the tenant's
+         * own accounts has its row whatever the cache says. */
+        if (host_is(key_id, tenant->domain))
+            answer_later(op, e);
+        else
+            answer_cached(op, e);
         return;
     }
     if (host_is(key_id, tenant->domain)) {
         /* One of our own accounts (a tenant's actor signing to itself):
          * its row has the key. */
         char *uri = eu_xstrndup(key_id, strcspn(key_id, "#"));
-        resolve_actor(app, tenant, uri, false, NULL, NULL, NULL, on_key_owner, op);
+        resolve_actor(app, tenant, uri, false, NULL, NULL, NULL, false, on_key_owner, op);
         free(uri);
         return;
     }
@@ -1000,7 +1121,7 @@ on_wfinger_resp(struct eu_fetch_resp *resp, void *arg)
         wfinger_fail(op, 404, "the account has no ActivityPub actor");
         return;
     }
-    resolve_actor(op->app, op->t, href, false, NULL, NULL, NULL, op->cb, op->arg);
+    resolve_actor(op->app, op->t, href, false, NULL, NULL, NULL, false, op->cb, op->arg);
     json_decref(jrd);
     wfinger_free(op);
 }
@@ -1010,7 +1131,7 @@ on_acct_row(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct wfinger *op = arg;
     if (st == EU_DB_OK && PQntuples(res) == 1) {
-        resolve_actor(op->app, op->t, PQgetvalue(res, 0, 0), false, NULL, NULL, NULL, op->cb,
+        resolve_actor(op->app, op->t, PQgetvalue(res, 0, 0), false, NULL, NULL, NULL, false, op->cb,
                       op->arg);
         wfinger_free(op);
         return;
@@ -1067,7 +1188,7 @@ eu_ap_webfinger_lookup(struct eu_app *app, struct eu_tenant *tenant, const char 
     char *base = base_url(app, tenant);
     if (strcasecmp(host, tenant->domain) == 0) {
         char *uri = eu_xasprintf("%s/users/%s", base, user);
-        resolve_actor(app, tenant, uri, false, NULL, NULL, NULL, cb, arg);
+        resolve_actor(app, tenant, uri, false, NULL, NULL, NULL, false, cb, arg);
         wfinger_free(op);
         free(uri);
     } else {

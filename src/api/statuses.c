@@ -316,8 +316,9 @@ const struct eu_sql eu_statuses_sql[] = {
         EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " ORDER BY v.created_at, v.id"},
     /* Ancestors oldest first; descendants depth first, as a thread reads.
      * Hidden ones are dropped by the renderer. Like Mastodon's thread
-     * (StatusFilter), statuses by a domain the viewer blocks, or by a
-     * silenced author the viewer does not follow, are left out; the walk
+     * (StatusFilter), statuses by a domain the viewer blocks, by a
+     * silenced author the viewer does not follow, by an account the viewer
+     * blocks or mutes or that blocks the viewer, are left out; the walk
      * still passes through them, so their replies stay. */
     [STATUSES_CONTEXT] = {"statuses.context",
         "WITH RECURSIVE up(id, parent, depth, author) AS ("
@@ -337,11 +338,13 @@ const struct eu_sql eu_statuses_sql[] = {
         " UNION ALL SELECT 'a', up.id::text, 1, -up.depth FROM up"
         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = up.author"
         "  WHERE " EU_STATUS_NOT_DOMAIN_HIDDEN_SQL("a", "$3::bigint")
+        "  AND " EU_STATUS_NOT_SHUNNED_SQL("up.author", "$3::bigint")
         " UNION ALL SELECT 'd', dd.id::text, 2, dd.o"
         "  FROM (SELECT id, author, row_number() OVER (ORDER BY path) AS o FROM"
         "  (SELECT id, path, author FROM down ORDER BY path LIMIT 60) d0) dd"
         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = dd.author"
         "  WHERE " EU_STATUS_NOT_DOMAIN_HIDDEN_SQL("a", "$3::bigint")
+        "  AND " EU_STATUS_NOT_SHUNNED_SQL("dd.author", "$3::bigint")
         " ORDER BY 3, 4"},
     [STATUSES_FAVOURITE] = {"statuses.favourite",
         "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (tenant_id, account_id,"

@@ -647,6 +647,129 @@ START_TEST(test_inbox_host_cap_process)
 }
 END_TEST
 
+/* Polls token's notifications on host until one of type comes from the
+ * account whose acct is acct, or 20 s pass; whether it came. */
+static bool
+wait_notification(struct env *e, const char *host, const char *token, const char *type,
+                  const char *acct)
+{
+    struct eu_it_resp r = {0};
+    bool found = false;
+    long long until = eu_it_now_ms() + 20000;
+    while (!found && eu_it_now_ms() < until) {
+        eu_it_callf(e->s, &r, host, "GET", token, NULL, "/api/v1/notifications");
+        EU_IT_EXPECT_STATUS(&r, 200);
+        size_t i;
+        json_t *n;
+        json_array_foreach(r.json, i, n)
+        {
+            const char *t = json_string_value(json_object_get(n, "type"));
+            const char *a = json_string_value(eu_it_jpath(n, "account.acct"));
+            if (t && a && strcmp(t, type) == 0 && strcmp(a, acct) == 0)
+                found = true;
+        }
+        if (!found)
+            eu_it_sleep_ms(200);
+    }
+    eu_it_resp_free(&r);
+    return found;
+}
+
+/*
+ * The key cache is the process's, account rows are each tenant's: the
+ * peer, known to a.test (its key cached there), then likes and follows
+ * alice on b.test, a second tenant of the same process. b.test makes its
+ * own row for the peer from the cached document (no fetch), processes
+ * both, and alice sees the notifications through its API; a later
+ * delivery finds the row. The decoy, to which nothing was sent, has no
+ * row and no notification.
+ */
+START_TEST(test_cached_key_other_tenant)
+{
+    struct env e;
+    env_start_toml(&e, PEER_TOML "[workers]\nqueue_idle_poll_seconds = 1\n");
+    json_decref(eu_it_tenant_create(e.s, "b.test", "B"));
+    char *balice = eu_it_user_new(e.s, "b.test", "alice", "read write", NULL);
+    char *dalice = eu_it_user_token(e.s, "d.test", "alice", "read");
+    char *bdb = eu_it_tenant_database(e.s, "b.test");
+    char *btid = eu_it_tenant_id(e.s, "b.test");
+    struct eu_it_resp r = {0};
+    eu_it_callf(e.s, &r, "b.test", "POST", balice, "{\"status\":\"like me\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *sid = strdup(eu_it_json_str(&r, "id"));
+
+    /* a.test learns the peer: one fetch, its key cached */
+    char *body = activity(&e, 1, e.peer_id);
+    struct post p = {"a.test", "/inbox", body, NULL, e.peer_key, e.peer->actors[0].priv,
+                     0,        false,    false};
+    post(&e, &p, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(peer_fetches(e.peer, 0), 1);
+    const char *row = "SELECT count(*) FROM accounts WHERE tenant_id = %s AND uri = '%s'";
+    ck_assert_int_eq(eu_it_pg_execf_long(bdb, row, btid, e.peer_id), 0);
+
+    /* a Like to b.test: its row is made before the answer, not fetched */
+    char *like = NULL;
+    ck_assert_int_ge(asprintf(&like,
+                              "{\"@context\":\"https://www.w3.org/ns/activitystreams\","
+                              "\"id\":\"%s/likes/1\",\"type\":\"Like\",\"actor\":\"%s\","
+                              "\"object\":\"http://b.test/users/alice/statuses/%s\"}",
+                              e.peer->origin, e.peer_id, sid),
+                     0);
+    p.host = "b.test";
+    p.body = like;
+    post(&e, &p, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(peer_fetches(e.peer, 0), 1);
+    ck_assert_int_eq(eu_it_pg_execf_long(bdb, row, btid, e.peer_id), 1);
+    ck_assert_int_eq(eu_it_pg_execf_long(bdb,
+                                         "SELECT count(*) FROM accounts WHERE tenant_id = %s"
+                                         " AND uri = '%s' AND username = 'peer'"
+                                         " AND inbox_url = '%s/inbox' AND public_key IS NOT NULL",
+                                         btid, e.peer_id, e.peer_id),
+                     1);
+    char acct[96];
+    snprintf(acct, sizeof(acct), "peer@%s", e.peer->host);
+    ck_assert(wait_notification(&e, "b.test", balice, "favourite", acct));
+
+    /* a Follow, now that the row is there: answered from the cache too */
+    char *follow = NULL;
+    ck_assert_int_ge(asprintf(&follow,
+                              "{\"@context\":\"https://www.w3.org/ns/activitystreams\","
+                              "\"id\":\"%s/follows/1\",\"type\":\"Follow\",\"actor\":\"%s\","
+                              "\"object\":\"http://b.test/users/alice\"}",
+                              e.peer->origin, e.peer_id),
+                     0);
+    p.path = "/users/alice/inbox";
+    p.body = follow;
+    post(&e, &p, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert(wait_notification(&e, "b.test", balice, "follow", acct));
+    ck_assert_int_eq(peer_fetches(e.peer, 0), 1);
+    eu_it_callf(e.s, &r, "b.test", "GET", balice, NULL, "/api/v1/statuses/%s", sid);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "favourites_count", 1);
+
+    /* the decoy: nothing */
+    ck_assert_int_eq(eu_it_pg_execf_long(e.db, row, e.decoy_tid, e.peer_id), 0);
+    ck_assert_int_eq(job_count(&e, e.decoy_tid), 0);
+    eu_it_callf(e.s, &r, "d.test", "GET", dalice, NULL, "/api/v1/notifications");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    free(like);
+    free(follow);
+    free(body);
+    free(sid);
+    free(balice);
+    free(dalice);
+    free(bdb);
+    free(btid);
+    eu_it_resp_free(&r);
+    env_end(&e);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -655,5 +778,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_authorized_fetch, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_inbox_host_cap, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_inbox_host_cap_process, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_cached_key_other_tenant, TIMEOUT);
     return eu_it_run_suite(s);
 }

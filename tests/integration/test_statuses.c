@@ -502,6 +502,188 @@ START_TEST(test_context)
 }
 END_TEST
 
+/* Whether the JSON array at path of r holds a status with this id. */
+static bool
+lists(const struct eu_it_resp *r, const char *path, const char *id)
+{
+    json_t *a = eu_it_jpath(r->json, path);
+    size_t i;
+    json_t *st;
+    json_array_foreach(a, i, st)
+    {
+        const char *sid = json_string_value(json_object_get(st, "id"));
+        if (sid && strcmp(sid, id) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A reply by token's user to parent with text; its id (caller frees). */
+static char *
+reply(struct world *w, const char *token, const char *parent, const char *text)
+{
+    char body[256];
+    snprintf(body, sizeof(body), "{\"status\":\"%s\",\"in_reply_to_id\":\"%s\"}", text, parent);
+    return post(w, token, body);
+}
+
+/*
+ * Mastodon's StatusFilter in a thread: alice's view of her own thread
+ * leaves out the replies of bob (she blocks him), carol (she mutes her)
+ * and dave (he blocks her), but keeps her own reply, eve's reply under
+ * bob's (the walk passes through), and whatever an expired mute covers.
+ * The status asked for is shown even when its author is blocked. Eve, who
+ * blocks and mutes nobody, sees the whole thread.
+ */
+START_TEST(test_context_blocks_mutes)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    char *dave_id = NULL, *eve_id = NULL, *fay_id = NULL;
+    char *dave = eu_it_user_new(w.s, HOST, "dave", "read write follow", &dave_id);
+    char *eve = eu_it_user_new(w.s, HOST, "eve", "read write follow", &eve_id);
+    char *fay = eu_it_user_new(w.s, HOST, "fay", "read write follow", &fay_id);
+    char *root = post(&w, w.alice, "{\"status\":\"root\"}");
+    char *b1 = reply(&w, w.bob, root, "by bob");
+    char *e1 = reply(&w, eve, b1, "by eve under bob");
+    char *c1 = reply(&w, w.carol, root, "by carol");
+    char *a1 = reply(&w, w.alice, c1, "by alice under carol");
+    char *d1 = reply(&w, dave, root, "by dave");
+    char *f1 = reply(&w, fay, root, "by fay");
+    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, w.alice_id, w.bob_id);
+    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, dave_id, w.alice_id);
+    sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, w.alice_id, w.carol_id);
+    sql(&w,
+        "INSERT INTO mutes (tenant_id, account_id, target_account_id, expires_at)"
+        " VALUES (%s, %s, %s, now() - interval '1 minute')",
+        w.tid, w.alice_id, fay_id);
+
+    char path[160];
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", root);
+    api(&w, &r, "GET", path, w.alice, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "descendants")), 3);
+    ck_assert(lists(&r, "descendants", e1));
+    ck_assert(lists(&r, "descendants", a1));
+    ck_assert(lists(&r, "descendants", f1));
+    ck_assert(!lists(&r, "descendants", b1));
+    ck_assert(!lists(&r, "descendants", c1));
+    ck_assert(!lists(&r, "descendants", d1));
+    /* another viewer: everything */
+    api(&w, &r, "GET", path, eve, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "descendants")), 6);
+    ck_assert(lists(&r, "descendants", b1));
+    ck_assert(lists(&r, "descendants", c1));
+    ck_assert(lists(&r, "descendants", d1));
+
+    /* Ancestors: bob's is left out above eve's reply, for alice only. */
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", e1);
+    api(&w, &r, "GET", path, w.alice, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "ancestors")), 1);
+    EU_IT_EXPECT_JSTR(&r, "ancestors.0.id", root);
+    api(&w, &r, "GET", path, eve, NULL);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "ancestors")), 2);
+    EU_IT_EXPECT_JSTR(&r, "ancestors.1.id", b1);
+    /* carol's reply asked for: shown to alice with its thread around it,
+     * though carol herself is muted */
+    get_status(&w, &r, c1, w.alice);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", c1);
+    api(&w, &r, "GET", path, w.alice, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "ancestors")), 1);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "descendants")), 1);
+    EU_IT_EXPECT_JSTR(&r, "descendants.0.id", a1);
+    /* dave blocks alice: her root is left out above his own reply */
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", d1);
+    api(&w, &r, "GET", path, dave, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "ancestors")), 0);
+
+    free(root);
+    free(b1);
+    free(e1);
+    free(c1);
+    free(a1);
+    free(d1);
+    free(f1);
+    free(dave);
+    free(eve);
+    free(fay);
+    free(dave_id);
+    free(eve_id);
+    free(fay_id);
+    eu_it_resp_free(&r);
+    world_stop(&w);
+}
+END_TEST
+
+/*
+ * Status search drops what the StatusFilter drops, in the statement that
+ * picks the page: of the statuses mentioning alice and eve, alice finds
+ * neither bob's (blocked), carol's (muted) nor dave's (he blocks her), but
+ * her own; eve finds them all. A page of one is still full for alice.
+ */
+START_TEST(test_search_blocks_mutes)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    char *dave_id = NULL, *eve_id = NULL;
+    char *dave = eu_it_user_new(w.s, HOST, "dave", "read write follow", &dave_id);
+    char *eve = eu_it_user_new(w.s, HOST, "eve", "read write follow", &eve_id);
+    const char *body = "{\"status\":\"@alice @eve needle\"}";
+    char *mine = post(&w, w.alice, "{\"status\":\"my needle\"}");
+    char *b = post(&w, w.bob, body);
+    char *c = post(&w, w.carol, body);
+    char *d = post(&w, dave, body);
+    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, w.alice_id, w.bob_id);
+    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, dave_id, w.alice_id);
+    sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, w.alice_id, w.carol_id);
+
+    api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses", w.alice, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "statuses")), 1);
+    EU_IT_EXPECT_JSTR(&r, "statuses.0.id", mine);
+    /* the newest three are hidden: a page of one still finds hers */
+    api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses&limit=1", w.alice, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "statuses")), 1);
+    EU_IT_EXPECT_JSTR(&r, "statuses.0.id", mine);
+    api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses", eve, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "statuses")), 3);
+    ck_assert(lists(&r, "statuses", b));
+    ck_assert(lists(&r, "statuses", c));
+    ck_assert(lists(&r, "statuses", d));
+    /* unmuted, carol's comes back */
+    sql(&w, "DELETE FROM mutes WHERE tenant_id = %s AND account_id = %s", w.tid, w.alice_id);
+    api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses", w.alice, NULL);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "statuses")), 2);
+    EU_IT_EXPECT_JSTR(&r, "statuses.0.id", c);
+
+    free(mine);
+    free(b);
+    free(c);
+    free(d);
+    free(dave);
+    free(eve);
+    free(dave_id);
+    free(eve_id);
+    eu_it_resp_free(&r);
+    world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_interactions)
 {
     struct world w;
@@ -784,6 +966,8 @@ main(void)
     EU_IT_ADD_TCASE(s, test_idempotency, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_edit_history_source, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_context, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_context_blocks_mutes, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_search_blocks_mutes, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_interactions, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_visibility_and_blocks, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_author_defaults, TIMEOUT);
