@@ -87,6 +87,32 @@ sql_long(struct world *w, const char *fmt, ...)
     return eu_it_pg_exec_long(w->db, q);
 }
 
+/*
+ * The count fmt selects, once it is want or after 10 s. Notifications are
+ * written beside the reply, not before it, so a test that reads them right
+ * after the request that caused them waits for them.
+ */
+static long sql_count_reaches(struct world *w, long want, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static long
+sql_count_reaches(struct world *w, long want, const char *fmt, ...)
+{
+    char q[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(q, sizeof(q), fmt, ap);
+    va_end(ap);
+    long got = -1;
+    for (int i = 0; i < 200; i++) {
+        got = eu_it_pg_exec_long(w->db, q);
+        if (got == want)
+            break;
+        eu_it_sleep_ms(50);
+    }
+    return got;
+}
+
 static void
 api(struct world *w, struct eu_it_resp *r, const char *method, const char *path, const char *token,
     const char *body)
@@ -175,11 +201,12 @@ START_TEST(test_create_get_delete)
                               w.tid, id),
                      1);
     /* bob was told he was mentioned */
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                              " AND account_id = %s AND type = 'mention' AND status_id = %s",
-                              w.tid, w.bob_id, id),
-                     1);
+    ck_assert_int_eq(
+        sql_count_reaches(&w, 1,
+                          "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                          " AND account_id = %s AND type = 'mention' AND status_id = %s",
+                          w.tid, w.bob_id, id),
+        1);
 
     /* Anyone can read a public status, anonymous too (no viewer flags then). */
     get_status(&w, &r, id, NULL);
@@ -420,10 +447,10 @@ START_TEST(test_edit_history_source)
     api(&w, &r, "GET", path, w.bob, NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
 
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                              " AND account_id = %s AND type = 'update'",
-                              w.tid, w.bob_id),
+    ck_assert_int_eq(sql_count_reaches(&w, 2,
+                                       "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                       " AND account_id = %s AND type = 'update'",
+                                       w.tid, w.bob_id),
                      2);
     free(id);
     eu_it_resp_free(&r);
@@ -453,15 +480,16 @@ START_TEST(test_context)
              b);
     char *hidden = post(&w, w.alice, body);
 
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                              " AND account_id = %s AND type = 'status' AND status_id = %s",
-                              w.tid, w.carol_id, a),
-                     1);
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                              " AND account_id = %s AND type = 'status'",
-                              w.tid, w.carol_id),
+    ck_assert_int_eq(
+        sql_count_reaches(&w, 1,
+                          "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                          " AND account_id = %s AND type = 'status' AND status_id = %s",
+                          w.tid, w.carol_id, a),
+        1);
+    ck_assert_int_eq(sql_count_reaches(&w, 1,
+                                       "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                       " AND account_id = %s AND type = 'status'",
+                                       w.tid, w.carol_id),
                      1);
     /* several at once; hidden ones are left out */
     snprintf(body, sizeof(body), "/api/v1/statuses?id[]=%s&id[]=%s&id[]=%s", c, hidden, a);
@@ -700,10 +728,10 @@ START_TEST(test_interactions)
     EU_IT_EXPECT_JINT(&r, "favourites_count", 1);
     status_action(&w, &r, id, "favourite", w.carol);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 2);
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                              " AND account_id = %s AND type = 'favourite'",
-                              w.tid, w.alice_id),
+    ck_assert_int_eq(sql_count_reaches(&w, 2,
+                                       "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                       " AND account_id = %s AND type = 'favourite'",
+                                       w.tid, w.alice_id),
                      2);
     get_status(&w, &r, id, w.alice);
     EXPECT_BOOL(&r, "favourited", false);
@@ -747,10 +775,10 @@ START_TEST(test_interactions)
     /* favouriting a reblog favourites the original */
     status_action(&w, &r, reblog_id, "favourite", w.carol);
     EU_IT_EXPECT_JSTR(&r, "id", id);
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                              " AND account_id = %s AND type = 'reblog'",
-                              w.tid, w.alice_id),
+    ck_assert_int_eq(sql_count_reaches(&w, 1,
+                                       "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                       " AND account_id = %s AND type = 'reblog'",
+                                       w.tid, w.alice_id),
                      1);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/reblogged_by", id);
     api(&w, &r, "GET", path, w.carol, NULL);
@@ -857,20 +885,20 @@ START_TEST(test_author_defaults)
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 3);
     EU_IT_EXPECT_JSTR(&r, "0.id", given);
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                              " AND account_id = %s AND type = 'status'",
-                              w.tid, w.bob_id),
+    ck_assert_int_eq(sql_count_reaches(&w, 3,
+                                       "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                       " AND account_id = %s AND type = 'status'",
+                                       w.tid, w.bob_id),
                      3);
     /* a reply to someone else is not announced to followers */
     char *bobs = post(&w, w.bob, "{\"status\":\"bob here\"}");
     char body[200];
     snprintf(body, sizeof(body), "{\"status\":\"reply\",\"in_reply_to_id\":\"%s\"}", bobs);
     free(post(&w, w.alice, body));
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                              " AND account_id = %s AND type = 'status'",
-                              w.tid, w.bob_id),
+    ck_assert_int_eq(sql_count_reaches(&w, 3,
+                                       "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                       " AND account_id = %s AND type = 'status'",
+                                       w.tid, w.bob_id),
                      3);
     free(bobs);
     free(given);
