@@ -33,7 +33,8 @@ const struct eu_sql eu_instance_sql[] = {
         {"instance.stats",
          "SELECT coalesce((SELECT c.user_count FROM instance_counters c WHERE c.tenant_id = $1), "
          "0),"
-         " coalesce((SELECT c.status_count FROM instance_counters c WHERE c.tenant_id = $1), 0),"
+         " (SELECT greatest(coalesce(sum(c.n), 0), 0) FROM instance_status_counts c"
+         "  WHERE c.tenant_id = $1),"
          " (SELECT count(DISTINCT domain) FROM accounts WHERE tenant_id = $1"
          "  AND domain IS NOT NULL),"
          " coalesce((SELECT value #>> '{}' FROM settings WHERE tenant_id = $1"

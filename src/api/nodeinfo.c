@@ -22,7 +22,8 @@ enum {
 
 const struct eu_sql eu_nodeinfo_sql[] = {
     [NODEINFO_COUNTS] = {"nodeinfo.counts",
-                         "SELECT coalesce(c.user_count, 0), coalesce(c.status_count, 0)"
+                         "SELECT coalesce(c.user_count, 0), (SELECT greatest(coalesce(sum(sc.n),"
+                         " 0), 0) FROM instance_status_counts sc WHERE sc.tenant_id = $1)"
                          " FROM (SELECT 1) one LEFT JOIN instance_counters c ON c.tenant_id = $1"},
     {0},
 };

@@ -74,6 +74,7 @@ const char *const eu_db_tenant_tables[] = {
     /* Last: the triggers of statuses and accounts write it as their rows
      * go, so it is emptied after them. */
     "instance_counters",
+    "instance_status_counts",
     NULL,
 };
 

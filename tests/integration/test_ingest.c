@@ -311,7 +311,7 @@ START_TEST(test_store_remote_actor_and_notes)
     EXPECT_Q(db, "1", "SELECT replies_count FROM statuses WHERE tenant_id = %s AND id = %s", tid,
              local);
     /* Remote statuses do not count as the instance's. */
-    EXPECT_Q(db, "1", "SELECT status_count FROM instance_counters WHERE tenant_id = %s", tid);
+    EXPECT_Q(db, "1", "SELECT sum(n) FROM instance_status_counts WHERE tenant_id = %s", tid);
 
     /* An edit: newer updated, new content; the old version is kept. A stale
      * one is ignored. */
