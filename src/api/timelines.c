@@ -28,13 +28,7 @@
 #define PAGE_MAX 40
 
 /* Nothing from accounts the viewer blocks, mutes or is blocked by. */
-#define NOT_SHUNNED_SQL(s, v)                                                                      \
-    "NOT EXISTS (SELECT 1 FROM blocks xb WHERE xb.tenant_id = $1 AND ((xb.account_id = " v         \
-    " AND xb.target_account_id = " s ".account_id) OR (xb.account_id = " s ".account_id"           \
-    " AND xb.target_account_id = " v ")))"                                                         \
-    " AND NOT EXISTS (SELECT 1 FROM mutes xm WHERE xm.tenant_id = $1 AND xm.account_id = " v       \
-    " AND xm.target_account_id = " s ".account_id AND (xm.expires_at IS NULL"                      \
-    " OR xm.expires_at > now()))"
+#define NOT_SHUNNED_SQL(s, v) EU_STATUS_NOT_SHUNNED_SQL(s ".account_id", v)
 
 /* Nothing by accounts of a domain the viewer blocks, and nothing by
  * silenced accounts unless the viewer follows them (statuses.h). */
