@@ -64,6 +64,12 @@ struct eu_json_splice {
      * obj's (a viewer's few members added to a cached status without
      * copying it). skip is then 0. */
     bool extend;
+    /* With extend, members' JSON ("k":v,... without braces, or NULL)
+     * written after text's members and before obj's: a viewer's flags,
+     * which are written the same way on every page and need no objects of
+     * their own. */
+    const char *tail;
+    size_t tail_len;
 };
 
 /* eu_json_write() with n splices (the obj of each distinct). The caller

@@ -400,6 +400,11 @@ put_spliced(struct writer *w, const struct eu_json_splice *sp, const json_t *v, 
     size_t i = 0;
     /* "{}" extended: no member of the text to put a comma after. */
     bool first = sp->extend && sp->len == 2;
+    if (sp->extend && sp->tail_len) {
+        if ((!first && put_byte(w, ',') < 0) || put(w, sp->tail, sp->tail_len) < 0)
+            return -1;
+        first = false;
+    }
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it), i++) {
         if (i < sp->skip)
             continue;

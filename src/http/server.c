@@ -252,22 +252,24 @@ splices_free(void *data)
         json_decref(s->refs[i]);
 }
 
-static void splice_add(struct eu_req *req, json_t *obj, json_t *text, size_t skip, bool extend);
+static void splice_add(struct eu_req *req, json_t *obj, json_t *text, size_t skip, bool extend,
+                       const char *tail);
 
 void
 eu_req_json_splice(struct eu_req *req, json_t *obj, json_t *text, size_t skip)
 {
-    splice_add(req, obj, text, skip, false);
+    splice_add(req, obj, text, skip, false, NULL);
 }
 
 void
-eu_req_json_extend(struct eu_req *req, json_t *obj, json_t *text)
+eu_req_json_extend(struct eu_req *req, json_t *obj, json_t *text, const char *tail)
 {
-    splice_add(req, obj, text, 0, true);
+    splice_add(req, obj, text, 0, true, tail);
 }
 
 static void
-splice_add(struct eu_req *req, json_t *obj, json_t *text, size_t skip, bool extend)
+splice_add(struct eu_req *req, json_t *obj, json_t *text, size_t skip, bool extend,
+           const char *tail)
 {
     if (!json_is_object(obj) || !json_is_string(text))
         return;
@@ -292,7 +294,9 @@ splice_add(struct eu_req *req, json_t *obj, json_t *text, size_t skip, bool exte
                                           .text = json_string_value(text),
                                           .len = json_string_length(text),
                                           .skip = skip,
-                                          .extend = extend};
+                                          .extend = extend,
+                                          .tail = tail,
+                                          .tail_len = tail ? strlen(tail) : 0};
     s->refs[2 * s->n] = json_incref(obj);
     s->refs[2 * s->n + 1] = json_incref(text);
     s->n++;

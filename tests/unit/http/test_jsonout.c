@@ -637,7 +637,7 @@ START_TEST(test_splices)
     for (int round = 0; round < 200; round++) {
         enum { N = 12 };
         json_t *cached[N], *texts[N], *copies[N];
-        struct eu_json_splice sp[3 * N + 2];
+        struct eu_json_splice sp[3 * N + 4];
         size_t n = 0;
         json_t *page = json_array(), *want_page = json_array();
         for (int i = 0; i < N; i++) {
@@ -663,12 +663,17 @@ START_TEST(test_splices)
             /* The same status without the copy: only the viewer's
              * members, extending the cached text. */
             json_t *slim = json_object();
-            json_object_set_new(slim, "favourited", json_boolean(i & 1));
+            /* Half of them carry the flag as text (a viewer's flags). */
+            const char *tail = (i & 1) ? "\"favourited\":true" : NULL;
+            if (!tail)
+                json_object_set_new(slim, "favourited", json_false());
             json_object_set_new(slim, "account", json_incref(cached[i / 2]));
             sp[n++] = (struct eu_json_splice){.obj = slim,
                                               .text = json_string_value(texts[i]),
                                               .len = json_string_length(texts[i]),
-                                              .extend = true};
+                                              .extend = true,
+                                              .tail = tail,
+                                              .tail_len = tail ? strlen(tail) : 0};
             json_array_append_new(page, slim);
             json_t *full = json_copy(cached[i]);
             json_object_set_new(full, "favourited", json_boolean(i & 1));
@@ -677,10 +682,23 @@ START_TEST(test_splices)
         }
         json_array_append_new(page, json_deep_copy(copies[0])); /* not spliced */
         json_array_append_new(want_page, json_deep_copy(copies[0]));
-        /* An empty cached object extended, and extended by nothing. */
-        json_t *one = json_object(), *none = json_object();
+        /* An empty cached object extended, and extended by nothing; one
+         * with a tail and one member, one with a tail alone. */
+        json_t *one = json_object(), *none = json_object(), *two = json_object();
         json_object_set_new(one, "a", json_true());
         sp[n++] = (struct eu_json_splice){.obj = one, .text = "{}", .len = 2, .extend = true};
+        json_object_set_new(two, "b", json_null());
+        sp[n++] = (struct eu_json_splice){
+            .obj = two, .text = "{}", .len = 2, .extend = true, .tail = "\"t\":1", .tail_len = 5};
+        json_t *two_want = json_pack("{s:i, s:n}", "t", 1, "b");
+        json_t *three = json_object();
+        sp[n++] = (struct eu_json_splice){.obj = three,
+                                          .text = "{\"x\":2}",
+                                          .len = 7,
+                                          .extend = true,
+                                          .tail = "\"t\":1",
+                                          .tail_len = 5};
+        json_t *three_want = json_pack("{s:i, s:i}", "x", 2, "t", 1);
         sp[n++] = (struct eu_json_splice){.obj = none,
                                           .text = json_string_value(texts[0]),
                                           .len = json_string_length(texts[0]),
@@ -689,6 +707,10 @@ START_TEST(test_splices)
         json_array_append(want_page, one);
         json_array_append_new(page, none);
         json_array_append(want_page, cached[0]);
+        json_array_append_new(page, two);
+        json_array_append_new(want_page, two_want);
+        json_array_append_new(page, three);
+        json_array_append_new(want_page, three_want);
 
         char *want = json_dumps(want_page, JSON_COMPACT | JSON_ENCODE_ANY);
         ck_assert_ptr_nonnull(want);
