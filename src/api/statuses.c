@@ -203,15 +203,17 @@ const struct eu_sql eu_statuses_sql[] = {
         "  sensitive, visibility, language, in_reply_to_id, in_reply_to_account_id,"
         "  conversation_id, application_id)"
         " SELECT $1, $2::bigint, $3, $4, $5, u.sens, u.vis, $8, $9::bigint, $10::bigint,"
-        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint FROM u RETURNING *)"
-        " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
+        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint FROM u RETURNING *),"
+        /* Once per post: in the select list it ran again for every feed. */
+        " n AS (SELECT coalesce(array_agg(f.account_id), '{}')::text AS ids FROM s, follows f"
         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify"
         "  AND s.visibility < 3 AND (s.in_reply_to_account_id IS NULL"
-        "  OR s.in_reply_to_account_id = s.account_id))::text,"
+        "  OR s.in_reply_to_account_id = s.account_id))"
+        " SELECT s.id, n.ids,"
         " s.visibility < 3 AND EXISTS (SELECT 1 FROM follows rf JOIN accounts ra"
         "  ON ra.tenant_id = $1 AND ra.id = rf.account_id AND ra.domain IS NOT NULL"
         "  AND ra.suspended_at IS NULL WHERE rf.tenant_id = $1 AND rf.target_account_id = $2::bigint),"
-        " v.id FROM s, " EU_FEED_CANDIDATES_SQL("s") " WHERE " EU_HOME_FEED_SQL("s", "v.id")},
+        " v.id FROM s, n, " EU_FEED_CANDIDATES_SQL("s") " WHERE " EU_HOME_FEED_SQL("s", "v.id")},
     /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
      * $9 mention ids, $10 tags, $11 media ids in order, $12 media_attributes
      * as a JSON object {id: {description?, fx?, fy?}} for some of $11; NULL
