@@ -144,6 +144,17 @@ void eu_ap_outbox_profile(struct eu_app *app, struct eu_tenant *t, int64_t actor
  * (eu_ap_outbox_profile()), which now carries movedTo. */
 void eu_ap_outbox_move(struct eu_app *app, struct eu_tenant *t, int64_t actor,
                        const char *target_uri);
+/* actor pinned (pinned true) or unpinned its status status_id: an Add or
+ * Remove of the status to or from its featured collection, to its
+ * followers, as Mastodon's PinsController sends it. */
+void eu_ap_outbox_pin(struct eu_app *app, struct eu_tenant *t, int64_t actor, const char *status_id,
+                      bool pinned);
+/* A report (reports row report_id, written) to forward to its remote
+ * target's server: a Flag from the tenant's instance actor, so the
+ * reporter stays anonymous, with object [account URI, status URIs...] and
+ * the comment as content, to the target's shared inbox (else its inbox).
+ * Nothing is sent for a local target. */
+void eu_ap_outbox_flag(struct eu_app *app, struct eu_tenant *t, const char *report_id);
 /* actor_id did kind to target (an account id, or a status id for likes). */
 void eu_ap_outbox_account(struct eu_app *app, struct eu_tenant *t, int64_t actor_id,
                           const char *target, enum eu_ap_outbox_kind kind, const char *follow_uri);

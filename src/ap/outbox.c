@@ -4,10 +4,13 @@
  * and withdrawn (Announce, Undo), liked and unliked, an account followed,
  * unfollowed, blocked, unblocked, a remote follower's request accepted
  * or rejected, a profile changed (Update of the actor), an account moved
- * (Move), and a vote on a remote poll. Each hook runs after its action's
- * statement, reads what the activity names in one statement (two for a status: its note columns),
- * builds the activity and hands it to eu_ap_deliver(), which fans it out
- * in one more. Actions on local accounts only send nothing.
+ * (Move), a vote on a remote poll, a status pinned or unpinned (Add,
+ * Remove) and a report forwarded to the reported account's server (Flag).
+ * Each hook runs after its action's statement, reads what the activity
+ * names in one statement (two for a status: its note columns; a Flag also
+ * looks up the instance actor), builds the activity and hands it to
+ * eu_ap_deliver(), which fans it out in one more. Actions on local
+ * accounts only send nothing.
  *
  * A hook never answers anything: the action already succeeded, and a
  * failure here is logged, as Mastodon's delivery workers fail apart from
@@ -36,7 +39,7 @@
 
 #define AS_CONTEXT "https://www.w3.org/ns/activitystreams"
 
-enum { OUTBOX_CONTEXT, OUTBOX_VOTE };
+enum { OUTBOX_CONTEXT, OUTBOX_VOTE, OUTBOX_FLAG };
 
 /* Columns of outbox.context. */
 enum {
@@ -95,6 +98,18 @@ const struct eu_sql eu_ap_outbox_sql[] = {
         " JOIN accounts au ON au.tenant_id = $1 AND au.id = p.account_id AND au.domain IS NOT NULL"
         " JOIN accounts me ON me.tenant_id = $1 AND me.id = pv.account_id AND me.domain IS NULL"
         " WHERE pv.tenant_id = $1 AND pv.poll_id = $3::bigint AND pv.account_id = $2::bigint"},
+    /*
+     * Report $2 to forward: its remote target's uri and inbox (shared
+     * first), the reported statuses' uris as a JSON array, the comment.
+     * No row when the target is local.
+     */
+    [OUTBOX_FLAG] = {"ap_outbox.flag",
+        "SELECT a.uri, coalesce(a.shared_inbox_url, a.inbox_url),"
+        " coalesce((SELECT json_agg(s.uri ORDER BY s.id) FROM statuses s WHERE s.tenant_id = $1"
+        "  AND s.id = ANY(r.status_ids) AND s.uri IS NOT NULL), '[]')::text, r.comment"
+        " FROM reports r JOIN accounts a ON a.tenant_id = $1 AND a.id = r.target_account_id"
+        "  AND a.domain IS NOT NULL"
+        " WHERE r.tenant_id = $1 AND r.id = $2::bigint"},
     {0},
 };
 /* clang-format on */
@@ -108,6 +123,8 @@ struct hook {
     char *move_to; /* a Move's target actor */
     enum eu_ap_outbox_kind kind;
     enum eu_ap_outbox_status_event ev;
+    bool pinned;      /* a pin's Add, else its Remove */
+    json_t *activity; /* a Flag waiting for its signer */
     char *base;
 };
 
@@ -133,6 +150,7 @@ hook_free(struct hook *h)
     free(h->also_to);
     free(h->move_to);
     free(h->base);
+    json_decref(h->activity);
     free(h);
 }
 
@@ -439,6 +457,101 @@ void
 eu_ap_outbox_profile(struct eu_app *app, struct eu_tenant *t, int64_t actor)
 {
     context_query(hook_new(app, t, actor), on_profile_context, false);
+}
+
+/* ------------------------------------------------------------ pins */
+
+/* Mastodon's pin and unpin: Add or Remove of the status's URI to or from
+ * the actor's featured collection, to its followers whatever the status's
+ * visibility (a follower that cannot see it has no row to pin). The id
+ * names the status and the moment, as Mastodon's carry none. */
+static void
+on_pin_context(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct hook *h = arg;
+    if (st != EU_DB_OK || PQntuples(res) != 1 || !col(res, X_STATUS_URI) ||
+        !col(res, X_STATUS_AUTHOR) || strtoll(col(res, X_STATUS_AUTHOR), NULL, 10) != h->actor) {
+        if (st != EU_DB_OK)
+            eu_log_warn("ap", "cannot read status %s to deliver its pin: %s", h->status_id,
+                        res ? PQresultErrorMessage(res) : "database unavailable");
+        hook_free(h);
+        return;
+    }
+    char *actor = eu_xasprintf("%s/users/%s", h->base, PQgetvalue(res, 0, X_USERNAME));
+    char *prefix = eu_xasprintf("%s#%s/%s", actor, h->pinned ? "pins" : "unpins", h->status_id);
+    json_t *a = activity_new(h->pinned ? "Add" : "Remove", unique_id(prefix), actor);
+    free(prefix);
+    json_object_set_new(a, "object", json_string(col(res, X_STATUS_URI)));
+    json_object_set_new(a, "target", json_sprintf("%s/collections/featured", actor));
+    struct eu_ap_audience to = {.followers = true};
+    eu_ap_deliver(h->app, h->t, NULL, h->actor, a, &to);
+    free(actor);
+    hook_free(h);
+}
+
+void
+eu_ap_outbox_pin(struct eu_app *app, struct eu_tenant *t, int64_t actor, const char *status_id,
+                 bool pinned)
+{
+    struct hook *h = hook_new(app, t, actor);
+    h->status_id = eu_xstrdup(status_id);
+    h->pinned = pinned;
+    context_query(h, on_pin_context, false);
+}
+
+/* ------------------------------------------------------------ reports */
+
+/* The Flag goes out as the instance actor, as Mastodon's ReportService
+ * sends it as its representative account: the reported server learns
+ * which server complains, not who. */
+static void
+on_flag_signer(const struct eu_ap_instance_actor *ia, enum eu_db_status st, void *arg)
+{
+    struct hook *h = arg;
+    if (!ia) {
+        eu_log_warn("ap", "no instance actor to forward report %s (status %d)", h->target, (int)st);
+        hook_free(h);
+        return;
+    }
+    struct eu_ap_audience to = {.inbox = h->also_to};
+    eu_ap_deliver(h->app, h->t, NULL, ia->account_id, h->activity, &to);
+    h->activity = NULL;
+    hook_free(h);
+}
+
+static void
+on_flag_report(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct hook *h = arg;
+    if (st != EU_DB_OK || PQntuples(res) != 1 || !col(res, 0) || !col(res, 1)) {
+        if (st != EU_DB_OK)
+            eu_log_warn("ap", "cannot read report %s to forward it: %s", h->target,
+                        res ? PQresultErrorMessage(res) : "database unavailable");
+        hook_free(h);
+        return;
+    }
+    json_t *object = json_loads(PQgetvalue(res, 0, 2), 0, NULL);
+    if (!json_is_array(object)) {
+        json_decref(object);
+        object = json_array();
+    }
+    json_array_insert_new(object, 0, json_string(col(res, 0)));
+    char *actor = eu_xasprintf("%s/actor", h->base);
+    h->activity = activity_new("Flag", eu_xasprintf("%s#reports/%s", actor, h->target), actor);
+    free(actor);
+    json_object_set_new(h->activity, "object", object);
+    json_object_set_new(h->activity, "content", json_string(PQgetvalue(res, 0, 3)));
+    h->also_to = eu_xstrdup(col(res, 1));
+    eu_ap_instance_actor(h->app, h->t, on_flag_signer, h);
+}
+
+void
+eu_ap_outbox_flag(struct eu_app *app, struct eu_tenant *t, const char *report_id)
+{
+    struct hook *h = hook_new(app, t, 0);
+    h->target = eu_xstrdup(report_id);
+    const char *params[] = {report_id};
+    eu_db_pool_stmt(pool_of(h), &eu_ap_outbox_sql[OUTBOX_FLAG], 1, params, on_flag_report, h);
 }
 
 /* ------------------------------------------------------- poll votes */

@@ -3,8 +3,8 @@
  * bookmarks lists, markers, preferences, hashtags (show, follow, followed
  * tags), the list timeline, and the endpoints clients call at start-up that
  * Eunha answers with empty lists (custom emojis, trends) so no client sees
- * a 404 there. Notifications, filters, search and
- * conversations have files of their own.
+ * a 404 there. Notifications, filters, search, conversations and
+ * reports have files of their own.
  */
 #include "eunha/routes.h"
 
@@ -649,6 +649,8 @@ const struct eu_route eu_social_routes[] = {
 
     /* search.c */
     {GET, "/api/v2/search", eu_search_v2, "read:search", OPT},
+    /* reports.c */
+    {POST, "/api/v1/reports", eu_reports_create, "write:reports", AUTH},
 
     /* this file */
     {GET, "/api/v1/favourites", favourites_index, "read:favourites", AUTH},

@@ -1,8 +1,8 @@
 /*
  * Declarations shared by the social group's files (social.c,
- * notifications.c, filters.c, search.c, conversations.c) and the streaming
- * API's renders (stream_events.c): the route handlers that social.c's table
- * names, and the status-list reply they share.
+ * notifications.c, filters.c, search.c, conversations.c, reports.c) and
+ * the streaming API's renders (stream_events.c): the route handlers that
+ * social.c's table names, and the status-list reply they share.
  */
 #ifndef EUNHA_API_SOCIAL_INTERNAL_H
 #define EUNHA_API_SOCIAL_INTERNAL_H
@@ -59,6 +59,9 @@ void eu_filters_statuses_destroy(struct eu_req *req);
 
 /* search.c */
 void eu_search_v2(struct eu_req *req);
+
+/* reports.c */
+void eu_reports_create(struct eu_req *req);
 
 /* conversations.c */
 void eu_conversations_index(struct eu_req *req);

@@ -1517,6 +1517,12 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
             eu_req_reply_error(req, 422, "Validation failed: %s", why);
             return;
         }
+        if (changed)
+            eu_ap_outbox_pin(req->app, req->tenant, req->auth.account_id, target, true);
+        break;
+    case STATUSES_UNPIN:
+        if (changed)
+            eu_ap_outbox_pin(req->app, req->tenant, req->auth.account_id, target, false);
         break;
     case STATUSES_REBLOG: {
         if (PQgetisnull(res, 0, 3)) {

@@ -35,6 +35,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_instance_sql,
     eu_nodeinfo_sql,
     eu_web_sql,
+    eu_reports_sql,
 
     /* oauth and timed group */
     eu_oauth_sql,

@@ -509,6 +509,184 @@ START_TEST(test_boost_of_unknown_status)
 }
 END_TEST
 
+/* The admin API's reports of domain until one has comment want (or ms
+ * pass); r keeps the last answer. Returns that report (borrowed from r). */
+static json_t *
+wait_report(struct world *w, struct eu_it_resp *r, const char *domain, const char *want, long ms)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/reports", domain);
+    long long until = eu_it_now_ms() + ms;
+    for (;;) {
+        eu_it_admin(w->s, "GET", path, NULL, r);
+        EU_IT_EXPECT_STATUS(r, 200);
+        json_t *found = eu_it_find(r->json, "comment", want);
+        if (found || eu_it_now_ms() >= until)
+            return found;
+        eu_it_sleep_ms(100);
+    }
+}
+
+/* A 200 array without elements. */
+static bool
+is_empty(const struct eu_it_resp *r, const void *arg)
+{
+    (void)arg;
+    return r->status == 200 && json_is_array(r->json) && json_array_size(r->json) == 0;
+}
+
+/*
+ * What Mastodon sends that has no REST effect of its own at home: a pin
+ * (Add to the featured collection) and an unpin (Remove) reach the
+ * author's followers, whose server then lists the status as pinned; a
+ * report with forward=true about a remote account reaches that account's
+ * server as a Flag from the instance actor (not the reporter), which its
+ * operator reads. forward=false, or a local target, sends nothing.
+ */
+START_TEST(test_pins_and_reports_federate)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    char *bob_id = eu_it_account_id(w.s, "b.test", "bob");
+    eu_it_account_create(w.s, "a.test", "ann");
+    char *ann_id = eu_it_account_id(w.s, "a.test", "ann");
+
+    /* -- bob follows alice; alice posts; bob's server has the post. */
+    char *alice_b = resolve(&w, "b.test", w.bob, "alice", "a.test");
+    post(&w, &r, "b.test", w.bob, NULL, "/api/v1/accounts/%s/follow", alice_b);
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, rel_is, "following", "bob follows alice", REL,
+                   alice_b);
+    post(&w, &r, "a.test", w.alice, "{\"status\": \"pin me\"}", "/api/v1/statuses");
+    char *pin_a = strdup(eu_it_json_str(&r, "id"));
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "alice's post at bob's", "/api/v1/timelines/home");
+    char *pin_b = strdup(json_string_value(
+        json_object_get(eu_it_find(r.json, "account.acct", "alice@a.test"), "id")));
+    eu_it_callf(w.s, &r, "b.test", "GET", w.bob, NULL, "/api/v1/accounts/%s/statuses?pinned=true",
+                alice_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    /* -- alice pins it: pinned at bob's; unpins: gone again. */
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/statuses/%s/pin", pin_a);
+    ck_assert(json_is_true(json_object_get(r.json, "pinned")));
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "the pin at bob's", "/api/v1/accounts/%s/statuses?pinned=true", alice_b);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.id", pin_b);
+    ck_assert_ptr_nonnull(strstr(json_string_value(eu_it_jpath(r.json, "0.content")), "pin me"));
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/statuses/%s/unpin", pin_a);
+    ck_assert(!json_is_true(json_object_get(r.json, "pinned")));
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, is_empty, NULL, "the unpin at bob's",
+                   "/api/v1/accounts/%s/statuses?pinned=true", alice_b);
+
+    /* -- alice follows bob, who posts: alice's server has the post. */
+    char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
+    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following", "alice follows bob",
+                   REL, bob_a);
+    post(&w, &r, "b.test", w.bob, "{\"status\": \"report me\"}", "/api/v1/statuses");
+    char *rep_b = strdup(eu_it_json_str(&r, "id"));
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, eu_it_has_acct, "bob@b.test",
+                   "bob's post at alice's", "/api/v1/timelines/home");
+    char *rep_a = strdup(
+        json_string_value(json_object_get(eu_it_find(r.json, "account.acct", "bob@b.test"), "id")));
+
+    /* -- what the API refuses: an unknown account, a status not the
+     * target's, a comment past 1000 characters, an unknown category. */
+    char body[1536];
+    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, "{\"account_id\": \"999999\"}",
+                "/api/v1/reports");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    snprintf(body, sizeof(body), "{\"account_id\": \"%s\", \"status_ids\": [\"%s\"]}", bob_a,
+             pin_a);
+    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, body, "/api/v1/reports");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    snprintf(body, sizeof(body), "{\"account_id\": \"%s\", \"comment\": \"%01001d\"}", bob_a, 0);
+    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, body, "/api/v1/reports");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    snprintf(body, sizeof(body), "{\"account_id\": \"%s\", \"category\": \"rude\"}", bob_a);
+    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, body, "/api/v1/reports");
+    EU_IT_EXPECT_STATUS(&r, 422);
+
+    /* -- forward=true: the report, then the Flag at bob's server. */
+    snprintf(body, sizeof(body),
+             "{\"account_id\": \"%s\", \"status_ids\": [\"%s\"], \"comment\": \"forwarded one\","
+             " \"category\": \"spam\", \"forward\": true}",
+             bob_a, rep_a);
+    post(&w, &r, "a.test", w.alice, body, "/api/v1/reports");
+    EU_IT_EXPECT_JSTR(&r, "target_account.acct", "bob@b.test");
+    EU_IT_EXPECT_JSTR(&r, "status_ids.0", rep_a);
+    EU_IT_EXPECT_JSTR(&r, "comment", "forwarded one");
+    EU_IT_EXPECT_JSTR(&r, "category", "spam");
+    ck_assert(json_is_true(json_object_get(r.json, "forwarded")));
+    ck_assert(json_is_false(json_object_get(r.json, "action_taken")));
+    json_t *got = wait_report(&w, &r, "b.test", "forwarded one", WAIT_MS);
+    ck_assert_msg(got, "no forwarded report at b.test: %s", r.body);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(got, "target_account.id")), bob_id);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(got, "target_account.username")), "bob");
+    ck_assert_str_eq(json_string_value(eu_it_jpath(got, "status_ids.0")), rep_b);
+    ck_assert_int_eq(json_array_size(json_object_get(got, "status_ids")), 1);
+    /* Anonymous: the instance actor reports, not alice. */
+    ck_assert_str_eq(json_string_value(eu_it_jpath(got, "account.uri")), "http://a.test/actor");
+
+    /* -- forward=false, and a local target with forward=true: reports at
+     * alice's server only. A forwarded one after them arrives alone. */
+    snprintf(body, sizeof(body),
+             "{\"account_id\": \"%s\", \"comment\": \"kept home\", \"forward\": false}", bob_a);
+    post(&w, &r, "a.test", w.alice, body, "/api/v1/reports");
+    ck_assert(json_is_false(json_object_get(r.json, "forwarded")));
+    snprintf(body, sizeof(body),
+             "{\"account_id\": \"%s\", \"comment\": \"local one\", \"forward\": true}", ann_id);
+    post(&w, &r, "a.test", w.alice, body, "/api/v1/reports");
+    ck_assert(json_is_false(json_object_get(r.json, "forwarded")));
+    EU_IT_EXPECT_JSTR(&r, "target_account.acct", "ann");
+    EU_IT_EXPECT_JSTR(&r, "category", "other");
+    snprintf(body, sizeof(body),
+             "{\"account_id\": \"%s\", \"comment\": \"forwarded two\", \"forward\": \"true\"}",
+             bob_a);
+    post(&w, &r, "a.test", w.alice, body, "/api/v1/reports");
+    ck_assert_msg(wait_report(&w, &r, "b.test", "forwarded two", WAIT_MS),
+                  "no second forwarded report at b.test: %s", r.body);
+    ck_assert_int_eq(json_array_size(r.json), 2);
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM jobs WHERE tenant_id = %s AND"
+                                         " payload->'activity'->>'type' = 'Flag'",
+                                         w.a_tid),
+                     eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM jobs WHERE tenant_id = %s AND"
+                                         " payload->'activity'->>'type' = 'Flag' AND"
+                                         " payload->>'inbox' LIKE 'http://b.test/%%'",
+                                         w.a_tid));
+    eu_it_admin(w.s, "GET", "/admin/v1/tenants/a.test/reports", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 4);
+
+    /* The decoy saw nothing of it. */
+    eu_it_admin(w.s, "GET", "/admin/v1/tenants/d.test/reports", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT (SELECT count(*) FROM status_pins WHERE"
+                                         " tenant_id = %s) + (SELECT count(*) FROM statuses"
+                                         " WHERE tenant_id = %s)",
+                                         w.d_tid, w.d_tid),
+                     0);
+
+    free(rep_a);
+    free(rep_b);
+    free(bob_a);
+    free(pin_a);
+    free(pin_b);
+    free(alice_b);
+    free(ann_id);
+    free(bob_id);
+    eu_it_resp_free(&r);
+    world_free(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -516,5 +694,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_boost_of_unknown_status, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_two_tenants_federate, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_mentions_resolve_remote_accounts, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_pins_and_reports_federate, TIMEOUT);
     return eu_it_run_suite(s);
 }

@@ -1,0 +1,176 @@
+/*
+ * POST /api/v1/reports, as Mastodon's ReportsController and ReportService:
+ * the viewer reports an account, optionally some of its statuses the
+ * viewer can see (deleted ones too), with a comment and a category. One
+ * statement checks and inserts; an account or status that does not fit
+ * answers 404, as Mastodon's find does. With forward=true and a remote
+ * target the report goes on to the target's server as a Flag from the
+ * tenant's instance actor (src/ap/outbox.c); the tenant's operator reads
+ * reports through the admin API (src/admin/reports.c).
+ */
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "eunha/apdeliver.h"
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/sql.h"
+#include "eunha/statuses.h"
+#include "eunha/utf8.h"
+#include "social_internal.h"
+
+/* Mastodon's Report validates a local report's comment to 1000 characters. */
+#define COMMENT_MAX 1000
+/* More statuses than this are not a report a moderator reads; the params
+ * cap bounds the request anyway. */
+#define STATUS_IDS_MAX 100
+
+enum { REPORTS_CREATE };
+
+/* Columns of reports.create before the target's Account. */
+enum { R_ID, R_STATUS_IDS, R_COMMENT, R_CATEGORY, R_FORWARDED, R_CREATED_AT, R_ACCOUNT };
+
+/* clang-format off */
+const struct eu_sql eu_reports_sql[] = {
+    /*
+     * $2 the reporter, $3 the reported account, $4 its statuses (bigint[]
+     * text, each the target's and one the reporter may see), $5 comment,
+     * $6 category, $7 forward (kept only for a remote target). No row when
+     * the account or a status does not fit.
+     */
+    [REPORTS_CREATE] = {"reports.create",
+        "WITH t AS (SELECT a.id, a.domain IS NOT NULL AS remote FROM accounts a"
+        "  WHERE a.tenant_id = $1 AND a.id = $3::bigint AND a.username <> 'instance.actor'),"
+        " s AS (SELECT s.id FROM statuses s JOIN t ON s.account_id = t.id"
+        "  WHERE s.tenant_id = $1 AND s.id = ANY($4::bigint[])"
+        "  AND " EU_STATUS_AUDIENCE_SQL("s", "$2::bigint") "),"
+        " i AS (INSERT INTO reports (tenant_id, account_id, target_account_id, status_ids,"
+        "  comment, category, forwarded) SELECT $1, $2::bigint, t.id,"
+        "  ARRAY(SELECT id FROM s ORDER BY id), $5, $6, $7::bool AND t.remote FROM t"
+        "  WHERE (SELECT count(*) FROM s) = (SELECT count(DISTINCT x) FROM unnest($4::bigint[]) x)"
+        "  RETURNING id, status_ids, comment, category, forwarded, created_at)"
+        " SELECT i.id::text, array_to_json(i.status_ids::text[])::text, i.comment, i.category,"
+        " i.forwarded, " EU_SQL_TS("i.created_at") ", " EU_ACCOUNT_COLUMNS("a")
+        " FROM i JOIN accounts a ON a.tenant_id = $1 AND a.id = $3::bigint"},
+    {0},
+};
+/* clang-format on */
+
+static bool
+is_category(const char *c)
+{
+    static const char *const known[] = {"spam", "legal", "violation", "other"};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(c, known[i]) == 0)
+            return true;
+    return false;
+}
+
+static void
+on_reported(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) != 1) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    bool forwarded = PQgetvalue(res, 0, R_FORWARDED)[0] == 't';
+    if (forwarded)
+        eu_ap_outbox_flag(req->app, req->tenant, PQgetvalue(res, 0, R_ID));
+    json_t *ids = json_loads(PQgetvalue(res, 0, R_STATUS_IDS), 0, NULL);
+    json_t *o = json_pack(
+        "{s:s, s:b, s:n, s:s, s:s, s:b, s:s, s:o, s:n, s:o}", "id", PQgetvalue(res, 0, R_ID),
+        "action_taken", 0, "action_taken_at", "category", PQgetvalue(res, 0, R_CATEGORY), "comment",
+        PQgetvalue(res, 0, R_COMMENT), "forwarded", forwarded, "created_at",
+        PQgetvalue(res, 0, R_CREATED_AT), "status_ids", json_is_array(ids) ? ids : json_array(),
+        "rule_ids", "target_account", eu_account_json(req, res, 0, R_ACCOUNT));
+    if (!json_is_array(ids))
+        json_decref(ids);
+    eu_req_reply_json(req, 200, o);
+}
+
+void
+eu_reports_create(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *p = eu_req_params(req, &err);
+    if (!p) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    const char *account = eu_param_str(p, "account_id");
+    if (!account || !*account) {
+        eu_req_reply_error(req, 422, "Validation failed: Target account must exist");
+        return;
+    }
+    if (!eu_id_is_valid(account)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *comment = eu_param_str(p, "comment");
+    if (!comment)
+        comment = "";
+    if (eu_utf8_chars(comment) > COMMENT_MAX) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: Comment is too long (maximum is %d characters)",
+                           COMMENT_MAX);
+        return;
+    }
+    const char *category = eu_param_str(p, "category");
+    json_t *rules = eu_param_array(p, "rule_ids");
+    /* Mastodon: rules named make it a violation report, whatever was said. */
+    if (json_array_size(rules) > 0)
+        category = "violation";
+    json_decref(rules);
+    if (!category || !*category)
+        category = "other";
+    if (!is_category(category)) {
+        eu_req_reply_error(req, 422, "Validation failed: Category is not included in the list");
+        return;
+    }
+    bool forward = false;
+    if (eu_param_bool(p, "forward", &forward) < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: forward is not a boolean");
+        return;
+    }
+    /* The status ids as a bigint[] literal; a malformed one cannot be a
+     * status of the account, so it is not found. */
+    json_t *sids = eu_param_array(p, "status_ids");
+    size_t n = json_array_size(sids);
+    if (n > STATUS_IDS_MAX) {
+        json_decref(sids);
+        eu_req_reply_error(req, 422, "Validation failed: too many statuses");
+        return;
+    }
+    size_t cap = n * 20 + 3;
+    char *arr = eu_arena_alloc(req->arena, cap), *w = arr, *end = arr + cap;
+    *w++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(sids, i);
+        char num[24];
+        const char *id = json_string_value(v);
+        if (json_is_integer(v)) {
+            snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+            id = num;
+        }
+        if (!id || !eu_id_is_valid(id)) {
+            json_decref(sids);
+            eu_req_reply_error(req, 404, "Record not found");
+            return;
+        }
+        w += snprintf(w, (size_t)(end - w), "%s%s", i ? "," : "", id);
+    }
+    *w++ = '}';
+    *w = '\0';
+    json_decref(sids);
+    const char *params[] = {eu_req_viewer(req),        account, arr, comment, category,
+                            forward ? "true" : "false"};
+    eu_req_stmt(req, &eu_reports_sql[REPORTS_CREATE], 6, params, on_reported, NULL);
+}
