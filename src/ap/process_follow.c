@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/apdeliver.h"
 #include "eunha/app.h"
 #include "eunha/approcess.h"
 #include "eunha/apresolve.h"
@@ -146,40 +147,114 @@ const struct eu_sql eu_ap_process_follow_sql[] = {
                       "  $2::bigint AND target_account_id IN (SELECT id FROM la)) OR (account_id"
                       "  IN (SELECT id FROM la) AND target_account_id = $2::bigint)))"
                       " SELECT id::text FROM la"},
-    /* $2 the new account's uri, $3 the old one's: is it known, and does it
-     * say it is also the old one? */
+    /* $2 the new account's uri, $3 the old one's, $4 the username when $2
+     * is one of this tenant's own actor URIs: is it known, does it say it
+     * is also the old one, is it local. */
     [FOLLOW_MOVE_TARGET] = {"ap_process.move_target",
                             "SELECT id::text, coalesce(inbox_url, shared_inbox_url),"
-                            " $3 = ANY (also_known_as) FROM accounts WHERE tenant_id = $1"
-                            " AND uri = $2 AND domain IS NOT NULL AND suspended_at IS NULL"},
+                            " $3 = ANY (also_known_as), domain IS NULL FROM accounts"
+                            " WHERE tenant_id = $1 AND suspended_at IS NULL"
+                            " AND ((domain IS NOT NULL AND uri = $2) OR ($4::text IS NOT NULL"
+                            " AND domain IS NULL AND lower(username) = lower($4)"
+                            " AND username <> 'instance.actor'))"},
     /*
-     * $2 old account, $3 new account, $4 its uri, $5 BASE. Local followers
-     * of the old account stop following it and ask to follow the new one
-     * (a request until it accepts our Follow, whose id the request keeps).
-     * Returns each new request: follower id, username, Follow id.
+     * What Mastodon's MoveWorker carries from the old account ($2) to the
+     * new one ($3, its uri $4; $5 BASE), in one statement:
+     *
+     * - Local followers of the old account follow the new one instead. A
+     *   remote one gets a request that keeps its Follow's id, to be sent;
+     *   a local one (its alias is this tenant's own account) a follow, or
+     *   a request if it is locked, and no Follow goes anywhere. Those who
+     *   follow or asked already only drop the old follow; those who block
+     *   the new account or are blocked by it keep the old one (Mastodon's
+     *   FollowService refuses them and the unfollow never runs), as does
+     *   the new account itself.
+     * - The old account's places in those followers' lists go to the new
+     *   one (list members must be followed or asked).
+     * - Local accounts blocking the old account block the new one (follows
+     *   and requests between them end), and those muting it mute it alike,
+     *   unless they already do or follow it; nobody is notified.
+     *
+     * Returns (what, local account, username, Follow id): 'request' for a
+     * Follow to send, 'follow' and 'follow_request' for a notification,
+     * 'block' for a Block to send to a remote account, and 'unfollow' and
+     * 'mute' for feeds that changed.
      */
     [FOLLOW_MOVE] =
         {"ap_process.move",
-         "WITH mv AS (UPDATE accounts SET moved_to_account_id = $3::bigint, moved_to_uri = $4,"
+         "WITH tg AS (SELECT domain IS NULL AS local, locked FROM accounts WHERE tenant_id = $1"
+         "  AND id = $3::bigint),"
+         " mv AS (UPDATE accounts SET moved_to_account_id = $3::bigint, moved_to_uri = $4,"
          "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint),"
          " lf AS (DELETE FROM follows f USING accounts la WHERE f.tenant_id = $1"
          "  AND la.tenant_id = $1 AND la.id = f.account_id AND la.domain IS NULL"
-         "  AND f.target_account_id = $2::bigint"
-         "  RETURNING f.account_id, la.username, f.show_reblogs, f.notify, f.languages),"
-         " nr AS (SELECT lf.*, eunha_next_id() AS nid FROM lf WHERE lf.account_id <> $3::bigint"
-         "  AND NOT EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"
-         "  AND x.account_id = lf.account_id AND x.target_account_id = $3::bigint)"
+         "  AND f.target_account_id = $2::bigint AND f.account_id <> $3::bigint"
          "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-         "  AND ((b.account_id = lf.account_id AND b.target_account_id = $3::bigint)"
-         "  OR (b.account_id = $3::bigint AND b.target_account_id = lf.account_id)))),"
-         " ins AS (INSERT INTO follow_requests (tenant_id, id, account_id, target_account_id,"
+         "  AND ((b.account_id = f.account_id AND b.target_account_id IN ($2::bigint, $3::bigint))"
+         "  OR (b.account_id = $3::bigint AND b.target_account_id = f.account_id)))"
+         "  RETURNING f.account_id, la.username, f.show_reblogs, f.notify, f.languages),"
+         " nr AS (SELECT lf.*, eunha_next_id() AS nid FROM lf WHERE NOT EXISTS (SELECT 1"
+         "  FROM follows x WHERE x.tenant_id = $1 AND x.account_id = lf.account_id"
+         "  AND x.target_account_id = $3::bigint)),"
+         " rq AS (INSERT INTO follow_requests (tenant_id, id, account_id, target_account_id,"
          "  show_reblogs, notify, languages, uri) SELECT $1, nid, account_id, $3::bigint,"
-         "  show_reblogs, notify, languages, $5::text || '/users/' || username || '#follows/' || "
-         "nid"
-         "  FROM nr ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
-         "  RETURNING account_id, uri)"
-         " SELECT ins.account_id::text, la.username, ins.uri FROM ins JOIN accounts la"
-         " ON la.tenant_id = $1 AND la.id = ins.account_id"},
+         "  show_reblogs, notify, languages, CASE WHEN NOT tg.local THEN $5::text || '/users/'"
+         "  || username || '#follows/' || nid END FROM nr, tg WHERE NOT tg.local OR tg.locked"
+         "  ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
+         "  RETURNING account_id, uri),"
+         " fo AS (INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs,"
+         "  notify, languages) SELECT $1, account_id, $3::bigint, show_reblogs, notify, languages"
+         "  FROM nr, tg WHERE tg.local AND NOT tg.locked AND NOT EXISTS (SELECT 1"
+         "  FROM follow_requests y WHERE y.tenant_id = $1 AND y.account_id = nr.account_id"
+         "  AND y.target_account_id = $3::bigint)"
+         "  ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
+         "  RETURNING account_id),"
+         " li AS (INSERT INTO list_accounts (tenant_id, list_id, account_id)"
+         "  SELECT $1, m.list_id, $3::bigint FROM list_accounts m JOIN lists l"
+         "  ON l.tenant_id = $1 AND l.id = m.list_id WHERE m.tenant_id = $1"
+         "  AND m.account_id = $2::bigint AND l.account_id IN (SELECT account_id FROM lf)"
+         "  ON CONFLICT DO NOTHING),"
+         " lo AS (DELETE FROM list_accounts m USING lists l WHERE m.tenant_id = $1"
+         "  AND l.tenant_id = $1 AND l.id = m.list_id AND m.account_id = $2::bigint"
+         "  AND l.account_id IN (SELECT account_id FROM lf)),"
+         /* Not followers: a blocker of the old account follows neither. */
+         " ob AS (SELECT b.account_id FROM blocks b JOIN accounts la ON la.tenant_id = $1"
+         "  AND la.id = b.account_id AND la.domain IS NULL WHERE b.tenant_id = $1"
+         "  AND b.target_account_id = $2::bigint AND b.account_id <> $3::bigint"
+         "  AND NOT EXISTS (SELECT 1 FROM blocks x WHERE x.tenant_id = $1"
+         "  AND x.account_id = b.account_id AND x.target_account_id = $3::bigint)"
+         "  AND NOT EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"
+         "  AND x.account_id = b.account_id AND x.target_account_id = $3::bigint)),"
+         " nb AS (INSERT INTO blocks (tenant_id, account_id, target_account_id)"
+         "  SELECT $1, account_id, $3::bigint FROM ob ON CONFLICT DO NOTHING"
+         "  RETURNING account_id),"
+         " bf AS (DELETE FROM follows WHERE tenant_id = $1 AND account_id = $3::bigint"
+         "  AND target_account_id IN (SELECT account_id FROM ob)),"
+         " br AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+         "  AND ((account_id = $3::bigint AND target_account_id IN (SELECT account_id FROM ob))"
+         "  OR (target_account_id = $3::bigint AND account_id IN (SELECT account_id FROM ob)))),"
+         " bl AS (DELETE FROM list_accounts m USING lists l WHERE m.tenant_id = $1"
+         "  AND l.tenant_id = $1 AND l.id = m.list_id AND ((l.account_id = $3::bigint"
+         "  AND m.account_id IN (SELECT account_id FROM ob)) OR (m.account_id = $3::bigint"
+         "  AND l.account_id IN (SELECT account_id FROM ob)))),"
+         " nm AS (INSERT INTO mutes (tenant_id, account_id, target_account_id,"
+         "  hide_notifications, expires_at) SELECT $1, m.account_id, $3::bigint,"
+         "  m.hide_notifications, m.expires_at FROM mutes m JOIN accounts la"
+         "  ON la.tenant_id = $1 AND la.id = m.account_id AND la.domain IS NULL"
+         "  WHERE m.tenant_id = $1 AND m.target_account_id = $2::bigint"
+         "  AND m.account_id <> $3::bigint AND (m.expires_at IS NULL OR m.expires_at > now())"
+         "  AND NOT EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"
+         "  AND x.account_id = m.account_id AND x.target_account_id = $3::bigint)"
+         "  ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
+         "  RETURNING account_id)"
+         " SELECT 'request', rq.account_id::text, la.username, rq.uri FROM rq JOIN accounts la"
+         " ON la.tenant_id = $1 AND la.id = rq.account_id WHERE rq.uri IS NOT NULL"
+         " UNION ALL SELECT 'follow_request', account_id::text, NULL, NULL FROM rq"
+         " WHERE uri IS NULL"
+         " UNION ALL SELECT 'follow', account_id::text, NULL, NULL FROM fo"
+         " UNION ALL SELECT 'unfollow', account_id::text, NULL, NULL FROM lf"
+         " UNION ALL SELECT 'block', account_id::text, NULL, NULL FROM nb"
+         " UNION ALL SELECT 'mute', account_id::text, NULL, NULL FROM nm"},
     /* The actor deleted itself: suspended (its data goes with the
      * suspended-account cleanup), its follows gone. Returns its local
      * followers, whose feeds change. */
@@ -392,25 +467,40 @@ eu_proc_block(struct eu_proc *p)
 
 static void send_next_follow(struct eu_proc *p);
 
+/* The Follows of FOLLOW_MOVE's 'request' rows, one after the other. */
 static void
 send_next_follow(struct eu_proc *p)
 {
+    while (p->row < p->nrows && strcmp(PQgetvalue(p->rows, p->row, 0), "request") != 0)
+        p->row++;
     if (p->row >= p->nrows) {
         eu_proc_finish(p, NULL);
         return;
     }
     int i = p->row++;
-    const char *local_id = eu_arena_strdup(p->arena, PQgetvalue(p->rows, i, 0));
-    const char *id = eu_arena_strdup(p->arena, PQgetvalue(p->rows, i, 2));
-    eu_feed_home_invalidate(p->app, p->t, strtoll(local_id, NULL, 10));
+    const char *local_id = eu_arena_strdup(p->arena, PQgetvalue(p->rows, i, 1));
+    const char *id = eu_arena_strdup(p->arena, PQgetvalue(p->rows, i, 3));
     json_t *act = json_pack("{s:s, s:s, s:s, s:s}", "id", id, "type", "Follow", "actor",
-                            eu_proc_local_uri(p, PQgetvalue(p->rows, i, 1)), "object", p->s2);
+                            eu_proc_local_uri(p, PQgetvalue(p->rows, i, 2)), "object", p->s2);
     eu_ap_process_send(p, p->s3, act, local_id, id, send_next_follow);
 }
 
+/* Everything but the Follows: notifications of a local new account, the
+ * Blocks a remote one must hear of (Mastodon's BlockService sends them),
+ * and the feeds that changed. */
 static void
 on_moved(struct eu_proc *p, PGresult *res)
 {
+    int64_t target = strtoll(p->s1, NULL, 10);
+    for (int i = 0; i < PQntuples(res); i++) {
+        const char *what = PQgetvalue(res, i, 0);
+        int64_t who = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+        eu_feed_home_invalidate(p->app, p->t, who);
+        if (strcmp(what, "follow") == 0 || strcmp(what, "follow_request") == 0)
+            eu_notify(p->app->registry, p->t, target, who, what, 0);
+        else if (strcmp(what, "block") == 0 && p->n1 != 2)
+            eu_ap_outbox_account(p->app, p->t, who, p->s1, EU_AP_BLOCK, NULL);
+    }
     eu_proc_keep(p, res);
     send_next_follow(p);
 }
@@ -428,10 +518,12 @@ on_move_target_fetched(const struct eu_ap_resolved *r, const struct eu_error *er
                                                   : "the new account cannot be fetched");
         return;
     }
-    const char *params[] = {p->s2, p->actor_uri};
-    eu_proc_stmt(p, &eu_ap_process_follow_sql[FOLLOW_MOVE_TARGET], 2, params, on_move_target);
+    const char *params[] = {p->s2, p->actor_uri, NULL};
+    eu_proc_stmt(p, &eu_ap_process_follow_sql[FOLLOW_MOVE_TARGET], 3, params, on_move_target);
 }
 
+/* p->n1: 0 before the target was fetched, 1 after, 2 for a local target
+ * (never fetched: its row is the truth). */
 static void
 on_move_target(struct eu_proc *p, PGresult *res)
 {
@@ -470,8 +562,13 @@ eu_proc_move(struct eu_proc *p)
         eu_proc_skip(p, "no target");
         return;
     }
-    const char *params[] = {p->s2, p->actor_uri};
-    eu_proc_stmt(p, &eu_ap_process_follow_sql[FOLLOW_MOVE_TARGET], 2, params, on_move_target);
+    /* A remote account moving to one of ours (which named it in its
+     * aliases): its followers here follow ours directly. */
+    const char *name = eu_proc_local_name(p, p->s2);
+    if (name)
+        p->n1 = 2;
+    const char *params[] = {p->s2, p->actor_uri, name};
+    eu_proc_stmt(p, &eu_ap_process_follow_sql[FOLLOW_MOVE_TARGET], 3, params, on_move_target);
 }
 
 /* ----------------------------------------------- the actor deletes itself */

@@ -8,9 +8,12 @@
  * moves there (POST /api/v1/accounts/move). The Move reaches a.test, whose
  * follows move to bob2, and carl's follow moves on b.test itself; bob's Account shows `moved` on
  * both sides and its actor movedTo. A wrong password, a target that does not name bob, and a second
- * move within the cooldown change nothing and send nothing. A move to an
- * account on the other tenant fetches it and its alias, and the mover's
- * local follower sends it a Follow.
+ * move within the cooldown change nothing and send nothing. What a.test's
+ * users did to bob goes to bob2 with the follows: list places, blocks
+ * (sent on to b.test), mutes. A move to an account on the other tenant
+ * fetches it and its alias, and the mover's local follower sends it a
+ * Follow; at that tenant, the mover's followers follow its own account
+ * directly (test_move_to_local_account).
  *
  * Suspension: a suspended account's actor is still served, flagged and
  * blanked, as Mastodon serves one until deletion; its statuses and
@@ -175,6 +178,79 @@ post_form(struct world *w, struct eu_it_resp *r, const char *host, const char *t
     ck_assert_msg(rc == 0, "POST %s: %s", path, r->error);
 }
 
+/* Relationships of tok (on host) with account id; r keeps the answer. */
+static void
+relationship(struct world *w, struct eu_it_resp *r, const char *host, const char *tok,
+             const char *id)
+{
+    eu_it_callf(w->s, r, host, "GET", tok, NULL, "/api/v1/accounts/relationships?id%%5B%%5D=%s",
+                id);
+    EU_IT_EXPECT_STATUS(r, 200);
+    ck_assert_int_eq(json_array_size(r->json), 1);
+}
+
+static bool
+is_requested(const struct eu_it_resp *r, const void *arg)
+{
+    (void)arg;
+    return r->status == 200 && json_is_true(eu_it_jpath(r->json, "0.requested"));
+}
+
+static bool
+is_blocked_by(const struct eu_it_resp *r, const void *arg)
+{
+    (void)arg;
+    return r->status == 200 && json_is_true(eu_it_jpath(r->json, "0.blocked_by"));
+}
+
+/* Notifications in the array j of type from acct. */
+static int
+count_notes(json_t *j, const char *type, const char *acct)
+{
+    int n = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(j, i, v)
+    {
+        const char *t = json_string_value(json_object_get(v, "type"));
+        const char *a = json_string_value(eu_it_jpath(v, "account.acct"));
+        n += t && a && strcmp(t, type) == 0 && strcmp(a, acct) == 0;
+    }
+    return n;
+}
+
+/* tok makes a list on host holding the accounts ids (a JSON array's
+ * inside); returns its id (caller frees). */
+static char *
+list_of(struct world *w, const char *host, const char *tok, const char *ids)
+{
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, host, "POST", tok, "{\"title\": \"moved\"}", "/api/v1/lists");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *id = strdup(eu_it_json_str(&r, "id"));
+    char body[512];
+    snprintf(body, sizeof(body), "{\"account_ids\": [%s]}", ids);
+    eu_it_callf(w->s, &r, host, "POST", tok, body, "/api/v1/lists/%s/accounts", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    return id;
+}
+
+/* The decoy's rows of the kinds a Move touches, as one number. */
+static long
+decoy_rows(struct world *w)
+{
+    return eu_it_pg_execf_long(w->db,
+                               "SELECT (SELECT count(*) FROM follows WHERE tenant_id = %s)"
+                               " + (SELECT count(*) FROM follow_requests WHERE tenant_id = %s)"
+                               " + 10 * (SELECT count(*) FROM blocks WHERE tenant_id = %s)"
+                               " + 100 * (SELECT count(*) FROM mutes WHERE tenant_id = %s)"
+                               " + 1000 * (SELECT count(*) FROM list_accounts WHERE tenant_id"
+                               " = %s)"
+                               " + (SELECT count(*) FROM notifications WHERE tenant_id = %s)",
+                               w->d_tid, w->d_tid, w->d_tid, w->d_tid, w->d_tid, w->d_tid);
+}
+
 START_TEST(test_aliases_and_move)
 {
     struct world w;
@@ -188,6 +264,24 @@ START_TEST(test_aliases_and_move)
     follow(&w, w.amy, bob_a);
     eu_it_callf(w.s, &r, "b.test", "POST", w.carl, NULL, "/api/v1/accounts/%s/follow", bob_id);
     EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* For Mastodon's MoveWorker to carry over: bob in alice's list, dana's
+     * block of bob, amy's mute of bob that still shows notifications. And
+     * the decoy's own dana blocks its own bob. */
+    char *dana = eu_it_user_new(w.s, "a.test", "dana", "read write follow", NULL);
+    char ids[64];
+    snprintf(ids, sizeof(ids), "\"%s\"", bob_a);
+    char *list = list_of(&w, "a.test", w.alice, ids);
+    eu_it_callf(w.s, &r, "a.test", "POST", dana, NULL, "/api/v1/accounts/%s/block", bob_a);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, "a.test", "POST", w.amy, "{\"notifications\": false}",
+                "/api/v1/accounts/%s/mute", bob_a);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *d_dana = eu_it_user_new(w.s, "d.test", "dana", "read write follow", NULL);
+    char *d_bob = eu_it_account_id(w.s, "d.test", "bob");
+    eu_it_callf(w.s, &r, "d.test", "POST", d_dana, NULL, "/api/v1/accounts/%s/block", d_bob);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    long decoy = decoy_rows(&w);
 
     /* Aliases: bad URIs and too many are refused, nothing stored. */
     eu_it_callf(w.s, &r, "b.test", "POST", w.bob2, "{\"also_known_as_uris\": [\"ftp://b.test/x\"]}",
@@ -278,6 +372,23 @@ START_TEST(test_aliases_and_move)
     char *bob2_id = eu_it_account_id(w.s, "b.test", "bob2");
     eu_it_wait_get(w.s, &r, "b.test", w.bob2, WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "alice among bob2's followers", "/api/v1/accounts/%s/followers", bob2_id);
+    /* Carried over: alice's list holds bob2 instead of bob, dana blocks
+     * bob2 too (and b.test heard so), amy mutes bob2 as she muted bob. */
+    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/lists/%s/accounts", list);
+    ck_assert_msg(eu_it_has_acct(&r, "bob2@b.test") && json_array_size(r.json) == 1,
+                  "alice's list after the move: %s", r.body);
+    eu_it_callf(w.s, &r, "a.test", "GET", dana, NULL, "/api/v1/blocks");
+    ck_assert_msg(eu_it_has_acct(&r, "bob2@b.test") && eu_it_has_acct(&r, "bob@b.test"),
+                  "dana's blocks after the move: %s", r.body);
+    relationship(&w, &r, "a.test", w.amy, bob2_a);
+    ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.muting")) &&
+                      !json_is_true(eu_it_jpath(r.json, "0.muting_notifications")),
+                  "amy and bob2 after the move: %s", r.body);
+    char *dana_b = resolve(&w, "b.test", w.carl, "dana", "a.test");
+    eu_it_wait_get(w.s, &r, "b.test", w.bob2, WAIT_MS, is_blocked_by, NULL,
+                   "dana's Block of bob2 at b.test", "/api/v1/accounts/relationships?id%%5B%%5D=%s",
+                   dana_b);
+
     /* carl, bob's follower on b.test itself, follows bob2 now. */
     eu_it_callf(w.s, &r, "b.test", "GET", w.carl, NULL,
                 "/api/v1/accounts/relationships?id%%5B%%5D=%s&id%%5B%%5D=%s", bob2_id, bob_id);
@@ -301,7 +412,13 @@ START_TEST(test_aliases_and_move)
                                          " AND kind LIKE 'ap_%%')",
                                          w.d_tid, w.d_tid, w.d_tid),
                      0);
+    ck_assert_int_eq(decoy_rows(&w), decoy);
 
+    free(dana_b);
+    free(d_bob);
+    free(d_dana);
+    free(list);
+    free(dana);
     free(bob2_id);
     free(bob2_a);
     free(bob_a);
@@ -361,6 +478,167 @@ START_TEST(test_move_to_remote_account)
     free(alice_id);
     free(alice_b);
     free(bob_id);
+    eu_it_resp_free(&r);
+    world_free(&w);
+}
+END_TEST
+
+/* Follows, requests and blocks sent over the network to a.test's own lena
+ * or nico: none may be, both being local. */
+static long
+sent_to_local(struct world *w)
+{
+    return eu_it_pg_execf_long(w->db,
+                               "SELECT count(*) FROM jobs WHERE tenant_id = %s"
+                               " AND kind = 'ap_deliver' AND payload -> 'activity' ->> 'object'"
+                               " IN ('http://a.test/users/lena', 'http://a.test/users/nico')",
+                               w->a_tid);
+}
+
+/*
+ * bob and carl (b.test) move to lena and nico, accounts of a.test, where
+ * alice and amy follow them both. Nothing goes over the network: a.test
+ * has its own followers follow its own accounts, as a local follow would.
+ * lena is locked and blocks amy: alice asks to follow her (lena hears of
+ * it), amy keeps following bob. nico is unlocked and alice follows him
+ * already: amy follows him (he hears of it), alice only drops carl.
+ * alice's list of bob and carl now holds lena and nico; dan, who blocked
+ * bob and muted carl, blocks lena and mutes nico. The decoy's own lena,
+ * nico and dan see nothing.
+ */
+START_TEST(test_move_to_local_account)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    const char *scopes = "read write follow";
+    char *lena_id = NULL, *nico_id = NULL;
+    char *lena = eu_it_user_new(w.s, "a.test", "lena", scopes, &lena_id);
+    char *nico = eu_it_user_new(w.s, "a.test", "nico", scopes, &nico_id);
+    char *dan = eu_it_user_new(w.s, "a.test", "dan", scopes, NULL);
+    char *amy_id = eu_it_account_id(w.s, "a.test", "amy");
+
+    /* The decoy has a lena, a nico and a dan, who blocks its nico. */
+    char *d_lena = eu_it_user_new(w.s, "d.test", "lena", scopes, NULL);
+    char *d_nico_id = NULL;
+    char *d_nico = eu_it_user_new(w.s, "d.test", "nico", scopes, &d_nico_id);
+    char *d_dan = eu_it_user_new(w.s, "d.test", "dan", scopes, NULL);
+    eu_it_callf(w.s, &r, "d.test", "POST", d_dan, NULL, "/api/v1/accounts/%s/block", d_nico_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    long decoy = decoy_rows(&w);
+
+    char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
+    char *carl_a = resolve(&w, "a.test", w.alice, "carl", "b.test");
+    follow(&w, w.alice, bob_a);
+    follow(&w, w.amy, bob_a);
+    follow(&w, w.alice, carl_a);
+    follow(&w, w.amy, carl_a);
+    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, NULL, "/api/v1/accounts/%s/follow", nico_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(json_is_true(json_object_get(r.json, "following")));
+    eu_it_callf(w.s, &r, "a.test", "PATCH", lena, "{\"locked\": true}",
+                "/api/v1/accounts/update_credentials");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, "a.test", "POST", lena, NULL, "/api/v1/accounts/%s/block", amy_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char ids[128];
+    snprintf(ids, sizeof(ids), "\"%s\", \"%s\"", bob_a, carl_a);
+    char *list = list_of(&w, "a.test", w.alice, ids);
+    eu_it_callf(w.s, &r, "a.test", "POST", dan, NULL, "/api/v1/accounts/%s/block", bob_a);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, "a.test", "POST", dan, "{\"notifications\": false}",
+                "/api/v1/accounts/%s/mute", carl_a);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* lena and nico name bob and carl; bob and carl move. */
+    eu_it_callf(w.s, &r, "a.test", "POST", lena,
+                "{\"also_known_as_uris\": [\"http://b.test/users/bob\"]}",
+                "/api/v1/accounts/alias");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, "a.test", "POST", nico,
+                "{\"also_known_as_uris\": [\"http://b.test/users/carl\"]}",
+                "/api/v1/accounts/alias");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    move(&w, &r, w.bob, PASSWORD, "http://a.test/users/lena");
+    EU_IT_EXPECT_STATUS(&r, 202);
+    move(&w, &r, w.carl, PASSWORD, "http://a.test/users/nico");
+    EU_IT_EXPECT_STATUS(&r, 202);
+
+    /* lena: alice asks, and lena has the request and its notification. */
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, is_requested, NULL,
+                   "alice asks to follow lena after bob's move",
+                   "/api/v1/accounts/relationships?id%%5B%%5D=%s", lena_id);
+    ck_assert(!json_is_true(eu_it_jpath(r.json, "0.following")));
+    relationship(&w, &r, "a.test", w.alice, bob_a);
+    ck_assert_msg(not_following(&r, NULL), "alice and bob: %s", r.body);
+    eu_it_callf(w.s, &r, "a.test", "GET", lena, NULL, "/api/v1/follow_requests");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(json_array_size(r.json) == 1 && eu_it_has_acct(&r, "alice"),
+                  "lena's follow requests: %s", r.body);
+    eu_it_wait_get(w.s, &r, "a.test", lena, WAIT_MS, eu_it_has_acct, "alice",
+                   "lena's follow_request notification", "/api/v1/notifications");
+    ck_assert_int_eq(count_notes(r.json, "follow_request", "alice"), 1);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    /* amy, blocked by lena, still follows bob. */
+    relationship(&w, &r, "a.test", w.amy, bob_a);
+    ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.following")), "amy and bob: %s", r.body);
+    relationship(&w, &r, "a.test", w.amy, lena_id);
+    ck_assert_msg(!json_is_true(eu_it_jpath(r.json, "0.requested")) &&
+                      !json_is_true(eu_it_jpath(r.json, "0.following")) &&
+                      json_is_true(eu_it_jpath(r.json, "0.blocked_by")),
+                  "amy and lena: %s", r.body);
+    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/accounts/%s", bob_a);
+    ck_assert_msg(moved_to(&r, "lena"), "bob's account at a: %s", r.body);
+
+    /* nico: amy follows him, alice did already; one notification each. */
+    eu_it_wait_get(w.s, &r, "a.test", w.amy, WAIT_MS, is_following, NULL,
+                   "amy follows nico after carl's move",
+                   "/api/v1/accounts/relationships?id%%5B%%5D=%s", nico_id);
+    relationship(&w, &r, "a.test", w.amy, carl_a);
+    ck_assert_msg(not_following(&r, NULL), "amy and carl: %s", r.body);
+    relationship(&w, &r, "a.test", w.alice, carl_a);
+    ck_assert_msg(not_following(&r, NULL), "alice and carl: %s", r.body);
+    relationship(&w, &r, "a.test", w.alice, nico_id);
+    ck_assert(json_is_true(eu_it_jpath(r.json, "0.following")));
+    eu_it_wait_get(w.s, &r, "a.test", nico, WAIT_MS, eu_it_has_acct, "amy",
+                   "nico's follow notification", "/api/v1/notifications");
+    ck_assert_int_eq(count_notes(r.json, "follow", "amy"), 1);
+    ck_assert_int_eq(count_notes(r.json, "follow", "alice"), 1);
+    ck_assert_int_eq(json_array_size(r.json), 2);
+
+    /* alice's list: lena and nico in place of bob and carl. */
+    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/lists/%s/accounts", list);
+    ck_assert_msg(json_array_size(r.json) == 2 && eu_it_has_acct(&r, "lena") &&
+                      eu_it_has_acct(&r, "nico"),
+                  "alice's list after the moves: %s", r.body);
+    /* dan blocks lena and mutes nico, notifications shown as for carl. */
+    eu_it_callf(w.s, &r, "a.test", "GET", dan, NULL, "/api/v1/blocks");
+    ck_assert_msg(eu_it_has_acct(&r, "lena") && eu_it_has_acct(&r, "bob@b.test"),
+                  "dan's blocks: %s", r.body);
+    eu_it_callf(w.s, &r, "a.test", "GET", dan, NULL, "/api/v1/mutes");
+    ck_assert_msg(eu_it_has_acct(&r, "nico") && eu_it_has_acct(&r, "carl@b.test"),
+                  "dan's mutes: %s", r.body);
+    relationship(&w, &r, "a.test", dan, nico_id);
+    ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.muting")) &&
+                      !json_is_true(eu_it_jpath(r.json, "0.muting_notifications")),
+                  "dan and nico: %s", r.body);
+    /* Nothing went over the network to a.test's own accounts. */
+    ck_assert_int_eq(sent_to_local(&w), 0);
+    ck_assert_int_eq(decoy_rows(&w), decoy);
+
+    free(list);
+    free(carl_a);
+    free(bob_a);
+    free(d_dan);
+    free(d_nico);
+    free(d_nico_id);
+    free(d_lena);
+    free(amy_id);
+    free(dan);
+    free(nico);
+    free(nico_id);
+    free(lena);
+    free(lena_id);
     eu_it_resp_free(&r);
     world_free(&w);
 }
@@ -450,6 +728,7 @@ main(void)
     Suite *s = suite_create("ap_move");
     EU_IT_ADD_TCASE(s, test_aliases_and_move, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_move_to_remote_account, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_move_to_local_account, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_suspended_actor, TIMEOUT);
     return eu_it_run_suite(s);
 }
