@@ -163,8 +163,10 @@ const struct eu_sql eu_ap_process_follow_sql[] = {
      *
      * - Local followers of the old account follow the new one instead. A
      *   remote one gets a request that keeps its Follow's id, to be sent;
-     *   a local one (its alias is this tenant's own account) a follow, or
-     *   a request if it is locked, and no Follow goes anywhere. Those who
+     *   a local one (its alias is this tenant's own account) a follow even
+     *   if it is locked (Mastodon's MoveWorker bypasses the lock for a
+     *   local target: it asked for these followers by naming the old
+     *   account), and no Follow goes anywhere. Those who
      *   follow or asked already only drop the old follow; those who block
      *   the new account or are blocked by it keep the old one (Mastodon's
      *   FollowService refuses them and the unfollow never runs), as does
@@ -182,7 +184,7 @@ const struct eu_sql eu_ap_process_follow_sql[] = {
      */
     [FOLLOW_MOVE] =
         {"ap_process.move",
-         "WITH tg AS (SELECT domain IS NULL AS local, locked FROM accounts WHERE tenant_id = $1"
+         "WITH tg AS (SELECT domain IS NULL AS local FROM accounts WHERE tenant_id = $1"
          "  AND id = $3::bigint),"
          " mv AS (UPDATE accounts SET moved_to_account_id = $3::bigint, moved_to_uri = $4,"
          "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint),"
@@ -199,12 +201,12 @@ const struct eu_sql eu_ap_process_follow_sql[] = {
          " rq AS (INSERT INTO follow_requests (tenant_id, id, account_id, target_account_id,"
          "  show_reblogs, notify, languages, uri) SELECT $1, nid, account_id, $3::bigint,"
          "  show_reblogs, notify, languages, CASE WHEN NOT tg.local THEN $5::text || '/users/'"
-         "  || username || '#follows/' || nid END FROM nr, tg WHERE NOT tg.local OR tg.locked"
+         "  || username || '#follows/' || nid END FROM nr, tg WHERE NOT tg.local"
          "  ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
          "  RETURNING account_id, uri),"
          " fo AS (INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs,"
          "  notify, languages) SELECT $1, account_id, $3::bigint, show_reblogs, notify, languages"
-         "  FROM nr, tg WHERE tg.local AND NOT tg.locked AND NOT EXISTS (SELECT 1"
+         "  FROM nr, tg WHERE tg.local AND NOT EXISTS (SELECT 1"
          "  FROM follow_requests y WHERE y.tenant_id = $1 AND y.account_id = nr.account_id"
          "  AND y.target_account_id = $3::bigint)"
          "  ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
