@@ -671,9 +671,17 @@ conn_start(struct eu_db_pool *pool)
     /* And a statement that runs too long (a heavy search, a lock held
      * elsewhere) is cancelled rather than holding a tenant's connection:
      * the request answers 503 (query.c). */
-    char options[96];
+    /* And no sequential scan where an index serves: every statement names
+     * its tenant, and a generic plan cannot tell one tenant's rows from
+     * all of them. Where a table is small (one tenant, or a table no one
+     * uses yet) the planner chose seq scans inside the per-row subplans
+     * of the home-feed rules, each rescan a system call (lseek) and a walk
+     * of every tenant's rows; in a pooled database that walk grows with
+     * other tenants' data. A statement with no usable index still scans. */
+    char options[128];
     snprintf(options, sizeof(options),
-             "-c plan_cache_mode=force_generic_plan -c statement_timeout=%d", statement_timeout_ms);
+             "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c statement_timeout=%d",
+             statement_timeout_ms);
     const char *keys[] = {"dbname", "dbname", "application_name", "options", NULL};
     const char *vals[] = {pool->conninfo, pool->dbname, "eunha", options, NULL};
     if (!pool->dbname) {
