@@ -202,10 +202,15 @@ eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id
  * nil when the feed is missing. */
 static const char READ_LUA[] =
     "if redis.call('EXPIRE', KEYS[1], ARGV[5]) == 0 then return false end "
+    "local ids "
     "if ARGV[1] == 'asc' then"
-    " return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4]) "
+    " ids = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4]) "
+    "else"
+    " ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4]) "
     "end "
-    "return redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4])";
+    /* One string, not an array: each element of a reply is two
+     * allocations in hiredis, and a page's were a tenth of eunha's. */
+    "return table.concat(ids, ',')";
 
 struct home_read {
     struct eu_req *req;
@@ -222,9 +227,6 @@ cmp_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Applies the page's exact bounds to candidate ids (any order), keeps the
- * newest (or, with min_id, the oldest) page->limit of them, and hands them
- * to the callback newest first. */
 /* A positive id in decimal, in the arena: printf was a visible part of a
  * home page's CPU, twenty times a page. */
 static char *
@@ -240,6 +242,9 @@ id_text(struct eu_arena *a, int64_t id)
     return eu_arena_strdup(a, p);
 }
 
+/* Applies the page's exact bounds to candidate ids (any order), keeps the
+ * newest (or, with min_id, the oldest) page->limit of them, and hands them
+ * to the callback newest first. */
 static void
 finish_page(struct home_read *hr, int64_t *ids, size_t n)
 {
@@ -331,16 +336,22 @@ on_read(redisReply *reply, void *arg)
         read_from_sql(hr);
         return;
     }
-    if (reply->type != REDIS_REPLY_ARRAY) {
-        rebuild(hr);
+    if (reply->type != REDIS_REPLY_STRING) {
+        rebuild(hr); /* no feed (false, a nil reply) */
         return;
     }
-    int64_t *ids = eu_arena_alloc(hr->req->arena, (reply->elements + 1) * sizeof(int64_t));
-    for (size_t i = 0; i < reply->elements; i++) {
-        const redisReply *e = reply->element[i];
-        ids[i] = e->type == REDIS_REPLY_STRING ? strtoll(e->str, NULL, 10) : 0;
+    /* "id,id,...": at most one id a comma and one more. */
+    size_t cap = 1;
+    for (size_t i = 0; i < reply->len; i++)
+        cap += reply->str[i] == ',';
+    int64_t *ids = eu_arena_alloc(hr->req->arena, cap * sizeof(int64_t));
+    size_t n = 0;
+    for (const char *p = reply->str, *end = p + reply->len; p < end && n < cap;) {
+        char *next;
+        ids[n++] = strtoll(p, &next, 10);
+        p = next < end && *next == ',' ? next + 1 : end;
     }
-    finish_page(hr, ids, reply->elements);
+    finish_page(hr, ids, n);
 }
 
 void

@@ -201,6 +201,7 @@ struct render {
     eu_statuses_rendered_cb cb;
     void *arg;
     struct slim_map *slim; /* a list reply's, or NULL: every status a full object */
+    json_t *no_filters;    /* the "filtered" array of every status, empty: see no_filters() */
 };
 
 static const char *const VISIBILITIES[] = {"public", "unlisted", "private", "direct"};
@@ -402,6 +403,25 @@ slim_base(const struct slim_map *m, const json_t *slim)
     return NULL;
 }
 
+static void
+decref_json(void *data)
+{
+    json_decref(data);
+}
+
+/* One empty array shared by every status of the render as its "filtered"
+ * member: two allocations a status fewer. Nothing appends to it; a
+ * filter that matches puts an array of its own in its place. */
+static json_t *
+no_filters(struct render *rd)
+{
+    if (!rd->no_filters) {
+        rd->no_filters = json_array();
+        eu_arena_on_free(rd->req->arena, decref_json, rd->no_filters);
+    }
+    return rd->no_filters;
+}
+
 /* Mastodon only says "pinned" where pinning is possible: own, non-direct,
  * not a reblog. */
 static bool
@@ -479,7 +499,7 @@ status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
         if (shows_pinned(req, r, row))
             json_object_set_new(o, "pinned", json_boolean(col_bool(r, row, C_PINNED)));
     }
-    json_object_set_new(o, "filtered", json_array());
+    json_object_set(o, "filtered", no_filters(rd));
     json_object_set_new(o, "reblog", json_null());
     const char *app = col_str(r, row, C_APP);
     if (app) {
