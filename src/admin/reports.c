@@ -25,7 +25,8 @@ const struct eu_sql eu_admin_reports_sql[] = {
          "a.uri,"
          " r.target_account_id::text, t.username, array_to_json(r.status_ids::text[])::text,"
          " r.comment, r.uri, to_char(r.created_at AT TIME ZONE 'UTC',"
-         " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), r.action_taken_at IS NOT NULL"
+         " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), r.action_taken_at IS NOT NULL,"
+         " r.category, r.forwarded"
          " FROM reports r JOIN accounts a ON a.tenant_id = $1 AND a.id = r.account_id"
          " JOIN accounts t ON t.tenant_id = $1 AND t.id = r.target_account_id"
          " WHERE r.tenant_id = $1 AND ($2::bigint IS NULL OR r.id < $2::bigint)"
@@ -52,13 +53,16 @@ on_reports(PGresult *res, enum eu_db_status st, void *arg)
     for (int i = 0; i < PQntuples(res); i++) {
         json_t *ids = json_loads(PQgetvalue(res, i, 6), 0, NULL);
         json_array_append_new(
-            arr, json_pack("{s:s, s:{s:s, s:s, s:o}, s:{s:s, s:s}, s:o, s:s, s:o, s:s, s:b}", "id",
-                           PQgetvalue(res, i, 0), "account", "id", PQgetvalue(res, i, 1), "acct",
-                           PQgetvalue(res, i, 2), "uri", nullable(res, i, 3), "target_account",
-                           "id", PQgetvalue(res, i, 4), "username", PQgetvalue(res, i, 5),
-                           "status_ids", ids ? ids : json_array(), "comment", PQgetvalue(res, i, 7),
-                           "uri", nullable(res, i, 8), "created_at", PQgetvalue(res, i, 9),
-                           "action_taken", PQgetvalue(res, i, 10)[0] == 't'));
+            arr,
+            json_pack("{s:s, s:{s:s, s:s, s:o}, s:{s:s, s:s}, s:o, s:s, s:o, s:s, s:b, s:s,"
+                      " s:b}",
+                      "id", PQgetvalue(res, i, 0), "account", "id", PQgetvalue(res, i, 1), "acct",
+                      PQgetvalue(res, i, 2), "uri", nullable(res, i, 3), "target_account", "id",
+                      PQgetvalue(res, i, 4), "username", PQgetvalue(res, i, 5), "status_ids",
+                      ids ? ids : json_array(), "comment", PQgetvalue(res, i, 7), "uri",
+                      nullable(res, i, 8), "created_at", PQgetvalue(res, i, 9), "action_taken",
+                      PQgetvalue(res, i, 10)[0] == 't', "category", PQgetvalue(res, i, 11),
+                      "forwarded", PQgetvalue(res, i, 12)[0] == 't'));
     }
     eu_req_reply_json(req, 200, arr);
 }

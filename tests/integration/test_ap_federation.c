@@ -662,6 +662,13 @@ START_TEST(test_pins_and_reports_federate)
     eu_it_admin(w.s, "GET", "/admin/v1/tenants/a.test/reports", NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 4);
+    /* The operator sees the category and whether each went on (newest first). */
+    EU_IT_EXPECT_JSTR(&r, "3.comment", "forwarded one");
+    EU_IT_EXPECT_JSTR(&r, "3.category", "spam");
+    ck_assert(json_is_true(eu_it_jpath(r.json, "3.forwarded")));
+    EU_IT_EXPECT_JSTR(&r, "2.comment", "kept home");
+    EU_IT_EXPECT_JSTR(&r, "2.category", "other");
+    ck_assert(json_is_false(eu_it_jpath(r.json, "2.forwarded")));
 
     /* The decoy saw nothing of it. */
     eu_it_admin(w.s, "GET", "/admin/v1/tenants/d.test/reports", NULL, &r);
