@@ -596,6 +596,8 @@ START_TEST(test_move_to_remote_account)
     struct carried c;
     carry_setup(&w, &c, bob_id);
     long decoy = decoy_rows(&w);
+    /* Known to a.test before she blocks alice: a search hides a blocker. */
+    char *erin_a = resolve(&w, "a.test", w.alice, "erin", "b.test");
     move(&w, &r, w.bob, PASSWORD, "http://a.test/users/alice");
     EU_IT_EXPECT_STATUS(&r, 202);
     /* carl (b.test) followed bob: his Follow goes to alice, who accepts. */
@@ -613,7 +615,6 @@ START_TEST(test_move_to_remote_account)
     /* carl's list, erin's block and fay's mute carried to alice, and
      * a.test hears of erin's Block. */
     carry_check(&w, &c, alice_b, "alice@a.test");
-    char *erin_a = resolve(&w, "a.test", w.alice, "erin", "b.test");
     eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, is_blocked_by, NULL,
                    "erin's Block of alice at a.test",
                    "/api/v1/accounts/relationships?id%%5B%%5D=%s", erin_a);
