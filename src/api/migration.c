@@ -13,11 +13,14 @@
  *        required to name this account in its alsoKnownAs; then the account
  *        points at it (moved_to_account_id, Mastodon's `moved`), and its
  *        followers' inboxes get Move{actor, object: the account, target}
- *        and an Update of the actor, which now carries movedTo; its
- *        followers on this tenant follow the target (a Follow goes to a
- *        remote one), as Mastodon's MoveWorker does. Answers 202 as
- *        GoToSocial does. One move per EU_MIGRATION_COOLDOWN_S, as
- *        Mastodon's AccountMigration::COOLDOWN_PERIOD.
+ *        and an Update of the actor, which now carries movedTo. As
+ *        Mastodon's MoveWorker does, its followers on this tenant follow
+ *        the target (a Follow goes to a remote one) and its places in
+ *        their lists go to it, and accounts here blocking or muting it
+ *        block (a Block goes to a remote target) or mute the target.
+ *        Answers 202 as GoToSocial does. One move per
+ *        EU_MIGRATION_COOLDOWN_S, as Mastodon's
+ *        AccountMigration::COOLDOWN_PERIOD.
  *
  * Both only read and write the signed-in account's rows; resolving goes
  * through src/ap/resolve.c (signed fetches, never on the loop's time).
@@ -87,13 +90,27 @@ const struct eu_sql eu_migration_sql[] = {
                         "  OR moved_at <= now() - make_interval(secs => $5::float8))"
                         " RETURNING id"},
     /*
-     * The mover's followers on this tenant follow the target instead, as
-     * Mastodon's MoveWorker has them: $2 the mover, $3 the target, $4 BASE.
-     * A local target gets the follow itself (Mastodon rewrites the row); a
-     * remote one a request whose Follow id it keeps, for the Follow to be
-     * sent. Those who follow the target already, or block it or are
-     * blocked by it, keep their follow of the mover. Returns each moved
-     * follower and, for a remote target, its Follow's id.
+     * What Mastodon's MoveWorker carries from the mover ($2) to the target
+     * ($3; $4 BASE) on this tenant, in one statement, as ap_process.move
+     * does for a Move received:
+     *
+     * - The mover's followers follow the target instead. A local target
+     *   gets the follow itself (Mastodon rewrites the row); a remote one a
+     *   request whose Follow id it keeps, for the Follow to be sent. Those
+     *   who follow the target already, or block it or are blocked by it,
+     *   keep their follow of the mover.
+     * - The mover's places in the lists of those followers go to the
+     *   target; those who follow both keep the mover and add the target,
+     *   as Mastodon's rewrite_follows does.
+     * - Accounts blocking the mover block the target (follows and requests
+     *   between them end, and their places in each other's lists), and
+     *   those muting it mute the target with the same hide_notifications,
+     *   for good (Mastodon's MuteService gets no duration), unless they
+     *   already do or follow it; nobody is notified.
+     *
+     * Returns (what, local account, Follow id): 'request' for a Follow to
+     * send, 'block' for a Block a remote target must hear of, and
+     * 'follow', 'mute' and 'list' for home feeds that changed.
      */
     [MIGRATION_LOCAL_FOLLOWERS] =
         {"migration.local_followers",
@@ -105,7 +122,7 @@ const struct eu_sql eu_migration_sql[] = {
          "  AND NOT EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"
          "  AND x.account_id = f.account_id AND x.target_account_id = $3::bigint)"
          "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-         "  AND ((b.account_id = f.account_id AND b.target_account_id = $3::bigint)"
+         "  AND ((b.account_id = f.account_id AND b.target_account_id IN ($2::bigint, $3::bigint))"
          "  OR (b.account_id = $3::bigint AND b.target_account_id = f.account_id)))"
          "  RETURNING f.account_id, la.username, f.show_reblogs, f.notify, f.languages),"
          " nf AS (INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs,"
@@ -119,8 +136,52 @@ const struct eu_sql eu_migration_sql[] = {
          "  FROM (SELECT lf.*, eunha_next_id() AS nid FROM lf) n"
          "  WHERE NOT (SELECT local FROM tg)"
          "  ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
-         "  RETURNING account_id, uri)"
-         " SELECT account_id::text, NULL FROM nf UNION ALL SELECT account_id::text, uri FROM nr"},
+         "  RETURNING account_id, uri),"
+         " li AS (INSERT INTO list_accounts (tenant_id, list_id, account_id)"
+         "  SELECT $1, m.list_id, $3::bigint FROM list_accounts m JOIN lists l"
+         "  ON l.tenant_id = $1 AND l.id = m.list_id WHERE m.tenant_id = $1"
+         "  AND m.account_id = $2::bigint AND (l.account_id IN (SELECT account_id FROM lf)"
+         "  OR EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"
+         "  AND x.account_id = l.account_id AND x.target_account_id = $3::bigint))"
+         "  ON CONFLICT DO NOTHING RETURNING list_id),"
+         " lo AS (DELETE FROM list_accounts m USING lists l WHERE m.tenant_id = $1"
+         "  AND l.tenant_id = $1 AND l.id = m.list_id AND m.account_id = $2::bigint"
+         "  AND l.account_id IN (SELECT account_id FROM lf)),"
+         /* Not followers: a blocker of the mover follows neither. */
+         " ob AS (SELECT b.account_id FROM blocks b JOIN accounts la ON la.tenant_id = $1"
+         "  AND la.id = b.account_id AND la.domain IS NULL WHERE b.tenant_id = $1"
+         "  AND b.target_account_id = $2::bigint AND b.account_id <> $3::bigint"
+         "  AND NOT EXISTS (SELECT 1 FROM blocks x WHERE x.tenant_id = $1"
+         "  AND x.account_id = b.account_id AND x.target_account_id = $3::bigint)"
+         "  AND NOT EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"
+         "  AND x.account_id = b.account_id AND x.target_account_id = $3::bigint)),"
+         " nb AS (INSERT INTO blocks (tenant_id, account_id, target_account_id)"
+         "  SELECT $1, account_id, $3::bigint FROM ob ON CONFLICT DO NOTHING"
+         "  RETURNING account_id),"
+         " bf AS (DELETE FROM follows WHERE tenant_id = $1 AND account_id = $3::bigint"
+         "  AND target_account_id IN (SELECT account_id FROM ob)),"
+         " br AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+         "  AND ((account_id = $3::bigint AND target_account_id IN (SELECT account_id FROM ob))"
+         "  OR (target_account_id = $3::bigint AND account_id IN (SELECT account_id FROM ob)))),"
+         " bl AS (DELETE FROM list_accounts m USING lists l WHERE m.tenant_id = $1"
+         "  AND l.tenant_id = $1 AND l.id = m.list_id AND ((l.account_id = $3::bigint"
+         "  AND m.account_id IN (SELECT account_id FROM ob)) OR (m.account_id = $3::bigint"
+         "  AND l.account_id IN (SELECT account_id FROM ob)))),"
+         " nm AS (INSERT INTO mutes (tenant_id, account_id, target_account_id,"
+         "  hide_notifications) SELECT $1, m.account_id, $3::bigint, m.hide_notifications"
+         "  FROM mutes m JOIN accounts la ON la.tenant_id = $1 AND la.id = m.account_id"
+         "  AND la.domain IS NULL WHERE m.tenant_id = $1 AND m.target_account_id = $2::bigint"
+         "  AND m.account_id <> $3::bigint AND (m.expires_at IS NULL OR m.expires_at > now())"
+         "  AND NOT EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"
+         "  AND x.account_id = m.account_id AND x.target_account_id = $3::bigint)"
+         "  ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
+         "  RETURNING account_id)"
+         " SELECT 'follow', account_id::text, NULL FROM nf"
+         " UNION ALL SELECT 'request', account_id::text, uri FROM nr"
+         " UNION ALL SELECT 'block', account_id::text, NULL FROM nb"
+         " UNION ALL SELECT 'mute', account_id::text, NULL FROM nm"
+         " UNION ALL SELECT 'list', l.account_id::text, NULL FROM li JOIN lists l"
+         " ON l.tenant_id = $1 AND l.id = li.list_id"},
     {0},
 };
 
@@ -286,13 +347,25 @@ static void
 on_local_followers_moved(struct eu_req *req, PGresult *res, void *arg)
 {
     struct migration *m = arg;
+    bool blocks = false, remote = !uri_is_local(req, m->target_uri);
     for (int i = 0; i < PQntuples(res); i++) {
-        int64_t follower = strtoll(PQgetvalue(res, i, 0), NULL, 10);
-        eu_feed_home_invalidate(req->app, req->tenant, follower);
-        if (!PQgetisnull(res, i, 1))
-            eu_ap_outbox_account(req->app, req->tenant, follower, m->target_id, EU_AP_FOLLOW,
-                                 PQgetvalue(res, i, 1));
+        const char *what = PQgetvalue(res, i, 0);
+        int64_t who = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+        eu_feed_home_invalidate(req->app, req->tenant, who);
+        if (strcmp(what, "request") == 0) {
+            eu_ap_outbox_account(req->app, req->tenant, who, m->target_id, EU_AP_FOLLOW,
+                                 PQgetvalue(res, i, 2));
+        } else if (strcmp(what, "block") == 0) {
+            /* A remote target hears of it, as Mastodon's BlockService
+             * sends it. */
+            if (remote)
+                eu_ap_outbox_account(req->app, req->tenant, who, m->target_id, EU_AP_BLOCK, NULL);
+            blocks = true;
+        }
     }
+    /* A local target that followed a blocker follows it no more. */
+    if (blocks && !remote)
+        eu_feed_home_invalidate(req->app, req->tenant, strtoll(m->target_id, NULL, 10));
     int64_t me = req->auth.account_id;
     /* Its tokens are refused from now on, in every process. */
     eu_auth_cache_clear(req->app, req->tenant);

@@ -6,14 +6,16 @@
  * Move: alice and amy (a.test) and carl (b.test) follow bob (b.test); bob2
  * (b.test) lists bob in its aliases (POST /api/v1/accounts/alias) and bob
  * moves there (POST /api/v1/accounts/move). The Move reaches a.test, whose
- * follows move to bob2, and carl's follow moves on b.test itself; bob's Account shows `moved` on
- * both sides and its actor movedTo. A wrong password, a target that does not name bob, and a second
- * move within the cooldown change nothing and send nothing. What a.test's
- * users did to bob goes to bob2 with the follows: list places, blocks
- * (sent on to b.test), mutes. A move to an account on the other tenant
- * fetches it and its alias, and the mover's local follower sends it a
- * Follow; at that tenant, the mover's followers follow its own account
- * directly (test_move_to_local_account).
+ * follows move to bob2, and carl's follow moves on b.test itself; bob's
+ * Account shows `moved` on both sides and its actor movedTo. A wrong
+ * password, a target that does not name bob, and a second move within the
+ * cooldown change nothing and send nothing. What a.test's users did to bob
+ * goes to bob2 with the follows: list places, blocks (sent on to b.test),
+ * mutes; what b.test's own did, bob's move carries on b.test itself, to a
+ * local target and to a remote one (which hears of the blocks). A move to
+ * an account on the other tenant fetches it and its alias, and the mover's
+ * local follower sends it a Follow; at that tenant, the mover's followers
+ * follow its own account directly (test_move_to_local_account).
  *
  * Suspension: a suspended account's actor is still served, flagged and
  * blanked, as Mastodon serves one until deletion; its statuses and
@@ -244,6 +246,107 @@ decoy_rows(struct world *w)
                                w->d_tid, w->d_tid, w->d_tid, w->d_tid, w->d_tid, w->d_tid);
 }
 
+/*
+ * What b.test's own accounts did to bob, for his move to carry (the local
+ * side of Mastodon's MoveWorker): carl (who follows bob) has him in a
+ * list, erin blocks him, fay mutes him for an hour, notifications shown.
+ * The decoy's erin and fay block and mute its own bob.
+ */
+struct carried {
+    char *erin, *erin_id, *fay, *carl_list;
+    char *d_erin, *d_fay;
+};
+
+static void
+carry_setup(struct world *w, struct carried *c, const char *bob_id)
+{
+    struct eu_it_resp r = {0};
+    const char *scopes = "read write follow";
+    memset(c, 0, sizeof(*c));
+    char ids[64];
+    snprintf(ids, sizeof(ids), "\"%s\"", bob_id);
+    c->carl_list = list_of(w, "b.test", w->carl, ids);
+    c->erin = eu_it_user_new(w->s, "b.test", "erin", scopes, &c->erin_id);
+    c->fay = eu_it_user_new(w->s, "b.test", "fay", scopes, NULL);
+    eu_it_callf(w->s, &r, "b.test", "POST", c->erin, NULL, "/api/v1/accounts/%s/block", bob_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w->s, &r, "b.test", "POST", c->fay,
+                "{\"notifications\": false, \"duration\": 3600}", "/api/v1/accounts/%s/mute",
+                bob_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *d_bob = eu_it_account_id(w->s, "d.test", "bob");
+    c->d_erin = eu_it_user_new(w->s, "d.test", "erin", scopes, NULL);
+    c->d_fay = eu_it_user_new(w->s, "d.test", "fay", scopes, NULL);
+    eu_it_callf(w->s, &r, "d.test", "POST", c->d_erin, NULL, "/api/v1/accounts/%s/block", d_bob);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w->s, &r, "d.test", "POST", c->d_fay, "{\"notifications\": false}",
+                "/api/v1/accounts/%s/mute", d_bob);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    free(d_bob);
+    eu_it_resp_free(&r);
+}
+
+/* After bob's move to target (its id at b.test, its acct there): carl's
+ * list holds the target in bob's place, erin blocks it as well as bob,
+ * fay mutes it as she muted bob but for good, as Mastodon's MuteService
+ * gets no duration. */
+static void
+carry_check(struct world *w, struct carried *c, const char *target_id, const char *target_acct)
+{
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, "b.test", "GET", w->carl, NULL, "/api/v1/lists/%s/accounts",
+                c->carl_list);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(json_array_size(r.json) == 1 && eu_it_has_acct(&r, target_acct),
+                  "carl's list after the move: %s", r.body);
+    eu_it_callf(w->s, &r, "b.test", "GET", c->erin, NULL, "/api/v1/blocks");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(json_array_size(r.json) == 2 && eu_it_has_acct(&r, target_acct) &&
+                      eu_it_has_acct(&r, "bob"),
+                  "erin's blocks after the move: %s", r.body);
+    relationship(w, &r, "b.test", c->erin, target_id);
+    ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.blocking")) &&
+                      !json_is_true(eu_it_jpath(r.json, "0.following")) &&
+                      !json_is_true(eu_it_jpath(r.json, "0.followed_by")),
+                  "erin and the target: %s", r.body);
+    eu_it_callf(w->s, &r, "b.test", "GET", c->fay, NULL, "/api/v1/mutes");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 2);
+    json_t *mute = eu_it_find(r.json, "acct", target_acct);
+    ck_assert_msg(mute && json_is_null(json_object_get(mute, "mute_expires_at")),
+                  "fay's mutes after the move: %s", r.body);
+    json_t *old = eu_it_find(r.json, "acct", "bob");
+    ck_assert_msg(old && json_is_string(json_object_get(old, "mute_expires_at")),
+                  "fay's mute of bob: %s", r.body);
+    relationship(w, &r, "b.test", c->fay, target_id);
+    ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.muting")) &&
+                      !json_is_true(eu_it_jpath(r.json, "0.muting_notifications")),
+                  "fay and the target: %s", r.body);
+    eu_it_resp_free(&r);
+}
+
+static void
+carried_free(struct carried *c)
+{
+    free(c->erin);
+    free(c->erin_id);
+    free(c->fay);
+    free(c->carl_list);
+    free(c->d_erin);
+    free(c->d_fay);
+}
+
+/* Block activities queued by tenant tid. */
+static long
+blocks_queued(struct world *w, const char *tid)
+{
+    return eu_it_pg_execf_long(w->db,
+                               "SELECT count(*) FROM jobs WHERE tenant_id = %s"
+                               " AND kind = 'ap_deliver' AND payload -> 'activity' ->> 'type'"
+                               " = 'Block'",
+                               tid);
+}
+
 START_TEST(test_aliases_and_move)
 {
     struct world w;
@@ -274,6 +377,21 @@ START_TEST(test_aliases_and_move)
     char *d_bob = eu_it_account_id(w.s, "d.test", "bob");
     eu_it_callf(w.s, &r, "d.test", "POST", d_dana, NULL, "/api/v1/accounts/%s/block", d_bob);
     EU_IT_EXPECT_STATUS(&r, 200);
+    /* On b.test itself: carl lists bob, erin blocks him (and bob2 follows
+     * her), fay mutes him; gus follows bob and bob2 and lists bob. */
+    char *bob2_id = eu_it_account_id(w.s, "b.test", "bob2");
+    struct carried c;
+    carry_setup(&w, &c, bob_id);
+    eu_it_callf(w.s, &r, "b.test", "POST", w.bob2, NULL, "/api/v1/accounts/%s/follow", c.erin_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(json_is_true(json_object_get(r.json, "following")));
+    char *gus = eu_it_user_new(w.s, "b.test", "gus", "read write follow", NULL);
+    eu_it_callf(w.s, &r, "b.test", "POST", gus, NULL, "/api/v1/accounts/%s/follow", bob_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, "b.test", "POST", gus, NULL, "/api/v1/accounts/%s/follow", bob2_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    snprintf(ids, sizeof(ids), "\"%s\"", bob_id);
+    char *gus_list = list_of(&w, "b.test", gus, ids);
     long decoy = decoy_rows(&w);
 
     /* Aliases: bad URIs and too many are refused, nothing stored. */
@@ -362,7 +480,6 @@ START_TEST(test_aliases_and_move)
     ck_assert_msg(not_following(&r, NULL), "alice still follows bob: %s", r.body);
     eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/accounts/%s", bob_a);
     ck_assert_msg(moved_to(&r, "bob2@b.test"), "bob's account at a: %s", r.body);
-    char *bob2_id = eu_it_account_id(w.s, "b.test", "bob2");
     eu_it_wait_get(w.s, &r, "b.test", w.bob2, WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "alice among bob2's followers", "/api/v1/accounts/%s/followers", bob2_id);
     /* Carried over: alice's list holds bob2 instead of bob, dana blocks
@@ -389,6 +506,26 @@ START_TEST(test_aliases_and_move)
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.following")) &&
                       !json_is_true(eu_it_jpath(r.json, "1.following")),
                   "carl's follows after the move: %s", r.body);
+    /* carl's list, erin's block (bob2 no longer follows her) and fay's
+     * mute carried to bob2, and no Block sent anywhere for it. */
+    carry_check(&w, &c, bob2_id, "bob2");
+    relationship(&w, &r, "b.test", w.bob2, c.erin_id);
+    ck_assert_msg(!json_is_true(eu_it_jpath(r.json, "0.following")) &&
+                      json_is_true(eu_it_jpath(r.json, "0.blocked_by")),
+                  "bob2 and erin after the move: %s", r.body);
+    ck_assert_int_eq(blocks_queued(&w, w.b_tid), 0);
+    /* gus, who followed both, keeps bob and has bob2 in his list too, as
+     * Mastodon's MoveWorker adds the target for those who follow both. */
+    eu_it_callf(w.s, &r, "b.test", "GET", gus, NULL, "/api/v1/lists/%s/accounts", gus_list);
+    ck_assert_msg(json_array_size(r.json) == 2 && eu_it_has_acct(&r, "bob") &&
+                      eu_it_has_acct(&r, "bob2"),
+                  "gus's list after the move: %s", r.body);
+    eu_it_callf(w.s, &r, "b.test", "GET", gus, NULL,
+                "/api/v1/accounts/relationships?id%%5B%%5D=%s&id%%5B%%5D=%s", bob2_id, bob_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.following")) &&
+                      json_is_true(eu_it_jpath(r.json, "1.following")),
+                  "gus's follows after the move: %s", r.body);
 
     /* Again within 30 days: refused. */
     move(&w, &r, w.bob, PASSWORD, "http://b.test/users/bob2");
@@ -407,6 +544,9 @@ START_TEST(test_aliases_and_move)
                      0);
     ck_assert_int_eq(decoy_rows(&w), decoy);
 
+    carried_free(&c);
+    free(gus_list);
+    free(gus);
     free(dana_b);
     free(d_bob);
     free(d_dana);
@@ -446,6 +586,11 @@ START_TEST(test_move_to_remote_account)
     char *bob_id = eu_it_account_id(w.s, "b.test", "bob");
     eu_it_callf(w.s, &r, "b.test", "POST", w.carl, NULL, "/api/v1/accounts/%s/follow", bob_id);
     EU_IT_EXPECT_STATUS(&r, 200);
+    struct carried c;
+    carry_setup(&w, &c, bob_id);
+    long decoy = decoy_rows(&w);
+    /* Known to a.test before she blocks alice: a search hides a blocker. */
+    char *erin_a = resolve(&w, "a.test", w.alice, "erin", "b.test");
     move(&w, &r, w.bob, PASSWORD, "http://a.test/users/alice");
     EU_IT_EXPECT_STATUS(&r, 202);
     /* carl (b.test) followed bob: his Follow goes to alice, who accepts. */
@@ -460,6 +605,13 @@ START_TEST(test_move_to_remote_account)
     ck_assert_msg(moved_to(&r, "alice@a.test"), "bob's account at b: %s", r.body);
     get_ap(&w, &r, "b.test", "/users/bob");
     EU_IT_EXPECT_JSTR(&r, "movedTo", "http://a.test/users/alice");
+    /* carl's list, erin's block and fay's mute carried to alice, and
+     * a.test hears of erin's Block. */
+    carry_check(&w, &c, alice_b, "alice@a.test");
+    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, is_blocked_by, NULL,
+                   "erin's Block of alice at a.test",
+                   "/api/v1/accounts/relationships?id%%5B%%5D=%s", erin_a);
+    ck_assert_int_eq(decoy_rows(&w), decoy);
 
     /* Clearing the aliases: an empty list. */
     eu_it_callf(w.s, &r, "a.test", "POST", w.alice, "{\"also_known_as_uris\": []}",
@@ -468,6 +620,8 @@ START_TEST(test_move_to_remote_account)
     get_ap(&w, &r, "a.test", "/users/alice");
     ck_assert_ptr_null(json_object_get(r.json, "alsoKnownAs"));
 
+    carried_free(&c);
+    free(erin_a);
     free(alice_id);
     free(alice_b);
     free(bob_id);
