@@ -174,8 +174,9 @@ const struct eu_sql eu_ap_process_follow_sql[] = {
      * - The old account's places in those followers' lists go to the new
      *   one (list members must be followed or asked).
      * - Local accounts blocking the old account block the new one (follows
-     *   and requests between them end), and those muting it mute it alike,
-     *   unless they already do or follow it; nobody is notified.
+     *   and requests between them end), and those muting it mute it alike
+     *   (for good, as Mastodon's carried mute is, whatever the old one's
+     *   expiry), unless they already do or follow it; nobody is notified.
      *
      * Returns (what, local account, username, Follow id): 'request' for a
      * Follow to send, 'follow' and 'follow_request' for a notification,
@@ -241,7 +242,7 @@ const struct eu_sql eu_ap_process_follow_sql[] = {
          "  AND l.account_id IN (SELECT account_id FROM ob)))),"
          " nm AS (INSERT INTO mutes (tenant_id, account_id, target_account_id,"
          "  hide_notifications, expires_at) SELECT $1, m.account_id, $3::bigint,"
-         "  m.hide_notifications, m.expires_at FROM mutes m JOIN accounts la"
+         "  m.hide_notifications, NULL FROM mutes m JOIN accounts la"
          "  ON la.tenant_id = $1 AND la.id = m.account_id AND la.domain IS NULL"
          "  WHERE m.tenant_id = $1 AND m.target_account_id = $2::bigint"
          "  AND m.account_id <> $3::bigint AND (m.expires_at IS NULL OR m.expires_at > now())"

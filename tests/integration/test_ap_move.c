@@ -370,7 +370,7 @@ START_TEST(test_aliases_and_move)
     char *list = list_of(&w, "a.test", w.alice, ids);
     eu_it_callf(w.s, &r, "a.test", "POST", dana, NULL, "/api/v1/accounts/%s/block", bob_a);
     EU_IT_EXPECT_STATUS(&r, 200);
-    eu_it_callf(w.s, &r, "a.test", "POST", w.amy, "{\"notifications\": false}",
+    eu_it_callf(w.s, &r, "a.test", "POST", w.amy, "{\"notifications\": false, \"duration\": 3600}",
                 "/api/v1/accounts/%s/mute", bob_a);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *d_dana = eu_it_user_new(w.s, "d.test", "dana", "read write follow", NULL);
@@ -494,6 +494,11 @@ START_TEST(test_aliases_and_move)
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.muting")) &&
                       !json_is_true(eu_it_jpath(r.json, "0.muting_notifications")),
                   "amy and bob2 after the move: %s", r.body);
+    /* For good, though her mute of bob ends in an hour (Mastodon's too). */
+    eu_it_callf(w.s, &r, "a.test", "GET", w.amy, NULL, "/api/v1/mutes");
+    json_t *carried = eu_it_find(r.json, "acct", "bob2@b.test");
+    ck_assert_msg(carried && json_is_null(json_object_get(carried, "mute_expires_at")),
+                  "amy's mutes after the move: %s", r.body);
     char *dana_b = resolve(&w, "b.test", w.carl, "dana", "a.test");
     eu_it_wait_get(w.s, &r, "b.test", w.bob2, WAIT_MS, is_blocked_by, NULL,
                    "dana's Block of bob2 at b.test", "/api/v1/accounts/relationships?id%%5B%%5D=%s",
