@@ -121,4 +121,46 @@ const struct eu_sql *eu_sql_find(const char *name);
 /* Frees the composed texts of paged statements (at exit). */
 void eu_sql_free(void);
 
+/*
+ * What a move carries besides follows, as Mastodon's MoveWorker: CTEs
+ * (after others, before the final SELECT) of a statement with $1 the
+ * tenant, $2 the old account and $3 the new one. Local accounts blocking
+ * the old account block the new one (ob, nb; follows, requests and list
+ * places between them end: bf, br, bl); those muting it mute the new one
+ * for good with the same hide_notifications (nm); neither where they
+ * already do or follow it. nb and nm return the accounts that gained a
+ * block or a mute. One text for a Move received (ap_process.move) and a
+ * local account moving away (migration.local_followers).
+ */
+#define EU_MOVE_CARRY_SQL                                                                          \
+    /* Not followers: a blocker of the old account follows neither. */                             \
+    " ob AS (SELECT b.account_id FROM blocks b JOIN accounts la ON la.tenant_id = $1"              \
+    "  AND la.id = b.account_id AND la.domain IS NULL WHERE b.tenant_id = $1"                      \
+    "  AND b.target_account_id = $2::bigint AND b.account_id <> $3::bigint"                        \
+    "  AND NOT EXISTS (SELECT 1 FROM blocks x WHERE x.tenant_id = $1"                              \
+    "  AND x.account_id = b.account_id AND x.target_account_id = $3::bigint)"                      \
+    "  AND NOT EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"                             \
+    "  AND x.account_id = b.account_id AND x.target_account_id = $3::bigint)),"                    \
+    " nb AS (INSERT INTO blocks (tenant_id, account_id, target_account_id)"                        \
+    "  SELECT $1, account_id, $3::bigint FROM ob ON CONFLICT DO NOTHING"                           \
+    "  RETURNING account_id),"                                                                     \
+    " bf AS (DELETE FROM follows WHERE tenant_id = $1 AND account_id = $3::bigint"                 \
+    "  AND target_account_id IN (SELECT account_id FROM ob)),"                                     \
+    " br AS (DELETE FROM follow_requests WHERE tenant_id = $1"                                     \
+    "  AND ((account_id = $3::bigint AND target_account_id IN (SELECT account_id FROM ob))"        \
+    "  OR (target_account_id = $3::bigint AND account_id IN (SELECT account_id FROM ob)))),"       \
+    " bl AS (DELETE FROM list_accounts m USING lists l WHERE m.tenant_id = $1"                     \
+    "  AND l.tenant_id = $1 AND l.id = m.list_id AND ((l.account_id = $3::bigint"                  \
+    "  AND m.account_id IN (SELECT account_id FROM ob)) OR (m.account_id = $3::bigint"             \
+    "  AND l.account_id IN (SELECT account_id FROM ob)))),"                                        \
+    " nm AS (INSERT INTO mutes (tenant_id, account_id, target_account_id,"                         \
+    "  hide_notifications) SELECT $1, m.account_id, $3::bigint, m.hide_notifications"              \
+    "  FROM mutes m JOIN accounts la ON la.tenant_id = $1 AND la.id = m.account_id"                \
+    "  AND la.domain IS NULL WHERE m.tenant_id = $1 AND m.target_account_id = $2::bigint"          \
+    "  AND m.account_id <> $3::bigint AND (m.expires_at IS NULL OR m.expires_at > now())"          \
+    "  AND NOT EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"                             \
+    "  AND x.account_id = m.account_id AND x.target_account_id = $3::bigint)"                      \
+    "  ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"                          \
+    "  RETURNING account_id)"
+
 #endif
