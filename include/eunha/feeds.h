@@ -15,8 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <libpq-fe.h>
-
 struct eu_app;
 struct eu_tenant;
 
@@ -41,10 +39,10 @@ void eu_feed_home_invalidate(struct eu_app *app, const struct eu_tenant *t, int6
 void eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool remove);
 /*
  * eu_feed_status_fanout (adding) when the recipients are already known:
- * column col of every row of res, from a statement that applied the home
- * rules itself (EU_FEED_CANDIDATES_SQL and EU_HOME_FEED_SQL).
+ * ids, the text of a bigint[] ("{1,2}"; NULL or "{}": none) from a
+ * statement that applied the home rules itself (EU_NEW_STATUS_FEEDS_SQL).
  */
-void eu_feed_status_fanout_to(struct eu_app *app, struct eu_tenant *t, int64_t status_id,
-                              const PGresult *res, int col);
+void eu_feed_status_fanout_ids(struct eu_app *app, struct eu_tenant *t, int64_t status_id,
+                               const char *ids);
 
 #endif

@@ -120,41 +120,40 @@ on_fanout_done(redisReply *reply, void *arg)
         eu_log_warn("feeds", "cannot fan out status: %s", reply ? reply->str : "redis unavailable");
 }
 
+/* One EVAL for ids[0..n-1]'s feeds. */
 static void
-send_fanout(struct fanout *fo, const PGresult *res, int col, int from, int to)
+send_fanout(struct fanout *fo, const int64_t *ids, size_t n)
 {
-    int nkeys = to - from;
-    const char **argv = eu_xcalloc((size_t)nkeys + 6, sizeof(char *));
-    char **keys = eu_xcalloc((size_t)nkeys, sizeof(char *));
-    char numkeys[16], max[16];
-    snprintf(numkeys, sizeof(numkeys), "%d", nkeys);
+    const char **argv = eu_xcalloc(n + 6, sizeof(char *));
+    char **keys = eu_xcalloc(n, sizeof(char *));
+    char numkeys[24], max[16];
+    snprintf(numkeys, sizeof(numkeys), "%zu", n);
     snprintf(max, sizeof(max), "%d", EU_FEED_MAX);
     int argc = 0;
     argv[argc++] = "EVAL";
     argv[argc++] = FANOUT_LUA;
     argv[argc++] = numkeys;
-    for (int i = from; i < to; i++) {
-        keys[i - from] = eu_xmalloc(EU_FEED_KEY_SIZE);
-        eu_feed_home_key(fo->tenant, strtoll(PQgetvalue(res, i, col), NULL, 10), keys[i - from],
-                         EU_FEED_KEY_SIZE);
-        argv[argc++] = keys[i - from];
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = eu_xmalloc(EU_FEED_KEY_SIZE);
+        eu_feed_home_key(fo->tenant, ids[i], keys[i], EU_FEED_KEY_SIZE);
+        argv[argc++] = keys[i];
     }
     argv[argc++] = fo->remove ? "rem" : "add";
     argv[argc++] = fo->status_id;
     argv[argc++] = max;
     eu_redis_command(fo->app->redis, on_fanout_done, NULL, argc, argv, NULL);
-    for (int i = 0; i < nkeys; i++)
+    for (size_t i = 0; i < n; i++)
         free(keys[i]);
     free(keys);
     free(argv);
 }
 
+/* The feeds of ids[0..n-1], FANOUT_BATCH to an EVAL. */
 static void
-send_all(struct fanout *fo, const PGresult *res, int col)
+send_all(struct fanout *fo, const int64_t *ids, size_t n)
 {
-    int n = PQntuples(res);
-    for (int i = 0; i < n; i += FANOUT_BATCH)
-        send_fanout(fo, res, col, i, i + FANOUT_BATCH < n ? i + FANOUT_BATCH : n);
+    for (size_t i = 0; i < n; i += FANOUT_BATCH)
+        send_fanout(fo, ids + i, n - i < FANOUT_BATCH ? n - i : FANOUT_BATCH);
 }
 
 static void
@@ -165,20 +164,41 @@ on_recipients(PGresult *res, enum eu_db_status st, void *arg)
         eu_log_warn("feeds", "cannot list recipients of status %s: %s", fo->status_id,
                     res ? PQresultErrorMessage(res) : "database unavailable");
     } else {
-        send_all(fo, res, 0);
+        size_t n = (size_t)PQntuples(res);
+        int64_t *ids = eu_xcalloc(n ? n : 1, sizeof(*ids));
+        for (size_t i = 0; i < n; i++)
+            ids[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
+        send_all(fo, ids, n);
+        free(ids);
     }
     eu_tenant_unref(fo->tenant);
     free(fo);
 }
 
 void
-eu_feed_status_fanout_to(struct eu_app *app, struct eu_tenant *t, int64_t status_id,
-                         const PGresult *res, int col)
+eu_feed_status_fanout_ids(struct eu_app *app, struct eu_tenant *t, int64_t status_id,
+                          const char *ids)
 {
     eu_stream_status(app, t, status_id, false);
     struct fanout fo = {.app = app, .tenant = t};
     snprintf(fo.status_id, sizeof(fo.status_id), "%lld", (long long)status_id);
-    send_all(&fo, res, col);
+    /* A bigint[]'s text: as many ids as commas and one, at most. */
+    size_t cap = 1;
+    for (const char *p = ids; p && *p; p++)
+        cap += *p == ',';
+    int64_t *list = eu_xcalloc(cap, sizeof(*list));
+    size_t n = 0;
+    for (const char *p = ids; p && *p && n < cap;) {
+        if (*p >= '0' && *p <= '9') {
+            char *end;
+            list[n++] = strtoll(p, &end, 10);
+            p = end;
+        } else {
+            p++;
+        }
+    }
+    send_all(&fo, list, n);
+    free(list);
 }
 
 void

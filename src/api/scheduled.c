@@ -387,8 +387,10 @@ struct publishing {
 static void publish_next(struct publishing *pb);
 
 static void
-on_one_published(const char *status_id, enum eu_db_status st, const char *error, void *arg)
+on_one_published(const char *status_id, enum eu_db_status st, const char *error,
+                 const PGresult *res, void *arg)
 {
+    (void)res; /* nobody to answer */
     struct publishing *pb = arg;
     const char *sched =
         json_string_value(json_object_get(json_array_get(pb->drafts, pb->next), "id"));

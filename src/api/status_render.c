@@ -717,6 +717,45 @@ eu_statuses_render(struct eu_req *req, const char *const *ids, size_t n, eu_stat
     eu_statuses_render_opts(req, ids, n, 0, cb, arg);
 }
 
+static void
+on_one_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    (void)arg;
+    json_t *st = json_array_get(array, 0);
+    if (!st) {
+        json_decref(array);
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    json_incref(st);
+    json_decref(array);
+    eu_req_reply_json(req, 200, st);
+}
+
+void
+eu_statuses_reply_one(struct eu_req *req, const char *id)
+{
+    const char *ids[] = {id};
+    eu_statuses_render(req, ids, 1, on_one_rendered, NULL);
+}
+
+/* EU_NEW_STATUS_RENDER_SQL is a row of status_render.statuses. */
+_Static_assert(EU_NEW_STATUS_NCOLS == C_ACCOUNT + EU_ACCOUNT_NCOLS,
+               "EU_NEW_STATUS_RENDER_SQL must match status_render.statuses's columns");
+
+void
+eu_statuses_reply_inserted(struct eu_req *req, const char *status_id, const PGresult *res)
+{
+    struct render rd = {.req = req};
+    struct parts p;
+    if (!res || PQntuples(res) < 1 || PQnfields(res) < EU_NEW_STATUS_NCOLS ||
+        !row_parts(&rd, res, 0, eu_rc_hash(eu_req_base_url(req)), &p)) {
+        eu_statuses_reply_one(req, status_id);
+        return;
+    }
+    eu_req_reply_json(req, 200, status_json(&rd, res, 0, &p));
+}
+
 /* ------------------------------------------------------------ list replies */
 
 struct list_reply {

@@ -183,16 +183,17 @@ const struct eu_sql eu_statuses_sql[] = {
      * statuses.insert's other parts is a table to open and a statement
      * trigger to fire (on polls and media_attachments) even when it changes
      * no row: a third of the post's PostgreSQL CPU in the profile of plain
-     * posts, which are most posts. A row per home feed that takes the new
-     * status (fourth column; the author's is always one), so the fan-out
-     * needs no statement of its own. Its third column says whether anyone
-     * remote would receive it (ap_objects.notes' rule for a status with no
-     * mention that is not a reblog: a remote follower, unless direct), so a
-     * tenant without remote followers runs no outbox statement for it.
-     * A NULL $6 or $7 takes the author's default, so posting needs no
-     * statement before this one to read them; Mastodon's rules on who is
-     * told of a new status (not direct, not a reply to someone else) are
-     * applied here for the same reason.
+     * posts, which are most posts. One row: the status as the POST answers
+     * it (EU_NEW_STATUS_RENDER_SQL), so that rendering it is no second
+     * statement; then the followers who asked to be told of it (Mastodon's
+     * rule: not direct, not a reply to someone else); whether anyone remote
+     * would receive it (ap_objects.notes' rule for a status with no mention
+     * that is not a reblog: a remote follower, unless direct), so a tenant
+     * without remote followers runs no outbox statement for it; and the
+     * home feeds that take it, so the fan-out needs no statement either.
+     * The author's followers are read once for all three. A NULL $6 or $7
+     * takes the author's default, so posting needs no statement before
+     * this one to read them.
      */
     [STATUSES_INSERT_PLAIN] = {"statuses.insert_plain",
         "WITH u AS (SELECT coalesce($7::smallint, CASE x.default_privacy WHEN 'unlisted' THEN 1"
@@ -203,17 +204,28 @@ const struct eu_sql eu_statuses_sql[] = {
         "  sensitive, visibility, language, in_reply_to_id, in_reply_to_account_id,"
         "  conversation_id, application_id)"
         " SELECT $1, $2::bigint, $3, $4, $5, u.sens, u.vis, $8, $9::bigint, $10::bigint,"
-        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint FROM u RETURNING *),"
-        /* Once per post: in the select list it ran again for every feed. */
-        " n AS (SELECT coalesce(array_agg(f.account_id), '{}')::text AS ids FROM s, follows f"
-        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify"
-        "  AND s.visibility < 3 AND (s.in_reply_to_account_id IS NULL"
-        "  OR s.in_reply_to_account_id = s.account_id))"
-        " SELECT s.id, n.ids,"
-        " s.visibility < 3 AND EXISTS (SELECT 1 FROM follows rf JOIN accounts ra"
-        "  ON ra.tenant_id = $1 AND ra.id = rf.account_id AND ra.domain IS NOT NULL"
-        "  AND ra.suspended_at IS NULL WHERE rf.tenant_id = $1 AND rf.target_account_id = $2::bigint),"
-        " v.id FROM s, n, " EU_FEED_CANDIDATES_SQL("s") " WHERE " EU_HOME_FEED_SQL("s", "v.id")},
+        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint FROM u"
+        "  RETURNING *, xmin::text AS sx),"
+        /* Locked, so that the counters trigger adds to this version of the
+         * row and no other: the reply's account is the row as it commits,
+         * and the render cache may keep it under the transaction's stamp. */
+        " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri,"
+        "  x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at,"
+        "  x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count,"
+        "  greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at"
+        "  FROM accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x),"
+        " fl AS (SELECT f.account_id, f.notify, fa.domain IS NULL AS local,"
+        "  fa.suspended_at IS NULL AS active FROM follows f JOIN accounts fa"
+        "  ON fa.tenant_id = $1 AND fa.id = f.account_id"
+        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint)"
+        " SELECT " EU_NEW_STATUS_RENDER_SQL ","
+        " CASE WHEN s.visibility < 3 AND (s.in_reply_to_account_id IS NULL"
+        "  OR s.in_reply_to_account_id = s.account_id)"
+        "  THEN (SELECT coalesce(array_agg(fl.account_id), '{}') FROM fl WHERE fl.notify)"
+        "  ELSE '{}' END::text,"
+        " s.visibility < 3 AND EXISTS (SELECT 1 FROM fl WHERE NOT fl.local AND fl.active),"
+        " (SELECT array_agg(v.id) FROM " EU_NEW_STATUS_FEEDS_SQL("s") ")::text"
+        " FROM s, a"},
     /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
      * $9 mention ids, $10 tags, $11 media ids in order, $12 media_attributes
      * as a JSON object {id: {description?, fx?, fy?}} for some of $11; NULL
@@ -489,28 +501,6 @@ text_array(struct eu_req *req, char **items, size_t n)
     *o++ = '}';
     *o = '\0';
     return out;
-}
-
-static void
-on_one_rendered(struct eu_req *req, json_t *array, void *arg)
-{
-    json_t *st = json_array_get(array, 0);
-    if (!st) {
-        json_decref(array);
-        eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    json_incref(st);
-    json_decref(array);
-    eu_req_reply_json(req, 200, st);
-}
-
-/* Renders one status for the viewer and answers with it (404 if hidden). */
-static void
-reply_status(struct eu_req *req, const char *id)
-{
-    const char *ids[] = {id};
-    eu_statuses_render(req, ids, 1, on_one_rendered, NULL);
 }
 
 static void
@@ -994,31 +984,35 @@ notify_ids(const struct publish *pb, const char *ids, const char *type, int64_t 
     }
 }
 
+/* Columns of statuses.insert_plain after the status it renders. */
+enum { NEW_NOTIFY = EU_NEW_STATUS_NCOLS, NEW_REMOTE, NEW_FEEDS };
+
 static void
 on_published(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct publish *pb = arg;
     if (st != EU_DB_OK) {
-        pb->cb(NULL, st, res ? PQresultErrorMessage(res) : "database unavailable", pb->arg);
+        pb->cb(NULL, st, res ? PQresultErrorMessage(res) : "database unavailable", NULL, pb->arg);
     } else if (PQntuples(res) == 0) {
-        pb->cb(NULL, EU_DB_OK, NULL, pb->arg);
+        pb->cb(NULL, EU_DB_OK, NULL, NULL, pb->arg);
     } else {
         const char *id = PQgetvalue(res, 0, 0);
         int64_t sid = strtoll(id, NULL, 10);
+        bool plain = PQnfields(res) > NEW_FEEDS;
         notify_ids(pb, pb->mention_ids, "mention", sid);
         if (pb->notify_followers)
-            notify_ids(pb, PQgetvalue(res, 0, 1), "status", sid);
+            notify_ids(pb, PQgetvalue(res, 0, plain ? NEW_NOTIFY : 1), "status", sid);
         /* statuses.insert_plain lists the feeds and says when nobody
          * remote would receive the status. */
-        if (PQnfields(res) > 3)
-            eu_feed_status_fanout_to(pb->app, pb->tenant, sid, res, 3);
+        if (plain)
+            eu_feed_status_fanout_ids(pb->app, pb->tenant, sid, PQgetvalue(res, 0, NEW_FEEDS));
         else
             eu_feed_status_fanout(pb->app, pb->tenant, sid, false);
-        if (PQnfields(res) < 3 || PQgetvalue(res, 0, 2)[0] == 't')
+        if (!plain || PQgetvalue(res, 0, NEW_REMOTE)[0] == 't')
             eu_ap_outbox_status(pb->app, pb->tenant, pb->author, id, EU_AP_STATUS_CREATE, NULL);
         if (pb->poll_ms >= 0)
             eu_queue_task_wake(pb->tenant, EU_TASK_POLLS, pb->poll_ms);
-        pb->cb(id, EU_DB_OK, NULL, pb->arg);
+        pb->cb(id, EU_DB_OK, NULL, res, pb->arg);
     }
     eu_tenant_unref(pb->tenant);
     free(pb->mention_ids);
@@ -1116,7 +1110,8 @@ draft_of(struct compose *c, struct eu_status_draft *d)
 }
 
 static void
-on_inserted(const char *status_id, enum eu_db_status st, const char *error, void *arg)
+on_inserted(const char *status_id, enum eu_db_status st, const char *error, const PGresult *res,
+            void *arg)
 {
     struct compose *c = arg;
     struct eu_req *req = c->req;
@@ -1132,7 +1127,7 @@ on_inserted(const char *status_id, enum eu_db_status st, const char *error, void
         const char *argv[] = {"SET", key, c->status_id, "EX", IDEMPOTENCY_TTL};
         eu_redis_command(req->app->redis, NULL, NULL, 5, argv, NULL);
     }
-    reply_status(req, c->status_id);
+    eu_statuses_reply_inserted(req, c->status_id, res);
 }
 
 static void
@@ -1157,7 +1152,7 @@ on_idempotency(redisReply *reply, void *arg)
     struct compose *c = arg;
     eu_req_enter(c->req);
     if (reply && reply->type == REDIS_REPLY_STRING && eu_id_is_valid(reply->str)) {
-        reply_status(c->req, eu_arena_strdup(c->req->arena, reply->str));
+        eu_statuses_reply_one(c->req, eu_arena_strdup(c->req->arena, reply->str));
         return;
     }
     /* Missing, or Redis down: post without idempotency. */
@@ -1202,7 +1197,7 @@ on_edited(struct eu_req *req, PGresult *res, void *arg)
     eu_ap_outbox_status(req->app, req->tenant, req->auth.account_id, c->edit_id,
                         EU_AP_STATUS_UPDATE, NULL);
     eu_stream_status_edited(req->app, req->tenant, strtoll(c->edit_id, NULL, 10));
-    reply_status(req, c->edit_id);
+    eu_statuses_reply_one(req, c->edit_id);
 }
 
 static void
@@ -1248,7 +1243,7 @@ statuses_show(struct eu_req *req)
 {
     const char *id = eu_req_id_param(req, "id");
     if (id)
-        reply_status(req, id);
+        eu_statuses_reply_one(req, id);
 }
 
 static void
@@ -1537,7 +1532,7 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
             eu_ap_outbox_status(req->app, req->tenant, req->auth.account_id, reblog,
                                 EU_AP_STATUS_CREATE, PQgetvalue(res, 0, 1));
         }
-        reply_status(req, reblog);
+        eu_statuses_reply_one(req, reblog);
         return;
     }
     case STATUSES_UNREBLOG:
@@ -1546,7 +1541,7 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
     default:
         break;
     }
-    reply_status(req, target);
+    eu_statuses_reply_one(req, target);
 }
 
 static void

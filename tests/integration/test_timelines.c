@@ -361,6 +361,142 @@ START_TEST(test_home_reblogs_mutes_blocks)
 }
 END_TEST
 
+/* A plain status (no mention, tag, poll or media) fans out by the rules
+ * written for it in the statement that inserts it (EU_NEW_STATUS_FEEDS_SQL):
+ * each case here is one the general rule decides, and the rebuilt feeds
+ * must agree. */
+START_TEST(test_home_plain_status_rules)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+    follow(&w, w.alice_id, w.bob_id, true);
+    follow(&w, w.carol_id, w.bob_id, true);
+    const char *tok[] = {w.alice, w.bob, w.carol};
+    for (int i = 0; i < 3; i++)
+        api(&w, &r, "GET", "/api/v1/timelines/home", tok[i], NULL); /* build the feeds */
+
+    char *b0 = post(&w, w.bob, "{\"status\":\"bob starts\"}");
+    char *c0 = post(&w, w.carol, "{\"status\":\"carol starts\"}");
+    /* Direct without a mention: its author's feed only. */
+    char *dm = post(&w, w.bob, "{\"status\":\"a note to self\",\"visibility\":\"direct\"}");
+    char body[300];
+    /* A reply to carol, whom alice does not follow: carol's, not alice's. */
+    snprintf(body, sizeof(body), "{\"status\":\"to carol\",\"in_reply_to_id\":\"%s\"}", c0);
+    char *to_c = post(&w, w.bob, body);
+    /* A reply to himself reaches every follower. */
+    snprintf(body, sizeof(body), "{\"status\":\"to myself\",\"in_reply_to_id\":\"%s\"}", b0);
+    char *to_b = post(&w, w.bob, body);
+    /* carol blocks bob (the follower blocks the author). */
+    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tenant_id, w.carol_id, w.bob_id);
+    char *blocked = post(&w, w.bob, "{\"status\":\"carol blocks me\"}");
+    /* alice's mute of bob that has run out hides nothing; one that has not
+     * hides. */
+    sql(&w,
+        "INSERT INTO mutes (tenant_id, account_id, target_account_id, expires_at)"
+        " VALUES (%s, %s, %s, now() - interval '1 minute')",
+        w.tenant_id, w.alice_id, w.bob_id);
+    char *expired = post(&w, w.bob, "{\"status\":\"mute ran out\"}");
+    sql(&w,
+        "UPDATE mutes SET expires_at = now() + interval '1 hour' WHERE tenant_id = %s"
+        " AND account_id = %s",
+        w.tenant_id, w.alice_id);
+    char *muted = post(&w, w.bob, "{\"status\":\"muted for now\"}");
+
+    expect_in_feed(&w, w.bob_id, dm, 1);
+    expect_in_feed(&w, w.alice_id, dm, 0);
+    expect_in_feed(&w, w.carol_id, dm, 0);
+    expect_in_feed(&w, w.carol_id, to_c, 1);
+    expect_in_feed(&w, w.alice_id, to_c, 0);
+    expect_in_feed(&w, w.alice_id, to_b, 1);
+    expect_in_feed(&w, w.carol_id, to_b, 1);
+    expect_in_feed(&w, w.carol_id, blocked, 0);
+    expect_in_feed(&w, w.alice_id, blocked, 1);
+    expect_in_feed(&w, w.alice_id, expired, 1);
+    expect_in_feed(&w, w.alice_id, muted, 0);
+    expect_in_feed(&w, w.bob_id, muted, 1);
+
+    /* The general rule, as a rebuild applies it now, agrees for every
+     * status posted since the last change of blocks or mutes. */
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.bob, NULL);
+    expect_ids(&r, muted, expired, blocked, to_b, to_c, dm, b0, NULL);
+    drop_feed(&w, w.bob_id);
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.bob, NULL);
+    expect_ids(&r, muted, expired, blocked, to_b, to_c, dm, b0, NULL);
+    drop_feed(&w, w.carol_id);
+    api(&w, &r, "GET", "/api/v1/timelines/home", w.carol, NULL);
+    expect_ids(&r, c0, NULL); /* blocking bob hides his older statuses too */
+
+    free(b0);
+    free(c0);
+    free(dm);
+    free(to_c);
+    free(to_b);
+    free(blocked);
+    free(expired);
+    free(muted);
+    eu_it_resp_free(&r);
+    world_stop(&w);
+}
+END_TEST
+
+/* POST /api/v1/statuses answers with the status rendered by the statement
+ * that inserted it; GET must answer the same, and the author's counters in
+ * it are those after the post. */
+START_TEST(test_post_answer_is_the_status)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_resp r = {0}, g = {0};
+    char *c0 = post(&w, w.carol, "{\"status\":\"carol starts\"}");
+    /* alice muted carol's conversation: her reply in it says so. */
+    sql(&w,
+        "INSERT INTO conversation_mutes (tenant_id, account_id, conversation_id)"
+        " SELECT %s, %s, coalesce(conversation_id, id) FROM statuses WHERE tenant_id = %s"
+        " AND id = %s",
+        w.tenant_id, w.alice_id, w.tenant_id, c0);
+    const char *bodies[] = {
+        "{\"status\":\"first <b>words</b>\",\"spoiler_text\":\"cw\",\"sensitive\":true,"
+        "\"language\":\"en\"}",
+        "{\"status\":\"again\",\"visibility\":\"private\"}", NULL, /* the reply */
+    };
+    char reply[200];
+    snprintf(reply, sizeof(reply), "{\"status\":\"quietly\",\"in_reply_to_id\":\"%s\"}", c0);
+    bodies[2] = reply;
+    for (int i = 0; i < 3; i++) {
+        api(&w, &r, "POST", "/api/v1/statuses", w.alice, bodies[i]);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        EU_IT_EXPECT_JINT(&r, "account.statuses_count", i + 1);
+        EU_IT_EXPECT_JINT(&r, "replies_count", 0);
+        ck_assert(json_is_false(eu_it_jpath(r.json, "favourited")));
+        ck_assert(json_is_false(eu_it_jpath(r.json, "pinned")));
+        ck_assert(json_is_boolean(eu_it_jpath(r.json, "muted")));
+        ck_assert(json_is_true(eu_it_jpath(r.json, "muted")) == (i == 2));
+        char path[100];
+        snprintf(path, sizeof(path), "/api/v1/statuses/%s", eu_it_json_str(&r, "id"));
+        api(&w, &g, "GET", path, w.alice, NULL);
+        EU_IT_EXPECT_STATUS(&g, 200);
+        ck_assert_msg(json_equal(r.json, g.json), "POST answered %.2000s\nGET answers %.2000s",
+                      r.body, g.body);
+    }
+    EU_IT_EXPECT_JSTR(&r, "in_reply_to_id", c0);
+    api(&w, &g, "GET", "/api/v1/accounts/verify_credentials", w.alice, NULL);
+    EU_IT_EXPECT_JINT(&g, "statuses_count", 3);
+    /* The answer's account is the author's row as it committed: a follower
+     * gained since shows in the next post's answer. */
+    follow(&w, w.bob_id, w.alice_id, true);
+    api(&w, &r, "POST", "/api/v1/statuses", w.alice, "{\"status\":\"four\"}");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "account.statuses_count", 4);
+    EU_IT_EXPECT_JINT(&r, "account.followers_count", 1);
+    free(c0);
+    eu_it_resp_free(&r);
+    eu_it_resp_free(&g);
+    world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_public_and_tag)
 {
     struct world w;
@@ -483,6 +619,8 @@ main(void)
     Suite *s = suite_create("integration.timelines");
     EU_IT_ADD_TCASE(s, test_home_fanout_and_rebuild, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_home_reblogs_mutes_blocks, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_home_plain_status_rules, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_post_answer_is_the_status, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_public_and_tag, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_account_statuses, TIMEOUT);
     return eu_it_run_suite(s);
