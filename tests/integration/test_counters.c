@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "eunha/sql.h"
 
@@ -328,11 +330,100 @@ START_TEST(test_reads_do_not_grow_with_an_authors_statuses)
 }
 END_TEST
 
+/* Waits up to 10 s for n sessions of db to wait on a lock. */
+static void
+await_lock_waiters(const char *db, long n)
+{
+    long got = 0;
+    for (int i = 0; i < 200 && (got = eu_it_pg_count_lock_waiters(db)) < n; i++)
+        eu_it_sleep_ms(50);
+    ck_assert_msg(got >= n, "%ld sessions wait on a lock, want %ld", got, n);
+}
+
+/*
+ * Every path that moves an author's counters locks the author's row before
+ * the instance's shard (migration 0038). A plain post locks the author's
+ * row in its own statement and moves the shard after; an insert by another
+ * statement (here SQL, as a non-plain post's) used to take the shard
+ * first. With a third session holding the shard until both wait, the two
+ * posts then each held what the other wanted, and PostgreSQL ended one of
+ * them with a deadlock.
+ */
+START_TEST(test_counters_lock_in_one_order)
+{
+    srv = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(srv, HOST, "Counters"));
+    eu_it_account_create(srv, HOST, "dana");
+    char *tok = eu_it_user_token(srv, HOST, "dana", "read write");
+    char *dana = eu_it_account_id(srv, HOST, "dana");
+    char *tid = eu_it_tenant_id(srv, HOST);
+    char *db = eu_it_tenant_database(srv, HOST);
+    free(post(HOST, tok, "the shard's row exists", NULL));
+
+    char *url = eu_it_pg_url(db);
+    PGconn *holder = PQconnectdb(url), *other = PQconnectdb(url);
+    ck_assert(PQstatus(holder) == CONNECTION_OK && PQstatus(other) == CONNECTION_OK);
+    free(eu_it_pg_query(holder, "BEGIN"));
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT n FROM instance_status_counts WHERE tenant_id = %s AND shard = %s %% 16"
+             " FOR UPDATE",
+             tid, dana);
+    free(eu_it_pg_query(holder, sql));
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text,"
+             " sensitive, visibility, conversation_id) VALUES (%s, %s, 'by SQL', '<p>by SQL</p>',"
+             " '', false, 0, nextval('conversations_id_seq'))",
+             tid, dana);
+    ck_assert_int_eq(PQsendQuery(other, sql), 1);
+    await_lock_waiters(db, 1);
+
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        struct eu_it_resp r = {0};
+        int rc = eu_it_http(&r, "POST", srv->public_port, HOST, "/api/v1/statuses", tok,
+                            "{\"status\":\"plain\"}");
+        _exit(rc == 0 && r.status == 200 ? 0 : 1);
+    }
+    await_lock_waiters(db, 2);
+    free(eu_it_pg_query(holder, "COMMIT"));
+
+    PGresult *res;
+    bool ok = true;
+    char err[300] = "";
+    while ((res = PQgetResult(other))) {
+        if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+            ok = false;
+            snprintf(err, sizeof(err), "%s", PQresultErrorMessage(res));
+        }
+        PQclear(res);
+    }
+    int wst = 0;
+    ck_assert_int_eq(waitpid(child, &wst, 0), child);
+    ck_assert_msg(ok, "the insert by SQL failed: %s", err);
+    ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "the plain post failed");
+    expect_account(dana, 3, 0, 0);
+    expect_instance(1, 3);
+
+    PQfinish(holder);
+    PQfinish(other);
+    free(url);
+    free(tok);
+    free(dana);
+    free(tid);
+    free(db);
+    ck_assert_int_eq(eu_it_server_stop(srv), 0);
+    eu_it_server_free(srv);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *s = suite_create("counters");
     EU_IT_ADD_TCASE(s, test_counters_move_with_their_rows, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_reads_do_not_grow_with_an_authors_statuses, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_counters_lock_in_one_order, TIMEOUT);
     return eu_it_run_suite(s);
 }
