@@ -137,7 +137,10 @@ const struct eu_sql eu_statuses_sql[] = {
      * scheduled status being published, is deleted by the same statement, and
      * the status inserted only if that row was still there: two processes
      * publishing it at once post it once. Mentioned accounts purged since it was
-     * scheduled are skipped.
+     * scheduled are skipped. Returns the status as the POST answers it
+     * (EU_NEW_STATUS_RENDER_SQL, from the rows it inserted: the tables do
+     * not show them to this statement), then the followers who asked to be
+     * told.
      */
     [STATUSES_INSERT] = {"statuses.insert",
         "WITH sch AS (DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $15::bigint"
@@ -148,18 +151,19 @@ const struct eu_sql eu_statuses_sql[] = {
         "  application_id)"
         " SELECT $1, $2::bigint, $3, $4, $5, $6::bool, $7::smallint, $8, $9::bigint, $10::bigint,"
         "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint"
-        "  WHERE $15::bigint IS NULL OR EXISTS (SELECT 1 FROM sch) RETURNING id),"
+        "  WHERE $15::bigint IS NULL OR EXISTS (SELECT 1 FROM sch) RETURNING *, xmin::text AS sx),"
         " m AS (INSERT INTO mentions (tenant_id, status_id, account_id)"
         " SELECT $1, s.id, u.id FROM s,"
         "  unnest($13::bigint[]) u(id) WHERE EXISTS (SELECT 1 FROM accounts ma"
-        "  WHERE ma.tenant_id = $1 AND ma.id = u.id) ON CONFLICT DO NOTHING),"
+        "  WHERE ma.tenant_id = $1 AND ma.id = u.id) ON CONFLICT DO NOTHING"
+        "  RETURNING id, account_id),"
         " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
         "  FROM unnest($14::text[]) n"
-        " ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id),"
-        " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, s.id, t.id"
-        "  FROM s, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
-        "  AND lower(name) IN (SELECT lower(n) FROM unnest($14::text[]) n)) t"
-        "  ON CONFLICT DO NOTHING),"
+        " ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id, name),"
+        " tg AS (SELECT id, name FROM nt UNION SELECT id, name FROM tags WHERE tenant_id = $1"
+        "  AND lower(name) IN (SELECT lower(n) FROM unnest($14::text[]) n)),"
+        " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, s.id, tg.id"
+        "  FROM s, tg ON CONFLICT DO NOTHING),"
         " pl AS (INSERT INTO polls (tenant_id, status_id, account_id, options,"
         " multiple, hide_totals,"
         "  expires_at) SELECT $1, s.id, $2::bigint,"
@@ -174,9 +178,19 @@ const struct eu_sql eu_statuses_sql[] = {
         "  FROM s, unnest($17::bigint[]) WITH ORDINALITY x(id, i)"
         "  WHERE ma.tenant_id = $1 AND ma.id = x.id AND ma.account_id = $2::bigint"
         "  AND ma.status_id IS NULL AND (ma.scheduled_status_id IS NULL"
-        "  OR ma.scheduled_status_id = $15::bigint))"
-        " SELECT s.id, (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
-        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text FROM s"},
+        "  OR ma.scheduled_status_id = $15::bigint) RETURNING ma.*),"
+        EU_NEW_STATUS_AUTHOR_SQL
+        /* $18 the tenant's base URL, for the mentions' and tags' URLs. */
+        " SELECT " EU_NEW_STATUS_RENDER_SQL(
+            "(SELECT coalesce(json_agg(" EU_MENTION_JSON_SQL("ma", "$18") " ORDER BY m.id), '[]')"
+            "::text FROM m JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id)",
+            "(SELECT coalesce(json_agg(" EU_TAG_JSON_SQL("tg.name", "$18") " ORDER BY tg.name),"
+            " '[]')::text FROM tg)",
+            "(SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL("md") " ORDER BY md.position, md.id),"
+            " '[]')::text FROM md)") ","
+        " (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
+        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text"
+        " FROM s, a"},
     /*
      * statuses.insert for a status with no mention, tag, poll or media that
      * is not a scheduled one being published ($1..$12 as there). Each of
@@ -206,19 +220,12 @@ const struct eu_sql eu_statuses_sql[] = {
         " SELECT $1, $2::bigint, $3, $4, $5, u.sens, u.vis, $8, $9::bigint, $10::bigint,"
         "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint FROM u"
         "  RETURNING *, xmin::text AS sx),"
-        /* Locked, so that the counters trigger adds to this version of the
-         * row and no other: the reply's account is the row as it commits,
-         * and the render cache may keep it under the transaction's stamp. */
-        " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri,"
-        "  x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at,"
-        "  x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count,"
-        "  greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at"
-        "  FROM accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x),"
+        EU_NEW_STATUS_AUTHOR_SQL ","
         " fl AS (SELECT f.account_id, f.notify, fa.domain IS NULL AS local,"
         "  fa.suspended_at IS NULL AS active FROM follows f JOIN accounts fa"
         "  ON fa.tenant_id = $1 AND fa.id = f.account_id"
         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint)"
-        " SELECT " EU_NEW_STATUS_RENDER_SQL ","
+        " SELECT " EU_NEW_STATUS_RENDER_SQL("'[]'", "'[]'", "'[]'") ","
         " CASE WHEN s.visibility < 3 AND (s.in_reply_to_account_id IS NULL"
         "  OR s.in_reply_to_account_id = s.account_id)"
         "  THEN (SELECT coalesce(array_agg(fl.account_id), '{}') FROM fl WHERE fl.notify)"
@@ -984,7 +991,8 @@ notify_ids(const struct publish *pb, const char *ids, const char *type, int64_t 
     }
 }
 
-/* Columns of statuses.insert_plain after the status it renders. */
+/* Columns of statuses.insert and statuses.insert_plain after the status
+ * they render; the last two only in the plain one. */
 enum { NEW_NOTIFY = EU_NEW_STATUS_NCOLS, NEW_REMOTE, NEW_FEEDS };
 
 static void
@@ -1001,7 +1009,7 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
         bool plain = PQnfields(res) > NEW_FEEDS;
         notify_ids(pb, pb->mention_ids, "mention", sid);
         if (pb->notify_followers)
-            notify_ids(pb, PQgetvalue(res, 0, plain ? NEW_NOTIFY : 1), "status", sid);
+            notify_ids(pb, PQgetvalue(res, 0, NEW_NOTIFY), "status", sid);
         /* statuses.insert_plain lists the feeds and says when nobody
          * remote would receive the status. */
         if (plain)
@@ -1012,7 +1020,8 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
             eu_ap_outbox_status(pb->app, pb->tenant, pb->author, id, EU_AP_STATUS_CREATE, NULL);
         if (pb->poll_ms >= 0)
             eu_queue_task_wake(pb->tenant, EU_TASK_POLLS, pb->poll_ms);
-        pb->cb(id, EU_DB_OK, NULL, res, pb->arg);
+        /* The statement cannot build a poll it has just inserted. */
+        pb->cb(id, EU_DB_OK, NULL, pb->poll_ms >= 0 ? NULL : res, pb->arg);
     }
     eu_tenant_unref(pb->tenant);
     free(pb->mention_ids);
@@ -1065,6 +1074,7 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
         d->scheduled_id,
         d->poll,
         d->media_ids ? d->media_ids : "{}",
+        d->base_url,
     };
     bool plain = !strcmp(params[11], "{}") && !strcmp(params[12], "{}") && !d->scheduled_id &&
                  !d->poll && !strcmp(params[15], "{}");
@@ -1077,7 +1087,7 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
         params[5] = vis;
     }
     const struct eu_sql *insert = &eu_statuses_sql[plain ? STATUSES_INSERT_PLAIN : STATUSES_INSERT];
-    int nparams = plain ? 11 : 16;
+    int nparams = plain ? 11 : 17;
     if (conn)
         eu_db_conn_stmt(conn, insert, nparams, params, on_published, pb);
     else
@@ -1107,6 +1117,7 @@ draft_of(struct compose *c, struct eu_status_draft *d)
     d->tags = text_array(req, c->scan.tags, c->scan.n_tags);
     d->poll = c->poll;
     d->media_ids = c->media_ids;
+    d->base_url = eu_req_base_url(req);
 }
 
 static void

@@ -143,19 +143,34 @@ void eu_timelines_account(struct eu_req *req);
     " AND sa.id = " s ".account_id AND sa.suspended_at IS NOT NULL)) v"
 
 /*
+ * The Status entity's mentions and tags as JSON arrays, one element for
+ * the accounts row ma a mention names / for the tag called name, base the
+ * tenant's base URL: shared by the render and the insert that answers with
+ * what it inserted.
+ */
+#define EU_MENTION_JSON_SQL(ma, base)                                                              \
+    "json_build_object('id', " ma ".id::text, 'username', " ma ".username, 'url', coalesce(" ma    \
+    ".url, " base " || '/@' || " ma ".username), 'acct', " ma ".username || coalesce('@' || " ma   \
+    ".domain, ''))"
+#define EU_TAG_JSON_SQL(name, base)                                                                \
+    "json_build_object('name', lower(" name "), 'url', " base " || '/tags/' || lower(" name "))"
+
+/*
  * The select list that answers a POST with the status it inserted, laid
- * out as status_render.statuses's row (see eu_statuses_reply_inserted()), so
- * the status needs no statement of its own to render: EU_NEW_STATUS_NCOLS
- * columns for the new row s (RETURNING *, and its xmin::text as sx), seen
- * by its author $2, and a, the author's accounts row (locked by the
- * statement) with what the counters trigger will add to it. Nobody can
- * have favourited, boosted, bookmarked or pinned a status not yet
- * committed; its conversation may be muted. Both stamps are the
- * transaction's: the trigger updates the author's row in it.
+ * out as status_render.statuses's row (see eu_statuses_reply_inserted()),
+ * so the status needs no statement of its own to render:
+ * EU_NEW_STATUS_NCOLS columns for the new row s (RETURNING *, and its
+ * xmin::text as sx), seen by its author $2, with mentions, tags and media
+ * the JSON arrays the statement built from what it inserted, and a, the
+ * author's row as EU_NEW_STATUS_AUTHOR_SQL locks it. Nobody can have
+ * favourited, boosted, bookmarked or pinned a status not yet committed;
+ * its conversation may be muted. Both stamps are the transaction's: the
+ * counters trigger updates the author's row in it. No poll: a post with
+ * one is rendered by the render statement.
  */
 /* Laid out by hand: clang-format splits SQL text after a fragment macro. */
 /* clang-format off */
-#define EU_NEW_STATUS_RENDER_SQL                                                                   \
+#define EU_NEW_STATUS_RENDER_SQL(mentions, tags, media)                                            \
     "s.id, true, false, s.reblog_of_id, s.sx, s.sx, s.account_id, s.visibility, false, false,"     \
     " false, false, EXISTS (SELECT 1 FROM conversation_mutes cm WHERE cm.tenant_id = $1"           \
     " AND cm.account_id = $2::bigint"                                                              \
@@ -164,8 +179,19 @@ void eu_timelines_account(struct eu_req *req);
     " FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id),"           \
     " NULL, NULL, NULL, " EU_SQL_TS("s.created_at") ", s.in_reply_to_id,"                          \
     " s.in_reply_to_account_id, s.sensitive, s.spoiler_text, s.language, s.uri, s.url, s.local,"   \
-    " s.content, NULL, s.replies_count, s.reblogs_count, s.favourites_count, '[]', '[]', '[]', "   \
-    EU_ACCOUNT_COLUMNS("a")
+    " s.content, NULL, s.replies_count, s.reblogs_count, s.favourites_count, " mentions ", "       \
+    tags ", " media ", " EU_ACCOUNT_COLUMNS("a")
+
+/* The CTE a for EU_NEW_STATUS_RENDER_SQL: the author's row, locked so that
+ * the counters trigger adds to this version of it and no other, with what
+ * the trigger will add. The render cache may then keep it under the
+ * transaction's stamp. */
+#define EU_NEW_STATUS_AUTHOR_SQL                                                                   \
+    " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri,"              \
+    "  x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at,"       \
+    "  x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count,"              \
+    "  greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at"                 \
+    "  FROM accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x)"
 /* clang-format on */
 #define EU_NEW_STATUS_NCOLS (36 + EU_ACCOUNT_NCOLS)
 
@@ -201,6 +227,9 @@ struct eu_status_draft {
      * statement that inserts the status, and nothing is inserted when it is
      * already gone (cancelled, or published by another process). */
     const char *scheduled_id;
+    /* The tenant's base URL, for the mentions and tags of the POST's
+     * answer; NULL when nobody is answered (publishing a scheduled one). */
+    const char *base_url;
 };
 
 /* status_id: the new status, or NULL when nothing was inserted (st

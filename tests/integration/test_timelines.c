@@ -456,16 +456,35 @@ START_TEST(test_post_answer_is_the_status)
         " SELECT %s, %s, coalesce(conversation_id, id) FROM statuses WHERE tenant_id = %s"
         " AND id = %s",
         w.tenant_id, w.alice_id, w.tenant_id, c0);
+    char *pic = eu_it_pg_execf(
+        w.db,
+        "WITH n AS (SELECT eunha_next_id() AS id) INSERT INTO media_attachments"
+        " (tenant_id, id, account_id, type, state, description, blurhash, meta, file_key,"
+        " file_content_type, file_size, preview_key, preview_size, focus_x, focus_y)"
+        " SELECT %s, n.id, %s, 'image', 'ready', 'a cat', 'LEHV6nWB2yk8pyo0adR*.7kCMdnj',"
+        " '{\"original\":{\"width\":640,\"height\":480}}',"
+        " '%s/media_attachments/' || n.id || '/original.jpg', 'image/jpeg', 1000,"
+        " '%s/media_attachments/' || n.id || '/small.webp', 100, 0.5, -0.25 FROM n"
+        " RETURNING id::text",
+        w.tenant_id, w.alice_id, w.tenant_id, w.tenant_id);
+    /* Plain ones (statuses.insert_plain), a reply in the muted
+     * conversation, then statuses.insert's: mentions and tags, media, and a
+     * poll (rendered by the render statement). */
+    char reply[200], media[200];
+    snprintf(reply, sizeof(reply), "{\"status\":\"quietly\",\"in_reply_to_id\":\"%s\"}", c0);
+    snprintf(media, sizeof(media), "{\"status\":\"a picture\",\"media_ids\":[\"%s\"]}", pic);
     const char *bodies[] = {
         "{\"status\":\"first <b>words</b>\",\"spoiler_text\":\"cw\",\"sensitive\":true,"
         "\"language\":\"en\"}",
-        "{\"status\":\"again\",\"visibility\":\"private\"}", NULL, /* the reply */
+        "{\"status\":\"again\",\"visibility\":\"private\"}",
+        reply,
+        "{\"status\":\"@bob and @carol see #Zebra #apple #ZEBRA\"}",
+        media,
+        "{\"status\":\"which?\",\"poll\":{\"options\":[\"a\",\"b\"],\"expires_in\":600}}",
     };
-    char reply[200];
-    snprintf(reply, sizeof(reply), "{\"status\":\"quietly\",\"in_reply_to_id\":\"%s\"}", c0);
-    bodies[2] = reply;
-    json_t *posted[3];
-    for (int i = 0; i < 3; i++) {
+    enum { N = sizeof(bodies) / sizeof(bodies[0]) };
+    json_t *posted[N];
+    for (int i = 0; i < N; i++) {
         api(&w, &r, "POST", "/api/v1/statuses", w.alice, bodies[i]);
         EU_IT_EXPECT_STATUS(&r, 200);
         EU_IT_EXPECT_JINT(&r, "account.statuses_count", i + 1);
@@ -483,21 +502,24 @@ START_TEST(test_post_answer_is_the_status)
         ck_assert_msg(json_equal(r.json, g.json), "POST answered %.2000s\nGET answers %.2000s",
                       r.body, g.body);
     }
-    EU_IT_EXPECT_JSTR(&r, "in_reply_to_id", c0);
+    ck_assert_int_eq(json_array_size(json_object_get(posted[3], "mentions")), 2);
+    ck_assert_int_eq(json_array_size(json_object_get(posted[3], "tags")), 2);
+    ck_assert_int_eq(json_array_size(json_object_get(posted[4], "media_attachments")), 1);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(posted[5], "poll.options")), 2);
     api(&w, &g, "GET", "/api/v1/accounts/verify_credentials", w.alice, NULL);
-    EU_IT_EXPECT_JINT(&g, "statuses_count", 3);
+    EU_IT_EXPECT_JINT(&g, "statuses_count", N);
     /* And rendered afresh by the render statement, with an empty cache: the
      * same status; the account too for the last post, which the later
      * ones have not counted on since. */
     eu_it_server_restart(w.s);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < N; i++) {
         char path[100];
         snprintf(path, sizeof(path), "/api/v1/statuses/%s",
                  json_string_value(json_object_get(posted[i], "id")));
         api(&w, &g, "GET", path, w.alice, NULL);
         EU_IT_EXPECT_STATUS(&g, 200);
         json_t *got = json_copy(g.json);
-        if (i < 2) {
+        if (i < N - 1) {
             json_object_del(posted[i], "account");
             json_object_del(got, "account");
         }
@@ -513,9 +535,10 @@ START_TEST(test_post_answer_is_the_status)
     follow(&w, w.bob_id, w.alice_id, true);
     api(&w, &r, "POST", "/api/v1/statuses", w.alice, "{\"status\":\"four\"}");
     EU_IT_EXPECT_STATUS(&r, 200);
-    EU_IT_EXPECT_JINT(&r, "account.statuses_count", 4);
+    EU_IT_EXPECT_JINT(&r, "account.statuses_count", N + 1);
     EU_IT_EXPECT_JINT(&r, "account.followers_count", 1);
     free(c0);
+    free(pic);
     eu_it_resp_free(&r);
     eu_it_resp_free(&g);
     world_stop(&w);
