@@ -75,7 +75,9 @@ void eu_timelines_account(struct eu_req *req);
 
 /*
  * SQL truth value: does status s belong in account v's home feed (v an SQL
- * bigint expression)? Shared by fan-out and rebuild so they agree.
+ * bigint expression)? Shared by fan-out and rebuild so they agree;
+ * EU_NEW_STATUS_FEEDS_SQL is its case for a new plain status, and
+ * test_timelines checks the two agree.
  */
 #define EU_HOME_FEED_SQL(s, v)                                                                     \
     "(" s ".deleted_at IS NULL AND (" s ".account_id = " v " OR (EXISTS (SELECT 1 FROM follows hf" \
@@ -105,8 +107,8 @@ void eu_timelines_account(struct eu_req *req);
 /*
  * FROM-list item: the accounts whose home feed may take status s (its
  * author and its local followers), as v(id); the caller's WHERE applies
- * EU_HOME_FEED_SQL(s, "v.id"). Shared by feeds.recipients and the plain
- * insert, which fans out in the statement that writes the status.
+ * EU_HOME_FEED_SQL(s, "v.id"). Used by feeds.recipients; the plain
+ * insert has its own for a new status (EU_NEW_STATUS_FEEDS_SQL).
  */
 #define EU_FEED_CANDIDATES_SQL(s)                                                                  \
     "LATERAL (SELECT " s ".account_id AS id UNION SELECT f.account_id FROM follows f"              \
