@@ -189,4 +189,11 @@ bool eu_db_result_is_ok(const struct pg_result *res);
 /* The SQLSTATE of an error result ("23505"), or "" */
 const char *eu_db_result_sqlstate(const struct pg_result *res);
 
+/*
+ * The elements of a bigint[] in PostgreSQL's text form ("{1,2,3}"; NULL or
+ * "{}" is empty) into a new array; *n gets their count. Returns NULL when
+ * there are none; the caller frees the array (free()).
+ */
+int64_t *eu_db_bigint_array(const char *text, size_t *n);
+
 #endif

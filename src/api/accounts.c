@@ -512,14 +512,11 @@ on_credentials_updated(struct eu_req *req, PGresult *res, void *arg)
     /* Requests accepted by unlocking are new follows: their followers' home
      * feeds must take this account's statuses in. */
     if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0)) {
-        for (const char *p = PQgetvalue(res, 0, 0); *p;) {
-            char *end;
-            long long id = strtoll(p, &end, 10);
-            if (end == p)
-                break;
-            eu_feed_home_invalidate(req->app, req->tenant, id);
-            p = *end == ',' ? end + 1 : end;
-        }
+        size_t n;
+        int64_t *ids = eu_db_bigint_array(PQgetvalue(res, 0, 0), &n);
+        for (size_t i = 0; i < n; i++)
+            eu_feed_home_invalidate(req->app, req->tenant, ids[i]);
+        free(ids);
     }
     if (PQntuples(res) > 0)
         eu_ap_outbox_profile(req->app, req->tenant, req->auth.account_id);

@@ -182,21 +182,8 @@ eu_feed_status_fanout_ids(struct eu_app *app, struct eu_tenant *t, int64_t statu
     eu_stream_status(app, t, status_id, false);
     struct fanout fo = {.app = app, .tenant = t};
     snprintf(fo.status_id, sizeof(fo.status_id), "%lld", (long long)status_id);
-    /* A bigint[]'s text: as many ids as commas and one, at most. */
-    size_t cap = 1;
-    for (const char *p = ids; p && *p; p++)
-        cap += *p == ',';
-    int64_t *list = eu_xcalloc(cap, sizeof(*list));
-    size_t n = 0;
-    for (const char *p = ids; p && *p && n < cap;) {
-        if (*p >= '0' && *p <= '9') {
-            char *end;
-            list[n++] = strtoll(p, &end, 10);
-            p = end;
-        } else {
-            p++;
-        }
-    }
+    size_t n;
+    int64_t *list = eu_db_bigint_array(ids, &n);
     send_all(&fo, list, n);
     free(list);
 }

@@ -331,15 +331,11 @@ on_closed(PGresult *res, enum eu_db_status st, void *arg)
         int64_t author = strtoll(PQgetvalue(res, i, 2), NULL, 10);
         if (PQgetvalue(res, i, 4)[0] == 't')
             eu_notify(app->registry, t, author, author, "poll", sid);
-        for (const char *q = PQgetvalue(res, i, 3); *q;) {
-            if (*q >= '0' && *q <= '9') {
-                char *end;
-                eu_notify(app->registry, t, strtoll(q, &end, 10), author, "poll", sid);
-                q = end;
-            } else {
-                q++;
-            }
-        }
+        size_t nvoters;
+        int64_t *voters = eu_db_bigint_array(PQgetvalue(res, i, 3), &nvoters);
+        for (size_t v = 0; v < nvoters; v++)
+            eu_notify(app->registry, t, voters[v], author, "poll", sid);
+        free(voters);
     }
     if (closed)
         eu_log_info("polls", "closed %d expired polls", closed);

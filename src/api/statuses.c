@@ -475,22 +475,16 @@ const struct eu_sql eu_statuses_sql[] = {
 
 /* ---------------------------------------------------------------- helpers */
 
-/* "{1,2}" from a PostgreSQL bigint[] text: calls fn for each element. */
+/* Calls fn for each element of a PostgreSQL bigint[]'s text ("{1,2}"). */
 static void
 each_array_id(const char *text, void (*fn)(struct eu_req *, int64_t, void *), struct eu_req *req,
               void *arg)
 {
-    const char *p = text;
-    while (p && *p) {
-        if (*p >= '0' && *p <= '9') {
-            char *end;
-            long long v = strtoll(p, &end, 10);
-            fn(req, v, arg);
-            p = end;
-        } else {
-            p++;
-        }
-    }
+    size_t n;
+    int64_t *ids = eu_db_bigint_array(text, &n);
+    for (size_t i = 0; i < n; i++)
+        fn(req, ids[i], arg);
+    free(ids);
 }
 
 /* A text[] literal of strings that hold no quote or backslash. Arena-owned. */
@@ -972,23 +966,19 @@ struct publish {
     bool notify_followers;
     char *mention_ids;
     int64_t poll_ms; /* the poll's lifetime, or -1 */
+    bool plain;      /* sent statuses.insert_plain, whose row ends in NEW_FEEDS */
     eu_status_published_cb cb;
     void *arg;
 };
 
 static void
-notify_ids(const struct publish *pb, const char *ids, const char *type, int64_t status_id)
+notify_ids(const struct publish *pb, const char *text, const char *type, int64_t status_id)
 {
-    for (const char *q = ids; q && *q;) {
-        if (*q >= '0' && *q <= '9') {
-            char *end;
-            long long v = strtoll(q, &end, 10);
-            eu_notify(pb->app->registry, pb->tenant, v, pb->author, type, status_id);
-            q = end;
-        } else {
-            q++;
-        }
-    }
+    size_t n;
+    int64_t *ids = eu_db_bigint_array(text, &n);
+    for (size_t i = 0; i < n; i++)
+        eu_notify(pb->app->registry, pb->tenant, ids[i], pb->author, type, status_id);
+    free(ids);
 }
 
 /* Columns of statuses.insert and statuses.insert_plain after the status
@@ -1006,7 +996,7 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
     } else {
         const char *id = PQgetvalue(res, 0, 0);
         int64_t sid = strtoll(id, NULL, 10);
-        bool plain = PQnfields(res) > NEW_FEEDS;
+        bool plain = pb->plain && PQnfields(res) > NEW_FEEDS;
         notify_ids(pb, pb->mention_ids, "mention", sid);
         if (pb->notify_followers)
             notify_ids(pb, PQgetvalue(res, 0, NEW_NOTIFY), "status", sid);
@@ -1086,6 +1076,7 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
         params[4] = d->sensitive ? "true" : "false";
         params[5] = vis;
     }
+    pb->plain = plain;
     const struct eu_sql *insert = &eu_statuses_sql[plain ? STATUSES_INSERT_PLAIN : STATUSES_INSERT];
     int nparams = plain ? 11 : 17;
     if (conn)

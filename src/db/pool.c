@@ -1371,3 +1371,32 @@ eu_db_result_sqlstate(const PGresult *res)
     const char *s = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
     return s ? s : "";
 }
+
+int64_t *
+eu_db_bigint_array(const char *text, size_t *n)
+{
+    *n = 0;
+    /* As many elements as commas and one, at most. */
+    size_t cap = 1;
+    for (const char *p = text; p && *p; p++)
+        cap += *p == ',';
+    int64_t *out = NULL;
+    for (const char *p = text; p && *p;) {
+        if ((*p >= '0' && *p <= '9') || *p == '-') {
+            char *end;
+            long long v = strtoll(p, &end, 10);
+            if (end == p) {
+                p++;
+                continue;
+            }
+            if (!out)
+                out = eu_xcalloc(cap, sizeof(*out));
+            if (*n < cap)
+                out[(*n)++] = v;
+            p = end;
+        } else {
+            p++;
+        }
+    }
+    return out;
+}

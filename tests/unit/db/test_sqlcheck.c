@@ -2,10 +2,13 @@
  * Tests for the tenant-predicate check (src/db/sqlcheck.c): statements that
  * name every tenant table's tenant_id pass; a reference without one, an
  * INSERT without the column, a reused alias covered once, or a table in a
- * comma-separated FROM list left out fail, naming the table.
+ * comma-separated FROM list left out fail, naming the table. Also the
+ * reader of a bigint[]'s text (eu_db_bigint_array()), which every fan-out
+ * and notify list goes through.
  */
 #include <check.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,12 +70,44 @@ START_TEST(test_rows)
 }
 END_TEST
 
+START_TEST(test_bigint_array)
+{
+    size_t n = 99;
+    int64_t *v = eu_db_bigint_array(NULL, &n);
+    ck_assert_ptr_null(v);
+    ck_assert_uint_eq(n, 0);
+    v = eu_db_bigint_array("{}", &n);
+    ck_assert_ptr_null(v);
+    ck_assert_uint_eq(n, 0);
+    v = eu_db_bigint_array("{7}", &n);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(v[0], 7);
+    free(v);
+    v = eu_db_bigint_array("{1,-2,9223372036854775807,40}", &n);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_int_eq(v[0], 1);
+    ck_assert_int_eq(v[1], -2);
+    ck_assert_int_eq(v[2], INT64_MAX);
+    ck_assert_int_eq(v[3], 40);
+    free(v);
+    /* NULL elements and stray signs are skipped, never read past the text. */
+    v = eu_db_bigint_array("{NULL,5,-,6}", &n);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(v[0], 5);
+    ck_assert_int_eq(v[1], 6);
+    free(v);
+}
+END_TEST
+
 static Suite *
 sqlcheck_suite(void)
 {
     Suite *s = suite_create("sqlcheck");
     TCase *tc = tcase_create("statements");
     tcase_add_loop_test(tc, test_rows, 0, (int)(sizeof rows / sizeof rows[0]));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bigint arrays");
+    tcase_add_test(tc, test_bigint_array);
     suite_add_tcase(s, tc);
     return s;
 }
