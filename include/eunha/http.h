@@ -166,11 +166,11 @@ void eu_req_reply_json(struct eu_req *req, int status, struct json_t *body);
  */
 void eu_req_json_splice(struct eu_req *req, struct json_t *obj, struct json_t *text, size_t skip);
 /* The same with an extend splice: text (an object's JSON) stands for
- * members that come before all of obj's, followed by tail's (members'
- * JSON without braces, or NULL; the caller keeps it alive until the
- * request ends, e.g. in its arena). */
+ * members that come before all of obj's, followed by tail's, and
+ * trailer's after obj's (members' JSON without braces, or NULL; the caller
+ * keeps both alive until the request ends, e.g. in its arena). */
 void eu_req_json_extend(struct eu_req *req, struct json_t *obj, struct json_t *text,
-                        const char *tail);
+                        const char *tail, const char *trailer);
 /* The same with another content type (NULL: a Content-Type header the
  * handler added itself). */
 void eu_req_reply_json_typed(struct eu_req *req, int status, const char *content_type,

@@ -70,6 +70,11 @@ struct eu_json_splice {
      * their own. */
     const char *tail;
     size_t tail_len;
+    /* With extend, members' JSON (or NULL) written after obj's, last: the
+     * parts of a status every page writes the same way (its account's
+     * cached JSON), so that they need no member in obj either. */
+    const char *trailer;
+    size_t trailer_len;
 };
 
 /* eu_json_write() with n splices (the obj of each distinct). The caller

@@ -8,11 +8,17 @@
 #define EUNHA_PAGE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 struct eu_req;
 
 /* True when s is a decimal id that fits a bigint (at most 18 digits). */
 bool eu_id_is_valid(const char *s);
+/* Writes id (negative as 0) in decimal at out, which has room for 20
+ * digits, without a NUL; returns the digits' count. Ids are written many
+ * times a page, where printf was a visible part of the CPU. */
+size_t eu_id_text(int64_t id, char *out);
 /* The path parameter name when it is an id; otherwise answers 404 "Record
  * not found" (as Mastodon does for any malformed id) and returns NULL. */
 const char *eu_req_id_param(struct eu_req *req, const char *name);

@@ -234,19 +234,13 @@ cmp_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* A positive id in decimal, in the arena: printf was a visible part of a
- * home page's CPU, twenty times a page. */
+/* A positive id in decimal, in the arena. */
 static char *
 id_text(struct eu_arena *a, int64_t id)
 {
-    char buf[21], *p = buf + sizeof(buf);
-    uint64_t v = id > 0 ? (uint64_t)id : 0;
-    *--p = '\0';
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return eu_arena_strdup(a, p);
+    char *p = eu_arena_alloc(a, 21);
+    p[eu_id_text(id, p)] = '\0';
+    return p;
 }
 
 /* Applies the page's exact bounds to candidate ids (any order), keeps the

@@ -942,8 +942,11 @@ eu_filters_apply_to(struct eu_req *req, json_t *base, json_t *status, const char
     struct filter_set *set = find_set(req);
     if (!set || !set->loaded || !json_is_object(status) || !json_is_object(base))
         return false;
-    json_t *results = json_array();
     unsigned ctx = context_bit(context);
+    json_t *had = json_object_get(status, "filtered");
+    if ((!set->rules || !ctx) && json_is_array(had) && json_array_size(had) == 0)
+        return false; /* nothing can match: keep the empty array it has */
+    json_t *results = json_array();
     bool hide = set->rules && ctx && match_status(set, base, ctx, results);
     json_object_set_new(status, "filtered", results);
     return hide;

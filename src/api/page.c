@@ -24,6 +24,20 @@ eu_id_is_valid(const char *s)
     return true;
 }
 
+size_t
+eu_id_text(int64_t id, char *out)
+{
+    char buf[20], *p = buf + sizeof(buf);
+    uint64_t v = id > 0 ? (uint64_t)id : 0;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    size_t n = (size_t)(buf + sizeof(buf) - p);
+    memcpy(out, p, n);
+    return n;
+}
+
 const char *
 eu_req_id_param(struct eu_req *req, const char *name)
 {

@@ -388,7 +388,8 @@ splice_of(const struct writer *w, const json_t *v)
 
 static int put_value(struct writer *w, const json_t *v, int depth);
 
-/* A spliced object: its text, then (skip > 0) its members past skip. */
+/* A spliced object: its text, then (skip > 0) its members past skip; or,
+ * extended, its text's members, the tail, obj's members and the trailer. */
 static int
 put_spliced(struct writer *w, const struct eu_json_splice *sp, const json_t *v, int depth)
 {
@@ -414,6 +415,9 @@ put_spliced(struct writer *w, const struct eu_json_splice *sp, const json_t *v, 
             return -1;
         first = false;
     }
+    if (sp->extend && sp->trailer_len &&
+        ((!first && put_byte(w, ',') < 0) || put(w, sp->trailer, sp->trailer_len) < 0))
+        return -1;
     return i < sp->skip ? -1 : put_byte(w, '}');
 }
 

@@ -253,23 +253,24 @@ splices_free(void *data)
 }
 
 static void splice_add(struct eu_req *req, json_t *obj, json_t *text, size_t skip, bool extend,
-                       const char *tail);
+                       const char *tail, const char *trailer);
 
 void
 eu_req_json_splice(struct eu_req *req, json_t *obj, json_t *text, size_t skip)
 {
-    splice_add(req, obj, text, skip, false, NULL);
+    splice_add(req, obj, text, skip, false, NULL, NULL);
 }
 
 void
-eu_req_json_extend(struct eu_req *req, json_t *obj, json_t *text, const char *tail)
+eu_req_json_extend(struct eu_req *req, json_t *obj, json_t *text, const char *tail,
+                   const char *trailer)
 {
-    splice_add(req, obj, text, 0, true, tail);
+    splice_add(req, obj, text, 0, true, tail, trailer);
 }
 
 static void
 splice_add(struct eu_req *req, json_t *obj, json_t *text, size_t skip, bool extend,
-           const char *tail)
+           const char *tail, const char *trailer)
 {
     if (!json_is_object(obj) || !json_is_string(text))
         return;
@@ -296,7 +297,9 @@ splice_add(struct eu_req *req, json_t *obj, json_t *text, size_t skip, bool exte
                                           .skip = skip,
                                           .extend = extend,
                                           .tail = tail,
-                                          .tail_len = tail ? strlen(tail) : 0};
+                                          .tail_len = tail ? strlen(tail) : 0,
+                                          .trailer = trailer,
+                                          .trailer_len = trailer ? strlen(trailer) : 0};
     s->refs[2 * s->n] = json_incref(obj);
     s->refs[2 * s->n + 1] = json_incref(text);
     s->n++;

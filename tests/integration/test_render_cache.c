@@ -178,11 +178,101 @@ START_TEST(test_cache_off_renders_the_same)
 }
 END_TEST
 
+/* The ids of a page's statuses, in a new array the caller frees with its
+ * strings. */
+static char **
+page_ids(const char *body, size_t *n)
+{
+    json_t *page = json_loads(body, 0, NULL);
+    ck_assert(json_is_array(page));
+    *n = json_array_size(page);
+    char **ids = calloc(*n + 1, sizeof(*ids));
+    for (size_t i = 0; i < *n; i++)
+        ids[i] = strdup(json_string_value(json_object_get(json_array_get(page, i), "id")));
+    json_decref(page);
+    return ids;
+}
+
+/*
+ * A timeline page writes each status from cached text, the viewer's flags
+ * and the account's cached text (status_render.c's slim statuses), where a
+ * single status is a tree with spliced parts: both must give the bytes of
+ * one renderer. Plain, with a poll (its own members), the viewer's own
+ * (with its application), a boost, pinned, favourited, each as the page
+ * and the status alone give it, cold and cached.
+ */
+START_TEST(test_page_statuses_are_the_single_bytes)
+{
+    srv = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(srv, HOST, "Cache"));
+    json_decref(eu_it_tenant_create(srv, DECOY, "Decoy"));
+    eu_it_account_create(srv, HOST, "alice");
+    eu_it_account_create(srv, HOST, "bob");
+    char *alice = eu_it_user_token(srv, HOST, "alice", "read write follow");
+    char *bob = eu_it_user_token(srv, HOST, "bob", "read write follow");
+    char *alice_id = eu_it_account_id(srv, HOST, "alice");
+    struct eu_it_resp r = {0};
+    eu_it_callf(srv, &r, HOST, "POST", bob, NULL, "/api/v1/accounts/%s/follow", alice_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(srv, &r, HOST, "POST", alice, "{\"status\":\"plain \\\"quoted\\\" words\"}",
+                "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *plain = strdup(eu_it_json_str(&r, "id"));
+    eu_it_callf(srv, &r, HOST, "POST", alice,
+                "{\"status\":\"which?\",\"poll\":{\"options\":[\"a\",\"b\"],\"expires_in\":600}}",
+                "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(srv, &r, HOST, "POST", bob, "{\"status\":\"my own\",\"spoiler_text\":\"cw\"}",
+                "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *own = strdup(eu_it_json_str(&r, "id"));
+    eu_it_callf(srv, &r, HOST, "POST", bob, NULL, "/api/v1/statuses/%s/pin", own);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(srv, &r, HOST, "POST", bob, NULL, "/api/v1/statuses/%s/favourite", plain);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(srv, &r, HOST, "POST", bob, NULL, "/api/v1/statuses/%s/reblog", plain);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    for (int round = 0; round < 2; round++) {
+        /* Round 0 after a restart: every part built from its row. */
+        if (round == 0)
+            eu_it_server_restart(srv);
+        eu_it_callf(srv, &r, HOST, "GET", bob, NULL, "/api/v1/timelines/home");
+        EU_IT_EXPECT_STATUS(&r, 200);
+        char *body = strdup(r.body);
+        ck_assert_ptr_nonnull(strstr(body, "\"application\":{"));
+        ck_assert_ptr_nonnull(strstr(body, "\"pinned\":true"));
+        ck_assert_ptr_nonnull(strstr(body, "\"favourited\":true"));
+        size_t n;
+        char **ids = page_ids(body, &n);
+        ck_assert_uint_ge(n, 3);
+        for (size_t i = 0; i < n; i++) {
+            char *one = show(bob, ids[i]);
+            ck_assert_msg(strstr(body, one) != NULL, "round %d: %s is not in the page %s", round,
+                          one, body);
+            free(one);
+            free(ids[i]);
+        }
+        free(ids);
+        free(body);
+    }
+    eu_it_resp_free(&r);
+    free(plain);
+    free(own);
+    free(alice_id);
+    free(alice);
+    free(bob);
+    ck_assert_int_eq(eu_it_server_stop(srv), 0);
+    eu_it_server_free(srv);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *s = suite_create("render_cache");
     EU_IT_ADD_TCASE(s, test_cached_status_follows_its_rows, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_cache_off_renders_the_same, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_page_statuses_are_the_single_bytes, TIMEOUT);
     return eu_it_run_suite(s);
 }

@@ -637,9 +637,11 @@ START_TEST(test_splices)
     for (int round = 0; round < 200; round++) {
         enum { N = 12 };
         json_t *cached[N], *texts[N], *copies[N];
-        struct eu_json_splice sp[3 * N + 4];
+        struct eu_json_splice sp[3 * N + 6];
         size_t n = 0;
         json_t *page = json_array(), *want_page = json_array();
+        char *trailers[N + 2];
+        size_t ntrailers = 0;
         for (int i = 0; i < N; i++) {
             cached[i] = json_object();
             json_object_set_new(cached[i], "id", json_integer(i));
@@ -667,17 +669,34 @@ START_TEST(test_splices)
             const char *tail = (i & 1) ? "\"favourited\":true" : NULL;
             if (!tail)
                 json_object_set_new(slim, "favourited", json_false());
-            json_object_set_new(slim, "account", json_incref(cached[i / 2]));
+            json_object_set_new(slim, "filtered", json_array());
+            /* Half of them (other halves) carry the account and what
+             * follows it as a trailer of text. */
+            char *trailer = NULL;
+            if (i & 2) {
+                const char *acct = json_string_value(texts[i / 2]);
+                size_t tl = strlen(acct) + 32;
+                trailer = malloc(tl);
+                snprintf(trailer, tl, "\"account\":%s,\"poll\":null", acct);
+                trailers[ntrailers++] = trailer;
+            } else {
+                json_object_set_new(slim, "account", json_incref(cached[i / 2]));
+                json_object_set_new(slim, "poll", json_null());
+            }
             sp[n++] = (struct eu_json_splice){.obj = slim,
                                               .text = json_string_value(texts[i]),
                                               .len = json_string_length(texts[i]),
                                               .extend = true,
                                               .tail = tail,
-                                              .tail_len = tail ? strlen(tail) : 0};
+                                              .tail_len = tail ? strlen(tail) : 0,
+                                              .trailer = trailer,
+                                              .trailer_len = trailer ? strlen(trailer) : 0};
             json_array_append_new(page, slim);
             json_t *full = json_copy(cached[i]);
             json_object_set_new(full, "favourited", json_boolean(i & 1));
+            json_object_set_new(full, "filtered", json_array());
             json_object_set_new(full, "account", json_incref(cached[i / 2]));
+            json_object_set_new(full, "poll", json_null());
             json_array_append_new(want_page, full);
         }
         json_array_append_new(page, json_deep_copy(copies[0])); /* not spliced */
@@ -699,6 +718,25 @@ START_TEST(test_splices)
                                           .tail = "\"t\":1",
                                           .tail_len = 5};
         json_t *three_want = json_pack("{s:i, s:i}", "x", 2, "t", 1);
+        /* A trailer alone after "{}", and after a tail and a member. */
+        json_t *four = json_object(), *five = json_object();
+        sp[n++] = (struct eu_json_splice){.obj = four,
+                                          .text = "{}",
+                                          .len = 2,
+                                          .extend = true,
+                                          .trailer = "\"z\":[]",
+                                          .trailer_len = 6};
+        json_t *four_want = json_pack("{s:[]}", "z");
+        json_object_set_new(five, "m", json_integer(5));
+        sp[n++] = (struct eu_json_splice){.obj = five,
+                                          .text = "{\"x\":2}",
+                                          .len = 7,
+                                          .extend = true,
+                                          .tail = "\"t\":1",
+                                          .tail_len = 5,
+                                          .trailer = "\"z\":null",
+                                          .trailer_len = 8};
+        json_t *five_want = json_pack("{s:i, s:i, s:i, s:n}", "x", 2, "t", 1, "m", 5, "z");
         sp[n++] = (struct eu_json_splice){.obj = none,
                                           .text = json_string_value(texts[0]),
                                           .len = json_string_length(texts[0]),
@@ -711,6 +749,10 @@ START_TEST(test_splices)
         json_array_append_new(want_page, two_want);
         json_array_append_new(page, three);
         json_array_append_new(want_page, three_want);
+        json_array_append_new(page, four);
+        json_array_append_new(want_page, four_want);
+        json_array_append_new(page, five);
+        json_array_append_new(want_page, five_want);
 
         char *want = json_dumps(want_page, JSON_COMPACT | JSON_ENCODE_ANY);
         ck_assert_ptr_nonnull(want);
@@ -731,6 +773,8 @@ START_TEST(test_splices)
         json_decref(page);
         json_decref(want_page);
         json_decref(one);
+        for (size_t i = 0; i < ntrailers; i++)
+            free(trailers[i]);
     }
 }
 END_TEST
