@@ -303,10 +303,21 @@ const struct eu_sql eu_statuses_sql[] = {
      * go now, their bytes off the tenant's usage in the same statement, and
      * their files in a media_files_delete job (src/media/cleanup.c);
      * returns the statuses deleted and the jobs queued. */
+    /* The authors of the status and of its boosts, each a counters
+     * trigger will lock, are locked first in id order: in trigger order
+     * (the author, then each booster) two deletes of statuses the other's
+     * author boosted could each hold what the other wanted. d reads lk
+     * whole, so lk runs before any row changes. */
     [STATUSES_DELETE] = {"statuses.delete",
-        "WITH d AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
+        "WITH lk AS (SELECT a.id FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
+        "  (SELECT x.account_id FROM statuses x WHERE x.tenant_id = $1"
+        "   AND (x.id = $2::bigint OR x.reblog_of_id = $2::bigint) AND x.deleted_at IS NULL)"
+        "  AND EXISTS (SELECT 1 FROM statuses o WHERE o.tenant_id = $1 AND o.id = $2::bigint"
+        "   AND o.account_id = $3::bigint AND o.deleted_at IS NULL)"
+        "  ORDER BY a.id FOR NO KEY UPDATE),"
+        " d AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
         "  AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"
-        "  RETURNING id),"
+        "  AND (SELECT count(*) FROM lk) >= 0 RETURNING id),"
         " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
         "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL),"
         " " EU_MEDIA_DELETE_CTES("status_id IN (SELECT id FROM d)")

@@ -418,6 +418,102 @@ START_TEST(test_counters_lock_in_one_order)
 }
 END_TEST
 
+/* Forks a child that sends method to path as token's user and exits 0 on
+ * a 200; returns its pid. */
+static pid_t
+call_in_child(const char *method, const char *token, const char *path)
+{
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        struct eu_it_resp r = {0};
+        int rc = eu_it_http(&r, method, srv->public_port, HOST, path, token, NULL);
+        _exit(rc == 0 && r.status == 200 ? 0 : 1);
+    }
+    return child;
+}
+
+/*
+ * Deleting a status deletes its boosts, each moving its own author's
+ * counters. Two authors deleting statuses the other boosted used to lock
+ * their accounts in opposite orders (own row, then the booster's), and
+ * PostgreSQL ended one delete with a deadlock (a 500). statuses.delete now
+ * locks every author it will touch in id order first. A third session
+ * holding the first author's shard makes the interleaving certain.
+ */
+START_TEST(test_deletes_lock_authors_in_one_order)
+{
+    srv = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(srv, HOST, "Counters"));
+    const char *names[] = {"erin", "fay", "gus"};
+    char *tok[3], *ids[3];
+    for (int i = 0; i < 3; i++) {
+        eu_it_account_create(srv, HOST, names[i]);
+        tok[i] = eu_it_user_token(srv, HOST, names[i], "read write");
+        ids[i] = eu_it_account_id(srv, HOST, names[i]);
+    }
+    /* Two authors on different shards (shard = id % 16). */
+    int a = 0, b = 1;
+    if (strtoll(ids[0], NULL, 10) % 16 == strtoll(ids[1], NULL, 10) % 16)
+        b = 2;
+    ck_assert(strtoll(ids[a], NULL, 10) % 16 != strtoll(ids[b], NULL, 10) % 16);
+    char *sa = post(HOST, tok[a], "by a", NULL), *sb = post(HOST, tok[b], "by b", NULL);
+    struct eu_it_resp r = {0};
+    eu_it_callf(srv, &r, HOST, "POST", tok[b], NULL, "/api/v1/statuses/%s/reblog", sa);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(srv, &r, HOST, "POST", tok[a], NULL, "/api/v1/statuses/%s/reblog", sb);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    expect_account(ids[a], 2, 0, 0);
+    expect_account(ids[b], 2, 0, 0);
+
+    char *tid = eu_it_tenant_id(srv, HOST);
+    char *db = eu_it_tenant_database(srv, HOST);
+    char *url = eu_it_pg_url(db);
+    PGconn *holder = PQconnectdb(url);
+    ck_assert(PQstatus(holder) == CONNECTION_OK);
+    free(eu_it_pg_query(holder, "BEGIN"));
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT n FROM instance_status_counts WHERE tenant_id = %s AND shard = %s %% 16"
+             " FOR UPDATE",
+             tid, ids[a]);
+    free(eu_it_pg_query(holder, sql));
+    char path[128];
+    /* a's delete waits on the shard holding what it locked; then b's
+     * comes, and reaches a's account through a's boost of sb. */
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s", sa);
+    pid_t first = call_in_child("DELETE", tok[a], path);
+    await_lock_waiters(db, 1);
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s", sb);
+    pid_t second = call_in_child("DELETE", tok[b], path);
+    await_lock_waiters(db, 2);
+    free(eu_it_pg_query(holder, "COMMIT"));
+
+    int w1 = 0, w2 = 0;
+    ck_assert_int_eq(waitpid(first, &w1, 0), first);
+    ck_assert_int_eq(waitpid(second, &w2, 0), second);
+    ck_assert_msg(WIFEXITED(w1) && WEXITSTATUS(w1) == 0, "the first delete failed");
+    ck_assert_msg(WIFEXITED(w2) && WEXITSTATUS(w2) == 0, "the second delete failed");
+    expect_account(ids[a], 0, 0, 0);
+    expect_account(ids[b], 0, 0, 0);
+    expect_instance(3, 0);
+
+    PQfinish(holder);
+    free(url);
+    free(db);
+    free(tid);
+    free(sa);
+    free(sb);
+    for (int i = 0; i < 3; i++) {
+        free(tok[i]);
+        free(ids[i]);
+    }
+    ck_assert_int_eq(eu_it_server_stop(srv), 0);
+    eu_it_server_free(srv);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -425,5 +521,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_counters_move_with_their_rows, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_reads_do_not_grow_with_an_authors_statuses, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_counters_lock_in_one_order, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_deletes_lock_authors_in_one_order, TIMEOUT);
     return eu_it_run_suite(s);
 }
