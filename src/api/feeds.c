@@ -348,8 +348,8 @@ on_read(redisReply *reply, void *arg)
     int64_t *ids = eu_arena_alloc(hr->req->arena, cap * sizeof(int64_t));
     size_t n = 0;
     for (const char *p = reply->str, *end = p + reply->len; p < end && n < cap;) {
-        char *next;
-        ids[n++] = strtoll(p, &next, 10);
+        const char *next;
+        ids[n++] = eu_id_parse(p, &next);
         p = next < end && *next == ',' ? next + 1 : end;
     }
     finish_page(hr, ids, n);

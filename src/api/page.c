@@ -27,15 +27,38 @@ eu_id_is_valid(const char *s)
 size_t
 eu_id_text(int64_t id, char *out)
 {
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                                "25262728293031323334353637383940414243444546474849"
+                                "50515253545556575859606162636465666768697071727374"
+                                "75767778798081828384858687888990919293949596979899";
     char buf[20], *p = buf + sizeof(buf);
     uint64_t v = id > 0 ? (uint64_t)id : 0;
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) {
+        p -= 2;
+        memcpy(p, pairs + (v % 100) * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, pairs + v * 2, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
     size_t n = (size_t)(buf + sizeof(buf) - p);
     memcpy(out, p, n);
     return n;
+}
+
+int64_t
+eu_id_parse(const char *s, const char **end)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    for (; p - s < 19 && *p >= '0' && *p <= '9'; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    if (end)
+        *end = p;
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
 const char *

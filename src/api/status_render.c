@@ -324,8 +324,8 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
 {
     struct eu_req *req = rd->req;
     size_t cap = (size_t)req->app->cfg->render_cache_entries;
-    int64_t id = strtoll(PQgetvalue(r, row, C_ID), NULL, 10);
-    int64_t author = strtoll(PQgetvalue(r, row, C_AUTHOR), NULL, 10);
+    int64_t id = eu_id_parse(PQgetvalue(r, row, C_ID), NULL);
+    int64_t author = eu_id_parse(PQgetvalue(r, row, C_AUTHOR), NULL);
     const char *sx = PQgetvalue(r, row, C_SXMIN), *ax = PQgetvalue(r, row, C_AXMIN);
     /* status_render.cached has no columns to build from. */
     bool built = PQnfields(r) > C_ACCOUNT;
@@ -353,7 +353,7 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
         const char *orig = col_str(r, row, C_REBLOG_OF);
         out->status_text =
             json_incref(eu_rc_put(cap, req->tenant->id, EU_RC_STATUS, id, sx, base, author,
-                                  orig ? strtoll(orig, NULL, 10) : 0, out->status));
+                                  orig ? eu_id_parse(orig, NULL) : 0, out->status));
     }
     return true;
 }
@@ -425,7 +425,7 @@ static bool
 shows_pinned(const struct eu_req *req, const PGresult *r, int row)
 {
     return PQgetisnull(r, row, C_REBLOG_OF) && atoi(PQgetvalue(r, row, C_VISIBILITY)) < 3 &&
-           strtoll(PQgetvalue(r, row, C_AUTHOR), NULL, 10) == req->auth.account_id;
+           eu_id_parse(PQgetvalue(r, row, C_AUTHOR), NULL) == req->auth.account_id;
 }
 
 /* Appends ,"name":true or ,"name":false at *p. */
@@ -574,14 +574,14 @@ on_rows(struct eu_req *req, PGresult *res, void *arg)
     int nrows = PQntuples(res);
     int64_t *row_ids = eu_arena_alloc(req->arena, ((size_t)nrows + 1) * sizeof(*row_ids));
     for (int i = 0; i < nrows; i++)
-        row_ids[i] = strtoll(PQgetvalue(res, i, C_ID), NULL, 10);
+        row_ids[i] = eu_id_parse(PQgetvalue(res, i, C_ID), NULL);
     for (size_t i = 0; i < rd->n; i++) {
-        int row = find_row(row_ids, nrows, strtoll(rd->ids[i], NULL, 10));
+        int row = find_row(row_ids, nrows, eu_id_parse(rd->ids[i], NULL));
         if (!row_is_visible(rd, res, row))
             continue;
         int orig = -1;
         if (!PQgetisnull(res, row, C_REBLOG_OF)) {
-            orig = find_row(row_ids, nrows, strtoll(PQgetvalue(res, row, C_REBLOG_OF), NULL, 10));
+            orig = find_row(row_ids, nrows, eu_id_parse(PQgetvalue(res, row, C_REBLOG_OF), NULL));
             if (!row_is_visible(rd, res, orig))
                 continue;
         }
@@ -691,7 +691,7 @@ send_render(struct render *rd)
         all_cached = rd->n > 0;
         for (size_t i = 0; i < rd->n; i++) {
             struct eu_rc_hit hit, ah, oh;
-            int64_t id = strtoll(rd->ids[i], NULL, 10);
+            int64_t id = eu_id_parse(rd->ids[i], NULL);
             if (!add_stamp(rd, EU_RC_STATUS, id, base, &ss, &hit)) {
                 all_cached = false;
                 continue;

@@ -10,6 +10,7 @@
 
 #include "api/page_internal.h"
 #include "eunha/arena.h"
+#include "eunha/page.h"
 
 static const struct {
     const char *max_id, *since_id, *min_id, *limit;
@@ -81,6 +82,41 @@ START_TEST(test_link_value)
 }
 END_TEST
 
+/* Ids written and read back without printf or strtoll: every width,
+ * the ends of the range, and where reading stops. */
+START_TEST(test_id_text_and_parse)
+{
+    char buf[32];
+    int64_t v = 0;
+    for (int digits = 1; digits <= 19; digits++) {
+        v = v * 10 + digits % 10;
+        size_t n = eu_id_text(v, buf);
+        buf[n] = '\0';
+        char want[32];
+        snprintf(want, sizeof(want), "%lld", (long long)v);
+        ck_assert_str_eq(buf, want);
+        const char *end = NULL;
+        ck_assert_int_eq(eu_id_parse(buf, &end), v);
+        ck_assert_ptr_eq(end, buf + n);
+    }
+    ck_assert_uint_eq(eu_id_text(INT64_MAX, buf), 19);
+    ck_assert_int_eq(memcmp(buf, "9223372036854775807", 19), 0);
+    ck_assert_uint_eq(eu_id_text(0, buf), 1);
+    ck_assert_int_eq(buf[0], '0');
+    ck_assert_uint_eq(eu_id_text(-5, buf), 1); /* negative as 0 */
+    ck_assert_int_eq(buf[0], '0');
+    const char *end = NULL;
+    ck_assert_int_eq(eu_id_parse("123,456", &end), 123);
+    ck_assert_str_eq(end, ",456");
+    ck_assert_int_eq(eu_id_parse("x1", &end), 0);
+    ck_assert_str_eq(end, "x1");
+    ck_assert_int_eq(eu_id_parse("9999999999999999999", NULL), INT64_MAX);
+    /* At most 19 digits are read. */
+    ck_assert_int_eq(eu_id_parse("12345678901234567890", &end), 1234567890123456789LL);
+    ck_assert_str_eq(end, "0");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -88,6 +124,7 @@ main(void)
     TCase *tc = tcase_create("page");
     tcase_add_loop_test(tc, test_from_values, 0, sizeof page_cases / sizeof page_cases[0]);
     tcase_add_loop_test(tc, test_link_value, 0, sizeof link_cases / sizeof link_cases[0]);
+    tcase_add_test(tc, test_id_text_and_parse);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
