@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 #include "eunha/entities.h"
 #include "eunha/filters.h"
 #include "eunha/http.h"
+#include "eunha/mem.h"
 #include "eunha/page.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
@@ -463,20 +465,70 @@ viewer_flags_text(const struct render *rd, const PGresult *r, int row)
 
 /* The entity of one row for this viewer, without its nested reblog: the
  * shared parts plus the viewer's. Takes parts' references. New reference. */
-/* The members after "reblog" and "application" as text ("account" and
+/*
+ * The application of a viewer's own status, from the JSON text the
+ * statement wrote, parsed once: a few applications serve most statuses,
+ * and json_loads() for each was 2% of a home page. Direct-mapped by a
+ * hash of the text, so an entry is only ever replaced, never stale; the
+ * objects are shared and never changed. Loop thread only; what the table
+ * holds lives as long as the process (64 small entries at most).
+ */
+struct app_entry {
+    char *src;
+    json_t *obj; /* NULL when src is not JSON: no application shown */
+    char *text;  /* obj's JSON as the reply writes it */
+    size_t text_len;
+};
+static struct app_entry apps[64];
+
+static const struct app_entry *
+app_of(const char *src)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = src; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    struct app_entry *e = &apps[h % (sizeof(apps) / sizeof(apps[0]))];
+    if (!e->src || strcmp(e->src, src) != 0) {
+        free(e->src);
+        json_decref(e->obj);
+        free(e->text);
+        e->src = eu_xstrdup(src);
+        e->obj = json_loads(src, 0, NULL);
+        e->text = e->obj ? json_dumps(e->obj, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        e->text_len = e->text ? strlen(e->text) : 0;
+        if (!e->text) {
+            json_decref(e->obj);
+            e->obj = NULL;
+        }
+    }
+    return e->obj ? e : NULL;
+}
+
+/* The members after "reblog" as text ("application" if app, "account" and
  * "poll"), in the arena, when the account's JSON is at hand and there is
  * no poll or source text to add; else NULL. */
 static const char *
-trailer_text(const struct render *rd, const PGresult *r, int row, const struct parts *parts)
+trailer_text(const struct render *rd, const PGresult *r, int row, const struct parts *parts,
+             const struct app_entry *app)
 {
     if (!parts->account_text || col_str(r, row, C_POLL) || (rd->flags & EU_RENDER_SOURCE))
         return NULL;
-    static const char head[] = "\"account\":", foot[] = ",\"poll\":null";
+    static const char app_head[] = "\"application\":", head[] = "\"account\":",
+                      foot[] = ",\"poll\":null";
     size_t n = json_string_length(parts->account_text);
-    char *t = eu_arena_alloc(rd->req->arena, sizeof(head) - 1 + n + sizeof(foot));
-    memcpy(t, head, sizeof(head) - 1);
-    memcpy(t + sizeof(head) - 1, json_string_value(parts->account_text), n);
-    memcpy(t + sizeof(head) - 1 + n, foot, sizeof(foot)); /* with its NUL */
+    size_t an = app ? sizeof(app_head) - 1 + app->text_len + 1 : 0;
+    char *t = eu_arena_alloc(rd->req->arena, an + sizeof(head) - 1 + n + sizeof(foot)), *p = t;
+    if (app) {
+        memcpy(p, app_head, sizeof(app_head) - 1);
+        p += sizeof(app_head) - 1;
+        memcpy(p, app->text, app->text_len);
+        p += app->text_len;
+        *p++ = ',';
+    }
+    memcpy(p, head, sizeof(head) - 1);
+    p += sizeof(head) - 1;
+    memcpy(p, json_string_value(parts->account_text), n);
+    memcpy(p + n, foot, sizeof(foot)); /* with its NUL */
     return t;
 }
 
@@ -487,13 +539,16 @@ status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
     json_t *o;
     bool slim = rd->slim && parts->status_text;
     const char *trailer = NULL;
+    const char *app_src = col_str(r, row, C_APP);
+    const struct app_entry *app = app_src ? app_of(app_src) : NULL;
     if (slim) {
         /* A list reply: only what filters and reblogs change is an object
          * member, written between the cached text with the viewer's flags
-         * and the account's cached text (objects were most of a page's
-         * allocations); the filters read the base. */
+         * and the trailer with the application and the account's cached
+         * text (objects were most of a page's allocations); the filters
+         * read the base. */
         o = json_object();
-        trailer = trailer_text(rd, r, row, parts);
+        trailer = trailer_text(rd, r, row, parts, app);
         eu_req_json_extend(req, o, parts->status_text, viewer_flags_text(rd, r, row), trailer);
         slim_add(req, rd->slim, o, parts->status); /* takes the reference */
     } else {
@@ -518,16 +573,12 @@ status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
     }
     json_object_set(o, "filtered", no_filters(rd));
     json_object_set_new(o, "reblog", json_null());
-    const char *app = col_str(r, row, C_APP);
-    if (app) {
-        json_t *a = json_loads(app, 0, NULL);
-        if (a)
-            json_object_set_new(o, "application", a);
-    }
     if (trailer) {
         json_decref(parts->account); /* in the trailer */
         return o;
     }
+    if (app)
+        json_object_set(o, "application", app->obj);
     json_object_set_new(o, "account", parts->account);
     json_t *poll =
         col_str(r, row, C_POLL) ? eu_poll_json_finish(req, col_str(r, row, C_POLL)) : NULL;
