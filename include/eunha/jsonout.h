@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct evbuffer;
 struct json_t;
@@ -42,6 +43,10 @@ struct json_t;
  * on.) v stays the caller's: nothing is freed or referenced.
  */
 int eu_json_write(struct evbuffer *out, const struct json_t *v);
+/* Writes u in decimal at out (room for 20 digits), without a NUL; returns
+ * the digits' count. The writer's integers, and ids anywhere a page writes
+ * them (eu_id_text()). */
+size_t eu_json_uint_text(uint64_t u, char *out);
 
 /*
  * Text that stands for an object of a tree: where the writer meets obj (the

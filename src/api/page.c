@@ -9,6 +9,7 @@
 
 #include "eunha/arena.h"
 #include "eunha/http.h"
+#include "eunha/jsonout.h"
 #include "page_internal.h"
 
 bool
@@ -27,26 +28,7 @@ eu_id_is_valid(const char *s)
 size_t
 eu_id_text(int64_t id, char *out)
 {
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
-                                "25262728293031323334353637383940414243444546474849"
-                                "50515253545556575859606162636465666768697071727374"
-                                "75767778798081828384858687888990919293949596979899";
-    char buf[20], *p = buf + sizeof(buf);
-    uint64_t v = id > 0 ? (uint64_t)id : 0;
-    while (v >= 100) {
-        p -= 2;
-        memcpy(p, pairs + (v % 100) * 2, 2);
-        v /= 100;
-    }
-    if (v >= 10) {
-        p -= 2;
-        memcpy(p, pairs + v * 2, 2);
-    } else {
-        *--p = (char)('0' + v);
-    }
-    size_t n = (size_t)(buf + sizeof(buf) - p);
-    memcpy(out, p, n);
-    return n;
+    return eu_json_uint_text(id > 0 ? (uint64_t)id : 0, out);
 }
 
 int64_t

@@ -310,12 +310,11 @@ static const char digit_pairs[] = "00010203040506070809"
                                   "80818283848586878889"
                                   "90919293949596979899";
 
-/* v in decimal, two digits per division, written from the end backwards. */
-static int
-put_integer(struct writer *w, json_int_t v)
+size_t
+eu_json_uint_text(uint64_t u, char *out)
 {
-    char tmp[24], *q = tmp + sizeof tmp;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    /* Two digits per division, written from the end backwards. */
+    char tmp[20], *q = tmp + sizeof tmp;
     while (u >= 100) {
         unsigned i = (unsigned)(u % 100) * 2;
         u /= 100;
@@ -328,9 +327,19 @@ put_integer(struct writer *w, json_int_t v)
     } else {
         *--q = (char)('0' + u);
     }
+    size_t n = (size_t)(tmp + sizeof tmp - q);
+    memcpy(out, q, n);
+    return n;
+}
+
+static int
+put_integer(struct writer *w, json_int_t v)
+{
+    char tmp[21], *q = tmp;
     if (v < 0)
-        *--q = '-';
-    return put(w, q, (size_t)(tmp + sizeof tmp - q));
+        *q++ = '-';
+    q += eu_json_uint_text(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, q);
+    return put(w, tmp, (size_t)(q - tmp));
 }
 
 /* Reals are rare in replies; this follows jansson's jsonp_dtostr() with
