@@ -330,6 +330,22 @@ START_TEST(test_reads_do_not_grow_with_an_authors_statuses)
 }
 END_TEST
 
+/* Forks a child that sends method to path (with a JSON body, or NULL) as
+ * token's user and exits 0 on a 200; returns its pid. A request that will
+ * wait on a lock goes from a child, so the test can go on meanwhile. */
+static pid_t
+call_in_child(const char *method, const char *token, const char *path, const char *body)
+{
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        struct eu_it_resp r = {0};
+        int rc = eu_it_http(&r, method, srv->public_port, HOST, path, token, body);
+        _exit(rc == 0 && r.status == 200 ? 0 : 1);
+    }
+    return child;
+}
+
 /* Waits up to 10 s for n sessions of db to wait on a lock. */
 static void
 await_lock_waiters(const char *db, long n)
@@ -378,14 +394,7 @@ START_TEST(test_counters_lock_in_one_order)
     ck_assert_int_eq(PQsendQuery(other, sql), 1);
     await_lock_waiters(db, 1);
 
-    pid_t child = fork();
-    ck_assert_int_ge(child, 0);
-    if (child == 0) {
-        struct eu_it_resp r = {0};
-        int rc = eu_it_http(&r, "POST", srv->public_port, HOST, "/api/v1/statuses", tok,
-                            "{\"status\":\"plain\"}");
-        _exit(rc == 0 && r.status == 200 ? 0 : 1);
-    }
+    pid_t child = call_in_child("POST", tok, "/api/v1/statuses", "{\"status\":\"plain\"}");
     await_lock_waiters(db, 2);
     free(eu_it_pg_query(holder, "COMMIT"));
 
@@ -417,21 +426,6 @@ START_TEST(test_counters_lock_in_one_order)
     eu_it_server_free(srv);
 }
 END_TEST
-
-/* Forks a child that sends method to path as token's user and exits 0 on
- * a 200; returns its pid. */
-static pid_t
-call_in_child(const char *method, const char *token, const char *path)
-{
-    pid_t child = fork();
-    ck_assert_int_ge(child, 0);
-    if (child == 0) {
-        struct eu_it_resp r = {0};
-        int rc = eu_it_http(&r, method, srv->public_port, HOST, path, token, NULL);
-        _exit(rc == 0 && r.status == 200 ? 0 : 1);
-    }
-    return child;
-}
 
 /*
  * Deleting a status deletes its boosts, each moving its own author's
@@ -483,10 +477,10 @@ START_TEST(test_deletes_lock_authors_in_one_order)
     /* a's delete waits on the shard holding what it locked; then b's
      * comes, and reaches a's account through a's boost of sb. */
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", sa);
-    pid_t first = call_in_child("DELETE", tok[a], path);
+    pid_t first = call_in_child("DELETE", tok[a], path, NULL);
     await_lock_waiters(db, 1);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", sb);
-    pid_t second = call_in_child("DELETE", tok[b], path);
+    pid_t second = call_in_child("DELETE", tok[b], path, NULL);
     await_lock_waiters(db, 2);
     free(eu_it_pg_query(holder, "COMMIT"));
 
