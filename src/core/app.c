@@ -478,11 +478,11 @@ eu_app_serve(const char *config_path, const char *ready_file)
      * four per request. Its one hazard, descriptors made by dup(), eunha
      * does not have. */
     struct event_config *evcfg = event_config_new();
-    if (evcfg)
+    if (evcfg) {
         event_config_set_flag(evcfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-    app.base = evcfg ? event_base_new_with_config(evcfg) : NULL;
-    if (evcfg)
+        app.base = event_base_new_with_config(evcfg);
         event_config_free(evcfg);
+    }
     if (!app.base)
         app.base = event_base_new();
     app.registry = eu_registry_new(app.base, app.cfg);
