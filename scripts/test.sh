@@ -14,7 +14,7 @@
 # Set EUNHA_TEST_KEEP=1 to keep the temporary directory (logs) afterwards, and
 # EUNHA_BUILD_DIR to build somewhere other than build-test/ (two checkouts or
 # two people testing side by side). scripts/lint.sh (cppcheck, clang-format)
-# runs first. After a whole-suite run (or in CI), scripts/fuzz.sh runs every
+# runs first (EUNHA_TEST_LINT=0 skips it). After a whole-suite run (or in CI), scripts/fuzz.sh runs every
 # fuzz target for EUNHA_FUZZ_SECONDS (30) each; EUNHA_TEST_FUZZ=0 skips it.
 set -euo pipefail
 
@@ -26,7 +26,10 @@ cd "$ROOT"
 eu_install_deps
 
 # Static checks first: a formatting slip fails in seconds, not after the build.
-EUNHA_JOBS=${EUNHA_JOBS:-2} "$ROOT/scripts/lint.sh"
+# EUNHA_TEST_LINT=0 skips them for a quick targeted run while working.
+if [ "${EUNHA_TEST_LINT:-1}" != 0 ]; then
+  EUNHA_JOBS=${EUNHA_JOBS:-2} "$ROOT/scripts/lint.sh"
+fi
 
 JOBS=${EUNHA_JOBS:-2}
 BUILD=${EUNHA_BUILD_DIR:-build-test}
