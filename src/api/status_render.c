@@ -251,13 +251,14 @@ parse_array(const char *text)
 }
 
 /* The part of a row's entity that is the same for every viewer (what the
- * cache keeps): no account, no viewer's flags, no poll, no reblog. New
- * reference. */
+ * cache keeps): no account, no viewer's flags, no poll, no reblog. The
+ * author's username comes from the account entity, not the row: when the
+ * cache holds the author the statement leaves the author's columns empty,
+ * while a changed count still has the status built again. New reference. */
 static json_t *
-status_base_json(struct eu_req *req, const PGresult *r, int row)
+status_base_json(struct eu_req *req, const PGresult *r, int row, const char *username)
 {
     const char *id = PQgetvalue(r, row, C_ID);
-    const char *username = PQgetvalue(r, row, C_ACCOUNT + 1);
     const char *base = eu_req_base_url(req);
     bool is_reblog = !PQgetisnull(r, row, C_REBLOG_OF);
     const char *uri = col_str(r, row, C_URI), *url = col_str(r, row, C_URL);
@@ -351,7 +352,8 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
         json_decref(out->account_text);
         return false;
     } else {
-        out->status = status_base_json(req, r, row);
+        const char *username = json_string_value(json_object_get(out->account, "username"));
+        out->status = status_base_json(req, r, row, username ? username : "");
         const char *orig = col_str(r, row, C_REBLOG_OF);
         out->status_text =
             json_incref(eu_rc_put(cap, req->tenant->id, EU_RC_STATUS, id, sx, base, author,

@@ -173,6 +173,22 @@ world_free(struct world *w)
 #define NOTIF(type) "/api/v1/notifications?types%%5B%%5D=" type
 #define REL "/api/v1/accounts/relationships?id%%5B%%5D=%s"
 
+/* A local status's addresses name its author: uri ends in
+ * "/users/USER/statuses/ID" and url in "/@USER/ID". */
+static void
+expect_addresses(json_t *status, const char *user, const char *id)
+{
+    char uri[256], url[256];
+    snprintf(uri, sizeof(uri), "://%s/users/%s/statuses/%s", "b.test", user, id);
+    snprintf(url, sizeof(url), "://%s/@%s/%s", "b.test", user, id);
+    const char *got_uri = json_string_value(json_object_get(status, "uri"));
+    const char *got_url = json_string_value(json_object_get(status, "url"));
+    ck_assert_msg(got_uri && strstr(got_uri, uri) && strlen(strstr(got_uri, uri)) == strlen(uri),
+                  "uri is '%s', not ...%s", got_uri ? got_uri : "(null)", uri);
+    ck_assert_msg(got_url && strstr(got_url, url) && strlen(strstr(got_url, url)) == strlen(url),
+                  "url is '%s', not ...%s", got_url ? got_url : "(null)", url);
+}
+
 START_TEST(test_two_tenants_federate)
 {
     struct world w;
@@ -243,6 +259,23 @@ START_TEST(test_two_tenants_federate)
                    "/api/v1/statuses/%s", post_b);
     eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, int_is, reb1, "reblogs_count on b",
                    "/api/v1/statuses/%s", post_b);
+    /* A remote favourite and boost change the status's counts while its
+     * author is cached: the render built again still names bob, in his
+     * notifications and for two viewers. */
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "bob's favourite notification", NOTIF("favourite"));
+    expect_addresses(eu_it_jpath(eu_it_find(r.json, "account.acct", "alice@a.test"), "status"),
+                     "bob", post_b);
+    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+                   "bob's reblog notification", NOTIF("reblog"));
+    expect_addresses(eu_it_jpath(eu_it_find(r.json, "account.acct", "alice@a.test"), "status"),
+                     "bob", post_b);
+    eu_it_callf(w.s, &r, "b.test", "GET", w.bob, NULL, "/api/v1/statuses/%s", post_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_addresses(r.json, "bob", post_b);
+    eu_it_callf(w.s, &r, "b.test", "GET", w.carol, NULL, "/api/v1/statuses/%s", post_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_addresses(r.json, "bob", post_b);
 
     /* -- bob edits: alice sees the new text and edited_at. */
     eu_it_callf(w.s, &r, "b.test", "PUT", w.bob, "{\"status\": \"hello again, edited\"}",

@@ -97,6 +97,18 @@ START_TEST(test_cached_status_follows_its_rows)
     ck_assert(!jbool(c, "favourited"));
     ck_assert_int_eq(jint(b, "favourites_count"), 1);
     ck_assert_int_eq(jint(c, "favourites_count"), 1);
+    /* Built again for the new count while alice's account is cached:
+     * the addresses still name her, for both viewers. */
+    char want_uri[128], want_url[128];
+    snprintf(want_uri, sizeof(want_uri), "/users/alice/statuses/%s", id);
+    snprintf(want_url, sizeof(want_url), "/@alice/%s", id);
+    json_t *both[] = {b, c};
+    for (int i = 0; i < 2; i++) {
+        const char *uri = json_string_value(json_object_get(both[i], "uri"));
+        const char *url = json_string_value(json_object_get(both[i], "url"));
+        ck_assert_msg(uri && strstr(uri, want_uri), "uri is '%s'", uri ? uri : "(null)");
+        ck_assert_msg(url && strstr(url, want_url), "url is '%s'", url ? url : "(null)");
+    }
     json_decref(b);
     json_decref(c);
 
