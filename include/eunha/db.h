@@ -131,6 +131,14 @@ void eu_db_pool_free(struct eu_db_pool *pool);
  * (0: none). Set at start and on reload. */
 void eu_db_set_statement_timeout(int ms);
 
+/*
+ * The libpq "options" every pool connection starts with: generic plans only,
+ * no JIT, and the statement_timeout set above. Written into buf (a
+ * terminated string, truncated to size); returns buf. Tests open their
+ * plan-checking connections with it, so they plan as eunha does.
+ */
+const char *eu_db_conn_options(char *buf, size_t size);
+
 /* Asks for a connection; cb runs later (never from inside this call). */
 void eu_db_pool_acquire(struct eu_db_pool *pool, eu_db_acquire_cb cb, void *arg);
 /* Sends one statement with text parameters (NULL = SQL NULL) and calls cb

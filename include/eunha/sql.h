@@ -96,6 +96,11 @@ extern const struct eu_sql eu_media_sql[];
 /* The tables above, NULL-terminated (src/http/statements.c). */
 extern const struct eu_sql *const eu_sql_tables[];
 
+/* Statements on the control database (tenants, placements), not a
+ * placement's: they name no tenant and are not in eu_sql_tables. Ends with
+ * an all-zero entry (admin/tenants.c). */
+extern const struct eu_sql eu_admin_control_sql[];
+
 /* Which bounds a page has, for a paged statement's variant (see
  * eu_sql_text()); min_id pages run oldest first. */
 #define EU_SQL_PAGE_MAX 1u

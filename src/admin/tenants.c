@@ -29,8 +29,10 @@
 
 static const char *const state_names[] = {"active", "suspended", "deleting"};
 
-/* The registry holds tenant statements only: those on the control database
- * (tenants, placements) stay beside their calls. */
+/* The registry holds tenant statements only. Those on the control database
+ * (tenants, placements) are in eu_admin_control_sql[] below, which
+ * test_plans explains against a control database holding thousands of
+ * tenants. */
 enum {
     ADMIN_TENANTS_REGISTRATIONS,
     ADMIN_TENANTS_MEDIA_USAGE,
@@ -49,6 +51,66 @@ const struct eu_sql eu_admin_tenants_sql[] = {
                                    "SELECT coalesce((SELECT c.media_bytes FROM instance_counters c"
                                    " WHERE c.tenant_id = $1::bigint), 0)",
                                    .cross_tenant = true},
+    {0},
+};
+
+enum {
+    CONTROL_PLACEMENT_DROP,
+    CONTROL_TENANT_INSERT,
+    CONTROL_PLACEMENT_DEDICATED,
+    CONTROL_TENANT_LIST,
+    CONTROL_TENANT_UPDATE,
+    CONTROL_TENANT_DELETING,
+};
+
+const struct eu_sql eu_admin_control_sql[] = {
+    /* Only while no tenant is in it, in case one was put there after all. */
+    [CONTROL_PLACEMENT_DROP] =
+        {"admin_control.placement_drop",
+         "DELETE FROM placements p WHERE p.name = $1 AND p.kind = 'dedicated'"
+         " AND NOT EXISTS (SELECT 1 FROM tenants x WHERE x.placement_id = p.id)"},
+    /* The pooled placement with the fewest tenants, or the one named. A
+     * dedicated placement takes one tenant only: the NOT EXISTS keeps a
+     * second one out of it even when named explicitly. */
+    [CONTROL_TENANT_INSERT] =
+        {"admin_control.tenant_insert",
+         "WITH p AS (SELECT p.id FROM placements p WHERE CASE WHEN $3::text IS NULL"
+         " THEN p.kind = 'pooled' ELSE p.name = $3 END AND NOT (p.kind = 'dedicated'"
+         " AND EXISTS (SELECT 1 FROM tenants x WHERE x.placement_id = p.id))"
+         " ORDER BY (SELECT count(*) FROM tenants x WHERE x.placement_id = p.id), p.id"
+         " LIMIT 1),"
+         " t AS (INSERT INTO tenants (domain, title, placement_id)"
+         " SELECT $1, $2, p.id FROM p RETURNING *)"
+         " SELECT " EU_TENANT_COLUMNS " FROM t JOIN placements p ON p.id = t.placement_id"},
+    /* Named after the domain, so a second request for the same domain stops
+     * here with a unique violation. */
+    [CONTROL_PLACEMENT_DEDICATED] = {"admin_control.placement_dedicated",
+                                     "WITH n AS (SELECT nextval('placements_id_seq') AS id)"
+                                     " INSERT INTO placements (id, name, kind, database)"
+                                     " SELECT n.id, 'dedicated-' || $1, 'dedicated',"
+                                     " $2 || '_p' || n.id FROM n RETURNING name, database"},
+    [CONTROL_TENANT_LIST] = {"admin_control.tenant_list",
+                             "SELECT " EU_TENANT_COLUMNS " FROM " EU_TENANT_FROM
+                             " ORDER BY t.id LIMIT $1 OFFSET $2"},
+    /* A tenant being deleted cannot be brought back by a PATCH. */
+    [CONTROL_TENANT_UPDATE] =
+        {"admin_control.tenant_update",
+         "WITH t AS (UPDATE tenants SET state = coalesce($2, state),"
+         " title = coalesce($3, title),"
+         " max_connections = coalesce($4::int, max_connections),"
+         " min_connections = coalesce($5::int, min_connections),"
+         " acquire_timeout_seconds = coalesce($6::int, acquire_timeout_seconds),"
+         " idle_timeout_seconds = coalesce($7::int, idle_timeout_seconds),"
+         " media_quota_bytes = CASE WHEN $8::boolean THEN $9::bigint"
+         " ELSE media_quota_bytes END,"
+         " authorized_fetch = coalesce($10::boolean, authorized_fetch),"
+         " updated_at = now() WHERE id = $1 AND state <> 'deleting' RETURNING *)"
+         " SELECT " EU_TENANT_COLUMNS " FROM t JOIN placements p ON p.id = t.placement_id"},
+    [CONTROL_TENANT_DELETING] =
+        {"admin_control.tenant_deleting",
+         "WITH t AS (UPDATE tenants SET state = 'deleting', updated_at = now()"
+         " WHERE id = $1 RETURNING *)"
+         " SELECT " EU_TENANT_COLUMNS " FROM t JOIN placements p ON p.id = t.placement_id"},
     {0},
 };
 
@@ -170,12 +232,9 @@ on_database_dropped(PGresult *res, enum eu_db_status st, void *arg)
         drop_finish(d, -1);
         return;
     }
-    /* Only while no tenant is in it, in case one was put there after all. */
     const char *params[] = {d->name};
-    eu_db_pool_query(d->app->control,
-                     "DELETE FROM placements p WHERE p.name = $1 AND p.kind = 'dedicated'"
-                     " AND NOT EXISTS (SELECT 1 FROM tenants x WHERE x.placement_id = p.id)",
-                     1, params, on_placement_row_dropped, d);
+    eu_db_pool_query(d->app->control, eu_admin_control_sql[CONTROL_PLACEMENT_DROP].text, 1, params,
+                     on_placement_row_dropped, d);
 }
 
 void
@@ -230,19 +289,8 @@ static void
 insert_tenant(struct create *c)
 {
     const char *params[] = {c->domain, c->title, c->placement};
-    /* A dedicated placement takes one tenant only: the NOT EXISTS keeps a
-     * second one out of it even when named explicitly. */
-    eu_db_pool_query(c->req->app->control,
-                     "WITH p AS (SELECT p.id FROM placements p WHERE CASE WHEN $3::text IS NULL"
-                     " THEN p.kind = 'pooled' ELSE p.name = $3 END AND NOT (p.kind = 'dedicated'"
-                     " AND EXISTS (SELECT 1 FROM tenants x WHERE x.placement_id = p.id))"
-                     " ORDER BY (SELECT count(*) FROM tenants x WHERE x.placement_id = p.id), p.id"
-                     " LIMIT 1),"
-                     " t AS (INSERT INTO tenants (domain, title, placement_id)"
-                     " SELECT $1, $2, p.id FROM p RETURNING *)"
-                     " SELECT " EU_TENANT_COLUMNS
-                     " FROM t JOIN placements p ON p.id = t.placement_id",
-                     3, params, on_tenant_row, c);
+    eu_db_pool_query(c->req->app->control, eu_admin_control_sql[CONTROL_TENANT_INSERT].text, 3,
+                     params, on_tenant_row, c);
 }
 
 /* A dedicated placement being made: its row first (the name is unique, so
@@ -304,15 +352,9 @@ eu_admin_placement_make_dedicated(struct eu_req *req, const char *domain,
     d->req = req;
     d->done = done;
     d->arg = arg;
-    /* Named after the domain, so a second request for the same domain stops
-     * here with a unique violation. */
     const char *params[] = {domain, req->app->control_dbname};
-    eu_db_pool_query(req->app->control,
-                     "WITH n AS (SELECT nextval('placements_id_seq') AS id)"
-                     " INSERT INTO placements (id, name, kind, database)"
-                     " SELECT n.id, 'dedicated-' || $1, 'dedicated', $2 || '_p' || n.id FROM n"
-                     " RETURNING name, database",
-                     2, params, on_placement_row, d);
+    eu_db_pool_query(req->app->control, eu_admin_control_sql[CONTROL_PLACEMENT_DEDICATED].text, 2,
+                     params, on_placement_row, d);
 }
 
 static void
@@ -490,10 +532,8 @@ eu_admin_tenants_list(struct eu_req *req)
     const char *limit = eu_arena_sprintf(req->arena, "%ld", l->limit + 1);
     const char *offset = eu_arena_sprintf(req->arena, "%ld", l->offset);
     const char *params[] = {limit, offset};
-    eu_db_pool_query(req->app->control,
-                     "SELECT " EU_TENANT_COLUMNS " FROM " EU_TENANT_FROM
-                     " ORDER BY t.id LIMIT $1 OFFSET $2",
-                     2, params, on_list, l);
+    eu_db_pool_query(req->app->control, eu_admin_control_sql[CONTROL_TENANT_LIST].text, 2, params,
+                     on_list, l);
 }
 
 /* ---- GET /admin/v1/tenants/:domain ---- */
@@ -731,21 +771,8 @@ eu_admin_tenants_update(struct eu_req *req)
                             quota_j ? "true" : "false",
                             quota,
                             af};
-    /* A tenant being deleted cannot be brought back by a PATCH. */
-    eu_db_pool_query(req->app->control,
-                     "WITH t AS (UPDATE tenants SET state = coalesce($2, state),"
-                     " title = coalesce($3, title),"
-                     " max_connections = coalesce($4::int, max_connections),"
-                     " min_connections = coalesce($5::int, min_connections),"
-                     " acquire_timeout_seconds = coalesce($6::int, acquire_timeout_seconds),"
-                     " idle_timeout_seconds = coalesce($7::int, idle_timeout_seconds),"
-                     " media_quota_bytes = CASE WHEN $8::boolean THEN $9::bigint"
-                     " ELSE media_quota_bytes END,"
-                     " authorized_fetch = coalesce($10::boolean, authorized_fetch),"
-                     " updated_at = now() WHERE id = $1 AND state <> 'deleting' RETURNING *)"
-                     " SELECT " EU_TENANT_COLUMNS
-                     " FROM t JOIN placements p ON p.id = t.placement_id",
-                     10, params, on_updated, call);
+    eu_db_pool_query(req->app->control, eu_admin_control_sql[CONTROL_TENANT_UPDATE].text, 10,
+                     params, on_updated, call);
 }
 
 /* ---- DELETE /admin/v1/tenants/:domain?confirm=:domain ---- */
@@ -793,10 +820,6 @@ eu_admin_tenants_delete(struct eu_req *req)
     }
     const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)t->id);
     const char *params[] = {id};
-    eu_db_pool_query(req->app->control,
-                     "WITH t AS (UPDATE tenants SET state = 'deleting', updated_at = now()"
-                     " WHERE id = $1 RETURNING *)"
-                     " SELECT " EU_TENANT_COLUMNS
-                     " FROM t JOIN placements p ON p.id = t.placement_id",
-                     1, params, on_deleting, req);
+    eu_db_pool_query(req->app->control, eu_admin_control_sql[CONTROL_TENANT_DELETING].text, 1,
+                     params, on_deleting, req);
 }

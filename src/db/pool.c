@@ -656,6 +656,28 @@ eu_db_set_statement_timeout(int ms)
     statement_timeout_ms = ms > 0 ? ms : 0;
 }
 
+const char *
+eu_db_conn_options(char *buf, size_t size)
+{
+    /* Generic plans only: statements are prepared once per connection, and
+     * a custom plan would be planned again at every execution (milliseconds
+     * for the render statement). The statements are written so a generic
+     * plan is as good (see the page variants in sql.c). */
+    /* No JIT: every statement here is short OLTP work, and a plan whose
+     * estimate passes jit_above_cost (a scan of a table the statistics
+     * think big) would spend hundreds of milliseconds compiling for a
+     * statement that runs in one. test_plans checks every registered
+     * statement's generic plan stays far below that estimate anyway. */
+    /* And a statement that runs too long (a heavy search, a lock held
+     * elsewhere) is cancelled rather than holding a tenant's connection:
+     * the request answers 503 (query.c). No planner method is switched
+     * off: a session-wide override mis-costs every plan that has no other
+     * way (a small table without a usable index) by orders of magnitude. */
+    snprintf(buf, size, "-c plan_cache_mode=force_generic_plan -c jit=off -c statement_timeout=%d",
+             statement_timeout_ms);
+    return buf;
+}
+
 static void
 conn_start(struct eu_db_pool *pool)
 {
@@ -664,24 +686,8 @@ conn_start(struct eu_db_pool *pool)
     c->ev_fd = -1;
     c->replan_at = EU_DB_REPLAN_FIRST;
     c->timer = evtimer_new(pool->base, on_conn_timer, c);
-    /* Generic plans only: statements are prepared once per connection, and
-     * a custom plan would be planned again at every execution (milliseconds
-     * for the render statement). The statements are written so a generic
-     * plan is as good (see the page variants in sql.c). */
-    /* And a statement that runs too long (a heavy search, a lock held
-     * elsewhere) is cancelled rather than holding a tenant's connection:
-     * the request answers 503 (query.c). */
-    /* And no sequential scan where an index serves: every statement names
-     * its tenant, and a generic plan cannot tell one tenant's rows from
-     * all of them. Where a table is small (one tenant, or a table no one
-     * uses yet) the planner chose seq scans inside the per-row subplans
-     * of the home-feed rules, each rescan a system call (lseek) and a walk
-     * of every tenant's rows; in a pooled database that walk grows with
-     * other tenants' data. A statement with no usable index still scans. */
     char options[128];
-    snprintf(options, sizeof(options),
-             "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c statement_timeout=%d",
-             statement_timeout_ms);
+    eu_db_conn_options(options, sizeof(options));
     const char *keys[] = {"dbname", "dbname", "application_name", "options", NULL};
     const char *vals[] = {pool->conninfo, pool->dbname, "eunha", options, NULL};
     if (!pool->dbname) {
