@@ -12,7 +12,8 @@
  * against the tenant's suspended domains (403, as Mastodon answers, before
  * any key is fetched), the key from the cache, the tenant's rows or a
  * signed fetch, one refetch when the signature fails. A GET has no body,
- * so no digest is involved.
+ * so no digest is involved. A host whose RFC 9421 signature verifies is
+ * remembered as one that takes that form (sigform_internal.h).
  */
 #include <sys/queue.h>
 
@@ -33,6 +34,7 @@
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "objects_internal.h"
+#include "sigform_internal.h"
 
 bool
 eu_ap_request_for_signature(struct eu_req *req, const char *method, struct eu_httpsig_request *out)
@@ -118,6 +120,13 @@ on_key(const struct eu_ap_key *k, const struct eu_error *err, void *arg)
         }
         eu_req_reply_error(req, 401, "Verification failed: %s", eu_httpsig_result_str(r));
         return;
+    }
+    if (eu_httpsig_form(v->sig) == EU_HTTPSIG_RFC9421) {
+        /* A server that signs RFC 9421 verifies it too: the one sure sign
+         * that our RFC 9421 POSTs will be read there (sigform_internal.h). */
+        char host[300];
+        if (eu_fetch_host_of(k->key_id, host, sizeof(host)) == 0)
+            eu_ap_sigform_learn(host, true);
     }
     v->done(req, k->owner, v->arg);
 }

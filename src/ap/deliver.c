@@ -12,7 +12,9 @@
  * lives in one heap struct freed just before the job ends.
  *
  * Which signature form a host takes is remembered for the whole process
- * (sigform_internal.h): RFC 9421 first, draft-cavage once after a 401.
+ * (sigform_internal.h): draft-cavage unless the host is known to take RFC
+ * 9421; a 401 or 400 to RFC 9421 signs draft-cavage at once, and a 401 to
+ * draft-cavage tries RFC 9421 once.
  */
 #include "eunha/apdeliver.h"
 
@@ -189,7 +191,7 @@ struct run {
     char *key_id, *key_pem;
     bool refused_before; /* the host refused this tenant, long enough ago to try */
     bool rfc9421;        /* the form of the signature being sent */
-    bool tried_both;     /* a 401 already made us switch forms */
+    bool tried_both;     /* a refusal already made us switch forms */
     /* the signing, on the pool */
     struct eu_httpsig_signed sig;
     int sign_rc;
@@ -356,7 +358,10 @@ on_sent(struct eu_fetch_resp *resp, void *arg)
     }
     long status = resp->status;
     if (status >= 200 && status < 300) {
-        eu_ap_sigform_learn(r->host, r->rfc9421);
+        /* A 2xx alone proves nothing (many servers accept before they
+         * verify); one to RFC 9421 right after a 401 to draft-cavage does. */
+        if (r->rfc9421 && r->tried_both)
+            eu_ap_sigform_learn(r->host, true);
         eu_log_debug("ap", "delivered to '%s' (%ld, %s)", r->inbox, status,
                      r->rfc9421 ? "rfc9421" : "cavage");
         if (r->refused_before) {
@@ -366,8 +371,11 @@ on_sent(struct eu_fetch_resp *resp, void *arg)
         done(r);
         return;
     }
-    if (status == 401 && !r->tried_both) {
-        /* Perhaps it reads only the other form: try that once. */
+    if (!r->tried_both && (status == 401 || (status == 400 && r->rfc9421))) {
+        /* RFC 9421 refused: draft-cavage at once, and for this host from
+         * now on. draft-cavage refused: perhaps it reads only RFC 9421. */
+        if (r->rfc9421)
+            eu_ap_sigform_learn(r->host, false);
         r->tried_both = true;
         r->rfc9421 = !r->rfc9421;
         eu_httpsig_signed_release(&r->sig);
@@ -375,8 +383,6 @@ on_sent(struct eu_fetch_resp *resp, void *arg)
         return;
     }
     if (status == 401 || status == 403) {
-        if (r->tried_both)
-            eu_ap_sigform_forget(r->host); /* neither works: start over next time */
         refused(r, status);
         return;
     }

@@ -5,9 +5,10 @@
  * the counts its origin reports (cached_tallies, cached_voters), written on
  * Create and on every Update whether or not the text changed, so the counts
  * follow the origin. A vote on a local poll arrives as a Create of a Note
- * whose name is an option's title, replying to the Question, with no
- * content: it becomes a poll_votes row (one per voter, its choices growing
- * for a multiple-choice poll), never a status. A vote that does not fit
+ * whose name is an option's title, replying to the Question, addressed to
+ * no public: it becomes a poll_votes row (one per voter, its choices
+ * growing for a multiple-choice poll), never a status. Its content does not
+ * matter, as in Mastodon (snac2 sends "<br>"). A vote that does not fit
  * (expired, unknown option, second vote on a single-choice poll, own poll)
  * is dropped.
  *
@@ -144,6 +145,28 @@ eu_proc_poll_store(struct eu_proc *p, const char *status_id, void (*then)(struct
 
 /* ------------------------------------------------------ votes received */
 
+/* Whether the Public collection is in the audience v (a string or an
+ * array, looked at no further than EU_AP_MAX_RECIPIENTS entries). */
+static bool
+names_public(json_t *v)
+{
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        return strcmp(s, EU_AP_PUBLIC) == 0 || strcmp(s, "as:Public") == 0 ||
+               strcmp(s, "Public") == 0;
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        if (i >= EU_AP_MAX_RECIPIENTS)
+            break;
+        if (json_is_string(e) && names_public(e))
+            return true;
+    }
+    return false;
+}
+
 bool
 eu_proc_is_vote(struct eu_proc *p)
 {
@@ -151,8 +174,10 @@ eu_proc_is_vote(struct eu_proc *p)
     if (!json_is_object(o) || !p->object_type || strcmp(p->object_type, "Note") != 0 ||
         !json_is_string(json_object_get(o, "name")))
         return false;
-    const char *content = json_string_value(json_object_get(o, "content"));
-    if (content && *content)
+    /* Content is no test: servers put something in it ("<br>" from
+     * snac2) and Mastodon ignores it. A public reply that happens to carry
+     * a name stays a reply. */
+    if (names_public(json_object_get(o, "to")) || names_public(json_object_get(o, "cc")))
         return false;
     return eu_proc_local_status_id(p, eu_proc_json_id(json_object_get(o, "inReplyTo"))) != NULL;
 }

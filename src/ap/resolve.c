@@ -174,16 +174,14 @@ on_sfetch_resp(struct eu_fetch_resp *resp, void *arg)
         return;
     }
     if (resp->status == 401 && !op->tried_both) {
-        /* Perhaps it reads only the other form (sigform_internal.h). */
+        /* Perhaps it reads only the other form. Whatever the answer, the
+         * host's form stays as it was: how a server checks fetches says
+         * nothing of how its inbox verifies (sigform_internal.h). */
         op->tried_both = true;
         op->rfc9421 = !op->rfc9421;
         sfetch_sign(op);
         return;
     }
-    if (resp->status == 401 && op->tried_both)
-        eu_ap_sigform_forget(op->host);
-    else if (resp->status < 500)
-        eu_ap_sigform_learn(op->host, op->rfc9421); /* it read the signature */
     if (resp->status >= 400 && resp->status < 500) {
         struct eu_error err = {0};
         eu_error_set(&err, (int)resp->status, "the remote server answered %ld", resp->status);

@@ -4,14 +4,14 @@
 #include <jansson.h>
 #include <time.h>
 
-/* host -> {"rfc9421": bool, "at": when learned}; loop thread only. */
+/* The hosts known to take RFC 9421: host -> when learned. Every other
+ * host gets draft-cavage, so only these need a row. Loop thread only. */
 static json_t *hosts;
 
 bool
 eu_ap_sigform_rfc9421_first(const char *host)
 {
-    json_t *e = hosts ? json_object_get(hosts, host) : NULL;
-    return !e || json_is_true(json_object_get(e, "rfc9421"));
+    return hosts && host && json_object_get(hosts, host) != NULL;
 }
 
 static void
@@ -24,7 +24,7 @@ evict_oldest(void)
     json_t *v;
     json_object_foreach(hosts, k, v)
     {
-        json_int_t at = json_integer_value(json_object_get(v, "at"));
+        json_int_t at = json_integer_value(v);
         if (!oldest || at < when) {
             oldest = k;
             when = at;
@@ -37,20 +37,22 @@ evict_oldest(void)
 void
 eu_ap_sigform_learn(const char *host, bool rfc9421)
 {
+    if (!host || !host[0])
+        return;
+    if (!rfc9421) {
+        if (hosts)
+            json_object_del(hosts, host);
+        return;
+    }
     if (!hosts)
         hosts = json_object();
-    json_t *e = json_object_get(hosts, host);
-    if (e && json_is_true(json_object_get(e, "rfc9421")) == rfc9421)
-        return; /* nothing new: most calls, no allocation */
-    if (!e && json_object_size(hosts) >= EU_AP_SIGFORM_HOSTS)
+    json_t *at = json_object_get(hosts, host);
+    if (at) {
+        /* Known already (most calls): freshened in place, no allocation. */
+        json_integer_set(at, (json_int_t)time(NULL));
+        return;
+    }
+    if (json_object_size(hosts) >= EU_AP_SIGFORM_HOSTS)
         evict_oldest();
-    json_object_set_new(hosts, host,
-                        json_pack("{s:b,s:I}", "rfc9421", rfc9421, "at", (json_int_t)time(NULL)));
-}
-
-void
-eu_ap_sigform_forget(const char *host)
-{
-    if (hosts)
-        json_object_del(hosts, host);
+    json_object_set_new(hosts, host, json_integer((json_int_t)time(NULL)));
 }

@@ -3,7 +3,8 @@
  * on 127.0.0.1 in a thread of the test process, serving two actors
  * ("peer" and "other", each with its own RSA key) and WebFinger for them,
  * counting the requests it gets and keeping the headers of the last GET
- * of each actor so a test can check how it was signed. Header-only (static
+ * of each actor so a test can check how it was signed; a test may take
+ * any request first (struct peer's intercept). Header-only (static
  * functions) so each test file that needs it includes it.
  *
  * The server under test reaches it with [federation] allow_http and
@@ -57,6 +58,11 @@ struct peer {
     char host[32];   /* "127.0.0.1:PORT" */
     struct peer_actor actors[2];
     int webfingers;
+    /* When set (before any request comes), sees every request first, on
+     * the peer's thread without mu; returns true when it answered it (a
+     * test's own inbox, a refusal). */
+    bool (*intercept)(struct peer *p, struct evhttp_request *req);
+    void *data; /* the intercept's */
 };
 
 static char *
@@ -94,6 +100,8 @@ static void
 peer_on_request(struct evhttp_request *req, void *arg)
 {
     struct peer *p = arg;
+    if (p->intercept && p->intercept(p, req))
+        return;
     const char *uri = evhttp_request_get_uri(req);
     pthread_mutex_lock(&p->mu);
     for (int i = 0; i < 2; i++) {

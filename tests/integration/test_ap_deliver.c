@@ -7,9 +7,9 @@
  * Follow (requested: true) and Undo; a 500 is retried later and goes
  * through once the peer recovers, and after the last attempt the job is
  * dead with its error in the admin API; a 410 drops the delivery; a peer
- * gets RFC 9421 first, and one that refuses it with 401 gets draft-cavage
- * next and from then on;
- * one that refuses both is recorded; a decoy tenant's followers get
+ * gets draft-cavage first (one that refuses RFC 9421 is never sent it),
+ * and one that refuses draft-cavage with 401 gets RFC 9421 next and from
+ * then on; one that refuses both is recorded; a decoy tenant's followers get
  * nothing; and tenant A's 300 deliveries to a slow peer do not hold up
  * tenant B's one.
  */
@@ -43,7 +43,7 @@
 
 /* ------------------------------------------------------- the fake peer */
 
-enum { P_MAIN, P_FAIL, P_GONE, P_CAVAGE, P_REFUSE, P_SLOW, P_OTHER, P_HANG, N_PORTS };
+enum { P_MAIN, P_FAIL, P_GONE, P_CAVAGE, P_MODERN, P_REFUSE, P_SLOW, P_OTHER, P_HANG, N_PORTS };
 
 struct rec {
     int port; /* index */
@@ -105,6 +105,8 @@ on_peer(struct evhttp_request *req, void *arg)
     pthread_mutex_unlock(&peer.mu);
     if (idx == P_CAVAGE)
         status = has_input ? 401 : 202; /* reads draft-cavage only */
+    if (idx == P_MODERN)
+        status = has_input ? 202 : 401; /* reads RFC 9421 only */
     if (delay > 0) {
         struct timeval tv = {delay / 1000, (delay % 1000) * 1000};
         event_base_once(peer.base, -1, EV_TIMEOUT, on_delayed, req, &tv);
@@ -397,9 +399,9 @@ START_TEST(test_statuses_and_follows)
     char *id = post(&w, w.alice, "hello fediverse", "public");
     ck_assert_int_eq(peer_wait(P_MAIN, "/inbox", 1, 15000), 1);
     struct rec *r = peer_rec(P_MAIN, "/inbox", 0);
-    /* A host not known yet gets RFC 9421 first. */
+    /* A host not known yet gets draft-cavage, as Mastodon signs. */
     ck_assert_int_eq(check_signed(&w, r, w.alice_id, "http://dl.example/users/alice#main-key"),
-                     EU_HTTPSIG_RFC9421);
+                     EU_HTTPSIG_CAVAGE);
     json_t *j = rec_json(r);
     ck_assert_str_eq(json_string_value(json_object_get(j, "type")), "Create");
     ck_assert_str_eq(json_string_value(json_object_get(j, "actor")),
@@ -555,10 +557,12 @@ START_TEST(test_failures)
     struct world w = world_new();
     char *fail = remote_account(&w, w.tid, "fail", P_FAIL, false);
     char *gone = remote_account(&w, w.tid, "gone", P_GONE, false);
-    char *modern = remote_account(&w, w.tid, "modern", P_CAVAGE, false);
+    char *cavage = remote_account(&w, w.tid, "cavage", P_CAVAGE, false);
+    char *modern = remote_account(&w, w.tid, "modern", P_MODERN, false);
     char *refuse = remote_account(&w, w.tid, "refuse", P_REFUSE, false);
     follow(&w, w.tid, fail, w.alice_id);
     follow(&w, w.tid, gone, w.alice_id);
+    follow(&w, w.tid, cavage, w.alice_id);
     follow(&w, w.tid, modern, w.alice_id);
     follow(&w, w.tid, refuse, w.alice_id);
     free(post(&w, w.alice, "first", "public"));
@@ -566,13 +570,18 @@ START_TEST(test_failures)
     /* 410: dropped, no job left for it. */
     ck_assert_int_eq(peer_wait(P_GONE, NULL, 1, 15000), 1);
 
-    /* 401 to RFC 9421, 202 to draft-cavage: the second POST is cavage. */
-    ck_assert_int_eq(peer_wait(P_CAVAGE, NULL, 2, 15000), 2);
+    /* 401 to RFC 9421, 202 to draft-cavage: one POST, draft-cavage. */
+    ck_assert_int_eq(peer_wait(P_CAVAGE, NULL, 1, 15000), 1);
     const char *key = "http://dl.example/users/alice#main-key";
     ck_assert_int_eq(check_signed(&w, peer_rec(P_CAVAGE, NULL, 0), w.alice_id, key),
-                     EU_HTTPSIG_RFC9421);
-    ck_assert_int_eq(check_signed(&w, peer_rec(P_CAVAGE, NULL, 1), w.alice_id, key),
                      EU_HTTPSIG_CAVAGE);
+
+    /* 401 to draft-cavage, 202 to RFC 9421: the second POST is RFC 9421. */
+    ck_assert_int_eq(peer_wait(P_MODERN, NULL, 2, 15000), 2);
+    ck_assert_int_eq(check_signed(&w, peer_rec(P_MODERN, NULL, 0), w.alice_id, key),
+                     EU_HTTPSIG_CAVAGE);
+    ck_assert_int_eq(check_signed(&w, peer_rec(P_MODERN, NULL, 1), w.alice_id, key),
+                     EU_HTTPSIG_RFC9421);
 
     /* 401 to both: dropped, and the refusal recorded for this tenant. */
     ck_assert_int_eq(peer_wait(P_REFUSE, NULL, 2, 15000), 2);
@@ -615,13 +624,18 @@ START_TEST(test_failures)
     ck_assert_int_eq(peer_wait(P_FAIL, NULL, 3, 15000), 3);
     wait_jobs_gone(&w, w.tid);
 
-    /* The next delivery to the cavage-only host starts with cavage. */
+    /* The next delivery to the cavage-only host is still cavage, and the
+     * RFC 9421-only host, now known, gets RFC 9421 first. */
     int before = peer_count(P_CAVAGE, NULL);
+    int before_modern = peer_count(P_MODERN, NULL);
     peer_set_status(P_FAIL, 500);
     free(post(&w, w.alice, "second", "public"));
     ck_assert_int_eq(peer_wait(P_CAVAGE, NULL, before + 1, 15000), before + 1);
     ck_assert_int_eq(check_signed(&w, peer_rec(P_CAVAGE, NULL, before), w.alice_id, key),
                      EU_HTTPSIG_CAVAGE);
+    ck_assert_int_eq(peer_wait(P_MODERN, NULL, before_modern + 1, 15000), before_modern + 1);
+    ck_assert_int_eq(check_signed(&w, peer_rec(P_MODERN, NULL, before_modern), w.alice_id, key),
+                     EU_HTTPSIG_RFC9421);
 
     /* The last attempt fails: the job stays dead with its error, shown by
      * the admin API. */
@@ -658,6 +672,7 @@ START_TEST(test_failures)
     free(job);
     free(fail);
     free(gone);
+    free(cavage);
     free(modern);
     free(refuse);
     world_free(&w);

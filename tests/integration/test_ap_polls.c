@@ -148,21 +148,32 @@ inbox_from_bob(struct world *w, const char *activity)
     eu_it_resp_free(&r);
 }
 
-/* A vote Create from bob on a.test's status status_id for option name. */
+/* A vote Create from bob on a.test's status status_id for option name,
+ * its Note's content content (NULL: none). */
 static void
-bob_votes_raw(struct world *w, const char *status_id, const char *name, int n)
+bob_votes_content(struct world *w, const char *status_id, const char *name, int n,
+                  const char *content)
 {
-    char a[1024];
+    char a[1024], c[128] = "";
+    if (content)
+        snprintf(c, sizeof(c), " \"content\": \"%s\",", content);
     snprintf(a, sizeof(a),
              "{\"@context\": \"https://www.w3.org/ns/activitystreams\","
              " \"id\": \"http://b.test/users/bob#votes/raw%d/activity\", \"type\": \"Create\","
              " \"actor\": \"http://b.test/users/bob\", \"to\": \"http://a.test/users/alice\","
              " \"object\": {\"id\": \"http://b.test/users/bob#votes/raw%d\", \"type\": \"Note\","
-             " \"name\": \"%s\", \"attributedTo\": \"http://b.test/users/bob\","
+             " \"name\": \"%s\", \"attributedTo\": \"http://b.test/users/bob\",%s"
              " \"inReplyTo\": \"http://a.test/users/alice/statuses/%s\","
              " \"to\": \"http://a.test/users/alice\"}}",
-             n, n, name, status_id);
+             n, n, name, c, status_id);
     inbox_from_bob(w, a);
+}
+
+/* The same with no content, as Mastodon sends a vote. */
+static void
+bob_votes_raw(struct world *w, const char *status_id, const char *name, int n)
+{
+    bob_votes_content(w, status_id, name, n, NULL);
 }
 
 START_TEST(test_poll_votes_federate)
@@ -257,6 +268,20 @@ START_TEST(test_poll_votes_federate)
     bob_votes_raw(&w, one_status, "yes", 3);
     eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/polls/%s", one_a);
     ck_assert_msg(counts_are(&r, "1 -1 1 0"), "redelivered vote at a: %s", r.body);
+
+    /* snac2's vote has content ("<br>"): a vote all the same, no reply
+     * and no mention of alice. */
+    char *snac_b = NULL;
+    char *snac_a = alice_polls(&w, "pick", "\"skip\"", 3600, false, &snac_b);
+    snprintf(q, sizeof(q), "SELECT status_id::text FROM polls WHERE tenant_id = %s AND id = %s",
+             w.a_tid, snac_a);
+    char *snac_status = eu_it_pg_exec(w.db, q);
+    bob_votes_content(&w, snac_status, "pick", 5, "<br>");
+    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/polls/%s", snac_a);
+    ck_assert_msg(counts_are(&r, "1 -1 1 0"), "a vote with content at a: %s", r.body);
+    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/notifications");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_null(eu_it_find(r.json, "type", "mention"));
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM statuses s JOIN accounts a ON a.tenant_id = s.tenant_id"
              " AND a.id = s.account_id WHERE s.tenant_id = %s AND a.domain IS NOT NULL",
@@ -271,6 +296,9 @@ START_TEST(test_poll_votes_federate)
              w.d_tid, w.d_tid, w.d_tid);
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
 
+    free(snac_status);
+    free(snac_a);
+    free(snac_b);
     free(one_status);
     free(one_a);
     free(one_b);
