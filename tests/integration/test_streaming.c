@@ -1423,6 +1423,123 @@ ws_wait_close(int fd, int ms)
     }
 }
 
+/* True when the server ends the connection within ms (what it sent
+ * before is skipped). */
+static bool
+wait_eof(int fd, int ms)
+{
+    long long end = eu_it_now_ms() + ms;
+    char buf[4096];
+    for (;;) {
+        int rc = read_by(fd, buf, 1, end);
+        if (rc <= 0)
+            return rc == 0;
+    }
+}
+
+/* A token of USER for app a through the password grant, as a client gets
+ * one it may later revoke; caller frees. */
+static char *
+password_token(struct world *w, const struct eu_it_app *a, const char *user)
+{
+    char body[512];
+    snprintf(body, sizeof(body),
+             "grant_type=password&client_id=%s&client_secret=%s&username=%s"
+             "&password=correct+horse+battery+staple&scope=read+write",
+             a->id, a->secret, user);
+    const char *h[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
+    struct eu_it_resp r = {0};
+    ck_assert_int_eq(eu_it_http_raw(&r, "POST", w->s->public_port, HOST, "/oauth/token", h, body),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *tok = strdup(eu_it_json_str(&r, "access_token"));
+    eu_it_resp_free(&r);
+    return tok;
+}
+
+static void
+revoke_token(struct world *w, const struct eu_it_app *a, const char *tok)
+{
+    char body[512];
+    snprintf(body, sizeof(body), "token=%s&client_id=%s&client_secret=%s", tok, a->id, a->secret);
+    const char *h[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
+    struct eu_it_resp r = {0};
+    ck_assert_int_eq(eu_it_http_raw(&r, "POST", w->s->public_port, HOST, "/oauth/revoke", h, body),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+}
+
+START_TEST(test_revoked_token_closes_streams)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_app a =
+        eu_it_app_create(w.s, HOST,
+                         "{\"client_name\":\"Streamer\",\"redirect_uris\":"
+                         "\"urn:ietf:wg:oauth:2.0:oob\",\"scopes\":\"read write\"}");
+    char *tok = password_token(&w, &a, "alice");
+    int ws = ws_open(&w, tok);
+    ws_send(ws, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w, ws, "user", tok);
+    char path[512];
+    snprintf(path, sizeof(path), "/api/v1/streaming/user?access_token=%s", tok);
+    int sse = sse_open(&w, path);
+    /* The same account's other token keeps its stream. */
+    int other = ws_open(&w, w.alice);
+    ws_send(other, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w, other, "user", w.alice);
+
+    revoke_token(&w, &a, tok);
+    ck_assert_int_eq(ws_wait_close(ws, 15000), 1008);
+    ck_assert_msg(wait_eof(sse, 15000), "the SSE stream of a revoked token stayed open");
+    char *id = post(&w, w.alice, "after the revocation");
+    expect_update(other, "user", id);
+    free(id);
+    close(ws);
+    close(sse);
+    close(other);
+    free(tok);
+    world_stop(&w);
+}
+END_TEST
+
+START_TEST(test_suspensions_close_streams)
+{
+    struct world w;
+    world_start(&w);
+    int b = ws_open(&w, w.bob);
+    ws_send(b, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w, b, "user", w.bob);
+    int a = ws_open(&w, w.alice);
+    ws_send(a, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    settle(&w, a, "public", w.alice);
+    char path[512];
+    snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s", w.carol);
+    int sse = sse_open(&w, path);
+
+    /* An account's suspension ends its streams and no one else's. */
+    struct eu_it_resp r = {0};
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/suspend", HOST, w.bob_id);
+    eu_it_admin(w.s, "POST", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(ws_wait_close(b, 15000), 1008);
+    char *id = post(&w, w.carol, "after bob");
+    expect_update(a, "public", id);
+    free(id);
+
+    /* A tenant's, every stream of it. */
+    eu_it_tenant_patch(w.s, HOST, "{\"state\":\"suspended\"}");
+    ck_assert_int_eq(ws_wait_close(a, 15000), 1008);
+    ck_assert_msg(wait_eof(sse, 15000), "the SSE stream of a suspended tenant stayed open");
+    close(a);
+    close(b);
+    close(sse);
+    world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_ws_message_too_big)
 {
     struct world w;
@@ -1603,6 +1720,11 @@ suite(void)
     tcase_set_timeout(tc, TIMEOUT);
     tcase_add_test(tc, test_direct_conversation_delete);
     tcase_add_test(tc, test_direct_mutes_blocks_federation);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("revoke");
+    tcase_set_timeout(tc, TIMEOUT);
+    tcase_add_test(tc, test_revoked_token_closes_streams);
+    tcase_add_test(tc, test_suspensions_close_streams);
     suite_add_tcase(s, tc);
     tc = tcase_create("caps");
     tcase_set_timeout(tc, TIMEOUT);
