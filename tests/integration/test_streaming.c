@@ -1504,6 +1504,35 @@ START_TEST(test_revoked_token_closes_streams)
 }
 END_TEST
 
+START_TEST(test_revoked_in_another_process)
+{
+    /* A second process of the same deployment (control database, Redis
+     * prefix) holds the stream; the token is revoked through the first. */
+    struct world w;
+    world_start(&w);
+    struct eu_it_opts o = {0};
+    o.name = w.s->name;
+    struct world w2 = w;
+    w2.s = eu_it_server_start_opts(&o);
+    struct eu_it_app a =
+        eu_it_app_create(w.s, HOST,
+                         "{\"client_name\":\"Streamer\",\"redirect_uris\":"
+                         "\"urn:ietf:wg:oauth:2.0:oob\",\"scopes\":\"read write\"}");
+    char *tok = password_token(&w, &a, "alice");
+    int ws = ws_open(&w2, tok);
+    ws_send(ws, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w2, ws, "user", tok);
+    revoke_token(&w, &a, tok);
+    ck_assert_int_eq(ws_wait_close(ws, 15000), 1008);
+    close(ws);
+    free(tok);
+    ck_assert_int_eq(eu_it_server_stop(w2.s), 0);
+    w2.s->keep_databases = true; /* the first server's */
+    eu_it_server_free(w2.s);
+    world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_suspensions_close_streams)
 {
     struct world w;
@@ -1724,6 +1753,7 @@ suite(void)
     tc = tcase_create("revoke");
     tcase_set_timeout(tc, TIMEOUT);
     tcase_add_test(tc, test_revoked_token_closes_streams);
+    tcase_add_test(tc, test_revoked_in_another_process);
     tcase_add_test(tc, test_suspensions_close_streams);
     suite_add_tcase(s, tc);
     tc = tcase_create("caps");
