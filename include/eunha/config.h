@@ -65,8 +65,9 @@ struct eu_config {
     int json_max_depth;             /* 16 */
     size_t stream_max_output_bytes; /* 1 MiB: unsent to one stream, then it is closed */
     int max_streams;                /* 0: none beyond max_connections */
-    int max_streams_per_tenant;     /* 0: none */
+    int max_streams_per_tenant;     /* 1000 in this process; 0: none */
     int stream_heartbeat_s;         /* 15: WebSocket ping / SSE ":thump" */
+    int stream_max_renders;         /* 4096: stream events rendered at once; more wait */
     int api_requests_per_5min;      /* 300 per token or IP; 0 turns the API limit off */
     int registrations_per_30min;    /* 5 per IP */
     /* Sign-in attempts (HTML form and password grant together), as Mastodon

@@ -257,16 +257,20 @@ struct eu_req *eu_req_new_detached(struct eu_app *app, struct eu_tenant *t,
                                    const char *query_string, eu_req_sink_cb sink, void *arg);
 
 struct bufferevent;
+struct eu_conns_hold;
 /* bev: the client's connection, now the callee's (free it with
- * bufferevent_free), or NULL when the client had gone. */
-typedef void (*eu_req_taken_cb)(struct bufferevent *bev, void *arg);
+ * bufferevent_free), or NULL when the client had gone. hold (may be NULL):
+ * what the connection counts against the caps, the callee's to release
+ * with eu_conns_hold_release() (src/http/conns_internal.h) when it ends. */
+typedef void (*eu_req_taken_cb)(struct bufferevent *bev, struct eu_conns_hold *hold, void *arg);
 /*
  * Takes req's connection away from evhttp for a long-lived stream
  * (WebSocket, server-sent events) and finishes req without an answer: the
  * callee writes its own response head on bev. From a zero-delay event,
  * because evhttp may still be on the stack; taken runs from there. Bytes
  * the client sent after the request are already in bev's input. The
- * connection no longer counts against [limits] max_connections.
+ * connection still counts against [limits] max_connections and
+ * max_connections_per_ip until its hold is released.
  */
 void eu_req_take_connection(struct eu_req *req, eu_req_taken_cb taken, void *arg);
 

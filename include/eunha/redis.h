@@ -89,4 +89,12 @@ int eu_redis_subscribe(struct eu_redis *r, const char *channel);
 /* UNSUBSCRIBE channel; nothing while the subscriber is down. */
 void eu_redis_unsubscribe(struct eu_redis *r, const char *channel);
 
+/*
+ * cb (NULL: none) runs each time the command connection is made or made
+ * again, before any command queued later goes on it, so keys a Redis
+ * restart may have lost can be set again before anyone reads them. One
+ * per eu_redis; the last call wins.
+ */
+void eu_redis_on_connect(struct eu_redis *r, eu_redis_subscribed_cb cb, void *arg);
+
 #endif

@@ -99,6 +99,15 @@ void eu_stream_close_all(void);
 void eu_stream_free(void);
 /* Open streaming connections in this process. */
 int eu_stream_count(void);
+/*
+ * Closes the streams a revocation covers, here at once and, through Redis,
+ * in every process: those opened with token_hash (a token's SHA-256 in
+ * hex) when it is not NULL, else those of account_id when it is not 0,
+ * else every stream of t. A WebSocket client gets close code 1008 and the
+ * reason. Call after the change is committed; fire and forget.
+ */
+void eu_stream_close_for(struct eu_app *app, const struct eu_tenant *t, int64_t account_id,
+                         const char *token_hash);
 
 /* Route handlers: GET /api/v1/streaming (WebSocket upgrade, or SSE with
  * ?stream=), GET /api/v1/streaming/health, GET /api/v1/streaming/:kind... */

@@ -25,6 +25,7 @@
 #include "eunha/page.h"
 #include "eunha/queue.h"
 #include "eunha/sql.h"
+#include "eunha/stream.h"
 #include "eunha/tenant.h"
 
 #define TS(col) "to_char((" col ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
@@ -368,6 +369,7 @@ on_suspended(PGresult *res, enum eu_db_status st, void *arg)
     /* Its tokens stop working now, in every process, not when the cache
      * expires. */
     eu_auth_cache_clear(req->app, req->tenant);
+    eu_stream_close_for(req->app, req->tenant, strtoll(PQgetvalue(res, 0, 0), NULL, 10), NULL);
     announce_actor(req, res);
     int64_t due_ms = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
     eu_queue_task_wake(req->tenant, EU_TASK_ACCOUNT_CLEANUP, due_ms > 0 ? due_ms : 0);

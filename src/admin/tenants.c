@@ -25,6 +25,7 @@
 #include "eunha/mem.h"
 #include "eunha/net.h"
 #include "eunha/sql.h"
+#include "eunha/stream.h"
 #include "eunha/tenant.h"
 
 static const char *const state_names[] = {"active", "suspended", "deleting"};
@@ -632,6 +633,8 @@ on_updated(PGresult *res, enum eu_db_status st, void *arg)
     eu_tenant_from_row(res, 0, &row);
     struct eu_tenant *t = eu_registry_upsert(req->app->registry, &row);
     eu_log_info("admin", "updated tenant '%s'", t->domain);
+    if (t->state != EU_TENANT_ACTIVE)
+        eu_stream_close_for(req->app, t, 0, NULL);
     if (c->registrations) {
         if (!req->tenant) {
             eu_tenant_ref(t);
@@ -798,6 +801,7 @@ on_deleting(PGresult *res, enum eu_db_status st, void *arg)
     eu_tenant_from_row(res, 0, &row);
     struct eu_tenant *t = eu_registry_upsert(req->app->registry, &row);
     eu_log_info("admin", "deleting tenant '%s'", t->domain);
+    eu_stream_close_for(req->app, t, 0, NULL);
     eu_admin_purge_start(req->app, t);
     eu_req_reply_json(req, 202, eu_admin_tenant_json(req->app->registry, t, false));
 }

@@ -46,6 +46,7 @@
 #include "eunha/params.h"
 #include "eunha/ratelimit.h"
 #include "eunha/sql.h"
+#include "eunha/stream.h"
 #include "eunha/tenant.h"
 #include "web_internal.h"
 
@@ -1616,6 +1617,7 @@ on_revoked(struct eu_req *req, PGresult *res, void *arg)
     /* Also drop it from the caches of this and every other process, so it
      * fails at once everywhere. */
     eu_auth_cache_forget(req->app, req->tenant, r->hash);
+    eu_stream_close_for(req->app, req->tenant, 0, r->hash);
     eu_req_reply_json(req, 200, json_object());
 }
 

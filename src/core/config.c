@@ -112,6 +112,7 @@ static const struct key keys[] = {
     {"limits.max_streams", KEY_INT, F(max_streams), 0, 10000000, NULL, NULL},
     {"limits.max_streams_per_tenant", KEY_INT, F(max_streams_per_tenant), 0, 10000000, NULL, NULL},
     {"limits.stream_heartbeat_seconds", KEY_INT, F(stream_heartbeat_s), 1, 3600, NULL, NULL},
+    {"limits.stream_max_renders", KEY_INT, F(stream_max_renders), 1, 10000000, NULL, NULL},
     {"limits.api_requests_per_5min", KEY_INT, F(api_requests_per_5min), 0, INT_MAX, NULL, NULL},
     {"limits.registrations_per_30min", KEY_INT, F(registrations_per_30min), 0, INT_MAX, NULL, NULL},
     {"limits.sign_in_attempts_per_ip_per_5min", KEY_INT, F(sign_ins_per_ip_per_5min), 0, INT_MAX,
@@ -404,6 +405,9 @@ eu_config_init_defaults(struct eu_config *cfg)
      * waiting for it; 0 streams caps mean the connection caps only. */
     cfg->stream_max_output_bytes = 1024 * 1024;
     cfg->stream_heartbeat_s = 15;
+    /* One tenant's listeners cannot take every descriptor of the process. */
+    cfg->max_streams_per_tenant = 1000;
+    cfg->stream_max_renders = 4096;
     cfg->api_requests_per_5min = 300;
     cfg->registrations_per_30min = 5;
     cfg->sign_ins_per_ip_per_5min = 25;
@@ -903,9 +907,9 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
             cfg->sign_ins_per_login_per_hour);
     fprintf(out,
             "stream_max_output_bytes = %zu\nmax_streams = %d\nmax_streams_per_tenant = %d\n"
-            "stream_heartbeat_seconds = %d\n",
+            "stream_heartbeat_seconds = %d\nstream_max_renders = %d\n",
             cfg->stream_max_output_bytes, cfg->max_streams, cfg->max_streams_per_tenant,
-            cfg->stream_heartbeat_s);
+            cfg->stream_heartbeat_s, cfg->stream_max_renders);
     fprintf(out, "\n[tenants]\ndormant_after_seconds = %d\nrender_cache_entries = %d\n",
             cfg->dormant_after_s, cfg->render_cache_entries);
     fputs("\n[log]\nlevel = ", out);

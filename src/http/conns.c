@@ -36,6 +36,11 @@
  * A connection is found again by its socket: a table indexed by fd, checked
  * against the evhttp connection (an fd is reused only once its connection
  * has been freed, and the close callback empties the slot first).
+ *
+ * A connection that becomes a stream (WebSocket, SSE) leaves evhttp, which
+ * frees its side of it, but not the caps: its counts move to a hold that
+ * the stream releases when it ends (eu_conns_hold()). Otherwise one address
+ * could open streams without bound, each taking a descriptor for hours.
  */
 #include "conns_internal.h"
 
@@ -95,6 +100,13 @@ struct conn {
     bool at_line_start; /* last byte seen ended a header line */
     int fd;
     uint64_t headers_done_us;
+};
+
+/* The counts of a connection taken for a stream, until it ends. */
+struct eu_conns_hold {
+    struct eu_conns *cs;
+    struct ip_count *ip; /* NULL when not counted per address */
+    bool counted;        /* against max_connections */
 };
 
 struct fresh {
@@ -608,6 +620,34 @@ eu_conns_reply_sending(struct eu_conns *cs, struct evhttp_connection *evcon)
         start_headers(c);
         scan_tail(c, in, n);
     }
+}
+
+struct eu_conns_hold *
+eu_conns_hold(struct eu_conns *cs, struct evhttp_connection *evcon)
+{
+    struct conn *c = find(cs, evcon);
+    if (!c || (!c->ip && !c->counted))
+        return NULL;
+    struct eu_conns_hold *h = eu_xcalloc(1, sizeof(*h));
+    h->cs = cs;
+    h->ip = c->ip;
+    h->counted = c->counted;
+    /* The close callback that follows must not count it off. */
+    c->ip = NULL;
+    c->counted = false;
+    return h;
+}
+
+void
+eu_conns_hold_release(struct eu_conns_hold *h)
+{
+    if (!h)
+        return;
+    if (h->counted)
+        h->cs->open--;
+    if (h->ip)
+        ip_release(h->cs, h->ip);
+    free(h);
 }
 
 void

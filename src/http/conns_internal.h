@@ -1,8 +1,9 @@
 /*
  * The connections of the HTTP server, as opposed to the requests on them:
  * caps on how many are open (in all and per client address) and the
- * deadlines for sending headers and body. Used by server.c only; the
- * contracts are here, the reasons in conns.c.
+ * deadlines for sending headers and body. Used by server.c, and by
+ * streaming.c for the holds of its connections; the contracts are here,
+ * the reasons in conns.c.
  */
 #ifndef EUNHA_HTTP_CONNS_INTERNAL_H
 #define EUNHA_HTTP_CONNS_INTERNAL_H
@@ -17,6 +18,7 @@ struct evhttp_request;
 struct eu_http_conn_stats;
 
 struct eu_conns;
+struct eu_conns_hold;
 
 /* One per server, for both listeners. Reads its limits from app->cfg at
  * each use, so a SIGHUP applies to the next connection. Free with
@@ -38,6 +40,17 @@ uint64_t eu_conns_request_started(struct eu_conns *cs, struct evhttp_request *ev
 /* The answer on evcon (which may be NULL: the client left) is being sent,
  * so the connection's next request may begin. */
 void eu_conns_reply_sending(struct eu_conns *cs, struct evhttp_connection *evcon);
+
+/*
+ * evcon's connection is being taken for a stream and is about to be freed
+ * by evhttp: its counts against max_connections and max_connections_per_ip
+ * move to the returned hold, so the stream still counts, until
+ * eu_conns_hold_release(). NULL when evcon was not counted (the admin
+ * listener, a trusted proxy). Release every hold before eu_conns_free().
+ */
+struct eu_conns_hold *eu_conns_hold(struct eu_conns *cs, struct evhttp_connection *evcon);
+/* Counts the stream off and frees h; NULL is ignored. */
+void eu_conns_hold_release(struct eu_conns_hold *h);
 
 /* Counters and the effective cap, for /metrics. */
 void eu_conns_stats(const struct eu_conns *cs, struct eu_http_conn_stats *out);

@@ -1018,11 +1018,12 @@ struct take {
  * closes. evhttp's bufferevent is disabled before that, so its epoll
  * registration goes with the old description rather than lingering on it.
  * evhttp's own teardown runs as on any closed connection (the close
- * callback in conns.c counts it out), and frees the request, which is why
- * req->ev is cleared first.
+ * callback in conns.c would count it out, but its counts have moved to a
+ * hold the stream keeps), and frees the request, which is why req->ev is
+ * cleared first.
  */
 static struct bufferevent *
-steal(struct eu_app *app, struct evhttp_request *ev)
+steal(struct eu_app *app, struct evhttp_request *ev, struct eu_conns_hold **hold)
 {
     struct evhttp_connection *evcon = evhttp_request_get_connection(ev);
     struct bufferevent *old = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
@@ -1045,6 +1046,8 @@ steal(struct eu_app *app, struct evhttp_request *ev)
     evutil_make_socket_closeonexec(mine);
     struct bufferevent *bev = bufferevent_socket_new(app->base, mine, BEV_OPT_CLOSE_ON_FREE);
     evbuffer_add_buffer(bufferevent_get_input(bev), bufferevent_get_input(old));
+    /* A stream still counts against the connection caps (conns.c). */
+    *hold = eu_conns_hold(app->http->conns, evcon);
     evhttp_connection_free(evcon);
     return bev;
 }
@@ -1064,13 +1067,14 @@ on_take(evutil_socket_t fd, short what, void *arg)
         /* Gone (or answered at the deadline): replying frees what evhttp
          * left of the request. */
         finish(req, 499, NULL);
-        taken(NULL, targ);
+        taken(NULL, NULL, targ);
         return;
     }
     req->ev = NULL;
-    struct bufferevent *bev = steal(req->app, ev);
+    struct eu_conns_hold *hold = NULL;
+    struct bufferevent *bev = steal(req->app, ev, &hold);
     finish(req, 101, NULL);
-    taken(bev, targ);
+    taken(bev, hold, targ);
 }
 
 void

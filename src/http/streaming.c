@@ -13,10 +13,27 @@
  * any work (src/api/stream_events.c).
  *
  * A message names an event and an id; each listener gets it rendered for
- * its own viewer (eu_stream_render()), at most EU_STREAM_MAX_RENDERS at a
- * time in the process: past that, events are dropped for the listeners
- * that would exceed it and a warning says so, rather than queueing work
- * without bound.
+ * its own viewer (eu_stream_render()). A client's events wait in its own
+ * queue and are rendered one at a time, so they arrive in the order of the
+ * channel; at most [limits] stream_max_renders renders run in the process,
+ * and the clients that found none free wait in line for one. Nothing is
+ * dropped silently: a client more than EU_STREAM_MAX_QUEUE events behind is
+ * disconnected, so it reconnects and re-reads the timeline instead of
+ * believing it saw everything.
+ *
+ * A stream ends with what it was opened with: revoking its token,
+ * suspending its account, or suspending or deleting its tenant closes it
+ * (eu_stream_close_for()), in every process, through the tenant's
+ * "<prefix>stream:close" channel, to which a process listens while it has
+ * a stream of the tenant. A tenant no longer active (as the registry of
+ * this process sees it) loses its streams at its next event or live-mark
+ * refresh, whichever comes first.
+ *
+ * Connections count against the connection caps for as long as they
+ * stream (conns.c's holds), and per tenant against max_streams_per_tenant.
+ * A WebSocket message from the client is at most EU_STREAM_MAX_COMMAND
+ * bytes: wslay refuses a longer one with close code 1009 before reading
+ * its payload.
  *
  * Output is bounded: a client whose unsent output passes
  * EU_STREAM_MAX_OUTPUT is disconnected, so a reader that stalls costs at
@@ -54,8 +71,18 @@
 #include "eunha/routes.h"
 #include "eunha/tenant.h"
 
-#define EU_STREAM_MAX_RENDERS 4096
+#include "conns_internal.h"
+
 #define EU_STREAM_MAX_SUBS 32
+/* Events one client may have waiting for their render: past it the client
+ * has fallen too far behind to catch up, and is told by being closed. */
+#define EU_STREAM_MAX_QUEUE 256
+/* A client's message: {"type":"subscribe","stream":"hashtag","tag":...}
+ * with a tag of at most 200 bytes fits many times over. */
+#define EU_STREAM_MAX_COMMAND 4096
+/* A revocation on a tenant's control channel: "token <hash>",
+ * "account <id>" or "tenant". */
+#define CLOSE_CHANNEL "stream:close"
 /* A channel message: "<event> <id>", or an announcement reaction's JSON
  * (its name is at most 64 bytes, see src/api/announcements.c). */
 #define EU_STREAM_MAX_MESSAGE 512
@@ -82,26 +109,43 @@ struct chan {
     struct chan *next; /* hash chain */
 };
 
+/* An event waiting its turn to be rendered for one client. */
+struct queued {
+    char stream[24];
+    char *param;
+    char event[24];
+    char *id; /* or a verbatim event's payload */
+    struct queued *next;
+};
+
 struct client {
     struct bufferevent *bev;
     struct eu_tenant *t; /* holds a ref */
     struct eu_stream_viewer v;
     char *scopes;
+    char token_hash[65]; /* what a revocation names */
+    struct eu_conns_hold *hold;
     bool ws;
     wslay_event_context_ptr wctx;
     struct event *heartbeat;
     struct event *free_ev;
     bool closing;
-    int refs; /* renders in flight hold one each */
+    bool released; /* free_ev ran: its reference is gone */
+    int refs;      /* free_ev and the render in flight hold one each */
     struct sub *subs;
     int n_subs;
+    struct queued *q_head, *q_tail;
+    int q_len;
+    bool rendering;
+    bool waiting; /* in the hub's line for a render */
+    struct client *wait_next;
     struct client *prev, *next;
 };
 
 /* Streams of one tenant in this process: for its cap and its live mark. */
 struct tcount {
     int64_t id;
-    struct eu_tenant *t; /* borrowed: its clients hold refs */
+    struct eu_tenant *t; /* holds a ref */
     int n;
     struct tcount *next;
 };
@@ -113,13 +157,16 @@ struct hub {
     struct client *clients;
     int n_clients;
     int renders;
+    /* Clients with an event to render and no render free, in order. */
+    struct client *wait_head, *wait_tail;
     struct event *live_timer;
-    time_t last_drop_log;
 };
 
 static struct hub *hub;
 
 static void client_close(struct client *c);
+static void client_drain(struct client *c);
+static void client_end(struct client *c, uint16_t code, const char *why);
 
 /* ------------------------------------------------------------------ output */
 
@@ -382,6 +429,40 @@ on_set(struct redisReply *reply, void *arg)
     (void)arg;
 }
 
+/* The channel on which revocations of tenant t's streams travel. */
+static void
+close_channel(const struct eu_tenant *t, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s" CLOSE_CHANNEL, t->key_prefix);
+}
+
+/* False once t must serve no more streams: suspended, being deleted or
+ * gone. A move suspends its tenant for a moment; its streams outlive it. */
+static bool
+tenant_is_open(const struct eu_tenant *t)
+{
+    if (t->moving)
+        return true;
+    return t->state == EU_TENANT_ACTIVE && !t->removed;
+}
+
+/* Ends every stream of tenant tenant_id here that a revocation covers:
+ * those of token_hash if given, else of account_id if not 0, else all. */
+static void
+close_matching(int64_t tenant_id, int64_t account_id, const char *token_hash, const char *why)
+{
+    /* client_end() frees nothing now, so the walk is safe. */
+    for (struct client *c = hub->clients; c; c = c->next) {
+        if (c->closing || c->t->id != tenant_id)
+            continue;
+        if (token_hash && strcmp(c->token_hash, token_hash) != 0)
+            continue;
+        if (!token_hash && account_id && c->v.account_id != account_id)
+            continue;
+        client_end(c, WSLAY_CODE_POLICY_VIOLATION, why);
+    }
+}
+
 static void
 mark_live(const struct eu_tenant *t)
 {
@@ -391,15 +472,21 @@ mark_live(const struct eu_tenant *t)
     eu_redis_command(hub->app->redis, on_set, NULL, 5, argv, NULL);
 }
 
-/* Refreshes the live mark of each tenant with a stream here. */
+/* Refreshes the live mark of each tenant with a stream here, and ends the
+ * streams of a tenant closed meanwhile (by another process, say), even if
+ * no event came to find it out. */
 static void
 on_live_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     (void)arg;
-    for (struct tcount *tc = hub->tenants; tc; tc = tc->next)
-        mark_live(tc->t);
+    for (struct tcount *tc = hub->tenants; tc; tc = tc->next) {
+        if (tenant_is_open(tc->t))
+            mark_live(tc->t);
+        else
+            close_matching(tc->id, 0, NULL, "This instance is no longer available");
+    }
 }
 
 static struct tcount *
@@ -411,6 +498,7 @@ tcount_find(int64_t id)
     return NULL;
 }
 
+/* The first stream of a tenant here subscribes to its revocations. */
 static void
 tcount_add(struct eu_tenant *t)
 {
@@ -419,8 +507,12 @@ tcount_add(struct eu_tenant *t)
         tc = eu_xcalloc(1, sizeof(*tc));
         tc->id = t->id;
         tc->t = t;
+        eu_tenant_ref(t);
         tc->next = hub->tenants;
         hub->tenants = tc;
+        char name[EU_TENANT_KEY_PREFIX_SIZE + sizeof(CLOSE_CHANNEL)];
+        close_channel(t, name, sizeof(name));
+        eu_redis_subscribe(hub->app->redis, name);
     }
     tc->n++;
 }
@@ -432,7 +524,11 @@ tcount_remove(int64_t id)
         struct tcount *tc = *p;
         if (tc->id == id) {
             if (--tc->n == 0) {
+                char name[EU_TENANT_KEY_PREFIX_SIZE + sizeof(CLOSE_CHANNEL)];
+                close_channel(tc->t, name, sizeof(name));
+                eu_redis_unsubscribe(hub->app->redis, name);
                 *p = tc->next;
+                eu_tenant_unref(tc->t);
                 free(tc);
             }
             return;
@@ -442,34 +538,27 @@ tcount_remove(int64_t id)
 
 /* ------------------------------------------------------------- messages */
 
-struct delivery {
-    struct client *c; /* holds a ref */
-    char stream[24];
-    char *param;
-    char event[24];
-};
-
 static void client_unref(struct client *c);
 
 static void
-on_rendered(const char *json, size_t len, void *arg)
+queued_free(struct queued *q)
 {
-    struct delivery *d = arg;
-    struct client *c = d->c;
-    hub->renders--;
-    if (json && !c->closing) {
-        /* Still subscribed? An unsubscribe may have come meanwhile. The
-         * param too: two hashtag or list streams differ only by it. */
-        for (struct sub *s = c->subs; s; s = s->next)
-            if (strcmp(s->stream, d->stream) == 0 &&
-                strcmp(s->param ? s->param : "", d->param ? d->param : "") == 0) {
-                send_event(c, s, d->event, json, len);
-                break;
-            }
-    }
-    free(d->param);
-    free(d);
-    client_unref(c);
+    free(q->param);
+    free(q->id);
+    free(q);
+}
+
+/* The subscription of c that (stream, param) names, or NULL once gone: an
+ * unsubscribe may come while an event waits. The param too: two hashtag
+ * or list streams differ only by it. */
+static struct sub *
+sub_find(struct client *c, const char *stream, const char *param)
+{
+    for (struct sub *s = c->subs; s; s = s->next)
+        if (strcmp(s->stream, stream) == 0 &&
+            strcmp(s->param ? s->param : "", param ? param : "") == 0)
+            return s;
+    return NULL;
 }
 
 /* Events whose message carries the payload itself, the same for every
@@ -478,7 +567,117 @@ static bool
 is_verbatim(const char *event)
 {
     return strcmp(event, "delete") == 0 || strcmp(event, "announcement.delete") == 0 ||
-           strcmp(event, "announcement.reaction") == 0;
+           strcmp(event, "announcement.reaction") == 0 || strcmp(event, "filters_changed") == 0;
+}
+
+static void
+wait_add(struct client *c)
+{
+    if (c->waiting)
+        return;
+    c->waiting = true;
+    c->wait_next = NULL;
+    if (hub->wait_tail)
+        hub->wait_tail->wait_next = c;
+    else
+        hub->wait_head = c;
+    hub->wait_tail = c;
+}
+
+static void
+wait_remove(struct client *c)
+{
+    if (!c->waiting)
+        return;
+    struct client *prev = NULL;
+    for (struct client *w = hub->wait_head; w; prev = w, w = w->wait_next)
+        if (w == c) {
+            if (prev)
+                prev->wait_next = c->wait_next;
+            else
+                hub->wait_head = c->wait_next;
+            if (hub->wait_tail == c)
+                hub->wait_tail = prev;
+            break;
+        }
+    c->waiting = false;
+    c->wait_next = NULL;
+}
+
+struct delivery {
+    struct client *c; /* holds a ref */
+    struct queued *q;
+};
+
+static void pump(struct client *c);
+
+/* Renders are free again: the clients waiting for one get their turn, in
+ * the order they came. */
+static void
+wake_waiters(void)
+{
+    while (hub->wait_head && hub->renders < hub->app->cfg->stream_max_renders) {
+        struct client *c = hub->wait_head;
+        wait_remove(c);
+        pump(c);
+    }
+}
+
+static void
+on_rendered(const char *json, size_t len, void *arg)
+{
+    struct delivery *d = arg;
+    struct client *c = d->c;
+    struct queued *q = d->q;
+    free(d);
+    hub->renders--;
+    c->rendering = false;
+    struct sub *s = json && !c->closing ? sub_find(c, q->stream, q->param) : NULL;
+    if (s)
+        send_event(c, s, q->event, json, len);
+    queued_free(q);
+    pump(c);
+    wake_waiters();
+    client_unref(c);
+}
+
+/* Sends or renders c's waiting events in order, one render at a time;
+ * without a free render, c waits in line (wake_waiters()). */
+static void
+pump(struct client *c)
+{
+    while (!c->closing && !c->rendering && c->q_head) {
+        struct queued *q = c->q_head;
+        bool verbatim = is_verbatim(q->event);
+        if (!verbatim && hub->renders >= hub->app->cfg->stream_max_renders) {
+            wait_add(c);
+            return;
+        }
+        c->q_head = q->next;
+        if (!c->q_head)
+            c->q_tail = NULL;
+        c->q_len--;
+        if (verbatim) {
+            struct sub *s = sub_find(c, q->stream, q->param);
+            /* filters_changed has no payload. */
+            bool none = strcmp(q->event, "filters_changed") == 0;
+            if (s)
+                send_event(c, s, q->event, none ? NULL : q->id, none ? 0 : strlen(q->id));
+            queued_free(q);
+            continue;
+        }
+        struct delivery *d = eu_xmalloc(sizeof(*d));
+        d->c = c;
+        d->q = q;
+        c->refs++;
+        c->rendering = true;
+        hub->renders++;
+        c->v.scopes = c->scopes;
+        /* The render may answer before it returns: on_rendered() has then
+         * pumped already, and the loop finds c as it left it. */
+        eu_stream_render(hub->app, c->t, &c->v, q->stream, q->param, q->event, q->id, on_rendered,
+                         d);
+    }
 }
 
 static void
@@ -487,6 +686,10 @@ deliver(struct sub *s, const char *event, const char *id)
     struct client *c = s->c;
     if (c->closing)
         return;
+    if (!tenant_is_open(c->t)) {
+        client_end(c, WSLAY_CODE_POLICY_VIOLATION, "This instance is no longer available");
+        return;
+    }
     /* A user channel carries statuses and notifications; user:notification
      * takes only the latter. */
     if (s->notes_only && strcmp(event, "notification") != 0)
@@ -496,31 +699,56 @@ deliver(struct sub *s, const char *event, const char *id)
     if (strcmp(event, "notification") == 0 &&
         !eu_auth_scope_allows(c->scopes, "read:notifications"))
         return;
-    if (is_verbatim(event)) {
-        send_event(c, s, event, id, strlen(id));
+    if (c->q_len >= EU_STREAM_MAX_QUEUE) {
+        /* Dropping the event would leave a client that stays connected
+         * believing it saw everything; closed, it reconnects and re-reads. */
+        eu_log_warn("stream", "closing a stream: %d events waiting to be rendered", c->q_len);
+        client_end(c, WSLAY_CODE_INTERNAL_SERVER_ERROR, "Too far behind; reconnect");
         return;
     }
-    if (strcmp(event, "filters_changed") == 0) {
-        send_event(c, s, event, NULL, 0);
+    struct queued *q = eu_xcalloc(1, sizeof(*q));
+    snprintf(q->stream, sizeof(q->stream), "%s", s->stream);
+    q->param = s->param ? eu_xstrdup(s->param) : NULL;
+    snprintf(q->event, sizeof(q->event), "%s", event);
+    q->id = eu_xstrdup(id);
+    if (c->q_tail)
+        c->q_tail->next = q;
+    else
+        c->q_head = q;
+    c->q_tail = q;
+    c->q_len++;
+    pump(c);
+}
+
+/* Ends the streams of tenant tenant_id that revocation what covers:
+ * "tenant", "account <id>" or "token <hash>". */
+static void
+revoke(int64_t tenant_id, const char *what)
+{
+    if (strcmp(what, "tenant") == 0)
+        close_matching(tenant_id, 0, NULL, "This instance is no longer available");
+    else if (strncmp(what, "account ", 8) == 0 && strtoll(what + 8, NULL, 10) > 0)
+        close_matching(tenant_id, strtoll(what + 8, NULL, 10), NULL, "This account is suspended");
+    else if (strncmp(what, "token ", 6) == 0 && strlen(what + 6) == 64)
+        close_matching(tenant_id, 0, what + 6, "The access token was revoked");
+}
+
+/* A revocation on a tenant's close channel (see eu_stream_close_for()). */
+static void
+on_close_message(const char *channel, const char *msg, size_t len)
+{
+    size_t n = strlen(channel), k = strlen(CLOSE_CHANNEL);
+    const char *brace = strstr(channel, ":{t");
+    if (n < k || strcmp(channel + n - k, CLOSE_CHANNEL) != 0 || !brace || len > 100)
         return;
-    }
-    if (hub->renders >= EU_STREAM_MAX_RENDERS) {
-        time_t now = time(NULL);
-        if (now != hub->last_drop_log) {
-            hub->last_drop_log = now;
-            eu_log_warn("stream", "dropping events: %d renders in flight", hub->renders);
-        }
+    char *end;
+    long long id = strtoll(brace + 3, &end, 10);
+    if (*end != '}' || !tcount_find(id))
         return;
-    }
-    struct delivery *d = eu_xcalloc(1, sizeof(*d));
-    d->c = c;
-    c->refs++;
-    snprintf(d->stream, sizeof(d->stream), "%s", s->stream);
-    d->param = s->param ? eu_xstrdup(s->param) : NULL;
-    snprintf(d->event, sizeof(d->event), "%s", event);
-    hub->renders++;
-    c->v.scopes = c->scopes;
-    eu_stream_render(hub->app, c->t, &c->v, s->stream, s->param, event, id, on_rendered, d);
+    char buf[101];
+    memcpy(buf, msg, len);
+    buf[len] = '\0';
+    revoke(id, buf);
 }
 
 static void
@@ -528,7 +756,11 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
 {
     (void)arg;
     struct chan *ch = chan_find(channel);
-    if (!ch || len > EU_STREAM_MAX_MESSAGE)
+    if (!ch) {
+        on_close_message(channel, msg, len);
+        return;
+    }
+    if (len > EU_STREAM_MAX_MESSAGE)
         return;
     char buf[EU_STREAM_MAX_MESSAGE + 1];
     memcpy(buf, msg, len);
@@ -543,6 +775,20 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
         deliver(s, event, id);
 }
 
+/* Redis is back: it may have restarted without its data, and publishers
+ * send nothing to a tenant without its live mark, so the marks are set
+ * again at once rather than at the next refresh (half a minute of lost
+ * events). */
+static void
+on_redis_connected(void *arg)
+{
+    (void)arg;
+    if (!hub)
+        return;
+    for (struct tcount *tc = hub->tenants; tc; tc = tc->next)
+        mark_live(tc->t);
+}
+
 /* The subscriber connection is (back) up: every live channel again. */
 static void
 on_redis_ready(void *arg)
@@ -551,6 +797,11 @@ on_redis_ready(void *arg)
     for (size_t b = 0; b < CHAN_BUCKETS; b++)
         for (struct chan *ch = hub->chans[b]; ch; ch = ch->next)
             eu_redis_subscribe(hub->app->redis, ch->name);
+    for (struct tcount *tc = hub->tenants; tc; tc = tc->next) {
+        char name[EU_TENANT_KEY_PREFIX_SIZE + sizeof(CLOSE_CHANNEL)];
+        close_channel(tc->t, name, sizeof(name));
+        eu_redis_subscribe(hub->app->redis, name);
+    }
 }
 
 /* --------------------------------------------------------------- clients */
@@ -571,6 +822,13 @@ client_free(struct client *c)
         c->next->prev = c->prev;
     hub->n_clients--;
     tcount_remove(c->t->id);
+    wait_remove(c);
+    while (c->q_head) {
+        struct queued *q = c->q_head;
+        c->q_head = q->next;
+        queued_free(q);
+    }
+    eu_conns_hold_release(c->hold);
     if (c->wctx)
         wslay_event_context_free(c->wctx);
     if (c->heartbeat)
@@ -589,12 +847,21 @@ client_unref(struct client *c)
         client_free(c);
 }
 
+/* Drops the connection's own reference, once: a render in flight may keep
+ * the client a while longer, but its socket is done with. */
 static void
 on_free_ev(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    client_unref(arg);
+    struct client *c = arg;
+    if (c->released)
+        return;
+    c->released = true;
+    bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+    if (c->heartbeat)
+        event_del(c->heartbeat);
+    client_unref(c);
 }
 
 static void
@@ -609,6 +876,37 @@ client_close(struct client *c)
     /* Its subscriptions stay until the free: this may run while a channel's
      * listeners are being walked. Being closing, it gets nothing more. */
     event_active(c->free_ev, EV_TIMEOUT, 0);
+}
+
+/* Closes c once what is already in its output (a WebSocket close frame
+ * that says why) has gone out, or at the next heartbeat if the client does
+ * not read it. Nothing more is read from it meanwhile. */
+static void
+client_drain(struct client *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    bufferevent_disable(c->bev, EV_READ);
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    evbuffer_drain(in, evbuffer_get_length(in));
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+        event_active(c->free_ev, EV_TIMEOUT, 0);
+}
+
+/* Ends c's stream for why: a WebSocket gets a close frame with code and
+ * why (at most 123 bytes), an SSE client the end of the connection. */
+static void
+client_end(struct client *c, uint16_t code, const char *why)
+{
+    if (c->closing)
+        return;
+    eu_log_info("stream", "closing a stream: %s", why);
+    if (c->ws) {
+        wslay_event_queue_close(c->wctx, code, (const uint8_t *)why, strlen(why));
+        wslay_event_send(c->wctx);
+    }
+    client_drain(c);
 }
 
 /* ------------------------------------------------------------- WebSocket */
@@ -693,10 +991,13 @@ after_io(struct client *c)
     if (c->closing)
         return;
     if (c->ws) {
-        if (wslay_event_want_read(c->wctx) == 0 && wslay_event_want_write(c->wctx) == 0)
+        if (over_limit(c))
             client_close(c);
-        else if (over_limit(c))
-            client_close(c);
+        else if (!wslay_event_get_read_enabled(c->wctx) ||
+                 (wslay_event_want_read(c->wctx) == 0 && wslay_event_want_write(c->wctx) == 0))
+            /* Closing, or refused an oversized message (1009): nothing more
+             * is read; the close frame goes out first. */
+            client_drain(c);
     }
 }
 
@@ -724,7 +1025,12 @@ on_write(struct bufferevent *bev, void *arg)
 {
     (void)bev;
     struct client *c = arg;
-    if (c->ws && !c->closing && wslay_event_want_write(c->wctx))
+    if (c->closing) {
+        /* Called once the output is empty: a draining client is done. */
+        event_active(c->free_ev, EV_TIMEOUT, 0);
+        return;
+    }
+    if (c->ws && wslay_event_want_write(c->wctx))
         wslay_event_send(c->wctx);
     after_io(c);
 }
@@ -734,7 +1040,11 @@ on_event(struct bufferevent *bev, short what, void *arg)
 {
     (void)bev;
     (void)what;
-    client_close(arg); /* EOF, error */
+    struct client *c = arg;
+    if (c->closing) /* draining: nothing more will go out */
+        event_active(c->free_ev, EV_TIMEOUT, 0);
+    else
+        client_close(c); /* EOF, error */
 }
 
 static void
@@ -743,8 +1053,11 @@ on_heartbeat(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct client *c = arg;
-    if (c->closing)
+    if (c->closing) {
+        /* Draining for a whole interval: the client does not read. */
+        event_active(c->free_ev, EV_TIMEOUT, 0);
         return;
+    }
     if (over_limit(c)) {
         client_close(c);
         return;
@@ -764,6 +1077,7 @@ struct pending {
     struct eu_tenant *t; /* holds a ref */
     struct eu_stream_viewer v;
     char *scopes;
+    char token_hash[65];
     bool ws;
     char *head;   /* the response head to write */
     char *stream; /* SSE: the stream, WebSocket: one given in the query */
@@ -782,12 +1096,13 @@ pending_free(struct pending *p)
 }
 
 static void
-on_taken(struct bufferevent *bev, void *arg)
+on_taken(struct bufferevent *bev, struct eu_conns_hold *hold, void *arg)
 {
     struct pending *p = arg;
     if (!bev || !hub || p->app->stopping) {
         if (bev)
             bufferevent_free(bev);
+        eu_conns_hold_release(hold);
         pending_free(p);
         return;
     }
@@ -798,6 +1113,8 @@ on_taken(struct bufferevent *bev, void *arg)
     c->v = p->v;
     c->scopes = p->scopes;
     p->scopes = NULL;
+    memcpy(c->token_hash, p->token_hash, sizeof(c->token_hash));
+    c->hold = hold;
     c->ws = p->ws;
     c->refs = 1;
     c->free_ev = event_new(hub->app->base, -1, 0, on_free_ev, c);
@@ -809,8 +1126,10 @@ on_taken(struct bufferevent *bev, void *arg)
     tcount_add(c->t);
     bufferevent_setcb(bev, on_read, on_write, on_event, c);
     bufferevent_write(bev, p->head, strlen(p->head));
-    if (c->ws)
+    if (c->ws) {
         wslay_event_context_server_init(&c->wctx, &ws_callbacks, c);
+        wslay_event_config_set_max_recv_msg_length(c->wctx, EU_STREAM_MAX_COMMAND);
+    }
     c->heartbeat = event_new(hub->app->base, -1, EV_PERSIST, on_heartbeat, c);
     struct timeval tv = {hub->app->cfg->stream_heartbeat_s, 0};
     event_add(c->heartbeat, &tv);
@@ -841,12 +1160,13 @@ pending_new(struct eu_req *req, bool ws)
     p->v.token_id = req->auth.token_id;
     p->v.app_id = req->auth.app_id;
     p->scopes = eu_xstrdup(req->auth.scopes ? req->auth.scopes : "");
+    memcpy(p->token_hash, req->auth.token_hash, sizeof(p->token_hash));
     p->ws = ws;
     return p;
 }
 
-/* Streams leave the connection count once taken (conns.c), so they have
- * caps of their own: in all, and per tenant so one cannot take them all. */
+/* Streams stay in the connection counts (conns.c's holds); they have caps
+ * of their own as well: in all, and per tenant so one cannot take them all. */
 static bool
 streaming_full(struct eu_req *req)
 {
@@ -1002,6 +1322,7 @@ eu_stream_start(struct eu_app *app)
     struct timeval tv = {LIVE_REFRESH_S, 0};
     event_add(hub->live_timer, &tv);
     eu_redis_channels_listen(app->redis, on_message, on_redis_ready, NULL);
+    eu_redis_on_connect(app->redis, on_redis_connected, NULL);
 }
 
 void
@@ -1040,11 +1361,33 @@ eu_stream_free(void)
     while (hub->tenants) {
         struct tcount *tc = hub->tenants;
         hub->tenants = tc->next;
+        eu_tenant_unref(tc->t);
         free(tc);
     }
     event_free(hub->live_timer);
     free(hub);
     hub = NULL;
+}
+
+void
+eu_stream_close_for(struct eu_app *app, const struct eu_tenant *t, int64_t account_id,
+                    const char *token_hash)
+{
+    char msg[80];
+    if (token_hash)
+        snprintf(msg, sizeof(msg), "token %s", token_hash);
+    else if (account_id)
+        snprintf(msg, sizeof(msg), "account %lld", (long long)account_id);
+    else
+        snprintf(msg, sizeof(msg), "tenant");
+    /* Here at once; the message comes back to this process too, harmlessly. */
+    if (hub && tcount_find(t->id))
+        revoke(t->id, msg);
+    char name[EU_TENANT_KEY_PREFIX_SIZE + sizeof(CLOSE_CHANNEL)];
+    close_channel(t, name, sizeof(name));
+    const char *argv[] = {"PUBLISH", name, msg};
+    if (eu_redis_command(app->redis, NULL, NULL, 3, argv, NULL) < 0)
+        eu_log_warn("stream", "cannot tell other processes to close streams: redis is down");
 }
 
 struct eu_app *

@@ -1,8 +1,11 @@
 /*
  * The shared Redis connection, on our loop through an adapter of our own
- * (see "Loop adapter" below). A disconnect schedules a reconnect with exponential backoff
- * (100 ms doubling to 5 s), so a Redis restart costs a few failed cache reads
- * and nothing else.
+ * (see "Loop adapter" below). A disconnect schedules a reconnect with
+ * exponential backoff (100 ms doubling to 1 s), so a Redis restart costs a
+ * few failed cache reads and nothing else. The cap is short because every
+ * second the subscriber is away, stream events are lost; a refused connect
+ * a second costs nothing. Who keeps state in Redis that a restart may lose
+ * hears of each new command connection (eu_redis_on_connect()).
  *
  * hiredis 0.14 has no command timeout, and a Redis that accepts but never
  * answers (stopped, swapping, a dead peer behind a live proxy) would hold
@@ -59,6 +62,9 @@ struct eu_redis {
     eu_redis_message_cb on_channel;
     eu_redis_subscribed_cb on_channels_ready;
     void *channel_arg;
+    /* eu_redis_on_connect(): each time the command link is up. */
+    eu_redis_subscribed_cb on_cmd_ready;
+    void *cmd_ready_arg;
 };
 
 struct pending {
@@ -76,8 +82,8 @@ schedule_retry(struct link *l)
     if (l->r->freeing)
         return;
     l->backoff_ms = l->backoff_ms ? l->backoff_ms * 2 : 100;
-    if (l->backoff_ms > 5000)
-        l->backoff_ms = 5000;
+    if (l->backoff_ms > 1000)
+        l->backoff_ms = 1000;
     struct timeval tv = {l->backoff_ms / 1000, (l->backoff_ms % 1000) * 1000};
     event_add(l->retry, &tv);
 }
@@ -454,6 +460,14 @@ eu_redis_url_parse(const char *url, struct eu_redis_target *t, char *err, size_t
 
 /* -------------------------------------------------------- lifetime */
 
+static void
+on_cmd_ready(struct link *l)
+{
+    struct eu_redis *r = l->r;
+    if (r->on_cmd_ready)
+        r->on_cmd_ready(r->cmd_ready_arg);
+}
+
 struct eu_redis *
 eu_redis_new(struct event_base *base, const char *url, int timeout_ms, char *err, size_t errlen)
 {
@@ -464,9 +478,16 @@ eu_redis_new(struct event_base *base, const char *url, int timeout_ms, char *err
         free(r);
         return NULL;
     }
-    link_init(r, &r->cmd, "commands", NULL);
+    link_init(r, &r->cmd, "commands", on_cmd_ready);
     start_connect(&r->cmd);
     return r;
+}
+
+void
+eu_redis_on_connect(struct eu_redis *r, eu_redis_subscribed_cb cb, void *arg)
+{
+    r->on_cmd_ready = cb;
+    r->cmd_ready_arg = arg;
 }
 
 void

@@ -1366,6 +1366,365 @@ START_TEST(test_direct_mutes_blocks_federation)
 }
 END_TEST
 
+/* ----------------------------------------------- revocation and limits */
+
+/* Reads n bytes before end (a monotonic ms): 1, 0 at the end of the
+ * connection, -1 when end passed. */
+static int
+read_by(int fd, void *buf, size_t n, long long end)
+{
+    char *p = buf;
+    while (n) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        int left = (int)(end - eu_it_now_ms());
+        if (left <= 0 || poll(&pf, 1, left) <= 0)
+            return -1;
+        ssize_t k = recv(fd, p, n, 0);
+        if (k <= 0)
+            return 0;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 1;
+}
+
+/* Reads frames until the server ends the WebSocket: the code of its close
+ * frame (0 when it has none), -1 for the end of the connection without
+ * one, -2 when neither came within ms. Messages are skipped. */
+static int
+ws_wait_close(int fd, int ms)
+{
+    long long end = eu_it_now_ms() + ms;
+    for (;;) {
+        unsigned char h[8];
+        int rc = read_by(fd, h, 2, end);
+        if (rc <= 0)
+            return rc == 0 ? -1 : -2;
+        int op = h[0] & 0x0f;
+        uint64_t n = h[1] & 0x7f;
+        if (n >= 126) {
+            size_t k = n == 126 ? 2 : 8;
+            if ((rc = read_by(fd, h, k, end)) <= 0)
+                return rc == 0 ? -1 : -2;
+            n = 0;
+            for (size_t i = 0; i < k; i++)
+                n = (n << 8) | h[i];
+        }
+        ck_assert_uint_lt(n, 1 << 20);
+        unsigned char *p = malloc(n + 1);
+        if (n && (rc = read_by(fd, p, n, end)) <= 0) {
+            free(p);
+            return rc == 0 ? -1 : -2;
+        }
+        int code = n >= 2 ? (p[0] << 8) | p[1] : 0;
+        free(p);
+        if (op == 8)
+            return code;
+    }
+}
+
+/* True when the server ends the connection within ms (what it sent
+ * before is skipped). */
+static bool
+wait_eof(int fd, int ms)
+{
+    long long end = eu_it_now_ms() + ms;
+    char buf[4096];
+    for (;;) {
+        int rc = read_by(fd, buf, 1, end);
+        if (rc <= 0)
+            return rc == 0;
+    }
+}
+
+/* A token of USER for app a through the password grant, as a client gets
+ * one it may later revoke; caller frees. */
+static char *
+password_token(struct world *w, const struct eu_it_app *a, const char *user)
+{
+    char body[512];
+    snprintf(body, sizeof(body),
+             "grant_type=password&client_id=%s&client_secret=%s&username=%s"
+             "&password=correct+horse+battery+staple&scope=read+write",
+             a->id, a->secret, user);
+    const char *h[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
+    struct eu_it_resp r = {0};
+    ck_assert_int_eq(eu_it_http_raw(&r, "POST", w->s->public_port, HOST, "/oauth/token", h, body),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *tok = strdup(eu_it_json_str(&r, "access_token"));
+    eu_it_resp_free(&r);
+    return tok;
+}
+
+static void
+revoke_token(struct world *w, const struct eu_it_app *a, const char *tok)
+{
+    char body[512];
+    snprintf(body, sizeof(body), "token=%s&client_id=%s&client_secret=%s", tok, a->id, a->secret);
+    const char *h[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
+    struct eu_it_resp r = {0};
+    ck_assert_int_eq(eu_it_http_raw(&r, "POST", w->s->public_port, HOST, "/oauth/revoke", h, body),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+}
+
+START_TEST(test_revoked_token_closes_streams)
+{
+    struct world w;
+    world_start(&w);
+    struct eu_it_app a =
+        eu_it_app_create(w.s, HOST,
+                         "{\"client_name\":\"Streamer\",\"redirect_uris\":"
+                         "\"urn:ietf:wg:oauth:2.0:oob\",\"scopes\":\"read write\"}");
+    char *tok = password_token(&w, &a, "alice");
+    int ws = ws_open(&w, tok);
+    ws_send(ws, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w, ws, "user", tok);
+    char path[512];
+    snprintf(path, sizeof(path), "/api/v1/streaming/user?access_token=%s", tok);
+    int sse = sse_open(&w, path);
+    /* The same account's other token keeps its stream. */
+    int other = ws_open(&w, w.alice);
+    ws_send(other, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w, other, "user", w.alice);
+
+    revoke_token(&w, &a, tok);
+    ck_assert_int_eq(ws_wait_close(ws, 15000), 1008);
+    ck_assert_msg(wait_eof(sse, 15000), "the SSE stream of a revoked token stayed open");
+    char *id = post(&w, w.alice, "after the revocation");
+    expect_update(other, "user", id);
+    free(id);
+    close(ws);
+    close(sse);
+    close(other);
+    free(tok);
+    world_stop(&w);
+}
+END_TEST
+
+START_TEST(test_revoked_in_another_process)
+{
+    /* A second process of the same deployment (control database, Redis
+     * prefix) holds the stream; the token is revoked through the first. */
+    struct world w;
+    world_start(&w);
+    struct eu_it_opts o = {0};
+    o.name = w.s->name;
+    struct world w2 = w;
+    w2.s = eu_it_server_start_opts(&o);
+    struct eu_it_app a =
+        eu_it_app_create(w.s, HOST,
+                         "{\"client_name\":\"Streamer\",\"redirect_uris\":"
+                         "\"urn:ietf:wg:oauth:2.0:oob\",\"scopes\":\"read write\"}");
+    char *tok = password_token(&w, &a, "alice");
+    int ws = ws_open(&w2, tok);
+    ws_send(ws, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w2, ws, "user", tok);
+    revoke_token(&w, &a, tok);
+    ck_assert_int_eq(ws_wait_close(ws, 15000), 1008);
+    close(ws);
+    free(tok);
+    ck_assert_int_eq(eu_it_server_stop(w2.s), 0);
+    w2.s->keep_databases = true; /* the first server's */
+    eu_it_server_free(w2.s);
+    world_stop(&w);
+}
+END_TEST
+
+START_TEST(test_suspensions_close_streams)
+{
+    struct world w;
+    world_start(&w);
+    int b = ws_open(&w, w.bob);
+    ws_send(b, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    settle(&w, b, "user", w.bob);
+    int a = ws_open(&w, w.alice);
+    ws_send(a, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    settle(&w, a, "public", w.alice);
+    char path[512];
+    snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s", w.carol);
+    int sse = sse_open(&w, path);
+
+    /* An account's suspension ends its streams and no one else's. */
+    struct eu_it_resp r = {0};
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/suspend", HOST, w.bob_id);
+    eu_it_admin(w.s, "POST", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(ws_wait_close(b, 15000), 1008);
+    char *id = post(&w, w.carol, "after bob");
+    expect_update(a, "public", id);
+    free(id);
+
+    /* A tenant's, every stream of it. */
+    eu_it_tenant_patch(w.s, HOST, "{\"state\":\"suspended\"}");
+    ck_assert_int_eq(ws_wait_close(a, 15000), 1008);
+    ck_assert_msg(wait_eof(sse, 15000), "the SSE stream of a suspended tenant stayed open");
+    close(a);
+    close(b);
+    close(sse);
+    world_stop(&w);
+}
+END_TEST
+
+START_TEST(test_ws_message_too_big)
+{
+    struct world w;
+    world_start(&w);
+    int fd = ws_open(&w, w.alice);
+    /* A text frame announcing 1 GiB, and its first kilobyte: refused on
+     * its header, not buffered. */
+    unsigned char buf[14 + 1024] = {0x81, 0x80 | 127, 0, 0, 0, 0, 0x40, 0, 0, 0, 1, 2, 3, 4};
+    memset(buf + 14, 'x', 1024);
+    send_all(fd, buf, sizeof(buf));
+    ck_assert_int_eq(ws_wait_close(fd, 15000), 1009);
+    close(fd);
+    /* Commands of an ordinary size still work. */
+    int ok = ws_open(&w, w.alice);
+    ws_send(ok, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    settle(&w, ok, "public", w.bob);
+    close(ok);
+    world_stop(&w);
+}
+END_TEST
+
+/* GET /api/v1/streaming/health on a new connection: its status. */
+static long
+health_status(struct world *w)
+{
+    struct eu_it_resp r = {0};
+    ck_assert_int_eq(
+        eu_it_http(&r, "GET", w->s->public_port, HOST, "/api/v1/streaming/health", NULL, NULL), 0);
+    long st = r.status;
+    eu_it_resp_free(&r);
+    return st;
+}
+
+START_TEST(test_streams_count_against_caps)
+{
+    struct world w;
+    world_start_opts(&w, "[limits]\nmax_connections_per_ip = 3\nmax_streams_per_tenant = 2\n");
+    int s1 = ws_open(&w, w.alice);
+    char path[512];
+    snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s", w.bob);
+    int s2 = sse_open(&w, path);
+    /* The tenant's budget is spent; the decoy tenant has its own. */
+    int fd = tcp_connect(w.s->public_port, 0);
+    char req[1024], head[2048];
+    snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, HOST);
+    send_all(fd, req, strlen(req));
+    ck_assert_int_eq(read_head(fd, head, sizeof(head)), 503);
+    close(fd);
+    /* Two streams and one request fit in the cap, once the server has seen
+     * the refused connection go. */
+    long st = 0;
+    for (int i = 0; i < 100 && st != 200; i++) {
+        eu_it_sleep_ms(100);
+        st = health_status(&w);
+    }
+    ck_assert_int_eq(st, 200);
+    int s3 = ws_open_ex(&w, DECOY, w.dave, NULL, 0, head, sizeof(head));
+    /* Three streams from this address: the cap of 3 is reached. */
+    ck_assert_int_eq(health_status(&w), 503);
+    close(s3);
+    st = 0;
+    for (int i = 0; i < 100 && st != 200; i++) {
+        eu_it_sleep_ms(100);
+        st = health_status(&w);
+    }
+    ck_assert_int_eq(st, 200);
+    close(s1);
+    close(s2);
+    world_stop(&w);
+}
+END_TEST
+
+START_TEST(test_no_silent_drops)
+{
+    /* One render at a time for the whole process: every event of every
+     * listener must still come, in order. */
+    struct world w;
+    world_start_opts(&w, "[limits]\nstream_max_renders = 1\napi_requests_per_5min = 0\n");
+    const char *toks[] = {w.alice, w.bob, w.carol};
+    int fds[3];
+    for (int i = 0; i < 3; i++) {
+        fds[i] = ws_open(&w, toks[i]);
+        ws_send(fds[i], "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+        settle(&w, fds[i], "public", w.bob);
+    }
+    char *ids[6];
+    for (int i = 0; i < 6; i++)
+        ids[i] = post(&w, w.bob, "one of six");
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 6; k++)
+            expect_update(fds[i], "public", ids[k]);
+    for (int i = 0; i < 6; i++)
+        free(ids[i]);
+    for (int i = 0; i < 3; i++)
+        close(fds[i]);
+    world_stop(&w);
+}
+END_TEST
+
+/* Lines of the server's log holding needle. */
+static int
+log_count(const struct eu_it_server *s, const char *needle)
+{
+    FILE *f = fopen(s->log_path, "r");
+    char line[4096];
+    int n = 0;
+    while (f && fgets(line, sizeof(line), f))
+        n += strstr(line, needle) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+START_TEST(test_redis_restart_no_deaf_window)
+{
+    struct world w;
+    world_start(&w);
+    int fd = ws_open(&w, w.alice);
+    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    settle(&w, fd, "public", w.bob);
+    int subs = log_count(w.s, "redis connected (subscriber)");
+    int cmds = log_count(w.s, "redis connected (commands)");
+    /* A Redis that comes back without its data (no persistence): the
+     * test's Redis keeps it, so the tenant's live mark goes first. */
+    char *tid = eu_it_tenant_id(w.s, HOST);
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "redis-cli -u '%s' del '%s:{t%s}:stream:live' >/dev/null",
+             getenv("EUNHA_TEST_REDIS_URL"), w.s->name, tid);
+    free(tid);
+    ck_assert_int_eq(system(cmd), 0);
+    eu_it_sh("EUNHA_TEST_REDIS_STOP");
+    eu_it_sleep_ms(3000);
+    eu_it_sh("EUNHA_TEST_REDIS_START");
+    /* Once both connections are back, the first status must stream: not
+     * only once the live mark's refresh comes round. */
+    long long end = eu_it_now_ms() + 30000;
+    while ((log_count(w.s, "redis connected (subscriber)") <= subs ||
+            log_count(w.s, "redis connected (commands)") <= cmds) &&
+           eu_it_now_ms() < end)
+        eu_it_sleep_ms(50);
+    ck_assert_msg(eu_it_now_ms() < end, "redis never came back");
+    char *id = post(&w, w.bob, "right after the restart");
+    json_t *m = ws_wait(fd, "update", 10000);
+    if (!m)
+        eu_it_server_print_log(w.s);
+    ck_assert_msg(m != NULL, "the first status after the restart did not stream");
+    json_t *st = payload(m);
+    ck_assert_str_eq(json_string_value(json_object_get(st, "id")), id);
+    json_decref(st);
+    json_decref(m);
+    free(id);
+    close(fd);
+    world_stop(&w);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1391,9 +1750,23 @@ suite(void)
     tcase_add_test(tc, test_direct_conversation_delete);
     tcase_add_test(tc, test_direct_mutes_blocks_federation);
     suite_add_tcase(s, tc);
+    tc = tcase_create("revoke");
+    tcase_set_timeout(tc, TIMEOUT);
+    tcase_add_test(tc, test_revoked_token_closes_streams);
+    tcase_add_test(tc, test_revoked_in_another_process);
+    tcase_add_test(tc, test_suspensions_close_streams);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("caps");
+    tcase_set_timeout(tc, TIMEOUT);
+    tcase_add_test(tc, test_ws_message_too_big);
+    tcase_add_test(tc, test_streams_count_against_caps);
+    tcase_add_test(tc, test_no_silent_drops);
+    suite_add_tcase(s, tc);
+    /* These stop the shared Redis: not to run beside other suites. */
     tc = tcase_create("faults");
     tcase_set_timeout(tc, TIMEOUT);
     tcase_add_test(tc, test_redis_restart_resubscribes);
+    tcase_add_test(tc, test_redis_restart_no_deaf_window);
     suite_add_tcase(s, tc);
     return s;
 }
