@@ -17,13 +17,15 @@
  *     her, his follower, as a Create(Note) by bob.
  *  2. bob follows alice: WebFinger and the actor are fetched from Fedify,
  *     Fedify's Accept makes the relationship "following" (not "requested"),
- *     and a post of bob's mentioning her reaches her as a Create(Note).
+ *     a post of bob's mentioning her reaches her as a Create(Note), and his
+ *     unfollow reaches her as an Undo of the Follow.
  *  3. alice favourites and boosts a status of bob's that bob has just read
  *     (so he is in the render cache): bob gets "favourite" and "reblog"
  *     notifications whose status has uri http://eunha.test/users/bob/
  *     statuses/ID and url http://eunha.test/@bob/ID, and GET
  *     /api/v1/statuses/ID shows that uri and url with favourites_count 1
- *     and reblogs_count 1 to bob and to another local user alike.
+ *     and reblogs_count 1 to bob and to another local user alike; her Undo
+ *     of the Like brings favourites_count back to 0.
  *  4. alice replies to bob's status with a Create(Note) mentioning him: bob
  *     gets a "mention" notification for a status in reply to his.
  *
@@ -240,6 +242,12 @@ alice_followed_by(json_t *st, const void *arg)
     return false;
 }
 
+static bool
+alice_not_followed_by(json_t *st, const void *arg)
+{
+    return !alice_followed_by(st, arg);
+}
+
 /* A Create in state.received whose object's content holds text. */
 static json_t *
 received_create(json_t *st, const char *text)
@@ -400,6 +408,11 @@ START_TEST(test_local_user_follows_fedify)
     char *id = bob_posts(&w, "@alice@fedify.test hello fedify from eunha");
     fedify_wait(&w.peer, has_create, "hello fedify from eunha", "bob's post mentioning alice");
     expect_create_by_bob(&w.peer, "hello fedify from eunha", id);
+
+    /* Unfollowing reaches Fedify as an Undo of the Follow. */
+    eu_it_callf(w.s, &r, HOST, "POST", w.bob, NULL, "/api/v1/accounts/%s/unfollow", alice_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    fedify_wait(&w.peer, alice_not_followed_by, BOB, "bob's Undo of his Follow");
     fedify_expect_nothing_refused(&w.peer);
 
     free(id);
@@ -466,7 +479,15 @@ expect_counts(struct world *w, const char *tok, const char *who, const char *id,
     eu_it_resp_free(&r);
 }
 
-/* 3: Fedify favourites and boosts a local status. */
+static bool
+unfavourited(const struct eu_it_resp *r, const void *arg)
+{
+    (void)arg;
+    return r->status == 200 &&
+           json_integer_value(json_object_get(r->json, "favourites_count")) == 0;
+}
+
+/* 3: Fedify favourites and boosts a local status, then takes the like back. */
 START_TEST(test_fedify_favourites_and_boosts)
 {
     struct world w;
@@ -481,8 +502,8 @@ START_TEST(test_fedify_favourites_and_boosts)
      * favourite makes the status render again. */
     expect_counts(&w, w.bob, "bob before", id, 0, 0);
 
-    json_decref(
-        fedify_control(&w.peer, "like", json_pack("{s:s, s:s}", "actor", "alice", "object", uri)));
+    json_t *like =
+        fedify_control(&w.peer, "like", json_pack("{s:s, s:s}", "actor", "alice", "object", uri));
     eu_it_wait_get(w.s, &r, HOST, w.bob, WAIT_MS, has_notification, "favourite",
                    "bob's favourite notification", "/api/v1/notifications?types%%5B%%5D=favourite");
     expect_bob_status(json_object_get(notification_from_alice(&r, "favourite"), "status"), id,
@@ -498,8 +519,18 @@ START_TEST(test_fedify_favourites_and_boosts)
                       "reblog notification");
     expect_counts(&w, w.bob, "bob after the boost", id, 1, 1);
     expect_counts(&w, carol, "carol after the boost", id, 1, 1);
+
+    /* alice takes her like back: an Undo of the Like. */
+    json_decref(fedify_control(
+        &w.peer, "undo",
+        json_pack("{s:s, s:O}", "actor", "alice", "activity", json_object_get(like, "id"))));
+    eu_it_wait_get(w.s, &r, HOST, carol, WAIT_MS, unfavourited, NULL, "the Undo of alice's like",
+                   "/api/v1/statuses/%s", id);
+    expect_counts(&w, w.bob, "bob after the undo", id, 0, 1);
+    expect_counts(&w, carol, "carol after the undo", id, 0, 1);
     fedify_expect_nothing_refused(&w.peer);
 
+    json_decref(like);
     free(id);
     free(carol);
     eu_it_resp_free(&r);
