@@ -36,8 +36,8 @@ BUILD=${EUNHA_BUILD_DIR:-build-test}
 cmake -S . -B "$BUILD" -DEUNHA_TESTS=ON -DEUNHA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 cmake --build "$BUILD" -j"$JOBS"
 
-# Node packages of the tests: masto.js (tests/e2e), s3rver (tests/s3).
-for dir in tests/e2e tests/s3; do
+# Node packages of the tests: masto.js (tests/e2e), s3rver (tests/s3), Fedify (tests/fedify).
+for dir in tests/e2e tests/s3 tests/fedify; do
   [ -f "$dir/package.json" ] || continue
   if ! command -v npm >/dev/null 2>&1; then
     eu_apt_install nodejs npm
