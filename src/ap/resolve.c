@@ -119,8 +119,9 @@ struct sfetch {
     int redirects;
     time_t now;
     int sign_rc;
-    bool rfc9421;    /* the form being sent */
-    bool tried_both; /* a 401 already made us switch forms */
+    bool rfc9421;         /* the form being sent */
+    bool tried_both;      /* a 401 already made us switch forms */
+    uint64_t deadline_ms; /* mono_ms() by which it gives up in all; 0: none */
     char host[300];
     struct eu_httpsig_signed sig;
 };
@@ -251,6 +252,16 @@ sign_done(void *arg)
         sfetch_fail(op, 502, "cannot sign a request for this URL");
         return;
     }
+    /* A bounded fetch: each request gets what is left of the whole. */
+    int timeout_ms = 0;
+    if (op->deadline_ms) {
+        uint64_t now = mono_ms();
+        if (now >= op->deadline_ms) {
+            sfetch_fail(op, 504, "timed out");
+            return;
+        }
+        timeout_ms = (int)(op->deadline_ms - now);
+    }
     const char *headers[EU_HTTPSIG_SIGNED_MAX + 2];
     char *lines[EU_HTTPSIG_SIGNED_MAX];
     headers[0] = ACCEPT_AP;
@@ -266,6 +277,7 @@ sign_done(void *arg)
         .owner = (uint64_t)op->t->id,
         .max_redirects = 0,
         .ua_base = op->base,
+        .timeout_ms = timeout_ms,
     };
     eu_fetch_start(op->app->fetch, &req, on_sfetch_resp, op);
     for (int i = 0; i < op->sig.n; i++)
@@ -304,11 +316,15 @@ on_instance_actor(const struct eu_ap_instance_actor *ia, enum eu_db_status st, v
     sfetch_start_host(op);
 }
 
-void
-eu_ap_fetch_signed(struct eu_app *app, struct eu_tenant *tenant, const char *url, eu_ap_fetch_cb cb,
-                   void *arg)
+/* eu_ap_fetch_signed() giving up after timeout_s in all (0: each request
+ * has the client's own timeout, and nothing bounds the whole). */
+static void
+fetch_signed_within(struct eu_app *app, struct eu_tenant *tenant, const char *url, int timeout_s,
+                    eu_ap_fetch_cb cb, void *arg)
 {
     struct sfetch *op = eu_xcalloc(1, sizeof(*op));
+    if (timeout_s > 0)
+        op->deadline_ms = mono_ms() + (uint64_t)timeout_s * 1000;
     op->app = app;
     op->t = tenant;
     eu_tenant_ref(tenant);
@@ -320,6 +336,13 @@ eu_ap_fetch_signed(struct eu_app *app, struct eu_tenant *tenant, const char *url
     op->base = base_url(app, tenant);
     op->key_id = eu_xasprintf("%s/actor#main-key", op->base);
     eu_ap_instance_actor(app, tenant, on_instance_actor, op);
+}
+
+void
+eu_ap_fetch_signed(struct eu_app *app, struct eu_tenant *tenant, const char *url, eu_ap_fetch_cb cb,
+                   void *arg)
+{
+    fetch_signed_within(app, tenant, url, 0, cb, arg);
 }
 
 /* ============================================================ key cache */
@@ -910,7 +933,7 @@ on_cached_row(PGresult *res, enum eu_db_status st, void *arg)
             return;
         }
     }
-    eu_ap_fetch_signed(op->app, op->t, op->key_id, on_key_doc, op);
+    fetch_signed_within(op->app, op->t, op->key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc, op);
 }
 
 /*
@@ -996,7 +1019,13 @@ on_key_row(PGresult *res, enum eu_db_status st, void *arg)
         kresolve_answer(op, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
         return;
     }
-    eu_ap_fetch_signed(op->app, op->t, op->key_id, on_key_doc, op);
+    fetch_signed_within(op->app, op->t, op->key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc, op);
+}
+
+bool
+eu_ap_key_is_cached(const char *key_id)
+{
+    return kc_get(key_id) != NULL;
 }
 
 void
@@ -1032,7 +1061,7 @@ eu_ap_resolve_key(struct eu_app *app, struct eu_tenant *tenant, const char *key_
         return;
     }
     if (refresh) {
-        eu_ap_fetch_signed(app, tenant, key_id, on_key_doc, op);
+        fetch_signed_within(app, tenant, key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc, op);
         return;
     }
     const char *p[] = {key_id};
