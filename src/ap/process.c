@@ -290,7 +290,10 @@ eu_proc_fetch_signed(struct eu_proc *p, const char *url, eu_ap_fetch_cb cb)
     if (!wait_begin(p, url))
         return;
     p->fetched = cb;
-    eu_ap_fetch_signed(p->app, p->t, url, on_proc_fetched, p);
+    /* One request's time for the whole, redirects and retries included:
+     * a host that answers slowly holds its per-host room no longer. */
+    eu_ap_fetch_signed_within(p->app, p->t, url, p->app->cfg->fed_request_timeout_s,
+                              on_proc_fetched, p);
 }
 
 static void

@@ -121,7 +121,8 @@ struct sfetch {
     int sign_rc;
     bool rfc9421;         /* the form being sent */
     bool tried_both;      /* a 401 already made us switch forms */
-    uint64_t deadline_ms; /* mono_ms() by which it gives up in all; 0: none */
+    int timeout_s;        /* eu_ap_fetch_signed_within(); 0: none */
+    uint64_t deadline_ms; /* mono_ms() by which it gives up, from its first request */
     char host[300];
     struct eu_httpsig_signed sig;
 };
@@ -254,6 +255,10 @@ sign_done(void *arg)
     }
     /* A bounded fetch: each request gets what is left of the whole. */
     int timeout_ms = 0;
+    /* Counted from the first request, not from the instance actor's key
+     * (made on first use, seconds of CPU on a busy machine). */
+    if (op->timeout_s && !op->deadline_ms)
+        op->deadline_ms = mono_ms() + (uint64_t)op->timeout_s * 1000;
     if (op->deadline_ms) {
         uint64_t now = mono_ms();
         if (now >= op->deadline_ms) {
@@ -316,15 +321,12 @@ on_instance_actor(const struct eu_ap_instance_actor *ia, enum eu_db_status st, v
     sfetch_start_host(op);
 }
 
-/* eu_ap_fetch_signed() giving up after timeout_s in all (0: each request
- * has the client's own timeout, and nothing bounds the whole). */
-static void
-fetch_signed_within(struct eu_app *app, struct eu_tenant *tenant, const char *url, int timeout_s,
-                    eu_ap_fetch_cb cb, void *arg)
+void
+eu_ap_fetch_signed_within(struct eu_app *app, struct eu_tenant *tenant, const char *url,
+                          int timeout_s, eu_ap_fetch_cb cb, void *arg)
 {
     struct sfetch *op = eu_xcalloc(1, sizeof(*op));
-    if (timeout_s > 0)
-        op->deadline_ms = mono_ms() + (uint64_t)timeout_s * 1000;
+    op->timeout_s = timeout_s > 0 ? timeout_s : 0;
     op->app = app;
     op->t = tenant;
     eu_tenant_ref(tenant);
@@ -342,7 +344,7 @@ void
 eu_ap_fetch_signed(struct eu_app *app, struct eu_tenant *tenant, const char *url, eu_ap_fetch_cb cb,
                    void *arg)
 {
-    fetch_signed_within(app, tenant, url, 0, cb, arg);
+    eu_ap_fetch_signed_within(app, tenant, url, 0, cb, arg);
 }
 
 /* ============================================================ key cache */
@@ -933,7 +935,8 @@ on_cached_row(PGresult *res, enum eu_db_status st, void *arg)
             return;
         }
     }
-    fetch_signed_within(op->app, op->t, op->key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc, op);
+    eu_ap_fetch_signed_within(op->app, op->t, op->key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc,
+                              op);
 }
 
 /*
@@ -1019,7 +1022,8 @@ on_key_row(PGresult *res, enum eu_db_status st, void *arg)
         kresolve_answer(op, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
         return;
     }
-    fetch_signed_within(op->app, op->t, op->key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc, op);
+    eu_ap_fetch_signed_within(op->app, op->t, op->key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc,
+                              op);
 }
 
 bool
@@ -1061,7 +1065,7 @@ eu_ap_resolve_key(struct eu_app *app, struct eu_tenant *tenant, const char *key_
         return;
     }
     if (refresh) {
-        fetch_signed_within(app, tenant, key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc, op);
+        eu_ap_fetch_signed_within(app, tenant, key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc, op);
         return;
     }
     const char *p[] = {key_id};
