@@ -21,10 +21,17 @@ struct json_t;
 
 /* Bodies past this are refused (413) whatever [limits] max_body_bytes. */
 #define EU_AP_INBOX_MAX_BODY (1024 * 1024)
-/* Deliveries of one tenant waiting for their key at once; past it 503 with
- * Retry-After, so one tenant's flood holds neither the CPU pool nor the
- * fetch slots others need. */
+/* Deliveries of one tenant signed with a key this process knows, being
+ * checked at once; past it 503 with Retry-After, so one tenant's flood
+ * holds neither the CPU pool nor the fetch slots others need. */
 #define EU_AP_INBOX_MAX_PENDING 32
+/* Deliveries of one tenant whose key must be fetched first, at once, and
+ * of those the ones whose key is on one host. A budget apart from the one
+ * above: deliveries from a host that answers slowly (or from keys that
+ * point at one) wait on it, and must not take the room of senders whose
+ * key is known. Past either cap 503 with Retry-After. */
+#define EU_AP_INBOX_MAX_KEY_FETCHES 8
+#define EU_AP_INBOX_MAX_KEY_FETCHES_PER_HOST 2
 
 /*
  * Called by the "ap_inbox" job when it is done for good with payload (its

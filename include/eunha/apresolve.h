@@ -60,6 +60,12 @@ typedef void (*eu_ap_fetch_cb)(struct json_t *doc, const char *final_url,
  */
 void eu_ap_fetch_signed(struct eu_app *app, struct eu_tenant *tenant, const char *url,
                         eu_ap_fetch_cb cb, void *arg);
+/* The same, giving up timeout_s seconds after its first request (504),
+ * redirects, the other signature form and the id's own host included; 0:
+ * each request has the fetch client's timeout and nothing bounds the
+ * whole. */
+void eu_ap_fetch_signed_within(struct eu_app *app, struct eu_tenant *tenant, const char *url,
+                               int timeout_s, eu_ap_fetch_cb cb, void *arg);
 
 /* A remote actor as this tenant knows it. */
 struct eu_ap_resolved {
@@ -112,11 +118,18 @@ typedef void (*eu_ap_key_cb)(const struct eu_ap_key *k, const struct eu_error *e
  * whose owner the tenant does not know is resolved into it first). refresh skips the
  * cache and the rows (the key may have been rotated: the inbox asks once
  * when a signature fails); it fetches at most once per key id every
- * EU_AP_KEY_REFRESH_S, answering from the cache in between.
+ * EU_AP_KEY_REFRESH_S, answering from the cache in between. A fetch of the
+ * key gives up after EU_AP_KEY_FETCH_TIMEOUT_S in all (redirects and
+ * retries included): an inbox delivery waits on it, and a slow host must
+ * not hold the inbox's room for long.
  */
 #define EU_AP_KEY_REFRESH_S 30
+#define EU_AP_KEY_FETCH_TIMEOUT_S 10
 void eu_ap_resolve_key(struct eu_app *app, struct eu_tenant *tenant, const char *key_id,
                        bool refresh, eu_ap_key_cb cb, void *arg);
+/* Whether key_id is in the process's key cache (eu_ap_resolve_key() then
+ * answers without fetching it, unless asked to refresh). */
+bool eu_ap_key_is_cached(const char *key_id);
 
 /*
  * WebFinger: acct ("user@host", a leading '@' allowed) to its actor, then

@@ -85,6 +85,10 @@ struct eu_fetch_req {
      * 3xx and its Location and signs a new request itself. */
     int max_redirects;
     size_t max_bytes; /* body cap for this request; 0 or more than the client's: the client's */
+    /* Time cap for this request (connect and whole transfer), in ms; 0 or
+     * more than the client's: the client's. For a fetch some other work
+     * waits on (an inbox delivery's key) and should give up early. */
+    int timeout_ms;
     /* The tenant's base URL for the User-Agent ("eunha/VERSION
      * (+https://a.example/)"), or NULL for "eunha/VERSION". */
     const char *ua_base;

@@ -171,8 +171,9 @@ struct eu_db_conn *eu_job_conn(const struct eu_job *job);
  * then on the job has no connection of its own: use eu_job_stmt(). Its
  * eu_job_done() / eu_job_retry_in() is recorded on the tenant's pool, and
  * the tenant is kept (a reference) until then. Returns false, changing
- * nothing, when the tenant already has its cap of detached jobs (32) or the
- * process is stopping: the job then simply goes on in the turn.
+ * nothing, when the tenant already has its cap of detached jobs of that
+ * queue (32) or the process is stopping: the job then simply goes on in
+ * the turn (or puts itself off, as inbox processing does).
  */
 bool eu_job_detach(struct eu_job *job);
 /* A statement for a job: on its turn's connection, or on the tenant's pool

@@ -71,6 +71,7 @@ struct eu_fetch {
     enum eu_fetch_method method;
     int max_redirects;
     size_t max_bytes;
+    int timeout_ms; /* eu_fetch_req.timeout_ms */
     char *user_agent;
     struct curl_slist *headers;
     CURL *easy;
@@ -892,8 +893,14 @@ activate(struct eu_fetch_client *c, struct eu_fetch *f)
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, redirects > 0 ? 1L : 0L);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)redirects);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->connect_timeout_s * 1000);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)cfg->request_timeout_s * 1000);
+    long connect_ms = (long)cfg->connect_timeout_s * 1000;
+    long total_ms = (long)cfg->request_timeout_s * 1000;
+    if (f->timeout_ms > 0 && f->timeout_ms < total_ms)
+        total_ms = f->timeout_ms;
+    if (connect_ms > total_ms)
+        connect_ms = total_ms;
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, total_ms);
     /* Stops at a too-large Content-Length before any body is read. */
     curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_bytes);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
@@ -1174,6 +1181,7 @@ eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fet
     f->url = eu_xstrdup(req->url ? req->url : "");
     f->max_redirects = req->max_redirects;
     f->max_bytes = req->max_bytes;
+    f->timeout_ms = req->timeout_ms;
     f->cb = cb;
     f->arg = arg;
     f->trusted = req->trusted;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,20 +65,36 @@ const struct eu_sql eu_ap_inbox_sql[] = {
 
 #define PENDING_BUCKETS 256
 
-/* Deliveries of one tenant between their first check and their answer. */
+/*
+ * Deliveries of one tenant between their first check and their answer,
+ * counted under a name: "" for those whose key is known
+ * (EU_AP_INBOX_MAX_PENDING), "k" for those whose key is fetched, and
+ * "k HOST" for those among them whose key is on HOST
+ * (EU_AP_INBOX_MAX_KEY_FETCHES, _PER_HOST). A space is in no host.
+ */
 struct pending {
     int64_t tenant_id;
     int n;
     struct pending *next;
+    char name[];
+};
+
+/* What a request took, given back when it ends. */
+struct pending_hold {
+    int64_t tenant_id;
+    const char *name; /* in the request's arena */
 };
 
 static struct pending *pending[PENDING_BUCKETS];
 
 static struct pending **
-pending_slot(int64_t tenant_id)
+pending_slot(int64_t tenant_id, const char *name)
 {
-    struct pending **p = &pending[(uint64_t)tenant_id % PENDING_BUCKETS];
-    while (*p && (*p)->tenant_id != tenant_id)
+    uint32_t h = 2166136261u ^ (uint32_t)tenant_id; /* FNV-1a */
+    for (const char *c = name; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    struct pending **p = &pending[h % PENDING_BUCKETS];
+    while (*p && ((*p)->tenant_id != tenant_id || strcmp((*p)->name, name) != 0))
         p = &(*p)->next;
     return p;
 }
@@ -86,8 +103,8 @@ pending_slot(int64_t tenant_id)
 static void
 pending_release(void *arg)
 {
-    int64_t tenant_id = *(int64_t *)arg;
-    struct pending **p = pending_slot(tenant_id);
+    struct pending_hold *h = arg;
+    struct pending **p = pending_slot(h->tenant_id, h->name);
     if (*p && --(*p)->n == 0) {
         struct pending *dead = *p;
         *p = dead->next;
@@ -95,22 +112,46 @@ pending_release(void *arg)
     }
 }
 
-/* Counts req against its tenant; false when the tenant is at its cap. */
+/* Counts req against its tenant's count called name; false when that is
+ * at cap. */
 static bool
-pending_take(struct eu_req *req)
+pending_take(struct eu_req *req, const char *name, int cap)
 {
-    struct pending **p = pending_slot(req->tenant->id);
-    if (!*p) {
-        *p = eu_xcalloc(1, sizeof(**p));
-        (*p)->tenant_id = req->tenant->id;
-    }
-    if ((*p)->n >= EU_AP_INBOX_MAX_PENDING)
+    struct pending **p = pending_slot(req->tenant->id, name);
+    if (*p && (*p)->n >= cap)
         return false;
+    if (!*p) {
+        size_t len = strlen(name) + 1;
+        *p = eu_xcalloc(1, sizeof(**p) + len);
+        (*p)->tenant_id = req->tenant->id;
+        memcpy((*p)->name, name, len);
+    }
     (*p)->n++;
-    int64_t *id = eu_arena_alloc(req->arena, sizeof(*id));
-    *id = req->tenant->id;
-    eu_arena_on_free(req->arena, pending_release, id);
+    struct pending_hold *h = eu_arena_alloc(req->arena, sizeof(*h));
+    h->tenant_id = req->tenant->id;
+    h->name = eu_arena_strdup(req->arena, name);
+    eu_arena_on_free(req->arena, pending_release, h);
     return true;
+}
+
+/*
+ * Takes the room a delivery signed with key_id needs while it is checked.
+ * A key in the process's cache needs no fetch (a tenant that has no row
+ * for its owner yet makes one from the cached document). Any other, even
+ * one the tenant's rows hold, is counted as a fetch: telling the two apart
+ * costs a query, and a known key is cached by its first delivery.
+ */
+static bool
+pending_take_for_key(struct eu_req *req, const char *key_id)
+{
+    char host[300], name[310];
+    if (eu_ap_key_is_cached(key_id) || eu_fetch_host_of(key_id, host, sizeof(host)) != 0 ||
+        strcasecmp(host, req->tenant->domain) == 0)
+        return pending_take(req, "", EU_AP_INBOX_MAX_PENDING);
+    snprintf(name, sizeof(name), "k %s", host);
+    /* The host's cap first: what it refuses takes nothing from the total. */
+    return pending_take(req, name, EU_AP_INBOX_MAX_KEY_FETCHES_PER_HOST) &&
+           pending_take(req, "k", EU_AP_INBOX_MAX_KEY_FETCHES);
 }
 
 /* ----------------------------------------- per-host count, whole process */
@@ -412,7 +453,7 @@ inbox_post(struct eu_req *req, const char *username)
         eu_req_reply_error(req, 400, "An activity needs a type and an actor");
         return;
     }
-    if (!pending_take(req)) {
+    if (!pending_take_for_key(req, eu_httpsig_key_id(sig))) {
         eu_req_add_header(req, "Retry-After", "10");
         eu_req_reply_error(req, 503, "Too many deliveries in progress; try again shortly");
         return;

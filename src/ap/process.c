@@ -27,6 +27,7 @@
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/db.h"
+#include "eunha/fetch.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/queue.h"
@@ -51,16 +52,24 @@ const struct eu_sql eu_ap_process_sql[] = {
 
 /* ------------------------------------------------------------ the job */
 
+static void
+proc_free(struct eu_proc *p)
+{
+    if (p->conn)
+        eu_db_conn_release(p->conn);
+    if (p->rows)
+        PQclear(p->rows);
+    eu_arena_free(p->arena);
+    free(p);
+}
+
 void
 eu_proc_finish(struct eu_proc *p, const char *error)
 {
     struct eu_job *job = p->job;
     if (!error)
         eu_ap_inbox_job_ended(eu_job_payload(job));
-    if (p->rows)
-        PQclear(p->rows);
-    eu_arena_free(p->arena);
-    free(p);
+    proc_free(p);
     eu_job_done(job, error);
 }
 
@@ -88,12 +97,64 @@ on_stmt(PGresult *res, enum eu_db_status st, void *arg)
     step(p, res);
 }
 
+struct eu_db_conn *
+eu_proc_conn(struct eu_proc *p)
+{
+    return p->conn ? p->conn : eu_job_conn(p->job);
+}
+
+static void
+on_proc_conn(struct eu_db_conn *conn, enum eu_db_status st, void *arg)
+{
+    struct eu_proc *p = arg;
+    if (!conn) {
+        eu_proc_finish(p, st == EU_DB_TIMEOUT ? "no connection: timeout"
+                                              : "no connection: database unavailable");
+        return;
+    }
+    p->conn = conn;
+    void (*then)(struct eu_proc *) = p->wait_then;
+    p->wait_then = NULL;
+    then(p);
+}
+
+void
+eu_proc_with_conn(struct eu_proc *p, void (*then)(struct eu_proc *p))
+{
+    if (eu_proc_conn(p)) {
+        then(p);
+        return;
+    }
+    p->wait_then = then;
+    eu_db_pool_acquire(eu_tenant_pool(p->app->registry, p->t), on_proc_conn, p);
+}
+
+static void
+run_waiting_stmt(struct eu_proc *p)
+{
+    const struct eu_sql *s = p->wait_sql;
+    p->wait_sql = NULL;
+    eu_db_conn_stmt(p->conn, s, p->wait_n, p->wait_params, on_stmt, p);
+}
+
 void
 eu_proc_stmt(struct eu_proc *p, const struct eu_sql *s, int n, const char *const *params,
              eu_proc_step_cb step)
 {
     p->step = step;
-    eu_db_conn_stmt(eu_job_conn(p->job), s, n, params, on_stmt, p);
+    struct eu_db_conn *conn = eu_proc_conn(p);
+    if (conn) {
+        eu_db_conn_stmt(conn, s, n, params, on_stmt, p);
+        return;
+    }
+    /* Detached: the parameters (often the caller's locals) outlive this
+     * call while a connection is found. */
+    p->wait_sql = s;
+    p->wait_n = n;
+    p->wait_params = eu_arena_alloc(p->arena, sizeof(*p->wait_params) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        p->wait_params[i] = params[i] ? eu_arena_strdup(p->arena, params[i]) : NULL;
+    eu_proc_with_conn(p, run_waiting_stmt);
 }
 
 void
@@ -104,6 +165,155 @@ eu_proc_keep(struct eu_proc *p, PGresult *res)
     p->rows = PQcopyResult(res, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES);
     p->row = 0;
     p->nrows = p->rows ? PQntuples(p->rows) : 0;
+}
+
+/* ------------------------------------------------------ remote waits */
+
+/*
+ * Jobs of each tenant waiting on each remote host, in this process
+ * (EU_PROC_MAX_WAITS_PER_HOST). In memory: a wait lives no longer than
+ * the process, and the count must cost nothing to check.
+ */
+#define WAIT_BUCKETS 256
+
+struct host_wait {
+    struct host_wait *next;
+    int64_t tenant_id;
+    int n;
+    char host[];
+};
+
+static struct host_wait *host_waits[WAIT_BUCKETS];
+
+static struct host_wait **
+wait_slot(int64_t tenant_id, const char *host)
+{
+    uint32_t h = 2166136261u ^ (uint32_t)tenant_id; /* FNV-1a */
+    for (const char *c = host; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    struct host_wait **w = &host_waits[h % WAIT_BUCKETS];
+    while (*w && ((*w)->tenant_id != tenant_id || strcmp((*w)->host, host) != 0))
+        w = &(*w)->next;
+    return w;
+}
+
+static int
+wait_count(int64_t tenant_id, const char *host)
+{
+    struct host_wait *w = *wait_slot(tenant_id, host);
+    return w ? w->n : 0;
+}
+
+static void
+wait_add(int64_t tenant_id, const char *host)
+{
+    struct host_wait **w = wait_slot(tenant_id, host);
+    if (!*w) {
+        size_t len = strlen(host) + 1;
+        *w = eu_xcalloc(1, sizeof(**w) + len);
+        (*w)->tenant_id = tenant_id;
+        memcpy((*w)->host, host, len);
+    }
+    (*w)->n++;
+}
+
+static void
+wait_drop(int64_t tenant_id, const char *host)
+{
+    struct host_wait **w = wait_slot(tenant_id, host);
+    if (*w && --(*w)->n == 0) {
+        struct host_wait *dead = *w;
+        *w = dead->next;
+        free(dead);
+    }
+}
+
+/* Runs the job again later: no room to wait now. Frees p. */
+static void
+proc_defer(struct eu_proc *p, const char *why)
+{
+    struct eu_job *job = p->job;
+    eu_log_debug("ap", "putting off %s '%s': %s", p->type, p->id ? p->id : "", why);
+    proc_free(p);
+    eu_job_retry_in(job, why, EU_PROC_DEFER_S, false);
+}
+
+/* Takes p off its turn and its connection before a wait on url's host;
+ * false when p was put off (and freed) instead. */
+static bool
+wait_begin(struct eu_proc *p, const char *url)
+{
+    if (eu_fetch_host_of(url, p->wait_host, sizeof(p->wait_host)) < 0)
+        p->wait_host[0] = '\0'; /* the fetch refuses it at once */
+    if (p->wait_host[0]) {
+        if (wait_count(p->t->id, p->wait_host) >= EU_PROC_MAX_WAITS_PER_HOST) {
+            proc_defer(p, "too many fetches from this host in progress");
+            return false;
+        }
+        /* Counted before detaching: eu_job_detach() runs the turn's next
+         * jobs, which check the same count. */
+        wait_add(p->t->id, p->wait_host);
+    }
+    if (!eu_job_detach(p->job)) {
+        if (p->wait_host[0])
+            wait_drop(p->t->id, p->wait_host);
+        proc_defer(p, "too many jobs waiting on remote servers");
+        return false;
+    }
+    if (p->conn) {
+        /* Between steps, outside any transaction: taken again afterwards. */
+        eu_db_conn_release(p->conn);
+        p->conn = NULL;
+    }
+    return true;
+}
+
+static void
+wait_end(struct eu_proc *p)
+{
+    if (p->wait_host[0])
+        wait_drop(p->t->id, p->wait_host);
+    p->wait_host[0] = '\0';
+}
+
+static void
+on_proc_fetched(json_t *doc, const char *final_url, const struct eu_error *err, void *arg)
+{
+    struct eu_proc *p = arg;
+    wait_end(p);
+    p->fetched(doc, final_url, err, p);
+}
+
+void
+eu_proc_fetch_signed(struct eu_proc *p, const char *url, eu_ap_fetch_cb cb)
+{
+    if (!wait_begin(p, url))
+        return;
+    p->fetched = cb;
+    /* One request's time for the whole, redirects and retries included:
+     * a host that answers slowly holds its per-host room no longer. */
+    eu_ap_fetch_signed_within(p->app, p->t, url, p->app->cfg->fed_request_timeout_s,
+                              on_proc_fetched, p);
+}
+
+static void
+on_proc_resolved(const struct eu_ap_resolved *r, const struct eu_error *err, void *arg)
+{
+    struct eu_proc *p = arg;
+    wait_end(p);
+    p->resolved(r, err, p);
+}
+
+void
+eu_proc_resolve_actor(struct eu_proc *p, const char *uri, bool refresh, eu_ap_actor_cb cb)
+{
+    if (!wait_begin(p, uri))
+        return;
+    p->resolved = cb;
+    if (refresh)
+        eu_ap_resolve_actor_refresh(p->app, p->t, uri, on_proc_resolved, p);
+    else
+        eu_ap_resolve_actor(p->app, p->t, uri, on_proc_resolved, p);
 }
 
 /* ------------------------------------------------------------ helpers */

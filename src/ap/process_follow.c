@@ -486,7 +486,7 @@ on_move_target_fetched(const struct eu_ap_resolved *r, const struct eu_error *er
     struct eu_proc *p = arg;
     if (!r) {
         /* The Move cannot be checked: dropped, as Mastodon drops it (a
-         * retry would hold the tenant's turn for another fetch timeout). */
+         * retry would only wait on the same host again). */
         eu_proc_skip(p, err && err->status == 404 ? "the new account does not exist"
                                                   : "the new account cannot be fetched");
         return;
@@ -506,7 +506,7 @@ on_move_target(struct eu_proc *p, PGresult *res)
          * it added just before moving (Mastodon fetches it again too):
          * fetch it once, then look again. */
         p->n1 = 1;
-        eu_ap_resolve_actor_refresh(p->app, p->t, p->s2, on_move_target_fetched, p);
+        eu_proc_resolve_actor(p, p->s2, true, on_move_target_fetched);
         return;
     }
     if (PQntuples(res) == 0) {

@@ -8,6 +8,12 @@
  * only called on success: a database failure ends the job with an error,
  * so it is retried, and every step is written to be harmless when it runs
  * again.
+ *
+ * A step that waits on a remote server (eu_proc_fetch_signed,
+ * eu_proc_resolve_actor) first detaches the job from its tenant's turn
+ * (eu_job_detach): a slow host must not hold the turn, the turn's
+ * connection or any connection while it answers. The next statement takes
+ * a connection of the tenant's pool again (p->conn), held to the end.
  */
 #ifndef EUNHA_AP_PROCESS_INTERNAL_H
 #define EUNHA_AP_PROCESS_INTERNAL_H
@@ -17,10 +23,12 @@
 #include <stdint.h>
 
 #include "eunha/apingest.h"
+#include "eunha/apresolve.h"
 #include "eunha/error.h"
 
 struct eu_app;
 struct eu_arena;
+struct eu_db_conn;
 struct eu_job;
 struct eu_sql;
 struct eu_tenant;
@@ -31,6 +39,14 @@ struct pg_result;
 #define EU_PROC_MAX_LOCAL_NAMES EU_AP_MAX_TAGS
 /* Entries of a Flag's object looked at. */
 #define EU_PROC_MAX_FLAG_OBJECTS 100
+/* Jobs of one tenant waiting on one remote host at once (fetches of
+ * objects and actors named by activities). A flood of activities naming a
+ * slow host takes this many, not all the tenant's detached jobs; the rest
+ * wait in the table (EU_PROC_DEFER_S) instead of in memory. */
+#define EU_PROC_MAX_WAITS_PER_HOST 4
+/* A job that finds no room to wait (the per-host cap above, or the queue's
+ * cap of detached jobs) runs again this many seconds later. */
+#define EU_PROC_DEFER_S 30
 
 struct eu_proc {
     struct eu_job *job;
@@ -66,6 +82,20 @@ struct eu_proc {
 
     void (*step)(struct eu_proc *p, struct pg_result *res);
     void (*sent)(struct eu_proc *p);
+
+    /* After the job detached: the tenant's connection it took for its
+     * next statements (released at the end), or NULL. */
+    struct eu_db_conn *conn;
+    /* A statement, or a step, waiting for that connection. */
+    const struct eu_sql *wait_sql;
+    int wait_n;
+    const char **wait_params;
+    void (*wait_then)(struct eu_proc *p);
+    /* The remote wait in progress: the host it counts against, its
+     * caller's callback. */
+    char wait_host[300];
+    eu_ap_fetch_cb fetched;
+    eu_ap_actor_cb resolved;
 };
 
 typedef void (*eu_proc_step_cb)(struct eu_proc *p, struct pg_result *res);
@@ -80,6 +110,23 @@ void eu_proc_skip(struct eu_proc *p, const char *why);
  * step runs with the result on success, else the job fails. */
 void eu_proc_stmt(struct eu_proc *p, const struct eu_sql *s, int n, const char *const *params,
                   eu_proc_step_cb step);
+/* The connection p's statements run on now: the turn's, or once the job
+ * detached the one it took since (NULL until it takes one). */
+struct eu_db_conn *eu_proc_conn(struct eu_proc *p);
+/* Calls then(p) once p has a connection (eu_proc_conn() not NULL), taking
+ * one from the tenant's pool when the job detached; a pool that cannot
+ * give one ends the job with an error (retried). */
+void eu_proc_with_conn(struct eu_proc *p, void (*then)(struct eu_proc *p));
+/*
+ * eu_ap_fetch_signed() of url, and eu_ap_resolve_actor() (refresh:
+ * eu_ap_resolve_actor_refresh()) of uri, for a job: the job is detached
+ * from its tenant's turn first and gives back any connection it holds, so
+ * the wait holds neither. Past EU_PROC_MAX_WAITS_PER_HOST waits of the
+ * tenant on that host, or when the queue will not detach another job, the
+ * job is put off (EU_PROC_DEFER_S), p is freed and cb never runs.
+ */
+void eu_proc_fetch_signed(struct eu_proc *p, const char *url, eu_ap_fetch_cb cb);
+void eu_proc_resolve_actor(struct eu_proc *p, const char *uri, bool refresh, eu_ap_actor_cb cb);
 /* Keeps a copy of res in p->rows (rows counted in p->nrows, p->row the
  * cursor) for the following steps; freed with p. */
 void eu_proc_keep(struct eu_proc *p, struct pg_result *res);

@@ -239,7 +239,7 @@ on_relevance(struct eu_proc *p, PGresult *res)
         eu_proc_skip(p, "concerns nobody here");
         return;
     }
-    eu_ingest_status_store(eu_job_conn(p->job), &p->note, p->actor_id, p->base, on_created, p);
+    eu_ingest_status_store(eu_proc_conn(p), &p->note, p->actor_id, p->base, on_created, p);
 }
 
 /* Adds the local usernames among v (a string or an array of them) to names,
@@ -338,7 +338,8 @@ eu_proc_create(struct eu_proc *p)
             eu_proc_skip(p, "creates nothing");
             return;
         }
-        eu_ap_fetch_signed(p->app, p->t, p->object_id, on_create_fetched, p);
+        /* Detached while it waits: the host may be slow on purpose. */
+        eu_proc_fetch_signed(p, p->object_id, on_create_fetched);
         return;
     }
     if (eu_proc_is_vote(p)) {
@@ -375,7 +376,7 @@ on_edited(const char *id, int status, void *arg)
 static void
 edit_store(struct eu_proc *p)
 {
-    eu_ingest_status_store(eu_job_conn(p->job), &p->note, p->actor_id, p->base, on_edited, p);
+    eu_ingest_status_store(eu_proc_conn(p), &p->note, p->actor_id, p->base, on_edited, p);
 }
 
 /* A Question's counts change without an edit (Mastodon's poll Updates):
@@ -419,7 +420,7 @@ on_actor_parsed(struct eu_proc *p)
         eu_proc_skip(p, "updates another actor");
         return;
     }
-    eu_ingest_account_upsert(eu_job_conn(p->job), &p->parsed_actor, on_actor_upserted, p);
+    eu_ingest_account_upsert(eu_proc_conn(p), &p->parsed_actor, on_actor_upserted, p);
 }
 
 void
@@ -466,7 +467,7 @@ eu_proc_delete(struct eu_proc *p)
         return;
     }
     /* Only the author's own: the statement matches the actor's uri. */
-    eu_ingest_status_delete(eu_job_conn(p->job), p->object_id, p->actor_uri, on_deleted, p);
+    eu_ingest_status_delete(eu_proc_conn(p), p->object_id, p->actor_uri, on_deleted, p);
 }
 
 /* ---------------------------------------------------------------- Like */
@@ -535,6 +536,13 @@ on_boosted_stored(const char *id, int status, void *arg)
     announce_run(p);
 }
 
+/* p->s3: the boosted status's author. */
+static void
+store_boosted(struct eu_proc *p)
+{
+    eu_ingest_status_store(eu_proc_conn(p), &p->note, p->s3, p->base, on_boosted_stored, p);
+}
+
 static void
 on_boosted_author(const struct eu_ap_resolved *r, const struct eu_error *err, void *arg)
 {
@@ -543,8 +551,9 @@ on_boosted_author(const struct eu_ap_resolved *r, const struct eu_error *err, vo
         eu_proc_skip(p, "the boosted status's author cannot be resolved");
         return;
     }
-    eu_ingest_status_store(eu_job_conn(p->job), &p->note, r->account_id, p->base, on_boosted_stored,
-                           p);
+    p->s3 = eu_arena_strdup(p->arena, r->account_id);
+    /* The job waited detached: a connection first. */
+    eu_proc_with_conn(p, store_boosted);
 }
 
 static void
@@ -556,7 +565,7 @@ on_boosted_parsed(struct eu_proc *p)
         eu_proc_skip(p, "the boosted status has no author");
         return;
     }
-    eu_ap_resolve_actor(p->app, p->t, p->note.attributed_to, on_boosted_author, p);
+    eu_proc_resolve_actor(p, p->note.attributed_to, false, on_boosted_author);
 }
 
 static void
@@ -586,7 +595,7 @@ on_announce_unknown(struct eu_proc *p, PGresult *res)
         return;
     }
     p->n1 = 1;
-    eu_ap_fetch_signed(p->app, p->t, p->object_id, on_boosted_fetched, p);
+    eu_proc_fetch_signed(p, p->object_id, on_boosted_fetched);
 }
 
 static void

@@ -119,8 +119,10 @@ struct sfetch {
     int redirects;
     time_t now;
     int sign_rc;
-    bool rfc9421;    /* the form being sent */
-    bool tried_both; /* a 401 already made us switch forms */
+    bool rfc9421;         /* the form being sent */
+    bool tried_both;      /* a 401 already made us switch forms */
+    int timeout_s;        /* eu_ap_fetch_signed_within(); 0: none */
+    uint64_t deadline_ms; /* mono_ms() by which it gives up, from its first request */
     char host[300];
     struct eu_httpsig_signed sig;
 };
@@ -249,6 +251,20 @@ sign_done(void *arg)
         sfetch_fail(op, 502, "cannot sign a request for this URL");
         return;
     }
+    /* A bounded fetch: each request gets what is left of the whole. */
+    int timeout_ms = 0;
+    /* Counted from the first request, not from the instance actor's key
+     * (made on first use, seconds of CPU on a busy machine). */
+    if (op->timeout_s && !op->deadline_ms)
+        op->deadline_ms = mono_ms() + (uint64_t)op->timeout_s * 1000;
+    if (op->deadline_ms) {
+        uint64_t now = mono_ms();
+        if (now >= op->deadline_ms) {
+            sfetch_fail(op, 504, "timed out");
+            return;
+        }
+        timeout_ms = (int)(op->deadline_ms - now);
+    }
     const char *headers[EU_HTTPSIG_SIGNED_MAX + 2];
     char *lines[EU_HTTPSIG_SIGNED_MAX];
     headers[0] = ACCEPT_AP;
@@ -264,6 +280,7 @@ sign_done(void *arg)
         .owner = (uint64_t)op->t->id,
         .max_redirects = 0,
         .ua_base = op->base,
+        .timeout_ms = timeout_ms,
     };
     eu_fetch_start(op->app->fetch, &req, on_sfetch_resp, op);
     for (int i = 0; i < op->sig.n; i++)
@@ -303,10 +320,11 @@ on_instance_actor(const struct eu_ap_instance_actor *ia, enum eu_db_status st, v
 }
 
 void
-eu_ap_fetch_signed(struct eu_app *app, struct eu_tenant *tenant, const char *url, eu_ap_fetch_cb cb,
-                   void *arg)
+eu_ap_fetch_signed_within(struct eu_app *app, struct eu_tenant *tenant, const char *url,
+                          int timeout_s, eu_ap_fetch_cb cb, void *arg)
 {
     struct sfetch *op = eu_xcalloc(1, sizeof(*op));
+    op->timeout_s = timeout_s > 0 ? timeout_s : 0;
     op->app = app;
     op->t = tenant;
     eu_tenant_ref(tenant);
@@ -318,6 +336,13 @@ eu_ap_fetch_signed(struct eu_app *app, struct eu_tenant *tenant, const char *url
     op->base = base_url(app, tenant);
     op->key_id = eu_xasprintf("%s/actor#main-key", op->base);
     eu_ap_instance_actor(app, tenant, on_instance_actor, op);
+}
+
+void
+eu_ap_fetch_signed(struct eu_app *app, struct eu_tenant *tenant, const char *url, eu_ap_fetch_cb cb,
+                   void *arg)
+{
+    eu_ap_fetch_signed_within(app, tenant, url, 0, cb, arg);
 }
 
 /* ============================================================ key cache */
@@ -908,7 +933,8 @@ on_cached_row(PGresult *res, enum eu_db_status st, void *arg)
             return;
         }
     }
-    eu_ap_fetch_signed(op->app, op->t, op->key_id, on_key_doc, op);
+    eu_ap_fetch_signed_within(op->app, op->t, op->key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc,
+                              op);
 }
 
 /*
@@ -994,7 +1020,14 @@ on_key_row(PGresult *res, enum eu_db_status st, void *arg)
         kresolve_answer(op, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
         return;
     }
-    eu_ap_fetch_signed(op->app, op->t, op->key_id, on_key_doc, op);
+    eu_ap_fetch_signed_within(op->app, op->t, op->key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc,
+                              op);
+}
+
+bool
+eu_ap_key_is_cached(const char *key_id)
+{
+    return kc_get(key_id) != NULL;
 }
 
 void
@@ -1030,7 +1063,7 @@ eu_ap_resolve_key(struct eu_app *app, struct eu_tenant *tenant, const char *key_
         return;
     }
     if (refresh) {
-        eu_ap_fetch_signed(app, tenant, key_id, on_key_doc, op);
+        eu_ap_fetch_signed_within(app, tenant, key_id, EU_AP_KEY_FETCH_TIMEOUT_S, on_key_doc, op);
         return;
     }
     const char *p[] = {key_id};

@@ -149,6 +149,7 @@ struct eu_db_pool {
     /* A child pool: owns no connections, borrows them from parent. */
     struct eu_db_pool *parent;
     bool requesting; /* one acquire outstanding at the parent */
+    int n_children;  /* a parent's children not freed yet (child_cap) */
     /* After a failed connect: no new attempt until the backoff timer. */
     struct event *backoff;
     int backoff_ms;
@@ -797,6 +798,32 @@ on_granted(struct eu_db_conn *c, enum eu_db_status st, void *arg)
     cb(c, EU_DB_OK, warg);
 }
 
+/*
+ * The connections a child may hold at once: its own limit, but while it
+ * shares its parent with other children never the parent's last quarter
+ * (at least one): a tenant whose statements run into statement_timeout,
+ * or whose limit an operator raised to the placement's size, must leave
+ * connections that only the other tenants can take, or they wait the
+ * whole statement and answer 503. Never below 2, which work that holds
+ * one connection and asks for another (a job's turn and its enqueue)
+ * needs.
+ */
+static int
+child_cap(const struct eu_db_pool *child)
+{
+    int cap = child->limits.max_connections;
+    const struct eu_db_pool *parent = child->parent;
+    if (parent->n_children > 1) {
+        int keep = parent->limits.max_connections / 4;
+        int most = parent->limits.max_connections - (keep > 1 ? keep : 1);
+        if (most < 2)
+            most = 2;
+        if (cap > most)
+            cap = most;
+    }
+    return cap;
+}
+
 static void
 pump_child(struct eu_db_pool *child)
 {
@@ -805,7 +832,7 @@ pump_child(struct eu_db_pool *child)
             pool_destroy(child);
         return;
     }
-    if (child->wait_head && !child->requesting && child->n_lent < child->limits.max_connections) {
+    if (child->wait_head && !child->requesting && child->n_lent < child_cap(child)) {
         child->requesting = true;
         eu_db_pool_acquire(child->parent, on_granted, child);
     }
@@ -932,6 +959,7 @@ eu_db_pool_new_child(struct eu_db_pool *parent, const char *name,
     struct eu_db_pool *pool = eu_xcalloc(1, sizeof(*pool));
     pool->base = parent->base;
     pool->parent = parent;
+    parent->n_children++;
     pool->name = eu_xstrdup(name);
     pool->limits = *limits;
     pool->prepare = parent->prepare;
@@ -1009,6 +1037,8 @@ eu_db_pool_free(struct eu_db_pool *pool)
     if (!pool)
         return;
     pool->freeing = true;
+    if (pool->parent) /* the parent is still there: it outlives its children */
+        pool->parent->n_children--;
     fail_all_waiters(pool, EU_DB_CLOSED);
     if (pool->backoff)
         evtimer_del(pool->backoff);

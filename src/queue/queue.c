@@ -73,8 +73,11 @@
 
 #define N_WORKERS (EU_QUEUE_MAX + EU_TASK_MAX)
 #define NONE INT64_MAX
-/* Jobs of one tenant detached at once (eu_job_detach()): its deliveries in
- * flight, beyond the fetch client's own per-host and process caps. */
+/* Jobs of one tenant's queue detached at once (eu_job_detach()): its
+ * deliveries in flight, or its inbox activities waiting on a fetch, beyond
+ * the fetch client's own per-host and process caps. Counted per queue, so
+ * a flood of activities naming a slow host cannot take the room its
+ * deliveries need to leave the turn (and the other way round). */
 #define DETACH_MAX 32
 
 static const char *const queue_names[EU_QUEUE_MAX] = {
@@ -128,7 +131,8 @@ struct eu_queue {
     struct eu_job *batch[CLAIM_BATCH];
     int nbatch, ibatch;
     struct eu_task_run run;
-    int detached; /* jobs detached from a turn, not yet recorded */
+    int detached;                  /* jobs detached from a turn, not yet recorded */
+    int detached_in[EU_QUEUE_MAX]; /* the same, per queue (DETACH_MAX) */
 };
 
 /* One placement's scheduling state: per worker, the due list and its
@@ -856,6 +860,7 @@ on_detached_recorded(PGresult *res, enum eu_db_status st, void *arg)
                      res ? PQresultErrorMessage(res) : "database unavailable");
     else if (job->failed && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "dead") != 0)
         worker_arm(job->w, strtoll(PQgetvalue(res, 0, 1), NULL, 10));
+    q->detached_in[job->w->index]--;
     job_free(job);
     q->detached--;
     q->qs->detached--;
@@ -887,9 +892,10 @@ eu_job_detach(struct eu_job *job)
     struct eu_queue *q = job->q;
     if (job->detached)
         return true;
-    if (q->detached >= DETACH_MAX || q->qs->stopping)
+    if (q->detached_in[job->w->index] >= DETACH_MAX || q->qs->stopping)
         return false;
     job->detached = true;
+    q->detached_in[job->w->index]++;
     q->detached++;
     q->qs->detached++;
     eu_tenant_ref(q->t);
