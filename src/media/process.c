@@ -165,5 +165,6 @@ eu_media_work_start(struct eu_media_work *w, int *owner)
      * upload API refuses a tenant at its cap before storing anything, and
      * the media queue runs a bounded number of a tenant's jobs), so its
      * password checks and uploads share one per-tenant bound. */
-    eu_cpupool_try_submit(w->app->cpu, owner, INT_MAX, 0, process_work, process_done, w);
+    eu_cpupool_try_submit(w->app->cpu, w->tenant_id, owner, INT_MAX, 0, process_work, process_done,
+                          w);
 }
