@@ -518,9 +518,11 @@ on_destroyed(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     /* The row (and its charge) is gone; its files follow in the
-     * background, and a file left by a failed delete is only disk. */
+     * background, and a file left by a failed delete is only disk. Only
+     * keys of this tenant's: the row may have come from an archive. */
     for (int c = 0; c < 2; c++)
-        if (!PQgetisnull(res, 0, c))
+        if (!PQgetisnull(res, 0, c) &&
+            eu_store_key_is_tenants(PQgetvalue(res, 0, c), req->tenant->id))
             eu_store_del(req->app->store, PQgetvalue(res, 0, c), NULL, NULL);
     eu_req_reply_json(req, 200, json_object());
 }

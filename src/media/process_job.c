@@ -80,6 +80,14 @@ on_recorded(PGresult *res, enum eu_db_status st, void *arg)
 }
 
 static void
+on_refused(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct run *r = arg;
+    if (!run_failed(r, res, st, "record"))
+        run_finish(r, NULL);
+}
+
+static void
 on_work_done(struct eu_media_work *w)
 {
     struct run *r = w->arg;
@@ -127,6 +135,15 @@ on_row(PGresult *res, enum eu_db_status st, void *arg)
     if (PQntuples(res) == 0 || strcmp(PQgetvalue(res, 0, 0), "processing") != 0 ||
         PQgetisnull(res, 0, 1)) {
         run_finish(r, NULL); /* deleted, or done by an earlier run */
+        return;
+    }
+    if (!eu_store_key_is_tenants(PQgetvalue(res, 0, 1), eu_job_tenant(r->job)->id)) {
+        /* A row restored from an archive may name another tenant's file:
+         * neither read nor delete it; the row fails as an unusable file. */
+        eu_log_warn("media", "media %s names '%s', not a key of this tenant", r->id,
+                    PQgetvalue(res, 0, 1));
+        const char *p[] = {r->id, "Validation failed: File could not be processed"};
+        eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_FAILED], 2, p, on_refused, r);
         return;
     }
     r->raw_key = eu_xstrdup(PQgetvalue(res, 0, 1));
