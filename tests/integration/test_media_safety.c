@@ -218,7 +218,8 @@ upload_image(struct eu_it_server *s, const char *host, const char *token, int si
  */
 START_TEST(test_archive_names_another_tenants_keys)
 {
-    struct eu_it_server *s = eu_it_server_start(NULL);
+    /* The placement's safety poll finds the imported tenant's job soon. */
+    struct eu_it_server *s = eu_it_server_start("[workers]\nqueue_idle_poll_seconds = 1\n");
     struct eu_it_resp r = {0};
     json_decref(eu_it_tenant_create(s, VICTIM, "Victim"));
     json_decref(eu_it_tenant_create(s, SRC, "Source"));
@@ -254,6 +255,16 @@ START_TEST(test_archive_names_another_tenants_keys)
         else
             snprintf(media_id[i], sizeof(media_id[i]), "%s", json_string_value(id));
     }
+    /* And a job of the kind that deletes files, naming the victim's. */
+    json_t *tables = json_object_get(archive, "tables");
+    json_t *jobs = json_object_get(tables, "jobs");
+    if (!json_is_array(jobs)) {
+        jobs = json_array();
+        json_object_set_new(tables, "jobs", jobs);
+    }
+    json_array_append_new(jobs, json_pack("{s:I, s:s, s:s, s:{s:[s, s]}}", "id", (json_int_t)4242,
+                                          "queue", "default", "kind", "media_files_delete",
+                                          "payload", "keys", victim_orig, victim_small));
     char path[400];
     snprintf(path, sizeof(path), "%s/archives/crafted.json", s->dir);
     ck_assert_int_eq(json_dump_file(archive, path, 0), 0);
@@ -275,6 +286,20 @@ START_TEST(test_archive_names_another_tenants_keys)
         eu_it_pg_execf_long(db, "SELECT count(*) FROM media_attachments WHERE tenant_id = %s",
                             evil_id),
         2);
+    /* The job runs and deletes nothing of the victim's. */
+    long long until = eu_it_now_ms() + 60000;
+    while (eu_it_pg_execf_long(db,
+                               "SELECT count(*) FROM jobs WHERE tenant_id = %s AND id = 4242"
+                               " AND state = 'ready'",
+                               evil_id) &&
+           eu_it_now_ms() < until)
+        eu_it_sleep_ms(100);
+    ck_assert_int_eq(eu_it_pg_execf_long(db,
+                                         "SELECT count(*) FROM jobs WHERE tenant_id = %s AND id ="
+                                         " 4242 AND state = 'ready'",
+                                         evil_id),
+                     0);
+    ck_assert_msg(file_exists(s, victim_orig), "the restored job deleted the victim's original");
     /* Its media (its tokens came along) are not the victim's files... */
     eu_it_callf(s, &r, EVIL, "GET", src_tok, NULL, "/api/v1/media/%s", media_id[0]);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -288,7 +313,7 @@ START_TEST(test_archive_names_another_tenants_keys)
     /* Deleting the whole tenant leaves them alone too. */
     eu_it_admin(s, "DELETE", "/admin/v1/tenants/" EVIL "?confirm=" EVIL, NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 202);
-    long long until = eu_it_now_ms() + 60000;
+    until = eu_it_now_ms() + 60000;
     while (eu_it_pg_execf_long(s->name, "SELECT count(*) FROM tenants WHERE id = %s", evil_id) &&
            eu_it_now_ms() < until)
         eu_it_sleep_ms(100);
