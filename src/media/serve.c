@@ -72,8 +72,10 @@ type_of(const char *name)
     return dot ? type_of_ext(dot + 1) : NULL;
 }
 
-/* Bytes read to tell what a file is: every format's signature fits. */
-#define SNIFF_BYTES 64
+/* Bytes read to tell what a file is: as many as eu_media_sniff() looks at
+ * (an MP4's brands can run to 4 KiB), so it says here what it said when the
+ * file was uploaded. */
+#define SNIFF_BYTES 4096
 
 struct serve {
     struct eu_req *req;

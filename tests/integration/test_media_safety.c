@@ -385,6 +385,21 @@ START_TEST(test_system_headers_and_polyglots)
     json_decref(m);
     free(poly);
 
+    /* A video whose only video brand is far into its ftyp box: served as
+     * the video its upload was taken as. */
+    unsigned char vid[4096] = {0x00, 0x00, 0x00, 0x80, 'f', 't', 'y', 'p', 'x', 'x', 'x', 'x'};
+    memcpy(vid + 120, "mp42", 4);
+    m = NULL;
+    ck_assert_int_eq(upload(s->public_port, VICTIM, "/api/v1/media", tok, vid, sizeof(vid), &m),
+                     200);
+    ck_assert_str_eq(jstr(m, "type"), "video");
+    get_system(s, &r, VICTIM, key_of(jstr(m, "url")));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_str_eq(eu_it_resp_header(&r, "Content-Type"), "video/mp4");
+    ck_assert_ptr_null(eu_it_resp_header(&r, "Content-Disposition"));
+    expect_media_headers(&r);
+    json_decref(m);
+
     /* A script under an image's name (as a row restored from an archive
      * could name it): bytes to download, never a type a browser runs. */
     char dir[600], file[700];
