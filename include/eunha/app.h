@@ -30,6 +30,9 @@ struct eu_app {
     char *control_dbname;
     struct eu_redis *redis;
     struct eu_cpupool *cpu;
+    /* File work (the local media store, /system/ reads): threads of its
+     * own, so a file never waits behind image decoding on cpu. */
+    struct eu_cpupool *io;
     struct eu_http_server *http;
     struct eu_fetch_client *fetch; /* outbound federation requests (fetch.h) */
     struct eu_store *store;        /* media files ([media], mediastore.h) */

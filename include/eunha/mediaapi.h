@@ -109,6 +109,9 @@ struct eu_media_work {
     size_t len;
     eu_media_work_cb done;
     void *arg;
+    /* The tenant's quota (eu_media_quota(); 0: none), which the processed
+     * sizes are held to when they replace the upload's charge. */
+    long long quota;
     /* outputs */
     int rc;
     char err[256];
@@ -117,7 +120,7 @@ struct eu_media_work {
     char *small_key;
     char *meta; /* JSON text: {"original": {...}, "small": {...}}; heap */
     /* internal */
-    char original_size[24], small_size[24]; /* decimal, for the statement */
+    char original_size[24], small_size[24], quota_text[24]; /* decimal, for the statement */
     int puts_pending;
     int puts_failed;
 };
@@ -130,12 +133,16 @@ struct eu_media_work *eu_media_work_new(struct eu_app *app, int64_t tenant_id, c
 void eu_media_work_start(struct eu_media_work *w, int *owner);
 void eu_media_work_free(struct eu_media_work *w);
 
-/* The parameters of EU_MEDIA_SQL_PROCESSED ($2..$10: the media id, then
- * what w made) for a work done with rc 0; they point into w. Both the
- * request and the job record the outcome with it. */
-#define EU_MEDIA_PROCESSED_NPARAMS 9
-void eu_media_work_processed_params(const struct eu_media_work *w,
+/* The parameters of EU_MEDIA_SQL_PROCESSED ($2..$11: the media id, what
+ * w made, the quota) for a work done with rc 0; they point into w. Both
+ * the request and the job record the outcome with it. The statement
+ * answers no row when the upload is gone or when the processed files
+ * would take the tenant past w->quota (its row then still 'processing'). */
+#define EU_MEDIA_PROCESSED_NPARAMS 10
+void eu_media_work_processed_params(struct eu_media_work *w,
                                     const char *p[EU_MEDIA_PROCESSED_NPARAMS]);
+/* The 422 message of an upload past the tenant's quota, into out. */
+void eu_media_quota_message(char *out, size_t n, long long quota);
 /* Deletes the files w stored (rc 0), for an upload that went while it was
  * processed. */
 void eu_media_work_drop_files(struct eu_media_work *w);

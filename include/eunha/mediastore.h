@@ -10,13 +10,18 @@
  * "header-<...>". A key is a relative path: no "..", no leading "/".
  *
  * Everything here is called on the loop thread and never blocks it: the
- * local backend does its file I/O on the CPU pool, the S3 backend its HTTP
- * on the process's libcurl multi (eunha/fetch.h).
+ * local backend does its file I/O on the I/O pool (app->io), the S3 backend
+ * its HTTP on the process's libcurl multi (eunha/fetch.h).
+ *
+ * A key comes from a tenant's rows, jobs or archive, which a tenant's
+ * import can fill with anything: whoever reads or deletes a key on a
+ * tenant's behalf checks eu_store_key_is_tenants() first.
  */
 #ifndef EUNHA_MEDIASTORE_H
 #define EUNHA_MEDIASTORE_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct eu_app;
 
@@ -93,6 +98,10 @@ int eu_store_get(struct eu_store *s, const char *key, size_t max_len, eu_store_g
  * segments split by single '/', no "." or ".." segment. Every backend
  * refuses others (the callback gets -1). */
 bool eu_store_key_is_valid(const char *key);
+
+/* Whether key is valid and filed under tenant_id ("<tenant_id>/..."): the
+ * only keys tenant_id's rows may make the store read or delete. */
+bool eu_store_key_is_tenants(const char *key, int64_t tenant_id);
 
 /*
  * The local backend's file for key under root ([media] root), or NULL for

@@ -170,8 +170,9 @@ eu_admin_accounts_create(struct eu_req *req)
     /* Bounded like sign-ups: a script creating accounts in a loop gets 503
      * instead of a queue that delays every tenant's sign-ins. */
     const struct eu_config *cfg = req->app->cfg;
-    if (eu_cpupool_try_submit(req->app->cpu, &req->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
-                              cfg->cpu_queue_max, hash_work, hash_done, c) < 0) {
+    if (eu_cpupool_try_submit(req->app->cpu, req->tenant->id, &req->tenant->cpu_jobs,
+                              cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max, hash_work, hash_done,
+                              c) < 0) {
         free(c->password);
         eu_req_add_header(req, "Retry-After", "1");
         eu_req_reply_error(req, 503, "Too many accounts are being created; try again shortly");

@@ -399,6 +399,34 @@ static const char SEQUENCE_SQL[] =
     " conversations_id_seq), (SELECT coalesce(max(s.conversation_id), 1) FROM statuses s"
     " WHERE s.tenant_id = $1))), eunha_recount($1)";
 
+/*
+ * Media keys of the restored rows ($1: the tenant), each moved under the
+ * tenant's own prefix "<id>/" when it names another: an archive is
+ * untrusted (and one exported from another tenant names that tenant's
+ * keys), and a row of this tenant naming another's file would let this
+ * tenant's media jobs read it and its deletion delete it. The archive
+ * holds no files; a rewritten key names a file the operator copies from
+ * the old prefix or that is missing, never someone else's. URLs (remote
+ * media, default avatars) are not keys and stay.
+ */
+static const char OWN_KEYS_SQL[] =
+    "WITH m AS (UPDATE media_attachments SET"
+    " file_key = CASE WHEN file_key LIKE '%://%' THEN file_key"
+    " ELSE regexp_replace(file_key, '^([0-9]*/)?', $1::bigint::text || '/') END,"
+    " preview_key = CASE WHEN preview_key LIKE '%://%' THEN preview_key"
+    " ELSE regexp_replace(preview_key, '^([0-9]*/)?', $1::bigint::text || '/') END"
+    " WHERE tenant_id = $1::bigint AND (file_key NOT LIKE $1::bigint::text || '/%'"
+    " OR preview_key NOT LIKE $1::bigint::text || '/%') RETURNING 1),"
+    " a AS (UPDATE accounts SET"
+    " avatar_url = CASE WHEN avatar_url LIKE '%://%' THEN avatar_url"
+    " ELSE regexp_replace(avatar_url, '^([0-9]*/)?', $1::bigint::text || '/') END,"
+    " header_url = CASE WHEN header_url LIKE '%://%' THEN header_url"
+    " ELSE regexp_replace(header_url, '^([0-9]*/)?', $1::bigint::text || '/') END"
+    " WHERE tenant_id = $1::bigint AND domain IS NULL"
+    " AND (avatar_url NOT LIKE $1::bigint::text || '/%' OR header_url NOT LIKE"
+    " $1::bigint::text || '/%') RETURNING 1)"
+    " SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM a)";
+
 /* Rows that triggers write when statuses and mentions go in (see
  * migrations/tenant/0006_social.sql); the restored rows replace them. */
 static const char TRIGGER_TABLE[] = "account_conversations";
@@ -476,6 +504,23 @@ on_sequence_set(PGresult *res, enum eu_db_status st, void *arg)
         return;
     }
     eu_db_conn_exec(r->conn, "COMMIT", on_restore_committed, r);
+}
+
+static void
+on_keys_owned(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct restore *r = arg;
+    if (st != EU_DB_OK) {
+        restore_fail(r, res, st, "keep the media keys under the tenant");
+        return;
+    }
+    long long moved = PQntuples(res) == 1 ? atoll(PQgetvalue(res, 0, 0)) : 0;
+    if (moved)
+        eu_log_warn("admin",
+                    "%lld restored rows named media files of another tenant; their keys now lie "
+                    "under this one's",
+                    moved);
+    eu_db_conn_query(r->conn, SEQUENCE_SQL, 0, NULL, on_sequence_set, r);
 }
 
 /* Writes ident double-quoted, as SQL wants a name that came from data. */
@@ -592,7 +637,7 @@ restore_insert_next(struct restore *r)
         free(sql);
         return;
     }
-    eu_db_conn_query(r->conn, SEQUENCE_SQL, 0, NULL, on_sequence_set, r);
+    eu_db_conn_query(r->conn, OWN_KEYS_SQL, 0, NULL, on_keys_owned, r);
 }
 
 static void restore_clear_next(struct restore *r);

@@ -285,13 +285,23 @@ on_files(PGresult *res, enum eu_db_status st, void *arg)
         return;
     int n = PQntuples(res);
     p->files_rows = n > 0 && !PQgetisnull(res, 0, 0) ? atol(PQgetvalue(res, 0, 0)) : 0;
-    p->files_pending = n > 1 ? n - 1 : 0;
+    /* Only the tenant's own keys: a row restored from an archive may name
+     * another tenant's file, which this deletion must leave alone. */
+    p->files_pending = 0;
+    for (int i = 1; i < n; i++) {
+        const char *key = PQgetvalue(res, i, 0);
+        if (eu_store_key_is_tenants(key, p->t->id))
+            p->files_pending++;
+        else
+            eu_log_warn("admin", "purge: not deleting '%s': not a key of this tenant", key);
+    }
     if (!p->files_pending) {
         files_next(p);
         return;
     }
     for (int i = 1; i < n; i++)
-        eu_store_del(p->app->store, PQgetvalue(res, i, 0), on_file_deleted, p);
+        if (eu_store_key_is_tenants(PQgetvalue(res, i, 0), p->t->id))
+            eu_store_del(p->app->store, PQgetvalue(res, i, 0), on_file_deleted, p);
 }
 
 static void

@@ -191,8 +191,9 @@ on_read(PGresult *res, enum eu_db_status st, void *arg)
     const struct eu_config *cfg = op->app->cfg;
     /* Counted with the tenant's password checks, so a tenant cannot fill
      * the pool however many tenants it is set up for at once. */
-    if (eu_cpupool_try_submit(op->app->cpu, &op->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
-                              cfg->cpu_queue_max, keygen_work, keygen_done, op) < 0) {
+    if (eu_cpupool_try_submit(op->app->cpu, op->tenant->id, &op->tenant->cpu_jobs,
+                              cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max, keygen_work,
+                              keygen_done, op) < 0) {
         finish(op, NULL, EU_DB_TIMEOUT);
         return;
     }

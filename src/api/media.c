@@ -95,14 +95,20 @@ const struct eu_sql eu_media_sql[] = {
                             " WHERE m.tenant_id = $1 AND m.id = $2::bigint"
                             " AND m.state = 'processing' RETURNING " MEDIA_COLS},
     /* An image processed: the stored original and preview replace the raw
-     * upload's size in the charge (the trigger moves the counter). */
+     * upload's size in the charge (the trigger moves the counter), only
+     * under the quota ($11, 0: none) and with the counter row locked as
+     * the insert has it: the files made can be larger than the upload, so
+     * checking the upload's bytes alone let uploads at once end far past
+     * the quota. */
     [EU_MEDIA_SQL_PROCESSED] =
         {"media.processed",
          "UPDATE media_attachments AS m SET state = 'ready', type = $3, meta = $4::jsonb,"
          " blurhash = $5, file_key = $6, file_content_type = $7, file_size = $8::bigint,"
          " preview_key = $9, preview_size = $10::bigint, processing_error = NULL,"
          " updated_at = now() WHERE m.tenant_id = $1 AND m.id = $2::bigint"
-         " AND m.state = 'processing' RETURNING " MEDIA_COLS},
+         " AND m.state = 'processing' AND ($11::bigint = 0 OR coalesce((SELECT c.media_bytes"
+         " FROM instance_counters c WHERE c.tenant_id = $1 FOR UPDATE), 0) - m.file_size"
+         " - m.preview_size + $8::bigint + $10::bigint <= $11::bigint) RETURNING " MEDIA_COLS},
     /* An image that cannot be processed (the job's case): kept to answer
      * 422 on GET, holding no files and no bytes. */
     [EU_MEDIA_SQL_FAILED] = {"media.failed",
@@ -195,6 +201,15 @@ eu_media_quota(const struct eu_config *cfg, const struct eu_tenant *t)
     return (long long)cfg->media_default_quota_bytes;
 }
 
+void
+eu_media_quota_message(char *out, size_t n, long long quota)
+{
+    snprintf(out, n,
+             "Validation failed: File would exceed this instance's media storage quota of %lld "
+             "bytes",
+             quota);
+}
+
 /* ------------------------------------------------------------ uploads */
 
 struct upload {
@@ -252,8 +267,15 @@ static void
 on_processed(struct eu_req *req, PGresult *res, void *arg)
 {
     struct upload *u = arg;
-    if (PQntuples(res) == 0)
-        eu_media_work_drop_files(u->w); /* deleted while it was processed */
+    if (PQntuples(res) == 0) {
+        /* Nobody but this request knows the id yet, so the row is there:
+         * the files made would take the tenant past its quota. */
+        eu_media_work_drop_files(u->w);
+        u->w->rc = -1;
+        eu_media_quota_message(u->w->err, sizeof(u->w->err), u->w->quota);
+        remove_and_reply(u);
+        return;
+    }
     eu_media_work_free(u->w);
     u->w = NULL;
     reply_entity(req, res, 200);
@@ -319,10 +341,9 @@ on_inserted(struct eu_req *req, PGresult *res, void *arg)
 {
     struct upload *u = arg;
     if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 422,
-                           "Validation failed: File would exceed this instance's media storage "
-                           "quota of %lld bytes",
-                           eu_media_quota(req->app->cfg, req->tenant));
+        char msg[200];
+        eu_media_quota_message(msg, sizeof(msg), eu_media_quota(req->app->cfg, req->tenant));
+        eu_req_reply_error(req, 422, "%s", msg);
         return;
     }
     snprintf(u->id, sizeof(u->id), "%s", PQgetvalue(res, 0, 0));
@@ -332,6 +353,7 @@ on_inserted(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     u->w = eu_media_work_new(req->app, req->tenant->id, u->id, u->data, u->len, on_work_done, u);
+    u->w->quota = eu_media_quota(req->app->cfg, req->tenant);
     eu_media_work_start(u->w, &req->tenant->cpu_jobs);
 }
 
@@ -518,9 +540,11 @@ on_destroyed(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     /* The row (and its charge) is gone; its files follow in the
-     * background, and a file left by a failed delete is only disk. */
+     * background, and a file left by a failed delete is only disk. Only
+     * keys of this tenant's: the row may have come from an archive. */
     for (int c = 0; c < 2; c++)
-        if (!PQgetisnull(res, 0, c))
+        if (!PQgetisnull(res, 0, c) &&
+            eu_store_key_is_tenants(PQgetvalue(res, 0, c), req->tenant->id))
             eu_store_del(req->app->store, PQgetvalue(res, 0, c), NULL, NULL);
     eu_req_reply_json(req, 200, json_object());
 }

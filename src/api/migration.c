@@ -458,8 +458,9 @@ on_me(struct eu_req *req, PGresult *res, void *arg)
         eu_arena_sprintf(req->arena, "%s/users/%s", eu_req_base_url(req), PQgetvalue(res, 0, 1));
     m->stored_hash = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
     const struct eu_config *cfg = req->app->cfg;
-    if (eu_cpupool_try_submit(req->app->cpu, &req->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
-                              cfg->cpu_queue_max, verify_work, on_verified, m) < 0) {
+    if (eu_cpupool_try_submit(req->app->cpu, req->tenant->id, &req->tenant->cpu_jobs,
+                              cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max, verify_work,
+                              on_verified, m) < 0) {
         eu_req_add_header(req, "Retry-After", "1");
         eu_req_reply_error(req, 503, "Too many password checks are waiting; try again shortly");
     }

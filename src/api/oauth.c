@@ -1160,8 +1160,9 @@ verify_password(struct flow *f, const char *stored, eu_cpupool_done_cb done)
     struct eu_req *req = f->req;
     f->stored_hash = stored ? strdup(stored) : NULL;
     const struct eu_config *cfg = req->app->cfg;
-    if (eu_cpupool_try_submit(req->app->cpu, &req->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
-                              cfg->cpu_queue_max, verify_work, done, f) < 0) {
+    if (eu_cpupool_try_submit(req->app->cpu, req->tenant->id, &req->tenant->cpu_jobs,
+                              cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max, verify_work, done,
+                              f) < 0) {
         free_password(f);
         reply_cpu_busy(req);
     }
@@ -1879,8 +1880,9 @@ on_signup_checked(PGresult *res, enum eu_db_status st, void *arg)
     }
     json_decref(fe.details);
     const struct eu_config *cfg = req->app->cfg;
-    if (eu_cpupool_try_submit(req->app->cpu, &req->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
-                              cfg->cpu_queue_max, signup_hash_work, signup_hash_done, su) < 0) {
+    if (eu_cpupool_try_submit(req->app->cpu, req->tenant->id, &req->tenant->cpu_jobs,
+                              cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max, signup_hash_work,
+                              signup_hash_done, su) < 0) {
         free(su->password);
         su->password = NULL;
         reply_cpu_busy(req);

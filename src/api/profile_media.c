@@ -126,7 +126,7 @@ process_next(struct profile_images *pi)
         pi->cb(pi->req, avatar, header, pi->arg);
         return;
     }
-    eu_cpupool_submit(pi->req->app->cpu, process_work, process_done, pi);
+    eu_cpupool_submit_for(pi->req->app->cpu, pi->req->tenant->id, process_work, process_done, pi);
 }
 
 /* Reads params[field] as an image file into im. Returns 0 (absent: im->data

@@ -45,6 +45,9 @@
 
 /* How long SIGTERM waits for in-flight requests before closing anyway. */
 #define DRAIN_SECONDS 10
+/* app->io: its jobs wait on the disk, not the CPU; two, so a read need not
+ * wait for one slow fsync. */
+#define IO_THREADS 2
 
 /* The background-work scheduler (src/queue/); kept here because struct
  * eu_app predates it. */
@@ -438,6 +441,7 @@ app_release(struct eu_app *app)
         for (int i = 0; i < 4; i++)
             event_base_loop(app->base, EVLOOP_NONBLOCK);
     eu_cpupool_free(app->cpu);
+    eu_cpupool_free(app->io);
     eu_router_free(app->router);
     if (app->base)
         event_base_free(app->base);
@@ -508,6 +512,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
     eu_auth_listen(&app);
     eu_stream_start(&app);
     app.cpu = eu_cpupool_new(app.base, app.cfg->cpu_threads);
+    app.io = eu_cpupool_new(app.base, IO_THREADS);
     struct eu_fetch_config fetch_cfg;
     eu_fetch_config_from(&fetch_cfg, app.cfg);
     if (!(app.fetch = eu_fetch_client_new(app.base, &fetch_cfg)))

@@ -1,7 +1,9 @@
 /*
- * The CPU pool. Completions go back to the loop through an eventfd, so the
- * loop needs no libevent thread support and a burst of completions costs one
- * wake-up.
+ * The CPU pool. Jobs wait in one queue per tenant and the threads take the
+ * queues in turn, so one tenant's heavy work (8K images) waits behind its
+ * own and not in front of everyone's sign-ins. Completions go back to the
+ * loop through an eventfd, so the loop needs no libevent thread support and
+ * a burst of completions costs one wake-up.
  */
 #include "eunha/cpupool.h"
 
@@ -16,18 +18,39 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 
+struct queue;
+
 struct job {
     struct job *next;
     eu_cpupool_work_cb work;
     eu_cpupool_done_cb done;
     void *arg;
     int *owner; /* the submitter's count of its jobs (eu_cpupool_try_submit), or NULL */
+    struct queue *q;
+};
+
+/*
+ * One tenant's jobs: those waiting, in order, and a count of those waiting
+ * or running. It lives while that count is not zero, so a tenant whose one
+ * job is running keeps the turn it was given (stamp) when more arrive.
+ */
+struct queue {
+    int64_t tenant;
+    struct job *head, *tail;
+    uint64_t stamp; /* pool->turns when it last had a turn; 0: none yet */
+    int pending;
+    struct queue *next;
 };
 
 struct eu_cpupool {
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    struct job *todo_head, *todo_tail;
+    /* Every queue with jobs waiting or running. Looked through linearly:
+     * it holds the tenants with work in the pool right now, which the
+     * per-tenant caps of its submitters keep short. */
+    struct queue *queues;
+    uint64_t turns;
+    int waiting; /* jobs in queues, not yet taken */
     struct job *done_head, *done_tail;
     bool stopping;
     int queued; /* jobs submitted and not yet done; loop thread only */
@@ -48,23 +71,62 @@ push(struct job **head, struct job **tail, struct job *j)
     *tail = j;
 }
 
+/*
+ * The next job, under the lock: the first of the queue whose last turn is
+ * the oldest (a tenant that had none yet goes first). So a tenant with a
+ * thousand images waiting has one turn in each round, like a tenant with
+ * one sign-in: the sign-in runs after at most one image per thread, not
+ * after the thousand.
+ */
+static struct job *
+take(struct eu_cpupool *pool)
+{
+    struct queue *best = NULL;
+    for (struct queue *q = pool->queues; q; q = q->next)
+        if (q->head && (!best || q->stamp < best->stamp))
+            best = q;
+    if (!best)
+        return NULL;
+    struct job *j = best->head;
+    best->head = j->next;
+    if (!best->head)
+        best->tail = NULL;
+    best->stamp = ++pool->turns;
+    pool->waiting--;
+    return j;
+}
+
+/* A job of q is done, under the lock: q goes when it holds no more. */
+static void
+release(struct eu_cpupool *pool, struct queue *q)
+{
+    if (--q->pending > 0)
+        return;
+    for (struct queue **p = &pool->queues; *p; p = &(*p)->next) {
+        if (*p == q) {
+            *p = q->next;
+            break;
+        }
+    }
+    free(q);
+}
+
 static void *
 thread_main(void *p)
 {
     struct eu_cpupool *pool = p;
     pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (!pool->todo_head && !pool->stopping)
+        while (!pool->waiting && !pool->stopping)
             pthread_cond_wait(&pool->cond, &pool->lock);
-        struct job *j = pool->todo_head;
+        struct job *j = take(pool);
         if (!j)
             break; /* stopping and drained */
-        pool->todo_head = j->next;
-        if (!pool->todo_head)
-            pool->todo_tail = NULL;
         pthread_mutex_unlock(&pool->lock);
         j->work(j->arg);
         pthread_mutex_lock(&pool->lock);
+        release(pool, j->q);
+        j->q = NULL;
         push(&pool->done_head, &pool->done_tail, j);
         uint64_t one = 1;
         ssize_t w = write(pool->efd, &one, sizeof(one));
@@ -127,8 +189,8 @@ eu_cpupool_new(struct event_base *base, int nthreads)
 }
 
 static void
-enqueue(struct eu_cpupool *pool, eu_cpupool_work_cb work, eu_cpupool_done_cb done, void *arg,
-        int *owner)
+enqueue(struct eu_cpupool *pool, int64_t tenant, eu_cpupool_work_cb work, eu_cpupool_done_cb done,
+        void *arg, int *owner)
 {
     struct job *j = eu_xmalloc(sizeof(*j));
     j->work = work;
@@ -139,7 +201,21 @@ enqueue(struct eu_cpupool *pool, eu_cpupool_work_cb work, eu_cpupool_done_cb don
     if (owner)
         (*owner)++;
     pthread_mutex_lock(&pool->lock);
-    push(&pool->todo_head, &pool->todo_tail, j);
+    /* A new queue goes last, so tenants that have not had a turn yet
+     * (stamp 0) get theirs in the order they came. */
+    struct queue **p = &pool->queues;
+    while (*p && (*p)->tenant != tenant)
+        p = &(*p)->next;
+    struct queue *q = *p;
+    if (!q) {
+        q = eu_xcalloc(1, sizeof(*q));
+        q->tenant = tenant;
+        *p = q;
+    }
+    j->q = q;
+    q->pending++;
+    push(&q->head, &q->tail, j);
+    pool->waiting++;
     pthread_cond_signal(&pool->cond);
     pthread_mutex_unlock(&pool->lock);
 }
@@ -148,16 +224,23 @@ void
 eu_cpupool_submit(struct eu_cpupool *pool, eu_cpupool_work_cb work, eu_cpupool_done_cb done,
                   void *arg)
 {
-    enqueue(pool, work, done, arg, NULL);
+    enqueue(pool, 0, work, done, arg, NULL);
+}
+
+void
+eu_cpupool_submit_for(struct eu_cpupool *pool, int64_t tenant, eu_cpupool_work_cb work,
+                      eu_cpupool_done_cb done, void *arg)
+{
+    enqueue(pool, tenant, work, done, arg, NULL);
 }
 
 int
-eu_cpupool_try_submit(struct eu_cpupool *pool, int *owner, int owner_max, int pool_max,
-                      eu_cpupool_work_cb work, eu_cpupool_done_cb done, void *arg)
+eu_cpupool_try_submit(struct eu_cpupool *pool, int64_t tenant, int *owner, int owner_max,
+                      int pool_max, eu_cpupool_work_cb work, eu_cpupool_done_cb done, void *arg)
 {
     if ((owner_max > 0 && *owner >= owner_max) || (pool_max > 0 && pool->queued >= pool_max))
         return -1;
-    enqueue(pool, work, done, arg, owner);
+    enqueue(pool, tenant, work, done, arg, owner);
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #include "eunha/mem.h"
 #include "eunha/queue.h"
 #include "eunha/sql.h"
+#include "eunha/tenant.h"
 
 /* Mastodon removes unattached uploads after a day. */
 #define UNATTACHED_RETENTION_S "86400"
@@ -97,6 +98,7 @@ eu_media_files_delete_run(struct eu_job *job)
         eu_job_done(job, "no media store");
         return;
     }
+    int64_t tenant_id = eu_job_tenant(job)->id;
     struct files_delete *fd = eu_xcalloc(1, sizeof(*fd));
     fd->job = job;
     /* Counted first: the callbacks run later, but the count must be whole
@@ -104,7 +106,11 @@ eu_media_files_delete_run(struct eu_job *job)
     fd->pending = (int)n;
     for (size_t i = 0; i < n; i++) {
         const char *key = json_string_value(json_array_get(keys, i));
-        if (!key) {
+        /* A job restored from an archive may name any key: only the
+         * tenant's own are deleted. */
+        if (!key || !eu_store_key_is_tenants(key, tenant_id)) {
+            if (key)
+                eu_log_warn("media", "not deleting '%s': not a key of this tenant", key);
             on_file_deleted(0, fd);
             continue;
         }

@@ -6,8 +6,9 @@
  * Untrusted files are the normal case here, so: every decoder's header is
  * read and the pixel count checked before any pixel memory is allocated
  * (a 50000x50000 PNG is a few hundred bytes); libjpeg's and libpng's fatal
- * errors come back through setjmp instead of exit(); a JPEG that ends early
- * is an error rather than the grey fill libjpeg would hand back; the CPU
+ * errors come back through setjmp instead of exit(); a JPEG with pixels
+ * missing (cut short, even with its end marker) is an error rather than the
+ * grey fill libjpeg would hand back; the CPU
  * budget is checked between rows. Nothing is shared between calls, so CPU
  * pool threads may run it at once.
  */
@@ -211,13 +212,25 @@ on_jpeg_exit(j_common_ptr c)
     longjmp(((struct jpeg_err *)c->err)->jb, 1);
 }
 
-/* Warnings are silent, except the end of the data: libjpeg would fill the
- * rest with grey and call it a success. */
+/* Warnings are silent, except those that say pixels are missing: libjpeg
+ * would fill them with grey and call it a success. The data can end early
+ * (JPEG_EOF), or the scan can stop at a marker before its last block, as
+ * when a writer gave up and still wrote the end marker (HIT_MARKER), or
+ * hold codes that decode to nothing (the rest). */
 static void
 on_jpeg_message(j_common_ptr c, int level)
 {
-    if (level < 0 && c->err->msg_code == JWRN_JPEG_EOF)
+    if (level >= 0)
+        return;
+    switch (c->err->msg_code) {
+    case JWRN_JPEG_EOF:
+    case JWRN_HIT_MARKER:
+    case JWRN_MUST_RESYNC:
+    case JWRN_HUFF_BAD_CODE:
         longjmp(((struct jpeg_err *)c->err)->jb, 1);
+    default:
+        break;
+    }
 }
 
 static void

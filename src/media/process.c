@@ -137,9 +137,9 @@ process_done(void *arg)
 }
 
 void
-eu_media_work_processed_params(const struct eu_media_work *w,
-                               const char *p[EU_MEDIA_PROCESSED_NPARAMS])
+eu_media_work_processed_params(struct eu_media_work *w, const char *p[EU_MEDIA_PROCESSED_NPARAMS])
 {
+    snprintf(w->quota_text, sizeof(w->quota_text), "%lld", w->quota);
     p[0] = w->media_id;
     p[1] = eu_media_type_name(w->img.type);
     p[2] = w->meta;
@@ -149,6 +149,7 @@ eu_media_work_processed_params(const struct eu_media_work *w,
     p[6] = w->original_size;
     p[7] = w->small_key;
     p[8] = w->small_size;
+    p[9] = w->quota_text;
 }
 
 void
@@ -165,5 +166,6 @@ eu_media_work_start(struct eu_media_work *w, int *owner)
      * upload API refuses a tenant at its cap before storing anything, and
      * the media queue runs a bounded number of a tenant's jobs), so its
      * password checks and uploads share one per-tenant bound. */
-    eu_cpupool_try_submit(w->app->cpu, owner, INT_MAX, 0, process_work, process_done, w);
+    eu_cpupool_try_submit(w->app->cpu, w->tenant_id, owner, INT_MAX, 0, process_work, process_done,
+                          w);
 }

@@ -73,10 +73,26 @@ on_recorded(PGresult *res, enum eu_db_status st, void *arg)
     if (run_failed(r, res, st, "record"))
         return;
     struct eu_app *app = eu_job_app(r->job);
-    if (r->w && r->w->rc == 0 && PQntuples(res) == 0)
-        eu_media_work_drop_files(r->w); /* the upload went while it was processed */
+    if (r->w && r->w->rc == 0 && PQntuples(res) == 0) {
+        /* The upload went while it was processed, or its files would take
+         * the tenant past its quota: a failure then (a no-op if it went). */
+        eu_media_work_drop_files(r->w);
+        r->w->rc = -1;
+        eu_media_quota_message(r->w->err, sizeof(r->w->err), r->w->quota);
+        const char *p[] = {r->id, r->w->err};
+        eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_FAILED], 2, p, on_recorded, r);
+        return;
+    }
     eu_store_del(app->store, r->raw_key, NULL, NULL);
     run_finish(r, NULL);
+}
+
+static void
+on_refused(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct run *r = arg;
+    if (!run_failed(r, res, st, "record"))
+        run_finish(r, NULL);
 }
 
 static void
@@ -115,6 +131,7 @@ on_got(int rc, unsigned char *data, size_t len, void *arg)
     struct eu_app *app = eu_job_app(r->job);
     struct eu_tenant *t = eu_job_tenant(r->job);
     r->w = eu_media_work_new(app, t->id, r->id, data, len, on_work_done, r);
+    r->w->quota = eu_media_quota(app->cfg, t);
     eu_media_work_start(r->w, &t->cpu_jobs);
 }
 
@@ -127,6 +144,15 @@ on_row(PGresult *res, enum eu_db_status st, void *arg)
     if (PQntuples(res) == 0 || strcmp(PQgetvalue(res, 0, 0), "processing") != 0 ||
         PQgetisnull(res, 0, 1)) {
         run_finish(r, NULL); /* deleted, or done by an earlier run */
+        return;
+    }
+    if (!eu_store_key_is_tenants(PQgetvalue(res, 0, 1), eu_job_tenant(r->job)->id)) {
+        /* A row restored from an archive may name another tenant's file:
+         * neither read nor delete it; the row fails as an unusable file. */
+        eu_log_warn("media", "media %s names '%s', not a key of this tenant", r->id,
+                    PQgetvalue(res, 0, 1));
+        const char *p[] = {r->id, "Validation failed: File could not be processed"};
+        eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_FAILED], 2, p, on_refused, r);
         return;
     }
     r->raw_key = eu_xstrdup(PQgetvalue(res, 0, 1));

@@ -5,12 +5,22 @@
  * A tenant's host serves only keys under its own id, so one tenant's host
  * is never a window onto another's files: anything else is 404, as is a
  * name whose extension we do not store (which also keeps the store's
- * temporary files out of reach). The file is opened and measured on the
- * CPU pool; its bytes go from the page cache to the socket through
- * evbuffer_add_file() (sendfile), so the loop neither blocks on the disk
- * nor copies the file. Files are immutable (a new upload is a new key), so
- * they are cached for a year; single byte ranges are served (206), since
- * players seek in video and audio.
+ * temporary files out of reach). The file is opened, measured and its
+ * first bytes sniffed on the I/O pool (app->io), in the tenant's queue, so
+ * a read never waits behind image work; its bytes go from the page cache
+ * to the socket through evbuffer_add_file() (sendfile), so the loop
+ * neither blocks on the disk nor copies the file. Files are immutable (a
+ * new upload is a new key), so they are cached for a year; single byte
+ * ranges are served (206), since players seek in video and audio.
+ *
+ * Some files are kept as uploaded (animated GIF, video, audio), and a file
+ * can be two formats at once (a GIF that is also a script), so nothing
+ * here lets a browser treat one as anything but media: the type is the
+ * one the file's own bytes and its name agree on, never guessed
+ * (nosniff), and the answer may run nothing, load nothing and is its own
+ * sandboxed origin (CSP "default-src 'none'; sandbox"). A file whose bytes
+ * are not the media its name says is served as an attachment of
+ * application/octet-stream.
  */
 #include "eunha/mediaapi.h"
 
@@ -47,16 +57,25 @@ static const struct {
 };
 
 static const char *
-type_of(const char *name)
+type_of_ext(const char *ext)
 {
-    const char *dot = strrchr(name, '.');
-    if (!dot)
-        return NULL;
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-        if (strcmp(dot + 1, types[i].ext) == 0)
+        if (strcmp(ext, types[i].ext) == 0)
             return types[i].type;
     return NULL;
 }
+
+static const char *
+type_of(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot ? type_of_ext(dot + 1) : NULL;
+}
+
+/* Bytes read to tell what a file is: as many as eu_media_sniff() looks at
+ * (an MP4's brands can run to 4 KiB), so it says here what it said when the
+ * file was uploaded. */
+#define SNIFF_BYTES 4096
 
 struct serve {
     struct eu_req *req;
@@ -65,6 +84,8 @@ struct serve {
     int fd;
     off_t size;
     time_t mtime;
+    unsigned char head[SNIFF_BYTES]; /* the file's first bytes */
+    size_t head_len;
 };
 
 /* On a pool thread: nothing but the path. */
@@ -83,6 +104,31 @@ open_work(void *arg)
     }
     s->size = st.st_size;
     s->mtime = st.st_mtime;
+    ssize_t n = pread(s->fd, s->head, sizeof(s->head), 0);
+    s->head_len = n > 0 ? (size_t)n : 0;
+}
+
+/*
+ * The Content-Type to send for file: the type its name says when its first
+ * bytes say the same, else NULL (serve it as an attachment of bytes).
+ */
+static const char *
+type_checked(const struct serve *s, const char *file)
+{
+    const char *named = type_of(file);
+    struct eu_media_sniff sn;
+    if (!named || eu_media_sniff(s->head, s->head_len, &sn) < 0)
+        return NULL;
+    const char *sniffed = type_of_ext(sn.ext);
+    return sniffed && strcmp(sniffed, named) == 0 ? named : NULL;
+}
+
+/* Headers on every /system/ answer, errors included. */
+static void
+add_media_headers(struct eu_req *req)
+{
+    eu_req_add_header(req, "X-Content-Type-Options", "nosniff");
+    eu_req_add_header(req, "Content-Security-Policy", "default-src 'none'; sandbox");
 }
 
 /*
@@ -171,7 +217,11 @@ open_done(void *arg)
                  (long long)s->size);
         eu_req_add_header(req, "Content-Range", buf);
     }
-    const char *ctype = type_of(eu_req_param(req, "file"));
+    const char *ctype = type_checked(s, eu_req_param(req, "file"));
+    if (!ctype) {
+        ctype = "application/octet-stream";
+        eu_req_add_header(req, "Content-Disposition", "attachment");
+    }
     off_t len = s->size == 0 ? 0 : last - first + 1;
     struct evbuffer *body = evbuffer_new();
     if (req->method == EU_HTTP_HEAD) {
@@ -193,6 +243,7 @@ eu_media_serve(struct eu_req *req)
     const struct eu_config *cfg = req->app->cfg;
     const char *tenant = eu_req_param(req, "tenant");
     const char *file = eu_req_param(req, "file");
+    add_media_headers(req);
     char own[24];
     snprintf(own, sizeof(own), "%lld", (long long)req->tenant->id);
     if (strcmp(cfg->media_storage, "local") != 0 || !tenant || strcmp(tenant, own) != 0 || !file ||
@@ -214,5 +265,5 @@ eu_media_serve(struct eu_req *req)
      * larger than the file it was made from. */
     size_t img = cfg->media_image_size_limit, vid = cfg->media_video_size_limit;
     s->max = 2 * (img > vid ? img : vid);
-    eu_cpupool_submit(req->app->cpu, open_work, open_done, s);
+    eu_cpupool_submit_for(req->app->io, req->tenant->id, open_work, open_done, s);
 }

@@ -3,7 +3,9 @@
  * backend: files under [media] root, one path per key, so the tree is what
  * a front proxy serves from as well as what src/media/serve.c serves.
  *
- * Every file operation runs on the CPU pool, never on the loop: a write is
+ * Every file operation runs on the I/O pool (app->io), never on the loop
+ * and never behind image work on the CPU pool, in the queue of the tenant
+ * the key belongs to: a write is
  * a temporary file in the key's folder, fsync, then rename over the key,
  * so a reader (or a crash) sees the old file or the whole new one, never a
  * part. Each operation carries its own copy of the path, so the store may
@@ -70,6 +72,27 @@ eu_store_key_is_valid(const char *key)
         if (!ok)
             return false;
     }
+}
+
+/* The tenant a key is filed under (its leading number), 0 when none. */
+static int64_t
+key_tenant(const char *key)
+{
+    int64_t id = 0;
+    for (const char *p = key; *p >= '0' && *p <= '9'; p++) {
+        if (id > (INT64_MAX - 9) / 10)
+            return 0;
+        id = id * 10 + (*p - '0');
+    }
+    return id;
+}
+
+bool
+eu_store_key_is_tenants(const char *key, int64_t tenant_id)
+{
+    char prefix[24];
+    int n = snprintf(prefix, sizeof(prefix), "%lld/", (long long)tenant_id);
+    return tenant_id > 0 && eu_store_key_is_valid(key) && strncmp(key, prefix, (size_t)n) == 0;
 }
 
 char *
@@ -269,7 +292,7 @@ local_put(void *impl, const char *key, const unsigned char *data, size_t len,
     op->len = len;
     op->done = cb;
     op->arg = arg;
-    eu_cpupool_submit(l->app->cpu, op_work, op_done, op);
+    eu_cpupool_submit_for(l->app->io, key_tenant(op->key), op_work, op_done, op);
 }
 
 static void
@@ -279,7 +302,7 @@ local_del(void *impl, const char *key, eu_store_done_cb cb, void *arg)
     struct op *op = op_new(l, OP_DEL, key);
     op->done = cb;
     op->arg = arg;
-    eu_cpupool_submit(l->app->cpu, op_work, op_done, op);
+    eu_cpupool_submit_for(l->app->io, key_tenant(op->key), op_work, op_done, op);
 }
 
 static void
@@ -290,7 +313,7 @@ local_get(void *impl, const char *key, size_t max_len, eu_store_got_cb cb, void 
     op->max_len = max_len;
     op->got_cb = cb;
     op->arg = arg;
-    eu_cpupool_submit(l->app->cpu, op_work, op_done, op);
+    eu_cpupool_submit_for(l->app->io, key_tenant(op->key), op_work, op_done, op);
 }
 
 static char *

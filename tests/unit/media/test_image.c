@@ -621,6 +621,29 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/* Cut anywhere in its scan, with or without an end marker after the cut
+ * (what a writer that stopped half-way leaves): refused, never a picture
+ * with a grey rest. */
+START_TEST(test_truncated_jpeg_everywhere)
+{
+    unsigned char *rgb = two_band_rgb(200, 200);
+    struct buf jpeg = make_jpeg(rgb, 200, 200, 0);
+    unsigned char *cut = malloc(jpeg.len + 2);
+    for (size_t n = jpeg.len / 4; n + 2 < jpeg.len; n += jpeg.len / 37) {
+        memcpy(cut, jpeg.p, n);
+        struct buf b = {cut, n};
+        expect_refused(&b, "could not be processed");
+        cut[n] = 0xFF;
+        cut[n + 1] = 0xD9;
+        b.len = n + 2;
+        expect_refused(&b, "could not be processed");
+    }
+    free(cut);
+    free(jpeg.p);
+    free(rgb);
+}
+END_TEST
+
 START_TEST(test_garbage)
 {
     unsigned char junk[300];
@@ -729,6 +752,7 @@ image_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("hostile");
     tcase_add_test(tc, test_truncated);
+    tcase_add_test(tc, test_truncated_jpeg_everywhere);
     tcase_add_test(tc, test_garbage);
     tcase_add_test(tc, test_pixel_bombs);
     tcase_add_test(tc, test_cpu_budget);
