@@ -10,7 +10,10 @@
  * SHA-256 hashes (they are 32 random bytes, so no slow hash is needed). A
  * client secret is shown once, in the reply that registers the app.
  * Authorization codes are single-use because the statement that redeems one
- * also marks it used. Passwords are checked with argon2id on the CPU pool.
+ * also marks it used, and a spent code presented again revokes the tokens
+ * it was exchanged for. PKCE is S256 only: a "plain" challenge is the
+ * verifier itself, so it protects nothing once the authorization request
+ * is seen. Passwords are checked with argon2id on the CPU pool.
  *
  * The sign-in pages keep a browser session in web_sessions (cookie
  * "_eunha_session", HttpOnly, SameSite=Lax, Secure under https). A browser
@@ -71,6 +74,7 @@ enum {
     OAUTH_GRANT_CREATE,
     OAUTH_TOKEN_CREATE,
     OAUTH_CODE_REDEEM,
+    OAUTH_CODE_REPLAYED,
     OAUTH_TOKEN_CLIENT,
     OAUTH_REVOKE_LOAD,
     OAUTH_REVOKE,
@@ -130,7 +134,7 @@ const struct eu_sql eu_oauth_sql[] = {
     [OAUTH_TOKEN_CREATE] =
         {"oauth.token_create",
          "INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash, "
-         "scopes) VALUES ($1, $2, $3, $4, $5) "
+         "scopes, grant_id) VALUES ($1, $2, $3, $4, $5, $6) "
          "RETURNING extract(epoch FROM created_at)::bigint"},
     /* Marking the code used in the statement that reads it makes it
      * single-use even under concurrent redemptions. */
@@ -141,7 +145,16 @@ const struct eu_sql eu_oauth_sql[] = {
                            " AND g.code_hash = $2 AND g.application_id = $3"
                            " AND g.revoked_at IS NULL AND g.expires_at > now()"
                            " RETURNING g.user_id, g.redirect_uri, g.scopes, g.code_challenge,"
-                           " g.code_challenge_method, a.suspended_at IS NULL AND u.approved"},
+                           " g.code_challenge_method, a.suspended_at IS NULL AND u.approved, g.id"},
+    /* A code presented again after it was spent: revoke the tokens it was
+     * exchanged for, returning their hashes for the caches. */
+    [OAUTH_CODE_REPLAYED] = {"oauth.code_replayed",
+                             "UPDATE oauth_access_tokens t SET revoked_at = now()"
+                             " FROM oauth_access_grants g WHERE g.tenant_id = $1"
+                             " AND g.code_hash = $2 AND g.application_id = $3"
+                             " AND g.revoked_at IS NOT NULL AND t.tenant_id = $1"
+                             " AND t.grant_id = g.id AND t.revoked_at IS NULL"
+                             " RETURNING t.token_hash"},
     [OAUTH_TOKEN_CLIENT] = {"oauth.token_client",
                             "SELECT id, client_secret_hash, scopes FROM oauth_applications "
                             "WHERE tenant_id = $1 AND client_id = $2"},
@@ -865,11 +878,10 @@ validate_authz(struct flow *f)
     }
     f->a.scope = scope;
     if (f->a.code_challenge) {
-        if (!f->a.code_challenge_method)
-            f->a.code_challenge_method = "plain";
+        /* No method means "plain" (RFC 7636 4.3), refused like it: the
+         * metadata offers S256 alone, as Mastodon does. */
         size_t n = strlen(f->a.code_challenge);
-        if ((strcmp(f->a.code_challenge_method, "S256") != 0 &&
-             strcmp(f->a.code_challenge_method, "plain") != 0) ||
+        if (!f->a.code_challenge_method || strcmp(f->a.code_challenge_method, "S256") != 0 ||
             n < 43 || n > 128) {
             redirect_to_client(f, NULL, "invalid_request",
                                "The code challenge or its method is not supported.");
@@ -1323,8 +1335,10 @@ authorize_decide(struct eu_req *req)
 struct tok {
     struct flow f; /* f.req, f.params, f.app_id, f.app_scopes, user fields */
     const char *grant_type, *client_id, *client_secret, *scope;
+    const char *grant_id; /* the code's grant, for an authorization_code token; else NULL */
     bool client_authenticated;
     char token[EU_AUTH_TOKEN_LEN];
+    char code_hash[65]; /* authorization_code: the code presented, hashed */
 };
 
 /* Client credentials from the form (client_secret_post) or HTTP Basic
@@ -1374,8 +1388,8 @@ issue_token(struct tok *t, int64_t user_id)
     eu_auth_token_hash(t->token, hash);
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
     const char *uid = user_id ? eu_arena_sprintf(req->arena, "%lld", (long long)user_id) : NULL;
-    const char *p[] = {app, uid, hash, t->scope};
-    eu_req_stmt(req, &eu_oauth_sql[OAUTH_TOKEN_CREATE], 4, p, on_token_created, t);
+    const char *p[] = {app, uid, hash, t->scope, t->grant_id};
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_TOKEN_CREATE], 5, p, on_token_created, t);
 }
 
 /* The requested scope (default "read") within the app's; false after
@@ -1392,18 +1406,16 @@ take_scope(struct tok *t)
     return true;
 }
 
-/* base64url(SHA-256(verifier)) without padding equals the challenge (S256),
- * or the verifier itself does (plain). */
+/* base64url(SHA-256(verifier)) without padding equals the challenge (S256).
+ * A "plain" grant stored before plain was refused at authorize fails too. */
 static bool
 pkce_ok(const char *method, const char *challenge, const char *verifier)
 {
-    if (!verifier)
+    if (!verifier || strcmp(method, "S256") != 0)
         return false;
     size_t n = strlen(verifier);
     if (n < 43 || n > 128)
         return false;
-    if (strcmp(method, "plain") == 0)
-        return secret_equal(challenge, verifier);
     unsigned char h[crypto_hash_sha256_BYTES];
     crypto_hash_sha256(h, (const unsigned char *)verifier, n);
     char enc[64];
@@ -1412,11 +1424,27 @@ pkce_ok(const char *method, const char *challenge, const char *verifier)
 }
 
 static void
+on_code_replayed(struct eu_req *req, PGresult *res, void *arg)
+{
+    for (int i = 0; i < PQntuples(res); i++)
+        eu_auth_cache_forget(req->app, req->tenant, PQgetvalue(res, i, 0));
+    if (PQntuples(res) > 0)
+        eu_log_warn("oauth", "authorization code presented again: revoked %d token(s) issued for it",
+                    PQntuples(res));
+    reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
+}
+
+static void
 on_code_redeemed(struct eu_req *req, PGresult *res, void *arg)
 {
     struct tok *t = arg;
     if (PQntuples(res) != 1) {
-        reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
+        /* Unknown, expired or already spent. If spent, whoever holds the
+         * code besides the client may have redeemed it first: RFC 6749
+         * 4.1.2 has the tokens issued for it revoked. */
+        const char *p[] = {t->code_hash,
+                           eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id)};
+        eu_req_stmt(req, &eu_oauth_sql[OAUTH_CODE_REPLAYED], 2, p, on_code_replayed, t);
         return;
     }
     /* RFC 6749 4.1.3: the URI the code was sent to, exactly (authorize
@@ -1442,6 +1470,7 @@ on_code_redeemed(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     t->scope = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 2));
+    t->grant_id = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 6));
     issue_token(t, strtoll(PQgetvalue(res, 0, 0), NULL, 10));
 }
 
@@ -1460,10 +1489,9 @@ grant_authorization_code(struct tok *t)
         reply_oauth_error(req, 400, "invalid_request", "Missing required parameter: redirect_uri.");
         return;
     }
-    char hash[65];
-    eu_auth_token_hash(code, hash);
+    eu_auth_token_hash(code, t->code_hash);
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
-    const char *p[] = {hash, app};
+    const char *p[] = {t->code_hash, app};
     eu_req_stmt(req, &eu_oauth_sql[OAUTH_CODE_REDEEM], 2, p, on_code_redeemed, t);
 }
 
