@@ -22,13 +22,19 @@
  * and so does a failed attempt, whose form and token are then spent.
  *
  * Sign-in attempts, through the form and the password grant alike, are
- * counted per client IP and per login in Redis before anything is looked
- * up or hashed ([limits] sign_in_attempts_*), so guessing is slow and a
- * flood of guesses costs the CPU pool nothing.
+ * counted in Redis per client IP before anything is looked up, then per
+ * account and client IP together before anything is hashed ([limits]
+ * sign_in_attempts_*), so guessing is slow and a flood of guesses costs
+ * the CPU pool nothing. The account's counter is its user id, so its
+ * e-mail address and username share it; pairing it with the IP means a
+ * guesser elsewhere cannot lock the owner out. Guesses spread over many
+ * addresses meet a per-account cap in all, which addresses the account
+ * has signed in from lately are not held to.
  */
 #include "eunha/routes.h"
 
 #include <ctype.h>
+#include <hiredis/hiredis.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <sodium.h>
@@ -48,6 +54,7 @@
 #include "eunha/log.h"
 #include "eunha/params.h"
 #include "eunha/ratelimit.h"
+#include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "web_internal.h"
@@ -62,6 +69,13 @@
 /* Mastodon's windows for its sign-in throttles; the counts are config. */
 #define SIGN_IN_IP_PERIOD_S 300
 #define SIGN_IN_LOGIN_PERIOD_S 3600
+/* The per-account cap over all addresses not known to the account, as a
+ * multiple of the per-account-and-IP limit: a few addresses' worth, so a
+ * guesser who rotates addresses gains little, and the owner's own address
+ * never meets it. */
+#define SIGN_IN_ACCOUNT_FACTOR 4
+/* How long an address the account signed in from stays known. */
+#define SIGN_IN_KNOWN_TTL_S (30 * 24 * 3600)
 
 enum {
     OAUTH_APP_CREATE,
@@ -611,6 +625,7 @@ struct flow {
     const char *login;
     char *password; /* malloc'd; wiped and freed after hashing */
     char *stored_hash;
+    const char *stored; /* the user's password hash (arena), NULL for nobody */
     bool approved, suspended;
     int verify_rc;
     /* a failed sign-in, answered once the session has been rotated */
@@ -996,14 +1011,17 @@ form_login(json_t *params)
     return login ? login : str_or_null(eu_param_str(params, "username"));
 }
 
-/* The per-login counter's "who" (arena): a hash of the login folded as the
- * lookup folds it, so case variants share one counter, a long login makes
- * no long key and no address is kept in Redis. An account's username and
- * e-mail address still count apart: tying them would need the lookup first
- * and would tell a guesser which address belongs to which username. */
+/* The account a sign-in attempt counts against (arena): "u<id>" once the
+ * lookup found the user, so its e-mail address and username share one
+ * counter; for a login that names nobody a hash of it folded as the lookup
+ * folds it, so guesses at absent logins are throttled alike (no answer
+ * tells which exist), a long login makes no long key and no address is
+ * kept in Redis. */
 static const char *
-login_key(struct eu_req *req, const char *login)
+account_key(struct eu_req *req, int64_t user_id, const char *login)
 {
+    if (user_id)
+        return eu_arena_sprintf(req->arena, "u%lld", (long long)user_id);
     char *folded = eu_arena_strdup(req->arena, login);
     for (char *c = folded; *c; c++)
         *c = (char)tolower((unsigned char)*c);
@@ -1013,21 +1031,83 @@ login_key(struct eu_req *req, const char *login)
 }
 
 /* Counts one sign-in attempt, by the HTML form or the password grant
- * alike, against the client's IP and against login (NULL: the IP alone),
- * then calls done as eu_ratelimit_check() does. */
+ * alike, against the client's IP, then calls done as eu_ratelimit_check()
+ * does. The account's counters come after the lookup (count_account). */
 static void
-count_sign_in(struct eu_req *req, const char *login, eu_ratelimit_done_cb done, void *arg)
+count_sign_in(struct eu_req *req, eu_ratelimit_done_cb done, void *arg)
 {
     const struct eu_config *cfg = req->app->cfg;
+    struct eu_ratelimit ip = {"signin", eu_ratelimit_client(req), cfg->sign_ins_per_ip_per_5min,
+                              SIGN_IN_IP_PERIOD_S};
+    eu_ratelimit_check(req, &ip, 1, done, arg);
+}
+
+/* The Redis set of the addresses account signed in from (arena). */
+static const char *
+known_key(struct eu_req *req, const char *account)
+{
+    return eu_arena_sprintf(req->arena, "%ssignin_known:%s", req->tenant->key_prefix, account);
+}
+
+struct account_count {
+    struct eu_req *req;
+    const char *account, *client;
+    eu_ratelimit_done_cb done;
+    void *arg;
+};
+
+static void
+on_known_checked(struct redisReply *reply, void *arg)
+{
+    struct account_count *c = arg;
+    struct eu_req *req = c->req;
+    eu_req_enter(req);
+    const struct eu_config *cfg = req->app->cfg;
+    /* Redis down (NULL): counting fails open below as well. */
+    bool known = reply && reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
+    int per = cfg->sign_ins_per_login_per_hour;
     struct eu_ratelimit limits[2] = {
-        {"signin", eu_ratelimit_client(req), cfg->sign_ins_per_ip_per_5min, SIGN_IN_IP_PERIOD_S},
+        {"signin", eu_arena_sprintf(req->arena, "%s:%s", c->account, c->client), per,
+         SIGN_IN_LOGIN_PERIOD_S},
+        {"signin", c->account, per > 0 ? per * SIGN_IN_ACCOUNT_FACTOR : 0, SIGN_IN_LOGIN_PERIOD_S},
     };
-    int n = 1;
-    if (login)
-        limits[n++] =
-            (struct eu_ratelimit){"signin", login_key(req, login), cfg->sign_ins_per_login_per_hour,
-                                  SIGN_IN_LOGIN_PERIOD_S};
-    eu_ratelimit_check(req, limits, n, done, arg);
+    eu_ratelimit_check(req, limits, known ? 1 : 2, c->done, c->arg);
+}
+
+/* Counts one attempt on the account the lookup found (user_id, or 0 and
+ * the login as typed) from this client: per account and address together,
+ * and, unless the account signed in from this address before, per account
+ * in all. Then done as eu_ratelimit_check() does. */
+static void
+count_account(struct eu_req *req, int64_t user_id, const char *login, eu_ratelimit_done_cb done,
+              void *arg)
+{
+    struct account_count *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->req = req;
+    c->account = account_key(req, user_id, login);
+    c->client = eu_ratelimit_client(req);
+    c->done = done;
+    c->arg = arg;
+    if (req->app->cfg->sign_ins_per_login_per_hour <= 0) {
+        done(req, 0, arg);
+        return;
+    }
+    const char *argv[] = {"SISMEMBER", known_key(req, c->account), c->client};
+    eu_redis_command(req->app->redis, on_known_checked, c, 3, argv, NULL);
+}
+
+/* After a successful sign-in: this address is the owner's, and the
+ * account's cap over all addresses no longer applies to it. */
+static void
+remember_address(struct eu_req *req, int64_t user_id)
+{
+    const char *key = known_key(req, account_key(req, user_id, NULL));
+    const char *add[] = {"SADD", key, eu_ratelimit_client(req)};
+    eu_redis_command(req->app->redis, NULL, NULL, 3, add, NULL);
+    char ttl[16];
+    snprintf(ttl, sizeof(ttl), "%d", SIGN_IN_KNOWN_TTL_S);
+    const char *expire[] = {"EXPIRE", key, ttl};
+    eu_redis_command(req->app->redis, NULL, NULL, 3, expire, NULL);
 }
 
 static bool
@@ -1156,6 +1236,7 @@ sign_in_verified(void *arg)
     }
     /* A new session id and CSRF token at sign-in, so an id planted before
      * it (session fixation) is worth nothing. */
+    remember_address(req, f->user_id);
     char old_hash[65], hash[65];
     renew_session(f, old_hash, hash);
     const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)f->user_id);
@@ -1193,6 +1274,20 @@ read_user_row(struct flow *f, const PGresult *res, int col, const char **stored)
     f->username = eu_arena_strdup(f->req->arena, PQgetvalue(res, 0, col + 4));
 }
 
+static void reply_sign_in_throttled(struct eu_req *req, int retry_after_s);
+
+static void
+on_sign_in_account_counted(struct eu_req *req, int retry_after_s, void *arg)
+{
+    struct flow *f = arg;
+    if (retry_after_s > 0) {
+        free_password(f);
+        reply_sign_in_throttled(req, retry_after_s);
+        return;
+    }
+    verify_password(f, f->stored, sign_in_verified);
+}
+
 static void
 on_sign_in_user(PGresult *res, enum eu_db_status st, void *arg)
 {
@@ -1205,7 +1300,8 @@ on_sign_in_user(PGresult *res, enum eu_db_status st, void *arg)
     }
     const char *stored;
     read_user_row(f, res, 0, &stored);
-    verify_password(f, stored, sign_in_verified);
+    f->stored = stored;
+    count_account(f->req, f->user_id, f->login, on_sign_in_account_counted, f);
 }
 
 static void
@@ -1274,7 +1370,7 @@ sign_in(struct eu_req *req)
         eu_req_reply_eu_error(req, &err);
         return;
     }
-    count_sign_in(req, form_login(params), on_sign_in_counted, NULL);
+    count_sign_in(req, on_sign_in_counted, NULL);
 }
 
 /* ------------------------------------------------ POST /oauth/authorize */
@@ -1429,7 +1525,8 @@ on_code_replayed(struct eu_req *req, PGresult *res, void *arg)
     for (int i = 0; i < PQntuples(res); i++)
         eu_auth_cache_forget(req->app, req->tenant, PQgetvalue(res, i, 0));
     if (PQntuples(res) > 0)
-        eu_log_warn("oauth", "authorization code presented again: revoked %d token(s) issued for it",
+        eu_log_warn("oauth",
+                    "authorization code presented again: revoked %d token(s) issued for it",
                     PQntuples(res));
     reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
 }
@@ -1506,7 +1603,20 @@ password_verified(void *arg)
         reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
         return;
     }
+    remember_address(req, t->f.user_id);
     issue_token(t, t->f.user_id);
+}
+
+static void
+on_password_account_counted(struct eu_req *req, int retry_after_s, void *arg)
+{
+    struct tok *t = arg;
+    if (retry_after_s > 0) {
+        free_password(&t->f);
+        eu_req_reply_error(req, 429, "Too many requests");
+        return;
+    }
+    verify_password(&t->f, t->f.stored, password_verified);
 }
 
 static void
@@ -1521,7 +1631,8 @@ on_password_user(PGresult *res, enum eu_db_status st, void *arg)
     }
     const char *stored;
     read_user_row(&t->f, res, 0, &stored);
-    verify_password(&t->f, stored, password_verified);
+    t->f.stored = stored;
+    count_account(t->f.req, t->f.user_id, t->f.login, on_password_account_counted, t);
 }
 
 /* Within the sign-in limits: look the user up, then check the password. */
@@ -1563,7 +1674,7 @@ grant_password(struct tok *t)
     if (!take_scope(t))
         return;
     t->f.login = login;
-    count_sign_in(req, login, on_password_counted, t);
+    count_sign_in(req, on_password_counted, t);
 }
 
 static void
