@@ -57,6 +57,7 @@
 #include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "pwgate_internal.h"
 #include "web_internal.h"
 
 #define OOB_URI "urn:ietf:wg:oauth:2.0:oob"
@@ -625,7 +626,9 @@ struct flow {
     const char *login;
     char *password; /* malloc'd; wiped and freed after hashing */
     char *stored_hash;
-    const char *stored; /* the user's password hash (arena), NULL for nobody */
+    const char *stored;          /* the user's password hash (arena), NULL for nobody */
+    const char *gate_client;     /* the address holding a pwgate slot (arena) */
+    eu_cpupool_done_cb verified; /* runs after the check, once the slot is given back */
     bool approved, suspended;
     int verify_rc;
     /* a failed sign-in, answered once the session has been rotated */
@@ -1139,13 +1142,15 @@ on_signed_in(struct eu_req *req, PGresult *res, void *arg)
     eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
 }
 
-/* The tenant (or the process) has as many password checks waiting as it
- * may: answered at once rather than queued behind them. */
+/* The tenant or this client already has its share of password checks in
+ * flight (429), or the whole pool is full (503): answered at once rather
+ * than queued behind them. */
 static void
-reply_cpu_busy(struct eu_req *req)
+reply_cpu_busy(struct eu_req *req, int status)
 {
     eu_req_add_header(req, "Retry-After", "1");
-    eu_req_reply_error(req, 503, "Too many sign-in attempts are being checked; try again shortly");
+    eu_req_reply_error(req, status,
+                       "Too many sign-in attempts are being checked; try again shortly");
 }
 
 static void
@@ -1244,18 +1249,37 @@ sign_in_verified(void *arg)
     eu_req_stmt(req, &eu_oauth_sql[OAUTH_SIGN_IN], 4, p, on_signed_in, f);
 }
 
+static void
+on_verify_done(void *arg)
+{
+    struct flow *f = arg;
+    eu_pwgate_leave(f->req->tenant->id, f->gate_client);
+    f->verified(f);
+}
+
 /* Runs the password check on the CPU pool; stored is NULL for an unknown
- * login (see verify_work). */
+ * login (see verify_work). The gate (pwgate_internal.h) comes first, so a
+ * flood over one tenant or from one address, however many tenants it
+ * spreads over, is refused here and never queues in front of others. */
 static void
 verify_password(struct flow *f, const char *stored, eu_cpupool_done_cb done)
 {
     struct eu_req *req = f->req;
-    f->stored_hash = stored ? strdup(stored) : NULL;
     const struct eu_config *cfg = req->app->cfg;
-    if (eu_cpupool_try_submit(req->app->cpu, &req->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
-                              cfg->cpu_queue_max, verify_work, done, f) < 0) {
+    f->gate_client = eu_ratelimit_client(req);
+    if (!eu_pwgate_enter(req->tenant->id, f->gate_client, cfg->cpu_jobs_per_tenant,
+                         cfg->cpu_threads)) {
         free_password(f);
-        reply_cpu_busy(req);
+        reply_cpu_busy(req, 429);
+        return;
+    }
+    f->stored_hash = stored ? strdup(stored) : NULL;
+    f->verified = done;
+    if (eu_cpupool_try_submit(req->app->cpu, &req->tenant->cpu_jobs, cfg->cpu_jobs_per_tenant,
+                              cfg->cpu_queue_max, verify_work, on_verify_done, f) < 0) {
+        eu_pwgate_leave(req->tenant->id, f->gate_client);
+        free_password(f);
+        reply_cpu_busy(req, 503);
     }
 }
 
@@ -2020,7 +2044,7 @@ on_signup_checked(PGresult *res, enum eu_db_status st, void *arg)
                               cfg->cpu_queue_max, signup_hash_work, signup_hash_done, su) < 0) {
         free(su->password);
         su->password = NULL;
-        reply_cpu_busy(req);
+        reply_cpu_busy(req, 503);
     }
 }
 
