@@ -85,8 +85,8 @@ START_TEST(test_create_validation)
      * would name a bare IP, and IPv4 forms a resolver still accepts
      * (127.1, 0x7f.0.0.1, 2130706433) are the same address. */
     static const char *const literals[] = {
-        "192.0.2.1", "127.1", "0x7f.0.0.1", "2130706433", "1.2.3.04", "::1", "[::1]",
-        "[2001:db8::1]", "2001:db8::1", "::ffff:192.0.2.1", "192.0.2.1.",
+        "192.0.2.1", "127.1",         "0x7f.0.0.1",  "2130706433",       "1.2.3.04",   "::1",
+        "[::1]",     "[2001:db8::1]", "2001:db8::1", "::ffff:192.0.2.1", "192.0.2.1.",
     };
     for (size_t i = 0; i < sizeof(literals) / sizeof(literals[0]); i++) {
         char body[160];
