@@ -49,7 +49,7 @@ struct eu_config {
     int job_max_attempts;      /* 12: then a job is dead */
     int job_backoff_base_s;    /* 15: first retry delay, doubling */
     int job_backoff_max_s;     /* 21600: longest retry delay */
-    int job_lock_s;            /* 600: a claimed job runs again after this */
+    int job_lock_s;            /* 60: a claimed job runs again after this unless renewed */
     int suspended_retention_s; /* 2592000 (30 days): suspended accounts are then purged */
     int scheduled_min_lead_s;  /* 300: how far ahead scheduled_at must be (Mastodon's 5 min) */
     int poll_min_expires_s;    /* 300: shortest poll[expires_in] accepted */

@@ -384,12 +384,39 @@ eu_admin_tenant_make(struct eu_req *req, const char *domain, const char *title,
         insert_tenant(c);
 }
 
+/*
+ * Whether domain is an IP address rather than a host name: an IPv6 literal
+ * (bracketed or not), or a name whose last label is a number, which URL
+ * parsers and resolvers read as IPv4 in any of its spellings (192.0.2.1,
+ * 127.1, 0x7f.0.0.1, 2130706433). A tenant named so would publish actor
+ * ids and keys on a bare address that no TLS certificate or WebFinger
+ * peer treats as a domain, and could shadow the server's own address.
+ */
+static bool
+is_ip_literal(const char *domain)
+{
+    if (strchr(domain, ':'))
+        return true; /* no host name holds a colon; every IPv6 literal does */
+    const char *dot = strrchr(domain, '.');
+    const char *last = dot ? dot + 1 : domain;
+    if (last[0] == '0' && last[1] == 'x') {
+        last += 2;
+        return last[strspn(last, "0123456789abcdef")] == '\0';
+    }
+    return *last && last[strspn(last, "0123456789")] == '\0';
+}
+
 const char *
 eu_admin_domain_check(struct eu_req *req, const char *in)
 {
     char *domain = eu_arena_strdup(req->arena, in);
     for (char *p = domain; *p; p++)
         *p = (char)tolower((unsigned char)*p);
+    if (is_ip_literal(domain)) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: domain '%s' is an IP address, not a host name", in);
+        return NULL;
+    }
     if (!eu_domain_is_valid(domain)) {
         eu_req_reply_error(req, 422, "Validation failed: domain '%s' is not a valid host name", in);
         return NULL;

@@ -31,6 +31,7 @@
 #include "eunha/fetch.h"
 #include "eunha/http.h"
 #include "eunha/httpsig.h"
+#include "eunha/log.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "objects_internal.h"
@@ -101,13 +102,15 @@ on_key(const struct eu_ap_key *k, const struct eu_error *err, void *arg)
     struct eu_req *req = v->req;
     eu_req_enter(req);
     if (err) {
-        if (err->status >= 500) {
-            /* Their server or ours is slow or down: worth a retry. */
+        /* The detail (what the fetch met: refused connections, addresses,
+         * remote statuses) goes to the log only: in the body it would make
+         * any unauthenticated sender a prober of hosts and ports reachable
+         * from here. The status still says whether a retry is worthwhile. */
+        eu_log_info("ap", "signature key '%.300s' not usable: %s", eu_httpsig_key_id(v->sig),
+                    err->message);
+        if (err->status >= 500)
             eu_req_add_header(req, "Retry-After", "60");
-            eu_req_reply_error(req, 503, "Cannot fetch the signature's key: %s", err->message);
-        } else {
-            eu_req_reply_error(req, 401, "Cannot verify the signature's key: %s", err->message);
-        }
+        eu_req_reply_error(req, err->status >= 500 ? 503 : 401, "Signature verification failed");
         return;
     }
     enum eu_httpsig_result r = eu_httpsig_verify_pem(v->sig, k->public_key_pem);

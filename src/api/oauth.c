@@ -10,7 +10,10 @@
  * SHA-256 hashes (they are 32 random bytes, so no slow hash is needed). A
  * client secret is shown once, in the reply that registers the app.
  * Authorization codes are single-use because the statement that redeems one
- * also marks it used. Passwords are checked with argon2id on the CPU pool.
+ * also marks it used, and a spent code presented again revokes the tokens
+ * it was exchanged for. PKCE is S256 only: a "plain" challenge is the
+ * verifier itself, so it protects nothing once the authorization request
+ * is seen. Passwords are checked with argon2id on the CPU pool.
  *
  * The sign-in pages keep a browser session in web_sessions (cookie
  * "_eunha_session", HttpOnly, SameSite=Lax, Secure under https). A browser
@@ -19,13 +22,19 @@
  * and so does a failed attempt, whose form and token are then spent.
  *
  * Sign-in attempts, through the form and the password grant alike, are
- * counted per client IP and per login in Redis before anything is looked
- * up or hashed ([limits] sign_in_attempts_*), so guessing is slow and a
- * flood of guesses costs the CPU pool nothing.
+ * counted in Redis per client IP before anything is looked up, then per
+ * account and client IP together before anything is hashed ([limits]
+ * sign_in_attempts_*), so guessing is slow and a flood of guesses costs
+ * the CPU pool nothing. The account's counter is its user id, so its
+ * e-mail address and username share it; pairing it with the IP means a
+ * guesser elsewhere cannot lock the owner out. Guesses spread over many
+ * addresses meet a per-account cap in all, which addresses the account
+ * has signed in from lately are not held to.
  */
 #include "eunha/routes.h"
 
 #include <ctype.h>
+#include <hiredis/hiredis.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <sodium.h>
@@ -45,9 +54,11 @@
 #include "eunha/log.h"
 #include "eunha/params.h"
 #include "eunha/ratelimit.h"
+#include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
+#include "pwgate_internal.h"
 #include "web_internal.h"
 
 #define OOB_URI "urn:ietf:wg:oauth:2.0:oob"
@@ -60,6 +71,13 @@
 /* Mastodon's windows for its sign-in throttles; the counts are config. */
 #define SIGN_IN_IP_PERIOD_S 300
 #define SIGN_IN_LOGIN_PERIOD_S 3600
+/* The per-account cap over all addresses not known to the account, as a
+ * multiple of the per-account-and-IP limit: a few addresses' worth, so a
+ * guesser who rotates addresses gains little, and the owner's own address
+ * never meets it. */
+#define SIGN_IN_ACCOUNT_FACTOR 4
+/* How long an address the account signed in from stays known. */
+#define SIGN_IN_KNOWN_TTL_S (30 * 24 * 3600)
 
 enum {
     OAUTH_APP_CREATE,
@@ -72,6 +90,7 @@ enum {
     OAUTH_GRANT_CREATE,
     OAUTH_TOKEN_CREATE,
     OAUTH_CODE_REDEEM,
+    OAUTH_CODE_REPLAYED,
     OAUTH_TOKEN_CLIENT,
     OAUTH_REVOKE_LOAD,
     OAUTH_REVOKE,
@@ -131,7 +150,7 @@ const struct eu_sql eu_oauth_sql[] = {
     [OAUTH_TOKEN_CREATE] =
         {"oauth.token_create",
          "INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash, "
-         "scopes) VALUES ($1, $2, $3, $4, $5) "
+         "scopes, grant_id) VALUES ($1, $2, $3, $4, $5, $6) "
          "RETURNING extract(epoch FROM created_at)::bigint"},
     /* Marking the code used in the statement that reads it makes it
      * single-use even under concurrent redemptions. */
@@ -142,7 +161,16 @@ const struct eu_sql eu_oauth_sql[] = {
                            " AND g.code_hash = $2 AND g.application_id = $3"
                            " AND g.revoked_at IS NULL AND g.expires_at > now()"
                            " RETURNING g.user_id, g.redirect_uri, g.scopes, g.code_challenge,"
-                           " g.code_challenge_method, a.suspended_at IS NULL AND u.approved"},
+                           " g.code_challenge_method, a.suspended_at IS NULL AND u.approved, g.id"},
+    /* A code presented again after it was spent: revoke the tokens it was
+     * exchanged for, returning their hashes for the caches. */
+    [OAUTH_CODE_REPLAYED] = {"oauth.code_replayed",
+                             "UPDATE oauth_access_tokens t SET revoked_at = now()"
+                             " FROM oauth_access_grants g WHERE g.tenant_id = $1"
+                             " AND g.code_hash = $2 AND g.application_id = $3"
+                             " AND g.revoked_at IS NOT NULL AND t.tenant_id = $1"
+                             " AND t.grant_id = g.id AND t.revoked_at IS NULL"
+                             " RETURNING t.token_hash"},
     [OAUTH_TOKEN_CLIENT] = {"oauth.token_client",
                             "SELECT id, client_secret_hash, scopes FROM oauth_applications "
                             "WHERE tenant_id = $1 AND client_id = $2"},
@@ -599,6 +627,9 @@ struct flow {
     const char *login;
     char *password; /* malloc'd; wiped and freed after hashing */
     char *stored_hash;
+    const char *stored;          /* the user's password hash (arena), NULL for nobody */
+    const char *gate_client;     /* the address holding a pwgate slot (arena) */
+    eu_cpupool_done_cb verified; /* runs after the check, once the slot is given back */
     bool approved, suspended;
     int verify_rc;
     /* a failed sign-in, answered once the session has been rotated */
@@ -866,11 +897,10 @@ validate_authz(struct flow *f)
     }
     f->a.scope = scope;
     if (f->a.code_challenge) {
-        if (!f->a.code_challenge_method)
-            f->a.code_challenge_method = "plain";
+        /* No method means "plain" (RFC 7636 4.3), refused like it: the
+         * metadata offers S256 alone, as Mastodon does. */
         size_t n = strlen(f->a.code_challenge);
-        if ((strcmp(f->a.code_challenge_method, "S256") != 0 &&
-             strcmp(f->a.code_challenge_method, "plain") != 0) ||
+        if (!f->a.code_challenge_method || strcmp(f->a.code_challenge_method, "S256") != 0 ||
             n < 43 || n > 128) {
             redirect_to_client(f, NULL, "invalid_request",
                                "The code challenge or its method is not supported.");
@@ -985,14 +1015,17 @@ form_login(json_t *params)
     return login ? login : str_or_null(eu_param_str(params, "username"));
 }
 
-/* The per-login counter's "who" (arena): a hash of the login folded as the
- * lookup folds it, so case variants share one counter, a long login makes
- * no long key and no address is kept in Redis. An account's username and
- * e-mail address still count apart: tying them would need the lookup first
- * and would tell a guesser which address belongs to which username. */
+/* The account a sign-in attempt counts against (arena): "u<id>" once the
+ * lookup found the user, so its e-mail address and username share one
+ * counter; for a login that names nobody a hash of it folded as the lookup
+ * folds it, so guesses at absent logins are throttled alike (no answer
+ * tells which exist), a long login makes no long key and no address is
+ * kept in Redis. */
 static const char *
-login_key(struct eu_req *req, const char *login)
+account_key(struct eu_req *req, int64_t user_id, const char *login)
 {
+    if (user_id)
+        return eu_arena_sprintf(req->arena, "u%lld", (long long)user_id);
     char *folded = eu_arena_strdup(req->arena, login);
     for (char *c = folded; *c; c++)
         *c = (char)tolower((unsigned char)*c);
@@ -1002,21 +1035,83 @@ login_key(struct eu_req *req, const char *login)
 }
 
 /* Counts one sign-in attempt, by the HTML form or the password grant
- * alike, against the client's IP and against login (NULL: the IP alone),
- * then calls done as eu_ratelimit_check() does. */
+ * alike, against the client's IP, then calls done as eu_ratelimit_check()
+ * does. The account's counters come after the lookup (count_account). */
 static void
-count_sign_in(struct eu_req *req, const char *login, eu_ratelimit_done_cb done, void *arg)
+count_sign_in(struct eu_req *req, eu_ratelimit_done_cb done, void *arg)
 {
     const struct eu_config *cfg = req->app->cfg;
+    struct eu_ratelimit ip = {"signin", eu_ratelimit_client(req), cfg->sign_ins_per_ip_per_5min,
+                              SIGN_IN_IP_PERIOD_S};
+    eu_ratelimit_check(req, &ip, 1, done, arg);
+}
+
+/* The Redis set of the addresses account signed in from (arena). */
+static const char *
+known_key(struct eu_req *req, const char *account)
+{
+    return eu_arena_sprintf(req->arena, "%ssignin_known:%s", req->tenant->key_prefix, account);
+}
+
+struct account_count {
+    struct eu_req *req;
+    const char *account, *client;
+    eu_ratelimit_done_cb done;
+    void *arg;
+};
+
+static void
+on_known_checked(struct redisReply *reply, void *arg)
+{
+    struct account_count *c = arg;
+    struct eu_req *req = c->req;
+    eu_req_enter(req);
+    const struct eu_config *cfg = req->app->cfg;
+    /* Redis down (NULL): counting fails open below as well. */
+    bool known = reply && reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
+    int per = cfg->sign_ins_per_login_per_hour;
     struct eu_ratelimit limits[2] = {
-        {"signin", eu_ratelimit_client(req), cfg->sign_ins_per_ip_per_5min, SIGN_IN_IP_PERIOD_S},
+        {"signin", eu_arena_sprintf(req->arena, "%s:%s", c->account, c->client), per,
+         SIGN_IN_LOGIN_PERIOD_S},
+        {"signin", c->account, per > 0 ? per * SIGN_IN_ACCOUNT_FACTOR : 0, SIGN_IN_LOGIN_PERIOD_S},
     };
-    int n = 1;
-    if (login)
-        limits[n++] =
-            (struct eu_ratelimit){"signin", login_key(req, login), cfg->sign_ins_per_login_per_hour,
-                                  SIGN_IN_LOGIN_PERIOD_S};
-    eu_ratelimit_check(req, limits, n, done, arg);
+    eu_ratelimit_check(req, limits, known ? 1 : 2, c->done, c->arg);
+}
+
+/* Counts one attempt on the account the lookup found (user_id, or 0 and
+ * the login as typed) from this client: per account and address together,
+ * and, unless the account signed in from this address before, per account
+ * in all. Then done as eu_ratelimit_check() does. */
+static void
+count_account(struct eu_req *req, int64_t user_id, const char *login, eu_ratelimit_done_cb done,
+              void *arg)
+{
+    struct account_count *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->req = req;
+    c->account = account_key(req, user_id, login);
+    c->client = eu_ratelimit_client(req);
+    c->done = done;
+    c->arg = arg;
+    if (req->app->cfg->sign_ins_per_login_per_hour <= 0) {
+        done(req, 0, arg);
+        return;
+    }
+    const char *argv[] = {"SISMEMBER", known_key(req, c->account), c->client};
+    eu_redis_command(req->app->redis, on_known_checked, c, 3, argv, NULL);
+}
+
+/* After a successful sign-in: this address is the owner's, and the
+ * account's cap over all addresses no longer applies to it. */
+static void
+remember_address(struct eu_req *req, int64_t user_id)
+{
+    const char *key = known_key(req, account_key(req, user_id, NULL));
+    const char *add[] = {"SADD", key, eu_ratelimit_client(req)};
+    eu_redis_command(req->app->redis, NULL, NULL, 3, add, NULL);
+    char ttl[16];
+    snprintf(ttl, sizeof(ttl), "%d", SIGN_IN_KNOWN_TTL_S);
+    const char *expire[] = {"EXPIRE", key, ttl};
+    eu_redis_command(req->app->redis, NULL, NULL, 3, expire, NULL);
 }
 
 static bool
@@ -1048,13 +1143,15 @@ on_signed_in(struct eu_req *req, PGresult *res, void *arg)
     eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
 }
 
-/* The tenant (or the process) has as many password checks waiting as it
- * may: answered at once rather than queued behind them. */
+/* The tenant or this client already has its share of password checks in
+ * flight (429), or the whole pool is full (503): answered at once rather
+ * than queued behind them. */
 static void
-reply_cpu_busy(struct eu_req *req)
+reply_cpu_busy(struct eu_req *req, int status)
 {
     eu_req_add_header(req, "Retry-After", "1");
-    eu_req_reply_error(req, 503, "Too many sign-in attempts are being checked; try again shortly");
+    eu_req_reply_error(req, status,
+                       "Too many sign-in attempts are being checked; try again shortly");
 }
 
 static void
@@ -1145,6 +1242,7 @@ sign_in_verified(void *arg)
     }
     /* A new session id and CSRF token at sign-in, so an id planted before
      * it (session fixation) is worth nothing. */
+    remember_address(req, f->user_id);
     char old_hash[65], hash[65];
     renew_session(f, old_hash, hash);
     const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)f->user_id);
@@ -1152,19 +1250,38 @@ sign_in_verified(void *arg)
     eu_req_stmt(req, &eu_oauth_sql[OAUTH_SIGN_IN], 4, p, on_signed_in, f);
 }
 
+static void
+on_verify_done(void *arg)
+{
+    struct flow *f = arg;
+    eu_pwgate_leave(f->req->tenant->id, f->gate_client);
+    f->verified(f);
+}
+
 /* Runs the password check on the CPU pool; stored is NULL for an unknown
- * login (see verify_work). */
+ * login (see verify_work). The gate (pwgate_internal.h) comes first, so a
+ * flood over one tenant or from one address, however many tenants it
+ * spreads over, is refused here and never queues in front of others. */
 static void
 verify_password(struct flow *f, const char *stored, eu_cpupool_done_cb done)
 {
     struct eu_req *req = f->req;
-    f->stored_hash = stored ? strdup(stored) : NULL;
     const struct eu_config *cfg = req->app->cfg;
-    if (eu_cpupool_try_submit(req->app->cpu, req->tenant->id, &req->tenant->cpu_jobs,
-                              cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max, verify_work, done,
-                              f) < 0) {
+    f->gate_client = eu_ratelimit_client(req);
+    if (!eu_pwgate_enter(req->tenant->id, f->gate_client, cfg->cpu_jobs_per_tenant,
+                         cfg->cpu_threads)) {
         free_password(f);
-        reply_cpu_busy(req);
+        reply_cpu_busy(req, 429);
+        return;
+    }
+    f->stored_hash = stored ? strdup(stored) : NULL;
+    f->verified = done;
+    if (eu_cpupool_try_submit(req->app->cpu, req->tenant->id, &req->tenant->cpu_jobs,
+                              cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max, verify_work,
+                              on_verify_done, f) < 0) {
+        eu_pwgate_leave(req->tenant->id, f->gate_client);
+        free_password(f);
+        reply_cpu_busy(req, 503);
     }
 }
 
@@ -1183,6 +1300,20 @@ read_user_row(struct flow *f, const PGresult *res, int col, const char **stored)
     f->username = eu_arena_strdup(f->req->arena, PQgetvalue(res, 0, col + 4));
 }
 
+static void reply_sign_in_throttled(struct eu_req *req, int retry_after_s);
+
+static void
+on_sign_in_account_counted(struct eu_req *req, int retry_after_s, void *arg)
+{
+    struct flow *f = arg;
+    if (retry_after_s > 0) {
+        free_password(f);
+        reply_sign_in_throttled(req, retry_after_s);
+        return;
+    }
+    verify_password(f, f->stored, sign_in_verified);
+}
+
 static void
 on_sign_in_user(PGresult *res, enum eu_db_status st, void *arg)
 {
@@ -1195,7 +1326,8 @@ on_sign_in_user(PGresult *res, enum eu_db_status st, void *arg)
     }
     const char *stored;
     read_user_row(f, res, 0, &stored);
-    verify_password(f, stored, sign_in_verified);
+    f->stored = stored;
+    count_account(f->req, f->user_id, f->login, on_sign_in_account_counted, f);
 }
 
 static void
@@ -1264,7 +1396,7 @@ sign_in(struct eu_req *req)
         eu_req_reply_eu_error(req, &err);
         return;
     }
-    count_sign_in(req, form_login(params), on_sign_in_counted, NULL);
+    count_sign_in(req, on_sign_in_counted, NULL);
 }
 
 /* ------------------------------------------------ POST /oauth/authorize */
@@ -1325,8 +1457,10 @@ authorize_decide(struct eu_req *req)
 struct tok {
     struct flow f; /* f.req, f.params, f.app_id, f.app_scopes, user fields */
     const char *grant_type, *client_id, *client_secret, *scope;
+    const char *grant_id; /* the code's grant, for an authorization_code token; else NULL */
     bool client_authenticated;
     char token[EU_AUTH_TOKEN_LEN];
+    char code_hash[65]; /* authorization_code: the code presented, hashed */
 };
 
 /* Client credentials from the form (client_secret_post) or HTTP Basic
@@ -1376,8 +1510,8 @@ issue_token(struct tok *t, int64_t user_id)
     eu_auth_token_hash(t->token, hash);
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
     const char *uid = user_id ? eu_arena_sprintf(req->arena, "%lld", (long long)user_id) : NULL;
-    const char *p[] = {app, uid, hash, t->scope};
-    eu_req_stmt(req, &eu_oauth_sql[OAUTH_TOKEN_CREATE], 4, p, on_token_created, t);
+    const char *p[] = {app, uid, hash, t->scope, t->grant_id};
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_TOKEN_CREATE], 5, p, on_token_created, t);
 }
 
 /* The requested scope (default "read") within the app's; false after
@@ -1394,18 +1528,16 @@ take_scope(struct tok *t)
     return true;
 }
 
-/* base64url(SHA-256(verifier)) without padding equals the challenge (S256),
- * or the verifier itself does (plain). */
+/* base64url(SHA-256(verifier)) without padding equals the challenge (S256).
+ * A "plain" grant stored before plain was refused at authorize fails too. */
 static bool
 pkce_ok(const char *method, const char *challenge, const char *verifier)
 {
-    if (!verifier)
+    if (!verifier || strcmp(method, "S256") != 0)
         return false;
     size_t n = strlen(verifier);
     if (n < 43 || n > 128)
         return false;
-    if (strcmp(method, "plain") == 0)
-        return secret_equal(challenge, verifier);
     unsigned char h[crypto_hash_sha256_BYTES];
     crypto_hash_sha256(h, (const unsigned char *)verifier, n);
     char enc[64];
@@ -1414,11 +1546,28 @@ pkce_ok(const char *method, const char *challenge, const char *verifier)
 }
 
 static void
+on_code_replayed(struct eu_req *req, PGresult *res, void *arg)
+{
+    for (int i = 0; i < PQntuples(res); i++)
+        eu_auth_cache_forget(req->app, req->tenant, PQgetvalue(res, i, 0));
+    if (PQntuples(res) > 0)
+        eu_log_warn("oauth",
+                    "authorization code presented again: revoked %d token(s) issued for it",
+                    PQntuples(res));
+    reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
+}
+
+static void
 on_code_redeemed(struct eu_req *req, PGresult *res, void *arg)
 {
     struct tok *t = arg;
     if (PQntuples(res) != 1) {
-        reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
+        /* Unknown, expired or already spent. If spent, whoever holds the
+         * code besides the client may have redeemed it first: RFC 6749
+         * 4.1.2 has the tokens issued for it revoked. */
+        const char *p[] = {t->code_hash,
+                           eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id)};
+        eu_req_stmt(req, &eu_oauth_sql[OAUTH_CODE_REPLAYED], 2, p, on_code_replayed, t);
         return;
     }
     /* RFC 6749 4.1.3: the URI the code was sent to, exactly (authorize
@@ -1444,6 +1593,7 @@ on_code_redeemed(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     t->scope = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 2));
+    t->grant_id = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 6));
     issue_token(t, strtoll(PQgetvalue(res, 0, 0), NULL, 10));
 }
 
@@ -1462,10 +1612,9 @@ grant_authorization_code(struct tok *t)
         reply_oauth_error(req, 400, "invalid_request", "Missing required parameter: redirect_uri.");
         return;
     }
-    char hash[65];
-    eu_auth_token_hash(code, hash);
+    eu_auth_token_hash(code, t->code_hash);
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)t->f.app_id);
-    const char *p[] = {hash, app};
+    const char *p[] = {t->code_hash, app};
     eu_req_stmt(req, &eu_oauth_sql[OAUTH_CODE_REDEEM], 2, p, on_code_redeemed, t);
 }
 
@@ -1480,7 +1629,20 @@ password_verified(void *arg)
         reply_oauth_error(req, 400, "invalid_grant", invalid_grant_desc);
         return;
     }
+    remember_address(req, t->f.user_id);
     issue_token(t, t->f.user_id);
+}
+
+static void
+on_password_account_counted(struct eu_req *req, int retry_after_s, void *arg)
+{
+    struct tok *t = arg;
+    if (retry_after_s > 0) {
+        free_password(&t->f);
+        eu_req_reply_error(req, 429, "Too many requests");
+        return;
+    }
+    verify_password(&t->f, t->f.stored, password_verified);
 }
 
 static void
@@ -1495,7 +1657,8 @@ on_password_user(PGresult *res, enum eu_db_status st, void *arg)
     }
     const char *stored;
     read_user_row(&t->f, res, 0, &stored);
-    verify_password(&t->f, stored, password_verified);
+    t->f.stored = stored;
+    count_account(t->f.req, t->f.user_id, t->f.login, on_password_account_counted, t);
 }
 
 /* Within the sign-in limits: look the user up, then check the password. */
@@ -1537,7 +1700,7 @@ grant_password(struct tok *t)
     if (!take_scope(t))
         return;
     t->f.login = login;
-    count_sign_in(req, login, on_password_counted, t);
+    count_sign_in(req, on_password_counted, t);
 }
 
 static void
@@ -1885,7 +2048,7 @@ on_signup_checked(PGresult *res, enum eu_db_status st, void *arg)
                               signup_hash_done, su) < 0) {
         free(su->password);
         su->password = NULL;
-        reply_cpu_busy(req);
+        reply_cpu_busy(req, 503);
     }
 }
 

@@ -383,7 +383,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->job_max_attempts = 12;
     cfg->job_backoff_base_s = 15;
     cfg->job_backoff_max_s = 6 * 3600;
-    cfg->job_lock_s = 600;
+    cfg->job_lock_s = 60;
     cfg->suspended_retention_s = 30 * 86400;
     cfg->scheduled_min_lead_s = 300;
     cfg->poll_min_expires_s = 300;

@@ -2,17 +2,23 @@
  * The "ping" job: records that it ran, in which process, in job_pings. An
  * operator enqueues one (POST /admin/v1/tenants/:domain/jobs) to see that a
  * tenant's workers run; a payload with "fail": "message" makes it fail, to
- * try the retry path. Tests use it to count how often each job ran.
+ * try the retry path, and one with "hold_ms": N makes its first attempt
+ * take N ms (off the turn, on a timer), to see a long job keep its lock. Tests use it to
+ * count how often each job ran.
  */
 #include "queue_internal.h"
 
+#include <event2/event.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "eunha/app.h"
 #include "eunha/db.h"
+#include "eunha/mem.h"
+#include "eunha/queue.h"
 #include "eunha/sql.h"
 
 static void
@@ -36,6 +42,25 @@ const struct eu_sql eu_queue_ping_sql[] = {
     {0},
 };
 
+static void record(struct eu_job *job);
+
+struct hold {
+    struct eu_job *job;
+    struct event *timer;
+};
+
+static void
+on_held(evutil_socket_t fd, short what, void *arg)
+{
+    struct hold *h = arg;
+    (void)fd;
+    (void)what;
+    struct eu_job *job = h->job;
+    event_free(h->timer);
+    free(h);
+    record(job);
+}
+
 void
 eu_queue_ping_run(struct eu_job *job)
 {
@@ -45,12 +70,28 @@ eu_queue_ping_run(struct eu_job *job)
         eu_job_done(job, fail);
         return;
     }
+    json_int_t hold_ms = json_integer_value(json_object_get(payload, "hold_ms"));
+    if (hold_ms > 0 && eu_job_attempt(job) == 1 && eu_job_detach(job)) {
+        struct hold *h = eu_xcalloc(1, sizeof(*h));
+        h->job = job;
+        h->timer = evtimer_new(eu_job_app(job)->base, on_held, h);
+        struct timeval tv = {(time_t)(hold_ms / 1000), (suseconds_t)(hold_ms % 1000) * 1000};
+        evtimer_add(h->timer, &tv);
+        return;
+    }
+    record(job);
+}
+
+static void
+record(struct eu_job *job)
+{
+    json_t *payload = eu_job_payload(job);
     char host[128] = "";
     gethostname(host, sizeof(host) - 1);
     char process[200];
     snprintf(process, sizeof(process), "%s:%d", host, (int)getpid());
     char *text = json_dumps(payload, JSON_COMPACT);
     const char *params[] = {eu_job_id(job), process, text};
-    eu_db_conn_stmt(eu_job_conn(job), &eu_queue_ping_sql[0], 3, params, on_recorded, job);
+    eu_job_stmt(job, &eu_queue_ping_sql[0], 3, params, on_recorded, job);
     free(text);
 }

@@ -110,6 +110,9 @@ struct eu_job {
     int attempt;
     bool failed;
     bool detached; /* eu_job_detach(): ends on the tenant's pool, off the turn */
+    /* On the process's list of held jobs from claim to job_free(), which
+     * the heartbeat keeps locked. */
+    struct eu_job *held_prev, *held_next;
 };
 
 struct eu_task_run {
@@ -127,6 +130,7 @@ struct eu_queue {
     struct eu_queue *wait_next;
     struct eu_db_conn *conn; /* held during a turn */
     int rr;                  /* round-robin start over workers */
+    unsigned beat;           /* the heartbeat round that last extended its jobs */
     /* Claimed jobs not run yet, with the worker (queue) they came from. */
     struct eu_job *batch[CLAIM_BATCH];
     int nbatch, ibatch;
@@ -164,6 +168,12 @@ struct eu_queues {
     bool stopping;
     struct place *places;
     int detached; /* over all tenants, for the drain */
+    /* Every job this process has claimed and not yet freed (waiting in a
+     * batch, running, or detached), and the timer that extends their
+     * locks while the process lives. */
+    struct eu_job *held;
+    struct event *heartbeat;
+    unsigned beat; /* the heartbeat's round, to visit each queue once */
 };
 
 /* The process's scheduler: the registry starts a tenant's workers through
@@ -430,8 +440,25 @@ has_ready(const struct eu_queue *q)
 }
 
 static void
+job_hold(struct eu_job *job)
+{
+    struct eu_queues *qs = job->q->qs;
+    job->held_next = qs->held;
+    if (qs->held)
+        qs->held->held_prev = job;
+    qs->held = job;
+}
+
+static void
 job_free(struct eu_job *job)
 {
+    struct eu_queues *qs = job->q->qs;
+    if (job->held_prev)
+        job->held_prev->held_next = job->held_next;
+    else
+        qs->held = job->held_next;
+    if (job->held_next)
+        job->held_next->held_prev = job->held_prev;
     json_decref(job->payload);
     free(job->kind);
     free(job);
@@ -579,6 +606,7 @@ enum {
     QUEUE_FAILED,
     QUEUE_INSERT,
     QUEUE_POLL,
+    QUEUE_EXTEND,
 };
 
 const struct eu_sql eu_queue_sql[] = {
@@ -665,6 +693,13 @@ const struct eu_sql eu_queue_sql[] = {
          " AND created_at < now() - interval '1 day' + make_interval(secs => $1::float8)"
          " GROUP BY tenant_id",
          .cross_tenant = true},
+    /* The heartbeat: $2 are jobs this process holds, locked again for $3
+     * seconds from now. A job whose end was recorded as a failure has no
+     * lock and is left alone (a done one is gone). */
+    [QUEUE_EXTEND] = {"queue.extend",
+                      "UPDATE jobs SET locked_until = now() + make_interval(secs => $3::float8)"
+                      " WHERE tenant_id = $1 AND id = ANY ($2::bigint[]) AND state = 'ready'"
+                      " AND locked_until IS NOT NULL"},
     {0},
 };
 
@@ -729,6 +764,7 @@ on_claimed(PGresult *res, enum eu_db_status st, void *arg)
             job->payload = json_object();
         }
         job->attempt = atoi(PQgetvalue(res, i, 4));
+        job_hold(job);
         q->batch[q->nbatch++] = job;
     }
     for (int i = 0; i < c->n; i++) {
@@ -1272,6 +1308,72 @@ arm_poll(struct eu_queues *qs, int64_t delay_ms)
     evtimer_add(qs->poll, &tv);
 }
 
+/* ---- the heartbeat ---- */
+
+/*
+ * A claimed job is locked for job_lock_seconds; while this process lives it
+ * locks its held jobs again every third of that, so a job may run as long
+ * as it needs while the lock itself stays short, and a job whose process
+ * was killed (SIGKILL, the OOM killer, a lost host) runs again, elsewhere
+ * or after a restart, once one short lock has passed instead of after the
+ * longest a job could take.
+ */
+static void
+on_extended(PGresult *res, enum eu_db_status st, void *arg)
+{
+    (void)arg;
+    if (st != EU_DB_OK)
+        eu_log_warn("queue", "cannot extend the locks of running jobs: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+}
+
+/* Extends the locks of q's held jobs, from first on in the held list. */
+static void
+extend_queue(struct eu_queues *qs, struct eu_job *first, char lock[16])
+{
+    struct eu_queue *q = first->q;
+    size_t cap = 64, len = 0;
+    char *ids = eu_xmalloc(cap);
+    ids[len++] = '{';
+    for (struct eu_job *j = first; j; j = j->held_next) {
+        if (j->q != q)
+            continue;
+        size_t need = strlen(j->id) + 3;
+        if (len + need >= cap) {
+            cap = (len + need) * 2;
+            ids = eu_xrealloc(ids, cap);
+        }
+        len += (size_t)snprintf(ids + len, cap - len, "%s%s", len > 1 ? "," : "", j->id);
+    }
+    snprintf(ids + len, cap - len, "}");
+    const char *params[] = {ids, lock};
+    eu_log_set_context(q->t->domain, NULL);
+    eu_db_pool_stmt(eu_tenant_pool(qs->app->registry, q->t), &eu_queue_sql[QUEUE_EXTEND], 2, params,
+                    on_extended, NULL);
+    free(ids);
+}
+
+static void
+on_heartbeat(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_queues *qs = arg;
+    (void)fd;
+    (void)what;
+    if (qs->stopping)
+        return;
+    char lock[16];
+    snprintf(lock, sizeof(lock), "%d", qs->app->cfg->job_lock_s);
+    /* One statement per tenant holding jobs: they are few (at most a
+     * batch per turn waiting or running, and the detached ones). */
+    qs->beat++;
+    for (struct eu_job *j = qs->held; j; j = j->held_next) {
+        if (j->q->beat == qs->beat || j->q->t->removed)
+            continue;
+        j->q->beat = qs->beat;
+        extend_queue(qs, j, lock);
+    }
+}
+
 /* ---- the process ---- */
 
 struct eu_queues *
@@ -1281,6 +1383,10 @@ eu_queues_new(struct eu_app *app)
     qs->app = app;
     qs->pump = event_new(app->base, -1, 0, on_pump, qs);
     qs->poll = evtimer_new(app->base, on_poll_timer, qs);
+    qs->heartbeat = event_new(app->base, -1, EV_PERSIST, on_heartbeat, qs);
+    int beat_ms = app->cfg->job_lock_s * 1000 / 3;
+    struct timeval beat = {(time_t)(beat_ms / 1000), (suseconds_t)(beat_ms % 1000) * 1000};
+    evtimer_add(qs->heartbeat, &beat);
     /* A tenant's workers are made when something wakes them. */
     current = qs;
     /* Work left from before the start is found by the first poll, now. */
@@ -1295,6 +1401,7 @@ eu_queues_stop(struct eu_queues *qs)
         return;
     qs->stopping = true;
     evtimer_del(qs->poll);
+    evtimer_del(qs->heartbeat);
     for (struct place *p = qs->places; p; p = p->next)
         for (int i = 0; i < N_WORKERS; i++)
             evtimer_del(p->list[i].timer);
@@ -1332,5 +1439,6 @@ eu_queues_free(struct eu_queues *qs)
     }
     event_free(qs->pump);
     event_free(qs->poll);
+    event_free(qs->heartbeat);
     free(qs);
 }

@@ -770,6 +770,43 @@ START_TEST(test_cached_key_other_tenant)
 }
 END_TEST
 
+/*
+ * A key that cannot be fetched (a closed port, a 404 at the peer) is
+ * refused with a fixed message: what the fetch met stays in the log, so an
+ * unsigned-in sender cannot use the inbox to probe what this server can
+ * reach. The status still says whether a retry is worthwhile.
+ */
+START_TEST(test_key_fetch_error_hidden)
+{
+    struct env e;
+    env_start(&e);
+    struct eu_it_resp r = {0};
+    char closed[128], ghost[160];
+    snprintf(closed, sizeof(closed), "http://127.0.0.1:1/users/probe");
+    snprintf(ghost, sizeof(ghost), "%s/users/ghost", e.peer->origin);
+    const char *actors[] = {closed, ghost};
+    for (int i = 0; i < 2; i++) {
+        char key[200];
+        snprintf(key, sizeof(key), "%s#main-key", actors[i]);
+        char *body = activity(&e, 10 + i, actors[i]);
+        post(&e,
+             &(struct post){"a.test", "/inbox", body, NULL, key, e.peer->actors[0].priv, 0, false,
+                            false},
+             &r);
+        ck_assert_msg(r.status == 401 || r.status == 503, "%s: %ld %s", actors[i], r.status,
+                      r.body);
+        EU_IT_EXPECT_JSTR(&r, "error", "Signature verification failed");
+        ck_assert_msg(!strstr(r.body, "127.0.0.1") && !strstr(r.body, "404") &&
+                          !strstr(r.body, "connect"),
+                      "detail leaked: %s", r.body);
+        free(body);
+    }
+    ck_assert_int_eq(job_count(&e, e.tid), 0);
+    eu_it_resp_free(&r);
+    env_end(&e);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -779,5 +816,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_inbox_host_cap, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_inbox_host_cap_process, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_cached_key_other_tenant, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_key_fetch_error_hidden, TIMEOUT);
     return eu_it_run_suite(s);
 }

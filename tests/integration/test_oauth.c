@@ -376,12 +376,6 @@ START_TEST(test_authorization_code_pkce)
     ck_assert(json_is_integer(eu_it_jpath(r.json, "created_at")));
     char *tok = strdup(eu_it_json_str(&r, "access_token"));
 
-    /* Codes are single-use. */
-    form(s, &r, "POST", "/oauth/token", NULL, body);
-    EU_IT_EXPECT_STATUS(&r, 400);
-    EU_IT_EXPECT_JSTR(&r, "error", "invalid_grant");
-    ck_assert_ptr_nonnull(eu_it_json_str(&r, "error_description"));
-
     /* The token works as alice's. */
     call(s, &r, "GET", tok, NULL, "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -389,6 +383,17 @@ START_TEST(test_authorization_code_pkce)
     call(s, &r, "GET", tok, NULL, "/api/v1/apps/verify_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "name", "<b>Evil</b> & App");
+
+    /* Codes are single-use, and a code presented again has leaked: the
+     * token it was exchanged for stops working at once (RFC 6749 4.1.2),
+     * though it was cached by the request above. */
+    form(s, &r, "POST", "/oauth/token", NULL, body);
+    EU_IT_EXPECT_STATUS(&r, 400);
+    EU_IT_EXPECT_JSTR(&r, "error", "invalid_grant");
+    ck_assert_ptr_nonnull(eu_it_json_str(&r, "error_description"));
+    ck_assert_ptr_null(eu_it_json_str(&r, "access_token"));
+    call(s, &r, "GET", tok, NULL, "/api/v1/accounts/verify_credentials");
+    EU_IT_EXPECT_ERROR(&r, 401);
 
     /* A second code, presented with the wrong verifier. */
     snprintf(body, sizeof(body), "authenticity_token=%s&decision=approve&%s", csrf, rest);
@@ -481,6 +486,28 @@ START_TEST(test_authorize_errors)
     EU_IT_EXPECT_STATUS(&r, 302);
     ck_assert_ptr_nonnull(
         strstr(eu_it_resp_header(&r, "Location"), "error=unsupported_response_type"));
+    /* PKCE is S256 only: "plain", or no method (which means plain), sends
+     * the client back with invalid_request before any sign-in form. */
+    static const char *const methods[] = {"&code_challenge_method=plain", ""};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path),
+                 "/oauth/authorize?response_type=code&client_id=%s&scope=read&state=p%zu"
+                 "&code_challenge=" VERIFIER "%s",
+                 a.client_id, i, methods[i]);
+        form(s, &r, "GET", path, NULL, NULL);
+        ck_assert_msg(r.status == 302, "%s: %ld %s", methods[i], r.status, r.body);
+        const char *loc = eu_it_resp_header(&r, "Location");
+        ck_assert_msg(loc && strncmp(loc, "app://cb?error=invalid_request&", 31) == 0,
+                      "Location %s", loc);
+    }
+    /* S256 with the same challenge is fine: the sign-in form. */
+    snprintf(path, sizeof(path),
+             "/oauth/authorize?response_type=code&client_id=%s&scope=read"
+             "&code_challenge=" VERIFIER "&code_challenge_method=S256",
+             a.client_id);
+    form(s, &r, "GET", path, NULL, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "action=\"/auth/sign_in\""));
     app_free(&a);
     eu_it_resp_free(&r);
     stop(s);

@@ -13,6 +13,7 @@
 #include "harness.h"
 
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +220,74 @@ START_TEST(test_expired_lock_runs_again)
 }
 END_TEST
 
+/*
+ * The heartbeat. A process killed while it runs a job (SIGKILL: nothing is
+ * recorded) leaves the job to its lock, which the heartbeat kept short, so
+ * another process runs it a few seconds later; and a job that runs for
+ * longer than job_lock_seconds keeps its lock while its process lives, so
+ * another process polling all along does not run it a second time.
+ */
+START_TEST(test_heartbeat_keeps_locks_short)
+{
+#define LOCK3 "job_lock_seconds = 3\n"
+    struct eu_it_opts oa = {.extra_toml = QUIET LOCK3};
+    struct eu_it_server *a = eu_it_server_start_opts(&oa);
+    char *db = setup_tenant(a, "h.example");
+    a->keep_databases = true;
+    char sql[300], name[sizeof(a->name)];
+    snprintf(name, sizeof(name), "%s", a->name);
+
+    /* a claims a job that would take a minute, and is killed. */
+    char *id = tenant_exec(db, "INSERT INTO jobs (tenant_id, kind, payload)"
+                               " VALUES ($T, 'ping', '{\"hold_ms\": 60000}') RETURNING id::text");
+    ping(a, "h.example");
+    snprintf(sql, sizeof(sql), "SELECT attempts FROM jobs WHERE id = %s", id);
+    wait_for(db, sql, 1, 20000);
+    eu_it_server_signal(a, SIGKILL);
+    eu_it_server_stop(a);
+    eu_it_server_free(a);
+    /* b, started after, runs it once the short lock has passed. */
+    struct eu_it_opts ob = {.name = name,
+                            .extra_toml = "[workers]\nqueue_idle_poll_seconds = 1\n" LOCK3};
+    struct eu_it_server *b = eu_it_server_start_opts(&ob);
+    b->keep_databases = true;
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_pings WHERE job_id = %s", id);
+    long long waited = wait_for(db, sql, 1, 30000);
+    fprintf(stderr, "heartbeat: the killed process's job ran %lld ms after b started\n", waited);
+    free(id);
+
+    /* b runs a job for 10 s, more than three of its locks; c polls every
+     * second meanwhile and never claims it. */
+    id = tenant_exec(db, "INSERT INTO jobs (tenant_id, kind, payload)"
+                         " VALUES ($T, 'ping', '{\"hold_ms\": 10000}') RETURNING id::text");
+    ping(b, "h.example");
+    snprintf(sql, sizeof(sql), "SELECT attempts FROM jobs WHERE id = %s", id);
+    wait_for(db, sql, 1, 20000);
+    struct eu_it_opts oc = {.name = name,
+                            .extra_toml = "[workers]\nqueue_idle_poll_seconds = 1\n" LOCK3};
+    struct eu_it_server *c = eu_it_server_start_opts(&oc);
+    eu_it_sleep_ms(7000);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM jobs WHERE id = %s AND attempts = 1 AND locked_until > now()",
+             id);
+    ck_assert_msg(eu_it_pg_exec_long(db, sql) == 1, "the running job lost its lock");
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_pings WHERE job_id = %s", id);
+    wait_for(db, sql, 1, 30000);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM jobs WHERE id = %s", id);
+    wait_for(db, sql, 0, 10000);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_pings WHERE job_id = %s", id);
+    ck_assert_int_eq(eu_it_pg_exec_long(db, sql), 1);
+#undef LOCK3
+
+    free(id);
+    ck_assert_int_eq(eu_it_server_stop(b), 0);
+    eu_it_server_free(b);
+    ck_assert_int_eq(eu_it_server_stop(c), 0);
+    eu_it_server_free(c);
+    free(db);
+}
+END_TEST
+
 START_TEST(test_idle_poll_finds_jobs_from_elsewhere)
 {
     /* Nobody wakes this worker: only the placement poll (2 s +-10%) finds it. */
@@ -385,6 +454,7 @@ queue_suite(void)
     EU_IT_ADD_TCASE(s, test_two_processes_run_each_job_once, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_failing_job_backs_off_and_dies, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_expired_lock_runs_again, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_heartbeat_keeps_locks_short, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_idle_poll_finds_jobs_from_elsewhere, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_backlog_does_not_starve_a_neighbour, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_suspended_account_purged_at_retention, TIMEOUT);

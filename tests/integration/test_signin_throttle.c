@@ -1,11 +1,14 @@
 /*
  * Sign-in throttling and spent sign-in forms through HTTP, with the limits
  * lowered in the config and clients told apart by X-Forwarded-For behind a
- * trusted proxy: past the per-login limit even the right password is
- * refused 429 with Retry-After (the HTML form and the password grant share
- * the counter, a flood of refused attempts never reaches the CPU pool), a
- * different login from another IP and the same login on a decoy tenant of
- * the same database still sign in; past the per-IP limit that client is
+ * trusted proxy: past the per-account-and-IP limit even the right password
+ * is refused 429 with Retry-After from that address (the e-mail address and
+ * the username share the counter, a flood of refused attempts never
+ * reaches the CPU pool), while the owner signs in from another address, a
+ * different login and the same login on a decoy tenant of the same
+ * database still sign in; guesses spread over many addresses meet the
+ * account's cap, which the owner's known address does not; past the
+ * per-IP limit that client is
  * refused whatever the login, an IPv6 client counts by its /64; the
  * general per-IP API limit covers /auth/sign_in; nothing is throttled
  * while Redis is down; and a failed sign-in spends its session id and CSRF
@@ -253,19 +256,29 @@ START_TEST(test_per_login_limit)
     expect_throttled(&r, 3600, false);
     sign_in(&x, &r, "alice", PASSWORD);
     expect_throttled(&r, 3600, false);
+    /* The counter is the account's: her e-mail address, in any case, is
+     * refused from there too. */
+    sign_in(&x, &r, "ALICE@a.example", PASSWORD);
+    expect_throttled(&r, 3600, false);
 
-    /* The counter is the login's, whatever the address and the case. */
+    /* The owner, from her own address, is not locked out: by form (with
+     * her e-mail address) and by grant. */
     struct browser y = browser_at(s, "a.example", "203.0.113.2", &aa);
     browser_open(&y);
-    sign_in(&y, &r, "ALICE", PASSWORD);
-    expect_throttled(&r, 3600, false);
-    /* The password grant counts on the same counter. */
+    sign_in(&y, &r, "alice@A.example", PASSWORD);
+    expect_signed_in(&r);
+    ck_assert_int_eq(grant(s, "a.example", &aa, "alice", PASSWORD, &r), 200);
+
+    /* The password grant counts on the same counter: from 127.0.0.1 the
+     * next wrong guesses use up its three (one went on the right one). */
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(grant(s, "a.example", &aa, "alice@a.example", "wrong guess", &r), 400);
     grant(s, "a.example", &aa, "alice", PASSWORD, &r);
     expect_throttled(&r, 3600, true);
 
     /* A flood of refused guesses is answered without any password check:
      * with one check allowed at a time, any that got that far would be
-     * answered 503 or 400. */
+     * answered 429 by the gate or 400. */
     enum { FLOOD = 12 };
     pthread_t th[FLOOD];
     struct guess g[FLOOD];
@@ -279,8 +292,11 @@ START_TEST(test_per_login_limit)
     }
 
     /* Another login from another address signs in, by form and by grant. */
-    sign_in(&y, &r, "bob@a.example", PASSWORD);
+    struct browser b = browser_at(s, "a.example", "203.0.113.3", &aa);
+    browser_open(&b);
+    sign_in(&b, &r, "bob@a.example", PASSWORD);
     expect_signed_in(&r);
+    browser_free(&b);
     ck_assert_int_eq(grant(s, "a.example", &aa, "bob", PASSWORD, &r), 200);
     ck_assert_ptr_nonnull(eu_it_json_str(&r, "access_token"));
 
@@ -306,6 +322,71 @@ START_TEST(test_per_login_limit)
     browser_free(&d);
     free(db_a);
     free(db_d);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+/*
+ * Guesses at one account from many addresses: each address within its own
+ * limit, the account's cap in all (four times the limit) stops them, a new
+ * address with the right password included, but not the owner from the
+ * address she signed in from before the guessing began.
+ */
+START_TEST(test_owner_known_address)
+{
+    struct eu_it_opts o = {.extra_toml = "[limits]\nsign_in_attempts_per_login_per_hour = 2\n",
+                           .server_toml = PROXY};
+    struct eu_it_server *s = eu_it_server_start_opts(&o);
+    json_decref(eu_it_tenant_create(s, "a.example", "A"));
+    eu_it_account_create(s, "a.example", "alice");
+    struct eu_it_app aa = make_app(s, "a.example");
+    struct eu_it_resp r = {0};
+
+    struct browser owner = browser_at(s, "a.example", "192.0.2.50", &aa);
+    browser_open(&owner);
+    sign_in(&owner, &r, "alice", PASSWORD);
+    expect_signed_in(&r);
+
+    /* Five addresses, two guesses each: seven are checked (the owner's
+     * first sign-in, from an address not yet known, counted as the
+     * eighth of the account's cap), the rest refused. */
+    int checked = 0, refused = 0;
+    for (int i = 0; i < 5; i++) {
+        char addr[32];
+        snprintf(addr, sizeof(addr), "198.51.100.%d", 20 + i);
+        struct browser g = browser_at(s, "a.example", addr, &aa);
+        browser_open(&g);
+        for (int j = 0; j < 2; j++) {
+            long st = sign_in(&g, &r, j ? "alice@a.example" : "alice", "wrong guess");
+            if (st == 401) {
+                checked++;
+            } else {
+                expect_throttled(&r, 3600, false);
+                refused++;
+            }
+        }
+        browser_free(&g);
+    }
+    ck_assert_int_eq(checked, 7);
+    ck_assert_int_eq(refused, 3);
+
+    /* A new address is refused, even with the right password... */
+    struct browser z = browser_at(s, "a.example", "198.51.100.99", &aa);
+    browser_open(&z);
+    sign_in(&z, &r, "alice", PASSWORD);
+    expect_throttled(&r, 3600, false);
+    /* ...the owner's known address is not (a new browser there: what is
+     * known is the address, not the session). */
+    struct browser again = browser_at(s, "a.example", "192.0.2.50", &aa);
+    browser_open(&again);
+    sign_in(&again, &r, "alice@a.example", PASSWORD);
+    expect_signed_in(&r);
+
+    browser_free(&z);
+    browser_free(&again);
+    browser_free(&owner);
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(s), 0);
     eu_it_server_free(s);
@@ -471,6 +552,7 @@ main(void)
 {
     Suite *suite = suite_create("signin_throttle");
     EU_IT_ADD_TCASE(suite, test_per_login_limit, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_owner_known_address, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_per_ip_limit, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_per_ip_limit_password_grant, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_api_limit_covers_sign_in, TIMEOUT);

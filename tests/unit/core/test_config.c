@@ -82,7 +82,7 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.job_max_attempts, 12);
     ck_assert_int_eq(cfg.job_backoff_base_s, 15);
     ck_assert_int_eq(cfg.job_backoff_max_s, 21600);
-    ck_assert_int_eq(cfg.job_lock_s, 600);
+    ck_assert_int_eq(cfg.job_lock_s, 60);
     ck_assert_int_eq(cfg.suspended_retention_s, 2592000);
     ck_assert_int_eq(cfg.scheduled_min_lead_s, 300);
     ck_assert_int_eq(cfg.poll_min_expires_s, 300);
