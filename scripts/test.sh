@@ -16,8 +16,8 @@
 # scripts/with-services.sh, so they name servers of its own (CMakeLists.txt).
 # Set EUNHA_TEST_KEEP=1 to keep the temporary directory (logs) afterwards, and
 # EUNHA_BUILD_DIR to build somewhere other than build-test/ (two checkouts or
-# two people testing side by side). scripts/lint.sh (cppcheck, clang-format)
-# runs first (EUNHA_TEST_LINT=0 skips it). Suites run EUNHA_TEST_JOBS (4) at a
+# two people testing side by side). scripts/lint.sh's format check runs
+# first, its cppcheck beside the suites (EUNHA_TEST_LINT=0 skips both). Suites run EUNHA_TEST_JOBS (4) at a
 # time. After a whole-suite run (or in CI), scripts/fuzz.sh runs every
 # fuzz target for EUNHA_FUZZ_SECONDS (30) each; EUNHA_TEST_FUZZ=0 skips it.
 set -euo pipefail
@@ -29,10 +29,12 @@ cd "$ROOT"
 
 eu_install_deps
 
-# Static checks first: a formatting slip fails in seconds, not after the build.
-# EUNHA_TEST_LINT=0 skips them for a quick targeted run while working.
-if [ "${EUNHA_TEST_LINT:-1}" != 0 ]; then
-  EUNHA_JOBS=${EUNHA_JOBS:-2} "$ROOT/scripts/lint.sh"
+# Static checks: the format check first, so a formatting slip fails in
+# seconds, not after the build; cppcheck (minutes of CPU) runs beside the
+# suites, below. EUNHA_TEST_LINT=0 skips both for a quick targeted run.
+lint=${EUNHA_TEST_LINT:-1}
+if [ "$lint" != 0 ]; then
+  EUNHA_LINT_CHECKS=format "$ROOT/scripts/lint.sh"
 fi
 
 JOBS=${EUNHA_JOBS:-2}
@@ -60,6 +62,7 @@ cleanup() {
   local rc=$?
   trap - INT TERM EXIT
   [ -z "${fuzz_build:-}" ] || kill "$fuzz_build" 2>/dev/null || true
+  [ -z "${cppcheck_run:-}" ] || kill "$cppcheck_run" 2>/dev/null || true
   eu_test_services_down "$TMP" || true
   if [ "${EUNHA_TEST_KEEP:-0}" = 1 ]; then
     eu_log "kept $TMP"
@@ -98,6 +101,13 @@ if [ "$fuzz" = 1 ]; then
   nice -n 19 scripts/fuzz.sh --build-only >"$TMP/fuzz-build.log" 2>&1 &
   fuzz_build=$!
 fi
+# cppcheck likewise: it only reads the sources.
+cppcheck_run=
+if [ "$lint" != 0 ]; then
+  EUNHA_LINT_CHECKS=cppcheck EUNHA_JOBS=${EUNHA_JOBS:-2} nice -n 19 scripts/lint.sh \
+    >"$TMP/cppcheck.log" 2>&1 &
+  cppcheck_run=$!
+fi
 
 # Suites run side by side (ctest -j); each harness server has databases and
 # a Redis prefix of its own, and a suite that stops or pauses its servers
@@ -109,6 +119,12 @@ ctest --test-dir "$BUILD" --output-on-failure --timeout 600 "$@"
 status=$?
 set -e
 
+if [ -n "$cppcheck_run" ]; then
+  if ! wait "$cppcheck_run"; then
+    cat "$TMP/cppcheck.log" >&2
+    status=1
+  fi
+fi
 if [ -n "$fuzz_build" ]; then
   if ! wait "$fuzz_build"; then
     cat "$TMP/fuzz-build.log" >&2
