@@ -85,9 +85,16 @@ eu_port_busy() {
 }
 
 eu_free_port() {
-  local port i x ok
+  local port i x ok lo=20000 span=40000 eph
+  # Below the kernel's ephemeral range when there is room: a port from it
+  # can be taken by any outgoing connection or port-0 listener (the test
+  # servers) between this check and the bind, which broke parallel suites.
+  eph=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true)
+  if [ -n "$eph" ] && [ "$eph" -gt $((lo + 1000)) ]; then
+    span=$((eph - lo))
+  fi
   for ((i = 0; i < 200; i++)); do
-    port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    port=$((lo + (RANDOM * 32768 + RANDOM) % span))
     ok=1
     for x in "$@"; do
       [ "$x" = "$port" ] && ok=0
@@ -357,16 +364,25 @@ eu_sq() {
 # directory that is not running) the data directory is copied from it, which
 # is much cheaper than another initdb.
 eu_test_services_up() {
-  local dir pg_port redis_port lib
+  local dir pg_port redis_port lib try
   dir=$(eu_abspath "${1:?eu_test_services_up DIR}")
-  pg_port=$(eu_free_port) || return 1
-  redis_port=$(eu_free_port "$pg_port") || return 1
   if [ -n "${EUNHA_TEST_PG_SEED:-}" ] && [ -f "$EUNHA_TEST_PG_SEED/PG_VERSION" ] &&
     [ ! -e "$dir/pg" ]; then
     cp -a "$EUNHA_TEST_PG_SEED" "$dir/pg" || return 1
   fi
-  eu_pg_start "$dir/pg" "$pg_port" --no-fsync || return 1
-  eu_redis_start "$dir/redis" "$redis_port" || return 1
+  # A free port can still be taken before the server binds it (others run
+  # tests on this machine too): another port then, up to three times.
+  for try in 1 2 3; do
+    pg_port=$(eu_free_port) || return 1
+    eu_pg_start "$dir/pg" "$pg_port" --no-fsync && break
+    [ "$try" -lt 3 ] || return 1
+  done
+  for try in 1 2 3; do
+    redis_port=$(eu_free_port "$pg_port") || return 1
+    eu_redis_start "$dir/redis" "$redis_port" && break
+    [ "$try" -lt 3 ] || return 1
+    eu_redis_stop "$dir/redis" || true
+  done
 
   # The control scripts re-use this library, so a restart goes through the
   # same code (same port, same data directory).
