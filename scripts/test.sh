@@ -11,10 +11,14 @@
 #   EUNHA_TEST_REDIS_STOP / EUNHA_TEST_REDIS_START  that stop/start the same servers,
 #   EUNHA_TEST_REDIS_PAUSE / EUNHA_TEST_REDIS_RESUME freeze/thaw Redis (a hung peer),
 #                                                    same ports, same data
+#   EUNHA_TEST_PG_SEED      an initdb'd data directory scripts/with-services.sh copies
+# A suite that uses the STOP/KILL/PAUSE commands runs under
+# scripts/with-services.sh, so they name servers of its own (CMakeLists.txt).
 # Set EUNHA_TEST_KEEP=1 to keep the temporary directory (logs) afterwards, and
 # EUNHA_BUILD_DIR to build somewhere other than build-test/ (two checkouts or
-# two people testing side by side). scripts/lint.sh (cppcheck, clang-format)
-# runs first (EUNHA_TEST_LINT=0 skips it). After a whole-suite run (or in CI), scripts/fuzz.sh runs every
+# two people testing side by side). scripts/lint.sh's format check runs
+# first, its cppcheck beside the suites (EUNHA_TEST_LINT=0 skips both). Suites run EUNHA_TEST_JOBS (4) at a
+# time. After a whole-suite run (or in CI), scripts/fuzz.sh runs every
 # fuzz target for EUNHA_FUZZ_SECONDS (30) each; EUNHA_TEST_FUZZ=0 skips it.
 set -euo pipefail
 
@@ -25,10 +29,12 @@ cd "$ROOT"
 
 eu_install_deps
 
-# Static checks first: a formatting slip fails in seconds, not after the build.
-# EUNHA_TEST_LINT=0 skips them for a quick targeted run while working.
-if [ "${EUNHA_TEST_LINT:-1}" != 0 ]; then
-  EUNHA_JOBS=${EUNHA_JOBS:-2} "$ROOT/scripts/lint.sh"
+# Static checks: the format check first, so a formatting slip fails in
+# seconds, not after the build; cppcheck (minutes of CPU) runs beside the
+# suites, below. EUNHA_TEST_LINT=0 skips both for a quick targeted run.
+lint=${EUNHA_TEST_LINT:-1}
+if [ "$lint" != 0 ]; then
+  EUNHA_LINT_CHECKS=format "$ROOT/scripts/lint.sh"
 fi
 
 JOBS=${EUNHA_JOBS:-2}
@@ -49,21 +55,15 @@ for dir in tests/e2e tests/s3 tests/fedify; do
   fi
 done
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/eunha-test.XXXXXX")
-# mktemp makes it 0700 root-only; initdb/postgres run as the postgres user.
-chmod 755 "$TMP"
-if ! eu_pg_user_can_reach "$TMP"; then
-  rmdir "$TMP"
-  TMP=$(mktemp -d /tmp/eunha-test.XXXXXX)
-  chmod 755 "$TMP"
-fi
+TMP=$(eu_test_tmpdir)
 
 # shellcheck disable=SC2317 # invoked through the EXIT trap
 cleanup() {
   local rc=$?
   trap - INT TERM EXIT
-  eu_pg_stop "$TMP/pg" || true
-  eu_redis_stop "$TMP/redis" || true
+  [ -z "${fuzz_build:-}" ] || kill "$fuzz_build" 2>/dev/null || true
+  [ -z "${cppcheck_run:-}" ] || kill "$cppcheck_run" 2>/dev/null || true
+  eu_test_services_down "$TMP" || true
   if [ "${EUNHA_TEST_KEEP:-0}" = 1 ]; then
     eu_log "kept $TMP"
   else
@@ -75,62 +75,65 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-PG_PORT=$(eu_free_port)
-REDIS_PORT=$(eu_free_port "$PG_PORT")
-eu_pg_start "$TMP/pg" "$PG_PORT" --no-fsync
-eu_redis_start "$TMP/redis" "$REDIS_PORT"
-
-# Small scripts the tests run with system(); they re-use this library so a
-# restart goes through the same code (same port, same data directory).
-LIB=$(eu_sq "$ROOT/scripts/lib/services.sh")
-mkctl() { # NAME FUNCTION ARGS...
-  local name=$1 fn=$2 arg args=""
-  shift 2
-  for arg in "$@"; do args="$args $(eu_sq "$arg")"; done
-  {
-    echo '#!/usr/bin/env bash'
-    echo 'set -euo pipefail'
-    echo ". $LIB"
-    echo "$fn$args"
-  } >"$TMP/$name"
-  chmod 755 "$TMP/$name"
-}
-mkctl pg-stop eu_pg_stop "$TMP/pg"
-mkctl pg-kill eu_pg_kill "$TMP/pg"
-mkctl pg-start eu_pg_start "$TMP/pg" "$PG_PORT" --no-fsync
-mkctl redis-stop eu_redis_stop "$TMP/redis"
-mkctl redis-start eu_redis_start "$TMP/redis" "$REDIS_PORT"
-mkctl redis-pause eu_redis_pause "$TMP/redis"
-mkctl redis-resume eu_redis_resume "$TMP/redis"
-
-export EUNHA_TEST_PG_URL="postgresql://postgres@127.0.0.1:$PG_PORT/postgres"
-export EUNHA_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
-EUNHA_TEST_PG_STOP=$(eu_sq "$TMP/pg-stop")
-EUNHA_TEST_PG_START=$(eu_sq "$TMP/pg-start")
-EUNHA_TEST_PG_KILL=$(eu_sq "$TMP/pg-kill")
-EUNHA_TEST_REDIS_STOP=$(eu_sq "$TMP/redis-stop")
-EUNHA_TEST_REDIS_START=$(eu_sq "$TMP/redis-start")
-EUNHA_TEST_REDIS_PAUSE=$(eu_sq "$TMP/redis-pause")
-EUNHA_TEST_REDIS_RESUME=$(eu_sq "$TMP/redis-resume")
-export EUNHA_TEST_PG_STOP EUNHA_TEST_PG_START EUNHA_TEST_PG_KILL EUNHA_TEST_REDIS_STOP EUNHA_TEST_REDIS_START
-export EUNHA_TEST_REDIS_PAUSE EUNHA_TEST_REDIS_RESUME
+# One initdb, copied for the shared servers and for every suite that gets
+# servers of its own (scripts/with-services.sh): a copy costs a fraction of
+# an initdb.
+eu_pg_init "$TMP/pg-seed"
+export EUNHA_TEST_PG_SEED="$TMP/pg-seed"
+eu_test_services_up "$TMP"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 eu_log "PostgreSQL $EUNHA_TEST_PG_URL, Redis $EUNHA_TEST_REDIS_URL, scratch $TMP"
 
-set +e
-ctest --test-dir "$BUILD" --output-on-failure --timeout 600 "$@"
-status=$?
-set -e
-
 # The fuzz targets, briefly, from their seed corpora: after the whole suite
 # (no ctest arguments), in CI, or with EUNHA_TEST_FUZZ=1; EUNHA_TEST_FUZZ=0
 # skips them. They need a clang build of their own, so a targeted `-R unit`
-# run does not pay for it.
+# run does not pay for it. That build runs at the lowest priority while the
+# suites run: they spend most of their time waiting on servers and timers,
+# so it takes the idle CPU rather than adding its minutes to the run.
 fuzz=${EUNHA_TEST_FUZZ:-}
 if [ -z "$fuzz" ] && { [ "${CI:-}" = true ] || [ "$#" -eq 0 ]; }; then
   fuzz=1
+fi
+fuzz_build=
+if [ "$fuzz" = 1 ]; then
+  nice -n 19 scripts/fuzz.sh --build-only >"$TMP/fuzz-build.log" 2>&1 &
+  fuzz_build=$!
+fi
+# cppcheck likewise: it only reads the sources.
+cppcheck_run=
+if [ "$lint" != 0 ]; then
+  EUNHA_LINT_CHECKS=cppcheck EUNHA_JOBS=${EUNHA_JOBS:-2} nice -n 19 scripts/lint.sh \
+    >"$TMP/cppcheck.log" 2>&1 &
+  cppcheck_run=$!
+fi
+
+# Suites run side by side (ctest -j); each harness server has databases and
+# a Redis prefix of its own, and a suite that stops or pauses its servers
+# gets a pair of its own (scripts/with-services.sh, chosen in CMakeLists.txt).
+# EUNHA_TEST_JOBS sets how many at once; a -j among the arguments wins.
+export CTEST_PARALLEL_LEVEL=${EUNHA_TEST_JOBS:-4}
+set +e
+# Each test has a Check timeout of its own; this one only ends a suite that
+# hangs outside them. Beside three others on a loaded machine a long suite
+# took 330 s, so 600 s was too near.
+ctest --test-dir "$BUILD" --output-on-failure --timeout 1500 "$@"
+status=$?
+set -e
+
+if [ -n "$cppcheck_run" ]; then
+  if ! wait "$cppcheck_run"; then
+    cat "$TMP/cppcheck.log" >&2
+    status=1
+  fi
+fi
+if [ -n "$fuzz_build" ]; then
+  if ! wait "$fuzz_build"; then
+    cat "$TMP/fuzz-build.log" >&2
+    eu_log "the fuzz build failed (above)"
+    status=1
+  fi
 fi
 if [ "$status" -eq 0 ] && [ "$fuzz" = 1 ]; then
   scripts/fuzz.sh "${EUNHA_FUZZ_SECONDS:-30}" || status=1

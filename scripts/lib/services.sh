@@ -3,6 +3,7 @@
 #
 #   eu_install_deps                 apt-get install whatever build/runtime packages are missing
 #   eu_free_port [EXCLUDED...]      print a TCP port nobody listens on (not one of EXCLUDED)
+#   eu_pg_init DIR                  initdb DIR unless it is a data directory already
 #   eu_pg_start DIR PORT [--no-fsync]   initdb DIR if empty, start a private PostgreSQL on PORT
 #                                   (lines in $EU_PG_EXTRA_CONF are added to its settings)
 #   eu_pg_stop DIR                  stop it (fast shutdown); no-op when not running
@@ -84,9 +85,16 @@ eu_port_busy() {
 }
 
 eu_free_port() {
-  local port i x ok
+  local port i x ok lo=20000 span=40000 eph
+  # Below the kernel's ephemeral range when there is room: a port from it
+  # can be taken by any outgoing connection or port-0 listener (the test
+  # servers) between this check and the bind, which broke parallel suites.
+  eph=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true)
+  if [ -n "$eph" ] && [ "$eph" -gt $((lo + 1000)) ]; then
+    span=$((eph - lo))
+  fi
   for ((i = 0; i < 200; i++)); do
-    port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    port=$((lo + (RANDOM * 32768 + RANDOM) % span))
     ok=1
     for x in "$@"; do
       [ "$x" = "$port" ] && ok=0
@@ -156,6 +164,41 @@ eu_pg_running() {
   eu_as_pg "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1
 }
 
+# eu_pg_init DIR : initdb DIR (an empty or missing directory) unless it
+# already holds a data directory; does not start the server.
+eu_pg_init() {
+  local dir bin
+  dir=$(eu_abspath "${1:?eu_pg_init DIR}")
+  bin=$(eu_pg_bindir) || return 1
+  eu_pg_ensure_user || return 1
+  mkdir -p "$dir" || return 1
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres: "$dir" || return 1
+  fi
+  chmod 700 "$dir" || return 1
+  if [ ! -f "$dir/PG_VERSION" ]; then
+    if [ -n "$(ls -A "$dir")" ]; then
+      eu_die "$dir is not empty and not a PostgreSQL data directory"
+      return 1
+    fi
+    eu_log "initdb $dir"
+    eu_as_pg "$bin/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 --locale=C.UTF-8 \
+      >"$dir.initdb.log" 2>&1 || {
+      # C.UTF-8 may be missing on some systems; fall back to plain C.
+      rm -rf "${dir:?}"/* 2>/dev/null
+      eu_as_pg "$bin/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 --locale=C \
+        >"$dir.initdb.log" 2>&1
+    } || {
+      cat "$dir.initdb.log" >&2
+      eu_die "initdb failed"
+      return 1
+    }
+    rm -f "$dir.initdb.log"
+    grep -q "^include_if_exists = 'eunha.conf'" "$dir/postgresql.conf" ||
+      echo "include_if_exists = 'eunha.conf'" >>"$dir/postgresql.conf"
+  fi
+}
+
 eu_pg_start() {
   local dir port nofsync=0 bin
   dir=$(eu_abspath "${1:?eu_pg_start DIR PORT [--no-fsync]}")
@@ -179,27 +222,7 @@ eu_pg_start() {
     return 0
   fi
 
-  if [ ! -f "$dir/PG_VERSION" ]; then
-    if [ -n "$(ls -A "$dir")" ]; then
-      eu_die "$dir is not empty and not a PostgreSQL data directory"
-      return 1
-    fi
-    eu_log "initdb $dir"
-    eu_as_pg "$bin/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 --locale=C.UTF-8 \
-      >"$dir.initdb.log" 2>&1 || {
-      # C.UTF-8 may be missing on some systems; fall back to plain C.
-      rm -rf "${dir:?}"/* 2>/dev/null
-      eu_as_pg "$bin/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 --locale=C \
-        >"$dir.initdb.log" 2>&1
-    } || {
-      cat "$dir.initdb.log" >&2
-      eu_die "initdb failed"
-      return 1
-    }
-    rm -f "$dir.initdb.log"
-    grep -q "^include_if_exists = 'eunha.conf'" "$dir/postgresql.conf" ||
-      echo "include_if_exists = 'eunha.conf'" >>"$dir/postgresql.conf"
-  fi
+  eu_pg_init "$dir" || return 1
 
   # Rewritten on every start so a changed port or fsync choice takes effect;
   # a bare `pg_ctl start` later (EUNHA_TEST_PG_START) reuses these settings.
@@ -329,4 +352,95 @@ eu_redis_stop() {
 eu_sq() {
   local s=${1//\'/\'\\\'\'}
   printf "'%s'" "$s"
+}
+
+# eu_test_services_up DIR : starts a throwaway PostgreSQL (DIR/pg) and Redis
+# (DIR/redis) on free ports for the tests, writes the small control scripts
+# they run with system() (DIR/pg-stop, ...) and exports the EUNHA_TEST_*
+# variables naming them (see scripts/test.sh). scripts/test.sh calls it once
+# for the servers every suite shares; scripts/with-services.sh calls it again
+# for each suite that stops, kills or pauses its servers, so that suite owns
+# a pair nobody else is using. With EUNHA_TEST_PG_SEED (an initdb'd data
+# directory that is not running) the data directory is copied from it, which
+# is much cheaper than another initdb.
+eu_test_services_up() {
+  local dir pg_port redis_port lib try
+  dir=$(eu_abspath "${1:?eu_test_services_up DIR}")
+  if [ -n "${EUNHA_TEST_PG_SEED:-}" ] && [ -f "$EUNHA_TEST_PG_SEED/PG_VERSION" ] &&
+    [ ! -e "$dir/pg" ]; then
+    cp -a "$EUNHA_TEST_PG_SEED" "$dir/pg" || return 1
+  fi
+  # A free port can still be taken before the server binds it (others run
+  # tests on this machine too): another port then, up to three times.
+  for try in 1 2 3; do
+    pg_port=$(eu_free_port) || return 1
+    eu_pg_start "$dir/pg" "$pg_port" --no-fsync && break
+    [ "$try" -lt 3 ] || return 1
+  done
+  for try in 1 2 3; do
+    redis_port=$(eu_free_port "$pg_port") || return 1
+    eu_redis_start "$dir/redis" "$redis_port" && break
+    [ "$try" -lt 3 ] || return 1
+    eu_redis_stop "$dir/redis" || true
+  done
+
+  # The control scripts re-use this library, so a restart goes through the
+  # same code (same port, same data directory).
+  lib=$(eu_sq "$(eu_abspath "${BASH_SOURCE[0]}")")
+  eu_test_ctl "$dir/pg-stop" "$lib" eu_pg_stop "$dir/pg" || return 1
+  eu_test_ctl "$dir/pg-kill" "$lib" eu_pg_kill "$dir/pg" || return 1
+  eu_test_ctl "$dir/pg-start" "$lib" eu_pg_start "$dir/pg" "$pg_port" --no-fsync || return 1
+  eu_test_ctl "$dir/redis-stop" "$lib" eu_redis_stop "$dir/redis" || return 1
+  eu_test_ctl "$dir/redis-start" "$lib" eu_redis_start "$dir/redis" "$redis_port" || return 1
+  eu_test_ctl "$dir/redis-pause" "$lib" eu_redis_pause "$dir/redis" || return 1
+  eu_test_ctl "$dir/redis-resume" "$lib" eu_redis_resume "$dir/redis" || return 1
+
+  export EUNHA_TEST_PG_URL="postgresql://postgres@127.0.0.1:$pg_port/postgres"
+  export EUNHA_TEST_REDIS_URL="redis://127.0.0.1:$redis_port/0"
+  EUNHA_TEST_PG_STOP=$(eu_sq "$dir/pg-stop")
+  EUNHA_TEST_PG_START=$(eu_sq "$dir/pg-start")
+  EUNHA_TEST_PG_KILL=$(eu_sq "$dir/pg-kill")
+  EUNHA_TEST_REDIS_STOP=$(eu_sq "$dir/redis-stop")
+  EUNHA_TEST_REDIS_START=$(eu_sq "$dir/redis-start")
+  EUNHA_TEST_REDIS_PAUSE=$(eu_sq "$dir/redis-pause")
+  EUNHA_TEST_REDIS_RESUME=$(eu_sq "$dir/redis-resume")
+  export EUNHA_TEST_PG_STOP EUNHA_TEST_PG_START EUNHA_TEST_PG_KILL EUNHA_TEST_REDIS_STOP
+  export EUNHA_TEST_REDIS_START EUNHA_TEST_REDIS_PAUSE EUNHA_TEST_REDIS_RESUME
+}
+
+# eu_test_services_down DIR : stops what eu_test_services_up DIR started.
+eu_test_services_down() {
+  local dir
+  dir=$(eu_abspath "${1:?eu_test_services_down DIR}")
+  eu_pg_stop "$dir/pg" || true
+  eu_redis_stop "$dir/redis" || true
+}
+
+# eu_test_ctl FILE LIB FUNCTION ARGS... : writes a script that sources LIB
+# (already quoted) and runs FUNCTION ARGS.
+eu_test_ctl() {
+  local file=$1 lib=$2 fn=$3 arg args=""
+  shift 3
+  for arg in "$@"; do args="$args $(eu_sq "$arg")"; done
+  {
+    echo '#!/usr/bin/env bash'
+    echo 'set -euo pipefail'
+    echo ". $lib"
+    echo "$fn$args"
+  } >"$file" || return 1
+  chmod 755 "$file"
+}
+
+# eu_test_tmpdir : prints a new temporary directory the postgres user can
+# traverse (mktemp makes it 0700; initdb and postgres run as that user).
+eu_test_tmpdir() {
+  local tmp
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/eunha-test.XXXXXX") || return 1
+  chmod 755 "$tmp"
+  if ! eu_pg_user_can_reach "$tmp"; then
+    rmdir "$tmp"
+    tmp=$(mktemp -d /tmp/eunha-test.XXXXXX) || return 1
+    chmod 755 "$tmp"
+  fi
+  echo "$tmp"
 }

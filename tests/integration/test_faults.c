@@ -213,12 +213,13 @@ START_TEST(test_client_hangs_up_in_flight)
         send_and_hang_up(s->public_port, req);
     }
 
-    /* Everything above has finished or been dropped; the pool's one
-     * connection serves these at once. */
+    /* The pool's one connection serves these. A hung-up request that kept
+     * it would make each wait out acquire_timeout_seconds and get 503, so
+     * the status says it; their time would not (on a busy machine the
+     * password checks above may still be running when the first comes). */
     for (int i = 0; i < 10; i++) {
         eu_it_callf(s, &r, "a.example", "GET", token, NULL, "/api/v1/timelines/home?limit=40");
         EU_IT_EXPECT_STATUS(&r, 200);
-        ck_assert_msg(r.seconds < 1.5, "home timeline took %.2f s", r.seconds);
     }
     /* A hung-up write either happened or did not; it is never half done:
      * each of them appears at most once. */
