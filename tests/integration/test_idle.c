@@ -178,11 +178,18 @@ START_TEST(test_idle_poll_is_one_statement_per_placement)
     eu_it_server_restart(s);
     wait_placement_set(db, 10000);
     eu_it_sleep_ms(500);
-    db_counters(db, &xacts0, &sessions0);
-    eu_it_sleep_ms(25000);
-    db_counters(db, &xacts1, &sessions1);
-    fprintf(stderr, "25 s of polls over 40 idle tenants: %ld transactions, %ld sessions\n",
-            xacts1 - xacts0, sessions1 - sessions0);
+    /* Autovacuum analyzing the placement's tables (a transaction each, from
+     * sessions of its own) can land in a window; it visits a database about
+     * once a minute, so a second window right after misses it. */
+    for (int window = 0; window < 2; window++) {
+        db_counters(db, &xacts0, &sessions0);
+        eu_it_sleep_ms(25000);
+        db_counters(db, &xacts1, &sessions1);
+        fprintf(stderr, "25 s of polls over 40 idle tenants: %ld transactions, %ld sessions\n",
+                xacts1 - xacts0, sessions1 - sessions0);
+        if (xacts1 - xacts0 < 40)
+            break;
+    }
     ck_assert_msg(sessions1 == sessions0, "the polls opened %ld connections, want 0",
                   sessions1 - sessions0);
     ck_assert_msg(xacts1 - xacts0 >= 2, "%ld transactions: did the poll run?", xacts1 - xacts0);
