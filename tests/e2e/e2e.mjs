@@ -1,7 +1,7 @@
 // End-to-end test: a real Mastodon client library (masto.js) against a
 // running Eunha. tests/e2e/e2e_driver.c starts the server, makes the tenant
 // and bob (through the admin API), then runs this script with:
-//   EUNHA_E2E_URL       http://127.0.0.1:PORT (the tenant answers for that host)
+//   EUNHA_E2E_URL       http://localhost:PORT (the tenant answers for that host)
 //   EUNHA_E2E_BOB       bob's e-mail address, for the password grant
 //   EUNHA_E2E_PASSWORD  bob's password
 // The script registers alice through the API, signs bob in, posts, follows,

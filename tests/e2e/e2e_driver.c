@@ -1,9 +1,9 @@
 /*
  * Runs the masto.js end-to-end script (tests/e2e/e2e.mjs) against a real
  * server: starts `eunha serve` through the integration harness, makes a
- * tenant answering for 127.0.0.1 and the account "bob" through the admin
- * API, then runs node with the server's address. The script registers the
- * other account itself and drives the rest through the client library.
+ * tenant answering for localhost (an IP address is no tenant domain) and the account "bob" through
+ * the admin API, then runs node with the server's address. The script registers the other account
+ * itself and drives the rest through the client library.
  *
  * Exits 77 (CTest's "skipped") when node or the npm packages are missing,
  * which scripts/test.sh installs; every other failure fails the test.
@@ -22,7 +22,7 @@
 
 /* The tenant is the address clients connect to, so no Host header trick is
  * needed in node (whose fetch will not let a script set Host). */
-#define HOST "127.0.0.1"
+#define HOST "localhost"
 #define SKIP 77
 
 START_TEST(test_masto_js)
@@ -34,6 +34,8 @@ START_TEST(test_masto_js)
     char url[64], cmd[1024];
     snprintf(url, sizeof(url), "http://%s:%d", HOST, s->public_port);
     setenv("EUNHA_E2E_URL", url, 1);
+    /* The server listens on 127.0.0.1 only; node may try ::1 first. */
+    setenv("NODE_OPTIONS", "--dns-result-order=ipv4first", 1);
     setenv("EUNHA_E2E_BOB", "bob@" HOST, 1);
     /* The password eu_it_account_create() gives every account. */
     setenv("EUNHA_E2E_PASSWORD", "correct horse battery staple", 1);
@@ -59,6 +61,8 @@ START_TEST(test_masto_js_streaming)
     char url[64], cmd[1024];
     snprintf(url, sizeof(url), "http://%s:%d", HOST, s->public_port);
     setenv("EUNHA_E2E_URL", url, 1);
+    /* The server listens on 127.0.0.1 only; node may try ::1 first. */
+    setenv("NODE_OPTIONS", "--dns-result-order=ipv4first", 1);
     setenv("EUNHA_E2E_BOB", "bob@" HOST, 1);
     setenv("EUNHA_E2E_CAROL", "carol@" HOST, 1);
     setenv("EUNHA_E2E_PASSWORD", "correct horse battery staple", 1);
