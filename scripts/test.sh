@@ -63,12 +63,7 @@ cleanup() {
   trap - INT TERM EXIT
   [ -z "${fuzz_build:-}" ] || kill "$fuzz_build" 2>/dev/null || true
   [ -z "${cppcheck_run:-}" ] || kill "$cppcheck_run" 2>/dev/null || true
-  eu_test_services_down "$TMP" || true
-  if [ "${EUNHA_TEST_KEEP:-0}" = 1 ]; then
-    eu_log "kept $TMP"
-  else
-    rm -rf "$TMP"
-  fi
+  eu_test_tmp_release "$TMP"
   exit "$rc"
 }
 trap cleanup EXIT

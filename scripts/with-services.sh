@@ -25,12 +25,7 @@ TMP=$(eu_test_tmpdir)
 cleanup() {
   local rc=$?
   trap - INT TERM EXIT
-  eu_test_services_down "$TMP" >/dev/null 2>&1 || true
-  if [ "${EUNHA_TEST_KEEP:-0}" = 1 ]; then
-    eu_log "kept $TMP"
-  else
-    rm -rf "$TMP"
-  fi
+  eu_test_tmp_release "$TMP" >/dev/null
   exit "$rc"
 }
 trap cleanup EXIT

@@ -416,6 +416,17 @@ eu_test_services_down() {
   eu_redis_stop "$dir/redis" || true
 }
 
+# eu_test_tmp_release DIR : stops DIR's servers and removes DIR, or keeps it
+# (and says so) when EUNHA_TEST_KEEP=1. For a script's EXIT trap.
+eu_test_tmp_release() {
+  eu_test_services_down "$1" || true
+  if [ "${EUNHA_TEST_KEEP:-0}" = 1 ]; then
+    eu_log "kept $1"
+  else
+    rm -rf "$1"
+  fi
+}
+
 # eu_test_ctl FILE LIB FUNCTION ARGS... : writes a script that sources LIB
 # (already quoted) and runs FUNCTION ARGS.
 eu_test_ctl() {
