@@ -78,8 +78,10 @@ struct eu_stream_viewer {
 };
 
 /* json: the payload (an entity's JSON) or NULL when this viewer must not
- * get the event; borrowed for the call. */
-typedef void (*eu_stream_rendered_cb)(const char *json, size_t len, void *arg);
+ * get the event, or when failed: the render could not be made (the
+ * database busy or down), so the event is lost unless the stream says so.
+ * json is borrowed for the call. */
+typedef void (*eu_stream_rendered_cb)(const char *json, size_t len, bool failed, void *arg);
 /*
  * Renders what event ("update", "notification") about id means on stream
  * ("user", "public:local", "hashtag", ...; param: the tag) for v, through

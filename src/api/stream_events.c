@@ -385,19 +385,21 @@ on_sink(int status, const char *body, size_t len, void *arg)
     bool array = r->array;
     free(r);
     if (status != 200 || len < 2) {
-        cb(NULL, 0, cb_arg);
+        /* 404 and 403 say this viewer must not see it; a 5xx or 429 that
+         * the event could not be rendered now. */
+        cb(NULL, 0, status >= 500 || status == 429, cb_arg);
         return;
     }
     if (array) {
         /* "[{...}]": one element at most, as the page was bounded to one id. */
         if (len <= 2 || body[0] != '[' || body[len - 1] != ']') {
-            cb(NULL, 0, cb_arg);
+            cb(NULL, 0, false, cb_arg);
             return;
         }
         body++;
         len -= 2;
     }
-    cb(body, len, cb_arg);
+    cb(body, len, false, cb_arg);
 }
 
 /* The announcement as GET /api/v1/announcements shows it to this viewer

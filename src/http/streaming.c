@@ -624,7 +624,7 @@ wake_waiters(void)
 }
 
 static void
-on_rendered(const char *json, size_t len, void *arg)
+on_rendered(const char *json, size_t len, bool failed, void *arg)
 {
     struct delivery *d = arg;
     struct client *c = d->c;
@@ -632,6 +632,13 @@ on_rendered(const char *json, size_t len, void *arg)
     free(d);
     hub->renders--;
     c->rendering = false;
+    if (failed && !c->closing) {
+        /* As when too far behind: a client left open would believe it saw
+         * everything; closed, it reconnects and re-reads. */
+        eu_log_warn("stream", "closing a stream: an event could not be rendered");
+        client_end(c, WSLAY_CODE_INTERNAL_SERVER_ERROR,
+                   "An event could not be rendered; reconnect");
+    }
     struct sub *s = json && !c->closing ? sub_find(c, q->stream, q->param) : NULL;
     if (s)
         send_event(c, s, q->event, json, len);
