@@ -44,6 +44,11 @@ void eu_cpupool_submit(struct eu_cpupool *pool, eu_cpupool_work_cb work, eu_cpup
 int eu_cpupool_try_submit(struct eu_cpupool *pool, int64_t tenant, int *owner, int owner_max,
                           int pool_max, eu_cpupool_work_cb work, eu_cpupool_done_cb done,
                           void *arg);
+/* For shutdown, on the loop thread with the loop stopped: waits until every
+ * job submitted so far has run and runs their completions, here. Returns
+ * how many completions it ran (completions may submit more; call again
+ * until 0). A NULL pool has none. */
+int eu_cpupool_drain(struct eu_cpupool *pool);
 /* Waits for queued work to finish, joins the threads, frees the pool. Pending
  * completions are run before it returns. */
 void eu_cpupool_free(struct eu_cpupool *pool);

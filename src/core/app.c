@@ -420,6 +420,12 @@ load_config(struct eu_app *app, const char *path)
 static void
 app_release(struct eu_app *app)
 {
+    /* The pools' last completions first, while what they touch is there: a
+     * completion may take a tenant's pool (a password just hashed goes on
+     * to its insert), answer a request or queue work on the other pool.
+     * Run after the registry was freed, one made a pool nothing freed. */
+    while (eu_cpupool_drain(app->cpu) + eu_cpupool_drain(app->io) > 0)
+        ;
     eu_http_server_free(app->http);
     eu_admin_purge_stop_all();
     eu_ap_deliver_abandon_all();

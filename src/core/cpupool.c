@@ -8,6 +8,7 @@
 #include "eunha/cpupool.h"
 
 #include <event2/event.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -136,15 +137,18 @@ thread_main(void *p)
     return NULL;
 }
 
-static void
+/* Returns how many completions it ran. */
+static int
 run_done(struct eu_cpupool *pool)
 {
     pthread_mutex_lock(&pool->lock);
     struct job *j = pool->done_head;
     pool->done_head = pool->done_tail = NULL;
     pthread_mutex_unlock(&pool->lock);
+    int ran = 0;
     while (j) {
         struct job *next = j->next;
+        ran++;
         pool->queued--;
         if (j->owner)
             (*j->owner)--;
@@ -152,6 +156,7 @@ run_done(struct eu_cpupool *pool)
         free(j);
         j = next;
     }
+    return ran;
 }
 
 static void
@@ -242,6 +247,22 @@ eu_cpupool_try_submit(struct eu_cpupool *pool, int64_t tenant, int *owner, int o
         return -1;
     enqueue(pool, tenant, work, done, arg, owner);
     return 0;
+}
+
+int
+eu_cpupool_drain(struct eu_cpupool *pool)
+{
+    int ran = 0;
+    while (pool && pool->queued > 0) {
+        struct pollfd pf = {.fd = pool->efd, .events = POLLIN};
+        if (poll(&pf, 1, 100) > 0) {
+            uint64_t n;
+            ssize_t r = read(pool->efd, &n, sizeof(n));
+            (void)r;
+        }
+        ran += run_done(pool);
+    }
+    return ran;
 }
 
 void

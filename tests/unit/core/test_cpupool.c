@@ -1,7 +1,8 @@
 /*
  * Tests for the CPU pool's turns between tenants: with one tenant's queue
  * full of slow jobs, another tenant's job is the next to start; two busy
- * tenants alternate; a tenant's own jobs keep their order. One thread and a
+ * tenants alternate; a tenant's own jobs keep their order; a shutdown's
+ * drain runs every completion, even one a completion queued. One thread and a
  * gate job that holds it, so the order is decided by the pool alone and no
  * timing is involved.
  */
@@ -147,6 +148,41 @@ START_TEST(test_try_submit_caps_its_owner)
 }
 END_TEST
 
+/* A completion that queues a second job on the pool, as a shutdown may
+ * meet: the drain runs that one too, with no loop turning. */
+static struct eu_cpupool *chain_pool;
+
+static void
+on_chain_done(void *arg)
+{
+    done_count++;
+    eu_cpupool_submit(chain_pool, record_work, on_done, arg);
+}
+
+START_TEST(test_drain_runs_every_completion)
+{
+    struct event_base *base = event_base_new();
+    chain_pool = start_gated(base, 9);
+    eu_cpupool_submit_for(chain_pool, 1, record_work, on_chain_done, "a1");
+    eu_cpupool_submit_for(chain_pool, 2, record_work, on_done, "b1");
+    pthread_mutex_lock(&lock);
+    gate_open = true;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+    int ran = 0, n;
+    while ((n = eu_cpupool_drain(chain_pool)) > 0)
+        ran += n;
+    /* The gate, a1, b1 and a1's follower: all done, none left queued. */
+    ck_assert_int_eq(ran, 4);
+    ck_assert_int_eq(done_count, 4);
+    ck_assert_int_eq(started, 3);
+    ck_assert_int_eq(eu_cpupool_drain(chain_pool), 0);
+    ck_assert_int_eq(eu_cpupool_drain(NULL), 0);
+    eu_cpupool_free(chain_pool);
+    event_base_free(base);
+}
+END_TEST
+
 static Suite *
 cpupool_suite(void)
 {
@@ -155,6 +191,7 @@ cpupool_suite(void)
     tcase_add_test(tc, test_other_tenant_runs_next);
     tcase_add_test(tc, test_busy_tenants_alternate);
     tcase_add_test(tc, test_try_submit_caps_its_owner);
+    tcase_add_test(tc, test_drain_runs_every_completion);
     suite_add_tcase(s, tc);
     return s;
 }
