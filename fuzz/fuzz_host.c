@@ -32,6 +32,8 @@ check_normalized(const char *out, size_t outlen)
             abort();
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

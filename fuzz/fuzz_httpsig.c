@@ -74,6 +74,8 @@ check_dict(const char *s)
     eu_sfv_dict_release(&d);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

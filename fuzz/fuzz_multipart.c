@@ -13,6 +13,8 @@
 #include "eunha/error.h"
 #include "eunha/params.h"
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

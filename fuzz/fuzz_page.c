@@ -17,6 +17,8 @@
 #include "api/page_internal.h"
 #include "eunha/arena.h"
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -68,6 +68,8 @@ read_request(const char *ctype, const char *body, size_t len)
     eu_arena_free(req.arena);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

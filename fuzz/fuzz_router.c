@@ -32,6 +32,8 @@ build_router(void)
     return r;
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

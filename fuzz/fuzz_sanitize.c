@@ -79,6 +79,8 @@ check_html(const char *html)
         abort();
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -28,6 +28,8 @@ walk(const struct eu_toml_value *v, int depth)
     }
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,8 +2,8 @@
 # Static checks that scripts/test.sh runs before the tests, so CI holds the
 # tree to them: cppcheck's warning, performance and portability checks on
 # every C file we own, and clang-format (the repository's .clang-format) on
-# every tracked .c/.h file. Exits non-zero, naming the files, when either
-# finds something. `scripts/lint.sh --fix` rewrites the files clang-format
+# every tracked .c/.h file, and that every header compiles alone. Exits
+# non-zero, naming the files, when any finds something. `scripts/lint.sh --fix` rewrites the files clang-format
 # would change instead of failing on them.
 #
 # cppcheck reads our headers but not the system's (it would take minutes and
@@ -20,10 +20,10 @@ cd "$ROOT"
 
 fix=0
 [ "${1:-}" = "--fix" ] && fix=1
-# EUNHA_LINT_CHECKS picks the checks ("cppcheck format", both by default):
-# scripts/test.sh runs the quick format check before the build and cppcheck
-# beside the suites.
-checks=" ${EUNHA_LINT_CHECKS:-cppcheck format} "
+# EUNHA_LINT_CHECKS picks the checks ("cppcheck format headers", all by
+# default): scripts/test.sh runs the quick format and headers checks before
+# the build and cppcheck beside the suites.
+checks=" ${EUNHA_LINT_CHECKS:-cppcheck format headers} "
 
 need=()
 command -v cppcheck >/dev/null 2>&1 || need+=(cppcheck)
@@ -45,6 +45,29 @@ if [[ $checks == *" cppcheck "* ]]; then
     eu_log "cppcheck found problems (above)"
     status=1
   fi
+fi
+
+# Every header compiles alone (STYLE.md): a file that includes it first
+# needs nothing else included before it. The public headers and each
+# room's *_internal.h, with the build's include paths and warnings.
+if [[ $checks == *" headers "* ]]; then
+  mapfile -t headers < <(git ls-files 'include/eunha/*.h' 'src/*_internal.h' 'src/*/*_internal.h')
+  eu_log "compiling ${#headers[@]} headers alone"
+  hflags=(-std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Wall -Wextra -Wno-unused-parameter -Wshadow
+    -Wstrict-prototypes -Wmissing-prototypes -Werror)
+  for pkg in libpq hiredis; do
+    read -r -a more <<<"$(pkg-config --cflags "$pkg" 2>/dev/null || true)"
+    hflags+=("${more[@]}")
+  done
+  for h in "${headers[@]}"; do
+    if ! printf '#include "%s"\n' "${h#*/}" | cc "${hflags[@]}" -I"$(dirname "$h")" \
+      -fsyntax-only -x c - 2>"${TMPDIR:-/tmp}/eunha-header.$$"; then
+      cat "${TMPDIR:-/tmp}/eunha-header.$$" >&2
+      eu_log "$h does not compile alone"
+      status=1
+    fi
+  done
+  rm -f "${TMPDIR:-/tmp}/eunha-header.$$"
 fi
 
 unformatted=()

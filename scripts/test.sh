@@ -34,7 +34,7 @@ eu_install_deps
 # suites, below. EUNHA_TEST_LINT=0 skips both for a quick targeted run.
 lint=${EUNHA_TEST_LINT:-1}
 if [ "$lint" != 0 ]; then
-  EUNHA_LINT_CHECKS=format "$ROOT/scripts/lint.sh"
+  EUNHA_LINT_CHECKS="format headers" "$ROOT/scripts/lint.sh"
 fi
 
 JOBS=${EUNHA_JOBS:-2}

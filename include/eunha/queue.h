@@ -86,7 +86,8 @@ struct eu_queues;
 struct eu_queues *eu_queues_new(struct eu_app *app);
 /* Stops starting turns (for shutdown); turns under way finish their job. */
 void eu_queues_stop(struct eu_queues *qs);
-/* Tenants taking a turn now, for the shutdown drain. */
+/* Tenants taking a turn now and placement polls awaiting their answer, for
+ * the shutdown drain. */
 int eu_queues_active(const struct eu_queues *qs);
 void eu_queues_free(struct eu_queues *qs);
 

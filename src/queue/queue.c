@@ -1419,7 +1419,10 @@ eu_queues_stop(struct eu_queues *qs)
 int
 eu_queues_active(const struct eu_queues *qs)
 {
-    return qs ? qs->running + qs->detached : 0;
+    /* A placement poll under way counts: its statement holds a connection
+     * (perhaps one still connecting) that a shutdown must let finish, or
+     * the placement's pool cannot be freed. */
+    return qs ? qs->running + qs->detached + qs->polls_running : 0;
 }
 
 void

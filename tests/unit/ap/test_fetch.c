@@ -808,6 +808,8 @@ START_TEST(test_cancel)
     for (int i = 0; i < 3; i++)
         get(&w, "/never", 7, &never[i]); /* two in flight, one waiting */
     struct eu_fetch *q = get(&w, "/echo", 9, &queued);
+    /* Both reach the peer (however loaded the machine), and no third. */
+    run_until(w.base, &w.peer.inflight, 2, 10000);
     run_for(w.base, 100);
     ck_assert_int_eq(w.peer.inflight, 2);
     ck_assert_int_eq(count_sockets(), idle + 4); /* both ends of two connections */
@@ -839,6 +841,8 @@ START_TEST(test_free_with_requests_in_flight)
     get(&w, "/never", 1, &r[0]);
     get(&w, "/slow?ms=5000", 1, &r[1]);
     get(&w, "/echo", 2, &r[2]); /* waiting */
+    /* Both reach the peer (however loaded the machine), and no third. */
+    run_until(w.base, &w.peer.inflight, 2, 10000);
     run_for(w.base, 100);
     ck_assert_int_eq(w.peer.inflight, 2);
     memset(&r[3], 0, sizeof r[3]);
