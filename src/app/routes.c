@@ -12,6 +12,7 @@
 #include "eunha/ap.h"
 #include "eunha/api.h"
 #include "eunha/apinbox.h"
+#include "eunha/http.h"
 #include "eunha/mediaapi.h"
 #include "eunha/stream.h"
 
@@ -59,6 +60,9 @@ const struct eu_route *const eu_route_tables[] = {
     eu_ap_collections_routes,
     eu_ap_objects_routes,
     eu_ap_inbox_routes,
+
+    /* paths no route takes: the CORS areas (src/http/server.c) */
+    eu_http_areas,
     NULL,
 };
 
