@@ -27,8 +27,14 @@ struct eu_tenant;
 struct json_t;
 struct pg_result;
 
-/* The routes of the ActivityPub documents (routes.c merges them). */
-extern const struct eu_route eu_ap_routes[];
+/* The routes of the ActivityPub documents, each table beside its handlers
+ * and ending with {0}. BASE/users/NAME itself, BASE/@NAME and BASE/@NAME/ID
+ * are routed with the HTML pages (eu_web_routes, src/api/web.c), which hand
+ * ActivityPub clients to eu_ap_actor_show() and eu_ap_note_show(). */
+extern const struct eu_route eu_ap_webfinger_routes[];      /* webfinger.c */
+extern const struct eu_route eu_ap_instance_actor_routes[]; /* instance_actor.c */
+extern const struct eu_route eu_ap_collections_routes[];    /* collections.c */
+extern const struct eu_route eu_ap_objects_routes[];        /* objects.c */
 
 /* The statements of src/ap/ (see sql.h), each table ending with {0}. */
 extern const struct eu_sql eu_ap_actors_sql[];         /* actors.c, webfinger.c */

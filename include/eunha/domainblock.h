@@ -30,8 +30,9 @@ struct eu_req;
  */
 int eu_domain_block_normalize(const char *in, char *out, size_t outlen);
 
-/* User-level blocks (src/api/domain_blocks.c), routed from accounts.c's
- * table: GET, POST and DELETE /api/v1/domain_blocks as Mastodon's. */
+/* User-level blocks (src/api/domain_blocks.c, routed by its table
+ * eu_domain_blocks_routes): GET, POST and DELETE /api/v1/domain_blocks as
+ * Mastodon's. */
 void eu_domain_blocks_index(struct eu_req *req);
 void eu_domain_blocks_create(struct eu_req *req);
 void eu_domain_blocks_destroy(struct eu_req *req);
@@ -42,7 +43,7 @@ extern const struct eu_sql eu_admin_domain_blocks_sql[];
 /* src/ap/authfetch.c's: whether the tenant suspended a host. */
 extern const struct eu_sql eu_ap_domain_policy_sql[];
 
-/* The operator's API (src/admin/domain_blocks.c), in src/http/routes.c:
+/* The operator's API (src/admin/domain_blocks.c, eu_admin_domain_blocks_routes):
  * domain blocks and the delivery refusals deliver.c keeps. */
 void eu_admin_domain_blocks_list(struct eu_req *req);
 void eu_admin_domain_blocks_create(struct eu_req *req);

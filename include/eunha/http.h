@@ -26,6 +26,10 @@ struct eu_page;
 struct eu_sql;
 struct pg_result;
 
+/* The areas of Mastodon's CORS (src/http/server.c): /api/, /.well-known/
+ * and /nodeinfo/, for the paths under them no route takes. Ends with {0}. */
+extern const struct eu_route eu_http_areas[];
+
 struct eu_req {
     struct eu_app *app;
     /* NULL once the client has been answered at the request deadline: the

@@ -154,5 +154,7 @@ void eu_media_process_run(struct eu_job *job);
 
 /* GET/HEAD /system/... : local files of the request's tenant. */
 void eu_media_serve(struct eu_req *req);
+/* The route of eu_media_serve (src/media/serve.c), ending with {0}. */
+extern const struct eu_route eu_media_serve_routes[];
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * Mastodon's API rate limits, per tenant, counted in Redis with fixed
- * windows: every /api/, /oauth/ and /auth/ request counts against its token
- * (or, without one, its client IP), and sign-ups (POST /api/v1/accounts)
- * also count against the IP in a longer window. Limited responses carry
+ * windows: every request whose route is flagged EU_ROUTE_LIMIT_API (those
+ * under /api/, /oauth/ and /auth/, as Mastodon's) counts against its token
+ * (or, without one, its client IP), and sign-ups (EU_ROUTE_LIMIT_SIGNUP,
+ * POST /api/v1/accounts) also count against the IP in a longer window. Limited responses carry
  * X-RateLimit-Limit, -Remaining and -Reset; over the limit the answer is
  * 429 {"error": "Too many requests"}. Handlers that know more than the path
  * (the login a sign-in is for) count their own limits with
@@ -39,8 +40,8 @@ typedef void (*eu_ratelimit_done_cb)(struct eu_req *req, int retry_after_s, void
  * Runs handler(req) now or after the counters answer, unless the request is
  * over a limit, in which case it answers 429 itself and handler never runs.
  * Call it once per request, after authentication (req->auth is read) and on
- * the loop thread. Requests without a tenant, or outside /api/, /oauth/ and
- * /auth/, go straight to the handler.
+ * the loop thread, with req->route set. Requests without a tenant, or whose
+ * route has no EU_ROUTE_LIMIT_* flag, go straight to the handler.
  */
 void eu_ratelimit_run(struct eu_req *req, eu_route_handler_cb handler);
 

@@ -1,6 +1,8 @@
 /*
- * The process's route table (src/http/routes.c): every route of the public
- * and admin listeners in one place.
+ * The process's routes (src/app/routes.c): the list of every route table,
+ * one per handler file, that the router is built from at start. The tables
+ * themselves live beside their handlers and are declared in their rooms'
+ * headers (api.h, admin.h, ap.h, ...).
  */
 #ifndef EUNHA_ROUTES_H
 #define EUNHA_ROUTES_H
@@ -9,24 +11,15 @@
 
 #include "eunha/router.h"
 
-/* The core table: admin listener, discovery, instance. */
-extern const struct eu_route eu_routes[];
-extern const size_t eu_routes_count;
-
-/* One table per resource group of the Mastodon API, each ending with an
- * all-zero entry; they live beside their handlers in src/api/. */
-extern const struct eu_route eu_oauth_routes[]; /* oauth.c: apps, OAuth, registration, web pages */
-extern const struct eu_route eu_accounts_routes[]; /* accounts.c: accounts, relationships, lists */
-extern const struct eu_route
-    eu_statuses_routes[]; /* statuses.c: statuses, home/public/tag timelines */
-extern const struct eu_route
-    eu_social_routes[]; /* social.c: notifications, markers, filters, search... */
-extern const struct eu_route eu_stream_routes[];        /* http/streaming.c: WebSocket, SSE */
-extern const struct eu_route eu_timed_routes[];         /* scheduled.c: scheduled statuses, polls */
-extern const struct eu_route eu_media_routes[];         /* media.c: uploads, /system/ files */
-extern const struct eu_route eu_announcements_routes[]; /* announcements.c */
-
-/* The per-group tables above, NULL-terminated. */
+/* Every route table of the process, NULL-terminated; each table ends with
+ * an all-zero entry. */
 extern const struct eu_route *const eu_route_tables[];
+
+/*
+ * Builds the process's router from eu_route_tables. Returns NULL with a
+ * message in err when a table is malformed or two routes collide. The
+ * caller frees the router with eu_router_free(); the tables are static.
+ */
+struct eu_router *eu_routes_router_new(char *err, size_t errlen);
 
 #endif

@@ -24,9 +24,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eunha/router.h"
+
 struct eu_app;
 struct eu_req;
 struct eu_tenant;
+
+/* The streaming routes (src/http/streaming.c), ending with {0}. */
+extern const struct eu_route eu_stream_routes[];
 
 /* ---------------------------------------------------------- publishing */
 

@@ -178,3 +178,12 @@ eu_admin_accounts_create(struct eu_req *req)
         eu_req_reply_error(req, 503, "Too many accounts are being created; try again shortly");
     }
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_admin_accounts_routes[] = {
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/accounts", eu_admin_accounts_create, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {0},
+};

@@ -380,3 +380,20 @@ eu_admin_announcements_delete(struct eu_req *req)
     const char *p[] = {id};
     eu_req_stmt(req, &eu_admin_announcements_sql[ADMIN_ANN_DELETE], 1, p, on_deleted, NULL);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_admin_announcements_routes[] = {
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/announcements", eu_admin_announcements_list, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/announcements", eu_admin_announcements_create, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/announcements/:id", eu_admin_announcements_show, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_PATCH, "/admin/v1/tenants/:domain/announcements/:id", eu_admin_announcements_update,
+     NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_DELETE, "/admin/v1/tenants/:domain/announcements/:id", eu_admin_announcements_delete,
+     NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {0},
+};

@@ -14,6 +14,7 @@
  * answered 401/403 to the tenant, and the deliveries held back since),
  * listed and cleared by the operator.
  */
+#include "eunha/admin.h"
 #include "eunha/domainblock.h"
 
 #include <jansson.h>
@@ -417,3 +418,22 @@ eu_admin_delivery_refusals_delete(struct eu_req *req)
     query(req, &eu_admin_domain_blocks_sql[ADMIN_DELIVERY_REFUSALS_DELETE], 1, params,
           on_refusal_deleted);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_admin_domain_blocks_routes[] = {
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/domain_blocks", eu_admin_domain_blocks_list, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/domain_blocks", eu_admin_domain_blocks_create, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/domain_blocks/:id", eu_admin_domain_blocks_show, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_DELETE, "/admin/v1/tenants/:domain/domain_blocks/:id", eu_admin_domain_blocks_delete,
+     NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/delivery_refusals", eu_admin_delivery_refusals_list,
+     NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_DELETE, "/admin/v1/tenants/:domain/delivery_refusals/:host",
+     eu_admin_delivery_refusals_delete, NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {0},
+};

@@ -204,3 +204,12 @@ eu_admin_metrics(struct eu_req *req)
     eu_req_reply_raw(req, 200, "text/plain; version=0.0.4", b.s, b.len);
     free(b.s);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_admin_health_routes[] = {
+    {EU_HTTP_GET, "/healthz", eu_admin_health, NULL, EU_ROUTE_ADMIN_OPEN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_GET, "/metrics", eu_admin_metrics, NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {0},
+};

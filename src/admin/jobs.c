@@ -427,3 +427,24 @@ eu_admin_accounts_unsuspend(struct eu_req *req)
     const char *params[] = {id};
     query(req, &eu_admin_jobs_sql[ADMIN_JOBS_UNSUSPEND], 1, params, on_unsuspended);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_admin_jobs_routes[] = {
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/accounts/:id/suspend", eu_admin_accounts_suspend,
+     NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/accounts/:id/unsuspend", eu_admin_accounts_unsuspend,
+     NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/jobs", eu_admin_jobs_list, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/jobs", eu_admin_jobs_create, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/jobs/:id", eu_admin_jobs_show, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_DELETE, "/admin/v1/tenants/:domain/jobs/:id", eu_admin_jobs_delete, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/jobs/:id/retry", eu_admin_jobs_retry, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {0},
+};

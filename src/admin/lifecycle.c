@@ -1680,3 +1680,18 @@ eu_admin_tenants_move(struct eu_req *req)
                      " FROM tenants x WHERE x.placement_id = p.id AND x.id <> $2::bigint))",
                      2, params, on_target_row, m);
 }
+
+/* ===================================================== route table: begin
+ * The routes of this file's handlers, as one block so that they can move
+ * with their handlers when the file is split. Flags: include/eunha/router.h. */
+
+const struct eu_route eu_admin_lifecycle_routes[] = {
+    {EU_HTTP_POST, "/admin/v1/tenants/import", eu_admin_tenants_import, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/export", eu_admin_tenants_export, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/move", eu_admin_tenants_move, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {0},
+};
+/* ======================================================= route table: end */

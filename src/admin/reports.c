@@ -79,3 +79,12 @@ eu_admin_reports_list(struct eu_req *req)
     eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
                     &eu_admin_reports_sql[REPORTS_LIST], 2, params, on_reports, req);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_admin_reports_routes[] = {
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/reports", eu_admin_reports_list, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {0},
+};

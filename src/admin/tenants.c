@@ -854,3 +854,20 @@ eu_admin_tenants_delete(struct eu_req *req)
     eu_db_pool_query(req->app->control, eu_admin_control_sql[CONTROL_TENANT_DELETING].text, 1,
                      params, on_deleting, req);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_admin_tenants_routes[] = {
+    {EU_HTTP_POST, "/admin/v1/tenants", eu_admin_tenants_create, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_GET, "/admin/v1/tenants", eu_admin_tenants_list, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain", eu_admin_tenants_show, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_PATCH, "/admin/v1/tenants/:domain", eu_admin_tenants_update, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_DELETE, "/admin/v1/tenants/:domain", eu_admin_tenants_delete, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {0},
+};

@@ -285,25 +285,3 @@ eu_ap_actor_show(struct eu_req *req, const char *username)
     if (eu_ap_fetch_allowed(req, actor_show, u))
         actor_show(req, u);
 }
-
-/* ------------------------------------------------------ the route table */
-
-#define GET EU_HTTP_GET
-
-/* BASE/users/NAME itself is routed with the HTML pages (web.c), which hand
- * ActivityPub clients to eu_ap_actor_show(); so are BASE/@NAME and
- * BASE/@NAME/ID. Mastodon allows these documents across origins. */
-const struct eu_route eu_ap_routes[] = {
-    {GET, "/.well-known/webfinger", eu_ap_webfinger, NULL, EU_ROUTE_CORS},
-    {GET, "/actor", eu_ap_instance_actor_show, NULL, EU_ROUTE_CORS},
-    {GET, "/actor/outbox", eu_ap_instance_outbox, NULL, EU_ROUTE_CORS},
-    {GET, "/users/:username/outbox", eu_ap_outbox, NULL, EU_ROUTE_CORS},
-    {GET, "/users/:username/followers", eu_ap_followers, NULL, EU_ROUTE_CORS},
-    {GET, "/users/:username/following", eu_ap_following, NULL, EU_ROUTE_CORS},
-    {GET, "/users/:username/collections/featured", eu_ap_featured, NULL, EU_ROUTE_CORS},
-    {GET, "/users/:username/collections/tags", eu_ap_featured_tags, NULL, EU_ROUTE_CORS},
-    {GET, "/users/:username/statuses/:id", eu_ap_users_status, NULL, EU_ROUTE_CORS},
-    {GET, "/users/:username/statuses/:id/activity", eu_ap_users_status_activity, NULL,
-     EU_ROUTE_CORS},
-    {0},
-};

@@ -340,3 +340,16 @@ eu_ap_instance_outbox(struct eu_req *req)
                       page_uri(req, c.id, "true", "min_id", "0"));
     eu_ap_reply(req, 200, with_context(o));
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_ap_collections_routes[] = {
+    {EU_HTTP_GET, "/actor/outbox", eu_ap_instance_outbox, NULL, 0},
+    {EU_HTTP_GET, "/users/:username/outbox", eu_ap_outbox, NULL, 0},
+    {EU_HTTP_GET, "/users/:username/followers", eu_ap_followers, NULL, 0},
+    {EU_HTTP_GET, "/users/:username/following", eu_ap_following, NULL, 0},
+    {EU_HTTP_GET, "/users/:username/collections/featured", eu_ap_featured, NULL, 0},
+    {EU_HTTP_GET, "/users/:username/collections/tags", eu_ap_featured_tags, NULL, 0},
+    {0},
+};

@@ -258,3 +258,11 @@ eu_ap_instance_actor_show(struct eu_req *req)
 {
     eu_ap_instance_actor(req->app, req->tenant, on_actor, req);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_ap_instance_actor_routes[] = {
+    {EU_HTTP_GET, "/actor", eu_ap_instance_actor_show, NULL, 0},
+    {0},
+};

@@ -472,3 +472,12 @@ eu_ap_users_status_activity(struct eu_req *req)
 {
     show(req, eu_req_param(req, "username"), eu_req_param(req, "id"), true);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_ap_objects_routes[] = {
+    {EU_HTTP_GET, "/users/:username/statuses/:id", eu_ap_users_status, NULL, 0},
+    {EU_HTTP_GET, "/users/:username/statuses/:id/activity", eu_ap_users_status_activity, NULL, 0},
+    {0},
+};

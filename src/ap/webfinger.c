@@ -154,3 +154,11 @@ eu_ap_webfinger(struct eu_req *req)
     }
     }
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_ap_webfinger_routes[] = {
+    {EU_HTTP_GET, "/.well-known/webfinger", eu_ap_webfinger, NULL, EU_ROUTE_CORS},
+    {0},
+};

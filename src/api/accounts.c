@@ -7,7 +7,6 @@
  * owner typed them; the HTML Mastodon clients expect is made on the way out
  * (note) or when saved (field values).
  */
-#include "eunha/routes.h"
 
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -18,6 +17,7 @@
 
 #include "accounts_internal.h"
 #include "eunha/apdeliver.h"
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/auth.h"
@@ -916,11 +916,10 @@ empty_list(struct eu_req *req)
 #define PUT EU_HTTP_PUT
 #define PATCH EU_HTTP_PATCH
 #define DELETE EU_HTTP_DELETE
-#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_CORS)
-#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_CORS)
+#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_API)
+#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_API)
 
 const struct eu_route eu_accounts_routes[] = {
-    /* accounts.c */
     {GET, "/api/v1/accounts/verify_credentials", verify_credentials, NULL, AUTH},
     /* avatar and header come as files here */
     {PATCH | PUT, "/api/v1/accounts/update_credentials", update_credentials, "write:accounts",
@@ -937,43 +936,5 @@ const struct eu_route eu_accounts_routes[] = {
     {GET, "/api/v1/accounts/:id/identity_proofs", empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/endorsements", empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/directory", directory, NULL, OPT},
-    /* migration.c (GoToSocial's routes: Mastodon has them as web pages) */
-    {POST, "/api/v1/accounts/alias", eu_migration_alias, "write:accounts",
-     AUTH | EU_ROUTE_MOVED_OK},
-    {POST, "/api/v1/accounts/move", eu_migration_move, "write:accounts", AUTH | EU_ROUTE_MOVED_OK},
-    /* domain_blocks.c */
-    {GET, "/api/v1/domain_blocks", eu_domain_blocks_index, "read:blocks", AUTH},
-    {POST, "/api/v1/domain_blocks", eu_domain_blocks_create, "write:blocks", AUTH},
-    {DELETE, "/api/v1/domain_blocks", eu_domain_blocks_destroy, "write:blocks", AUTH},
-
-    /* relationships.c */
-    {GET, "/api/v1/accounts/relationships", eu_relationships_index, "read:follows", AUTH},
-    {POST, "/api/v1/accounts/:id/follow", eu_relationships_follow, "write:follows", AUTH},
-    {POST, "/api/v1/accounts/:id/unfollow", eu_relationships_unfollow, "write:follows", AUTH},
-    {POST, "/api/v1/accounts/:id/remove_from_followers", eu_relationships_remove_from_followers,
-     "write:follows", AUTH},
-    {POST, "/api/v1/accounts/:id/block", eu_relationships_block, "write:blocks", AUTH},
-    {POST, "/api/v1/accounts/:id/unblock", eu_relationships_unblock, "write:blocks", AUTH},
-    {POST, "/api/v1/accounts/:id/mute", eu_relationships_mute, "write:mutes", AUTH},
-    {POST, "/api/v1/accounts/:id/unmute", eu_relationships_unmute, "write:mutes", AUTH},
-    {POST, "/api/v1/accounts/:id/note", eu_relationships_note, "write:accounts", AUTH},
-    {GET, "/api/v1/follow_requests", eu_relationships_requests_index, "read:follows", AUTH},
-    {POST, "/api/v1/follow_requests/:account_id/authorize", eu_relationships_request_authorize,
-     "write:follows", AUTH},
-    {POST, "/api/v1/follow_requests/:account_id/reject", eu_relationships_request_reject,
-     "write:follows", AUTH},
-    {GET, "/api/v1/blocks", eu_relationships_blocks_index, "read:blocks", AUTH},
-    {GET, "/api/v1/mutes", eu_relationships_mutes_index, "read:mutes", AUTH},
-
-    /* lists.c */
-    {GET, "/api/v1/lists", eu_lists_index, "read:lists", AUTH},
-    {POST, "/api/v1/lists", eu_lists_create, "write:lists", AUTH},
-    {GET, "/api/v1/lists/:id", eu_lists_show, "read:lists", AUTH},
-    {PUT, "/api/v1/lists/:id", eu_lists_update, "write:lists", AUTH},
-    {DELETE, "/api/v1/lists/:id", eu_lists_destroy, "write:lists", AUTH},
-    {GET, "/api/v1/lists/:id/accounts", eu_lists_accounts_index, "read:lists", AUTH},
-    {POST, "/api/v1/lists/:id/accounts", eu_lists_accounts_add, "write:lists", AUTH},
-    {DELETE, "/api/v1/lists/:id/accounts", eu_lists_accounts_remove, "write:lists", AUTH},
-    {GET, "/api/v1/accounts/:id/lists", eu_lists_of_account, "read:lists", AUTH},
     {0},
 };

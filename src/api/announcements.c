@@ -24,6 +24,7 @@
 #include <unicode/uchar.h>
 #include <unicode/ustring.h>
 
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/entities.h"
@@ -31,7 +32,6 @@
 #include "eunha/http.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
-#include "eunha/routes.h"
 #include "eunha/sql.h"
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
@@ -338,7 +338,7 @@ reactions_destroy(struct eu_req *req)
 
 /* ------------------------------------------------------------------ table */
 
-#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_CORS)
+#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_API)
 
 const struct eu_route eu_announcements_routes[] = {
     {EU_HTTP_GET, "/api/v1/announcements", announcements_index, "read", AUTH},

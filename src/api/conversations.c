@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/api.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
 #include "eunha/entities.h"
@@ -280,3 +281,16 @@ eu_conversations_stream(struct eu_req *req)
     const char *p[] = {eu_req_viewer(req), id};
     eu_req_stmt(req, &eu_conversations_sql[CONVERSATIONS_STREAM], 2, p, on_convs, cp);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_conversations_routes[] = {
+    {EU_HTTP_GET, "/api/v1/conversations", eu_conversations_index, "read:statuses",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_DELETE, "/api/v1/conversations/:id", eu_conversations_destroy, "write:conversations",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/conversations/:id/read", eu_conversations_read, "write:conversations",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {0},
+};

@@ -15,6 +15,7 @@
  * of account_domain_blocks for a remote author, so the cost does not grow
  * with the number of blocks.
  */
+#include "eunha/api.h"
 #include "eunha/domainblock.h"
 
 #include <ctype.h>
@@ -252,3 +253,16 @@ eu_domain_blocks_destroy(struct eu_req *req)
     const char *params[] = {eu_req_viewer(req), domain};
     eu_req_stmt(req, &eu_domain_blocks_sql[DOMAIN_BLOCKS_DELETE], 2, params, on_unblocked, NULL);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_domain_blocks_routes[] = {
+    {EU_HTTP_GET, "/api/v1/domain_blocks", eu_domain_blocks_index, "read:blocks",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/domain_blocks", eu_domain_blocks_create, "write:blocks",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_DELETE, "/api/v1/domain_blocks", eu_domain_blocks_destroy, "write:blocks",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {0},
+};

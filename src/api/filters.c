@@ -1540,3 +1540,50 @@ eu_filters_v1_destroy(struct eu_req *req)
     const char *p[] = {eu_req_viewer(req), id};
     query_reply(req, &eu_filters_sql[FILTERS_V1_DESTROY], 2, p, NULL, false);
 }
+
+/* ===================================================== route table: begin
+ * The routes of this file's handlers, as one block so that they can move
+ * with their handlers when the file is split. Flags: include/eunha/router.h. */
+
+const struct eu_route eu_filters_routes[] = {
+    {EU_HTTP_GET, "/api/v1/filters", eu_filters_v1_index, "read:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/filters", eu_filters_v1_create, "write:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/filters/:id", eu_filters_v1_show, "read:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_PUT, "/api/v1/filters/:id", eu_filters_v1_update, "write:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_DELETE, "/api/v1/filters/:id", eu_filters_v1_destroy, "write:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/filters", eu_filters_v2_index, "read:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v2/filters", eu_filters_v2_create, "write:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/filters/keywords/:id", eu_filters_keywords_show, "read:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_PUT, "/api/v2/filters/keywords/:id", eu_filters_keywords_update, "write:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_DELETE, "/api/v2/filters/keywords/:id", eu_filters_keywords_destroy, "write:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/filters/statuses/:id", eu_filters_statuses_show, "read:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_DELETE, "/api/v2/filters/statuses/:id", eu_filters_statuses_destroy, "write:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/filters/:id", eu_filters_v2_show, "read:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_PUT, "/api/v2/filters/:id", eu_filters_v2_update, "write:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_DELETE, "/api/v2/filters/:id", eu_filters_v2_destroy, "write:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/filters/:filter_id/keywords", eu_filters_keywords_index, "read:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v2/filters/:filter_id/keywords", eu_filters_keywords_create,
+     "write:filters", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/filters/:filter_id/statuses", eu_filters_statuses_index, "read:filters",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v2/filters/:filter_id/statuses", eu_filters_statuses_create,
+     "write:filters", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {0},
+};
+/* ======================================================= route table: end */

@@ -196,3 +196,12 @@ eu_api_instance_v2(struct eu_req *req)
 {
     load_stats(req, after_stats_v2);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_instance_routes[] = {
+    {EU_HTTP_GET, "/api/v1/instance", eu_api_instance_v1, NULL, EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/instance", eu_api_instance_v2, NULL, EU_ROUTE_API},
+    {0},
+};

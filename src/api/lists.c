@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "accounts_internal.h"
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
@@ -420,3 +421,25 @@ eu_lists_of_account(struct eu_req *req)
     const char *p[] = {eu_req_viewer(req), id};
     eu_req_stmt(req, &eu_lists_sql[LISTS_OF_ACCOUNT], 2, p, on_account_lists, NULL);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_lists_routes[] = {
+    {EU_HTTP_GET, "/api/v1/lists", eu_lists_index, "read:lists", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/lists", eu_lists_create, "write:lists", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/lists/:id", eu_lists_show, "read:lists", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_PUT, "/api/v1/lists/:id", eu_lists_update, "write:lists",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_DELETE, "/api/v1/lists/:id", eu_lists_destroy, "write:lists",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/lists/:id/accounts", eu_lists_accounts_index, "read:lists",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/lists/:id/accounts", eu_lists_accounts_add, "write:lists",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_DELETE, "/api/v1/lists/:id/accounts", eu_lists_accounts_remove, "write:lists",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/accounts/:id/lists", eu_lists_of_account, "read:lists",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {0},
+};

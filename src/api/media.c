@@ -21,6 +21,7 @@
  * Only the owner sees, edits or deletes an upload, and only while no status
  * holds it; anyone else gets 404, as Mastodon answers.
  */
+#include "eunha/api.h"
 #include "eunha/mediaapi.h"
 
 #include <jansson.h>
@@ -42,7 +43,6 @@
 #include "eunha/page.h"
 #include "eunha/params.h"
 #include "eunha/queue.h"
-#include "eunha/routes.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "eunha/utf8.h"
@@ -563,7 +563,7 @@ media_destroy(struct eu_req *req)
 #define POST EU_HTTP_POST
 #define PUT EU_HTTP_PUT
 #define DELETE EU_HTTP_DELETE
-#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_CORS)
+#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_API)
 
 /* Mastodon asks write:media for every media action, reading one included. */
 const struct eu_route eu_media_routes[] = {
@@ -572,7 +572,5 @@ const struct eu_route eu_media_routes[] = {
     {GET, "/api/v1/media/:id", media_show, "write:media", AUTH},
     {PUT, "/api/v1/media/:id", media_update, "write:media", AUTH},
     {DELETE, "/api/v1/media/:id", media_destroy, "write:media", AUTH},
-    /* Local files ("<tenant>/<kind>/<owner>/<file>"; mediastore.h). */
-    {GET, "/system/:tenant/:kind/:owner/:file", eu_media_serve, NULL, 0},
     {0},
 };

@@ -35,6 +35,7 @@
 #include <strings.h>
 
 #include "eunha/apdeliver.h"
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
@@ -501,3 +502,15 @@ eu_migration_move(struct eu_req *req)
     const char *p[] = {eu_req_viewer(req), cooldown};
     eu_req_stmt(req, &eu_migration_sql[MIGRATION_ME], 2, p, on_me, m);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. These are
+ * GoToSocial's routes: Mastodon has them as web pages. */
+const struct eu_route eu_migration_routes[] = {
+    {EU_HTTP_POST, "/api/v1/accounts/alias", eu_migration_alias, "write:accounts",
+     EU_ROUTE_AUTH | EU_ROUTE_MOVED_OK | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/move", eu_migration_move, "write:accounts",
+     EU_ROUTE_AUTH | EU_ROUTE_MOVED_OK | EU_ROUTE_API},
+    {0},
+};

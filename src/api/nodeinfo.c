@@ -92,3 +92,14 @@ eu_api_host_meta(struct eu_req *req)
         eu_req_base_url(req));
     eu_req_reply_raw(req, 200, "application/xrd+xml; charset=utf-8", xml, strlen(xml));
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_nodeinfo_routes[] = {
+    {EU_HTTP_GET, "/.well-known/nodeinfo", eu_api_nodeinfo_links, NULL, EU_ROUTE_CORS},
+    {EU_HTTP_GET, "/.well-known/host-meta", eu_api_host_meta, NULL, EU_ROUTE_CORS},
+    {EU_HTTP_GET, "/nodeinfo/2.0", eu_api_nodeinfo, NULL, EU_ROUTE_CORS},
+    {EU_HTTP_GET, "/nodeinfo/2.1", eu_api_nodeinfo_2_1, NULL, EU_ROUTE_CORS},
+    {0},
+};

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/api.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
 #include "eunha/entities.h"
@@ -691,3 +692,30 @@ eu_notifications_groups_unread_count(struct eu_req *req)
     eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_GROUPS_UNREAD_COUNT], 6, p, on_count,
                 NULL);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_notifications_routes[] = {
+    {EU_HTTP_GET, "/api/v1/notifications", eu_notifications_index, "read:notifications",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/notifications/unread_count", eu_notifications_unread_count,
+     "read:notifications", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/notifications/clear", eu_notifications_clear, "write:notifications",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/notifications/:id", eu_notifications_show, "read:notifications",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/notifications/:id/dismiss", eu_notifications_dismiss,
+     "write:notifications", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/notifications", eu_notifications_groups_index, "read:notifications",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/notifications/unread_count", eu_notifications_groups_unread_count,
+     "read:notifications", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/notifications/:group_key", eu_notifications_groups_show,
+     "read:notifications", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v2/notifications/:group_key/accounts", eu_notifications_groups_accounts,
+     "read:notifications", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v2/notifications/:group_key/dismiss", eu_notifications_groups_dismiss,
+     "write:notifications", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {0},
+};

@@ -2076,25 +2076,24 @@ register_account(struct eu_req *req)
                     &eu_oauth_sql[OAUTH_SIGNUP_CHECK], 3, p, on_signup_checked, su);
 }
 
-/* ------------------------------------------------------ the route table */
+/* ===================================================== route table: begin
+ * The routes of this file's handlers, as one block so that they can move
+ * with their handlers when the file is split. Flags: include/eunha/router.h. */
 
 #define GET EU_HTTP_GET
 #define POST EU_HTTP_POST
 
 const struct eu_route eu_oauth_routes[] = {
-    {POST, "/api/v1/apps", apps_create, NULL, EU_ROUTE_CORS},
-    {GET, "/api/v1/apps/verify_credentials", apps_verify, NULL, EU_ROUTE_APP_TOKEN | EU_ROUTE_CORS},
+    {POST, "/api/v1/apps", apps_create, NULL, EU_ROUTE_API},
+    {GET, "/api/v1/apps/verify_credentials", apps_verify, NULL, EU_ROUTE_APP_TOKEN | EU_ROUTE_API},
     {GET, "/.well-known/oauth-authorization-server", metadata, NULL, EU_ROUTE_CORS},
-    {GET, "/oauth/authorize", authorize_show, NULL, 0},
-    {POST, "/oauth/authorize", authorize_decide, NULL, 0},
-    {POST, "/auth/sign_in", sign_in, NULL, 0},
-    {POST, "/oauth/token", token, NULL, EU_ROUTE_CORS},
-    {POST, "/oauth/revoke", revoke, NULL, EU_ROUTE_CORS},
+    {GET, "/oauth/authorize", authorize_show, NULL, EU_ROUTE_LIMIT_API},
+    {POST, "/oauth/authorize", authorize_decide, NULL, EU_ROUTE_LIMIT_API},
+    {POST, "/auth/sign_in", sign_in, NULL, EU_ROUTE_LIMIT_API},
+    {POST, "/oauth/token", token, NULL, EU_ROUTE_CORS | EU_ROUTE_LIMIT_API},
+    {POST, "/oauth/revoke", revoke, NULL, EU_ROUTE_CORS | EU_ROUTE_LIMIT_API},
     {POST, "/api/v1/accounts", register_account, "write:accounts",
-     EU_ROUTE_APP_TOKEN | EU_ROUTE_CORS},
-    /* Public HTML (web.c). */
-    {GET, "/:acct", eu_web_profile, NULL, 0},
-    {GET, "/:acct/:id", eu_web_status, NULL, 0},
-    {GET, "/users/:username", eu_web_users, NULL, 0},
+     EU_ROUTE_APP_TOKEN | EU_ROUTE_API | EU_ROUTE_LIMIT_SIGNUP},
     {0},
 };
+/* ======================================================= route table: end */

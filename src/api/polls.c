@@ -14,7 +14,6 @@
  * its expiry (statuses.c), it closes what is due in one statement that also
  * says when the next poll expires, and it sleeps until then. Closing sends
  * "poll" notifications to the author and to every voter, as Mastodon does.
- * The routes are in scheduled.c's table (eu_timed_routes).
  */
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -23,6 +22,7 @@
 #include <string.h>
 
 #include "eunha/apdeliver.h"
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/config.h"
@@ -347,3 +347,14 @@ eu_polls_task_run(struct eu_task_run *run)
 {
     eu_db_conn_stmt(eu_task_run_conn(run), &eu_polls_sql[POLLS_CLOSE], 0, NULL, on_closed, run);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_polls_routes[] = {
+    {EU_HTTP_GET, "/api/v1/polls/:id", eu_polls_show, "read:statuses",
+     EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/polls/:id/votes", eu_polls_vote, "write:statuses",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {0},
+};

@@ -14,6 +14,7 @@
 
 #include "accounts_internal.h"
 #include "eunha/apdeliver.h"
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
@@ -773,3 +774,38 @@ eu_relationships_mutes_index(struct eu_req *req)
 {
     reply_own_page(req, &eu_relationships_sql[RELATIONSHIPS_MUTES]);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_relationships_routes[] = {
+    {EU_HTTP_GET, "/api/v1/accounts/relationships", eu_relationships_index, "read:follows",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/follow", eu_relationships_follow, "write:follows",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/unfollow", eu_relationships_unfollow, "write:follows",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/remove_from_followers",
+     eu_relationships_remove_from_followers, "write:follows", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/block", eu_relationships_block, "write:blocks",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/unblock", eu_relationships_unblock, "write:blocks",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/mute", eu_relationships_mute, "write:mutes",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/unmute", eu_relationships_unmute, "write:mutes",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/note", eu_relationships_note, "write:accounts",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/follow_requests", eu_relationships_requests_index, "read:follows",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/follow_requests/:account_id/authorize",
+     eu_relationships_request_authorize, "write:follows", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/follow_requests/:account_id/reject", eu_relationships_request_reject,
+     "write:follows", EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/blocks", eu_relationships_blocks_index, "read:blocks",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/mutes", eu_relationships_mutes_index, "read:mutes",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {0},
+};

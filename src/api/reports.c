@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "eunha/apdeliver.h"
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/entities.h"
@@ -174,3 +175,12 @@ eu_reports_create(struct eu_req *req)
                             forward ? "true" : "false"};
     eu_req_stmt(req, &eu_reports_sql[REPORTS_CREATE], 6, params, on_reported, NULL);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_reports_routes[] = {
+    {EU_HTTP_POST, "/api/v1/reports", eu_reports_create, "write:reports",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {0},
+};

@@ -14,11 +14,7 @@
  * The task sleeps until the earliest scheduled_at. Creating or moving a
  * scheduled status wakes it for that time (free until then); cancelling
  * makes it look again at once, so it does not wake for nothing later.
- *
- * This file also holds the route table of the group (eu_timed_routes), with
- * the poll routes whose handlers live in polls.c.
  */
-#include "eunha/routes.h"
 
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -27,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/config.h"
@@ -517,15 +514,13 @@ eu_scheduled_task_run(struct eu_task_run *run)
 #define POST EU_HTTP_POST
 #define PUT EU_HTTP_PUT
 #define DEL EU_HTTP_DELETE
-#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_CORS)
-#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_CORS)
+#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_API)
+#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_API)
 
-const struct eu_route eu_timed_routes[] = {
+const struct eu_route eu_scheduled_routes[] = {
     {GET, "/api/v1/scheduled_statuses", scheduled_index, "read:statuses", AUTH},
     {GET, "/api/v1/scheduled_statuses/:id", scheduled_show, "read:statuses", AUTH},
     {PUT, "/api/v1/scheduled_statuses/:id", scheduled_update, "write:statuses", AUTH},
     {DEL, "/api/v1/scheduled_statuses/:id", scheduled_delete, "write:statuses", AUTH},
-    {GET, "/api/v1/polls/:id", eu_polls_show, "read:statuses", OPT},
-    {POST, "/api/v1/polls/:id/votes", eu_polls_vote, "write:statuses", AUTH},
     {0},
 };

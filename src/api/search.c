@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "eunha/api.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
@@ -387,3 +388,11 @@ start_resolve(struct search *s)
     eu_ap_webfinger_lookup(req->app, req->tenant, acct, on_resolved, s);
     return true;
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_search_routes[] = {
+    {EU_HTTP_GET, "/api/v2/search", eu_search_v2, "read:search", EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
+    {0},
+};

@@ -6,13 +6,13 @@
  * a 404 there. Notifications, filters, search, conversations and
  * reports have files of their own.
  */
-#include "eunha/routes.h"
 
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
@@ -597,62 +597,10 @@ notification_policy_v1(struct eu_req *req)
 #define POST EU_HTTP_POST
 #define PUT EU_HTTP_PUT
 #define DEL EU_HTTP_DELETE
-#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_CORS)
-#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_CORS)
+#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_API)
+#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_API)
 
 const struct eu_route eu_social_routes[] = {
-    /* notifications.c */
-    {GET, "/api/v1/notifications", eu_notifications_index, "read:notifications", AUTH},
-    {GET, "/api/v1/notifications/unread_count", eu_notifications_unread_count, "read:notifications",
-     AUTH},
-    {POST, "/api/v1/notifications/clear", eu_notifications_clear, "write:notifications", AUTH},
-    {GET, "/api/v1/notifications/:id", eu_notifications_show, "read:notifications", AUTH},
-    {POST, "/api/v1/notifications/:id/dismiss", eu_notifications_dismiss, "write:notifications",
-     AUTH},
-    {GET, "/api/v2/notifications", eu_notifications_groups_index, "read:notifications", AUTH},
-    {GET, "/api/v2/notifications/unread_count", eu_notifications_groups_unread_count,
-     "read:notifications", AUTH},
-    {GET, "/api/v2/notifications/:group_key", eu_notifications_groups_show, "read:notifications",
-     AUTH},
-    {GET, "/api/v2/notifications/:group_key/accounts", eu_notifications_groups_accounts,
-     "read:notifications", AUTH},
-    {POST, "/api/v2/notifications/:group_key/dismiss", eu_notifications_groups_dismiss,
-     "write:notifications", AUTH},
-
-    /* conversations.c */
-    {GET, "/api/v1/conversations", eu_conversations_index, "read:statuses", AUTH},
-    {DEL, "/api/v1/conversations/:id", eu_conversations_destroy, "write:conversations", AUTH},
-    {POST, "/api/v1/conversations/:id/read", eu_conversations_read, "write:conversations", AUTH},
-
-    /* filters.c */
-    {GET, "/api/v1/filters", eu_filters_v1_index, "read:filters", AUTH},
-    {POST, "/api/v1/filters", eu_filters_v1_create, "write:filters", AUTH},
-    {GET, "/api/v1/filters/:id", eu_filters_v1_show, "read:filters", AUTH},
-    {PUT, "/api/v1/filters/:id", eu_filters_v1_update, "write:filters", AUTH},
-    {DEL, "/api/v1/filters/:id", eu_filters_v1_destroy, "write:filters", AUTH},
-    {GET, "/api/v2/filters", eu_filters_v2_index, "read:filters", AUTH},
-    {POST, "/api/v2/filters", eu_filters_v2_create, "write:filters", AUTH},
-    {GET, "/api/v2/filters/keywords/:id", eu_filters_keywords_show, "read:filters", AUTH},
-    {PUT, "/api/v2/filters/keywords/:id", eu_filters_keywords_update, "write:filters", AUTH},
-    {DEL, "/api/v2/filters/keywords/:id", eu_filters_keywords_destroy, "write:filters", AUTH},
-    {GET, "/api/v2/filters/statuses/:id", eu_filters_statuses_show, "read:filters", AUTH},
-    {DEL, "/api/v2/filters/statuses/:id", eu_filters_statuses_destroy, "write:filters", AUTH},
-    {GET, "/api/v2/filters/:id", eu_filters_v2_show, "read:filters", AUTH},
-    {PUT, "/api/v2/filters/:id", eu_filters_v2_update, "write:filters", AUTH},
-    {DEL, "/api/v2/filters/:id", eu_filters_v2_destroy, "write:filters", AUTH},
-    {GET, "/api/v2/filters/:filter_id/keywords", eu_filters_keywords_index, "read:filters", AUTH},
-    {POST, "/api/v2/filters/:filter_id/keywords", eu_filters_keywords_create, "write:filters",
-     AUTH},
-    {GET, "/api/v2/filters/:filter_id/statuses", eu_filters_statuses_index, "read:filters", AUTH},
-    {POST, "/api/v2/filters/:filter_id/statuses", eu_filters_statuses_create, "write:filters",
-     AUTH},
-
-    /* search.c */
-    {GET, "/api/v2/search", eu_search_v2, "read:search", OPT},
-    /* reports.c */
-    {POST, "/api/v1/reports", eu_reports_create, "write:reports", AUTH},
-
-    /* this file */
     {GET, "/api/v1/favourites", favourites_index, "read:favourites", AUTH},
     {GET, "/api/v1/bookmarks", bookmarks_index, "read:bookmarks", AUTH},
     {GET, "/api/v1/timelines/list/:id", list_timeline, "read:lists", AUTH},
@@ -663,11 +611,11 @@ const struct eu_route eu_social_routes[] = {
     {GET, "/api/v1/tags/:name", tags_show, "read:follows", OPT},
     {POST, "/api/v1/tags/:name/follow", tags_follow, "write:follows", AUTH},
     {POST, "/api/v1/tags/:name/unfollow", tags_unfollow, "write:follows", AUTH},
-    {GET, "/api/v1/custom_emojis", reply_empty_list, NULL, EU_ROUTE_CORS},
-    {GET, "/api/v1/trends", reply_empty_list, NULL, EU_ROUTE_CORS},
-    {GET, "/api/v1/trends/tags", reply_empty_list, NULL, EU_ROUTE_CORS},
-    {GET, "/api/v1/trends/statuses", reply_empty_list, NULL, EU_ROUTE_CORS},
-    {GET, "/api/v1/trends/links", reply_empty_list, NULL, EU_ROUTE_CORS},
+    {GET, "/api/v1/custom_emojis", reply_empty_list, NULL, EU_ROUTE_API},
+    {GET, "/api/v1/trends", reply_empty_list, NULL, EU_ROUTE_API},
+    {GET, "/api/v1/trends/tags", reply_empty_list, NULL, EU_ROUTE_API},
+    {GET, "/api/v1/trends/statuses", reply_empty_list, NULL, EU_ROUTE_API},
+    {GET, "/api/v1/trends/links", reply_empty_list, NULL, EU_ROUTE_API},
     {GET, "/api/v1/notifications/requests", reply_empty_list, "read:notifications", AUTH},
     {GET, "/api/v1/notifications/policy", notification_policy_v1, "read:notifications", AUTH},
     {GET, "/api/v2/notifications/policy", notification_policy_v2, "read:notifications", AUTH},

@@ -1708,14 +1708,16 @@ statuses_reblogged_by(struct eu_req *req)
     list_who(req, &eu_statuses_sql[STATUSES_REBLOGGED_BY]);
 }
 
-/* ------------------------------------------------------------------ table */
+/* ===================================================== route table: begin
+ * The routes of this file's handlers, as one block so that they can move
+ * with their handlers when the file is split. Flags: include/eunha/router.h. */
 
 #define GET EU_HTTP_GET
 #define POST EU_HTTP_POST
 #define PUT EU_HTTP_PUT
 #define DEL EU_HTTP_DELETE
-#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_CORS)
-#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_CORS)
+#define AUTH (EU_ROUTE_AUTH | EU_ROUTE_API)
+#define OPT (EU_ROUTE_AUTH_OPT | EU_ROUTE_API)
 
 const struct eu_route eu_statuses_routes[] = {
     {POST, "/api/v1/statuses", statuses_create, "write:statuses", AUTH},
@@ -1738,9 +1740,6 @@ const struct eu_route eu_statuses_routes[] = {
     {POST, "/api/v1/statuses/:id/unmute", statuses_unmute, "write:mutes", AUTH},
     {GET, "/api/v1/statuses/:id/favourited_by", statuses_favourited_by, "read:accounts", OPT},
     {GET, "/api/v1/statuses/:id/reblogged_by", statuses_reblogged_by, "read:accounts", OPT},
-    {GET, "/api/v1/accounts/:id/statuses", eu_timelines_account, "read:statuses", OPT},
-    {GET, "/api/v1/timelines/home", eu_timelines_home, "read:statuses", AUTH},
-    {GET, "/api/v1/timelines/public", eu_timelines_public, "read:statuses", OPT},
-    {GET, "/api/v1/timelines/tag/:hashtag", eu_timelines_tag, "read:statuses", OPT},
     {0},
 };
+/* ======================================================= route table: end */

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
@@ -318,3 +319,18 @@ eu_timelines_account(struct eu_req *req)
     eu_page_params(&lc->page, params + 7);
     eu_req_stmt_page(req, &eu_timelines_sql[TIMELINES_ACCOUNT], &lc->page, 11, params, on_ids, lc);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_timelines_routes[] = {
+    {EU_HTTP_GET, "/api/v1/accounts/:id/statuses", eu_timelines_account, "read:statuses",
+     EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/timelines/home", eu_timelines_home, "read:statuses",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/timelines/public", eu_timelines_public, "read:statuses",
+     EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/timelines/tag/:hashtag", eu_timelines_tag, "read:statuses",
+     EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
+    {0},
+};

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "eunha/ap.h"
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/entities.h"
@@ -230,3 +231,13 @@ eu_web_users(struct eu_req *req)
     eu_req_add_header(req, "Location", location);
     eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_web_routes[] = {
+    {EU_HTTP_GET, "/:acct", eu_web_profile, NULL, 0},
+    {EU_HTTP_GET, "/:acct/:id", eu_web_status, NULL, 0},
+    {EU_HTTP_GET, "/users/:username", eu_web_users, NULL, 0},
+    {0},
+};

@@ -375,21 +375,9 @@ static struct eu_router *
 build_router(void)
 {
     char err[256];
-    struct eu_router *r = eu_router_new(eu_routes, eu_routes_count, err, sizeof(err));
-    if (!r) {
+    struct eu_router *r = eu_routes_router_new(err, sizeof(err));
+    if (!r)
         eu_log_error("app", "bad route table: %s", err);
-        return NULL;
-    }
-    for (int i = 0; eu_route_tables[i]; i++) {
-        size_t n = 0;
-        while (eu_route_tables[i][n].pattern)
-            n++;
-        if (n && eu_router_add(r, eu_route_tables[i], n, err, sizeof(err)) < 0) {
-            eu_log_error("app", "bad route table: %s", err);
-            eu_router_free(r);
-            return NULL;
-        }
-    }
     return r;
 }
 

@@ -1,7 +1,8 @@
 /*
  * Fixed-window rate limits in Redis, as Mastodon's rack-attack setup has
  * them: 300 API requests per 5 minutes per token (per IP for requests
- * without one) and 5 sign-ups per 30 minutes per IP; sign-in handlers add
+ * without one) and 5 sign-ups per 30 minutes per IP, for the routes flagged
+ * EU_ROUTE_LIMIT_API and EU_ROUTE_LIMIT_SIGNUP; sign-in handlers add
  * their own per-IP and per-login limits through eu_ratelimit_check(). A
  * counter is one INCR on "<tenant prefix>rl:<what>:<who>:<window number>",
  * given a TTL when it is created, so an idle client costs nothing once its
@@ -153,15 +154,6 @@ eu_ratelimit_client(struct eu_req *req)
     return eu_arena_sprintf(req->arena, "ip:%s", req->remote_ip);
 }
 
-/* The sign-in form posts to /auth/sign_in: it belongs with the API, which
- * Mastodon's per-IP limit covers, rather than with the public pages. */
-static bool
-is_limited_path(const char *path)
-{
-    return strncmp(path, "/api/", 5) == 0 || strncmp(path, "/oauth/", 7) == 0 ||
-           strncmp(path, "/auth/", 6) == 0;
-}
-
 /* The route's handler, or a 429 for the limits eu_ratelimit_run() counted. */
 static void
 on_route_checked(struct eu_req *req, int retry_after_s, void *arg)
@@ -178,7 +170,8 @@ void
 eu_ratelimit_run(struct eu_req *req, eu_route_handler_cb handler)
 {
     const struct eu_config *cfg = req->app->cfg;
-    if (!req->tenant || !req->path || !is_limited_path(req->path)) {
+    unsigned flags = req->route ? req->route->flags : 0;
+    if (!req->tenant || !(flags & (EU_ROUTE_LIMIT_API | EU_ROUTE_LIMIT_SIGNUP))) {
         handler(req);
         return;
     }
@@ -186,7 +179,7 @@ eu_ratelimit_run(struct eu_req *req, eu_route_handler_cb handler)
     *h = handler;
     struct check *c = check_new(req, on_route_checked, h);
     const char *ip = eu_ratelimit_client(req);
-    if (cfg->api_requests_per_5min > 0) {
+    if (cfg->api_requests_per_5min > 0 && (flags & EU_ROUTE_LIMIT_API)) {
         struct limit *l = &c->limits[c->n++];
         l->what = "api";
         l->who = req->auth.present
@@ -196,8 +189,7 @@ eu_ratelimit_run(struct eu_req *req, eu_route_handler_cb handler)
         l->period_s = API_PERIOD_S;
         l->headers = true;
     }
-    if (cfg->registrations_per_30min > 0 && req->method == EU_HTTP_POST &&
-        strcmp(req->path, "/api/v1/accounts") == 0) {
+    if (cfg->registrations_per_30min > 0 && (flags & EU_ROUTE_LIMIT_SIGNUP)) {
         struct limit *l = &c->limits[c->n++];
         l->what = "signup";
         l->who = ip;

@@ -9,6 +9,13 @@
  * parameter names, so "/a/:id" and "/a/:name/b" may name the same position
  * differently without one route seeing the other's names.
  *
+ * An area (a pattern whose last segment is "*") is no route: it sits on the
+ * node of its prefix and is what a path under that prefix reaches when no
+ * route below the node takes it. It is tried after the node's children, so
+ * a route always wins below it, and before the search backtracks to a
+ * parameter higher up, so the area under /api/ wins over "/:acct/:id" for
+ * "/api/foo", as a literal would.
+ *
  * Adding a table is all-or-nothing: every pattern is checked (syntax, and
  * duplicates against the trie and within the table) before any is inserted,
  * so a failed eu_router_add leaves the router as it was.
@@ -43,6 +50,7 @@ struct node {
     struct node **children; /* literal children sorted by segment */
     size_t n_children;
     struct node *param;
+    const struct eu_route *area;   /* the area under this node's path */
     unsigned methods;              /* methods with a route ending here */
     struct leaf leaves[N_METHODS]; /* indexed by method bit number */
 };
@@ -64,6 +72,7 @@ struct parsed {
     struct seg segs[ROUTER_MAX_DEPTH];
     size_t n;
     size_t n_params;
+    bool is_area; /* ended with a "*" segment, not among segs */
 };
 
 static int
@@ -102,6 +111,7 @@ static int
 parse_pattern(const char *pattern, struct parsed *out, char *err, size_t errlen)
 {
     out->n = out->n_params = 0;
+    out->is_area = false;
     if (!pattern || pattern[0] != '/') {
         snprintf(err, errlen, "route pattern '%s' must start with '/'", pattern ? pattern : "");
         return -1;
@@ -119,6 +129,14 @@ parse_pattern(const char *pattern, struct parsed *out, char *err, size_t errlen)
             snprintf(err, errlen, "route pattern '%s' is deeper than %d segments", pattern,
                      ROUTER_MAX_DEPTH);
             return -1;
+        }
+        if (len == 1 && p[0] == '*') {
+            if (p[1] != '\0') {
+                snprintf(err, errlen, "route pattern '%s' has '*' before its end", pattern);
+                return -1;
+            }
+            out->is_area = true;
+            return 0;
         }
         struct seg *s = &out->segs[out->n++];
         s->is_param = p[0] == ':';
@@ -267,6 +285,30 @@ describe_methods(unsigned methods, char *buf, size_t len)
     }
 }
 
+/* An area takes no request, so it has no methods or handler; one prefix has
+ * at most one area. */
+static int
+check_area(const struct eu_router *r, const struct eu_route *routes, const struct parsed *parsed,
+           size_t i, char *err, size_t errlen)
+{
+    const struct eu_route *rt = &routes[i];
+    if (rt->methods || rt->handler) {
+        snprintf(err, errlen, "area '%s' takes no request: no methods, no handler", rt->pattern);
+        return -1;
+    }
+    const struct node *existing = node_lookup(&r->root, &parsed[i]);
+    const struct eu_route *other = existing ? existing->area : NULL;
+    for (size_t j = 0; j < i && !other; j++)
+        if (parsed[j].is_area && same_shape(&parsed[i], &parsed[j]))
+            other = &routes[j];
+    if (other) {
+        snprintf(err, errlen, "duplicate area %s (already added as %s)", rt->pattern,
+                 other->pattern);
+        return -1;
+    }
+    return 0;
+}
+
 int
 eu_router_add(struct eu_router *r, const struct eu_route *routes, size_t n, char *err,
               size_t errlen)
@@ -286,6 +328,11 @@ eu_router_add(struct eu_router *r, const struct eu_route *routes, size_t n, char
         const struct eu_route *rt = &routes[i];
         if (parse_pattern(rt->pattern, &parsed[i], err, errlen) < 0)
             goto done;
+        if (parsed[i].is_area) {
+            if (check_area(r, routes, parsed, i, err, errlen) < 0)
+                goto done;
+            continue;
+        }
         if (rt->methods == 0 || (rt->methods & ~all)) {
             snprintf(err, errlen, "route '%s' has no valid methods", rt->pattern);
             goto done;
@@ -305,7 +352,8 @@ eu_router_add(struct eu_router *r, const struct eu_route *routes, size_t n, char
             goto done;
         }
         for (size_t j = 0; j < i; j++) {
-            if ((routes[j].methods & rt->methods) && same_shape(&parsed[i], &parsed[j])) {
+            if (!parsed[j].is_area && (routes[j].methods & rt->methods) &&
+                same_shape(&parsed[i], &parsed[j])) {
                 describe_methods(routes[j].methods & rt->methods, names, sizeof names);
                 snprintf(err, errlen, "duplicate route %s %s (already added as %s)", names,
                          rt->pattern, routes[j].pattern);
@@ -317,6 +365,11 @@ eu_router_add(struct eu_router *r, const struct eu_route *routes, size_t n, char
     /* Everything checked; nothing below can fail. */
     for (size_t i = 0; i < n; i++) {
         struct node *node = node_insert(&r->root, &parsed[i]);
+        r->flags |= routes[i].flags;
+        if (parsed[i].is_area) {
+            node->area = &routes[i];
+            continue;
+        }
         for (int m = 0; m < N_METHODS; m++) {
             if (!(routes[i].methods & (1u << m)))
                 continue;
@@ -329,7 +382,6 @@ eu_router_add(struct eu_router *r, const struct eu_route *routes, size_t n, char
                         eu_xstrndup(parsed[i].segs[s].s, parsed[i].segs[s].len);
         }
         node->methods |= routes[i].methods;
-        r->flags |= routes[i].flags;
     }
     rc = 0;
 
@@ -375,6 +427,7 @@ struct match {
     const struct node *found;
     size_t found_captured[ROUTER_MAX_DEPTH];
     const struct node *other_method; /* first path match lacking the method */
+    const struct eu_route *area;     /* the area that took the path, if one did */
 };
 
 static bool
@@ -400,7 +453,37 @@ match_node(const struct node *n, size_t i, struct match *m)
             return true;
         m->n_captured--;
     }
+    /* Not when a route below matched the path for another method: that
+     * answer is a 405 with its Allow header. */
+    if (n->area && !m->other_method) {
+        m->area = n->area;
+        return true;
+    }
     return false;
+}
+
+/* Splits path into at most ROUTER_MAX_DEPTH segments, borrowing it. Empty
+ * segments ("//", a trailing "/") are skipped, as router.h promises. Returns
+ * false for a path deeper than that, of which segs holds the first part. */
+static bool
+split_path(const char *path, struct seg *segs, size_t *n)
+{
+    *n = 0;
+    for (const char *p = path; *p;) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        size_t len = strcspn(p, "/");
+        if (*n == ROUTER_MAX_DEPTH)
+            return false;
+        segs[*n].s = p;
+        segs[*n].len = len;
+        segs[*n].is_param = false;
+        (*n)++;
+        p += len;
+    }
+    return true;
 }
 
 static int
@@ -452,25 +535,14 @@ eu_router_match(const struct eu_router *r, unsigned method, const char *path,
     if (allow && allowlen)
         allow[0] = '\0';
 
-    /* Empty segments ("//", a trailing "/") are skipped, as the header
-     * promises; a path deeper than any route cannot match. */
-    for (const char *p = path; *p;) {
-        while (*p == '/')
-            p++;
-        if (!*p)
-            break;
-        size_t len = strcspn(p, "/");
-        if (n == ROUTER_MAX_DEPTH)
-            return EU_ROUTE_NOT_FOUND;
-        segs[n].s = p;
-        segs[n].len = len;
-        segs[n].is_param = false;
-        n++;
-        p += len;
-    }
+    /* A path deeper than any route cannot match. */
+    if (!split_path(path, segs, &n))
+        return EU_ROUTE_NOT_FOUND;
 
     struct match m = {.segs = segs, .n = n, .method = method};
-    if (!match_node(&r->root, 0, &m)) {
+    if (!match_node(&r->root, 0, &m) || m.area) {
+        if (m.area)
+            return EU_ROUTE_NOT_FOUND;
         if (!m.other_method)
             return EU_ROUTE_NOT_FOUND;
         if (allow && allowlen)
@@ -495,6 +567,26 @@ eu_router_match(const struct eu_router *r, unsigned method, const char *path,
     if (out)
         *out = lf->route;
     return EU_ROUTE_FOUND;
+}
+
+unsigned
+eu_router_path_flags(const struct eu_router *r, const char *path)
+{
+    struct seg segs[ROUTER_MAX_DEPTH];
+    size_t n;
+    /* Too deep for a route: only an area can cover it, and the first
+     * segments are enough to find it (no method matches, so no route). */
+    bool fits = split_path(path, segs, &n);
+    struct match m = {.segs = segs, .n = n, .method = fits ? (1u << N_METHODS) - 1 : 0};
+    if (!match_node(&r->root, 0, &m))
+        return 0;
+    if (m.area)
+        return m.area->flags;
+    unsigned flags = 0;
+    for (int i = 0; i < N_METHODS; i++)
+        if (m.found->methods & (1u << i))
+            flags |= m.found->leaves[i].route->flags;
+    return flags;
 }
 
 const char *

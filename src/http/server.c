@@ -136,13 +136,30 @@ method_bit(enum evhttp_cmd_type t)
     }
 }
 
-/* Mastodon answers CORS on these paths (its rack-cors configuration). */
+/*
+ * Mastodon's CORS covers whole areas (its rack-cors configuration), so a
+ * path there that no route takes still answers its 404 and its preflight
+ * with CORS headers, as a browser client probing an endpoint this server
+ * lacks needs. The routes under them carry EU_ROUTE_CORS themselves.
+ */
+const struct eu_route eu_http_areas[] = {
+    {0, "/api/*", NULL, NULL, EU_ROUTE_CORS},
+    {0, "/.well-known/*", NULL, NULL, EU_ROUTE_CORS},
+    {0, "/nodeinfo/*", NULL, NULL, EU_ROUTE_CORS},
+    {0},
+};
+
+/* Whether answers on the request's path carry CORS headers: its route says
+ * so once it has one; before that, or without one, the routes and the area
+ * of the path do. Never on the admin listener. */
 static bool
-path_has_cors(const char *path)
+req_has_cors(const struct eu_req *req)
 {
-    return strncmp(path, "/api/", 5) == 0 || strncmp(path, "/.well-known/", 13) == 0 ||
-           strncmp(path, "/nodeinfo/", 10) == 0 || strcmp(path, "/oauth/token") == 0 ||
-           strcmp(path, "/oauth/revoke") == 0;
+    if (req->admin_listener || !req->path)
+        return false;
+    unsigned flags =
+        req->route ? req->route->flags : eu_router_path_flags(req->app->router, req->path);
+    return flags & EU_ROUTE_CORS;
 }
 
 static void
@@ -162,7 +179,7 @@ send_reply(struct eu_req *req, int status, struct evbuffer *body)
 {
     struct evkeyvalq *h = evhttp_request_get_output_headers(req->ev);
     evhttp_add_header(h, "X-Request-Id", req->id);
-    if (req->path && path_has_cors(req->path) && !req->admin_listener)
+    if (req_has_cors(req))
         add_cors(req);
     eu_conns_reply_sending(req->app->http->conns, evhttp_request_get_connection(req->ev));
     evhttp_send_reply(req->ev, status, reason(status), body);
@@ -807,8 +824,9 @@ on_request(struct evhttp_request *ev, void *arg)
     }
     eu_req_enter(req);
 
-    /* CORS preflight: answer for any path that has a route. */
-    if (req->method == EU_HTTP_OPTIONS && !l->admin && path_has_cors(req->path)) {
+    /* CORS preflight: answered for any path with CORS, whatever its
+     * methods, and for the paths of a CORS area no route takes. */
+    if (req->method == EU_HTTP_OPTIONS && req_has_cors(req)) {
         const char *h = eu_req_header(req, "Access-Control-Request-Headers");
         if (h)
             eu_req_add_header(req, "Access-Control-Allow-Headers", h);

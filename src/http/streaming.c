@@ -68,7 +68,6 @@
 #include "eunha/page.h"
 #include "eunha/redis.h"
 #include "eunha/router.h"
-#include "eunha/routes.h"
 #include "eunha/tenant.h"
 
 #include "conns_internal.h"
@@ -1411,9 +1410,11 @@ eu_stream_count(void)
 
 /* No route scope: each stream asks its own (scope_refusal()). */
 const struct eu_route eu_stream_routes[] = {
-    {EU_HTTP_GET, "/api/v1/streaming", eu_stream_handle_ws, NULL, EU_ROUTE_AUTH_OPT},
-    {EU_HTTP_GET, "/api/v1/streaming/health", eu_stream_handle_health, NULL, EU_ROUTE_CORS},
-    {EU_HTTP_GET, "/api/v1/streaming/:a", eu_stream_handle_sse, NULL, EU_ROUTE_AUTH_OPT},
-    {EU_HTTP_GET, "/api/v1/streaming/:a/:b", eu_stream_handle_sse, NULL, EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/streaming", eu_stream_handle_ws, NULL, EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/streaming/health", eu_stream_handle_health, NULL, EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/streaming/:a", eu_stream_handle_sse, NULL,
+     EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/streaming/:a/:b", eu_stream_handle_sse, NULL,
+     EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
     {0},
 };

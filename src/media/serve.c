@@ -267,3 +267,11 @@ eu_media_serve(struct eu_req *req)
     s->max = 2 * (img > vid ? img : vid);
     eu_cpupool_submit_for(req->app->io, req->tenant->id, open_work, open_done, s);
 }
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_media_serve_routes[] = {
+    {EU_HTTP_GET, "/system/:tenant/:kind/:owner/:file", eu_media_serve, NULL, 0},
+    {0},
+};

@@ -258,6 +258,33 @@ START_TEST(test_cors_on_api)
     ck_assert_msg(acao != NULL, "no Access-Control-Allow-Origin in:\n%s", r.headers);
     ck_assert_str_eq(acao, "*");
 
+    /* A path of Mastodon's CORS areas that no route takes: the 404 and the
+     * preflight carry CORS too, so a browser client sees the 404. */
+    static const char *const unknown[] = {"/api/v1/nothing", "/api/foo", "/nodeinfo/9.9",
+                                          "/.well-known/nothing"};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        eu_it_public(s, "GET", "a.example", unknown[i], &r);
+        EU_IT_EXPECT_ERROR(&r, 404);
+        acao = eu_it_resp_header(&r, "Access-Control-Allow-Origin");
+        ck_assert_msg(acao != NULL, "no CORS on GET %s:\n%s", unknown[i], r.headers);
+        eu_it_public(s, "OPTIONS", "a.example", unknown[i], &r);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        ck_assert_str_eq(eu_it_resp_header(&r, "Access-Control-Max-Age"), "7200");
+    }
+    /* A route's other method: 405 with CORS; its preflight answered. */
+    eu_it_public(s, "DELETE", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 405);
+    ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Access-Control-Allow-Origin"));
+    eu_it_public(s, "OPTIONS", "a.example", "/oauth/token", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Access-Control-Allow-Origin"));
+    /* Outside them: no CORS, and OPTIONS is an ordinary method. */
+    eu_it_public(s, "GET", "a.example", "/users/nobody/followers", &r);
+    ck_assert_ptr_null(eu_it_resp_header(&r, "Access-Control-Allow-Origin"));
+    eu_it_public(s, "OPTIONS", "a.example", "/oauth/authorize", &r);
+    EU_IT_EXPECT_STATUS(&r, 405);
+    ck_assert_ptr_null(eu_it_resp_header(&r, "Access-Control-Allow-Origin"));
+
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(s), 0);
     eu_it_server_free(s);

@@ -1,7 +1,8 @@
 /*
  * Tests for the route trie: parameters, literal-over-parameter precedence and
  * backtracking, 404 and 405 with the Allow header, slashes, percent-decoding,
- * and rejection of malformed or duplicate routes.
+ * areas and the flags of a path, and rejection of malformed or duplicate
+ * routes and areas.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -330,6 +331,91 @@ START_TEST(test_method_names)
 }
 END_TEST
 
+/* Areas: what paths no route takes get, here beside routes a web page's
+ * "/:acct/:id" would otherwise catch. */
+static const struct eu_route area_routes[] = {
+    {EU_HTTP_GET, "/api/v1/instance", h_a, NULL, EU_ROUTE_CORS},
+    {EU_HTTP_GET | EU_HTTP_POST, "/api/v1/statuses", h_a, NULL, EU_ROUTE_CORS | EU_ROUTE_AUTH},
+    {EU_HTTP_GET, "/:acct", h_b, NULL, 0},
+    {EU_HTTP_GET, "/:acct/:id", h_b, NULL, 0},
+    {0, "/api/*", NULL, NULL, EU_ROUTE_CORS},
+    {0, "/api/v2/*", NULL, NULL, EU_ROUTE_LIMIT_API},
+};
+
+START_TEST(test_areas)
+{
+    char err[256] = "";
+    struct eu_router *r =
+        eu_router_new(area_routes, sizeof area_routes / sizeof area_routes[0], err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    const struct eu_route *rt;
+    struct eu_route_params params;
+    char allow[128];
+#define AMATCH(m, p) eu_router_match(r, m, p, arena, &rt, &params, allow, sizeof allow)
+    ck_assert_int_eq(AMATCH(EU_HTTP_GET, "/api/v1/instance"), EU_ROUTE_FOUND);
+    ck_assert_ptr_eq(rt, &area_routes[0]);
+    ck_assert_uint_eq(eu_router_path_flags(r, "/api/v1/instance"), EU_ROUTE_CORS);
+
+    /* under an area, nothing is found, but the area's flags apply */
+    ck_assert_int_eq(AMATCH(EU_HTTP_GET, "/api/v1/nothing"), EU_ROUTE_NOT_FOUND);
+    ck_assert_ptr_null(rt);
+    ck_assert_uint_eq(eu_router_path_flags(r, "/api/v1/nothing"), EU_ROUTE_CORS);
+    /* an area beats a parameter route higher up, as a literal would */
+    ck_assert_int_eq(AMATCH(EU_HTTP_GET, "/api/foo"), EU_ROUTE_NOT_FOUND);
+    ck_assert_uint_eq(eu_router_path_flags(r, "/api/foo"), EU_ROUTE_CORS);
+    ck_assert_int_eq(AMATCH(EU_HTTP_GET, "/other/1"), EU_ROUTE_FOUND);
+    ck_assert_ptr_eq(rt, &area_routes[3]);
+    ck_assert_uint_eq(eu_router_path_flags(r, "/other/1"), 0);
+    /* an area covers the paths below its prefix, not the prefix */
+    ck_assert_int_eq(AMATCH(EU_HTTP_GET, "/api"), EU_ROUTE_FOUND);
+    ck_assert_ptr_eq(rt, &area_routes[2]);
+    ck_assert_uint_eq(eu_router_path_flags(r, "/api/"), 0);
+    /* the deeper area wins */
+    ck_assert_int_eq(AMATCH(EU_HTTP_GET, "/api/v2/x/y"), EU_ROUTE_NOT_FOUND);
+    ck_assert_uint_eq(eu_router_path_flags(r, "/api/v2/x/y"), EU_ROUTE_LIMIT_API);
+    /* a route there for another method still answers 405 */
+    ck_assert_int_eq(AMATCH(EU_HTTP_PUT, "/api/v1/statuses"), EU_ROUTE_METHOD_NOT_ALLOWED);
+    ck_assert_str_eq(allow, "GET, POST");
+    ck_assert_uint_eq(eu_router_path_flags(r, "/api/v1/statuses"), EU_ROUTE_CORS | EU_ROUTE_AUTH);
+    /* deeper than any route, still under the area */
+    char deep[256] = "/api";
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "/x");
+    ck_assert_int_eq(AMATCH(EU_HTTP_GET, deep), EU_ROUTE_NOT_FOUND);
+    ck_assert_uint_eq(eu_router_path_flags(r, deep), EU_ROUTE_CORS);
+    ck_assert_uint_eq(eu_router_path_flags(r, deep + 4), 0);
+    ck_assert_uint_eq(eu_router_path_flags(r, "/nope/a/b"), 0);
+#undef AMATCH
+    eu_router_free(r);
+}
+END_TEST
+
+START_TEST(test_bad_areas)
+{
+    char err[256] = "";
+    static const struct eu_route with_handler[] = {{0, "/api/*", h_a, NULL, 0}};
+    ck_assert_ptr_null(eu_router_new(with_handler, 1, err, sizeof err));
+    ck_assert_str_eq(err, "area '/api/*' takes no request: no methods, no handler");
+    static const struct eu_route with_method[] = {{EU_HTTP_GET, "/api/*", NULL, NULL, 0}};
+    ck_assert_ptr_null(eu_router_new(with_method, 1, err, sizeof err));
+    ck_assert_str_eq(err, "area '/api/*' takes no request: no methods, no handler");
+    static const struct eu_route star_inside[] = {{0, "/a/*/b", NULL, NULL, 0}};
+    ck_assert_ptr_null(eu_router_new(star_inside, 1, err, sizeof err));
+    ck_assert_str_eq(err, "route pattern '/a/*/b' has '*' before its end");
+    static const struct eu_route twice[] = {
+        {0, "/a/:x/*", NULL, NULL, 0},
+        {0, "/a/:y/*", NULL, NULL, EU_ROUTE_CORS},
+    };
+    ck_assert_ptr_null(eu_router_new(twice, 2, err, sizeof err));
+    ck_assert_str_eq(err, "duplicate area /a/:y/* (already added as /a/:x/*)");
+    struct eu_router *r = eu_router_new(twice, 1, err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    ck_assert_int_eq(eu_router_add(r, twice + 1, 1, err, sizeof err), -1);
+    ck_assert_str_eq(err, "duplicate area /a/:y/* (already added as /a/:x/*)");
+    eu_router_free(r);
+}
+END_TEST
+
 static Suite *
 router_suite(void)
 {
@@ -351,6 +437,11 @@ router_suite(void)
     tcase_add_test(tc, test_duplicates);
     tcase_add_loop_test(tc, test_malformed, 0, (int)(sizeof malformed / sizeof malformed[0]));
     tcase_add_test(tc, test_method_names);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("areas");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_areas);
+    tcase_add_test(tc, test_bad_areas);
     suite_add_tcase(s, tc);
     return s;
 }
