@@ -1,6 +1,6 @@
 /*
  * Fuzz target: the router's path handling (src/http/router.c) over the
- * process's real route table, built the way src/core/app.c builds it. The
+ * process's real route table, built the way src/app/app.c builds it. The
  * first byte picks the method and the size of the Allow buffer (a short one
  * must truncate cleanly); the rest is the raw path as evhttp hands it over,
  * percent escapes and all.

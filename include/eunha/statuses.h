@@ -103,7 +103,7 @@ void eu_rc_stats(struct eu_rc_stats *out);
 void eu_rc_free(void);
 
 /*
- * The statuses' timed tasks (eu_task_kinds[] in src/queue/kinds.c). The
+ * The statuses' timed tasks (eu_task_kinds[] in src/app/kinds.c). The
  * scheduled-status publisher (scheduled.c) posts the statuses that are due
  * and sleeps until the next; the poll closer (polls.c) closes expired polls,
  * notifies their authors and voters, and sleeps until the next expiry.

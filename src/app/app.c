@@ -7,6 +7,7 @@
  * up, every database call goes through the asynchronous pools.
  */
 #include "eunha/app.h"
+#include "eunha/serve.h"
 
 #include <errno.h>
 #include <event2/event.h>
