@@ -56,7 +56,7 @@
 #include "eunha/ratelimit.h"
 #include "eunha/redis.h"
 #include "eunha/sql.h"
-#include "eunha/stream.h"
+#include "eunha/streaming.h"
 #include "eunha/tenant.h"
 #include "pwgate_internal.h"
 #include "web_internal.h"

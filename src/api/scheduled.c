@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/config.h"

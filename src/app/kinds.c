@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "eunha/apdeliver.h"
+#include "eunha/api.h"
 #include "eunha/apkeys.h"
 #include "eunha/approcess.h"
 #include "eunha/mediaapi.h"
