@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/queue.h>
 
-#include "http/page_internal.h"
 #include "eunha/arena.h"
+#include "http/page_internal.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/page_internal.h"
 #include "eunha/arena.h"
 #include "eunha/page.h"
+#include "http/page_internal.h"
 
 static const struct {
     const char *max_id, *since_id, *min_id, *limit;
