@@ -12,7 +12,6 @@
  * same EU_HOME_FEED_SQL the home feed fans out with), and one EVAL
  * publishes on every channel (home recipients, the lists the author is on,
  * public and hashtag channels).
- *
  */
 #include "eunha/stream.h"
 
