@@ -1,5 +1,5 @@
 /*
- * Fuzz target: pagination parameters and the Link header (src/api/page.c).
+ * Fuzz target: pagination parameters and the Link header (src/http/page.c).
  * The input is a query string as the client sent it; it is read the way
  * eu_req_query() reads it (libevent's evhttp_parse_query_str), the page is
  * built from max_id/since_id/min_id/limit, and the Link header is made from
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/queue.h>
 
-#include "api/page_internal.h"
 #include "eunha/arena.h"
+#include "http/page_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

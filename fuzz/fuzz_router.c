@@ -1,8 +1,8 @@
 /*
  * Fuzz target: the router's path handling (src/http/router.c), matching and
  * the flags of a path, over the process's real route table, built the way
- * the app builds it. The first byte picks the method and the size of the
- * Allow buffer (a short one must truncate cleanly); the rest is the raw
+ * src/app/app.c builds it. The first byte picks the method and the size of
+ * the Allow buffer (a short one must truncate cleanly); the rest is the raw
  * path as evhttp hands it over, percent escapes and all.
  */
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: status text to HTML (src/api/text.c). The input is the text
+ * Fuzz target: status text to HTML (src/social/text.c). The input is the text
  * of a status. It is scanned for mentions and tags, the mentions are taken
  * as all resolving to local accounts (so the linking paths run too), and
  * the HTML is checked for what a browser relies on: tags we open are closed,

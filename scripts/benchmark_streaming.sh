@@ -11,7 +11,7 @@
 # last event.
 #
 # Every listener is rendered for separately (the REST statement for its
-# viewer, see src/api/stream_events.c); they share one token here, which is
+# viewer, see src/social/stream_events.c); they share one token here, which is
 # the worst case for nothing (no viewer's state is shared between renders).
 #
 # The open-file limit is raised to EUNHA_STREAM_NOFILE (default: the hard

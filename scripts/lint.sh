@@ -2,8 +2,9 @@
 # Static checks that scripts/test.sh runs before the tests, so CI holds the
 # tree to them: cppcheck's warning, performance and portability checks on
 # every C file we own, and clang-format (the repository's .clang-format) on
-# every tracked .c/.h file, and that every header compiles alone. Exits
-# non-zero, naming the files, when any finds something. `scripts/lint.sh --fix` rewrites the files clang-format
+# every tracked .c/.h file, that every header compiles alone, and the
+# layering of src/ (the "layers" check, below). Exits non-zero, naming the
+# files, when any finds something. `scripts/lint.sh --fix` rewrites the files clang-format
 # would change instead of failing on them.
 #
 # cppcheck reads our headers but not the system's (it would take minutes and
@@ -20,10 +21,10 @@ cd "$ROOT"
 
 fix=0
 [ "${1:-}" = "--fix" ] && fix=1
-# EUNHA_LINT_CHECKS picks the checks ("cppcheck format headers", all by
-# default): scripts/test.sh runs the quick format and headers checks before
-# the build and cppcheck beside the suites.
-checks=" ${EUNHA_LINT_CHECKS:-cppcheck format headers} "
+# EUNHA_LINT_CHECKS picks the checks ("cppcheck format headers layers", all
+# by default): scripts/test.sh runs the quick ones before the build and
+# cppcheck beside the suites.
+checks=" ${EUNHA_LINT_CHECKS:-cppcheck format headers layers} "
 
 need=()
 command -v cppcheck >/dev/null 2>&1 || need+=(cppcheck)
@@ -68,6 +69,134 @@ if [[ $checks == *" headers "* ]]; then
     fi
   done
   rm -f "${TMPDIR:-/tmp}/eunha-header.$$"
+fi
+
+# layers: a room of src/ may include the public headers (include/eunha/) of
+# its own rank and lower ones, never a higher one's (docs/ARCHITECTURE.md,
+# "Layers"). Same-rank rooms may use each other: api/ and ap/ are peers.
+# The ranks, low to high:
+declare -A rank=(
+  [core]=0                          # config, log, arena, allocation, CPU pool
+  [db]=1 [redis]=1 [tenant]=1       # storage and the tenant registry
+  [http]=2                          # the request layer every handler stands on:
+                                    # server, router, auth, query, pages, JSON out
+  [queue]=3 [media]=3               # durable jobs and timed tasks; uploads
+  [social]=4                        # the core both protocols share
+  [api]=5 [ap]=5                    # Mastodon REST; ActivityPub
+  [admin]=6                         # the operator's API, over both protocols
+  [app]=7                           # the wiring: the app, lists of tables
+)
+# Files whose rank is not their room's, each with why.
+declare -A file_rank=(
+  # The streaming hub lives beside the server for its connection handling
+  # (conns_internal.h) but serves /api/v1/streaming: it renders every event
+  # through the REST handlers (streaming.h, src/api/stream_render.c).
+  [src/http/streaming.c]=5
+)
+# Owner of each public header: one line a header, "header room".
+owners='
+admin admin
+ap ap
+apdeliver ap
+api api
+apinbox ap
+apingest ap
+apkeys ap
+app core
+approcess ap
+apresolve ap
+arena core
+auth http
+config core
+cpupool core
+db db
+domainblock api
+entities social
+error core
+feeds social
+fetch ap
+filters api
+http http
+httpsig ap
+isotime core
+jsonout http
+log core
+media media
+mediaapi media
+mediaclean media
+mediastore media
+mem core
+migrate db
+net core
+notify social
+page http
+params api
+queue queue
+ratelimit http
+redis redis
+router http
+routes app
+sanitize ap
+serve app
+sql db
+statuses social
+stream social
+streaming api
+tenant tenant
+text social
+toml core
+utf8 core
+'
+# Includes that cross upward on purpose, "file header", each with why.
+allowed='
+src/media/store_s3.c fetch
+src/social/status_render.c filters
+'
+# - store_s3.c: the S3 store sends its requests through the process's one
+#   outbound client, which lives in ap/fetch.c (federation is its main user).
+# - status_render.c: a status render applies the viewer's filters; their
+#   matching lives with their REST handlers in api/filters.c (to split).
+if [[ $checks == *" layers "* ]]; then
+  declare -A owner=()
+  while read -r h r; do [ -n "$h" ] && owner[$h]=$r; done <<<"$owners"
+  bad=0
+  for h in include/eunha/*.h; do
+    h=${h#include/eunha/}
+    h=${h%.h}
+    if [ -z "${owner[$h]:-}" ]; then
+      echo "  include/eunha/$h.h: no owning room in scripts/lint.sh's table" >&2
+      bad=1
+    fi
+  done
+  while IFS= read -r f; do
+    room=${f#src/}
+    room=${room%%/*}
+    r=${file_rank[$f]:-${rank[$room]:-}}
+    if [ -z "$r" ]; then
+      echo "  $f: room '$room' has no rank in scripts/lint.sh" >&2
+      bad=1
+      continue
+    fi
+    while IFS= read -r h; do
+      o=${owner[$h]:-}
+      [ -n "$o" ] || continue
+      if [ "${rank[$o]}" -gt "$r" ] && ! grep -qx "$f $h" <<<"$allowed"; then
+        echo "  $f includes eunha/$h.h, owned by the higher room $o/" >&2
+        bad=1
+      fi
+    done < <(sed -n 's|^#include "eunha/\([a-z0-9_]*\)\.h".*|\1|p' "$f")
+    # A room's private headers (*_internal.h) are its own.
+    while IFS= read -r p; do
+      if [ "${p%%/*}" != "$room" ]; then
+        echo "  $f includes $p, private to src/${p%%/*}/" >&2
+        bad=1
+      fi
+    done < <(sed -n 's|^#include "\([a-z]*/[a-z0-9_]*_internal\.h\)".*|\1|p' "$f")
+  done < <(git ls-files 'src/*/*.c' 'src/*/*.h')
+  if [ "$bad" -ne 0 ]; then
+    eu_log "a lower room includes a higher one's header (above); see docs/ARCHITECTURE.md"
+    status=1
+  fi
 fi
 
 unformatted=()

@@ -16,7 +16,7 @@
 # scripts/with-services.sh, so they name servers of its own (CMakeLists.txt).
 # Set EUNHA_TEST_KEEP=1 to keep the temporary directory (logs) afterwards, and
 # EUNHA_BUILD_DIR to build somewhere other than build-test/ (two checkouts or
-# two people testing side by side). scripts/lint.sh's format check runs
+# two people testing side by side). scripts/lint.sh's format and layers checks run
 # first, its cppcheck beside the suites (EUNHA_TEST_LINT=0 skips both). Suites run EUNHA_TEST_JOBS (4) at a
 # time. After a whole-suite run (or in CI), scripts/fuzz.sh runs every
 # fuzz target for EUNHA_FUZZ_SECONDS (30) each; EUNHA_TEST_FUZZ=0 skips it.
@@ -29,12 +29,12 @@ cd "$ROOT"
 
 eu_install_deps
 
-# Static checks: the format check first, so a formatting slip fails in
+# Static checks: the format and layers checks first, so a slip fails in
 # seconds, not after the build; cppcheck (minutes of CPU) runs beside the
 # suites, below. EUNHA_TEST_LINT=0 skips both for a quick targeted run.
 lint=${EUNHA_TEST_LINT:-1}
 if [ "$lint" != 0 ]; then
-  EUNHA_LINT_CHECKS="format headers" "$ROOT/scripts/lint.sh"
+  EUNHA_LINT_CHECKS="format headers layers" "$ROOT/scripts/lint.sh"
 fi
 
 JOBS=${EUNHA_JOBS:-2}

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eunha/app.h"
 #include "eunha/config.h"
+#include "eunha/serve.h"
 #include "eunha/sql.h"
 
 static int

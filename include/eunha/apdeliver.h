@@ -56,7 +56,7 @@ struct json_t;
 extern const struct eu_sql eu_ap_deliver_sql[];
 extern const struct eu_sql eu_ap_outbox_sql[];
 
-/* The "ap_deliver" job's handler, for src/queue/kinds.c. */
+/* The "ap_deliver" job's handler, for src/app/kinds.c. */
 void eu_ap_deliver_run(struct eu_job *job);
 /* At shutdown, after the drain and before the tenants go: cancels the POSTs
  * still out and lets their jobs go unrecorded (their locks expire and they
@@ -170,7 +170,7 @@ void eu_ap_outbox_poll_vote(struct eu_app *app, struct eu_tenant *t, int64_t vot
  * poll_update_delay_seconds so a burst of votes makes one Update. Queues
  * the "ap_poll_update" job (src/ap/process_poll.c); nothing else. */
 void eu_ap_poll_update_later(struct eu_app *app, struct eu_tenant *t, const char *poll_id);
-/* The "ap_poll_update" job's handler, for src/queue/kinds.c. */
+/* The "ap_poll_update" job's handler, for src/app/kinds.c. */
 void eu_ap_poll_update_run(struct eu_job *job);
 
 #endif

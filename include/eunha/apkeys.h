@@ -27,7 +27,7 @@ int eu_ap_rsa_generate(char **pub_pem, char **priv_pem);
  * waits. Returns -1 only if the job kind is unknown.
  */
 int eu_ap_account_keys_enqueue(struct eu_app *app, struct eu_tenant *t);
-/* The job's handler, for src/queue/kinds.c. */
+/* The job's handler, for src/app/kinds.c. */
 void eu_ap_account_keys_run(struct eu_job *job);
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * The process: everything one eunha serve shares between its tenants. One
  * instance lives for the life of the process; handlers reach it through
- * req->app.
+ * req->app. Only the struct is here, so every room may read it (it names
+ * its members' types and nothing else); the wiring that fills it in
+ * (src/app/app.c) is declared in serve.h.
  */
 #ifndef EUNHA_APP_H
 #define EUNHA_APP_H
@@ -41,17 +43,5 @@ struct eu_app {
     uint64_t requests_by_class[6]; /* index status/100 */
     int inflight;
 };
-
-/*
- * Runs `eunha serve`: start-up (control database, template, registry),
- * listeners, the loop until SIGTERM/SIGINT. ready_file may be NULL. Returns
- * the process exit code.
- */
-int eu_app_serve(const char *config_path, const char *ready_file);
-/* `eunha migrate`: migrates control, template and every placement's
- * database with blocking connections (not a server). Returns the exit code. */
-int eu_app_migrate(const char *config_path);
-/* Reloads the tenant registry from the control table (asynchronously). */
-void eu_app_reload_tenants(struct eu_app *app);
 
 #endif

@@ -18,7 +18,7 @@
 
 struct eu_job;
 
-/* The "ap_inbox" job kind's handler (eu_job_kinds[] in src/queue/kinds.c). */
+/* The "ap_inbox" job kind's handler (eu_job_kinds[] in src/app/kinds.c). */
 void eu_ap_process_run(struct eu_job *job);
 
 /* The statements of src/ap/process*.c, for the registry (sql.h). */

@@ -147,7 +147,7 @@ void eu_media_quota_message(char *out, size_t n, long long quota);
  * processed. */
 void eu_media_work_drop_files(struct eu_media_work *w);
 
-/* The job kind "media_process" (src/queue/kinds.c), payload {"media_id"}. */
+/* The job kind "media_process" (src/app/kinds.c), payload {"media_id"}. */
 void eu_media_process_run(struct eu_job *job);
 
 /* ------------------------------------------------------------ routes */

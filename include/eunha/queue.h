@@ -32,15 +32,16 @@
  * Everything here runs on the loop thread and never blocks.
  *
  * Adding a job kind: write a handler (eu_job_run_cb) and add a line to
- * eu_job_kinds[] in src/queue/kinds.c. Adding a timed task (scheduled
+ * eu_job_kinds[] in src/app/kinds.c. Adding a timed task (scheduled
  * statuses, polls): add a value to enum eu_task_id below, a line to
- * eu_task_kinds[] in src/queue/kinds.c, and call eu_queue_task_wake() from
+ * eu_task_kinds[] in src/app/kinds.c, and call eu_queue_task_wake() from
  * the code that creates or moves an item.
  */
 #ifndef EUNHA_QUEUE_H
 #define EUNHA_QUEUE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "eunha/db.h"
@@ -228,5 +229,26 @@ struct eu_app *eu_task_run_app(const struct eu_task_run *run);
 void eu_task_run_done(struct eu_task_run *run, int64_t next_due_ms);
 /* The run failed (logged by the caller); it is tried again in a while. */
 void eu_task_run_fail(struct eu_task_run *run);
+
+/* ------------------------------------------------- the tables of kinds */
+
+/*
+ * Every job kind this version knows, and the timed tasks indexed by enum
+ * eu_task_id. They name handlers of every room (deliveries, inbox
+ * processing, media, polls), so the wiring defines them
+ * (src/app/kinds.c), not the queue. A job of any other kind (one written by
+ * a newer version) fails and ends dead.
+ */
+extern const struct eu_job_kind eu_job_kinds[];
+extern const size_t eu_job_kinds_count;
+extern const struct eu_task_kind eu_task_kinds[EU_TASK_MAX];
+
+/* The kind called name, or NULL. */
+const struct eu_job_kind *eu_job_kind_find(const char *name);
+
+/* The queue's own handlers (src/queue/accounts.c, ping.c), for the tables. */
+void eu_queue_purge_account_run(struct eu_job *job);
+void eu_queue_account_cleanup_run(struct eu_task_run *run);
+void eu_queue_ping_run(struct eu_job *job);
 
 #endif

@@ -2,15 +2,22 @@
  * Statuses as other groups see them: the Status entity renderer, and the
  * SQL predicate that decides whether a viewer may see a status. Every read of
  * a status anywhere in the API goes through one or the other, so visibility
- * is enforced in one place.
+ * is enforced in one place. The social core's (src/social/status_render.c,
+ * render_cache.c): the REST handlers, inbox processing and the admin API
+ * all render through it.
  */
 #ifndef EUNHA_STATUSES_H
 #define EUNHA_STATUSES_H
 
 #include <stddef.h>
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "eunha/entities.h"
+
 struct eu_req;
-struct eu_task_run;
+struct pg_result;
 struct json_t;
 
 /*
@@ -92,7 +99,7 @@ typedef void (*eu_statuses_rendered_cb)(struct eu_req *req, struct json_t *array
 void eu_statuses_render(struct eu_req *req, const char *const *ids, size_t n,
                         eu_statuses_rendered_cb cb, void *arg);
 
-/* The rendered-entity cache's figures (src/api/render_cache.c), for
+/* The rendered-entity cache's figures (src/social/render_cache.c), for
  * /metrics. */
 struct eu_rc_stats {
     size_t entries;
@@ -102,13 +109,102 @@ void eu_rc_stats(struct eu_rc_stats *out);
 /* Empties the cache (at exit, and when it is turned off). */
 void eu_rc_free(void);
 
+/* The Poll entity from eunha_poll_json()'s text (the
+ * statements' function), for req's viewer
+ * (without "voted" and "own_votes" for an anonymous one). New reference, or
+ * NULL when text is not JSON. */
+struct json_t *eu_poll_json_finish(struct eu_req *req, const char *text);
+
+/* ------------------------------------------------ rendering options */
+
+/* Flags of eu_statuses_render_opts(). */
+enum {
+    EU_RENDER_SOURCE = 1 << 0,      /* add "text" (the source) as DELETE answers it */
+    EU_RENDER_KEEP_HIDDEN = 1 << 1, /* skip the visibility check (the caller did it) */
+    /* drop statuses (and reblogs of statuses) by accounts of a domain the
+     * viewer blocks: timelines, lists and streams, not a status asked for */
+    EU_RENDER_HIDE_DOMAIN_BLOCKED = 1 << 2,
+};
+
+/* eu_statuses_render() with flags. */
+void eu_statuses_render_opts(struct eu_req *req, const char *const *ids, size_t n, unsigned flags,
+                             eu_statuses_rendered_cb cb, void *arg);
+
+/* Renders status id for req's viewer and answers with it (404 when the
+ * viewer may not see it). */
+void eu_statuses_reply_one(struct eu_req *req, const char *id);
+
 /*
- * The statuses' timed tasks (eu_task_kinds[] in src/queue/kinds.c). The
- * scheduled-status publisher (scheduled.c) posts the statuses that are due
- * and sleeps until the next; the poll closer (polls.c) closes expired polls,
- * notifies their authors and voters, and sleeps until the next expiry.
+ * Answers req (its viewer the author) with the status eu_status_publish()
+ * inserted: from res when the statement returned it as
+ * EU_NEW_STATUS_RENDER_SQL lays out, else rendered by a statement.
  */
-void eu_scheduled_task_run(struct eu_task_run *run);
-void eu_polls_task_run(struct eu_task_run *run);
+void eu_statuses_reply_inserted(struct eu_req *req, const char *status_id,
+                                const struct pg_result *res);
+
+/* Mastodon's name of a visibility code (0..3), or NULL. */
+const char *eu_status_visibility_name(int v);
+/* The code of a visibility name, or -1. */
+int eu_status_visibility_code(const char *name);
+
+/* Renders the statuses and replies 200 with the array, the Link header
+ * computed from first_id/last_id (NULL: none). Used by every list endpoint.
+ * filter_context ("home", "public", "account", "thread") applies the viewer's
+ * filters when the viewer is signed in; NULL applies none. */
+void eu_statuses_reply_list(struct eu_req *req, const char *const *ids, size_t n,
+                            const char *first_id, const char *last_id, const char *filter_context);
+
+/*
+ * The Status entity's mentions and tags as JSON arrays, one element for
+ * the accounts row ma a mention names / for the tag called name, base the
+ * tenant's base URL: shared by the render and the insert that answers with
+ * what it inserted.
+ */
+#define EU_MENTION_JSON_SQL(ma, base)                                                              \
+    "json_build_object('id', " ma ".id::text, 'username', " ma ".username, 'url', coalesce(" ma    \
+    ".url, " base " || '/@' || " ma ".username), 'acct', " ma ".username || coalesce('@' || " ma   \
+    ".domain, ''))"
+#define EU_TAG_JSON_SQL(name, base)                                                                \
+    "json_build_object('name', lower(" name "), 'url', " base " || '/tags/' || lower(" name "))"
+
+/*
+ * The select list that answers a POST with the status it inserted, laid
+ * out as status_render.statuses's row (see eu_statuses_reply_inserted()),
+ * so the status needs no statement of its own to render:
+ * EU_NEW_STATUS_NCOLS columns for the new row s (RETURNING *, and its
+ * xmin::text as sx), seen by its author $2, with mentions, tags and media
+ * the JSON arrays the statement built from what it inserted, and a, the
+ * author's row as EU_NEW_STATUS_AUTHOR_SQL locks it. Nobody can have
+ * favourited, boosted, bookmarked or pinned a status not yet committed;
+ * its conversation may be muted. Both stamps are the transaction's: the
+ * counters trigger updates the author's row in it. No poll: a post with
+ * one is rendered by the render statement.
+ */
+/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
+/* clang-format off */
+#define EU_NEW_STATUS_RENDER_SQL(mentions, tags, media)                                            \
+    "s.id, true, false, s.reblog_of_id, s.sx, s.sx, s.account_id, s.visibility, false, false,"     \
+    " false, false, EXISTS (SELECT 1 FROM conversation_mutes cm WHERE cm.tenant_id = $1"           \
+    " AND cm.account_id = $2::bigint"                                                              \
+    " AND cm.conversation_id = coalesce(s.conversation_id, s.id)),"                                \
+    " false, false, (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"       \
+    " FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id),"           \
+    " NULL, NULL, NULL, " EU_SQL_TS("s.created_at") ", s.in_reply_to_id,"                          \
+    " s.in_reply_to_account_id, s.sensitive, s.spoiler_text, s.language, s.uri, s.url, s.local,"   \
+    " s.content, NULL, s.replies_count, s.reblogs_count, s.favourites_count, " mentions ", "       \
+    tags ", " media ", " EU_ACCOUNT_COLUMNS("a")
+
+/* The CTE a for EU_NEW_STATUS_RENDER_SQL: the author's row, locked so that
+ * the counters trigger adds to this version of it and no other, with what
+ * the trigger will add. The render cache may then keep it under the
+ * transaction's stamp. */
+#define EU_NEW_STATUS_AUTHOR_SQL                                                                   \
+    " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri,"              \
+    "  x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at,"       \
+    "  x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count,"              \
+    "  greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at"                 \
+    "  FROM accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x)"
+/* clang-format on */
+#define EU_NEW_STATUS_NCOLS (36 + EU_ACCOUNT_NCOLS)
 
 #endif

@@ -16,6 +16,11 @@
  * events are the exception: they go to every user channel of the tenant that
  * has a listener, and the reaction counts travel whole
  * ("announcement.reaction {json}"), being the same for all.
+ *
+ * This header is the publishing end, the social core's
+ * (src/social/stream_events.c): every change that a stream shows calls it,
+ * from the REST handlers and from inbox processing alike. The hub that
+ * listens and the rendering for one listener are in streaming.h.
  */
 #ifndef EUNHA_STREAM_H
 #define EUNHA_STREAM_H
@@ -67,59 +72,17 @@ void eu_stream_announcement(struct eu_app *app, const struct eu_tenant *t, int64
  * "announcement.reaction" {"name","count","announcement_id"} likewise. */
 void eu_stream_announcement_reaction(struct eu_app *app, const struct eu_tenant *t,
                                      int64_t announcement_id, const char *name, long long count);
-/* The app eu_stream_start() was given, or NULL. */
-struct eu_app *eu_stream_app(void);
+/*
+ * Gives the publishers the process (eu_stream_notification() is called
+ * without one) from start-up to eu_stream_publish_stop(); until then, and
+ * after, a notification is not published. The wiring calls it beside
+ * eu_stream_start().
+ */
+void eu_stream_publish_start(struct eu_app *app);
+void eu_stream_publish_stop(void);
 /* Publishes "<event> <payload>" on the tenant's channel name. Fire and
  * forget; strings are copied. */
 void eu_stream_publish(struct eu_app *app, const struct eu_tenant *t, const char *channel,
                        const char *event, const char *payload);
-
-/* ------------------------------------------------------------ rendering */
-
-/* Who a stream is for: the token's account, user and scopes. */
-struct eu_stream_viewer {
-    int64_t account_id, user_id, token_id, app_id;
-    const char *scopes; /* borrowed for the call */
-};
-
-/* json: the payload (an entity's JSON) or NULL when this viewer must not
- * get the event, or when failed: the render could not be made (the
- * database busy or down), so the event is lost unless the stream says so.
- * json is borrowed for the call. */
-typedef void (*eu_stream_rendered_cb)(const char *json, size_t len, bool failed, void *arg);
-/*
- * Renders what event ("update", "notification") about id means on stream
- * ("user", "public:local", "hashtag", ...; param: the tag) for v, through
- * the REST handler of the matching timeline. cb runs later, exactly once.
- */
-void eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_stream_viewer *v,
-                      const char *stream, const char *param, const char *event, const char *id,
-                      eu_stream_rendered_cb cb, void *arg);
-
-/* ------------------------------------------------------------ listening */
-
-/* Starts the hub: the channel subscriptions on app->redis. Once. */
-void eu_stream_start(struct eu_app *app);
-/* Closes every stream (SIGTERM: streams never end by themselves). */
-void eu_stream_close_all(void);
-/* Frees the hub at exit, after eu_stream_close_all(). */
-void eu_stream_free(void);
-/* Open streaming connections in this process. */
-int eu_stream_count(void);
-/*
- * Closes the streams a revocation covers, here at once and, through Redis,
- * in every process: those opened with token_hash (a token's SHA-256 in
- * hex) when it is not NULL, else those of account_id when it is not 0,
- * else every stream of t. A WebSocket client gets close code 1008 and the
- * reason. Call after the change is committed; fire and forget.
- */
-void eu_stream_close_for(struct eu_app *app, const struct eu_tenant *t, int64_t account_id,
-                         const char *token_hash);
-
-/* Route handlers: GET /api/v1/streaming (WebSocket upgrade, or SSE with
- * ?stream=), GET /api/v1/streaming/health, GET /api/v1/streaming/:kind... */
-void eu_stream_handle_ws(struct eu_req *req);
-void eu_stream_handle_sse(struct eu_req *req);
-void eu_stream_handle_health(struct eu_req *req);
 
 #endif

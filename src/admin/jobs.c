@@ -25,7 +25,7 @@
 #include "eunha/page.h"
 #include "eunha/queue.h"
 #include "eunha/sql.h"
-#include "eunha/stream.h"
+#include "eunha/streaming.h"
 #include "eunha/tenant.h"
 
 #define TS(col) "to_char((" col ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"

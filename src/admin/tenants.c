@@ -25,7 +25,7 @@
 #include "eunha/mem.h"
 #include "eunha/net.h"
 #include "eunha/sql.h"
-#include "eunha/stream.h"
+#include "eunha/streaming.h"
 #include "eunha/tenant.h"
 
 static const char *const state_names[] = {"active", "suspended", "deleting"};

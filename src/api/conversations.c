@@ -74,7 +74,7 @@ const struct eu_sql eu_conversations_sql[] = {
      * when the viewer may see it and would be notified of it: Mastodon adds
      * a recipient's conversation through the mention's notification, so a
      * block, a mute of notifications or a muted conversation keeps it quiet
-     * (the rule of src/api/notify.c). */
+     * (the rule of src/social/notify.c). */
     [CONVERSATIONS_STREAM] = {"conversations.stream",
         "SELECT " CONVERSATION_COLUMNS " FROM account_conversations ac"
         " JOIN statuses ds ON ds.tenant_id = $1 AND ds.id = $3::bigint"
@@ -267,7 +267,7 @@ eu_conversations_destroy(struct eu_req *req)
     eu_req_stmt(req, &eu_conversations_sql[CONVERSATIONS_DESTROY], 2, p, on_removed, NULL);
 }
 
-/* The streaming API's "conversation" event (src/api/stream_events.c): the
+/* The streaming API's "conversation" event (src/social/stream_events.c): the
  * viewer's conversation holding the status of param "id", rendered as the
  * index renders it; 404 when there is none the viewer should hear of. */
 void

@@ -31,7 +31,7 @@
  * addresses meet a per-account cap in all, which addresses the account
  * has signed in from lately are not held to.
  */
-#include "eunha/routes.h"
+#include "eunha/api.h"
 
 #include <ctype.h>
 #include <hiredis/hiredis.h>
@@ -56,7 +56,7 @@
 #include "eunha/ratelimit.h"
 #include "eunha/redis.h"
 #include "eunha/sql.h"
-#include "eunha/stream.h"
+#include "eunha/streaming.h"
 #include "eunha/tenant.h"
 #include "pwgate_internal.h"
 #include "web_internal.h"

@@ -169,16 +169,8 @@ eu_poll_params_read(struct eu_req *req, json_t *poll, const char **draft)
 
 /* ------------------------------------------------------------ the entity */
 
-json_t *
-eu_poll_json_finish(struct eu_req *req, const char *text)
-{
-    json_t *poll = json_loads(text, 0, NULL);
-    if (poll && !req->auth.account_id) {
-        json_object_del(poll, "voted");
-        json_object_del(poll, "own_votes");
-    }
-    return poll;
-}
+/* eu_poll_json_finish(), the Poll entity for a viewer, is the social core's
+ * (src/social/status_render.c): every status render uses it. */
 
 static void
 on_poll_shown(struct eu_req *req, PGresult *res, void *arg)

@@ -7,7 +7,7 @@
  * and forget, as Mastodon does. The route table at the end also carries the
  * timelines, whose handlers live in timelines.c.
  */
-#include "eunha/routes.h"
+#include "eunha/api.h"
 
 #include <hiredis/hiredis.h>
 #include <jansson.h>

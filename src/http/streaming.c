@@ -10,7 +10,7 @@
  * tenant nobody streams has no subscription and no state here. While a
  * tenant has listeners, the hub keeps "<prefix>stream:live" set in Redis
  * (a short TTL, refreshed), which is what publishers check before doing
- * any work (src/api/stream_events.c).
+ * any work (src/social/stream_events.c).
  *
  * A message names an event and an id; each listener gets it rendered for
  * its own viewer (eu_stream_render()). A client's events wait in its own
@@ -43,7 +43,7 @@
  * A client is freed from a zero-delay event once marked closing, since
  * wslay and bufferevent callbacks may still be on the stack.
  */
-#include "eunha/stream.h"
+#include "eunha/streaming.h"
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -1394,12 +1394,6 @@ eu_stream_close_for(struct eu_app *app, const struct eu_tenant *t, int64_t accou
     const char *argv[] = {"PUBLISH", name, msg};
     if (eu_redis_command(app->redis, NULL, NULL, 3, argv, NULL) < 0)
         eu_log_warn("stream", "cannot tell other processes to close streams: redis is down");
-}
-
-struct eu_app *
-eu_stream_app(void)
-{
-    return hub ? hub->app : NULL;
 }
 
 int

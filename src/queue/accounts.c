@@ -13,7 +13,7 @@
  * The job checks again that the account is still suspended and due, so an
  * account unsuspended after its job was queued survives.
  */
-#include "queue_internal.h"
+#include "eunha/queue.h"
 
 #include <ctype.h>
 #include <jansson.h>

@@ -6,7 +6,7 @@
  * take N ms (off the turn, on a timer), to see a long job keep its lock. Tests use it to
  * count how often each job ran.
  */
-#include "queue_internal.h"
+#include "eunha/queue.h"
 
 #include <event2/event.h>
 #include <jansson.h>

@@ -54,7 +54,6 @@
 #include "eunha/mem.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
-#include "queue_internal.h"
 
 /* Jobs locked per tenant by one claim, and run in one turn: few enough that
  * a crash re-runs little and the other tenants soon get their turn. */

@@ -1,5 +1,5 @@
 /*
- * The rendered-entity cache (src/api/render_cache.c): a status read twice is
+ * The rendered-entity cache (src/social/render_cache.c): a status read twice is
  * served from the cache the second time with the same bytes, and a cached
  * status changes as soon as it is edited, deleted, boosted, favourited, or
  * its author renames. Two viewers of one cached status each see their own

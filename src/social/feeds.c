@@ -29,7 +29,6 @@
 #include "eunha/sql.h"
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
-#include "statuses_internal.h"
 
 /* Members asked beyond the page to absorb score rounding (ids closer than
  * 2^5 may share a score). */

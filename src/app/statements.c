@@ -71,7 +71,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_outbox_sql,
     eu_ap_resolve_sql, /* src/ap/resolve.c */
     eu_ap_inbox_sql,   /* src/ap/inbox.c */
-    eu_stream_sql,     /* src/api/stream_events.c */
+    eu_stream_sql,     /* src/social/stream_events.c */
 
     /* domain blocks: an account's and the tenant's (include/eunha/domainblock.h) */
     eu_domain_blocks_sql,

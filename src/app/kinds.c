@@ -1,14 +1,16 @@
 /*
  * What background work exists, as data: the job kinds by name and the timed
  * tasks by id. A feature adds its line here and its handler beside its own
- * code (scheduled statuses and polls will add timed tasks; deliveries and
- * media will add job kinds, perhaps on queues of their own).
+ * code. The tables name handlers of every room (ap/, media/, api/, queue/),
+ * so they are wiring: they live here, above everything, and the queue finds
+ * them through include/eunha/queue.h without knowing those rooms.
  */
-#include "queue_internal.h"
+#include "eunha/queue.h"
 
 #include <string.h>
 
 #include "eunha/apdeliver.h"
+#include "eunha/api.h"
 #include "eunha/apkeys.h"
 #include "eunha/approcess.h"
 #include "eunha/mediaapi.h"

@@ -25,7 +25,6 @@
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "render_cache_internal.h"
-#include "statuses_internal.h"
 
 /* Column positions of status_render.statuses's select list: first what
  * every render needs (visibility, stamps, the viewer's flags, the poll),
@@ -205,6 +204,18 @@ struct render {
 };
 
 static const char *const VISIBILITIES[] = {"public", "unlisted", "private", "direct"};
+
+/* The Poll entity for req's viewer; see statuses.h. */
+json_t *
+eu_poll_json_finish(struct eu_req *req, const char *text)
+{
+    json_t *poll = json_loads(text, 0, NULL);
+    if (poll && !req->auth.account_id) {
+        json_object_del(poll, "voted");
+        json_object_del(poll, "own_votes");
+    }
+    return poll;
+}
 
 const char *
 eu_status_visibility_name(int v)

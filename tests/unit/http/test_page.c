@@ -1,5 +1,5 @@
 /*
- * Tests for the pure halves of pagination (src/api/page_internal.h): ids
+ * Tests for the pure halves of pagination (src/http/page_internal.h): ids
  * and limit read from the query as Mastodon reads them, and the Link value
  * keeping the client's other parameters while dropping the paging ones.
  */
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/page_internal.h"
 #include "eunha/arena.h"
 #include "eunha/page.h"
+#include "http/page_internal.h"
 
 static const struct {
     const char *max_id, *since_id, *min_id, *limit;

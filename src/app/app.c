@@ -7,6 +7,7 @@
  * up, every database call goes through the asynchronous pools.
  */
 #include "eunha/app.h"
+#include "eunha/serve.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -41,6 +42,7 @@
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/stream.h"
+#include "eunha/streaming.h"
 #include "eunha/tenant.h"
 
 /* How long SIGTERM waits for in-flight requests before closing anyway. */
@@ -505,6 +507,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
     }
     eu_auth_listen(&app);
     eu_stream_start(&app);
+    eu_stream_publish_start(&app);
     app.cpu = eu_cpupool_new(app.base, app.cfg->cpu_threads);
     app.io = eu_cpupool_new(app.base, IO_THREADS);
     struct eu_fetch_config fetch_cfg;
@@ -540,6 +543,7 @@ out_signals:
     for (int i = 0; i < 3; i++)
         event_free(sigs[i]);
 out:
+    eu_stream_publish_stop();
     eu_stream_free();
     app_release(&app);
     eu_sql_free();
