@@ -14,9 +14,8 @@ struct eu_req;
 struct json_t;
 struct pg_result;
 
-/* An ISO 8601 UTC timestamp with milliseconds, as Mastodon writes them. */
-#define EU_SQL_TS(expr)                                                                            \
-    "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+/* Statements write a timestamp as Mastodon does (ISO 8601, UTC, with
+ * milliseconds) with the SQL function eunha_ts() (migration 0040). */
 
 /*
  * The Account entity's columns for an accounts row aliased `a`, counts

@@ -1,8 +1,8 @@
 /*
- * Statuses as other groups see them: the Status entity renderer, and the
- * SQL predicate that decides whether a viewer may see a status. Every read of
- * a status anywhere in the API goes through one or the other, so visibility
- * is enforced in one place.
+ * Statuses as other groups see them: the Status entity renderer, and where
+ * the rule that decides whether a viewer may see a status lives (SQL
+ * functions, below). Every read of a status anywhere in the API goes
+ * through one or the other, so visibility is enforced in one place.
  */
 #ifndef EUNHA_STATUSES_H
 #define EUNHA_STATUSES_H
@@ -14,64 +14,12 @@ struct eu_task_run;
 struct json_t;
 
 /*
- * SQL truth value: may viewer v (an SQL expression of type bigint, 0 for
- * anonymous, e.g. "$3::bigint") see the statuses row aliased s? False for a
- * deleted status or a suspended author. The author sees everything of their
- * own; anyone the author blocks sees nothing; public and unlisted are for
- * everyone else, private for followers and mentioned accounts, direct for
- * mentioned accounts only. A reblog's original must be checked on its own.
+ * Whether a viewer may see a status, and whether a status's author is shown
+ * in lists of statuses, are SQL functions (migration 0040):
+ * eunha_status_visible() and eunha_status_audience() for a status,
+ * eunha_not_domain_hidden() and eunha_not_shunned() for its author. Every
+ * statement that reads statuses for a viewer calls them.
  */
-#define EU_STATUS_VISIBLE_SQL(s, v)                                                                \
-    "(" s ".deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM accounts vsa WHERE vsa.tenant_id = "  \
-    "$1 AND vsa.id = " s                                                                           \
-    ".account_id AND vsa.suspended_at IS NOT NULL) AND " EU_STATUS_AUDIENCE_SQL(s, v) ")"
-
-/* The same, where the author's accounts row is already joined as a: one
- * index probe a status fewer on every page. */
-#define EU_STATUS_VISIBLE_BY_SQL(s, a, v)                                                          \
-    "(" s ".deleted_at IS NULL AND " a ".suspended_at IS NULL AND " EU_STATUS_AUDIENCE_SQL(s, v) ")"
-
-/* The part of the rule that depends on the viewer: author, blocks,
- * visibility, follows and mentions. */
-#define EU_STATUS_AUDIENCE_SQL(s, v)                                                               \
-    "(" s ".account_id = " v                                                                       \
-    " OR (NOT EXISTS (SELECT 1 FROM blocks vsb WHERE vsb.tenant_id = $1 AND vsb.account_id = " s   \
-    ".account_id AND vsb.target_account_id = " v ") AND (" s ".visibility <= 1 OR (" s             \
-    ".visibility = 2 AND EXISTS (SELECT 1 FROM follows vsf WHERE vsf.tenant_id = $1 AND "          \
-    "vsf.account_id = " v " AND vsf.target_account_id = " s                                        \
-    ".account_id)) OR EXISTS (SELECT 1 FROM mentions vsm"                                          \
-    " WHERE vsm.tenant_id = $1 AND vsm.status_id = " s ".id AND vsm.account_id = " v "))))"
-
-/*
- * SQL truth value: is the author (the accounts row aliased a) shown to
- * viewer v in lists of statuses? Not when the viewer blocks the author's
- * domain (Mastodon's domain_blocking?), nor when the tenant silenced the
- * author and the viewer does not follow them: the domain half of
- * Mastodon's StatusFilter. Only a remote author costs the probes, each a
- * primary-key lookup. Timelines, threads and status search use it; a status
- * asked for by id does not, as in Mastodon.
- */
-#define EU_STATUS_NOT_DOMAIN_HIDDEN_SQL(a, v)                                                      \
-    "(" a ".domain IS NULL OR (NOT EXISTS (SELECT 1 FROM account_domain_blocks xd"                 \
-    " WHERE xd.tenant_id = $1 AND xd.account_id = " v " AND xd.domain = " a ".domain)"             \
-    " AND (" a ".silenced_at IS NULL OR EXISTS (SELECT 1 FROM follows xf WHERE xf.tenant_id = $1"  \
-    " AND xf.account_id = " v " AND xf.target_account_id = " a ".id))))"
-
-/*
- * SQL truth value: is a status by the account whose id is the SQL
- * expression aid shown to viewer v in threads and status search? Not when
- * the viewer blocks the author or mutes them (a mute not yet expired), nor
- * when the author blocks the viewer: the account half of Mastodon's
- * StatusFilter, which never hides the viewer's own statuses. It goes in the
- * statements that choose a page, so a page is not cut short afterwards; the
- * status asked for by id (a thread's own) is not filtered, as in Mastodon.
- */
-#define EU_STATUS_NOT_SHUNNED_SQL(aid, v)                                                          \
-    "(" aid " = " v " OR (NOT EXISTS (SELECT 1 FROM blocks yb WHERE yb.tenant_id = $1"             \
-    " AND ((yb.account_id = " v " AND yb.target_account_id = " aid ")"                             \
-    " OR (yb.account_id = " aid " AND yb.target_account_id = " v ")))"                             \
-    " AND NOT EXISTS (SELECT 1 FROM mutes ym WHERE ym.tenant_id = $1 AND ym.account_id = " v       \
-    " AND ym.target_account_id = " aid " AND (ym.expires_at IS NULL OR ym.expires_at > now()))))"
 
 /* array: a new reference the callback owns (json_decref it or pass it on to
  * eu_req_reply_json, which steals it). */

@@ -86,7 +86,7 @@ const struct eu_sql eu_ap_process_poll_sql[] = {
         "  array_position(p.options, $4) - 1 AS c FROM polls p"
         "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id AND s.local"
         "  WHERE p.tenant_id = $1 AND p.status_id = $2::bigint AND p.expires_at > now()"
-        "  AND p.account_id <> $3::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+        "  AND p.account_id <> $3::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
         " v AS (INSERT INTO poll_votes AS pv (tenant_id, poll_id, account_id, choices)"
         "  SELECT $1, p.id, $3::bigint, ARRAY[p.c] FROM p WHERE p.c IS NOT NULL"
         "  ON CONFLICT (tenant_id, poll_id, account_id) DO UPDATE"

@@ -49,7 +49,9 @@
 #define HOME_SQL                                                                                   \
     "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT $2::bigint"    \
     " UNION SELECT target_account_id FROM follows WHERE tenant_id = $1"                            \
-    " AND account_id = $2::bigint) AND " EU_HOME_FEED_SQL("s", "$2::bigint")
+    " AND account_id = $2::bigint) AND EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id, "       \
+    "s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id, "         \
+    "$2::bigint))"
 
 enum {
     FEEDS_RECIPIENTS,
@@ -64,8 +66,7 @@ const struct eu_sql eu_feeds_sql[] = {
      * status ($3 true when removing: every candidate). */
     [FEEDS_RECIPIENTS] = {"feeds.recipients",
         "SELECT v.id FROM statuses s, " EU_FEED_CANDIDATES_SQL("s")
-        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR "
-        EU_HOME_FEED_SQL("s", "v.id") ")"},
+        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id, s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id, v.id)))"},
     /* The whole feed as Redis keeps it, newest first. */
     [FEEDS_REBUILD] = {"feeds.rebuild",
         HOME_SQL " ORDER BY s.id DESC LIMIT " STR(EU_FEED_MAX)},

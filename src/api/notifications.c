@@ -54,8 +54,8 @@
 
 /* The notification's columns before the account's. */
 #define NOTE_COLUMNS                                                                               \
-    "n.id::text, n.type, " EU_SQL_TS("n.created_at") ", coalesce(n.group_key, 'ungrouped-' ||"     \
-                                                     " n.id), n.status_id::text, "
+    "n.id::text, n.type, eunha_ts(n.created_at), coalesce(n.group_key, 'ungrouped-' ||"            \
+    " n.id), n.status_id::text, "
 #define NOTE_NCOLS 5
 
 /* Statement text is fixed at compile time: constants go into it as
@@ -142,25 +142,25 @@ const struct eu_sql eu_notifications_sql[] = {
                              "  hn.type, h.head::text, (SELECT min(g.id) FROM notifications g"
                              "   WHERE g.tenant_id = $1 AND g.account_id = $2::bigint"
                              "   AND (g.group_key = h.gk OR g.id = h.head)"
-                             "   AND g.id >= r.lo)::text, " EU_SQL_TS(
-                                 "hn.created_at") ", hn.status_id::text,"
-                                                  "  (SELECT json_agg(x.a::text ORDER BY x.last "
-                                                  "DESC) FROM (SELECT "
-                                                  "g.from_account_id AS a,"
-                                                  "   max(g.id) AS last FROM notifications g WHERE "
-                                                  "g.tenant_id = $1"
-                                                  "   AND g.account_id = $2::bigint"
-                                                  "   AND (g.group_key = h.gk OR g.id = h.head) "
-                                                  "AND g.id <= r.hi"
-                                                  "   GROUP BY g.from_account_id ORDER BY "
-                                                  "max(g.id) DESC LIMIT " STR(
-                                                      GROUP_SAMPLES) ") x)::text"
-                                                                     " FROM heads h JOIN "
-                                                                     "notifications hn ON "
-                                                                     "hn.tenant_id = $1"
-                                                                     " AND hn.id = h.head, range r "
-                                                                     "ORDER BY "
-                                                                     "h.head DESC"},
+                             "   AND g.id >= r.lo)::text, eunha_ts(hn.created_at), "
+                             "hn.status_id::text,"
+                             "  (SELECT json_agg(x.a::text ORDER BY x.last "
+                             "DESC) FROM (SELECT "
+                             "g.from_account_id AS a,"
+                             "   max(g.id) AS last FROM notifications g WHERE "
+                             "g.tenant_id = $1"
+                             "   AND g.account_id = $2::bigint"
+                             "   AND (g.group_key = h.gk OR g.id = h.head) "
+                             "AND g.id <= r.hi"
+                             "   GROUP BY g.from_account_id ORDER BY "
+                             "max(g.id) DESC LIMIT " STR(
+                                 GROUP_SAMPLES) ") x)::text"
+                                                " FROM heads h JOIN "
+                                                "notifications hn ON "
+                                                "hn.tenant_id = $1"
+                                                " AND hn.id = h.head, range r "
+                                                "ORDER BY "
+                                                "h.head DESC"},
     /* The sample accounts of a page of groups, in the order of $2. */
     [NOTIFICATIONS_GROUP_SAMPLES] =
         {"notifications.group_samples",

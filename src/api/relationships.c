@@ -223,15 +223,14 @@ const struct eu_sql eu_relationships_sql[] = {
     [RELATIONSHIPS_MUTES] = {"relationships.mutes",
                              "SELECT x.id, " EU_ACCOUNT_COLUMNS(
                                  "a") ", CASE WHEN x.expires_at IS NULL THEN NULL"
-                                      " ELSE " EU_SQL_TS(
-                                          "x.expires_at") " END AS mute_expires_at"
-                                                          " FROM mutes x JOIN accounts a"
-                                                          " ON a.tenant_id = $1"
-                                                          " AND a.id = x.target_account_id"
-                                                          " WHERE x.tenant_id = $1"
-                                                          " AND x.account_id = $2::bigint"
-                                                          " AND (x.expires_at IS NULL"
-                                                          " OR x.expires_at > now())",
+                                      " ELSE eunha_ts(x.expires_at) END AS mute_expires_at"
+                                      " FROM mutes x JOIN accounts a"
+                                      " ON a.tenant_id = $1"
+                                      " AND a.id = x.target_account_id"
+                                      " WHERE x.tenant_id = $1"
+                                      " AND x.account_id = $2::bigint"
+                                      " AND (x.expires_at IS NULL"
+                                      " OR x.expires_at > now())",
                              "x.id", 3},
     {0},
 };

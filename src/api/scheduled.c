@@ -55,14 +55,13 @@
 /* The entity's columns, in this order, for scheduled_json(): the media it
  * holds last. */
 #define ENTITY_COLUMNS                                                                             \
-    "id::text, " EU_SQL_TS("scheduled_at") ", params::text, (SELECT "                              \
-                                           "coalesce(json_agg(" EU_MEDIA_ROW_SQL(                  \
-                                               "sm") " ORDER BY sm.position), '[]')::text FROM "   \
-                                                     "media_attachments sm"                        \
-                                                     " WHERE sm.tenant_id = $1 AND "               \
-                                                     "sm.scheduled_status_id = "                   \
-                                                     "scheduled_statuses.id)"
-#define ENTITY_COLUMNS_NEW "id::text, " EU_SQL_TS("scheduled_at") ", params::text"
+    "id::text, eunha_ts(scheduled_at), params::text, (SELECT "                                     \
+    "coalesce(json_agg(" EU_MEDIA_ROW_SQL("sm") " ORDER BY sm.position), '[]')::text FROM "        \
+                                                "media_attachments sm"                             \
+                                                " WHERE sm.tenant_id = $1 AND "                    \
+                                                "sm.scheduled_status_id = "                        \
+                                                "scheduled_statuses.id)"
+#define ENTITY_COLUMNS_NEW "id::text, eunha_ts(scheduled_at), params::text"
 
 enum {
     SCHEDULED_CREATE,

@@ -105,7 +105,7 @@ enum {
 
 /* What every render needs: up to C_TEXT. */
 #define RENDER_COLUMNS_SQL(src)                                                                    \
-    " SELECT s.id, " EU_STATUS_VISIBLE_BY_SQL("s", "a", "$3::bigint") ","                          \
+    " SELECT s.id, (s.deleted_at IS NULL AND a.suspended_at IS NULL AND EXISTS (SELECT FROM eunha_status_audience($1, s.id, s.account_id, s.visibility, $3::bigint))),"                          \
     /* The author's domain blocked by the viewer: one primary-key probe,                           \
      * only for a remote author. */                                                                \
     " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks adb"                    \
@@ -123,7 +123,7 @@ enum {
     " CASE WHEN s.has_poll THEN eunha_poll_json($1, s.id, $3::bigint) END,"                        \
     /* Computed once: whether the viewer has filters to load at all, and                           \
      * whether the ones compiled before are still current. */                                      \
-    " " EU_FILTERS_STAMP_SQL("$3::bigint") ","                                                     \
+    " (SELECT stamp FROM eunha_filters_stamp($1, $3::bigint) stamp),"                                                     \
     " CASE WHEN " src "::boolean THEN s.text END"
 
 #define RENDER_FROM_SQL(ss, as)                                                                    \
@@ -144,10 +144,10 @@ const struct eu_sql eu_status_render_sql[] = {
      */
     [STATUS_RENDER_STATUSES] = {"status_render.statuses",
         RENDER_WITH_SQL RENDER_COLUMNS_SQL("$7") ", sx.*, ax.*" RENDER_FROM_SQL("$5", "$6")
-        " LEFT JOIN LATERAL (SELECT " EU_SQL_TS("s.created_at") ", s.in_reply_to_id,"
+        " LEFT JOIN LATERAL (SELECT eunha_ts(s.created_at), s.in_reply_to_id,"
         "  s.in_reply_to_account_id, s.sensitive, s.spoiler_text, s.language, s.uri, s.url,"
         "  s.local, s.content,"
-        "  CASE WHEN s.edited_at IS NULL THEN NULL ELSE " EU_SQL_TS("s.edited_at") " END,"
+        "  CASE WHEN s.edited_at IS NULL THEN NULL ELSE eunha_ts(s.edited_at) END,"
         "  s.replies_count, s.reblogs_count, s.favourites_count,"
         "  (SELECT coalesce(json_agg(" EU_MENTION_JSON_SQL("ma", "$4") " ORDER BY m.id), '[]')::text"
         "   FROM mentions m"

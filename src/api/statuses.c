@@ -63,8 +63,9 @@
     "t AS (SELECT o.id, o.account_id, o.visibility, coalesce(o.conversation_id, o.id) AS conv"     \
     " FROM statuses s JOIN statuses o ON o.tenant_id = $1"                                         \
     " AND o.id = coalesce(s.reblog_of_id, s.id) WHERE s.tenant_id = $1 AND s.id = $2::bigint"      \
-    " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " AND " EU_STATUS_VISIBLE_SQL(                \
-        "o", "$3::bigint") ")"
+    " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, "         \
+    "s.deleted_at, $3::bigint)) AND EXISTS (SELECT FROM eunha_status_visible($1, o.id, "           \
+    "o.account_id, o.visibility, o.deleted_at, $3::bigint)))"
 
 enum {
     STATUSES_PREPARE,
@@ -115,7 +116,7 @@ const struct eu_sql eu_statuses_sql[] = {
         " (SELECT json_build_array(s.account_id::text,"
         " coalesce(s.conversation_id, s.id)::text)::text"
         "  FROM statuses s WHERE s.tenant_id = $1 AND s.id = $3::bigint AND s.reblog_of_id IS NULL"
-        "  AND " EU_STATUS_VISIBLE_SQL("s", "$4::bigint") "),"
+        "  AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $4::bigint))),"
         " (SELECT u.default_privacy FROM users u WHERE u.tenant_id = $1"
         " AND u.account_id = $4::bigint),"
         " (SELECT u.default_sensitive FROM users u WHERE u.tenant_id = $1"
@@ -328,7 +329,7 @@ const struct eu_sql eu_statuses_sql[] = {
     /* A status never edited has one version: itself. */
     /* Each version's media with the descriptions they had then. */
     [STATUSES_HISTORY] = {"statuses.history",
-        "SELECT v.content, v.spoiler_text, v.sensitive, " EU_SQL_TS("v.created_at") ","
+        "SELECT v.content, v.spoiler_text, v.sensitive, eunha_ts(v.created_at),"
         " (SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL("hm") "::jsonb"
         "  || jsonb_build_object('description', nullif(v.descs[x.i], '')) ORDER BY x.i), '[]')"
         "  ::text FROM unnest(v.ids) WITH ORDINALITY x(id, i) JOIN media_attachments hm"
@@ -344,8 +345,7 @@ const struct eu_sql eu_statuses_sql[] = {
         "  FROM media_attachments cm WHERE cm.tenant_id = $1 AND cm.status_id = s.id"
         "  AND cm.position >= 0 HAVING NOT EXISTS"
         "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
-        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND "
-        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " ORDER BY v.created_at, v.id"},
+        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint)) ORDER BY v.created_at, v.id"},
     /* Ancestors oldest first; descendants depth first, as a thread reads.
      * Hidden ones are dropped by the renderer. Like Mastodon's thread
      * (StatusFilter), statuses by a domain the viewer blocks, by a
@@ -366,18 +366,13 @@ const struct eu_sql eu_statuses_sql[] = {
         "   ON c.tenant_id = $1 AND c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
         "   AND array_length(down.path, 1) < 40)"
         " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.tenant_id = $1"
-        "  AND s.id = $2::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")
-        " UNION ALL SELECT 'a', up.id::text, 1, -up.depth FROM up"
+        "  AND s.id = $2::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint)) UNION ALL SELECT 'a', up.id::text, 1, -up.depth FROM up"
         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = up.author"
-        "  WHERE " EU_STATUS_NOT_DOMAIN_HIDDEN_SQL("a", "$3::bigint")
-        "  AND " EU_STATUS_NOT_SHUNNED_SQL("up.author", "$3::bigint")
-        " UNION ALL SELECT 'd', dd.id::text, 2, dd.o"
+        "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at, $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, up.author, $3::bigint)) UNION ALL SELECT 'd', dd.id::text, 2, dd.o"
         "  FROM (SELECT id, author, row_number() OVER (ORDER BY path) AS o FROM"
         "  (SELECT id, path, author FROM down ORDER BY path LIMIT 60) d0) dd"
         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = dd.author"
-        "  WHERE " EU_STATUS_NOT_DOMAIN_HIDDEN_SQL("a", "$3::bigint")
-        "  AND " EU_STATUS_NOT_SHUNNED_SQL("dd.author", "$3::bigint")
-        " ORDER BY 3, 4"},
+        "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at, $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, dd.author, $3::bigint)) ORDER BY 3, 4"},
     [STATUSES_FAVOURITE] = {"statuses.favourite",
         "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (tenant_id, account_id,"
         " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
@@ -412,8 +407,7 @@ const struct eu_sql eu_statuses_sql[] = {
      * columns: visibility, is a reblog, pins held, already pinned. */
     [STATUSES_PIN] = {"statuses.pin",
         "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND "
-        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
         " x AS (INSERT INTO status_pins (tenant_id, account_id, status_id)"
         "  SELECT $1, $3::bigint, id FROM t WHERE t.account_id = $3::bigint"
         "  AND t.reblog_of_id IS NULL AND t.visibility < 3 AND (SELECT count(*)"
@@ -426,8 +420,7 @@ const struct eu_sql eu_statuses_sql[] = {
         "  AND status_id = t.id) FROM t"},
     [STATUSES_UNPIN] = {"statuses.unpin",
         "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND "
-        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
         " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
         "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
         " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
@@ -454,7 +447,7 @@ const struct eu_sql eu_statuses_sql[] = {
         "  (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t"},
     [STATUSES_VISIBLE] = {"statuses.visible",
         "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
-        " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")},
+        " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))"},
     [STATUSES_FAVOURITED_BY] = {"statuses.favourited_by",
         "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
         " FROM favourites x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"

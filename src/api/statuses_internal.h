@@ -74,40 +74,16 @@ void eu_timelines_tag(struct eu_req *req);
 void eu_timelines_account(struct eu_req *req);
 
 /*
- * SQL truth value: does status s belong in account v's home feed (v an SQL
- * bigint expression)? Shared by fan-out and rebuild so they agree;
- * EU_NEW_STATUS_FEEDS_SQL is its case for a new plain status, and
- * test_timelines checks the two agree.
+ * Whether status s belongs in account v's home feed is the SQL function
+ * eunha_home_feed_takes() (migration 0040), shared by fan-out, rebuild and
+ * streaming so they agree; EU_NEW_STATUS_FEEDS_SQL is its case for a new
+ * plain status, and test_timelines checks the two agree.
  */
-#define EU_HOME_FEED_SQL(s, v)                                                                     \
-    "(" s ".deleted_at IS NULL AND (" s ".account_id = " v " OR (EXISTS (SELECT 1 FROM follows hf" \
-    " WHERE hf.tenant_id = $1 AND hf.account_id = " v " AND hf.target_account_id = " s             \
-    ".account_id AND (" s ".reblog_of_id IS NULL OR hf.show_reblogs)) AND " EU_STATUS_VISIBLE_SQL( \
-        s,                                                                                         \
-        v) " AND (" s ".visibility < 3 OR EXISTS (SELECT 1 FROM mentions hm WHERE hm.tenant_id = " \
-           "$1 AND hm.status_id = " s ".id AND hm.account_id = " v ")) AND (" s                    \
-           ".in_reply_to_account_id IS NULL OR " s ".in_reply_to_account_id = " s                  \
-           ".account_id OR " s ".in_reply_to_account_id = " v                                      \
-           " OR EXISTS (SELECT 1 FROM follows hr WHERE hr.tenant_id = $1 AND hr.account_id = " v   \
-           " AND hr.target_account_id = " s                                                        \
-           ".in_reply_to_account_id)) AND NOT EXISTS (SELECT 1 FROM"                               \
-           " mutes hu WHERE hu.tenant_id = $1 AND hu.account_id = " v                              \
-           " AND hu.target_account_id IN (" s ".account_id, "                                      \
-           "(SELECT ro.account_id FROM statuses ro WHERE ro.tenant_id = $1 AND ro.id = " s         \
-           ".reblog_of_id)) AND"                                                                   \
-           " (hu.expires_at IS NULL OR hu.expires_at > now())) AND NOT EXISTS (SELECT 1 FROM "     \
-           "blocks hb"                                                                             \
-           " WHERE hb.tenant_id = $1 AND ((hb.account_id = " v " AND hb.target_account_id IN (" s  \
-           ".account_id, (SELECT"                                                                  \
-           " ro.account_id FROM statuses ro WHERE ro.tenant_id = $1 AND ro.id = " s                \
-           ".reblog_of_id))) OR (hb.target_account_id"                                             \
-           " = " v " AND hb.account_id = (SELECT ro.account_id FROM statuses ro WHERE "            \
-           "ro.tenant_id = $1 AND ro.id = " s ".reblog_of_id)))))))"
 
 /*
  * FROM-list item: the accounts whose home feed may take status s (its
  * author and its local followers), as v(id); the caller's WHERE applies
- * EU_HOME_FEED_SQL(s, "v.id"). Used by feeds.recipients; the plain
+ * eunha_home_feed_takes(). Used by feeds.recipients; the plain
  * insert has its own for a new status (EU_NEW_STATUS_FEEDS_SQL).
  */
 #define EU_FEED_CANDIDATES_SQL(s)                                                                  \
@@ -116,7 +92,7 @@ void eu_timelines_account(struct eu_req *req);
     " WHERE f.tenant_id = $1 AND f.target_account_id = " s ".account_id) v"
 
 /*
- * EU_FEED_CANDIDATES_SQL and EU_HOME_FEED_SQL for a status that
+ * EU_FEED_CANDIDATES_SQL and eunha_home_feed_takes() for a status that
  * statuses.insert_plain (CTE s) has just inserted, over the author's
  * followers fl(account_id, local) read once for the whole statement: as
  * v(id), the author and every local follower whose feed takes it. What
@@ -179,7 +155,7 @@ void eu_timelines_account(struct eu_req *req);
     " AND cm.conversation_id = coalesce(s.conversation_id, s.id)),"                                \
     " false, false, (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"       \
     " FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id),"           \
-    " NULL, NULL, NULL, " EU_SQL_TS("s.created_at") ", s.in_reply_to_id,"                          \
+    " NULL, NULL, NULL, eunha_ts(s.created_at), s.in_reply_to_id,"                          \
     " s.in_reply_to_account_id, s.sensitive, s.spoiler_text, s.language, s.uri, s.url, s.local,"   \
     " s.content, NULL, s.replies_count, s.reblogs_count, s.favourites_count, " mentions ", "       \
     tags ", " media ", " EU_ACCOUNT_COLUMNS("a")
