@@ -40,7 +40,7 @@ void eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t stat
 /*
  * eu_feed_status_fanout (adding) when the recipients are already known:
  * ids, the text of a bigint[] ("{1,2}"; NULL or "{}": none) from a
- * statement that applied the home rules itself (EU_NEW_STATUS_FEEDS_SQL).
+ * statement that applied the home rules itself (statuses.insert_plain).
  */
 void eu_feed_status_fanout_ids(struct eu_app *app, struct eu_tenant *t, int64_t status_id,
                                const char *ids);

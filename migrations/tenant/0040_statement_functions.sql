@@ -166,3 +166,46 @@ RETURNS SETOF text LANGUAGE sql STABLE PARALLEL SAFE AS $$
     FROM filters fx WHERE fx.tenant_id = p_tenant AND fx.account_id = p_account
         AND (fx.expires_at IS NULL OR fx.expires_at > now())
 $$;
+
+-- The pieces of entities that several statements build, each from the row
+-- it describes; plain expressions, so they are inlined like the macros
+-- they replace. Whole rows are fine here: the row is the one the
+-- statement scans at the same level, and the planner reads the fields
+-- straight from it.
+
+-- One media_attachments row as eu_media_attachment_json() reads it.
+CREATE FUNCTION eunha_media_json(m media_attachments) RETURNS json
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT json_build_object('id', m.id::text, 'type', m.type, 'state', m.state,
+                             'file', m.file_key, 'preview', m.preview_key,
+                             'remote', m.remote_url, 'description', m.description,
+                             'blurhash', m.blurhash, 'meta', m.meta, 'fx', m.focus_x,
+                             'fy', m.focus_y, 'mime', m.file_content_type)
+$$;
+
+-- An element of the Status entity's mentions for the account ma names, with
+-- base the tenant's base URL.
+CREATE FUNCTION eunha_mention_json(ma accounts, base text) RETURNS json
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT json_build_object('id', ma.id::text, 'username', ma.username,
+                             'url', coalesce(ma.url, base || '/@' || ma.username),
+                             'acct', ma.username || coalesce('@' || ma.domain, ''))
+$$;
+
+-- An element of the Status entity's tags for the tag called name.
+CREATE FUNCTION eunha_tag_json(name text, base text) RETURNS json
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT json_build_object('name', lower(name), 'url', base || '/tags/' || lower(name))
+$$;
+
+-- The group key a notification (stored key p_key, type p_type, id p_id)
+-- has in a grouped list: its stored key when its type is one of the
+-- grouped types p_grouped (a JSON array; NULL: Mastodon's default
+-- favourite, reblog and follow), else ungrouped-<id>. Without a subquery
+-- (jsonb's ? asks whether the array holds the string), so it is inlined.
+CREATE FUNCTION eunha_group_key(p_key text, p_type text, p_id bigint, p_grouped json)
+RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN p_key IS NOT NULL
+                     AND coalesce(p_grouped::jsonb, '["favourite", "reblog", "follow"]') ? p_type
+                THEN p_key ELSE 'ungrouped-' || p_id END
+$$;

@@ -117,7 +117,9 @@ const struct eu_sql eu_admin_domain_blocks_sql[] = {
         " SELECT d.domain, (SELECT count(*) FROM s) + (SELECT count(*) FROM l) FROM d"},
     /* The refusals, the most recent first (at most $2). */
     [ADMIN_DELIVERY_REFUSALS_LIST] = {"admin_delivery_refusals.list",
-        "SELECT r.host, r.status, r.refusals, r.skipped, eunha_ts(r.first_at), eunha_ts(r.last_at), CASE WHEN r.last_skipped_at IS NULL THEN NULL ELSE eunha_ts(r.last_skipped_at) END,"
+        "SELECT r.host, r.status, r.refusals, r.skipped, eunha_ts(r.first_at),"
+        " eunha_ts(r.last_at), CASE WHEN r.last_skipped_at IS NULL THEN NULL ELSE"
+        " eunha_ts(r.last_skipped_at) END,"
         " CASE WHEN r.last_at > now() - interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds' THEN"
         " eunha_ts(r.last_at + interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds') END"
         " FROM delivery_refusals r WHERE r.tenant_id = $1 ORDER BY r.last_at DESC"

@@ -66,7 +66,7 @@ struct pg_result;
     "  " EU_AP_ACTOR_URI("oa", "$3") ")::text FROM statuses o JOIN accounts oa"                    \
     "  ON oa.tenant_id = $1 AND oa.id = o.account_id"                                              \
     "  WHERE o.tenant_id = $1 AND o.id = s.reblog_of_id AND o.deleted_at IS NULL),"              \
-    " (SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL("nma") " ORDER BY nma.position), '[]')::text"   \
+    " (SELECT coalesce(json_agg(eunha_media_json(nma) ORDER BY nma.position), '[]')::text"   \
     "  FROM media_attachments nma WHERE nma.tenant_id = $1 AND nma.status_id = s.id"               \
     "  AND nma.position >= 0 AND nma.state = 'ready')"
 /* clang-format on */

@@ -37,8 +37,8 @@ void eu_statuses_reply_one(struct eu_req *req, const char *id);
 
 /*
  * Answers req (its viewer the author) with the status eu_status_publish()
- * inserted: from res when the statement returned it as
- * EU_NEW_STATUS_RENDER_SQL lays out, else rendered by a statement.
+ * inserted: from res when the statement returned it under
+ * status_render.statuses's column names, else rendered by a statement.
  */
 void eu_statuses_reply_inserted(struct eu_req *req, const char *status_id,
                                 const struct pg_result *res);
@@ -75,103 +75,24 @@ void eu_timelines_account(struct eu_req *req);
 
 /*
  * Whether status s belongs in account v's home feed is the SQL function
- * eunha_home_feed_takes() (migration 0040), shared by fan-out, rebuild and
- * streaming so they agree; EU_NEW_STATUS_FEEDS_SQL is its case for a new
- * plain status, and test_timelines checks the two agree.
+ * eunha_home_feed_takes() (migration 0040), shared by fan-out
+ * (feeds.recipients), rebuild and streaming so they agree;
+ * statuses.insert_plain has its own case of it for a new plain status, and
+ * test_timelines checks the two agree.
  */
 
 /*
- * FROM-list item: the accounts whose home feed may take status s (its
- * author and its local followers), as v(id); the caller's WHERE applies
- * eunha_home_feed_takes(). Used by feeds.recipients; the plain
- * insert has its own for a new status (EU_NEW_STATUS_FEEDS_SQL).
+ * The Status entity's mentions and tags, shared by the render and the
+ * insert that answers with what it inserted, are built by the SQL
+ * functions eunha_mention_json() and eunha_tag_json() (migration 0040).
  */
-#define EU_FEED_CANDIDATES_SQL(s)                                                                  \
-    "LATERAL (SELECT " s ".account_id AS id UNION SELECT f.account_id FROM follows f"              \
-    " JOIN accounts fa ON fa.tenant_id = $1 AND fa.id = f.account_id AND fa.domain IS NULL"        \
-    " WHERE f.tenant_id = $1 AND f.target_account_id = " s ".account_id) v"
 
 /*
- * EU_FEED_CANDIDATES_SQL and eunha_home_feed_takes() for a status that
- * statuses.insert_plain (CTE s) has just inserted, over the author's
- * followers fl(account_id, local) read once for the whole statement: as
- * v(id), the author and every local follower whose feed takes it. What
- * the general rule tests and cannot hold here is left out (a deleted
- * status, a reblog and its original's author, mentions, which a plain
- * status has none of); the rest is the same: direct reaches nobody else, a
- * reply only followers of the account replied to (or that account), and
- * no follower who blocks, is blocked by or mutes the author, nor any of
- * a suspended author. The general one was a third of the statement's
- * PostgreSQL CPU, a dozen subplans set up for every post.
+ * statuses.insert and statuses.insert_plain answer a POST with the status
+ * they inserted, under status_render.statuses's column names (see
+ * eu_statuses_reply_inserted()), so the status needs no statement of its
+ * own to render.
  */
-#define EU_NEW_STATUS_FEEDS_SQL(s)                                                                 \
-    "(SELECT " s ".account_id AS id UNION ALL SELECT fl.account_id FROM fl WHERE fl.local"         \
-    " AND fl.account_id <> " s ".account_id AND " s ".visibility < 3 AND (" s                      \
-    ".in_reply_to_account_id IS NULL OR " s ".in_reply_to_account_id IN (" s ".account_id,"        \
-    " fl.account_id) OR EXISTS (SELECT 1 FROM follows hr WHERE hr.tenant_id = $1"                  \
-    " AND hr.account_id = fl.account_id AND hr.target_account_id = " s ".in_reply_to_account_id))" \
-    " AND NOT EXISTS (SELECT 1 FROM blocks hb WHERE hb.tenant_id = $1"                             \
-    " AND hb.account_id = fl.account_id AND hb.target_account_id = " s ".account_id)"              \
-    " AND NOT EXISTS (SELECT 1 FROM blocks vb WHERE vb.tenant_id = $1"                             \
-    " AND vb.account_id = " s ".account_id AND vb.target_account_id = fl.account_id)"              \
-    " AND NOT EXISTS (SELECT 1 FROM mutes hu WHERE hu.tenant_id = $1"                              \
-    " AND hu.account_id = fl.account_id AND hu.target_account_id = " s ".account_id"               \
-    " AND (hu.expires_at IS NULL OR hu.expires_at > now()))"                                       \
-    " AND NOT EXISTS (SELECT 1 FROM accounts sa WHERE sa.tenant_id = $1"                           \
-    " AND sa.id = " s ".account_id AND sa.suspended_at IS NOT NULL)) v"
-
-/*
- * The Status entity's mentions and tags as JSON arrays, one element for
- * the accounts row ma a mention names / for the tag called name, base the
- * tenant's base URL: shared by the render and the insert that answers with
- * what it inserted.
- */
-#define EU_MENTION_JSON_SQL(ma, base)                                                              \
-    "json_build_object('id', " ma ".id::text, 'username', " ma ".username, 'url', coalesce(" ma    \
-    ".url, " base " || '/@' || " ma ".username), 'acct', " ma ".username || coalesce('@' || " ma   \
-    ".domain, ''))"
-#define EU_TAG_JSON_SQL(name, base)                                                                \
-    "json_build_object('name', lower(" name "), 'url', " base " || '/tags/' || lower(" name "))"
-
-/*
- * The select list that answers a POST with the status it inserted, laid
- * out as status_render.statuses's row (see eu_statuses_reply_inserted()),
- * so the status needs no statement of its own to render:
- * EU_NEW_STATUS_NCOLS columns for the new row s (RETURNING *, and its
- * xmin::text as sx), seen by its author $2, with mentions, tags and media
- * the JSON arrays the statement built from what it inserted, and a, the
- * author's row as EU_NEW_STATUS_AUTHOR_SQL locks it. Nobody can have
- * favourited, boosted, bookmarked or pinned a status not yet committed;
- * its conversation may be muted. Both stamps are the transaction's: the
- * counters trigger updates the author's row in it. No poll: a post with
- * one is rendered by the render statement.
- */
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
-#define EU_NEW_STATUS_RENDER_SQL(mentions, tags, media)                                            \
-    "s.id, true, false, s.reblog_of_id, s.sx, s.sx, s.account_id, s.visibility, false, false,"     \
-    " false, false, EXISTS (SELECT 1 FROM conversation_mutes cm WHERE cm.tenant_id = $1"           \
-    " AND cm.account_id = $2::bigint"                                                              \
-    " AND cm.conversation_id = coalesce(s.conversation_id, s.id)),"                                \
-    " false, false, (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"       \
-    " FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id),"           \
-    " NULL, NULL, NULL, eunha_ts(s.created_at), s.in_reply_to_id,"                          \
-    " s.in_reply_to_account_id, s.sensitive, s.spoiler_text, s.language, s.uri, s.url, s.local,"   \
-    " s.content, NULL, s.replies_count, s.reblogs_count, s.favourites_count, " mentions ", "       \
-    tags ", " media ", " EU_ACCOUNT_COLUMNS("a")
-
-/* The CTE a for EU_NEW_STATUS_RENDER_SQL: the author's row, locked so that
- * the counters trigger adds to this version of it and no other, with what
- * the trigger will add. The render cache may then keep it under the
- * transaction's stamp. */
-#define EU_NEW_STATUS_AUTHOR_SQL                                                                   \
-    " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri,"              \
-    "  x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at,"       \
-    "  x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count,"              \
-    "  greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at"                 \
-    "  FROM accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x)"
-/* clang-format on */
-#define EU_NEW_STATUS_NCOLS (36 + EU_ACCOUNT_NCOLS)
 
 /* ------------------------------------------- publishing without a request */
 

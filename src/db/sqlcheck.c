@@ -87,7 +87,18 @@ const char *const eu_db_tenant_tables[] = {
 /* The eunha_ functions statements may call without the tenant first:
  * none of them reads a tenant's rows. */
 static const char *const tenant_free_functions[] = {
-    "eunha_ts", "eunha_next_id", "eunha_domain_suffixes", "eunha_analyze_new_tables", NULL,
+    /* Formatting, and pieces of entities built from a row the statement
+     * has read (migration 0040). */
+    "eunha_ts",
+    "eunha_media_json",
+    "eunha_mention_json",
+    "eunha_tag_json",
+    "eunha_group_key",
+    /* No tables, or the control schema's own. */
+    "eunha_next_id",
+    "eunha_domain_suffixes",
+    "eunha_analyze_new_tables",
+    NULL,
 };
 
 #define MAX_TOKENS 4096
