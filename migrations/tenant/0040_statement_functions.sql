@@ -209,3 +209,27 @@ RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
                      AND coalesce(p_grouped::jsonb, '["favourite", "reblog", "follow"]') ? p_type
                 THEN p_key ELSE 'ungrouped-' || p_id END
 $$;
+
+-- ActivityPub's timestamps: ISO 8601 UTC without fractions, as Mastodon's
+-- documents write them ("2024-05-01T12:00:00Z").
+CREATE FUNCTION eunha_ap_ts(t timestamptz) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+$$;
+
+-- The actor URI of an account (its domain, username and stored uri), with
+-- base the tenant's base URL: a local one's is derived, so it follows the
+-- tenant's domain; a remote one's is what its server said.
+CREATE FUNCTION eunha_actor_uri(p_domain text, p_username text, p_uri text, base text)
+RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN p_domain IS NULL THEN base || '/users/' || p_username ELSE p_uri END
+$$;
+
+-- The object URI of a status (local or not, its id and stored uri) written
+-- by the account called p_username, likewise.
+CREATE FUNCTION eunha_status_uri(p_local boolean, p_id bigint, p_uri text, p_username text,
+                                 base text)
+RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN p_local THEN base || '/users/' || p_username || '/statuses/' || p_id
+                ELSE p_uri END
+$$;

@@ -94,6 +94,9 @@ static const char *const tenant_free_functions[] = {
     "eunha_mention_json",
     "eunha_tag_json",
     "eunha_group_key",
+    "eunha_ap_ts",
+    "eunha_actor_uri",
+    "eunha_status_uri",
     /* No tables, or the control schema's own. */
     "eunha_next_id",
     "eunha_domain_suffixes",
