@@ -14,9 +14,8 @@ struct eu_req;
 struct json_t;
 struct pg_result;
 
-/* An ISO 8601 UTC timestamp with milliseconds, as Mastodon writes them. */
-#define EU_SQL_TS(expr)                                                                            \
-    "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+/* Statements write a timestamp as Mastodon does (ISO 8601, UTC, with
+ * milliseconds) with the SQL function eunha_ts() (migration 0040). */
 
 /*
  * The Account entity's columns for an accounts row aliased `a`, counts
@@ -44,17 +43,12 @@ const char *eu_html_escape(struct eu_req *req, const char *text);
 const char *eu_text_to_simple_html(struct eu_req *req, const char *text);
 
 /*
- * SQL json value: one media_attachments row aliased m, as
- * eu_media_attachment_json() reads it.
+ * Statements give a media_attachments row m to the renderers below as
+ * the SQL function eunha_media_json(m) builds it (migration 0040).
  */
-#define EU_MEDIA_ROW_SQL(m)                                                                        \
-    "json_build_object('id', " m ".id::text, 'type', " m ".type, 'state', " m ".state, 'file',"    \
-    " " m ".file_key, 'preview', " m ".preview_key, 'remote', " m ".remote_url, 'description', " m \
-    ".description, 'blurhash', " m ".blurhash, 'meta', " m ".meta, 'fx', " m ".focus_x, 'fy', " m  \
-    ".focus_y, 'mime', " m ".file_content_type)"
 
 /*
- * The MediaAttachment entity of row (an object made by EU_MEDIA_ROW_SQL),
+ * The MediaAttachment entity of row (an object made by eunha_media_json()),
  * for a tenant whose base URL is base_url: file URLs from the process's
  * store, a remote attachment's URL as it came (not cached), url null while
  * processing, meta.focus from the columns. Returns a new reference the
@@ -63,7 +57,7 @@ const char *eu_text_to_simple_html(struct eu_req *req, const char *text);
 struct json_t *eu_media_attachment_json(struct eu_app *app, const char *base_url,
                                         struct json_t *row);
 /* The media_attachments array from rows_text, a JSON array of
- * EU_MEDIA_ROW_SQL objects as a query returns it (NULL or not an array:
+ * eunha_media_json() objects as a query returns it (NULL or not an array:
  * []). Returns a new reference the caller owns. */
 struct json_t *eu_media_attachments_json(struct eu_app *app, const char *base_url,
                                          const char *rows_text);

@@ -16,18 +16,11 @@ struct eu_req;
 struct json_t;
 
 /*
- * A SQL expression for the stamp of the viewer's active filters, for
- * eu_filters_known_stamp(): NULL when there are none, else an md5 (in hex,
- * EU_FILTERS_STAMP_LEN characters) of their ids and row versions. The row
- * version of a filter changes with its keywords and filtered statuses too
- * (migration 0016), and an expiry drops the filter from the list, so any
- * change gives a new stamp. account is the SQL for the viewer's id; the
- * tenant's is $1.
+ * The stamp of the viewer's active filters, for eu_filters_known_stamp(),
+ * is the SQL function eunha_filters_stamp() (migration 0040): NULL when
+ * there are none, else an md5 (in hex, EU_FILTERS_STAMP_LEN characters) of
+ * their ids and row versions, so any change gives a new stamp.
  */
-#define EU_FILTERS_STAMP_SQL(account)                                                              \
-    "(SELECT md5(string_agg(fx.id::text || ':' || fx.xmin::text, ',' ORDER BY fx.id))"             \
-    " FROM filters fx WHERE fx.tenant_id = $1 AND fx.account_id = " account                        \
-    " AND (fx.expires_at IS NULL OR fx.expires_at > now()))"
 #define EU_FILTERS_STAMP_LEN 32
 
 /*
@@ -41,7 +34,7 @@ struct json_t;
 void eu_filters_load(struct eu_req *req, void (*done)(struct eu_req *req, void *arg), void *arg);
 /*
  * What the request's viewer's active filters are at, as read by
- * EU_FILTERS_STAMP_SQL in a statement the request ran anyway: NULL when the
+ * eunha_filters_stamp() in a statement the request ran anyway: NULL when the
  * viewer has none, and a later eu_filters_load() then reads nothing; a
  * stamp lets eu_filters_load() use the filters compiled for an earlier
  * request without a statement, if they carry the same stamp. stamp is

@@ -39,9 +39,9 @@
 /* clang-format off */
 /* The select list announcement_json() reads, for announcements a. */
 #define ANN_ADMIN_COLUMNS \
-    "a.id::text, a.text, a.published, a.all_day, " EU_SQL_TS("a.starts_at") ", " \
-    EU_SQL_TS("a.ends_at") ", " EU_SQL_TS("a.published_at") ", " EU_SQL_TS("a.created_at") ", " \
-    EU_SQL_TS("a.updated_at") "," \
+    "a.id::text, a.text, a.published, a.all_day, eunha_ts(a.starts_at), " \
+    "eunha_ts(a.ends_at), eunha_ts(a.published_at), eunha_ts(a.created_at), " \
+    "eunha_ts(a.updated_at)," \
     " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n)" \
     "  ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name," \
     "  count(*) AS n, min(x.created_at) AS first FROM announcement_reactions x" \

@@ -53,7 +53,7 @@ enum {
 /* The entity's columns for a domain_blocks row b. */
 #define BLOCK_COLUMNS(b)                                                                           \
     b ".id::text, " b ".domain, encode(sha256(convert_to(" b ".domain, 'UTF8')), 'hex'), "        \
-    EU_SQL_TS(b ".created_at") ", " b ".severity, " b ".reject_media, " b ".reject_reports, " b    \
+    "eunha_ts(" b ".created_at), " b ".severity, " b ".reject_media, " b ".reject_reports, " b    \
     ".private_comment, " b ".public_comment, " b ".obfuscate"
 #define BLOCK_NCOLS 10
 
@@ -118,11 +118,11 @@ const struct eu_sql eu_admin_domain_blocks_sql[] = {
         " SELECT d.domain, (SELECT count(*) FROM s) + (SELECT count(*) FROM l) FROM d"},
     /* The refusals, the most recent first (at most $2). */
     [ADMIN_DELIVERY_REFUSALS_LIST] = {"admin_delivery_refusals.list",
-        "SELECT r.host, r.status, r.refusals, r.skipped, " EU_SQL_TS("r.first_at") ", "
-        EU_SQL_TS("r.last_at") ", CASE WHEN r.last_skipped_at IS NULL THEN NULL ELSE "
-        EU_SQL_TS("r.last_skipped_at") " END,"
-        " CASE WHEN r.last_at > now() - interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds' THEN "
-        EU_SQL_TS("r.last_at + interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds'") " END"
+        "SELECT r.host, r.status, r.refusals, r.skipped, eunha_ts(r.first_at),"
+        " eunha_ts(r.last_at), CASE WHEN r.last_skipped_at IS NULL THEN NULL ELSE"
+        " eunha_ts(r.last_skipped_at) END,"
+        " CASE WHEN r.last_at > now() - interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds' THEN"
+        " eunha_ts(r.last_at + interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds') END"
         " FROM delivery_refusals r WHERE r.tenant_id = $1 ORDER BY r.last_at DESC"
         " LIMIT $2::int"},
     /* $2 host: deliveries there start again at once. */

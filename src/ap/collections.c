@@ -45,12 +45,14 @@ const struct eu_sql eu_ap_collections_sql[] = {
         " AND s.deleted_at IS NULL AND s.visibility <= 1" EU_AP_REBLOG_SHOWN,
         "s.id", 4},
     [COLLECTIONS_FOLLOWERS] = {"ap_collections.followers",
-        "SELECT f.id, " EU_AP_ACTOR_URI("x", "$3") " FROM follows f JOIN accounts x"
+        "SELECT f.id, eunha_actor_uri(x.domain, x.username, x.uri, $3) FROM follows f JOIN"
+        " accounts x"
         " ON x.tenant_id = $1 AND x.id = f.account_id"
         " WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint",
         "f.id", 4},
     [COLLECTIONS_FOLLOWING] = {"ap_collections.following",
-        "SELECT f.id, " EU_AP_ACTOR_URI("x", "$3") " FROM follows f JOIN accounts x"
+        "SELECT f.id, eunha_actor_uri(x.domain, x.username, x.uri, $3) FROM follows f JOIN"
+        " accounts x"
         " ON x.tenant_id = $1 AND x.id = f.target_account_id"
         " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint",
         "f.id", 4},

@@ -44,7 +44,7 @@ enum {
     C_TAGS,
     C_POLL,
     C_ORIGINAL, /* a reblog's [object URI, its author's actor URI] */
-    C_MEDIA,    /* EU_MEDIA_ROW_SQL objects of its ready media, in order */
+    C_MEDIA,    /* eunha_media_json() objects of its ready media, in order */
 };
 
 enum {

@@ -14,23 +14,12 @@ struct eu_req;
 struct json_t;
 struct pg_result;
 
-/* An ISO 8601 UTC timestamp without fractions, as Mastodon's documents
- * write them ("2024-05-01T12:00:00Z"). */
-#define EU_AP_TS(expr) "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-
-/* clang-format off */
-/* The actor URI of accounts row x, with base the SQL expression of the
- * tenant's base URL: local ones are derived, so they follow the tenant's
- * domain; remote ones are what their server said. */
-#define EU_AP_ACTOR_URI(x, base)                                                                   \
-    "CASE WHEN " x ".domain IS NULL THEN " base " || '/users/' || " x ".username"                 \
-    " ELSE " x ".uri END"
-
-/* The object URI of statuses row st written by accounts row x. */
-#define EU_AP_STATUS_URI(st, x, base)                                                              \
-    "CASE WHEN " st ".local THEN " base " || '/users/' || " x ".username || '/statuses/' || " st   \
-    ".id ELSE " st ".uri END"
-/* clang-format on */
+/* Statements write ActivityPub's timestamps ("2024-05-01T12:00:00Z",
+ * without fractions, as Mastodon's documents do) with eunha_ap_ts(), an
+ * actor's URI with eunha_actor_uri() and a status's with
+ * eunha_status_uri() (migration 0040): local ones are derived from the
+ * tenant's base URL, so they follow its domain; remote ones are what their
+ * server said. */
 
 /*
  * The note columns (see eu_ap_note_stmt()) of statuses row s by accounts
@@ -38,14 +27,16 @@ struct pg_result;
  */
 /* clang-format off */
 #define EU_AP_NOTE_COLUMNS                                                                         \
-    "s.id, a.username, s.visibility, s.reblog_of_id, " EU_AP_TS("s.created_at") ","                \
-    " CASE WHEN s.edited_at IS NULL THEN NULL ELSE " EU_AP_TS("s.edited_at") " END,"               \
+    "s.id, a.username, s.visibility, s.reblog_of_id, eunha_ap_ts(s.created_at),"                \
+    " CASE WHEN s.edited_at IS NULL THEN NULL ELSE eunha_ap_ts(s.edited_at) END,"               \
     " s.sensitive, s.spoiler_text, s.content, s.language,"                                         \
-    " (SELECT " EU_AP_STATUS_URI("p", "pa", "$3") " FROM statuses p JOIN accounts pa"              \
+    " (SELECT eunha_status_uri(p.local, p.id, p.uri, pa.username, $3) FROM statuses p JOIN"        \
+    " accounts pa"                                                                                 \
     "  ON pa.tenant_id = $1 AND pa.id = p.account_id"                                              \
     "  WHERE p.tenant_id = $1 AND p.id = s.in_reply_to_id),"                                       \
     " s.conversation_id,"                                                                          \
-    " (SELECT coalesce(json_agg(json_build_array(" EU_AP_ACTOR_URI("ma", "$3") ","                 \
+    " (SELECT coalesce(json_agg(json_build_array(eunha_actor_uri(ma.domain, ma.username,"          \
+    " ma.uri, $3),"                                                                                \
     "  ma.username, ma.domain) ORDER BY m.id), '[]')::text FROM mentions m JOIN accounts ma"       \
     "  ON ma.tenant_id = $1 AND ma.id = m.account_id"                                              \
     "  WHERE m.tenant_id = $1 AND m.status_id = s.id AND NOT m.silent),"                           \
@@ -53,7 +44,7 @@ struct pg_result;
     "  FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"                 \
     "  WHERE st.tenant_id = $1 AND st.status_id = s.id),"                                          \
     " (SELECT json_build_object('multiple', sp.multiple,"                                          \
-    "  'end', " EU_AP_TS("sp.expires_at") ", 'expired', sp.expires_at <= now(),"                   \
+    "  'end', eunha_ap_ts(sp.expires_at), 'expired', sp.expires_at <= now(),"                   \
     "  'hidden', sp.hide_totals AND sp.expires_at > now(),"                                        \
     "  'voters', (SELECT count(*) FROM poll_votes pv WHERE pv.tenant_id = $1"                      \
     "   AND pv.poll_id = sp.id),"                                                                  \
@@ -62,11 +53,12 @@ struct pg_result;
     "   AND (po.i - 1)::int = ANY (pv.choices))) ORDER BY po.i)"                                   \
     "   FROM unnest(sp.options) WITH ORDINALITY po(title, i)))::text"                              \
     "  FROM polls sp WHERE sp.tenant_id = $1 AND sp.status_id = s.id),"                            \
-    " (SELECT json_build_array(" EU_AP_STATUS_URI("o", "oa", "$3") ","                             \
-    "  " EU_AP_ACTOR_URI("oa", "$3") ")::text FROM statuses o JOIN accounts oa"                    \
+    " (SELECT json_build_array(eunha_status_uri(o.local, o.id, o.uri, oa.username, $3),"           \
+    "  eunha_actor_uri(oa.domain, oa.username, oa.uri, $3))::text FROM statuses o JOIN"            \
+    " accounts oa"                                                                                 \
     "  ON oa.tenant_id = $1 AND oa.id = o.account_id"                                              \
     "  WHERE o.tenant_id = $1 AND o.id = s.reblog_of_id AND o.deleted_at IS NULL),"              \
-    " (SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL("nma") " ORDER BY nma.position), '[]')::text"   \
+    " (SELECT coalesce(json_agg(eunha_media_json(nma) ORDER BY nma.position), '[]')::text"   \
     "  FROM media_attachments nma WHERE nma.tenant_id = $1 AND nma.status_id = s.id"               \
     "  AND nma.position >= 0 AND nma.state = 'ready')"
 /* clang-format on */

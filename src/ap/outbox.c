@@ -55,7 +55,6 @@ enum {
     X_ORIGINAL_AUTHOR,
 };
 
-/* clang-format off */
 const struct eu_sql eu_ap_outbox_sql[] = {
     /*
      * What an activity of local account $2 names: $3 a target account, $4 a
@@ -64,55 +63,60 @@ const struct eu_sql eu_ap_outbox_sql[] = {
      * follows/REQUEST_ID) unless it has one, so Undo and the Accept that
      * comes back can name it. No row when $2 is not a local account.
      */
-    [OUTBOX_CONTEXT] = {"ap_outbox.context",
-        "WITH me AS (SELECT a.id, a.username FROM accounts a WHERE a.tenant_id = $1"
-        "  AND a.id = $2::bigint AND a.domain IS NULL),"
-        " fr AS (UPDATE follow_requests r SET uri = $5 || '/users/' || me.username"
-        "  || '#follows/' || r.id FROM me WHERE r.tenant_id = $1 AND r.account_id = me.id"
-        "  AND r.target_account_id = $3::bigint AND $6::bool AND r.uri IS NULL RETURNING r.uri)"
-        " SELECT me.username, " EU_AP_ACTOR_URI("tg", "$5") ", tg.domain IS NOT NULL,"
-        " coalesce((SELECT uri FROM fr), (SELECT r.uri FROM follow_requests r"
-        "  WHERE r.tenant_id = $1 AND r.account_id = me.id AND r.target_account_id = tg.id),"
-        "  (SELECT f.uri FROM follows f WHERE f.tenant_id = $1 AND f.account_id = me.id"
-        "  AND f.target_account_id = tg.id)),"
-        " " EU_AP_STATUS_URI("st", "sa", "$5") ", st.account_id, st.visibility, st.reblog_of_id,"
-        " (SELECT " EU_AP_STATUS_URI("o", "oa", "$5") " FROM statuses o JOIN accounts oa"
-        "  ON oa.tenant_id = $1 AND oa.id = o.account_id"
-        "  WHERE o.tenant_id = $1 AND o.id = st.reblog_of_id),"
-        " (SELECT o.account_id FROM statuses o WHERE o.tenant_id = $1 AND o.id = st.reblog_of_id)"
-        " FROM me LEFT JOIN accounts tg ON tg.tenant_id = $1 AND tg.id = $3::bigint"
-        " LEFT JOIN statuses st ON st.tenant_id = $1 AND st.id = $4::bigint"
-        " LEFT JOIN accounts sa ON sa.tenant_id = $1 AND sa.id = st.account_id"},
+    [OUTBOX_CONTEXT] =
+        {"ap_outbox.context",
+         "WITH me AS (SELECT a.id, a.username FROM accounts a WHERE a.tenant_id = $1"
+         "  AND a.id = $2::bigint AND a.domain IS NULL),"
+         " fr AS (UPDATE follow_requests r SET uri = $5 || '/users/' || me.username"
+         "  || '#follows/' || r.id FROM me WHERE r.tenant_id = $1 AND r.account_id = me.id"
+         "  AND r.target_account_id = $3::bigint AND $6::bool AND r.uri IS NULL RETURNING r.uri)"
+         " SELECT me.username, eunha_actor_uri(tg.domain, tg.username, tg.uri, $5), tg.domain IS"
+         " NOT NULL,"
+         " coalesce((SELECT uri FROM fr), (SELECT r.uri FROM follow_requests r"
+         "  WHERE r.tenant_id = $1 AND r.account_id = me.id AND r.target_account_id = tg.id),"
+         "  (SELECT f.uri FROM follows f WHERE f.tenant_id = $1 AND f.account_id = me.id"
+         "  AND f.target_account_id = tg.id)),"
+         " eunha_status_uri(st.local, st.id, st.uri, sa.username, $5), st.account_id,"
+         " st.visibility, st.reblog_of_id,"
+         " (SELECT eunha_status_uri(o.local, o.id, o.uri, oa.username, $5) FROM statuses o JOIN"
+         " accounts oa"
+         "  ON oa.tenant_id = $1 AND oa.id = o.account_id"
+         "  WHERE o.tenant_id = $1 AND o.id = st.reblog_of_id),"
+         " (SELECT o.account_id FROM statuses o WHERE o.tenant_id = $1 AND o.id = st.reblog_of_id)"
+         " FROM me LEFT JOIN accounts tg ON tg.tenant_id = $1 AND tg.id = $3::bigint"
+         " LEFT JOIN statuses st ON st.tenant_id = $1 AND st.id = $4::bigint"
+         " LEFT JOIN accounts sa ON sa.tenant_id = $1 AND sa.id = st.account_id"},
     /*
      * Local account $2's vote on remote poll $3: the voter's username, the
      * Question's uri, its author's id and uri, and the choices as a JSON
      * array of [index, title]. No row when the poll is local or there is no
      * such vote.
      */
-    [OUTBOX_VOTE] = {"ap_outbox.vote",
-        "SELECT me.username, s.uri, p.account_id::text, au.uri,"
-        " (SELECT json_agg(json_build_array(c, p.options[c + 1]) ORDER BY c)"
-        "  FROM unnest(pv.choices) c)::text"
-        " FROM poll_votes pv JOIN polls p ON p.tenant_id = $1 AND p.id = pv.poll_id"
-        " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id AND NOT s.local"
-        " JOIN accounts au ON au.tenant_id = $1 AND au.id = p.account_id AND au.domain IS NOT NULL"
-        " JOIN accounts me ON me.tenant_id = $1 AND me.id = pv.account_id AND me.domain IS NULL"
-        " WHERE pv.tenant_id = $1 AND pv.poll_id = $3::bigint AND pv.account_id = $2::bigint"},
+    [OUTBOX_VOTE] =
+        {"ap_outbox.vote",
+         "SELECT me.username, s.uri, p.account_id::text, au.uri,"
+         " (SELECT json_agg(json_build_array(c, p.options[c + 1]) ORDER BY c)"
+         "  FROM unnest(pv.choices) c)::text"
+         " FROM poll_votes pv JOIN polls p ON p.tenant_id = $1 AND p.id = pv.poll_id"
+         " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id AND NOT s.local"
+         " JOIN accounts au ON au.tenant_id = $1 AND au.id = p.account_id AND au.domain IS NOT NULL"
+         " JOIN accounts me ON me.tenant_id = $1 AND me.id = pv.account_id AND me.domain IS NULL"
+         " WHERE pv.tenant_id = $1 AND pv.poll_id = $3::bigint AND pv.account_id = $2::bigint"},
     /*
      * Report $2 to forward: its remote target's uri and inbox (shared
      * first), the reported statuses' uris as a JSON array, the comment.
      * No row when the target is local.
      */
-    [OUTBOX_FLAG] = {"ap_outbox.flag",
-        "SELECT a.uri, coalesce(a.shared_inbox_url, a.inbox_url),"
-        " coalesce((SELECT json_agg(s.uri ORDER BY s.id) FROM statuses s WHERE s.tenant_id = $1"
-        "  AND s.id = ANY(r.status_ids) AND s.uri IS NOT NULL), '[]')::text, r.comment"
-        " FROM reports r JOIN accounts a ON a.tenant_id = $1 AND a.id = r.target_account_id"
-        "  AND a.domain IS NOT NULL"
-        " WHERE r.tenant_id = $1 AND r.id = $2::bigint"},
+    [OUTBOX_FLAG] =
+        {"ap_outbox.flag",
+         "SELECT a.uri, coalesce(a.shared_inbox_url, a.inbox_url),"
+         " coalesce((SELECT json_agg(s.uri ORDER BY s.id) FROM statuses s WHERE s.tenant_id = $1"
+         "  AND s.id = ANY(r.status_ids) AND s.uri IS NOT NULL), '[]')::text, r.comment"
+         " FROM reports r JOIN accounts a ON a.tenant_id = $1 AND a.id = r.target_account_id"
+         "  AND a.domain IS NOT NULL"
+         " WHERE r.tenant_id = $1 AND r.id = $2::bigint"},
     {0},
 };
-/* clang-format on */
 
 /* One hook in flight: what it was asked, until its statements return. */
 struct hook {

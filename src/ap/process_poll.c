@@ -51,7 +51,6 @@ enum {
     POLL_UPDATE_CONTEXT,
 };
 
-/* clang-format off */
 const struct eu_sql eu_ap_process_poll_sql[] = {
     /*
      * The poll of remote status $2 by $3: $4 option titles (JSON), $5
@@ -59,49 +58,53 @@ const struct eu_sql eu_ap_process_poll_sql[] = {
      * votersCount (NULL: not given). Changed options void the votes cast
      * on the old ones, as Mastodon resets them.
      */
-    [POLL_STORE] = {"ap_poll.store",
-        "WITH o AS (SELECT ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) AS options),"
-        " old AS (SELECT p.id FROM polls p, o WHERE p.tenant_id = $1 AND p.status_id = $2::bigint"
-        "  AND p.options IS DISTINCT FROM o.options),"
-        " reset AS (DELETE FROM poll_votes WHERE tenant_id = $1 AND poll_id IN (SELECT id FROM old))"
-        " INSERT INTO polls AS p (tenant_id, status_id, account_id, options, multiple, expires_at,"
-        "  cached_tallies, cached_voters)"
-        " SELECT $1, s.id, $3::bigint, o.options, $5::bool,"
-        "  coalesce($6::timestamptz, 'infinity'),"
-        "  ARRAY(SELECT x::int FROM jsonb_array_elements_text($7::jsonb) x), $8::int"
-        " FROM statuses s, o WHERE s.tenant_id = $1 AND s.id = $2::bigint AND NOT s.local"
-        " AND s.account_id = $3::bigint"
-        " ON CONFLICT (tenant_id, status_id) DO UPDATE SET options = excluded.options,"
-        "  multiple = excluded.multiple, expires_at = excluded.expires_at,"
-        "  cached_tallies = excluded.cached_tallies, cached_voters = excluded.cached_voters"
-        " WHERE p.tenant_id = $1 AND p.account_id = $3::bigint"},
+    [POLL_STORE] =
+        {"ap_poll.store",
+         "WITH o AS (SELECT ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) AS options),"
+         " old AS (SELECT p.id FROM polls p, o WHERE p.tenant_id = $1 AND p.status_id = $2::bigint"
+         "  AND p.options IS DISTINCT FROM o.options),"
+         " reset AS (DELETE FROM poll_votes WHERE tenant_id = $1 AND poll_id IN (SELECT id FROM "
+         "old))"
+         " INSERT INTO polls AS p (tenant_id, status_id, account_id, options, multiple, expires_at,"
+         "  cached_tallies, cached_voters)"
+         " SELECT $1, s.id, $3::bigint, o.options, $5::bool,"
+         "  coalesce($6::timestamptz, 'infinity'),"
+         "  ARRAY(SELECT x::int FROM jsonb_array_elements_text($7::jsonb) x), $8::int"
+         " FROM statuses s, o WHERE s.tenant_id = $1 AND s.id = $2::bigint AND NOT s.local"
+         " AND s.account_id = $3::bigint"
+         " ON CONFLICT (tenant_id, status_id) DO UPDATE SET options = excluded.options,"
+         "  multiple = excluded.multiple, expires_at = excluded.expires_at,"
+         "  cached_tallies = excluded.cached_tallies, cached_voters = excluded.cached_voters"
+         " WHERE p.tenant_id = $1 AND p.account_id = $3::bigint"},
     /*
      * Remote account $3 votes $4 (an option's title) on the poll of local
      * status $2: its row takes the choice, a new one or (multiple choice)
      * one more. Returns (poll, option known, recorded, hide_totals); no
      * row when there is no open poll there the voter may see and vote on.
      */
-    [POLL_VOTE] = {"ap_poll.vote",
-        "WITH p AS (SELECT p.id, p.multiple, p.hide_totals,"
-        "  array_position(p.options, $4) - 1 AS c FROM polls p"
-        "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id AND s.local"
-        "  WHERE p.tenant_id = $1 AND p.status_id = $2::bigint AND p.expires_at > now()"
-        "  AND p.account_id <> $3::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
-        " v AS (INSERT INTO poll_votes AS pv (tenant_id, poll_id, account_id, choices)"
-        "  SELECT $1, p.id, $3::bigint, ARRAY[p.c] FROM p WHERE p.c IS NOT NULL"
-        "  ON CONFLICT (tenant_id, poll_id, account_id) DO UPDATE"
-        "  SET choices = pv.choices || excluded.choices WHERE pv.tenant_id = $1"
-        "  AND (SELECT multiple FROM p) AND NOT excluded.choices[1] = ANY (pv.choices)"
-        "  RETURNING 1)"
-        " SELECT p.id::text, p.c IS NOT NULL, (SELECT count(*) FROM v) > 0, p.hide_totals FROM p"},
+    [POLL_VOTE] =
+        {"ap_poll.vote",
+         "WITH p AS (SELECT p.id, p.multiple, p.hide_totals,"
+         "  array_position(p.options, $4) - 1 AS c FROM polls p"
+         "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id AND s.local"
+         "  WHERE p.tenant_id = $1 AND p.status_id = $2::bigint AND p.expires_at > now()"
+         "  AND p.account_id <> $3::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, "
+         "s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
+         " v AS (INSERT INTO poll_votes AS pv (tenant_id, poll_id, account_id, choices)"
+         "  SELECT $1, p.id, $3::bigint, ARRAY[p.c] FROM p WHERE p.c IS NOT NULL"
+         "  ON CONFLICT (tenant_id, poll_id, account_id) DO UPDATE"
+         "  SET choices = pv.choices || excluded.choices WHERE pv.tenant_id = $1"
+         "  AND (SELECT multiple FROM p) AND NOT excluded.choices[1] = ANY (pv.choices)"
+         "  RETURNING 1)"
+         " SELECT p.id::text, p.c IS NOT NULL, (SELECT count(*) FROM v) > 0, p.hide_totals FROM p"},
     /* Local poll $2: its status, author and whether it hides its totals. */
-    [POLL_UPDATE_CONTEXT] = {"ap_poll.update_context",
-        "SELECT s.id::text, s.account_id::text, s.visibility, p.hide_totals FROM polls p"
-        " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id AND s.local"
-        " AND s.deleted_at IS NULL WHERE p.tenant_id = $1 AND p.id = $2::bigint"},
+    [POLL_UPDATE_CONTEXT] =
+        {"ap_poll.update_context",
+         "SELECT s.id::text, s.account_id::text, s.visibility, p.hide_totals FROM polls p"
+         " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id AND s.local"
+         " AND s.deleted_at IS NULL WHERE p.tenant_id = $1 AND p.id = $2::bigint"},
     {0},
 };
-/* clang-format on */
 
 /* ----------------------------------------------------- remote polls */
 

@@ -98,11 +98,13 @@ const struct eu_sql eu_ap_process_status_sql[] = {
     [STATUS_LIKE] = {"ap_process.like",
         "WITH s AS (SELECT s.id, s.account_id FROM statuses s WHERE s.tenant_id = $1"
         "  AND (s.uri = $3 OR (s.local AND s.id = $4::bigint)) AND s.reblog_of_id IS NULL"
-        "  AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") " LIMIT 1),"
+        "  AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
+        " s.deleted_at, $2::bigint)) LIMIT 1),"
         " i AS (INSERT INTO favourites (tenant_id, account_id, status_id, uri)"
         "  SELECT $1, $2::bigint, id, $5 FROM s ON CONFLICT DO NOTHING RETURNING status_id)"
         " SELECT i.status_id::text, s.account_id::text, a.domain IS NULL FROM i"
-        " JOIN s ON s.id = i.status_id JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"},
+        " JOIN s ON s.id = i.status_id JOIN accounts a ON a.tenant_id = $1 AND a.id ="
+        " s.account_id"},
     /* $2 actor, $3/$4 the boosted status, $5 the Announce's id, $6 its
      * visibility. Only public and unlisted statuses are boosted, and only
      * when it concerns the tenant (a local status, or a local account
@@ -111,7 +113,8 @@ const struct eu_sql eu_ap_process_status_sql[] = {
     [STATUS_ANNOUNCE] = {"ap_process.announce",
         "WITH o AS (SELECT s.id, s.account_id, s.local FROM statuses s WHERE s.tenant_id = $1"
         "  AND (s.uri = $3 OR (s.local AND s.id = $4::bigint)) AND s.reblog_of_id IS NULL"
-        "  AND s.visibility <= 1 AND " EU_STATUS_VISIBLE_SQL("s", "$2::bigint") " LIMIT 1),"
+        "  AND s.visibility <= 1 AND EXISTS (SELECT FROM eunha_status_visible($1, s.id,"
+        " s.account_id, s.visibility, s.deleted_at, $2::bigint)) LIMIT 1),"
         " ok AS (SELECT o.* FROM o WHERE (o.local OR " LOCAL_FOLLOWER("$2::bigint") ")"
         "  AND NOT EXISTS (SELECT 1 FROM statuses r WHERE r.tenant_id = $1"
         "  AND r.reblog_of_id = o.id AND r.account_id = $2::bigint AND r.deleted_at IS NULL)),"

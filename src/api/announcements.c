@@ -53,8 +53,8 @@
 /* The entity's columns for announcements a and viewer $2, as
  * announcement_json() reads them. */
 #define ANN_COLUMNS \
-    "a.id::text, a.text, " EU_SQL_TS("a.starts_at") ", " EU_SQL_TS("a.ends_at") ", a.all_day, " \
-    EU_SQL_TS("coalesce(a.published_at, a.created_at)") ", " EU_SQL_TS("a.updated_at") "," \
+    "a.id::text, a.text, eunha_ts(a.starts_at), eunha_ts(a.ends_at), a.all_day, " \
+    "eunha_ts(coalesce(a.published_at, a.created_at)), eunha_ts(a.updated_at)," \
     " EXISTS (SELECT 1 FROM announcement_dismissals d WHERE d.tenant_id = $1" \
     "  AND d.account_id = $2::bigint AND d.announcement_id = a.id)," \
     " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n," \

@@ -38,8 +38,8 @@
     "  unnest(ac.participant_ids) x)::text,"                                                       \
     " (SELECT max(s.id) FROM statuses s WHERE s.tenant_id = $1"                                    \
     "  AND s.conversation_id = ac.conversation_id"                                                 \
-    "  AND s.visibility = 3 AND s.reblog_of_id IS NULL AND " EU_STATUS_VISIBLE_SQL(                \
-        "s", "$2::bigint") ")::text"
+    "  AND s.visibility = 3 AND s.reblog_of_id IS NULL AND EXISTS (SELECT FROM "                   \
+    "eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $2::bigint)))::text"
 
 enum { C_ID, C_UNREAD, C_KEY, C_PARTS, C_STATUS };
 
@@ -81,8 +81,9 @@ const struct eu_sql eu_conversations_sql[] = {
         " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
         " AND ac.conversation_id = coalesce(ds.conversation_id, ds.id)"
         " AND ds.visibility = 3 AND ds.reblog_of_id IS NULL"
-        " AND " EU_STATUS_VISIBLE_SQL("ds", "$2::bigint")
-        " AND (ds.account_id = $2::bigint OR (NOT EXISTS (SELECT 1 FROM blocks db"
+        " AND EXISTS (SELECT FROM eunha_status_visible($1, ds.id, ds.account_id, ds.visibility,"
+        " ds.deleted_at, $2::bigint)) AND (ds.account_id = $2::bigint OR (NOT EXISTS (SELECT 1"
+        " FROM blocks db"
         "  WHERE db.tenant_id = $1 AND db.account_id = $2::bigint"
         "  AND db.target_account_id = ds.account_id)"
         " AND NOT EXISTS (SELECT 1 FROM mutes dmu WHERE dmu.tenant_id = $1"

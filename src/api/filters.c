@@ -53,22 +53,21 @@
  */
 #define FILTER_COLUMNS                                                                             \
     "f.id::text, f.title, array_to_json(f.context)::text, CASE WHEN f.expires_at IS NULL"          \
-    " THEN NULL ELSE " EU_SQL_TS(                                                                  \
-        "f.expires_at") " END, f.action,"                                                          \
-                        " (SELECT coalesce(json_agg(json_build_object('id', k.id::text, "          \
-                        "'keyword', k.keyword,"                                                    \
-                        "  'whole_word', k.whole_word) ORDER BY k.id), '[]') FROM "                \
-                        "filter_keywords k"                                                        \
-                        "  WHERE k.tenant_id = $1 AND k.filter_id = f.id)::text,"                  \
-                        " (SELECT coalesce(json_agg(json_build_object('id', fs.id::text, "         \
-                        "'status_id',"                                                             \
-                        "  fs.status_id::text) ORDER BY fs.id), '[]') FROM filter_statuses fs"     \
-                        "  WHERE fs.tenant_id = $1 AND fs.filter_id = f.id)::text"
+    " THEN NULL ELSE eunha_ts(f.expires_at) END, f.action,"                                        \
+    " (SELECT coalesce(json_agg(json_build_object('id', k.id::text, "                              \
+    "'keyword', k.keyword,"                                                                        \
+    "  'whole_word', k.whole_word) ORDER BY k.id), '[]') FROM "                                    \
+    "filter_keywords k"                                                                            \
+    "  WHERE k.tenant_id = $1 AND k.filter_id = f.id)::text,"                                      \
+    " (SELECT coalesce(json_agg(json_build_object('id', fs.id::text, "                             \
+    "'status_id',"                                                                                 \
+    "  fs.status_id::text) ORDER BY fs.id), '[]') FROM filter_statuses fs"                         \
+    "  WHERE fs.tenant_id = $1 AND fs.filter_id = f.id)::text"
 
 /* A v1 filter is one keyword with its filter's settings; k and f aliased. */
 #define V1_COLUMNS                                                                                 \
     "k.id::text, k.keyword, array_to_json(f.context)::text, k.whole_word, CASE WHEN"               \
-    " f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS("f.expires_at") " END, f.action = 'hide'"
+    " f.expires_at IS NULL THEN NULL ELSE eunha_ts(f.expires_at) END, f.action = 'hide'"
 
 #define KEYWORD_COLUMNS(k) k ".id::text, " k ".keyword, " k ".whole_word"
 #define FSTATUS_COLUMNS "fs.id::text, fs.status_id::text"
@@ -97,12 +96,12 @@ enum {
 };
 
 const struct eu_sql eu_filters_sql[] = {
-    [FILTERS_LOAD] = {"filters.load",
-                      "SELECT " FILTER_COLUMNS ", " EU_FILTERS_STAMP_SQL(
-                          "$2::bigint") " FROM filters f WHERE f.tenant_id = $1"
-                                        " AND f.account_id = $2::bigint"
-                                        " AND (f.expires_at IS NULL OR f.expires_at > now())"
-                                        " ORDER BY f.id"},
+    [FILTERS_LOAD] = {"filters.load", "SELECT " FILTER_COLUMNS
+                                      ", (SELECT stamp FROM eunha_filters_stamp($1, $2::bigint) "
+                                      "stamp) FROM filters f WHERE f.tenant_id = $1"
+                                      " AND f.account_id = $2::bigint"
+                                      " AND (f.expires_at IS NULL OR f.expires_at > now())"
+                                      " ORDER BY f.id"},
     [FILTERS_INDEX] = {"filters.index",
                        "SELECT " FILTER_COLUMNS " FROM filters f WHERE f.tenant_id = $1"
                        " AND f.account_id = $2::bigint ORDER BY f.id DESC"},
@@ -121,12 +120,12 @@ const struct eu_sql eu_filters_sql[] = {
          " json_to_recordset($7::json) AS x(keyword text, whole_word boolean,"
          " destroy boolean) WHERE NOT x.destroy RETURNING *)"
          " SELECT f.id::text, f.title, array_to_json(f.context)::text,"
-         " CASE WHEN f.expires_at IS NULL THEN NULL ELSE " EU_SQL_TS(
-             "f.expires_at") " END, f.action, (SELECT "
-                             "coalesce(json_agg(json_build_object('id', k.id::text,"
-                             " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY "
-                             "k.id), '[]')"
-                             " FROM k)::text, '[]' FROM f"},
+         " CASE WHEN f.expires_at IS NULL THEN NULL ELSE eunha_ts(f.expires_at) END, f.action, "
+         "(SELECT "
+         "coalesce(json_agg(json_build_object('id', k.id::text,"
+         " 'keyword', k.keyword, 'whole_word', k.whole_word) ORDER BY "
+         "k.id), '[]')"
+         " FROM k)::text, '[]' FROM f"},
     /* Keywords with an id are changed or (with _destroy) deleted, others
      * added; ids of another filter's keywords match nothing. */
     [FILTERS_UPDATE] =
@@ -396,7 +395,7 @@ rules_unref(struct filter_rules *r)
  * The compiled rules of recently seen accounts, so that a page does not
  * reload and recompile keywords that have not changed. Entries are checked
  * against the stamp the page's own statement returns
- * (EU_FILTERS_STAMP_SQL), which changes with any write to the account's
+ * (eunha_filters_stamp()), which changes with any write to the account's
  * filters, keywords or filtered statuses (migration 0016) and when one
  * expires; writes through this process also drop the entry at once. The
  * budget bounds the whole process: an account at the caps (300 keywords,

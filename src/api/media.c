@@ -136,7 +136,7 @@ str_or_null(const PGresult *r, int row, int col)
 json_t *
 eu_media_json(struct eu_app *app, const char *base_url, const PGresult *r, int row, int col)
 {
-    /* The columns as the object EU_MEDIA_ROW_SQL makes, so the one
+    /* The columns as the object eunha_media_json() makes, so the one
      * renderer statuses use (src/social/media_render.c) draws this too. */
     json_t *meta = json_loads(PQgetvalue(r, row, col + 10), 0, NULL);
     json_t *o = json_pack(

@@ -55,8 +55,8 @@
 
 /* The notification's columns before the account's. */
 #define NOTE_COLUMNS                                                                               \
-    "n.id::text, n.type, " EU_SQL_TS("n.created_at") ", coalesce(n.group_key, 'ungrouped-' ||"     \
-                                                     " n.id), n.status_id::text, "
+    "n.id::text, n.type, eunha_ts(n.created_at), coalesce(n.group_key, 'ungrouped-' ||"            \
+    " n.id), n.status_id::text, "
 #define NOTE_NCOLS 5
 
 /* Statement text is fixed at compile time: constants go into it as
@@ -68,14 +68,6 @@
 #define AFTER_MARKER                                                                               \
     " AND n.id > coalesce((SELECT m.last_read_id FROM markers m WHERE m.tenant_id = $1"            \
     "  AND m.account_id = $2::bigint AND m.timeline = 'notifications'), 0)"
-
-/* The group key a notification has in a grouped list: its stored key when
- * its type is one of the grouped types ($6, JSON array; NULL: Mastodon's
- * default favourite, reblog and follow), else ungrouped-<id>. */
-#define GROUP_KEY_SQL                                                                              \
-    "CASE WHEN n.group_key IS NOT NULL AND n.type IN (SELECT json_array_elements_text("            \
-    "coalesce($6::json, '[\"favourite\",\"reblog\",\"follow\"]'))) THEN n.group_key"               \
-    " ELSE 'ungrouped-' || n.id END"
 
 enum {
     NOTIFICATIONS_INDEX,
@@ -125,11 +117,12 @@ const struct eu_sql eu_notifications_sql[] = {
      */
     [NOTIFICATIONS_GROUPS] =
         {"notifications.groups",
-         "WITH base AS (SELECT n.id, " GROUP_KEY_SQL " AS gk FROM notifications n WHERE" NOTE_WHERE
+         "WITH base AS (SELECT n.id, eunha_group_key(n.group_key, n.type, n.id, $6::json) AS gk"
+         " FROM notifications n WHERE" NOTE_WHERE
          " AND ($7::bigint IS NULL OR n.id < $7::bigint) AND ($8::bigint IS NULL OR n.id > "
          "$8::bigint)"
          " AND ($9::bigint IS NULL OR n.id > $9::bigint)"
-         " AND ($11::text IS NULL OR " GROUP_KEY_SQL " = $11)"
+         " AND ($11::text IS NULL OR eunha_group_key(n.group_key, n.type, n.id, $6::json) = $11)"
          " ORDER BY CASE WHEN $9::bigint IS NULL THEN -n.id ELSE n.id END LIMIT " STR(
              GROUP_SCAN_MAX) "),"
                              " heads AS (SELECT gk, max(id) AS head FROM base GROUP BY gk"
@@ -143,25 +136,25 @@ const struct eu_sql eu_notifications_sql[] = {
                              "  hn.type, h.head::text, (SELECT min(g.id) FROM notifications g"
                              "   WHERE g.tenant_id = $1 AND g.account_id = $2::bigint"
                              "   AND (g.group_key = h.gk OR g.id = h.head)"
-                             "   AND g.id >= r.lo)::text, " EU_SQL_TS(
-                                 "hn.created_at") ", hn.status_id::text,"
-                                                  "  (SELECT json_agg(x.a::text ORDER BY x.last "
-                                                  "DESC) FROM (SELECT "
-                                                  "g.from_account_id AS a,"
-                                                  "   max(g.id) AS last FROM notifications g WHERE "
-                                                  "g.tenant_id = $1"
-                                                  "   AND g.account_id = $2::bigint"
-                                                  "   AND (g.group_key = h.gk OR g.id = h.head) "
-                                                  "AND g.id <= r.hi"
-                                                  "   GROUP BY g.from_account_id ORDER BY "
-                                                  "max(g.id) DESC LIMIT " STR(
-                                                      GROUP_SAMPLES) ") x)::text"
-                                                                     " FROM heads h JOIN "
-                                                                     "notifications hn ON "
-                                                                     "hn.tenant_id = $1"
-                                                                     " AND hn.id = h.head, range r "
-                                                                     "ORDER BY "
-                                                                     "h.head DESC"},
+                             "   AND g.id >= r.lo)::text, eunha_ts(hn.created_at), "
+                             "hn.status_id::text,"
+                             "  (SELECT json_agg(x.a::text ORDER BY x.last "
+                             "DESC) FROM (SELECT "
+                             "g.from_account_id AS a,"
+                             "   max(g.id) AS last FROM notifications g WHERE "
+                             "g.tenant_id = $1"
+                             "   AND g.account_id = $2::bigint"
+                             "   AND (g.group_key = h.gk OR g.id = h.head) "
+                             "AND g.id <= r.hi"
+                             "   GROUP BY g.from_account_id ORDER BY "
+                             "max(g.id) DESC LIMIT " STR(
+                                 GROUP_SAMPLES) ") x)::text"
+                                                " FROM heads h JOIN "
+                                                "notifications hn ON "
+                                                "hn.tenant_id = $1"
+                                                " AND hn.id = h.head, range r "
+                                                "ORDER BY "
+                                                "h.head DESC"},
     /* The sample accounts of a page of groups, in the order of $2. */
     [NOTIFICATIONS_GROUP_SAMPLES] =
         {"notifications.group_samples",
@@ -186,7 +179,8 @@ const struct eu_sql eu_notifications_sql[] = {
                   " AND a.id = x.id"
                   " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80"},
     [NOTIFICATIONS_GROUPS_UNREAD_COUNT] = {"notifications.groups_unread_count",
-                                           "SELECT count(*) FROM (SELECT DISTINCT " GROUP_KEY_SQL
+                                           "SELECT count(*) FROM (SELECT DISTINCT"
+                                           " eunha_group_key(n.group_key, n.type, n.id, $6::json)"
                                            " FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
                                            " LIMIT $7::int) x"},
     {0},

@@ -58,7 +58,8 @@ const struct eu_sql eu_polls_sql[] = {
     [POLLS_SHOW] = {"polls.show", "SELECT eunha_poll_json($1, p.status_id, $3::bigint) FROM polls p"
                                   " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
                                   " WHERE p.tenant_id = $1 AND p.id = $2::bigint"
-                                  " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")},
+                                  " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, "
+                                  "s.account_id, s.visibility, s.deleted_at, $3::bigint))"},
     /*
      * $2 poll id, $3 voter, $4 choices (int[]). Inserts the vote when every
      * rule holds and returns what the handler needs to say which rule failed,
@@ -68,27 +69,27 @@ const struct eu_sql eu_polls_sql[] = {
      * until its origin's next Update.
      * No row: the poll does not exist or its status is hidden from the voter.
      */
-    /* clang-format off */
-    [POLLS_VOTE] = {"polls.vote",
-        "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
-        "  p.expires_at <= now() AS expired, NOT s.local AS remote FROM polls p"
-        "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
-        "  WHERE p.tenant_id = $1 AND p.id = $2::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
-        " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM unnest($4::int[]) c"
-        "  WHERE c < 0 OR c >= p.n)),"
-        " v AS (INSERT INTO poll_votes (tenant_id, poll_id, account_id, choices)"
-        "  SELECT $1, p.id, $3::bigint, $4::int[] FROM p WHERE NOT p.expired"
-        "  AND p.account_id <> $3::bigint AND (p.multiple OR cardinality($4::int[]) = 1)"
-        "  AND NOT EXISTS (SELECT 1 FROM bad)"
-        "  ON CONFLICT DO NOTHING RETURNING 1),"
-        " c AS (UPDATE polls q SET cached_tallies = ARRAY(SELECT u.t + CASE WHEN (u.i - 1)::int"
-        "  = ANY ($4::int[]) THEN 1 ELSE 0 END FROM unnest(q.cached_tallies) WITH ORDINALITY"
-        "  u(t, i) ORDER BY u.i), cached_voters = coalesce(q.cached_voters, 0) + 1 FROM p"
-        "  WHERE q.tenant_id = $1 AND q.id = p.id AND q.cached_tallies IS NOT NULL"
-        "  AND EXISTS (SELECT 1 FROM v))"
-        " SELECT p.expired, EXISTS (SELECT 1 FROM bad), p.account_id = $3::bigint,"
-        "  (SELECT count(*) FROM v), p.remote FROM p"},
-    /* clang-format on */
+    [POLLS_VOTE] =
+        {"polls.vote",
+         "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
+         "  p.expires_at <= now() AS expired, NOT s.local AS remote FROM polls p"
+         "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
+         "  WHERE p.tenant_id = $1 AND p.id = $2::bigint AND EXISTS (SELECT FROM "
+         "eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
+         " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM unnest($4::int[]) c"
+         "  WHERE c < 0 OR c >= p.n)),"
+         " v AS (INSERT INTO poll_votes (tenant_id, poll_id, account_id, choices)"
+         "  SELECT $1, p.id, $3::bigint, $4::int[] FROM p WHERE NOT p.expired"
+         "  AND p.account_id <> $3::bigint AND (p.multiple OR cardinality($4::int[]) = 1)"
+         "  AND NOT EXISTS (SELECT 1 FROM bad)"
+         "  ON CONFLICT DO NOTHING RETURNING 1),"
+         " c AS (UPDATE polls q SET cached_tallies = ARRAY(SELECT u.t + CASE WHEN (u.i - 1)::int"
+         "  = ANY ($4::int[]) THEN 1 ELSE 0 END FROM unnest(q.cached_tallies) WITH ORDINALITY"
+         "  u(t, i) ORDER BY u.i), cached_voters = coalesce(q.cached_voters, 0) + 1 FROM p"
+         "  WHERE q.tenant_id = $1 AND q.id = p.id AND q.cached_tallies IS NOT NULL"
+         "  AND EXISTS (SELECT 1 FROM v))"
+         " SELECT p.expired, EXISTS (SELECT 1 FROM bad), p.account_id = $3::bigint,"
+         "  (SELECT count(*) FROM v), p.remote FROM p"},
     /*
      * Closes the due polls (closed_at, so a poll is closed once however many
      * processes run this) and returns, per closed poll of a live status, the

@@ -31,17 +31,6 @@
 
 #define NOTE_COMMENT_MAX 2000
 
-/* Unfollowing also withdraws a pending request and takes the account out of
- * the follower's lists (list members must be followed). The statement says
- * whether there was a follow or a request to end (an Undo is sent then). */
-#define UNFOLLOW_SQL(who, whom)                                                                    \
-    "WITH df AS (DELETE FROM follows WHERE tenant_id = $1 AND account_id = " who                   \
-    " AND target_account_id = " whom " RETURNING 1), dr AS (DELETE FROM follow_requests"           \
-    " WHERE tenant_id = $1 AND account_id = " who " AND target_account_id = " whom                 \
-    " RETURNING 1), dl AS (DELETE FROM list_accounts la USING lists l WHERE la.tenant_id = $1"     \
-    " AND l.tenant_id = $1 AND la.list_id = l.id AND l.account_id = " who                          \
-    " AND la.account_id = " whom ") SELECT EXISTS (SELECT 1 FROM df) OR EXISTS (SELECT 1 FROM dr)"
-
 enum {
     RELATIONSHIPS_OF_ACCOUNTS,
     RELATIONSHIPS_TARGET,
@@ -141,9 +130,35 @@ const struct eu_sql eu_relationships_sql[] = {
          " notify = coalesce($5::boolean, follows.notify),"
          " languages = CASE WHEN $6::json IS NULL THEN follows.languages"
          " ELSE EXCLUDED.languages END RETURNING xmax = 0"},
-    [RELATIONSHIPS_UNFOLLOW] = {"relationships.unfollow", UNFOLLOW_SQL("$2::bigint", "$3::bigint")},
-    [RELATIONSHIPS_REMOVE_FROM_FOLLOWERS] = {"relationships.remove_from_followers",
-                                             UNFOLLOW_SQL("$3::bigint", "$2::bigint")},
+    /* Unfollowing ($2 unfollows $3) also withdraws a pending request and
+     * takes the account out of the follower's lists (list members must be
+     * followed). The statement says whether there was a follow or a
+     * request to end (an Undo is sent then). */
+    [RELATIONSHIPS_UNFOLLOW] =
+        {"relationships.unfollow",
+         "WITH df AS (DELETE FROM follows WHERE tenant_id = $1"
+         " AND account_id = $2::bigint AND target_account_id = $3::bigint"
+         " RETURNING 1),"
+         " dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+         " AND account_id = $2::bigint AND target_account_id = $3::bigint"
+         " RETURNING 1),"
+         " dl AS (DELETE FROM list_accounts la USING lists l"
+         " WHERE la.tenant_id = $1 AND l.tenant_id = $1 AND la.list_id = l.id"
+         " AND l.account_id = $2::bigint AND la.account_id = $3::bigint)"
+         " SELECT EXISTS (SELECT 1 FROM df) OR EXISTS (SELECT 1 FROM dr)"},
+    /* The same with the roles swapped: $3 stops following $2. */
+    [RELATIONSHIPS_REMOVE_FROM_FOLLOWERS] =
+        {"relationships.remove_from_followers",
+         "WITH df AS (DELETE FROM follows WHERE tenant_id = $1"
+         " AND account_id = $3::bigint AND target_account_id = $2::bigint"
+         " RETURNING 1),"
+         " dr AS (DELETE FROM follow_requests WHERE tenant_id = $1"
+         " AND account_id = $3::bigint AND target_account_id = $2::bigint"
+         " RETURNING 1),"
+         " dl AS (DELETE FROM list_accounts la USING lists l"
+         " WHERE la.tenant_id = $1 AND l.tenant_id = $1 AND la.list_id = l.id"
+         " AND l.account_id = $3::bigint AND la.account_id = $2::bigint)"
+         " SELECT EXISTS (SELECT 1 FROM df) OR EXISTS (SELECT 1 FROM dr)"},
     /* A block ends every follow and request between the two, both ways. */
     [RELATIONSHIPS_BLOCK] =
         {"relationships.block",
@@ -224,15 +239,14 @@ const struct eu_sql eu_relationships_sql[] = {
     [RELATIONSHIPS_MUTES] = {"relationships.mutes",
                              "SELECT x.id, " EU_ACCOUNT_COLUMNS(
                                  "a") ", CASE WHEN x.expires_at IS NULL THEN NULL"
-                                      " ELSE " EU_SQL_TS(
-                                          "x.expires_at") " END AS mute_expires_at"
-                                                          " FROM mutes x JOIN accounts a"
-                                                          " ON a.tenant_id = $1"
-                                                          " AND a.id = x.target_account_id"
-                                                          " WHERE x.tenant_id = $1"
-                                                          " AND x.account_id = $2::bigint"
-                                                          " AND (x.expires_at IS NULL"
-                                                          " OR x.expires_at > now())",
+                                      " ELSE eunha_ts(x.expires_at) END AS mute_expires_at"
+                                      " FROM mutes x JOIN accounts a"
+                                      " ON a.tenant_id = $1"
+                                      " AND a.id = x.target_account_id"
+                                      " WHERE x.tenant_id = $1"
+                                      " AND x.account_id = $2::bigint"
+                                      " AND (x.expires_at IS NULL"
+                                      " OR x.expires_at > now())",
                              "x.id", 3},
     {0},
 };

@@ -51,14 +51,15 @@ const struct eu_sql eu_reports_sql[] = {
         "  WHERE a.tenant_id = $1 AND a.id = $3::bigint AND a.username <> 'instance.actor'),"
         " s AS (SELECT s.id FROM statuses s JOIN t ON s.account_id = t.id"
         "  WHERE s.tenant_id = $1 AND s.id = ANY($4::bigint[])"
-        "  AND " EU_STATUS_AUDIENCE_SQL("s", "$2::bigint") "),"
+        "  AND EXISTS (SELECT FROM eunha_status_audience($1, s.id, s.account_id, s.visibility,"
+        " $2::bigint))),"
         " i AS (INSERT INTO reports (tenant_id, account_id, target_account_id, status_ids,"
         "  comment, category, forwarded) SELECT $1, $2::bigint, t.id,"
         "  ARRAY(SELECT id FROM s ORDER BY id), $5, $6, $7::bool AND t.remote FROM t"
         "  WHERE (SELECT count(*) FROM s) = (SELECT count(DISTINCT x) FROM unnest($4::bigint[]) x)"
         "  RETURNING id, status_ids, comment, category, forwarded, created_at)"
         " SELECT i.id::text, array_to_json(i.status_ids::text[])::text, i.comment, i.category,"
-        " i.forwarded, " EU_SQL_TS("i.created_at") ", " EU_ACCOUNT_COLUMNS("a")
+        " i.forwarded, eunha_ts(i.created_at), " EU_ACCOUNT_COLUMNS("a")
         " FROM i JOIN accounts a ON a.tenant_id = $1 AND a.id = $3::bigint"},
     {0},
 };

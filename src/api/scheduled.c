@@ -52,14 +52,13 @@
 /* The entity's columns, in this order, for scheduled_json(): the media it
  * holds last. */
 #define ENTITY_COLUMNS                                                                             \
-    "id::text, " EU_SQL_TS("scheduled_at") ", params::text, (SELECT "                              \
-                                           "coalesce(json_agg(" EU_MEDIA_ROW_SQL(                  \
-                                               "sm") " ORDER BY sm.position), '[]')::text FROM "   \
-                                                     "media_attachments sm"                        \
-                                                     " WHERE sm.tenant_id = $1 AND "               \
-                                                     "sm.scheduled_status_id = "                   \
-                                                     "scheduled_statuses.id)"
-#define ENTITY_COLUMNS_NEW "id::text, " EU_SQL_TS("scheduled_at") ", params::text"
+    "id::text, eunha_ts(scheduled_at), params::text, (SELECT "                                     \
+    "coalesce(json_agg(eunha_media_json(sm) ORDER BY sm.position), '[]')::text FROM "              \
+    "media_attachments sm"                                                                         \
+    " WHERE sm.tenant_id = $1 AND "                                                                \
+    "sm.scheduled_status_id = "                                                                    \
+    "scheduled_statuses.id)"
+#define ENTITY_COLUMNS_NEW "id::text, eunha_ts(scheduled_at), params::text"
 
 enum {
     SCHEDULED_CREATE,
@@ -91,12 +90,11 @@ const struct eu_sql eu_scheduled_sql[] = {
          "  WITH ORDINALITY x(id, i) WHERE m.tenant_id = $1 AND m.id = x.id"
          "  AND m.account_id = $2::bigint AND m.status_id IS NULL"
          "  AND m.scheduled_status_id IS NULL RETURNING m.id)"
-         " SELECT ins.*, (SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL(
-             "nm") " ORDER BY x.i), '[]')"
-                   "  ::text FROM unnest($6::bigint[]) WITH ORDINALITY x(id, i) JOIN "
-                   "media_attachments nm"
-                   "  ON nm.tenant_id = $1 AND nm.id = x.id AND nm.id IN (SELECT id FROM md)),"
-                   " lim.total FROM lim LEFT JOIN ins ON true"},
+         " SELECT ins.*, (SELECT coalesce(json_agg(eunha_media_json(nm) ORDER BY x.i), '[]')"
+         "  ::text FROM unnest($6::bigint[]) WITH ORDINALITY x(id, i) JOIN "
+         "media_attachments nm"
+         "  ON nm.tenant_id = $1 AND nm.id = x.id AND nm.id IN (SELECT id FROM md)),"
+         " lim.total FROM lim LEFT JOIN ins ON true"},
     [SCHEDULED_INDEX] = {"scheduled.index",
                          "SELECT " ENTITY_COLUMNS " FROM scheduled_statuses"
                          " WHERE tenant_id = $1 AND account_id = $2::bigint",

@@ -59,9 +59,10 @@ const struct eu_sql eu_search_sql[] = {
          "   AND s.reblog_of_id IS NULL"
          /* Mastodon's status search drops what its StatusFilter hides */
          "   AND EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = $1 AND a.id = s.account_id"
-         "    AND " EU_STATUS_NOT_DOMAIN_HIDDEN_SQL("a", "$2::bigint") ")"
-         "   AND " EU_STATUS_NOT_SHUNNED_SQL("s.account_id", "$2::bigint")
-         "   AND (s.account_id = $2::bigint"
+         "    AND EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
+         " $2::bigint)))"
+         "   AND EXISTS (SELECT FROM eunha_not_shunned($1, s.account_id, $2::bigint))   AND"
+         " (s.account_id = $2::bigint"
          "    OR EXISTS (SELECT 1 FROM mentions m WHERE m.tenant_id = $1 AND m.status_id = s.id"
          "     AND m.account_id = $2::bigint)"
          "    OR EXISTS (SELECT 1 FROM favourites f WHERE f.tenant_id = $1 AND f.status_id = s.id"

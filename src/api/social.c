@@ -36,7 +36,7 @@
 #define TAG_NAME_MAX 200
 
 #define MARKER_COLUMNS(m)                                                                          \
-    m ".timeline, " m ".last_read_id::text, " m ".version, " EU_SQL_TS(m ".updated_at")
+    m ".timeline, " m ".last_read_id::text, " m ".version, eunha_ts(" m ".updated_at)"
 
 #define TAG_COLUMNS                                                                                \
     "t.id::text, lower(t.name), EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tenant_id = $1"      \
@@ -79,30 +79,30 @@ const struct eu_sql eu_social_sql[] = {
          " JOIN list_accounts la ON la.tenant_id = $1 AND la.account_id = s.account_id"
          " JOIN lists l ON l.tenant_id = $1 AND l.id = la.list_id"
          "  AND l.id = $3::bigint AND l.account_id = $2::bigint"
-         " WHERE s.tenant_id = $1 AND " EU_STATUS_VISIBLE_SQL(
-             "s",
-             "$2::bigint") "  AND (s.visibility < 3 OR EXISTS (SELECT 1 FROM mentions m"
-                           " WHERE m.tenant_id = $1 AND m.status_id = s.id"
-                           "   AND m.account_id = $2::bigint))"
-                           "  AND (s.in_reply_to_account_id IS NULL"
-                           " OR s.in_reply_to_account_id = s.account_id"
-                           "   OR (l.replies_policy = 'list'"
-                           " AND (s.in_reply_to_account_id = $2::bigint"
-                           "    OR EXISTS (SELECT 1 FROM list_accounts r WHERE r.tenant_id = $1"
-                           "     AND r.list_id = l.id"
-                           "     AND r.account_id = s.in_reply_to_account_id)))"
-                           "   OR (l.replies_policy = 'followed'"
-                           " AND (s.in_reply_to_account_id = $2::bigint"
-                           "    OR EXISTS (SELECT 1 FROM follows r WHERE r.tenant_id = $1"
-                           "     AND r.account_id = $2::bigint"
-                           "     AND r.target_account_id = s.in_reply_to_account_id))))"
-                           "  AND NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.tenant_id = $1"
-                           "   AND mu.account_id = $2::bigint"
-                           "   AND mu.target_account_id = s.account_id"
-                           "   AND (mu.expires_at IS NULL OR mu.expires_at > now()))"
-                           "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-                           "   AND b.account_id = $2::bigint"
-                           "   AND b.target_account_id = s.account_id)",
+         " WHERE s.tenant_id = $1 AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, "
+         "s.account_id, s.visibility, s.deleted_at, $2::bigint))  AND (s.visibility < 3 OR EXISTS "
+         "(SELECT 1 FROM mentions m"
+         " WHERE m.tenant_id = $1 AND m.status_id = s.id"
+         "   AND m.account_id = $2::bigint))"
+         "  AND (s.in_reply_to_account_id IS NULL"
+         " OR s.in_reply_to_account_id = s.account_id"
+         "   OR (l.replies_policy = 'list'"
+         " AND (s.in_reply_to_account_id = $2::bigint"
+         "    OR EXISTS (SELECT 1 FROM list_accounts r WHERE r.tenant_id = $1"
+         "     AND r.list_id = l.id"
+         "     AND r.account_id = s.in_reply_to_account_id)))"
+         "   OR (l.replies_policy = 'followed'"
+         " AND (s.in_reply_to_account_id = $2::bigint"
+         "    OR EXISTS (SELECT 1 FROM follows r WHERE r.tenant_id = $1"
+         "     AND r.account_id = $2::bigint"
+         "     AND r.target_account_id = s.in_reply_to_account_id))))"
+         "  AND NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.tenant_id = $1"
+         "   AND mu.account_id = $2::bigint"
+         "   AND mu.target_account_id = s.account_id"
+         "   AND (mu.expires_at IS NULL OR mu.expires_at > now()))"
+         "  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+         "   AND b.account_id = $2::bigint"
+         "   AND b.target_account_id = s.account_id)",
          "s.id", 4},
     [SOCIAL_LIST_OWNED] = {"social.list_owned",
                            "SELECT 1 FROM lists WHERE tenant_id = $1 AND account_id = $2::bigint"

@@ -63,8 +63,9 @@
     "t AS (SELECT o.id, o.account_id, o.visibility, coalesce(o.conversation_id, o.id) AS conv"     \
     " FROM statuses s JOIN statuses o ON o.tenant_id = $1"                                         \
     " AND o.id = coalesce(s.reblog_of_id, s.id) WHERE s.tenant_id = $1 AND s.id = $2::bigint"      \
-    " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " AND " EU_STATUS_VISIBLE_SQL(                \
-        "o", "$3::bigint") ")"
+    " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, "         \
+    "s.deleted_at, $3::bigint)) AND EXISTS (SELECT FROM eunha_status_visible($1, o.id, "           \
+    "o.account_id, o.visibility, o.deleted_at, $3::bigint)))"
 
 enum {
     STATUSES_PREPARE,
@@ -115,7 +116,8 @@ const struct eu_sql eu_statuses_sql[] = {
         " (SELECT json_build_array(s.account_id::text,"
         " coalesce(s.conversation_id, s.id)::text)::text"
         "  FROM statuses s WHERE s.tenant_id = $1 AND s.id = $3::bigint AND s.reblog_of_id IS NULL"
-        "  AND " EU_STATUS_VISIBLE_SQL("s", "$4::bigint") "),"
+        "  AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
+        " s.deleted_at, $4::bigint))),"
         " (SELECT u.default_privacy FROM users u WHERE u.tenant_id = $1"
         " AND u.account_id = $4::bigint),"
         " (SELECT u.default_sensitive FROM users u WHERE u.tenant_id = $1"
@@ -138,7 +140,7 @@ const struct eu_sql eu_statuses_sql[] = {
      * the status inserted only if that row was still there: two processes
      * publishing it at once post it once. Mentioned accounts purged since it was
      * scheduled are skipped. Returns the status as the POST answers it
-     * (EU_NEW_STATUS_RENDER_SQL, from the rows it inserted: the tables do
+     * (with the render statement's columns, from the rows it inserted: the tables do
      * not show them to this statement), then the followers who asked to be
      * told.
      */
@@ -179,17 +181,48 @@ const struct eu_sql eu_statuses_sql[] = {
         "  WHERE ma.tenant_id = $1 AND ma.id = x.id AND ma.account_id = $2::bigint"
         "  AND ma.status_id IS NULL AND (ma.scheduled_status_id IS NULL"
         "  OR ma.scheduled_status_id = $15::bigint) RETURNING ma.*),"
-        EU_NEW_STATUS_AUTHOR_SQL
-        /* $18 the tenant's base URL, for the mentions' and tags' URLs. */
-        " SELECT " EU_NEW_STATUS_RENDER_SQL(
-            "(SELECT coalesce(json_agg(" EU_MENTION_JSON_SQL("ma", "$18") " ORDER BY m.id), '[]')"
-            "::text FROM m JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id)",
-            "(SELECT coalesce(json_agg(" EU_TAG_JSON_SQL("tg.name", "$18") " ORDER BY tg.name),"
-            " '[]')::text FROM tg)",
-            "(SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL("md") " ORDER BY md.position, md.id),"
-            " '[]')::text FROM md)") ","
+        " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "
+        " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "
+        " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "
+        " greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at  FROM"
+        " accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x)"
+        /* The status as status_render.statuses's row, with the same
+         * column names (eu_statuses_reply_inserted()): the new row s
+         * (RETURNING *, and its xmin::text as sx), seen by its author $2,
+         * with mentions, tags and media the JSON arrays the statement built
+         * from what it inserted, and a, the author's row as the CTE a locks
+         * it (so that the counters trigger adds to this version of it and
+         * no other, with what the trigger will add: the render cache may
+         * keep it under the transaction's stamp). Nobody can have
+         * favourited, boosted, bookmarked or pinned a status not yet
+         * committed; its conversation may be muted. No poll: a post with
+         * one is rendered by the render statement. $18 the tenant's base
+         * URL, for the mentions' and tags' URLs. */
+        " SELECT s.id, true AS visible, false AS domain_blocked, s.reblog_of_id, s.sx AS sxmin,"
+        " s.sx AS axmin, s.account_id AS author_id, s.visibility, false AS status_cached, false"
+        " AS account_cached, false AS favourited, false AS reblogged, EXISTS (SELECT 1 FROM"
+        " conversation_mutes cm WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND"
+        " cm.conversation_id = coalesce(s.conversation_id, s.id)) AS muted, false AS bookmarked,"
+        " false AS pinned, (SELECT json_build_object('name', oa.name, 'website',"
+        " oa.website)::text FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id ="
+        " s.application_id) AS app, NULL AS poll, NULL AS filter_stamp, NULL AS source_text,"
+        " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"
+        " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"
+        " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"
+        " s.favourites_count, (SELECT coalesce(json_agg(eunha_mention_json(ma, $18) ORDER BY"
+        " m.id), '[]')::text FROM m JOIN accounts ma ON ma.tenant_id = $1 AND ma.id ="
+        " m.account_id) AS mentions, (SELECT coalesce(json_agg(eunha_tag_json(tg.name, $18) ORDER"
+        " BY tg.name), '[]')::text FROM tg) AS tags, (SELECT"
+        " coalesce(json_agg(eunha_media_json(md) ORDER BY md.position, md.id), '[]')::text FROM"
+        " md) AS media, a.id AS account_id, a.username, a.domain, a.display_name, a.note, a.url,"
+        " a.uri, a.avatar_url, a.header_url, a.locked, a.bot, a.discoverable, a.fields::text,"
+        " to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'),"
+        " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), a.followers_count, a.following_count,"
+        " a.statuses_count, to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'),"
+        " a.suspended_at IS NOT NULL,"
         " (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text"
+        "  AS notify_ids"
         " FROM s, a"},
     /*
      * statuses.insert for a status with no mention, tag, poll or media that
@@ -198,7 +231,7 @@ const struct eu_sql eu_statuses_sql[] = {
      * trigger to fire (on polls and media_attachments) even when it changes
      * no row: a third of the post's PostgreSQL CPU in the profile of plain
      * posts, which are most posts. One row: the status as the POST answers
-     * it (EU_NEW_STATUS_RENDER_SQL), so that rendering it is no second
+     * it (as statuses.insert does), so that rendering it is no second
      * statement; then the followers who asked to be told of it (Mastodon's
      * rule: not direct, not a reply to someone else); whether anyone remote
      * would receive it (ap_objects.notes' rule for a status with no mention
@@ -213,25 +246,70 @@ const struct eu_sql eu_statuses_sql[] = {
         "WITH u AS (SELECT coalesce($7::smallint, CASE x.default_privacy WHEN 'unlisted' THEN 1"
         "  WHEN 'private' THEN 2 WHEN 'direct' THEN 3 ELSE 0 END)::smallint AS vis,"
         "  coalesce($6::bool, x.default_sensitive, false) AS sens"
-        "  FROM (SELECT 1) one LEFT JOIN users x ON x.tenant_id = $1 AND x.account_id = $2::bigint),"
+        "  FROM (SELECT 1) one LEFT JOIN users x ON x.tenant_id = $1 AND x.account_id ="
+        " $2::bigint),"
         " s AS (INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text,"
         "  sensitive, visibility, language, in_reply_to_id, in_reply_to_account_id,"
         "  conversation_id, application_id)"
         " SELECT $1, $2::bigint, $3, $4, $5, u.sens, u.vis, $8, $9::bigint, $10::bigint,"
         "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint FROM u"
         "  RETURNING *, xmin::text AS sx),"
-        EU_NEW_STATUS_AUTHOR_SQL ","
+        " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "
+        " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "
+        " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "
+        " greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at  FROM"
+        " accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x),"
         " fl AS (SELECT f.account_id, f.notify, fa.domain IS NULL AS local,"
         "  fa.suspended_at IS NULL AS active FROM follows f JOIN accounts fa"
         "  ON fa.tenant_id = $1 AND fa.id = f.account_id"
         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint)"
-        " SELECT " EU_NEW_STATUS_RENDER_SQL("'[]'", "'[]'", "'[]'") ","
+        " SELECT s.id, true AS visible, false AS domain_blocked, s.reblog_of_id, s.sx AS sxmin,"
+        " s.sx AS axmin, s.account_id AS author_id, s.visibility, false AS status_cached, false"
+        " AS account_cached, false AS favourited, false AS reblogged, EXISTS (SELECT 1 FROM"
+        " conversation_mutes cm WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND"
+        " cm.conversation_id = coalesce(s.conversation_id, s.id)) AS muted, false AS bookmarked,"
+        " false AS pinned, (SELECT json_build_object('name', oa.name, 'website',"
+        " oa.website)::text FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id ="
+        " s.application_id) AS app, NULL AS poll, NULL AS filter_stamp, NULL AS source_text,"
+        " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"
+        " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"
+        " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"
+        " s.favourites_count, '[]' AS mentions, '[]' AS tags, '[]' AS media, a.id AS account_id,"
+        " a.username, a.domain, a.display_name, a.note, a.url, a.uri, a.avatar_url, a.header_url,"
+        " a.locked, a.bot, a.discoverable, a.fields::text, to_char(date_trunc('day', a.created_at"
+        " AT TIME ZONE 'UTC'), 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), a.followers_count,"
+        " a.following_count, a.statuses_count, to_char(a.last_status_at AT TIME ZONE 'UTC',"
+        " 'YYYY-MM-DD'), a.suspended_at IS NOT NULL,"
         " CASE WHEN s.visibility < 3 AND (s.in_reply_to_account_id IS NULL"
         "  OR s.in_reply_to_account_id = s.account_id)"
         "  THEN (SELECT coalesce(array_agg(fl.account_id), '{}') FROM fl WHERE fl.notify)"
-        "  ELSE '{}' END::text,"
-        " s.visibility < 3 AND EXISTS (SELECT 1 FROM fl WHERE NOT fl.local AND fl.active),"
-        " (SELECT array_agg(v.id) FROM " EU_NEW_STATUS_FEEDS_SQL("s") ")::text"
+        "  ELSE '{}' END::text AS notify_ids,"
+        " s.visibility < 3 AND EXISTS (SELECT 1 FROM fl WHERE NOT fl.local AND fl.active)"
+        "  AS remote,"
+        /* The feeds: feeds.recipients and eunha_home_feed_takes() for the
+         * status just inserted, over the author's followers fl read once for
+         * the whole statement: as v(id), the author and every local follower
+         * whose feed takes it. What the general rule tests and cannot hold
+         * here is left out (a deleted status, a reblog and its original's
+         * author, mentions, which a plain status has none of); the rest is
+         * the same: direct reaches nobody else, a reply only followers of the
+         * account replied to (or that account), and no follower who blocks,
+         * is blocked by or mutes the author, nor any of a suspended author.
+         * The general one was a third of the statement's PostgreSQL CPU, a
+         * dozen subplans set up for every post. */
+        " (SELECT array_agg(v.id) FROM (SELECT s.account_id AS id UNION ALL SELECT fl.account_id"
+        " FROM fl WHERE fl.local AND fl.account_id <> s.account_id AND s.visibility < 3 AND"
+        " (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id IN (s.account_id,"
+        " fl.account_id) OR EXISTS (SELECT 1 FROM follows hr WHERE hr.tenant_id = $1 AND"
+        " hr.account_id = fl.account_id AND hr.target_account_id = s.in_reply_to_account_id)) AND"
+        " NOT EXISTS (SELECT 1 FROM blocks hb WHERE hb.tenant_id = $1 AND hb.account_id ="
+        " fl.account_id AND hb.target_account_id = s.account_id) AND NOT EXISTS (SELECT 1 FROM"
+        " blocks vb WHERE vb.tenant_id = $1 AND vb.account_id = s.account_id AND"
+        " vb.target_account_id = fl.account_id) AND NOT EXISTS (SELECT 1 FROM mutes hu WHERE"
+        " hu.tenant_id = $1 AND hu.account_id = fl.account_id AND hu.target_account_id ="
+        " s.account_id AND (hu.expires_at IS NULL OR hu.expires_at > now())) AND NOT EXISTS"
+        " (SELECT 1 FROM accounts sa WHERE sa.tenant_id = $1 AND sa.id = s.account_id AND"
+        " sa.suspended_at IS NOT NULL)) v)::text AS feeds"
         " FROM s, a"},
     /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
      * $9 mention ids, $10 tags, $11 media ids in order, $12 media_attributes
@@ -320,7 +398,7 @@ const struct eu_sql eu_statuses_sql[] = {
         "  AND (SELECT count(*) FROM lk) >= 0 RETURNING id),"
         " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
         "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL),"
-        " " EU_MEDIA_DELETE_CTES("status_id IN (SELECT id FROM d)")
+         EU_MEDIA_DELETE_CTES("status_id IN (SELECT id FROM d)")
         " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM mj)"},
     [STATUSES_SOURCE] = {"statuses.source",
         "SELECT id, text, spoiler_text FROM statuses WHERE tenant_id = $1"
@@ -328,8 +406,8 @@ const struct eu_sql eu_statuses_sql[] = {
     /* A status never edited has one version: itself. */
     /* Each version's media with the descriptions they had then. */
     [STATUSES_HISTORY] = {"statuses.history",
-        "SELECT v.content, v.spoiler_text, v.sensitive, " EU_SQL_TS("v.created_at") ","
-        " (SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL("hm") "::jsonb"
+        "SELECT v.content, v.spoiler_text, v.sensitive, eunha_ts(v.created_at),"
+        " (SELECT coalesce(json_agg(eunha_media_json(hm)::jsonb"
         "  || jsonb_build_object('description', nullif(v.descs[x.i], '')) ORDER BY x.i), '[]')"
         "  ::text FROM unnest(v.ids) WITH ORDINALITY x(id, i) JOIN media_attachments hm"
         "  ON hm.tenant_id = $1 AND hm.id = x.id), "
@@ -344,8 +422,9 @@ const struct eu_sql eu_statuses_sql[] = {
         "  FROM media_attachments cm WHERE cm.tenant_id = $1 AND cm.status_id = s.id"
         "  AND cm.position >= 0 HAVING NOT EXISTS"
         "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
-        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND "
-        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") " ORDER BY v.created_at, v.id"},
+        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND EXISTS"
+        " (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at,"
+        " $3::bigint)) ORDER BY v.created_at, v.id"},
     /* Ancestors oldest first; descendants depth first, as a thread reads.
      * Hidden ones are dropped by the renderer. Like Mastodon's thread
      * (StatusFilter), statuses by a domain the viewer blocks, by a
@@ -366,17 +445,18 @@ const struct eu_sql eu_statuses_sql[] = {
         "   ON c.tenant_id = $1 AND c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
         "   AND array_length(down.path, 1) < 40)"
         " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.tenant_id = $1"
-        "  AND s.id = $2::bigint AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")
-        " UNION ALL SELECT 'a', up.id::text, 1, -up.depth FROM up"
+        "  AND s.id = $2::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id,"
+        " s.account_id, s.visibility, s.deleted_at, $3::bigint)) UNION ALL SELECT 'a',"
+        " up.id::text, 1, -up.depth FROM up"
         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = up.author"
-        "  WHERE " EU_STATUS_NOT_DOMAIN_HIDDEN_SQL("a", "$3::bigint")
-        "  AND " EU_STATUS_NOT_SHUNNED_SQL("up.author", "$3::bigint")
+        "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
+        " $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, up.author, $3::bigint))"
         " UNION ALL SELECT 'd', dd.id::text, 2, dd.o"
         "  FROM (SELECT id, author, row_number() OVER (ORDER BY path) AS o FROM"
         "  (SELECT id, path, author FROM down ORDER BY path LIMIT 60) d0) dd"
         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = dd.author"
-        "  WHERE " EU_STATUS_NOT_DOMAIN_HIDDEN_SQL("a", "$3::bigint")
-        "  AND " EU_STATUS_NOT_SHUNNED_SQL("dd.author", "$3::bigint")
+        "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
+        " $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, dd.author, $3::bigint))"
         " ORDER BY 3, 4"},
     [STATUSES_FAVOURITE] = {"statuses.favourite",
         "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (tenant_id, account_id,"
@@ -412,8 +492,8 @@ const struct eu_sql eu_statuses_sql[] = {
      * columns: visibility, is a reblog, pins held, already pinned. */
     [STATUSES_PIN] = {"statuses.pin",
         "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND "
-        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
+        " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
         " x AS (INSERT INTO status_pins (tenant_id, account_id, status_id)"
         "  SELECT $1, $3::bigint, id FROM t WHERE t.account_id = $3::bigint"
         "  AND t.reblog_of_id IS NULL AND t.visibility < 3 AND (SELECT count(*)"
@@ -426,8 +506,8 @@ const struct eu_sql eu_statuses_sql[] = {
         "  AND status_id = t.id) FROM t"},
     [STATUSES_UNPIN] = {"statuses.unpin",
         "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND "
-        EU_STATUS_VISIBLE_SQL("s", "$3::bigint") "),"
+        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
+        " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
         " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
         "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
         " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
@@ -454,7 +534,8 @@ const struct eu_sql eu_statuses_sql[] = {
         "  (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t"},
     [STATUSES_VISIBLE] = {"statuses.visible",
         "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
-        " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")},
+        " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
+        " s.deleted_at, $3::bigint))"},
     [STATUSES_FAVOURITED_BY] = {"statuses.favourited_by",
         "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
         " FROM favourites x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
@@ -992,10 +1073,6 @@ notify_ids(const struct publish *pb, const char *text, const char *type, int64_t
     free(ids);
 }
 
-/* Columns of statuses.insert and statuses.insert_plain after the status
- * they render; the last two only in the plain one. */
-enum { NEW_NOTIFY = EU_NEW_STATUS_NCOLS, NEW_REMOTE, NEW_FEEDS };
-
 static void
 on_published(PGresult *res, enum eu_db_status st, void *arg)
 {
@@ -1007,17 +1084,21 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
     } else {
         const char *id = PQgetvalue(res, 0, 0);
         int64_t sid = strtoll(id, NULL, 10);
-        bool plain = pb->plain && PQnfields(res) > NEW_FEEDS;
+        /* After the status they render, statuses.insert and
+         * statuses.insert_plain name the followers to notify; the plain one
+         * also lists the feeds and says when nobody remote would receive
+         * the status. */
+        int notify_col = PQfnumber(res, "notify_ids");
+        int remote_col = PQfnumber(res, "remote"), feeds_col = PQfnumber(res, "feeds");
+        bool plain = pb->plain && remote_col >= 0 && feeds_col >= 0;
         notify_ids(pb, pb->mention_ids, "mention", sid);
-        if (pb->notify_followers)
-            notify_ids(pb, PQgetvalue(res, 0, NEW_NOTIFY), "status", sid);
-        /* statuses.insert_plain lists the feeds and says when nobody
-         * remote would receive the status. */
+        if (pb->notify_followers && notify_col >= 0)
+            notify_ids(pb, PQgetvalue(res, 0, notify_col), "status", sid);
         if (plain)
-            eu_feed_status_fanout_ids(pb->app, pb->tenant, sid, PQgetvalue(res, 0, NEW_FEEDS));
+            eu_feed_status_fanout_ids(pb->app, pb->tenant, sid, PQgetvalue(res, 0, feeds_col));
         else
             eu_feed_status_fanout(pb->app, pb->tenant, sid, false);
-        if (!plain || PQgetvalue(res, 0, NEW_REMOTE)[0] == 't')
+        if (!plain || PQgetvalue(res, 0, remote_col)[0] == 't')
             eu_ap_outbox_status(pb->app, pb->tenant, pb->author, id, EU_AP_STATUS_CREATE, NULL);
         if (pb->poll_ms >= 0)
             eu_queue_task_wake(pb->tenant, EU_TASK_POLLS, pb->poll_ms);

@@ -28,78 +28,81 @@
 #define PAGE_DEFAULT 20
 #define PAGE_MAX 40
 
-/* Nothing from accounts the viewer blocks, mutes or is blocked by. */
-#define NOT_SHUNNED_SQL(s, v) EU_STATUS_NOT_SHUNNED_SQL(s ".account_id", v)
-
-/* Nothing by accounts of a domain the viewer blocks, and nothing by
- * silenced accounts unless the viewer follows them (statuses.h). */
-#define NOT_DOMAIN_HIDDEN_SQL(a, v) EU_STATUS_NOT_DOMAIN_HIDDEN_SQL(a, v)
-
 enum {
     TIMELINES_PUBLIC,
     TIMELINES_TAG,
     TIMELINES_ACCOUNT,
 };
 
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
 const struct eu_sql eu_timelines_sql[] = {
     /* $2 local, $3 remote, $4 only_media, $5 viewer. No media attachments
      * exist yet, so only_media matches nothing. Like Mastodon, replies to
      * others stay out of the public timeline. */
-    [TIMELINES_PUBLIC] = {"timelines.public",
-        "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
-        " WHERE s.tenant_id = $1 AND s.deleted_at IS NULL AND s.visibility = 0"
-        " AND s.reblog_of_id IS NULL AND a.suspended_at IS NULL"
-        " AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
-        " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
-        " AND " NOT_SHUNNED_SQL("s", "$5::bigint")
-        " AND " NOT_DOMAIN_HIDDEN_SQL("a", "$5::bigint"),
-        "s.id", 6},
+    [TIMELINES_PUBLIC] =
+        {"timelines.public",
+         "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+         /* Nothing from accounts the viewer blocks, mutes or is blocked by;
+          * nothing by accounts of a domain the viewer blocks, nor by
+          * silenced accounts the viewer does not follow (migration 0040). */
+         " CROSS JOIN LATERAL eunha_not_shunned($1, s.account_id, $5::bigint) ns"
+         " CROSS JOIN LATERAL eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at, "
+         "$5::bigint) nh"
+         " WHERE s.tenant_id = $1 AND s.deleted_at IS NULL AND s.visibility = 0"
+         " AND s.reblog_of_id IS NULL AND a.suspended_at IS NULL"
+         " AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
+         " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool",
+         "s.id", 6},
     /* $2 local, $3 remote, $4 only_media, $5 viewer, $6 any (with the
      * path's tag), $7 all (NULL: no condition), $8 none. */
-    [TIMELINES_TAG] = {"timelines.tag",
-        "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
-        " WHERE s.tenant_id = $1 AND s.id IN (SELECT st.status_id FROM statuses_tags st JOIN tags t"
-        "  ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
-        "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($6::text[]) x))"
-        " AND ($7::text[] IS NULL OR (SELECT count(DISTINCT lower(t.name)) FROM statuses_tags st"
-        "  JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
-        "  AND st.status_id = s.id AND lower(t.name) IN"
-        "  (SELECT lower(x) FROM unnest($7::text[]) x)) = (SELECT count(DISTINCT lower(x))"
-        "  FROM unnest($7::text[]) x))"
-        " AND NOT EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t ON t.tenant_id = $1"
-        "  AND t.id = st.tag_id WHERE st.tenant_id = $1 AND st.status_id = s.id"
-        "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($8::text[]) x))"
-        " AND s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
-        " AND a.suspended_at IS NULL"
-        " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
-        " AND " NOT_SHUNNED_SQL("s", "$5::bigint")
-        " AND " NOT_DOMAIN_HIDDEN_SQL("a", "$5::bigint"),
-        "s.id", 9},
+    [TIMELINES_TAG] =
+        {"timelines.tag",
+         "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+         /* Nothing from accounts the viewer blocks, mutes or is blocked by;
+          * nothing by accounts of a domain the viewer blocks, nor by
+          * silenced accounts the viewer does not follow (migration 0040). */
+         " CROSS JOIN LATERAL eunha_not_shunned($1, s.account_id, $5::bigint) ns"
+         " CROSS JOIN LATERAL eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at, "
+         "$5::bigint) nh"
+         " WHERE s.tenant_id = $1 AND s.id IN (SELECT st.status_id FROM statuses_tags st JOIN tags "
+         "t"
+         "  ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
+         "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($6::text[]) x))"
+         " AND ($7::text[] IS NULL OR (SELECT count(DISTINCT lower(t.name)) FROM statuses_tags st"
+         "  JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
+         "  AND st.status_id = s.id AND lower(t.name) IN"
+         "  (SELECT lower(x) FROM unnest($7::text[]) x)) = (SELECT count(DISTINCT lower(x))"
+         "  FROM unnest($7::text[]) x))"
+         " AND NOT EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t ON t.tenant_id = $1"
+         "  AND t.id = st.tag_id WHERE st.tenant_id = $1 AND st.status_id = s.id"
+         "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($8::text[]) x))"
+         " AND s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
+         " AND a.suspended_at IS NULL"
+         " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool",
+         "s.id", 9},
     /* $2 account, $3 viewer, $4 exclude_replies, $5 exclude_reblogs,
      * $6 only_media, $7 tagged (NULL: any), $8 pinned. The first branch keeps
      * "no such account" (a row with a NULL id, only when the account does not
      * exist, and so has no statuses) apart from "no statuses" (no row): the
      * page's conditions bind only the last branch, and its ORDER BY and LIMIT
      * the union, which is why they name the output column id. */
-    [TIMELINES_ACCOUNT] = {"timelines.account",
-        "SELECT NULL::bigint AS id WHERE NOT EXISTS (SELECT 1 FROM accounts a"
-        "  WHERE a.tenant_id = $1 AND a.id = $2::bigint)"
-        " UNION ALL SELECT s.id FROM statuses s"
-        " WHERE s.tenant_id = $1 AND s.account_id = $2::bigint"
-        " AND " EU_STATUS_VISIBLE_SQL("s", "$3::bigint")
-        " AND (NOT $4::bool OR s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
-        " AND (NOT $5::bool OR s.reblog_of_id IS NULL) AND NOT $6::bool"
-        " AND ($7::text IS NULL OR EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t"
-        "  ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
-        "  AND st.status_id = s.id AND lower(t.name) = lower($7::text)))"
-        " AND (NOT $8::bool OR EXISTS (SELECT 1 FROM status_pins sp WHERE sp.tenant_id = $1"
-        "  AND sp.status_id = s.id AND sp.account_id = s.account_id))",
-        "id", 9},
+    [TIMELINES_ACCOUNT] =
+        {"timelines.account",
+         "SELECT NULL::bigint AS id WHERE NOT EXISTS (SELECT 1 FROM accounts a"
+         "  WHERE a.tenant_id = $1 AND a.id = $2::bigint)"
+         " UNION ALL SELECT s.id FROM statuses s"
+         " WHERE s.tenant_id = $1 AND s.account_id = $2::bigint"
+         " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, "
+         "s.deleted_at, $3::bigint)) AND (NOT $4::bool OR s.in_reply_to_id IS NULL OR "
+         "s.in_reply_to_account_id = s.account_id)"
+         " AND (NOT $5::bool OR s.reblog_of_id IS NULL) AND NOT $6::bool"
+         " AND ($7::text IS NULL OR EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t"
+         "  ON t.tenant_id = $1 AND t.id = st.tag_id WHERE st.tenant_id = $1"
+         "  AND st.status_id = s.id AND lower(t.name) = lower($7::text)))"
+         " AND (NOT $8::bool OR EXISTS (SELECT 1 FROM status_pins sp WHERE sp.tenant_id = $1"
+         "  AND sp.status_id = s.id AND sp.account_id = s.account_id))",
+         "id", 9},
     {0},
 };
-/* clang-format on */
 
 struct list_ctx {
     struct eu_page page;

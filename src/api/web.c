@@ -85,7 +85,7 @@ display_name(struct eu_req *req, const PGresult *res, int row, int name_col, int
 #define PAGE_SQL_ACCOUNT                                                                           \
     "SELECT a.username, a.display_name, a.note,"                                                   \
     " a.followers_count, a.following_count, a.statuses_count,"                                     \
-    " s.id, s.text, s.content, s.spoiler_text, " EU_SQL_TS("s.created_at") ", s.local"
+    " s.id, s.text, s.content, s.spoiler_text, eunha_ts(s.created_at), s.local"
 
 enum {
     WEB_PROFILE,

@@ -11,6 +11,12 @@
  * must name tenant_id among its columns. It cannot prove the predicate is
  * right (`a.tenant_id = $1`), only that none was forgotten; the decoy-tenant
  * isolation test covers what the predicates say.
+ *
+ * The rules statements share are SQL functions (migration 0040) that read
+ * tenant tables for the tenant given as their first argument, so a call of
+ * one of the eunha_ functions must pass $1 there, as a table's alias must
+ * be matched by its tenant_id. The few that read no tenant's rows are
+ * listed below.
  */
 
 #include "eunha/db.h"
@@ -75,6 +81,26 @@ const char *const eu_db_tenant_tables[] = {
      * go, so it is emptied after them. */
     "instance_counters",
     "instance_status_counts",
+    NULL,
+};
+
+/* The eunha_ functions statements may call without the tenant first:
+ * none of them reads a tenant's rows. */
+static const char *const tenant_free_functions[] = {
+    /* Formatting, and pieces of entities built from a row the statement
+     * has read (migration 0040). */
+    "eunha_ts",
+    "eunha_media_json",
+    "eunha_mention_json",
+    "eunha_tag_json",
+    "eunha_group_key",
+    "eunha_ap_ts",
+    "eunha_actor_uri",
+    "eunha_status_uri",
+    /* No tables, or the control schema's own. */
+    "eunha_next_id",
+    "eunha_domain_suffixes",
+    "eunha_analyze_new_tables",
     NULL,
 };
 
@@ -150,17 +176,34 @@ tokenize(const char *sql, struct tok *toks, int max)
         } else {
             if (n == max)
                 return -1;
-            toks[n].text[0] = *p == '$' ? '$' : *p;
-            toks[n].text[1] = '\0';
+            size_t len = 0;
+            toks[n].text[len++] = *p++;
+            if (p[-1] == '$') /* a parameter: $12 is one token */
+                while (isdigit((unsigned char)*p)) {
+                    if (len + 1 < sizeof(toks[n].text))
+                        toks[n].text[len++] = *p;
+                    p++;
+                }
+            toks[n].text[len] = '\0';
             toks[n].word = false;
             n++;
-            p++;
-            if (p[-1] == '$') /* a parameter: $12 is one token */
-                while (isdigit((unsigned char)*p))
-                    p++;
         }
     }
     return n;
+}
+
+/* A call of a function at token i that reads a tenant's rows passes $1
+ * first? True for anything that is not such a call. */
+static bool
+call_names_tenant(const struct tok *t, int n, int i)
+{
+    if (!t[i].word || strncmp(t[i].text, "eunha_", 6) != 0 || i + 1 >= n ||
+        strcmp(t[i + 1].text, "(") != 0)
+        return true;
+    for (int k = 0; tenant_free_functions[k]; k++)
+        if (strcmp(tenant_free_functions[k], t[i].text) == 0)
+            return true;
+    return i + 2 < n && strcmp(t[i + 2].text, "$1") == 0;
 }
 
 struct ref {
@@ -213,6 +256,11 @@ eu_db_sql_check_tenant(const char *sql, char *why, size_t whylen)
     }
     for (int i = 0; i + 1 < n && ok; i++) {
         const char *w = t[i].text;
+        if (!call_names_tenant(t, n, i)) {
+            snprintf(why, whylen, "%s() without $1, the tenant, first", w);
+            ok = false;
+            break;
+        }
         bool intro = t[i].word && (strcmp(w, "from") == 0 || strcmp(w, "join") == 0 ||
                                    strcmp(w, "update") == 0 || strcmp(w, "into") == 0 ||
                                    strcmp(w, "using") == 0);

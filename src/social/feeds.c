@@ -43,13 +43,6 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* Statuses of account $2's home feed; the author set keeps the scan on the
- * statuses_account index. */
-#define HOME_SQL                                                                                   \
-    "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT $2::bigint"    \
-    " UNION SELECT target_account_id FROM follows WHERE tenant_id = $1"                            \
-    " AND account_id = $2::bigint) AND " EU_HOME_FEED_SQL("s", "$2::bigint")
-
 enum {
     FEEDS_RECIPIENTS,
     FEEDS_REBUILD,
@@ -62,15 +55,31 @@ const struct eu_sql eu_feeds_sql[] = {
     /* Recipients: the author and local followers whose home rules admit the
      * status ($3 true when removing: every candidate). */
     [FEEDS_RECIPIENTS] = {"feeds.recipients",
-        "SELECT v.id FROM statuses s, " EU_FEED_CANDIDATES_SQL("s")
-        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR "
-        EU_HOME_FEED_SQL("s", "v.id") ")"},
-    /* The whole feed as Redis keeps it, newest first. */
+        /* The candidates, as v(id): its author and its local followers. */
+        "SELECT v.id FROM statuses s, LATERAL (SELECT s.account_id AS id UNION SELECT"
+        " f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1 AND fa.id ="
+        " f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1 AND f.target_account_id ="
+        " s.account_id) v"
+        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR EXISTS (SELECT FROM"
+        " eunha_home_feed_takes($1, s.id, s.account_id, s.reblog_of_id, s.visibility,"
+        " s.deleted_at, s.in_reply_to_account_id, v.id)))"},
+    /* The whole feed as Redis keeps it, newest first: statuses of account
+     * $2's home feed; the author set keeps the scan on the
+     * statuses_account index. */
     [FEEDS_REBUILD] = {"feeds.rebuild",
-        HOME_SQL " ORDER BY s.id DESC LIMIT " STR(EU_FEED_MAX)},
-    /* One page straight from PostgreSQL, for when Redis is down. */
+        "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT"
+        " $2::bigint UNION SELECT target_account_id FROM follows WHERE tenant_id = $1 AND"
+        " account_id = $2::bigint) AND EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id,"
+        " s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id,"
+        " $2::bigint)) ORDER BY s.id DESC LIMIT " STR(EU_FEED_MAX)},
+    /* One page straight from PostgreSQL, for when Redis is down: the same
+     * statuses. */
     [FEEDS_HOME] = {"feeds.home",
-        HOME_SQL,
+        "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT"
+        " $2::bigint UNION SELECT target_account_id FROM follows WHERE tenant_id = $1 AND"
+        " account_id = $2::bigint) AND EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id,"
+        " s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id,"
+        " $2::bigint))",
         "s.id", 3},
     {0},
 };

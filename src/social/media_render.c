@@ -1,7 +1,7 @@
 /*
  * The MediaAttachment entity as statuses carry it (status entities, edit
  * history, scheduled statuses) and as ActivityPub Notes describe it. The
- * rows come from SQL as EU_MEDIA_ROW_SQL objects, a page's worth in the one
+ * rows come from SQL as eunha_media_json() objects, a page's worth in the one
  * render statement, so nothing here touches the database.
  */
 #include "eunha/entities.h"

@@ -26,11 +26,12 @@
 #include "eunha/tenant.h"
 #include "render_cache_internal.h"
 
-/* Column positions of status_render.statuses's select list: first what
- * every render needs (visibility, stamps, the viewer's flags, the poll),
- * then the status's own columns and its author's, which are NULL when the
- * cache holds the row's current version (see render_cache.c).
- * status_render.cached stops after C_TEXT. */
+/* The fields of status_render.statuses's rows, found by name (see
+ * col_names): first what every render needs (visibility, stamps, the
+ * viewer's flags, the poll), then the status's own columns and its
+ * author's, which are NULL when the cache holds the row's current version
+ * (see render_cache.c). status_render.cached has those up to C_TEXT;
+ * C_ACCOUNT is the first of the author's EU_ACCOUNT_COLUMNS. */
 enum {
     C_ID,
     C_VISIBLE,
@@ -68,7 +69,51 @@ enum {
     C_MENTIONS,
     C_TAGS,
     C_MEDIA,
-    C_ACCOUNT
+    C_ACCOUNT,
+    C_NFIELDS
+};
+
+/* The names the render statements and the insert that answers with its
+ * status (statuses.insert and statuses.insert_plain) give those fields. None is the name of
+ * a column of EU_ACCOUNT_COLUMNS but "id", which comes first. */
+static const char *const col_names[C_NFIELDS] = {
+    [C_ID] = "id",
+    [C_VISIBLE] = "visible",
+    [C_DOMAIN_BLOCKED] = "domain_blocked",
+    [C_REBLOG_OF] = "reblog_of_id",
+    [C_SXMIN] = "sxmin",
+    [C_AXMIN] = "axmin",
+    [C_AUTHOR] = "author_id",
+    [C_VISIBILITY] = "visibility",
+    [C_SCACHED] = "status_cached",
+    [C_ACACHED] = "account_cached",
+    [C_FAVOURITED] = "favourited",
+    [C_REBLOGGED] = "reblogged",
+    [C_MUTED] = "muted",
+    [C_BOOKMARKED] = "bookmarked",
+    [C_PINNED] = "pinned",
+    [C_APP] = "app",
+    [C_POLL] = "poll",
+    [C_FILTER_STAMP] = "filter_stamp",
+    [C_TEXT] = "source_text",
+    [C_CREATED] = "created_at",
+    [C_REPLY_ID] = "in_reply_to_id",
+    [C_REPLY_ACCT] = "in_reply_to_account_id",
+    [C_SENSITIVE] = "sensitive",
+    [C_SPOILER] = "spoiler_text",
+    [C_LANGUAGE] = "language",
+    [C_URI] = "status_uri",
+    [C_URL] = "status_url",
+    [C_LOCAL] = "local",
+    [C_CONTENT] = "content",
+    [C_EDITED] = "edited_at",
+    [C_REPLIES] = "replies_count",
+    [C_REBLOGS] = "reblogs_count",
+    [C_FAVS] = "favourites_count",
+    [C_MENTIONS] = "mentions",
+    [C_TAGS] = "tags",
+    [C_MEDIA] = "media",
+    [C_ACCOUNT] = "account_id",
 };
 
 enum {
@@ -77,95 +122,97 @@ enum {
 };
 
 /*
- * The parts of the two render statements, with $2 the ids as an array
- * literal and $3 the viewer's account id (0 anonymous); ss and as name the
- * parameters with the "id:xmin" stamps of the statuses and accounts the
- * cache holds, src the one saying whether to return the source text.
+ * The two render statements, with $2 the ids as an array literal and $3
+ * the viewer's account id (0 anonymous). They share their first part
+ * (the page's ids and the viewer's flags, and the columns up to
+ * source_text), written out in each so that each reads as one statement;
+ * test_render_cache renders the same page through both.
  */
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
-#define RENDER_WITH_SQL                                                                            \
-    "WITH want AS (SELECT unnest($2::bigint[]) AS id"                                              \
-    " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"                          \
-    " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL),"                               \
-    /* The viewer's flags for the whole page, each one index range read                            \
-     * once, not a probe per status. */                                                            \
-    " fav AS (SELECT f.status_id FROM favourites f WHERE f.tenant_id = $1"                         \
-    "  AND f.account_id = $3::bigint AND f.status_id IN (SELECT id FROM want)),"                   \
-    " reb AS (SELECT r.reblog_of_id FROM statuses r WHERE r.tenant_id = $1"                        \
-    "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL"                                     \
-    "  AND r.reblog_of_id IN (SELECT id FROM want)),"                                              \
-    " bm AS (SELECT b.status_id FROM bookmarks b WHERE b.tenant_id = $1"                           \
-    "  AND b.account_id = $3::bigint AND b.status_id IN (SELECT id FROM want)),"                   \
-    " pin AS (SELECT p.status_id FROM status_pins p WHERE p.tenant_id = $1"                        \
-    "  AND p.account_id = $3::bigint AND p.status_id IN (SELECT id FROM want)),"                   \
-    " cmute AS (SELECT cm.conversation_id FROM conversation_mutes cm WHERE cm.tenant_id = $1"      \
-    "  AND cm.account_id = $3::bigint)"
-
-/* What every render needs: up to C_TEXT. */
-#define RENDER_COLUMNS_SQL(src)                                                                    \
-    " SELECT s.id, " EU_STATUS_VISIBLE_BY_SQL("s", "a", "$3::bigint") ","                          \
-    /* The author's domain blocked by the viewer: one primary-key probe,                           \
-     * only for a remote author. */                                                                \
-    " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks adb"                    \
-    "  WHERE adb.tenant_id = $1 AND adb.account_id = $3::bigint AND adb.domain = a.domain),"       \
-    " s.reblog_of_id,"                                                                             \
-    " s.xmin::text, a.xmin::text, s.account_id, s.visibility, k.sc, k.ac,"                         \
-    " s.id IN (SELECT status_id FROM fav), s.id IN (SELECT reblog_of_id FROM reb),"                \
-    " coalesce(s.conversation_id, s.id) IN (SELECT conversation_id FROM cmute),"                   \
-    " s.id IN (SELECT status_id FROM bm), s.id IN (SELECT status_id FROM pin),"                    \
-    " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"                     \
-    "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"            \
-    "  AND s.account_id = $3::bigint),"                                                            \
-    /* Built only where there is a poll: as a subquery it was probed for                           \
-     * every row (migration 0031). */                                                              \
-    " CASE WHEN s.has_poll THEN eunha_poll_json($1, s.id, $3::bigint) END,"                        \
-    /* Computed once: whether the viewer has filters to load at all, and                           \
-     * whether the ones compiled before are still current. */                                      \
-    " " EU_FILTERS_STAMP_SQL("$3::bigint") ","                                                     \
-    " CASE WHEN " src "::boolean THEN s.text END"
-
-#define RENDER_FROM_SQL(ss, as)                                                                    \
-    " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"                 \
-    " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY(" ss "::text[]) AS sc," \
-    "  (a.id::text || ':' || a.xmin::text) = ANY(" as "::text[]) AS ac) k"
-
-/* ANY(ARRAY(...)): fetched by primary key whatever the statistics say, so
- * no plan can compute the costly columns for rows it then drops. */
-#define RENDER_WHERE_SQL " WHERE s.tenant_id = $1 AND s.id = ANY(ARRAY(SELECT id FROM want))"
-
 const struct eu_sql eu_status_render_sql[] = {
     /*
-     * $4 the base URL, $5 and $6 the stamps, $7 whether to return the
-     * source text. The LATERAL parts with the status's and its author's
-     * columns run only for rows whose stamp is not among those: a cached
-     * row costs its visibility, the viewer's flags and its poll.
+     * $4 the base URL, $5 and $6 the "id:xmin" stamps of the statuses and
+     * accounts the cache holds, $7 whether to return the source text. The
+     * LATERAL parts with the status's and its author's columns run only
+     * for rows whose stamp is not among those: a cached row costs its
+     * visibility, the viewer's flags and its poll.
      */
-    [STATUS_RENDER_STATUSES] = {"status_render.statuses",
-        RENDER_WITH_SQL RENDER_COLUMNS_SQL("$7") ", sx.*, ax.*" RENDER_FROM_SQL("$5", "$6")
-        " LEFT JOIN LATERAL (SELECT " EU_SQL_TS("s.created_at") ", s.in_reply_to_id,"
-        "  s.in_reply_to_account_id, s.sensitive, s.spoiler_text, s.language, s.uri, s.url,"
-        "  s.local, s.content,"
-        "  CASE WHEN s.edited_at IS NULL THEN NULL ELSE " EU_SQL_TS("s.edited_at") " END,"
-        "  s.replies_count, s.reblogs_count, s.favourites_count,"
-        "  (SELECT coalesce(json_agg(" EU_MENTION_JSON_SQL("ma", "$4") " ORDER BY m.id), '[]')::text"
-        "   FROM mentions m"
-        "   JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id WHERE m.tenant_id = $1"
-        "   AND m.status_id = s.id AND NOT m.silent),"
-        "  (SELECT coalesce(json_agg(" EU_TAG_JSON_SQL("t.name", "$4") " ORDER BY t.name), '[]')::text"
-        "   FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
-        "   WHERE st.tenant_id = $1 AND st.status_id = s.id),"
-        /* Media removed by an edit keep position -1 for the history. */
-        "  (SELECT coalesce(json_agg(" EU_MEDIA_ROW_SQL("mda") " ORDER BY mda.position, mda.id),"
-        "   '[]')::text FROM media_attachments mda WHERE mda.tenant_id = $1"
-        "   AND mda.status_id = s.id AND mda.position >= 0)"
-        /* OFFSET 0 keeps each LATERAL a subquery of its own, so the stamp
-         * test gates it (a one-time filter) instead of becoming a join
-         * filter applied after its columns were computed. */
-        "  WHERE NOT k.sc OFFSET 0) sx ON true"
-        " LEFT JOIN LATERAL (SELECT " EU_ACCOUNT_COLUMNS("a") " WHERE NOT k.ac OFFSET 0) ax"
-        " ON true"
-        RENDER_WHERE_SQL},
+    [STATUS_RENDER_STATUSES] =
+        {"status_render.statuses",
+         "WITH want AS (SELECT unnest($2::bigint[]) AS id"
+         " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"
+         " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL),"
+         /* The viewer's flags for the whole page, each one index range read
+          * once, not a probe per status. */
+         " fav AS (SELECT f.status_id FROM favourites f WHERE f.tenant_id = $1"
+         "  AND f.account_id = $3::bigint AND f.status_id IN (SELECT id FROM want)),"
+         " reb AS (SELECT r.reblog_of_id FROM statuses r WHERE r.tenant_id = $1"
+         "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL"
+         "  AND r.reblog_of_id IN (SELECT id FROM want)),"
+         " bm AS (SELECT b.status_id FROM bookmarks b WHERE b.tenant_id = $1"
+         "  AND b.account_id = $3::bigint AND b.status_id IN (SELECT id FROM want)),"
+         " pin AS (SELECT p.status_id FROM status_pins p WHERE p.tenant_id = $1"
+         "  AND p.account_id = $3::bigint AND p.status_id IN (SELECT id FROM want)),"
+         " cmute AS (SELECT cm.conversation_id FROM conversation_mutes cm WHERE cm.tenant_id = $1"
+         "  AND cm.account_id = $3::bigint)"
+         " SELECT s.id, (s.deleted_at IS NULL AND a.suspended_at IS NULL AND EXISTS (SELECT FROM"
+         "  eunha_status_audience($1, s.id, s.account_id, s.visibility, $3::bigint))) AS visible,"
+         /* The author's domain blocked by the viewer: one primary-key probe,
+          * only for a remote author. */
+         " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks adb"
+         "  WHERE adb.tenant_id = $1 AND adb.account_id = $3::bigint AND adb.domain = a.domain)"
+         "  AS domain_blocked,"
+         " s.reblog_of_id, s.xmin::text AS sxmin, a.xmin::text AS axmin,"
+         " s.account_id AS author_id, s.visibility, k.status_cached, k.account_cached,"
+         " s.id IN (SELECT status_id FROM fav) AS favourited,"
+         " s.id IN (SELECT reblog_of_id FROM reb) AS reblogged,"
+         " coalesce(s.conversation_id, s.id) IN (SELECT conversation_id FROM cmute) AS muted,"
+         " s.id IN (SELECT status_id FROM bm) AS bookmarked,"
+         " s.id IN (SELECT status_id FROM pin) AS pinned,"
+         " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
+         "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"
+         "  AND s.account_id = $3::bigint) AS app,"
+         /* Built only where there is a poll: as a subquery it was probed for
+          * every row (migration 0031). */
+         " CASE WHEN s.has_poll THEN eunha_poll_json($1, s.id, $3::bigint) END AS poll,"
+         /* Computed once: whether the viewer has filters to load at all, and
+          * whether the ones compiled before are still current. */
+         " (SELECT stamp FROM eunha_filters_stamp($1, $3::bigint) stamp) AS filter_stamp,"
+         " CASE WHEN $7::boolean THEN s.text END AS source_text, sx.*, ax.*"
+         " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+         " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($5::text[])"
+         "  AS status_cached, (a.id::text || ':' || a.xmin::text) = ANY($6::text[])"
+         "  AS account_cached) k"
+         " LEFT JOIN LATERAL (SELECT eunha_ts(s.created_at) AS created_at, s.in_reply_to_id,"
+         "  s.in_reply_to_account_id, s.sensitive, s.spoiler_text, s.language,"
+         "  s.uri AS status_uri, s.url AS status_url, s.local, s.content,"
+         "  CASE WHEN s.edited_at IS NULL THEN NULL ELSE eunha_ts(s.edited_at) END AS edited_at,"
+         "  s.replies_count, s.reblogs_count, s.favourites_count,"
+         "  (SELECT coalesce(json_agg(eunha_mention_json(ma, $4) ORDER BY m.id), '[]')::text"
+         "   FROM mentions m"
+         "   JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id WHERE m.tenant_id = $1"
+         "   AND m.status_id = s.id AND NOT m.silent) AS mentions,"
+         "  (SELECT coalesce(json_agg(eunha_tag_json(t.name, $4) ORDER BY t.name), '[]')::text"
+         "   FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
+         "   WHERE st.tenant_id = $1 AND st.status_id = s.id) AS tags,"
+         /* Media removed by an edit keep position -1 for the history. */
+         "  (SELECT coalesce(json_agg(eunha_media_json(mda) ORDER BY mda.position, mda.id),"
+         "   '[]')::text FROM media_attachments mda WHERE mda.tenant_id = $1"
+         "   AND mda.status_id = s.id AND mda.position >= 0) AS media"
+         /* OFFSET 0 keeps each LATERAL a subquery of its own, so the stamp
+          * test gates it (a one-time filter) instead of becoming a join
+          * filter applied after its columns were computed. */
+         "  WHERE NOT k.status_cached OFFSET 0) sx ON true"
+         /* EU_ACCOUNT_COLUMNS, its first one named for C_ACCOUNT. */
+         " LEFT JOIN LATERAL (SELECT a.id AS account_id, a.username, a.domain, a.display_name,"
+         "  a.note, a.url, a.uri, a.avatar_url, a.header_url, a.locked, a.bot, a.discoverable,"
+         "  a.fields::text, to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'),"
+         "  'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), a.followers_count, a.following_count,"
+         "  a.statuses_count, to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'),"
+         "  a.suspended_at IS NOT NULL WHERE NOT k.account_cached OFFSET 0) ax ON true"
+         /* ANY(ARRAY(...)): fetched by primary key whatever the statistics
+          * say, so no plan can compute the costly columns for rows it then
+          * drops. */
+         " WHERE s.tenant_id = $1 AND s.id = ANY(ARRAY(SELECT id FROM want))"},
     /*
      * For a page whose statuses and authors the cache holds, all of them:
      * the same rows without the columns the cache has, $4 and $5 the
@@ -173,11 +220,55 @@ const struct eu_sql eu_status_render_sql[] = {
      * cost every execution their set-up (a tenth of the statement); a row
      * found stale here makes the render ask again with the statement above.
      */
-    [STATUS_RENDER_CACHED] = {"status_render.cached",
-        RENDER_WITH_SQL RENDER_COLUMNS_SQL("$6") RENDER_FROM_SQL("$4", "$5") RENDER_WHERE_SQL},
+    [STATUS_RENDER_CACHED] =
+        {"status_render.cached",
+         "WITH want AS (SELECT unnest($2::bigint[]) AS id"
+         " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"
+         " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL),"
+         /* The viewer's flags for the whole page, each one index range read
+          * once, not a probe per status. */
+         " fav AS (SELECT f.status_id FROM favourites f WHERE f.tenant_id = $1"
+         "  AND f.account_id = $3::bigint AND f.status_id IN (SELECT id FROM want)),"
+         " reb AS (SELECT r.reblog_of_id FROM statuses r WHERE r.tenant_id = $1"
+         "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL"
+         "  AND r.reblog_of_id IN (SELECT id FROM want)),"
+         " bm AS (SELECT b.status_id FROM bookmarks b WHERE b.tenant_id = $1"
+         "  AND b.account_id = $3::bigint AND b.status_id IN (SELECT id FROM want)),"
+         " pin AS (SELECT p.status_id FROM status_pins p WHERE p.tenant_id = $1"
+         "  AND p.account_id = $3::bigint AND p.status_id IN (SELECT id FROM want)),"
+         " cmute AS (SELECT cm.conversation_id FROM conversation_mutes cm WHERE cm.tenant_id = $1"
+         "  AND cm.account_id = $3::bigint)"
+         " SELECT s.id, (s.deleted_at IS NULL AND a.suspended_at IS NULL AND EXISTS (SELECT FROM"
+         "  eunha_status_audience($1, s.id, s.account_id, s.visibility, $3::bigint))) AS visible,"
+         /* The author's domain blocked by the viewer: one primary-key probe,
+          * only for a remote author. */
+         " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks adb"
+         "  WHERE adb.tenant_id = $1 AND adb.account_id = $3::bigint AND adb.domain = a.domain)"
+         "  AS domain_blocked,"
+         " s.reblog_of_id, s.xmin::text AS sxmin, a.xmin::text AS axmin,"
+         " s.account_id AS author_id, s.visibility, k.status_cached, k.account_cached,"
+         " s.id IN (SELECT status_id FROM fav) AS favourited,"
+         " s.id IN (SELECT reblog_of_id FROM reb) AS reblogged,"
+         " coalesce(s.conversation_id, s.id) IN (SELECT conversation_id FROM cmute) AS muted,"
+         " s.id IN (SELECT status_id FROM bm) AS bookmarked,"
+         " s.id IN (SELECT status_id FROM pin) AS pinned,"
+         " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
+         "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"
+         "  AND s.account_id = $3::bigint) AS app,"
+         /* Built only where there is a poll: as a subquery it was probed for
+          * every row (migration 0031). */
+         " CASE WHEN s.has_poll THEN eunha_poll_json($1, s.id, $3::bigint) END AS poll,"
+         /* Computed once: whether the viewer has filters to load at all, and
+          * whether the ones compiled before are still current. */
+         " (SELECT stamp FROM eunha_filters_stamp($1, $3::bigint) stamp) AS filter_stamp,"
+         " CASE WHEN $6::boolean THEN s.text END AS source_text"
+         " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+         " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($4::text[])"
+         "  AS status_cached, (a.id::text || ':' || a.xmin::text) = ANY($5::text[])"
+         "  AS account_cached) k"
+         " WHERE s.tenant_id = $1 AND s.id = ANY(ARRAY(SELECT id FROM want))"},
     {0},
 };
-/* clang-format on */
 
 /*
  * Statuses a list reply writes without copying their cached part: each
@@ -201,6 +292,7 @@ struct render {
     void *arg;
     struct slim_map *slim; /* a list reply's, or NULL: every status a full object */
     json_t *no_filters;    /* the "filtered" array of every status, empty: see no_filters() */
+    int col[C_NFIELDS];    /* where the result being read has each field; -1: not there */
 };
 
 static const char *const VISIBILITIES[] = {"public", "unlisted", "private", "direct"};
@@ -244,6 +336,20 @@ col_bool(const PGresult *r, int row, int col)
     return !PQgetisnull(r, row, col) && PQgetvalue(r, row, col)[0] == 't';
 }
 
+/* Finds the fields of a render row in r by name, into col (-1 for one it
+ * does not have). True when r has them all. Once a result: a few dozen
+ * name comparisons a page. */
+static bool
+cols_find(const PGresult *r, int col[C_NFIELDS])
+{
+    bool all = true;
+    for (int i = 0; i < C_NFIELDS; i++) {
+        col[i] = PQfnumber(r, col_names[i]);
+        all = all && col[i] >= 0;
+    }
+    return all;
+}
+
 static json_t *
 str_or_null(const char *s)
 {
@@ -267,40 +373,46 @@ parse_array(const char *text)
  * cache holds the author the statement leaves the author's columns empty,
  * while a changed count still has the status built again. New reference. */
 static json_t *
-status_base_json(struct eu_req *req, const PGresult *r, int row, const char *username)
+status_base_json(struct eu_req *req, const int *col, const PGresult *r, int row,
+                 const char *username)
 {
-    const char *id = PQgetvalue(r, row, C_ID);
+    const char *id = PQgetvalue(r, row, col[C_ID]);
     const char *base = eu_req_base_url(req);
-    bool is_reblog = !PQgetisnull(r, row, C_REBLOG_OF);
-    const char *uri = col_str(r, row, C_URI), *url = col_str(r, row, C_URL);
-    if (col_bool(r, row, C_LOCAL)) {
+    bool is_reblog = !PQgetisnull(r, row, col[C_REBLOG_OF]);
+    const char *uri = col_str(r, row, col[C_URI]), *url = col_str(r, row, col[C_URL]);
+    if (col_bool(r, row, col[C_LOCAL])) {
         /* Local addresses are derived, not stored, so they follow the tenant. */
         uri = eu_arena_sprintf(req->arena, "%s/users/%s/statuses/%s%s", base, username, id,
                                is_reblog ? "/activity" : "");
         url = is_reblog ? uri : eu_arena_sprintf(req->arena, "%s/@%s/%s", base, username, id);
     }
-    int vis = atoi(PQgetvalue(r, row, C_VISIBILITY));
+    int vis = atoi(PQgetvalue(r, row, col[C_VISIBILITY]));
     const char *vname = eu_status_visibility_name(vis);
     json_t *o = json_object();
     json_object_set_new(o, "id", json_string(id));
-    json_object_set_new(o, "created_at", json_string(PQgetvalue(r, row, C_CREATED)));
-    json_object_set_new(o, "in_reply_to_id", str_or_null(col_str(r, row, C_REPLY_ID)));
-    json_object_set_new(o, "in_reply_to_account_id", str_or_null(col_str(r, row, C_REPLY_ACCT)));
-    json_object_set_new(o, "sensitive", json_boolean(col_bool(r, row, C_SENSITIVE)));
-    json_object_set_new(o, "spoiler_text", json_string(PQgetvalue(r, row, C_SPOILER)));
+    json_object_set_new(o, "created_at", json_string(PQgetvalue(r, row, col[C_CREATED])));
+    json_object_set_new(o, "in_reply_to_id", str_or_null(col_str(r, row, col[C_REPLY_ID])));
+    json_object_set_new(o, "in_reply_to_account_id",
+                        str_or_null(col_str(r, row, col[C_REPLY_ACCT])));
+    json_object_set_new(o, "sensitive", json_boolean(col_bool(r, row, col[C_SENSITIVE])));
+    json_object_set_new(o, "spoiler_text", json_string(PQgetvalue(r, row, col[C_SPOILER])));
     json_object_set_new(o, "visibility", json_string(vname ? vname : "public"));
-    json_object_set_new(o, "language", str_or_null(col_str(r, row, C_LANGUAGE)));
+    json_object_set_new(o, "language", str_or_null(col_str(r, row, col[C_LANGUAGE])));
     json_object_set_new(o, "uri", str_or_null(uri));
     json_object_set_new(o, "url", str_or_null(url));
-    json_object_set_new(o, "replies_count", json_integer(atoll(PQgetvalue(r, row, C_REPLIES))));
-    json_object_set_new(o, "reblogs_count", json_integer(atoll(PQgetvalue(r, row, C_REBLOGS))));
-    json_object_set_new(o, "favourites_count", json_integer(atoll(PQgetvalue(r, row, C_FAVS))));
-    json_object_set_new(o, "edited_at", str_or_null(col_str(r, row, C_EDITED)));
-    json_object_set_new(o, "content", json_string(is_reblog ? "" : PQgetvalue(r, row, C_CONTENT)));
+    json_object_set_new(o, "replies_count",
+                        json_integer(atoll(PQgetvalue(r, row, col[C_REPLIES]))));
+    json_object_set_new(o, "reblogs_count",
+                        json_integer(atoll(PQgetvalue(r, row, col[C_REBLOGS]))));
+    json_object_set_new(o, "favourites_count",
+                        json_integer(atoll(PQgetvalue(r, row, col[C_FAVS]))));
+    json_object_set_new(o, "edited_at", str_or_null(col_str(r, row, col[C_EDITED])));
+    json_object_set_new(o, "content",
+                        json_string(is_reblog ? "" : PQgetvalue(r, row, col[C_CONTENT])));
     json_object_set_new(o, "media_attachments",
-                        eu_media_attachments_json(req->app, base, col_str(r, row, C_MEDIA)));
-    json_object_set_new(o, "mentions", parse_array(col_str(r, row, C_MENTIONS)));
-    json_object_set_new(o, "tags", parse_array(col_str(r, row, C_TAGS)));
+                        eu_media_attachments_json(req->app, base, col_str(r, row, col[C_MEDIA])));
+    json_object_set_new(o, "mentions", parse_array(col_str(r, row, col[C_MENTIONS])));
+    json_object_set_new(o, "tags", parse_array(col_str(r, row, col[C_TAGS])));
     json_object_set_new(o, "emojis", json_array());
     json_object_set_new(o, "card", json_null());
     return o;
@@ -336,21 +448,22 @@ cached(const struct render *rd, int kind, int64_t id, const char *xmin, uint32_t
 static bool
 row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct parts *out)
 {
+    const int *col = rd->col;
     struct eu_req *req = rd->req;
     size_t cap = (size_t)req->app->cfg->render_cache_entries;
-    int64_t id = eu_id_parse(PQgetvalue(r, row, C_ID), NULL);
-    int64_t author = eu_id_parse(PQgetvalue(r, row, C_AUTHOR), NULL);
-    const char *sx = PQgetvalue(r, row, C_SXMIN), *ax = PQgetvalue(r, row, C_AXMIN);
+    int64_t id = eu_id_parse(PQgetvalue(r, row, col[C_ID]), NULL);
+    int64_t author = eu_id_parse(PQgetvalue(r, row, col[C_AUTHOR]), NULL);
+    const char *sx = PQgetvalue(r, row, col[C_SXMIN]), *ax = PQgetvalue(r, row, col[C_AXMIN]);
     /* status_render.cached has no columns to build from. */
-    bool built = PQnfields(r) > C_ACCOUNT;
+    bool built = col[C_ACCOUNT] >= 0;
     out->account_text = out->status_text = NULL;
     out->account = cached(rd, EU_RC_ACCOUNT, author, ax, base, &out->account_text);
     if (out->account) {
         json_incref(out->account);
-    } else if (col_bool(r, row, C_ACACHED) || !built) {
+    } else if (col_bool(r, row, col[C_ACACHED]) || !built) {
         return false;
     } else {
-        out->account = eu_account_json(req, r, row, C_ACCOUNT);
+        out->account = eu_account_json(req, r, row, col[C_ACCOUNT]);
         out->account_text = json_incref(
             eu_rc_put(cap, req->tenant->id, EU_RC_ACCOUNT, author, ax, base, 0, 0, out->account));
     }
@@ -358,14 +471,14 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
     eu_rc_count(out->status != NULL);
     if (out->status) {
         json_incref(out->status);
-    } else if (col_bool(r, row, C_SCACHED) || !built) {
+    } else if (col_bool(r, row, col[C_SCACHED]) || !built) {
         json_decref(out->account);
         json_decref(out->account_text);
         return false;
     } else {
         const char *username = json_string_value(json_object_get(out->account, "username"));
-        out->status = status_base_json(req, r, row, username ? username : "");
-        const char *orig = col_str(r, row, C_REBLOG_OF);
+        out->status = status_base_json(req, rd->col, r, row, username ? username : "");
+        const char *orig = col_str(r, row, col[C_REBLOG_OF]);
         out->status_text =
             json_incref(eu_rc_put(cap, req->tenant->id, EU_RC_STATUS, id, sx, base, author,
                                   orig ? eu_id_parse(orig, NULL) : 0, out->status));
@@ -437,10 +550,11 @@ no_filters(struct render *rd)
 /* Mastodon only says "pinned" where pinning is possible: own, non-direct,
  * not a reblog. */
 static bool
-shows_pinned(const struct eu_req *req, const PGresult *r, int row)
+shows_pinned(const struct eu_req *req, const int *col, const PGresult *r, int row)
 {
-    return PQgetisnull(r, row, C_REBLOG_OF) && atoi(PQgetvalue(r, row, C_VISIBILITY)) < 3 &&
-           eu_id_parse(PQgetvalue(r, row, C_AUTHOR), NULL) == req->auth.account_id;
+    return PQgetisnull(r, row, col[C_REBLOG_OF]) &&
+           atoi(PQgetvalue(r, row, col[C_VISIBILITY])) < 3 &&
+           eu_id_parse(PQgetvalue(r, row, col[C_AUTHOR]), NULL) == req->auth.account_id;
 }
 
 /* Appends ,"name":true or ,"name":false at *p. */
@@ -462,16 +576,17 @@ put_flag(char **p, const char *name, bool v)
 static const char *
 viewer_flags_text(const struct render *rd, const PGresult *r, int row)
 {
+    const int *col = rd->col;
     struct eu_req *req = rd->req;
     if (!req->auth.account_id)
         return NULL;
     char *buf = eu_arena_alloc(req->arena, 5 * 22 + 1), *p = buf;
-    put_flag(&p, "favourited", col_bool(r, row, C_FAVOURITED));
-    put_flag(&p, "reblogged", col_bool(r, row, C_REBLOGGED));
-    put_flag(&p, "muted", col_bool(r, row, C_MUTED));
-    put_flag(&p, "bookmarked", col_bool(r, row, C_BOOKMARKED));
-    if (shows_pinned(req, r, row))
-        put_flag(&p, "pinned", col_bool(r, row, C_PINNED));
+    put_flag(&p, "favourited", col_bool(r, row, col[C_FAVOURITED]));
+    put_flag(&p, "reblogged", col_bool(r, row, col[C_REBLOGGED]));
+    put_flag(&p, "muted", col_bool(r, row, col[C_MUTED]));
+    put_flag(&p, "bookmarked", col_bool(r, row, col[C_BOOKMARKED]));
+    if (shows_pinned(req, rd->col, r, row))
+        put_flag(&p, "pinned", col_bool(r, row, col[C_PINNED]));
     *p = '\0';
     return buf + 1; /* without the first comma */
 }
@@ -524,7 +639,8 @@ static const char *
 trailer_text(const struct render *rd, const PGresult *r, int row, const struct parts *parts,
              const struct app_entry *app)
 {
-    if (!parts->account_text || col_str(r, row, C_POLL) || (rd->flags & EU_RENDER_SOURCE))
+    const int *col = rd->col;
+    if (!parts->account_text || col_str(r, row, col[C_POLL]) || (rd->flags & EU_RENDER_SOURCE))
         return NULL;
     static const char app_head[] = "\"application\":", head[] = "\"account\":",
                       foot[] = ",\"poll\":null";
@@ -548,11 +664,12 @@ trailer_text(const struct render *rd, const PGresult *r, int row, const struct p
 static json_t *
 status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
 {
+    const int *col = rd->col;
     struct eu_req *req = rd->req;
     json_t *o;
     bool slim = rd->slim && parts->status_text;
     const char *trailer = NULL;
-    const char *app_src = col_str(r, row, C_APP);
+    const char *app_src = col_str(r, row, col[C_APP]);
     const struct app_entry *app = app_src ? app_of(app_src) : NULL;
     if (slim) {
         /* A list reply: only what filters and reblogs change is an object
@@ -577,12 +694,12 @@ status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
     json_decref(parts->status_text);
     json_decref(parts->account_text);
     if (req->auth.account_id && !slim) {
-        json_object_set_new(o, "favourited", json_boolean(col_bool(r, row, C_FAVOURITED)));
-        json_object_set_new(o, "reblogged", json_boolean(col_bool(r, row, C_REBLOGGED)));
-        json_object_set_new(o, "muted", json_boolean(col_bool(r, row, C_MUTED)));
-        json_object_set_new(o, "bookmarked", json_boolean(col_bool(r, row, C_BOOKMARKED)));
-        if (shows_pinned(req, r, row))
-            json_object_set_new(o, "pinned", json_boolean(col_bool(r, row, C_PINNED)));
+        json_object_set_new(o, "favourited", json_boolean(col_bool(r, row, col[C_FAVOURITED])));
+        json_object_set_new(o, "reblogged", json_boolean(col_bool(r, row, col[C_REBLOGGED])));
+        json_object_set_new(o, "muted", json_boolean(col_bool(r, row, col[C_MUTED])));
+        json_object_set_new(o, "bookmarked", json_boolean(col_bool(r, row, col[C_BOOKMARKED])));
+        if (shows_pinned(req, rd->col, r, row))
+            json_object_set_new(o, "pinned", json_boolean(col_bool(r, row, col[C_PINNED])));
     }
     json_object_set(o, "filtered", no_filters(rd));
     json_object_set_new(o, "reblog", json_null());
@@ -593,11 +710,12 @@ status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
     if (app)
         json_object_set(o, "application", app->obj);
     json_object_set_new(o, "account", parts->account);
-    json_t *poll =
-        col_str(r, row, C_POLL) ? eu_poll_json_finish(req, col_str(r, row, C_POLL)) : NULL;
+    json_t *poll = col_str(r, row, col[C_POLL])
+                       ? eu_poll_json_finish(req, col_str(r, row, col[C_POLL]))
+                       : NULL;
     json_object_set_new(o, "poll", poll ? poll : json_null());
     if (rd->flags & EU_RENDER_SOURCE)
-        json_object_set_new(o, "text", json_string(PQgetvalue(r, row, C_TEXT)));
+        json_object_set_new(o, "text", json_string(PQgetvalue(r, row, col[C_TEXT])));
     return o;
 }
 
@@ -616,11 +734,12 @@ find_row(const int64_t *row_ids, int n, int64_t id)
 static bool
 row_is_visible(const struct render *rd, const PGresult *r, int row)
 {
+    const int *col = rd->col;
     if (row < 0)
         return false;
-    if ((rd->flags & EU_RENDER_HIDE_DOMAIN_BLOCKED) && col_bool(r, row, C_DOMAIN_BLOCKED))
+    if ((rd->flags & EU_RENDER_HIDE_DOMAIN_BLOCKED) && col_bool(r, row, col[C_DOMAIN_BLOCKED]))
         return false;
-    return (rd->flags & EU_RENDER_KEEP_HIDDEN) || col_bool(r, row, C_VISIBLE);
+    return (rd->flags & EU_RENDER_KEEP_HIDDEN) || col_bool(r, row, col[C_VISIBLE]);
 }
 
 static void send_render(struct render *rd);
@@ -629,23 +748,26 @@ static void
 on_rows(struct eu_req *req, PGresult *res, void *arg)
 {
     struct render *rd = arg;
+    const int *col = rd->col;
+    cols_find(res, rd->col);
     uint32_t base = eu_rc_hash(eu_req_base_url(req));
     /* No filters, or the same as last time: the list reply then needs no
      * statement to load them. */
     if (PQntuples(res) > 0)
-        eu_filters_known_stamp(req, col_str(res, 0, C_FILTER_STAMP));
+        eu_filters_known_stamp(req, col_str(res, 0, col[C_FILTER_STAMP]));
     json_t *out = json_array();
     int nrows = PQntuples(res);
     int64_t *row_ids = eu_arena_alloc(req->arena, ((size_t)nrows + 1) * sizeof(*row_ids));
     for (int i = 0; i < nrows; i++)
-        row_ids[i] = eu_id_parse(PQgetvalue(res, i, C_ID), NULL);
+        row_ids[i] = eu_id_parse(PQgetvalue(res, i, col[C_ID]), NULL);
     for (size_t i = 0; i < rd->n; i++) {
         int row = find_row(row_ids, nrows, eu_id_parse(rd->ids[i], NULL));
         if (!row_is_visible(rd, res, row))
             continue;
         int orig = -1;
-        if (!PQgetisnull(res, row, C_REBLOG_OF)) {
-            orig = find_row(row_ids, nrows, eu_id_parse(PQgetvalue(res, row, C_REBLOG_OF), NULL));
+        if (!PQgetisnull(res, row, col[C_REBLOG_OF])) {
+            orig =
+                find_row(row_ids, nrows, eu_id_parse(PQgetvalue(res, row, col[C_REBLOG_OF]), NULL));
             if (!row_is_visible(rd, res, orig))
                 continue;
         }
@@ -835,16 +957,14 @@ eu_statuses_reply_one(struct eu_req *req, const char *id)
     eu_statuses_render(req, ids, 1, on_one_rendered, NULL);
 }
 
-/* EU_NEW_STATUS_RENDER_SQL is a row of status_render.statuses. */
-_Static_assert(EU_NEW_STATUS_NCOLS == C_ACCOUNT + EU_ACCOUNT_NCOLS,
-               "EU_NEW_STATUS_RENDER_SQL must match status_render.statuses's columns");
-
 void
 eu_statuses_reply_inserted(struct eu_req *req, const char *status_id, const PGresult *res)
 {
     struct render rd = {.req = req};
     struct parts p;
-    if (!res || PQntuples(res) < 1 || PQnfields(res) < EU_NEW_STATUS_NCOLS ||
+    /* statuses.insert names the fields of status_render.statuses's
+     * row. */
+    if (!res || PQntuples(res) < 1 || !cols_find(res, rd.col) ||
         !row_parts(&rd, res, 0, eu_rc_hash(eu_req_base_url(req)), &p)) {
         eu_statuses_reply_one(req, status_id);
         return;

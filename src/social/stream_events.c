@@ -9,7 +9,7 @@
  * that have one, see src/http/streaming.c), so a tenant nobody streams
  * costs one EXISTS per status and nothing else. When it does, one
  * statement finds the status's public facts and its home recipients (the
- * same EU_HOME_FEED_SQL the home feed fans out with), and one EVAL
+ * same eunha_home_feed_takes() the home feed fans out with), and one EVAL
  * publishes on every channel (home recipients, the lists the author is on,
  * public and hashtag channels).
  */
@@ -53,39 +53,40 @@ eu_stream_publish_stop(void)
     publish_app = NULL;
 }
 
-/* clang-format off */
 const struct eu_sql eu_stream_sql[] = {
     /* $2 status, $3 removed (every candidate then, but a direct status's
      * participants only: its id is nobody else's business). Public: what the public
      * timeline admits regardless of viewer (timelines.public). The tags, home
      * recipients and lists are JSON arrays of strings. */
-    [STREAM_STATUS] = {"stream.status",
-        "SELECT s.local, s.visibility = 0 AND s.reblog_of_id IS NULL"
-        "  AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id),"
-        " (SELECT coalesce(json_agg(DISTINCT lower(t.name)), '[]') FROM statuses_tags st"
-        "  JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
-        "  WHERE st.tenant_id = $1 AND st.status_id = s.id),"
-        " (SELECT coalesce(json_agg(v.id::text), '[]') FROM (SELECT s.account_id AS id UNION"
-        "  SELECT f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1"
-        "  AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
-        "  AND f.target_account_id = s.account_id) v"
-        "  WHERE ($3::bool AND (s.visibility < 3 OR v.id = s.account_id OR EXISTS (SELECT 1"
-        "  FROM mentions rm WHERE rm.tenant_id = $1 AND rm.status_id = s.id"
-        "  AND rm.account_id = v.id))) OR " EU_HOME_FEED_SQL("s", "v.id") "),"
-        /* The lists the author is on: their owners' renders decide. */
-        " (SELECT coalesce(json_agg(la.list_id::text), '[]') FROM list_accounts la"
-        "  WHERE la.tenant_id = $1 AND la.account_id = s.account_id),"
-        /* A direct status's local participants: their direct streams. Who may
-         * hear of it is each one's render (eu_conversations_stream). */
-        " (SELECT coalesce(json_agg(dp.id::text), '[]') FROM (SELECT s.account_id AS id"
-        "  WHERE s.local UNION SELECT dm.account_id FROM mentions dm JOIN accounts da"
-        "  ON da.tenant_id = $1 AND da.id = dm.account_id AND da.domain IS NULL"
-        "  WHERE dm.tenant_id = $1 AND dm.status_id = s.id) dp"
-        "  WHERE s.visibility = 3 AND s.reblog_of_id IS NULL)"
-        " FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"},
+    [STREAM_STATUS] =
+        {"stream.status",
+         "SELECT s.local, s.visibility = 0 AND s.reblog_of_id IS NULL"
+         "  AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id),"
+         " (SELECT coalesce(json_agg(DISTINCT lower(t.name)), '[]') FROM statuses_tags st"
+         "  JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"
+         "  WHERE st.tenant_id = $1 AND st.status_id = s.id),"
+         " (SELECT coalesce(json_agg(v.id::text), '[]') FROM (SELECT s.account_id AS id UNION"
+         "  SELECT f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1"
+         "  AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
+         "  AND f.target_account_id = s.account_id) v"
+         "  WHERE ($3::bool AND (s.visibility < 3 OR v.id = s.account_id OR EXISTS (SELECT 1"
+         "  FROM mentions rm WHERE rm.tenant_id = $1 AND rm.status_id = s.id"
+         "  AND rm.account_id = v.id))) OR EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id, "
+         "s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id, "
+         "v.id))),"
+         /* The lists the author is on: their owners' renders decide. */
+         " (SELECT coalesce(json_agg(la.list_id::text), '[]') FROM list_accounts la"
+         "  WHERE la.tenant_id = $1 AND la.account_id = s.account_id),"
+         /* A direct status's local participants: their direct streams. Who may
+          * hear of it is each one's render (eu_conversations_stream). */
+         " (SELECT coalesce(json_agg(dp.id::text), '[]') FROM (SELECT s.account_id AS id"
+         "  WHERE s.local UNION SELECT dm.account_id FROM mentions dm JOIN accounts da"
+         "  ON da.tenant_id = $1 AND da.id = dm.account_id AND da.domain IS NULL"
+         "  WHERE dm.tenant_id = $1 AND dm.status_id = s.id) dp"
+         "  WHERE s.visibility = 3 AND s.reblog_of_id IS NULL)"
+         " FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"},
     {0},
 };
-/* clang-format on */
 
 /* KEYS: channels; ARGV[1]: the message. */
 static const char PUBLISH_LUA[] = "for _, k in ipairs(KEYS) do redis.call('PUBLISH', k, ARGV[1]) "

@@ -362,7 +362,7 @@ START_TEST(test_home_reblogs_mutes_blocks)
 END_TEST
 
 /* A plain status (no mention, tag, poll or media) fans out by the rules
- * written for it in the statement that inserts it (EU_NEW_STATUS_FEEDS_SQL):
+ * written for it in the statement that inserts it (statuses.insert_plain's feeds column):
  * each case here is one the general rule decides, and the rebuilt feeds
  * must agree. */
 START_TEST(test_home_plain_status_rules)
