@@ -50,12 +50,14 @@ extern const struct eu_sql eu_search_sql[];
 extern const struct eu_sql eu_migration_sql[]; /* migration.c */
 
 /* statuses.c, status_render.c, timelines.c, feeds.c, conversations.c */
-extern const struct eu_sql eu_statuses_sql[];      /* statuses.c */
-extern const struct eu_sql eu_status_render_sql[]; /* status_render.c */
-extern const struct eu_sql eu_timelines_sql[];     /* timelines.c */
-extern const struct eu_sql eu_feeds_sql[];         /* feeds.c */
-extern const struct eu_sql eu_stream_sql[];        /* stream_events.c */
-extern const struct eu_sql eu_conversations_sql[]; /* conversations.c */
+extern const struct eu_sql eu_statuses_sql[];         /* statuses.c */
+extern const struct eu_sql eu_statuses_actions_sql[]; /* statuses_actions.c */
+extern const struct eu_sql eu_statuses_thread_sql[];  /* statuses_thread.c */
+extern const struct eu_sql eu_status_render_sql[];    /* status_render.c */
+extern const struct eu_sql eu_timelines_sql[];        /* timelines.c */
+extern const struct eu_sql eu_feeds_sql[];            /* feeds.c */
+extern const struct eu_sql eu_stream_sql[];           /* stream_events.c */
+extern const struct eu_sql eu_conversations_sql[];    /* conversations.c */
 
 /* social.c, notifications.c, notify.c, filters.c, instance.c, nodeinfo.c, web.c,
  * reports.c */
