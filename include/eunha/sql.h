@@ -65,6 +65,7 @@ extern const struct eu_sql eu_social_sql[];        /* social.c */
 extern const struct eu_sql eu_notifications_sql[]; /* notifications.c */
 extern const struct eu_sql eu_notify_sql[];        /* notify.c */
 extern const struct eu_sql eu_filters_sql[];       /* filters.c */
+extern const struct eu_sql eu_filters_match_sql[]; /* filters_match.c */
 extern const struct eu_sql eu_instance_sql[];      /* instance.c */
 extern const struct eu_sql eu_nodeinfo_sql[];      /* nodeinfo.c */
 extern const struct eu_sql eu_web_sql[];           /* web.c */

@@ -34,6 +34,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_notifications_sql,
     eu_notify_sql,
     eu_filters_sql,
+    eu_filters_match_sql,
     eu_instance_sql,
     eu_nodeinfo_sql,
     eu_web_sql,
