@@ -1175,6 +1175,8 @@ verify_work(void *arg)
 static void
 free_password(struct flow *f)
 {
+    if (f->password)
+        sodium_memzero(f->password, strlen(f->password));
     free(f->password);
     f->password = NULL;
     free(f->stored_hash);
@@ -1300,6 +1302,25 @@ read_user_row(struct flow *f, const PGresult *res, int col, const char **stored)
     f->username = eu_arena_strdup(f->req->arena, PQgetvalue(res, 0, col + 4));
 }
 
+static void
+on_flow_freed(void *data)
+{
+    free_password(data);
+}
+
+/* Copies password into f and looks the user of f->login up; cb gets the
+ * OAUTH_USER_BY_LOGIN row (or none). The copy is wiped and freed with the
+ * request at the latest, so a failed statement, answered by eu_req_stmt(),
+ * leaves nothing behind. */
+static void
+find_user(struct flow *f, const char *password, eu_req_rows_cb cb, void *arg)
+{
+    f->password = strdup(password);
+    eu_arena_on_free(f->req->arena, on_flow_freed, f);
+    const char *p[] = {f->login};
+    eu_req_stmt(f->req, &eu_oauth_sql[OAUTH_USER_BY_LOGIN], 1, p, cb, arg);
+}
+
 static void reply_sign_in_throttled(struct eu_req *req, int retry_after_s);
 
 static void
@@ -1315,15 +1336,9 @@ on_sign_in_account_counted(struct eu_req *req, int retry_after_s, void *arg)
 }
 
 static void
-on_sign_in_user(PGresult *res, enum eu_db_status st, void *arg)
+on_sign_in_user(struct eu_req *req, PGresult *res, void *arg)
 {
     struct flow *f = arg;
-    eu_req_enter(f->req);
-    if (st != EU_DB_OK) {
-        free_password(f);
-        eu_req_reply_db_error(f->req, st);
-        return;
-    }
     const char *stored;
     read_user_row(f, res, 0, &stored);
     f->stored = stored;
@@ -1348,11 +1363,7 @@ on_sign_in_loaded(struct eu_req *req, PGresult *res, void *arg)
         fail_sign_in(f, 401, "Invalid e-mail address or password.");
         return;
     }
-    f->password = strdup(password);
-    const char *p[] = {f->login};
-    /* Not eu_req_stmt(): a failure must free the password copy too. */
-    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
-                    &eu_oauth_sql[OAUTH_USER_BY_LOGIN], 1, p, on_sign_in_user, f);
+    find_user(f, password, on_sign_in_user, f);
 }
 
 /* Over a sign-in limit: a page saying so rather than the form, which would
@@ -1646,15 +1657,9 @@ on_password_account_counted(struct eu_req *req, int retry_after_s, void *arg)
 }
 
 static void
-on_password_user(PGresult *res, enum eu_db_status st, void *arg)
+on_password_user(struct eu_req *req, PGresult *res, void *arg)
 {
     struct tok *t = arg;
-    eu_req_enter(t->f.req);
-    if (st != EU_DB_OK) {
-        free_password(&t->f);
-        eu_req_reply_db_error(t->f.req, st);
-        return;
-    }
     const char *stored;
     read_user_row(&t->f, res, 0, &stored);
     t->f.stored = stored;
@@ -1670,11 +1675,7 @@ on_password_counted(struct eu_req *req, int retry_after_s, void *arg)
         eu_req_reply_error(req, 429, "Too many requests");
         return;
     }
-    t->f.password = strdup(eu_param_str(t->f.params, "password"));
-    const char *p[] = {t->f.login};
-    /* Not eu_req_stmt(): a failure must free the password copy too. */
-    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
-                    &eu_oauth_sql[OAUTH_USER_BY_LOGIN], 1, p, on_password_user, t);
+    find_user(&t->f, eu_param_str(t->f.params, "password"), on_password_user, t);
 }
 
 static void
@@ -1927,6 +1928,23 @@ on_signup_inserted(struct eu_req *req, PGresult *res, enum eu_db_status st, void
                                 (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10)));
 }
 
+/* Wipes and frees the password copy; also run by the request's arena, so a
+ * failed statement leaves nothing behind. */
+static void
+signup_free_password(struct signup *su)
+{
+    if (su->password)
+        sodium_memzero(su->password, strlen(su->password));
+    free(su->password);
+    su->password = NULL;
+}
+
+static void
+on_signup_freed(void *data)
+{
+    signup_free_password(data);
+}
+
 static void
 signup_hash_work(void *arg)
 {
@@ -1943,8 +1961,7 @@ signup_hash_done(void *arg)
 {
     struct signup *su = arg;
     struct eu_req *req = su->req;
-    free(su->password);
-    su->password = NULL;
+    signup_free_password(su);
     const char *pub = su->pub_pem ? eu_arena_strdup(req->arena, su->pub_pem) : NULL;
     const char *priv = su->priv_pem ? eu_arena_strdup(req->arena, su->priv_pem) : NULL;
     free(su->pub_pem);
@@ -1967,19 +1984,12 @@ signup_hash_done(void *arg)
 }
 
 static void
-on_signup_checked(PGresult *res, enum eu_db_status st, void *arg)
+on_signup_checked(struct eu_req *req, PGresult *res, void *arg)
 {
     struct signup *su = arg;
-    struct eu_req *req = su->req;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        free(su->password);
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     const char *mode = PQgetvalue(res, 0, 0);
     if (strcmp(mode, "closed") == 0) {
-        free(su->password);
+        signup_free_password(su);
         eu_req_reply_error(req, 403, "This action is not allowed");
         return;
     }
@@ -2035,8 +2045,7 @@ on_signup_checked(PGresult *res, enum eu_db_status st, void *arg)
         field_error(&fe, "reason", "Reason", "ERR_TOO_LONG",
                     "is too long (maximum is 1000 characters)");
     if (fe.msg[0]) {
-        free(su->password);
-        su->password = NULL;
+        signup_free_password(su);
         const char *msg = eu_arena_sprintf(req->arena, "Validation failed: %s", fe.msg);
         eu_req_reply_json(req, 422, json_pack("{s:s, s:o}", "error", msg, "details", fe.details));
         return;
@@ -2046,8 +2055,7 @@ on_signup_checked(PGresult *res, enum eu_db_status st, void *arg)
     if (eu_cpupool_try_submit(req->app->cpu, req->tenant->id, &req->tenant->cpu_jobs,
                               cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max, signup_hash_work,
                               signup_hash_done, su) < 0) {
-        free(su->password);
-        su->password = NULL;
+        signup_free_password(su);
         reply_cpu_busy(req, 503);
     }
 }
@@ -2069,11 +2077,10 @@ register_account(struct eu_req *req)
     su->reason = str_or_null(eu_param_str(params, "reason"));
     const char *password = eu_param_str(params, "password");
     su->password = strdup(password ? password : "");
+    eu_arena_on_free(req->arena, on_signup_freed, su);
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id);
     const char *p[] = {su->username ? su->username : "", su->email ? su->email : "", app};
-    /* Not eu_req_stmt(): a failure must free the password copy too. */
-    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
-                    &eu_oauth_sql[OAUTH_SIGNUP_CHECK], 3, p, on_signup_checked, su);
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_SIGNUP_CHECK], 3, p, on_signup_checked, su);
 }
 
 /* ------------------------------------------------------ the route table */
