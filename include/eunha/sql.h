@@ -103,6 +103,8 @@ extern const struct eu_sql *const eu_sql_tables[];
  * placement's: they name no tenant and are not in eu_sql_tables. Ends with
  * an all-zero entry (admin/tenants.c). */
 extern const struct eu_sql eu_admin_control_sql[];
+/* The same for a move's (admin/lifecycle_move.c). */
+extern const struct eu_sql eu_admin_move_control_sql[];
 
 /* Which bounds a page has, for a paged statement's variant (see
  * eu_sql_text()); min_id pages run oldest first. */
