@@ -73,6 +73,9 @@ extern const struct eu_sql eu_reports_sql[];       /* reports.c */
 
 /* oauth.c, scheduled.c, polls.c, http/auth.c, admin/ */
 extern const struct eu_sql eu_oauth_sql[];          /* oauth.c */
+extern const struct eu_sql eu_oauth_apps_sql[];     /* oauth_apps.c */
+extern const struct eu_sql eu_oauth_token_sql[];    /* oauth_token.c */
+extern const struct eu_sql eu_oauth_signup_sql[];   /* oauth_signup.c */
 extern const struct eu_sql eu_scheduled_sql[];      /* scheduled.c */
 extern const struct eu_sql eu_polls_sql[];          /* polls.c */
 extern const struct eu_sql eu_auth_sql[];           /* http/auth.c */

@@ -42,6 +42,9 @@ const struct eu_sql *const eu_sql_tables[] = {
 
     /* oauth and timed group */
     eu_oauth_sql,
+    eu_oauth_apps_sql,
+    eu_oauth_token_sql,
+    eu_oauth_signup_sql,
     eu_scheduled_sql,
     eu_polls_sql,
     eu_auth_sql,
