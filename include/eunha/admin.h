@@ -11,14 +11,15 @@ struct eu_req;
 
 /* The route tables of the admin listener, one per handler file, each ending
  * with {0}; src/app/routes.c lists them. */
-extern const struct eu_route eu_admin_accounts_routes[];      /* accounts.c */
-extern const struct eu_route eu_admin_announcements_routes[]; /* announcements.c */
-extern const struct eu_route eu_admin_domain_blocks_routes[]; /* domain_blocks.c */
-extern const struct eu_route eu_admin_health_routes[];        /* health.c */
-extern const struct eu_route eu_admin_jobs_routes[];          /* jobs.c */
-extern const struct eu_route eu_admin_lifecycle_routes[];     /* lifecycle.c */
-extern const struct eu_route eu_admin_reports_routes[];       /* reports.c */
-extern const struct eu_route eu_admin_tenants_routes[];       /* tenants.c */
+extern const struct eu_route eu_admin_accounts_routes[];          /* accounts.c */
+extern const struct eu_route eu_admin_announcements_routes[];     /* announcements.c */
+extern const struct eu_route eu_admin_domain_blocks_routes[];     /* domain_blocks.c */
+extern const struct eu_route eu_admin_health_routes[];            /* health.c */
+extern const struct eu_route eu_admin_jobs_routes[];              /* jobs.c */
+extern const struct eu_route eu_admin_lifecycle_archive_routes[]; /* lifecycle_archive.c */
+extern const struct eu_route eu_admin_lifecycle_move_routes[];    /* lifecycle_move.c */
+extern const struct eu_route eu_admin_reports_routes[];           /* reports.c */
+extern const struct eu_route eu_admin_tenants_routes[];           /* tenants.c */
 
 /* Starts removing the rows of every tenant left in state 'deleting' (by a
  * process that stopped mid-way); call once the registry is loaded. */

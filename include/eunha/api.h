@@ -12,27 +12,32 @@ struct eu_req;
 
 /* The route tables of src/api/, one per handler file, each ending with {0};
  * src/app/routes.c lists them. */
-extern const struct eu_route eu_accounts_routes[];      /* accounts.c */
-extern const struct eu_route eu_announcements_routes[]; /* announcements.c */
-extern const struct eu_route eu_conversations_routes[]; /* conversations.c */
-extern const struct eu_route eu_domain_blocks_routes[]; /* domain_blocks.c */
-extern const struct eu_route eu_filters_routes[];       /* filters.c */
-extern const struct eu_route eu_instance_routes[];      /* instance.c */
-extern const struct eu_route eu_lists_routes[];         /* lists.c */
-extern const struct eu_route eu_media_routes[];         /* media.c */
-extern const struct eu_route eu_migration_routes[];     /* migration.c */
-extern const struct eu_route eu_nodeinfo_routes[];      /* nodeinfo.c */
-extern const struct eu_route eu_notifications_routes[]; /* notifications.c */
-extern const struct eu_route eu_oauth_routes[];         /* oauth.c */
-extern const struct eu_route eu_polls_routes[];         /* polls.c */
-extern const struct eu_route eu_relationships_routes[]; /* relationships.c */
-extern const struct eu_route eu_reports_routes[];       /* reports.c */
-extern const struct eu_route eu_scheduled_routes[];     /* scheduled.c */
-extern const struct eu_route eu_search_routes[];        /* search.c */
-extern const struct eu_route eu_social_routes[];        /* social.c */
-extern const struct eu_route eu_statuses_routes[];      /* statuses.c */
-extern const struct eu_route eu_timelines_routes[];     /* timelines.c */
-extern const struct eu_route eu_web_routes[];           /* web.c */
+extern const struct eu_route eu_accounts_routes[];         /* accounts.c */
+extern const struct eu_route eu_announcements_routes[];    /* announcements.c */
+extern const struct eu_route eu_conversations_routes[];    /* conversations.c */
+extern const struct eu_route eu_domain_blocks_routes[];    /* domain_blocks.c */
+extern const struct eu_route eu_filters_routes[];          /* filters.c */
+extern const struct eu_route eu_instance_routes[];         /* instance.c */
+extern const struct eu_route eu_lists_routes[];            /* lists.c */
+extern const struct eu_route eu_media_routes[];            /* media.c */
+extern const struct eu_route eu_migration_routes[];        /* migration.c */
+extern const struct eu_route eu_nodeinfo_routes[];         /* nodeinfo.c */
+extern const struct eu_route eu_notifications_routes[];    /* notifications.c */
+extern const struct eu_route eu_oauth_routes[];            /* oauth.c */
+extern const struct eu_route eu_oauth_apps_routes[];       /* oauth_apps.c */
+extern const struct eu_route eu_oauth_token_routes[];      /* oauth_token.c */
+extern const struct eu_route eu_oauth_signup_routes[];     /* oauth_signup.c */
+extern const struct eu_route eu_polls_routes[];            /* polls.c */
+extern const struct eu_route eu_relationships_routes[];    /* relationships.c */
+extern const struct eu_route eu_reports_routes[];          /* reports.c */
+extern const struct eu_route eu_scheduled_routes[];        /* scheduled.c */
+extern const struct eu_route eu_search_routes[];           /* search.c */
+extern const struct eu_route eu_social_routes[];           /* social.c */
+extern const struct eu_route eu_statuses_routes[];         /* statuses.c */
+extern const struct eu_route eu_statuses_actions_routes[]; /* statuses_actions.c */
+extern const struct eu_route eu_statuses_thread_routes[];  /* statuses_thread.c */
+extern const struct eu_route eu_timelines_routes[];        /* timelines.c */
+extern const struct eu_route eu_web_routes[];              /* web.c */
 
 void eu_api_instance_v1(struct eu_req *req);
 void eu_api_instance_v2(struct eu_req *req);

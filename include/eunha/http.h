@@ -238,6 +238,17 @@ void eu_req_stmt_page(struct eu_req *req, const struct eu_sql *s, const struct e
  */
 void eu_req_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparams,
                           const char *const *params, eu_req_result_cb cb, void *arg);
+/*
+ * The twins of eu_req_stmt() and eu_req_stmt_or_error() for the operator's
+ * statements on the control database (tenants, placements: see
+ * eu_admin_control_sql[]) rather than a tenant's placement. No tenant id is
+ * passed, so params are $1, $2, ..., and req needs no tenant; failures are
+ * answered the same way, and cb runs the same way.
+ */
+void eu_req_control_stmt(struct eu_req *req, const struct eu_sql *s, int nparams,
+                         const char *const *params, eu_req_rows_cb cb, void *arg);
+void eu_req_control_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparams,
+                                  const char *const *params, eu_req_result_cb cb, void *arg);
 /* The signed-in account's id (req->auth.account_id) as decimal text, the
  * form statements take it in; "0" without one. Owned by the request. */
 const char *eu_req_viewer(struct eu_req *req);

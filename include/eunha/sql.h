@@ -50,12 +50,14 @@ extern const struct eu_sql eu_search_sql[];
 extern const struct eu_sql eu_migration_sql[]; /* migration.c */
 
 /* statuses.c, status_render.c, timelines.c, feeds.c, conversations.c */
-extern const struct eu_sql eu_statuses_sql[];      /* statuses.c */
-extern const struct eu_sql eu_status_render_sql[]; /* status_render.c */
-extern const struct eu_sql eu_timelines_sql[];     /* timelines.c */
-extern const struct eu_sql eu_feeds_sql[];         /* feeds.c */
-extern const struct eu_sql eu_stream_sql[];        /* stream_events.c */
-extern const struct eu_sql eu_conversations_sql[]; /* conversations.c */
+extern const struct eu_sql eu_statuses_sql[];         /* statuses.c */
+extern const struct eu_sql eu_statuses_actions_sql[]; /* statuses_actions.c */
+extern const struct eu_sql eu_statuses_thread_sql[];  /* statuses_thread.c */
+extern const struct eu_sql eu_status_render_sql[];    /* status_render.c */
+extern const struct eu_sql eu_timelines_sql[];        /* timelines.c */
+extern const struct eu_sql eu_feeds_sql[];            /* feeds.c */
+extern const struct eu_sql eu_stream_sql[];           /* stream_events.c */
+extern const struct eu_sql eu_conversations_sql[];    /* conversations.c */
 
 /* social.c, notifications.c, notify.c, filters.c, instance.c, nodeinfo.c, web.c,
  * reports.c */
@@ -63,6 +65,7 @@ extern const struct eu_sql eu_social_sql[];        /* social.c */
 extern const struct eu_sql eu_notifications_sql[]; /* notifications.c */
 extern const struct eu_sql eu_notify_sql[];        /* notify.c */
 extern const struct eu_sql eu_filters_sql[];       /* filters.c */
+extern const struct eu_sql eu_filters_match_sql[]; /* filters_match.c */
 extern const struct eu_sql eu_instance_sql[];      /* instance.c */
 extern const struct eu_sql eu_nodeinfo_sql[];      /* nodeinfo.c */
 extern const struct eu_sql eu_web_sql[];           /* web.c */
@@ -70,6 +73,9 @@ extern const struct eu_sql eu_reports_sql[];       /* reports.c */
 
 /* oauth.c, scheduled.c, polls.c, http/auth.c, admin/ */
 extern const struct eu_sql eu_oauth_sql[];          /* oauth.c */
+extern const struct eu_sql eu_oauth_apps_sql[];     /* oauth_apps.c */
+extern const struct eu_sql eu_oauth_token_sql[];    /* oauth_token.c */
+extern const struct eu_sql eu_oauth_signup_sql[];   /* oauth_signup.c */
 extern const struct eu_sql eu_scheduled_sql[];      /* scheduled.c */
 extern const struct eu_sql eu_polls_sql[];          /* polls.c */
 extern const struct eu_sql eu_auth_sql[];           /* http/auth.c */
@@ -100,6 +106,8 @@ extern const struct eu_sql *const eu_sql_tables[];
  * placement's: they name no tenant and are not in eu_sql_tables. Ends with
  * an all-zero entry (admin/tenants.c). */
 extern const struct eu_sql eu_admin_control_sql[];
+/* The same for a move's (admin/lifecycle_move.c). */
+extern const struct eu_sql eu_admin_move_control_sql[];
 
 /* Which bounds a page has, for a paged statement's variant (see
  * eu_sql_text()); min_id pages run oldest first. */

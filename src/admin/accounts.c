@@ -77,11 +77,9 @@ email_is_valid(const char *s)
 }
 
 static void
-on_inserted(PGresult *res, enum eu_db_status st, void *arg)
+on_inserted(struct eu_req *req, PGresult *res, enum eu_db_status st, void *arg)
 {
     struct create_account *c = arg;
-    struct eu_req *req = c->req;
-    eu_req_enter(req);
     if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23505") == 0) {
         eu_req_reply_error(req, 409, "Validation failed: username or e-mail is already taken");
         return;
@@ -126,8 +124,8 @@ hash_done(void *arg)
         return;
     }
     const char *params[] = {c->username, c->email, c->hash, c->role, pub, priv};
-    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
-                    &eu_admin_accounts_sql[ADMIN_ACCOUNTS_CREATE], 6, params, on_inserted, c);
+    eu_req_stmt_or_error(req, &eu_admin_accounts_sql[ADMIN_ACCOUNTS_CREATE], 6, params, on_inserted,
+                         c);
 }
 
 void

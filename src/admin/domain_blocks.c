@@ -157,33 +157,11 @@ block_json(const PGresult *res, int row)
                      "obfuscate", col_bool(res, row, 9));
 }
 
-static void
-query(struct eu_req *req, const struct eu_sql *s, int n, const char *const *params,
-      eu_db_result_cb cb)
-{
-    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant), s, n, params, cb, req);
-}
-
-/* Common head of the callbacks: false after answering a failure. */
-static bool
-db_ok(struct eu_req *req, enum eu_db_status st)
-{
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return false;
-    }
-    return true;
-}
-
 /* ---- GET /admin/v1/tenants/:domain/domain_blocks?max_id=&limit= ---- */
 
 static void
-on_list(PGresult *res, enum eu_db_status st, void *arg)
+on_list(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    if (!db_ok(req, st))
-        return;
     json_t *arr = json_array();
     for (int i = 0; i < PQntuples(res); i++)
         json_array_append_new(arr, block_json(res, i));
@@ -199,17 +177,15 @@ eu_admin_domain_blocks_list(struct eu_req *req)
     if (eu_admin_list_page(req, "domain block", 500, &max_id, &limit) < 0)
         return;
     const char *params[] = {max_id, limit};
-    query(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_LIST], 2, params, on_list);
+    eu_req_stmt(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_LIST], 2, params, on_list,
+                NULL);
 }
 
 /* ---- GET /admin/v1/tenants/:domain/domain_blocks/:id ---- */
 
 static void
-on_show(PGresult *res, enum eu_db_status st, void *arg)
+on_show(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    if (!db_ok(req, st))
-        return;
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -238,17 +214,15 @@ eu_admin_domain_blocks_show(struct eu_req *req)
     if (!id)
         return;
     const char *params[] = {id};
-    query(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_SHOW], 1, params, on_show);
+    eu_req_stmt(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_SHOW], 1, params, on_show,
+                NULL);
 }
 
 /* ---- POST /admin/v1/tenants/:domain/domain_blocks ---- */
 
 static void
-on_created(PGresult *res, enum eu_db_status st, void *arg)
+on_created(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    if (!db_ok(req, st))
-        return;
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 422, "Validation failed: Domain is already blocked");
         return;
@@ -324,17 +298,15 @@ eu_admin_domain_blocks_create(struct eu_req *req)
         comment_member(req, body, "public_comment", &pub) < 0)
         return;
     const char *params[] = {domain, severity, media, reports, priv, pub, obfuscate};
-    query(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_CREATE], 7, params, on_created);
+    eu_req_stmt(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_CREATE], 7, params, on_created,
+                NULL);
 }
 
 /* ---- DELETE /admin/v1/tenants/:domain/domain_blocks/:id ---- */
 
 static void
-on_deleted(PGresult *res, enum eu_db_status st, void *arg)
+on_deleted(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    if (!db_ok(req, st))
-        return;
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -353,17 +325,15 @@ eu_admin_domain_blocks_delete(struct eu_req *req)
     if (!id)
         return;
     const char *params[] = {id};
-    query(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_DELETE], 1, params, on_deleted);
+    eu_req_stmt(req, &eu_admin_domain_blocks_sql[ADMIN_DOMAIN_BLOCKS_DELETE], 1, params, on_deleted,
+                NULL);
 }
 
 /* ---- GET /admin/v1/tenants/:domain/delivery_refusals?limit= ---- */
 
 static void
-on_refusals(PGresult *res, enum eu_db_status st, void *arg)
+on_refusals(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    if (!db_ok(req, st))
-        return;
     json_t *arr = json_array();
     for (int i = 0; i < PQntuples(res); i++)
         json_array_append_new(
@@ -386,17 +356,15 @@ eu_admin_delivery_refusals_list(struct eu_req *req)
     if (eu_admin_list_page(req, "refusal", 1000, &max_id, &limit) < 0)
         return;
     const char *params[] = {limit};
-    query(req, &eu_admin_domain_blocks_sql[ADMIN_DELIVERY_REFUSALS_LIST], 1, params, on_refusals);
+    eu_req_stmt(req, &eu_admin_domain_blocks_sql[ADMIN_DELIVERY_REFUSALS_LIST], 1, params,
+                on_refusals, NULL);
 }
 
 /* ---- DELETE /admin/v1/tenants/:domain/delivery_refusals/:host ---- */
 
 static void
-on_refusal_deleted(PGresult *res, enum eu_db_status st, void *arg)
+on_refusal_deleted(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    if (!db_ok(req, st))
-        return;
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -415,8 +383,8 @@ eu_admin_delivery_refusals_delete(struct eu_req *req)
         return;
     }
     const char *params[] = {host};
-    query(req, &eu_admin_domain_blocks_sql[ADMIN_DELIVERY_REFUSALS_DELETE], 1, params,
-          on_refusal_deleted);
+    eu_req_stmt(req, &eu_admin_domain_blocks_sql[ADMIN_DELIVERY_REFUSALS_DELETE], 1, params,
+                on_refusal_deleted, NULL);
 }
 
 /* ------------------------------------------------------------ route table */

@@ -136,13 +136,6 @@ tenant_and_id(struct eu_req *req, const char **id)
     return t;
 }
 
-static void
-query(struct eu_req *req, const struct eu_sql *s, int n, const char *const *params,
-      eu_db_result_cb cb)
-{
-    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant), s, n, params, cb, req);
-}
-
 int
 eu_admin_list_page(struct eu_req *req, const char *what, long max, const char **max_id,
                    const char **limit)
@@ -169,14 +162,8 @@ eu_admin_list_page(struct eu_req *req, const char *what, long max, const char **
 /* ---- GET /admin/v1/tenants/:domain/jobs?state=&queue=&kind=&max_id=&limit= ---- */
 
 static void
-on_jobs(PGresult *res, enum eu_db_status st, void *arg)
+on_jobs(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *arr = json_array();
     for (int i = 0; i < PQntuples(res); i++)
         json_array_append_new(arr, job_json(res, i, 0));
@@ -198,20 +185,14 @@ eu_admin_jobs_list(struct eu_req *req)
         return;
     const char *params[] = {state, eu_req_query(req, "queue"), eu_req_query(req, "kind"), max_id,
                             lim};
-    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_LIST], 5, params, on_jobs);
+    eu_req_stmt(req, &eu_admin_jobs_sql[ADMIN_JOBS_LIST], 5, params, on_jobs, NULL);
 }
 
 /* ---- GET /admin/v1/tenants/:domain/jobs/:id ---- */
 
 static void
-on_job(PGresult *res, enum eu_db_status st, void *arg)
+on_job(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -226,7 +207,7 @@ eu_admin_jobs_show(struct eu_req *req)
     if (!tenant_and_id(req, &id))
         return;
     const char *params[] = {id};
-    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_SHOW], 1, params, on_job);
+    eu_req_stmt(req, &eu_admin_jobs_sql[ADMIN_JOBS_SHOW], 1, params, on_job, NULL);
 }
 
 /* ---- POST /admin/v1/tenants/:domain/jobs {"kind", "payload", "delay_seconds"} ---- */
@@ -276,14 +257,8 @@ eu_admin_jobs_create(struct eu_req *req)
 /* ---- POST /admin/v1/tenants/:domain/jobs/:id/retry ---- */
 
 static void
-on_retried(PGresult *res, enum eu_db_status st, void *arg)
+on_retried(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQgetisnull(res, 0, 0)) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -307,20 +282,14 @@ eu_admin_jobs_retry(struct eu_req *req)
     if (!tenant_and_id(req, &id))
         return;
     const char *params[] = {id};
-    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_RETRY], 1, params, on_retried);
+    eu_req_stmt(req, &eu_admin_jobs_sql[ADMIN_JOBS_RETRY], 1, params, on_retried, NULL);
 }
 
 /* ---- DELETE /admin/v1/tenants/:domain/jobs/:id ---- */
 
 static void
-on_job_deleted(PGresult *res, enum eu_db_status st, void *arg)
+on_job_deleted(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (strcmp(PQgetvalue(res, 0, 0), "0") == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -339,7 +308,7 @@ eu_admin_jobs_delete(struct eu_req *req)
     if (!tenant_and_id(req, &id))
         return;
     const char *params[] = {id};
-    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_DELETE], 1, params, on_job_deleted);
+    eu_req_stmt(req, &eu_admin_jobs_sql[ADMIN_JOBS_DELETE], 1, params, on_job_deleted, NULL);
 }
 
 /* ---- POST /admin/v1/tenants/:domain/accounts/:id/suspend and /unsuspend ---- */
@@ -354,14 +323,8 @@ announce_actor(struct eu_req *req, const PGresult *res)
 }
 
 static void
-on_suspended(PGresult *res, enum eu_db_status st, void *arg)
+on_suspended(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -391,18 +354,12 @@ eu_admin_accounts_suspend(struct eu_req *req)
     const char *retention =
         eu_arena_sprintf(req->arena, "%d", req->app->cfg->suspended_retention_s);
     const char *params[] = {id, retention};
-    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_SUSPEND], 2, params, on_suspended);
+    eu_req_stmt(req, &eu_admin_jobs_sql[ADMIN_JOBS_SUSPEND], 2, params, on_suspended, NULL);
 }
 
 static void
-on_unsuspended(PGresult *res, enum eu_db_status st, void *arg)
+on_unsuspended(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -425,7 +382,7 @@ eu_admin_accounts_unsuspend(struct eu_req *req)
     if (!tenant_and_id(req, &id))
         return;
     const char *params[] = {id};
-    query(req, &eu_admin_jobs_sql[ADMIN_JOBS_UNSUSPEND], 1, params, on_unsuspended);
+    eu_req_stmt(req, &eu_admin_jobs_sql[ADMIN_JOBS_UNSUSPEND], 1, params, on_unsuspended, NULL);
 }
 
 /* ------------------------------------------------------------ route table */

@@ -41,14 +41,8 @@ nullable(PGresult *res, int row, int col)
 }
 
 static void
-on_reports(PGresult *res, enum eu_db_status st, void *arg)
+on_reports(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    eu_req_enter(req);
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *arr = json_array();
     for (int i = 0; i < PQntuples(res); i++) {
         json_t *ids = json_loads(PQgetvalue(res, i, 6), 0, NULL);
@@ -76,8 +70,7 @@ eu_admin_reports_list(struct eu_req *req)
     if (eu_admin_list_page(req, "report", 200, &max_id, &limit) < 0)
         return;
     const char *params[] = {max_id, limit};
-    eu_db_pool_stmt(eu_tenant_pool(req->app->registry, req->tenant),
-                    &eu_admin_reports_sql[REPORTS_LIST], 2, params, on_reports, req);
+    eu_req_stmt(req, &eu_admin_reports_sql[REPORTS_LIST], 2, params, on_reports, NULL);
 }
 
 /* ------------------------------------------------------------ route table */

@@ -290,6 +290,8 @@ static void
 insert_tenant(struct create *c)
 {
     const char *params[] = {c->domain, c->title, c->placement};
+    /* Not eu_req_control_stmt(): every failure, a timeout too, must also
+     * drop the dedicated placement made for this tenant. */
     eu_db_pool_query(c->req->app->control, eu_admin_control_sql[CONTROL_TENANT_INSERT].text, 3,
                      params, on_tenant_row, c);
 }
@@ -323,11 +325,9 @@ on_database_created(PGresult *res, enum eu_db_status st, void *arg)
 }
 
 static void
-on_placement_row(PGresult *res, enum eu_db_status st, void *arg)
+on_placement_row(struct eu_req *req, PGresult *res, enum eu_db_status st, void *arg)
 {
     struct dedicated *d = arg;
-    struct eu_req *req = d->req;
-    eu_req_enter(req);
     if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23505") == 0) {
         eu_req_reply_error(req, 409, "Domain has already been taken");
         return;
@@ -354,8 +354,8 @@ eu_admin_placement_make_dedicated(struct eu_req *req, const char *domain,
     d->done = done;
     d->arg = arg;
     const char *params[] = {domain, req->app->control_dbname};
-    eu_db_pool_query(req->app->control, eu_admin_control_sql[CONTROL_PLACEMENT_DEDICATED].text, 2,
-                     params, on_placement_row, d);
+    eu_req_control_stmt_or_error(req, &eu_admin_control_sql[CONTROL_PLACEMENT_DEDICATED], 2, params,
+                                 on_placement_row, d);
 }
 
 static void
@@ -503,14 +503,9 @@ struct list {
 };
 
 static void
-on_list(PGresult *res, enum eu_db_status st, void *arg)
+on_list(struct eu_req *req, PGresult *res, void *arg)
 {
     struct list *l = arg;
-    struct eu_req *req = l->req;
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *arr = json_array();
     int n = PQntuples(res);
     /* One extra row was asked for to learn whether a next page exists. */
@@ -560,8 +555,7 @@ eu_admin_tenants_list(struct eu_req *req)
     const char *limit = eu_arena_sprintf(req->arena, "%ld", l->limit + 1);
     const char *offset = eu_arena_sprintf(req->arena, "%ld", l->offset);
     const char *params[] = {limit, offset};
-    eu_db_pool_query(req->app->control, eu_admin_control_sql[CONTROL_TENANT_LIST].text, 2, params,
-                     on_list, l);
+    eu_req_control_stmt(req, &eu_admin_control_sql[CONTROL_TENANT_LIST], 2, params, on_list, l);
 }
 
 /* ---- GET /admin/v1/tenants/:domain ---- */
@@ -627,24 +621,18 @@ struct update_call {
 };
 
 static void
-on_registrations_saved(PGresult *res, enum eu_db_status st, void *arg)
+on_registrations_saved(struct eu_req *req, PGresult *res, void *arg)
 {
     struct update_call *c = arg;
-    struct eu_req *req = c->req;
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     json_t *o = eu_admin_tenant_json(req->app->registry, req->tenant, true);
     json_object_set_new(o, "registrations", json_string(c->registrations));
     eu_req_reply_json(req, 200, o);
 }
 
 static void
-on_updated(PGresult *res, enum eu_db_status st, void *arg)
+on_updated(struct eu_req *req, PGresult *res, enum eu_db_status st, void *arg)
 {
     struct update_call *c = arg;
-    struct eu_req *req = c->req;
     if (st != EU_DB_OK) {
         if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23514") == 0)
             eu_req_reply_error(req, 422, "Validation failed: a limit is out of range");
@@ -668,9 +656,8 @@ on_updated(PGresult *res, enum eu_db_status st, void *arg)
             req->tenant = t; /* released with the request */
         }
         const char *p[] = {c->registrations};
-        eu_db_pool_stmt(eu_tenant_pool(req->app->registry, t),
-                        &eu_admin_tenants_sql[ADMIN_TENANTS_REGISTRATIONS], 1, p,
-                        on_registrations_saved, c);
+        eu_req_stmt(req, &eu_admin_tenants_sql[ADMIN_TENANTS_REGISTRATIONS], 1, p,
+                    on_registrations_saved, c);
         return;
     }
     json_t *o = eu_admin_tenant_json(req->app->registry, t, true);
@@ -801,8 +788,8 @@ eu_admin_tenants_update(struct eu_req *req)
                             quota_j ? "true" : "false",
                             quota,
                             af};
-    eu_db_pool_query(req->app->control, eu_admin_control_sql[CONTROL_TENANT_UPDATE].text, 10,
-                     params, on_updated, call);
+    eu_req_control_stmt_or_error(req, &eu_admin_control_sql[CONTROL_TENANT_UPDATE], 10, params,
+                                 on_updated, call);
 }
 
 /* ---- DELETE /admin/v1/tenants/:domain?confirm=:domain ---- */
@@ -813,13 +800,8 @@ eu_admin_tenants_update(struct eu_req *req)
  * itself goes. GET shows the progress meanwhile.
  */
 static void
-on_deleting(PGresult *res, enum eu_db_status st, void *arg)
+on_deleting(struct eu_req *req, PGresult *res, void *arg)
 {
-    struct eu_req *req = arg;
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -851,8 +833,8 @@ eu_admin_tenants_delete(struct eu_req *req)
     }
     const char *id = eu_arena_sprintf(req->arena, "%lld", (long long)t->id);
     const char *params[] = {id};
-    eu_db_pool_query(req->app->control, eu_admin_control_sql[CONTROL_TENANT_DELETING].text, 1,
-                     params, on_deleting, req);
+    eu_req_control_stmt(req, &eu_admin_control_sql[CONTROL_TENANT_DELETING], 1, params, on_deleting,
+                        NULL);
 }
 
 /* ------------------------------------------------------------ route table */

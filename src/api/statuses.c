@@ -1,11 +1,12 @@
 /*
  * /api/v1/statuses: posting (with Idempotency-Key), reading, deleting and
- * editing statuses, threads, and the viewer's interactions with a status
- * (favourite, reblog, bookmark, pin, conversation mute). Each write is one
- * SQL statement (data-modifying CTEs) so it is atomic without a transaction
- * held open across callbacks; notifications and feed fan-out follow it, fire
- * and forget, as Mastodon does. The route table at the end also carries the
- * timelines, whose handlers live in timelines.c.
+ * editing statuses. Each write is one SQL statement (data-modifying CTEs)
+ * so it is atomic without a transaction held open across callbacks;
+ * notifications and feed fan-out follow it, fire and forget, as Mastodon
+ * does. The viewer's interactions with a status live in statuses_actions.c,
+ * its thread, source and edit history in statuses_thread.c. The route
+ * table at the end carries all of them, and the timelines, whose handlers
+ * live in timelines.c.
  */
 #include "eunha/api.h"
 
@@ -44,7 +45,6 @@
 #include "statuses_internal.h"
 
 #define MAX_CHARS 500
-#define BAD_VISIBILITY "Validation failed: Visibility is not included in the list"
 #define IDEMPOTENCY_TTL "3600"
 /* Mastodon's Status::MEDIA_ATTACHMENTS_LIMIT and its messages. */
 #define MAX_MEDIA 4
@@ -53,20 +53,6 @@
 #define MEDIA_NOT_READY                                                                            \
     "Cannot attach files that have not finished processing. Try again in a moment!"
 
-/*
- * An interaction is one statement that checks the status is visible to the
- * viewer, changes the viewer's relation to it and returns one row
- * (target id, target author, rows changed, extra...), or no row when the
- * status is not visible. $2 status id, $3 viewer.
- */
-#define TARGET_CTE                                                                                 \
-    "t AS (SELECT o.id, o.account_id, o.visibility, coalesce(o.conversation_id, o.id) AS conv"     \
-    " FROM statuses s JOIN statuses o ON o.tenant_id = $1"                                         \
-    " AND o.id = coalesce(s.reblog_of_id, s.id) WHERE s.tenant_id = $1 AND s.id = $2::bigint"      \
-    " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, "         \
-    "s.deleted_at, $3::bigint)) AND EXISTS (SELECT FROM eunha_status_visible($1, o.id, "           \
-    "o.account_id, o.visibility, o.deleted_at, $3::bigint)))"
-
 enum {
     STATUSES_PREPARE,
     STATUSES_PREPARE_PLAIN,
@@ -74,22 +60,6 @@ enum {
     STATUSES_INSERT_PLAIN,
     STATUSES_EDIT,
     STATUSES_DELETE,
-    STATUSES_SOURCE,
-    STATUSES_HISTORY,
-    STATUSES_CONTEXT,
-    STATUSES_FAVOURITE,
-    STATUSES_UNFAVOURITE,
-    STATUSES_BOOKMARK,
-    STATUSES_UNBOOKMARK,
-    STATUSES_MUTE,
-    STATUSES_UNMUTE,
-    STATUSES_PIN,
-    STATUSES_UNPIN,
-    STATUSES_REBLOG,
-    STATUSES_UNREBLOG,
-    STATUSES_VISIBLE,
-    STATUSES_FAVOURITED_BY,
-    STATUSES_REBLOGGED_BY,
     STATUSES_MEDIA_CHECK,
 };
 
@@ -400,154 +370,6 @@ const struct eu_sql eu_statuses_sql[] = {
         "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL),"
          EU_MEDIA_DELETE_CTES("status_id IN (SELECT id FROM d)")
         " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM mj)"},
-    [STATUSES_SOURCE] = {"statuses.source",
-        "SELECT id, text, spoiler_text FROM statuses WHERE tenant_id = $1"
-        " AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"},
-    /* A status never edited has one version: itself. */
-    /* Each version's media with the descriptions they had then. */
-    [STATUSES_HISTORY] = {"statuses.history",
-        "SELECT v.content, v.spoiler_text, v.sensitive, eunha_ts(v.created_at),"
-        " (SELECT coalesce(json_agg(eunha_media_json(hm)::jsonb"
-        "  || jsonb_build_object('description', nullif(v.descs[x.i], '')) ORDER BY x.i), '[]')"
-        "  ::text FROM unnest(v.ids) WITH ORDINALITY x(id, i) JOIN media_attachments hm"
-        "  ON hm.tenant_id = $1 AND hm.id = x.id), "
-        EU_ACCOUNT_COLUMNS("a") " FROM statuses s JOIN accounts a ON a.tenant_id = $1"
-        " AND a.id = s.account_id,"
-        " LATERAL (SELECT e.content, e.spoiler_text, e.sensitive, e.created_at, e.id,"
-        "  e.media_ids AS ids, e.media_descriptions AS descs"
-        "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = s.id UNION ALL"
-        "  SELECT s.content, s.spoiler_text, s.sensitive, s.created_at, 0,"
-        "  coalesce(array_agg(cm.id ORDER BY cm.position, cm.id), '{}'),"
-        "  coalesce(array_agg(coalesce(cm.description, '') ORDER BY cm.position, cm.id), '{}')"
-        "  FROM media_attachments cm WHERE cm.tenant_id = $1 AND cm.status_id = s.id"
-        "  AND cm.position >= 0 HAVING NOT EXISTS"
-        "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
-        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND EXISTS"
-        " (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at,"
-        " $3::bigint)) ORDER BY v.created_at, v.id"},
-    /* Ancestors oldest first; descendants depth first, as a thread reads.
-     * Hidden ones are dropped by the renderer. Like Mastodon's thread
-     * (StatusFilter), statuses by a domain the viewer blocks, by a
-     * silenced author the viewer does not follow, by an account the viewer
-     * blocks or mutes or that blocks the viewer, are left out; the walk
-     * still passes through them, so their replies stay. */
-    [STATUSES_CONTEXT] = {"statuses.context",
-        "WITH RECURSIVE up(id, parent, depth, author) AS ("
-        "  SELECT p.id, p.in_reply_to_id, 1, p.account_id FROM statuses p WHERE p.tenant_id = $1"
-        "   AND p.id = (SELECT in_reply_to_id FROM statuses WHERE tenant_id = $1"
-        "   AND id = $2::bigint)"
-        "  UNION ALL SELECT p.id, p.in_reply_to_id, up.depth + 1, p.account_id FROM statuses p"
-        "   JOIN up ON p.tenant_id = $1 AND p.id = up.parent WHERE up.depth < 40),"
-        " down(id, path, author) AS ("
-        "  SELECT c.id, ARRAY[c.id], c.account_id FROM statuses c WHERE c.tenant_id = $1"
-        "   AND c.in_reply_to_id = $2::bigint AND c.deleted_at IS NULL"
-        "  UNION ALL SELECT c.id, down.path || c.id, c.account_id FROM statuses c JOIN down"
-        "   ON c.tenant_id = $1 AND c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
-        "   AND array_length(down.path, 1) < 40)"
-        " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.tenant_id = $1"
-        "  AND s.id = $2::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id,"
-        " s.account_id, s.visibility, s.deleted_at, $3::bigint)) UNION ALL SELECT 'a',"
-        " up.id::text, 1, -up.depth FROM up"
-        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = up.author"
-        "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
-        " $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, up.author, $3::bigint))"
-        " UNION ALL SELECT 'd', dd.id::text, 2, dd.o"
-        "  FROM (SELECT id, author, row_number() OVER (ORDER BY path) AS o FROM"
-        "  (SELECT id, path, author FROM down ORDER BY path LIMIT 60) d0) dd"
-        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = dd.author"
-        "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
-        " $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, dd.author, $3::bigint))"
-        " ORDER BY 3, 4"},
-    [STATUSES_FAVOURITE] = {"statuses.favourite",
-        "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (tenant_id, account_id,"
-        " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
-        " RETURNING id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    [STATUSES_UNFAVOURITE] = {"statuses.unfavourite",
-        "WITH " TARGET_CTE ", x AS (DELETE FROM favourites f USING t"
-        " WHERE f.tenant_id = $1 AND f.status_id = t.id AND f.account_id = $3::bigint"
-        " RETURNING f.id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    [STATUSES_BOOKMARK] = {"statuses.bookmark",
-        "WITH " TARGET_CTE ", x AS (INSERT INTO bookmarks (tenant_id, account_id,"
-        " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
-        " RETURNING id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    [STATUSES_UNBOOKMARK] = {"statuses.unbookmark",
-        "WITH " TARGET_CTE ", x AS (DELETE FROM bookmarks b USING t"
-        " WHERE b.tenant_id = $1 AND b.status_id = t.id AND b.account_id = $3::bigint"
-        " RETURNING b.id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    [STATUSES_MUTE] = {"statuses.mute",
-        "WITH " TARGET_CTE ", x AS (INSERT INTO conversation_mutes (tenant_id,"
-        " account_id, conversation_id) SELECT $1, $3::bigint, conv FROM t"
-        " ON CONFLICT DO NOTHING"
-        " RETURNING 1) SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    [STATUSES_UNMUTE] = {"statuses.unmute",
-        "WITH " TARGET_CTE ", x AS (DELETE FROM conversation_mutes c USING t"
-        " WHERE c.tenant_id = $1 AND c.conversation_id = t.conv"
-        " AND c.account_id = $3::bigint RETURNING 1)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    /* Pins apply to the status itself, not a reblog's original. Extra
-     * columns: visibility, is a reblog, pins held, already pinned. */
-    [STATUSES_PIN] = {"statuses.pin",
-        "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
-        " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
-        " x AS (INSERT INTO status_pins (tenant_id, account_id, status_id)"
-        "  SELECT $1, $3::bigint, id FROM t WHERE t.account_id = $3::bigint"
-        "  AND t.reblog_of_id IS NULL AND t.visibility < 3 AND (SELECT count(*)"
-        "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint) < 5"
-        "  ON CONFLICT DO NOTHING RETURNING id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x), t.visibility,"
-        "  t.reblog_of_id IS NOT NULL, (SELECT count(*) FROM status_pins"
-        "  WHERE tenant_id = $1 AND account_id = $3::bigint), EXISTS (SELECT 1"
-        "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint"
-        "  AND status_id = t.id) FROM t"},
-    [STATUSES_UNPIN] = {"statuses.unpin",
-        "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
-        " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
-        " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
-        "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    /* Extra columns: the reblog's id (NULL when not allowed). $4 visibility. */
-    [STATUSES_REBLOG] = {"statuses.reblog",
-        "WITH " TARGET_CTE ","
-        " ex AS (SELECT r.id FROM statuses r, t WHERE r.tenant_id = $1"
-        "  AND r.reblog_of_id = t.id AND r.account_id = $3::bigint"
-        "  AND r.deleted_at IS NULL),"
-        " x AS (INSERT INTO statuses (tenant_id, account_id, reblog_of_id, visibility,"
-        "  application_id) SELECT $1, $3::bigint, t.id,"
-        "  greatest($4::smallint, t.visibility), $5::bigint FROM t"
-        "  WHERE NOT EXISTS (SELECT 1 FROM ex)"
-        "  AND (t.visibility <= 1 OR (t.visibility = 2 AND t.account_id = $3::bigint))"
-        "  ON CONFLICT DO NOTHING RETURNING id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
-        "  coalesce((SELECT id FROM x), (SELECT id FROM ex)) FROM t"},
-    /* Extra column: the withdrawn reblogs' ids. */
-    [STATUSES_UNREBLOG] = {"statuses.unreblog",
-        "WITH " TARGET_CTE ", x AS (UPDATE statuses r SET deleted_at = now() FROM t"
-        "  WHERE r.tenant_id = $1 AND r.reblog_of_id = t.id"
-        "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL RETURNING r.id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
-        "  (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t"},
-    [STATUSES_VISIBLE] = {"statuses.visible",
-        "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
-        " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
-        " s.deleted_at, $3::bigint))"},
-    [STATUSES_FAVOURITED_BY] = {"statuses.favourited_by",
-        "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
-        " FROM favourites x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
-        " WHERE x.tenant_id = $1 AND x.status_id = $2::bigint"
-        " AND a.suspended_at IS NULL",
-        "x.id", 3},
-    [STATUSES_REBLOGGED_BY] = {"statuses.reblogged_by",
-        "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
-        " FROM statuses x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
-        " WHERE x.tenant_id = $1 AND x.reblog_of_id = $2::bigint AND x.deleted_at IS NULL"
-        " AND a.suspended_at IS NULL",
-        "x.id", 3},
     /*
      * $2 author, $3 media ids, $4 the status being edited or NULL: the ids
      * the author may not attach (not theirs, gone, attached elsewhere or
@@ -568,9 +390,9 @@ const struct eu_sql eu_statuses_sql[] = {
 /* ---------------------------------------------------------------- helpers */
 
 /* Calls fn for each element of a PostgreSQL bigint[]'s text ("{1,2}"). */
-static void
-each_array_id(const char *text, void (*fn)(struct eu_req *, int64_t, void *), struct eu_req *req,
-              void *arg)
+void
+eu_statuses_each_array_id(const char *text, void (*fn)(struct eu_req *, int64_t, void *),
+                          struct eu_req *req, void *arg)
 {
     size_t n;
     int64_t *ids = eu_db_bigint_array(text, &n);
@@ -1032,7 +854,7 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
     if (vis && *vis) {
         c->visibility = eu_status_visibility_code(vis);
         if (c->visibility < 0) {
-            eu_req_reply_error(req, 422, BAD_VISIBILITY);
+            eu_req_reply_error(req, 422, EU_STATUS_BAD_VISIBILITY);
             return -1;
         }
     }
@@ -1285,9 +1107,9 @@ on_edited(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     const char *mention[] = {"mention", c->edit_id};
-    each_array_id(PQgetvalue(res, 0, 1), notify_each, req, mention);
+    eu_statuses_each_array_id(PQgetvalue(res, 0, 1), notify_each, req, mention);
     const char *update[] = {"update", c->edit_id};
-    each_array_id(PQgetvalue(res, 0, 2), notify_each, req, update);
+    eu_statuses_each_array_id(PQgetvalue(res, 0, 2), notify_each, req, update);
     eu_ap_outbox_status(req->app, req->tenant, req->auth.account_id, c->edit_id,
                         EU_AP_STATUS_UPDATE, NULL);
     eu_stream_status_edited(req->app, req->tenant, strtoll(c->edit_id, NULL, 10));
@@ -1434,364 +1256,8 @@ statuses_delete(struct eu_req *req)
     eu_statuses_render_opts(req, ids, 1, EU_RENDER_SOURCE, on_delete_rendered, d);
 }
 
-/* ------------------------------------------------------- source, history */
-
-static void
-on_source(struct eu_req *req, PGresult *res, void *arg)
-{
-    if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    eu_req_reply_json(req, 200,
-                      json_pack("{s:s, s:s, s:s}", "id", PQgetvalue(res, 0, 0), "text",
-                                PQgetvalue(res, 0, 1), "spoiler_text", PQgetvalue(res, 0, 2)));
-}
-
-static void
-statuses_source(struct eu_req *req)
-{
-    const char *id = eu_req_id_param(req, "id");
-    if (!id)
-        return;
-    const char *params[] = {id, eu_req_viewer(req)};
-    eu_req_stmt(req, &eu_statuses_sql[STATUSES_SOURCE], 2, params, on_source, NULL);
-}
-
-static void
-on_history(struct eu_req *req, PGresult *res, void *arg)
-{
-    int n = PQntuples(res);
-    if (n == 0) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    json_t *out = json_array();
-    for (int i = 0; i < n; i++) {
-        json_t *rendered =
-            eu_media_attachments_json(req->app, eu_req_base_url(req), PQgetvalue(res, i, 4));
-        json_t *v = json_pack("{s:s, s:s, s:b, s:s, s:o, s:o, s:[]}", "content",
-                              PQgetvalue(res, i, 0), "spoiler_text", PQgetvalue(res, i, 1),
-                              "sensitive", PQgetvalue(res, i, 2)[0] == 't', "created_at",
-                              PQgetvalue(res, i, 3), "account", eu_account_json(req, res, i, 5),
-                              "media_attachments", rendered, "emojis");
-        json_array_append_new(out, v);
-    }
-    eu_req_reply_json(req, 200, out);
-}
-
-static void
-statuses_history(struct eu_req *req)
-{
-    const char *id = eu_req_id_param(req, "id");
-    if (!id)
-        return;
-    const char *params[] = {id, eu_req_viewer(req)};
-    eu_req_stmt(req, &eu_statuses_sql[STATUSES_HISTORY], 2, params, on_history, NULL);
-}
-
-/* ---------------------------------------------------------------- context */
-
-struct context_ctx {
-    char **ancestors;
-    size_t n_ancestors;
-};
-
-static bool
-is_ancestor(const struct context_ctx *cx, const char *id)
-{
-    for (size_t i = 0; i < cx->n_ancestors; i++)
-        if (strcmp(cx->ancestors[i], id) == 0)
-            return true;
-    return false;
-}
-
-static void
-on_context_rendered(struct eu_req *req, json_t *array, void *arg)
-{
-    struct context_ctx *cx = arg;
-    json_t *anc = json_array(), *desc = json_array();
-    size_t i;
-    json_t *st;
-    json_array_foreach(array, i, st)
-    {
-        const char *id = json_string_value(json_object_get(st, "id"));
-        json_array_append(is_ancestor(cx, id) ? anc : desc, st);
-    }
-    json_decref(array);
-    eu_req_reply_json(req, 200, json_pack("{s:o, s:o}", "ancestors", anc, "descendants", desc));
-}
-
-static void
-on_context_ids(struct eu_req *req, PGresult *res, void *arg)
-{
-    struct context_ctx *cx = arg;
-    int n = PQntuples(res);
-    if (n == 0 || strcmp(PQgetvalue(res, 0, 0), "r") != 0) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    const char **ids = eu_arena_alloc(req->arena, (size_t)n * sizeof(char *));
-    cx->ancestors = eu_arena_alloc(req->arena, (size_t)n * sizeof(char *));
-    size_t k = 0;
-    for (int i = 1; i < n; i++) {
-        ids[k++] = eu_arena_strdup(req->arena, PQgetvalue(res, i, 1));
-        if (PQgetvalue(res, i, 0)[0] == 'a')
-            cx->ancestors[cx->n_ancestors++] = (char *)ids[k - 1];
-    }
-    eu_statuses_render(req, ids, k, on_context_rendered, cx);
-}
-
-static void
-statuses_context(struct eu_req *req)
-{
-    const char *id = eu_req_id_param(req, "id");
-    if (!id)
-        return;
-    struct context_ctx *cx = eu_arena_calloc(req->arena, sizeof(*cx));
-    const char *params[] = {id, eu_req_viewer(req)};
-    eu_req_stmt(req, &eu_statuses_sql[STATUSES_CONTEXT], 2, params, on_context_ids, cx);
-}
-
-/* ----------------------------------------------------------- interactions */
-
-/* The action is named by its statement (STATUSES_FAVOURITE...). */
-struct action_ctx {
-    int stmt;
-};
-
-static void
-unfan_each(struct eu_req *req, int64_t id, void *arg)
-{
-    eu_feed_status_fanout(req->app, req->tenant, id, true);
-    char sid[24];
-    snprintf(sid, sizeof(sid), "%lld", (long long)id);
-    eu_ap_outbox_status_deleted(req->app, req->tenant, req->auth.account_id, sid);
-}
-
-static void
-on_action(struct eu_req *req, PGresult *res, void *arg)
-{
-    struct action_ctx *ax = arg;
-    if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    const char *target = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
-    int64_t author = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
-    bool changed = atoi(PQgetvalue(res, 0, 2)) > 0;
-    switch (ax->stmt) {
-    case STATUSES_FAVOURITE:
-        if (changed) {
-            eu_notify(req->app->registry, req->tenant, author, req->auth.account_id, "favourite",
-                      strtoll(target, NULL, 10));
-            eu_ap_outbox_account(req->app, req->tenant, req->auth.account_id, target, EU_AP_LIKE,
-                                 NULL);
-        }
-        break;
-    case STATUSES_UNFAVOURITE:
-        if (changed)
-            eu_ap_outbox_account(req->app, req->tenant, req->auth.account_id, target, EU_AP_UNLIKE,
-                                 NULL);
-        break;
-    case STATUSES_PIN:
-        if (!changed && PQgetvalue(res, 0, 6)[0] != 't') {
-            const char *why = author != req->auth.account_id
-                                  ? "Someone else's post cannot be pinned"
-                              : PQgetvalue(res, 0, 4)[0] == 't' ? "A boost cannot be pinned"
-                              : atoi(PQgetvalue(res, 0, 3)) == 3
-                                  ? "Posts that are only visible to mentioned users cannot be "
-                                    "pinned"
-                                  : "You have already pinned the maximum number of posts";
-            eu_req_reply_error(req, 422, "Validation failed: %s", why);
-            return;
-        }
-        if (changed)
-            eu_ap_outbox_pin(req->app, req->tenant, req->auth.account_id, target, true);
-        break;
-    case STATUSES_UNPIN:
-        if (changed)
-            eu_ap_outbox_pin(req->app, req->tenant, req->auth.account_id, target, false);
-        break;
-    case STATUSES_REBLOG: {
-        if (PQgetisnull(res, 0, 3)) {
-            eu_req_reply_error(req, 403, "This action is not allowed");
-            return;
-        }
-        const char *reblog = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 3));
-        if (changed) {
-            eu_notify(req->app->registry, req->tenant, author, req->auth.account_id, "reblog",
-                      strtoll(target, NULL, 10));
-            eu_feed_status_fanout(req->app, req->tenant, strtoll(reblog, NULL, 10), false);
-            eu_ap_outbox_status(req->app, req->tenant, req->auth.account_id, reblog,
-                                EU_AP_STATUS_CREATE, PQgetvalue(res, 0, 1));
-        }
-        eu_statuses_reply_one(req, reblog);
-        return;
-    }
-    case STATUSES_UNREBLOG:
-        each_array_id(PQgetvalue(res, 0, 3), unfan_each, req, NULL);
-        break;
-    default:
-        break;
-    }
-    eu_statuses_reply_one(req, target);
-}
-
-static void
-run_action(struct eu_req *req, int stmt)
-{
-    const char *id = eu_req_id_param(req, "id");
-    if (!id)
-        return;
-    struct action_ctx *ax = eu_arena_calloc(req->arena, sizeof(*ax));
-    ax->stmt = stmt;
-    const char *params[4] = {id, eu_req_viewer(req)};
-    int n = 2;
-    if (stmt == STATUSES_REBLOG) {
-        struct eu_error err = {0};
-        json_t *p = eu_req_params(req, &err);
-        if (!p) {
-            eu_req_reply_eu_error(req, &err);
-            return;
-        }
-        const char *vis = eu_param_str(p, "visibility");
-        int v = vis && *vis ? eu_status_visibility_code(vis) : 0;
-        if (v < 0 || v == 3) {
-            eu_req_reply_error(req, 422, BAD_VISIBILITY);
-            return;
-        }
-        params[2] = eu_arena_sprintf(req->arena, "%d", v);
-        params[3] = req->auth.app_id
-                        ? eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id)
-                        : NULL;
-        n = 4;
-    }
-    eu_req_stmt(req, &eu_statuses_sql[stmt], n, params, on_action, ax);
-}
-
-static void
-statuses_favourite(struct eu_req *req)
-{
-    run_action(req, STATUSES_FAVOURITE);
-}
-static void
-statuses_unfavourite(struct eu_req *req)
-{
-    run_action(req, STATUSES_UNFAVOURITE);
-}
-static void
-statuses_bookmark(struct eu_req *req)
-{
-    run_action(req, STATUSES_BOOKMARK);
-}
-static void
-statuses_unbookmark(struct eu_req *req)
-{
-    run_action(req, STATUSES_UNBOOKMARK);
-}
-static void
-statuses_mute(struct eu_req *req)
-{
-    run_action(req, STATUSES_MUTE);
-}
-static void
-statuses_unmute(struct eu_req *req)
-{
-    run_action(req, STATUSES_UNMUTE);
-}
-static void
-statuses_pin(struct eu_req *req)
-{
-    run_action(req, STATUSES_PIN);
-}
-static void
-statuses_unpin(struct eu_req *req)
-{
-    run_action(req, STATUSES_UNPIN);
-}
-static void
-statuses_reblog(struct eu_req *req)
-{
-    run_action(req, STATUSES_REBLOG);
-}
-static void
-statuses_unreblog(struct eu_req *req)
-{
-    run_action(req, STATUSES_UNREBLOG);
-}
-
-/* ------------------------------------------- favourited_by, reblogged_by */
-
-struct who_ctx {
-    const struct eu_sql *stmt;
-    const char *params[6];
-    struct eu_page page;
-};
-
-static void
-on_who(struct eu_req *req, PGresult *res, void *arg)
-{
-    struct who_ctx *w = arg;
-    int n = PQntuples(res);
-    json_t *out = json_array();
-    for (int i = 0; i < n; i++)
-        json_array_append_new(out, eu_account_json(req, res, i, 1));
-    if (eu_page_is_ascending(&w->page))
-        for (size_t i = 0, j = json_array_size(out); i + 1 < j; i++, j--) {
-            json_t *a = json_incref(json_array_get(out, i));
-            json_array_set(out, i, json_array_get(out, j - 1));
-            json_array_set_new(out, j - 1, a);
-        }
-    if (n) {
-        int first = eu_page_is_ascending(&w->page) ? n - 1 : 0, last = n - 1 - first;
-        eu_page_link(req, PQgetvalue(res, first, 0), PQgetvalue(res, last, 0));
-    }
-    eu_req_reply_json(req, 200, out);
-}
-
-static void
-on_who_visible(struct eu_req *req, PGresult *res, void *arg)
-{
-    struct who_ctx *w = arg;
-    if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    eu_req_stmt_page(req, w->stmt, &w->page, 5, w->params, on_who, w);
-}
-
-/* stmt: the page of accounts, once the status is known to be visible. */
-static void
-list_who(struct eu_req *req, const struct eu_sql *stmt)
-{
-    const char *id = eu_req_id_param(req, "id");
-    if (!id)
-        return;
-    struct who_ctx *w = eu_arena_calloc(req->arena, sizeof(*w));
-    eu_page_parse(req, &w->page, 40, 80);
-    w->stmt = stmt;
-    w->params[0] = id;
-    eu_page_params(&w->page, w->params + 1);
-    const char *params[] = {id, eu_req_viewer(req)};
-    eu_req_stmt(req, &eu_statuses_sql[STATUSES_VISIBLE], 2, params, on_who_visible, w);
-}
-
-static void
-statuses_favourited_by(struct eu_req *req)
-{
-    list_who(req, &eu_statuses_sql[STATUSES_FAVOURITED_BY]);
-}
-
-static void
-statuses_reblogged_by(struct eu_req *req)
-{
-    list_who(req, &eu_statuses_sql[STATUSES_REBLOGGED_BY]);
-}
-
-/* ===================================================== route table: begin
- * The routes of this file's handlers, as one block so that they can move
- * with their handlers when the file is split. Flags: include/eunha/router.h. */
+/* Flags: include/eunha/router.h. The thread's and the interactions' routes
+ * are in statuses_thread.c and statuses_actions.c, beside their handlers. */
 
 #define GET EU_HTTP_GET
 #define POST EU_HTTP_POST
@@ -1806,21 +1272,6 @@ const struct eu_route eu_statuses_routes[] = {
     {GET, "/api/v1/statuses/:id", statuses_show, "read:statuses", OPT},
     {DEL, "/api/v1/statuses/:id", statuses_delete, "write:statuses", AUTH},
     {PUT, "/api/v1/statuses/:id", statuses_update, "write:statuses", AUTH},
-    {GET, "/api/v1/statuses/:id/history", statuses_history, "read:statuses", OPT},
-    {GET, "/api/v1/statuses/:id/source", statuses_source, "read:statuses", AUTH},
-    {GET, "/api/v1/statuses/:id/context", statuses_context, "read:statuses", OPT},
-    {POST, "/api/v1/statuses/:id/favourite", statuses_favourite, "write:favourites", AUTH},
-    {POST, "/api/v1/statuses/:id/unfavourite", statuses_unfavourite, "write:favourites", AUTH},
-    {POST, "/api/v1/statuses/:id/reblog", statuses_reblog, "write:statuses", AUTH},
-    {POST, "/api/v1/statuses/:id/unreblog", statuses_unreblog, "write:statuses", AUTH},
-    {POST, "/api/v1/statuses/:id/bookmark", statuses_bookmark, "write:bookmarks", AUTH},
-    {POST, "/api/v1/statuses/:id/unbookmark", statuses_unbookmark, "write:bookmarks", AUTH},
-    {POST, "/api/v1/statuses/:id/pin", statuses_pin, "write:accounts", AUTH},
-    {POST, "/api/v1/statuses/:id/unpin", statuses_unpin, "write:accounts", AUTH},
-    {POST, "/api/v1/statuses/:id/mute", statuses_mute, "write:mutes", AUTH},
-    {POST, "/api/v1/statuses/:id/unmute", statuses_unmute, "write:mutes", AUTH},
-    {GET, "/api/v1/statuses/:id/favourited_by", statuses_favourited_by, "read:accounts", OPT},
-    {GET, "/api/v1/statuses/:id/reblogged_by", statuses_reblogged_by, "read:accounts", OPT},
     {0},
 };
 /* ======================================================= route table: end */

@@ -21,6 +21,31 @@ struct eu_app;
 struct eu_tenant;
 struct json_t;
 
+/* Mastodon's answer to a visibility it does not know (or may not use). */
+#define EU_STATUS_BAD_VISIBILITY "Validation failed: Visibility is not included in the list"
+
+/* Calls fn for each element of a PostgreSQL bigint[]'s text ("{1,2}"). */
+void eu_statuses_each_array_id(const char *text, void (*fn)(struct eu_req *, int64_t, void *),
+                               struct eu_req *req, void *arg);
+
+/* Thread, source and history handlers (statuses_thread.c) and the viewer's
+ * interactions (statuses_actions.c), routed from statuses.c's table. */
+void eu_statuses_source(struct eu_req *req);
+void eu_statuses_history(struct eu_req *req);
+void eu_statuses_context(struct eu_req *req);
+void eu_statuses_favourite(struct eu_req *req);
+void eu_statuses_unfavourite(struct eu_req *req);
+void eu_statuses_bookmark(struct eu_req *req);
+void eu_statuses_unbookmark(struct eu_req *req);
+void eu_statuses_mute(struct eu_req *req);
+void eu_statuses_unmute(struct eu_req *req);
+void eu_statuses_pin(struct eu_req *req);
+void eu_statuses_unpin(struct eu_req *req);
+void eu_statuses_reblog(struct eu_req *req);
+void eu_statuses_unreblog(struct eu_req *req);
+void eu_statuses_favourited_by(struct eu_req *req);
+void eu_statuses_reblogged_by(struct eu_req *req);
+
 /* Timeline handlers (timelines.c), routed from statuses.c's table. */
 void eu_timelines_home(struct eu_req *req);
 void eu_timelines_public(struct eu_req *req);

@@ -20,7 +20,8 @@ const struct eu_route *const eu_route_tables[] = {
     /* admin listener (src/admin/) */
     eu_admin_health_routes,
     eu_admin_tenants_routes,
-    eu_admin_lifecycle_routes,
+    eu_admin_lifecycle_archive_routes,
+    eu_admin_lifecycle_move_routes,
     eu_admin_accounts_routes,
     eu_admin_jobs_routes,
     eu_admin_reports_routes,
@@ -33,6 +34,9 @@ const struct eu_route *const eu_route_tables[] = {
 
     /* Mastodon's REST API and the web pages (src/api/) */
     eu_oauth_routes,
+    eu_oauth_apps_routes,
+    eu_oauth_token_routes,
+    eu_oauth_signup_routes,
     eu_web_routes,
     eu_accounts_routes,
     eu_relationships_routes,
@@ -40,6 +44,8 @@ const struct eu_route *const eu_route_tables[] = {
     eu_domain_blocks_routes,
     eu_migration_routes,
     eu_statuses_routes,
+    eu_statuses_actions_routes,
+    eu_statuses_thread_routes,
     eu_timelines_routes,
     eu_social_routes,
     eu_notifications_routes,

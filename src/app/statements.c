@@ -22,6 +22,8 @@ const struct eu_sql *const eu_sql_tables[] = {
 
     /* statuses group */
     eu_statuses_sql,
+    eu_statuses_actions_sql,
+    eu_statuses_thread_sql,
     eu_status_render_sql,
     eu_timelines_sql,
     eu_feeds_sql,
@@ -32,6 +34,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_notifications_sql,
     eu_notify_sql,
     eu_filters_sql,
+    eu_filters_match_sql,
     eu_instance_sql,
     eu_nodeinfo_sql,
     eu_web_sql,
@@ -39,6 +42,9 @@ const struct eu_sql *const eu_sql_tables[] = {
 
     /* oauth and timed group */
     eu_oauth_sql,
+    eu_oauth_apps_sql,
+    eu_oauth_token_sql,
+    eu_oauth_signup_sql,
     eu_scheduled_sql,
     eu_polls_sql,
     eu_auth_sql,

@@ -1,5 +1,6 @@
 /*
- * Statements run for a request: the one place that picks the tenant's pool,
+ * Statements run for a request: the one place that picks the pool (the
+ * tenant's, or the control database's for the operator's API),
  * takes the log context back when the result arrives and turns a database
  * failure into the request's answer, so route handlers' callbacks start at
  * their rows (nginx finalizes a request in one place in the same way).
@@ -51,12 +52,13 @@ on_result(struct pg_result *res, enum eu_db_status st, void *arg)
         eu_req_reply_db_error(q->req, st);
 }
 
-/* Sends variant of registered statement s. */
+/* Sends variant of registered statement s on pool. */
 static void
-send_query(struct eu_req *req, const struct eu_sql *s, unsigned variant, int nparams,
-           const char *const *params, eu_req_rows_cb rows, eu_req_result_cb result, void *arg)
+send_on(struct eu_req *req, struct eu_db_pool *pool, const struct eu_sql *s, unsigned variant,
+        int nparams, const char *const *params, eu_req_rows_cb rows, eu_req_result_cb result,
+        void *arg)
 {
-    assert(req->tenant && !req->finished);
+    assert(!req->finished);
     struct req_query *q = eu_arena_alloc(req->arena, sizeof(*q));
     q->req = req;
     q->rows = rows;
@@ -64,8 +66,17 @@ send_query(struct eu_req *req, const struct eu_sql *s, unsigned variant, int npa
     q->arg = arg;
     uint64_t hash;
     const char *sql = eu_sql_text_hashed(s, variant, &hash);
-    eu_db_pool_query_kept(eu_tenant_pool(req->app->registry, req->tenant), sql, hash, nparams,
-                          params, on_result, q);
+    eu_db_pool_query_kept(pool, sql, hash, nparams, params, on_result, q);
+}
+
+/* Sends variant of registered statement s on the pool of req's tenant. */
+static void
+send_query(struct eu_req *req, const struct eu_sql *s, unsigned variant, int nparams,
+           const char *const *params, eu_req_rows_cb rows, eu_req_result_cb result, void *arg)
+{
+    assert(req->tenant);
+    send_on(req, eu_tenant_pool(req->app->registry, req->tenant), s, variant, nparams, params, rows,
+            result, arg);
 }
 
 void
@@ -91,6 +102,20 @@ eu_req_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparams,
                      const char *const *params, eu_req_result_cb cb, void *arg)
 {
     send_query(req, s, 0, nparams, params, NULL, cb, arg);
+}
+
+void
+eu_req_control_stmt(struct eu_req *req, const struct eu_sql *s, int nparams,
+                    const char *const *params, eu_req_rows_cb cb, void *arg)
+{
+    send_on(req, req->app->control, s, 0, nparams, params, cb, NULL, arg);
+}
+
+void
+eu_req_control_stmt_or_error(struct eu_req *req, const struct eu_sql *s, int nparams,
+                             const char *const *params, eu_req_result_cb cb, void *arg)
+{
+    send_on(req, req->app->control, s, 0, nparams, params, NULL, cb, arg);
 }
 
 const char *

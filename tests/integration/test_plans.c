@@ -225,6 +225,8 @@ START_TEST(test_no_plan_is_costed_for_jit)
     struct tally control = {0};
     for (const struct eu_sql *st = eu_admin_control_sql; st->name; st++)
         check_plan(ctl, st, 0, 0, &control);
+    for (const struct eu_sql *st = eu_admin_move_control_sql; st->name; st++)
+        check_plan(ctl, st, 0, 0, &control);
     report("control", &control);
     ck_assert_int_ge(control.n, 6);
     PQfinish(ctl);

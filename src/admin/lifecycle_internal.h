@@ -1,0 +1,83 @@
+/*
+ * Shared by the tenant lifecycle's files: the engine (lifecycle.c:
+ * snapshot, restore and removal of one tenant's rows) and the flows that
+ * use it (lifecycle_archive.c: export and import; lifecycle_move.c: move
+ * between placements). Nobody else includes it.
+ */
+#ifndef EUNHA_ADMIN_LIFECYCLE_INTERNAL_H
+#define EUNHA_ADMIN_LIFECYCLE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "admin_internal.h"
+#include "eunha/db.h"
+
+struct eu_app;
+struct eu_error;
+struct eu_req;
+struct pg_result;
+
+/* One table's rows of one tenant. */
+struct eu_admin_table_rows {
+    char *json; /* JSON array of row objects without tenant_id; NULL: no rows */
+    long long count;
+    char **columns; /* the rows' keys, NULL-terminated; NULL: all the table's columns */
+};
+
+/* Rows of every tenant table, indexed like eu_db_tenant_tables. */
+struct eu_admin_tables {
+    int n;
+    struct eu_admin_table_rows *t;
+};
+
+/* Returns empty rows for every tenant table; the caller frees them with
+ * eu_admin_tables_free(). */
+struct eu_admin_tables *eu_admin_tables_new(void);
+void eu_admin_tables_free(struct eu_admin_tables *ts);
+/* Rows in all tables. */
+long long eu_admin_tables_rows(const struct eu_admin_tables *ts);
+/* The index of tenant table name in eu_db_tenant_tables, or -1. */
+int eu_admin_table_index(const char *name);
+/* Whether the NULL-terminated v (may be NULL) holds s. */
+bool eu_admin_strv_has(char *const *v, const char *s);
+/* Appends a copy of s to v, which holds n entries; returns v. The caller
+ * frees v with its entries (eu_admin_tables_free() does, for columns). */
+char **eu_admin_strv_add(char **v, int n, const char *s);
+
+/* PostgreSQL's one-line message for a failed statement, or none when there
+ * was none. Borrowed from res. */
+const char *eu_admin_db_message(const struct pg_result *res, const char *none);
+/* Fills err from a failed statement or acquire; what says what was being
+ * done ("restore table 'accounts'"): 503 for a busy or unavailable
+ * database, 422 for data that does not fit the schema (an archive's
+ * fault), else 500 after logging. */
+void eu_admin_error_set_db(struct eu_error *err, enum eu_db_status st, const struct pg_result *res,
+                           const char *what);
+/* Answers err, with Retry-After on a 503. */
+void eu_admin_reply_eu_error(struct eu_req *req, const struct eu_error *err);
+
+/* rows is NULL unless st is EU_DB_OK; the callback owns it. */
+typedef void (*eu_admin_snapshot_done_cb)(struct eu_admin_tables *rows, enum eu_db_status st,
+                                          void *arg);
+/* Reads the rows of pool's tenant (a tenant pool) in one REPEATABLE READ
+ * transaction and calls done later. */
+void eu_admin_snapshot_start(struct eu_db_pool *pool, eu_admin_snapshot_done_cb done, void *arg);
+
+/* err->status is 0 on success. err is borrowed for the call. */
+typedef void (*eu_admin_restore_done_cb)(const struct eu_error *err, void *arg);
+/*
+ * Writes rows (borrowed until done runs) into placement database db on the
+ * server url as tenant tenant_id's, replacing whatever rows of that tenant
+ * the placement held, in one transaction. Calls done later.
+ */
+void eu_admin_restore_start(struct eu_app *app, const char *url, const char *db, int64_t tenant_id,
+                            const struct eu_admin_tables *rows, eu_admin_restore_done_cb done,
+                            void *arg);
+
+/* Removes tenant_id's rows from pooled placement database db on the server
+ * url in batches, then calls done. */
+void eu_admin_removal_start(struct eu_app *app, const char *url, const char *db, int64_t tenant_id,
+                            eu_admin_done_cb done, void *arg);
+
+#endif
