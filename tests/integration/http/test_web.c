@@ -117,7 +117,7 @@ START_TEST(test_public_pages)
     page(s, &r, "/users/alice", "text/html");
     EU_IT_EXPECT_STATUS(&r, 302);
     ck_assert_str_eq(eu_it_resp_header(&r, "Location"), "/@alice");
-    /* ActivityPub clients get the actor (tests/integration/test_ap_discovery.c). */
+    /* ActivityPub clients get the actor (tests/integration/ap/test_ap_discovery.c). */
     page(s, &r, "/users/alice", "application/activity+json");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "id", "http://" DOMAIN "/users/alice");
