@@ -13,7 +13,7 @@
  * nothing; and tenant A's 300 deliveries to a slow peer do not hold up
  * tenant B's one.
  */
-#include "harness.h"
+#include "world.h"
 
 #include "eunha/apdeliver.h"
 
@@ -204,49 +204,20 @@ rec_header(const struct rec *r, const char *name)
 
 /* ------------------------------------------------------------- a world */
 
-struct world {
-    struct eu_it_server *s;
-    char *db, *tid, *decoy_tid;
-    char *alice, *carol; /* tokens */
-    char *alice_id, *carol_id;
+/* carol lives on the decoy tenant; deliveries go to the fake peer. */
+static const struct eu_it_world_opts world = {
+    .host = HOST,
+    .decoy = DECOY,
+    .extra_toml = "[federation]\nallow_http = true\nallow_private_addresses = true\n"
+                  "[workers]\nqueue_idle_poll_seconds = 1\n",
+    .users = {{"alice"}, {"carol", DECOY}},
 };
 
-static struct world
-world_new(void)
+static void
+world_start(struct world *w)
 {
     peer_start();
-    struct world w = {0};
-    struct eu_it_opts o = {
-        .extra_toml = "[federation]\nallow_http = true\nallow_private_addresses = true\n"
-                      "[workers]\nqueue_idle_poll_seconds = 1\n",
-    };
-    w.s = eu_it_server_start_opts(&o);
-    json_decref(eu_it_tenant_create(w.s, HOST, "Deliver"));
-    json_decref(eu_it_tenant_create(w.s, DECOY, "Decoy"));
-    eu_it_account_create(w.s, HOST, "alice");
-    eu_it_account_create(w.s, DECOY, "carol");
-    w.alice = eu_it_user_token(w.s, HOST, "alice", "read write follow");
-    w.carol = eu_it_user_token(w.s, DECOY, "carol", "read write follow");
-    w.alice_id = eu_it_account_id(w.s, HOST, "alice");
-    w.carol_id = eu_it_account_id(w.s, DECOY, "carol");
-    w.db = eu_it_tenant_database(w.s, HOST);
-    w.tid = eu_it_tenant_id(w.s, HOST);
-    w.decoy_tid = eu_it_tenant_id(w.s, DECOY);
-    return w;
-}
-
-static void
-world_free(struct world *w)
-{
-    free(w->alice);
-    free(w->carol);
-    free(w->alice_id);
-    free(w->carol_id);
-    free(w->db);
-    free(w->tid);
-    free(w->decoy_tid);
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
+    eu_it_world_start(w, &world);
 }
 
 /* A remote account user@127.0.0.1:PORT of tenant tid on peer port idx, with
@@ -383,25 +354,27 @@ wait_jobs_gone(struct world *w, const char *tid)
 
 START_TEST(test_statuses_and_follows)
 {
-    struct world w = world_new();
+    struct world w;
+    world_start(&w);
     char want[256];
     /* Three followers on one server share its inbox; the decoy tenant's
      * carol has a follower of her own there. */
     char *f1 = remote_account(&w, w.tid, "f1", P_MAIN, true);
     char *f2 = remote_account(&w, w.tid, "f2", P_MAIN, true);
     char *f3 = remote_account(&w, w.tid, "f3", P_MAIN, true);
-    follow(&w, w.tid, f1, w.alice_id);
-    follow(&w, w.tid, f2, w.alice_id);
-    follow(&w, w.tid, f3, w.alice_id);
+    follow(&w, w.tid, f1, eu_it_id(&w, "alice"));
+    follow(&w, w.tid, f2, eu_it_id(&w, "alice"));
+    follow(&w, w.tid, f3, eu_it_id(&w, "alice"));
     char *d1 = remote_account(&w, w.decoy_tid, "d1", P_OTHER, false);
-    follow(&w, w.decoy_tid, d1, w.carol_id);
+    follow(&w, w.decoy_tid, d1, eu_it_id(&w, "carol"));
 
-    char *id = post(&w, w.alice, "hello fediverse", "public");
+    char *id = post(&w, eu_it_tok(&w, "alice"), "hello fediverse", "public");
     ck_assert_int_eq(peer_wait(P_MAIN, "/inbox", 1, 15000), 1);
     struct rec *r = peer_rec(P_MAIN, "/inbox", 0);
     /* A host not known yet gets draft-cavage, as Mastodon signs. */
-    ck_assert_int_eq(check_signed(&w, r, w.alice_id, "http://dl.example/users/alice#main-key"),
-                     EU_HTTPSIG_CAVAGE);
+    ck_assert_int_eq(
+        check_signed(&w, r, eu_it_id(&w, "alice"), "http://dl.example/users/alice#main-key"),
+        EU_HTTPSIG_CAVAGE);
     json_t *j = rec_json(r);
     ck_assert_str_eq(json_string_value(json_object_get(j, "type")), "Create");
     ck_assert_str_eq(json_string_value(json_object_get(j, "actor")),
@@ -421,7 +394,8 @@ START_TEST(test_statuses_and_follows)
 
     /* Deleted: a Delete with a Tombstone. */
     struct eu_it_resp resp = {0};
-    eu_it_callf(w.s, &resp, HOST, "DELETE", w.alice, NULL, "/api/v1/statuses/%s", id);
+    eu_it_callf(w.s, &resp, HOST, "DELETE", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s",
+                id);
     EU_IT_EXPECT_STATUS(&resp, 200);
     ck_assert_int_eq(peer_wait(P_MAIN, "/inbox", 2, 15000), 2);
     j = rec_json(peer_rec(P_MAIN, "/inbox", 1));
@@ -434,11 +408,11 @@ START_TEST(test_statuses_and_follows)
      * are not resolved by posting yet: the mention is added by SQL, and the
      * edit (Update) and the deletion are what go out. */
     char *m1 = remote_account(&w, w.tid, "m1", P_MAIN, false);
-    char *dm = post(&w, w.alice, "psst", "direct");
+    char *dm = post(&w, eu_it_tok(&w, "alice"), "psst", "direct");
     free(eu_it_pg_execf(
         w.db, "INSERT INTO mentions (tenant_id, status_id, account_id) VALUES (%s, %s, %s)", w.tid,
         dm, m1));
-    eu_it_callf(w.s, &resp, HOST, "PUT", w.alice, "{\"status\":\"psst again\"}",
+    eu_it_callf(w.s, &resp, HOST, "PUT", eu_it_tok(&w, "alice"), "{\"status\":\"psst again\"}",
                 "/api/v1/statuses/%s", dm);
     EU_IT_EXPECT_STATUS(&resp, 200);
     ck_assert_int_eq(peer_wait(P_MAIN, "/users/m1/inbox", 1, 15000), 1);
@@ -448,7 +422,8 @@ START_TEST(test_statuses_and_follows)
         strstr(json_string_value(eu_it_jpath(j, "object.content")), "psst again"));
     ck_assert(!array_has(json_object_get(j, "to"), PUBLIC));
     json_decref(j);
-    eu_it_callf(w.s, &resp, HOST, "DELETE", w.alice, NULL, "/api/v1/statuses/%s", dm);
+    eu_it_callf(w.s, &resp, HOST, "DELETE", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s",
+                dm);
     EU_IT_EXPECT_STATUS(&resp, 200);
     ck_assert_int_eq(peer_wait(P_MAIN, "/users/m1/inbox", 2, 15000), 2);
     wait_jobs_gone(&w, w.tid);
@@ -462,17 +437,19 @@ START_TEST(test_statuses_and_follows)
                        " VALUES (%s, %s, 'http://127.0.0.1:%d/users/author/statuses/1', false, 'x',"
                        " '<p>x</p>') RETURNING id",
                        w.tid, author, peer.port[P_MAIN]);
-    eu_it_callf(w.s, &resp, HOST, "POST", w.alice, NULL, "/api/v1/statuses/%s/favourite", rs);
+    eu_it_callf(w.s, &resp, HOST, "POST", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/statuses/%s/favourite", rs);
     EU_IT_EXPECT_STATUS(&resp, 200);
     ck_assert_int_eq(peer_wait(P_MAIN, "/users/author/inbox", 1, 15000), 1);
     r = peer_rec(P_MAIN, "/users/author/inbox", 0);
-    check_signed(&w, r, w.alice_id, "http://dl.example/users/alice#main-key");
+    check_signed(&w, r, eu_it_id(&w, "alice"), "http://dl.example/users/alice#main-key");
     j = rec_json(r);
     ck_assert_str_eq(json_string_value(json_object_get(j, "type")), "Like");
     snprintf(want, sizeof(want), "http://127.0.0.1:%d/users/author/statuses/1", peer.port[P_MAIN]);
     ck_assert_str_eq(json_string_value(json_object_get(j, "object")), want);
     json_decref(j);
-    eu_it_callf(w.s, &resp, HOST, "POST", w.alice, NULL, "/api/v1/statuses/%s/unfavourite", rs);
+    eu_it_callf(w.s, &resp, HOST, "POST", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/statuses/%s/unfavourite", rs);
     EU_IT_EXPECT_STATUS(&resp, 200);
     ck_assert_int_eq(peer_wait(P_MAIN, "/users/author/inbox", 2, 15000), 2);
     j = rec_json(peer_rec(P_MAIN, "/users/author/inbox", 1));
@@ -483,7 +460,8 @@ START_TEST(test_statuses_and_follows)
     /* Following a remote account: a request until their Accept, and a
      * Follow whose id the request keeps; unfollowing sends its Undo. */
     char *target = remote_account(&w, w.tid, "target", P_MAIN, true);
-    eu_it_callf(w.s, &resp, HOST, "POST", w.alice, NULL, "/api/v1/accounts/%s/follow", target);
+    eu_it_callf(w.s, &resp, HOST, "POST", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/accounts/%s/follow", target);
     EU_IT_EXPECT_STATUS(&resp, 200);
     ck_assert(json_is_true(eu_it_jpath(resp.json, "requested")));
     ck_assert(json_is_false(eu_it_jpath(resp.json, "following")));
@@ -494,14 +472,15 @@ START_TEST(test_statuses_and_follows)
     ck_assert_str_eq(json_string_value(json_object_get(j, "object")), want);
     char *uri = eu_it_pg_execf(
         w.db, "SELECT uri FROM follow_requests WHERE tenant_id = %s AND account_id = %s", w.tid,
-        w.alice_id);
+        eu_it_id(&w, "alice"));
     ck_assert_str_eq(json_string_value(json_object_get(j, "id")), uri);
     ck_assert_ptr_nonnull(strstr(uri, "http://dl.example/users/alice#follows/"));
     json_decref(j);
-    eu_it_callf(w.s, &resp, HOST, "GET", w.alice, NULL, "/api/v1/accounts/relationships?id[]=%s",
-                target);
+    eu_it_callf(w.s, &resp, HOST, "GET", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/accounts/relationships?id[]=%s", target);
     ck_assert(json_is_true(eu_it_jpath(resp.json, "0.requested")));
-    eu_it_callf(w.s, &resp, HOST, "POST", w.alice, NULL, "/api/v1/accounts/%s/unfollow", target);
+    eu_it_callf(w.s, &resp, HOST, "POST", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/accounts/%s/unfollow", target);
     EU_IT_EXPECT_STATUS(&resp, 200);
     ck_assert(json_is_false(eu_it_jpath(resp.json, "requested")));
     ck_assert_int_eq(peer_wait(P_MAIN, "/users/target/inbox", 2, 15000), 2);
@@ -519,8 +498,8 @@ START_TEST(test_statuses_and_follows)
      * shared inbox through this server's own listener (its name resolves
      * nowhere). */
     char *carol = eu_it_remote_account(w.db, w.tid, "http://" DECOY "/users/carol", true);
-    follow(&w, w.tid, carol, w.alice_id);
-    free(post(&w, w.alice, "hello neighbour", "public"));
+    follow(&w, w.tid, carol, eu_it_id(&w, "alice"));
+    free(post(&w, eu_it_tok(&w, "alice"), "hello neighbour", "public"));
     long long until = eu_it_now_ms() + 15000;
     bool arrived = false;
     while (!arrived && eu_it_now_ms() < until) {
@@ -548,24 +527,25 @@ START_TEST(test_statuses_and_follows)
     free(f3);
     free(d1);
     eu_it_resp_free(&resp);
-    world_free(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_failures)
 {
-    struct world w = world_new();
+    struct world w;
+    world_start(&w);
     char *fail = remote_account(&w, w.tid, "fail", P_FAIL, false);
     char *gone = remote_account(&w, w.tid, "gone", P_GONE, false);
     char *cavage = remote_account(&w, w.tid, "cavage", P_CAVAGE, false);
     char *modern = remote_account(&w, w.tid, "modern", P_MODERN, false);
     char *refuse = remote_account(&w, w.tid, "refuse", P_REFUSE, false);
-    follow(&w, w.tid, fail, w.alice_id);
-    follow(&w, w.tid, gone, w.alice_id);
-    follow(&w, w.tid, cavage, w.alice_id);
-    follow(&w, w.tid, modern, w.alice_id);
-    follow(&w, w.tid, refuse, w.alice_id);
-    free(post(&w, w.alice, "first", "public"));
+    follow(&w, w.tid, fail, eu_it_id(&w, "alice"));
+    follow(&w, w.tid, gone, eu_it_id(&w, "alice"));
+    follow(&w, w.tid, cavage, eu_it_id(&w, "alice"));
+    follow(&w, w.tid, modern, eu_it_id(&w, "alice"));
+    follow(&w, w.tid, refuse, eu_it_id(&w, "alice"));
+    free(post(&w, eu_it_tok(&w, "alice"), "first", "public"));
 
     /* 410: dropped, no job left for it. */
     ck_assert_int_eq(peer_wait(P_GONE, NULL, 1, 15000), 1);
@@ -573,14 +553,14 @@ START_TEST(test_failures)
     /* 401 to RFC 9421, 202 to draft-cavage: one POST, draft-cavage. */
     ck_assert_int_eq(peer_wait(P_CAVAGE, NULL, 1, 15000), 1);
     const char *key = "http://dl.example/users/alice#main-key";
-    ck_assert_int_eq(check_signed(&w, peer_rec(P_CAVAGE, NULL, 0), w.alice_id, key),
+    ck_assert_int_eq(check_signed(&w, peer_rec(P_CAVAGE, NULL, 0), eu_it_id(&w, "alice"), key),
                      EU_HTTPSIG_CAVAGE);
 
     /* 401 to draft-cavage, 202 to RFC 9421: the second POST is RFC 9421. */
     ck_assert_int_eq(peer_wait(P_MODERN, NULL, 2, 15000), 2);
-    ck_assert_int_eq(check_signed(&w, peer_rec(P_MODERN, NULL, 0), w.alice_id, key),
+    ck_assert_int_eq(check_signed(&w, peer_rec(P_MODERN, NULL, 0), eu_it_id(&w, "alice"), key),
                      EU_HTTPSIG_CAVAGE);
-    ck_assert_int_eq(check_signed(&w, peer_rec(P_MODERN, NULL, 1), w.alice_id, key),
+    ck_assert_int_eq(check_signed(&w, peer_rec(P_MODERN, NULL, 1), eu_it_id(&w, "alice"), key),
                      EU_HTTPSIG_RFC9421);
 
     /* 401 to both: dropped, and the refusal recorded for this tenant. */
@@ -629,13 +609,14 @@ START_TEST(test_failures)
     int before = peer_count(P_CAVAGE, NULL);
     int before_modern = peer_count(P_MODERN, NULL);
     peer_set_status(P_FAIL, 500);
-    free(post(&w, w.alice, "second", "public"));
+    free(post(&w, eu_it_tok(&w, "alice"), "second", "public"));
     ck_assert_int_eq(peer_wait(P_CAVAGE, NULL, before + 1, 15000), before + 1);
-    ck_assert_int_eq(check_signed(&w, peer_rec(P_CAVAGE, NULL, before), w.alice_id, key),
+    ck_assert_int_eq(check_signed(&w, peer_rec(P_CAVAGE, NULL, before), eu_it_id(&w, "alice"), key),
                      EU_HTTPSIG_CAVAGE);
     ck_assert_int_eq(peer_wait(P_MODERN, NULL, before_modern + 1, 15000), before_modern + 1);
-    ck_assert_int_eq(check_signed(&w, peer_rec(P_MODERN, NULL, before_modern), w.alice_id, key),
-                     EU_HTTPSIG_RFC9421);
+    ck_assert_int_eq(
+        check_signed(&w, peer_rec(P_MODERN, NULL, before_modern), eu_it_id(&w, "alice"), key),
+        EU_HTTPSIG_RFC9421);
 
     /* The last attempt fails: the job stays dead with its error, shown by
      * the admin API. */
@@ -675,7 +656,7 @@ START_TEST(test_failures)
     free(cavage);
     free(modern);
     free(refuse);
-    world_free(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -689,7 +670,7 @@ queue_deliveries(struct world *w, int n, int idx, const char *prefix)
                         " 'ap_deliver', jsonb_build_object('inbox', 'http://127.0.0.1:%d%s' || g,"
                         " 'actor_id', '%s', 'activity', jsonb_build_object('type', 'Note', 'n', g))"
                         " FROM generate_series(1, %d) g",
-                        w->tid, peer.port[idx], prefix, w->alice_id, n));
+                        w->tid, peer.port[idx], prefix, eu_it_id(w, "alice"), n));
 }
 
 /* One delivery by actor_id of tenant domain to path on peer port idx,
@@ -712,17 +693,18 @@ admin_delivery(struct world *w, const char *domain, const char *actor_id, int id
 /* Tenant A's 300 deliveries to a slow peer, tenant B's one to another. */
 START_TEST(test_fairness)
 {
-    struct world w = world_new();
+    struct world w;
+    world_start(&w);
     queue_deliveries(&w, 300, P_SLOW, "/inbox/");
     ck_assert_int_ge(peer_wait(P_SLOW, NULL, 3, 15000), 3);
     long long t0 = eu_it_now_ms();
-    admin_delivery(&w, DECOY, w.carol_id, P_OTHER, "/b");
+    admin_delivery(&w, DECOY, eu_it_id(&w, "carol"), P_OTHER, "/b");
     ck_assert_int_eq(peer_wait(P_OTHER, "/b", 1, 5000), 1);
     long long took = eu_it_now_ms() - t0;
     ck_assert_msg(took < 5000, "tenant B waited %lld ms", took);
     /* A is far from done: its backlog is its own. */
     ck_assert_int_lt(peer_count(P_SLOW, NULL), 250);
-    world_free(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -731,16 +713,17 @@ END_TEST
  * (the jobs detach from the tenant's turn while their POST is out). */
 START_TEST(test_hanging_peer)
 {
-    struct world w = world_new();
+    struct world w;
+    world_start(&w);
     queue_deliveries(&w, 12, P_HANG, "/hang/");
     ck_assert_int_ge(peer_wait(P_HANG, NULL, 1, 15000), 1);
     long long t0 = eu_it_now_ms();
-    admin_delivery(&w, HOST, w.alice_id, P_OTHER, "/own");
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_OTHER, "/own");
     ck_assert_int_eq(peer_wait(P_OTHER, "/own", 1, 5000), 1);
     long long took = eu_it_now_ms() - t0;
     ck_assert_msg(took < 4000, "the tenant's own delivery waited %lld ms behind a hanging peer",
                   took);
-    world_free(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

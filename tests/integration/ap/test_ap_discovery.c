@@ -7,7 +7,7 @@
  * suspended account; the instance actor made once under concurrent first
  * requests and kept out of the user count and search.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <pthread.h>
@@ -21,36 +21,12 @@
 #define AS_JSON "application/activity+json"
 #define LD_JSON "application/ld+json; profile=\"https://www.w3.org/ns/activitystreams\""
 
-struct world {
-    struct eu_it_server *s;
-    char *db, *tid, *decoy_tid;
+/* dave lives on the decoy tenant. */
+static const struct eu_it_world_opts world = {
+    .host = HOST,
+    .decoy = DECOY,
+    .users = {{"alice"}, {"bob"}, {"dave", DECOY}},
 };
-
-static struct world
-world_new(void)
-{
-    struct world w = {0};
-    w.s = eu_it_server_start(NULL);
-    json_decref(eu_it_tenant_create(w.s, HOST, "AP"));
-    json_decref(eu_it_tenant_create(w.s, DECOY, "Decoy"));
-    eu_it_account_create(w.s, HOST, "alice");
-    eu_it_account_create(w.s, HOST, "bob");
-    eu_it_account_create(w.s, DECOY, "dave");
-    w.db = eu_it_tenant_database(w.s, HOST);
-    w.tid = eu_it_tenant_id(w.s, HOST);
-    w.decoy_tid = eu_it_tenant_id(w.s, DECOY);
-    return w;
-}
-
-static void
-world_free(struct world *w)
-{
-    free(w->db);
-    free(w->tid);
-    free(w->decoy_tid);
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-}
 
 static void
 get(struct world *w, struct eu_it_resp *r, const char *host, const char *path, const char *accept)
@@ -92,7 +68,8 @@ jrd_link(const struct eu_it_resp *r, const char *rel)
 
 START_TEST(test_webfinger)
 {
-    struct world w = world_new();
+    struct world w;
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     const char *found[] = {"acct:alice@ap.example",    "acct:ALICE@AP.example",
                            "alice@ap.example",         "http://ap.example/users/alice",
@@ -164,7 +141,7 @@ START_TEST(test_webfinger)
     ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Type"), "schema/2.1#"));
 
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -192,7 +169,8 @@ expect_actor(struct eu_it_resp *r, const char *type)
 
 START_TEST(test_actor)
 {
-    struct world w = world_new();
+    struct world w;
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
 
     get(&w, &r, HOST, "/users/alice", AS_JSON);
@@ -268,7 +246,7 @@ START_TEST(test_actor)
 
     free(tok);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -290,7 +268,8 @@ fetch_actor(void *arg)
 
 START_TEST(test_instance_actor)
 {
-    struct world w = world_new();
+    struct world w;
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     char q[512];
 
@@ -376,7 +355,7 @@ START_TEST(test_instance_actor)
     free(pem);
     free(tok);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

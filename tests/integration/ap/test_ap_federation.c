@@ -7,7 +7,7 @@
  * other side by polling its REST API with a deadline. A decoy tenant in the
  * same database sees none of it.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <stdarg.h>
@@ -21,11 +21,30 @@
     "[federation]\nallow_http = true\nallow_private_addresses = true\n"                            \
     "[workers]\nqueue_idle_poll_seconds = 1\n"
 
-struct world {
-    struct eu_it_server *s;
-    char *db, *a_tid, *b_tid, *d_tid;
-    char *alice, *bob, *carol, *bob2, *dora; /* tokens */
+/* Three tenants of one server federating over HTTP; carol is locked. */
+static const struct eu_it_world_opts world = {
+    .host = "a.test",
+    .decoy = "d.test",
+    .tenants = {"b.test"},
+    .extra_toml = FED_TOML,
+    .users = {{"alice"},
+              {"bob", "b.test"},
+              {"carol", "b.test"},
+              {"bob2", "b.test"},
+              {"dora", "d.test", "alice"}},
 };
+
+static void
+world_start(struct world *w)
+{
+    eu_it_world_start(w, &world);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, "b.test", "PATCH", eu_it_tok(w, "carol"), "{\"locked\": true}",
+                "/api/v1/accounts/update_credentials");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(json_is_true(json_object_get(r.json, "locked")));
+    eu_it_resp_free(&r);
+}
 
 static bool
 lacks_acct(const struct eu_it_resp *r, const void *arg)
@@ -123,53 +142,6 @@ post(struct world *w, struct eu_it_resp *r, const char *host, const char *tok, c
     EU_IT_EXPECT_STATUS(r, 200);
 }
 
-static void
-world_start(struct world *w)
-{
-    memset(w, 0, sizeof(*w));
-    struct eu_it_opts o = {.extra_toml = FED_TOML};
-    w->s = eu_it_server_start_opts(&o);
-    json_decref(eu_it_tenant_create(w->s, "a.test", "A"));
-    json_decref(eu_it_tenant_create(w->s, "b.test", "B"));
-    json_decref(eu_it_tenant_create(w->s, "d.test", "Decoy"));
-    w->db = eu_it_tenant_database(w->s, "a.test");
-    w->a_tid = eu_it_tenant_id(w->s, "a.test");
-    w->b_tid = eu_it_tenant_id(w->s, "b.test");
-    w->d_tid = eu_it_tenant_id(w->s, "d.test");
-    eu_it_account_create(w->s, "a.test", "alice");
-    eu_it_account_create(w->s, "b.test", "bob");
-    eu_it_account_create(w->s, "b.test", "carol");
-    eu_it_account_create(w->s, "b.test", "bob2");
-    eu_it_account_create(w->s, "d.test", "alice");
-    const char *scopes = "read write follow";
-    w->alice = eu_it_user_token(w->s, "a.test", "alice", scopes);
-    w->bob = eu_it_user_token(w->s, "b.test", "bob", scopes);
-    w->carol = eu_it_user_token(w->s, "b.test", "carol", scopes);
-    w->bob2 = eu_it_user_token(w->s, "b.test", "bob2", scopes);
-    w->dora = eu_it_user_token(w->s, "d.test", "alice", scopes);
-    struct eu_it_resp r = {0};
-    eu_it_callf(w->s, &r, "b.test", "PATCH", w->carol, "{\"locked\": true}",
-                "/api/v1/accounts/update_credentials");
-    EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert(json_is_true(json_object_get(r.json, "locked")));
-    eu_it_resp_free(&r);
-}
-
-static void
-world_free(struct world *w)
-{
-    eu_it_server_free(w->s);
-    free(w->db);
-    free(w->a_tid);
-    free(w->b_tid);
-    free(w->d_tid);
-    free(w->alice);
-    free(w->bob);
-    free(w->carol);
-    free(w->bob2);
-    free(w->dora);
-}
-
 #define NOTIF(type) "/api/v1/notifications?types%%5B%%5D=" type
 #define REL "/api/v1/accounts/relationships?id%%5B%%5D=%s"
 
@@ -199,35 +171,37 @@ START_TEST(test_two_tenants_federate)
 
     /* -- alice follows bob (unlocked): following, bob's notification and
      * followers list. */
-    char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following", "alice follows bob",
-                   REL, bob_a);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+    char *bob_a = resolve(&w, "a.test", eu_it_tok(&w, "alice"), "bob", "b.test");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow", bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "following",
+                   "alice follows bob", REL, bob_a);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "bob's follow notification", NOTIF("follow"));
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "alice among bob's followers", "/api/v1/accounts/%s/followers", bob_id);
 
     /* -- carol is locked: requested, her follow_request, authorized. */
-    char *carol_a = resolve(&w, "a.test", w.alice, "carol", "b.test");
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", carol_a);
+    char *carol_a = resolve(&w, "a.test", eu_it_tok(&w, "alice"), "carol", "b.test");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow", carol_a);
     ck_assert(json_is_true(json_object_get(r.json, "requested")));
     ck_assert(!json_is_true(json_object_get(r.json, "following")));
-    eu_it_wait_get(w.s, &r, "b.test", w.carol, WAIT_MS, eu_it_has_acct, "alice@a.test",
-                   "carol's follow request", "/api/v1/follow_requests");
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "carol"), WAIT_MS, eu_it_has_acct,
+                   "alice@a.test", "carol's follow request", "/api/v1/follow_requests");
     char *alice_b = strdup(
         json_string_value(json_object_get(eu_it_find(r.json, "acct", "alice@a.test"), "id")));
-    eu_it_wait_get(w.s, &r, "b.test", w.carol, WAIT_MS, eu_it_has_acct, "alice@a.test",
-                   "carol's notification", NOTIF("follow_request"));
-    post(&w, &r, "b.test", w.carol, NULL, "/api/v1/follow_requests/%s/authorize", alice_b);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "carol"), WAIT_MS, eu_it_has_acct,
+                   "alice@a.test", "carol's notification", NOTIF("follow_request"));
+    post(&w, &r, "b.test", eu_it_tok(&w, "carol"), NULL, "/api/v1/follow_requests/%s/authorize",
+         alice_b);
     ck_assert(json_is_true(json_object_get(r.json, "followed_by")));
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following", "alice follows carol",
-                   REL, carol_a);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "following",
+                   "alice follows carol", REL, carol_a);
 
     /* -- bob posts: in alice's home timeline. */
-    post(&w, &r, "b.test", w.bob, "{\"status\": \"hello from b\"}", "/api/v1/statuses");
+    post(&w, &r, "b.test", eu_it_tok(&w, "bob"), "{\"status\": \"hello from b\"}",
+         "/api/v1/statuses");
     char *post_b = strdup(eu_it_json_str(&r, "id"));
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, eu_it_has_acct, "bob@b.test",
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, eu_it_has_acct, "bob@b.test",
                    "bob's post at alice's", "/api/v1/timelines/home");
     json_t *st = eu_it_find(r.json, "account.acct", "bob@b.test");
     ck_assert_ptr_nonnull(
@@ -238,9 +212,9 @@ START_TEST(test_two_tenants_federate)
     char body[512];
     snprintf(body, sizeof(body),
              "{\"status\": \"@bob@b.test thanks for this\", \"in_reply_to_id\": \"%s\"}", post_a);
-    post(&w, &r, "a.test", w.alice, body, "/api/v1/statuses");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), body, "/api/v1/statuses");
     EU_IT_EXPECT_JSTR(&r, "mentions.0.acct", "bob@b.test");
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "bob's mention notification", NOTIF("mention"));
     st = eu_it_find(r.json, "account.acct", "alice@a.test");
     ck_assert_ptr_nonnull(
@@ -248,50 +222,53 @@ START_TEST(test_two_tenants_federate)
     ck_assert_str_eq(json_string_value(eu_it_jpath(st, "status.in_reply_to_id")), post_b);
 
     /* -- favourite and boost: bob's notifications, the counts on b. */
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/statuses/%s/favourite", post_a);
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/statuses/%s/reblog", post_a);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s/favourite", post_a);
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s/reblog", post_a);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "bob's favourite notification", NOTIF("favourite"));
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "bob's reblog notification", NOTIF("reblog"));
     const char *fav1[] = {"favourites_count", "1"}, *reb1[] = {"reblogs_count", "1"};
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, int_is, fav1, "favourites_count on b",
-                   "/api/v1/statuses/%s", post_b);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, int_is, reb1, "reblogs_count on b",
-                   "/api/v1/statuses/%s", post_b);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, int_is, fav1,
+                   "favourites_count on b", "/api/v1/statuses/%s", post_b);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, int_is, reb1,
+                   "reblogs_count on b", "/api/v1/statuses/%s", post_b);
     /* A remote favourite and boost change the status's counts while its
      * author is cached: the render built again still names bob, in his
      * notifications and for two viewers. */
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "bob's favourite notification", NOTIF("favourite"));
     expect_addresses(eu_it_jpath(eu_it_find(r.json, "account.acct", "alice@a.test"), "status"),
                      "bob", post_b);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "bob's reblog notification", NOTIF("reblog"));
     expect_addresses(eu_it_jpath(eu_it_find(r.json, "account.acct", "alice@a.test"), "status"),
                      "bob", post_b);
-    eu_it_callf(w.s, &r, "b.test", "GET", w.bob, NULL, "/api/v1/statuses/%s", post_b);
+    eu_it_callf(w.s, &r, "b.test", "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s",
+                post_b);
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_addresses(r.json, "bob", post_b);
-    eu_it_callf(w.s, &r, "b.test", "GET", w.carol, NULL, "/api/v1/statuses/%s", post_b);
+    eu_it_callf(w.s, &r, "b.test", "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/statuses/%s",
+                post_b);
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_addresses(r.json, "bob", post_b);
 
     /* -- bob edits: alice sees the new text and edited_at. */
-    eu_it_callf(w.s, &r, "b.test", "PUT", w.bob, "{\"status\": \"hello again, edited\"}",
-                "/api/v1/statuses/%s", post_b);
+    eu_it_callf(w.s, &r, "b.test", "PUT", eu_it_tok(&w, "bob"),
+                "{\"status\": \"hello again, edited\"}", "/api/v1/statuses/%s", post_b);
     EU_IT_EXPECT_STATUS(&r, 200);
     const char *edited[] = {"content", "edited"};
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, str_has, edited, "the edit at alice's",
-                   "/api/v1/statuses/%s", post_a);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, str_has, edited,
+                   "the edit at alice's", "/api/v1/statuses/%s", post_a);
     ck_assert(json_is_string(json_object_get(r.json, "edited_at")));
 
     /* -- bob deletes: gone at alice's. */
-    eu_it_callf(w.s, &r, "b.test", "DELETE", w.bob, NULL, "/api/v1/statuses/%s", post_b);
+    eu_it_callf(w.s, &r, "b.test", "DELETE", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s",
+                post_b);
     EU_IT_EXPECT_STATUS(&r, 200);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, is_404, NULL, "the delete at alice's",
-                   "/api/v1/statuses/%s", post_a);
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/timelines/home");
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, is_404, NULL,
+                   "the delete at alice's", "/api/v1/statuses/%s", post_a);
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/timelines/home");
     for (size_t i = 0; i < json_array_size(r.json); i++) {
         json_t *s = json_array_get(r.json, i);
         ck_assert_str_ne(json_string_value(json_object_get(s, "id")), post_a);
@@ -301,43 +278,43 @@ START_TEST(test_two_tenants_federate)
     }
 
     /* -- unfollow: alice leaves bob's followers. */
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/unfollow", bob_a);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, lacks_acct, "alice@a.test",
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/unfollow", bob_a);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, lacks_acct, "alice@a.test",
                    "unfollow at bob's", "/api/v1/accounts/%s/followers", bob_id);
 
     /* -- block: follows both ways end on both sides. */
-    post(&w, &r, "b.test", w.bob, NULL, "/api/v1/accounts/%s/follow", alice_b);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, rel_is, "following", "bob follows alice", REL,
-                   alice_b);
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following",
+    post(&w, &r, "b.test", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/follow", alice_b);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, rel_is, "following",
+                   "bob follows alice", REL, alice_b);
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow", bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "following",
                    "alice follows bob again", REL, bob_a);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "followed_by",
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "followed_by",
                    "bob follows alice (a)", REL, bob_a);
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/block", bob_a);
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/block", bob_a);
     ck_assert(json_is_true(json_object_get(r.json, "blocking")));
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "none", "no follows at alice's",
-                   REL, bob_a);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, rel_is, "none", "no follows at bob's", REL,
-                   alice_b);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, lacks_acct, "alice@a.test",
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "none",
+                   "no follows at alice's", REL, bob_a);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, rel_is, "none",
+                   "no follows at bob's", REL, alice_b);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, lacks_acct, "alice@a.test",
                    "alice not bob's follower", "/api/v1/accounts/%s/followers", bob_id);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, lacks_acct, "bob@b.test",
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, lacks_acct, "bob@b.test",
                    "bob not alice's follower", "/api/v1/accounts/%s/followers", alice_id);
 
     /* -- Move: bob2 says it is also bob; bob moves to bob2; alice's follow
      * moves along. No API sets aliases yet: SQL on b's row. No API sends a
      * Move either: it is queued on a.test as the inbox queues what it
      * receives (ap_inbox job through the admin API), from bob. */
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/unblock", bob_a);
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following",
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/unblock", bob_a);
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow", bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "following",
                    "alice follows bob before the move", REL, bob_a);
     char q[512];
     snprintf(q, sizeof(q),
              "UPDATE accounts SET also_known_as = '{http://b.test/users/bob}'"
              " WHERE tenant_id = %s AND username = 'bob2' AND domain IS NULL",
-             w.b_tid);
+             eu_it_world_tid(&w, "b.test"));
     free(eu_it_pg_exec(w.db, q));
     eu_it_admin(w.s, "POST", "/admin/v1/tenants/a.test/jobs",
                 "{\"kind\": \"ap_inbox\", \"payload\": {\"actor\": \"http://b.test/users/bob\","
@@ -348,23 +325,25 @@ START_TEST(test_two_tenants_federate)
                 " \"target\": \"http://b.test/users/bob2\"}}}",
                 &r);
     EU_IT_EXPECT_STATUS(&r, 201);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, one_account, NULL, "bob2 known at a",
-                   "/api/v2/search?q=bob2%%40b.test&type=accounts");
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, one_account, NULL,
+                   "bob2 known at a", "/api/v2/search?q=bob2%%40b.test&type=accounts");
     char *bob2_a = strdup(json_string_value(eu_it_jpath(r.json, "accounts.0.id")));
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following",
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "following",
                    "alice follows bob2 after the move", REL, bob2_a);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "none",
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "none",
                    "alice no longer follows bob", REL, bob_a);
     char *bob2_id = eu_it_account_id(w.s, "b.test", "bob2");
-    eu_it_wait_get(w.s, &r, "b.test", w.bob2, WAIT_MS, eu_it_has_acct, "alice@a.test",
-                   "alice among bob2's followers", "/api/v1/accounts/%s/followers", bob2_id);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob2"), WAIT_MS, eu_it_has_acct,
+                   "alice@a.test", "alice among bob2's followers", "/api/v1/accounts/%s/followers",
+                   bob2_id);
 
     /* The decoy (same database, same username) got nothing. */
     snprintf(q, sizeof(q),
              "SELECT (SELECT count(*) FROM accounts WHERE tenant_id = %s AND domain IS NOT NULL)"
              " + (SELECT count(*) FROM notifications WHERE tenant_id = %s)"
              " + (SELECT count(*) FROM statuses WHERE tenant_id = %s)",
-             w.d_tid, w.d_tid, w.d_tid);
+             eu_it_world_tid(&w, "d.test"), eu_it_world_tid(&w, "d.test"),
+             eu_it_world_tid(&w, "d.test"));
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
 
     free(bob2_id);
@@ -377,7 +356,7 @@ START_TEST(test_two_tenants_federate)
     free(bob_id);
     free(alice_id);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_free(&w);
 }
 END_TEST
 
@@ -397,8 +376,8 @@ START_TEST(test_mentions_resolve_remote_accounts)
         eu_it_account_create(w.s, "b.test", name);
     }
 
-    post(&w, &r, "a.test", w.alice, "{\"status\": \"hi @Dan@b.test and @nobody@b.test\"}",
-         "/api/v1/statuses");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"),
+         "{\"status\": \"hi @Dan@b.test and @nobody@b.test\"}", "/api/v1/statuses");
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "mentions")), 1);
     EU_IT_EXPECT_JSTR(&r, "mentions.0.acct", "dan@b.test");
     EU_IT_EXPECT_JSTR(&r, "mentions.0.username", "dan");
@@ -412,12 +391,12 @@ START_TEST(test_mentions_resolve_remote_accounts)
     ck_assert_ptr_nonnull(strstr(json_string_value(eu_it_jpath(n, "status.content")), "hi "));
 
     /* Six unknown accounts: five are looked up. */
-    post(&w, &r, "a.test", w.alice,
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"),
          "{\"status\": \"@e1@b.test @e2@b.test @e3@b.test @e4@b.test @e5@b.test @e6@b.test\"}",
          "/api/v1/statuses");
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "mentions")), 5);
     /* Now known: the sixth is looked up by the next status. */
-    post(&w, &r, "a.test", w.alice,
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"),
          "{\"status\": \"@e1@b.test @e2@b.test @e3@b.test @e4@b.test @e5@b.test @e6@b.test\"}",
          "/api/v1/statuses");
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "mentions")), 6);
@@ -427,12 +406,12 @@ START_TEST(test_mentions_resolve_remote_accounts)
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM notifications n JOIN accounts a ON a.tenant_id = n.tenant_id"
              " AND a.id = n.account_id WHERE n.tenant_id = %s AND a.domain IS NOT NULL",
-             w.a_tid);
+             eu_it_world_tid(&w, "a.test"));
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
 
     free(dan);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_free(&w);
 }
 END_TEST
 
@@ -448,29 +427,30 @@ START_TEST(test_boost_of_unknown_status)
     struct world w;
     world_start(&w);
     struct eu_it_resp r = {0};
-    char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following", "alice follows bob",
-                   REL, bob_a);
+    char *bob_a = resolve(&w, "a.test", eu_it_tok(&w, "alice"), "bob", "b.test");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow", bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "following",
+                   "alice follows bob", REL, bob_a);
 
     /* bob renames himself: the Update of his actor reaches his followers. */
-    eu_it_callf(w.s, &r, "b.test", "PATCH", w.bob, "{\"display_name\": \"Bob Renamed\"}",
-                "/api/v1/accounts/update_credentials");
+    eu_it_callf(w.s, &r, "b.test", "PATCH", eu_it_tok(&w, "bob"),
+                "{\"display_name\": \"Bob Renamed\"}", "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
     const char *renamed[] = {"display_name", "Bob Renamed"};
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, str_has, renamed,
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, str_has, renamed,
                    "bob's new name at alice's", "/api/v1/accounts/%s", bob_a);
 
-    post(&w, &r, "b.test", w.bob2, "{\"status\": \"only known on b\"}", "/api/v1/statuses");
+    post(&w, &r, "b.test", eu_it_tok(&w, "bob2"), "{\"status\": \"only known on b\"}",
+         "/api/v1/statuses");
     char *orig_b = strdup(eu_it_json_str(&r, "id"));
     char q[512];
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM statuses WHERE tenant_id = %s AND uri LIKE '%%/statuses/%s'",
-             w.a_tid, orig_b);
+             eu_it_world_tid(&w, "a.test"), orig_b);
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
 
-    post(&w, &r, "b.test", w.bob, NULL, "/api/v1/statuses/%s/reblog", orig_b);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, eu_it_has_acct, "bob@b.test",
+    post(&w, &r, "b.test", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/reblog", orig_b);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, eu_it_has_acct, "bob@b.test",
                    "bob's boost at alice's", "/api/v1/timelines/home");
     json_t *st = eu_it_find(r.json, "account.acct", "bob@b.test");
     json_t *rb = json_object_get(st, "reblog");
@@ -482,16 +462,17 @@ START_TEST(test_boost_of_unknown_status)
 
     /* A Create whose object is given by reference: fetched, stored. bob2
      * posts before alice follows him, so a.test has not got the post. */
-    post(&w, &r, "b.test", w.bob2, "{\"status\": \"by reference\"}", "/api/v1/statuses");
+    post(&w, &r, "b.test", eu_it_tok(&w, "bob2"), "{\"status\": \"by reference\"}",
+         "/api/v1/statuses");
     char *ref_b = strdup(eu_it_json_str(&r, "id"));
-    char *bob2_a = resolve(&w, "a.test", w.alice, "bob2", "b.test");
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob2_a);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following", "alice follows bob2",
-                   REL, bob2_a);
+    char *bob2_a = resolve(&w, "a.test", eu_it_tok(&w, "alice"), "bob2", "b.test");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow", bob2_a);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "following",
+                   "alice follows bob2", REL, bob2_a);
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM statuses WHERE tenant_id = %s AND uri ="
              " 'http://b.test/users/bob2/statuses/%s'",
-             w.a_tid, ref_b);
+             eu_it_world_tid(&w, "a.test"), ref_b);
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
     char job[1024];
     snprintf(job, sizeof(job),
@@ -513,15 +494,16 @@ START_TEST(test_boost_of_unknown_status)
 
     /* Search with resolve=true finds a status by its URL: carol is known
      * to nobody at a.test; without resolve nothing comes back. */
-    post(&w, &r, "b.test", w.carol, "{\"status\": \"found by url\"}", "/api/v1/statuses");
+    post(&w, &r, "b.test", eu_it_tok(&w, "carol"), "{\"status\": \"found by url\"}",
+         "/api/v1/statuses");
     char *carol_st = strdup(eu_it_json_str(&r, "id"));
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL,
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL,
                 "/api/v2/search?type=statuses&q=http%%3A%%2F%%2Fb.test%%2Fusers%%2Fcarol"
                 "%%2Fstatuses%%2F%s",
                 carol_st);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "statuses")), 0);
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL,
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL,
                 "/api/v2/search?resolve=true&q=http%%3A%%2F%%2Fb.test%%2Fusers%%2Fcarol"
                 "%%2Fstatuses%%2F%s",
                 carol_st);
@@ -533,12 +515,13 @@ START_TEST(test_boost_of_unknown_status)
     free(carol_st);
 
     /* Nothing reached the decoy tenant. */
-    snprintf(q, sizeof(q), "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.d_tid);
+    snprintf(q, sizeof(q), "SELECT count(*) FROM statuses WHERE tenant_id = %s",
+             eu_it_world_tid(&w, "d.test"));
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
     free(orig_b);
     free(bob_a);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_free(&w);
 }
 END_TEST
 
@@ -586,42 +569,42 @@ START_TEST(test_pins_and_reports_federate)
     char *ann_id = eu_it_account_id(w.s, "a.test", "ann");
 
     /* -- bob follows alice; alice posts; bob's server has the post. */
-    char *alice_b = resolve(&w, "b.test", w.bob, "alice", "a.test");
-    post(&w, &r, "b.test", w.bob, NULL, "/api/v1/accounts/%s/follow", alice_b);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, rel_is, "following", "bob follows alice", REL,
-                   alice_b);
-    post(&w, &r, "a.test", w.alice, "{\"status\": \"pin me\"}", "/api/v1/statuses");
+    char *alice_b = resolve(&w, "b.test", eu_it_tok(&w, "bob"), "alice", "a.test");
+    post(&w, &r, "b.test", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/follow", alice_b);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, rel_is, "following",
+                   "bob follows alice", REL, alice_b);
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), "{\"status\": \"pin me\"}", "/api/v1/statuses");
     char *pin_a = strdup(eu_it_json_str(&r, "id"));
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "alice's post at bob's", "/api/v1/timelines/home");
     char *pin_b = strdup(json_string_value(
         json_object_get(eu_it_find(r.json, "account.acct", "alice@a.test"), "id")));
-    eu_it_callf(w.s, &r, "b.test", "GET", w.bob, NULL, "/api/v1/accounts/%s/statuses?pinned=true",
-                alice_b);
+    eu_it_callf(w.s, &r, "b.test", "GET", eu_it_tok(&w, "bob"), NULL,
+                "/api/v1/accounts/%s/statuses?pinned=true", alice_b);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 0);
 
     /* -- alice pins it: pinned at bob's; unpins: gone again. */
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/statuses/%s/pin", pin_a);
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s/pin", pin_a);
     ck_assert(json_is_true(json_object_get(r.json, "pinned")));
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, eu_it_has_acct, "alice@a.test",
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, eu_it_has_acct, "alice@a.test",
                    "the pin at bob's", "/api/v1/accounts/%s/statuses?pinned=true", alice_b);
     ck_assert_int_eq(json_array_size(r.json), 1);
     EU_IT_EXPECT_JSTR(&r, "0.id", pin_b);
     ck_assert_ptr_nonnull(strstr(json_string_value(eu_it_jpath(r.json, "0.content")), "pin me"));
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/statuses/%s/unpin", pin_a);
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s/unpin", pin_a);
     ck_assert(!json_is_true(json_object_get(r.json, "pinned")));
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, is_empty, NULL, "the unpin at bob's",
-                   "/api/v1/accounts/%s/statuses?pinned=true", alice_b);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, is_empty, NULL,
+                   "the unpin at bob's", "/api/v1/accounts/%s/statuses?pinned=true", alice_b);
 
     /* -- alice follows bob, who posts: alice's server has the post. */
-    char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
-    post(&w, &r, "a.test", w.alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, rel_is, "following", "alice follows bob",
-                   REL, bob_a);
-    post(&w, &r, "b.test", w.bob, "{\"status\": \"report me\"}", "/api/v1/statuses");
+    char *bob_a = resolve(&w, "a.test", eu_it_tok(&w, "alice"), "bob", "b.test");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow", bob_a);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, rel_is, "following",
+                   "alice follows bob", REL, bob_a);
+    post(&w, &r, "b.test", eu_it_tok(&w, "bob"), "{\"status\": \"report me\"}", "/api/v1/statuses");
     char *rep_b = strdup(eu_it_json_str(&r, "id"));
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, eu_it_has_acct, "bob@b.test",
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, eu_it_has_acct, "bob@b.test",
                    "bob's post at alice's", "/api/v1/timelines/home");
     char *rep_a = strdup(
         json_string_value(json_object_get(eu_it_find(r.json, "account.acct", "bob@b.test"), "id")));
@@ -629,18 +612,18 @@ START_TEST(test_pins_and_reports_federate)
     /* -- what the API refuses: an unknown account, a status not the
      * target's, a comment past 1000 characters, an unknown category. */
     char body[1536];
-    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, "{\"account_id\": \"999999\"}",
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "alice"), "{\"account_id\": \"999999\"}",
                 "/api/v1/reports");
     EU_IT_EXPECT_STATUS(&r, 404);
     snprintf(body, sizeof(body), "{\"account_id\": \"%s\", \"status_ids\": [\"%s\"]}", bob_a,
              pin_a);
-    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, body, "/api/v1/reports");
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "alice"), body, "/api/v1/reports");
     EU_IT_EXPECT_STATUS(&r, 404);
     snprintf(body, sizeof(body), "{\"account_id\": \"%s\", \"comment\": \"%01001d\"}", bob_a, 0);
-    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, body, "/api/v1/reports");
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "alice"), body, "/api/v1/reports");
     EU_IT_EXPECT_STATUS(&r, 422);
     snprintf(body, sizeof(body), "{\"account_id\": \"%s\", \"category\": \"rude\"}", bob_a);
-    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, body, "/api/v1/reports");
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "alice"), body, "/api/v1/reports");
     EU_IT_EXPECT_STATUS(&r, 422);
 
     /* -- forward=true: the report, then the Flag at bob's server. */
@@ -648,7 +631,7 @@ START_TEST(test_pins_and_reports_federate)
              "{\"account_id\": \"%s\", \"status_ids\": [\"%s\"], \"comment\": \"forwarded one\","
              " \"category\": \"spam\", \"forward\": true}",
              bob_a, rep_a);
-    post(&w, &r, "a.test", w.alice, body, "/api/v1/reports");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), body, "/api/v1/reports");
     EU_IT_EXPECT_JSTR(&r, "target_account.acct", "bob@b.test");
     EU_IT_EXPECT_JSTR(&r, "status_ids.0", rep_a);
     EU_IT_EXPECT_JSTR(&r, "comment", "forwarded one");
@@ -668,30 +651,30 @@ START_TEST(test_pins_and_reports_federate)
      * alice's server only. A forwarded one after them arrives alone. */
     snprintf(body, sizeof(body),
              "{\"account_id\": \"%s\", \"comment\": \"kept home\", \"forward\": false}", bob_a);
-    post(&w, &r, "a.test", w.alice, body, "/api/v1/reports");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), body, "/api/v1/reports");
     ck_assert(json_is_false(json_object_get(r.json, "forwarded")));
     snprintf(body, sizeof(body),
              "{\"account_id\": \"%s\", \"comment\": \"local one\", \"forward\": true}", ann_id);
-    post(&w, &r, "a.test", w.alice, body, "/api/v1/reports");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), body, "/api/v1/reports");
     ck_assert(json_is_false(json_object_get(r.json, "forwarded")));
     EU_IT_EXPECT_JSTR(&r, "target_account.acct", "ann");
     EU_IT_EXPECT_JSTR(&r, "category", "other");
     snprintf(body, sizeof(body),
              "{\"account_id\": \"%s\", \"comment\": \"forwarded two\", \"forward\": \"true\"}",
              bob_a);
-    post(&w, &r, "a.test", w.alice, body, "/api/v1/reports");
+    post(&w, &r, "a.test", eu_it_tok(&w, "alice"), body, "/api/v1/reports");
     ck_assert_msg(wait_report(&w, &r, "b.test", "forwarded two", WAIT_MS),
                   "no second forwarded report at b.test: %s", r.body);
     ck_assert_int_eq(json_array_size(r.json), 2);
     ck_assert_int_eq(eu_it_pg_execf_long(w.db,
                                          "SELECT count(*) FROM jobs WHERE tenant_id = %s AND"
                                          " payload->'activity'->>'type' = 'Flag'",
-                                         w.a_tid),
+                                         eu_it_world_tid(&w, "a.test")),
                      eu_it_pg_execf_long(w.db,
                                          "SELECT count(*) FROM jobs WHERE tenant_id = %s AND"
                                          " payload->'activity'->>'type' = 'Flag' AND"
                                          " payload->>'inbox' LIKE 'http://b.test/%%'",
-                                         w.a_tid));
+                                         eu_it_world_tid(&w, "a.test")));
     eu_it_admin(w.s, "GET", "/admin/v1/tenants/a.test/reports", NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 4);
@@ -711,7 +694,8 @@ START_TEST(test_pins_and_reports_federate)
                                          "SELECT (SELECT count(*) FROM status_pins WHERE"
                                          " tenant_id = %s) + (SELECT count(*) FROM statuses"
                                          " WHERE tenant_id = %s)",
-                                         w.d_tid, w.d_tid),
+                                         eu_it_world_tid(&w, "d.test"),
+                                         eu_it_world_tid(&w, "d.test")),
                      0);
 
     free(rep_a);
@@ -723,7 +707,7 @@ START_TEST(test_pins_and_reports_federate)
     free(ann_id);
     free(bob_id);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_free(&w);
 }
 END_TEST
 

@@ -21,7 +21,7 @@
  * blanked, as Mastodon serves one until deletion; its statuses and
  * collections are refused; once purged it is not found.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -36,48 +36,19 @@
     "[federation]\nallow_http = true\nallow_private_addresses = true\n"                            \
     "[workers]\nqueue_idle_poll_seconds = 1\n"
 
-struct world {
-    struct eu_it_server *s;
-    char *db, *a_tid, *b_tid, *d_tid;
-    char *alice, *amy, *bob, *bob2, *carl; /* tokens */
+/* Three tenants of one server federating over HTTP; the decoy has a bob. */
+static const struct eu_it_world_opts world = {
+    .host = "a.test",
+    .decoy = "d.test",
+    .tenants = {"b.test"},
+    .extra_toml = FED_TOML,
+    .users = {{"alice"},
+              {"amy"},
+              {"bob", "b.test"},
+              {"bob2", "b.test"},
+              {"carl", "b.test"},
+              {"decoy_bob", "d.test", "bob"}},
 };
-
-static void
-world_start(struct world *w)
-{
-    memset(w, 0, sizeof(*w));
-    struct eu_it_opts o = {.extra_toml = FED_TOML};
-    w->s = eu_it_server_start_opts(&o);
-    json_decref(eu_it_tenant_create(w->s, "a.test", "A"));
-    json_decref(eu_it_tenant_create(w->s, "b.test", "B"));
-    json_decref(eu_it_tenant_create(w->s, "d.test", "Decoy"));
-    w->db = eu_it_tenant_database(w->s, "a.test");
-    w->a_tid = eu_it_tenant_id(w->s, "a.test");
-    w->b_tid = eu_it_tenant_id(w->s, "b.test");
-    w->d_tid = eu_it_tenant_id(w->s, "d.test");
-    const char *scopes = "read write follow";
-    w->alice = eu_it_user_new(w->s, "a.test", "alice", scopes, NULL);
-    w->amy = eu_it_user_new(w->s, "a.test", "amy", scopes, NULL);
-    w->bob = eu_it_user_new(w->s, "b.test", "bob", scopes, NULL);
-    w->bob2 = eu_it_user_new(w->s, "b.test", "bob2", scopes, NULL);
-    w->carl = eu_it_user_new(w->s, "b.test", "carl", scopes, NULL);
-    eu_it_account_create(w->s, "d.test", "bob");
-}
-
-static void
-world_free(struct world *w)
-{
-    eu_it_server_free(w->s);
-    free(w->db);
-    free(w->a_tid);
-    free(w->b_tid);
-    free(w->d_tid);
-    free(w->alice);
-    free(w->amy);
-    free(w->bob);
-    free(w->bob2);
-    free(w->carl);
-}
 
 static bool
 is_following(const struct eu_it_resp *r, const void *arg)
@@ -243,7 +214,9 @@ decoy_rows(struct world *w)
                                " + 1000 * (SELECT count(*) FROM list_accounts WHERE tenant_id"
                                " = %s)"
                                " + (SELECT count(*) FROM notifications WHERE tenant_id = %s)",
-                               w->d_tid, w->d_tid, w->d_tid, w->d_tid, w->d_tid, w->d_tid);
+                               eu_it_world_tid(w, "d.test"), eu_it_world_tid(w, "d.test"),
+                               eu_it_world_tid(w, "d.test"), eu_it_world_tid(w, "d.test"),
+                               eu_it_world_tid(w, "d.test"), eu_it_world_tid(w, "d.test"));
 }
 
 /*
@@ -265,7 +238,7 @@ carry_setup(struct world *w, struct carried *c, const char *bob_id)
     memset(c, 0, sizeof(*c));
     char ids[64];
     snprintf(ids, sizeof(ids), "\"%s\"", bob_id);
-    c->carl_list = list_of(w, "b.test", w->carl, ids);
+    c->carl_list = list_of(w, "b.test", eu_it_tok(w, "carl"), ids);
     c->erin = eu_it_user_new(w->s, "b.test", "erin", scopes, &c->erin_id);
     c->fay = eu_it_user_new(w->s, "b.test", "fay", scopes, NULL);
     eu_it_callf(w->s, &r, "b.test", "POST", c->erin, NULL, "/api/v1/accounts/%s/block", bob_id);
@@ -294,7 +267,7 @@ static void
 carry_check(struct world *w, struct carried *c, const char *target_id, const char *target_acct)
 {
     struct eu_it_resp r = {0};
-    eu_it_callf(w->s, &r, "b.test", "GET", w->carl, NULL, "/api/v1/lists/%s/accounts",
+    eu_it_callf(w->s, &r, "b.test", "GET", eu_it_tok(w, "carl"), NULL, "/api/v1/lists/%s/accounts",
                 c->carl_list);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_msg(json_array_size(r.json) == 1 && eu_it_has_acct(&r, target_acct),
@@ -350,15 +323,16 @@ blocks_queued(struct world *w, const char *tid)
 START_TEST(test_aliases_and_move)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     char *bob_id = eu_it_account_id(w.s, "b.test", "bob");
 
     /* alice and amy (one shared inbox) follow bob. */
-    char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
-    follow(&w, w.alice, bob_a);
-    follow(&w, w.amy, bob_a);
-    eu_it_callf(w.s, &r, "b.test", "POST", w.carl, NULL, "/api/v1/accounts/%s/follow", bob_id);
+    char *bob_a = resolve(&w, "a.test", eu_it_tok(&w, "alice"), "bob", "b.test");
+    follow(&w, eu_it_tok(&w, "alice"), bob_a);
+    follow(&w, eu_it_tok(&w, "amy"), bob_a);
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "carl"), NULL,
+                "/api/v1/accounts/%s/follow", bob_id);
     EU_IT_EXPECT_STATUS(&r, 200);
 
     /* For Mastodon's MoveWorker to carry over: bob in alice's list, dana's
@@ -367,11 +341,12 @@ START_TEST(test_aliases_and_move)
     char *dana = eu_it_user_new(w.s, "a.test", "dana", "read write follow", NULL);
     char ids[64];
     snprintf(ids, sizeof(ids), "\"%s\"", bob_a);
-    char *list = list_of(&w, "a.test", w.alice, ids);
+    char *list = list_of(&w, "a.test", eu_it_tok(&w, "alice"), ids);
     eu_it_callf(w.s, &r, "a.test", "POST", dana, NULL, "/api/v1/accounts/%s/block", bob_a);
     EU_IT_EXPECT_STATUS(&r, 200);
-    eu_it_callf(w.s, &r, "a.test", "POST", w.amy, "{\"notifications\": false, \"duration\": 3600}",
-                "/api/v1/accounts/%s/mute", bob_a);
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "amy"),
+                "{\"notifications\": false, \"duration\": 3600}", "/api/v1/accounts/%s/mute",
+                bob_a);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *d_dana = eu_it_user_new(w.s, "d.test", "dana", "read write follow", NULL);
     char *d_bob = eu_it_account_id(w.s, "d.test", "bob");
@@ -382,7 +357,8 @@ START_TEST(test_aliases_and_move)
     char *bob2_id = eu_it_account_id(w.s, "b.test", "bob2");
     struct carried c;
     carry_setup(&w, &c, bob_id);
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob2, NULL, "/api/v1/accounts/%s/follow", c.erin_id);
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob2"), NULL,
+                "/api/v1/accounts/%s/follow", c.erin_id);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert(json_is_true(json_object_get(r.json, "following")));
     char *gus = eu_it_user_new(w.s, "b.test", "gus", "read write follow", NULL);
@@ -395,34 +371,34 @@ START_TEST(test_aliases_and_move)
     long decoy = decoy_rows(&w);
 
     /* Aliases: bad URIs and too many are refused, nothing stored. */
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob2, "{\"also_known_as_uris\": [\"ftp://b.test/x\"]}",
-                "/api/v1/accounts/alias");
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob2"),
+                "{\"also_known_as_uris\": [\"ftp://b.test/x\"]}", "/api/v1/accounts/alias");
     EU_IT_EXPECT_ERROR(&r, 400);
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob2, "{}", "/api/v1/accounts/alias");
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob2"), "{}", "/api/v1/accounts/alias");
     EU_IT_EXPECT_ERROR(&r, 400);
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob2,
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob2"),
                 "{\"also_known_as_uris\": [\"http://a.test/users/n1\", \"http://a.test/users/n2\","
                 " \"http://a.test/users/n3\", \"http://a.test/users/n4\","
                 " \"http://a.test/users/n5\", \"http://a.test/users/n6\"]}",
                 "/api/v1/accounts/alias");
     EU_IT_EXPECT_ERROR(&r, 422);
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob2,
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob2"),
                 "{\"also_known_as_uris\": [\"http://a.test/users/nobody\"]}",
                 "/api/v1/accounts/alias");
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_int_eq(eu_it_pg_execf_long(w.db,
                                          "SELECT count(*) FROM accounts WHERE tenant_id = %s"
                                          " AND also_known_as <> '{}'",
-                                         w.b_tid),
+                                         eu_it_world_tid(&w, "b.test")),
                      0);
 
     /* bob moving to bob2 before bob2 names bob: 422, nothing sent. */
-    move(&w, &r, w.bob, PASSWORD, "http://b.test/users/bob2");
+    move(&w, &r, eu_it_tok(&w, "bob"), PASSWORD, "http://b.test/users/bob2");
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "error"), "not aliased"));
 
     /* bob2 names bob (a form, as GoToSocial's clients send it). */
-    post_form(&w, &r, "b.test", w.bob2, "/api/v1/accounts/alias",
+    post_form(&w, &r, "b.test", eu_it_tok(&w, "bob2"), "/api/v1/accounts/alias",
               "also_known_as_uris[]=http%3A%2F%2Fb.test%2Fusers%2Fbob");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "username", "bob2");
@@ -432,33 +408,36 @@ START_TEST(test_aliases_and_move)
     EU_IT_EXPECT_JSTR(&r, "alsoKnownAs.0", "http://b.test/users/bob");
 
     /* A wrong password: 400, nothing changed or sent. */
-    move(&w, &r, w.bob, "not the password", "http://b.test/users/bob2");
+    move(&w, &r, eu_it_tok(&w, "bob"), "not the password", "http://b.test/users/bob2");
     EU_IT_EXPECT_ERROR(&r, 400);
-    move(&w, &r, w.bob, PASSWORD, "ftp://b.test/users/bob2");
+    move(&w, &r, eu_it_tok(&w, "bob"), PASSWORD, "ftp://b.test/users/bob2");
     EU_IT_EXPECT_ERROR(&r, 400);
-    move(&w, &r, w.bob, PASSWORD, "http://b.test/users/bob");
+    move(&w, &r, eu_it_tok(&w, "bob"), PASSWORD, "http://b.test/users/bob");
     EU_IT_EXPECT_ERROR(&r, 422);
-    eu_it_callf(w.s, &r, "b.test", "GET", w.bob, NULL, "/api/v1/accounts/verify_credentials");
+    eu_it_callf(w.s, &r, "b.test", "GET", eu_it_tok(&w, "bob"), NULL,
+                "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_null(json_object_get(r.json, "moved"));
-    ck_assert_int_eq(moves_queued(&w, w.b_tid), 0);
+    ck_assert_int_eq(moves_queued(&w, eu_it_world_tid(&w, "b.test")), 0);
 
     /* The move. */
-    move(&w, &r, w.bob, PASSWORD, "http://b.test/users/bob2");
+    move(&w, &r, eu_it_tok(&w, "bob"), PASSWORD, "http://b.test/users/bob2");
     EU_IT_EXPECT_STATUS(&r, 202);
     EU_IT_EXPECT_JSTR(&r, "message", "accepted");
     /* One Move for a.test's shared inbox, however many follow there. */
-    ck_assert_int_le(moves_queued(&w, w.b_tid), 1);
+    ck_assert_int_le(moves_queued(&w, eu_it_world_tid(&w, "b.test")), 1);
 
     /* At b: bob's Account points at bob2, its actor says movedTo. */
-    eu_it_callf(w.s, &r, "b.test", "GET", w.bob2, NULL, "/api/v1/accounts/%s", bob_id);
+    eu_it_callf(w.s, &r, "b.test", "GET", eu_it_tok(&w, "bob2"), NULL, "/api/v1/accounts/%s",
+                bob_id);
     ck_assert_msg(moved_to(&r, "bob2"), "bob's account at b: %s", r.body);
     /* As in Mastodon, a moved account's login is disabled: its tokens are
      * refused (but for the migration routes). */
-    eu_it_callf(w.s, &r, "b.test", "GET", w.bob, NULL, "/api/v1/accounts/verify_credentials");
+    eu_it_callf(w.s, &r, "b.test", "GET", eu_it_tok(&w, "bob"), NULL,
+                "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_ERROR(&r, 403);
     EU_IT_EXPECT_JSTR(&r, "error", "Your login is currently disabled");
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob, "{\"status\": \"still here\"}",
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob"), "{\"status\": \"still here\"}",
                 "/api/v1/statuses");
     EU_IT_EXPECT_ERROR(&r, 403);
     eu_it_callf(w.s, &r, "b.test", "GET", NULL, NULL, "/api/v1/accounts/lookup?acct=bob");
@@ -468,44 +447,47 @@ START_TEST(test_aliases_and_move)
     EU_IT_EXPECT_JSTR(&r, "movedTo", "http://b.test/users/bob2");
 
     /* At a: both follows moved to bob2, and bob shows where it went. */
-    char *bob2_a = resolve(&w, "a.test", w.alice, "bob2", "b.test");
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, is_following, NULL,
+    char *bob2_a = resolve(&w, "a.test", eu_it_tok(&w, "alice"), "bob2", "b.test");
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, is_following, NULL,
                    "alice follows bob2 after the move",
                    "/api/v1/accounts/relationships?id%%5B%%5D=%s", bob2_a);
-    eu_it_wait_get(w.s, &r, "a.test", w.amy, WAIT_MS, is_following, NULL,
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "amy"), WAIT_MS, is_following, NULL,
                    "amy follows bob2 after the move",
                    "/api/v1/accounts/relationships?id%%5B%%5D=%s", bob2_a);
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL,
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL,
                 "/api/v1/accounts/relationships?id%%5B%%5D=%s", bob_a);
     ck_assert_msg(not_following(&r, NULL), "alice still follows bob: %s", r.body);
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/accounts/%s", bob_a);
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s",
+                bob_a);
     ck_assert_msg(moved_to(&r, "bob2@b.test"), "bob's account at a: %s", r.body);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob2, WAIT_MS, eu_it_has_acct, "alice@a.test",
-                   "alice among bob2's followers", "/api/v1/accounts/%s/followers", bob2_id);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob2"), WAIT_MS, eu_it_has_acct,
+                   "alice@a.test", "alice among bob2's followers", "/api/v1/accounts/%s/followers",
+                   bob2_id);
     /* Carried over: alice's list holds bob2 instead of bob, dana blocks
      * bob2 too (and b.test heard so), amy mutes bob2 as she muted bob. */
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/lists/%s/accounts", list);
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/lists/%s/accounts",
+                list);
     ck_assert_msg(eu_it_has_acct(&r, "bob2@b.test") && json_array_size(r.json) == 1,
                   "alice's list after the move: %s", r.body);
     eu_it_callf(w.s, &r, "a.test", "GET", dana, NULL, "/api/v1/blocks");
     ck_assert_msg(eu_it_has_acct(&r, "bob2@b.test") && eu_it_has_acct(&r, "bob@b.test"),
                   "dana's blocks after the move: %s", r.body);
-    relationship(&w, &r, "a.test", w.amy, bob2_a);
+    relationship(&w, &r, "a.test", eu_it_tok(&w, "amy"), bob2_a);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.muting")) &&
                       !json_is_true(eu_it_jpath(r.json, "0.muting_notifications")),
                   "amy and bob2 after the move: %s", r.body);
     /* For good, though her mute of bob ends in an hour (Mastodon's too). */
-    eu_it_callf(w.s, &r, "a.test", "GET", w.amy, NULL, "/api/v1/mutes");
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "amy"), NULL, "/api/v1/mutes");
     json_t *carried = eu_it_find(r.json, "acct", "bob2@b.test");
     ck_assert_msg(carried && json_is_null(json_object_get(carried, "mute_expires_at")),
                   "amy's mutes after the move: %s", r.body);
-    char *dana_b = resolve(&w, "b.test", w.carl, "dana", "a.test");
-    eu_it_wait_get(w.s, &r, "b.test", w.bob2, WAIT_MS, is_blocked_by, NULL,
+    char *dana_b = resolve(&w, "b.test", eu_it_tok(&w, "carl"), "dana", "a.test");
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob2"), WAIT_MS, is_blocked_by, NULL,
                    "dana's Block of bob2 at b.test", "/api/v1/accounts/relationships?id%%5B%%5D=%s",
                    dana_b);
 
     /* carl, bob's follower on b.test itself, follows bob2 now. */
-    eu_it_callf(w.s, &r, "b.test", "GET", w.carl, NULL,
+    eu_it_callf(w.s, &r, "b.test", "GET", eu_it_tok(&w, "carl"), NULL,
                 "/api/v1/accounts/relationships?id%%5B%%5D=%s&id%%5B%%5D=%s", bob2_id, bob_id);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.following")) &&
@@ -514,11 +496,11 @@ START_TEST(test_aliases_and_move)
     /* carl's list, erin's block (bob2 no longer follows her) and fay's
      * mute carried to bob2, and no Block sent anywhere for it. */
     carry_check(&w, &c, bob2_id, "bob2");
-    relationship(&w, &r, "b.test", w.bob2, c.erin_id);
+    relationship(&w, &r, "b.test", eu_it_tok(&w, "bob2"), c.erin_id);
     ck_assert_msg(!json_is_true(eu_it_jpath(r.json, "0.following")) &&
                       json_is_true(eu_it_jpath(r.json, "0.blocked_by")),
                   "bob2 and erin after the move: %s", r.body);
-    ck_assert_int_eq(blocks_queued(&w, w.b_tid), 0);
+    ck_assert_int_eq(blocks_queued(&w, eu_it_world_tid(&w, "b.test")), 0);
     /* gus, who followed both, keeps bob and has bob2 in his list too, as
      * Mastodon's MoveWorker adds the target for those who follow both. */
     eu_it_callf(w.s, &r, "b.test", "GET", gus, NULL, "/api/v1/lists/%s/accounts", gus_list);
@@ -533,7 +515,7 @@ START_TEST(test_aliases_and_move)
                   "gus's follows after the move: %s", r.body);
 
     /* Again within 30 days: refused. */
-    move(&w, &r, w.bob, PASSWORD, "http://b.test/users/bob2");
+    move(&w, &r, eu_it_tok(&w, "bob"), PASSWORD, "http://b.test/users/bob2");
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "error"), "cooldown"));
 
@@ -545,7 +527,9 @@ START_TEST(test_aliases_and_move)
                                          " + (SELECT count(*) FROM follows WHERE tenant_id = %s)"
                                          " + (SELECT count(*) FROM jobs WHERE tenant_id = %s"
                                          " AND kind LIKE 'ap_%%')",
-                                         w.d_tid, w.d_tid, w.d_tid),
+                                         eu_it_world_tid(&w, "d.test"),
+                                         eu_it_world_tid(&w, "d.test"),
+                                         eu_it_world_tid(&w, "d.test")),
                      0);
     ck_assert_int_eq(decoy_rows(&w), decoy);
 
@@ -562,7 +546,7 @@ START_TEST(test_aliases_and_move)
     free(bob_a);
     free(bob_id);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_free(&w);
 }
 END_TEST
 
@@ -571,12 +555,12 @@ END_TEST
 START_TEST(test_move_to_remote_account)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
 
     /* alice (a.test) says she is also bob (b.test): b.test's actor is
      * fetched to check it exists. */
-    eu_it_callf(w.s, &r, "a.test", "POST", w.alice,
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "alice"),
                 "{\"also_known_as_uris\": [\"http://b.test/users/bob\","
                 " \"http://b.test/users/bob\"]}",
                 "/api/v1/accounts/alias");
@@ -585,41 +569,44 @@ START_TEST(test_move_to_remote_account)
                                          "SELECT count(*) FROM accounts WHERE tenant_id = %s"
                                          " AND username = 'alice' AND domain IS NULL"
                                          " AND also_known_as = '{http://b.test/users/bob}'",
-                                         w.a_tid),
+                                         eu_it_world_tid(&w, "a.test")),
                      1);
 
     char *bob_id = eu_it_account_id(w.s, "b.test", "bob");
-    eu_it_callf(w.s, &r, "b.test", "POST", w.carl, NULL, "/api/v1/accounts/%s/follow", bob_id);
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "carl"), NULL,
+                "/api/v1/accounts/%s/follow", bob_id);
     EU_IT_EXPECT_STATUS(&r, 200);
     struct carried c;
     carry_setup(&w, &c, bob_id);
     long decoy = decoy_rows(&w);
     /* Known to a.test before she blocks alice: a search hides a blocker. */
-    char *erin_a = resolve(&w, "a.test", w.alice, "erin", "b.test");
-    move(&w, &r, w.bob, PASSWORD, "http://a.test/users/alice");
+    char *erin_a = resolve(&w, "a.test", eu_it_tok(&w, "alice"), "erin", "b.test");
+    move(&w, &r, eu_it_tok(&w, "bob"), PASSWORD, "http://a.test/users/alice");
     EU_IT_EXPECT_STATUS(&r, 202);
     /* carl (b.test) followed bob: his Follow goes to alice, who accepts. */
-    char *alice_b = resolve(&w, "b.test", w.carl, "alice", "a.test");
-    eu_it_wait_get(w.s, &r, "b.test", w.carl, WAIT_MS, is_following, NULL,
+    char *alice_b = resolve(&w, "b.test", eu_it_tok(&w, "carl"), "alice", "a.test");
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "carl"), WAIT_MS, is_following, NULL,
                    "carl follows alice after the move",
                    "/api/v1/accounts/relationships?id%%5B%%5D=%s", alice_b);
     char *alice_id = eu_it_account_id(w.s, "a.test", "alice");
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, eu_it_has_acct, "carl@b.test",
-                   "carl among alice's followers", "/api/v1/accounts/%s/followers", alice_id);
-    eu_it_callf(w.s, &r, "b.test", "GET", w.bob2, NULL, "/api/v1/accounts/%s", bob_id);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, eu_it_has_acct,
+                   "carl@b.test", "carl among alice's followers", "/api/v1/accounts/%s/followers",
+                   alice_id);
+    eu_it_callf(w.s, &r, "b.test", "GET", eu_it_tok(&w, "bob2"), NULL, "/api/v1/accounts/%s",
+                bob_id);
     ck_assert_msg(moved_to(&r, "alice@a.test"), "bob's account at b: %s", r.body);
     get_ap(&w, &r, "b.test", "/users/bob");
     EU_IT_EXPECT_JSTR(&r, "movedTo", "http://a.test/users/alice");
     /* carl's list, erin's block and fay's mute carried to alice, and
      * a.test hears of erin's Block. */
     carry_check(&w, &c, alice_b, "alice@a.test");
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, is_blocked_by, NULL,
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, is_blocked_by, NULL,
                    "erin's Block of alice at a.test",
                    "/api/v1/accounts/relationships?id%%5B%%5D=%s", erin_a);
     ck_assert_int_eq(decoy_rows(&w), decoy);
 
     /* Clearing the aliases: an empty list. */
-    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, "{\"also_known_as_uris\": []}",
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "alice"), "{\"also_known_as_uris\": []}",
                 "/api/v1/accounts/alias");
     EU_IT_EXPECT_STATUS(&r, 200);
     get_ap(&w, &r, "a.test", "/users/alice");
@@ -631,7 +618,7 @@ START_TEST(test_move_to_remote_account)
     free(alice_b);
     free(bob_id);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_free(&w);
 }
 END_TEST
 
@@ -644,7 +631,7 @@ sent_to_local(struct world *w)
                                "SELECT count(*) FROM jobs WHERE tenant_id = %s"
                                " AND kind = 'ap_deliver' AND payload -> 'activity' ->> 'object'"
                                " IN ('http://a.test/users/lena', 'http://a.test/users/nico')",
-                               w->a_tid);
+                               eu_it_world_tid(w, "a.test"));
 }
 
 /*
@@ -662,7 +649,7 @@ sent_to_local(struct world *w)
 START_TEST(test_move_to_local_account)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     const char *scopes = "read write follow";
     char *lena_id = NULL, *nico_id = NULL;
@@ -680,13 +667,14 @@ START_TEST(test_move_to_local_account)
     EU_IT_EXPECT_STATUS(&r, 200);
     long decoy = decoy_rows(&w);
 
-    char *bob_a = resolve(&w, "a.test", w.alice, "bob", "b.test");
-    char *carl_a = resolve(&w, "a.test", w.alice, "carl", "b.test");
-    follow(&w, w.alice, bob_a);
-    follow(&w, w.amy, bob_a);
-    follow(&w, w.alice, carl_a);
-    follow(&w, w.amy, carl_a);
-    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, NULL, "/api/v1/accounts/%s/follow", nico_id);
+    char *bob_a = resolve(&w, "a.test", eu_it_tok(&w, "alice"), "bob", "b.test");
+    char *carl_a = resolve(&w, "a.test", eu_it_tok(&w, "alice"), "carl", "b.test");
+    follow(&w, eu_it_tok(&w, "alice"), bob_a);
+    follow(&w, eu_it_tok(&w, "amy"), bob_a);
+    follow(&w, eu_it_tok(&w, "alice"), carl_a);
+    follow(&w, eu_it_tok(&w, "amy"), carl_a);
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/accounts/%s/follow", nico_id);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert(json_is_true(json_object_get(r.json, "following")));
     eu_it_callf(w.s, &r, "a.test", "PATCH", lena, "{\"locked\": true}",
@@ -696,7 +684,7 @@ START_TEST(test_move_to_local_account)
     EU_IT_EXPECT_STATUS(&r, 200);
     char ids[128];
     snprintf(ids, sizeof(ids), "\"%s\", \"%s\"", bob_a, carl_a);
-    char *list = list_of(&w, "a.test", w.alice, ids);
+    char *list = list_of(&w, "a.test", eu_it_tok(&w, "alice"), ids);
     eu_it_callf(w.s, &r, "a.test", "POST", dan, NULL, "/api/v1/accounts/%s/block", bob_a);
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_callf(w.s, &r, "a.test", "POST", dan, "{\"notifications\": false}",
@@ -712,17 +700,17 @@ START_TEST(test_move_to_local_account)
                 "{\"also_known_as_uris\": [\"http://b.test/users/carl\"]}",
                 "/api/v1/accounts/alias");
     EU_IT_EXPECT_STATUS(&r, 200);
-    move(&w, &r, w.bob, PASSWORD, "http://a.test/users/lena");
+    move(&w, &r, eu_it_tok(&w, "bob"), PASSWORD, "http://a.test/users/lena");
     EU_IT_EXPECT_STATUS(&r, 202);
-    move(&w, &r, w.carl, PASSWORD, "http://a.test/users/nico");
+    move(&w, &r, eu_it_tok(&w, "carl"), PASSWORD, "http://a.test/users/nico");
     EU_IT_EXPECT_STATUS(&r, 202);
 
     /* lena: alice follows her though she is locked, and lena hears of it. */
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, is_following, NULL,
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, is_following, NULL,
                    "alice follows lena after bob's move",
                    "/api/v1/accounts/relationships?id%%5B%%5D=%s", lena_id);
     ck_assert(!json_is_true(eu_it_jpath(r.json, "0.requested")));
-    relationship(&w, &r, "a.test", w.alice, bob_a);
+    relationship(&w, &r, "a.test", eu_it_tok(&w, "alice"), bob_a);
     ck_assert_msg(not_following(&r, NULL), "alice and bob: %s", r.body);
     eu_it_callf(w.s, &r, "a.test", "GET", lena, NULL, "/api/v1/follow_requests");
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -732,25 +720,26 @@ START_TEST(test_move_to_local_account)
     ck_assert_int_eq(count_notes(r.json, "follow", "alice"), 1);
     ck_assert_int_eq(json_array_size(r.json), 1);
     /* amy, blocked by lena, still follows bob. */
-    relationship(&w, &r, "a.test", w.amy, bob_a);
+    relationship(&w, &r, "a.test", eu_it_tok(&w, "amy"), bob_a);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.following")), "amy and bob: %s", r.body);
-    relationship(&w, &r, "a.test", w.amy, lena_id);
+    relationship(&w, &r, "a.test", eu_it_tok(&w, "amy"), lena_id);
     ck_assert_msg(!json_is_true(eu_it_jpath(r.json, "0.requested")) &&
                       !json_is_true(eu_it_jpath(r.json, "0.following")) &&
                       json_is_true(eu_it_jpath(r.json, "0.blocked_by")),
                   "amy and lena: %s", r.body);
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/accounts/%s", bob_a);
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s",
+                bob_a);
     ck_assert_msg(moved_to(&r, "lena"), "bob's account at a: %s", r.body);
 
     /* nico: amy follows him, alice did already; one notification each. */
-    eu_it_wait_get(w.s, &r, "a.test", w.amy, WAIT_MS, is_following, NULL,
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "amy"), WAIT_MS, is_following, NULL,
                    "amy follows nico after carl's move",
                    "/api/v1/accounts/relationships?id%%5B%%5D=%s", nico_id);
-    relationship(&w, &r, "a.test", w.amy, carl_a);
+    relationship(&w, &r, "a.test", eu_it_tok(&w, "amy"), carl_a);
     ck_assert_msg(not_following(&r, NULL), "amy and carl: %s", r.body);
-    relationship(&w, &r, "a.test", w.alice, carl_a);
+    relationship(&w, &r, "a.test", eu_it_tok(&w, "alice"), carl_a);
     ck_assert_msg(not_following(&r, NULL), "alice and carl: %s", r.body);
-    relationship(&w, &r, "a.test", w.alice, nico_id);
+    relationship(&w, &r, "a.test", eu_it_tok(&w, "alice"), nico_id);
     ck_assert(json_is_true(eu_it_jpath(r.json, "0.following")));
     eu_it_wait_get(w.s, &r, "a.test", nico, WAIT_MS, eu_it_has_acct, "amy",
                    "nico's follow notification", "/api/v1/notifications");
@@ -759,7 +748,8 @@ START_TEST(test_move_to_local_account)
     ck_assert_int_eq(json_array_size(r.json), 2);
 
     /* alice's list: lena and nico in place of bob and carl. */
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/lists/%s/accounts", list);
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/lists/%s/accounts",
+                list);
     ck_assert_msg(json_array_size(r.json) == 2 && eu_it_has_acct(&r, "lena") &&
                       eu_it_has_acct(&r, "nico"),
                   "alice's list after the moves: %s", r.body);
@@ -792,7 +782,7 @@ START_TEST(test_move_to_local_account)
     free(lena);
     free(lena_id);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_free(&w);
 }
 END_TEST
 
@@ -802,16 +792,17 @@ END_TEST
 START_TEST(test_suspended_actor)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     char *bob_id = eu_it_account_id(w.s, "b.test", "bob");
 
-    eu_it_callf(w.s, &r, "b.test", "PATCH", w.bob,
+    eu_it_callf(w.s, &r, "b.test", "PATCH", eu_it_tok(&w, "bob"),
                 "{\"display_name\": \"Bobby\", \"note\": \"about me\","
                 " \"fields_attributes\": [{\"name\": \"Site\", \"value\": \"x\"}]}",
                 "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob, "{\"status\": \"hello\"}", "/api/v1/statuses");
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob"), "{\"status\": \"hello\"}",
+                "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     char *status_id = strdup(eu_it_json_str(&r, "id"));
     char path[256];
@@ -861,7 +852,7 @@ START_TEST(test_suspended_actor)
     free(eu_it_pg_execf(w.db,
                         "UPDATE accounts SET suspended_at = now() - interval '365 days'"
                         " WHERE tenant_id = %s AND id = %s",
-                        w.b_tid, bob_id));
+                        eu_it_world_tid(&w, "b.test"), bob_id));
     eu_it_admin(w.s, "POST", path, NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_wait_get(w.s, &r, "b.test", NULL, WAIT_MS, is_404, NULL, "bob purged",
@@ -870,7 +861,7 @@ START_TEST(test_suspended_actor)
     free(status_id);
     free(bob_id);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_free(&w);
 }
 END_TEST
 

@@ -7,7 +7,7 @@
  * following pages, featured pins; a decoy tenant's statuses never appear
  * and its ids are 404 here.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -23,36 +23,12 @@
 #define ALICE "http://ap.example/users/alice"
 #define BOB "http://ap.example/users/bob"
 
-struct world {
-    struct eu_it_server *s;
-    char *alice, *bob, *carol; /* tokens */
+/* carol lives on the decoy tenant. */
+static const struct eu_it_world_opts world = {
+    .host = HOST,
+    .decoy = DECOY,
+    .users = {{"alice"}, {"bob"}, {"carol", DECOY}},
 };
-
-static struct world
-world_new(void)
-{
-    struct world w = {0};
-    w.s = eu_it_server_start(NULL);
-    json_decref(eu_it_tenant_create(w.s, HOST, "AP"));
-    json_decref(eu_it_tenant_create(w.s, DECOY, "Decoy"));
-    eu_it_account_create(w.s, HOST, "alice");
-    eu_it_account_create(w.s, HOST, "bob");
-    eu_it_account_create(w.s, DECOY, "carol");
-    w.alice = eu_it_user_token(w.s, HOST, "alice", "read write follow");
-    w.bob = eu_it_user_token(w.s, HOST, "bob", "read write follow");
-    w.carol = eu_it_user_token(w.s, DECOY, "carol", "read write follow");
-    return w;
-}
-
-static void
-world_free(struct world *w)
-{
-    free(w->alice);
-    free(w->bob);
-    free(w->carol);
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-}
 
 static void
 get(struct world *w, struct eu_it_resp *r, const char *host, const char *path)
@@ -105,11 +81,12 @@ expect_addressing(struct eu_it_resp *r, const char *to0, const char *cc0)
 
 START_TEST(test_notes)
 {
-    struct world w = world_new();
+    struct world w;
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     char path[256], want[256];
 
-    char *pub = post_text(&w, w.alice, "hello @bob #Fedi", "public");
+    char *pub = post_text(&w, eu_it_tok(&w, "alice"), "hello @bob #Fedi", "public");
     get(&w, &r, HOST, (snprintf(path, sizeof(path), "/users/alice/statuses/%s", pub), path));
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Type"), AS_JSON));
@@ -139,14 +116,14 @@ START_TEST(test_notes)
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "type", "Note");
 
-    char *unl = post_text(&w, w.alice, "quiet", "unlisted");
+    char *unl = post_text(&w, eu_it_tok(&w, "alice"), "quiet", "unlisted");
     get(&w, &r, HOST, (snprintf(path, sizeof(path), "/users/alice/statuses/%s", unl), path));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_addressing(&r, ALICE "/followers", PUBLIC);
 
     /* Followers-only and direct: not to an unsigned GET. */
-    char *priv = post_text(&w, w.alice, "secret @bob", "private");
-    char *dm = post_text(&w, w.alice, "psst @bob", "direct");
+    char *priv = post_text(&w, eu_it_tok(&w, "alice"), "secret @bob", "private");
+    char *dm = post_text(&w, eu_it_tok(&w, "alice"), "psst @bob", "direct");
     const char *hidden[] = {priv, dm, NULL};
     for (int i = 0; hidden[i]; i++) {
         get(&w, &r, HOST,
@@ -160,7 +137,7 @@ START_TEST(test_notes)
     char json[512];
     snprintf(json, sizeof(json),
              "{\"status\":\"@alice yes\",\"in_reply_to_id\":\"%s\",\"spoiler_text\":\"cw\"}", pub);
-    char *reply = post(&w, HOST, w.bob, json);
+    char *reply = post(&w, HOST, eu_it_tok(&w, "bob"), json);
     get(&w, &r, HOST,
         (snprintf(path, sizeof(path), "/users/bob/statuses/%s/activity", reply), path));
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -180,7 +157,8 @@ START_TEST(test_notes)
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* A boost is an Announce of the original, copied to its author. */
-    eu_it_callf(w.s, &r, HOST, "POST", w.bob, NULL, "/api/v1/statuses/%s/reblog", pub);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/reblog",
+                pub);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *boost = strdup(eu_it_json_str(&r, "id"));
     get(&w, &r, HOST,
@@ -196,7 +174,7 @@ START_TEST(test_notes)
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* A poll is a Question. */
-    char *poll = post(&w, HOST, w.alice,
+    char *poll = post(&w, HOST, eu_it_tok(&w, "alice"),
                       "{\"status\":\"pick\",\"poll\":{\"options\":[\"a\",\"b\"],"
                       "\"expires_in\":3600}}");
     get(&w, &r, HOST, (snprintf(path, sizeof(path), "/users/alice/statuses/%s", poll), path));
@@ -209,7 +187,7 @@ START_TEST(test_notes)
     EU_IT_EXPECT_JINT(&r, "votersCount", 0);
 
     /* The decoy's status: not here, under any name. */
-    char *theirs = post(&w, DECOY, w.carol, "{\"status\":\"decoy\"}");
+    char *theirs = post(&w, DECOY, eu_it_tok(&w, "carol"), "{\"status\":\"decoy\"}");
     get(&w, &r, HOST, (snprintf(path, sizeof(path), "/users/carol/statuses/%s", theirs), path));
     EU_IT_EXPECT_ERROR(&r, 404);
     get(&w, &r, HOST, (snprintf(path, sizeof(path), "/users/alice/statuses/%s", theirs), path));
@@ -228,7 +206,7 @@ START_TEST(test_notes)
     free(poll);
     free(theirs);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -242,16 +220,17 @@ path_of(const char *uri)
 
 START_TEST(test_collections)
 {
-    struct world w = world_new();
+    struct world w;
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     char text[64], *ids[25];
 
-    char *priv = post_text(&w, w.alice, "followers only", "private");
+    char *priv = post_text(&w, eu_it_tok(&w, "alice"), "followers only", "private");
     for (int i = 0; i < 25; i++) {
         snprintf(text, sizeof(text), "post %d", i);
-        ids[i] = post_text(&w, w.alice, text, i % 2 ? "unlisted" : "public");
+        ids[i] = post_text(&w, eu_it_tok(&w, "alice"), text, i % 2 ? "unlisted" : "public");
     }
-    free(post(&w, DECOY, w.carol, "{\"status\":\"decoy\"}"));
+    free(post(&w, DECOY, eu_it_tok(&w, "carol"), "{\"status\":\"decoy\"}"));
 
     get(&w, &r, HOST, "/users/alice/outbox");
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -299,7 +278,8 @@ START_TEST(test_collections)
 
     /* Followers and following. */
     char *alice_id = eu_it_account_id(w.s, HOST, "alice");
-    eu_it_callf(w.s, &r, HOST, "POST", w.bob, NULL, "/api/v1/accounts/%s/follow", alice_id);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/follow",
+                alice_id);
     EU_IT_EXPECT_STATUS(&r, 200);
     get(&w, &r, HOST, "/users/alice/followers");
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -317,7 +297,8 @@ START_TEST(test_collections)
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "orderedItems")), 0);
 
     /* Featured: pinned statuses as Notes. */
-    eu_it_callf(w.s, &r, HOST, "POST", w.alice, NULL, "/api/v1/statuses/%s/pin", ids[3]);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s/pin",
+                ids[3]);
     EU_IT_EXPECT_STATUS(&r, 200);
     get(&w, &r, HOST, "/users/alice/collections/featured");
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -341,7 +322,7 @@ START_TEST(test_collections)
     free(fpage);
     free(alice_id);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

@@ -7,7 +7,7 @@
  * second votes, expired polls, unknown options, single choice. A decoy
  * tenant in the same database sees none of it.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -21,44 +21,14 @@
     "poll_update_delay_seconds = 1\n"                                                              \
     "[workers]\nqueue_idle_poll_seconds = 1\npoll_min_expires_in_seconds = 1\n"
 
-struct world {
-    struct eu_it_server *s;
-    char *db, *a_tid, *b_tid, *d_tid;
-    char *alice, *amy, *bob; /* tokens */
+/* Three tenants of one server federating over HTTP; the decoy has an alice. */
+static const struct eu_it_world_opts world = {
+    .host = "a.test",
+    .decoy = "d.test",
+    .tenants = {"b.test"},
+    .extra_toml = FED_TOML,
+    .users = {{"alice"}, {"amy"}, {"bob", "b.test"}, {"decoy_alice", "d.test", "alice"}},
 };
-
-static void
-world_start(struct world *w)
-{
-    memset(w, 0, sizeof(*w));
-    struct eu_it_opts o = {.extra_toml = FED_TOML};
-    w->s = eu_it_server_start_opts(&o);
-    json_decref(eu_it_tenant_create(w->s, "a.test", "A"));
-    json_decref(eu_it_tenant_create(w->s, "b.test", "B"));
-    json_decref(eu_it_tenant_create(w->s, "d.test", "Decoy"));
-    w->db = eu_it_tenant_database(w->s, "a.test");
-    w->a_tid = eu_it_tenant_id(w->s, "a.test");
-    w->b_tid = eu_it_tenant_id(w->s, "b.test");
-    w->d_tid = eu_it_tenant_id(w->s, "d.test");
-    const char *scopes = "read write follow";
-    w->alice = eu_it_user_new(w->s, "a.test", "alice", scopes, NULL);
-    w->amy = eu_it_user_new(w->s, "a.test", "amy", scopes, NULL);
-    w->bob = eu_it_user_new(w->s, "b.test", "bob", scopes, NULL);
-    eu_it_account_create(w->s, "d.test", "alice");
-}
-
-static void
-world_free(struct world *w)
-{
-    eu_it_server_free(w->s);
-    free(w->db);
-    free(w->a_tid);
-    free(w->b_tid);
-    free(w->d_tid);
-    free(w->alice);
-    free(w->amy);
-    free(w->bob);
-}
 
 static bool
 is_following(const struct eu_it_resp *r, const void *arg)
@@ -110,11 +80,11 @@ alice_polls(struct world *w, const char *first, const char *rest, int expires_in
              "{\"status\": \"which?\", \"poll\": {\"options\": [\"%s\", %s],"
              " \"expires_in\": %d, \"multiple\": %s}}",
              first, rest, expires_in, multiple ? "true" : "false");
-    eu_it_callf(w->s, &r, "a.test", "POST", w->alice, body, "/api/v1/statuses");
+    eu_it_callf(w->s, &r, "a.test", "POST", eu_it_tok(w, "alice"), body, "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     char *poll_a = strdup(json_string_value(eu_it_jpath(r.json, "poll.id")));
-    eu_it_wait_get(w->s, &r, "b.test", w->bob, WAIT_MS, has_poll, first, "the poll at b",
-                   "/api/v1/timelines/home");
+    eu_it_wait_get(w->s, &r, "b.test", eu_it_tok(w, "bob"), WAIT_MS, has_poll, first,
+                   "the poll at b", "/api/v1/timelines/home");
     for (size_t i = 0; i < json_array_size(r.json); i++) {
         json_t *p = eu_it_jpath(json_array_get(r.json, i), "poll");
         if (eu_it_find(json_object_get(p, "options"), "title", first))
@@ -140,7 +110,7 @@ inbox_from_bob(struct world *w, const char *activity)
     EU_IT_EXPECT_STATUS(&r, 201);
     char q[256];
     snprintf(q, sizeof(q), "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_inbox'",
-             w->a_tid);
+             eu_it_world_tid(w, "a.test"));
     long long until = eu_it_now_ms() + WAIT_MS;
     while (eu_it_pg_exec_long(w->db, q) > 0 && eu_it_now_ms() < until)
         eu_it_sleep_ms(50);
@@ -179,48 +149,49 @@ bob_votes_raw(struct world *w, const char *status_id, const char *name, int n)
 START_TEST(test_poll_votes_federate)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
 
     /* bob follows alice. */
-    eu_it_callf(w.s, &r, "b.test", "GET", w.bob, NULL,
+    eu_it_callf(w.s, &r, "b.test", "GET", eu_it_tok(&w, "bob"), NULL,
                 "/api/v2/search?q=%%40alice%%40a.test&resolve=true&type=accounts");
     EU_IT_EXPECT_STATUS(&r, 200);
     char *alice_b = strdup(json_string_value(eu_it_jpath(r.json, "accounts.0.id")));
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob, NULL, "/api/v1/accounts/%s/follow", alice_b);
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/follow",
+                alice_b);
     EU_IT_EXPECT_STATUS(&r, 200);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, is_following, NULL, "bob follows alice",
-                   "/api/v1/accounts/relationships?id%%5B%%5D=%s", alice_b);
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, is_following, NULL,
+                   "bob follows alice", "/api/v1/accounts/relationships?id%%5B%%5D=%s", alice_b);
 
     /* A multiple-choice poll reaches b with its options and no votes. */
     char *poll_b = NULL;
     char *poll_a = alice_polls(&w, "red", "\"green\", \"blue\"", 3600, true, &poll_b);
     ck_assert_ptr_nonnull(poll_b);
-    eu_it_callf(w.s, &r, "b.test", "GET", w.bob, NULL, "/api/v1/polls/%s", poll_b);
+    eu_it_callf(w.s, &r, "b.test", "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/polls/%s", poll_b);
     ck_assert_msg(counts_are(&r, "0 0 0 0 0"), "poll at b: %s", r.body);
     ck_assert(json_is_true(json_object_get(r.json, "multiple")));
 
     /* bob votes red and blue: his own view at once. */
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob, "{\"choices\": [0, 2]}", "/api/v1/polls/%s/votes",
-                poll_b);
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob"), "{\"choices\": [0, 2]}",
+                "/api/v1/polls/%s/votes", poll_b);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert(json_is_true(json_object_get(r.json, "voted")));
     ck_assert_int_eq(json_integer_value(eu_it_jpath(r.json, "own_votes.1")), 2);
     ck_assert_msg(counts_are(&r, "2 1 1 0 1"), "bob's poll after voting: %s", r.body);
     /* a second vote is refused */
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob, "{\"choices\": [1]}", "/api/v1/polls/%s/votes",
-                poll_b);
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob"), "{\"choices\": [1]}",
+                "/api/v1/polls/%s/votes", poll_b);
     EU_IT_EXPECT_ERROR(&r, 422);
 
     /* a.test counts bob's two choices as one voter. */
-    eu_it_wait_get(w.s, &r, "a.test", w.alice, WAIT_MS, counts_are, "2 1 1 0 1", "bob's vote at a",
-                   "/api/v1/polls/%s", poll_a);
+    eu_it_wait_get(w.s, &r, "a.test", eu_it_tok(&w, "alice"), WAIT_MS, counts_are, "2 1 1 0 1",
+                   "bob's vote at a", "/api/v1/polls/%s", poll_a);
 
     /* amy (a.test) votes green: the Update of the Question brings it to b. */
-    eu_it_callf(w.s, &r, "a.test", "POST", w.amy, "{\"choices\": [1]}", "/api/v1/polls/%s/votes",
-                poll_a);
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "amy"), "{\"choices\": [1]}",
+                "/api/v1/polls/%s/votes", poll_a);
     EU_IT_EXPECT_STATUS(&r, 200);
-    eu_it_wait_get(w.s, &r, "b.test", w.bob, WAIT_MS, counts_are, "3 2 1 1 1",
+    eu_it_wait_get(w.s, &r, "b.test", eu_it_tok(&w, "bob"), WAIT_MS, counts_are, "3 2 1 1 1",
                    "the Update's counts at b", "/api/v1/polls/%s", poll_b);
     ck_assert(json_is_true(json_object_get(r.json, "voted")));
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "own_votes")), 2);
@@ -230,15 +201,15 @@ START_TEST(test_poll_votes_federate)
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM statuses s JOIN accounts a ON a.tenant_id = s.tenant_id"
              " AND a.id = s.account_id WHERE s.tenant_id = %s AND a.domain IS NOT NULL",
-             w.a_tid);
+             eu_it_world_tid(&w, "a.test"));
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
 
     /* An expired poll: refused on b. */
     char *old_b = NULL;
     char *old_a = alice_polls(&w, "now", "\"later\"", 1, false, &old_b);
     eu_it_sleep_ms(1500);
-    eu_it_callf(w.s, &r, "b.test", "POST", w.bob, "{\"choices\": [0]}", "/api/v1/polls/%s/votes",
-                old_b);
+    eu_it_callf(w.s, &r, "b.test", "POST", eu_it_tok(&w, "bob"), "{\"choices\": [0]}",
+                "/api/v1/polls/%s/votes", old_b);
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_ptr_nonnull(strstr(r.body, "ended"));
 
@@ -246,27 +217,27 @@ START_TEST(test_poll_votes_federate)
      * expired poll, for an unknown option, and a second one on a single
      * choice poll are dropped. */
     snprintf(q, sizeof(q), "SELECT status_id::text FROM polls WHERE tenant_id = %s AND id = %s",
-             w.a_tid, old_a);
+             eu_it_world_tid(&w, "a.test"), old_a);
     char *old_status = eu_it_pg_exec(w.db, q);
     bob_votes_raw(&w, old_status, "now", 1);
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/polls/%s", old_a);
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/polls/%s", old_a);
     ck_assert_msg(counts_are(&r, "0 -1 0 0"), "expired poll at a: %s", r.body);
 
     char *one_b = NULL;
     char *one_a = alice_polls(&w, "yes", "\"no\"", 3600, false, &one_b);
     snprintf(q, sizeof(q), "SELECT status_id::text FROM polls WHERE tenant_id = %s AND id = %s",
-             w.a_tid, one_a);
+             eu_it_world_tid(&w, "a.test"), one_a);
     char *one_status = eu_it_pg_exec(w.db, q);
     bob_votes_raw(&w, one_status, "maybe", 2);
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/polls/%s", one_a);
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/polls/%s", one_a);
     ck_assert_msg(counts_are(&r, "0 -1 0 0"), "unknown option at a: %s", r.body);
     bob_votes_raw(&w, one_status, "yes", 3);
     bob_votes_raw(&w, one_status, "no", 4);
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/polls/%s", one_a);
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/polls/%s", one_a);
     ck_assert_msg(counts_are(&r, "1 -1 1 0"), "single choice at a: %s", r.body);
     /* and a redelivered vote counts once */
     bob_votes_raw(&w, one_status, "yes", 3);
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/polls/%s", one_a);
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/polls/%s", one_a);
     ck_assert_msg(counts_are(&r, "1 -1 1 0"), "redelivered vote at a: %s", r.body);
 
     /* snac2's vote has content ("<br>"): a vote all the same, no reply
@@ -274,18 +245,18 @@ START_TEST(test_poll_votes_federate)
     char *snac_b = NULL;
     char *snac_a = alice_polls(&w, "pick", "\"skip\"", 3600, false, &snac_b);
     snprintf(q, sizeof(q), "SELECT status_id::text FROM polls WHERE tenant_id = %s AND id = %s",
-             w.a_tid, snac_a);
+             eu_it_world_tid(&w, "a.test"), snac_a);
     char *snac_status = eu_it_pg_exec(w.db, q);
     bob_votes_content(&w, snac_status, "pick", 5, "<br>");
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/polls/%s", snac_a);
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/polls/%s", snac_a);
     ck_assert_msg(counts_are(&r, "1 -1 1 0"), "a vote with content at a: %s", r.body);
-    eu_it_callf(w.s, &r, "a.test", "GET", w.alice, NULL, "/api/v1/notifications");
+    eu_it_callf(w.s, &r, "a.test", "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_null(eu_it_find(r.json, "type", "mention"));
     snprintf(q, sizeof(q),
              "SELECT count(*) FROM statuses s JOIN accounts a ON a.tenant_id = s.tenant_id"
              " AND a.id = s.account_id WHERE s.tenant_id = %s AND a.domain IS NOT NULL",
-             w.a_tid);
+             eu_it_world_tid(&w, "a.test"));
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
 
     /* The decoy tenant got nothing. */
@@ -293,7 +264,8 @@ START_TEST(test_poll_votes_federate)
              "SELECT (SELECT count(*) FROM polls WHERE tenant_id = %s)"
              " + (SELECT count(*) FROM poll_votes WHERE tenant_id = %s)"
              " + (SELECT count(*) FROM statuses WHERE tenant_id = %s)",
-             w.d_tid, w.d_tid, w.d_tid);
+             eu_it_world_tid(&w, "d.test"), eu_it_world_tid(&w, "d.test"),
+             eu_it_world_tid(&w, "d.test"));
     ck_assert_int_eq(eu_it_pg_exec_long(w.db, q), 0);
 
     free(snac_status);
@@ -309,7 +281,7 @@ START_TEST(test_poll_votes_federate)
     free(poll_b);
     free(alice_b);
     eu_it_resp_free(&r);
-    world_free(&w);
+    eu_it_world_free(&w);
 }
 END_TEST
 

@@ -7,7 +7,7 @@
  * placement database, holding the same usernames and remote rows, sees
  * none of it.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <stdarg.h>
@@ -24,53 +24,36 @@
 #define NEWBOB "https://new.example/users/bob"
 #define PUBLIC "https://www.w3.org/ns/activitystreams#Public"
 
-struct world {
-    struct eu_it_server *s;
-    char *db, *tid, *decoy_tid;
-    char *alice, *lena; /* local account ids */
-    char *tok_alice, *tok_lena, *tok_decoy;
-    char *bob, *carol; /* remote account ids */
+/* lena is locked; the decoy has an alice. */
+static const struct eu_it_world_opts world = {
+    .host = HOST,
+    .decoy = DECOY,
+    .users = {{"alice"}, {"lena"}, {"decoy_alice", DECOY, "alice"}},
+};
+
+/* The remote accounts bob and carol as the inbox would have stored them
+ * (the decoy has a bob too); their ids. */
+struct remotes {
+    char *bob, *carol;
 };
 
 static void
-world_start(struct world *w)
+world_start(struct world *w, struct remotes *rem)
 {
-    memset(w, 0, sizeof(*w));
-    w->s = eu_it_server_start(NULL);
-    json_decref(eu_it_tenant_create(w->s, HOST, "Proc"));
-    json_decref(eu_it_tenant_create(w->s, DECOY, "Decoy"));
-    w->db = eu_it_tenant_database(w->s, HOST);
-    w->tid = eu_it_tenant_id(w->s, HOST);
-    w->decoy_tid = eu_it_tenant_id(w->s, DECOY);
-    eu_it_account_create(w->s, HOST, "alice");
-    eu_it_account_create(w->s, HOST, "lena");
-    eu_it_account_create(w->s, DECOY, "alice");
-    w->alice = eu_it_account_id(w->s, HOST, "alice");
-    w->lena = eu_it_account_id(w->s, HOST, "lena");
-    free(eu_it_pg_execf(w->db, "UPDATE accounts SET locked = true WHERE tenant_id = %s AND id = %s",
-                        w->tid, w->lena));
-    w->tok_alice = eu_it_user_token(w->s, HOST, "alice", "read write follow");
-    w->tok_lena = eu_it_user_token(w->s, HOST, "lena", "read write follow");
-    w->tok_decoy = eu_it_user_token(w->s, DECOY, "alice", "read write follow");
-    w->bob = eu_it_remote_account(w->db, w->tid, BOB, true);
-    w->carol = eu_it_remote_account(w->db, w->tid, CAROL, true);
+    eu_it_world_start(w, &world);
+    free(eu_it_world_sql(w, "UPDATE accounts SET locked = true WHERE tenant_id = %s AND id = %s",
+                         w->tid, eu_it_id(w, "lena")));
+    rem->bob = eu_it_remote_account(w->db, w->tid, BOB, true);
+    rem->carol = eu_it_remote_account(w->db, w->tid, CAROL, true);
     free(eu_it_remote_account(w->db, w->decoy_tid, BOB, true));
 }
 
 static void
-world_free(struct world *w)
+world_free(struct world *w, struct remotes *rem)
 {
-    eu_it_server_free(w->s);
-    free(w->db);
-    free(w->tid);
-    free(w->decoy_tid);
-    free(w->alice);
-    free(w->lena);
-    free(w->tok_alice);
-    free(w->tok_lena);
-    free(w->tok_decoy);
-    free(w->bob);
-    free(w->carol);
+    eu_it_world_free(w);
+    free(rem->bob);
+    free(rem->carol);
 }
 
 /* Waits until job (of tenant host) is done; asserts it did not fail. */
@@ -208,7 +191,8 @@ deliveries(struct world *w, const char *fragment)
 START_TEST(test_follows)
 {
     struct world w;
-    world_start(&w);
+    struct remotes rem;
+    world_start(&w, &rem);
     struct eu_it_resp r = {0};
 
     /* Follow of an unlocked account: a follower, a notification, an Accept
@@ -216,11 +200,12 @@ START_TEST(test_follows)
     const char *follow = "{\"id\":\"" BOB "#follows/1\",\"type\":\"Follow\",\"actor\":\"" BOB
                          "\",\"object\":\"" BASE "/users/alice\"}";
     process(&w, BOB, "%s", follow);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/%s/followers", w.alice);
-    ck_assert_msg(has(&r, "id", w.bob), "bob is not a follower: %s", r.body);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/%s", w.alice);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/%s/followers",
+        eu_it_id(&w, "alice"));
+    ck_assert_msg(has(&r, "id", rem.bob), "bob is not a follower: %s", r.body);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/%s", eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 1);
-    expect_notification(&w, w.tok_alice, "follow", w.bob);
+    expect_notification(&w, eu_it_tok(&w, "alice"), "follow", rem.bob);
     ck_assert_int_eq(deliveries(&w, "{\"inbox\":\"" BOB "/inbox\",\"activity\":{\"type\":"
                                     "\"Accept\",\"actor\":\"" BASE "/users/alice\",\"object\":{"
                                     "\"id\":\"" BOB "#follows/1\",\"type\":\"Follow\"}}}"),
@@ -240,18 +225,19 @@ START_TEST(test_follows)
     process(&w, BOB,
             "{\"id\":\"" BOB "#undo/1\",\"type\":\"Undo\",\"actor\":\"" BOB "\",\"object\":%s}",
             follow);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/%s/followers", w.alice);
-    ck_assert_msg(!has(&r, "id", w.bob), "bob still follows: %s", r.body);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/%s", w.alice);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/%s/followers",
+        eu_it_id(&w, "alice"));
+    ck_assert_msg(!has(&r, "id", rem.bob), "bob still follows: %s", r.body);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/%s", eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 0);
 
     /* A locked account: a request and a notification, no Accept. */
     process(&w, BOB,
             "{\"id\":\"" BOB "#follows/2\",\"type\":\"Follow\",\"actor\":\"" BOB
             "\",\"object\":\"" BASE "/users/lena\"}");
-    get(&w, &r, w.tok_lena, 200, "/api/v1/follow_requests");
-    ck_assert_msg(has(&r, "id", w.bob), "no request: %s", r.body);
-    expect_notification(&w, w.tok_lena, "follow_request", w.bob);
+    get(&w, &r, eu_it_tok(&w, "lena"), 200, "/api/v1/follow_requests");
+    ck_assert_msg(has(&r, "id", rem.bob), "no request: %s", r.body);
+    expect_notification(&w, eu_it_tok(&w, "lena"), "follow_request", rem.bob);
     ck_assert_int_eq(deliveries(&w, "{\"activity\":{\"object\":{\"id\":\"" BOB "#follows/2\"}}}"),
                      0);
     /* Undo naming only the Follow's id withdraws the request. */
@@ -265,7 +251,7 @@ START_TEST(test_follows)
     /* A Follow of someone who blocks the actor is rejected. */
     free(eu_it_pg_execf(
         w.db, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.alice, w.carol));
+        w.tid, eu_it_id(&w, "alice"), rem.carol));
     process(&w, CAROL,
             "{\"id\":\"" CAROL "#follows/3\",\"type\":\"Follow\",\"actor\":\"" CAROL
             "\",\"object\":\"" BASE "/users/alice\"}");
@@ -281,11 +267,11 @@ START_TEST(test_follows)
         eu_it_pg_execf(w.db,
                        "INSERT INTO follow_requests (tenant_id, account_id, target_account_id, uri)"
                        " VALUES (%s, %s, %s, '" BASE "/users/alice#follows/9')",
-                       w.tid, w.alice, w.bob));
+                       w.tid, eu_it_id(&w, "alice"), rem.bob));
     process(&w, BOB,
             "{\"id\":\"" BOB "#accepts/9\",\"type\":\"Accept\",\"actor\":\"" BOB
             "\",\"object\":\"" BASE "/users/alice#follows/9\"}");
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/relationships?id[]=%s", w.bob);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/relationships?id[]=%s", rem.bob);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.following")), "not following: %s", r.body);
     ck_assert_msg(json_is_false(eu_it_jpath(r.json, "0.requested")), "still requested: %s", r.body);
     /* Someone else's Accept of it does nothing (carol is not the target). */
@@ -294,7 +280,7 @@ START_TEST(test_follows)
             "{\"id\":\"" BOB "#rejects/9\",\"type\":\"Reject\",\"actor\":\"" BOB
             "\",\"object\":{\"id\":\"" BASE "/users/alice#follows/9\",\"type\":\"Follow\","
             "\"actor\":\"" BASE "/users/alice\",\"object\":\"" BOB "\"}}");
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/relationships?id[]=%s", w.bob);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/relationships?id[]=%s", rem.bob);
     ck_assert_msg(json_is_false(eu_it_jpath(r.json, "0.following")), "following: %s", r.body);
 
     /* Block: follows both ways end. */
@@ -302,13 +288,13 @@ START_TEST(test_follows)
         w.db,
         "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s),"
         " (%s, %s, %s)",
-        w.tid, w.alice, w.bob, w.tid, w.bob, w.alice));
+        w.tid, eu_it_id(&w, "alice"), rem.bob, w.tid, rem.bob, eu_it_id(&w, "alice")));
     process(&w, BOB,
             "{\"id\":\"" BOB "#blocks/1\",\"type\":\"Block\",\"actor\":\"" BOB
             "\",\"object\":\"" BASE "/users/alice\"}");
     ck_assert_int_eq(
         eu_it_pg_execf_long(w.db, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 0);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/relationships?id[]=%s", w.bob);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/relationships?id[]=%s", rem.bob);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.blocked_by")), "not blocked: %s", r.body);
     process(&w, BOB,
             "{\"id\":\"" BOB "#undo/3\",\"type\":\"Undo\",\"actor\":\"" BOB
@@ -327,7 +313,7 @@ START_TEST(test_follows)
                             w.decoy_tid, w.decoy_tid, w.decoy_tid),
         0);
     eu_it_resp_free(&r);
-    world_free(&w);
+    world_free(&w, &rem);
 }
 END_TEST
 
@@ -336,7 +322,8 @@ END_TEST
 START_TEST(test_move)
 {
     struct world w;
-    world_start(&w);
+    struct remotes rem;
+    world_start(&w, &rem);
     struct eu_it_resp r = {0};
     char *newbob = eu_it_remote_account(w.db, w.tid, NEWBOB, true);
     free(eu_it_pg_execf(
@@ -346,7 +333,7 @@ START_TEST(test_move)
         w.db,
         "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s),"
         " (%s, %s, %s)",
-        w.tid, w.alice, w.bob, w.tid, w.lena, w.bob));
+        w.tid, eu_it_id(&w, "alice"), rem.bob, w.tid, eu_it_id(&w, "lena"), rem.bob));
     /* A move to an account that does not name bob is ignored. */
     process(&w, BOB,
             "{\"id\":\"" BOB "#moves/0\",\"type\":\"Move\",\"actor\":\"" BOB "\",\"object\":\"" BOB
@@ -360,9 +347,9 @@ START_TEST(test_move)
     ck_assert_int_eq(eu_it_pg_execf_long(w.db,
                                          "SELECT count(*) FROM follows WHERE tenant_id = %s"
                                          " AND target_account_id = %s",
-                                         w.tid, w.bob),
+                                         w.tid, rem.bob),
                      0);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/relationships?id[]=%s", newbob);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/relationships?id[]=%s", newbob);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.requested")), "no request: %s", r.body);
     ck_assert_int_eq(deliveries(&w, "{\"inbox\":\"" NEWBOB "/inbox\",\"activity\":{\"type\":"
                                     "\"Follow\",\"actor\":\"" BASE
@@ -375,7 +362,7 @@ START_TEST(test_move)
         eu_it_pg_execf_long(w.db,
                             "SELECT count(*) FROM accounts WHERE tenant_id = %s AND id = %s"
                             " AND moved_to_account_id = %s",
-                            w.tid, w.bob, newbob),
+                            w.tid, rem.bob, newbob),
         1);
     /* Redelivered: no second request, no second Follow. */
     process(&w, BOB,
@@ -387,7 +374,7 @@ START_TEST(test_move)
     snprintf(q, sizeof(q),
              "SELECT uri FROM follow_requests WHERE tenant_id = %s AND account_id = %s"
              " AND target_account_id = %s",
-             w.tid, w.alice, newbob);
+             w.tid, eu_it_id(&w, "alice"), newbob);
     char *uri = eu_it_pg_exec(w.db, q);
     ck_assert_ptr_nonnull(uri);
     process(&w, NEWBOB,
@@ -395,11 +382,11 @@ START_TEST(test_move)
             "\",\"object\":\"%s\"}",
             uri);
     free(uri);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/relationships?id[]=%s", newbob);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/relationships?id[]=%s", newbob);
     ck_assert_msg(json_is_true(eu_it_jpath(r.json, "0.following")), "not following: %s", r.body);
     free(newbob);
     eu_it_resp_free(&r);
-    world_free(&w);
+    world_free(&w, &rem);
 }
 END_TEST
 
@@ -414,7 +401,8 @@ END_TEST
 START_TEST(test_notes)
 {
     struct world w;
-    world_start(&w);
+    struct remotes rem;
+    world_start(&w, &rem);
     struct eu_it_resp r = {0};
 
     /* Nobody here follows bob and it mentions nobody: not stored. */
@@ -427,13 +415,13 @@ START_TEST(test_notes)
     process(&w, BOB, NOTE_FMT, "1", "Create", BOB, "1", BOB, "2026-01-01T00:00:00Z",
             "<p>hey lena</p>",
             "[{\"type\":\"Mention\",\"href\":\"" BASE "/users/lena\",\"name\":\"@lena\"}]");
-    expect_notification(&w, w.tok_lena, "mention", w.bob);
+    expect_notification(&w, eu_it_tok(&w, "lena"), "mention", rem.bob);
 
     /* alice follows bob: bob's note reaches her home timeline, sanitized. */
     free(eu_it_pg_execf(
         w.db, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.alice, w.bob));
-    get(&w, &r, w.tok_alice, 200, "/api/v1/timelines/home"); /* builds the feed */
+        w.tid, eu_it_id(&w, "alice"), rem.bob));
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/timelines/home"); /* builds the feed */
     process(&w, BOB, NOTE_FMT, "2", "Create", BOB, "2", BOB, "2026-01-01T00:00:00Z",
             "<p>hello<script>alert(1)</script></p>", "[]");
     char q[256];
@@ -441,11 +429,11 @@ START_TEST(test_notes)
              "SELECT id FROM statuses WHERE tenant_id = %s AND uri = '" BOB "/statuses/2'", w.tid);
     char *sid = eu_it_pg_exec(w.db, q);
     ck_assert_ptr_nonnull(sid);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/timelines/home");
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/timelines/home");
     ck_assert_msg(has(&r, "id", sid), "not in the home timeline: %s", r.body);
     ck_assert_msg(strstr(r.body, "hello") && !strstr(r.body, "script"), "not sanitized: %s",
                   r.body);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/%s", w.bob);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/%s", rem.bob);
     EU_IT_EXPECT_JINT(&r, "statuses_count", 2);
 
     /* Redelivered: no second status. */
@@ -454,7 +442,7 @@ START_TEST(test_notes)
     ck_assert_int_eq(eu_it_pg_execf_long(w.db,
                                          "SELECT count(*) FROM statuses WHERE tenant_id = %s"
                                          " AND account_id = %s",
-                                         w.tid, w.bob),
+                                         w.tid, rem.bob),
                      2);
 
     /* Carol creating a note attributed to bob is ignored; so is her Update
@@ -471,24 +459,24 @@ START_TEST(test_notes)
     process(&w, CAROL,
             "{\"id\":\"" CAROL "#delete\",\"type\":\"Delete\",\"actor\":\"" CAROL
             "\",\"object\":\"" BOB "/statuses/2\"}");
-    get(&w, &r, w.tok_alice, 200, "/api/v1/statuses/%s", sid);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/statuses/%s", sid);
     ck_assert_msg(strstr(r.body, "hello") && !strstr(r.body, "forged"), "changed: %s", r.body);
 
     /* Update by bob: edited, two versions. */
     process(&w, BOB, NOTE_FMT, "2u", "Update", BOB, "2", BOB, "2026-02-01T00:00:00Z",
             "<p>hello again</p>", "[]");
-    get(&w, &r, w.tok_alice, 200, "/api/v1/statuses/%s", sid);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/statuses/%s", sid);
     ck_assert_msg(json_is_string(json_object_get(r.json, "edited_at")), "not edited: %s", r.body);
     ck_assert_ptr_nonnull(strstr(r.body, "hello again"));
-    get(&w, &r, w.tok_alice, 200, "/api/v1/statuses/%s/history", sid);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/statuses/%s/history", sid);
     ck_assert_int_eq(json_array_size(r.json), 2);
 
     /* Delete by bob: gone from the timeline, 404. */
     process(&w, BOB,
             "{\"id\":\"" BOB "#delete/2\",\"type\":\"Delete\",\"actor\":\"" BOB
             "\",\"object\":{\"id\":\"" BOB "/statuses/2\",\"type\":\"Tombstone\"}}");
-    get(&w, &r, w.tok_alice, 404, "/api/v1/statuses/%s", sid);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/timelines/home");
+    get(&w, &r, eu_it_tok(&w, "alice"), 404, "/api/v1/statuses/%s", sid);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/timelines/home");
     ck_assert_msg(!has(&r, "id", sid), "still in the home timeline: %s", r.body);
     free(sid);
 
@@ -498,7 +486,7 @@ START_TEST(test_notes)
             "\",\"object\":{\"id\":\"" BOB "\",\"type\":\"Person\",\"preferredUsername\":"
             "\"bob\",\"name\":\"Robert <b>B</b>\",\"inbox\":\"" BOB "/inbox\",\"followers\":\"" BOB
             "/followers\"}}");
-    get(&w, &r, w.tok_alice, 200, "/api/v1/accounts/%s", w.bob);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/accounts/%s", rem.bob);
     EU_IT_EXPECT_JSTR(&r, "display_name", "Robert <b>B</b>");
 
     /* Bob deletes himself: suspended, his follower gone. */
@@ -509,7 +497,7 @@ START_TEST(test_notes)
         eu_it_pg_execf_long(w.db,
                             "SELECT count(*) FROM accounts WHERE tenant_id = %s AND id = %s"
                             " AND suspended_at IS NOT NULL",
-                            w.tid, w.bob),
+                            w.tid, rem.bob),
         1);
     ck_assert_int_eq(
         eu_it_pg_execf_long(w.db, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid), 0);
@@ -518,7 +506,7 @@ START_TEST(test_notes)
                                          w.decoy_tid),
                      0);
     eu_it_resp_free(&r);
-    world_free(&w);
+    world_free(&w, &rem);
 }
 END_TEST
 
@@ -527,9 +515,11 @@ END_TEST
 START_TEST(test_interactions)
 {
     struct world w;
-    world_start(&w);
+    struct remotes rem;
+    world_start(&w, &rem);
     struct eu_it_resp r = {0};
-    eu_it_callf(w.s, &r, HOST, "POST", w.tok_alice, "{\"status\":\"mine\"}", "/api/v1/statuses");
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), "{\"status\":\"mine\"}",
+                "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     char *sid = strdup(eu_it_json_str(&r, "id"));
     char like[512], announce[512];
@@ -544,15 +534,15 @@ START_TEST(test_interactions)
 
     process(&w, BOB, "%s", like);
     process(&w, BOB, "%s", like);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/statuses/%s", sid);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/statuses/%s", sid);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 1);
-    expect_notification(&w, w.tok_alice, "favourite", w.bob);
+    expect_notification(&w, eu_it_tok(&w, "alice"), "favourite", rem.bob);
 
     process(&w, BOB, "%s", announce);
     process(&w, BOB, "%s", announce);
-    get(&w, &r, w.tok_alice, 200, "/api/v1/statuses/%s", sid);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/statuses/%s", sid);
     EU_IT_EXPECT_JINT(&r, "reblogs_count", 1);
-    expect_notification(&w, w.tok_alice, "reblog", w.bob);
+    expect_notification(&w, eu_it_tok(&w, "alice"), "reblog", rem.bob);
 
     /* Undo by embedded Like, Undo by the Announce's id. */
     process(&w, BOB,
@@ -561,7 +551,7 @@ START_TEST(test_interactions)
     process(&w, BOB,
             "{\"id\":\"" BOB "#undo/a\",\"type\":\"Undo\",\"actor\":\"" BOB "\",\"object\":\"" BOB
             "/statuses/9/activity\"}");
-    get(&w, &r, w.tok_alice, 200, "/api/v1/statuses/%s", sid);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/statuses/%s", sid);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 0);
     EU_IT_EXPECT_JINT(&r, "reblogs_count", 0);
 
@@ -570,7 +560,7 @@ START_TEST(test_interactions)
     process(&w, CAROL,
             "{\"id\":\"" CAROL "#undo/l\",\"type\":\"Undo\",\"actor\":\"" CAROL
             "\",\"object\":\"" BOB "#likes/1\"}");
-    get(&w, &r, w.tok_alice, 200, "/api/v1/statuses/%s", sid);
+    get(&w, &r, eu_it_tok(&w, "alice"), 200, "/api/v1/statuses/%s", sid);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 1);
 
     /* Flag: a report on alice naming her status. */
@@ -586,14 +576,14 @@ START_TEST(test_interactions)
                          w.db,
                          "SELECT count(*) FROM reports WHERE tenant_id = %s AND account_id = %s"
                          " AND target_account_id = %s AND status_ids = '{%s}' AND comment = 'spam'",
-                         w.tid, w.bob, w.alice, sid),
+                         w.tid, rem.bob, eu_it_id(&w, "alice"), sid),
                      1);
 
     eu_it_admin(w.s, "GET", "/admin/v1/tenants/" HOST "/reports", NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 1);
     EU_IT_EXPECT_JSTR(&r, "0.comment", "spam");
-    EU_IT_EXPECT_JSTR(&r, "0.target_account.id", w.alice);
+    EU_IT_EXPECT_JSTR(&r, "0.target_account.id", eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JSTR(&r, "0.account.acct", "bob@remote.example");
     EU_IT_EXPECT_JSTR(&r, "0.status_ids.0", sid);
     eu_it_admin(w.s, "GET", "/admin/v1/tenants/" DECOY "/reports", NULL, &r);
@@ -604,7 +594,7 @@ START_TEST(test_interactions)
     free(eu_it_pg_execf(w.db,
                         "INSERT INTO statuses (tenant_id, account_id, uri, local, content) VALUES"
                         " (%s, %s, '" BOB "/statuses/5', false, 'x')",
-                        w.tid, w.bob));
+                        w.tid, rem.bob));
     process(&w, BOB,
             "{\"id\":\"" BOB "#add/1\",\"type\":\"Add\",\"actor\":\"" BOB "\",\"object\":\"" BOB
             "/statuses/5\",\"target\":\"" BOB "/collections/featured\"}");
@@ -624,7 +614,7 @@ START_TEST(test_interactions)
     process(&w, CAROL, "%s", like);
 
     /* None of it in the decoy tenant. */
-    eu_it_callf(w.s, &r, DECOY, "GET", w.tok_decoy, NULL, "/api/v1/notifications");
+    eu_it_callf(w.s, &r, DECOY, "GET", eu_it_tok(&w, "decoy_alice"), NULL, "/api/v1/notifications");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 0);
     ck_assert_int_eq(
@@ -635,7 +625,7 @@ START_TEST(test_interactions)
         0);
     free(sid);
     eu_it_resp_free(&r);
-    world_free(&w);
+    world_free(&w, &rem);
 }
 END_TEST
 
@@ -644,7 +634,8 @@ END_TEST
 START_TEST(test_bounded)
 {
     struct world w;
-    world_start(&w);
+    struct remotes rem;
+    world_start(&w, &rem);
     /* 10,000 mentions of lena and 3,000 hashtags (what fits in the 1 MiB
      * body the admin API takes): cut by the parser's caps, stored once,
      * one notification. */
@@ -692,18 +683,18 @@ START_TEST(test_bounded)
     ck_assert_int_eq(eu_it_pg_execf_long(w.db,
                                          "SELECT count(*) FROM statuses WHERE tenant_id = %s"
                                          " AND account_id = %s",
-                                         w.tid, w.bob),
+                                         w.tid, rem.bob),
                      1);
     ck_assert_int_le(
         eu_it_pg_execf_long(w.db, "SELECT count(*) FROM statuses_tags WHERE tenant_id = %s", w.tid),
         64);
-    expect_notification(&w, w.tok_lena, "mention", w.bob);
+    expect_notification(&w, eu_it_tok(&w, "lena"), "mention", rem.bob);
     ck_assert_int_eq(eu_it_pg_execf_long(w.db,
                                          "SELECT count(*) FROM notifications WHERE tenant_id = %s"
                                          " AND type = 'mention'",
                                          w.tid),
                      1);
-    world_free(&w);
+    world_free(&w, &rem);
 }
 END_TEST
 

@@ -18,7 +18,7 @@
  *
  * Every test runs on a fresh server, so no host is known at the start.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -200,43 +200,23 @@ wait_acted(struct sig_peer *sp, const char *type, const char *object)
 
 /* ------------------------------------------------------------ a world */
 
-struct world {
-    struct eu_it_server *s;
-    char *db, *tid;
-    char *alice, *alice_id; /* token, account id */
-    char *pem;              /* alice's public key */
+static const struct eu_it_world_opts world = {
+    .host = "a.test",
+    .extra_toml = SIG_TOML,
+    .users = {{"alice"}},
 };
 
-static void
+/* Starts the world and returns alice's public key (caller frees). */
+static char *
 world_start(struct world *w)
 {
-    memset(w, 0, sizeof(*w));
-    struct eu_it_opts o = {.extra_toml = SIG_TOML};
-    w->s = eu_it_server_start_opts(&o);
-    json_decref(eu_it_tenant_create(w->s, "a.test", "A"));
-    w->alice = eu_it_user_new(w->s, "a.test", "alice", "read write follow", &w->alice_id);
-    w->db = eu_it_tenant_database(w->s, "a.test");
-    w->tid = eu_it_tenant_id(w->s, "a.test");
-    long long until = eu_it_now_ms() + WAIT_MS;
-    while (!(w->pem = eu_it_pg_execf(w->db,
-                                     "SELECT public_key FROM accounts WHERE tenant_id = %s"
-                                     " AND id = %s AND public_key IS NOT NULL",
-                                     w->tid, w->alice_id)) &&
-           eu_it_now_ms() < until)
-        eu_it_sleep_ms(100);
-    ck_assert_ptr_nonnull(w->pem);
-}
-
-static void
-world_free(struct world *w)
-{
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-    free(w->db);
-    free(w->tid);
-    free(w->alice);
-    free(w->alice_id);
-    free(w->pem);
+    eu_it_world_start(w, &world);
+    char *pem = eu_it_world_sql(w,
+                                "SELECT public_key FROM accounts WHERE tenant_id = %s"
+                                " AND id = %s AND public_key IS NOT NULL",
+                                w->tid, eu_it_id(w, "alice"));
+    ck_assert_ptr_nonnull(pem);
+    return pem;
 }
 
 #define ALICE_KEY "http://a.test/users/alice#main-key"
@@ -310,8 +290,8 @@ accept_taken(struct sig_peer *sp, const char *follow_id)
 START_TEST(test_lazy_peer)
 {
     struct world w;
-    world_start(&w);
-    struct sig_peer *sp = sig_peer_start(LAZY, ALICE_KEY, w.pem);
+    char *pem = world_start(&w);
+    struct sig_peer *sp = sig_peer_start(LAZY, ALICE_KEY, pem);
     char *follow = peer_follows_alice(&w, sp, false);
     /* The Accept is the first thing sent there, and the peer reads it. */
     ck_assert_int_eq(accept_taken(sp, follow), 0);
@@ -323,11 +303,12 @@ START_TEST(test_lazy_peer)
         w.db, "SELECT id FROM accounts WHERE tenant_id = %s AND uri = '%s'", w.tid, uri);
     ck_assert_ptr_nonnull(peer_id);
     struct eu_it_resp r = {0};
-    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, NULL, "/api/v1/accounts/%s/follow", peer_id);
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/accounts/%s/follow", peer_id);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_ge(wait_acted(sp, "Follow", uri), 0);
-    eu_it_callf(w.s, &r, "a.test", "POST", w.alice, "{\"status\":\"hello lazy peer\"}",
-                "/api/v1/statuses");
+    eu_it_callf(w.s, &r, "a.test", "POST", eu_it_tok(&w, "alice"),
+                "{\"status\":\"hello lazy peer\"}", "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     char note[160];
     snprintf(note, sizeof(note), "http://a.test/users/alice/statuses/%s", eu_it_json_str(&r, "id"));
@@ -343,7 +324,8 @@ START_TEST(test_lazy_peer)
     free(peer_id);
     free(follow);
     sig_peer_stop(sp);
-    world_free(&w);
+    eu_it_world_stop(&w);
+    free(pem);
 }
 END_TEST
 
@@ -352,9 +334,9 @@ END_TEST
 START_TEST(test_strict_and_rfc9421_peers)
 {
     struct world w;
-    world_start(&w);
-    struct sig_peer *strict = sig_peer_start(STRICT, ALICE_KEY, w.pem);
-    struct sig_peer *modern = sig_peer_start(BOTH, ALICE_KEY, w.pem);
+    char *pem = world_start(&w);
+    struct sig_peer *strict = sig_peer_start(STRICT, ALICE_KEY, pem);
+    struct sig_peer *modern = sig_peer_start(BOTH, ALICE_KEY, pem);
 
     char *f1 = peer_follows_alice(&w, strict, false);
     ck_assert_int_eq(accept_taken(strict, f1), 0);
@@ -371,7 +353,8 @@ START_TEST(test_strict_and_rfc9421_peers)
     free(f2);
     sig_peer_stop(strict);
     sig_peer_stop(modern);
-    world_free(&w);
+    eu_it_world_stop(&w);
+    free(pem);
 }
 END_TEST
 
@@ -380,8 +363,8 @@ END_TEST
 START_TEST(test_fetch_teaches_nothing)
 {
     struct world w;
-    world_start(&w);
-    struct sig_peer *sp = sig_peer_start(FETCH_RFC9421, ALICE_KEY, w.pem);
+    char *pem = world_start(&w);
+    struct sig_peer *sp = sig_peer_start(FETCH_RFC9421, ALICE_KEY, pem);
     char *follow = peer_follows_alice(&w, sp, false);
     /* The key fetch for the Follow took RFC 9421 after a refusal. */
     pthread_mutex_lock(&sp->mu);
@@ -393,7 +376,8 @@ START_TEST(test_fetch_teaches_nothing)
     ck_assert_int_eq(nth_post(sp, 0).form, EU_HTTPSIG_CAVAGE);
     free(follow);
     sig_peer_stop(sp);
-    world_free(&w);
+    eu_it_world_stop(&w);
+    free(pem);
 }
 END_TEST
 

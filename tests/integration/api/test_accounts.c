@@ -6,7 +6,7 @@
  * headers, and the refusals (scopes, unknown ids, blocked accounts). Each
  * test starts its own server on fresh databases.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <curl/curl.h>
@@ -21,43 +21,22 @@
 
 /* One server, one tenant and a few local users with full and read-only
  * tokens; index 0 alice, 1 bob, 2 carol, 3 dave, 4 erin. */
-struct world {
-    struct eu_it_server *s;
-    char *tok[NUSERS];
-    char *ro[NUSERS]; /* "read" only */
-    char *id[NUSERS];
-    char *tid; /* the tenant's id: the placement database is shared */
+/* Every user has a read write follow token and a read-only one (NAME_ro). */
+static const struct eu_it_world_opts world = {
+    .host = DOMAIN,
+    .users = {{"alice"},
+              {"alice_ro", NULL, "alice", "read"},
+              {"bob"},
+              {"bob_ro", NULL, "bob", "read"},
+              {"carol"},
+              {"carol_ro", NULL, "carol", "read"},
+              {"dave"},
+              {"dave_ro", NULL, "dave", "read"},
+              {"erin"},
+              {"erin_ro", NULL, "erin", "read"}},
 };
 
 static const char *const NAMES[NUSERS] = {"alice", "bob", "carol", "dave", "erin"};
-
-static void
-world_start(struct world *w)
-{
-    memset(w, 0, sizeof(*w));
-    w->s = eu_it_server_start(NULL);
-    json_decref(eu_it_tenant_create(w->s, DOMAIN, "Accounts"));
-    for (int i = 0; i < NUSERS; i++) {
-        eu_it_account_create(w->s, DOMAIN, NAMES[i]);
-        w->tok[i] = eu_it_user_token(w->s, DOMAIN, NAMES[i], "read write follow");
-        w->ro[i] = eu_it_user_token(w->s, DOMAIN, NAMES[i], "read");
-        w->id[i] = eu_it_account_id(w->s, DOMAIN, NAMES[i]);
-    }
-    w->tid = eu_it_tenant_id(w->s, DOMAIN);
-}
-
-static void
-world_stop(struct world *w)
-{
-    for (int i = 0; i < NUSERS; i++) {
-        free(w->tok[i]);
-        free(w->ro[i]);
-        free(w->id[i]);
-    }
-    free(w->tid);
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-}
 
 /* METHOD path (printf-style) with token (may be NULL) and JSON body (may be
  * NULL); asserts that a response arrived. */
@@ -167,11 +146,11 @@ START_TEST(test_credentials_round_trip)
 {
     struct world w;
     struct eu_it_resp r = {0};
-    world_start(&w);
+    eu_it_world_start(&w, &world);
 
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/verify_credentials");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
-    EU_IT_EXPECT_JSTR(&r, "id", w.id[0]);
+    EU_IT_EXPECT_JSTR(&r, "id", eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JSTR(&r, "username", "alice");
     EU_IT_EXPECT_JSTR(&r, "acct", "alice");
     EU_IT_EXPECT_JSTR(&r, "url", "http://" DOMAIN "/@alice");
@@ -182,7 +161,7 @@ START_TEST(test_credentials_round_trip)
     EU_IT_EXPECT_JSTR(&r, "role.id", "-99");
 
     /* JSON, with the array form of fields_attributes. */
-    call(&w, &r, "PATCH", w.tok[0],
+    call(&w, &r, "PATCH", eu_it_tok(&w, "alice"),
          "{\"display_name\":\"Alice <A>\",\"note\":\"Hi there\\n\\nSecond & last\","
          "\"locked\":true,\"bot\":true,\"discoverable\":false,"
          "\"fields_attributes\":[{\"name\":\"Site\",\"value\":\"https://alice.example/x\"},"
@@ -208,7 +187,7 @@ START_TEST(test_credentials_round_trip)
     EU_IT_EXPECT_JSTR(&r, "source.fields.1.value", "she/<her>");
 
     /* What others see follows the update. */
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[0]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "display_name", "Alice <A>");
     ck_assert_ptr_null(eu_it_jpath(r.json, "source"));
@@ -218,7 +197,7 @@ START_TEST(test_credentials_round_trip)
                        "=One&fields_attributes%5B0%5D%5Bvalue%5D=1&fields_attributes%5B1%5D%5B"
                        "name%5D=Two&fields_attributes%5B1%5D%5Bvalue%5D=2&source%5Bprivacy%5D="
                        "private";
-    call_raw(&w, &r, "PATCH", w.tok[0], "/api/v1/accounts/update_credentials",
+    call_raw(&w, &r, "PATCH", eu_it_tok(&w, "alice"), "/api/v1/accounts/update_credentials",
              "application/x-www-form-urlencoded", form, strlen(form));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "display_name", "Form Alice");
@@ -232,7 +211,7 @@ START_TEST(test_credentials_round_trip)
     /* The form array form: a new hash starts when a key repeats. */
     form = "fields_attributes[][name]=A&fields_attributes[][value]=a"
            "&fields_attributes[][name]=B&fields_attributes[][value]=b";
-    call_raw(&w, &r, "PATCH", w.tok[0], "/api/v1/accounts/update_credentials",
+    call_raw(&w, &r, "PATCH", eu_it_tok(&w, "alice"), "/api/v1/accounts/update_credentials",
              "application/x-www-form-urlencoded", form, strlen(form));
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "fields")), 2);
@@ -246,45 +225,46 @@ START_TEST(test_credentials_round_trip)
                      "Multi\r\n--XyZ\r\nContent-Disposition: form-data; name=\"avatar\"; "
                      "filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n"
                      "\r\n--XyZ--\r\n";
-    call_raw(&w, &r, "PATCH", w.tok[0], "/api/v1/accounts/update_credentials",
+    call_raw(&w, &r, "PATCH", eu_it_tok(&w, "alice"), "/api/v1/accounts/update_credentials",
              "multipart/form-data; boundary=XyZ", mp, strlen(mp));
     EU_IT_EXPECT_ERROR(&r, 422);
     const char *mp2 = "--XyZ\r\nContent-Disposition: form-data; name=\"display_name\"\r\n\r\n"
                       "Multi\r\n--XyZ--\r\n";
-    call_raw(&w, &r, "PATCH", w.tok[0], "/api/v1/accounts/update_credentials",
+    call_raw(&w, &r, "PATCH", eu_it_tok(&w, "alice"), "/api/v1/accounts/update_credentials",
              "multipart/form-data; boundary=XyZ", mp2, strlen(mp2));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "display_name", "Multi");
 
     /* Validation. */
-    call(&w, &r, "PATCH", w.tok[0], "{\"display_name\":\"0123456789012345678901234567890\"}",
+    call(&w, &r, "PATCH", eu_it_tok(&w, "alice"),
+         "{\"display_name\":\"0123456789012345678901234567890\"}",
          "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_msg(strncmp(eu_it_json_str(&r, "error"), "Validation failed", 17) == 0, "%s", r.body);
-    call(&w, &r, "PATCH", w.tok[0],
+    call(&w, &r, "PATCH", eu_it_tok(&w, "alice"),
          "{\"fields_attributes\":{\"0\":{\"name\":\"a\",\"value\":\"1\"},\"1\":{\"name\":\"b\","
          "\"value\":\"2\"},\"2\":{\"name\":\"c\",\"value\":\"3\"},\"3\":{\"name\":\"d\","
          "\"value\":\"4\"},\"4\":{\"name\":\"e\",\"value\":\"5\"}}}",
          "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_ERROR(&r, 422);
-    call(&w, &r, "PATCH", w.tok[0], "{\"source\":{\"privacy\":\"everyone\"}}",
+    call(&w, &r, "PATCH", eu_it_tok(&w, "alice"), "{\"source\":{\"privacy\":\"everyone\"}}",
          "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_ERROR(&r, 422);
-    call(&w, &r, "PATCH", w.tok[0], "{\"locked\":\"maybe\"}",
+    call(&w, &r, "PATCH", eu_it_tok(&w, "alice"), "{\"locked\":\"maybe\"}",
          "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_ERROR(&r, 422);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/verify_credentials");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_JSTR(&r, "display_name", "Multi");
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "fields")), 2);
 
     /* Scopes: a read-only token cannot update; "profile" alone can verify. */
-    call(&w, &r, "PATCH", w.ro[0], "{\"display_name\":\"x\"}",
+    call(&w, &r, "PATCH", eu_it_tok(&w, "alice_ro"), "{\"display_name\":\"x\"}",
          "/api/v1/accounts/update_credentials");
     expect_error_text(&r, 403, "This action is outside the authorized scopes");
     char *profile = eu_it_user_token(w.s, DOMAIN, "alice", "profile");
     call(&w, &r, "GET", profile, NULL, "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
-    EU_IT_EXPECT_JSTR(&r, "id", w.id[0]);
+    EU_IT_EXPECT_JSTR(&r, "id", eu_it_id(&w, "alice"));
     free(profile);
     char *writeonly = eu_it_user_token(w.s, DOMAIN, "alice", "write");
     call(&w, &r, "GET", writeonly, NULL, "/api/v1/accounts/verify_credentials");
@@ -294,7 +274,7 @@ START_TEST(test_credentials_round_trip)
     expect_error_text(&r, 401, "The access token is invalid");
 
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -304,9 +284,9 @@ START_TEST(test_show_lookup_search)
 {
     struct world w;
     struct eu_it_resp r = {0};
-    world_start(&w);
+    eu_it_world_start(&w, &world);
 
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[1]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "username", "bob");
     EU_IT_EXPECT_JINT(&r, "followers_count", 0);
@@ -317,39 +297,42 @@ START_TEST(test_show_lookup_search)
 
     call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/lookup?acct=bob");
     EU_IT_EXPECT_STATUS(&r, 200);
-    EU_IT_EXPECT_JSTR(&r, "id", w.id[1]);
+    EU_IT_EXPECT_JSTR(&r, "id", eu_it_id(&w, "bob"));
     call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/lookup?acct=%%40Bob%%40" DOMAIN);
     EU_IT_EXPECT_STATUS(&r, 200);
-    EU_IT_EXPECT_JSTR(&r, "id", w.id[1]);
+    EU_IT_EXPECT_JSTR(&r, "id", eu_it_id(&w, "bob"));
     call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/lookup?acct=nobody");
     expect_error_text(&r, 404, "Record not found");
     call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/lookup?acct=bob@elsewhere.example");
     expect_error_text(&r, 404, "Record not found");
 
     /* Search: by username prefix, by display name, following only. */
-    call(&w, &r, "PATCH", w.tok[2], "{\"display_name\":\"Caroline Bobbins\"}",
+    call(&w, &r, "PATCH", eu_it_tok(&w, "carol"), "{\"display_name\":\"Caroline Bobbins\"}",
          "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/search?q=bob");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/search?q=bob");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.username", "bob"); /* the exact match first */
     EU_IT_EXPECT_JSTR(&r, "1.username", "carol");
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/search?q=%%40bob%%40" DOMAIN);
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL,
+         "/api/v1/accounts/search?q=%%40bob%%40" DOMAIN);
     ck_assert_int_eq(json_array_size(r.json), 1);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/search?q=bob&limit=1");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/search?q=bob&limit=1");
     ck_assert_int_eq(json_array_size(r.json), 1);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/search?q=bob&offset=1");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/search?q=bob&offset=1");
     ck_assert_int_eq(json_array_size(r.json), 1);
     EU_IT_EXPECT_JSTR(&r, "0.username", "carol");
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/search?q=%%25");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/search?q=%%25");
     ck_assert_int_eq(json_array_size(r.json), 0); /* wildcards are literal */
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[2]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "carol"));
     EU_IT_EXPECT_STATUS(&r, 200);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/search?q=bob&following=true");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL,
+         "/api/v1/accounts/search?q=bob&following=true");
     ck_assert_int_eq(json_array_size(r.json), 1);
     EU_IT_EXPECT_JSTR(&r, "0.username", "carol");
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/search");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/search");
     EU_IT_EXPECT_ERROR(&r, 400);
     call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/search?q=bob");
     expect_error_text(&r, 401, "The access token is invalid");
@@ -358,30 +341,30 @@ START_TEST(test_show_lookup_search)
     char sql[256];
     snprintf(sql, sizeof(sql),
              "UPDATE accounts SET suspended_at = now() WHERE tenant_id = %s AND id = %s", w.tid,
-             w.id[2]);
+             eu_it_id(&w, "carol"));
     db_exec(&w, sql);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[2]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "carol"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "suspended", true);
     EU_IT_EXPECT_JSTR(&r, "username", "carol");
     EU_IT_EXPECT_JSTR(&r, "display_name", "");
     EU_IT_EXPECT_JINT(&r, "followers_count", 0);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/search?q=bob");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/search?q=bob");
     ck_assert_int_eq(json_array_size(r.json), 1);
 
     /* Empty collections clients ask for on every profile. */
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/endorsements");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/endorsements");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 0);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s/featured_tags", w.id[1]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s/featured_tags", eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert(json_is_array(r.json));
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/domain_blocks");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/domain_blocks");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 0);
 
     /* The directory: discoverable, unsuspended accounts only. */
-    call(&w, &r, "PATCH", w.tok[3], "{\"discoverable\":false}",
+    call(&w, &r, "PATCH", eu_it_tok(&w, "dave"), "{\"discoverable\":false}",
          "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
     call(&w, &r, "GET", NULL, NULL, "/api/v1/directory?local=true&order=new");
@@ -393,7 +376,7 @@ START_TEST(test_show_lookup_search)
     EU_IT_EXPECT_JSTR(&r, "0.username", "alice");
 
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -404,11 +387,12 @@ START_TEST(test_follow_unfollow)
     struct world w;
     struct eu_it_resp r = {0};
     char sql[512];
-    world_start(&w);
+    eu_it_world_start(&w, &world);
 
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
-    EU_IT_EXPECT_JSTR(&r, "id", w.id[1]);
+    EU_IT_EXPECT_JSTR(&r, "id", eu_it_id(&w, "bob"));
     expect_bool(&r, "following", true);
     expect_bool(&r, "showing_reblogs", true);
     expect_bool(&r, "notifying", false);
@@ -417,86 +401,93 @@ START_TEST(test_follow_unfollow)
     ck_assert(json_is_null(eu_it_jpath(r.json, "languages")));
     EU_IT_EXPECT_JSTR(&r, "note", "");
 
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[1]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "bob"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 1);
     EU_IT_EXPECT_JINT(&r, "following_count", 0);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[0]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JINT(&r, "following_count", 1);
 
     /* Both sides of the relationship. */
-    call(&w, &r, "GET", w.tok[1], NULL,
+    call(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL,
          "/api/v1/accounts/relationships?id[]=%s&id[]=%s"
          "&id[]=999",
-         w.id[0], w.id[2]);
+         eu_it_id(&w, "alice"), eu_it_id(&w, "carol"));
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
-    EU_IT_EXPECT_JSTR(&r, "0.id", w.id[0]);
+    EU_IT_EXPECT_JSTR(&r, "0.id", eu_it_id(&w, "alice"));
     expect_bool(&r, "0.followed_by", true);
     expect_bool(&r, "0.following", false);
-    EU_IT_EXPECT_JSTR(&r, "1.id", w.id[2]);
+    EU_IT_EXPECT_JSTR(&r, "1.id", eu_it_id(&w, "carol"));
     expect_bool(&r, "1.followed_by", false);
-    call(&w, &r, "GET", w.tok[1], NULL, "/api/v1/accounts/relationships?id=%s", w.id[0]);
+    call(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/relationships?id=%s",
+         eu_it_id(&w, "alice"));
     ck_assert_int_eq(json_array_size(r.json), 1);
 
     /* Bob was told. */
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM notifications WHERE tenant_id = %s AND account_id = %s"
              " AND from_account_id = %s AND type = 'follow'",
-             w.tid, w.id[1], w.id[0]);
+             w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice"));
     long n = 0;
     for (int i = 0; i < 50 && (n = db_long(&w, sql)) == 0; i++)
         eu_it_sleep_ms(50);
     ck_assert_int_eq(n, 1);
 
     /* Following again changes the options and notifies nobody. */
-    call(&w, &r, "POST", w.tok[0], "{\"reblogs\":false,\"notify\":true,\"languages\":[\"en\"]}",
-         "/api/v1/accounts/%s/follow", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"),
+         "{\"reblogs\":false,\"notify\":true,\"languages\":[\"en\"]}", "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "showing_reblogs", false);
     expect_bool(&r, "notifying", true);
     EU_IT_EXPECT_JSTR(&r, "languages.0", "en");
     eu_it_sleep_ms(200);
     ck_assert_int_eq(db_long(&w, sql), 1);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[1]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "bob"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 1);
 
     /* Refusals: yourself, unknown, read-only token. */
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[0]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "alice"));
     expect_error_text(&r, 403, "This action is not allowed");
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/424242/follow");
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/424242/follow");
     expect_error_text(&r, 404, "Record not found");
-    call(&w, &r, "POST", w.ro[2], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "carol_ro"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "bob"));
     expect_error_text(&r, 403, "This action is outside the authorized scopes");
-    call(&w, &r, "POST", NULL, NULL, "/api/v1/accounts/%s/follow", w.id[1]);
+    call(&w, &r, "POST", NULL, NULL, "/api/v1/accounts/%s/follow", eu_it_id(&w, "bob"));
     expect_error_text(&r, 401, "The access token is invalid");
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[1]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "bob"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 1);
 
     /* A granular token is enough. */
     char *granular = eu_it_user_token(w.s, DOMAIN, "carol", "write:follows read:follows");
-    call(&w, &r, "POST", granular, NULL, "/api/v1/accounts/%s/follow", w.id[1]);
+    call(&w, &r, "POST", granular, NULL, "/api/v1/accounts/%s/follow", eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "following", true);
     free(granular);
 
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/unfollow", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/unfollow",
+         eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "following", false);
     expect_bool(&r, "showing_reblogs", false);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[1]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "bob"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 1); /* carol's */
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/unfollow", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/unfollow",
+         eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
 
     /* remove_from_followers: bob drops carol. */
-    call(&w, &r, "POST", w.tok[1], NULL, "/api/v1/accounts/%s/remove_from_followers", w.id[2]);
+    call(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/remove_from_followers",
+         eu_it_id(&w, "carol"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "followed_by", false);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[1]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "bob"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 0);
 
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -507,79 +498,93 @@ START_TEST(test_locked_follow_requests)
     struct world w;
     struct eu_it_resp r = {0};
     char sql[512];
-    world_start(&w);
+    eu_it_world_start(&w, &world);
 
-    call(&w, &r, "PATCH", w.tok[2], "{\"locked\":true}", "/api/v1/accounts/update_credentials");
+    call(&w, &r, "PATCH", eu_it_tok(&w, "carol"), "{\"locked\":true}",
+         "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
 
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[2]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "carol"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "following", false);
     expect_bool(&r, "requested", true);
-    call(&w, &r, "POST", w.tok[1], NULL, "/api/v1/accounts/%s/follow", w.id[2]);
+    call(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "carol"));
     expect_bool(&r, "requested", true);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[2]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "carol"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 0);
 
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM notifications WHERE tenant_id = %s AND account_id = %s"
              " AND type = 'follow_request'",
-             w.tid, w.id[2]);
+             w.tid, eu_it_id(&w, "carol"));
     long n = 0;
     for (int i = 0; i < 50 && (n = db_long(&w, sql)) < 2; i++)
         eu_it_sleep_ms(50);
     ck_assert_int_eq(n, 2);
 
-    call(&w, &r, "GET", w.tok[2], NULL, "/api/v1/follow_requests");
+    call(&w, &r, "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/follow_requests");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.username", "bob"); /* newest first */
     EU_IT_EXPECT_JSTR(&r, "1.username", "alice");
-    call(&w, &r, "GET", w.tok[2], NULL, "/api/v1/accounts/verify_credentials");
+    call(&w, &r, "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_JINT(&r, "source.follow_requests_count", 2);
-    call(&w, &r, "GET", w.tok[2], NULL, "/api/v1/accounts/relationships?id[]=%s", w.id[0]);
+    call(&w, &r, "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/accounts/relationships?id[]=%s",
+         eu_it_id(&w, "alice"));
     expect_bool(&r, "0.requested_by", true);
 
-    call(&w, &r, "POST", w.tok[2], NULL, "/api/v1/follow_requests/%s/authorize", w.id[0]);
+    call(&w, &r, "POST", eu_it_tok(&w, "carol"), NULL, "/api/v1/follow_requests/%s/authorize",
+         eu_it_id(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
-    EU_IT_EXPECT_JSTR(&r, "id", w.id[0]);
+    EU_IT_EXPECT_JSTR(&r, "id", eu_it_id(&w, "alice"));
     expect_bool(&r, "followed_by", true);
     expect_bool(&r, "requested_by", false);
-    call(&w, &r, "POST", w.tok[2], NULL, "/api/v1/follow_requests/%s/reject", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "carol"), NULL, "/api/v1/follow_requests/%s/reject",
+         eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "followed_by", false);
-    call(&w, &r, "POST", w.tok[2], NULL, "/api/v1/follow_requests/%s/authorize", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "carol"), NULL, "/api/v1/follow_requests/%s/authorize",
+         eu_it_id(&w, "bob"));
     expect_error_text(&r, 404, "Record not found");
-    call(&w, &r, "POST", w.tok[2], NULL, "/api/v1/follow_requests/%s/reject", w.id[3]);
+    call(&w, &r, "POST", eu_it_tok(&w, "carol"), NULL, "/api/v1/follow_requests/%s/reject",
+         eu_it_id(&w, "dave"));
     expect_error_text(&r, 404, "Record not found");
 
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/relationships?id[]=%s", w.id[2]);
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/relationships?id[]=%s",
+         eu_it_id(&w, "carol"));
     expect_bool(&r, "0.following", true);
     expect_bool(&r, "0.requested", false);
-    call(&w, &r, "GET", w.tok[1], NULL, "/api/v1/accounts/relationships?id[]=%s", w.id[2]);
+    call(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/relationships?id[]=%s",
+         eu_it_id(&w, "carol"));
     expect_bool(&r, "0.following", false);
     expect_bool(&r, "0.requested", false);
-    call(&w, &r, "GET", w.tok[2], NULL, "/api/v1/follow_requests");
+    call(&w, &r, "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/follow_requests");
     ck_assert_int_eq(json_array_size(r.json), 0);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[2]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "carol"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 1);
 
     /* Unfollowing withdraws a pending request. */
-    call(&w, &r, "POST", w.tok[3], NULL, "/api/v1/accounts/%s/follow", w.id[2]);
+    call(&w, &r, "POST", eu_it_tok(&w, "dave"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "carol"));
     expect_bool(&r, "requested", true);
-    call(&w, &r, "POST", w.tok[3], NULL, "/api/v1/accounts/%s/unfollow", w.id[2]);
+    call(&w, &r, "POST", eu_it_tok(&w, "dave"), NULL, "/api/v1/accounts/%s/unfollow",
+         eu_it_id(&w, "carol"));
     expect_bool(&r, "requested", false);
 
     /* Unlocking accepts what is pending. */
-    call(&w, &r, "POST", w.tok[4], NULL, "/api/v1/accounts/%s/follow", w.id[2]);
+    call(&w, &r, "POST", eu_it_tok(&w, "erin"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "carol"));
     expect_bool(&r, "requested", true);
-    call(&w, &r, "PATCH", w.tok[2], "{\"locked\":false}", "/api/v1/accounts/update_credentials");
+    call(&w, &r, "PATCH", eu_it_tok(&w, "carol"), "{\"locked\":false}",
+         "/api/v1/accounts/update_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JINT(&r, "followers_count", 2);
     EU_IT_EXPECT_JINT(&r, "source.follow_requests_count", 0);
 
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -589,58 +594,68 @@ START_TEST(test_block)
 {
     struct world w;
     struct eu_it_resp r = {0};
-    world_start(&w);
+    eu_it_world_start(&w, &world);
 
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
-    call(&w, &r, "POST", w.tok[1], NULL, "/api/v1/accounts/%s/follow", w.id[0]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "bob"));
+    call(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "alice"));
     expect_bool(&r, "following", true);
     expect_bool(&r, "followed_by", true);
 
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/block", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/block",
+         eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "blocking", true);
     expect_bool(&r, "following", false);
     expect_bool(&r, "followed_by", false);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[0]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 0);
     EU_IT_EXPECT_JINT(&r, "following_count", 0);
 
-    call(&w, &r, "POST", w.tok[1], NULL, "/api/v1/accounts/%s/follow", w.id[0]);
+    call(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "alice"));
     expect_error_text(&r, 403, "This action is not allowed");
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "bob"));
     expect_error_text(&r, 403, "This action is not allowed");
-    call(&w, &r, "GET", w.tok[1], NULL, "/api/v1/accounts/relationships?id[]=%s", w.id[0]);
+    call(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/relationships?id[]=%s",
+         eu_it_id(&w, "alice"));
     expect_bool(&r, "0.blocked_by", true);
     expect_bool(&r, "0.blocking", false);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", w.id[0]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s", eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JINT(&r, "followers_count", 0);
 
     /* The blocked account does not find the blocker. */
-    call(&w, &r, "GET", w.tok[1], NULL, "/api/v1/accounts/search?q=alice");
+    call(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/search?q=alice");
     ck_assert_int_eq(json_array_size(r.json), 0);
 
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/blocks");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/blocks");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 1);
-    EU_IT_EXPECT_JSTR(&r, "0.id", w.id[1]);
-    call(&w, &r, "GET", w.ro[0], NULL, "/api/v1/blocks");
+    EU_IT_EXPECT_JSTR(&r, "0.id", eu_it_id(&w, "bob"));
+    call(&w, &r, "GET", eu_it_tok(&w, "alice_ro"), NULL, "/api/v1/blocks");
     EU_IT_EXPECT_STATUS(&r, 200);
-    call(&w, &r, "POST", w.ro[0], NULL, "/api/v1/accounts/%s/unblock", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice_ro"), NULL, "/api/v1/accounts/%s/unblock",
+         eu_it_id(&w, "bob"));
     expect_error_text(&r, 403, "This action is outside the authorized scopes");
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/block", w.id[0]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/block",
+         eu_it_id(&w, "alice"));
     expect_error_text(&r, 403, "This action is not allowed");
 
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/unblock", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/unblock",
+         eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "blocking", false);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/blocks");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/blocks");
     ck_assert_int_eq(json_array_size(r.json), 0);
-    call(&w, &r, "POST", w.tok[1], NULL, "/api/v1/accounts/%s/follow", w.id[0]);
+    call(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "following", true);
 
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -648,24 +663,25 @@ START_TEST(test_mute_and_note)
 {
     struct world w;
     struct eu_it_resp r = {0};
-    world_start(&w);
+    eu_it_world_start(&w, &world);
 
-    call(&w, &r, "POST", w.tok[0], "{\"notifications\":false,\"duration\":3600}",
-         "/api/v1/accounts/%s/mute", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), "{\"notifications\":false,\"duration\":3600}",
+         "/api/v1/accounts/%s/mute", eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "muting", true);
     expect_bool(&r, "muting_notifications", false);
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/mute", w.id[2]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/mute",
+         eu_it_id(&w, "carol"));
     expect_bool(&r, "muting_notifications", true);
 
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/mutes");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/mutes");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
-    EU_IT_EXPECT_JSTR(&r, "0.id", w.id[2]);
+    EU_IT_EXPECT_JSTR(&r, "0.id", eu_it_id(&w, "carol"));
     ck_assert(json_is_null(eu_it_jpath(r.json, "0.mute_expires_at")));
-    EU_IT_EXPECT_JSTR(&r, "1.id", w.id[1]);
+    EU_IT_EXPECT_JSTR(&r, "1.id", eu_it_id(&w, "bob"));
     ck_assert_msg(json_is_string(eu_it_jpath(r.json, "1.mute_expires_at")), "%s", r.body);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/mutes?limit=1");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/mutes?limit=1");
     ck_assert_int_eq(json_array_size(r.json), 1);
     ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Link"));
 
@@ -674,35 +690,41 @@ START_TEST(test_mute_and_note)
     snprintf(sql, sizeof(sql),
              "UPDATE mutes SET expires_at = now() - interval '1 minute'"
              " WHERE tenant_id = %s AND target_account_id = %s",
-             w.tid, w.id[1]);
+             w.tid, eu_it_id(&w, "bob"));
     db_exec(&w, sql);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/relationships?id[]=%s", w.id[1]);
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/relationships?id[]=%s",
+         eu_it_id(&w, "bob"));
     expect_bool(&r, "0.muting", false);
 
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/unmute", w.id[2]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/unmute",
+         eu_it_id(&w, "carol"));
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_bool(&r, "muting", false);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/mutes");
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/mutes");
     ck_assert_int_eq(json_array_size(r.json), 0);
-    call(&w, &r, "POST", w.ro[0], NULL, "/api/v1/accounts/%s/mute", w.id[2]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice_ro"), NULL, "/api/v1/accounts/%s/mute",
+         eu_it_id(&w, "carol"));
     expect_error_text(&r, 403, "This action is outside the authorized scopes");
 
     /* Notes: set, read back, clear. */
-    call(&w, &r, "POST", w.tok[0], "{\"comment\":\"met at the conference\"}",
-         "/api/v1/accounts/%s/note", w.id[3]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), "{\"comment\":\"met at the conference\"}",
+         "/api/v1/accounts/%s/note", eu_it_id(&w, "dave"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "note", "met at the conference");
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/relationships?id[]=%s", w.id[3]);
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/relationships?id[]=%s",
+         eu_it_id(&w, "dave"));
     EU_IT_EXPECT_JSTR(&r, "0.note", "met at the conference");
-    call(&w, &r, "GET", w.tok[3], NULL, "/api/v1/accounts/relationships?id[]=%s", w.id[0]);
+    call(&w, &r, "GET", eu_it_tok(&w, "dave"), NULL, "/api/v1/accounts/relationships?id[]=%s",
+         eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JSTR(&r, "0.note", ""); /* private to its author */
-    call(&w, &r, "POST", w.tok[0], "{\"comment\":\"\"}", "/api/v1/accounts/%s/note", w.id[3]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), "{\"comment\":\"\"}", "/api/v1/accounts/%s/note",
+         eu_it_id(&w, "dave"));
     EU_IT_EXPECT_JSTR(&r, "note", "");
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/999999/note");
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/999999/note");
     expect_error_text(&r, 404, "Record not found");
 
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -735,14 +757,15 @@ START_TEST(test_followers_paging)
 {
     struct world w;
     struct eu_it_resp r = {0};
-    world_start(&w);
+    eu_it_world_start(&w, &world);
 
     /* bob, carol, dave follow alice in that order. */
     for (int i = 1; i <= 3; i++) {
-        call(&w, &r, "POST", w.tok[i], NULL, "/api/v1/accounts/%s/follow", w.id[0]);
+        call(&w, &r, "POST", eu_it_tok(&w, NAMES[i]), NULL, "/api/v1/accounts/%s/follow",
+             eu_it_id(&w, "alice"));
         EU_IT_EXPECT_STATUS(&r, 200);
     }
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s/followers?limit=2", w.id[0]);
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s/followers?limit=2", eu_it_id(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.username", "dave");
@@ -775,8 +798,9 @@ START_TEST(test_followers_paging)
     free(prev2);
 
     /* following, from the other side. */
-    call(&w, &r, "POST", w.tok[1], NULL, "/api/v1/accounts/%s/follow", w.id[2]);
-    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s/following", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "carol"));
+    call(&w, &r, "GET", NULL, NULL, "/api/v1/accounts/%s/following", eu_it_id(&w, "bob"));
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.username", "carol");
     EU_IT_EXPECT_JSTR(&r, "1.username", "alice");
@@ -785,27 +809,32 @@ START_TEST(test_followers_paging)
     expect_error_text(&r, 404, "Record not found");
 
     /* familiar followers: whom alice follows that follow carol. */
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
-    call(&w, &r, "GET", w.tok[0], NULL, "/api/v1/accounts/familiar_followers?id[]=%s&id[]=%s",
-         w.id[2], w.id[3]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "bob"));
+    call(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL,
+         "/api/v1/accounts/familiar_followers?id[]=%s&id[]=%s", eu_it_id(&w, "carol"),
+         eu_it_id(&w, "dave"));
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
-    EU_IT_EXPECT_JSTR(&r, "0.id", w.id[2]);
+    EU_IT_EXPECT_JSTR(&r, "0.id", eu_it_id(&w, "carol"));
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "0.accounts")), 1);
     EU_IT_EXPECT_JSTR(&r, "0.accounts.0.username", "bob");
-    EU_IT_EXPECT_JSTR(&r, "1.id", w.id[3]);
+    EU_IT_EXPECT_JSTR(&r, "1.id", eu_it_id(&w, "dave"));
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "1.accounts")), 0);
 
     /* A blocked viewer sees no followers of the blocker. */
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/block", w.id[4]);
-    call(&w, &r, "GET", w.tok[4], NULL, "/api/v1/accounts/%s/followers", w.id[0]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/block",
+         eu_it_id(&w, "erin"));
+    call(&w, &r, "GET", eu_it_tok(&w, "erin"), NULL, "/api/v1/accounts/%s/followers",
+         eu_it_id(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 0);
-    call(&w, &r, "GET", w.tok[3], NULL, "/api/v1/accounts/%s/followers", w.id[0]);
+    call(&w, &r, "GET", eu_it_tok(&w, "dave"), NULL, "/api/v1/accounts/%s/followers",
+         eu_it_id(&w, "alice"));
     ck_assert_int_eq(json_array_size(r.json), 3);
 
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -815,7 +844,7 @@ END_TEST
 static size_t
 home_count_by(struct world *w, struct eu_it_resp *r, int viewer, const char *account_id)
 {
-    call(w, r, "GET", w->tok[viewer], NULL, "/api/v1/timelines/home");
+    call(w, r, "GET", eu_it_tok(w, NAMES[viewer]), NULL, "/api/v1/timelines/home");
     EU_IT_EXPECT_STATUS(r, 200);
     size_t n = 0, i;
     json_t *st;
@@ -833,42 +862,51 @@ START_TEST(test_home_feed_follows_graph)
 {
     struct world w;
     struct eu_it_resp r = {0};
-    world_start(&w);
+    eu_it_world_start(&w, &world);
 
-    call(&w, &r, "POST", w.tok[1], "{\"status\":\"hello from bob\"}", "/api/v1/statuses");
+    call(&w, &r, "POST", eu_it_tok(&w, "bob"), "{\"status\":\"hello from bob\"}",
+         "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 0);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, eu_it_id(&w, "bob")), 0);
 
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 1);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, eu_it_id(&w, "bob")), 1);
 
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/mute", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/mute",
+         eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 0);
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/unmute", w.id[1]);
-    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 1);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, eu_it_id(&w, "bob")), 0);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/unmute",
+         eu_it_id(&w, "bob"));
+    ck_assert_int_eq(home_count_by(&w, &r, 0, eu_it_id(&w, "bob")), 1);
 
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/unfollow", w.id[1]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/unfollow",
+         eu_it_id(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 0);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, eu_it_id(&w, "bob")), 0);
 
     /* bob removes alice from his followers: her feed loses him. */
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
-    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 1);
-    call(&w, &r, "POST", w.tok[1], NULL, "/api/v1/accounts/%s/remove_from_followers", w.id[0]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "bob"));
+    ck_assert_int_eq(home_count_by(&w, &r, 0, eu_it_id(&w, "bob")), 1);
+    call(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/remove_from_followers",
+         eu_it_id(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 0);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, eu_it_id(&w, "bob")), 0);
 
     /* A block by bob ends alice's follow and empties her feed of him. */
-    call(&w, &r, "POST", w.tok[0], NULL, "/api/v1/accounts/%s/follow", w.id[1]);
-    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 1);
-    call(&w, &r, "POST", w.tok[1], NULL, "/api/v1/accounts/%s/block", w.id[0]);
+    call(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(&w, "bob"));
+    ck_assert_int_eq(home_count_by(&w, &r, 0, eu_it_id(&w, "bob")), 1);
+    call(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/block",
+         eu_it_id(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
-    ck_assert_int_eq(home_count_by(&w, &r, 0, w.id[1]), 0);
+    ck_assert_int_eq(home_count_by(&w, &r, 0, eu_it_id(&w, "bob")), 0);
 
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

@@ -5,7 +5,7 @@
  * "announcement.reaction" and "announcement.delete" on their user stream.
  * A decoy tenant in the same database never sees the other's.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -25,37 +25,12 @@
 #define THUMBS "\xF0\x9F\x91\x8D"
 #define THUMBS_URL "%F0%9F%91%8D"
 
-struct world {
-    struct eu_it_server *s;
-    char *alice, *bob, *dave; /* dave lives on the decoy tenant */
-    char *tid, *db;
+/* dave lives on the decoy tenant. */
+static const struct eu_it_world_opts world = {
+    .host = HOST,
+    .decoy = DECOY,
+    .users = {{"alice"}, {"bob"}, {"dave", DECOY}},
 };
-
-static void
-world_start(struct world *w)
-{
-    memset(w, 0, sizeof(*w));
-    w->s = eu_it_server_start(NULL);
-    json_decref(eu_it_tenant_create(w->s, HOST, "Announce"));
-    json_decref(eu_it_tenant_create(w->s, DECOY, "Decoy"));
-    w->alice = eu_it_user_new(w->s, HOST, "alice", "read write follow", NULL);
-    w->bob = eu_it_user_new(w->s, HOST, "bob", "read write follow", NULL);
-    w->dave = eu_it_user_new(w->s, DECOY, "dave", "read write follow", NULL);
-    w->tid = eu_it_tenant_id(w->s, HOST);
-    w->db = eu_it_tenant_database(w->s, HOST);
-}
-
-static void
-world_stop(struct world *w)
-{
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-    free(w->alice);
-    free(w->bob);
-    free(w->dave);
-    free(w->tid);
-    free(w->db);
-}
 
 /* Admin: creates an announcement on domain from body; returns its id. */
 static char *
@@ -123,7 +98,7 @@ reaction(json_t *ann, const char *name)
 START_TEST(test_admin_list_dismiss)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     char *a = admin_create(&w, HOST, "{\"text\":\"Maintenance tonight #Ops\\nBack soon\"}");
     char *hidden = admin_create(&w, HOST, "{\"text\":\"draft\",\"published\":false}");
     char *ended = admin_create(&w, HOST,
@@ -165,7 +140,7 @@ START_TEST(test_admin_list_dismiss)
     /* The client sees the published ones that have not ended, oldest
      * event first. */
     struct eu_it_resp r = {0};
-    list(&w, &r, HOST, w.alice, NULL);
+    list(&w, &r, HOST, eu_it_tok(&w, "alice"), NULL);
     ck_assert_int_eq(json_array_size(r.json), 2);
     json_t *got = eu_it_find(r.json, "id", a);
     ck_assert_ptr_nonnull(got);
@@ -193,17 +168,17 @@ START_TEST(test_admin_list_dismiss)
     ck_assert_str_eq(json_string_value(json_object_get(ev, "ends_at")), "2999-01-02T08:00:00.000Z");
 
     /* Dismissed: read, still listed unless with_dismissed=false. */
-    call(&w, HOST, w.alice, "POST", a, "/dismiss", 200);
-    call(&w, HOST, w.alice, "POST", a, "/dismiss", 200);
-    call(&w, HOST, w.alice, "POST", hidden, "/dismiss", 404);
-    call(&w, HOST, w.alice, "POST", "123456789", "/dismiss", 404);
-    call(&w, HOST, w.alice, "POST", "abc", "/dismiss", 404);
-    list(&w, &r, HOST, w.alice, NULL);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "POST", a, "/dismiss", 200);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "POST", a, "/dismiss", 200);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "POST", hidden, "/dismiss", 404);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "POST", "123456789", "/dismiss", 404);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "POST", "abc", "/dismiss", 404);
+    list(&w, &r, HOST, eu_it_tok(&w, "alice"), NULL);
     ck_assert(json_is_true(json_object_get(eu_it_find(r.json, "id", a), "read")));
-    list(&w, &r, HOST, w.alice, "?with_dismissed=false");
+    list(&w, &r, HOST, eu_it_tok(&w, "alice"), "?with_dismissed=false");
     ck_assert_ptr_null(eu_it_find(r.json, "id", a));
     ck_assert_int_eq(json_array_size(r.json), 1);
-    list(&w, &r, HOST, w.bob, NULL);
+    list(&w, &r, HOST, eu_it_tok(&w, "bob"), NULL);
     ck_assert(json_is_false(json_object_get(eu_it_find(r.json, "id", a), "read")));
     ck_assert_int_eq(rows(&w, "announcement_dismissals"), 1);
 
@@ -214,13 +189,13 @@ START_TEST(test_admin_list_dismiss)
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert(json_is_true(json_object_get(r.json, "published")));
     ck_assert_ptr_nonnull(json_string_value(json_object_get(r.json, "published_at")));
-    list(&w, &r, HOST, w.bob, NULL);
+    list(&w, &r, HOST, eu_it_tok(&w, "bob"), NULL);
     ck_assert_ptr_nonnull(eu_it_find(r.json, "id", hidden));
     admin_refused(&w, "PATCH", path, "{\"ends_at\":\"2030-01-01T00:00:00Z\"}", 422);
     admin_refused(&w, "PATCH", path, "{\"text\":\"\"}", 422);
     eu_it_admin(w.s, "PATCH", path, "{\"published\":false}", &r);
     EU_IT_EXPECT_STATUS(&r, 200);
-    list(&w, &r, HOST, w.bob, NULL);
+    list(&w, &r, HOST, eu_it_tok(&w, "bob"), NULL);
     ck_assert_ptr_null(eu_it_find(r.json, "id", hidden));
     eu_it_admin(w.s, "GET", path, NULL, &r);
     EU_IT_EXPECT_JSTR(&r, "text", "now out");
@@ -237,15 +212,15 @@ START_TEST(test_admin_list_dismiss)
     eu_it_admin(w.s, "DELETE", path, NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     admin_refused(&w, "DELETE", path, NULL, 404);
-    list(&w, &r, HOST, w.alice, NULL);
+    list(&w, &r, HOST, eu_it_tok(&w, "alice"), NULL);
     ck_assert_ptr_null(eu_it_find(r.json, "id", a));
     ck_assert_int_eq(rows(&w, "announcement_dismissals"), 0);
 
     /* The decoy tenant sees nothing of this one's. */
-    list(&w, &r, DECOY, w.dave, NULL);
+    list(&w, &r, DECOY, eu_it_tok(&w, "dave"), NULL);
     ck_assert_int_eq(json_array_size(r.json), 0);
-    call(&w, DECOY, w.dave, "POST", event, "/dismiss", 404);
-    call(&w, DECOY, w.dave, "PUT", event, "/reactions/" THUMBS_URL, 404);
+    call(&w, DECOY, eu_it_tok(&w, "dave"), "POST", event, "/dismiss", 404);
+    call(&w, DECOY, eu_it_tok(&w, "dave"), "PUT", event, "/reactions/" THUMBS_URL, 404);
     snprintf(path, sizeof(path), "/admin/v1/tenants/" DECOY "/announcements/%s", event);
     admin_refused(&w, "GET", path, NULL, 404);
     admin_refused(&w, "DELETE", path, NULL, 404);
@@ -256,23 +231,24 @@ START_TEST(test_admin_list_dismiss)
     free(hidden);
     free(ended);
     free(event);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_reactions)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     char *a = admin_create(&w, HOST, "{\"text\":\"react\"}");
-    call(&w, HOST, w.alice, "PUT", a, "/reactions/" THUMBS_URL, 200);
-    call(&w, HOST, w.alice, "PUT", a, "/reactions/" THUMBS_URL, 200); /* again: no change */
-    call(&w, HOST, w.bob, "PUT", a, "/reactions/" THUMBS_URL, 200);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "PUT", a, "/reactions/" THUMBS_URL, 200);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "PUT", a, "/reactions/" THUMBS_URL,
+         200); /* again: no change */
+    call(&w, HOST, eu_it_tok(&w, "bob"), "PUT", a, "/reactions/" THUMBS_URL, 200);
     /* "❤" without its presentation selector is still an emoji. */
-    call(&w, HOST, w.bob, "PUT", a, "/reactions/%E2%9D%A4", 200);
+    call(&w, HOST, eu_it_tok(&w, "bob"), "PUT", a, "/reactions/%E2%9D%A4", 200);
 
     struct eu_it_resp r = {0};
-    list(&w, &r, HOST, w.alice, NULL);
+    list(&w, &r, HOST, eu_it_tok(&w, "alice"), NULL);
     json_t *ann = eu_it_find(r.json, "id", a);
     json_t *th = reaction(ann, THUMBS);
     ck_assert_ptr_nonnull(th);
@@ -284,31 +260,31 @@ START_TEST(test_reactions)
     /* In the order each name was first used. */
     ck_assert_ptr_eq(json_array_get(json_object_get(ann, "reactions"), 0), th);
 
-    call(&w, HOST, w.alice, "DELETE", a, "/reactions/" THUMBS_URL, 200);
-    call(&w, HOST, w.alice, "DELETE", a, "/reactions/" THUMBS_URL, 404);
-    list(&w, &r, HOST, w.alice, NULL);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "DELETE", a, "/reactions/" THUMBS_URL, 200);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "DELETE", a, "/reactions/" THUMBS_URL, 404);
+    list(&w, &r, HOST, eu_it_tok(&w, "alice"), NULL);
     th = reaction(eu_it_find(r.json, "id", a), THUMBS);
     ck_assert_int_eq(json_integer_value(json_object_get(th, "count")), 1);
     ck_assert(json_is_false(json_object_get(th, "me")));
-    list(&w, &r, HOST, w.bob, NULL);
+    list(&w, &r, HOST, eu_it_tok(&w, "bob"), NULL);
     ck_assert(json_is_true(json_object_get(reaction(eu_it_find(r.json, "id", a), THUMBS), "me")));
 
     /* Not an emoji (eunha has no custom ones): Mastodon's 422. */
     static const char *const names[] = {
         "blobcat", "%F0%9F%91%8Dx", "%FF%FE", "a%20b", "%F0%9F%91%8D%F0%9F%91%8D", NULL};
     for (int i = 0; names[i]; i++) {
-        eu_it_callf(w.s, &r, HOST, "PUT", w.alice, NULL, "/api/v1/announcements/%s/reactions/%s", a,
-                    names[i]);
+        eu_it_callf(w.s, &r, HOST, "PUT", eu_it_tok(&w, "alice"), NULL,
+                    "/api/v1/announcements/%s/reactions/%s", a, names[i]);
         EU_IT_EXPECT_ERROR(&r, 422);
         EU_IT_EXPECT_JSTR(&r, "error", "Validation failed: Name is not a recognized emoji");
     }
     char longname[400] = "";
     for (int i = 0; i < 20; i++)
         strcat(longname, THUMBS_URL);
-    eu_it_callf(w.s, &r, HOST, "PUT", w.alice, NULL, "/api/v1/announcements/%s/reactions/%s", a,
-                longname);
+    eu_it_callf(w.s, &r, HOST, "PUT", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/announcements/%s/reactions/%s", a, longname);
     EU_IT_EXPECT_ERROR(&r, 422);
-    call(&w, HOST, w.alice, "PUT", "99999", "/reactions/" THUMBS_URL, 404);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "PUT", "99999", "/reactions/" THUMBS_URL, 404);
 
     /* At most 8 different names per announcement. */
     static const char *const more[] = {"%F0%9F%98%80",
@@ -321,14 +297,14 @@ START_TEST(test_reactions)
     for (int i = 0; more[i]; i++) {
         char rest[64];
         snprintf(rest, sizeof(rest), "/reactions/%s", more[i]);
-        call(&w, HOST, w.alice, "PUT", a, rest, 200);
+        call(&w, HOST, eu_it_tok(&w, "alice"), "PUT", a, rest, 200);
     }
-    eu_it_callf(w.s, &r, HOST, "PUT", w.bob, NULL, "/api/v1/announcements/%s/reactions/%s", a,
-                "%E2%9C%85");
+    eu_it_callf(w.s, &r, HOST, "PUT", eu_it_tok(&w, "bob"), NULL,
+                "/api/v1/announcements/%s/reactions/%s", a, "%E2%9C%85");
     EU_IT_EXPECT_ERROR(&r, 422);
     EU_IT_EXPECT_JSTR(&r, "error", "Validation failed: Limit of different reactions reached");
     /* A name already there still takes more. */
-    call(&w, HOST, w.alice, "PUT", a, "/reactions/" THUMBS_URL, 200);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "PUT", a, "/reactions/" THUMBS_URL, 200);
     ck_assert_int_eq(eu_it_pg_execf_long(w.db,
                                          "SELECT count(DISTINCT name) FROM announcement_reactions"
                                          " WHERE tenant_id = %s",
@@ -348,7 +324,7 @@ START_TEST(test_reactions)
 
     eu_it_resp_free(&r);
     free(a);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -546,21 +522,22 @@ sse_expect(int fd, const char *event)
 START_TEST(test_streaming_events)
 {
     struct world w;
-    world_start(&w);
-    int fd = ws_open(&w, HOST, w.alice);
-    settle(&w, fd, HOST, w.alice);
-    int decoy = ws_open(&w, DECOY, w.dave);
-    settle(&w, decoy, DECOY, w.dave);
+    eu_it_world_start(&w, &world);
+    int fd = ws_open(&w, HOST, eu_it_tok(&w, "alice"));
+    settle(&w, fd, HOST, eu_it_tok(&w, "alice"));
+    int decoy = ws_open(&w, DECOY, eu_it_tok(&w, "dave"));
+    settle(&w, decoy, DECOY, eu_it_tok(&w, "dave"));
     int sse = tcp_connect(w.s->public_port);
     char req[1024], head[2048];
     snprintf(req, sizeof(req),
              "GET /api/v1/streaming/user?access_token=%s HTTP/1.1\r\nHost: " HOST "\r\n\r\n",
-             w.bob);
+             eu_it_tok(&w, "bob"));
     send_all(sse, req, strlen(req));
     ck_assert_int_eq(read_head(sse, head, sizeof(head)), 200);
     {
         struct eu_it_resp r = {0};
-        eu_it_callf(w.s, &r, HOST, "POST", w.bob, "{\"status\":\"settling\"}", "/api/v1/statuses");
+        eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), "{\"status\":\"settling\"}",
+                    "/api/v1/statuses");
         EU_IT_EXPECT_STATUS(&r, 200);
         eu_it_resp_free(&r);
         free(sse_expect(sse, "update"));
@@ -585,7 +562,7 @@ START_TEST(test_streaming_events)
     free(data);
 
     /* Reactions: the name's new count, the same for everyone. */
-    call(&w, HOST, w.bob, "PUT", a, "/reactions/" THUMBS_URL, 200);
+    call(&w, HOST, eu_it_tok(&w, "bob"), "PUT", a, "/reactions/" THUMBS_URL, 200);
     m = ws_expect(fd, "announcement.reaction");
     p = payload_json(m);
     ck_assert_str_eq(json_string_value(json_object_get(p, "name")), THUMBS);
@@ -593,8 +570,8 @@ START_TEST(test_streaming_events)
     ck_assert_str_eq(json_string_value(json_object_get(p, "announcement_id")), a);
     json_decref(p);
     json_decref(m);
-    call(&w, HOST, w.alice, "PUT", a, "/reactions/" THUMBS_URL, 200);
-    call(&w, HOST, w.alice, "DELETE", a, "/reactions/" THUMBS_URL, 200);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "PUT", a, "/reactions/" THUMBS_URL, 200);
+    call(&w, HOST, eu_it_tok(&w, "alice"), "DELETE", a, "/reactions/" THUMBS_URL, 200);
     m = ws_expect(fd, "announcement.reaction");
     p = payload_json(m);
     ck_assert_int_eq(json_integer_value(json_object_get(p, "count")), 2);
@@ -648,7 +625,7 @@ START_TEST(test_streaming_events)
     free(a);
     free(draft);
     free(mine);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

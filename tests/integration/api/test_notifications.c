@@ -8,7 +8,7 @@
  * (follow, mention, favourite, reblog) and written by eu_notify(), which is
  * fire and forget, so the tests wait for the rows to appear.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <stdarg.h>
@@ -19,47 +19,10 @@
 #define TIMEOUT 120
 #define HOST "n.example"
 
-struct world {
-    struct eu_it_server *s;
-    char *alice, *bob, *carol;
-    char *alice_id, *bob_id, *carol_id;
-    char *db;
-    char *tid; /* the tenant's id: the placement database is shared */
+static const struct eu_it_world_opts world = {
+    .host = HOST,
+    .users = {{"alice"}, {"bob"}, {"carol"}},
 };
-
-static void
-world_start(struct world *w)
-{
-    memset(w, 0, sizeof(*w));
-    w->s = eu_it_server_start(NULL);
-    json_decref(eu_it_tenant_create(w->s, HOST, "Notes"));
-    eu_it_account_create(w->s, HOST, "alice");
-    eu_it_account_create(w->s, HOST, "bob");
-    eu_it_account_create(w->s, HOST, "carol");
-    w->alice = eu_it_user_token(w->s, HOST, "alice", "read write follow");
-    w->bob = eu_it_user_token(w->s, HOST, "bob", "read write follow");
-    w->carol = eu_it_user_token(w->s, HOST, "carol", "read write follow");
-    w->alice_id = eu_it_account_id(w->s, HOST, "alice");
-    w->bob_id = eu_it_account_id(w->s, HOST, "bob");
-    w->carol_id = eu_it_account_id(w->s, HOST, "carol");
-    w->db = eu_it_tenant_database(w->s, HOST);
-    w->tid = eu_it_tenant_id(w->s, HOST);
-}
-
-static void
-world_stop(struct world *w)
-{
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-    free(w->alice);
-    free(w->bob);
-    free(w->carol);
-    free(w->alice_id);
-    free(w->bob_id);
-    free(w->carol_id);
-    free(w->db);
-    free(w->tid);
-}
 
 static void
 api(struct world *w, struct eu_it_resp *r, const char *method, const char *path, const char *token,
@@ -142,18 +105,19 @@ static char *
 make_notes(struct world *w)
 {
     struct eu_it_resp r = {0};
-    apif(w, &r, "POST", w->bob, NULL, "/api/v1/accounts/%s/follow", w->alice_id);
+    apif(w, &r, "POST", eu_it_tok(w, "bob"), NULL, "/api/v1/accounts/%s/follow",
+         eu_it_id(w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
-    wait_notes(w, w->alice_id, 1);
-    char *mention = post(w, w->bob, "{\"status\":\"hi @alice\"}");
-    wait_notes(w, w->alice_id, 2);
-    char *mine = post(w, w->alice, "{\"status\":\"my post\"}");
-    apif(w, &r, "POST", w->carol, NULL, "/api/v1/statuses/%s/favourite", mine);
+    wait_notes(w, eu_it_id(w, "alice"), 1);
+    char *mention = post(w, eu_it_tok(w, "bob"), "{\"status\":\"hi @alice\"}");
+    wait_notes(w, eu_it_id(w, "alice"), 2);
+    char *mine = post(w, eu_it_tok(w, "alice"), "{\"status\":\"my post\"}");
+    apif(w, &r, "POST", eu_it_tok(w, "carol"), NULL, "/api/v1/statuses/%s/favourite", mine);
     EU_IT_EXPECT_STATUS(&r, 200);
-    wait_notes(w, w->alice_id, 3);
-    apif(w, &r, "POST", w->bob, NULL, "/api/v1/statuses/%s/reblog", mine);
+    wait_notes(w, eu_it_id(w, "alice"), 3);
+    apif(w, &r, "POST", eu_it_tok(w, "bob"), NULL, "/api/v1/statuses/%s/reblog", mine);
     EU_IT_EXPECT_STATUS(&r, 200);
-    wait_notes(w, w->alice_id, 4);
+    wait_notes(w, eu_it_id(w, "alice"), 4);
     eu_it_resp_free(&r);
     free(mention);
     return mine;
@@ -162,11 +126,11 @@ make_notes(struct world *w)
 START_TEST(test_list_and_filters)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     char *mine = make_notes(&w);
     struct eu_it_resp r = {0};
 
-    api(&w, &r, "GET", "/api/v1/notifications", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     EXPECT_TYPES(&r, "reblog,favourite,mention,follow");
     /* Entity shape. */
@@ -184,107 +148,114 @@ START_TEST(test_list_and_filters)
         "mention group key: %s", r.body);
     char *follow_id = strdup(json_string_value(eu_it_jpath(r.json, "3.id")));
 
-    api(&w, &r, "GET", "/api/v1/notifications?types[]=mention&types[]=follow", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications?types[]=mention&types[]=follow",
+        eu_it_tok(&w, "alice"), NULL);
     EXPECT_TYPES(&r, "mention,follow");
     api(&w, &r, "GET", "/api/v1/notifications?exclude_types[]=mention&exclude_types[]=reblog",
-        w.alice, NULL);
+        eu_it_tok(&w, "alice"), NULL);
     EXPECT_TYPES(&r, "favourite,follow");
-    apif(&w, &r, "GET", w.alice, NULL, "/api/v1/notifications?account_id=%s", w.carol_id);
+    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications?account_id=%s",
+         eu_it_id(&w, "carol"));
     EXPECT_TYPES(&r, "favourite");
     /* Bob has none of his own. */
-    api(&w, &r, "GET", "/api/v1/notifications", w.bob, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "bob"), NULL);
     EXPECT_TYPES(&r, "");
 
     /* Paging: two per page, Link to the next. */
-    api(&w, &r, "GET", "/api/v1/notifications?limit=2", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications?limit=2", eu_it_tok(&w, "alice"), NULL);
     EXPECT_TYPES(&r, "reblog,favourite");
     const char *link = eu_it_resp_header(&r, "Link");
     ck_assert_ptr_nonnull(link);
     ck_assert_ptr_nonnull(strstr(link, "rel=\"next\""));
     char *last = strdup(json_string_value(eu_it_jpath(r.json, "1.id")));
     ck_assert_ptr_nonnull(strstr(link, last));
-    apif(&w, &r, "GET", w.alice, NULL, "/api/v1/notifications?limit=2&max_id=%s", last);
+    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications?limit=2&max_id=%s",
+         last);
     EXPECT_TYPES(&r, "mention,follow");
-    apif(&w, &r, "GET", w.alice, NULL, "/api/v1/notifications?limit=1&min_id=%s", follow_id);
+    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications?limit=1&min_id=%s",
+         follow_id);
     EXPECT_TYPES(&r, "mention");
 
     /* One, and someone else's is 404. */
-    apif(&w, &r, "GET", w.alice, NULL, "/api/v1/notifications/%s", follow_id);
+    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications/%s", follow_id);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "type", "follow");
-    apif(&w, &r, "GET", w.bob, NULL, "/api/v1/notifications/%s", follow_id);
+    apif(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/notifications/%s", follow_id);
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "GET", "/api/v1/notifications/abc", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications/abc", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* Unread count follows the marker. */
-    api(&w, &r, "GET", "/api/v1/notifications/unread_count", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications/unread_count", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_JINT(&r, "count", 4);
     char body[256];
     snprintf(body, sizeof(body), "{\"notifications\":{\"last_read_id\":\"%s\"}}", last);
-    api(&w, &r, "POST", "/api/v1/markers", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/markers", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "notifications.last_read_id", last);
-    api(&w, &r, "GET", "/api/v1/notifications/unread_count", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications/unread_count", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_JINT(&r, "count", 1);
 
     /* Dismiss one, then clear. */
-    apif(&w, &r, "POST", w.alice, NULL, "/api/v1/notifications/%s/dismiss", follow_id);
+    apif(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications/%s/dismiss",
+         follow_id);
     EU_IT_EXPECT_STATUS(&r, 200);
-    apif(&w, &r, "GET", w.alice, NULL, "/api/v1/notifications/%s", follow_id);
+    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications/%s", follow_id);
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "GET", "/api/v1/notifications", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "alice"), NULL);
     EXPECT_TYPES(&r, "reblog,favourite,mention");
 
     /* A status deleted takes its notifications with it. */
     struct eu_it_resp d = {0};
-    api(&w, &d, "GET", "/api/v1/notifications?types[]=mention", w.alice, NULL);
+    api(&w, &d, "GET", "/api/v1/notifications?types[]=mention", eu_it_tok(&w, "alice"), NULL);
     const char *mention_status = json_string_value(eu_it_jpath(d.json, "0.status.id"));
-    apif(&w, &r, "DELETE", w.bob, NULL, "/api/v1/statuses/%s", mention_status);
+    apif(&w, &r, "DELETE", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", mention_status);
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_resp_free(&d);
-    api(&w, &r, "GET", "/api/v1/notifications", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "alice"), NULL);
     EXPECT_TYPES(&r, "reblog,favourite");
 
-    api(&w, &r, "POST", "/api/v1/notifications/clear", w.alice, NULL);
+    api(&w, &r, "POST", "/api/v1/notifications/clear", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
-    api(&w, &r, "GET", "/api/v1/notifications", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "alice"), NULL);
     EXPECT_TYPES(&r, "");
 
     eu_it_resp_free(&r);
     free(last);
     free(follow_id);
     free(mine);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_filters_apply_to_notifications)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    char *a = post(&w, w.bob, "{\"status\":\"@alice spoilers for the Movie inside\"}");
-    char *b = post(&w, w.bob, "{\"status\":\"@alice nice weather\"}");
-    wait_notes(&w, w.alice_id, 2);
+    char *a =
+        post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"@alice spoilers for the Movie inside\"}");
+    char *b = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"@alice nice weather\"}");
+    wait_notes(&w, eu_it_id(&w, "alice"), 2);
 
-    api(&w, &r, "POST", "/api/v2/filters", w.alice,
+    api(&w, &r, "POST", "/api/v2/filters", eu_it_tok(&w, "alice"),
         "{\"title\":\"films\",\"context\":[\"notifications\"],\"filter_action\":\"hide\","
         "\"keywords_attributes\":[{\"keyword\":\"movie\",\"whole_word\":true}]}");
     EU_IT_EXPECT_STATUS(&r, 200);
-    api(&w, &r, "GET", "/api/v1/notifications", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "alice"), NULL);
     EXPECT_TYPES(&r, "mention");
     EU_IT_EXPECT_JSTR(&r, "0.status.id", b);
 
     /* As a warning it stays, marked. */
     char *fid = strdup(eu_it_json_str(&r, "id") ? eu_it_json_str(&r, "id") : "");
-    api(&w, &r, "GET", "/api/v2/filters", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v2/filters", eu_it_tok(&w, "alice"), NULL);
     const char *filter_id = json_string_value(eu_it_jpath(r.json, "0.id"));
     struct eu_it_resp u = {0};
-    apif(&w, &u, "PUT", w.alice, "{\"filter_action\":\"warn\"}", "/api/v2/filters/%s", filter_id);
+    apif(&w, &u, "PUT", eu_it_tok(&w, "alice"), "{\"filter_action\":\"warn\"}",
+         "/api/v2/filters/%s", filter_id);
     EU_IT_EXPECT_STATUS(&u, 200);
     EU_IT_EXPECT_JSTR(&u, "filter_action", "warn");
-    api(&w, &r, "GET", "/api/v1/notifications", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "alice"), NULL);
     EXPECT_TYPES(&r, "mention,mention");
     EU_IT_EXPECT_JSTR(&r, "1.status.id", a);
     EU_IT_EXPECT_JSTR(&r, "1.status.filtered.0.filter.title", "films");
@@ -296,26 +267,26 @@ START_TEST(test_filters_apply_to_notifications)
     free(fid);
     free(a);
     free(b);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_grouped)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    char *mine = post(&w, w.alice, "{\"status\":\"group me\"}");
-    apif(&w, &r, "POST", w.bob, NULL, "/api/v1/statuses/%s/favourite", mine);
+    char *mine = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"group me\"}");
+    apif(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/favourite", mine);
     EU_IT_EXPECT_STATUS(&r, 200);
-    wait_notes(&w, w.alice_id, 1);
-    apif(&w, &r, "POST", w.carol, NULL, "/api/v1/statuses/%s/favourite", mine);
+    wait_notes(&w, eu_it_id(&w, "alice"), 1);
+    apif(&w, &r, "POST", eu_it_tok(&w, "carol"), NULL, "/api/v1/statuses/%s/favourite", mine);
     EU_IT_EXPECT_STATUS(&r, 200);
-    wait_notes(&w, w.alice_id, 2);
-    char *mention = post(&w, w.bob, "{\"status\":\"@alice ping\"}");
-    wait_notes(&w, w.alice_id, 3);
+    wait_notes(&w, eu_it_id(&w, "alice"), 2);
+    char *mention = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"@alice ping\"}");
+    wait_notes(&w, eu_it_id(&w, "alice"), 3);
 
-    api(&w, &r, "GET", "/api/v2/notifications", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v2/notifications", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     json_t *groups = eu_it_jpath(r.json, "notification_groups");
     ck_assert_int_eq(json_array_size(groups), 2);
@@ -326,8 +297,8 @@ START_TEST(test_grouped)
     EU_IT_EXPECT_JINT(&r, "notification_groups.1.notifications_count", 2);
     EU_IT_EXPECT_JSTR(&r, "notification_groups.1.status_id", mine);
     /* Samples most recent first; their accounts and the statuses come along. */
-    EU_IT_EXPECT_JSTR(&r, "notification_groups.1.sample_account_ids.0", w.carol_id);
-    EU_IT_EXPECT_JSTR(&r, "notification_groups.1.sample_account_ids.1", w.bob_id);
+    EU_IT_EXPECT_JSTR(&r, "notification_groups.1.sample_account_ids.0", eu_it_id(&w, "carol"));
+    EU_IT_EXPECT_JSTR(&r, "notification_groups.1.sample_account_ids.1", eu_it_id(&w, "bob"));
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "accounts")), 2);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "statuses")), 2);
     ck_assert_ptr_nonnull(eu_it_jpath(r.json, "notification_groups.1.most_recent_notification_id"));
@@ -336,43 +307,44 @@ START_TEST(test_grouped)
     ck_assert_msg(strncmp(key, "favourite-", 10) == 0, "group key %s", key);
 
     /* Ungrouping favourites splits them. */
-    api(&w, &r, "GET", "/api/v2/notifications?grouped_types[]=reblog", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v2/notifications?grouped_types[]=reblog", eu_it_tok(&w, "alice"),
+        NULL);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "notification_groups")), 3);
 
-    api(&w, &r, "GET", "/api/v2/notifications?limit=1", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v2/notifications?limit=1", eu_it_tok(&w, "alice"), NULL);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "notification_groups")), 1);
     ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Link"));
 
-    api(&w, &r, "GET", "/api/v2/notifications/unread_count", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v2/notifications/unread_count", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_JINT(&r, "count", 2);
 
-    apif(&w, &r, "GET", w.alice, NULL, "/api/v2/notifications/%s", key);
+    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v2/notifications/%s", key);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JINT(&r, "notification_groups.0.notifications_count", 2);
-    apif(&w, &r, "GET", w.alice, NULL, "/api/v2/notifications/%s/accounts", key);
+    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v2/notifications/%s/accounts", key);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "0.username", "carol");
     EU_IT_EXPECT_JSTR(&r, "1.username", "bob");
 
-    apif(&w, &r, "POST", w.alice, NULL, "/api/v2/notifications/%s/dismiss", key);
+    apif(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v2/notifications/%s/dismiss", key);
     EU_IT_EXPECT_STATUS(&r, 200);
-    apif(&w, &r, "GET", w.alice, NULL, "/api/v2/notifications/%s", key);
+    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v2/notifications/%s", key);
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "GET", "/api/v2/notifications", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v2/notifications", eu_it_tok(&w, "alice"), NULL);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "notification_groups")), 1);
 
     eu_it_resp_free(&r);
     free(key);
     free(mine);
     free(mention);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_scopes)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     char *tok = eu_it_user_token(w.s, HOST, "alice", "read:statuses");
     api(&w, &r, "GET", "/api/v1/notifications", tok, NULL);
@@ -390,7 +362,7 @@ START_TEST(test_scopes)
     eu_it_resp_free(&r);
     free(tok);
     free(rn);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

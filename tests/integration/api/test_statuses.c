@@ -7,7 +7,7 @@
  * Follows and blocks are written straight into the tenant database so these
  * tests do not depend on the accounts endpoints.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <curl/curl.h>
@@ -19,47 +19,11 @@
 #define TIMEOUT 120
 #define HOST "s.example"
 
-struct world {
-    struct eu_it_server *s;
-    char *alice, *bob, *carol;          /* tokens: read write follow */
-    char *alice_id, *bob_id, *carol_id; /* account ids */
-    char *db;
-    char *tid; /* the tenant's id: the placement database is shared */
+/* Three users; tokens read write follow. */
+static const struct eu_it_world_opts world = {
+    .host = HOST,
+    .users = {{"alice"}, {"bob"}, {"carol"}},
 };
-
-static void
-world_start(struct world *w)
-{
-    memset(w, 0, sizeof(*w));
-    w->s = eu_it_server_start(NULL);
-    json_decref(eu_it_tenant_create(w->s, HOST, "Statuses"));
-    eu_it_account_create(w->s, HOST, "alice");
-    eu_it_account_create(w->s, HOST, "bob");
-    eu_it_account_create(w->s, HOST, "carol");
-    w->alice = eu_it_user_token(w->s, HOST, "alice", "read write follow");
-    w->bob = eu_it_user_token(w->s, HOST, "bob", "read write follow");
-    w->carol = eu_it_user_token(w->s, HOST, "carol", "read write follow");
-    w->alice_id = eu_it_account_id(w->s, HOST, "alice");
-    w->bob_id = eu_it_account_id(w->s, HOST, "bob");
-    w->carol_id = eu_it_account_id(w->s, HOST, "carol");
-    w->db = eu_it_tenant_database(w->s, HOST);
-    w->tid = eu_it_tenant_id(w->s, HOST);
-}
-
-static void
-world_stop(struct world *w)
-{
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-    free(w->alice);
-    free(w->bob);
-    free(w->carol);
-    free(w->alice_id);
-    free(w->bob_id);
-    free(w->carol_id);
-    free(w->db);
-    free(w->tid);
-}
 
 static void sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -159,10 +123,10 @@ status_action(struct world *w, struct eu_it_resp *r, const char *id, const char 
 START_TEST(test_create_get_delete)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
 
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice,
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"),
         "{\"status\":\"Hello @bob and @nobody@far.example!\\n\\n#Eunha https://example.com/x\","
         "\"spoiler_text\":\"cw\",\"language\":\"en\"}");
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -172,9 +136,9 @@ START_TEST(test_create_get_delete)
     EU_IT_EXPECT_JSTR(&r, "language", "en");
     EXPECT_BOOL(&r, "sensitive", true);
     EU_IT_EXPECT_JSTR(&r, "account.username", "alice");
-    EU_IT_EXPECT_JSTR(&r, "account.id", w.alice_id);
+    EU_IT_EXPECT_JSTR(&r, "account.id", eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JSTR(&r, "mentions.0.username", "bob");
-    EU_IT_EXPECT_JSTR(&r, "mentions.0.id", w.bob_id);
+    EU_IT_EXPECT_JSTR(&r, "mentions.0.id", eu_it_id(&w, "bob"));
     EU_IT_EXPECT_JSTR(&r, "mentions.0.url", "http://s.example/@bob");
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "mentions")), 1);
     EU_IT_EXPECT_JSTR(&r, "tags.0.name", "eunha");
@@ -205,7 +169,7 @@ START_TEST(test_create_get_delete)
         sql_count_reaches(&w, 1,
                           "SELECT count(*) FROM notifications WHERE tenant_id = %s"
                           " AND account_id = %s AND type = 'mention' AND status_id = %s",
-                          w.tid, w.bob_id, id),
+                          w.tid, eu_it_id(&w, "bob"), id),
         1);
 
     /* Anyone can read a public status, anonymous too (no viewer flags then). */
@@ -213,32 +177,34 @@ START_TEST(test_create_get_delete)
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "id", id);
     ck_assert_ptr_null(eu_it_jpath(r.json, "favourited"));
-    get_status(&w, &r, "999999", w.bob);
+    get_status(&w, &r, "999999", eu_it_tok(&w, "bob"));
     EU_IT_EXPECT_ERROR(&r, 404);
-    get_status(&w, &r, "abc", w.bob);
+    get_status(&w, &r, "abc", eu_it_tok(&w, "bob"));
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* Validation */
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, "{\"status\":\"  \"}");
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), "{\"status\":\"  \"}");
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_str_eq(eu_it_json_str(&r, "error"), "Validation failed: Text can't be blank");
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, "{\"status\":\"x\",\"visibility\":\"bogus\"}");
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"),
+        "{\"status\":\"x\",\"visibility\":\"bogus\"}");
     EU_IT_EXPECT_ERROR(&r, 422);
     char big[700];
     memset(big, 'a', 600);
     big[600] = '\0';
     char body[800];
     snprintf(body, sizeof(body), "{\"status\":\"%s\"}", big);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice,
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"),
         "{\"status\":\"x\",\"in_reply_to_id\":\"42\"}");
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice,
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"),
         "{\"status\":\"later\",\"scheduled_at\":\"2099-01-01T00:00:00Z\"}");
     EU_IT_EXPECT_STATUS(&r, 200); /* a ScheduledStatus, not a status (test_timed.c) */
     EU_IT_EXPECT_JSTR(&r, "scheduled_at", "2099-01-01T00:00:00.000Z");
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, "{\"status\":\"x\",\"media_ids\":[\"1\"]}");
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"),
+        "{\"status\":\"x\",\"media_ids\":[\"1\"]}");
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_int_eq(
         sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND deleted_at IS NULL",
@@ -250,28 +216,28 @@ START_TEST(test_create_get_delete)
     /* Only the author deletes; the answer carries the source for redraft. */
     char path[128];
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", id);
-    api(&w, &r, "DELETE", path, w.bob, NULL);
+    api(&w, &r, "DELETE", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "DELETE", path, w.alice, NULL);
+    api(&w, &r, "DELETE", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "id", id);
     EU_IT_EXPECT_JSTR(&r, "text",
                       "Hello @bob and @nobody@far.example!\n\n#Eunha https://example.com/x");
-    get_status(&w, &r, id, w.alice);
+    get_status(&w, &r, id, eu_it_tok(&w, "alice"));
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "DELETE", path, w.alice, NULL);
+    api(&w, &r, "DELETE", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
 
     free(id);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_form_params_and_scope)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
 
     /* A read-only token cannot post: Mastodon's 403 body. */
@@ -310,7 +276,7 @@ START_TEST(test_form_params_and_scope)
     free(ro);
     free(gran);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -362,12 +328,12 @@ post_idempotent(struct world *w, const char *token, const char *key, const char 
 START_TEST(test_idempotency)
 {
     struct world w;
-    world_start(&w);
-    char *a = post_idempotent(&w, w.alice, "key-1", "{\"status\":\"once\"}");
-    char *b = post_idempotent(&w, w.alice, "key-1", "{\"status\":\"once\"}");
-    char *c = post_idempotent(&w, w.alice, "key-2", "{\"status\":\"once\"}");
+    eu_it_world_start(&w, &world);
+    char *a = post_idempotent(&w, eu_it_tok(&w, "alice"), "key-1", "{\"status\":\"once\"}");
+    char *b = post_idempotent(&w, eu_it_tok(&w, "alice"), "key-1", "{\"status\":\"once\"}");
+    char *c = post_idempotent(&w, eu_it_tok(&w, "alice"), "key-2", "{\"status\":\"once\"}");
     /* The key is per account. */
-    char *d = post_idempotent(&w, w.bob, "key-1", "{\"status\":\"once\"}");
+    char *d = post_idempotent(&w, eu_it_tok(&w, "bob"), "key-1", "{\"status\":\"once\"}");
     ck_assert_str_eq(a, b);
     ck_assert_str_ne(a, c);
     ck_assert_str_ne(a, d);
@@ -378,7 +344,7 @@ START_TEST(test_idempotency)
     /* Redis down: posting still works, without idempotency. */
     if (getenv("EUNHA_TEST_REDIS_STOP")) {
         eu_it_sh("EUNHA_TEST_REDIS_STOP");
-        char *e = post_idempotent(&w, w.alice, "key-1", "{\"status\":\"once\"}");
+        char *e = post_idempotent(&w, eu_it_tok(&w, "alice"), "key-1", "{\"status\":\"once\"}");
         ck_assert_str_ne(a, e);
         free(e);
         eu_it_sh("EUNHA_TEST_REDIS_START");
@@ -387,23 +353,23 @@ START_TEST(test_idempotency)
     free(b);
     free(c);
     free(d);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_edit_history_source)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    char *id = post(&w, w.alice, "{\"status\":\"first #one\"}");
+    char *id = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"first #one\"}");
     /* bob reblogs, so he hears about the edit */
-    status_action(&w, &r, id, "reblog", w.bob);
+    status_action(&w, &r, id, "reblog", eu_it_tok(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
 
     char path[160];
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", id);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 1);
     EU_IT_EXPECT_JSTR(&r, "0.content",
@@ -411,23 +377,24 @@ START_TEST(test_edit_history_source)
                       "mention hashtag\" rel=\"tag\">#<span>one</span></a></p>");
 
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", id);
-    api(&w, &r, "PUT", path, w.bob, "{\"status\":\"hijack\"}");
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "bob"), "{\"status\":\"hijack\"}");
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "PUT", path, w.alice, "{\"status\":\"second #two\",\"spoiler_text\":\"cw\"}");
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"),
+        "{\"status\":\"second #two\",\"spoiler_text\":\"cw\"}");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_msg(strncmp(eu_it_json_str(&r, "content"), "<p>second ", 10) == 0, "%s", r.body);
     ck_assert_msg(eu_it_json_str(&r, "edited_at") != NULL, "%s", r.body);
     EU_IT_EXPECT_JSTR(&r, "spoiler_text", "cw");
     EU_IT_EXPECT_JSTR(&r, "tags.0.name", "two");
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "tags")), 1);
-    api(&w, &r, "PUT", path, w.alice, "{\"status\":\"third\"}");
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"), "{\"status\":\"third\"}");
     EU_IT_EXPECT_STATUS(&r, 200);
     /* what an edit does not send, it keeps */
     EU_IT_EXPECT_JSTR(&r, "spoiler_text", "cw");
     EXPECT_BOOL(&r, "sensitive", true);
 
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", id);
-    api(&w, &r, "GET", path, w.bob, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 3);
     ck_assert_msg(strncmp(json_string_value(eu_it_jpath(r.json, "0.content")), "<p>first ", 9) == 0,
@@ -437,88 +404,88 @@ START_TEST(test_edit_history_source)
                   "%s", r.body);
     EU_IT_EXPECT_JSTR(&r, "1.spoiler_text", "cw");
     EU_IT_EXPECT_JSTR(&r, "2.content", "<p>third</p>");
-    EU_IT_EXPECT_JSTR(&r, "2.account.id", w.alice_id);
+    EU_IT_EXPECT_JSTR(&r, "2.account.id", eu_it_id(&w, "alice"));
 
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/source", id);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "id", id);
     EU_IT_EXPECT_JSTR(&r, "text", "third");
-    api(&w, &r, "GET", path, w.bob, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
 
     ck_assert_int_eq(sql_count_reaches(&w, 2,
                                        "SELECT count(*) FROM notifications WHERE tenant_id = %s"
                                        " AND account_id = %s AND type = 'update'",
-                                       w.tid, w.bob_id),
+                                       w.tid, eu_it_id(&w, "bob")),
                      2);
     free(id);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_context)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     char body[256];
     /* carol asked to be told when alice posts (but not about her replies to others) */
     sql(&w,
         "INSERT INTO follows (tenant_id, account_id, target_account_id, notify)"
         " VALUES (%s, %s, %s, true)",
-        w.tid, w.carol_id, w.alice_id);
-    char *a = post(&w, w.alice, "{\"status\":\"root\"}");
+        w.tid, eu_it_id(&w, "carol"), eu_it_id(&w, "alice"));
+    char *a = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"root\"}");
     snprintf(body, sizeof(body), "{\"status\":\"@alice reply\",\"in_reply_to_id\":\"%s\"}", a);
-    char *b = post(&w, w.bob, body);
+    char *b = post(&w, eu_it_tok(&w, "bob"), body);
     snprintf(body, sizeof(body), "{\"status\":\"deeper\",\"in_reply_to_id\":\"%s\"}", b);
-    char *c = post(&w, w.alice, body);
+    char *c = post(&w, eu_it_tok(&w, "alice"), body);
     snprintf(body, sizeof(body),
              "{\"status\":\"secret\",\"visibility\":\"direct\","
              "\"in_reply_to_id\":\"%s\"}",
              b);
-    char *hidden = post(&w, w.alice, body);
+    char *hidden = post(&w, eu_it_tok(&w, "alice"), body);
 
     ck_assert_int_eq(
         sql_count_reaches(&w, 1,
                           "SELECT count(*) FROM notifications WHERE tenant_id = %s"
                           " AND account_id = %s AND type = 'status' AND status_id = %s",
-                          w.tid, w.carol_id, a),
+                          w.tid, eu_it_id(&w, "carol"), a),
         1);
     ck_assert_int_eq(sql_count_reaches(&w, 1,
                                        "SELECT count(*) FROM notifications WHERE tenant_id = %s"
                                        " AND account_id = %s AND type = 'status'",
-                                       w.tid, w.carol_id),
+                                       w.tid, eu_it_id(&w, "carol")),
                      1);
     /* several at once; hidden ones are left out */
     snprintf(body, sizeof(body), "/api/v1/statuses?id[]=%s&id[]=%s&id[]=%s", c, hidden, a);
-    api(&w, &r, "GET", body, w.carol, NULL);
+    api(&w, &r, "GET", body, eu_it_tok(&w, "carol"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.id", c);
     EU_IT_EXPECT_JSTR(&r, "1.id", a);
 
-    get_status(&w, &r, b, w.carol);
+    get_status(&w, &r, b, eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_JSTR(&r, "in_reply_to_id", a);
-    EU_IT_EXPECT_JSTR(&r, "in_reply_to_account_id", w.alice_id);
-    get_status(&w, &r, a, w.carol);
+    EU_IT_EXPECT_JSTR(&r, "in_reply_to_account_id", eu_it_id(&w, "alice"));
+    get_status(&w, &r, a, eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_JINT(&r, "replies_count", 1);
 
     char path[160];
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", b);
-    api(&w, &r, "GET", path, w.carol, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "carol"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "ancestors")), 1);
     EU_IT_EXPECT_JSTR(&r, "ancestors.0.id", a);
     /* carol is not mentioned in the direct reply: she does not see it */
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "descendants")), 1);
     EU_IT_EXPECT_JSTR(&r, "descendants.0.id", c);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "descendants")), 2);
     EU_IT_EXPECT_JSTR(&r, "descendants.1.id", hidden);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", hidden);
-    api(&w, &r, "GET", path, w.carol, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "carol"), NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
 
     free(a);
@@ -526,7 +493,7 @@ START_TEST(test_context)
     free(c);
     free(hidden);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -566,33 +533,33 @@ reply(struct world *w, const char *token, const char *parent, const char *text)
 START_TEST(test_context_blocks_mutes)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     char *dave_id = NULL, *eve_id = NULL, *fay_id = NULL;
     char *dave = eu_it_user_new(w.s, HOST, "dave", "read write follow", &dave_id);
     char *eve = eu_it_user_new(w.s, HOST, "eve", "read write follow", &eve_id);
     char *fay = eu_it_user_new(w.s, HOST, "fay", "read write follow", &fay_id);
-    char *root = post(&w, w.alice, "{\"status\":\"root\"}");
-    char *b1 = reply(&w, w.bob, root, "by bob");
+    char *root = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"root\"}");
+    char *b1 = reply(&w, eu_it_tok(&w, "bob"), root, "by bob");
     char *e1 = reply(&w, eve, b1, "by eve under bob");
-    char *c1 = reply(&w, w.carol, root, "by carol");
-    char *a1 = reply(&w, w.alice, c1, "by alice under carol");
+    char *c1 = reply(&w, eu_it_tok(&w, "carol"), root, "by carol");
+    char *a1 = reply(&w, eu_it_tok(&w, "alice"), c1, "by alice under carol");
     char *d1 = reply(&w, dave, root, "by dave");
     char *f1 = reply(&w, fay, root, "by fay");
     sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.alice_id, w.bob_id);
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "bob"));
     sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, dave_id, w.alice_id);
+        w.tid, dave_id, eu_it_id(&w, "alice"));
     sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.alice_id, w.carol_id);
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol"));
     sql(&w,
         "INSERT INTO mutes (tenant_id, account_id, target_account_id, expires_at)"
         " VALUES (%s, %s, %s, now() - interval '1 minute')",
-        w.tid, w.alice_id, fay_id);
+        w.tid, eu_it_id(&w, "alice"), fay_id);
 
     char path[160];
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", root);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "descendants")), 3);
     ck_assert(lists(&r, "descendants", e1));
@@ -611,7 +578,7 @@ START_TEST(test_context_blocks_mutes)
 
     /* Ancestors: bob's is left out above eve's reply, for alice only. */
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", e1);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "ancestors")), 1);
     EU_IT_EXPECT_JSTR(&r, "ancestors.0.id", root);
@@ -620,10 +587,10 @@ START_TEST(test_context_blocks_mutes)
     EU_IT_EXPECT_JSTR(&r, "ancestors.1.id", b1);
     /* carol's reply asked for: shown to alice with its thread around it,
      * though carol herself is muted */
-    get_status(&w, &r, c1, w.alice);
+    get_status(&w, &r, c1, eu_it_tok(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", c1);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "ancestors")), 1);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "descendants")), 1);
@@ -648,7 +615,7 @@ START_TEST(test_context_blocks_mutes)
     free(eve_id);
     free(fay_id);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -661,29 +628,30 @@ END_TEST
 START_TEST(test_search_blocks_mutes)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     char *dave_id = NULL, *eve_id = NULL;
     char *dave = eu_it_user_new(w.s, HOST, "dave", "read write follow", &dave_id);
     char *eve = eu_it_user_new(w.s, HOST, "eve", "read write follow", &eve_id);
     const char *body = "{\"status\":\"@alice @eve needle\"}";
-    char *mine = post(&w, w.alice, "{\"status\":\"my needle\"}");
-    char *b = post(&w, w.bob, body);
-    char *c = post(&w, w.carol, body);
+    char *mine = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"my needle\"}");
+    char *b = post(&w, eu_it_tok(&w, "bob"), body);
+    char *c = post(&w, eu_it_tok(&w, "carol"), body);
     char *d = post(&w, dave, body);
     sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.alice_id, w.bob_id);
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "bob"));
     sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, dave_id, w.alice_id);
+        w.tid, dave_id, eu_it_id(&w, "alice"));
     sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.alice_id, w.carol_id);
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol"));
 
-    api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "statuses")), 1);
     EU_IT_EXPECT_JSTR(&r, "statuses.0.id", mine);
     /* the newest three are hidden: a page of one still finds hers */
-    api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses&limit=1", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses&limit=1", eu_it_tok(&w, "alice"),
+        NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "statuses")), 1);
     EU_IT_EXPECT_JSTR(&r, "statuses.0.id", mine);
@@ -694,8 +662,9 @@ START_TEST(test_search_blocks_mutes)
     ck_assert(lists(&r, "statuses", c));
     ck_assert(lists(&r, "statuses", d));
     /* unmuted, carol's comes back */
-    sql(&w, "DELETE FROM mutes WHERE tenant_id = %s AND account_id = %s", w.tid, w.alice_id);
-    api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses", w.alice, NULL);
+    sql(&w, "DELETE FROM mutes WHERE tenant_id = %s AND account_id = %s", w.tid,
+        eu_it_id(&w, "alice"));
+    api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses", eu_it_tok(&w, "alice"), NULL);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "statuses")), 2);
     EU_IT_EXPECT_JSTR(&r, "statuses.0.id", c);
 
@@ -708,32 +677,32 @@ START_TEST(test_search_blocks_mutes)
     free(dave_id);
     free(eve_id);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_interactions)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    char *id = post(&w, w.alice, "{\"status\":\"like me\"}");
+    char *id = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"like me\"}");
 
     /* favourite / unfavourite */
-    status_action(&w, &r, id, "favourite", w.bob);
+    status_action(&w, &r, id, "favourite", eu_it_tok(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EXPECT_BOOL(&r, "favourited", true);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 1);
-    status_action(&w, &r, id, "favourite", w.bob); /* twice is once */
+    status_action(&w, &r, id, "favourite", eu_it_tok(&w, "bob")); /* twice is once */
     EU_IT_EXPECT_JINT(&r, "favourites_count", 1);
-    status_action(&w, &r, id, "favourite", w.carol);
+    status_action(&w, &r, id, "favourite", eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_JINT(&r, "favourites_count", 2);
     ck_assert_int_eq(sql_count_reaches(&w, 2,
                                        "SELECT count(*) FROM notifications WHERE tenant_id = %s"
                                        " AND account_id = %s AND type = 'favourite'",
-                                       w.tid, w.alice_id),
+                                       w.tid, eu_it_id(&w, "alice")),
                      2);
-    get_status(&w, &r, id, w.alice);
+    get_status(&w, &r, id, eu_it_tok(&w, "alice"));
     EXPECT_BOOL(&r, "favourited", false);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 2);
 
@@ -742,7 +711,7 @@ START_TEST(test_interactions)
     api(&w, &r, "GET", path, NULL, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 1);
-    EU_IT_EXPECT_JSTR(&r, "0.id", w.carol_id); /* newest first */
+    EU_IT_EXPECT_JSTR(&r, "0.id", eu_it_id(&w, "carol")); /* newest first */
     const char *link = eu_it_resp_header(&r, "Link");
     ck_assert_msg(link && strstr(link, "rel=\"next\"") && strstr(link, "rel=\"prev\"") &&
                       strstr(link, "limit=1"),
@@ -755,92 +724,93 @@ START_TEST(test_interactions)
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/favourited_by?limit=1&max_id=%s", id, maxid);
     api(&w, &r, "GET", path, NULL, NULL);
     ck_assert_int_eq(json_array_size(r.json), 1);
-    EU_IT_EXPECT_JSTR(&r, "0.id", w.bob_id);
+    EU_IT_EXPECT_JSTR(&r, "0.id", eu_it_id(&w, "bob"));
 
-    status_action(&w, &r, id, "unfavourite", w.bob);
+    status_action(&w, &r, id, "unfavourite", eu_it_tok(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EXPECT_BOOL(&r, "favourited", false);
     EU_IT_EXPECT_JINT(&r, "favourites_count", 1);
 
     /* reblog / unreblog */
-    status_action(&w, &r, id, "reblog", w.bob);
+    status_action(&w, &r, id, "reblog", eu_it_tok(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "reblog.id", id);
-    EU_IT_EXPECT_JSTR(&r, "account.id", w.bob_id);
+    EU_IT_EXPECT_JSTR(&r, "account.id", eu_it_id(&w, "bob"));
     EXPECT_BOOL(&r, "reblog.reblogged", true);
     EU_IT_EXPECT_JINT(&r, "reblog.reblogs_count", 1);
     char *reblog_id = strdup(eu_it_json_str(&r, "id"));
-    status_action(&w, &r, id, "reblog", w.bob); /* again: the same reblog */
+    status_action(&w, &r, id, "reblog", eu_it_tok(&w, "bob")); /* again: the same reblog */
     EU_IT_EXPECT_JSTR(&r, "id", reblog_id);
     /* favouriting a reblog favourites the original */
-    status_action(&w, &r, reblog_id, "favourite", w.carol);
+    status_action(&w, &r, reblog_id, "favourite", eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_JSTR(&r, "id", id);
     ck_assert_int_eq(sql_count_reaches(&w, 1,
                                        "SELECT count(*) FROM notifications WHERE tenant_id = %s"
                                        " AND account_id = %s AND type = 'reblog'",
-                                       w.tid, w.alice_id),
+                                       w.tid, eu_it_id(&w, "alice")),
                      1);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/reblogged_by", id);
-    api(&w, &r, "GET", path, w.carol, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "carol"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 1);
-    EU_IT_EXPECT_JSTR(&r, "0.id", w.bob_id);
-    status_action(&w, &r, id, "unreblog", w.bob);
+    EU_IT_EXPECT_JSTR(&r, "0.id", eu_it_id(&w, "bob"));
+    status_action(&w, &r, id, "unreblog", eu_it_tok(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "id", id);
     EXPECT_BOOL(&r, "reblogged", false);
     EU_IT_EXPECT_JINT(&r, "reblogs_count", 0);
-    get_status(&w, &r, reblog_id, w.carol);
+    get_status(&w, &r, reblog_id, eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* bookmark / unbookmark */
-    status_action(&w, &r, id, "bookmark", w.bob);
+    status_action(&w, &r, id, "bookmark", eu_it_tok(&w, "bob"));
     EXPECT_BOOL(&r, "bookmarked", true);
-    get_status(&w, &r, id, w.carol);
+    get_status(&w, &r, id, eu_it_tok(&w, "carol"));
     EXPECT_BOOL(&r, "bookmarked", false);
-    status_action(&w, &r, id, "unbookmark", w.bob);
+    status_action(&w, &r, id, "unbookmark", eu_it_tok(&w, "bob"));
     EXPECT_BOOL(&r, "bookmarked", false);
 
     /* mute / unmute the conversation */
-    status_action(&w, &r, id, "mute", w.alice);
+    status_action(&w, &r, id, "mute", eu_it_tok(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EXPECT_BOOL(&r, "muted", true);
-    status_action(&w, &r, id, "unmute", w.alice);
+    status_action(&w, &r, id, "unmute", eu_it_tok(&w, "alice"));
     EXPECT_BOOL(&r, "muted", false);
 
     /* pin / unpin: own statuses only */
-    status_action(&w, &r, id, "pin", w.bob);
+    status_action(&w, &r, id, "pin", eu_it_tok(&w, "bob"));
     EU_IT_EXPECT_ERROR(&r, 422);
-    status_action(&w, &r, id, "pin", w.alice);
+    status_action(&w, &r, id, "pin", eu_it_tok(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EXPECT_BOOL(&r, "pinned", true);
-    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?pinned=true", w.alice_id);
-    api(&w, &r, "GET", path, w.bob, NULL);
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?pinned=true", eu_it_id(&w, "alice"));
+    api(&w, &r, "GET", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 1);
     EU_IT_EXPECT_JSTR(&r, "0.id", id);
-    status_action(&w, &r, id, "unpin", w.alice);
+    status_action(&w, &r, id, "unpin", eu_it_tok(&w, "alice"));
     EXPECT_BOOL(&r, "pinned", false);
-    api(&w, &r, "GET", path, w.bob, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "bob"), NULL);
     ck_assert_int_eq(json_array_size(r.json), 0);
-    char *dm = post(&w, w.alice, "{\"status\":\"@bob psst\",\"visibility\":\"direct\"}");
-    status_action(&w, &r, dm, "pin", w.alice);
+    char *dm =
+        post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"@bob psst\",\"visibility\":\"direct\"}");
+    status_action(&w, &r, dm, "pin", eu_it_tok(&w, "alice"));
     EU_IT_EXPECT_ERROR(&r, 422);
     /* and a direct status cannot be reblogged */
-    status_action(&w, &r, dm, "reblog", w.bob);
+    status_action(&w, &r, dm, "reblog", eu_it_tok(&w, "bob"));
     EU_IT_EXPECT_ERROR(&r, 403);
 
     /* interactions with what one cannot see are 404 */
-    status_action(&w, &r, dm, "favourite", w.carol);
+    status_action(&w, &r, dm, "favourite", eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_ERROR(&r, 404);
-    status_action(&w, &r, "12345", "favourite", w.carol);
+    status_action(&w, &r, "12345", "favourite", eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_ERROR(&r, 404);
 
     free(dm);
     free(reblog_id);
     free(id);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -854,98 +824,100 @@ END_TEST
 START_TEST(test_author_defaults)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     sql(&w,
         "INSERT INTO follows (tenant_id, account_id, target_account_id, notify)"
         " VALUES (%s, %s, %s, true)",
-        w.tid, w.bob_id, w.alice_id);
+        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice"));
     sql(&w,
         "UPDATE users SET default_privacy = 'unlisted', default_sensitive = true"
         " WHERE tenant_id = %s AND account_id = %s",
-        w.tid, w.alice_id);
+        w.tid, eu_it_id(&w, "alice"));
     const char *bodies[] = {"{\"status\":\"plain\"}", "{\"status\":\"tagged #defaults\"}"};
     for (int i = 0; i < 2; i++) {
-        char *id = post(&w, w.alice, bodies[i]);
-        get_status(&w, &r, id, w.alice);
+        char *id = post(&w, eu_it_tok(&w, "alice"), bodies[i]);
+        get_status(&w, &r, id, eu_it_tok(&w, "alice"));
         EU_IT_EXPECT_STATUS(&r, 200);
         EU_IT_EXPECT_JSTR(&r, "visibility", "unlisted");
         EXPECT_BOOL(&r, "sensitive", true);
         free(id);
     }
     /* given values win over the defaults */
-    char *given = post(&w, w.alice,
+    char *given = post(&w, eu_it_tok(&w, "alice"),
                        "{\"status\":\"given\",\"visibility\":\"public\","
                        "\"sensitive\":false}");
-    get_status(&w, &r, given, w.alice);
+    get_status(&w, &r, given, eu_it_tok(&w, "alice"));
     EU_IT_EXPECT_JSTR(&r, "visibility", "public");
     EXPECT_BOOL(&r, "sensitive", false);
     /* bob, a follower, has the three in his home feed and was told of each */
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.bob, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 3);
     EU_IT_EXPECT_JSTR(&r, "0.id", given);
     ck_assert_int_eq(sql_count_reaches(&w, 3,
                                        "SELECT count(*) FROM notifications WHERE tenant_id = %s"
                                        " AND account_id = %s AND type = 'status'",
-                                       w.tid, w.bob_id),
+                                       w.tid, eu_it_id(&w, "bob")),
                      3);
     /* a reply to someone else is not announced to followers */
-    char *bobs = post(&w, w.bob, "{\"status\":\"bob here\"}");
+    char *bobs = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"bob here\"}");
     char body[200];
     snprintf(body, sizeof(body), "{\"status\":\"reply\",\"in_reply_to_id\":\"%s\"}", bobs);
-    free(post(&w, w.alice, body));
+    free(post(&w, eu_it_tok(&w, "alice"), body));
     ck_assert_int_eq(sql_count_reaches(&w, 3,
                                        "SELECT count(*) FROM notifications WHERE tenant_id = %s"
                                        " AND account_id = %s AND type = 'status'",
-                                       w.tid, w.bob_id),
+                                       w.tid, eu_it_id(&w, "bob")),
                      3);
     free(bobs);
     free(given);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_visibility_and_blocks)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     /* bob follows alice; carol does not */
     sql(&w, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.bob_id, w.alice_id);
-    char *priv = post(&w, w.alice, "{\"status\":\"followers only\",\"visibility\":\"private\"}");
-    char *dm = post(&w, w.alice, "{\"status\":\"@carol just you\",\"visibility\":\"direct\"}");
-    char *pub = post(&w, w.alice, "{\"status\":\"everyone\"}");
+        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice"));
+    char *priv = post(&w, eu_it_tok(&w, "alice"),
+                      "{\"status\":\"followers only\",\"visibility\":\"private\"}");
+    char *dm = post(&w, eu_it_tok(&w, "alice"),
+                    "{\"status\":\"@carol just you\",\"visibility\":\"direct\"}");
+    char *pub = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"everyone\"}");
 
-    get_status(&w, &r, priv, w.bob);
+    get_status(&w, &r, priv, eu_it_tok(&w, "bob"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "visibility", "private");
-    get_status(&w, &r, priv, w.carol);
+    get_status(&w, &r, priv, eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_ERROR(&r, 404);
     get_status(&w, &r, priv, NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
-    get_status(&w, &r, priv, w.alice);
+    get_status(&w, &r, priv, eu_it_tok(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
 
-    get_status(&w, &r, dm, w.carol);
+    get_status(&w, &r, dm, eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "visibility", "direct");
-    get_status(&w, &r, dm, w.bob); /* a follower, but not mentioned */
+    get_status(&w, &r, dm, eu_it_tok(&w, "bob")); /* a follower, but not mentioned */
     EU_IT_EXPECT_ERROR(&r, 404);
     get_status(&w, &r, dm, NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* the account timeline shows each viewer what they may see */
     char path[200];
-    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses", w.alice_id);
-    api(&w, &r, "GET", path, w.bob, NULL);
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses", eu_it_id(&w, "alice"));
+    api(&w, &r, "GET", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.id", pub);
     EU_IT_EXPECT_JSTR(&r, "1.id", priv);
-    api(&w, &r, "GET", path, w.carol, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "carol"), NULL);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "1.id", dm);
     api(&w, &r, "GET", path, NULL, NULL);
@@ -955,23 +927,23 @@ START_TEST(test_visibility_and_blocks)
 
     /* alice blocks carol: carol sees nothing of hers */
     sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.alice_id, w.carol_id);
-    get_status(&w, &r, pub, w.carol);
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol"));
+    get_status(&w, &r, pub, eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_ERROR(&r, 404);
-    get_status(&w, &r, dm, w.carol);
+    get_status(&w, &r, dm, eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "GET", path, w.carol, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "carol"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 0);
-    api(&w, &r, "GET", "/api/v1/timelines/public", w.carol, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/public", eu_it_tok(&w, "carol"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 0);
-    status_action(&w, &r, pub, "favourite", w.carol);
+    status_action(&w, &r, pub, "favourite", eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_ERROR(&r, 404);
     /* and cannot reply to her */
     char body[200];
     snprintf(body, sizeof(body), "{\"status\":\"hey\",\"in_reply_to_id\":\"%s\"}", pub);
-    api(&w, &r, "POST", "/api/v1/statuses", w.carol, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "carol"), body);
     EU_IT_EXPECT_ERROR(&r, 404);
     /* others still see it */
     get_status(&w, &r, pub, NULL);
@@ -981,7 +953,7 @@ START_TEST(test_visibility_and_blocks)
     free(dm);
     free(pub);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

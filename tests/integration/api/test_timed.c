@@ -10,7 +10,7 @@
  * lowered through [workers] so the tests take seconds. Times are compared in
  * the database (created_at against the asked time), on one clock.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <stdarg.h>
@@ -22,44 +22,19 @@
 #define TIMEOUT 120
 #define HOST "t.example"
 
-struct world {
-    struct eu_it_server *s;
-    char *alice, *bob, *carol, *dave; /* tokens */
-    char *alice_id, *bob_id, *carol_id, *dave_id;
-    char *db;
-    char *tid; /* the tenant's id: the placement database is shared */
-};
-
+/* A server whose job queue is idle but for what workers_toml adds. */
 static void
 world_start(struct world *w, const char *workers_toml)
 {
-    memset(w, 0, sizeof(*w));
-    char toml[512];
+    static char toml[512];
+    static struct eu_it_world_opts o = {
+        .host = HOST,
+        .server = {.idle_timeout = 1, .placement_connections = 2},
+        .users = {{"alice"}, {"bob"}, {"carol"}, {"dave"}},
+    };
     snprintf(toml, sizeof(toml), "[workers]\nqueue_idle_poll_seconds = 3600\n%s", workers_toml);
-    struct eu_it_opts o = {.idle_timeout = 1, .extra_toml = toml, .placement_connections = 2};
-    w->s = eu_it_server_start_opts(&o);
-    json_decref(eu_it_tenant_create(w->s, HOST, "Timed"));
-    const char *names[] = {"alice", "bob", "carol", "dave"};
-    char **tokens[] = {&w->alice, &w->bob, &w->carol, &w->dave};
-    char **ids[] = {&w->alice_id, &w->bob_id, &w->carol_id, &w->dave_id};
-    for (int i = 0; i < 4; i++) {
-        eu_it_account_create(w->s, HOST, names[i]);
-        *tokens[i] = eu_it_user_token(w->s, HOST, names[i], "read write follow");
-        *ids[i] = eu_it_account_id(w->s, HOST, names[i]);
-    }
-    w->db = eu_it_tenant_database(w->s, HOST);
-    w->tid = eu_it_tenant_id(w->s, HOST);
-}
-
-static void
-world_stop(struct world *w)
-{
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-    char *all[] = {w->alice,  w->bob,      w->carol,   w->dave, w->alice_id,
-                   w->bob_id, w->carol_id, w->dave_id, w->db,   w->tid};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        free(all[i]);
+    o.extra_toml = toml;
+    eu_it_world_start(w, &o);
 }
 
 static void sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -187,27 +162,27 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
 
     /* bob follows alice: the published status reaches his home feed. */
     sql(&w, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, w.bob_id, w.alice_id);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.bob, NULL); /* builds his feed */
+        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice"));
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "bob"), NULL); /* builds his feed */
     EU_IT_EXPECT_STATUS(&r, 200);
 
     /* Too soon for the configured lead: Mastodon's 422. */
     char body[300];
     snprintf(body, sizeof(body), "{\"status\":\"soon\",\"scheduled_at\":\"%s\"}",
              iso(when, sizeof(when), wall_ms() + 1000));
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_str_eq(eu_it_json_str(&r, "error"),
                      "Validation failed: Scheduled at The scheduled date must be in the future");
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice,
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"),
         "{\"status\":\"bad\",\"scheduled_at\":\"tomorrow\"}");
     EU_IT_EXPECT_ERROR(&r, 422);
 
     long long due = wall_ms() + 7000;
-    char *sid = schedule(&w, w.alice, "later @bob #eunha", due,
+    char *sid = schedule(&w, eu_it_tok(&w, "alice"), "later @bob #eunha", due,
                          ",\"visibility\":\"unlisted\",\"poll\":{\"options\":[\"yes\",\"no\"],"
                          "\"expires_in\":600}");
-    api(&w, &r, "GET", "/api/v1/scheduled_statuses", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/scheduled_statuses", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 1);
     EU_IT_EXPECT_JSTR(&r, "0.id", sid);
@@ -215,9 +190,9 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
     EU_IT_EXPECT_JSTR(&r, "0.params.poll.options.1", "no");
     char path[128];
     snprintf(path, sizeof(path), "/api/v1/scheduled_statuses/%s", sid);
-    api(&w, &r, "GET", path, w.bob, NULL); /* someone else's */
+    api(&w, &r, "GET", path, eu_it_tok(&w, "bob"), NULL); /* someone else's */
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "id", sid);
     ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
@@ -251,12 +226,12 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
     while (sql_long(&w,
                     "SELECT count(*) FROM notifications WHERE tenant_id = %s"
                     " AND type = 'mention' AND account_id = %s AND status_id = %s",
-                    w.tid, w.bob_id, status_id) == 0) {
+                    w.tid, eu_it_id(&w, "bob"), status_id) == 0) {
         ck_assert_msg(eu_it_now_ms() - t0 < 3000, "bob was not notified of the mention");
         eu_it_sleep_ms(50);
     }
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", status_id);
-    api(&w, &r, "GET", path, w.bob, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "visibility", "unlisted");
     EU_IT_EXPECT_JSTR(&r, "mentions.0.username", "bob");
@@ -266,7 +241,7 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
     ck_assert_msg(content && strstr(content, "/@bob"), "no mention link: %s", r.body);
     t0 = eu_it_now_ms();
     for (;;) {
-        api(&w, &r, "GET", "/api/v1/timelines/home", w.bob, NULL);
+        api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "bob"), NULL);
         EU_IT_EXPECT_STATUS(&r, 200);
         if (json_array_size(r.json) == 1)
             break;
@@ -274,14 +249,14 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
         eu_it_sleep_ms(50);
     }
     EU_IT_EXPECT_JSTR(&r, "0.id", status_id);
-    api(&w, &r, "GET", "/api/v1/scheduled_statuses", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/scheduled_statuses", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 0);
 
     free(status_id);
     free(sid);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -293,28 +268,28 @@ START_TEST(test_scheduled_status_moved_and_cancelled)
     char when[40], body[200], path[128];
 
     long long old_due = wall_ms() + 3000, new_due = old_due + 3000;
-    char *moved = schedule(&w, w.alice, "moved", old_due, NULL);
-    char *cancelled = schedule(&w, w.alice, "cancelled", old_due, NULL);
+    char *moved = schedule(&w, eu_it_tok(&w, "alice"), "moved", old_due, NULL);
+    char *cancelled = schedule(&w, eu_it_tok(&w, "alice"), "cancelled", old_due, NULL);
 
     snprintf(path, sizeof(path), "/api/v1/scheduled_statuses/%s", moved);
     snprintf(body, sizeof(body), "{\"scheduled_at\":\"%s\"}", iso(when, sizeof(when), new_due));
-    api(&w, &r, "PUT", path, w.bob, body); /* not his */
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "bob"), body); /* not his */
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "PUT", path, w.alice, body);
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "scheduled_at", when);
     EU_IT_EXPECT_JSTR(&r, "params.text", "moved");
     snprintf(body, sizeof(body), "{\"scheduled_at\":\"%s\"}", iso(when, sizeof(when), wall_ms()));
-    api(&w, &r, "PUT", path, w.alice, body);
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
 
     snprintf(path, sizeof(path), "/api/v1/scheduled_statuses/%s", cancelled);
-    api(&w, &r, "DELETE", path, w.bob, NULL);
+    api(&w, &r, "DELETE", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
-    api(&w, &r, "DELETE", path, w.alice, NULL);
+    api(&w, &r, "DELETE", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert(json_is_object(r.json) && json_object_size(r.json) == 0);
-    api(&w, &r, "DELETE", path, w.alice, NULL);
+    api(&w, &r, "DELETE", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* Past the old time: nothing published. */
@@ -331,9 +306,9 @@ START_TEST(test_scheduled_status_moved_and_cancelled)
     for (int i = 0; i < 3; i++) {
         char text[16];
         snprintf(text, sizeof(text), "far%d", i);
-        far[i] = schedule(&w, w.alice, text, wall_ms() + 3600 * 1000, NULL);
+        far[i] = schedule(&w, eu_it_tok(&w, "alice"), text, wall_ms() + 3600 * 1000, NULL);
     }
-    api(&w, &r, "GET", "/api/v1/scheduled_statuses?limit=2", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/scheduled_statuses?limit=2", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.id", far[2]);
@@ -342,11 +317,11 @@ START_TEST(test_scheduled_status_moved_and_cancelled)
     ck_assert_msg(link && strstr(link, far[1]) && strstr(link, "rel=\"next\""), "Link: %s",
                   link ? link : "(none)");
     snprintf(path, sizeof(path), "/api/v1/scheduled_statuses?max_id=%s", far[1]);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 1);
     EU_IT_EXPECT_JSTR(&r, "0.id", far[0]);
-    api(&w, &r, "GET", "/api/v1/scheduled_statuses", w.bob, NULL);
+    api(&w, &r, "GET", "/api/v1/scheduled_statuses", eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 0);
 
@@ -355,7 +330,7 @@ START_TEST(test_scheduled_status_moved_and_cancelled)
     free(moved);
     free(cancelled);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -404,7 +379,7 @@ START_TEST(test_poll_votes_and_closing)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char body[300];
         snprintf(body, sizeof(body), "{\"status\":\"x\",\"poll\":%s}", bad[i]);
-        api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+        api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
         EU_IT_EXPECT_ERROR(&r, 422);
         ck_assert_msg(strncmp(eu_it_json_str(&r, "error"), "Validation failed: Poll", 23) == 0,
                       "%s", r.body);
@@ -414,7 +389,7 @@ START_TEST(test_poll_votes_and_closing)
     /* A form-encoded poll, as most clients send it. */
     const char *form[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
     char auth[200];
-    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", w.alice);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", eu_it_tok(&w, "alice"));
     const char *hdrs[] = {form[0], auth, NULL};
     ck_assert_int_eq(
         eu_it_http_raw(&r, "POST", w.s->public_port, HOST, "/api/v1/statuses", hdrs,
@@ -427,8 +402,8 @@ START_TEST(test_poll_votes_and_closing)
 
     /* A single-choice poll expiring in 3 s. */
     long long t_post = wall_ms();
-    post_poll(&w, &r, w.alice, "{\"options\":[\"red\",\"green\",\"blue\"],\"expires_in\":3}",
-              "public");
+    post_poll(&w, &r, eu_it_tok(&w, "alice"),
+              "{\"options\":[\"red\",\"green\",\"blue\"],\"expires_in\":3}", "public");
     char *status_id = strdup(eu_it_json_str(&r, "id"));
     char *poll_id = strdup(json_string_value(eu_it_jpath(r.json, "poll.id")));
     ck_assert(json_is_false(eu_it_jpath(r.json, "poll.expired")));
@@ -442,35 +417,35 @@ START_TEST(test_poll_votes_and_closing)
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "poll.own_votes")), 0);
     ck_assert(json_is_string(eu_it_jpath(r.json, "poll.expires_at")));
 
-    vote(&w, &r, poll_id, w.bob, "[1]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "bob"), "[1]");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "id", poll_id);
     ck_assert(json_is_true(eu_it_jpath(r.json, "voted")));
     EU_IT_EXPECT_JINT(&r, "own_votes.0", 1);
     EU_IT_EXPECT_JINT(&r, "votes_count", 1);
     EU_IT_EXPECT_JINT(&r, "options.1.votes_count", 1);
-    vote(&w, &r, poll_id, w.bob, "[2]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "bob"), "[2]");
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_str_eq(eu_it_json_str(&r, "error"),
                      "Validation failed: You have already voted on this poll");
-    vote(&w, &r, poll_id, w.alice, "[0]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "alice"), "[0]");
     EU_IT_EXPECT_ERROR(&r, 422);
-    vote(&w, &r, poll_id, w.carol, "[0,2]"); /* single choice */
+    vote(&w, &r, poll_id, eu_it_tok(&w, "carol"), "[0,2]"); /* single choice */
     EU_IT_EXPECT_ERROR(&r, 422);
-    vote(&w, &r, poll_id, w.carol, "[3]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "carol"), "[3]");
     EU_IT_EXPECT_ERROR(&r, 422);
-    vote(&w, &r, poll_id, w.carol, "[]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "carol"), "[]");
     EU_IT_EXPECT_ERROR(&r, 422);
-    vote(&w, &r, poll_id, w.carol, "[\"2\"]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "carol"), "[\"2\"]");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JINT(&r, "votes_count", 2);
-    vote(&w, &r, "999999", w.carol, "[0]");
+    vote(&w, &r, "999999", eu_it_tok(&w, "carol"), "[0]");
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* The viewer's own votes in the status; nothing viewer-specific for an
      * anonymous reader. */
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", status_id);
-    api(&w, &r, "GET", path, w.carol, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "carol"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JINT(&r, "poll.own_votes.0", 2);
     EU_IT_EXPECT_JINT(&r, "poll.options.1.votes_count", 1);
@@ -483,12 +458,13 @@ START_TEST(test_poll_votes_and_closing)
     ck_assert_ptr_null(eu_it_jpath(r.json, "own_votes"));
 
     /* A followers-only poll is not there for dave. */
-    post_poll(&w, &r, w.alice, "{\"options\":[\"a\",\"b\"],\"expires_in\":600}", "private");
+    post_poll(&w, &r, eu_it_tok(&w, "alice"), "{\"options\":[\"a\",\"b\"],\"expires_in\":600}",
+              "private");
     char *private_poll = strdup(json_string_value(eu_it_jpath(r.json, "poll.id")));
     snprintf(path, sizeof(path), "/api/v1/polls/%s", private_poll);
-    api(&w, &r, "GET", path, w.dave, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "dave"), NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
-    vote(&w, &r, private_poll, w.dave, "[0]");
+    vote(&w, &r, private_poll, eu_it_tok(&w, "dave"), "[0]");
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* Closing: at the expiry, notifications to the author and both voters. */
@@ -514,7 +490,8 @@ START_TEST(test_poll_votes_and_closing)
                               "SELECT count(DISTINCT account_id) FROM notifications WHERE"
                               " tenant_id = %s AND type = 'poll' AND status_id = %s"
                               " AND from_account_id = %s AND account_id IN (%s, %s, %s)",
-                              w.tid, status_id, w.alice_id, w.alice_id, w.bob_id, w.carol_id),
+                              w.tid, status_id, eu_it_id(&w, "alice"), eu_it_id(&w, "alice"),
+                              eu_it_id(&w, "bob"), eu_it_id(&w, "carol")),
                      3);
     eu_it_sleep_ms(300);
     ck_assert_int_eq(sql_long(&w,
@@ -524,14 +501,14 @@ START_TEST(test_poll_votes_and_closing)
                      3);
 
     /* bob sees it through the API too. */
-    api(&w, &r, "GET", "/api/v1/notifications?types[]=poll", w.bob, NULL);
+    api(&w, &r, "GET", "/api/v1/notifications?types[]=poll", eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 1);
     EU_IT_EXPECT_JSTR(&r, "0.type", "poll");
     EU_IT_EXPECT_JSTR(&r, "0.status.id", status_id);
     ck_assert(json_is_true(eu_it_jpath(r.json, "0.status.poll.expired")));
 
-    vote(&w, &r, poll_id, w.dave, "[0]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "dave"), "[0]");
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_str_eq(eu_it_json_str(&r, "error"), "Validation failed: The poll has already ended");
 
@@ -539,7 +516,7 @@ START_TEST(test_poll_votes_and_closing)
     free(poll_id);
     free(status_id);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -551,30 +528,30 @@ START_TEST(test_poll_multiple_and_hidden_totals)
     char path[160];
 
     long long t_post = wall_ms();
-    post_poll(&w, &r, w.alice,
+    post_poll(&w, &r, eu_it_tok(&w, "alice"),
               "{\"options\":[\"a\",\"b\",\"c\"],\"expires_in\":2,\"multiple\":true,"
               "\"hide_totals\":true}",
               "public");
     char *poll_id = strdup(json_string_value(eu_it_jpath(r.json, "poll.id")));
-    vote(&w, &r, poll_id, w.bob, "[0,2]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "bob"), "[0,2]");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JINT(&r, "own_votes.0", 0);
     EU_IT_EXPECT_JINT(&r, "own_votes.1", 2);
     EU_IT_EXPECT_JINT(&r, "votes_count", 2);
     EU_IT_EXPECT_JINT(&r, "voters_count", 1);
     ck_assert(json_is_null(eu_it_jpath(r.json, "options.0.votes_count")));
-    vote(&w, &r, poll_id, w.carol, "[1,1]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "carol"), "[1,1]");
     EU_IT_EXPECT_ERROR(&r, 422);
-    vote(&w, &r, poll_id, w.carol, "[1]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "carol"), "[1]");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JINT(&r, "voters_count", 2);
-    vote(&w, &r, poll_id, w.carol, "[0]");
+    vote(&w, &r, poll_id, eu_it_tok(&w, "carol"), "[0]");
     EU_IT_EXPECT_ERROR(&r, 422);
 
     /* After expiry the totals show. */
     sleep_until(t_post + 2300);
     snprintf(path, sizeof(path), "/api/v1/polls/%s", poll_id);
-    api(&w, &r, "GET", path, w.dave, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "dave"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert(json_is_true(eu_it_jpath(r.json, "expired")));
     ck_assert(json_is_false(eu_it_jpath(r.json, "voted")));
@@ -584,7 +561,7 @@ START_TEST(test_poll_multiple_and_hidden_totals)
 
     free(poll_id);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

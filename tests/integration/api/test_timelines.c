@@ -6,7 +6,7 @@
  * statuses with theirs. Follows, mutes and blocks are written straight into
  * the tenant database (dropping the feed as the accounts endpoints do).
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <hiredis/hiredis.h>
@@ -18,48 +18,10 @@
 #define TIMEOUT 120
 #define HOST "t.example"
 
-struct world {
-    struct eu_it_server *s;
-    char *tenant_id;
-    char *alice, *bob, *carol;
-    char *alice_id, *bob_id, *carol_id;
-    char *db;
+static const struct eu_it_world_opts world = {
+    .host = HOST,
+    .users = {{"alice"}, {"bob"}, {"carol"}},
 };
-
-static void
-world_start(struct world *w)
-{
-    memset(w, 0, sizeof(*w));
-    w->s = eu_it_server_start(NULL);
-    json_t *t = eu_it_tenant_create(w->s, HOST, "Timelines");
-    w->tenant_id = strdup(json_string_value(json_object_get(t, "id")));
-    json_decref(t);
-    eu_it_account_create(w->s, HOST, "alice");
-    eu_it_account_create(w->s, HOST, "bob");
-    eu_it_account_create(w->s, HOST, "carol");
-    w->alice = eu_it_user_token(w->s, HOST, "alice", "read write follow");
-    w->bob = eu_it_user_token(w->s, HOST, "bob", "read write follow");
-    w->carol = eu_it_user_token(w->s, HOST, "carol", "read write follow");
-    w->alice_id = eu_it_account_id(w->s, HOST, "alice");
-    w->bob_id = eu_it_account_id(w->s, HOST, "bob");
-    w->carol_id = eu_it_account_id(w->s, HOST, "carol");
-    w->db = eu_it_tenant_database(w->s, HOST);
-}
-
-static void
-world_stop(struct world *w)
-{
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-    free(w->tenant_id);
-    free(w->alice);
-    free(w->bob);
-    free(w->carol);
-    free(w->alice_id);
-    free(w->bob_id);
-    free(w->carol_id);
-    free(w->db);
-}
 
 static void sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -101,7 +63,7 @@ static int
 feed_has(struct world *w, const char *account_id, const char *member)
 {
     char key[256];
-    snprintf(key, sizeof(key), "%s:{t%s}:feed:home:%s", w->s->name, w->tenant_id, account_id);
+    snprintf(key, sizeof(key), "%s:{t%s}:feed:home:%s", w->s->name, w->tid, account_id);
     redisContext *c = redis();
     redisReply *e = redisCommand(c, "EXISTS %s", key);
     int exists = (int)e->integer;
@@ -179,7 +141,7 @@ follow(struct world *w, const char *who, const char *whom, bool reblogs)
     sql(w,
         "INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs)"
         " VALUES (%s, %s, %s, %s)",
-        w->tenant_id, who, whom, reblogs ? "true" : "false");
+        w->tid, who, whom, reblogs ? "true" : "false");
 }
 
 /* What the accounts endpoints do after a follow, mute or block. */
@@ -187,7 +149,7 @@ static void
 drop_feed(struct world *w, const char *account_id)
 {
     char key[256];
-    snprintf(key, sizeof(key), "%s:{t%s}:feed:home:%s", w->s->name, w->tenant_id, account_id);
+    snprintf(key, sizeof(key), "%s:{t%s}:feed:home:%s", w->s->name, w->tid, account_id);
     redisContext *c = redis();
     freeReplyObject(redisCommand(c, "DEL %s", key));
     redisFree(c);
@@ -196,22 +158,23 @@ drop_feed(struct world *w, const char *account_id)
 START_TEST(test_home_fanout_and_rebuild)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    follow(&w, w.alice_id, w.bob_id, true);
+    follow(&w, eu_it_id(&w, "alice"), eu_it_id(&w, "bob"), true);
 
-    char *b1 = post(&w, w.bob, "{\"status\":\"bob one\"}");
-    char *c1 = post(&w, w.carol, "{\"status\":\"carol, not followed\"}");
+    char *b1 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"bob one\"}");
+    char *c1 = post(&w, eu_it_tok(&w, "carol"), "{\"status\":\"carol, not followed\"}");
     /* No feed yet: the first read builds it from PostgreSQL. */
-    ck_assert_int_eq(feed_has(&w, w.alice_id, b1), -1);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    ck_assert_int_eq(feed_has(&w, eu_it_id(&w, "alice"), b1), -1);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_ids(&r, b1, NULL);
-    expect_in_feed(&w, w.alice_id, b1, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), b1, 1);
     /* an idle feed expires from Redis (reads renew it) */
     {
         char key[256];
-        snprintf(key, sizeof(key), "%s:{t%s}:feed:home:%s", w.s->name, w.tenant_id, w.alice_id);
+        snprintf(key, sizeof(key), "%s:{t%s}:feed:home:%s", w.s->name, w.tid,
+                 eu_it_id(&w, "alice"));
         redisContext *c = redis();
         redisReply *ttl = redisCommand(c, "TTL %s", key);
         ck_assert_msg(ttl->integer > 86400, "feed TTL %lld", (long long)ttl->integer);
@@ -220,24 +183,27 @@ START_TEST(test_home_fanout_and_rebuild)
     }
 
     /* Now writes fan out into the feed. */
-    char *b2 = post(&w, w.bob, "{\"status\":\"bob two\",\"visibility\":\"private\"}");
-    char *a1 = post(&w, w.alice, "{\"status\":\"alice own\"}");
-    char *dm = post(&w, w.bob, "{\"status\":\"@carol secret\",\"visibility\":\"direct\"}");
-    char *reply = post(&w, w.bob, "{\"status\":\"@carol hi\"}");
+    char *b2 =
+        post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"bob two\",\"visibility\":\"private\"}");
+    char *a1 = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"alice own\"}");
+    char *dm =
+        post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"@carol secret\",\"visibility\":\"direct\"}");
+    char *reply = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"@carol hi\"}");
     char body[200];
     snprintf(body, sizeof(body), "{\"status\":\"@carol reply\",\"in_reply_to_id\":\"%s\"}", c1);
-    char *to_carol = post(&w, w.bob, body);
-    expect_in_feed(&w, w.alice_id, b2, 1);
-    expect_in_feed(&w, w.alice_id, a1, 1);
-    expect_in_feed(&w, w.alice_id, dm, 0);
-    expect_in_feed(&w, w.alice_id, to_carol, 0); /* a reply to someone alice does not follow */
-    expect_in_feed(&w, w.alice_id, c1, 0);
-    expect_in_feed(&w, w.alice_id, reply, 1);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    char *to_carol = post(&w, eu_it_tok(&w, "bob"), body);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), b2, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), a1, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), dm, 0);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), to_carol,
+                   0); /* a reply to someone alice does not follow */
+    expect_in_feed(&w, eu_it_id(&w, "alice"), c1, 0);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), reply, 1);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, reply, a1, b2, b1, NULL);
 
     /* Pagination with Link headers */
-    api(&w, &r, "GET", "/api/v1/timelines/home?limit=2", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/home?limit=2", eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, reply, a1, NULL);
     const char *link = eu_it_resp_header(&r, "Link");
     char want[256];
@@ -247,34 +213,34 @@ START_TEST(test_home_fanout_and_rebuild)
     ck_assert_msg(strstr(link, want), "Link: %s", link);
     char path[200];
     snprintf(path, sizeof(path), "/api/v1/timelines/home?limit=2&max_id=%s", a1);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, b2, b1, NULL);
     snprintf(path, sizeof(path), "/api/v1/timelines/home?limit=2&min_id=%s", b1);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, a1, b2, NULL);
     snprintf(path, sizeof(path), "/api/v1/timelines/home?since_id=%s", b2);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, reply, a1, NULL);
 
     /* Redis loses everything: nothing is lost. */
     redis_flushall();
-    ck_assert_int_eq(feed_has(&w, w.alice_id, b1), -1);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    ck_assert_int_eq(feed_has(&w, eu_it_id(&w, "alice"), b1), -1);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_ids(&r, reply, a1, b2, b1, NULL);
-    expect_in_feed(&w, w.alice_id, b2, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), b2, 1);
 
     /* A deleted status leaves the feed. */
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", b2);
-    api(&w, &r, "DELETE", path, w.bob, NULL);
+    api(&w, &r, "DELETE", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, reply, a1, b1, NULL);
 
     /* Redis down: the home timeline is read from PostgreSQL. */
     if (getenv("EUNHA_TEST_REDIS_STOP")) {
         eu_it_sh("EUNHA_TEST_REDIS_STOP");
-        api(&w, &r, "GET", "/api/v1/timelines/home?limit=2", w.alice, NULL);
+        api(&w, &r, "GET", "/api/v1/timelines/home?limit=2", eu_it_tok(&w, "alice"), NULL);
         EU_IT_EXPECT_STATUS(&r, 200);
         expect_ids(&r, reply, a1, NULL);
         eu_it_sh("EUNHA_TEST_REDIS_START");
@@ -292,63 +258,63 @@ START_TEST(test_home_fanout_and_rebuild)
     free(reply);
     free(to_carol);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_home_reblogs_mutes_blocks)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     /* alice follows bob without his reblogs, and carol with hers */
-    follow(&w, w.alice_id, w.bob_id, false);
-    follow(&w, w.alice_id, w.carol_id, true);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL); /* build the feed */
+    follow(&w, eu_it_id(&w, "alice"), eu_it_id(&w, "bob"), false);
+    follow(&w, eu_it_id(&w, "alice"), eu_it_id(&w, "carol"), true);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL); /* build the feed */
     expect_ids(&r, NULL);
 
-    char *a1 = post(&w, w.alice, "{\"status\":\"alice writes\"}");
-    char *b1 = post(&w, w.bob, "{\"status\":\"bob writes\"}");
+    char *a1 = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"alice writes\"}");
+    char *b1 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"bob writes\"}");
     char path[200];
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/reblog", a1);
-    api(&w, &r, "POST", path, w.bob, NULL);
+    api(&w, &r, "POST", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *bob_reblog = strdup(eu_it_json_str(&r, "id"));
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/reblog", b1);
-    api(&w, &r, "POST", path, w.carol, NULL);
+    api(&w, &r, "POST", path, eu_it_tok(&w, "carol"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *carol_reblog = strdup(eu_it_json_str(&r, "id"));
 
-    expect_in_feed(&w, w.alice_id, bob_reblog, 0);
-    expect_in_feed(&w, w.alice_id, carol_reblog, 1);
-    expect_in_feed(&w, w.alice_id, b1, 1);
-    expect_in_feed(&w, w.alice_id, a1, 1);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), bob_reblog, 0);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), carol_reblog, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), b1, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), a1, 1);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, carol_reblog, b1, a1, NULL);
     EU_IT_EXPECT_JSTR(&r, "0.reblog.id", b1);
-    EU_IT_EXPECT_JSTR(&r, "0.account.id", w.carol_id);
+    EU_IT_EXPECT_JSTR(&r, "0.account.id", eu_it_id(&w, "carol"));
     /* the same after a rebuild */
     redis_flushall();
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, carol_reblog, b1, a1, NULL);
 
     /* alice mutes carol: carol's statuses and reblogs leave, new ones stay out */
     sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tenant_id, w.alice_id, w.carol_id);
-    drop_feed(&w, w.alice_id);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol"));
+    drop_feed(&w, eu_it_id(&w, "alice"));
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, b1, a1, NULL);
-    char *c2 = post(&w, w.carol, "{\"status\":\"muted\"}");
-    expect_in_feed(&w, w.alice_id, c2, 0);
+    char *c2 = post(&w, eu_it_tok(&w, "carol"), "{\"status\":\"muted\"}");
+    expect_in_feed(&w, eu_it_id(&w, "alice"), c2, 0);
 
     /* bob blocks alice: his statuses leave her feed */
     sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tenant_id, w.bob_id, w.alice_id);
-    drop_feed(&w, w.alice_id);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.alice, NULL);
+        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice"));
+    drop_feed(&w, eu_it_id(&w, "alice"));
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, a1, NULL);
-    char *b2 = post(&w, w.bob, "{\"status\":\"blocked\"}");
-    expect_in_feed(&w, w.alice_id, b2, 0);
+    char *b2 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"blocked\"}");
+    expect_in_feed(&w, eu_it_id(&w, "alice"), b2, 0);
 
     free(a1);
     free(b1);
@@ -357,7 +323,7 @@ START_TEST(test_home_reblogs_mutes_blocks)
     free(bob_reblog);
     free(carol_reblog);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -368,64 +334,65 @@ END_TEST
 START_TEST(test_home_plain_status_rules)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    follow(&w, w.alice_id, w.bob_id, true);
-    follow(&w, w.carol_id, w.bob_id, true);
-    const char *tok[] = {w.alice, w.bob, w.carol};
+    follow(&w, eu_it_id(&w, "alice"), eu_it_id(&w, "bob"), true);
+    follow(&w, eu_it_id(&w, "carol"), eu_it_id(&w, "bob"), true);
+    const char *tok[] = {eu_it_tok(&w, "alice"), eu_it_tok(&w, "bob"), eu_it_tok(&w, "carol")};
     for (int i = 0; i < 3; i++)
         api(&w, &r, "GET", "/api/v1/timelines/home", tok[i], NULL); /* build the feeds */
 
-    char *b0 = post(&w, w.bob, "{\"status\":\"bob starts\"}");
-    char *c0 = post(&w, w.carol, "{\"status\":\"carol starts\"}");
+    char *b0 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"bob starts\"}");
+    char *c0 = post(&w, eu_it_tok(&w, "carol"), "{\"status\":\"carol starts\"}");
     /* Direct without a mention: its author's feed only. */
-    char *dm = post(&w, w.bob, "{\"status\":\"a note to self\",\"visibility\":\"direct\"}");
+    char *dm =
+        post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"a note to self\",\"visibility\":\"direct\"}");
     char body[300];
     /* A reply to carol, whom alice does not follow: carol's, not alice's. */
     snprintf(body, sizeof(body), "{\"status\":\"to carol\",\"in_reply_to_id\":\"%s\"}", c0);
-    char *to_c = post(&w, w.bob, body);
+    char *to_c = post(&w, eu_it_tok(&w, "bob"), body);
     /* A reply to himself reaches every follower. */
     snprintf(body, sizeof(body), "{\"status\":\"to myself\",\"in_reply_to_id\":\"%s\"}", b0);
-    char *to_b = post(&w, w.bob, body);
+    char *to_b = post(&w, eu_it_tok(&w, "bob"), body);
     /* carol blocks bob (the follower blocks the author). */
     sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tenant_id, w.carol_id, w.bob_id);
-    char *blocked = post(&w, w.bob, "{\"status\":\"carol blocks me\"}");
+        w.tid, eu_it_id(&w, "carol"), eu_it_id(&w, "bob"));
+    char *blocked = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"carol blocks me\"}");
     /* alice's mute of bob that has run out hides nothing; one that has not
      * hides. */
     sql(&w,
         "INSERT INTO mutes (tenant_id, account_id, target_account_id, expires_at)"
         " VALUES (%s, %s, %s, now() - interval '1 minute')",
-        w.tenant_id, w.alice_id, w.bob_id);
-    char *expired = post(&w, w.bob, "{\"status\":\"mute ran out\"}");
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "bob"));
+    char *expired = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"mute ran out\"}");
     sql(&w,
         "UPDATE mutes SET expires_at = now() + interval '1 hour' WHERE tenant_id = %s"
         " AND account_id = %s",
-        w.tenant_id, w.alice_id);
-    char *muted = post(&w, w.bob, "{\"status\":\"muted for now\"}");
+        w.tid, eu_it_id(&w, "alice"));
+    char *muted = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"muted for now\"}");
 
-    expect_in_feed(&w, w.bob_id, dm, 1);
-    expect_in_feed(&w, w.alice_id, dm, 0);
-    expect_in_feed(&w, w.carol_id, dm, 0);
-    expect_in_feed(&w, w.carol_id, to_c, 1);
-    expect_in_feed(&w, w.alice_id, to_c, 0);
-    expect_in_feed(&w, w.alice_id, to_b, 1);
-    expect_in_feed(&w, w.carol_id, to_b, 1);
-    expect_in_feed(&w, w.carol_id, blocked, 0);
-    expect_in_feed(&w, w.alice_id, blocked, 1);
-    expect_in_feed(&w, w.alice_id, expired, 1);
-    expect_in_feed(&w, w.alice_id, muted, 0);
-    expect_in_feed(&w, w.bob_id, muted, 1);
+    expect_in_feed(&w, eu_it_id(&w, "bob"), dm, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), dm, 0);
+    expect_in_feed(&w, eu_it_id(&w, "carol"), dm, 0);
+    expect_in_feed(&w, eu_it_id(&w, "carol"), to_c, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), to_c, 0);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), to_b, 1);
+    expect_in_feed(&w, eu_it_id(&w, "carol"), to_b, 1);
+    expect_in_feed(&w, eu_it_id(&w, "carol"), blocked, 0);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), blocked, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), expired, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), muted, 0);
+    expect_in_feed(&w, eu_it_id(&w, "bob"), muted, 1);
 
     /* The general rule, as a rebuild applies it now, agrees for every
      * status posted since the last change of blocks or mutes. */
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.bob, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "bob"), NULL);
     expect_ids(&r, muted, expired, blocked, to_b, to_c, dm, b0, NULL);
-    drop_feed(&w, w.bob_id);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.bob, NULL);
+    drop_feed(&w, eu_it_id(&w, "bob"));
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "bob"), NULL);
     expect_ids(&r, muted, expired, blocked, to_b, to_c, dm, b0, NULL);
-    drop_feed(&w, w.carol_id);
-    api(&w, &r, "GET", "/api/v1/timelines/home", w.carol, NULL);
+    drop_feed(&w, eu_it_id(&w, "carol"));
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "carol"), NULL);
     expect_ids(&r, c0, NULL); /* blocking bob hides his older statuses too */
 
     free(b0);
@@ -437,7 +404,7 @@ START_TEST(test_home_plain_status_rules)
     free(expired);
     free(muted);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -447,15 +414,15 @@ END_TEST
 START_TEST(test_post_answer_is_the_status)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0}, g = {0};
-    char *c0 = post(&w, w.carol, "{\"status\":\"carol starts\"}");
+    char *c0 = post(&w, eu_it_tok(&w, "carol"), "{\"status\":\"carol starts\"}");
     /* alice muted carol's conversation: her reply in it says so. */
     sql(&w,
         "INSERT INTO conversation_mutes (tenant_id, account_id, conversation_id)"
         " SELECT %s, %s, coalesce(conversation_id, id) FROM statuses WHERE tenant_id = %s"
         " AND id = %s",
-        w.tenant_id, w.alice_id, w.tenant_id, c0);
+        w.tid, eu_it_id(&w, "alice"), w.tid, c0);
     char *pic = eu_it_pg_execf(
         w.db,
         "WITH n AS (SELECT eunha_next_id() AS id) INSERT INTO media_attachments"
@@ -466,7 +433,7 @@ START_TEST(test_post_answer_is_the_status)
         " '%s/media_attachments/' || n.id || '/original.jpg', 'image/jpeg', 1000,"
         " '%s/media_attachments/' || n.id || '/small.webp', 100, 0.5, -0.25 FROM n"
         " RETURNING id::text",
-        w.tenant_id, w.alice_id, w.tenant_id, w.tenant_id);
+        w.tid, eu_it_id(&w, "alice"), w.tid, w.tid);
     /* Plain ones (statuses.insert_plain), a reply in the muted
      * conversation, then statuses.insert's: mentions and tags, media, and a
      * poll (rendered by the render statement). */
@@ -485,7 +452,7 @@ START_TEST(test_post_answer_is_the_status)
     enum { N = sizeof(bodies) / sizeof(bodies[0]) };
     json_t *posted[N];
     for (int i = 0; i < N; i++) {
-        api(&w, &r, "POST", "/api/v1/statuses", w.alice, bodies[i]);
+        api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), bodies[i]);
         EU_IT_EXPECT_STATUS(&r, 200);
         EU_IT_EXPECT_JINT(&r, "account.statuses_count", i + 1);
         EU_IT_EXPECT_JINT(&r, "replies_count", 0);
@@ -497,7 +464,7 @@ START_TEST(test_post_answer_is_the_status)
         /* Read back through the render cache the POST filled. */
         char path[100];
         snprintf(path, sizeof(path), "/api/v1/statuses/%s", eu_it_json_str(&r, "id"));
-        api(&w, &g, "GET", path, w.alice, NULL);
+        api(&w, &g, "GET", path, eu_it_tok(&w, "alice"), NULL);
         EU_IT_EXPECT_STATUS(&g, 200);
         ck_assert_msg(json_equal(r.json, g.json), "POST answered %.2000s\nGET answers %.2000s",
                       r.body, g.body);
@@ -506,7 +473,7 @@ START_TEST(test_post_answer_is_the_status)
     ck_assert_int_eq(json_array_size(json_object_get(posted[3], "tags")), 2);
     ck_assert_int_eq(json_array_size(json_object_get(posted[4], "media_attachments")), 1);
     ck_assert_int_eq(json_array_size(eu_it_jpath(posted[5], "poll.options")), 2);
-    api(&w, &g, "GET", "/api/v1/accounts/verify_credentials", w.alice, NULL);
+    api(&w, &g, "GET", "/api/v1/accounts/verify_credentials", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_JINT(&g, "statuses_count", N);
     /* And rendered afresh by the render statement, with an empty cache: the
      * same status; the account too for the last post, which the later
@@ -516,7 +483,7 @@ START_TEST(test_post_answer_is_the_status)
         char path[100];
         snprintf(path, sizeof(path), "/api/v1/statuses/%s",
                  json_string_value(json_object_get(posted[i], "id")));
-        api(&w, &g, "GET", path, w.alice, NULL);
+        api(&w, &g, "GET", path, eu_it_tok(&w, "alice"), NULL);
         EU_IT_EXPECT_STATUS(&g, 200);
         json_t *got = json_copy(g.json);
         if (i < N - 1) {
@@ -532,8 +499,8 @@ START_TEST(test_post_answer_is_the_status)
     }
     /* The answer's account is the author's row as it committed: a follower
      * gained since shows in the next post's answer. */
-    follow(&w, w.bob_id, w.alice_id, true);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, "{\"status\":\"four\"}");
+    follow(&w, eu_it_id(&w, "bob"), eu_it_id(&w, "alice"), true);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), "{\"status\":\"four\"}");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JINT(&r, "account.statuses_count", N + 1);
     EU_IT_EXPECT_JINT(&r, "account.followers_count", 1);
@@ -541,34 +508,36 @@ START_TEST(test_post_answer_is_the_status)
     free(pic);
     eu_it_resp_free(&r);
     eu_it_resp_free(&g);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_public_and_tag)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    char *p1 = post(&w, w.alice, "{\"status\":\"#Cats are great\"}");
-    char *p2 = post(&w, w.bob, "{\"status\":\"#cats and #dogs\"}");
-    char *p3 = post(&w, w.carol, "{\"status\":\"only #dogs\"}");
-    char *un = post(&w, w.alice, "{\"status\":\"#cats quietly\",\"visibility\":\"unlisted\"}");
-    char *pr = post(&w, w.alice, "{\"status\":\"#cats privately\",\"visibility\":\"private\"}");
+    char *p1 = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"#Cats are great\"}");
+    char *p2 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"#cats and #dogs\"}");
+    char *p3 = post(&w, eu_it_tok(&w, "carol"), "{\"status\":\"only #dogs\"}");
+    char *un = post(&w, eu_it_tok(&w, "alice"),
+                    "{\"status\":\"#cats quietly\",\"visibility\":\"unlisted\"}");
+    char *pr = post(&w, eu_it_tok(&w, "alice"),
+                    "{\"status\":\"#cats privately\",\"visibility\":\"private\"}");
     char body[200];
     snprintf(body, sizeof(body), "{\"status\":\"@alice a reply\",\"in_reply_to_id\":\"%s\"}", p1);
-    char *rep = post(&w, w.bob, body);
+    char *rep = post(&w, eu_it_tok(&w, "bob"), body);
 
     api(&w, &r, "GET", "/api/v1/timelines/public", NULL, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_ids(&r, p3, p2, p1, NULL);
-    api(&w, &r, "GET", "/api/v1/timelines/public?local=true", w.carol, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/public?local=true", eu_it_tok(&w, "carol"), NULL);
     expect_ids(&r, p3, p2, p1, NULL);
-    api(&w, &r, "GET", "/api/v1/timelines/public?remote=true", w.carol, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/public?remote=true", eu_it_tok(&w, "carol"), NULL);
     expect_ids(&r, NULL);
-    api(&w, &r, "GET", "/api/v1/timelines/public?only_media=true", w.carol, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/public?only_media=true", eu_it_tok(&w, "carol"), NULL);
     expect_ids(&r, NULL);
-    api(&w, &r, "GET", "/api/v1/timelines/public?local=maybe", w.carol, NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/public?local=maybe", eu_it_tok(&w, "carol"), NULL);
     EU_IT_EXPECT_ERROR(&r, 422);
     api(&w, &r, "GET", "/api/v1/timelines/public?limit=1", NULL, NULL);
     expect_ids(&r, p3, NULL);
@@ -580,8 +549,8 @@ START_TEST(test_public_and_tag)
     expect_ids(&r, p2, NULL);
     /* carol mutes bob */
     sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tenant_id, w.carol_id, w.bob_id);
-    api(&w, &r, "GET", "/api/v1/timelines/public", w.carol, NULL);
+        w.tid, eu_it_id(&w, "carol"), eu_it_id(&w, "bob"));
+    api(&w, &r, "GET", "/api/v1/timelines/public", eu_it_tok(&w, "carol"), NULL);
     expect_ids(&r, p3, p1, NULL);
 
     api(&w, &r, "GET", "/api/v1/timelines/tag/cats", NULL, NULL);
@@ -606,47 +575,51 @@ START_TEST(test_public_and_tag)
     free(pr);
     free(rep);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(test_account_statuses)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    char *c1 = post(&w, w.carol, "{\"status\":\"carol\"}");
-    char *a1 = post(&w, w.alice, "{\"status\":\"plain\"}");
-    char *a2 = post(&w, w.alice, "{\"status\":\"#tagged post\"}");
+    char *c1 = post(&w, eu_it_tok(&w, "carol"), "{\"status\":\"carol\"}");
+    char *a1 = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"plain\"}");
+    char *a2 = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"#tagged post\"}");
     char body[200];
     snprintf(body, sizeof(body), "{\"status\":\"@carol reply\",\"in_reply_to_id\":\"%s\"}", c1);
-    char *a3 = post(&w, w.alice, body);
+    char *a3 = post(&w, eu_it_tok(&w, "alice"), body);
     snprintf(body, sizeof(body), "{\"status\":\"thread\",\"in_reply_to_id\":\"%s\"}", a1);
-    char *a4 = post(&w, w.alice, body);
+    char *a4 = post(&w, eu_it_tok(&w, "alice"), body);
     char path[300];
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/reblog", c1);
-    api(&w, &r, "POST", path, w.alice, NULL);
+    api(&w, &r, "POST", path, eu_it_tok(&w, "alice"), NULL);
     char *a5 = strdup(eu_it_json_str(&r, "id"));
 
-    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses", w.alice_id);
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses", eu_it_id(&w, "alice"));
     api(&w, &r, "GET", path, NULL, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     expect_ids(&r, a5, a4, a3, a2, a1, NULL);
-    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?exclude_replies=true", w.alice_id);
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?exclude_replies=true",
+             eu_it_id(&w, "alice"));
     api(&w, &r, "GET", path, NULL, NULL);
     expect_ids(&r, a5, a4, a2, a1, NULL); /* a self-reply stays */
     snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?exclude_reblogs=1&limit=2",
-             w.alice_id);
+             eu_it_id(&w, "alice"));
     api(&w, &r, "GET", path, NULL, NULL);
     expect_ids(&r, a4, a3, NULL);
     ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Link"));
-    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?tagged=TAGGED", w.alice_id);
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?tagged=TAGGED",
+             eu_it_id(&w, "alice"));
     api(&w, &r, "GET", path, NULL, NULL);
     expect_ids(&r, a2, NULL);
-    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?only_media=true", w.alice_id);
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?only_media=true",
+             eu_it_id(&w, "alice"));
     api(&w, &r, "GET", path, NULL, NULL);
     expect_ids(&r, NULL);
-    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?min_id=%s&limit=2", w.alice_id, a1);
+    snprintf(path, sizeof(path), "/api/v1/accounts/%s/statuses?min_id=%s&limit=2",
+             eu_it_id(&w, "alice"), a1);
     api(&w, &r, "GET", path, NULL, NULL);
     expect_ids(&r, a3, a2, NULL);
 
@@ -657,7 +630,7 @@ START_TEST(test_account_statuses)
     free(a4);
     free(a5);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

@@ -7,7 +7,7 @@
  * and a decoy tenant in the same database seeing nothing; the instance
  * entities' media limits.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <curl/curl.h>
@@ -27,41 +27,23 @@
  * larger and goes through the job. */
 #define INLINE_BYTES 20000
 
-struct world {
-    struct eu_it_server *s;
-    char *tok, *other, *decoy_tok, *ro;
-    char *tid;
-};
-
+/* alice also has a read-only token; the decoy has an alice too. */
 static void
 world_start(struct world *w)
 {
-    memset(w, 0, sizeof(*w));
-    char extra[128];
+    static char extra[128];
+    static struct eu_it_world_opts o = {
+        .host = DOMAIN,
+        .decoy = DECOY,
+        .scopes = "read write",
+        .users = {{"alice"},
+                  {"alice_ro", NULL, "alice", "read"},
+                  {"bob"},
+                  {"decoy_alice", DECOY, "alice"}},
+    };
     snprintf(extra, sizeof(extra), "[media]\nprocess_inline_bytes = %d\n", INLINE_BYTES);
-    w->s = eu_it_server_start(extra);
-    json_decref(eu_it_tenant_create(w->s, DOMAIN, "Media"));
-    json_decref(eu_it_tenant_create(w->s, DECOY, "Decoy"));
-    eu_it_account_create(w->s, DOMAIN, "alice");
-    eu_it_account_create(w->s, DOMAIN, "bob");
-    eu_it_account_create(w->s, DECOY, "alice");
-    w->tok = eu_it_user_token(w->s, DOMAIN, "alice", "read write");
-    w->ro = eu_it_user_token(w->s, DOMAIN, "alice", "read");
-    w->other = eu_it_user_token(w->s, DOMAIN, "bob", "read write");
-    w->decoy_tok = eu_it_user_token(w->s, DECOY, "alice", "read write");
-    w->tid = eu_it_tenant_id(w->s, DOMAIN);
-}
-
-static void
-world_stop(struct world *w)
-{
-    free(w->tok);
-    free(w->ro);
-    free(w->other);
-    free(w->decoy_tok);
-    free(w->tid);
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
+    o.extra_toml = extra;
+    eu_it_world_start(w, &o);
 }
 
 /* ------------------------------------------------------------ fixtures */
@@ -293,7 +275,7 @@ wait_processed(struct world *w, struct eu_it_resp *r, const char *id)
 {
     long long until = eu_it_now_ms() + 60000;
     for (;;) {
-        eu_it_callf(w->s, r, DOMAIN, "GET", w->tok, NULL, "/api/v1/media/%s", id);
+        eu_it_callf(w->s, r, DOMAIN, "GET", eu_it_tok(w, "alice"), NULL, "/api/v1/media/%s", id);
         if (r->status != 206 || eu_it_now_ms() > until)
             return;
         eu_it_sleep_ms(100);
@@ -369,8 +351,8 @@ START_TEST(test_media_formats)
     /* JPEG through v2, small: processed in the request, 200 at once. */
     unsigned char *jpg = make_jpeg(64, 48, false, &len);
     ck_assert_uint_lt(len, INLINE_BYTES);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, jpg, len, "a.jpg", "image/jpeg",
-                            "a gradient", "0.5,-0.25", &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", eu_it_tok(&w, "alice"), jpg, len, "a.jpg",
+                            "image/jpeg", "a gradient", "0.5,-0.25", &m),
                      200);
     ck_assert_str_eq(jstr(m, "description"), "a gradient");
     ck_assert(json_real_value(eu_it_jpath(m, "meta.focus.x")) == 0.5);
@@ -380,9 +362,9 @@ START_TEST(test_media_formats)
 
     /* PNG with alpha through v1. */
     unsigned char *png = eu_it_make_png(40, 30, &len);
-    ck_assert_int_eq(
-        upload(&w, DOMAIN, "/api/v1/media", w.tok, png, len, "b.png", "image/png", NULL, NULL, &m),
-        200);
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v1/media", eu_it_tok(&w, "alice"), png, len, "b.png",
+                            "image/png", NULL, NULL, &m),
+                     200);
     check_ready_image(&w, m, 40, 30);
     ck_assert_str_eq(strrchr(jstr(m, "url"), '.'), ".png");
     json_decref(m);
@@ -390,14 +372,14 @@ START_TEST(test_media_formats)
 
     /* WebP, and a GIF named as something else: the bytes decide. */
     unsigned char *webp = make_webp(50, 20, &len);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, webp, len, "c.webp", "image/webp",
-                            NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", eu_it_tok(&w, "alice"), webp, len,
+                            "c.webp", "image/webp", NULL, NULL, &m),
                      200);
     check_ready_image(&w, m, 50, 20);
     json_decref(m);
     free(webp);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, GIF, sizeof(GIF), "d.bin",
-                            "application/octet-stream", NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", eu_it_tok(&w, "alice"), GIF, sizeof(GIF),
+                            "d.bin", "application/octet-stream", NULL, NULL, &m),
                      200);
     check_ready_image(&w, m, 1, 1);
     json_decref(m);
@@ -406,8 +388,8 @@ START_TEST(test_media_formats)
      * the job; GET answers 206 until then, and 200 after. */
     unsigned char *big = make_jpeg(400, 300, true, &len);
     ck_assert_uint_gt(len, INLINE_BYTES);
-    long st =
-        upload(&w, DOMAIN, "/api/v2/media", w.tok, big, len, "e.jpg", "image/jpeg", NULL, NULL, &m);
+    long st = upload(&w, DOMAIN, "/api/v2/media", eu_it_tok(&w, "alice"), big, len, "e.jpg",
+                     "image/jpeg", NULL, NULL, &m);
     ck_assert_int_eq(st, 202);
     ck_assert(json_is_null(json_object_get(m, "url")));
     char id[32];
@@ -430,7 +412,7 @@ START_TEST(test_media_formats)
     ck_assert_int_gt(rows_bytes, 0);
     free(db);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -447,24 +429,25 @@ START_TEST(test_media_refusals)
     /* Truncated JPEG (v1: processed here): 422, nothing left. */
     size_t jlen;
     unsigned char *jpg = make_jpeg(200, 150, true, &jlen);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v1/media", w.tok, jpg, jlen / 2, "t.jpg",
-                            "image/jpeg", NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v1/media", eu_it_tok(&w, "alice"), jpg, jlen / 2,
+                            "t.jpg", "image/jpeg", NULL, NULL, &m),
                      422);
     ck_assert_ptr_nonnull(jstr(m, "error"));
     json_decref(m);
 
     /* A pixel bomb: 422 before its pixels are allocated. */
     unsigned char *bomb = make_bomb(&len);
-    ck_assert_int_eq(
-        upload(&w, DOMAIN, "/api/v1/media", w.tok, bomb, len, "b.png", "image/png", NULL, NULL, &m),
-        422);
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v1/media", eu_it_tok(&w, "alice"), bomb, len, "b.png",
+                            "image/png", NULL, NULL, &m),
+                     422);
     json_decref(m);
     free(bomb);
 
     /* Text claiming to be a PNG. */
     const char *txt = "hello, this is not an image at all\n";
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, (const unsigned char *)txt,
-                            strlen(txt), "x.png", "image/png", NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", eu_it_tok(&w, "alice"),
+                            (const unsigned char *)txt, strlen(txt), "x.png", "image/png", NULL,
+                            NULL, &m),
                      422);
     ck_assert_str_eq(jstr(m, "error"), "Validation failed: File content type is invalid");
     json_decref(m);
@@ -477,8 +460,8 @@ START_TEST(test_media_refusals)
      * no files and no bytes. */
     unsigned char *big = make_jpeg(400, 300, true, &len);
     ck_assert_uint_gt(len / 2, INLINE_BYTES);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, big, len / 2, "t2.jpg",
-                            "image/jpeg", NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", eu_it_tok(&w, "alice"), big, len / 2,
+                            "t2.jpg", "image/jpeg", NULL, NULL, &m),
                      202);
     char id[32];
     snprintf(id, sizeof(id), "%s", jstr(m, "id"));
@@ -494,8 +477,8 @@ START_TEST(test_media_refusals)
 
     /* Quota: room for one small image, not for the big one. */
     unsigned char *small = make_jpeg(64, 48, false, &len);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, small, len, "s.jpg", "image/jpeg",
-                            NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", eu_it_tok(&w, "alice"), small, len,
+                            "s.jpg", "image/jpeg", NULL, NULL, &m),
                      200);
     json_decref(m);
     long long used = usage(&w);
@@ -504,8 +487,8 @@ START_TEST(test_media_refusals)
     snprintf(body, sizeof(body), "{\"media_quota_bytes\": %lld}", used + 1000);
     eu_it_tenant_patch(w.s, DOMAIN, body);
     ck_assert_uint_gt(jlen, 1000);
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, jpg, jlen, "q.jpg", "image/jpeg",
-                            NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", eu_it_tok(&w, "alice"), jpg, jlen, "q.jpg",
+                            "image/jpeg", NULL, NULL, &m),
                      422);
     ck_assert_ptr_nonnull(strstr(jstr(m, "error"), "quota"));
     json_decref(m);
@@ -514,8 +497,8 @@ START_TEST(test_media_refusals)
     EU_IT_EXPECT_JINT(&r, "media_quota_bytes", used + 1000);
     /* Back to the config's default (1 GiB): it fits again. */
     eu_it_tenant_patch(w.s, DOMAIN, "{\"media_quota_bytes\": null}");
-    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", w.tok, small, len, "s2.jpg", "image/jpeg",
-                            NULL, NULL, &m),
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", eu_it_tok(&w, "alice"), small, len,
+                            "s2.jpg", "image/jpeg", NULL, NULL, &m),
                      200);
     json_decref(m);
     eu_it_admin(w.s, "PATCH", "/admin/v1/tenants/" DOMAIN, "{\"media_quota_bytes\": -1}", &r);
@@ -526,7 +509,7 @@ START_TEST(test_media_refusals)
     free(jpg);
     free(db);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -538,9 +521,9 @@ START_TEST(test_media_owner)
     size_t len;
     struct eu_it_resp r = {0};
     unsigned char *png = eu_it_make_png(20, 20, &len);
-    ck_assert_int_eq(
-        upload(&w, DOMAIN, "/api/v2/media", w.tok, png, len, "p.png", "image/png", NULL, NULL, &m),
-        200);
+    ck_assert_int_eq(upload(&w, DOMAIN, "/api/v2/media", eu_it_tok(&w, "alice"), png, len, "p.png",
+                            "image/png", NULL, NULL, &m),
+                     200);
     char id[32];
     snprintf(id, sizeof(id), "%s", jstr(m, "id"));
     char orig[512];
@@ -548,45 +531,48 @@ START_TEST(test_media_owner)
     json_decref(m);
 
     /* Description and focus. */
-    eu_it_callf(w.s, &r, DOMAIN, "PUT", w.tok,
+    eu_it_callf(w.s, &r, DOMAIN, "PUT", eu_it_tok(&w, "alice"),
                 "{\"description\": \"a square\", \"focus\": \"-1,1\"}", "/api/v1/media/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "description", "a square");
     ck_assert(json_real_value(eu_it_jpath(r.json, "meta.focus.x")) == -1.0);
     ck_assert(json_real_value(eu_it_jpath(r.json, "meta.focus.y")) == 1.0);
-    eu_it_callf(w.s, &r, DOMAIN, "PUT", w.tok, "{\"focus\": \"2,0\"}", "/api/v1/media/%s", id);
+    eu_it_callf(w.s, &r, DOMAIN, "PUT", eu_it_tok(&w, "alice"), "{\"focus\": \"2,0\"}",
+                "/api/v1/media/%s", id);
     EU_IT_EXPECT_ERROR(&r, 422);
-    eu_it_callf(w.s, &r, DOMAIN, "GET", w.tok, NULL, "/api/v1/media/%s", id);
+    eu_it_callf(w.s, &r, DOMAIN, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/media/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "description", "a square");
     /* A read-only token cannot (Mastodon asks write:media). */
-    eu_it_callf(w.s, &r, DOMAIN, "GET", w.ro, NULL, "/api/v1/media/%s", id);
+    eu_it_callf(w.s, &r, DOMAIN, "GET", eu_it_tok(&w, "alice_ro"), NULL, "/api/v1/media/%s", id);
     EU_IT_EXPECT_ERROR(&r, 403);
 
     /* Another user, and the decoy tenant's user, see nothing. */
     const char *methods[] = {"GET", "PUT", "DELETE"};
     for (int i = 0; i < 3; i++) {
         const char *body = strcmp(methods[i], "PUT") == 0 ? "{\"description\": \"mine\"}" : NULL;
-        eu_it_callf(w.s, &r, DOMAIN, methods[i], w.other, body, "/api/v1/media/%s", id);
+        eu_it_callf(w.s, &r, DOMAIN, methods[i], eu_it_tok(&w, "bob"), body, "/api/v1/media/%s",
+                    id);
         EU_IT_EXPECT_ERROR(&r, 404);
-        eu_it_callf(w.s, &r, DECOY, methods[i], w.decoy_tok, body, "/api/v1/media/%s", id);
+        eu_it_callf(w.s, &r, DECOY, methods[i], eu_it_tok(&w, "decoy_alice"), body,
+                    "/api/v1/media/%s", id);
         EU_IT_EXPECT_ERROR(&r, 404);
     }
     fetch(&w, &r, DECOY, "GET", orig, NULL);
     EU_IT_EXPECT_STATUS(&r, 404);
     fetch(&w, &r, DOMAIN, "GET", "/system/../../etc/passwd", NULL);
     ck_assert_int_eq(r.status, 404);
-    eu_it_callf(w.s, &r, DOMAIN, "GET", w.tok, NULL, "/api/v1/media/%s", id);
+    eu_it_callf(w.s, &r, DOMAIN, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/media/%s", id);
     EU_IT_EXPECT_JSTR(&r, "description", "a square");
 
     /* Delete: 200 {}, then gone, its files and bytes with it. */
     long long used = usage(&w);
     ck_assert_int_gt(used, 0);
-    eu_it_callf(w.s, &r, DOMAIN, "DELETE", w.tok, NULL, "/api/v1/media/%s", id);
+    eu_it_callf(w.s, &r, DOMAIN, "DELETE", eu_it_tok(&w, "alice"), NULL, "/api/v1/media/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
-    eu_it_callf(w.s, &r, DOMAIN, "GET", w.tok, NULL, "/api/v1/media/%s", id);
+    eu_it_callf(w.s, &r, DOMAIN, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/media/%s", id);
     EU_IT_EXPECT_ERROR(&r, 404);
-    eu_it_callf(w.s, &r, DOMAIN, "DELETE", w.tok, NULL, "/api/v1/media/%s", id);
+    eu_it_callf(w.s, &r, DOMAIN, "DELETE", eu_it_tok(&w, "alice"), NULL, "/api/v1/media/%s", id);
     EU_IT_EXPECT_ERROR(&r, 404);
     ck_assert_int_eq(usage(&w), 0);
     long long until = eu_it_now_ms() + 10000;
@@ -597,7 +583,7 @@ START_TEST(test_media_owner)
     EU_IT_EXPECT_STATUS(&r, 404);
 
     /* No file at all, and no token. */
-    eu_it_callf(w.s, &r, DOMAIN, "POST", w.tok, "{}", "/api/v2/media");
+    eu_it_callf(w.s, &r, DOMAIN, "POST", eu_it_tok(&w, "alice"), "{}", "/api/v2/media");
     EU_IT_EXPECT_ERROR(&r, 422);
     eu_it_callf(w.s, &r, DOMAIN, "POST", NULL, "{}", "/api/v2/media");
     EU_IT_EXPECT_ERROR(&r, 401);
@@ -621,7 +607,7 @@ START_TEST(test_media_owner)
     }
     free(png);
     eu_it_resp_free(&r);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

@@ -8,7 +8,7 @@
  * API is tested in its own suite); a decoy tenant in the same database has
  * media of its own that never shows and cannot be attached.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <check.h>
 #include <curl/curl.h>
@@ -23,49 +23,14 @@
 #define HOST "m.example"
 #define DECOY "decoy.example"
 
-struct world {
-    struct eu_it_server *s;
-    char *alice, *bob;       /* tokens */
-    char *alice_id, *bob_id; /* account ids */
-    char *decoy_id;          /* an account of the decoy tenant */
-    char *db, *tid, *decoy_tid;
+/* The decoy has an alice too; the queue sweeps suspended accounts at once. */
+static const struct eu_it_world_opts world = {
+    .host = HOST,
+    .decoy = DECOY,
+    .scopes = "read write",
+    .extra_toml = "[workers]\nqueue_idle_poll_seconds = 1\nsuspended_retention_seconds = 1\n",
+    .users = {{"alice"}, {"bob"}, {"decoy_alice", DECOY, "alice"}},
 };
-
-static void
-world_start(struct world *w)
-{
-    memset(w, 0, sizeof(*w));
-    struct eu_it_opts o = {.extra_toml = "[workers]\nqueue_idle_poll_seconds = 1\n"
-                                         "suspended_retention_seconds = 1\n"};
-    w->s = eu_it_server_start_opts(&o);
-    json_decref(eu_it_tenant_create(w->s, HOST, "Media"));
-    json_decref(eu_it_tenant_create(w->s, DECOY, "Decoy"));
-    eu_it_account_create(w->s, HOST, "alice");
-    eu_it_account_create(w->s, HOST, "bob");
-    eu_it_account_create(w->s, DECOY, "alice");
-    w->alice = eu_it_user_token(w->s, HOST, "alice", "read write");
-    w->bob = eu_it_user_token(w->s, HOST, "bob", "read write");
-    w->alice_id = eu_it_account_id(w->s, HOST, "alice");
-    w->bob_id = eu_it_account_id(w->s, HOST, "bob");
-    w->decoy_id = eu_it_account_id(w->s, DECOY, "alice");
-    w->db = eu_it_tenant_database(w->s, HOST);
-    w->tid = eu_it_tenant_id(w->s, HOST);
-    w->decoy_tid = eu_it_tenant_id(w->s, DECOY);
-    char *decoy_db = eu_it_tenant_database(w->s, DECOY);
-    ck_assert_str_eq(decoy_db, w->db); /* one placement: isolation is by tenant_id */
-    free(decoy_db);
-}
-
-static void
-world_stop(struct world *w)
-{
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-    char *all[] = {w->alice,    w->bob, w->alice_id, w->bob_id,
-                   w->decoy_id, w->db,  w->tid,      w->decoy_tid};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        free(all[i]);
-}
 
 /* A ready image of account in tenant tid, with files under the tenant's
  * prefix; returns its id (caller frees). */
@@ -169,14 +134,14 @@ jstr(json_t *v, const char *path)
 START_TEST(post_with_media_in_order)
 {
     struct world w;
-    world_start(&w);
-    char *m1 = media(&w, w.tid, w.alice_id, "a cat");
-    char *m2 = media(&w, w.tid, w.alice_id, NULL);
+    eu_it_world_start(&w, &world);
+    char *m1 = media(&w, w.tid, eu_it_id(&w, "alice"), "a cat");
+    char *m2 = media(&w, w.tid, eu_it_id(&w, "alice"), NULL);
     struct eu_it_resp r = {0};
     char body[512];
     /* No text: media make a status. */
     snprintf(body, sizeof(body), "{\"status\":\"\",\"media_ids\":[\"%s\",\"%s\"]}", m2, m1);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *sid = strdup(eu_it_json_str(&r, "id"));
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 2);
@@ -197,7 +162,7 @@ START_TEST(post_with_media_in_order)
 
     /* The same on a read (and from the render cache the second time). */
     for (int i = 0; i < 2; i++) {
-        eu_it_callf(w.s, &r, HOST, "GET", w.bob, NULL, "/api/v1/statuses/%s", sid);
+        eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", sid);
         EU_IT_EXPECT_STATUS(&r, 200);
         EU_IT_EXPECT_JSTR(&r, "media_attachments.0.id", m2);
         EU_IT_EXPECT_JSTR(&r, "media_attachments.1.description", "a cat");
@@ -209,47 +174,48 @@ START_TEST(post_with_media_in_order)
         "UPDATE media_attachments SET description = 'a black cat' WHERE tenant_id = %s"
         " AND id = %s",
         w.tid, m1));
-    eu_it_callf(w.s, &r, HOST, "GET", w.bob, NULL, "/api/v1/statuses/%s", sid);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", sid);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.1.description", "a black cat");
     /* In the account's timeline too (one statement for the page). */
-    eu_it_callf(w.s, &r, HOST, "GET", w.bob, NULL, "/api/v1/accounts/%s/statuses", w.alice_id);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/statuses",
+                eu_it_id(&w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "0.media_attachments.1.id", m1);
 
     /* Attached now: not again. */
     snprintf(body, sizeof(body), "{\"status\":\"again\",\"media_ids\":[\"%s\"]}", m1);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert(strstr(eu_it_json_str(&r, "error"), "not found or already attached"));
     eu_it_resp_free(&r);
     free(sid);
     free(m1);
     free(m2);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(media_rules)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     char *m[5];
     for (int i = 0; i < 5; i++)
-        m[i] = media(&w, w.tid, w.alice_id, NULL);
-    char *bobs = media(&w, w.tid, w.bob_id, NULL);
-    char *decoys = media(&w, w.decoy_tid, w.decoy_id, NULL);
+        m[i] = media(&w, w.tid, eu_it_id(&w, "alice"), NULL);
+    char *bobs = media(&w, w.tid, eu_it_id(&w, "bob"), NULL);
+    char *decoys = media(&w, w.decoy_tid, eu_it_id(&w, "decoy_alice"), NULL);
     struct eu_it_resp r = {0};
     char body[1024];
     snprintf(body, sizeof(body),
              "{\"status\":\"five\",\"media_ids\":[\"%s\",\"%s\",\"%s\",\"%s\",\"%s\"]}", m[0], m[1],
              m[2], m[3], m[4]);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_str_eq(eu_it_json_str(&r, "error"), "Cannot attach more than 4 files");
 
     snprintf(body, sizeof(body), "{\"status\":\"not mine\",\"media_ids\":[\"%s\",\"%s\"]}", m[0],
              bobs);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
     char want[200];
     snprintf(want, sizeof(want), "Media %s not found or already attached to another post", bobs);
@@ -257,21 +223,21 @@ START_TEST(media_rules)
 
     /* Another tenant's media, in the same database: unknown here. */
     snprintf(body, sizeof(body), "{\"status\":\"decoy\",\"media_ids\":[\"%s\"]}", decoys);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
 
     snprintf(body, sizeof(body),
              "{\"status\":\"poll\",\"media_ids\":[\"%s\"],"
              "\"poll\":{\"options\":[\"a\",\"b\"],\"expires_in\":3600}}",
              m[0]);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
 
     free(eu_it_pg_execf(
         w.db, "UPDATE media_attachments SET state = 'failed' WHERE tenant_id = %s AND id = %s",
         w.tid, m[4]));
     snprintf(body, sizeof(body), "{\"status\":\"failed\",\"media_ids\":[\"%s\"]}", m[4]);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
 
     /* Processing media may be attached (url null until ready). */
@@ -282,7 +248,7 @@ START_TEST(media_rules)
     snprintf(body, sizeof(body),
              "{\"status\":\"four\",\"media_ids\":[\"%s\",\"%s\",\"%s\",\"%s\"]}", m[0], m[1], m[2],
              m[3]);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 4);
     ck_assert(json_is_null(eu_it_jpath(r.json, "media_attachments.3.url")));
@@ -303,27 +269,27 @@ START_TEST(media_rules)
         free(m[i]);
     free(bobs);
     free(decoys);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(edit_media_and_history)
 {
     struct world w;
-    world_start(&w);
-    char *m1 = media(&w, w.tid, w.alice_id, "one");
-    char *m2 = media(&w, w.tid, w.alice_id, "two");
-    char *m3 = media(&w, w.tid, w.alice_id, "three");
+    eu_it_world_start(&w, &world);
+    char *m1 = media(&w, w.tid, eu_it_id(&w, "alice"), "one");
+    char *m2 = media(&w, w.tid, eu_it_id(&w, "alice"), "two");
+    char *m3 = media(&w, w.tid, eu_it_id(&w, "alice"), "three");
     struct eu_it_resp r = {0};
     char body[512], path[128];
     snprintf(body, sizeof(body), "{\"status\":\"first\",\"media_ids\":[\"%s\",\"%s\"]}", m1, m2);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *sid = strdup(eu_it_json_str(&r, "id"));
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", sid);
     /* Bob cannot put his status's media on hers, nor she someone else's. */
     snprintf(body, sizeof(body), "{\"status\":\"second\",\"media_ids\":[\"%s\",\"%s\"]}", m3, m1);
-    api(&w, &r, "PUT", path, w.alice, body);
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 2);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.id", m3);
@@ -334,7 +300,7 @@ START_TEST(edit_media_and_history)
                         " AND id = %s",
                         w.tid, m1));
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", sid);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.content", "<p>first</p>");
@@ -346,22 +312,22 @@ START_TEST(edit_media_and_history)
     EU_IT_EXPECT_JSTR(&r, "1.media_attachments.1.description", "one");
     /* The status itself shows the current description. */
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", sid);
-    api(&w, &r, "GET", path, w.bob, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.1.description", "uno");
 
     /* Removing every medium leaves a status that needs its text. */
-    api(&w, &r, "PUT", path, w.alice, "{\"status\":\"\"}");
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"), "{\"status\":\"\"}");
     EU_IT_EXPECT_ERROR(&r, 422);
-    api(&w, &r, "PUT", path, w.alice, "{\"status\":\"third\"}");
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"), "{\"status\":\"third\"}");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 0);
     /* m2, taken off by the first edit, is still the status's (for the
      * history), so it cannot go on another post. */
     snprintf(body, sizeof(body), "{\"status\":\"steal\",\"media_ids\":[\"%s\"]}", m2);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", sid);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     ck_assert_int_eq(json_array_size(r.json), 3);
     EU_IT_EXPECT_JSTR(&r, "0.media_attachments.1.id", m2);
     eu_it_resp_free(&r);
@@ -369,7 +335,7 @@ START_TEST(edit_media_and_history)
     free(m1);
     free(m2);
     free(m3);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -388,14 +354,14 @@ media_col(struct world *w, const char *id, const char *col)
 START_TEST(edit_media_attributes)
 {
     struct world w;
-    world_start(&w);
-    char *m1 = media(&w, w.tid, w.alice_id, "one");
-    char *m2 = media(&w, w.tid, w.alice_id, "two");
-    char *m3 = media(&w, w.tid, w.alice_id, "three");
+    eu_it_world_start(&w, &world);
+    char *m1 = media(&w, w.tid, eu_it_id(&w, "alice"), "one");
+    char *m2 = media(&w, w.tid, eu_it_id(&w, "alice"), "two");
+    char *m3 = media(&w, w.tid, eu_it_id(&w, "alice"), "three");
     struct eu_it_resp r = {0};
     char body[4096], path[128];
     snprintf(body, sizeof(body), "{\"status\":\"first\",\"media_ids\":[\"%s\",\"%s\"]}", m1, m2);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *sid = strdup(eu_it_json_str(&r, "id"));
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", sid);
@@ -405,7 +371,7 @@ START_TEST(edit_media_attributes)
              "{\"status\":\"second\",\"media_ids\":[\"%s\",\"%s\"],\"media_attributes\":"
              "[{\"id\":\"%s\",\"description\":\"uno\",\"focus\":\"-0.5,0.75\"}]}",
              m1, m2, m1);
-    api(&w, &r, "PUT", path, w.alice, body);
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.id", m1);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.description", "uno");
@@ -414,7 +380,7 @@ START_TEST(edit_media_attributes)
     EU_IT_EXPECT_JSTR(&r, "media_attachments.1.description", "two");
     /* Seen by others, and on the row itself. GET /api/v1/media/:id shows
      * only unattached uploads (Mastodon's where(status_id: nil)): 404. */
-    api(&w, &r, "GET", path, w.bob, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.description", "uno");
     char *v = media_col(&w, m1, "description");
     ck_assert_str_eq(v, "uno");
@@ -424,11 +390,11 @@ START_TEST(edit_media_attributes)
     free(v);
     char mpath[128];
     snprintf(mpath, sizeof(mpath), "/api/v1/media/%s", m1);
-    api(&w, &r, "GET", mpath, w.alice, NULL);
+    api(&w, &r, "GET", mpath, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
     /* The history: the original showed "one", this version "uno". */
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", sid);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(json_array_size(r.json), 2);
     EU_IT_EXPECT_JSTR(&r, "0.media_attachments.0.description", "one");
@@ -443,7 +409,7 @@ START_TEST(edit_media_attributes)
              "[{\"id\":\"%s\",\"description\":\"one again\"},"
              "{\"id\":\"%s\",\"description\":\"tres\"}]}",
              m1, m1, m3);
-    api(&w, &r, "PUT", path, w.alice, body);
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert(strstr(eu_it_json_str(&r, "error"), m3));
     /* A description past the limit, and a bad focus: 422. */
@@ -454,7 +420,7 @@ START_TEST(edit_media_attributes)
              "{\"status\":\"third\",\"media_ids\":[\"%s\"],\"media_attributes\":"
              "[{\"id\":\"%s\",\"description\":\"%s\"}]}",
              m1, m1, longd);
-    api(&w, &r, "PUT", path, w.alice, body);
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert(strstr(eu_it_json_str(&r, "error"), "Description is too long"));
     free(longd);
@@ -462,9 +428,9 @@ START_TEST(edit_media_attributes)
              "{\"status\":\"third\",\"media_ids\":[\"%s\"],\"media_attributes\":"
              "[{\"id\":\"%s\",\"focus\":\"2,0\"}]}",
              m1, m1);
-    api(&w, &r, "PUT", path, w.alice, body);
+    api(&w, &r, "PUT", path, eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
-    api(&w, &r, "GET", path, w.bob, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "bob"), NULL);
     EU_IT_EXPECT_JSTR(&r, "content", "<p>second</p>");
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 2);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.description", "uno");
@@ -472,7 +438,7 @@ START_TEST(edit_media_attributes)
     ck_assert_str_eq(v, "nonethree");
     free(v);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", sid);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     ck_assert_int_eq(json_array_size(r.json), 2);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", sid);
 
@@ -487,7 +453,7 @@ START_TEST(edit_media_attributes)
              m2, m3, m2, d2, m3);
     free(d2);
     char auth[512];
-    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", w.alice);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", eu_it_tok(&w, "alice"));
     const char *h[] = {auth, "Content-Type: application/x-www-form-urlencoded", NULL};
     ck_assert_int_eq(eu_it_http_raw(&r, "PUT", w.s->public_port, HOST, path, h, body), 0);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -509,7 +475,7 @@ START_TEST(edit_media_attributes)
     EU_IT_EXPECT_JSTR(&r, "media_attachments.1.description", "tres");
     /* Each version kept what it showed. */
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/history", sid);
-    api(&w, &r, "GET", path, w.alice, NULL);
+    api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     ck_assert_int_eq(json_array_size(r.json), 4);
     EU_IT_EXPECT_JSTR(&r, "0.media_attachments.0.description", "one");
     EU_IT_EXPECT_JSTR(&r, "1.media_attachments.0.description", "uno");
@@ -521,17 +487,17 @@ START_TEST(edit_media_attributes)
     free(m1);
     free(m2);
     free(m3);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(delete_removes_media)
 {
     struct world w;
-    world_start(&w);
-    char *m1 = media(&w, w.tid, w.alice_id, NULL);
-    char *m2 = media(&w, w.tid, w.alice_id, NULL);
-    char *decoys = media(&w, w.decoy_tid, w.decoy_id, NULL);
+    eu_it_world_start(&w, &world);
+    char *m1 = media(&w, w.tid, eu_it_id(&w, "alice"), NULL);
+    char *m2 = media(&w, w.tid, eu_it_id(&w, "alice"), NULL);
+    char *decoys = media(&w, w.decoy_tid, eu_it_id(&w, "decoy_alice"), NULL);
     put_file(&w, w.tid, m1, "original.jpg");
     put_file(&w, w.tid, m1, "small.webp");
     put_file(&w, w.tid, m2, "original.jpg");
@@ -542,10 +508,10 @@ START_TEST(delete_removes_media)
     struct eu_it_resp r = {0};
     char body[512], path[128], q[512];
     snprintf(body, sizeof(body), "{\"status\":\"bye\",\"media_ids\":[\"%s\",\"%s\"]}", m1, m2);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     snprintf(path, sizeof(path), "/api/v1/statuses/%s", eu_it_json_str(&r, "id"));
-    api(&w, &r, "DELETE", path, w.alice, NULL);
+    api(&w, &r, "DELETE", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     /* The deleted status comes back with its media, as Mastodon answers. */
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "media_attachments")), 2);
@@ -579,32 +545,33 @@ START_TEST(delete_removes_media)
     free(m1);
     free(m2);
     free(decoys);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(scheduled_with_media)
 {
     struct world w;
-    world_start(&w);
-    char *m1 = media(&w, w.tid, w.alice_id, "later");
+    eu_it_world_start(&w, &world);
+    char *m1 = media(&w, w.tid, eu_it_id(&w, "alice"), "later");
     struct eu_it_resp r = {0};
     char body[512], q[512];
     snprintf(
         body, sizeof(body),
         "{\"status\":\"soon\",\"media_ids\":[\"%s\"],\"scheduled_at\":\"2099-01-01T00:00:00Z\"}",
         m1);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.id", m1);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.description", "later");
     EU_IT_EXPECT_JSTR(&r, "params.media_ids.0", m1);
     char *sched = strdup(eu_it_json_str(&r, "id"));
-    eu_it_callf(w.s, &r, HOST, "GET", w.alice, NULL, "/api/v1/scheduled_statuses/%s", sched);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/scheduled_statuses/%s",
+                sched);
     EU_IT_EXPECT_JSTR(&r, "media_attachments.0.id", m1);
     /* Held by the scheduled status: not attachable elsewhere. */
     snprintf(body, sizeof(body), "{\"status\":\"now\",\"media_ids\":[\"%s\"]}", m1);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_ERROR(&r, 422);
     /* Published: the status carries it. */
     free(eu_it_pg_execf(
@@ -620,27 +587,28 @@ START_TEST(scheduled_with_media)
         n = eu_it_pg_exec_long(w.db, q);
     }
     ck_assert_int_eq(n, 1);
-    eu_it_callf(w.s, &r, HOST, "GET", w.alice, NULL, "/api/v1/accounts/%s/statuses", w.alice_id);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s/statuses",
+                eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JSTR(&r, "0.media_attachments.0.id", m1);
     eu_it_resp_free(&r);
     free(sched);
     free(m1);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
 START_TEST(unattached_cleanup)
 {
     struct world w;
-    world_start(&w);
-    char *old = media(&w, w.tid, w.alice_id, NULL);
-    char *fresh = media(&w, w.tid, w.alice_id, NULL);
-    char *attached = media(&w, w.tid, w.alice_id, NULL);
-    char *decoy_fresh = media(&w, w.decoy_tid, w.decoy_id, NULL);
+    eu_it_world_start(&w, &world);
+    char *old = media(&w, w.tid, eu_it_id(&w, "alice"), NULL);
+    char *fresh = media(&w, w.tid, eu_it_id(&w, "alice"), NULL);
+    char *attached = media(&w, w.tid, eu_it_id(&w, "alice"), NULL);
+    char *decoy_fresh = media(&w, w.decoy_tid, eu_it_id(&w, "decoy_alice"), NULL);
     struct eu_it_resp r = {0};
     char body[256], q[512];
     snprintf(body, sizeof(body), "{\"status\":\"keep\",\"media_ids\":[\"%s\"]}", attached);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     put_file(&w, w.tid, old, "original.jpg");
     put_file(&w, w.tid, fresh, "original.jpg");
@@ -676,7 +644,7 @@ START_TEST(unattached_cleanup)
     free(fresh);
     free(attached);
     free(decoy_fresh);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -684,12 +652,12 @@ END_TEST
 START_TEST(note_attachment)
 {
     struct world w;
-    world_start(&w);
-    char *m1 = media(&w, w.tid, w.alice_id, "a cat");
+    eu_it_world_start(&w, &world);
+    char *m1 = media(&w, w.tid, eu_it_id(&w, "alice"), "a cat");
     struct eu_it_resp r = {0};
     char body[256], path[256];
     snprintf(body, sizeof(body), "{\"status\":\"look\",\"media_ids\":[\"%s\"]}", m1);
-    api(&w, &r, "POST", "/api/v1/statuses", w.alice, body);
+    api(&w, &r, "POST", "/api/v1/statuses", eu_it_tok(&w, "alice"), body);
     EU_IT_EXPECT_STATUS(&r, 200);
     snprintf(path, sizeof(path), "/users/alice/statuses/%s", eu_it_json_str(&r, "id"));
     const char *h[] = {"Accept: application/activity+json", NULL};
@@ -710,7 +678,7 @@ START_TEST(note_attachment)
     ck_assert_msg(url && strstr(url, want), "url %s", url);
     eu_it_resp_free(&r);
     free(m1);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -736,7 +704,7 @@ patch_file(struct world *w, const char *field, const unsigned char *data, size_t
     char url[256], auth[512];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/accounts/update_credentials",
              w->s->public_port);
-    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", w->alice);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", eu_it_tok(w, "alice"));
     struct curl_slist *hl = curl_slist_append(NULL, auth);
     hl = curl_slist_append(hl, "Host: " HOST);
     hl = curl_slist_append(hl, "Expect:");
@@ -794,14 +762,14 @@ expect_gone(struct world *w, struct eu_it_resp *r, const char *url)
 START_TEST(avatar_and_header)
 {
     struct world w;
-    world_start(&w);
+    eu_it_world_start(&w, &world);
     size_t len;
     unsigned char *png = eu_it_make_png(800, 600, &len);
     json_t *o = NULL;
     ck_assert_int_eq(patch_file(&w, "avatar", png, len, &o), 200);
     char *avatar = strdup(jstr(o, "avatar"));
     char want[128];
-    snprintf(want, sizeof(want), "/system/%s/accounts/%s/avatar-", w.tid, w.alice_id);
+    snprintf(want, sizeof(want), "/system/%s/accounts/%s/avatar-", w.tid, eu_it_id(&w, "alice"));
     ck_assert_msg(strstr(avatar, want) && strstr(avatar, ".webp"), "avatar %s", avatar);
     ck_assert_str_eq(jstr(o, "avatar_static"), avatar);
     /* Cropped to a square as Mastodon's "400x400#": 800x600 gives 400x400. */
@@ -821,7 +789,8 @@ START_TEST(avatar_and_header)
     ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Type"), "image/webp"));
     ck_assert(r.body_len > 30 && memcmp(r.body, "RIFF", 4) == 0);
     /* Everyone sees it, and the actor document's icon is it. */
-    eu_it_callf(w.s, &r, HOST, "GET", w.bob, NULL, "/api/v1/accounts/%s", w.alice_id);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s",
+                eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JSTR(&r, "avatar", avatar);
     const char *h[] = {"Accept: application/activity+json", NULL};
     ck_assert_int_eq(eu_it_http_raw(&r, "GET", w.s->public_port, HOST, "/users/alice", h, NULL), 0);
@@ -846,26 +815,28 @@ START_TEST(avatar_and_header)
     /* Not an image: 422, nothing changed. */
     ck_assert_int_eq(patch_file(&w, "avatar", (const unsigned char *)"hello, world", 12, &o), 422);
     json_decref(o);
-    eu_it_callf(w.s, &r, HOST, "GET", w.bob, NULL, "/api/v1/accounts/%s", w.alice_id);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s",
+                eu_it_id(&w, "alice"));
     EU_IT_EXPECT_JSTR(&r, "avatar", avatar2);
 
     /* DELETE /api/v1/profile/avatar: the default again, the file gone. */
-    api(&w, &r, "DELETE", "/api/v1/profile/avatar", w.alice, NULL);
+    api(&w, &r, "DELETE", "/api/v1/profile/avatar", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "avatar"), "/avatars/original/missing.png"));
     ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "header"), "/header-"));
     expect_gone(&w, &r, avatar2);
-    api(&w, &r, "DELETE", "/api/v1/profile/header", w.alice, NULL);
+    api(&w, &r, "DELETE", "/api/v1/profile/header", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "header"), "/headers/original/missing.png"));
     /* The decoy's namesake keeps the default. */
-    eu_it_callf(w.s, &r, DECOY, "GET", NULL, NULL, "/api/v1/accounts/%s", w.decoy_id);
+    eu_it_callf(w.s, &r, DECOY, "GET", NULL, NULL, "/api/v1/accounts/%s",
+                eu_it_id(&w, "decoy_alice"));
     ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "avatar"), "/avatars/original/missing.png"));
     eu_it_resp_free(&r);
     free(avatar);
     free(avatar2);
     free(png);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -899,15 +870,17 @@ avatar_of(struct world *w, const char *tid, const char *account)
 START_TEST(purges_remove_files)
 {
     struct world w;
-    world_start(&w);
-    char *m = media(&w, w.tid, w.bob_id, NULL), *dm = media(&w, w.decoy_tid, w.decoy_id, NULL);
+    eu_it_world_start(&w, &world);
+    char *m = media(&w, w.tid, eu_it_id(&w, "bob"), NULL),
+         *dm = media(&w, w.decoy_tid, eu_it_id(&w, "decoy_alice"), NULL);
     put_file(&w, w.tid, m, "original.jpg");
     put_file(&w, w.decoy_tid, dm, "original.jpg");
-    char *bob_avatar = avatar_of(&w, w.tid, w.bob_id);
-    char *decoy_avatar = avatar_of(&w, w.decoy_tid, w.decoy_id);
+    char *bob_avatar = avatar_of(&w, w.tid, eu_it_id(&w, "bob"));
+    char *decoy_avatar = avatar_of(&w, w.decoy_tid, eu_it_id(&w, "decoy_alice"));
     struct eu_it_resp r = {0};
     char path[256], q[256];
-    snprintf(path, sizeof(path), "/admin/v1/tenants/" HOST "/accounts/%s/suspend", w.bob_id);
+    snprintf(path, sizeof(path), "/admin/v1/tenants/" HOST "/accounts/%s/suspend",
+             eu_it_id(&w, "bob"));
     eu_it_admin(w.s, "POST", path, NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     /* Purged after its retention (1 s here). */
@@ -943,7 +916,7 @@ START_TEST(purges_remove_files)
     eu_it_resp_free(&r);
     free(m), free(dm), free(bob_avatar), free(decoy_avatar), free(gtid), free(carol), free(gm);
     free(carol_avatar);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

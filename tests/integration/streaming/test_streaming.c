@@ -10,7 +10,7 @@
  * can overtake what it follows, which weakens such a test but never fails
  * it, and a test awaiting several events collects them in any order.
  */
-#include "harness.h"
+#include "world.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -28,49 +28,27 @@
 #define HOST "s.example"
 #define DECOY "decoy.example"
 
-struct world {
-    struct eu_it_server *s;
-    char *alice, *bob, *carol, *dave; /* dave lives on the decoy tenant */
-    char *alice_id, *bob_id, *carol_id;
-};
-
 /* The running test's server, whose log a lost event prints. */
 static struct eu_it_server *current;
 
+/* dave lives on the decoy tenant; extra is appended to the config. */
 static void
 world_start_opts(struct world *w, const char *extra)
 {
-    memset(w, 0, sizeof(*w));
-    struct eu_it_opts o = {0};
+    static struct eu_it_world_opts o = {
+        .host = HOST,
+        .decoy = DECOY,
+        .users = {{"alice"}, {"bob"}, {"carol"}, {"dave", DECOY}},
+    };
     o.extra_toml = extra;
-    w->s = eu_it_server_start_opts(&o);
+    eu_it_world_start(w, &o);
     current = w->s;
-    json_decref(eu_it_tenant_create(w->s, HOST, "Stream"));
-    json_decref(eu_it_tenant_create(w->s, DECOY, "Decoy"));
-    w->alice = eu_it_user_new(w->s, HOST, "alice", "read write follow", &w->alice_id);
-    w->bob = eu_it_user_new(w->s, HOST, "bob", "read write follow", &w->bob_id);
-    w->carol = eu_it_user_new(w->s, HOST, "carol", "read write follow", &w->carol_id);
-    w->dave = eu_it_user_new(w->s, DECOY, "dave", "read write follow", NULL);
 }
 
 static void
 world_start(struct world *w)
 {
     world_start_opts(w, NULL);
-}
-
-static void
-world_stop(struct world *w)
-{
-    ck_assert_int_eq(eu_it_server_stop(w->s), 0);
-    eu_it_server_free(w->s);
-    free(w->alice);
-    free(w->bob);
-    free(w->carol);
-    free(w->dave);
-    free(w->alice_id);
-    free(w->bob_id);
-    free(w->carol_id);
 }
 
 static char *
@@ -446,13 +424,14 @@ START_TEST(test_ws_update_notification_delete)
 {
     struct world w;
     world_start(&w);
-    post_path(&w, w.alice, NULL, 200, "/api/v1/accounts/%s/follow", w.bob_id);
-    int fd = ws_open(&w, w.alice);
+    post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/follow",
+              eu_it_id(&w, "bob"));
+    int fd = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fd, "public", w.carol);
+    settle(&w, fd, "public", eu_it_tok(&w, "carol"));
 
-    char *id = post(&w, w.bob, "hello streams");
+    char *id = post(&w, eu_it_tok(&w, "bob"), "hello streams");
     /* Once on each stream, rendered for alice. */
     long long end = eu_it_now_ms() + 10000;
     bool on_user = false, on_public = false;
@@ -478,7 +457,7 @@ START_TEST(test_ws_update_notification_delete)
     /* A mention: a notification on the user stream. */
     char text[128];
     snprintf(text, sizeof(text), "hey @alice");
-    char *mention = post(&w, w.bob, text);
+    char *mention = post(&w, eu_it_tok(&w, "bob"), text);
     json_t *m = ws_wait(fd, "notification", 10000);
     ck_assert_msg(m != NULL, "no notification");
     ck_assert_str_eq(stream0(m), "user");
@@ -489,7 +468,8 @@ START_TEST(test_ws_update_notification_delete)
     json_decref(m);
 
     /* A follow: a notification too. */
-    post_path(&w, w.carol, NULL, 200, "/api/v1/accounts/%s/follow", w.alice_id);
+    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/accounts/%s/follow",
+              eu_it_id(&w, "alice"));
     m = ws_wait(fd, "notification", 10000);
     ck_assert_msg(m != NULL, "no follow notification");
     note = payload(m);
@@ -499,8 +479,8 @@ START_TEST(test_ws_update_notification_delete)
 
     /* An edit: status.update with the new text. */
     struct eu_it_resp r = {0};
-    eu_it_callf(w.s, &r, HOST, "PUT", w.bob, "{\"status\":\"edited words\"}", "/api/v1/statuses/%s",
-                id);
+    eu_it_callf(w.s, &r, HOST, "PUT", eu_it_tok(&w, "bob"), "{\"status\":\"edited words\"}",
+                "/api/v1/statuses/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     m = ws_wait(fd, "status.update", 10000);
     ck_assert_msg(m != NULL, "no status.update");
@@ -512,7 +492,7 @@ START_TEST(test_ws_update_notification_delete)
     json_decref(m);
 
     /* A filter change: filters_changed on the user stream, no payload. */
-    eu_it_callf(w.s, &r, HOST, "POST", w.alice,
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"),
                 "{\"title\":\"f\",\"context\":[\"home\"],"
                 "\"keywords_attributes\":[{\"keyword\":\"zzz\"}]}",
                 "/api/v2/filters");
@@ -524,7 +504,7 @@ START_TEST(test_ws_update_notification_delete)
     json_decref(m);
 
     /* Deletion: the id string. */
-    eu_it_callf(w.s, &r, HOST, "DELETE", w.bob, NULL, "/api/v1/statuses/%s", id);
+    eu_it_callf(w.s, &r, HOST, "DELETE", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_resp_free(&r);
     m = ws_wait(fd, "delete", 10000);
@@ -535,7 +515,7 @@ START_TEST(test_ws_update_notification_delete)
     close(fd);
     free(id);
     free(mention);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -543,43 +523,46 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
 {
     struct world w;
     world_start(&w);
-    int fd = ws_open(&w, w.alice);
+    int fd = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public:local\"}");
-    settle(&w, fd, "public", w.bob);
+    settle(&w, fd, "public", eu_it_tok(&w, "bob"));
 
     /* Muted author: never. */
-    post_path(&w, w.alice, NULL, 200, "/api/v1/accounts/%s/mute", w.carol_id);
-    char *muted = post(&w, w.carol, "from a muted account");
-    char *after = post(&w, w.bob, "after the muted one");
+    post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/mute",
+              eu_it_id(&w, "carol"));
+    char *muted = post(&w, eu_it_tok(&w, "carol"), "from a muted account");
+    char *after = post(&w, eu_it_tok(&w, "bob"), "after the muted one");
     expect_update_not(fd, "public", after, muted);
     free(muted);
     free(after);
 
     /* Blocked author: never. */
-    post_path(&w, w.alice, NULL, 200, "/api/v1/accounts/%s/unmute", w.carol_id);
-    post_path(&w, w.alice, NULL, 200, "/api/v1/accounts/%s/block", w.carol_id);
-    char *blocked = post(&w, w.carol, "from a blocked account");
-    after = post(&w, w.bob, "after the blocked one");
+    post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/unmute",
+              eu_it_id(&w, "carol"));
+    post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/block",
+              eu_it_id(&w, "carol"));
+    char *blocked = post(&w, eu_it_tok(&w, "carol"), "from a blocked account");
+    after = post(&w, eu_it_tok(&w, "bob"), "after the blocked one");
     expect_update_not(fd, "public", after, blocked);
     free(blocked);
     free(after);
 
     /* A hide filter in the public context: never; a warn filter: flagged. */
     struct eu_it_resp r = {0};
-    eu_it_callf(w.s, &r, HOST, "POST", w.alice,
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"),
                 "{\"title\":\"no spoilers\",\"context\":[\"public\"],\"filter_action\":\"hide\","
                 "\"keywords_attributes\":[{\"keyword\":\"spoilerword\"}]}",
                 "/api/v2/filters");
     EU_IT_EXPECT_STATUS(&r, 200);
-    eu_it_callf(w.s, &r, HOST, "POST", w.alice,
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"),
                 "{\"title\":\"careful\",\"context\":[\"public\"],\"filter_action\":\"warn\","
                 "\"keywords_attributes\":[{\"keyword\":\"warnword\"}]}",
                 "/api/v2/filters");
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_resp_free(&r);
-    char *hidden = post(&w, w.bob, "the spoilerword is here");
-    char *warned = post(&w, w.bob, "a warnword here");
+    char *hidden = post(&w, eu_it_tok(&w, "bob"), "the spoilerword is here");
+    char *warned = post(&w, eu_it_tok(&w, "bob"), "a warnword here");
     long long end = eu_it_now_ms() + 10000;
     bool seen = false;
     while (!seen && eu_it_now_ms() < end) {
@@ -601,8 +584,8 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
     free(warned);
 
     /* The decoy tenant's statuses: never. */
-    char *decoy = post_on(&w, DECOY, w.dave, "from another tenant");
-    after = post(&w, w.bob, "after the decoy");
+    char *decoy = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "from another tenant");
+    after = post(&w, eu_it_tok(&w, "bob"), "after the decoy");
     expect_update_not(fd, "public", after, decoy);
     free(decoy);
     free(after);
@@ -610,8 +593,8 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
     /* Unsubscribed from public: only public:local's copy comes. */
     ws_send(fd, "{\"type\":\"unsubscribe\",\"stream\":\"public\"}");
     eu_it_sleep_ms(300);
-    char *one = post(&w, w.bob, "after unsubscribing");
-    char *two = post(&w, w.bob, "second after unsubscribing");
+    char *one = post(&w, eu_it_tok(&w, "bob"), "after unsubscribing");
+    char *two = post(&w, eu_it_tok(&w, "bob"), "second after unsubscribing");
     end = eu_it_now_ms() + 10000;
     bool got_two = false;
     while (!got_two && eu_it_now_ms() < end) {
@@ -646,7 +629,7 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
     ck_assert_msg(strstr(err, "Unknown stream type") != NULL, "refused with %s", err);
     free(err);
     close(fd);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -660,25 +643,28 @@ START_TEST(test_ws_list)
 {
     struct world w;
     world_start(&w);
-    post_path(&w, w.alice, NULL, 200, "/api/v1/accounts/%s/follow", w.bob_id);
+    post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/follow",
+              eu_it_id(&w, "bob"));
     struct eu_it_resp r = {0};
-    eu_it_callf(w.s, &r, HOST, "POST", w.alice, "{\"title\":\"friends\"}", "/api/v1/lists");
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), "{\"title\":\"friends\"}",
+                "/api/v1/lists");
     EU_IT_EXPECT_STATUS(&r, 200);
     char *list = strdup(eu_it_json_str(&r, "id"));
     char body[128];
-    snprintf(body, sizeof(body), "{\"account_ids\":[\"%s\"]}", w.bob_id);
-    eu_it_callf(w.s, &r, HOST, "POST", w.alice, body, "/api/v1/lists/%s/accounts", list);
+    snprintf(body, sizeof(body), "{\"account_ids\":[\"%s\"]}", eu_it_id(&w, "bob"));
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), body, "/api/v1/lists/%s/accounts",
+                list);
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_resp_free(&r);
 
     char sub[128];
     snprintf(sub, sizeof(sub), "{\"type\":\"subscribe\",\"stream\":\"list\",\"list\":\"%s\"}",
              list);
-    int fa = ws_open(&w, w.alice);
+    int fa = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(fa, sub);
     ws_send(fa, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fa, "public", w.carol);
-    int fc = ws_open(&w, w.carol);
+    settle(&w, fa, "public", eu_it_tok(&w, "carol"));
+    int fc = ws_open(&w, eu_it_tok(&w, "carol"));
     ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"list\"}");
     char *err = ws_recv(fc, 5000);
     ck_assert_msg(err && strstr(err, "Missing list"), "no error for a list stream without a list");
@@ -686,9 +672,9 @@ START_TEST(test_ws_list)
     json_t *m;
     ws_send(fc, sub);
     ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fc, "public", w.alice);
+    settle(&w, fc, "public", eu_it_tok(&w, "alice"));
 
-    char *id = post(&w, w.bob, "for my listeners");
+    char *id = post(&w, eu_it_tok(&w, "bob"), "for my listeners");
     expect_update(fa, "list", id);
     /* carol: bob's status on public, never on the list. */
     long long end = eu_it_now_ms() + 10000;
@@ -707,14 +693,14 @@ START_TEST(test_ws_list)
     ck_assert(on_public);
 
     /* Over SSE: without a list, 400. */
-    eu_it_callf(w.s, &r, HOST, "GET", w.alice, NULL, "/api/v1/streaming/list");
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/streaming/list");
     EU_IT_EXPECT_ERROR(&r, 400);
     eu_it_resp_free(&r);
     close(fa);
     close(fc);
     free(id);
     free(list);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -728,7 +714,7 @@ START_TEST(test_ws_hashtags)
 {
     struct world w;
     world_start(&w);
-    int fd = ws_open(&w, w.alice);
+    int fd = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"foo\"}");
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag:local\",\"tag\":\"foo\"}");
     /* Last: Redis takes one connection's SUBSCRIBEs in order, so once bar
@@ -736,15 +722,15 @@ START_TEST(test_ws_hashtags)
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"bar\"}");
     json_t *m = NULL;
     for (int i = 0; i < 50 && !m; i++) {
-        char *id = post(&w, w.bob, "settling #bar");
+        char *id = post(&w, eu_it_tok(&w, "bob"), "settling #bar");
         m = ws_wait(fd, "update", 400);
         free(id);
     }
     ck_assert_msg(m != NULL, "hashtag stream never came up");
     json_decref(m);
 
-    char *foo = post(&w, w.bob, "about #Foo");
-    char *bar = post(&w, w.bob, "about #bar");
+    char *foo = post(&w, eu_it_tok(&w, "bob"), "about #Foo");
+    char *bar = post(&w, eu_it_tok(&w, "bob"), "about #bar");
     bool foo_tag = false, foo_local = false, bar_tag = false;
     long long end = eu_it_now_ms() + 10000;
     while (!(foo_tag && foo_local && bar_tag) && eu_it_now_ms() < end) {
@@ -775,15 +761,17 @@ START_TEST(test_ws_hashtags)
     ck_assert_msg(err && strstr(err, "No tag for stream provided"), "no error for tag a:b");
     free(err);
     struct eu_it_resp r = {0};
-    eu_it_callf(w.s, &r, HOST, "GET", w.alice, NULL, "/api/v1/streaming/hashtag?tag=a:b");
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/streaming/hashtag?tag=a:b");
     EU_IT_EXPECT_ERROR(&r, 400);
-    eu_it_callf(w.s, &r, HOST, "GET", w.alice, NULL, "/api/v1/streaming/hashtag/local");
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/streaming/hashtag/local");
     EU_IT_EXPECT_ERROR(&r, 400);
     eu_it_resp_free(&r);
     free(foo);
     free(bar);
     close(fd);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -806,19 +794,21 @@ START_TEST(test_sse_and_health)
     /* No token: 401; an unknown stream: 400. */
     eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/api/v1/streaming/user");
     EU_IT_EXPECT_STATUS(&r, 401);
-    eu_it_callf(w.s, &r, HOST, "GET", w.alice, NULL, "/api/v1/streaming/nonsense");
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/streaming/nonsense");
     EU_IT_EXPECT_STATUS(&r, 400);
     eu_it_resp_free(&r);
 
     char path[512];
-    snprintf(path, sizeof(path), "/api/v1/streaming/public/local?access_token=%s", w.alice);
+    snprintf(path, sizeof(path), "/api/v1/streaming/public/local?access_token=%s",
+             eu_it_tok(&w, "alice"));
     int fd = sse_open(&w, path);
-    snprintf(path, sizeof(path), "/api/v1/streaming/user/notification?access_token=%s", w.alice);
+    snprintf(path, sizeof(path), "/api/v1/streaming/user/notification?access_token=%s",
+             eu_it_tok(&w, "alice"));
     int nfd = sse_open(&w, path);
     char *id = NULL, *data = NULL;
     for (int i = 0; i < 50 && !data; i++) {
         free(id);
-        id = post(&w, w.bob, "over SSE");
+        id = post(&w, eu_it_tok(&w, "bob"), "over SSE");
         data = sse_wait(fd, "update", 400);
     }
     ck_assert_ptr_nonnull(data);
@@ -830,7 +820,7 @@ START_TEST(test_sse_and_health)
     free(id);
 
     /* Notifications only on user/notification. */
-    char *mention = post(&w, w.bob, "@alice over SSE");
+    char *mention = post(&w, eu_it_tok(&w, "bob"), "@alice over SSE");
     data = sse_wait(nfd, "notification", 10000);
     ck_assert_ptr_nonnull(data);
     st = json_loads(data, 0, NULL);
@@ -840,8 +830,8 @@ START_TEST(test_sse_and_health)
     free(mention);
 
     /* Deletion reaches SSE as the id. */
-    char *gone = post(&w, w.bob, "to be deleted");
-    eu_it_callf(w.s, &r, HOST, "DELETE", w.bob, NULL, "/api/v1/statuses/%s", gone);
+    char *gone = post(&w, eu_it_tok(&w, "bob"), "to be deleted");
+    eu_it_callf(w.s, &r, HOST, "DELETE", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", gone);
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_resp_free(&r);
     data = sse_wait(fd, "delete", 10000);
@@ -851,7 +841,7 @@ START_TEST(test_sse_and_health)
     free(gone);
     close(fd);
     close(nfd);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -897,11 +887,12 @@ START_TEST(test_slow_client_dropped)
     struct world w;
     world_start_opts(&w, "[limits]\nstream_max_output_bytes = 16384\napi_requests_per_5min = 0\n");
     /* A fast reader proves events flow; the slow one never reads. */
-    int fast = ws_open(&w, w.alice);
+    int fast = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(fast, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fast, "public", w.bob);
+    settle(&w, fast, "public", eu_it_tok(&w, "bob"));
     char head[2048];
-    int slow = ws_open_ex(&w, HOST, w.carol, "?stream=public", 2048, head, sizeof(head));
+    int slow =
+        ws_open_ex(&w, HOST, eu_it_tok(&w, "carol"), "?stream=public", 2048, head, sizeof(head));
     long before = rss_kib(w.s->pid);
     char text[480];
     memset(text, 'x', sizeof(text) - 1);
@@ -911,7 +902,7 @@ START_TEST(test_slow_client_dropped)
      * 16 KiB bound. */
     bool dropped = false;
     for (int i = 0; i < 1500 && !dropped; i++) {
-        free(post(&w, w.bob, text));
+        free(post(&w, eu_it_tok(&w, "bob"), text));
         json_decref(ws_wait(fast, "update", 2000));
         if (i % 10 == 9)
             dropped = log_has(w.s, "closing a stream: over");
@@ -934,12 +925,12 @@ START_TEST(test_slow_client_dropped)
     long after = rss_kib(w.s->pid);
     ck_assert_msg(after - before < 64 * 1024, "RSS grew from %ld to %ld KiB", before, after);
     /* The fast reader still gets events. */
-    char *id = post(&w, w.bob, "still flowing");
+    char *id = post(&w, eu_it_tok(&w, "bob"), "still flowing");
     expect_update(fast, "public", id);
     free(id);
     close(slow);
     close(fast);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -947,20 +938,20 @@ START_TEST(test_redis_restart_resubscribes)
 {
     struct world w;
     world_start(&w);
-    int fd = ws_open(&w, w.alice);
+    int fd = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fd, "public", w.bob);
+    settle(&w, fd, "public", eu_it_tok(&w, "bob"));
     eu_it_sh("EUNHA_TEST_REDIS_STOP");
     eu_it_sleep_ms(500);
     eu_it_sh("EUNHA_TEST_REDIS_START");
     /* Reconnection takes the backoff; the live mark is set again by the
      * hub's refresh or the next connection, so a fresh one is opened too. */
-    int fd2 = ws_open(&w, w.carol);
+    int fd2 = ws_open(&w, eu_it_tok(&w, "carol"));
     ws_send(fd2, "{\"type\":\"subscribe\",\"stream\":\"public:local\"}");
-    settle(&w, fd, "public", w.bob);
+    settle(&w, fd, "public", eu_it_tok(&w, "bob"));
     close(fd2);
     close(fd);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -968,15 +959,16 @@ START_TEST(test_sigterm_with_open_streams)
 {
     struct world w;
     world_start(&w);
-    int fd = ws_open(&w, w.alice);
+    int fd = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fd, "public", w.bob);
+    settle(&w, fd, "public", eu_it_tok(&w, "bob"));
     char path[512];
-    snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s", w.alice);
+    snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s",
+             eu_it_tok(&w, "alice"));
     int sse = sse_open(&w, path);
     long long t0 = eu_it_now_ms();
     /* world_stop() sends SIGTERM and asserts a clean exit. */
-    world_stop(&w);
+    eu_it_world_stop(&w);
     ck_assert_msg(eu_it_now_ms() - t0 < 5000, "shutdown waited on open streams");
     close(fd);
     close(sse);
@@ -1090,33 +1082,36 @@ START_TEST(test_direct_conversation_delete)
 {
     struct world w;
     world_start(&w);
-    post_path(&w, w.bob, NULL, 200, "/api/v1/accounts/%s/follow", w.alice_id);
-    post_path(&w, w.carol, NULL, 200, "/api/v1/accounts/%s/follow", w.alice_id);
+    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/follow",
+              eu_it_id(&w, "alice"));
+    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/accounts/%s/follow",
+              eu_it_id(&w, "alice"));
     char head[2048];
     /* The query's stream first, then the user stream: Redis takes one
      * connection's SUBSCRIBEs in order, so once user is live direct is. */
-    int fb = ws_open_ex(&w, HOST, w.bob, "?stream=direct", 0, head, sizeof(head));
+    int fb = ws_open_ex(&w, HOST, eu_it_tok(&w, "bob"), "?stream=direct", 0, head, sizeof(head));
     ws_send(fb, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, fb, "user", w.bob);
-    int fc = ws_open(&w, w.carol);
+    settle(&w, fb, "user", eu_it_tok(&w, "bob"));
+    int fc = ws_open(&w, eu_it_tok(&w, "carol"));
     ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"direct\"}");
     ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, fc, "user", w.carol);
-    int fd = ws_open_ex(&w, DECOY, w.dave, "?stream=direct", 0, head, sizeof(head));
+    settle(&w, fc, "user", eu_it_tok(&w, "carol"));
+    int fd = ws_open_ex(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=direct", 0, head, sizeof(head));
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
     char path[512];
-    snprintf(path, sizeof(path), "/api/v1/streaming/direct?access_token=%s", w.alice);
+    snprintf(path, sizeof(path), "/api/v1/streaming/direct?access_token=%s",
+             eu_it_tok(&w, "alice"));
     int fa = sse_open(&w, path);
     /* alice's SSE stream is live once one of her messages comes back. */
     char *data = NULL;
     for (int i = 0; i < 50 && !data; i++) {
-        free(post_direct(&w, w.alice, "@bob settling"));
+        free(post_direct(&w, eu_it_tok(&w, "alice"), "@bob settling"));
         data = sse_wait(fa, "conversation", 400);
     }
     ck_assert_msg(data != NULL, "alice's direct stream never came up");
     free(data);
 
-    char *dm = post_direct(&w, w.alice, "@bob a secret");
+    char *dm = post_direct(&w, eu_it_tok(&w, "alice"), "@bob a secret");
     /* bob: the conversation as GET /api/v1/conversations renders it, and
      * the status on his user stream, as Mastodon's home fan-out sends it
      * (in either order). */
@@ -1145,11 +1140,11 @@ START_TEST(test_direct_conversation_delete)
         json_decref(m);
     }
     ck_assert_msg(c && updated, "conversation %d, update %d", c != NULL, updated);
-    json_t *rest = first_conversation(&w, w.bob);
+    json_t *rest = first_conversation(&w, eu_it_tok(&w, "bob"));
     assert_same_json(c, rest);
     ck_assert(json_is_true(json_object_get(c, "unread")));
     ck_assert_int_eq(json_array_size(json_object_get(c, "accounts")), 1);
-    ck_assert_str_eq(json_string_value(eu_it_jpath(c, "accounts.0.id")), w.alice_id);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(c, "accounts.0.id")), eu_it_id(&w, "alice"));
     ck_assert_str_eq(json_string_value(eu_it_jpath(c, "last_status.visibility")), "direct");
     ck_assert_ptr_nonnull(
         strstr(json_string_value(eu_it_jpath(c, "last_status.content")), "a secret"));
@@ -1170,22 +1165,22 @@ START_TEST(test_direct_conversation_delete)
             json_decref(j);
     }
     ck_assert_ptr_nonnull(c);
-    rest = first_conversation(&w, w.alice);
+    rest = first_conversation(&w, eu_it_tok(&w, "alice"));
     assert_same_json(c, rest);
     ck_assert(json_is_false(json_object_get(c, "unread")));
-    ck_assert_str_eq(json_string_value(eu_it_jpath(c, "accounts.0.id")), w.bob_id);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(c, "accounts.0.id")), eu_it_id(&w, "bob"));
     json_decref(c);
     json_decref(rest);
 
     /* carol follows alice but is not in it: nothing of it, then alice's
      * next public status. */
-    char *after = post(&w, w.alice, "after the secret");
+    char *after = post(&w, eu_it_tok(&w, "alice"), "after the secret");
     expect_quiet_until(fc, "user", after, dm);
     free(after);
     /* dave, on the other tenant: nothing before his own status. */
     bool ok = false;
     for (int i = 0; i < 50 && !ok; i++) {
-        char *mine = post_on(&w, DECOY, w.dave, "dave's own");
+        char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
         json_t *m = NULL;
         while ((m = ws_wait(fd, "update", 400))) {
             json_t *st = payload(m);
@@ -1198,15 +1193,15 @@ START_TEST(test_direct_conversation_delete)
         free(mine);
     }
     ck_assert_msg(ok, "dave's user stream never came up");
-    char *dm2 = post_direct(&w, w.alice, "@bob another secret");
+    char *dm2 = post_direct(&w, eu_it_tok(&w, "alice"), "@bob another secret");
     json_decref(expect_conversation(fb, dm2, NULL));
-    char *mine = post_on(&w, DECOY, w.dave, "dave's second");
+    char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave's second");
     expect_quiet_until(fd, "user", mine, dm2);
     free(mine);
 
     /* Deleted: "delete" with the id on bob's direct stream and alice's. */
     struct eu_it_resp r = {0};
-    eu_it_callf(w.s, &r, HOST, "DELETE", w.alice, NULL, "/api/v1/statuses/%s", dm);
+    eu_it_callf(w.s, &r, HOST, "DELETE", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s", dm);
     EU_IT_EXPECT_STATUS(&r, 200);
     end = eu_it_now_ms() + 10000;
     bool on_direct = false;
@@ -1223,7 +1218,7 @@ START_TEST(test_direct_conversation_delete)
     ck_assert_str_eq(data, dm);
     free(data);
     /* carol: no delete of it either, before alice's next status. */
-    after = post(&w, w.alice, "after the delete");
+    after = post(&w, eu_it_tok(&w, "alice"), "after the delete");
     for (;;) {
         char *text = ws_recv(fc, 10000);
         ck_assert_msg(text != NULL, "no update of %s", after);
@@ -1274,7 +1269,7 @@ START_TEST(test_direct_conversation_delete)
     close(fb);
     close(fc);
     close(fd);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -1323,21 +1318,24 @@ START_TEST(test_direct_mutes_blocks_federation)
     struct world w;
     world_start(&w);
     char head[2048];
-    int fb = ws_open_ex(&w, HOST, w.bob, "?stream=direct", 0, head, sizeof(head));
+    int fb = ws_open_ex(&w, HOST, eu_it_tok(&w, "bob"), "?stream=direct", 0, head, sizeof(head));
     ws_send(fb, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, fb, "user", w.bob);
+    settle(&w, fb, "user", eu_it_tok(&w, "bob"));
 
-    post_path(&w, w.bob, NULL, 200, "/api/v1/accounts/%s/mute", w.carol_id);
-    char *muted = post_direct(&w, w.carol, "@bob from a muted account");
-    char *ok = post_direct(&w, w.alice, "@bob after the muted one");
+    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/mute",
+              eu_it_id(&w, "carol"));
+    char *muted = post_direct(&w, eu_it_tok(&w, "carol"), "@bob from a muted account");
+    char *ok = post_direct(&w, eu_it_tok(&w, "alice"), "@bob after the muted one");
     json_decref(expect_conversation(fb, ok, muted));
     free(muted);
     free(ok);
 
-    post_path(&w, w.bob, NULL, 200, "/api/v1/accounts/%s/unmute", w.carol_id);
-    post_path(&w, w.bob, NULL, 200, "/api/v1/accounts/%s/block", w.carol_id);
-    char *blocked = post_direct(&w, w.carol, "@bob from a blocked account");
-    ok = post_direct(&w, w.alice, "@bob after the blocked one");
+    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/unmute",
+              eu_it_id(&w, "carol"));
+    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/block",
+              eu_it_id(&w, "carol"));
+    char *blocked = post_direct(&w, eu_it_tok(&w, "carol"), "@bob from a blocked account");
+    ok = post_direct(&w, eu_it_tok(&w, "alice"), "@bob after the blocked one");
     json_decref(expect_conversation(fb, ok, blocked));
     free(blocked);
     free(ok);
@@ -1360,7 +1358,7 @@ START_TEST(test_direct_mutes_blocks_federation)
     ck_assert_str_eq(json_string_value(eu_it_jpath(c, "accounts.0.id")), rob);
     ck_assert_str_eq(json_string_value(eu_it_jpath(c, "last_status.visibility")), "direct");
     ck_assert(json_is_true(json_object_get(c, "unread")));
-    json_t *rest = first_conversation(&w, w.bob);
+    json_t *rest = first_conversation(&w, eu_it_tok(&w, "bob"));
     assert_same_json(c, rest);
     json_decref(c);
     json_decref(rest);
@@ -1383,7 +1381,7 @@ START_TEST(test_direct_mutes_blocks_federation)
     free(db);
     free(tid);
     close(fb);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -1507,21 +1505,21 @@ START_TEST(test_revoked_token_closes_streams)
     snprintf(path, sizeof(path), "/api/v1/streaming/user?access_token=%s", tok);
     int sse = sse_open(&w, path);
     /* The same account's other token keeps its stream. */
-    int other = ws_open(&w, w.alice);
+    int other = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(other, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, other, "user", w.alice);
+    settle(&w, other, "user", eu_it_tok(&w, "alice"));
 
     revoke_token(&w, &a, tok);
     ck_assert_int_eq(ws_wait_close(ws, 15000), 1008);
     ck_assert_msg(wait_eof(sse, 15000), "the SSE stream of a revoked token stayed open");
-    char *id = post(&w, w.alice, "after the revocation");
+    char *id = post(&w, eu_it_tok(&w, "alice"), "after the revocation");
     expect_update(other, "user", id);
     free(id);
     close(ws);
     close(sse);
     close(other);
     free(tok);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -1550,7 +1548,7 @@ START_TEST(test_revoked_in_another_process)
     ck_assert_int_eq(eu_it_server_stop(w2.s), 0);
     w2.s->keep_databases = true; /* the first server's */
     eu_it_server_free(w2.s);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -1558,24 +1556,26 @@ START_TEST(test_suspensions_close_streams)
 {
     struct world w;
     world_start(&w);
-    int b = ws_open(&w, w.bob);
+    int b = ws_open(&w, eu_it_tok(&w, "bob"));
     ws_send(b, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, b, "user", w.bob);
-    int a = ws_open(&w, w.alice);
+    settle(&w, b, "user", eu_it_tok(&w, "bob"));
+    int a = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(a, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, a, "public", w.alice);
+    settle(&w, a, "public", eu_it_tok(&w, "alice"));
     char path[512];
-    snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s", w.carol);
+    snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s",
+             eu_it_tok(&w, "carol"));
     int sse = sse_open(&w, path);
 
     /* An account's suspension ends its streams and no one else's. */
     struct eu_it_resp r = {0};
-    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/suspend", HOST, w.bob_id);
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/suspend", HOST,
+             eu_it_id(&w, "bob"));
     eu_it_admin(w.s, "POST", path, NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_resp_free(&r);
     ck_assert_int_eq(ws_wait_close(b, 15000), 1008);
-    char *id = post(&w, w.carol, "after bob");
+    char *id = post(&w, eu_it_tok(&w, "carol"), "after bob");
     expect_update(a, "public", id);
     free(id);
 
@@ -1586,7 +1586,7 @@ START_TEST(test_suspensions_close_streams)
     close(a);
     close(b);
     close(sse);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -1594,7 +1594,7 @@ START_TEST(test_ws_message_too_big)
 {
     struct world w;
     world_start(&w);
-    int fd = ws_open(&w, w.alice);
+    int fd = ws_open(&w, eu_it_tok(&w, "alice"));
     /* A text frame announcing 1 GiB, and its first kilobyte: refused on
      * its header, not buffered. */
     unsigned char buf[14 + 1024] = {0x81, 0x80 | 127, 0, 0, 0, 0, 0x40, 0, 0, 0, 1, 2, 3, 4};
@@ -1603,11 +1603,11 @@ START_TEST(test_ws_message_too_big)
     ck_assert_int_eq(ws_wait_close(fd, 15000), 1009);
     close(fd);
     /* Commands of an ordinary size still work. */
-    int ok = ws_open(&w, w.alice);
+    int ok = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(ok, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, ok, "public", w.bob);
+    settle(&w, ok, "public", eu_it_tok(&w, "bob"));
     close(ok);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -1627,9 +1627,9 @@ START_TEST(test_streams_count_against_caps)
 {
     struct world w;
     world_start_opts(&w, "[limits]\nmax_connections_per_ip = 3\nmax_streams_per_tenant = 2\n");
-    int s1 = ws_open(&w, w.alice);
+    int s1 = ws_open(&w, eu_it_tok(&w, "alice"));
     char path[512];
-    snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s", w.bob);
+    snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s", eu_it_tok(&w, "bob"));
     int s2 = sse_open(&w, path);
     /* The tenant's budget is spent; the decoy tenant has its own. */
     int fd = tcp_connect(w.s->public_port, 0);
@@ -1646,7 +1646,7 @@ START_TEST(test_streams_count_against_caps)
         st = health_status(&w);
     }
     ck_assert_int_eq(st, 200);
-    int s3 = ws_open_ex(&w, DECOY, w.dave, NULL, 0, head, sizeof(head));
+    int s3 = ws_open_ex(&w, DECOY, eu_it_tok(&w, "dave"), NULL, 0, head, sizeof(head));
     /* Three streams from this address: the cap of 3 is reached. */
     ck_assert_int_eq(health_status(&w), 503);
     close(s3);
@@ -1658,7 +1658,7 @@ START_TEST(test_streams_count_against_caps)
     ck_assert_int_eq(st, 200);
     close(s1);
     close(s2);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -1668,7 +1668,7 @@ START_TEST(test_no_silent_drops)
      * listener must still come. */
     struct world w;
     world_start_opts(&w, "[limits]\nstream_max_renders = 1\napi_requests_per_5min = 0\n");
-    const char *toks[] = {w.alice, w.bob, w.carol};
+    const char *toks[] = {eu_it_tok(&w, "alice"), eu_it_tok(&w, "bob"), eu_it_tok(&w, "carol")};
     int fds[3];
     /* All three subscribe before any settles: a status posted to settle
      * one is then also the proof for the others, and few renders queue. */
@@ -1677,10 +1677,10 @@ START_TEST(test_no_silent_drops)
         ws_send(fds[i], "{\"type\":\"subscribe\",\"stream\":\"public\"}");
     }
     for (int i = 0; i < 3; i++)
-        settle(&w, fds[i], "public", w.bob);
+        settle(&w, fds[i], "public", eu_it_tok(&w, "bob"));
     char *ids[6];
     for (int i = 0; i < 6; i++)
-        ids[i] = post(&w, w.bob, "one of six");
+        ids[i] = post(&w, eu_it_tok(&w, "bob"), "one of six");
     /* In any order: two statuses posted one after the other are published
      * by two asynchronous lookups, and the second may reach the channel
      * first. What may not happen is that one never comes. */
@@ -1708,7 +1708,7 @@ START_TEST(test_no_silent_drops)
         free(ids[i]);
     for (int i = 0; i < 3; i++)
         close(fds[i]);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 
@@ -1730,9 +1730,9 @@ START_TEST(test_redis_restart_no_deaf_window)
 {
     struct world w;
     world_start(&w);
-    int fd = ws_open(&w, w.alice);
+    int fd = ws_open(&w, eu_it_tok(&w, "alice"));
     ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fd, "public", w.bob);
+    settle(&w, fd, "public", eu_it_tok(&w, "bob"));
     int subs = log_count(w.s, "redis connected (subscriber)");
     int cmds = log_count(w.s, "redis connected (commands)");
     /* A Redis that comes back without its data (no persistence): the
@@ -1754,7 +1754,7 @@ START_TEST(test_redis_restart_no_deaf_window)
            eu_it_now_ms() < end)
         eu_it_sleep_ms(50);
     ck_assert_msg(eu_it_now_ms() < end, "redis never came back");
-    char *id = post(&w, w.bob, "right after the restart");
+    char *id = post(&w, eu_it_tok(&w, "bob"), "right after the restart");
     json_t *m = ws_wait(fd, "update", 10000);
     if (!m)
         eu_it_server_print_log(w.s);
@@ -1765,7 +1765,7 @@ START_TEST(test_redis_restart_no_deaf_window)
     json_decref(m);
     free(id);
     close(fd);
-    world_stop(&w);
+    eu_it_world_stop(&w);
 }
 END_TEST
 

@@ -23,7 +23,10 @@
 
 #define TIMEOUT 240
 
-struct world {
+/* One tenant of the server and the users populate() gives it: a test moves
+ * or exports tenants, so it holds two of these on one server rather than a
+ * world (world.h) with one tenant under test. */
+struct population {
     struct eu_it_server *s;
     const char *host;
     char *alice, *bob, *carol; /* tokens */
@@ -33,8 +36,8 @@ struct world {
 /* Sends a request to w's tenant and asserts the status; returns the body
  * (caller frees). */
 static char *
-call(struct world *w, const char *method, const char *path, const char *token, const char *body,
-     long want)
+call(struct population *w, const char *method, const char *path, const char *token,
+     const char *body, long want)
 {
     struct eu_it_resp r = {0};
     ck_assert_int_eq(eu_it_http(&r, method, w->s->public_port, w->host, path, token, body), 0);
@@ -46,7 +49,8 @@ call(struct world *w, const char *method, const char *path, const char *token, c
 }
 
 static char *
-call_id(struct world *w, const char *method, const char *path, const char *token, const char *body)
+call_id(struct population *w, const char *method, const char *path, const char *token,
+        const char *body)
 {
     char *text = call(w, method, path, token, body, 200);
     json_t *j = json_loads(text, 0, NULL);
@@ -59,24 +63,19 @@ call_id(struct world *w, const char *method, const char *path, const char *token
 }
 
 static void
-expect(struct world *w, const char *method, const char *path, const char *token, const char *body,
-       long want)
+expect(struct population *w, const char *method, const char *path, const char *token,
+       const char *body, long want)
 {
     free(call(w, method, path, token, body, want));
 }
 
 static void
-populate(struct world *w)
+populate(struct population *w)
 {
     char body[512], path[256];
-    eu_it_account_create(w->s, w->host, "alice");
-    eu_it_account_create(w->s, w->host, "bob");
-    eu_it_account_create(w->s, w->host, "carol");
-    w->alice = eu_it_user_token(w->s, w->host, "alice", "read write follow");
-    w->bob = eu_it_user_token(w->s, w->host, "bob", "read write follow");
-    w->carol = eu_it_user_token(w->s, w->host, "carol", "read write follow");
-    w->alice_id = eu_it_account_id(w->s, w->host, "alice");
-    w->bob_id = eu_it_account_id(w->s, w->host, "bob");
+    w->alice = eu_it_user_new(w->s, w->host, "alice", "read write follow", &w->alice_id);
+    w->bob = eu_it_user_new(w->s, w->host, "bob", "read write follow", &w->bob_id);
+    w->carol = eu_it_user_new(w->s, w->host, "carol", "read write follow", NULL);
 
     snprintf(path, sizeof(path), "/api/v1/accounts/%s/follow", w->bob_id);
     expect(w, "POST", path, w->alice, NULL, 200);
@@ -114,7 +113,7 @@ populate(struct world *w)
 }
 
 static void
-world_free(struct world *w)
+population_free(struct population *w)
 {
     free(w->alice);
     free(w->bob);
@@ -127,7 +126,7 @@ world_free(struct world *w)
 
 /* The answers w's users get, in a fixed order; the caller frees each. */
 static void
-views(struct world *w, char *out[NVIEWS])
+views(struct population *w, char *out[NVIEWS])
 {
     char statuses[128];
     snprintf(statuses, sizeof(statuses), "/api/v1/accounts/%s/statuses", w->alice_id);
@@ -232,7 +231,7 @@ move(struct eu_it_server *s, const char *domain, const char *placement, struct e
  * nothing left behind; the neighbour in the pooled placement is untouched. */
 START_TEST(test_move)
 {
-    struct world w = {.host = "m.example"}, n = {.host = "n.example"};
+    struct population w = {.host = "m.example"}, n = {.host = "n.example"};
     struct eu_it_resp r = {0};
     w.s = n.s = eu_it_server_start(NULL);
     json_decref(eu_it_tenant_create(w.s, w.host, "Moving"));
@@ -314,8 +313,8 @@ START_TEST(test_move)
     free(nid);
     free(id);
     free(main_db);
-    world_free(&w);
-    world_free(&n);
+    population_free(&w);
+    population_free(&n);
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(w.s), 0);
     eu_it_server_free(w.s);
@@ -326,7 +325,7 @@ END_TEST
 
 START_TEST(test_export_import)
 {
-    struct world w = {.host = "src.example"};
+    struct population w = {.host = "src.example"};
     struct eu_it_resp r = {0};
     char want[400];
     w.s = eu_it_server_start(NULL);
@@ -379,7 +378,7 @@ START_TEST(test_export_import)
     ck_assert_msg(strcmp(rows, copied) == 0, "the copy differs:\n%s\n->\n%s", rows, copied);
 
     /* Same content and tokens under the new domain; the original goes on. */
-    struct world c = w;
+    struct population c = w;
     c.host = "copy.example";
     views(&c, after);
     views_expect_same(before, after, "src.example", "copy.example");
@@ -413,7 +412,7 @@ START_TEST(test_export_import)
     free(rows);
     free(id);
     free(db);
-    world_free(&w);
+    population_free(&w);
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(w.s), 0);
     eu_it_server_free(w.s);

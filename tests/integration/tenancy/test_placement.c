@@ -151,7 +151,10 @@ END_TEST
 static const char *const hosts[NT] = {"a.example", "b.example", "c.example"};
 static const char *const marks[NT] = {"subjectmark", "decoybmark", "decoycmark"};
 
-struct world {
+/* NT identical tenants in one placement, each with the same users and
+ * posts: not a world (world.h) with one tenant under test and a decoy, but
+ * tenant 0 under test and every other one a decoy. */
+struct placement {
     struct eu_it_server *s;
     char *db;
     char *tid[NT];
@@ -167,7 +170,7 @@ struct world {
 };
 
 static void
-ban(struct world *w, const char *s)
+ban(struct placement *w, const char *s)
 {
     ck_assert_int_lt(w->nbanned, 64);
     w->banned[w->nbanned++] = strdup(s);
@@ -176,7 +179,7 @@ ban(struct world *w, const char *s)
 /* Sends a request and asserts the status; returns the parsed body (caller
  * frees) and, for tenant 0, checks that no decoy id or text is in it. */
 static json_t *
-call(struct world *w, int ti, const char *method, const char *path, const char *token,
+call(struct placement *w, int ti, const char *method, const char *path, const char *token,
      const char *body, long want)
 {
     struct eu_it_resp r = {0};
@@ -194,7 +197,7 @@ call(struct world *w, int ti, const char *method, const char *path, const char *
 }
 
 static char *
-call_id(struct world *w, int ti, const char *method, const char *path, const char *token,
+call_id(struct placement *w, int ti, const char *method, const char *path, const char *token,
         const char *body, long want)
 {
     json_t *j = call(w, ti, method, path, token, body, want);
@@ -206,7 +209,7 @@ call_id(struct world *w, int ti, const char *method, const char *path, const cha
 }
 
 static void
-expect(struct world *w, int ti, const char *method, const char *path, const char *token,
+expect(struct placement *w, int ti, const char *method, const char *path, const char *token,
        const char *body, long want)
 {
     json_decref(call(w, ti, method, path, token, body, want));
@@ -215,18 +218,13 @@ expect(struct world *w, int ti, const char *method, const char *path, const char
 /* The same small instance in each tenant: three users who follow, post,
  * reply, favourite, list and filter. */
 static void
-populate(struct world *w, int ti)
+populate(struct placement *w, int ti)
 {
     char body[512], path[256];
     const char *h = hosts[ti];
-    eu_it_account_create(w->s, h, "alice");
-    eu_it_account_create(w->s, h, "bob");
-    eu_it_account_create(w->s, h, "carol");
-    w->alice[ti] = eu_it_user_token(w->s, h, "alice", "read write follow");
-    w->bob[ti] = eu_it_user_token(w->s, h, "bob", "read write follow");
-    w->carol[ti] = eu_it_user_token(w->s, h, "carol", "read write follow");
-    w->alice_id[ti] = eu_it_account_id(w->s, h, "alice");
-    w->bob_id[ti] = eu_it_account_id(w->s, h, "bob");
+    w->alice[ti] = eu_it_user_new(w->s, h, "alice", "read write follow", &w->alice_id[ti]);
+    w->bob[ti] = eu_it_user_new(w->s, h, "bob", "read write follow", &w->bob_id[ti]);
+    w->carol[ti] = eu_it_user_new(w->s, h, "carol", "read write follow", NULL);
     w->tid[ti] = eu_it_tenant_id(w->s, h);
 
     snprintf(path, sizeof(path), "/api/v1/accounts/%s/follow", w->bob_id[ti]);
@@ -268,7 +266,7 @@ populate(struct world *w, int ti)
 
 /* Rows per table of tenant ti, as one string "table=n,...". Caller frees. */
 static char *
-rows_of(struct world *w, int ti)
+rows_of(struct placement *w, int ti)
 {
     char sql[1024];
     snprintf(sql, sizeof(sql),
@@ -283,7 +281,7 @@ rows_of(struct world *w, int ti)
 
 /* Reads as tenant 0: every list and lookup its users have. */
 static void
-read_everything(struct world *w)
+read_everything(struct placement *w)
 {
     static const char *const paths[] = {
         "/api/v1/accounts/verify_credentials",
@@ -364,7 +362,7 @@ read_everything(struct world *w)
 
 /* Tenant 0's users name a decoy's ids: each is unknown here. */
 static void
-reach_for_decoys(struct world *w)
+reach_for_decoys(struct placement *w)
 {
     char path[256], body[256];
     for (int ti = 1; ti < NT; ti++) {
@@ -400,7 +398,7 @@ reach_for_decoys(struct world *w)
 
 /* Writes as tenant 0 that touch the same usernames the decoys have. */
 static void
-write_things(struct world *w)
+write_things(struct placement *w)
 {
     char path[256], body[256];
     snprintf(body, sizeof(body), "{\"status\":\"%s again @bob @carol #shared\"}", marks[0]);
@@ -427,7 +425,7 @@ write_things(struct world *w)
 
 START_TEST(test_decoys)
 {
-    struct world w = {0};
+    struct placement w = {0};
     w.s = eu_it_server_start(NULL);
     for (int ti = 0; ti < NT; ti++)
         json_decref(eu_it_tenant_create(w.s, hosts[ti], hosts[ti]));
