@@ -147,8 +147,8 @@ env_start_toml(struct env *e, const char *toml)
     e->s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(e->s, "a.test", "A"));
     json_decref(eu_it_tenant_create(e->s, "d.test", "Decoy"));
-    eu_it_account_create(e->s, "a.test", "alice");
-    eu_it_account_create(e->s, "d.test", "alice");
+    free(eu_it_account_seed(e->s, "a.test", "alice"));
+    free(eu_it_account_seed(e->s, "d.test", "alice"));
     e->db = eu_it_tenant_database(e->s, "a.test");
     char *ddb = eu_it_tenant_database(e->s, "d.test");
     ck_assert_str_eq(e->db, ddb); /* the decoy shares the database */
@@ -562,7 +562,7 @@ START_TEST(test_inbox_host_cap_process)
                                  "inbox_max_queued_per_host_process = 12\n"
                                  "[workers]\nqueue_idle_poll_seconds = 1\n");
     json_decref(eu_it_tenant_create(e.s, "b.test", "B"));
-    eu_it_account_create(e.s, "b.test", "alice");
+    free(eu_it_account_seed(e.s, "b.test", "alice"));
     char *bdb = eu_it_tenant_database(e.s, "b.test");
     char *btid = eu_it_tenant_id(e.s, "b.test");
     install_job_delay(e.db);

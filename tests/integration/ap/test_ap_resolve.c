@@ -23,9 +23,9 @@ START_TEST(test_tenants_resolve_each_other)
     json_decref(eu_it_tenant_create(s, "a.test", "A"));
     json_decref(eu_it_tenant_create(s, "b.test", "B"));
     json_decref(eu_it_tenant_create(s, "d.test", "Decoy"));
-    eu_it_account_create(s, "a.test", "alice");
-    eu_it_account_create(s, "b.test", "bob");
-    eu_it_account_create(s, "d.test", "dora");
+    free(eu_it_account_seed(s, "a.test", "alice"));
+    free(eu_it_account_seed(s, "b.test", "bob"));
+    free(eu_it_account_seed(s, "d.test", "dora"));
     char *token = eu_it_user_token(s, "a.test", "alice", "read write");
     char *db = eu_it_tenant_database(s, "a.test");
     char *a_id = eu_it_tenant_id(s, "a.test");
@@ -104,7 +104,7 @@ START_TEST(test_resolve_is_cached)
     struct eu_it_opts o = {.extra_toml = PEER_TOML};
     struct eu_it_server *s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(s, "a.test", "A"));
-    eu_it_account_create(s, "a.test", "alice");
+    free(eu_it_account_seed(s, "a.test", "alice"));
     char *token = eu_it_user_token(s, "a.test", "alice", "read");
     struct peer *p = peer_start();
     struct eu_it_resp r = {0};

@@ -86,8 +86,8 @@ START_TEST(test_two_processes_federate)
 
     json_decref(eu_it_tenant_create(sa, "a.test", "A"));
     json_decref(eu_it_tenant_create(sb, "b.test", "B"));
-    eu_it_account_create(sa, "a.test", "alice");
-    eu_it_account_create(sb, "b.test", "bob");
+    free(eu_it_account_seed(sa, "a.test", "alice"));
+    free(eu_it_account_seed(sb, "b.test", "bob"));
     char *alice = eu_it_user_token(sa, "a.test", "alice", "read write follow");
     char *bob = eu_it_user_token(sb, "b.test", "bob", "read write follow");
     char *bob_id = eu_it_account_id(sb, "b.test", "bob");

@@ -205,8 +205,8 @@ START_TEST(test_store_remote_actor_and_notes)
     struct eu_it_server *s = eu_it_server_start(NULL);
     json_decref(eu_it_tenant_create(s, "a.example", "A"));
     json_decref(eu_it_tenant_create(s, "decoy.example", "Decoy"));
-    eu_it_account_create(s, "a.example", "carol");
-    eu_it_account_create(s, "decoy.example", "carol");
+    free(eu_it_account_seed(s, "a.example", "carol"));
+    free(eu_it_account_seed(s, "decoy.example", "carol"));
     char *tid = eu_it_tenant_id(s, "a.example"), *decoy = eu_it_tenant_id(s, "decoy.example");
     char *db = eu_it_tenant_database(s, "a.example");
     char *db2 = eu_it_tenant_database(s, "decoy.example");

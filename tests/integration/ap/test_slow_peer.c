@@ -265,8 +265,8 @@ START_TEST(test_slow_object_host_holds_nothing)
     struct eu_it_server *s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(s, "a.test", "A"));
     json_decref(eu_it_tenant_create(s, "b.test", "B"));
-    eu_it_account_create(s, "a.test", "alice");
-    eu_it_account_create(s, "b.test", "alice");
+    free(eu_it_account_seed(s, "a.test", "alice"));
+    free(eu_it_account_seed(s, "b.test", "alice"));
     char *db = eu_it_tenant_database(s, "a.test");
     char *tid_a = eu_it_tenant_id(s, "a.test"), *tid_b = eu_it_tenant_id(s, "b.test");
     free(eu_it_remote_account(db, tid_a, BOB, true));
@@ -348,7 +348,7 @@ START_TEST(test_slow_key_host_leaves_room)
     struct eu_it_opts o = {.extra_toml = PEER_TOML};
     struct eu_it_server *s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(s, "a.test", "A"));
-    eu_it_account_create(s, "a.test", "alice");
+    free(eu_it_account_seed(s, "a.test", "alice"));
     char peer_id[128], peer_key[160], slow_actor[128], slow_key[160];
     snprintf(peer_id, sizeof(peer_id), "%s/users/peer", peer->origin);
     snprintf(peer_key, sizeof(peer_key), "%s#main-key", peer_id);
@@ -433,8 +433,8 @@ START_TEST(test_slow_statements_leave_the_placement_room)
     struct eu_it_server *s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(s, "a.test", "A"));
     json_decref(eu_it_tenant_create(s, "b.test", "B"));
-    eu_it_account_create(s, "a.test", "alice");
-    eu_it_account_create(s, "b.test", "bea");
+    free(eu_it_account_seed(s, "a.test", "alice"));
+    free(eu_it_account_seed(s, "b.test", "bea"));
     eu_it_tenant_patch(s, "a.test", "{\"max_connections\":4}");
     char *tok = eu_it_user_token(s, "a.test", "alice", "read write");
     char *db = eu_it_tenant_database(s, "a.test");

@@ -69,7 +69,7 @@ START_TEST(test_filter_caps)
     const char *names[] = {"alice", "bob", "carol"};
     char *tok[3];
     for (int i = 0; i < 3; i++) {
-        eu_it_account_create(srv, HOST, names[i]);
+        free(eu_it_account_seed(srv, HOST, names[i]));
         tok[i] = eu_it_user_token(srv, HOST, names[i], "read write");
     }
 

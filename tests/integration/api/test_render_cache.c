@@ -65,10 +65,10 @@ START_TEST(test_cached_status_follows_its_rows)
     json_decref(eu_it_tenant_create(srv, HOST, "Cache"));
     json_decref(eu_it_tenant_create(srv, DECOY, "Decoy"));
     for (int i = 0; i < 3; i++) {
-        eu_it_account_create(srv, HOST, names[i]);
+        free(eu_it_account_seed(srv, HOST, names[i]));
         tok[i] = eu_it_user_token(srv, HOST, names[i], "read write follow");
     }
-    eu_it_account_create(srv, DECOY, "alice");
+    free(eu_it_account_seed(srv, DECOY, "alice"));
     decoy_tok = eu_it_user_token(srv, DECOY, "alice", "read write follow");
 
     struct eu_it_resp r = {0};
@@ -170,7 +170,7 @@ START_TEST(test_cache_off_renders_the_same)
 {
     srv = eu_it_server_start("[tenants]\nrender_cache_entries = 0\n");
     json_decref(eu_it_tenant_create(srv, HOST, "Cache"));
-    eu_it_account_create(srv, HOST, "alice");
+    free(eu_it_account_seed(srv, HOST, "alice"));
     char *tok = eu_it_user_token(srv, HOST, "alice", "read write");
     struct eu_it_resp r = {0};
     eu_it_callf(srv, &r, HOST, "POST", tok, "{\"status\":\"hello #tag\"}", "/api/v1/statuses");
@@ -218,8 +218,8 @@ START_TEST(test_page_statuses_are_the_single_bytes)
     srv = eu_it_server_start(NULL);
     json_decref(eu_it_tenant_create(srv, HOST, "Cache"));
     json_decref(eu_it_tenant_create(srv, DECOY, "Decoy"));
-    eu_it_account_create(srv, HOST, "alice");
-    eu_it_account_create(srv, HOST, "bob");
+    free(eu_it_account_seed(srv, HOST, "alice"));
+    free(eu_it_account_seed(srv, HOST, "bob"));
     char *alice = eu_it_user_token(srv, HOST, "alice", "read write follow");
     char *bob = eu_it_user_token(srv, HOST, "bob", "read write follow");
     char *alice_id = eu_it_account_id(srv, HOST, "alice");

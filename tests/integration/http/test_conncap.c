@@ -302,7 +302,7 @@ START_TEST(test_request_over_the_deadline_gets_503)
     struct eu_it_server *s = eu_it_server_start_opts(&o);
     struct eu_it_resp r = {0};
     json_decref(eu_it_tenant_create(s, "a.example", "A"));
-    eu_it_account_create(s, "a.example", "alice");
+    free(eu_it_account_seed(s, "a.example", "alice"));
     eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *db = eu_it_tenant_database(s, "a.example");

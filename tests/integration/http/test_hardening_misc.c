@@ -30,7 +30,7 @@ start(void)
 {
     struct eu_it_server *s = eu_it_server_start(NULL);
     json_decref(eu_it_tenant_create(s, DOMAIN, "Misc"));
-    eu_it_account_create(s, DOMAIN, "alice");
+    free(eu_it_account_seed(s, DOMAIN, "alice"));
     return s;
 }
 
@@ -550,7 +550,7 @@ START_TEST(test_suspension_reaches_other_process)
     struct eu_it_server *a = start();
     struct eu_it_server *b = second_process(a);
     struct eu_it_resp r = {0};
-    eu_it_account_create(a, DOMAIN, "bob");
+    free(eu_it_account_seed(a, DOMAIN, "bob"));
     char *tok = eu_it_user_token(a, DOMAIN, "alice", "read write");
     char *bob = eu_it_user_token(a, DOMAIN, "bob", "read");
     use_twice(a, tok);

@@ -27,8 +27,8 @@ world_start(const char *extra_toml)
     json_decref(eu_it_tenant_create(srv, HOST, "Caps"));
     tid = eu_it_tenant_id(srv, HOST);
     db = eu_it_tenant_database(srv, HOST);
-    eu_it_account_create(srv, HOST, "alice");
-    eu_it_account_create(srv, HOST, "bob");
+    free(eu_it_account_seed(srv, HOST, "alice"));
+    free(eu_it_account_seed(srv, HOST, "bob"));
     tok = eu_it_user_token(srv, HOST, "alice", "read write follow");
 }
 

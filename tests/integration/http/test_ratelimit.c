@@ -41,7 +41,7 @@ START_TEST(test_api_limit)
     struct eu_it_server *s = eu_it_server_start(LIMITS);
     json_decref(eu_it_tenant_create(s, "a.example", "A"));
     json_decref(eu_it_tenant_create(s, "b.example", "B"));
-    eu_it_account_create(s, "a.example", "alice");
+    free(eu_it_account_seed(s, "a.example", "alice"));
     char *tok = eu_it_user_token(s, "a.example", "alice", "read");
     struct eu_it_resp r = {0};
 

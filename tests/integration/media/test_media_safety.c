@@ -223,8 +223,8 @@ START_TEST(test_archive_names_another_tenants_keys)
     struct eu_it_resp r = {0};
     json_decref(eu_it_tenant_create(s, VICTIM, "Victim"));
     json_decref(eu_it_tenant_create(s, SRC, "Source"));
-    eu_it_account_create(s, VICTIM, "alice");
-    eu_it_account_create(s, SRC, "mallory");
+    free(eu_it_account_seed(s, VICTIM, "alice"));
+    free(eu_it_account_seed(s, SRC, "mallory"));
     char *victim_tok = eu_it_user_token(s, VICTIM, "alice", "read write");
     char *src_tok = eu_it_user_token(s, SRC, "mallory", "read write");
 
@@ -352,7 +352,7 @@ START_TEST(test_system_headers_and_polyglots)
     struct eu_it_server *s = eu_it_server_start(NULL);
     struct eu_it_resp r = {0};
     json_decref(eu_it_tenant_create(s, VICTIM, "Media"));
-    eu_it_account_create(s, VICTIM, "alice");
+    free(eu_it_account_seed(s, VICTIM, "alice"));
     char *tok = eu_it_user_token(s, VICTIM, "alice", "read write");
     char *tid = eu_it_tenant_id(s, VICTIM);
 
@@ -436,7 +436,7 @@ START_TEST(test_truncated_jpeg_is_422)
     struct eu_it_server *s = eu_it_server_start("[media]\nprocess_inline_bytes = 20000\n");
     struct eu_it_resp r = {0};
     json_decref(eu_it_tenant_create(s, VICTIM, "Media"));
-    eu_it_account_create(s, VICTIM, "alice");
+    free(eu_it_account_seed(s, VICTIM, "alice"));
     char *tok = eu_it_user_token(s, VICTIM, "alice", "read write");
 
     size_t len;
@@ -546,7 +546,7 @@ START_TEST(test_concurrent_uploads_stop_at_quota)
     struct eu_it_server *s = eu_it_server_start(NULL);
     struct eu_it_resp r = {0};
     json_decref(eu_it_tenant_create(s, VICTIM, "Media"));
-    eu_it_account_create(s, VICTIM, "alice");
+    free(eu_it_account_seed(s, VICTIM, "alice"));
     char *tok = eu_it_user_token(s, VICTIM, "alice", "read write");
 
     /* Videos are stored as they came: the charge is their size. */
@@ -631,7 +631,7 @@ START_TEST(test_system_read_does_not_wait_for_images)
     char *toks[3];
     for (int i = 0; i < 3; i++) {
         json_decref(eu_it_tenant_create(s, hosts[i], "T"));
-        eu_it_account_create(s, hosts[i], "alice");
+        free(eu_it_account_seed(s, hosts[i], "alice"));
         toks[i] = eu_it_user_token(s, hosts[i], "alice", "read write");
     }
     json_t *m = upload_image(s, VICTIM, toks[2], 32);

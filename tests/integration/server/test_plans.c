@@ -94,8 +94,8 @@ seed_decoys(PGconn *pg)
 static void
 use_subject(struct eu_it_server *s, const char *host)
 {
-    eu_it_account_create(s, host, "alice");
-    eu_it_account_create(s, host, "bob");
+    free(eu_it_account_seed(s, host, "alice"));
+    free(eu_it_account_seed(s, host, "bob"));
     char *alice = eu_it_user_token(s, host, "alice", "read write follow");
     char *bob = eu_it_user_token(s, host, "bob", "read write follow");
     struct eu_it_resp r = {0};

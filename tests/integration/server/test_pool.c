@@ -49,7 +49,7 @@ START_TEST(test_pool_exhaustion_answers_503)
     eu_it_tenant_patch(s, "a.example",
                        "{\"max_connections\":1,\"min_connections\":0,"
                        "\"acquire_timeout_seconds\":1}");
-    eu_it_account_create(s, "a.example", "alice");
+    free(eu_it_account_seed(s, "a.example", "alice"));
     db = eu_it_tenant_database(s, "a.example");
 
     /* The instance endpoint counts accounts, so with the table locked the
@@ -161,8 +161,8 @@ START_TEST(test_flooding_tenant_does_not_starve_its_neighbour)
 
     json_decref(eu_it_tenant_create(s, "flood.example", "Flood"));
     json_decref(eu_it_tenant_create(s, "quiet.example", "Quiet"));
-    eu_it_account_create(s, "flood.example", "alice");
-    eu_it_account_create(s, "quiet.example", "bob");
+    free(eu_it_account_seed(s, "flood.example", "alice"));
+    free(eu_it_account_seed(s, "quiet.example", "bob"));
     char *flood_token = eu_it_user_token(s, "flood.example", "alice", "read write");
     char *quiet_token = eu_it_user_token(s, "quiet.example", "bob", "read write");
     char *db = eu_it_tenant_database(s, "flood.example");
@@ -339,7 +339,7 @@ START_TEST(test_pool_survives_postgres_restart)
     long long deadline;
 
     json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
-    eu_it_account_create(s, "a.example", "alice");
+    free(eu_it_account_seed(s, "a.example", "alice"));
     eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
     EU_IT_EXPECT_STATUS(&r, 200);
 
@@ -423,7 +423,7 @@ START_TEST(test_plans_follow_table_growth)
     char sql[512];
 
     json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
-    eu_it_account_create(s, "a.example", "alice");
+    free(eu_it_account_seed(s, "a.example", "alice"));
     char *token = eu_it_user_token(s, "a.example", "alice", "read write");
     char *tid = eu_it_tenant_id(s, "a.example");
     char *alice = eu_it_account_id(s, "a.example", "alice");
@@ -470,7 +470,7 @@ START_TEST(test_statement_timeout_answers_503)
     struct eu_it_opts o = {.database_toml = "statement_timeout_ms = 500"};
     struct eu_it_server *s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(s, "a.example", "A"));
-    eu_it_account_create(s, "a.example", "alice");
+    free(eu_it_account_seed(s, "a.example", "alice"));
     char *tok = eu_it_user_token(s, "a.example", "alice", "read write");
     char *db = eu_it_tenant_database(s, "a.example");
     char *tid = eu_it_tenant_id(s, "a.example");

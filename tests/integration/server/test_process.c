@@ -84,7 +84,7 @@ START_TEST(test_serves_without_redis)
     struct eu_it_resp r = {0};
 
     json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
-    eu_it_account_create(s, "a.example", "alice");
+    free(eu_it_account_seed(s, "a.example", "alice"));
     eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
     EU_IT_EXPECT_STATUS(&r, 200);
 
@@ -121,7 +121,7 @@ START_TEST(test_serves_with_hung_redis)
         return; /* not run by scripts/test.sh */
     s = eu_it_server_start(NULL);
     json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
-    eu_it_account_create(s, "a.example", "alice");
+    free(eu_it_account_seed(s, "a.example", "alice"));
     tok = eu_it_user_token(s, "a.example", "alice", "read write");
     ck_assert_int_eq(eu_it_http(&r, "POST", s->public_port, "a.example", "/api/v1/statuses", tok,
                                 "{\"status\":\"before the hang\"}"),
@@ -177,7 +177,7 @@ START_TEST(test_restart_keeps_tenants)
     char name[64];
 
     json_decref(eu_it_tenant_create(s, "a.example", "Alpha"));
-    eu_it_account_create(s, "a.example", "alice");
+    free(eu_it_account_seed(s, "a.example", "alice"));
 
     eu_it_server_restart(s);
     eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);

@@ -362,9 +362,9 @@ START_TEST(test_suspended_account_purged_at_retention)
     struct eu_it_resp r = {0};
     char path[200], sql[400];
 
-    eu_it_account_create(s, "s.example", "alice");
-    eu_it_account_create(s, "s.example", "bob");
-    eu_it_account_create(s, "s.example", "carol");
+    free(eu_it_account_seed(s, "s.example", "alice"));
+    free(eu_it_account_seed(s, "s.example", "bob"));
+    free(eu_it_account_seed(s, "s.example", "carol"));
     char *alice = eu_it_account_id(s, "s.example", "alice");
     char *bob = eu_it_account_id(s, "s.example", "bob");
     char *carol = eu_it_account_id(s, "s.example", "carol");
@@ -436,7 +436,7 @@ START_TEST(test_cleanup_finds_suspensions_at_start)
                                                 "suspended_retention_seconds = 1\n");
     char *db = setup_tenant(s, "c.example");
 
-    eu_it_account_create(s, "c.example", "dave");
+    free(eu_it_account_seed(s, "c.example", "dave"));
     free(eu_it_pg_exec(db, "UPDATE accounts SET suspended_at = now() - interval '1 minute'"));
     wait_for(db, "SELECT count(*) FROM accounts", 0, 10000);
 

@@ -228,7 +228,7 @@ START_TEST(test_dormant_tenant_sleeps_and_wakes)
     struct eu_it_resp r = {0};
 
     json_decref(eu_it_tenant_create(s, "sleepy.example", "Sleepy"));
-    eu_it_account_create(s, "sleepy.example", "erin");
+    free(eu_it_account_seed(s, "sleepy.example", "erin"));
     char *token = eu_it_user_token(s, "sleepy.example", "erin", "read write");
     ck_assert_int_eq(eu_it_http(&r, "GET", s->public_port, "sleepy.example",
                                 "/api/v1/accounts/verify_credentials", token, NULL),
