@@ -295,14 +295,14 @@ following(const struct eu_it_resp *r, const void *arg)
 }
 
 /* The two processes, a tenant, bob and his token. */
-struct world {
+struct fedify_world {
     struct fedify peer;
     struct eu_it_server *s;
     char *bob, *bob_id;
 };
 
 static void
-world_start(struct world *w)
+world_start(struct fedify_world *w)
 {
     fedify_start(&w->peer);
     char toml[512];
@@ -321,7 +321,7 @@ world_start(struct world *w)
 }
 
 static void
-world_stop(struct world *w)
+world_stop(struct fedify_world *w)
 {
     fedify_stop(&w->peer);
     free(w->bob);
@@ -332,7 +332,7 @@ world_stop(struct world *w)
 
 /* bob posts text publicly; returns the status id (caller frees). */
 static char *
-bob_posts(struct world *w, const char *text)
+bob_posts(struct fedify_world *w, const char *text)
 {
     struct eu_it_resp r = {0};
     json_t *b = json_pack("{s:s, s:s}", "status", text, "visibility", "public");
@@ -349,7 +349,7 @@ bob_posts(struct world *w, const char *text)
 /* 1: Fedify follows a local user; eunha's Accept passes Fedify's check. */
 START_TEST(test_fedify_follows_local_user)
 {
-    struct world w;
+    struct fedify_world w;
     world_start(&w);
     struct eu_it_resp r = {0};
 
@@ -386,7 +386,7 @@ END_TEST
 /* 2: a local user follows the Fedify actor; a post of his reaches Fedify. */
 START_TEST(test_local_user_follows_fedify)
 {
-    struct world w;
+    struct fedify_world w;
     world_start(&w);
     struct eu_it_resp r = {0};
 
@@ -466,7 +466,7 @@ has_notification(const struct eu_it_resp *r, const void *arg)
 /* Asserts bob's status id reads the same to viewer tok: canonical uri and
  * url, and the counts given. */
 static void
-expect_counts(struct world *w, const char *tok, const char *who, const char *id, int favs,
+expect_counts(struct fedify_world *w, const char *tok, const char *who, const char *id, int favs,
               int reblogs)
 {
     struct eu_it_resp r = {0};
@@ -490,7 +490,7 @@ unfavourited(const struct eu_it_resp *r, const void *arg)
 /* 3: Fedify favourites and boosts a local status, then takes the like back. */
 START_TEST(test_fedify_favourites_and_boosts)
 {
-    struct world w;
+    struct fedify_world w;
     world_start(&w);
     struct eu_it_resp r = {0};
     char *carol = eu_it_user_new(w.s, HOST, "carol", "read write follow", NULL);
@@ -541,7 +541,7 @@ END_TEST
 /* 4: a Fedify reply mentioning the author is a mention notification. */
 START_TEST(test_fedify_reply_mentions)
 {
-    struct world w;
+    struct fedify_world w;
     world_start(&w);
     struct eu_it_resp r = {0};
 

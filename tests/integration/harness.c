@@ -1073,7 +1073,7 @@ eu_it_account_create(struct eu_it_server *s, const char *domain, const char *use
     snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts", domain);
     snprintf(email, sizeof(email), "%s@%s", username, domain);
     req = json_pack("{s:s, s:s, s:s, s:s}", "username", username, "email", email, "password",
-                    "correct horse battery staple", "role", "user");
+                    EU_IT_PASSWORD, "role", "user");
     body = json_dumps(req, JSON_COMPACT);
     eu_it_admin(s, "POST", path, body, &r);
     ck_assert_msg(r.status == 201, "create account %s on %s: status %ld body %s", username, domain,
@@ -1342,14 +1342,11 @@ eu_it_app_create(struct eu_it_server *s, const char *host, const char *json_body
 }
 
 char *
-eu_it_user_token(struct eu_it_server *s, const char *domain, const char *username,
-                 const char *scopes)
+eu_it_token_in(const char *db, const char *tid, const char *username, const char *scopes)
 {
     char token[EU_AUTH_TOKEN_LEN], hash[65];
     eu_auth_token_new(token);
     eu_auth_token_hash(token, hash);
-    char *db = eu_it_tenant_database(s, domain);
-    char *tid = eu_it_tenant_id(s, domain);
     PGconn *pg = eu_it_pg_connect(db);
     const char *params[] = {hash, scopes, username, tid};
     PGresult *r = PQexecParams(
@@ -1364,13 +1361,110 @@ eu_it_user_token(struct eu_it_server *s, const char *domain, const char *usernam
         " RETURNING id",
         4, NULL, params, NULL, NULL, 0);
     ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1,
-                  "cannot make a token for %s on %s: %s", username, domain,
+                  "cannot make a token for %s in tenant %s: %s", username, tid,
                   PQresultErrorMessage(r));
     PQclear(r);
     PQfinish(pg);
+    return xstrdup(token);
+}
+
+char *
+eu_it_user_token(struct eu_it_server *s, const char *domain, const char *username,
+                 const char *scopes)
+{
+    char *db = eu_it_tenant_database(s, domain);
+    char *tid = eu_it_tenant_id(s, domain);
+    char *token = eu_it_token_in(db, tid, username, scopes);
     free(db);
     free(tid);
-    return xstrdup(token);
+    return token;
+}
+
+/*
+ * Every seeded account shares this RSA-2048 pair, made once with openssl
+ * for the tests: the server makes a new pair per account, which is what
+ * costs (test_account_keys checks that, through the admin API). Nothing
+ * here is secret; it signs only test servers' requests.
+ */
+static const char seed_public_pem[] =
+    "-----BEGIN PUBLIC KEY-----\n"
+    "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAtaWct6l9ISeDl5RFGRBq\n"
+    "+j+ZbFd7vBGuf6EqZRVi1kRkUbyUf0qjWiTV0Ya/huQBX9E+HqKSaHsHeSOOOVDK\n"
+    "aDpNBXfDEXxK5X6p2hxux+axtzOj4hYIdjgKskQTAg5roK7UCkSNyx4aFjJDUoe0\n"
+    "iF3orVSk1iOee/7+QIeZT8IRJD5JI4JB08WFP+dClbBCo4mEqnI8ZGkV4/hVUfv5\n"
+    "3nnoyBxcZKrx0e2syVmozd6zwifeVyhTYIhx6rO6yVY4L//V8cL+cJBLpdhhDHFB\n"
+    "ER7YaH1pitqzBsU1lAA2IrY1dqLVZ+d/PNSSP1vRPA/ZRKa5wAS0RBSrSTG2sid3\n"
+    "dwIDAQAB\n"
+    "-----END PUBLIC KEY-----\n";
+
+static const char seed_private_pem[] =
+    "-----BEGIN PRIVATE KEY-----\n"
+    "MIIEvwIBADANBgkqhkiG9w0BAQEFAASCBKkwggSlAgEAAoIBAQC1pZy3qX0hJ4OX\n"
+    "lEUZEGr6P5lsV3u8Ea5/oSplFWLWRGRRvJR/SqNaJNXRhr+G5AFf0T4eopJoewd5\n"
+    "I445UMpoOk0Fd8MRfErlfqnaHG7H5rG3M6PiFgh2OAqyRBMCDmugrtQKRI3LHhoW\n"
+    "MkNSh7SIXeitVKTWI557/v5Ah5lPwhEkPkkjgkHTxYU/50KVsEKjiYSqcjxkaRXj\n"
+    "+FVR+/neeejIHFxkqvHR7azJWajN3rPCJ95XKFNgiHHqs7rJVjgv/9Xxwv5wkEul\n"
+    "2GEMcUERHthofWmK2rMGxTWUADYitjV2otVn53881JI/W9E8D9lEprnABLREFKtJ\n"
+    "MbayJ3d3AgMBAAECggEAGOh3b6KIy126aF6nME4ACAYQk7qrTO61GZXlVQHJu81F\n"
+    "CbBCQfI01CJDmlJP5mn9hkC7CUMMWydZBFN2fTAxkSPtdoJ69+WDSlTuwD8whwOA\n"
+    "pbkpunwq94sCbHoei875EzTl/pfH7xesRr7oXGN0w1OdRFIHCGt59VF8q9HsQ/NX\n"
+    "t6p28GcFwcytNniP/m64zIZ4nqe9wLwb2TgV2zWMzMFCyZIW/qgicVVP6eTUJU2A\n"
+    "HiXZQp2zj484HeC3yV3rAiLy2sB09MKJfACN+QRe8mmV6GCH4zOPujoVJ7IWcrx+\n"
+    "TULN4tZAIMwT2+nUohUb27Xn7CH34HfbysHGUJQxgQKBgQDy1A1hQhElkeIkPkBc\n"
+    "MMh146EeLYf+QJToVkjk2F5KpPCQagj4qPFvTjH5K/7QM++PAtuNLgY9WeAK3ZE6\n"
+    "JAh72nJw4gQb8CNI7Kdf772UtHHnPvWkpMzXY0rn6IPmYlKj4fa/KMa+4n2gBfnp\n"
+    "L9WTIu9WI62xtrgL/Ae2qqrpywKBgQC/f/yHtDmiAdta1vKHPUnkSDVvAHmdKGjc\n"
+    "k1i24Ex6cJcIJPaosA0KEbe3SJhu38ZFsBZSviD/nlsBCbFOX7WuqLcvWB8QYzGo\n"
+    "EEO2FypoGsycLZnXU+BZCvc02tU+JG0cUVYU3tbUW9CpEhlE1zsXnj9p7wLhDvbv\n"
+    "v8mlkIfjhQKBgQDtwnVLWm4BlEKRbCaGXfmZfIUgUEKMz1091GZRNA23FqK5NCmO\n"
+    "l5S2gCDsMYixAXk5VPn11S+k2KBG40U0YV2xL2XIY3TUih9yYs1LYSkGNlwkqP/J\n"
+    "8tbiukT4pzCm3nS+JBz+dQWMl6Wbjt5w1TZQd+9SL2L908OHcIF4+MiaWwKBgQCO\n"
+    "nhrMVgS2Cvv6YyqsXZCyWrSwvoHT8UxnObVQPSu35DIW9rBcYQDVBuzzqzUbHbzk\n"
+    "GYgGh2K7/It58mYCIHWGZlBHCjHYWoeYysQi0I3ciljn125DV0w2BFynGHLHnQlF\n"
+    "la2uTWdhMB/uSnRXOJPhuxEvK7nRMvvlAciDbWhGoQKBgQDLtWOvJjPBJ1pmbzsT\n"
+    "jWo2YuHrXyxCbGKKDrZi7lT6p1FSnDfofCeBoGGxTBjo7frKXkTSmaywJVtoHVx3\n"
+    "paH0rBF+Nx+dTZaSrmzwwSsXYKTOODM0hHASk7Y6lNewCzc5hbgbDxojXRkfrb7v\n"
+    "J22jvrSw3s0c3mG0m/9PHl3+bw==\n"
+    "-----END PRIVATE KEY-----\n";
+
+/* argon2id (m=19456, t=2, p=1, as src/admin/accounts.c hashes) of
+ * EU_IT_PASSWORD, computed once for the tests. */
+static const char seed_password_hash[] = "$argon2id$v=19$m=19456,t=2,p=1$+j2Xfc7QUr6AyTD+OsdZEg$"
+                                         "oSeWw1pAPZhlnj/CaBEPlAwCKIbmbsZET22at4Nwt1Y";
+
+char *
+eu_it_account_seed_in(const char *db, const char *tid, const char *domain, const char *username)
+{
+    char email[512];
+    snprintf(email, sizeof(email), "%s@%s", username, domain);
+    PGconn *pg = eu_it_pg_connect(db);
+    const char *params[] = {tid,   username,          seed_public_pem, seed_private_pem,
+                            email, seed_password_hash};
+    /* The statement the admin API runs (src/admin/accounts.c). */
+    PGresult *r = PQexecParams(
+        pg,
+        "WITH a AS (INSERT INTO accounts (tenant_id, username, public_key, private_key)"
+        " VALUES ($1, $2, $3, $4) RETURNING id) INSERT INTO users (tenant_id, account_id,"
+        " email, encrypted_password, role, confirmed_at) SELECT $1, a.id, $5, $6, 'user', now()"
+        " FROM a RETURNING account_id::text",
+        6, NULL, params, NULL, NULL, 0);
+    ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1,
+                  "cannot seed account %s on %s: %s", username, domain, PQresultErrorMessage(r));
+    char *id = xstrdup(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    PQfinish(pg);
+    return id;
+}
+
+char *
+eu_it_account_seed(struct eu_it_server *s, const char *domain, const char *username)
+{
+    char *db = eu_it_tenant_database(s, domain);
+    char *tid = eu_it_tenant_id(s, domain);
+    char *id = eu_it_account_seed_in(db, tid, domain, username);
+    free(db);
+    free(tid);
+    return id;
 }
 
 char *
@@ -1398,10 +1492,17 @@ char *
 eu_it_user_new(struct eu_it_server *s, const char *domain, const char *username, const char *scopes,
                char **account_id)
 {
-    eu_it_account_create(s, domain, username);
+    char *db = eu_it_tenant_database(s, domain);
+    char *tid = eu_it_tenant_id(s, domain);
+    char *id = eu_it_account_seed_in(db, tid, domain, username);
+    char *token = eu_it_token_in(db, tid, username, scopes);
     if (account_id)
-        *account_id = eu_it_account_id(s, domain, username);
-    return eu_it_user_token(s, domain, username, scopes);
+        *account_id = id;
+    else
+        free(id);
+    free(db);
+    free(tid);
+    return token;
 }
 
 /* ------------------------------------------------ oauth: raw requests */

@@ -107,7 +107,7 @@ s3rver_stop(void)
 /* A loop, CPU pool and fetch client as the server has them, with
  * [federation] at its defaults: https only, no private addresses. The S3
  * requests must pass anyway, being the operator's endpoint. */
-struct world {
+struct s3_world {
     struct eu_app app;
     struct eu_store store;
     int rc;
@@ -115,7 +115,7 @@ struct world {
 };
 
 static void
-world_init(struct world *w, const char *access_key, int path_style)
+world_init(struct s3_world *w, const char *access_key, int path_style)
 {
     memset(w, 0, sizeof *w);
     w->app.base = event_base_new();
@@ -147,7 +147,7 @@ world_init(struct world *w, const char *access_key, int path_style)
 }
 
 static void
-world_free(struct world *w)
+world_free(struct s3_world *w)
 {
     w->store.ops->free(w->store.impl);
     eu_fetch_client_free(w->app.fetch);
@@ -158,14 +158,14 @@ world_free(struct world *w)
 static void
 on_done(int rc, void *arg)
 {
-    struct world *w = arg;
+    struct s3_world *w = arg;
     w->rc = rc;
     w->done = true;
     event_base_loopbreak(w->app.base);
 }
 
 static int
-wait_done(struct world *w)
+wait_done(struct s3_world *w)
 {
     while (!w->done)
         event_base_loop(w->app.base, EVLOOP_ONCE);
@@ -211,7 +211,7 @@ http_get(const char *url)
 
 START_TEST(test_put_get_delete)
 {
-    struct world w;
+    struct s3_world w;
     world_init(&w, "S3RVER", 1);
     /* Binary, with NULs, big enough to be sent in many writes. */
     size_t len = 300 * 1024 + 7;
@@ -252,7 +252,7 @@ END_TEST
 
 START_TEST(test_wrong_credentials_fail_logged)
 {
-    struct world w;
+    struct s3_world w;
     world_init(&w, "NOT-A-KEY", 1);
     /* The log line goes to stderr: catch it in a file. */
     char logpath[] = "/tmp/eunha-s3log.XXXXXX";
@@ -288,7 +288,7 @@ END_TEST
 
 START_TEST(test_bad_keys_refused)
 {
-    struct world w;
+    struct s3_world w;
     world_init(&w, "S3RVER", 1);
     static const char *const bad[] = {"../etc/passwd", "/1/a.png", "1/a b.png", "1//a.png", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

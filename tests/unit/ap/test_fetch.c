@@ -301,7 +301,7 @@ test_config(void)
     };
 }
 
-struct world {
+struct fetch_world {
     struct event_base *base;
     struct peer peer;
     struct eu_fetch_client *client;
@@ -309,7 +309,7 @@ struct world {
 };
 
 static void
-world_start(struct world *w, const struct eu_fetch_config *cfg)
+world_start(struct fetch_world *w, const struct eu_fetch_config *cfg)
 {
     memset(w, 0, sizeof *w);
     w->base = event_base_new();
@@ -319,7 +319,7 @@ world_start(struct world *w, const struct eu_fetch_config *cfg)
 }
 
 static void
-world_stop(struct world *w)
+world_stop(struct fetch_world *w)
 {
     eu_fetch_client_free(w->client);
     run_for(w->base, 20); /* let the peer see its connections close */
@@ -329,7 +329,7 @@ world_stop(struct world *w)
 
 /* Starts a GET of the peer's path for owner. */
 static struct eu_fetch *
-get(struct world *w, const char *path, uint64_t owner, struct result *r)
+get(struct fetch_world *w, const char *path, uint64_t owner, struct result *r)
 {
     char url[256];
     snprintf(url, sizeof url, "http://127.0.0.1:%d%s", w->peer.port, path);
@@ -367,7 +367,7 @@ count_sockets(void)
 START_TEST(test_get_and_post_arrive_intact)
 {
     struct eu_fetch_config cfg = test_config();
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/echo", w.peer.port);
@@ -404,7 +404,7 @@ END_TEST
 /* Each request starts the next from its callback, so the connection is
  * idle in the cache when the next one looks for one. */
 struct chain {
-    struct world *w;
+    struct fetch_world *w;
     struct result r[3];
     int next;
 };
@@ -426,7 +426,7 @@ on_chain(struct eu_fetch_resp *resp, void *arg)
 START_TEST(test_keepalive_reuses_connection)
 {
     struct eu_fetch_config cfg = test_config();
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     struct chain ch = {.w = &w};
     ch.r[0].done = &w.done;
@@ -448,7 +448,7 @@ START_TEST(test_timeout_keeps_loop_responsive)
 {
     struct eu_fetch_config cfg = test_config();
     cfg.request_timeout_s = 1;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     struct result never, echo;
     uint64_t t0 = now_ms();
@@ -472,7 +472,7 @@ START_TEST(test_too_large_is_cut)
 {
     struct eu_fetch_config cfg = test_config();
     cfg.max_response_bytes = 4096;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     struct result r[4];
     get(&w, "/big?n=4096", 0, &r[0]);         /* exactly the cap */
@@ -501,7 +501,7 @@ START_TEST(test_private_addresses_refused)
 {
     struct eu_fetch_config cfg = test_config();
     cfg.allow_private_addresses = false;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     const char *hosts[] = {"127.0.0.1", "localhost", "[::1]", "[::ffff:127.0.0.1]"};
     struct result r[4];
@@ -528,7 +528,7 @@ START_TEST(test_http_refused)
 {
     struct eu_fetch_config cfg = test_config();
     cfg.allow_http = false;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     struct result r, bad;
     get(&w, "/echo", 0, &r);
@@ -549,7 +549,7 @@ END_TEST
 START_TEST(test_redirects)
 {
     struct eu_fetch_config cfg = test_config();
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/redirect?n=2", w.peer.port);
@@ -593,7 +593,7 @@ START_TEST(test_per_host_cap)
 {
     struct eu_fetch_config cfg = test_config();
     cfg.max_requests_per_host = 2;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     struct result r[8];
     /* Two running and 3 x 2 waiting, from two owners. */
@@ -630,7 +630,7 @@ START_TEST(test_round_robin_across_owners)
 {
     struct eu_fetch_config cfg = test_config();
     cfg.max_requests = 1;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     static struct result burst[50];
     struct result lone;
@@ -658,7 +658,7 @@ START_TEST(test_queue_bounded_per_owner)
     struct eu_fetch_config cfg = test_config();
     cfg.max_requests = 1;
     cfg.max_queued_per_owner = 5;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     struct result r[10], other;
     for (int i = 0; i < 10; i++)
@@ -700,7 +700,7 @@ START_TEST(test_host_health)
 {
     struct eu_fetch_config cfg = test_config();
     cfg.host_unavailable_after_s = 1;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     char host[64];
     snprintf(host, sizeof host, "127.0.0.1:%d", w.peer.port);
@@ -766,7 +766,7 @@ START_TEST(test_host_table_bounded)
     cfg.host_unavailable_after_s = 1;
     cfg.max_hosts = 2;
     cfg.connect_timeout_s = 1;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     /* Three failing hosts (closed ports); the table keeps the last two. */
     char keys[3][64];
@@ -801,7 +801,7 @@ START_TEST(test_cancel)
 {
     struct eu_fetch_config cfg = test_config();
     cfg.max_requests_per_host = 2;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     struct result never[3], queued, echo;
     int idle = count_sockets();
@@ -834,7 +834,7 @@ START_TEST(test_free_with_requests_in_flight)
 {
     struct eu_fetch_config cfg = test_config();
     cfg.max_requests = 2;
-    struct world w;
+    struct fetch_world w;
     world_start(&w, &cfg);
     struct result r[5];
     int idle = count_sockets();

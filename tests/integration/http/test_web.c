@@ -1,0 +1,152 @@
+/*
+ * The public HTML pages through HTTP: a profile lists public and unlisted
+ * posts only, a post page shows one of them and 404s for the rest, every
+ * user-supplied value is escaped, /users/:name sends browsers to the
+ * profile, and paths that are not "@" pages keep the JSON 404.
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMEOUT 180
+#define DOMAIN "web.example"
+
+static void
+page(struct eu_it_server *s, struct eu_it_resp *r, const char *path, const char *accept)
+{
+    char line[128];
+    snprintf(line, sizeof(line), "Accept: %s", accept);
+    const char *h[] = {line, NULL};
+    int rc = eu_it_http_raw(r, "GET", s->public_port, DOMAIN, path, h, NULL);
+    ck_assert_msg(rc == 0, "GET %s: %s", path, r->error);
+}
+
+static char *
+post(struct eu_it_server *s, const char *token, const char *text, const char *visibility)
+{
+    struct eu_it_resp r = {0};
+    json_t *body = json_pack("{s:s, s:s}", "status", text, "visibility", visibility);
+    char *json = json_dumps(body, JSON_COMPACT);
+    eu_it_http(&r, "POST", s->public_port, DOMAIN, "/api/v1/statuses", token, json);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *id = strdup(eu_it_json_str(&r, "id"));
+    free(json);
+    json_decref(body);
+    eu_it_resp_free(&r);
+    return id;
+}
+
+START_TEST(test_public_pages)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, DOMAIN, "Web <Test>"));
+    free(eu_it_account_seed(s, DOMAIN, "alice"));
+    free(eu_it_account_seed(s, DOMAIN, "bob"));
+    char *db = eu_it_tenant_database(s, DOMAIN);
+    /* The placement database is shared: say whose accounts. */
+    char *tid = eu_it_tenant_id(s, DOMAIN);
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "UPDATE accounts SET display_name = '<i>Alice</i>',"
+             " note = 'bio <img src=x onerror=alert(1)>'"
+             " WHERE tenant_id = %s AND username = 'alice'",
+             tid);
+    free(eu_it_pg_exec(db, sql));
+    char *tok = eu_it_user_token(s, DOMAIN, "alice", "read write");
+    char *btok = eu_it_user_token(s, DOMAIN, "bob", "read write");
+    char *pub = post(s, tok, "<script>alert(1)</script> public & loud", "public");
+    char *unl = post(s, tok, "quiet unlisted post", "unlisted");
+    char *priv = post(s, tok, "followers only secret", "private");
+    char *dm = post(s, tok, "direct secret @bob", "direct");
+    char *bobs = post(s, btok, "bob speaks", "public");
+    struct eu_it_resp r = {0};
+
+    page(s, &r, "/@alice", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Type"), "text/html"));
+    ck_assert_ptr_nonnull(
+        strstr(eu_it_resp_header(&r, "Content-Security-Policy"), "default-src 'none'"));
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "&lt;script&gt;alert(1)&lt;/script&gt; public &amp; loud"));
+    ck_assert_ptr_nonnull(strstr(r.body, "quiet unlisted post"));
+    ck_assert_ptr_null(strstr(r.body, "secret"));
+    ck_assert_ptr_null(strstr(r.body, "<script"));
+    ck_assert_ptr_null(strstr(r.body, "<img"));
+    ck_assert_ptr_null(strstr(r.body, "<i>"));
+    ck_assert_ptr_nonnull(strstr(r.body, "&lt;i&gt;Alice&lt;/i&gt;"));
+    ck_assert_ptr_nonnull(strstr(r.body, "Web &lt;Test&gt;"));
+    ck_assert_ptr_nonnull(strstr(r.body, "@alice@" DOMAIN));
+    ck_assert_ptr_null(strstr(r.body, "bob speaks"));
+    char link[128];
+    snprintf(link, sizeof(link), "href=\"/@alice/%s\"", pub);
+    ck_assert_msg(strstr(r.body, link), "no link %s in %s", link, r.body);
+
+    /* Case-insensitive, like Mastodon's lookups. */
+    page(s, &r, "/@ALICE", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    char path[128];
+    snprintf(path, sizeof(path), "/@alice/%s", pub);
+    page(s, &r, path, "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "public &amp; loud"));
+    snprintf(path, sizeof(path), "/@alice/%s", unl);
+    page(s, &r, path, "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *const hidden[] = {priv, dm, bobs, "123", "abc", NULL};
+    for (int i = 0; hidden[i]; i++) {
+        snprintf(path, sizeof(path), "/@alice/%s", hidden[i]);
+        page(s, &r, path, "text/html");
+        EU_IT_EXPECT_STATUS(&r, 404);
+        ck_assert_ptr_nonnull(strstr(r.body, "isn't here"));
+        ck_assert_ptr_null(strstr(r.body, "secret"));
+    }
+    page(s, &r, "/@nobody", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    snprintf(sql, sizeof(sql),
+             "UPDATE accounts SET suspended_at = now() WHERE tenant_id = %s AND username = 'bob'",
+             tid);
+    free(eu_it_pg_exec(db, sql));
+    page(s, &r, "/@bob", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 404);
+
+    /* /users/:name sends browsers to the profile. */
+    page(s, &r, "/users/alice", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 302);
+    ck_assert_str_eq(eu_it_resp_header(&r, "Location"), "/@alice");
+    /* ActivityPub clients get the actor (tests/integration/ap/test_ap_discovery.c). */
+    page(s, &r, "/users/alice", "application/activity+json");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "id", "http://" DOMAIN "/users/alice");
+
+    /* Other one- and two-segment paths keep the API's JSON 404. */
+    page(s, &r, "/nothing", "application/json");
+    EU_IT_EXPECT_ERROR(&r, 404);
+    page(s, &r, "/api/v9", "application/json");
+    EU_IT_EXPECT_ERROR(&r, 404);
+
+    free(db);
+    free(tid);
+    free(tok);
+    free(btok);
+    free(pub);
+    free(unl);
+    free(priv);
+    free(dm);
+    free(bobs);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *suite = suite_create("web");
+    EU_IT_ADD_TCASE(suite, test_public_pages, TIMEOUT);
+    return eu_it_run_suite(suite);
+}
