@@ -19,7 +19,9 @@
 # two people testing side by side). scripts/lint.sh's format and layers checks run
 # first, its cppcheck beside the suites (EUNHA_TEST_LINT=0 skips both). Suites run EUNHA_TEST_JOBS (4) at a
 # time. After a whole-suite run (or in CI), scripts/fuzz.sh runs every
-# fuzz target for EUNHA_FUZZ_SECONDS (30) each; EUNHA_TEST_FUZZ=0 skips it.
+# fuzz target for EUNHA_FUZZ_SECONDS (10) each; EUNHA_TEST_FUZZ=0 skips it.
+# Ten seconds from the seed corpora is a regression check, a third of the
+# run's fuzz minutes at 30; real fuzzing is `scripts/fuzz.sh 600`.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -138,6 +140,6 @@ if [ -n "$fuzz_build" ]; then
   fi
 fi
 if [ "$status" -eq 0 ] && [ "$fuzz" = 1 ]; then
-  scripts/fuzz.sh "${EUNHA_FUZZ_SECONDS:-30}" || status=1
+  scripts/fuzz.sh "${EUNHA_FUZZ_SECONDS:-10}" || status=1
 fi
 exit "$status"
