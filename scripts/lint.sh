@@ -73,7 +73,7 @@ fi
 
 # layers: a room of src/ may include the public headers (include/eunha/) of
 # its own rank and lower ones, never a higher one's (docs/ARCHITECTURE.md,
-# "Layers"). Same-rank rooms may use each other: api/ and ap/ are peers.
+# "Layers"). Same-rank rooms may use each other (queue/ and media/; db/, redis/, tenant/).
 # The ranks, low to high:
 declare -A rank=(
   [core]=0                          # config, log, arena, allocation, CPU pool
@@ -82,16 +82,18 @@ declare -A rank=(
                                     # server, router, auth, query, pages, JSON out
   [queue]=3 [media]=3               # durable jobs and timed tasks; uploads
   [social]=4                        # the core both protocols share
-  [api]=5 [ap]=5                    # Mastodon REST; ActivityPub
-  [admin]=6                         # the operator's API, over both protocols
-  [app]=7                           # the wiring: the app, lists of tables
+  [ap]=5                            # ActivityPub
+  [api]=6                           # Mastodon REST: a post delivers through ap/, so
+                                    # api/ stands on ap/, never the other way
+  [admin]=7                         # the operator's API, over both protocols
+  [app]=8                           # the wiring: the app, lists of tables
 )
 # Files whose rank is not their room's, each with why.
 declare -A file_rank=(
   # The streaming hub lives beside the server for its connection handling
   # (conns_internal.h) but serves /api/v1/streaming: it renders every event
   # through the REST handlers (streaming.h, src/api/stream_render.c).
-  [src/http/streaming.c]=5
+  [src/http/streaming.c]=6
 )
 # Owner of each public header: one line a header, "header room".
 owners='

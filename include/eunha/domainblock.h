@@ -40,8 +40,6 @@ void eu_domain_blocks_destroy(struct eu_req *req);
 /* Their statements and the admin API's, for the registry. */
 extern const struct eu_sql eu_domain_blocks_sql[];
 extern const struct eu_sql eu_admin_domain_blocks_sql[];
-/* src/ap/authfetch.c's: whether the tenant suspended a host. */
-extern const struct eu_sql eu_ap_domain_policy_sql[];
 
 /* The operator's API (src/admin/domain_blocks.c, eu_admin_domain_blocks_routes):
  * domain blocks and the delivery refusals deliver.c keeps. */

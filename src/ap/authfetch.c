@@ -26,7 +26,6 @@
 #include "eunha/ap.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
-#include "eunha/domainblock.h"
 #include "eunha/error.h"
 #include "eunha/fetch.h"
 #include "eunha/http.h"
