@@ -37,9 +37,9 @@ extern const struct eu_route eu_ap_collections_routes[];    /* collections.c */
 extern const struct eu_route eu_ap_objects_routes[];        /* objects.c */
 
 /* The statements of src/ap/ (see sql.h), each table ending with {0}. */
-extern const struct eu_sql eu_ap_actors_sql[];         /* actors.c, webfinger.c */
-extern const struct eu_sql eu_ap_objects_sql[];        /* objects.c */
-extern const struct eu_sql eu_ap_collections_sql[];    /* collections.c */
+extern const struct eu_sql eu_ap_actors_sql[];      /* actors.c, webfinger.c */
+extern const struct eu_sql eu_ap_objects_sql[];     /* objects.c */
+extern const struct eu_sql eu_ap_collections_sql[]; /* collections.c */
 /* authfetch.c's: whether the tenant suspended a host (a domain block). */
 extern const struct eu_sql eu_ap_domain_policy_sql[];
 extern const struct eu_sql eu_ap_instance_actor_sql[]; /* instance_actor.c */
