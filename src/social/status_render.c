@@ -122,11 +122,53 @@ enum {
 };
 
 /*
+ * The first part both render statements share ($2 the ids, $3 the viewer):
+ * the page's ids, then the viewer's flags for the whole page, each one
+ * index range read once rather than a probe per status; the author's
+ * domain blocked by the viewer (one primary-key probe, only for a remote
+ * author); the poll, built only where there is one (as a subquery it was
+ * probed for every row, migration 0031); and whether the viewer has
+ * filters to load at all and the compiled ones are current. One text, so
+ * the two statements cannot drift apart.
+ */
+#define RENDER_PAGE_HEAD                                                                           \
+    "WITH want AS (SELECT unnest($2::bigint[]) AS id"                                              \
+    " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"                          \
+    " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL),"                               \
+    " fav AS (SELECT f.status_id FROM favourites f WHERE f.tenant_id = $1"                         \
+    "  AND f.account_id = $3::bigint AND f.status_id IN (SELECT id FROM want)),"                   \
+    " reb AS (SELECT r.reblog_of_id FROM statuses r WHERE r.tenant_id = $1"                        \
+    "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL"                                     \
+    "  AND r.reblog_of_id IN (SELECT id FROM want)),"                                              \
+    " bm AS (SELECT b.status_id FROM bookmarks b WHERE b.tenant_id = $1"                           \
+    "  AND b.account_id = $3::bigint AND b.status_id IN (SELECT id FROM want)),"                   \
+    " pin AS (SELECT p.status_id FROM status_pins p WHERE p.tenant_id = $1"                        \
+    "  AND p.account_id = $3::bigint AND p.status_id IN (SELECT id FROM want)),"                   \
+    " cmute AS (SELECT cm.conversation_id FROM conversation_mutes cm WHERE cm.tenant_id = $1"      \
+    "  AND cm.account_id = $3::bigint)"                                                            \
+    " SELECT s.id, (s.deleted_at IS NULL AND a.suspended_at IS NULL AND EXISTS (SELECT FROM"       \
+    "  eunha_status_audience($1, s.id, s.account_id, s.visibility, $3::bigint))) AS visible,"      \
+    " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks adb"                    \
+    "  WHERE adb.tenant_id = $1 AND adb.account_id = $3::bigint AND adb.domain = a.domain)"        \
+    "  AS domain_blocked,"                                                                         \
+    " s.reblog_of_id, s.xmin::text AS sxmin, a.xmin::text AS axmin,"                               \
+    " s.account_id AS author_id, s.visibility, k.status_cached, k.account_cached,"                 \
+    " s.id IN (SELECT status_id FROM fav) AS favourited,"                                          \
+    " s.id IN (SELECT reblog_of_id FROM reb) AS reblogged,"                                        \
+    " coalesce(s.conversation_id, s.id) IN (SELECT conversation_id FROM cmute) AS muted,"          \
+    " s.id IN (SELECT status_id FROM bm) AS bookmarked,"                                           \
+    " s.id IN (SELECT status_id FROM pin) AS pinned,"                                              \
+    " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"                     \
+    "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"            \
+    "  AND s.account_id = $3::bigint) AS app,"                                                     \
+    " CASE WHEN s.has_poll THEN eunha_poll_json($1, s.id, $3::bigint) END AS poll,"                \
+    " (SELECT stamp FROM eunha_filters_stamp($1, $3::bigint) stamp) AS filter_stamp,"
+
+/*
  * The two render statements, with $2 the ids as an array literal and $3
  * the viewer's account id (0 anonymous). They share their first part
- * (the page's ids and the viewer's flags, and the columns up to
- * source_text), written out in each so that each reads as one statement;
- * test_render_cache renders the same page through both.
+ * (RENDER_PAGE_HEAD); test_render_cache renders the same page through
+ * both.
  */
 const struct eu_sql eu_status_render_sql[] = {
     /*
@@ -137,46 +179,7 @@ const struct eu_sql eu_status_render_sql[] = {
      * visibility, the viewer's flags and its poll.
      */
     [STATUS_RENDER_STATUSES] =
-        {"status_render.statuses",
-         "WITH want AS (SELECT unnest($2::bigint[]) AS id"
-         " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"
-         " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL),"
-         /* The viewer's flags for the whole page, each one index range read
-          * once, not a probe per status. */
-         " fav AS (SELECT f.status_id FROM favourites f WHERE f.tenant_id = $1"
-         "  AND f.account_id = $3::bigint AND f.status_id IN (SELECT id FROM want)),"
-         " reb AS (SELECT r.reblog_of_id FROM statuses r WHERE r.tenant_id = $1"
-         "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL"
-         "  AND r.reblog_of_id IN (SELECT id FROM want)),"
-         " bm AS (SELECT b.status_id FROM bookmarks b WHERE b.tenant_id = $1"
-         "  AND b.account_id = $3::bigint AND b.status_id IN (SELECT id FROM want)),"
-         " pin AS (SELECT p.status_id FROM status_pins p WHERE p.tenant_id = $1"
-         "  AND p.account_id = $3::bigint AND p.status_id IN (SELECT id FROM want)),"
-         " cmute AS (SELECT cm.conversation_id FROM conversation_mutes cm WHERE cm.tenant_id = $1"
-         "  AND cm.account_id = $3::bigint)"
-         " SELECT s.id, (s.deleted_at IS NULL AND a.suspended_at IS NULL AND EXISTS (SELECT FROM"
-         "  eunha_status_audience($1, s.id, s.account_id, s.visibility, $3::bigint))) AS visible,"
-         /* The author's domain blocked by the viewer: one primary-key probe,
-          * only for a remote author. */
-         " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks adb"
-         "  WHERE adb.tenant_id = $1 AND adb.account_id = $3::bigint AND adb.domain = a.domain)"
-         "  AS domain_blocked,"
-         " s.reblog_of_id, s.xmin::text AS sxmin, a.xmin::text AS axmin,"
-         " s.account_id AS author_id, s.visibility, k.status_cached, k.account_cached,"
-         " s.id IN (SELECT status_id FROM fav) AS favourited,"
-         " s.id IN (SELECT reblog_of_id FROM reb) AS reblogged,"
-         " coalesce(s.conversation_id, s.id) IN (SELECT conversation_id FROM cmute) AS muted,"
-         " s.id IN (SELECT status_id FROM bm) AS bookmarked,"
-         " s.id IN (SELECT status_id FROM pin) AS pinned,"
-         " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
-         "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"
-         "  AND s.account_id = $3::bigint) AS app,"
-         /* Built only where there is a poll: as a subquery it was probed for
-          * every row (migration 0031). */
-         " CASE WHEN s.has_poll THEN eunha_poll_json($1, s.id, $3::bigint) END AS poll,"
-         /* Computed once: whether the viewer has filters to load at all, and
-          * whether the ones compiled before are still current. */
-         " (SELECT stamp FROM eunha_filters_stamp($1, $3::bigint) stamp) AS filter_stamp,"
+        {"status_render.statuses", RENDER_PAGE_HEAD
          " CASE WHEN $7::boolean THEN s.text END AS source_text, sx.*, ax.*"
          " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
          " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($5::text[])"
@@ -221,46 +224,7 @@ const struct eu_sql eu_status_render_sql[] = {
      * found stale here makes the render ask again with the statement above.
      */
     [STATUS_RENDER_CACHED] =
-        {"status_render.cached",
-         "WITH want AS (SELECT unnest($2::bigint[]) AS id"
-         " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"
-         " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL),"
-         /* The viewer's flags for the whole page, each one index range read
-          * once, not a probe per status. */
-         " fav AS (SELECT f.status_id FROM favourites f WHERE f.tenant_id = $1"
-         "  AND f.account_id = $3::bigint AND f.status_id IN (SELECT id FROM want)),"
-         " reb AS (SELECT r.reblog_of_id FROM statuses r WHERE r.tenant_id = $1"
-         "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL"
-         "  AND r.reblog_of_id IN (SELECT id FROM want)),"
-         " bm AS (SELECT b.status_id FROM bookmarks b WHERE b.tenant_id = $1"
-         "  AND b.account_id = $3::bigint AND b.status_id IN (SELECT id FROM want)),"
-         " pin AS (SELECT p.status_id FROM status_pins p WHERE p.tenant_id = $1"
-         "  AND p.account_id = $3::bigint AND p.status_id IN (SELECT id FROM want)),"
-         " cmute AS (SELECT cm.conversation_id FROM conversation_mutes cm WHERE cm.tenant_id = $1"
-         "  AND cm.account_id = $3::bigint)"
-         " SELECT s.id, (s.deleted_at IS NULL AND a.suspended_at IS NULL AND EXISTS (SELECT FROM"
-         "  eunha_status_audience($1, s.id, s.account_id, s.visibility, $3::bigint))) AS visible,"
-         /* The author's domain blocked by the viewer: one primary-key probe,
-          * only for a remote author. */
-         " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks adb"
-         "  WHERE adb.tenant_id = $1 AND adb.account_id = $3::bigint AND adb.domain = a.domain)"
-         "  AS domain_blocked,"
-         " s.reblog_of_id, s.xmin::text AS sxmin, a.xmin::text AS axmin,"
-         " s.account_id AS author_id, s.visibility, k.status_cached, k.account_cached,"
-         " s.id IN (SELECT status_id FROM fav) AS favourited,"
-         " s.id IN (SELECT reblog_of_id FROM reb) AS reblogged,"
-         " coalesce(s.conversation_id, s.id) IN (SELECT conversation_id FROM cmute) AS muted,"
-         " s.id IN (SELECT status_id FROM bm) AS bookmarked,"
-         " s.id IN (SELECT status_id FROM pin) AS pinned,"
-         " (SELECT json_build_object('name', oa.name, 'website', oa.website)::text"
-         "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"
-         "  AND s.account_id = $3::bigint) AS app,"
-         /* Built only where there is a poll: as a subquery it was probed for
-          * every row (migration 0031). */
-         " CASE WHEN s.has_poll THEN eunha_poll_json($1, s.id, $3::bigint) END AS poll,"
-         /* Computed once: whether the viewer has filters to load at all, and
-          * whether the ones compiled before are still current. */
-         " (SELECT stamp FROM eunha_filters_stamp($1, $3::bigint) stamp) AS filter_stamp,"
+        {"status_render.cached", RENDER_PAGE_HEAD
          " CASE WHEN $6::boolean THEN s.text END AS source_text"
          " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
          " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($4::text[])"
