@@ -31,21 +31,6 @@ api(struct world *w, struct eu_it_resp *r, const char *method, const char *path,
     ck_assert_int_eq(eu_it_http(r, method, w->s->public_port, HOST, path, token, body), 0);
 }
 
-static void apif(struct world *w, struct eu_it_resp *r, const char *method, const char *token,
-                 const char *body, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static void
-apif(struct world *w, struct eu_it_resp *r, const char *method, const char *token, const char *body,
-     const char *fmt, ...)
-{
-    char path[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    api(w, r, method, path, token, body);
-}
-
 static char *
 post(struct world *w, const char *token, const char *body)
 {
@@ -105,17 +90,19 @@ static char *
 make_notes(struct world *w)
 {
     struct eu_it_resp r = {0};
-    apif(w, &r, "POST", eu_it_tok(w, "bob"), NULL, "/api/v1/accounts/%s/follow",
-         eu_it_id(w, "alice"));
+    eu_it_callf(w->s, &r, HOST, "POST", eu_it_tok(w, "bob"), NULL, "/api/v1/accounts/%s/follow",
+                eu_it_id(w, "alice"));
     EU_IT_EXPECT_STATUS(&r, 200);
     wait_notes(w, eu_it_id(w, "alice"), 1);
     char *mention = post(w, eu_it_tok(w, "bob"), "{\"status\":\"hi @alice\"}");
     wait_notes(w, eu_it_id(w, "alice"), 2);
     char *mine = post(w, eu_it_tok(w, "alice"), "{\"status\":\"my post\"}");
-    apif(w, &r, "POST", eu_it_tok(w, "carol"), NULL, "/api/v1/statuses/%s/favourite", mine);
+    eu_it_callf(w->s, &r, HOST, "POST", eu_it_tok(w, "carol"), NULL,
+                "/api/v1/statuses/%s/favourite", mine);
     EU_IT_EXPECT_STATUS(&r, 200);
     wait_notes(w, eu_it_id(w, "alice"), 3);
-    apif(w, &r, "POST", eu_it_tok(w, "bob"), NULL, "/api/v1/statuses/%s/reblog", mine);
+    eu_it_callf(w->s, &r, HOST, "POST", eu_it_tok(w, "bob"), NULL, "/api/v1/statuses/%s/reblog",
+                mine);
     EU_IT_EXPECT_STATUS(&r, 200);
     wait_notes(w, eu_it_id(w, "alice"), 4);
     eu_it_resp_free(&r);
@@ -154,8 +141,8 @@ START_TEST(test_list_and_filters)
     api(&w, &r, "GET", "/api/v1/notifications?exclude_types[]=mention&exclude_types[]=reblog",
         eu_it_tok(&w, "alice"), NULL);
     EXPECT_TYPES(&r, "favourite,follow");
-    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications?account_id=%s",
-         eu_it_id(&w, "carol"));
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/notifications?account_id=%s", eu_it_id(&w, "carol"));
     EXPECT_TYPES(&r, "favourite");
     /* Bob has none of his own. */
     api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "bob"), NULL);
@@ -169,18 +156,20 @@ START_TEST(test_list_and_filters)
     ck_assert_ptr_nonnull(strstr(link, "rel=\"next\""));
     char *last = strdup(json_string_value(eu_it_jpath(r.json, "1.id")));
     ck_assert_ptr_nonnull(strstr(link, last));
-    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications?limit=2&max_id=%s",
-         last);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/notifications?limit=2&max_id=%s", last);
     EXPECT_TYPES(&r, "mention,follow");
-    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications?limit=1&min_id=%s",
-         follow_id);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/notifications?limit=1&min_id=%s", follow_id);
     EXPECT_TYPES(&r, "mention");
 
     /* One, and someone else's is 404. */
-    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications/%s", follow_id);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications/%s",
+                follow_id);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "type", "follow");
-    apif(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/notifications/%s", follow_id);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/notifications/%s",
+                follow_id);
     EU_IT_EXPECT_ERROR(&r, 404);
     api(&w, &r, "GET", "/api/v1/notifications/abc", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_ERROR(&r, 404);
@@ -197,10 +186,11 @@ START_TEST(test_list_and_filters)
     EU_IT_EXPECT_JINT(&r, "count", 1);
 
     /* Dismiss one, then clear. */
-    apif(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications/%s/dismiss",
-         follow_id);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/notifications/%s/dismiss", follow_id);
     EU_IT_EXPECT_STATUS(&r, 200);
-    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications/%s", follow_id);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications/%s",
+                follow_id);
     EU_IT_EXPECT_ERROR(&r, 404);
     api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "alice"), NULL);
     EXPECT_TYPES(&r, "reblog,favourite,mention");
@@ -209,7 +199,8 @@ START_TEST(test_list_and_filters)
     struct eu_it_resp d = {0};
     api(&w, &d, "GET", "/api/v1/notifications?types[]=mention", eu_it_tok(&w, "alice"), NULL);
     const char *mention_status = json_string_value(eu_it_jpath(d.json, "0.status.id"));
-    apif(&w, &r, "DELETE", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", mention_status);
+    eu_it_callf(w.s, &r, HOST, "DELETE", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s",
+                mention_status);
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_resp_free(&d);
     api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "alice"), NULL);
@@ -251,8 +242,8 @@ START_TEST(test_filters_apply_to_notifications)
     api(&w, &r, "GET", "/api/v2/filters", eu_it_tok(&w, "alice"), NULL);
     const char *filter_id = json_string_value(eu_it_jpath(r.json, "0.id"));
     struct eu_it_resp u = {0};
-    apif(&w, &u, "PUT", eu_it_tok(&w, "alice"), "{\"filter_action\":\"warn\"}",
-         "/api/v2/filters/%s", filter_id);
+    eu_it_callf(w.s, &u, HOST, "PUT", eu_it_tok(&w, "alice"), "{\"filter_action\":\"warn\"}",
+                "/api/v2/filters/%s", filter_id);
     EU_IT_EXPECT_STATUS(&u, 200);
     EU_IT_EXPECT_JSTR(&u, "filter_action", "warn");
     api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "alice"), NULL);
@@ -277,10 +268,12 @@ START_TEST(test_grouped)
     eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     char *mine = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"group me\"}");
-    apif(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/favourite", mine);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/favourite",
+                mine);
     EU_IT_EXPECT_STATUS(&r, 200);
     wait_notes(&w, eu_it_id(&w, "alice"), 1);
-    apif(&w, &r, "POST", eu_it_tok(&w, "carol"), NULL, "/api/v1/statuses/%s/favourite", mine);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "carol"), NULL,
+                "/api/v1/statuses/%s/favourite", mine);
     EU_IT_EXPECT_STATUS(&r, 200);
     wait_notes(&w, eu_it_id(&w, "alice"), 2);
     char *mention = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"@alice ping\"}");
@@ -318,17 +311,21 @@ START_TEST(test_grouped)
     api(&w, &r, "GET", "/api/v2/notifications/unread_count", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_JINT(&r, "count", 2);
 
-    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v2/notifications/%s", key);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v2/notifications/%s",
+                key);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JINT(&r, "notification_groups.0.notifications_count", 2);
-    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v2/notifications/%s/accounts", key);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL,
+                "/api/v2/notifications/%s/accounts", key);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "0.username", "carol");
     EU_IT_EXPECT_JSTR(&r, "1.username", "bob");
 
-    apif(&w, &r, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v2/notifications/%s/dismiss", key);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), NULL,
+                "/api/v2/notifications/%s/dismiss", key);
     EU_IT_EXPECT_STATUS(&r, 200);
-    apif(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v2/notifications/%s", key);
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v2/notifications/%s",
+                key);
     EU_IT_EXPECT_ERROR(&r, 404);
     api(&w, &r, "GET", "/api/v2/notifications", eu_it_tok(&w, "alice"), NULL);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "notification_groups")), 1);

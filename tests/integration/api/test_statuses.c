@@ -25,32 +25,6 @@ static const struct eu_it_world_opts world = {
     .users = {{"alice"}, {"bob"}, {"carol"}},
 };
 
-static void sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-sql(struct world *w, const char *fmt, ...)
-{
-    char q[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof(q), fmt, ap);
-    va_end(ap);
-    free(eu_it_pg_exec(w->db, q));
-}
-
-static long sql_long(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static long
-sql_long(struct world *w, const char *fmt, ...)
-{
-    char q[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof(q), fmt, ap);
-    va_end(ap);
-    return eu_it_pg_exec_long(w->db, q);
-}
-
 /*
  * The count fmt selects, once it is want or after 10 s. Notifications are
  * written beside the reply, not before it, so a test that reads them right
@@ -157,12 +131,12 @@ START_TEST(test_create_get_delete)
                                   "Eunha\" class=\"mention hashtag\" rel=\"tag\">#<span>Eunha"
                                   "</span></a> <a href=\"https://example.com/x\"") == content,
                   "content: %s", content);
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(*) FROM statuses_tags st JOIN tags t ON"
-                              " t.tenant_id = st.tenant_id AND t.id = st.tag_id"
-                              " WHERE st.tenant_id = %s AND st.status_id = %s"
-                              " AND t.name = 'Eunha'",
-                              w.tid, id),
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM statuses_tags st JOIN tags t ON"
+                                          " t.tenant_id = st.tenant_id AND t.id = st.tag_id"
+                                          " WHERE st.tenant_id = %s AND st.status_id = %s"
+                                          " AND t.name = 'Eunha'",
+                                          w.tid, id),
                      1);
     /* bob was told he was mentioned */
     ck_assert_int_eq(
@@ -207,8 +181,8 @@ START_TEST(test_create_get_delete)
         "{\"status\":\"x\",\"media_ids\":[\"1\"]}");
     EU_IT_EXPECT_ERROR(&r, 422);
     ck_assert_int_eq(
-        sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND deleted_at IS NULL",
-                 w.tid),
+        eu_it_world_sql_long(
+            &w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND deleted_at IS NULL", w.tid),
         1);
     api(&w, &r, "POST", "/api/v1/statuses", NULL, "{\"status\":\"x\"}");
     EU_IT_EXPECT_ERROR(&r, 401);
@@ -245,7 +219,8 @@ START_TEST(test_form_params_and_scope)
     api(&w, &r, "POST", "/api/v1/statuses", ro, "{\"status\":\"nope\"}");
     EU_IT_EXPECT_ERROR(&r, 403);
     ck_assert_str_eq(eu_it_json_str(&r, "error"), "This action is outside the authorized scopes");
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_world_sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
     /* ... but it can read */
     api(&w, &r, "GET", "/api/v1/timelines/public", ro, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -257,7 +232,8 @@ START_TEST(test_form_params_and_scope)
                                  " read:search push profile write:bookmarks write:favourites");
     api(&w, &r, "POST", "/api/v1/statuses", lng, "{\"status\":\"nope\"}");
     EU_IT_EXPECT_ERROR(&r, 403);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_world_sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
     api(&w, &r, "GET", "/api/v1/bookmarks", lng, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     free(lng);
@@ -338,7 +314,8 @@ START_TEST(test_idempotency)
     ck_assert_str_ne(a, c);
     ck_assert_str_ne(a, d);
     ck_assert_int_eq(
-        sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND text = 'once'", w.tid),
+        eu_it_world_sql_long(
+            &w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND text = 'once'", w.tid),
         3);
 
     /* Redis down: posting still works, without idempotency. */
@@ -432,10 +409,10 @@ START_TEST(test_context)
     struct eu_it_resp r = {0};
     char body[256];
     /* carol asked to be told when alice posts (but not about her replies to others) */
-    sql(&w,
-        "INSERT INTO follows (tenant_id, account_id, target_account_id, notify)"
-        " VALUES (%s, %s, %s, true)",
-        w.tid, eu_it_id(&w, "carol"), eu_it_id(&w, "alice"));
+    free(eu_it_world_sql(&w,
+                         "INSERT INTO follows (tenant_id, account_id, target_account_id, notify)"
+                         " VALUES (%s, %s, %s, true)",
+                         w.tid, eu_it_id(&w, "carol"), eu_it_id(&w, "alice")));
     char *a = post(&w, eu_it_tok(&w, "alice"), "{\"status\":\"root\"}");
     snprintf(body, sizeof(body), "{\"status\":\"@alice reply\",\"in_reply_to_id\":\"%s\"}", a);
     char *b = post(&w, eu_it_tok(&w, "bob"), body);
@@ -546,16 +523,19 @@ START_TEST(test_context_blocks_mutes)
     char *a1 = reply(&w, eu_it_tok(&w, "alice"), c1, "by alice under carol");
     char *d1 = reply(&w, dave, root, "by dave");
     char *f1 = reply(&w, fay, root, "by fay");
-    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "bob"));
-    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, dave_id, eu_it_id(&w, "alice"));
-    sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol"));
-    sql(&w,
-        "INSERT INTO mutes (tenant_id, account_id, target_account_id, expires_at)"
-        " VALUES (%s, %s, %s, now() - interval '1 minute')",
-        w.tid, eu_it_id(&w, "alice"), fay_id);
+    free(eu_it_world_sql(
+        &w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "bob")));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, dave_id, eu_it_id(&w, "alice")));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol")));
+    free(eu_it_world_sql(&w,
+                         "INSERT INTO mutes (tenant_id, account_id, target_account_id, expires_at)"
+                         " VALUES (%s, %s, %s, now() - interval '1 minute')",
+                         w.tid, eu_it_id(&w, "alice"), fay_id));
 
     char path[160];
     snprintf(path, sizeof(path), "/api/v1/statuses/%s/context", root);
@@ -638,12 +618,15 @@ START_TEST(test_search_blocks_mutes)
     char *b = post(&w, eu_it_tok(&w, "bob"), body);
     char *c = post(&w, eu_it_tok(&w, "carol"), body);
     char *d = post(&w, dave, body);
-    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "bob"));
-    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, dave_id, eu_it_id(&w, "alice"));
-    sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol"));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "bob")));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, dave_id, eu_it_id(&w, "alice")));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol")));
 
     api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses", eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -662,8 +645,8 @@ START_TEST(test_search_blocks_mutes)
     ck_assert(lists(&r, "statuses", c));
     ck_assert(lists(&r, "statuses", d));
     /* unmuted, carol's comes back */
-    sql(&w, "DELETE FROM mutes WHERE tenant_id = %s AND account_id = %s", w.tid,
-        eu_it_id(&w, "alice"));
+    free(eu_it_world_sql(&w, "DELETE FROM mutes WHERE tenant_id = %s AND account_id = %s", w.tid,
+                         eu_it_id(&w, "alice")));
     api(&w, &r, "GET", "/api/v2/search?q=needle&type=statuses", eu_it_tok(&w, "alice"), NULL);
     ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "statuses")), 2);
     EU_IT_EXPECT_JSTR(&r, "statuses.0.id", c);
@@ -826,14 +809,14 @@ START_TEST(test_author_defaults)
     struct world w;
     eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    sql(&w,
-        "INSERT INTO follows (tenant_id, account_id, target_account_id, notify)"
-        " VALUES (%s, %s, %s, true)",
-        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice"));
-    sql(&w,
-        "UPDATE users SET default_privacy = 'unlisted', default_sensitive = true"
-        " WHERE tenant_id = %s AND account_id = %s",
-        w.tid, eu_it_id(&w, "alice"));
+    free(eu_it_world_sql(&w,
+                         "INSERT INTO follows (tenant_id, account_id, target_account_id, notify)"
+                         " VALUES (%s, %s, %s, true)",
+                         w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice")));
+    free(eu_it_world_sql(&w,
+                         "UPDATE users SET default_privacy = 'unlisted', default_sensitive = true"
+                         " WHERE tenant_id = %s AND account_id = %s",
+                         w.tid, eu_it_id(&w, "alice")));
     const char *bodies[] = {"{\"status\":\"plain\"}", "{\"status\":\"tagged #defaults\"}"};
     for (int i = 0; i < 2; i++) {
         char *id = post(&w, eu_it_tok(&w, "alice"), bodies[i]);
@@ -883,8 +866,9 @@ START_TEST(test_visibility_and_blocks)
     eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     /* bob follows alice; carol does not */
-    sql(&w, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice"));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice")));
     char *priv = post(&w, eu_it_tok(&w, "alice"),
                       "{\"status\":\"followers only\",\"visibility\":\"private\"}");
     char *dm = post(&w, eu_it_tok(&w, "alice"),
@@ -926,8 +910,9 @@ START_TEST(test_visibility_and_blocks)
     EU_IT_EXPECT_ERROR(&r, 404);
 
     /* alice blocks carol: carol sees nothing of hers */
-    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol"));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol")));
     get_status(&w, &r, pub, eu_it_tok(&w, "carol"));
     EU_IT_EXPECT_ERROR(&r, 404);
     get_status(&w, &r, dm, eu_it_tok(&w, "carol"));

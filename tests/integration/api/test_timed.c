@@ -37,32 +37,6 @@ world_start(struct world *w, const char *workers_toml)
     eu_it_world_start(w, &o);
 }
 
-static void sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-sql(struct world *w, const char *fmt, ...)
-{
-    char q[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof(q), fmt, ap);
-    va_end(ap);
-    free(eu_it_pg_exec(w->db, q));
-}
-
-static long sql_long(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static long
-sql_long(struct world *w, const char *fmt, ...)
-{
-    char q[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof(q), fmt, ap);
-    va_end(ap);
-    return eu_it_pg_exec_long(w->db, q);
-}
-
 static void
 api(struct world *w, struct eu_it_resp *r, const char *method, const char *path, const char *token,
     const char *body)
@@ -128,16 +102,18 @@ static long
 wait_published(struct world *w, const char *text, long long at_ms, long timeout_ms)
 {
     long long t0 = eu_it_now_ms();
-    while (sql_long(w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND text = '%s'", w->tid,
-                    text) == 0) {
+    while (eu_it_world_sql_long(
+               w, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND text = '%s'", w->tid,
+               text) == 0) {
         ck_assert_msg(eu_it_now_ms() - t0 < timeout_ms, "'%s' was not published", text);
         eu_it_sleep_ms(50);
     }
     char when[40];
-    return sql_long(w,
-                    "SELECT (extract(epoch FROM created_at - '%s'::timestamptz) * 1000)::bigint"
-                    " FROM statuses WHERE tenant_id = %s AND text = '%s'",
-                    iso(when, sizeof(when), at_ms), w->tid, text);
+    return eu_it_world_sql_long(
+        w,
+        "SELECT (extract(epoch FROM created_at - '%s'::timestamptz) * 1000)::bigint"
+        " FROM statuses WHERE tenant_id = %s AND text = '%s'",
+        iso(when, sizeof(when), at_ms), w->tid, text);
 }
 
 static void
@@ -161,8 +137,9 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
     char when[40];
 
     /* bob follows alice: the published status reaches his home feed. */
-    sql(&w, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice"));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice")));
     api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "bob"), NULL); /* builds his feed */
     EU_IT_EXPECT_STATUS(&r, 200);
 
@@ -195,7 +172,8 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
     api(&w, &r, "GET", path, eu_it_tok(&w, "alice"), NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "id", sid);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_world_sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
 
     /* Between creation and the due time: the placement's two connections
      * stay open and no new one is made. */
@@ -217,16 +195,17 @@ START_TEST(test_scheduled_status_fires_on_time_and_quietly)
 
     /* Published as a post would be: mention, tag, poll, feeds; and gone from
      * the scheduled list. */
-    ck_assert_int_eq(
-        sql_long(&w, "SELECT count(*) FROM scheduled_statuses WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(eu_it_world_sql_long(
+                         &w, "SELECT count(*) FROM scheduled_statuses WHERE tenant_id = %s", w.tid),
+                     0);
     char q[160];
     snprintf(q, sizeof(q), "SELECT id::text FROM statuses WHERE tenant_id = %s", w.tid);
     char *status_id = eu_it_pg_exec(w.db, q);
     long long t0 = eu_it_now_ms();
-    while (sql_long(&w,
-                    "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                    " AND type = 'mention' AND account_id = %s AND status_id = %s",
-                    w.tid, eu_it_id(&w, "bob"), status_id) == 0) {
+    while (eu_it_world_sql_long(&w,
+                                "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                " AND type = 'mention' AND account_id = %s AND status_id = %s",
+                                w.tid, eu_it_id(&w, "bob"), status_id) == 0) {
         ck_assert_msg(eu_it_now_ms() - t0 < 3000, "bob was not notified of the mention");
         eu_it_sleep_ms(50);
     }
@@ -294,12 +273,14 @@ START_TEST(test_scheduled_status_moved_and_cancelled)
 
     /* Past the old time: nothing published. */
     sleep_until(old_due + 1500);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_world_sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
     long lag = wait_published(&w, "moved", new_due, 5000);
     fprintf(stderr, "moved status published %ld ms after its new time\n", lag);
     ck_assert_msg(lag >= 0 && lag < 1000, "published %ld ms after its new time", lag);
     eu_it_sleep_ms(500);
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 1);
+    ck_assert_int_eq(
+        eu_it_world_sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 1);
 
     /* Paging: three far ahead, two per page, newest first, with a Link. */
     char *far[3];
@@ -384,7 +365,8 @@ START_TEST(test_poll_votes_and_closing)
         ck_assert_msg(strncmp(eu_it_json_str(&r, "error"), "Validation failed: Poll", 23) == 0,
                       "%s", r.body);
     }
-    ck_assert_int_eq(sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
+    ck_assert_int_eq(
+        eu_it_world_sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.tid), 0);
 
     /* A form-encoded poll, as most clients send it. */
     const char *form[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
@@ -470,34 +452,36 @@ START_TEST(test_poll_votes_and_closing)
     /* Closing: at the expiry, notifications to the author and both voters. */
     long long expiry = t_post + 3000;
     long long t0 = eu_it_now_ms();
-    while (sql_long(&w,
-                    "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                    " AND type = 'poll'",
-                    w.tid) < 3) {
+    while (eu_it_world_sql_long(&w,
+                                "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                " AND type = 'poll'",
+                                w.tid) < 3) {
         ck_assert_msg(eu_it_now_ms() - t0 < 8000, "poll notifications missing");
         eu_it_sleep_ms(50);
     }
-    long late = sql_long(&w,
-                         "SELECT (extract(epoch FROM max(n.created_at) - p.expires_at) * 1000)"
-                         "::bigint FROM notifications n JOIN polls p ON p.tenant_id = n.tenant_id"
-                         " AND p.status_id = n.status_id WHERE n.tenant_id = %s AND n.type = 'poll'"
-                         " GROUP BY p.expires_at",
-                         w.tid);
+    long late = eu_it_world_sql_long(
+        &w,
+        "SELECT (extract(epoch FROM max(n.created_at) - p.expires_at) * 1000)"
+        "::bigint FROM notifications n JOIN polls p ON p.tenant_id = n.tenant_id"
+        " AND p.status_id = n.status_id WHERE n.tenant_id = %s AND n.type = 'poll'"
+        " GROUP BY p.expires_at",
+        w.tid);
     fprintf(stderr, "poll notifications %ld ms after the expiry\n", late);
     ck_assert_msg(late >= 0 && late < 1000, "notified %ld ms after the expiry", late);
     ck_assert_int_lt(wall_ms() - expiry, 4000);
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(DISTINCT account_id) FROM notifications WHERE"
-                              " tenant_id = %s AND type = 'poll' AND status_id = %s"
-                              " AND from_account_id = %s AND account_id IN (%s, %s, %s)",
-                              w.tid, status_id, eu_it_id(&w, "alice"), eu_it_id(&w, "alice"),
-                              eu_it_id(&w, "bob"), eu_it_id(&w, "carol")),
-                     3);
+    ck_assert_int_eq(
+        eu_it_world_sql_long(&w,
+                             "SELECT count(DISTINCT account_id) FROM notifications WHERE"
+                             " tenant_id = %s AND type = 'poll' AND status_id = %s"
+                             " AND from_account_id = %s AND account_id IN (%s, %s, %s)",
+                             w.tid, status_id, eu_it_id(&w, "alice"), eu_it_id(&w, "alice"),
+                             eu_it_id(&w, "bob"), eu_it_id(&w, "carol")),
+        3);
     eu_it_sleep_ms(300);
-    ck_assert_int_eq(sql_long(&w,
-                              "SELECT count(*) FROM notifications WHERE tenant_id = %s"
-                              " AND type = 'poll'",
-                              w.tid),
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                          " AND type = 'poll'",
+                                          w.tid),
                      3);
 
     /* bob sees it through the API too. */

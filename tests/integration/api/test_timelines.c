@@ -23,19 +23,6 @@ static const struct eu_it_world_opts world = {
     .users = {{"alice"}, {"bob"}, {"carol"}},
 };
 
-static void sql(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-sql(struct world *w, const char *fmt, ...)
-{
-    char q[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof(q), fmt, ap);
-    va_end(ap);
-    free(eu_it_pg_exec(w->db, q));
-}
-
 /* A synchronous Redis connection to EUNHA_TEST_REDIS_URL. */
 static redisContext *
 redis(void)
@@ -138,10 +125,11 @@ expect_ids(const struct eu_it_resp *r, ...)
 static void
 follow(struct world *w, const char *who, const char *whom, bool reblogs)
 {
-    sql(w,
+    free(eu_it_world_sql(
+        w,
         "INSERT INTO follows (tenant_id, account_id, target_account_id, show_reblogs)"
         " VALUES (%s, %s, %s, %s)",
-        w->tid, who, whom, reblogs ? "true" : "false");
+        w->tid, who, whom, reblogs ? "true" : "false"));
 }
 
 /* What the accounts endpoints do after a follow, mute or block. */
@@ -299,8 +287,9 @@ START_TEST(test_home_reblogs_mutes_blocks)
     expect_ids(&r, carol_reblog, b1, a1, NULL);
 
     /* alice mutes carol: carol's statuses and reblogs leave, new ones stay out */
-    sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol"));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "carol")));
     drop_feed(&w, eu_it_id(&w, "alice"));
     api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, b1, a1, NULL);
@@ -308,8 +297,9 @@ START_TEST(test_home_reblogs_mutes_blocks)
     expect_in_feed(&w, eu_it_id(&w, "alice"), c2, 0);
 
     /* bob blocks alice: his statuses leave her feed */
-    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice"));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "bob"), eu_it_id(&w, "alice")));
     drop_feed(&w, eu_it_id(&w, "alice"));
     api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
     expect_ids(&r, a1, NULL);
@@ -355,20 +345,22 @@ START_TEST(test_home_plain_status_rules)
     snprintf(body, sizeof(body), "{\"status\":\"to myself\",\"in_reply_to_id\":\"%s\"}", b0);
     char *to_b = post(&w, eu_it_tok(&w, "bob"), body);
     /* carol blocks bob (the follower blocks the author). */
-    sql(&w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "carol"), eu_it_id(&w, "bob"));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO blocks (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "carol"), eu_it_id(&w, "bob")));
     char *blocked = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"carol blocks me\"}");
     /* alice's mute of bob that has run out hides nothing; one that has not
      * hides. */
-    sql(&w,
-        "INSERT INTO mutes (tenant_id, account_id, target_account_id, expires_at)"
-        " VALUES (%s, %s, %s, now() - interval '1 minute')",
-        w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "bob"));
+    free(eu_it_world_sql(&w,
+                         "INSERT INTO mutes (tenant_id, account_id, target_account_id, expires_at)"
+                         " VALUES (%s, %s, %s, now() - interval '1 minute')",
+                         w.tid, eu_it_id(&w, "alice"), eu_it_id(&w, "bob")));
     char *expired = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"mute ran out\"}");
-    sql(&w,
+    free(eu_it_world_sql(
+        &w,
         "UPDATE mutes SET expires_at = now() + interval '1 hour' WHERE tenant_id = %s"
         " AND account_id = %s",
-        w.tid, eu_it_id(&w, "alice"));
+        w.tid, eu_it_id(&w, "alice")));
     char *muted = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"muted for now\"}");
 
     expect_in_feed(&w, eu_it_id(&w, "bob"), dm, 1);
@@ -418,11 +410,12 @@ START_TEST(test_post_answer_is_the_status)
     struct eu_it_resp r = {0}, g = {0};
     char *c0 = post(&w, eu_it_tok(&w, "carol"), "{\"status\":\"carol starts\"}");
     /* alice muted carol's conversation: her reply in it says so. */
-    sql(&w,
+    free(eu_it_world_sql(
+        &w,
         "INSERT INTO conversation_mutes (tenant_id, account_id, conversation_id)"
         " SELECT %s, %s, coalesce(conversation_id, id) FROM statuses WHERE tenant_id = %s"
         " AND id = %s",
-        w.tid, eu_it_id(&w, "alice"), w.tid, c0);
+        w.tid, eu_it_id(&w, "alice"), w.tid, c0));
     char *pic = eu_it_pg_execf(
         w.db,
         "WITH n AS (SELECT eunha_next_id() AS id) INSERT INTO media_attachments"
@@ -548,8 +541,9 @@ START_TEST(test_public_and_tag)
     api(&w, &r, "GET", path, NULL, NULL);
     expect_ids(&r, p2, NULL);
     /* carol mutes bob */
-    sql(&w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
-        w.tid, eu_it_id(&w, "carol"), eu_it_id(&w, "bob"));
+    free(eu_it_world_sql(
+        &w, "INSERT INTO mutes (tenant_id, account_id, target_account_id) VALUES (%s, %s, %s)",
+        w.tid, eu_it_id(&w, "carol"), eu_it_id(&w, "bob")));
     api(&w, &r, "GET", "/api/v1/timelines/public", eu_it_tok(&w, "carol"), NULL);
     expect_ids(&r, p3, p1, NULL);
 
