@@ -160,7 +160,7 @@ int
 main(void)
 {
     SRunner *sr = srunner_create(sniff_suite());
-    srunner_set_fork_status(sr, CK_FORK);
+    srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
