@@ -85,6 +85,7 @@ trap 'exit 143' TERM
 eu_pg_init "$TMP/pg-seed"
 export EUNHA_TEST_PG_SEED="$TMP/pg-seed"
 eu_test_services_up "$TMP"
+eu_test_golden "$TMP/golden" "$BUILD/eunha"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 

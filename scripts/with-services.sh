@@ -36,6 +36,12 @@ eu_test_services_up "$TMP" 2>"$TMP/services.log" || {
   cat "$TMP/services.log" >&2
   exit 1
 }
+# Its own migrated template for the harness to copy (see eu_test_golden).
+if [ -n "${EUNHA_BIN:-}" ]; then
+  eu_test_golden "$TMP/golden" "$EUNHA_BIN"
+else
+  unset EUNHA_TEST_PG_GOLDEN
+fi
 eu_log "own PostgreSQL $EUNHA_TEST_PG_URL, Redis $EUNHA_TEST_REDIS_URL for: $*"
 set +e
 "$@"

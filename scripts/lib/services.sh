@@ -408,6 +408,28 @@ eu_test_services_up() {
   export EUNHA_TEST_REDIS_START EUNHA_TEST_REDIS_PAUSE EUNHA_TEST_REDIS_RESUME
 }
 
+# eu_test_golden DIR EUNHA_BIN : migrates a template database once on the
+# test PostgreSQL ($EUNHA_TEST_PG_URL) with `eunha migrate`, and exports
+# EUNHA_TEST_PG_GOLDEN naming it. The integration harness copies it as each
+# server's template, so a server start does not run every tenant migration
+# again. Without it (the migrate failed) servers migrate their own.
+eu_test_golden() {
+  local dir bin url
+  dir=$(eu_abspath "${1:?eu_test_golden DIR EUNHA_BIN}")
+  bin=${2:?eu_test_golden DIR EUNHA_BIN}
+  url=${EUNHA_TEST_PG_URL%/postgres}
+  mkdir -p "$dir"
+  printf '[database]\nurl = "%s/eunha_golden_ctl"\ntemplate = "eunha_golden"\n' "$url" \
+    >"$dir/golden.toml"
+  if "$bin" migrate -c "$dir/golden.toml" >"$dir/golden.log" 2>&1; then
+    export EUNHA_TEST_PG_GOLDEN=eunha_golden
+  else
+    unset EUNHA_TEST_PG_GOLDEN
+    eu_log "eunha migrate of the golden template failed (servers will migrate their own):"
+    cat "$dir/golden.log" >&2
+  fi
+}
+
 # eu_test_services_down DIR : stops what eu_test_services_up DIR started.
 eu_test_services_down() {
   local dir
