@@ -73,13 +73,16 @@ fi
 
 # layers: a room of src/ may include the public headers (include/eunha/) of
 # its own rank and lower ones, never a higher one's (docs/ARCHITECTURE.md,
-# "Layers"). Same-rank rooms may use each other (queue/ and media/; db/, redis/, tenant/).
+# "Layers"). Same-rank rooms may use each other (queue/ and media/; http/ and
+# outbound/; db/, redis/, tenant/).
 # The ranks, low to high:
 declare -A rank=(
   [core]=0                          # config, log, arena, allocation, CPU pool
   [db]=1 [redis]=1 [tenant]=1       # storage and the tenant registry
   [http]=2                          # the request layer every handler stands on:
                                     # server, router, auth, query, pages, JSON out
+  [outbound]=2                      # HTTP the other way: the one outbound client,
+                                    # for federation and the S3 store alike
   [queue]=3 [media]=3               # durable jobs and timed tasks; uploads
   [social]=4                        # the core both protocols share
   [ap]=5                            # ActivityPub
@@ -116,7 +119,7 @@ domainblock api
 entities social
 error core
 feeds social
-fetch ap
+fetch outbound
 filters api
 http http
 httpsig ap
@@ -151,11 +154,8 @@ utf8 core
 '
 # Includes that cross upward on purpose, "file header", each with why.
 allowed='
-src/media/store_s3.c fetch
 src/social/status_render.c filters
 '
-# - store_s3.c: the S3 store sends its requests through the process's one
-#   outbound client, which lives in ap/fetch.c (federation is its main user).
 # - status_render.c: a status render applies the viewer's filters; their
 #   matching lives with their REST handlers in api/filters.c (to split).
 if [[ $checks == *" layers "* ]]; then
