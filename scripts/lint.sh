@@ -91,13 +91,6 @@ declare -A rank=(
   [admin]=7                         # the operator's API, over both protocols
   [app]=8                           # the wiring: the app, lists of tables
 )
-# Files whose rank is not their room's, each with why.
-declare -A file_rank=(
-  # The streaming hub lives beside the server for its connection handling
-  # (conns_internal.h) but serves /api/v1/streaming: it renders every event
-  # through the REST handlers (streaming.h, src/api/stream_render.c).
-  [src/http/streaming.c]=6
-)
 # Owner of each public header: one line a header, "header room".
 owners='
 admin admin
@@ -146,7 +139,7 @@ serve app
 sql db
 statuses social
 stream social
-streaming api
+streaming http
 tenant tenant
 text social
 toml core
@@ -167,7 +160,7 @@ if [[ $checks == *" layers "* ]]; then
   while IFS= read -r f; do
     room=${f#src/}
     room=${room%%/*}
-    r=${file_rank[$f]:-${rank[$room]:-}}
+    r=${rank[$room]:-}
     if [ -z "$r" ]; then
       echo "  $f: room '$room' has no rank in scripts/lint.sh" >&2
       bad=1
