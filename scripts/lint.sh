@@ -128,6 +128,7 @@ migrate db
 net core
 notify social
 page http
+polls social
 params api
 queue queue
 ratelimit http

@@ -59,12 +59,11 @@ void eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_s
                       eu_stream_rendered_cb cb, void *arg);
 
 /*
- * The statuses' timed tasks (eu_task_kinds[] in src/app/kinds.c). The
- * scheduled-status publisher (src/api/scheduled.c) posts the statuses that are due
- * and sleeps until the next; the poll closer (src/api/polls.c) closes expired polls,
- * notifies their authors and voters, and sleeps until the next expiry.
+ * The scheduled-status publisher (src/api/scheduled.c), a timed task
+ * (eu_task_kinds[] in src/app/kinds.c): posts the statuses that are due
+ * and sleeps until the next. (The poll closer is the social core's,
+ * polls.h.)
  */
 void eu_scheduled_task_run(struct eu_task_run *run);
-void eu_polls_task_run(struct eu_task_run *run);
 
 #endif
