@@ -74,13 +74,16 @@ fi
 # layers: a room of src/ may include the public headers (include/eunha/) of
 # its own rank and lower ones, never a higher one's (docs/ARCHITECTURE.md,
 # "Layers"). Same-rank rooms may use each other (queue/ and media/; http/ and
-# outbound/; db/, redis/, tenant/).
+# outbound/; db/, redis/, tenant/). There is no exception list: a lower room
+# reaches up only through a callback or table that the wiring (app/) hands
+# it, declared in the lower room's own header.
 # The ranks, low to high:
 declare -A rank=(
   [core]=0                          # config, log, arena, allocation, CPU pool
   [db]=1 [redis]=1 [tenant]=1       # storage and the tenant registry
   [http]=2                          # the request layer every handler stands on:
-                                    # server, router, auth, query, pages, JSON out
+                                    # server, router, auth, query, pages, JSON out,
+                                    # the streaming hub
   [outbound]=2                      # HTTP the other way: the one outbound client,
                                     # for federation and the S3 store alike
   [queue]=3 [media]=3               # durable jobs and timed tasks; uploads
@@ -128,8 +131,8 @@ migrate db
 net core
 notify social
 page http
-polls social
 params api
+polls social
 queue queue
 ratelimit http
 redis redis

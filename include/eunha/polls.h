@@ -79,8 +79,8 @@ enum eu_poll_vote {
 /*
  * Why a new poll's options (a JSON array; options that are not strings
  * count as blank) break the rules, in Mastodon's words for its 422 ("Poll
- * options must have more than one item", ...), or NULL when they keep
- * them. Checks the count first, then each option in order.
+ * options must have more than one item", ...; a string constant), or NULL
+ * when they keep them. Checks the count first, then each option in order.
  */
 const char *eu_poll_options_refusal(const struct json_t *options);
 /* Why a new poll open for expires_in seconds breaks the rules (longer than
