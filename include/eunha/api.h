@@ -6,6 +6,7 @@
 #define EUNHA_API_H
 
 #include "eunha/router.h"
+#include "eunha/streaming.h"
 struct eu_task_run;
 
 struct eu_req;
@@ -47,12 +48,22 @@ void eu_api_nodeinfo_2_1(struct eu_req *req);
 void eu_api_host_meta(struct eu_req *req);
 
 /*
- * The statuses' timed tasks (eu_task_kinds[] in src/app/kinds.c). The
- * scheduled-status publisher (src/api/scheduled.c) posts the statuses that are due
- * and sleeps until the next; the poll closer (src/api/polls.c) closes expired polls,
- * notifies their authors and voters, and sleeps until the next expiry.
+ * The streaming hub's renderer (an eu_stream_render_cb, handed to
+ * eu_stream_start() by the wiring; src/api/stream_render.c): what event
+ * about id means on stream for v, through the REST handler of the
+ * matching timeline on a detached request, so a listener gets exactly what
+ * a REST page would hold for that viewer. cb runs exactly once.
+ */
+void eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_stream_viewer *v,
+                      const char *stream, const char *param, const char *event, const char *id,
+                      eu_stream_rendered_cb cb, void *arg);
+
+/*
+ * The scheduled-status publisher (src/api/scheduled.c), a timed task
+ * (eu_task_kinds[] in src/app/kinds.c): posts the statuses that are due
+ * and sleeps until the next. (The poll closer is the social core's,
+ * polls.h.)
  */
 void eu_scheduled_task_run(struct eu_task_run *run);
-void eu_polls_task_run(struct eu_task_run *run);
 
 #endif

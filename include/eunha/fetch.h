@@ -1,6 +1,9 @@
 /*
- * The process's outbound HTTP client, which every federation request goes
- * through: fetches of remote actors and objects, deliveries to inboxes.
+ * The process's outbound HTTP client (src/outbound/), which every request
+ * to another server goes through: fetches of remote actors and objects,
+ * deliveries to inboxes, the S3 store's uploads. It knows no protocol above
+ * HTTP: a caller brings its own headers (ap/ its signatures, media/ its
+ * AWS credentials), so federation and the media store stand on it alike.
  *
  * One client per process, on the event loop: libcurl's multi interface with
  * its sockets and timer watched by libevent, so no request blocks the loop

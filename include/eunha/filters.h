@@ -5,6 +5,10 @@
  * eu_filters_apply() for its context; statuses matched by a "hide" filter
  * are dropped, the others carry Mastodon's FilterResult array in
  * "filtered".
+ *
+ * The social core's (src/social/filters_match.c), since every status render
+ * applies them; the REST handlers that write filters (src/api/filters.c)
+ * stand on it for the Filter entity and to say that filters changed.
  */
 #ifndef EUNHA_FILTERS_H
 #define EUNHA_FILTERS_H
@@ -14,6 +18,21 @@
 
 struct eu_req;
 struct json_t;
+struct pg_result;
+
+/*
+ * The Filter entity's columns for a filters row aliased f: id, title,
+ * context (JSON), expires_at, action, keywords (JSON), statuses (JSON).
+ */
+#define EU_FILTER_COLUMNS                                                                          \
+    "f.id::text, f.title, array_to_json(f.context)::text, CASE WHEN f.expires_at IS NULL"          \
+    " THEN NULL ELSE eunha_ts(f.expires_at) END, f.action,"                                        \
+    " (SELECT coalesce(json_agg(json_build_object('id', k.id::text, 'keyword', k.keyword,"         \
+    "  'whole_word', k.whole_word) ORDER BY k.id), '[]') FROM filter_keywords k"                   \
+    "  WHERE k.tenant_id = $1 AND k.filter_id = f.id)::text,"                                      \
+    " (SELECT coalesce(json_agg(json_build_object('id', fs.id::text, 'status_id',"                 \
+    "  fs.status_id::text) ORDER BY fs.id), '[]') FROM filter_statuses fs"                         \
+    "  WHERE fs.tenant_id = $1 AND fs.filter_id = f.id)::text"
 
 /*
  * The stamp of the viewer's active filters, for eu_filters_known_stamp(),
@@ -59,6 +78,23 @@ bool eu_filters_apply(struct eu_req *req, struct json_t *status, const char *con
  * on status. */
 bool eu_filters_apply_to(struct eu_req *req, struct json_t *base, struct json_t *status,
                          const char *context);
+
+/* The Filter entity from EU_FILTER_COLUMNS at col; with_rules adds keywords
+ * and statuses (a FilterResult's filter has neither, as in Mastodon). New
+ * reference, the caller's. */
+struct json_t *eu_filter_json(const struct pg_result *res, int row, int col, bool with_rules);
+/* The JSON text in a cell, parsed; an empty array when it does not parse.
+ * New reference, the caller's. */
+struct json_t *eu_filters_json_cell(const struct pg_result *res, int row, int col);
+
+/* The bit of a filter context ("home", "notifications", "public",
+ * "thread", "account"), or 0 for a name that is none of them. */
+unsigned eu_filters_context_bit(const char *name);
+
+/* Called by every handler that writes the viewer's filters: the stamp
+ * would catch the change too, but this frees the stale compiled copy now
+ * and tells the viewer's streams. */
+void eu_filters_forget(struct eu_req *req);
 
 /* The compiled-filters cache's figures, for /metrics. */
 struct eu_filters_cache_stats {

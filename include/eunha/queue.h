@@ -69,7 +69,7 @@ enum eu_queue_id {
 enum eu_task_id {
     EU_TASK_ACCOUNT_CLEANUP, /* purges suspended accounts after the retention */
     EU_TASK_SCHEDULED,       /* publishes scheduled statuses (src/api/scheduled.c) */
-    EU_TASK_POLLS,           /* closes expired polls and notifies (src/api/polls.c) */
+    EU_TASK_POLLS,           /* closes expired polls and notifies (src/social/polls.c) */
     EU_TASK_MEDIA_CLEANUP,   /* removes unattached uploads a day old (src/media/cleanup.c) */
     EU_TASK_MAX
 };

@@ -71,13 +71,12 @@ extern const struct eu_sql eu_nodeinfo_sql[];      /* nodeinfo.c */
 extern const struct eu_sql eu_web_sql[];           /* web.c */
 extern const struct eu_sql eu_reports_sql[];       /* reports.c */
 
-/* oauth.c, scheduled.c, polls.c, http/auth.c, admin/ */
+/* oauth.c, scheduled.c, http/auth.c, admin/ (polls: eunha/polls.h) */
 extern const struct eu_sql eu_oauth_sql[];          /* oauth.c */
 extern const struct eu_sql eu_oauth_apps_sql[];     /* oauth_apps.c */
 extern const struct eu_sql eu_oauth_token_sql[];    /* oauth_token.c */
 extern const struct eu_sql eu_oauth_signup_sql[];   /* oauth_signup.c */
 extern const struct eu_sql eu_scheduled_sql[];      /* scheduled.c */
-extern const struct eu_sql eu_polls_sql[];          /* polls.c */
 extern const struct eu_sql eu_auth_sql[];           /* http/auth.c */
 extern const struct eu_sql eu_admin_accounts_sql[]; /* admin/accounts.c */
 extern const struct eu_sql eu_admin_jobs_sql[];     /* admin/jobs.c */

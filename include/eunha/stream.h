@@ -20,7 +20,8 @@
  * This header is the publishing end, the social core's
  * (src/social/stream_events.c): every change that a stream shows calls it,
  * from the REST handlers and from inbox processing alike. The hub that
- * listens and the rendering for one listener are in streaming.h.
+ * listens is in streaming.h, the rendering for one listener in api.h
+ * (eu_stream_render()).
  */
 #ifndef EUNHA_STREAM_H
 #define EUNHA_STREAM_H
@@ -29,14 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "eunha/router.h"
-
 struct eu_app;
 struct eu_req;
 struct eu_tenant;
-
-/* The streaming routes (src/http/streaming.c), ending with {0}. */
-extern const struct eu_route eu_stream_routes[];
 
 /* ---------------------------------------------------------- publishing */
 

@@ -1,10 +1,11 @@
 /*
- * The streaming API's listening end: the hub (src/http/streaming.c) that
+ * The streaming API's listening end (src/http/streaming.c): the hub that
  * holds the WebSocket and SSE connections and hears the Redis channels
- * stream.h publishes on, and the rendering of one event for one listener
- * (src/api/stream_render.c), which runs the REST handler of the timeline in
- * question. Both serve Mastodon's /api/v1/streaming, so they stand with the
- * REST handlers, above the social core that publishes.
+ * stream.h publishes on. It lives in the request layer, beside the
+ * connections it takes from evhttp; what one listener gets of an event is
+ * rendered above it, by the REST handler of the timeline in question
+ * (src/api/stream_render.c), which the wiring hands to eu_stream_start()
+ * as a callback, so the hub includes nothing of the rooms above.
  */
 #ifndef EUNHA_STREAMING_H
 #define EUNHA_STREAMING_H
@@ -12,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "eunha/router.h"
 
 struct eu_app;
 struct eu_req;
@@ -32,17 +35,24 @@ struct eu_stream_viewer {
 typedef void (*eu_stream_rendered_cb)(const char *json, size_t len, bool failed, void *arg);
 /*
  * Renders what event ("update", "notification") about id means on stream
- * ("user", "public:local", "hashtag", ...; param: the tag) for v, through
- * the REST handler of the matching timeline. cb runs later, exactly once.
+ * ("user", "public:local", "hashtag", ...; param: the tag) for v. cb must
+ * run exactly once, and may run before the renderer returns. v and the
+ * strings are borrowed for the call. eu_stream_render() (api.h) is the one
+ * the process uses.
  */
-void eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_stream_viewer *v,
-                      const char *stream, const char *param, const char *event, const char *id,
-                      eu_stream_rendered_cb cb, void *arg);
+typedef void (*eu_stream_render_cb)(struct eu_app *app, struct eu_tenant *t,
+                                    const struct eu_stream_viewer *v, const char *stream,
+                                    const char *param, const char *event, const char *id,
+                                    eu_stream_rendered_cb cb, void *arg);
 
 /* ------------------------------------------------------------ listening */
 
-/* Starts the hub: the channel subscriptions on app->redis. Once. */
-void eu_stream_start(struct eu_app *app);
+/* The streaming routes, ending with {0}. */
+extern const struct eu_route eu_stream_routes[];
+
+/* Starts the hub: the channel subscriptions on app->redis, every event
+ * rendered through render (not NULL). Once. */
+void eu_stream_start(struct eu_app *app, eu_stream_render_cb render);
 /* Closes every stream (SIGTERM: streams never end by themselves). */
 void eu_stream_close_all(void);
 /* Frees the hub at exit, after eu_stream_close_all(). */

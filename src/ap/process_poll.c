@@ -1,5 +1,8 @@
 /*
- * Polls over federation, as Mastodon has them.
+ * Polls over federation, as Mastodon has them. What a vote may be and how
+ * counts are kept are the polls' rules (include/eunha/polls.h), the same
+ * for a vote that came through the REST API; this file reads and writes
+ * the activities.
  *
  * Received: a remote Question keeps its poll row beside its status, with
  * the counts its origin reports (cached_tallies, cached_voters), written on
@@ -40,63 +43,19 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/page.h"
+#include "eunha/polls.h"
 #include "eunha/queue.h"
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
 
 enum {
-    POLL_STORE,
-    POLL_VOTE,
     POLL_UPDATE_CONTEXT,
 };
 
+/* Storing a remote poll and taking a remote vote are the polls' rules
+ * (include/eunha/polls.h): their statements are the social core's. */
 const struct eu_sql eu_ap_process_poll_sql[] = {
-    /*
-     * The poll of remote status $2 by $3: $4 option titles (JSON), $5
-     * multiple, $6 end (NULL: none), $7 counts per option (JSON), $8
-     * votersCount (NULL: not given). Changed options void the votes cast
-     * on the old ones, as Mastodon resets them.
-     */
-    [POLL_STORE] =
-        {"ap_poll.store",
-         "WITH o AS (SELECT ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) AS options),"
-         " old AS (SELECT p.id FROM polls p, o WHERE p.tenant_id = $1 AND p.status_id = $2::bigint"
-         "  AND p.options IS DISTINCT FROM o.options),"
-         " reset AS (DELETE FROM poll_votes WHERE tenant_id = $1 AND poll_id IN (SELECT id FROM "
-         "old))"
-         " INSERT INTO polls AS p (tenant_id, status_id, account_id, options, multiple, expires_at,"
-         "  cached_tallies, cached_voters)"
-         " SELECT $1, s.id, $3::bigint, o.options, $5::bool,"
-         "  coalesce($6::timestamptz, 'infinity'),"
-         "  ARRAY(SELECT x::int FROM jsonb_array_elements_text($7::jsonb) x), $8::int"
-         " FROM statuses s, o WHERE s.tenant_id = $1 AND s.id = $2::bigint AND NOT s.local"
-         " AND s.account_id = $3::bigint"
-         " ON CONFLICT (tenant_id, status_id) DO UPDATE SET options = excluded.options,"
-         "  multiple = excluded.multiple, expires_at = excluded.expires_at,"
-         "  cached_tallies = excluded.cached_tallies, cached_voters = excluded.cached_voters"
-         " WHERE p.tenant_id = $1 AND p.account_id = $3::bigint"},
-    /*
-     * Remote account $3 votes $4 (an option's title) on the poll of local
-     * status $2: its row takes the choice, a new one or (multiple choice)
-     * one more. Returns (poll, option known, recorded, hide_totals); no
-     * row when there is no open poll there the voter may see and vote on.
-     */
-    [POLL_VOTE] =
-        {"ap_poll.vote",
-         "WITH p AS (SELECT p.id, p.multiple, p.hide_totals,"
-         "  array_position(p.options, $4) - 1 AS c FROM polls p"
-         "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id AND s.local"
-         "  WHERE p.tenant_id = $1 AND p.status_id = $2::bigint AND p.expires_at > now()"
-         "  AND p.account_id <> $3::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, "
-         "s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
-         " v AS (INSERT INTO poll_votes AS pv (tenant_id, poll_id, account_id, choices)"
-         "  SELECT $1, p.id, $3::bigint, ARRAY[p.c] FROM p WHERE p.c IS NOT NULL"
-         "  ON CONFLICT (tenant_id, poll_id, account_id) DO UPDATE"
-         "  SET choices = pv.choices || excluded.choices WHERE pv.tenant_id = $1"
-         "  AND (SELECT multiple FROM p) AND NOT excluded.choices[1] = ANY (pv.choices)"
-         "  RETURNING 1)"
-         " SELECT p.id::text, p.c IS NOT NULL, (SELECT count(*) FROM v) > 0, p.hide_totals FROM p"},
     /* Local poll $2: its status, author and whether it hides its totals. */
     [POLL_UPDATE_CONTEXT] =
         {"ap_poll.update_context",
@@ -143,7 +102,7 @@ eu_proc_poll_store(struct eu_proc *p, const char *status_id, void (*then)(struct
     free(t);
     free(c);
     p->parsed = then;
-    eu_proc_stmt(p, &eu_ap_process_poll_sql[POLL_STORE], 7, params, on_poll_stored);
+    eu_proc_stmt(p, &eu_polls_sql[EU_POLLS_STORE_REMOTE], 7, params, on_poll_stored);
 }
 
 /* ------------------------------------------------------ votes received */
@@ -188,20 +147,23 @@ eu_proc_is_vote(struct eu_proc *p)
 static void
 on_voted(struct eu_proc *p, PGresult *res)
 {
-    if (PQntuples(res) == 0) {
+    const char *poll_id;
+    bool hide_totals;
+    switch (eu_poll_vote_remote_read(res, &poll_id, &hide_totals)) {
+    case EU_POLL_VOTED:
+        break;
+    case EU_POLL_NO_OPTION:
+        eu_proc_skip(p, "a vote for no option of the poll");
+        return;
+    case EU_POLL_VOTED_BEFORE:
+        eu_proc_skip(p, "already voted so");
+        return;
+    default:
         eu_proc_skip(p, "a vote on no open poll here");
         return;
     }
-    if (PQgetvalue(res, 0, 1)[0] != 't') {
-        eu_proc_skip(p, "a vote for no option of the poll");
-        return;
-    }
-    if (PQgetvalue(res, 0, 2)[0] != 't') {
-        eu_proc_skip(p, "already voted so");
-        return;
-    }
-    if (PQgetvalue(res, 0, 3)[0] != 't')
-        eu_ap_poll_update_later(p->app, p->t, PQgetvalue(res, 0, 0));
+    if (!hide_totals)
+        eu_ap_poll_update_later(p->app, p->t, poll_id);
     eu_proc_finish(p, NULL);
 }
 
@@ -222,7 +184,7 @@ eu_proc_poll_vote(struct eu_proc *p)
     const char *params[] = {
         eu_proc_local_status_id(p, eu_proc_json_id(json_object_get(o, "inReplyTo"))), p->actor_id,
         name};
-    eu_proc_stmt(p, &eu_ap_process_poll_sql[POLL_VOTE], 3, params, on_voted);
+    eu_proc_stmt(p, &eu_polls_sql[EU_POLLS_VOTE_REMOTE], 3, params, on_voted);
 }
 
 /* ------------------------------------------------- the Update we send */

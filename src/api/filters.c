@@ -3,7 +3,8 @@
  * subresources) and the v1 API (/api/v1/filters, where every keyword shows
  * as a filter of its own, as Mastodon 4 maps them). Every write forgets the
  * viewer's compiled filters; applying them to rendered statuses
- * (include/eunha/filters.h) is filters_match.c's.
+ * (include/eunha/filters.h) is the social core's
+ * (src/social/filters_match.c).
  */
 #include "eunha/filters.h"
 
@@ -28,7 +29,6 @@
 #include "eunha/sql.h"
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
-#include "filters_internal.h"
 #include "social_internal.h"
 
 /* Mastodon's limits (CustomFilter::TITLE_LENGTH_LIMIT, KEYWORD_LENGTH_LIMIT). */
@@ -235,35 +235,13 @@ const struct eu_sql eu_filters_sql[] = {
 
 /* ------------------------------------------------------------ entities */
 
-json_t *
-eu_filters_json_cell(const PGresult *res, int row, int col)
-{
-    json_t *v = json_loads(PQgetvalue(res, row, col), JSON_DECODE_ANY, NULL);
-    return v ? v : json_array();
-}
+/* The v2 Filter entity is eu_filter_json(), the social core's: a
+ * FilterResult in a rendered status carries it too. */
 
 static json_t *
 null_or_string(const PGresult *res, int row, int col)
 {
     return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
-}
-
-/* The v2 Filter entity from EU_FILTER_COLUMNS at col; with_rules adds keywords
- * and statuses (a FilterResult's filter has neither, as in Mastodon). New
- * reference. */
-json_t *
-eu_filter_json(const PGresult *res, int row, int col, bool with_rules)
-{
-    json_t *f =
-        json_pack("{s:s, s:s, s:o, s:o, s:s}", "id", PQgetvalue(res, row, col), "title",
-                  PQgetvalue(res, row, col + 1), "context", eu_filters_json_cell(res, row, col + 2),
-                  "expires_at", null_or_string(res, row, col + 3), "filter_action",
-                  PQgetvalue(res, row, col + 4));
-    if (with_rules) {
-        json_object_set_new(f, "keywords", eu_filters_json_cell(res, row, col + 5));
-        json_object_set_new(f, "statuses", eu_filters_json_cell(res, row, col + 6));
-    }
-    return f;
 }
 
 static json_t *

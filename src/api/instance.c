@@ -18,6 +18,7 @@
 #include "eunha/arena.h"
 #include "eunha/http.h"
 #include "eunha/mediaapi.h"
+#include "eunha/polls.h"
 #include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
@@ -85,8 +86,9 @@ configuration(const struct eu_config *cfg)
         json_pack("{s:{s:i,s:i}, s:{s:i,s:i,s:i}, s:{s:i,s:i,s:i,s:i}, s:{s:b}}", "accounts",
                   "max_featured_tags", 10, "max_pinned_statuses", 5, "statuses", "max_characters",
                   500, "max_media_attachments", 4, "characters_reserved_per_url", 23, "polls",
-                  "max_options", 4, "max_characters_per_option", 50, "min_expiration", 300,
-                  "max_expiration", 2629746, "translation", "enabled", 0);
+                  "max_options", EU_POLL_MAX_OPTIONS, "max_characters_per_option",
+                  EU_POLL_MAX_OPTION_CHARS, "min_expiration", 300, "max_expiration",
+                  EU_POLL_MAX_EXPIRATION, "translation", "enabled", 0);
     /* From [media], as uploads are held to them (src/api/media.c). */
     json_object_set_new(c, "media_attachments", eu_media_config_json(cfg));
     return c;

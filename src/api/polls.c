@@ -1,19 +1,10 @@
 /*
- * Polls: the poll[...] parameters of a new status, GET /api/v1/polls/:id,
- * POST /api/v1/polls/:id/votes, and the timed task that closes polls when
- * they expire.
- *
- * A poll row is written by the statement that inserts its status
- * (statuses.c, INSERT_SQL), and the Poll entity is built in SQL
- * (eunha_poll_json(), migration 0031) so the status renderer carries it in
- * its one query.
- * A vote is one poll_votes row per voter holding all their choices, so "one
- * vote per account" is the primary key and holds however requests race.
- *
- * Closing is the task's job, not a minute tick: every new poll wakes it for
- * its expiry (statuses.c), it closes what is due in one statement that also
- * says when the next poll expires, and it sleeps until then. Closing sends
- * "poll" notifications to the author and to every voter, as Mastodon does.
+ * Polls in Mastodon's REST API: the poll[...] parameters of a new status,
+ * GET /api/v1/polls/:id and POST /api/v1/polls/:id/votes. What a poll may
+ * hold and whether a vote counts are the social core's rules
+ * (include/eunha/polls.h), shared with inbox processing; this file reads
+ * the parameters, words the refusals as Mastodon does, tells other
+ * servers through ap/, and renders the Poll entity.
  */
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -26,97 +17,13 @@
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/config.h"
-#include "eunha/db.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
-#include "eunha/log.h"
-#include "eunha/notify.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
-#include "eunha/queue.h"
-#include "eunha/sql.h"
+#include "eunha/polls.h"
 #include "eunha/statuses.h"
-#include "eunha/tenant.h"
-#include "eunha/utf8.h"
 #include "statuses_internal.h"
-
-/* Mastodon's instance configuration (configuration.polls). */
-#define MAX_OPTIONS 4
-#define MAX_OPTION_CHARS 50
-#define MAX_EXPIRATION 2629746
-/* Polls closed per task run; more due ones make the task run again at once. */
-#define CLOSE_BATCH "50"
-
-enum {
-    POLLS_SHOW,
-    POLLS_VOTE,
-    POLLS_CLOSE,
-};
-
-const struct eu_sql eu_polls_sql[] = {
-    /* $2 poll id, $3 viewer: the entity, when the viewer may see the status. */
-    [POLLS_SHOW] = {"polls.show", "SELECT eunha_poll_json($1, p.status_id, $3::bigint) FROM polls p"
-                                  " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
-                                  " WHERE p.tenant_id = $1 AND p.id = $2::bigint"
-                                  " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, "
-                                  "s.account_id, s.visibility, s.deleted_at, $3::bigint))"},
-    /*
-     * $2 poll id, $3 voter, $4 choices (int[]). Inserts the vote when every
-     * rule holds and returns what the handler needs to say which rule failed,
-     * in Mastodon's order: expired, invalid choice, own poll, already voted;
-     * then whether the poll is remote (its author hears of the vote). A
-     * remote poll's cached counts take the vote at once, as Mastodon's do,
-     * until its origin's next Update.
-     * No row: the poll does not exist or its status is hidden from the voter.
-     */
-    [POLLS_VOTE] =
-        {"polls.vote",
-         "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
-         "  p.expires_at <= now() AS expired, NOT s.local AS remote FROM polls p"
-         "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
-         "  WHERE p.tenant_id = $1 AND p.id = $2::bigint AND EXISTS (SELECT FROM "
-         "eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
-         " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM unnest($4::int[]) c"
-         "  WHERE c < 0 OR c >= p.n)),"
-         " v AS (INSERT INTO poll_votes (tenant_id, poll_id, account_id, choices)"
-         "  SELECT $1, p.id, $3::bigint, $4::int[] FROM p WHERE NOT p.expired"
-         "  AND p.account_id <> $3::bigint AND (p.multiple OR cardinality($4::int[]) = 1)"
-         "  AND NOT EXISTS (SELECT 1 FROM bad)"
-         "  ON CONFLICT DO NOTHING RETURNING 1),"
-         " c AS (UPDATE polls q SET cached_tallies = ARRAY(SELECT u.t + CASE WHEN (u.i - 1)::int"
-         "  = ANY ($4::int[]) THEN 1 ELSE 0 END FROM unnest(q.cached_tallies) WITH ORDINALITY"
-         "  u(t, i) ORDER BY u.i), cached_voters = coalesce(q.cached_voters, 0) + 1 FROM p"
-         "  WHERE q.tenant_id = $1 AND q.id = p.id AND q.cached_tallies IS NOT NULL"
-         "  AND EXISTS (SELECT 1 FROM v))"
-         " SELECT p.expired, EXISTS (SELECT 1 FROM bad), p.account_id = $3::bigint,"
-         "  (SELECT count(*) FROM v), p.remote FROM p"},
-    /*
-     * Closes the due polls (closed_at, so a poll is closed once however many
-     * processes run this) and returns, per closed poll of a live status, the
-     * status, its author, the local voters and whether the author is local: remote
-     * polls close here too, for their local voters, and remote accounts
-     * get no notifications. Then one row (kind 1) with the milliseconds
-     * until the next open poll expires (NULL: none; a remote poll without
-     * an end is 'infinity' and never due).
-     */
-    [POLLS_CLOSE] =
-        {"polls.close",
-         "WITH due AS (UPDATE polls SET closed_at = now() WHERE tenant_id = $1 AND id IN (SELECT id"
-         "  FROM polls WHERE tenant_id = $1 AND closed_at IS NULL AND expires_at <= now()"
-         "  ORDER BY expires_at LIMIT " CLOSE_BATCH " FOR UPDATE SKIP LOCKED)"
-         "  RETURNING id, status_id, account_id)"
-         " SELECT 0, due.status_id::text, due.account_id::text, (SELECT"
-         "  coalesce(array_agg(pv.account_id), '{}') FROM poll_votes pv JOIN accounts va"
-         "  ON va.tenant_id = $1 AND va.id = pv.account_id AND va.domain IS NULL"
-         "  WHERE pv.tenant_id = $1"
-         "  AND pv.poll_id = due.id AND pv.account_id <> due.account_id)::text, s.local FROM due"
-         "  JOIN statuses s ON s.tenant_id = $1 AND s.id = due.status_id AND s.deleted_at IS NULL"
-         " UNION ALL SELECT 1, (SELECT ceil(extract(epoch FROM min(expires_at) - now()) * 1000)"
-         "  ::bigint FROM polls WHERE tenant_id = $1 AND closed_at IS NULL"
-         "  AND expires_at < 'infinity' AND id NOT IN (SELECT id FROM due))::text,"
-         "  NULL, NULL, NULL"},
-    {0},
-};
 
 /* ------------------------------------------------------------- creation */
 
@@ -127,30 +34,13 @@ eu_poll_params_read(struct eu_req *req, json_t *poll, const char **draft)
     if (!poll)
         return 0;
     json_t *options = eu_param_array(poll, "options");
-    size_t n = json_array_size(options);
-    const char *why = NULL;
-    if (n < 2)
-        why = "Poll options must have more than one item";
-    else if (n > MAX_OPTIONS)
-        why = "Poll options can't contain more than 4 items";
-    for (size_t i = 0; !why && i < n; i++) {
-        const char *o = json_string_value(json_array_get(options, i));
-        if (!o || !*o)
-            why = "Poll options can't be blank";
-        else if (eu_utf8_chars(o) > MAX_OPTION_CHARS)
-            why = "Poll options cannot be longer than 50 characters each";
-        for (size_t j = 0; !why && j < i; j++)
-            if (strcmp(o, json_string_value(json_array_get(options, j))) == 0)
-                why = "Poll options contain duplicate items";
-    }
+    const char *why = eu_poll_options_refusal(options);
     long long expires_in = 0;
     bool multiple = false, hide_totals = false;
     if (!why && eu_param_int(poll, "expires_in", &expires_in) <= 0)
         why = "Poll expires at can't be blank";
-    else if (!why && expires_in > MAX_EXPIRATION)
-        why = "Poll expires at is too far into the future";
-    else if (!why && expires_in < req->app->cfg->poll_min_expires_s)
-        why = "Poll expires at is too soon";
+    else if (!why)
+        why = eu_poll_expiry_refusal(expires_in, req->app->cfg->poll_min_expires_s);
     if (!why && (eu_param_bool(poll, "multiple", &multiple) < 0 ||
                  eu_param_bool(poll, "hide_totals", &hide_totals) < 0))
         why = "Poll multiple and hide_totals must be booleans";
@@ -188,7 +78,7 @@ static void
 reply_poll(struct eu_req *req, const char *id)
 {
     const char *params[] = {id, eu_req_viewer(req)};
-    eu_req_stmt(req, &eu_polls_sql[POLLS_SHOW], 2, params, on_poll_shown, NULL);
+    eu_req_stmt(req, &eu_polls_sql[EU_POLLS_SHOW], 2, params, on_poll_shown, NULL);
 }
 
 void
@@ -204,6 +94,28 @@ eu_polls_show(struct eu_req *req)
 
 /* ----------------------------------------------------------------- votes */
 
+/* Mastodon's words for a vote that does not count; NULL for one that does. */
+static const char *
+vote_refusal(enum eu_poll_vote v)
+{
+    switch (v) {
+    case EU_POLL_ENDED:
+        return "The poll has already ended";
+    case EU_POLL_NO_OPTION:
+        return "The chosen vote option does not exist";
+    case EU_POLL_OWN:
+        return "You cannot vote in your own polls";
+    case EU_POLL_VOTED_BEFORE:
+        /* also several choices on a single-choice poll, which Mastodon
+         * answers the same way */
+        return "You have already voted on this poll";
+    case EU_POLL_VOTED:
+    case EU_POLL_NOT_FOUND:
+        break;
+    }
+    return NULL;
+}
+
 struct vote {
     const char *id;
 };
@@ -212,29 +124,34 @@ static void
 on_voted(struct eu_req *req, PGresult *res, void *arg)
 {
     struct vote *v = arg;
-    if (PQntuples(res) == 0) {
+    bool remote;
+    enum eu_poll_vote r = eu_poll_vote_read(res, &remote);
+    if (r == EU_POLL_NOT_FOUND) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    const char *why = PQgetvalue(res, 0, 0)[0] == 't'   ? "The poll has already ended"
-                      : PQgetvalue(res, 0, 1)[0] == 't' ? "The chosen vote option does not exist"
-                      : PQgetvalue(res, 0, 2)[0] == 't' ? "You cannot vote in your own polls"
-                      : strcmp(PQgetvalue(res, 0, 3), "0") == 0
-                          /* a second vote, or several choices on a single-choice poll,
-                           * which Mastodon answers the same way */
-                          ? "You have already voted on this poll"
-                          : NULL;
-    if (why) {
-        eu_req_reply_error(req, 422, "Validation failed: %s", why);
+    if (r != EU_POLL_VOTED) {
+        eu_req_reply_error(req, 422, "Validation failed: %s", vote_refusal(r));
         return;
     }
     /* A vote on a remote poll goes to its author; one on a local poll
      * changes counts its remote audience sees (Mastodon's VoteService). */
-    if (PQgetvalue(res, 0, 4)[0] == 't')
+    if (remote)
         eu_ap_outbox_poll_vote(req->app, req->tenant, req->auth.account_id, v->id);
     else
         eu_ap_poll_update_later(req->app, req->tenant, v->id);
     reply_poll(req, v->id);
+}
+
+/* A choice as the client sent it ("1" or 1), or -1 for one that is not an
+ * option's number. */
+static long
+choice_of(json_t *c)
+{
+    const char *s = json_string_value(c);
+    char *end = NULL;
+    long v = json_is_integer(c) ? (long)json_integer_value(c) : s && *s ? strtol(s, &end, 10) : -1;
+    return end && *end ? -1 : v;
 }
 
 void
@@ -253,92 +170,26 @@ eu_polls_vote(struct eu_req *req)
     }
     json_t *choices = eu_param_array(p, "choices");
     size_t n = json_array_size(choices);
-    if (n == 0 || n > MAX_OPTIONS) {
-        json_decref(choices);
-        eu_req_reply_error(req, 422, "Validation failed: The chosen vote option does not exist");
+    long *c = eu_arena_alloc(req->arena, (n ? n : 1) * sizeof(*c));
+    for (size_t i = 0; i < n; i++)
+        c[i] = choice_of(json_array_get(choices, i));
+    json_decref(choices);
+    enum eu_poll_vote r = eu_poll_choices_check(c, n);
+    if (r != EU_POLL_VOTED) {
+        eu_req_reply_error(req, 422, "Validation failed: %s", vote_refusal(r));
         return;
     }
-    /* "{0,2}": each choice read as a small integer; anything else is not an
-     * option. Repeating a choice is voting for it twice. */
+    /* "{0,2}": the checked choices, as the statement's int[]. */
     char *list = eu_arena_alloc(req->arena, n * 12 + 3), *o = list;
-    int seen[MAX_OPTIONS];
-    const char *why = NULL;
     *o++ = '{';
-    for (size_t i = 0; i < n && !why; i++) {
-        json_t *c = json_array_get(choices, i);
-        const char *s = json_string_value(c);
-        char *end = NULL;
-        long v = json_is_integer(c) ? (long)json_integer_value(c)
-                 : s && *s          ? strtol(s, &end, 10)
-                                    : -1;
-        if ((end && *end) || v < 0 || v >= MAX_OPTIONS) {
-            why = "The chosen vote option does not exist";
-            break;
-        }
-        seen[i] = (int)v;
-        for (size_t j = 0; j < i; j++)
-            if (seen[j] == seen[i])
-                why = "You have already voted on this poll";
-        o += sprintf(o, "%s%ld", i ? "," : "", v);
-    }
+    for (size_t i = 0; i < n; i++)
+        o += sprintf(o, "%s%ld", i ? "," : "", c[i]);
     *o++ = '}';
     *o = '\0';
-    json_decref(choices);
-    if (why) {
-        eu_req_reply_error(req, 422, "Validation failed: %s", why);
-        return;
-    }
     struct vote *vt = eu_arena_calloc(req->arena, sizeof(*vt));
     vt->id = id;
     const char *params[] = {id, eu_req_viewer(req), list};
-    eu_req_stmt(req, &eu_polls_sql[POLLS_VOTE], 3, params, on_voted, vt);
-}
-
-/* ---------------------------------------------------------- closing task */
-
-static void
-on_closed(PGresult *res, enum eu_db_status st, void *arg)
-{
-    struct eu_task_run *run = arg;
-    if (st != EU_DB_OK) {
-        eu_log_warn("polls", "cannot close expired polls: %s",
-                    res ? PQresultErrorMessage(res) : "database unavailable");
-        eu_task_run_fail(run);
-        return;
-    }
-    struct eu_app *app = eu_task_run_app(run);
-    struct eu_tenant *t = eu_task_run_tenant(run);
-    int64_t next = -1; /* no open poll: sleep the idle poll */
-    int closed = 0;
-    for (int i = 0, n = PQntuples(res); i < n; i++) {
-        if (strcmp(PQgetvalue(res, i, 0), "1") == 0) {
-            if (!PQgetisnull(res, i, 1)) {
-                next = strtoll(PQgetvalue(res, i, 1), NULL, 10);
-                if (next < 0)
-                    next = 0; /* due already (more than a batch): again at once */
-            }
-            continue;
-        }
-        closed++;
-        int64_t sid = strtoll(PQgetvalue(res, i, 1), NULL, 10);
-        int64_t author = strtoll(PQgetvalue(res, i, 2), NULL, 10);
-        if (PQgetvalue(res, i, 4)[0] == 't')
-            eu_notify(app->registry, t, author, author, "poll", sid);
-        size_t nvoters;
-        int64_t *voters = eu_db_bigint_array(PQgetvalue(res, i, 3), &nvoters);
-        for (size_t v = 0; v < nvoters; v++)
-            eu_notify(app->registry, t, voters[v], author, "poll", sid);
-        free(voters);
-    }
-    if (closed)
-        eu_log_info("polls", "closed %d expired polls", closed);
-    eu_task_run_done(run, next);
-}
-
-void
-eu_polls_task_run(struct eu_task_run *run)
-{
-    eu_db_conn_stmt(eu_task_run_conn(run), &eu_polls_sql[POLLS_CLOSE], 0, NULL, on_closed, run);
+    eu_req_stmt(req, &eu_polls_sql[EU_POLLS_VOTE], 3, params, on_voted, vt);
 }
 
 /* ------------------------------------------------------------ route table */

@@ -6,9 +6,11 @@
  * would hold for that viewer, or nothing: the public timeline's shunning,
  * the render's visibility rule, the viewer's filters in the stream's
  * context ("hide" drops, others add "filtered") and the viewer's flags.
- * The hub (src/http/streaming.c) calls it for every listener.
+ * The hub (src/http/streaming.c) calls it for every listener, through
+ * the callback the wiring gave eu_stream_start(): the hub stands below
+ * the REST handlers and includes none of them.
  */
-#include "eunha/streaming.h"
+#include "eunha/api.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
+#include "eunha/streaming.h"
 #include "eunha/tenant.h"
 #include "social_internal.h"
 #include "statuses_internal.h"

@@ -1,7 +1,7 @@
 /*
  * What background work exists, as data: the job kinds by name and the timed
  * tasks by id. A feature adds its line here and its handler beside its own
- * code. The tables name handlers of every room (ap/, media/, api/, queue/),
+ * code. The tables name handlers of every room (ap/, media/, api/, social/, queue/),
  * so they are wiring: they live here, above everything, and the queue finds
  * them through include/eunha/queue.h without knowing those rooms.
  */
@@ -15,6 +15,7 @@
 #include "eunha/approcess.h"
 #include "eunha/mediaapi.h"
 #include "eunha/mediaclean.h"
+#include "eunha/polls.h"
 #include "eunha/statuses.h"
 
 const struct eu_job_kind eu_job_kinds[] = {

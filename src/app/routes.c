@@ -14,7 +14,7 @@
 #include "eunha/apinbox.h"
 #include "eunha/http.h"
 #include "eunha/mediaapi.h"
-#include "eunha/stream.h"
+#include "eunha/streaming.h"
 
 const struct eu_route *const eu_route_tables[] = {
     /* admin listener (src/admin/) */

@@ -11,6 +11,7 @@
 #include "eunha/apresolve.h"
 #include "eunha/domainblock.h"
 #include "eunha/mediaclean.h"
+#include "eunha/polls.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
@@ -46,7 +47,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_oauth_token_sql,
     eu_oauth_signup_sql,
     eu_scheduled_sql,
-    eu_polls_sql,
+    eu_polls_sql, /* src/social/polls.c: REST and inbox votes alike */
     eu_auth_sql,
     eu_admin_accounts_sql,
     eu_admin_jobs_sql,
@@ -72,7 +73,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_process_sql,
     eu_ap_process_follow_sql,
     eu_ap_process_status_sql,
-    eu_ap_process_poll_sql, /* polls over federation */
+    eu_ap_process_poll_sql, /* a local poll's Update */
     eu_ap_deliver_sql,      /* delivery */
     eu_ap_outbox_sql,
     eu_ap_resolve_sql, /* src/ap/resolve.c */

@@ -13,9 +13,10 @@
  * any work (src/social/stream_events.c).
  *
  * A message names an event and an id; each listener gets it rendered for
- * its own viewer (eu_stream_render()). A client's events wait in its own
- * queue and are rendered one at a time, so they arrive in the order of the
- * channel; at most [limits] stream_max_renders renders run in the process,
+ * its own viewer, by the renderer the wiring gave eu_stream_start() (the
+ * REST handlers', which stand above this room). A client's events wait in
+ * its own queue and are rendered one at a time, so they arrive in the
+ * order of the channel; at most [limits] stream_max_renders renders run in the process,
  * and the clients that found none free wait in line for one. Nothing is
  * dropped silently: a client more than EU_STREAM_MAX_QUEUE events behind is
  * disconnected, so it reconnects and re-reads the timeline instead of
@@ -151,6 +152,7 @@ struct tcount {
 
 struct hub {
     struct eu_app *app;
+    eu_stream_render_cb render; /* the REST handlers', from the wiring */
     struct tcount *tenants;
     struct chan *chans[CHAN_BUCKETS];
     struct client *clients;
@@ -356,7 +358,7 @@ channel_of(const struct eu_tenant *t, int64_t account_id, const char *stream, co
     }
     if (strcmp(stream, "list") == 0) {
         /* Anyone may name a list; only its owner's renders hold anything
-         * (the list timeline's own ownership check, eu_stream_render). */
+         * (the list timeline's own ownership check, in the renderer). */
         if (!param || !eu_id_is_valid(param)) {
             *err = "Missing list";
             return 400;
@@ -681,8 +683,7 @@ pump(struct client *c)
         c->v.scopes = c->scopes;
         /* The render may answer before it returns: on_rendered() has then
          * pumped already, and the loop finds c as it left it. */
-        eu_stream_render(hub->app, c->t, &c->v, q->stream, q->param, q->event, q->id, on_rendered,
-                         d);
+        hub->render(hub->app, c->t, &c->v, q->stream, q->param, q->event, q->id, on_rendered, d);
     }
 }
 
@@ -1318,12 +1319,13 @@ eu_stream_handle_health(struct eu_req *req)
 /* ------------------------------------------------------------ lifetime */
 
 void
-eu_stream_start(struct eu_app *app)
+eu_stream_start(struct eu_app *app, eu_stream_render_cb render)
 {
     if (hub)
         return;
     hub = eu_xcalloc(1, sizeof(*hub));
     hub->app = app;
+    hub->render = render;
     hub->live_timer = event_new(app->base, -1, EV_PERSIST, on_live_timer, NULL);
     struct timeval tv = {LIVE_REFRESH_S, 0};
     event_add(hub->live_timer, &tv);

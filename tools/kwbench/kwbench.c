@@ -1,12 +1,12 @@
 /*
  * Times filter keyword matching for one page of 20 statuses: the automaton
- * (src/api/kwmatch.c) against the keyword-by-keyword scan it replaced, for
+ * (src/social/kwmatch.c) against the keyword-by-keyword scan it replaced, for
  * 1, 30 and 300 keywords, plus compiling the automaton once. The figures
  * in benchmark-results/README.md come from this program built with -O2
  * and no sanitizers:
  *
  *   cc -O2 -D_GNU_SOURCE -Iinclude -Isrc tools/kwbench/kwbench.c \
- *      src/api/kwmatch.c src/core/mem.c -o /tmp/kwbench && /tmp/kwbench
+ *      src/social/kwmatch.c src/core/mem.c -o /tmp/kwbench && /tmp/kwbench
  *
  * Times are CPU time of this process, so other load on the machine shows
  * less, but still shows.
@@ -25,7 +25,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "api/kwmatch_internal.h"
+#include "social/kwmatch_internal.h"
 
 #define STATUSES 20
 

@@ -1,6 +1,6 @@
 /*
- * Filters compiled once per account (src/api/kwmatch.c, the rules cache in
- * src/api/filters.c): an account at the 300-keyword cap has a status
+ * Filters compiled once per account (src/social/kwmatch.c, the rules cache in
+ * src/social/filters_match.c): an account at the 300-keyword cap has a status
  * filtered by its last keyword with the right keyword_matches, page after
  * page from one compile (as /metrics counts), and a change to a keyword
  * shows on the very next page, whether it came through the API (this

@@ -1,5 +1,5 @@
 /*
- * The keyword automaton (src/api/kwmatch.c): table-driven cases for the
+ * The keyword automaton (src/social/kwmatch.c): table-driven cases for the
  * rules filters rely on (overlaps, whole words at edges and punctuation,
  * ASCII-only case folding, empty sets), then random keyword sets and texts
  * checked against the keyword-by-keyword scan filters.c ran before, which
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/kwmatch_internal.h"
+#include "social/kwmatch_internal.h"
 
 /* The scan filters.c used before the automaton, kept as the oracle. */
 static bool

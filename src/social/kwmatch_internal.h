@@ -16,8 +16,8 @@
  * eu_kwmatch_new(), so any number of runs may share it; it holds no
  * reference to the keywords it was built from.
  */
-#ifndef EUNHA_API_KWMATCH_INTERNAL_H
-#define EUNHA_API_KWMATCH_INTERNAL_H
+#ifndef EUNHA_SOCIAL_KWMATCH_INTERNAL_H
+#define EUNHA_SOCIAL_KWMATCH_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

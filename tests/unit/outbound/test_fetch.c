@@ -1,5 +1,5 @@
 /*
- * Tests for the outbound HTTP client (src/ap/fetch.c) against a real HTTP
+ * Tests for the outbound HTTP client (src/outbound/fetch.c) against a real HTTP
  * peer: a small evhttp server on 127.0.0.1 in the same event loop, which
  * counts the connections it accepts and the requests it holds at once.
  * Nothing is mocked; every request crosses a real socket.

@@ -1,7 +1,8 @@
 /*
  * Applying the viewer's filters to rendered statuses
- * (include/eunha/filters.h): loading an account's filters, compiling them
- * and keeping the compiled copy across requests, and matching.
+ * (include/eunha/filters.h): the Filter entity, loading an account's
+ * filters, compiling them and keeping the compiled copy across requests,
+ * and matching. The REST handlers that write filters are src/api/filters.c.
  *
  * Applying runs in C on rendered statuses rather than in SQL, because the
  * text to match is the rendered content with its HTML taken out, and a
@@ -34,9 +35,7 @@
 #include "eunha/sql.h"
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
-#include "filters_internal.h"
 #include "kwmatch_internal.h"
-#include "social_internal.h"
 
 enum {
     MATCH_LOAD,
@@ -52,6 +51,31 @@ const struct eu_sql eu_filters_match_sql[] = {
 };
 
 static const char *const CONTEXTS[] = {"home", "notifications", "public", "thread", "account"};
+
+/* ----------------------------------------------------------- the entity */
+
+json_t *
+eu_filters_json_cell(const PGresult *res, int row, int col)
+{
+    json_t *v = json_loads(PQgetvalue(res, row, col), JSON_DECODE_ANY, NULL);
+    return v ? v : json_array();
+}
+
+json_t *
+eu_filter_json(const PGresult *res, int row, int col, bool with_rules)
+{
+    json_t *expires =
+        PQgetisnull(res, row, col + 3) ? json_null() : json_string(PQgetvalue(res, row, col + 3));
+    json_t *f =
+        json_pack("{s:s, s:s, s:o, s:o, s:s}", "id", PQgetvalue(res, row, col), "title",
+                  PQgetvalue(res, row, col + 1), "context", eu_filters_json_cell(res, row, col + 2),
+                  "expires_at", expires, "filter_action", PQgetvalue(res, row, col + 4));
+    if (with_rules) {
+        json_object_set_new(f, "keywords", eu_filters_json_cell(res, row, col + 5));
+        json_object_set_new(f, "statuses", eu_filters_json_cell(res, row, col + 6));
+    }
+    return f;
+}
 
 /* -------------------------------------------------------------- loading */
 
