@@ -30,6 +30,54 @@ cd "$ROOT"
 . "$ROOT/scripts/lib/services.sh"
 
 eu_install_deps
+command -v npm >/dev/null 2>&1 || eu_apt_install nodejs npm
+
+TMP=$(eu_test_tmpdir)
+
+# shellcheck disable=SC2317 # invoked through the EXIT trap
+cleanup() {
+  local rc=$?
+  trap - INT TERM EXIT
+  local pid
+  for pid in ${node_run:-} ${seed_run:-} ${fuzz_build:-} ${cppcheck_run:-}; do
+    kill "$pid" 2>/dev/null || true
+  done
+  eu_test_tmp_release "$TMP"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Node packages of the tests: masto.js (tests/e2e), s3rver (tests/s3), Fedify
+# (tests/fedify).
+node_packages() {
+  local dir
+  for dir in tests/e2e tests/s3 tests/fedify; do
+    [ -f "$dir/package.json" ] || continue
+    if [ -f "$dir/package-lock.json" ]; then
+      # npm ci wipes and refills node_modules (half a minute each on a busy
+      # machine); skip it when the tree it made last time came from this very
+      # lock file. A clean clone (CI) has no stamp and installs.
+      if cmp -s "$dir/package-lock.json" "$dir/node_modules/.eunha-installed-lock"; then
+        continue
+      fi
+      (cd "$dir" && npm ci --no-audit --no-fund) || return 1
+      cp "$dir/package-lock.json" "$dir/node_modules/.eunha-installed-lock"
+    else
+      (cd "$dir" && npm install --no-audit --no-fund) || return 1
+    fi
+  done
+}
+
+# The node packages and one initdb (copied for the shared servers and for
+# every suite that gets servers of its own, scripts/with-services.sh: a copy
+# costs a fraction of an initdb) need no build, so they run beside it: on a
+# clean clone they are a minute of mostly waiting on the disk and network.
+node_packages >"$TMP/npm.log" 2>&1 &
+node_run=$!
+eu_pg_init "$TMP/pg-seed" >"$TMP/pg-seed.log" 2>&1 &
+seed_run=$!
 
 # Static checks: the format and layers checks first, so a slip fails in
 # seconds, not after the build; cppcheck (minutes of CPU) runs beside the
@@ -44,45 +92,16 @@ BUILD=${EUNHA_BUILD_DIR:-build-test}
 cmake -S . -B "$BUILD" -DEUNHA_TESTS=ON -DEUNHA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 cmake --build "$BUILD" -j"$JOBS"
 
-# Node packages of the tests: masto.js (tests/e2e), s3rver (tests/s3), Fedify (tests/fedify).
-for dir in tests/e2e tests/s3 tests/fedify; do
-  [ -f "$dir/package.json" ] || continue
-  if ! command -v npm >/dev/null 2>&1; then
-    eu_apt_install nodejs npm
+wait_for() { # PID LOG WHAT
+  if ! wait "$1"; then
+    cat "$2" >&2
+    eu_die "$3 failed (above)"
   fi
-  if [ -f "$dir/package-lock.json" ]; then
-    # npm ci wipes and refills node_modules (half a minute each on a busy
-    # machine); skip it when the tree it made last time came from this very
-    # lock file. A clean clone (CI) has no stamp and installs.
-    if cmp -s "$dir/package-lock.json" "$dir/node_modules/.eunha-installed-lock"; then
-      continue
-    fi
-    (cd "$dir" && npm ci --no-audit --no-fund)
-    cp "$dir/package-lock.json" "$dir/node_modules/.eunha-installed-lock"
-  else
-    (cd "$dir" && npm install --no-audit --no-fund)
-  fi
-done
-
-TMP=$(eu_test_tmpdir)
-
-# shellcheck disable=SC2317 # invoked through the EXIT trap
-cleanup() {
-  local rc=$?
-  trap - INT TERM EXIT
-  [ -z "${fuzz_build:-}" ] || kill "$fuzz_build" 2>/dev/null || true
-  [ -z "${cppcheck_run:-}" ] || kill "$cppcheck_run" 2>/dev/null || true
-  eu_test_tmp_release "$TMP"
-  exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# One initdb, copied for the shared servers and for every suite that gets
-# servers of its own (scripts/with-services.sh): a copy costs a fraction of
-# an initdb.
-eu_pg_init "$TMP/pg-seed"
+wait_for "$node_run" "$TMP/npm.log" "installing the tests' node packages"
+node_run=
+wait_for "$seed_run" "$TMP/pg-seed.log" "initdb"
+seed_run=
 export EUNHA_TEST_PG_SEED="$TMP/pg-seed"
 eu_test_services_up "$TMP"
 eu_test_golden "$TMP/golden" "$BUILD/eunha"
