@@ -152,8 +152,8 @@ END_TEST
 
 /*
  * The safety poll is one statement per placement per round, however many
- * tenants the placement holds: a hundred idle tenants, polled every 10 s
- * for 25 s (two or three rounds), cost fewer transactions than there are
+ * tenants the placement holds: a hundred idle tenants, polled every 3 s
+ * for 8 s (two or three rounds), cost fewer transactions than there are
  * tenants, on connections already open. Polling per tenant would cost at
  * least one per tenant and round, 200 or more. The count is the whole
  * database's: beside other suites it has read 45-65 for forty tenants
@@ -165,7 +165,7 @@ END_TEST
 START_TEST(test_idle_poll_is_one_statement_per_placement)
 {
     struct eu_it_opts o = {
-        .extra_toml = "[workers]\nqueue_idle_poll_seconds = 10\n",
+        .extra_toml = "[workers]\nqueue_idle_poll_seconds = 3\n",
         .placement_connections = PLACEMENT_CONNECTIONS,
     };
     struct eu_it_server *s = eu_it_server_start_opts(&o);
@@ -184,7 +184,7 @@ START_TEST(test_idle_poll_is_one_statement_per_placement)
      * poll's. */
     free(eu_it_pg_exec(db, "VACUUM ANALYZE"));
     /* A restart loads the tenants, opens the placement's connections and
-     * polls once; the next rounds come 9-11 s apart. */
+     * polls once; the next rounds come 2.7-3.3 s apart. */
     eu_it_server_restart(s);
     wait_placement_set(db, 10000);
     eu_it_sleep_ms(500);
@@ -193,9 +193,9 @@ START_TEST(test_idle_poll_is_one_statement_per_placement)
      * once a minute, so a second window right after misses it. */
     for (int window = 0; window < 2; window++) {
         db_counters(db, &xacts0, &sessions0);
-        eu_it_sleep_ms(25000);
+        eu_it_sleep_ms(8000);
         db_counters(db, &xacts1, &sessions1);
-        fprintf(stderr, "25 s of polls over %d idle tenants: %ld transactions, %ld sessions\n",
+        fprintf(stderr, "8 s of polls over %d idle tenants: %ld transactions, %ld sessions\n",
                 IDLE_TENANTS, xacts1 - xacts0, sessions1 - sessions0);
         if (xacts1 - xacts0 < IDLE_TENANTS)
             break;
