@@ -61,7 +61,7 @@ const struct eu_sql eu_conversations_sql[] = {
         "ac.last_status_id", 3},
     /* $2: the participants' ids, a JSON array of strings. */
     [CONVERSATIONS_ACCOUNTS] = {"conversations.accounts",
-        "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
+        "SELECT (eunha_account(a)).* FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
         " (SELECT x::bigint FROM json_array_elements_text($2::json) x)"},
     [CONVERSATIONS_READ] = {"conversations.read",
         "UPDATE account_conversations ac SET unread = false"
@@ -169,8 +169,11 @@ static void
 on_conv_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     struct conv_page *cp = arg;
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
     for (int i = 0; i < PQntuples(res); i++)
-        json_object_set_new(cp->accounts, PQgetvalue(res, i, 0), eu_account_json(req, res, i, 0));
+        json_object_set_new(cp->accounts, PQgetvalue(res, i, ac.col[0]),
+                            eu_account_json(req, res, i, &ac));
     const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (cp->n ? cp->n : 1));
     size_t k = 0;
     for (size_t i = 0; i < cp->n; i++)

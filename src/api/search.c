@@ -97,8 +97,7 @@ const struct eu_sql eu_search_sql[] = {
          "WITH q AS (SELECT CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 1)"
          "  ELSE $3 END AS u, CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 2)"
          "  END AS d)"
-         " SELECT " EU_ACCOUNT_COLUMNS(
-             "a") " FROM accounts a, q"
+         " SELECT (eunha_account(a)).* FROM accounts a, q"
                   " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL"
                   " AND a.username <> 'instance.actor'" /* src/ap/instance_actor.c */
                   /* local accounts, or known remote ones whose domain the
@@ -120,8 +119,7 @@ const struct eu_sql eu_search_sql[] = {
                                         " LIMIT $4::int OFFSET $5::int"},
     /* $2 the viewer, $3 the account a resolve found. */
     [SEARCH_ACCOUNT_BY_ID] = {"search.account_by_id",
-                              "SELECT " EU_ACCOUNT_COLUMNS(
-                                  "a") " FROM accounts a"
+                              "SELECT (eunha_account(a)).* FROM accounts a"
                                        " WHERE a.tenant_id = $1 AND a.id = $3::bigint"
                                        " AND a.suspended_at IS NULL"
                                        " AND NOT EXISTS (SELECT 1 FROM blocks b"
@@ -164,11 +162,14 @@ static void
 on_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     struct search *s = arg;
+    struct eu_account_cols ac;
+    if (res)
+        eu_account_cols_find(&ac, res);
     for (int i = 0; res && i < PQntuples(res); i++) {
         /* The account a resolve put first is not listed twice. */
-        if (s->resolved_shown && strcmp(PQgetvalue(res, i, 0), s->resolved_shown) == 0)
+        if (s->resolved_shown && strcmp(PQgetvalue(res, i, ac.col[0]), s->resolved_shown) == 0)
             continue;
-        json_array_append_new(s->accounts, eu_account_json(req, res, i, 0));
+        json_array_append_new(s->accounts, eu_account_json(req, res, i, &ac));
     }
     if (s->n_status == 0) {
         on_statuses(req, json_array(), s);
@@ -183,8 +184,11 @@ static void
 on_resolved_row(struct eu_req *req, PGresult *res, void *arg)
 {
     struct search *s = arg;
-    if (PQntuples(res) == 1)
-        json_array_append_new(s->accounts, eu_account_json(req, res, 0, 0));
+    if (PQntuples(res) == 1) {
+        struct eu_account_cols ac;
+        eu_account_cols_find(&ac, res);
+        json_array_append_new(s->accounts, eu_account_json(req, res, 0, &ac));
+    }
     s->resolved_shown = s->resolved_id;
     s->resolved_id = NULL;
     query_accounts(s);

@@ -141,13 +141,13 @@ const struct eu_sql eu_statuses_actions_sql[] = {
         " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
         " s.deleted_at, $3::bigint))"},
     [ACTION_FAVOURITED_BY] = {"statuses.favourited_by",
-        "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
+        "SELECT x.id, (eunha_account(a)).*"
         " FROM favourites x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
         " WHERE x.tenant_id = $1 AND x.status_id = $2::bigint"
         " AND a.suspended_at IS NULL",
         "x.id", 3},
     [ACTION_REBLOGGED_BY] = {"statuses.reblogged_by",
-        "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
+        "SELECT x.id, (eunha_account(a)).*"
         " FROM statuses x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
         " WHERE x.tenant_id = $1 AND x.reblog_of_id = $2::bigint AND x.deleted_at IS NULL"
         " AND a.suspended_at IS NULL",
@@ -338,8 +338,10 @@ on_who(struct eu_req *req, PGresult *res, void *arg)
     struct who_ctx *w = arg;
     int n = PQntuples(res);
     json_t *out = json_array();
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
     for (int i = 0; i < n; i++)
-        json_array_append_new(out, eu_account_json(req, res, i, 1));
+        json_array_append_new(out, eu_account_json(req, res, i, &ac));
     if (eu_page_is_ascending(&w->page))
         for (size_t i = 0, j = json_array_size(out); i + 1 < j; i++, j--) {
             json_t *a = json_incref(json_array_get(out, i));
