@@ -56,3 +56,49 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
                to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'),
                a.suspended_at IS NOT NULL)::eunha_account_entity
 $$;
+
+-- How long a host's refusal holds back a tenant's deliveries there
+-- (EU_AP_REFUSAL_HOLD_S in include/eunha/apdeliver.h, which says why; the
+-- two must agree). A constant, inlined as one.
+CREATE FUNCTION eunha_refusal_hold() RETURNS interval
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT interval '21600 seconds'
+$$;
+
+-- t as the literal text of a LIKE pattern: its backslashes, % and _
+-- escaped (the default escape character, the backslash).
+CREATE FUNCTION eunha_like_text(t text) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT replace(replace(replace(t, '\', '\\'), '%', '\%'), '_', '\_')
+$$;
+
+-- Is p_domain (an account's, NULL for a local one) p_block's domain or
+-- below it? For the accounts a tenant's domain block marks.
+CREATE FUNCTION eunha_in_domain(p_domain text, p_block text) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT p_domain IS NOT NULL
+        AND (p_domain = p_block OR right(p_domain, length(p_block) + 1) = '.' || p_block)
+$$;
+
+-- Mastodon's Admin::DomainBlock entity's columns of a domain_blocks row b,
+-- as the admin API reads them by name; a named type for the reason
+-- eunha_account_entity is one. The digest is the SHA-256 of the domain.
+CREATE TYPE eunha_domain_block_entity AS (
+    id text,
+    domain text,
+    digest text,
+    created_at text,
+    severity text,
+    reject_media boolean,
+    reject_reports boolean,
+    private_comment text,
+    public_comment text,
+    obfuscate boolean
+);
+
+CREATE FUNCTION eunha_domain_block(b domain_blocks) RETURNS eunha_domain_block_entity
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT ROW(b.id::text, b.domain, encode(sha256(convert_to(b.domain, 'UTF8')), 'hex'),
+               eunha_ts(b.created_at), b.severity, b.reject_media, b.reject_reports,
+               b.private_comment, b.public_comment, b.obfuscate)::eunha_domain_block_entity
+$$;

@@ -98,7 +98,11 @@ static const char *const tenant_free_functions[] = {
     "eunha_actor_uri",
     "eunha_status_uri",
     "eunha_account",
+    "eunha_like_text",
+    "eunha_in_domain",
+    "eunha_domain_block",
     /* No tables, or the control schema's own. */
+    "eunha_refusal_hold",
     "eunha_next_id",
     "eunha_domain_suffixes",
     "eunha_analyze_new_tables",
