@@ -102,3 +102,42 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
                eunha_ts(b.created_at), b.severity, b.reject_media, b.reject_reports,
                b.private_comment, b.public_comment, b.obfuscate)::eunha_domain_block_entity
 $$;
+
+-- Is an announcement (published p_published, ending at p_ends_at) shown to
+-- clients? Published and not ended.
+CREATE FUNCTION eunha_announcement_shown(p_published boolean, p_ends_at timestamptz)
+RETURNS boolean LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT p_published AND (p_ends_at IS NULL OR p_ends_at > now())
+$$;
+
+-- Does a local account follow p_account? One row per such follow (call it
+-- as EXISTS (SELECT FROM eunha_local_follower($1, ...))), so that it is
+-- inlined into the EXISTS it was pasted as: inbox processing asks it to
+-- tell what concerns the tenant.
+CREATE FUNCTION eunha_local_follower(p_tenant bigint, p_account bigint)
+RETURNS SETOF boolean LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT true FROM follows lf JOIN accounts lfa ON lfa.tenant_id = p_tenant
+        AND lfa.id = lf.account_id AND lfa.domain IS NULL
+    WHERE lf.tenant_id = p_tenant AND lf.target_account_id = p_account
+$$;
+
+-- The status an interaction of p_viewer with status p_status acts on: a
+-- reblog's original, or the status itself; no row unless the viewer may
+-- see both. Its id, author, visibility and conversation (the status's own
+-- id when it starts one). A statement names it as a CTE,
+--
+--     WITH t AS (SELECT * FROM eunha_action_target($1, $2::bigint, $3::bigint)), ...
+--
+-- where it is inlined as the text it replaces.
+CREATE FUNCTION eunha_action_target(p_tenant bigint, p_status bigint, p_viewer bigint)
+RETURNS TABLE (id bigint, account_id bigint, visibility smallint, conv bigint)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT o.id, o.account_id, o.visibility, coalesce(o.conversation_id, o.id)
+    FROM statuses s JOIN statuses o ON o.tenant_id = p_tenant
+        AND o.id = coalesce(s.reblog_of_id, s.id)
+    WHERE s.tenant_id = p_tenant AND s.id = p_status
+        AND EXISTS (SELECT FROM eunha_status_visible(p_tenant, s.id, s.account_id, s.visibility,
+                                                     s.deleted_at, p_viewer))
+        AND EXISTS (SELECT FROM eunha_status_visible(p_tenant, o.id, o.account_id, o.visibility,
+                                                     o.deleted_at, p_viewer))
+$$;

@@ -36,19 +36,17 @@
  * every client shows it whole at the top of its home timeline. */
 #define TEXT_MAX 5000
 
-/* clang-format off */
 /* The select list announcement_json() reads, for announcements a. */
-#define ANN_ADMIN_COLUMNS \
-    "a.id::text, a.text, a.published, a.all_day, eunha_ts(a.starts_at), " \
-    "eunha_ts(a.ends_at), eunha_ts(a.published_at), eunha_ts(a.created_at), " \
-    "eunha_ts(a.updated_at)," \
-    " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n)" \
-    "  ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name," \
-    "  count(*) AS n, min(x.created_at) AS first FROM announcement_reactions x" \
-    "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r)," \
-    " (SELECT count(*) FROM announcement_dismissals d WHERE d.tenant_id = $1" \
+#define ANN_ADMIN_COLUMNS                                                                          \
+    "a.id::text, a.text, a.published, a.all_day, eunha_ts(a.starts_at), "                          \
+    "eunha_ts(a.ends_at), eunha_ts(a.published_at), eunha_ts(a.created_at), "                      \
+    "eunha_ts(a.updated_at),"                                                                      \
+    " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n)"                   \
+    "  ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name,"                                \
+    "  count(*) AS n, min(x.created_at) AS first FROM announcement_reactions x"                    \
+    "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r),"                   \
+    " (SELECT count(*) FROM announcement_dismissals d WHERE d.tenant_id = $1"                      \
     "  AND d.announcement_id = a.id)"
-/* clang-format on */
 
 enum {
     ADMIN_ANN_LIST,
@@ -58,39 +56,41 @@ enum {
     ADMIN_ANN_DELETE,
 };
 
-/* clang-format off */
 const struct eu_sql eu_admin_announcements_sql[] = {
     /* $2 max_id or NULL, $3 limit. */
-    [ADMIN_ANN_LIST] = {"admin_announcements.list",
-        "SELECT " ANN_ADMIN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1"
-        " AND ($2::bigint IS NULL OR a.id < $2::bigint) ORDER BY a.id DESC LIMIT $3::int"},
+    [ADMIN_ANN_LIST] =
+        {"admin_announcements.list",
+         "SELECT " ANN_ADMIN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1"
+         " AND ($2::bigint IS NULL OR a.id < $2::bigint) ORDER BY a.id DESC LIMIT $3::int"},
     [ADMIN_ANN_SHOW] = {"admin_announcements.show",
-        "SELECT " ANN_ADMIN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1"
-        " AND a.id = $2::bigint"},
+                        "SELECT " ANN_ADMIN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1"
+                        " AND a.id = $2::bigint"},
     /* $2 text, $3 published, $4 all_day, $5 starts_at, $6 ends_at. */
-    [ADMIN_ANN_CREATE] = {"admin_announcements.create",
-        "WITH a AS (INSERT INTO announcements (tenant_id, text, published, all_day, starts_at,"
-        "  ends_at, published_at) VALUES ($1, $2::text, $3::bool, $4::bool, $5::timestamptz,"
-        "  $6::timestamptz, CASE WHEN $3::bool THEN now() END) RETURNING *)"
-        " SELECT " ANN_ADMIN_COLUMNS " FROM a"},
+    [ADMIN_ANN_CREATE] =
+        {"admin_announcements.create",
+         "WITH a AS (INSERT INTO announcements (tenant_id, text, published, all_day, starts_at,"
+         "  ends_at, published_at) VALUES ($1, $2::text, $3::bool, $4::bool, $5::timestamptz,"
+         "  $6::timestamptz, CASE WHEN $3::bool THEN now() END) RETURNING *)"
+         " SELECT " ANN_ADMIN_COLUMNS " FROM a"},
     /* $2 id; each of $3 text, $4 published, $5 all_day NULL to keep it;
      * $6 whether $7 starts_at and $8 ends_at replace the times. Publishing
      * again stamps published_at anew, as Mastodon's publish! does. */
-    [ADMIN_ANN_UPDATE] = {"admin_announcements.update",
-        "WITH a AS (UPDATE announcements SET text = coalesce($3::text, text),"
-        "  published = coalesce($4::bool, published), all_day = coalesce($5::bool, all_day),"
-        "  starts_at = CASE WHEN $6::bool THEN $7::timestamptz ELSE starts_at END,"
-        "  ends_at = CASE WHEN $6::bool THEN $8::timestamptz ELSE ends_at END,"
-        "  published_at = CASE WHEN coalesce($4::bool, published) AND NOT published THEN now()"
-        "   ELSE published_at END, updated_at = now()"
-        "  WHERE tenant_id = $1 AND id = $2::bigint RETURNING *)"
-        " SELECT " ANN_ADMIN_COLUMNS " FROM a"},
+    [ADMIN_ANN_UPDATE] =
+        {"admin_announcements.update",
+         "WITH a AS (UPDATE announcements SET text = coalesce($3::text, text),"
+         "  published = coalesce($4::bool, published), all_day = coalesce($5::bool, all_day),"
+         "  starts_at = CASE WHEN $6::bool THEN $7::timestamptz ELSE starts_at END,"
+         "  ends_at = CASE WHEN $6::bool THEN $8::timestamptz ELSE ends_at END,"
+         "  published_at = CASE WHEN coalesce($4::bool, published) AND NOT published THEN now()"
+         "   ELSE published_at END, updated_at = now()"
+         "  WHERE tenant_id = $1 AND id = $2::bigint RETURNING *)"
+         " SELECT " ANN_ADMIN_COLUMNS " FROM a"},
     /* Reactions and dismissals go with it (ON DELETE CASCADE). */
-    [ADMIN_ANN_DELETE] = {"admin_announcements.delete",
-        "DELETE FROM announcements WHERE tenant_id = $1 AND id = $2::bigint RETURNING published"},
+    [ADMIN_ANN_DELETE] =
+        {"admin_announcements.delete",
+         "DELETE FROM announcements WHERE tenant_id = $1 AND id = $2::bigint RETURNING published"},
     {0},
 };
-/* clang-format on */
 
 static json_t *
 nullable(const PGresult *res, int row, int col)

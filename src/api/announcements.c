@@ -46,23 +46,18 @@
 
 #define UNKNOWN_EMOJI "Validation failed: Name is not a recognized emoji"
 
-/* Shown to clients: published and not ended. */
-#define ANN_VISIBLE(a) a "published AND (" a "ends_at IS NULL OR " a "ends_at > now())"
-
-/* clang-format off */
 /* The entity's columns for announcements a and viewer $2, as
  * announcement_json() reads them. */
-#define ANN_COLUMNS \
-    "a.id::text, a.text, eunha_ts(a.starts_at), eunha_ts(a.ends_at), a.all_day, " \
-    "eunha_ts(coalesce(a.published_at, a.created_at)), eunha_ts(a.updated_at)," \
-    " EXISTS (SELECT 1 FROM announcement_dismissals d WHERE d.tenant_id = $1" \
-    "  AND d.account_id = $2::bigint AND d.announcement_id = a.id)," \
-    " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n," \
-    "  'me', r.me) ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name," \
-    "  count(*) AS n, bool_or(x.account_id = $2::bigint) AS me," \
-    "  min(x.created_at) AS first FROM announcement_reactions x" \
+#define ANN_COLUMNS                                                                                \
+    "a.id::text, a.text, eunha_ts(a.starts_at), eunha_ts(a.ends_at), a.all_day, "                  \
+    "eunha_ts(coalesce(a.published_at, a.created_at)), eunha_ts(a.updated_at),"                    \
+    " EXISTS (SELECT 1 FROM announcement_dismissals d WHERE d.tenant_id = $1"                      \
+    "  AND d.account_id = $2::bigint AND d.announcement_id = a.id),"                               \
+    " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n,"                   \
+    "  'me', r.me) ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name,"                    \
+    "  count(*) AS n, bool_or(x.account_id = $2::bigint) AS me,"                                   \
+    "  min(x.created_at) AS first FROM announcement_reactions x"                                   \
     "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r)"
-/* clang-format on */
 
 enum {
     ANN_LIST,
@@ -71,46 +66,49 @@ enum {
     ANN_UNREACT,
 };
 
-/* clang-format off */
 const struct eu_sql eu_announcements_sql[] = {
     /* $2 viewer, $3 with dismissed ones, $4 one announcement or NULL. */
-    [ANN_LIST] = {"announcements.list",
-        "SELECT " ANN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1 AND "
-        ANN_VISIBLE("a.") " AND ($4::bigint IS NULL OR a.id = $4::bigint)"
-        " AND ($3::bool OR NOT EXISTS (SELECT 1 FROM announcement_dismissals m"
-        "  WHERE m.tenant_id = $1 AND m.account_id = $2::bigint AND m.announcement_id = a.id))"
-        " ORDER BY coalesce(a.starts_at, a.published_at, a.created_at), a.id"
-        " LIMIT 200"}, /* LIST_MAX */
+    [ANN_LIST] =
+        {"announcements.list",
+         "SELECT " ANN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1"
+         " AND eunha_announcement_shown(a.published, a.ends_at)"
+         " AND ($4::bigint IS NULL OR a.id = $4::bigint)"
+         " AND ($3::bool OR NOT EXISTS (SELECT 1 FROM announcement_dismissals m"
+         "  WHERE m.tenant_id = $1 AND m.account_id = $2::bigint AND m.announcement_id = a.id))"
+         " ORDER BY coalesce(a.starts_at, a.published_at, a.created_at), a.id"
+         " LIMIT 200"}, /* LIST_MAX */
     /* $2 viewer, $3 announcement: whether it is shown. */
-    [ANN_DISMISS] = {"announcements.dismiss",
-        "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
-        "  AND " ANN_VISIBLE("") "),"
-        " i AS (INSERT INTO announcement_dismissals (tenant_id, account_id, announcement_id)"
-        "  SELECT $1, $2::bigint, a.id FROM a ON CONFLICT DO NOTHING)"
-        " SELECT count(*) FROM a"},
+    [ANN_DISMISS] =
+        {"announcements.dismiss",
+         "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
+         "  AND eunha_announcement_shown(published, ends_at)),"
+         " i AS (INSERT INTO announcement_dismissals (tenant_id, account_id, announcement_id)"
+         "  SELECT $1, $2::bigint, a.id FROM a ON CONFLICT DO NOTHING)"
+         " SELECT count(*) FROM a"},
     /* $2 viewer, $3 announcement, $4 name: whether it is shown, whether a
      * row was added, and the name's count before. */
-    [ANN_REACT] = {"announcements.react",
-        "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
-        "  AND " ANN_VISIBLE("") "),"
-        " i AS (INSERT INTO announcement_reactions (tenant_id, announcement_id, name, account_id)"
-        "  SELECT $1, a.id, $4::text, $2::bigint FROM a ON CONFLICT DO NOTHING RETURNING 1)"
-        " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM i),"
-        " (SELECT count(*) FROM announcement_reactions r WHERE r.tenant_id = $1"
-        "  AND r.announcement_id = $3::bigint AND r.name = $4::text)"},
+    [ANN_REACT] =
+        {"announcements.react",
+         "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
+         "  AND eunha_announcement_shown(published, ends_at)),"
+         " i AS (INSERT INTO announcement_reactions (tenant_id, announcement_id, name, account_id)"
+         "  SELECT $1, a.id, $4::text, $2::bigint FROM a ON CONFLICT DO NOTHING RETURNING 1)"
+         " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM i),"
+         " (SELECT count(*) FROM announcement_reactions r WHERE r.tenant_id = $1"
+         "  AND r.announcement_id = $3::bigint AND r.name = $4::text)"},
     /* The same for taking the viewer's reaction back. */
-    [ANN_UNREACT] = {"announcements.unreact",
-        "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
-        "  AND " ANN_VISIBLE("") "),"
-        " d AS (DELETE FROM announcement_reactions WHERE tenant_id = $1"
-        "  AND announcement_id = $3::bigint AND name = $4::text AND account_id = $2::bigint"
-        "  AND EXISTS (SELECT 1 FROM a) RETURNING 1)"
-        " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM d),"
-        " (SELECT count(*) FROM announcement_reactions r WHERE r.tenant_id = $1"
-        "  AND r.announcement_id = $3::bigint AND r.name = $4::text)"},
+    [ANN_UNREACT] =
+        {"announcements.unreact",
+         "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
+         "  AND eunha_announcement_shown(published, ends_at)),"
+         " d AS (DELETE FROM announcement_reactions WHERE tenant_id = $1"
+         "  AND announcement_id = $3::bigint AND name = $4::text AND account_id = $2::bigint"
+         "  AND EXISTS (SELECT 1 FROM a) RETURNING 1)"
+         " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM d),"
+         " (SELECT count(*) FROM announcement_reactions r WHERE r.tenant_id = $1"
+         "  AND r.announcement_id = $3::bigint AND r.name = $4::text)"},
     {0},
 };
-/* clang-format on */
 
 /* ----------------------------------------------------------------- entity */
 

@@ -101,6 +101,7 @@ static const char *const tenant_free_functions[] = {
     "eunha_like_text",
     "eunha_in_domain",
     "eunha_domain_block",
+    "eunha_announcement_shown",
     /* No tables, or the control schema's own. */
     "eunha_refusal_hold",
     "eunha_next_id",
