@@ -53,10 +53,10 @@
     " AND (n.status_id IS NULL OR EXISTS (SELECT 1 FROM statuses ns WHERE ns.tenant_id = $1"       \
     "  AND ns.id = n.status_id AND ns.deleted_at IS NULL))"
 
-/* The notification's columns, read by position, before the account's. */
+/* The notification's columns, read by name, before the account's. */
 #define NOTE_COLUMNS                                                                               \
-    "n.id::text, n.type, eunha_ts(n.created_at), coalesce(n.group_key, 'ungrouped-' ||"            \
-    " n.id), n.status_id::text, "
+    "n.id::text AS id, n.type, eunha_ts(n.created_at) AS created_at,"                              \
+    " coalesce(n.group_key, 'ungrouped-' || n.id) AS group_key, n.status_id::text AS status_id, "
 
 /* Statement text is fixed at compile time: constants go into it as
  * literals. */
@@ -337,15 +337,19 @@ on_notes(struct eu_req *req, PGresult *res, void *arg)
     np->notes = eu_arena_calloc(req->arena, sizeof(struct note) * (size_t)(n ? n : 1));
     struct eu_account_cols ac;
     eu_account_cols_find(&ac, res);
+    int c_id = PQfnumber(res, "id"), c_type = PQfnumber(res, "type");
+    int c_created = PQfnumber(res, "created_at"), c_key = PQfnumber(res, "group_key");
+    int c_status = PQfnumber(res, "status_id");
     for (int k = 0; k < n; k++) {
         int i = asc ? n - 1 - k : k;
         struct note *nt = &np->notes[np->n++];
-        nt->id = eu_arena_strdup(req->arena, PQgetvalue(res, i, 0));
-        nt->type = eu_arena_strdup(req->arena, PQgetvalue(res, i, 1));
-        nt->created_at = eu_arena_strdup(req->arena, PQgetvalue(res, i, 2));
-        nt->group_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, 3));
-        nt->status_id =
-            PQgetisnull(res, i, 4) ? NULL : eu_arena_strdup(req->arena, PQgetvalue(res, i, 4));
+        nt->id = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_id));
+        nt->type = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_type));
+        nt->created_at = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_created));
+        nt->group_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_key));
+        nt->status_id = PQgetisnull(res, i, c_status)
+                            ? NULL
+                            : eu_arena_strdup(req->arena, PQgetvalue(res, i, c_status));
         nt->account = eu_account_json(req, res, i, &ac);
         json_array_append_new(accounts, nt->account);
     }

@@ -36,11 +36,11 @@ const struct eu_sql eu_statuses_thread_sql[] = {
     /* Each version's media with the descriptions they had then. */
     [THREAD_HISTORY] =
         {"statuses.history",
-         "SELECT v.content, v.spoiler_text, v.sensitive, eunha_ts(v.created_at),"
+         "SELECT v.content, v.spoiler_text, v.sensitive, eunha_ts(v.created_at) AS created_at,"
          " (SELECT coalesce(json_agg(eunha_media_json(hm)::jsonb"
          "  || jsonb_build_object('description', nullif(v.descs[x.i], '')) ORDER BY x.i), '[]')"
          "  ::text FROM unnest(v.ids) WITH ORDINALITY x(id, i) JOIN media_attachments hm"
-         "  ON hm.tenant_id = $1 AND hm.id = x.id),"
+         "  ON hm.tenant_id = $1 AND hm.id = x.id) AS media,"
          " (eunha_account(a)).* FROM statuses s JOIN accounts a ON a.tenant_id = $1"
          " AND a.id = s.account_id,"
          " LATERAL (SELECT e.content, e.spoiler_text, e.sensitive, e.created_at, e.id,"
@@ -127,14 +127,17 @@ on_history(struct eu_req *req, PGresult *res, void *arg)
     json_t *out = json_array();
     struct eu_account_cols ac;
     eu_account_cols_find(&ac, res);
+    int c_content = PQfnumber(res, "content"), c_spoiler = PQfnumber(res, "spoiler_text");
+    int c_sensitive = PQfnumber(res, "sensitive"), c_created = PQfnumber(res, "created_at");
+    int c_media = PQfnumber(res, "media");
     for (int i = 0; i < n; i++) {
         json_t *rendered =
-            eu_media_attachments_json(req->app, eu_req_base_url(req), PQgetvalue(res, i, 4));
-        json_t *v = json_pack("{s:s, s:s, s:b, s:s, s:o, s:o, s:[]}", "content",
-                              PQgetvalue(res, i, 0), "spoiler_text", PQgetvalue(res, i, 1),
-                              "sensitive", PQgetvalue(res, i, 2)[0] == 't', "created_at",
-                              PQgetvalue(res, i, 3), "account", eu_account_json(req, res, i, &ac),
-                              "media_attachments", rendered, "emojis");
+            eu_media_attachments_json(req->app, eu_req_base_url(req), PQgetvalue(res, i, c_media));
+        json_t *v = json_pack(
+            "{s:s, s:s, s:b, s:s, s:o, s:o, s:[]}", "content", PQgetvalue(res, i, c_content),
+            "spoiler_text", PQgetvalue(res, i, c_spoiler), "sensitive",
+            PQgetvalue(res, i, c_sensitive)[0] == 't', "created_at", PQgetvalue(res, i, c_created),
+            "account", eu_account_json(req, res, i, &ac), "media_attachments", rendered, "emojis");
         json_array_append_new(out, v);
     }
     eu_req_reply_json(req, 200, out);
