@@ -49,7 +49,9 @@ struct json_t;
 #define EU_AP_DELIVER_ATTEMPTS 19
 /* How long a host's 401/403 to a tenant holds back that tenant's next
  * deliveries there: a server that blocked us answers every one the same,
- * and six hours lets an unblock (or a fixed key) be noticed the same day. */
+ * and six hours lets an unblock (or a fixed key) be noticed the same day.
+ * The statements read it as eunha_refusal_hold() (tenant migration 0041),
+ * which must say the same. */
 #define EU_AP_REFUSAL_HOLD_S 21600
 
 /* The statements of deliver.c and outbox.c (registered in statements.c). */

@@ -1,8 +1,7 @@
 /*
- * Mastodon entities rendered from SQL rows. A renderer reads the columns its
- * select-list macro produced, starting at a given column, so one query can
- * carry several entities side by side (a notification with its account and
- * its status).
+ * Mastodon entities rendered from SQL rows. A renderer reads the columns an
+ * SQL function of the placement schema produced, by name, so one query can
+ * carry an entity beside other columns (a notification with its account).
  */
 #ifndef EUNHA_ENTITIES_H
 #define EUNHA_ENTITIES_H
@@ -18,23 +17,27 @@ struct pg_result;
  * milliseconds) with the SQL function eunha_ts() (migration 0040). */
 
 /*
- * The Account entity's columns for an accounts row aliased `a`, counts
- * included; EU_ACCOUNT_NCOLS of them.
+ * Where a result holds the Account entity's fields: the columns of
+ * eunha_account_entity (tenant migration 0041), which a statement selects
+ * for an accounts row a as (eunha_account(a)).*, found by name once per
+ * result so that a row can carry other columns in any order beside them.
  */
-#define EU_ACCOUNT_COLUMNS(a)                                                                      \
-    a ".id, " a ".username, " a ".domain, " a ".display_name, " a ".note, " a ".url, " a           \
-      ".uri, " a ".avatar_url, " a ".header_url, " a ".locked, " a ".bot, " a ".discoverable, " a  \
-      ".fields::text, to_char(date_trunc('day', " a ".created_at AT TIME ZONE 'UTC'), "            \
-      "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), " a ".followers_count, " a ".following_count, " a     \
-      ".statuses_count, to_char(" a ".last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), " a        \
-      ".suspended_at IS NOT NULL"
-#define EU_ACCOUNT_NCOLS 19
+#define EU_ACCOUNT_NFIELDS 19
+struct eu_account_cols {
+    int col[EU_ACCOUNT_NFIELDS];
+};
+
+/* Finds the Account's fields in res. A missing one is a statement's bug
+ * (asserted). */
+void eu_account_cols_find(struct eu_account_cols *ac, const struct pg_result *res);
 
 /*
- * Renders the Account at row of res, columns col .. col+EU_ACCOUNT_NCOLS-1.
- * Returns a new reference the caller owns.
+ * Renders the Account at row of res, its fields where ac (filled by
+ * eu_account_cols_find() for res) says. Returns a new reference the caller
+ * owns.
  */
-struct json_t *eu_account_json(struct eu_req *req, const struct pg_result *res, int row, int col);
+struct json_t *eu_account_json(struct eu_req *req, const struct pg_result *res, int row,
+                               const struct eu_account_cols *ac);
 
 /* Escapes text for HTML into a new string owned by req's arena. */
 const char *eu_html_escape(struct eu_req *req, const char *text);

@@ -24,7 +24,9 @@ extern const struct eu_sql eu_media_cleanup_sql[];
  * queue one media_files_delete job (queue
  * "default") with their files' keys. mj has a row when a job was queued:
  * the caller then wakes the queue (eu_queue_wake(t, EU_QUEUE_DEFAULT, 0)).
- * Put it after "WITH ... ," and before the final SELECT.
+ * Put it after "WITH ... ," and before the final SELECT. statuses.delete
+ * and ingest.status_delete write it out for the statuses of their CTE d,
+ * so that each is one string; change them with it.
  */
 #define EU_MEDIA_DELETE_CTES(cond)                                                                 \
     "md AS (DELETE FROM media_attachments WHERE tenant_id = $1 AND " cond                          \

@@ -36,19 +36,18 @@
  * every client shows it whole at the top of its home timeline. */
 #define TEXT_MAX 5000
 
-/* clang-format off */
-/* The select list announcement_json() reads, for announcements a. */
-#define ANN_ADMIN_COLUMNS \
-    "a.id::text, a.text, a.published, a.all_day, eunha_ts(a.starts_at), " \
-    "eunha_ts(a.ends_at), eunha_ts(a.published_at), eunha_ts(a.created_at), " \
-    "eunha_ts(a.updated_at)," \
-    " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n)" \
-    "  ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name," \
-    "  count(*) AS n, min(x.created_at) AS first FROM announcement_reactions x" \
-    "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r)," \
-    " (SELECT count(*) FROM announcement_dismissals d WHERE d.tenant_id = $1" \
-    "  AND d.announcement_id = a.id)"
-/* clang-format on */
+/* The select list announcement_json() reads, for announcements a: each
+ * column named for the member it becomes. */
+#define ANN_ADMIN_COLUMNS                                                                          \
+    "a.id::text AS id, a.text, a.published, a.all_day, eunha_ts(a.starts_at) AS starts_at,"        \
+    " eunha_ts(a.ends_at) AS ends_at, eunha_ts(a.published_at) AS published_at,"                   \
+    " eunha_ts(a.created_at) AS created_at, eunha_ts(a.updated_at) AS updated_at,"                 \
+    " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n)"                   \
+    "  ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name,"                                \
+    "  count(*) AS n, min(x.created_at) AS first FROM announcement_reactions x"                    \
+    "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r) AS reactions,"      \
+    " (SELECT count(*) FROM announcement_dismissals d WHERE d.tenant_id = $1"                      \
+    "  AND d.announcement_id = a.id) AS dismissals"
 
 enum {
     ADMIN_ANN_LIST,
@@ -58,39 +57,41 @@ enum {
     ADMIN_ANN_DELETE,
 };
 
-/* clang-format off */
 const struct eu_sql eu_admin_announcements_sql[] = {
     /* $2 max_id or NULL, $3 limit. */
-    [ADMIN_ANN_LIST] = {"admin_announcements.list",
-        "SELECT " ANN_ADMIN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1"
-        " AND ($2::bigint IS NULL OR a.id < $2::bigint) ORDER BY a.id DESC LIMIT $3::int"},
+    [ADMIN_ANN_LIST] =
+        {"admin_announcements.list",
+         "SELECT " ANN_ADMIN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1"
+         " AND ($2::bigint IS NULL OR a.id < $2::bigint) ORDER BY a.id DESC LIMIT $3::int"},
     [ADMIN_ANN_SHOW] = {"admin_announcements.show",
-        "SELECT " ANN_ADMIN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1"
-        " AND a.id = $2::bigint"},
+                        "SELECT " ANN_ADMIN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1"
+                        " AND a.id = $2::bigint"},
     /* $2 text, $3 published, $4 all_day, $5 starts_at, $6 ends_at. */
-    [ADMIN_ANN_CREATE] = {"admin_announcements.create",
-        "WITH a AS (INSERT INTO announcements (tenant_id, text, published, all_day, starts_at,"
-        "  ends_at, published_at) VALUES ($1, $2::text, $3::bool, $4::bool, $5::timestamptz,"
-        "  $6::timestamptz, CASE WHEN $3::bool THEN now() END) RETURNING *)"
-        " SELECT " ANN_ADMIN_COLUMNS " FROM a"},
+    [ADMIN_ANN_CREATE] =
+        {"admin_announcements.create",
+         "WITH a AS (INSERT INTO announcements (tenant_id, text, published, all_day, starts_at,"
+         "  ends_at, published_at) VALUES ($1, $2::text, $3::bool, $4::bool, $5::timestamptz,"
+         "  $6::timestamptz, CASE WHEN $3::bool THEN now() END) RETURNING *)"
+         " SELECT " ANN_ADMIN_COLUMNS " FROM a"},
     /* $2 id; each of $3 text, $4 published, $5 all_day NULL to keep it;
      * $6 whether $7 starts_at and $8 ends_at replace the times. Publishing
      * again stamps published_at anew, as Mastodon's publish! does. */
-    [ADMIN_ANN_UPDATE] = {"admin_announcements.update",
-        "WITH a AS (UPDATE announcements SET text = coalesce($3::text, text),"
-        "  published = coalesce($4::bool, published), all_day = coalesce($5::bool, all_day),"
-        "  starts_at = CASE WHEN $6::bool THEN $7::timestamptz ELSE starts_at END,"
-        "  ends_at = CASE WHEN $6::bool THEN $8::timestamptz ELSE ends_at END,"
-        "  published_at = CASE WHEN coalesce($4::bool, published) AND NOT published THEN now()"
-        "   ELSE published_at END, updated_at = now()"
-        "  WHERE tenant_id = $1 AND id = $2::bigint RETURNING *)"
-        " SELECT " ANN_ADMIN_COLUMNS " FROM a"},
+    [ADMIN_ANN_UPDATE] =
+        {"admin_announcements.update",
+         "WITH a AS (UPDATE announcements SET text = coalesce($3::text, text),"
+         "  published = coalesce($4::bool, published), all_day = coalesce($5::bool, all_day),"
+         "  starts_at = CASE WHEN $6::bool THEN $7::timestamptz ELSE starts_at END,"
+         "  ends_at = CASE WHEN $6::bool THEN $8::timestamptz ELSE ends_at END,"
+         "  published_at = CASE WHEN coalesce($4::bool, published) AND NOT published THEN now()"
+         "   ELSE published_at END, updated_at = now()"
+         "  WHERE tenant_id = $1 AND id = $2::bigint RETURNING *)"
+         " SELECT " ANN_ADMIN_COLUMNS " FROM a"},
     /* Reactions and dismissals go with it (ON DELETE CASCADE). */
-    [ADMIN_ANN_DELETE] = {"admin_announcements.delete",
-        "DELETE FROM announcements WHERE tenant_id = $1 AND id = $2::bigint RETURNING published"},
+    [ADMIN_ANN_DELETE] =
+        {"admin_announcements.delete",
+         "DELETE FROM announcements WHERE tenant_id = $1 AND id = $2::bigint RETURNING published"},
     {0},
 };
-/* clang-format on */
 
 static json_t *
 nullable(const PGresult *res, int row, int col)
@@ -98,19 +99,68 @@ nullable(const PGresult *res, int row, int col)
     return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
 }
 
-/* The operator's view of row i (ANN_ADMIN_COLUMNS). Caller owns it. */
-static json_t *
-announcement_json(const PGresult *res, int i)
+/* The columns of ANN_ADMIN_COLUMNS. */
+enum {
+    A_ID,
+    A_TEXT,
+    A_PUBLISHED,
+    A_ALL_DAY,
+    A_STARTS_AT,
+    A_ENDS_AT,
+    A_PUBLISHED_AT,
+    A_CREATED_AT,
+    A_UPDATED_AT,
+    A_REACTIONS,
+    A_DISMISSALS,
+    A_NFIELDS
+};
+
+static const char *const ann_fields[A_NFIELDS] = {
+    [A_ID] = "id",
+    [A_TEXT] = "text",
+    [A_PUBLISHED] = "published",
+    [A_ALL_DAY] = "all_day",
+    [A_STARTS_AT] = "starts_at",
+    [A_ENDS_AT] = "ends_at",
+    [A_PUBLISHED_AT] = "published_at",
+    [A_CREATED_AT] = "created_at",
+    [A_UPDATED_AT] = "updated_at",
+    [A_REACTIONS] = "reactions",
+    [A_DISMISSALS] = "dismissals",
+};
+
+/* Where res has each column, found once a result. */
+static void
+ann_cols_find(const PGresult *res, int c[A_NFIELDS])
 {
-    json_t *reactions = json_loads(PQgetvalue(res, i, 9), 0, NULL);
+    for (int f = 0; f < A_NFIELDS; f++)
+        c[f] = PQfnumber(res, ann_fields[f]);
+}
+
+/* The operator's view of row i, its columns where c says. Caller owns it. */
+static json_t *
+announcement_json(const PGresult *res, int i, const int c[A_NFIELDS])
+{
+    json_t *reactions = json_loads(PQgetvalue(res, i, c[A_REACTIONS]), 0, NULL);
     return json_pack("{s:s, s:s, s:b, s:b, s:o, s:o, s:o, s:s, s:s, s:o, s:I}", "id",
-                     PQgetvalue(res, i, 0), "text", PQgetvalue(res, i, 1), "published",
-                     PQgetvalue(res, i, 2)[0] == 't', "all_day", PQgetvalue(res, i, 3)[0] == 't',
-                     "starts_at", nullable(res, i, 4), "ends_at", nullable(res, i, 5),
-                     "published_at", nullable(res, i, 6), "created_at", PQgetvalue(res, i, 7),
-                     "updated_at", PQgetvalue(res, i, 8), "reactions",
+                     PQgetvalue(res, i, c[A_ID]), "text", PQgetvalue(res, i, c[A_TEXT]),
+                     "published", PQgetvalue(res, i, c[A_PUBLISHED])[0] == 't', "all_day",
+                     PQgetvalue(res, i, c[A_ALL_DAY])[0] == 't', "starts_at",
+                     nullable(res, i, c[A_STARTS_AT]), "ends_at", nullable(res, i, c[A_ENDS_AT]),
+                     "published_at", nullable(res, i, c[A_PUBLISHED_AT]), "created_at",
+                     PQgetvalue(res, i, c[A_CREATED_AT]), "updated_at",
+                     PQgetvalue(res, i, c[A_UPDATED_AT]), "reactions",
                      reactions ? reactions : json_array(), "dismissals",
-                     (json_int_t)strtoll(PQgetvalue(res, i, 10), NULL, 10));
+                     (json_int_t)strtoll(PQgetvalue(res, i, c[A_DISMISSALS]), NULL, 10));
+}
+
+/* The announcement of a one-row result, as announcement_json() shows it. */
+static json_t *
+announcement_json_one(const PGresult *res)
+{
+    int c[A_NFIELDS];
+    ann_cols_find(res, c);
+    return announcement_json(res, 0, c);
 }
 
 /* --------------------------------------------------------------- input */
@@ -248,8 +298,8 @@ target_id(struct eu_req *req)
 static void
 stream_changed(struct eu_req *req, const PGresult *res)
 {
-    int64_t id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    bool published = PQgetvalue(res, 0, 2)[0] == 't';
+    int64_t id = strtoll(PQgetvalue(res, 0, PQfnumber(res, "id")), NULL, 10);
+    bool published = PQgetvalue(res, 0, PQfnumber(res, "published"))[0] == 't';
     eu_stream_announcement(req->app, req->tenant, id, !published);
 }
 
@@ -260,8 +310,10 @@ on_list(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
     json_t *arr = json_array();
+    int c[A_NFIELDS];
+    ann_cols_find(res, c);
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(arr, announcement_json(res, i));
+        json_array_append_new(arr, announcement_json(res, i, c));
     eu_req_reply_json(req, 200, arr);
 }
 
@@ -285,7 +337,7 @@ on_one(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_req_reply_json(req, 200, announcement_json(res, 0));
+    eu_req_reply_json(req, 200, announcement_json_one(res));
 }
 
 void
@@ -302,10 +354,10 @@ static void
 on_created(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
-    eu_log_info("admin", "announcement %s created", PQgetvalue(res, 0, 0));
-    if (PQgetvalue(res, 0, 2)[0] == 't')
+    eu_log_info("admin", "announcement %s created", PQgetvalue(res, 0, PQfnumber(res, "id")));
+    if (PQgetvalue(res, 0, PQfnumber(res, "published"))[0] == 't')
         stream_changed(req, res);
-    eu_req_reply_json(req, 201, announcement_json(res, 0));
+    eu_req_reply_json(req, 201, announcement_json_one(res));
 }
 
 void
@@ -335,7 +387,7 @@ on_updated(struct eu_req *req, PGresult *res, void *arg)
     /* Unpublished or not, listeners are told: a client drops an id it
      * does not show. */
     stream_changed(req, res);
-    eu_req_reply_json(req, 200, announcement_json(res, 0));
+    eu_req_reply_json(req, 200, announcement_json_one(res));
 }
 
 void

@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "admin_internal.h"
-#include "eunha/apdeliver.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/db.h"
@@ -36,9 +35,6 @@
 /* Mastodon's limit on the comments' length. */
 #define COMMENT_MAX 1000
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
 enum {
     ADMIN_DOMAIN_BLOCKS_LIST,
     ADMIN_DOMAIN_BLOCKS_SHOW,
@@ -48,28 +44,18 @@ enum {
     ADMIN_DELIVERY_REFUSALS_DELETE,
 };
 
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
-/* The entity's columns for a domain_blocks row b. */
-#define BLOCK_COLUMNS(b)                                                                           \
-    b ".id::text, " b ".domain, encode(sha256(convert_to(" b ".domain, 'UTF8')), 'hex'), "        \
-    "eunha_ts(" b ".created_at), " b ".severity, " b ".reject_media, " b ".reject_reports, " b    \
-    ".private_comment, " b ".public_comment, " b ".obfuscate"
-#define BLOCK_NCOLS 10
-
-/* Accounts a of block b's domain or below it. */
-#define IN_DOMAIN(a, b)                                                                            \
-    a ".domain IS NOT NULL AND (" a ".domain = " b ".domain OR right(" a ".domain, length(" b      \
-    ".domain) + 1) = '.' || " b ".domain)"
-
+/* A block's columns are eunha_domain_block(b) (tenant migration 0041), and
+ * the accounts it marks those eunha_in_domain(a.domain, b.domain) finds. */
 const struct eu_sql eu_admin_domain_blocks_sql[] = {
     /* $2 max_id or NULL, $3 limit. */
-    [ADMIN_DOMAIN_BLOCKS_LIST] = {"admin_domain_blocks.list",
-        "SELECT " BLOCK_COLUMNS("b") " FROM domain_blocks b WHERE b.tenant_id = $1"
-        " AND ($2::bigint IS NULL OR b.id < $2::bigint) ORDER BY b.id DESC LIMIT $3::int"},
-    [ADMIN_DOMAIN_BLOCKS_SHOW] = {"admin_domain_blocks.show",
-        "SELECT " BLOCK_COLUMNS("b") " FROM domain_blocks b WHERE b.tenant_id = $1"
-        " AND b.id = $2::bigint"},
+    [ADMIN_DOMAIN_BLOCKS_LIST] =
+        {"admin_domain_blocks.list",
+         "SELECT (eunha_domain_block(b)).* FROM domain_blocks b WHERE b.tenant_id = $1"
+         " AND ($2::bigint IS NULL OR b.id < $2::bigint) ORDER BY b.id DESC LIMIT $3::int"},
+    [ADMIN_DOMAIN_BLOCKS_SHOW] =
+        {"admin_domain_blocks.show",
+         "SELECT (eunha_domain_block(b)).* FROM domain_blocks b WHERE b.tenant_id = $1"
+         " AND b.id = $2::bigint"},
     /* $2 domain, $3 severity, $4 reject_media, $5 reject_reports, $6 and
      * $7 the comments, $8 obfuscate. No row when the domain has a block
      * already; the last column counts the accounts marked. One UPDATE of
@@ -78,59 +64,66 @@ const struct eu_sql eu_admin_domain_blocks_sql[] = {
      * what the domain's rows point clients at, as Mastodon's clear_media
      * drops its files (migration 0033 does it for rows written later);
      * the statuses are touched so cached renders of them are remade. */
-    [ADMIN_DOMAIN_BLOCKS_CREATE] = {"admin_domain_blocks.create",
-        "WITH b AS (INSERT INTO domain_blocks (tenant_id, domain, severity, reject_media,"
-        "  reject_reports, private_comment, public_comment, obfuscate)"
-        "  VALUES ($1, $2, $3, $4::bool, $5::bool, $6, $7, $8::bool)"
-        "  ON CONFLICT (tenant_id, domain) DO NOTHING RETURNING *),"
-        " u AS (UPDATE accounts a SET"
-        "  suspended_at = CASE WHEN b.severity = 'suspend'"
-        "   THEN coalesce(a.suspended_at, b.created_at) ELSE a.suspended_at END,"
-        "  silenced_at = CASE WHEN b.severity = 'silence'"
-        "   THEN coalesce(a.silenced_at, b.created_at) ELSE a.silenced_at END,"
-        "  avatar_url = CASE WHEN b.reject_media THEN NULL ELSE a.avatar_url END,"
-        "  header_url = CASE WHEN b.reject_media THEN NULL ELSE a.header_url END"
-        "  FROM b WHERE a.tenant_id = $1 AND " IN_DOMAIN("a", "b")
-        "  AND ((b.severity = 'suspend' AND a.suspended_at IS NULL)"
-        "  OR (b.severity = 'silence' AND a.silenced_at IS NULL)"
-        "  OR (b.reject_media AND (a.avatar_url IS NOT NULL OR a.header_url IS NOT NULL)))"
-        "  RETURNING (b.severity = 'suspend' AND a.suspended_at = b.created_at)"
-        "  OR (b.severity = 'silence' AND a.silenced_at = b.created_at) AS marked),"
-        " m AS (UPDATE media_attachments m SET type = 'unknown', updated_at = now()"
-        "  FROM b, accounts a WHERE m.tenant_id = $1 AND a.tenant_id = $1 AND b.reject_media"
-        "  AND a.id = m.account_id AND " IN_DOMAIN("a", "b") " AND m.remote_url IS NOT NULL"
-        "  AND m.type <> 'unknown' RETURNING m.status_id),"
-        " t AS (UPDATE statuses s SET updated_at = now() WHERE s.tenant_id = $1"
-        "  AND s.id IN (SELECT status_id FROM m))"
-        " SELECT " BLOCK_COLUMNS("b") ", (SELECT count(*) FROM u WHERE marked)"
-        " FROM b"},
+    [ADMIN_DOMAIN_BLOCKS_CREATE] =
+        {"admin_domain_blocks.create",
+         "WITH b AS (INSERT INTO domain_blocks (tenant_id, domain, severity, reject_media,"
+         "  reject_reports, private_comment, public_comment, obfuscate)"
+         "  VALUES ($1, $2, $3, $4::bool, $5::bool, $6, $7, $8::bool)"
+         "  ON CONFLICT (tenant_id, domain) DO NOTHING RETURNING *),"
+         " u AS (UPDATE accounts a SET"
+         "  suspended_at = CASE WHEN b.severity = 'suspend'"
+         "   THEN coalesce(a.suspended_at, b.created_at) ELSE a.suspended_at END,"
+         "  silenced_at = CASE WHEN b.severity = 'silence'"
+         "   THEN coalesce(a.silenced_at, b.created_at) ELSE a.silenced_at END,"
+         "  avatar_url = CASE WHEN b.reject_media THEN NULL ELSE a.avatar_url END,"
+         "  header_url = CASE WHEN b.reject_media THEN NULL ELSE a.header_url END"
+         "  FROM b WHERE a.tenant_id = $1 AND eunha_in_domain(a.domain, b.domain)"
+         "  AND ((b.severity = 'suspend' AND a.suspended_at IS NULL)"
+         "  OR (b.severity = 'silence' AND a.silenced_at IS NULL)"
+         "  OR (b.reject_media AND (a.avatar_url IS NOT NULL OR a.header_url IS NOT NULL)))"
+         "  RETURNING (b.severity = 'suspend' AND a.suspended_at = b.created_at)"
+         "  OR (b.severity = 'silence' AND a.silenced_at = b.created_at) AS marked),"
+         " m AS (UPDATE media_attachments m SET type = 'unknown', updated_at = now()"
+         "  FROM b, accounts a WHERE m.tenant_id = $1 AND a.tenant_id = $1 AND b.reject_media"
+         "  AND a.id = m.account_id AND eunha_in_domain(a.domain, b.domain)"
+         "  AND m.remote_url IS NOT NULL"
+         "  AND m.type <> 'unknown' RETURNING m.status_id),"
+         " t AS (UPDATE statuses s SET updated_at = now() WHERE s.tenant_id = $1"
+         "  AND s.id IN (SELECT status_id FROM m))"
+         " SELECT (eunha_domain_block(b::domain_blocks)).*,"
+         " (SELECT count(*) FROM u WHERE marked) AS marked"
+         " FROM b"},
     /* $2 id. The marks it set go with it; returns its domain and how many
      * accounts it gave back. */
-    [ADMIN_DOMAIN_BLOCKS_DELETE] = {"admin_domain_blocks.delete",
-        "WITH d AS (DELETE FROM domain_blocks WHERE tenant_id = $1 AND id = $2::bigint"
-        "  RETURNING domain, severity, created_at),"
-        " s AS (UPDATE accounts a SET suspended_at = NULL FROM d WHERE a.tenant_id = $1"
-        "  AND d.severity = 'suspend' AND a.suspended_at = d.created_at AND " IN_DOMAIN("a", "d")
-        "  RETURNING a.id),"
-        " l AS (UPDATE accounts a SET silenced_at = NULL FROM d WHERE a.tenant_id = $1"
-        "  AND d.severity = 'silence' AND a.silenced_at = d.created_at AND " IN_DOMAIN("a", "d")
-        "  RETURNING a.id)"
-        " SELECT d.domain, (SELECT count(*) FROM s) + (SELECT count(*) FROM l) FROM d"},
+    [ADMIN_DOMAIN_BLOCKS_DELETE] =
+        {"admin_domain_blocks.delete",
+         "WITH d AS (DELETE FROM domain_blocks WHERE tenant_id = $1 AND id = $2::bigint"
+         "  RETURNING domain, severity, created_at),"
+         " s AS (UPDATE accounts a SET suspended_at = NULL FROM d WHERE a.tenant_id = $1"
+         "  AND d.severity = 'suspend' AND a.suspended_at = d.created_at"
+         "  AND eunha_in_domain(a.domain, d.domain)"
+         "  RETURNING a.id),"
+         " l AS (UPDATE accounts a SET silenced_at = NULL FROM d WHERE a.tenant_id = $1"
+         "  AND d.severity = 'silence' AND a.silenced_at = d.created_at"
+         "  AND eunha_in_domain(a.domain, d.domain)"
+         "  RETURNING a.id)"
+         " SELECT d.domain, (SELECT count(*) FROM s) + (SELECT count(*) FROM l) FROM d"},
     /* The refusals, the most recent first (at most $2). */
-    [ADMIN_DELIVERY_REFUSALS_LIST] = {"admin_delivery_refusals.list",
-        "SELECT r.host, r.status, r.refusals, r.skipped, eunha_ts(r.first_at),"
-        " eunha_ts(r.last_at), CASE WHEN r.last_skipped_at IS NULL THEN NULL ELSE"
-        " eunha_ts(r.last_skipped_at) END,"
-        " CASE WHEN r.last_at > now() - interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds' THEN"
-        " eunha_ts(r.last_at + interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds') END"
-        " FROM delivery_refusals r WHERE r.tenant_id = $1 ORDER BY r.last_at DESC"
-        " LIMIT $2::int"},
+    [ADMIN_DELIVERY_REFUSALS_LIST] =
+        {"admin_delivery_refusals.list",
+         "SELECT r.host, r.status, r.refusals, r.skipped, eunha_ts(r.first_at),"
+         " eunha_ts(r.last_at), CASE WHEN r.last_skipped_at IS NULL THEN NULL ELSE"
+         " eunha_ts(r.last_skipped_at) END,"
+         " CASE WHEN r.last_at > now() - eunha_refusal_hold() THEN"
+         " eunha_ts(r.last_at + eunha_refusal_hold()) END"
+         " FROM delivery_refusals r WHERE r.tenant_id = $1 ORDER BY r.last_at DESC"
+         " LIMIT $2::int"},
     /* $2 host: deliveries there start again at once. */
-    [ADMIN_DELIVERY_REFUSALS_DELETE] = {"admin_delivery_refusals.delete",
-        "DELETE FROM delivery_refusals WHERE tenant_id = $1 AND host = $2 RETURNING host"},
+    [ADMIN_DELIVERY_REFUSALS_DELETE] =
+        {"admin_delivery_refusals.delete",
+         "DELETE FROM delivery_refusals WHERE tenant_id = $1 AND host = $2 RETURNING host"},
     {0},
 };
-/* clang-format on */
 
 static json_t *
 text_or_null(const PGresult *res, int row, int col)
@@ -144,17 +137,56 @@ col_bool(const PGresult *res, int row, int col)
     return PQgetvalue(res, row, col)[0] == 't';
 }
 
-/* Mastodon's Admin::DomainBlock entity from BLOCK_COLUMNS at row. */
-static json_t *
-block_json(const PGresult *res, int row)
+/* The fields of eunha_domain_block_entity, each the member of the same
+ * name in Mastodon's Admin::DomainBlock entity. */
+enum {
+    B_ID,
+    B_DOMAIN,
+    B_DIGEST,
+    B_CREATED_AT,
+    B_SEVERITY,
+    B_REJECT_MEDIA,
+    B_REJECT_REPORTS,
+    B_PRIVATE_COMMENT,
+    B_PUBLIC_COMMENT,
+    B_OBFUSCATE,
+    B_NFIELDS
+};
+
+static const char *const block_fields[B_NFIELDS] = {
+    [B_ID] = "id",
+    [B_DOMAIN] = "domain",
+    [B_DIGEST] = "digest",
+    [B_CREATED_AT] = "created_at",
+    [B_SEVERITY] = "severity",
+    [B_REJECT_MEDIA] = "reject_media",
+    [B_REJECT_REPORTS] = "reject_reports",
+    [B_PRIVATE_COMMENT] = "private_comment",
+    [B_PUBLIC_COMMENT] = "public_comment",
+    [B_OBFUSCATE] = "obfuscate",
+};
+
+/* Where res has each field, found once a result. */
+static void
+block_cols_find(const PGresult *res, int c[B_NFIELDS])
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:o, s:o, s:b}", "id",
-                     PQgetvalue(res, row, 0), "domain", PQgetvalue(res, row, 1), "digest",
-                     PQgetvalue(res, row, 2), "created_at", PQgetvalue(res, row, 3), "severity",
-                     PQgetvalue(res, row, 4), "reject_media", col_bool(res, row, 5),
-                     "reject_reports", col_bool(res, row, 6), "private_comment",
-                     text_or_null(res, row, 7), "public_comment", text_or_null(res, row, 8),
-                     "obfuscate", col_bool(res, row, 9));
+    for (int i = 0; i < B_NFIELDS; i++)
+        c[i] = PQfnumber(res, block_fields[i]);
+}
+
+/* Mastodon's Admin::DomainBlock entity at row, its fields where c says. */
+static json_t *
+block_json(const PGresult *res, int row, const int c[B_NFIELDS])
+{
+    return json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:o, s:o, s:b}", "id", PQgetvalue(res, row, c[B_ID]),
+        "domain", PQgetvalue(res, row, c[B_DOMAIN]), "digest", PQgetvalue(res, row, c[B_DIGEST]),
+        "created_at", PQgetvalue(res, row, c[B_CREATED_AT]), "severity",
+        PQgetvalue(res, row, c[B_SEVERITY]), "reject_media", col_bool(res, row, c[B_REJECT_MEDIA]),
+        "reject_reports", col_bool(res, row, c[B_REJECT_REPORTS]), "private_comment",
+        text_or_null(res, row, c[B_PRIVATE_COMMENT]), "public_comment",
+        text_or_null(res, row, c[B_PUBLIC_COMMENT]), "obfuscate",
+        col_bool(res, row, c[B_OBFUSCATE]));
 }
 
 /* ---- GET /admin/v1/tenants/:domain/domain_blocks?max_id=&limit= ---- */
@@ -163,8 +195,10 @@ static void
 on_list(struct eu_req *req, PGresult *res, void *arg)
 {
     json_t *arr = json_array();
+    int c[B_NFIELDS];
+    block_cols_find(res, c);
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(arr, block_json(res, i));
+        json_array_append_new(arr, block_json(res, i, c));
     eu_req_reply_json(req, 200, arr);
 }
 
@@ -190,7 +224,9 @@ on_show(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_req_reply_json(req, 200, block_json(res, 0));
+    int c[B_NFIELDS];
+    block_cols_find(res, c);
+    eu_req_reply_json(req, 200, block_json(res, 0, c));
 }
 
 /* The block id of the path; NULL after answering 404. */
@@ -227,9 +263,12 @@ on_created(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 422, "Validation failed: Domain is already blocked");
         return;
     }
-    eu_log_info("admin", "domain block on '%s' (%s): %s accounts marked", PQgetvalue(res, 0, 1),
-                PQgetvalue(res, 0, 4), PQgetvalue(res, 0, BLOCK_NCOLS));
-    eu_req_reply_json(req, 200, block_json(res, 0));
+    int c[B_NFIELDS];
+    block_cols_find(res, c);
+    eu_log_info("admin", "domain block on '%s' (%s): %s accounts marked",
+                PQgetvalue(res, 0, c[B_DOMAIN]), PQgetvalue(res, 0, c[B_SEVERITY]),
+                PQgetvalue(res, 0, PQfnumber(res, "marked")));
+    eu_req_reply_json(req, 200, block_json(res, 0, c));
 }
 
 /* "true"/"false" for optional boolean member key (default false); NULL

@@ -35,38 +35,38 @@ enum {
     COLLECTIONS_FEATURED,
 };
 
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
 const struct eu_sql eu_ap_collections_sql[] = {
     /* $2 account id, $3 base URL, then the page's four. */
     [COLLECTIONS_OUTBOX] = {"ap_collections.outbox",
-        "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
-        " WHERE s.tenant_id = $1 AND s.account_id = $2::bigint AND s.local"
-        " AND s.deleted_at IS NULL AND s.visibility <= 1" EU_AP_REBLOG_SHOWN,
-        "s.id", 4},
-    [COLLECTIONS_FOLLOWERS] = {"ap_collections.followers",
-        "SELECT f.id, eunha_actor_uri(x.domain, x.username, x.uri, $3) FROM follows f JOIN"
-        " accounts x"
-        " ON x.tenant_id = $1 AND x.id = f.account_id"
-        " WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint",
-        "f.id", 4},
-    [COLLECTIONS_FOLLOWING] = {"ap_collections.following",
-        "SELECT f.id, eunha_actor_uri(x.domain, x.username, x.uri, $3) FROM follows f JOIN"
-        " accounts x"
-        " ON x.tenant_id = $1 AND x.id = f.target_account_id"
-        " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint",
-        "f.id", 4},
+                            "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
+                            " WHERE s.tenant_id = $1 AND s.account_id = $2::bigint AND s.local"
+                            " AND s.deleted_at IS NULL AND s.visibility <= 1" EU_AP_REBLOG_SHOWN,
+                            "s.id", 4},
+    [COLLECTIONS_FOLLOWERS] =
+        {"ap_collections.followers",
+         "SELECT f.id, eunha_actor_uri(x.domain, x.username, x.uri, $3) FROM follows f JOIN"
+         " accounts x"
+         " ON x.tenant_id = $1 AND x.id = f.account_id"
+         " WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint",
+         "f.id", 4},
+    [COLLECTIONS_FOLLOWING] =
+        {"ap_collections.following",
+         "SELECT f.id, eunha_actor_uri(x.domain, x.username, x.uri, $3) FROM follows f JOIN"
+         " accounts x"
+         " ON x.tenant_id = $1 AND x.id = f.target_account_id"
+         " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint",
+         "f.id", 4},
     /* $2 account id, $3 base URL, $4 the cap. */
-    [COLLECTIONS_FEATURED] = {"ap_collections.featured",
-        "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
-        " JOIN status_pins sp ON sp.tenant_id = $1 AND sp.status_id = s.id"
-        " AND sp.account_id = s.account_id"
-        " WHERE s.tenant_id = $1 AND s.account_id = $2::bigint AND s.local"
-        " AND s.deleted_at IS NULL AND s.visibility <= 1 AND s.reblog_of_id IS NULL"
-        " ORDER BY sp.id DESC LIMIT $4::int"},
+    [COLLECTIONS_FEATURED] =
+        {"ap_collections.featured",
+         "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
+         " JOIN status_pins sp ON sp.tenant_id = $1 AND sp.status_id = s.id"
+         " AND sp.account_id = s.account_id"
+         " WHERE s.tenant_id = $1 AND s.account_id = $2::bigint AND s.local"
+         " AND s.deleted_at IS NULL AND s.visibility <= 1 AND s.reblog_of_id IS NULL"
+         " ORDER BY sp.id DESC LIMIT $4::int"},
     {0},
 };
-/* clang-format on */
 
 enum kind { OUTBOX, FOLLOWERS, FOLLOWING, FEATURED, FEATURED_TAGS };
 

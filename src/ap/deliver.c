@@ -44,10 +44,6 @@
 /* When the signer has no key yet (the account_keys job makes it). */
 #define NO_KEY_RETRY_S 60
 
-/* A constant as SQL text. */
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
 enum {
     DELIVER_ENQUEUE,
     DELIVER_SIGNER,
@@ -56,63 +52,66 @@ enum {
     DELIVER_FORGIVEN,
 };
 
-/* clang-format off */
 const struct eu_sql eu_ap_deliver_sql[] = {
     /*
      * The fan-out: $2 the signing actor, $3 the activity, $4 to its
      * followers, $5 a status whose mentioned accounts get it, $6 one account
      * (its own inbox), $7 one inbox URL, $8 a poll whose remote voters get
      * it. A follower's shared inbox stands for its own, and UNION merges
-     * duplicates, so a server with thousands of followers gets one job. Returns how many jobs were made.
+     * duplicates, so a server with thousands of followers gets one job.
+     * Returns how many jobs were made.
      */
-    [DELIVER_ENQUEUE] = {"ap_deliver.enqueue",
-        "WITH i AS ("
-        " SELECT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox FROM follows f"
-        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = f.account_id"
-        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND $4::bool"
-        "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL"
-        " UNION SELECT coalesce(a.shared_inbox_url, a.inbox_url) FROM mentions m"
-        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = m.account_id"
-        "  WHERE m.tenant_id = $1 AND m.status_id = $5::bigint"
-        "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL"
-        " UNION SELECT a.inbox_url FROM accounts a WHERE a.tenant_id = $1"
-        "  AND a.id = $6::bigint AND a.domain IS NOT NULL"
-        " UNION SELECT $7::text WHERE $7::text IS NOT NULL"
-        " UNION SELECT coalesce(a.shared_inbox_url, a.inbox_url) FROM poll_votes pv"
-        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = pv.account_id"
-        "  WHERE pv.tenant_id = $1 AND pv.poll_id = $8::bigint"
-        "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL),"
-        " j AS (INSERT INTO jobs (tenant_id, queue, kind, payload)"
-        "  SELECT $1, 'deliver', 'ap_deliver', jsonb_build_object('inbox', i.inbox,"
-        "  'actor_id', $2::text, 'activity', $3::jsonb) FROM i"
-        "  WHERE i.inbox IS NOT NULL AND i.inbox <> '' RETURNING 1)"
-        " SELECT count(*) FROM j"},
+    [DELIVER_ENQUEUE] =
+        {"ap_deliver.enqueue",
+         "WITH i AS ("
+         " SELECT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox FROM follows f"
+         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = f.account_id"
+         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND $4::bool"
+         "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL"
+         " UNION SELECT coalesce(a.shared_inbox_url, a.inbox_url) FROM mentions m"
+         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = m.account_id"
+         "  WHERE m.tenant_id = $1 AND m.status_id = $5::bigint"
+         "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL"
+         " UNION SELECT a.inbox_url FROM accounts a WHERE a.tenant_id = $1"
+         "  AND a.id = $6::bigint AND a.domain IS NOT NULL"
+         " UNION SELECT $7::text WHERE $7::text IS NOT NULL"
+         " UNION SELECT coalesce(a.shared_inbox_url, a.inbox_url) FROM poll_votes pv"
+         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = pv.account_id"
+         "  WHERE pv.tenant_id = $1 AND pv.poll_id = $8::bigint"
+         "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL),"
+         " j AS (INSERT INTO jobs (tenant_id, queue, kind, payload)"
+         "  SELECT $1, 'deliver', 'ap_deliver', jsonb_build_object('inbox', i.inbox,"
+         "  'actor_id', $2::text, 'activity', $3::jsonb) FROM i"
+         "  WHERE i.inbox IS NOT NULL AND i.inbox <> '' RETURNING 1)"
+         " SELECT count(*) FROM j"},
     /* The signer: a local account with its key; and what the tenant knows
      * of the inbox's host $3: whether it suspended it (or a domain above
      * it), and whether the host refused it recently (true), long ago
      * (false: worth a try) or never (NULL). */
-    [DELIVER_SIGNER] = {"ap_deliver.signer",
-        "SELECT a.username, a.private_key,"
-        " EXISTS (SELECT 1 FROM domain_blocks b WHERE b.tenant_id = $1"
-        "  AND b.domain = ANY(eunha_domain_suffixes($3)) AND b.severity = 'suspend'),"
-        " (SELECT r.last_at > now() - interval '" STR(EU_AP_REFUSAL_HOLD_S) " seconds'"
-        "  FROM delivery_refusals r WHERE r.tenant_id = $1 AND r.host = $3)"
-        " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $2::bigint AND a.domain IS NULL"},
+    [DELIVER_SIGNER] =
+        {"ap_deliver.signer",
+         "SELECT a.username, a.private_key,"
+         " EXISTS (SELECT 1 FROM domain_blocks b WHERE b.tenant_id = $1"
+         "  AND b.domain = ANY(eunha_domain_suffixes($3)) AND b.severity = 'suspend'),"
+         " (SELECT r.last_at > now() - eunha_refusal_hold()"
+         "  FROM delivery_refusals r WHERE r.tenant_id = $1 AND r.host = $3)"
+         " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $2::bigint"
+         " AND a.domain IS NULL"},
     /* $2 host, $3 status. */
     [DELIVER_REFUSED] = {"ap_deliver.refused",
-        "INSERT INTO delivery_refusals AS r (tenant_id, host, status) VALUES ($1, $2, $3::smallint)"
-        " ON CONFLICT (tenant_id, host) DO UPDATE SET status = EXCLUDED.status,"
-        " refusals = r.refusals + 1, last_at = now()"},
+                         "INSERT INTO delivery_refusals AS r (tenant_id, host, status)"
+                         " VALUES ($1, $2, $3::smallint)"
+                         " ON CONFLICT (tenant_id, host) DO UPDATE SET status = EXCLUDED.status,"
+                         " refusals = r.refusals + 1, last_at = now()"},
     /* $2 host: a delivery held back by a recent refusal. */
     [DELIVER_HELD] = {"ap_deliver.held",
-        "UPDATE delivery_refusals SET skipped = skipped + 1, last_skipped_at = now()"
-        " WHERE tenant_id = $1 AND host = $2"},
+                      "UPDATE delivery_refusals SET skipped = skipped + 1, last_skipped_at = now()"
+                      " WHERE tenant_id = $1 AND host = $2"},
     /* $2 host: it took a delivery again, so its refusal is over. */
     [DELIVER_FORGIVEN] = {"ap_deliver.forgiven",
-        "DELETE FROM delivery_refusals WHERE tenant_id = $1 AND host = $2"},
+                          "DELETE FROM delivery_refusals WHERE tenant_id = $1 AND host = $2"},
     {0},
 };
-/* clang-format on */
 
 /* ---------------------------------------------------------- enqueueing */
 

@@ -26,7 +26,7 @@
 #include "eunha/tenant.h"
 #include "objects_internal.h"
 
-/* Columns of EU_AP_NOTE_COLUMNS. */
+/* The fields of EU_AP_NOTE_COLUMNS. */
 enum {
     C_ID,
     C_USERNAME,
@@ -45,7 +45,38 @@ enum {
     C_POLL,
     C_ORIGINAL, /* a reblog's [object URI, its author's actor URI] */
     C_MEDIA,    /* eunha_media_json() objects of its ready media, in order */
+    C_NFIELDS
 };
+
+/* Their names, which EU_AP_NOTE_COLUMNS gives them. */
+static const char *const note_fields[C_NFIELDS] = {
+    [C_ID] = "id",
+    [C_USERNAME] = "username",
+    [C_VISIBILITY] = "visibility",
+    [C_REBLOG_OF] = "reblog_of_id",
+    [C_PUBLISHED] = "published",
+    [C_UPDATED] = "updated",
+    [C_SENSITIVE] = "sensitive",
+    [C_SPOILER] = "spoiler_text",
+    [C_CONTENT] = "content",
+    [C_LANGUAGE] = "language",
+    [C_IN_REPLY_TO] = "in_reply_to",
+    [C_CONVERSATION] = "conversation_id",
+    [C_MENTIONS] = "mentions",
+    [C_TAGS] = "tags",
+    [C_POLL] = "poll",
+    [C_ORIGINAL] = "original",
+    [C_MEDIA] = "media",
+};
+
+/* The column of field f in r. Found by name for each use: a Note is
+ * rendered a row at a time by callers in three files, a few at once, and
+ * a name is a handful of comparisons. */
+static int
+col(const PGresult *r, int f)
+{
+    return PQfnumber(r, note_fields[f]);
+}
 
 enum {
     OBJECTS_NOTES,
@@ -74,11 +105,11 @@ const struct eu_sql eu_ap_objects_sql[] = {
          "  AND ro.id = s.reblog_of_id))"},
     /* $2 id, $3 base URL, $4 the username the address names (any case):
      * a status under another account's address is not found. */
-    [OBJECTS_SHOW] = {"ap_objects.show",
-                      "SELECT " EU_AP_NOTE_COLUMNS ", a.suspended_at IS NOT NULL" EU_AP_NOTE_FROM
-                      " AND lower(a.username) = lower($4)"
-                      " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.local"
-                      " AND s.deleted_at IS NULL AND s.visibility <= 1"},
+    [OBJECTS_SHOW] = {"ap_objects.show", "SELECT " EU_AP_NOTE_COLUMNS
+                                         ", a.suspended_at IS NOT NULL AS suspended" EU_AP_NOTE_FROM
+                                         " AND lower(a.username) = lower($4)"
+                                         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.local"
+                                         " AND s.deleted_at IS NULL AND s.visibility <= 1"},
     {0},
 };
 
@@ -91,19 +122,19 @@ eu_ap_note_stmt(void)
 const char *
 eu_ap_note_row_id(const PGresult *res, int row)
 {
-    return PQgetvalue(res, row, C_ID);
+    return PQgetvalue(res, row, col(res, C_ID));
 }
 
 int
 eu_ap_note_row_visibility(const PGresult *res, int row)
 {
-    return atoi(PQgetvalue(res, row, C_VISIBILITY));
+    return atoi(PQgetvalue(res, row, col(res, C_VISIBILITY)));
 }
 
 bool
 eu_ap_note_row_is_reblog(const PGresult *res, int row)
 {
-    return !PQgetisnull(res, row, C_REBLOG_OF);
+    return !PQgetisnull(res, row, col(res, C_REBLOG_OF));
 }
 
 static const char *
@@ -138,13 +169,13 @@ static void
 address(const char *base, const PGresult *r, int row, json_t *mentions, json_t **to_out,
         json_t **cc_out)
 {
-    const char *user = PQgetvalue(r, row, C_USERNAME);
+    const char *user = PQgetvalue(r, row, col(r, C_USERNAME));
     char *followers = eu_xasprintf("%s/users/%s/followers", base, user);
-    int vis = atoi(PQgetvalue(r, row, C_VISIBILITY));
+    int vis = atoi(PQgetvalue(r, row, col(r, C_VISIBILITY)));
     json_t *to = json_array(), *cc = json_array(), *m;
     size_t i;
-    if (!PQgetisnull(r, row, C_REBLOG_OF)) {
-        json_t *orig = parse_array(col_str(r, row, C_ORIGINAL));
+    if (!PQgetisnull(r, row, col(r, C_REBLOG_OF))) {
+        json_t *orig = parse_array(col_str(r, row, col(r, C_ORIGINAL)));
         json_t *author = json_array_get(orig, 1);
         if (json_is_string(author))
             json_array_append(cc, author);
@@ -193,7 +224,7 @@ tags(const char *base, const char *domain, const PGresult *r, int row, json_t *m
         set_fmt(t, "name", eu_xasprintf("@%s@%s", user, mdomain ? mdomain : domain));
         json_array_append_new(out, t);
     }
-    json_t *names = parse_array(col_str(r, row, C_TAGS)), *n;
+    json_t *names = parse_array(col_str(r, row, col(r, C_TAGS))), *n;
     json_array_foreach(names, i, n)
     {
         const char *name = json_string_value(n);
@@ -298,38 +329,41 @@ json_t *
 eu_ap_note_json(struct eu_app *app, const char *base, const char *domain, const PGresult *r,
                 int row)
 {
-    if (!PQgetisnull(r, row, C_REBLOG_OF))
+    if (!PQgetisnull(r, row, col(r, C_REBLOG_OF)))
         return NULL;
-    const char *id = PQgetvalue(r, row, C_ID), *user = PQgetvalue(r, row, C_USERNAME);
-    const char *spoiler = PQgetvalue(r, row, C_SPOILER), *lang = col_str(r, row, C_LANGUAGE);
-    const char *content = PQgetvalue(r, row, C_CONTENT);
-    json_t *mentions = parse_array(col_str(r, row, C_MENTIONS)), *to, *cc;
+    const char *id = PQgetvalue(r, row, col(r, C_ID)),
+               *user = PQgetvalue(r, row, col(r, C_USERNAME));
+    const char *spoiler = PQgetvalue(r, row, col(r, C_SPOILER)),
+               *lang = col_str(r, row, col(r, C_LANGUAGE));
+    const char *content = PQgetvalue(r, row, col(r, C_CONTENT));
+    json_t *mentions = parse_array(col_str(r, row, col(r, C_MENTIONS))), *to, *cc;
     address(base, r, row, mentions, &to, &cc);
-    bool question = !PQgetisnull(r, row, C_POLL);
+    bool question = !PQgetisnull(r, row, col(r, C_POLL));
     json_t *o = json_object();
     set_fmt(o, "id", eu_xasprintf("%s/users/%s/statuses/%s", base, user, id));
     json_object_set_new(o, "type", json_string(question ? "Question" : "Note"));
     json_object_set_new(o, "summary", *spoiler ? json_string(spoiler) : json_null());
-    const char *parent = col_str(r, row, C_IN_REPLY_TO);
+    const char *parent = col_str(r, row, col(r, C_IN_REPLY_TO));
     json_object_set_new(o, "inReplyTo", parent ? json_string(parent) : json_null());
-    json_object_set_new(o, "published", json_string(PQgetvalue(r, row, C_PUBLISHED)));
-    if (!PQgetisnull(r, row, C_UPDATED))
-        json_object_set_new(o, "updated", json_string(PQgetvalue(r, row, C_UPDATED)));
+    json_object_set_new(o, "published", json_string(PQgetvalue(r, row, col(r, C_PUBLISHED))));
+    if (!PQgetisnull(r, row, col(r, C_UPDATED)))
+        json_object_set_new(o, "updated", json_string(PQgetvalue(r, row, col(r, C_UPDATED))));
     set_fmt(o, "url", eu_xasprintf("%s/@%s/%s", base, user, id));
     set_fmt(o, "attributedTo", eu_xasprintf("%s/users/%s", base, user));
     json_object_set_new(o, "to", to);
     json_object_set_new(o, "cc", cc);
-    json_object_set_new(o, "sensitive", json_boolean(PQgetvalue(r, row, C_SENSITIVE)[0] == 't'));
-    const char *conv = col_str(r, row, C_CONVERSATION);
+    json_object_set_new(o, "sensitive",
+                        json_boolean(PQgetvalue(r, row, col(r, C_SENSITIVE))[0] == 't'));
+    const char *conv = col_str(r, row, col(r, C_CONVERSATION));
     if (conv)
         set_fmt(o, "conversation", conversation_uri(domain, conv));
     json_object_set_new(o, "content", json_string(content));
     if (lang && *lang)
         json_object_set_new(o, "contentMap", json_pack("{s:s}", lang, content));
-    json_object_set_new(o, "attachment", attachments(app, base, col_str(r, row, C_MEDIA)));
+    json_object_set_new(o, "attachment", attachments(app, base, col_str(r, row, col(r, C_MEDIA))));
     json_object_set_new(o, "tag", tags(base, domain, r, row, mentions));
     if (question)
-        add_poll(o, PQgetvalue(r, row, C_POLL));
+        add_poll(o, PQgetvalue(r, row, col(r, C_POLL)));
     json_decref(mentions);
     return o;
 }
@@ -338,20 +372,21 @@ json_t *
 eu_ap_activity_json(struct eu_app *app, const char *base, const char *domain, const PGresult *r,
                     int row)
 {
-    const char *id = PQgetvalue(r, row, C_ID), *user = PQgetvalue(r, row, C_USERNAME);
-    bool reblog = !PQgetisnull(r, row, C_REBLOG_OF);
+    const char *id = PQgetvalue(r, row, col(r, C_ID)),
+               *user = PQgetvalue(r, row, col(r, C_USERNAME));
+    bool reblog = !PQgetisnull(r, row, col(r, C_REBLOG_OF));
     json_t *o = json_object();
     set_fmt(o, "id", eu_xasprintf("%s/users/%s/statuses/%s/activity", base, user, id));
     json_object_set_new(o, "type", json_string(reblog ? "Announce" : "Create"));
     set_fmt(o, "actor", eu_xasprintf("%s/users/%s", base, user));
-    json_object_set_new(o, "published", json_string(PQgetvalue(r, row, C_PUBLISHED)));
+    json_object_set_new(o, "published", json_string(PQgetvalue(r, row, col(r, C_PUBLISHED))));
     if (reblog) {
         json_t *mentions = json_array(), *to, *cc;
         address(base, r, row, mentions, &to, &cc);
         json_decref(mentions);
         json_object_set_new(o, "to", to);
         json_object_set_new(o, "cc", cc);
-        json_t *orig = parse_array(col_str(r, row, C_ORIGINAL));
+        json_t *orig = parse_array(col_str(r, row, col(r, C_ORIGINAL)));
         json_t *uri = json_array_get(orig, 0);
         json_object_set(o, "object", json_is_string(uri) ? uri : json_null());
         json_decref(orig);
@@ -408,13 +443,13 @@ on_show(struct eu_req *req, PGresult *res, void *arg)
     struct show *sh = arg;
     /* A reblog has no Note of its own: its address is its activity's. */
     if (PQntuples(res) != 1 || (eu_ap_note_row_is_reblog(res, 0) && !sh->activity) ||
-        (eu_ap_note_row_is_reblog(res, 0) && PQgetisnull(res, 0, C_ORIGINAL))) {
+        (eu_ap_note_row_is_reblog(res, 0) && PQgetisnull(res, 0, col(res, C_ORIGINAL)))) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    /* The author is suspended but not purged (its last column): Mastodon's
-     * answer while a suspension can still be lifted. */
-    if (PQgetvalue(res, 0, PQnfields(res) - 1)[0] == 't') {
+    /* The author is suspended but not purged: Mastodon's answer while a
+     * suspension can still be lifted. */
+    if (PQgetvalue(res, 0, PQfnumber(res, "suspended"))[0] == 't') {
         eu_req_reply_error(req, 403, "This account has been suspended");
         return;
     }

@@ -23,28 +23,25 @@ struct pg_result;
 
 /*
  * The note columns (see eu_ap_note_stmt()) of statuses row s by accounts
- * row a, with $3 the base URL. Column order is objects.c's enum.
+ * row a, with $3 the base URL; objects.c reads them by these names.
  */
-/* clang-format off */
 #define EU_AP_NOTE_COLUMNS                                                                         \
-    "s.id, a.username, s.visibility, s.reblog_of_id, eunha_ap_ts(s.created_at),"                \
-    " CASE WHEN s.edited_at IS NULL THEN NULL ELSE eunha_ap_ts(s.edited_at) END,"               \
+    "s.id, a.username, s.visibility, s.reblog_of_id, eunha_ap_ts(s.created_at) AS published,"      \
+    " CASE WHEN s.edited_at IS NULL THEN NULL ELSE eunha_ap_ts(s.edited_at) END AS updated,"       \
     " s.sensitive, s.spoiler_text, s.content, s.language,"                                         \
-    " (SELECT eunha_status_uri(p.local, p.id, p.uri, pa.username, $3) FROM statuses p JOIN"        \
-    " accounts pa"                                                                                 \
-    "  ON pa.tenant_id = $1 AND pa.id = p.account_id"                                              \
-    "  WHERE p.tenant_id = $1 AND p.id = s.in_reply_to_id),"                                       \
+    " (SELECT eunha_status_uri(p.local, p.id, p.uri, pa.username, $3) FROM statuses p"             \
+    "  JOIN accounts pa ON pa.tenant_id = $1 AND pa.id = p.account_id"                             \
+    "  WHERE p.tenant_id = $1 AND p.id = s.in_reply_to_id) AS in_reply_to,"                        \
     " s.conversation_id,"                                                                          \
     " (SELECT coalesce(json_agg(json_build_array(eunha_actor_uri(ma.domain, ma.username,"          \
-    " ma.uri, $3),"                                                                                \
-    "  ma.username, ma.domain) ORDER BY m.id), '[]')::text FROM mentions m JOIN accounts ma"       \
-    "  ON ma.tenant_id = $1 AND ma.id = m.account_id"                                              \
-    "  WHERE m.tenant_id = $1 AND m.status_id = s.id AND NOT m.silent),"                           \
+    "  ma.uri, $3), ma.username, ma.domain) ORDER BY m.id), '[]')::text FROM mentions m"           \
+    "  JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id"                             \
+    "  WHERE m.tenant_id = $1 AND m.status_id = s.id AND NOT m.silent) AS mentions,"               \
     " (SELECT coalesce(json_agg(t.name ORDER BY lower(t.name)), '[]')::text"                       \
     "  FROM statuses_tags st JOIN tags t ON t.tenant_id = $1 AND t.id = st.tag_id"                 \
-    "  WHERE st.tenant_id = $1 AND st.status_id = s.id),"                                          \
+    "  WHERE st.tenant_id = $1 AND st.status_id = s.id) AS tags,"                                  \
     " (SELECT json_build_object('multiple', sp.multiple,"                                          \
-    "  'end', eunha_ap_ts(sp.expires_at), 'expired', sp.expires_at <= now(),"                   \
+    "  'end', eunha_ap_ts(sp.expires_at), 'expired', sp.expires_at <= now(),"                      \
     "  'hidden', sp.hide_totals AND sp.expires_at > now(),"                                        \
     "  'voters', (SELECT count(*) FROM poll_votes pv WHERE pv.tenant_id = $1"                      \
     "   AND pv.poll_id = sp.id),"                                                                  \
@@ -52,16 +49,14 @@ struct pg_result;
     "   FROM poll_votes pv WHERE pv.tenant_id = $1 AND pv.poll_id = sp.id"                         \
     "   AND (po.i - 1)::int = ANY (pv.choices))) ORDER BY po.i)"                                   \
     "   FROM unnest(sp.options) WITH ORDINALITY po(title, i)))::text"                              \
-    "  FROM polls sp WHERE sp.tenant_id = $1 AND sp.status_id = s.id),"                            \
+    "  FROM polls sp WHERE sp.tenant_id = $1 AND sp.status_id = s.id) AS poll,"                    \
     " (SELECT json_build_array(eunha_status_uri(o.local, o.id, o.uri, oa.username, $3),"           \
-    "  eunha_actor_uri(oa.domain, oa.username, oa.uri, $3))::text FROM statuses o JOIN"            \
-    " accounts oa"                                                                                 \
-    "  ON oa.tenant_id = $1 AND oa.id = o.account_id"                                              \
-    "  WHERE o.tenant_id = $1 AND o.id = s.reblog_of_id AND o.deleted_at IS NULL),"              \
-    " (SELECT coalesce(json_agg(eunha_media_json(nma) ORDER BY nma.position), '[]')::text"   \
+    "  eunha_actor_uri(oa.domain, oa.username, oa.uri, $3))::text FROM statuses o"                 \
+    "  JOIN accounts oa ON oa.tenant_id = $1 AND oa.id = o.account_id"                             \
+    "  WHERE o.tenant_id = $1 AND o.id = s.reblog_of_id AND o.deleted_at IS NULL) AS original,"    \
+    " (SELECT coalesce(json_agg(eunha_media_json(nma) ORDER BY nma.position), '[]')::text"         \
     "  FROM media_attachments nma WHERE nma.tenant_id = $1 AND nma.status_id = s.id"               \
-    "  AND nma.position >= 0 AND nma.state = 'ready')"
-/* clang-format on */
+    "  AND nma.position >= 0 AND nma.state = 'ready') AS media"
 
 /* The rows the note columns come from: live statuses of local accounts. */
 #define EU_AP_NOTE_FROM                                                                            \

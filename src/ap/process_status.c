@@ -46,120 +46,121 @@ enum {
     STATUS_UNPIN,
 };
 
-/* A local account follows account X (an SQL expression). */
-#define LOCAL_FOLLOWER(x)                                                                          \
-    "EXISTS (SELECT 1 FROM follows lf JOIN accounts lfa ON lfa.tenant_id = $1"                     \
-    " AND lfa.id = lf.account_id AND lfa.domain IS NULL WHERE lf.tenant_id = $1"                   \
-    " AND lf.target_account_id = " x ")"
-
 /* Notifications are capped per status: the rows come from local accounts,
  * but one status should not queue an unbounded burst. */
 #define NOTIFY_CAP "10000"
 
-/* clang-format off */
 const struct eu_sql eu_ap_process_status_sql[] = {
     /* $2 author, $3 local usernames it addresses (JSON), $4/$5 its
      * parent's uri and local id, $6 its uri: (relevant, already stored). */
-    [STATUS_RELEVANT] = {"ap_process.status_relevant",
-        "SELECT " LOCAL_FOLLOWER("$2::bigint")
-        " OR EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = $1 AND a.domain IS NULL"
-        "  AND lower(a.username) IN (SELECT lower(u) FROM jsonb_array_elements_text($3::jsonb) u))"
-        " OR EXISTS (SELECT 1 FROM statuses p WHERE p.tenant_id = $1 AND p.deleted_at IS NULL"
-        "  AND (p.uri = $4 OR (p.local AND p.id = $5::bigint))"
-        "  AND (p.local OR " LOCAL_FOLLOWER("p.account_id") ")),"
-        " EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.uri = $6)"},
+    [STATUS_RELEVANT] =
+        {"ap_process.status_relevant",
+         "SELECT EXISTS (SELECT FROM eunha_local_follower($1, $2::bigint))"
+         " OR EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = $1 AND a.domain IS NULL"
+         "  AND lower(a.username) IN (SELECT lower(u) FROM jsonb_array_elements_text($3::jsonb) u))"
+         " OR EXISTS (SELECT 1 FROM statuses p WHERE p.tenant_id = $1 AND p.deleted_at IS NULL"
+         "  AND (p.uri = $4 OR (p.local AND p.id = $5::bigint))"
+         "  AND (p.local OR EXISTS (SELECT FROM eunha_local_follower($1, p.account_id)))),"
+         " EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.uri = $6)"},
     /* Who a new status $2 by $3 notifies: mentioned local accounts, and
      * local followers who asked for its author's posts. */
-    [STATUS_NEW_NOTIFY] = {"ap_process.status_new_notify",
-        "SELECT 'mention', m.account_id::text FROM mentions m JOIN accounts a"
-        " ON a.tenant_id = $1 AND a.id = m.account_id AND a.domain IS NULL"
-        " WHERE m.tenant_id = $1 AND m.status_id = $2::bigint"
-        " UNION ALL SELECT 'status', f.account_id::text FROM follows f JOIN accounts a"
-        " ON a.tenant_id = $1 AND a.id = f.account_id AND a.domain IS NULL"
-        " WHERE f.tenant_id = $1 AND f.target_account_id = $3::bigint AND f.notify"
-        " AND EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
-        "  AND s.visibility < 3 AND s.in_reply_to_id IS NULL)"
-        " AND NOT EXISTS (SELECT 1 FROM mentions m WHERE m.tenant_id = $1"
-        "  AND m.status_id = $2::bigint AND m.account_id = f.account_id)"
-        " LIMIT " NOTIFY_CAP},
+    [STATUS_NEW_NOTIFY] =
+        {"ap_process.status_new_notify",
+         "SELECT 'mention', m.account_id::text FROM mentions m JOIN accounts a"
+         " ON a.tenant_id = $1 AND a.id = m.account_id AND a.domain IS NULL"
+         " WHERE m.tenant_id = $1 AND m.status_id = $2::bigint"
+         " UNION ALL SELECT 'status', f.account_id::text FROM follows f JOIN accounts a"
+         " ON a.tenant_id = $1 AND a.id = f.account_id AND a.domain IS NULL"
+         " WHERE f.tenant_id = $1 AND f.target_account_id = $3::bigint AND f.notify"
+         " AND EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
+         "  AND s.visibility < 3 AND s.in_reply_to_id IS NULL)"
+         " AND NOT EXISTS (SELECT 1 FROM mentions m WHERE m.tenant_id = $1"
+         "  AND m.status_id = $2::bigint AND m.account_id = f.account_id)"
+         " LIMIT " NOTIFY_CAP},
     /* $2 uri, $3 author: the author's stored status. */
     [STATUS_MINE] = {"ap_process.status_mine",
-        "SELECT id::text FROM statuses WHERE tenant_id = $1 AND uri = $2"
-        " AND account_id = $3::bigint AND deleted_at IS NULL"},
+                     "SELECT id::text FROM statuses WHERE tenant_id = $1 AND uri = $2"
+                     " AND account_id = $3::bigint AND deleted_at IS NULL"},
     /* Local accounts that boosted status $2 (told of its edits). */
-    [STATUS_REBLOGGERS] = {"ap_process.status_rebloggers",
-        "SELECT DISTINCT r.account_id::text FROM statuses r JOIN accounts a"
-        " ON a.tenant_id = $1 AND a.id = r.account_id AND a.domain IS NULL"
-        " WHERE r.tenant_id = $1 AND r.reblog_of_id = $2::bigint AND r.deleted_at IS NULL"
-        " LIMIT " NOTIFY_CAP},
+    [STATUS_REBLOGGERS] =
+        {"ap_process.status_rebloggers",
+         "SELECT DISTINCT r.account_id::text FROM statuses r JOIN accounts a"
+         " ON a.tenant_id = $1 AND a.id = r.account_id AND a.domain IS NULL"
+         " WHERE r.tenant_id = $1 AND r.reblog_of_id = $2::bigint AND r.deleted_at IS NULL"
+         " LIMIT " NOTIFY_CAP},
     /* $2 actor, $3/$4 the status's uri or local id, $5 the Like's id. A
      * status the actor may not see cannot be liked. Returns the status,
      * its author and whether the author is local, when it was new. */
-    [STATUS_LIKE] = {"ap_process.like",
-        "WITH s AS (SELECT s.id, s.account_id FROM statuses s WHERE s.tenant_id = $1"
-        "  AND (s.uri = $3 OR (s.local AND s.id = $4::bigint)) AND s.reblog_of_id IS NULL"
-        "  AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
-        " s.deleted_at, $2::bigint)) LIMIT 1),"
-        " i AS (INSERT INTO favourites (tenant_id, account_id, status_id, uri)"
-        "  SELECT $1, $2::bigint, id, $5 FROM s ON CONFLICT DO NOTHING RETURNING status_id)"
-        " SELECT i.status_id::text, s.account_id::text, a.domain IS NULL FROM i"
-        " JOIN s ON s.id = i.status_id JOIN accounts a ON a.tenant_id = $1 AND a.id ="
-        " s.account_id"},
+    [STATUS_LIKE] =
+        {"ap_process.like",
+         "WITH s AS (SELECT s.id, s.account_id FROM statuses s WHERE s.tenant_id = $1"
+         "  AND (s.uri = $3 OR (s.local AND s.id = $4::bigint)) AND s.reblog_of_id IS NULL"
+         "  AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
+         " s.deleted_at, $2::bigint)) LIMIT 1),"
+         " i AS (INSERT INTO favourites (tenant_id, account_id, status_id, uri)"
+         "  SELECT $1, $2::bigint, id, $5 FROM s ON CONFLICT DO NOTHING RETURNING status_id)"
+         " SELECT i.status_id::text, s.account_id::text, a.domain IS NULL FROM i"
+         " JOIN s ON s.id = i.status_id JOIN accounts a ON a.tenant_id = $1 AND a.id ="
+         " s.account_id"},
     /* $2 actor, $3/$4 the boosted status, $5 the Announce's id, $6 its
      * visibility. Only public and unlisted statuses are boosted, and only
      * when it concerns the tenant (a local status, or a local account
      * follows the booster). Returns the boost, the original, its author and
      * whether that author is local. */
-    [STATUS_ANNOUNCE] = {"ap_process.announce",
-        "WITH o AS (SELECT s.id, s.account_id, s.local FROM statuses s WHERE s.tenant_id = $1"
-        "  AND (s.uri = $3 OR (s.local AND s.id = $4::bigint)) AND s.reblog_of_id IS NULL"
-        "  AND s.visibility <= 1 AND EXISTS (SELECT FROM eunha_status_visible($1, s.id,"
-        " s.account_id, s.visibility, s.deleted_at, $2::bigint)) LIMIT 1),"
-        " ok AS (SELECT o.* FROM o WHERE (o.local OR " LOCAL_FOLLOWER("$2::bigint") ")"
-        "  AND NOT EXISTS (SELECT 1 FROM statuses r WHERE r.tenant_id = $1"
-        "  AND r.reblog_of_id = o.id AND r.account_id = $2::bigint AND r.deleted_at IS NULL)),"
-        " i AS (INSERT INTO statuses (tenant_id, account_id, uri, local, reblog_of_id,"
-        "  visibility) SELECT $1, $2::bigint, $5, false, ok.id, $6::smallint FROM ok"
-        "  ON CONFLICT (tenant_id, uri) WHERE uri IS NOT NULL DO NOTHING RETURNING id)"
-        " SELECT i.id::text, ok.id::text, ok.account_id::text, ok.local FROM i, ok"},
+    [STATUS_ANNOUNCE] =
+        {"ap_process.announce",
+         "WITH o AS (SELECT s.id, s.account_id, s.local FROM statuses s WHERE s.tenant_id = $1"
+         "  AND (s.uri = $3 OR (s.local AND s.id = $4::bigint)) AND s.reblog_of_id IS NULL"
+         "  AND s.visibility <= 1 AND EXISTS (SELECT FROM eunha_status_visible($1, s.id,"
+         " s.account_id, s.visibility, s.deleted_at, $2::bigint)) LIMIT 1),"
+         " ok AS (SELECT o.* FROM o WHERE (o.local"
+         "  OR EXISTS (SELECT FROM eunha_local_follower($1, $2::bigint)))"
+         "  AND NOT EXISTS (SELECT 1 FROM statuses r WHERE r.tenant_id = $1"
+         "  AND r.reblog_of_id = o.id AND r.account_id = $2::bigint AND r.deleted_at IS NULL)),"
+         " i AS (INSERT INTO statuses (tenant_id, account_id, uri, local, reblog_of_id,"
+         "  visibility) SELECT $1, $2::bigint, $5, false, ok.id, $6::smallint FROM ok"
+         "  ON CONFLICT (tenant_id, uri) WHERE uri IS NOT NULL DO NOTHING RETURNING id)"
+         " SELECT i.id::text, ok.id::text, ok.account_id::text, ok.local FROM i, ok"},
     /* $2 the booster, $3 the boosted status's uri: true when the status is
      * not here and the boost concerns the tenant (a local account follows
      * the booster), so the status is worth fetching. */
-    [STATUS_ANNOUNCE_UNKNOWN] = {"ap_process.announce_unknown",
-        "SELECT NOT EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.uri = $3)"
-        " AND " LOCAL_FOLLOWER("$2::bigint")},
+    [STATUS_ANNOUNCE_UNKNOWN] =
+        {"ap_process.announce_unknown",
+         "SELECT NOT EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.uri = $3)"
+         " AND EXISTS (SELECT FROM eunha_local_follower($1, $2::bigint))"},
     /* $2 reporter, $3 local usernames named (JSON), $4 local status ids
      * named (JSON), $5 comment, $6 the Flag's id. The reported account is
      * a named local account or the author of a named local status. */
-    [STATUS_FLAG] = {"ap_process.flag",
-        "WITH ids AS (SELECT x::bigint AS id FROM jsonb_array_elements_text($4::jsonb) x),"
-        " t AS (SELECT a.id FROM accounts a WHERE a.tenant_id = $1 AND a.domain IS NULL"
-        "  AND a.username <> 'instance.actor' AND (lower(a.username) IN (SELECT lower(n)"
-        "  FROM jsonb_array_elements_text($3::jsonb) n) OR a.id IN (SELECT s.account_id"
-        "  FROM statuses s WHERE s.tenant_id = $1 AND s.local AND s.id IN (SELECT id FROM ids)))"
-        /* Not from a domain the tenant rejects reports of. */
-        "  AND NOT EXISTS (SELECT 1 FROM accounts r JOIN domain_blocks db ON db.tenant_id = $1"
-        "  AND db.reject_reports AND db.domain = ANY(eunha_domain_suffixes(r.domain))"
-        "  WHERE r.tenant_id = $1 AND r.id = $2::bigint)"
-        "  ORDER BY a.id LIMIT 1),"
-        " i AS (INSERT INTO reports (tenant_id, account_id, target_account_id, status_ids,"
-        "  comment, uri) SELECT $1, $2::bigint, t.id, ARRAY(SELECT s.id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.account_id = t.id AND s.id IN (SELECT id FROM ids)"
-        "  ORDER BY s.id), $5, $6 FROM t"
-        "  ON CONFLICT (tenant_id, uri) WHERE uri IS NOT NULL DO NOTHING RETURNING id)"
-        " SELECT id::text FROM i"},
+    [STATUS_FLAG] =
+        {"ap_process.flag",
+         "WITH ids AS (SELECT x::bigint AS id FROM jsonb_array_elements_text($4::jsonb) x),"
+         " t AS (SELECT a.id FROM accounts a WHERE a.tenant_id = $1 AND a.domain IS NULL"
+         "  AND a.username <> 'instance.actor' AND (lower(a.username) IN (SELECT lower(n)"
+         "  FROM jsonb_array_elements_text($3::jsonb) n) OR a.id IN (SELECT s.account_id"
+         "  FROM statuses s WHERE s.tenant_id = $1 AND s.local AND s.id IN (SELECT id FROM ids)))"
+         /* Not from a domain the tenant rejects reports of. */
+         "  AND NOT EXISTS (SELECT 1 FROM accounts r JOIN domain_blocks db ON db.tenant_id = $1"
+         "  AND db.reject_reports AND db.domain = ANY(eunha_domain_suffixes(r.domain))"
+         "  WHERE r.tenant_id = $1 AND r.id = $2::bigint)"
+         "  ORDER BY a.id LIMIT 1),"
+         " i AS (INSERT INTO reports (tenant_id, account_id, target_account_id, status_ids,"
+         "  comment, uri) SELECT $1, $2::bigint, t.id, ARRAY(SELECT s.id FROM statuses s"
+         "  WHERE s.tenant_id = $1 AND s.account_id = t.id AND s.id IN (SELECT id FROM ids)"
+         "  ORDER BY s.id), $5, $6 FROM t"
+         "  ON CONFLICT (tenant_id, uri) WHERE uri IS NOT NULL DO NOTHING RETURNING id)"
+         " SELECT id::text FROM i"},
     /* $2 actor, $3 the status's uri: pin or unpin the actor's own. */
-    [STATUS_PIN] = {"ap_process.pin",
-        "INSERT INTO status_pins (tenant_id, account_id, status_id) SELECT $1, $2::bigint, s.id"
-        " FROM statuses s WHERE s.tenant_id = $1 AND s.uri = $3 AND s.account_id = $2::bigint"
-        " AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL ON CONFLICT DO NOTHING"},
+    [STATUS_PIN] =
+        {"ap_process.pin",
+         "INSERT INTO status_pins (tenant_id, account_id, status_id) SELECT $1, $2::bigint, s.id"
+         " FROM statuses s WHERE s.tenant_id = $1 AND s.uri = $3 AND s.account_id = $2::bigint"
+         " AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL ON CONFLICT DO NOTHING"},
     [STATUS_UNPIN] = {"ap_process.unpin",
-        "DELETE FROM status_pins WHERE tenant_id = $1 AND account_id = $2::bigint"
-        " AND status_id IN (SELECT id FROM statuses WHERE tenant_id = $1 AND uri = $3"
-        " AND account_id = $2::bigint)"},
+                      "DELETE FROM status_pins WHERE tenant_id = $1 AND account_id = $2::bigint"
+                      " AND status_id IN (SELECT id FROM statuses WHERE tenant_id = $1 AND uri = $3"
+                      " AND account_id = $2::bigint)"},
     {0},
 };
-/* clang-format on */
 
 static bool
 is_actor_type(const char *t)

@@ -58,24 +58,18 @@ enum {
     ACCOUNTS_PROFILE_IMAGE_DELETE,
 };
 
-/* The account a moved account points at, for Mastodon's `moved`: its id
- * after the account's own columns; accounts.moved reads it when there is
- * one. (Its columns by a join cost every read of an account their
- * executor set-up, a third more PostgreSQL CPU for verify_credentials,
- * for the rare account that moved.) */
-#define MOVED_COLUMNS "a.moved_to_account_id"
-
 const struct eu_sql eu_accounts_sql[] = {
     [ACCOUNTS_CREDENTIALS] = {"accounts.credentials",
-                              "SELECT " EU_ACCOUNT_COLUMNS(
-                                  "a") ", a.note, coalesce(a.fields_source, a.fields)::text,"
-                                       " u.default_privacy, u.default_sensitive,"
-                                       " coalesce(u.default_language, ''), u.role,"
-                                       " (SELECT count(*) FROM follow_requests r"
-                                       " WHERE r.tenant_id = $1 AND r.target_account_id = a.id),"
-                                       " " MOVED_COLUMNS " FROM accounts a JOIN users u"
-                                       " ON u.tenant_id = $1 AND u.account_id = a.id"
-                                       " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
+                              "SELECT (eunha_account(a)).*, a.note AS source_note,"
+                              " coalesce(a.fields_source, a.fields)::text AS source_fields,"
+                              " u.default_privacy, u.default_sensitive,"
+                              " coalesce(u.default_language, '') AS default_language,"
+                              " u.role, (SELECT count(*) FROM follow_requests r"
+                              " WHERE r.tenant_id = $1 AND r.target_account_id = a.id)"
+                              " AS follow_requests_count, a.moved_to_account_id"
+                              " FROM accounts a JOIN users u"
+                              " ON u.tenant_id = $1 AND u.account_id = a.id"
+                              " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
     /* Unlocking an account accepts its pending requests, as Mastodon does.
      * $13 and $14, new avatar and header store keys, replace the old ones,
      * returned for their files to go. */
@@ -108,94 +102,89 @@ const struct eu_sql eu_accounts_sql[] = {
          "  CASE WHEN $13::text IS NOT NULL THEN (SELECT avatar_url FROM old) END,"
          "  CASE WHEN $14::text IS NOT NULL THEN (SELECT header_url FROM old) END"},
     [ACCOUNTS_SHOW] = {"accounts.show",
-                       "SELECT " EU_ACCOUNT_COLUMNS("a") ", " MOVED_COLUMNS " FROM accounts a"
-                                                         " WHERE a.tenant_id = $1"
-                                                         " AND a.id = $2::bigint"},
+                       "SELECT (eunha_account(a)).*, a.moved_to_account_id FROM accounts a"
+                       " WHERE a.tenant_id = $1"
+                       " AND a.id = $2::bigint"},
     [ACCOUNTS_LOOKUP] = {"accounts.lookup",
-                         "SELECT " EU_ACCOUNT_COLUMNS("a") ", " MOVED_COLUMNS " FROM accounts a"
-                                                           " WHERE a.tenant_id = $1"
-                                                           " AND lower(a.username) = lower($2)"
-                                                           " AND coalesce(lower(a.domain), '')"
-                                                           " = lower($3)"},
-    [ACCOUNTS_MOVED] = {"accounts.moved", "SELECT " EU_ACCOUNT_COLUMNS(
-                                              "a") " FROM accounts a"
-                                                   " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
+                         "SELECT (eunha_account(a)).*, a.moved_to_account_id FROM accounts a"
+                         " WHERE a.tenant_id = $1"
+                         " AND lower(a.username) = lower($2)"
+                         " AND coalesce(lower(a.domain), '')"
+                         " = lower($3)"},
+    [ACCOUNTS_MOVED] = {"accounts.moved", "SELECT (eunha_account(a)).* FROM accounts a"
+                                          " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
     [ACCOUNTS_EXISTS] = {"accounts.exists",
                          "SELECT 1 FROM accounts WHERE tenant_id = $1 AND id = $2::bigint"},
     /* Paged by the follow's id: the order in which the follows happened.
      * An account that blocks the viewer shows them nobody, as Mastodon. */
     [ACCOUNTS_FOLLOWERS] = {"accounts.followers",
-                            "SELECT f.id, " EU_ACCOUNT_COLUMNS(
-                                "a") " FROM follows f JOIN accounts a"
-                                     " ON a.tenant_id = $1 AND a.id = f.account_id"
-                                     " WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint"
-                                     " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1"
-                                     " FROM blocks b WHERE b.tenant_id = $1"
-                                     " AND b.account_id = $2::bigint"
-                                     " AND b.target_account_id = $3::bigint)",
+                            "SELECT f.id, (eunha_account(a)).* FROM follows f JOIN accounts a"
+                            " ON a.tenant_id = $1 AND a.id = f.account_id"
+                            " WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint"
+                            " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1"
+                            " FROM blocks b WHERE b.tenant_id = $1"
+                            " AND b.account_id = $2::bigint"
+                            " AND b.target_account_id = $3::bigint)",
                             "f.id", 4},
     [ACCOUNTS_FOLLOWING] = {"accounts.following",
-                            "SELECT f.id, " EU_ACCOUNT_COLUMNS(
-                                "a") " FROM follows f JOIN accounts a"
-                                     " ON a.tenant_id = $1 AND a.id = f.target_account_id"
-                                     " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
-                                     " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1"
-                                     " FROM blocks b WHERE b.tenant_id = $1"
-                                     " AND b.account_id = $2::bigint"
-                                     " AND b.target_account_id = $3::bigint)",
+                            "SELECT f.id, (eunha_account(a)).* FROM follows f JOIN accounts a"
+                            " ON a.tenant_id = $1 AND a.id = f.target_account_id"
+                            " WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+                            " AND a.suspended_at IS NULL AND NOT EXISTS (SELECT 1"
+                            " FROM blocks b WHERE b.tenant_id = $1"
+                            " AND b.account_id = $2::bigint"
+                            " AND b.target_account_id = $3::bigint)",
                             "f.id", 4},
     [ACCOUNTS_SEARCH] =
         {"accounts.search",
-         "SELECT " EU_ACCOUNT_COLUMNS(
-             "a") " FROM accounts a"
-                  " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL"
-                  /* the instance actor (src/ap/instance_actor.c) is nobody to find */
-                  " AND NOT (a.domain IS NULL AND a.username = 'instance.actor')"
-                  " AND (lower(a.username) LIKE lower($3) || '%'"
-                  "  OR ($4::text IS NULL AND a.display_name ILIKE '%' || $3 || '%'))"
-                  " AND ($4::text IS NULL OR coalesce(lower(a.domain), '') = lower($4))"
-                  " AND (NOT $5::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
-                  "  AND f.account_id = $2::bigint AND f.target_account_id = a.id))"
-                  " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-                  "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
-                  "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
-                  " ORDER BY lower(a.username) = lower($8) DESC, a.domain IS NULL DESC,"
-                  "  EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
-                  "  AND f.account_id = $2::bigint"
-                  "  AND f.target_account_id = a.id) DESC, lower(a.username), a.id"
-                  " LIMIT $6::int OFFSET $7::int"},
+         "SELECT (eunha_account(a)).* FROM accounts a"
+         " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL"
+         /* the instance actor (src/ap/instance_actor.c) is nobody to find */
+         " AND NOT (a.domain IS NULL AND a.username = 'instance.actor')"
+         " AND (lower(a.username) LIKE lower($3) || '%'"
+         "  OR ($4::text IS NULL AND a.display_name ILIKE '%' || $3 || '%'))"
+         " AND ($4::text IS NULL OR coalesce(lower(a.domain), '') = lower($4))"
+         " AND (NOT $5::boolean OR EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
+         "  AND f.account_id = $2::bigint AND f.target_account_id = a.id))"
+         " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+         "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
+         "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
+         " ORDER BY lower(a.username) = lower($8) DESC, a.domain IS NULL DESC,"
+         "  EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
+         "  AND f.account_id = $2::bigint"
+         "  AND f.target_account_id = a.id) DESC, lower(a.username), a.id"
+         " LIMIT $6::int OFFSET $7::int"},
     /* For each asked account, the accounts the viewer follows that follow
      * it, in the order the ids were given. */
     [ACCOUNTS_FAMILIAR_FOLLOWERS] =
         {"accounts.familiar_followers",
-         "SELECT x.id::text, " EU_ACCOUNT_COLUMNS(
-             "a") " FROM (SELECT DISTINCT ON (id) id, ord FROM unnest($3::bigint[]) WITH ORDINALITY"
-                  "  AS u(id, ord) ORDER BY id, ord) x"
-                  " LEFT JOIN LATERAL (SELECT ac.* FROM follows mf JOIN follows tf"
-                  "  ON tf.tenant_id = $1 AND tf.account_id = mf.target_account_id"
-                  "  JOIN accounts ac ON ac.tenant_id = $1 AND ac.id = mf.target_account_id"
-                  "  WHERE mf.tenant_id = $1 AND mf.account_id = $2::bigint"
-                  "  AND tf.target_account_id = x.id"
-                  "  AND ac.suspended_at IS NULL ORDER BY mf.id DESC LIMIT 40) a ON true"
-                  " ORDER BY x.ord, a.id"},
+         "SELECT x.id::text, (eunha_account(a::accounts)).* FROM (SELECT DISTINCT ON (id) id, ord "
+         "FROM unnest($3::bigint[]) WITH ORDINALITY"
+         "  AS u(id, ord) ORDER BY id, ord) x"
+         " LEFT JOIN LATERAL (SELECT ac.* FROM follows mf JOIN follows tf"
+         "  ON tf.tenant_id = $1 AND tf.account_id = mf.target_account_id"
+         "  JOIN accounts ac ON ac.tenant_id = $1 AND ac.id = mf.target_account_id"
+         "  WHERE mf.tenant_id = $1 AND mf.account_id = $2::bigint"
+         "  AND tf.target_account_id = x.id"
+         "  AND ac.suspended_at IS NULL ORDER BY mf.id DESC LIMIT 40) a ON true"
+         " ORDER BY x.ord, a.id"},
     [ACCOUNTS_DIRECTORY] =
         {"accounts.directory",
-         "SELECT " EU_ACCOUNT_COLUMNS(
-             "a") " FROM accounts a"
-                  " WHERE a.tenant_id = $1 AND a.discoverable AND a.suspended_at IS NULL"
-                  " AND (NOT $3::boolean OR a.domain IS NULL)"
-                  /* Mastodon's directory leaves out the domains the viewer blocks */
-                  " AND (a.domain IS NULL OR NOT EXISTS (SELECT 1 FROM account_domain_blocks d"
-                  "  WHERE d.tenant_id = $1 AND d.account_id = $2::bigint AND d.domain = a.domain))"
-                  " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
-                  "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
-                  "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
-                  " ORDER BY CASE WHEN $4::boolean THEN a.id END DESC NULLS LAST,"
-                  "  (SELECT max(s.id) FROM statuses s"
-                  " WHERE s.tenant_id = $1 AND s.account_id = a.id"
-                  "  AND s.deleted_at IS NULL)"
-                  "  DESC NULLS LAST, a.id DESC"
-                  " LIMIT $5::int OFFSET $6::int"},
+         "SELECT (eunha_account(a)).* FROM accounts a"
+         " WHERE a.tenant_id = $1 AND a.discoverable AND a.suspended_at IS NULL"
+         " AND (NOT $3::boolean OR a.domain IS NULL)"
+         /* Mastodon's directory leaves out the domains the viewer blocks */
+         " AND (a.domain IS NULL OR NOT EXISTS (SELECT 1 FROM account_domain_blocks d"
+         "  WHERE d.tenant_id = $1 AND d.account_id = $2::bigint AND d.domain = a.domain))"
+         " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = $1"
+         "  AND ((b.account_id = $2::bigint AND b.target_account_id = a.id)"
+         "  OR (b.account_id = a.id AND b.target_account_id = $2::bigint)))"
+         " ORDER BY CASE WHEN $4::boolean THEN a.id END DESC NULLS LAST,"
+         "  (SELECT max(s.id) FROM statuses s"
+         " WHERE s.tenant_id = $1 AND s.account_id = a.id"
+         "  AND s.deleted_at IS NULL)"
+         "  DESC NULLS LAST, a.id DESC"
+         " LIMIT $5::int OFFSET $6::int"},
     /* $2 account, $3 'avatar' or 'header': back to the default; returns the
      * old value (a store key) for its file to go. */
     [ACCOUNTS_PROFILE_IMAGE_DELETE] =
@@ -211,9 +200,10 @@ const struct eu_sql eu_accounts_sql[] = {
 };
 
 json_t *
-eu_accounts_render(struct eu_req *req, const PGresult *res, int row, int col)
+eu_accounts_render(struct eu_req *req, const PGresult *res, int row,
+                   const struct eu_account_cols *ac)
 {
-    json_t *o = eu_account_json(req, res, row, col);
+    json_t *o = eu_account_json(req, res, row, ac);
     if (!json_is_true(json_object_get(o, "suspended")))
         return o;
     /* Mastodon keeps the identity of a suspended account and hides the
@@ -252,14 +242,23 @@ on_account_page(struct eu_req *req, PGresult *res, void *arg)
 {
     struct account_page *ap = arg;
     int n = PQntuples(res), ncols = PQnfields(res);
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
+    /* The extras: every column but the page id and the Account's. */
+    bool *extra = eu_arena_calloc(req->arena, (size_t)ncols + 1);
+    for (int c = 1; c < ncols; c++)
+        extra[c] = true;
+    for (int f = 0; f < EU_ACCOUNT_NFIELDS; f++)
+        extra[ac.col[f]] = false;
     json_t *out = json_array();
     for (int k = 0; k < n; k++) {
         int row = ap->ascending ? n - 1 - k : k;
-        json_t *o = eu_accounts_render(req, res, row, 1);
-        for (int c = 1 + EU_ACCOUNT_NCOLS; c < ncols; c++)
-            json_object_set_new(o, PQfname(res, c),
-                                PQgetisnull(res, row, c) ? json_null()
-                                                         : json_string(PQgetvalue(res, row, c)));
+        json_t *o = eu_accounts_render(req, res, row, &ac);
+        for (int c = 1; c < ncols; c++)
+            if (extra[c])
+                json_object_set_new(
+                    o, PQfname(res, c),
+                    PQgetisnull(res, row, c) ? json_null() : json_string(PQgetvalue(res, row, c)));
         json_array_append_new(out, o);
     }
     if (n > 0) {
@@ -307,17 +306,24 @@ static void
 on_moved(struct eu_req *req, PGresult *res, void *arg)
 {
     json_t *o = arg;
-    if (PQntuples(res) > 0)
-        json_object_set_new(o, "moved", eu_accounts_render(req, res, 0, 0));
+    if (PQntuples(res) > 0) {
+        struct eu_account_cols ac;
+        eu_account_cols_find(&ac, res);
+        json_object_set_new(o, "moved", eu_accounts_render(req, res, 0, &ac));
+    }
     eu_req_reply_json(req, 200, json_incref(o)); /* the arena keeps its own */
 }
 
 /* Answers 200 with o (taking it), with Mastodon's `moved` (the Account it
- * moved to, not nested further, as Mastodon does) when column col of res,
- * MOVED_COLUMNS, names one. */
+ * moved to, not nested further, as Mastodon does) when res's column
+ * moved_to_account_id names one; accounts.moved reads it then. (Its
+ * columns by a join cost every read of an account their executor set-up,
+ * a third more PostgreSQL CPU for verify_credentials, for the rare account
+ * that moved.) */
 static void
-reply_with_moved(struct eu_req *req, json_t *o, const PGresult *res, int col)
+reply_with_moved(struct eu_req *req, json_t *o, const PGresult *res)
 {
+    int col = PQfnumber(res, "moved_to_account_id");
     if (PQgetisnull(res, 0, col)) {
         eu_req_reply_json(req, 200, o);
         return;
@@ -328,6 +334,14 @@ reply_with_moved(struct eu_req *req, json_t *o, const PGresult *res, int col)
     eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_MOVED], 1, params, on_moved, o);
 }
 
+/* The value of column name in res's first row: a one-row result reads
+ * each once, so no lookup table pays. */
+static const char *
+field(const PGresult *res, const char *name)
+{
+    return PQgetvalue(res, 0, PQfnumber(res, name));
+}
+
 static void
 on_credentials(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -335,9 +349,10 @@ on_credentials(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    int c = EU_ACCOUNT_NCOLS;
-    json_t *o = eu_account_json(req, res, 0, 0);
-    json_t *fields = json_loads(PQgetvalue(res, 0, c + 1), 0, NULL);
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
+    json_t *o = eu_account_json(req, res, 0, &ac);
+    json_t *fields = json_loads(PQgetvalue(res, 0, PQfnumber(res, "source_fields")), 0, NULL);
     json_t *plain = json_array();
     size_t i;
     json_t *f;
@@ -350,15 +365,15 @@ on_credentials(struct eu_req *req, PGresult *res, void *arg)
                              json_is_string(value) ? json_string_value(value) : "", "verified_at"));
     }
     json_decref(fields);
-    json_object_set_new(o, "source",
-                        json_pack("{s:s, s:b, s:s, s:s, s:o, s:I}", "privacy",
-                                  PQgetvalue(res, 0, c + 2), "sensitive",
-                                  PQgetvalue(res, 0, c + 3)[0] == 't', "language",
-                                  PQgetvalue(res, 0, c + 4), "note", PQgetvalue(res, 0, c),
-                                  "fields", plain, "follow_requests_count",
-                                  (json_int_t)strtoll(PQgetvalue(res, 0, c + 6), NULL, 10)));
-    json_object_set_new(o, "role", role_json(PQgetvalue(res, 0, c + 5)));
-    reply_with_moved(req, o, res, c + 7);
+    json_object_set_new(
+        o, "source",
+        json_pack("{s:s, s:b, s:s, s:s, s:o, s:I}", "privacy", field(res, "default_privacy"),
+                  "sensitive", field(res, "default_sensitive")[0] == 't', "language",
+                  field(res, "default_language"), "note", field(res, "source_note"), "fields",
+                  plain, "follow_requests_count",
+                  (json_int_t)strtoll(field(res, "follow_requests_count"), NULL, 10)));
+    json_object_set_new(o, "role", role_json(field(res, "role")));
+    reply_with_moved(req, o, res);
 }
 
 void
@@ -640,8 +655,10 @@ on_account(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    json_t *o = eu_accounts_render(req, res, 0, 0);
-    reply_with_moved(req, o, res, EU_ACCOUNT_NCOLS);
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
+    json_t *o = eu_accounts_render(req, res, 0, &ac);
+    reply_with_moved(req, o, res);
 }
 
 static void
@@ -746,8 +763,10 @@ static void
 on_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     json_t *out = json_array();
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(out, eu_accounts_render(req, res, i, 0));
+        json_array_append_new(out, eu_accounts_render(req, res, i, &ac));
     eu_req_reply_json(req, 200, out);
 }
 
@@ -802,6 +821,8 @@ on_familiar(struct eu_req *req, PGresult *res, void *arg)
 {
     json_t *out = json_array(), *cur = NULL;
     const char *cur_id = NULL;
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
     for (int i = 0; i < PQntuples(res); i++) {
         const char *id = PQgetvalue(res, i, 0);
         if (!cur_id || strcmp(cur_id, id) != 0) {
@@ -809,9 +830,10 @@ on_familiar(struct eu_req *req, PGresult *res, void *arg)
             json_array_append_new(out, cur);
             cur_id = id;
         }
-        if (!PQgetisnull(res, i, 1))
+        /* No account: the asked one has no familiar followers. */
+        if (!PQgetisnull(res, i, ac.col[0]))
             json_array_append_new(json_object_get(cur, "accounts"),
-                                  eu_accounts_render(req, res, i, 1));
+                                  eu_accounts_render(req, res, i, &ac));
     }
     eu_req_reply_json(req, 200, out);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct eu_account_cols;
 struct eu_req;
 struct eu_page;
 struct eu_sql;
@@ -35,20 +36,20 @@ struct pg_result;
 const char *eu_accounts_ids_param(struct eu_req *req, struct json_t *params, const char *key);
 
 /*
- * The Account entity at row/col (EU_ACCOUNT_COLUMNS), rendered as Mastodon
- * renders an unavailable account when it is suspended: suspended true and
- * every profile field empty. New reference; the caller owns it.
+ * The Account entity at row, its fields where ac says (eu_account_json()),
+ * rendered as Mastodon renders an unavailable account when it is
+ * suspended: suspended true and every profile field empty. New reference;
+ * the caller owns it.
  */
 struct json_t *eu_accounts_render(struct eu_req *req, const struct pg_result *res, int row,
-                                  int col);
+                                  const struct eu_account_cols *ac);
 
 /*
- * Runs the paged statement s, whose rows are (page id, EU_ACCOUNT_COLUMNS,
- * extras...), and answers 200 with the array of accounts and a Link header
- * built from the page ids. Extra columns become members of each account
- * under their column name (text or null), e.g. "mute_expires_at". params
- * include the page's (eu_page_params()); rows ascending (min_id) are
- * reversed.
+ * Runs the paged statement s, whose rows are the page id, then
+ * (eunha_account(a)).* and extras in any order, and answers 200 with the array of accounts and a
+ * Link header built from the page ids. Extra columns become members of each account under their
+ * column name (text or null), e.g. "mute_expires_at". params include the page's (eu_page_params());
+ * rows ascending (min_id) are reversed.
  */
 void eu_accounts_reply_page(struct eu_req *req, const struct eu_sql *s, int nparams,
                             const char *const *params, const struct eu_page *page);

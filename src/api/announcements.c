@@ -46,23 +46,20 @@
 
 #define UNKNOWN_EMOJI "Validation failed: Name is not a recognized emoji"
 
-/* Shown to clients: published and not ended. */
-#define ANN_VISIBLE(a) a "published AND (" a "ends_at IS NULL OR " a "ends_at > now())"
-
-/* clang-format off */
 /* The entity's columns for announcements a and viewer $2, as
- * announcement_json() reads them. */
-#define ANN_COLUMNS \
-    "a.id::text, a.text, eunha_ts(a.starts_at), eunha_ts(a.ends_at), a.all_day, " \
-    "eunha_ts(coalesce(a.published_at, a.created_at)), eunha_ts(a.updated_at)," \
-    " EXISTS (SELECT 1 FROM announcement_dismissals d WHERE d.tenant_id = $1" \
-    "  AND d.account_id = $2::bigint AND d.announcement_id = a.id)," \
-    " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n," \
-    "  'me', r.me) ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name," \
-    "  count(*) AS n, bool_or(x.account_id = $2::bigint) AS me," \
-    "  min(x.created_at) AS first FROM announcement_reactions x" \
-    "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r)"
-/* clang-format on */
+ * announcement_json() reads them: each named for the member it becomes. */
+#define ANN_COLUMNS                                                                                \
+    "a.id::text AS id, a.text, eunha_ts(a.starts_at) AS starts_at,"                                \
+    " eunha_ts(a.ends_at) AS ends_at, a.all_day,"                                                  \
+    " eunha_ts(coalesce(a.published_at, a.created_at)) AS published_at,"                           \
+    " eunha_ts(a.updated_at) AS updated_at,"                                                       \
+    " EXISTS (SELECT 1 FROM announcement_dismissals d WHERE d.tenant_id = $1"                      \
+    "  AND d.account_id = $2::bigint AND d.announcement_id = a.id) AS read,"                       \
+    " (SELECT coalesce(json_agg(json_build_object('name', r.name, 'count', r.n,"                   \
+    "  'me', r.me) ORDER BY r.first, r.name), '[]')::text FROM (SELECT x.name,"                    \
+    "  count(*) AS n, bool_or(x.account_id = $2::bigint) AS me,"                                   \
+    "  min(x.created_at) AS first FROM announcement_reactions x"                                   \
+    "  WHERE x.tenant_id = $1 AND x.announcement_id = a.id GROUP BY x.name) r) AS reactions"
 
 enum {
     ANN_LIST,
@@ -71,46 +68,49 @@ enum {
     ANN_UNREACT,
 };
 
-/* clang-format off */
 const struct eu_sql eu_announcements_sql[] = {
     /* $2 viewer, $3 with dismissed ones, $4 one announcement or NULL. */
-    [ANN_LIST] = {"announcements.list",
-        "SELECT " ANN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1 AND "
-        ANN_VISIBLE("a.") " AND ($4::bigint IS NULL OR a.id = $4::bigint)"
-        " AND ($3::bool OR NOT EXISTS (SELECT 1 FROM announcement_dismissals m"
-        "  WHERE m.tenant_id = $1 AND m.account_id = $2::bigint AND m.announcement_id = a.id))"
-        " ORDER BY coalesce(a.starts_at, a.published_at, a.created_at), a.id"
-        " LIMIT 200"}, /* LIST_MAX */
+    [ANN_LIST] =
+        {"announcements.list",
+         "SELECT " ANN_COLUMNS " FROM announcements a WHERE a.tenant_id = $1"
+         " AND eunha_announcement_shown(a.published, a.ends_at)"
+         " AND ($4::bigint IS NULL OR a.id = $4::bigint)"
+         " AND ($3::bool OR NOT EXISTS (SELECT 1 FROM announcement_dismissals m"
+         "  WHERE m.tenant_id = $1 AND m.account_id = $2::bigint AND m.announcement_id = a.id))"
+         " ORDER BY coalesce(a.starts_at, a.published_at, a.created_at), a.id"
+         " LIMIT 200"}, /* LIST_MAX */
     /* $2 viewer, $3 announcement: whether it is shown. */
-    [ANN_DISMISS] = {"announcements.dismiss",
-        "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
-        "  AND " ANN_VISIBLE("") "),"
-        " i AS (INSERT INTO announcement_dismissals (tenant_id, account_id, announcement_id)"
-        "  SELECT $1, $2::bigint, a.id FROM a ON CONFLICT DO NOTHING)"
-        " SELECT count(*) FROM a"},
+    [ANN_DISMISS] =
+        {"announcements.dismiss",
+         "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
+         "  AND eunha_announcement_shown(published, ends_at)),"
+         " i AS (INSERT INTO announcement_dismissals (tenant_id, account_id, announcement_id)"
+         "  SELECT $1, $2::bigint, a.id FROM a ON CONFLICT DO NOTHING)"
+         " SELECT count(*) FROM a"},
     /* $2 viewer, $3 announcement, $4 name: whether it is shown, whether a
      * row was added, and the name's count before. */
-    [ANN_REACT] = {"announcements.react",
-        "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
-        "  AND " ANN_VISIBLE("") "),"
-        " i AS (INSERT INTO announcement_reactions (tenant_id, announcement_id, name, account_id)"
-        "  SELECT $1, a.id, $4::text, $2::bigint FROM a ON CONFLICT DO NOTHING RETURNING 1)"
-        " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM i),"
-        " (SELECT count(*) FROM announcement_reactions r WHERE r.tenant_id = $1"
-        "  AND r.announcement_id = $3::bigint AND r.name = $4::text)"},
+    [ANN_REACT] =
+        {"announcements.react",
+         "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
+         "  AND eunha_announcement_shown(published, ends_at)),"
+         " i AS (INSERT INTO announcement_reactions (tenant_id, announcement_id, name, account_id)"
+         "  SELECT $1, a.id, $4::text, $2::bigint FROM a ON CONFLICT DO NOTHING RETURNING 1)"
+         " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM i),"
+         " (SELECT count(*) FROM announcement_reactions r WHERE r.tenant_id = $1"
+         "  AND r.announcement_id = $3::bigint AND r.name = $4::text)"},
     /* The same for taking the viewer's reaction back. */
-    [ANN_UNREACT] = {"announcements.unreact",
-        "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
-        "  AND " ANN_VISIBLE("") "),"
-        " d AS (DELETE FROM announcement_reactions WHERE tenant_id = $1"
-        "  AND announcement_id = $3::bigint AND name = $4::text AND account_id = $2::bigint"
-        "  AND EXISTS (SELECT 1 FROM a) RETURNING 1)"
-        " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM d),"
-        " (SELECT count(*) FROM announcement_reactions r WHERE r.tenant_id = $1"
-        "  AND r.announcement_id = $3::bigint AND r.name = $4::text)"},
+    [ANN_UNREACT] =
+        {"announcements.unreact",
+         "WITH a AS (SELECT id FROM announcements WHERE tenant_id = $1 AND id = $3::bigint"
+         "  AND eunha_announcement_shown(published, ends_at)),"
+         " d AS (DELETE FROM announcement_reactions WHERE tenant_id = $1"
+         "  AND announcement_id = $3::bigint AND name = $4::text AND account_id = $2::bigint"
+         "  AND EXISTS (SELECT 1 FROM a) RETURNING 1)"
+         " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM d),"
+         " (SELECT count(*) FROM announcement_reactions r WHERE r.tenant_id = $1"
+         "  AND r.announcement_id = $3::bigint AND r.name = $4::text)"},
     {0},
 };
-/* clang-format on */
 
 /* ----------------------------------------------------------------- entity */
 
@@ -138,23 +138,59 @@ tags_json(struct eu_req *req, const struct eu_text_scan *scan)
     return tags;
 }
 
-/* The Announcement entity of row i (ANN_COLUMNS). Caller owns it. */
-static json_t *
-announcement_json(struct eu_req *req, const PGresult *res, int i)
+/* The columns of ANN_COLUMNS. */
+enum {
+    A_ID,
+    A_TEXT,
+    A_STARTS_AT,
+    A_ENDS_AT,
+    A_ALL_DAY,
+    A_PUBLISHED_AT,
+    A_UPDATED_AT,
+    A_READ,
+    A_REACTIONS,
+    A_NFIELDS
+};
+
+static const char *const ann_fields[A_NFIELDS] = {
+    [A_ID] = "id",
+    [A_TEXT] = "text",
+    [A_STARTS_AT] = "starts_at",
+    [A_ENDS_AT] = "ends_at",
+    [A_ALL_DAY] = "all_day",
+    [A_PUBLISHED_AT] = "published_at",
+    [A_UPDATED_AT] = "updated_at",
+    [A_READ] = "read",
+    [A_REACTIONS] = "reactions",
+};
+
+/* Where res has each column, found once a result. */
+static void
+ann_cols_find(const PGresult *res, int c[A_NFIELDS])
 {
-    const char *text = PQgetvalue(res, i, 1);
+    for (int f = 0; f < A_NFIELDS; f++)
+        c[f] = PQfnumber(res, ann_fields[f]);
+}
+
+/* The Announcement entity of row i, its columns where c says. Caller owns
+ * it. */
+static json_t *
+announcement_json(struct eu_req *req, const PGresult *res, int i, const int c[A_NFIELDS])
+{
+    const char *text = PQgetvalue(res, i, c[A_TEXT]);
     const char *domain = req->tenant->domain;
     struct eu_text_scan scan;
     eu_text_scan(req->arena, text, domain, &scan);
     const char *html = eu_text_format(req->arena, text, domain, eu_req_base_url(req), NULL, 0);
-    json_t *reactions = json_loads(PQgetvalue(res, i, 8), 0, NULL);
-    return json_pack("{s:s, s:s, s:o, s:o, s:b, s:s, s:s, s:b, s:[], s:[], s:o, s:[], s:o}", "id",
-                     PQgetvalue(res, i, 0), "content", html, "starts_at", nullable(res, i, 2),
-                     "ends_at", nullable(res, i, 3), "all_day", PQgetvalue(res, i, 4)[0] == 't',
-                     "published_at", PQgetvalue(res, i, 5), "updated_at", PQgetvalue(res, i, 6),
-                     "read", PQgetvalue(res, i, 7)[0] == 't', "mentions", "statuses", "tags",
-                     tags_json(req, &scan), "emojis", "reactions",
-                     reactions ? reactions : json_array());
+    json_t *reactions = json_loads(PQgetvalue(res, i, c[A_REACTIONS]), 0, NULL);
+    return json_pack(
+        "{s:s, s:s, s:o, s:o, s:b, s:s, s:s, s:b, s:[], s:[], s:o, s:[], s:o}", "id",
+        PQgetvalue(res, i, c[A_ID]), "content", html, "starts_at", nullable(res, i, c[A_STARTS_AT]),
+        "ends_at", nullable(res, i, c[A_ENDS_AT]), "all_day",
+        PQgetvalue(res, i, c[A_ALL_DAY])[0] == 't', "published_at",
+        PQgetvalue(res, i, c[A_PUBLISHED_AT]), "updated_at", PQgetvalue(res, i, c[A_UPDATED_AT]),
+        "read", PQgetvalue(res, i, c[A_READ])[0] == 't', "mentions", "statuses", "tags",
+        tags_json(req, &scan), "emojis", "reactions", reactions ? reactions : json_array());
 }
 
 /* ------------------------------------------------------------------- list */
@@ -164,8 +200,10 @@ on_list(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
     json_t *out = json_array();
+    int c[A_NFIELDS];
+    ann_cols_find(res, c);
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(out, announcement_json(req, res, i));
+        json_array_append_new(out, announcement_json(req, res, i, c));
     eu_req_reply_json(req, 200, out);
 }
 
@@ -195,7 +233,9 @@ on_one(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_req_reply_json(req, 200, announcement_json(req, res, 0));
+    int c[A_NFIELDS];
+    ann_cols_find(res, c);
+    eu_req_reply_json(req, 200, announcement_json(req, res, 0, c));
 }
 
 void

@@ -28,20 +28,20 @@
 #define CONVERSATIONS_LIMIT_MAX 40
 
 /*
- * Columns: id, unread, page key (last_status_id), participant ids (JSON,
- * the viewer alone for a note to self), newest visible status id or NULL.
- * $2 is the viewer ($1 the tenant).
+ * The columns of a conversation ac, read by name: id, unread, page_key
+ * (last_status_id), participants (their ids as JSON, the viewer alone for
+ * a note to self), status_id (the newest visible status's, or NULL). $2
+ * is the viewer ($1 the tenant).
  */
 #define CONVERSATION_COLUMNS                                                                       \
-    "ac.id::text, ac.unread, ac.last_status_id::text,"                                             \
+    "ac.id::text AS id, ac.unread, ac.last_status_id::text AS page_key,"                           \
     " (SELECT coalesce(json_agg(x::text), json_build_array($2::text)) FROM"                        \
-    "  unnest(ac.participant_ids) x)::text,"                                                       \
+    "  unnest(ac.participant_ids) x)::text AS participants,"                                       \
     " (SELECT max(s.id) FROM statuses s WHERE s.tenant_id = $1"                                    \
     "  AND s.conversation_id = ac.conversation_id"                                                 \
-    "  AND s.visibility = 3 AND s.reblog_of_id IS NULL AND EXISTS (SELECT FROM "                   \
-    "eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $2::bigint)))::text"
-
-enum { C_ID, C_UNREAD, C_KEY, C_PARTS, C_STATUS };
+    "  AND s.visibility = 3 AND s.reblog_of_id IS NULL AND EXISTS (SELECT FROM"                    \
+    "  eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $2::bigint)))"     \
+    "  ::text AS status_id"
 
 enum {
     CONVERSATIONS_INDEX,
@@ -51,49 +51,50 @@ enum {
     CONVERSATIONS_STREAM,
 };
 
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
 const struct eu_sql eu_conversations_sql[] = {
     [CONVERSATIONS_INDEX] = {"conversations.index",
-        "SELECT " CONVERSATION_COLUMNS " FROM account_conversations ac"
-        " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
-        " AND ac.last_status_id IS NOT NULL",
-        "ac.last_status_id", 3},
+                             "SELECT " CONVERSATION_COLUMNS " FROM account_conversations ac"
+                             " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
+                             " AND ac.last_status_id IS NOT NULL",
+                             "ac.last_status_id", 3},
     /* $2: the participants' ids, a JSON array of strings. */
-    [CONVERSATIONS_ACCOUNTS] = {"conversations.accounts",
-        "SELECT " EU_ACCOUNT_COLUMNS("a") " FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
-        " (SELECT x::bigint FROM json_array_elements_text($2::json) x)"},
-    [CONVERSATIONS_READ] = {"conversations.read",
-        "UPDATE account_conversations ac SET unread = false"
-        " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint AND ac.id = $3::bigint"
-        " RETURNING " CONVERSATION_COLUMNS},
-    [CONVERSATIONS_DESTROY] = {"conversations.destroy",
-        "DELETE FROM account_conversations WHERE tenant_id = $1 AND account_id = $2::bigint"
-        " AND id = $3::bigint RETURNING id"},
+    [CONVERSATIONS_ACCOUNTS] =
+        {"conversations.accounts",
+         "SELECT (eunha_account(a)).* FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
+         " (SELECT x::bigint FROM json_array_elements_text($2::json) x)"},
+    [CONVERSATIONS_READ] =
+        {"conversations.read",
+         "UPDATE account_conversations ac SET unread = false"
+         " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint AND ac.id = $3::bigint"
+         " RETURNING " CONVERSATION_COLUMNS},
+    [CONVERSATIONS_DESTROY] =
+        {"conversations.destroy",
+         "DELETE FROM account_conversations WHERE tenant_id = $1 AND account_id = $2::bigint"
+         " AND id = $3::bigint RETURNING id"},
     /* $3: a direct status just stored. The viewer's conversation holding it,
      * when the viewer may see it and would be notified of it: Mastodon adds
      * a recipient's conversation through the mention's notification, so a
      * block, a mute of notifications or a muted conversation keeps it quiet
      * (the rule of src/social/notify.c). */
-    [CONVERSATIONS_STREAM] = {"conversations.stream",
-        "SELECT " CONVERSATION_COLUMNS " FROM account_conversations ac"
-        " JOIN statuses ds ON ds.tenant_id = $1 AND ds.id = $3::bigint"
-        " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
-        " AND ac.conversation_id = coalesce(ds.conversation_id, ds.id)"
-        " AND ds.visibility = 3 AND ds.reblog_of_id IS NULL"
-        " AND EXISTS (SELECT FROM eunha_status_visible($1, ds.id, ds.account_id, ds.visibility,"
-        " ds.deleted_at, $2::bigint)) AND (ds.account_id = $2::bigint OR (NOT EXISTS (SELECT 1"
-        " FROM blocks db"
-        "  WHERE db.tenant_id = $1 AND db.account_id = $2::bigint"
-        "  AND db.target_account_id = ds.account_id)"
-        " AND NOT EXISTS (SELECT 1 FROM mutes dmu WHERE dmu.tenant_id = $1"
-        "  AND dmu.account_id = $2::bigint AND dmu.target_account_id = ds.account_id"
-        "  AND dmu.hide_notifications AND (dmu.expires_at IS NULL OR dmu.expires_at > now()))"
-        " AND NOT EXISTS (SELECT 1 FROM conversation_mutes dcm WHERE dcm.tenant_id = $1"
-        "  AND dcm.account_id = $2::bigint AND dcm.conversation_id = ds.conversation_id)))"},
+    [CONVERSATIONS_STREAM] =
+        {"conversations.stream",
+         "SELECT " CONVERSATION_COLUMNS " FROM account_conversations ac"
+         " JOIN statuses ds ON ds.tenant_id = $1 AND ds.id = $3::bigint"
+         " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
+         " AND ac.conversation_id = coalesce(ds.conversation_id, ds.id)"
+         " AND ds.visibility = 3 AND ds.reblog_of_id IS NULL"
+         " AND EXISTS (SELECT FROM eunha_status_visible($1, ds.id, ds.account_id, ds.visibility,"
+         " ds.deleted_at, $2::bigint)) AND (ds.account_id = $2::bigint OR (NOT EXISTS (SELECT 1"
+         " FROM blocks db"
+         "  WHERE db.tenant_id = $1 AND db.account_id = $2::bigint"
+         "  AND db.target_account_id = ds.account_id)"
+         " AND NOT EXISTS (SELECT 1 FROM mutes dmu WHERE dmu.tenant_id = $1"
+         "  AND dmu.account_id = $2::bigint AND dmu.target_account_id = ds.account_id"
+         "  AND dmu.hide_notifications AND (dmu.expires_at IS NULL OR dmu.expires_at > now()))"
+         " AND NOT EXISTS (SELECT 1 FROM conversation_mutes dcm WHERE dcm.tenant_id = $1"
+         "  AND dcm.account_id = $2::bigint AND dcm.conversation_id = ds.conversation_id)))"},
     {0},
 };
-/* clang-format on */
 
 struct conv {
     const char *id, *status_id;
@@ -169,8 +170,11 @@ static void
 on_conv_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     struct conv_page *cp = arg;
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
     for (int i = 0; i < PQntuples(res); i++)
-        json_object_set_new(cp->accounts, PQgetvalue(res, i, 0), eu_account_json(req, res, i, 0));
+        json_object_set_new(cp->accounts, PQgetvalue(res, i, ac.col[0]),
+                            eu_account_json(req, res, i, &ac));
     const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (cp->n ? cp->n : 1));
     size_t k = 0;
     for (size_t i = 0; i < cp->n; i++)
@@ -195,15 +199,18 @@ on_convs(struct eu_req *req, PGresult *res, void *arg)
     cp->statuses = arena_json(req, json_object());
     json_t *holder = arena_json(req, json_array());
     json_t *all = json_array();
+    int c_id = PQfnumber(res, "id"), c_unread = PQfnumber(res, "unread");
+    int c_key = PQfnumber(res, "page_key"), c_parts = PQfnumber(res, "participants");
+    int c_status = PQfnumber(res, "status_id");
     for (int k = 0; k < n; k++) {
         int i = asc ? n - 1 - k : k;
         struct conv *c = &cp->convs[cp->n++];
-        c->id = eu_arena_strdup(req->arena, PQgetvalue(res, i, C_ID));
-        c->unread = PQgetvalue(res, i, C_UNREAD)[0] == 't';
-        c->status_id = PQgetisnull(res, i, C_STATUS)
+        c->id = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_id));
+        c->unread = PQgetvalue(res, i, c_unread)[0] == 't';
+        c->status_id = PQgetisnull(res, i, c_status)
                            ? NULL
-                           : eu_arena_strdup(req->arena, PQgetvalue(res, i, C_STATUS));
-        c->parts = json_loads(PQgetvalue(res, i, C_PARTS), 0, NULL);
+                           : eu_arena_strdup(req->arena, PQgetvalue(res, i, c_status));
+        c->parts = json_loads(PQgetvalue(res, i, c_parts), 0, NULL);
         if (!json_is_array(c->parts)) {
             json_decref(c->parts);
             c->parts = json_array();
@@ -211,9 +218,9 @@ on_convs(struct eu_req *req, PGresult *res, void *arg)
         json_array_append_new(holder, c->parts);
         json_array_extend(all, c->parts);
         if (k == 0)
-            cp->first_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, C_KEY));
+            cp->first_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_key));
         if (k == n - 1)
-            cp->last_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, C_KEY));
+            cp->last_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_key));
     }
     char *ids = json_dumps(all, JSON_COMPACT);
     json_decref(all);

@@ -48,11 +48,6 @@ enum {
     DOMAIN_BLOCKS_DELETE,
 };
 
-/* Accounts of domain $3 joined as a (the tenant's rows only). */
-#define OF_DOMAIN(a) " AND " a ".tenant_id = $1 AND " a ".domain = $3"
-
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
 const struct eu_sql eu_domain_blocks_sql[] = {
     /* $2 the viewer. */
     [DOMAIN_BLOCKS_LIST] = {"domain_blocks.list",
@@ -70,22 +65,24 @@ const struct eu_sql eu_domain_blocks_sql[] = {
          "WITH ins AS (INSERT INTO account_domain_blocks (tenant_id, account_id, domain)"
          "  VALUES ($1, $2::bigint, $3) ON CONFLICT DO NOTHING),"
          " uf AS (DELETE FROM follows f USING accounts a WHERE f.tenant_id = $1"
-         "  AND f.account_id = $2::bigint AND a.id = f.target_account_id" OF_DOMAIN("a")
-         "  RETURNING f.target_account_id AS id, f.uri),"
+         "  AND f.account_id = $2::bigint AND a.id = f.target_account_id"
+         "  AND a.tenant_id = $1 AND a.domain = $3 RETURNING f.target_account_id AS id, f.uri),"
          " ur AS (DELETE FROM follow_requests r USING accounts a WHERE r.tenant_id = $1"
-         "  AND r.account_id = $2::bigint AND a.id = r.target_account_id" OF_DOMAIN("a")
-         "  RETURNING r.target_account_id AS id, r.uri),"
+         "  AND r.account_id = $2::bigint AND a.id = r.target_account_id"
+         "  AND a.tenant_id = $1 AND a.domain = $3 RETURNING r.target_account_id AS id, r.uri),"
          " rf AS (DELETE FROM follows f USING accounts a WHERE f.tenant_id = $1"
-         "  AND f.target_account_id = $2::bigint AND a.id = f.account_id" OF_DOMAIN("a")
-         "  RETURNING f.account_id AS id, f.uri),"
+         "  AND f.target_account_id = $2::bigint AND a.id = f.account_id"
+         "  AND a.tenant_id = $1 AND a.domain = $3 RETURNING f.account_id AS id, f.uri),"
          " rr AS (DELETE FROM follow_requests r USING accounts a WHERE r.tenant_id = $1"
-         "  AND r.target_account_id = $2::bigint AND a.id = r.account_id" OF_DOMAIN("a")
-         "  RETURNING r.account_id AS id, r.uri),"
+         "  AND r.target_account_id = $2::bigint AND a.id = r.account_id"
+         "  AND a.tenant_id = $1 AND a.domain = $3 RETURNING r.account_id AS id, r.uri),"
          " dl AS (DELETE FROM list_accounts la USING lists l, accounts a WHERE la.tenant_id = $1"
          "  AND l.tenant_id = $1 AND la.list_id = l.id AND l.account_id = $2::bigint"
-         "  AND a.id = la.account_id" OF_DOMAIN("a") "),"
+         "  AND a.id = la.account_id"
+         "  AND a.tenant_id = $1 AND a.domain = $3),"
          " dn AS (DELETE FROM notifications n USING accounts a WHERE n.tenant_id = $1"
-         "  AND n.account_id = $2::bigint AND a.id = n.from_account_id" OF_DOMAIN("a") ")"
+         "  AND n.account_id = $2::bigint AND a.id = n.from_account_id"
+         "  AND a.tenant_id = $1 AND a.domain = $3)"
          " SELECT 'undo', id::text, uri FROM uf UNION ALL SELECT 'undo', id::text, uri FROM ur"
          " UNION ALL SELECT 'reject', id::text, uri FROM rf"
          " UNION ALL SELECT 'reject', id::text, uri FROM rr"},
@@ -94,7 +91,6 @@ const struct eu_sql eu_domain_blocks_sql[] = {
                               " AND account_id = $2::bigint AND domain = $3"},
     {0},
 };
-/* clang-format on */
 
 /* ------------------------------------------------------------ the domain */
 

@@ -69,10 +69,9 @@ const struct eu_sql eu_lists_sql[] = {
     [LISTS_OWNED] = {"lists.owned", "SELECT 1 FROM lists WHERE tenant_id = $1"
                                     " AND account_id = $2::bigint AND id = $3::bigint"},
     [LISTS_MEMBERS] = {"lists.members",
-                       "SELECT x.id, " EU_ACCOUNT_COLUMNS(
-                           "a") " FROM list_accounts x"
-                                " JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
-                                " WHERE x.tenant_id = $1 AND x.list_id = $2::bigint",
+                       "SELECT x.id, (eunha_account(a)).* FROM list_accounts x"
+                       " JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
+                       " WHERE x.tenant_id = $1 AND x.list_id = $2::bigint",
                        "x.id", 3},
     /* All or nothing: unknown accounts are 404, accounts not followed (nor
      * asked to follow) 422, and then nothing is added. */

@@ -53,11 +53,10 @@
     " AND (n.status_id IS NULL OR EXISTS (SELECT 1 FROM statuses ns WHERE ns.tenant_id = $1"       \
     "  AND ns.id = n.status_id AND ns.deleted_at IS NULL))"
 
-/* The notification's columns before the account's. */
+/* The notification's columns, read by name, before the account's. */
 #define NOTE_COLUMNS                                                                               \
-    "n.id::text, n.type, eunha_ts(n.created_at), coalesce(n.group_key, 'ungrouped-' ||"            \
-    " n.id), n.status_id::text, "
-#define NOTE_NCOLS 5
+    "n.id::text AS id, n.type, eunha_ts(n.created_at) AS created_at,"                              \
+    " coalesce(n.group_key, 'ungrouped-' || n.id) AS group_key, n.status_id::text AS status_id, "
 
 /* Statement text is fixed at compile time: constants go into it as
  * literals. */
@@ -84,16 +83,17 @@ enum {
 
 const struct eu_sql eu_notifications_sql[] = {
     [NOTIFICATIONS_INDEX] = {"notifications.index",
-                             "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
-                                 "a") " FROM notifications n JOIN accounts a"
-                                      " ON a.tenant_id = $1 AND a.id = n.from_account_id"
-                                      " WHERE" NOTE_WHERE,
+                             "SELECT " NOTE_COLUMNS
+                             "(eunha_account(a)).* FROM notifications n JOIN accounts a"
+                             " ON a.tenant_id = $1 AND a.id = n.from_account_id"
+                             " WHERE" NOTE_WHERE,
                              "n.id", 6},
-    [NOTIFICATIONS_SHOW] = {"notifications.show",
-                            "SELECT " NOTE_COLUMNS EU_ACCOUNT_COLUMNS(
-                                "a") " FROM notifications n JOIN accounts a ON a.tenant_id = $1"
-                                     " AND a.id = n.from_account_id"
-                                     " WHERE" NOTE_WHERE " AND n.id = $6::bigint"},
+    [NOTIFICATIONS_SHOW] =
+        {"notifications.show",
+         "SELECT " NOTE_COLUMNS
+         "(eunha_account(a)).* FROM notifications n JOIN accounts a ON a.tenant_id = $1"
+         " AND a.id = n.from_account_id"
+         " WHERE" NOTE_WHERE " AND n.id = $6::bigint"},
     [NOTIFICATIONS_DISMISS] =
         {"notifications.dismiss",
          "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
@@ -158,11 +158,10 @@ const struct eu_sql eu_notifications_sql[] = {
     /* The sample accounts of a page of groups, in the order of $2. */
     [NOTIFICATIONS_GROUP_SAMPLES] =
         {"notifications.group_samples",
-         "SELECT " EU_ACCOUNT_COLUMNS(
-             "a") " FROM json_array_elements_text($2::json)"
-                  " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.tenant_id = $1"
-                  " AND a.id = x.id::bigint"
-                  " ORDER BY x.ord"},
+         "SELECT (eunha_account(a)).* FROM json_array_elements_text($2::json)"
+         " WITH ORDINALITY x(id, ord) JOIN accounts a ON a.tenant_id = $1"
+         " AND a.id = x.id::bigint"
+         " ORDER BY x.ord"},
     /* Every notification of the group (for ungrouped-<id>, that one). */
     [NOTIFICATIONS_GROUP_DISMISS] = {"notifications.group_dismiss",
                                      "DELETE FROM notifications n WHERE n.tenant_id = $1"
@@ -170,14 +169,13 @@ const struct eu_sql eu_notifications_sql[] = {
                                      " (n.group_key = $3 OR 'ungrouped-' || n.id = $3)"},
     [NOTIFICATIONS_GROUP_ACCOUNTS] =
         {"notifications.group_accounts",
-         "SELECT " EU_ACCOUNT_COLUMNS(
-             "a") " FROM (SELECT n.from_account_id AS id,"
-                  " max(n.id) AS last FROM notifications n WHERE n.tenant_id = $1"
-                  " AND n.account_id = $2::bigint AND (n.group_key = $3 OR "
-                  "'ungrouped-' || n.id = $3)"
-                  " GROUP BY n.from_account_id) x JOIN accounts a ON a.tenant_id = $1"
-                  " AND a.id = x.id"
-                  " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80"},
+         "SELECT (eunha_account(a)).* FROM (SELECT n.from_account_id AS id,"
+         " max(n.id) AS last FROM notifications n WHERE n.tenant_id = $1"
+         " AND n.account_id = $2::bigint AND (n.group_key = $3 OR "
+         "'ungrouped-' || n.id = $3)"
+         " GROUP BY n.from_account_id) x JOIN accounts a ON a.tenant_id = $1"
+         " AND a.id = x.id"
+         " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80"},
     [NOTIFICATIONS_GROUPS_UNREAD_COUNT] = {"notifications.groups_unread_count",
                                            "SELECT count(*) FROM (SELECT DISTINCT"
                                            " eunha_group_key(n.group_key, n.type, n.id, $6::json)"
@@ -337,16 +335,22 @@ on_notes(struct eu_req *req, PGresult *res, void *arg)
     bool asc = !np->single && eu_page_is_ascending(&np->page);
     json_t *accounts = arena_json(req, json_array());
     np->notes = eu_arena_calloc(req->arena, sizeof(struct note) * (size_t)(n ? n : 1));
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
+    int c_id = PQfnumber(res, "id"), c_type = PQfnumber(res, "type");
+    int c_created = PQfnumber(res, "created_at"), c_key = PQfnumber(res, "group_key");
+    int c_status = PQfnumber(res, "status_id");
     for (int k = 0; k < n; k++) {
         int i = asc ? n - 1 - k : k;
         struct note *nt = &np->notes[np->n++];
-        nt->id = eu_arena_strdup(req->arena, PQgetvalue(res, i, 0));
-        nt->type = eu_arena_strdup(req->arena, PQgetvalue(res, i, 1));
-        nt->created_at = eu_arena_strdup(req->arena, PQgetvalue(res, i, 2));
-        nt->group_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, 3));
-        nt->status_id =
-            PQgetisnull(res, i, 4) ? NULL : eu_arena_strdup(req->arena, PQgetvalue(res, i, 4));
-        nt->account = eu_account_json(req, res, i, NOTE_NCOLS);
+        nt->id = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_id));
+        nt->type = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_type));
+        nt->created_at = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_created));
+        nt->group_key = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_key));
+        nt->status_id = PQgetisnull(res, i, c_status)
+                            ? NULL
+                            : eu_arena_strdup(req->arena, PQgetvalue(res, i, c_status));
+        nt->account = eu_account_json(req, res, i, &ac);
         json_array_append_new(accounts, nt->account);
     }
     if (n) {
@@ -525,8 +529,10 @@ static void
 on_group_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     struct group_page *gp = arg;
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(gp->accounts, eu_account_json(req, res, i, 0));
+        json_array_append_new(gp->accounts, eu_account_json(req, res, i, &ac));
     const char **ids = eu_arena_alloc(req->arena, sizeof(char *) * (gp->n ? gp->n : 1));
     size_t k = 0;
     for (size_t i = 0; i < gp->n; i++)
@@ -652,8 +658,10 @@ static void
 on_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     json_t *out = json_array();
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(out, eu_account_json(req, res, i, 0));
+        json_array_append_new(out, eu_account_json(req, res, i, &ac));
     eu_req_reply_json(req, 200, out);
 }
 

@@ -223,31 +223,30 @@ const struct eu_sql eu_relationships_sql[] = {
          " SELECT EXISTS (SELECT 1 FROM rq)"},
     /* The pages (reply_own_page()): a table aliased x, paged by x.id,
      * joined to the accounts a; $2 is the viewer. */
-    [RELATIONSHIPS_REQUESTS] = {"relationships.requests",
-                                "SELECT x.id, " EU_ACCOUNT_COLUMNS(
-                                    "a") " FROM follow_requests x JOIN accounts a"
-                                         " ON a.tenant_id = $1 AND a.id = x.account_id"
-                                         " WHERE x.tenant_id = $1"
-                                         " AND x.target_account_id = $2::bigint",
-                                "x.id", 3},
+    [RELATIONSHIPS_REQUESTS] =
+        {"relationships.requests",
+         "SELECT x.id, (eunha_account(a)).* FROM follow_requests x JOIN accounts a"
+         " ON a.tenant_id = $1 AND a.id = x.account_id"
+         " WHERE x.tenant_id = $1"
+         " AND x.target_account_id = $2::bigint",
+         "x.id", 3},
     [RELATIONSHIPS_BLOCKS] = {"relationships.blocks",
-                              "SELECT x.id, " EU_ACCOUNT_COLUMNS(
-                                  "a") " FROM blocks x JOIN accounts a"
-                                       " ON a.tenant_id = $1 AND a.id = x.target_account_id"
-                                       " WHERE x.tenant_id = $1 AND x.account_id = $2::bigint",
+                              "SELECT x.id, (eunha_account(a)).* FROM blocks x JOIN accounts a"
+                              " ON a.tenant_id = $1 AND a.id = x.target_account_id"
+                              " WHERE x.tenant_id = $1 AND x.account_id = $2::bigint",
                               "x.id", 3},
-    [RELATIONSHIPS_MUTES] = {"relationships.mutes",
-                             "SELECT x.id, " EU_ACCOUNT_COLUMNS(
-                                 "a") ", CASE WHEN x.expires_at IS NULL THEN NULL"
-                                      " ELSE eunha_ts(x.expires_at) END AS mute_expires_at"
-                                      " FROM mutes x JOIN accounts a"
-                                      " ON a.tenant_id = $1"
-                                      " AND a.id = x.target_account_id"
-                                      " WHERE x.tenant_id = $1"
-                                      " AND x.account_id = $2::bigint"
-                                      " AND (x.expires_at IS NULL"
-                                      " OR x.expires_at > now())",
-                             "x.id", 3},
+    [RELATIONSHIPS_MUTES] =
+        {"relationships.mutes",
+         "SELECT x.id, (eunha_account(a)).*, CASE WHEN x.expires_at IS NULL THEN NULL"
+         " ELSE eunha_ts(x.expires_at) END AS mute_expires_at"
+         " FROM mutes x JOIN accounts a"
+         " ON a.tenant_id = $1"
+         " AND a.id = x.target_account_id"
+         " WHERE x.tenant_id = $1"
+         " AND x.account_id = $2::bigint"
+         " AND (x.expires_at IS NULL"
+         " OR x.expires_at > now())",
+         "x.id", 3},
     {0},
 };
 

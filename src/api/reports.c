@@ -35,10 +35,6 @@
 
 enum { REPORTS_CREATE };
 
-/* Columns of reports.create before the target's Account. */
-enum { R_ID, R_STATUS_IDS, R_COMMENT, R_CATEGORY, R_FORWARDED, R_CREATED_AT, R_ACCOUNT };
-
-/* clang-format off */
 const struct eu_sql eu_reports_sql[] = {
     /*
      * $2 the reporter, $3 the reported account, $4 its statuses (bigint[]
@@ -46,24 +42,25 @@ const struct eu_sql eu_reports_sql[] = {
      * $6 category, $7 forward (kept only for a remote target). No row when
      * the account or a status does not fit.
      */
-    [REPORTS_CREATE] = {"reports.create",
-        "WITH t AS (SELECT a.id, a.domain IS NOT NULL AS remote FROM accounts a"
-        "  WHERE a.tenant_id = $1 AND a.id = $3::bigint AND a.username <> 'instance.actor'),"
-        " s AS (SELECT s.id FROM statuses s JOIN t ON s.account_id = t.id"
-        "  WHERE s.tenant_id = $1 AND s.id = ANY($4::bigint[])"
-        "  AND EXISTS (SELECT FROM eunha_status_audience($1, s.id, s.account_id, s.visibility,"
-        " $2::bigint))),"
-        " i AS (INSERT INTO reports (tenant_id, account_id, target_account_id, status_ids,"
-        "  comment, category, forwarded) SELECT $1, $2::bigint, t.id,"
-        "  ARRAY(SELECT id FROM s ORDER BY id), $5, $6, $7::bool AND t.remote FROM t"
-        "  WHERE (SELECT count(*) FROM s) = (SELECT count(DISTINCT x) FROM unnest($4::bigint[]) x)"
-        "  RETURNING id, status_ids, comment, category, forwarded, created_at)"
-        " SELECT i.id::text, array_to_json(i.status_ids::text[])::text, i.comment, i.category,"
-        " i.forwarded, eunha_ts(i.created_at), " EU_ACCOUNT_COLUMNS("a")
-        " FROM i JOIN accounts a ON a.tenant_id = $1 AND a.id = $3::bigint"},
+    [REPORTS_CREATE] =
+        {"reports.create",
+         "WITH t AS (SELECT a.id, a.domain IS NOT NULL AS remote FROM accounts a"
+         "  WHERE a.tenant_id = $1 AND a.id = $3::bigint AND a.username <> 'instance.actor'),"
+         " s AS (SELECT s.id FROM statuses s JOIN t ON s.account_id = t.id"
+         "  WHERE s.tenant_id = $1 AND s.id = ANY($4::bigint[])"
+         "  AND EXISTS (SELECT FROM eunha_status_audience($1, s.id, s.account_id, s.visibility,"
+         " $2::bigint))),"
+         " i AS (INSERT INTO reports (tenant_id, account_id, target_account_id, status_ids,"
+         "  comment, category, forwarded) SELECT $1, $2::bigint, t.id,"
+         "  ARRAY(SELECT id FROM s ORDER BY id), $5, $6, $7::bool AND t.remote FROM t"
+         "  WHERE (SELECT count(*) FROM s) = (SELECT count(DISTINCT x) FROM unnest($4::bigint[]) x)"
+         "  RETURNING id, status_ids, comment, category, forwarded, created_at)"
+         " SELECT i.id::text AS id, array_to_json(i.status_ids::text[])::text AS status_ids,"
+         " i.comment, i.category, i.forwarded, eunha_ts(i.created_at) AS created_at,"
+         " (eunha_account(a)).*"
+         " FROM i JOIN accounts a ON a.tenant_id = $1 AND a.id = $3::bigint"},
     {0},
 };
-/* clang-format on */
 
 static bool
 is_category(const char *c)
@@ -75,6 +72,13 @@ is_category(const char *c)
     return false;
 }
 
+/* The value of column name in res's one row. */
+static const char *
+field(const PGresult *res, const char *name)
+{
+    return PQgetvalue(res, 0, PQfnumber(res, name));
+}
+
 static void
 on_reported(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -83,16 +87,18 @@ on_reported(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    bool forwarded = PQgetvalue(res, 0, R_FORWARDED)[0] == 't';
+    bool forwarded = field(res, "forwarded")[0] == 't';
     if (forwarded)
-        eu_ap_outbox_flag(req->app, req->tenant, PQgetvalue(res, 0, R_ID));
-    json_t *ids = json_loads(PQgetvalue(res, 0, R_STATUS_IDS), 0, NULL);
-    json_t *o = json_pack(
-        "{s:s, s:b, s:n, s:s, s:s, s:b, s:s, s:o, s:n, s:o}", "id", PQgetvalue(res, 0, R_ID),
-        "action_taken", 0, "action_taken_at", "category", PQgetvalue(res, 0, R_CATEGORY), "comment",
-        PQgetvalue(res, 0, R_COMMENT), "forwarded", forwarded, "created_at",
-        PQgetvalue(res, 0, R_CREATED_AT), "status_ids", json_is_array(ids) ? ids : json_array(),
-        "rule_ids", "target_account", eu_account_json(req, res, 0, R_ACCOUNT));
+        eu_ap_outbox_flag(req->app, req->tenant, field(res, "id"));
+    json_t *ids = json_loads(field(res, "status_ids"), 0, NULL);
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
+    json_t *o =
+        json_pack("{s:s, s:b, s:n, s:s, s:s, s:b, s:s, s:o, s:n, s:o}", "id", field(res, "id"),
+                  "action_taken", 0, "action_taken_at", "category", field(res, "category"),
+                  "comment", field(res, "comment"), "forwarded", forwarded, "created_at",
+                  field(res, "created_at"), "status_ids", json_is_array(ids) ? ids : json_array(),
+                  "rule_ids", "target_account", eu_account_json(req, res, 0, &ac));
     if (!json_is_array(ids))
         json_decref(ids);
     eu_req_reply_json(req, 200, o);

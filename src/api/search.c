@@ -38,18 +38,14 @@
 #define SEARCH_OFFSET_MAX 10000
 #define QUERY_MAX 1000
 
-/* x, e.g. $3 (the query, without a leading '@' or '#') as a LIKE pattern's text. */
-#define LIKE_TEXT(x) "replace(replace(replace(" x ", '\\', '\\\\'), '%', '\\%'), '_', '\\_')"
-
 enum {
     SEARCH_MATCHES,
     SEARCH_ACCOUNTS,
     SEARCH_ACCOUNT_BY_ID,
 };
 
-/* Laid out by hand from here: clang-format splits SQL text after a fragment
- * macro. */
-/* clang-format off */
+/* eunha_like_text() (tenant migration 0041) makes the query ($3 without a
+ * leading '@' or '#', $11 as typed) the literal text of a LIKE pattern. */
 const struct eu_sql eu_search_sql[] = {
     [SEARCH_MATCHES] =
         {"search.matches",
@@ -71,25 +67,19 @@ const struct eu_sql eu_search_sql[] = {
          "     AND b.account_id = $2::bigint))"
          "   AND (to_tsvector('simple', s.spoiler_text || ' ' || s.text)"
          "     @@ websearch_to_tsquery('simple', $11)"
-         "    OR s.text ILIKE '%' || " LIKE_TEXT(
-             "$11") " || '%'"
-                    "    OR s.spoiler_text ILIKE '%' || " LIKE_TEXT(
-                        "$11") " || '%')"
-                               "   AND ($8::bigint IS NULL OR s.account_id = $8::bigint)"
-                               "   AND ($9::bigint IS NULL OR s.id < $9::bigint)"
-                               "   AND ($10::bigint IS NULL OR s.id > $10::bigint)"
-                               "   ORDER BY s.id DESC LIMIT $4::int OFFSET $5::int) x)::text,"
-                               " (SELECT coalesce(json_agg(json_build_array(t.id::text, "
-                               "lower(t.name),"
-                               "   EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tenant_id = $1"
-                               "   AND tf.tag_id = t.id AND tf.account_id = $2::bigint))"
-                               "   ORDER BY length(t.name), "
-                               "lower(t.name)), '[]') FROM"
-                               "  (SELECT * FROM tags t WHERE t.tenant_id = $1 AND $7::boolean"
-                               "   AND lower(t.name) LIKE lower(" LIKE_TEXT(
-                                   "$3") ") || '%'"
-                                         "   ORDER BY length(t.name), lower(t.name) LIMIT $4::int "
-                                         "OFFSET $5::int) t)::text"},
+         "    OR s.text ILIKE '%' || eunha_like_text($11) || '%'"
+         "    OR s.spoiler_text ILIKE '%' || eunha_like_text($11) || '%')"
+         "   AND ($8::bigint IS NULL OR s.account_id = $8::bigint)"
+         "   AND ($9::bigint IS NULL OR s.id < $9::bigint)"
+         "   AND ($10::bigint IS NULL OR s.id > $10::bigint)"
+         "   ORDER BY s.id DESC LIMIT $4::int OFFSET $5::int) x)::text,"
+         " (SELECT coalesce(json_agg(json_build_array(t.id::text, lower(t.name),"
+         "   EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.tenant_id = $1"
+         "   AND tf.tag_id = t.id AND tf.account_id = $2::bigint))"
+         "   ORDER BY length(t.name), lower(t.name)), '[]') FROM"
+         "  (SELECT * FROM tags t WHERE t.tenant_id = $1 AND $7::boolean"
+         "   AND lower(t.name) LIKE lower(eunha_like_text($3)) || '%'"
+         "   ORDER BY length(t.name), lower(t.name) LIMIT $4::int OFFSET $5::int) t)::text"},
     /* "user@this.host" and "@user" find the local user; "user@other.host"
      * the remote accounts of that host already known. */
     [SEARCH_ACCOUNTS] =
@@ -97,39 +87,33 @@ const struct eu_sql eu_search_sql[] = {
          "WITH q AS (SELECT CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 1)"
          "  ELSE $3 END AS u, CASE WHEN position('@' IN $3) > 0 THEN split_part($3, '@', 2)"
          "  END AS d)"
-         " SELECT " EU_ACCOUNT_COLUMNS(
-             "a") " FROM accounts a, q"
-                  " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL"
-                  " AND a.username <> 'instance.actor'" /* src/ap/instance_actor.c */
-                  /* local accounts, or known remote ones whose domain the
-                   * query names */
-                  " AND ((a.domain IS NULL AND (q.d IS NULL OR lower(q.d) = lower($7)))"
-                  "  OR (a.domain IS NOT NULL AND lower(a.domain) = lower(q.d)))"
-                  " AND (lower(a.username) LIKE lower(" LIKE_TEXT(
-                      "q.u") ") || '%'"
-                             "  OR (q.d IS NULL AND a.display_name ILIKE '%' || " LIKE_TEXT(
-                                 "q.u") " || '%'))"
-                                        " AND (NOT $6::boolean OR EXISTS (SELECT 1 FROM follows f "
-                                        "WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
-                                        "  AND f.target_account_id = a.id))"
-                                        " AND NOT EXISTS (SELECT 1 FROM blocks b"
-                                        "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
-                                        "  AND b.target_account_id = $2::bigint)"
-                                        " ORDER BY lower(a.username) = lower(q.u) DESC,"
-                                        " a.followers_count DESC, a.id"
-                                        " LIMIT $4::int OFFSET $5::int"},
+         " SELECT (eunha_account(a)).* FROM accounts a, q"
+         " WHERE a.tenant_id = $1 AND a.suspended_at IS NULL"
+         " AND a.username <> 'instance.actor'" /* src/ap/instance_actor.c */
+         /* local accounts, or known remote ones whose domain the query names */
+         " AND ((a.domain IS NULL AND (q.d IS NULL OR lower(q.d) = lower($7)))"
+         "  OR (a.domain IS NOT NULL AND lower(a.domain) = lower(q.d)))"
+         " AND (lower(a.username) LIKE lower(eunha_like_text(q.u)) || '%'"
+         "  OR (q.d IS NULL AND a.display_name ILIKE '%' || eunha_like_text(q.u) || '%'))"
+         " AND (NOT $6::boolean OR EXISTS (SELECT 1 FROM follows f"
+         "  WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+         "  AND f.target_account_id = a.id))"
+         " AND NOT EXISTS (SELECT 1 FROM blocks b"
+         "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
+         "  AND b.target_account_id = $2::bigint)"
+         " ORDER BY lower(a.username) = lower(q.u) DESC,"
+         " a.followers_count DESC, a.id"
+         " LIMIT $4::int OFFSET $5::int"},
     /* $2 the viewer, $3 the account a resolve found. */
     [SEARCH_ACCOUNT_BY_ID] = {"search.account_by_id",
-                              "SELECT " EU_ACCOUNT_COLUMNS(
-                                  "a") " FROM accounts a"
-                                       " WHERE a.tenant_id = $1 AND a.id = $3::bigint"
-                                       " AND a.suspended_at IS NULL"
-                                       " AND NOT EXISTS (SELECT 1 FROM blocks b"
-                                       "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
-                                       "  AND b.target_account_id = $2::bigint)"},
+                              "SELECT (eunha_account(a)).* FROM accounts a"
+                              " WHERE a.tenant_id = $1 AND a.id = $3::bigint"
+                              " AND a.suspended_at IS NULL"
+                              " AND NOT EXISTS (SELECT 1 FROM blocks b"
+                              "  WHERE b.tenant_id = $1 AND b.account_id = a.id"
+                              "  AND b.target_account_id = $2::bigint)"},
     {0},
 };
-/* clang-format on */
 
 struct search {
     struct eu_req *req;
@@ -164,11 +148,14 @@ static void
 on_accounts(struct eu_req *req, PGresult *res, void *arg)
 {
     struct search *s = arg;
+    struct eu_account_cols ac;
+    if (res)
+        eu_account_cols_find(&ac, res);
     for (int i = 0; res && i < PQntuples(res); i++) {
         /* The account a resolve put first is not listed twice. */
-        if (s->resolved_shown && strcmp(PQgetvalue(res, i, 0), s->resolved_shown) == 0)
+        if (s->resolved_shown && strcmp(PQgetvalue(res, i, ac.col[0]), s->resolved_shown) == 0)
             continue;
-        json_array_append_new(s->accounts, eu_account_json(req, res, i, 0));
+        json_array_append_new(s->accounts, eu_account_json(req, res, i, &ac));
     }
     if (s->n_status == 0) {
         on_statuses(req, json_array(), s);
@@ -183,8 +170,11 @@ static void
 on_resolved_row(struct eu_req *req, PGresult *res, void *arg)
 {
     struct search *s = arg;
-    if (PQntuples(res) == 1)
-        json_array_append_new(s->accounts, eu_account_json(req, res, 0, 0));
+    if (PQntuples(res) == 1) {
+        struct eu_account_cols ac;
+        eu_account_cols_find(&ac, res);
+        json_array_append_new(s->accounts, eu_account_json(req, res, 0, &ac));
+    }
     s->resolved_shown = s->resolved_id;
     s->resolved_id = NULL;
     query_accounts(s);

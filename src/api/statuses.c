@@ -63,8 +63,6 @@ enum {
     STATUSES_MEDIA_CHECK,
 };
 
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
 const struct eu_sql eu_statuses_sql[] = {
     /*
      * $2 local mention usernames, $3 parent id, $4 author, $5 edited status
@@ -72,28 +70,29 @@ const struct eu_sql eu_statuses_sql[] = {
      * accounts come as [id, username, domain, profile URL]; each remote one
      * is one probe of accounts_username_domain.
      */
-    [STATUSES_PREPARE] = {"statuses.prepare",
-        "SELECT (SELECT coalesce(json_agg(json_build_array(m.id::text, m.username, m.domain,"
-        "  m.url)), '[]')::text FROM ("
-        "  SELECT a.id, a.username, a.domain, NULL AS url FROM accounts a WHERE a.tenant_id = $1"
-        "  AND a.domain IS NULL AND a.suspended_at IS NULL AND lower(a.username) = ANY($2::text[])"
-        "  UNION ALL"
-        "  SELECT a.id, a.username, a.domain, coalesce(a.url, a.uri)"
-        "  FROM unnest($6::text[]) x JOIN accounts a ON a.tenant_id = $1"
-        "  AND lower(a.username) = split_part(x, '@', 1)"
-        "  AND coalesce(lower(a.domain), '') = split_part(x, '@', 2)"
-        "  WHERE a.domain IS NOT NULL AND a.suspended_at IS NULL) m),"
-        " (SELECT json_build_array(s.account_id::text,"
-        " coalesce(s.conversation_id, s.id)::text)::text"
-        "  FROM statuses s WHERE s.tenant_id = $1 AND s.id = $3::bigint AND s.reblog_of_id IS NULL"
-        "  AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
-        " s.deleted_at, $4::bigint))),"
-        " (SELECT u.default_privacy FROM users u WHERE u.tenant_id = $1"
-        " AND u.account_id = $4::bigint),"
-        " (SELECT u.default_sensitive FROM users u WHERE u.tenant_id = $1"
-        "  AND u.account_id = $4::bigint),"
-        " EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $5::bigint"
-        "  AND s.account_id = $4::bigint AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL)"},
+    [STATUSES_PREPARE] =
+        {"statuses.prepare",
+         "SELECT (SELECT coalesce(json_agg(json_build_array(m.id::text, m.username, m.domain,"
+         "  m.url)), '[]')::text FROM ("
+         "  SELECT a.id, a.username, a.domain, NULL AS url FROM accounts a WHERE a.tenant_id = $1"
+         "  AND a.domain IS NULL AND a.suspended_at IS NULL AND lower(a.username) = ANY($2::text[])"
+         "  UNION ALL"
+         "  SELECT a.id, a.username, a.domain, coalesce(a.url, a.uri)"
+         "  FROM unnest($6::text[]) x JOIN accounts a ON a.tenant_id = $1"
+         "  AND lower(a.username) = split_part(x, '@', 1)"
+         "  AND coalesce(lower(a.domain), '') = split_part(x, '@', 2)"
+         "  WHERE a.domain IS NOT NULL AND a.suspended_at IS NULL) m),"
+         " (SELECT json_build_array(s.account_id::text,"
+         " coalesce(s.conversation_id, s.id)::text)::text"
+         "  FROM statuses s WHERE s.tenant_id = $1 AND s.id = $3::bigint AND s.reblog_of_id IS NULL"
+         "  AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
+         " s.deleted_at, $4::bigint))),"
+         " (SELECT u.default_privacy FROM users u WHERE u.tenant_id = $1"
+         " AND u.account_id = $4::bigint),"
+         " (SELECT u.default_sensitive FROM users u WHERE u.tenant_id = $1"
+         "  AND u.account_id = $4::bigint),"
+         " EXISTS (SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $5::bigint"
+         "  AND s.account_id = $4::bigint AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL)"},
     /*
      * What statuses.prepare answers for a new post that mentions and replies
      * to nobody, $2 its author. With an empty list and NULL ids to fold away,
@@ -101,9 +100,11 @@ const struct eu_sql eu_statuses_sql[] = {
      * one, so PostgreSQL planned it again for every post (0.3 to 0.6 ms, more
      * than running it); this one has nothing to fold and keeps one plan.
      */
-    [STATUSES_PREPARE_PLAIN] = {"statuses.prepare_plain",
-        "SELECT '[]', NULL::text, u.default_privacy, u.default_sensitive, false"
-        " FROM (SELECT 1) one LEFT JOIN users u ON u.tenant_id = $1 AND u.account_id = $2::bigint"},
+    [STATUSES_PREPARE_PLAIN] =
+        {"statuses.prepare_plain",
+         "SELECT '[]', NULL::text, u.default_privacy, u.default_sensitive, false"
+         " FROM (SELECT 1) one LEFT JOIN users u ON u.tenant_id = $1 AND u.account_id = "
+         "$2::bigint"},
     /*
      * Inserts the status, its mentions, tags and poll in one statement. $15, a
      * scheduled status being published, is deleted by the same statement, and
@@ -114,86 +115,95 @@ const struct eu_sql eu_statuses_sql[] = {
      * not show them to this statement), then the followers who asked to be
      * told.
      */
-    [STATUSES_INSERT] = {"statuses.insert",
-        "WITH sch AS (DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $15::bigint"
-        "  RETURNING id),"
-        " s AS (INSERT INTO statuses (tenant_id, account_id, text, content,"
-        " spoiler_text, sensitive,"
-        "  visibility, language, in_reply_to_id, in_reply_to_account_id, conversation_id,"
-        "  application_id)"
-        " SELECT $1, $2::bigint, $3, $4, $5, $6::bool, $7::smallint, $8, $9::bigint, $10::bigint,"
-        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint"
-        "  WHERE $15::bigint IS NULL OR EXISTS (SELECT 1 FROM sch) RETURNING *, xmin::text AS sx),"
-        " m AS (INSERT INTO mentions (tenant_id, status_id, account_id)"
-        " SELECT $1, s.id, u.id FROM s,"
-        "  unnest($13::bigint[]) u(id) WHERE EXISTS (SELECT 1 FROM accounts ma"
-        "  WHERE ma.tenant_id = $1 AND ma.id = u.id) ON CONFLICT DO NOTHING"
-        "  RETURNING id, account_id),"
-        " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
-        "  FROM unnest($14::text[]) n"
-        " ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id, name),"
-        " tg AS (SELECT id, name FROM nt UNION SELECT id, name FROM tags WHERE tenant_id = $1"
-        "  AND lower(name) IN (SELECT lower(n) FROM unnest($14::text[]) n)),"
-        " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, s.id, tg.id"
-        "  FROM s, tg ON CONFLICT DO NOTHING),"
-        " pl AS (INSERT INTO polls (tenant_id, status_id, account_id, options,"
-        " multiple, hide_totals,"
-        "  expires_at) SELECT $1, s.id, $2::bigint,"
-        "  ARRAY(SELECT jsonb_array_elements_text($16::jsonb -> 'options')),"
-        "  ($16::jsonb ->> 'multiple')::bool, ($16::jsonb ->> 'hide_totals')::bool,"
-        "  now() + make_interval(secs => ($16::jsonb ->> 'expires_in')::float8)"
-        "  FROM s WHERE $16::jsonb IS NOT NULL),"
-        /* $17 media ids in order: the author's, unattached, or held by the
-         * scheduled status being published. */
-        " md AS (UPDATE media_attachments ma SET status_id = s.id, position = x.i - 1,"
-        "  scheduled_status_id = NULL, updated_at = now()"
-        "  FROM s, unnest($17::bigint[]) WITH ORDINALITY x(id, i)"
-        "  WHERE ma.tenant_id = $1 AND ma.id = x.id AND ma.account_id = $2::bigint"
-        "  AND ma.status_id IS NULL AND (ma.scheduled_status_id IS NULL"
-        "  OR ma.scheduled_status_id = $15::bigint) RETURNING ma.*),"
-        " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "
-        " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "
-        " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "
-        " greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at  FROM"
-        " accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x)"
-        /* The status as status_render.statuses's row, with the same
-         * column names (eu_statuses_reply_inserted()): the new row s
-         * (RETURNING *, and its xmin::text as sx), seen by its author $2,
-         * with mentions, tags and media the JSON arrays the statement built
-         * from what it inserted, and a, the author's row as the CTE a locks
-         * it (so that the counters trigger adds to this version of it and
-         * no other, with what the trigger will add: the render cache may
-         * keep it under the transaction's stamp). Nobody can have
-         * favourited, boosted, bookmarked or pinned a status not yet
-         * committed; its conversation may be muted. No poll: a post with
-         * one is rendered by the render statement. $18 the tenant's base
-         * URL, for the mentions' and tags' URLs. */
-        " SELECT s.id, true AS visible, false AS domain_blocked, s.reblog_of_id, s.sx AS sxmin,"
-        " s.sx AS axmin, s.account_id AS author_id, s.visibility, false AS status_cached, false"
-        " AS account_cached, false AS favourited, false AS reblogged, EXISTS (SELECT 1 FROM"
-        " conversation_mutes cm WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND"
-        " cm.conversation_id = coalesce(s.conversation_id, s.id)) AS muted, false AS bookmarked,"
-        " false AS pinned, (SELECT json_build_object('name', oa.name, 'website',"
-        " oa.website)::text FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id ="
-        " s.application_id) AS app, NULL AS poll, NULL AS filter_stamp, NULL AS source_text,"
-        " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"
-        " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"
-        " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"
-        " s.favourites_count, (SELECT coalesce(json_agg(eunha_mention_json(ma, $18) ORDER BY"
-        " m.id), '[]')::text FROM m JOIN accounts ma ON ma.tenant_id = $1 AND ma.id ="
-        " m.account_id) AS mentions, (SELECT coalesce(json_agg(eunha_tag_json(tg.name, $18) ORDER"
-        " BY tg.name), '[]')::text FROM tg) AS tags, (SELECT"
-        " coalesce(json_agg(eunha_media_json(md) ORDER BY md.position, md.id), '[]')::text FROM"
-        " md) AS media, a.id AS account_id, a.username, a.domain, a.display_name, a.note, a.url,"
-        " a.uri, a.avatar_url, a.header_url, a.locked, a.bot, a.discoverable, a.fields::text,"
-        " to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'),"
-        " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), a.followers_count, a.following_count,"
-        " a.statuses_count, to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'),"
-        " a.suspended_at IS NOT NULL,"
-        " (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
-        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text"
-        "  AS notify_ids"
-        " FROM s, a"},
+    [STATUSES_INSERT] =
+        {"statuses.insert",
+         "WITH sch AS (DELETE FROM scheduled_statuses WHERE tenant_id = $1 AND id = $15::bigint"
+         "  RETURNING id),"
+         " s AS (INSERT INTO statuses (tenant_id, account_id, text, content,"
+         " spoiler_text, sensitive,"
+         "  visibility, language, in_reply_to_id, in_reply_to_account_id, conversation_id,"
+         "  application_id)"
+         " SELECT $1, $2::bigint, $3, $4, $5, $6::bool, $7::smallint, $8, $9::bigint, $10::bigint,"
+         "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint"
+         "  WHERE $15::bigint IS NULL OR EXISTS (SELECT 1 FROM sch) RETURNING *, xmin::text AS sx),"
+         " m AS (INSERT INTO mentions (tenant_id, status_id, account_id)"
+         " SELECT $1, s.id, u.id FROM s,"
+         "  unnest($13::bigint[]) u(id) WHERE EXISTS (SELECT 1 FROM accounts ma"
+         "  WHERE ma.tenant_id = $1 AND ma.id = u.id) ON CONFLICT DO NOTHING"
+         "  RETURNING id, account_id),"
+         " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
+         "  FROM unnest($14::text[]) n"
+         " ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id, name),"
+         " tg AS (SELECT id, name FROM nt UNION SELECT id, name FROM tags WHERE tenant_id = $1"
+         "  AND lower(name) IN (SELECT lower(n) FROM unnest($14::text[]) n)),"
+         " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, s.id, tg.id"
+         "  FROM s, tg ON CONFLICT DO NOTHING),"
+         " pl AS (INSERT INTO polls (tenant_id, status_id, account_id, options,"
+         " multiple, hide_totals,"
+         "  expires_at) SELECT $1, s.id, $2::bigint,"
+         "  ARRAY(SELECT jsonb_array_elements_text($16::jsonb -> 'options')),"
+         "  ($16::jsonb ->> 'multiple')::bool, ($16::jsonb ->> 'hide_totals')::bool,"
+         "  now() + make_interval(secs => ($16::jsonb ->> 'expires_in')::float8)"
+         "  FROM s WHERE $16::jsonb IS NOT NULL),"
+         /* $17 media ids in order: the author's, unattached, or held by the
+          * scheduled status being published. */
+         " md AS (UPDATE media_attachments ma SET status_id = s.id, position = x.i - 1,"
+         "  scheduled_status_id = NULL, updated_at = now()"
+         "  FROM s, unnest($17::bigint[]) WITH ORDINALITY x(id, i)"
+         "  WHERE ma.tenant_id = $1 AND ma.id = x.id AND ma.account_id = $2::bigint"
+         "  AND ma.status_id IS NULL AND (ma.scheduled_status_id IS NULL"
+         "  OR ma.scheduled_status_id = $15::bigint) RETURNING ma.*),"
+         " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "
+         " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "
+         " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "
+         " greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at  FROM"
+         " accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x)"
+         /* The status as status_render.statuses's row, with the same
+          * column names (eu_statuses_reply_inserted()): the new row s
+          * (RETURNING *, and its xmin::text as sx), seen by its author $2,
+          * with mentions, tags and media the JSON arrays the statement built
+          * from what it inserted, and a, the author's row as the CTE a locks
+          * it (so that the counters trigger adds to this version of it and
+          * no other, with what the trigger will add: the render cache may
+          * keep it under the transaction's stamp). Nobody can have
+          * favourited, boosted, bookmarked or pinned a status not yet
+          * committed; its conversation may be muted. No poll: a post with
+          * one is rendered by the render statement. $18 the tenant's base
+          * URL, for the mentions' and tags' URLs. */
+         " SELECT s.id, true AS visible, false AS domain_blocked, s.reblog_of_id, s.sx AS sxmin,"
+         " s.sx AS axmin, s.account_id AS author_id, s.visibility, false AS status_cached, false"
+         " AS account_cached, false AS favourited, false AS reblogged, EXISTS (SELECT 1 FROM"
+         " conversation_mutes cm WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND"
+         " cm.conversation_id = coalesce(s.conversation_id, s.id)) AS muted, false AS bookmarked,"
+         " false AS pinned, (SELECT json_build_object('name', oa.name, 'website',"
+         " oa.website)::text FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id ="
+         " s.application_id) AS app, NULL AS poll, NULL AS filter_stamp, NULL AS source_text,"
+         " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"
+         " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"
+         " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"
+         " s.favourites_count, (SELECT coalesce(json_agg(eunha_mention_json(ma, $18) ORDER BY"
+         " m.id), '[]')::text FROM m JOIN accounts ma ON ma.tenant_id = $1 AND ma.id ="
+         " m.account_id) AS mentions, (SELECT coalesce(json_agg(eunha_tag_json(tg.name, $18) ORDER"
+         " BY tg.name), '[]')::text FROM tg) AS tags, (SELECT"
+         " coalesce(json_agg(eunha_media_json(md) ORDER BY md.position, md.id), '[]')::text FROM"
+         " md) AS media,"
+         /* eunha_account(a)'s fields, from the row as the CTE a has it. */
+         " a.id AS account_id, a.username AS account_username, a.domain AS account_domain,"
+         " a.display_name AS account_display_name, a.note AS account_note, a.url AS account_url,"
+         " a.uri AS account_uri, a.avatar_url AS account_avatar, a.header_url AS account_header,"
+         " a.locked AS account_locked, a.bot AS account_bot,"
+         " a.discoverable AS account_discoverable, a.fields::text AS account_fields,"
+         " to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'),"
+         " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS account_created_at,"
+         " a.followers_count AS account_followers_count,"
+         " a.following_count AS account_following_count,"
+         " a.statuses_count AS account_statuses_count,"
+         " to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS account_last_status_at,"
+         " a.suspended_at IS NOT NULL AS account_suspended,"
+         " (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
+         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text"
+         "  AS notify_ids"
+         " FROM s, a"},
     /*
      * statuses.insert for a status with no mention, tag, poll or media that
      * is not a scheduled one being published ($1..$12 as there). Each of
@@ -212,75 +222,84 @@ const struct eu_sql eu_statuses_sql[] = {
      * takes the author's default, so posting needs no statement before
      * this one to read them.
      */
-    [STATUSES_INSERT_PLAIN] = {"statuses.insert_plain",
-        "WITH u AS (SELECT coalesce($7::smallint, CASE x.default_privacy WHEN 'unlisted' THEN 1"
-        "  WHEN 'private' THEN 2 WHEN 'direct' THEN 3 ELSE 0 END)::smallint AS vis,"
-        "  coalesce($6::bool, x.default_sensitive, false) AS sens"
-        "  FROM (SELECT 1) one LEFT JOIN users x ON x.tenant_id = $1 AND x.account_id ="
-        " $2::bigint),"
-        " s AS (INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text,"
-        "  sensitive, visibility, language, in_reply_to_id, in_reply_to_account_id,"
-        "  conversation_id, application_id)"
-        " SELECT $1, $2::bigint, $3, $4, $5, u.sens, u.vis, $8, $9::bigint, $10::bigint,"
-        "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint FROM u"
-        "  RETURNING *, xmin::text AS sx),"
-        " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "
-        " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "
-        " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "
-        " greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at  FROM"
-        " accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x),"
-        " fl AS (SELECT f.account_id, f.notify, fa.domain IS NULL AS local,"
-        "  fa.suspended_at IS NULL AS active FROM follows f JOIN accounts fa"
-        "  ON fa.tenant_id = $1 AND fa.id = f.account_id"
-        "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint)"
-        " SELECT s.id, true AS visible, false AS domain_blocked, s.reblog_of_id, s.sx AS sxmin,"
-        " s.sx AS axmin, s.account_id AS author_id, s.visibility, false AS status_cached, false"
-        " AS account_cached, false AS favourited, false AS reblogged, EXISTS (SELECT 1 FROM"
-        " conversation_mutes cm WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND"
-        " cm.conversation_id = coalesce(s.conversation_id, s.id)) AS muted, false AS bookmarked,"
-        " false AS pinned, (SELECT json_build_object('name', oa.name, 'website',"
-        " oa.website)::text FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id ="
-        " s.application_id) AS app, NULL AS poll, NULL AS filter_stamp, NULL AS source_text,"
-        " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"
-        " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"
-        " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"
-        " s.favourites_count, '[]' AS mentions, '[]' AS tags, '[]' AS media, a.id AS account_id,"
-        " a.username, a.domain, a.display_name, a.note, a.url, a.uri, a.avatar_url, a.header_url,"
-        " a.locked, a.bot, a.discoverable, a.fields::text, to_char(date_trunc('day', a.created_at"
-        " AT TIME ZONE 'UTC'), 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), a.followers_count,"
-        " a.following_count, a.statuses_count, to_char(a.last_status_at AT TIME ZONE 'UTC',"
-        " 'YYYY-MM-DD'), a.suspended_at IS NOT NULL,"
-        " CASE WHEN s.visibility < 3 AND (s.in_reply_to_account_id IS NULL"
-        "  OR s.in_reply_to_account_id = s.account_id)"
-        "  THEN (SELECT coalesce(array_agg(fl.account_id), '{}') FROM fl WHERE fl.notify)"
-        "  ELSE '{}' END::text AS notify_ids,"
-        " s.visibility < 3 AND EXISTS (SELECT 1 FROM fl WHERE NOT fl.local AND fl.active)"
-        "  AS remote,"
-        /* The feeds: feeds.recipients and eunha_home_feed_takes() for the
-         * status just inserted, over the author's followers fl read once for
-         * the whole statement: as v(id), the author and every local follower
-         * whose feed takes it. What the general rule tests and cannot hold
-         * here is left out (a deleted status, a reblog and its original's
-         * author, mentions, which a plain status has none of); the rest is
-         * the same: direct reaches nobody else, a reply only followers of the
-         * account replied to (or that account), and no follower who blocks,
-         * is blocked by or mutes the author, nor any of a suspended author.
-         * The general one was a third of the statement's PostgreSQL CPU, a
-         * dozen subplans set up for every post. */
-        " (SELECT array_agg(v.id) FROM (SELECT s.account_id AS id UNION ALL SELECT fl.account_id"
-        " FROM fl WHERE fl.local AND fl.account_id <> s.account_id AND s.visibility < 3 AND"
-        " (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id IN (s.account_id,"
-        " fl.account_id) OR EXISTS (SELECT 1 FROM follows hr WHERE hr.tenant_id = $1 AND"
-        " hr.account_id = fl.account_id AND hr.target_account_id = s.in_reply_to_account_id)) AND"
-        " NOT EXISTS (SELECT 1 FROM blocks hb WHERE hb.tenant_id = $1 AND hb.account_id ="
-        " fl.account_id AND hb.target_account_id = s.account_id) AND NOT EXISTS (SELECT 1 FROM"
-        " blocks vb WHERE vb.tenant_id = $1 AND vb.account_id = s.account_id AND"
-        " vb.target_account_id = fl.account_id) AND NOT EXISTS (SELECT 1 FROM mutes hu WHERE"
-        " hu.tenant_id = $1 AND hu.account_id = fl.account_id AND hu.target_account_id ="
-        " s.account_id AND (hu.expires_at IS NULL OR hu.expires_at > now())) AND NOT EXISTS"
-        " (SELECT 1 FROM accounts sa WHERE sa.tenant_id = $1 AND sa.id = s.account_id AND"
-        " sa.suspended_at IS NOT NULL)) v)::text AS feeds"
-        " FROM s, a"},
+    [STATUSES_INSERT_PLAIN] =
+        {"statuses.insert_plain",
+         "WITH u AS (SELECT coalesce($7::smallint, CASE x.default_privacy WHEN 'unlisted' THEN 1"
+         "  WHEN 'private' THEN 2 WHEN 'direct' THEN 3 ELSE 0 END)::smallint AS vis,"
+         "  coalesce($6::bool, x.default_sensitive, false) AS sens"
+         "  FROM (SELECT 1) one LEFT JOIN users x ON x.tenant_id = $1 AND x.account_id ="
+         " $2::bigint),"
+         " s AS (INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text,"
+         "  sensitive, visibility, language, in_reply_to_id, in_reply_to_account_id,"
+         "  conversation_id, application_id)"
+         " SELECT $1, $2::bigint, $3, $4, $5, u.sens, u.vis, $8, $9::bigint, $10::bigint,"
+         "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint FROM u"
+         "  RETURNING *, xmin::text AS sx),"
+         " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "
+         " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "
+         " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "
+         " greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at  FROM"
+         " accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x),"
+         " fl AS (SELECT f.account_id, f.notify, fa.domain IS NULL AS local,"
+         "  fa.suspended_at IS NULL AS active FROM follows f JOIN accounts fa"
+         "  ON fa.tenant_id = $1 AND fa.id = f.account_id"
+         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint)"
+         " SELECT s.id, true AS visible, false AS domain_blocked, s.reblog_of_id, s.sx AS sxmin,"
+         " s.sx AS axmin, s.account_id AS author_id, s.visibility, false AS status_cached, false"
+         " AS account_cached, false AS favourited, false AS reblogged, EXISTS (SELECT 1 FROM"
+         " conversation_mutes cm WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND"
+         " cm.conversation_id = coalesce(s.conversation_id, s.id)) AS muted, false AS bookmarked,"
+         " false AS pinned, (SELECT json_build_object('name', oa.name, 'website',"
+         " oa.website)::text FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id ="
+         " s.application_id) AS app, NULL AS poll, NULL AS filter_stamp, NULL AS source_text,"
+         " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"
+         " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"
+         " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"
+         " s.favourites_count, '[]' AS mentions, '[]' AS tags, '[]' AS media,"
+         /* As in statuses.insert. */
+         " a.id AS account_id, a.username AS account_username, a.domain AS account_domain,"
+         " a.display_name AS account_display_name, a.note AS account_note, a.url AS account_url,"
+         " a.uri AS account_uri, a.avatar_url AS account_avatar, a.header_url AS account_header,"
+         " a.locked AS account_locked, a.bot AS account_bot,"
+         " a.discoverable AS account_discoverable, a.fields::text AS account_fields,"
+         " to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'),"
+         " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS account_created_at,"
+         " a.followers_count AS account_followers_count,"
+         " a.following_count AS account_following_count,"
+         " a.statuses_count AS account_statuses_count,"
+         " to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS account_last_status_at,"
+         " a.suspended_at IS NOT NULL AS account_suspended,"
+         " CASE WHEN s.visibility < 3 AND (s.in_reply_to_account_id IS NULL"
+         "  OR s.in_reply_to_account_id = s.account_id)"
+         "  THEN (SELECT coalesce(array_agg(fl.account_id), '{}') FROM fl WHERE fl.notify)"
+         "  ELSE '{}' END::text AS notify_ids,"
+         " s.visibility < 3 AND EXISTS (SELECT 1 FROM fl WHERE NOT fl.local AND fl.active)"
+         "  AS remote,"
+         /* The feeds: feeds.recipients and eunha_home_feed_takes() for the
+          * status just inserted, over the author's followers fl read once for
+          * the whole statement: as v(id), the author and every local follower
+          * whose feed takes it. What the general rule tests and cannot hold
+          * here is left out (a deleted status, a reblog and its original's
+          * author, mentions, which a plain status has none of); the rest is
+          * the same: direct reaches nobody else, a reply only followers of the
+          * account replied to (or that account), and no follower who blocks,
+          * is blocked by or mutes the author, nor any of a suspended author.
+          * The general one was a third of the statement's PostgreSQL CPU, a
+          * dozen subplans set up for every post. */
+         " (SELECT array_agg(v.id) FROM (SELECT s.account_id AS id UNION ALL SELECT fl.account_id"
+         " FROM fl WHERE fl.local AND fl.account_id <> s.account_id AND s.visibility < 3 AND"
+         " (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id IN (s.account_id,"
+         " fl.account_id) OR EXISTS (SELECT 1 FROM follows hr WHERE hr.tenant_id = $1 AND"
+         " hr.account_id = fl.account_id AND hr.target_account_id = s.in_reply_to_account_id)) AND"
+         " NOT EXISTS (SELECT 1 FROM blocks hb WHERE hb.tenant_id = $1 AND hb.account_id ="
+         " fl.account_id AND hb.target_account_id = s.account_id) AND NOT EXISTS (SELECT 1 FROM"
+         " blocks vb WHERE vb.tenant_id = $1 AND vb.account_id = s.account_id AND"
+         " vb.target_account_id = fl.account_id) AND NOT EXISTS (SELECT 1 FROM mutes hu WHERE"
+         " hu.tenant_id = $1 AND hu.account_id = fl.account_id AND hu.target_account_id ="
+         " s.account_id AND (hu.expires_at IS NULL OR hu.expires_at > now())) AND NOT EXISTS"
+         " (SELECT 1 FROM accounts sa WHERE sa.tenant_id = $1 AND sa.id = s.account_id AND"
+         " sa.suspended_at IS NOT NULL)) v)::text AS feeds"
+         " FROM s, a"},
     /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
      * $9 mention ids, $10 tags, $11 media ids in order, $12 media_attributes
      * as a JSON object {id: {description?, fx?, fy?}} for some of $11; NULL
@@ -289,103 +308,112 @@ const struct eu_sql eu_statuses_sql[] = {
      * its media and the descriptions it showed (the new ones for this
      * edit); media taken off stay on the status at position -1 so the
      * history still shows them. */
-    [STATUSES_EDIT] = {"statuses.edit",
-        "WITH cur AS (SELECT * FROM statuses WHERE tenant_id = $1 AND id = $2::bigint"
-        "  AND account_id = $3::bigint AND deleted_at IS NULL FOR UPDATE),"
-        " cm AS (SELECT coalesce(array_agg(m.id ORDER BY m.position, m.id), '{}') AS ids,"
-        "  coalesce(array_agg(coalesce(m.description, '') ORDER BY m.position, m.id), '{}')"
-        "  AS descs FROM media_attachments m WHERE m.tenant_id = $1 AND m.status_id = $2::bigint"
-        "  AND m.position >= 0),"
-        " ma AS (SELECT a.key::bigint AS id, a.value ? 'description' AS set_desc,"
-        "  a.value ->> 'description' AS description, (a.value ->> 'fx')::real AS fx,"
-        "  (a.value ->> 'fy')::real AS fy FROM jsonb_each($12::jsonb) a),"
-        " nm AS (SELECT x.id, x.i, CASE WHEN ma.set_desc THEN ma.description"
-        "  ELSE m.description END AS description, coalesce(ma.set_desc, false) AS set_desc,"
-        "  ma.fx, ma.fy FROM unnest($11::bigint[]) WITH ORDINALITY"
-        "  x(id, i) JOIN media_attachments m ON m.tenant_id = $1 AND m.id = x.id"
-        "  JOIN cur ON m.account_id = cur.account_id AND (m.status_id IS NULL"
-        "  OR m.status_id = cur.id) AND m.scheduled_status_id IS NULL"
-        "  LEFT JOIN ma ON ma.id = x.id),"
-        " orig AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
-        "  spoiler_text, sensitive, created_at, media_ids, media_descriptions)"
-        "  SELECT $1, id, account_id, text, content,"
-        "  spoiler_text, sensitive, created_at, cm.ids, cm.descs FROM cur, cm WHERE NOT EXISTS"
-        "  (SELECT 1 FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = cur.id)),"
-        " ed AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
-        "  spoiler_text, sensitive, media_ids, media_descriptions)"
-        "  SELECT $1, id, account_id, $4, $5, coalesce($6, spoiler_text),"
-        "  coalesce($7::bool, sensitive),"
-        "  coalesce((SELECT array_agg(nm.id ORDER BY nm.i) FROM nm), '{}'),"
-        "  coalesce((SELECT array_agg(coalesce(nm.description, '') ORDER BY nm.i) FROM nm), '{}')"
-        "  FROM cur),"
-        " up AS (UPDATE statuses s SET text = $4, content = $5,"
-        "  spoiler_text = coalesce($6, s.spoiler_text),"
-        "  sensitive = coalesce($7::bool, s.sensitive), language = coalesce($8, s.language),"
-        "  edited_at = now(),"
-        "  updated_at = now() FROM cur WHERE s.tenant_id = $1 AND s.id = cur.id RETURNING s.id),"
-        " m AS (INSERT INTO mentions (tenant_id, status_id, account_id) SELECT $1, up.id, u.id"
-        "  FROM up, unnest($9::bigint[]) u(id) ON CONFLICT DO NOTHING RETURNING account_id),"
-        " det AS (UPDATE media_attachments m SET position = -1, updated_at = now() FROM up"
-        "  WHERE m.tenant_id = $1 AND m.status_id = up.id AND m.position >= 0"
-        "  AND m.id NOT IN (SELECT id FROM nm)),"
-        " att AS (UPDATE media_attachments m SET status_id = up.id, position = nm.i - 1,"
-        "  description = CASE WHEN nm.set_desc THEN nm.description ELSE m.description END,"
-        "  focus_x = coalesce(nm.fx, m.focus_x), focus_y = coalesce(nm.fy, m.focus_y),"
-        "  updated_at = now() FROM up, nm WHERE m.tenant_id = $1 AND m.id = nm.id),"
-        " dt AS (DELETE FROM statuses_tags WHERE tenant_id = $1"
-        " AND status_id IN (SELECT id FROM up)"
-        "  AND tag_id NOT IN (SELECT id FROM tags WHERE tenant_id = $1"
-        "  AND lower(name) IN (SELECT lower(n) FROM unnest($10::text[]) n))),"
-        " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
-        "  FROM unnest($10::text[]) n"
-        " ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id),"
-        " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, up.id, t.id"
-        "  FROM up, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
-        "  AND lower(name) IN (SELECT lower(n) FROM unnest($10::text[]) n)) t"
-        "  ON CONFLICT DO NOTHING)"
-        " SELECT up.id, (SELECT coalesce(array_agg(account_id), '{}') FROM m)::text,"
-        "  (SELECT coalesce(array_agg(DISTINCT r.account_id), '{}') FROM statuses r"
-        "   WHERE r.tenant_id = $1 AND r.reblog_of_id = up.id AND r.deleted_at IS NULL)::text"
-        "  FROM up"},
+    [STATUSES_EDIT] =
+        {"statuses.edit",
+         "WITH cur AS (SELECT * FROM statuses WHERE tenant_id = $1 AND id = $2::bigint"
+         "  AND account_id = $3::bigint AND deleted_at IS NULL FOR UPDATE),"
+         " cm AS (SELECT coalesce(array_agg(m.id ORDER BY m.position, m.id), '{}') AS ids,"
+         "  coalesce(array_agg(coalesce(m.description, '') ORDER BY m.position, m.id), '{}')"
+         "  AS descs FROM media_attachments m WHERE m.tenant_id = $1 AND m.status_id = $2::bigint"
+         "  AND m.position >= 0),"
+         " ma AS (SELECT a.key::bigint AS id, a.value ? 'description' AS set_desc,"
+         "  a.value ->> 'description' AS description, (a.value ->> 'fx')::real AS fx,"
+         "  (a.value ->> 'fy')::real AS fy FROM jsonb_each($12::jsonb) a),"
+         " nm AS (SELECT x.id, x.i, CASE WHEN ma.set_desc THEN ma.description"
+         "  ELSE m.description END AS description, coalesce(ma.set_desc, false) AS set_desc,"
+         "  ma.fx, ma.fy FROM unnest($11::bigint[]) WITH ORDINALITY"
+         "  x(id, i) JOIN media_attachments m ON m.tenant_id = $1 AND m.id = x.id"
+         "  JOIN cur ON m.account_id = cur.account_id AND (m.status_id IS NULL"
+         "  OR m.status_id = cur.id) AND m.scheduled_status_id IS NULL"
+         "  LEFT JOIN ma ON ma.id = x.id),"
+         " orig AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
+         "  spoiler_text, sensitive, created_at, media_ids, media_descriptions)"
+         "  SELECT $1, id, account_id, text, content,"
+         "  spoiler_text, sensitive, created_at, cm.ids, cm.descs FROM cur, cm WHERE NOT EXISTS"
+         "  (SELECT 1 FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = cur.id)),"
+         " ed AS (INSERT INTO status_edits (tenant_id, status_id, account_id, text, content,"
+         "  spoiler_text, sensitive, media_ids, media_descriptions)"
+         "  SELECT $1, id, account_id, $4, $5, coalesce($6, spoiler_text),"
+         "  coalesce($7::bool, sensitive),"
+         "  coalesce((SELECT array_agg(nm.id ORDER BY nm.i) FROM nm), '{}'),"
+         "  coalesce((SELECT array_agg(coalesce(nm.description, '') ORDER BY nm.i) FROM nm), '{}')"
+         "  FROM cur),"
+         " up AS (UPDATE statuses s SET text = $4, content = $5,"
+         "  spoiler_text = coalesce($6, s.spoiler_text),"
+         "  sensitive = coalesce($7::bool, s.sensitive), language = coalesce($8, s.language),"
+         "  edited_at = now(),"
+         "  updated_at = now() FROM cur WHERE s.tenant_id = $1 AND s.id = cur.id RETURNING s.id),"
+         " m AS (INSERT INTO mentions (tenant_id, status_id, account_id) SELECT $1, up.id, u.id"
+         "  FROM up, unnest($9::bigint[]) u(id) ON CONFLICT DO NOTHING RETURNING account_id),"
+         " det AS (UPDATE media_attachments m SET position = -1, updated_at = now() FROM up"
+         "  WHERE m.tenant_id = $1 AND m.status_id = up.id AND m.position >= 0"
+         "  AND m.id NOT IN (SELECT id FROM nm)),"
+         " att AS (UPDATE media_attachments m SET status_id = up.id, position = nm.i - 1,"
+         "  description = CASE WHEN nm.set_desc THEN nm.description ELSE m.description END,"
+         "  focus_x = coalesce(nm.fx, m.focus_x), focus_y = coalesce(nm.fy, m.focus_y),"
+         "  updated_at = now() FROM up, nm WHERE m.tenant_id = $1 AND m.id = nm.id),"
+         " dt AS (DELETE FROM statuses_tags WHERE tenant_id = $1"
+         " AND status_id IN (SELECT id FROM up)"
+         "  AND tag_id NOT IN (SELECT id FROM tags WHERE tenant_id = $1"
+         "  AND lower(name) IN (SELECT lower(n) FROM unnest($10::text[]) n))),"
+         " nt AS (INSERT INTO tags (tenant_id, name) SELECT DISTINCT ON (lower(n)) $1, n"
+         "  FROM unnest($10::text[]) n"
+         " ON CONFLICT (tenant_id, lower(name)) DO NOTHING RETURNING id),"
+         " st AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, up.id, t.id"
+         "  FROM up, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
+         "  AND lower(name) IN (SELECT lower(n) FROM unnest($10::text[]) n)) t"
+         "  ON CONFLICT DO NOTHING)"
+         " SELECT up.id, (SELECT coalesce(array_agg(account_id), '{}') FROM m)::text,"
+         "  (SELECT coalesce(array_agg(DISTINCT r.account_id), '{}') FROM statuses r"
+         "   WHERE r.tenant_id = $1 AND r.reblog_of_id = up.id AND r.deleted_at IS NULL)::text"
+         "  FROM up"},
     /* Reblogs of a deleted status go with it, as in Mastodon. Its media rows
      * go now, their bytes off the tenant's usage in the same statement, and
-     * their files in a media_files_delete job (src/media/cleanup.c);
-     * returns the statuses deleted and the jobs queued. */
+     * their files in a media_files_delete job (src/media/cleanup.c): md
+     * and mj, EU_MEDIA_DELETE_CTES of eunha/mediaclean.h written out.
+     * Returns the statuses deleted and the jobs queued. */
     /* The authors of the status and of its boosts, each a counters
      * trigger will lock, are locked first in id order: in trigger order
      * (the author, then each booster) two deletes of statuses the other's
      * author boosted could each hold what the other wanted. d reads lk
      * whole, so lk runs before any row changes. */
-    [STATUSES_DELETE] = {"statuses.delete",
-        "WITH lk AS (SELECT a.id FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
-        "  (SELECT x.account_id FROM statuses x WHERE x.tenant_id = $1"
-        "   AND (x.id = $2::bigint OR x.reblog_of_id = $2::bigint) AND x.deleted_at IS NULL)"
-        "  AND EXISTS (SELECT 1 FROM statuses o WHERE o.tenant_id = $1 AND o.id = $2::bigint"
-        "   AND o.account_id = $3::bigint AND o.deleted_at IS NULL)"
-        "  ORDER BY a.id FOR NO KEY UPDATE),"
-        " d AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
-        "  AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"
-        "  AND (SELECT count(*) FROM lk) >= 0 RETURNING id),"
-        " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
-        "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL),"
-         EU_MEDIA_DELETE_CTES("status_id IN (SELECT id FROM d)")
-        " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM mj)"},
+    [STATUSES_DELETE] =
+        {"statuses.delete",
+         "WITH lk AS (SELECT a.id FROM accounts a WHERE a.tenant_id = $1 AND a.id IN"
+         "  (SELECT x.account_id FROM statuses x WHERE x.tenant_id = $1"
+         "   AND (x.id = $2::bigint OR x.reblog_of_id = $2::bigint) AND x.deleted_at IS NULL)"
+         "  AND EXISTS (SELECT 1 FROM statuses o WHERE o.tenant_id = $1 AND o.id = $2::bigint"
+         "   AND o.account_id = $3::bigint AND o.deleted_at IS NULL)"
+         "  ORDER BY a.id FOR NO KEY UPDATE),"
+         " d AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
+         "  AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"
+         "  AND (SELECT count(*) FROM lk) >= 0 RETURNING id),"
+         " r AS (UPDATE statuses SET deleted_at = now() WHERE tenant_id = $1"
+         "  AND reblog_of_id IN (SELECT id FROM d) AND deleted_at IS NULL),"
+         " md AS (DELETE FROM media_attachments WHERE tenant_id = $1"
+         "  AND status_id IN (SELECT id FROM d) RETURNING file_key, preview_key),"
+         " mj AS (INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT $1, 'default',"
+         "  'media_files_delete', jsonb_build_object('keys', jsonb_agg(k.key))"
+         "  FROM (SELECT unnest(ARRAY[md.file_key, md.preview_key]) FROM md) k(key)"
+         "  WHERE k.key IS NOT NULL AND k.key NOT LIKE '%://%' HAVING count(*) > 0"
+         "  RETURNING id)"
+         " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM mj)"},
     /*
      * $2 author, $3 media ids, $4 the status being edited or NULL: the ids
      * the author may not attach (not theirs, gone, attached elsewhere or
      * held by a scheduled status), comma-separated in the order given, and
      * whether any of the others failed processing.
      */
-    [STATUSES_MEDIA_CHECK] = {"statuses.media_check",
-        "SELECT string_agg(x.id::text, ', ' ORDER BY x.i) FILTER (WHERE m.id IS NULL),"
-        " coalesce(bool_or(m.state = 'failed'), false)"
-        " FROM unnest($3::bigint[]) WITH ORDINALITY x(id, i) LEFT JOIN media_attachments m"
-        " ON m.tenant_id = $1 AND m.id = x.id AND m.account_id = $2::bigint"
-        " AND m.scheduled_status_id IS NULL AND m.remote_url IS NULL"
-        " AND (m.status_id IS NULL OR m.status_id = $4::bigint)"},
+    [STATUSES_MEDIA_CHECK] =
+        {"statuses.media_check",
+         "SELECT string_agg(x.id::text, ', ' ORDER BY x.i) FILTER (WHERE m.id IS NULL),"
+         " coalesce(bool_or(m.state = 'failed'), false)"
+         " FROM unnest($3::bigint[]) WITH ORDINALITY x(id, i) LEFT JOIN media_attachments m"
+         " ON m.tenant_id = $1 AND m.id = x.id AND m.account_id = $2::bigint"
+         " AND m.scheduled_status_id IS NULL AND m.remote_url IS NULL"
+         " AND (m.status_id IS NULL OR m.status_id = $4::bigint)"},
     {0},
 };
-/* clang-format on */
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -29,20 +29,6 @@
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
-/*
- * An interaction is one statement that checks the status is visible to the
- * viewer, changes the viewer's relation to it and returns one row
- * (target id, target author, rows changed, extra...), or no row when the
- * status is not visible. $2 status id, $3 viewer.
- */
-#define TARGET_CTE                                                                                 \
-    "t AS (SELECT o.id, o.account_id, o.visibility, coalesce(o.conversation_id, o.id) AS conv"     \
-    " FROM statuses s JOIN statuses o ON o.tenant_id = $1"                                         \
-    " AND o.id = coalesce(s.reblog_of_id, s.id) WHERE s.tenant_id = $1 AND s.id = $2::bigint"      \
-    " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, "         \
-    "s.deleted_at, $3::bigint)) AND EXISTS (SELECT FROM eunha_status_visible($1, o.id, "           \
-    "o.account_id, o.visibility, o.deleted_at, $3::bigint)))"
-
 enum {
     ACTION_FAVOURITE,
     ACTION_UNFAVOURITE,
@@ -59,102 +45,116 @@ enum {
     ACTION_REBLOGGED_BY,
 };
 
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
+/*
+ * An interaction is one statement that checks the status is visible to the
+ * viewer, changes the viewer's relation to it and returns one row
+ * (target id, target author, rows changed, extra...), or no row when the
+ * status is not visible. $2 status id, $3 viewer; the target is the CTE t
+ * of eunha_action_target() (tenant migration 0041).
+ */
 const struct eu_sql eu_statuses_actions_sql[] = {
-    [ACTION_FAVOURITE] = {"statuses.favourite",
-        "WITH " TARGET_CTE ", x AS (INSERT INTO favourites (tenant_id, account_id,"
-        " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
-        " RETURNING id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    [ACTION_UNFAVOURITE] = {"statuses.unfavourite",
-        "WITH " TARGET_CTE ", x AS (DELETE FROM favourites f USING t"
-        " WHERE f.tenant_id = $1 AND f.status_id = t.id AND f.account_id = $3::bigint"
-        " RETURNING f.id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    [ACTION_BOOKMARK] = {"statuses.bookmark",
-        "WITH " TARGET_CTE ", x AS (INSERT INTO bookmarks (tenant_id, account_id,"
-        " status_id) SELECT $1, $3::bigint, id FROM t ON CONFLICT DO NOTHING"
-        " RETURNING id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    [ACTION_UNBOOKMARK] = {"statuses.unbookmark",
-        "WITH " TARGET_CTE ", x AS (DELETE FROM bookmarks b USING t"
-        " WHERE b.tenant_id = $1 AND b.status_id = t.id AND b.account_id = $3::bigint"
-        " RETURNING b.id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    [ACTION_MUTE] = {"statuses.mute",
-        "WITH " TARGET_CTE ", x AS (INSERT INTO conversation_mutes (tenant_id,"
-        " account_id, conversation_id) SELECT $1, $3::bigint, conv FROM t"
-        " ON CONFLICT DO NOTHING"
-        " RETURNING 1) SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
-    [ACTION_UNMUTE] = {"statuses.unmute",
-        "WITH " TARGET_CTE ", x AS (DELETE FROM conversation_mutes c USING t"
-        " WHERE c.tenant_id = $1 AND c.conversation_id = t.conv"
-        " AND c.account_id = $3::bigint RETURNING 1)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [ACTION_FAVOURITE] =
+        {"statuses.favourite",
+         "WITH t AS (SELECT * FROM eunha_action_target($1, $2::bigint, $3::bigint)),"
+         " x AS (INSERT INTO favourites (tenant_id, account_id, status_id) SELECT $1,"
+         " $3::bigint, id FROM t ON CONFLICT DO NOTHING RETURNING id) SELECT t.id,"
+         " t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [ACTION_UNFAVOURITE] =
+        {"statuses.unfavourite",
+         "WITH t AS (SELECT * FROM eunha_action_target($1, $2::bigint, $3::bigint)),"
+         " x AS (DELETE FROM favourites f USING t WHERE f.tenant_id = $1 AND f.status_id ="
+         " t.id AND f.account_id = $3::bigint RETURNING f.id) SELECT t.id, t.account_id,"
+         " (SELECT count(*) FROM x) FROM t"},
+    [ACTION_BOOKMARK] =
+        {"statuses.bookmark",
+         "WITH t AS (SELECT * FROM eunha_action_target($1, $2::bigint, $3::bigint)),"
+         " x AS (INSERT INTO bookmarks (tenant_id, account_id, status_id) SELECT $1,"
+         " $3::bigint, id FROM t ON CONFLICT DO NOTHING RETURNING id) SELECT t.id,"
+         " t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [ACTION_UNBOOKMARK] =
+        {"statuses.unbookmark",
+         "WITH t AS (SELECT * FROM eunha_action_target($1, $2::bigint, $3::bigint)),"
+         " x AS (DELETE FROM bookmarks b USING t WHERE b.tenant_id = $1 AND b.status_id ="
+         " t.id AND b.account_id = $3::bigint RETURNING b.id) SELECT t.id, t.account_id,"
+         " (SELECT count(*) FROM x) FROM t"},
+    [ACTION_MUTE] =
+        {"statuses.mute",
+         "WITH t AS (SELECT * FROM eunha_action_target($1, $2::bigint, $3::bigint)),"
+         " x AS (INSERT INTO conversation_mutes (tenant_id, account_id, conversation_id)"
+         " SELECT $1, $3::bigint, conv FROM t ON CONFLICT DO NOTHING RETURNING 1) SELECT"
+         " t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [ACTION_UNMUTE] =
+        {"statuses.unmute",
+         "WITH t AS (SELECT * FROM eunha_action_target($1, $2::bigint, $3::bigint)),"
+         " x AS (DELETE FROM conversation_mutes c USING t WHERE c.tenant_id = $1 AND"
+         " c.conversation_id = t.conv AND c.account_id = $3::bigint RETURNING 1) SELECT"
+         " t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
     /* Pins apply to the status itself, not a reblog's original. Extra
      * columns: visibility, is a reblog, pins held, already pinned. */
-    [ACTION_PIN] = {"statuses.pin",
-        "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
-        " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
-        " x AS (INSERT INTO status_pins (tenant_id, account_id, status_id)"
-        "  SELECT $1, $3::bigint, id FROM t WHERE t.account_id = $3::bigint"
-        "  AND t.reblog_of_id IS NULL AND t.visibility < 3 AND (SELECT count(*)"
-        "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint) < 5"
-        "  ON CONFLICT DO NOTHING RETURNING id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x), t.visibility,"
-        "  t.reblog_of_id IS NOT NULL, (SELECT count(*) FROM status_pins"
-        "  WHERE tenant_id = $1 AND account_id = $3::bigint), EXISTS (SELECT 1"
-        "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint"
-        "  AND status_id = t.id) FROM t"},
-    [ACTION_UNPIN] = {"statuses.unpin",
-        "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
-        " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
-        " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
-        "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [ACTION_PIN] =
+        {"statuses.pin",
+         "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
+         "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
+         " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
+         " x AS (INSERT INTO status_pins (tenant_id, account_id, status_id)"
+         "  SELECT $1, $3::bigint, id FROM t WHERE t.account_id = $3::bigint"
+         "  AND t.reblog_of_id IS NULL AND t.visibility < 3 AND (SELECT count(*)"
+         "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint) < 5"
+         "  ON CONFLICT DO NOTHING RETURNING id)"
+         " SELECT t.id, t.account_id, (SELECT count(*) FROM x), t.visibility,"
+         "  t.reblog_of_id IS NOT NULL, (SELECT count(*) FROM status_pins"
+         "  WHERE tenant_id = $1 AND account_id = $3::bigint), EXISTS (SELECT 1"
+         "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint"
+         "  AND status_id = t.id) FROM t"},
+    [ACTION_UNPIN] =
+        {"statuses.unpin",
+         "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
+         "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
+         " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
+         " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
+         "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
+         " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
     /* Extra columns: the reblog's id (NULL when not allowed). $4 visibility. */
-    [ACTION_REBLOG] = {"statuses.reblog",
-        "WITH " TARGET_CTE ","
-        " ex AS (SELECT r.id FROM statuses r, t WHERE r.tenant_id = $1"
-        "  AND r.reblog_of_id = t.id AND r.account_id = $3::bigint"
-        "  AND r.deleted_at IS NULL),"
-        " x AS (INSERT INTO statuses (tenant_id, account_id, reblog_of_id, visibility,"
-        "  application_id) SELECT $1, $3::bigint, t.id,"
-        "  greatest($4::smallint, t.visibility), $5::bigint FROM t"
-        "  WHERE NOT EXISTS (SELECT 1 FROM ex)"
-        "  AND (t.visibility <= 1 OR (t.visibility = 2 AND t.account_id = $3::bigint))"
-        "  ON CONFLICT DO NOTHING RETURNING id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
-        "  coalesce((SELECT id FROM x), (SELECT id FROM ex)) FROM t"},
+    [ACTION_REBLOG] =
+        {"statuses.reblog",
+         "WITH t AS (SELECT * FROM eunha_action_target($1, $2::bigint, $3::bigint)),"
+         " ex AS (SELECT r.id FROM statuses r, t WHERE r.tenant_id = $1 AND r.reblog_of_id"
+         " = t.id AND r.account_id = $3::bigint AND r.deleted_at IS NULL), x AS (INSERT"
+         " INTO statuses (tenant_id, account_id, reblog_of_id, visibility, application_id)"
+         " SELECT $1, $3::bigint, t.id, greatest($4::smallint, t.visibility), $5::bigint"
+         " FROM t WHERE NOT EXISTS (SELECT 1 FROM ex) AND (t.visibility <= 1 OR"
+         " (t.visibility = 2 AND t.account_id = $3::bigint)) ON CONFLICT DO NOTHING"
+         " RETURNING id) SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
+         " coalesce((SELECT id FROM x), (SELECT id FROM ex)) FROM t"},
     /* Extra column: the withdrawn reblogs' ids. */
-    [ACTION_UNREBLOG] = {"statuses.unreblog",
-        "WITH " TARGET_CTE ", x AS (UPDATE statuses r SET deleted_at = now() FROM t"
-        "  WHERE r.tenant_id = $1 AND r.reblog_of_id = t.id"
-        "  AND r.account_id = $3::bigint AND r.deleted_at IS NULL RETURNING r.id)"
-        " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
-        "  (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t"},
-    [ACTION_VISIBLE] = {"statuses.visible",
-        "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
-        " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
-        " s.deleted_at, $3::bigint))"},
-    [ACTION_FAVOURITED_BY] = {"statuses.favourited_by",
-        "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
-        " FROM favourites x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
-        " WHERE x.tenant_id = $1 AND x.status_id = $2::bigint"
-        " AND a.suspended_at IS NULL",
-        "x.id", 3},
-    [ACTION_REBLOGGED_BY] = {"statuses.reblogged_by",
-        "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
-        " FROM statuses x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
-        " WHERE x.tenant_id = $1 AND x.reblog_of_id = $2::bigint AND x.deleted_at IS NULL"
-        " AND a.suspended_at IS NULL",
-        "x.id", 3},
+    [ACTION_UNREBLOG] =
+        {"statuses.unreblog",
+         "WITH t AS (SELECT * FROM eunha_action_target($1, $2::bigint, $3::bigint)),"
+         " x AS (UPDATE statuses r SET deleted_at = now() FROM t WHERE r.tenant_id = $1"
+         " AND r.reblog_of_id = t.id AND r.account_id = $3::bigint AND r.deleted_at IS"
+         " NULL RETURNING r.id) SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
+         " (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t"},
+    [ACTION_VISIBLE] =
+        {"statuses.visible",
+         "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
+         " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
+         " s.deleted_at, $3::bigint))"},
+    [ACTION_FAVOURITED_BY] =
+        {"statuses.favourited_by",
+         "SELECT x.id, (eunha_account(a)).*"
+         " FROM favourites x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
+         " WHERE x.tenant_id = $1 AND x.status_id = $2::bigint"
+         " AND a.suspended_at IS NULL",
+         "x.id", 3},
+    [ACTION_REBLOGGED_BY] =
+        {"statuses.reblogged_by",
+         "SELECT x.id, (eunha_account(a)).*"
+         " FROM statuses x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
+         " WHERE x.tenant_id = $1 AND x.reblog_of_id = $2::bigint AND x.deleted_at IS NULL"
+         " AND a.suspended_at IS NULL",
+         "x.id", 3},
     {0},
 };
-/* clang-format on */
 
 /* ----------------------------------------------------------- interactions */
 
@@ -338,8 +338,10 @@ on_who(struct eu_req *req, PGresult *res, void *arg)
     struct who_ctx *w = arg;
     int n = PQntuples(res);
     json_t *out = json_array();
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
     for (int i = 0; i < n; i++)
-        json_array_append_new(out, eu_account_json(req, res, i, 1));
+        json_array_append_new(out, eu_account_json(req, res, i, &ac));
     if (eu_page_is_ascending(&w->page))
         for (size_t i = 0, j = json_array_size(out); i + 1 < j; i++, j--) {
             json_t *a = json_incref(json_array_get(out, i));

@@ -28,70 +28,69 @@ enum {
     THREAD_CONTEXT,
 };
 
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
 const struct eu_sql eu_statuses_thread_sql[] = {
     [THREAD_SOURCE] = {"statuses.source",
-        "SELECT id, text, spoiler_text FROM statuses WHERE tenant_id = $1"
-        " AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"},
+                       "SELECT id, text, spoiler_text FROM statuses WHERE tenant_id = $1"
+                       " AND id = $2::bigint AND account_id = $3::bigint AND deleted_at IS NULL"},
     /* A status never edited has one version: itself. */
     /* Each version's media with the descriptions they had then. */
-    [THREAD_HISTORY] = {"statuses.history",
-        "SELECT v.content, v.spoiler_text, v.sensitive, eunha_ts(v.created_at),"
-        " (SELECT coalesce(json_agg(eunha_media_json(hm)::jsonb"
-        "  || jsonb_build_object('description', nullif(v.descs[x.i], '')) ORDER BY x.i), '[]')"
-        "  ::text FROM unnest(v.ids) WITH ORDINALITY x(id, i) JOIN media_attachments hm"
-        "  ON hm.tenant_id = $1 AND hm.id = x.id), "
-        EU_ACCOUNT_COLUMNS("a") " FROM statuses s JOIN accounts a ON a.tenant_id = $1"
-        " AND a.id = s.account_id,"
-        " LATERAL (SELECT e.content, e.spoiler_text, e.sensitive, e.created_at, e.id,"
-        "  e.media_ids AS ids, e.media_descriptions AS descs"
-        "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = s.id UNION ALL"
-        "  SELECT s.content, s.spoiler_text, s.sensitive, s.created_at, 0,"
-        "  coalesce(array_agg(cm.id ORDER BY cm.position, cm.id), '{}'),"
-        "  coalesce(array_agg(coalesce(cm.description, '') ORDER BY cm.position, cm.id), '{}')"
-        "  FROM media_attachments cm WHERE cm.tenant_id = $1 AND cm.status_id = s.id"
-        "  AND cm.position >= 0 HAVING NOT EXISTS"
-        "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
-        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND EXISTS"
-        " (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at,"
-        " $3::bigint)) ORDER BY v.created_at, v.id"},
+    [THREAD_HISTORY] =
+        {"statuses.history",
+         "SELECT v.content, v.spoiler_text, v.sensitive, eunha_ts(v.created_at) AS created_at,"
+         " (SELECT coalesce(json_agg(eunha_media_json(hm)::jsonb"
+         "  || jsonb_build_object('description', nullif(v.descs[x.i], '')) ORDER BY x.i), '[]')"
+         "  ::text FROM unnest(v.ids) WITH ORDINALITY x(id, i) JOIN media_attachments hm"
+         "  ON hm.tenant_id = $1 AND hm.id = x.id) AS media,"
+         " (eunha_account(a)).* FROM statuses s JOIN accounts a ON a.tenant_id = $1"
+         " AND a.id = s.account_id,"
+         " LATERAL (SELECT e.content, e.spoiler_text, e.sensitive, e.created_at, e.id,"
+         "  e.media_ids AS ids, e.media_descriptions AS descs"
+         "  FROM status_edits e WHERE e.tenant_id = $1 AND e.status_id = s.id UNION ALL"
+         "  SELECT s.content, s.spoiler_text, s.sensitive, s.created_at, 0,"
+         "  coalesce(array_agg(cm.id ORDER BY cm.position, cm.id), '{}'),"
+         "  coalesce(array_agg(coalesce(cm.description, '') ORDER BY cm.position, cm.id), '{}')"
+         "  FROM media_attachments cm WHERE cm.tenant_id = $1 AND cm.status_id = s.id"
+         "  AND cm.position >= 0 HAVING NOT EXISTS"
+         "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
+         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND EXISTS"
+         " (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at,"
+         " $3::bigint)) ORDER BY v.created_at, v.id"},
     /* Ancestors oldest first; descendants depth first, as a thread reads.
      * Hidden ones are dropped by the renderer. Like Mastodon's thread
      * (StatusFilter), statuses by a domain the viewer blocks, by a
      * silenced author the viewer does not follow, by an account the viewer
      * blocks or mutes or that blocks the viewer, are left out; the walk
      * still passes through them, so their replies stay. */
-    [THREAD_CONTEXT] = {"statuses.context",
-        "WITH RECURSIVE up(id, parent, depth, author) AS ("
-        "  SELECT p.id, p.in_reply_to_id, 1, p.account_id FROM statuses p WHERE p.tenant_id = $1"
-        "   AND p.id = (SELECT in_reply_to_id FROM statuses WHERE tenant_id = $1"
-        "   AND id = $2::bigint)"
-        "  UNION ALL SELECT p.id, p.in_reply_to_id, up.depth + 1, p.account_id FROM statuses p"
-        "   JOIN up ON p.tenant_id = $1 AND p.id = up.parent WHERE up.depth < 40),"
-        " down(id, path, author) AS ("
-        "  SELECT c.id, ARRAY[c.id], c.account_id FROM statuses c WHERE c.tenant_id = $1"
-        "   AND c.in_reply_to_id = $2::bigint AND c.deleted_at IS NULL"
-        "  UNION ALL SELECT c.id, down.path || c.id, c.account_id FROM statuses c JOIN down"
-        "   ON c.tenant_id = $1 AND c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
-        "   AND array_length(down.path, 1) < 40)"
-        " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.tenant_id = $1"
-        "  AND s.id = $2::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id,"
-        " s.account_id, s.visibility, s.deleted_at, $3::bigint)) UNION ALL SELECT 'a',"
-        " up.id::text, 1, -up.depth FROM up"
-        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = up.author"
-        "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
-        " $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, up.author, $3::bigint))"
-        " UNION ALL SELECT 'd', dd.id::text, 2, dd.o"
-        "  FROM (SELECT id, author, row_number() OVER (ORDER BY path) AS o FROM"
-        "  (SELECT id, path, author FROM down ORDER BY path LIMIT 60) d0) dd"
-        "  JOIN accounts a ON a.tenant_id = $1 AND a.id = dd.author"
-        "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
-        " $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, dd.author, $3::bigint))"
-        " ORDER BY 3, 4"},
+    [THREAD_CONTEXT] =
+        {"statuses.context",
+         "WITH RECURSIVE up(id, parent, depth, author) AS ("
+         "  SELECT p.id, p.in_reply_to_id, 1, p.account_id FROM statuses p WHERE p.tenant_id = $1"
+         "   AND p.id = (SELECT in_reply_to_id FROM statuses WHERE tenant_id = $1"
+         "   AND id = $2::bigint)"
+         "  UNION ALL SELECT p.id, p.in_reply_to_id, up.depth + 1, p.account_id FROM statuses p"
+         "   JOIN up ON p.tenant_id = $1 AND p.id = up.parent WHERE up.depth < 40),"
+         " down(id, path, author) AS ("
+         "  SELECT c.id, ARRAY[c.id], c.account_id FROM statuses c WHERE c.tenant_id = $1"
+         "   AND c.in_reply_to_id = $2::bigint AND c.deleted_at IS NULL"
+         "  UNION ALL SELECT c.id, down.path || c.id, c.account_id FROM statuses c JOIN down"
+         "   ON c.tenant_id = $1 AND c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
+         "   AND array_length(down.path, 1) < 40)"
+         " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.tenant_id = $1"
+         "  AND s.id = $2::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id,"
+         " s.account_id, s.visibility, s.deleted_at, $3::bigint)) UNION ALL SELECT 'a',"
+         " up.id::text, 1, -up.depth FROM up"
+         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = up.author"
+         "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
+         " $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, up.author, $3::bigint))"
+         " UNION ALL SELECT 'd', dd.id::text, 2, dd.o"
+         "  FROM (SELECT id, author, row_number() OVER (ORDER BY path) AS o FROM"
+         "  (SELECT id, path, author FROM down ORDER BY path LIMIT 60) d0) dd"
+         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = dd.author"
+         "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
+         " $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, dd.author, $3::bigint))"
+         " ORDER BY 3, 4"},
     {0},
 };
-/* clang-format on */
 
 /* ------------------------------------------------------- source, history */
 
@@ -126,14 +125,19 @@ on_history(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     json_t *out = json_array();
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
+    int c_content = PQfnumber(res, "content"), c_spoiler = PQfnumber(res, "spoiler_text");
+    int c_sensitive = PQfnumber(res, "sensitive"), c_created = PQfnumber(res, "created_at");
+    int c_media = PQfnumber(res, "media");
     for (int i = 0; i < n; i++) {
         json_t *rendered =
-            eu_media_attachments_json(req->app, eu_req_base_url(req), PQgetvalue(res, i, 4));
-        json_t *v = json_pack("{s:s, s:s, s:b, s:s, s:o, s:o, s:[]}", "content",
-                              PQgetvalue(res, i, 0), "spoiler_text", PQgetvalue(res, i, 1),
-                              "sensitive", PQgetvalue(res, i, 2)[0] == 't', "created_at",
-                              PQgetvalue(res, i, 3), "account", eu_account_json(req, res, i, 5),
-                              "media_attachments", rendered, "emojis");
+            eu_media_attachments_json(req->app, eu_req_base_url(req), PQgetvalue(res, i, c_media));
+        json_t *v = json_pack(
+            "{s:s, s:s, s:b, s:s, s:o, s:o, s:[]}", "content", PQgetvalue(res, i, c_content),
+            "spoiler_text", PQgetvalue(res, i, c_spoiler), "sensitive",
+            PQgetvalue(res, i, c_sensitive)[0] == 't', "created_at", PQgetvalue(res, i, c_created),
+            "account", eu_account_json(req, res, i, &ac), "media_attachments", rendered, "emojis");
         json_array_append_new(out, v);
     }
     eu_req_reply_json(req, 200, out);

@@ -88,7 +88,7 @@ const char *const eu_db_tenant_tables[] = {
  * none of them reads a tenant's rows. */
 static const char *const tenant_free_functions[] = {
     /* Formatting, and pieces of entities built from a row the statement
-     * has read (migration 0040). */
+     * has read (migrations 0040 and 0041). */
     "eunha_ts",
     "eunha_media_json",
     "eunha_mention_json",
@@ -97,7 +97,13 @@ static const char *const tenant_free_functions[] = {
     "eunha_ap_ts",
     "eunha_actor_uri",
     "eunha_status_uri",
+    "eunha_account",
+    "eunha_like_text",
+    "eunha_in_domain",
+    "eunha_domain_block",
+    "eunha_announcement_shown",
     /* No tables, or the control schema's own. */
+    "eunha_refusal_hold",
     "eunha_next_id",
     "eunha_domain_suffixes",
     "eunha_analyze_new_tables",

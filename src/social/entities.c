@@ -3,6 +3,7 @@
  */
 #include "eunha/entities.h"
 
+#include <assert.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <stdlib.h>
@@ -94,16 +95,73 @@ profile_image(struct eu_req *req, const char *stored)
     return out;
 }
 
-json_t *
-eu_account_json(struct eu_req *req, const PGresult *r, int row, int c)
+/* The fields of eunha_account_entity (tenant migration 0041). */
+enum {
+    A_ID,
+    A_USERNAME,
+    A_DOMAIN,
+    A_DISPLAY_NAME,
+    A_NOTE,
+    A_URL,
+    A_URI,
+    A_AVATAR,
+    A_HEADER,
+    A_LOCKED,
+    A_BOT,
+    A_DISCOVERABLE,
+    A_FIELDS,
+    A_CREATED_AT,
+    A_FOLLOWERS,
+    A_FOLLOWING,
+    A_STATUSES,
+    A_LAST_STATUS_AT,
+    A_SUSPENDED,
+    A_NFIELDS
+};
+_Static_assert(A_NFIELDS == EU_ACCOUNT_NFIELDS, "one column a field");
+
+static const char *const account_fields[A_NFIELDS] = {
+    [A_ID] = "account_id",
+    [A_USERNAME] = "account_username",
+    [A_DOMAIN] = "account_domain",
+    [A_DISPLAY_NAME] = "account_display_name",
+    [A_NOTE] = "account_note",
+    [A_URL] = "account_url",
+    [A_URI] = "account_uri",
+    [A_AVATAR] = "account_avatar",
+    [A_HEADER] = "account_header",
+    [A_LOCKED] = "account_locked",
+    [A_BOT] = "account_bot",
+    [A_DISCOVERABLE] = "account_discoverable",
+    [A_FIELDS] = "account_fields",
+    [A_CREATED_AT] = "account_created_at",
+    [A_FOLLOWERS] = "account_followers_count",
+    [A_FOLLOWING] = "account_following_count",
+    [A_STATUSES] = "account_statuses_count",
+    [A_LAST_STATUS_AT] = "account_last_status_at",
+    [A_SUSPENDED] = "account_suspended",
+};
+
+void
+eu_account_cols_find(struct eu_account_cols *ac, const PGresult *res)
 {
-    const char *id = PQgetvalue(r, row, c + 0);
-    const char *username = PQgetvalue(r, row, c + 1);
-    const char *domain = col_str(r, row, c + 2);
+    for (int i = 0; i < A_NFIELDS; i++) {
+        ac->col[i] = PQfnumber(res, account_fields[i]);
+        assert(ac->col[i] >= 0);
+    }
+}
+
+json_t *
+eu_account_json(struct eu_req *req, const PGresult *r, int row, const struct eu_account_cols *ac)
+{
+    const int *c = ac->col;
+    const char *id = PQgetvalue(r, row, c[A_ID]);
+    const char *username = PQgetvalue(r, row, c[A_USERNAME]);
+    const char *domain = col_str(r, row, c[A_DOMAIN]);
     const char *base = eu_req_base_url(req);
     const char *acct = domain ? eu_arena_sprintf(req->arena, "%s@%s", username, domain) : username;
-    const char *url = col_str(r, row, c + 5);
-    const char *uri = col_str(r, row, c + 6);
+    const char *url = col_str(r, row, c[A_URL]);
+    const char *uri = col_str(r, row, c[A_URI]);
     if (!domain) {
         url = eu_arena_sprintf(req->arena, "%s/@%s", base, username);
         uri = eu_arena_sprintf(req->arena, "%s/users/%s", base, username);
@@ -113,10 +171,10 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, int c)
         url = uri ? uri : "";
     if (!uri)
         uri = "";
-    const char *note =
-        domain ? PQgetvalue(r, row, c + 4) : eu_text_to_simple_html(req, PQgetvalue(r, row, c + 4));
-    const char *avatar = col_str(r, row, c + 7);
-    const char *header = col_str(r, row, c + 8);
+    const char *note = domain ? PQgetvalue(r, row, c[A_NOTE])
+                              : eu_text_to_simple_html(req, PQgetvalue(r, row, c[A_NOTE]));
+    const char *avatar = col_str(r, row, c[A_AVATAR]);
+    const char *header = col_str(r, row, c[A_HEADER]);
     if (avatar)
         avatar = profile_image(req, avatar);
     if (header)
@@ -125,25 +183,26 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, int c)
         avatar = eu_arena_sprintf(req->arena, "%s/avatars/original/missing.png", base);
     if (!header)
         header = eu_arena_sprintf(req->arena, "%s/headers/original/missing.png", base);
-    json_t *fields = json_loads(PQgetvalue(r, row, c + 12), 0, NULL);
+    json_t *fields = json_loads(PQgetvalue(r, row, c[A_FIELDS]), 0, NULL);
     if (!json_is_array(fields)) {
         json_decref(fields);
         fields = json_array();
     }
-    const char *last = col_str(r, row, c + 17);
+    const char *last = col_str(r, row, c[A_LAST_STATUS_AT]);
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s,"
         " s:I, s:I, s:I, s:[], s:o, s:[], s:b, s:b}",
-        "id", id, "username", username, "acct", acct, "display_name", PQgetvalue(r, row, c + 3),
-        "locked", col_bool(r, row, c + 9), "bot", col_bool(r, row, c + 10), "discoverable",
-        col_bool(r, row, c + 11), "indexable", col_bool(r, row, c + 11), "group", 0, "created_at",
-        PQgetvalue(r, row, c + 13), "note", note, "url", url, "uri", uri, "avatar", avatar,
+        "id", id, "username", username, "acct", acct, "display_name",
+        PQgetvalue(r, row, c[A_DISPLAY_NAME]), "locked", col_bool(r, row, c[A_LOCKED]), "bot",
+        col_bool(r, row, c[A_BOT]), "discoverable", col_bool(r, row, c[A_DISCOVERABLE]),
+        "indexable", col_bool(r, row, c[A_DISCOVERABLE]), "group", 0, "created_at",
+        PQgetvalue(r, row, c[A_CREATED_AT]), "note", note, "url", url, "uri", uri, "avatar", avatar,
         "avatar_static", avatar, "header", header, "header_static", header, "followers_count",
-        col_int(r, row, c + 14), "following_count", col_int(r, row, c + 15), "statuses_count",
-        col_int(r, row, c + 16), "emojis", "fields", fields, "roles", "hide_collections", 0,
-        "noindex", 0);
+        col_int(r, row, c[A_FOLLOWERS]), "following_count", col_int(r, row, c[A_FOLLOWING]),
+        "statuses_count", col_int(r, row, c[A_STATUSES]), "emojis", "fields", fields, "roles",
+        "hide_collections", 0, "noindex", 0);
     json_object_set_new(o, "last_status_at", last ? json_string(last) : json_null());
-    if (col_bool(r, row, c + 18))
+    if (col_bool(r, row, c[A_SUSPENDED]))
         json_object_set_new(o, "suspended", json_true());
     return o;
 }

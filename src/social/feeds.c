@@ -49,41 +49,41 @@ enum {
     FEEDS_HOME,
 };
 
-/* Laid out by hand: clang-format splits SQL text after a fragment macro. */
-/* clang-format off */
 const struct eu_sql eu_feeds_sql[] = {
     /* Recipients: the author and local followers whose home rules admit the
      * status ($3 true when removing: every candidate). */
-    [FEEDS_RECIPIENTS] = {"feeds.recipients",
-        /* The candidates, as v(id): its author and its local followers. */
-        "SELECT v.id FROM statuses s, LATERAL (SELECT s.account_id AS id UNION SELECT"
-        " f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1 AND fa.id ="
-        " f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1 AND f.target_account_id ="
-        " s.account_id) v"
-        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR EXISTS (SELECT FROM"
-        " eunha_home_feed_takes($1, s.id, s.account_id, s.reblog_of_id, s.visibility,"
-        " s.deleted_at, s.in_reply_to_account_id, v.id)))"},
+    [FEEDS_RECIPIENTS] =
+        {"feeds.recipients",
+         /* The candidates, as v(id): its author and its local followers. */
+         "SELECT v.id FROM statuses s, LATERAL (SELECT s.account_id AS id UNION SELECT"
+         " f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1 AND fa.id ="
+         " f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1 AND f.target_account_id ="
+         " s.account_id) v"
+         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR EXISTS (SELECT FROM"
+         " eunha_home_feed_takes($1, s.id, s.account_id, s.reblog_of_id, s.visibility,"
+         " s.deleted_at, s.in_reply_to_account_id, v.id)))"},
     /* The whole feed as Redis keeps it, newest first: statuses of account
      * $2's home feed; the author set keeps the scan on the
      * statuses_account index. */
-    [FEEDS_REBUILD] = {"feeds.rebuild",
-        "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT"
-        " $2::bigint UNION SELECT target_account_id FROM follows WHERE tenant_id = $1 AND"
-        " account_id = $2::bigint) AND EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id,"
-        " s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id,"
-        " $2::bigint)) ORDER BY s.id DESC LIMIT " STR(EU_FEED_MAX)},
+    [FEEDS_REBUILD] =
+        {"feeds.rebuild",
+         "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT"
+         " $2::bigint UNION SELECT target_account_id FROM follows WHERE tenant_id = $1 AND"
+         " account_id = $2::bigint) AND EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id,"
+         " s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id,"
+         " $2::bigint)) ORDER BY s.id DESC LIMIT " STR(EU_FEED_MAX)},
     /* One page straight from PostgreSQL, for when Redis is down: the same
      * statuses. */
-    [FEEDS_HOME] = {"feeds.home",
-        "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT"
-        " $2::bigint UNION SELECT target_account_id FROM follows WHERE tenant_id = $1 AND"
-        " account_id = $2::bigint) AND EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id,"
-        " s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id,"
-        " $2::bigint))",
-        "s.id", 3},
+    [FEEDS_HOME] =
+        {"feeds.home",
+         "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT"
+         " $2::bigint UNION SELECT target_account_id FROM follows WHERE tenant_id = $1 AND"
+         " account_id = $2::bigint) AND EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id,"
+         " s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id,"
+         " $2::bigint))",
+         "s.id", 3},
     {0},
 };
-/* clang-format on */
 
 void
 eu_feed_home_key(const struct eu_tenant *t, int64_t account_id, char *buf, size_t len)

@@ -31,7 +31,8 @@
  * viewer's flags, the poll), then the status's own columns and its
  * author's, which are NULL when the cache holds the row's current version
  * (see render_cache.c). status_render.cached has those up to C_TEXT;
- * C_ACCOUNT is the first of the author's EU_ACCOUNT_COLUMNS. */
+ * C_ACCOUNT is the first of the author's eunha_account_entity fields,
+ * which eu_account_json() finds itself. */
 enum {
     C_ID,
     C_VISIBLE,
@@ -75,7 +76,7 @@ enum {
 
 /* The names the render statements and the insert that answers with its
  * status (statuses.insert and statuses.insert_plain) give those fields. None is the name of
- * a column of EU_ACCOUNT_COLUMNS but "id", which comes first. */
+ * a field of eunha_account_entity but "account_id", which comes first. */
 static const char *const col_names[C_NFIELDS] = {
     [C_ID] = "id",
     [C_VISIBLE] = "visible",
@@ -205,13 +206,23 @@ const struct eu_sql eu_status_render_sql[] = {
           * test gates it (a one-time filter) instead of becoming a join
           * filter applied after its columns were computed. */
          "  WHERE NOT k.status_cached OFFSET 0) sx ON true"
-         /* EU_ACCOUNT_COLUMNS, its first one named for C_ACCOUNT. */
-         " LEFT JOIN LATERAL (SELECT a.id AS account_id, a.username, a.domain, a.display_name,"
-         "  a.note, a.url, a.uri, a.avatar_url, a.header_url, a.locked, a.bot, a.discoverable,"
-         "  a.fields::text, to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'),"
-         "  'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), a.followers_count, a.following_count,"
-         "  a.statuses_count, to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'),"
-         "  a.suspended_at IS NOT NULL WHERE NOT k.account_cached OFFSET 0) ax ON true"
+         /* The author's Account: eunha_account(a)'s fields, its first
+          * named for C_ACCOUNT, written out because a is the outer row
+          * here and the function would take it whole for every row. */
+         " LEFT JOIN LATERAL (SELECT a.id AS account_id, a.username AS account_username,"
+         "  a.domain AS account_domain, a.display_name AS account_display_name,"
+         "  a.note AS account_note, a.url AS account_url, a.uri AS account_uri,"
+         "  a.avatar_url AS account_avatar, a.header_url AS account_header,"
+         "  a.locked AS account_locked, a.bot AS account_bot,"
+         "  a.discoverable AS account_discoverable, a.fields::text AS account_fields,"
+         "  to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'),"
+         "  'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS account_created_at,"
+         "  a.followers_count AS account_followers_count,"
+         "  a.following_count AS account_following_count,"
+         "  a.statuses_count AS account_statuses_count,"
+         "  to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS account_last_status_at,"
+         "  a.suspended_at IS NOT NULL AS account_suspended"
+         "  WHERE NOT k.account_cached OFFSET 0) ax ON true"
          /* ANY(ARRAY(...)): fetched by primary key whatever the statistics
           * say, so no plan can compute the costly columns for rows it then
           * drops. */
@@ -257,6 +268,7 @@ struct render {
     struct slim_map *slim; /* a list reply's, or NULL: every status a full object */
     json_t *no_filters;    /* the "filtered" array of every status, empty: see no_filters() */
     int col[C_NFIELDS];    /* where the result being read has each field; -1: not there */
+    struct eu_account_cols account; /* the author's fields, when col[C_ACCOUNT] >= 0 */
 };
 
 static const char *const VISIBILITIES[] = {"public", "unlisted", "private", "direct"};
@@ -300,17 +312,19 @@ col_bool(const PGresult *r, int row, int col)
     return !PQgetisnull(r, row, col) && PQgetvalue(r, row, col)[0] == 't';
 }
 
-/* Finds the fields of a render row in r by name, into col (-1 for one it
- * does not have). True when r has them all. Once a result: a few dozen
- * name comparisons a page. */
+/* Finds the fields of a render row in r by name, into rd's col (-1 for
+ * one it does not have) and account. True when r has them all. Once a
+ * result: a few dozen name comparisons a page. */
 static bool
-cols_find(const PGresult *r, int col[C_NFIELDS])
+cols_find(const PGresult *r, struct render *rd)
 {
     bool all = true;
     for (int i = 0; i < C_NFIELDS; i++) {
-        col[i] = PQfnumber(r, col_names[i]);
-        all = all && col[i] >= 0;
+        rd->col[i] = PQfnumber(r, col_names[i]);
+        all = all && rd->col[i] >= 0;
     }
+    if (rd->col[C_ACCOUNT] >= 0)
+        eu_account_cols_find(&rd->account, r);
     return all;
 }
 
@@ -427,7 +441,7 @@ row_parts(struct render *rd, const PGresult *r, int row, uint32_t base, struct p
     } else if (col_bool(r, row, col[C_ACACHED]) || !built) {
         return false;
     } else {
-        out->account = eu_account_json(req, r, row, col[C_ACCOUNT]);
+        out->account = eu_account_json(req, r, row, &rd->account);
         out->account_text = json_incref(
             eu_rc_put(cap, req->tenant->id, EU_RC_ACCOUNT, author, ax, base, 0, 0, out->account));
     }
@@ -713,7 +727,7 @@ on_rows(struct eu_req *req, PGresult *res, void *arg)
 {
     struct render *rd = arg;
     const int *col = rd->col;
-    cols_find(res, rd->col);
+    cols_find(res, rd);
     uint32_t base = eu_rc_hash(eu_req_base_url(req));
     /* No filters, or the same as last time: the list reply then needs no
      * statement to load them. */
@@ -928,7 +942,7 @@ eu_statuses_reply_inserted(struct eu_req *req, const char *status_id, const PGre
     struct parts p;
     /* statuses.insert names the fields of status_render.statuses's
      * row. */
-    if (!res || PQntuples(res) < 1 || !cols_find(res, rd.col) ||
+    if (!res || PQntuples(res) < 1 || !cols_find(res, &rd) ||
         !row_parts(&rd, res, 0, eu_rc_hash(eu_req_base_url(req)), &p)) {
         eu_statuses_reply_one(req, status_id);
         return;
