@@ -57,9 +57,9 @@ const struct eu_sql eu_polls_sql[] = {
     /* $2 poll id, $3 viewer: the entity, when the viewer may see the status. */
     [POLLS_SHOW] = {"polls.show", "SELECT eunha_poll_json($1, p.status_id, $3::bigint) FROM polls p"
                                   " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
-                                  " WHERE p.tenant_id = $1 AND p.id = $2::bigint"
-                                  " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, "
-                                  "s.account_id, s.visibility, s.deleted_at, $3::bigint))"},
+                                  " CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id,"
+                                  " s.visibility, s.deleted_at, $3::bigint) vis"
+                                  " WHERE p.tenant_id = $1 AND p.id = $2::bigint AND vis.ok"},
     /*
      * $2 poll id, $3 voter, $4 choices (int[]). Inserts the vote when every
      * rule holds and returns what the handler needs to say which rule failed,
@@ -74,8 +74,9 @@ const struct eu_sql eu_polls_sql[] = {
          "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
          "  p.expires_at <= now() AS expired, NOT s.local AS remote FROM polls p"
          "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
-         "  WHERE p.tenant_id = $1 AND p.id = $2::bigint AND EXISTS (SELECT FROM "
-         "eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
+         "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility,"
+         "  s.deleted_at, $3::bigint) vis"
+         "  WHERE p.tenant_id = $1 AND p.id = $2::bigint AND vis.ok),"
          " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM unnest($4::int[]) c"
          "  WHERE c < 0 OR c >= p.n)),"
          " v AS (INSERT INTO poll_votes (tenant_id, poll_id, account_id, choices)"

@@ -38,10 +38,12 @@
 #define TARGET_CTE                                                                                 \
     "t AS (SELECT o.id, o.account_id, o.visibility, coalesce(o.conversation_id, o.id) AS conv"     \
     " FROM statuses s JOIN statuses o ON o.tenant_id = $1"                                         \
-    " AND o.id = coalesce(s.reblog_of_id, s.id) WHERE s.tenant_id = $1 AND s.id = $2::bigint"      \
-    " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, "         \
-    "s.deleted_at, $3::bigint)) AND EXISTS (SELECT FROM eunha_status_visible($1, o.id, "           \
-    "o.account_id, o.visibility, o.deleted_at, $3::bigint)))"
+    " AND o.id = coalesce(s.reblog_of_id, s.id)"                                                   \
+    " CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility, s.deleted_at,"     \
+    " $3::bigint) svis"                                                                            \
+    " CROSS JOIN LATERAL eunha_is_visible($1, o.id, o.account_id, o.visibility, o.deleted_at,"     \
+    " $3::bigint) ovis"                                                                            \
+    " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND svis.ok AND ovis.ok)"
 
 enum {
     ACTION_FAVOURITE,
@@ -96,8 +98,9 @@ const struct eu_sql eu_statuses_actions_sql[] = {
      * columns: visibility, is a reblog, pins held, already pinned. */
     [ACTION_PIN] = {"statuses.pin",
         "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
-        " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
+        "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility,"
+        "  s.deleted_at, $3::bigint) vis"
+        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND vis.ok),"
         " x AS (INSERT INTO status_pins (tenant_id, account_id, status_id)"
         "  SELECT $1, $3::bigint, id FROM t WHERE t.account_id = $3::bigint"
         "  AND t.reblog_of_id IS NULL AND t.visibility < 3 AND (SELECT count(*)"
@@ -110,8 +113,9 @@ const struct eu_sql eu_statuses_actions_sql[] = {
         "  AND status_id = t.id) FROM t"},
     [ACTION_UNPIN] = {"statuses.unpin",
         "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
-        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
-        " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
+        "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility,"
+        "  s.deleted_at, $3::bigint) vis"
+        "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND vis.ok),"
         " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
         "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
         " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
@@ -137,9 +141,9 @@ const struct eu_sql eu_statuses_actions_sql[] = {
         " SELECT t.id, t.account_id, (SELECT count(*) FROM x),"
         "  (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t"},
     [ACTION_VISIBLE] = {"statuses.visible",
-        "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
-        " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
-        " s.deleted_at, $3::bigint))"},
+        "SELECT 1 FROM statuses s CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id,"
+        " s.visibility, s.deleted_at, $3::bigint) vis"
+        " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND vis.ok"},
     [ACTION_FAVOURITED_BY] = {"statuses.favourited_by",
         "SELECT x.id, " EU_ACCOUNT_COLUMNS("a")
         " FROM favourites x JOIN accounts a ON a.tenant_id = $1 AND a.id = x.account_id"
