@@ -64,7 +64,7 @@ void eu_feed_home_page(struct eu_req *req, const struct eu_page *page, eu_feed_p
 
 /*
  * Whether status s belongs in account v's home feed is the SQL function
- * eunha_home_feed_takes() (migration 0040), shared by fan-out
+ * eunha_is_home_feed_status() (migration 0042), shared by fan-out
  * (feeds.recipients), rebuild and streaming so they agree;
  * statuses.insert_plain has its own case of it for a new plain status, and
  * test_timelines checks the two agree.

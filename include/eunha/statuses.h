@@ -22,10 +22,11 @@ struct json_t;
 
 /*
  * Whether a viewer may see a status, and whether a status's author is shown
- * in lists of statuses, are SQL functions (migration 0040):
- * eunha_status_visible() and eunha_status_audience() for a status,
- * eunha_not_domain_hidden() and eunha_not_shunned() for its author. Every
- * statement that reads statuses for a viewer calls them.
+ * in lists of statuses, are SQL functions (migration 0042):
+ * eunha_is_visible() and eunha_is_in_audience() for a status,
+ * eunha_is_not_domain_hidden() and eunha_is_not_shunned() for its author.
+ * Every statement that reads statuses for a viewer joins them
+ * (CROSS JOIN LATERAL) and tests their ok column.
  */
 
 /* array: a new reference the callback owns (json_decref it or pass it on to

@@ -93,10 +93,11 @@ const struct eu_sql eu_ap_process_status_sql[] = {
      * its author and whether the author is local, when it was new. */
     [STATUS_LIKE] =
         {"ap_process.like",
-         "WITH s AS (SELECT s.id, s.account_id FROM statuses s WHERE s.tenant_id = $1"
+         "WITH s AS (SELECT s.id, s.account_id FROM statuses s"
+         "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility,"
+         "  s.deleted_at, $2::bigint) vis WHERE s.tenant_id = $1"
          "  AND (s.uri = $3 OR (s.local AND s.id = $4::bigint)) AND s.reblog_of_id IS NULL"
-         "  AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
-         " s.deleted_at, $2::bigint)) LIMIT 1),"
+         "  AND vis.ok LIMIT 1),"
          " i AS (INSERT INTO favourites (tenant_id, account_id, status_id, uri)"
          "  SELECT $1, $2::bigint, id, $5 FROM s ON CONFLICT DO NOTHING RETURNING status_id)"
          " SELECT i.status_id::text, s.account_id::text, a.domain IS NULL FROM i"
@@ -109,10 +110,11 @@ const struct eu_sql eu_ap_process_status_sql[] = {
      * whether that author is local. */
     [STATUS_ANNOUNCE] =
         {"ap_process.announce",
-         "WITH o AS (SELECT s.id, s.account_id, s.local FROM statuses s WHERE s.tenant_id = $1"
+         "WITH o AS (SELECT s.id, s.account_id, s.local FROM statuses s"
+         "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility,"
+         "  s.deleted_at, $2::bigint) vis WHERE s.tenant_id = $1"
          "  AND (s.uri = $3 OR (s.local AND s.id = $4::bigint)) AND s.reblog_of_id IS NULL"
-         "  AND s.visibility <= 1 AND EXISTS (SELECT FROM eunha_status_visible($1, s.id,"
-         " s.account_id, s.visibility, s.deleted_at, $2::bigint)) LIMIT 1),"
+         "  AND s.visibility <= 1 AND vis.ok LIMIT 1),"
          " ok AS (SELECT o.* FROM o WHERE (o.local"
          "  OR EXISTS (SELECT FROM eunha_local_follower($1, $2::bigint)))"
          "  AND NOT EXISTS (SELECT 1 FROM statuses r WHERE r.tenant_id = $1"

@@ -37,11 +37,10 @@
     "ac.id::text AS id, ac.unread, ac.last_status_id::text AS page_key,"                           \
     " (SELECT coalesce(json_agg(x::text), json_build_array($2::text)) FROM"                        \
     "  unnest(ac.participant_ids) x)::text AS participants,"                                       \
-    " (SELECT max(s.id) FROM statuses s WHERE s.tenant_id = $1"                                    \
-    "  AND s.conversation_id = ac.conversation_id"                                                 \
-    "  AND s.visibility = 3 AND s.reblog_of_id IS NULL AND EXISTS (SELECT FROM"                    \
-    "  eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $2::bigint)))"     \
-    "  ::text AS status_id"
+    " (SELECT max(s.id) FROM statuses s"                                                           \
+    "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility, s.deleted_at,"    \
+    "  $2::bigint) vis WHERE s.tenant_id = $1 AND s.conversation_id = ac.conversation_id"          \
+    "  AND s.visibility = 3 AND s.reblog_of_id IS NULL AND vis.ok)::text AS status_id"
 
 enum {
     CONVERSATIONS_INDEX,
@@ -80,11 +79,12 @@ const struct eu_sql eu_conversations_sql[] = {
         {"conversations.stream",
          "SELECT " CONVERSATION_COLUMNS " FROM account_conversations ac"
          " JOIN statuses ds ON ds.tenant_id = $1 AND ds.id = $3::bigint"
+         " CROSS JOIN LATERAL eunha_is_visible($1, ds.id, ds.account_id, ds.visibility,"
+         " ds.deleted_at, $2::bigint) dvis"
          " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint"
          " AND ac.conversation_id = coalesce(ds.conversation_id, ds.id)"
          " AND ds.visibility = 3 AND ds.reblog_of_id IS NULL"
-         " AND EXISTS (SELECT FROM eunha_status_visible($1, ds.id, ds.account_id, ds.visibility,"
-         " ds.deleted_at, $2::bigint)) AND (ds.account_id = $2::bigint OR (NOT EXISTS (SELECT 1"
+         " AND dvis.ok AND (ds.account_id = $2::bigint OR (NOT EXISTS (SELECT 1"
          " FROM blocks db"
          "  WHERE db.tenant_id = $1 AND db.account_id = $2::bigint"
          "  AND db.target_account_id = ds.account_id)"

@@ -50,14 +50,16 @@ const struct eu_sql eu_search_sql[] = {
     [SEARCH_MATCHES] =
         {"search.matches",
          "SELECT (SELECT coalesce(json_agg(x.id::text ORDER BY x.id DESC), '[]') FROM"
-         "  (SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND $6::boolean"
+         "  (SELECT s.id FROM statuses s"
+         "   CROSS JOIN LATERAL eunha_is_not_shunned($1, s.account_id, $2::bigint) ns"
+         "   WHERE s.tenant_id = $1 AND $6::boolean"
          "   AND s.deleted_at IS NULL"
          "   AND s.reblog_of_id IS NULL"
          /* Mastodon's status search drops what its StatusFilter hides */
-         "   AND EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = $1 AND a.id = s.account_id"
-         "    AND EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
-         " $2::bigint)))"
-         "   AND EXISTS (SELECT FROM eunha_not_shunned($1, s.account_id, $2::bigint))   AND"
+         "   AND EXISTS (SELECT 1 FROM accounts a CROSS JOIN LATERAL eunha_is_not_domain_hidden($1,"
+         "    a.id, a.domain, a.silenced_at, $2::bigint) nh"
+         "    WHERE a.tenant_id = $1 AND a.id = s.account_id AND nh.ok)"
+         "   AND ns.ok AND"
          " (s.account_id = $2::bigint"
          "    OR EXISTS (SELECT 1 FROM mentions m WHERE m.tenant_id = $1 AND m.status_id = s.id"
          "     AND m.account_id = $2::bigint)"

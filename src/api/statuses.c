@@ -84,9 +84,9 @@ const struct eu_sql eu_statuses_sql[] = {
          "  WHERE a.domain IS NOT NULL AND a.suspended_at IS NULL) m),"
          " (SELECT json_build_array(s.account_id::text,"
          " coalesce(s.conversation_id, s.id)::text)::text"
-         "  FROM statuses s WHERE s.tenant_id = $1 AND s.id = $3::bigint AND s.reblog_of_id IS NULL"
-         "  AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
-         " s.deleted_at, $4::bigint))),"
+         "  FROM statuses s CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id,"
+         "  s.visibility, s.deleted_at, $4::bigint) vis"
+         "  WHERE s.tenant_id = $1 AND s.id = $3::bigint AND s.reblog_of_id IS NULL AND vis.ok),"
          " (SELECT u.default_privacy FROM users u WHERE u.tenant_id = $1"
          " AND u.account_id = $4::bigint),"
          " (SELECT u.default_sensitive FROM users u WHERE u.tenant_id = $1"
@@ -275,7 +275,7 @@ const struct eu_sql eu_statuses_sql[] = {
          "  ELSE '{}' END::text AS notify_ids,"
          " s.visibility < 3 AND EXISTS (SELECT 1 FROM fl WHERE NOT fl.local AND fl.active)"
          "  AS remote,"
-         /* The feeds: feeds.recipients and eunha_home_feed_takes() for the
+         /* The feeds: feeds.recipients and eunha_is_home_feed_status() for the
           * status just inserted, over the author's followers fl read once for
           * the whole statement: as v(id), the author and every local follower
           * whose feed takes it. What the general rule tests and cannot hold

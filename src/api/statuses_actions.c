@@ -94,8 +94,9 @@ const struct eu_sql eu_statuses_actions_sql[] = {
     [ACTION_PIN] =
         {"statuses.pin",
          "WITH t AS (SELECT s.id, s.account_id, s.visibility, s.reblog_of_id FROM statuses s"
-         "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
-         " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
+         "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility,"
+         "  s.deleted_at, $3::bigint) vis"
+         "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND vis.ok),"
          " x AS (INSERT INTO status_pins (tenant_id, account_id, status_id)"
          "  SELECT $1, $3::bigint, id FROM t WHERE t.account_id = $3::bigint"
          "  AND t.reblog_of_id IS NULL AND t.visibility < 3 AND (SELECT count(*)"
@@ -106,14 +107,14 @@ const struct eu_sql eu_statuses_actions_sql[] = {
          "  WHERE tenant_id = $1 AND account_id = $3::bigint), EXISTS (SELECT 1"
          "  FROM status_pins WHERE tenant_id = $1 AND account_id = $3::bigint"
          "  AND status_id = t.id) FROM t"},
-    [ACTION_UNPIN] =
-        {"statuses.unpin",
-         "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
-         "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND EXISTS (SELECT FROM"
-         " eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
-         " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
-         "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
-         " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
+    [ACTION_UNPIN] = {"statuses.unpin",
+                      "WITH t AS (SELECT s.id, s.account_id FROM statuses s"
+                      "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility,"
+                      "  s.deleted_at, $3::bigint) vis"
+                      "  WHERE s.tenant_id = $1 AND s.id = $2::bigint AND vis.ok),"
+                      " x AS (DELETE FROM status_pins p USING t WHERE p.tenant_id = $1"
+                      "  AND p.status_id = t.id AND p.account_id = $3::bigint RETURNING p.id)"
+                      " SELECT t.id, t.account_id, (SELECT count(*) FROM x) FROM t"},
     /* Extra columns: the reblog's id (NULL when not allowed). $4 visibility. */
     [ACTION_REBLOG] =
         {"statuses.reblog",
@@ -136,9 +137,9 @@ const struct eu_sql eu_statuses_actions_sql[] = {
          " (SELECT coalesce(array_agg(id), '{}') FROM x)::text FROM t"},
     [ACTION_VISIBLE] =
         {"statuses.visible",
-         "SELECT 1 FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
-         " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility,"
-         " s.deleted_at, $3::bigint))"},
+         "SELECT 1 FROM statuses s CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id,"
+         " s.visibility, s.deleted_at, $3::bigint) vis"
+         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND vis.ok"},
     [ACTION_FAVOURITED_BY] =
         {"statuses.favourited_by",
          "SELECT x.id, (eunha_account(a)).*"

@@ -52,9 +52,10 @@ const struct eu_sql eu_statuses_thread_sql[] = {
          "  FROM media_attachments cm WHERE cm.tenant_id = $1 AND cm.status_id = s.id"
          "  AND cm.position >= 0 HAVING NOT EXISTS"
          "  (SELECT 1 FROM status_edits e2 WHERE e2.tenant_id = $1 AND e2.status_id = s.id)) v"
-         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND EXISTS"
-         " (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at,"
-         " $3::bigint)) ORDER BY v.created_at, v.id"},
+         " CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility, s.deleted_at,"
+         " $3::bigint) vis"
+         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.reblog_of_id IS NULL AND vis.ok"
+         " ORDER BY v.created_at, v.id"},
     /* Ancestors oldest first; descendants depth first, as a thread reads.
      * Hidden ones are dropped by the renderer. Like Mastodon's thread
      * (StatusFilter), statuses by a domain the viewer blocks, by a
@@ -75,19 +76,22 @@ const struct eu_sql eu_statuses_thread_sql[] = {
          "  UNION ALL SELECT c.id, down.path || c.id, c.account_id FROM statuses c JOIN down"
          "   ON c.tenant_id = $1 AND c.in_reply_to_id = down.id WHERE c.deleted_at IS NULL"
          "   AND array_length(down.path, 1) < 40)"
-         " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s WHERE s.tenant_id = $1"
-         "  AND s.id = $2::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id,"
-         " s.account_id, s.visibility, s.deleted_at, $3::bigint)) UNION ALL SELECT 'a',"
+         " SELECT 'r', s.id::text, 0 AS k, 0::bigint AS o FROM statuses s"
+         "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility,"
+         "  s.deleted_at, $3::bigint) vis WHERE s.tenant_id = $1"
+         "  AND s.id = $2::bigint AND vis.ok UNION ALL SELECT 'a',"
          " up.id::text, 1, -up.depth FROM up"
          "  JOIN accounts a ON a.tenant_id = $1 AND a.id = up.author"
-         "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
-         " $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, up.author, $3::bigint))"
+         "  CROSS JOIN LATERAL eunha_is_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
+         "  $3::bigint) nh CROSS JOIN LATERAL eunha_is_not_shunned($1, up.author, $3::bigint) ns"
+         "  WHERE nh.ok AND ns.ok"
          " UNION ALL SELECT 'd', dd.id::text, 2, dd.o"
          "  FROM (SELECT id, author, row_number() OVER (ORDER BY path) AS o FROM"
          "  (SELECT id, path, author FROM down ORDER BY path LIMIT 60) d0) dd"
          "  JOIN accounts a ON a.tenant_id = $1 AND a.id = dd.author"
-         "  WHERE EXISTS (SELECT FROM eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
-         " $3::bigint))  AND EXISTS (SELECT FROM eunha_not_shunned($1, dd.author, $3::bigint))"
+         "  CROSS JOIN LATERAL eunha_is_not_domain_hidden($1, a.id, a.domain, a.silenced_at,"
+         "  $3::bigint) nh CROSS JOIN LATERAL eunha_is_not_shunned($1, dd.author, $3::bigint) ns"
+         "  WHERE nh.ok AND ns.ok"
          " ORDER BY 3, 4"},
     {0},
 };

@@ -43,14 +43,15 @@ const struct eu_sql eu_timelines_sql[] = {
          "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
          /* Nothing from accounts the viewer blocks, mutes or is blocked by;
           * nothing by accounts of a domain the viewer blocks, nor by
-          * silenced accounts the viewer does not follow (migration 0040). */
-         " CROSS JOIN LATERAL eunha_not_shunned($1, s.account_id, $5::bigint) ns"
-         " CROSS JOIN LATERAL eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at, "
+          * silenced accounts the viewer does not follow (migration 0042). */
+         " CROSS JOIN LATERAL eunha_is_not_shunned($1, s.account_id, $5::bigint) ns"
+         " CROSS JOIN LATERAL eunha_is_not_domain_hidden($1, a.id, a.domain, a.silenced_at, "
          "$5::bigint) nh"
          " WHERE s.tenant_id = $1 AND s.deleted_at IS NULL AND s.visibility = 0"
          " AND s.reblog_of_id IS NULL AND a.suspended_at IS NULL"
          " AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id)"
-         " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool",
+         " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
+         " AND ns.ok AND nh.ok",
          "s.id", 6},
     /* $2 local, $3 remote, $4 only_media, $5 viewer, $6 any (with the
      * path's tag), $7 all (NULL: no condition), $8 none. */
@@ -59,9 +60,9 @@ const struct eu_sql eu_timelines_sql[] = {
          "SELECT s.id FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
          /* Nothing from accounts the viewer blocks, mutes or is blocked by;
           * nothing by accounts of a domain the viewer blocks, nor by
-          * silenced accounts the viewer does not follow (migration 0040). */
-         " CROSS JOIN LATERAL eunha_not_shunned($1, s.account_id, $5::bigint) ns"
-         " CROSS JOIN LATERAL eunha_not_domain_hidden($1, a.id, a.domain, a.silenced_at, "
+          * silenced accounts the viewer does not follow (migration 0042). */
+         " CROSS JOIN LATERAL eunha_is_not_shunned($1, s.account_id, $5::bigint) ns"
+         " CROSS JOIN LATERAL eunha_is_not_domain_hidden($1, a.id, a.domain, a.silenced_at, "
          "$5::bigint) nh"
          " WHERE s.tenant_id = $1 AND s.id IN (SELECT st.status_id FROM statuses_tags st JOIN tags "
          "t"
@@ -77,7 +78,8 @@ const struct eu_sql eu_timelines_sql[] = {
          "  AND lower(t.name) IN (SELECT lower(x) FROM unnest($8::text[]) x))"
          " AND s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
          " AND a.suspended_at IS NULL"
-         " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool",
+         " AND (NOT $2::bool OR s.local) AND (NOT $3::bool OR NOT s.local) AND NOT $4::bool"
+         " AND ns.ok AND nh.ok",
          "s.id", 9},
     /* $2 account, $3 viewer, $4 exclude_replies, $5 exclude_reblogs,
      * $6 only_media, $7 tagged (NULL: any), $8 pinned. The first branch keeps
@@ -90,9 +92,10 @@ const struct eu_sql eu_timelines_sql[] = {
          "SELECT NULL::bigint AS id WHERE NOT EXISTS (SELECT 1 FROM accounts a"
          "  WHERE a.tenant_id = $1 AND a.id = $2::bigint)"
          " UNION ALL SELECT s.id FROM statuses s"
+         " CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility, "
+         "s.deleted_at, $3::bigint) vis"
          " WHERE s.tenant_id = $1 AND s.account_id = $2::bigint"
-         " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, s.account_id, s.visibility, "
-         "s.deleted_at, $3::bigint)) AND (NOT $4::bool OR s.in_reply_to_id IS NULL OR "
+         " AND vis.ok AND (NOT $4::bool OR s.in_reply_to_id IS NULL OR "
          "s.in_reply_to_account_id = s.account_id)"
          " AND (NOT $5::bool OR s.reblog_of_id IS NULL) AND NOT $6::bool"
          " AND ($7::text IS NULL OR EXISTS (SELECT 1 FROM statuses_tags st JOIN tags t"

@@ -12,7 +12,7 @@
  * right (`a.tenant_id = $1`), only that none was forgotten; the decoy-tenant
  * isolation test covers what the predicates say.
  *
- * The rules statements share are SQL functions (migration 0040) that read
+ * The rules statements share are SQL functions (migrations 0040, 0042) that read
  * tenant tables for the tenant given as their first argument, so a call of
  * one of the eunha_ functions must pass $1 there, as a table's alias must
  * be matched by its tenant_id. The few that read no tenant's rows are

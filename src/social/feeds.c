@@ -59,28 +59,28 @@ const struct eu_sql eu_feeds_sql[] = {
          " f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1 AND fa.id ="
          " f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1 AND f.target_account_id ="
          " s.account_id) v"
-         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR EXISTS (SELECT FROM"
-         " eunha_home_feed_takes($1, s.id, s.account_id, s.reblog_of_id, s.visibility,"
-         " s.deleted_at, s.in_reply_to_account_id, v.id)))"},
+         " CROSS JOIN LATERAL eunha_is_home_feed_status($1, s.id, s.account_id, s.reblog_of_id,"
+         " s.visibility, s.deleted_at, s.in_reply_to_account_id, v.id) hft"
+         " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR hft.ok)"},
     /* The whole feed as Redis keeps it, newest first: statuses of account
      * $2's home feed; the author set keeps the scan on the
      * statuses_account index. */
     [FEEDS_REBUILD] =
         {"feeds.rebuild",
-         "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT"
-         " $2::bigint UNION SELECT target_account_id FROM follows WHERE tenant_id = $1 AND"
-         " account_id = $2::bigint) AND EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id,"
+         "SELECT s.id FROM statuses s CROSS JOIN LATERAL eunha_is_home_feed_status($1, s.id,"
          " s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id,"
-         " $2::bigint)) ORDER BY s.id DESC LIMIT " STR(EU_FEED_MAX)},
+         " $2::bigint) hft WHERE s.tenant_id = $1 AND s.account_id IN (SELECT"
+         " $2::bigint UNION SELECT target_account_id FROM follows WHERE tenant_id = $1 AND"
+         " account_id = $2::bigint) AND hft.ok ORDER BY s.id DESC LIMIT " STR(EU_FEED_MAX)},
     /* One page straight from PostgreSQL, for when Redis is down: the same
      * statuses. */
     [FEEDS_HOME] =
         {"feeds.home",
-         "SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.account_id IN (SELECT"
-         " $2::bigint UNION SELECT target_account_id FROM follows WHERE tenant_id = $1 AND"
-         " account_id = $2::bigint) AND EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id,"
+         "SELECT s.id FROM statuses s CROSS JOIN LATERAL eunha_is_home_feed_status($1, s.id,"
          " s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id,"
-         " $2::bigint))",
+         " $2::bigint) hft WHERE s.tenant_id = $1 AND s.account_id IN (SELECT"
+         " $2::bigint UNION SELECT target_account_id FROM follows WHERE tenant_id = $1 AND"
+         " account_id = $2::bigint) AND hft.ok",
          "s.id", 3},
     {0},
 };

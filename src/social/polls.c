@@ -37,9 +37,9 @@ const struct eu_sql eu_polls_sql[] = {
     [EU_POLLS_SHOW] = {"polls.show",
                        "SELECT eunha_poll_json($1, p.status_id, $3::bigint) FROM polls p"
                        " JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
-                       " WHERE p.tenant_id = $1 AND p.id = $2::bigint"
-                       " AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, "
-                       "s.account_id, s.visibility, s.deleted_at, $3::bigint))"},
+                       " CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id,"
+                       " s.visibility, s.deleted_at, $3::bigint) vis"
+                       " WHERE p.tenant_id = $1 AND p.id = $2::bigint AND vis.ok"},
     /*
      * Inserts the vote when every rule holds and returns what
      * eu_poll_vote_read() needs to say which rule failed: expired, invalid
@@ -52,8 +52,9 @@ const struct eu_sql eu_polls_sql[] = {
          "WITH p AS (SELECT p.id, p.account_id, p.multiple, cardinality(p.options) AS n,"
          "  p.expires_at <= now() AS expired, NOT s.local AS remote FROM polls p"
          "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id"
-         "  WHERE p.tenant_id = $1 AND p.id = $2::bigint AND EXISTS (SELECT FROM "
-         "eunha_status_visible($1, s.id, s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
+         "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility,"
+         "  s.deleted_at, $3::bigint) vis"
+         "  WHERE p.tenant_id = $1 AND p.id = $2::bigint AND vis.ok),"
          " bad AS (SELECT p.id FROM p WHERE EXISTS (SELECT 1 FROM unnest($4::int[]) c"
          "  WHERE c < 0 OR c >= p.n)),"
          " v AS (INSERT INTO poll_votes (tenant_id, poll_id, account_id, choices)"
@@ -78,9 +79,10 @@ const struct eu_sql eu_polls_sql[] = {
          "WITH p AS (SELECT p.id, p.multiple, p.hide_totals,"
          "  array_position(p.options, $4) - 1 AS c FROM polls p"
          "  JOIN statuses s ON s.tenant_id = $1 AND s.id = p.status_id AND s.local"
+         "  CROSS JOIN LATERAL eunha_is_visible($1, s.id, s.account_id, s.visibility,"
+         "  s.deleted_at, $3::bigint) vis"
          "  WHERE p.tenant_id = $1 AND p.status_id = $2::bigint AND p.expires_at > now()"
-         "  AND p.account_id <> $3::bigint AND EXISTS (SELECT FROM eunha_status_visible($1, s.id, "
-         "s.account_id, s.visibility, s.deleted_at, $3::bigint))),"
+         "  AND p.account_id <> $3::bigint AND vis.ok),"
          " v AS (INSERT INTO poll_votes AS pv (tenant_id, poll_id, account_id, choices)"
          "  SELECT $1, p.id, $3::bigint, ARRAY[p.c] FROM p WHERE p.c IS NOT NULL"
          "  ON CONFLICT (tenant_id, poll_id, account_id) DO UPDATE"

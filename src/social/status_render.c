@@ -124,11 +124,13 @@ enum {
 
 /*
  * The first part both render statements share ($2 the ids, $3 the viewer):
- * the page's ids, then the viewer's flags for the whole page, each one
- * index range read once rather than a probe per status; the author's
- * domain blocked by the viewer (one primary-key probe, only for a remote
- * author); the poll, built only where there is one (as a subquery it was
- * probed for every row, migration 0031); and whether the viewer has
+ * the page's ids; whether the viewer may see each status (au: each
+ * statement joins the audience rule, migration 0042, so that it is a plain
+ * expression and not a subplan a status); the viewer's flags for the whole
+ * page, each one index range read once rather than a probe per status; the
+ * author's domain blocked by the viewer (one primary-key probe, only for a
+ * remote author); the poll, built only where there is one (as a subquery it
+ * was probed for every row, migration 0031); and whether the viewer has
  * filters to load at all and the compiled ones are current. One text, so
  * the two statements cannot drift apart.
  */
@@ -147,8 +149,7 @@ enum {
     "  AND p.account_id = $3::bigint AND p.status_id IN (SELECT id FROM want)),"                   \
     " cmute AS (SELECT cm.conversation_id FROM conversation_mutes cm WHERE cm.tenant_id = $1"      \
     "  AND cm.account_id = $3::bigint)"                                                            \
-    " SELECT s.id, (s.deleted_at IS NULL AND a.suspended_at IS NULL AND EXISTS (SELECT FROM"       \
-    "  eunha_status_audience($1, s.id, s.account_id, s.visibility, $3::bigint))) AS visible,"      \
+    " SELECT s.id, (s.deleted_at IS NULL AND a.suspended_at IS NULL AND au.ok) AS visible,"        \
     " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks adb"                    \
     "  WHERE adb.tenant_id = $1 AND adb.account_id = $3::bigint AND adb.domain = a.domain)"        \
     "  AS domain_blocked,"                                                                         \
@@ -183,6 +184,8 @@ const struct eu_sql eu_status_render_sql[] = {
         {"status_render.statuses", RENDER_PAGE_HEAD
          " CASE WHEN $7::boolean THEN s.text END AS source_text, sx.*, ax.*"
          " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+         " CROSS JOIN LATERAL eunha_is_in_audience($1, s.id, s.account_id, s.visibility,"
+         "  $3::bigint) au"
          " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($5::text[])"
          "  AS status_cached, (a.id::text || ':' || a.xmin::text) = ANY($6::text[])"
          "  AS account_cached) k"
@@ -238,6 +241,8 @@ const struct eu_sql eu_status_render_sql[] = {
         {"status_render.cached", RENDER_PAGE_HEAD
          " CASE WHEN $6::boolean THEN s.text END AS source_text"
          " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+         " CROSS JOIN LATERAL eunha_is_in_audience($1, s.id, s.account_id, s.visibility,"
+         "  $3::bigint) au"
          " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($4::text[])"
          "  AS status_cached, (a.id::text || ':' || a.xmin::text) = ANY($5::text[])"
          "  AS account_cached) k"

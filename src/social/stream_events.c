@@ -9,7 +9,7 @@
  * that have one, see src/http/streaming.c), so a tenant nobody streams
  * costs one EXISTS per status and nothing else. When it does, one
  * statement finds the status's public facts and its home recipients (the
- * same eunha_home_feed_takes() the home feed fans out with), and one EVAL
+ * same eunha_is_home_feed_status() the home feed fans out with), and one EVAL
  * publishes on every channel (home recipients, the lists the author is on,
  * public and hashtag channels).
  */
@@ -69,11 +69,11 @@ const struct eu_sql eu_stream_sql[] = {
          "  SELECT f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1"
          "  AND fa.id = f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1"
          "  AND f.target_account_id = s.account_id) v"
+         "  CROSS JOIN LATERAL eunha_is_home_feed_status($1, s.id, s.account_id, s.reblog_of_id,"
+         "  s.visibility, s.deleted_at, s.in_reply_to_account_id, v.id) hft"
          "  WHERE ($3::bool AND (s.visibility < 3 OR v.id = s.account_id OR EXISTS (SELECT 1"
          "  FROM mentions rm WHERE rm.tenant_id = $1 AND rm.status_id = s.id"
-         "  AND rm.account_id = v.id))) OR EXISTS (SELECT FROM eunha_home_feed_takes($1, s.id, "
-         "s.account_id, s.reblog_of_id, s.visibility, s.deleted_at, s.in_reply_to_account_id, "
-         "v.id))),"
+         "  AND rm.account_id = v.id))) OR hft.ok),"
          /* The lists the author is on: their owners' renders decide. */
          " (SELECT coalesce(json_agg(la.list_id::text), '[]') FROM list_accounts la"
          "  WHERE la.tenant_id = $1 AND la.account_id = s.account_id),"

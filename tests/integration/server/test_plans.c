@@ -7,6 +7,13 @@
  * (PostgreSQL's default jit_above_cost, so it would not be compiled even
  * on a server where JIT is on) nor carry a JIT section.
  *
+ * Nor may a plan still call one of the SQL functions written to be inlined
+ * (the shared rules and helpers of migrations 0040 and 0042): one left as
+ * a call runs as a query of its own for every row. PostgreSQL gives up
+ * inlining without a word (a subquery in a scalar function's body, a
+ * volatile call in a STABLE one, an argument used twice that costs more
+ * than a column, a SET clause), so only the plan can tell.
+ *
  * This is what a session-wide planner override breaks: with seq scans
  * switched off, a statement whose only way is a scan of a small table (the
  * control database's placements, a table with no usable index) is costed
@@ -111,17 +118,18 @@ use_subject(struct eu_it_server *s, const char *host)
     free(bob);
 }
 
-/* The generic plan of the statement prepared as "s": its total cost, and
- * whether it would be compiled. */
+/* The generic plan of the statement prepared as "s": its total cost,
+ * whether it would be compiled, and (*text, the caller frees) the plan
+ * with every node's expressions. */
 static double
-explain(PGconn *pg, const char *name, bool *jit)
+explain(PGconn *pg, const char *name, bool *jit, char **text_out)
 {
     PGresult *d = PQdescribePrepared(pg, "s");
     ck_assert_int_eq(PQresultStatus(d), PGRES_COMMAND_OK);
     int n = PQnparams(d);
     PQclear(d);
     char sql[1024];
-    int len = snprintf(sql, sizeof(sql), "EXPLAIN (FORMAT JSON) EXECUTE s(");
+    int len = snprintf(sql, sizeof(sql), "EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE s(");
     for (int i = 0; i < n && len < (int)sizeof(sql) - 8; i++)
         len += snprintf(sql + len, sizeof(sql) - (size_t)len, "%sNULL", i ? "," : "");
     snprintf(sql + len, sizeof(sql) - (size_t)len, ")");
@@ -133,17 +141,36 @@ explain(PGconn *pg, const char *name, bool *jit)
     double cost = json_number_value(eu_it_jpath(top, "Plan.Total Cost"));
     *jit = json_object_get(top, "JIT") != NULL;
     json_decref(plan);
-    free(text);
+    *text_out = text;
     return cost;
 }
 
 /* What the plans of one run came to. */
 struct tally {
     int n;
-    char dear[2048]; /* the plans past PLAN_COST_MAX */
-    double top[5];   /* the five dearest, printed to show the margin */
+    const char *inlined; /* names of the functions no plan may call, comma-separated, or NULL */
+    char calls[2048];    /* the plans that call one */
+    char dear[2048];     /* the plans past PLAN_COST_MAX */
+    double top[5];       /* the five dearest, printed to show the margin */
     const char *top_name[5];
 };
+
+/* Notes in t each function of t->inlined that plan (EXPLAIN VERBOSE text)
+ * calls: a call prints as the name and a parenthesis. */
+static void
+note_calls(struct tally *t, const char *name, unsigned v, const char *plan)
+{
+    for (const char *f = t->inlined; f && *f;) {
+        size_t len = strcspn(f, ",");
+        char call[80];
+        snprintf(call, sizeof(call), "%.*s(", (int)len, f);
+        size_t used = strlen(t->calls);
+        if (strstr(plan, call) && used < sizeof(t->calls) - 128)
+            snprintf(t->calls + used, sizeof(t->calls) - used, " %s/%u calls %.*s();", name, v,
+                     (int)len, f);
+        f += len + (f[len] == ',');
+    }
+}
 
 /* Prepares st's variant v on pg as "s", explains it and counts it in t. */
 static void
@@ -155,8 +182,11 @@ check_plan(PGconn *pg, const struct eu_sql *st, unsigned v, int nparams, struct 
                   PQresultErrorMessage(r));
     PQclear(r);
     bool jit = false;
-    double cost = explain(pg, st->name, &jit);
+    char *text = NULL;
+    double cost = explain(pg, st->name, &jit, &text);
     ck_assert_msg(!jit, "%s (variant %u) would be JIT-compiled", st->name, v);
+    note_calls(t, st->name, v, text);
+    free(text);
     size_t used = strlen(t->dear);
     if (cost >= PLAN_COST_MAX && used < sizeof(t->dear) - 128)
         snprintf(t->dear + used, sizeof(t->dear) - used, " %s/%u at %.0f;", st->name, v, cost);
@@ -181,6 +211,8 @@ report(const char *what, const struct tally *t)
         fprintf(stderr, " %s %.0f", t->top_name[k], t->top[k]);
     fprintf(stderr, "\n");
     ck_assert_msg(!t->dear[0], "%s: plans costed past %.0f:%s", what, PLAN_COST_MAX, t->dear);
+    ck_assert_msg(!t->calls[0], "%s: plans calling a function meant to be inlined:%s", what,
+                  t->calls);
 }
 
 /* The control database as a host of thousands sees it: a few placements
@@ -197,6 +229,21 @@ seed_control(PGconn *pg)
     free(eu_it_pg_query(pg, "ANALYZE"));
 }
 
+/* The placement's SQL functions written to be inlined: LANGUAGE sql, not
+ * volatile, not strict (eunha_next_id() and the STRICT helpers are called
+ * as functions on purpose). The caller frees the list. */
+static char *
+inlined_functions(PGconn *pg)
+{
+    char *names = eu_it_pg_query(
+        pg, "SELECT string_agg(p.proname, ',' ORDER BY p.proname) FROM pg_proc p"
+            " JOIN pg_language l ON l.oid = p.prolang WHERE p.proname LIKE 'eunha\\_%'"
+            " AND l.lanname = 'sql' AND p.provolatile <> 'v' AND NOT p.proisstrict");
+    ck_assert_msg(names && strstr(names, "eunha_is_visible"), "inlined functions: %s",
+                  names ? names : "none");
+    return names;
+}
+
 START_TEST(test_no_plan_is_costed_for_jit)
 {
     struct eu_it_server *s = eu_it_server_start(NULL);
@@ -209,13 +256,15 @@ START_TEST(test_no_plan_is_costed_for_jit)
     expect_setting(pg, "plan_cache_mode", "force_generic_plan");
     seed_decoys(pg);
 
-    struct tally placement = {0};
+    char *inlined = inlined_functions(pg);
+    struct tally placement = {.inlined = inlined};
     for (size_t i = 0; eu_sql_tables[i]; i++)
         for (const struct eu_sql *st = eu_sql_tables[i]; st->name; st++)
             for (unsigned v = 0; v < (st->page_col ? EU_SQL_PAGE_VARIANTS : 1); v++)
                 check_plan(pg, st, v, st->cross_tenant ? 0 : 1, &placement);
     report("placement", &placement);
     ck_assert_int_gt(placement.n, 100);
+    free(inlined);
     PQfinish(pg);
 
     /* The tenant insert scans placements, which has no other way: with seq

@@ -56,15 +56,15 @@ static const struct row rows[] = {
     {"SELECT extract(epoch FROM now())", true, NULL},
     {"WITH n AS (SELECT 1) SELECT * FROM n", true, NULL},
     {"SELECT x FROM unnest($2::text[]) AS tags(x)", true, NULL},
-    /* The shared rules (migration 0040) take the tenant first. */
-    {"SELECT 1 FROM statuses s CROSS JOIN LATERAL eunha_not_shunned($1, s.account_id, $2) n"
-     " WHERE s.tenant_id = $1",
+    /* The shared rules (migrations 0040 and 0042) take the tenant first. */
+    {"SELECT 1 FROM statuses s CROSS JOIN LATERAL eunha_is_not_shunned($1, s.account_id, $2) n"
+     " WHERE s.tenant_id = $1 AND n.ok",
      true, NULL},
-    {"SELECT 1 FROM statuses s CROSS JOIN LATERAL eunha_not_shunned($3, s.account_id, $2) n"
-     " WHERE s.tenant_id = $1",
-     false, "eunha_not_shunned() without $1"},
-    {"SELECT EXISTS (SELECT FROM eunha_status_visible($12, 1, 2, 0::smallint, NULL, 3))", false,
-     "eunha_status_visible()"},
+    {"SELECT 1 FROM statuses s CROSS JOIN LATERAL eunha_is_not_shunned($3, s.account_id, $2) n"
+     " WHERE s.tenant_id = $1 AND n.ok",
+     false, "eunha_is_not_shunned() without $1"},
+    {"SELECT (SELECT ok FROM eunha_is_visible($12, 1, 2, 0::smallint, NULL, 3))", false,
+     "eunha_is_visible()"},
     {"SELECT eunha_ts(now()), eunha_next_id()", true, NULL},
 };
 
