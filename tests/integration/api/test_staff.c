@@ -317,8 +317,16 @@ START_TEST(test_account_actions)
     call(&w, &r, "GET", "mona", NULL, "/api/v1/admin/accounts/%s", bob);
     expect_bool(&r, "silenced", true);
     expect_bool(&r, "sensitized", true);
+    /* A silenced author leaves the public timeline of those who do not
+     * follow it, as Mastodon's StatusFilter; its own view keeps it. */
+    call(&w, &r, "GET", "rita", NULL, "/api/v1/timelines/public");
+    ck_assert_ptr_null(eu_it_find(r.json, "id", status));
+    call(&w, &r, "GET", "bob", NULL, "/api/v1/timelines/public");
+    ck_assert_ptr_nonnull(eu_it_find(r.json, "id", status));
     call(&w, &r, "POST", "mona", NULL, "/api/v1/admin/accounts/%s/unsilence", bob);
     expect_bool(&r, "silenced", false);
+    call(&w, &r, "GET", "rita", NULL, "/api/v1/timelines/public");
+    ck_assert_ptr_nonnull(eu_it_find(r.json, "id", status));
     call(&w, &r, "POST", "mona", NULL, "/api/v1/admin/accounts/%s/unsensitive", bob);
     expect_bool(&r, "sensitized", false);
     ck_assert_int_eq(audit_rows(&w, "unsensitive", bob), 1);
