@@ -27,8 +27,8 @@ struct pg_result;
       ".fields::text, to_char(date_trunc('day', " a ".created_at AT TIME ZONE 'UTC'), "            \
       "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), " a ".followers_count, " a ".following_count, " a     \
       ".statuses_count, to_char(" a ".last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), " a        \
-      ".suspended_at IS NOT NULL"
-#define EU_ACCOUNT_NCOLS 19
+      ".suspended_at IS NOT NULL, " a ".roles::text"
+#define EU_ACCOUNT_NCOLS 20
 
 /*
  * Renders the Account at row of res, columns col .. col+EU_ACCOUNT_NCOLS-1.

@@ -131,16 +131,23 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, int c)
         fields = json_array();
     }
     const char *last = col_str(r, row, c + 17);
+    /* A local user's highlighted role (migration 0045), else none. */
+    json_t *roles =
+        PQgetisnull(r, row, c + 19) ? NULL : json_loads(PQgetvalue(r, row, c + 19), 0, NULL);
+    if (!json_is_array(roles)) {
+        json_decref(roles);
+        roles = json_array();
+    }
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s,"
-        " s:I, s:I, s:I, s:[], s:o, s:[], s:b, s:b}",
+        " s:I, s:I, s:I, s:[], s:o, s:o, s:b, s:b}",
         "id", id, "username", username, "acct", acct, "display_name", PQgetvalue(r, row, c + 3),
         "locked", col_bool(r, row, c + 9), "bot", col_bool(r, row, c + 10), "discoverable",
         col_bool(r, row, c + 11), "indexable", col_bool(r, row, c + 11), "group", 0, "created_at",
         PQgetvalue(r, row, c + 13), "note", note, "url", url, "uri", uri, "avatar", avatar,
         "avatar_static", avatar, "header", header, "header_static", header, "followers_count",
         col_int(r, row, c + 14), "following_count", col_int(r, row, c + 15), "statuses_count",
-        col_int(r, row, c + 16), "emojis", "fields", fields, "roles", "hide_collections", 0,
+        col_int(r, row, c + 16), "emojis", "fields", fields, "roles", roles, "hide_collections", 0,
         "noindex", 0);
     json_object_set_new(o, "last_status_at", last ? json_string(last) : json_null());
     if (col_bool(r, row, c + 18))

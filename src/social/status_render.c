@@ -211,7 +211,8 @@ const struct eu_sql eu_status_render_sql[] = {
          "  a.fields::text, to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'),"
          "  'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), a.followers_count, a.following_count,"
          "  a.statuses_count, to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'),"
-         "  a.suspended_at IS NOT NULL WHERE NOT k.account_cached OFFSET 0) ax ON true"
+         "  a.suspended_at IS NOT NULL, a.roles::text WHERE NOT k.account_cached OFFSET 0) ax"
+         "  ON true"
          /* ANY(ARRAY(...)): fetched by primary key whatever the statistics
           * say, so no plan can compute the costly columns for rows it then
           * drops. */

@@ -132,6 +132,23 @@ START_TEST(test_roles_in_credentials)
     call(&w, &r, "GET", "bob", NULL, "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_JSTR(&r, "role.id", "-99");
     EU_IT_EXPECT_JSTR(&r, "role.permissions", "65536");
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "roles")), 0);
+
+    /* A highlighted role is the account's badge wherever it is shown. */
+    call(&w, &r, "GET", "bob", NULL, "/api/v1/accounts/%s", eu_it_id(&w, "olga"));
+    EU_IT_EXPECT_JSTR(&r, "roles.0.id", "3");
+    EU_IT_EXPECT_JSTR(&r, "roles.0.name", "Owner");
+    call(&w, &r, "POST", "mona", "{\"status\":\"mod here\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_JSTR(&r, "account.roles.0.name", "Moderator");
+    call(&w, &r, "GET", "bob", NULL, "/api/v1/accounts/%s", eu_it_id(&w, "mick"));
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "roles")), 0);
+    free(eu_it_world_sql(&w,
+                         "UPDATE user_roles SET highlighted = true, color = '#ff0000'"
+                         " WHERE tenant_id = %s AND id = 77",
+                         w.tid));
+    call(&w, &r, "GET", "bob", NULL, "/api/v1/accounts/%s", eu_it_id(&w, "mick"));
+    EU_IT_EXPECT_JSTR(&r, "roles.0.name", "Reports desk");
+    EU_IT_EXPECT_JSTR(&r, "roles.0.color", "#ff0000");
 
     /* The operator demotes: the cached token loses the permission at once. */
     call(&w, &r, "GET", "olga", NULL, "/api/v1/admin/accounts");
