@@ -340,12 +340,18 @@ START_TEST(test_account_actions)
     ck_assert_ptr_null(eu_it_find(r.json, "id", status));
     call(&w, &r, "GET", "bob", NULL, "/api/v1/timelines/public");
     ck_assert_ptr_nonnull(eu_it_find(r.json, "id", status));
+    /* A sensitized account's posts are marked sensitive. */
+    call(&w, &r, "POST", "bob", "{\"status\":\"look\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_bool(&r, "sensitive", true);
     call(&w, &r, "POST", "mona", NULL, "/api/v1/admin/accounts/%s/unsilence", bob);
     expect_bool(&r, "silenced", false);
     call(&w, &r, "GET", "rita", NULL, "/api/v1/timelines/public");
     ck_assert_ptr_nonnull(eu_it_find(r.json, "id", status));
     call(&w, &r, "POST", "mona", NULL, "/api/v1/admin/accounts/%s/unsensitive", bob);
     expect_bool(&r, "sensitized", false);
+    call(&w, &r, "POST", "bob", "{\"status\":\"look again\"}", "/api/v1/statuses");
+    expect_bool(&r, "sensitive", false);
     ck_assert_int_eq(audit_rows(&w, "unsensitive", bob), 1);
     ck_assert_int_eq(eu_it_world_sql_long(&w,
                                           "SELECT count(*) FROM account_warnings WHERE"
