@@ -9,8 +9,10 @@
  * An Admin::Report embeds four Admin::Accounts and the reported statuses,
  * so a page is three statements whatever its size: the reports, the
  * accounts they name (staff_accounts.c), the statuses (the status
- * renderer). The statuses are rendered for the moderator as a viewer, so a
- * private status the moderator cannot see is left out.
+ * renderer). The statuses are shown whatever their visibility, deleted
+ * ones too, as Mastodon's admin serializer shows them: a moderator judges
+ * what was reported, and the report's creation already checked that the
+ * reporter could see each one.
  */
 #include "eunha/api.h"
 
@@ -191,7 +193,7 @@ on_accounts(struct eu_req *req, json_t *by_id, void *arg)
         on_statuses(req, json_array(), r);
         return;
     }
-    eu_statuses_render(req, ids, n, on_statuses, r);
+    eu_statuses_render_opts(req, ids, n, EU_RENDER_KEEP_HIDDEN, on_statuses, r);
 }
 
 /* Reads the rows into r->reports, with the accounts' ids where their

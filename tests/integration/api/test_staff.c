@@ -453,6 +453,11 @@ START_TEST(test_reports)
     EU_IT_EXPECT_JSTR(&r, "0.statuses.0.id", status);
     ck_assert(json_is_null(eu_it_jpath(r.json, "0.assigned_account")));
     expect_bool(&r, "0.action_taken", false);
+    /* Deleted since, the reported status still shows to the moderator. */
+    call(&w, &r, "DELETE", "bob", NULL, "/api/v1/statuses/%s", status);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call(&w, &r, "GET", "mona", NULL, "/api/v1/admin/reports/%s", report);
+    EU_IT_EXPECT_JSTR(&r, "statuses.0.id", status);
     call(&w, &r, "GET", "mona", NULL, "/api/v1/admin/reports?target_account_id=%s",
          eu_it_id(&w, "rita"));
     ck_assert_int_eq(json_array_size(r.json), 0);
