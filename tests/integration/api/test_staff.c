@@ -171,6 +171,17 @@ START_TEST(test_roles_in_credentials)
                         eu_it_tok(&w, "mona"), NULL);
     ck_assert_int_eq(rc, 0);
     EU_IT_EXPECT_ERROR(&r, 401);
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/role", HOST,
+             eu_it_id(&w, "mona"));
+    rc = eu_it_http(&r, "PUT", w.s->admin_port, NULL, path, eu_it_tok(&w, "olga"),
+                    "{\"role\":\"owner\"}");
+    ck_assert_int_eq(rc, 0);
+    EU_IT_EXPECT_ERROR(&r, 401);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT role_id FROM users WHERE tenant_id = %s"
+                                          " AND account_id = %s",
+                                          w.tid, eu_it_id(&w, "mona")),
+                     1);
 
     eu_it_resp_free(&r);
     eu_it_world_stop(&w);
