@@ -55,4 +55,44 @@ void eu_auth_cache_clear(struct eu_app *app, struct eu_tenant *t);
  * app->registry exist. */
 void eu_auth_listen(struct eu_app *app);
 
+/*
+ * Mastodon's role permissions (UserRole::FLAGS), with Mastodon's bit values
+ * so that a Role entity's "permissions" string means to a client what it
+ * means on Mastodon. A token's user carries the computed set of its role
+ * (the everyone role's added; every bit for an administrator), read with
+ * the token and cached with it.
+ */
+enum {
+    EU_PERM_ADMINISTRATOR = 1 << 0,
+    EU_PERM_VIEW_DEVOPS = 1 << 1,
+    EU_PERM_VIEW_AUDIT_LOG = 1 << 2,
+    EU_PERM_VIEW_DASHBOARD = 1 << 3,
+    EU_PERM_MANAGE_REPORTS = 1 << 4,
+    EU_PERM_MANAGE_FEDERATION = 1 << 5,
+    EU_PERM_MANAGE_SETTINGS = 1 << 6,
+    EU_PERM_MANAGE_BLOCKS = 1 << 7,
+    EU_PERM_MANAGE_TAXONOMIES = 1 << 8,
+    EU_PERM_MANAGE_APPEALS = 1 << 9,
+    EU_PERM_MANAGE_USERS = 1 << 10,
+    EU_PERM_MANAGE_INVITES = 1 << 11,
+    EU_PERM_MANAGE_RULES = 1 << 12,
+    EU_PERM_MANAGE_ANNOUNCEMENTS = 1 << 13,
+    EU_PERM_MANAGE_CUSTOM_EMOJIS = 1 << 14,
+    EU_PERM_MANAGE_WEBHOOKS = 1 << 15,
+    EU_PERM_INVITE_USERS = 1 << 16,
+    EU_PERM_MANAGE_ROLES = 1 << 17,
+    EU_PERM_MANAGE_USER_ACCESS = 1 << 18,
+    EU_PERM_DELETE_USER_DATA = 1 << 19,
+};
+
+/*
+ * True when the signed-in user's role has any of the permissions any_of.
+ * Otherwise answers 403 {"error":"This action is not allowed"}, as
+ * Mastodon's NotPermittedError does, and returns false: the caller returns.
+ * An admin route needs both this and its OAuth scope (the route's), so a
+ * token that asked for admin:write gains nothing for a user without a
+ * staff role.
+ */
+bool eu_auth_permit(struct eu_req *req, int64_t any_of);
+
 #endif

@@ -22,7 +22,7 @@ struct pg_result;
  * for an accounts row a as (eunha_account(a)).*, found by name once per
  * result so that a row can carry other columns in any order beside them.
  */
-#define EU_ACCOUNT_NFIELDS 19
+#define EU_ACCOUNT_NFIELDS 20
 struct eu_account_cols {
     int col[EU_ACCOUNT_NFIELDS];
 };

@@ -72,6 +72,8 @@ struct eu_req {
         const char *scopes;    /* space-separated, arena */
         bool pending_approval; /* the user signed up and awaits approval */
         bool moved;            /* the user's account moved away (Move) */
+        bool disabled;         /* the staff disabled the user's login */
+        int64_t permissions;   /* the role's computed EU_PERM_* bits (eunha/auth.h) */
         char token_hash[65];
     } auth;
     /* The actor whose signature this GET carried, once src/ap/authfetch.c

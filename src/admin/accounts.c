@@ -1,6 +1,7 @@
 /*
  * POST /admin/v1/tenants/:domain/accounts: a confirmed local account made by
- * the operator. The password is hashed with argon2id and the account's RSA
+ * the operator; PUT .../accounts/:id/role: the operator appoints a user's
+ * role (the tenant's owner, most often). The password is hashed with argon2id and the account's RSA
  * key pair made on the CPU pool (never on the loop), then the account and
  * its user row go in with one statement.
  */
@@ -17,11 +18,13 @@
 #include "eunha/apkeys.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
+#include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/page.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
@@ -33,6 +36,7 @@
 
 enum {
     ADMIN_ACCOUNTS_CREATE,
+    ADMIN_ACCOUNTS_ROLE,
 };
 
 const struct eu_sql eu_admin_accounts_sql[] = {
@@ -41,9 +45,15 @@ const struct eu_sql eu_admin_accounts_sql[] = {
          "WITH a AS (INSERT INTO accounts (tenant_id, username, public_key, private_key)"
          " VALUES ($1, $2, $6, $7) RETURNING id, created_at) INSERT INTO users (tenant_id, "
          "account_id, email,"
-         " encrypted_password, role, confirmed_at) SELECT $1, a.id, $3, $4, $5, now()"
+         " encrypted_password, role_id, confirmed_at) SELECT $1, a.id, $3, $4, $5::bigint, now()"
          " FROM a RETURNING account_id, "
          "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"},
+    /* $2 the account, $3 its new role id (NULL: the everyone role). No row
+     * for an account without a user (a remote one). */
+    [ADMIN_ACCOUNTS_ROLE] = {"admin_accounts.role",
+                             "UPDATE users SET role_id = $3::bigint, updated_at = now()"
+                             " WHERE tenant_id = $1 AND account_id = $2::bigint"
+                             " RETURNING account_id::text"},
     {0},
 };
 
@@ -74,6 +84,24 @@ email_is_valid(const char *s)
     const char *at = strchr(s, '@');
     return at && at != s && at[1] && !strchr(at + 1, '@') && strlen(s) <= 254 &&
            !strpbrk(s, " \t\r\n<>");
+}
+
+/* The operator names Mastodon's built-in roles; their ids are Mastodon's
+ * (migration 0043). NULL for "user" (no role: Mastodon's everyone role) and
+ * for an unknown name, which *known tells apart. */
+static const char *
+role_id_of(const char *name, bool *known)
+{
+    static const struct {
+        const char *name, *id;
+    } roles[] = {{"owner", "3"}, {"admin", "2"}, {"moderator", "1"}, {"user", NULL}};
+    for (size_t i = 0; name && i < sizeof(roles) / sizeof(roles[0]); i++)
+        if (strcmp(name, roles[i].name) == 0) {
+            *known = true;
+            return roles[i].id;
+        }
+    *known = false;
+    return NULL;
 }
 
 static void
@@ -123,7 +151,8 @@ hash_done(void *arg)
                            c->rc ? "Cannot hash the password" : "Cannot make the account's keys");
         return;
     }
-    const char *params[] = {c->username, c->email, c->hash, c->role, pub, priv};
+    bool known;
+    const char *params[] = {c->username, c->email, c->hash, role_id_of(c->role, &known), pub, priv};
     eu_req_stmt_or_error(req, &eu_admin_accounts_sql[ADMIN_ACCOUNTS_CREATE], 6, params, on_inserted,
                          c);
 }
@@ -154,8 +183,11 @@ eu_admin_accounts_create(struct eu_req *req)
         eu_req_reply_error(req, 422, "Validation failed: password must be 8 to 72 characters");
         return;
     }
-    if (!role || (strcmp(role, "owner") && strcmp(role, "admin") && strcmp(role, "user"))) {
-        eu_req_reply_error(req, 422, "Validation failed: role must be owner, admin or user");
+    bool known;
+    role_id_of(role, &known);
+    if (!known) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: role must be owner, admin, moderator or user");
         return;
     }
     struct create_account *c = eu_arena_calloc(req->arena, sizeof(*c));
@@ -177,11 +209,58 @@ eu_admin_accounts_create(struct eu_req *req)
     }
 }
 
+/* ------------------------- PUT /admin/v1/tenants/:domain/accounts/:id/role */
+
+static void
+on_role_set(struct eu_req *req, PGresult *res, void *arg)
+{
+    const char *role = arg;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    /* The role's permissions ride in every cached token of the tenant: a
+     * demoted admin loses them now, in every process. */
+    eu_auth_cache_clear(req->app, req->tenant);
+    eu_log_info("admin", "account %s now has role '%s'", PQgetvalue(res, 0, 0), role);
+    eu_req_reply_json(req, 200, json_pack("{s:s, s:s}", "id", PQgetvalue(res, 0, 0), "role", role));
+}
+
+/* How the operator appoints a tenant's owner (or any staff role): the
+ * tenant's own staff cannot make the first owner. */
+void
+eu_admin_accounts_set_role(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    const char *id = eu_req_param(req, "id");
+    if (!eu_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    json_t *body = eu_req_json_or_reply(req);
+    if (!body)
+        return;
+    const char *role = json_string_value(json_object_get(body, "role"));
+    bool known;
+    const char *role_id = role_id_of(role, &known);
+    if (!known) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: role must be owner, admin, moderator or user");
+        return;
+    }
+    const char *params[] = {id, role_id};
+    eu_req_stmt(req, &eu_admin_accounts_sql[ADMIN_ACCOUNTS_ROLE], 2, params, on_role_set,
+                eu_arena_strdup(req->arena, role));
+}
+
 /* ------------------------------------------------------------ route table */
 
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
 const struct eu_route eu_admin_accounts_routes[] = {
     {EU_HTTP_POST, "/admin/v1/tenants/:domain/accounts", eu_admin_accounts_create, NULL,
+     EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_PUT, "/admin/v1/tenants/:domain/accounts/:id/role", eu_admin_accounts_set_role, NULL,
      EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
     {0},
 };

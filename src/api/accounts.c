@@ -64,7 +64,8 @@ const struct eu_sql eu_accounts_sql[] = {
                               " coalesce(a.fields_source, a.fields)::text AS source_fields,"
                               " u.default_privacy, u.default_sensitive,"
                               " coalesce(u.default_language, '') AS default_language,"
-                              " u.role, (SELECT count(*) FROM follow_requests r"
+                              " (SELECT j::text FROM eunha_role_json($1, u.role_id) j) AS role,"
+                              " (SELECT count(*) FROM follow_requests r"
                               " WHERE r.tenant_id = $1 AND r.target_account_id = a.id)"
                               " AS follow_requests_count, a.moved_to_account_id"
                               " FROM accounts a JOIN users u"
@@ -281,21 +282,6 @@ eu_accounts_reply_page(struct eu_req *req, const struct eu_sql *s, int nparams,
 
 /* ---------------------------------------------------- verify_credentials */
 
-/* Mastodon's built-in roles: the everyone role (id -99) and its seeded
- * Admin and Owner roles, with their permission bitmasks. */
-static json_t *
-role_json(const char *role)
-{
-    if (strcmp(role, "owner") == 0)
-        return json_pack("{s:s, s:s, s:s, s:s, s:b}", "id", "3", "name", "Owner", "permissions",
-                         "1048575", "color", "", "highlighted", 1);
-    if (strcmp(role, "admin") == 0)
-        return json_pack("{s:s, s:s, s:s, s:s, s:b}", "id", "2", "name", "Admin", "permissions",
-                         "983036", "color", "", "highlighted", 1);
-    return json_pack("{s:s, s:s, s:s, s:s, s:b}", "id", "-99", "name", "", "permissions", "65536",
-                     "color", "", "highlighted", 0);
-}
-
 static void
 drop_json(void *data)
 {
@@ -372,7 +358,8 @@ on_credentials(struct eu_req *req, PGresult *res, void *arg)
                   field(res, "default_language"), "note", field(res, "source_note"), "fields",
                   plain, "follow_requests_count",
                   (json_int_t)strtoll(field(res, "follow_requests_count"), NULL, 10)));
-    json_object_set_new(o, "role", role_json(field(res, "role")));
+    json_t *role = json_loads(field(res, "role"), 0, NULL);
+    json_object_set_new(o, "role", role ? role : json_null());
     reply_with_moved(req, o, res);
 }
 

@@ -40,6 +40,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_nodeinfo_sql,
     eu_web_sql,
     eu_reports_sql,
+    eu_staff_accounts_sql,
+    eu_staff_reports_sql,
 
     /* oauth and timed group */
     eu_oauth_sql,

@@ -36,6 +36,9 @@
 const char *const eu_db_tenant_tables[] = {
     "notifications",
     "reports",
+    "account_warnings", /* before accounts, which it references */
+    "admin_action_logs",
+    "user_roles",
     "announcement_reactions",  /* before announcements and accounts */
     "announcement_dismissals", /* likewise */
     "announcements",

@@ -48,7 +48,10 @@ const struct eu_sql eu_auth_sql[] = {
     [AUTH_TOKEN] = {"auth.token",
                     "SELECT t.id, t.application_id, t.user_id, u.account_id, t.scopes,"
                     " coalesce(a.suspended_at IS NOT NULL, false), coalesce(u.approved, true),"
-                    " coalesce(a.moved_to_account_id IS NOT NULL, false)"
+                    " coalesce(a.moved_to_account_id IS NOT NULL, false),"
+                    " coalesce(u.disabled, false),"
+                    " CASE WHEN u.id IS NULL THEN 0 ELSE"
+                    "  (SELECT r.permissions FROM eunha_role($1, u.role_id) r) END"
                     " FROM oauth_access_tokens t"
                     " LEFT JOIN users u ON u.tenant_id = $1 AND u.id = t.user_id"
                     " LEFT JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
@@ -60,7 +63,9 @@ struct entry {
     char hash[65];
     time_t expires;
     int64_t token_id, app_id, user_id, account_id;
-    bool moved; /* the account moved away: most routes refuse it */
+    bool moved;          /* the account moved away: most routes refuse it */
+    bool disabled;       /* the staff disabled the login: every user route refuses it */
+    int64_t permissions; /* EU_PERM_* of the user's role; a role change clears the cache */
     /* Bit i: eu_auth_known_scopes[i] was granted. A set, not the granted text, so
      * no list is too long to keep whole (a cut "write:favourites" once read
      * as "write", every write scope). */
@@ -382,6 +387,8 @@ fill_from_entry(struct eu_req *req, const struct entry *e)
     req->auth.user_id = e->user_id;
     req->auth.account_id = e->account_id;
     req->auth.moved = e->moved;
+    req->auth.disabled = e->disabled;
+    req->auth.permissions = e->permissions;
     req->auth.scopes = scope_text(req->arena, e->scopes);
 }
 
@@ -418,6 +425,8 @@ on_token(PGresult *res, enum eu_db_status st, void *arg)
         e.account_id = ll(res, 3);
         e.scopes = scope_bits(PQgetvalue(res, 0, 4));
         e.moved = strcmp(PQgetvalue(res, 0, 7), "t") == 0;
+        e.disabled = strcmp(PQgetvalue(res, 0, 8), "t") == 0;
+        e.permissions = ll(res, 9);
         fill_from_entry(req, &e);
         /* Not cached while pending, so approval takes effect at once; nor
          * when an invalidation came in since the row was read. */
@@ -475,4 +484,13 @@ eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done)
     const char *params[] = {req->auth.token_hash};
     eu_db_pool_stmt(eu_tenant_pool(req->app->registry, t), &eu_auth_sql[AUTH_TOKEN], 1, params,
                     on_token, l);
+}
+
+bool
+eu_auth_permit(struct eu_req *req, int64_t any_of)
+{
+    if (req->auth.user_id && (req->auth.permissions & any_of))
+        return true;
+    eu_req_reply_error(req, 403, "This action is not allowed");
+    return false;
 }

@@ -700,6 +700,11 @@ after_auth(struct eu_req *req)
         eu_req_reply_error(req, 422, "This method requires an authenticated user");
         return;
     }
+    /* Mastodon's require_user! asks in this order. */
+    if (need_user && req->auth.disabled) {
+        eu_req_reply_error(req, 403, "Your login is currently disabled");
+        return;
+    }
     if (need_user && req->auth.pending_approval) {
         eu_req_reply_error(req, 403, "Your login is currently pending approval");
         return;

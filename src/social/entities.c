@@ -116,6 +116,7 @@ enum {
     A_STATUSES,
     A_LAST_STATUS_AT,
     A_SUSPENDED,
+    A_ROLES,
     A_NFIELDS
 };
 _Static_assert(A_NFIELDS == EU_ACCOUNT_NFIELDS, "one column a field");
@@ -140,6 +141,7 @@ static const char *const account_fields[A_NFIELDS] = {
     [A_STATUSES] = "account_statuses_count",
     [A_LAST_STATUS_AT] = "account_last_status_at",
     [A_SUSPENDED] = "account_suspended",
+    [A_ROLES] = "account_roles",
 };
 
 void
@@ -189,9 +191,17 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, const struct eu_
         fields = json_array();
     }
     const char *last = col_str(r, row, c[A_LAST_STATUS_AT]);
+    /* A local user's highlighted role (migration 0045), else none. */
+    json_t *roles = PQgetisnull(r, row, c[A_ROLES])
+                        ? NULL
+                        : json_loads(PQgetvalue(r, row, c[A_ROLES]), 0, NULL);
+    if (!json_is_array(roles)) {
+        json_decref(roles);
+        roles = json_array();
+    }
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s,"
-        " s:I, s:I, s:I, s:[], s:o, s:[], s:b, s:b}",
+        " s:I, s:I, s:I, s:[], s:o, s:o, s:b, s:b}",
         "id", id, "username", username, "acct", acct, "display_name",
         PQgetvalue(r, row, c[A_DISPLAY_NAME]), "locked", col_bool(r, row, c[A_LOCKED]), "bot",
         col_bool(r, row, c[A_BOT]), "discoverable", col_bool(r, row, c[A_DISCOVERABLE]),
@@ -200,7 +210,7 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, const struct eu_
         "avatar_static", avatar, "header", header, "header_static", header, "followers_count",
         col_int(r, row, c[A_FOLLOWERS]), "following_count", col_int(r, row, c[A_FOLLOWING]),
         "statuses_count", col_int(r, row, c[A_STATUSES]), "emojis", "fields", fields, "roles",
-        "hide_collections", 0, "noindex", 0);
+        roles, "hide_collections", 0, "noindex", 0);
     json_object_set_new(o, "last_status_at", last ? json_string(last) : json_null());
     if (col_bool(r, row, c[A_SUSPENDED]))
         json_object_set_new(o, "suspended", json_true());

@@ -224,7 +224,7 @@ const struct eu_sql eu_status_render_sql[] = {
          "  a.following_count AS account_following_count,"
          "  a.statuses_count AS account_statuses_count,"
          "  to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS account_last_status_at,"
-         "  a.suspended_at IS NOT NULL AS account_suspended"
+         "  a.suspended_at IS NOT NULL AS account_suspended, a.roles::text AS account_roles"
          "  WHERE NOT k.account_cached OFFSET 0) ax ON true"
          /* ANY(ARRAY(...)): fetched by primary key whatever the statistics
           * say, so no plan can compute the costly columns for rows it then

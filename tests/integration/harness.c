@@ -1481,7 +1481,7 @@ eu_it_account_seed_in(const char *db, const char *tid, const char *domain, const
         pg,
         "WITH a AS (INSERT INTO accounts (tenant_id, username, public_key, private_key)"
         " VALUES ($1, $2, $3, $4) RETURNING id) INSERT INTO users (tenant_id, account_id,"
-        " email, encrypted_password, role, confirmed_at) SELECT $1, a.id, $5, $6, 'user', now()"
+        " email, encrypted_password, confirmed_at) SELECT $1, a.id, $5, $6, now()"
         " FROM a RETURNING account_id::text",
         6, NULL, params, NULL, NULL, 0);
     ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1,

@@ -1,0 +1,368 @@
+/*
+ * Mastodon's admin API for reports, for a tenant's own staff
+ * (/api/v1/admin/reports): list (open ones unless resolved is given, by
+ * reporter or target), show, assign to oneself, unassign, resolve and
+ * reopen. Every route needs admin:read:reports or admin:write:reports and
+ * a role with manage_reports (Mastodon's ReportPolicy). Each change writes
+ * its admin_action_logs row in the same statement.
+ *
+ * An Admin::Report embeds four Admin::Accounts and the reported statuses,
+ * so a page is three statements whatever its size: the reports, the
+ * accounts they name (staff_accounts.c), the statuses (the status
+ * renderer). The statuses are shown whatever their visibility, deleted
+ * ones too, as Mastodon's admin serializer shows them: a moderator judges
+ * what was reported, and the report's creation already checked that the
+ * reporter could see each one.
+ */
+#include "eunha/api.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/auth.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/page.h"
+#include "eunha/params.h"
+#include "eunha/sql.h"
+#include "eunha/statuses.h"
+#include "staff_internal.h"
+
+#define PAGE_DEFAULT 100
+#define PAGE_MAX 200
+/* Reports name at most this many statuses each (src/api/reports.c). */
+#define STATUSES_PER_REPORT 100
+
+enum {
+    STAFF_REPORTS_LIST,
+    STAFF_REPORTS_SHOW,
+    STAFF_REPORTS_CHANGE,
+};
+
+/* clang-format off */
+const struct eu_sql eu_staff_reports_sql[] = {
+    /* $2 resolved ones (else open ones), $3 reporter, $4 target, NULL when
+     * not asked; the page's four from $5. */
+    [STAFF_REPORTS_LIST] = {"staff_reports.list",
+        "SELECT r.id::text, r.action_taken_at IS NOT NULL, eunha_ts(r.action_taken_at),"
+        " r.category, r.comment, r.forwarded, eunha_ts(r.created_at), eunha_ts(r.updated_at),"
+        " r.account_id::text, r.target_account_id::text, r.assigned_account_id::text,"
+        " r.action_taken_by_account_id::text, array_to_json(r.status_ids::text[])::text"
+        " FROM reports r WHERE r.tenant_id = $1"
+        " AND (r.action_taken_at IS NOT NULL) = coalesce($2::bool, false)"
+        " AND ($3::bigint IS NULL OR r.account_id = $3::bigint)"
+        " AND ($4::bigint IS NULL OR r.target_account_id = $4::bigint)",
+        "r.id", 5},
+    [STAFF_REPORTS_SHOW] = {"staff_reports.show",
+        "SELECT r.id::text, r.action_taken_at IS NOT NULL, eunha_ts(r.action_taken_at),"
+        " r.category, r.comment, r.forwarded, eunha_ts(r.created_at), eunha_ts(r.updated_at),"
+        " r.account_id::text, r.target_account_id::text, r.assigned_account_id::text,"
+        " r.action_taken_by_account_id::text, array_to_json(r.status_ids::text[])::text"
+        " FROM reports r WHERE r.tenant_id = $1 AND r.id = $2::bigint"},
+    /*
+     * $2 the report, $3 the moderator, $4 what: assign, unassign, resolve
+     * or reopen (Mastodon's resolve! and unresolve!). A row when the report
+     * exists, with its audit row written.
+     */
+    [STAFF_REPORTS_CHANGE] = {"staff_reports.change",
+        "WITH c AS (UPDATE reports SET"
+        "  assigned_account_id = CASE $4 WHEN 'assign' THEN $3::bigint"
+        "   WHEN 'unassign' THEN NULL ELSE assigned_account_id END,"
+        "  action_taken_at = CASE $4 WHEN 'resolve' THEN now() WHEN 'reopen' THEN NULL"
+        "   ELSE action_taken_at END,"
+        "  action_taken_by_account_id = CASE $4 WHEN 'resolve' THEN $3::bigint"
+        "   WHEN 'reopen' THEN NULL ELSE action_taken_by_account_id END,"
+        "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint RETURNING id)"
+        " INSERT INTO admin_action_logs (tenant_id, account_id, action, target_type, target_id)"
+        " SELECT $1, $3::bigint, CASE $4 WHEN 'assign' THEN 'assigned_to_self'"
+        "  WHEN 'unassign' THEN 'unassigned' ELSE $4 END, 'Report', c.id FROM c"
+        " RETURNING target_id"},
+    {0},
+};
+/* clang-format on */
+
+/* Columns of the two reading statements. */
+enum {
+    R_ID,
+    R_ACTION_TAKEN,
+    R_ACTION_TAKEN_AT,
+    R_CATEGORY,
+    R_COMMENT,
+    R_FORWARDED,
+    R_CREATED_AT,
+    R_UPDATED_AT,
+    R_ACCOUNT,
+    R_TARGET,
+    R_ASSIGNED,
+    R_ACTION_BY,
+    R_STATUS_IDS,
+};
+
+/* A page of reports on its way to its answer; arena-owned, its JSON held
+ * by the arena's cleanup list until it is answered. */
+struct render {
+    json_t *reports;  /* the Admin::Reports so far, accounts and statuses to fill */
+    json_t *accounts; /* Admin::Account by id */
+    bool one;         /* answer the one report, not the array */
+    bool ascending;   /* rows came oldest first (a min_id page) */
+};
+
+static void
+drop_json(void *data)
+{
+    json_decref(data);
+}
+
+static json_t *
+text_or_null(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
+}
+
+/* The account with id in the loaded set, or null (a NULL id, or gone). */
+static json_t *
+account_ref(const struct render *r, json_t *id)
+{
+    json_t *a = json_is_string(id) ? json_object_get(r->accounts, json_string_value(id)) : NULL;
+    return a ? json_incref(a) : json_null();
+}
+
+static void
+on_statuses(struct eu_req *req, json_t *statuses, void *arg)
+{
+    struct render *r = arg;
+    json_t *by_id = json_object();
+    size_t i;
+    json_t *s;
+    json_array_foreach(statuses, i, s)
+    {
+        json_t *id = json_object_get(s, "id");
+        if (json_is_string(id))
+            json_object_set(by_id, json_string_value(id), s);
+    }
+    json_t *rep;
+    json_array_foreach(r->reports, i, rep)
+    {
+        json_t *ids = json_object_get(rep, "_status_ids"), *list = json_array(), *id;
+        size_t k;
+        json_array_foreach(ids, k, id)
+        {
+            json_t *st = json_is_string(id) ? json_object_get(by_id, json_string_value(id)) : NULL;
+            if (st)
+                json_array_append(list, st);
+        }
+        json_object_del(rep, "_status_ids");
+        json_object_set_new(rep, "statuses", list);
+        const char *keys[] = {"account", "target_account", "assigned_account",
+                              "action_taken_by_account"};
+        for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
+            json_object_set_new(rep, keys[j], account_ref(r, json_object_get(rep, keys[j])));
+    }
+    json_decref(by_id);
+    json_decref(statuses);
+    json_t *out = r->one ? json_array_get(r->reports, 0) : r->reports;
+    eu_req_reply_json(req, 200, json_incref(out));
+}
+
+static void
+on_accounts(struct eu_req *req, json_t *by_id, void *arg)
+{
+    struct render *r = arg;
+    r->accounts = by_id;
+    eu_arena_on_free(req->arena, drop_json, by_id);
+    size_t n = 0, i;
+    json_t *rep;
+    json_array_foreach(r->reports, i, rep) n +=
+        json_array_size(json_object_get(rep, "_status_ids"));
+    const char **ids = eu_arena_alloc(req->arena, (n + 1) * sizeof(*ids));
+    n = 0;
+    json_array_foreach(r->reports, i, rep)
+    {
+        size_t k;
+        json_t *id;
+        json_array_foreach(json_object_get(rep, "_status_ids"), k, id)
+        {
+            if (json_is_string(id))
+                ids[n++] = json_string_value(id);
+        }
+    }
+    if (n == 0) {
+        on_statuses(req, json_array(), r);
+        return;
+    }
+    eu_statuses_render_opts(req, ids, n, EU_RENDER_KEEP_HIDDEN, on_statuses, r);
+}
+
+/* Reads the rows into r->reports, with the accounts' ids where their
+ * entities go, then loads the accounts. */
+static void
+on_reports(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct render *r = arg;
+    int n = PQntuples(res);
+    if (r->one && n == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    r->reports = json_array();
+    eu_arena_on_free(req->arena, drop_json, r->reports);
+    const char **ids = eu_arena_alloc(req->arena, (4 * (size_t)n + 1) * sizeof(*ids));
+    size_t nids = 0;
+    for (int k = 0; k < n; k++) {
+        int row = r->ascending ? n - 1 - k : k;
+        json_t *sids = json_loads(PQgetvalue(res, row, R_STATUS_IDS), 0, NULL);
+        if (!json_is_array(sids)) {
+            json_decref(sids);
+            sids = json_array();
+        }
+        json_array_append_new(
+            r->reports,
+            json_pack("{s:s, s:b, s:o, s:s, s:s, s:b, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:[]}",
+                      "id", PQgetvalue(res, row, R_ID), "action_taken",
+                      PQgetvalue(res, row, R_ACTION_TAKEN)[0] == 't', "action_taken_at",
+                      text_or_null(res, row, R_ACTION_TAKEN_AT), "category",
+                      PQgetvalue(res, row, R_CATEGORY), "comment", PQgetvalue(res, row, R_COMMENT),
+                      "forwarded", PQgetvalue(res, row, R_FORWARDED)[0] == 't', "created_at",
+                      PQgetvalue(res, row, R_CREATED_AT), "updated_at",
+                      PQgetvalue(res, row, R_UPDATED_AT), "account",
+                      text_or_null(res, row, R_ACCOUNT), "target_account",
+                      text_or_null(res, row, R_TARGET), "assigned_account",
+                      text_or_null(res, row, R_ASSIGNED), "action_taken_by_account",
+                      text_or_null(res, row, R_ACTION_BY), "_status_ids", sids, "rules"));
+        for (int c = R_ACCOUNT; c <= R_ACTION_BY; c++)
+            if (!PQgetisnull(res, row, c))
+                ids[nids++] = eu_arena_strdup(req->arena, PQgetvalue(res, row, c));
+    }
+    if (n > 0 && !r->one)
+        eu_page_link(req, PQgetvalue(res, r->ascending ? n - 1 : 0, R_ID),
+                     PQgetvalue(res, r->ascending ? 0 : n - 1, R_ID));
+    if (nids == 0) {
+        on_accounts(req, json_object(), r);
+        return;
+    }
+    eu_staff_accounts_load(req, ids, nids, on_accounts, r);
+}
+
+/* ------------------------------------------------------------ handlers */
+
+struct list {
+    struct eu_page page;
+    struct render render;
+};
+
+static void
+list(struct eu_req *req)
+{
+    if (!eu_auth_permit(req, EU_PERM_MANAGE_REPORTS))
+        return;
+    struct eu_error err = {0};
+    json_t *p = eu_req_params(req, &err);
+    if (!p) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    const char *resolved = eu_param_str(p, "resolved");
+    const char *account = eu_param_str(p, "account_id");
+    const char *target = eu_param_str(p, "target_account_id");
+    if ((account && *account && !eu_id_is_valid(account)) ||
+        (target && *target && !eu_id_is_valid(target))) {
+        eu_req_reply_json(req, 200, json_array());
+        return;
+    }
+    struct list *l = eu_arena_calloc(req->arena, sizeof(*l));
+    if (eu_page_parse(req, &l->page, PAGE_DEFAULT, PAGE_MAX) < 0)
+        return;
+    const char *params[7] = {resolved && *resolved ? "true" : NULL,
+                             account && *account ? account : NULL,
+                             target && *target ? target : NULL};
+    eu_page_params(&l->page, params + 3);
+    l->render.ascending = eu_page_is_ascending(&l->page);
+    eu_req_stmt_page(req, &eu_staff_reports_sql[STAFF_REPORTS_LIST], &l->page, 7, params,
+                     on_reports, &l->render);
+}
+
+static void
+reply_report(struct eu_req *req, const char *id)
+{
+    struct render *r = eu_arena_calloc(req->arena, sizeof(*r));
+    r->one = true;
+    const char *params[] = {id};
+    eu_req_stmt(req, &eu_staff_reports_sql[STAFF_REPORTS_SHOW], 1, params, on_reports, r);
+}
+
+static void
+show(struct eu_req *req)
+{
+    if (!eu_auth_permit(req, EU_PERM_MANAGE_REPORTS))
+        return;
+    const char *id = eu_req_id_param(req, "id");
+    if (id)
+        reply_report(req, id);
+}
+
+static void
+on_changed(struct eu_req *req, PGresult *res, void *arg)
+{
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    reply_report(req, arg);
+}
+
+static void
+change(struct eu_req *req, const char *what)
+{
+    if (!eu_auth_permit(req, EU_PERM_MANAGE_REPORTS))
+        return;
+    const char *id = eu_req_id_param(req, "id");
+    if (!id)
+        return;
+    const char *params[] = {id, eu_req_viewer(req), what};
+    eu_req_stmt(req, &eu_staff_reports_sql[STAFF_REPORTS_CHANGE], 3, params, on_changed,
+                (void *)id);
+}
+
+static void
+assign_to_self(struct eu_req *req)
+{
+    change(req, "assign");
+}
+
+static void
+unassign(struct eu_req *req)
+{
+    change(req, "unassign");
+}
+
+static void
+resolve(struct eu_req *req)
+{
+    change(req, "resolve");
+}
+
+static void
+reopen(struct eu_req *req)
+{
+    change(req, "reopen");
+}
+
+/* ------------------------------------------------------------ route table */
+
+#define READ "admin:read:reports"
+#define WRITE "admin:write:reports"
+#define STAFF (EU_ROUTE_AUTH | EU_ROUTE_API)
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_staff_reports_routes[] = {
+    {EU_HTTP_GET, "/api/v1/admin/reports", list, READ, STAFF},
+    {EU_HTTP_GET, "/api/v1/admin/reports/:id", show, READ, STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/reports/:id/assign_to_self", assign_to_self, WRITE, STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/reports/:id/unassign", unassign, WRITE, STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/reports/:id/resolve", resolve, WRITE, STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/reports/:id/reopen", reopen, WRITE, STAFF},
+    {0},
+};
