@@ -41,6 +41,8 @@ extern const struct eu_route eu_statuses_actions_routes[]; /* statuses_actions.c
 extern const struct eu_route eu_statuses_thread_routes[];  /* statuses_thread.c */
 extern const struct eu_route eu_timelines_routes[];        /* timelines.c */
 extern const struct eu_route eu_web_routes[];              /* web.c */
+/* notification_requests.c: the notification policy and requests */
+extern const struct eu_route eu_notification_requests_routes[];
 
 void eu_api_instance_v1(struct eu_req *req);
 void eu_api_instance_v2(struct eu_req *req);

@@ -61,8 +61,12 @@ extern const struct eu_sql eu_conversations_sql[];    /* conversations.c */
 
 /* social.c, notifications.c, notify.c, filters.c, instance.c, nodeinfo.c, web.c,
  * reports.c */
-extern const struct eu_sql eu_social_sql[];         /* social.c */
-extern const struct eu_sql eu_notifications_sql[];  /* notifications.c */
+extern const struct eu_sql eu_social_sql[];        /* social.c */
+extern const struct eu_sql eu_notifications_sql[]; /* notifications.c */
+
+/* notification_requests.c */
+extern const struct eu_sql eu_notification_requests_sql[];
+
 extern const struct eu_sql eu_notify_sql[];         /* notify.c */
 extern const struct eu_sql eu_filters_sql[];        /* filters.c */
 extern const struct eu_sql eu_filters_match_sql[];  /* filters_match.c */

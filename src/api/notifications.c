@@ -86,7 +86,7 @@ const struct eu_sql eu_notifications_sql[] = {
                              "SELECT " NOTE_COLUMNS
                              "(eunha_account(a)).* FROM notifications n JOIN accounts a"
                              " ON a.tenant_id = $1 AND a.id = n.from_account_id"
-                             " WHERE" NOTE_WHERE,
+                             " WHERE" NOTE_WHERE " AND (NOT n.filtered OR $10::boolean)",
                              "n.id", 6},
     [NOTIFICATIONS_SHOW] =
         {"notifications.show",
@@ -104,7 +104,7 @@ const struct eu_sql eu_notifications_sql[] = {
     [NOTIFICATIONS_UNREAD_COUNT] =
         {"notifications.unread_count",
          "SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
-         " LIMIT $6::int) x"},
+         " AND NOT n.filtered LIMIT $6::int) x"},
     /*
      * One row per group: key, count, type, most recent id, oldest id in the
      * page, latest time, status id, sample account ids (JSON array of strings,
@@ -123,6 +123,7 @@ const struct eu_sql eu_notifications_sql[] = {
          "$8::bigint)"
          " AND ($9::bigint IS NULL OR n.id > $9::bigint)"
          " AND ($11::text IS NULL OR eunha_group_key(n.group_key, n.type, n.id, $6::json) = $11)"
+         " AND (NOT n.filtered OR $12::boolean)"
          " ORDER BY CASE WHEN $9::bigint IS NULL THEN -n.id ELSE n.id END LIMIT " STR(
              GROUP_SCAN_MAX) "),"
                              " heads AS (SELECT gk, max(id) AS head FROM base GROUP BY gk"
@@ -132,11 +133,12 @@ const struct eu_sql eu_notifications_sql[] = {
                              " SELECT h.gk, (SELECT count(*) FROM notifications g WHERE "
                              "g.tenant_id = $1"
                              "   AND g.account_id = $2::bigint AND (g.group_key = h.gk OR g.id = "
-                             "h.head) AND g.id <= r.hi),"
+                             "h.head) AND g.id <= r.hi AND (NOT g.filtered OR $12::boolean)),"
                              "  hn.type, h.head::text, (SELECT min(g.id) FROM notifications g"
                              "   WHERE g.tenant_id = $1 AND g.account_id = $2::bigint"
                              "   AND (g.group_key = h.gk OR g.id = h.head)"
-                             "   AND g.id >= r.lo)::text, eunha_ts(hn.created_at), "
+                             "   AND g.id >= r.lo AND (NOT g.filtered OR $12::boolean))::text, "
+                             "eunha_ts(hn.created_at), "
                              "hn.status_id::text,"
                              "  (SELECT json_agg(x.a::text ORDER BY x.last "
                              "DESC) FROM (SELECT "
@@ -145,7 +147,7 @@ const struct eu_sql eu_notifications_sql[] = {
                              "g.tenant_id = $1"
                              "   AND g.account_id = $2::bigint"
                              "   AND (g.group_key = h.gk OR g.id = h.head) "
-                             "AND g.id <= r.hi"
+                             "AND g.id <= r.hi AND (NOT g.filtered OR $12::boolean)"
                              "   GROUP BY g.from_account_id ORDER BY "
                              "max(g.id) DESC LIMIT " STR(
                                  GROUP_SAMPLES) ") x)::text"
@@ -172,7 +174,7 @@ const struct eu_sql eu_notifications_sql[] = {
          "SELECT (eunha_account(a)).* FROM (SELECT n.from_account_id AS id,"
          " max(n.id) AS last FROM notifications n WHERE n.tenant_id = $1"
          " AND n.account_id = $2::bigint AND (n.group_key = $3 OR "
-         "'ungrouped-' || n.id = $3)"
+         "'ungrouped-' || n.id = $3) AND NOT n.filtered"
          " GROUP BY n.from_account_id) x JOIN accounts a ON a.tenant_id = $1"
          " AND a.id = x.id"
          " WHERE a.suspended_at IS NULL ORDER BY x.last DESC LIMIT 80"},
@@ -180,7 +182,7 @@ const struct eu_sql eu_notifications_sql[] = {
                                            "SELECT count(*) FROM (SELECT DISTINCT"
                                            " eunha_group_key(n.group_key, n.type, n.id, $6::json)"
                                            " FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
-                                           " LIMIT $7::int) x"},
+                                           " AND NOT n.filtered LIMIT $7::int) x"},
     {0},
 };
 
@@ -236,6 +238,16 @@ read_type_filters(struct eu_req *req, json_t *params, struct type_filters *tf)
     tf->account = eu_param_str(params, "account_id");
     if (tf->account && !eu_id_is_valid(tf->account))
         tf->account = "0"; /* matches nothing, as an unknown account would */
+}
+
+/* Filtered notifications (a sender the recipient's policy holds back, see
+ * notification_requests.c) stay out of lists unless include_filtered=true,
+ * as in Mastodon 4.3; unread counters never count them. */
+static const char *
+include_filtered(json_t *params)
+{
+    bool on = false;
+    return eu_param_bool(params, "include_filtered", &on) == 1 && on ? "true" : "false";
 }
 
 /* ------------------------------------------------------------------ v1 */
@@ -370,9 +382,10 @@ eu_notifications_index(struct eu_req *req)
     eu_page_parse(req, &np->page, NOTES_LIMIT, NOTES_LIMIT_MAX);
     struct type_filters tf;
     read_type_filters(req, params, &tf);
-    const char *p[8] = {eu_req_viewer(req), tf.types, tf.exclude, tf.account};
+    const char *p[9] = {eu_req_viewer(req), tf.types, tf.exclude, tf.account};
     eu_page_params(&np->page, p + 4);
-    eu_req_stmt_page(req, &eu_notifications_sql[NOTIFICATIONS_INDEX], &np->page, 8, p, on_notes,
+    p[8] = include_filtered(params);
+    eu_req_stmt_page(req, &eu_notifications_sql[NOTIFICATIONS_INDEX], &np->page, 9, p, on_notes,
                      np);
 }
 
@@ -601,10 +614,11 @@ query_groups(struct eu_req *req, struct group_page *gp, json_t *params, const ch
         read_type_filters(req, params, &tf);
         grouped = array_param_json(req, params, "grouped_types");
     }
-    const char *p[10] = {eu_req_viewer(req), tf.types, tf.exclude, tf.account, grouped};
+    const char *p[11] = {eu_req_viewer(req), tf.types, tf.exclude, tf.account, grouped};
     eu_page_params(&gp->page, p + 5);
     p[9] = key;
-    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_GROUPS], 10, p, on_groups, gp);
+    p[10] = params ? include_filtered(params) : "false";
+    eu_req_stmt(req, &eu_notifications_sql[NOTIFICATIONS_GROUPS], 11, p, on_groups, gp);
 }
 
 void

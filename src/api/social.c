@@ -562,36 +562,6 @@ reply_empty_list(struct eu_req *req)
     eu_req_reply_json(req, 200, json_array());
 }
 
-/*
- * Notification policies (Mastodon 4.3): Eunha filters no notification into
- * requests yet, so every policy is "accept" and nothing is pending. The web
- * client and Phanpy read these on their notifications page.
- */
-static json_t *
-policy_summary(void)
-{
-    return json_pack("{s:i, s:i}", "pending_requests_count", 0, "pending_notifications_count", 0);
-}
-
-static void
-notification_policy_v2(struct eu_req *req)
-{
-    eu_req_reply_json(req, 200,
-                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "for_not_following", "accept",
-                                "for_not_followers", "accept", "for_new_accounts", "accept",
-                                "for_private_mentions", "accept", "for_limited_accounts", "accept",
-                                "summary", policy_summary()));
-}
-
-static void
-notification_policy_v1(struct eu_req *req)
-{
-    eu_req_reply_json(req, 200,
-                      json_pack("{s:b, s:b, s:b, s:b, s:o}", "filter_not_following", false,
-                                "filter_not_followers", false, "filter_new_accounts", false,
-                                "filter_private_mentions", false, "summary", policy_summary()));
-}
-
 /* ---------------------------------------------------------------- table */
 
 #define GET EU_HTTP_GET
@@ -617,9 +587,6 @@ const struct eu_route eu_social_routes[] = {
     {GET, "/api/v1/trends/tags", reply_empty_list, NULL, EU_ROUTE_API},
     {GET, "/api/v1/trends/statuses", reply_empty_list, NULL, EU_ROUTE_API},
     {GET, "/api/v1/trends/links", reply_empty_list, NULL, EU_ROUTE_API},
-    {GET, "/api/v1/notifications/requests", reply_empty_list, "read:notifications", AUTH},
-    {GET, "/api/v1/notifications/policy", notification_policy_v1, "read:notifications", AUTH},
-    {GET, "/api/v2/notifications/policy", notification_policy_v2, "read:notifications", AUTH},
     {GET, "/api/v1/suggestions", reply_empty_list, "read", AUTH},
     {GET, "/api/v2/suggestions", reply_empty_list, "read", AUTH},
     {GET, "/api/v1/featured_tags", reply_empty_list, "read:accounts", AUTH},

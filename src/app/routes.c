@@ -49,6 +49,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_timelines_routes,
     eu_social_routes,
     eu_notifications_routes,
+    eu_notification_requests_routes,
     eu_conversations_routes,
     eu_filters_routes,
     eu_search_routes,

@@ -33,6 +33,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     /* social group */
     eu_social_sql,
     eu_notifications_sql,
+    eu_notification_requests_sql,
     eu_notify_sql,
     eu_filters_sql,
     eu_filters_match_sql,

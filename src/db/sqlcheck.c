@@ -34,6 +34,9 @@
  * never waits on a cascade. test_catalog checks this list against the
  * placement schema, so a new table cannot be forgotten here. */
 const char *const eu_db_tenant_tables[] = {
+    "notification_requests",
+    "notification_permissions",
+    "notification_policies",
     "notifications",
     "reports",
     "account_warnings", /* before accounts, which it references */

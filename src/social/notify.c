@@ -1,7 +1,8 @@
 /*
  * eu_notify(): one INSERT ... SELECT that applies the recipient's blocks,
- * domain blocks and mutes in the database, so the caller needs no extra
- * round trip.
+ * domain blocks, mutes and notification policy (accept, filter into a
+ * request, or drop) in the database, so the caller needs no extra round
+ * trip.
  *
  * It also gives favourites, reblogs and follows Mastodon 4.3's group_key,
  * "<type>[-<status id>]-<hour bucket>": a notification joins the latest
@@ -36,34 +37,44 @@ enum {
  * status) never run it: joined in, it walked the recipient's notifications
  * from the newest looking for a prefix that cannot match, 15 ms per mention
  * for a recipient with 20,000 favourites.
+ *
+ * The sender's row is read once, for the domain-block probe and for the
+ * recipient's notification policy (eunha_notification_verdict, migration
+ * 0053), whose common case costs one more primary-key probe, the policy
+ * row. A dropped notification is not written; a filtered one is written
+ * with filtered set and, for a mention, opens or bumps the sender's
+ * notification request in the same statement.
  */
 const struct eu_sql eu_notify_sql[] = {
     [NOTIFY_INSERT] =
         {"notify.insert",
          "WITH p AS (SELECT CASE WHEN $4 IN ('favourite', 'reblog') THEN $4 || '-' || $5"
          "   WHEN $4 = 'follow' THEN $4 END AS prefix,"
-         "  floor(extract(epoch FROM now()) / 3600)::bigint AS hour)"
-         " INSERT INTO notifications (tenant_id, account_id, from_account_id, type, status_id,"
-         "  group_key)"
+         "  floor(extract(epoch FROM now()) / 3600)::bigint AS hour),"
+         " ins AS (INSERT INTO notifications (tenant_id, account_id, from_account_id, type,"
+         "  status_id, group_key, filtered)"
          " SELECT $1::bigint, $2::bigint, $3::bigint, $4, $5::bigint,"
          "  CASE WHEN p.prefix IS NOT NULL THEN p.prefix || '-' || coalesce(("
          "   SELECT CASE WHEN p.hour < prev.hour + " GROUP_SPAN_HOURS " THEN prev.hour END"
          "   FROM (SELECT substring(n.group_key FROM '[0-9]+$')::bigint AS hour"
          "    FROM notifications n WHERE n.tenant_id = $1 AND n.account_id = $2::bigint"
          "    AND n.group_key LIKE p.prefix || '-%' AND n.group_key ~ '-[0-9]+$'"
-         "    ORDER BY n.id DESC LIMIT 1) prev), p.hour) END"
-         " FROM p"
+         "    ORDER BY n.id DESC LIMIT 1) prev), p.hour) END,"
+         "  v.verdict = 'filter'"
+         " FROM p JOIN accounts fa ON fa.tenant_id = $1 AND fa.id = $3::bigint"
+         " CROSS JOIN LATERAL (SELECT eunha_notification_verdict($1, $2::bigint, $3::bigint, $4,"
+         "   $5::bigint, fa.created_at, fa.silenced_at) AS verdict) v"
+         " WHERE v.verdict <> 'drop'"
          /* A remote account hears of it through delivery; a row here would
           * be read by nobody (mentions of remote accounts reach this). */
-         " WHERE EXISTS (SELECT 1 FROM accounts r WHERE r.tenant_id = $1 AND r.id = $2::bigint"
+         " AND EXISTS (SELECT 1 FROM accounts r WHERE r.tenant_id = $1 AND r.id = $2::bigint"
          "   AND r.domain IS NULL)"
          " AND NOT EXISTS (SELECT 1 FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
          "   AND target_account_id = $3::bigint)"
          /* Nothing from a domain the recipient blocks (Mastodon's
           * NotifyService blocked_domain?): one primary-key probe. */
-         " AND NOT EXISTS (SELECT 1 FROM accounts fa JOIN account_domain_blocks fd"
-         "   ON fd.tenant_id = $1 AND fd.account_id = $2::bigint AND fd.domain = fa.domain"
-         "   WHERE fa.tenant_id = $1 AND fa.id = $3::bigint)"
+         " AND NOT EXISTS (SELECT 1 FROM account_domain_blocks fd WHERE fd.tenant_id = $1"
+         "   AND fd.account_id = $2::bigint AND fd.domain = fa.domain)"
          " AND ($4 = 'poll' OR NOT EXISTS (SELECT 1 FROM mutes WHERE tenant_id = $1"
          "   AND account_id = $2::bigint"
          "   AND target_account_id = $3::bigint AND hide_notifications"
@@ -71,7 +82,16 @@ const struct eu_sql eu_notify_sql[] = {
          " AND ($5::bigint IS NULL OR NOT EXISTS (SELECT 1 FROM conversation_mutes cm"
          "   JOIN statuses s ON s.tenant_id = $1 AND s.conversation_id = cm.conversation_id"
          "   WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND s.id = $5::bigint))"
-         " RETURNING id, account_id"},
+         " RETURNING id, account_id, filtered),"
+         /* Mastodon keeps a request's count of mentions up to 100, the
+          * most a client needs to show. */
+         " rq AS (INSERT INTO notification_requests (tenant_id, account_id, from_account_id,"
+         "  last_status_id) SELECT $1::bigint, $2::bigint, $3::bigint, $5::bigint FROM ins"
+         "  WHERE ins.filtered AND $4 = 'mention'"
+         "  ON CONFLICT (tenant_id, account_id, from_account_id) DO UPDATE"
+         "  SET last_status_id = excluded.last_status_id, updated_at = now(),"
+         "  notifications_count = least(notification_requests.notifications_count + 1, 100))"
+         " SELECT id, account_id, filtered FROM ins"},
     {0},
 };
 
@@ -82,7 +102,8 @@ on_inserted(PGresult *res, enum eu_db_status st, void *arg)
     if (st != EU_DB_OK)
         eu_log_warn("notify", "cannot write notification: %s",
                     res ? PQresultErrorMessage(res) : "database unavailable");
-    else if (PQntuples(res) == 1)
+    else if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 2), "t") != 0)
+        /* A filtered notification waits in its request, unseen. */
         eu_stream_notification(t, strtoll(PQgetvalue(res, 0, 1), NULL, 10),
                                strtoll(PQgetvalue(res, 0, 0), NULL, 10));
     eu_tenant_unref(t);

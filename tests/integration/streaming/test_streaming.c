@@ -467,6 +467,20 @@ START_TEST(test_ws_update_notification_delete)
     json_decref(note);
     json_decref(m);
 
+    /* A private mention from someone alice does not follow waits in a
+     * request (the default policy): the next notification on the stream is
+     * carol's public mention after it. */
+    post_path(&w, eu_it_tok(&w, "carol"), "{\"status\":\"@alice psst\",\"visibility\":\"direct\"}",
+              200, "/api/v1/statuses");
+    char *open_mention = post(&w, eu_it_tok(&w, "carol"), "in the open @alice");
+    m = ws_wait(fd, "notification", 10000);
+    ck_assert_msg(m != NULL, "no notification of the public mention");
+    note = payload(m);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(note, "status.id")), open_mention);
+    json_decref(note);
+    json_decref(m);
+    free(open_mention);
+
     /* A follow: a notification too. */
     post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/accounts/%s/follow",
               eu_it_id(&w, "alice"));
