@@ -43,8 +43,13 @@ enum {
 };
 
 const struct eu_sql eu_oauth_token_sql[] = {
+    /* A user's token without a code ($6 NULL) is the password grant, a
+     * sign-in: it stamps last_sign_in_at as the web form does, which
+     * /api/v1/instance/activity counts (tenant migration 0050). */
     [OAUTH_TOKEN_CREATE] =
         {"oauth.token_create",
+         "WITH s AS (UPDATE users SET last_sign_in_at = now() WHERE tenant_id = $1"
+         " AND id = $3::bigint AND $6::bigint IS NULL) "
          "INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash, "
          "scopes, grant_id) VALUES ($1, $2, $3, $4, $5, $6) "
          "RETURNING extract(epoch FROM created_at)::bigint"},

@@ -76,6 +76,7 @@ const char *const eu_db_tenant_tables[] = {
     "oauth_access_tokens",
     "web_sessions",
     "oauth_applications",
+    "user_sign_in_days", /* before users, which it references */
     "users",
     "accounts",
     "job_pings",
@@ -83,6 +84,8 @@ const char *const eu_db_tenant_tables[] = {
     "delivery_refusals",
     "domain_blocks",
     "settings",
+    "instance_rules",
+    "terms_of_service",
     /* Last: the triggers of statuses and accounts write it as their rows
      * go, so it is emptied after them. */
     "instance_counters",
