@@ -14,11 +14,13 @@ struct eu_req;
 /* The route tables of src/api/, one per handler file, each ending with {0};
  * src/app/routes.c lists them. */
 extern const struct eu_route eu_accounts_routes[];         /* accounts.c */
+extern const struct eu_route eu_admin_rules_routes[];      /* admin_rules.c */
 extern const struct eu_route eu_announcements_routes[];    /* announcements.c */
 extern const struct eu_route eu_conversations_routes[];    /* conversations.c */
 extern const struct eu_route eu_domain_blocks_routes[];    /* domain_blocks.c */
 extern const struct eu_route eu_filters_routes[];          /* filters.c */
 extern const struct eu_route eu_instance_routes[];         /* instance.c */
+extern const struct eu_route eu_instance_info_routes[];    /* instance_info.c */
 extern const struct eu_route eu_lists_routes[];            /* lists.c */
 extern const struct eu_route eu_media_routes[];            /* media.c */
 extern const struct eu_route eu_migration_routes[];        /* migration.c */
@@ -43,6 +45,19 @@ extern const struct eu_route eu_timelines_routes[];        /* timelines.c */
 extern const struct eu_route eu_web_routes[];              /* web.c */
 /* notification_requests.c: the notification policy and requests */
 extern const struct eu_route eu_notification_requests_routes[];
+
+/*
+ * The instance's rules for req->tenant, once the caller has decided who may
+ * (the operator's API names the tenant; /api/v1/admin/rules asks the
+ * staff's permission): list, show :id, create and update from the
+ * parameters text, hint and priority, delete :id. Each finishes req.
+ * (admin_rules.c)
+ */
+void eu_instance_rules_list(struct eu_req *req);
+void eu_instance_rules_show(struct eu_req *req);
+void eu_instance_rules_create(struct eu_req *req);
+void eu_instance_rules_update(struct eu_req *req);
+void eu_instance_rules_delete(struct eu_req *req);
 
 void eu_api_instance_v1(struct eu_req *req);
 void eu_api_instance_v2(struct eu_req *req);

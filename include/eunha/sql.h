@@ -71,6 +71,8 @@ extern const struct eu_sql eu_notify_sql[];         /* notify.c */
 extern const struct eu_sql eu_filters_sql[];        /* filters.c */
 extern const struct eu_sql eu_filters_match_sql[];  /* filters_match.c */
 extern const struct eu_sql eu_instance_sql[];       /* instance.c */
+extern const struct eu_sql eu_instance_info_sql[];  /* instance_info.c */
+extern const struct eu_sql eu_admin_rules_sql[];    /* admin_rules.c */
 extern const struct eu_sql eu_nodeinfo_sql[];       /* nodeinfo.c */
 extern const struct eu_sql eu_web_sql[];            /* web.c */
 extern const struct eu_sql eu_reports_sql[];        /* reports.c */
@@ -91,6 +93,7 @@ extern const struct eu_sql eu_admin_reports_sql[];  /* admin/reports.c */
 /* api/announcements.c, admin/announcements.c */
 extern const struct eu_sql eu_announcements_sql[];
 extern const struct eu_sql eu_admin_announcements_sql[];
+extern const struct eu_sql eu_admin_instance_sql[]; /* admin/instance.c */
 
 /* queue/ */
 extern const struct eu_sql eu_queue_sql[];

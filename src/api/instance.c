@@ -16,6 +16,7 @@
 
 #include "eunha/app.h"
 #include "eunha/arena.h"
+#include "eunha/entities.h"
 #include "eunha/http.h"
 #include "eunha/mediaapi.h"
 #include "eunha/polls.h"
@@ -29,30 +30,82 @@ enum {
     INSTANCE_STATS,
 };
 
+/* clang-format off */
 const struct eu_sql eu_instance_sql[] = {
+    /*
+     * Counts, the registrations mode, the settings row 'instance' (texts
+     * and contact, src/admin/instance.c), the rules, and the contact
+     * account (a local username in the settings) as Account columns, NULL
+     * without one.
+     */
     [INSTANCE_STATS] =
         {"instance.stats",
-         "SELECT coalesce((SELECT c.user_count FROM instance_counters c WHERE c.tenant_id = $1), "
-         "0),"
+         "SELECT coalesce((SELECT c.user_count FROM instance_counters c WHERE c.tenant_id = $1),"
+         " 0),"
          " (SELECT greatest(coalesce(sum(c.n), 0), 0) FROM instance_status_counts c"
          "  WHERE c.tenant_id = $1),"
          " (SELECT count(DISTINCT domain) FROM accounts WHERE tenant_id = $1"
          "  AND domain IS NOT NULL),"
          " coalesce((SELECT value #>> '{}' FROM settings WHERE tenant_id = $1"
-         "  AND key = 'registrations_mode'), 'open')"},
+         "  AND key = 'registrations_mode'), 'open'),"
+         " coalesce(st.value::text, '{}'),"
+         " (SELECT coalesce(json_agg(json_build_object('id', r.id::text, 'text', r.text,"
+         "  'hint', r.hint) ORDER BY r.priority, r.id), '[]') FROM instance_rules r"
+         "  WHERE r.tenant_id = $1 AND r.deleted_at IS NULL)::text,"
+         " "
+         EU_ACCOUNT_COLUMNS("a")
+         " FROM (SELECT 1) one"
+         " LEFT JOIN settings st ON st.tenant_id = $1 AND st.key = 'instance'"
+         " LEFT JOIN accounts a ON a.tenant_id = $1 AND coalesce(lower(a.domain), '') = ''"
+         "  AND lower(a.username) = lower(st.value ->> 'contact_username')"},
     {0},
 };
+/* clang-format on */
+
+/* Columns of instance.stats after the counts. */
+enum { COL_SETTINGS = 4, COL_RULES, COL_CONTACT };
 
 struct stats {
     json_int_t users, statuses, domains, active_month;
     bool registrations, approval_required; /* settings 'registrations_mode' */
+    json_t *settings;                      /* the settings row 'instance' */
+    json_t *rules;                         /* Rule entities */
+    json_t *contact;                       /* the contact Account, or null */
 };
 
-typedef void (*stats_cb)(struct eu_req *req, const struct stats *st);
+typedef void (*stats_cb)(struct eu_req *req, struct stats *st);
 
 struct stats_call {
     stats_cb done;
 };
+
+static void
+drop_json(void *v)
+{
+    json_decref(v);
+}
+
+/* Hands v's reference to the request's arena, which drops it when the
+ * request ends; returns v, borrowed from then on. */
+static json_t *
+keep(struct eu_req *req, json_t *v)
+{
+    eu_arena_on_free(req->arena, drop_json, v);
+    return v;
+}
+
+/* The JSON in column col, or an empty object or array; on the request's
+ * cleanup list, so the callbacks only borrow it. */
+static json_t *
+json_column(struct eu_req *req, const PGresult *res, int col, bool array)
+{
+    json_t *v = json_loads(PQgetvalue(res, 0, col), 0, NULL);
+    if (!v || (array ? !json_is_array(v) : !json_is_object(v))) {
+        json_decref(v);
+        v = array ? json_array() : json_object();
+    }
+    return keep(req, v);
+}
 
 static void
 on_stats(struct eu_req *req, PGresult *res, void *arg)
@@ -64,11 +117,16 @@ on_stats(struct eu_req *req, PGresult *res, void *arg)
     st.domains = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
     st.registrations = strcmp(PQgetvalue(res, 0, 3), "closed") != 0;
     st.approval_required = strcmp(PQgetvalue(res, 0, 3), "approval") == 0;
+    st.settings = json_column(req, res, COL_SETTINGS, false);
+    st.rules = json_column(req, res, COL_RULES, true);
+    st.contact =
+        PQgetisnull(res, 0, COL_CONTACT) ? json_null() : eu_account_json(req, res, 0, COL_CONTACT);
+    keep(req, st.contact);
     c->done(req, &st);
 }
 
-/* Reads the tenant's counts, then calls done; a failure is answered without
- * calling it. */
+/* Reads the tenant's counts and description, then calls done; a failure
+ * is answered without calling it. */
 static void
 load_stats(struct eu_req *req, stats_cb done)
 {
@@ -79,16 +137,33 @@ load_stats(struct eu_req *req, stats_cb done)
     eu_req_stmt(req, &eu_instance_sql[INSTANCE_STATS], 0, NULL, on_stats, c);
 }
 
+/* A string member of the settings, or dflt. Borrowed. */
+static const char *
+setting(const struct stats *st, const char *key, const char *dflt)
+{
+    const char *v = json_string_value(json_object_get(st->settings, key));
+    return v ? v : dflt;
+}
+
+/* The languages the operator named, or English. A new reference. */
+static json_t *
+languages(const struct stats *st)
+{
+    json_t *l = json_object_get(st->settings, "languages");
+    return json_is_array(l) && json_array_size(l) ? json_deep_copy(l) : json_pack("[s]", "en");
+}
+
 static json_t *
 configuration(const struct eu_config *cfg)
 {
-    json_t *c =
-        json_pack("{s:{s:i,s:i}, s:{s:i,s:i,s:i}, s:{s:i,s:i,s:i,s:i}, s:{s:b}}", "accounts",
-                  "max_featured_tags", 10, "max_pinned_statuses", 5, "statuses", "max_characters",
-                  500, "max_media_attachments", 4, "characters_reserved_per_url", 23, "polls",
-                  "max_options", EU_POLL_MAX_OPTIONS, "max_characters_per_option",
-                  EU_POLL_MAX_OPTION_CHARS, "min_expiration", 300, "max_expiration",
-                  EU_POLL_MAX_EXPIRATION, "translation", "enabled", 0);
+    json_t *c = json_pack(
+        "{s:{s:i,s:i,s:i,s:i,s:i,s:i}, s:{s:i,s:i,s:i}, s:{s:i,s:i,s:i,s:i}, s:{s:b}}", "accounts",
+        "max_featured_tags", 10, "max_pinned_statuses", 5, "max_note_length", 500,
+        "max_profile_fields", 4, "profile_field_name_limit", 255, "profile_field_value_limit", 255,
+        "statuses", "max_characters", 500, "max_media_attachments", 4,
+        "characters_reserved_per_url", 23, "polls", "max_options", EU_POLL_MAX_OPTIONS,
+        "max_characters_per_option", EU_POLL_MAX_OPTION_CHARS, "min_expiration", 300,
+        "max_expiration", EU_POLL_MAX_EXPIRATION, "translation", "enabled", 0);
     /* From [media], as uploads are held to them (src/api/media.c). */
     json_object_set_new(c, "media_attachments", eu_media_config_json(cfg));
     return c;
@@ -113,19 +188,48 @@ streaming_url(struct eu_req *req)
     return json_string(url);
 }
 
+/* The thumbnail the operator set (url, and blurhash and versions when
+ * known), else the site's icon, as Mastodon falls back to its preview. */
+static json_t *
+thumbnail(struct eu_req *req, const struct stats *st)
+{
+    const char *url = setting(st, "thumbnail_url", NULL);
+    if (!url)
+        return json_pack("{s:s}", "url",
+                         eu_arena_sprintf(req->arena, "%s/favicon.ico", eu_req_base_url(req)));
+    json_t *t = json_pack("{s:s, s:{s:s}}", "url", url, "versions", "@1x", url);
+    const char *hash = setting(st, "thumbnail_blurhash", NULL);
+    if (hash)
+        json_object_set_new(t, "blurhash", json_string(hash));
+    return t;
+}
+
+/* Mastodon's closed_registrations_message, shown while sign-up is closed;
+ * the operator writes plain text. */
+static json_t *
+registrations_message(struct eu_req *req, const struct stats *st)
+{
+    const char *m = setting(st, "registrations_message", NULL);
+    if (st->registrations || !m || !*m)
+        return json_null();
+    return json_string(eu_text_to_simple_html(req, m));
+}
+
 static void
-reply_v1(struct eu_req *req, const struct stats *st)
+reply_v1(struct eu_req *req, struct stats *st)
 {
     const struct eu_tenant *t = req->tenant;
-    json_t *body =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:{}, s:{s:I,s:I,s:I}, s:n, s:[s], s:b, s:b, s:b,"
-                  " s:o, s:n, s:[]}",
-                  "uri", t->domain, "title", t->title, "short_description", "", "description", "",
-                  "email", "", "version", EU_MASTODON_VERSION, "urls", "stats", "user_count",
-                  st->users, "status_count", st->statuses, "domain_count", st->domains, "thumbnail",
-                  "languages", "en", "registrations", st->registrations, "approval_required",
-                  st->approval_required, "invites_enabled", 0, "configuration",
-                  configuration(req->app->cfg), "contact_account", "rules");
+    const char *desc = setting(st, "description", "");
+    json_t *body = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:{}, s:{s:I,s:I,s:I}, s:s, s:o, s:b, s:b, s:b,"
+        " s:o, s:O, s:O}",
+        "uri", t->domain, "title", t->title, "short_description", desc, "description", desc,
+        "email", setting(st, "contact_email", ""), "version", EU_MASTODON_VERSION, "urls", "stats",
+        "user_count", st->users, "status_count", st->statuses, "domain_count", st->domains,
+        "thumbnail", json_string_value(json_object_get(keep(req, thumbnail(req, st)), "url")),
+        "languages", languages(st), "registrations", st->registrations, "approval_required",
+        st->approval_required, "invites_enabled", 0, "configuration", configuration(req->app->cfg),
+        "contact_account", st->contact, "rules", st->rules);
     json_object_set_new(json_object_get(body, "urls"), "streaming_api", streaming_url(req));
     eu_req_reply_json(req, 200, body);
 }
@@ -137,22 +241,26 @@ eu_api_instance_v1(struct eu_req *req)
 }
 
 static void
-reply_v2(struct eu_req *req, const struct stats *st)
+reply_v2(struct eu_req *req, struct stats *st)
 {
     const struct eu_tenant *t = req->tenant;
     json_t *conf = configuration(req->app->cfg);
+    /* Only the streaming URL: Mastodon's about, privacy_policy and
+     * terms_of_service are web pages, which do not exist yet (the texts
+     * are served under /api/v1/instance/); status waits for a status-page
+     * setting, vapid for Web Push. */
     json_object_set_new(conf, "urls", json_pack("{s:o}", "streaming", streaming_url(req)));
-    const char *base = eu_req_base_url(req);
-    char thumb[600];
-    snprintf(thumb, sizeof(thumb), "%s/favicon.ico", base);
     json_t *body = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:{s:{s:I}}, s:{s:s}, s:[s], s:o,"
-        " s:{s:b,s:b,s:n}, s:{s:s,s:n}, s:[]}",
+        "{s:s, s:s, s:s, s:s, s:s, s:{s:{s:I}}, s:o, s:[], s:o, s:o,"
+        " s:{s:b,s:b,s:b,s:o,s:n,s:n}, s:{s:i}, s:{s:s,s:O}, s:O}",
         "domain", t->domain, "title", t->title, "version", EU_MASTODON_VERSION, "source_url",
-        "https://eunha.invalid/source", "description", "", "usage", "users", "active_month",
-        st->active_month, "thumbnail", "url", thumb, "languages", "en", "configuration", conf,
-        "registrations", "enabled", st->registrations, "approval_required", st->approval_required,
-        "message", "contact", "email", "", "account", "rules");
+        "https://eunha.invalid/source", "description", setting(st, "description", ""), "usage",
+        "users", "active_month", st->active_month, "thumbnail", thumbnail(req, st), "icon",
+        "languages", languages(st), "configuration", conf, "registrations", "enabled",
+        st->registrations, "approval_required", st->approval_required, "reason_required",
+        st->approval_required, "message", registrations_message(req, st), "min_age", "url",
+        "api_versions", "mastodon", 2, "contact", "email", setting(st, "contact_email", ""),
+        "account", st->contact, "rules", st->rules);
     eu_req_reply_json(req, 200, body);
 }
 
@@ -176,7 +284,7 @@ on_active_month(redisReply *reply, void *arg)
 }
 
 static void
-after_stats_v2(struct eu_req *req, const struct stats *st)
+after_stats_v2(struct eu_req *req, struct stats *st)
 {
     struct v2_call *c = calloc(1, sizeof(*c));
     c->req = req;

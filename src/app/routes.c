@@ -27,10 +27,13 @@ const struct eu_route *const eu_route_tables[] = {
     eu_admin_reports_routes,
     eu_admin_announcements_routes,
     eu_admin_domain_blocks_routes,
+    eu_admin_instance_routes,
 
     /* public listener: discovery and the instance */
     eu_nodeinfo_routes,
     eu_instance_routes,
+    eu_instance_info_routes,
+    eu_admin_rules_routes,
 
     /* Mastodon's REST API and the web pages (src/api/) */
     eu_oauth_routes,

@@ -38,6 +38,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_filters_sql,
     eu_filters_match_sql,
     eu_instance_sql,
+    eu_instance_info_sql,
+    eu_admin_rules_sql,
     eu_nodeinfo_sql,
     eu_web_sql,
     eu_reports_sql,
@@ -58,6 +60,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_admin_reports_sql,
     eu_announcements_sql,       /* api/announcements.c */
     eu_admin_announcements_sql, /* admin/announcements.c */
+    eu_admin_instance_sql,      /* admin/instance.c */
 
     /* queue group */
     eu_queue_sql,

@@ -1,0 +1,374 @@
+/*
+ * The operator's hand on a tenant's public description
+ * (docs/instance.md): /admin/v1/tenants/:domain/instance (GET, PATCH the
+ * texts and switches of the settings row 'instance'), .../rules (the same
+ * operations as the tenant's staff have through /api/v1/admin/rules,
+ * src/api/admin_rules.c) and .../terms_of_service (dated versions: list,
+ * add, remove). What it writes, src/api/instance.c and instance_info.c
+ * serve.
+ */
+#include "eunha/admin.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin_internal.h"
+#include "eunha/api.h"
+#include "eunha/arena.h"
+#include "eunha/db.h"
+#include "eunha/http.h"
+#include "eunha/log.h"
+#include "eunha/sql.h"
+#include "eunha/tenant.h"
+#include "eunha/utf8.h"
+
+enum {
+    ADMIN_INSTANCE_SHOW,
+    ADMIN_INSTANCE_UPDATE,
+    ADMIN_TERMS_LIST,
+    ADMIN_TERMS_CREATE,
+    ADMIN_TERMS_DELETE,
+};
+
+#define TERMS_COLUMNS                                                                              \
+    "to_char(t.effective_date, 'YYYY-MM-DD'), t.effective_date <= current_date, t.text,"           \
+    " t.changelog, eunha_ts(t.created_at)"
+
+/* clang-format off */
+const struct eu_sql eu_admin_instance_sql[] = {
+    [ADMIN_INSTANCE_SHOW] = {"admin_instance.show",
+        "SELECT coalesce((SELECT s.value::text FROM settings s WHERE s.tenant_id = $1"
+        " AND s.key = 'instance'), '{}')"},
+    /*
+     * $2 the members to change, a JSON object; a null removes one. A text
+     * with a date (the about text, the privacy policy) is stamped with the
+     * change, as Mastodon's updated_at is. Read, merge and write in one
+     * statement; two operators patching at once may lose one's change,
+     * which a second PATCH repairs.
+     */
+    [ADMIN_INSTANCE_UPDATE] = {"admin_instance.update",
+        "WITH cur AS (SELECT coalesce((SELECT s.value FROM settings s WHERE s.tenant_id = $1"
+        "  AND s.key = 'instance'), '{}'::jsonb) AS v),"
+        " stamps AS (SELECT coalesce(jsonb_object_agg(k || '_updated_at',"
+        "  CASE WHEN $2::jsonb -> k = 'null'::jsonb THEN 'null'::jsonb"
+        "  ELSE to_jsonb(eunha_ts(now())) END), '{}'::jsonb) AS v"
+        "  FROM jsonb_object_keys($2::jsonb) k"
+        "  WHERE k IN ('extended_description', 'privacy_policy'))"
+        " INSERT INTO settings (tenant_id, key, value)"
+        " SELECT $1, 'instance', jsonb_strip_nulls(cur.v || $2::jsonb || stamps.v)"
+        " FROM cur, stamps ON CONFLICT (tenant_id, key) DO UPDATE SET value = excluded.value"
+        " RETURNING value::text"},
+    [ADMIN_TERMS_LIST] = {"admin_instance.terms_list",
+        "SELECT " TERMS_COLUMNS " FROM terms_of_service t WHERE t.tenant_id = $1"
+        " ORDER BY t.effective_date DESC"},
+    /* $2 date, $3 text, $4 changelog; a date taken is a unique violation. */
+    [ADMIN_TERMS_CREATE] = {"admin_instance.terms_create",
+        "WITH t AS (INSERT INTO terms_of_service (tenant_id, effective_date, text, changelog)"
+        " VALUES ($1, $2::date, $3, coalesce($4, '')) RETURNING *) SELECT " TERMS_COLUMNS
+        " FROM t"},
+    [ADMIN_TERMS_DELETE] = {"admin_instance.terms_delete",
+        "DELETE FROM terms_of_service WHERE tenant_id = $1 AND effective_date = $2::date"
+        " RETURNING id"},
+    {0},
+};
+/* clang-format on */
+
+/* --------------------------------------------------- the settings' members */
+
+enum member_kind {
+    TEXT,      /* a string of at most max characters */
+    SWITCH,    /* true or false */
+    AUDIENCE,  /* "all", "users" or "disabled" */
+    LANGUAGES, /* an array of ISO 639 codes */
+};
+
+/* What PATCH .../instance accepts; docs/instance.md says what each does. */
+static const struct member {
+    const char *name;
+    enum member_kind kind;
+    int max;
+} members[] = {
+    {"description", TEXT, 5000},
+    {"contact_email", TEXT, 320},
+    {"contact_username", TEXT, 30},
+    {"registrations_message", TEXT, 5000},
+    {"extended_description", TEXT, 100000},
+    {"privacy_policy", TEXT, 100000},
+    {"thumbnail_url", TEXT, 2000},
+    {"thumbnail_blurhash", TEXT, 100},
+    {"languages", LANGUAGES, 20},
+    {"peers_api_enabled", SWITCH, 0},
+    {"activity_api_enabled", SWITCH, 0},
+    {"show_domain_blocks", AUDIENCE, 0},
+    {"show_domain_blocks_rationale", AUDIENCE, 0},
+};
+
+static bool
+is_language(json_t *v)
+{
+    const char *s = json_string_value(v);
+    size_t n = s ? strlen(s) : 0;
+    if (n < 2 || n > 3)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!islower((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+/* NULL when v is acceptable for m (null always is: it removes m). */
+static const char *
+member_problem(const struct member *m, json_t *v)
+{
+    if (json_is_null(v))
+        return NULL;
+    switch (m->kind) {
+    case TEXT:
+        if (!json_is_string(v) || eu_utf8_chars(json_string_value(v)) > (size_t)m->max)
+            return "a string of limited length";
+        return NULL;
+    case SWITCH:
+        return json_is_boolean(v) ? NULL : "true or false";
+    case AUDIENCE: {
+        const char *s = json_string_value(v);
+        if (s && (!strcmp(s, "all") || !strcmp(s, "users") || !strcmp(s, "disabled")))
+            return NULL;
+        return "all, users or disabled";
+    }
+    case LANGUAGES: {
+        if (!json_is_array(v) || json_array_size(v) > (size_t)m->max)
+            return "an array of at most 20 ISO 639 codes";
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            if (!is_language(x))
+                return "an array of ISO 639 codes (\"en\", \"ko\")";
+        }
+        return NULL;
+    }
+    }
+    return "unknown";
+}
+
+/* ------------------------------------------------------------ /instance */
+
+static void
+on_settings(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    json_t *o = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+    eu_req_reply_json(req, 200, o ? o : json_object());
+}
+
+static void
+instance_show(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_SHOW], 0, NULL, on_settings, NULL);
+}
+
+static void
+instance_update(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    json_t *body = eu_req_json_or_reply(req);
+    if (!body)
+        return;
+    const char *key;
+    json_t *val;
+    json_object_foreach(body, key, val)
+    {
+        const struct member *m = NULL;
+        for (size_t i = 0; i < sizeof(members) / sizeof(members[0]) && !m; i++)
+            if (strcmp(members[i].name, key) == 0)
+                m = &members[i];
+        if (!m) {
+            eu_req_reply_error(req, 422, "Validation failed: unknown field '%s'", key);
+            return;
+        }
+        const char *problem = member_problem(m, val);
+        if (problem) {
+            eu_req_reply_error(req, 422, "Validation failed: %s must be %s", key, problem);
+            return;
+        }
+    }
+    char *text = json_dumps(body, JSON_COMPACT);
+    const char *p[] = {eu_arena_strdup(req->arena, text)};
+    free(text);
+    eu_log_info("admin", "instance description of '%s' changed", req->tenant->domain);
+    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_UPDATE], 1, p, on_settings, NULL);
+}
+
+/* ---------------------------------------------------------------- /rules */
+
+static void
+rules_list(struct eu_req *req)
+{
+    if (eu_admin_tenant_writable(req))
+        eu_instance_rules_list(req);
+}
+
+static void
+rules_create(struct eu_req *req)
+{
+    if (eu_admin_tenant_writable(req))
+        eu_instance_rules_create(req);
+}
+
+static void
+rules_show(struct eu_req *req)
+{
+    if (eu_admin_tenant_writable(req))
+        eu_instance_rules_show(req);
+}
+
+static void
+rules_update(struct eu_req *req)
+{
+    if (eu_admin_tenant_writable(req))
+        eu_instance_rules_update(req);
+}
+
+static void
+rules_delete(struct eu_req *req)
+{
+    if (eu_admin_tenant_writable(req))
+        eu_instance_rules_delete(req);
+}
+
+/* ----------------------------------------------------- /terms_of_service */
+
+static json_t *
+terms_json(const PGresult *res, int i)
+{
+    return json_pack("{s:s, s:b, s:s, s:s, s:s}", "effective_date", PQgetvalue(res, i, 0),
+                     "effective", PQgetvalue(res, i, 1)[0] == 't', "text", PQgetvalue(res, i, 2),
+                     "changelog", PQgetvalue(res, i, 3), "created_at", PQgetvalue(res, i, 4));
+}
+
+static void
+on_terms_list(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(out, terms_json(res, i));
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+terms_list(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_TERMS_LIST], 0, NULL, on_terms_list, NULL);
+}
+
+/* YYYY-MM-DD with a month and day in range; PostgreSQL checks the rest
+ * (a 30 February is a 422 from the statement). */
+static bool
+is_date(const char *s)
+{
+    static const char shape[] = "dddd-dd-dd";
+    if (!s || strlen(s) != sizeof(shape) - 1)
+        return false;
+    for (size_t i = 0; shape[i]; i++)
+        if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
+            return false;
+    int month = atoi(s + 5), day = atoi(s + 8);
+    return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+}
+
+static void
+on_terms_created(struct eu_req *req, PGresult *res, enum eu_db_status st, void *arg)
+{
+    (void)arg;
+    if (st == EU_DB_ERROR) {
+        const char *state = eu_db_result_sqlstate(res);
+        if (strcmp(state, "23505") == 0)
+            eu_req_reply_error(req, 422, "Validation failed: a version with that date exists");
+        else if (strncmp(state, "22", 2) == 0 || strcmp(state, "23514") == 0)
+            eu_req_reply_error(req, 422, "Validation failed: effective_date or text");
+        else
+            eu_req_reply_db_error(req, st);
+        return;
+    }
+    if (st != EU_DB_OK) {
+        eu_req_reply_db_error(req, st);
+        return;
+    }
+    eu_req_reply_json(req, 201, terms_json(res, 0));
+}
+
+static void
+terms_create(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    json_t *body = eu_req_json_or_reply(req);
+    if (!body)
+        return;
+    const char *date = json_string_value(json_object_get(body, "effective_date"));
+    const char *text = json_string_value(json_object_get(body, "text"));
+    json_t *log_j = json_object_get(body, "changelog");
+    if (!is_date(date) || !text || !*text || (log_j && !json_is_string(log_j))) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: effective_date (YYYY-MM-DD) and text are required;"
+                           " changelog is a string");
+        return;
+    }
+    const char *p[] = {date, text, json_string_value(log_j)};
+    eu_req_stmt_or_error(req, &eu_admin_instance_sql[ADMIN_TERMS_CREATE], 3, p, on_terms_created,
+                         NULL);
+}
+
+static void
+on_terms_deleted(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, json_object());
+}
+
+static void
+terms_delete(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    const char *date = eu_req_param(req, "date");
+    if (!is_date(date)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *p[] = {date};
+    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_TERMS_DELETE], 1, p, on_terms_deleted, NULL);
+}
+
+/* ------------------------------------------------------------ route table */
+
+#define OPERATOR (EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT)
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_admin_instance_routes[] = {
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/instance", instance_show, NULL, OPERATOR},
+    {EU_HTTP_PATCH, "/admin/v1/tenants/:domain/instance", instance_update, NULL, OPERATOR},
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/rules", rules_list, NULL, OPERATOR},
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/rules", rules_create, NULL, OPERATOR},
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/rules/:id", rules_show, NULL, OPERATOR},
+    {EU_HTTP_PATCH, "/admin/v1/tenants/:domain/rules/:id", rules_update, NULL, OPERATOR},
+    {EU_HTTP_DELETE, "/admin/v1/tenants/:domain/rules/:id", rules_delete, NULL, OPERATOR},
+    {EU_HTTP_GET, "/admin/v1/tenants/:domain/terms_of_service", terms_list, NULL, OPERATOR},
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/terms_of_service", terms_create, NULL, OPERATOR},
+    {EU_HTTP_DELETE, "/admin/v1/tenants/:domain/terms_of_service/:date", terms_delete, NULL,
+     OPERATOR},
+    {0},
+};

@@ -1,0 +1,284 @@
+/*
+ * The instance's rules as its staff edit them: /api/v1/admin/rules (list,
+ * show, create, PUT, DELETE), and the same operations for the operator's
+ * /admin/v1/tenants/:domain/rules (src/admin/instance.c), which call the
+ * eu_instance_rules_* functions below once they have named the tenant.
+ * Mastodon edits rules in its web admin only; the JSON shape here is its
+ * Rule entity (id, text, hint) with the priority that orders it.
+ *
+ * Rules are never removed: a deleted one keeps its row (deleted_at), since
+ * reports cite rules by id, as Mastodon's Rule#discard does.
+ */
+#include "eunha/api.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/arena.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/params.h"
+#include "eunha/sql.h"
+#include "eunha/utf8.h"
+
+/* Mastodon's Rule validates text (1000) and hint (1000) the same way. */
+#define RULE_TEXT_MAX 1000
+
+enum {
+    RULES_LIST,
+    RULES_SHOW,
+    RULES_CREATE,
+    RULES_UPDATE,
+    RULES_DELETE,
+    RULES_ROLE,
+};
+
+#define RULE_COLUMNS "r.id::text, r.text, r.hint, r.priority"
+
+/* clang-format off */
+const struct eu_sql eu_admin_rules_sql[] = {
+    [RULES_LIST] = {"admin_rules.list",
+        "SELECT " RULE_COLUMNS " FROM instance_rules r WHERE r.tenant_id = $1"
+        " AND r.deleted_at IS NULL ORDER BY r.priority, r.id"},
+    [RULES_SHOW] = {"admin_rules.show",
+        "SELECT " RULE_COLUMNS " FROM instance_rules r WHERE r.tenant_id = $1"
+        " AND r.id = $2::bigint AND r.deleted_at IS NULL"},
+    /* $2 text, $3 hint, $4 priority or NULL: after the last rule. */
+    [RULES_CREATE] = {"admin_rules.create",
+        "WITH r AS (INSERT INTO instance_rules (tenant_id, text, hint, priority)"
+        " VALUES ($1, $2, coalesce($3, ''), coalesce($4::int, (SELECT coalesce(max(x.priority)"
+        " + 1, 0) FROM instance_rules x WHERE x.tenant_id = $1 AND x.deleted_at IS NULL)))"
+        " RETURNING *) SELECT " RULE_COLUMNS " FROM r"},
+    /* $2 id; $3 text, $4 hint, $5 priority, each NULL to keep it. */
+    [RULES_UPDATE] = {"admin_rules.update",
+        "WITH r AS (UPDATE instance_rules SET text = coalesce($3, text),"
+        " hint = coalesce($4, hint), priority = coalesce($5::int, priority), updated_at = now()"
+        " WHERE tenant_id = $1 AND id = $2::bigint AND deleted_at IS NULL RETURNING *)"
+        " SELECT " RULE_COLUMNS " FROM r"},
+    [RULES_DELETE] = {"admin_rules.delete",
+        "WITH r AS (UPDATE instance_rules SET deleted_at = now() WHERE tenant_id = $1"
+        " AND id = $2::bigint AND deleted_at IS NULL RETURNING *) SELECT " RULE_COLUMNS " FROM r"},
+    /* $2 the user. */
+    [RULES_ROLE] = {"admin_rules.role",
+        "SELECT u.role FROM users u WHERE u.tenant_id = $1 AND u.id = $2::bigint"},
+    {0},
+};
+/* clang-format on */
+
+/* The admin Rule of row i. Caller owns it. */
+static json_t *
+rule_json(const PGresult *res, int i)
+{
+    return json_pack("{s:s, s:s, s:s, s:i}", "id", PQgetvalue(res, i, 0), "text",
+                     PQgetvalue(res, i, 1), "hint", PQgetvalue(res, i, 2), "priority",
+                     atoi(PQgetvalue(res, i, 3)));
+}
+
+static void
+on_list(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(out, rule_json(res, i));
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+on_one(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, rule_json(res, 0));
+}
+
+void
+eu_instance_rules_list(struct eu_req *req)
+{
+    eu_req_stmt(req, &eu_admin_rules_sql[RULES_LIST], 0, NULL, on_list, NULL);
+}
+
+/* The :id parameter when it is a number; NULL after answering 404. */
+static const char *
+rule_id(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!id || !*id || strspn(id, "0123456789") != strlen(id) || strlen(id) > 19) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return id;
+}
+
+void
+eu_instance_rules_show(struct eu_req *req)
+{
+    const char *id = rule_id(req);
+    if (!id)
+        return;
+    const char *p[] = {id};
+    eu_req_stmt(req, &eu_admin_rules_sql[RULES_SHOW], 1, p, on_one, NULL);
+}
+
+/* What a create or update says; NULL members are left as they are. */
+struct rule_input {
+    const char *text, *hint, *priority;
+};
+
+/* Reads text, hint and priority; on bad input replies 422 and returns -1.
+ * A create needs text. */
+static int
+read_rule(struct eu_req *req, bool creating, struct rule_input *in)
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return -1;
+    }
+    in->text = eu_param_str(params, "text");
+    in->hint = eu_param_str(params, "hint");
+    if ((creating && (!in->text || !*in->text)) || (in->text && !*in->text)) {
+        eu_req_reply_error(req, 422, "Validation failed: Text can't be blank");
+        return -1;
+    }
+    if ((in->text && eu_utf8_chars(in->text) > RULE_TEXT_MAX) ||
+        (in->hint && eu_utf8_chars(in->hint) > RULE_TEXT_MAX)) {
+        eu_req_reply_error(req, 422, "Validation failed: text and hint are at most %d characters",
+                           RULE_TEXT_MAX);
+        return -1;
+    }
+    long long prio;
+    int rc = eu_param_int(params, "priority", &prio);
+    if (rc < 0 || (rc == 1 && (prio < -1000000 || prio > 1000000))) {
+        eu_req_reply_error(req, 422, "Validation failed: priority must be an integer");
+        return -1;
+    }
+    in->priority = rc == 1 ? eu_arena_sprintf(req->arena, "%lld", prio) : NULL;
+    return 0;
+}
+
+void
+eu_instance_rules_create(struct eu_req *req)
+{
+    struct rule_input in = {0};
+    if (read_rule(req, true, &in) < 0)
+        return;
+    const char *p[] = {in.text, in.hint, in.priority};
+    eu_req_stmt(req, &eu_admin_rules_sql[RULES_CREATE], 3, p, on_one, NULL);
+}
+
+void
+eu_instance_rules_update(struct eu_req *req)
+{
+    const char *id = rule_id(req);
+    if (!id)
+        return;
+    struct rule_input in = {0};
+    if (read_rule(req, false, &in) < 0)
+        return;
+    const char *p[] = {id, in.text, in.hint, in.priority};
+    eu_req_stmt(req, &eu_admin_rules_sql[RULES_UPDATE], 4, p, on_one, NULL);
+}
+
+void
+eu_instance_rules_delete(struct eu_req *req)
+{
+    const char *id = rule_id(req);
+    if (!id)
+        return;
+    const char *p[] = {id};
+    eu_req_stmt(req, &eu_admin_rules_sql[RULES_DELETE], 1, p, on_one, NULL);
+}
+
+/* ------------------------------------------------- the staff's permission */
+
+struct manage_call {
+    void (*then)(struct eu_req *req);
+};
+
+static void
+on_role(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct manage_call *c = arg;
+    const char *role = PQntuples(res) ? PQgetvalue(res, 0, 0) : "";
+    if (strcmp(role, "owner") != 0 && strcmp(role, "admin") != 0) {
+        eu_req_reply_error(req, 403, "This action is not allowed");
+        return;
+    }
+    c->then(req);
+}
+
+/*
+ * TO BE REPLACED by the roles branch's permission check (h-roles, issue 28
+ * item 1) when it is merged: there a role carries Mastodon's permission
+ * bits and `permission` ("manage_rules") is one of them. Until then the
+ * users.role column decides: owner and admin may, anyone else is refused.
+ * The token's admin:read / admin:write scope is the route's, checked
+ * before the handler runs.
+ */
+static void
+may_manage(struct eu_req *req, const char *permission, void (*then)(struct eu_req *req))
+{
+    (void)permission; /* every staff permission is the owner's and admins' for now */
+    if (!req->auth.user_id) {
+        eu_req_reply_error(req, 403, "This action is not allowed");
+        return;
+    }
+    struct manage_call *c = eu_arena_alloc(req->arena, sizeof(*c));
+    c->then = then;
+    const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.user_id);
+    const char *p[] = {uid};
+    eu_req_stmt(req, &eu_admin_rules_sql[RULES_ROLE], 1, p, on_role, c);
+}
+
+static void
+staff_list(struct eu_req *req)
+{
+    may_manage(req, "manage_rules", eu_instance_rules_list);
+}
+
+static void
+staff_show(struct eu_req *req)
+{
+    may_manage(req, "manage_rules", eu_instance_rules_show);
+}
+
+static void
+staff_create(struct eu_req *req)
+{
+    may_manage(req, "manage_rules", eu_instance_rules_create);
+}
+
+static void
+staff_update(struct eu_req *req)
+{
+    may_manage(req, "manage_rules", eu_instance_rules_update);
+}
+
+static void
+staff_delete(struct eu_req *req)
+{
+    may_manage(req, "manage_rules", eu_instance_rules_delete);
+}
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_admin_rules_routes[] = {
+    {EU_HTTP_GET, "/api/v1/admin/rules", staff_list, "admin:read", EU_ROUTE_API | EU_ROUTE_AUTH},
+    {EU_HTTP_POST, "/api/v1/admin/rules", staff_create, "admin:write",
+     EU_ROUTE_API | EU_ROUTE_AUTH},
+    {EU_HTTP_GET, "/api/v1/admin/rules/:id", staff_show, "admin:read",
+     EU_ROUTE_API | EU_ROUTE_AUTH},
+    {EU_HTTP_PUT, "/api/v1/admin/rules/:id", staff_update, "admin:write",
+     EU_ROUTE_API | EU_ROUTE_AUTH},
+    {EU_HTTP_DELETE, "/api/v1/admin/rules/:id", staff_delete, "admin:write",
+     EU_ROUTE_API | EU_ROUTE_AUTH},
+    {0},
+};

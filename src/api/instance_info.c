@@ -1,0 +1,347 @@
+/*
+ * The instance's public description beside /api/v2/instance, as Mastodon
+ * 4.4 serves it under /api/v1/instance/: rules, the about text (extended
+ * description), privacy policy, dated terms of service, peers, weekly
+ * activity, the tenant's blocked domains and translation languages.
+ *
+ * What the tenant's staff and the operator write (src/admin/instance.c,
+ * src/api/admin_rules.c) is rows of the tenant: instance_rules,
+ * terms_of_service, and the settings row 'instance', one jsonb object whose
+ * members are listed in docs/instance.md. Each answer is one statement on
+ * the tenant's pool. The switches Mastodon has (peers and activity may be
+ * hidden, blocked domains shown to all, to signed-in users or to nobody)
+ * answer 404 when off, as Mastodon's `head 404` does, so a client cannot
+ * tell a hidden list from an absent one.
+ */
+#include "eunha/api.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/arena.h"
+#include "eunha/entities.h"
+#include "eunha/http.h"
+#include "eunha/sql.h"
+#include "eunha/tenant.h"
+
+enum {
+    INFO_RULES,
+    INFO_SETTINGS,
+    INFO_TERMS,
+    INFO_PEERS,
+    INFO_ACTIVITY,
+    INFO_DOMAIN_BLOCKS,
+};
+
+/* The settings row 'instance' as text, '{}' when the tenant has none. */
+#define SETTINGS_TEXT                                                                              \
+    "coalesce((SELECT st.value::text FROM settings st WHERE st.tenant_id = $1"                     \
+    " AND st.key = 'instance'), '{}')"
+
+/* A snowflake id's lower bound for instant t (ids are milliseconds << 16,
+ * tenant migration 0001), so a week of statuses or users is a range of
+ * the primary key rather than a scan of the tenant's rows by time. */
+#define ID_AT(t) "((extract(epoch FROM " t ") * 1000)::bigint << 16)"
+
+/* clang-format off */
+const struct eu_sql eu_instance_info_sql[] = {
+    [INFO_RULES] = {"instance_info.rules",
+        "SELECT r.id::text, r.text, r.hint FROM instance_rules r WHERE r.tenant_id = $1"
+        " AND r.deleted_at IS NULL ORDER BY r.priority, r.id"},
+    [INFO_SETTINGS] = {"instance_info.settings", "SELECT " SETTINGS_TEXT},
+    /* $2 a date, or NULL for the version in force (the latest whose date
+     * has come) or, before any has, the latest announced, as Mastodon's
+     * TermsOfServicesController picks. */
+    [INFO_TERMS] = {"instance_info.terms",
+        "SELECT to_char(t.effective_date, 'YYYY-MM-DD'), t.effective_date <= current_date,"
+        " t.text, (SELECT to_char(min(n.effective_date), 'YYYY-MM-DD') FROM terms_of_service n"
+        "  WHERE n.tenant_id = $1 AND n.effective_date > t.effective_date)"
+        " FROM terms_of_service t WHERE t.tenant_id = $1"
+        " AND ($2::date IS NULL OR t.effective_date = $2::date)"
+        " ORDER BY t.effective_date <= current_date DESC, t.effective_date DESC LIMIT 1"},
+    /* The domains of the remote accounts the tenant stores, less those it
+     * suspended (Mastodon's Instance.searchable). First the switch. */
+    [INFO_PEERS] = {"instance_info.peers",
+        "SELECT " SETTINGS_TEXT ", (SELECT coalesce(json_agg(p.domain ORDER BY p.domain), '[]')"
+        "  FROM (SELECT DISTINCT a.domain FROM accounts a WHERE a.tenant_id = $1"
+        "  AND a.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM domain_blocks b"
+        "  WHERE b.tenant_id = $1 AND b.severity = 'suspend'"
+        "  AND b.domain = ANY(eunha_domain_suffixes(a.domain)))) p)::text"},
+    /*
+     * Twelve weeks, this one first; a week starts at 00:00 UTC of the day
+     * 7i days ago and runs seven days, as Mastodon's ActivityTracker sums
+     * days from i.weeks.ago. Statuses and registrations count what was
+     * created (local statuses, local users), logins the distinct users
+     * who signed in (user_sign_in_days, tenant migration 0050).
+     */
+    [INFO_ACTIVITY] = {"instance_info.activity",
+        "SELECT " SETTINGS_TEXT ", (SELECT json_agg(json_build_object("
+        "  'week', extract(epoch FROM w.s)::bigint::text,"
+        "  'statuses', (SELECT count(*) FROM statuses s WHERE s.tenant_id = $1 AND s.local"
+        "   AND s.id >= " ID_AT("w.s") " AND s.id < " ID_AT("w.s + interval '7 days'") ")::text,"
+        "  'logins', (SELECT count(DISTINCT d.user_id) FROM user_sign_in_days d"
+        "   WHERE d.tenant_id = $1 AND d.day >= (w.s AT TIME ZONE 'UTC')::date"
+        "   AND d.day < (w.s AT TIME ZONE 'UTC')::date + 7)::text,"
+        "  'registrations', (SELECT count(*) FROM users u WHERE u.tenant_id = $1"
+        "   AND u.id >= " ID_AT("w.s") " AND u.id < " ID_AT("w.s + interval '7 days'") ")::text)"
+        "  ORDER BY w.s DESC) FROM (SELECT (date_trunc('day', now() AT TIME ZONE 'UTC')"
+        "  - i * interval '7 days') AT TIME ZONE 'UTC' AS s FROM generate_series(0, 11) i) w)::text"},
+    /*
+     * Mastodon's DomainBlock entity for the blocks users notice (silence,
+     * suspend), silenced first then by domain as its by_severity orders;
+     * an obfuscated domain has its middle half starred, as
+     * DomainBlock#public_domain does, and the digest is of the real one.
+     */
+    [INFO_DOMAIN_BLOCKS] = {"instance_info.domain_blocks",
+        "SELECT " SETTINGS_TEXT ", (SELECT coalesce(json_agg(json_build_object("
+        "  'domain', CASE WHEN b.obfuscate THEN overlay(b.domain PLACING"
+        "   repeat('*', length(b.domain) / 2) FROM length(b.domain) / 4 + 1"
+        "   FOR length(b.domain) / 2) ELSE b.domain END,"
+        "  'digest', encode(sha256(convert_to(b.domain, 'UTF8')), 'hex'),"
+        "  'severity', b.severity, 'comment', coalesce(b.public_comment, ''))"
+        "  ORDER BY b.severity = 'suspend', b.domain), '[]') FROM domain_blocks b"
+        "  WHERE b.tenant_id = $1 AND b.severity IN ('silence', 'suspend'))::text"},
+    {0},
+};
+/* clang-format on */
+
+/* The settings object from column col, a new reference ({} when unreadable). */
+static json_t *
+settings_at(const PGresult *res, int col)
+{
+    json_t *o = json_loads(PQgetvalue(res, 0, col), 0, NULL);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        o = json_object();
+    }
+    return o;
+}
+
+/* A switch of the settings row: its boolean member, or dflt when unset. */
+static bool
+setting_bool(json_t *settings, const char *key, bool dflt)
+{
+    json_t *v = json_object_get(settings, key);
+    return json_is_boolean(v) ? json_is_true(v) : dflt;
+}
+
+/* ------------------------------------------------------------------ rules */
+
+static void
+on_rules(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "id", PQgetvalue(res, i, 0), "text",
+                                             PQgetvalue(res, i, 1), "hint", PQgetvalue(res, i, 2)));
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+rules(struct eu_req *req)
+{
+    eu_req_stmt(req, &eu_instance_info_sql[INFO_RULES], 0, NULL, on_rules, NULL);
+}
+
+/* ------------------------------------------ extended description, policy */
+
+/* arg names the member: "extended_description" or "privacy_policy". Both
+ * are HTML as the operator wrote it (Mastodon renders its admins'
+ * Markdown without sanitizing either: the text is the instance's own).
+ * An unset about text has no date; an unset policy is empty. */
+static void
+on_text(struct eu_req *req, PGresult *res, void *arg)
+{
+    const char *key = arg;
+    json_t *settings = settings_at(res, 0);
+    const char *content = json_string_value(json_object_get(settings, key));
+    const char *stamp = json_string_value(
+        json_object_get(settings, eu_arena_sprintf(req->arena, "%s_updated_at", key)));
+    json_t *body = json_pack("{s:o, s:s}", "updated_at", stamp ? json_string(stamp) : json_null(),
+                             "content", content ? content : "");
+    json_decref(settings);
+    eu_req_reply_json(req, 200, body);
+}
+
+static void
+extended_description(struct eu_req *req)
+{
+    eu_req_stmt(req, &eu_instance_info_sql[INFO_SETTINGS], 0, NULL, on_text,
+                (void *)"extended_description");
+}
+
+static void
+privacy_policy(struct eu_req *req)
+{
+    eu_req_stmt(req, &eu_instance_info_sql[INFO_SETTINGS], 0, NULL, on_text,
+                (void *)"privacy_policy");
+}
+
+/* ------------------------------------------------------- terms of service */
+
+static void
+on_terms(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    /* %{domain} stands for the instance's domain, as in Mastodon's
+     * templates; the text is plain, paragraphs on blank lines. */
+    const char *text = PQgetvalue(res, 0, 2);
+    size_t len = strlen(text), dlen = strlen(req->tenant->domain);
+    char *sub = eu_arena_alloc(req->arena, len * (dlen > 9 ? dlen / 9 + 1 : 1) + 1), *o = sub;
+    for (const char *p = text; *p;) {
+        if (strncmp(p, "%{domain}", 9) == 0) {
+            memcpy(o, req->tenant->domain, dlen);
+            o += dlen;
+            p += 9;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    json_t *body = json_pack(
+        "{s:s, s:b, s:s, s:o}", "effective_date", PQgetvalue(res, 0, 0), "effective",
+        PQgetvalue(res, 0, 1)[0] == 't', "content", eu_text_to_simple_html(req, sub),
+        "succeeded_by", PQgetisnull(res, 0, 3) ? json_null() : json_string(PQgetvalue(res, 0, 3)));
+    eu_req_reply_json(req, 200, body);
+}
+
+static bool
+is_date(const char *s)
+{
+    static const char shape[] = "dddd-dd-dd";
+    if (!s || strlen(s) != sizeof(shape) - 1)
+        return false;
+    for (size_t i = 0; shape[i]; i++)
+        if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
+            return false;
+    int month = atoi(s + 5), day = atoi(s + 8);
+    return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+}
+
+static void
+terms_of_service(struct eu_req *req)
+{
+    const char *date = eu_req_param(req, "date");
+    /* A malformed date names no version; PostgreSQL would refuse it 500. */
+    if (date && !is_date(date)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *p[] = {date};
+    eu_req_stmt(req, &eu_instance_info_sql[INFO_TERMS], 1, p, on_terms, NULL);
+}
+
+/* ------------------------------------------------------ peers and activity */
+
+/* arg is the switch's name in the settings row; on by default, as
+ * Mastodon's peers_api_enabled and activity_api_enabled are. Column 1 is
+ * the answer as JSON text. */
+static void
+on_switched_list(struct eu_req *req, PGresult *res, void *arg)
+{
+    json_t *settings = settings_at(res, 0);
+    bool on = setting_bool(settings, arg, true);
+    json_decref(settings);
+    if (!on) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    json_t *list = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
+    eu_req_reply_json(req, 200, list ? list : json_array());
+}
+
+static void
+peers(struct eu_req *req)
+{
+    eu_req_stmt(req, &eu_instance_info_sql[INFO_PEERS], 0, NULL, on_switched_list,
+                (void *)"peers_api_enabled");
+}
+
+static void
+activity(struct eu_req *req)
+{
+    eu_req_stmt(req, &eu_instance_info_sql[INFO_ACTIVITY], 0, NULL, on_switched_list,
+                (void *)"activity_api_enabled");
+}
+
+/* --------------------------------------------------------- domain blocks */
+
+/* "all", "users" or "disabled" (the default, as Mastodon's). */
+static bool
+visible_to(struct eu_req *req, json_t *settings, const char *key)
+{
+    const char *v = json_string_value(json_object_get(settings, key));
+    if (v && strcmp(v, "all") == 0)
+        return true;
+    return v && strcmp(v, "users") == 0 && req->auth.present && req->auth.user_id != 0;
+}
+
+static void
+on_domain_blocks(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    json_t *settings = settings_at(res, 0);
+    bool shown = visible_to(req, settings, "show_domain_blocks");
+    bool why = visible_to(req, settings, "show_domain_blocks_rationale");
+    json_decref(settings);
+    if (!shown) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    json_t *list = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
+    if (!list)
+        list = json_array();
+    size_t i;
+    json_t *b;
+    json_array_foreach(list, i, b)
+    {
+        if (!why)
+            json_object_set_new(b, "comment", json_null());
+    }
+    eu_req_reply_json(req, 200, list);
+}
+
+static void
+domain_blocks(struct eu_req *req)
+{
+    eu_req_stmt(req, &eu_instance_info_sql[INFO_DOMAIN_BLOCKS], 0, NULL, on_domain_blocks, NULL);
+}
+
+/* ------------------------------------------------- translation languages */
+
+/* No translation service is configured, so no pair of languages: Mastodon
+ * answers {} then, and configuration.translation.enabled is false. */
+static void
+translation_languages(struct eu_req *req)
+{
+    eu_req_reply_json(req, 200, json_object());
+}
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_instance_info_routes[] = {
+    {EU_HTTP_GET, "/api/v1/instance/rules", rules, NULL, EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/instance/extended_description", extended_description, NULL,
+     EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/instance/privacy_policy", privacy_policy, NULL, EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/instance/terms_of_service", terms_of_service, NULL, EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/instance/terms_of_service/:date", terms_of_service, NULL, EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/instance/peers", peers, NULL, EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/instance/activity", activity, NULL, EU_ROUTE_API},
+    /* Signed-in users may see what "users" shows them: the token is read
+     * when one is sent. */
+    {EU_HTTP_GET, "/api/v1/instance/domain_blocks", domain_blocks, NULL,
+     EU_ROUTE_API | EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/instance/translation_languages", translation_languages, NULL,
+     EU_ROUTE_API},
+    {0},
+};
