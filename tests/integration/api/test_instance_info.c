@@ -236,6 +236,18 @@ START_TEST(test_operator_edits)
     get(&w, &r, HOST, NULL, "/api/v1/instance/privacy_policy", 200);
     EU_IT_EXPECT_JSTR(&r, "content", "<p>We keep little</p>");
 
+    /* A thumbnail the operator set by URL (no upload yet). */
+    admin(&w, &r, "PATCH", ADMIN "/instance",
+          "{\"thumbnail_url\":\"https://cdn.example/t.png\","
+          "\"thumbnail_blurhash\":\"LEHV6nWB2yk8pyo0adR*.7kCMdnj\"}",
+          200);
+    get(&w, &r, HOST, NULL, "/api/v2/instance", 200);
+    EU_IT_EXPECT_JSTR(&r, "thumbnail.url", "https://cdn.example/t.png");
+    EU_IT_EXPECT_JSTR(&r, "thumbnail.blurhash", "LEHV6nWB2yk8pyo0adR*.7kCMdnj");
+    EU_IT_EXPECT_JSTR(&r, "thumbnail.versions.@1x", "https://cdn.example/t.png");
+    get(&w, &r, HOST, NULL, "/api/v1/instance", 200);
+    EU_IT_EXPECT_JSTR(&r, "thumbnail", "https://cdn.example/t.png");
+
     /* A null removes a member. */
     admin(&w, &r, "PATCH", ADMIN "/instance", "{\"contact_username\":null}", 200);
     ck_assert_ptr_null(json_object_get(r.json, "contact_username"));
@@ -426,6 +438,13 @@ START_TEST(test_staff_rules)
     EU_IT_EXPECT_ERROR(&r, 403);
     get(&w, &r, HOST, eu_it_tok(&w, "alice"), "/api/v1/admin/rules", 403);
     get(&w, &r, HOST, NULL, "/api/v1/admin/rules", 401);
+
+    /* Nor does it open the operator's API, whose token is the host's. */
+    eu_it_http(&r, "PATCH", w.s->admin_port, NULL, ADMIN "/instance", owner,
+               "{\"description\":\"taken\"}");
+    EU_IT_EXPECT_STATUS(&r, 401);
+    eu_it_http(&r, "POST", w.s->admin_port, NULL, ADMIN "/rules", owner, "{\"text\":\"x\"}");
+    EU_IT_EXPECT_STATUS(&r, 401);
 
     /* Cross-tenant: this tenant's owner token means nothing on the decoy;
      * the decoy's owner reaches only the decoy's rules. */
