@@ -37,7 +37,8 @@ CREATE UNIQUE INDEX terms_of_service_date ON terms_of_service (tenant_id, effect
 
 -- The days each user signed in, so a week's logins count each person once
 -- whatever the window (Mastodon counts distinct users in an HLL a day). A
--- row per user and day, kept 12 weeks: the activity endpoint's reach.
+-- row per user and day, kept 24 weeks: the activity endpoint reaches 12,
+-- NodeInfo's activeHalfyear 24.
 CREATE TABLE user_sign_in_days (
     tenant_id bigint NOT NULL,
     user_id bigint NOT NULL,
@@ -49,7 +50,7 @@ CREATE INDEX user_sign_in_days_day ON user_sign_in_days (tenant_id, day);
 
 -- Every path that signs a user in stamps last_sign_in_at (the web form,
 -- the password grant); the day is recorded from that, so no path can
--- forget it. The user's rows past 12 weeks go on the same probe.
+-- forget it. The user's rows past 24 weeks go on the same probe.
 CREATE FUNCTION eunha_record_sign_in() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -57,7 +58,7 @@ BEGIN
         VALUES (NEW.tenant_id, NEW.id, (NEW.last_sign_in_at AT TIME ZONE 'UTC')::date)
         ON CONFLICT DO NOTHING;
     DELETE FROM user_sign_in_days d WHERE d.tenant_id = NEW.tenant_id AND d.user_id = NEW.id
-        AND d.day < (NEW.last_sign_in_at AT TIME ZONE 'UTC')::date - 84;
+        AND d.day < (NEW.last_sign_in_at AT TIME ZONE 'UTC')::date - 168;
     RETURN NULL;
 END
 $$;

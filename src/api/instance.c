@@ -1,18 +1,18 @@
 /*
  * GET /api/v1/instance and /api/v2/instance: Mastodon's Instance entities,
- * with the tenant's own title and counts. The counts come from one query on
- * the tenant's database; v2's monthly active users from a HyperLogLog in
- * Redis, read as 0 while Redis is away, so the endpoint never depends on it.
+ * with the tenant's own title, counts and description (docs/instance.md).
+ * All of it comes from one statement on the tenant's database, the monthly
+ * active users included: they are the users who signed in, recorded by day
+ * (tenant migration 0050), which a HyperLogLog in Redis used to be meant
+ * for but nothing filled.
  */
 #include "eunha/api.h"
 
-#include <hiredis/hiredis.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "eunha/app.h"
 #include "eunha/arena.h"
@@ -20,7 +20,6 @@
 #include "eunha/http.h"
 #include "eunha/mediaapi.h"
 #include "eunha/polls.h"
-#include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
@@ -33,7 +32,9 @@ enum {
 /* clang-format off */
 const struct eu_sql eu_instance_sql[] = {
     /*
-     * Counts, the registrations mode, the settings row 'instance' (texts
+     * Counts, the registrations mode, the users active in the last four
+     * weeks (those who signed in, as Mastodon's active_user_count(4)
+     * counts logins), the settings row 'instance' (texts
      * and contact, src/admin/instance.c), the rules, and the contact
      * account (a local username in the settings) as Account columns, NULL
      * without one.
@@ -48,6 +49,8 @@ const struct eu_sql eu_instance_sql[] = {
          "  AND domain IS NOT NULL),"
          " coalesce((SELECT value #>> '{}' FROM settings WHERE tenant_id = $1"
          "  AND key = 'registrations_mode'), 'open'),"
+         " (SELECT count(DISTINCT d.user_id) FROM user_sign_in_days d WHERE d.tenant_id = $1"
+         "  AND d.day > current_date - 28),"
          " coalesce(st.value::text, '{}'),"
          " (SELECT coalesce(json_agg(json_build_object('id', r.id::text, 'text', r.text,"
          "  'hint', r.hint) ORDER BY r.priority, r.id), '[]') FROM instance_rules r"
@@ -63,7 +66,7 @@ const struct eu_sql eu_instance_sql[] = {
 /* clang-format on */
 
 /* Columns of instance.stats after the counts. */
-enum { COL_SETTINGS = 4, COL_RULES, COL_CONTACT };
+enum { COL_ACTIVE_MONTH = 4, COL_SETTINGS, COL_RULES, COL_CONTACT };
 
 struct stats {
     json_int_t users, statuses, domains, active_month;
@@ -117,6 +120,7 @@ on_stats(struct eu_req *req, PGresult *res, void *arg)
     st.domains = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
     st.registrations = strcmp(PQgetvalue(res, 0, 3), "closed") != 0;
     st.approval_required = strcmp(PQgetvalue(res, 0, 3), "approval") == 0;
+    st.active_month = strtoll(PQgetvalue(res, 0, COL_ACTIVE_MONTH), NULL, 10);
     st.settings = json_column(req, res, COL_SETTINGS, false);
     st.rules = json_column(req, res, COL_RULES, true);
     st.contact =
@@ -264,47 +268,10 @@ reply_v2(struct eu_req *req, struct stats *st)
     eu_req_reply_json(req, 200, body);
 }
 
-struct v2_call {
-    struct eu_req *req;
-    struct stats st;
-};
-
-static void
-on_active_month(redisReply *reply, void *arg)
-{
-    struct v2_call *c = arg;
-    /* NULL while Redis is down: report no activity rather than fail. */
-    if (reply && reply->type == REDIS_REPLY_INTEGER)
-        c->st.active_month = reply->integer;
-    struct eu_req *req = c->req;
-    struct stats st = c->st;
-    free(c);
-    eu_req_enter(req);
-    reply_v2(req, &st);
-}
-
-static void
-after_stats_v2(struct eu_req *req, struct stats *st)
-{
-    struct v2_call *c = calloc(1, sizeof(*c));
-    c->req = req;
-    c->st = *st;
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    char key[128];
-    _Static_assert(sizeof(key) >= EU_TENANT_KEY_PREFIX_SIZE + sizeof("activity:users:0000-00") + 8,
-                   "the key must fit whatever the year");
-    snprintf(key, sizeof(key), "%sactivity:users:%04d-%02d", req->tenant->key_prefix,
-             tm.tm_year + 1900, tm.tm_mon + 1);
-    const char *argv[] = {"PFCOUNT", key};
-    eu_redis_command(req->app->redis, on_active_month, c, 2, argv, NULL);
-}
-
 void
 eu_api_instance_v2(struct eu_req *req)
 {
-    load_stats(req, after_stats_v2);
+    load_stats(req, reply_v2);
 }
 
 /* ------------------------------------------------------------ route table */

@@ -21,10 +21,22 @@ enum {
 };
 
 const struct eu_sql eu_nodeinfo_sql[] = {
-    [NODEINFO_COUNTS] = {"nodeinfo.counts",
-                         "SELECT coalesce(c.user_count, 0), (SELECT greatest(coalesce(sum(sc.n),"
-                         " 0), 0) FROM instance_status_counts sc WHERE sc.tenant_id = $1)"
-                         " FROM (SELECT 1) one LEFT JOIN instance_counters c ON c.tenant_id = $1"},
+    /* Users, local posts, the users who signed in in the last 4 and 24
+     * weeks (Mastodon's active_user_count(4) and (24); tenant migration
+     * 0050), whether sign-up is open, and the instance's description. */
+    [NODEINFO_COUNTS] =
+        {"nodeinfo.counts",
+         "SELECT coalesce(c.user_count, 0), (SELECT greatest(coalesce(sum(sc.n),"
+         " 0), 0) FROM instance_status_counts sc WHERE sc.tenant_id = $1),"
+         " (SELECT count(DISTINCT d.user_id) FROM user_sign_in_days d WHERE d.tenant_id = $1"
+         "  AND d.day > current_date - 28),"
+         " (SELECT count(DISTINCT d.user_id) FROM user_sign_in_days d WHERE d.tenant_id = $1"
+         "  AND d.day > current_date - 168),"
+         " coalesce((SELECT s.value #>> '{}' FROM settings s WHERE s.tenant_id = $1"
+         "  AND s.key = 'registrations_mode'), 'open') <> 'closed',"
+         " coalesce((SELECT s.value ->> 'description' FROM settings s WHERE s.tenant_id = $1"
+         "  AND s.key = 'instance'), '')"
+         " FROM (SELECT 1) one LEFT JOIN instance_counters c ON c.tenant_id = $1"},
     {0},
 };
 
@@ -49,14 +61,16 @@ on_counts(struct eu_req *req, PGresult *res, void *arg)
     const char *version = arg;
     json_int_t users = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     json_int_t posts = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
-    json_t *body =
-        json_pack("{s:s, s:{s:s,s:s}, s:[s], s:{s:[],s:[]}, s:{s:{s:I,s:I,s:I}, s:I}, s:b,"
-                  " s:{s:s, s:s}}",
-                  "version", version, "software", "name", "mastodon", "version", "4.3.0",
-                  "protocols", "activitypub", "services", "outbound", "inbound", "usage", "users",
-                  "total", users, "activeMonth", (json_int_t)0, "activeHalfyear", (json_int_t)0,
-                  "localPosts", posts, "openRegistrations", 0, "metadata", "nodeName",
-                  req->tenant->title, "software", "eunha " EUNHA_VERSION);
+    json_int_t month = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+    json_int_t halfyear = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
+    json_t *body = json_pack(
+        "{s:s, s:{s:s,s:s}, s:[s], s:{s:[],s:[]}, s:{s:{s:I,s:I,s:I}, s:I}, s:b,"
+        " s:{s:s, s:s, s:s}}",
+        "version", version, "software", "name", "mastodon", "version", "4.3.0", "protocols",
+        "activitypub", "services", "outbound", "inbound", "usage", "users", "total", users,
+        "activeMonth", month, "activeHalfyear", halfyear, "localPosts", posts, "openRegistrations",
+        PQgetvalue(res, 0, 4)[0] == 't', "metadata", "nodeName", req->tenant->title,
+        "nodeDescription", PQgetvalue(res, 0, 5), "software", "eunha " EUNHA_VERSION);
     if (strcmp(version, "2.1") == 0) {
         json_t *sw = json_object_get(body, "software");
         json_object_set_new(sw, "repository", json_string("https://github.com/mastodon/mastodon"));

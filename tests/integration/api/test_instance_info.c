@@ -225,6 +225,9 @@ START_TEST(test_operator_edits)
     EU_IT_EXPECT_JSTR(&r, "rules.0.text", "Zeroth");
     ck_assert(json_is_false(eu_it_jpath(r.json, "registrations.enabled")));
     EU_IT_EXPECT_JSTR(&r, "registrations.message", "<p>Invite only</p>");
+    get(&w, &r, HOST, NULL, "/nodeinfo/2.1", 200);
+    EU_IT_EXPECT_JSTR(&r, "metadata.nodeDescription", "A quiet place");
+    ck_assert(json_is_false(json_object_get(r.json, "openRegistrations")));
     get(&w, &r, HOST, NULL, "/api/v1/instance", 200);
     EU_IT_EXPECT_JSTR(&r, "short_description", "A quiet place");
     EU_IT_EXPECT_JSTR(&r, "email", "staff@info.example");
@@ -395,6 +398,19 @@ START_TEST(test_activity)
     EU_IT_EXPECT_JSTR(&r, "0.registrations", "2");
     EU_IT_EXPECT_JSTR(&r, "1.statuses", "0");
     EU_IT_EXPECT_JSTR(&r, "1.logins", "0");
+
+    /* Active users are those who signed in, in v2 and in NodeInfo. */
+    get(&w, &r, HOST, NULL, "/api/v2/instance", 200);
+    EU_IT_EXPECT_JINT(&r, "usage.users.active_month", 2);
+    get(&w, &r, HOST, NULL, "/nodeinfo/2.0", 200);
+    EU_IT_EXPECT_JINT(&r, "usage.users.activeMonth", 2);
+    EU_IT_EXPECT_JINT(&r, "usage.users.activeHalfyear", 2);
+    EU_IT_EXPECT_JINT(&r, "usage.localPosts", 2);
+    ck_assert(json_is_true(json_object_get(r.json, "openRegistrations")));
+    get(&w, &r, DECOY, NULL, "/api/v2/instance", 200);
+    EU_IT_EXPECT_JINT(&r, "usage.users.active_month", 0);
+    get(&w, &r, DECOY, NULL, "/nodeinfo/2.0", 200);
+    EU_IT_EXPECT_JINT(&r, "usage.users.activeMonth", 0);
 
     /* The decoy counts its own: dave, no post, no sign-in. */
     get(&w, &r, DECOY, NULL, "/api/v1/instance/activity", 200);
