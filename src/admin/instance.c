@@ -1,7 +1,8 @@
 /*
  * The operator's hand on a tenant's public description
  * (docs/instance.md): /admin/v1/tenants/:domain/instance (GET, PATCH the
- * texts and switches of the settings row 'instance'), .../rules (the same
+ * texts and switches of the settings row 'instance'; PUT or DELETE
+ * .../instance/thumbnail, an uploaded image), .../rules (the same
  * operations as the tenant's staff have through /api/v1/admin/rules,
  * src/api/admin_rules.c) and .../terms_of_service (dated versions: list,
  * add, remove). What it writes, src/api/instance.c and instance_info.c
@@ -12,15 +13,23 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "admin_internal.h"
 #include "eunha/api.h"
+#include "eunha/app.h"
 #include "eunha/arena.h"
+#include "eunha/cpupool.h"
 #include "eunha/db.h"
+#include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/media.h"
+#include "eunha/mediaapi.h"
+#include "eunha/mediastore.h"
+#include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "eunha/utf8.h"
@@ -205,6 +214,126 @@ instance_update(struct eu_req *req)
     eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_UPDATE], 1, p, on_settings, NULL);
 }
 
+/* ---------------------------------------------------- /instance/thumbnail */
+
+/* Mastodon's thumbnail is 1200x630 at @1x; it is fitted, not cropped. */
+#define THUMB_WIDTH 1200
+#define THUMB_HEIGHT 630
+#define THUMB_LIMIT (8 * 1024 * 1024)
+
+struct thumb {
+    struct eu_req *req;
+    const unsigned char *data; /* the request's, borrowed */
+    size_t len;
+    struct eu_image_limits lim;
+    struct eu_image_result img;
+    int rc;
+    char err[256];
+    const char *key; /* arena */
+};
+
+static void
+thumb_result_free(void *p)
+{
+    eu_image_result_free(p);
+}
+
+/* The stored key and blurhash go into the settings in place of a
+ * thumbnail_url; src/api/instance.c makes the key the store's URL. */
+static void
+on_thumb_stored(int rc, void *arg)
+{
+    struct thumb *t = arg;
+    struct eu_req *req = t->req;
+    eu_req_enter(req);
+    if (rc != 0) {
+        eu_req_reply_error(req, 500, "The thumbnail could not be stored");
+        return;
+    }
+    json_t *patch = json_pack("{s:s, s:s, s:n}", "thumbnail_key", t->key, "thumbnail_blurhash",
+                              t->img.blurhash, "thumbnail_url");
+    char *text = json_dumps(patch, JSON_COMPACT);
+    json_decref(patch);
+    const char *p[] = {eu_arena_strdup(req->arena, text)};
+    free(text);
+    eu_log_info("admin", "thumbnail of '%s' stored as '%s'", req->tenant->domain, t->key);
+    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_UPDATE], 1, p, on_settings, NULL);
+}
+
+/* On a pool thread. */
+static void
+thumb_work(void *arg)
+{
+    struct thumb *t = arg;
+    t->rc = eu_image_process(t->data, t->len, &t->lim, &t->img, t->err, sizeof(t->err));
+}
+
+static void
+thumb_done(void *arg)
+{
+    struct thumb *t = arg;
+    struct eu_req *req = t->req;
+    eu_req_enter(req);
+    if (t->rc != 0) {
+        eu_req_reply_error(req, 422, "%s", t->err);
+        return;
+    }
+    eu_arena_on_free(req->arena, thumb_result_free, &t->img);
+    t->key =
+        eu_arena_sprintf(req->arena, "%lld/site/instance/thumbnail-%08x%08x.webp",
+                         (long long)req->tenant->id, randombytes_random(), randombytes_random());
+    eu_store_put(req->app->store, t->key, t->img.small, t->img.small_len, "image/webp",
+                 on_thumb_stored, t);
+}
+
+/* A multipart "file": decoded and scaled on the CPU pool (never on the
+ * loop), stored as WebP with its blurhash. The file it replaces stays in
+ * the store. */
+static void
+thumbnail_put(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    json_t *data = json_object_get(json_object_get(params, "file"), "data");
+    size_t len = json_string_length(data);
+    struct eu_media_sniff sn;
+    if (!json_is_string(data) || len == 0 || len > THUMB_LIMIT ||
+        eu_media_sniff((const unsigned char *)json_string_value(data), len, &sn) < 0 ||
+        sn.type != EU_MEDIA_TYPE_IMAGE) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: file must be an image (JPEG, PNG, WebP, GIF) of at "
+                           "most 8 MB");
+        return;
+    }
+    if (!req->app->store) {
+        eu_req_reply_error(req, 503, "Media storage is unavailable");
+        return;
+    }
+    struct thumb *t = eu_arena_calloc(req->arena, sizeof(*t));
+    t->req = req;
+    t->data = (const unsigned char *)json_string_value(data);
+    t->len = len;
+    t->lim = eu_media_image_limits(req->app->cfg, THUMB_WIDTH);
+    t->lim.preview_max_height = THUMB_HEIGHT;
+    eu_cpupool_submit_for(req->app->cpu, req->tenant->id, thumb_work, thumb_done, t);
+}
+
+static void
+thumbnail_delete(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    const char *p[] = {
+        "{\"thumbnail_key\":null,\"thumbnail_blurhash\":null,\"thumbnail_url\":null}"};
+    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_UPDATE], 1, p, on_settings, NULL);
+}
+
 /* ---------------------------------------------------------------- /rules */
 
 static void
@@ -361,6 +490,11 @@ terms_delete(struct eu_req *req)
 const struct eu_route eu_admin_instance_routes[] = {
     {EU_HTTP_GET, "/admin/v1/tenants/:domain/instance", instance_show, NULL, OPERATOR},
     {EU_HTTP_PATCH, "/admin/v1/tenants/:domain/instance", instance_update, NULL, OPERATOR},
+    /* A thumbnail is a file: the upload body limit. */
+    {EU_HTTP_PUT, "/admin/v1/tenants/:domain/instance/thumbnail", thumbnail_put, NULL,
+     OPERATOR | EU_ROUTE_UPLOAD},
+    {EU_HTTP_DELETE, "/admin/v1/tenants/:domain/instance/thumbnail", thumbnail_delete, NULL,
+     OPERATOR},
     {EU_HTTP_GET, "/admin/v1/tenants/:domain/rules", rules_list, NULL, OPERATOR},
     {EU_HTTP_POST, "/admin/v1/tenants/:domain/rules", rules_create, NULL, OPERATOR},
     {EU_HTTP_GET, "/admin/v1/tenants/:domain/rules/:id", rules_show, NULL, OPERATOR},

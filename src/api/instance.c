@@ -192,12 +192,20 @@ streaming_url(struct eu_req *req)
     return json_string(url);
 }
 
-/* The thumbnail the operator set (url, and blurhash and versions when
- * known), else the site's icon, as Mastodon falls back to its preview. */
+/* The thumbnail the operator uploaded or named by URL (url, and blurhash
+ * and versions when known), else the site's icon, as Mastodon falls back
+ * to its preview. */
 static json_t *
 thumbnail(struct eu_req *req, const struct stats *st)
 {
     const char *url = setting(st, "thumbnail_url", NULL);
+    const char *key = setting(st, "thumbnail_key", NULL);
+    if (key) {
+        /* Uploaded (src/admin/instance.c): the store's URL of its key. */
+        char *stored = eu_profile_image_url(req->app, eu_req_base_url(req), key);
+        url = eu_arena_strdup(req->arena, stored);
+        free(stored);
+    }
     if (!url)
         return json_pack("{s:s}", "url",
                          eu_arena_sprintf(req->arena, "%s/favicon.ico", eu_req_base_url(req)));

@@ -9,6 +9,7 @@
 #include "world.h"
 
 #include <check.h>
+#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,6 +492,86 @@ START_TEST(test_staff_rules)
 }
 END_TEST
 
+static size_t
+on_body(char *ptr, size_t size, size_t n, void *arg)
+{
+    (void)ptr;
+    (void)arg;
+    return size * n;
+}
+
+/* PUTs a multipart "file" to the operator's path; returns the status. */
+static long
+put_file(struct world *w, const char *path, const unsigned char *data, size_t len)
+{
+    CURL *c = curl_easy_init();
+    char url[256];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", w->s->admin_port, path);
+    struct curl_slist *hl = curl_slist_append(NULL, "Authorization: Bearer " EU_IT_ADMIN_TOKEN);
+    hl = curl_slist_append(hl, "Expect:");
+    curl_mime *mime = curl_mime_init(c);
+    curl_mimepart *part = curl_mime_addpart(mime);
+    curl_mime_name(part, "file");
+    curl_mime_data(part, (const char *)data, len);
+    curl_mime_filename(part, "thumb.png");
+    curl_mime_type(part, "image/png");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    CURLcode rc = curl_easy_perform(c);
+    ck_assert_msg(rc == CURLE_OK, "upload: %s", curl_easy_strerror(rc));
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_mime_free(mime);
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(c);
+    return status;
+}
+
+START_TEST(test_thumbnail_upload)
+{
+    struct world w;
+    start(&w);
+    struct eu_it_resp r = {0};
+
+    size_t len;
+    unsigned char *png = eu_it_make_png(1600, 900, &len);
+    ck_assert_int_eq(put_file(&w, ADMIN "/instance/thumbnail", png, len), 200);
+    free(png);
+    ck_assert_int_eq(put_file(&w, ADMIN "/instance/thumbnail", (const unsigned char *)"nope", 4),
+                     422);
+
+    get(&w, &r, HOST, NULL, "/api/v2/instance", 200);
+    const char *url = jstr(r.json, "thumbnail.url");
+    ck_assert_msg(url && strstr(url, "thumbnail-") && strstr(url, ".webp"), "%s", r.body);
+    ck_assert_str_eq(jstr(r.json, "thumbnail.versions.@1x"), url);
+    const char *hash = jstr(r.json, "thumbnail.blurhash");
+    ck_assert_msg(hash && strlen(hash) > 6, "%s", r.body);
+    /* The stored file is served, scaled into 1200x630. */
+    const char *p = strstr(url, "/system/");
+    ck_assert_ptr_nonnull(p);
+    struct eu_it_resp img = {0};
+    eu_it_callf(w.s, &img, HOST, "GET", NULL, NULL, "%s", p);
+    EU_IT_EXPECT_STATUS(&img, 200);
+    ck_assert_int_eq(memcmp(img.body, "RIFF", 4), 0);
+    eu_it_resp_free(&img);
+
+    /* The decoy keeps its default. */
+    get(&w, &r, DECOY, NULL, "/api/v2/instance", 200);
+    ck_assert_ptr_null(eu_it_jpath(r.json, "thumbnail.blurhash"));
+
+    admin(&w, &r, "DELETE", ADMIN "/instance/thumbnail", NULL, 200);
+    get(&w, &r, HOST, NULL, "/api/v2/instance", 200);
+    ck_assert_ptr_null(eu_it_jpath(r.json, "thumbnail.blurhash"));
+
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -500,6 +581,7 @@ suite(void)
     EU_IT_ADD_TCASE(s, test_peers_and_domain_blocks, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_activity, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_staff_rules, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_thumbnail_upload, TIMEOUT);
     return s;
 }
 
