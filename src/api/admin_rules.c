@@ -71,9 +71,9 @@ const struct eu_sql eu_admin_rules_sql[] = {
 static json_t *
 rule_json(const PGresult *res, int i)
 {
-    return json_pack("{s:s, s:s, s:s, s:i}", "id", PQgetvalue(res, i, 0), "text",
-                     PQgetvalue(res, i, 1), "hint", PQgetvalue(res, i, 2), "priority",
-                     atoi(PQgetvalue(res, i, 3)));
+    return json_pack("{s:s, s:s, s:s, s:{}, s:i}", "id", PQgetvalue(res, i, 0), "text",
+                     PQgetvalue(res, i, 1), "hint", PQgetvalue(res, i, 2), "translations",
+                     "priority", atoi(PQgetvalue(res, i, 3)));
 }
 
 static void

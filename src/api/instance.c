@@ -53,7 +53,8 @@ const struct eu_sql eu_instance_sql[] = {
          "  AND d.day > current_date - 28),"
          " coalesce(st.value::text, '{}'),"
          " (SELECT coalesce(json_agg(json_build_object('id', r.id::text, 'text', r.text,"
-         "  'hint', r.hint) ORDER BY r.priority, r.id), '[]') FROM instance_rules r"
+         "  'hint', r.hint, 'translations', '{}'::json) ORDER BY r.priority, r.id), '[]')"
+         "  FROM instance_rules r"
          "  WHERE r.tenant_id = $1 AND r.deleted_at IS NULL)::text,"
          " "
          EU_ACCOUNT_COLUMNS("a")

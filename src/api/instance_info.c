@@ -130,14 +130,18 @@ setting_bool(json_t *settings, const char *key, bool dflt)
 
 /* ------------------------------------------------------------------ rules */
 
+/* Mastodon 4.4's Rule has translations by language; a tenant's rules are
+ * written in one, so the map is empty. */
+
 static void
 on_rules(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
     json_t *out = json_array();
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "id", PQgetvalue(res, i, 0), "text",
-                                             PQgetvalue(res, i, 1), "hint", PQgetvalue(res, i, 2)));
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:{}}", "id", PQgetvalue(res, i, 0),
+                                             "text", PQgetvalue(res, i, 1), "hint",
+                                             PQgetvalue(res, i, 2), "translations"));
     eu_req_reply_json(req, 200, out);
 }
 

@@ -168,6 +168,7 @@ START_TEST(test_operator_edits)
     ck_assert_uint_eq(json_array_size(r.json), 3);
     EU_IT_EXPECT_JSTR(&r, "0.text", "First");
     EU_IT_EXPECT_JSTR(&r, "0.hint", "Be kind");
+    ck_assert(json_is_object(eu_it_jpath(r.json, "0.translations")));
     EU_IT_EXPECT_JSTR(&r, "0.id", first);
     EU_IT_EXPECT_JSTR(&r, "1.text", "Second");
     EU_IT_EXPECT_JSTR(&r, "2.text", "Third");
@@ -224,6 +225,7 @@ START_TEST(test_operator_edits)
     EU_IT_EXPECT_JSTR(&r, "languages.0", "ko");
     EU_IT_EXPECT_JSTR(&r, "languages.1", "en");
     EU_IT_EXPECT_JSTR(&r, "rules.0.text", "Zeroth");
+    ck_assert(json_is_object(eu_it_jpath(r.json, "rules.0.translations")));
     ck_assert(json_is_false(eu_it_jpath(r.json, "registrations.enabled")));
     EU_IT_EXPECT_JSTR(&r, "registrations.message", "<p>Invite only</p>");
     get(&w, &r, HOST, NULL, "/nodeinfo/2.1", 200);
