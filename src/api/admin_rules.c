@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "eunha/arena.h"
+#include "eunha/auth.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/params.h"
@@ -32,7 +33,6 @@ enum {
     RULES_CREATE,
     RULES_UPDATE,
     RULES_DELETE,
-    RULES_ROLE,
 };
 
 #define RULE_COLUMNS "r.id::text, r.text, r.hint, r.priority"
@@ -60,9 +60,6 @@ const struct eu_sql eu_admin_rules_sql[] = {
     [RULES_DELETE] = {"admin_rules.delete",
         "WITH r AS (UPDATE instance_rules SET deleted_at = now() WHERE tenant_id = $1"
         " AND id = $2::bigint AND deleted_at IS NULL RETURNING *) SELECT " RULE_COLUMNS " FROM r"},
-    /* $2 the user. */
-    [RULES_ROLE] = {"admin_rules.role",
-        "SELECT u.role FROM users u WHERE u.tenant_id = $1 AND u.id = $2::bigint"},
     {0},
 };
 /* clang-format on */
@@ -198,73 +195,46 @@ eu_instance_rules_delete(struct eu_req *req)
 
 /* ------------------------------------------------- the staff's permission */
 
-struct manage_call {
-    void (*then)(struct eu_req *req);
-};
-
-static void
-on_role(struct eu_req *req, PGresult *res, void *arg)
-{
-    struct manage_call *c = arg;
-    const char *role = PQntuples(res) ? PQgetvalue(res, 0, 0) : "";
-    if (strcmp(role, "owner") != 0 && strcmp(role, "admin") != 0) {
-        eu_req_reply_error(req, 403, "This action is not allowed");
-        return;
-    }
-    c->then(req);
-}
-
 /*
- * TO BE REPLACED by the roles branch's permission check (h-roles, issue 28
- * item 1) when it is merged: there a role carries Mastodon's permission
- * bits and `permission` ("manage_rules") is one of them. Until then the
- * users.role column decides: owner and admin may, anyone else is refused.
- * The token's admin:read / admin:write scope is the route's, checked
- * before the handler runs.
+ * Mastodon's manage_rules, from the user's role (src/http/auth.c); the
+ * token's admin:read / admin:write scope is the route's, checked before the
+ * handler runs. Answers 403 itself when the role lacks it.
  */
 static void
-may_manage(struct eu_req *req, const char *permission, void (*then)(struct eu_req *req))
+may_manage(struct eu_req *req, int64_t permission, void (*then)(struct eu_req *req))
 {
-    (void)permission; /* every staff permission is the owner's and admins' for now */
-    if (!req->auth.user_id) {
-        eu_req_reply_error(req, 403, "This action is not allowed");
-        return;
-    }
-    struct manage_call *c = eu_arena_alloc(req->arena, sizeof(*c));
-    c->then = then;
-    const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.user_id);
-    const char *p[] = {uid};
-    eu_req_stmt(req, &eu_admin_rules_sql[RULES_ROLE], 1, p, on_role, c);
+    if (eu_auth_permit(req, permission))
+        then(req);
 }
 
 static void
 staff_list(struct eu_req *req)
 {
-    may_manage(req, "manage_rules", eu_instance_rules_list);
+    may_manage(req, EU_PERM_MANAGE_RULES, eu_instance_rules_list);
 }
 
 static void
 staff_show(struct eu_req *req)
 {
-    may_manage(req, "manage_rules", eu_instance_rules_show);
+    may_manage(req, EU_PERM_MANAGE_RULES, eu_instance_rules_show);
 }
 
 static void
 staff_create(struct eu_req *req)
 {
-    may_manage(req, "manage_rules", eu_instance_rules_create);
+    may_manage(req, EU_PERM_MANAGE_RULES, eu_instance_rules_create);
 }
 
 static void
 staff_update(struct eu_req *req)
 {
-    may_manage(req, "manage_rules", eu_instance_rules_update);
+    may_manage(req, EU_PERM_MANAGE_RULES, eu_instance_rules_update);
 }
 
 static void
 staff_delete(struct eu_req *req)
 {
-    may_manage(req, "manage_rules", eu_instance_rules_delete);
+    may_manage(req, EU_PERM_MANAGE_RULES, eu_instance_rules_delete);
 }
 
 /* ------------------------------------------------------------ route table */

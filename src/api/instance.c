@@ -57,7 +57,7 @@ const struct eu_sql eu_instance_sql[] = {
          "  FROM instance_rules r"
          "  WHERE r.tenant_id = $1 AND r.deleted_at IS NULL)::text,"
          " "
-         EU_ACCOUNT_COLUMNS("a")
+"a.id IS NOT NULL AS has_contact, (eunha_account(a)).*"
          " FROM (SELECT 1) one"
          " LEFT JOIN settings st ON st.tenant_id = $1 AND st.key = 'instance'"
          " LEFT JOIN accounts a ON a.tenant_id = $1 AND coalesce(lower(a.domain), '') = ''"
@@ -67,7 +67,7 @@ const struct eu_sql eu_instance_sql[] = {
 /* clang-format on */
 
 /* Columns of instance.stats after the counts. */
-enum { COL_ACTIVE_MONTH = 4, COL_SETTINGS, COL_RULES, COL_CONTACT };
+enum { COL_ACTIVE_MONTH = 4, COL_SETTINGS, COL_RULES, COL_HAS_CONTACT };
 
 struct stats {
     json_int_t users, statuses, domains, active_month;
@@ -124,8 +124,13 @@ on_stats(struct eu_req *req, PGresult *res, void *arg)
     st.active_month = strtoll(PQgetvalue(res, 0, COL_ACTIVE_MONTH), NULL, 10);
     st.settings = json_column(req, res, COL_SETTINGS, false);
     st.rules = json_column(req, res, COL_RULES, true);
-    st.contact =
-        PQgetisnull(res, 0, COL_CONTACT) ? json_null() : eu_account_json(req, res, 0, COL_CONTACT);
+    if (PQgetvalue(res, 0, COL_HAS_CONTACT)[0] == 't') {
+        struct eu_account_cols ac;
+        eu_account_cols_find(&ac, res);
+        st.contact = eu_account_json(req, res, 0, &ac);
+    } else {
+        st.contact = json_null();
+    }
     keep(req, st.contact);
     c->done(req, &st);
 }

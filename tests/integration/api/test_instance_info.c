@@ -22,8 +22,9 @@
 #define ADMIN_DECOY "/admin/v1/tenants/" DECOY
 #define STAFF "read write admin:read admin:write"
 
-/* alice owns the tenant (role set below); bob is a user whose token has
- * the admin scopes all the same; dave owns the decoy. */
+/* alice owns the tenant (appointed below); bob is a moderator, whose
+ * token has the admin scopes but whose role cannot manage rules; dave owns
+ * the decoy. */
 static const struct eu_it_world_opts world = {
     .host = HOST,
     .decoy = DECOY,
@@ -38,10 +39,19 @@ static void
 start(struct world *w)
 {
     eu_it_world_start(w, &world);
-    free(eu_it_world_sql(w,
-                         "UPDATE users SET role = 'owner' WHERE tenant_id IN (%s, %s)"
-                         " AND account_id IN (%s, %s)",
-                         w->tid, w->decoy_tid, eu_it_id(w, "alice"), eu_it_id(w, "dave")));
+    /* The operator appoints each tenant's owner; bob is a moderator, a
+     * role without manage_rules. */
+    struct eu_it_resp r = {0};
+    char path[256];
+    snprintf(path, sizeof(path), ADMIN "/accounts/%s/role", eu_it_id(w, "alice"));
+    eu_it_admin(w->s, "PUT", path, "{\"role\":\"owner\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    snprintf(path, sizeof(path), ADMIN_DECOY "/accounts/%s/role", eu_it_id(w, "dave"));
+    eu_it_admin(w->s, "PUT", path, "{\"role\":\"owner\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    free(eu_it_world_sql(w, "UPDATE users SET role_id = 1 WHERE tenant_id = %s AND account_id = %s",
+                         w->tid, eu_it_id(w, "bob")));
 }
 
 /* GET path on host (token may be NULL) into r, asserting want. */
@@ -449,8 +459,8 @@ START_TEST(test_staff_rules)
     get(&w, &r, HOST, NULL, "/api/v1/instance/rules", 200);
     EU_IT_EXPECT_JSTR(&r, "0.hint", "Really none");
 
-    /* A user with admin scopes but no staff role; the owner without the
-     * scopes; no token at all. */
+    /* A moderator with admin scopes but without manage_rules; the owner
+     * without the scopes; no token at all. */
     get(&w, &r, HOST, eu_it_tok(&w, "bob_staff"), "/api/v1/admin/rules", 403);
     eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob_staff"), "{\"text\":\"mine\"}",
                 "/api/v1/admin/rules");
