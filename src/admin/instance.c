@@ -46,11 +46,11 @@ enum {
     "to_char(t.effective_date, 'YYYY-MM-DD'), t.effective_date <= current_date, t.text,"           \
     " t.changelog, eunha_ts(t.created_at)"
 
-/* clang-format off */
 const struct eu_sql eu_admin_instance_sql[] = {
-    [ADMIN_INSTANCE_SHOW] = {"admin_instance.show",
-        "SELECT coalesce((SELECT s.value::text FROM settings s WHERE s.tenant_id = $1"
-        " AND s.key = 'instance'), '{}')"},
+    [ADMIN_INSTANCE_SHOW] =
+        {"admin_instance.show",
+         "SELECT coalesce((SELECT s.value::text FROM settings s WHERE s.tenant_id = $1"
+         " AND s.key = 'instance'), '{}')"},
     /*
      * $2 the members to change, a JSON object; a null removes one. A text
      * with a date (the about text, the privacy policy) is stamped with the
@@ -58,32 +58,34 @@ const struct eu_sql eu_admin_instance_sql[] = {
      * statement; two operators patching at once may lose one's change,
      * which a second PATCH repairs.
      */
-    [ADMIN_INSTANCE_UPDATE] = {"admin_instance.update",
-        "WITH cur AS (SELECT coalesce((SELECT s.value FROM settings s WHERE s.tenant_id = $1"
-        "  AND s.key = 'instance'), '{}'::jsonb) AS v),"
-        " stamps AS (SELECT coalesce(jsonb_object_agg(k || '_updated_at',"
-        "  CASE WHEN $2::jsonb -> k = 'null'::jsonb THEN 'null'::jsonb"
-        "  ELSE to_jsonb(eunha_ts(now())) END), '{}'::jsonb) AS v"
-        "  FROM jsonb_object_keys($2::jsonb) k"
-        "  WHERE k IN ('extended_description', 'privacy_policy'))"
-        " INSERT INTO settings (tenant_id, key, value)"
-        " SELECT $1, 'instance', jsonb_strip_nulls(cur.v || $2::jsonb || stamps.v)"
-        " FROM cur, stamps ON CONFLICT (tenant_id, key) DO UPDATE SET value = excluded.value"
-        " RETURNING value::text"},
+    [ADMIN_INSTANCE_UPDATE] =
+        {"admin_instance.update",
+         "WITH cur AS (SELECT coalesce((SELECT s.value FROM settings s WHERE s.tenant_id = $1"
+         "  AND s.key = 'instance'), '{}'::jsonb) AS v),"
+         " stamps AS (SELECT coalesce(jsonb_object_agg(k || '_updated_at',"
+         "  CASE WHEN $2::jsonb -> k = 'null'::jsonb THEN 'null'::jsonb"
+         "  ELSE to_jsonb(eunha_ts(now())) END), '{}'::jsonb) AS v"
+         "  FROM jsonb_object_keys($2::jsonb) k"
+         "  WHERE k IN ('extended_description', 'privacy_policy'))"
+         " INSERT INTO settings (tenant_id, key, value)"
+         " SELECT $1, 'instance', jsonb_strip_nulls(cur.v || $2::jsonb || stamps.v)"
+         " FROM cur, stamps ON CONFLICT (tenant_id, key) DO UPDATE SET value = excluded.value"
+         " RETURNING value::text"},
     [ADMIN_TERMS_LIST] = {"admin_instance.terms_list",
-        "SELECT " TERMS_COLUMNS " FROM terms_of_service t WHERE t.tenant_id = $1"
-        " ORDER BY t.effective_date DESC"},
+                          "SELECT " TERMS_COLUMNS " FROM terms_of_service t WHERE t.tenant_id = $1"
+                          " ORDER BY t.effective_date DESC"},
     /* $2 date, $3 text, $4 changelog; a date taken is a unique violation. */
-    [ADMIN_TERMS_CREATE] = {"admin_instance.terms_create",
-        "WITH t AS (INSERT INTO terms_of_service (tenant_id, effective_date, text, changelog)"
-        " VALUES ($1, $2::date, $3, coalesce($4, '')) RETURNING *) SELECT " TERMS_COLUMNS
-        " FROM t"},
-    [ADMIN_TERMS_DELETE] = {"admin_instance.terms_delete",
-        "DELETE FROM terms_of_service WHERE tenant_id = $1 AND effective_date = $2::date"
-        " RETURNING id"},
+    [ADMIN_TERMS_CREATE] =
+        {"admin_instance.terms_create",
+         "WITH t AS (INSERT INTO terms_of_service (tenant_id, effective_date, text, changelog)"
+         " VALUES ($1, $2::date, $3, coalesce($4, '')) RETURNING *) SELECT " TERMS_COLUMNS
+         " FROM t"},
+    [ADMIN_TERMS_DELETE] =
+        {"admin_instance.terms_delete",
+         "DELETE FROM terms_of_service WHERE tenant_id = $1 AND effective_date = $2::date"
+         " RETURNING id"},
     {0},
 };
-/* clang-format on */
 
 /* --------------------------------------------------- the settings' members */
 

@@ -37,32 +37,33 @@ enum {
 
 #define RULE_COLUMNS "r.id::text, r.text, r.hint, r.priority"
 
-/* clang-format off */
 const struct eu_sql eu_admin_rules_sql[] = {
     [RULES_LIST] = {"admin_rules.list",
-        "SELECT " RULE_COLUMNS " FROM instance_rules r WHERE r.tenant_id = $1"
-        " AND r.deleted_at IS NULL ORDER BY r.priority, r.id"},
+                    "SELECT " RULE_COLUMNS " FROM instance_rules r WHERE r.tenant_id = $1"
+                    " AND r.deleted_at IS NULL ORDER BY r.priority, r.id"},
     [RULES_SHOW] = {"admin_rules.show",
-        "SELECT " RULE_COLUMNS " FROM instance_rules r WHERE r.tenant_id = $1"
-        " AND r.id = $2::bigint AND r.deleted_at IS NULL"},
+                    "SELECT " RULE_COLUMNS " FROM instance_rules r WHERE r.tenant_id = $1"
+                    " AND r.id = $2::bigint AND r.deleted_at IS NULL"},
     /* $2 text, $3 hint, $4 priority or NULL: after the last rule. */
-    [RULES_CREATE] = {"admin_rules.create",
-        "WITH r AS (INSERT INTO instance_rules (tenant_id, text, hint, priority)"
-        " VALUES ($1, $2, coalesce($3, ''), coalesce($4::int, (SELECT coalesce(max(x.priority)"
-        " + 1, 0) FROM instance_rules x WHERE x.tenant_id = $1 AND x.deleted_at IS NULL)))"
-        " RETURNING *) SELECT " RULE_COLUMNS " FROM r"},
+    [RULES_CREATE] =
+        {"admin_rules.create",
+         "WITH r AS (INSERT INTO instance_rules (tenant_id, text, hint, priority)"
+         " VALUES ($1, $2, coalesce($3, ''), coalesce($4::int, (SELECT coalesce(max(x.priority)"
+         " + 1, 0) FROM instance_rules x WHERE x.tenant_id = $1 AND x.deleted_at IS NULL)))"
+         " RETURNING *) SELECT " RULE_COLUMNS " FROM r"},
     /* $2 id; $3 text, $4 hint, $5 priority, each NULL to keep it. */
-    [RULES_UPDATE] = {"admin_rules.update",
-        "WITH r AS (UPDATE instance_rules SET text = coalesce($3, text),"
-        " hint = coalesce($4, hint), priority = coalesce($5::int, priority), updated_at = now()"
-        " WHERE tenant_id = $1 AND id = $2::bigint AND deleted_at IS NULL RETURNING *)"
-        " SELECT " RULE_COLUMNS " FROM r"},
-    [RULES_DELETE] = {"admin_rules.delete",
-        "WITH r AS (UPDATE instance_rules SET deleted_at = now() WHERE tenant_id = $1"
-        " AND id = $2::bigint AND deleted_at IS NULL RETURNING *) SELECT " RULE_COLUMNS " FROM r"},
+    [RULES_UPDATE] =
+        {"admin_rules.update",
+         "WITH r AS (UPDATE instance_rules SET text = coalesce($3, text),"
+         " hint = coalesce($4, hint), priority = coalesce($5::int, priority), updated_at = now()"
+         " WHERE tenant_id = $1 AND id = $2::bigint AND deleted_at IS NULL RETURNING *)"
+         " SELECT " RULE_COLUMNS " FROM r"},
+    [RULES_DELETE] =
+        {"admin_rules.delete",
+         "WITH r AS (UPDATE instance_rules SET deleted_at = now() WHERE tenant_id = $1"
+         " AND id = $2::bigint AND deleted_at IS NULL RETURNING *) SELECT " RULE_COLUMNS " FROM r"},
     {0},
 };
-/* clang-format on */
 
 /* The admin Rule of row i. Caller owns it. */
 static json_t *

@@ -29,7 +29,6 @@ enum {
     INSTANCE_STATS,
 };
 
-/* clang-format off */
 const struct eu_sql eu_instance_sql[] = {
     /*
      * Counts, the registrations mode, the users active in the last four
@@ -57,14 +56,13 @@ const struct eu_sql eu_instance_sql[] = {
          "  FROM instance_rules r"
          "  WHERE r.tenant_id = $1 AND r.deleted_at IS NULL)::text,"
          " "
-"a.id IS NOT NULL AS has_contact, (eunha_account(a)).*"
+         "a.id IS NOT NULL AS has_contact, (eunha_account(a)).*"
          " FROM (SELECT 1) one"
          " LEFT JOIN settings st ON st.tenant_id = $1 AND st.key = 'instance'"
          " LEFT JOIN accounts a ON a.tenant_id = $1 AND coalesce(lower(a.domain), '') = ''"
          "  AND lower(a.username) = lower(st.value ->> 'contact_username')"},
     {0},
 };
-/* clang-format on */
 
 /* Columns of instance.stats after the counts. */
 enum { COL_ACTIVE_MONTH = 4, COL_SETTINGS, COL_RULES, COL_HAS_CONTACT };

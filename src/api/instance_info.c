@@ -46,30 +46,31 @@ enum {
  * the primary key rather than a scan of the tenant's rows by time. */
 #define ID_AT(t) "((extract(epoch FROM " t ") * 1000)::bigint << 16)"
 
-/* clang-format off */
 const struct eu_sql eu_instance_info_sql[] = {
     [INFO_RULES] = {"instance_info.rules",
-        "SELECT r.id::text, r.text, r.hint FROM instance_rules r WHERE r.tenant_id = $1"
-        " AND r.deleted_at IS NULL ORDER BY r.priority, r.id"},
+                    "SELECT r.id::text, r.text, r.hint FROM instance_rules r WHERE r.tenant_id = $1"
+                    " AND r.deleted_at IS NULL ORDER BY r.priority, r.id"},
     [INFO_SETTINGS] = {"instance_info.settings", "SELECT " SETTINGS_TEXT},
     /* $2 a date, or NULL for the version in force (the latest whose date
      * has come) or, before any has, the latest announced, as Mastodon's
      * TermsOfServicesController picks. */
-    [INFO_TERMS] = {"instance_info.terms",
-        "SELECT to_char(t.effective_date, 'YYYY-MM-DD'), t.effective_date <= current_date,"
-        " t.text, (SELECT to_char(min(n.effective_date), 'YYYY-MM-DD') FROM terms_of_service n"
-        "  WHERE n.tenant_id = $1 AND n.effective_date > t.effective_date)"
-        " FROM terms_of_service t WHERE t.tenant_id = $1"
-        " AND ($2::date IS NULL OR t.effective_date = $2::date)"
-        " ORDER BY t.effective_date <= current_date DESC, t.effective_date DESC LIMIT 1"},
+    [INFO_TERMS] =
+        {"instance_info.terms",
+         "SELECT to_char(t.effective_date, 'YYYY-MM-DD'), t.effective_date <= current_date,"
+         " t.text, (SELECT to_char(min(n.effective_date), 'YYYY-MM-DD') FROM terms_of_service n"
+         "  WHERE n.tenant_id = $1 AND n.effective_date > t.effective_date)"
+         " FROM terms_of_service t WHERE t.tenant_id = $1"
+         " AND ($2::date IS NULL OR t.effective_date = $2::date)"
+         " ORDER BY t.effective_date <= current_date DESC, t.effective_date DESC LIMIT 1"},
     /* The domains of the remote accounts the tenant stores, less those it
      * suspended (Mastodon's Instance.searchable). First the switch. */
     [INFO_PEERS] = {"instance_info.peers",
-        "SELECT " SETTINGS_TEXT ", (SELECT coalesce(json_agg(p.domain ORDER BY p.domain), '[]')"
-        "  FROM (SELECT DISTINCT a.domain FROM accounts a WHERE a.tenant_id = $1"
-        "  AND a.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM domain_blocks b"
-        "  WHERE b.tenant_id = $1 AND b.severity = 'suspend'"
-        "  AND b.domain = ANY(eunha_domain_suffixes(a.domain)))) p)::text"},
+                    "SELECT " SETTINGS_TEXT
+                    ", (SELECT coalesce(json_agg(p.domain ORDER BY p.domain), '[]')"
+                    "  FROM (SELECT DISTINCT a.domain FROM accounts a WHERE a.tenant_id = $1"
+                    "  AND a.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM domain_blocks b"
+                    "  WHERE b.tenant_id = $1 AND b.severity = 'suspend'"
+                    "  AND b.domain = ANY(eunha_domain_suffixes(a.domain)))) p)::text"},
     /*
      * Twelve weeks, this one first; a week starts at 00:00 UTC of the day
      * 7i days ago and runs seven days, as Mastodon's ActivityTracker sums
@@ -77,36 +78,47 @@ const struct eu_sql eu_instance_info_sql[] = {
      * created (local statuses, local users), logins the distinct users
      * who signed in (user_sign_in_days, tenant migration 0050).
      */
-    [INFO_ACTIVITY] = {"instance_info.activity",
-        "SELECT " SETTINGS_TEXT ", (SELECT json_agg(json_build_object("
-        "  'week', extract(epoch FROM w.s)::bigint::text,"
-        "  'statuses', (SELECT count(*) FROM statuses s WHERE s.tenant_id = $1 AND s.local"
-        "   AND s.id >= " ID_AT("w.s") " AND s.id < " ID_AT("w.s + interval '7 days'") ")::text,"
-        "  'logins', (SELECT count(DISTINCT d.user_id) FROM user_sign_in_days d"
-        "   WHERE d.tenant_id = $1 AND d.day >= (w.s AT TIME ZONE 'UTC')::date"
-        "   AND d.day < (w.s AT TIME ZONE 'UTC')::date + 7)::text,"
-        "  'registrations', (SELECT count(*) FROM users u WHERE u.tenant_id = $1"
-        "   AND u.id >= " ID_AT("w.s") " AND u.id < " ID_AT("w.s + interval '7 days'") ")::text)"
-        "  ORDER BY w.s DESC) FROM (SELECT (date_trunc('day', now() AT TIME ZONE 'UTC')"
-        "  - i * interval '7 days') AT TIME ZONE 'UTC' AS s FROM generate_series(0, 11) i) w)::text"},
+    [INFO_ACTIVITY] =
+        {"instance_info.activity",
+         "SELECT " SETTINGS_TEXT ", (SELECT json_agg(json_build_object("
+         "  'week', extract(epoch FROM w.s)::bigint::text,"
+         "  'statuses', (SELECT count(*) FROM statuses s WHERE s.tenant_id = $1 AND s.local"
+         "   AND s.id >= " ID_AT("w.s") " AND s.id < " ID_AT(
+             "w.s + interval '7 days'") ")::text,"
+                                        "  'logins', (SELECT count(DISTINCT d.user_id) FROM "
+                                        "user_sign_in_days d"
+                                        "   WHERE d.tenant_id = $1 AND d.day >= (w.s AT TIME ZONE "
+                                        "'UTC')::date"
+                                        "   AND d.day < (w.s AT TIME ZONE 'UTC')::date + 7)::text,"
+                                        "  'registrations', (SELECT count(*) FROM users u WHERE "
+                                        "u.tenant_id = $1"
+                                        "   AND u.id >= " ID_AT("w.s") " AND u.id < " ID_AT(
+                                            "w.s + interval '7 days'") ")::text)"
+                                                                       "  ORDER BY w.s DESC) FROM "
+                                                                       "(SELECT (date_trunc('day', "
+                                                                       "now() AT TIME ZONE 'UTC')"
+                                                                       "  - i * interval '7 days') "
+                                                                       "AT TIME ZONE 'UTC' AS s "
+                                                                       "FROM generate_series(0, "
+                                                                       "11) i) w)::text"},
     /*
      * Mastodon's DomainBlock entity for the blocks users notice (silence,
      * suspend), silenced first then by domain as its by_severity orders;
      * an obfuscated domain has its middle half starred, as
      * DomainBlock#public_domain does, and the digest is of the real one.
      */
-    [INFO_DOMAIN_BLOCKS] = {"instance_info.domain_blocks",
-        "SELECT " SETTINGS_TEXT ", (SELECT coalesce(json_agg(json_build_object("
-        "  'domain', CASE WHEN b.obfuscate THEN overlay(b.domain PLACING"
-        "   repeat('*', length(b.domain) / 2) FROM length(b.domain) / 4 + 1"
-        "   FOR length(b.domain) / 2) ELSE b.domain END,"
-        "  'digest', encode(sha256(convert_to(b.domain, 'UTF8')), 'hex'),"
-        "  'severity', b.severity, 'comment', coalesce(b.public_comment, ''))"
-        "  ORDER BY b.severity = 'suspend', b.domain), '[]') FROM domain_blocks b"
-        "  WHERE b.tenant_id = $1 AND b.severity IN ('silence', 'suspend'))::text"},
+    [INFO_DOMAIN_BLOCKS] =
+        {"instance_info.domain_blocks",
+         "SELECT " SETTINGS_TEXT ", (SELECT coalesce(json_agg(json_build_object("
+         "  'domain', CASE WHEN b.obfuscate THEN overlay(b.domain PLACING"
+         "   repeat('*', length(b.domain) / 2) FROM length(b.domain) / 4 + 1"
+         "   FOR length(b.domain) / 2) ELSE b.domain END,"
+         "  'digest', encode(sha256(convert_to(b.domain, 'UTF8')), 'hex'),"
+         "  'severity', b.severity, 'comment', coalesce(b.public_comment, ''))"
+         "  ORDER BY b.severity = 'suspend', b.domain), '[]') FROM domain_blocks b"
+         "  WHERE b.tenant_id = $1 AND b.severity IN ('silence', 'suspend'))::text"},
     {0},
 };
-/* clang-format on */
 
 /* The settings object from column col, a new reference ({} when unreadable). */
 static json_t *
