@@ -57,14 +57,16 @@ enum {
     " WHERE r.tenant_id = $1 AND r.account_id = $2::bigint AND a.suspended_at IS NULL"
 
 const struct eu_sql eu_notification_requests_sql[] = {
-    /* The five settings (defaults without a row) and the summary, whose
+    /* The five settings (defaults without a row), named as the v2 keys, and
+     * the summary, whose
      * counts stop at Mastodon's MAX_MEANINGFUL_COUNT of 100 requests. */
     [POLICY_SHOW] = {"notification_policy.show",
-                     "SELECT coalesce(np.for_not_following, 'accept'),"
-                     " coalesce(np.for_not_followers, 'accept'),"
-                     " coalesce(np.for_new_accounts, 'accept'),"
-                     " coalesce(np.for_private_mentions, 'filter'),"
-                     " coalesce(np.for_limited_accounts, 'filter'), s.n, s.total"
+                     "SELECT coalesce(np.for_not_following, 'accept') AS for_not_following,"
+                     " coalesce(np.for_not_followers, 'accept') AS for_not_followers,"
+                     " coalesce(np.for_new_accounts, 'accept') AS for_new_accounts,"
+                     " coalesce(np.for_private_mentions, 'filter') AS for_private_mentions,"
+                     " coalesce(np.for_limited_accounts, 'filter') AS for_limited_accounts,"
+                     " s.n AS pending_requests_count, s.total AS pending_notifications_count"
                      " FROM (SELECT count(*) AS n, coalesce(sum(x.c), 0) AS total"
                      "  FROM (SELECT r.notifications_count AS c" REQUEST_FROM " LIMIT 100) x) s"
                      " LEFT JOIN notification_policies np ON np.tenant_id = $1"
@@ -135,12 +137,14 @@ static void
 on_policy(struct eu_req *req, PGresult *res, void *arg)
 {
     bool v1 = arg != NULL;
-    json_t *summary = json_pack(
-        "{s:I, s:I}", "pending_requests_count", (json_int_t)atoll(PQgetvalue(res, 0, POL_N)),
-        "pending_notifications_count", (json_int_t)atoll(PQgetvalue(res, 0, POL_N + 1)));
+    json_t *summary = json_object();
+    const char *counts[] = {"pending_requests_count", "pending_notifications_count"};
+    for (size_t i = 0; i < 2; i++)
+        json_object_set_new(summary, counts[i],
+                            json_integer(atoll(PQgetvalue(res, 0, PQfnumber(res, counts[i])))));
     json_t *out = json_object();
     for (int i = 0; i < POL_N; i++) {
-        const char *v = PQgetvalue(res, 0, i);
+        const char *v = PQgetvalue(res, 0, PQfnumber(res, POLICY_V2_KEYS[i]));
         if (!v1)
             json_object_set_new(out, POLICY_V2_KEYS[i], json_string(v));
         else if (i < POL_N - 1)

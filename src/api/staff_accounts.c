@@ -67,32 +67,20 @@ enum {
     STAFF_ACCOUNTS_ACTION,
 };
 
-/* Columns of the Admin::Account entity before its Account (STAFF_NCOLS of
- * them), for an accounts row a and its users row u (NULL for a remote
- * account). One select list for the three statements that render it. */
+/* Columns of the Admin::Account entity before its Account, for an accounts
+ * row a and its users row u (NULL for a remote account). One select list
+ * for the three statements that render it; struct staff_cols reads it. The
+ * staff_ names keep clear of eunha_account()'s, which follow. */
 #define STAFF_COLUMNS                                                                              \
-    "a.id::text, a.username, a.domain, eunha_ts(a.created_at), u.email,"                           \
-    " CASE WHEN u.id IS NOT NULL THEN (SELECT j::text FROM eunha_role_json($1, u.role_id) j) END," \
-    " u.confirmed_at IS NOT NULL, a.suspended_at IS NOT NULL, a.silenced_at IS NOT NULL,"          \
-    " a.sensitized_at IS NOT NULL, coalesce(u.disabled, false), coalesce(u.approved, false),"      \
-    " u.locale, u.reason, (eunha_account(a)).*"
-enum {
-    S_ID,
-    S_USERNAME,
-    S_DOMAIN,
-    S_CREATED_AT,
-    S_EMAIL,
-    S_ROLE,
-    S_CONFIRMED,
-    S_SUSPENDED,
-    S_SILENCED,
-    S_SENSITIZED,
-    S_DISABLED,
-    S_APPROVED,
-    S_LOCALE,
-    S_REASON,
-    STAFF_NCOLS
-};
+    "a.id::text AS staff_id, a.username AS staff_username, a.domain AS staff_domain,"              \
+    " eunha_ts(a.created_at) AS staff_created_at, u.email AS staff_email,"                         \
+    " CASE WHEN u.id IS NOT NULL THEN (SELECT j::text FROM eunha_role_json($1, u.role_id) j) END"  \
+    " AS staff_role, u.confirmed_at IS NOT NULL AS staff_confirmed,"                               \
+    " a.suspended_at IS NOT NULL AS staff_suspended, a.silenced_at IS NOT NULL AS staff_silenced," \
+    " a.sensitized_at IS NOT NULL AS staff_sensitized,"                                            \
+    " coalesce(u.disabled, false) AS staff_disabled, coalesce(u.approved, false) AS "              \
+    "staff_approved,"                                                                              \
+    " u.locale AS staff_locale, u.reason AS staff_reason, (eunha_account(a)).*"
 
 #define STAFF_FROM " FROM accounts a LEFT JOIN users u ON u.tenant_id = $1 AND u.account_id = a.id"
 
@@ -102,7 +90,6 @@ enum {
     "INSERT INTO admin_action_logs (tenant_id, account_id, action, target_type, target_id,"        \
     " human_identifier)"
 
-/* clang-format off */
 const struct eu_sql eu_staff_accounts_sql[] = {
     /*
      * Mastodon's AccountFilter: $2 origin, $3 status, $4 staff only, $5
@@ -112,99 +99,111 @@ const struct eu_sql eu_staff_accounts_sql[] = {
      * invites yet: nobody); NULL for a filter not asked. The page's four
      * from $12.
      */
-    [STAFF_ACCOUNTS_LIST] = {"staff_accounts.list",
-        "SELECT " STAFF_COLUMNS STAFF_FROM
-        " WHERE a.tenant_id = $1 AND a.username <> 'instance.actor'"
-        " AND ($2::text IS NULL OR ($2 = 'local') = (a.domain IS NULL))"
-        " AND ($3::text IS NULL OR CASE $3"
-        "  WHEN 'active' THEN a.suspended_at IS NULL"
-        "  WHEN 'pending' THEN u.approved IS FALSE"
-        "  WHEN 'disabled' THEN u.disabled IS TRUE AND a.suspended_at IS NULL"
-        "  WHEN 'silenced' THEN a.silenced_at IS NOT NULL"
-        "  WHEN 'suspended' THEN a.suspended_at IS NOT NULL"
-        "  WHEN 'sensitized' THEN a.sensitized_at IS NOT NULL END)"
-        " AND ($4::bool IS NOT TRUE OR (u.role_id IS NOT NULL AND EXISTS (SELECT FROM"
-        "  eunha_role($1, u.role_id) r WHERE r.permissions & 16 <> 0)))"
-        " AND ($5::bigint[] IS NULL OR u.role_id = ANY($5::bigint[]))"
-        " AND ($6::text IS NULL OR lower(a.username) LIKE lower($6))"
-        " AND ($7::text IS NULL OR lower(a.display_name) LIKE lower($7))"
-        " AND ($8::text IS NULL OR lower(a.domain) LIKE lower($8))"
-        " AND ($9::text IS NULL OR lower(u.email) LIKE lower($9))"
-        " AND $10::text IS NULL AND $11::text IS NULL",
-        "a.id", 12},
+    [STAFF_ACCOUNTS_LIST] =
+        {"staff_accounts.list",
+         "SELECT " STAFF_COLUMNS STAFF_FROM
+         " WHERE a.tenant_id = $1 AND a.username <> 'instance.actor'"
+         " AND ($2::text IS NULL OR ($2 = 'local') = (a.domain IS NULL))"
+         " AND ($3::text IS NULL OR CASE $3"
+         "  WHEN 'active' THEN a.suspended_at IS NULL"
+         "  WHEN 'pending' THEN u.approved IS FALSE"
+         "  WHEN 'disabled' THEN u.disabled IS TRUE AND a.suspended_at IS NULL"
+         "  WHEN 'silenced' THEN a.silenced_at IS NOT NULL"
+         "  WHEN 'suspended' THEN a.suspended_at IS NOT NULL"
+         "  WHEN 'sensitized' THEN a.sensitized_at IS NOT NULL END)"
+         " AND ($4::bool IS NOT TRUE OR (u.role_id IS NOT NULL AND EXISTS (SELECT FROM"
+         "  eunha_role($1, u.role_id) r WHERE r.permissions & 16 <> 0)))"
+         " AND ($5::bigint[] IS NULL OR u.role_id = ANY($5::bigint[]))"
+         " AND ($6::text IS NULL OR lower(a.username) LIKE lower($6))"
+         " AND ($7::text IS NULL OR lower(a.display_name) LIKE lower($7))"
+         " AND ($8::text IS NULL OR lower(a.domain) LIKE lower($8))"
+         " AND ($9::text IS NULL OR lower(u.email) LIKE lower($9))"
+         " AND $10::text IS NULL AND $11::text IS NULL",
+         "a.id", 12},
     [STAFF_ACCOUNTS_SHOW] = {"staff_accounts.show",
-        "SELECT " STAFF_COLUMNS STAFF_FROM " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
+                             "SELECT " STAFF_COLUMNS STAFF_FROM
+                             " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
     /* $2 ids (bigint[] text). */
     [STAFF_ACCOUNTS_BY_IDS] = {"staff_accounts.by_ids",
-        "SELECT " STAFF_COLUMNS STAFF_FROM " WHERE a.tenant_id = $1 AND a.id = ANY($2::bigint[])"},
+                               "SELECT " STAFF_COLUMNS STAFF_FROM
+                               " WHERE a.tenant_id = $1 AND a.id = ANY($2::bigint[])"},
     /*
      * What the policies ask about account $2 before moderator $3 acts on
      * it: whether it is local with a user, its states, and the positions of
      * both roles (Mastodon's overrides?: a remote account has no role, -1).
      */
-    [STAFF_ACCOUNTS_TARGET] = {"staff_accounts.target",
-        "SELECT a.username, u.id IS NOT NULL AND a.domain IS NULL, coalesce(u.approved, false),"
-        " a.suspended_at IS NOT NULL, a.username = 'instance.actor',"
-        " CASE WHEN u.id IS NULL THEN -1"
-        "  ELSE (SELECT r.position FROM eunha_role($1, u.role_id) r) END,"
-        " (SELECT r.position FROM users mu CROSS JOIN LATERAL eunha_role($1, mu.role_id) r"
-        "  WHERE mu.tenant_id = $1 AND mu.account_id = $3::bigint)"
-        STAFF_FROM " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
+    [STAFF_ACCOUNTS_TARGET] =
+        {"staff_accounts.target",
+         "SELECT a.username, u.id IS NOT NULL AND a.domain IS NULL AS local_user,"
+         " coalesce(u.approved, false) AS approved, a.suspended_at IS NOT NULL AS suspended,"
+         " a.username = 'instance.actor' AS instance_actor,"
+         " CASE WHEN u.id IS NULL THEN -1"
+         "  ELSE (SELECT r.position FROM eunha_role($1, u.role_id) r) END AS position,"
+         " (SELECT r.position FROM users mu CROSS JOIN LATERAL eunha_role($1, mu.role_id) r"
+         "  WHERE mu.tenant_id = $1 AND mu.account_id = $3::bigint) AS my_position" STAFF_FROM
+         " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
     /* Each change below: $2 the account, $3 the moderator; a row when it
      * changed something (and logged it). */
-    [STAFF_ACCOUNTS_APPROVE] = {"staff_accounts.approve",
-        "WITH c AS (UPDATE users SET approved = true, updated_at = now()"
-        "  WHERE tenant_id = $1 AND account_id = $2::bigint AND NOT approved RETURNING id)"
-        " " LOG_INSERT " SELECT $1, $3::bigint, 'approve', 'User', c.id,"
-        " (SELECT username FROM accounts WHERE tenant_id = $1 AND id = $2::bigint) FROM c"
-        " RETURNING id"},
+    [STAFF_ACCOUNTS_APPROVE] =
+        {"staff_accounts.approve",
+         "WITH c AS (UPDATE users SET approved = true, updated_at = now()"
+         "  WHERE tenant_id = $1 AND account_id = $2::bigint AND NOT approved RETURNING id)"
+         " " LOG_INSERT " SELECT $1, $3::bigint, 'approve', 'User', c.id,"
+         " (SELECT username FROM accounts WHERE tenant_id = $1 AND id = $2::bigint) FROM c"
+         " RETURNING id"},
     /* A rejected sign-up goes whole, as Mastodon's DeleteAccountService
      * without reserving the name; its tokens go with its user row. */
-    [STAFF_ACCOUNTS_REJECT] = {"staff_accounts.reject",
-        "WITH c AS (DELETE FROM accounts a USING users u WHERE a.tenant_id = $1"
-        "  AND a.id = $2::bigint AND u.tenant_id = $1 AND u.account_id = a.id AND NOT u.approved"
-        "  RETURNING u.id, a.username)"
-        " " LOG_INSERT " SELECT $1, $3::bigint, 'reject', 'User', c.id, c.username FROM c"
-        " RETURNING id"},
-    [STAFF_ACCOUNTS_ENABLE] = {"staff_accounts.enable",
-        "WITH c AS (UPDATE users SET disabled = false, updated_at = now()"
-        "  WHERE tenant_id = $1 AND account_id = $2::bigint AND disabled RETURNING id)"
-        " " LOG_INSERT " SELECT $1, $3::bigint, 'enable', 'User', c.id,"
-        " (SELECT username FROM accounts WHERE tenant_id = $1 AND id = $2::bigint) FROM c"
-        " RETURNING id"},
-    [STAFF_ACCOUNTS_UNSILENCE] = {"staff_accounts.unsilence",
-        "WITH c AS (UPDATE accounts SET silenced_at = NULL, updated_at = now()"
-        "  WHERE tenant_id = $1 AND id = $2::bigint AND silenced_at IS NOT NULL"
-        "  RETURNING id, username)"
-        " " LOG_INSERT " SELECT $1, $3::bigint, 'unsilence', 'Account', c.id, c.username FROM c"
-        " RETURNING id"},
-    [STAFF_ACCOUNTS_UNSENSITIVE] = {"staff_accounts.unsensitive",
-        "WITH c AS (UPDATE accounts SET sensitized_at = NULL, updated_at = now()"
-        "  WHERE tenant_id = $1 AND id = $2::bigint AND sensitized_at IS NOT NULL"
-        "  RETURNING id, username)"
-        " " LOG_INSERT " SELECT $1, $3::bigint, 'unsensitive', 'Account', c.id, c.username FROM c"
-        " RETURNING id"},
+    [STAFF_ACCOUNTS_REJECT] =
+        {"staff_accounts.reject",
+         "WITH c AS (DELETE FROM accounts a USING users u WHERE a.tenant_id = $1"
+         "  AND a.id = $2::bigint AND u.tenant_id = $1 AND u.account_id = a.id AND NOT u.approved"
+         "  RETURNING u.id, a.username)"
+         " " LOG_INSERT " SELECT $1, $3::bigint, 'reject', 'User', c.id, c.username FROM c"
+         " RETURNING id"},
+    [STAFF_ACCOUNTS_ENABLE] =
+        {"staff_accounts.enable",
+         "WITH c AS (UPDATE users SET disabled = false, updated_at = now()"
+         "  WHERE tenant_id = $1 AND account_id = $2::bigint AND disabled RETURNING id)"
+         " " LOG_INSERT " SELECT $1, $3::bigint, 'enable', 'User', c.id,"
+         " (SELECT username FROM accounts WHERE tenant_id = $1 AND id = $2::bigint) FROM c"
+         " RETURNING id"},
+    [STAFF_ACCOUNTS_UNSILENCE] =
+        {"staff_accounts.unsilence",
+         "WITH c AS (UPDATE accounts SET silenced_at = NULL, updated_at = now()"
+         "  WHERE tenant_id = $1 AND id = $2::bigint AND silenced_at IS NOT NULL"
+         "  RETURNING id, username)"
+         " " LOG_INSERT " SELECT $1, $3::bigint, 'unsilence', 'Account', c.id, c.username FROM c"
+         " RETURNING id"},
+    [STAFF_ACCOUNTS_UNSENSITIVE] =
+        {"staff_accounts.unsensitive",
+         "WITH c AS (UPDATE accounts SET sensitized_at = NULL, updated_at = now()"
+         "  WHERE tenant_id = $1 AND id = $2::bigint AND sensitized_at IS NOT NULL"
+         "  RETURNING id, username)"
+         " " LOG_INSERT " SELECT $1, $3::bigint, 'unsensitive', 'Account', c.id, c.username FROM c"
+         " RETURNING id"},
     /* The purge a suspension scheduled is dropped unless it is running. */
-    [STAFF_ACCOUNTS_UNSUSPEND] = {"staff_accounts.unsuspend",
-        "WITH c AS (UPDATE accounts SET suspended_at = NULL, updated_at = now()"
-        "  WHERE tenant_id = $1 AND id = $2::bigint AND suspended_at IS NOT NULL"
-        "  RETURNING id, username),"
-        " d AS (DELETE FROM jobs WHERE tenant_id = $1"
-        "  AND dedupe_key = 'purge_account:' || $2::bigint"
-        "  AND (locked_until IS NULL OR locked_until <= now()) AND EXISTS (SELECT 1 FROM c))"
-        " " LOG_INSERT " SELECT $1, $3::bigint, 'unsuspend', 'Account', c.id, c.username FROM c"
-        " RETURNING id"},
+    [STAFF_ACCOUNTS_UNSUSPEND] =
+        {"staff_accounts.unsuspend",
+         "WITH c AS (UPDATE accounts SET suspended_at = NULL, updated_at = now()"
+         "  WHERE tenant_id = $1 AND id = $2::bigint AND suspended_at IS NOT NULL"
+         "  RETURNING id, username),"
+         " d AS (DELETE FROM jobs WHERE tenant_id = $1"
+         "  AND dedupe_key = 'purge_account:' || $2::bigint"
+         "  AND (locked_until IS NULL OR locked_until <= now()) AND EXISTS (SELECT 1 FROM c))"
+         " " LOG_INSERT " SELECT $1, $3::bigint, 'unsuspend', 'Account', c.id, c.username FROM c"
+         " RETURNING id"},
     /*
      * Mastodon deletes a suspended account's data at once on request; ours
      * is the purge the suspension scheduled, brought forward: $4 is the
      * retention in seconds, so the account is due now.
      */
-    [STAFF_ACCOUNTS_DESTROY] = {"staff_accounts.destroy",
-        "WITH c AS (UPDATE accounts SET suspended_at = now() - make_interval(secs => $4::float8)"
-        "  WHERE tenant_id = $1 AND id = $2::bigint AND suspended_at IS NOT NULL"
-        "  RETURNING id, username)"
-        " " LOG_INSERT " SELECT $1, $3::bigint, 'destroy', 'Account', c.id, c.username FROM c"
-        " RETURNING id"},
+    [STAFF_ACCOUNTS_DESTROY] =
+        {"staff_accounts.destroy",
+         "WITH c AS (UPDATE accounts SET suspended_at = now() - make_interval(secs => $4::float8)"
+         "  WHERE tenant_id = $1 AND id = $2::bigint AND suspended_at IS NOT NULL"
+         "  RETURNING id, username)"
+         " " LOG_INSERT " SELECT $1, $3::bigint, 'destroy', 'Account', c.id, c.username FROM c"
+         " RETURNING id"},
     /*
      * Mastodon's Admin::AccountAction: $4 type, $5 text, $6 report id or
      * NULL. The strike is written whatever the type; a type other than
@@ -212,35 +211,37 @@ const struct eu_sql eu_staff_accounts_sql[] = {
      * named. Rows: ('account', whether it is now suspended, whether the
      * login is disabled) and one 'report' row per resolved report.
      */
-    [STAFF_ACCOUNTS_ACTION] = {"staff_accounts.action",
-        "WITH w AS (INSERT INTO account_warnings (tenant_id, account_id, target_account_id,"
-        "  action, text, report_id) VALUES ($1, $3::bigint, $2::bigint, $4, $5, $6::bigint)"
-        "  RETURNING id),"
-        " s AS (UPDATE accounts SET"
-        "  suspended_at = CASE WHEN $4 = 'suspend' THEN coalesce(suspended_at, now())"
-        "   ELSE suspended_at END,"
-        "  silenced_at = CASE WHEN $4 = 'silence' THEN coalesce(silenced_at, now())"
-        "   ELSE silenced_at END,"
-        "  sensitized_at = CASE WHEN $4 = 'sensitive' THEN coalesce(sensitized_at, now())"
-        "   ELSE sensitized_at END, updated_at = now()"
-        "  WHERE tenant_id = $1 AND id = $2::bigint AND $4 IN ('suspend', 'silence', 'sensitive')"
-        "  RETURNING id),"
-        " d AS (UPDATE users SET disabled = true, updated_at = now() WHERE tenant_id = $1"
-        "  AND account_id = $2::bigint AND $4 = 'disable' RETURNING id),"
-        " r AS (UPDATE reports SET action_taken_at = now(), action_taken_by_account_id = $3::bigint,"
-        "  updated_at = now() WHERE tenant_id = $1 AND action_taken_at IS NULL"
-        "  AND (($4 = 'none' AND id = $6::bigint) OR ($4 <> 'none' AND target_account_id = $2::bigint))"
-        "  RETURNING id),"
-        " t AS (SELECT username FROM accounts WHERE tenant_id = $1 AND id = $2::bigint),"
-        " l AS (" LOG_INSERT " SELECT $1, $3::bigint, CASE $4 WHEN 'none' THEN 'warn' ELSE $4 END,"
-        "  CASE $4 WHEN 'disable' THEN 'User' ELSE 'Account' END,"
-        "  coalesce((SELECT id FROM d), $2::bigint), (SELECT username FROM t)"
-        "  UNION ALL SELECT $1, $3::bigint, 'resolve', 'Report', r.id, NULL FROM r)"
-        " SELECT 'account', $4 = 'suspend', $4 = 'disable' FROM w"
-        " UNION ALL SELECT 'report', false, false FROM r"},
+    [STAFF_ACCOUNTS_ACTION] =
+        {"staff_accounts.action",
+         "WITH w AS (INSERT INTO account_warnings (tenant_id, account_id, target_account_id,"
+         "  action, text, report_id) VALUES ($1, $3::bigint, $2::bigint, $4, $5, $6::bigint)"
+         "  RETURNING id),"
+         " s AS (UPDATE accounts SET"
+         "  suspended_at = CASE WHEN $4 = 'suspend' THEN coalesce(suspended_at, now())"
+         "   ELSE suspended_at END,"
+         "  silenced_at = CASE WHEN $4 = 'silence' THEN coalesce(silenced_at, now())"
+         "   ELSE silenced_at END,"
+         "  sensitized_at = CASE WHEN $4 = 'sensitive' THEN coalesce(sensitized_at, now())"
+         "   ELSE sensitized_at END, updated_at = now()"
+         "  WHERE tenant_id = $1 AND id = $2::bigint AND $4 IN ('suspend', 'silence', 'sensitive')"
+         "  RETURNING id),"
+         " d AS (UPDATE users SET disabled = true, updated_at = now() WHERE tenant_id = $1"
+         "  AND account_id = $2::bigint AND $4 = 'disable' RETURNING id),"
+         " r AS (UPDATE reports SET action_taken_at = now(), action_taken_by_account_id = "
+         "$3::bigint,"
+         "  updated_at = now() WHERE tenant_id = $1 AND action_taken_at IS NULL"
+         "  AND (($4 = 'none' AND id = $6::bigint) OR ($4 <> 'none' AND target_account_id = "
+         "$2::bigint))"
+         "  RETURNING id),"
+         " t AS (SELECT username FROM accounts WHERE tenant_id = $1 AND id = $2::bigint),"
+         " l AS (" LOG_INSERT " SELECT $1, $3::bigint, CASE $4 WHEN 'none' THEN 'warn' ELSE $4 END,"
+         "  CASE $4 WHEN 'disable' THEN 'User' ELSE 'Account' END,"
+         "  coalesce((SELECT id FROM d), $2::bigint), (SELECT username FROM t)"
+         "  UNION ALL SELECT $1, $3::bigint, 'resolve', 'Report', r.id, NULL FROM r)"
+         " SELECT 'account' AS kind, $4 = 'suspend' AS suspended, $4 = 'disable' AS disabled FROM w"
+         " UNION ALL SELECT 'report', false, false FROM r"},
     {0},
 };
-/* clang-format on */
 
 /* ------------------------------------------------------------ the entity */
 
@@ -256,26 +257,52 @@ is_true(const PGresult *res, int row, int col)
     return PQgetvalue(res, row, col)[0] == 't';
 }
 
-/* Mastodon's Admin::Account for row of res (STAFF_COLUMNS). New reference.
- * No IP is kept per user, so ip is null and ips empty. */
-static json_t *
-staff_account_json(struct eu_req *req, const PGresult *res, int row)
+/* Where STAFF_COLUMNS' columns are in a result, looked up once per result. */
+struct staff_cols {
+    int id, username, domain, created_at, email, role, confirmed, suspended, silenced, sensitized,
+        disabled, approved, locale, reason;
+    struct eu_account_cols account;
+};
+
+static void
+staff_cols_find(struct staff_cols *c, const PGresult *res)
 {
-    struct eu_account_cols ac;
-    eu_account_cols_find(&ac, res);
-    json_t *role = PQgetisnull(res, row, S_ROLE)
+    c->id = PQfnumber(res, "staff_id");
+    c->username = PQfnumber(res, "staff_username");
+    c->domain = PQfnumber(res, "staff_domain");
+    c->created_at = PQfnumber(res, "staff_created_at");
+    c->email = PQfnumber(res, "staff_email");
+    c->role = PQfnumber(res, "staff_role");
+    c->confirmed = PQfnumber(res, "staff_confirmed");
+    c->suspended = PQfnumber(res, "staff_suspended");
+    c->silenced = PQfnumber(res, "staff_silenced");
+    c->sensitized = PQfnumber(res, "staff_sensitized");
+    c->disabled = PQfnumber(res, "staff_disabled");
+    c->approved = PQfnumber(res, "staff_approved");
+    c->locale = PQfnumber(res, "staff_locale");
+    c->reason = PQfnumber(res, "staff_reason");
+    eu_account_cols_find(&c->account, res);
+}
+
+/* Mastodon's Admin::Account for row of res (STAFF_COLUMNS, found as c).
+ * New reference. No IP is kept per user, so ip is null and ips empty. */
+static json_t *
+staff_account_json(struct eu_req *req, const PGresult *res, int row, struct staff_cols *c)
+{
+    json_t *role = PQgetisnull(res, row, c->role)
                        ? json_null()
-                       : json_loads(PQgetvalue(res, row, S_ROLE), 0, NULL);
+                       : json_loads(PQgetvalue(res, row, c->role), 0, NULL);
     return json_pack(
         "{s:s, s:s, s:o, s:s, s:o, s:n, s:[], s:o, s:b, s:b, s:b, s:b, s:b, s:b, s:o, s:o, s:o}",
-        "id", PQgetvalue(res, row, S_ID), "username", PQgetvalue(res, row, S_USERNAME), "domain",
-        text_or_null(res, row, S_DOMAIN), "created_at", PQgetvalue(res, row, S_CREATED_AT), "email",
-        text_or_null(res, row, S_EMAIL), "ip", "ips", "role", role ? role : json_null(),
-        "confirmed", is_true(res, row, S_CONFIRMED), "suspended", is_true(res, row, S_SUSPENDED),
-        "silenced", is_true(res, row, S_SILENCED), "sensitized", is_true(res, row, S_SENSITIZED),
-        "disabled", is_true(res, row, S_DISABLED), "approved", is_true(res, row, S_APPROVED),
-        "locale", text_or_null(res, row, S_LOCALE), "invite_request",
-        text_or_null(res, row, S_REASON), "account", eu_accounts_render(req, res, row, &ac));
+        "id", PQgetvalue(res, row, c->id), "username", PQgetvalue(res, row, c->username), "domain",
+        text_or_null(res, row, c->domain), "created_at", PQgetvalue(res, row, c->created_at),
+        "email", text_or_null(res, row, c->email), "ip", "ips", "role", role ? role : json_null(),
+        "confirmed", is_true(res, row, c->confirmed), "suspended", is_true(res, row, c->suspended),
+        "silenced", is_true(res, row, c->silenced), "sensitized", is_true(res, row, c->sensitized),
+        "disabled", is_true(res, row, c->disabled), "approved", is_true(res, row, c->approved),
+        "locale", text_or_null(res, row, c->locale), "invite_request",
+        text_or_null(res, row, c->reason), "account",
+        eu_accounts_render(req, res, row, &c->account));
 }
 
 /* ------------------------------------------------------------ parameters */
@@ -364,11 +391,13 @@ on_list(struct eu_req *req, PGresult *res, void *arg)
     int n = PQntuples(res);
     bool asc = eu_page_is_ascending(&l->page);
     json_t *out = json_array();
+    struct staff_cols c;
+    staff_cols_find(&c, res);
     for (int i = 0; i < n; i++)
-        json_array_append_new(out, staff_account_json(req, res, asc ? n - 1 - i : i));
+        json_array_append_new(out, staff_account_json(req, res, asc ? n - 1 - i : i, &c));
     if (n > 0)
-        eu_page_link(req, PQgetvalue(res, asc ? n - 1 : 0, S_ID),
-                     PQgetvalue(res, asc ? 0 : n - 1, S_ID));
+        eu_page_link(req, PQgetvalue(res, asc ? n - 1 : 0, c.id),
+                     PQgetvalue(res, asc ? 0 : n - 1, c.id));
     eu_req_reply_json(req, 200, out);
 }
 
@@ -479,7 +508,9 @@ on_show(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_req_reply_json(req, 200, staff_account_json(req, res, 0));
+    struct staff_cols c;
+    staff_cols_find(&c, res);
+    eu_req_reply_json(req, 200, staff_account_json(req, res, 0, &c));
 }
 
 static void
@@ -511,8 +542,10 @@ on_loaded(struct eu_req *req, PGresult *res, void *arg)
 {
     struct load *l = arg;
     json_t *by_id = json_object();
+    struct staff_cols c;
+    staff_cols_find(&c, res);
     for (int i = 0; i < PQntuples(res); i++)
-        json_object_set_new(by_id, PQgetvalue(res, i, S_ID), staff_account_json(req, res, i));
+        json_object_set_new(by_id, PQgetvalue(res, i, c.id), staff_account_json(req, res, i, &c));
     l->cb(req, by_id, l->arg);
 }
 
@@ -587,9 +620,6 @@ static const char *const change_names[] = {
     [CHANGE_DESTROY] = "destroy",         [CHANGE_ACTION] = "action",
 };
 
-/* Columns of staff_accounts.target. */
-enum { T_USERNAME, T_LOCAL_USER, T_APPROVED, T_SUSPENDED, T_INSTANCE_ACTOR, T_POS, T_MY_POS };
-
 static void
 on_changed(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -617,23 +647,27 @@ on_changed(struct eu_req *req, PGresult *res, void *arg)
         if (changed)
             eu_queue_task_wake(t, EU_TASK_ACCOUNT_CLEANUP, 0);
         break;
-    case CHANGE_ACTION:
+    case CHANGE_ACTION: {
+        int kind_col = PQfnumber(res, "kind"), suspended_col = PQfnumber(res, "suspended"),
+            disabled_col = PQfnumber(res, "disabled");
         for (int i = 0; i < PQntuples(res); i++) {
-            if (strcmp(PQgetvalue(res, i, 0), "account") != 0)
+            if (strcmp(PQgetvalue(res, i, kind_col), "account") != 0)
                 continue;
             /* A suspension or a disabled login ends the account's tokens
              * now, in every process, and its open streams. */
-            if (is_true(res, i, 1) || is_true(res, i, 2)) {
+            bool suspended = is_true(res, i, suspended_col);
+            if (suspended || is_true(res, i, disabled_col)) {
                 eu_auth_cache_clear(app, t);
                 eu_stream_close_for(app, t, account, NULL);
             }
-            if (is_true(res, i, 1)) {
+            if (suspended) {
                 eu_ap_outbox_profile(app, t, account);
                 int64_t due_ms = (int64_t)app->cfg->suspended_retention_s * 1000;
                 eu_queue_task_wake(t, EU_TASK_ACCOUNT_CLEANUP, due_ms);
             }
         }
         break;
+    }
     default:
         break;
     }
@@ -657,12 +691,14 @@ on_target(struct eu_req *req, PGresult *res, void *arg)
     unsigned need = changes[c->kind].need;
     if (c->kind == CHANGE_ACTION && strcmp(c->type, "disable") == 0)
         need |= NEED_LOCAL;
-    int my_pos = PQgetisnull(res, 0, T_MY_POS) ? -1 : atoi(PQgetvalue(res, 0, T_MY_POS));
-    bool refused = ((need & NEED_LOCAL) && !is_true(res, 0, T_LOCAL_USER)) ||
-                   ((need & NEED_PENDING) && is_true(res, 0, T_APPROVED)) ||
-                   ((need & NEED_SUSPENDED) && !is_true(res, 0, T_SUSPENDED)) ||
-                   ((need & NEED_OUTRANK) && my_pos <= atoi(PQgetvalue(res, 0, T_POS))) ||
-                   (c->kind == CHANGE_ACTION && is_true(res, 0, T_INSTANCE_ACTOR));
+    int my = PQfnumber(res, "my_position");
+    int my_pos = PQgetisnull(res, 0, my) ? -1 : atoi(PQgetvalue(res, 0, my));
+    int pos = atoi(PQgetvalue(res, 0, PQfnumber(res, "position")));
+    bool refused = ((need & NEED_LOCAL) && !is_true(res, 0, PQfnumber(res, "local_user"))) ||
+                   ((need & NEED_PENDING) && is_true(res, 0, PQfnumber(res, "approved"))) ||
+                   ((need & NEED_SUSPENDED) && !is_true(res, 0, PQfnumber(res, "suspended"))) ||
+                   ((need & NEED_OUTRANK) && my_pos <= pos) ||
+                   (c->kind == CHANGE_ACTION && is_true(res, 0, PQfnumber(res, "instance_actor")));
     if (refused) {
         eu_req_reply_error(req, 403, "This action is not allowed");
         return;

@@ -42,64 +42,76 @@ enum {
     STAFF_REPORTS_CHANGE,
 };
 
-/* clang-format off */
+/* The columns of the two reading statements, named as struct cols reads them. */
+#define REPORT_COLS                                                                                \
+    "r.id::text AS id, r.action_taken_at IS NOT NULL AS action_taken,"                             \
+    " eunha_ts(r.action_taken_at) AS action_taken_at, r.category, r.comment, r.forwarded,"         \
+    " eunha_ts(r.created_at) AS created_at, eunha_ts(r.updated_at) AS updated_at,"                 \
+    " r.account_id::text AS account, r.target_account_id::text AS target_account,"                 \
+    " r.assigned_account_id::text AS assigned_account,"                                            \
+    " r.action_taken_by_account_id::text AS action_taken_by_account,"                              \
+    " array_to_json(r.status_ids::text[])::text AS status_ids"
+
 const struct eu_sql eu_staff_reports_sql[] = {
     /* $2 resolved ones (else open ones), $3 reporter, $4 target, NULL when
      * not asked; the page's four from $5. */
     [STAFF_REPORTS_LIST] = {"staff_reports.list",
-        "SELECT r.id::text, r.action_taken_at IS NOT NULL, eunha_ts(r.action_taken_at),"
-        " r.category, r.comment, r.forwarded, eunha_ts(r.created_at), eunha_ts(r.updated_at),"
-        " r.account_id::text, r.target_account_id::text, r.assigned_account_id::text,"
-        " r.action_taken_by_account_id::text, array_to_json(r.status_ids::text[])::text"
-        " FROM reports r WHERE r.tenant_id = $1"
-        " AND (r.action_taken_at IS NOT NULL) = coalesce($2::bool, false)"
-        " AND ($3::bigint IS NULL OR r.account_id = $3::bigint)"
-        " AND ($4::bigint IS NULL OR r.target_account_id = $4::bigint)",
-        "r.id", 5},
+                            "SELECT " REPORT_COLS " FROM reports r WHERE r.tenant_id = $1"
+                            " AND (r.action_taken_at IS NOT NULL) = coalesce($2::bool, false)"
+                            " AND ($3::bigint IS NULL OR r.account_id = $3::bigint)"
+                            " AND ($4::bigint IS NULL OR r.target_account_id = $4::bigint)",
+                            "r.id", 5},
     [STAFF_REPORTS_SHOW] = {"staff_reports.show",
-        "SELECT r.id::text, r.action_taken_at IS NOT NULL, eunha_ts(r.action_taken_at),"
-        " r.category, r.comment, r.forwarded, eunha_ts(r.created_at), eunha_ts(r.updated_at),"
-        " r.account_id::text, r.target_account_id::text, r.assigned_account_id::text,"
-        " r.action_taken_by_account_id::text, array_to_json(r.status_ids::text[])::text"
-        " FROM reports r WHERE r.tenant_id = $1 AND r.id = $2::bigint"},
+                            "SELECT " REPORT_COLS
+                            " FROM reports r WHERE r.tenant_id = $1 AND r.id = $2::bigint"},
     /*
      * $2 the report, $3 the moderator, $4 what: assign, unassign, resolve
      * or reopen (Mastodon's resolve! and unresolve!). A row when the report
      * exists, with its audit row written.
      */
-    [STAFF_REPORTS_CHANGE] = {"staff_reports.change",
-        "WITH c AS (UPDATE reports SET"
-        "  assigned_account_id = CASE $4 WHEN 'assign' THEN $3::bigint"
-        "   WHEN 'unassign' THEN NULL ELSE assigned_account_id END,"
-        "  action_taken_at = CASE $4 WHEN 'resolve' THEN now() WHEN 'reopen' THEN NULL"
-        "   ELSE action_taken_at END,"
-        "  action_taken_by_account_id = CASE $4 WHEN 'resolve' THEN $3::bigint"
-        "   WHEN 'reopen' THEN NULL ELSE action_taken_by_account_id END,"
-        "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint RETURNING id)"
-        " INSERT INTO admin_action_logs (tenant_id, account_id, action, target_type, target_id)"
-        " SELECT $1, $3::bigint, CASE $4 WHEN 'assign' THEN 'assigned_to_self'"
-        "  WHEN 'unassign' THEN 'unassigned' ELSE $4 END, 'Report', c.id FROM c"
-        " RETURNING target_id"},
+    [STAFF_REPORTS_CHANGE] =
+        {"staff_reports.change",
+         "WITH c AS (UPDATE reports SET"
+         "  assigned_account_id = CASE $4 WHEN 'assign' THEN $3::bigint"
+         "   WHEN 'unassign' THEN NULL ELSE assigned_account_id END,"
+         "  action_taken_at = CASE $4 WHEN 'resolve' THEN now() WHEN 'reopen' THEN NULL"
+         "   ELSE action_taken_at END,"
+         "  action_taken_by_account_id = CASE $4 WHEN 'resolve' THEN $3::bigint"
+         "   WHEN 'reopen' THEN NULL ELSE action_taken_by_account_id END,"
+         "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint RETURNING id)"
+         " INSERT INTO admin_action_logs (tenant_id, account_id, action, target_type, target_id)"
+         " SELECT $1, $3::bigint, CASE $4 WHEN 'assign' THEN 'assigned_to_self'"
+         "  WHEN 'unassign' THEN 'unassigned' ELSE $4 END, 'Report', c.id FROM c"
+         " RETURNING target_id"},
     {0},
 };
-/* clang-format on */
 
-/* Columns of the two reading statements. */
-enum {
-    R_ID,
-    R_ACTION_TAKEN,
-    R_ACTION_TAKEN_AT,
-    R_CATEGORY,
-    R_COMMENT,
-    R_FORWARDED,
-    R_CREATED_AT,
-    R_UPDATED_AT,
-    R_ACCOUNT,
-    R_TARGET,
-    R_ASSIGNED,
-    R_ACTION_BY,
-    R_STATUS_IDS,
+/* Where REPORT_COLS' columns are in a result, looked up once per result. */
+struct cols {
+    int id, action_taken, action_taken_at, category, comment, forwarded, created_at, updated_at,
+        status_ids;
+    int accounts[4]; /* account, target, assigned, action taken by: as ACCOUNT_KEYS */
 };
+
+/* The Admin::Report keys that hold an Admin::Account, REPORT_COLS' names too. */
+static const char *const ACCOUNT_KEYS[] = {"account", "target_account", "assigned_account",
+                                           "action_taken_by_account"};
+
+static void
+cols_find(const PGresult *res, struct cols *c)
+{
+    c->id = PQfnumber(res, "id");
+    c->action_taken = PQfnumber(res, "action_taken");
+    c->action_taken_at = PQfnumber(res, "action_taken_at");
+    c->category = PQfnumber(res, "category");
+    c->comment = PQfnumber(res, "comment");
+    c->forwarded = PQfnumber(res, "forwarded");
+    c->created_at = PQfnumber(res, "created_at");
+    c->updated_at = PQfnumber(res, "updated_at");
+    c->status_ids = PQfnumber(res, "status_ids");
+    for (size_t i = 0; i < 4; i++)
+        c->accounts[i] = PQfnumber(res, ACCOUNT_KEYS[i]);
+}
 
 /* A page of reports on its way to its answer; arena-owned, its JSON held
  * by the arena's cleanup list until it is answered. */
@@ -156,10 +168,9 @@ on_statuses(struct eu_req *req, json_t *statuses, void *arg)
         }
         json_object_del(rep, "_status_ids");
         json_object_set_new(rep, "statuses", list);
-        const char *keys[] = {"account", "target_account", "assigned_account",
-                              "action_taken_by_account"};
-        for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
-            json_object_set_new(rep, keys[j], account_ref(r, json_object_get(rep, keys[j])));
+        for (size_t j = 0; j < 4; j++)
+            json_object_set_new(rep, ACCOUNT_KEYS[j],
+                                account_ref(r, json_object_get(rep, ACCOUNT_KEYS[j])));
     }
     json_decref(by_id);
     json_decref(statuses);
@@ -211,9 +222,11 @@ on_reports(struct eu_req *req, PGresult *res, void *arg)
     eu_arena_on_free(req->arena, drop_json, r->reports);
     const char **ids = eu_arena_alloc(req->arena, (4 * (size_t)n + 1) * sizeof(*ids));
     size_t nids = 0;
+    struct cols c;
+    cols_find(res, &c);
     for (int k = 0; k < n; k++) {
         int row = r->ascending ? n - 1 - k : k;
-        json_t *sids = json_loads(PQgetvalue(res, row, R_STATUS_IDS), 0, NULL);
+        json_t *sids = json_loads(PQgetvalue(res, row, c.status_ids), 0, NULL);
         if (!json_is_array(sids)) {
             json_decref(sids);
             sids = json_array();
@@ -221,24 +234,24 @@ on_reports(struct eu_req *req, PGresult *res, void *arg)
         json_array_append_new(
             r->reports,
             json_pack("{s:s, s:b, s:o, s:s, s:s, s:b, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:[]}",
-                      "id", PQgetvalue(res, row, R_ID), "action_taken",
-                      PQgetvalue(res, row, R_ACTION_TAKEN)[0] == 't', "action_taken_at",
-                      text_or_null(res, row, R_ACTION_TAKEN_AT), "category",
-                      PQgetvalue(res, row, R_CATEGORY), "comment", PQgetvalue(res, row, R_COMMENT),
-                      "forwarded", PQgetvalue(res, row, R_FORWARDED)[0] == 't', "created_at",
-                      PQgetvalue(res, row, R_CREATED_AT), "updated_at",
-                      PQgetvalue(res, row, R_UPDATED_AT), "account",
-                      text_or_null(res, row, R_ACCOUNT), "target_account",
-                      text_or_null(res, row, R_TARGET), "assigned_account",
-                      text_or_null(res, row, R_ASSIGNED), "action_taken_by_account",
-                      text_or_null(res, row, R_ACTION_BY), "_status_ids", sids, "rules"));
-        for (int c = R_ACCOUNT; c <= R_ACTION_BY; c++)
-            if (!PQgetisnull(res, row, c))
-                ids[nids++] = eu_arena_strdup(req->arena, PQgetvalue(res, row, c));
+                      "id", PQgetvalue(res, row, c.id), "action_taken",
+                      PQgetvalue(res, row, c.action_taken)[0] == 't', "action_taken_at",
+                      text_or_null(res, row, c.action_taken_at), "category",
+                      PQgetvalue(res, row, c.category), "comment", PQgetvalue(res, row, c.comment),
+                      "forwarded", PQgetvalue(res, row, c.forwarded)[0] == 't', "created_at",
+                      PQgetvalue(res, row, c.created_at), "updated_at",
+                      PQgetvalue(res, row, c.updated_at), ACCOUNT_KEYS[0],
+                      text_or_null(res, row, c.accounts[0]), ACCOUNT_KEYS[1],
+                      text_or_null(res, row, c.accounts[1]), ACCOUNT_KEYS[2],
+                      text_or_null(res, row, c.accounts[2]), ACCOUNT_KEYS[3],
+                      text_or_null(res, row, c.accounts[3]), "_status_ids", sids, "rules"));
+        for (size_t j = 0; j < 4; j++)
+            if (!PQgetisnull(res, row, c.accounts[j]))
+                ids[nids++] = eu_arena_strdup(req->arena, PQgetvalue(res, row, c.accounts[j]));
     }
     if (n > 0 && !r->one)
-        eu_page_link(req, PQgetvalue(res, r->ascending ? n - 1 : 0, R_ID),
-                     PQgetvalue(res, r->ascending ? 0 : n - 1, R_ID));
+        eu_page_link(req, PQgetvalue(res, r->ascending ? n - 1 : 0, c.id),
+                     PQgetvalue(res, r->ascending ? 0 : n - 1, c.id));
     if (nids == 0) {
         on_accounts(req, json_object(), r);
         return;

@@ -95,6 +95,19 @@ const struct eu_sql eu_notify_sql[] = {
     {0},
 };
 
+/* The named column of res's one row. */
+static const char *
+field(const PGresult *res, const char *name)
+{
+    return PQgetvalue(res, 0, PQfnumber(res, name));
+}
+
+static bool
+is_true(const PGresult *res, const char *name)
+{
+    return strcmp(field(res, name), "t") == 0;
+}
+
 static void
 on_inserted(PGresult *res, enum eu_db_status st, void *arg)
 {
@@ -102,10 +115,10 @@ on_inserted(PGresult *res, enum eu_db_status st, void *arg)
     if (st != EU_DB_OK)
         eu_log_warn("notify", "cannot write notification: %s",
                     res ? PQresultErrorMessage(res) : "database unavailable");
-    else if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 2), "t") != 0)
+    else if (PQntuples(res) == 1 && !is_true(res, "filtered"))
         /* A filtered notification waits in its request, unseen. */
-        eu_stream_notification(t, strtoll(PQgetvalue(res, 0, 1), NULL, 10),
-                               strtoll(PQgetvalue(res, 0, 0), NULL, 10));
+        eu_stream_notification(t, strtoll(field(res, "account_id"), NULL, 10),
+                               strtoll(field(res, "id"), NULL, 10));
     eu_tenant_unref(t);
 }
 

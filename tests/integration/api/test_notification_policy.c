@@ -35,6 +35,7 @@ static const struct eu_it_world_opts world = {
               {"erin"},
               {"frank"},
               {"gina"},
+              {"mona"},
               {"dora", DECOY, "alice"}},
 };
 
@@ -345,6 +346,52 @@ START_TEST(test_conditions)
 }
 END_TEST
 
+/* Mastodon's from_staff?: a mention from a local user whose role outranks
+ * the recipient's is neither filtered nor dropped by the policy. */
+START_TEST(test_staff_mention)
+{
+    struct world w;
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    char path[256];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/role", HOST,
+             eu_it_id(&w, "mona"));
+    eu_it_admin(w.s, "PUT", path, "{\"role\":\"moderator\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+
+    /* The default policy filters private mentions: bob's is held back,
+     * the moderator's arrives. */
+    free(post(&w, "bob", "@alice from a user", "direct", NULL));
+    free(post(&w, "mona", "@alice from staff", "direct", NULL));
+    wait_notes_from(&w, "bob", 1, 1);
+    wait_notes_from(&w, "mona", 0, 1);
+    ck_assert_int_eq(notes_from(&w, "mona", 1), 0);
+    call(&w, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(strstr(r.body, "from staff") && !strstr(r.body, "from a user"));
+
+    /* Dropping them does not drop hers either (checked after bob's public
+     * mention, which comes later). */
+    set_policy(&w, "{\"for_private_mentions\":\"drop\"}");
+    free(post(&w, "mona", "@alice staff again", "direct", NULL));
+    free(post(&w, "bob", "@alice in the open", "public", NULL));
+    wait_notes_from(&w, "bob", 0, 1);
+    wait_notes_from(&w, "mona", 0, 2);
+
+    /* An admin recipient outranks the moderator: her mention is filtered. */
+    set_policy(&w, "{\"for_private_mentions\":\"filter\"}");
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/role", HOST,
+             eu_it_id(&w, "alice"));
+    eu_it_admin(w.s, "PUT", path, "{\"role\":\"admin\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    free(post(&w, "mona", "@alice to my superior", "direct", NULL));
+    wait_notes_from(&w, "mona", 1, 1);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 /* The request of who in alice's list r, or NULL. */
 static json_t *
 request_of(const struct eu_it_resp *r, const char *who)
@@ -542,6 +589,7 @@ main(void)
     Suite *s = suite_create("notification_policy");
     EU_IT_ADD_TCASE(s, test_policy_bodies, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_conditions, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_staff_mention, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_requests, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_remote_sender, TIMEOUT);
     return eu_it_run_suite(s);
