@@ -42,15 +42,17 @@ enum {
     ADMIN_TERMS_DELETE,
 };
 
+/* A version's columns, read by name (struct terms_cols). */
 #define TERMS_COLUMNS                                                                              \
-    "to_char(t.effective_date, 'YYYY-MM-DD'), t.effective_date <= current_date, t.text,"           \
-    " t.changelog, eunha_ts(t.created_at)"
+    "to_char(t.effective_date, 'YYYY-MM-DD') AS effective_date,"                                   \
+    " t.effective_date <= current_date AS effective, t.text, t.changelog,"                         \
+    " eunha_ts(t.created_at) AS created_at"
 
 const struct eu_sql eu_admin_instance_sql[] = {
     [ADMIN_INSTANCE_SHOW] =
         {"admin_instance.show",
          "SELECT coalesce((SELECT s.value::text FROM settings s WHERE s.tenant_id = $1"
-         " AND s.key = 'instance'), '{}')"},
+         " AND s.key = 'instance'), '{}') AS settings"},
     /*
      * $2 the members to change, a JSON object; a null removes one. A text
      * with a date (the about text, the privacy policy) is stamped with the
@@ -70,7 +72,7 @@ const struct eu_sql eu_admin_instance_sql[] = {
          " INSERT INTO settings (tenant_id, key, value)"
          " SELECT $1, 'instance', jsonb_strip_nulls(cur.v || $2::jsonb || stamps.v)"
          " FROM cur, stamps ON CONFLICT (tenant_id, key) DO UPDATE SET value = excluded.value"
-         " RETURNING value::text"},
+         " RETURNING value::text AS settings"},
     [ADMIN_TERMS_LIST] = {"admin_instance.terms_list",
                           "SELECT " TERMS_COLUMNS " FROM terms_of_service t WHERE t.tenant_id = $1"
                           " ORDER BY t.effective_date DESC"},
@@ -171,7 +173,7 @@ static void
 on_settings(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
-    json_t *o = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+    json_t *o = json_loads(PQgetvalue(res, 0, PQfnumber(res, "settings")), 0, NULL);
     eu_req_reply_json(req, 200, o ? o : json_object());
 }
 
@@ -375,21 +377,40 @@ rules_delete(struct eu_req *req)
 
 /* ----------------------------------------------------- /terms_of_service */
 
-static json_t *
-terms_json(const PGresult *res, int i)
+/* Where a result holds TERMS_COLUMNS, found by name once per result. */
+struct terms_cols {
+    int date, effective, text, changelog, created;
+};
+
+static void
+terms_cols_find(struct terms_cols *c, const PGresult *res)
 {
-    return json_pack("{s:s, s:b, s:s, s:s, s:s}", "effective_date", PQgetvalue(res, i, 0),
-                     "effective", PQgetvalue(res, i, 1)[0] == 't', "text", PQgetvalue(res, i, 2),
-                     "changelog", PQgetvalue(res, i, 3), "created_at", PQgetvalue(res, i, 4));
+    c->date = PQfnumber(res, "effective_date");
+    c->effective = PQfnumber(res, "effective");
+    c->text = PQfnumber(res, "text");
+    c->changelog = PQfnumber(res, "changelog");
+    c->created = PQfnumber(res, "created_at");
+}
+
+/* The version of row i, its columns where c says. Caller owns it. */
+static json_t *
+terms_json(const PGresult *res, int i, const struct terms_cols *c)
+{
+    return json_pack("{s:s, s:b, s:s, s:s, s:s}", "effective_date", PQgetvalue(res, i, c->date),
+                     "effective", PQgetvalue(res, i, c->effective)[0] == 't', "text",
+                     PQgetvalue(res, i, c->text), "changelog", PQgetvalue(res, i, c->changelog),
+                     "created_at", PQgetvalue(res, i, c->created));
 }
 
 static void
 on_terms_list(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
+    struct terms_cols c;
+    terms_cols_find(&c, res);
     json_t *out = json_array();
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(out, terms_json(res, i));
+        json_array_append_new(out, terms_json(res, i, &c));
     eu_req_reply_json(req, 200, out);
 }
 
@@ -434,7 +455,9 @@ on_terms_created(struct eu_req *req, PGresult *res, enum eu_db_status st, void *
         eu_req_reply_db_error(req, st);
         return;
     }
-    eu_req_reply_json(req, 201, terms_json(res, 0));
+    struct terms_cols c;
+    terms_cols_find(&c, res);
+    eu_req_reply_json(req, 201, terms_json(res, 0, &c));
 }
 
 static void

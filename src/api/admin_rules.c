@@ -35,7 +35,8 @@ enum {
     RULES_DELETE,
 };
 
-#define RULE_COLUMNS "r.id::text, r.text, r.hint, r.priority"
+/* The admin Rule's columns, read by name (struct rule_cols). */
+#define RULE_COLUMNS "r.id::text AS id, r.text, r.hint, r.priority"
 
 const struct eu_sql eu_admin_rules_sql[] = {
     [RULES_LIST] = {"admin_rules.list",
@@ -65,22 +66,38 @@ const struct eu_sql eu_admin_rules_sql[] = {
     {0},
 };
 
-/* The admin Rule of row i. Caller owns it. */
-static json_t *
-rule_json(const PGresult *res, int i)
+/* Where a result holds RULE_COLUMNS, found by name once per result. */
+struct rule_cols {
+    int id, text, hint, priority;
+};
+
+static void
+rule_cols_find(struct rule_cols *c, const PGresult *res)
 {
-    return json_pack("{s:s, s:s, s:s, s:{}, s:i}", "id", PQgetvalue(res, i, 0), "text",
-                     PQgetvalue(res, i, 1), "hint", PQgetvalue(res, i, 2), "translations",
-                     "priority", atoi(PQgetvalue(res, i, 3)));
+    c->id = PQfnumber(res, "id");
+    c->text = PQfnumber(res, "text");
+    c->hint = PQfnumber(res, "hint");
+    c->priority = PQfnumber(res, "priority");
+}
+
+/* The admin Rule of row i, its columns where c says. Caller owns it. */
+static json_t *
+rule_json(const PGresult *res, int i, const struct rule_cols *c)
+{
+    return json_pack("{s:s, s:s, s:s, s:{}, s:i}", "id", PQgetvalue(res, i, c->id), "text",
+                     PQgetvalue(res, i, c->text), "hint", PQgetvalue(res, i, c->hint),
+                     "translations", "priority", atoi(PQgetvalue(res, i, c->priority)));
 }
 
 static void
 on_list(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
+    struct rule_cols c;
+    rule_cols_find(&c, res);
     json_t *out = json_array();
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(out, rule_json(res, i));
+        json_array_append_new(out, rule_json(res, i, &c));
     eu_req_reply_json(req, 200, out);
 }
 
@@ -92,7 +109,9 @@ on_one(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    eu_req_reply_json(req, 200, rule_json(res, 0));
+    struct rule_cols c;
+    rule_cols_find(&c, res);
+    eu_req_reply_json(req, 200, rule_json(res, 0, &c));
 }
 
 void

@@ -40,32 +40,28 @@ const struct eu_sql eu_instance_sql[] = {
      */
     [INSTANCE_STATS] =
         {"instance.stats",
-         "SELECT coalesce((SELECT c.user_count FROM instance_counters c WHERE c.tenant_id = $1),"
-         " 0),"
+         "SELECT coalesce((SELECT c.user_count FROM instance_counters c"
+         "  WHERE c.tenant_id = $1), 0) AS user_count,"
          " (SELECT greatest(coalesce(sum(c.n), 0), 0) FROM instance_status_counts c"
-         "  WHERE c.tenant_id = $1),"
+         "  WHERE c.tenant_id = $1) AS status_count,"
          " (SELECT count(DISTINCT domain) FROM accounts WHERE tenant_id = $1"
-         "  AND domain IS NOT NULL),"
+         "  AND domain IS NOT NULL) AS domain_count,"
          " coalesce((SELECT value #>> '{}' FROM settings WHERE tenant_id = $1"
-         "  AND key = 'registrations_mode'), 'open'),"
+         "  AND key = 'registrations_mode'), 'open') AS registrations_mode,"
          " (SELECT count(DISTINCT d.user_id) FROM user_sign_in_days d WHERE d.tenant_id = $1"
-         "  AND d.day > current_date - 28),"
-         " coalesce(st.value::text, '{}'),"
+         "  AND d.day > current_date - 28) AS active_month,"
+         " coalesce(st.value::text, '{}') AS settings,"
          " (SELECT coalesce(json_agg(json_build_object('id', r.id::text, 'text', r.text,"
          "  'hint', r.hint, 'translations', '{}'::json) ORDER BY r.priority, r.id), '[]')"
          "  FROM instance_rules r"
-         "  WHERE r.tenant_id = $1 AND r.deleted_at IS NULL)::text,"
-         " "
-         "a.id IS NOT NULL AS has_contact, (eunha_account(a)).*"
+         "  WHERE r.tenant_id = $1 AND r.deleted_at IS NULL)::text AS rules,"
+         " a.id IS NOT NULL AS has_contact, (eunha_account(a)).*"
          " FROM (SELECT 1) one"
          " LEFT JOIN settings st ON st.tenant_id = $1 AND st.key = 'instance'"
          " LEFT JOIN accounts a ON a.tenant_id = $1 AND coalesce(lower(a.domain), '') = ''"
          "  AND lower(a.username) = lower(st.value ->> 'contact_username')"},
     {0},
 };
-
-/* Columns of instance.stats after the counts. */
-enum { COL_ACTIVE_MONTH = 4, COL_SETTINGS, COL_RULES, COL_HAS_CONTACT };
 
 struct stats {
     json_int_t users, statuses, domains, active_month;
@@ -96,12 +92,20 @@ keep(struct eu_req *req, json_t *v)
     return v;
 }
 
-/* The JSON in column col, or an empty object or array; on the request's
+/* The value of column name in res's one row: each is read once, so no
+ * table of column numbers pays. */
+static const char *
+field(const PGresult *res, const char *name)
+{
+    return PQgetvalue(res, 0, PQfnumber(res, name));
+}
+
+/* The JSON in column name, or an empty object or array; on the request's
  * cleanup list, so the callbacks only borrow it. */
 static json_t *
-json_column(struct eu_req *req, const PGresult *res, int col, bool array)
+json_column(struct eu_req *req, const PGresult *res, const char *name, bool array)
 {
-    json_t *v = json_loads(PQgetvalue(res, 0, col), 0, NULL);
+    json_t *v = json_loads(field(res, name), 0, NULL);
     if (!v || (array ? !json_is_array(v) : !json_is_object(v))) {
         json_decref(v);
         v = array ? json_array() : json_object();
@@ -114,15 +118,16 @@ on_stats(struct eu_req *req, PGresult *res, void *arg)
 {
     struct stats_call *c = arg;
     struct stats st = {0};
-    st.users = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    st.statuses = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
-    st.domains = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
-    st.registrations = strcmp(PQgetvalue(res, 0, 3), "closed") != 0;
-    st.approval_required = strcmp(PQgetvalue(res, 0, 3), "approval") == 0;
-    st.active_month = strtoll(PQgetvalue(res, 0, COL_ACTIVE_MONTH), NULL, 10);
-    st.settings = json_column(req, res, COL_SETTINGS, false);
-    st.rules = json_column(req, res, COL_RULES, true);
-    if (PQgetvalue(res, 0, COL_HAS_CONTACT)[0] == 't') {
+    st.users = strtoll(field(res, "user_count"), NULL, 10);
+    st.statuses = strtoll(field(res, "status_count"), NULL, 10);
+    st.domains = strtoll(field(res, "domain_count"), NULL, 10);
+    const char *mode = field(res, "registrations_mode");
+    st.registrations = strcmp(mode, "closed") != 0;
+    st.approval_required = strcmp(mode, "approval") == 0;
+    st.active_month = strtoll(field(res, "active_month"), NULL, 10);
+    st.settings = json_column(req, res, "settings", false);
+    st.rules = json_column(req, res, "rules", true);
+    if (field(res, "has_contact")[0] == 't') {
         struct eu_account_cols ac;
         eu_account_cols_find(&ac, res);
         st.contact = eu_account_json(req, res, 0, &ac);

@@ -36,71 +36,66 @@ enum {
     INFO_DOMAIN_BLOCKS,
 };
 
-/* The settings row 'instance' as text, '{}' when the tenant has none. */
-#define SETTINGS_TEXT                                                                              \
+/* The settings row 'instance' as text, '{}' when the tenant has none: the
+ * column settings of the statements that read a switch from it. */
+#define SETTINGS_COLUMN                                                                            \
     "coalesce((SELECT st.value::text FROM settings st WHERE st.tenant_id = $1"                     \
-    " AND st.key = 'instance'), '{}')"
+    " AND st.key = 'instance'), '{}') AS settings"
 
-/* A snowflake id's lower bound for instant t (ids are milliseconds << 16,
- * tenant migration 0001), so a week of statuses or users is a range of
- * the primary key rather than a scan of the tenant's rows by time. */
-#define ID_AT(t) "((extract(epoch FROM " t ") * 1000)::bigint << 16)"
-
+/* Each statement names its columns; the callbacks read them by name. */
 const struct eu_sql eu_instance_info_sql[] = {
     [INFO_RULES] = {"instance_info.rules",
-                    "SELECT r.id::text, r.text, r.hint FROM instance_rules r WHERE r.tenant_id = $1"
-                    " AND r.deleted_at IS NULL ORDER BY r.priority, r.id"},
-    [INFO_SETTINGS] = {"instance_info.settings", "SELECT " SETTINGS_TEXT},
+                    "SELECT r.id::text AS id, r.text, r.hint FROM instance_rules r"
+                    " WHERE r.tenant_id = $1 AND r.deleted_at IS NULL ORDER BY r.priority, r.id"},
+    [INFO_SETTINGS] = {"instance_info.settings", "SELECT " SETTINGS_COLUMN},
     /* $2 a date, or NULL for the version in force (the latest whose date
      * has come) or, before any has, the latest announced, as Mastodon's
      * TermsOfServicesController picks. */
     [INFO_TERMS] =
         {"instance_info.terms",
-         "SELECT to_char(t.effective_date, 'YYYY-MM-DD'), t.effective_date <= current_date,"
-         " t.text, (SELECT to_char(min(n.effective_date), 'YYYY-MM-DD') FROM terms_of_service n"
-         "  WHERE n.tenant_id = $1 AND n.effective_date > t.effective_date)"
+         "SELECT to_char(t.effective_date, 'YYYY-MM-DD') AS effective_date,"
+         " t.effective_date <= current_date AS effective, t.text,"
+         " (SELECT to_char(min(n.effective_date), 'YYYY-MM-DD') FROM terms_of_service n"
+         "  WHERE n.tenant_id = $1 AND n.effective_date > t.effective_date) AS succeeded_by"
          " FROM terms_of_service t WHERE t.tenant_id = $1"
          " AND ($2::date IS NULL OR t.effective_date = $2::date)"
          " ORDER BY t.effective_date <= current_date DESC, t.effective_date DESC LIMIT 1"},
     /* The domains of the remote accounts the tenant stores, less those it
      * suspended (Mastodon's Instance.searchable). First the switch. */
     [INFO_PEERS] = {"instance_info.peers",
-                    "SELECT " SETTINGS_TEXT
+                    "SELECT " SETTINGS_COLUMN
                     ", (SELECT coalesce(json_agg(p.domain ORDER BY p.domain), '[]')"
                     "  FROM (SELECT DISTINCT a.domain FROM accounts a WHERE a.tenant_id = $1"
                     "  AND a.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM domain_blocks b"
                     "  WHERE b.tenant_id = $1 AND b.severity = 'suspend'"
-                    "  AND b.domain = ANY(eunha_domain_suffixes(a.domain)))) p)::text"},
+                    "  AND b.domain = ANY(eunha_domain_suffixes(a.domain)))) p)::text AS list"},
     /*
      * Twelve weeks, this one first; a week starts at 00:00 UTC of the day
      * 7i days ago and runs seven days, as Mastodon's ActivityTracker sums
      * days from i.weeks.ago. Statuses and registrations count what was
      * created (local statuses, local users), logins the distinct users
-     * who signed in (user_sign_in_days, tenant migration 0050).
+     * who signed in (user_sign_in_days, tenant migration 0050). A week's
+     * first and next week's first snowflake ids, lo and hi (ids are
+     * milliseconds << 16, tenant migration 0001), make its statuses and
+     * users a range of the primary key rather than a scan by time.
      */
     [INFO_ACTIVITY] =
         {"instance_info.activity",
-         "SELECT " SETTINGS_TEXT ", (SELECT json_agg(json_build_object("
+         "SELECT " SETTINGS_COLUMN ", (SELECT json_agg(json_build_object("
          "  'week', extract(epoch FROM w.s)::bigint::text,"
          "  'statuses', (SELECT count(*) FROM statuses s WHERE s.tenant_id = $1 AND s.local"
-         "   AND s.id >= " ID_AT("w.s") " AND s.id < " ID_AT(
-             "w.s + interval '7 days'") ")::text,"
-                                        "  'logins', (SELECT count(DISTINCT d.user_id) FROM "
-                                        "user_sign_in_days d"
-                                        "   WHERE d.tenant_id = $1 AND d.day >= (w.s AT TIME ZONE "
-                                        "'UTC')::date"
-                                        "   AND d.day < (w.s AT TIME ZONE 'UTC')::date + 7)::text,"
-                                        "  'registrations', (SELECT count(*) FROM users u WHERE "
-                                        "u.tenant_id = $1"
-                                        "   AND u.id >= " ID_AT("w.s") " AND u.id < " ID_AT(
-                                            "w.s + interval '7 days'") ")::text)"
-                                                                       "  ORDER BY w.s DESC) FROM "
-                                                                       "(SELECT (date_trunc('day', "
-                                                                       "now() AT TIME ZONE 'UTC')"
-                                                                       "  - i * interval '7 days') "
-                                                                       "AT TIME ZONE 'UTC' AS s "
-                                                                       "FROM generate_series(0, "
-                                                                       "11) i) w)::text"},
+         "   AND s.id >= w.lo AND s.id < w.hi)::text,"
+         "  'logins', (SELECT count(DISTINCT d.user_id) FROM user_sign_in_days d"
+         "   WHERE d.tenant_id = $1 AND d.day >= (w.s AT TIME ZONE 'UTC')::date"
+         "   AND d.day < (w.s AT TIME ZONE 'UTC')::date + 7)::text,"
+         "  'registrations', (SELECT count(*) FROM users u WHERE u.tenant_id = $1"
+         "   AND u.id >= w.lo AND u.id < w.hi)::text)"
+         "  ORDER BY w.s DESC)"
+         "  FROM (SELECT g.s, (extract(epoch FROM g.s) * 1000)::bigint << 16 AS lo,"
+         "   (extract(epoch FROM g.s + interval '7 days') * 1000)::bigint << 16 AS hi"
+         "   FROM (SELECT (date_trunc('day', now() AT TIME ZONE 'UTC')"
+         "    - i * interval '7 days') AT TIME ZONE 'UTC' AS s"
+         "    FROM generate_series(0, 11) i) g) w)::text AS list"},
     /*
      * Mastodon's DomainBlock entity for the blocks users notice (silence,
      * suspend), silenced first then by domain as its by_severity orders;
@@ -109,22 +104,31 @@ const struct eu_sql eu_instance_info_sql[] = {
      */
     [INFO_DOMAIN_BLOCKS] =
         {"instance_info.domain_blocks",
-         "SELECT " SETTINGS_TEXT ", (SELECT coalesce(json_agg(json_build_object("
+         "SELECT " SETTINGS_COLUMN ", (SELECT coalesce(json_agg(json_build_object("
          "  'domain', CASE WHEN b.obfuscate THEN overlay(b.domain PLACING"
          "   repeat('*', length(b.domain) / 2) FROM length(b.domain) / 4 + 1"
          "   FOR length(b.domain) / 2) ELSE b.domain END,"
          "  'digest', encode(sha256(convert_to(b.domain, 'UTF8')), 'hex'),"
          "  'severity', b.severity, 'comment', coalesce(b.public_comment, ''))"
          "  ORDER BY b.severity = 'suspend', b.domain), '[]') FROM domain_blocks b"
-         "  WHERE b.tenant_id = $1 AND b.severity IN ('silence', 'suspend'))::text"},
+         "  WHERE b.tenant_id = $1 AND b.severity IN ('silence', 'suspend'))::text AS blocks"},
     {0},
 };
 
-/* The settings object from column col, a new reference ({} when unreadable). */
-static json_t *
-settings_at(const PGresult *res, int col)
+/* The value of column name in res's first row: these answers are one row,
+ * each column read once, so no table of column numbers pays. */
+static const char *
+field(const PGresult *res, const char *name)
 {
-    json_t *o = json_loads(PQgetvalue(res, 0, col), 0, NULL);
+    return PQgetvalue(res, 0, PQfnumber(res, name));
+}
+
+/* The settings object of column settings, a new reference ({} when
+ * unreadable). */
+static json_t *
+settings_of(const PGresult *res)
+{
+    json_t *o = json_loads(field(res, "settings"), 0, NULL);
     if (!json_is_object(o)) {
         json_decref(o);
         o = json_object();
@@ -149,11 +153,14 @@ static void
 on_rules(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
+    int c_id = PQfnumber(res, "id"), c_text = PQfnumber(res, "text");
+    int c_hint = PQfnumber(res, "hint");
     json_t *out = json_array();
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:{}}", "id", PQgetvalue(res, i, 0),
-                                             "text", PQgetvalue(res, i, 1), "hint",
-                                             PQgetvalue(res, i, 2), "translations"));
+        json_array_append_new(out,
+                              json_pack("{s:s, s:s, s:s, s:{}}", "id", PQgetvalue(res, i, c_id),
+                                        "text", PQgetvalue(res, i, c_text), "hint",
+                                        PQgetvalue(res, i, c_hint), "translations"));
     eu_req_reply_json(req, 200, out);
 }
 
@@ -173,7 +180,7 @@ static void
 on_text(struct eu_req *req, PGresult *res, void *arg)
 {
     const char *key = arg;
-    json_t *settings = settings_at(res, 0);
+    json_t *settings = settings_of(res);
     const char *content = json_string_value(json_object_get(settings, key));
     const char *stamp = json_string_value(
         json_object_get(settings, eu_arena_sprintf(req->arena, "%s_updated_at", key)));
@@ -209,7 +216,7 @@ on_terms(struct eu_req *req, PGresult *res, void *arg)
     }
     /* %{domain} stands for the instance's domain, as in Mastodon's
      * templates; the text is plain, paragraphs on blank lines. */
-    const char *text = PQgetvalue(res, 0, 2);
+    const char *text = field(res, "text");
     size_t len = strlen(text), dlen = strlen(req->tenant->domain);
     char *sub = eu_arena_alloc(req->arena, len * (dlen > 9 ? dlen / 9 + 1 : 1) + 1), *o = sub;
     for (const char *p = text; *p;) {
@@ -222,10 +229,12 @@ on_terms(struct eu_req *req, PGresult *res, void *arg)
         }
     }
     *o = '\0';
-    json_t *body = json_pack(
-        "{s:s, s:b, s:s, s:o}", "effective_date", PQgetvalue(res, 0, 0), "effective",
-        PQgetvalue(res, 0, 1)[0] == 't', "content", eu_text_to_simple_html(req, sub),
-        "succeeded_by", PQgetisnull(res, 0, 3) ? json_null() : json_string(PQgetvalue(res, 0, 3)));
+    int next = PQfnumber(res, "succeeded_by");
+    json_t *body =
+        json_pack("{s:s, s:b, s:s, s:o}", "effective_date", field(res, "effective_date"),
+                  "effective", field(res, "effective")[0] == 't', "content",
+                  eu_text_to_simple_html(req, sub), "succeeded_by",
+                  PQgetisnull(res, 0, next) ? json_null() : json_string(PQgetvalue(res, 0, next)));
     eu_req_reply_json(req, 200, body);
 }
 
@@ -258,19 +267,19 @@ terms_of_service(struct eu_req *req)
 /* ------------------------------------------------------ peers and activity */
 
 /* arg is the switch's name in the settings row; on by default, as
- * Mastodon's peers_api_enabled and activity_api_enabled are. Column 1 is
- * the answer as JSON text. */
+ * Mastodon's peers_api_enabled and activity_api_enabled are. Column list
+ * is the answer as JSON text. */
 static void
 on_switched_list(struct eu_req *req, PGresult *res, void *arg)
 {
-    json_t *settings = settings_at(res, 0);
+    json_t *settings = settings_of(res);
     bool on = setting_bool(settings, arg, true);
     json_decref(settings);
     if (!on) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    json_t *list = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
+    json_t *list = json_loads(field(res, "list"), 0, NULL);
     eu_req_reply_json(req, 200, list ? list : json_array());
 }
 
@@ -304,7 +313,7 @@ static void
 on_domain_blocks(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
-    json_t *settings = settings_at(res, 0);
+    json_t *settings = settings_of(res);
     bool shown = visible_to(req, settings, "show_domain_blocks");
     bool why = visible_to(req, settings, "show_domain_blocks_rationale");
     json_decref(settings);
@@ -312,7 +321,7 @@ on_domain_blocks(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    json_t *list = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
+    json_t *list = json_loads(field(res, "blocks"), 0, NULL);
     if (!list)
         list = json_array();
     size_t i;
