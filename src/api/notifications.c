@@ -35,11 +35,6 @@
 #define NOTES_LIMIT_MAX 80
 #define UNREAD_LIMIT 100
 #define UNREAD_LIMIT_MAX 1000
-/* Accounts shown per group (Mastodon's sample_account_ids). */
-#define GROUP_SAMPLES 8
-/* Notifications a grouped page looks at: bounds the work of one page for an
- * account with a very large number of them. */
-#define GROUP_SCAN_MAX 2000
 
 /* $1 tenant, $2 viewer, $3 types (JSON array or NULL), $4 exclude_types, $5 account_id. The
  * tenant predicates of notifications n and of the subqueries are here. */
@@ -118,45 +113,37 @@ const struct eu_sql eu_notifications_sql[] = {
     [NOTIFICATIONS_GROUPS] =
         {"notifications.groups",
          "WITH base AS (SELECT n.id, eunha_group_key(n.group_key, n.type, n.id, $6::json) AS gk"
-         " FROM notifications n WHERE" NOTE_WHERE
-         " AND ($7::bigint IS NULL OR n.id < $7::bigint) AND ($8::bigint IS NULL OR n.id > "
-         "$8::bigint)"
+         " FROM notifications n WHERE" NOTE_WHERE " AND ($7::bigint IS NULL OR n.id < $7::bigint)"
+         " AND ($8::bigint IS NULL OR n.id > $8::bigint)"
          " AND ($9::bigint IS NULL OR n.id > $9::bigint)"
          " AND ($11::text IS NULL OR eunha_group_key(n.group_key, n.type, n.id, $6::json) = $11)"
          " AND (NOT n.filtered OR $12::boolean)"
-         " ORDER BY CASE WHEN $9::bigint IS NULL THEN -n.id ELSE n.id END LIMIT " STR(
-             GROUP_SCAN_MAX) "),"
-                             " heads AS (SELECT gk, max(id) AS head FROM base GROUP BY gk"
-                             "  ORDER BY CASE WHEN $9::bigint IS NULL THEN -max(id) ELSE max(id) "
-                             "END LIMIT $10::int),"
-                             " range AS (SELECT min(head) AS lo, max(head) AS hi FROM heads)"
-                             " SELECT h.gk, (SELECT count(*) FROM notifications g WHERE "
-                             "g.tenant_id = $1"
-                             "   AND g.account_id = $2::bigint AND (g.group_key = h.gk OR g.id = "
-                             "h.head) AND g.id <= r.hi AND (NOT g.filtered OR $12::boolean)),"
-                             "  hn.type, h.head::text, (SELECT min(g.id) FROM notifications g"
-                             "   WHERE g.tenant_id = $1 AND g.account_id = $2::bigint"
-                             "   AND (g.group_key = h.gk OR g.id = h.head)"
-                             "   AND g.id >= r.lo AND (NOT g.filtered OR $12::boolean))::text, "
-                             "eunha_ts(hn.created_at), "
-                             "hn.status_id::text,"
-                             "  (SELECT json_agg(x.a::text ORDER BY x.last "
-                             "DESC) FROM (SELECT "
-                             "g.from_account_id AS a,"
-                             "   max(g.id) AS last FROM notifications g WHERE "
-                             "g.tenant_id = $1"
-                             "   AND g.account_id = $2::bigint"
-                             "   AND (g.group_key = h.gk OR g.id = h.head) "
-                             "AND g.id <= r.hi AND (NOT g.filtered OR $12::boolean)"
-                             "   GROUP BY g.from_account_id ORDER BY "
-                             "max(g.id) DESC LIMIT " STR(
-                                 GROUP_SAMPLES) ") x)::text"
-                                                " FROM heads h JOIN "
-                                                "notifications hn ON "
-                                                "hn.tenant_id = $1"
-                                                " AND hn.id = h.head, range r "
-                                                "ORDER BY "
-                                                "h.head DESC"},
+         /* At most 2,000 notifications a page looks at: bounds the work of
+          * one page for an account with a very large number of them. */
+         " ORDER BY CASE WHEN $9::bigint IS NULL THEN -n.id ELSE n.id END LIMIT 2000),"
+         " heads AS (SELECT gk, max(id) AS head FROM base GROUP BY gk"
+         "  ORDER BY CASE WHEN $9::bigint IS NULL THEN -max(id) ELSE max(id) END"
+         "  LIMIT $10::int),"
+         " range AS (SELECT min(head) AS lo, max(head) AS hi FROM heads)"
+         " SELECT h.gk AS group_key,"
+         "  (SELECT count(*) FROM notifications g WHERE g.tenant_id = $1"
+         "   AND g.account_id = $2::bigint AND (g.group_key = h.gk OR g.id = h.head)"
+         "   AND g.id <= r.hi AND (NOT g.filtered OR $12::boolean)) AS notifications_count,"
+         "  hn.type, h.head::text AS most_recent_id,"
+         "  (SELECT min(g.id) FROM notifications g WHERE g.tenant_id = $1"
+         "   AND g.account_id = $2::bigint AND (g.group_key = h.gk OR g.id = h.head)"
+         "   AND g.id >= r.lo AND (NOT g.filtered OR $12::boolean))::text AS page_min_id,"
+         "  eunha_ts(hn.created_at) AS latest_at, hn.status_id::text AS status_id,"
+         /* 8 sample accounts, the most recent first (Mastodon's
+          * sample_account_ids). */
+         "  (SELECT json_agg(x.a::text ORDER BY x.last DESC) FROM (SELECT"
+         "   g.from_account_id AS a, max(g.id) AS last FROM notifications g"
+         "   WHERE g.tenant_id = $1 AND g.account_id = $2::bigint"
+         "   AND (g.group_key = h.gk OR g.id = h.head) AND g.id <= r.hi"
+         "   AND (NOT g.filtered OR $12::boolean)"
+         "   GROUP BY g.from_account_id ORDER BY max(g.id) DESC LIMIT 8) x)::text AS samples"
+         " FROM heads h JOIN notifications hn ON hn.tenant_id = $1 AND hn.id = h.head, range r"
+         " ORDER BY h.head DESC"},
     /* The sample accounts of a page of groups, in the order of $2. */
     [NOTIFICATIONS_GROUP_SAMPLES] =
         {"notifications.group_samples",
@@ -459,8 +446,6 @@ eu_notifications_unread_count(struct eu_req *req)
 
 /* ------------------------------------------------------------- grouped */
 
-enum { G_KEY, G_COUNT, G_TYPE, G_HEAD, G_MIN, G_AT, G_STATUS, G_SAMPLES };
-
 struct group {
     const char *key, *type, *head, *min, *at, *status_id;
     long long count;
@@ -569,18 +554,22 @@ on_groups(struct eu_req *req, PGresult *res, void *arg)
     gp->statuses = arena_json(req, json_object());
     json_t *all = json_array(); /* distinct sample ids, first seen first */
     json_t *seen = json_object();
+    int c_key = PQfnumber(res, "group_key"), c_count = PQfnumber(res, "notifications_count");
+    int c_type = PQfnumber(res, "type"), c_head = PQfnumber(res, "most_recent_id");
+    int c_min = PQfnumber(res, "page_min_id"), c_at = PQfnumber(res, "latest_at");
+    int c_status = PQfnumber(res, "status_id"), c_samples = PQfnumber(res, "samples");
     for (int i = 0; i < n; i++) {
         struct group *g = &gp->groups[gp->n++];
-        g->key = eu_arena_strdup(req->arena, PQgetvalue(res, i, G_KEY));
-        g->count = atoll(PQgetvalue(res, i, G_COUNT));
-        g->type = eu_arena_strdup(req->arena, PQgetvalue(res, i, G_TYPE));
-        g->head = eu_arena_strdup(req->arena, PQgetvalue(res, i, G_HEAD));
-        g->min = eu_arena_strdup(req->arena, PQgetvalue(res, i, G_MIN));
-        g->at = eu_arena_strdup(req->arena, PQgetvalue(res, i, G_AT));
-        g->status_id = PQgetisnull(res, i, G_STATUS)
+        g->key = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_key));
+        g->count = atoll(PQgetvalue(res, i, c_count));
+        g->type = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_type));
+        g->head = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_head));
+        g->min = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_min));
+        g->at = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_at));
+        g->status_id = PQgetisnull(res, i, c_status)
                            ? NULL
-                           : eu_arena_strdup(req->arena, PQgetvalue(res, i, G_STATUS));
-        g->samples = json_loads(PQgetvalue(res, i, G_SAMPLES), 0, NULL);
+                           : eu_arena_strdup(req->arena, PQgetvalue(res, i, c_status));
+        g->samples = json_loads(PQgetvalue(res, i, c_samples), 0, NULL);
         if (!json_is_array(g->samples)) {
             json_decref(g->samples);
             g->samples = json_array();
