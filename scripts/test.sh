@@ -17,7 +17,7 @@
 # Set EUNHA_TEST_KEEP=1 to keep the temporary directory (logs) afterwards, and
 # EUNHA_BUILD_DIR to build somewhere other than build-test/ (two checkouts or
 # two people testing side by side). scripts/lint.sh's format and layers checks run
-# first, its cppcheck beside the suites (EUNHA_TEST_LINT=0 skips both). Suites run EUNHA_TEST_JOBS (4) at a
+# first, its cppcheck beside the suites (EUNHA_TEST_LINT=0 skips both). Suites run EUNHA_TEST_JOBS (5) at a
 # time. After a whole-suite run (or in CI), scripts/fuzz.sh runs every
 # fuzz target for EUNHA_FUZZ_SECONDS (10) each; EUNHA_TEST_FUZZ=0 skips it.
 # Ten seconds from the seed corpora is a regression check, a third of the
@@ -137,7 +137,7 @@ fi
 # a Redis prefix of its own, and a suite that stops or pauses its servers
 # gets a pair of its own (scripts/with-services.sh, chosen in CMakeLists.txt).
 # EUNHA_TEST_JOBS sets how many at once; a -j among the arguments wins.
-export CTEST_PARALLEL_LEVEL=${EUNHA_TEST_JOBS:-4}
+export CTEST_PARALLEL_LEVEL=${EUNHA_TEST_JOBS:-5}
 set +e
 # Each test has a Check timeout of its own; this one only ends a suite that
 # hangs outside them. Beside three others on a loaded machine a long suite
