@@ -91,6 +91,9 @@ $$;
 -- FilterCondition past the blocks and mutes, which the caller applies.
 -- Drop wins over filter. Only the policy row is read in the common case; a
 -- condition costs its probe only when its setting is not 'accept'.
+-- A mention from staff whose role outranks the recipient's (Mastodon's
+-- from_staff?) is never held back; that check runs only when the policy
+-- would hold the mention back, so the all-accept path reads nothing more.
 CREATE FUNCTION eunha_notification_verdict(p_tenant bigint, p_recipient bigint, p_sender bigint,
                                            p_type text, p_status bigint,
                                            p_created_at timestamptz, p_silenced_at timestamptz)
@@ -152,6 +155,19 @@ BEGIN
     IF worst <> 'accept' AND EXISTS (SELECT 1 FROM notification_permissions pm
             WHERE pm.tenant_id = p_tenant AND pm.account_id = p_recipient
             AND pm.from_account_id = p_sender) THEN
+        RETURN 'accept';
+    END IF;
+    -- So does a mention from staff: a local sender whose role outranks the
+    -- recipient's (Mastodon's from_staff?, UserRole#overrides?). A
+    -- recipient without a user row has the everyone role's -1.
+    IF worst <> 'accept' AND p_type = 'mention' AND EXISTS (SELECT 1 FROM users su
+            JOIN accounts sa ON sa.tenant_id = p_tenant AND sa.id = su.account_id
+                AND sa.domain IS NULL
+            CROSS JOIN LATERAL eunha_role(p_tenant, su.role_id) sr
+            WHERE su.tenant_id = p_tenant AND su.account_id = p_sender
+            AND sr.position > coalesce((SELECT rr.position FROM users ru
+                CROSS JOIN LATERAL eunha_role(p_tenant, ru.role_id) rr
+                WHERE ru.tenant_id = p_tenant AND ru.account_id = p_recipient), -1)) THEN
         RETURN 'accept';
     END IF;
     RETURN worst;
