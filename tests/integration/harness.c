@@ -329,13 +329,161 @@ eu_it_pg_query(PGconn *conn, const char *sql)
     return out;
 }
 
+/* ---------------------------------------------------- kept connections */
+
+/*
+ * The harness's own statements (tokens, seeded rows, counts, checks) go
+ * through one kept connection per database rather than a new one each: a
+ * PostgreSQL connection costs its backend about 30 ms of CPU on the test
+ * machines, and a test made ten or twenty. A kept connection belongs to
+ * the process that opened it (a forked test forgets its parent's) and to
+ * one caller at a time; application_name marks it so that backend counts
+ * leave it out. It is closed when it breaks (a stopped server, a dropped
+ * database: the statement then runs once more on a new one) or when a
+ * statement leaves it inside a transaction. Dedicated placements
+ * ("<server>_p<ID>") are never kept: the server drops them while the test
+ * runs, and a connection would stop it.
+ */
+#define KEPT_MAX 8
+#define KEPT_APP "eunha_it_harness"
+
+static struct kept {
+    pid_t pid;
+    char db[128];
+    PGconn *conn;
+    long long used;
+    bool busy;
+} kept[KEPT_MAX];
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool
+keepable(const char *db)
+{
+    const char *p = strrchr(db, '_');
+    if (strlen(db) >= sizeof(kept[0].db))
+        return false;
+    if (!p || p[1] != 'p' || !isdigit((unsigned char)p[2]))
+        return true;
+    for (p += 2; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return true;
+    return false;
+}
+
+static PGconn *
+connect_as_harness(const char *dbname)
+{
+    const char *keys[] = {"dbname", "dbname", "connect_timeout", "application_name", NULL};
+    const char *vals[] = {env_or("EUNHA_TEST_PG_URL", DEFAULT_PG_URL), dbname, "10", KEPT_APP,
+                          NULL};
+    PGconn *conn = PQconnectdbParams(keys, vals, 1);
+    ck_assert_msg(PQstatus(conn) == CONNECTION_OK, "cannot connect to database '%s': %s", dbname,
+                  PQerrorMessage(conn));
+    return conn;
+}
+
+/* Closes the kept connections to db and to the databases named db_*
+ * (NULL: all of them), e.g. before they are dropped. */
+static void
+kept_forget(const char *db)
+{
+    size_t n = db ? strlen(db) : 0;
+    pthread_mutex_lock(&kept_lock);
+    for (int i = 0; i < KEPT_MAX; i++) {
+        struct kept *k = &kept[i];
+        if (!k->conn || k->busy ||
+            (db && !(strncmp(k->db, db, n) == 0 && (!k->db[n] || k->db[n] == '_'))))
+            continue;
+        if (k->pid == getpid())
+            PQfinish(k->conn);
+        k->conn = NULL;
+    }
+    pthread_mutex_unlock(&kept_lock);
+}
+
+/*
+ * Runs sql with params on db through its kept connection and returns the
+ * result (the caller PQclears it). A connection found broken is replaced
+ * and the statement run once more.
+ */
+static PGresult *
+pg_run(const char *db, const char *sql, int nparams, const char *const *params)
+{
+    struct kept *k = NULL;
+    if (keepable(db)) {
+        pthread_mutex_lock(&kept_lock);
+        struct kept *oldest = NULL;
+        for (int i = 0; i < KEPT_MAX; i++) {
+            struct kept *c = &kept[i];
+            if (c->conn && c->pid != getpid()) {
+                /* The parent's: its socket is not ours to use or close. */
+                c->conn = NULL;
+                c->busy = false;
+            }
+            if (c->conn && !c->busy && strcmp(c->db, db) == 0)
+                k = c;
+            if (!c->busy && (!oldest || !c->conn || (oldest->conn && c->used < oldest->used)))
+                oldest = c;
+        }
+        if (!k && oldest) {
+            k = oldest;
+            if (k->conn)
+                PQfinish(k->conn);
+            k->conn = NULL;
+            snprintf(k->db, sizeof(k->db), "%s", db);
+            k->pid = getpid();
+        }
+        if (k)
+            k->busy = true;
+        pthread_mutex_unlock(&kept_lock);
+    }
+    if (!k) {
+        /* Not to be kept, or every slot in use by another thread. */
+        PGconn *conn = eu_it_pg_connect(db);
+        PGresult *res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+        PQfinish(conn);
+        return res;
+    }
+    PGresult *res = NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!k->conn)
+            k->conn = connect_as_harness(db);
+        res = PQexecParams(k->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+        if (PQstatus(k->conn) == CONNECTION_OK)
+            break;
+        PQfinish(k->conn);
+        k->conn = NULL;
+        if (attempt == 0)
+            PQclear(res);
+    }
+    if (k->conn && PQtransactionStatus(k->conn) != PQTRANS_IDLE) {
+        PQfinish(k->conn);
+        k->conn = NULL;
+    }
+    pthread_mutex_lock(&kept_lock);
+    k->used = eu_it_now_ms();
+    k->busy = false;
+    pthread_mutex_unlock(&kept_lock);
+    return res;
+}
+
 char *
 eu_it_pg_exec(const char *dbname, const char *sql)
 {
-    PGconn *conn = eu_it_pg_connect(dbname);
-    char *out = eu_it_pg_query(conn, sql);
+    PGresult *res = pg_run(dbname, sql, 0, NULL);
+    ExecStatusType st = PQresultStatus(res);
+    char *out = NULL;
 
-    PQfinish(conn);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(res));
+        PQclear(res);
+        ck_abort_msg("query failed: %s: %s", sql, msg);
+    }
+    if (st == PGRES_TUPLES_OK && PQntuples(res) > 0 && PQnfields(res) > 0 &&
+        !PQgetisnull(res, 0, 0))
+        out = xstrdup(PQgetvalue(res, 0, 0));
+    PQclear(res);
     return out;
 }
 
@@ -355,21 +503,18 @@ eu_it_pg_exec_long(const char *dbname, const char *sql)
 static long
 count_on_postgres(const char *sql, const char *param)
 {
-    PGconn *conn = eu_it_pg_connect("postgres");
     const char *params[] = {param};
-    PGresult *res = PQexecParams(conn, sql, 1, NULL, params, NULL, NULL, 0);
+    PGresult *res = pg_run("postgres", sql, 1, params);
     long n;
 
     if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
         char msg[512];
         snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(res));
         PQclear(res);
-        PQfinish(conn);
         ck_abort_msg("query failed: %s: %s", sql, msg);
     }
     n = strtol(PQgetvalue(res, 0, 0), NULL, 10);
     PQclear(res);
-    PQfinish(conn);
     return n;
 }
 
@@ -378,7 +523,7 @@ eu_it_pg_count_backends(const char *dbname)
 {
     return count_on_postgres("SELECT count(*) FROM pg_stat_activity WHERE datname = $1"
                              " AND backend_type = 'client backend'"
-                             " AND pid <> pg_backend_pid()",
+                             " AND application_name <> '" KEPT_APP "'",
                              dbname);
 }
 
@@ -480,44 +625,10 @@ eu_it_drop_databases(const char *name)
 
     if (!conn)
         return;
+    kept_forget(name);
     like = like_prefix(name);
     drop_matching(conn, name, like);
     free(like);
-    PQfinish(conn);
-}
-
-/*
- * Gives a new server its template database as a copy of the run's migrated
- * one (EUNHA_TEST_PG_GOLDEN, made once by scripts/test.sh or
- * scripts/with-services.sh with `eunha migrate`): the server then finds its
- * template up to date and copies its placement from it, instead of running
- * every tenant migration twice (about 2 s of each server start under ASan).
- * Without the variable, or if the copy fails, the server migrates as in
- * production.
- */
-static void
-copy_golden_template(const struct eu_it_server *s)
-{
-    const char *golden = getenv("EUNHA_TEST_PG_GOLDEN");
-    if (!golden || !*golden)
-        return;
-    PGconn *conn = eu_it_pg_try_connect("postgres");
-    if (!conn)
-        return;
-    char tpl[sizeof(s->name) + 8];
-    snprintf(tpl, sizeof(tpl), "%s_tpl", s->name);
-    char *dst = eu_it_pg_ident(tpl), *src = eu_it_pg_ident(golden);
-    char *sql = xasprintf("CREATE DATABASE %s TEMPLATE %s", dst, src);
-    PGresult *res = PQexec(conn, sql);
-    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-    /* 42P04: a server started again under its name keeps its template. */
-    if (PQresultStatus(res) != PGRES_COMMAND_OK && !(state && strcmp(state, "42P04") == 0))
-        fprintf(stderr, "harness: cannot copy '%s' (the server will migrate): %s", golden,
-                PQresultErrorMessage(res));
-    PQclear(res);
-    free(sql);
-    free(dst);
-    free(src);
     PQfinish(conn);
 }
 
@@ -557,7 +668,19 @@ write_config(struct eu_it_server *s, const struct eu_it_opts *o)
     char tpl[80];
 
     ck_assert_msg(f != NULL, "cannot write '%s': %s", s->config_path, strerror(errno));
-    snprintf(tpl, sizeof(tpl), "%s_tpl", s->name);
+    /* The run's migrated template (EUNHA_TEST_PG_GOLDEN, made once by
+     * scripts/test.sh or scripts/with-services.sh with `eunha migrate`) is
+     * every server's template: the server finds it up to date and copies
+     * its placement from it. A copy of its own for each server cost a
+     * third of a server start's PostgreSQL time; the servers only read
+     * it, and a copy waits for another server's brief migration check to
+     * leave it. Without the variable each server migrates a template of
+     * its own, as in production. */
+    const char *golden = getenv("EUNHA_TEST_PG_GOLDEN");
+    if (golden && *golden)
+        snprintf(tpl, sizeof(tpl), "%s", golden);
+    else
+        snprintf(tpl, sizeof(tpl), "%s_tpl", s->name);
 
     fprintf(f, "# generated by tests/integration/harness.c\n[server]\n");
     fprintf(f, "listen = \"127.0.0.1:0\"\nadmin_listen = \"127.0.0.1:0\"\n");
@@ -726,7 +849,6 @@ eu_it_server_start_opts(const struct eu_it_opts *opts)
     snprintf(s->log_path, sizeof(s->log_path), "%s/server.log", s->dir);
     write_config(s, opts);
     live_add(s);
-    copy_golden_template(s);
 
     ck_assert_msg(spawn(s), "server %s did not start (see log above)", s->name);
     return s;
@@ -802,22 +924,27 @@ eu_it_server_restart(struct eu_it_server *s)
 void
 eu_it_server_print_log(const struct eu_it_server *s)
 {
-    FILE *f = fopen(s->log_path, "r");
-    char buf[LOG_TAIL_BYTES + 1];
-    size_t n;
+    char *text = read_file(s->log_path);
 
-    if (!f) {
+    if (!text) {
         fprintf(stderr, "  (no log at %s)\n", s->log_path);
         return;
     }
-    if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > LOG_TAIL_BYTES)
-        fseek(f, -LOG_TAIL_BYTES, SEEK_END);
-    else
-        fseek(f, 0, SEEK_SET);
-    n = fread(buf, 1, LOG_TAIL_BYTES, f);
-    buf[n] = '\0';
-    fclose(f);
-    fprintf(stderr, "----- %s -----\n%s\n----- end of log -----\n", s->log_path, buf);
+    /* A sanitizer's report is what explains a failed stop, and its first
+     * lines (the direct leaks, the bad access) matter most: show it from
+     * its start, with what the server logged just before. */
+    size_t len = strlen(text), from = len > LOG_TAIL_BYTES ? len - LOG_TAIL_BYTES : 0;
+    const char *report = strstr(text, "==ERROR: ");
+    if (!report)
+        report = strstr(text, "runtime error: ");
+    if (report) {
+        size_t at = (size_t)(report - text);
+        from = at > 2048 ? at - 2048 : 0;
+        if (len - from > 4 * LOG_TAIL_BYTES)
+            text[from + 4 * LOG_TAIL_BYTES] = '\0';
+    }
+    fprintf(stderr, "----- %s -----\n%s\n----- end of log -----\n", s->log_path, text + from);
+    free(text);
 }
 
 void
@@ -1383,10 +1510,9 @@ eu_it_token_in(const char *db, const char *tid, const char *username, const char
     char token[EU_AUTH_TOKEN_LEN], hash[65];
     eu_auth_token_new(token);
     eu_auth_token_hash(token, hash);
-    PGconn *pg = eu_it_pg_connect(db);
     const char *params[] = {hash, scopes, username, tid};
-    PGresult *r = PQexecParams(
-        pg,
+    PGresult *r = pg_run(
+        db,
         "WITH app AS (INSERT INTO oauth_applications (tenant_id, name, redirect_uri, scopes,"
         "  client_id, client_secret_hash) VALUES ($4, 'it', 'urn:ietf:wg:oauth:2.0:oob', $2,"
         "  'it-' || eunha_next_id(), 'secret') RETURNING id)"
@@ -1395,12 +1521,11 @@ eu_it_token_in(const char *db, const char *tid, const char *username, const char
         " ON a.tenant_id = u.tenant_id AND a.id = u.account_id"
         " WHERE u.tenant_id = $4 AND lower(a.username) = lower($3) AND a.domain IS NULL"
         " RETURNING id",
-        4, NULL, params, NULL, NULL, 0);
+        4, params);
     ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1,
                   "cannot make a token for %s in tenant %s: %s", username, tid,
                   PQresultErrorMessage(r));
     PQclear(r);
-    PQfinish(pg);
     return xstrdup(token);
 }
 
@@ -1473,22 +1598,20 @@ eu_it_account_seed_in(const char *db, const char *tid, const char *domain, const
 {
     char email[512];
     snprintf(email, sizeof(email), "%s@%s", username, domain);
-    PGconn *pg = eu_it_pg_connect(db);
     const char *params[] = {tid,   username,          seed_public_pem, seed_private_pem,
                             email, seed_password_hash};
     /* The statement the admin API runs (src/admin/accounts.c). */
-    PGresult *r = PQexecParams(
-        pg,
-        "WITH a AS (INSERT INTO accounts (tenant_id, username, public_key, private_key)"
-        " VALUES ($1, $2, $3, $4) RETURNING id) INSERT INTO users (tenant_id, account_id,"
-        " email, encrypted_password, confirmed_at) SELECT $1, a.id, $5, $6, now()"
-        " FROM a RETURNING account_id::text",
-        6, NULL, params, NULL, NULL, 0);
+    PGresult *r =
+        pg_run(db,
+               "WITH a AS (INSERT INTO accounts (tenant_id, username, public_key, private_key)"
+               " VALUES ($1, $2, $3, $4) RETURNING id) INSERT INTO users (tenant_id, account_id,"
+               " email, encrypted_password, confirmed_at) SELECT $1, a.id, $5, $6, now()"
+               " FROM a RETURNING account_id::text",
+               6, params);
     ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1,
                   "cannot seed account %s on %s: %s", username, domain, PQresultErrorMessage(r));
     char *id = xstrdup(PQgetvalue(r, 0, 0));
     PQclear(r);
-    PQfinish(pg);
     return id;
 }
 
@@ -1508,18 +1631,16 @@ eu_it_account_id(struct eu_it_server *s, const char *domain, const char *usernam
 {
     char *db = eu_it_tenant_database(s, domain);
     char *tid = eu_it_tenant_id(s, domain);
-    PGconn *pg = eu_it_pg_connect(db);
     const char *params[] = {username, tid};
-    PGresult *r = PQexecParams(pg,
-                               "SELECT id::text FROM accounts WHERE tenant_id = $2"
-                               " AND lower(username) = lower($1) AND domain IS NULL",
-                               2, NULL, params, NULL, NULL, 0);
+    PGresult *r = pg_run(db,
+                         "SELECT id::text FROM accounts WHERE tenant_id = $2"
+                         " AND lower(username) = lower($1) AND domain IS NULL",
+                         2, params);
     free(tid);
     ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1,
                   "no account %s on %s: %s", username, domain, PQresultErrorMessage(r));
     char *id = xstrdup(PQgetvalue(r, 0, 0));
     PQclear(r);
-    PQfinish(pg);
     free(db);
     return id;
 }

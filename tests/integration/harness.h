@@ -11,8 +11,9 @@
  * thread.
  *
  * Every server gets a unique name "eunha_it_<pid>_<n>" that is its control
- * database; its template is "<name>_tpl", its default pooled placement
- * "<name>_main" and dedicated placements "<name>_p<ID>".
+ * database; its template is the run's migrated one (EUNHA_TEST_PG_GOLDEN),
+ * else "<name>_tpl"; its default pooled placement "<name>_main" and
+ * dedicated placements "<name>_p<ID>".
  * eu_it_server_free() drops them all. A test that ends early
  * still cleans up: servers die with their test process (PR_SET_PDEATHSIG),
  * and since Check ends a failed test with _exit(), skipping atexit handlers,
