@@ -100,12 +100,52 @@ connect_blocking(const char *conninfo, const char *dbname)
     return pg;
 }
 
-/* Creates dbname (optionally from a template) through the "postgres"
- * database. Another process creating it at the same time is fine. */
-static int
-create_database(const char *conninfo, const char *dbname, const char *template_db)
+/*
+ * The "postgres" database of the control database's server, opened once
+ * for the start-up's checks and creations: a connection attempt to a
+ * database that does not exist yet costs the server a backend as much as
+ * one that succeeds, and a new installation (or a test server) creates
+ * several.
+ */
+struct db_admin {
+    const char *conninfo;
+    PGconn *pg;
+    bool tried;
+};
+
+static PGconn *
+db_admin_conn(struct db_admin *a)
 {
-    PGconn *pg = connect_blocking(conninfo, "postgres");
+    if (!a)
+        return NULL;
+    if (!a->tried) {
+        a->tried = true;
+        a->pg = connect_blocking(a->conninfo, "postgres");
+    }
+    return a->pg;
+}
+
+/* 1 when dbname exists, 0 when it does not, -1 when that is unknown. */
+static int
+db_exists(PGconn *admin, const char *dbname)
+{
+    if (!admin)
+        return -1;
+    const char *params[] = {dbname};
+    PGresult *r = PQexecParams(admin, "SELECT 1 FROM pg_database WHERE datname = $1", 1, NULL,
+                               params, NULL, NULL, 0);
+    int rc = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) > 0 : -1;
+    PQclear(r);
+    return rc;
+}
+
+/* Creates dbname (optionally from a template) through admin, or through
+ * a "postgres" connection of its own when admin is NULL. Another process
+ * creating it at the same time is fine. */
+static int
+create_database(const char *conninfo, PGconn *admin, const char *dbname, const char *template_db)
+{
+    PGconn *pg = admin ? admin : connect_blocking(conninfo, "postgres");
     if (!pg) {
         eu_log_error("app", "cannot connect to the PostgreSQL server to create '%s'", dbname);
         return -1;
@@ -127,24 +167,32 @@ create_database(const char *conninfo, const char *dbname, const char *template_d
     free(sql);
     PQfreemem(qname);
     PQfreemem(qtpl);
-    PQfinish(pg);
+    if (pg != admin)
+        PQfinish(pg);
     return rc;
 }
 
 /* Connects to dbname, creating it first if it does not exist: as a copy of
  * template_db when one is given (a copy of a migrated template takes a
  * fraction of the time of running every migration again), empty when it is
- * NULL or the copy fails (another process is connected to the template). */
+ * NULL or the copy fails (another process is connected to the template).
+ * admin (NULL for a server other than the control database's) tells
+ * whether it exists without a connection attempt. */
 static PGconn *
-open_or_create(const char *conninfo, const char *dbname, const char *template_db)
+open_or_create(const char *conninfo, struct db_admin *admin, const char *dbname,
+               const char *template_db)
 {
-    PGconn *pg = connect_blocking(conninfo, dbname);
-    if (pg)
-        return pg;
-    if ((!template_db || create_database(conninfo, dbname, template_db) < 0) &&
-        create_database(conninfo, dbname, NULL) < 0)
+    PGconn *apg = db_admin_conn(admin);
+    int exists = db_exists(apg, dbname);
+    if (exists != 0) {
+        PGconn *pg = connect_blocking(conninfo, dbname);
+        if (pg || exists == 1)
+            return pg;
+    }
+    if ((!template_db || create_database(conninfo, apg, dbname, template_db) < 0) &&
+        create_database(conninfo, apg, dbname, NULL) < 0)
         return NULL;
-    pg = connect_blocking(conninfo, dbname);
+    PGconn *pg = connect_blocking(conninfo, dbname);
     if (!pg)
         eu_log_error("app", "cannot connect to database '%s'", dbname);
     return pg;
@@ -173,7 +221,7 @@ ensure_default_placement(struct eu_app *app, PGconn *pg)
 /* Creates (if missing) and migrates every placement's database. One on the
  * control database's server starts as a copy of the migrated template. */
 static int
-migrate_placements(struct eu_app *app, PGconn *control)
+migrate_placements(struct eu_app *app, PGconn *control, struct db_admin *admin)
 {
     PGresult *r =
         PQexec(control, "SELECT name, database, database_url FROM placements ORDER BY id");
@@ -187,7 +235,8 @@ migrate_placements(struct eu_app *app, PGconn *control)
         bool here = PQgetisnull(r, i, 2);
         const char *url = here ? app->cfg->database_url : PQgetvalue(r, i, 2);
         PGconn *pg =
-            open_or_create(url, PQgetvalue(r, i, 1), here ? app->cfg->database_template : NULL);
+            here ? open_or_create(url, admin, PQgetvalue(r, i, 1), app->cfg->database_template)
+                 : open_or_create(url, NULL, PQgetvalue(r, i, 1), NULL);
         if (!pg || eu_migrate_blocking(pg, eu_tenant_migrations, eu_tenant_migrations_count,
                                        PQgetvalue(r, i, 1)) < 0) {
             eu_log_error("app", "cannot migrate placement '%s'", PQgetvalue(r, i, 0));
@@ -206,25 +255,31 @@ static int
 prepare_databases(struct eu_app *app)
 {
     const struct eu_config *cfg = app->cfg;
-    PGconn *pg = open_or_create(cfg->database_url, cfg->database_template, NULL);
+    struct db_admin admin = {.conninfo = cfg->database_url};
+    int rc = -1;
+    PGconn *pg = open_or_create(cfg->database_url, &admin, cfg->database_template, NULL);
     if (!pg)
-        return -1;
-    int rc = eu_migrate_blocking(pg, eu_tenant_migrations, eu_tenant_migrations_count,
-                                 cfg->database_template);
+        goto out;
+    rc = eu_migrate_blocking(pg, eu_tenant_migrations, eu_tenant_migrations_count,
+                             cfg->database_template);
     /* CREATE DATABASE ... TEMPLATE refuses while anyone is connected to it. */
     PQfinish(pg);
     if (rc < 0)
-        return -1;
-    pg = open_or_create(cfg->database_url, app->control_dbname, NULL);
+        goto out;
+    rc = -1;
+    pg = open_or_create(cfg->database_url, &admin, app->control_dbname, NULL);
     if (!pg)
-        return -1;
+        goto out;
     rc = eu_migrate_blocking(pg, eu_control_migrations, eu_control_migrations_count,
                              app->control_dbname);
     if (rc == 0)
         rc = ensure_default_placement(app, pg);
     if (rc == 0)
-        rc = migrate_placements(app, pg);
+        rc = migrate_placements(app, pg, &admin);
     PQfinish(pg);
+out:
+    if (admin.pg)
+        PQfinish(admin.pg);
     return rc;
 }
 
