@@ -18,8 +18,9 @@
 # EUNHA_BUILD_DIR to build somewhere other than build-test/ (two checkouts or
 # two people testing side by side). scripts/lint.sh's format and layers checks run
 # first, its cppcheck beside the suites (EUNHA_TEST_LINT=0 skips both). Suites run EUNHA_TEST_JOBS (5) at a
-# time. After a whole-suite run (or in CI), scripts/fuzz.sh runs every
-# fuzz target for EUNHA_FUZZ_SECONDS (10) each; EUNHA_TEST_FUZZ=0 skips it.
+# time. In a whole-suite run (or in CI), scripts/fuzz.sh runs every fuzz
+# target for EUNHA_FUZZ_SECONDS (10) each, from when the last
+# EUNHA_FUZZ_TAIL (2) suites are left; EUNHA_TEST_FUZZ=0 skips it.
 # Ten seconds from the seed corpora is a regression check, a third of the
 # run's fuzz minutes at 30; real fuzzing is `scripts/fuzz.sh 600`.
 set -euo pipefail
@@ -39,7 +40,7 @@ cleanup() {
   local rc=$?
   trap - INT TERM EXIT
   local pid
-  for pid in ${node_run:-} ${seed_run:-} ${fuzz_build:-} ${cppcheck_run:-}; do
+  for pid in ${node_run:-} ${seed_run:-} ${fuzz_build:-} ${fuzz_run:-} ${cppcheck_run:-}; do
     kill "$pid" 2>/dev/null || true
   done
   eu_test_tmp_release "$TMP"
@@ -122,7 +123,11 @@ if [ -z "$fuzz" ] && { [ "${CI:-}" = true ] || [ "$#" -eq 0 ]; }; then
 fi
 fuzz_build=
 if [ "$fuzz" = 1 ]; then
-  nice -n 19 scripts/fuzz.sh --build-only >"$TMP/fuzz-build.log" 2>&1 &
+  (
+    rc=0
+    nice -n 19 scripts/fuzz.sh --build-only >"$TMP/fuzz-build.log" 2>&1 || rc=$?
+    echo "$rc" >"$TMP/fuzz-build.rc"
+  ) &
   fuzz_build=$!
 fi
 # cppcheck likewise: it only reads the sources.
@@ -138,12 +143,52 @@ fi
 # gets a pair of its own (scripts/with-services.sh, chosen in CMakeLists.txt).
 # EUNHA_TEST_JOBS sets how many at once; a -j among the arguments wins.
 export CTEST_PARALLEL_LEVEL=${EUNHA_TEST_JOBS:-5}
+
+# The fuzz run starts when the last few suites are left: they are the long
+# ones that wait on timers and servers, so the two cores are mostly idle
+# by then, and the fuzzers (niced) take that rather than adding their
+# minute after the suites. Started from the start, beside every suite,
+# they slowed the whole run instead.
+fuzz_run=
+start_fuzz() {
+  [ "$fuzz" = 1 ] && [ -z "$fuzz_run" ] || return 0
+  (
+    while [ ! -f "$TMP/fuzz-build.rc" ]; do sleep 1; done
+    rc=$(cat "$TMP/fuzz-build.rc")
+    if [ "$rc" -eq 0 ]; then
+      rc=0
+      nice -n 10 scripts/fuzz.sh "${EUNHA_FUZZ_SECONDS:-10}" >"$TMP/fuzz.log" 2>&1 || rc=$?
+    fi
+    echo "$rc" >"$TMP/fuzz.rc"
+  ) &
+  fuzz_run=$!
+}
+# Reads ctest's output as it comes; "N/TOTAL Test #..." lines say how many
+# suites are done. It runs in this shell (not at the end of a pipe), so
+# the fuzz run it starts is this shell's to wait for.
+watch_ctest() {
+  local line finished total left=${EUNHA_FUZZ_TAIL:-2}
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    if [[ $line =~ ^\ *([0-9]+)/([0-9]+)\ Test ]]; then
+      finished=${BASH_REMATCH[1]}
+      total=${BASH_REMATCH[2]}
+      if [ $((total - finished)) -le "$left" ]; then
+        start_fuzz
+      fi
+    fi
+  done
+}
+
 set +e
 # Each test has a Check timeout of its own; this one only ends a suite that
 # hangs outside them. Beside three others on a loaded machine a long suite
 # took 330 s, so 600 s was too near.
-ctest --test-dir "$BUILD" --output-on-failure --timeout 1500 "$@"
-status=$?
+watch_ctest < <(
+  ctest --test-dir "$BUILD" --output-on-failure --timeout 1500 "$@"
+  echo "$?" >"$TMP/ctest.rc"
+)
+status=$(cat "$TMP/ctest.rc" 2>/dev/null || echo 1)
 set -e
 
 if [ -n "$cppcheck_run" ]; then
@@ -152,14 +197,18 @@ if [ -n "$cppcheck_run" ]; then
     status=1
   fi
 fi
-if [ -n "$fuzz_build" ]; then
-  if ! wait "$fuzz_build"; then
+if [ "$fuzz" = 1 ]; then
+  # A run that ended before its tail (a few suites picked with -R) fuzzes now.
+  start_fuzz
+  wait "$fuzz_run" || true
+  fuzz_build=
+  if [ "$(cat "$TMP/fuzz-build.rc" 2>/dev/null)" != 0 ]; then
     cat "$TMP/fuzz-build.log" >&2
     eu_log "the fuzz build failed (above)"
     status=1
+  else
+    cat "$TMP/fuzz.log"
+    [ "$(cat "$TMP/fuzz.rc" 2>/dev/null)" = 0 ] || status=1
   fi
-fi
-if [ "$status" -eq 0 ] && [ "$fuzz" = 1 ]; then
-  scripts/fuzz.sh "${EUNHA_FUZZ_SECONDS:-10}" || status=1
 fi
 exit "$status"
