@@ -100,6 +100,10 @@ struct eu_registry;
 /* Returns an empty registry freed with eu_registry_free(). */
 struct eu_registry *eu_registry_new(struct event_base *base, const struct eu_config *cfg);
 void eu_registry_free(struct eu_registry *reg);
+
+/* Tenants not yet freed: after eu_registry_free(), those a statement
+ * under way still holds (shutdown waits for them a moment). */
+int eu_registry_tenants_alive(void);
 /* The config used for new pools and key prefixes; borrowed, must outlive the
  * registry (changed on SIGHUP). */
 void eu_registry_set_config(struct eu_registry *reg, const struct eu_config *cfg);

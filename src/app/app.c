@@ -485,6 +485,19 @@ app_release(struct eu_app *app)
     eu_registry_free(app->registry);
     eu_queues_free(queues); /* after the tenants, which own their workers */
     queues = NULL;
+    /* Statements under way still hold tenants (and through them their
+     * pools and placements): a delivery being queued, a request the drain
+     * gave up on. Their answers come within moments even on a busy
+     * machine, and each frees what it held; wait for them a little while,
+     * with everything they may touch still there. */
+    for (int i = 0; i < 60 && eu_registry_tenants_alive() > 0; i++) {
+        struct timeval tv = {0, 50000};
+        event_base_loopexit(app->base, &tv);
+        event_base_dispatch(app->base);
+    }
+    if (eu_registry_tenants_alive() > 0)
+        eu_log_warn("app", "closing with %d tenants still held by statements under way",
+                    eu_registry_tenants_alive());
     /* After everything that may hold or cancel a fetch; its callbacks do
      * not run. */
     eu_fetch_client_free(app->fetch);

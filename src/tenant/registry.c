@@ -220,9 +220,19 @@ eu_registry_budget(struct eu_registry *reg)
 
 static void placement_unuse(struct eu_placement *p);
 
+/* Tenant structs not yet freed, in this process (the loop's thread only). */
+static int tenants_alive;
+
+int
+eu_registry_tenants_alive(void)
+{
+    return tenants_alive;
+}
+
 static void
 tenant_free(struct eu_tenant *t)
 {
+    tenants_alive--;
     /* Requests hold refs, so by now no connection of this pool is lent. */
     /* Idle by now: a queue turn or a request under way holds a ref. */
     for (int s = 0; s < EU_SLOT_MAX; s++)
@@ -423,6 +433,7 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
         if (reg->count + 1 > reg->nbuckets)
             grow(reg);
         t = eu_xcalloc(1, sizeof(*t));
+        tenants_alive++;
         t->refs = 1; /* the registry's */
         t->last_used_ms = now_ms();
         t->id = row->id;
