@@ -17,6 +17,7 @@ extern const struct eu_route eu_accounts_routes[];         /* accounts.c */
 extern const struct eu_route eu_admin_rules_routes[];      /* admin_rules.c */
 extern const struct eu_route eu_announcements_routes[];    /* announcements.c */
 extern const struct eu_route eu_conversations_routes[];    /* conversations.c */
+extern const struct eu_route eu_custom_emojis_routes[];    /* custom_emojis.c */
 extern const struct eu_route eu_domain_blocks_routes[];    /* domain_blocks.c */
 extern const struct eu_route eu_filters_routes[];          /* filters.c */
 extern const struct eu_route eu_instance_routes[];         /* instance.c */
