@@ -82,6 +82,13 @@ struct eu_ap_mention {
     const char *name; /* "@user@host" as written, or NULL */
 };
 
+/* A custom emoji a tag names: {"type": "Emoji", "name": ":x:", "icon"}. */
+struct eu_ap_emoji {
+    const char *shortcode; /* without the colons: [a-zA-Z0-9_]{2,128} */
+    const char *url;       /* icon.url, an http(s) URL */
+    const char *uri;       /* its id, or NULL */
+};
+
 struct eu_ap_attachment {
     const char *type;                               /* Document, Image, Video, Audio */
     const char *url, *media_type, *name, *blurhash; /* url always set */
@@ -109,6 +116,8 @@ struct eu_ap_note {
     size_t n_mentions;
     const char **tags; /* hashtag names without '#' */
     size_t n_tags;
+    struct eu_ap_emoji *emojis; /* custom emoji of its tag, at most EU_AP_MAX_TAGS */
+    size_t n_emojis;
     struct eu_ap_attachment *attachments;
     size_t n_attachments;
     /* Question only: n_options > 0. */

@@ -64,12 +64,18 @@ const struct eu_sql eu_ingest_sql[] = {
      * $12 published, $13 updated, $14 mention hrefs (JSON), $15 local
      * usernames mentioned (JSON), $16 hashtags (JSON), $17 attachments
      * (JSON, at most 4: url, type, name, blurhash, fx, fy, width, height,
-     * mime). An existing status is edited only by its author, only when
+     * mime), $18 custom emoji of its tag (JSON: shortcode, url, uri).
+     * An existing status is edited only by its author, only when
      * updated is newer than its last edit and only when something changed
      * (attachments included); replies that arrived before it are linked to
      * it. Attachments are rows with remote_url and no file of ours (not
      * cached); an edit replaces them, the old ones kept at position -1 for
-     * the edit history, as local edits do.
+     * the edit history, as local edits do. The emoji are kept per the
+     * author's domain (a changed image replaces the old), as Mastodon's
+     * ProcessEmojis does, unless the tenant rejects that domain's media:
+     * then, as Mastodon skips them, none is kept. Their image is the
+     * remote URL (not cached), which the renderer shows as url and
+     * static_url.
      */
     [INGEST_STATUS_STORE] =
         {"ingest.status_store",
@@ -149,6 +155,16 @@ const struct eu_sql eu_ingest_sql[] = {
          " stt AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, st.id, t.id"
          "  FROM st, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
          "  AND lower(name) IN (SELECT n FROM tn)) t ON CONFLICT DO NOTHING),"
+         " em AS (INSERT INTO custom_emojis (tenant_id, shortcode, domain, image, static_image,"
+         "  uri, image_remote_url) SELECT DISTINCT ON (x.o ->> 'shortcode') $1,"
+         "  x.o ->> 'shortcode', ea.domain, x.o ->> 'url', x.o ->> 'url', x.o ->> 'uri',"
+         "  x.o ->> 'url' FROM jsonb_array_elements($18::jsonb) x(o)"
+         "  JOIN accounts ea ON ea.tenant_id = $1 AND ea.id = $3::bigint AND ea.domain IS NOT NULL"
+         "  WHERE EXISTS (SELECT 1 FROM st) AND NOT eunha_domain_rejects_media($1, ea.domain)"
+         "  ON CONFLICT (tenant_id, coalesce(domain, ''), shortcode) DO UPDATE"
+         "  SET image = excluded.image, static_image = excluded.static_image, uri = excluded.uri,"
+         "  image_remote_url = excluded.image_remote_url, updated_at = now()"
+         "  WHERE custom_emojis.image_remote_url IS DISTINCT FROM excluded.image_remote_url),"
          " kids AS (UPDATE statuses k SET in_reply_to_id = ins.id,"
          "  in_reply_to_account_id = $3::bigint FROM ins WHERE k.tenant_id = $1"
          "  AND k.in_reply_to_uri = $2 AND k.in_reply_to_id IS NULL)"
@@ -343,6 +359,24 @@ attachments_json(const struct eu_ap_note *note)
     return s;
 }
 
+/* The custom emoji of the note's tag as $18 of status_store; caller
+ * frees. */
+static char *
+emojis_json(const struct eu_ap_note *note)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < note->n_emojis; i++) {
+        const struct eu_ap_emoji *e = &note->emojis[i];
+        json_t *o = json_pack("{s:s, s:s}", "shortcode", e->shortcode, "url", e->url);
+        if (e->uri)
+            json_object_set_new(o, "uri", json_string(e->uri));
+        json_array_append_new(arr, o);
+    }
+    char *s = json_dumps(arr, JSON_COMPACT);
+    json_decref(arr);
+    return s;
+}
+
 void
 eu_ingest_status_store(struct eu_db_conn *conn, const struct eu_ap_note *note,
                        const char *account_id, const char *base_url, eu_ingest_stored_cb cb,
@@ -363,6 +397,7 @@ eu_ingest_status_store(struct eu_db_conn *conn, const struct eu_ap_note *note,
     char *local_json = json_list(locals, n_locals);
     char *tags_json = json_list(note->tags, note->n_tags);
     char *media_json = attachments_json(note);
+    char *emoji_json = emojis_json(note);
     char vis[4], parent_id[24];
     vis[0] = (char)('0' + note->visibility);
     vis[1] = '\0';
@@ -383,9 +418,11 @@ eu_ingest_status_store(struct eu_db_conn *conn, const struct eu_ap_note *note,
         local_json,
         tags_json,
         media_json,
+        emoji_json,
     };
     run(conn, INGEST_STATUS_STORE, (int)(sizeof(params) / sizeof(*params)), params, cb, arg);
     free(media_json);
+    free(emoji_json);
     free(mention_json);
     free(local_json);
     free(tags_json);
