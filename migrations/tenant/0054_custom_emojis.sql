@@ -34,27 +34,36 @@ CREATE UNIQUE INDEX custom_emojis_shortcode
 -- The emoji a text uses, as a JSON array (text) of objects the renderer
 -- reads (eu_custom_emojis_json()): shortcode, image, static_image,
 -- visible_in_picker, category, and for ActivityPub's Emoji tag (a local
--- status's Note) id, content_type and updated_at. p_domain is the author's (NULL local): an
--- account's text uses the emoji of its own server, as Mastodon's
--- EntityCache looks them up. NULL when the text names none, so that the
--- common text costs one regular expression and no index read. Inlined
--- (0040's conventions) into the statements that render accounts and
--- statuses, where it is a subplan only for the rows that need it.
+-- status's Note) id, content_type and updated_at. p_domain is the
+-- author's ('' for a local one): an account's text uses the emoji of its
+-- own server, as Mastodon's EntityCache looks them up. NULL when none is
+-- known. A function called as one (STRICT, not inlined: its sub-select
+-- would keep any function that held it from being inlined), and only
+-- through eunha_emojis_in() below, which calls it only for a text that
+-- names an emoji at all.
+CREATE FUNCTION eunha_emojis_of(p_tenant bigint, p_domain text, p_text text) RETURNS text
+LANGUAGE sql STABLE STRICT PARALLEL SAFE AS $$
+    SELECT json_agg(json_build_object('id', e.id::text, 'shortcode', e.shortcode,
+                                      'image', e.image, 'static_image', e.static_image,
+                                      'visible_in_picker', e.visible_in_picker,
+                                      'category', e.category, 'content_type', e.content_type,
+                                      'updated_at', eunha_ts(e.updated_at))
+                    ORDER BY e.shortcode)::text
+    FROM custom_emojis e
+    WHERE e.tenant_id = p_tenant AND coalesce(e.domain, '') = p_domain
+        AND e.shortcode = ANY(ARRAY(SELECT m[1] FROM regexp_matches(p_text,
+                                    ':([a-zA-Z0-9_]{2,}):', 'g') m))
+        AND NOT e.disabled
+$$;
+
+-- eunha_emojis_of() for the author of domain p_domain (NULL local), or
+-- NULL at once for a text that names no emoji: the common text costs one
+-- regular expression and no call. Inlined (0040's conventions) into the
+-- statements that render accounts and statuses.
 CREATE FUNCTION eunha_emojis_in(p_tenant bigint, p_domain text, p_text text) RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN p_text ~ ':[a-zA-Z0-9_]{2,}:' THEN (
-        SELECT json_agg(json_build_object('id', e.id::text, 'shortcode', e.shortcode,
-                                          'image', e.image, 'static_image', e.static_image,
-                                          'visible_in_picker', e.visible_in_picker,
-                                          'category', e.category,
-                                          'content_type', e.content_type,
-                                          'updated_at', eunha_ts(e.updated_at))
-                        ORDER BY e.shortcode)::text
-        FROM custom_emojis e
-        WHERE e.tenant_id = p_tenant AND coalesce(e.domain, '') = coalesce(p_domain, '')
-            AND e.shortcode = ANY(ARRAY(SELECT m[1] FROM regexp_matches(p_text,
-                                        ':([a-zA-Z0-9_]{2,}):', 'g') m))
-            AND NOT e.disabled) END
+    SELECT CASE WHEN p_text ~ ':[a-zA-Z0-9_]{2,}:'
+                THEN eunha_emojis_of(p_tenant, coalesce(p_domain, ''), p_text) END
 $$;
 
 -- The Account entity's emojis: those its display name, bio and fields use
