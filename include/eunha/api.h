@@ -60,6 +60,21 @@ void eu_instance_rules_create(struct eu_req *req);
 void eu_instance_rules_update(struct eu_req *req);
 void eu_instance_rules_delete(struct eu_req *req);
 
+/*
+ * The tenant's custom emoji for req->tenant, once the caller has decided
+ * who may (the operator's API names the tenant; /api/v1/admin/custom_emojis
+ * asks the staff's manage_custom_emojis): list (local, remote, by_domain,
+ * limit, max_id), show :id, create (multipart: shortcode, image, category,
+ * visible_in_picker), update :id (disabled, visible_in_picker, category),
+ * delete :id. Each finishes req and writes its audit row as
+ * req->auth.account_id (0 for the operator). (custom_emojis.c)
+ */
+void eu_custom_emojis_list(struct eu_req *req);
+void eu_custom_emojis_show(struct eu_req *req);
+void eu_custom_emojis_create(struct eu_req *req);
+void eu_custom_emojis_update(struct eu_req *req);
+void eu_custom_emojis_delete(struct eu_req *req);
+
 void eu_api_instance_v1(struct eu_req *req);
 void eu_api_instance_v2(struct eu_req *req);
 void eu_api_nodeinfo_links(struct eu_req *req);

@@ -28,6 +28,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_admin_announcements_routes,
     eu_admin_domain_blocks_routes,
     eu_admin_instance_routes,
+    eu_admin_custom_emojis_routes,
 
     /* public listener: discovery and the instance */
     eu_nodeinfo_routes,

@@ -314,6 +314,26 @@ START_TEST(test_staff_manage)
     }
     ck_assert_int_eq(emoji_rows(&w), 2);
 
+    /* The operator's API: the same operations, on the tenant it names. */
+    eu_it_admin(w.s, "GET", "/admin/v1/tenants/" HOST "/custom_emojis", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 2);
+    eu_it_admin(w.s, "GET", "/admin/v1/tenants/" DECOY "/custom_emojis?local=true", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    eu_it_admin(w.s, "GET", "/admin/v1/tenants/nowhere.example/custom_emojis", NULL, &r);
+    EU_IT_EXPECT_ERROR(&r, 404);
+    {
+        char op[256];
+        snprintf(op, sizeof(op), "/admin/v1/tenants/%s/custom_emojis/%s", HOST, cat);
+        eu_it_admin(w.s, "PATCH", op, "{\"category\":\"\"}", &r);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        ck_assert(json_is_null(eu_it_jpath(r.json, "category")));
+        snprintf(op, sizeof(op), "/admin/v1/tenants/%s/custom_emojis/%s", DECOY, cat);
+        eu_it_admin(w.s, "GET", op, NULL, &r);
+        EU_IT_EXPECT_ERROR(&r, 404);
+    }
+
     /* Delete: gone, audited. */
     call(&w, &r, HOST, "DELETE", "olga", NULL, "/api/v1/admin/custom_emojis/%s", gif);
     EU_IT_EXPECT_STATUS(&r, 200);
