@@ -2,7 +2,8 @@
  * Custom emoji over ActivityPub (issue 28, item 5): an incoming Note's
  * Emoji tags are kept per the author's domain and shown in the status's
  * emojis[] (the remote URL, not cached, as url and static_url); a domain
- * whose media the tenant rejects gets none kept; a decoy tenant in the
+ * whose media the tenant rejects gets none kept; an actor's own Emoji
+ * tags show in its Account's emojis[]; a decoy tenant in the
  * same placement keeps nothing of it; and a local status's Note carries
  * the tenant's emoji it uses as Emoji tags. Activities are queued through
  * the admin jobs API as the inbox queues them (as test_ap_process does).
@@ -135,10 +136,39 @@ START_TEST(test_incoming)
                                           w.tid),
                      1);
 
-    /* The staff see remote emoji in their list too: by domain. */
+    /* The actor's own tag: the emoji of its display name and bio. */
+    {
+        const char *upd =
+            "{\"id\":\"" BOB "#updates/1\",\"type\":\"Update\",\"actor\":\"" BOB
+            "\",\"object\":{\"id\":\"" BOB "\",\"type\":\"Person\",\"preferredUsername\":"
+            "\"bob\",\"name\":\"Bob :blobfox:\",\"inbox\":\"" BOB "/inbox\",\"followers\":"
+            "\"" BOB
+            "/followers\",\"tag\":[" EMOJI_TAG("blobfox", "https://remote.example/e/fox.png") "]}}";
+        json_t *act = json_loads(upd, 0, NULL);
+        ck_assert_ptr_nonnull(act);
+        json_t *body = json_pack("{s:s, s:{s:o, s:s, s:n}}", "kind", "ap_inbox", "payload",
+                                 "activity", act, "actor", BOB, "recipient");
+        char *btext = json_dumps(body, JSON_COMPACT);
+        json_decref(body);
+        eu_it_admin(w.s, "POST", "/admin/v1/tenants/" HOST "/jobs", btext, &r);
+        free(btext);
+        EU_IT_EXPECT_STATUS(&r, 201);
+        char *job = strdup(eu_it_json_str(&r, "id"));
+        wait_job(&w, job);
+        free(job);
+    }
+    eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/accounts/%s", bob);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "display_name", "Bob :blobfox:");
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "emojis")), 1);
+    EU_IT_EXPECT_JSTR(&r, "emojis.0.shortcode", "blobfox");
+    EU_IT_EXPECT_JSTR(&r, "emojis.0.url", "https://remote.example/e/fox.png");
+
+    /* The local blobcat, remote.example's blobcat and blobfox: one row
+     * per shortcode and domain. */
     ck_assert_int_eq(
         eu_it_world_sql_long(&w, "SELECT count(*) FROM custom_emojis WHERE tenant_id = %s", w.tid),
-        2);
+        3);
 
     /* A domain whose media the tenant rejects: nothing kept or shown. */
     create_note(&w, MEDIA, "1", "<p>hi :blobcat:</p>",
