@@ -37,7 +37,8 @@ CREATE UNIQUE INDEX custom_emojis_shortcode
 -- status's Note) id, content_type and updated_at. p_domain is the
 -- author's ('' for a local one): an account's text uses the emoji of its
 -- own server, as Mastodon's EntityCache looks them up. NULL when none is
--- known. A function called as one (STRICT, not inlined: its sub-select
+-- known. The closing colon is looked ahead at, not taken, so that
+-- ":a::b:" names both. A function called as one (STRICT, not inlined: its sub-select
 -- would keep any function that held it from being inlined), and only
 -- through eunha_emojis_in() below, which calls it only for a text that
 -- names an emoji at all.
@@ -52,7 +53,7 @@ LANGUAGE sql STABLE STRICT PARALLEL SAFE AS $$
     FROM custom_emojis e
     WHERE e.tenant_id = p_tenant AND coalesce(e.domain, '') = p_domain
         AND e.shortcode = ANY(ARRAY(SELECT m[1] FROM regexp_matches(p_text,
-                                    ':([a-zA-Z0-9_]{2,}):', 'g') m))
+                                    ':([a-zA-Z0-9_]{2,})(?=:)', 'g') m))
         AND NOT e.disabled
 $$;
 
