@@ -17,6 +17,7 @@ extern const struct eu_route eu_accounts_routes[];         /* accounts.c */
 extern const struct eu_route eu_admin_rules_routes[];      /* admin_rules.c */
 extern const struct eu_route eu_announcements_routes[];    /* announcements.c */
 extern const struct eu_route eu_conversations_routes[];    /* conversations.c */
+extern const struct eu_route eu_custom_emojis_routes[];    /* custom_emojis.c */
 extern const struct eu_route eu_domain_blocks_routes[];    /* domain_blocks.c */
 extern const struct eu_route eu_filters_routes[];          /* filters.c */
 extern const struct eu_route eu_instance_routes[];         /* instance.c */
@@ -58,6 +59,21 @@ void eu_instance_rules_show(struct eu_req *req);
 void eu_instance_rules_create(struct eu_req *req);
 void eu_instance_rules_update(struct eu_req *req);
 void eu_instance_rules_delete(struct eu_req *req);
+
+/*
+ * The tenant's custom emoji for req->tenant, once the caller has decided
+ * who may (the operator's API names the tenant; /api/v1/admin/custom_emojis
+ * asks the staff's manage_custom_emojis): list (local, remote, by_domain,
+ * limit, max_id), show :id, create (multipart: shortcode, image, category,
+ * visible_in_picker), update :id (disabled, visible_in_picker, category),
+ * delete :id. Each finishes req and writes its audit row as
+ * req->auth.account_id (0 for the operator). (custom_emojis.c)
+ */
+void eu_custom_emojis_list(struct eu_req *req);
+void eu_custom_emojis_show(struct eu_req *req);
+void eu_custom_emojis_create(struct eu_req *req);
+void eu_custom_emojis_update(struct eu_req *req);
+void eu_custom_emojis_delete(struct eu_req *req);
 
 void eu_api_instance_v1(struct eu_req *req);
 void eu_api_instance_v2(struct eu_req *req);

@@ -58,6 +58,13 @@ struct eu_ap_field {
     const char *value; /* sanitized HTML */
 };
 
+/* A custom emoji a tag names: {"type": "Emoji", "name": ":x:", "icon"}. */
+struct eu_ap_emoji {
+    const char *shortcode; /* without the colons: [a-zA-Z0-9_]{2,128} */
+    const char *url;       /* icon.url, an http(s) URL */
+    const char *uri;       /* its id, or NULL */
+};
+
 struct eu_ap_actor {
     const char *id, *type;    /* type: Person, Service, Application, Group, Organization */
     const char *domain;       /* the id's host, lower case (accounts.domain) */
@@ -75,6 +82,8 @@ struct eu_ap_actor {
     size_t n_fields;
     const char **also_known_as;
     size_t n_also_known_as;
+    struct eu_ap_emoji *emojis; /* custom emoji of its tag, at most EU_AP_MAX_TAGS */
+    size_t n_emojis;
 };
 
 struct eu_ap_mention {
@@ -109,6 +118,8 @@ struct eu_ap_note {
     size_t n_mentions;
     const char **tags; /* hashtag names without '#' */
     size_t n_tags;
+    struct eu_ap_emoji *emojis; /* custom emoji of its tag, at most EU_AP_MAX_TAGS */
+    size_t n_emojis;
     struct eu_ap_attachment *attachments;
     size_t n_attachments;
     /* Question only: n_options > 0. */

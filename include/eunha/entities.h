@@ -22,7 +22,7 @@ struct pg_result;
  * for an accounts row a as (eunha_account(a)).*, found by name once per
  * result so that a row can carry other columns in any order beside them.
  */
-#define EU_ACCOUNT_NFIELDS 20
+#define EU_ACCOUNT_NFIELDS 21
 struct eu_account_cols {
     int col[EU_ACCOUNT_NFIELDS];
 };
@@ -64,6 +64,18 @@ struct json_t *eu_media_attachment_json(struct eu_app *app, const char *base_url
  * []). Returns a new reference the caller owns. */
 struct json_t *eu_media_attachments_json(struct eu_app *app, const char *base_url,
                                          const char *rows_text);
+
+/*
+ * The CustomEmoji entity of row, one object of the JSON array that
+ * eunha_emojis_in() (tenant migration 0054) builds: url and static_url
+ * from the store for a local emoji, as they came for a remote one.
+ * Returns a new reference the caller owns. Loop thread only.
+ */
+struct json_t *eu_custom_emoji_json(struct eu_req *req, struct json_t *row);
+/* The emojis array from rows_text, such a JSON array as a query returns it
+ * (NULL, the text naming no emoji, or not an array: []). Returns a new
+ * reference the caller owns. */
+struct json_t *eu_custom_emojis_json(struct eu_req *req, const char *rows_text);
 
 /*
  * The URL of an avatar or header as accounts.avatar_url / header_url hold

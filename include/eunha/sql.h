@@ -73,6 +73,7 @@ extern const struct eu_sql eu_filters_match_sql[];  /* filters_match.c */
 extern const struct eu_sql eu_instance_sql[];       /* instance.c */
 extern const struct eu_sql eu_instance_info_sql[];  /* instance_info.c */
 extern const struct eu_sql eu_admin_rules_sql[];    /* admin_rules.c */
+extern const struct eu_sql eu_custom_emojis_sql[];  /* custom_emojis.c */
 extern const struct eu_sql eu_nodeinfo_sql[];       /* nodeinfo.c */
 extern const struct eu_sql eu_web_sql[];            /* web.c */
 extern const struct eu_sql eu_reports_sql[];        /* reports.c */

@@ -245,6 +245,47 @@ id_of(struct eu_arena *a, json_t *doc, const char *expected_host, const char **i
 
 /* ------------------------------------------------------------ actors */
 
+/* A custom emoji tag's shortcode without its colons, when it is one
+ * Mastodon would accept ([a-zA-Z0-9_]{2,}, here at most 128). */
+static const char *
+emoji_shortcode(struct eu_arena *a, json_t *tag)
+{
+    const char *name = json_string_value(json_object_get(tag, "name"));
+    if (!name)
+        return NULL;
+    size_t n = strlen(name);
+    if (n >= 2 && name[0] == ':' && name[n - 1] == ':') {
+        name++;
+        n -= 2;
+    }
+    if (n < 2 || n > 128)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && name[i] != '_')
+            return NULL;
+    char *out = eu_arena_alloc(a, n + 1);
+    memcpy(out, name, n);
+    out[n] = '\0';
+    return out;
+}
+
+/* Adds an Emoji tag t to list (n so far, room for EU_AP_MAX_TAGS) when it
+ * has a valid shortcode and an http(s) icon URL. */
+static void
+read_emoji(struct eu_arena *a, json_t *t, struct eu_ap_emoji *list, size_t *n)
+{
+    const char *shortcode = emoji_shortcode(a, t);
+    json_t *icon = json_object_get(t, "icon");
+    const char *url = url_of(json_is_object(icon) ? json_object_get(icon, "url") : icon);
+    if (*n >= EU_AP_MAX_TAGS || !shortcode || !url || strlen(url) > 2048)
+        return;
+    struct eu_ap_emoji *e = &list[(*n)++];
+    e->shortcode = shortcode;
+    e->url = eu_arena_strdup(a, url);
+    const char *uri = uri_of(json_object_get(t, "id"));
+    e->uri = uri && strlen(uri) <= 2048 ? eu_arena_strdup(a, uri) : NULL;
+}
+
 static const char *const actor_types[] = {"Person", "Service",      "Application",
                                           "Group",  "Organization", NULL};
 
@@ -395,6 +436,12 @@ eu_ap_actor_parse(struct eu_arena *a, json_t *doc, const char *expected_host, co
              &out->n_also_known_as);
     if (actor_fields(a, doc, out, err) != 0)
         return -1;
+    /* The custom emoji of its name, bio and fields. */
+    out->emojis = eu_arena_calloc(a, EU_AP_MAX_TAGS * sizeof(*out->emojis));
+    EACH(json_object_get(doc, "tag"), 4 * EU_AP_MAX_TAGS, t, {
+        if (type_is(t, "Emoji"))
+            read_emoji(a, t, out->emojis, &out->n_emojis);
+    });
     return actor_key(a, doc, key_id, out, err);
 }
 
@@ -537,6 +584,7 @@ note_tags(struct eu_arena *a, json_t *doc, struct eu_ap_note *out)
 {
     out->mentions = eu_arena_calloc(a, EU_AP_MAX_TAGS * sizeof(*out->mentions));
     out->tags = eu_arena_calloc(a, (EU_AP_MAX_TAGS + 1) * sizeof(*out->tags));
+    out->emojis = eu_arena_calloc(a, EU_AP_MAX_TAGS * sizeof(*out->emojis));
     EACH(json_object_get(doc, "tag"), 4 * EU_AP_MAX_TAGS, t, {
         if (type_is(t, "Mention") && out->n_mentions < EU_AP_MAX_TAGS) {
             const char *href = uri_of(json_object_get(t, "href"));
@@ -550,6 +598,8 @@ note_tags(struct eu_arena *a, json_t *doc, struct eu_ap_note *out)
             const char *name = hashtag_name(a, t);
             if (name)
                 out->tags[out->n_tags++] = name;
+        } else if (type_is(t, "Emoji")) {
+            read_emoji(a, t, out->emojis, &out->n_emojis);
         }
     });
 }

@@ -31,11 +31,13 @@ const struct eu_sql eu_ingest_sql[] = {
      * $8-$13 inbox, shared inbox, outbox, followers, following, featured,
      * $14 key, $15 key id, $16 avatar, $17 header, $18 fields, $19 locked,
      * $20 bot, $21 discoverable, $22 indexable, $23 aliases (JSON), $24
-     * movedTo, $25 type, $26 published. A local account (domain NULL) is
-     * left alone: no row comes back. */
+     * movedTo, $25 type, $26 published, $27 custom emoji of its tag (JSON,
+     * kept per its domain as ingest.status_store keeps a note's). A local
+     * account (domain NULL) is left alone: no row comes back. */
     [INGEST_ACCOUNT_UPSERT] =
         {"ingest.account_upsert",
-         "INSERT INTO accounts AS a (tenant_id, uri, username, domain, display_name, note, url,"
+         "WITH up AS (INSERT INTO accounts AS a (tenant_id, uri, username, domain, display_name, "
+         "note, url,"
          " inbox_url, shared_inbox_url, outbox_url, followers_url, following_url, featured_url,"
          " public_key, public_key_id, avatar_url, header_url, fields, locked, bot, discoverable,"
          " indexable, also_known_as, moved_to_uri, actor_type, created_at, last_fetched_at)"
@@ -57,19 +59,35 @@ const struct eu_sql eu_ingest_sql[] = {
          " also_known_as = excluded.also_known_as, moved_to_uri = excluded.moved_to_uri,"
          " actor_type = excluded.actor_type, last_fetched_at = now(), updated_at = now()"
          " WHERE a.tenant_id = $1 AND a.domain IS NOT NULL"
-         " RETURNING id"},
+         " RETURNING id),"
+         " em AS (INSERT INTO custom_emojis (tenant_id, shortcode, domain, image, static_image,"
+         "  uri, image_remote_url) SELECT DISTINCT ON (x.o ->> 'shortcode') $1,"
+         "  x.o ->> 'shortcode', $4, x.o ->> 'url', x.o ->> 'url', x.o ->> 'uri', x.o ->> 'url'"
+         "  FROM jsonb_array_elements($27::jsonb) x(o)"
+         "  WHERE EXISTS (SELECT 1 FROM up) AND NOT eunha_domain_rejects_media($1, $4)"
+         "  ON CONFLICT (tenant_id, coalesce(domain, ''), shortcode) DO UPDATE"
+         "  SET image = excluded.image, static_image = excluded.static_image, uri = excluded.uri,"
+         "  image_remote_url = excluded.image_remote_url, updated_at = now()"
+         "  WHERE custom_emojis.image_remote_url IS DISTINCT FROM excluded.image_remote_url)"
+         " SELECT id FROM up"},
     /*
      * $2 uri, $3 author, $4 url, $5 content, $6 spoiler, $7 sensitive,
      * $8 visibility, $9 language, $10 parent uri, $11 parent's local id,
      * $12 published, $13 updated, $14 mention hrefs (JSON), $15 local
      * usernames mentioned (JSON), $16 hashtags (JSON), $17 attachments
      * (JSON, at most 4: url, type, name, blurhash, fx, fy, width, height,
-     * mime). An existing status is edited only by its author, only when
+     * mime), $18 custom emoji of its tag (JSON: shortcode, url, uri).
+     * An existing status is edited only by its author, only when
      * updated is newer than its last edit and only when something changed
      * (attachments included); replies that arrived before it are linked to
      * it. Attachments are rows with remote_url and no file of ours (not
      * cached); an edit replaces them, the old ones kept at position -1 for
-     * the edit history, as local edits do.
+     * the edit history, as local edits do. The emoji are kept per the
+     * author's domain (a changed image replaces the old), as Mastodon's
+     * ProcessEmojis does, unless the tenant rejects that domain's media:
+     * then, as Mastodon skips them, none is kept. Their image is the
+     * remote URL (not cached), which the renderer shows as url and
+     * static_url.
      */
     [INGEST_STATUS_STORE] =
         {"ingest.status_store",
@@ -149,6 +167,16 @@ const struct eu_sql eu_ingest_sql[] = {
          " stt AS (INSERT INTO statuses_tags (tenant_id, status_id, tag_id) SELECT $1, st.id, t.id"
          "  FROM st, (SELECT id FROM nt UNION SELECT id FROM tags WHERE tenant_id = $1"
          "  AND lower(name) IN (SELECT n FROM tn)) t ON CONFLICT DO NOTHING),"
+         " em AS (INSERT INTO custom_emojis (tenant_id, shortcode, domain, image, static_image,"
+         "  uri, image_remote_url) SELECT DISTINCT ON (x.o ->> 'shortcode') $1,"
+         "  x.o ->> 'shortcode', ea.domain, x.o ->> 'url', x.o ->> 'url', x.o ->> 'uri',"
+         "  x.o ->> 'url' FROM jsonb_array_elements($18::jsonb) x(o)"
+         "  JOIN accounts ea ON ea.tenant_id = $1 AND ea.id = $3::bigint AND ea.domain IS NOT NULL"
+         "  WHERE EXISTS (SELECT 1 FROM st) AND NOT eunha_domain_rejects_media($1, ea.domain)"
+         "  ON CONFLICT (tenant_id, coalesce(domain, ''), shortcode) DO UPDATE"
+         "  SET image = excluded.image, static_image = excluded.static_image, uri = excluded.uri,"
+         "  image_remote_url = excluded.image_remote_url, updated_at = now()"
+         "  WHERE custom_emojis.image_remote_url IS DISTINCT FROM excluded.image_remote_url),"
          " kids AS (UPDATE statuses k SET in_reply_to_id = ins.id,"
          "  in_reply_to_account_id = $3::bigint FROM ins WHERE k.tenant_id = $1"
          "  AND k.in_reply_to_uri = $2 AND k.in_reply_to_id IS NULL)"
@@ -213,6 +241,23 @@ json_list(const char *const *items, size_t n)
     return s;
 }
 
+/* Custom emoji of a tag, as the JSON the store statements take (shortcode,
+ * url, uri); caller frees. */
+static char *
+emojis_json(const struct eu_ap_emoji *list, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_pack("{s:s, s:s}", "shortcode", list[i].shortcode, "url", list[i].url);
+        if (list[i].uri)
+            json_object_set_new(o, "uri", json_string(list[i].uri));
+        json_array_append_new(arr, o);
+    }
+    char *s = json_dumps(arr, JSON_COMPACT);
+    json_decref(arr);
+    return s;
+}
+
 void
 eu_ingest_account_upsert(struct eu_db_conn *conn, const struct eu_ap_actor *ac,
                          eu_ingest_stored_cb cb, void *arg)
@@ -224,6 +269,7 @@ eu_ingest_account_upsert(struct eu_db_conn *conn, const struct eu_ap_actor *ac,
     char *fields_json = json_dumps(fields, JSON_COMPACT);
     json_decref(fields);
     char *aliases = json_list(ac->also_known_as, ac->n_also_known_as);
+    char *emoji_json = emojis_json(ac->emojis, ac->n_emojis);
     const char *params[] = {
         ac->id,
         ac->username,
@@ -250,10 +296,12 @@ eu_ingest_account_upsert(struct eu_db_conn *conn, const struct eu_ap_actor *ac,
         ac->moved_to,
         ac->type,
         ac->published,
+        emoji_json,
     };
     run(conn, INGEST_ACCOUNT_UPSERT, (int)(sizeof(params) / sizeof(*params)), params, cb, arg);
     free(fields_json);
     free(aliases);
+    free(emoji_json);
 }
 
 /* The NAME of base/users/NAME or base/@NAME (up to the next '/'), copied
@@ -363,6 +411,7 @@ eu_ingest_status_store(struct eu_db_conn *conn, const struct eu_ap_note *note,
     char *local_json = json_list(locals, n_locals);
     char *tags_json = json_list(note->tags, note->n_tags);
     char *media_json = attachments_json(note);
+    char *emoji_json = emojis_json(note->emojis, note->n_emojis);
     char vis[4], parent_id[24];
     vis[0] = (char)('0' + note->visibility);
     vis[1] = '\0';
@@ -383,9 +432,11 @@ eu_ingest_status_store(struct eu_db_conn *conn, const struct eu_ap_note *note,
         local_json,
         tags_json,
         media_json,
+        emoji_json,
     };
     run(conn, INGEST_STATUS_STORE, (int)(sizeof(params) / sizeof(*params)), params, cb, arg);
     free(media_json);
+    free(emoji_json);
     free(mention_json);
     free(local_json);
     free(tags_json);

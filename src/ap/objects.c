@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "eunha/arena.h"
+#include "eunha/entities.h"
 #include "eunha/http.h"
 #include "eunha/mem.h"
 #include "eunha/page.h"
@@ -45,6 +46,7 @@ enum {
     C_POLL,
     C_ORIGINAL, /* a reblog's [object URI, its author's actor URI] */
     C_MEDIA,    /* eunha_media_json() objects of its ready media, in order */
+    C_EMOJIS,   /* eunha_emojis_in(): the custom emoji its text uses, or NULL */
     C_NFIELDS
 };
 
@@ -67,6 +69,7 @@ static const char *const note_fields[C_NFIELDS] = {
     [C_POLL] = "poll",
     [C_ORIGINAL] = "original",
     [C_MEDIA] = "media",
+    [C_EMOJIS] = "emojis",
 };
 
 /* The column of field f in r. Found by name for each use: a Note is
@@ -205,6 +208,36 @@ address(const char *base, const PGresult *r, int row, json_t *mentions, json_t *
     free(followers);
     *to_out = to;
     *cc_out = cc;
+}
+
+/* The custom emoji the text uses as Mastodon's Emoji tags, appended to
+ * out: an id under the tenant's base, ":shortcode:" and the image. */
+static void
+emoji_tags(struct eu_app *app, const char *base, const char *rows_text, json_t *out)
+{
+    json_t *rows = rows_text ? json_loads(rows_text, 0, NULL) : NULL, *e;
+    size_t i;
+    json_array_foreach(rows, i, e)
+    {
+        const char *id = json_string_value(json_object_get(e, "id"));
+        const char *code = json_string_value(json_object_get(e, "shortcode"));
+        const char *image = json_string_value(json_object_get(e, "image"));
+        const char *mime = json_string_value(json_object_get(e, "content_type"));
+        const char *updated = json_string_value(json_object_get(e, "updated_at"));
+        if (!id || !code || !image)
+            continue;
+        json_t *icon = json_pack("{s:s}", "type", "Image");
+        if (mime)
+            json_object_set_new(icon, "mediaType", json_string(mime));
+        set_fmt(icon, "url", eu_profile_image_url(app, base, image));
+        json_t *t = json_pack("{s:s, s:o}", "type", "Emoji", "icon", icon);
+        set_fmt(t, "id", eu_xasprintf("%s/emojis/%s", base, id));
+        set_fmt(t, "name", eu_xasprintf(":%s:", code));
+        if (updated)
+            json_object_set_new(t, "updated", json_string(updated));
+        json_array_append_new(out, t);
+    }
+    json_decref(rows);
 }
 
 /* Mention tags ("@user@domain", the actor as href), then hashtags. */
@@ -361,7 +394,9 @@ eu_ap_note_json(struct eu_app *app, const char *base, const char *domain, const 
     if (lang && *lang)
         json_object_set_new(o, "contentMap", json_pack("{s:s}", lang, content));
     json_object_set_new(o, "attachment", attachments(app, base, col_str(r, row, col(r, C_MEDIA))));
-    json_object_set_new(o, "tag", tags(base, domain, r, row, mentions));
+    json_t *tag = tags(base, domain, r, row, mentions);
+    emoji_tags(app, base, col_str(r, row, col(r, C_EMOJIS)), tag);
+    json_object_set_new(o, "tag", tag);
     if (question)
         add_poll(o, PQgetvalue(r, row, col(r, C_POLL)));
     json_decref(mentions);
@@ -402,12 +437,12 @@ eu_ap_activity_json(struct eu_app *app, const char *base, const char *domain, co
 json_t *
 eu_ap_note_context(void)
 {
-    return json_pack("[s, {s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}]",
+    return json_pack("[s, {s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}]",
                      "https://www.w3.org/ns/activitystreams", "ostatus", "http://ostatus.org#",
                      "atomUri", "ostatus:atomUri", "inReplyToAtomUri", "ostatus:inReplyToAtomUri",
                      "conversation", "ostatus:conversation", "sensitive", "as:sensitive", "toot",
                      "http://joinmastodon.org/ns#", "votersCount", "toot:votersCount", "Hashtag",
-                     "as:Hashtag");
+                     "as:Hashtag", "Emoji", "toot:Emoji");
 }
 
 json_t *

@@ -56,7 +56,8 @@ struct pg_result;
     "  WHERE o.tenant_id = $1 AND o.id = s.reblog_of_id AND o.deleted_at IS NULL) AS original,"    \
     " (SELECT coalesce(json_agg(eunha_media_json(nma) ORDER BY nma.position), '[]')::text"         \
     "  FROM media_attachments nma WHERE nma.tenant_id = $1 AND nma.status_id = s.id"               \
-    "  AND nma.position >= 0 AND nma.state = 'ready') AS media"
+    "  AND nma.position >= 0 AND nma.state = 'ready') AS media,"                                   \
+    " eunha_emojis_in($1, NULL, s.spoiler_text || ' ' || s.content) AS emojis"
 
 /* The rows the note columns come from: live statuses of local accounts. */
 #define EU_AP_NOTE_FROM                                                                            \

@@ -28,12 +28,14 @@ const struct eu_route *const eu_route_tables[] = {
     eu_admin_announcements_routes,
     eu_admin_domain_blocks_routes,
     eu_admin_instance_routes,
+    eu_admin_custom_emojis_routes,
 
     /* public listener: discovery and the instance */
     eu_nodeinfo_routes,
     eu_instance_routes,
     eu_instance_info_routes,
     eu_admin_rules_routes,
+    eu_custom_emojis_routes, /* the picker's list and the staff's */
 
     /* Mastodon's REST API and the web pages (src/api/) */
     eu_oauth_routes,

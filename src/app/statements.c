@@ -40,6 +40,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_instance_sql,
     eu_instance_info_sql,
     eu_admin_rules_sql,
+    eu_custom_emojis_sql,
     eu_nodeinfo_sql,
     eu_web_sql,
     eu_reports_sql,

@@ -85,6 +85,7 @@ const char *const eu_db_tenant_tables[] = {
     "domain_blocks",
     "settings",
     "instance_rules",
+    "custom_emojis",
     "terms_of_service",
     /* Last: the triggers of statuses and accounts write it as their rows
      * go, so it is emptied after them. */

@@ -117,6 +117,7 @@ enum {
     A_LAST_STATUS_AT,
     A_SUSPENDED,
     A_ROLES,
+    A_EMOJIS,
     A_NFIELDS
 };
 _Static_assert(A_NFIELDS == EU_ACCOUNT_NFIELDS, "one column a field");
@@ -142,6 +143,7 @@ static const char *const account_fields[A_NFIELDS] = {
     [A_LAST_STATUS_AT] = "account_last_status_at",
     [A_SUSPENDED] = "account_suspended",
     [A_ROLES] = "account_roles",
+    [A_EMOJIS] = "account_emojis",
 };
 
 void
@@ -201,7 +203,7 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, const struct eu_
     }
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s,"
-        " s:I, s:I, s:I, s:[], s:o, s:o, s:b, s:b}",
+        " s:I, s:I, s:I, s:o, s:o, s:o, s:b, s:b}",
         "id", id, "username", username, "acct", acct, "display_name",
         PQgetvalue(r, row, c[A_DISPLAY_NAME]), "locked", col_bool(r, row, c[A_LOCKED]), "bot",
         col_bool(r, row, c[A_BOT]), "discoverable", col_bool(r, row, c[A_DISCOVERABLE]),
@@ -209,8 +211,9 @@ eu_account_json(struct eu_req *req, const PGresult *r, int row, const struct eu_
         PQgetvalue(r, row, c[A_CREATED_AT]), "note", note, "url", url, "uri", uri, "avatar", avatar,
         "avatar_static", avatar, "header", header, "header_static", header, "followers_count",
         col_int(r, row, c[A_FOLLOWERS]), "following_count", col_int(r, row, c[A_FOLLOWING]),
-        "statuses_count", col_int(r, row, c[A_STATUSES]), "emojis", "fields", fields, "roles",
-        roles, "hide_collections", 0, "noindex", 0);
+        "statuses_count", col_int(r, row, c[A_STATUSES]), "emojis",
+        eu_custom_emojis_json(req, col_str(r, row, c[A_EMOJIS])), "fields", fields, "roles", roles,
+        "hide_collections", 0, "noindex", 0);
     json_object_set_new(o, "last_status_at", last ? json_string(last) : json_null());
     if (col_bool(r, row, c[A_SUSPENDED]))
         json_object_set_new(o, "suspended", json_true());

@@ -70,6 +70,7 @@ enum {
     C_MENTIONS,
     C_TAGS,
     C_MEDIA,
+    C_EMOJIS,
     C_ACCOUNT,
     C_NFIELDS
 };
@@ -114,6 +115,7 @@ static const char *const col_names[C_NFIELDS] = {
     [C_MENTIONS] = "mentions",
     [C_TAGS] = "tags",
     [C_MEDIA] = "media",
+    [C_EMOJIS] = "status_emojis",
     [C_ACCOUNT] = "account_id",
 };
 
@@ -204,7 +206,9 @@ const struct eu_sql eu_status_render_sql[] = {
          /* Media removed by an edit keep position -1 for the history. */
          "  (SELECT coalesce(json_agg(eunha_media_json(mda) ORDER BY mda.position, mda.id),"
          "   '[]')::text FROM media_attachments mda WHERE mda.tenant_id = $1"
-         "   AND mda.status_id = s.id AND mda.position >= 0) AS media"
+         "   AND mda.status_id = s.id AND mda.position >= 0) AS media,"
+         /* The custom emoji its text uses, its author's server's. */
+         "  eunha_emojis_in($1, a.domain, s.spoiler_text || ' ' || s.content) AS status_emojis"
          /* OFFSET 0 keeps each LATERAL a subquery of its own, so the stamp
           * test gates it (a one-time filter) instead of becoming a join
           * filter applied after its columns were computed. */
@@ -224,7 +228,9 @@ const struct eu_sql eu_status_render_sql[] = {
          "  a.following_count AS account_following_count,"
          "  a.statuses_count AS account_statuses_count,"
          "  to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS account_last_status_at,"
-         "  a.suspended_at IS NOT NULL AS account_suspended, a.roles::text AS account_roles"
+         "  a.suspended_at IS NOT NULL AS account_suspended, a.roles::text AS account_roles,"
+         "  eunha_emojis_in($1, a.domain, a.display_name || ' ' || a.note || ' '"
+         "  || a.fields::text) AS account_emojis"
          "  WHERE NOT k.account_cached OFFSET 0) ax ON true"
          /* ANY(ARRAY(...)): fetched by primary key whatever the statistics
           * say, so no plan can compute the costly columns for rows it then
@@ -396,7 +402,7 @@ status_base_json(struct eu_req *req, const int *col, const PGresult *r, int row,
                         eu_media_attachments_json(req->app, base, col_str(r, row, col[C_MEDIA])));
     json_object_set_new(o, "mentions", parse_array(col_str(r, row, col[C_MENTIONS])));
     json_object_set_new(o, "tags", parse_array(col_str(r, row, col[C_TAGS])));
-    json_object_set_new(o, "emojis", json_array());
+    json_object_set_new(o, "emojis", eu_custom_emojis_json(req, col_str(r, row, col[C_EMOJIS])));
     json_object_set_new(o, "card", json_null());
     return o;
 }

@@ -363,6 +363,38 @@ START_TEST(note_pleroma_and_article)
 }
 END_TEST
 
+/* Emoji tags: Mastodon's shape, an icon given as a bare Link, and the
+ * ones refused (bad shortcodes, no or a non-http icon). */
+START_TEST(note_emoji_tags)
+{
+    struct eu_arena *a = eu_arena_new();
+    json_t *j = parse(
+        "{\"id\":\"https://m.example/users/alice/statuses/9\",\"type\":\"Note\","
+        "\"attributedTo\":\"https://m.example/users/alice\",\"content\":\"hi\","
+        "\"tag\":[{\"id\":\"https://m.example/emojis/1\",\"type\":\"Emoji\","
+        "\"name\":\":blob_cat:\",\"icon\":{\"type\":\"Image\",\"url\":\"https://m.example/"
+        "e.png\"}},"
+        "{\"type\":\"Emoji\",\"name\":\"fox2\",\"icon\":\"https://m.example/f.png\"},"
+        "{\"type\":\"Emoji\",\"name\":\":a:\",\"icon\":{\"url\":\"https://m.example/a.png\"}},"
+        "{\"type\":\"Emoji\",\"name\":\":bad-one:\",\"icon\":{\"url\":\"https://m.example/"
+        "b.png\"}},"
+        "{\"type\":\"Emoji\",\"name\":\":noicon:\"},"
+        "{\"type\":\"Emoji\",\"name\":\":js:\",\"icon\":{\"url\":\"javascript:x\"}}]}");
+    struct eu_ap_note n;
+    struct eu_error err = {0};
+    ck_assert_int_eq(eu_ap_note_parse(a, j, NULL, NULL, NULL, &n, &err), 0);
+    ck_assert_uint_eq(n.n_emojis, 2);
+    ck_assert_str_eq(n.emojis[0].shortcode, "blob_cat");
+    ck_assert_str_eq(n.emojis[0].url, "https://m.example/e.png");
+    ck_assert_str_eq(n.emojis[0].uri, "https://m.example/emojis/1");
+    ck_assert_str_eq(n.emojis[1].shortcode, "fox2");
+    ck_assert_str_eq(n.emojis[1].url, "https://m.example/f.png");
+    ck_assert_ptr_null(n.emojis[1].uri);
+    json_decref(j);
+    eu_arena_free(a);
+}
+END_TEST
+
 START_TEST(note_refused)
 {
     static const char *const bad[] = {
@@ -436,6 +468,7 @@ main(void)
     tcase_add_test(tc, note_visibility);
     tcase_add_test(tc, note_misskey_question);
     tcase_add_test(tc, note_pleroma_and_article);
+    tcase_add_test(tc, note_emoji_tags);
     tcase_add_test(tc, note_refused);
     tcase_add_test(tc, uri_host);
     suite_add_tcase(s, tc);

@@ -1,0 +1,541 @@
+/*
+ * Custom emoji: the public list a client's picker shows
+ * (GET /api/v1/custom_emojis, Mastodon's CustomEmoji entity) and the
+ * tenant's staff managing them (/api/v1/admin/custom_emojis: list, show,
+ * upload, change, delete). Mastodon manages emoji in its web admin only;
+ * the staff API here follows its admin API's pattern (admin:read /
+ * admin:write, the role's manage_custom_emojis permission, an
+ * admin_action_logs row for every change in the statement that makes it),
+ * and the operator's /admin/v1/tenants/:domain/custom_emojis
+ * (src/admin/custom_emojis.c), which names the tenant and calls the
+ * eu_custom_emojis_* functions below; its audit rows name account 0.
+ *
+ * An upload is sniffed by its bytes (PNG, GIF or WebP, at most 256 KB, as
+ * Mastodon's CustomEmoji validates), decoded on the CPU pool by the upload
+ * pipeline (eu_image_process(), which refuses what does not decode and
+ * strips metadata), and stored as two files: the image and its still
+ * version (the image itself, or an animated GIF's first frame as WebP),
+ * under "<tenant>/custom_emojis/<random>/original.<ext>" and
+ * ".../static.<ext>" (the /system/ route's four parts). The row holds
+ * their store keys (tenant migration 0054).
+ */
+#include "eunha/api.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/app.h"
+#include "eunha/arena.h"
+#include "eunha/auth.h"
+#include "eunha/cpupool.h"
+#include "eunha/entities.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/media.h"
+#include "eunha/mediaapi.h"
+#include "eunha/mediastore.h"
+#include "eunha/params.h"
+#include "eunha/sql.h"
+#include "eunha/tenant.h"
+
+/* Mastodon's CustomEmoji::LOCAL_LIMIT. */
+#define EMOJI_FILE_LIMIT (256 * 1024)
+/* Mastodon's shortcode rule is [a-zA-Z0-9_]{2,}; the column caps it. */
+#define SHORTCODE_MAX 128
+#define CATEGORY_MAX 64
+/* The still version's box: emoji are small, so this keeps the frame whole. */
+#define STATIC_SIDE 400
+#define LIST_LIMIT_MAX 200
+
+enum {
+    EMOJIS_PUBLIC,
+    EMOJIS_LIST,
+    EMOJIS_SHOW,
+    EMOJIS_CREATE,
+    EMOJIS_UPDATE,
+    EMOJIS_DELETE,
+};
+
+/* One emoji as a JSON object: what eu_custom_emoji_json() reads, and the
+ * admin entity's own fields. */
+#define EMOJI_OBJECT                                                                               \
+    "json_build_object('id', e.id::text, 'shortcode', e.shortcode, 'domain', e.domain,"            \
+    " 'image', e.image, 'static_image', e.static_image, 'visible_in_picker',"                      \
+    " e.visible_in_picker, 'category', e.category, 'disabled', e.disabled, 'created_at',"          \
+    " eunha_ts(e.created_at), 'updated_at', eunha_ts(e.updated_at), 'uri', e.uri,"                 \
+    " 'image_remote_url', e.image_remote_url)::text AS emoji"
+
+/* The audit row of a change to the emoji e: $2 the staff member, action. */
+#define EMOJI_AUDIT(action)                                                                        \
+    " INSERT INTO admin_action_logs (tenant_id, account_id, action, target_type, target_id,"       \
+    " human_identifier) SELECT $1, $2::bigint, " action ", 'CustomEmoji', e.id, e.shortcode"       \
+    " FROM e"
+
+const struct eu_sql eu_custom_emojis_sql[] = {
+    /* The picker's list: the tenant's enabled emoji, as one JSON array. */
+    [EMOJIS_PUBLIC] =
+        {"custom_emojis.public",
+         "SELECT json_agg(json_build_object('shortcode', e.shortcode, 'image',"
+         " e.image, 'static_image', e.static_image, 'visible_in_picker',"
+         " e.visible_in_picker, 'category', e.category) ORDER BY e.shortcode)::text"
+         " FROM custom_emojis e WHERE e.tenant_id = $1 AND coalesce(e.domain, '') = ''"
+         " AND NOT e.disabled"},
+    /* $2 'local', 'remote' or NULL (all), $3 a domain or NULL, $4 the limit,
+     * $5 max_id or NULL: newest first. */
+    [EMOJIS_LIST] = {"custom_emojis.list",
+                     "SELECT " EMOJI_OBJECT " FROM custom_emojis e WHERE e.tenant_id = $1"
+                     " AND ($2::text IS NULL OR ($2 = 'local') = (e.domain IS NULL))"
+                     " AND ($3::text IS NULL OR e.domain = $3)"
+                     " AND ($5::bigint IS NULL OR e.id < $5::bigint)"
+                     " ORDER BY e.id DESC LIMIT $4::int"},
+    [EMOJIS_SHOW] = {"custom_emojis.show", "SELECT " EMOJI_OBJECT " FROM custom_emojis e"
+                                           " WHERE e.tenant_id = $1 AND e.id = $2::bigint"},
+    /* $2 the staff member, $3 shortcode, $4 image key, $5 still key, $6
+     * content type, $7 bytes, $8 category or NULL, $9 visible_in_picker.
+     * No row when the shortcode is taken. */
+    [EMOJIS_CREATE] =
+        {"custom_emojis.create",
+         "WITH e AS (INSERT INTO custom_emojis (tenant_id, shortcode, image, static_image,"
+         " content_type, file_size, category, visible_in_picker)"
+         " VALUES ($1, $3, $4, $5, $6, $7::int, nullif($8, ''), $9::boolean)"
+         " ON CONFLICT DO NOTHING RETURNING *),"
+         " l AS (" EMOJI_AUDIT("'create'") ")"
+                                           " SELECT " EMOJI_OBJECT " FROM e"},
+    /* $3 the id; $4 disabled, $5 visible_in_picker, $6 category ('' for
+     * none), each NULL to keep it. The audit says enable or disable when
+     * that is what changed, as Mastodon's log does. */
+    [EMOJIS_UPDATE] =
+        {"custom_emojis.update",
+         "WITH e AS (UPDATE custom_emojis SET disabled = coalesce($4::boolean, disabled),"
+         " visible_in_picker = coalesce($5::boolean, visible_in_picker),"
+         " category = CASE WHEN $6::text IS NULL THEN category ELSE nullif($6, '') END,"
+         " updated_at = now() WHERE tenant_id = $1 AND id = $3::bigint RETURNING *),"
+         " l AS (" EMOJI_AUDIT("CASE $4::boolean WHEN true THEN 'disable' WHEN false THEN 'enable'"
+                               " ELSE 'update' END") ")"
+                                                     " SELECT " EMOJI_OBJECT " FROM e"},
+    [EMOJIS_DELETE] = {"custom_emojis.delete",
+                       "WITH e AS (DELETE FROM custom_emojis WHERE tenant_id = $1"
+                       " AND id = $3::bigint RETURNING *),"
+                       " l AS (" EMOJI_AUDIT("'destroy'") ")"
+                                                          " SELECT " EMOJI_OBJECT " FROM e"},
+    {0},
+};
+
+/* ------------------------------------------------------------ rendering */
+
+/* The admin entity of an EMOJI_OBJECT text: the CustomEmoji entity with
+ * the row's id, domain, disabled, stamps and remote addresses. New
+ * reference; NULL for a text that is not an object. */
+static json_t *
+admin_emoji_json(struct eu_req *req, const char *text)
+{
+    json_t *row = json_loads(text, 0, NULL);
+    if (!json_is_object(row)) {
+        json_decref(row);
+        return NULL;
+    }
+    json_t *o = eu_custom_emoji_json(req, row);
+    static const char *const keys[] = {"id",         "domain", "disabled",        "created_at",
+                                       "updated_at", "uri",    "image_remote_url"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        json_t *v = json_object_get(row, keys[i]);
+        json_object_set(o, keys[i], v ? v : json_null());
+    }
+    json_decref(row);
+    return o;
+}
+
+static void
+on_public(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    const char *rows = PQntuples(res) && !PQgetisnull(res, 0, 0) ? PQgetvalue(res, 0, 0) : NULL;
+    eu_req_reply_json(req, 200, eu_custom_emojis_json(req, rows));
+}
+
+static void
+public_list(struct eu_req *req)
+{
+    eu_req_stmt(req, &eu_custom_emojis_sql[EMOJIS_PUBLIC], 0, NULL, on_public, NULL);
+}
+
+static void
+on_list(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++) {
+        json_t *o = admin_emoji_json(req, PQgetvalue(res, i, 0));
+        if (o)
+            json_array_append_new(out, o);
+    }
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+on_one(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    json_t *o = PQntuples(res) ? admin_emoji_json(req, PQgetvalue(res, 0, 0)) : NULL;
+    if (!o) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, o);
+}
+
+/* ------------------------------------------------------ staff handlers */
+
+/* The :id parameter when it is a number; NULL after answering 404. */
+static const char *
+emoji_id(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!id || !*id || strspn(id, "0123456789") != strlen(id) || strlen(id) > 19) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return id;
+}
+
+void
+eu_custom_emojis_list(struct eu_req *req)
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    bool local = false, remote = false;
+    long long limit = 100;
+    if (eu_param_bool(params, "local", &local) < 0 ||
+        eu_param_bool(params, "remote", &remote) < 0 || eu_param_int(params, "limit", &limit) < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: local, remote and limit are invalid");
+        return;
+    }
+    if (limit < 1 || limit > LIST_LIMIT_MAX)
+        limit = limit < 1 ? 1 : LIST_LIMIT_MAX;
+    const char *max_id = eu_param_str(params, "max_id");
+    if (max_id &&
+        (!*max_id || strspn(max_id, "0123456789") != strlen(max_id) || strlen(max_id) > 19))
+        max_id = NULL;
+    const char *domain = eu_param_str(params, "by_domain");
+    const char *p[] = {local != remote ? (local ? "local" : "remote") : NULL,
+                       domain && *domain ? domain : NULL,
+                       eu_arena_sprintf(req->arena, "%lld", limit), max_id};
+    eu_req_stmt(req, &eu_custom_emojis_sql[EMOJIS_LIST], 4, p, on_list, NULL);
+}
+
+void
+eu_custom_emojis_show(struct eu_req *req)
+{
+    const char *id = emoji_id(req);
+    if (!id)
+        return;
+    const char *p[] = {id};
+    eu_req_stmt(req, &eu_custom_emojis_sql[EMOJIS_SHOW], 1, p, on_one, NULL);
+}
+
+/* An upload in flight: what the request said, then what the pool made. */
+struct upload {
+    struct eu_req *req;
+    const char *shortcode, *category, *visible;
+    const unsigned char *data; /* the request's params', borrowed */
+    size_t len;
+    struct eu_image_limits lim;
+    struct eu_image_result img;
+    int rc;
+    char err[256];
+    const char *image_key, *static_key; /* arena copies */
+    const unsigned char *still;         /* the still version's bytes: img's */
+    size_t still_len;
+    const char *still_mime;
+};
+
+static void
+result_free(void *p)
+{
+    eu_image_result_free(p);
+}
+
+/* When the shortcode was taken meanwhile, the files stored go again. */
+static void
+on_created(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct upload *up = arg;
+    if (PQntuples(res) == 0) {
+        eu_store_del(req->app->store, up->image_key, NULL, NULL);
+        eu_store_del(req->app->store, up->static_key, NULL, NULL);
+        eu_req_reply_error(req, 422, "Validation failed: Shortcode has already been taken");
+        return;
+    }
+    on_one(req, res, NULL);
+}
+
+static void
+on_static_stored(int rc, void *arg)
+{
+    struct upload *up = arg;
+    struct eu_req *req = up->req;
+    eu_req_enter(req);
+    if (rc != 0) {
+        eu_store_del(req->app->store, up->image_key, NULL, NULL);
+        eu_req_reply_error(req, 500, "The emoji could not be stored");
+        return;
+    }
+    const char *p[] = {
+        eu_req_viewer(req),    up->shortcode,
+        up->image_key,         up->static_key,
+        up->img.original_mime, eu_arena_sprintf(req->arena, "%zu", up->img.original_len),
+        up->category,          up->visible};
+    eu_req_stmt(req, &eu_custom_emojis_sql[EMOJIS_CREATE], 8, p, on_created, up);
+}
+
+static void
+on_image_stored(int rc, void *arg)
+{
+    struct upload *up = arg;
+    struct eu_req *req = up->req;
+    eu_req_enter(req);
+    if (rc != 0) {
+        eu_req_reply_error(req, 500, "The emoji could not be stored");
+        return;
+    }
+    eu_store_put(req->app->store, up->static_key, up->still, up->still_len, up->still_mime,
+                 on_static_stored, up);
+}
+
+/* On a pool thread. */
+static void
+process_work(void *arg)
+{
+    struct upload *up = arg;
+    up->rc = eu_image_process(up->data, up->len, &up->lim, &up->img, up->err, sizeof up->err);
+}
+
+static void
+process_done(void *arg)
+{
+    struct upload *up = arg;
+    struct eu_req *req = up->req;
+    eu_req_enter(req);
+    if (up->rc != 0) {
+        eu_req_reply_error(req, 422, "%s", up->err);
+        return;
+    }
+    /* The request's arena frees the pixels however the request ends. */
+    eu_arena_on_free(req->arena, result_free, &up->img);
+    /* An animated GIF's still is its first frame; any other image is its
+     * own still, as Mastodon's static version of a still image is. */
+    bool animated = up->img.type == EU_MEDIA_TYPE_GIFV;
+    up->still = animated ? up->img.small : up->img.original;
+    up->still_len = animated ? up->img.small_len : up->img.original_len;
+    up->still_mime = animated ? "image/webp" : up->img.original_mime;
+    uint32_t r1 = randombytes_random(), r2 = randombytes_random();
+    long long t = (long long)req->tenant->id;
+    up->image_key = eu_arena_sprintf(req->arena, "%lld/custom_emojis/%08x%08x/original.%s", t, r1,
+                                     r2, up->img.original_ext);
+    up->static_key = eu_arena_sprintf(req->arena, "%lld/custom_emojis/%08x%08x/static.%s", t, r1,
+                                      r2, animated ? "webp" : up->img.original_ext);
+    eu_store_put(req->app->store, up->image_key, up->img.original, up->img.original_len,
+                 up->img.original_mime, on_image_stored, up);
+}
+
+static bool
+shortcode_is_valid(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return n >= 2 && n <= SHORTCODE_MAX &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == n;
+}
+
+/* Reads the upload's fields into up; answers 422 and returns -1 on bad
+ * input, before any work is done. */
+static int
+read_upload(struct eu_req *req, json_t *params, struct upload *up)
+{
+    up->shortcode = eu_param_str(params, "shortcode");
+    if (!shortcode_is_valid(up->shortcode)) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: Shortcode must be at least 2 characters"
+                           " and only letters, digits and underscores");
+        return -1;
+    }
+    up->category = eu_param_str(params, "category");
+    if (up->category && strlen(up->category) > CATEGORY_MAX) {
+        eu_req_reply_error(req, 422, "Validation failed: Category is too long");
+        return -1;
+    }
+    bool visible = true;
+    if (eu_param_bool(params, "visible_in_picker", &visible) < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: visible_in_picker must be a boolean");
+        return -1;
+    }
+    up->visible = visible ? "true" : "false";
+    json_t *file = json_object_get(params, "image");
+    json_t *data = json_is_object(file) ? json_object_get(file, "data") : NULL;
+    up->len = json_string_length(data);
+    if (!json_is_string(data) || up->len == 0) {
+        eu_req_reply_error(req, 422, "Validation failed: Image can't be blank");
+        return -1;
+    }
+    if (up->len > EMOJI_FILE_LIMIT) {
+        eu_req_reply_error(req, 422, "Validation failed: Image file size must be less than 256 KB");
+        return -1;
+    }
+    up->data = (const unsigned char *)json_string_value(data);
+    struct eu_media_sniff sn;
+    if (eu_media_sniff(up->data, up->len, &sn) < 0 ||
+        (sn.format != EU_MEDIA_FORMAT_PNG && sn.format != EU_MEDIA_FORMAT_GIF &&
+         sn.format != EU_MEDIA_FORMAT_WEBP)) {
+        eu_req_reply_error(req, 422, "Validation failed: Image content type is invalid");
+        return -1;
+    }
+    return 0;
+}
+
+void
+eu_custom_emojis_create(struct eu_req *req)
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    struct upload *up = eu_arena_calloc(req->arena, sizeof(*up));
+    up->req = req;
+    if (read_upload(req, params, up) < 0)
+        return;
+    if (!req->app->store) {
+        eu_req_reply_error(req, 503, "Media storage is unavailable");
+        return;
+    }
+    up->lim = eu_media_image_limits(req->app->cfg, STATIC_SIDE);
+    eu_cpupool_submit_for(req->app->cpu, req->tenant->id, process_work, process_done, up);
+}
+
+void
+eu_custom_emojis_update(struct eu_req *req)
+{
+    const char *id = emoji_id(req);
+    if (!id)
+        return;
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    bool disabled, visible;
+    int has_disabled = eu_param_bool(params, "disabled", &disabled);
+    int has_visible = eu_param_bool(params, "visible_in_picker", &visible);
+    const char *category = eu_param_str(params, "category");
+    if (has_disabled < 0 || has_visible < 0) {
+        eu_req_reply_error(req, 422,
+                           "Validation failed: disabled and visible_in_picker must be booleans");
+        return;
+    }
+    if (category && strlen(category) > CATEGORY_MAX) {
+        eu_req_reply_error(req, 422, "Validation failed: Category is too long");
+        return;
+    }
+    const char *p[] = {eu_req_viewer(req), id, has_disabled ? (disabled ? "true" : "false") : NULL,
+                       has_visible ? (visible ? "true" : "false") : NULL, category};
+    eu_req_stmt(req, &eu_custom_emojis_sql[EMOJIS_UPDATE], 5, p, on_one, NULL);
+}
+
+/* A deleted local emoji's files go too; a remote one's are its server's. */
+static void
+on_deleted(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    json_t *row = PQntuples(res) ? json_loads(PQgetvalue(res, 0, 0), 0, NULL) : NULL;
+    if (row && json_is_null(json_object_get(row, "domain")) && req->app->store) {
+        const char *keys[] = {json_string_value(json_object_get(row, "image")),
+                              json_string_value(json_object_get(row, "static_image"))};
+        for (int i = 0; i < 2; i++)
+            if (keys[i] && *keys[i] && !strstr(keys[i], "://"))
+                eu_store_del(req->app->store, keys[i], NULL, NULL);
+    }
+    json_decref(row);
+    on_one(req, res, NULL);
+}
+
+void
+eu_custom_emojis_delete(struct eu_req *req)
+{
+    const char *id = emoji_id(req);
+    if (!id)
+        return;
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_stmt(req, &eu_custom_emojis_sql[EMOJIS_DELETE], 2, p, on_deleted, NULL);
+}
+
+/* ------------------------------------------------- the staff's permission */
+
+/*
+ * Mastodon's manage_custom_emojis, from the user's role (src/http/auth.c);
+ * the token's admin:read / admin:write scope is the route's, checked before
+ * the handler runs. Answers 403 itself when the role lacks it. The
+ * operator's routes (src/admin/custom_emojis.c) call the functions above
+ * directly.
+ */
+static void
+may_manage(struct eu_req *req, void (*then)(struct eu_req *req))
+{
+    if (eu_auth_permit(req, EU_PERM_MANAGE_CUSTOM_EMOJIS))
+        then(req);
+}
+
+static void
+staff_list(struct eu_req *req)
+{
+    may_manage(req, eu_custom_emojis_list);
+}
+
+static void
+staff_show(struct eu_req *req)
+{
+    may_manage(req, eu_custom_emojis_show);
+}
+
+static void
+staff_create(struct eu_req *req)
+{
+    may_manage(req, eu_custom_emojis_create);
+}
+
+static void
+staff_update(struct eu_req *req)
+{
+    may_manage(req, eu_custom_emojis_update);
+}
+
+static void
+staff_delete(struct eu_req *req)
+{
+    may_manage(req, eu_custom_emojis_delete);
+}
+
+/* ------------------------------------------------------------ route table */
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+const struct eu_route eu_custom_emojis_routes[] = {
+    {EU_HTTP_GET, "/api/v1/custom_emojis", public_list, NULL, EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/admin/custom_emojis", staff_list, "admin:read",
+     EU_ROUTE_API | EU_ROUTE_AUTH},
+    {EU_HTTP_POST, "/api/v1/admin/custom_emojis", staff_create, "admin:write",
+     EU_ROUTE_API | EU_ROUTE_AUTH},
+    {EU_HTTP_GET, "/api/v1/admin/custom_emojis/:id", staff_show, "admin:read",
+     EU_ROUTE_API | EU_ROUTE_AUTH},
+    {EU_HTTP_PATCH, "/api/v1/admin/custom_emojis/:id", staff_update, "admin:write",
+     EU_ROUTE_API | EU_ROUTE_AUTH},
+    {EU_HTTP_DELETE, "/api/v1/admin/custom_emojis/:id", staff_delete, "admin:write",
+     EU_ROUTE_API | EU_ROUTE_AUTH},
+    {0},
+};
