@@ -76,6 +76,7 @@ extern const struct eu_sql eu_admin_rules_sql[];      /* admin_rules.c */
 extern const struct eu_sql eu_admin_dashboard_sql[];  /* admin_dashboard.c */
 extern const struct eu_sql eu_admin_dimensions_sql[]; /* admin_dashboard.c */
 extern const struct eu_sql eu_admin_retention_sql[];  /* admin_dashboard.c */
+extern const struct eu_sql eu_trends_sql[];           /* trends.c */
 extern const struct eu_sql eu_nodeinfo_sql[];         /* nodeinfo.c */
 extern const struct eu_sql eu_web_sql[];              /* web.c */
 extern const struct eu_sql eu_reports_sql[];          /* reports.c */

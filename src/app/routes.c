@@ -35,6 +35,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_instance_info_routes,
     eu_admin_rules_routes,
     eu_admin_dashboard_routes,
+    eu_trends_routes,
 
     /* Mastodon's REST API and the web pages (src/api/) */
     eu_oauth_routes,

@@ -43,6 +43,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_admin_dashboard_sql,
     eu_admin_dimensions_sql,
     eu_admin_retention_sql,
+    eu_trends_sql,
     eu_nodeinfo_sql,
     eu_web_sql,
     eu_reports_sql,

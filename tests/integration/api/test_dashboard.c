@@ -6,6 +6,8 @@
  * remote server's account), with the exact numbers each key must give;
  * refusals without view_dashboard or the admin:read scope, bad input, and
  * a decoy tenant in the same placement whose activity is never counted.
+ * Trends: a tag and a status trending only once the staff approved them,
+ * gone when rejected, with audit rows and the same refusals.
  */
 #include "world.h"
 
@@ -517,6 +519,135 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* The audit rows of action on target. */
+static long
+audit_rows(struct world *w, const char *action, const char *type, const char *target)
+{
+    return eu_it_world_sql_long(w,
+                                "SELECT count(*) FROM admin_action_logs WHERE tenant_id = %s"
+                                " AND action = '%s' AND target_type = '%s' AND target_id = %s",
+                                w->tid, action, type, target);
+}
+
+START_TEST(test_trends)
+{
+    struct world w;
+    struct eu_it_resp r = {0};
+    eu_it_world_start(&w, &world);
+    appoint(&w);
+    /* Two accounts use #trendy today, none before: it trends. The decoy's
+     * one use does not make it trend there, nor count here. */
+    char *s1 = post(&w, HOST, "bob", "first #trendy", NULL);
+    free(post(&w, HOST, "rita", "second #trendy", NULL));
+    free(post(&w, HOST, "bob", "a lone #quiet", NULL));
+    free(post(&w, DECOY, "dan", "decoy #trendy", NULL));
+    call_on(&w, &r, HOST, "POST", "rita", NULL, "/api/v1/statuses/%s/favourite", s1);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/statuses/%s/reblog", s1);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call_on(&w, &r, HOST, "POST", "bob", "{\"status\":\"secret\",\"visibility\":\"private\"}",
+            "/api/v1/statuses");
+    char *hidden = strdup(json_string_value(json_object_get(r.json, "id")));
+
+    /* Not shown before the staff approve. */
+    call_on(&w, &r, HOST, "GET", NULL, NULL, "/api/v1/trends/tags");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    call_on(&w, &r, HOST, "GET", "bob", NULL, "/api/v1/trends");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    call_on(&w, &r, HOST, "GET", NULL, NULL, "/api/v1/trends/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    /* The staff see the candidates, awaiting review. */
+    call_on(&w, &r, HOST, "GET", "olga", NULL, "/api/v1/admin/trends/tags");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.name", "trendy");
+    char *tag = strdup(json_string_value(eu_it_jpath(r.json, "0.id")));
+    ck_assert(json_is_true(eu_it_jpath(r.json, "0.requires_review")));
+    ck_assert(json_is_false(eu_it_jpath(r.json, "0.trendable")));
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "0.history")), 7);
+    EU_IT_EXPECT_JSTR(&r, "0.history.0.uses", "2");
+    EU_IT_EXPECT_JSTR(&r, "0.history.0.accounts", "2");
+    EU_IT_EXPECT_JSTR(&r, "0.history.1.uses", "0");
+    call_on(&w, &r, HOST, "GET", "olga", NULL, "/api/v1/admin/trends/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.id", s1);
+    ck_assert(json_is_true(eu_it_jpath(r.json, "0.requires_review")));
+
+    /* Refusals: no manage_taxonomies, no admin scope, another tenant. */
+    call_on(&w, &r, HOST, "GET", "mick", NULL, "/api/v1/admin/trends/tags");
+    expect_error_text(&r, 403, "This action is not allowed");
+    call_on(&w, &r, HOST, "POST", "mick", NULL, "/api/v1/admin/trends/tags/%s/approve", tag);
+    expect_error_text(&r, 403, "This action is not allowed");
+    call_on(&w, &r, HOST, "POST", "adam", NULL, "/api/v1/admin/trends/statuses/%s/approve", s1);
+    expect_error_text(&r, 403, "This action is outside the authorized scopes");
+    call_on(&w, &r, DECOY, "POST", "dora", NULL, "/api/v1/admin/trends/tags/%s/approve", tag);
+    expect_error_text(&r, 404, "Record not found");
+    call_on(&w, &r, DECOY, "POST", "dora", NULL, "/api/v1/admin/trends/statuses/%s/approve", s1);
+    expect_error_text(&r, 404, "Record not found");
+    call_on(&w, &r, DECOY, "GET", "dora", NULL, "/api/v1/admin/trends/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    call_on(&w, &r, DECOY, "GET", "olga", NULL, "/api/v1/admin/trends/tags");
+    EU_IT_EXPECT_ERROR(&r, 401);
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/admin/trends/statuses/%s/approve", hidden);
+    expect_error_text(&r, 404, "Record not found");
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/admin/trends/tags/x1/approve");
+    expect_error_text(&r, 404, "Record not found");
+    ck_assert_int_eq(
+        eu_it_world_sql_long(&w, "SELECT count(*) FROM tags WHERE trendable IS NOT NULL"), 0);
+
+    /* Approved: shown to everyone, with an audit row each. */
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/admin/trends/tags/%s/approve", tag);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "id", tag);
+    ck_assert(json_is_true(eu_it_jpath(r.json, "trendable")));
+    ck_assert(json_is_false(eu_it_jpath(r.json, "requires_review")));
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/admin/trends/statuses/%s/approve", s1);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "id", s1);
+    ck_assert_int_eq(audit_rows(&w, "approve", "Tag", tag), 1);
+    ck_assert_int_eq(audit_rows(&w, "approve", "Status", s1), 1);
+    call_on(&w, &r, HOST, "GET", NULL, NULL, "/api/v1/trends/tags");
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.name", "trendy");
+    EU_IT_EXPECT_JSTR(&r, "0.history.0.accounts", "2");
+    ck_assert_ptr_null(eu_it_jpath(r.json, "0.requires_review"));
+    call_on(&w, &r, HOST, "GET", "rita", NULL, "/api/v1/trends/statuses");
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.id", s1);
+    /* The decoy's trends show none of the host's. */
+    call_on(&w, &r, DECOY, "GET", NULL, NULL, "/api/v1/trends/tags");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    call_on(&w, &r, DECOY, "GET", NULL, NULL, "/api/v1/trends/statuses");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    /* Rejected: gone again. */
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/admin/trends/tags/%s/reject", tag);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(json_is_false(eu_it_jpath(r.json, "trendable")));
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/admin/trends/statuses/%s/reject", s1);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(audit_rows(&w, "reject", "Tag", tag), 1);
+    ck_assert_int_eq(audit_rows(&w, "reject", "Status", s1), 1);
+    call_on(&w, &r, HOST, "GET", NULL, NULL, "/api/v1/trends/tags");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    call_on(&w, &r, HOST, "GET", NULL, NULL, "/api/v1/trends/statuses");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    call_on(&w, &r, HOST, "GET", "olga", NULL, "/api/v1/admin/trends/tags");
+    ck_assert(json_is_false(eu_it_jpath(r.json, "0.requires_review")));
+
+    free(s1);
+    free(hidden);
+    free(tag);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -524,5 +655,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_measures, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_dimensions_and_retention, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_refusals, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_trends, TIMEOUT);
     return eu_it_run_suite(s);
 }
