@@ -159,13 +159,13 @@ tag_json(struct eu_req *req, const PGresult *res, int i, bool staff)
 {
     const char *name = PQgetvalue(res, i, PQfnumber(res, "name"));
     json_t *history = json_loads(PQgetvalue(res, i, PQfnumber(res, "history")), 0, NULL);
-    json_t *t = json_pack("{s:s, s:s, s:o}", "name", name, "url",
+    json_t *t = json_pack("{s:s, s:s, s:s, s:o}", "id", PQgetvalue(res, i, PQfnumber(res, "id")),
+                          "name", name, "url",
                           eu_arena_sprintf(req->arena, "%s/tags/%s", eu_req_base_url(req), name),
                           "history", history ? history : json_array());
     if (staff) {
         int c = PQfnumber(res, "trendable");
         bool reviewed = !PQgetisnull(res, i, c);
-        json_object_set_new(t, "id", json_string(PQgetvalue(res, i, PQfnumber(res, "id"))));
         json_object_set_new(t, "trendable",
                             json_boolean(reviewed && PQgetvalue(res, i, c)[0] == 't'));
         json_object_set_new(t, "usable", json_true());

@@ -614,6 +614,7 @@ START_TEST(test_trends)
     call_on(&w, &r, HOST, "GET", NULL, NULL, "/api/v1/trends/tags");
     ck_assert_int_eq(json_array_size(r.json), 1);
     EU_IT_EXPECT_JSTR(&r, "0.name", "trendy");
+    EU_IT_EXPECT_JSTR(&r, "0.id", tag);
     EU_IT_EXPECT_JSTR(&r, "0.history.0.accounts", "2");
     ck_assert_ptr_null(eu_it_jpath(r.json, "0.requires_review"));
     call_on(&w, &r, HOST, "GET", "rita", NULL, "/api/v1/trends/statuses");
