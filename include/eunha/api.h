@@ -14,6 +14,8 @@ struct eu_req;
 /* The route tables of src/api/, one per handler file, each ending with {0};
  * src/app/routes.c lists them. */
 extern const struct eu_route eu_accounts_routes[];         /* accounts.c */
+extern const struct eu_route eu_admin_dashboard_routes[];  /* admin_dashboard.c */
+extern const struct eu_route eu_trends_routes[];           /* trends.c */
 extern const struct eu_route eu_admin_rules_routes[];      /* admin_rules.c */
 extern const struct eu_route eu_announcements_routes[];    /* announcements.c */
 extern const struct eu_route eu_conversations_routes[];    /* conversations.c */

@@ -2,7 +2,7 @@
  * The social group's route table and its small resources: favourites and
  * bookmarks lists, markers, preferences, hashtags (show, follow, followed
  * tags), the list timeline, and the endpoints clients call at start-up that
- * Eunha answers with empty lists (trends, suggestions) so no client sees
+ * Eunha answers with empty lists (trending links, suggestions) so no client sees
  * a 404 there. Notifications, filters, search, conversations and
  * reports have files of their own.
  */
@@ -582,9 +582,7 @@ const struct eu_route eu_social_routes[] = {
     {GET, "/api/v1/tags/:name", tags_show, "read:follows", OPT},
     {POST, "/api/v1/tags/:name/follow", tags_follow, "write:follows", AUTH},
     {POST, "/api/v1/tags/:name/unfollow", tags_unfollow, "write:follows", AUTH},
-    {GET, "/api/v1/trends", reply_empty_list, NULL, EU_ROUTE_API},
-    {GET, "/api/v1/trends/tags", reply_empty_list, NULL, EU_ROUTE_API},
-    {GET, "/api/v1/trends/statuses", reply_empty_list, NULL, EU_ROUTE_API},
+    /* Tags and statuses trend in trends.c; links wait for preview cards. */
     {GET, "/api/v1/trends/links", reply_empty_list, NULL, EU_ROUTE_API},
     {GET, "/api/v1/suggestions", reply_empty_list, "read", AUTH},
     {GET, "/api/v2/suggestions", reply_empty_list, "read", AUTH},

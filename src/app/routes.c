@@ -36,6 +36,8 @@ const struct eu_route *const eu_route_tables[] = {
     eu_instance_info_routes,
     eu_admin_rules_routes,
     eu_custom_emojis_routes, /* the picker's list and the staff's */
+    eu_admin_dashboard_routes,
+    eu_trends_routes,
 
     /* Mastodon's REST API and the web pages (src/api/) */
     eu_oauth_routes,

@@ -47,6 +47,7 @@ const char *const eu_db_tenant_tables[] = {
     "announcements",
     "account_conversations",
     "mentions",
+    "status_trend_reviews", /* before statuses, which it references */
     "statuses_tags",
     "status_edits",
     "status_pins",
@@ -117,6 +118,9 @@ static const char *const tenant_free_functions[] = {
     "eunha_next_id",
     "eunha_domain_suffixes",
     "eunha_analyze_new_tables",
+    /* A day and its snowflake ids (tenant migration 0056). */
+    "eunha_day_first_id",
+    "eunha_id_day",
     NULL,
 };
 

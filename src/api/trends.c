@@ -1,0 +1,406 @@
+/*
+ * Trends and the staff's review of them: GET /api/v1/trends (an alias of
+ * /trends/tags), /api/v1/trends/tags and /api/v1/trends/statuses for
+ * everyone, and Mastodon's admin side, GET /api/v1/admin/trends/tags and
+ * /statuses (every candidate, with requires_review) and POST .../:id/
+ * approve|reject (permission manage_taxonomies, each with its audit row).
+ *
+ * Computed when asked, one statement each, bounded by the snowflake ids
+ * of the last days (statuses_tags by status, favourites and reblogs by
+ * their own id), so a trend costs the rows of a week, not of the tenant;
+ * docs/dashboard.md says why no queue job is needed. A tag trends when
+ * more accounts used it today than on an average day of the six before
+ * (at least one); a status when it was favourited or reblogged in the
+ * last two days. Neither shows publicly before the staff approved it
+ * (tags.trendable and status_trend_reviews, tenant migration 0056), as
+ * Mastodon requires review by default. Links wait for preview cards.
+ */
+#include "eunha/api.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eunha/arena.h"
+#include "eunha/auth.h"
+#include "eunha/error.h"
+#include "eunha/http.h"
+#include "eunha/params.h"
+#include "eunha/sql.h"
+#include "eunha/statuses.h"
+
+/* Mastodon's limits for trends: 10 by default, 20 at most. */
+#define TRENDS_LIMIT 10
+#define TRENDS_LIMIT_MAX 20
+
+enum {
+    TRENDS_TAGS,
+    TRENDS_STATUSES,
+    TRENDS_TAG_REVIEW,
+    TRENDS_STATUS_REVIEW,
+};
+
+/* A tag's Mastodon history: the last seven days (UTC), today first, each
+ * with its uses and distinct accounts, from the tag's range of the
+ * statuses_tags key. ID is the tag id's column. */
+#define TAG_HISTORY(ID)                                                                            \
+    "(SELECT json_agg(json_build_object('day', extract(epoch FROM "                                \
+    "d.day::timestamp)::bigint::text,"                                                             \
+    " 'uses', d.uses::text, 'accounts', d.accounts::text) ORDER BY d.day DESC)"                    \
+    " FROM (SELECT (now() AT TIME ZONE 'UTC')::date - i AS day FROM generate_series(0, 6) i) dd"   \
+    " CROSS JOIN LATERAL (SELECT dd.day, count(*) AS uses, count(DISTINCT s.account_id)"           \
+    "  AS accounts FROM statuses_tags t JOIN statuses s ON s.tenant_id = t.tenant_id"              \
+    "  AND s.id = t.status_id WHERE t.tenant_id = $1 AND t.tag_id = " ID                           \
+    "  AND t.status_id >= eunha_day_first_id(dd.day)"                                              \
+    "  AND t.status_id < eunha_day_first_id(dd.day + 1) AND s.deleted_at IS NULL) d)::text"        \
+    " AS history"
+
+const struct eu_sql eu_trends_sql[] = {
+    /*
+     * $2 true for every candidate (the staff), false for the approved
+     * only; $3 limit, $4 offset. Public statuses of the last seven days
+     * by tag and day; observed is today's distinct accounts, expected a
+     * day's average over the six before (at least 1); the score is
+     * Mastodon's (observed - expected)^2 / expected when observed passes
+     * expected.
+     */
+    [TRENDS_TAGS] =
+        {"trends.tags",
+         "WITH b AS (SELECT (now() AT TIME ZONE 'UTC')::date AS today),"
+         " u AS MATERIALIZED (SELECT t.tag_id, eunha_id_day(t.status_id) AS day, s.account_id"
+         "  FROM b, statuses_tags t JOIN statuses s ON s.tenant_id = t.tenant_id"
+         "  AND s.id = t.status_id WHERE t.tenant_id = $1"
+         "  AND t.status_id >= eunha_day_first_id(b.today - 6) AND s.deleted_at IS NULL"
+         "  AND s.visibility = 0),"
+         " sc AS (SELECT u.tag_id, count(DISTINCT u.account_id) FILTER (WHERE u.day = b.today)"
+         "  AS observed, greatest(1.0, count(DISTINCT (u.account_id, u.day))"
+         "  FILTER (WHERE u.day < b.today) / 6.0) AS expected FROM u, b GROUP BY u.tag_id)"
+         " SELECT g.id::text AS id, g.name, g.trendable::text AS trendable,"
+         " (sc.observed - sc.expected) ^ 2 / sc.expected AS score, " TAG_HISTORY(
+             "g.id") " FROM sc JOIN tags g ON g.tenant_id = $1 AND g.id = sc.tag_id"
+                     " WHERE sc.observed > sc.expected AND ($2::bool OR g.trendable)"
+                     " ORDER BY score DESC, g.id DESC LIMIT $3::int OFFSET $4::int"},
+    /* $2..$4 as above. Public statuses (not reblogs) by their favourites
+     * and reblogs since yesterday began. */
+    [TRENDS_STATUSES] =
+        {"trends.statuses",
+         "WITH b AS (SELECT eunha_day_first_id((now() AT TIME ZONE 'UTC')::date - 1) AS since),"
+         " i AS (SELECT f.status_id AS id FROM b, favourites f WHERE f.tenant_id = $1"
+         "  AND f.id >= b.since UNION ALL SELECT r.reblog_of_id FROM b, statuses r"
+         "  WHERE r.tenant_id = $1 AND r.id >= b.since AND r.reblog_of_id IS NOT NULL"
+         "  AND r.deleted_at IS NULL),"
+         " sc AS (SELECT i.id, count(*) AS score FROM i GROUP BY i.id)"
+         " SELECT s.id::text AS id, v.trendable::text AS trendable, sc.score FROM sc"
+         " JOIN statuses s ON s.tenant_id = $1 AND s.id = sc.id"
+         " LEFT JOIN status_trend_reviews v ON v.tenant_id = $1 AND v.status_id = s.id"
+         " WHERE s.visibility = 0 AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL"
+         " AND ($2::bool OR v.trendable) ORDER BY sc.score DESC, s.id DESC"
+         " LIMIT $3::int OFFSET $4::int"},
+    /* $2 the tag, $3 trendable, $4 the staff's account. */
+    [TRENDS_TAG_REVIEW] =
+        {"trends.tag_review",
+         "WITH g AS (UPDATE tags SET trendable = $3::bool, reviewed_at = now()"
+         "  WHERE tenant_id = $1 AND id = $2::bigint RETURNING id, name, trendable),"
+         " l AS (INSERT INTO admin_action_logs (tenant_id, account_id, action, target_type,"
+         "  target_id, human_identifier) SELECT $1, $4::bigint, CASE WHEN $3::bool"
+         "  THEN 'approve' ELSE 'reject' END, 'Tag', g.id, g.name FROM g)"
+         " SELECT g.id::text AS id, g.name, g.trendable::text AS trendable, " TAG_HISTORY(
+             "g.id") " FROM g"},
+    /* $2 the status (public, not a reblog), $3 trendable, $4 the staff's
+     * account. */
+    [TRENDS_STATUS_REVIEW] =
+        {"trends.status_review",
+         "WITH s AS (SELECT s.id FROM statuses s WHERE s.tenant_id = $1 AND s.id = $2::bigint"
+         "  AND s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL),"
+         " v AS (INSERT INTO status_trend_reviews (tenant_id, status_id, trendable)"
+         "  SELECT $1, s.id, $3::bool FROM s ON CONFLICT (tenant_id, status_id)"
+         "  DO UPDATE SET trendable = excluded.trendable, reviewed_at = now()"
+         "  RETURNING status_id),"
+         " l AS (INSERT INTO admin_action_logs (tenant_id, account_id, action, target_type,"
+         "  target_id) SELECT $1, $4::bigint, CASE WHEN $3::bool THEN 'approve' ELSE 'reject'"
+         "  END, 'Status', v.status_id FROM v)"
+         " SELECT v.status_id::text AS id FROM v"},
+    {0},
+};
+
+/* ------------------------------------------------------------------ tags */
+
+/* Reads limit and offset into out[0], out[1] (arena strings); replies 422
+ * and returns -1 when they are not numbers. */
+static int
+read_page(struct eu_req *req, const char *out[2])
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return -1;
+    }
+    long long limit = TRENDS_LIMIT, offset = 0;
+    if (eu_param_int(params, "limit", &limit) < 0 || eu_param_int(params, "offset", &offset) < 0) {
+        eu_req_reply_error(req, 422, "limit and offset must be integers");
+        return -1;
+    }
+    if (limit < 1)
+        limit = TRENDS_LIMIT;
+    if (limit > TRENDS_LIMIT_MAX)
+        limit = TRENDS_LIMIT_MAX;
+    if (offset < 0 || offset > 1000)
+        offset = offset < 0 ? 0 : 1000;
+    out[0] = eu_arena_sprintf(req->arena, "%lld", limit);
+    out[1] = eu_arena_sprintf(req->arena, "%lld", offset);
+    return 0;
+}
+
+/* The Tag entity of row i (Admin::Tag for the staff, with its review). */
+static json_t *
+tag_json(struct eu_req *req, const PGresult *res, int i, bool staff)
+{
+    const char *name = PQgetvalue(res, i, PQfnumber(res, "name"));
+    json_t *history = json_loads(PQgetvalue(res, i, PQfnumber(res, "history")), 0, NULL);
+    json_t *t = json_pack("{s:s, s:s, s:s, s:o}", "id", PQgetvalue(res, i, PQfnumber(res, "id")),
+                          "name", name, "url",
+                          eu_arena_sprintf(req->arena, "%s/tags/%s", eu_req_base_url(req), name),
+                          "history", history ? history : json_array());
+    if (staff) {
+        int c = PQfnumber(res, "trendable");
+        bool reviewed = !PQgetisnull(res, i, c);
+        json_object_set_new(t, "trendable",
+                            json_boolean(reviewed && PQgetvalue(res, i, c)[0] == 't'));
+        json_object_set_new(t, "usable", json_true());
+        json_object_set_new(t, "listable", json_true());
+        json_object_set_new(t, "requires_review", json_boolean(!reviewed));
+    }
+    return t;
+}
+
+static void
+on_tags(struct eu_req *req, PGresult *res, void *arg)
+{
+    bool staff = arg != NULL;
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(out, tag_json(req, res, i, staff));
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+list_tags(struct eu_req *req, bool staff)
+{
+    const char *page[2];
+    if (read_page(req, page) < 0)
+        return;
+    const char *p[] = {staff ? "true" : "false", page[0], page[1]};
+    eu_req_stmt(req, &eu_trends_sql[TRENDS_TAGS], 3, p, on_tags, staff ? (void *)req : NULL);
+}
+
+static void
+public_tags(struct eu_req *req)
+{
+    list_tags(req, false);
+}
+
+/* -------------------------------------------------------------- statuses */
+
+/* The rows' ids and, for the staff, which still need review. */
+struct status_rows {
+    bool staff;
+    json_t *review; /* id -> requires_review; owned here */
+};
+
+static void
+on_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    struct status_rows *rows = arg;
+    if (rows->staff) {
+        size_t i;
+        json_t *s;
+        json_array_foreach(array, i, s)
+        {
+            json_t *r = json_object_get(rows->review, json_string_value(json_object_get(s, "id")));
+            json_object_set(s, "requires_review", r ? r : json_false());
+        }
+    }
+    json_decref(rows->review);
+    rows->review = NULL;
+    eu_req_reply_json(req, 200, array);
+}
+
+static void
+on_statuses(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct status_rows *rows = arg;
+    int n = PQntuples(res);
+    const char **ids = eu_arena_alloc(req->arena, sizeof(*ids) * (size_t)(n ? n : 1));
+    int c_id = PQfnumber(res, "id"), c_trendable = PQfnumber(res, "trendable");
+    rows->review = json_object();
+    for (int i = 0; i < n; i++) {
+        ids[i] = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_id));
+        json_object_set_new(rows->review, ids[i], json_boolean(PQgetisnull(res, i, c_trendable)));
+    }
+    eu_statuses_render(req, ids, (size_t)n, on_rendered, rows);
+}
+
+static void
+rows_release(void *arg)
+{
+    struct status_rows *rows = arg;
+    json_decref(rows->review);
+}
+
+static void
+list_statuses(struct eu_req *req, bool staff)
+{
+    const char *page[2];
+    if (read_page(req, page) < 0)
+        return;
+    struct status_rows *rows = eu_arena_calloc(req->arena, sizeof(*rows));
+    rows->staff = staff;
+    eu_arena_on_free(req->arena, rows_release, rows);
+    const char *p[] = {staff ? "true" : "false", page[0], page[1]};
+    eu_req_stmt(req, &eu_trends_sql[TRENDS_STATUSES], 3, p, on_statuses, rows);
+}
+
+static void
+public_statuses(struct eu_req *req)
+{
+    list_statuses(req, false);
+}
+
+/* ------------------------------------------------------------ the staff */
+
+static void
+staff_tags(struct eu_req *req)
+{
+    if (eu_auth_permit(req, EU_PERM_MANAGE_TAXONOMIES))
+        list_tags(req, true);
+}
+
+static void
+staff_statuses(struct eu_req *req)
+{
+    if (eu_auth_permit(req, EU_PERM_MANAGE_TAXONOMIES))
+        list_statuses(req, true);
+}
+
+/* The :id parameter when it is a number; NULL after answering 404. */
+static const char *
+trend_id(struct eu_req *req)
+{
+    const char *id = eu_req_param(req, "id");
+    if (!id || !*id || strspn(id, "0123456789") != strlen(id) || strlen(id) > 18) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return NULL;
+    }
+    return id;
+}
+
+static void
+on_tag_reviewed(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, tag_json(req, res, 0, true));
+}
+
+static void
+review_tag(struct eu_req *req, bool approve)
+{
+    if (!eu_auth_permit(req, EU_PERM_MANAGE_TAXONOMIES))
+        return;
+    const char *id = trend_id(req);
+    if (!id)
+        return;
+    const char *p[] = {id, approve ? "true" : "false", eu_req_viewer(req)};
+    eu_req_stmt(req, &eu_trends_sql[TRENDS_TAG_REVIEW], 3, p, on_tag_reviewed, NULL);
+}
+
+static void
+approve_tag(struct eu_req *req)
+{
+    review_tag(req, true);
+}
+
+static void
+reject_tag(struct eu_req *req)
+{
+    review_tag(req, false);
+}
+
+static void
+on_status_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    (void)arg;
+    json_t *s = json_array_get(array, 0);
+    if (!s) {
+        json_decref(array);
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    json_incref(s);
+    json_decref(array);
+    json_object_set_new(s, "requires_review", json_false());
+    eu_req_reply_json(req, 200, s);
+}
+
+static void
+on_status_reviewed(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *ids[] = {eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0))};
+    eu_statuses_render(req, ids, 1, on_status_rendered, NULL);
+}
+
+static void
+review_status(struct eu_req *req, bool approve)
+{
+    if (!eu_auth_permit(req, EU_PERM_MANAGE_TAXONOMIES))
+        return;
+    const char *id = trend_id(req);
+    if (!id)
+        return;
+    const char *p[] = {id, approve ? "true" : "false", eu_req_viewer(req)};
+    eu_req_stmt(req, &eu_trends_sql[TRENDS_STATUS_REVIEW], 3, p, on_status_reviewed, NULL);
+}
+
+static void
+approve_status(struct eu_req *req)
+{
+    review_status(req, true);
+}
+
+static void
+reject_status(struct eu_req *req)
+{
+    review_status(req, false);
+}
+
+/* ------------------------------------------------------------ route table */
+
+#define STAFF (EU_ROUTE_API | EU_ROUTE_AUTH)
+
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables.
+ * /api/v1/trends/links and the admin's links stay in social.c's table
+ * (empty lists) until preview cards exist (issue 32). */
+const struct eu_route eu_trends_routes[] = {
+    {EU_HTTP_GET, "/api/v1/trends", public_tags, NULL, EU_ROUTE_API | EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/trends/tags", public_tags, NULL, EU_ROUTE_API | EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/trends/statuses", public_statuses, NULL,
+     EU_ROUTE_API | EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/admin/trends/tags", staff_tags, "admin:read", STAFF},
+    {EU_HTTP_GET, "/api/v1/admin/trends/statuses", staff_statuses, "admin:read", STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/trends/tags/:id/approve", approve_tag, "admin:write", STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/trends/tags/:id/reject", reject_tag, "admin:write", STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/trends/statuses/:id/approve", approve_status, "admin:write",
+     STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/trends/statuses/:id/reject", reject_status, "admin:write", STAFF},
+    {0},
+};
