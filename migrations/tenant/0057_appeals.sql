@@ -48,9 +48,10 @@ CREATE INDEX appeals_account ON appeals (tenant_id, account_id);
 -- Mastodon's AccountWarning entity of strike p_id of tenant p_tenant,
 -- without target_account (an Account entity the C side renders: it is the
 -- notification's own account). NULL when there is no such strike. The
--- appeal is {text, state} or null.
+-- appeal is {text, state} or null. STRICT, so it is called as a function,
+-- once a row that has a strike, not inlined into every notification page.
 CREATE FUNCTION eunha_account_warning_json(p_tenant bigint, p_id bigint) RETURNS json
-LANGUAGE sql STABLE PARALLEL SAFE AS $$
+LANGUAGE sql STABLE STRICT PARALLEL SAFE AS $$
     SELECT json_build_object('id', w.id::text, 'action', w.action, 'text', w.text,
         'status_ids', coalesce(array_to_json(w.status_ids::text[]), '[]'::json),
         'created_at', eunha_ts(w.created_at),
