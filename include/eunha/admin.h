@@ -17,6 +17,7 @@ extern const struct eu_route eu_admin_domain_blocks_routes[];     /* domain_bloc
 extern const struct eu_route eu_admin_health_routes[];            /* health.c */
 extern const struct eu_route eu_admin_instance_routes[];          /* instance.c */
 extern const struct eu_route eu_admin_custom_emojis_routes[];     /* custom_emojis.c */
+extern const struct eu_route eu_admin_staff_routes[];             /* staff.c */
 extern const struct eu_route eu_admin_jobs_routes[];              /* jobs.c */
 extern const struct eu_route eu_admin_lifecycle_archive_routes[]; /* lifecycle_archive.c */
 extern const struct eu_route eu_admin_lifecycle_move_routes[];    /* lifecycle_move.c */

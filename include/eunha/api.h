@@ -48,6 +48,11 @@ extern const struct eu_route eu_timelines_routes[];        /* timelines.c */
 extern const struct eu_route eu_web_routes[];              /* web.c */
 /* notification_requests.c: the notification policy and requests */
 extern const struct eu_route eu_notification_requests_routes[];
+/* the tenant staff's roles, audit log and appeals (staff_roles.c,
+ * staff_action_logs.c, appeals.c) */
+extern const struct eu_route eu_staff_roles_routes[];
+extern const struct eu_route eu_staff_action_logs_routes[];
+extern const struct eu_route eu_appeals_routes[];
 
 /*
  * The instance's rules for req->tenant, once the caller has decided who may
@@ -76,6 +81,22 @@ void eu_custom_emojis_show(struct eu_req *req);
 void eu_custom_emojis_create(struct eu_req *req);
 void eu_custom_emojis_update(struct eu_req *req);
 void eu_custom_emojis_delete(struct eu_req *req);
+
+/*
+ * The tenant's roles for req->tenant (staff_roles.c), once the caller has
+ * decided who may: list, show :id, create and update from the parameters
+ * name, color, position, permissions and highlighted, delete :id. A
+ * request with a signed-in user is held to that user's role (Mastodon's
+ * UserRole checks) and audited; one without (the operator's) is not. Each
+ * finishes req.
+ */
+void eu_staff_roles_list(struct eu_req *req);
+void eu_staff_roles_show(struct eu_req *req);
+void eu_staff_roles_create(struct eu_req *req);
+void eu_staff_roles_update(struct eu_req *req);
+void eu_staff_roles_delete(struct eu_req *req);
+/* The tenant's audit log, a page of it (staff_action_logs.c); finishes req. */
+void eu_staff_action_logs_list(struct eu_req *req);
 
 void eu_api_instance_v1(struct eu_req *req);
 void eu_api_instance_v2(struct eu_req *req);

@@ -48,11 +48,16 @@ const struct eu_sql eu_admin_accounts_sql[] = {
          " encrypted_password, role_id, confirmed_at) SELECT $1, a.id, $3, $4, $5::bigint, now()"
          " FROM a RETURNING account_id, "
          "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"},
-    /* $2 the account, $3 its new role id (NULL: the everyone role). No row
-     * for an account without a user (a remote one). */
+    /* $2 the account, $3 its new role id (NULL: the everyone role), a
+     * built-in's or one of the tenant's custom roles (src/api/staff_roles.c).
+     * No row for an account without a user (a remote one) or a role that
+     * is not there. */
     [ADMIN_ACCOUNTS_ROLE] = {"admin_accounts.role",
                              "UPDATE users SET role_id = $3::bigint, updated_at = now()"
                              " WHERE tenant_id = $1 AND account_id = $2::bigint"
+                             " AND ($3::bigint IS NULL OR $3::bigint IN (1, 2, 3)"
+                             " OR EXISTS (SELECT 1 FROM user_roles r WHERE r.tenant_id = $1"
+                             " AND r.id = $3::bigint))"
                              " RETURNING account_id::text"},
     {0},
 };
@@ -227,7 +232,8 @@ on_role_set(struct eu_req *req, PGresult *res, void *arg)
 }
 
 /* How the operator appoints a tenant's owner (or any staff role): the
- * tenant's own staff cannot make the first owner. */
+ * tenant's own staff cannot make the first owner. {"role": name} names a
+ * built-in; {"role_id": id} any role of the tenant, custom ones too. */
 void
 eu_admin_accounts_set_role(struct eu_req *req)
 {
@@ -242,8 +248,14 @@ eu_admin_accounts_set_role(struct eu_req *req)
     if (!body)
         return;
     const char *role = json_string_value(json_object_get(body, "role"));
+    const char *custom = json_string_value(json_object_get(body, "role_id"));
     bool known;
     const char *role_id = role_id_of(role, &known);
+    if (!role && custom && eu_id_is_valid(custom)) {
+        role = custom;
+        role_id = custom;
+        known = true;
+    }
     if (!known) {
         eu_req_reply_error(req, 422,
                            "Validation failed: role must be owner, admin, moderator or user");

@@ -9,7 +9,10 @@
  * eu_statuses_render() for the statuses they point at: a notification whose
  * status the viewer can no longer see (deleted, or hidden by a block since)
  * is left out, as is one whose status a "hide" filter for the
- * "notifications" context matches.
+ * "notifications" context matches. A moderation_warning notification
+ * (a strike, src/api/staff_accounts.c) carries Mastodon 4.3's
+ * AccountWarning, rendered by eunha_account_warning_json() (migration
+ * 0057) with the notification's own account as its target_account.
  */
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -48,10 +51,17 @@
     " AND (n.status_id IS NULL OR EXISTS (SELECT 1 FROM statuses ns WHERE ns.tenant_id = $1"       \
     "  AND ns.id = n.status_id AND ns.deleted_at IS NULL))"
 
+/* A strike's AccountWarning (without target_account) as JSON text, on a
+ * notifications row n; NULL on every other kind. */
+#define WARNING_COLUMN                                                                             \
+    "CASE WHEN n.account_warning_id IS NOT NULL THEN"                                              \
+    " eunha_account_warning_json($1, n.account_warning_id)::text END AS moderation_warning"
+
 /* The notification's columns, read by name, before the account's. */
 #define NOTE_COLUMNS                                                                               \
     "n.id::text AS id, n.type, eunha_ts(n.created_at) AS created_at,"                              \
-    " coalesce(n.group_key, 'ungrouped-' || n.id) AS group_key, n.status_id::text AS status_id, "
+    " coalesce(n.group_key, 'ungrouped-' || n.id) AS group_key, n.status_id::text AS status_id,"   \
+    " " WARNING_COLUMN ", "
 
 /* Statement text is fixed at compile time: constants go into it as
  * literals. */
@@ -62,6 +72,22 @@
 #define AFTER_MARKER                                                                               \
     " AND n.id > coalesce((SELECT m.last_read_id FROM markers m WHERE m.tenant_id = $1"            \
     "  AND m.account_id = $2::bigint AND m.timeline = 'notifications'), 0)"
+
+/*
+ * After deleting notifications d (from_account_id, filtered, type) of $2:
+ * each filtered mention was counted in its sender's notification request
+ * (src/social/notify.c), so the request loses as many, and goes when none
+ * is left, as Mastodon's NotificationRequest#reconsider_existence!.
+ */
+#define REQUESTS_DECREMENT                                                                         \
+    ", c AS (SELECT from_account_id, count(*) AS n FROM d WHERE filtered AND type = 'mention'"     \
+    "  GROUP BY from_account_id),"                                                                 \
+    " u AS (UPDATE notification_requests r SET notifications_count = r.notifications_count - c.n," \
+    "  updated_at = now() FROM c WHERE r.tenant_id = $1 AND r.account_id = $2::bigint"             \
+    "  AND r.from_account_id = c.from_account_id AND r.notifications_count > c.n RETURNING r.id)"  \
+    " DELETE FROM notification_requests r USING c WHERE r.tenant_id = $1"                          \
+    " AND r.account_id = $2::bigint AND r.from_account_id = c.from_account_id"                     \
+    " AND r.notifications_count <= c.n"
 
 enum {
     NOTIFICATIONS_INDEX,
@@ -91,11 +117,12 @@ const struct eu_sql eu_notifications_sql[] = {
          " WHERE" NOTE_WHERE " AND n.id = $6::bigint"},
     [NOTIFICATIONS_DISMISS] =
         {"notifications.dismiss",
-         "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
-         " AND id = $3::bigint"},
+         "WITH d AS (DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
+         " AND id = $3::bigint RETURNING from_account_id, filtered, type)" REQUESTS_DECREMENT},
     [NOTIFICATIONS_CLEAR] =
         {"notifications.clear",
-         "DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"},
+         "WITH d AS (DELETE FROM notifications WHERE tenant_id = $1 AND account_id = $2::bigint"
+         " RETURNING from_account_id, filtered, type)" REQUESTS_DECREMENT},
     [NOTIFICATIONS_UNREAD_COUNT] =
         {"notifications.unread_count",
          "SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE" NOTE_WHERE AFTER_MARKER
@@ -134,6 +161,8 @@ const struct eu_sql eu_notifications_sql[] = {
          "   AND g.account_id = $2::bigint AND (g.group_key = h.gk OR g.id = h.head)"
          "   AND g.id >= r.lo AND (NOT g.filtered OR $12::boolean))::text AS page_min_id,"
          "  eunha_ts(hn.created_at) AS latest_at, hn.status_id::text AS status_id,"
+         "  CASE WHEN hn.account_warning_id IS NOT NULL THEN"
+         "   eunha_account_warning_json($1, hn.account_warning_id)::text END AS moderation_warning,"
          /* 8 sample accounts, the most recent first (Mastodon's
           * sample_account_ids). */
          "  (SELECT json_agg(x.a::text ORDER BY x.last DESC) FROM (SELECT"
@@ -242,7 +271,32 @@ include_filtered(json_t *params)
 struct note {
     const char *id, *type, *created_at, *group_key, *status_id;
     json_t *account; /* borrowed from the page's accounts */
+    json_t *warning; /* a strike's AccountWarning, or NULL; held by the arena */
 };
+
+/* The AccountWarning JSON text of column col of row i, or NULL; the
+ * request's arena holds it. */
+static json_t *
+warning_of(struct eu_req *req, const PGresult *res, int i, int col)
+{
+    if (col < 0 || PQgetisnull(res, i, col))
+        return NULL;
+    json_t *w = json_loads(PQgetvalue(res, i, col), 0, NULL);
+    if (!json_is_object(w)) {
+        json_decref(w);
+        return NULL;
+    }
+    return arena_json(req, w);
+}
+
+/* A copy of warning with target_account set (both borrowed); new reference. */
+static json_t *
+warning_with_target(json_t *warning, json_t *target)
+{
+    json_t *w = json_copy(warning);
+    json_object_set(w, "target_account", target ? target : json_null());
+    return w;
+}
 
 struct note_page {
     struct eu_page page;
@@ -260,6 +314,8 @@ note_json(struct note_page *np, const struct note *nt)
                           nt->created_at, "group_key", nt->group_key, "account", nt->account);
     if (nt->status_id)
         json_object_set(o, "status", json_object_get(np->statuses, nt->status_id));
+    if (nt->warning)
+        json_object_set_new(o, "moderation_warning", warning_with_target(nt->warning, nt->account));
     return o;
 }
 
@@ -338,7 +394,7 @@ on_notes(struct eu_req *req, PGresult *res, void *arg)
     eu_account_cols_find(&ac, res);
     int c_id = PQfnumber(res, "id"), c_type = PQfnumber(res, "type");
     int c_created = PQfnumber(res, "created_at"), c_key = PQfnumber(res, "group_key");
-    int c_status = PQfnumber(res, "status_id");
+    int c_status = PQfnumber(res, "status_id"), c_warning = PQfnumber(res, "moderation_warning");
     for (int k = 0; k < n; k++) {
         int i = asc ? n - 1 - k : k;
         struct note *nt = &np->notes[np->n++];
@@ -350,6 +406,7 @@ on_notes(struct eu_req *req, PGresult *res, void *arg)
                             ? NULL
                             : eu_arena_strdup(req->arena, PQgetvalue(res, i, c_status));
         nt->account = eu_account_json(req, res, i, &ac);
+        nt->warning = warning_of(req, res, i, c_warning);
         json_array_append_new(accounts, nt->account);
     }
     if (n) {
@@ -450,7 +507,23 @@ struct group {
     const char *key, *type, *head, *min, *at, *status_id;
     long long count;
     json_t *samples; /* owned by the page's holder array */
+    json_t *warning; /* a strike's AccountWarning, or NULL; held by the arena */
 };
+
+/* The page's Account entity with id, or NULL. */
+static json_t *
+account_by_id(json_t *accounts, const char *id)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach(accounts, i, a)
+    {
+        const char *aid = json_string_value(json_object_get(a, "id"));
+        if (aid && id && strcmp(aid, id) == 0)
+            return a;
+    }
+    return NULL;
+}
 
 struct group_page {
     struct eu_page page;
@@ -490,6 +563,13 @@ finish_groups(struct eu_req *req, void *arg)
                               "sample_account_ids", g->samples);
         if (g->status_id)
             json_object_set_new(o, "status_id", json_string(g->status_id));
+        /* A strike's notification is from its target, the one sample. */
+        if (g->warning)
+            json_object_set_new(
+                o, "moderation_warning",
+                warning_with_target(
+                    g->warning,
+                    account_by_id(gp->accounts, json_string_value(json_array_get(g->samples, 0)))));
         json_array_append_new(groups, o);
     }
     json_decref(seen);
@@ -558,6 +638,7 @@ on_groups(struct eu_req *req, PGresult *res, void *arg)
     int c_type = PQfnumber(res, "type"), c_head = PQfnumber(res, "most_recent_id");
     int c_min = PQfnumber(res, "page_min_id"), c_at = PQfnumber(res, "latest_at");
     int c_status = PQfnumber(res, "status_id"), c_samples = PQfnumber(res, "samples");
+    int c_warning = PQfnumber(res, "moderation_warning");
     for (int i = 0; i < n; i++) {
         struct group *g = &gp->groups[gp->n++];
         g->key = eu_arena_strdup(req->arena, PQgetvalue(res, i, c_key));
@@ -569,6 +650,7 @@ on_groups(struct eu_req *req, PGresult *res, void *arg)
         g->status_id = PQgetisnull(res, i, c_status)
                            ? NULL
                            : eu_arena_strdup(req->arena, PQgetvalue(res, i, c_status));
+        g->warning = warning_of(req, res, i, c_warning);
         g->samples = json_loads(PQgetvalue(res, i, c_samples), 0, NULL);
         if (!json_is_array(g->samples)) {
             json_decref(g->samples);

@@ -7,6 +7,11 @@
  * target the report goes on to the target's server as a Flag from the
  * tenant's instance actor (src/ap/outbox.c); the tenant's operator reads
  * reports through the admin API (src/admin/reports.c).
+ *
+ * rule_ids cite the tenant's instance rules (src/api/admin_rules.c) and
+ * make the report a violation one, as Mastodon's ReportService does; an
+ * id that names no rule of the tenant is 422, checked by a statement of
+ * its own before the insert, only when rules are cited.
  */
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -33,14 +38,15 @@
  * cap bounds the request anyway. */
 #define STATUS_IDS_MAX 100
 
-enum { REPORTS_CREATE };
+enum { REPORTS_CREATE, REPORTS_RULES };
 
 const struct eu_sql eu_reports_sql[] = {
     /*
      * $2 the reporter, $3 the reported account, $4 its statuses (bigint[]
      * text, each the target's and one the reporter may see), $5 comment,
-     * $6 category, $7 forward (kept only for a remote target). No row when
-     * the account or a status does not fit.
+     * $6 category, $7 forward (kept only for a remote target), $8 the
+     * cited rules (bigint[] text, checked before). No row when the account
+     * or a status does not fit.
      */
     [REPORTS_CREATE] =
         {"reports.create",
@@ -51,14 +57,22 @@ const struct eu_sql eu_reports_sql[] = {
          "  $2::bigint) au"
          "  WHERE s.tenant_id = $1 AND s.id = ANY($4::bigint[]) AND au.ok),"
          " i AS (INSERT INTO reports (tenant_id, account_id, target_account_id, status_ids,"
-         "  comment, category, forwarded) SELECT $1, $2::bigint, t.id,"
-         "  ARRAY(SELECT id FROM s ORDER BY id), $5, $6, $7::bool AND t.remote FROM t"
+         "  comment, category, forwarded, rule_ids) SELECT $1, $2::bigint, t.id,"
+         "  ARRAY(SELECT id FROM s ORDER BY id), $5, $6, $7::bool AND t.remote,"
+         "  ARRAY(SELECT DISTINCT x FROM unnest($8::bigint[]) x ORDER BY x) FROM t"
          "  WHERE (SELECT count(*) FROM s) = (SELECT count(DISTINCT x) FROM unnest($4::bigint[]) x)"
-         "  RETURNING id, status_ids, comment, category, forwarded, created_at)"
+         "  RETURNING id, status_ids, comment, category, forwarded, created_at, rule_ids)"
          " SELECT i.id::text AS id, array_to_json(i.status_ids::text[])::text AS status_ids,"
+         " array_to_json(i.rule_ids::text[])::text AS rule_ids,"
          " i.comment, i.category, i.forwarded, eunha_ts(i.created_at) AS created_at,"
          " (eunha_account(a)).*"
          " FROM i JOIN accounts a ON a.tenant_id = $1 AND a.id = $3::bigint"},
+    /* Whether every id of $2 (bigint[] text) names a rule of the tenant;
+     * deleted ones count, as Mastodon's Rule.with_discarded in its check. */
+    [REPORTS_RULES] = {"reports.rules",
+                       "SELECT count(*) = (SELECT count(DISTINCT x) FROM unnest($2::bigint[]) x)"
+                       " AS ok FROM instance_rules r WHERE r.tenant_id = $1"
+                       " AND r.id = ANY($2::bigint[])"},
     {0},
 };
 
@@ -79,6 +93,38 @@ field(const PGresult *res, const char *name)
     return PQgetvalue(res, 0, PQfnumber(res, name));
 }
 
+/* A report on its way in: the insert's parameters, kept while the cited
+ * rules are checked. Arena-owned. */
+struct create {
+    const char *params[7];
+};
+
+/* The ids as a bigint[] literal in the arena, or NULL when one is not an
+ * id. Integers and strings are both ids, as a form or JSON body sends
+ * them. */
+static const char *
+id_array(struct eu_req *req, json_t *ids)
+{
+    size_t n = json_array_size(ids), cap = n * 21 + 3;
+    char *arr = eu_arena_alloc(req->arena, cap), *w = arr, *end = arr + cap;
+    *w++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(ids, i);
+        char num[24];
+        const char *id = json_string_value(v);
+        if (json_is_integer(v)) {
+            snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+            id = num;
+        }
+        if (!id || !eu_id_is_valid(id))
+            return NULL;
+        w += snprintf(w, (size_t)(end - w), "%s%s", i ? "," : "", id);
+    }
+    *w++ = '}';
+    *w = '\0';
+    return arr;
+}
+
 static void
 on_reported(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -91,17 +137,41 @@ on_reported(struct eu_req *req, PGresult *res, void *arg)
     if (forwarded)
         eu_ap_outbox_flag(req->app, req->tenant, field(res, "id"));
     json_t *ids = json_loads(field(res, "status_ids"), 0, NULL);
+    if (!json_is_array(ids)) {
+        json_decref(ids);
+        ids = json_array();
+    }
+    /* Mastodon's rule_ids is null on a report that cites none. */
+    json_t *rules = json_loads(field(res, "rule_ids"), 0, NULL);
+    if (!json_is_array(rules) || json_array_size(rules) == 0) {
+        json_decref(rules);
+        rules = json_null();
+    }
     struct eu_account_cols ac;
     eu_account_cols_find(&ac, res);
-    json_t *o =
-        json_pack("{s:s, s:b, s:n, s:s, s:s, s:b, s:s, s:o, s:n, s:o}", "id", field(res, "id"),
-                  "action_taken", 0, "action_taken_at", "category", field(res, "category"),
-                  "comment", field(res, "comment"), "forwarded", forwarded, "created_at",
-                  field(res, "created_at"), "status_ids", json_is_array(ids) ? ids : json_array(),
-                  "rule_ids", "target_account", eu_account_json(req, res, 0, &ac));
-    if (!json_is_array(ids))
-        json_decref(ids);
+    json_t *o = json_pack("{s:s, s:b, s:n, s:s, s:s, s:b, s:s, s:o, s:o, s:o}", "id",
+                          field(res, "id"), "action_taken", 0, "action_taken_at", "category",
+                          field(res, "category"), "comment", field(res, "comment"), "forwarded",
+                          forwarded, "created_at", field(res, "created_at"), "status_ids", ids,
+                          "rule_ids", rules, "target_account", eu_account_json(req, res, 0, &ac));
     eu_req_reply_json(req, 200, o);
+}
+
+static void
+insert(struct eu_req *req, struct create *c)
+{
+    eu_req_stmt(req, &eu_reports_sql[REPORTS_CREATE], 7, c->params, on_reported, NULL);
+}
+
+static void
+on_rules(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct create *c = arg;
+    if (PQgetvalue(res, 0, 0)[0] != 't') {
+        eu_req_reply_error(req, 422, "Validation failed: Rule ids does not reference valid rules");
+        return;
+    }
+    insert(req, c);
 }
 
 void
@@ -131,12 +201,19 @@ eu_reports_create(struct eu_req *req)
                            COMMENT_MAX);
         return;
     }
+    struct create *c = eu_arena_calloc(req->arena, sizeof(*c));
     const char *category = eu_param_str(p, "category");
     json_t *rules = eu_param_array(p, "rule_ids");
-    /* Mastodon: rules named make it a violation report, whatever was said. */
-    if (json_array_size(rules) > 0)
-        category = "violation";
+    size_t nrules = json_array_size(rules);
+    const char *rule_arr = nrules <= STATUS_IDS_MAX ? id_array(req, rules) : NULL;
     json_decref(rules);
+    if (!rule_arr) {
+        eu_req_reply_error(req, 422, "Validation failed: Rule ids does not reference valid rules");
+        return;
+    }
+    /* Mastodon: rules named make it a violation report, whatever was said. */
+    if (nrules > 0)
+        category = "violation";
     if (!category || !*category)
         category = "other";
     if (!is_category(category)) {
@@ -148,8 +225,8 @@ eu_reports_create(struct eu_req *req)
         eu_req_reply_error(req, 422, "Validation failed: forward is not a boolean");
         return;
     }
-    /* The status ids as a bigint[] literal; a malformed one cannot be a
-     * status of the account, so it is not found. */
+    /* A malformed status id cannot be a status of the account, so it is
+     * not found. */
     json_t *sids = eu_param_array(p, "status_ids");
     size_t n = json_array_size(sids);
     if (n > STATUS_IDS_MAX) {
@@ -157,30 +234,21 @@ eu_reports_create(struct eu_req *req)
         eu_req_reply_error(req, 422, "Validation failed: too many statuses");
         return;
     }
-    size_t cap = n * 20 + 3;
-    char *arr = eu_arena_alloc(req->arena, cap), *w = arr, *end = arr + cap;
-    *w++ = '{';
-    for (size_t i = 0; i < n; i++) {
-        json_t *v = json_array_get(sids, i);
-        char num[24];
-        const char *id = json_string_value(v);
-        if (json_is_integer(v)) {
-            snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
-            id = num;
-        }
-        if (!id || !eu_id_is_valid(id)) {
-            json_decref(sids);
-            eu_req_reply_error(req, 404, "Record not found");
-            return;
-        }
-        w += snprintf(w, (size_t)(end - w), "%s%s", i ? "," : "", id);
-    }
-    *w++ = '}';
-    *w = '\0';
+    const char *arr = id_array(req, sids);
     json_decref(sids);
-    const char *params[] = {eu_req_viewer(req),        account, arr, comment, category,
-                            forward ? "true" : "false"};
-    eu_req_stmt(req, &eu_reports_sql[REPORTS_CREATE], 6, params, on_reported, NULL);
+    if (!arr) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *params[] = {eu_req_viewer(req),         account, arr, comment, category,
+                            forward ? "true" : "false", rule_arr};
+    memcpy(c->params, params, sizeof(params));
+    if (nrules == 0) {
+        insert(req, c);
+        return;
+    }
+    const char *check[] = {rule_arr};
+    eu_req_stmt(req, &eu_reports_sql[REPORTS_RULES], 1, check, on_rules, c);
 }
 
 /* ------------------------------------------------------------ route table */

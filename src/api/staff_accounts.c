@@ -206,16 +206,25 @@ const struct eu_sql eu_staff_accounts_sql[] = {
          " RETURNING id"},
     /*
      * Mastodon's Admin::AccountAction: $4 type, $5 text, $6 report id or
-     * NULL. The strike is written whatever the type; a type other than
-     * none resolves every open report on the account, none only the one
-     * named. Rows: ('account', whether it is now suspended, whether the
-     * login is disabled) and one 'report' row per resolved report.
+     * NULL, $7 whether to tell the user (a moderation_warning notification
+     * of the strike, which carries the report's statuses). The strike is written whatever the type;
+     * a type other than none resolves every open report on the account, none only the one named.
+     * Rows: ('account', whether it is now suspended, whether the login is disabled) and one
+     * 'report' row per resolved report.
      */
     [STAFF_ACCOUNTS_ACTION] =
         {"staff_accounts.action",
          "WITH w AS (INSERT INTO account_warnings (tenant_id, account_id, target_account_id,"
-         "  action, text, report_id) VALUES ($1, $3::bigint, $2::bigint, $4, $5, $6::bigint)"
+         "  action, text, report_id, status_ids) VALUES ($1, $3::bigint, $2::bigint, $4, $5,"
+         "  $6::bigint, coalesce((SELECT rp.status_ids FROM reports rp WHERE rp.tenant_id = $1"
+         "  AND rp.id = $6::bigint), '{}'))"
          "  RETURNING id),"
+         /* Mastodon's warnable?: a local user is told, unless the moderator
+          * said not to; the notification is from the account itself. */
+         " nw AS (INSERT INTO notifications (tenant_id, account_id, from_account_id, type,"
+         "  account_warning_id) SELECT $1, $2::bigint, $2::bigint, 'moderation_warning', w.id"
+         "  FROM w WHERE $7::bool AND EXISTS (SELECT 1 FROM users nu WHERE nu.tenant_id = $1"
+         "  AND nu.account_id = $2::bigint)),"
          " s AS (UPDATE accounts SET"
          "  suspended_at = CASE WHEN $4 = 'suspend' THEN coalesce(suspended_at, now())"
          "   ELSE suspended_at END,"
@@ -610,7 +619,7 @@ static const struct {
 struct change {
     enum change_kind kind;
     const char *id;
-    const char *type, *text, *report_id; /* CHANGE_ACTION only */
+    const char *type, *text, *report_id, *notify; /* CHANGE_ACTION only */
 };
 
 static const char *const change_names[] = {
@@ -705,9 +714,10 @@ on_target(struct eu_req *req, PGresult *res, void *arg)
     }
     const char *retention =
         eu_arena_sprintf(req->arena, "%d", req->app->cfg->suspended_retention_s);
-    const char *params[] = {c->id, eu_req_viewer(req),
-                            c->kind == CHANGE_ACTION ? c->type : retention, c->text, c->report_id};
-    int n = c->kind == CHANGE_ACTION ? 5 : c->kind == CHANGE_DESTROY ? 3 : 2;
+    const char *params[] = {
+        c->id,   eu_req_viewer(req), c->kind == CHANGE_ACTION ? c->type : retention,
+        c->text, c->report_id,       c->notify};
+    int n = c->kind == CHANGE_ACTION ? 6 : c->kind == CHANGE_DESTROY ? 3 : 2;
     eu_req_stmt(req, &eu_staff_accounts_sql[changes[c->kind].stmt], n, params, on_changed, c);
 }
 
@@ -777,8 +787,10 @@ destroy(struct eu_req *req)
 
 /* POST /api/v1/admin/accounts/:id/action: Mastodon's AccountAction.
  * warning_preset_id names a preset whose text Mastodon would use when
- * none is given; there are no presets yet, so it adds nothing, and
- * send_email_notification waits for the mail of issue 28's notices. */
+ * none is given; there are no presets yet, so it adds nothing.
+ * send_email_notification=false keeps the strike from the user; otherwise
+ * a local user gets a moderation_warning notification (no mail is sent
+ * yet). */
 static void
 action(struct eu_req *req)
 {
@@ -808,6 +820,12 @@ action(struct eu_req *req)
     c->type = type;
     c->text = eu_arena_strdup(req->arena, text ? text : "");
     c->report_id = report && *report ? eu_arena_strdup(req->arena, report) : NULL;
+    bool notify = true;
+    if (eu_param_bool(p, "send_email_notification", &notify) < 0) {
+        eu_req_reply_error(req, 422, "Validation failed: send_email_notification is not a boolean");
+        return;
+    }
+    c->notify = notify ? "true" : "false";
     change(req, c);
 }
 

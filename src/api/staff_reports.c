@@ -2,9 +2,10 @@
  * Mastodon's admin API for reports, for a tenant's own staff
  * (/api/v1/admin/reports): list (open ones unless resolved is given, by
  * reporter or target), show, assign to oneself, unassign, resolve and
- * reopen. Every route needs admin:read:reports or admin:write:reports and
- * a role with manage_reports (Mastodon's ReportPolicy). Each change writes
- * its admin_action_logs row in the same statement.
+ * reopen, and edit (PUT: the category and the rules it cites). Every
+ * route needs admin:read:reports or admin:write:reports and a role with
+ * manage_reports (Mastodon's ReportPolicy). Each change writes its
+ * admin_action_logs row in the same statement.
  *
  * An Admin::Report embeds four Admin::Accounts and the reported statuses,
  * so a page is three statements whatever its size: the reports, the
@@ -18,6 +19,7 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "eunha/app.h"
@@ -40,6 +42,7 @@ enum {
     STAFF_REPORTS_LIST,
     STAFF_REPORTS_SHOW,
     STAFF_REPORTS_CHANGE,
+    STAFF_REPORTS_UPDATE,
 };
 
 /* The columns of the two reading statements, named as struct cols reads them. */
@@ -50,7 +53,10 @@ enum {
     " r.account_id::text AS account, r.target_account_id::text AS target_account,"                 \
     " r.assigned_account_id::text AS assigned_account,"                                            \
     " r.action_taken_by_account_id::text AS action_taken_by_account,"                              \
-    " array_to_json(r.status_ids::text[])::text AS status_ids"
+    " array_to_json(r.status_ids::text[])::text AS status_ids,"                                    \
+    " (SELECT json_agg(json_build_object('id', ru.id::text, 'text', ru.text, 'hint', ru.hint)"     \
+    "  ORDER BY ru.priority, ru.id) FROM instance_rules ru WHERE ru.tenant_id = $1"                \
+    "  AND ru.id = ANY(r.rule_ids))::text AS rules"
 
 const struct eu_sql eu_staff_reports_sql[] = {
     /* $2 resolved ones (else open ones), $3 reporter, $4 target, NULL when
@@ -83,13 +89,34 @@ const struct eu_sql eu_staff_reports_sql[] = {
          " SELECT $1, $3::bigint, CASE $4 WHEN 'assign' THEN 'assigned_to_self'"
          "  WHEN 'unassign' THEN 'unassigned' ELSE $4 END, 'Report', c.id FROM c"
          " RETURNING target_id"},
+    /*
+     * Mastodon's PUT: $2 the report, $3 the moderator, $4 the category and
+     * $5 the rules (bigint[] text), each NULL to keep it. Rules stay only
+     * on a violation report, and must all be the tenant's. One row when the
+     * report exists: valid says whether it was changed (and logged).
+     */
+    [STAFF_REPORTS_UPDATE] =
+        {"staff_reports.update",
+         "WITH cur AS (SELECT r.id, coalesce($4, r.category) AS category,"
+         "  CASE WHEN coalesce($4, r.category) <> 'violation' THEN '{}'::bigint[]"
+         "   ELSE ARRAY(SELECT DISTINCT x FROM unnest(coalesce($5::bigint[], r.rule_ids)) x"
+         "   ORDER BY x) END AS rule_ids"
+         "  FROM reports r WHERE r.tenant_id = $1 AND r.id = $2::bigint),"
+         " ok AS (SELECT cur.*, (SELECT count(*) FROM instance_rules ru WHERE ru.tenant_id = $1"
+         "  AND ru.id = ANY(cur.rule_ids)) = cardinality(cur.rule_ids) AS valid FROM cur),"
+         " u AS (UPDATE reports r SET category = ok.category, rule_ids = ok.rule_ids,"
+         "  updated_at = now() FROM ok WHERE ok.valid AND r.tenant_id = $1 AND r.id = ok.id"
+         "  RETURNING r.id),"
+         " l AS (INSERT INTO admin_action_logs (tenant_id, account_id, action, target_type,"
+         "  target_id) SELECT $1, $3::bigint, 'update', 'Report', u.id FROM u)"
+         " SELECT ok.valid FROM ok"},
     {0},
 };
 
 /* Where REPORT_COLS' columns are in a result, looked up once per result. */
 struct cols {
     int id, action_taken, action_taken_at, category, comment, forwarded, created_at, updated_at,
-        status_ids;
+        status_ids, rules;
     int accounts[4]; /* account, target, assigned, action taken by: as ACCOUNT_KEYS */
 };
 
@@ -109,6 +136,7 @@ cols_find(const PGresult *res, struct cols *c)
     c->created_at = PQfnumber(res, "created_at");
     c->updated_at = PQfnumber(res, "updated_at");
     c->status_ids = PQfnumber(res, "status_ids");
+    c->rules = PQfnumber(res, "rules");
     for (size_t i = 0; i < 4; i++)
         c->accounts[i] = PQfnumber(res, ACCOUNT_KEYS[i]);
 }
@@ -231,9 +259,12 @@ on_reports(struct eu_req *req, PGresult *res, void *arg)
             json_decref(sids);
             sids = json_array();
         }
+        json_t *rules = PQgetisnull(res, row, c.rules)
+                            ? json_array()
+                            : json_loads(PQgetvalue(res, row, c.rules), 0, NULL);
         json_array_append_new(
             r->reports,
-            json_pack("{s:s, s:b, s:o, s:s, s:s, s:b, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:[]}",
+            json_pack("{s:s, s:b, s:o, s:s, s:s, s:b, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}",
                       "id", PQgetvalue(res, row, c.id), "action_taken",
                       PQgetvalue(res, row, c.action_taken)[0] == 't', "action_taken_at",
                       text_or_null(res, row, c.action_taken_at), "category",
@@ -244,7 +275,8 @@ on_reports(struct eu_req *req, PGresult *res, void *arg)
                       text_or_null(res, row, c.accounts[0]), ACCOUNT_KEYS[1],
                       text_or_null(res, row, c.accounts[1]), ACCOUNT_KEYS[2],
                       text_or_null(res, row, c.accounts[2]), ACCOUNT_KEYS[3],
-                      text_or_null(res, row, c.accounts[3]), "_status_ids", sids, "rules"));
+                      text_or_null(res, row, c.accounts[3]), "_status_ids", sids, "rules",
+                      rules ? rules : json_array()));
         for (size_t j = 0; j < 4; j++)
             if (!PQgetisnull(res, row, c.accounts[j]))
                 ids[nids++] = eu_arena_strdup(req->arena, PQgetvalue(res, row, c.accounts[j]));
@@ -363,6 +395,86 @@ reopen(struct eu_req *req)
     change(req, "reopen");
 }
 
+static bool
+is_category(const char *c)
+{
+    static const char *const known[] = {"spam", "legal", "violation", "other"};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(c, known[i]) == 0)
+            return true;
+    return false;
+}
+
+static void
+on_updated(struct eu_req *req, PGresult *res, void *arg)
+{
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    if (PQgetvalue(res, 0, 0)[0] != 't') {
+        eu_req_reply_error(req, 422, "Validation failed: Rule ids does not reference valid rules");
+        return;
+    }
+    reply_report(req, arg);
+}
+
+/* PUT /api/v1/admin/reports/:id: Mastodon's category and rule_ids[]. */
+static void
+update(struct eu_req *req)
+{
+    if (!eu_auth_permit(req, EU_PERM_MANAGE_REPORTS))
+        return;
+    const char *id = eu_req_id_param(req, "id");
+    if (!id)
+        return;
+    struct eu_error err = {0};
+    json_t *p = eu_req_params(req, &err);
+    if (!p) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    const char *category = eu_param_str(p, "category");
+    if (category && !*category)
+        category = NULL;
+    if (category && !is_category(category)) {
+        eu_req_reply_error(req, 422, "Validation failed: Category is not included in the list");
+        return;
+    }
+    /* The rules as a bigint[] literal; NULL when not given. */
+    const char *rules = NULL;
+    json_t *arr = eu_param_array(p, "rule_ids");
+    bool given = json_object_get(p, "rule_ids") || json_object_get(p, "rule_ids[]");
+    size_t n = json_array_size(arr);
+    if (given || n > 0) {
+        char *w = eu_arena_alloc(req->arena, n * 21 + 3);
+        rules = w;
+        *w++ = '{';
+        for (size_t i = 0; i < n; i++) {
+            json_t *v = json_array_get(arr, i);
+            char num[24];
+            const char *s = json_string_value(v);
+            if (json_is_integer(v)) {
+                snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+                s = num;
+            }
+            if (!s || !eu_id_is_valid(s) || n > STATUSES_PER_REPORT) {
+                json_decref(arr);
+                eu_req_reply_error(req, 422,
+                                   "Validation failed: Rule ids does not reference valid rules");
+                return;
+            }
+            w += sprintf(w, "%s%s", i ? "," : "", s);
+        }
+        *w++ = '}';
+        *w = '\0';
+    }
+    json_decref(arr);
+    const char *params[] = {id, eu_req_viewer(req), category, rules};
+    eu_req_stmt(req, &eu_staff_reports_sql[STAFF_REPORTS_UPDATE], 4, params, on_updated,
+                (void *)id);
+}
+
 /* ------------------------------------------------------------ route table */
 
 #define READ "admin:read:reports"
@@ -373,6 +485,7 @@ reopen(struct eu_req *req)
 const struct eu_route eu_staff_reports_routes[] = {
     {EU_HTTP_GET, "/api/v1/admin/reports", list, READ, STAFF},
     {EU_HTTP_GET, "/api/v1/admin/reports/:id", show, READ, STAFF},
+    {EU_HTTP_PUT, "/api/v1/admin/reports/:id", update, WRITE, STAFF},
     {EU_HTTP_POST, "/api/v1/admin/reports/:id/assign_to_self", assign_to_self, WRITE, STAFF},
     {EU_HTTP_POST, "/api/v1/admin/reports/:id/unassign", unassign, WRITE, STAFF},
     {EU_HTTP_POST, "/api/v1/admin/reports/:id/resolve", resolve, WRITE, STAFF},

@@ -29,6 +29,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_admin_domain_blocks_routes,
     eu_admin_instance_routes,
     eu_admin_custom_emojis_routes,
+    eu_admin_staff_routes,
 
     /* public listener: discovery and the instance */
     eu_nodeinfo_routes,
@@ -63,6 +64,9 @@ const struct eu_route *const eu_route_tables[] = {
     eu_reports_routes,
     eu_staff_accounts_routes, /* the tenant staff's admin API */
     eu_staff_reports_routes,
+    eu_staff_roles_routes,
+    eu_staff_action_logs_routes,
+    eu_appeals_routes,
     eu_scheduled_routes,
     eu_polls_routes,
     eu_media_routes,

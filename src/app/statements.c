@@ -50,6 +50,9 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_reports_sql,
     eu_staff_accounts_sql,
     eu_staff_reports_sql,
+    eu_staff_roles_sql,
+    eu_staff_action_logs_sql,
+    eu_appeals_sql,
 
     /* oauth and timed group */
     eu_oauth_sql,

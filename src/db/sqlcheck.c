@@ -39,6 +39,7 @@ const char *const eu_db_tenant_tables[] = {
     "notification_policies",
     "notifications",
     "reports",
+    "appeals",          /* before account_warnings, which it references */
     "account_warnings", /* before accounts, which it references */
     "admin_action_logs",
     "user_roles",

@@ -27,7 +27,10 @@
  *     and reblogs_count 1 to bob and to another local user alike; her Undo
  *     of the Like brings favourites_count back to 0.
  *  4. alice replies to bob's status with a Create(Note) mentioning him: bob
- *     gets a "mention" notification for a status in reply to his.
+ *     gets a "mention" notification for a status in reply to his. bob
+ *     reports her reply with forward=true: the report reaches Fedify as a
+ *     Flag from the tenant's instance actor, signed so that Fedify accepts
+ *     it, naming alice and her reply, with bob's comment.
  *
  * Exits 77 (CTest's "skipped") when node or the npm packages are missing,
  * which scripts/test.sh installs (npm ci in tests/fedify).
@@ -538,7 +541,30 @@ START_TEST(test_fedify_favourites_and_boosts)
 }
 END_TEST
 
-/* 4: a Fedify reply mentioning the author is a mention notification. */
+/* The Flag in state.received, or NULL. */
+static json_t *
+received_flag(json_t *st)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(st, "received"), i, v)
+    {
+        const char *type = json_string_value(json_object_get(v, "type"));
+        if (type && strcmp(type, "Flag") == 0)
+            return v;
+    }
+    return NULL;
+}
+
+static bool
+has_flag(json_t *st, const void *arg)
+{
+    (void)arg;
+    return received_flag(st) != NULL;
+}
+
+/* 4: a Fedify reply mentioning the author is a mention notification; a
+ * report of it forwarded reaches Fedify as a Flag. */
 START_TEST(test_fedify_reply_mentions)
 {
     struct fedify_world w;
@@ -560,6 +586,42 @@ START_TEST(test_fedify_reply_mentions)
     ck_assert_str_eq(json_string_value(json_object_get(st, "in_reply_to_account_id")), w.bob_id);
     ck_assert_str_eq(json_string_value(eu_it_jpath(st, "account.acct")), ALICE_ACCT);
 
+    /* The reply reported and forwarded: a Flag naming alice and it. */
+    char *reply_id = strdup(json_string_value(json_object_get(st, "id")));
+    char *reply_uri = strdup(json_string_value(json_object_get(st, "uri")));
+    char *alice_id = strdup(json_string_value(eu_it_jpath(st, "account.id")));
+    json_t *b = json_pack("{s:s, s:[s], s:s, s:b}", "account_id", alice_id, "status_ids", reply_id,
+                          "comment", "forwarded from eunha", "forward", 1);
+    char *body = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    eu_it_callf(w.s, &r, HOST, "POST", w.bob, body, "/api/v1/reports");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(json_is_true(json_object_get(r.json, "forwarded")));
+    fedify_wait(&w.peer, has_flag, NULL, "the forwarded report's Flag");
+    json_t *state = fedify_state(&w.peer);
+    json_t *flag = received_flag(state);
+    const char *actor = json_string_value(json_object_get(flag, "actor"));
+    ck_assert_msg(actor && strstr(actor, "http://" HOST "/"), "Flag actor %s",
+                  actor ? actor : "(none)");
+    ck_assert_str_eq(json_string_value(json_object_get(flag, "content")), "forwarded from eunha");
+    bool names_alice = false, names_reply = false;
+    size_t i;
+    json_t *o;
+    json_array_foreach(json_object_get(flag, "objects"), i, o)
+    {
+        names_alice |= strcmp(json_string_value(o), ALICE) == 0;
+        names_reply |= strcmp(json_string_value(o), reply_uri) == 0;
+    }
+    char *text = json_dumps(flag, JSON_COMPACT);
+    ck_assert_msg(names_alice && names_reply, "Flag objects: %s (reply %s)", text, reply_uri);
+    free(text);
+    json_decref(state);
+    fedify_expect_nothing_refused(&w.peer);
+
+    free(body);
+    free(reply_id);
+    free(reply_uri);
+    free(alice_id);
     free(id);
     eu_it_resp_free(&r);
     world_stop(&w);

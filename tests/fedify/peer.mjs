@@ -42,6 +42,7 @@ import {
   Announce,
   Create,
   Endpoints,
+  Flag,
   Follow,
   Like,
   Mention,
@@ -211,6 +212,13 @@ federation
       attributedTo: idOf(obj?.attributionId),
     });
   })
+  // A report forwarded to us (Mastodon's Flag): the reported account and
+  // statuses are its objects, the comment its content.
+  .on(Flag, async (_ctx, flag) =>
+    record("Flag", flag, {
+      objects: flag.objectIds.map(idOf),
+      content: flag.content?.toString() ?? null,
+    }))
   .on(Like, async (_ctx, like) => record("Like", like))
   .on(Announce, async (_ctx, announce) => record("Announce", announce))
   .on(Undo, async (_ctx, undo) => {
