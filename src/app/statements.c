@@ -88,6 +88,7 @@ const struct eu_sql *const eu_sql_tables[] = {
 
     /* domain blocks: an account's and the tenant's (include/eunha/domainblock.h) */
     eu_domain_blocks_sql,
+    eu_tenant_domain_blocks_sql,
     eu_admin_domain_blocks_sql,
     eu_ap_domain_policy_sql,
 
