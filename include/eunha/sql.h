@@ -78,6 +78,7 @@ extern const struct eu_sql eu_web_sql[];            /* web.c */
 extern const struct eu_sql eu_reports_sql[];        /* reports.c */
 extern const struct eu_sql eu_staff_accounts_sql[]; /* staff_accounts.c */
 extern const struct eu_sql eu_staff_reports_sql[];  /* staff_reports.c */
+extern const struct eu_sql eu_staff_blocks_sql[];   /* staff_blocks.c */
 
 /* oauth.c, scheduled.c, http/auth.c, admin/ (polls: eunha/polls.h) */
 extern const struct eu_sql eu_oauth_sql[];          /* oauth.c */

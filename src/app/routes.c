@@ -59,6 +59,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_reports_routes,
     eu_staff_accounts_routes, /* the tenant staff's admin API */
     eu_staff_reports_routes,
+    eu_staff_blocks_routes,
     eu_scheduled_routes,
     eu_polls_routes,
     eu_media_routes,

@@ -44,6 +44,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_web_sql,
     eu_reports_sql,
     eu_staff_accounts_sql,
+    eu_staff_blocks_sql,
     eu_staff_reports_sql,
 
     /* oauth and timed group */

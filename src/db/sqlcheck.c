@@ -83,6 +83,10 @@ const char *const eu_db_tenant_tables[] = {
     "jobs",
     "delivery_refusals",
     "domain_blocks",
+    "domain_allows",
+    "email_domain_blocks",
+    "canonical_email_blocks",
+    "ip_blocks",
     "settings",
     "instance_rules",
     "terms_of_service",
@@ -115,6 +119,7 @@ static const char *const tenant_free_functions[] = {
     "eunha_refusal_hold",
     "eunha_next_id",
     "eunha_domain_suffixes",
+    "eunha_canonical_email_hash",
     "eunha_analyze_new_tables",
     NULL,
 };
