@@ -25,7 +25,6 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/page.h"
-#include "eunha/params.h"
 #include "eunha/sql.h"
 
 /* Mastodon's limit on the comments' length. */
@@ -224,13 +223,25 @@ block_json(const PGresult *res, int row, const int c[B_NFIELDS])
 
 /* ------------------------------------------------------------ input */
 
-/* "true"/"false" for boolean parameter key, NULL when absent; -1 after
- * answering 422. */
+/* "true"/"false" for boolean parameter key (a JSON boolean, or a form's
+ * "true"/"false"/"1"/"0"), NULL when absent; -1 after answering 422. The
+ * parameters' reader (eunha/params.h) belongs to a higher room. */
 static int
 bool_param(struct eu_req *req, json_t *params, const char *key, const char **out)
 {
-    bool b;
-    int rc = eu_param_bool(params, key, &b);
+    json_t *v = json_object_get(params, key);
+    const char *s = json_string_value(v);
+    int rc = !v || json_is_null(v) ? 0 : -1;
+    bool b = false;
+    if (json_is_boolean(v)) {
+        b = json_is_true(v);
+        rc = 1;
+    } else if (s && (strcmp(s, "true") == 0 || strcmp(s, "1") == 0)) {
+        b = true;
+        rc = 1;
+    } else if (s && (strcmp(s, "false") == 0 || strcmp(s, "0") == 0)) {
+        rc = 1;
+    }
     *out = rc == 1 ? (b ? "true" : "false") : NULL;
     if (rc < 0) {
         eu_req_reply_error(req, 422, "Validation failed: %s must be a boolean", key);
@@ -263,7 +274,7 @@ eu_domain_block_input_read(struct eu_req *req, json_t *params, bool creating,
 {
     memset(in, 0, sizeof(*in));
     if (creating) {
-        const char *raw = eu_param_str(params, "domain");
+        const char *raw = json_string_value(json_object_get(params, "domain"));
         char *domain = eu_arena_alloc(req->arena, EU_DOMAIN_BLOCK_MAX + 1);
         if (!raw || eu_domain_block_normalize(raw, domain, EU_DOMAIN_BLOCK_MAX + 1) < 0) {
             eu_req_reply_error(req, 422, "Validation failed: domain must be a valid domain name");
@@ -271,7 +282,7 @@ eu_domain_block_input_read(struct eu_req *req, json_t *params, bool creating,
         }
         in->domain = domain;
     }
-    in->severity = eu_param_str(params, "severity");
+    in->severity = json_string_value(json_object_get(params, "severity"));
     if (in->severity && strcmp(in->severity, "noop") != 0 && strcmp(in->severity, "silence") != 0 &&
         strcmp(in->severity, "suspend") != 0) {
         eu_req_reply_error(req, 422,
