@@ -111,7 +111,7 @@ auth http
 config core
 cpupool core
 db db
-domainblock api
+domainblock social
 entities social
 error core
 feeds social

@@ -41,6 +41,7 @@ extern const struct eu_route eu_search_routes[];           /* search.c */
 extern const struct eu_route eu_social_routes[];           /* social.c */
 extern const struct eu_route eu_staff_accounts_routes[];   /* staff_accounts.c */
 extern const struct eu_route eu_staff_reports_routes[];    /* staff_reports.c */
+extern const struct eu_route eu_staff_blocks_routes[];     /* staff_blocks.c */
 extern const struct eu_route eu_statuses_routes[];         /* statuses.c */
 extern const struct eu_route eu_statuses_actions_routes[]; /* statuses_actions.c */
 extern const struct eu_route eu_statuses_thread_routes[];  /* statuses_thread.c */

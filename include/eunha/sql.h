@@ -79,36 +79,15 @@ extern const struct eu_sql eu_web_sql[];              /* web.c */
 extern const struct eu_sql eu_reports_sql[];          /* reports.c */
 extern const struct eu_sql eu_staff_accounts_sql[];   /* staff_accounts.c */
 extern const struct eu_sql eu_staff_reports_sql[];    /* staff_reports.c */
-extern const struct eu_sql eu_notify_sql[];           /* notify.c */
-extern const struct eu_sql eu_filters_sql[];          /* filters.c */
-extern const struct eu_sql eu_filters_match_sql[];    /* filters_match.c */
-extern const struct eu_sql eu_instance_sql[];         /* instance.c */
-extern const struct eu_sql eu_instance_info_sql[];    /* instance_info.c */
-extern const struct eu_sql eu_admin_rules_sql[];      /* admin_rules.c */
 extern const struct eu_sql eu_admin_dashboard_sql[];  /* admin_dashboard.c */
 extern const struct eu_sql eu_admin_dimensions_sql[]; /* admin_dashboard.c */
 extern const struct eu_sql eu_admin_retention_sql[];  /* admin_dashboard.c */
 extern const struct eu_sql eu_trends_sql[];           /* trends.c */
-extern const struct eu_sql eu_nodeinfo_sql[];         /* nodeinfo.c */
-extern const struct eu_sql eu_web_sql[];              /* web.c */
-extern const struct eu_sql eu_reports_sql[];          /* reports.c */
-extern const struct eu_sql eu_staff_accounts_sql[];   /* staff_accounts.c */
-extern const struct eu_sql eu_staff_reports_sql[];    /* staff_reports.c */
-extern const struct eu_sql eu_notify_sql[];           /* notify.c */
-extern const struct eu_sql eu_filters_sql[];          /* filters.c */
-extern const struct eu_sql eu_filters_match_sql[];    /* filters_match.c */
-extern const struct eu_sql eu_instance_sql[];         /* instance.c */
-extern const struct eu_sql eu_instance_info_sql[];    /* instance_info.c */
-extern const struct eu_sql eu_admin_rules_sql[];      /* admin_rules.c */
-extern const struct eu_sql eu_nodeinfo_sql[];         /* nodeinfo.c */
-extern const struct eu_sql eu_web_sql[];              /* web.c */
-extern const struct eu_sql eu_reports_sql[];          /* reports.c */
-extern const struct eu_sql eu_staff_accounts_sql[];   /* staff_accounts.c */
-extern const struct eu_sql eu_staff_reports_sql[];    /* staff_reports.c */
 /* staff_roles.c, staff_action_logs.c, appeals.c */
 extern const struct eu_sql eu_staff_roles_sql[];
 extern const struct eu_sql eu_staff_action_logs_sql[];
 extern const struct eu_sql eu_appeals_sql[];
+extern const struct eu_sql eu_staff_blocks_sql[]; /* staff_blocks.c */
 
 /* oauth.c, scheduled.c, http/auth.c, admin/ (polls: eunha/polls.h) */
 extern const struct eu_sql eu_oauth_sql[];          /* oauth.c */

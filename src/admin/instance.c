@@ -117,6 +117,7 @@ static const struct member {
     {"activity_api_enabled", SWITCH, 0},
     {"show_domain_blocks", AUDIENCE, 0},
     {"show_domain_blocks_rationale", AUDIENCE, 0},
+    {"limited_federation_mode", SWITCH, 0}, /* docs/blocks.md: only allowed domains federate */
 };
 
 static bool

@@ -26,6 +26,7 @@
 #include "eunha/ap.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
+#include "eunha/domainblock.h"
 #include "eunha/error.h"
 #include "eunha/fetch.h"
 #include "eunha/http.h"
@@ -75,12 +76,10 @@ enum {
 
 const struct eu_sql eu_ap_domain_policy_sql[] = {
     /* $2 a host (as eu_fetch_host_of() writes it): whether the tenant
-     * suspended it or a domain above it. One probe of the unique index per
+     * suspended it or a domain above it, or, in limited-federation mode,
+     * allowed neither (EU_DOMAIN_REFUSED). One probe of a unique index per
      * label. */
-    [DOMAIN_POLICY_SUSPENDED] = {"ap_domain_policy.suspended",
-                                 "SELECT EXISTS (SELECT 1 FROM domain_blocks WHERE tenant_id = $1"
-                                 " AND domain = ANY(eunha_domain_suffixes($2))"
-                                 " AND severity = 'suspend')"},
+    [DOMAIN_POLICY_SUSPENDED] = {"ap_domain_policy.suspended", "SELECT " EU_DOMAIN_REFUSED("$2")},
     {0},
 };
 

@@ -30,6 +30,7 @@
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/db.h"
+#include "eunha/domainblock.h"
 #include "eunha/fetch.h"
 #include "eunha/httpsig.h"
 #include "eunha/log.h"
@@ -51,6 +52,9 @@ enum {
     DELIVER_HELD,
     DELIVER_FORGIVEN,
 };
+
+/* Whether the tenant refuses the inbox host $3 (include/eunha/domainblock.h). */
+#define HOST_REFUSED EU_DOMAIN_REFUSED("$3")
 
 const struct eu_sql eu_ap_deliver_sql[] = {
     /*
@@ -85,18 +89,17 @@ const struct eu_sql eu_ap_deliver_sql[] = {
          "  WHERE i.inbox IS NOT NULL AND i.inbox <> '' RETURNING 1)"
          " SELECT count(*) FROM j"},
     /* The signer: a local account with its key; and what the tenant knows
-     * of the inbox's host $3: whether it suspended it (or a domain above
-     * it), and whether the host refused it recently (true), long ago
-     * (false: worth a try) or never (NULL). */
-    [DELIVER_SIGNER] =
-        {"ap_deliver.signer",
-         "SELECT a.username, a.private_key,"
-         " EXISTS (SELECT 1 FROM domain_blocks b WHERE b.tenant_id = $1"
-         "  AND b.domain = ANY(eunha_domain_suffixes($3)) AND b.severity = 'suspend'),"
-         " (SELECT r.last_at > now() - eunha_refusal_hold()"
-         "  FROM delivery_refusals r WHERE r.tenant_id = $1 AND r.host = $3)"
-         " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $2::bigint"
-         " AND a.domain IS NULL"},
+     * of the inbox's host $3: whether it refuses it (suspended it or a
+     * domain above it, or did not allow it in limited-federation mode:
+     * EU_DOMAIN_REFUSED), and whether the host refused it recently
+     * (true), long ago (false: worth a try) or never (NULL). */
+    [DELIVER_SIGNER] = {"ap_deliver.signer",
+                        "SELECT a.username, a.private_key,"
+                        " " HOST_REFUSED ","
+                        " (SELECT r.last_at > now() - eunha_refusal_hold()"
+                        "  FROM delivery_refusals r WHERE r.tenant_id = $1 AND r.host = $3)"
+                        " FROM accounts a WHERE a.tenant_id = $1 AND a.id = $2::bigint"
+                        " AND a.domain IS NULL"},
     /* $2 host, $3 status. */
     [DELIVER_REFUSED] = {"ap_deliver.refused",
                          "INSERT INTO delivery_refusals AS r (tenant_id, host, status)"
@@ -480,7 +483,7 @@ on_signer(PGresult *res, enum eu_db_status st, void *arg)
         return;
     }
     if (PQgetvalue(res, 0, 2)[0] == 't') {
-        drop(r, "this tenant suspended its domain");
+        drop(r, "this tenant refuses its domain (suspended, or not allowed)");
         return;
     }
     if (!PQgetisnull(res, 0, 3)) {

@@ -30,6 +30,7 @@
  */
 #include "oauth_internal.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <hiredis/hiredis.h>
 #include <jansson.h>
@@ -108,13 +109,20 @@ const struct eu_sql eu_oauth_sql[] = {
     [OAUTH_SESSION_ROTATE] = {"oauth.session_rotate",
                               "UPDATE web_sessions SET session_hash = $3, csrf_token = $4"
                               " WHERE tenant_id = $1 AND session_hash = $2"},
+    /* $2 the login, $3 the client's address or NULL. One row always: the
+     * user's columns (NULL for nobody), then whether a live no_access IP
+     * block of the staff (tenant migration 0055) covers the client. */
     [OAUTH_USER_BY_LOGIN] =
         {"oauth.user_by_login",
-         "SELECT u.id, u.encrypted_password, u.approved, a.suspended_at IS NOT NULL, a.username"
-         " FROM users u JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
-         " WHERE u.tenant_id = $1 AND a.domain IS NULL"
-         " AND (lower(u.email) = lower($2) OR lower(a.username) = lower($2))"
-         " ORDER BY lower(u.email) = lower($2) DESC LIMIT 1"},
+         "SELECT x.id, x.encrypted_password, x.approved, x.suspended, x.username,"
+         " EXISTS (SELECT 1 FROM ip_blocks i WHERE i.tenant_id = $1 AND i.severity = 'no_access'"
+         "  AND i.ip >>= $3::inet AND (i.expires_at IS NULL OR i.expires_at > now()))"
+         " FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT u.id, u.encrypted_password, u.approved,"
+         "  a.suspended_at IS NOT NULL AS suspended, a.username"
+         "  FROM users u JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
+         "  WHERE u.tenant_id = $1 AND a.domain IS NULL"
+         "  AND (lower(u.email) = lower($2) OR lower(a.username) = lower($2))"
+         "  ORDER BY lower(u.email) = lower($2) DESC LIMIT 1) x ON true"},
     [OAUTH_GRANT_CREATE] =
         {"oauth.grant_create",
          "INSERT INTO oauth_access_grants (tenant_id, application_id, user_id, code_hash, "
@@ -169,6 +177,16 @@ const char *
 eu_oauth_str_or_null(const char *s)
 {
     return s && *s ? s : NULL;
+}
+
+const char *
+eu_oauth_client_ip(const struct eu_req *req)
+{
+    unsigned char buf[16];
+    const char *ip = req->remote_ip;
+    if (ip && (inet_pton(AF_INET, ip, buf) == 1 || inet_pton(AF_INET6, ip, buf) == 1))
+        return ip;
+    return NULL;
 }
 
 /*
@@ -941,17 +959,35 @@ on_flow_freed(void *data)
     eu_oauth_flow_free_password(data);
 }
 
+/* The user's row is found: a client under a no_access IP block is refused
+ * (Mastodon refuses it everything; here, signing in), else found runs. */
+static void
+on_user_found(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct eu_oauth_flow *f = arg;
+    if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 5), "t") == 0) {
+        eu_oauth_flow_free_password(f);
+        eu_log_info("oauth", "sign-in refused: '%s' is under a no_access IP block", req->remote_ip);
+        eu_req_reply_error(req, 403, "This action is not allowed");
+        return;
+    }
+    f->found(req, res, f->found_arg);
+}
+
 /* Copies password into f and looks the user of f->login up; cb gets the
- * OAUTH_USER_BY_LOGIN row (or none). The copy is wiped and freed with the
- * request at the latest, so a failed statement, answered by eu_req_stmt(),
- * leaves nothing behind. */
+ * OAUTH_USER_BY_LOGIN row (its user columns NULL for nobody), unless the
+ * client is under a no_access IP block (answered 403 here). The copy is
+ * wiped and freed with the request at the latest, so a failed statement,
+ * answered by eu_req_stmt(), leaves nothing behind. */
 void
 eu_oauth_find_user(struct eu_oauth_flow *f, const char *password, eu_req_rows_cb cb, void *arg)
 {
     f->password = strdup(password);
     eu_arena_on_free(f->req->arena, on_flow_freed, f);
-    const char *p[] = {f->login};
-    eu_req_stmt(f->req, &eu_oauth_sql[OAUTH_USER_BY_LOGIN], 1, p, cb, arg);
+    f->found = cb;
+    f->found_arg = arg;
+    const char *p[] = {f->login, eu_oauth_client_ip(f->req)};
+    eu_req_stmt(f->req, &eu_oauth_sql[OAUTH_USER_BY_LOGIN], 2, p, on_user_found, f);
 }
 
 static void reply_sign_in_throttled(struct eu_req *req, int retry_after_s);

@@ -58,6 +58,8 @@ struct eu_oauth_flow {
     const char *stored;          /* the user's password hash (arena), NULL for nobody */
     const char *gate_client;     /* the address holding a pwgate slot (arena) */
     eu_cpupool_done_cb verified; /* runs after the check, once the slot is given back */
+    eu_req_rows_cb found;        /* eu_oauth_find_user()'s cb, and its arg */
+    void *found_arg;
     bool approved, suspended;
     int verify_rc;
     /* a failed sign-in, answered once the session has been rotated */
@@ -81,6 +83,10 @@ void eu_oauth_reply_error(struct eu_req *req, int status, const char *code, cons
 bool eu_oauth_secret_equal(const char *a, const char *b);
 /* s, or NULL when s is NULL or empty. */
 const char *eu_oauth_str_or_null(const char *s);
+/* The client's address (req->remote_ip) when it is an IPv4 or IPv6
+ * address, as the IP blocks' statements take it; NULL otherwise. Borrowed
+ * from req. */
+const char *eu_oauth_client_ip(const struct eu_req *req);
 /* raw's scopes (split on spaces and '+'), without duplicates, joined with
  * single spaces; NULL when one is unknown or there is none. Owned by a. */
 const char *eu_oauth_scopes_normalize(struct eu_arena *a, const char *raw);

@@ -34,15 +34,32 @@ enum {
 };
 
 const struct eu_sql eu_oauth_signup_sql[] = {
-    [OAUTH_SIGNUP_CHECK] = {"oauth.signup_check",
-                            "SELECT coalesce((SELECT value #>> '{}' FROM settings"
-                            " WHERE tenant_id = $1 AND key = 'registrations_mode'), 'open'),"
-                            " EXISTS (SELECT 1 FROM accounts WHERE tenant_id = $1"
-                            " AND lower(username) = lower($2) AND domain IS NULL),"
-                            " EXISTS (SELECT 1 FROM users WHERE tenant_id = $1"
-                            " AND lower(email) = lower($3)),"
-                            " (SELECT scopes FROM oauth_applications WHERE tenant_id = $1"
-                            " AND id = $4::bigint)"},
+    /*
+     * $2 username, $3 e-mail, $4 the app, $5 the client's address or NULL.
+     * Besides the mode and what is taken, the staff's blocks (tenant
+     * migration 0055, src/api/staff_blocks.c): whether the address's
+     * domain or a domain above it is blocked, whether its canonical form
+     * is, and the most severe live IP block covering the client (no_access,
+     * then sign_up_block, then sign_up_requires_approval), or NULL.
+     */
+    [OAUTH_SIGNUP_CHECK] =
+        {"oauth.signup_check",
+         "SELECT coalesce((SELECT value #>> '{}' FROM settings"
+         " WHERE tenant_id = $1 AND key = 'registrations_mode'), 'open'),"
+         " EXISTS (SELECT 1 FROM accounts WHERE tenant_id = $1"
+         " AND lower(username) = lower($2) AND domain IS NULL),"
+         " EXISTS (SELECT 1 FROM users WHERE tenant_id = $1"
+         " AND lower(email) = lower($3)),"
+         " (SELECT scopes FROM oauth_applications WHERE tenant_id = $1"
+         " AND id = $4::bigint),"
+         " EXISTS (SELECT 1 FROM email_domain_blocks e WHERE e.tenant_id = $1"
+         " AND e.domain = ANY(eunha_domain_suffixes(lower(substr($3, strpos($3, '@') + 1))))),"
+         " EXISTS (SELECT 1 FROM canonical_email_blocks c WHERE c.tenant_id = $1"
+         " AND c.canonical_email_hash = eunha_canonical_email_hash($3)),"
+         " (SELECT i.severity FROM ip_blocks i WHERE i.tenant_id = $1 AND i.ip >>= $5::inet"
+         " AND (i.expires_at IS NULL OR i.expires_at > now())"
+         " ORDER BY i.severity = 'sign_up_requires_approval', i.severity = 'sign_up_block'"
+         " LIMIT 1)"},
     /* Confirmed at once: there is no mail to confirm with, and Mastodon's
      * clients expect the token to work when registrations are open. */
     [OAUTH_SIGNUP] =
@@ -215,7 +232,19 @@ on_signup_checked(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 403, "This action is not allowed");
         return;
     }
-    su->approval = strcmp(mode, "approval") == 0;
+    /* Mastodon's allowed_registration?: an address under an IP block that
+     * refuses sign-ups may not register; one that asks for approval gets
+     * it whatever the mode. */
+    const char *ip_block = PQgetisnull(res, 0, 6) ? "" : PQgetvalue(res, 0, 6);
+    if (strcmp(ip_block, "sign_up_block") == 0 || strcmp(ip_block, "no_access") == 0) {
+        signup_free_password(su);
+        eu_log_info("oauth", "sign-up refused: '%s' is under an IP block (%s)", req->remote_ip,
+                    ip_block);
+        eu_req_reply_error(req, 403, "This action is not allowed");
+        return;
+    }
+    su->approval =
+        strcmp(mode, "approval") == 0 || strcmp(ip_block, "sign_up_requires_approval") == 0;
     su->scopes = PQgetisnull(res, 0, 3) ? req->auth.scopes
                                         : eu_arena_strdup(req->arena, PQgetvalue(res, 0, 3));
     json_t *params = eu_req_params(req, NULL);
@@ -242,7 +271,11 @@ on_signup_checked(struct eu_req *req, PGresult *res, void *arg)
         field_error(&fe, "email", "Email", "ERR_BLANK", "can't be blank");
     else if (!email_looks_valid(su->email))
         field_error(&fe, "email", "Email", "ERR_INVALID", "is invalid");
-    else if (strcmp(PQgetvalue(res, 0, 2), "t") == 0)
+    else if (strcmp(PQgetvalue(res, 0, 4), "t") == 0)
+        field_error(&fe, "email", "Email", "ERR_BLOCKED", "uses a disallowed e-mail provider");
+    /* A blocked canonical address reads as taken, as Mastodon's
+     * BlacklistedEmailValidator answers it: nothing says it is blocked. */
+    else if (strcmp(PQgetvalue(res, 0, 2), "t") == 0 || strcmp(PQgetvalue(res, 0, 5), "t") == 0)
         field_error(&fe, "email", "Email", "ERR_TAKEN", "is already taken");
     size_t plen = su->password ? strlen(su->password) : 0;
     if (plen == 0)
@@ -301,8 +334,9 @@ eu_oauth_register(struct eu_req *req)
     su->password = strdup(password ? password : "");
     eu_arena_on_free(req->arena, on_signup_freed, su);
     const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id);
-    const char *p[] = {su->username ? su->username : "", su->email ? su->email : "", app};
-    eu_req_stmt(req, &eu_oauth_signup_sql[OAUTH_SIGNUP_CHECK], 3, p, on_signup_checked, su);
+    const char *p[] = {su->username ? su->username : "", su->email ? su->email : "", app,
+                       eu_oauth_client_ip(req)};
+    eu_req_stmt(req, &eu_oauth_signup_sql[OAUTH_SIGNUP_CHECK], 4, p, on_signup_checked, su);
 }
 
 /* Flags: include/eunha/router.h. */

@@ -49,6 +49,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_web_sql,
     eu_reports_sql,
     eu_staff_accounts_sql,
+    eu_staff_blocks_sql,
     eu_staff_reports_sql,
     eu_staff_roles_sql,
     eu_staff_action_logs_sql,
@@ -96,6 +97,7 @@ const struct eu_sql *const eu_sql_tables[] = {
 
     /* domain blocks: an account's and the tenant's (include/eunha/domainblock.h) */
     eu_domain_blocks_sql,
+    eu_tenant_domain_blocks_sql,
     eu_admin_domain_blocks_sql,
     eu_ap_domain_policy_sql,
 

@@ -85,6 +85,10 @@ const char *const eu_db_tenant_tables[] = {
     "jobs",
     "delivery_refusals",
     "domain_blocks",
+    "domain_allows",
+    "email_domain_blocks",
+    "canonical_email_blocks",
+    "ip_blocks",
     "settings",
     "instance_rules",
     "custom_emojis",
@@ -118,6 +122,7 @@ static const char *const tenant_free_functions[] = {
     "eunha_refusal_hold",
     "eunha_next_id",
     "eunha_domain_suffixes",
+    "eunha_canonical_email_hash",
     "eunha_analyze_new_tables",
     /* A day and its snowflake ids (tenant migration 0056). */
     "eunha_day_first_id",
