@@ -13,40 +13,41 @@ struct eu_req;
 
 /* The route tables of src/api/, one per handler file, each ending with {0};
  * src/app/routes.c lists them. */
-extern const struct eu_route eu_accounts_routes[];         /* accounts.c */
-extern const struct eu_route eu_admin_dashboard_routes[];  /* admin_dashboard.c */
-extern const struct eu_route eu_trends_routes[];           /* trends.c */
-extern const struct eu_route eu_admin_rules_routes[];      /* admin_rules.c */
-extern const struct eu_route eu_announcements_routes[];    /* announcements.c */
-extern const struct eu_route eu_conversations_routes[];    /* conversations.c */
-extern const struct eu_route eu_custom_emojis_routes[];    /* custom_emojis.c */
-extern const struct eu_route eu_domain_blocks_routes[];    /* domain_blocks.c */
-extern const struct eu_route eu_filters_routes[];          /* filters.c */
-extern const struct eu_route eu_instance_routes[];         /* instance.c */
-extern const struct eu_route eu_instance_info_routes[];    /* instance_info.c */
-extern const struct eu_route eu_lists_routes[];            /* lists.c */
-extern const struct eu_route eu_media_routes[];            /* media.c */
-extern const struct eu_route eu_migration_routes[];        /* migration.c */
-extern const struct eu_route eu_nodeinfo_routes[];         /* nodeinfo.c */
-extern const struct eu_route eu_notifications_routes[];    /* notifications.c */
-extern const struct eu_route eu_oauth_routes[];            /* oauth.c */
-extern const struct eu_route eu_oauth_apps_routes[];       /* oauth_apps.c */
-extern const struct eu_route eu_oauth_token_routes[];      /* oauth_token.c */
-extern const struct eu_route eu_oauth_signup_routes[];     /* oauth_signup.c */
-extern const struct eu_route eu_polls_routes[];            /* polls.c */
-extern const struct eu_route eu_relationships_routes[];    /* relationships.c */
-extern const struct eu_route eu_reports_routes[];          /* reports.c */
-extern const struct eu_route eu_scheduled_routes[];        /* scheduled.c */
-extern const struct eu_route eu_search_routes[];           /* search.c */
-extern const struct eu_route eu_social_routes[];           /* social.c */
-extern const struct eu_route eu_staff_accounts_routes[];   /* staff_accounts.c */
-extern const struct eu_route eu_staff_reports_routes[];    /* staff_reports.c */
-extern const struct eu_route eu_staff_blocks_routes[];     /* staff_blocks.c */
-extern const struct eu_route eu_statuses_routes[];         /* statuses.c */
-extern const struct eu_route eu_statuses_actions_routes[]; /* statuses_actions.c */
-extern const struct eu_route eu_statuses_thread_routes[];  /* statuses_thread.c */
-extern const struct eu_route eu_timelines_routes[];        /* timelines.c */
-extern const struct eu_route eu_web_routes[];              /* web.c */
+extern const struct eu_route eu_accounts_routes[];             /* accounts.c */
+extern const struct eu_route eu_admin_dashboard_routes[];      /* admin_dashboard.c */
+extern const struct eu_route eu_trends_routes[];               /* trends.c */
+extern const struct eu_route eu_admin_rules_routes[];          /* admin_rules.c */
+extern const struct eu_route eu_admin_instance_staff_routes[]; /* admin_instance.c */
+extern const struct eu_route eu_announcements_routes[];        /* announcements.c */
+extern const struct eu_route eu_conversations_routes[];        /* conversations.c */
+extern const struct eu_route eu_custom_emojis_routes[];        /* custom_emojis.c */
+extern const struct eu_route eu_domain_blocks_routes[];        /* domain_blocks.c */
+extern const struct eu_route eu_filters_routes[];              /* filters.c */
+extern const struct eu_route eu_instance_routes[];             /* instance.c */
+extern const struct eu_route eu_instance_info_routes[];        /* instance_info.c */
+extern const struct eu_route eu_lists_routes[];                /* lists.c */
+extern const struct eu_route eu_media_routes[];                /* media.c */
+extern const struct eu_route eu_migration_routes[];            /* migration.c */
+extern const struct eu_route eu_nodeinfo_routes[];             /* nodeinfo.c */
+extern const struct eu_route eu_notifications_routes[];        /* notifications.c */
+extern const struct eu_route eu_oauth_routes[];                /* oauth.c */
+extern const struct eu_route eu_oauth_apps_routes[];           /* oauth_apps.c */
+extern const struct eu_route eu_oauth_token_routes[];          /* oauth_token.c */
+extern const struct eu_route eu_oauth_signup_routes[];         /* oauth_signup.c */
+extern const struct eu_route eu_polls_routes[];                /* polls.c */
+extern const struct eu_route eu_relationships_routes[];        /* relationships.c */
+extern const struct eu_route eu_reports_routes[];              /* reports.c */
+extern const struct eu_route eu_scheduled_routes[];            /* scheduled.c */
+extern const struct eu_route eu_search_routes[];               /* search.c */
+extern const struct eu_route eu_social_routes[];               /* social.c */
+extern const struct eu_route eu_staff_accounts_routes[];       /* staff_accounts.c */
+extern const struct eu_route eu_staff_reports_routes[];        /* staff_reports.c */
+extern const struct eu_route eu_staff_blocks_routes[];         /* staff_blocks.c */
+extern const struct eu_route eu_statuses_routes[];             /* statuses.c */
+extern const struct eu_route eu_statuses_actions_routes[];     /* statuses_actions.c */
+extern const struct eu_route eu_statuses_thread_routes[];      /* statuses_thread.c */
+extern const struct eu_route eu_timelines_routes[];            /* timelines.c */
+extern const struct eu_route eu_web_routes[];                  /* web.c */
 /* notification_requests.c: the notification policy and requests */
 extern const struct eu_route eu_notification_requests_routes[];
 /* the tenant staff's roles, audit log and appeals (staff_roles.c,
@@ -67,6 +68,23 @@ void eu_instance_rules_show(struct eu_req *req);
 void eu_instance_rules_create(struct eu_req *req);
 void eu_instance_rules_update(struct eu_req *req);
 void eu_instance_rules_delete(struct eu_req *req);
+
+/*
+ * The instance's description for req->tenant, once the caller has decided
+ * who may (the operator's API names the tenant; /api/v1/admin/instance
+ * asks the staff's manage_settings): show and update the settings row
+ * (docs/instance.md lists its members), put (a multipart "file") and
+ * delete the thumbnail, list, create and delete :date the dated terms of
+ * service. Each finishes req; a staff change writes its audit row.
+ * (admin_instance.c)
+ */
+void eu_instance_settings_show(struct eu_req *req);
+void eu_instance_settings_update(struct eu_req *req);
+void eu_instance_thumbnail_put(struct eu_req *req);
+void eu_instance_thumbnail_delete(struct eu_req *req);
+void eu_instance_terms_list(struct eu_req *req);
+void eu_instance_terms_create(struct eu_req *req);
+void eu_instance_terms_delete(struct eu_req *req);
 
 /*
  * The tenant's custom emoji for req->tenant, once the caller has decided

@@ -103,7 +103,7 @@ extern const struct eu_sql eu_admin_reports_sql[];  /* admin/reports.c */
 /* api/announcements.c, admin/announcements.c */
 extern const struct eu_sql eu_announcements_sql[];
 extern const struct eu_sql eu_admin_announcements_sql[];
-extern const struct eu_sql eu_admin_instance_sql[]; /* admin/instance.c */
+extern const struct eu_sql eu_admin_instance_sql[]; /* api/admin_instance.c */
 
 /* queue/ */
 extern const struct eu_sql eu_queue_sql[];

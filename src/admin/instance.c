@@ -1,511 +1,98 @@
 /*
  * The operator's hand on a tenant's public description
  * (docs/instance.md): /admin/v1/tenants/:domain/instance (GET, PATCH the
- * texts and switches of the settings row 'instance'; PUT or DELETE
- * .../instance/thumbnail, an uploaded image), .../rules (the same
- * operations as the tenant's staff have through /api/v1/admin/rules,
- * src/api/admin_rules.c) and .../terms_of_service (dated versions: list,
- * add, remove). What it writes, src/api/instance.c and instance_info.c
- * serve.
+ * texts and switches; PUT or DELETE .../instance/thumbnail), .../rules and
+ * .../terms_of_service. The tenant's staff do the same through
+ * /api/v1/admin/...; both go through src/api/admin_instance.c and
+ * src/api/admin_rules.c once the caller is allowed, here by naming a
+ * tenant the operator may write.
  */
 #include "eunha/admin.h"
 
-#include <ctype.h>
-#include <jansson.h>
-#include <libpq-fe.h>
-#include <sodium.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "admin_internal.h"
 #include "eunha/api.h"
-#include "eunha/app.h"
-#include "eunha/arena.h"
-#include "eunha/cpupool.h"
-#include "eunha/db.h"
-#include "eunha/error.h"
 #include "eunha/http.h"
-#include "eunha/log.h"
-#include "eunha/media.h"
-#include "eunha/mediaapi.h"
-#include "eunha/mediastore.h"
-#include "eunha/params.h"
-#include "eunha/sql.h"
-#include "eunha/tenant.h"
-#include "eunha/utf8.h"
+#include "eunha/router.h"
 
-enum {
-    ADMIN_INSTANCE_SHOW,
-    ADMIN_INSTANCE_UPDATE,
-    ADMIN_TERMS_LIST,
-    ADMIN_TERMS_CREATE,
-    ADMIN_TERMS_DELETE,
-};
-
-/* A version's columns, read by name (struct terms_cols). */
-#define TERMS_COLUMNS                                                                              \
-    "to_char(t.effective_date, 'YYYY-MM-DD') AS effective_date,"                                   \
-    " t.effective_date <= current_date AS effective, t.text, t.changelog,"                         \
-    " eunha_ts(t.created_at) AS created_at"
-
-const struct eu_sql eu_admin_instance_sql[] = {
-    [ADMIN_INSTANCE_SHOW] =
-        {"admin_instance.show",
-         "SELECT coalesce((SELECT s.value::text FROM settings s WHERE s.tenant_id = $1"
-         " AND s.key = 'instance'), '{}') AS settings"},
-    /*
-     * $2 the members to change, a JSON object; a null removes one. A text
-     * with a date (the about text, the privacy policy) is stamped with the
-     * change, as Mastodon's updated_at is. Read, merge and write in one
-     * statement; two operators patching at once may lose one's change,
-     * which a second PATCH repairs.
-     */
-    [ADMIN_INSTANCE_UPDATE] =
-        {"admin_instance.update",
-         "WITH cur AS (SELECT coalesce((SELECT s.value FROM settings s WHERE s.tenant_id = $1"
-         "  AND s.key = 'instance'), '{}'::jsonb) AS v),"
-         " stamps AS (SELECT coalesce(jsonb_object_agg(k || '_updated_at',"
-         "  CASE WHEN $2::jsonb -> k = 'null'::jsonb THEN 'null'::jsonb"
-         "  ELSE to_jsonb(eunha_ts(now())) END), '{}'::jsonb) AS v"
-         "  FROM jsonb_object_keys($2::jsonb) k"
-         "  WHERE k IN ('extended_description', 'privacy_policy'))"
-         " INSERT INTO settings (tenant_id, key, value)"
-         " SELECT $1, 'instance', jsonb_strip_nulls(cur.v || $2::jsonb || stamps.v)"
-         " FROM cur, stamps ON CONFLICT (tenant_id, key) DO UPDATE SET value = excluded.value"
-         " RETURNING value::text AS settings"},
-    [ADMIN_TERMS_LIST] = {"admin_instance.terms_list",
-                          "SELECT " TERMS_COLUMNS " FROM terms_of_service t WHERE t.tenant_id = $1"
-                          " ORDER BY t.effective_date DESC"},
-    /* $2 date, $3 text, $4 changelog; a date taken is a unique violation. */
-    [ADMIN_TERMS_CREATE] =
-        {"admin_instance.terms_create",
-         "WITH t AS (INSERT INTO terms_of_service (tenant_id, effective_date, text, changelog)"
-         " VALUES ($1, $2::date, $3, coalesce($4, '')) RETURNING *) SELECT " TERMS_COLUMNS
-         " FROM t"},
-    [ADMIN_TERMS_DELETE] =
-        {"admin_instance.terms_delete",
-         "DELETE FROM terms_of_service WHERE tenant_id = $1 AND effective_date = $2::date"
-         " RETURNING id"},
-    {0},
-};
-
-/* --------------------------------------------------- the settings' members */
-
-enum member_kind {
-    TEXT,      /* a string of at most max characters */
-    SWITCH,    /* true or false */
-    AUDIENCE,  /* "all", "users" or "disabled" */
-    LANGUAGES, /* an array of ISO 639 codes */
-};
-
-/* What PATCH .../instance accepts; docs/instance.md says what each does. */
-static const struct member {
-    const char *name;
-    enum member_kind kind;
-    int max;
-} members[] = {
-    {"description", TEXT, 5000},
-    {"contact_email", TEXT, 320},
-    {"contact_username", TEXT, 30},
-    {"registrations_message", TEXT, 5000},
-    {"extended_description", TEXT, 100000},
-    {"privacy_policy", TEXT, 100000},
-    {"thumbnail_url", TEXT, 2000},
-    {"thumbnail_blurhash", TEXT, 100},
-    {"languages", LANGUAGES, 20},
-    {"peers_api_enabled", SWITCH, 0},
-    {"activity_api_enabled", SWITCH, 0},
-    {"show_domain_blocks", AUDIENCE, 0},
-    {"show_domain_blocks_rationale", AUDIENCE, 0},
-    {"limited_federation_mode", SWITCH, 0}, /* docs/blocks.md: only allowed domains federate */
-};
-
-static bool
-is_language(json_t *v)
-{
-    const char *s = json_string_value(v);
-    size_t n = s ? strlen(s) : 0;
-    if (n < 2 || n > 3)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!islower((unsigned char)s[i]))
-            return false;
-    return true;
-}
-
-/* NULL when v is acceptable for m (null always is: it removes m). */
-static const char *
-member_problem(const struct member *m, json_t *v)
-{
-    if (json_is_null(v))
-        return NULL;
-    switch (m->kind) {
-    case TEXT:
-        if (!json_is_string(v) || eu_utf8_chars(json_string_value(v)) > (size_t)m->max)
-            return "a string of limited length";
-        return NULL;
-    case SWITCH:
-        return json_is_boolean(v) ? NULL : "true or false";
-    case AUDIENCE: {
-        const char *s = json_string_value(v);
-        if (s && (!strcmp(s, "all") || !strcmp(s, "users") || !strcmp(s, "disabled")))
-            return NULL;
-        return "all, users or disabled";
-    }
-    case LANGUAGES: {
-        if (!json_is_array(v) || json_array_size(v) > (size_t)m->max)
-            return "an array of at most 20 ISO 639 codes";
-        size_t i;
-        json_t *x;
-        json_array_foreach(v, i, x)
-        {
-            if (!is_language(x))
-                return "an array of ISO 639 codes (\"en\", \"ko\")";
-        }
-        return NULL;
-    }
-    }
-    return "unknown";
-}
-
-/* ------------------------------------------------------------ /instance */
-
+/* Runs then for the tenant the path names, if the operator may write it
+ * (answers 404 or 409 itself otherwise). */
 static void
-on_settings(struct eu_req *req, PGresult *res, void *arg)
+for_tenant(struct eu_req *req, void (*then)(struct eu_req *req))
 {
-    (void)arg;
-    json_t *o = json_loads(PQgetvalue(res, 0, PQfnumber(res, "settings")), 0, NULL);
-    eu_req_reply_json(req, 200, o ? o : json_object());
+    if (eu_admin_tenant_writable(req))
+        then(req);
 }
 
 static void
 instance_show(struct eu_req *req)
 {
-    if (!eu_admin_tenant_writable(req))
-        return;
-    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_SHOW], 0, NULL, on_settings, NULL);
+    for_tenant(req, eu_instance_settings_show);
 }
 
 static void
 instance_update(struct eu_req *req)
 {
-    if (!eu_admin_tenant_writable(req))
-        return;
-    json_t *body = eu_req_json_or_reply(req);
-    if (!body)
-        return;
-    const char *key;
-    json_t *val;
-    json_object_foreach(body, key, val)
-    {
-        const struct member *m = NULL;
-        for (size_t i = 0; i < sizeof(members) / sizeof(members[0]) && !m; i++)
-            if (strcmp(members[i].name, key) == 0)
-                m = &members[i];
-        if (!m) {
-            eu_req_reply_error(req, 422, "Validation failed: unknown field '%s'", key);
-            return;
-        }
-        const char *problem = member_problem(m, val);
-        if (problem) {
-            eu_req_reply_error(req, 422, "Validation failed: %s must be %s", key, problem);
-            return;
-        }
-    }
-    char *text = json_dumps(body, JSON_COMPACT);
-    const char *p[] = {eu_arena_strdup(req->arena, text)};
-    free(text);
-    eu_log_info("admin", "instance description of '%s' changed", req->tenant->domain);
-    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_UPDATE], 1, p, on_settings, NULL);
+    for_tenant(req, eu_instance_settings_update);
 }
 
-/* ---------------------------------------------------- /instance/thumbnail */
-
-/* Mastodon's thumbnail is 1200x630 at @1x; it is fitted, not cropped. */
-#define THUMB_WIDTH 1200
-#define THUMB_HEIGHT 630
-#define THUMB_LIMIT (8 * 1024 * 1024)
-
-struct thumb {
-    struct eu_req *req;
-    const unsigned char *data; /* the request's, borrowed */
-    size_t len;
-    struct eu_image_limits lim;
-    struct eu_image_result img;
-    int rc;
-    char err[256];
-    const char *key; /* arena */
-};
-
-static void
-thumb_result_free(void *p)
-{
-    eu_image_result_free(p);
-}
-
-/* The stored key and blurhash go into the settings in place of a
- * thumbnail_url; src/api/instance.c makes the key the store's URL. */
-static void
-on_thumb_stored(int rc, void *arg)
-{
-    struct thumb *t = arg;
-    struct eu_req *req = t->req;
-    eu_req_enter(req);
-    if (rc != 0) {
-        eu_req_reply_error(req, 500, "The thumbnail could not be stored");
-        return;
-    }
-    json_t *patch = json_pack("{s:s, s:s, s:n}", "thumbnail_key", t->key, "thumbnail_blurhash",
-                              t->img.blurhash, "thumbnail_url");
-    char *text = json_dumps(patch, JSON_COMPACT);
-    json_decref(patch);
-    const char *p[] = {eu_arena_strdup(req->arena, text)};
-    free(text);
-    eu_log_info("admin", "thumbnail of '%s' stored as '%s'", req->tenant->domain, t->key);
-    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_UPDATE], 1, p, on_settings, NULL);
-}
-
-/* On a pool thread. */
-static void
-thumb_work(void *arg)
-{
-    struct thumb *t = arg;
-    t->rc = eu_image_process(t->data, t->len, &t->lim, &t->img, t->err, sizeof(t->err));
-}
-
-static void
-thumb_done(void *arg)
-{
-    struct thumb *t = arg;
-    struct eu_req *req = t->req;
-    eu_req_enter(req);
-    if (t->rc != 0) {
-        eu_req_reply_error(req, 422, "%s", t->err);
-        return;
-    }
-    eu_arena_on_free(req->arena, thumb_result_free, &t->img);
-    t->key =
-        eu_arena_sprintf(req->arena, "%lld/site/instance/thumbnail-%08x%08x.webp",
-                         (long long)req->tenant->id, randombytes_random(), randombytes_random());
-    eu_store_put(req->app->store, t->key, t->img.small, t->img.small_len, "image/webp",
-                 on_thumb_stored, t);
-}
-
-/* A multipart "file": decoded and scaled on the CPU pool (never on the
- * loop), stored as WebP with its blurhash. The file it replaces stays in
- * the store. */
 static void
 thumbnail_put(struct eu_req *req)
 {
-    if (!eu_admin_tenant_writable(req))
-        return;
-    struct eu_error err;
-    json_t *params = eu_req_params(req, &err);
-    if (!params) {
-        eu_req_reply_eu_error(req, &err);
-        return;
-    }
-    json_t *data = json_object_get(json_object_get(params, "file"), "data");
-    size_t len = json_string_length(data);
-    struct eu_media_sniff sn;
-    if (!json_is_string(data) || len == 0 || len > THUMB_LIMIT ||
-        eu_media_sniff((const unsigned char *)json_string_value(data), len, &sn) < 0 ||
-        sn.type != EU_MEDIA_TYPE_IMAGE) {
-        eu_req_reply_error(req, 422,
-                           "Validation failed: file must be an image (JPEG, PNG, WebP, GIF) of at "
-                           "most 8 MB");
-        return;
-    }
-    if (!req->app->store) {
-        eu_req_reply_error(req, 503, "Media storage is unavailable");
-        return;
-    }
-    struct thumb *t = eu_arena_calloc(req->arena, sizeof(*t));
-    t->req = req;
-    t->data = (const unsigned char *)json_string_value(data);
-    t->len = len;
-    t->lim = eu_media_image_limits(req->app->cfg, THUMB_WIDTH);
-    t->lim.preview_max_height = THUMB_HEIGHT;
-    eu_cpupool_submit_for(req->app->cpu, req->tenant->id, thumb_work, thumb_done, t);
+    for_tenant(req, eu_instance_thumbnail_put);
 }
 
 static void
 thumbnail_delete(struct eu_req *req)
 {
-    if (!eu_admin_tenant_writable(req))
-        return;
-    const char *p[] = {
-        "{\"thumbnail_key\":null,\"thumbnail_blurhash\":null,\"thumbnail_url\":null}"};
-    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_UPDATE], 1, p, on_settings, NULL);
+    for_tenant(req, eu_instance_thumbnail_delete);
 }
-
-/* ---------------------------------------------------------------- /rules */
 
 static void
 rules_list(struct eu_req *req)
 {
-    if (eu_admin_tenant_writable(req))
-        eu_instance_rules_list(req);
+    for_tenant(req, eu_instance_rules_list);
 }
 
 static void
 rules_create(struct eu_req *req)
 {
-    if (eu_admin_tenant_writable(req))
-        eu_instance_rules_create(req);
+    for_tenant(req, eu_instance_rules_create);
 }
 
 static void
 rules_show(struct eu_req *req)
 {
-    if (eu_admin_tenant_writable(req))
-        eu_instance_rules_show(req);
+    for_tenant(req, eu_instance_rules_show);
 }
 
 static void
 rules_update(struct eu_req *req)
 {
-    if (eu_admin_tenant_writable(req))
-        eu_instance_rules_update(req);
+    for_tenant(req, eu_instance_rules_update);
 }
 
 static void
 rules_delete(struct eu_req *req)
 {
-    if (eu_admin_tenant_writable(req))
-        eu_instance_rules_delete(req);
-}
-
-/* ----------------------------------------------------- /terms_of_service */
-
-/* Where a result holds TERMS_COLUMNS, found by name once per result. */
-struct terms_cols {
-    int date, effective, text, changelog, created;
-};
-
-static void
-terms_cols_find(struct terms_cols *c, const PGresult *res)
-{
-    c->date = PQfnumber(res, "effective_date");
-    c->effective = PQfnumber(res, "effective");
-    c->text = PQfnumber(res, "text");
-    c->changelog = PQfnumber(res, "changelog");
-    c->created = PQfnumber(res, "created_at");
-}
-
-/* The version of row i, its columns where c says. Caller owns it. */
-static json_t *
-terms_json(const PGresult *res, int i, const struct terms_cols *c)
-{
-    return json_pack("{s:s, s:b, s:s, s:s, s:s}", "effective_date", PQgetvalue(res, i, c->date),
-                     "effective", PQgetvalue(res, i, c->effective)[0] == 't', "text",
-                     PQgetvalue(res, i, c->text), "changelog", PQgetvalue(res, i, c->changelog),
-                     "created_at", PQgetvalue(res, i, c->created));
-}
-
-static void
-on_terms_list(struct eu_req *req, PGresult *res, void *arg)
-{
-    (void)arg;
-    struct terms_cols c;
-    terms_cols_find(&c, res);
-    json_t *out = json_array();
-    for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(out, terms_json(res, i, &c));
-    eu_req_reply_json(req, 200, out);
+    for_tenant(req, eu_instance_rules_delete);
 }
 
 static void
 terms_list(struct eu_req *req)
 {
-    if (!eu_admin_tenant_writable(req))
-        return;
-    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_TERMS_LIST], 0, NULL, on_terms_list, NULL);
-}
-
-/* YYYY-MM-DD with a month and day in range; PostgreSQL checks the rest
- * (a 30 February is a 422 from the statement). */
-static bool
-is_date(const char *s)
-{
-    static const char shape[] = "dddd-dd-dd";
-    if (!s || strlen(s) != sizeof(shape) - 1)
-        return false;
-    for (size_t i = 0; shape[i]; i++)
-        if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
-            return false;
-    int month = atoi(s + 5), day = atoi(s + 8);
-    return month >= 1 && month <= 12 && day >= 1 && day <= 31;
-}
-
-static void
-on_terms_created(struct eu_req *req, PGresult *res, enum eu_db_status st, void *arg)
-{
-    (void)arg;
-    if (st == EU_DB_ERROR) {
-        const char *state = eu_db_result_sqlstate(res);
-        if (strcmp(state, "23505") == 0)
-            eu_req_reply_error(req, 422, "Validation failed: a version with that date exists");
-        else if (strncmp(state, "22", 2) == 0 || strcmp(state, "23514") == 0)
-            eu_req_reply_error(req, 422, "Validation failed: effective_date or text");
-        else
-            eu_req_reply_db_error(req, st);
-        return;
-    }
-    if (st != EU_DB_OK) {
-        eu_req_reply_db_error(req, st);
-        return;
-    }
-    struct terms_cols c;
-    terms_cols_find(&c, res);
-    eu_req_reply_json(req, 201, terms_json(res, 0, &c));
+    for_tenant(req, eu_instance_terms_list);
 }
 
 static void
 terms_create(struct eu_req *req)
 {
-    if (!eu_admin_tenant_writable(req))
-        return;
-    json_t *body = eu_req_json_or_reply(req);
-    if (!body)
-        return;
-    const char *date = json_string_value(json_object_get(body, "effective_date"));
-    const char *text = json_string_value(json_object_get(body, "text"));
-    json_t *log_j = json_object_get(body, "changelog");
-    if (!is_date(date) || !text || !*text || (log_j && !json_is_string(log_j))) {
-        eu_req_reply_error(req, 422,
-                           "Validation failed: effective_date (YYYY-MM-DD) and text are required;"
-                           " changelog is a string");
-        return;
-    }
-    const char *p[] = {date, text, json_string_value(log_j)};
-    eu_req_stmt_or_error(req, &eu_admin_instance_sql[ADMIN_TERMS_CREATE], 3, p, on_terms_created,
-                         NULL);
-}
-
-static void
-on_terms_deleted(struct eu_req *req, PGresult *res, void *arg)
-{
-    (void)arg;
-    if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    eu_req_reply_json(req, 200, json_object());
+    for_tenant(req, eu_instance_terms_create);
 }
 
 static void
 terms_delete(struct eu_req *req)
 {
-    if (!eu_admin_tenant_writable(req))
-        return;
-    const char *date = eu_req_param(req, "date");
-    if (!is_date(date)) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    const char *p[] = {date};
-    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_TERMS_DELETE], 1, p, on_terms_deleted, NULL);
+    for_tenant(req, eu_instance_terms_delete);
 }
 
 /* ------------------------------------------------------------ route table */

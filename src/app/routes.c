@@ -36,6 +36,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_instance_routes,
     eu_instance_info_routes,
     eu_admin_rules_routes,
+    eu_admin_instance_staff_routes,
     eu_custom_emojis_routes, /* the picker's list and the staff's */
     eu_admin_dashboard_routes,
     eu_trends_routes,

@@ -69,7 +69,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_admin_reports_sql,
     eu_announcements_sql,       /* api/announcements.c */
     eu_admin_announcements_sql, /* admin/announcements.c */
-    eu_admin_instance_sql,      /* admin/instance.c */
+    eu_admin_instance_sql,      /* api/admin_instance.c */
 
     /* queue group */
     eu_queue_sql,

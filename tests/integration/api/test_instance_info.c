@@ -1,7 +1,8 @@
 /*
  * The instance's public description end to end: the operator writes it
  * (/admin/v1/tenants/:domain/instance, /rules, /terms_of_service), the
- * tenant's staff edit rules (/api/v1/admin/rules), and clients read it in
+ * tenant's staff edit it too (/api/v1/admin/rules, /instance,
+ * /terms_of_service), and clients read it in
  * Mastodon's shapes (the /api/v1/instance/ endpoints, /api/v2/instance, /api/v1/instance).
  * A decoy tenant in the same placement sees none of it, and its staff
  * cannot reach the tenant's rules.
@@ -497,6 +498,60 @@ START_TEST(test_staff_rules)
     EU_IT_EXPECT_STATUS(&r, 200);
     get(&w, &r, HOST, NULL, "/api/v1/instance/rules", 200);
     ck_assert_str_eq(r.body, "[]");
+
+    /* The instance's texts and terms, by the staff (manage_settings): the
+     * operator's members but the host's switch, each change audited. */
+    eu_it_callf(w.s, &r, HOST, "PATCH", owner,
+                "{\"description\":\"By the staff\",\"privacy_policy\":\"<p>Ours</p>\"}",
+                "/api/v1/admin/instance");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "description", "By the staff");
+    get(&w, &r, HOST, owner, "/api/v1/admin/instance", 200);
+    EU_IT_EXPECT_JSTR(&r, "description", "By the staff");
+    get(&w, &r, HOST, NULL, "/api/v2/instance", 200);
+    EU_IT_EXPECT_JSTR(&r, "description", "By the staff");
+    get(&w, &r, HOST, NULL, "/api/v1/instance/privacy_policy", 200);
+    EU_IT_EXPECT_JSTR(&r, "content", "<p>Ours</p>");
+    eu_it_callf(w.s, &r, HOST, "PATCH", owner, "{\"limited_federation_mode\":true}",
+                "/api/v1/admin/instance");
+    EU_IT_EXPECT_ERROR(&r, 403);
+    eu_it_callf(w.s, &r, HOST, "PATCH", owner, "{\"description\":5}", "/api/v1/admin/instance");
+    EU_IT_EXPECT_ERROR(&r, 422);
+    eu_it_callf(w.s, &r, HOST, "POST", owner,
+                "{\"effective_date\":\"2020-01-01\",\"text\":\"Be kind.\"}",
+                "/api/v1/admin/terms_of_service");
+    EU_IT_EXPECT_STATUS(&r, 201);
+    EU_IT_EXPECT_JSTR(&r, "effective_date", "2020-01-01");
+    get(&w, &r, HOST, owner, "/api/v1/admin/terms_of_service", 200);
+    ck_assert_uint_eq(json_array_size(r.json), 1);
+    get(&w, &r, HOST, NULL, "/api/v1/instance/terms_of_service", 200);
+    EU_IT_EXPECT_JSTR(&r, "content", "<p>Be kind.</p>");
+    eu_it_callf(w.s, &r, HOST, "DELETE", owner, NULL, "/api/v1/admin/terms_of_service/2020-01-01");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    get(&w, &r, HOST, NULL, "/api/v1/instance/terms_of_service", 404);
+    char *audits =
+        eu_it_world_sql(&w,
+                        "SELECT string_agg(action || ' ' || target_type, ',' ORDER BY id)"
+                        " FROM admin_action_logs WHERE tenant_id = %s AND account_id = %s"
+                        " AND target_type IN ('Instance', 'TermsOfService')",
+                        w.tid, eu_it_id(&w, "alice"));
+    ck_assert_str_eq(audits, "update Instance,create TermsOfService,destroy TermsOfService");
+    free(audits);
+    /* A moderator cannot; the decoy's owner changes only the decoy. */
+    get(&w, &r, HOST, eu_it_tok(&w, "bob_staff"), "/api/v1/admin/instance", 403);
+    eu_it_callf(w.s, &r, HOST, "PATCH", eu_it_tok(&w, "bob_staff"), "{\"description\":\"mod\"}",
+                "/api/v1/admin/instance");
+    EU_IT_EXPECT_ERROR(&r, 403);
+    eu_it_callf(w.s, &r, DECOY, "PATCH", owner, "{\"description\":\"theirs\"}",
+                "/api/v1/admin/instance");
+    EU_IT_EXPECT_ERROR(&r, 401);
+    eu_it_callf(w.s, &r, DECOY, "PATCH", dave, "{\"description\":\"Decoy\"}",
+                "/api/v1/admin/instance");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    get(&w, &r, HOST, NULL, "/api/v2/instance", 200);
+    EU_IT_EXPECT_JSTR(&r, "description", "By the staff");
+    get(&w, &r, DECOY, NULL, "/api/v2/instance", 200);
+    EU_IT_EXPECT_JSTR(&r, "description", "Decoy");
 
     free(id);
     eu_it_resp_free(&r);
