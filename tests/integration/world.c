@@ -126,7 +126,7 @@ user(const struct world *w, const char *name)
 const char *
 eu_it_tok(const struct world *w, const char *name)
 {
-    return user(w, name)->tok;
+    return name ? user(w, name)->tok : NULL;
 }
 
 const char *

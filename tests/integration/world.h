@@ -78,7 +78,8 @@ void eu_it_world_stop(struct world *w);
  * test that has stopped or crashed the server itself). */
 void eu_it_world_free(struct world *w);
 
-/* User name's token and account id (borrowed); assert the user exists. */
+/* User name's token and account id (borrowed); assert the user exists.
+ * eu_it_tok(w, NULL) is NULL: no token, for a call as nobody. */
 const char *eu_it_tok(const struct world *w, const char *name);
 const char *eu_it_id(const struct world *w, const char *name);
 

@@ -10,7 +10,6 @@
 
 #include <check.h>
 #include <curl/curl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,18 +39,9 @@ static const char *const NAMES[NUSERS] = {"alice", "bob", "carol", "dave", "erin
 
 /* METHOD path (printf-style) with token (may be NULL) and JSON body (may be
  * NULL); asserts that a response arrived. */
-static void __attribute__((format(printf, 6, 7)))
-call(struct world *w, struct eu_it_resp *r, const char *method, const char *token, const char *json,
-     const char *fmt, ...)
-{
-    char path[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    int rc = eu_it_http(r, method, w->s->public_port, DOMAIN, path, token, json);
-    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
-}
+/* A request on the tenant's host as token; asserts that it was answered. */
+#define call(w, r, method, token, json, ...)                                                       \
+    eu_it_callf((w)->s, r, DOMAIN, method, token, json, __VA_ARGS__)
 
 struct sink {
     char *data;

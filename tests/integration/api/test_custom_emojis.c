@@ -11,7 +11,6 @@
 
 #include <check.h>
 #include <curl/curl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,19 +37,9 @@ static const unsigned char GIF[] = {
     0xff, 0x00, 0x00, 0x00, 0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00,
     0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b};
 
-static void __attribute__((format(printf, 7, 8)))
-call(struct world *w, struct eu_it_resp *r, const char *host, const char *method, const char *who,
-     const char *json, const char *fmt, ...)
-{
-    char path[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    const char *tok = who ? eu_it_tok(w, who) : NULL;
-    int rc = eu_it_http(r, method, w->s->public_port, host, path, tok, json);
-    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
-}
+/* A request on host as the world's user who (NULL: nobody). */
+#define call(w, r, host, method, who, json, ...)                                                   \
+    eu_it_callf((w)->s, r, host, method, eu_it_tok(w, who), json, __VA_ARGS__)
 
 struct buf {
     char *data;

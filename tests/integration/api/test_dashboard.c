@@ -12,7 +12,6 @@
 #include "world.h"
 
 #include <check.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,19 +37,9 @@ static const struct eu_it_world_opts world = {
               {"dan", DECOY}},
 };
 
-static void __attribute__((format(printf, 7, 8)))
-call_on(struct world *w, struct eu_it_resp *r, const char *host, const char *method,
-        const char *who, const char *json, const char *fmt, ...)
-{
-    char path[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    int rc =
-        eu_it_http(r, method, w->s->public_port, host, path, who ? eu_it_tok(w, who) : NULL, json);
-    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
-}
+/* A request on host as the world's user who (NULL: nobody). */
+#define call_on(w, r, host, method, who, json, ...)                                                \
+    eu_it_callf((w)->s, r, host, method, eu_it_tok(w, who), json, __VA_ARGS__)
 
 static void
 expect_error_text(const struct eu_it_resp *r, long status, const char *text)
