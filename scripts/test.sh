@@ -19,10 +19,11 @@
 # two people testing side by side). scripts/lint.sh's format and layers checks run
 # first, its cppcheck beside the suites (EUNHA_TEST_LINT=0 skips both). Suites run EUNHA_TEST_JOBS (5) at a
 # time. In a whole-suite run (or in CI), scripts/fuzz.sh runs every fuzz
-# target for EUNHA_FUZZ_SECONDS (10) each, from when the last
+# target for EUNHA_FUZZ_SECONDS (5) each, from when the last
 # EUNHA_FUZZ_TAIL (2) suites are left; EUNHA_TEST_FUZZ=0 skips it.
-# Ten seconds from the seed corpora is a regression check, a third of the
-# run's fuzz minutes at 30; real fuzzing is `scripts/fuzz.sh 600`.
+# Five seconds from the seed corpora is a regression check (each target
+# runs its seeds and some thousands of mutations); real fuzzing is
+# `scripts/fuzz.sh 600`.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -157,7 +158,7 @@ start_fuzz() {
     rc=$(cat "$TMP/fuzz-build.rc")
     if [ "$rc" -eq 0 ]; then
       rc=0
-      nice -n 10 scripts/fuzz.sh "${EUNHA_FUZZ_SECONDS:-10}" >"$TMP/fuzz.log" 2>&1 || rc=$?
+      nice -n 10 scripts/fuzz.sh "${EUNHA_FUZZ_SECONDS:-5}" >"$TMP/fuzz.log" 2>&1 || rc=$?
     fi
     echo "$rc" >"$TMP/fuzz.rc"
   ) &
