@@ -10,7 +10,10 @@
 // A sign-up waits and an admin approves it; bob reports rita citing a rule
 // and a moderator takes the report, warns rita through an account action
 // and resolves it; rita sees her strike; a role without the permission is
-// refused 403. It exits non-zero on the first failed check.
+// refused 403; an admin manages domain, e-mail, canonical e-mail and IP
+// blocks and a domain allow, reads the dashboard's measures, dimensions
+// and retention, and approves a trending tag. It exits non-zero on the
+// first failed check.
 import assert from "node:assert/strict";
 import { createOAuthAPIClient, createRestAPIClient } from "masto";
 
@@ -150,6 +153,72 @@ async function main() {
   await refused("a user lists reports", () => bob.v1.admin.reports.list());
   const ritaAfter = await olga.v1.admin.accounts.$select(ritaAccount.id).fetch();
   assert.equal(ritaAfter.suspended, false);
+
+  step("an admin blocks a domain, an e-mail domain, an address and an IP range");
+  const block = await olga.v1.admin.domainBlocks.create({ domain: "spam.example", severity: "suspend" });
+  assert.equal(block.domain, "spam.example");
+  assert.equal(block.severity, "suspend");
+  const blockEdited = await olga.v1.admin.domainBlocks.$select(block.id).update({ severity: "silence" });
+  assert.equal(blockEdited.severity, "silence");
+  assert.deepEqual((await olga.v1.admin.domainBlocks.list()).map((b) => b.domain), ["spam.example"]);
+  const allow = await olga.v1.admin.domainAllows.create({ domain: "friend.example" });
+  assert.equal((await olga.v1.admin.domainAllows.$select(allow.id).fetch()).domain, "friend.example");
+  const emailBlock = await olga.v1.admin.emailDomainBlocks.create({ domain: "junk.example" });
+  assert.equal(emailBlock.domain, "junk.example");
+  const canonical = await olga.v1.admin.canonicalEmailBlocks.create({ email: "Pe.te+x@Example.com" });
+  const tested = await olga.v1.admin.canonicalEmailBlocks.test({ email: "pete@example.com" });
+  assert.deepEqual(tested.map((b) => b.id), [canonical.id]);
+  const ipBlock = await olga.v1.admin.ipBlocks.create({ ip: "192.0.2.0/24", severity: "no_access" });
+  assert.equal(ipBlock.ip, "192.0.2.0/24");
+  assert.equal((await olga.v1.admin.ipBlocks.$select(ipBlock.id).update({ severity: "sign_up_block" })).severity,
+    "sign_up_block");
+  await refused("a sign-up at a blocked e-mail domain", () =>
+    appClient.v1.accounts.create({
+      username: "junky",
+      email: "junky@junk.example",
+      password: "a long enough password 2",
+      agreement: true,
+      locale: "en",
+      reason: "spam",
+    }), 422);
+  await refused("a moderator blocks a domain", () =>
+    mona.v1.admin.domainBlocks.create({ domain: "other.example" }));
+  for (const [what, res, id] of [
+    ["domain block", olga.v1.admin.domainBlocks, block.id],
+    ["domain allow", olga.v1.admin.domainAllows, allow.id],
+    ["e-mail domain block", olga.v1.admin.emailDomainBlocks, emailBlock.id],
+    ["canonical e-mail block", olga.v1.admin.canonicalEmailBlocks, canonical.id],
+    ["IP block", olga.v1.admin.ipBlocks, ipBlock.id],
+  ]) {
+    await res.$select(id).remove();
+    assert.equal((await res.list()).length, 0, `${what} removed`);
+  }
+
+  step("the dashboard: measures, dimensions and retention");
+  const day = new Date().toISOString().slice(0, 10);
+  const range = { startAt: `${day}T00:00:00Z`, endAt: `${day}T23:59:59Z` };
+  const measures = await olga.v1.admin.measures.create({ keys: ["new_users", "opened_reports"], ...range });
+  const measure = (key) => measures.find((m) => m.key === key);
+  assert.equal(measure("new_users").total, "6", "the driver's five accounts and pete, today");
+  assert.equal(measure("opened_reports").total, "1", "bob's report");
+  assert.equal(measure("new_users").data.length, 1);
+  const dimensions = await olga.v1.admin.dimensions.create({ keys: ["software_versions"], limit: "5" });
+  assert.ok(dimensions[0].data.some((d) => d.key === "eunha"));
+  const cohorts = await olga.v1.admin.retention.create({ ...range, frequency: "day" });
+  assert.equal(cohorts.length, 1);
+  await refused("a role without view_dashboard reads measures", () =>
+    mick.v1.admin.measures.create({ keys: ["new_users"], ...range }));
+
+  step("a trending tag shows once an admin approves it");
+  await bob.v1.statuses.create({ status: "all about #gardening", visibility: "public" });
+  await rita.v1.statuses.create({ status: "more #gardening", visibility: "public" });
+  const candidates = await olga.v1.admin.trends.tags.list();
+  const tag = candidates.find((t) => t.name === "gardening");
+  assert.ok(tag, "gardening is a candidate");
+  assert.equal(tag.requiresReview, true);
+  assert.equal((await anon.v1.trends.tags.list()).length, 0, "nothing shows before review");
+  await olga.v1.admin.trends.tags.$select(tag.id).approve();
+  assert.deepEqual((await anon.v1.trends.tags.list()).map((t) => t.name), ["gardening"]);
 
   console.log("admin e2e: all checks passed");
 }
