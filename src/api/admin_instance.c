@@ -39,6 +39,7 @@
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "eunha/utf8.h"
+#include "staff_internal.h"
 
 enum {
     ADMIN_INSTANCE_SHOW,
@@ -213,15 +214,11 @@ on_audited(struct eu_req *req, PGresult *res, void *arg)
     eu_req_reply_json(req, a->status, a->body);
 }
 
-/*
- * Answers status with body (taking it), after writing the audit row of a
- * staff change: action on the target named by type, id and human. The
- * operator's changes (no signed-in account) are not the tenant's staff's
- * to audit and answer at once.
- */
-static void
-reply_audited(struct eu_req *req, int status, json_t *body, const char *action, const char *type,
-              const char *id, const char *human)
+/* staff_internal.h; the operator's changes (no signed-in account) are not
+ * the tenant's staff's to audit and answer at once. */
+void
+eu_staff_reply_audited(struct eu_req *req, int status, json_t *body, const char *action,
+                       const char *type, const char *id, const char *human)
 {
     if (!by_staff(req)) {
         eu_req_reply_json(req, status, body);
@@ -247,7 +244,7 @@ on_settings(struct eu_req *req, PGresult *res, void *arg)
     if (!o)
         o = json_object();
     if (arg)
-        reply_audited(req, 200, o, arg, "Instance", "0", req->tenant->domain);
+        eu_staff_reply_audited(req, 200, o, arg, "Instance", "0", req->tenant->domain);
     else
         eu_req_reply_json(req, 200, o);
 }
@@ -492,8 +489,8 @@ on_terms_created(struct eu_req *req, PGresult *res, enum eu_db_status st, void *
     }
     struct terms_cols c;
     terms_cols_find(&c, res);
-    reply_audited(req, 201, terms_json(res, 0, &c), "create", "TermsOfService", "0",
-                  PQgetvalue(res, 0, c.date));
+    eu_staff_reply_audited(req, 201, terms_json(res, 0, &c), "create", "TermsOfService", "0",
+                           PQgetvalue(res, 0, c.date));
 }
 
 void
@@ -524,8 +521,8 @@ on_terms_deleted(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
-    reply_audited(req, 200, json_object(), "destroy", "TermsOfService", "0",
-                  eu_req_param(req, "date"));
+    eu_staff_reply_audited(req, 200, json_object(), "destroy", "TermsOfService", "0",
+                           eu_req_param(req, "date"));
 }
 
 void

@@ -23,6 +23,7 @@
 #include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/utf8.h"
+#include "staff_internal.h"
 
 /* Mastodon's Rule validates text (1000) and hint (1000) the same way. */
 #define RULE_TEXT_MAX 1000
@@ -101,17 +102,22 @@ on_list(struct eu_req *req, PGresult *res, void *arg)
     eu_req_reply_json(req, 200, out);
 }
 
+/* arg: NULL for a read, else the action of the change ("create"). */
 static void
 on_one(struct eu_req *req, PGresult *res, void *arg)
 {
-    (void)arg;
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
     }
     struct rule_cols c;
     rule_cols_find(&c, res);
-    eu_req_reply_json(req, 200, rule_json(res, 0, &c));
+    json_t *rule = rule_json(res, 0, &c);
+    if (arg)
+        eu_staff_reply_audited(req, 200, rule, arg, "Rule", PQgetvalue(res, 0, c.id),
+                               PQgetvalue(res, 0, c.text));
+    else
+        eu_req_reply_json(req, 200, rule);
 }
 
 void
@@ -187,7 +193,7 @@ eu_instance_rules_create(struct eu_req *req)
     if (read_rule(req, true, &in) < 0)
         return;
     const char *p[] = {in.text, in.hint, in.priority};
-    eu_req_stmt(req, &eu_admin_rules_sql[RULES_CREATE], 3, p, on_one, NULL);
+    eu_req_stmt(req, &eu_admin_rules_sql[RULES_CREATE], 3, p, on_one, (void *)"create");
 }
 
 void
@@ -200,7 +206,7 @@ eu_instance_rules_update(struct eu_req *req)
     if (read_rule(req, false, &in) < 0)
         return;
     const char *p[] = {id, in.text, in.hint, in.priority};
-    eu_req_stmt(req, &eu_admin_rules_sql[RULES_UPDATE], 4, p, on_one, NULL);
+    eu_req_stmt(req, &eu_admin_rules_sql[RULES_UPDATE], 4, p, on_one, (void *)"update");
 }
 
 void
@@ -210,7 +216,7 @@ eu_instance_rules_delete(struct eu_req *req)
     if (!id)
         return;
     const char *p[] = {id};
-    eu_req_stmt(req, &eu_admin_rules_sql[RULES_DELETE], 1, p, on_one, NULL);
+    eu_req_stmt(req, &eu_admin_rules_sql[RULES_DELETE], 1, p, on_one, (void *)"destroy");
 }
 
 /* ------------------------------------------------- the staff's permission */

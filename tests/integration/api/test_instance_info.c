@@ -537,6 +537,13 @@ START_TEST(test_staff_rules)
                         w.tid, eu_it_id(&w, "alice"));
     ck_assert_str_eq(audits, "update Instance,create TermsOfService,destroy TermsOfService");
     free(audits);
+    audits =
+        eu_it_world_sql(&w,
+                        "SELECT string_agg(action || ' ' || human_identifier, ',' ORDER BY id)"
+                        " FROM admin_action_logs WHERE tenant_id = %s AND target_type = 'Rule'",
+                        w.tid);
+    ck_assert_str_eq(audits, "create No spam,update No spam,destroy No spam");
+    free(audits);
     /* A moderator cannot; the decoy's owner changes only the decoy. */
     get(&w, &r, HOST, eu_it_tok(&w, "bob_staff"), "/api/v1/admin/instance", 403);
     eu_it_callf(w.s, &r, HOST, "PATCH", eu_it_tok(&w, "bob_staff"), "{\"description\":\"mod\"}",
