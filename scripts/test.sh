@@ -89,6 +89,26 @@ if [ "$lint" != 0 ]; then
   EUNHA_LINT_CHECKS="format headers layers" "$ROOT/scripts/lint.sh"
 fi
 
+# The fuzz targets, briefly, from their seed corpora: in a whole-suite run
+# (no ctest arguments), in CI, or with EUNHA_TEST_FUZZ=1; EUNHA_TEST_FUZZ=0
+# skips them. They need a clang build of their own (about 90 s of CPU), so
+# a targeted `-R unit` run does not pay for it. It is built beside the
+# test build: niced beside the suites, which keep both cores busy, it got
+# little CPU and finished after them, a minute added to the run's end.
+fuzz=${EUNHA_TEST_FUZZ:-}
+if [ -z "$fuzz" ] && { [ "${CI:-}" = true ] || [ "$#" -eq 0 ]; }; then
+  fuzz=1
+fi
+fuzz_build=
+if [ "$fuzz" = 1 ]; then
+  (
+    rc=0
+    scripts/fuzz.sh --build-only >"$TMP/fuzz-build.log" 2>&1 || rc=$?
+    echo "$rc" >"$TMP/fuzz-build.rc"
+  ) &
+  fuzz_build=$!
+fi
+
 JOBS=${EUNHA_JOBS:-2}
 BUILD=${EUNHA_BUILD_DIR:-build-test}
 cmake -S . -B "$BUILD" -DEUNHA_TESTS=ON -DEUNHA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
@@ -112,26 +132,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 eu_log "PostgreSQL $EUNHA_TEST_PG_URL, Redis $EUNHA_TEST_REDIS_URL, scratch $TMP"
 
-# The fuzz targets, briefly, from their seed corpora: after the whole suite
-# (no ctest arguments), in CI, or with EUNHA_TEST_FUZZ=1; EUNHA_TEST_FUZZ=0
-# skips them. They need a clang build of their own, so a targeted `-R unit`
-# run does not pay for it. That build runs at the lowest priority while the
-# suites run: they spend most of their time waiting on servers and timers,
-# so it takes the idle CPU rather than adding its minutes to the run.
-fuzz=${EUNHA_TEST_FUZZ:-}
-if [ -z "$fuzz" ] && { [ "${CI:-}" = true ] || [ "$#" -eq 0 ]; }; then
-  fuzz=1
-fi
-fuzz_build=
-if [ "$fuzz" = 1 ]; then
-  (
-    rc=0
-    nice -n 19 scripts/fuzz.sh --build-only >"$TMP/fuzz-build.log" 2>&1 || rc=$?
-    echo "$rc" >"$TMP/fuzz-build.rc"
-  ) &
-  fuzz_build=$!
-fi
-# cppcheck likewise: it only reads the sources.
+# cppcheck at the lowest priority beside the suites: it only reads the
+# sources, and finishes within their minutes.
 cppcheck_run=
 if [ "$lint" != 0 ]; then
   EUNHA_LINT_CHECKS=cppcheck EUNHA_JOBS=${EUNHA_JOBS:-2} nice -n 19 scripts/lint.sh \
