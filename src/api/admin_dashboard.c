@@ -17,6 +17,7 @@
  * what each key counts.
  */
 #include "eunha/api.h"
+#include "eunha/isotime.h"
 
 #include <ctype.h>
 #include <hiredis/hiredis.h>
@@ -385,16 +386,7 @@ const struct eu_sql eu_admin_retention_sql[] = {
 static bool
 read_day(const char *s, char out[11])
 {
-    static const char shape[] = "dddd-dd-dd";
-    if (!s || strlen(s) < 10)
-        return false;
-    for (size_t i = 0; shape[i]; i++)
-        if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
-            return false;
-    if (s[10] && s[10] != 'T' && s[10] != ' ')
-        return false;
-    int month = atoi(s + 5), day = atoi(s + 8);
-    if (month < 1 || month > 12 || day < 1 || day > 31)
+    if (!eu_time_day_prefix(s) || (s[10] && s[10] != 'T' && s[10] != ' '))
         return false;
     memcpy(out, s, 10);
     out[10] = '\0';

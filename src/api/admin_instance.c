@@ -16,6 +16,7 @@
  * operator's alone.
  */
 #include "eunha/api.h"
+#include "eunha/isotime.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -459,14 +460,7 @@ eu_instance_terms_list(struct eu_req *req)
 static bool
 is_date(const char *s)
 {
-    static const char shape[] = "dddd-dd-dd";
-    if (!s || strlen(s) != sizeof(shape) - 1)
-        return false;
-    for (size_t i = 0; shape[i]; i++)
-        if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
-            return false;
-    int month = atoi(s + 5), day = atoi(s + 8);
-    return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+    return eu_time_day_prefix(s) && strlen(s) == 10;
 }
 
 static void

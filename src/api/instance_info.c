@@ -14,8 +14,8 @@
  * tell a hidden list from an absent one.
  */
 #include "eunha/api.h"
+#include "eunha/isotime.h"
 
-#include <ctype.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <stdlib.h>
@@ -241,14 +241,7 @@ on_terms(struct eu_req *req, PGresult *res, void *arg)
 static bool
 is_date(const char *s)
 {
-    static const char shape[] = "dddd-dd-dd";
-    if (!s || strlen(s) != sizeof(shape) - 1)
-        return false;
-    for (size_t i = 0; shape[i]; i++)
-        if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
-            return false;
-    int month = atoi(s + 5), day = atoi(s + 8);
-    return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+    return eu_time_day_prefix(s) && strlen(s) == 10;
 }
 
 static void

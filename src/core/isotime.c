@@ -4,7 +4,9 @@
  */
 #include "eunha/isotime.h"
 
+#include <ctype.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -82,4 +84,17 @@ eu_time_format_iso8601(int64_t ms, char out[EU_ISOTIME_SIZE])
     char buf[32];
     strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(out, EU_ISOTIME_SIZE, "%s.%03dZ", buf, (int)(ms % 1000));
+}
+
+bool
+eu_time_day_prefix(const char *s)
+{
+    static const char shape[] = "dddd-dd-dd";
+    if (!s)
+        return false;
+    for (size_t i = 0; shape[i]; i++)
+        if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
+            return false;
+    int month = (s[5] - '0') * 10 + (s[6] - '0'), day = (s[8] - '0') * 10 + (s[9] - '0');
+    return month >= 1 && month <= 12 && day >= 1 && day <= 31;
 }
