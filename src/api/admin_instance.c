@@ -212,7 +212,7 @@ on_audited(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)res;
     struct audited *a = arg;
-    eu_req_reply_json(req, a->status, a->body);
+    eu_req_reply_json(req, a->status, json_incref(a->body));
 }
 
 /* staff_internal.h; the operator's changes (no signed-in account) are not
@@ -229,8 +229,9 @@ eu_staff_reply_audited(struct eu_req *req, int status, json_t *body, const char 
     struct audited *a = eu_arena_calloc(req->arena, sizeof(*a));
     a->status = status;
     a->body = body;
+    /* The arena holds the reference, so a request whose statement fails
+     * (answered there) or that ends first frees it too. */
     eu_arena_on_free(req->arena, body_free, body);
-    json_incref(body); /* the arena's reference, for a request that ends first */
     const char *p[] = {who, action, type, id, human};
     eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_AUDIT], 5, p, on_audited, a);
 }
