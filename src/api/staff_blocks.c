@@ -461,18 +461,25 @@ allows_show(struct eu_req *req)
     show(req, &ALLOWS);
 }
 
+/* A domain allow or an e-mail domain block: both are a domain and who
+ * made it, written by statement stmt. */
 static void
-allows_create(struct eu_req *req)
+create_for_domain(struct eu_req *req, const struct resource *r, int stmt)
 {
-    if (!eu_auth_permit(req, ALLOWS.permission))
+    if (!eu_auth_permit(req, r->permission))
         return;
     json_t *p = params_or_reply(req);
     const char *domain = p ? domain_param(req, p, "domain") : NULL;
     if (!domain)
         return;
     const char *params[] = {domain, eu_req_viewer(req)};
-    eu_req_stmt_or_error(req, &eu_staff_blocks_sql[ALLOWS_CREATE], 2, params, on_written,
-                         (void *)&ALLOWS);
+    eu_req_stmt_or_error(req, &eu_staff_blocks_sql[stmt], 2, params, on_written, (void *)r);
+}
+
+static void
+allows_create(struct eu_req *req)
+{
+    create_for_domain(req, &ALLOWS, ALLOWS_CREATE);
 }
 
 static void
@@ -498,15 +505,7 @@ emails_show(struct eu_req *req)
 static void
 emails_create(struct eu_req *req)
 {
-    if (!eu_auth_permit(req, EMAILS.permission))
-        return;
-    json_t *p = params_or_reply(req);
-    const char *domain = p ? domain_param(req, p, "domain") : NULL;
-    if (!domain)
-        return;
-    const char *params[] = {domain, eu_req_viewer(req)};
-    eu_req_stmt_or_error(req, &eu_staff_blocks_sql[EMAIL_CREATE], 2, params, on_written,
-                         (void *)&EMAILS);
+    create_for_domain(req, &EMAILS, EMAIL_CREATE);
 }
 
 static void

@@ -308,30 +308,6 @@ on_tag_reviewed(struct eu_req *req, PGresult *res, void *arg)
 }
 
 static void
-review_tag(struct eu_req *req, bool approve)
-{
-    if (!eu_auth_permit(req, EU_PERM_MANAGE_TAXONOMIES))
-        return;
-    const char *id = trend_id(req);
-    if (!id)
-        return;
-    const char *p[] = {id, approve ? "true" : "false", eu_req_viewer(req)};
-    eu_req_stmt(req, &eu_trends_sql[TRENDS_TAG_REVIEW], 3, p, on_tag_reviewed, NULL);
-}
-
-static void
-approve_tag(struct eu_req *req)
-{
-    review_tag(req, true);
-}
-
-static void
-reject_tag(struct eu_req *req)
-{
-    review_tag(req, false);
-}
-
-static void
 on_status_rendered(struct eu_req *req, json_t *array, void *arg)
 {
     (void)arg;
@@ -359,8 +335,10 @@ on_status_reviewed(struct eu_req *req, PGresult *res, void *arg)
     eu_statuses_render(req, ids, 1, on_status_rendered, NULL);
 }
 
+/* Approves or rejects the tag or status :id with statement stmt (its
+ * review row and audit row), then cb answers the reviewed trend. */
 static void
-review_status(struct eu_req *req, bool approve)
+review(struct eu_req *req, int stmt, eu_req_rows_cb cb, bool approve)
 {
     if (!eu_auth_permit(req, EU_PERM_MANAGE_TAXONOMIES))
         return;
@@ -368,19 +346,31 @@ review_status(struct eu_req *req, bool approve)
     if (!id)
         return;
     const char *p[] = {id, approve ? "true" : "false", eu_req_viewer(req)};
-    eu_req_stmt(req, &eu_trends_sql[TRENDS_STATUS_REVIEW], 3, p, on_status_reviewed, NULL);
+    eu_req_stmt(req, &eu_trends_sql[stmt], 3, p, cb, NULL);
+}
+
+static void
+approve_tag(struct eu_req *req)
+{
+    review(req, TRENDS_TAG_REVIEW, on_tag_reviewed, true);
+}
+
+static void
+reject_tag(struct eu_req *req)
+{
+    review(req, TRENDS_TAG_REVIEW, on_tag_reviewed, false);
 }
 
 static void
 approve_status(struct eu_req *req)
 {
-    review_status(req, true);
+    review(req, TRENDS_STATUS_REVIEW, on_status_reviewed, true);
 }
 
 static void
 reject_status(struct eu_req *req)
 {
-    review_status(req, false);
+    review(req, TRENDS_STATUS_REVIEW, on_status_reviewed, false);
 }
 
 /* ------------------------------------------------------------ route table */
