@@ -389,17 +389,16 @@ connect_as_harness(const char *dbname)
     return conn;
 }
 
-/* Closes the kept connections to db and to the databases named db_*
- * (NULL: all of them), e.g. before they are dropped. */
+/* Closes the kept connections to db and to the databases named db_*,
+ * before they are dropped. */
 static void
 kept_forget(const char *db)
 {
-    size_t n = db ? strlen(db) : 0;
+    size_t n = strlen(db);
     pthread_mutex_lock(&kept_lock);
     for (int i = 0; i < KEPT_MAX; i++) {
         struct kept *k = &kept[i];
-        if (!k->conn || k->busy ||
-            (db && !(strncmp(k->db, db, n) == 0 && (!k->db[n] || k->db[n] == '_'))))
+        if (!k->conn || k->busy || strncmp(k->db, db, n) != 0 || (k->db[n] && k->db[n] != '_'))
             continue;
         if (k->pid == getpid())
             PQfinish(k->conn);
