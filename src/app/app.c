@@ -483,8 +483,7 @@ app_release(struct eu_app *app)
     eu_admin_purge_stop_all();
     eu_ap_deliver_abandon_all();
     eu_registry_free(app->registry);
-    eu_queues_free(queues); /* after the tenants, which own their workers */
-    queues = NULL;
+    eu_queues_stop(queues);
     /* Statements under way still hold tenants (and through them their
      * pools and placements): a delivery being queued, a request the drain
      * gave up on. Their answers come within moments even on a busy
@@ -498,6 +497,10 @@ app_release(struct eu_app *app)
     if (eu_registry_tenants_alive() > 0)
         eu_log_warn("app", "closing with %d tenants still held by statements under way",
                     eu_registry_tenants_alive());
+    /* After the tenants, which own their workers and leave the due lists
+     * as they go. */
+    eu_queues_free(queues);
+    queues = NULL;
     /* After everything that may hold or cancel a fetch; its callbacks do
      * not run. */
     eu_fetch_client_free(app->fetch);

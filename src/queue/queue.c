@@ -226,6 +226,7 @@ queue_of(const struct eu_tenant *t)
 /* ---- placements' due lists and timers ---- */
 
 static void on_place_timer(evutil_socket_t fd, short what, void *arg);
+static void unlist(struct worker *w);
 
 static struct place *
 place_of(struct eu_queues *qs, struct eu_tenant *t)
@@ -252,6 +253,11 @@ place_of(struct eu_queues *qs, struct eu_tenant *t)
 static void
 place_free(struct place *p)
 {
+    /* A tenant a statement under way still held at shutdown outlives its
+     * placement's lists: its workers must not point here when it goes. */
+    for (int i = 0; i < N_WORKERS; i++)
+        while (p->list[i].head)
+            unlist(p->list[i].head);
     for (int i = 0; i < N_WORKERS; i++) {
         struct place_timer *pt = event_get_callback_arg(p->list[i].timer);
         event_free(p->list[i].timer);
@@ -1433,7 +1439,7 @@ eu_queues_free(struct eu_queues *qs)
     if (current == qs)
         current = NULL;
     /* The registry (and with it every tenant's workers) is freed first, so
-     * the due lists are empty by now. */
+     * the due lists hold only tenants a statement under way still holds. */
     while (qs->places) {
         struct place *p = qs->places;
         qs->places = p->next;
