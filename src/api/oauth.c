@@ -58,8 +58,8 @@
 #include "eunha/tenant.h"
 #include "pwgate_internal.h"
 #include "web_internal.h"
+#include "websession_internal.h"
 
-#define SESSION_COOKIE "_eunha_session"
 /* Mastodon's windows for its sign-in throttles; the counts are config. */
 #define SIGN_IN_IP_PERIOD_S 300
 #define SIGN_IN_LOGIN_PERIOD_S 3600
@@ -154,9 +154,8 @@ eu_oauth_secret_equal(const char *a, const char *b)
     return sodium_memcmp(ha, hb, sizeof(ha)) == 0;
 }
 
-/* Percent-encodes s for a query component. Arena-owned. */
-static const char *
-url_encode(struct eu_arena *a, const char *s)
+const char *
+eu_oauth_url_encode(struct eu_arena *a, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     char *out = eu_arena_alloc(a, strlen(s) * 3 + 1), *o = out;
@@ -379,7 +378,7 @@ authorize_url(struct eu_oauth_flow *f)
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (!vals[i])
             continue;
-        url = eu_arena_sprintf(a, "%s%c%s=%s", url, sep, names[i], url_encode(a, vals[i]));
+        url = eu_arena_sprintf(a, "%s%c%s=%s", url, sep, names[i], eu_oauth_url_encode(a, vals[i]));
         sep = '&';
     }
     return url;
@@ -458,12 +457,12 @@ redirect_to_client(struct eu_oauth_flow *f, const char *code, const char *error,
     const char *url = f->a.redirect_uri;
     char sep = strchr(url, '?') ? '&' : '?';
     if (code)
-        url = eu_arena_sprintf(a, "%s%ccode=%s", url, sep, url_encode(a, code));
+        url = eu_arena_sprintf(a, "%s%ccode=%s", url, sep, eu_oauth_url_encode(a, code));
     else
         url = eu_arena_sprintf(a, "%s%cerror=%s&error_description=%s", url, sep,
-                               url_encode(a, error), url_encode(a, desc));
+                               eu_oauth_url_encode(a, error), eu_oauth_url_encode(a, desc));
     if (f->a.state)
-        url = eu_arena_sprintf(a, "%s&state=%s", url, url_encode(a, f->a.state));
+        url = eu_arena_sprintf(a, "%s&state=%s", url, eu_oauth_url_encode(a, f->a.state));
     eu_req_add_header(req, "Location", url);
     eu_req_add_header(req, "Cache-Control", "no-store");
     eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
@@ -484,30 +483,12 @@ read_authz(struct eu_req *req, json_t *params, struct eu_oauth_authz *a)
     a->force_login = force;
 }
 
-/* The session cookie's value, or "" (never matches a stored hash). */
-static const char *
-session_cookie(struct eu_req *req)
-{
-    const char *h = eu_req_header(req, "Cookie");
-    size_t nlen = strlen(SESSION_COOKIE);
-    for (const char *p = h; p && *p;) {
-        while (*p == ' ' || *p == ';')
-            p++;
-        if (strncmp(p, SESSION_COOKIE, nlen) == 0 && p[nlen] == '=') {
-            const char *v = p + nlen + 1;
-            return eu_arena_strndup(req->arena, v, strcspn(v, ";"));
-        }
-        p += strcspn(p, ";");
-    }
-    return "";
-}
-
 static void
 set_session_cookie(struct eu_req *req, const char *token)
 {
     eu_req_add_header(req, "Set-Cookie",
                       eu_arena_sprintf(req->arena, "%s=%s; Path=/; HttpOnly; SameSite=Lax%s",
-                                       SESSION_COOKIE, token,
+                                       EU_WEB_SESSION_COOKIE, token,
                                        strcmp(req->scheme, "https") == 0 ? "; Secure" : ""));
 }
 
@@ -601,7 +582,7 @@ flow_start(struct eu_req *req, eu_req_rows_cb cb)
         return NULL;
     }
     char hash[65];
-    eu_auth_token_hash(session_cookie(req), hash);
+    eu_auth_token_hash(eu_web_session_cookie(req), hash);
     const char *p[] = {f->a.client_id, hash};
     eu_req_stmt(req, &eu_oauth_sql[OAUTH_AUTHZ_LOAD], 2, p, cb, f);
     return f;
@@ -842,7 +823,7 @@ renew_session(struct eu_oauth_flow *f, char old_hash[65], char hash[65])
 {
     struct eu_req *req = f->req;
     char token[EU_AUTH_TOKEN_LEN], csrf[EU_AUTH_TOKEN_LEN];
-    eu_auth_token_hash(session_cookie(req), old_hash);
+    eu_auth_token_hash(eu_web_session_cookie(req), old_hash);
     eu_auth_token_new(token);
     eu_auth_token_hash(token, hash);
     eu_auth_token_new(csrf);

@@ -75,6 +75,8 @@ void eu_oauth_token(struct eu_req *req);
 void eu_oauth_revoke(struct eu_req *req);
 void eu_oauth_register(struct eu_req *req);
 
+/* Percent-encodes s for a query component. Arena-owned. */
+const char *eu_oauth_url_encode(struct eu_arena *a, const char *s);
 /* Doorkeeper's error body: {"error": code, "error_description": desc}. */
 void eu_oauth_reply_error(struct eu_req *req, int status, const char *code, const char *desc);
 /* Constant-time equality of two strings of any lengths (compared through
