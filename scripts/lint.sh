@@ -125,6 +125,7 @@ log core
 media media
 mediaapi media
 mediaclean media
+mediaemoji media
 mediastore media
 mem core
 migrate db

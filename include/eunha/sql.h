@@ -117,6 +117,7 @@ extern const struct eu_sql eu_ap_account_keys_sql[]; /* ap/account_keys.c */
 
 /* media/: api/media.c (uploads, the media_process job) */
 extern const struct eu_sql eu_media_sql[];
+extern const struct eu_sql eu_emoji_fetch_sql[]; /* media/emoji_fetch.c */
 
 /* The tables above, NULL-terminated (src/app/statements.c). */
 extern const struct eu_sql *const eu_sql_tables[];

@@ -26,6 +26,27 @@
 
 enum { INGEST_ACCOUNT_UPSERT, INGEST_STATUS_STORE, INGEST_STATUS_DELETE };
 
+/*
+ * The end of the em CTE that keeps a remote author's emoji: one row per
+ * shortcode and domain, whose changed image URL replaces the kept one,
+ * and the emoji_fetch job of each it added or changed
+ * (src/media/emoji_fetch.c). One whose image is cached (store keys, no
+ * "://") keeps its files until the job replaces them and deletes the old
+ * ones; one never cached takes the new URL at once.
+ */
+#define EMOJI_KEPT                                                                                 \
+    "  ON CONFLICT (tenant_id, coalesce(domain, ''), shortcode) DO UPDATE SET"                     \
+    "  image = CASE WHEN strpos(custom_emojis.image, '://') > 0 THEN excluded.image"               \
+    "  ELSE custom_emojis.image END,"                                                              \
+    "  static_image = CASE WHEN strpos(custom_emojis.static_image, '://') > 0"                     \
+    "  THEN excluded.static_image ELSE custom_emojis.static_image END,"                            \
+    "  uri = excluded.uri, image_remote_url = excluded.image_remote_url, updated_at = now()"       \
+    "  WHERE custom_emojis.image_remote_url IS DISTINCT FROM excluded.image_remote_url"            \
+    "  RETURNING id, image_remote_url),"                                                           \
+    " ej AS (INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT $1, 'media',"               \
+    "  'emoji_fetch', jsonb_build_object('id', em.id::text, 'url', em.image_remote_url)"           \
+    "  FROM em)"
+
 const struct eu_sql eu_ingest_sql[] = {
     /* $2 uri, $3 username, $4 domain, $5 display name, $6 note, $7 url,
      * $8-$13 inbox, shared inbox, outbox, followers, following, featured,
@@ -64,11 +85,7 @@ const struct eu_sql eu_ingest_sql[] = {
          "  uri, image_remote_url) SELECT DISTINCT ON (x.o ->> 'shortcode') $1,"
          "  x.o ->> 'shortcode', $4, x.o ->> 'url', x.o ->> 'url', x.o ->> 'uri', x.o ->> 'url'"
          "  FROM jsonb_array_elements($27::jsonb) x(o)"
-         "  WHERE EXISTS (SELECT 1 FROM up) AND NOT eunha_domain_rejects_media($1, $4)"
-         "  ON CONFLICT (tenant_id, coalesce(domain, ''), shortcode) DO UPDATE"
-         "  SET image = excluded.image, static_image = excluded.static_image, uri = excluded.uri,"
-         "  image_remote_url = excluded.image_remote_url, updated_at = now()"
-         "  WHERE custom_emojis.image_remote_url IS DISTINCT FROM excluded.image_remote_url)"
+         "  WHERE EXISTS (SELECT 1 FROM up) AND NOT eunha_domain_rejects_media($1, $4)" EMOJI_KEPT
          " SELECT id FROM up"},
     /*
      * $2 uri, $3 author, $4 url, $5 content, $6 spoiler, $7 sensitive,
@@ -86,8 +103,9 @@ const struct eu_sql eu_ingest_sql[] = {
      * author's domain (a changed image replaces the old), as Mastodon's
      * ProcessEmojis does, unless the tenant rejects that domain's media:
      * then, as Mastodon skips them, none is kept. Their image is the
-     * remote URL (not cached), which the renderer shows as url and
-     * static_url.
+     * remote URL, which the renderer shows as url and static_url, until
+     * the emoji_fetch job each new or changed one is given has cached it
+     * (src/media/emoji_fetch.c); the caller wakes the media queue.
      */
     [INGEST_STATUS_STORE] =
         {"ingest.status_store",
@@ -172,11 +190,8 @@ const struct eu_sql eu_ingest_sql[] = {
          "  x.o ->> 'shortcode', ea.domain, x.o ->> 'url', x.o ->> 'url', x.o ->> 'uri',"
          "  x.o ->> 'url' FROM jsonb_array_elements($18::jsonb) x(o)"
          "  JOIN accounts ea ON ea.tenant_id = $1 AND ea.id = $3::bigint AND ea.domain IS NOT NULL"
-         "  WHERE EXISTS (SELECT 1 FROM st) AND NOT eunha_domain_rejects_media($1, ea.domain)"
-         "  ON CONFLICT (tenant_id, coalesce(domain, ''), shortcode) DO UPDATE"
-         "  SET image = excluded.image, static_image = excluded.static_image, uri = excluded.uri,"
-         "  image_remote_url = excluded.image_remote_url, updated_at = now()"
-         "  WHERE custom_emojis.image_remote_url IS DISTINCT FROM excluded.image_remote_url),"
+         "  WHERE EXISTS (SELECT 1 FROM st) AND NOT eunha_domain_rejects_media($1, "
+         "ea.domain)" EMOJI_KEPT ","
          " kids AS (UPDATE statuses k SET in_reply_to_id = ins.id,"
          "  in_reply_to_account_id = $3::bigint FROM ins WHERE k.tenant_id = $1"
          "  AND k.in_reply_to_uri = $2 AND k.in_reply_to_id IS NULL)"

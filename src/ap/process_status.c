@@ -193,6 +193,15 @@ parsed_ok(struct eu_proc *p)
     return true;
 }
 
+/* The statement queued an emoji_fetch job for each emoji it added or
+ * changed (src/ap/ingest_store.c): they run now, not at the next poll. */
+static void
+wake_emoji_fetch(struct eu_proc *p, size_t n_emojis)
+{
+    if (n_emojis > 0)
+        eu_queue_wake(p->t, EU_QUEUE_MEDIA, 0);
+}
+
 static bool
 on_stored_status(struct eu_proc *p, const char *id, int status)
 {
@@ -205,6 +214,7 @@ on_stored_status(struct eu_proc *p, const char *id, int status)
         return false;
     }
     p->s1 = eu_arena_strdup(p->arena, id);
+    wake_emoji_fetch(p, p->note.n_emojis);
     return true;
 }
 
@@ -414,6 +424,8 @@ static void
 on_actor_upserted(const char *id, int status, void *arg)
 {
     struct eu_proc *p = arg;
+    if (status == EU_DB_OK)
+        wake_emoji_fetch(p, p->parsed_actor.n_emojis);
     eu_proc_finish(p, status == EU_DB_OK ? NULL : "cannot store the updated actor");
 }
 
@@ -539,6 +551,7 @@ on_boosted_stored(const char *id, int status, void *arg)
         eu_proc_finish(p, "cannot store the boosted status");
         return;
     }
+    wake_emoji_fetch(p, p->note.n_emojis);
     announce_run(p);
 }
 

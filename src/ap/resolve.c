@@ -35,6 +35,7 @@
 #include "eunha/httpsig.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
+#include "eunha/queue.h"
 #include "eunha/tenant.h"
 #include "sigform_internal.h"
 
@@ -601,6 +602,8 @@ on_upserted(const char *id, int status, void *arg)
         return;
     }
     const struct eu_ap_actor *ac = &op->ac;
+    if (ac->n_emojis > 0) /* their emoji_fetch jobs (ingest_store.c) */
+        eu_queue_wake(op->t, EU_QUEUE_MEDIA, 0);
     if (ac->key_id && ac->public_key_pem) {
         struct kc_doc doc = {.text = op->doc_text, .url = op->final_url, .ms = op->doc_ms};
         op->doc_text = NULL;

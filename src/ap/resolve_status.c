@@ -20,6 +20,7 @@
 #include "eunha/error.h"
 #include "eunha/fetch.h"
 #include "eunha/mem.h"
+#include "eunha/queue.h"
 #include "eunha/tenant.h"
 
 struct rstatus {
@@ -65,6 +66,8 @@ on_stored(const char *id, int status, void *arg)
         rstatus_end(op, NULL, 503, "cannot store the status");
         return;
     }
+    if (op->note.n_emojis > 0) /* their emoji_fetch jobs (ingest_store.c) */
+        eu_queue_wake(op->t, EU_QUEUE_MEDIA, 0);
     char *copy = eu_xstrdup(id);
     rstatus_end(op, copy, 0, NULL);
     free(copy);

@@ -10,44 +10,35 @@
  * (src/admin/custom_emojis.c), which names the tenant and calls the
  * eu_custom_emojis_* functions below; its audit rows name account 0.
  *
- * An upload is sniffed by its bytes (PNG, GIF or WebP, at most 256 KB, as
- * Mastodon's CustomEmoji validates), decoded on the CPU pool by the upload
- * pipeline (eu_image_process(), which refuses what does not decode and
- * strips metadata), and stored as two files: the image and its still
- * version (the image itself, or an animated GIF's first frame as WebP),
- * under "<tenant>/custom_emojis/<random>/original.<ext>" and
- * ".../static.<ext>" (the /system/ route's four parts). The row holds
- * their store keys (tenant migration 0054).
+ * An upload (at most 256 KB, as Mastodon's CustomEmoji validates) is
+ * processed and stored as include/eunha/mediaemoji.h says: two files, the
+ * image and its still version, under "<tenant>/custom_emojis/<random>/"
+ * (the /system/ route's four parts). The row holds their store keys
+ * (tenant migration 0054).
  */
 #include "eunha/api.h"
 
 #include <jansson.h>
 #include <libpq-fe.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eunha/app.h"
 #include "eunha/arena.h"
 #include "eunha/auth.h"
-#include "eunha/cpupool.h"
 #include "eunha/entities.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/media.h"
-#include "eunha/mediaapi.h"
+#include "eunha/mediaemoji.h"
 #include "eunha/mediastore.h"
 #include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
-/* Mastodon's CustomEmoji::LOCAL_LIMIT. */
-#define EMOJI_FILE_LIMIT (256 * 1024)
 /* Mastodon's shortcode rule is [a-zA-Z0-9_]{2,}; the column caps it. */
 #define SHORTCODE_MAX 128
 #define CATEGORY_MAX 64
-/* The still version's box: emoji are small, so this keeps the frame whole. */
-#define STATIC_SIDE 400
 #define LIST_LIMIT_MAX 200
 
 enum {
@@ -246,20 +237,13 @@ struct upload {
     const char *shortcode, *category, *visible;
     const unsigned char *data; /* the request's params', borrowed */
     size_t len;
-    struct eu_image_limits lim;
-    struct eu_image_result img;
-    int rc;
-    char err[256];
-    const char *image_key, *static_key; /* arena copies */
-    const unsigned char *still;         /* the still version's bytes: img's */
-    size_t still_len;
-    const char *still_mime;
+    struct eu_emoji_image *e;
 };
 
 static void
-result_free(void *p)
+work_free(void *p)
 {
-    eu_image_result_free(p);
+    eu_emoji_image_free(p);
 }
 
 /* When the shortcode was taken meanwhile, the files stored go again. */
@@ -268,8 +252,7 @@ on_created(struct eu_req *req, PGresult *res, void *arg)
 {
     struct upload *up = arg;
     if (PQntuples(res) == 0) {
-        eu_store_del(req->app->store, up->image_key, NULL, NULL);
-        eu_store_del(req->app->store, up->static_key, NULL, NULL);
+        eu_emoji_image_unstore(up->e);
         eu_req_reply_error(req, 422, "Validation failed: Shortcode has already been taken");
         return;
     }
@@ -277,72 +260,24 @@ on_created(struct eu_req *req, PGresult *res, void *arg)
 }
 
 static void
-on_static_stored(int rc, void *arg)
+on_stored(struct eu_emoji_image *e)
 {
-    struct upload *up = arg;
+    struct upload *up = e->arg;
     struct eu_req *req = up->req;
     eu_req_enter(req);
-    if (rc != 0) {
-        eu_store_del(req->app->store, up->image_key, NULL, NULL);
+    if (e->rc == -1) {
+        eu_req_reply_error(req, 422, "%s", e->err);
+        return;
+    }
+    if (e->rc != 0) {
         eu_req_reply_error(req, 500, "The emoji could not be stored");
         return;
     }
     const char *p[] = {
-        eu_req_viewer(req),    up->shortcode,
-        up->image_key,         up->static_key,
-        up->img.original_mime, eu_arena_sprintf(req->arena, "%zu", up->img.original_len),
-        up->category,          up->visible};
+        eu_req_viewer(req), up->shortcode, e->image_key,
+        e->static_key,      e->mime,       eu_arena_sprintf(req->arena, "%zu", e->size),
+        up->category,       up->visible};
     eu_req_stmt(req, &eu_custom_emojis_sql[EMOJIS_CREATE], 8, p, on_created, up);
-}
-
-static void
-on_image_stored(int rc, void *arg)
-{
-    struct upload *up = arg;
-    struct eu_req *req = up->req;
-    eu_req_enter(req);
-    if (rc != 0) {
-        eu_req_reply_error(req, 500, "The emoji could not be stored");
-        return;
-    }
-    eu_store_put(req->app->store, up->static_key, up->still, up->still_len, up->still_mime,
-                 on_static_stored, up);
-}
-
-/* On a pool thread. */
-static void
-process_work(void *arg)
-{
-    struct upload *up = arg;
-    up->rc = eu_image_process(up->data, up->len, &up->lim, &up->img, up->err, sizeof up->err);
-}
-
-static void
-process_done(void *arg)
-{
-    struct upload *up = arg;
-    struct eu_req *req = up->req;
-    eu_req_enter(req);
-    if (up->rc != 0) {
-        eu_req_reply_error(req, 422, "%s", up->err);
-        return;
-    }
-    /* The request's arena frees the pixels however the request ends. */
-    eu_arena_on_free(req->arena, result_free, &up->img);
-    /* An animated GIF's still is its first frame; any other image is its
-     * own still, as Mastodon's static version of a still image is. */
-    bool animated = up->img.type == EU_MEDIA_TYPE_GIFV;
-    up->still = animated ? up->img.small : up->img.original;
-    up->still_len = animated ? up->img.small_len : up->img.original_len;
-    up->still_mime = animated ? "image/webp" : up->img.original_mime;
-    uint32_t r1 = randombytes_random(), r2 = randombytes_random();
-    long long t = (long long)req->tenant->id;
-    up->image_key = eu_arena_sprintf(req->arena, "%lld/custom_emojis/%08x%08x/original.%s", t, r1,
-                                     r2, up->img.original_ext);
-    up->static_key = eu_arena_sprintf(req->arena, "%lld/custom_emojis/%08x%08x/static.%s", t, r1,
-                                      r2, animated ? "webp" : up->img.original_ext);
-    eu_store_put(req->app->store, up->image_key, up->img.original, up->img.original_len,
-                 up->img.original_mime, on_image_stored, up);
 }
 
 static bool
@@ -383,15 +318,12 @@ read_upload(struct eu_req *req, json_t *params, struct upload *up)
         eu_req_reply_error(req, 422, "Validation failed: Image can't be blank");
         return -1;
     }
-    if (up->len > EMOJI_FILE_LIMIT) {
+    if (up->len > EU_EMOJI_FILE_LIMIT) {
         eu_req_reply_error(req, 422, "Validation failed: Image file size must be less than 256 KB");
         return -1;
     }
     up->data = (const unsigned char *)json_string_value(data);
-    struct eu_media_sniff sn;
-    if (eu_media_sniff(up->data, up->len, &sn) < 0 ||
-        (sn.format != EU_MEDIA_FORMAT_PNG && sn.format != EU_MEDIA_FORMAT_GIF &&
-         sn.format != EU_MEDIA_FORMAT_WEBP)) {
+    if (!eu_emoji_image_acceptable(up->data, up->len)) {
         eu_req_reply_error(req, 422, "Validation failed: Image content type is invalid");
         return -1;
     }
@@ -415,8 +347,11 @@ eu_custom_emojis_create(struct eu_req *req)
         eu_req_reply_error(req, 503, "Media storage is unavailable");
         return;
     }
-    up->lim = eu_media_image_limits(req->app->cfg, STATIC_SIDE);
-    eu_cpupool_submit_for(req->app->cpu, req->tenant->id, process_work, process_done, up);
+    /* The request's arena frees the work and its pixels however the
+     * request ends. */
+    up->e = eu_emoji_image_new(req->app, req->tenant->id, up->data, up->len, on_stored, up);
+    eu_arena_on_free(req->arena, work_free, up->e);
+    eu_emoji_image_start(up->e);
 }
 
 void

@@ -33,6 +33,7 @@
 #include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/mediaemoji.h"
 #include "eunha/mediastore.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
@@ -482,6 +483,7 @@ app_release(struct eu_app *app)
     eu_http_server_free(app->http);
     eu_admin_purge_stop_all();
     eu_ap_deliver_abandon_all();
+    eu_emoji_fetch_abandon_all();
     eu_registry_free(app->registry);
     eu_queues_stop(queues);
     /* Statements under way still hold tenants (and through them their

@@ -15,6 +15,7 @@
 #include "eunha/approcess.h"
 #include "eunha/mediaapi.h"
 #include "eunha/mediaclean.h"
+#include "eunha/mediaemoji.h"
 #include "eunha/polls.h"
 #include "eunha/statuses.h"
 
@@ -32,6 +33,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"media_files_delete", EU_QUEUE_DEFAULT, eu_media_files_delete_run},
     /* a local poll's new counts to its audience (src/ap/process_poll.c) */
     {"ap_poll_update", EU_QUEUE_DEFAULT, eu_ap_poll_update_run},
+    /* a remote custom emoji's image cached (src/media/emoji_fetch.c) */
+    {"emoji_fetch", EU_QUEUE_MEDIA, eu_emoji_fetch_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);

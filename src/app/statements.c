@@ -81,6 +81,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ingest_sql,
     eu_ap_account_keys_sql,
     eu_media_sql, /* api/media.c */
+    eu_emoji_fetch_sql,
     eu_ap_actors_sql,
     eu_ap_objects_sql,
     eu_ap_collections_sql,

@@ -210,7 +210,7 @@ peer_stop(struct peer *p)
 }
 
 /* Actor i's fetch count. */
-static int
+__attribute__((unused)) static int
 peer_fetches(struct peer *p, int i)
 {
     pthread_mutex_lock(&p->mu);
