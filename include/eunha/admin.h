@@ -23,6 +23,7 @@ extern const struct eu_route eu_admin_lifecycle_archive_routes[]; /* lifecycle_a
 extern const struct eu_route eu_admin_lifecycle_move_routes[];    /* lifecycle_move.c */
 extern const struct eu_route eu_admin_reports_routes[];           /* reports.c */
 extern const struct eu_route eu_admin_tenants_routes[];           /* tenants.c */
+extern const struct eu_route eu_admin_placements_routes[];        /* placements.c */
 
 /* Starts removing the rows of every tenant left in state 'deleting' (by a
  * process that stopped mid-way); call once the registry is loaded. */

@@ -126,8 +126,10 @@ extern const struct eu_sql *const eu_sql_tables[];
  * placement's: they name no tenant and are not in eu_sql_tables. Ends with
  * an all-zero entry (admin/tenants.c). */
 extern const struct eu_sql eu_admin_control_sql[];
-/* The same for a move's (admin/lifecycle_move.c). */
+/* The same for a move's (admin/lifecycle_move.c) and the placements API's
+ * (admin/placements.c). */
 extern const struct eu_sql eu_admin_move_control_sql[];
+extern const struct eu_sql eu_admin_placements_sql[];
 
 /* Which bounds a page has, for a paged statement's variant (see
  * eu_sql_text()); min_id pages run oldest first. */

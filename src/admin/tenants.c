@@ -70,16 +70,18 @@ const struct eu_sql eu_admin_control_sql[] = {
         {"admin_control.placement_drop",
          "DELETE FROM placements p WHERE p.name = $1 AND p.kind = 'dedicated'"
          " AND NOT EXISTS (SELECT 1 FROM tenants x WHERE x.placement_id = p.id)"},
-    /* The pooled placement with the fewest tenants, or the one named. A
-     * dedicated placement takes one tenant only: the NOT EXISTS keeps a
-     * second one out of it even when named explicitly. */
+    /* The open pooled placement with the most room (capacity less its
+     * tenants; no capacity counts as room for 2^31), or the one named. A
+     * placement that is draining, closed or full takes none, even named;
+     * a dedicated one takes one tenant only. */
     [CONTROL_TENANT_INSERT] =
         {"admin_control.tenant_insert",
-         "WITH p AS (SELECT p.id FROM placements p WHERE CASE WHEN $3::text IS NULL"
-         " THEN p.kind = 'pooled' ELSE p.name = $3 END AND NOT (p.kind = 'dedicated'"
-         " AND EXISTS (SELECT 1 FROM tenants x WHERE x.placement_id = p.id))"
-         " ORDER BY (SELECT count(*) FROM tenants x WHERE x.placement_id = p.id), p.id"
-         " LIMIT 1),"
+         "WITH p AS (SELECT p.id FROM placements p CROSS JOIN LATERAL (SELECT count(*) AS n"
+         "  FROM tenants x WHERE x.placement_id = p.id) c"
+         " WHERE CASE WHEN $3::text IS NULL THEN p.kind = 'pooled' ELSE p.name = $3 END"
+         " AND p.state = 'open' AND c.n < coalesce(p.capacity, 2147483647)"
+         " AND NOT (p.kind = 'dedicated' AND c.n > 0)"
+         " ORDER BY coalesce(p.capacity, 2147483647) - c.n DESC, p.id LIMIT 1),"
          " t AS (INSERT INTO tenants (domain, title, placement_id)"
          " SELECT $1, $2, p.id FROM p RETURNING *)"
          " SELECT " EU_TENANT_COLUMNS " FROM t JOIN placements p ON p.id = t.placement_id"},
@@ -274,8 +276,8 @@ on_tenant_row(PGresult *res, enum eu_db_status st, void *arg)
     }
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 422,
-                           "Validation failed: placement '%s' does not exist or is a dedicated "
-                           "placement that already holds a tenant",
+                           "Validation failed: placement '%s' does not exist, is not open, is "
+                           "full, or is a dedicated placement that already holds a tenant",
                            c->placement ? c->placement : "(pooled)");
         return;
     }

@@ -20,6 +20,7 @@ const struct eu_route *const eu_route_tables[] = {
     /* admin listener (src/admin/) */
     eu_admin_health_routes,
     eu_admin_tenants_routes,
+    eu_admin_placements_routes,
     eu_admin_lifecycle_archive_routes,
     eu_admin_lifecycle_move_routes,
     eu_admin_accounts_routes,

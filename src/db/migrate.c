@@ -114,6 +114,7 @@ struct hook_state {
     const char *what;
     int next; /* index into eu_tenant_migrations */
     char applied[1024];
+    bool made_table; /* eunha_schema was missing and has been made */
 };
 
 static void apply_next(struct hook_state *h);
@@ -174,10 +175,32 @@ apply_next(struct hook_state *h)
     free(sql);
 }
 
+static void on_version(PGresult *res, enum eu_db_status st, void *arg);
+
+static void
+on_schema_table(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct hook_state *h = arg;
+    if (st != EU_DB_OK) {
+        eu_log_error("migrate", "cannot make the schema table of '%s': %s", h->what,
+                     res ? PQresultErrorMessage(res) : eu_db_conn_error(h->conn));
+        hook_finish(h, -1);
+        return;
+    }
+    eu_db_conn_query(h->conn, applied_sql, 0, NULL, on_version, h);
+}
+
 static void
 on_version(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct hook_state *h = arg;
+    if (st == EU_DB_ERROR && !h->made_table && strcmp(eu_db_result_sqlstate(res), "42P01") == 0) {
+        /* An empty database (a placement just registered on another
+         * server, which has no template to copy): migrated from scratch. */
+        h->made_table = true;
+        eu_db_conn_exec(h->conn, schema_table_sql, on_schema_table, h);
+        return;
+    }
     if (st != EU_DB_OK) {
         eu_log_error("migrate", "cannot read schema version of '%s': %s", h->what,
                      res ? PQresultErrorMessage(res) : eu_db_conn_error(h->conn));

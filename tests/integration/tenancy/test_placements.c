@@ -1,0 +1,285 @@
+/*
+ * Placements on more than one PostgreSQL server (issue 30, item 1): the
+ * test starts a second PostgreSQL of its own (scripts/lib/services.sh, as
+ * scripts/test.sh starts the first), registers a placement on it through
+ * /admin/v1/placements, and checks that:
+ *   - bad registrations are refused with 422 (bad fields, a server that
+ *     does not answer) or 409 (a name taken) and add nothing;
+ *   - a good one creates and migrates its database on that server;
+ *   - new tenants go to the open pooled placement with the most room, a
+ *     draining or full one takes none (named or not), capacity and state
+ *     change through PATCH;
+ *   - a tenant there keeps its rows on that server only, beside a decoy
+ *     tenant in the same placement that sees none of them;
+ *   - a placement holding tenants cannot be retired, an empty one can.
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eunha/migrate.h"
+
+#define TIMEOUT 240
+
+static char pg_dir[64];
+static int pg_port;
+
+/* Runs a shell command with scripts/lib/services.sh loaded; returns its
+ * first line of output as a number, or -1. */
+static int
+services(const char *cmd)
+{
+    const char *src = getenv("EUNHA_SOURCE_DIR");
+    ck_assert_msg(src && *src, "EUNHA_SOURCE_DIR is not set (CMakeLists.txt sets it)");
+    char line[4096];
+    snprintf(line, sizeof(line), "bash -c '. \"%s/scripts/lib/services.sh\" && %s'", src, cmd);
+    FILE *f = popen(line, "r");
+    ck_assert_ptr_nonnull(f);
+    char out[64] = "";
+    if (!fgets(out, sizeof(out), f))
+        out[0] = '\0';
+    int rc = pclose(f);
+    return rc == 0 && out[0] ? atoi(out) : (rc == 0 ? 0 : -1);
+}
+
+/* A second PostgreSQL, copied from the run's initdb'd seed when there is
+ * one (as scripts/lib/services.sh does for the first). */
+static void
+second_pg_start(void)
+{
+    snprintf(pg_dir, sizeof(pg_dir), "/tmp/eunha_it_pg2_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(pg_dir));
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "d=%s/pg; if [ -n \"${EUNHA_TEST_PG_SEED:-}\" ] && [ -f "
+             "\"$EUNHA_TEST_PG_SEED/PG_VERSION\" ];"
+             " then cp -a \"$EUNHA_TEST_PG_SEED\" \"$d\"; fi; chmod 755 %s;"
+             " p=$(eu_free_port) && eu_pg_start \"$d\" \"$p\" --no-fsync >&2 && echo \"$p\"",
+             pg_dir, pg_dir);
+    pg_port = services(cmd);
+    ck_assert_msg(pg_port > 0, "cannot start a second PostgreSQL");
+}
+
+static void
+second_pg_stop(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "eu_pg_stop %s/pg >&2; rm -rf %s", pg_dir, pg_dir);
+    services(cmd);
+}
+
+/* A connection to db on the second server; the caller PQfinish()es it. */
+static PGconn *
+second_connect(const char *db)
+{
+    char conninfo[256];
+    snprintf(conninfo, sizeof(conninfo), "host=127.0.0.1 port=%d user=postgres dbname=%s", pg_port,
+             db);
+    PGconn *c = PQconnectdb(conninfo);
+    ck_assert_msg(PQstatus(c) == CONNECTION_OK, "second server: %s", PQerrorMessage(c));
+    return c;
+}
+
+static void
+post_placement(struct eu_it_server *s, struct eu_it_resp *r, const char *body)
+{
+    eu_it_admin(s, "POST", "/admin/v1/placements", body, r);
+}
+
+static long
+placements_count(struct eu_it_server *s)
+{
+    struct eu_it_resp r = {0};
+    eu_it_admin(s, "GET", "/admin/v1/placements", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    long n = (long)json_array_size(r.json);
+    eu_it_resp_free(&r);
+    return n;
+}
+
+/* Creates tenant domain (in placement when not NULL); returns the status
+ * and, on 201, its placement's name in out. */
+static int
+create_tenant(struct eu_it_server *s, const char *domain, const char *placement, char *out,
+              size_t outlen)
+{
+    char body[256];
+    if (placement)
+        snprintf(body, sizeof(body), "{\"domain\":\"%s\",\"placement\":\"%s\"}", domain, placement);
+    else
+        snprintf(body, sizeof(body), "{\"domain\":\"%s\"}", domain);
+    struct eu_it_resp r = {0};
+    eu_it_admin(s, "POST", "/admin/v1/tenants", body, &r);
+    int status = (int)r.status;
+    if (out)
+        snprintf(out, outlen, "%s", status == 201 ? eu_it_json_str(&r, "placement") : "");
+    eu_it_resp_free(&r);
+    return status;
+}
+
+START_TEST(test_second_server)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_resp r = {0};
+    char placement[64];
+
+    eu_it_admin(s, "GET", "/admin/v1/placements", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.name", "main");
+    EU_IT_EXPECT_JSTR(&r, "0.kind", "pooled");
+    EU_IT_EXPECT_JSTR(&r, "0.state", "open");
+    ck_assert(json_is_null(eu_it_jpath(r.json, "0.capacity")));
+
+    /* Bad registrations: nothing added. */
+    static const char *const bad[] = {
+        "{\"name\":\"Bad Name\",\"database_url\":\"postgresql://127.0.0.1/x\"}",
+        "{\"name\":\"dedicated-x\",\"database_url\":\"postgresql://127.0.0.1/x\"}",
+        "{\"name\":\"x\",\"kind\":\"huge\",\"database_url\":\"postgresql://127.0.0.1/x\"}",
+        "{\"name\":\"x\",\"database_url\":\"host=127.0.0.1\"}",
+        "{\"name\":\"x\",\"database_url\":\"not a url at all ===\"}",
+        "{\"name\":\"x\",\"database_url\":\"postgresql://127.0.0.1/x\",\"capacity\":0}",
+        "{\"name\":\"x\",\"database_url\":\"postgresql://127.0.0.1/x\",\"redis_url\":\"http://x\"}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        post_placement(s, &r, bad[i]);
+        ck_assert_msg(r.status == 422, "%s: %ld %s", bad[i], r.status, r.body);
+        ck_assert_msg(strstr(eu_it_json_str(&r, "error"), "Validation failed"), "%s", r.body);
+    }
+    post_placement(s, &r, "{\"name\":\"main\",\"database_url\":\"postgresql://127.0.0.1/x\"}");
+    EU_IT_EXPECT_STATUS(&r, 409);
+    /* A server that does not answer. */
+    int closed = services("eu_free_port");
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"dead\",\"database_url\":\"postgresql://postgres@127.0.0.1:%d/x\"}",
+             closed);
+    post_placement(s, &r, body);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_msg(strstr(eu_it_json_str(&r, "error"), "cannot connect"), "%s", r.body);
+    ck_assert_int_eq(placements_count(s), 1);
+
+    /* A placement on the second server, for two tenants. */
+    second_pg_start();
+    snprintf(body, sizeof(body),
+             "{\"name\":\"second\",\"database_url\":\"postgresql://postgres:secret@127.0.0.1:%d/"
+             "eunha_second\",\"redis_url\":\"redis://127.0.0.1:1/0\",\"capacity\":2}",
+             pg_port);
+    post_placement(s, &r, body);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    EU_IT_EXPECT_JSTR(&r, "name", "second");
+    EU_IT_EXPECT_JSTR(&r, "kind", "pooled");
+    EU_IT_EXPECT_JSTR(&r, "database", "eunha_second");
+    EU_IT_EXPECT_JSTR(&r, "state", "open");
+    ck_assert_int_eq(json_integer_value(eu_it_jpath(r.json, "capacity")), 2);
+    ck_assert_int_eq(json_integer_value(eu_it_jpath(r.json, "tenants")), 0);
+    ck_assert_msg(!strstr(r.body, "secret"), "password shown: %s", r.body);
+    PGconn *c2 = second_connect("eunha_second");
+    char *latest = eu_it_pg_query(c2, "SELECT max(version) FROM eunha_schema");
+    ck_assert_int_eq(atoi(latest), eu_migrate_tenant_latest());
+    free(latest);
+    post_placement(s, &r, body);
+    EU_IT_EXPECT_STATUS(&r, 409);
+
+    /* main drains: new tenants go to second, until it is full. */
+    eu_it_admin(s, "PATCH", "/admin/v1/placements/main", "{\"state\":\"draining\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "state", "draining");
+    eu_it_admin(s, "PATCH", "/admin/v1/placements/main", "{\"state\":\"gone\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    eu_it_admin(s, "PATCH", "/admin/v1/placements/nope", "{\"state\":\"open\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    ck_assert_int_eq(create_tenant(s, "far.example", NULL, placement, sizeof placement), 201);
+    ck_assert_str_eq(placement, "second");
+    ck_assert_int_eq(create_tenant(s, "decoy.example", NULL, placement, sizeof placement), 201);
+    ck_assert_str_eq(placement, "second");
+    ck_assert_int_eq(create_tenant(s, "third.example", NULL, NULL, 0), 422);
+    ck_assert_int_eq(create_tenant(s, "third.example", "main", NULL, 0), 422);
+    ck_assert_int_eq(create_tenant(s, "third.example", "second", NULL, 0), 422);
+    eu_it_admin(s, "PATCH", "/admin/v1/placements/second", "{\"capacity\":3}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_integer_value(eu_it_jpath(r.json, "tenants")), 2);
+    ck_assert_int_eq(create_tenant(s, "third.example", NULL, placement, sizeof placement), 201);
+    ck_assert_str_eq(placement, "second");
+    /* Open again, main has the most room. */
+    eu_it_admin(s, "PATCH", "/admin/v1/placements/main", "{\"state\":\"open\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(create_tenant(s, "near.example", NULL, placement, sizeof placement), 201);
+    ck_assert_str_eq(placement, "main");
+
+    /* A tenant on the second server: its rows are there and nowhere else,
+     * and its decoy in the same placement sees none of them. */
+    eu_it_account_create(s, "far.example", "alice");
+    char *tid = eu_it_tenant_id(s, "far.example");
+    char *decoy_tid = eu_it_tenant_id(s, "decoy.example");
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "WITH app AS (INSERT INTO oauth_applications (tenant_id, name, redirect_uri, scopes,"
+             " client_id, client_secret_hash) VALUES (%s, 'it', 'urn:ietf:wg:oauth:2.0:oob',"
+             " 'read write', 'it-far', 'secret') RETURNING id)"
+             " INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash,"
+             " scopes) SELECT %s, app.id, u.id, encode(sha256('far-token'), 'hex'), 'read write'"
+             " FROM app, users u WHERE u.tenant_id = %s RETURNING id",
+             tid, tid, tid);
+    free(eu_it_pg_query(c2, sql));
+    eu_it_callf(s, &r, "far.example", "POST", "far-token", "{\"status\":\"from afar\"}",
+                "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "content", "<p>from afar</p>");
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM statuses WHERE tenant_id = %s", tid);
+    char *n = eu_it_pg_query(c2, sql);
+    ck_assert_str_eq(n, "1");
+    free(n);
+    char *main_db = eu_it_tenant_database(s, "near.example");
+    n = eu_it_pg_exec(main_db, sql);
+    ck_assert_str_eq(n, "0");
+    free(n);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM statuses WHERE tenant_id = %s", decoy_tid);
+    n = eu_it_pg_query(c2, sql);
+    ck_assert_str_eq(n, "0");
+    free(n);
+    eu_it_callf(s, &r, "decoy.example", "GET", "far-token", NULL, "/api/v1/timelines/home");
+    EU_IT_EXPECT_STATUS(&r, 401);
+    eu_it_callf(s, &r, "far.example", "GET", "far-token", NULL, "/api/v1/timelines/home");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "0.content", "<p>from afar</p>");
+
+    /* Retiring: not while it holds tenants; an empty one goes. */
+    eu_it_admin(s, "DELETE", "/admin/v1/placements/second", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 409);
+    snprintf(body, sizeof(body),
+             "{\"name\":\"spare\",\"database_url\":\"postgresql://postgres@127.0.0.1:%d/"
+             "eunha_spare\"}",
+             pg_port);
+    post_placement(s, &r, body);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    eu_it_admin(s, "DELETE", "/admin/v1/placements/spare", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_admin(s, "GET", "/admin/v1/placements/spare", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    eu_it_admin(s, "GET", "/admin/v1/placements/second", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_integer_value(eu_it_jpath(r.json, "tenants")), 3);
+
+    free(tid);
+    free(decoy_tid);
+    free(main_db);
+    PQfinish(c2);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+    second_pg_stop();
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("placements");
+    EU_IT_ADD_TCASE(s, test_second_server, TIMEOUT);
+    return eu_it_run_suite(s);
+}
