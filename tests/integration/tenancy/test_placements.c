@@ -248,6 +248,44 @@ START_TEST(test_second_server)
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "0.content", "<p>from afar</p>");
 
+    /* Several hosts with target_session_attrs=read-write (libpq's own
+     * failover): the first host's database only accepts reads, as a
+     * standby would, so the placement's connections go to the second. */
+    {
+        PGconn *c1 = eu_it_pg_connect("postgres");
+        free(eu_it_pg_query(c1, "DROP DATABASE IF EXISTS eunha_multi"));
+        free(eu_it_pg_query(c1, "CREATE DATABASE eunha_multi"));
+        free(eu_it_pg_query(c1,
+                            "ALTER DATABASE eunha_multi SET default_transaction_read_only = on"));
+        PQfinish(c1);
+        PGconn *c = second_connect("postgres");
+        free(eu_it_pg_query(c, "CREATE DATABASE eunha_multi"));
+        PQfinish(c);
+        char *url1 = eu_it_pg_url("postgres");
+        const char *hostport = strstr(url1, "@") ? strstr(url1, "@") + 1 : url1 + 13;
+        char first[64];
+        snprintf(first, sizeof(first), "%.*s", (int)strcspn(hostport, "/"), hostport);
+        snprintf(body, sizeof(body),
+                 "{\"name\":\"multi\",\"database_url\":\"postgresql://postgres@%s,127.0.0.1:%d/"
+                 "eunha_multi?target_session_attrs=read-write\",\"capacity\":1}",
+                 first, pg_port);
+        free(url1);
+        post_placement(s, &r, body);
+        EU_IT_EXPECT_STATUS(&r, 201);
+        PGconn *m2 = second_connect("eunha_multi");
+        latest = eu_it_pg_query(m2, "SELECT max(version) FROM eunha_schema");
+        ck_assert_int_eq(atoi(latest), eu_migrate_tenant_latest());
+        free(latest);
+        PQfinish(m2);
+        char *none =
+            eu_it_pg_exec("eunha_multi", "SELECT 1 WHERE to_regclass('eunha_schema') IS NOT NULL");
+        ck_assert_ptr_null(none);
+        ck_assert_int_eq(create_tenant(s, "multi.example", "multi", placement, sizeof placement),
+                         201);
+        eu_it_callf(s, &r, "multi.example", "GET", NULL, NULL, "/api/v1/instance");
+        EU_IT_EXPECT_STATUS(&r, 200);
+    }
+
     /* Retiring: not while it holds tenants; an empty one goes. */
     eu_it_admin(s, "DELETE", "/admin/v1/placements/second", NULL, &r);
     EU_IT_EXPECT_STATUS(&r, 409);
@@ -272,6 +310,7 @@ START_TEST(test_second_server)
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(s), 0);
     eu_it_server_free(s);
+    free(eu_it_pg_exec("postgres", "DROP DATABASE IF EXISTS eunha_multi WITH (FORCE)"));
     second_pg_stop();
 }
 END_TEST
