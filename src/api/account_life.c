@@ -67,13 +67,13 @@ const struct eu_sql eu_account_life_sql[] = {
                    " JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
                    " WHERE u.tenant_id = $1 AND u.id = $2 AND a.suspended_at IS NULL"},
     /* $2 user, $3 the new hash, $4 the session hash that stays (or NULL):
-     * the other browser sessions end. */
-    [LIFE_PASSWORD_SET] =
-        {"account_life.password_set",
-         "WITH s AS (DELETE FROM web_sessions WHERE tenant_id = $1 AND user_id = $2"
-         "  AND session_hash IS DISTINCT FROM $4)"
-         " UPDATE users SET encrypted_password = $3, updated_at = now()"
-         " WHERE tenant_id = $1 AND id = $2 RETURNING id"},
+     * the other browser sessions end, those waiting for a code too. */
+    [LIFE_PASSWORD_SET] = {"account_life.password_set",
+                           "WITH s AS (DELETE FROM web_sessions WHERE tenant_id = $1"
+                           "  AND (user_id = $2 OR otp_pending_user_id = $2)"
+                           "  AND session_hash IS DISTINCT FROM $4)"
+                           " UPDATE users SET encrypted_password = $3, updated_at = now()"
+                           " WHERE tenant_id = $1 AND id = $2 RETURNING id"},
     /* $2 account, $3 the retention in seconds: suspended now, its purge
      * due in at most DELETE_GRACE_S. */
     [LIFE_DELETE] = {"account_life.delete",
