@@ -31,6 +31,8 @@ extern const struct eu_route eu_migration_routes[];            /* migration.c */
 extern const struct eu_route eu_nodeinfo_routes[];             /* nodeinfo.c */
 extern const struct eu_route eu_notifications_routes[];        /* notifications.c */
 extern const struct eu_route eu_oauth_routes[];                /* oauth.c */
+extern const struct eu_route eu_settings_otp_routes[];         /* settings_otp.c */
+extern const struct eu_route eu_account_life_routes[];         /* account_life.c */
 extern const struct eu_route eu_oauth_apps_routes[];           /* oauth_apps.c */
 extern const struct eu_route eu_oauth_token_routes[];          /* oauth_token.c */
 extern const struct eu_route eu_oauth_signup_routes[];         /* oauth_signup.c */

@@ -27,6 +27,13 @@
  * guesser elsewhere cannot lock the owner out. Guesses spread over many
  * addresses meet a per-account cap in all, which addresses the account
  * has signed in from lately are not held to.
+ *
+ * The same form signs in without an OAuth client (GET /auth/sign_in, for
+ * the settings pages), going back to a local path afterwards; POST
+ * /auth/sign_out ends the session. An account with two-factor sign-in
+ * (otp.c) is not signed in by its password: the session, under a new id,
+ * holds the user as pending for a few minutes and the form asks for a
+ * code, which is counted like a password against the same limits.
  */
 #include "oauth_internal.h"
 
@@ -56,6 +63,7 @@
 #include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "otp_internal.h"
 #include "pwgate_internal.h"
 #include "web_internal.h"
 #include "websession_internal.h"
@@ -78,7 +86,13 @@ enum {
     OAUTH_SESSION_ROTATE,
     OAUTH_USER_BY_LOGIN,
     OAUTH_GRANT_CREATE,
+    OAUTH_SESSION_LOAD,
+    OAUTH_OTP_PENDING,
+    OAUTH_OTP_PENDING_LOAD,
+    OAUTH_SIGN_OUT,
 };
+/* How long a browser may take between its password and its code. */
+#define OTP_PENDING_INTERVAL "interval '5 minutes'"
 
 const struct eu_sql eu_oauth_sql[] = {
     /* $2 client_id, $3 session hash: the app, and the browser's session
@@ -104,21 +118,24 @@ const struct eu_sql eu_oauth_sql[] = {
         {"oauth.sign_in",
          "WITH u AS (UPDATE users SET last_sign_in_at = now() WHERE tenant_id = $1 AND id = $3) "
          "UPDATE web_sessions SET user_id = $3, session_hash = $4, csrf_token = $5, "
-         "expires_at = now() + interval '14 days' WHERE tenant_id = $1 AND session_hash = $2"},
+         "expires_at = now() + interval '14 days', otp_pending_user_id = NULL, "
+         "otp_pending_until = NULL WHERE tenant_id = $1 AND session_hash = $2"},
     /* After a failed sign-in: same user (if any) and expiry, new id and token. */
     [OAUTH_SESSION_ROTATE] = {"oauth.session_rotate",
                               "UPDATE web_sessions SET session_hash = $3, csrf_token = $4"
                               " WHERE tenant_id = $1 AND session_hash = $2"},
     /* $2 the login, $3 the client's address or NULL. One row always: the
      * user's columns (NULL for nobody), then whether a live no_access IP
-     * block of the staff (tenant migration 0055) covers the client. */
+     * block of the staff (tenant migration 0055) covers the client, then
+     * whether the user signs in with a second factor (0060). */
     [OAUTH_USER_BY_LOGIN] =
         {"oauth.user_by_login",
          "SELECT x.id, x.encrypted_password, x.approved, x.suspended, x.username,"
          " EXISTS (SELECT 1 FROM ip_blocks i WHERE i.tenant_id = $1 AND i.severity = 'no_access'"
-         "  AND i.ip >>= $3::inet AND (i.expires_at IS NULL OR i.expires_at > now()))"
+         "  AND i.ip >>= $3::inet AND (i.expires_at IS NULL OR i.expires_at > now())),"
+         " x.otp_required_for_login"
          " FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT u.id, u.encrypted_password, u.approved,"
-         "  a.suspended_at IS NOT NULL AS suspended, a.username"
+         "  a.suspended_at IS NOT NULL AS suspended, a.username, u.otp_required_for_login"
          "  FROM users u JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
          "  WHERE u.tenant_id = $1 AND a.domain IS NULL"
          "  AND (lower(u.email) = lower($2) OR lower(a.username) = lower($2))"
@@ -128,6 +145,36 @@ const struct eu_sql eu_oauth_sql[] = {
          "INSERT INTO oauth_access_grants (tenant_id, application_id, user_id, code_hash, "
          "redirect_uri, scopes, code_challenge, code_challenge_method, expires_at) "
          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + interval '10 minutes')"},
+    /* $2 session hash: the browser's session laid out as OAUTH_AUTHZ_LOAD's
+     * row with no app (the sign-in page without a client). */
+    [OAUTH_SESSION_LOAD] =
+        {"oauth.session_load",
+         "SELECT NULL, NULL, NULL, NULL, s.found, s.user_id, s.csrf_token, s.username"
+         " FROM (SELECT 1) one LEFT JOIN ("
+         "  SELECT true AS found, w.user_id, w.csrf_token, ac.username FROM web_sessions w"
+         "  LEFT JOIN users u ON u.tenant_id = $1 AND u.id = w.user_id"
+         "  LEFT JOIN accounts ac ON ac.tenant_id = $1 AND ac.id = u.account_id"
+         "  WHERE w.tenant_id = $1 AND w.session_hash = $2 AND w.expires_at > now()"
+         "  AND (w.user_id IS NULL OR (ac.suspended_at IS NULL AND u.approved))) s ON true"},
+    /* A right password for an account with two-factor sign-in: new id and
+     * token ($3, $4), the user ($5) pending, not signed in. */
+    [OAUTH_OTP_PENDING] =
+        {"oauth.otp_pending",
+         "UPDATE web_sessions SET session_hash = $3, csrf_token = $4,"
+         " otp_pending_user_id = $5, otp_pending_until = now() + " OTP_PENDING_INTERVAL
+         " WHERE tenant_id = $1 AND session_hash = $2"},
+    /* $2 session hash: the user it is pending for, if not expired, with
+     * what checking a code needs. */
+    [OAUTH_OTP_PENDING_LOAD] =
+        {"oauth.otp_pending_load",
+         "SELECT u.id, u.otp_secret, coalesce(u.otp_consumed_timestep, -1), u.approved,"
+         " a.suspended_at IS NOT NULL, a.username FROM web_sessions w"
+         " JOIN users u ON u.tenant_id = $1 AND u.id = w.otp_pending_user_id"
+         " JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
+         " WHERE w.tenant_id = $1 AND w.session_hash = $2 AND w.expires_at > now()"
+         " AND w.otp_pending_until > now() AND u.otp_required_for_login"},
+    [OAUTH_SIGN_OUT] = {"oauth.sign_out",
+                        "DELETE FROM web_sessions WHERE tenant_id = $1 AND session_hash = $2"},
     {0},
 };
 /* ------------------------------------------------------------ helpers */
@@ -285,6 +332,17 @@ redirect_uri_is_registered(const char *registered, const char *uri)
     return false;
 }
 
+const char *
+eu_oauth_local_path(const char *return_to)
+{
+    if (!return_to || return_to[0] != '/' || return_to[1] == '/' || return_to[1] == '\\')
+        return "/";
+    for (const char *p = return_to; *p; p++)
+        if ((unsigned char)*p < ' ' || *p == 0x7f || *p == '\\')
+            return "/";
+    return return_to;
+}
+
 /* ---------------------------------------------------- HTML pages */
 
 static void
@@ -355,6 +413,9 @@ static const char *
 hidden_fields(struct eu_oauth_flow *f)
 {
     struct eu_req *req = f->req;
+    if (f->standalone)
+        return eu_arena_sprintf(req->arena, "%s%s", hidden(req, "authenticity_token", f->csrf),
+                                hidden(req, "return_to", f->return_to));
     return eu_arena_sprintf(
         req->arena, "%s%s%s%s%s%s%s%s", hidden(req, "authenticity_token", f->csrf),
         hidden(req, "client_id", f->a.client_id), hidden(req, "redirect_uri", f->a.redirect_uri),
@@ -368,6 +429,9 @@ static const char *
 authorize_url(struct eu_oauth_flow *f)
 {
     struct eu_arena *a = f->req->arena;
+    if (f->standalone)
+        return eu_arena_sprintf(a, "/auth/sign_in?return_to=%s",
+                                eu_oauth_url_encode(a, f->return_to ? f->return_to : "/"));
     const char *names[] = {"client_id", "redirect_uri",   "response_type",        "scope",
                            "state",     "code_challenge", "code_challenge_method"};
     const char *vals[] = {
@@ -388,20 +452,39 @@ static void
 reply_sign_in(struct eu_oauth_flow *f, int status, const char *error)
 {
     struct eu_req *req = f->req;
-    const char *body =
-        eu_arena_sprintf(req->arena,
-                         "<h1>Sign in</h1><p>Sign in to %s to authorize <strong>%s</strong>.</p>%s"
-                         "<form method=\"post\" action=\"/auth/sign_in\">%s"
-                         "<label>E-mail address or username <input type=\"text\" name=\"email\" "
-                         "autocomplete=\"username\" required value=\"%s\"></label>"
-                         "<label>Password <input type=\"password\" name=\"password\" "
-                         "autocomplete=\"current-password\" required></label>"
-                         "<button type=\"submit\">Sign in</button></form>",
-                         eu_html_escape(req, req->tenant->title), eu_html_escape(req, f->app_name),
-                         error ? eu_arena_sprintf(req->arena, "<p class=\"error\">%s</p>",
-                                                  eu_html_escape(req, error))
-                               : "",
-                         hidden_fields(f), eu_html_escape(req, f->login ? f->login : ""));
+    const char *err = error ? eu_arena_sprintf(req->arena, "<p class=\"error\">%s</p>",
+                                               eu_html_escape(req, error))
+                            : "";
+    if (f->otp_pending) {
+        const char *body = eu_arena_sprintf(
+            req->arena,
+            "<h1>Two-factor authentication</h1><p>Enter the code from your authenticator app, "
+            "or one of your recovery codes.</p>%s"
+            "<form method=\"post\" action=\"/auth/sign_in\">%s"
+            "<label>Code <input type=\"text\" name=\"code\" inputmode=\"numeric\" "
+            "autocomplete=\"one-time-code\" required autofocus></label>"
+            "<button type=\"submit\">Sign in</button></form>",
+            err, hidden_fields(f));
+        eu_web_reply_page(req, status, "Two-factor authentication", body);
+        return;
+    }
+    const char *intro =
+        f->standalone
+            ? eu_arena_sprintf(req->arena, "<p>Sign in to %s.</p>",
+                               eu_html_escape(req, req->tenant->title))
+            : eu_arena_sprintf(req->arena, "<p>Sign in to %s to authorize <strong>%s</strong>.</p>",
+                               eu_html_escape(req, req->tenant->title),
+                               eu_html_escape(req, f->app_name));
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<h1>Sign in</h1>%s%s"
+        "<form method=\"post\" action=\"/auth/sign_in\">%s"
+        "<label>E-mail address or username <input type=\"text\" name=\"email\" "
+        "autocomplete=\"username\" required value=\"%s\"></label>"
+        "<label>Password <input type=\"password\" name=\"password\" "
+        "autocomplete=\"current-password\" required></label>"
+        "<button type=\"submit\">Sign in</button></form>",
+        intro, err, hidden_fields(f), eu_html_escape(req, f->login ? f->login : ""));
     eu_web_reply_page(req, status, "Sign in", body);
 }
 
@@ -563,9 +646,11 @@ read_authz_row(struct eu_oauth_flow *f, const PGresult *res)
     }
 }
 
-/* Loads app and session for the request's authorize parameters; calls cb. */
+/* Loads app and session for the request's authorize parameters; calls cb.
+ * With standalone_ok, a request without client_id is the sign-in page
+ * without a client: the session alone is loaded, in the same row. */
 static struct eu_oauth_flow *
-flow_start(struct eu_req *req, eu_req_rows_cb cb)
+flow_start(struct eu_req *req, bool standalone_ok, eu_req_rows_cb cb)
 {
     struct eu_error err;
     json_t *params = eu_req_params(req, &err);
@@ -577,6 +662,15 @@ flow_start(struct eu_req *req, eu_req_rows_cb cb)
     f->req = req;
     f->params = params;
     read_authz(req, params, &f->a);
+    if (!f->a.client_id && standalone_ok) {
+        f->standalone = true;
+        f->return_to = eu_oauth_local_path(eu_param_str(params, "return_to"));
+        char shash[65];
+        eu_auth_token_hash(eu_web_session_cookie(req), shash);
+        const char *p[] = {shash};
+        eu_req_stmt(req, &eu_oauth_sql[OAUTH_SESSION_LOAD], 1, p, cb, f);
+        return f;
+    }
     if (!f->a.client_id) {
         reply_authz_error_page(req, 401, "invalid_client", EU_OAUTH_INVALID_CLIENT);
         return NULL;
@@ -634,7 +728,7 @@ on_authorize_loaded(struct eu_req *req, PGresult *res, void *arg)
 static void
 authorize_show(struct eu_req *req)
 {
-    flow_start(req, on_authorize_loaded);
+    flow_start(req, false, on_authorize_loaded);
 }
 
 /* ------------------------------------------------ POST /auth/sign_in */
@@ -769,8 +863,9 @@ static void
 on_signed_in(struct eu_req *req, PGresult *res, void *arg)
 {
     struct eu_oauth_flow *f = arg;
-    /* Post/redirect/get: the consent page is the authorize URL again. */
-    eu_req_add_header(req, "Location", authorize_url(f));
+    /* Post/redirect/get: the consent page is the authorize URL again; the
+     * page without a client goes where it was asked to. */
+    eu_req_add_header(req, "Location", f->standalone ? f->return_to : authorize_url(f));
     eu_req_add_header(req, "Cache-Control", "no-store");
     eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
 }
@@ -856,6 +951,28 @@ fail_sign_in(struct eu_oauth_flow *f, int status, const char *message)
 }
 
 static void
+on_code_asked(struct eu_req *req, PGresult *res, void *arg)
+{
+    reply_sign_in(arg, 200, NULL);
+}
+
+/* A right password for an account with two-factor sign-in: the session,
+ * under a new id and token as at sign-in, holds the user as pending and
+ * the form asks for the code. */
+static void
+ask_for_code(struct eu_oauth_flow *f)
+{
+    char old_hash[65], hash[65];
+    renew_session(f, old_hash, hash);
+    f->otp_pending = true;
+    const char *uid = eu_arena_sprintf(f->req->arena, "%lld", (long long)f->user_id);
+    const char *p[] = {old_hash, hash, f->csrf, uid};
+    eu_req_stmt(f->req, &eu_oauth_sql[OAUTH_OTP_PENDING], 4, p, on_code_asked, f);
+}
+
+static void complete_sign_in(struct eu_oauth_flow *f);
+
+static void
 sign_in_verified(void *arg)
 {
     struct eu_oauth_flow *f = arg;
@@ -874,8 +991,20 @@ sign_in_verified(void *arg)
         fail_sign_in(f, 403, "Your account is pending review by the staff.");
         return;
     }
-    /* A new session id and CSRF token at sign-in, so an id planted before
-     * it (session fixation) is worth nothing. */
+    if (f->otp_required) {
+        ask_for_code(f);
+        return;
+    }
+    complete_sign_in(f);
+}
+
+/* The password (and code, if any) was right: the session signs the user
+ * in. A new session id and CSRF token at sign-in, so an id planted before
+ * it (session fixation) is worth nothing. */
+static void
+complete_sign_in(struct eu_oauth_flow *f)
+{
+    struct eu_req *req = f->req;
     eu_oauth_remember_address(req, f->user_id);
     char old_hash[65], hash[65];
     renew_session(f, old_hash, hash);
@@ -932,6 +1061,7 @@ eu_oauth_read_user_row(struct eu_oauth_flow *f, const PGresult *res, int col, co
     f->approved = strcmp(PQgetvalue(res, 0, col + 2), "t") == 0;
     f->suspended = strcmp(PQgetvalue(res, 0, col + 3), "t") == 0;
     f->username = eu_arena_strdup(f->req->arena, PQgetvalue(res, 0, col + 4));
+    f->otp_required = strcmp(PQgetvalue(res, 0, col + 6), "t") == 0;
 }
 
 static void
@@ -996,14 +1126,80 @@ on_sign_in_user(struct eu_req *req, PGresult *res, void *arg)
 }
 
 static void
+on_code_checked(struct eu_req *req, bool ok, void *arg)
+{
+    struct eu_oauth_flow *f = arg;
+    if (!ok) {
+        fail_sign_in(f, 401, "Invalid two-factor authentication code.");
+        return;
+    }
+    if (f->suspended) {
+        f->otp_pending = false;
+        fail_sign_in(f, 403, "Your account has been suspended.");
+        return;
+    }
+    if (!f->approved) {
+        f->otp_pending = false;
+        fail_sign_in(f, 403, "Your account is pending review by the staff.");
+        return;
+    }
+    complete_sign_in(f);
+}
+
+static void
+on_code_counted(struct eu_req *req, int retry_after_s, void *arg)
+{
+    struct eu_oauth_flow *f = arg;
+    if (retry_after_s > 0) {
+        reply_sign_in_throttled(req, retry_after_s);
+        return;
+    }
+    eu_otp_verify(req, f->user_id, f->otp_secret, f->otp_consumed, eu_param_str(f->params, "code"),
+                  on_code_checked, f);
+}
+
+/* The session is pending for a user (or has expired, and the password is
+ * asked for again); the code counts against the same limits as a
+ * password, per address (already) and per account. */
+static void
+on_pending_loaded(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct eu_oauth_flow *f = arg;
+    if (PQntuples(res) != 1) {
+        fail_sign_in(f, 401, "The sign-in has expired; enter your password again.");
+        return;
+    }
+    f->otp_pending = true;
+    f->user_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    f->otp_secret = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
+    f->otp_consumed = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+    f->approved = strcmp(PQgetvalue(res, 0, 3), "t") == 0;
+    f->suspended = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
+    f->username = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 5));
+    const char *code = eu_param_str(f->params, "code");
+    if (!*code || strlen(code) > 64) {
+        fail_sign_in(f, 401, "Invalid two-factor authentication code.");
+        return;
+    }
+    eu_oauth_count_account(req, f->user_id, NULL, on_code_counted, f);
+}
+
+static void
 on_sign_in_loaded(struct eu_req *req, PGresult *res, void *arg)
 {
     struct eu_oauth_flow *f = arg;
     read_authz_row(f, res);
-    if (!validate_authz(f))
+    if (!f->standalone && !validate_authz(f))
         return;
     if (!csrf_ok(f)) {
         reply_csrf_failure(f);
+        return;
+    }
+    if (eu_param_str(f->params, "code") && f->have_session) {
+        char hash[65];
+        eu_auth_token_hash(eu_web_session_cookie(req), hash);
+        const char *p[] = {hash};
+        eu_req_stmt(req, &eu_oauth_sql[OAUTH_OTP_PENDING_LOAD], 1, p, on_pending_loaded, f);
         return;
     }
     f->user_id = 0;
@@ -1026,7 +1222,10 @@ reply_sign_in_throttled(struct eu_req *req, int retry_after_s)
         return;
     }
     struct eu_oauth_flow f = {.req = req};
-    read_authz(req, eu_req_params(req, NULL), &f.a);
+    json_t *params = eu_req_params(req, NULL);
+    read_authz(req, params, &f.a);
+    f.standalone = !f.a.client_id;
+    f.return_to = eu_oauth_local_path(eu_param_str(params, "return_to"));
     int minutes = (retry_after_s + 59) / 60;
     const char *body = eu_arena_sprintf(
         req->arena,
@@ -1043,7 +1242,7 @@ on_sign_in_counted(struct eu_req *req, int retry_after_s, void *arg)
         reply_sign_in_throttled(req, retry_after_s);
         return;
     }
-    flow_start(req, on_sign_in_loaded);
+    flow_start(req, true, on_sign_in_loaded);
 }
 
 /* Counted before the session, the CSRF token or the login is looked at, so
@@ -1109,7 +1308,83 @@ on_decide_loaded(struct eu_req *req, PGresult *res, void *arg)
 static void
 authorize_decide(struct eu_req *req)
 {
-    flow_start(req, on_decide_loaded);
+    flow_start(req, false, on_decide_loaded);
+}
+
+/* ------------------------------------ GET /auth/sign_in, POST /auth/sign_out */
+
+static void
+redirect_local(struct eu_req *req, const char *path)
+{
+    eu_req_add_header(req, "Location", path);
+    eu_req_add_header(req, "Cache-Control", "no-store");
+    eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
+}
+
+static void
+on_sign_in_page_loaded(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct eu_oauth_flow *f = arg;
+    read_authz_row(f, res);
+    if (!f->have_session) {
+        start_anonymous_session(f);
+        return;
+    }
+    /* Already signed in: straight on. */
+    if (f->user_id) {
+        redirect_local(req, f->return_to);
+        return;
+    }
+    reply_sign_in(f, 200, NULL);
+}
+
+/* The sign-in page without an OAuth client: the settings pages send a
+ * signed-out browser here with return_to (a local path; anything else
+ * means "/"). Client parameters are ignored. */
+static void
+sign_in_page(struct eu_req *req)
+{
+    json_t *params = eu_req_params(req, NULL);
+    if (params && json_object_get(params, "client_id"))
+        json_object_del(params, "client_id");
+    flow_start(req, true, on_sign_in_page_loaded);
+}
+
+static void
+on_signed_out(struct eu_req *req, PGresult *res, void *arg)
+{
+    eu_req_add_header(req, "Set-Cookie",
+                      eu_arena_sprintf(req->arena,
+                                       "%s=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax%s",
+                                       EU_WEB_SESSION_COOKIE,
+                                       strcmp(req->scheme, "https") == 0 ? "; Secure" : ""));
+    redirect_local(req, "/auth/sign_in");
+}
+
+static void
+on_sign_out_loaded(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct eu_oauth_flow *f = arg;
+    read_authz_row(f, res);
+    if (!csrf_ok(f)) {
+        reply_csrf_failure(f);
+        return;
+    }
+    char hash[65];
+    eu_auth_token_hash(eu_web_session_cookie(req), hash);
+    const char *p[] = {hash};
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_SIGN_OUT], 1, p, on_signed_out, f);
+}
+
+/* Ends the browser's session (the row goes, the cookie is cleared); the
+ * form's CSRF token is the session's, so no other site can sign one out. */
+static void
+sign_out(struct eu_req *req)
+{
+    json_t *params = eu_req_params(req, NULL);
+    if (params && json_object_get(params, "client_id"))
+        json_object_del(params, "client_id");
+    flow_start(req, true, on_sign_out_loaded);
 }
 
 /* Flags: include/eunha/router.h. The apps', tokens' and sign-up's routes
@@ -1121,6 +1396,8 @@ authorize_decide(struct eu_req *req)
 const struct eu_route eu_oauth_routes[] = {
     {GET, "/oauth/authorize", authorize_show, NULL, EU_ROUTE_LIMIT_API},
     {POST, "/oauth/authorize", authorize_decide, NULL, EU_ROUTE_LIMIT_API},
+    {GET, "/auth/sign_in", sign_in_page, NULL, EU_ROUTE_LIMIT_API},
     {POST, "/auth/sign_in", sign_in, NULL, EU_ROUTE_LIMIT_API},
+    {POST, "/auth/sign_out", sign_out, NULL, EU_ROUTE_LIMIT_API},
     {0},
 };

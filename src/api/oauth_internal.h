@@ -62,6 +62,15 @@ struct eu_oauth_flow {
     void *found_arg;
     bool approved, suspended;
     int verify_rc;
+    /* the sign-in page without an OAuth client (/auth/sign_in), and the
+     * local path it goes back to */
+    bool standalone;
+    const char *return_to;
+    /* two-factor sign-in: the user needs a code (otp_required), the
+     * browser is between its password and its code (otp_pending) */
+    bool otp_required, otp_pending;
+    const char *otp_secret;
+    int64_t otp_consumed; /* -1: no step consumed yet */
     /* a failed sign-in, answered once the session has been rotated */
     int fail_status;
     const char *fail_message;
@@ -113,8 +122,9 @@ void eu_oauth_remember_address(struct eu_req *req, int64_t user_id);
  * latest. */
 void eu_oauth_find_user(struct eu_oauth_flow *f, const char *password, eu_req_rows_cb cb,
                         void *arg);
-/* Fills the user part of f from eu_oauth_find_user()'s row at column col;
- * the stored hash goes to *stored (arena), NULL for nobody. */
+/* Fills the user part of f from eu_oauth_find_user()'s row at column col
+ * (otp_required included); the stored hash goes to *stored (arena), NULL
+ * for nobody. */
 void eu_oauth_read_user_row(struct eu_oauth_flow *f, const struct pg_result *res, int col,
                             const char **stored);
 /* Runs the password check on the CPU pool (stored NULL for an unknown
@@ -123,6 +133,9 @@ void eu_oauth_read_user_row(struct eu_oauth_flow *f, const struct pg_result *res
 void eu_oauth_verify_password(struct eu_oauth_flow *f, const char *stored, eu_cpupool_done_cb done);
 /* Wipes and frees f's password copy and stored hash; idempotent. */
 void eu_oauth_flow_free_password(struct eu_oauth_flow *f);
+/* return_to if it is a path on this host ("/" then not "/" or "\\",
+ * no control characters), else "/". Borrowed or static. */
+const char *eu_oauth_local_path(const char *return_to);
 /* Answers status (429 or 503) with Retry-After: too many password checks
  * are queued. */
 void eu_oauth_reply_cpu_busy(struct eu_req *req, int status);

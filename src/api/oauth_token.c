@@ -276,7 +276,11 @@ password_verified(void *arg)
     struct eu_req *req = t->f.req;
     eu_oauth_flow_free_password(&t->f);
     eu_req_enter(req);
-    if (t->f.verify_rc != 0 || !t->f.user_id || t->f.suspended || !t->f.approved) {
+    /* An account with two-factor sign-in gets no token for its password
+     * alone, as Mastodon's Doorkeeper config refuses it; its apps go
+     * through the authorization-code flow, whose form asks for the code. */
+    if (t->f.verify_rc != 0 || !t->f.user_id || t->f.suspended || !t->f.approved ||
+        t->f.otp_required) {
         eu_oauth_reply_error(req, 400, "invalid_grant", EU_OAUTH_INVALID_GRANT);
         return;
     }

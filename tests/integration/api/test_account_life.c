@@ -1,0 +1,359 @@
+/*
+ * The account's own password change and deletion, through GoToSocial's API
+ * (POST /api/v1/user/password_change, POST /api/v1/accounts/delete) and
+ * the settings pages (cookies and CSRF), and GET /api/v1/accounts?id[]=.
+ * A password change ends the other browser sessions and keeps the one
+ * that asked; a deletion suspends at once (tokens and sessions stop),
+ * queues Delete of the actor to its followers' and followed accounts'
+ * inboxes, and the purge removes its rows. Bad input changes nothing, and
+ * the decoy tenant's users (an "alice" of its own) are never touched.
+ */
+#include "harness.h"
+#include "world.h"
+
+#include <check.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMEOUT 180
+#define HOST "life.example"
+#define DECOY "decoy.example"
+#define PW "correct+horse+battery+staple"
+#define NEWPW "a new horse battery staple"
+
+struct browser {
+    struct world *w;
+    const char *host;
+    char *cookie, *csrf;
+};
+
+static void
+browser_free(struct browser *b)
+{
+    free(b->cookie);
+    free(b->csrf);
+}
+
+static void
+send(struct browser *b, struct eu_it_resp *r, const char *method, const char *path,
+     const char *body)
+{
+    char cookie_line[512];
+    const char *headers[4] = {"Content-Type: application/x-www-form-urlencoded",
+                              "Accept: text/html", NULL, NULL};
+    if (b->cookie) {
+        snprintf(cookie_line, sizeof(cookie_line), "Cookie: %s", b->cookie);
+        headers[2] = cookie_line;
+    }
+    eu_it_resp_free(r);
+    int rc = eu_it_http_raw(r, method, b->w->s->public_port, b->host, path, headers, body);
+    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
+    const char *set = eu_it_resp_header(r, "Set-Cookie");
+    if (set) {
+        free(b->cookie);
+        b->cookie = set[15] == ';' ? NULL : strndup(set, strcspn(set, ";"));
+    }
+    const char *t = strstr(r->body, "name=\"authenticity_token\" value=\"");
+    if (t) {
+        t += strlen("name=\"authenticity_token\" value=\"");
+        free(b->csrf);
+        b->csrf = strndup(t, strcspn(t, "\""));
+    }
+}
+
+static void
+post(struct browser *b, struct eu_it_resp *r, const char *path, const char *fields)
+{
+    char body[1024];
+    snprintf(body, sizeof(body), "authenticity_token=%s&%s", b->csrf ? b->csrf : "", fields);
+    send(b, r, "POST", path, body);
+}
+
+/* Signs the browser in as login with password pw (urlencoded); the
+ * status of the attempt. */
+static long
+sign_in(struct browser *b, const char *login, const char *pw)
+{
+    struct eu_it_resp r = {0};
+    send(b, &r, "GET", "/auth/sign_in", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char fields[256];
+    snprintf(fields, sizeof(fields), "email=%s&password=%s", login, pw);
+    post(b, &r, "/auth/sign_in", fields);
+    long st = r.status;
+    eu_it_resp_free(&r);
+    return st;
+}
+
+static bool
+signed_in(struct browser *b, const char *page)
+{
+    struct eu_it_resp r = {0};
+    send(b, &r, "GET", page, NULL);
+    bool ok = r.status == 200;
+    if (!ok)
+        ck_assert_int_eq(r.status, 302);
+    eu_it_resp_free(&r);
+    return ok;
+}
+
+static void
+api(struct world *w, struct eu_it_resp *r, const char *host, const char *tok, const char *method,
+    const char *path, const char *json)
+{
+    eu_it_callf(w->s, r, host, method, tok, json, "%s", path);
+}
+
+static const struct eu_it_world_opts world = {
+    .host = HOST,
+    .decoy = DECOY,
+    .extra_toml = "[workers]\nsuspended_retention_seconds = 2\n",
+    .users = {{"alice", NULL, NULL, "read write"},
+              {"bob", NULL, NULL, "read write"},
+              {"readonly", NULL, "alice", "read"},
+              {"dalice", DECOY, "alice", "read write"}},
+};
+
+START_TEST(test_password_change)
+{
+    struct world w = {0};
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    const char *tok = eu_it_tok(&w, "alice");
+    struct browser one = {.w = &w, .host = HOST}, two = {.w = &w, .host = HOST};
+    ck_assert_int_eq(sign_in(&one, "alice", PW), 302);
+    ck_assert_int_eq(sign_in(&two, "alice", PW), 302);
+
+    /* Bad input: refused, nothing changed. */
+    api(&w, &r, HOST, tok, "POST", "/api/v1/user/password_change", "{\"old_password\":\"x\"}");
+    EU_IT_EXPECT_STATUS(&r, 400);
+    ck_assert_ptr_nonnull(eu_it_json_str(&r, "error"));
+    api(&w, &r, HOST, tok, "POST", "/api/v1/user/password_change",
+        "{\"old_password\":\"" EU_IT_PASSWORD "\",\"new_password\":\"short\"}");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "error"), "too short"));
+    api(&w, &r, HOST, tok, "POST", "/api/v1/user/password_change",
+        "{\"old_password\":\"" EU_IT_PASSWORD
+        "\",\"new_password\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    api(&w, &r, HOST, tok, "POST", "/api/v1/user/password_change",
+        "{\"old_password\":\"wrong password\",\"new_password\":\"" NEWPW "\"}");
+    EU_IT_EXPECT_STATUS(&r, 401);
+    /* The scope: write:accounts. */
+    api(&w, &r, HOST, eu_it_tok(&w, "readonly"), "POST", "/api/v1/user/password_change",
+        "{\"old_password\":\"" EU_IT_PASSWORD "\",\"new_password\":\"" NEWPW "\"}");
+    EU_IT_EXPECT_STATUS(&r, 403);
+    ck_assert(signed_in(&one, "/settings/password"));
+    ck_assert(signed_in(&two, "/settings/password"));
+
+    /* The right one: the token that asked still works, the browser
+     * sessions end, the new password signs in and the old one no more. */
+    api(&w, &r, HOST, tok, "POST", "/api/v1/user/password_change",
+        "{\"old_password\":\"" EU_IT_PASSWORD "\",\"new_password\":\"" NEWPW "\"}");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    api(&w, &r, HOST, tok, "GET", "/api/v1/accounts/verify_credentials", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(!signed_in(&one, "/settings/password"));
+    ck_assert(!signed_in(&two, "/settings/password"));
+    browser_free(&one);
+    browser_free(&two);
+    one = (struct browser){.w = &w, .host = HOST};
+    two = (struct browser){.w = &w, .host = HOST};
+    ck_assert_int_eq(sign_in(&one, "alice", PW), 401);
+    ck_assert_int_eq(sign_in(&one, "alice", "a+new+horse+battery+staple"), 302);
+    ck_assert_int_eq(sign_in(&two, "alice", "a+new+horse+battery+staple"), 302);
+    /* The decoy's alice keeps hers. */
+    struct browser d = {.w = &w, .host = DECOY};
+    ck_assert_int_eq(sign_in(&d, "alice", PW), 302);
+
+    /* The page: CSRF, then the change; this session stays, the other ends. */
+    send(&one, &r, "GET", "/settings/password", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "name=\"new_password\""));
+    send(&one, &r, "POST", "/settings/password",
+         "authenticity_token=nope&old_password=a+new+horse+battery+staple&new_password=" PW);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    post(&one, &r, "/settings/password", "old_password=wrong&new_password=" PW);
+    EU_IT_EXPECT_STATUS(&r, 401);
+    post(&one, &r, "/settings/password",
+         "old_password=a+new+horse+battery+staple&new_password=" PW);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(signed_in(&one, "/settings/password"));
+    ck_assert(!signed_in(&two, "/settings/password"));
+    ck_assert(signed_in(&d, "/settings/password"));
+    ck_assert_int_eq(sign_in(&two, "alice", PW), 302);
+
+    browser_free(&one);
+    browser_free(&two);
+    browser_free(&d);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
+START_TEST(test_delete)
+{
+    struct world w = {0};
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    const char *tok = eu_it_tok(&w, "alice");
+    const char *alice = eu_it_id(&w, "alice");
+    /* A remote follower, a remote account alice follows, on two servers. */
+    char *fan = eu_it_remote_account(w.db, w.tid, "http://fans.example/users/fan", true);
+    char *idol = eu_it_remote_account(w.db, w.tid, "http://idols.example/users/idol", false);
+    free(eu_it_world_sql(&w,
+                         "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES"
+                         " (%s, %s, %s), (%s, %s, %s) RETURNING 1",
+                         w.tid, fan, alice, w.tid, alice, idol));
+    struct browser b = {.w = &w, .host = HOST};
+    ck_assert_int_eq(sign_in(&b, "alice", PW), 302);
+
+    /* Bad input and a wrong password: refused, nothing changed. */
+    api(&w, &r, HOST, tok, "POST", "/api/v1/accounts/delete", "{}");
+    EU_IT_EXPECT_STATUS(&r, 400);
+    api(&w, &r, HOST, tok, "POST", "/api/v1/accounts/delete", "{\"password\":\"wrong\"}");
+    EU_IT_EXPECT_STATUS(&r, 403);
+    api(&w, &r, HOST, eu_it_tok(&w, "readonly"), "POST", "/api/v1/accounts/delete",
+        "{\"password\":\"" EU_IT_PASSWORD "\"}");
+    EU_IT_EXPECT_STATUS(&r, 403);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM accounts WHERE tenant_id = %s AND "
+                                          "id = %s AND suspended_at IS NULL",
+                                          w.tid, alice),
+                     1);
+
+    api(&w, &r, HOST, tok, "POST", "/api/v1/accounts/delete",
+        "{\"password\":\"" EU_IT_PASSWORD "\"}");
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_str_eq(eu_it_json_str(&r, "message"), "accepted");
+    /* Suspended at once: the token and the session stop working. */
+    api(&w, &r, HOST, tok, "GET", "/api/v1/accounts/verify_credentials", NULL);
+    ck_assert_int_eq(r.status, 401);
+    ck_assert(!signed_in(&b, "/settings/delete"));
+    /* Delete of the actor queued for the follower's shared inbox and the
+     * followed account's inbox. */
+    long jobs = 0;
+    for (int i = 0; i < 50 && jobs < 2; i++) {
+        jobs = eu_it_world_sql_long(
+            &w,
+            "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'"
+            " AND payload->'activity'->>'type' = 'Delete'"
+            " AND payload->'activity'->>'object' = 'http://" HOST "/users/alice'"
+            " AND payload->>'inbox' IN ('http://fans.example/inbox',"
+            " 'http://idols.example/users/idol/inbox')",
+            w.tid);
+        if (jobs < 2)
+            eu_it_sleep_ms(100);
+    }
+    ck_assert_int_eq(jobs, 2);
+    /* Deleting again: the account is gone for the API. */
+    api(&w, &r, HOST, tok, "POST", "/api/v1/accounts/delete",
+        "{\"password\":\"" EU_IT_PASSWORD "\"}");
+    ck_assert_int_eq(r.status, 401);
+    /* The purge removes the rows (retention 2 s here). */
+    long left = 1;
+    for (int i = 0; i < 200 && left; i++) {
+        left = eu_it_world_sql_long(
+            &w, "SELECT count(*) FROM accounts WHERE tenant_id = %s AND id = %s", w.tid, alice);
+        if (left)
+            eu_it_sleep_ms(100);
+    }
+    ck_assert_int_eq(left, 0);
+    /* The decoy's alice is untouched. */
+    api(&w, &r, DECOY, eu_it_tok(&w, "dalice"), "GET", "/api/v1/accounts/verify_credentials", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM accounts WHERE tenant_id = %s"
+                                          " AND suspended_at IS NOT NULL",
+                                          w.decoy_tid),
+                     0);
+
+    /* The page: bob deletes his account from the browser. */
+    struct browser bob = {.w = &w, .host = HOST};
+    ck_assert_int_eq(sign_in(&bob, "bob", PW), 302);
+    send(&bob, &r, "GET", "/settings/delete", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "@bob"));
+    /* The decoy's host takes nothing of the session. */
+    struct browser x = {
+        .w = &w, .host = DECOY, .cookie = strdup(bob.cookie), .csrf = strdup(bob.csrf)};
+    post(&x, &r, "/settings/delete", "password=" PW);
+    EU_IT_EXPECT_STATUS(&r, 302);
+    browser_free(&x);
+    send(&bob, &r, "POST", "/settings/delete", "authenticity_token=nope&password=" PW);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    post(&bob, &r, "/settings/delete", "password=wrong");
+    EU_IT_EXPECT_STATUS(&r, 403);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM accounts WHERE tenant_id = %s"
+                                          " AND suspended_at IS NOT NULL",
+                                          w.tid),
+                     0);
+    post(&bob, &r, "/settings/delete", "password=" PW);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_null(bob.cookie);
+    api(&w, &r, HOST, eu_it_tok(&w, "bob"), "GET", "/api/v1/accounts/verify_credentials", NULL);
+    ck_assert_int_eq(r.status, 401);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM accounts WHERE tenant_id = %s"
+                                          " AND domain IS NULL AND username = 'alice'",
+                                          w.decoy_tid),
+                     1);
+
+    free(fan);
+    free(idol);
+    browser_free(&b);
+    browser_free(&bob);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
+START_TEST(test_accounts_by_id)
+{
+    struct world w = {0};
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    char path[4096];
+    snprintf(path, sizeof(path), "/api/v1/accounts?id[]=%s&id[]=%s&id[]=%s&id[]=999999&id[]=%s",
+             eu_it_id(&w, "bob"), eu_it_id(&w, "alice"), eu_it_id(&w, "bob"),
+             eu_it_id(&w, "dalice"));
+    api(&w, &r, HOST, NULL, "GET", path, NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    /* Missing ones and the decoy's account are left out, duplicates once,
+     * in the order asked. */
+    ck_assert_uint_eq(json_array_size(r.json), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(r.json, 0), "id")),
+                     eu_it_id(&w, "bob"));
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(r.json, 1), "username")),
+                     "alice");
+    api(&w, &r, HOST, NULL, "GET", "/api/v1/accounts", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_uint_eq(json_array_size(r.json), 0);
+    api(&w, &r, HOST, NULL, "GET", "/api/v1/accounts?id[]=abc", NULL);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    /* At most 40. */
+    size_t n = (size_t)snprintf(path, sizeof(path), "/api/v1/accounts?");
+    for (int i = 0; i < 41; i++)
+        n += (size_t)snprintf(path + n, sizeof(path) - n, "id[]=%d&", 1000 + i);
+    api(&w, &r, HOST, NULL, "GET", path, NULL);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
+int
+main(void)
+{
+    if (sodium_init() < 0)
+        return 1;
+    Suite *suite = suite_create("account_life");
+    EU_IT_ADD_TCASE(suite, test_password_change, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_delete, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_accounts_by_id, TIMEOUT);
+    return eu_it_run_suite(suite);
+}
