@@ -397,7 +397,8 @@ reply_sign_in(struct eu_oauth_flow *f, int status, const char *error)
                          "autocomplete=\"username\" required value=\"%s\"></label>"
                          "<label>Password <input type=\"password\" name=\"password\" "
                          "autocomplete=\"current-password\" required></label>"
-                         "<button type=\"submit\">Sign in</button></form>",
+                         "<button type=\"submit\">Sign in</button></form>"
+                         "<p><a href=\"/auth/password/new\">Forgot your password?</a></p>",
                          eu_html_escape(req, req->tenant->title), eu_html_escape(req, f->app_name),
                          error ? eu_arena_sprintf(req->arena, "<p class=\"error\">%s</p>",
                                                   eu_html_escape(req, error))

@@ -33,6 +33,7 @@
 #include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/mail.h"
 #include "eunha/mediastore.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
@@ -505,6 +506,8 @@ app_release(struct eu_app *app)
      * not run. */
     eu_fetch_client_free(app->fetch);
     app->fetch = NULL;
+    eu_mail_client_free(app->mail);
+    app->mail = NULL;
     eu_db_pool_free(app->control);
     eu_redis_free(app->redis);
     /* Its operations still queued carry their own paths and finish in
@@ -593,6 +596,8 @@ eu_app_serve(const char *config_path, const char *ready_file)
     eu_fetch_config_from(&fetch_cfg, app.cfg);
     if (!(app.fetch = eu_fetch_client_new(app.base, &fetch_cfg)))
         goto out;
+    /* NULL without [mail]: mail is then written to the log. */
+    app.mail = eu_mail_client_new(app.base, app.cfg);
     if (!(app.store = eu_store_new(&app)))
         goto out;
     if (!(app.http = eu_http_server_new(&app)))

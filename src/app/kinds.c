@@ -13,6 +13,7 @@
 #include "eunha/api.h"
 #include "eunha/apkeys.h"
 #include "eunha/approcess.h"
+#include "eunha/mail.h"
 #include "eunha/mediaapi.h"
 #include "eunha/mediaclean.h"
 #include "eunha/polls.h"
@@ -32,6 +33,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"media_files_delete", EU_QUEUE_DEFAULT, eu_media_files_delete_run},
     /* a local poll's new counts to its audience (src/ap/process_poll.c) */
     {"ap_poll_update", EU_QUEUE_DEFAULT, eu_ap_poll_update_run},
+    /* a tenant's e-mail through [mail] (src/social/mailer.c) */
+    {"mail", EU_QUEUE_DEFAULT, eu_mail_job_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);

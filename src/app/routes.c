@@ -46,6 +46,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_oauth_apps_routes,
     eu_oauth_token_routes,
     eu_oauth_signup_routes,
+    eu_oauth_mail_routes,
     eu_web_routes,
     eu_accounts_routes,
     eu_relationships_routes,

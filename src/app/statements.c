@@ -10,6 +10,7 @@
 #include "eunha/approcess.h"
 #include "eunha/apresolve.h"
 #include "eunha/domainblock.h"
+#include "eunha/mail.h"
 #include "eunha/mediaclean.h"
 #include "eunha/polls.h"
 
@@ -54,12 +55,14 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_staff_roles_sql,
     eu_staff_action_logs_sql,
     eu_appeals_sql,
+    eu_mailer_sql, /* social/mailer.c */
 
     /* oauth and timed group */
     eu_oauth_sql,
     eu_oauth_apps_sql,
     eu_oauth_token_sql,
     eu_oauth_signup_sql,
+    eu_oauth_mail_sql,
     eu_scheduled_sql,
     eu_polls_sql, /* src/social/polls.c: REST and inbox votes alike */
     eu_auth_sql,
