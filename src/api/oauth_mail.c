@@ -41,6 +41,7 @@
 #include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "mail_internal.h"
 #include "pwgate_internal.h"
 #include "web_internal.h"
 
@@ -136,9 +137,9 @@ const struct eu_sql eu_oauth_mail_sql[] = {
  * Queues a mail of one action: a greeting, what happened, a link to act
  * on (or none), and why the reader got it.
  */
-static void
-queue_mail(struct eu_req *req, const char *to, const char *subject, const char *heading,
-           const char *body, const char *link_label, const char *url, const char *footer)
+void
+eu_api_mail(struct eu_req *req, const char *to, const char *subject, const char *heading,
+            const char *body, const char *link_label, const char *url, const char *footer)
 {
     struct eu_arena *a = req->arena;
     const char *title = req->tenant->title ? req->tenant->title : req->tenant->domain;
@@ -173,17 +174,17 @@ eu_oauth_mail_confirmation(struct eu_req *req, const char *to, const char *token
                                        eu_req_base_url(req), token);
     const char *name = instance_name(req);
     if (change)
-        queue_mail(req, to, eu_arena_sprintf(a, "%s: Confirm email for %s", name, name),
-                   "Verify email address",
-                   eu_arena_sprintf(a,
-                                    "You requested a change of the email address of your "
-                                    "account on %s. Click the link below to confirm this address.",
-                                    name),
-                   "Verify email address", url,
-                   "If you did not request this change, you can ignore this email: your "
-                   "address stays as it was. The link expires in two days.");
+        eu_api_mail(req, to, eu_arena_sprintf(a, "%s: Confirm email for %s", name, name),
+                    "Verify email address",
+                    eu_arena_sprintf(a,
+                                     "You requested a change of the email address of your "
+                                     "account on %s. Click the link below to confirm this address.",
+                                     name),
+                    "Verify email address", url,
+                    "If you did not request this change, you can ignore this email: your "
+                    "address stays as it was. The link expires in two days.");
     else
-        queue_mail(
+        eu_api_mail(
             req, to,
             eu_arena_sprintf(a, "%s: Confirmation instructions for %s", name, req->tenant->domain),
             "One last step!",
@@ -194,6 +195,69 @@ eu_oauth_mail_confirmation(struct eu_req *req, const char *to, const char *token
             "Verify email address", url,
             "If you did not sign up, please ignore this email. The link expires in two "
             "days.");
+}
+
+void
+eu_api_mail_staff(struct eu_req *req, const char *to, const char *username, const char *kind,
+                  const char *text)
+{
+    struct eu_arena *a = req->arena;
+    const char *name = instance_name(req);
+    const char *acct = eu_arena_sprintf(a, "@%s@%s", username, req->tenant->domain);
+    const char *base = eu_req_base_url(req);
+    const char *footer = "If you believe this is a mistake, you can reply to this email to reach "
+                         "the moderators of the server.";
+    if (strcmp(kind, "approve") == 0) {
+        eu_api_mail(req, to, eu_arena_sprintf(a, "Welcome to %s", name), "Welcome aboard!",
+                    eu_arena_sprintf(a,
+                                     "Your sign-up on %s was approved: your account %s is ready "
+                                     "to use from your app.",
+                                     name, acct),
+                    eu_arena_sprintf(a, "Open %s", name), base,
+                    "You get this email because you signed up on this server.");
+        return;
+    }
+    if (strcmp(kind, "reject") == 0) {
+        eu_api_mail(req, to, eu_arena_sprintf(a, "%s: Your sign-up was not approved", name),
+                    "Sign-up declined",
+                    eu_arena_sprintf(a,
+                                     "The moderators of %s reviewed your sign-up and declined "
+                                     "it. The account %s and its data were removed.",
+                                     name, acct),
+                    NULL, NULL, "You get this email because you signed up on this server.");
+        return;
+    }
+    /* Mastodon's user_mailer.warning subjects, titles and explanations. */
+    static const struct {
+        const char *kind, *subject, *title, *explanation;
+    } strikes[] = {
+        {"none", "Warning for %s", "Warning", ""},
+        {"sensitive", "Your posts on %s will be marked as sensitive from now on",
+         "Account marked as sensitive",
+         "From now on, all your uploaded media files will be marked as sensitive and hidden "
+         "behind a click-through warning."},
+        {"disable", "Your account %s has been frozen", "Account frozen",
+         "You can no longer use your account, but your profile and other data remain intact."},
+        {"silence", "Your account %s has been limited", "Account limited",
+         "You can still use your account, but only people who already follow you will see your "
+         "posts on this server, and you may be left out of public listings."},
+        {"suspend", "Your account %s has been suspended", "Account suspended",
+         "You can no longer use your account, and your profile and other data are no longer "
+         "accessible. Your data will be removed after a while unless the suspension is lifted."},
+    };
+    for (size_t i = 0; i < sizeof strikes / sizeof strikes[0]; i++) {
+        if (strcmp(strikes[i].kind, kind) != 0)
+            continue;
+        const char *body = text && *text
+                               ? eu_arena_sprintf(a, "%s%s%s", strikes[i].explanation,
+                                                  *strikes[i].explanation ? "\n\n" : "", text)
+                               : strikes[i].explanation;
+        if (!*body)
+            body = "The moderators of the server sent you a warning.";
+        eu_api_mail(req, to, eu_arena_sprintf(a, strikes[i].subject, acct), strikes[i].title, body,
+                    NULL, NULL, footer);
+        return;
+    }
 }
 
 /* ------------------------------------------------------------ pages */
@@ -429,17 +493,17 @@ on_reset_requested(struct eu_req *req, PGresult *res, void *arg)
         const char *url =
             eu_arena_sprintf(req->arena, "%s/auth/password/edit?reset_password_token=%s",
                              eu_req_base_url(req), r->token);
-        queue_mail(req, PQgetvalue(res, 0, 0),
-                   eu_arena_sprintf(req->arena, "%s: Reset password instructions", name),
-                   "Password reset",
-                   eu_arena_sprintf(req->arena,
-                                    "Someone asked for a new password for your account on %s. "
-                                    "Click the link below to choose one.",
-                                    name),
-                   "Change password", url,
-                   "If you did not ask for this, please ignore this email: your password will "
-                   "not change unless you open the link and choose a new one. The link expires "
-                   "in six hours.");
+        eu_api_mail(req, PQgetvalue(res, 0, 0),
+                    eu_arena_sprintf(req->arena, "%s: Reset password instructions", name),
+                    "Password reset",
+                    eu_arena_sprintf(req->arena,
+                                     "Someone asked for a new password for your account on %s. "
+                                     "Click the link below to choose one.",
+                                     name),
+                    "Change password", url,
+                    "If you did not ask for this, please ignore this email: your password will "
+                    "not change unless you open the link and choose a new one. The link expires "
+                    "in six hours.");
     }
     reply_reset_requested(req);
 }
@@ -552,15 +616,15 @@ on_reset_done(struct eu_req *req, PGresult *res, void *arg)
     /* Every cached token of the tenant goes: the user's were revoked. */
     eu_auth_cache_clear(req->app, req->tenant);
     const char *name = instance_name(req);
-    queue_mail(req, PQgetvalue(res, 0, 0),
-               eu_arena_sprintf(req->arena, "%s: Password changed", name), "Password changed",
-               eu_arena_sprintf(req->arena,
-                                "The password of your account on %s was changed, and every app "
-                                "and browser signed in to it was signed out.",
-                                name),
-               NULL, NULL,
-               "If you did not change your password, someone else may have access to your "
-               "email: secure it and reset your password again.");
+    eu_api_mail(req, PQgetvalue(res, 0, 0),
+                eu_arena_sprintf(req->arena, "%s: Password changed", name), "Password changed",
+                eu_arena_sprintf(req->arena,
+                                 "The password of your account on %s was changed, and every app "
+                                 "and browser signed in to it was signed out.",
+                                 name),
+                NULL, NULL,
+                "If you did not change your password, someone else may have access to your "
+                "email: secure it and reset your password again.");
     eu_log_info("oauth", "a password was reset; %s tokens revoked", PQgetvalue(res, 0, 1));
     reply_message(req, 200, "Password changed",
                   "Your password has been changed successfully. Sign in again from your apps "
@@ -676,15 +740,15 @@ on_change_set(struct eu_req *req, PGresult *res, void *arg)
     const char *name = instance_name(req);
     eu_oauth_mail_confirmation(req, c->new_email, c->token, true);
     /* Devise's email_changed notice, to the address in use now. */
-    queue_mail(req, c->old_email, eu_arena_sprintf(req->arena, "%s: Email changing", name),
-               "Email changing",
-               eu_arena_sprintf(req->arena,
-                                "The email address of your account on %s is being changed to "
-                                "%s. The change takes effect once the new address is confirmed.",
-                                name, c->new_email),
-               NULL, NULL,
-               "If you did not ask for this, change your password at once and contact the "
-               "administrators of the server.");
+    eu_api_mail(req, c->old_email, eu_arena_sprintf(req->arena, "%s: Email changing", name),
+                "Email changing",
+                eu_arena_sprintf(req->arena,
+                                 "The email address of your account on %s is being changed to "
+                                 "%s. The change takes effect once the new address is confirmed.",
+                                 name, c->new_email),
+                NULL, NULL,
+                "If you did not ask for this, change your password at once and contact the "
+                "administrators of the server.");
     eu_req_reply_json(
         req, 202,
         json_pack("{s:s, s:s}", "email", c->old_email, "unconfirmed_email", c->new_email));

@@ -219,7 +219,10 @@ start(struct world *w, struct sink *k, bool with_sink)
         .host = HOST,
         .decoy = DECOY,
         .extra_toml = toml,
-        .users = {{"alice"}, {"bob"}, {"dora", DECOY}},
+        .users = {{"alice"},
+                  {"bob"},
+                  {"olga", NULL, NULL, "read write follow admin:read admin:write"},
+                  {"dora", DECOY}},
     };
     eu_it_world_start(w, &o);
     /* The tenant's name and contact address go into From and Reply-To. */
@@ -682,6 +685,78 @@ START_TEST(test_password_reset)
 }
 END_TEST
 
+/* ------------------------------------------------ the staff's mails */
+
+static char *
+account_id(struct world *w, const char *username)
+{
+    return eu_it_world_sql(w, "SELECT id FROM accounts WHERE tenant_id = %s AND username = '%s'",
+                           w->tid, username);
+}
+
+START_TEST(test_staff_mails)
+{
+    struct world w;
+    struct sink k;
+    start(&w, &k, true);
+    struct eu_it_resp r = {0};
+    char path[256];
+    snprintf(path, sizeof path, "/admin/v1/tenants/%s/accounts/%s/role", HOST,
+             eu_it_id(&w, "olga"));
+    eu_it_admin(w.s, "PUT", path, "{\"role\":\"owner\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *olga = eu_it_tok(&w, "olga");
+
+    /* Sign-ups awaiting approval: one approved, one rejected, each told. */
+    eu_it_tenant_patch(w.s, HOST, "{\"registrations\":\"approval\"}");
+    char *app = app_token(&w, HOST, NULL);
+    char *pam = signup(&w, HOST, app, "pam", "pam@inbox.example");
+    char *rex = signup(&w, HOST, app, "rex", "rex@inbox.example");
+    char *pam_id = account_id(&w, "pam"), *rex_id = account_id(&w, "rex");
+    eu_it_callf(w.s, &r, HOST, "POST", olga, NULL, "/api/v1/admin/accounts/%s/approve", pam_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_t *m = mail_wait(&k, "pam@inbox.example", "Welcome to " TITLE, 20000);
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(m, "text")), "approved"));
+    json_decref(m);
+    eu_it_callf(w.s, &r, HOST, "POST", olga, NULL, "/api/v1/admin/accounts/%s/reject", rex_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_decref(mail_wait(&k, "rex@inbox.example", "not approved", 20000));
+
+    /* A strike the moderator keeps quiet sends nothing; a told one mails
+     * Mastodon's subject with the moderator's text. */
+    eu_it_callf(w.s, &r, HOST, "POST", olga,
+                "{\"type\":\"none\",\"text\":\"quiet\",\"send_email_notification\":false}",
+                "/api/v1/admin/accounts/%s/action", eu_it_id(&w, "alice"));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, HOST, "POST", olga,
+                "{\"type\":\"silence\",\"text\":\"Please stop spamming.\"}",
+                "/api/v1/admin/accounts/%s/action", eu_it_id(&w, "bob"));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    m = mail_wait(&k, "bob@" HOST, "Your account @bob@" HOST " has been limited", 20000);
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(m, "text")), "Please stop spamming."));
+    json_decref(m);
+    eu_it_callf(w.s, &r, HOST, "POST", olga, "{\"type\":\"suspend\"}",
+                "/api/v1/admin/accounts/%s/action", eu_it_id(&w, "bob"));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_decref(mail_wait(&k, "bob@" HOST, "has been suspended", 20000));
+    ck_assert_int_eq(mails_to(&k, "alice@" HOST), 0);
+    /* The decoy's owner acting on its own user mails nobody of ours, and
+     * our moderator cannot reach the decoy's user at all. */
+    eu_it_callf(w.s, &r, HOST, "POST", olga, "{\"type\":\"none\"}",
+                "/api/v1/admin/accounts/%s/action", eu_it_id(&w, "dora"));
+    ck_assert_int_ge(r.status, 400);
+
+    free(pam);
+    free(rex);
+    free(pam_id);
+    free(rex_id);
+    free(app);
+    eu_it_resp_free(&r);
+    finish(&w, &k);
+}
+END_TEST
+
 /* ------------------------------------------------ the server down */
 
 START_TEST(test_mail_server_down)
@@ -717,6 +792,7 @@ main(void)
     Suite *s = suite_create("mail");
     EU_IT_ADD_TCASE(s, test_signup_confirmation, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_password_reset, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_staff_mails, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_mail_server_down, TIMEOUT);
     return eu_it_run_suite(s);
 }
