@@ -39,6 +39,10 @@ struct eu_job;
  * (logged). Free with eu_mail_client_free().
  */
 struct eu_mail_client *eu_mail_client_new(struct event_base *base, const struct eu_config *cfg);
+/* For shutdown: aborts every send in flight, calling each callback with
+ * ok false, so the jobs waiting on them end (unrecorded while the queue
+ * stops: their locks expire and they run again). NULL: no-op. */
+void eu_mail_client_abandon_all(struct eu_mail_client *c);
 /* Aborts what is in flight without calling back and frees c. NULL: no-op. */
 void eu_mail_client_free(struct eu_mail_client *c);
 

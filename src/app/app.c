@@ -483,6 +483,7 @@ app_release(struct eu_app *app)
     eu_http_server_free(app->http);
     eu_admin_purge_stop_all();
     eu_ap_deliver_abandon_all();
+    eu_mail_client_abandon_all(app->mail);
     eu_registry_free(app->registry);
     eu_queues_stop(queues);
     /* Statements under way still hold tenants (and through them their

@@ -209,6 +209,21 @@ eu_mail_client_new(struct event_base *base, const struct eu_config *cfg)
 }
 
 void
+eu_mail_client_abandon_all(struct eu_mail_client *c)
+{
+    if (!c)
+        return;
+    while (c->all) {
+        struct send *s = c->all;
+        unlink_send(s);
+        eu_mail_sent_cb cb = s->cb;
+        void *arg = s->arg;
+        free_send(s);
+        cb(false, "the process is stopping", arg);
+    }
+}
+
+void
 eu_mail_client_free(struct eu_mail_client *c)
 {
     if (!c)
