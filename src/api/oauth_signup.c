@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "eunha/apkeys.h"
 #include "eunha/app.h"
@@ -61,7 +62,10 @@ const struct eu_sql eu_oauth_signup_sql[] = {
          " (SELECT i.severity FROM ip_blocks i WHERE i.tenant_id = $1 AND i.ip >>= $5::inet"
          " AND (i.expires_at IS NULL OR i.expires_at > now())"
          " ORDER BY i.severity = 'sign_up_requires_approval', i.severity = 'sign_up_block'"
-         " LIMIT 1)"},
+         " LIMIT 1),"
+         /* Mastodon 4.4's min_age (the instance description), or NULL. */
+         " (SELECT (value ->> 'min_age')::int FROM settings WHERE tenant_id = $1"
+         " AND key = 'instance' AND jsonb_typeof(value -> 'min_age') = 'number')"},
     /* $13 the confirmation token's hash, or NULL: with [mail] the user
      * confirms through the link in the mail, as on Mastodon; without it
      * nobody could, so the account is confirmed at once. */
@@ -93,7 +97,7 @@ const struct eu_sql eu_oauth_signup_sql[] = {
  */
 struct signup {
     struct eu_req *req;
-    const char *username, *email, *locale, *reason;
+    const char *username, *email, *locale, *reason, *date_of_birth;
     char *password; /* malloc'd; wiped and freed after hashing */
     char hash[crypto_pwhash_STRBYTES];
     int rc;
@@ -146,6 +150,24 @@ email_looks_valid(const char *s)
     const char *at = strchr(s, '@');
     return at && at != s && at[1] && !strchr(at + 1, '@') && strchr(at + 1, '.') &&
            strlen(s) <= 254 && !strpbrk(s, " \t\r\n<>\"',;");
+}
+
+/* Whole years since dob ("YYYY-MM-DD"), today in UTC; -1 when dob is not
+ * a date of the past. */
+static int
+age_of(const char *dob)
+{
+    int y, m, d, n = 0;
+    if (sscanf(dob, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || dob[n] || m < 1 || m > 12 || d < 1 ||
+        d > 31 || y < 1800)
+        return -1;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    int age = tm.tm_year + 1900 - y;
+    if (tm.tm_mon + 1 < m || (tm.tm_mon + 1 == m && tm.tm_mday < d))
+        age--;
+    return age;
 }
 
 static void
@@ -311,6 +333,16 @@ on_signup_checked(struct eu_req *req, PGresult *res, void *arg)
         if (!ok)
             field_error(&fe, "locale", "Locale", "ERR_INCLUSION", "is not included in the list");
     }
+    /* Mastodon 4.4: with a min_age the sign-up gives a date of birth
+     * (YYYY-MM-DD) at least that many years ago; it is checked, not kept. */
+    if (!PQgetisnull(res, 0, 7)) {
+        int min_age = atoi(PQgetvalue(res, 0, 7));
+        if (!su->date_of_birth)
+            field_error(&fe, "date_of_birth", "Date of birth", "ERR_BLANK", "can't be blank");
+        else if (age_of(su->date_of_birth) < min_age)
+            field_error(&fe, "date_of_birth", "Date of birth", "ERR_BELOW_LIMIT",
+                        "is below the age limit");
+    }
     if (su->reason && strlen(su->reason) > 1000)
         field_error(&fe, "reason", "Reason", "ERR_TOO_LONG",
                     "is too long (maximum is 1000 characters)");
@@ -345,6 +377,7 @@ eu_oauth_register(struct eu_req *req)
     su->email = eu_oauth_str_or_null(eu_param_str(params, "email"));
     su->locale = eu_oauth_str_or_null(eu_param_str(params, "locale"));
     su->reason = eu_oauth_str_or_null(eu_param_str(params, "reason"));
+    su->date_of_birth = eu_oauth_str_or_null(eu_param_str(params, "date_of_birth"));
     const char *password = eu_param_str(params, "password");
     su->password = strdup(password ? password : "");
     eu_arena_on_free(req->arena, on_signup_freed, su);

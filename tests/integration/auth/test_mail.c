@@ -212,7 +212,8 @@ start(struct world *w, struct sink *k, bool with_sink)
     }
     snprintf(toml, sizeof toml,
              "[mail]\nsmtp_url = \"smtp://127.0.0.1:%d\"\nfrom = \"" FROM "\"\n"
-             "[workers]\njob_backoff_base_seconds = 1\njob_backoff_max_seconds = 2\n",
+             "[workers]\njob_backoff_base_seconds = 1\njob_backoff_max_seconds = 2\n"
+             "[limits]\nregistrations_per_30min = 0\n",
              k->port);
     static struct eu_it_world_opts o;
     o = (struct eu_it_world_opts){
@@ -422,6 +423,30 @@ START_TEST(test_signup_confirmation)
                                   w.tid);
     ck_assert_str_eq(email, "cleo@right.example");
     free(email);
+
+    /* Mastodon 4.4's min_age: a date of birth is asked and checked. */
+    eu_it_admin(w.s, "PATCH", "/admin/v1/tenants/" HOST "/instance", "{\"min_age\":16}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/api/v2/instance");
+    EU_IT_EXPECT_JINT(&r, "registrations.min_age", 16);
+    const char *young[][2] = {{"", "ERR_BLANK"},
+                              {",\"date_of_birth\":\"2099-01-01\"", "ERR_BELOW_LIMIT"},
+                              {",\"date_of_birth\":\"not a date\"", "ERR_BELOW_LIMIT"}};
+    for (size_t i = 0; i < 3; i++) {
+        char body[512];
+        snprintf(body, sizeof body,
+                 "{\"username\":\"kid\",\"email\":\"kid@inbox.example\",\"password\":"
+                 "\"hunter2hunter2\",\"agreement\":true%s}",
+                 young[i][0]);
+        eu_it_callf(w.s, &r, HOST, "POST", app, body, "/api/v1/accounts");
+        EU_IT_EXPECT_ERROR(&r, 422);
+        EU_IT_EXPECT_JSTR(&r, "details.date_of_birth.0.error", young[i][1]);
+    }
+    eu_it_callf(w.s, &r, HOST, "POST", app,
+                "{\"username\":\"adult\",\"email\":\"adult@inbox.example\",\"password\":"
+                "\"hunter2hunter2\",\"agreement\":true,\"date_of_birth\":\"1990-05-05\"}",
+                "/api/v1/accounts");
+    EU_IT_EXPECT_STATUS(&r, 200);
 
     /* The decoy's own sign-up mails its own user, not ours. */
     char *dapp = app_token(&w, DECOY, NULL);
