@@ -1,6 +1,7 @@
 /*
- * E-mail: the process's SMTP client (src/outbound/mail.c) and the tenant's
- * mail as durable jobs (src/social/mailer.c).
+ * E-mail: the process's SMTP client and message composition
+ * (src/outbound/mail.c). A tenant's mail goes out as durable jobs through
+ * eunha/mailer.h, which stands on this.
  *
  * The client speaks SMTP through libcurl's multi interface on the event
  * loop, like the outbound HTTP client beside it (fetch.h), so a slow or
@@ -22,14 +23,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "eunha/sql.h"
-
 struct event_base;
 struct eu_config;
 struct eu_mail_client;
-struct eu_app;
-struct eu_tenant;
-struct eu_job;
 
 /* ------------------------------------------------------ the SMTP client */
 
@@ -81,24 +77,5 @@ struct eu_mail_msg {
  * or an address is malformed.
  */
 char *eu_mail_compose(const struct eu_mail_msg *m, size_t *len);
-
-/* ------------------------------------------------------ the tenant's mail */
-
-/*
- * Queues a mail to `to` as a job of kind "mail" on t: subject, text and
- * html are the finished message (links absolute); list_unsubscribe may be
- * NULL. The job adds From (the tenant's title, [mail] from), Reply-To (the
- * tenant's contact address) and sends, retrying with the queue's backoff
- * while the mail server is unreachable. Returns -1 (nothing queued, logged)
- * when a header value holds CR or LF. Strings are copied.
- */
-int eu_mail_enqueue(struct eu_app *app, struct eu_tenant *t, const char *to, const char *subject,
-                    const char *text, const char *html, const char *list_unsubscribe);
-
-/* The "mail" job's handler (src/app/kinds.c). */
-void eu_mail_job_run(struct eu_job *job);
-
-/* The mailer's statements (src/app/statements.c). */
-extern const struct eu_sql eu_mailer_sql[];
 
 #endif

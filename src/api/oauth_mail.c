@@ -37,7 +37,7 @@
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
-#include "eunha/mail.h"
+#include "eunha/mailer.h"
 #include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"

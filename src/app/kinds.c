@@ -13,7 +13,7 @@
 #include "eunha/api.h"
 #include "eunha/apkeys.h"
 #include "eunha/approcess.h"
-#include "eunha/mail.h"
+#include "eunha/mailer.h"
 #include "eunha/mediaapi.h"
 #include "eunha/mediaclean.h"
 #include "eunha/polls.h"

@@ -10,7 +10,7 @@
 #include "eunha/approcess.h"
 #include "eunha/apresolve.h"
 #include "eunha/domainblock.h"
-#include "eunha/mail.h"
+#include "eunha/mailer.h"
 #include "eunha/mediaclean.h"
 #include "eunha/polls.h"
 

@@ -1,5 +1,5 @@
 /*
- * A tenant's mail as durable jobs (include/eunha/mail.h): eu_mail_enqueue()
+ * A tenant's mail as durable jobs (include/eunha/mailer.h): eu_mail_enqueue()
  * stores the finished message (recipient, subject, both bodies) as a job of
  * kind "mail"; the job adds the tenant's name and contact address and
  * hands the message to the SMTP client (src/outbound/mail.c).
@@ -22,6 +22,7 @@
 #include "eunha/config.h"
 #include "eunha/log.h"
 #include "eunha/mail.h"
+#include "eunha/mailer.h"
 #include "eunha/mem.h"
 #include "eunha/queue.h"
 #include "eunha/sql.h"
