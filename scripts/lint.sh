@@ -122,6 +122,8 @@ httpsig ap
 isotime core
 jsonout http
 log core
+mail outbound
+mailer social
 media media
 mediaapi media
 mediaclean media

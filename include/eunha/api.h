@@ -36,6 +36,7 @@ extern const struct eu_route eu_account_life_routes[];         /* account_life.c
 extern const struct eu_route eu_oauth_apps_routes[];           /* oauth_apps.c */
 extern const struct eu_route eu_oauth_token_routes[];          /* oauth_token.c */
 extern const struct eu_route eu_oauth_signup_routes[];         /* oauth_signup.c */
+extern const struct eu_route eu_oauth_mail_routes[];           /* oauth_mail.c */
 extern const struct eu_route eu_polls_routes[];                /* polls.c */
 extern const struct eu_route eu_relationships_routes[];        /* relationships.c */
 extern const struct eu_route eu_reports_routes[];              /* reports.c */

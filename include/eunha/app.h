@@ -21,6 +21,7 @@ struct eu_cpupool;
 struct eu_http_server;
 struct eu_fetch_client;
 struct eu_store;
+struct eu_mail_client;
 
 struct eu_app {
     struct event_base *base;
@@ -38,6 +39,7 @@ struct eu_app {
     struct eu_http_server *http;
     struct eu_fetch_client *fetch; /* outbound federation requests (fetch.h) */
     struct eu_store *store;        /* media files ([media], mediastore.h) */
+    struct eu_mail_client *mail;   /* SMTP ([mail], mail.h); NULL: mail goes to the log */
     bool stopping;
     /* metrics */
     uint64_t requests_by_class[6]; /* index status/100 */

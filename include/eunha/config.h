@@ -132,6 +132,13 @@ struct eu_config {
         media_process_inline_bytes;   /* 8 MiB: v2 images this small are processed in the request */
     size_t media_default_quota_bytes; /* 1 GiB per tenant unless its row says; 0 unlimited */
     int media_description_limit;      /* 1500 characters, as Mastodon */
+    /* [mail]: the SMTP client (include/eunha/mail.h). Strings NULL when
+     * unset; without smtp_url mail is written to the log instead. */
+    char *mail_smtp_url; /* "smtp://host:587" or "smtps://host:465" */
+    bool mail_starttls;  /* STARTTLS required on smtp:// (CURLOPT_USE_SSL) */
+    char *mail_user;
+    char *mail_password; /* also EUNHA_MAIL_PASSWORD; masked by eu_config_print */
+    char *mail_from;     /* the sender address; NULL: notifications@<tenant domain> */
 };
 
 /* Fills cfg with the defaults. Release with eu_config_release(). */

@@ -71,6 +71,7 @@ struct eu_req {
         int64_t account_id;    /* 0 for an app-only token */
         const char *scopes;    /* space-separated, arena */
         bool pending_approval; /* the user signed up and awaits approval */
+        bool unconfirmed;      /* the user's e-mail address is not confirmed yet */
         bool moved;            /* the user's account moved away (Move) */
         bool disabled;         /* the staff disabled the user's login */
         int64_t permissions;   /* the role's computed EU_PERM_* bits (eunha/auth.h) */

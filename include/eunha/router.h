@@ -64,6 +64,10 @@ typedef void (*eu_route_handler_cb)(struct eu_req *req);
  *                       /oauth/ and /auth/
  *   EU_ROUTE_LIMIT_SIGNUP also counts against the sign-up limit (5 per 30
  *                       minutes per IP): account creation
+ *   EU_ROUTE_UNCONFIRMED_OK an EU_ROUTE_AUTH route a user whose e-mail is
+ *                       not confirmed (or whose sign-up awaits approval)
+ *                       may call: resending the confirmation, as Mastodon's
+ *                       confirmations controller skips require_user!
  *   EU_ROUTE_API        shorthand for CORS | LIMIT_API, what every route
  *                       under /api/ has
  * Every other flag is about the route, not the path; an area sets only
@@ -75,12 +79,13 @@ enum {
     EU_ROUTE_AUTH_OPT = 1 << 2,
     EU_ROUTE_ADMIN = 1 << 3,
     EU_ROUTE_CORS = 1 << 4,
-    EU_ROUTE_ADMIN_OPEN = 1 << 5,    /* admin listener without a token (health, metrics) */
-    EU_ROUTE_APP_TOKEN = 1 << 6,     /* any valid token, app-only ones too */
-    EU_ROUTE_UPLOAD = 1 << 7,        /* body up to max_upload_bytes */
-    EU_ROUTE_MOVED_OK = 1 << 8,      /* a moved account may still call it */
-    EU_ROUTE_LIMIT_API = 1 << 9,     /* the API rate limit counts it */
-    EU_ROUTE_LIMIT_SIGNUP = 1 << 10, /* the sign-up rate limit counts it too */
+    EU_ROUTE_ADMIN_OPEN = 1 << 5,      /* admin listener without a token (health, metrics) */
+    EU_ROUTE_APP_TOKEN = 1 << 6,       /* any valid token, app-only ones too */
+    EU_ROUTE_UPLOAD = 1 << 7,          /* body up to max_upload_bytes */
+    EU_ROUTE_MOVED_OK = 1 << 8,        /* a moved account may still call it */
+    EU_ROUTE_LIMIT_API = 1 << 9,       /* the API rate limit counts it */
+    EU_ROUTE_LIMIT_SIGNUP = 1 << 10,   /* the sign-up rate limit counts it too */
+    EU_ROUTE_UNCONFIRMED_OK = 1 << 11, /* an unconfirmed or pending user may call it */
     EU_ROUTE_API = EU_ROUTE_CORS | EU_ROUTE_LIMIT_API,
 };
 

@@ -98,6 +98,7 @@ extern const struct eu_sql eu_websession_sql[];     /* websession.c */
 extern const struct eu_sql eu_otp_sql[];            /* otp.c */
 extern const struct eu_sql eu_settings_otp_sql[];   /* settings_otp.c */
 extern const struct eu_sql eu_account_life_sql[];   /* account_life.c */
+extern const struct eu_sql eu_oauth_mail_sql[];     /* oauth_mail.c */
 extern const struct eu_sql eu_scheduled_sql[];      /* scheduled.c */
 extern const struct eu_sql eu_auth_sql[];           /* http/auth.c */
 extern const struct eu_sql eu_admin_accounts_sql[]; /* admin/accounts.c */

@@ -111,6 +111,7 @@ enum member_kind {
     SWITCH,    /* true or false */
     AUDIENCE,  /* "all", "users" or "disabled" */
     LANGUAGES, /* an array of ISO 639 codes */
+    AGE,       /* an integer from 1 to max (years) */
 };
 
 /* What PATCH .../instance accepts; docs/instance.md says what each does. */
@@ -129,6 +130,8 @@ static const struct member {
     {"thumbnail_url", TEXT, 2000, false},
     {"thumbnail_blurhash", TEXT, 100, false},
     {"languages", LANGUAGES, 20, false},
+    /* Mastodon 4.4's registrations.min_age: sign-ups give a date_of_birth */
+    {"min_age", AGE, 120, false},
     {"peers_api_enabled", SWITCH, 0, false},
     {"activity_api_enabled", SWITCH, 0, false},
     {"show_domain_blocks", AUDIENCE, 0, false},
@@ -169,6 +172,10 @@ member_problem(const struct member *m, json_t *v)
             return NULL;
         return "all, users or disabled";
     }
+    case AGE:
+        return json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= m->max
+                   ? NULL
+                   : "an integer from 1 to 120";
     case LANGUAGES: {
         if (!json_is_array(v) || json_array_size(v) > (size_t)m->max)
             return "an array of at most 20 ISO 639 codes";

@@ -273,14 +273,17 @@ reply_v2(struct eu_req *req, struct stats *st)
     json_object_set_new(conf, "urls", json_pack("{s:o}", "streaming", streaming_url(req)));
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:{s:{s:I}}, s:o, s:[], s:o, s:o,"
-        " s:{s:b,s:b,s:b,s:o,s:n,s:n}, s:{s:i}, s:{s:s,s:O}, s:O}",
+        " s:{s:b,s:b,s:b,s:o,s:o,s:n}, s:{s:i}, s:{s:s,s:O}, s:O}",
         "domain", t->domain, "title", t->title, "version", EU_MASTODON_VERSION, "source_url",
         "https://eunha.invalid/source", "description", setting(st, "description", ""), "usage",
         "users", "active_month", st->active_month, "thumbnail", thumbnail(req, st), "icon",
         "languages", languages(st), "configuration", conf, "registrations", "enabled",
         st->registrations, "approval_required", st->approval_required, "reason_required",
-        st->approval_required, "message", registrations_message(req, st), "min_age", "url",
-        "api_versions", "mastodon", 2, "contact", "email", setting(st, "contact_email", ""),
+        st->approval_required, "message", registrations_message(req, st), "min_age",
+        json_incref(json_is_integer(json_object_get(st->settings, "min_age"))
+                        ? json_object_get(st->settings, "min_age")
+                        : json_null()),
+        "url", "api_versions", "mastodon", 2, "contact", "email", setting(st, "contact_email", ""),
         "account", st->contact, "rules", st->rules);
     eu_req_reply_json(req, 200, body);
 }

@@ -483,7 +483,8 @@ reply_sign_in(struct eu_oauth_flow *f, int status, const char *error)
         "autocomplete=\"username\" required value=\"%s\"></label>"
         "<label>Password <input type=\"password\" name=\"password\" "
         "autocomplete=\"current-password\" required></label>"
-        "<button type=\"submit\">Sign in</button></form>",
+        "<button type=\"submit\">Sign in</button></form>"
+        "<p><a href=\"/auth/password/new\">Forgot your password?</a></p>",
         intro, err, hidden_fields(f), eu_html_escape(req, f->login ? f->login : ""));
     eu_web_reply_page(req, status, "Sign in", body);
 }

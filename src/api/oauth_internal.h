@@ -76,6 +76,10 @@ struct eu_oauth_flow {
     const char *fail_message;
 };
 
+/* Queues the mail with the confirmation link of token to `to`: a sign-up's
+ * (change false) or a new address's (oauth_mail.c). */
+void eu_oauth_mail_confirmation(struct eu_req *req, const char *to, const char *token, bool change);
+
 /* Route handlers: oauth_apps.c, oauth_token.c, oauth_signup.c. */
 void eu_oauth_apps_create(struct eu_req *req);
 void eu_oauth_apps_verify(struct eu_req *req);

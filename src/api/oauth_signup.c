@@ -2,7 +2,9 @@
  * POST /api/v1/accounts: registration with an app token, as Mastodon
  * answers it (one 422 with details per field). The password is hashed and
  * the account's key pair made on the CPU pool; the account, its user and
- * its first token are written in one statement.
+ * its first token are written in one statement. With [mail] the user is
+ * left unconfirmed and mailed the confirmation link (oauth_mail.c); its
+ * token answers 403 until the link is opened, as Mastodon's does.
  */
 #include "oauth_internal.h"
 
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "eunha/apkeys.h"
 #include "eunha/app.h"
@@ -59,15 +62,22 @@ const struct eu_sql eu_oauth_signup_sql[] = {
          " (SELECT i.severity FROM ip_blocks i WHERE i.tenant_id = $1 AND i.ip >>= $5::inet"
          " AND (i.expires_at IS NULL OR i.expires_at > now())"
          " ORDER BY i.severity = 'sign_up_requires_approval', i.severity = 'sign_up_block'"
-         " LIMIT 1)"},
-    /* Confirmed at once: there is no mail to confirm with, and Mastodon's
-     * clients expect the token to work when registrations are open. */
+         " LIMIT 1),"
+         /* Mastodon 4.4's min_age (the instance description), or NULL. */
+         " (SELECT (value ->> 'min_age')::int FROM settings WHERE tenant_id = $1"
+         " AND key = 'instance' AND jsonb_typeof(value -> 'min_age') = 'number')"},
+    /* $13 the confirmation token's hash, or NULL: with [mail] the user
+     * confirms through the link in the mail, as on Mastodon; without it
+     * nobody could, so the account is confirmed at once. */
     [OAUTH_SIGNUP] =
         {"oauth.signup",
          "WITH a AS (INSERT INTO accounts (tenant_id, username, public_key, private_key)"
          " VALUES ($1, $2, $11, $12) RETURNING id),"
          " u AS (INSERT INTO users (tenant_id, account_id, email, encrypted_password, confirmed_at,"
-         " approved, locale, reason) SELECT $1::bigint, a.id, $3, $4, now(), $5::boolean, $6, $7"
+         " approved, locale, reason, confirmation_token_hash, confirmation_sent_at,"
+         " created_by_application_id) SELECT $1::bigint, a.id, $3, $4,"
+         " CASE WHEN $13::text IS NULL THEN now() END, $5::boolean, $6, $7, $13,"
+         " CASE WHEN $13::text IS NOT NULL THEN now() END, $8::bigint"
          " FROM a RETURNING id),"
          " t AS (INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash,"
          " scopes) SELECT $1::bigint, $8::bigint, u.id, $9, $10 FROM u RETURNING created_at)"
@@ -87,7 +97,7 @@ const struct eu_sql eu_oauth_signup_sql[] = {
  */
 struct signup {
     struct eu_req *req;
-    const char *username, *email, *locale, *reason;
+    const char *username, *email, *locale, *reason, *date_of_birth;
     char *password; /* malloc'd; wiped and freed after hashing */
     char hash[crypto_pwhash_STRBYTES];
     int rc;
@@ -97,6 +107,8 @@ struct signup {
     bool approval;
     const char *scopes;
     char token[EU_AUTH_TOKEN_LEN];
+    /* The confirmation link's token, with [mail] only (else ""). */
+    char confirm[EU_AUTH_TOKEN_LEN];
 };
 
 /* Mastodon's 422 for sign-ups: one message plus details per field. */
@@ -140,6 +152,24 @@ email_looks_valid(const char *s)
            strlen(s) <= 254 && !strpbrk(s, " \t\r\n<>\"',;");
 }
 
+/* Whole years since dob ("YYYY-MM-DD"), today in UTC; -1 when dob is not
+ * a date of the past. */
+static int
+age_of(const char *dob)
+{
+    int y, m, d, n = 0;
+    if (sscanf(dob, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || dob[n] || m < 1 || m > 12 || d < 1 ||
+        d > 31 || y < 1800)
+        return -1;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    int age = tm.tm_year + 1900 - y;
+    if (tm.tm_mon + 1 < m || (tm.tm_mon + 1 == m && tm.tm_mday < d))
+        age--;
+    return age;
+}
+
 static void
 on_signup_inserted(struct eu_req *req, PGresult *res, enum eu_db_status st, void *arg)
 {
@@ -157,8 +187,11 @@ on_signup_inserted(struct eu_req *req, PGresult *res, enum eu_db_status st, void
         eu_req_reply_db_error(req, st);
         return;
     }
-    eu_log_info("oauth", "account '%s' signed up%s", su->username,
-                su->approval ? ", pending approval" : "");
+    eu_log_info("oauth", "account '%s' signed up%s%s", su->username,
+                su->approval ? ", pending approval" : "",
+                su->confirm[0] ? ", confirmation mailed" : "");
+    if (su->confirm[0])
+        eu_oauth_mail_confirmation(req, su->email, su->confirm, false);
     eu_req_add_header(req, "Cache-Control", "no-store");
     eu_req_reply_json(req, 200,
                       json_pack("{s:s, s:s, s:s, s:I}", "access_token", su->token, "token_type",
@@ -211,15 +244,19 @@ signup_hash_done(void *arg)
                            su->rc ? "Cannot hash the password" : "Cannot make the account's keys");
         return;
     }
-    char hash[65];
+    char hash[65], confirm_hash[65];
     eu_auth_token_new(su->token);
     eu_auth_token_hash(su->token, hash);
+    if (req->app->mail) {
+        eu_auth_token_new(su->confirm);
+        eu_auth_token_hash(su->confirm, confirm_hash);
+    }
     const char *app =
         req->auth.app_id ? eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id) : NULL;
     const char *p[] = {su->username, su->email,  su->hash, su->approval ? "f" : "t",
                        su->locale,   su->reason, app,      hash,
-                       su->scopes,   pub,        priv};
-    eu_req_stmt_or_error(req, &eu_oauth_signup_sql[OAUTH_SIGNUP], 11, p, on_signup_inserted, su);
+                       su->scopes,   pub,        priv,     su->confirm[0] ? confirm_hash : NULL};
+    eu_req_stmt_or_error(req, &eu_oauth_signup_sql[OAUTH_SIGNUP], 12, p, on_signup_inserted, su);
 }
 
 static void
@@ -296,6 +333,16 @@ on_signup_checked(struct eu_req *req, PGresult *res, void *arg)
         if (!ok)
             field_error(&fe, "locale", "Locale", "ERR_INCLUSION", "is not included in the list");
     }
+    /* Mastodon 4.4: with a min_age the sign-up gives a date of birth
+     * (YYYY-MM-DD) at least that many years ago; it is checked, not kept. */
+    if (!PQgetisnull(res, 0, 7)) {
+        int min_age = atoi(PQgetvalue(res, 0, 7));
+        if (!su->date_of_birth)
+            field_error(&fe, "date_of_birth", "Date of birth", "ERR_BLANK", "can't be blank");
+        else if (age_of(su->date_of_birth) < min_age)
+            field_error(&fe, "date_of_birth", "Date of birth", "ERR_BELOW_LIMIT",
+                        "is below the age limit");
+    }
     if (su->reason && strlen(su->reason) > 1000)
         field_error(&fe, "reason", "Reason", "ERR_TOO_LONG",
                     "is too long (maximum is 1000 characters)");
@@ -330,6 +377,7 @@ eu_oauth_register(struct eu_req *req)
     su->email = eu_oauth_str_or_null(eu_param_str(params, "email"));
     su->locale = eu_oauth_str_or_null(eu_param_str(params, "locale"));
     su->reason = eu_oauth_str_or_null(eu_param_str(params, "reason"));
+    su->date_of_birth = eu_oauth_str_or_null(eu_param_str(params, "date_of_birth"));
     const char *password = eu_param_str(params, "password");
     su->password = strdup(password ? password : "");
     eu_arena_on_free(req->arena, on_signup_freed, su);

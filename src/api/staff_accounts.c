@@ -41,6 +41,7 @@
 #include "eunha/sql.h"
 #include "eunha/streaming.h"
 #include "eunha/tenant.h"
+#include "mail_internal.h"
 #include "staff_internal.h"
 
 /* Mastodon's LIMIT for both versions of the list; a client may ask twice. */
@@ -134,7 +135,7 @@ const struct eu_sql eu_staff_accounts_sql[] = {
      */
     [STAFF_ACCOUNTS_TARGET] =
         {"staff_accounts.target",
-         "SELECT a.username, u.id IS NOT NULL AND a.domain IS NULL AS local_user,"
+         "SELECT a.username, u.id IS NOT NULL AND a.domain IS NULL AS local_user, u.email,"
          " coalesce(u.approved, false) AS approved, a.suspended_at IS NOT NULL AS suspended,"
          " a.username = 'instance.actor' AS instance_actor,"
          " CASE WHEN u.id IS NULL THEN -1"
@@ -620,6 +621,7 @@ struct change {
     enum change_kind kind;
     const char *id;
     const char *type, *text, *report_id, *notify; /* CHANGE_ACTION only */
+    const char *email, *username;                 /* the target's (arena); email NULL when remote */
 };
 
 static const char *const change_names[] = {
@@ -680,6 +682,13 @@ on_changed(struct eu_req *req, PGresult *res, void *arg)
     default:
         break;
     }
+    /* The user is told by mail: a sign-up decided, or a strike the
+     * moderator did not ask to keep quiet (send_email_notification). */
+    if (changed && c->email &&
+        (c->kind == CHANGE_APPROVE || c->kind == CHANGE_REJECT ||
+         (c->kind == CHANGE_ACTION && strcmp(c->notify, "true") == 0)))
+        eu_api_mail_staff(req, c->email, c->username,
+                          c->kind == CHANGE_ACTION ? c->type : change_names[c->kind], c->text);
     if (changed)
         eu_log_info("staff", "%s by account %lld on account %s", change_names[c->kind],
                     (long long)req->auth.account_id, c->id);
@@ -711,6 +720,11 @@ on_target(struct eu_req *req, PGresult *res, void *arg)
     if (refused) {
         eu_req_reply_error(req, 403, "This action is not allowed");
         return;
+    }
+    int email_col = PQfnumber(res, "email");
+    if (is_true(res, 0, PQfnumber(res, "local_user")) && !PQgetisnull(res, 0, email_col)) {
+        c->email = eu_arena_strdup(req->arena, PQgetvalue(res, 0, email_col));
+        c->username = eu_arena_strdup(req->arena, PQgetvalue(res, 0, PQfnumber(res, "username")));
     }
     const char *retention =
         eu_arena_sprintf(req->arena, "%d", req->app->cfg->suspended_retention_s);
@@ -789,8 +803,8 @@ destroy(struct eu_req *req)
  * warning_preset_id names a preset whose text Mastodon would use when
  * none is given; there are no presets yet, so it adds nothing.
  * send_email_notification=false keeps the strike from the user; otherwise
- * a local user gets a moderation_warning notification (no mail is sent
- * yet). */
+ * a local user gets a moderation_warning notification and a mail
+ * (mail_internal.h). */
 static void
 action(struct eu_req *req)
 {

@@ -33,6 +33,7 @@
 #include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/mail.h"
 #include "eunha/mediaemoji.h"
 #include "eunha/mediastore.h"
 #include "eunha/mem.h"
@@ -484,6 +485,7 @@ app_release(struct eu_app *app)
     eu_admin_purge_stop_all();
     eu_ap_deliver_abandon_all();
     eu_emoji_fetch_abandon_all();
+    eu_mail_client_abandon_all(app->mail);
     eu_registry_free(app->registry);
     eu_queues_stop(queues);
     /* Statements under way still hold tenants (and through them their
@@ -507,6 +509,8 @@ app_release(struct eu_app *app)
      * not run. */
     eu_fetch_client_free(app->fetch);
     app->fetch = NULL;
+    eu_mail_client_free(app->mail);
+    app->mail = NULL;
     eu_db_pool_free(app->control);
     eu_redis_free(app->redis);
     /* Its operations still queued carry their own paths and finish in
@@ -595,6 +599,8 @@ eu_app_serve(const char *config_path, const char *ready_file)
     eu_fetch_config_from(&fetch_cfg, app.cfg);
     if (!(app.fetch = eu_fetch_client_new(app.base, &fetch_cfg)))
         goto out;
+    /* NULL without [mail]: mail is then written to the log. */
+    app.mail = eu_mail_client_new(app.base, app.cfg);
     if (!(app.store = eu_store_new(&app)))
         goto out;
     if (!(app.http = eu_http_server_new(&app)))

@@ -10,6 +10,7 @@
 #include "eunha/approcess.h"
 #include "eunha/apresolve.h"
 #include "eunha/domainblock.h"
+#include "eunha/mailer.h"
 #include "eunha/mediaclean.h"
 #include "eunha/polls.h"
 
@@ -54,6 +55,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_staff_roles_sql,
     eu_staff_action_logs_sql,
     eu_appeals_sql,
+    eu_mailer_sql, /* social/mailer.c */
 
     /* oauth and timed group */
     eu_oauth_sql,
@@ -64,6 +66,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_otp_sql,
     eu_settings_otp_sql,
     eu_account_life_sql,
+    eu_oauth_mail_sql,
     eu_scheduled_sql,
     eu_polls_sql, /* src/social/polls.c: REST and inbox votes alike */
     eu_auth_sql,

@@ -58,6 +58,8 @@ static const char *check_proxy(const char *v);
 static const char *check_host_map(const char *v);
 static const char *check_storage(const char *v);
 static const char *check_s3_url(const char *v);
+static const char *check_smtp_url(const char *v);
+static const char *check_mail_from(const char *v);
 
 #define F(field) offsetof(struct eu_config, field)
 
@@ -130,6 +132,12 @@ static const struct key keys[] = {
     {"media.s3.secret_key", KEY_STRING, F(s3_secret_key), 0, 0, NULL, "EUNHA_S3_SECRET_KEY"},
     {"media.s3.public_url", KEY_STRING, F(s3_public_url), 0, 0, check_s3_url, NULL},
     {"media.s3.path_style", KEY_BOOL, F(s3_path_style), 0, 0, NULL, NULL},
+    /* [mail]: the SMTP client (src/outbound/mail.c) */
+    {"mail.smtp_url", KEY_STRING, F(mail_smtp_url), 0, 0, check_smtp_url, NULL},
+    {"mail.starttls", KEY_BOOL, F(mail_starttls), 0, 0, NULL, NULL},
+    {"mail.user", KEY_STRING, F(mail_user), 0, 0, NULL, NULL},
+    {"mail.password", KEY_STRING, F(mail_password), 0, 0, NULL, "EUNHA_MAIL_PASSWORD"},
+    {"mail.from", KEY_STRING, F(mail_from), 0, 0, check_mail_from, NULL},
     /* [federation]: the outbound HTTP client */
     {"federation.allow_private_addresses", KEY_BOOL, F(fed_allow_private_addresses), 0, 0, NULL,
      NULL},
@@ -269,6 +277,25 @@ check_s3_url(const char *v)
     if (!v || strncmp(v, "https://", 8) == 0 || strncmp(v, "http://", 7) == 0)
         return NULL;
     return "must be an http:// or https:// URL";
+}
+
+/* [mail] smtp_url: unset, or an smtp:// or smtps:// URL. */
+static const char *
+check_smtp_url(const char *v)
+{
+    if (!v || strncmp(v, "smtp://", 7) == 0 || strncmp(v, "smtps://", 8) == 0)
+        return NULL;
+    return "must be an smtp:// or smtps:// URL";
+}
+
+/* [mail] from: a bare address, no display name (the tenant's title is). */
+static const char *
+check_mail_from(const char *v)
+{
+    const char *at = v ? strchr(v, '@') : NULL;
+    if (!v || (at && at != v && at[1] && !strpbrk(v, " \t\r\n<>\"(),;:\\[]")))
+        return NULL;
+    return "must be a bare e-mail address (user@example.com)";
 }
 
 /* "name=address:port" with an IP literal (no lookup when the client starts). */
@@ -966,6 +993,21 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     }
     fputs(cfg->s3_secret_key ? "secret_key = \"" MASK "\"\n" : "# secret_key is not set\n", out);
     fprintf(out, "path_style = %s\n", cfg->s3_path_style ? "true" : "false");
+
+    fputs("\n[mail]\n", out);
+    const char *mail_keys[] = {"smtp_url", "user", "from"};
+    const char *mail_values[] = {cfg->mail_smtp_url, cfg->mail_user, cfg->mail_from};
+    for (size_t i = 0; i < sizeof mail_keys / sizeof mail_keys[0]; i++) {
+        if (!mail_values[i]) {
+            fprintf(out, "# %s is not set\n", mail_keys[i]);
+            continue;
+        }
+        fprintf(out, "%s = ", mail_keys[i]);
+        print_string(out, mail_values[i]);
+        fputc('\n', out);
+    }
+    fprintf(out, "starttls = %s\n", cfg->mail_starttls ? "true" : "false");
+    fputs(cfg->mail_password ? "password = \"" MASK "\"\n" : "# password is not set\n", out);
 
     free(db);
     free(redis);

@@ -51,7 +51,8 @@ const struct eu_sql eu_auth_sql[] = {
                     " coalesce(a.moved_to_account_id IS NOT NULL, false),"
                     " coalesce(u.disabled, false),"
                     " CASE WHEN u.id IS NULL THEN 0 ELSE"
-                    "  (SELECT r.permissions FROM eunha_role($1, u.role_id) r) END"
+                    "  (SELECT r.permissions FROM eunha_role($1, u.role_id) r) END,"
+                    " coalesce(u.confirmed_at IS NOT NULL, true)"
                     " FROM oauth_access_tokens t"
                     " LEFT JOIN users u ON u.tenant_id = $1 AND u.id = t.user_id"
                     " LEFT JOIN accounts a ON a.tenant_id = $1 AND a.id = u.account_id"
@@ -438,10 +439,15 @@ on_token(PGresult *res, enum eu_db_status st, void *arg)
         e.disabled = strcmp(PQgetvalue(res, 0, 8), "t") == 0;
         e.permissions = ll(res, 9);
         fill_from_entry(req, &e);
-        /* Not cached while pending, so approval takes effect at once; nor
-         * when an invalidation came in since the row was read. */
-        if (strcmp(PQgetvalue(res, 0, 6), "t") != 0) {
-            req->auth.pending_approval = true;
+        /* Not cached while pending or unconfirmed, so approval and
+         * confirmation take effect at once; nor when an invalidation came
+         * in since the row was read. */
+        bool pending = strcmp(PQgetvalue(res, 0, 6), "t") != 0;
+        bool unconfirmed = strcmp(PQgetvalue(res, 0, 10), "t") != 0;
+        req->auth.pending_approval = pending;
+        req->auth.unconfirmed = unconfirmed;
+        if (pending || unconfirmed) {
+            /* not cached */
         } else if (l->invalidations == invalidations) {
             struct eu_tenant *t = req->tenant;
             struct eu_auth_cache *c = eu_tenant_slot(t, EU_SLOT_AUTH);

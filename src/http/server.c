@@ -705,7 +705,11 @@ after_auth(struct eu_req *req)
         eu_req_reply_error(req, 403, "Your login is currently disabled");
         return;
     }
-    if (need_user && req->auth.pending_approval) {
+    if (need_user && req->auth.unconfirmed && !(route->flags & EU_ROUTE_UNCONFIRMED_OK)) {
+        eu_req_reply_error(req, 403, "Your login is missing a confirmed e-mail address");
+        return;
+    }
+    if (need_user && req->auth.pending_approval && !(route->flags & EU_ROUTE_UNCONFIRMED_OK)) {
         eu_req_reply_error(req, 403, "Your login is currently pending approval");
         return;
     }
