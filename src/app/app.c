@@ -36,6 +36,7 @@
 #include "eunha/mediastore.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
+#include "eunha/push.h"
 #include "eunha/queue.h"
 #include "eunha/redis.h"
 #include "eunha/router.h"
@@ -482,6 +483,7 @@ app_release(struct eu_app *app)
     eu_http_server_free(app->http);
     eu_admin_purge_stop_all();
     eu_ap_deliver_abandon_all();
+    eu_push_abandon_all();
     eu_registry_free(app->registry);
     eu_queues_stop(queues);
     /* Statements under way still hold tenants (and through them their

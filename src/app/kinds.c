@@ -16,6 +16,7 @@
 #include "eunha/mediaapi.h"
 #include "eunha/mediaclean.h"
 #include "eunha/polls.h"
+#include "eunha/push.h"
 #include "eunha/statuses.h"
 
 const struct eu_job_kind eu_job_kinds[] = {
@@ -32,6 +33,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"media_files_delete", EU_QUEUE_DEFAULT, eu_media_files_delete_run},
     /* a local poll's new counts to its audience (src/ap/process_poll.c) */
     {"ap_poll_update", EU_QUEUE_DEFAULT, eu_ap_poll_update_run},
+    /* one notification to one Web Push subscription (src/social/push.c) */
+    {"web_push", EU_QUEUE_DELIVER, eu_push_deliver_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);
