@@ -14,10 +14,10 @@
 #include <openssl/core_names.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/param_build.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +29,48 @@
 #define MAX_PAYLOAD (RECORD_SIZE - 16 - 1 - 86)
 #define POINT_LEN 65
 #define JWT_LIFETIME_S (12 * 3600)
+/* A JWT is signed anew once it is this old (it stays valid 11 hours more). */
+#define JWT_REUSE_S 3600
+#define JWT_CACHE 16
+
+/* ------------------------------------------------------------ algorithms */
+
+/* Fetched once for the process, shared by every thread (OpenSSL's fetched
+ * algorithms and a key used only as a template are safe to share); never
+ * freed, so they stay reachable to the end. */
+static EVP_MD *sha256;
+static EVP_CIPHER *aes128gcm;
+static EVP_PKEY *p256; /* a P-256 key whose group new keys copy */
+static pthread_once_t algs_once = PTHREAD_ONCE_INIT;
+
+static void
+algs_init(void)
+{
+    sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+    aes128gcm = EVP_CIPHER_fetch(NULL, "AES-128-GCM", NULL);
+    p256 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+}
+
+static bool
+algs(void)
+{
+    pthread_once(&algs_once, algs_init);
+    return sha256 && aes128gcm && p256;
+}
+
+/* A fresh P-256 key pair, made from the template; NULL on failure. */
+static EVP_PKEY *
+p256_generate(void)
+{
+    if (!algs())
+        return NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, p256, NULL);
+    EVP_PKEY *key = NULL;
+    if (!ctx || EVP_PKEY_keygen_init(ctx) <= 0 || EVP_PKEY_generate(ctx, &key) <= 0)
+        key = NULL;
+    EVP_PKEY_CTX_free(ctx);
+    return key;
+}
 
 /* ------------------------------------------------------------ base64url */
 
@@ -82,8 +124,31 @@ eu_webpush_b64url_decode(const char *in, unsigned char *out, size_t outmax)
 
 /* ------------------------------------------------------------ keys */
 
-/* A P-256 key from its raw parts: the point alone (a peer's public key) or
- * with its private scalar. NULL when they are not a valid key. */
+/* A peer's P-256 public key from its point; NULL unless it is on the
+ * curve (a point off it would leak bits of our ephemeral key through
+ * ECDH). P-256's cofactor is 1, so on the curve is enough. */
+static EVP_PKEY *
+peer_from(const unsigned char pub[POINT_LEN])
+{
+    if (!algs())
+        return NULL;
+    EVP_PKEY *key = EVP_PKEY_new();
+    if (!key || EVP_PKEY_copy_parameters(key, p256) != 1 ||
+        EVP_PKEY_set1_encoded_public_key(key, pub, POINT_LEN) != 1) {
+        EVP_PKEY_free(key);
+        return NULL;
+    }
+    EVP_PKEY_CTX *chk = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
+    if (!chk || EVP_PKEY_public_check_quick(chk) != 1) {
+        EVP_PKEY_free(key);
+        key = NULL;
+    }
+    EVP_PKEY_CTX_free(chk);
+    return key;
+}
+
+/* A P-256 key from its raw parts, the point and its private scalar (the
+ * tests' fixed keys). NULL when they are not a valid key. */
 static EVP_PKEY *
 pkey_from(const unsigned char pub[POINT_LEN], const unsigned char *priv32)
 {
@@ -106,7 +171,7 @@ pkey_from(const unsigned char pub[POINT_LEN], const unsigned char *priv32)
     /* fromdata takes any octets; a point off the curve would leak bits of
      * our ephemeral key through ECDH, so check it. */
     EVP_PKEY_CTX *chk = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
-    if (!chk || EVP_PKEY_public_check(chk) != 1) {
+    if (!chk || EVP_PKEY_public_check_quick(chk) != 1) {
         EVP_PKEY_free(key);
         key = NULL;
     }
@@ -148,7 +213,7 @@ eu_webpush_keys_valid(const char *p256dh, const char *auth)
     unsigned char pub[POINT_LEN], secret[16];
     if (decode_keys(p256dh, auth, pub, secret) < 0)
         return false;
-    EVP_PKEY *k = pkey_from(pub, NULL);
+    EVP_PKEY *k = peer_from(pub);
     EVP_PKEY_free(k);
     return k != NULL;
 }
@@ -184,12 +249,31 @@ out:
 
 /* ------------------------------------------------------------ HKDF */
 
+/* HMAC-SHA-256 (RFC 2104) over the fetched digest; keys here are at most
+ * 32 bytes, within SHA-256's 64-byte block. The caller has called algs(). */
 static void
 hmac256(const unsigned char *key, size_t keylen, const unsigned char *data, size_t n,
         unsigned char out[32])
 {
-    unsigned int len = 32;
-    HMAC(EVP_sha256(), key, (int)keylen, data, n, out, &len);
+    unsigned char pad[64], inner[32];
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    memset(pad, 0x36, sizeof pad);
+    for (size_t i = 0; i < keylen; i++)
+        pad[i] ^= key[i];
+    int ok = c && EVP_DigestInit_ex2(c, sha256, NULL) == 1 &&
+             EVP_DigestUpdate(c, pad, sizeof pad) == 1 && EVP_DigestUpdate(c, data, n) == 1 &&
+             EVP_DigestFinal_ex(c, inner, NULL) == 1;
+    memset(pad, 0x5c, sizeof pad);
+    for (size_t i = 0; i < keylen; i++)
+        pad[i] ^= key[i];
+    ok = ok && EVP_DigestInit_ex2(c, sha256, NULL) == 1 &&
+         EVP_DigestUpdate(c, pad, sizeof pad) == 1 && EVP_DigestUpdate(c, inner, 32) == 1 &&
+         EVP_DigestFinal_ex(c, out, NULL) == 1;
+    if (!ok)
+        memset(out, 0, 32); /* a wrong key: the push fails to decrypt, visibly */
+    EVP_MD_CTX_free(c);
+    OPENSSL_cleanse(pad, sizeof pad);
+    OPENSSL_cleanse(inner, sizeof inner);
 }
 
 /* HKDF-Expand(prk, info, l) for l <= 32: T(1) = HMAC(prk, info || 0x01). */
@@ -223,7 +307,7 @@ seal(const unsigned char key[16], const unsigned char nonce[12], const unsigned 
 {
     EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
     int len = 0, fin = 0;
-    int ok = c && EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, nonce) == 1 &&
+    int ok = c && EVP_EncryptInit_ex2(c, aes128gcm, key, nonce, NULL) == 1 &&
              EVP_EncryptUpdate(c, out, &len, in, (int)n) == 1 &&
              EVP_EncryptFinal_ex(c, out + len, &fin) == 1 &&
              EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, out + len + fin) == 1;
@@ -244,7 +328,7 @@ encrypt(enum eu_webpush_encoding enc, const unsigned char ua_pub[POINT_LEN],
     *body = NULL;
     if (len > MAX_PAYLOAD)
         return -1;
-    EVP_PKEY *peer = pkey_from(ua_pub, NULL);
+    EVP_PKEY *peer = peer_from(ua_pub);
     unsigned char shared[32], prk_key[32], ikm[32], prk[32], cek[16], nonce[12];
     unsigned char info[256];
     size_t n = 0;
@@ -414,6 +498,62 @@ out:
     return out;
 }
 
+/* Signed JWTs kept for reuse, across the CPU pool's threads. */
+struct jwt_entry {
+    char *pem, *aud, *sub, *jwt; /* NULL: a free slot */
+    int64_t signed_at;
+};
+static struct jwt_entry jwts[JWT_CACHE];
+static pthread_mutex_t jwts_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A JWT for (pem, aud, sub) at now, signed within the hour or signed now;
+ * malloc'd, NULL on failure. */
+static char *
+jwt_for(const char *pem, const char *aud, const char *sub, int64_t now)
+{
+    sub = sub ? sub : "";
+    char *out = NULL;
+    pthread_mutex_lock(&jwts_mu);
+    for (int i = 0; i < JWT_CACHE && !out; i++) {
+        struct jwt_entry *e = &jwts[i];
+        if (e->jwt && now >= e->signed_at && now - e->signed_at < JWT_REUSE_S &&
+            strcmp(e->aud, aud) == 0 && strcmp(e->sub, sub) == 0 && strcmp(e->pem, pem) == 0)
+            out = strdup(e->jwt);
+    }
+    pthread_mutex_unlock(&jwts_mu);
+    if (out)
+        return out;
+    char *jwt = eu_webpush_vapid_jwt(pem, aud, now + JWT_LIFETIME_S, sub);
+    if (!jwt)
+        return NULL;
+    char *pc = strdup(pem), *ac = strdup(aud), *sc = strdup(sub), *jc = strdup(jwt);
+    if (!pc || !ac || !sc || !jc) {
+        free(pc);
+        free(ac);
+        free(sc);
+        free(jc);
+        return jwt;
+    }
+    pthread_mutex_lock(&jwts_mu);
+    /* A free slot, else the oldest, takes it. */
+    struct jwt_entry *v = &jwts[0];
+    for (int i = 0; i < JWT_CACHE; i++) {
+        if (!jwts[i].jwt) {
+            v = &jwts[i];
+            break;
+        }
+        if (jwts[i].signed_at < v->signed_at)
+            v = &jwts[i];
+    }
+    free(v->pem);
+    free(v->aud);
+    free(v->sub);
+    free(v->jwt);
+    *v = (struct jwt_entry){pc, ac, sc, jc, now};
+    pthread_mutex_unlock(&jwts_mu);
+    return jwt;
+}
+
 /* The origin of url ("https://push.example[:port]") into out; 0 or -1. */
 static int
 origin_of(const char *url, char *out, size_t outlen)
@@ -461,15 +601,14 @@ eu_webpush_build(const struct eu_webpush_target *t, const unsigned char *payload
     if (decode_keys(t->p256dh, t->auth, ua_pub, secret) < 0 ||
         origin_of(t->endpoint, aud, sizeof aud) < 0 || RAND_bytes(salt, sizeof salt) != 1)
         return -1;
-    EVP_PKEY *as_key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+    EVP_PKEY *as_key = p256_generate();
     int rc = -1;
     char *jwt = NULL, *salt64 = NULL, *dh64 = NULL;
     if (!as_key || point_of(as_key, as_pub) < 0 ||
         encrypt(t->encoding, ua_pub, secret, payload, len, salt, as_key, as_pub, &out->body,
                 &out->body_len) < 0)
         goto out;
-    if (!(jwt =
-              eu_webpush_vapid_jwt(t->vapid_private_pem, aud, t->now + JWT_LIFETIME_S, t->subject)))
+    if (!(jwt = jwt_for(t->vapid_private_pem, aud, t->subject, t->now)))
         goto out;
     snprintf(ttl, sizeof ttl, "%d", t->ttl);
     int i = 0;
