@@ -136,6 +136,7 @@ notify social
 page http
 params api
 polls social
+push social
 queue queue
 ratelimit http
 redis redis
@@ -151,6 +152,7 @@ tenant tenant
 text social
 toml core
 utf8 core
+webpush outbound
 '
 if [[ $checks == *" layers "* ]]; then
   declare -A owner=()

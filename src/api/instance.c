@@ -20,6 +20,7 @@
 #include "eunha/http.h"
 #include "eunha/mediaapi.h"
 #include "eunha/polls.h"
+#include "eunha/push.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
@@ -69,12 +70,14 @@ struct stats {
     json_t *settings;                      /* the settings row 'instance' */
     json_t *rules;                         /* Rule entities */
     json_t *contact;                       /* the contact Account, or null */
+    const char *vapid_key;                 /* Web Push's public key (v2 only), or NULL */
 };
 
 typedef void (*stats_cb)(struct eu_req *req, struct stats *st);
 
 struct stats_call {
     stats_cb done;
+    const char *vapid_key; /* arena */
 };
 
 static void
@@ -135,6 +138,7 @@ on_stats(struct eu_req *req, PGresult *res, void *arg)
         st.contact = json_null();
     }
     keep(req, st.contact);
+    st.vapid_key = c->vapid_key;
     c->done(req, &st);
 }
 
@@ -145,7 +149,7 @@ load_stats(struct eu_req *req, stats_cb done)
 {
     /* On the arena (not the heap): nothing has to free it when the
      * statement fails. */
-    struct stats_call *c = eu_arena_alloc(req->arena, sizeof(*c));
+    struct stats_call *c = eu_arena_calloc(req->arena, sizeof(*c));
     c->done = done;
     eu_req_stmt(req, &eu_instance_sql[INSTANCE_STATS], 0, NULL, on_stats, c);
 }
@@ -269,8 +273,10 @@ reply_v2(struct eu_req *req, struct stats *st)
     /* Only the streaming URL: Mastodon's about, privacy_policy and
      * terms_of_service are web pages, which do not exist yet (the texts
      * are served under /api/v1/instance/); status waits for a status-page
-     * setting, vapid for Web Push. */
+     * setting. */
     json_object_set_new(conf, "urls", json_pack("{s:o}", "streaming", streaming_url(req)));
+    json_object_set_new(conf, "vapid",
+                        json_pack("{s:s}", "public_key", st->vapid_key ? st->vapid_key : ""));
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:{s:{s:I}}, s:o, s:[], s:o, s:o,"
         " s:{s:b,s:b,s:b,s:o,s:o,s:n}, s:{s:i}, s:{s:s,s:O}, s:O}",
@@ -288,10 +294,21 @@ reply_v2(struct eu_req *req, struct stats *st)
     eu_req_reply_json(req, 200, body);
 }
 
+/* With the tenant's VAPID key (made on first need, src/api/push.c). */
+static void
+v2_with_key(struct eu_req *req, const char *key, void *arg)
+{
+    (void)arg;
+    struct stats_call *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->done = reply_v2;
+    c->vapid_key = eu_arena_strdup(req->arena, key);
+    eu_req_stmt(req, &eu_instance_sql[INSTANCE_STATS], 0, NULL, on_stats, c);
+}
+
 void
 eu_api_instance_v2(struct eu_req *req)
 {
-    load_stats(req, reply_v2);
+    eu_push_server_key(req, v2_with_key, NULL);
 }
 
 /* ------------------------------------------------------------ route table */

@@ -24,6 +24,7 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/params.h"
+#include "eunha/push.h"
 #include "eunha/sql.h"
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
@@ -101,6 +102,30 @@ application_json(const PGresult *res)
     return o;
 }
 
+static void
+drop_json(void *o)
+{
+    json_decref(o);
+}
+
+static void
+reply_with_key(struct eu_req *req, const char *key, void *arg)
+{
+    json_t *o = arg;
+    json_object_set_new(o, "vapid_key", json_string(key));
+    json_incref(o); /* the arena keeps its own reference */
+    eu_req_reply_json(req, 200, o);
+}
+
+/* Answers o with vapid_key, the tenant's Web Push key (made on first
+ * need, src/api/push.c). Takes o. */
+static void
+reply_app(struct eu_req *req, json_t *o)
+{
+    eu_arena_on_free(req->arena, drop_json, o);
+    eu_push_server_key(req, reply_with_key, o);
+}
+
 /* -------------------------------------------------- POST /api/v1/apps */
 
 /* arg is the secret (arena-owned): only its hash was stored, so this reply
@@ -112,7 +137,7 @@ on_app_created(struct eu_req *req, PGresult *res, void *arg)
     json_object_set_new(o, "client_id", json_string(PQgetvalue(res, 0, 5)));
     json_object_set_new(o, "client_secret", json_string(arg));
     json_object_set_new(o, "client_secret_expires_at", json_integer(0));
-    eu_req_reply_json(req, 200, o);
+    reply_app(req, o);
 }
 
 /* Reads redirect_uris (a string with one URI per line, or an array) into a
@@ -239,7 +264,7 @@ on_app_loaded(struct eu_req *req, PGresult *res, void *arg)
         eu_req_reply_error(req, 401, "The access token is invalid");
         return;
     }
-    eu_req_reply_json(req, 200, application_json(res));
+    reply_app(req, application_json(res));
 }
 
 void

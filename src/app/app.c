@@ -38,6 +38,7 @@
 #include "eunha/mediastore.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
+#include "eunha/push.h"
 #include "eunha/queue.h"
 #include "eunha/redis.h"
 #include "eunha/router.h"
@@ -486,6 +487,7 @@ app_release(struct eu_app *app)
     eu_ap_deliver_abandon_all();
     eu_emoji_fetch_abandon_all();
     eu_mail_client_abandon_all(app->mail);
+    eu_push_abandon_all();
     eu_registry_free(app->registry);
     eu_queues_stop(queues);
     /* Statements under way still hold tenants (and through them their

@@ -18,6 +18,7 @@
 #include "eunha/mediaclean.h"
 #include "eunha/mediaemoji.h"
 #include "eunha/polls.h"
+#include "eunha/push.h"
 #include "eunha/statuses.h"
 
 const struct eu_job_kind eu_job_kinds[] = {
@@ -38,6 +39,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"emoji_fetch", EU_QUEUE_MEDIA, eu_emoji_fetch_run},
     /* a tenant's e-mail through [mail] (src/social/mailer.c) */
     {"mail", EU_QUEUE_DEFAULT, eu_mail_job_run},
+    /* one notification to one Web Push subscription (src/social/push.c) */
+    {"web_push", EU_QUEUE_DELIVER, eu_push_deliver_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);

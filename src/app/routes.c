@@ -14,6 +14,7 @@
 #include "eunha/apinbox.h"
 #include "eunha/http.h"
 #include "eunha/mediaapi.h"
+#include "eunha/push.h"
 #include "eunha/streaming.h"
 
 const struct eu_route *const eu_route_tables[] = {
@@ -77,6 +78,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_polls_routes,
     eu_media_routes,
     eu_announcements_routes,
+    eu_push_routes,        /* src/api/push.c: Web Push subscriptions */
     eu_media_serve_routes, /* src/media/serve.c: the local /system/ files */
     eu_stream_routes,      /* src/http/streaming.c: WebSocket and SSE */
 

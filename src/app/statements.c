@@ -13,6 +13,7 @@
 #include "eunha/mailer.h"
 #include "eunha/mediaclean.h"
 #include "eunha/polls.h"
+#include "eunha/push.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
@@ -111,6 +112,10 @@ const struct eu_sql *const eu_sql_tables[] = {
 
     /* media attached where used, and removed when not (src/media/cleanup.c) */
     eu_media_cleanup_sql,
+
+    /* Web Push: subscriptions and their deliveries (include/eunha/push.h) */
+    eu_push_sql,
+    eu_push_deliver_sql,
 
     NULL,
 };

@@ -75,6 +75,7 @@ const char *const eu_db_tenant_tables[] = {
     "media_attachments", /* before accounts, which it references */
     "statuses",
     "oauth_access_grants",
+    "web_push_subscriptions", /* before oauth_access_tokens, users and accounts */
     "oauth_access_tokens",
     "web_sessions",
     "oauth_applications",
@@ -90,6 +91,7 @@ const char *const eu_db_tenant_tables[] = {
     "canonical_email_blocks",
     "ip_blocks",
     "settings",
+    "web_push_keys",
     "instance_rules",
     "custom_emojis",
     "terms_of_service",

@@ -10,6 +10,9 @@
  * grouped notifications (/api/v2/notifications) gather "5 people
  * favourited your post" without a group spanning days. Mastodon keeps the
  * current bucket in Redis; here it is read from the latest such row.
+ *
+ * The same statement queues the notification's Web Push jobs (one per
+ * subscription of the recipient that wants it, src/social/push.c).
  */
 #include "eunha/notify.h"
 
@@ -20,6 +23,7 @@
 
 #include "eunha/db.h"
 #include "eunha/log.h"
+#include "eunha/queue.h"
 #include "eunha/sql.h"
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
@@ -90,8 +94,27 @@ const struct eu_sql eu_notify_sql[] = {
          "  WHERE ins.filtered AND $4 = 'mention'"
          "  ON CONFLICT (tenant_id, account_id, from_account_id) DO UPDATE"
          "  SET last_status_id = excluded.last_status_id, updated_at = now(),"
-         "  notifications_count = least(notification_requests.notifications_count + 1, 100))"
-         " SELECT id, account_id, filtered FROM ins"},
+         "  notifications_count = least(notification_requests.notifications_count + 1, 100)),"
+         /* Web Push (src/social/push.c): a job for each of the recipient's
+          * subscriptions whose alert for the type is on and whose policy
+          * admits the sender, as Mastodon's pushable?; a filtered
+          * notification pushes nothing. One index probe when the
+          * recipient has no subscription. */
+         " wp AS (INSERT INTO jobs (tenant_id, queue, kind, payload)"
+         "  SELECT $1::bigint, 'deliver', 'web_push', jsonb_build_object('subscription_id',"
+         "   w.id::text, 'notification_id', ins.id::text)"
+         "  FROM ins JOIN web_push_subscriptions w ON w.tenant_id = $1"
+         "   AND w.account_id = ins.account_id"
+         "  WHERE NOT ins.filtered AND (w.alerts ->> $4) = 'true'"
+         "  AND (w.policy = 'all'"
+         "   OR (w.policy = 'followed' AND EXISTS (SELECT 1 FROM follows pf"
+         "    WHERE pf.tenant_id = $1 AND pf.account_id = $2::bigint"
+         "    AND pf.target_account_id = $3::bigint))"
+         "   OR (w.policy = 'follower' AND EXISTS (SELECT 1 FROM follows pr"
+         "    WHERE pr.tenant_id = $1 AND pr.account_id = $3::bigint"
+         "    AND pr.target_account_id = $2::bigint)))"
+         "  RETURNING 1)"
+         " SELECT id, account_id, filtered, (SELECT count(*) FROM wp) AS pushes FROM ins"},
     {0},
 };
 
@@ -116,9 +139,13 @@ on_inserted(PGresult *res, enum eu_db_status st, void *arg)
         eu_log_warn("notify", "cannot write notification: %s",
                     res ? PQresultErrorMessage(res) : "database unavailable");
     else if (PQntuples(res) == 1 && !is_true(res, "filtered"))
-        /* A filtered notification waits in its request, unseen. */
+    /* A filtered notification waits in its request, unseen. */
+    {
         eu_stream_notification(t, strtoll(field(res, "account_id"), NULL, 10),
                                strtoll(field(res, "id"), NULL, 10));
+        if (strcmp(field(res, "pushes"), "0") != 0)
+            eu_queue_wake(t, EU_QUEUE_DELIVER, 0);
+    }
     eu_tenant_unref(t);
 }
 
