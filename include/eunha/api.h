@@ -55,6 +55,11 @@ extern const struct eu_route eu_notification_requests_routes[];
 extern const struct eu_route eu_staff_roles_routes[];
 extern const struct eu_route eu_staff_action_logs_routes[];
 extern const struct eu_route eu_appeals_routes[];
+/* the settings pages that export and import a user's data (takeout.c) */
+extern const struct eu_route eu_takeout_routes[];
+/* The "bulk_import" job's handler (takeout_import.c), for src/app/kinds.c. */
+struct eu_job;
+void eu_takeout_import_run(struct eu_job *job);
 
 /*
  * The instance's rules for req->tenant, once the caller has decided who may

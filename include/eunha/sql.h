@@ -95,6 +95,8 @@ extern const struct eu_sql eu_oauth_apps_sql[];     /* oauth_apps.c */
 extern const struct eu_sql eu_oauth_token_sql[];    /* oauth_token.c */
 extern const struct eu_sql eu_oauth_signup_sql[];   /* oauth_signup.c */
 extern const struct eu_sql eu_websession_sql[];     /* websession.c */
+extern const struct eu_sql eu_takeout_sql[];        /* takeout.c */
+extern const struct eu_sql eu_takeout_import_sql[]; /* takeout_import.c */
 extern const struct eu_sql eu_scheduled_sql[];      /* scheduled.c */
 extern const struct eu_sql eu_auth_sql[];           /* http/auth.c */
 extern const struct eu_sql eu_admin_accounts_sql[]; /* admin/accounts.c */

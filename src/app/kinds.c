@@ -32,6 +32,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"media_files_delete", EU_QUEUE_DEFAULT, eu_media_files_delete_run},
     /* a local poll's new counts to its audience (src/ap/process_poll.c) */
     {"ap_poll_update", EU_QUEUE_DEFAULT, eu_ap_poll_update_run},
+    /* a CSV import's rows, a few a turn (src/api/takeout_import.c) */
+    {"bulk_import", EU_QUEUE_DEFAULT, eu_takeout_import_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);

@@ -61,6 +61,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_oauth_token_sql,
     eu_oauth_signup_sql,
     eu_websession_sql,
+    eu_takeout_sql,
+    eu_takeout_import_sql,
     eu_scheduled_sql,
     eu_polls_sql, /* src/social/polls.c: REST and inbox votes alike */
     eu_auth_sql,
