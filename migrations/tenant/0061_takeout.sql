@@ -41,3 +41,20 @@ CREATE TABLE bulk_import_rows (
         ON DELETE CASCADE
 );
 CREATE INDEX bulk_import_rows_import ON bulk_import_rows (tenant_id, bulk_import_id, id);
+
+-- Mastodon's Backup: an archive of an account's posts, likes, bookmarks,
+-- actor and media, asked for at most once every 7 days, built by the
+-- "takeout_archive" job into the media store (file_key) and removed with
+-- its file 7 days after it was asked for.
+CREATE TABLE backups (
+    tenant_id bigint NOT NULL,
+    id bigint NOT NULL DEFAULT eunha_next_id(),
+    account_id bigint NOT NULL,
+    file_key text,
+    file_size bigint NOT NULL DEFAULT 0,
+    processed boolean NOT NULL DEFAULT false,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, id),
+    FOREIGN KEY (tenant_id, account_id) REFERENCES accounts (tenant_id, id) ON DELETE CASCADE
+);
+CREATE INDEX backups_account ON backups (tenant_id, account_id, id);

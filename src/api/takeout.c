@@ -243,7 +243,6 @@ CSV_HANDLER(export_bookmarks, EXPORT_BOOKMARKS)
 static void
 on_counts(struct eu_req *req, PGresult *res, void *arg)
 {
-    (void)arg;
     static const char *const names[] = {"Follows",  "Lists",         "You block",
                                         "You mute", "Domain blocks", "Bookmarks"};
     static const char *const files[] = {"follows", "lists",         "blocks",
@@ -260,7 +259,7 @@ on_counts(struct eu_req *req, PGresult *res, void *arg)
         "download what you follow, block and keep as CSV files to import elsewhere.</p>"
         "<table>%s</table><p><a href=\"/settings/imports\">Import</a></p>",
         rows);
-    eu_web_reply_page(req, 200, "Export", body);
+    eu_takeout_archive_page(req, arg, body);
 }
 
 static void
@@ -268,7 +267,7 @@ export_page_signed_in(struct eu_req *req, const struct eu_web_session *s, void *
 {
     (void)arg;
     const char *p[] = {eu_arena_sprintf(req->arena, "%lld", (long long)s->account_id)};
-    eu_req_stmt(req, &eu_takeout_sql[TAKEOUT_COUNTS], 1, p, on_counts, NULL);
+    eu_req_stmt(req, &eu_takeout_sql[TAKEOUT_COUNTS], 1, p, on_counts, (void *)s);
 }
 
 static void

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct eu_req;
+struct eu_web_session;
 struct json_t;
 
 /* Mastodon's Form::Import caps: the file's size and its rows. */
@@ -37,5 +39,13 @@ void eu_takeout_parse_csv(const char *type, const char *local_domain, const char
 
 /* Whether type is one of the import types above. */
 bool eu_takeout_import_type_ok(const char *type);
+
+/*
+ * Finishes the export page (takeout_archive.c): before (arena HTML, the
+ * counts and CSV links) followed by the archives the account may download
+ * and the form that asks for one.
+ */
+void eu_takeout_archive_page(struct eu_req *req, const struct eu_web_session *s,
+                             const char *before);
 
 #endif

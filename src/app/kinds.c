@@ -34,6 +34,9 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"ap_poll_update", EU_QUEUE_DEFAULT, eu_ap_poll_update_run},
     /* a CSV import's rows, a few a turn (src/api/takeout_import.c) */
     {"bulk_import", EU_QUEUE_DEFAULT, eu_takeout_import_run},
+    /* a user's archive, and its removal 7 days later (src/api/takeout_archive.c) */
+    {"takeout_archive", EU_QUEUE_DEFAULT, eu_takeout_archive_run},
+    {"takeout_archive_remove", EU_QUEUE_DEFAULT, eu_takeout_archive_remove_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);

@@ -63,6 +63,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_websession_sql,
     eu_takeout_sql,
     eu_takeout_import_sql,
+    eu_takeout_archive_sql,
     eu_scheduled_sql,
     eu_polls_sql, /* src/social/polls.c: REST and inbox votes alike */
     eu_auth_sql,

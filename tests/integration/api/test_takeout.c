@@ -13,13 +13,21 @@
  * wrong columns) are refused with 422 and leave nothing behind. The decoy
  * tenant in the same placement: its session is no session here, its
  * import is not found here, and its users are never touched.
+ *
+ * Archive: asked for once (a second time within 7 days is refused), built
+ * by the job, downloaded by its owner only, unzipped here with libzip: its
+ * outbox holds the public and unlisted posts as Create activities with the
+ * media file beside it, and the actor, likes and bookmarks files are
+ * there. Past 7 days it is not served, and the removal job deletes it.
  */
 #include "world.h"
 
 #include <check.h>
+#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zip.h>
 
 #define TIMEOUT 240
 #define WAIT_MS 30000
@@ -448,6 +456,218 @@ START_TEST(test_imports)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ archive */
+
+static size_t
+on_body(char *p, size_t sz, size_t n, void *arg)
+{
+    (void)p;
+    (void)arg;
+    return sz * n;
+}
+
+/* Uploads a PNG as tok's media on host; returns its id (caller frees). */
+static char *
+upload_png(struct world *w, const char *tok)
+{
+    size_t len;
+    unsigned char *png = eu_it_make_png(20, 10, &len);
+    CURL *c = curl_easy_init();
+    char url[256], auth[512];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/api/v1/media", w->s->public_port);
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", tok);
+    struct curl_slist *hl = curl_slist_append(NULL, auth);
+    hl = curl_slist_append(hl, "Host: " HOST);
+    hl = curl_slist_append(hl, "Expect:");
+    curl_mime *mime = curl_mime_init(c);
+    curl_mimepart *part = curl_mime_addpart(mime);
+    curl_mime_name(part, "file");
+    curl_mime_data(part, (const char *)png, len);
+    curl_mime_filename(part, "p.png");
+    curl_mime_type(part, "image/png");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    ck_assert_int_eq(curl_easy_perform(c), CURLE_OK);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    ck_assert_int_eq(status, 200);
+    curl_mime_free(mime);
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(c);
+    free(png);
+    return eu_it_world_sql(w,
+                           "SELECT id FROM media_attachments WHERE tenant_id = %s"
+                           " ORDER BY id DESC LIMIT 1",
+                           w->tid);
+}
+
+/* The entry name of zip z as parsed JSON (caller decrefs). */
+static json_t *
+zip_json(zip_t *z, const char *name)
+{
+    zip_stat_t st;
+    ck_assert_msg(zip_stat(z, name, 0, &st) == 0, "%s not in the archive", name);
+    char *buf = malloc(st.size + 1);
+    zip_file_t *f = zip_fopen(z, name, 0);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(zip_fread(f, buf, st.size), (zip_int64_t)st.size);
+    zip_fclose(f);
+    json_t *j = json_loadb(buf, st.size, 0, NULL);
+    free(buf);
+    ck_assert_msg(j != NULL, "%s is not JSON", name);
+    return j;
+}
+
+START_TEST(test_archive)
+{
+    struct world w = {0};
+    eu_it_world_start(&w, &world);
+    const char *alice = eu_it_id(&w, "alice");
+    sign_in(&w, w.tid, alice, "alice-cookie");
+    sign_in(&w, w.tid, eu_it_id(&w, "amy"), "amy-cookie");
+    sign_in(&w, w.decoy_tid, eu_it_id(&w, "dalice"), "decoy-cookie");
+    struct eu_it_resp r = {0};
+    char body[512], path[256];
+
+    /* alice's posts: public with a picture, unlisted, private (left out). */
+    char *media = upload_png(&w, eu_it_tok(&w, "alice"));
+    snprintf(body, sizeof body, "{\"status\":\"hello archive\",\"media_ids\":[\"%s\"]}", media);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"),
+                "{\"status\":\"quiet\",\"visibility\":\"unlisted\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"),
+                "{\"status\":\"secret\",\"visibility\":\"private\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "amy"), "{\"status\":\"likeable\"}",
+                "/api/v1/statuses");
+    char *liked = strdup(eu_it_json_str(&r, "id"));
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), NULL,
+                "/api/v1/statuses/%s/favourite", liked);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s/bookmark",
+                liked);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* Asked for with the form's token; once. */
+    char c[128];
+    snprintf(c, sizeof c, "Cookie: _eunha_session=alice-cookie");
+    const char *h[] = {c, "Content-Type: application/x-www-form-urlencoded", NULL};
+    ck_assert_int_eq(eu_it_http_raw(&r, "POST", w.s->public_port, HOST, "/settings/export", h,
+                                    "authenticity_token=wrong"),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM backups"), 0);
+    ck_assert_int_eq(eu_it_http_raw(&r, "POST", w.s->public_port, HOST, "/settings/export", h,
+                                    "authenticity_token=" CSRF),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 302);
+    ck_assert_int_eq(eu_it_http_raw(&r, "POST", w.s->public_port, HOST, "/settings/export", h,
+                                    "authenticity_token=" CSRF),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_ptr_nonnull(strstr(r.body, "once every 7 days"));
+    char *id = eu_it_world_sql(&w, "SELECT id FROM backups WHERE tenant_id = %s", w.tid);
+    long long until = eu_it_now_ms() + WAIT_MS;
+    for (;;) {
+        char *done = eu_it_world_sql(&w, "SELECT processed FROM backups WHERE id = %s", id);
+        bool ok = done && strcmp(done, "t") == 0;
+        free(done);
+        if (ok)
+            break;
+        ck_assert_msg(eu_it_now_ms() < until, "archive never built");
+        eu_it_sleep_ms(100);
+    }
+    get(&w, &r, HOST, "alice-cookie", "/settings/export");
+    snprintf(path, sizeof path, "href=\"/backups/%s/download\"", id);
+    ck_assert_msg(strstr(r.body, path), "no link in %s", r.body);
+
+    /* Only alice gets it: not amy, not the decoy's session, not on the
+     * decoy's host, not through /system/. */
+    snprintf(path, sizeof path, "/backups/%s/download", id);
+    get(&w, &r, HOST, "amy-cookie", path);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    get(&w, &r, HOST, "decoy-cookie", path);
+    EU_IT_EXPECT_STATUS(&r, 302);
+    get(&w, &r, DECOY, "decoy-cookie", path);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    char *key = eu_it_world_sql(&w, "SELECT file_key FROM backups WHERE id = %s", id);
+    char sys[512];
+    snprintf(sys, sizeof sys, "/system/%s", key);
+    get(&w, &r, HOST, NULL, sys);
+    EU_IT_EXPECT_STATUS(&r, 404);
+
+    get(&w, &r, HOST, "alice-cookie", path);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_str_eq(eu_it_resp_header(&r, "Content-Type"), "application/zip");
+    ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Disposition"), "attachment"));
+    zip_error_t ze;
+    zip_error_init(&ze);
+    zip_source_t *src = zip_source_buffer_create(r.body, r.body_len, 0, &ze);
+    zip_t *z = zip_open_from_source(src, ZIP_RDONLY, &ze);
+    ck_assert_ptr_nonnull(z);
+    json_t *outbox = zip_json(z, "outbox.json");
+    ck_assert_str_eq(json_string_value(json_object_get(outbox, "type")), "OrderedCollection");
+    ck_assert_int_eq(json_integer_value(json_object_get(outbox, "totalItems")), 2);
+    json_t *items = json_object_get(outbox, "orderedItems");
+    bool saw_hello = false, saw_quiet = false;
+    const char *file = NULL;
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        json_t *it = json_array_get(items, i);
+        ck_assert_str_eq(json_string_value(json_object_get(it, "type")), "Create");
+        const char *content = json_string_value(eu_it_jpath(it, "object.content"));
+        ck_assert_ptr_null(strstr(content, "secret"));
+        saw_quiet |= strstr(content, "quiet") != NULL;
+        if (strstr(content, "hello archive")) {
+            saw_hello = true;
+            file = json_string_value(eu_it_jpath(it, "object.attachment.0.url"));
+        }
+    }
+    ck_assert(saw_hello && saw_quiet);
+    ck_assert_msg(file && strncmp(file, "media_attachments/", 18) == 0, "attachment %s", file);
+    zip_stat_t st;
+    ck_assert_msg(zip_stat(z, file, 0, &st) == 0 && st.size > 0, "%s not in the archive", file);
+    json_t *actor = zip_json(z, "actor.json");
+    ck_assert_str_eq(json_string_value(json_object_get(actor, "preferredUsername")), "alice");
+    ck_assert_str_eq(json_string_value(json_object_get(actor, "outbox")), "outbox.json");
+    json_t *likes = zip_json(z, "likes.json");
+    json_t *marks = zip_json(z, "bookmarks.json");
+    snprintf(body, sizeof body, "http://a.test/users/amy/statuses/%s", liked);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(likes, "orderedItems.0")), body);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(marks, "orderedItems.0")), body);
+    json_decref(outbox);
+    json_decref(actor);
+    json_decref(likes);
+    json_decref(marks);
+    zip_close(z);
+
+    /* Past 7 days it is not served; the removal job takes row and file. */
+    free(eu_it_world_sql(
+        &w, "UPDATE backups SET created_at = now() - interval '8 days' WHERE id = %s", id));
+    get(&w, &r, HOST, "alice-cookie", path);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    free(eu_it_world_sql(&w,
+                         "UPDATE jobs SET run_at = now() WHERE tenant_id = %s"
+                         " AND kind = 'takeout_archive_remove'",
+                         w.tid));
+    until = eu_it_now_ms() + WAIT_MS;
+    while (count(&w, "SELECT count(*) FROM backups") != 0) {
+        ck_assert_msg(eu_it_now_ms() < until, "archive never removed");
+        eu_it_sleep_ms(100);
+    }
+
+    free(key);
+    free(id);
+    free(liked);
+    free(media);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- bad input */
 
 START_TEST(test_bad_uploads)
@@ -511,6 +731,7 @@ main(void)
     Suite *s = suite_create("takeout");
     EU_IT_ADD_TCASE(s, test_exports, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_imports, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_archive, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_bad_uploads, TIMEOUT);
     return eu_it_run_suite(s);
 }
