@@ -153,6 +153,17 @@ count(struct world *w, const char *what)
     return eu_it_world_sql_long(w, "%s", what);
 }
 
+/* Waits until the count what is want (what another server does). */
+static void
+wait_count(struct world *w, const char *what, long want, const char *label)
+{
+    long long until = eu_it_now_ms() + WAIT_MS;
+    while (count(w, what) != want) {
+        ck_assert_msg(eu_it_now_ms() < until, "%s never came", label);
+        eu_it_sleep_ms(100);
+    }
+}
+
 /* ------------------------------------------------------------------ exports */
 
 START_TEST(test_exports)
@@ -346,6 +357,14 @@ START_TEST(test_imports)
     snprintf(q, sizeof q, "SELECT count(*) FROM blocks WHERE tenant_id = %s AND account_id = %s",
              w.tid, alice);
     ck_assert_int_eq(count(&w, q), 2);
+    /* carl's server hears of the block, then of its undoing. */
+    char carl_blocked[512];
+    snprintf(carl_blocked, sizeof carl_blocked,
+             "SELECT count(*) FROM blocks b JOIN accounts a ON a.tenant_id = b.tenant_id"
+             " AND a.id = b.account_id WHERE b.tenant_id = %s AND b.target_account_id = %s"
+             " AND a.username = 'alice' AND a.domain = 'a.test'",
+             eu_it_world_tid(&w, "b.test"), eu_it_id(&w, "carl"));
+    wait_count(&w, carl_blocked, 1, "the Block on b.test");
     id = import(&w, "blocking", "overwrite", "Account address\nann\n");
     expect_progress(&w, id, 1, 1);
     free(id);
@@ -357,6 +376,7 @@ START_TEST(test_imports)
     snprintf(q, sizeof q, "SELECT count(*) FROM blocks WHERE tenant_id = %s AND account_id = %s",
              w.tid, alice);
     ck_assert_int_eq(count(&w, q), 1);
+    wait_count(&w, carl_blocked, 0, "the Undo of the Block on b.test");
     id = import(&w, "muting", "merge", "Account address,Hide notifications\namy,false\n");
     expect_progress(&w, id, 1, 1);
     free(id);
