@@ -67,6 +67,9 @@ bool eu_ap_accept_is_activity(const struct eu_req *req);
  * columns (EU_AP_NOTE_COLUMNS in objects_internal.h).
  */
 const struct eu_sql *eu_ap_note_stmt(void);
+/* The same columns for every live local status among the ids, whoever
+ * would receive it (a user's archive, src/api/takeout_archive.c). */
+const struct eu_sql *eu_ap_notes_by_ids_stmt(void);
 
 /* The status id of row, as text borrowed from res. */
 const char *eu_ap_note_row_id(const struct pg_result *res, int row);
@@ -137,6 +140,10 @@ void eu_ap_instance_actor(struct eu_app *app, struct eu_tenant *t, eu_ap_instanc
  * when eu_ap_accept_is_activity(). The "username" or "acct" ("@name")
  * parameter names the account. */
 void eu_ap_actor_show(struct eu_req *req, const char *username);
+/* The actor document of local account username, whatever the tenant's
+ * authorized fetch (for the Update that outbox.c sends, and a user's
+ * archive; req is one that no client sent). */
+void eu_ap_actor_document(struct eu_req *req, const char *username);
 /* Notes (objects.c): BASE/@:username/:id when eu_ap_accept_is_activity(). */
 void eu_ap_note_show(struct eu_req *req, const char *username, const char *id);
 

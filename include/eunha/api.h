@@ -58,6 +58,16 @@ extern const struct eu_route eu_notification_requests_routes[];
 extern const struct eu_route eu_staff_roles_routes[];
 extern const struct eu_route eu_staff_action_logs_routes[];
 extern const struct eu_route eu_appeals_routes[];
+/* the settings pages that export and import a user's data (takeout.c) */
+extern const struct eu_route eu_takeout_routes[];
+/* The "bulk_import" job's handler (takeout_import.c), for src/app/kinds.c. */
+struct eu_job;
+void eu_takeout_import_run(struct eu_job *job);
+/* A user's archive (takeout_archive.c): its routes, the job that builds it
+ * and the one that removes it after 7 days. */
+extern const struct eu_route eu_takeout_archive_routes[];
+void eu_takeout_archive_run(struct eu_job *job);
+void eu_takeout_archive_remove_run(struct eu_job *job);
 
 /*
  * The instance's rules for req->tenant, once the caller has decided who may

@@ -21,7 +21,7 @@
 EU_DEPS=(build-essential cmake pkg-config libevent-dev libpq-dev libhiredis-dev
   libjansson-dev libsodium-dev libssl-dev libcurl4-openssl-dev libwebp-dev
   libjpeg-dev libpng-dev libsystemd-dev check postgresql redis-server curl libgumbo-dev
-  libgif-dev libwslay-dev libicu-dev libqrencode-dev python3-aiosmtpd)
+  libgif-dev libwslay-dev libicu-dev libqrencode-dev libzip-dev python3-aiosmtpd)
 
 eu_log() { printf '[eunha] %s\n' "$*" >&2; }
 eu_die() { printf '[eunha] error: %s\n' "$*" >&2; return 1; }

@@ -84,6 +84,7 @@ col(const PGresult *r, int f)
 enum {
     OBJECTS_NOTES,
     OBJECTS_SHOW,
+    OBJECTS_BY_IDS,
 };
 
 const struct eu_sql eu_ap_objects_sql[] = {
@@ -113,6 +114,11 @@ const struct eu_sql eu_ap_objects_sql[] = {
                                          " AND lower(a.username) = lower($4)"
                                          " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.local"
                                          " AND s.deleted_at IS NULL AND s.visibility <= 1"},
+    /* $2 the ids, $3 base URL: every live local one, whoever would receive
+     * it (a user's archive). */
+    [OBJECTS_BY_IDS] = {"ap_objects.by_ids", "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
+                                             " WHERE s.tenant_id = $1 AND s.id = ANY($2::bigint[])"
+                                             " AND s.local AND s.deleted_at IS NULL"},
     {0},
 };
 
@@ -120,6 +126,12 @@ const struct eu_sql *
 eu_ap_note_stmt(void)
 {
     return &eu_ap_objects_sql[OBJECTS_NOTES];
+}
+
+const struct eu_sql *
+eu_ap_notes_by_ids_stmt(void)
+{
+    return &eu_ap_objects_sql[OBJECTS_BY_IDS];
 }
 
 const char *

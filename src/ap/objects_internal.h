@@ -118,9 +118,4 @@ void eu_ap_featured(struct eu_req *req);
 void eu_ap_featured_tags(struct eu_req *req);
 void eu_ap_instance_outbox(struct eu_req *req);
 
-/* The actor document of local account username, whatever the tenant's
- * authorized fetch (for the Update that outbox.c sends; req is one that
- * no client sent). */
-void eu_ap_actor_document(struct eu_req *req, const char *username);
-
 #endif

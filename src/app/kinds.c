@@ -41,6 +41,11 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"mail", EU_QUEUE_DEFAULT, eu_mail_job_run},
     /* one notification to one Web Push subscription (src/social/push.c) */
     {"web_push", EU_QUEUE_DELIVER, eu_push_deliver_run},
+    /* a CSV import's rows, a few a turn (src/api/takeout_import.c) */
+    {"bulk_import", EU_QUEUE_DEFAULT, eu_takeout_import_run},
+    /* a user's archive, and its removal 7 days later (src/api/takeout_archive.c) */
+    {"takeout_archive", EU_QUEUE_DEFAULT, eu_takeout_archive_run},
+    {"takeout_archive_remove", EU_QUEUE_DEFAULT, eu_takeout_archive_remove_run},
 };
 
 const size_t eu_job_kinds_count = sizeof(eu_job_kinds) / sizeof(eu_job_kinds[0]);

@@ -73,6 +73,8 @@ const struct eu_route *const eu_route_tables[] = {
     eu_staff_roles_routes,
     eu_staff_action_logs_routes,
     eu_appeals_routes,
+    eu_takeout_routes, /* the settings pages' exports and imports */
+    eu_takeout_archive_routes,
     eu_staff_blocks_routes,
     eu_scheduled_routes,
     eu_polls_routes,

@@ -68,6 +68,9 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_settings_otp_sql,
     eu_account_life_sql,
     eu_oauth_mail_sql,
+    eu_takeout_sql,
+    eu_takeout_import_sql,
+    eu_takeout_archive_sql,
     eu_scheduled_sql,
     eu_polls_sql, /* src/social/polls.c: REST and inbox votes alike */
     eu_auth_sql,

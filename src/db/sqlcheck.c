@@ -72,6 +72,9 @@ const char *const eu_db_tenant_tables[] = {
     "tag_follows",
     "tags",
     "scheduled_statuses",
+    "bulk_import_rows", /* before bulk_imports, which it references */
+    "bulk_imports",
+    "backups",
     "media_attachments", /* before accounts, which it references */
     "statuses",
     "oauth_access_grants",
