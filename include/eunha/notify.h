@@ -7,6 +7,7 @@
 #ifndef EUNHA_NOTIFY_H
 #define EUNHA_NOTIFY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct eu_req;
@@ -23,5 +24,17 @@ struct eu_registry;
  */
 void eu_notify(struct eu_registry *reg, struct eu_tenant *t, int64_t recipient_id, int64_t from_id,
                const char *type, int64_t status_id);
+
+/* Recipients per statement of eu_notify_many(). */
+#define EU_NOTIFY_BATCH 500
+
+/*
+ * eu_notify() for n recipients of one notification (a post's mentions,
+ * its subscribers' "status", a closed poll's voters), in one statement per
+ * EU_NOTIFY_BATCH of them: a post to thousands does not send thousands of
+ * statements racing for the tenant's connections. recipients is borrowed.
+ */
+void eu_notify_many(struct eu_registry *reg, struct eu_tenant *t, const int64_t *recipients,
+                    size_t n, int64_t from_id, const char *type, int64_t status_id);
 
 #endif

@@ -924,8 +924,7 @@ notify_ids(const struct publish *pb, const char *text, const char *type, int64_t
 {
     size_t n;
     int64_t *ids = eu_db_bigint_array(text, &n);
-    for (size_t i = 0; i < n; i++)
-        eu_notify(pb->app->registry, pb->tenant, ids[i], pb->author, type, status_id);
+    eu_notify_many(pb->app->registry, pb->tenant, ids, n, pb->author, type, status_id);
     free(ids);
 }
 

@@ -17,12 +17,14 @@
 #include "eunha/notify.h"
 
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eunha/db.h"
 #include "eunha/log.h"
+#include "eunha/mem.h"
 #include "eunha/queue.h"
 #include "eunha/sql.h"
 #include "eunha/stream.h"
@@ -36,7 +38,10 @@ enum {
 };
 
 /*
- * $2 recipient, $3 sender, $4 type, $5 status id or NULL. The latest group is
+ * $2 the recipients (a bigint[] literal), $3 sender, $4 type, $5 status
+ * id or NULL: one statement for all of a post's mentioned or subscribed
+ * recipients, so a post to 1,000 of them is one statement and not 1,000
+ * racing for the tenant's connections. The latest group is
  * looked up inside the CASE so that the types without one (a mention, a new
  * status) never run it: joined in, it walked the recipient's notifications
  * from the newest looking for a prefix that cannot match, 15 ms per mention
@@ -55,42 +60,46 @@ const struct eu_sql eu_notify_sql[] = {
          "WITH p AS (SELECT CASE WHEN $4 IN ('favourite', 'reblog') THEN $4 || '-' || $5"
          "   WHEN $4 = 'follow' THEN $4 END AS prefix,"
          "  floor(extract(epoch FROM now()) / 3600)::bigint AS hour),"
+         /* The recipients, each once; one's own action notifies nobody
+          * but a poll's author. */
+         " rc AS (SELECT DISTINCT r.id FROM unnest($2::bigint[]) r(id)"
+         "  WHERE r.id <> $3::bigint OR $4 = 'poll'),"
          " ins AS (INSERT INTO notifications (tenant_id, account_id, from_account_id, type,"
          "  status_id, group_key, filtered)"
-         " SELECT $1::bigint, $2::bigint, $3::bigint, $4, $5::bigint,"
+         " SELECT $1::bigint, rc.id, $3::bigint, $4, $5::bigint,"
          "  CASE WHEN p.prefix IS NOT NULL THEN p.prefix || '-' || coalesce(("
          "   SELECT CASE WHEN p.hour < prev.hour + " GROUP_SPAN_HOURS " THEN prev.hour END"
          "   FROM (SELECT substring(n.group_key FROM '[0-9]+$')::bigint AS hour"
-         "    FROM notifications n WHERE n.tenant_id = $1 AND n.account_id = $2::bigint"
+         "    FROM notifications n WHERE n.tenant_id = $1 AND n.account_id = rc.id"
          "    AND n.group_key LIKE p.prefix || '-%' AND n.group_key ~ '-[0-9]+$'"
          "    ORDER BY n.id DESC LIMIT 1) prev), p.hour) END,"
          "  v.verdict = 'filter'"
-         " FROM p JOIN accounts fa ON fa.tenant_id = $1 AND fa.id = $3::bigint"
-         " CROSS JOIN LATERAL (SELECT eunha_notification_verdict($1, $2::bigint, $3::bigint, $4,"
+         " FROM p CROSS JOIN rc JOIN accounts fa ON fa.tenant_id = $1 AND fa.id = $3::bigint"
+         " CROSS JOIN LATERAL (SELECT eunha_notification_verdict($1, rc.id, $3::bigint, $4,"
          "   $5::bigint, fa.created_at, fa.silenced_at) AS verdict) v"
          " WHERE v.verdict <> 'drop'"
          /* A remote account hears of it through delivery; a row here would
           * be read by nobody (mentions of remote accounts reach this). */
-         " AND EXISTS (SELECT 1 FROM accounts r WHERE r.tenant_id = $1 AND r.id = $2::bigint"
+         " AND EXISTS (SELECT 1 FROM accounts r WHERE r.tenant_id = $1 AND r.id = rc.id"
          "   AND r.domain IS NULL)"
-         " AND NOT EXISTS (SELECT 1 FROM blocks WHERE tenant_id = $1 AND account_id = $2::bigint"
+         " AND NOT EXISTS (SELECT 1 FROM blocks WHERE tenant_id = $1 AND account_id = rc.id"
          "   AND target_account_id = $3::bigint)"
          /* Nothing from a domain the recipient blocks (Mastodon's
           * NotifyService blocked_domain?): one primary-key probe. */
          " AND NOT EXISTS (SELECT 1 FROM account_domain_blocks fd WHERE fd.tenant_id = $1"
-         "   AND fd.account_id = $2::bigint AND fd.domain = fa.domain)"
+         "   AND fd.account_id = rc.id AND fd.domain = fa.domain)"
          " AND ($4 = 'poll' OR NOT EXISTS (SELECT 1 FROM mutes WHERE tenant_id = $1"
-         "   AND account_id = $2::bigint"
+         "   AND account_id = rc.id"
          "   AND target_account_id = $3::bigint AND hide_notifications"
          "   AND (expires_at IS NULL OR expires_at > now())))"
          " AND ($5::bigint IS NULL OR NOT EXISTS (SELECT 1 FROM conversation_mutes cm"
          "   JOIN statuses s ON s.tenant_id = $1 AND s.conversation_id = cm.conversation_id"
-         "   WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND s.id = $5::bigint))"
+         "   WHERE cm.tenant_id = $1 AND cm.account_id = rc.id AND s.id = $5::bigint))"
          " RETURNING id, account_id, filtered),"
          /* Mastodon keeps a request's count of mentions up to 100, the
           * most a client needs to show. */
          " rq AS (INSERT INTO notification_requests (tenant_id, account_id, from_account_id,"
-         "  last_status_id) SELECT $1::bigint, $2::bigint, $3::bigint, $5::bigint FROM ins"
+         "  last_status_id) SELECT $1::bigint, ins.account_id, $3::bigint, $5::bigint FROM ins"
          "  WHERE ins.filtered AND $4 = 'mention'"
          "  ON CONFLICT (tenant_id, account_id, from_account_id) DO UPDATE"
          "  SET last_status_id = excluded.last_status_id, updated_at = now(),"
@@ -108,45 +117,59 @@ const struct eu_sql eu_notify_sql[] = {
          "  WHERE NOT ins.filtered AND (w.alerts ->> $4) = 'true'"
          "  AND (w.policy = 'all'"
          "   OR (w.policy = 'followed' AND EXISTS (SELECT 1 FROM follows pf"
-         "    WHERE pf.tenant_id = $1 AND pf.account_id = $2::bigint"
+         "    WHERE pf.tenant_id = $1 AND pf.account_id = ins.account_id"
          "    AND pf.target_account_id = $3::bigint))"
          "   OR (w.policy = 'follower' AND EXISTS (SELECT 1 FROM follows pr"
          "    WHERE pr.tenant_id = $1 AND pr.account_id = $3::bigint"
-         "    AND pr.target_account_id = $2::bigint)))"
+         "    AND pr.target_account_id = ins.account_id)))"
          "  RETURNING 1)"
          " SELECT id, account_id, filtered, (SELECT count(*) FROM wp) AS pushes FROM ins"},
     {0},
 };
 
-/* The named column of res's one row. */
+/* The named column of res's row. */
 static const char *
-field(const PGresult *res, const char *name)
+field(const PGresult *res, int row, const char *name)
 {
-    return PQgetvalue(res, 0, PQfnumber(res, name));
-}
-
-static bool
-is_true(const PGresult *res, const char *name)
-{
-    return strcmp(field(res, name), "t") == 0;
+    return PQgetvalue(res, row, PQfnumber(res, name));
 }
 
 static void
 on_inserted(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct eu_tenant *t = arg;
-    if (st != EU_DB_OK)
+    if (st != EU_DB_OK) {
         eu_log_warn("notify", "cannot write notification: %s",
                     res ? PQresultErrorMessage(res) : "database unavailable");
-    else if (PQntuples(res) == 1 && !is_true(res, "filtered"))
-    /* A filtered notification waits in its request, unseen. */
-    {
-        eu_stream_notification(t, strtoll(field(res, "account_id"), NULL, 10),
-                               strtoll(field(res, "id"), NULL, 10));
-        if (strcmp(field(res, "pushes"), "0") != 0)
-            eu_queue_wake(t, EU_QUEUE_DELIVER, 0);
+        eu_tenant_unref(t);
+        return;
     }
+    bool pushes = false;
+    for (int i = 0; i < PQntuples(res); i++) {
+        /* A filtered notification waits in its request, unseen. */
+        if (strcmp(field(res, i, "filtered"), "t") == 0)
+            continue;
+        eu_stream_notification(t, strtoll(field(res, i, "account_id"), NULL, 10),
+                               strtoll(field(res, i, "id"), NULL, 10));
+        pushes = pushes || strcmp(field(res, i, "pushes"), "0") != 0;
+    }
+    if (pushes)
+        eu_queue_wake(t, EU_QUEUE_DELIVER, 0);
     eu_tenant_unref(t);
+}
+
+/* Sends the statement for recipients (a bigint[] literal). */
+static void
+notify_send(struct eu_registry *reg, struct eu_tenant *t, const char *recipients, int64_t from_id,
+            const char *type, int64_t status_id)
+{
+    char fid[24], sid[24];
+    snprintf(fid, sizeof(fid), "%lld", (long long)from_id);
+    snprintf(sid, sizeof(sid), "%lld", (long long)status_id);
+    const char *params[] = {recipients, fid, type, status_id ? sid : NULL};
+    eu_tenant_ref(t);
+    eu_db_pool_stmt(eu_tenant_pool(reg, t), &eu_notify_sql[NOTIFY_INSERT], 4, params, on_inserted,
+                    t);
 }
 
 void
@@ -155,12 +178,28 @@ eu_notify(struct eu_registry *reg, struct eu_tenant *t, int64_t recipient_id, in
 {
     if (recipient_id == from_id && strcmp(type, "poll") != 0)
         return;
-    char rid[24], fid[24], sid[24];
-    snprintf(rid, sizeof(rid), "%lld", (long long)recipient_id);
-    snprintf(fid, sizeof(fid), "%lld", (long long)from_id);
-    snprintf(sid, sizeof(sid), "%lld", (long long)status_id);
-    const char *params[] = {rid, fid, type, status_id ? sid : NULL};
-    eu_tenant_ref(t);
-    eu_db_pool_stmt(eu_tenant_pool(reg, t), &eu_notify_sql[NOTIFY_INSERT], 4, params, on_inserted,
-                    t);
+    char rid[32];
+    snprintf(rid, sizeof(rid), "{%lld}", (long long)recipient_id);
+    notify_send(reg, t, rid, from_id, type, status_id);
+}
+
+void
+eu_notify_many(struct eu_registry *reg, struct eu_tenant *t, const int64_t *recipients, size_t n,
+               int64_t from_id, const char *type, int64_t status_id)
+{
+    /* 21 bytes a recipient at most: a long list goes in a few statements
+     * of EU_NOTIFY_BATCH each rather than one of unbounded size. */
+    char *buf = eu_xmalloc(EU_NOTIFY_BATCH * 21 + 3);
+    for (size_t start = 0; start < n; start += EU_NOTIFY_BATCH) {
+        size_t end = start + EU_NOTIFY_BATCH < n ? start + EU_NOTIFY_BATCH : n;
+        size_t len = 0;
+        buf[len++] = '{';
+        for (size_t i = start; i < end; i++)
+            len += (size_t)snprintf(buf + len, 22, "%s%lld", i > start ? "," : "",
+                                    (long long)recipients[i]);
+        buf[len++] = '}';
+        buf[len] = '\0';
+        notify_send(reg, t, buf, from_id, type, status_id);
+    }
+    free(buf);
 }

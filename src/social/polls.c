@@ -253,8 +253,7 @@ on_closed(PGresult *res, enum eu_db_status st, void *arg)
             eu_notify(app->registry, t, author, author, "poll", sid);
         size_t nvoters;
         int64_t *voters = eu_db_bigint_array(PQgetvalue(res, i, 3), &nvoters);
-        for (size_t v = 0; v < nvoters; v++)
-            eu_notify(app->registry, t, voters[v], author, "poll", sid);
+        eu_notify_many(app->registry, t, voters, nvoters, author, "poll", sid);
         free(voters);
     }
     if (closed)

@@ -363,11 +363,50 @@ START_TEST(test_scopes)
 }
 END_TEST
 
+/* A post to several recipients is one statement (eu_notify_many): each
+ * mentioned account once, the author never, and a subscriber's "status"
+ * for each post. */
+START_TEST(test_many_recipients)
+{
+    struct world w;
+    struct eu_it_resp r = {0};
+    eu_it_world_start(&w, &world);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "carol"), "{\"notify\":true}",
+                "/api/v1/accounts/%s/follow", eu_it_id(&w, "bob"));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    wait_notes(&w, eu_it_id(&w, "bob"), 1); /* the follow */
+    char *first = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"hi @alice @carol @bob @alice\"}");
+    wait_notes(&w, eu_it_id(&w, "alice"), 1);
+    wait_notes(&w, eu_it_id(&w, "carol"), 1);
+    char *second = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"news\"}");
+    wait_notes(&w, eu_it_id(&w, "carol"), 2);
+    eu_it_sleep_ms(200); /* nothing more is on its way */
+    api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "alice"), NULL);
+    EXPECT_TYPES(&r, "mention");
+    /* Carol, mentioned and subscribed, hears of the first post both ways,
+     * as Mastodon's two workers tell her; of the second by her bell. */
+    api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "carol"), NULL);
+    ck_assert_int_eq(json_array_size(r.json), 3);
+    EU_IT_EXPECT_JSTR(&r, "0.type", "status");
+    EU_IT_EXPECT_JSTR(&r, "0.status.id", second);
+    api(&w, &r, "GET", "/api/v1/notifications?types[]=mention", eu_it_tok(&w, "carol"), NULL);
+    EXPECT_TYPES(&r, "mention");
+    EU_IT_EXPECT_JSTR(&r, "0.status.id", first);
+    api(&w, &r, "GET", "/api/v1/notifications", eu_it_tok(&w, "bob"), NULL);
+    EXPECT_TYPES(&r, "follow");
+    free(first);
+    free(second);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *s = suite_create("notifications");
     EU_IT_ADD_TCASE(s, test_list_and_filters, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_many_recipients, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_filters_apply_to_notifications, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_grouped, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_scopes, TIMEOUT);
