@@ -7,6 +7,7 @@
 #ifndef EUNHA_NOTIFY_H
 #define EUNHA_NOTIFY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,15 @@ struct eu_registry;
  */
 void eu_notify(struct eu_registry *reg, struct eu_tenant *t, int64_t recipient_id, int64_t from_id,
                const char *type, int64_t status_id);
+
+/* Whether notifications are also mailed to the users who want them
+ * ([mail] is set); the wiring says so once at start. */
+void eu_notify_set_mail(bool on);
+
+struct eu_job;
+/* The "notification_mail" job (src/social/notification_mail.c); its
+ * statements are eu_notification_mail_sql[] (sql.h). */
+void eu_notification_mail_run(struct eu_job *job);
 
 /* Recipients per statement of eu_notify_many(). */
 #define EU_NOTIFY_BATCH 500

@@ -90,24 +90,26 @@ extern const struct eu_sql eu_appeals_sql[];
 extern const struct eu_sql eu_staff_blocks_sql[]; /* staff_blocks.c */
 
 /* oauth.c, scheduled.c, http/auth.c, admin/ (polls: eunha/polls.h) */
-extern const struct eu_sql eu_oauth_sql[];           /* oauth.c */
-extern const struct eu_sql eu_oauth_apps_sql[];      /* oauth_apps.c */
-extern const struct eu_sql eu_oauth_token_sql[];     /* oauth_token.c */
-extern const struct eu_sql eu_oauth_signup_sql[];    /* oauth_signup.c */
-extern const struct eu_sql eu_websession_sql[];      /* websession.c */
-extern const struct eu_sql eu_takeout_sql[];         /* takeout.c */
-extern const struct eu_sql eu_takeout_import_sql[];  /* takeout_import.c */
-extern const struct eu_sql eu_takeout_archive_sql[]; /* takeout_archive.c */
-extern const struct eu_sql eu_otp_sql[];             /* otp.c */
-extern const struct eu_sql eu_settings_otp_sql[];    /* settings_otp.c */
-extern const struct eu_sql eu_account_life_sql[];    /* account_life.c */
-extern const struct eu_sql eu_oauth_mail_sql[];      /* oauth_mail.c */
-extern const struct eu_sql eu_scheduled_sql[];       /* scheduled.c */
-extern const struct eu_sql eu_auth_sql[];            /* http/auth.c */
-extern const struct eu_sql eu_admin_accounts_sql[];  /* admin/accounts.c */
-extern const struct eu_sql eu_admin_jobs_sql[];      /* admin/jobs.c */
-extern const struct eu_sql eu_admin_tenants_sql[];   /* admin/tenants.c */
-extern const struct eu_sql eu_admin_reports_sql[];   /* admin/reports.c */
+extern const struct eu_sql eu_oauth_sql[];                   /* oauth.c */
+extern const struct eu_sql eu_oauth_apps_sql[];              /* oauth_apps.c */
+extern const struct eu_sql eu_oauth_token_sql[];             /* oauth_token.c */
+extern const struct eu_sql eu_oauth_signup_sql[];            /* oauth_signup.c */
+extern const struct eu_sql eu_websession_sql[];              /* websession.c */
+extern const struct eu_sql eu_takeout_sql[];                 /* takeout.c */
+extern const struct eu_sql eu_takeout_import_sql[];          /* takeout_import.c */
+extern const struct eu_sql eu_takeout_archive_sql[];         /* takeout_archive.c */
+extern const struct eu_sql eu_otp_sql[];                     /* otp.c */
+extern const struct eu_sql eu_settings_otp_sql[];            /* settings_otp.c */
+extern const struct eu_sql eu_account_life_sql[];            /* account_life.c */
+extern const struct eu_sql eu_oauth_mail_sql[];              /* oauth_mail.c */
+extern const struct eu_sql eu_notification_mail_prefs_sql[]; /* notification_mail_prefs.c */
+extern const struct eu_sql eu_notification_mail_sql[];       /* social/notification_mail.c */
+extern const struct eu_sql eu_scheduled_sql[];               /* scheduled.c */
+extern const struct eu_sql eu_auth_sql[];                    /* http/auth.c */
+extern const struct eu_sql eu_admin_accounts_sql[];          /* admin/accounts.c */
+extern const struct eu_sql eu_admin_jobs_sql[];              /* admin/jobs.c */
+extern const struct eu_sql eu_admin_tenants_sql[];           /* admin/tenants.c */
+extern const struct eu_sql eu_admin_reports_sql[];           /* admin/reports.c */
 /* api/announcements.c, admin/announcements.c */
 extern const struct eu_sql eu_announcements_sql[];
 extern const struct eu_sql eu_admin_announcements_sql[];

@@ -38,6 +38,7 @@
 #include "eunha/mediastore.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
+#include "eunha/notify.h"
 #include "eunha/push.h"
 #include "eunha/queue.h"
 #include "eunha/redis.h"
@@ -603,6 +604,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
         goto out;
     /* NULL without [mail]: mail is then written to the log. */
     app.mail = eu_mail_client_new(app.base, app.cfg);
+    eu_notify_set_mail(app.mail != NULL);
     if (!(app.store = eu_store_new(&app)))
         goto out;
     if (!(app.http = eu_http_server_new(&app)))

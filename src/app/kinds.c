@@ -17,6 +17,7 @@
 #include "eunha/mediaapi.h"
 #include "eunha/mediaclean.h"
 #include "eunha/mediaemoji.h"
+#include "eunha/notify.h"
 #include "eunha/polls.h"
 #include "eunha/push.h"
 #include "eunha/statuses.h"
@@ -39,6 +40,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"emoji_fetch", EU_QUEUE_MEDIA, eu_emoji_fetch_run},
     /* a tenant's e-mail through [mail] (src/social/mailer.c) */
     {"mail", EU_QUEUE_DEFAULT, eu_mail_job_run},
+    /* a notification told by mail (src/social/notification_mail.c) */
+    {"notification_mail", EU_QUEUE_DEFAULT, eu_notification_mail_run},
     /* one notification to one Web Push subscription (src/social/push.c) */
     {"web_push", EU_QUEUE_DELIVER, eu_push_deliver_run},
     /* a CSV import's rows, a few a turn (src/api/takeout_import.c) */

@@ -12,6 +12,7 @@
 #include "eunha/domainblock.h"
 #include "eunha/mailer.h"
 #include "eunha/mediaclean.h"
+#include "eunha/notify.h"
 #include "eunha/polls.h"
 #include "eunha/push.h"
 
@@ -68,6 +69,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_settings_otp_sql,
     eu_account_life_sql,
     eu_oauth_mail_sql,
+    eu_notification_mail_prefs_sql,
+    eu_notification_mail_sql, /* social/notification_mail.c */
     eu_takeout_sql,
     eu_takeout_import_sql,
     eu_takeout_archive_sql,

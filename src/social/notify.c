@@ -39,13 +39,12 @@ enum {
 
 /*
  * $2 the recipients (a bigint[] literal), $3 sender, $4 type, $5 status
- * id or NULL: one statement for all of a post's mentioned or subscribed
- * recipients, so a post to 1,000 of them is one statement and not 1,000
- * racing for the tenant's connections. The latest group is
- * looked up inside the CASE so that the types without one (a mention, a new
- * status) never run it: joined in, it walked the recipient's notifications
- * from the newest looking for a prefix that cannot match, 15 ms per mention
- * for a recipient with 20,000 favourites.
+ * id or NULL, $6 whether notifications are mailed: one statement for all of a post's mentioned or
+ * subscribed recipients, so a post to 1,000 of them is one statement and not 1,000 racing for the
+ * tenant's connections. The latest group is looked up inside the CASE so that the types without one
+ * (a mention, a new status) never run it: joined in, it walked the recipient's notifications from
+ * the newest looking for a prefix that cannot match, 15 ms per mention for a recipient with 20,000
+ * favourites.
  *
  * The sender's row is read once, for the domain-block probe and for the
  * recipient's notification policy (eunha_notification_verdict, migration
@@ -122,10 +121,32 @@ const struct eu_sql eu_notify_sql[] = {
          "   OR (w.policy = 'follower' AND EXISTS (SELECT 1 FROM follows pr"
          "    WHERE pr.tenant_id = $1 AND pr.account_id = $3::bigint"
          "    AND pr.target_account_id = ins.account_id)))"
+         "  RETURNING 1),"
+         /* E-mail (src/social/notification_mail.c), when [mail] is set
+          * ($6): for a confirmed user who wants this kind by mail
+          * (tenant migration 0062), as Mastodon's NotifyService's
+          * send_email_if_needed; the job checks again when it runs. */
+         " nm AS (INSERT INTO jobs (tenant_id, queue, kind, payload)"
+         "  SELECT $1::bigint, 'default', 'notification_mail',"
+         "   jsonb_build_object('notification_id', ins.id::text)"
+         "  FROM ins JOIN users u ON u.tenant_id = $1 AND u.account_id = ins.account_id"
+         "  WHERE $6::boolean AND NOT ins.filtered AND u.confirmed_at IS NOT NULL"
+         "  AND (u.notification_emails ->> $4) = 'true'"
          "  RETURNING 1)"
-         " SELECT id, account_id, filtered, (SELECT count(*) FROM wp) AS pushes FROM ins"},
+         " SELECT id, account_id, filtered, (SELECT count(*) FROM wp) AS pushes,"
+         " (SELECT count(*) FROM nm) AS mails FROM ins"},
     {0},
 };
+
+/* Whether [mail] is set: without it no notification is mailed (the log
+ * would hold one line per mention). Set once at start by the wiring. */
+static bool mail_on;
+
+void
+eu_notify_set_mail(bool on)
+{
+    mail_on = on;
+}
 
 /* The named column of res's row. */
 static const char *
@@ -144,7 +165,7 @@ on_inserted(PGresult *res, enum eu_db_status st, void *arg)
         eu_tenant_unref(t);
         return;
     }
-    bool pushes = false;
+    bool pushes = false, mails = false;
     for (int i = 0; i < PQntuples(res); i++) {
         /* A filtered notification waits in its request, unseen. */
         if (strcmp(field(res, i, "filtered"), "t") == 0)
@@ -152,9 +173,12 @@ on_inserted(PGresult *res, enum eu_db_status st, void *arg)
         eu_stream_notification(t, strtoll(field(res, i, "account_id"), NULL, 10),
                                strtoll(field(res, i, "id"), NULL, 10));
         pushes = pushes || strcmp(field(res, i, "pushes"), "0") != 0;
+        mails = mails || strcmp(field(res, i, "mails"), "0") != 0;
     }
     if (pushes)
         eu_queue_wake(t, EU_QUEUE_DELIVER, 0);
+    if (mails)
+        eu_queue_wake(t, EU_QUEUE_DEFAULT, 0);
     eu_tenant_unref(t);
 }
 
@@ -166,9 +190,10 @@ notify_send(struct eu_registry *reg, struct eu_tenant *t, const char *recipients
     char fid[24], sid[24];
     snprintf(fid, sizeof(fid), "%lld", (long long)from_id);
     snprintf(sid, sizeof(sid), "%lld", (long long)status_id);
-    const char *params[] = {recipients, fid, type, status_id ? sid : NULL};
+    const char *params[] = {recipients, fid, type, status_id ? sid : NULL,
+                            mail_on ? "true" : "false"};
     eu_tenant_ref(t);
-    eu_db_pool_stmt(eu_tenant_pool(reg, t), &eu_notify_sql[NOTIFY_INSERT], 4, params, on_inserted,
+    eu_db_pool_stmt(eu_tenant_pool(reg, t), &eu_notify_sql[NOTIFY_INSERT], 5, params, on_inserted,
                     t);
 }
 

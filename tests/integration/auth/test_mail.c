@@ -782,6 +782,118 @@ START_TEST(test_staff_mails)
 }
 END_TEST
 
+/* ------------------------------------------- notifications by mail */
+
+/* POST form body to path on host with headers (a cookie, or none). */
+static void
+post_raw(struct world *w, struct eu_it_resp *r, const char *host, const char *path,
+         const char *cookie, const char *body)
+{
+    char c[256];
+    snprintf(c, sizeof c, "Cookie: _eunha_session=%s", cookie ? cookie : "");
+    const char *headers[] = {FORM_CT, c, NULL};
+    eu_it_resp_free(r);
+    ck_assert_int_eq(eu_it_http_raw(r, "POST", w->s->public_port, host, path, headers, body), 0);
+}
+
+/* The unsubscribe link's path and query ("/unsubscribe?token=...") from
+ * the List-Unsubscribe header of m (caller frees). */
+static char *
+unsubscribe_path(json_t *m)
+{
+    const char *h =
+        json_string_value(json_object_get(json_object_get(m, "headers"), "list-unsubscribe"));
+    ck_assert_msg(h != NULL, "no List-Unsubscribe");
+    const char *p = strstr(h, "http://" HOST "/unsubscribe?token=");
+    ck_assert_msg(p != NULL, "List-Unsubscribe: %s", h);
+    p += strlen("http://" HOST);
+    return strndup(p, strcspn(p, ">"));
+}
+
+START_TEST(test_notification_mails)
+{
+    struct world w;
+    struct sink k;
+    start(&w, &k, true);
+    struct eu_it_resp r = {0};
+    const char *alice = "alice@" HOST;
+
+    /* Mastodon's defaults: follows and mentions by mail, favourites not. */
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/accounts/%s/follow",
+                eu_it_id(&w, "alice"));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_decref(mail_wait(&k, alice, "bob is now following you", 20000));
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), "{\"status\":\"lunch, @alice?\"}",
+                "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_t *m = mail_wait(&k, alice, "You were mentioned by bob", 20000);
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(m, "text")), "lunch, @alice?"));
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(m, "html")), "View the post"));
+    char *unsub = unsubscribe_path(m);
+    ck_assert_ptr_nonnull(strstr(unsub, "&type=mention"));
+    json_decref(m);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), "{\"status\":\"mine\"}",
+                "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *mine = strdup(eu_it_json_str(&r, "id"));
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/favourite",
+                mine);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* The link does nothing on the decoy's host, or with a kind that does
+     * not exist; one click on ours ends mention mails. */
+    post_raw(&w, &r, DECOY, unsub, NULL, "List-Unsubscribe=One-Click");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    post_raw(&w, &r, HOST, "/unsubscribe?token=x&type=everything", NULL, "");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "%s", unsub);
+    expect_page(&r, 200, "Unsubscribe");
+    post_raw(&w, &r, HOST, unsub, NULL, "List-Unsubscribe=One-Click");
+    expect_page(&r, 200, "You will no longer get e-mails");
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM users WHERE tenant_id = %s AND"
+                                          " account_id = %s AND NOT (notification_emails ->>"
+                                          " 'mention')::boolean",
+                                          w.tid, eu_it_id(&w, "alice")),
+                     1);
+    size_t before = mails_to(&k, alice);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), "{\"status\":\"again @alice\"}",
+                "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* The preferences page: favourites on, through the signed-in session. */
+    free(eu_it_world_sql(&w,
+                         "INSERT INTO web_sessions (tenant_id, user_id, session_hash, csrf_token,"
+                         " expires_at) SELECT %s, u.id, encode(sha256('alice-cookie'::bytea),"
+                         " 'hex'), 'alice-csrf', now() + interval '1 day' FROM users u"
+                         " WHERE u.tenant_id = %s AND u.account_id = %s",
+                         w.tid, w.tid, eu_it_id(&w, "alice")));
+    post_raw(&w, &r, HOST, "/settings/preferences/notifications", "alice-cookie",
+             "authenticity_token=wrong&favourite=1");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    post_raw(&w, &r, HOST, "/settings/preferences/notifications", NULL, "favourite=1");
+    EU_IT_EXPECT_STATUS(&r, 302);
+    post_raw(&w, &r, HOST, "/settings/preferences/notifications", "alice-cookie",
+             "authenticity_token=alice-csrf&favourite=1&follow=1");
+    expect_page(&r, 200, "Your preferences were saved");
+    ck_assert_ptr_nonnull(strstr(r.body, "name=\"favourite\" value=\"1\" checked"));
+    ck_assert_ptr_null(strstr(r.body, "name=\"mention\" value=\"1\" checked"));
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL,
+                "/api/v1/statuses/%s/unfavourite", mine);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/favourite",
+                mine);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_decref(mail_wait(&k, alice, "bob favorited your post", 20000));
+    /* Neither the second mention nor the first favourite was mailed. */
+    ck_assert_int_eq(mails_to(&k, alice), before + 1);
+
+    free(unsub);
+    free(mine);
+    eu_it_resp_free(&r);
+    finish(&w, &k);
+}
+END_TEST
+
 /* ------------------------------------------------ the server down */
 
 START_TEST(test_mail_server_down)
@@ -818,6 +930,7 @@ main(void)
     EU_IT_ADD_TCASE(s, test_signup_confirmation, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_password_reset, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_staff_mails, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_notification_mails, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_mail_server_down, TIMEOUT);
     return eu_it_run_suite(s);
 }
