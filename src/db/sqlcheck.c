@@ -75,6 +75,7 @@ const char *const eu_db_tenant_tables[] = {
     "bulk_import_rows", /* before bulk_imports, which it references */
     "bulk_imports",
     "backups",
+    "reserved_usernames",
     "media_attachments", /* before accounts, which it references */
     "statuses",
     "oauth_access_grants",

@@ -138,9 +138,14 @@ static const char purge_data_sql[] =
                                            "FROM s), (SELECT count(*) FROM f),"
                                            " (SELECT count(*) FROM mj)";
 
-/* The account row last. */
+/* The account row last; a local one's name stays taken (tenant migration
+ * 0063). */
 static const char purge_account_sql[] =
-    "DELETE FROM accounts WHERE tenant_id = $1 AND id IN (" PURGE_DUE ") RETURNING username";
+    "WITH d AS (DELETE FROM accounts WHERE tenant_id = $1 AND id IN (" PURGE_DUE ")"
+    "  RETURNING username, domain),"
+    " r AS (INSERT INTO reserved_usernames (tenant_id, username)"
+    "  SELECT $1, lower(username) FROM d WHERE domain IS NULL ON CONFLICT DO NOTHING)"
+    " SELECT username FROM d";
 
 const struct eu_sql eu_queue_accounts_sql[] = {
     [ACCOUNTS_CLEANUP] = {"queue_accounts.cleanup", cleanup_sql},

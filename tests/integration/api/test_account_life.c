@@ -262,6 +262,46 @@ START_TEST(test_delete)
             eu_it_sleep_ms(100);
     }
     ck_assert_int_eq(left, 0);
+    /* Her name stays taken, as Mastodon keeps it: for a sign-up, and for
+     * the operator too; the decoy's own alice keeps hers. */
+    {
+        char *app = NULL;
+        api(&w, &r, HOST, NULL, "POST", "/api/v1/apps",
+            "{\"client_name\":\"x\",\"redirect_uris\":\"urn:ietf:wg:oauth:2.0:oob\","
+            "\"scopes\":\"read write\"}");
+        EU_IT_EXPECT_STATUS(&r, 200);
+        char body[512];
+        snprintf(body, sizeof body,
+                 "{\"grant_type\":\"client_credentials\",\"client_id\":\"%s\","
+                 "\"client_secret\":\"%s\",\"scope\":\"write\"}",
+                 eu_it_json_str(&r, "client_id"), eu_it_json_str(&r, "client_secret"));
+        api(&w, &r, HOST, NULL, "POST", "/oauth/token", body);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        app = strdup(eu_it_json_str(&r, "access_token"));
+        api(&w, &r, HOST, app, "POST", "/api/v1/accounts",
+            "{\"username\":\"Alice\",\"email\":\"new-alice@x.example\","
+            "\"password\":\"hunter2hunter2\",\"agreement\":true,\"locale\":\"en\"}");
+        EU_IT_EXPECT_STATUS(&r, 422);
+        ck_assert_msg(strstr(r.body, "ERR_TAKEN"), "%s", r.body);
+        char path[256];
+        snprintf(path, sizeof path, "/admin/v1/tenants/%s/accounts", HOST);
+        eu_it_admin(w.s, "POST", path,
+                    "{\"username\":\"alice\",\"email\":\"alice2@x.example\","
+                    "\"password\":\"hunter2hunter2\"}",
+                    &r);
+        EU_IT_EXPECT_STATUS(&r, 409);
+        ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                              "SELECT count(*) FROM reserved_usernames"
+                                              " WHERE tenant_id = %s AND username = 'alice'",
+                                              w.tid),
+                         1);
+        ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                              "SELECT count(*) FROM reserved_usernames"
+                                              " WHERE tenant_id = %s",
+                                              w.decoy_tid),
+                         0);
+        free(app);
+    }
     /* The decoy's alice is untouched. */
     api(&w, &r, DECOY, eu_it_tok(&w, "dalice"), "GET", "/api/v1/accounts/verify_credentials", NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
