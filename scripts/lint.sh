@@ -111,6 +111,7 @@ auth http
 config core
 cpupool core
 db db
+dblisten db
 domainblock social
 entities social
 error core

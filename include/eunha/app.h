@@ -40,6 +40,8 @@ struct eu_app {
     struct eu_fetch_client *fetch; /* outbound federation requests (fetch.h) */
     struct eu_store *store;        /* media files ([media], mediastore.h) */
     struct eu_mail_client *mail;   /* SMTP ([mail], mail.h); NULL: mail goes to the log */
+    /* The other processes' changes of tenants (dblisten.h, app.c). */
+    struct eu_db_listener *tenant_listener;
     bool stopping;
     /* metrics */
     uint64_t requests_by_class[6]; /* index status/100 */

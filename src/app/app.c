@@ -29,6 +29,7 @@
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
 #include "eunha/db.h"
+#include "eunha/dblisten.h"
 #include "eunha/fetch.h"
 #include "eunha/filters.h"
 #include "eunha/http.h"
@@ -311,14 +312,46 @@ load_tenants_blocking(struct eu_app *app)
     return 0;
 }
 
+static bool apply_all(struct eu_app *app, PGresult *res, enum eu_db_status st);
+
 static void
 on_reload_result(PGresult *res, enum eu_db_status st, void *arg)
 {
-    struct eu_app *app = arg;
+    apply_all(arg, res, st);
+}
+
+/* ---- tenants changed by any process (control migration 0005) ---- */
+
+/*
+ * Changed tenants' ids wait here a moment and are read in one statement,
+ * one at a time: a burst of changes (thousands of tenants made by a
+ * script) is a few reads, not one each at once. Past SYNC_MAX waiting ids
+ * everything is read again instead.
+ */
+#define SYNC_DELAY_MS 20
+#define SYNC_MAX 1000
+
+static struct {
+    struct eu_app *app;
+    int64_t ids[SYNC_MAX];
+    size_t n;
+    bool all;  /* read every tenant */
+    bool busy; /* a read is under way */
+    struct event *timer;
+} sync_state;
+
+static void sync_later(void);
+
+/* Applies rows of every tenant (reload); true when it could. */
+static bool
+apply_all(struct eu_app *app, PGresult *res, enum eu_db_status st)
+{
+    if (app->stopping)
+        return false;
     if (st != EU_DB_OK) {
         eu_log_error("app", "cannot reload tenants: %s",
                      res ? PQresultErrorMessage(res) : "database unavailable");
-        return;
+        return false;
     }
     eu_registry_mark_all(app->registry);
     for (int i = 0; i < PQntuples(res); i++) {
@@ -328,6 +361,145 @@ on_reload_result(PGresult *res, enum eu_db_status st, void *arg)
     }
     eu_registry_sweep(app->registry);
     eu_log_info("app", "reloaded %d tenants", PQntuples(res));
+    return true;
+}
+
+static void
+sync_done(bool ok)
+{
+    sync_state.busy = false;
+    if (!ok)
+        sync_state.all = true; /* try everything again in a moment */
+    if (sync_state.all || sync_state.n)
+        sync_later();
+}
+
+static void
+on_all_read(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_app *app = arg;
+    if (app->stopping)
+        return;
+    sync_done(apply_all(app, res, st));
+}
+
+/* The rows of the ids read (ids, a heap copy, is freed here). */
+struct sync_read {
+    struct eu_app *app;
+    int64_t *ids;
+    size_t n;
+};
+
+static void
+on_some_read(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct sync_read *r = arg;
+    struct eu_app *app = r->app;
+    if (app->stopping) {
+        free(r->ids);
+        free(r);
+        return;
+    }
+    if (st != EU_DB_OK) {
+        eu_log_warn("app", "cannot read changed tenants: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+        free(r->ids);
+        free(r);
+        sync_done(false);
+        return;
+    }
+    for (int i = 0; i < PQntuples(res); i++) {
+        struct eu_tenant row;
+        eu_tenant_from_row(res, i, &row);
+        eu_registry_upsert(app->registry, &row);
+        for (size_t k = 0; k < r->n; k++)
+            if (r->ids[k] == row.id)
+                r->ids[k] = 0; /* seen */
+    }
+    /* Asked for and not there: deleted. */
+    for (size_t k = 0; k < r->n; k++) {
+        struct eu_tenant *t = r->ids[k] ? eu_registry_find_id(app->registry, r->ids[k]) : NULL;
+        if (t) {
+            eu_log_info("app", "tenant '%s' is gone from the control database", t->domain);
+            eu_registry_remove(app->registry, t);
+        }
+    }
+    free(r->ids);
+    free(r);
+    sync_done(true);
+}
+
+static void
+on_sync_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct eu_app *app = sync_state.app;
+    if (app->stopping || sync_state.busy)
+        return;
+    sync_state.busy = true;
+    if (sync_state.all) {
+        sync_state.all = false;
+        sync_state.n = 0;
+        eu_db_pool_query(app->control,
+                         "SELECT " EU_TENANT_COLUMNS " FROM " EU_TENANT_FROM " ORDER BY t.id", 0,
+                         NULL, on_all_read, app);
+        return;
+    }
+    struct sync_read *r = eu_xmalloc(sizeof(*r));
+    r->app = app;
+    r->n = sync_state.n;
+    r->ids = eu_xmalloc(r->n * sizeof(*r->ids));
+    memcpy(r->ids, sync_state.ids, r->n * sizeof(*r->ids));
+    sync_state.n = 0;
+    char *list = eu_xmalloc(r->n * 21 + 3), *o = list;
+    *o++ = '{';
+    for (size_t k = 0; k < r->n; k++)
+        o += sprintf(o, "%s%lld", k ? "," : "", (long long)r->ids[k]);
+    *o++ = '}';
+    *o = '\0';
+    const char *p[] = {list};
+    eu_db_pool_query(app->control,
+                     "SELECT " EU_TENANT_COLUMNS " FROM " EU_TENANT_FROM
+                     " WHERE t.id = ANY($1::bigint[])",
+                     1, p, on_some_read, r);
+    free(list);
+}
+
+static void
+sync_later(void)
+{
+    if (sync_state.busy || evtimer_pending(sync_state.timer, NULL))
+        return;
+    struct timeval tv = {0, SYNC_DELAY_MS * 1000};
+    evtimer_add(sync_state.timer, &tv);
+}
+
+/* A tenant's row changed, in this process or another (payload its id),
+ * or the listener (re)connected (NULL): what was announced before may
+ * have been missed, so every tenant is read again. */
+static void
+on_tenants_changed(const char *payload, void *arg)
+{
+    static bool first = true;
+    if (!payload) {
+        /* The first connection comes right after the start-up load. */
+        if (!first)
+            sync_state.all = true;
+        first = false;
+    } else {
+        char *end;
+        long long id = strtoll(payload, &end, 10);
+        if (*end || id <= 0)
+            return;
+        bool known = false;
+        for (size_t k = 0; k < sync_state.n && !known; k++)
+            known = sync_state.ids[k] == id;
+        if (!known && sync_state.n < SYNC_MAX)
+            sync_state.ids[sync_state.n++] = id;
+        else if (!known)
+            sync_state.all = true;
+    }
+    if (sync_state.all || sync_state.n)
+        sync_later();
 }
 
 void
@@ -484,6 +656,12 @@ app_release(struct eu_app *app)
     while (eu_cpupool_drain(app->cpu) + eu_cpupool_drain(app->io) > 0)
         ;
     eu_http_server_free(app->http);
+    eu_db_listener_free(app->tenant_listener);
+    app->tenant_listener = NULL;
+    if (sync_state.timer) {
+        event_free(sync_state.timer);
+        sync_state.timer = NULL;
+    }
     eu_admin_purge_stop_all();
     eu_ap_deliver_abandon_all();
     eu_emoji_fetch_abandon_all();
@@ -615,6 +793,10 @@ eu_app_serve(const char *config_path, const char *ready_file)
                               eu_http_server_public_addr(app.http));
     queues = eu_queues_new(&app);
     eu_registry_warm(app.registry);
+    sync_state.app = &app;
+    sync_state.timer = evtimer_new(app.base, on_sync_timer, NULL);
+    app.tenant_listener = eu_db_listener_new(app.base, app.cfg->database_url, app.control_dbname,
+                                             "eunha_tenants", on_tenants_changed, &app);
     eu_admin_purge_resume(&app);
     struct event *sigs[4];
     int signums[] = {SIGTERM, SIGINT, SIGHUP};

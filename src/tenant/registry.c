@@ -296,6 +296,10 @@ unlink_tenant(struct eu_registry *reg, struct eu_tenant *t)
 void
 eu_registry_remove(struct eu_registry *reg, struct eu_tenant *t)
 {
+    /* Twice is once: a purge and the notification of its row's removal
+     * (another process's, or this one's) may both get here. */
+    if (t->removed)
+        return;
     unlink_tenant(reg, t);
     unlink_id(reg, t);
     t->removed = true;
