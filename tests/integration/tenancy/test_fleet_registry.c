@@ -76,8 +76,8 @@ START_TEST(test_changes_reach_the_other_process)
     EU_IT_EXPECT_STATUS(&r, 202);
     wait_status(b, HOST, "/api/v1/instance", 404);
     eu_it_admin(b, "GET", "/admin/v1/tenants/" HOST, NULL, &r);
-    ck_assert_msg(r.status == 404 || strstr(r.body, "deleting"), "b's admin view: %ld %s",
-                  r.status, r.body);
+    ck_assert_msg(r.status == 404 || strstr(r.body, "deleting"), "b's admin view: %ld %s", r.status,
+                  r.body);
 
     eu_it_resp_free(&r);
     ck_assert_int_eq(eu_it_server_stop(b), 0);
