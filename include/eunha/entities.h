@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct eu_app;
+struct eu_arena;
 struct eu_req;
 struct json_t;
 struct pg_result;
@@ -41,6 +42,8 @@ struct json_t *eu_account_json(struct eu_req *req, const struct pg_result *res, 
 
 /* Escapes text for HTML into a new string owned by req's arena. */
 const char *eu_html_escape(struct eu_req *req, const char *text);
+/* The same into arena a, for work that has no request (a job's mail). */
+const char *eu_html_escape_in(struct eu_arena *a, const char *text);
 /* A local account's plain-text bio as Mastodon's HTML note: escaped,
  * paragraphs on blank lines, <br> on single newlines. Arena-owned. */
 const char *eu_text_to_simple_html(struct eu_req *req, const char *text);

@@ -16,12 +16,18 @@
 const char *
 eu_html_escape(struct eu_req *req, const char *text)
 {
+    return eu_html_escape_in(req->arena, text);
+}
+
+const char *
+eu_html_escape_in(struct eu_arena *a, const char *text)
+{
     size_t n = 0;
     for (const char *p = text; *p; p++) {
         const char *rep = eu_html_entity(*p);
         n += rep ? strlen(rep) : 1;
     }
-    char *out = eu_arena_alloc(req->arena, n + 1), *o = out;
+    char *out = eu_arena_alloc(a, n + 1), *o = out;
     for (const char *p = text; *p; p++) {
         const char *rep = eu_html_entity(*p);
         if (rep) {

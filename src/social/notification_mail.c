@@ -26,6 +26,7 @@
 #include "eunha/arena.h"
 #include "eunha/config.h"
 #include "eunha/db.h"
+#include "eunha/entities.h"
 #include "eunha/log.h"
 #include "eunha/mailer.h"
 #include "eunha/mem.h"
@@ -62,31 +63,6 @@ const struct eu_sql eu_notification_mail_sql[] = {
                  "  AND s.deleted_at IS NULL"},
     {0},
 };
-
-/* s with &, <, > and " escaped for HTML (arena). */
-static const char *
-esc(struct eu_arena *a, const char *s)
-{
-    size_t n = 0;
-    for (const char *p = s; *p; p++)
-        n += *p == '&' ? 5 : *p == '<' || *p == '>' ? 4 : *p == '"' ? 6 : 1;
-    char *out = eu_arena_alloc(a, n + 1), *o = out;
-    for (const char *p = s; *p; p++) {
-        const char *r = *p == '&'   ? "&amp;"
-                        : *p == '<' ? "&lt;"
-                        : *p == '>' ? "&gt;"
-                        : *p == '"' ? "&quot;"
-                                    : NULL;
-        if (r) {
-            memcpy(o, r, strlen(r));
-            o += strlen(r);
-        } else {
-            *o++ = *p;
-        }
-    }
-    *o = '\0';
-    return out;
-}
 
 /* A post's text for a mail: a remote one's HTML without its tags, cut to
  * QUOTE_CHARS characters (arena). */
@@ -198,9 +174,11 @@ on_loaded(PGresult *res, enum eu_db_status st, void *arg)
         "<a href=\"%s\">%s</a>. <a href=\"%s\">Stop these e-mails</a> or change "
         "<a href=\"%s/settings/preferences/notifications\">your preferences</a>.</p>"
         "</body></html>",
-        esc(a, who), *post ? "<blockquote>" : "", esc(a, post), *post ? "</blockquote>" : "",
-        esc(a, url), *post ? "View the post" : "View the profile", esc(a, type), esc(a, base),
-        esc(a, title), esc(a, unsubscribe), esc(a, base));
+        eu_html_escape_in(a, who), *post ? "<blockquote>" : "", eu_html_escape_in(a, post),
+        *post ? "</blockquote>" : "", eu_html_escape_in(a, url),
+        *post ? "View the post" : "View the profile", eu_html_escape_in(a, type),
+        eu_html_escape_in(a, base), eu_html_escape_in(a, title), eu_html_escape_in(a, unsubscribe),
+        eu_html_escape_in(a, base));
     int rc = eu_mail_enqueue(app, t, to, subject, text, html, unsubscribe);
     eu_arena_free(a);
     /* A refused header (a name with a line break) is the mail's fault:
