@@ -71,24 +71,6 @@ notify(const char *state)
 #endif
 }
 
-/* Returns the database name of a libpq URL/conninfo (caller frees), or NULL. */
-static char *
-conninfo_dbname(const char *conninfo)
-{
-    char *err = NULL;
-    PQconninfoOption *opts = PQconninfoParse(conninfo, &err);
-    if (!opts) {
-        PQfreemem(err);
-        return NULL;
-    }
-    char *name = NULL;
-    for (PQconninfoOption *o = opts; o->keyword; o++)
-        if (strcmp(o->keyword, "dbname") == 0 && o->val)
-            name = eu_xstrdup(o->val);
-    PQconninfoFree(opts);
-    return name;
-}
-
 /* Returns a blocking connection to dbname on conninfo's server (caller
  * PQfinish-es it), or NULL after logging. */
 static PGconn *
@@ -312,14 +294,6 @@ load_tenants_blocking(struct eu_app *app)
     return 0;
 }
 
-static bool apply_all(struct eu_app *app, PGresult *res, enum eu_db_status st);
-
-static void
-on_reload_result(PGresult *res, enum eu_db_status st, void *arg)
-{
-    apply_all(arg, res, st);
-}
-
 /* ---- tenants changed by any process (control migration 0005) ---- */
 
 /*
@@ -505,9 +479,9 @@ on_tenants_changed(const char *payload, void *arg)
 void
 eu_app_reload_tenants(struct eu_app *app)
 {
-    eu_db_pool_query(app->control,
-                     "SELECT " EU_TENANT_COLUMNS " FROM " EU_TENANT_FROM " ORDER BY t.id", 0, NULL,
-                     on_reload_result, app);
+    /* The same read as after the listener reconnects. */
+    sync_state.all = true;
+    sync_later();
 }
 
 static void
@@ -636,7 +610,7 @@ load_config(struct eu_app *app, const char *path)
     if (eu_log_level_parse(app->cfg->log_level, &lvl) == 0)
         eu_log_set_level(lvl);
     app->config_path = eu_xstrdup(path);
-    app->control_dbname = conninfo_dbname(app->cfg->database_url);
+    app->control_dbname = eu_db_conninfo_dbname(app->cfg->database_url);
     if (!app->control_dbname) {
         char *shown = eu_log_redact_url(app->cfg->database_url);
         fprintf(stderr, "eunha: [database] url '%s' names no database\n", shown);
