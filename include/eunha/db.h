@@ -138,6 +138,9 @@ void eu_db_set_statement_timeout(int ms);
  * plan-checking connections with it, so they plan as eunha does.
  */
 const char *eu_db_conn_options(char *buf, size_t size);
+/* The database a connection string (URL or key=value) names, as a heap
+ * string the caller frees; NULL when it names none or does not parse. */
+char *eu_db_conninfo_dbname(const char *conninfo);
 
 /* Asks for a connection; cb runs later (never from inside this call). */
 void eu_db_pool_acquire(struct eu_db_pool *pool, eu_db_acquire_cb cb, void *arg);

@@ -363,24 +363,6 @@ name_is_valid(const char *s)
     return strncmp(s, "dedicated-", 10) != 0;
 }
 
-/* The database a connection string names (arena), or NULL. */
-static const char *
-url_database(struct eu_arena *a, const char *url)
-{
-    char *err = NULL;
-    PQconninfoOption *opts = PQconninfoParse(url, &err);
-    if (!opts) {
-        PQfreemem(err);
-        return NULL;
-    }
-    const char *db = NULL;
-    for (PQconninfoOption *o = opts; o->keyword; o++)
-        if (strcmp(o->keyword, "dbname") == 0 && o->val && *o->val)
-            db = eu_arena_strdup(a, o->val);
-    PQconninfoFree(opts);
-    return db;
-}
-
 /* capacity from the body: a positive integer, or null for none. Returns
  * false after answering 422. *text is its decimal form or NULL. */
 static bool
@@ -422,7 +404,10 @@ placements_create(struct eu_req *req)
         eu_req_reply_error(req, 422, "Validation failed: kind must be 'pooled' or 'dedicated'");
         return;
     }
-    if (!r->url || !(r->database = url_database(req->arena, r->url))) {
+    char *db = r->url ? eu_db_conninfo_dbname(r->url) : NULL;
+    r->database = db ? eu_arena_strdup(req->arena, db) : NULL;
+    free(db);
+    if (!r->database) {
         eu_req_reply_error(req, 422,
                            "Validation failed: database_url must be a PostgreSQL connection "
                            "string that names its database");

@@ -657,6 +657,23 @@ eu_db_set_statement_timeout(int ms)
     statement_timeout_ms = ms > 0 ? ms : 0;
 }
 
+char *
+eu_db_conninfo_dbname(const char *conninfo)
+{
+    char *err = NULL;
+    PQconninfoOption *opts = PQconninfoParse(conninfo, &err);
+    if (!opts) {
+        PQfreemem(err);
+        return NULL;
+    }
+    char *name = NULL;
+    for (PQconninfoOption *o = opts; o->keyword; o++)
+        if (strcmp(o->keyword, "dbname") == 0 && o->val && *o->val && !name)
+            name = eu_xstrdup(o->val);
+    PQconninfoFree(opts);
+    return name;
+}
+
 const char *
 eu_db_conn_options(char *buf, size_t size)
 {
