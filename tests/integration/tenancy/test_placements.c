@@ -13,6 +13,7 @@
  *     tenant in the same placement that sees none of them;
  *   - a placement holding tenants cannot be retired, an empty one can.
  */
+#include "fleet.h"
 #include "harness.h"
 
 #include <check.h>
@@ -25,64 +26,7 @@
 
 #define TIMEOUT 240
 
-static char pg_dir[64];
-static int pg_port;
-
-/* Runs a shell command with scripts/lib/services.sh loaded; returns its
- * first line of output as a number, or -1. */
-static int
-services(const char *cmd)
-{
-    const char *src = getenv("EUNHA_SOURCE_DIR");
-    ck_assert_msg(src && *src, "EUNHA_SOURCE_DIR is not set (CMakeLists.txt sets it)");
-    char line[4096];
-    snprintf(line, sizeof(line), "bash -c '. \"%s/scripts/lib/services.sh\" && %s'", src, cmd);
-    FILE *f = popen(line, "r");
-    ck_assert_ptr_nonnull(f);
-    char out[64] = "";
-    if (!fgets(out, sizeof(out), f))
-        out[0] = '\0';
-    int rc = pclose(f);
-    return rc == 0 && out[0] ? atoi(out) : (rc == 0 ? 0 : -1);
-}
-
-/* A second PostgreSQL, copied from the run's initdb'd seed when there is
- * one (as scripts/lib/services.sh does for the first). */
-static void
-second_pg_start(void)
-{
-    snprintf(pg_dir, sizeof(pg_dir), "/tmp/eunha_it_pg2_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(pg_dir));
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd),
-             "d=%s/pg; if [ -n \"${EUNHA_TEST_PG_SEED:-}\" ] && [ -f "
-             "\"$EUNHA_TEST_PG_SEED/PG_VERSION\" ];"
-             " then cp -a \"$EUNHA_TEST_PG_SEED\" \"$d\"; fi; chmod 755 %s;"
-             " p=$(eu_free_port) && eu_pg_start \"$d\" \"$p\" --no-fsync >&2 && echo \"$p\"",
-             pg_dir, pg_dir);
-    pg_port = services(cmd);
-    ck_assert_msg(pg_port > 0, "cannot start a second PostgreSQL");
-}
-
-static void
-second_pg_stop(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "eu_pg_stop %s/pg >&2; rm -rf %s", pg_dir, pg_dir);
-    services(cmd);
-}
-
-/* A connection to db on the second server; the caller PQfinish()es it. */
-static PGconn *
-second_connect(const char *db)
-{
-    char conninfo[256];
-    snprintf(conninfo, sizeof(conninfo), "host=127.0.0.1 port=%d user=postgres dbname=%s", pg_port,
-             db);
-    PGconn *c = PQconnectdb(conninfo);
-    ck_assert_msg(PQstatus(c) == CONNECTION_OK, "second server: %s", PQerrorMessage(c));
-    return c;
-}
+static struct eu_it_extra pg2;
 
 static void
 post_placement(struct eu_it_server *s, struct eu_it_resp *r, const char *body)
@@ -153,7 +97,7 @@ START_TEST(test_second_server)
     post_placement(s, &r, "{\"name\":\"main\",\"database_url\":\"postgresql://127.0.0.1/x\"}");
     EU_IT_EXPECT_STATUS(&r, 409);
     /* A server that does not answer. */
-    int closed = services("eu_free_port");
+    int closed = eu_it_services("eu_free_port");
     char body[512];
     snprintf(body, sizeof(body),
              "{\"name\":\"dead\",\"database_url\":\"postgresql://postgres@127.0.0.1:%d/x\"}",
@@ -164,11 +108,11 @@ START_TEST(test_second_server)
     ck_assert_int_eq(placements_count(s), 1);
 
     /* A placement on the second server, for two tenants. */
-    second_pg_start();
+    eu_it_extra_pg_start(&pg2);
     snprintf(body, sizeof(body),
              "{\"name\":\"second\",\"database_url\":\"postgresql://postgres:secret@127.0.0.1:%d/"
              "eunha_second\",\"redis_url\":\"redis://127.0.0.1:1/0\",\"capacity\":2}",
-             pg_port);
+             pg2.port);
     post_placement(s, &r, body);
     EU_IT_EXPECT_STATUS(&r, 201);
     EU_IT_EXPECT_JSTR(&r, "name", "second");
@@ -178,7 +122,7 @@ START_TEST(test_second_server)
     ck_assert_int_eq(json_integer_value(eu_it_jpath(r.json, "capacity")), 2);
     ck_assert_int_eq(json_integer_value(eu_it_jpath(r.json, "tenants")), 0);
     ck_assert_msg(!strstr(r.body, "secret"), "password shown: %s", r.body);
-    PGconn *c2 = second_connect("eunha_second");
+    PGconn *c2 = eu_it_extra_pg_connect(&pg2, "eunha_second");
     char *latest = eu_it_pg_query(c2, "SELECT max(version) FROM eunha_schema");
     ck_assert_int_eq(atoi(latest), eu_migrate_tenant_latest());
     free(latest);
@@ -258,7 +202,7 @@ START_TEST(test_second_server)
         free(eu_it_pg_query(c1,
                             "ALTER DATABASE eunha_multi SET default_transaction_read_only = on"));
         PQfinish(c1);
-        PGconn *c = second_connect("postgres");
+        PGconn *c = eu_it_extra_pg_connect(&pg2, "postgres");
         free(eu_it_pg_query(c, "CREATE DATABASE eunha_multi"));
         PQfinish(c);
         char *url1 = eu_it_pg_url("postgres");
@@ -268,11 +212,11 @@ START_TEST(test_second_server)
         snprintf(body, sizeof(body),
                  "{\"name\":\"multi\",\"database_url\":\"postgresql://postgres@%s,127.0.0.1:%d/"
                  "eunha_multi?target_session_attrs=read-write\",\"capacity\":1}",
-                 first, pg_port);
+                 first, pg2.port);
         free(url1);
         post_placement(s, &r, body);
         EU_IT_EXPECT_STATUS(&r, 201);
-        PGconn *m2 = second_connect("eunha_multi");
+        PGconn *m2 = eu_it_extra_pg_connect(&pg2, "eunha_multi");
         latest = eu_it_pg_query(m2, "SELECT max(version) FROM eunha_schema");
         ck_assert_int_eq(atoi(latest), eu_migrate_tenant_latest());
         free(latest);
@@ -292,7 +236,7 @@ START_TEST(test_second_server)
     snprintf(body, sizeof(body),
              "{\"name\":\"spare\",\"database_url\":\"postgresql://postgres@127.0.0.1:%d/"
              "eunha_spare\"}",
-             pg_port);
+             pg2.port);
     post_placement(s, &r, body);
     EU_IT_EXPECT_STATUS(&r, 201);
     eu_it_admin(s, "DELETE", "/admin/v1/placements/spare", NULL, &r);
@@ -311,7 +255,7 @@ START_TEST(test_second_server)
     ck_assert_int_eq(eu_it_server_stop(s), 0);
     eu_it_server_free(s);
     free(eu_it_pg_exec("postgres", "DROP DATABASE IF EXISTS eunha_multi WITH (FORCE)"));
-    second_pg_stop();
+    eu_it_extra_pg_stop(&pg2);
 }
 END_TEST
 
