@@ -9,6 +9,7 @@
  * the decoy tenant's users (an "alice" of its own) are never touched.
  */
 #include "harness.h"
+#include "webform.h"
 #include "world.h"
 
 #include <check.h>
@@ -23,75 +24,27 @@
 #define PW "correct+horse+battery+staple"
 #define NEWPW "a new horse battery staple"
 
-struct browser {
-    struct world *w;
-    const char *host;
-    char *cookie, *csrf;
-};
-
-static void
-browser_free(struct browser *b)
-{
-    free(b->cookie);
-    free(b->csrf);
-}
-
-static void
-send(struct browser *b, struct eu_it_resp *r, const char *method, const char *path,
-     const char *body)
-{
-    char cookie_line[512];
-    const char *headers[4] = {"Content-Type: application/x-www-form-urlencoded",
-                              "Accept: text/html", NULL, NULL};
-    if (b->cookie) {
-        snprintf(cookie_line, sizeof(cookie_line), "Cookie: %s", b->cookie);
-        headers[2] = cookie_line;
-    }
-    eu_it_resp_free(r);
-    int rc = eu_it_http_raw(r, method, b->w->s->public_port, b->host, path, headers, body);
-    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
-    const char *set = eu_it_resp_header(r, "Set-Cookie");
-    if (set) {
-        free(b->cookie);
-        b->cookie = set[15] == ';' ? NULL : strndup(set, strcspn(set, ";"));
-    }
-    const char *t = strstr(r->body, "name=\"authenticity_token\" value=\"");
-    if (t) {
-        t += strlen("name=\"authenticity_token\" value=\"");
-        free(b->csrf);
-        b->csrf = strndup(t, strcspn(t, "\""));
-    }
-}
-
-static void
-post(struct browser *b, struct eu_it_resp *r, const char *path, const char *fields)
-{
-    char body[1024];
-    snprintf(body, sizeof(body), "authenticity_token=%s&%s", b->csrf ? b->csrf : "", fields);
-    send(b, r, "POST", path, body);
-}
-
 /* Signs the browser in as login with password pw (urlencoded); the
  * status of the attempt. */
 static long
-sign_in(struct browser *b, const char *login, const char *pw)
+sign_in(struct eu_it_webform *b, const char *login, const char *pw)
 {
     struct eu_it_resp r = {0};
-    send(b, &r, "GET", "/auth/sign_in", NULL);
+    eu_it_webform_send(b, &r, "GET", "/auth/sign_in", NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     char fields[256];
     snprintf(fields, sizeof(fields), "email=%s&password=%s", login, pw);
-    post(b, &r, "/auth/sign_in", fields);
+    eu_it_webform_post(b, &r, "/auth/sign_in", fields);
     long st = r.status;
     eu_it_resp_free(&r);
     return st;
 }
 
 static bool
-signed_in(struct browser *b, const char *page)
+signed_in(struct eu_it_webform *b, const char *page)
 {
     struct eu_it_resp r = {0};
-    send(b, &r, "GET", page, NULL);
+    eu_it_webform_send(b, &r, "GET", page, NULL);
     bool ok = r.status == 200;
     if (!ok)
         ck_assert_int_eq(r.status, 302);
@@ -122,7 +75,7 @@ START_TEST(test_password_change)
     eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
     const char *tok = eu_it_tok(&w, "alice");
-    struct browser one = {.w = &w, .host = HOST}, two = {.w = &w, .host = HOST};
+    struct eu_it_webform one = {.s = w.s, .host = HOST}, two = {.s = w.s, .host = HOST};
     ck_assert_int_eq(sign_in(&one, "alice", PW), 302);
     ck_assert_int_eq(sign_in(&two, "alice", PW), 302);
 
@@ -158,37 +111,38 @@ START_TEST(test_password_change)
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert(!signed_in(&one, "/settings/password"));
     ck_assert(!signed_in(&two, "/settings/password"));
-    browser_free(&one);
-    browser_free(&two);
-    one = (struct browser){.w = &w, .host = HOST};
-    two = (struct browser){.w = &w, .host = HOST};
+    eu_it_webform_free(&one);
+    eu_it_webform_free(&two);
+    one = (struct eu_it_webform){.s = w.s, .host = HOST};
+    two = (struct eu_it_webform){.s = w.s, .host = HOST};
     ck_assert_int_eq(sign_in(&one, "alice", PW), 401);
     ck_assert_int_eq(sign_in(&one, "alice", "a+new+horse+battery+staple"), 302);
     ck_assert_int_eq(sign_in(&two, "alice", "a+new+horse+battery+staple"), 302);
     /* The decoy's alice keeps hers. */
-    struct browser d = {.w = &w, .host = DECOY};
+    struct eu_it_webform d = {.s = w.s, .host = DECOY};
     ck_assert_int_eq(sign_in(&d, "alice", PW), 302);
 
     /* The page: CSRF, then the change; this session stays, the other ends. */
-    send(&one, &r, "GET", "/settings/password", NULL);
+    eu_it_webform_send(&one, &r, "GET", "/settings/password", NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(r.body, "name=\"new_password\""));
-    send(&one, &r, "POST", "/settings/password",
-         "authenticity_token=nope&old_password=a+new+horse+battery+staple&new_password=" PW);
+    eu_it_webform_send(
+        &one, &r, "POST", "/settings/password",
+        "authenticity_token=nope&old_password=a+new+horse+battery+staple&new_password=" PW);
     EU_IT_EXPECT_STATUS(&r, 422);
-    post(&one, &r, "/settings/password", "old_password=wrong&new_password=" PW);
+    eu_it_webform_post(&one, &r, "/settings/password", "old_password=wrong&new_password=" PW);
     EU_IT_EXPECT_STATUS(&r, 401);
-    post(&one, &r, "/settings/password",
-         "old_password=a+new+horse+battery+staple&new_password=" PW);
+    eu_it_webform_post(&one, &r, "/settings/password",
+                       "old_password=a+new+horse+battery+staple&new_password=" PW);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert(signed_in(&one, "/settings/password"));
     ck_assert(!signed_in(&two, "/settings/password"));
     ck_assert(signed_in(&d, "/settings/password"));
     ck_assert_int_eq(sign_in(&two, "alice", PW), 302);
 
-    browser_free(&one);
-    browser_free(&two);
-    browser_free(&d);
+    eu_it_webform_free(&one);
+    eu_it_webform_free(&two);
+    eu_it_webform_free(&d);
     eu_it_resp_free(&r);
     eu_it_world_stop(&w);
 }
@@ -208,7 +162,7 @@ START_TEST(test_delete)
                          "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES"
                          " (%s, %s, %s), (%s, %s, %s) RETURNING 1",
                          w.tid, fan, alice, w.tid, alice, idol));
-    struct browser b = {.w = &w, .host = HOST};
+    struct eu_it_webform b = {.s = w.s, .host = HOST};
     ck_assert_int_eq(sign_in(&b, "alice", PW), 302);
 
     /* Bad input and a wrong password: refused, nothing changed. */
@@ -312,27 +266,28 @@ START_TEST(test_delete)
                      0);
 
     /* The page: bob deletes his account from the browser. */
-    struct browser bob = {.w = &w, .host = HOST};
+    struct eu_it_webform bob = {.s = w.s, .host = HOST};
     ck_assert_int_eq(sign_in(&bob, "bob", PW), 302);
-    send(&bob, &r, "GET", "/settings/delete", NULL);
+    eu_it_webform_send(&bob, &r, "GET", "/settings/delete", NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(r.body, "@bob"));
     /* The decoy's host takes nothing of the session. */
-    struct browser x = {
-        .w = &w, .host = DECOY, .cookie = strdup(bob.cookie), .csrf = strdup(bob.csrf)};
-    post(&x, &r, "/settings/delete", "password=" PW);
+    struct eu_it_webform x = {
+        .s = w.s, .host = DECOY, .cookie = strdup(bob.cookie), .csrf = strdup(bob.csrf)};
+    eu_it_webform_post(&x, &r, "/settings/delete", "password=" PW);
     EU_IT_EXPECT_STATUS(&r, 302);
-    browser_free(&x);
-    send(&bob, &r, "POST", "/settings/delete", "authenticity_token=nope&password=" PW);
+    eu_it_webform_free(&x);
+    eu_it_webform_send(&bob, &r, "POST", "/settings/delete",
+                       "authenticity_token=nope&password=" PW);
     EU_IT_EXPECT_STATUS(&r, 422);
-    post(&bob, &r, "/settings/delete", "password=wrong");
+    eu_it_webform_post(&bob, &r, "/settings/delete", "password=wrong");
     EU_IT_EXPECT_STATUS(&r, 403);
     ck_assert_int_eq(eu_it_world_sql_long(&w,
                                           "SELECT count(*) FROM accounts WHERE tenant_id = %s"
                                           " AND suspended_at IS NOT NULL",
                                           w.tid),
                      0);
-    post(&bob, &r, "/settings/delete", "password=" PW);
+    eu_it_webform_post(&bob, &r, "/settings/delete", "password=" PW);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_null(bob.cookie);
     api(&w, &r, HOST, eu_it_tok(&w, "bob"), "GET", "/api/v1/accounts/verify_credentials", NULL);
@@ -345,8 +300,8 @@ START_TEST(test_delete)
 
     free(fan);
     free(idol);
-    browser_free(&b);
-    browser_free(&bob);
+    eu_it_webform_free(&b);
+    eu_it_webform_free(&bob);
     eu_it_resp_free(&r);
     eu_it_world_stop(&w);
 }

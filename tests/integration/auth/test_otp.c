@@ -13,6 +13,7 @@
  * host's (sessions, codes).
  */
 #include "harness.h"
+#include "webform.h"
 #include "world.h"
 
 #include <check.h>
@@ -87,101 +88,35 @@ step_now(void)
 
 /* ------------------------------------------------------------ browser */
 
-struct browser {
-    struct world *w;
-    const char *host;
-    char *cookie; /* "_eunha_session=..." or NULL */
-    char *csrf;   /* the last form's token */
-};
-
-static void
-browser_free(struct browser *b)
-{
-    free(b->cookie);
-    free(b->csrf);
-    *b = (struct browser){0};
-}
-
-/* The value of input NAME in the body (caller frees), or NULL. */
-static char *
-input_value(const struct eu_it_resp *r, const char *name)
-{
-    char needle[128];
-    snprintf(needle, sizeof(needle), "name=\"%s\" value=\"", name);
-    const char *p = strstr(r->body, needle);
-    if (!p)
-        return NULL;
-    p += strlen(needle);
-    return strndup(p, strcspn(p, "\""));
-}
-
-/* A request from the browser: its cookie goes, a new one is kept, and the
- * page's CSRF token, if any, too. */
-static void
-send(struct browser *b, struct eu_it_resp *r, const char *method, const char *path,
-     const char *body)
-{
-    char cookie_line[512];
-    const char *headers[4] = {"Content-Type: application/x-www-form-urlencoded",
-                              "Accept: text/html", NULL, NULL};
-    if (b->cookie) {
-        snprintf(cookie_line, sizeof(cookie_line), "Cookie: %s", b->cookie);
-        headers[2] = cookie_line;
-    }
-    eu_it_resp_free(r);
-    int rc = eu_it_http_raw(r, method, b->w->s->public_port, b->host, path, headers, body);
-    ck_assert_msg(rc == 0, "%s %s: %s", method, path, r->error);
-    const char *set = eu_it_resp_header(r, "Set-Cookie");
-    if (set) {
-        ck_assert_msg(strncmp(set, "_eunha_session=", 15) == 0, "cookie %s", set);
-        free(b->cookie);
-        b->cookie = set[15] == ';' ? NULL : strndup(set, strcspn(set, ";"));
-    }
-    char *t = input_value(r, "authenticity_token");
-    if (t) {
-        free(b->csrf);
-        b->csrf = t;
-    }
-}
-
-/* POST with the browser's token and the given fields. */
-static void
-post(struct browser *b, struct eu_it_resp *r, const char *path, const char *fields)
-{
-    char body[2048];
-    snprintf(body, sizeof(body), "authenticity_token=%s%s%s", b->csrf ? b->csrf : "",
-             *fields ? "&" : "", fields);
-    send(b, r, "POST", path, body);
-}
-
 /* Opens the sign-in page and sends login and password (urlencoded). */
 static void
-password_step(struct browser *b, struct eu_it_resp *r, const char *login, const char *pw)
+password_step(struct eu_it_webform *b, struct eu_it_resp *r, const char *login, const char *pw)
 {
-    send(b, r, "GET", "/auth/sign_in?return_to=%2Fsettings%2Fotp_authentication", NULL);
+    eu_it_webform_send(b, r, "GET", "/auth/sign_in?return_to=%2Fsettings%2Fotp_authentication",
+                       NULL);
     EU_IT_EXPECT_STATUS(r, 200);
     char fields[1024];
     snprintf(fields, sizeof(fields),
              "email=%s&password=%s&return_to=%%2Fsettings%%2Fotp_"
              "authentication",
              login, pw);
-    post(b, r, "/auth/sign_in", fields);
+    eu_it_webform_post(b, r, "/auth/sign_in", fields);
 }
 
 static void
-code_step(struct browser *b, struct eu_it_resp *r, const char *code)
+code_step(struct eu_it_webform *b, struct eu_it_resp *r, const char *code)
 {
     char fields[256];
     snprintf(fields, sizeof(fields), "code=%s&return_to=%%2Fsettings%%2Fotp_authentication", code);
-    post(b, r, "/auth/sign_in", fields);
+    eu_it_webform_post(b, r, "/auth/sign_in", fields);
 }
 
 /* Whether the browser is signed in (the settings page opens). */
 static bool
-signed_in(struct browser *b)
+signed_in(struct eu_it_webform *b)
 {
     struct eu_it_resp r = {0};
-    send(b, &r, "GET", "/settings/otp_authentication", NULL);
+    eu_it_webform_send(b, &r, "GET", "/settings/otp_authentication", NULL);
     bool ok = r.status == 200;
     if (!ok)
         ck_assert_int_eq(r.status, 302);
@@ -190,12 +125,12 @@ signed_in(struct browser *b)
 }
 
 static void
-sign_out(struct browser *b)
+sign_out(struct eu_it_webform *b)
 {
     struct eu_it_resp r = {0};
-    send(b, &r, "GET", "/settings/otp_authentication", NULL);
+    eu_it_webform_send(b, &r, "GET", "/settings/otp_authentication", NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
-    post(b, &r, "/auth/sign_out", "");
+    eu_it_webform_post(b, &r, "/auth/sign_out", "");
     EU_IT_EXPECT_STATUS(&r, 302);
     ck_assert_ptr_null(b->cookie);
     eu_it_resp_free(&r);
@@ -230,14 +165,15 @@ START_TEST(test_standalone_sign_in)
     struct world w = {0};
     eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    struct browser b = {.w = &w, .host = HOST};
+    struct eu_it_webform b = {.s = w.s, .host = HOST};
 
     /* Signed out, the settings page sends the browser to sign in. */
-    send(&b, &r, "GET", "/settings/otp_authentication", NULL);
+    eu_it_webform_send(&b, &r, "GET", "/settings/otp_authentication", NULL);
     EU_IT_EXPECT_STATUS(&r, 302);
     ck_assert_str_eq(eu_it_resp_header(&r, "Location"),
                      "/auth/sign_in?return_to=%2Fsettings%2Fotp_authentication");
-    send(&b, &r, "GET", "/auth/sign_in?return_to=%2Fsettings%2Fotp_authentication", NULL);
+    eu_it_webform_send(&b, &r, "GET", "/auth/sign_in?return_to=%2Fsettings%2Fotp_authentication",
+                       NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(r.body, "action=\"/auth/sign_in\""));
     ck_assert_ptr_nonnull(
@@ -246,40 +182,42 @@ START_TEST(test_standalone_sign_in)
     char *anon = strdup(b.cookie);
 
     /* Without the token: refused, nothing signed in. */
-    send(&b, &r, "POST", "/auth/sign_in", "email=alice&password=" PW);
+    eu_it_webform_send(&b, &r, "POST", "/auth/sign_in", "email=alice&password=" PW);
     EU_IT_EXPECT_STATUS(&r, 422);
     /* A wrong password: the form again, under a new session. */
-    post(&b, &r, "/auth/sign_in", "email=alice&password=wrong&return_to=%2Fsettings");
+    eu_it_webform_post(&b, &r, "/auth/sign_in", "email=alice&password=wrong&return_to=%2Fsettings");
     EU_IT_EXPECT_STATUS(&r, 401);
     ck_assert_ptr_nonnull(strstr(r.body, "Invalid e-mail address or password."));
     ck_assert_str_ne(b.cookie, anon);
     /* The right one: back to return_to, signed in. */
-    post(&b, &r, "/auth/sign_in",
-         "email=alice%40" HOST "&password=" PW "&return_to=%2Fsettings%2Fotp_authentication");
+    eu_it_webform_post(&b, &r, "/auth/sign_in",
+                       "email=alice%40" HOST "&password=" PW
+                       "&return_to=%2Fsettings%2Fotp_authentication");
     EU_IT_EXPECT_STATUS(&r, 302);
     ck_assert_str_eq(eu_it_resp_header(&r, "Location"), "/settings/otp_authentication");
     ck_assert(signed_in(&b));
     /* Signed in, the sign-in page goes straight on. */
-    send(&b, &r, "GET", "/auth/sign_in?return_to=%2Fsettings%2Fotp_authentication", NULL);
+    eu_it_webform_send(&b, &r, "GET", "/auth/sign_in?return_to=%2Fsettings%2Fotp_authentication",
+                       NULL);
     EU_IT_EXPECT_STATUS(&r, 302);
     ck_assert_str_eq(eu_it_resp_header(&r, "Location"), "/settings/otp_authentication");
 
     /* The host's session is nothing on the decoy's host. */
-    struct browser d = {.w = &w, .host = DECOY, .cookie = strdup(b.cookie)};
+    struct eu_it_webform d = {.s = w.s, .host = DECOY, .cookie = strdup(b.cookie)};
     ck_assert(!signed_in(&d));
-    browser_free(&d);
+    eu_it_webform_free(&d);
 
     /* Sign-out needs the session's token. */
-    send(&b, &r, "POST", "/auth/sign_out", "authenticity_token=nope");
+    eu_it_webform_send(&b, &r, "POST", "/auth/sign_out", "authenticity_token=nope");
     EU_IT_EXPECT_STATUS(&r, 422);
     ck_assert(signed_in(&b));
     char *old = strdup(b.cookie);
     sign_out(&b);
     ck_assert(!signed_in(&b));
     /* The old cookie is dead too. */
-    struct browser o = {.w = &w, .host = HOST, .cookie = old};
+    struct eu_it_webform o = {.s = w.s, .host = HOST, .cookie = old};
     ck_assert(!signed_in(&o));
-    browser_free(&o);
+    eu_it_webform_free(&o);
 
     /* return_to only ever names a path here. */
     static const char *const bad[] = {"%2F%2Fevil.example%2F", "https%3A%2F%2Fevil.example%2F",
@@ -287,18 +225,18 @@ START_TEST(test_standalone_sign_in)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char path[256], fields[512];
         snprintf(path, sizeof(path), "/auth/sign_in?return_to=%s", bad[i]);
-        send(&b, &r, "GET", path, NULL);
+        eu_it_webform_send(&b, &r, "GET", path, NULL);
         EU_IT_EXPECT_STATUS(&r, 200);
         ck_assert_ptr_nonnull(strstr(r.body, "name=\"return_to\" value=\"/\""));
         snprintf(fields, sizeof(fields), "email=alice&password=" PW "&return_to=%s", bad[i]);
-        post(&b, &r, "/auth/sign_in", fields);
+        eu_it_webform_post(&b, &r, "/auth/sign_in", fields);
         EU_IT_EXPECT_STATUS(&r, 302);
         ck_assert_str_eq(eu_it_resp_header(&r, "Location"), "/");
         sign_out(&b);
     }
 
     free(anon);
-    browser_free(&b);
+    eu_it_webform_free(&b);
     eu_it_resp_free(&r);
     eu_it_world_stop(&w);
 }
@@ -311,20 +249,20 @@ START_TEST(test_two_factor)
     struct world w = {0};
     eu_it_world_start(&w, &world);
     struct eu_it_resp r = {0};
-    struct browser b = {.w = &w, .host = HOST};
+    struct eu_it_webform b = {.s = w.s, .host = HOST};
 
     password_step(&b, &r, "alice", PW);
     EU_IT_EXPECT_STATUS(&r, 302);
-    send(&b, &r, "GET", "/settings/otp_authentication", NULL);
+    eu_it_webform_send(&b, &r, "GET", "/settings/otp_authentication", NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(r.body, "<strong>disabled</strong>"));
     /* Set-up without the token: refused. */
-    send(&b, &r, "POST", "/settings/otp_authentication", "authenticity_token=x");
+    eu_it_webform_send(&b, &r, "POST", "/settings/otp_authentication", "authenticity_token=x");
     EU_IT_EXPECT_STATUS(&r, 422);
-    send(&b, &r, "GET", "/settings/otp_authentication", NULL);
-    post(&b, &r, "/settings/otp_authentication", "");
+    eu_it_webform_send(&b, &r, "GET", "/settings/otp_authentication", NULL);
+    eu_it_webform_post(&b, &r, "/settings/otp_authentication", "");
     EU_IT_EXPECT_STATUS(&r, 302);
-    send(&b, &r, "GET", "/settings/otp_authentication", NULL);
+    eu_it_webform_send(&b, &r, "GET", "/settings/otp_authentication", NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(r.body, "<svg "));
     const char *k = strstr(r.body, "class=\"otp-secret\">");
@@ -337,20 +275,20 @@ START_TEST(test_two_factor)
     long long step = step_now();
     char fields[1024];
     snprintf(fields, sizeof(fields), "code=%s&password=wrong", totp(secret, step));
-    post(&b, &r, "/settings/otp_authentication/confirm", fields);
+    eu_it_webform_post(&b, &r, "/settings/otp_authentication/confirm", fields);
     EU_IT_EXPECT_STATUS(&r, 401);
     ck_assert_ptr_nonnull(strstr(r.body, "Invalid password."));
     snprintf(fields, sizeof(fields), "code=%06d&password=" PW,
              (atoi(totp(secret, step)) + 1) % 1000000);
-    post(&b, &r, "/settings/otp_authentication/confirm", fields);
+    eu_it_webform_post(&b, &r, "/settings/otp_authentication/confirm", fields);
     EU_IT_EXPECT_STATUS(&r, 401);
     ck_assert_ptr_nonnull(strstr(r.body, "Invalid two-factor authentication code."));
-    post(&b, &r, "/settings/otp_authentication/confirm", "code=&password=" PW);
+    eu_it_webform_post(&b, &r, "/settings/otp_authentication/confirm", "code=&password=" PW);
     EU_IT_EXPECT_STATUS(&r, 422);
     ck_assert_int_eq(
         eu_it_world_sql_long(&w, "SELECT count(*) FROM users WHERE otp_required_for_login"), 0);
     snprintf(fields, sizeof(fields), "code=%s&password=" PW, totp(secret, step));
-    post(&b, &r, "/settings/otp_authentication/confirm", fields);
+    eu_it_webform_post(&b, &r, "/settings/otp_authentication/confirm", fields);
     EU_IT_EXPECT_STATUS(&r, 200);
     /* Ten recovery codes, shown now. */
     char *codes[10];
@@ -376,7 +314,7 @@ START_TEST(test_two_factor)
                                    w.tid);
     ck_assert_ptr_null(strstr(stored, codes[0]));
     free(stored);
-    send(&b, &r, "GET", "/settings/otp_authentication", NULL);
+    eu_it_webform_send(&b, &r, "GET", "/settings/otp_authentication", NULL);
     ck_assert_ptr_nonnull(strstr(r.body, "<strong>enabled</strong>"));
     ck_assert_ptr_null(strstr(r.body, "recovery-code"));
     sign_out(&b);
@@ -401,11 +339,12 @@ START_TEST(test_two_factor)
     ck_assert_ptr_nonnull(strstr(r.body, "name=\"code\""));
     ck_assert(!signed_in(&b));
     /* The pending session is nothing on the decoy's host. */
-    struct browser d = {.w = &w, .host = DECOY, .cookie = strdup(b.cookie), .csrf = strdup(b.csrf)};
+    struct eu_it_webform d = {
+        .s = w.s, .host = DECOY, .cookie = strdup(b.cookie), .csrf = strdup(b.csrf)};
     code_step(&d, &r, totp(secret, step + 1));
     EU_IT_EXPECT_STATUS(&r, 422);
     ck_assert(!signed_in(&d));
-    browser_free(&d);
+    eu_it_webform_free(&d);
     /* The code used to confirm is spent. */
     code_step(&b, &r, totp(secret, step));
     EU_IT_EXPECT_STATUS(&r, 401);
@@ -438,49 +377,49 @@ START_TEST(test_two_factor)
     EU_IT_EXPECT_STATUS(&r, 401);
     ck_assert(!signed_in(&b));
     /* A code without the password step first: the password is asked for. */
-    struct browser n = {.w = &w, .host = HOST};
-    send(&n, &r, "GET", "/auth/sign_in", NULL);
+    struct eu_it_webform n = {.s = w.s, .host = HOST};
+    eu_it_webform_send(&n, &r, "GET", "/auth/sign_in", NULL);
     code_step(&n, &r, codes[1]);
     EU_IT_EXPECT_STATUS(&r, 401);
     ck_assert_ptr_nonnull(strstr(r.body, "name=\"password\""));
     ck_assert(!signed_in(&n));
-    browser_free(&n);
+    eu_it_webform_free(&n);
     /* Another recovery code, in the OAuth form: asked for after the
      * password, then on to the consent page. */
-    browser_free(&b);
-    b = (struct browser){.w = &w, .host = HOST};
+    eu_it_webform_free(&b);
+    b = (struct eu_it_webform){.s = w.s, .host = HOST};
     char authz[1024], client[256];
     snprintf(client, sizeof(client),
              "client_id=%s&redirect_uri=urn%%3Aietf%%3Awg%%3Aoauth%%3A2.0%%3Aoob"
              "&response_type=code&scope=read",
              app.id);
     snprintf(authz, sizeof(authz), "/oauth/authorize?%s", client);
-    send(&b, &r, "GET", authz, NULL);
+    eu_it_webform_send(&b, &r, "GET", authz, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     snprintf(fields, sizeof(fields), "email=alice&password=" PW "&%s", client);
-    post(&b, &r, "/auth/sign_in", fields);
+    eu_it_webform_post(&b, &r, "/auth/sign_in", fields);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(r.body, "name=\"code\""));
     ck_assert_ptr_nonnull(strstr(r.body, "name=\"client_id\""));
-    send(&b, &r, "GET", authz, NULL);
+    eu_it_webform_send(&b, &r, "GET", authz, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_msg(strstr(r.body, "action=\"/oauth/authorize\"") == NULL, "consent unsigned");
     snprintf(fields, sizeof(fields), "code=%s&%s", codes[1], client);
-    post(&b, &r, "/auth/sign_in", fields);
+    eu_it_webform_post(&b, &r, "/auth/sign_in", fields);
     EU_IT_EXPECT_STATUS(&r, 302);
     ck_assert_msg(strncmp(eu_it_resp_header(&r, "Location"), "/oauth/authorize?", 17) == 0,
                   "Location %s", eu_it_resp_header(&r, "Location"));
-    send(&b, &r, "GET", authz, NULL);
+    eu_it_webform_send(&b, &r, "GET", authz, NULL);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(r.body, "action=\"/oauth/authorize\""));
     ck_assert(signed_in(&b));
 
     /* The decoy's alice signs in with her password alone. */
-    struct browser da = {.w = &w, .host = DECOY};
+    struct eu_it_webform da = {.s = w.s, .host = DECOY};
     password_step(&da, &r, "alice", PW);
     EU_IT_EXPECT_STATUS(&r, 302);
     ck_assert(signed_in(&da));
-    browser_free(&da);
+    eu_it_webform_free(&da);
     ck_assert_int_eq(eu_it_world_sql_long(&w,
                                           "SELECT count(*) FROM users WHERE tenant_id = %s "
                                           "AND (otp_required_for_login OR otp_secret IS NOT "
@@ -489,16 +428,16 @@ START_TEST(test_two_factor)
                      0);
 
     /* Disabling takes the password and a code. */
-    send(&b, &r, "GET", "/settings/otp_authentication", NULL);
+    eu_it_webform_send(&b, &r, "GET", "/settings/otp_authentication", NULL);
     snprintf(fields, sizeof(fields), "code=%s&password=wrong", codes[2]);
-    post(&b, &r, "/settings/otp_authentication/disable", fields);
+    eu_it_webform_post(&b, &r, "/settings/otp_authentication/disable", fields);
     EU_IT_EXPECT_STATUS(&r, 401);
-    post(&b, &r, "/settings/otp_authentication/disable", "code=000000&password=" PW);
+    eu_it_webform_post(&b, &r, "/settings/otp_authentication/disable", "code=000000&password=" PW);
     EU_IT_EXPECT_STATUS(&r, 401);
     ck_assert_int_eq(
         eu_it_world_sql_long(&w, "SELECT count(*) FROM users WHERE otp_required_for_login"), 1);
     snprintf(fields, sizeof(fields), "code=%s&password=" PW, codes[2]);
-    post(&b, &r, "/settings/otp_authentication/disable", fields);
+    eu_it_webform_post(&b, &r, "/settings/otp_authentication/disable", fields);
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_ptr_nonnull(strstr(r.body, "<strong>disabled</strong>"));
     ck_assert_int_eq(
@@ -511,7 +450,7 @@ START_TEST(test_two_factor)
     for (int i = 0; i < 10; i++)
         free(codes[i]);
     free(secret);
-    browser_free(&b);
+    eu_it_webform_free(&b);
     eu_it_resp_free(&r);
     eu_it_world_stop(&w);
 }
@@ -531,7 +470,7 @@ START_TEST(test_code_throttled)
                          "UPDATE users SET otp_secret = '%s', otp_required_for_login = true "
                          "WHERE tenant_id = %s RETURNING id",
                          secret, w.tid));
-    struct browser b = {.w = &w, .host = HOST};
+    struct eu_it_webform b = {.s = w.s, .host = HOST};
     password_step(&b, &r, "alice", PW); /* 1 */
     EU_IT_EXPECT_STATUS(&r, 200);
     code_step(&b, &r, "000000"); /* 2 */
@@ -546,17 +485,17 @@ START_TEST(test_code_throttled)
     ck_assert_ptr_nonnull(eu_it_resp_header(&r, "Retry-After"));
     ck_assert(!signed_in(&b));
     /* The decoy's alice is not held back. */
-    struct browser d = {.w = &w, .host = DECOY};
+    struct eu_it_webform d = {.s = w.s, .host = DECOY};
     password_step(&d, &r, "alice", PW);
     EU_IT_EXPECT_STATUS(&r, 302);
-    browser_free(&d);
+    eu_it_webform_free(&d);
     /* Bad input to the code step: a clear 4xx, nothing signed in. */
-    struct browser x = {.w = &w, .host = HOST};
-    send(&x, &r, "GET", "/auth/sign_in", NULL);
-    send(&x, &r, "POST", "/auth/sign_in", "code=123456");
+    struct eu_it_webform x = {.s = w.s, .host = HOST};
+    eu_it_webform_send(&x, &r, "GET", "/auth/sign_in", NULL);
+    eu_it_webform_send(&x, &r, "POST", "/auth/sign_in", "code=123456");
     EU_IT_EXPECT_STATUS(&r, 422);
-    browser_free(&x);
-    browser_free(&b);
+    eu_it_webform_free(&x);
+    eu_it_webform_free(&b);
     eu_it_resp_free(&r);
     eu_it_world_stop(&w);
 }
