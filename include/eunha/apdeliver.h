@@ -60,10 +60,6 @@ extern const struct eu_sql eu_ap_outbox_sql[];
 
 /* The "ap_deliver" job's handler, for src/app/kinds.c. */
 void eu_ap_deliver_run(struct eu_job *job);
-/* At shutdown, after the drain and before the tenants go: cancels the POSTs
- * still out and lets their jobs go unrecorded (their locks expire and they
- * run again), so no delivery outlives the tenant it holds. */
-void eu_ap_deliver_abandon_all(void);
 
 /* ------------------------------------------------------------ enqueueing */
 

@@ -65,8 +65,5 @@ void eu_emoji_image_free(struct eu_emoji_image *e);
 struct eu_job;
 /* The "emoji_fetch" job: a remote emoji's image cached (emoji_fetch.c). */
 void eu_emoji_fetch_run(struct eu_job *job);
-/* Drops the fetches under way, their jobs unrecorded (they run again):
- * for a process stopping, before the outbound client goes. */
-void eu_emoji_fetch_abandon_all(void);
 
 #endif

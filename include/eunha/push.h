@@ -30,9 +30,6 @@ void eu_push_server_key(struct eu_req *req, eu_push_key_cb cb, void *arg);
 
 /* The "web_push" job's handler, for src/app/kinds.c. */
 void eu_push_deliver_run(struct eu_job *job);
-/* Lets go of the pushes waiting on the network, unrecorded (their locks
- * expire and they run again), for shutdown, as eu_ap_deliver_abandon_all. */
-void eu_push_abandon_all(void);
 
 extern const struct eu_sql eu_push_sql[];
 extern const struct eu_sql eu_push_deliver_sql[];

@@ -87,6 +87,12 @@ struct eu_queues;
 struct eu_queues *eu_queues_new(struct eu_app *app);
 /* Stops starting turns (for shutdown); turns under way finish their job. */
 void eu_queues_stop(struct eu_queues *qs);
+/* Lets go of every detached job that set an abandon callback
+ * (eu_job_on_abandon()): the callback cancels what the job waits for, and
+ * the job is left unrecorded, its lock to expire so it runs again here or
+ * in another process. For shutdown, after eu_queues_stop(), once the
+ * drain has given up waiting. */
+void eu_queues_abandon(struct eu_queues *qs);
 /* Tenants taking a turn now and placement polls awaiting their answer, for
  * the shutdown drain. */
 int eu_queues_active(const struct eu_queues *qs);
@@ -178,6 +184,17 @@ struct eu_db_conn *eu_job_conn(const struct eu_job *job);
  * the turn (or puts itself off, as inbox processing does).
  */
 bool eu_job_detach(struct eu_job *job);
+/*
+ * What a detached job waiting on the network does if the process stops
+ * first (eu_queues_abandon()): cancel what it waits for and free what it
+ * holds, or, when a callback it cannot cancel is still due (work on the
+ * CPU pool), leave that callback only to free. It must not touch the job
+ * again; the queue lets it go unrecorded. Set it after eu_job_detach()
+ * succeeded; a job that ends by itself soon (a statement, CPU work) needs
+ * none, since the drain waits for it.
+ */
+typedef void (*eu_job_abandon_cb)(void *arg);
+void eu_job_on_abandon(struct eu_job *job, eu_job_abandon_cb cb, void *arg);
 /* A statement for a job: on its turn's connection, or on the tenant's pool
  * once it is detached. */
 void eu_job_stmt(struct eu_job *job, const struct eu_sql *sql, int n, const char *const *params,

@@ -198,32 +198,14 @@ struct run {
     struct eu_httpsig_signed sig;
     int sign_rc;
     time_t now;
-    /* Every run, for eu_ap_deliver_abandon_all(). */
-    struct run *prev, *next;
-    bool detached;      /* eu_job_detach() took it off the tenant's turn */
     bool signing;       /* on the CPU pool: sign_done() will run */
     bool abandoned;     /* its job was let go at shutdown: sign_done() only frees */
     struct eu_fetch *f; /* the POST in flight */
 };
 
-static struct run *runs;
-
-static void
-run_unlink(struct run *r)
-{
-    if (r->prev)
-        r->prev->next = r->next;
-    else if (runs == r)
-        runs = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    r->prev = r->next = NULL;
-}
-
 static void
 run_free(struct run *r)
 {
-    run_unlink(r);
     eu_httpsig_signed_release(&r->sig);
     free(r->body);
     free(r->key_id);
@@ -413,6 +395,22 @@ sign_work(void *arg)
         r->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &r->sig) : eu_httpsig_sign_cavage(&a, &r->sig);
 }
 
+/* The process stops with the run detached (eu_queues_abandon()). */
+static void
+on_abandon(void *arg)
+{
+    struct run *r = arg;
+    if (r->f) {
+        eu_fetch_cancel(r->f);
+        r->f = NULL;
+    }
+    r->job = NULL;
+    if (r->signing)
+        r->abandoned = true;
+    else
+        run_free(r);
+}
+
 static void
 sign_done(void *arg)
 {
@@ -505,43 +503,15 @@ on_signer(PGresult *res, enum eu_db_status st, void *arg)
     /* Signing and the POST need no connection: the tenant's other
      * deliveries go on meanwhile, so a peer that hangs holds only its own
      * (and the fetch client's per-host cap bounds what it holds there). */
-    r->detached = eu_job_detach(r->job);
+    if (eu_job_detach(r->job))
+        eu_job_on_abandon(r->job, on_abandon, r);
     sign(r);
-}
-
-void
-eu_ap_deliver_abandon_all(void)
-{
-    for (struct run *r = runs, *next; r; r = next) {
-        next = r->next;
-        if (!r->detached)
-            continue; /* in a turn: the drain's business, as for any job */
-        if (r->f) {
-            eu_fetch_cancel(r->f);
-            r->f = NULL;
-        }
-        struct eu_job *job = r->job;
-        r->job = NULL;
-        if (r->signing) {
-            r->abandoned = true;
-            run_unlink(r);
-        } else {
-            run_free(r);
-        }
-        /* Not recorded (the process is stopping): its lock expires and it
-         * runs again, here or in another process. */
-        eu_job_done(job, NULL);
-    }
 }
 
 void
 eu_ap_deliver_run(struct eu_job *job)
 {
     struct run *r = eu_xcalloc(1, sizeof(*r));
-    r->next = runs;
-    if (runs)
-        runs->prev = r;
-    runs = r;
     r->job = job;
     r->app = eu_job_app(job);
     snprintf(r->domain, sizeof(r->domain), "%s", eu_job_tenant(job)->domain);

@@ -637,10 +637,10 @@ app_release(struct eu_app *app)
         sync_state.timer = NULL;
     }
     eu_admin_purge_stop_all();
-    eu_ap_deliver_abandon_all();
-    eu_emoji_fetch_abandon_all();
+    /* The jobs still waiting on the network (deliveries, pushes, emoji)
+     * and the mail being sent: nothing of them outlives the tenants. */
+    eu_queues_abandon(queues);
     eu_mail_client_abandon_all(app->mail);
-    eu_push_abandon_all();
     eu_registry_free(app->registry);
     eu_queues_stop(queues);
     /* Statements under way still hold tenants (and through them their

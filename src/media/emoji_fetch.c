@@ -66,8 +66,7 @@ const struct eu_sql eu_emoji_fetch_sql[] = {
 };
 
 struct run {
-    struct run *prev, *next; /* fetching, for eu_emoji_fetch_abandon_all() */
-    struct eu_fetch *f;      /* while fetching */
+    struct eu_fetch *f; /* while fetching */
     struct eu_job *job;
     char *id, *url;
     char *body;
@@ -75,31 +74,31 @@ struct run {
     struct eu_emoji_image *e;
 };
 
-/* The runs whose fetch is under way. */
-static struct run *fetching;
-
 static void
-unlink_fetching(struct run *r)
+run_free(struct run *r)
 {
-    if (r->prev)
-        r->prev->next = r->next;
-    else if (fetching == r)
-        fetching = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    r->prev = r->next = NULL;
+    eu_emoji_image_free(r->e);
+    free(r->body);
+    free(r->id);
+    free(r->url);
+    free(r);
 }
 
 static void
 run_finish(struct run *r, const char *error)
 {
     struct eu_job *job = r->job;
-    eu_emoji_image_free(r->e);
-    free(r->body);
-    free(r->id);
-    free(r->url);
-    free(r);
+    run_free(r);
     eu_job_done(job, error);
+}
+
+/* The process stops during the fetch (eu_queues_abandon()). */
+static void
+on_abandon(void *arg)
+{
+    struct run *r = arg;
+    eu_fetch_cancel(r->f);
+    run_free(r);
 }
 
 /* A file we will not cache: the remote URL stays, and the job is done. */
@@ -185,7 +184,8 @@ on_fetched(struct eu_fetch_resp *resp, void *arg)
 {
     struct run *r = arg;
     r->f = NULL;
-    unlink_fetching(r);
+    /* What is left ends by itself (CPU work, a statement): the drain waits. */
+    eu_job_on_abandon(r->job, NULL, NULL);
     if (resp->error != EU_FETCH_OK || resp->status < 200 || resp->status > 299) {
         char why[300];
         if (resp->error != EU_FETCH_OK)
@@ -228,7 +228,7 @@ on_row(PGresult *res, enum eu_db_status st, void *arg)
     struct eu_app *app = eu_job_app(r->job);
     struct eu_tenant *t = eu_job_tenant(r->job);
     /* The fetch needs no connection: the tenant's other media jobs go on. */
-    eu_job_detach(r->job);
+    bool detached = eu_job_detach(r->job);
     char *ua = eu_xasprintf("%s://%s/", app->cfg->scheme, t->domain);
     const char *headers[] = {"Accept: image/png, image/gif, image/webp, image/*;q=0.5", NULL};
     struct eu_fetch_req req = {
@@ -241,26 +241,10 @@ on_row(PGresult *res, enum eu_db_status st, void *arg)
         .timeout_ms = FETCH_TIMEOUT_MS,
         .ua_base = ua,
     };
-    r->next = fetching;
-    if (fetching)
-        fetching->prev = r;
-    fetching = r;
     r->f = eu_fetch_start(app->fetch, &req, on_fetched, r);
+    if (detached && r->f)
+        eu_job_on_abandon(r->job, on_abandon, r);
     free(ua);
-}
-
-void
-eu_emoji_fetch_abandon_all(void)
-{
-    while (fetching) {
-        struct run *r = fetching;
-        unlink_fetching(r);
-        eu_fetch_cancel(r->f);
-        r->f = NULL;
-        /* Not recorded (the process is stopping): its lock expires and it
-         * runs again, here or in another process. */
-        run_finish(r, NULL);
-    }
 }
 
 void

@@ -108,7 +108,9 @@ struct eu_job {
     json_t *payload;
     int attempt;
     bool failed;
-    bool detached; /* eu_job_detach(): ends on the tenant's pool, off the turn */
+    bool detached;             /* eu_job_detach(): ends on the tenant's pool, off the turn */
+    eu_job_abandon_cb abandon; /* eu_job_on_abandon(), for eu_queues_abandon() */
+    void *abandon_arg;
     /* On the process's list of held jobs from claim to job_free(), which
      * the heartbeat keeps locked. */
     struct eu_job *held_prev, *held_next;
@@ -943,6 +945,37 @@ eu_job_detach(struct eu_job *job)
     /* The turn goes on with the rest of its batch now. */
     run_next_job(q, job->w);
     return true;
+}
+
+void
+eu_job_on_abandon(struct eu_job *job, eu_job_abandon_cb cb, void *arg)
+{
+    if (!job->detached)
+        return; /* in a turn: the drain waits for it, as for any job */
+    job->abandon = cb;
+    job->abandon_arg = arg;
+}
+
+void
+eu_queues_abandon(struct eu_queues *qs)
+{
+    if (!qs)
+        return;
+    /* From the top after each: the last reference to a tenant may go with
+     * its job, and with it the jobs its queue still held. */
+    for (;;) {
+        struct eu_job *job = qs->held;
+        while (job && !(job->detached && job->abandon))
+            job = job->held_next;
+        if (!job)
+            break;
+        eu_job_abandon_cb cb = job->abandon;
+        job->abandon = NULL;
+        cb(job->abandon_arg);
+        /* Not recorded (the process is stopping): its lock expires and it
+         * runs again, here or in another process. */
+        on_detached_recorded(NULL, EU_DB_UNAVAILABLE, job);
+    }
 }
 
 void

@@ -104,24 +104,14 @@ struct run {
     char *payload;
     struct eu_webpush_msg msg;
     int rc;
-    bool detached;
     bool encrypting;
     bool abandoned;
     struct eu_fetch *f;
-    struct run *prev, *next;
 };
-
-static struct run *runs;
 
 static void
 run_free(struct run *r)
 {
-    if (r->prev)
-        r->prev->next = r->next;
-    else if (runs == r)
-        runs = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
     eu_webpush_msg_clear(&r->msg);
     free(r->endpoint);
     free(r->p256dh);
@@ -304,6 +294,22 @@ encrypt_work(void *arg)
                              &r->msg);
 }
 
+/* The process stops with the run detached (eu_queues_abandon()). */
+static void
+on_abandon(void *arg)
+{
+    struct run *r = arg;
+    if (r->f) {
+        eu_fetch_cancel(r->f);
+        r->f = NULL;
+    }
+    r->job = NULL;
+    if (r->encrypting)
+        r->abandoned = true;
+    else
+        run_free(r);
+}
+
 static void
 encrypt_done(void *arg)
 {
@@ -380,50 +386,16 @@ on_loaded(PGresult *res, enum eu_db_status st, void *arg)
     };
     /* The encryption and the POST need no connection: the tenant's other
      * jobs go on meanwhile. */
-    r->detached = eu_job_detach(r->job);
+    if (eu_job_detach(r->job))
+        eu_job_on_abandon(r->job, on_abandon, r);
     r->encrypting = true;
     eu_cpupool_submit(r->app->cpu, encrypt_work, encrypt_done, r);
-}
-
-void
-eu_push_abandon_all(void)
-{
-    for (struct run *r = runs, *next; r; r = next) {
-        next = r->next;
-        if (!r->detached)
-            continue; /* in a turn: the drain's business, as for any job */
-        if (r->f) {
-            eu_fetch_cancel(r->f);
-            r->f = NULL;
-        }
-        struct eu_job *job = r->job;
-        r->job = NULL;
-        if (r->encrypting) {
-            r->abandoned = true;
-            if (r->prev)
-                r->prev->next = r->next;
-            else if (runs == r)
-                runs = r->next;
-            if (r->next)
-                r->next->prev = r->prev;
-            r->prev = r->next = NULL;
-        } else {
-            run_free(r);
-        }
-        /* Not recorded (the process is stopping): its lock expires and it
-         * runs again, here or in another process. */
-        eu_job_done(job, NULL);
-    }
 }
 
 void
 eu_push_deliver_run(struct eu_job *job)
 {
     struct run *r = eu_xcalloc(1, sizeof(*r));
-    r->next = runs;
-    if (runs)
-        runs->prev = r;
-    runs = r;
     r->job = job;
     r->app = eu_job_app(job);
     json_t *p = eu_job_payload(job);

@@ -43,7 +43,19 @@
 
 /* ------------------------------------------------------- the fake peer */
 
-enum { P_MAIN, P_FAIL, P_GONE, P_CAVAGE, P_MODERN, P_REFUSE, P_SLOW, P_OTHER, P_HANG, N_PORTS };
+enum {
+    P_MAIN,
+    P_FAIL,
+    P_GONE,
+    P_CAVAGE,
+    P_MODERN,
+    P_REFUSE,
+    P_SLOW,
+    P_OTHER,
+    P_HANG,
+    P_NEVER,
+    N_PORTS
+};
 
 struct rec {
     int port; /* index */
@@ -144,6 +156,7 @@ peer_start(void)
     peer.status[P_REFUSE] = 401;
     peer.delay_ms[P_SLOW] = 300;
     peer.delay_ms[P_HANG] = 8000;
+    peer.delay_ms[P_NEVER] = 120000; /* past the shutdown drain and the POST's timeout */
     pthread_create(&peer.thread, NULL, peer_main, NULL);
 }
 
@@ -723,7 +736,23 @@ START_TEST(test_hanging_peer)
     long long took = eu_it_now_ms() - t0;
     ck_assert_msg(took < 4000, "the tenant's own delivery waited %lld ms behind a hanging peer",
                   took);
-    eu_it_world_stop(&w);
+
+    /* Stopping with POSTs out to a peer that answers after the drain gives
+     * up: they are cancelled, and their jobs stay, unrecorded, to run again
+     * here or in another process (eu_queues_abandon()). */
+    queue_deliveries(&w, 3, P_NEVER, "/never/");
+    ck_assert_int_ge(peer_wait(P_NEVER, NULL, 3, 15000), 3);
+    t0 = eu_it_now_ms();
+    ck_assert_int_eq(eu_it_server_stop(w.s), 0);
+    took = eu_it_now_ms() - t0;
+    ck_assert_msg(took < 20000, "stopping waited %lld ms on the hanging peer", took);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db,
+                            "SELECT count(*) FROM jobs WHERE tenant_id = %s AND"
+                            " payload->>'inbox' LIKE '%%/never/%%' AND last_error IS NULL",
+                            w.tid),
+        3);
+    eu_it_world_free(&w);
 }
 END_TEST
 
