@@ -41,6 +41,7 @@
 #include "eunha/tenant.h"
 #include "eunha/utf8.h"
 #include "staff_internal.h"
+#include "web_internal.h"
 
 enum {
     ADMIN_INSTANCE_SHOW,
@@ -112,6 +113,7 @@ enum member_kind {
     AUDIENCE,  /* "all", "users" or "disabled" */
     LANGUAGES, /* an array of ISO 639 codes */
     AGE,       /* an integer from 1 to max (years) */
+    COLOR,     /* "#rrggbb" */
 };
 
 /* What PATCH .../instance accepts; docs/instance.md says what each does. */
@@ -129,6 +131,8 @@ static const struct member {
     {"privacy_policy", TEXT, 100000, false},
     {"thumbnail_url", TEXT, 2000, false},
     {"thumbnail_blurhash", TEXT, 100, false},
+    /* the pages' accent colour (src/api/web_page.c) */
+    {"accent_color", COLOR, 0, false},
     {"languages", LANGUAGES, 20, false},
     /* Mastodon 4.4's registrations.min_age: sign-ups give a date_of_birth */
     {"min_age", AGE, 120, false},
@@ -172,6 +176,8 @@ member_problem(const struct member *m, json_t *v)
             return NULL;
         return "all, users or disabled";
     }
+    case COLOR:
+        return eu_web_color_is_valid(json_string_value(v)) ? NULL : "a colour as \"#rrggbb\"";
     case AGE:
         return json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= m->max
                    ? NULL

@@ -345,36 +345,6 @@ eu_oauth_local_path(const char *return_to)
 
 /* ---------------------------------------------------- HTML pages */
 
-static void
-set_html_headers(struct eu_req *req)
-{
-    eu_req_add_header(req, "Cache-Control", "no-store");
-    eu_req_add_header(req, "X-Frame-Options", "DENY");
-    eu_req_add_header(req, "X-Content-Type-Options", "nosniff");
-    eu_req_add_header(req, "Referrer-Policy", "same-origin");
-    eu_req_add_header(req, "Content-Security-Policy",
-                      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; "
-                      "base-uri 'none'");
-}
-
-void
-eu_web_reply_page(struct eu_req *req, int status, const char *title, const char *body)
-{
-    set_html_headers(req);
-    const char *html = eu_arena_sprintf(
-        req->arena,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        "<title>%s - %s</title><style>body{font-family:sans-serif;max-width:40em;margin:2em "
-        "auto;padding:0 1em;line-height:1.5}input,button{font-size:1em;padding:.4em;margin:.2em "
-        "0}label{display:block}.error{color:#b00}code,.code{font-family:monospace}"
-        ".status{border-bottom:1px solid #ccc;padding:1em 0}</style></head>"
-        "<body>%s</body></html>\n",
-        eu_html_escape(req, title), eu_html_escape(req, req->tenant ? req->tenant->title : "Eunha"),
-        body);
-    eu_req_reply_raw(req, status, "text/html; charset=utf-8", html, strlen(html));
-}
-
 /* Whether the client asked for JSON rather than a page (API clients that
  * call /oauth/authorize directly to probe it). */
 static bool

@@ -153,8 +153,10 @@ on_profile(struct eu_req *req, PGresult *res, void *arg)
             posts = eu_arena_sprintf(req->arena, "%s%s", posts, post_block(req, res, i));
     if (!*posts)
         posts = "<p>No posts yet.</p>";
-    const char *body =
-        eu_arena_sprintf(req->arena, "%s<main>%s</main>", header_html(req, res), posts);
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<div class=\"card\">%s</div><section class=\"card\" aria-label=\"Posts\">%s</section>",
+        header_html(req, res), posts);
     const char *title = eu_arena_sprintf(req->arena, "%s (@%s@%s)", PQgetvalue(res, 0, 1),
                                          PQgetvalue(res, 0, 0), req->tenant->domain);
     eu_web_reply_page(req, 200, title, body);
@@ -184,8 +186,10 @@ on_status(struct eu_req *req, PGresult *res, void *arg)
         reply_not_found(req);
         return;
     }
-    const char *body = eu_arena_sprintf(req->arena, "%s<main>%s</main>", header_html(req, res),
-                                        post_block(req, res, 0));
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<div class=\"card\">%s</div><section class=\"card\" aria-label=\"Posts\">%s</section>",
+        header_html(req, res), post_block(req, res, 0));
     const char *title = eu_arena_sprintf(req->arena, "%s (@%s@%s)", PQgetvalue(res, 0, 1),
                                          PQgetvalue(res, 0, 0), req->tenant->domain);
     eu_web_reply_page(req, 200, title, body);

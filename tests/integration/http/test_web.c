@@ -2,7 +2,8 @@
  * The public HTML pages through HTTP: a profile lists public and unlisted
  * posts only, a post page shows one of them and 404s for the rest, every
  * user-supplied value is escaped, /users/:name sends browsers to the
- * profile, and paths that are not "@" pages keep the JSON 404.
+ * profile, and paths that are not "@" pages keep the JSON 404; and the
+ * frame every page shares (test_frame).
  */
 #include "harness.h"
 
@@ -143,10 +144,124 @@ START_TEST(test_public_pages)
 }
 END_TEST
 
+/* The value of attribute attr of the first element whose text starts with
+ * prefix (e.g. "<link rel=\"stylesheet\" href=\""), or NULL; the caller
+ * frees it. */
+static char *
+attr_after(const char *body, const char *prefix)
+{
+    const char *p = strstr(body, prefix);
+    if (!p)
+        return NULL;
+    p += strlen(prefix);
+    return strndup(p, strcspn(p, "\""));
+}
+
+/*
+ * The frame every page shares (src/api/web_page.c): one stylesheet under a
+ * content-hashed name, cached for a year; the tenant's accent colour as a
+ * second stylesheet whose colours stay readable; its first language as
+ * lang; its thumbnail; a policy with no script and no inline style; the
+ * same frame on a decoy tenant shows none of the first's settings.
+ */
+START_TEST(test_frame)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, DOMAIN, "Web Test"));
+    json_decref(eu_it_tenant_create(s, "decoy.example", "Decoy"));
+    free(eu_it_account_seed(s, DOMAIN, "alice"));
+    free(eu_it_account_seed(s, "decoy.example", "dora"));
+    struct eu_it_resp r = {0};
+
+    page(s, &r, "/@alice", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *csp = eu_it_resp_header(&r, "Content-Security-Policy");
+    ck_assert_ptr_nonnull(strstr(csp, "default-src 'none'"));
+    ck_assert_ptr_nonnull(strstr(csp, "style-src 'self'"));
+    ck_assert_ptr_null(strstr(csp, "unsafe-inline"));
+    ck_assert_ptr_null(strstr(csp, "script-src"));
+    ck_assert_ptr_null(strstr(r.body, "<script"));
+    ck_assert_ptr_null(strstr(r.body, "<style"));
+    ck_assert_ptr_null(strstr(r.body, " style=\""));
+    ck_assert_ptr_nonnull(strstr(r.body, "<html lang=\"en\">"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<main id=\"main\">"));
+    ck_assert_ptr_nonnull(strstr(r.body, "href=\"#main\">Skip to content</a>"));
+    ck_assert_ptr_null(strstr(r.body, "/assets/accent-"));
+    char *css = attr_after(r.body, "<link rel=\"stylesheet\" href=\"");
+    ck_assert_ptr_nonnull(css);
+    ck_assert_msg(strncmp(css, "/assets/eunha-", 14) == 0 && strlen(css) == 14 + 16 + 4, "%s", css);
+
+    /* The stylesheet: long-lived under its name, 404 under any other. */
+    page(s, &r, css, "text/css");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Type"), "text/css"));
+    ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Cache-Control"), "immutable"));
+    ck_assert_ptr_nonnull(strstr(r.body, "prefers-color-scheme: dark"));
+    page(s, &r, "/assets/eunha-0000000000000000.css", "text/css");
+    EU_IT_EXPECT_ERROR(&r, 404);
+    page(s, &r, "/assets/accent-12345g.css", "text/css");
+    EU_IT_EXPECT_ERROR(&r, 404);
+    page(s, &r, "/assets/accent-123456.cssx", "text/css");
+    EU_IT_EXPECT_ERROR(&r, 404);
+
+    /* A pale accent: buttons get dark text, links a darker shade on the
+     * light background and the colour itself on the dark one. */
+    page(s, &r, "/assets/accent-ffe14d.css", "text/css");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Cache-Control"), "immutable"));
+    ck_assert_msg(strstr(r.body, "--accent:#ffe14d;--on-accent:#000000;--link:#"), "%s", r.body);
+    ck_assert_msg(!strstr(r.body, "--on-accent:#000000;--link:#ffe14d"), "%s", r.body);
+    ck_assert_msg(strstr(r.body, "{:root{--link:#ffe14d}}"), "%s", r.body);
+    /* A dark one: white text on buttons, lightened links on dark. */
+    page(s, &r, "/assets/accent-1a237e.css", "text/css");
+    ck_assert_msg(strstr(r.body, "--on-accent:#ffffff;--link:#1a237e}"), "%s", r.body);
+    ck_assert_msg(!strstr(r.body, "{:root{--link:#1a237e}}"), "%s", r.body);
+
+    /* The tenant's settings reach its frame, and only its own. */
+    eu_it_admin(s, "PATCH", "/admin/v1/tenants/" DOMAIN "/instance", "{\"accent_color\":\"red\"}",
+                &r);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    eu_it_admin(s, "PATCH", "/admin/v1/tenants/" DOMAIN "/instance",
+                "{\"accent_color\":\"#7a1f5c\",\"languages\":[\"ko\",\"en\"],"
+                "\"thumbnail_url\":\"https://cdn.example/thumb.png\"}",
+                &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    page(s, &r, "/@alice", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "<html lang=\"ko\">"));
+    ck_assert_ptr_nonnull(strstr(r.body, "href=\"/assets/accent-7a1f5c.css\""));
+    ck_assert_ptr_nonnull(strstr(r.body, "<meta name=\"theme-color\" content=\"#7a1f5c\">"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<img src=\"https://cdn.example/thumb.png\" alt=\"\">"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<span>Web Test</span>"));
+    {
+        const char *h[] = {"Accept: text/html", NULL};
+        ck_assert_int_eq(
+            eu_it_http_raw(&r, "GET", s->public_port, "decoy.example", "/@dora", h, NULL), 0);
+    }
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "<html lang=\"en\">"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<span>Decoy</span>"));
+    ck_assert_ptr_null(strstr(r.body, "7a1f5c"));
+    ck_assert_ptr_null(strstr(r.body, "thumb.png"));
+    ck_assert_ptr_null(strstr(r.body, "Web Test"));
+
+    /* Error pages wear the frame too. */
+    page(s, &r, "/@nobody", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    ck_assert_ptr_nonnull(strstr(r.body, "/assets/accent-7a1f5c.css"));
+
+    free(css);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *suite = suite_create("web");
     EU_IT_ADD_TCASE(suite, test_public_pages, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_frame, TIMEOUT);
     return eu_it_run_suite(suite);
 }
