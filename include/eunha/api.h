@@ -53,6 +53,7 @@ extern const struct eu_route eu_statuses_thread_routes[];         /* statuses_th
 extern const struct eu_route eu_timelines_routes[];               /* timelines.c */
 extern const struct eu_route eu_web_routes[];                     /* web.c */
 extern const struct eu_route eu_web_page_routes[];                /* web_page.c */
+extern const struct eu_route eu_web_about_routes[];               /* web_about.c */
 /* notification_requests.c: the notification policy and requests */
 extern const struct eu_route eu_notification_requests_routes[];
 /* the tenant staff's roles, audit log and appeals (staff_roles.c,

@@ -26,6 +26,7 @@
 #include "eunha/http.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "instance_internal.h"
 
 enum {
     INFO_RULES,
@@ -105,9 +106,7 @@ const struct eu_sql eu_instance_info_sql[] = {
     [INFO_DOMAIN_BLOCKS] =
         {"instance_info.domain_blocks",
          "SELECT " SETTINGS_COLUMN ", (SELECT coalesce(json_agg(json_build_object("
-         "  'domain', CASE WHEN b.obfuscate THEN overlay(b.domain PLACING"
-         "   repeat('*', length(b.domain) / 2) FROM length(b.domain) / 4 + 1"
-         "   FOR length(b.domain) / 2) ELSE b.domain END,"
+         "  'domain', " EU_SQL_BLOCK_PUBLIC_DOMAIN ","
          "  'digest', encode(sha256(convert_to(b.domain, 'UTF8')), 'hex'),"
          "  'severity', b.severity, 'comment', coalesce(b.public_comment, ''))"
          "  ORDER BY b.severity = 'suspend', b.domain), '[]') FROM domain_blocks b"
@@ -206,17 +205,9 @@ privacy_policy(struct eu_req *req)
 
 /* ------------------------------------------------------- terms of service */
 
-static void
-on_terms(struct eu_req *req, PGresult *res, void *arg)
+const char *
+eu_instance_terms_text(struct eu_req *req, const char *text)
 {
-    (void)arg;
-    if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 404, "Record not found");
-        return;
-    }
-    /* %{domain} stands for the instance's domain, as in Mastodon's
-     * templates; the text is plain, paragraphs on blank lines. */
-    const char *text = field(res, "text");
     size_t len = strlen(text), dlen = strlen(req->tenant->domain);
     char *sub = eu_arena_alloc(req->arena, len * (dlen > 9 ? dlen / 9 + 1 : 1) + 1), *o = sub;
     for (const char *p = text; *p;) {
@@ -229,6 +220,19 @@ on_terms(struct eu_req *req, PGresult *res, void *arg)
         }
     }
     *o = '\0';
+    return sub;
+}
+
+static void
+on_terms(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    /* The text is plain, paragraphs on blank lines. */
+    const char *sub = eu_instance_terms_text(req, field(res, "text"));
     int next = PQfnumber(res, "succeeded_by");
     json_t *body =
         json_pack("{s:s, s:b, s:s, s:o}", "effective_date", field(res, "effective_date"),

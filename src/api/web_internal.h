@@ -23,6 +23,10 @@ void eu_web_reply_page_head(struct eu_req *req, int status, const char *title, c
 bool eu_web_color_is_valid(const char *s);
 /* GET /assets/:file (web_page.c). */
 void eu_web_asset(struct eu_req *req);
+/* GET /about, /privacy-policy, /terms-of-service (web_about.c). */
+void eu_web_about(struct eu_req *req);
+void eu_web_privacy(struct eu_req *req);
+void eu_web_terms(struct eu_req *req);
 
 /* GET /@:username, /@:username/:id and /users/:username (web.c). */
 void eu_web_profile(struct eu_req *req);

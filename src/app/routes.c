@@ -53,6 +53,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_oauth_mail_routes,
     eu_notification_mail_prefs_routes,
     eu_web_page_routes,
+    eu_web_about_routes,
     eu_web_routes,
     eu_accounts_routes,
     eu_relationships_routes,

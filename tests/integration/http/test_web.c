@@ -3,7 +3,8 @@
  * posts only, a post page shows one of them and 404s for the rest, every
  * user-supplied value is escaped, /users/:name sends browsers to the
  * profile, and paths that are not "@" pages keep the JSON 404; and the
- * frame every page shares (test_frame).
+ * frame every page shares (test_frame), and the instance's own pages
+ * (test_about_pages).
  */
 #include "harness.h"
 
@@ -257,11 +258,124 @@ START_TEST(test_frame)
 }
 END_TEST
 
+static void
+admin_ok(struct eu_it_server *s, const char *method, const char *path, const char *body, long want)
+{
+    struct eu_it_resp r = {0};
+    eu_it_admin(s, method, path, body, &r);
+    EU_IT_EXPECT_STATUS(&r, want);
+    eu_it_resp_free(&r);
+}
+
+/*
+ * /about, /privacy-policy and /terms-of-service from the tenant's own rows:
+ * description, contact, sign-ups, rules, the staff's HTML sanitized, the
+ * moderated servers only when the staff show them to everyone, reasons
+ * only when those are shown too; the decoy tenant's pages show none of it.
+ */
+START_TEST(test_about_pages)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, DOMAIN, "Web Test"));
+    json_decref(eu_it_tenant_create(s, "decoy.example", "Decoy"));
+    free(eu_it_account_seed(s, DOMAIN, "alice"));
+    struct eu_it_resp r = {0};
+
+    /* Nothing written yet: the pages still stand. */
+    page(s, &r, "/about", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "<h1>About Web Test</h1>"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<dt>Sign-ups</dt><dd>Open</dd>"));
+    ck_assert_ptr_null(strstr(r.body, "Rules"));
+    page(s, &r, "/privacy-policy", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "has not published a privacy policy"));
+    page(s, &r, "/terms-of-service", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    ck_assert_ptr_nonnull(strstr(r.body, "has not published terms of service"));
+
+    admin_ok(s, "PATCH", "/admin/v1/tenants/" DOMAIN "/instance",
+             "{\"description\":\"A <small> place\",\"contact_email\":\"staff@web.example\","
+             "\"contact_username\":\"alice\",\"extended_description\":\"<p>Long <b>story</b>"
+             "<script>alert(1)</script></p>\",\"privacy_policy\":\"<h2>We keep</h2><p "
+             "onclick=\\\"x()\\\">little</p>\",\"show_domain_blocks\":\"all\"}",
+             200);
+    admin_ok(s, "POST", "/admin/v1/tenants/" DOMAIN "/rules",
+             "{\"text\":\"Be kind\",\"hint\":\"No <harassment>\",\"priority\":1}", 200);
+    admin_ok(s, "POST", "/admin/v1/tenants/" DOMAIN "/rules",
+             "{\"text\":\"No spam\",\"priority\":2}", 200);
+    admin_ok(s, "POST", "/admin/v1/tenants/" DOMAIN "/terms_of_service",
+             "{\"effective_date\":\"2020-01-01\",\"text\":\"Be nice on %{domain}.\\n\\nThanks.\"}",
+             201);
+    admin_ok(s, "POST", "/admin/v1/tenants/" DOMAIN "/domain_blocks",
+             "{\"domain\":\"gone.example\",\"severity\":\"suspend\",\"public_comment\":\"spam\"}",
+             200);
+    admin_ok(s, "POST", "/admin/v1/tenants/" DOMAIN "/domain_blocks",
+             "{\"domain\":\"loudmouth.example\",\"severity\":\"silence\",\"obfuscate\":true}", 200);
+    admin_ok(s, "PATCH", "/admin/v1/tenants/" DOMAIN, "{\"registrations\":\"approval\"}", 200);
+
+    page(s, &r, "/about", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "A &lt;small&gt; place"));
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "<dt>Administered by</dt><dd><a href=\"/@alice\">@alice@" DOMAIN "</a>"));
+    ck_assert_ptr_nonnull(strstr(r.body, "href=\"mailto:staff@web.example\""));
+    ck_assert_msg(strstr(r.body, "<dd>Open, with approval by the staff</dd>"), "%s", r.body);
+    const char *kind =
+        strstr(r.body, "<li>Be kind<p class=\"hint\">No &lt;harassment&gt;</p></li>");
+    const char *spam = strstr(r.body, "<li>No spam</li>");
+    ck_assert_msg(kind && spam && kind < spam, "rules: %s", r.body);
+    ck_assert_ptr_nonnull(strstr(r.body, "<b>story</b>"));
+    ck_assert_ptr_null(strstr(r.body, "<script"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<td>gone.example</td><td>Suspended</td>"));
+    ck_assert_ptr_null(strstr(r.body, "loudmouth.example"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<td>Limited</td>"));
+    ck_assert_ptr_null(strstr(r.body, "spam</td>")); /* reasons not shown */
+
+    admin_ok(s, "PATCH", "/admin/v1/tenants/" DOMAIN "/instance",
+             "{\"show_domain_blocks_rationale\":\"all\"}", 200);
+    page(s, &r, "/about", "text/html");
+    ck_assert_ptr_nonnull(strstr(r.body, "<td>Suspended</td><td>spam</td>"));
+    admin_ok(s, "PATCH", "/admin/v1/tenants/" DOMAIN "/instance",
+             "{\"show_domain_blocks\":\"users\"}", 200);
+    page(s, &r, "/about", "text/html");
+    ck_assert_ptr_null(strstr(r.body, "gone.example"));
+
+    page(s, &r, "/privacy-policy", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "little"));
+    ck_assert_ptr_null(strstr(r.body, "onclick"));
+    page(s, &r, "/terms-of-service", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "Be nice on " DOMAIN "."));
+    ck_assert_ptr_nonnull(strstr(r.body, "<time datetime=\"2020-01-01\">"));
+
+    /* The decoy's pages know nothing of it. */
+    const char *h[] = {"Accept: text/html", NULL};
+    static const char *const paths[] = {"/about", "/privacy-policy", "/terms-of-service"};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(
+            eu_it_http_raw(&r, "GET", s->public_port, "decoy.example", paths[i], h, NULL), 0);
+        ck_assert_ptr_null(strstr(r.body, "Be kind"));
+        ck_assert_ptr_null(strstr(r.body, "gone.example"));
+        ck_assert_ptr_null(strstr(r.body, "little"));
+        ck_assert_ptr_null(strstr(r.body, "Be nice"));
+        ck_assert_ptr_null(strstr(r.body, "staff@web.example"));
+        ck_assert_ptr_null(strstr(r.body, "Web Test"));
+    }
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *suite = suite_create("web");
     EU_IT_ADD_TCASE(suite, test_public_pages, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_frame, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_about_pages, TIMEOUT);
     return eu_it_run_suite(suite);
 }
