@@ -31,7 +31,7 @@ cd "$ROOT"
 # shellcheck source=scripts/lib/services.sh
 . "$ROOT/scripts/lib/services.sh"
 
-eu_install_deps
+eu_install_deps "${EU_TEST_DEPS[@]}"
 command -v npm >/dev/null 2>&1 || eu_apt_install nodejs npm
 
 TMP=$(eu_test_tmpdir)
@@ -52,10 +52,12 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # Node packages of the tests: masto.js (tests/e2e), s3rver (tests/s3), Fedify
-# (tests/fedify).
+# (tests/fedify), puppeteer-core and axe-core (tests/browser, which drives
+# Debian's chromium: nothing is downloaded besides the packages).
 node_packages() {
   local dir
-  for dir in tests/e2e tests/s3 tests/fedify; do
+  export PUPPETEER_SKIP_DOWNLOAD=1
+  for dir in tests/e2e tests/s3 tests/fedify tests/browser; do
     [ -f "$dir/package.json" ] || continue
     if [ -f "$dir/package-lock.json" ]; then
       # npm ci wipes and refills node_modules (half a minute each on a busy

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared helpers for scripts/run.sh and scripts/test.sh. Source it; do not run it.
 #
-#   eu_install_deps                 apt-get install whatever build/runtime packages are missing
+#   eu_install_deps [PKG...]        apt-get install whatever build/runtime packages (and PKGs) are missing
 #   eu_free_port [EXCLUDED...]      print a TCP port nobody listens on (not one of EXCLUDED)
 #   eu_pg_init DIR                  initdb DIR unless it is a data directory already
 #   eu_pg_start DIR PORT [--no-fsync]   initdb DIR if empty, start a private PostgreSQL on PORT
@@ -21,7 +21,10 @@
 EU_DEPS=(build-essential cmake pkg-config libevent-dev libpq-dev libhiredis-dev
   libjansson-dev libsodium-dev libssl-dev libcurl4-openssl-dev libwebp-dev
   libjpeg-dev libpng-dev libsystemd-dev check postgresql redis-server curl libgumbo-dev
-  libgif-dev libwslay-dev libicu-dev libqrencode-dev libzip-dev python3-aiosmtpd)
+  libgif-dev libwslay-dev libicu-dev libqrencode-dev libzip-dev)
+# What only the tests need besides: the test SMTP server, and the browser the
+# pages are tested in (scripts/test.sh installs these too).
+EU_TEST_DEPS=(python3-aiosmtpd chromium)
 
 eu_log() { printf '[eunha] %s\n' "$*" >&2; }
 eu_die() { printf '[eunha] error: %s\n' "$*" >&2; return 1; }
@@ -53,11 +56,11 @@ eu_pkg_installed() {
 
 eu_install_deps() {
   if ! command -v dpkg-query >/dev/null 2>&1; then
-    eu_log "not a Debian-like system: skipping package installation (need: ${EU_DEPS[*]})"
+    eu_log "not a Debian-like system: skipping package installation (need: ${EU_DEPS[*]} $*)"
     return 0
   fi
   local missing=() p
-  for p in "${EU_DEPS[@]}"; do
+  for p in "${EU_DEPS[@]}" "$@"; do
     eu_pkg_installed "$p" || missing+=("$p")
   done
   if [ "${#missing[@]}" -gt 0 ]; then

@@ -364,8 +364,8 @@ reply_authz_error_page(struct eu_req *req, int status, const char *code, const c
         return;
     }
     const char *body = eu_arena_sprintf(req->arena,
-                                        "<h1>An error has occurred</h1><p class=\"error\">%s</p>"
-                                        "<p><code>%s</code></p>",
+                                        "<div class=\"card\"><h1>An error has occurred</h1>"
+                                        "<p class=\"error\">%s</p><p><code>%s</code></p></div>",
                                         eu_html_escape(req, desc), eu_html_escape(req, code));
     eu_web_reply_page(req, status, "Authorization error", body);
 }
@@ -428,12 +428,12 @@ reply_sign_in(struct eu_oauth_flow *f, int status, const char *error)
     if (f->otp_pending) {
         const char *body = eu_arena_sprintf(
             req->arena,
-            "<h1>Two-factor authentication</h1><p>Enter the code from your authenticator app, "
-            "or one of your recovery codes.</p>%s"
+            "<div class=\"card\"><h1>Two-factor authentication</h1><p>Enter the code from "
+            "your authenticator app, or one of your recovery codes.</p>%s"
             "<form method=\"post\" action=\"/auth/sign_in\">%s"
-            "<label>Code <input type=\"text\" name=\"code\" inputmode=\"numeric\" "
-            "autocomplete=\"one-time-code\" required autofocus></label>"
-            "<button type=\"submit\">Sign in</button></form>",
+            "<label for=\"code\">Code</label><input type=\"text\" id=\"code\" name=\"code\" "
+            "inputmode=\"numeric\" autocomplete=\"one-time-code\" required autofocus>"
+            "<button type=\"submit\">Sign in</button></form></div>",
             err, hidden_fields(f));
         eu_web_reply_page(req, status, "Two-factor authentication", body);
         return;
@@ -447,16 +447,67 @@ reply_sign_in(struct eu_oauth_flow *f, int status, const char *error)
                                eu_html_escape(req, f->app_name));
     const char *body = eu_arena_sprintf(
         req->arena,
-        "<h1>Sign in</h1>%s%s"
+        "<div class=\"card\"><h1>Sign in</h1>%s%s"
         "<form method=\"post\" action=\"/auth/sign_in\">%s"
-        "<label>E-mail address or username <input type=\"text\" name=\"email\" "
-        "autocomplete=\"username\" required value=\"%s\"></label>"
-        "<label>Password <input type=\"password\" name=\"password\" "
-        "autocomplete=\"current-password\" required></label>"
+        "<label for=\"login\">E-mail address or username</label><input type=\"text\" "
+        "id=\"login\" name=\"email\" autocomplete=\"username\" required value=\"%s\">"
+        "<label for=\"password\">Password</label><input type=\"password\" id=\"password\" "
+        "name=\"password\" autocomplete=\"current-password\" required>"
         "<button type=\"submit\">Sign in</button></form>"
-        "<p><a href=\"/auth/password/new\">Forgot your password?</a></p>",
+        "<p><a href=\"/auth/password/new\">Forgot your password?</a></p></div>",
         intro, err, hidden_fields(f), eu_html_escape(req, f->login ? f->login : ""));
     eu_web_reply_page(req, status, "Sign in", body);
+}
+
+/* What a scope lets an application do, in words, for the consent page.
+ * Scopes the server does not know never reach it (eu_oauth_scopes_valid). */
+static const char *
+scope_words(const char *scope)
+{
+    static const struct {
+        const char *scope, *words;
+    } words[] = {
+        {"read", "read everything in your account"},
+        {"write", "change everything in your account"},
+        {"follow", "follow, block and mute accounts"},
+        {"push", "receive your push notifications"},
+        {"profile", "read your profile only"},
+        {"read:accounts", "see accounts' information"},
+        {"read:blocks", "see your blocks"},
+        {"read:bookmarks", "see your bookmarks"},
+        {"read:favourites", "see your favourites"},
+        {"read:filters", "see your filters"},
+        {"read:follows", "see whom you follow"},
+        {"read:lists", "see your lists"},
+        {"read:mutes", "see your mutes"},
+        {"read:notifications", "see your notifications"},
+        {"read:reports", "see your reports"},
+        {"read:search", "search on your behalf"},
+        {"read:statuses", "see all posts"},
+        {"write:accounts", "change your profile"},
+        {"write:blocks", "block accounts and domains"},
+        {"write:bookmarks", "bookmark posts"},
+        {"write:conversations", "mute and delete conversations"},
+        {"write:favourites", "favourite posts"},
+        {"write:filters", "create filters"},
+        {"write:follows", "follow accounts"},
+        {"write:lists", "create lists"},
+        {"write:media", "upload media"},
+        {"write:mutes", "mute accounts and conversations"},
+        {"write:notifications", "clear your notifications"},
+        {"write:reports", "report accounts"},
+        {"write:statuses", "publish posts"},
+        {"admin:read", "read all moderation data of the server"},
+        {"admin:write", "take moderation actions on the server"},
+    };
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (strcmp(words[i].scope, scope) == 0)
+            return words[i].words;
+    if (strncmp(scope, "admin:read:", 11) == 0)
+        return "read moderation data of the server";
+    if (strncmp(scope, "admin:write:", 12) == 0)
+        return "take moderation actions on the server";
+    return scope;
 }
 
 static void
@@ -467,7 +518,10 @@ reply_consent(struct eu_oauth_flow *f)
     for (const char *p = f->a.scope; *p;) {
         size_t len = strcspn(p, " ");
         const char *one = eu_arena_strndup(req->arena, p, len);
-        items = eu_arena_sprintf(req->arena, "%s<li><code>%s</code></li>", items,
+        items = eu_arena_sprintf(req->arena,
+                                 "%s<li>%s <span class=\"muted\">(<code>%s</code>)"
+                                 "</span></li>",
+                                 items, eu_html_escape(req, scope_words(one)),
                                  eu_html_escape(req, one));
         p += len;
         while (*p == ' ')
@@ -475,14 +529,20 @@ reply_consent(struct eu_oauth_flow *f)
     }
     const char *body = eu_arena_sprintf(
         req->arena,
-        "<h1>Authorization required</h1><p><strong>%s</strong> would like permission to access "
-        "your account <strong>@%s</strong>. It is a third-party application; if you do not "
-        "trust it, do not authorize it.</p><p>It asks for:</p><ul>%s</ul>"
-        "<form method=\"post\" action=\"/oauth/authorize\">%s"
-        "<button type=\"submit\" name=\"decision\" value=\"approve\">Authorize</button> "
-        "<button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
+        "<div class=\"card\"><h1>Authorization required</h1><p><strong>%s</strong> would like "
+        "permission to access your account <strong>@%s</strong>. It is a third-party "
+        "application; if you do not trust it, do not authorize it.</p><p>It asks to:</p>"
+        "<ul class=\"scopes\">%s</ul>"
+        "<form method=\"post\" action=\"/oauth/authorize\">%s<div class=\"actions\">"
+        "<button type=\"submit\" name=\"decision\" value=\"approve\">Authorize</button>"
+        "<button type=\"submit\" class=\"secondary\" name=\"decision\" value=\"deny\">Deny"
+        "</button></div></form>"
+        "<form method=\"post\" action=\"/auth/sign_out\">%s%s<p class=\"muted\">Not @%s? "
+        "<button type=\"submit\" class=\"secondary\">Sign out</button></p></form></div>",
         eu_html_escape(req, f->app_name), eu_html_escape(req, f->username ? f->username : ""),
-        items, hidden_fields(f));
+        items, hidden_fields(f), hidden(req, "authenticity_token", f->csrf),
+        hidden(req, "return_to", authorize_url(f)),
+        eu_html_escape(req, f->username ? f->username : ""));
     eu_web_reply_page(req, 200, "Authorization required", body);
 }
 
@@ -498,9 +558,9 @@ redirect_to_client(struct eu_oauth_flow *f, const char *code, const char *error,
         if (code) {
             const char *body = eu_arena_sprintf(
                 a,
-                "<h1>Authorization code</h1><p>Copy this authorization code and paste it into "
-                "the application.</p><p><input class=\"code\" type=\"text\" readonly size=\"50\" "
-                "value=\"%s\"></p>",
+                "<div class=\"card\"><h1>Authorization code</h1><p>Copy this authorization code "
+                "and paste it into the application.</p><label for=\"code\">Your code</label>"
+                "<input class=\"code\" id=\"code\" type=\"text\" readonly value=\"%s\"></div>",
                 eu_html_escape(req, code));
             eu_web_reply_page(req, 200, "Authorization code", body);
         } else {
@@ -1329,7 +1389,11 @@ on_signed_out(struct eu_req *req, PGresult *res, void *arg)
                                        "%s=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax%s",
                                        EU_WEB_SESSION_COOKIE,
                                        strcmp(req->scheme, "https") == 0 ? "; Secure" : ""));
-    redirect_local(req, "/auth/sign_in");
+    /* The consent page's "not you?" comes back to its authorize URL, to
+     * sign in as someone else; otherwise the sign-in page. */
+    const struct eu_oauth_flow *f = arg;
+    redirect_local(req,
+                   f->return_to && strcmp(f->return_to, "/") != 0 ? f->return_to : "/auth/sign_in");
 }
 
 static void

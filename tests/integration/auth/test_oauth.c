@@ -426,9 +426,9 @@ START_TEST(test_authorization_code_pkce)
              csrf, a.client_id);
     form(s, &r, "POST", "/oauth/authorize", cookie, body);
     EU_IT_EXPECT_STATUS(&r, 200);
-    const char *v = strstr(r.body, "readonly size=\"50\" value=\"");
+    const char *v = strstr(r.body, "readonly value=\"");
     ck_assert_msg(v != NULL, "no code on the page: %s", r.body);
-    v += strlen("readonly size=\"50\" value=\"");
+    v += strlen("readonly value=\"");
     free(code);
     code = strndup(v, strcspn(v, "\""));
     snprintf(body, sizeof(body),

@@ -1,0 +1,120 @@
+/*
+ * Runs tests/browser/pages.mjs, Debian's Chromium driven by puppeteer-core
+ * with axe-core, against a real server: starts `eunha serve` through the
+ * integration harness, makes a tenant with an accent colour, rules and a
+ * post, a user with two-factor sign-in, an OAuth application, and a decoy
+ * tenant in the same placement, then hands node their names. Chromium maps
+ * every host name to 127.0.0.1 (--host-resolver-rules), so the pages are
+ * asked for by their tenants' own domains.
+ *
+ * Exits 77 (CTest's "skipped") when node, Chromium or the npm packages are
+ * missing, which scripts/test.sh installs; every other failure fails.
+ * Screenshots go to EUNHA_BROWSER_OUT (CMake sets it under the build
+ * directory).
+ */
+#include "harness.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef EUNHA_BROWSER_DIR
+#error "EUNHA_BROWSER_DIR must name tests/browser"
+#endif
+
+#define HOST "pages.example"
+#define DECOY "decoy.example"
+#define SKIP 77
+/* A TOTP secret (base32) for the user with two-factor sign-in. */
+#define OTP_SECRET "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+
+static bool
+have(const char *what)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "%s >/dev/null 2>&1", what);
+    return system(cmd) == 0;
+}
+
+START_TEST(test_pages_in_chromium)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, HOST, "Pages & Co"));
+    json_decref(eu_it_tenant_create(s, DECOY, "Decoy"));
+    free(eu_it_account_seed(s, HOST, "alice"));
+    free(eu_it_account_seed(s, HOST, "otto"));
+    free(eu_it_account_seed(s, DECOY, "dora"));
+    struct eu_it_resp r = {0};
+    eu_it_admin(s, "PATCH", "/admin/v1/tenants/" HOST "/instance",
+                "{\"accent_color\":\"#0b7a75\",\"description\":\"A place for pages.\","
+                "\"contact_username\":\"alice\",\"languages\":[\"en\"]}",
+                &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_admin(s, "POST", "/admin/v1/tenants/" HOST "/rules",
+                "{\"text\":\"Be kind\",\"hint\":\"No harassment\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *tok = eu_it_user_token(s, HOST, "alice", "read write");
+    eu_it_callf(s, &r, HOST, "POST", tok,
+                "{\"status\":\"Hello from the browser test\",\"spoiler_text\":\"greeting\"}",
+                "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *status_id = strdup(eu_it_json_str(&r, "id"));
+    char reply[256];
+    snprintf(reply, sizeof(reply), "{\"status\":\"A reply\",\"in_reply_to_id\":\"%s\"}", status_id);
+    eu_it_callf(s, &r, HOST, "POST", tok, reply, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    /* otto signs in with a second factor. */
+    char *db = eu_it_tenant_database(s, HOST);
+    char *tid = eu_it_tenant_id(s, HOST);
+    free(eu_it_pg_execf(db,
+                        "UPDATE users SET otp_secret = '%s', otp_required_for_login = true"
+                        " WHERE tenant_id = %s AND account_id = (SELECT id FROM accounts"
+                        " WHERE tenant_id = %s AND username = 'otto' AND domain IS NULL)",
+                        OTP_SECRET, tid, tid));
+    struct eu_it_app app =
+        eu_it_app_create(s, HOST,
+                         "{\"client_name\":\"Browser Test App\",\"redirect_uris\":"
+                         "\"urn:ietf:wg:oauth:2.0:oob\",\"scopes\":\"read write push\"}");
+
+    char port[16], cmd[1024];
+    snprintf(port, sizeof(port), "%d", s->public_port);
+    setenv("EUNHA_BROWSER_PORT", port, 1);
+    setenv("EUNHA_BROWSER_HOST", HOST, 1);
+    setenv("EUNHA_BROWSER_DECOY", DECOY, 1);
+    setenv("EUNHA_BROWSER_STATUS", status_id, 1);
+    setenv("EUNHA_BROWSER_CLIENT_ID", app.id, 1);
+    setenv("EUNHA_BROWSER_CLIENT_SECRET", app.secret, 1);
+    setenv("EUNHA_BROWSER_PASSWORD", EU_IT_PASSWORD, 1);
+    setenv("EUNHA_BROWSER_OTP_SECRET", OTP_SECRET, 1);
+    snprintf(cmd, sizeof(cmd), "cd '%s' && node pages.mjs", EUNHA_BROWSER_DIR);
+    int rc = system(cmd);
+    int code = rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+    if (code != 0)
+        eu_it_server_print_log(s);
+    ck_assert_msg(code == 0, "node pages.mjs exited with %d", code);
+
+    eu_it_resp_free(&r);
+    free(tok);
+    free(status_id);
+    free(db);
+    free(tid);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+int
+main(void)
+{
+    if (!have("command -v node") || !have("command -v chromium") ||
+        !have("test -d '" EUNHA_BROWSER_DIR "/node_modules/puppeteer-core'")) {
+        fprintf(stderr, "browser: node, chromium or the npm packages are missing (scripts/test.sh"
+                        " installs them); skipping\n");
+        return SKIP;
+    }
+    Suite *suite = suite_create("browser");
+    EU_IT_ADD_TCASE(suite, test_pages_in_chromium, 300);
+    return eu_it_run_suite(suite);
+}

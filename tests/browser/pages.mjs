@@ -1,0 +1,248 @@
+// Eunha's pages in Debian's Chromium (puppeteer-core), checked with
+// axe-core: run by browser_driver.c, which starts the server and seeds a
+// tenant, a decoy tenant, a post, a user with two-factor sign-in and an
+// OAuth application, and passes their names in EUNHA_BROWSER_*.
+//
+// For every page, in light and dark and at 360 and 1280 px wide: the
+// status, a Content-Security-Policy without script or inline style, no
+// script element, no horizontal scrolling, no serious or critical axe
+// violation, and a screenshot under EUNHA_BROWSER_OUT. Then the
+// authorization-code flow with PKCE by typing and clicking (a wrong
+// password first, a second factor for another user), the code exchanged
+// for a token that works, and the decoy's pages showing nothing of the
+// tenant's.
+import puppeteer from 'puppeteer-core';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createRequire } from 'node:module';
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is not set`);
+  return v;
+};
+const port = env('EUNHA_BROWSER_PORT');
+const host = env('EUNHA_BROWSER_HOST');
+const decoy = env('EUNHA_BROWSER_DECOY');
+const statusId = env('EUNHA_BROWSER_STATUS');
+const clientId = env('EUNHA_BROWSER_CLIENT_ID');
+const clientSecret = env('EUNHA_BROWSER_CLIENT_SECRET');
+const password = env('EUNHA_BROWSER_PASSWORD');
+const otpSecret = env('EUNHA_BROWSER_OTP_SECRET');
+const out = process.env.EUNHA_BROWSER_OUT || '/tmp/eunha-browser';
+mkdirSync(out, { recursive: true });
+
+const require = createRequire(import.meta.url);
+const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const OOB = 'urn:ietf:wg:oauth:2.0:oob';
+const url = (h, path) => `http://${h}:${port}${path}`;
+
+let failures = 0;
+function check(ok, what) {
+  if (!ok) {
+    failures++;
+    console.error(`FAIL: ${what}`);
+  }
+}
+
+// One request with a Host header, outside the browser (node's fetch will
+// not let a script set Host).
+function http(method, h, path, { body, headers = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, method, path, headers: { Host: `${h}:${port}`, ...headers } },
+      (res) => {
+        let data = '';
+        res.on('data', (c) => (data += c));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+      },
+    );
+    req.on('error', reject);
+    if (body) req.write(body);
+    req.end();
+  });
+}
+
+// RFC 6238 with SHA-1, 6 digits, 30 s steps, as authenticator apps do.
+function totp(base32) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const c of base32) bits += alphabet.indexOf(c).toString(2).padStart(5, '0');
+  const key = Buffer.from(bits.match(/.{8}/g).map((b) => parseInt(b, 2)));
+  const step = Buffer.alloc(8);
+  step.writeBigUInt64BE(BigInt(Math.floor(Date.now() / 30000)));
+  const mac = createHmac('sha1', key).update(step).digest();
+  const o = mac[mac.length - 1] & 15;
+  return String((mac.readUInt32BE(o) & 0x7fffffff) % 1e6).padStart(6, '0');
+}
+
+const b64url = (buf) => buf.toString('base64url');
+
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--host-resolver-rules=MAP * 127.0.0.1',
+  ],
+});
+
+async function axe(page, name) {
+  await page.evaluate(axeSource);
+  const res = await page.evaluate(() =>
+    // eslint-disable-next-line no-undef
+    axe.run(document, { resultTypes: ['violations'] }),
+  );
+  for (const v of res.violations) {
+    if (v.impact === 'serious' || v.impact === 'critical') {
+      check(false, `${name}: axe ${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target).join(' ')})`);
+    }
+  }
+}
+
+// The checks every page gets, in both colour schemes at both widths.
+async function visit(page, h, path, name, status = 200, expect = null) {
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
+    for (const width of [360, 1280]) {
+      await page.setViewport({ width, height: 900 });
+      const res = await page.goto(url(h, path), { waitUntil: 'load' });
+      const label = `${name} (${scheme}, ${width}px)`;
+      check(res.status() === status, `${label}: status ${res.status()}, want ${status}`);
+      const csp = res.headers()['content-security-policy'] || '';
+      check(csp.includes("default-src 'none'") && !csp.includes('unsafe-inline') &&
+            !csp.includes('script-src'), `${label}: CSP ${csp}`);
+      check((await page.$$('script')).length === 0, `${label}: a script element`);
+      const sheets = await page.evaluate(() => [...document.styleSheets].filter((s) => s.href).length);
+      check(sheets >= 1, `${label}: the stylesheet did not load`);
+      const overflow = await page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
+      check(overflow <= 1, `${label}: ${overflow} px of horizontal scrolling`);
+      const lang = await page.evaluate(() => document.documentElement.lang);
+      check(lang === 'en', `${label}: lang=${lang}`);
+      if (expect) {
+        const text = await page.evaluate(() => document.body.innerText);
+        check(text.includes(expect), `${label}: no "${expect}" in the page`);
+      }
+      await page.screenshot({ path: `${out}/${name}-${scheme}-${width}.png`, fullPage: true });
+      await axe(page, label);
+    }
+  }
+}
+
+const page = await browser.newPage();
+page.setDefaultTimeout(15000);
+
+// ---------------------------------------------------------------- visitors
+await visit(page, host, '/about', 'about', 200, 'Be kind');
+await visit(page, host, '/privacy-policy', 'privacy-policy', 200);
+await visit(page, host, '/terms-of-service', 'terms-of-service', 404);
+await visit(page, host, '/@alice', 'profile', 200, 'greeting');
+await visit(page, host, `/@alice/${statusId}`, 'status', 200, 'greeting');
+await visit(page, host, '/@nobody', 'not-found', 404);
+await visit(page, host, '/auth/sign_in', 'sign-in', 200);
+
+// The accent colour reaches the buttons.
+await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
+await page.goto(url(host, '/auth/sign_in'));
+const button = await page.$eval('button[type=submit]', (b) => getComputedStyle(b).backgroundColor);
+check(button === 'rgb(11, 122, 117)', `the sign-in button is ${button}, not the accent`);
+
+// ------------------------------------------- authorization code with PKCE
+const verifier = b64url(randomBytes(32));
+const challenge = b64url(createHash('sha256').update(verifier).digest());
+const authorize = `/oauth/authorize?client_id=${encodeURIComponent(clientId)}` +
+  `&redirect_uri=${encodeURIComponent(OOB)}&response_type=code&scope=read+write` +
+  `&code_challenge=${challenge}&code_challenge_method=S256`;
+
+async function submit(selector = 'button[type=submit]') {
+  await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click(selector)]);
+}
+
+async function signIn(login, pw) {
+  await page.type('#login', login);
+  await page.type('#password', pw);
+  await submit();
+}
+
+await page.goto(url(host, authorize));
+check((await page.$('#login')) !== null, 'authorize: no sign-in form for a signed-out browser');
+check((await page.evaluate(() => document.body.innerText)).includes('Browser Test App'),
+  'authorize: the sign-in page does not name the application');
+await signIn('alice', 'not the password');
+check((await page.$eval('.error', (e) => e.textContent).catch(() => '')).length > 0,
+  'a wrong password: no error shown');
+check(!page.url().includes('password='), 'a wrong password: the password is in the URL');
+await page.$eval('#login', (e) => (e.value = ''));
+await signIn('alice', password);
+let text = await page.evaluate(() => document.body.innerText);
+check(text.includes('Authorization required') && text.includes('read everything in your account'),
+  `consent: scopes not listed in words: ${text}`);
+check(text.includes('Not @alice?'), 'consent: no "not you?"');
+await page.screenshot({ path: `${out}/consent-light-1280.png`, fullPage: true });
+await axe(page, 'consent');
+await submit('button[value=approve]');
+const code = await page.$eval('#code', (e) => e.value).catch(() => '');
+check(code.length > 10, `no authorization code on the out-of-band page: ${page.url()}`);
+await axe(page, 'code');
+check(!page.url().includes(code), 'the code is in the URL of the page showing it');
+
+const form = new URLSearchParams({
+  grant_type: 'authorization_code', code, client_id: clientId, client_secret: clientSecret,
+  redirect_uri: OOB, code_verifier: verifier,
+}).toString();
+let res = await http('POST', host, '/oauth/token', {
+  body: form, headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+});
+check(res.status === 200, `token exchange: ${res.status} ${res.body}`);
+const token = res.status === 200 ? JSON.parse(res.body).access_token : '';
+res = await http('GET', host, '/api/v1/accounts/verify_credentials', {
+  headers: { Authorization: `Bearer ${token}` },
+});
+check(res.status === 200 && JSON.parse(res.body).username === 'alice',
+  `the token from the browser flow: ${res.status} ${res.body}`);
+// The same token means nothing on the decoy.
+res = await http('GET', decoy, '/api/v1/accounts/verify_credentials', {
+  headers: { Authorization: `Bearer ${token}` },
+});
+check(res.status === 401, `alice's token on the decoy: ${res.status}`);
+
+// "Not you?": sign out from the consent page and come back to sign in.
+await page.goto(url(host, authorize));
+check((await page.$('button[value=approve]')) !== null, 'a signed-in browser skips no consent');
+await submit('form[action="/auth/sign_out"] button');
+check((await page.$('#login')) !== null, `not you: no sign-in form after signing out (${page.url()})`);
+
+// ------------------------------------------------- a second factor (otto)
+await signIn('otto', password);
+check((await page.$('#code')) !== null, 'two-factor: no code form after the password');
+await page.type('#code', '000000');
+await submit();
+check((await page.$eval('.error', (e) => e.textContent).catch(() => '')).length > 0,
+  'two-factor: a wrong code shows no error');
+await page.screenshot({ path: `${out}/two-factor-light-1280.png`, fullPage: true });
+await axe(page, 'two-factor');
+await page.type('#code', totp(otpSecret));
+await submit();
+text = await page.evaluate(() => document.body.innerText);
+check(text.includes('Authorization required') && text.includes('@otto'),
+  `two-factor: no consent for otto after the code: ${text.slice(0, 200)}`);
+
+// ------------------------------------------------------------ the decoy
+for (const path of ['/about', '/auth/sign_in', '/privacy-policy']) {
+  await page.goto(url(decoy, path));
+  const body = await page.content();
+  check(!body.includes('Pages &amp; Co') && !body.includes('Be kind') && !body.includes('0b7a75'),
+    `decoy ${path} shows the tenant's own`);
+}
+
+await browser.close();
+if (failures) {
+  console.error(`${failures} check(s) failed; screenshots in ${out}`);
+  process.exit(1);
+}
+console.log(`browser: every page passed; screenshots in ${out}`);
