@@ -594,18 +594,28 @@ PAUSE=$(jq -r '.write_pause_ms // empty' "$RESULTS/e-move-answer.json" 2>/dev/nu
 WHERE=$(bench_psql "$CONTROL_URL" "SELECT p.name FROM tenants t JOIN placements p ON p.id = t.placement_id WHERE t.domain = '$BIG'")
 awk '$3 ~ /^2/ && $6 != "-" { print $6 }' "$RESULTS/e-move.log" >"$RESULTS/e-acked.ids"
 ACKED=$(wc -l <"$RESULTS/e-acked.ids")
-# acked_missing URL TENANT_ID IDS_FILE : how many of the ids are not rows there.
+# acked_missing URL TENANT_ID IDS_FILE : how many of the ids are not rows
+# there (TENANT_ID 0: any tenant); the missing ones go to IDS_FILE.missing.
 acked_missing() {
-  local n
-  n=$(wc -l <"$3")
-  [ "$n" -gt 0 ] || {
+  : >"$3.missing"
+  [ -s "$3" ] || {
     echo 0
     return 0
   }
-  echo $((n - $(bench_psql "$1" "SELECT count(*) FROM statuses WHERE ($2 = 0 OR tenant_id = $2)
-    AND id IN ($(paste -sd, "$3"))")))
+  bench_psql "$1" "SELECT id FROM statuses WHERE ($2 = 0 OR tenant_id = $2)
+    AND id IN ($(paste -sd, "$3"))" | sort >"$3.found"
+  sort "$3" | comm -23 - "$3.found" >"$3.missing"
+  wc -l <"$3.missing"
+}
+
+# missing_when LOG IDS_FILE : when the missing ones were due, "X–Y s into the window".
+missing_when() {
+  [ -s "$2.missing" ] || return 0
+  awk 'NR == FNR { m[$1] = 1; next } ($6 in m) { t = $1 / 1000; if (a == "" || t < a) a = t; if (t > b) b = t }
+    END { printf "; the lost ones were due %.1f–%.1f s into the window", a, b }' "$2.missing" "$1"
 }
 MISSING_E=$(acked_missing "$SECOND_URL" "$BIG_ID" "$RESULTS/e-acked.ids")
+MOVE_AT=$(awk -v a="$t0" -v b="$m0" -v c="$m1" -v w="$WARMUP" 'BEGIN { printf "%.1f–%.1f", b - a - w, c - a - w }')
 E503=$(awk '$3 == 503 { n++ } END { print n + 0 }' "$RESULTS/e-move.log")
 EOTHER=$(awk '!($3 ~ /^2/) && $3 != 503 { n++ } END { print n + 0 }' "$RESULTS/e-move.log")
 if [ -n "$PAUSE" ]; then
@@ -614,7 +624,8 @@ else
   pause_fig="no write_pause_ms in the answer (HTTP $mcode; now on $WHERE): the move's wall time, $MOVE_MS ms, paused its writes throughout (today's move)"
 fi
 row "e. move of a $BIG_STATUSES-status tenant main → second under $MOVE_RATE writes/s: write pause" "$pause_fig" "≤ 1 s"
-row "e. the move: acknowledged writes lost" "$MISSING_E of $ACKED" "0"
+row "e. the move: acknowledged writes lost" \
+  "$MISSING_E of $ACKED$(missing_when "$RESULTS/e-move.log" "$RESULTS/e-acked.ids"); the move ran $MOVE_AT s into it" "0"
 row "e. the move: errors" "$EOTHER other than 503; 503×$E503 ($(codes "$RESULTS/e-move.log"))" "0 other than 503 + Retry-After"
 
 # ---- f. the second server's primary killed, its standby promoted --------------------
@@ -657,7 +668,8 @@ ACKED_F=$(wc -l <"$RESULTS/f-acked.ids")
 MISSING_F=$(acked_missing "$SECOND_STANDBY_URL" 0 "$RESULTS/f-acked.ids")
 PROMOTE_MS=$(awk -v a="$t0" -v b="$tp" -v w="$WARMUP" 'BEGIN { printf "%.0f", (b - a - w) * 1000 }')
 if [ -n "$ta" ]; then answer="$(awk -v a="$tp" -v b="$ta" 'BEGIN { printf "%.1f", b - a }') s"; else answer="not within 60 s"; fi
-row "f. primary SIGKILLed, standby promoted: acknowledged statuses missing" "$MISSING_F of $ACKED_F" "0"
+row "f. primary SIGKILLed, standby promoted: acknowledged statuses missing" \
+  "$MISSING_F of $ACKED_F$(missing_when "$RESULTS/f-failover.log" "$RESULTS/f-acked.ids")" "0"
 row "f. seconds from the promotion until a tenant there takes a write" \
   "$answer; $LIBPQ_SAYS (writes during the run: $(codes "$RESULTS/f-failover.log"); the last error was due $(awk '!($3 ~ /^2/) { l = $1 } END { printf "%.1f", l / 1000 }' "$RESULTS/f-failover.log") s into the window, the promotion done at $(awk -v m="$PROMOTE_MS" 'BEGIN { printf "%.1f", m / 1000 }') s)" \
   "≤ 10 s"
