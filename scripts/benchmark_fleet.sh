@@ -140,6 +140,7 @@ SECOND_STANDBY_URL="postgresql://postgres@127.0.0.1:$PG2S_PORT/$SECOND_DB"
 # libpq's failover: each new connection takes the first host that accepts
 # writes, so after the standby's promotion the pools find it.
 SECOND_PLACEMENT_URL="postgresql://postgres@127.0.0.1:$PG2_PORT,127.0.0.1:$PG2S_PORT/$SECOND_DB?target_session_attrs=read-write"
+BIG=big.fleet.test # e's tenant
 HAPROXY_PID=
 BG_PIDS=()
 
@@ -292,6 +293,7 @@ defaults
   timeout connect 2s
   timeout client 60s
   timeout server 60s
+  timeout queue 30s
   timeout http-keep-alive 60s
   option http-keep-alive
   # A connection refused by a dead process is tried on another one; a
@@ -309,7 +311,10 @@ backend eunha
   balance roundrobin
   option httpchk GET /healthz
   http-check expect status 200
-  default-server inter 500ms fastinter 250ms downinter 500ms fall 2 rise 2
+  # Every connection from HAProxy comes from one address, and eunha
+  # refuses more than [limits] max_connections_per_ip (256) from one: a
+  # server's maxconn below that makes HAProxy queue the rest instead.
+  default-server inter 500ms fastinter 250ms downinter 500ms fall 2 rise 2 maxconn 200
 EOF
   for ((i = 1; i <= PROCS; i++)); do
     echo "  server e$i 127.0.0.1:${PUB[i]} check port ${ADM[i]}"
@@ -321,10 +326,18 @@ wait_haproxy_up "$PROCS"
 
 # ---- tenants -------------------------------------------------------------------
 eu_log "placement second on 127.0.0.1:$PG2_PORT (standby $PG2S_PORT) and Redis $R2_PORT"
-bench_admin POST /admin/v1/placements "$(jq -nc --arg u "$SECOND_PLACEMENT_URL" \
-  --arg r "redis://127.0.0.1:$R2_PORT/0" \
-  '{name: "second", kind: "pooled", database_url: $u, redis_url: $r, capacity: null}')" \
-  >"$RESULTS/placement-second.json"
+# Registering migrates the new database within a time limit, which a
+# loaded machine can miss (422 "did not answer in time"): three tries.
+for try in 1 2 3; do
+  if bench_admin POST /admin/v1/placements "$(jq -nc --arg u "$SECOND_PLACEMENT_URL" \
+    --arg r "redis://127.0.0.1:$R2_PORT/0" \
+    '{name: "second", kind: "pooled", database_url: $u, redis_url: $r, capacity: null}')" \
+    >"$RESULTS/placement-second.json"; then
+    break
+  fi
+  [ "$try" -lt 3 ] || exit 1
+  sleep 2
+done
 
 HALF=$((TENANTS / 2))
 DOMAINS=$RESULTS/domains
@@ -478,6 +491,23 @@ until_window() {
   sleep "$w"
 }
 
+now_iso() { date -u +%Y-%m-%dT%H:%M:%S.%3N; }
+
+# reasons_503 FROM TO : the 503s eunha's processes logged between two
+# now_iso times, by tenant group and reason ("main: reason×N; second: ...").
+# The load generator sees only the code; HAProxy's own 503s (no server)
+# are not in these logs.
+reasons_503() {
+  awk -v a="$1" -v b="$2" -v big="$BIG" 'FILENAME ~ /tokens\.main$/ { g[$1] = "main"; next }
+    $2 >= a && $2 < b && /answering 503: / {
+      d = ""; for (i = 3; i <= NF; i++) if ($i ~ /^tenant=/) { d = substr($i, 8); break }
+      r = $0; sub(/.*answering 503: /, "", r); sub(/;.*/, "", r)
+      grp = (d in g) ? "main" : (d == big ? "moved tenant" : "second")
+      n[grp ": " r]++ }
+    END { for (k in n) print k "×" n[k] }' "$RESULTS/tokens.main" "$TMP"/eunha*.log | sort |
+    awk '{ s = s (s ? "; " : "") $0 } END { print (s ? s : "none") }'
+}
+
 rps() { jq -r '.requests_per_second * 10 | round / 10' "$1"; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", (b - a) * 1000 }'; }
 
@@ -578,7 +608,7 @@ phase_b() {
     sort | uniq -c | awk '{ s = s (s ? ", " : "") $1 } END { print s }')
   wait_haproxy_up "$PROCS"
   row "b. one process SIGKILLed under load: errors" \
-    "$ERR_KILL after the kill ($KINDS_KILL); $ERR_BEFORE in the ${KILL_MS} ms before" \
+    "$ERR_KILL after the kill ($KINDS_KILL) of $(awk -v k="$KILL_MS" '$1 >= k { n++ } END { print n + 0 }' "$RESULTS/b-kill.log") requests due after it; $ERR_BEFORE in the ${KILL_MS} ms before" \
     "only its in-flight requests"
   row "b. p95 back after the kill" \
     "${RECOVER} s (p95 per second ≤ $THRESH ms = ${P95_FACTOR}× the $BEFORE_P95 ms before)" "≤ 2 s"
@@ -604,7 +634,9 @@ phase_c() {
   eu_log "c. each group at $((RATE / 2)) req/s, before and with the second PostgreSQL stopped"
   groups c-before "$MIX" "$GROUP_SECONDS"
   eu_pg_stop "$TMP/pg2"
+  c0=$(now_iso)
   groups c-down "$MIX" "$GROUP_SECONDS"
+  c1=$(now_iso)
   eu_pg_start "$TMP/pg2" "$PG2_PORT" >/dev/null
   deadline=$((SECONDS + 60))
   while [ "$SECONDS" -lt "$deadline" ]; do
@@ -618,6 +650,7 @@ phase_c() {
   pd=$(p95 "$RESULTS/c-down-main.log")
   row "c. second PostgreSQL stopped: answers of its tenants" "$(codes "$RESULTS/c-down-second.log")" "503 only"
   row "c. second PostgreSQL stopped: answers of main's tenants" "$(codes "$RESULTS/c-down-main.log")" "unaffected"
+  row "c. second PostgreSQL stopped: eunha's 503s, by reason" "$(reasons_503 "$c0" "$c1")" "its tenants only"
   row "c. second PostgreSQL stopped: p95 of main's tenants, before → during" \
     "$pb → $pd ms ($(awk -v a="$pb" -v b="$pd" 'BEGIN { if (a + 0 > 0) printf "%+.0f%%", 100 * (b - a) / a; else print "–" }'))" \
     "within 20%"
@@ -627,15 +660,17 @@ phase_c() {
 phase_d() {
   eu_log "d. reads of each group with the second Redis stopped"
   eu_redis_stop "$TMP/redis2"
+  d0=$(now_iso)
   groups d-down "$READ_MIX" "$GROUP_SECONDS"
+  d1=$(now_iso)
   eu_redis_start "$TMP/redis2" "$R2_PORT" >/dev/null
   row "d. second Redis stopped: reads of its tenants" "$(codes "$RESULTS/d-down-second.log")" "every tenant answers reads"
   row "d. second Redis stopped: reads of main's tenants" "$(codes "$RESULTS/d-down-main.log")" "unaffected"
+  row "d. second Redis stopped: eunha's 503s, by reason" "$(reasons_503 "$d0" "$d1")" "none for main's tenants"
 }
 
 # ---- e. a big tenant moved under its own writes ----------------------------------
 phase_e() {
-  BIG=big.fleet.test
   eu_log "e. $BIG: $BIG_STATUSES statuses on main, moved to second under $MOVE_RATE writes/s"
   bench_admin POST /admin/v1/tenants "{\"domain\":\"$BIG\",\"title\":\"$BIG\",\"placement\":\"main\"}" >/dev/null
   seed main "$MAIN_URL" "$RESULTS/tokens.big" 1 "$BIG_STATUSES" "$BIG"
@@ -747,6 +782,16 @@ LOADGEN_CPU=$(find "$RESULTS" -name '*.json' -exec jq -r '.loadgen.cpu_percent /
   echo "| measure | figure | target |"
   echo "|---|---|---|"
   printf '%s\n' "${ROWS[@]}"
+  # Arrivals still queued in the load generator when a window ended: the
+  # offered rate was more than the fleet answered, and latencies are mostly
+  # that queue.
+  over=$(for j in "$RESULTS"/*.json; do
+    jq -r --arg n "$(basename "$j" .json)" 'select((.unsent // 0) > 0) | "\($n) \(.unsent) of \(.requests + .unsent)"' "$j" 2>/dev/null
+  done | paste -sd, - | sed 's/,/, /g')
+  if [ -n "$over" ]; then
+    echo
+    echo "Overloaded runs (arrivals still waiting in the load generator when the window ended): $over."
+  fi
 } >"$RESULTS/table.md"
 cat "$RESULTS/table.md"
 if [ "${EUNHA_BENCH_NO_README:-0}" != 1 ]; then
