@@ -8,6 +8,10 @@
 #                                   (lines in $EU_PG_EXTRA_CONF are added to its settings)
 #   eu_pg_stop DIR                  stop it (fast shutdown); no-op when not running
 #   eu_pg_kill DIR                  SIGKILL the postmaster and its children (a crash)
+#   eu_pg_standby_start DIR PORT PRIMARY_PORT   a streaming standby of the server on
+#                                   PRIMARY_PORT (pg_basebackup into DIR if empty), on PORT;
+#                                   its application_name is DIR's base name
+#   eu_pg_promote DIR               promote the standby in DIR to a primary (pg_ctl promote)
 #   eu_redis_start DIR PORT         start a private, non-persistent Redis on PORT
 #   eu_redis_stop DIR               stop it; no-op when not running
 #   eu_redis_pause DIR / eu_redis_resume DIR   freeze it (accepts, never answers) / thaw it
@@ -283,6 +287,56 @@ eu_pg_kill() {
     sleep 0.1
   done
   eu_die "PostgreSQL processes survived SIGKILL"
+}
+
+# eu_pg_standby_start DIR PORT PRIMARY_PORT : a hot standby streaming from
+# the PostgreSQL on 127.0.0.1:PRIMARY_PORT. An empty DIR is filled with
+# pg_basebackup (the services' trust authentication already admits
+# replication from 127.0.0.1); a DIR that holds a data directory is started
+# as it is. The standby connects with application_name set to DIR's base
+# name, so that a primary can make it synchronous by naming it in
+# synchronous_standby_names.
+eu_pg_standby_start() {
+  local dir port primary bin
+  dir=$(eu_abspath "${1:?eu_pg_standby_start DIR PORT PRIMARY_PORT}")
+  port=${2:?eu_pg_standby_start DIR PORT PRIMARY_PORT}
+  primary=${3:?eu_pg_standby_start DIR PORT PRIMARY_PORT}
+  bin=$(eu_pg_bindir) || return 1
+  eu_pg_ensure_user || return 1
+  if [ ! -f "$dir/PG_VERSION" ]; then
+    mkdir -p "$dir" || return 1
+    if [ "$(id -u)" -eq 0 ]; then
+      chown postgres: "$dir" || return 1
+    fi
+    chmod 700 "$dir" || return 1
+    if [ -n "$(ls -A "$dir")" ]; then
+      eu_die "$dir is not empty and not a PostgreSQL data directory"
+      return 1
+    fi
+    eu_log "pg_basebackup from 127.0.0.1:$primary into $dir"
+    eu_as_pg "$bin/pg_basebackup" -h 127.0.0.1 -p "$primary" -U postgres -D "$dir" \
+      -X stream -R --no-sync >"$dir.basebackup.log" 2>&1 || {
+      cat "$dir.basebackup.log" >&2
+      eu_die "pg_basebackup failed"
+      return 1
+    }
+    rm -f "$dir.basebackup.log" "$dir/log"
+    # Appended after the line -R wrote, so it wins: the same connection
+    # with the name a primary's synchronous_standby_names can use.
+    echo "primary_conninfo = 'host=127.0.0.1 port=$primary user=postgres application_name=$(basename "$dir")'" \
+      >>"$dir/postgresql.auto.conf" || return 1
+  fi
+  eu_pg_start "$dir" "$port"
+}
+
+# eu_pg_promote DIR : the standby in DIR stops following its primary and
+# accepts writes; waits until it does.
+eu_pg_promote() {
+  local dir bin
+  dir=$(eu_abspath "${1:?eu_pg_promote DIR}")
+  bin=$(eu_pg_bindir) || return 1
+  eu_log "promoting PostgreSQL ($dir)"
+  eu_as_pg "$bin/pg_ctl" -D "$dir" -w -t 60 promote >/dev/null
 }
 
 eu_redis_pid() {

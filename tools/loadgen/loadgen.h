@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "histogram.h"
 
@@ -89,6 +90,10 @@ struct eu_lg_config {
     const char *visibility;
     char *admin_token;    /* --admin-token-file, for admin kinds */
     const char *json_out; /* write the report as JSON here too */
+    /* --log: a line per measured request, for figures the summary cannot
+     * give (latency per second, answers per host, the ids of created
+     * statuses). NULL when not asked for. */
+    FILE *log;
     const char *label;
     bool quiet;
     uint64_t seed;

@@ -54,6 +54,9 @@ usage(FILE *o)
             "      --seed N           random seed for the mix (default fixed)\n"
             "Report\n"
             "      --json FILE        also write the report as JSON\n"
+            "      --log FILE         a line per measured request: 'DUE_MS LATENCY_MS STATUS\n"
+            "                         KIND HOST ID', DUE_MS from the window's start, STATUS\n"
+            "                         a code or an error name, ID the created status's or -\n"
             "      --label TEXT       name the run in the report\n"
             "  -q, --quiet            no text report\n"
             "\n"
@@ -324,7 +327,8 @@ main(int argc, char **argv)
         OPT_JSON,
         OPT_LABEL,
         OPT_RETRY,
-        OPT_ADMIN_TOKEN
+        OPT_ADMIN_TOKEN,
+        OPT_LOG
     };
     static const struct option opts[] = {
         {"addr", required_argument, NULL, 'a'},
@@ -348,6 +352,7 @@ main(int argc, char **argv)
         {"json", required_argument, NULL, OPT_JSON},
         {"label", required_argument, NULL, OPT_LABEL},
         {"admin-token-file", required_argument, NULL, OPT_ADMIN_TOKEN},
+        {"log", required_argument, NULL, OPT_LOG},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -442,6 +447,15 @@ main(int argc, char **argv)
             if (read_admin_token(&cfg, optarg) < 0)
                 return 2;
             break;
+        case OPT_LOG:
+            if (cfg.log)
+                fclose(cfg.log);
+            cfg.log = fopen(optarg, "w");
+            if (!cfg.log) {
+                fprintf(stderr, "eunha-loadgen: cannot write '%s': %s\n", optarg, strerror(errno));
+                return 2;
+            }
+            break;
         case 'q':
             cfg.quiet = true;
             break;
@@ -510,5 +524,9 @@ main(int argc, char **argv)
     }
     free(cfg.hosts);
     free(cfg.admin_token);
+    if (cfg.log && fclose(cfg.log) != 0) {
+        fprintf(stderr, "eunha-loadgen: writing the --log file failed\n");
+        rc = 1;
+    }
     return rc;
 }

@@ -69,6 +69,7 @@ struct pending {
     unsigned attempts;        /* sends so far; more than one after a retried 503 */
     struct event *retry_ev;   /* made on the first retry, freed at exit */
     bool done;                /* on_response has run */
+    char id[32];              /* --log: the id a created status was given */
     struct pending *next;     /* backlog queue or free list */
     struct pending *all_next; /* every pending ever allocated, to free at exit */
 };
@@ -163,6 +164,7 @@ pending_new(struct lg *lg)
     p->err = -1;
     p->attempts = 0;
     p->done = false;
+    p->id[0] = '\0';
     p->next = NULL;
     return p;
 }
@@ -228,6 +230,22 @@ conn_release(struct lg *lg, struct conn *c)
     lg->idle = c;
 }
 
+/* --log's line for p: when it was due (ms into the window), its latency
+ * (ms), its status or error name, its kind, its Host and the id of the
+ * status it created ("-" for none). */
+static void
+log_done(struct lg *lg, const struct pending *p, int status, uint64_t lat_us)
+{
+    char code[16];
+    if (p->err >= 0)
+        snprintf(code, sizeof(code), "%s", eu_lg_err_names[p->err]);
+    else
+        snprintf(code, sizeof(code), "%d", status);
+    fprintf(lg->cfg->log, "%.3f %.3f %s %s %s %s\n", (double)(p->due_ns - lg->measure_ns) / 1e6,
+            (double)lat_us / 1e3, code, eu_lg_kinds[p->kind].name, lg->cfg->hosts[p->host].name,
+            p->id[0] ? p->id : "-");
+}
+
 static void
 record_done(struct lg *lg, struct pending *p, int status)
 {
@@ -235,13 +253,15 @@ record_done(struct lg *lg, struct pending *p, int status)
     if (!is_measured(lg, p))
         return;
     struct eu_lg_kind_stats *ks = &st->kinds[p->kind];
+    uint64_t lat_us = (now_ns() - p->due_ns) / 1000;
+    if (lg->cfg->log)
+        log_done(lg, p, status, lat_us);
     st->completed++;
     if (p->err >= 0) {
         st->err[p->err]++;
         ks->errors++;
         return;
     }
-    uint64_t lat_us = (now_ns() - p->due_ns) / 1000;
     eu_lg_hist_record(&ks->hist, lat_us);
     eu_lg_hist_record(&st->all, lat_us);
     st->status[status < 600 ? status : 599]++;
@@ -335,6 +355,27 @@ retry_later(struct lg *lg, struct pending *p, struct evhttp_request *req)
     return true;
 }
 
+/* Keeps the id of the status a 2xx POST /api/v1/statuses created, for
+ * --log: the first "id" of the body, which is the status's own (the
+ * server writes it first). */
+static void
+keep_status_id(struct pending *p, struct evhttp_request *req)
+{
+    static const char key[] = "\"id\":\"";
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    const char *body = len ? (const char *)evbuffer_pullup(in, (ev_ssize_t)len) : NULL;
+    const char *at = body ? memmem(body, len, key, sizeof(key) - 1) : NULL;
+    if (!at)
+        return;
+    at += sizeof(key) - 1;
+    size_t n = 0;
+    while (at + n < body + len && n + 1 < sizeof(p->id) && at[n] != '"')
+        n++;
+    memcpy(p->id, at, n);
+    p->id[n] = '\0';
+}
+
 static void
 on_response(struct evhttp_request *req, void *arg)
 {
@@ -346,6 +387,8 @@ on_response(struct evhttp_request *req, void *arg)
      * with status 0 and without the error callback. */
     if (p->err < 0 && status == 0)
         p->err = EU_LG_ERR_CONNECT;
+    if (lg->cfg->log && p->err < 0 && p->kind == EU_LG_STATUS && status >= 200 && status < 300)
+        keep_status_id(p, req);
     if (p->err < 0 && status == 503 && retry_later(lg, p, req)) {
         /* Still in flight. In open loop the connection serves other
          * arrivals meanwhile; in closed loop the client waits on its own

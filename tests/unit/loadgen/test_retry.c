@@ -2,9 +2,11 @@
  * Tests for the load generator's --retry-503 (tools/loadgen/run.c), which the
  * density benchmark's first answers and wake burst rely on: a 503 is asked
  * again after its Retry-After, its latency runs from the first ask, and it
- * stands as an error once the retry window is spent. The server here is a
- * small evhttp loop on its own thread that answers each Host 503 a set
- * number of times before 200.
+ * stands as an error once the retry window is spent. Also --log's line per
+ * request, which the fleet benchmark reads the ids of created statuses
+ * from. The server here is a small evhttp loop on its own thread that
+ * answers each Host 503 a set number of times before 200 (with a status's
+ * JSON to a POST).
  */
 #include "../../../tools/loadgen/run.c"
 
@@ -38,6 +40,15 @@ on_request(struct evhttp_request *req, void *arg)
     if (s->seen[i]++ < s->refusals) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "0");
         evhttp_send_reply(req, 503, "Service Unavailable", NULL);
+        return;
+    }
+    if (evhttp_request_get_command(req) == EVHTTP_REQ_POST) {
+        /* The status's own id first, as the server writes it, then a
+         * nested one that must not be taken for it. */
+        struct evbuffer *body = evbuffer_new();
+        evbuffer_add_printf(body, "{\"id\":\"4%d\",\"account\":{\"id\":\"9\"}}", i);
+        evhttp_send_reply(req, 200, "OK", body);
+        evbuffer_free(body);
         return;
     }
     evhttp_send_reply(req, 200, "OK", NULL);
@@ -164,6 +175,55 @@ START_TEST(test_retry_window_spent_leaves_the_503)
 }
 END_TEST
 
+START_TEST(test_log_has_each_request_and_the_created_ids)
+{
+    struct server s;
+    server_start(&s, 1);
+    static struct eu_lg_host hosts[2] = {{.name = "h0"}, {.name = "h1"}};
+    FILE *log = tmpfile();
+    ck_assert_ptr_nonnull(log);
+    /* One at a time, round robin: h0 and h1 are refused, then answered. */
+    struct eu_lg_config cfg = {
+        .addr = "127.0.0.1",
+        .port = (unsigned)s.port,
+        .hosts = hosts,
+        .nhosts = 2,
+        .concurrency = 1,
+        .timeout = 5,
+        .max_requests = 4,
+        .max_backlog = 10,
+        .visibility = "public",
+        .log = log,
+    };
+    cfg.weights[EU_LG_STATUS] = 1;
+    cfg.weight_total = 1;
+    struct eu_lg_stats st;
+    ck_assert_int_eq(eu_lg_run(&cfg, &st), 0);
+    server_stop(&s);
+    rewind(log);
+    char line[256], code[16], kind[16], host[16], id[32];
+    const char *want[4][3] = {
+        {"503", "h0", "-"}, {"503", "h1", "-"}, {"200", "h0", "40"}, {"200", "h1", "41"}};
+    int n = 0;
+    double due, lat, last_due = -1;
+    while (fgets(line, sizeof(line), log)) {
+        ck_assert_int_lt(n, 4);
+        ck_assert_int_eq(
+            sscanf(line, "%lf %lf %15s %15s %15s %31s", &due, &lat, code, kind, host, id), 6);
+        ck_assert_double_ge(due, last_due);
+        ck_assert_double_ge(lat, 0);
+        ck_assert_str_eq(code, want[n][0]);
+        ck_assert_str_eq(kind, "status");
+        ck_assert_str_eq(host, want[n][1]);
+        ck_assert_str_eq(id, want[n][2]);
+        last_due = due;
+        n++;
+    }
+    ck_assert_int_eq(n, 4);
+    fclose(log);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -172,6 +232,7 @@ suite(void)
     tcase_add_test(tc, test_503_without_retry_is_an_error);
     tcase_add_test(tc, test_503_is_asked_again_until_answered);
     tcase_add_test(tc, test_retry_window_spent_leaves_the_503);
+    tcase_add_test(tc, test_log_has_each_request_and_the_created_ids);
     suite_add_tcase(s, tc);
     return s;
 }
