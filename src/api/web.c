@@ -1,11 +1,17 @@
 /*
  * The public HTML pages: a local account's profile (/@username) with its
- * latest public and unlisted posts, one post (/@username/:id), and
- * /users/:username sending browsers to the profile. They exist so links
- * opened from clients land on something readable; Mastodon's web app is not
- * reproduced. Pages are server-rendered from one query each, every value is
- * escaped (posts are re-rendered from their plain source, never copied as
- * HTML), and the Content-Security-Policy forbids scripts altogether.
+ * pinned and latest public and unlisted posts, paged by max_id; one post
+ * with its thread (/@username/:id); and /users/:username sending browsers
+ * to the profile. They exist so links opened from clients and shared in
+ * chats land on something readable, with OpenGraph and Twitter-card tags
+ * for previews; Mastodon's web app is not reproduced.
+ *
+ * A page is made from the API's own entities: the Account entity of the
+ * profile's owner and the Status entities eu_statuses_render() gives an
+ * anonymous viewer, so what a visitor may see is decided where the API
+ * decides it, and content is the API's (sanitized) HTML. Custom emoji
+ * shortcodes become images, content warnings and sensitive media are
+ * collapsed behind a <details>, media carry their descriptions as alt text.
  *
  * The same addresses serve ActivityPub clients their actor and Note
  * documents (src/ap/), chosen by the Accept header, so every answer says
@@ -29,14 +35,72 @@
 #include "eunha/http.h"
 #include "eunha/page.h"
 #include "eunha/sql.h"
+#include "eunha/statuses.h"
 #include "eunha/tenant.h"
 #include "web_internal.h"
+
+/* Posts on a profile page, and the most of a thread shown each way. */
+#define PROFILE_POSTS 20
+#define THREAD_MAX 40
+
+enum {
+    WEB_PROFILE,
+    WEB_STATUS,
+};
+
+const struct eu_sql eu_web_sql[] = {
+    /* The account, its pins and a page of its own public and unlisted
+     * posts (one more than shown, to know whether there are older ones);
+     * $3 the max_id, 0 for the newest. Visibility is checked again when
+     * the statuses are rendered for the anonymous viewer. */
+    [WEB_PROFILE] = {"web.profile",
+                     "SELECT (eunha_account(a)).*,"
+                     " (SELECT coalesce(json_agg(p.status_id::text ORDER BY p.id DESC), '[]')"
+                     "  FROM status_pins p WHERE p.tenant_id = $1 AND p.account_id = a.id)::text"
+                     "  AS web_pins,"
+                     " (SELECT coalesce(json_agg(x.id::text ORDER BY x.id DESC), '[]') FROM"
+                     "  (SELECT s.id FROM statuses s WHERE s.tenant_id = $1"
+                     "   AND s.account_id = a.id AND s.deleted_at IS NULL AND s.visibility <= 1"
+                     "   AND s.reblog_of_id IS NULL AND ($3::bigint = 0 OR s.id < $3::bigint)"
+                     "   ORDER BY s.id DESC LIMIT 21) x)::text AS web_posts"
+                     " FROM accounts a WHERE a.tenant_id = $1 AND lower(a.username) = lower($2)"
+                     " AND a.domain IS NULL AND a.suspended_at IS NULL"},
+    /* The account and the thread around post $3: its ancestors (up the
+     * in_reply_to chain) and descendants (breadth first), at most
+     * THREAD_MAX each way. */
+    [WEB_STATUS] = {"web.status",
+                    "WITH RECURSIVE up AS ("
+                    "  SELECT s.in_reply_to_id AS id, 1 AS depth FROM statuses s"
+                    "  WHERE s.tenant_id = $1 AND s.id = $3::bigint"
+                    "  UNION ALL SELECT p.in_reply_to_id, up.depth + 1 FROM up"
+                    "  JOIN statuses p ON p.tenant_id = $1 AND p.id = up.id"
+                    "  WHERE up.depth < 40),"
+                    " down AS ("
+                    "  SELECT c.id, 1 AS depth FROM statuses c"
+                    "  WHERE c.tenant_id = $1 AND c.in_reply_to_id = $3::bigint"
+                    "  UNION ALL SELECT c.id, down.depth + 1 FROM down"
+                    "  JOIN statuses c ON c.tenant_id = $1 AND c.in_reply_to_id = down.id"
+                    "  WHERE down.depth < 40)"
+                    " SELECT (eunha_account(a)).*,"
+                    " (SELECT coalesce(json_agg(up.id::text ORDER BY up.depth DESC), '[]')"
+                    "  FROM up WHERE up.id IS NOT NULL)::text AS web_ancestors,"
+                    " (SELECT coalesce(json_agg(d.id::text ORDER BY d.depth, d.id), '[]')"
+                    "  FROM (SELECT * FROM down ORDER BY depth, id LIMIT 40) d)::text"
+                    "  AS web_descendants"
+                    " FROM accounts a JOIN statuses s ON s.tenant_id = $1 AND s.account_id = a.id"
+                    " AND s.id = $3::bigint AND s.deleted_at IS NULL AND s.visibility <= 1"
+                    " AND s.reblog_of_id IS NULL"
+                    " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2)"
+                    " AND a.domain IS NULL AND a.suspended_at IS NULL"},
+    {0},
+};
 
 static void
 reply_not_found(struct eu_req *req)
 {
     eu_web_reply_page(req, 404, "Not found",
-                      "<h1>404</h1><p>The page you are looking for isn't here.</p>");
+                      "<div class=\"card\"><h1>Not found</h1><p>The page you are looking for "
+                      "isn't here.</p></div>");
 }
 
 /* The username of "@name" on this instance, or NULL (not an "@" path, or
@@ -53,113 +117,363 @@ local_username(struct eu_req *req)
     return acct + 1;
 }
 
-/* HTML of a post: local posts from their plain source; remote ones (whose
- * HTML came from elsewhere) with tags stripped, then escaped. */
+/* ------------------------------------------------------------ rendering */
+
 static const char *
-post_html(struct eu_req *req, bool local, const char *text, const char *content)
+jstr(json_t *o, const char *key)
 {
-    if (local)
-        return eu_text_to_simple_html(req, text);
-    char *plain = eu_arena_strdup(req->arena, content), *o = plain;
-    bool in_tag = false;
-    for (const char *p = content; *p; p++) {
-        if (*p == '<')
-            in_tag = true;
-        else if (*p == '>')
-            in_tag = false;
-        else if (!in_tag)
-            *o++ = *p;
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+/* html (already HTML) with each ":shortcode:" of emojis (CustomEmoji
+ * entities) as an image. Arena-owned. */
+static const char *
+with_emojis(struct eu_req *req, const char *html, json_t *emojis)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(emojis, i, e)
+    {
+        const char *code = jstr(e, "shortcode");
+        if (!*code)
+            continue;
+        const char *tag = eu_arena_sprintf(req->arena, ":%s:", code);
+        const char *img =
+            eu_arena_sprintf(req->arena, "<img class=\"emojo\" src=\"%s\" alt=\"%s\" title=\"%s\">",
+                             eu_html_escape(req, jstr(e, "url")), eu_html_escape(req, tag),
+                             eu_html_escape(req, tag));
+        const char *out = "", *p = html, *hit;
+        size_t tlen = strlen(tag);
+        while ((hit = strstr(p, tag))) {
+            out = eu_arena_sprintf(req->arena, "%s%.*s%s", out, (int)(hit - p), p, img);
+            p = hit + tlen;
+        }
+        html = eu_arena_sprintf(req->arena, "%s%s", out, p);
     }
+    return html;
+}
+
+/* Plain text of HTML (tags dropped, the common entities read), for meta
+ * descriptions; at most max bytes, cut at a character. Arena-owned. */
+static const char *
+plain_text(struct eu_req *req, const char *html, size_t max)
+{
+    static const struct {
+        const char *ent;
+        char c;
+    } ents[] = {{"&amp;", '&'},  {"&lt;", '<'},    {"&gt;", '>'},  {"&quot;", '"'},
+                {"&#39;", '\''}, {"&#x27;", '\''}, {"&nbsp;", ' '}};
+    char *out = eu_arena_alloc(req->arena, strlen(html) + 1), *o = out;
+    bool in_tag = false;
+    for (const char *p = html; *p && (size_t)(o - out) < max; p++) {
+        if (*p == '<') {
+            /* A paragraph or line break is a space between words. */
+            if (o > out && o[-1] != ' ')
+                *o++ = ' ';
+            in_tag = true;
+        } else if (*p == '>') {
+            in_tag = false;
+        } else if (!in_tag) {
+            bool ent = false;
+            for (size_t k = 0; *p == '&' && k < sizeof(ents) / sizeof(ents[0]); k++)
+                if (strncmp(p, ents[k].ent, strlen(ents[k].ent)) == 0) {
+                    *o++ = ents[k].c;
+                    p += strlen(ents[k].ent) - 1;
+                    ent = true;
+                    break;
+                }
+            if (!ent)
+                *o++ = *p;
+        }
+    }
+    /* Not in the middle of a UTF-8 sequence. */
+    while (o > out && ((unsigned char)o[-1] & 0xC0) == 0x80 && (size_t)(o - out) >= max)
+        o--;
+    while (o > out && o[-1] == ' ')
+        o--;
     *o = '\0';
-    return eu_text_to_simple_html(req, plain);
+    return out;
+}
+
+/* "2026-12-06 11:35 UTC" of an ISO timestamp. Arena-owned. */
+static const char *
+when(struct eu_req *req, const char *iso)
+{
+    if (strlen(iso) < 16)
+        return eu_html_escape(req, iso);
+    return eu_arena_sprintf(req->arena, "%.10s %.5s UTC", iso, iso + 11);
 }
 
 static const char *
-display_name(struct eu_req *req, const PGresult *res, int row, int name_col, int user_col)
+display_name(struct eu_req *req, json_t *account)
 {
-    const char *dn = PQgetvalue(res, row, name_col);
-    return eu_html_escape(req, *dn ? dn : PQgetvalue(res, row, user_col));
+    const char *dn = jstr(account, "display_name");
+    return with_emojis(req, eu_html_escape(req, *dn ? dn : jstr(account, "username")),
+                       json_object_get(account, "emojis"));
 }
 
-/* Columns: account 0..5, then one post 6..11 (NULL id when none). */
-#define PAGE_SQL_ACCOUNT                                                                           \
-    "SELECT a.username, a.display_name, a.note,"                                                   \
-    " a.followers_count, a.following_count, a.statuses_count,"                                     \
-    " s.id, s.text, s.content, s.spoiler_text, eunha_ts(s.created_at), s.local"
-
-enum {
-    WEB_PROFILE,
-    WEB_STATUS,
-};
-
-const struct eu_sql eu_web_sql[] = {
-    [WEB_PROFILE] =
-        {"web.profile", PAGE_SQL_ACCOUNT
-         " FROM accounts a LEFT JOIN LATERAL (SELECT * FROM statuses s WHERE s.tenant_id = $1"
-         " AND s.account_id = a.id AND s.deleted_at IS NULL AND s.visibility <= 1"
-         " AND s.reblog_of_id IS NULL ORDER BY s.id DESC LIMIT 20) s ON true"
-         " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2) AND a.domain IS NULL"
-         " AND a.suspended_at IS NULL"
-         " ORDER BY s.id DESC"},
-    [WEB_STATUS] = {"web.status", PAGE_SQL_ACCOUNT
-                    " FROM accounts a JOIN statuses s ON s.tenant_id = $1 AND s.account_id = a.id"
-                    " AND s.id = $3::bigint AND s.deleted_at IS NULL AND s.visibility <= 1"
-                    " AND s.reblog_of_id IS NULL"
-                    " WHERE a.tenant_id = $1 AND lower(a.username) = lower($2) AND a.domain IS NULL"
-                    " AND a.suspended_at IS NULL"},
-    {0},
-};
+/* Where an account's name links: a local one's page here, a remote one's
+ * page on its own server. */
+static const char *
+account_href(struct eu_req *req, json_t *account)
+{
+    const char *acct = jstr(account, "acct");
+    if (!strchr(acct, '@'))
+        return eu_arena_sprintf(req->arena, "/@%s", eu_html_escape(req, acct));
+    return eu_html_escape(req, jstr(account, "url"));
+}
 
 static const char *
-header_html(struct eu_req *req, const PGresult *res)
+media_html(struct eu_req *req, json_t *status)
 {
-    const char *user = eu_html_escape(req, PQgetvalue(res, 0, 0));
+    json_t *list = json_object_get(status, "media_attachments");
+    if (json_array_size(list) == 0)
+        return "";
+    const char *items = "";
+    size_t i;
+    json_t *m;
+    json_array_foreach(list, i, m)
+    {
+        const char *type = jstr(m, "type"), *alt = jstr(m, "description");
+        const char *url = jstr(m, "url"), *preview = jstr(m, "preview_url");
+        if (!*url)
+            continue; /* still processing */
+        const char *item;
+        if (strcmp(type, "video") == 0 || strcmp(type, "gifv") == 0)
+            item = eu_arena_sprintf(req->arena,
+                                    "<video controls preload=\"none\" src=\"%s\" poster=\"%s\" "
+                                    "aria-label=\"%s\"></video>",
+                                    eu_html_escape(req, url), eu_html_escape(req, preview),
+                                    eu_html_escape(req, *alt ? alt : "Video"));
+        else if (strcmp(type, "audio") == 0)
+            item = eu_arena_sprintf(req->arena,
+                                    "<audio controls preload=\"none\" src=\"%s\" "
+                                    "aria-label=\"%s\"></audio>",
+                                    eu_html_escape(req, url),
+                                    eu_html_escape(req, *alt ? alt : "Audio"));
+        else
+            item = eu_arena_sprintf(req->arena,
+                                    "<a href=\"%s\"><img src=\"%s\" alt=\"%s\" "
+                                    "loading=\"lazy\"></a>",
+                                    eu_html_escape(req, url),
+                                    eu_html_escape(req, *preview ? preview : url),
+                                    eu_html_escape(req, alt));
+        items = eu_arena_sprintf(req->arena, "%s%s", items, item);
+    }
+    if (!*items)
+        return "";
+    const char *grid = eu_arena_sprintf(req->arena, "<div class=\"media\">%s</div>", items);
+    if (json_is_true(json_object_get(status, "sensitive")))
+        return eu_arena_sprintf(req->arena,
+                                "<details class=\"sensitive\"><summary>Sensitive media "
+                                "(show)</summary>%s</details>",
+                                grid);
+    return grid;
+}
+
+/* One post as HTML; main marks the post a status page is about. */
+static const char *
+status_html(struct eu_req *req, json_t *s, bool main)
+{
+    json_t *account = json_object_get(s, "account");
+    const char *body = eu_arena_sprintf(
+        req->arena, "<div class=\"content\">%s</div>%s",
+        with_emojis(req, jstr(s, "content"), json_object_get(s, "emojis")), media_html(req, s));
+    const char *cw = jstr(s, "spoiler_text");
+    if (*cw)
+        body =
+            eu_arena_sprintf(req->arena, "<details class=\"cw\"><summary>%s</summary>%s</details>",
+                             eu_html_escape(req, cw), body);
+    const char *link = jstr(s, "url");
     return eu_arena_sprintf(
         req->arena,
-        "<header><h1><a href=\"/@%s\">%s</a></h1><p>@%s@%s</p>%s<p>%s posts, %s following, "
-        "%s followers</p></header>",
-        user, display_name(req, res, 0, 1, 0), user, eu_html_escape(req, req->tenant->domain),
-        eu_text_to_simple_html(req, PQgetvalue(res, 0, 2)), PQgetvalue(res, 0, 5),
-        PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 3));
+        "<article class=\"status\"%s><div class=\"who\"><img class=\"avatar small\" src=\"%s\" "
+        "alt=\"\"><div><a class=\"name\" href=\"%s\">%s</a><span class=\"acct\">@%s</span>"
+        "</div></div>%s<p class=\"meta\"><a href=\"%s\"><time datetime=\"%s\">%s</time></a> · "
+        "%lld replies · %lld boosts · %lld favourites</p></article>",
+        main ? " aria-current=\"page\"" : "", eu_html_escape(req, jstr(account, "avatar_static")),
+        account_href(req, account), display_name(req, account),
+        eu_html_escape(req, jstr(account, "acct")), body, eu_html_escape(req, *link ? link : "#"),
+        eu_html_escape(req, jstr(s, "created_at")), when(req, jstr(s, "created_at")),
+        (long long)json_integer_value(json_object_get(s, "replies_count")),
+        (long long)json_integer_value(json_object_get(s, "reblogs_count")),
+        (long long)json_integer_value(json_object_get(s, "favourites_count")));
 }
 
+/* The profile's card: header, avatar, names, bio, fields, counts. */
 static const char *
-post_block(struct eu_req *req, const PGresult *res, int row)
+profile_card(struct eu_req *req, json_t *a)
 {
-    const char *user = eu_html_escape(req, PQgetvalue(res, row, 0));
-    const char *id = PQgetvalue(res, row, 6);
-    const char *spoiler = PQgetvalue(res, row, 9);
-    const char *body = post_html(req, strcmp(PQgetvalue(res, row, 11), "t") == 0,
-                                 PQgetvalue(res, row, 7), PQgetvalue(res, row, 8));
-    if (*spoiler)
-        body = eu_arena_sprintf(req->arena, "<details><summary>%s</summary>%s</details>",
-                                eu_html_escape(req, spoiler), body);
-    return eu_arena_sprintf(req->arena,
-                            "<article class=\"status\">%s<p><a href=\"/@%s/%s\"><time "
-                            "datetime=\"%s\">%s</time></a></p></article>",
-                            body, user, id, PQgetvalue(res, row, 10), PQgetvalue(res, row, 10));
+    const char *fields = "";
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(a, "fields"), i, f)
+    {
+        bool verified = json_is_string(json_object_get(f, "verified_at"));
+        fields = eu_arena_sprintf(
+            req->arena, "%s<dt>%s</dt><dd%s>%s%s</dd>", fields,
+            with_emojis(req, eu_html_escape(req, jstr(f, "name")), json_object_get(a, "emojis")),
+            verified ? " class=\"verified\"" : "",
+            with_emojis(req, jstr(f, "value"), json_object_get(a, "emojis")),
+            verified ? " <span>(verified)</span>" : "");
+    }
+    const char *header = jstr(a, "header_static");
+    /* A header that is the default image says nothing; skip it. */
+    bool has_header = *header && !strstr(header, "missing");
+    return eu_arena_sprintf(
+        req->arena,
+        "<div class=\"card profile-header\">%s<div class=\"who\"><img class=\"avatar\" src=\"%s\" "
+        "alt=\"\"><div><h1 class=\"name\">%s</h1><span class=\"acct\">@%s@%s</span></div></div>"
+        "<div class=\"note\">%s</div>%s<p class=\"counts\"><span><strong>%lld</strong> posts</span>"
+        "<span><strong>%lld</strong> following</span><span><strong>%lld</strong> followers"
+        "</span></p></div>",
+        has_header ? eu_arena_sprintf(req->arena, "<img class=\"header\" src=\"%s\" alt=\"\">",
+                                      eu_html_escape(req, header))
+                   : "",
+        eu_html_escape(req, jstr(a, "avatar_static")), display_name(req, a),
+        eu_html_escape(req, jstr(a, "username")), eu_html_escape(req, req->tenant->domain),
+        with_emojis(req, jstr(a, "note"), json_object_get(a, "emojis")),
+        *fields ? eu_arena_sprintf(req->arena, "<dl class=\"fields\">%s</dl>", fields) : "",
+        (long long)json_integer_value(json_object_get(a, "statuses_count")),
+        (long long)json_integer_value(json_object_get(a, "following_count")),
+        (long long)json_integer_value(json_object_get(a, "followers_count")));
+}
+
+/* OpenGraph and Twitter-card tags, the ActivityPub alternate, and the
+ * page's canonical URL. */
+static const char *
+meta_tags(struct eu_req *req, const char *type, const char *title, const char *desc,
+          const char *image, const char *url, const char *ap_id)
+{
+    return eu_arena_sprintf(
+        req->arena,
+        "<meta name=\"description\" content=\"%s\"><meta property=\"og:site_name\" content=\"%s\">"
+        "<meta property=\"og:type\" content=\"%s\"><meta property=\"og:title\" content=\"%s\">"
+        "<meta property=\"og:description\" content=\"%s\"><meta property=\"og:url\" content=\"%s\">"
+        "%s<meta name=\"twitter:card\" content=\"summary\"><link rel=\"canonical\" href=\"%s\">"
+        "<link rel=\"alternate\" type=\"application/activity+json\" href=\"%s\">",
+        eu_html_escape(req, desc), eu_html_escape(req, req->tenant->title), type,
+        eu_html_escape(req, title), eu_html_escape(req, desc), eu_html_escape(req, url),
+        *image ? eu_arena_sprintf(req->arena, "<meta property=\"og:image\" content=\"%s\">",
+                                  eu_html_escape(req, image))
+               : "",
+        eu_html_escape(req, url), eu_html_escape(req, ap_id));
+}
+
+/* The statuses of array with this id, or NULL. */
+static json_t *
+find_status(json_t *array, const char *id)
+{
+    size_t i;
+    json_t *s;
+    json_array_foreach(array, i, s)
+    {
+        if (strcmp(jstr(s, "id"), id) == 0)
+            return s;
+    }
+    return NULL;
+}
+
+/* Fills ids (arena) with the strings of the JSON array text; returns how
+ * many, at most max. */
+static size_t
+id_list(struct eu_req *req, const char *text, const char **ids, size_t max)
+{
+    json_t *a = json_loads(text, 0, NULL);
+    size_t n = 0, i;
+    json_t *v;
+    json_array_foreach(a, i, v)
+    {
+        if (n < max && json_is_string(v))
+            ids[n++] = eu_arena_strdup(req->arena, json_string_value(v));
+    }
+    json_decref(a);
+    return n;
+}
+
+/* --------------------------------------------------------- the profile */
+
+struct profile {
+    json_t *account;
+    const char *username;
+    size_t npins, nposts;
+    bool more; /* older posts past this page */
+    const char *ids[PROFILE_POSTS + 1 + 10];
+};
+
+static void
+on_profile_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    struct profile *p = arg;
+    json_t *a = p->account;
+    const char *pins = "", *posts = "", *last = NULL;
+    for (size_t i = 0; i < p->npins; i++) {
+        json_t *s = find_status(array, p->ids[i]);
+        if (s)
+            pins = eu_arena_sprintf(req->arena, "%s%s", pins, status_html(req, s, false));
+    }
+    for (size_t i = p->npins; i < p->npins + p->nposts; i++) {
+        json_t *s = find_status(array, p->ids[i]);
+        if (s)
+            posts = eu_arena_sprintf(req->arena, "%s%s", posts, status_html(req, s, false));
+        last = p->ids[i];
+    }
+    if (!*posts)
+        posts = "<p class=\"muted\">No posts yet.</p>";
+    const char *base = eu_req_base_url(req);
+    const char *pager = p->more && last
+                            ? eu_arena_sprintf(req->arena,
+                                               "<nav class=\"pager\" aria-label=\"Pages"
+                                               "\"><span></span><a href=\"/@%s?max_id=%s"
+                                               "\">Older posts</a></nav>",
+                                               eu_html_escape(req, p->username), last)
+                            : "";
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "%s%s<section class=\"card\" aria-labelledby=\"posts\"><h2 id=\"posts\">Posts"
+        "</h2>%s%s</section>",
+        profile_card(req, a),
+        *pins ? eu_arena_sprintf(req->arena,
+                                 "<section class=\"card\" aria-labelledby=\"pinned\"><h2 "
+                                 "id=\"pinned\">Pinned</h2>%s</section>",
+                                 pins)
+              : "",
+        posts, pager);
+    const char *dn = jstr(a, "display_name");
+    const char *title = eu_arena_sprintf(req->arena, "%s (@%s@%s)", *dn ? dn : p->username,
+                                         p->username, req->tenant->domain);
+    const char *url = eu_arena_sprintf(req->arena, "%s/@%s", base, p->username);
+    const char *head = meta_tags(req, "profile", title, plain_text(req, jstr(a, "note"), 300),
+                                 jstr(a, "avatar_static"), url,
+                                 eu_arena_sprintf(req->arena, "%s/users/%s", base, p->username));
+    json_decref(array);
+    json_decref(p->account);
+    eu_web_reply_page_head(req, 200, title, head, body);
 }
 
 static void
 on_profile(struct eu_req *req, PGresult *res, void *arg)
 {
+    (void)arg;
     if (PQntuples(res) < 1) {
         reply_not_found(req);
         return;
     }
-    const char *posts = "";
-    for (int i = 0; i < PQntuples(res); i++)
-        if (!PQgetisnull(res, i, 6))
-            posts = eu_arena_sprintf(req->arena, "%s%s", posts, post_block(req, res, i));
-    if (!*posts)
-        posts = "<p>No posts yet.</p>";
-    const char *body = eu_arena_sprintf(
-        req->arena,
-        "<div class=\"card\">%s</div><section class=\"card\" aria-label=\"Posts\">%s</section>",
-        header_html(req, res), posts);
-    const char *title = eu_arena_sprintf(req->arena, "%s (@%s@%s)", PQgetvalue(res, 0, 1),
-                                         PQgetvalue(res, 0, 0), req->tenant->domain);
-    eu_web_reply_page(req, 200, title, body);
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
+    struct profile *p = eu_arena_alloc(req->arena, sizeof(*p));
+    memset(p, 0, sizeof(*p));
+    p->account = eu_account_json(req, res, 0, &ac);
+    p->username = eu_arena_strdup(req->arena, jstr(p->account, "username"));
+    p->npins = id_list(req, PQgetvalue(res, 0, PQfnumber(res, "web_pins")), p->ids, 10);
+    p->nposts = id_list(req, PQgetvalue(res, 0, PQfnumber(res, "web_posts")), p->ids + p->npins,
+                        PROFILE_POSTS + 1);
+    if (p->nposts > PROFILE_POSTS) {
+        p->more = true;
+        p->nposts = PROFILE_POSTS;
+    }
+    eu_statuses_render(req, p->ids, p->npins + p->nposts, on_profile_rendered, p);
 }
 
 void
@@ -175,24 +489,100 @@ eu_web_profile(struct eu_req *req)
         return;
     }
     eu_req_add_header(req, "Vary", "Accept");
-    const char *p[] = {user};
-    eu_req_stmt(req, &eu_web_sql[WEB_PROFILE], 1, p, on_profile, NULL);
+    const char *max_id = eu_req_query(req, "max_id");
+    if (max_id && !eu_id_is_valid(max_id)) {
+        reply_not_found(req);
+        return;
+    }
+    const char *p[] = {user, max_id ? max_id : "0"};
+    eu_req_stmt(req, &eu_web_sql[WEB_PROFILE], 2, p, on_profile, NULL);
+}
+
+/* ---------------------------------------------------------- the thread */
+
+struct thread {
+    json_t *account;
+    const char *id;
+    size_t nup, ndown;
+    const char *ids[THREAD_MAX * 2 + 1];
+};
+
+static void
+on_thread_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    struct thread *t = arg;
+    json_t *main = find_status(array, t->id);
+    if (!main) {
+        json_decref(array);
+        json_decref(t->account);
+        reply_not_found(req);
+        return;
+    }
+    const char *before = "", *after = "";
+    for (size_t i = 0; i < t->nup; i++) {
+        json_t *s = find_status(array, t->ids[i]);
+        if (s)
+            before = eu_arena_sprintf(req->arena, "%s%s", before, status_html(req, s, false));
+    }
+    for (size_t i = t->nup + 1; i < t->nup + 1 + t->ndown; i++) {
+        json_t *s = find_status(array, t->ids[i]);
+        if (s)
+            after = eu_arena_sprintf(req->arena, "%s%s", after, status_html(req, s, false));
+    }
+    json_t *a = json_object_get(main, "account");
+    const char *dn = jstr(a, "display_name"), *user = jstr(a, "username");
+    const char *title =
+        eu_arena_sprintf(req->arena, "%s (@%s@%s)", *dn ? dn : user, user, req->tenant->domain);
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<h1 class=\"visually-hidden\">%s</h1>%s<section class=\"card\" aria-label=\"Post\">%s"
+        "</section>%s",
+        eu_html_escape(req, title),
+        *before ? eu_arena_sprintf(req->arena,
+                                   "<section class=\"card\" aria-label=\"Earlier in the thread\">"
+                                   "%s</section>",
+                                   before)
+                : "",
+        status_html(req, main, true),
+        *after ? eu_arena_sprintf(req->arena,
+                                  "<section class=\"card\" aria-labelledby=\"replies\"><h2 "
+                                  "id=\"replies\">Replies</h2>%s</section>",
+                                  after)
+               : "");
+    /* A warned post's preview says only the warning. */
+    const char *cw = jstr(main, "spoiler_text");
+    const char *desc = *cw ? cw : plain_text(req, jstr(main, "content"), 300);
+    const char *image = jstr(a, "avatar_static");
+    json_t *media = json_object_get(main, "media_attachments");
+    if (!*cw && !json_is_true(json_object_get(main, "sensitive")) && json_array_size(media) > 0)
+        image = jstr(json_array_get(media, 0), "preview_url");
+    const char *head =
+        meta_tags(req, "article", title, desc, image, jstr(main, "url"), jstr(main, "uri"));
+    /* The page's own entities go with the page's arena-built HTML. */
+    eu_web_reply_page_head(req, 200, title, head, body);
+    json_decref(array);
+    json_decref(t->account);
 }
 
 static void
 on_status(struct eu_req *req, PGresult *res, void *arg)
 {
+    const char *id = arg;
     if (PQntuples(res) != 1) {
         reply_not_found(req);
         return;
     }
-    const char *body = eu_arena_sprintf(
-        req->arena,
-        "<div class=\"card\">%s</div><section class=\"card\" aria-label=\"Posts\">%s</section>",
-        header_html(req, res), post_block(req, res, 0));
-    const char *title = eu_arena_sprintf(req->arena, "%s (@%s@%s)", PQgetvalue(res, 0, 1),
-                                         PQgetvalue(res, 0, 0), req->tenant->domain);
-    eu_web_reply_page(req, 200, title, body);
+    struct thread *t = eu_arena_alloc(req->arena, sizeof(*t));
+    memset(t, 0, sizeof(*t));
+    struct eu_account_cols ac;
+    eu_account_cols_find(&ac, res);
+    t->account = eu_account_json(req, res, 0, &ac);
+    t->id = id;
+    t->nup = id_list(req, PQgetvalue(res, 0, PQfnumber(res, "web_ancestors")), t->ids, THREAD_MAX);
+    t->ids[t->nup] = id;
+    t->ndown = id_list(req, PQgetvalue(res, 0, PQfnumber(res, "web_descendants")),
+                       t->ids + t->nup + 1, THREAD_MAX);
+    eu_statuses_render(req, t->ids, t->nup + 1 + t->ndown, on_thread_rendered, t);
 }
 
 void
@@ -214,7 +604,7 @@ eu_web_status(struct eu_req *req)
         return;
     }
     const char *p[] = {user, id};
-    eu_req_stmt(req, &eu_web_sql[WEB_STATUS], 2, p, on_status, NULL);
+    eu_req_stmt(req, &eu_web_sql[WEB_STATUS], 2, p, on_status, (void *)id);
 }
 
 void

