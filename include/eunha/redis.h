@@ -44,6 +44,11 @@ void eu_redis_target_release(struct eu_redis_target *t);
  * malformed url. Free with eu_redis_free(). */
 struct eu_redis *eu_redis_new(struct event_base *base, const char *url, int timeout_ms, char *err,
                               size_t errlen);
+/* A Redis that is never up, for a URL that cannot be used: every command
+ * fails as while a real one is down, and nothing is ever received. Lets a
+ * placement's bad redis_url cost its own tenants their Redis and nothing
+ * else. Free with eu_redis_free(). */
+struct eu_redis *eu_redis_new_down(struct event_base *base);
 void eu_redis_free(struct eu_redis *r);
 bool eu_redis_is_connected(const struct eu_redis *r);
 /*

@@ -21,8 +21,10 @@
 #define EU_TENANT_KEY_PREFIX_SIZE (EU_REDIS_PREFIX_MAX + 3 + 19 + 2 + 1)
 
 struct event_base;
+struct eu_app;
 struct eu_config;
 struct eu_placement;
+struct eu_redis;
 
 /* DELETING: its rows are being removed in the background; it answers 404
  * to everyone and 'deleting' with progress to the admin API. */
@@ -70,6 +72,7 @@ struct eu_tenant {
     bool authorized_fetch;
     char *database;     /* the placement's database name */
     char *database_url; /* NULL: the control database's server */
+    char *redis_url;    /* its placement's Redis; NULL: the main [redis] (eu_tenant_redis()) */
     enum eu_tenant_state state;
     struct eu_tenant_limits limits;
     char *created_at;
@@ -165,6 +168,21 @@ size_t eu_registry_dormant_count(const struct eu_registry *reg);
 void eu_tenant_ref(struct eu_tenant *t);
 void eu_tenant_unref(struct eu_tenant *t);
 
+/*
+ * The Redis that holds t's keys and carries its channels: its placement's
+ * redis_url, or app->redis when the placement names none (or the main
+ * one). One eu_redis per distinct URL, made when a tenant first needs it
+ * and shared by every placement naming that URL; it lives as long as the
+ * registry. A URL it cannot use gives a Redis that is never up, so its
+ * tenants see "Redis down" rather than another server's keys. Borrowed.
+ */
+struct eu_redis *eu_tenant_redis(struct eu_app *app, const struct eu_tenant *t);
+/* fn(r, arg) runs for each Redis eu_tenant_redis() makes from now on (not
+ * for app->redis), as it is made: whoever listens on the main Redis
+ * listens on r too. At most four hooks. */
+void eu_registry_on_redis(struct eu_registry *reg, void (*fn)(struct eu_redis *r, void *arg),
+                          void *arg);
+
 #endif
 
 /* The select list that eu_tenant_from_row() reads, in this order, over
@@ -175,7 +193,8 @@ void eu_tenant_unref(struct eu_tenant *t);
     "coalesce(t.acquire_timeout_seconds, 0), coalesce(t.idle_timeout_seconds, 0), "                \
     "to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "              \
     "to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "              \
-    "p.name, p.kind = 'dedicated', t.authorized_fetch, coalesce(t.media_quota_bytes, -1)"
+    "p.name, p.kind = 'dedicated', t.authorized_fetch, coalesce(t.media_quota_bytes, -1), "        \
+    "nullif(p.redis_url, '')"
 #define EU_TENANT_FROM "tenants t JOIN placements p ON p.id = t.placement_id"
 
 /* Fills out from row of res (selected with EU_TENANT_COLUMNS). The strings

@@ -198,7 +198,8 @@ on_keys(redisReply *reply, void *arg)
     argv[0] = "DEL";
     for (size_t i = 0; i < keys->elements; i++)
         argv[i + 1] = keys->element[i]->str;
-    eu_redis_command(p->app->redis, on_keys_deleted, p, (int)keys->elements + 1, argv, NULL);
+    eu_redis_command(eu_tenant_redis(p->app, p->t), on_keys_deleted, p, (int)keys->elements + 1,
+                     argv, NULL);
     free(argv);
 }
 
@@ -215,7 +216,7 @@ scan_keys(struct purge *p)
     *o++ = '*';
     *o = '\0';
     const char *argv[] = {"SCAN", p->cursor, "MATCH", match, "COUNT", "500"};
-    eu_redis_command(p->app->redis, on_keys, p, 6, argv, NULL);
+    eu_redis_command(eu_tenant_redis(p->app, p->t), on_keys, p, 6, argv, NULL);
 }
 
 static void

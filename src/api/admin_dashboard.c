@@ -681,7 +681,7 @@ on_dimension(struct eu_req *req, PGresult *res, void *arg)
                             "Eunha", "value", EUNHA_VERSION, "key", "postgresql", "human_key",
                             "PostgreSQL", "value", PQgetvalue(res, 0, PQfnumber(res, "value")));
         const char *argv[] = {"INFO", "server"};
-        eu_redis_command(req->app->redis, on_redis_info, v, 2, argv, NULL);
+        eu_redis_command(eu_tenant_redis(req->app, req->tenant), on_redis_info, v, 2, argv, NULL);
         return;
     }
     append_dimension(w, dimension_keys[k].key,

@@ -854,7 +854,7 @@ eu_oauth_count_account(struct eu_req *req, int64_t user_id, const char *login,
         return;
     }
     const char *argv[] = {"SISMEMBER", known_key(req, c->account), c->client};
-    eu_redis_command(req->app->redis, on_known_checked, c, 3, argv, NULL);
+    eu_redis_command(eu_tenant_redis(req->app, req->tenant), on_known_checked, c, 3, argv, NULL);
 }
 
 /* After a successful sign-in: this address is the owner's, and the
@@ -864,11 +864,11 @@ eu_oauth_remember_address(struct eu_req *req, int64_t user_id)
 {
     const char *key = known_key(req, account_key(req, user_id, NULL));
     const char *add[] = {"SADD", key, eu_ratelimit_client(req)};
-    eu_redis_command(req->app->redis, NULL, NULL, 3, add, NULL);
+    eu_redis_command(eu_tenant_redis(req->app, req->tenant), NULL, NULL, 3, add, NULL);
     char ttl[16];
     snprintf(ttl, sizeof(ttl), "%d", SIGN_IN_KNOWN_TTL_S);
     const char *expire[] = {"EXPIRE", key, ttl};
-    eu_redis_command(req->app->redis, NULL, NULL, 3, expire, NULL);
+    eu_redis_command(eu_tenant_redis(req->app, req->tenant), NULL, NULL, 3, expire, NULL);
 }
 
 static bool

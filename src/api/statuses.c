@@ -1074,7 +1074,7 @@ on_inserted(const char *status_id, enum eu_db_status st, const char *error, cons
     if (c->idem) {
         const char *key = idempotency_key(req, c->idem);
         const char *argv[] = {"SET", key, c->status_id, "EX", IDEMPOTENCY_TTL};
-        eu_redis_command(req->app->redis, NULL, NULL, 5, argv, NULL);
+        eu_redis_command(eu_tenant_redis(req->app, req->tenant), NULL, NULL, 5, argv, NULL);
     }
     eu_statuses_reply_inserted(req, c->status_id, res);
 }
@@ -1123,7 +1123,7 @@ statuses_create(struct eu_req *req)
     if (c->idem && !c->scheduled_at) {
         const char *key = idempotency_key(req, c->idem);
         const char *argv[] = {"GET", key};
-        eu_redis_command(req->app->redis, on_idempotency, c, 2, argv, NULL);
+        eu_redis_command(eu_tenant_redis(req->app, req->tenant), on_idempotency, c, 2, argv, NULL);
         return;
     }
     prepare(c);

@@ -642,6 +642,9 @@ app_release(struct eu_app *app)
     eu_queues_abandon(queues);
     eu_mail_client_abandon_all(app->mail);
     eu_registry_free(app->registry);
+    /* Statements still under way may ask for a tenant's Redis: the main
+     * one then (eu_tenant_redis()), which outlives them. */
+    app->registry = NULL;
     eu_queues_stop(queues);
     /* Statements under way still hold tenants (and through them their
      * pools and placements): a delivery being queued, a request the drain

@@ -324,7 +324,7 @@ publish(struct eu_app *app, const struct eu_tenant *t, const char *what)
     char channel[EU_TENANT_KEY_PREFIX_SIZE + sizeof(CHANNEL)];
     snprintf(channel, sizeof(channel), "%s" CHANNEL, t->key_prefix);
     const char *argv[] = {"PUBLISH", channel, what};
-    if (eu_redis_command(app->redis, NULL, NULL, 3, argv, NULL) < 0)
+    if (eu_redis_command(eu_tenant_redis(app, t), NULL, NULL, 3, argv, NULL) < 0)
         eu_log_warn("auth",
                     "cannot tell other processes of a revocation: redis is down; "
                     "their caches expire within %d s",
@@ -380,13 +380,25 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
         forget_here(t, msg);
 }
 
-void
-eu_auth_listen(struct eu_app *app)
+/* Revocations travel on each tenant's own Redis, so this process listens
+ * on every Redis: the main one from the start, a placement's as the
+ * registry makes it. A cache is used only while its tenant's Redis's
+ * subscription is up (eu_auth_authenticate()). */
+static void
+listen_on(struct eu_redis *redis, void *arg)
 {
+    struct eu_app *app = arg;
     /* The prefix holds no glob characters (config refuses them). */
     char pattern[EU_REDIS_PREFIX_MAX + 16];
     snprintf(pattern, sizeof(pattern), "%s:{t*}:" CHANNEL, app->cfg->redis_prefix);
-    eu_redis_psubscribe(app->redis, pattern, on_message, on_subscribed, app);
+    eu_redis_psubscribe(redis, pattern, on_message, on_subscribed, app);
+}
+
+void
+eu_auth_listen(struct eu_app *app)
+{
+    listen_on(app->redis, app);
+    eu_registry_on_redis(app->registry, listen_on, app);
 }
 
 static void
@@ -483,8 +495,9 @@ eu_auth_authenticate(struct eu_req *req, eu_auth_done_cb done)
     eu_auth_token_hash(token, req->auth.token_hash);
     struct eu_tenant *t = req->tenant;
     /* Without the subscription this process could miss a revocation. */
-    struct eu_auth_cache *cache =
-        eu_redis_is_subscribed(req->app->redis) ? eu_tenant_slot(t, EU_SLOT_AUTH) : NULL;
+    struct eu_auth_cache *cache = eu_redis_is_subscribed(eu_tenant_redis(req->app, t))
+                                      ? eu_tenant_slot(t, EU_SLOT_AUTH)
+                                      : NULL;
     if (cache) {
         struct entry *e = slot_find(cache, req->auth.token_hash);
         if (e && e->expires > time(NULL)) {

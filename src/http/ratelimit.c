@@ -79,7 +79,7 @@ on_counted(redisReply *reply, void *arg)
             char ttl[16];
             snprintf(ttl, sizeof(ttl), "%d", l->period_s + 5);
             const char *argv[] = {"EXPIRE", c->key, ttl};
-            eu_redis_command(req->app->redis, NULL, NULL, 3, argv, NULL);
+            eu_redis_command(eu_tenant_redis(req->app, req->tenant), NULL, NULL, 3, argv, NULL);
         }
         if (l->headers)
             add_headers(req, l, count, c->now);
@@ -108,7 +108,7 @@ run_next(struct check *c)
     c->key = eu_arena_sprintf(req->arena, "%srl:%s:%s:%lld", req->tenant->key_prefix, l->what,
                               l->who, (long long)(c->now / l->period_s));
     const char *argv[] = {"INCR", c->key};
-    eu_redis_command(req->app->redis, on_counted, c, 2, argv, NULL);
+    eu_redis_command(eu_tenant_redis(req->app, req->tenant), on_counted, c, 2, argv, NULL);
 }
 
 static struct check *

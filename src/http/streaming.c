@@ -5,9 +5,12 @@
  * A connection is taken from evhttp once its request has been
  * authenticated (eu_req_take_connection()); from then on it is a plain
  * bufferevent of ours. Each subscription is a (tenant, channel) listener;
- * a channel is SUBSCRIBEd on the process's one subscriber connection when
- * its first listener comes and UNSUBSCRIBEd when its last goes, so a
- * tenant nobody streams has no subscription and no state here. While a
+ * a channel is SUBSCRIBEd on the subscriber connection of its tenant's
+ * Redis (eu_tenant_redis(): its placement's, or the main one) when its
+ * first listener comes and UNSUBSCRIBEd when its last goes, so a tenant
+ * nobody streams has no subscription and no state here. The hub listens
+ * on every Redis the registry makes, so a Redis that is down or restarts
+ * costs only its own tenants' streams their events meanwhile. While a
  * tenant has listeners, the hub keeps "<prefix>stream:live" set in Redis
  * (a short TTL, refreshed), which is what publishers check before doing
  * any work (src/social/stream_events.c).
@@ -104,7 +107,8 @@ struct sub {
 };
 
 struct chan {
-    char *name; /* the Redis channel */
+    char *name;             /* the Redis channel */
+    struct eu_redis *redis; /* where it is subscribed: its tenant's then */
     struct sub *subs;
     struct chan *next; /* hash chain */
 };
@@ -145,7 +149,8 @@ struct client {
 /* Streams of one tenant in this process: for its cap and its live mark. */
 struct tcount {
     int64_t id;
-    struct eu_tenant *t; /* holds a ref */
+    struct eu_tenant *t;    /* holds a ref */
+    struct eu_redis *redis; /* where its channels are: its Redis at its first stream */
     int n;
     struct tcount *next;
 };
@@ -166,6 +171,7 @@ struct hub {
 static struct hub *hub;
 
 static void client_close(struct client *c);
+static struct tcount *tcount_find(int64_t id);
 static void client_drain(struct client *c);
 static void client_end(struct client *c, uint16_t code, const char *why);
 
@@ -237,18 +243,21 @@ chan_find(const char *name)
     return NULL;
 }
 
+/* A channel's name holds its tenant's key prefix, so one name is one
+ * tenant's and one Redis's. */
 static struct chan *
-chan_get(const char *name)
+chan_get(const char *name, struct eu_redis *redis)
 {
     struct chan *ch = chan_find(name);
     if (ch)
         return ch;
     ch = eu_xcalloc(1, sizeof(*ch));
     ch->name = eu_xstrdup(name);
+    ch->redis = redis;
     size_t b = chan_bucket(name);
     ch->next = hub->chans[b];
     hub->chans[b] = ch;
-    eu_redis_subscribe(hub->app->redis, name);
+    eu_redis_subscribe(redis, name);
     return ch;
 }
 
@@ -257,7 +266,7 @@ chan_release(struct chan *ch)
 {
     if (ch->subs)
         return;
-    eu_redis_unsubscribe(hub->app->redis, ch->name);
+    eu_redis_unsubscribe(ch->redis, ch->name);
     struct chan **p = &hub->chans[chan_bucket(ch->name)];
     while (*p != ch)
         p = &(*p)->next;
@@ -392,7 +401,7 @@ subscribe(struct client *c, const char *stream, const char *param, const char **
                    ? eu_xstrdup(param)
                    : NULL;
     s->notes_only = strcmp(stream, "user:notification") == 0;
-    s->ch = chan_get(name);
+    s->ch = chan_get(name, tcount_find(c->t->id)->redis);
     s->ch_next = s->ch->subs;
     if (s->ch_next)
         s->ch_next->ch_prev = s;
@@ -470,7 +479,7 @@ mark_live(const struct eu_tenant *t)
     char key[EU_TENANT_KEY_PREFIX_SIZE + 16];
     snprintf(key, sizeof(key), "%sstream:live", t->key_prefix);
     const char *argv[] = {"SET", key, "1", "EX", LIVE_TTL_S};
-    eu_redis_command(hub->app->redis, on_set, NULL, 5, argv, NULL);
+    eu_redis_command(eu_tenant_redis(hub->app, t), on_set, NULL, 5, argv, NULL);
 }
 
 /* Refreshes the live mark of each tenant with a stream here, and ends the
@@ -483,10 +492,14 @@ on_live_timer(evutil_socket_t fd, short what, void *arg)
     (void)what;
     (void)arg;
     for (struct tcount *tc = hub->tenants; tc; tc = tc->next) {
-        if (tenant_is_open(tc->t))
-            mark_live(tc->t);
-        else
+        if (!tenant_is_open(tc->t))
             close_matching(tc->id, 0, NULL, "This instance is no longer available");
+        else if (tc->redis != eu_tenant_redis(hub->app, tc->t))
+            /* Moved to a placement on another Redis: its events are
+             * published there now. A client reconnects onto it. */
+            close_matching(tc->id, 0, NULL, "This instance moved; reconnect");
+        else
+            mark_live(tc->t);
     }
 }
 
@@ -508,12 +521,13 @@ tcount_add(struct eu_tenant *t)
         tc = eu_xcalloc(1, sizeof(*tc));
         tc->id = t->id;
         tc->t = t;
+        tc->redis = eu_tenant_redis(hub->app, t);
         eu_tenant_ref(t);
         tc->next = hub->tenants;
         hub->tenants = tc;
         char name[EU_TENANT_KEY_PREFIX_SIZE + sizeof(CLOSE_CHANNEL)];
         close_channel(t, name, sizeof(name));
-        eu_redis_subscribe(hub->app->redis, name);
+        eu_redis_subscribe(tc->redis, name);
     }
     tc->n++;
 }
@@ -527,7 +541,7 @@ tcount_remove(int64_t id)
             if (--tc->n == 0) {
                 char name[EU_TENANT_KEY_PREFIX_SIZE + sizeof(CLOSE_CHANNEL)];
                 close_channel(tc->t, name, sizeof(name));
-                eu_redis_unsubscribe(hub->app->redis, name);
+                eu_redis_unsubscribe(tc->redis, name);
                 *p = tc->next;
                 eu_tenant_unref(tc->t);
                 free(tc);
@@ -789,26 +803,43 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
 static void
 on_redis_connected(void *arg)
 {
-    (void)arg;
+    struct eu_redis *redis = arg;
     if (!hub)
         return;
     for (struct tcount *tc = hub->tenants; tc; tc = tc->next)
-        mark_live(tc->t);
+        if (tc->redis == redis)
+            mark_live(tc->t);
 }
 
-/* The subscriber connection is (back) up: every live channel again. */
+/* The subscriber connection of arg is (back) up: every live channel on it
+ * again. */
 static void
 on_redis_ready(void *arg)
 {
-    (void)arg;
+    struct eu_redis *redis = arg;
+    if (!hub)
+        return;
     for (size_t b = 0; b < CHAN_BUCKETS; b++)
         for (struct chan *ch = hub->chans[b]; ch; ch = ch->next)
-            eu_redis_subscribe(hub->app->redis, ch->name);
+            if (ch->redis == redis)
+                eu_redis_subscribe(redis, ch->name);
     for (struct tcount *tc = hub->tenants; tc; tc = tc->next) {
+        if (tc->redis != redis)
+            continue;
         char name[EU_TENANT_KEY_PREFIX_SIZE + sizeof(CLOSE_CHANNEL)];
         close_channel(tc->t, name, sizeof(name));
-        eu_redis_subscribe(hub->app->redis, name);
+        eu_redis_subscribe(redis, name);
     }
+}
+
+/* The hub hears every Redis: the main one from the start, a placement's
+ * as the registry makes it. */
+static void
+listen_on(struct eu_redis *redis, void *arg)
+{
+    (void)arg;
+    eu_redis_channels_listen(redis, on_message, on_redis_ready, redis);
+    eu_redis_on_connect(redis, on_redis_connected, redis);
 }
 
 /* --------------------------------------------------------------- clients */
@@ -1329,8 +1360,8 @@ eu_stream_start(struct eu_app *app, eu_stream_render_cb render)
     hub->live_timer = event_new(app->base, -1, EV_PERSIST, on_live_timer, NULL);
     struct timeval tv = {LIVE_REFRESH_S, 0};
     event_add(hub->live_timer, &tv);
-    eu_redis_channels_listen(app->redis, on_message, on_redis_ready, NULL);
-    eu_redis_on_connect(app->redis, on_redis_connected, NULL);
+    listen_on(app->redis, NULL);
+    eu_registry_on_redis(app->registry, listen_on, NULL);
 }
 
 void
@@ -1394,7 +1425,7 @@ eu_stream_close_for(struct eu_app *app, const struct eu_tenant *t, int64_t accou
     char name[EU_TENANT_KEY_PREFIX_SIZE + sizeof(CLOSE_CHANNEL)];
     close_channel(t, name, sizeof(name));
     const char *argv[] = {"PUBLISH", name, msg};
-    if (eu_redis_command(app->redis, NULL, NULL, 3, argv, NULL) < 0)
+    if (eu_redis_command(eu_tenant_redis(app, t), NULL, NULL, 3, argv, NULL) < 0)
         eu_log_warn("stream", "cannot tell other processes to close streams: redis is down");
 }
 

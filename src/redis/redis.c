@@ -48,6 +48,7 @@ struct link {
 struct eu_redis {
     struct event_base *base;
     struct eu_redis_target target;
+    char name[96]; /* "host:port" or the socket, for logs: a fleet has several */
     bool freeing;
     int timeout_ms;
     struct link cmd;
@@ -115,7 +116,7 @@ become_ready(struct link *l)
     l->ready = true;
     l->backoff_ms = 0;
     event_del(l->retry); /* the AUTH deadline */
-    eu_log_info("redis", "connected (%s)", l->what);
+    eu_log_info("redis", "connected (%s) to '%s'", l->what, l->r->name);
     if (l->on_ready)
         l->on_ready(l);
 }
@@ -141,7 +142,7 @@ on_connect(const redisAsyncContext *ac, int status)
 {
     struct link *l = ac->data;
     if (status != REDIS_OK) {
-        eu_log_warn("redis", "cannot connect (%s): %s", l->what, ac->errstr);
+        eu_log_warn("redis", "cannot connect (%s) to '%s': %s", l->what, l->r->name, ac->errstr);
         l->ac = NULL; /* hiredis frees the context after this callback */
         schedule_retry(l);
         return;
@@ -178,7 +179,7 @@ on_disconnect(const redisAsyncContext *ac, int status)
         r->subscribed = false;
     if (r->freeing)
         return;
-    eu_log_warn("redis", "disconnected (%s): %s", l->what,
+    eu_log_warn("redis", "disconnected (%s) from '%s': %s", l->what, l->r->name,
                 status == REDIS_OK ? "closed" : ac->errstr);
     schedule_retry(l);
 }
@@ -313,6 +314,8 @@ static void
 start_connect(struct link *l)
 {
     const struct eu_redis_target *t = &l->r->target;
+    if (!t->host && !t->unix_path)
+        return; /* eu_redis_new_down(): never up */
     redisAsyncContext *ac =
         t->unix_path ? redisAsyncConnectUnix(t->unix_path) : redisAsyncConnect(t->host, t->port);
     if (!ac || ac->err) {
@@ -478,8 +481,23 @@ eu_redis_new(struct event_base *base, const char *url, int timeout_ms, char *err
         free(r);
         return NULL;
     }
+    if (r->target.unix_path)
+        snprintf(r->name, sizeof(r->name), "%s", r->target.unix_path);
+    else
+        snprintf(r->name, sizeof(r->name), "%s:%d", r->target.host, r->target.port);
     link_init(r, &r->cmd, "commands", on_cmd_ready);
     start_connect(&r->cmd);
+    return r;
+}
+
+struct eu_redis *
+eu_redis_new_down(struct event_base *base)
+{
+    struct eu_redis *r = eu_xcalloc(1, sizeof(*r));
+    r->base = base;
+    r->timeout_ms = 1000;
+    snprintf(r->name, sizeof(r->name), "(unusable url)");
+    link_init(r, &r->cmd, "commands", on_cmd_ready);
     return r;
 }
 
@@ -534,7 +552,8 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
     if (cb)
         cb(NULL, p->arg);
     if (r->cmd.ac && !r->freeing) {
-        eu_log_warn("redis", "no reply within %d ms: dropping the connection", r->timeout_ms);
+        eu_log_warn("redis", "no reply from '%s' within %d ms: dropping the connection", r->name,
+                    r->timeout_ms);
         redisAsyncContext *ac = r->cmd.ac;
         /* Callers run during the free; their new commands must fail fast. */
         r->cmd.ac = NULL;

@@ -99,7 +99,7 @@ eu_feed_home_invalidate(struct eu_app *app, const struct eu_tenant *t, int64_t a
     char key[EU_FEED_KEY_SIZE];
     eu_feed_home_key(t, account_id, key, sizeof(key));
     const char *argv[] = {"DEL", key};
-    eu_redis_command(app->redis, NULL, NULL, 2, argv, NULL);
+    eu_redis_command(eu_tenant_redis(app, t), NULL, NULL, 2, argv, NULL);
 }
 
 /* ---------------------------------------------------------------- fan-out */
@@ -149,7 +149,7 @@ send_fanout(struct fanout *fo, const int64_t *ids, size_t n)
     argv[argc++] = fo->remove ? "rem" : "add";
     argv[argc++] = fo->status_id;
     argv[argc++] = max;
-    eu_redis_command(fo->app->redis, on_fanout_done, NULL, argc, argv, NULL);
+    eu_redis_command(eu_tenant_redis(fo->app, fo->tenant), on_fanout_done, NULL, argc, argv, NULL);
     for (size_t i = 0; i < n; i++)
         free(keys[i]);
     free(keys);
@@ -297,9 +297,9 @@ on_rebuilt(struct eu_req *req, PGresult *res, void *arg)
         argv[argc++] = id;
         ids[i] = strtoll(id, NULL, 10);
     }
-    eu_redis_command(req->app->redis, NULL, NULL, argc, argv, NULL);
+    eu_redis_command(eu_tenant_redis(req->app, req->tenant), NULL, NULL, argc, argv, NULL);
     const char *expire[] = {"EXPIRE", hr->key, FEED_TTL_S};
-    eu_redis_command(req->app->redis, NULL, NULL, 3, expire, NULL);
+    eu_redis_command(eu_tenant_redis(req->app, req->tenant), NULL, NULL, 3, expire, NULL);
     finish_page(hr, ids, (size_t)n);
 }
 
@@ -386,5 +386,5 @@ eu_feed_home_page(struct eu_req *req, const struct eu_page *page, eu_feed_page_c
     }
     argv[7] = count;
     argv[8] = FEED_TTL_S;
-    eu_redis_command(req->app->redis, on_read, hr, 9, argv, NULL);
+    eu_redis_command(eu_tenant_redis(req->app, req->tenant), on_read, hr, 9, argv, NULL);
 }

@@ -152,7 +152,7 @@ pub_send(struct pub *p, const char *event)
     for (size_t i = 0; i < p->n; i++)
         argv[argc++] = p->chans[i];
     argv[argc++] = msg;
-    eu_redis_command(p->app->redis, on_published, NULL, argc, argv, NULL);
+    eu_redis_command(eu_tenant_redis(p->app, p->t), on_published, NULL, argc, argv, NULL);
     free(argv);
 }
 
@@ -244,7 +244,7 @@ when_live(struct pub *p, eu_redis_reply_cb then)
     char key[EU_TENANT_KEY_PREFIX_SIZE + 16];
     snprintf(key, sizeof(key), "%sstream:live", p->t->key_prefix);
     const char *argv[] = {"EXISTS", key};
-    eu_redis_command(p->app->redis, then, p, 2, argv, NULL);
+    eu_redis_command(eu_tenant_redis(p->app, p->t), then, p, 2, argv, NULL);
 }
 
 static struct pub *
@@ -325,7 +325,7 @@ eu_stream_publish(struct eu_app *app, const struct eu_tenant *t, const char *cha
     char *msg = eu_xmalloc(n);
     snprintf(msg, n, "%s %s", event, payload);
     const char *argv[] = {"PUBLISH", chan, msg};
-    eu_redis_command(app->redis, on_published, NULL, 3, argv, NULL);
+    eu_redis_command(eu_tenant_redis(app, t), on_published, NULL, 3, argv, NULL);
     free(msg);
 }
 
@@ -346,7 +346,7 @@ publish_to_users(struct eu_app *app, const struct eu_tenant *t, const char *msg)
     char pattern[EU_TENANT_KEY_PREFIX_SIZE + 32];
     snprintf(pattern, sizeof(pattern), "%sstream:user:*", t->key_prefix);
     const char *argv[] = {"EVAL", PUBLISH_USERS_LUA, "0", pattern, msg};
-    eu_redis_command(app->redis, on_published, NULL, 5, argv, NULL);
+    eu_redis_command(eu_tenant_redis(app, t), on_published, NULL, 5, argv, NULL);
 }
 
 void

@@ -27,10 +27,12 @@
 #include <malloc.h>
 #include <time.h>
 
+#include "eunha/app.h"
 #include "eunha/config.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
+#include "eunha/redis.h"
 
 #include <libpq-fe.h>
 
@@ -45,8 +47,24 @@ struct eu_placement {
     struct eu_placement *next;
 };
 
+/* A Redis server some placement names (other than the main one). */
+struct redis_server {
+    char *url;
+    struct eu_redis *r;
+    struct redis_server *next;
+};
+
+#define REDIS_HOOKS_MAX 4
+
 struct eu_registry {
     struct event_base *base;
+    char *main_redis_url; /* [redis] url at start: reloads do not change app->redis */
+    struct redis_server *redises;
+    struct {
+        void (*fn)(struct eu_redis *r, void *arg);
+        void *arg;
+    } redis_hooks[REDIS_HOOKS_MAX];
+    int n_redis_hooks;
     struct eu_placement *placements;
     struct event *sweep; /* dormancy */
     const struct eu_config *cfg;
@@ -191,6 +209,7 @@ eu_registry_new(struct event_base *base, const struct eu_config *cfg)
     struct eu_registry *reg = eu_xcalloc(1, sizeof(*reg));
     reg->base = base;
     reg->cfg = cfg;
+    reg->main_redis_url = cfg->redis_url ? eu_xstrdup(cfg->redis_url) : NULL;
     struct eu_db_budget_limits bl;
     reg->budget = eu_db_budget_new(budget_limits(cfg, &bl));
     reg->nbuckets = 64;
@@ -243,6 +262,7 @@ tenant_free(struct eu_tenant *t)
     free(t->placement);
     free(t->database);
     free(t->database_url);
+    free(t->redis_url);
     free(t->created_at);
     free(t->updated_at);
     free(t);
@@ -340,6 +360,16 @@ eu_registry_free(struct eu_registry *reg)
         p->next = NULL;
     }
     reg->placements = NULL;
+    /* Last: freeing the tenants above touched no Redis, and the hub and
+     * the caches that listen on these are gone before the registry. */
+    while (reg->redises) {
+        struct redis_server *rs = reg->redises;
+        reg->redises = rs->next;
+        eu_redis_free(rs->r);
+        free(rs->url);
+        free(rs);
+    }
+    free(reg->main_redis_url);
     free(reg->buckets);
     free(reg->id_buckets);
     eu_db_budget_unref(reg->budget);
@@ -460,6 +490,7 @@ eu_registry_upsert(struct eu_registry *reg, const struct eu_tenant *row)
     t->authorized_fetch = row->authorized_fetch;
     replace_str(&t->database, row->database);
     replace_str(&t->database_url, row->database_url);
+    replace_str(&t->redis_url, row->redis_url);
     replace_str(&t->created_at, row->created_at);
     replace_str(&t->updated_at, row->updated_at);
     t->state = row->state;
@@ -664,4 +695,47 @@ eu_tenant_from_row(const PGresult *res, int row, struct eu_tenant *out)
     out->dedicated = PQgetvalue(res, row, 13)[0] == 't';
     out->authorized_fetch = PQgetvalue(res, row, 14)[0] == 't';
     out->limits.media_quota_bytes = strtoll(PQgetvalue(res, row, 15), NULL, 10);
+    out->redis_url = PQgetisnull(res, row, 16) ? NULL : PQgetvalue(res, row, 16);
+}
+
+/* ---- placements' Redis servers ---- */
+
+void
+eu_registry_on_redis(struct eu_registry *reg, void (*fn)(struct eu_redis *r, void *arg), void *arg)
+{
+    if (reg->n_redis_hooks == REDIS_HOOKS_MAX) {
+        eu_log_error("tenant", "too many redis hooks");
+        abort();
+    }
+    reg->redis_hooks[reg->n_redis_hooks].fn = fn;
+    reg->redis_hooks[reg->n_redis_hooks].arg = arg;
+    reg->n_redis_hooks++;
+}
+
+struct eu_redis *
+eu_tenant_redis(struct eu_app *app, const struct eu_tenant *t)
+{
+    struct eu_registry *reg = app->registry;
+    const char *url = t->redis_url;
+    if (!reg || !url || !*url || (reg->main_redis_url && strcmp(url, reg->main_redis_url) == 0))
+        return app->redis;
+    for (struct redis_server *rs = reg->redises; rs; rs = rs->next)
+        if (strcmp(rs->url, url) == 0)
+            return rs->r;
+    char err[256];
+    struct eu_redis *r = eu_redis_new(reg->base, url, reg->cfg->redis_timeout_ms, err, sizeof(err));
+    if (!r) {
+        /* The admin API took it (rediss://, say, which is not spoken
+         * here): its tenants get what a Redis that is down gives. */
+        eu_log_error("tenant", "placement '%s': %s", t->placement, err);
+        r = eu_redis_new_down(reg->base);
+    }
+    struct redis_server *rs = eu_xcalloc(1, sizeof(*rs));
+    rs->url = eu_xstrdup(url);
+    rs->r = r;
+    rs->next = reg->redises;
+    reg->redises = rs;
+    for (int i = 0; i < reg->n_redis_hooks; i++)
+        reg->redis_hooks[i].fn(r, reg->redis_hooks[i].arg);
+    return r;
 }

@@ -1,9 +1,11 @@
 /*
  * Tests for Redis URL parsing (host, port, database, AUTH credentials, and
  * errors that never show the password) and for the redaction helper every
- * log line that names a server goes through.
+ * log line that names a server goes through; and for the Redis that is
+ * never up (eu_redis_new_down()), which a placement's unusable URL gets.
  */
 #include <check.h>
+#include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +109,37 @@ START_TEST(test_redact)
 }
 END_TEST
 
+static void
+on_reply(struct redisReply *reply, void *arg)
+{
+    int *calls = arg;
+    ck_assert_ptr_null(reply);
+    (*calls)++;
+}
+
+/* Commands fail as with a Redis that is down: -1, and the callback later
+ * with NULL, never at once (callers may not be ready for it yet). */
+START_TEST(test_down)
+{
+    struct event_base *base = event_base_new();
+    struct eu_redis *r = eu_redis_new_down(base);
+    ck_assert(!eu_redis_is_connected(r));
+    int calls = 0;
+    const char *argv[] = {"GET", "k"};
+    ck_assert_int_eq(eu_redis_command(r, on_reply, &calls, 2, argv, NULL), -1);
+    ck_assert_int_eq(calls, 0);
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    ck_assert_int_eq(calls, 1);
+    ck_assert_int_eq(eu_redis_psubscribe(r, "p*", NULL, NULL, NULL), 0);
+    ck_assert(!eu_redis_is_subscribed(r));
+    ck_assert_int_eq(eu_redis_subscribe(r, "c"), -1);
+    eu_redis_unsubscribe(r, "c");
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    eu_redis_free(r);
+    event_base_free(base);
+}
+END_TEST
+
 static Suite *
 redis_suite(void)
 {
@@ -117,6 +150,9 @@ redis_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("redact");
     tcase_add_loop_test(tc, test_redact, 0, (int)(sizeof(redact) / sizeof(redact[0])));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("down");
+    tcase_add_test(tc, test_down);
     suite_add_tcase(s, tc);
     return s;
 }
