@@ -199,11 +199,11 @@ eu_admin_reply_eu_error(struct eu_req *req, const struct eu_error *err)
 
 /*
  * Returns a pool of one connection over placement database db (on the
- * server url), bound to tenant_id, without prepared statements. The caller
- * frees it with eu_db_pool_free() once its connection is back.
+ * server url), without prepared statements; bound to tenant_id unless it is
+ * 0. The caller frees it with eu_db_pool_free() once its connection is back.
  */
-static struct eu_db_pool *
-placement_pool_new(struct eu_app *app, const char *url, const char *db, int64_t tenant_id)
+struct eu_db_pool *
+eu_admin_placement_pool_new(struct eu_app *app, const char *url, const char *db, int64_t tenant_id)
 {
     const struct eu_config *cfg = app->cfg;
     struct eu_db_pool_limits lim = {
@@ -213,7 +213,8 @@ placement_pool_new(struct eu_app *app, const char *url, const char *db, int64_t 
         .idle_timeout_s = cfg->pool_idle_timeout_s,
     };
     struct eu_db_pool *pool = eu_db_pool_new(app->base, db, url, db, &lim);
-    eu_db_pool_set_tenant(pool, tenant_id);
+    if (tenant_id)
+        eu_db_pool_set_tenant(pool, tenant_id);
     eu_db_pool_set_prepared(pool, false);
     eu_db_pool_set_budget(pool, eu_registry_budget(app->registry));
     /* Made by another process since we migrated the placements, perhaps. */
@@ -352,7 +353,7 @@ static const char CATALOG_SQL[] =
  * the counters (migrations/tenant/0013) are rebuilt from the rows: the
  * archive's values plus what the triggers added as the rows went in would
  * count everything twice. */
-static const char SEQUENCE_SQL[] =
+const char eu_admin_sequence_sql[] =
     "SELECT setval('conversations_id_seq', greatest((SELECT last_value FROM"
     " conversations_id_seq), (SELECT coalesce(max(s.conversation_id), 1) FROM statuses s"
     " WHERE s.tenant_id = $1))), eunha_recount($1)";
@@ -478,7 +479,7 @@ on_keys_owned(PGresult *res, enum eu_db_status st, void *arg)
                     "%lld restored rows named media files of another tenant; their keys now lie "
                     "under this one's",
                     moved);
-    eu_db_conn_query(r->conn, SEQUENCE_SQL, 0, NULL, on_sequence_set, r);
+    eu_db_conn_query(r->conn, eu_admin_sequence_sql, 0, NULL, on_sequence_set, r);
 }
 
 /* Writes ident double-quoted, as SQL wants a name that came from data. */
@@ -686,7 +687,7 @@ eu_admin_restore_start(struct eu_app *app, const char *url, const char *db, int6
                        const struct eu_admin_tables *rows, eu_admin_restore_done_cb done, void *arg)
 {
     struct restore *r = eu_xcalloc(1, sizeof(*r));
-    r->pool = placement_pool_new(app, url, db, tenant_id);
+    r->pool = eu_admin_placement_pool_new(app, url, db, tenant_id);
     r->rows = rows;
     r->columns = eu_xcalloc((size_t)rows->n, sizeof(*r->columns));
     r->done = done;
@@ -757,7 +758,7 @@ eu_admin_removal_start(struct eu_app *app, const char *url, const char *db, int6
                        eu_admin_done_cb done, void *arg)
 {
     struct removal *rm = eu_xcalloc(1, sizeof(*rm));
-    rm->pool = placement_pool_new(app, url, db, tenant_id);
+    rm->pool = eu_admin_placement_pool_new(app, url, db, tenant_id);
     rm->done = done;
     rm->arg = arg;
     removal_next(rm);
