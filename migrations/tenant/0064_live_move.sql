@@ -24,6 +24,18 @@ CREATE TABLE eunha_move.changes (
 );
 CREATE INDEX changes_tenant ON eunha_move.changes (tenant, id);
 
+-- Tenants in their move's write pause. The process running the move holds
+-- its own requests and workers; a write of the tenant from any other
+-- process (which keeps serving it until it hears of the move) is refused
+-- by the trigger with query_canceled, which eunha answers as a busy
+-- database (503, or a job's retry), rather than taken and left behind. A
+-- pause older than a minute is over whatever happened to its move: a
+-- move that died mid-pause must not keep its tenant from writing.
+CREATE TABLE eunha_move.paused (
+    tenant bigint PRIMARY KEY,
+    since timestamptz NOT NULL DEFAULT now()
+);
+
 -- A table's primary key columns, in the key's order, from the catalog.
 CREATE FUNCTION eunha_move.key_columns(tbl text) RETURNS text[]
 LANGUAGE sql STABLE AS $$
@@ -43,7 +55,8 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- The trigger: notes the changed row's key (its columns are the trigger's
--- arguments), and on an update that changed the key the old key too.
+-- arguments), and on an update that changed the key the old key too; or,
+-- during the tenant's write pause, refuses the write.
 CREATE FUNCTION eunha_move.note() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -55,6 +68,10 @@ BEGIN
         r := to_jsonb(OLD);
     ELSE
         r := to_jsonb(NEW);
+    END IF;
+    IF EXISTS (SELECT 1 FROM eunha_move.paused p WHERE p.tenant = (r ->> 'tenant_id')::bigint
+               AND p.since > now() - interval '1 minute') THEN
+        RAISE query_canceled USING MESSAGE = 'the tenant is moving to another placement';
     END IF;
     FOR i IN 0 .. TG_NARGS - 1 LOOP
         k := k || jsonb_build_object(TG_ARGV[i], r -> TG_ARGV[i]);
@@ -145,10 +162,18 @@ BEGIN
 END
 $$;
 
--- Drops tenant tid's notes (its move ended).
+-- Starts tenant tid's write pause (see eunha_move.paused).
+CREATE FUNCTION eunha_move.pause(tid bigint) RETURNS void
+LANGUAGE sql AS $$
+    INSERT INTO eunha_move.paused (tenant) VALUES (tid)
+        ON CONFLICT (tenant) DO UPDATE SET since = now()
+$$;
+
+-- Drops tenant tid's notes and pause (its move ended).
 CREATE FUNCTION eunha_move.forget(tid bigint) RETURNS void
 LANGUAGE sql AS $$
-    DELETE FROM eunha_move.changes WHERE tenant = tid
+    DELETE FROM eunha_move.changes WHERE tenant = tid;
+    DELETE FROM eunha_move.paused WHERE tenant = tid
 $$;
 
 -- On the target: makes tenant tid's rows named in changes (what take

@@ -106,6 +106,11 @@ struct eu_admin_live *eu_admin_live_new(struct eu_app *app, const char *src_url,
  * it) and starts noting its changed rows there; calls done later. Rows
  * committed from the time done is called are noted. */
 void eu_admin_live_watch(struct eu_admin_live *l, eu_admin_live_cb done, void *arg);
+/* From now until eu_admin_live_end(), the source's triggers refuse the
+ * tenant's writes (an error PostgreSQL reports as a cancelled statement,
+ * which eunha answers 503 or retries): writes of other processes, which do
+ * not know of the pause. */
+void eu_admin_live_pause(struct eu_admin_live *l, eu_admin_live_cb done, void *arg);
 /* Copies the rows noted as changed from the source to the target, as they
  * are on the source now, until a batch takes every note there was (or,
  * with until_empty, until none is left: the tenant writes nothing then). */
@@ -115,10 +120,11 @@ void eu_admin_live_catch_up(struct eu_admin_live *l, bool until_empty, eu_admin_
 long long eu_admin_live_round_rows(const struct eu_admin_live *l);
 /* Runs eu_admin_sequence_sql on the target after the last catch-up. */
 void eu_admin_live_finish_target(struct eu_admin_live *l, eu_admin_live_cb done, void *arg);
-/* Stops noting (drops the triggers, the notes and the lock; failures are
- * logged), frees l and calls done (may be NULL) later or now. l may be
- * NULL. */
-void eu_admin_live_end(struct eu_admin_live *l, eu_admin_done_cb done, void *arg);
+/* Stops noting (drops the triggers, the notes, the pause and the lock;
+ * failures are logged), frees l and calls done (may be NULL) later or now.
+ * failed: the move did not take effect, so the pause ends first rather
+ * than last. l may be NULL. */
+void eu_admin_live_end(struct eu_admin_live *l, bool failed, eu_admin_done_cb done, void *arg);
 
 /* err->status is 0 on success (keys: how many were copied). */
 typedef void (*eu_admin_redis_cb)(const struct eu_error *err, long long keys, void *arg);

@@ -13,6 +13,11 @@
  * and again from a note) comes out right. The triggers are made and dropped
  * one table per transaction: each holds its table's lock for a moment only.
  *
+ * During the write pause the triggers refuse the tenant's writes instead
+ * (eunha_move.pause()): the process running the move holds the tenant
+ * itself, but another process serving it writes on until it hears of the
+ * switch, and its writes must fail rather than be left behind.
+ *
  * A move holds one connection to the source for its whole length, with a
  * session advisory lock on the tenant's id: a second move of the tenant,
  * from any process, finds it taken. If the process dies the lock goes with
@@ -51,6 +56,8 @@ struct eu_admin_live {
     char *tables;                 /* eu_db_tenant_tables as a SQL array literal */
     int table;                    /* index into eu_db_tenant_tables */
     bool watching;                /* triggers may exist on the source */
+    bool failed;                  /* ending a move that did not take effect */
+    bool forgotten;               /* the notes and pause are cleared */
     long long round;              /* rows copied in this round */
     int last;                     /* rows the last take returned */
     bool until_empty;             /* the round ends only when no note is left */
@@ -200,6 +207,28 @@ eu_admin_live_watch(struct eu_admin_live *l, eu_admin_live_cb done, void *arg)
     eu_db_pool_acquire(l->src_pool, on_src_conn, l);
 }
 
+/* --------------------------------------------------------------- pause */
+
+static void
+on_paused(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_admin_live *l = arg;
+    if (st != EU_DB_OK) {
+        live_fail(l, res, st, "pause the tenant's writes on the source");
+        return;
+    }
+    live_done(l);
+}
+
+void
+eu_admin_live_pause(struct eu_admin_live *l, eu_admin_live_cb done, void *arg)
+{
+    l->done = done;
+    l->arg = arg;
+    const char *params[] = {l->id};
+    eu_db_conn_query(l->src, "SELECT eunha_move.pause($1::bigint)", 1, params, on_paused, l);
+}
+
 /* ------------------------------------------------------------ catch up */
 
 static void take_next(struct eu_admin_live *l);
@@ -332,9 +361,18 @@ static void
 on_forgotten_at_end(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct eu_admin_live *l = arg;
-    if (st != EU_DB_OK)
+    if (st != EU_DB_OK) {
         eu_log_warn("admin", "cannot clear the move notes of tenant %s: %s", l->id,
                     eu_admin_db_message(res, "placement unavailable"));
+        live_free(l);
+        return;
+    }
+    if (!l->forgotten) {
+        /* A failed move: its pause is over before its triggers go. */
+        l->forgotten = true;
+        unwatch_next(l);
+        return;
+    }
     live_free(l);
 }
 
@@ -361,6 +399,8 @@ static void
 unwatch_next(struct eu_admin_live *l)
 {
     if (!eu_db_tenant_tables[l->table]) {
+        /* Notes other processes added meanwhile go too. */
+        l->forgotten = true;
         const char *params[] = {l->id};
         eu_db_conn_query(l->src, "SELECT eunha_move.forget($1::bigint)", 1, params,
                          on_forgotten_at_end, l);
@@ -372,7 +412,7 @@ unwatch_next(struct eu_admin_live *l)
 }
 
 void
-eu_admin_live_end(struct eu_admin_live *l, eu_admin_done_cb done, void *arg)
+eu_admin_live_end(struct eu_admin_live *l, bool failed, eu_admin_done_cb done, void *arg)
 {
     if (!l) {
         if (done)
@@ -381,11 +421,21 @@ eu_admin_live_end(struct eu_admin_live *l, eu_admin_done_cb done, void *arg)
     }
     l->end_done = done;
     l->arg = arg;
+    l->failed = failed;
     if (!l->watching || !l->src) {
         live_free(l);
         return;
     }
     l->table = 0;
+    /* A move that took effect refuses the source's writes until its
+     * triggers are gone; one that failed lets the tenant write first. */
+    if (failed) {
+        const char *params[] = {l->id};
+        eu_db_conn_query(l->src, "SELECT eunha_move.forget($1::bigint)", 1, params,
+                         on_forgotten_at_end, l);
+        return;
+    }
+    l->forgotten = true;
     unwatch_next(l);
 }
 

@@ -17,9 +17,9 @@
  *
  * Until the control row names the target, the source is the tenant and the
  * target's rows are garbage that a failed move removes where it can reach
- * them. The pause marks the tenant moving in this process only: another
- * process serving the tenant sees the switch within the registry's LISTEN
- * delay, and a write it takes in that window stays on the source.
+ * them. The pause holds the tenant in this process; another process
+ * serving it hears of the switch within moments (the registry's LISTEN),
+ * and until a little after that the source's triggers refuse its writes.
  */
 #include "lifecycle_internal.h"
 
@@ -62,6 +62,10 @@
  * or after MAX_ROUNDS. */
 #define PAUSE_ROWS 200
 #define MAX_ROUNDS 8
+/* After the switch, the source refuses the tenant's writes this long more
+ * before its triggers go: other processes hear of the switch (the control
+ * row's NOTIFY) within moments, and write to the target after. */
+#define SWITCH_GRACE_MS 500
 /* Tries, a second apart, to learn whether a switch the control database
  * did not answer took effect. */
 #define RESOLVE_TRIES 30
@@ -280,7 +284,7 @@ move_undo(struct move *m)
     move_release(m);
     struct eu_admin_live *live = m->live;
     m->live = NULL;
-    eu_admin_live_end(live, on_undo_unwatched, m);
+    eu_admin_live_end(live, true, on_undo_unwatched, m);
 }
 
 static void
@@ -316,6 +320,16 @@ on_switch_unwatched(int rc, void *arg)
         eu_admin_removal_start(req->app, m->from.url, m->from.db, m->t->id, on_source_removed, m);
 }
 
+static void
+on_switch_grace_over(evutil_socket_t fd, short what, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    struct eu_admin_live *live = m->live;
+    m->live = NULL;
+    eu_admin_live_end(live, false, on_switch_unwatched, m);
+}
+
 /* The control row names the target (res holds it): the move took effect. */
 static void
 move_switched(struct move *m, PGresult *res)
@@ -333,9 +347,8 @@ move_switched(struct move *m, PGresult *res)
     eu_log_info("admin",
                 "moved tenant '%s' from placement '%s' to '%s': %lld rows, writes paused %lld ms",
                 t->domain, m->from.name, m->to.name, m->rows_copied, m->pause_ms);
-    struct eu_admin_live *live = m->live;
-    m->live = NULL;
-    eu_admin_live_end(live, on_switch_unwatched, m);
+    struct timeval tv = {0, SWITCH_GRACE_MS * 1000};
+    event_base_once(req->app->base, -1, EV_TIMEOUT, on_switch_grace_over, m, &tv);
 }
 
 static void move_resolve(struct move *m);
@@ -375,7 +388,7 @@ on_resolved(PGresult *res, enum eu_db_status st, void *arg)
                  "until the server restarts",
                  m->t->domain, m->to.name);
     m->held = false; /* for good */
-    eu_admin_live_end(m->live, NULL, NULL);
+    eu_admin_live_end(m->live, false, NULL, NULL);
     m->live = NULL;
     eu_req_add_header(req, "Retry-After", "60");
     eu_req_reply_error(req, 503, "Cannot tell whether the move took effect; restart the server");
@@ -480,6 +493,20 @@ on_last_caught_up(const struct eu_error *err, void *arg)
     eu_admin_live_finish_target(m->live, on_target_finished, m);
 }
 
+/* The notes left are the last. */
+static void
+on_source_paused(const struct eu_error *err, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    if (err->status) {
+        m->err = *err;
+        move_undo(m);
+        return;
+    }
+    eu_admin_live_catch_up(m->live, true, on_last_caught_up, m);
+}
+
 static void
 on_drain_tick(evutil_socket_t fd, short what, void *arg)
 {
@@ -496,10 +523,10 @@ on_drain_tick(evutil_socket_t fd, short what, void *arg)
         move_undo(m);
         return;
     }
-    /* Nothing of the tenant runs now (a queue waiting for or taking a turn
-     * holds a reference too), and nothing new starts: the notes left are
-     * the last. */
-    eu_admin_live_catch_up(m->live, true, on_last_caught_up, m);
+    /* Nothing of the tenant runs here now (a queue waiting for or taking a
+     * turn holds a reference too), and nothing new starts; the source
+     * refuses other processes' writes from now on. */
+    eu_admin_live_pause(m->live, on_source_paused, m);
 }
 
 /* The write pause: mark the tenant moving and wait for what is running to
