@@ -3,7 +3,9 @@
  * 3). The test starts a second PostgreSQL and a second Redis of its own
  * (fleet.h), registers placement "second" on them, and moves a tenant from
  * "main" there while a thread posts statuses through the API at about 50
- * a second. It checks that:
+ * a second, and another thread does the same through a second process on
+ * the same databases (which hears of the move only through the control
+ * row). It checks that:
  *   - the move answers 200 with write_pause_ms under a second, and /metrics
  *     counts the pause;
  *   - every status the writer was answered 200 for is on the target, and
@@ -31,6 +33,8 @@
 #define HOST "live.example"
 #define SEED_STATUSES 3000
 #define MAX_ACKED 4096
+/* Two writers on one token post faster than the API's default limit. */
+#define TOML "[limits]\napi_requests_per_5min = 1000000\n"
 
 static struct eu_it_extra pg2, pg3, redis2;
 
@@ -73,6 +77,10 @@ writer_run(void *arg)
     return NULL;
 }
 
+/* Asserts that every status w was answered 200 for is tenant tid's on the
+ * target, and that w met nothing but 200 or 503 with Retry-After. */
+static void check_writer(const struct writer *w, const char *what, const char *tid);
+
 /* The first line of sql's answer on pg2's placement database, as a number. */
 static long
 second_long(const char *sql)
@@ -83,6 +91,25 @@ second_long(const char *sql)
     free(v);
     PQfinish(c);
     return n;
+}
+
+static void
+check_writer(const struct writer *w, const char *what, const char *tid)
+{
+    fprintf(stderr, "%s: %d acknowledged, %d paused, %d other\n", what, w->acked, w->paused,
+            w->other);
+    ck_assert_msg(w->other == 0, "%s got %ld: %s", what, w->first_other, w->other_body);
+    ck_assert_int_ge(w->acked, 40);
+    size_t cap = (size_t)w->acked * 24 + 64, len = 0;
+    char *list = malloc(cap);
+    for (int i = 0; i < w->acked; i++)
+        len += (size_t)snprintf(list + len, cap - len, "%s%s", i ? "," : "", w->ids[i]);
+    char *q = malloc(cap + 256);
+    snprintf(q, cap + 256, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND id IN (%s)", tid,
+             list);
+    ck_assert_msg(second_long(q) == w->acked, "%s: acknowledged statuses missing", what);
+    free(q);
+    free(list);
 }
 
 static void
@@ -113,7 +140,7 @@ START_TEST(test_move_live)
 {
     eu_it_extra_pg_start(&pg2);
     eu_it_extra_redis_start(&redis2);
-    struct eu_it_server *s = eu_it_server_start(NULL);
+    struct eu_it_server *s = eu_it_server_start(TOML);
     struct eu_it_resp r = {0};
     char body[512], sql[1024];
 
@@ -177,12 +204,20 @@ START_TEST(test_move_live)
                    "{\"status\":\"once\"}");
     EU_IT_EXPECT_STATUS(&r, 200);
 
-    /* The writer posts all along the move. */
-    struct writer *w = calloc(1, sizeof(*w));
+    /* A second process on the same databases. */
+    struct eu_it_opts ob = {.name = s->name, .extra_toml = TOML};
+    struct eu_it_server *b = eu_it_server_start_opts(&ob);
+    b->keep_databases = true; /* s drops them */
+
+    /* The writers post all along the move, one through each process. */
+    struct writer *w = calloc(1, sizeof(*w)), *w2 = calloc(1, sizeof(*w2));
     w->s = s;
     w->tok = tok;
-    pthread_t th;
+    w2->s = b;
+    w2->tok = tok;
+    pthread_t th, th2;
     ck_assert_int_eq(pthread_create(&th, NULL, writer_run, w), 0);
+    ck_assert_int_eq(pthread_create(&th2, NULL, writer_run, w2), 0);
     eu_it_sleep_ms(1000);
     long long t0 = eu_it_now_ms();
     move_to(s, "second", &r);
@@ -200,25 +235,15 @@ START_TEST(test_move_live)
     ck_assert_int_ge(json_integer_value(eu_it_jpath(r.json, "redis_keys_copied")), 1);
     eu_it_sleep_ms(1000);
     atomic_store(&w->stop, true);
+    atomic_store(&w2->stop, true);
     pthread_join(th, NULL);
-    fprintf(stderr, "writer: %d acknowledged, %d paused, %d other\n", w->acked, w->paused,
-            w->other);
-    ck_assert_msg(w->other == 0, "the writer got %ld: %s", w->first_other, w->other_body);
-    ck_assert_int_ge(w->acked, 40);
+    pthread_join(th2, NULL);
 
-    /* Every acknowledged status is on the target. */
-    size_t cap = (size_t)w->acked * 24 + 64, len = 0;
-    char *list = malloc(cap);
-    for (int i = 0; i < w->acked; i++)
-        len += (size_t)snprintf(list + len, cap - len, "%s%s", i ? "," : "", w->ids[i]);
-    char *q = malloc(cap + 256);
-    snprintf(q, cap + 256, "SELECT count(*) FROM statuses WHERE tenant_id = %s AND id IN (%s)", tid,
-             list);
-    ck_assert_int_eq(second_long(q), w->acked);
+    /* Every acknowledged status is on the target, and nothing else. */
+    check_writer(w, "writer", tid);
+    check_writer(w2, "writer through a second process", tid);
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM statuses WHERE tenant_id = %s", tid);
-    ck_assert_int_eq(second_long(sql), SEED_STATUSES + 1 + w->acked);
-    free(q);
-    free(list);
+    ck_assert_int_eq(second_long(sql), SEED_STATUSES + 1 + w->acked + w2->acked);
 
     /* Nothing of it is left on main; the decoys are as they were. */
     ck_assert_int_eq(eu_it_tenant_rows(main_db, tid), 0);
@@ -291,6 +316,7 @@ START_TEST(test_move_live)
     eu_it_resp_free(&r);
     PQfinish(c2);
     free(w);
+    free(w2);
     free(job);
     free(tid);
     free(did);
@@ -299,6 +325,8 @@ START_TEST(test_move_live)
     free(alice);
     free(tok);
     free(dacct);
+    ck_assert_int_eq(eu_it_server_stop(b), 0);
+    eu_it_server_free(b);
     ck_assert_int_eq(eu_it_server_stop(s), 0);
     eu_it_server_free(s);
     eu_it_extra_redis_stop(&redis2);
