@@ -189,6 +189,7 @@ DECLARE
     cols text[];
     keys text[];
     upd text;
+    uniq text;
     n bigint := 0;
     m bigint;
 BEGIN
@@ -217,6 +218,32 @@ BEGIN
         keys := eunha_move.key_columns(tbl);
         SELECT string_agg(format('%1$I = EXCLUDED.%1$I', c), ', ') INTO upd
             FROM unnest(cols) c WHERE NOT c = ANY (keys);
+        -- A row the target's own triggers wrote as the copied rows went in
+        -- (account_conversations, under an id of its own) may hold a unique
+        -- value a copied row brings: it goes, when no table refers to its
+        -- table (so nothing cascades from it).
+        IF NOT EXISTS (SELECT 1 FROM pg_constraint f WHERE f.contype = 'f'
+                       AND f.confrelid = ('public.' || quote_ident(tbl))::regclass) THEN
+            FOR uniq IN
+                SELECT string_agg(format('mv_x.%1$I = mv_r.%1$I', a.attname), ' AND ')
+                FROM pg_index i
+                JOIN pg_attribute a ON a.attrelid = i.indrelid
+                    AND a.attnum = ANY (i.indkey::int2[])
+                WHERE i.indrelid = ('public.' || quote_ident(tbl))::regclass AND i.indisunique
+                AND NOT i.indisprimary AND i.indexprs IS NULL AND i.indpred IS NULL
+                GROUP BY i.indexrelid
+            LOOP
+                EXECUTE format('DELETE FROM public.%1$I mv_x USING jsonb_array_elements($1) mv_e,'
+                               ' LATERAL jsonb_populate_record(NULL::public.%1$I,'
+                               ' mv_e.value->''r'') mv_r'
+                               ' WHERE mv_e.value->>''t'' = %2$L'
+                               ' AND jsonb_typeof(mv_e.value->''r'') = ''object'''
+                               ' AND mv_x.tenant_id = $2 AND %3$s AND NOT (%4$s)',
+                               tbl, tbl, uniq,
+                               replace(eunha_move.key_match(tbl), 'mv_k.', 'mv_r.'))
+                    USING changes, tid;
+            END LOOP;
+        END IF;
         EXECUTE format('INSERT INTO public.%1$I (%2$s) SELECT %3$s'
                        ' FROM jsonb_array_elements($1) mv_e,'
                        ' LATERAL jsonb_populate_record(NULL::public.%1$I, mv_e.value->''r'') mv_r'

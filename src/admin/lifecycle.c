@@ -16,19 +16,18 @@
  * CPU pool. Import reads and checks such a file on the CPU pool (an archive
  * is untrusted: its tables and columns are checked against the real ones
  * before they are named in SQL), makes a tenant as POST /admin/v1/tenants
- * does and restores into it. Move marks the tenant moving (public requests
- * answer 503, admin writes 409, its workers take no turn), waits for its
- * requests and background turns in flight to end, takes a snapshot, restores
- * it into the target placement under the same tenant id, points the control
- * row at the target and only then removes the rows from the source. Ids,
- * tokens and Redis keys (named by the tenant id) do not change. Since
- * nothing writes while it moves, both copies are complete at every step:
- * whichever the control row names is the tenant, the other is garbage.
+ * does and restores into it. Move (lifecycle_move.c) restores a snapshot
+ * into the target placement while the tenant keeps serving, then copies
+ * the rows changed meanwhile (lifecycle_live.c), pauses the tenant's
+ * writes for the last of them, points the control row at the target and
+ * only then removes the rows from the source. Ids, tokens and Redis key
+ * names do not change.
  *
  * Restores and removals run on a short-lived pool of one connection over the
  * placement, bound to the tenant id, without prepared statements: these
  * one-off statements would otherwise sit in the prepared-statement slots of
- * the connections the placement's tenants share.
+ * the connections the placement's tenants share. (A live move's pools are
+ * not bound: they call only the eunha_move functions, given the id.)
  */
 #include "lifecycle_internal.h"
 
