@@ -56,7 +56,6 @@ struct eu_admin_live {
     char *tables;                 /* eu_db_tenant_tables as a SQL array literal */
     int table;                    /* index into eu_db_tenant_tables */
     bool watching;                /* triggers may exist on the source */
-    bool failed;                  /* ending a move that did not take effect */
     bool forgotten;               /* the notes and pause are cleared */
     long long round;              /* rows copied in this round */
     int last;                     /* rows the last take returned */
@@ -110,6 +109,12 @@ static void
 live_fail(struct eu_admin_live *l, PGresult *res, enum eu_db_status st, const char *what)
 {
     eu_admin_error_set_db(&l->err, st, res, what);
+    /* Rows that do not fit are an archive's fault in a restore; here they
+     * came from a placement of ours, so the fault is the server's. */
+    if (l->err.status == 422) {
+        eu_log_error("admin", "cannot %s: %s", what, eu_admin_db_message(res, "bad data"));
+        eu_error_set(&l->err, 500, "Cannot %s", what);
+    }
     live_done(l);
 }
 
@@ -421,7 +426,6 @@ eu_admin_live_end(struct eu_admin_live *l, bool failed, eu_admin_done_cb done, v
     }
     l->end_done = done;
     l->arg = arg;
-    l->failed = failed;
     if (!l->watching || !l->src) {
         live_free(l);
         return;
@@ -453,7 +457,7 @@ struct redis_copy {
     struct eu_redis_target dst;
     char *pattern;
     char cursor[32];
-    bool connected, failed;
+    bool connected;
     struct event *deadline;
     long long copied;
     eu_admin_redis_cb done;

@@ -56,9 +56,12 @@ writer_run(void *arg)
 {
     struct writer *w = arg;
     struct eu_it_resp r = {0};
-    char body[64];
+    char body[96];
     for (int n = 0; !atomic_load(&w->stop) && w->acked < MAX_ACKED; n++) {
-        snprintf(body, sizeof(body), "{\"status\":\"written live %d\"}", n);
+        /* Every fifth a direct one: the target's triggers write its
+         * conversation row as the status is copied, beside the source's. */
+        snprintf(body, sizeof(body), "{\"status\":\"written live %d\",\"visibility\":\"%s\"}", n,
+                 n % 5 ? "public" : "direct");
         eu_it_http(&r, "POST", w->s->public_port, HOST, "/api/v1/statuses", w->tok, body);
         json_t *id = r.json ? json_object_get(r.json, "id") : NULL;
         if (r.status == 200 && json_is_string(id)) {
@@ -244,6 +247,12 @@ START_TEST(test_move_live)
     check_writer(w2, "writer through a second process", tid);
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM statuses WHERE tenant_id = %s", tid);
     ck_assert_int_eq(second_long(sql), SEED_STATUSES + 1 + w->acked + w2->acked);
+    /* One conversation row per direct status, not two. */
+    snprintf(sql, sizeof(sql),
+             "SELECT (SELECT count(*) FROM account_conversations WHERE tenant_id = %s) -"
+             " (SELECT count(*) FROM statuses WHERE tenant_id = %s AND visibility = 3)",
+             tid, tid);
+    ck_assert_int_eq(second_long(sql), 0);
 
     /* Nothing of it is left on main; the decoys are as they were. */
     ck_assert_int_eq(eu_it_tenant_rows(main_db, tid), 0);
