@@ -37,6 +37,10 @@ int eu_admin_tenant_check_idle(struct eu_req *req, const struct eu_tenant *t);
  * such tenant, or one being deleted) or 409 (being moved). */
 struct eu_tenant *eu_admin_tenant_writable(struct eu_req *req);
 
+/* The /metrics lines of tenant moves (src/admin/lifecycle_move.c), as a
+ * string the caller frees. */
+char *eu_admin_move_metrics(void);
+
 /* t is the new tenant, in the registry (borrowed). */
 typedef void (*eu_admin_tenant_made_cb)(struct eu_req *req, struct eu_tenant *t, void *arg);
 /*

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin_internal.h"
 #include "eunha/app.h"
 #include "eunha/db.h"
 #include "eunha/fetch.h"
@@ -181,6 +182,9 @@ eu_admin_metrics(struct eu_req *req)
             cs.open, cs.max, (unsigned long long)cs.refused_total,
             (unsigned long long)cs.refused_per_ip, (unsigned long long)cs.header_timeouts,
             (unsigned long long)cs.body_timeouts, (unsigned long long)cs.deadline_replies);
+    char *moves = eu_admin_move_metrics();
+    bprintf(&b, "%s", moves);
+    free(moves);
     if (app->fetch) {
         struct eu_fetch_stats fst;
         eu_fetch_client_stats(app->fetch, &fst);

@@ -16,19 +16,18 @@
  * CPU pool. Import reads and checks such a file on the CPU pool (an archive
  * is untrusted: its tables and columns are checked against the real ones
  * before they are named in SQL), makes a tenant as POST /admin/v1/tenants
- * does and restores into it. Move marks the tenant moving (public requests
- * answer 503, admin writes 409, its workers take no turn), waits for its
- * requests and background turns in flight to end, takes a snapshot, restores
- * it into the target placement under the same tenant id, points the control
- * row at the target and only then removes the rows from the source. Ids,
- * tokens and Redis keys (named by the tenant id) do not change. Since
- * nothing writes while it moves, both copies are complete at every step:
- * whichever the control row names is the tenant, the other is garbage.
+ * does and restores into it. Move (lifecycle_move.c) restores a snapshot
+ * into the target placement while the tenant keeps serving, then copies
+ * the rows changed meanwhile (lifecycle_live.c), pauses the tenant's
+ * writes for the last of them, points the control row at the target and
+ * only then removes the rows from the source. Ids, tokens and Redis key
+ * names do not change.
  *
  * Restores and removals run on a short-lived pool of one connection over the
  * placement, bound to the tenant id, without prepared statements: these
  * one-off statements would otherwise sit in the prepared-statement slots of
- * the connections the placement's tenants share.
+ * the connections the placement's tenants share. (A live move's pools are
+ * not bound: they call only the eunha_move functions, given the id.)
  */
 #include "lifecycle_internal.h"
 
@@ -199,11 +198,11 @@ eu_admin_reply_eu_error(struct eu_req *req, const struct eu_error *err)
 
 /*
  * Returns a pool of one connection over placement database db (on the
- * server url), bound to tenant_id, without prepared statements. The caller
- * frees it with eu_db_pool_free() once its connection is back.
+ * server url), without prepared statements; bound to tenant_id unless it is
+ * 0. The caller frees it with eu_db_pool_free() once its connection is back.
  */
-static struct eu_db_pool *
-placement_pool_new(struct eu_app *app, const char *url, const char *db, int64_t tenant_id)
+struct eu_db_pool *
+eu_admin_placement_pool_new(struct eu_app *app, const char *url, const char *db, int64_t tenant_id)
 {
     const struct eu_config *cfg = app->cfg;
     struct eu_db_pool_limits lim = {
@@ -213,7 +212,8 @@ placement_pool_new(struct eu_app *app, const char *url, const char *db, int64_t 
         .idle_timeout_s = cfg->pool_idle_timeout_s,
     };
     struct eu_db_pool *pool = eu_db_pool_new(app->base, db, url, db, &lim);
-    eu_db_pool_set_tenant(pool, tenant_id);
+    if (tenant_id)
+        eu_db_pool_set_tenant(pool, tenant_id);
     eu_db_pool_set_prepared(pool, false);
     eu_db_pool_set_budget(pool, eu_registry_budget(app->registry));
     /* Made by another process since we migrated the placements, perhaps. */
@@ -352,7 +352,7 @@ static const char CATALOG_SQL[] =
  * the counters (migrations/tenant/0013) are rebuilt from the rows: the
  * archive's values plus what the triggers added as the rows went in would
  * count everything twice. */
-static const char SEQUENCE_SQL[] =
+const char eu_admin_sequence_sql[] =
     "SELECT setval('conversations_id_seq', greatest((SELECT last_value FROM"
     " conversations_id_seq), (SELECT coalesce(max(s.conversation_id), 1) FROM statuses s"
     " WHERE s.tenant_id = $1))), eunha_recount($1)";
@@ -478,7 +478,7 @@ on_keys_owned(PGresult *res, enum eu_db_status st, void *arg)
                     "%lld restored rows named media files of another tenant; their keys now lie "
                     "under this one's",
                     moved);
-    eu_db_conn_query(r->conn, SEQUENCE_SQL, 0, NULL, on_sequence_set, r);
+    eu_db_conn_query(r->conn, eu_admin_sequence_sql, 0, NULL, on_sequence_set, r);
 }
 
 /* Writes ident double-quoted, as SQL wants a name that came from data. */
@@ -686,7 +686,7 @@ eu_admin_restore_start(struct eu_app *app, const char *url, const char *db, int6
                        const struct eu_admin_tables *rows, eu_admin_restore_done_cb done, void *arg)
 {
     struct restore *r = eu_xcalloc(1, sizeof(*r));
-    r->pool = placement_pool_new(app, url, db, tenant_id);
+    r->pool = eu_admin_placement_pool_new(app, url, db, tenant_id);
     r->rows = rows;
     r->columns = eu_xcalloc((size_t)rows->n, sizeof(*r->columns));
     r->done = done;
@@ -757,7 +757,7 @@ eu_admin_removal_start(struct eu_app *app, const char *url, const char *db, int6
                        eu_admin_done_cb done, void *arg)
 {
     struct removal *rm = eu_xcalloc(1, sizeof(*rm));
-    rm->pool = placement_pool_new(app, url, db, tenant_id);
+    rm->pool = eu_admin_placement_pool_new(app, url, db, tenant_id);
     rm->done = done;
     rm->arg = arg;
     removal_next(rm);

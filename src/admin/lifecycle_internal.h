@@ -1,8 +1,9 @@
 /*
  * Shared by the tenant lifecycle's files: the engine (lifecycle.c:
- * snapshot, restore and removal of one tenant's rows) and the flows that
- * use it (lifecycle_archive.c: export and import; lifecycle_move.c: move
- * between placements). Nobody else includes it.
+ * snapshot, restore and removal of one tenant's rows; lifecycle_live.c:
+ * the changes made while a tenant moves, and its Redis keys) and the flows
+ * that use it (lifecycle_archive.c: export and import; lifecycle_move.c:
+ * move between placements). Nobody else includes it.
  */
 #ifndef EUNHA_ADMIN_LIFECYCLE_INTERNAL_H
 #define EUNHA_ADMIN_LIFECYCLE_INTERNAL_H
@@ -79,5 +80,58 @@ void eu_admin_restore_start(struct eu_app *app, const char *url, const char *db,
  * url in batches, then calls done. */
 void eu_admin_removal_start(struct eu_app *app, const char *url, const char *db, int64_t tenant_id,
                             eu_admin_done_cb done, void *arg);
+
+/*
+ * Returns a pool of one connection over placement database db (on the
+ * server url), without prepared statements; bound to tenant_id unless it is
+ * 0. The caller frees it with eu_db_pool_free() once its connection is back.
+ */
+struct eu_db_pool *eu_admin_placement_pool_new(struct eu_app *app, const char *url, const char *db,
+                                               int64_t tenant_id);
+/* Moves the conversation sequence past the tenant's ($1) conversations and
+ * rebuilds its counters from its rows: the last step of a restore. */
+extern const char eu_admin_sequence_sql[];
+
+/* ---- a live move (lifecycle_live.c) ---- */
+
+struct eu_admin_live;
+/* err->status is 0 on success; err is borrowed for the call. */
+typedef void (*eu_admin_live_cb)(const struct eu_error *err, void *arg);
+/* Returns the state of tenant_id's move from placement database src_db (on
+ * server src_url) to dst_db (on dst_url); nothing is sent yet. Ended (and
+ * freed) by eu_admin_live_end(). The strings are copied. */
+struct eu_admin_live *eu_admin_live_new(struct eu_app *app, const char *src_url, const char *src_db,
+                                        const char *dst_url, const char *dst_db, int64_t tenant_id);
+/* Takes the tenant's move lock on the source (409 when another move holds
+ * it) and starts noting its changed rows there; calls done later. Rows
+ * committed from the time done is called are noted. */
+void eu_admin_live_watch(struct eu_admin_live *l, eu_admin_live_cb done, void *arg);
+/* From now until eu_admin_live_end(), the source's triggers refuse the
+ * tenant's writes (an error PostgreSQL reports as a cancelled statement,
+ * which eunha answers 503 or retries): writes of other processes, which do
+ * not know of the pause. */
+void eu_admin_live_pause(struct eu_admin_live *l, eu_admin_live_cb done, void *arg);
+/* Copies the rows noted as changed from the source to the target, as they
+ * are on the source now, until a batch takes every note there was (or,
+ * with until_empty, until none is left: the tenant writes nothing then). */
+void eu_admin_live_catch_up(struct eu_admin_live *l, bool until_empty, eu_admin_live_cb done,
+                            void *arg);
+/* Rows the last catch-up copied. */
+long long eu_admin_live_round_rows(const struct eu_admin_live *l);
+/* Runs eu_admin_sequence_sql on the target after the last catch-up. */
+void eu_admin_live_finish_target(struct eu_admin_live *l, eu_admin_live_cb done, void *arg);
+/* Stops noting (drops the triggers, the notes, the pause and the lock;
+ * failures are logged), frees l and calls done (may be NULL) later or now.
+ * failed: the move did not take effect, so the pause ends first rather
+ * than last. l may be NULL. */
+void eu_admin_live_end(struct eu_admin_live *l, bool failed, eu_admin_done_cb done, void *arg);
+
+/* err->status is 0 on success (keys: how many were copied). */
+typedef void (*eu_admin_redis_cb)(const struct eu_error *err, long long keys, void *arg);
+/* Copies every key under prefix from the Redis at src_url to the one at
+ * dst_url (MIGRATE ... COPY REPLACE, so the source keeps them), over a
+ * connection of its own; calls done later. */
+void eu_admin_redis_copy(struct eu_app *app, const char *src_url, const char *dst_url,
+                         const char *prefix, eu_admin_redis_cb done, void *arg);
 
 #endif

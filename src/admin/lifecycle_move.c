@@ -1,13 +1,25 @@
 /*
- * POST /admin/v1/tenants/:domain/move: a tenant moves to another placement.
- * It is marked moving (public requests answer 503, admin writes 409, its
- * workers take no turn), its requests and background turns in flight are
- * let end, a snapshot of its rows is restored into the target under the
- * same tenant id (lifecycle.c), the control row is pointed at the target
- * and only then are the rows removed from the source. Ids, tokens and
- * Redis keys (named by the tenant id) do not change; since nothing writes
- * while it moves, whichever copy the control row names is the tenant, the
- * other is garbage.
+ * POST /admin/v1/tenants/:domain/move: a tenant moves to another placement
+ * while it keeps serving, with a short write pause at the end.
+ *
+ * The move first takes the tenant's move lock on the source and starts
+ * noting the rows it changes (lifecycle_live.c: triggers of tenant
+ * migration 0064). Then, the tenant serving all along, a snapshot of its
+ * rows is restored into the target under the same tenant id (lifecycle.c)
+ * and the rows changed meanwhile are copied again, round after round, while
+ * each round has fewer to copy. Then the write pause: the tenant is marked
+ * moving (public requests answer 503 with Retry-After, admin writes 409,
+ * its workers take no turn), its requests and turns in flight are let end,
+ * the last changed rows are copied, its Redis keys are copied to the
+ * target placement's Redis when that is another server, and the control row
+ * is pointed at the target. Only then are the triggers dropped and the rows
+ * removed from the source. Ids, tokens and Redis key names do not change.
+ *
+ * Until the control row names the target, the source is the tenant and the
+ * target's rows are garbage that a failed move removes where it can reach
+ * them. The pause holds the tenant in this process; another process
+ * serving it hears of the switch within moments (the registry's LISTEN),
+ * and until a little after that the source's triggers refuse its writes.
  */
 #include "lifecycle_internal.h"
 
@@ -45,6 +57,15 @@
  * flight, polling every DRAIN_POLL_MS. */
 #define DRAIN_MS 10000
 #define DRAIN_POLL_MS 10
+/* Catch-up rounds while the tenant serves: the pause comes once a round
+ * copies at most PAUSE_ROWS rows, copies no fewer than the one before it,
+ * or after MAX_ROUNDS. */
+#define PAUSE_ROWS 200
+#define MAX_ROUNDS 8
+/* After the switch, the source refuses the tenant's writes this long more
+ * before its triggers go: other processes hear of the switch (the control
+ * row's NOTIFY) within moments, and write to the target after. */
+#define SWITCH_GRACE_MS 500
 /* Tries, a second apart, to learn whether a switch the control database
  * did not answer took effect. */
 #define RESOLVE_TRIES 30
@@ -59,9 +80,12 @@ enum {
 /* On the control database (see eu_admin_control_sql[]). */
 const struct eu_sql eu_admin_move_control_sql[] = {
     /* The target placement, unless it is a dedicated one holding another
-     * tenant. $1 its name, $2 the tenant moving. */
+     * tenant, and both placements' Redis. $1 its name, $2 the tenant
+     * moving. */
     [MOVE_TARGET] = {"admin_move.target",
-                     "SELECT p.database, p.database_url, p.kind = 'dedicated' FROM placements p"
+                     "SELECT p.database, p.database_url, p.kind = 'dedicated', p.redis_url,"
+                     " (SELECT s.redis_url FROM tenants x JOIN placements s ON s.id ="
+                     " x.placement_id WHERE x.id = $2::bigint) FROM placements p"
                      " WHERE p.name = $1 AND NOT (p.kind = 'dedicated' AND EXISTS (SELECT 1"
                      " FROM tenants x WHERE x.placement_id = p.id AND x.id <> $2::bigint))"},
     {0},
@@ -75,11 +99,66 @@ now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* ---- figures for /metrics ---- */
+
+/* Upper bounds of the write pause histogram's buckets, in seconds. */
+static const double pause_buckets[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+#define NBUCKETS (sizeof(pause_buckets) / sizeof(pause_buckets[0]))
+
+static struct {
+    unsigned long long moved, failed;
+    unsigned long long pause_count, pause_le[NBUCKETS];
+    double pause_sum, pause_last;
+} stats;
+
+static void
+stats_pause(long long ms)
+{
+    double s = (double)ms / 1000;
+    stats.pause_count++;
+    stats.pause_sum += s;
+    stats.pause_last = s;
+    for (size_t i = 0; i < NBUCKETS; i++)
+        if (s <= pause_buckets[i])
+            stats.pause_le[i]++;
+}
+
+char *
+eu_admin_move_metrics(void)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    fprintf(f,
+            "# HELP eunha_tenant_moves_total Tenant moves between placements, by result.\n"
+            "# TYPE eunha_tenant_moves_total counter\n"
+            "eunha_tenant_moves_total{result=\"moved\"} %llu\n"
+            "eunha_tenant_moves_total{result=\"failed\"} %llu\n"
+            "# HELP eunha_tenant_move_last_write_pause_seconds The last move's write pause.\n"
+            "# TYPE eunha_tenant_move_last_write_pause_seconds gauge\n"
+            "eunha_tenant_move_last_write_pause_seconds %.3f\n"
+            "# HELP eunha_tenant_move_write_pause_seconds How long moves kept their tenant "
+            "from writing.\n"
+            "# TYPE eunha_tenant_move_write_pause_seconds histogram\n",
+            stats.moved, stats.failed, stats.pause_last);
+    for (size_t i = 0; i < NBUCKETS; i++)
+        fprintf(f, "eunha_tenant_move_write_pause_seconds_bucket{le=\"%g\"} %llu\n",
+                pause_buckets[i], stats.pause_le[i]);
+    fprintf(f,
+            "eunha_tenant_move_write_pause_seconds_bucket{le=\"+Inf\"} %llu\n"
+            "eunha_tenant_move_write_pause_seconds_sum %.3f\n"
+            "eunha_tenant_move_write_pause_seconds_count %llu\n",
+            stats.pause_count, stats.pause_sum, stats.pause_count);
+    fclose(f);
+    return out;
+}
+
 /* ---- POST /admin/v1/tenants/:domain/move ---- */
 
 /* Where a tenant's rows live. Owned by the request's arena. */
 struct place {
     const char *name, *url, *db;
+    const char *redis; /* the placement's Redis URL, NULL when there is no Redis */
     bool dedicated;
 };
 
@@ -99,7 +178,42 @@ struct move {
     int resolve_tries;
     struct eu_admin_tables *rows;
     struct eu_error err;
+    struct eu_admin_live *live; /* from move_begin until the move ends */
+    bool listed;                /* in the moves list below */
+    struct move *next;
+    int rounds;
+    long long last_round;
+    long long started, paused; /* now_ms() at the start and at the pause */
+    long long pause_ms;
+    long long rows_copied, redis_keys;
 };
+
+/* The moves under way in this process (the source's advisory lock stops a
+ * second from another process): a second move of a tenant answers 409. */
+static struct move *moves;
+
+static bool
+move_listed(int64_t tenant_id)
+{
+    for (struct move *m = moves; m; m = m->next)
+        if (m->t->id == tenant_id)
+            return true;
+    return false;
+}
+
+static void
+move_unlist(struct move *m)
+{
+    if (!m->listed)
+        return;
+    m->listed = false;
+    for (struct move **p = &moves; *p; p = &(*p)->next) {
+        if (*p == m) {
+            *p = m->next;
+            break;
+        }
+    }
+}
 
 /* Stops t's requests and background work from starting; see struct move. */
 static void
@@ -132,22 +246,18 @@ on_move_undone(int rc, void *arg)
 {
     struct move *m = arg;
     eu_req_enter(m->req);
+    move_unlist(m);
     eu_admin_reply_eu_error(m->req, &m->err);
 }
 
-/* The move failed before the control row named the target: the tenant goes
- * on where it was, and the target's copy (if any) is removed. m->err says
- * why. */
+/* The source's triggers are gone: remove the target's copy. */
 static void
-move_undo(struct move *m)
+on_undo_unwatched(int rc, void *arg)
 {
+    struct move *m = arg;
     struct eu_req *req = m->req;
     struct eu_tenant *t = m->t;
-    eu_log_warn("admin", "moving tenant '%s' to '%s' failed: %s", t->domain, m->to.name,
-                m->err.message);
-    if (m->held)
-        t->state = m->state;
-    move_release(m);
+    eu_req_enter(req);
     if (m->made) {
         eu_admin_placement_drop(req->app, m->to.name, m->to.db, on_move_undone, m);
         return;
@@ -159,6 +269,24 @@ move_undo(struct move *m)
     on_move_undone(0, m);
 }
 
+/* The move failed before the control row named the target: the tenant goes
+ * on where it was (it has served from there all along but for the pause),
+ * and the target's copy (if any) is removed. m->err says why. */
+static void
+move_undo(struct move *m)
+{
+    struct eu_tenant *t = m->t;
+    eu_log_warn("admin", "moving tenant '%s' to '%s' failed: %s", t->domain, m->to.name,
+                m->err.message);
+    stats.failed++;
+    if (m->held)
+        t->state = m->state;
+    move_release(m);
+    struct eu_admin_live *live = m->live;
+    m->live = NULL;
+    eu_admin_live_end(live, true, on_undo_unwatched, m);
+}
+
 static void
 on_source_removed(int rc, void *arg)
 {
@@ -168,7 +296,38 @@ on_source_removed(int rc, void *arg)
     if (rc < 0)
         eu_log_error("admin", "tenant '%s' moved, but its rows in '%s' could not all be removed",
                      m->t->domain, m->from.db);
-    eu_req_reply_json(req, 200, eu_admin_tenant_json(req->app->registry, m->t, false));
+    move_unlist(m);
+    json_t *j = eu_admin_tenant_json(req->app->registry, m->t, false);
+    json_object_set_new(j, "write_pause_ms", json_integer(m->pause_ms));
+    json_object_set_new(j, "total_ms", json_integer(now_ms() - m->started));
+    json_object_set_new(j, "rows_copied", json_integer(m->rows_copied));
+    json_object_set_new(j, "catch_up_rounds", json_integer(m->rounds));
+    json_object_set_new(j, "redis_keys_copied", json_integer(m->redis_keys));
+    eu_req_reply_json(req, 200, j);
+}
+
+/* The source's triggers are gone (and its connections closed, which a
+ * dedicated placement's database must have before it is dropped). */
+static void
+on_switch_unwatched(int rc, void *arg)
+{
+    struct move *m = arg;
+    struct eu_req *req = m->req;
+    eu_req_enter(req);
+    if (m->from.dedicated)
+        eu_admin_placement_drop(req->app, m->from.name, m->from.db, on_source_removed, m);
+    else
+        eu_admin_removal_start(req->app, m->from.url, m->from.db, m->t->id, on_source_removed, m);
+}
+
+static void
+on_switch_grace_over(evutil_socket_t fd, short what, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    struct eu_admin_live *live = m->live;
+    m->live = NULL;
+    eu_admin_live_end(live, false, on_switch_unwatched, m);
 }
 
 /* The control row names the target (res holds it): the move took effect. */
@@ -182,12 +341,14 @@ move_switched(struct move *m, PGresult *res)
      * next request opens a pool over the target. */
     struct eu_tenant *t = eu_registry_upsert(req->app->registry, &row);
     move_release(m);
-    eu_log_info("admin", "moved tenant '%s' from placement '%s' to '%s'", t->domain, m->from.name,
-                m->to.name);
-    if (m->from.dedicated)
-        eu_admin_placement_drop(req->app, m->from.name, m->from.db, on_source_removed, m);
-    else
-        eu_admin_removal_start(req->app, m->from.url, m->from.db, t->id, on_source_removed, m);
+    m->pause_ms = now_ms() - m->paused;
+    stats.moved++;
+    stats_pause(m->pause_ms);
+    eu_log_info("admin",
+                "moved tenant '%s' from placement '%s' to '%s': %lld rows, writes paused %lld ms",
+                t->domain, m->from.name, m->to.name, m->rows_copied, m->pause_ms);
+    struct timeval tv = {0, SWITCH_GRACE_MS * 1000};
+    event_base_once(req->app->base, -1, EV_TIMEOUT, on_switch_grace_over, m, &tv);
 }
 
 static void move_resolve(struct move *m);
@@ -227,6 +388,8 @@ on_resolved(PGresult *res, enum eu_db_status st, void *arg)
                  "until the server restarts",
                  m->t->domain, m->to.name);
     m->held = false; /* for good */
+    eu_admin_live_end(m->live, false, NULL, NULL);
+    m->live = NULL;
     eu_req_add_header(req, "Retry-After", "60");
     eu_req_reply_error(req, 503, "Cannot tell whether the move took effect; restart the server");
 }
@@ -266,19 +429,10 @@ on_switch(PGresult *res, enum eu_db_status st, void *arg)
     move_undo(m);
 }
 
+/* Points the control row at the target: the move takes effect. */
 static void
-on_move_restored(const struct eu_error *err, void *arg)
+move_switch(struct move *m)
 {
-    struct move *m = arg;
-    eu_req_enter(m->req);
-    eu_admin_tables_free(m->rows);
-    m->rows = NULL;
-    if (err->status) {
-        m->err = *err;
-        move_undo(m);
-        return;
-    }
-    m->restored = true;
     char id[24];
     snprintf(id, sizeof(id), "%lld", (long long)m->t->id);
     const char *params[] = {id, m->to.name};
@@ -292,17 +446,65 @@ on_move_restored(const struct eu_error *err, void *arg)
 }
 
 static void
-on_move_snapshot(struct eu_admin_tables *rows, enum eu_db_status st, void *arg)
+on_redis_copied(const struct eu_error *err, long long keys, void *arg)
 {
     struct move *m = arg;
     eu_req_enter(m->req);
-    if (st != EU_DB_OK) {
-        eu_admin_error_set_db(&m->err, st, NULL, "read the tenant's rows");
+    if (err->status) {
+        m->err = *err;
         move_undo(m);
         return;
     }
-    m->rows = rows;
-    eu_admin_restore_start(m->req->app, m->to.url, m->to.db, m->t->id, rows, on_move_restored, m);
+    m->redis_keys = keys;
+    move_switch(m);
+}
+
+static void
+on_target_finished(const struct eu_error *err, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    if (err->status) {
+        m->err = *err;
+        move_undo(m);
+        return;
+    }
+    /* Two placements on one Redis share its keys already. */
+    if (m->from.redis && m->to.redis && strcmp(m->from.redis, m->to.redis) != 0) {
+        eu_admin_redis_copy(m->req->app, m->from.redis, m->to.redis, m->t->key_prefix,
+                            on_redis_copied, m);
+        return;
+    }
+    move_switch(m);
+}
+
+/* Nothing of the tenant writes now, and the target has every row. */
+static void
+on_last_caught_up(const struct eu_error *err, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    if (err->status) {
+        m->err = *err;
+        move_undo(m);
+        return;
+    }
+    m->rows_copied += eu_admin_live_round_rows(m->live);
+    eu_admin_live_finish_target(m->live, on_target_finished, m);
+}
+
+/* The notes left are the last. */
+static void
+on_source_paused(const struct eu_error *err, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    if (err->status) {
+        m->err = *err;
+        move_undo(m);
+        return;
+    }
+    eu_admin_live_catch_up(m->live, true, on_last_caught_up, m);
 }
 
 static void
@@ -321,9 +523,93 @@ on_drain_tick(evutil_socket_t fd, short what, void *arg)
         move_undo(m);
         return;
     }
-    /* Nothing of the tenant runs now (a queue waiting for or taking a turn
-     * holds a reference too), and nothing new starts. */
-    eu_admin_snapshot_start(eu_tenant_pool(m->req->app->registry, t), on_move_snapshot, m);
+    /* Nothing of the tenant runs here now (a queue waiting for or taking a
+     * turn holds a reference too), and nothing new starts; the source
+     * refuses other processes' writes from now on. */
+    eu_admin_live_pause(m->live, on_source_paused, m);
+}
+
+/* The write pause: mark the tenant moving and wait for what is running to
+ * end. */
+static void
+move_pause(struct move *m)
+{
+    move_hold(m);
+    m->paused = now_ms();
+    m->drain_until = m->paused + DRAIN_MS;
+    on_drain_tick(-1, 0, m);
+}
+
+static void
+on_caught_up(const struct eu_error *err, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    if (err->status) {
+        m->err = *err;
+        move_undo(m);
+        return;
+    }
+    long long n = eu_admin_live_round_rows(m->live);
+    m->rows_copied += n;
+    m->rounds++;
+    /* Another round while the backlog shrinks and is worth it. */
+    if (n > PAUSE_ROWS && m->rounds < MAX_ROUNDS && (m->rounds == 1 || n < m->last_round)) {
+        m->last_round = n;
+        eu_admin_live_catch_up(m->live, false, on_caught_up, m);
+        return;
+    }
+    move_pause(m);
+}
+
+static void
+on_move_restored(const struct eu_error *err, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    eu_admin_tables_free(m->rows);
+    m->rows = NULL;
+    if (err->status) {
+        m->err = *err;
+        move_undo(m);
+        return;
+    }
+    m->restored = true;
+    eu_admin_live_catch_up(m->live, false, on_caught_up, m);
+}
+
+static void
+on_move_snapshot(struct eu_admin_tables *rows, enum eu_db_status st, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    if (st != EU_DB_OK) {
+        eu_admin_error_set_db(&m->err, st, NULL, "read the tenant's rows");
+        move_undo(m);
+        return;
+    }
+    m->rows = rows;
+    m->rows_copied = eu_admin_tables_rows(rows);
+    eu_admin_restore_start(m->req->app, m->to.url, m->to.db, m->t->id, rows, on_move_restored, m);
+}
+
+/* Changes are noted from now on: the snapshot, taken after, misses none. */
+static void
+on_watching(const struct eu_error *err, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    if (err->status) {
+        m->err = *err;
+        move_undo(m);
+        return;
+    }
+    if (m->t->removed || m->t->state == EU_TENANT_DELETING) {
+        eu_error_set(&m->err, 409, "Tenant '%s' is being deleted", m->t->domain);
+        move_undo(m);
+        return;
+    }
+    eu_admin_snapshot_start(eu_tenant_pool(m->req->app->registry, m->t), on_move_snapshot, m);
 }
 
 static void
@@ -340,7 +626,7 @@ move_begin(struct move *m)
     struct eu_req *req = m->req;
     struct eu_tenant *t = m->t;
     /* A move, delete or rename may have come while the target was made. */
-    if (t->moving || t->removed || t->state == EU_TENANT_DELETING) {
+    if (t->moving || t->removed || t->state == EU_TENANT_DELETING || move_listed(t->id)) {
         eu_error_set(&m->err, 409, "Tenant '%s' is being moved or deleted", t->domain);
         move_undo(m);
         return;
@@ -350,6 +636,8 @@ move_begin(struct move *m)
                                   t->database_url ? t->database_url : req->app->cfg->database_url);
     m->from.db = eu_arena_strdup(req->arena, t->database);
     m->from.dedicated = t->dedicated;
+    if (!m->from.redis)
+        m->from.redis = req->app->cfg->redis_url;
     /* Clearing the target's rows of the tenant would clear the source's. */
     if (strcmp(m->from.url, m->to.url) == 0 && strcmp(m->from.db, m->to.db) == 0) {
         eu_error_set(&m->err, 422,
@@ -359,13 +647,16 @@ move_begin(struct move *m)
         move_undo(m);
         return;
     }
-    move_hold(m);
     eu_log_info("admin", "moving tenant '%s' from placement '%s' to '%s'", t->domain, m->from.name,
                 m->to.name);
+    m->listed = true;
+    m->next = moves;
+    moves = m;
+    m->started = now_ms();
     m->timer = evtimer_new(req->app->base, on_drain_tick, m);
     eu_arena_on_free(req->arena, free_event_cleanup, m->timer);
-    m->drain_until = now_ms() + DRAIN_MS;
-    on_drain_tick(-1, 0, m);
+    m->live = eu_admin_live_new(req->app, m->from.url, m->from.db, m->to.url, m->to.db, t->id);
+    eu_admin_live_watch(m->live, on_watching, m);
 }
 
 static void
@@ -376,6 +667,7 @@ on_dedicated_target(struct eu_req *req, const char *name, const char *database, 
     m->to.db = database;
     m->to.url = req->app->cfg->database_url;
     m->to.dedicated = true;
+    m->to.redis = req->app->cfg->redis_url;
     m->made = true;
     move_begin(m);
 }
@@ -395,6 +687,10 @@ on_target_row(struct eu_req *req, PGresult *res, void *arg)
     m->to.url = PQgetisnull(res, 0, 1) ? req->app->cfg->database_url
                                        : eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
     m->to.dedicated = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+    m->to.redis = PQgetisnull(res, 0, 3) ? req->app->cfg->redis_url
+                                         : eu_arena_strdup(req->arena, PQgetvalue(res, 0, 3));
+    if (!PQgetisnull(res, 0, 4))
+        m->from.redis = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 4));
     move_begin(m);
 }
 
@@ -403,6 +699,7 @@ move_cleanup(void *p)
 {
     struct move *m = p;
     eu_admin_tables_free(m->rows);
+    move_unlist(m);
 }
 
 void
