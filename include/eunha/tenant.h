@@ -80,10 +80,12 @@ struct eu_tenant {
     char key_prefix[EU_TENANT_KEY_PREFIX_SIZE]; /* "<prefix>:{t<ID>}:" */
     bool removed; /* deleted from the registry; dies with its last ref */
     bool marked;  /* for reload: not seen in the control table yet */
-    /* Its rows are being copied to another placement or from an archive
-     * (src/admin/lifecycle.c): public requests answer 503, admin writes 409.
-     * In memory only: a process that stops mid-move leaves the control row
-     * naming one complete copy. */
+    /* In the write pause of a live move (src/admin/lifecycle_move.c, the
+     * copy before it runs while the tenant serves) or while restored from an
+     * archive (lifecycle.c): public requests answer 503, admin writes 409.
+     * In memory only, in the process doing it; the source's triggers refuse
+     * other processes' writes meanwhile. A process that stops mid-move
+     * leaves the control row naming one complete copy. */
     bool moving;
     int cpu_jobs;            /* its password checks on the CPU pool (eu_cpupool_try_submit) */
     struct eu_db_pool *pool; /* NULL until first use; borrows from its placement's */

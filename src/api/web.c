@@ -452,10 +452,10 @@ on_profile_rendered(struct eu_req *req, json_t *array, void *arg)
     eu_web_reply_page_head(req, 200, title, head, body);
 }
 
+/* arg: non-NULL on a later page, which shows no pins. */
 static void
 on_profile(struct eu_req *req, PGresult *res, void *arg)
 {
-    (void)arg;
     if (PQntuples(res) < 1) {
         reply_not_found(req);
         return;
@@ -466,7 +466,7 @@ on_profile(struct eu_req *req, PGresult *res, void *arg)
     memset(p, 0, sizeof(*p));
     p->account = eu_account_json(req, res, 0, &ac);
     p->username = eu_arena_strdup(req->arena, jstr(p->account, "username"));
-    p->npins = id_list(req, PQgetvalue(res, 0, PQfnumber(res, "web_pins")), p->ids, 10);
+    p->npins = arg ? 0 : id_list(req, PQgetvalue(res, 0, PQfnumber(res, "web_pins")), p->ids, 10);
     p->nposts = id_list(req, PQgetvalue(res, 0, PQfnumber(res, "web_posts")), p->ids + p->npins,
                         PROFILE_POSTS + 1);
     if (p->nposts > PROFILE_POSTS) {
@@ -495,7 +495,7 @@ eu_web_profile(struct eu_req *req)
         return;
     }
     const char *p[] = {user, max_id ? max_id : "0"};
-    eu_req_stmt(req, &eu_web_sql[WEB_PROFILE], 2, p, on_profile, NULL);
+    eu_req_stmt(req, &eu_web_sql[WEB_PROFILE], 2, p, on_profile, (void *)max_id);
 }
 
 /* ---------------------------------------------------------- the thread */

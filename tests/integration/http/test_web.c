@@ -370,6 +370,141 @@ START_TEST(test_about_pages)
 }
 END_TEST
 
+/* POST /api/v1/statuses with a JSON body; returns the new id (caller frees). */
+static char *
+post_json(struct eu_it_server *s, const char *token, const char *json)
+{
+    struct eu_it_resp r = {0};
+    eu_it_http(&r, "POST", s->public_port, DOMAIN, "/api/v1/statuses", token, json);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *id = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    return id;
+}
+
+/*
+ * The profile and post pages from the API's entities: pins, paging by
+ * max_id, content warnings collapsed, the thread around a post with what
+ * an anonymous visitor may see and nothing else, and the tags link
+ * previews read.
+ */
+START_TEST(test_profile_and_thread)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, DOMAIN, "Web Test"));
+    free(eu_it_account_seed(s, DOMAIN, "alice"));
+    free(eu_it_account_seed(s, DOMAIN, "bob"));
+    char *tok = eu_it_user_token(s, DOMAIN, "alice", "read write");
+    char *btok = eu_it_user_token(s, DOMAIN, "bob", "read write");
+    struct eu_it_resp r = {0};
+    char json[512], path[128];
+
+    char *root = post_json(s, tok, "{\"status\":\"The root & all\"}");
+    snprintf(json, sizeof(json), "{\"status\":\"@alice a public reply\",\"in_reply_to_id\":\"%s\"}",
+             root);
+    char *reply = post_json(s, btok, json);
+    snprintf(json, sizeof(json),
+             "{\"status\":\"@alice a private reply\",\"in_reply_to_id\":\"%s\","
+             "\"visibility\":\"private\"}",
+             root);
+    free(post_json(s, btok, json));
+    snprintf(json, sizeof(json), "{\"status\":\"deeper\",\"in_reply_to_id\":\"%s\"}", reply);
+    char *deeper = post_json(s, tok, json);
+    char *warned =
+        post_json(s, tok, "{\"status\":\"behind the warning\",\"spoiler_text\":\"spoilers!\"}");
+    snprintf(path, sizeof(path), "/api/v1/statuses/%s/pin", root);
+    eu_it_http(&r, "POST", s->public_port, DOMAIN, path, tok, "{}");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    /* Enough posts for a second page. */
+    char *oldest = NULL;
+    for (int i = 0; i < 20; i++) {
+        snprintf(json, sizeof(json), "{\"status\":\"filler %d\"}", i);
+        char *id = post_json(s, tok, json);
+        if (i == 0)
+            oldest = id;
+        else
+            free(id);
+    }
+
+    page(s, &r, "/@alice", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *pinned = strstr(r.body, "<h2 id=\"pinned\">Pinned</h2>");
+    ck_assert_msg(pinned && strstr(pinned, "The root &amp; all"), "%s", r.body);
+    ck_assert_ptr_nonnull(strstr(r.body, "filler 19"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<meta property=\"og:type\" content=\"profile\">"));
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "<meta property=\"og:title\" content=\"alice (@alice@" DOMAIN ")\">"));
+    ck_assert_ptr_nonnull(strstr(r.body,
+                                 "<link rel=\"alternate\" type=\"application/activity+json\""
+                                 " href=\"http://" DOMAIN "/users/alice\">"));
+    ck_assert_ptr_nonnull(strstr(r.body, "class=\"avatar\""));
+    ck_assert_ptr_null(strstr(r.body, "a private reply"));
+    /* The second page: older posts, none of the first's. */
+    const char *older = strstr(r.body, "href=\"/@alice?max_id=");
+    ck_assert_msg(older != NULL, "no link to older posts: %s", r.body);
+    older += strlen("href=\"");
+    char next[128];
+    snprintf(next, sizeof(next), "%.*s", (int)strcspn(older, "\""), older);
+    page(s, &r, next, "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_null(strstr(r.body, "filler 19"));
+    ck_assert_ptr_null(strstr(r.body, "id=\"pinned\""));
+    ck_assert_ptr_nonnull(strstr(r.body, "spoilers!"));
+    ck_assert_ptr_null(strstr(r.body, "Older posts"));
+    snprintf(path, sizeof(path), "/@alice/%s\"", root);
+    ck_assert_ptr_nonnull(strstr(r.body, path));
+    snprintf(path, sizeof(path), "/@alice/%s\"", oldest);
+    ck_assert_ptr_null(strstr(r.body, path));
+    page(s, &r, "/@alice?max_id=x", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 404);
+
+    /* A warned post: collapsed, and its preview says only the warning. */
+    snprintf(path, sizeof(path), "/@alice/%s", warned);
+    page(s, &r, path, "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "<details class=\"cw\"><summary>spoilers!</summary>"));
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "<meta property=\"og:description\" content=\"spoilers!\">"));
+    ck_assert_ptr_null(strstr(r.body, "content=\"behind the warning"));
+
+    /* The thread: the root, bob's public reply and its own reply; not the
+     * private one. From the middle, the root is earlier in the thread. */
+    snprintf(path, sizeof(path), "/@alice/%s", root);
+    page(s, &r, path, "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *replies = strstr(r.body, "<h2 id=\"replies\">Replies</h2>");
+    ck_assert_msg(replies && strstr(replies, "a public reply") && strstr(replies, "deeper"), "%s",
+                  r.body);
+    ck_assert_ptr_null(strstr(r.body, "a private reply"));
+    ck_assert_ptr_nonnull(strstr(r.body, "aria-current=\"page\""));
+    ck_assert_ptr_nonnull(strstr(r.body, "<meta property=\"og:type\" content=\"article\">"));
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "<meta property=\"og:description\" content=\"The root &amp; all\">"));
+    snprintf(path, sizeof(path), "/@alice/%s", deeper);
+    page(s, &r, path, "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *earlier = strstr(r.body, "aria-label=\"Earlier in the thread\"");
+    const char *current = strstr(r.body, "aria-current=\"page\"");
+    ck_assert_msg(earlier && current && earlier < current && strstr(earlier, "The root"), "%s",
+                  r.body);
+    /* bob's post is not alice's: its address under alice is no page. */
+    snprintf(path, sizeof(path), "/@alice/%s", reply);
+    page(s, &r, path, "text/html");
+    EU_IT_EXPECT_STATUS(&r, 404);
+
+    free(root);
+    free(reply);
+    free(deeper);
+    free(warned);
+    free(oldest);
+    free(tok);
+    free(btok);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -377,5 +512,6 @@ main(void)
     EU_IT_ADD_TCASE(suite, test_public_pages, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_frame, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_about_pages, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_profile_and_thread, TIMEOUT);
     return eu_it_run_suite(suite);
 }
