@@ -102,6 +102,16 @@ START_TEST(test_one_of_three_killed)
     long procs = eu_it_pg_exec_long(db, "SELECT count(DISTINCT process) FROM job_pings");
     fprintf(stderr, "%ld pings for %ld jobs, %ld ran twice, %ld processes ran jobs\n", pings,
             distinct_jobs, twice, procs);
+    if (twice) {
+        /* Who ran it, and when: b then a survivor is a ping recorded just
+         * before the kill, two survivors a lock that lapsed. */
+        char *who = eu_it_pg_execf(
+            db, "SELECT string_agg(job_id || ' ' || process || ' ' || ran_at::text, '; '"
+                " ORDER BY ran_at) FROM job_pings WHERE job_id IN (SELECT job_id FROM job_pings"
+                " GROUP BY job_id HAVING count(*) > 1)");
+        fprintf(stderr, "ran twice: %s (b is pid %d)\n", who, (int)b->pid);
+        free(who);
+    }
     ck_assert_int_eq(twice, 0);
     ck_assert_int_eq(distinct_n, JOBS);
     ck_assert_int_eq(wakes, 3);
@@ -126,10 +136,68 @@ START_TEST(test_one_of_three_killed)
 }
 END_TEST
 
+/*
+ * A process whose lock lapsed while its job still ran (it stalled past
+ * job_lock_seconds) and another process claimed the job again: when the
+ * stale attempt then fails, its failure must leave the newer claim alone.
+ * Unlocking it (and scheduling a retry) under a job still running would
+ * let a third process take it too. The newer claim is made by hand here:
+ * attempts goes up, as a claim's does.
+ */
+START_TEST(test_stale_failure_leaves_the_new_claim)
+{
+    struct eu_it_server *s = eu_it_server_start(WORKERS);
+    json_decref(eu_it_tenant_create(s, "kill.example", "Kill"));
+    char *tid = eu_it_tenant_id(s, "kill.example");
+    char *db = eu_it_tenant_database(s, "kill.example");
+    char sql[512];
+
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO jobs (tenant_id, kind, payload) VALUES (%s, 'ping',"
+             " '{\"hold_ms\": 3000, \"fail\": \"stale\"}') RETURNING id::text",
+             tid);
+    char *id = eu_it_pg_exec(db, sql);
+    wake(s);
+    snprintf(sql, sizeof(sql), "SELECT attempts FROM jobs WHERE id = %s", id);
+    ck_assert_int_eq(wait_for(db, sql, 1, 20000), 1);
+    /* Another process's claim, while this one holds the job. */
+    snprintf(sql, sizeof(sql),
+             "UPDATE jobs SET attempts = 2, locked_until = now() + interval '1 hour'"
+             " WHERE id = %s",
+             id);
+    free(eu_it_pg_exec(db, sql));
+    /* The stale attempt fails at the end of its hold. */
+    char grep[600];
+    snprintf(grep, sizeof(grep), "grep -q 'job %s (ping) failed, attempt 1' %s", id, s->log_path);
+    long long t0 = eu_it_now_ms();
+    while (system(grep) != 0) {
+        ck_assert_msg(eu_it_now_ms() - t0 < 20000, "the held job never failed");
+        eu_it_sleep_ms(100);
+    }
+    eu_it_sleep_ms(500); /* its statement, after the log line */
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM jobs WHERE id = %s AND attempts = 2 AND state = 'ready'"
+             " AND last_error IS NULL AND locked_until > now()",
+             id);
+    ck_assert_msg(eu_it_pg_exec_long(db, sql) == 1, "the stale failure changed the new claim: %s",
+                  eu_it_pg_execf(db,
+                                 "SELECT row_to_json(j)::text FROM (SELECT attempts, state,"
+                                 " last_error, locked_until, run_at FROM jobs WHERE id = %s) j",
+                                 id));
+
+    free(id);
+    free(tid);
+    free(db);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *s = suite_create("fleet_kill");
     EU_IT_ADD_TCASE(s, test_one_of_three_killed, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_stale_failure_leaves_the_new_claim, TIMEOUT);
     return eu_it_run_suite(s);
 }
