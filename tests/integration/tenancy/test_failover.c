@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define TIMEOUT 240
 #define HOST "failover.example"
@@ -69,7 +70,7 @@ START_TEST(test_failover_loses_nothing)
 
     /* The primary waits for a standby on every commit, so the standby
      * comes up before anything is written. */
-    snprintf(primary.dir, sizeof(primary.dir), "/tmp/eunha_it_primary_XXXXXX");
+    snprintf(primary.dir, sizeof(primary.dir), "/tmp/eunha_it_fo%d_primary_XXXXXX", (int)getppid());
     ck_assert_ptr_nonnull(mkdtemp(primary.dir));
     snprintf(cmd, sizeof(cmd),
              "d=%s/pg; chmod 755 %s; if [ -f \"${EUNHA_TEST_PG_SEED:-/none}/PG_VERSION\" ];"
@@ -79,7 +80,7 @@ START_TEST(test_failover_loses_nothing)
              primary.dir, primary.dir);
     primary.port = eu_it_services(cmd);
     ck_assert_msg(primary.port > 0, "cannot start the primary");
-    snprintf(standby.dir, sizeof(standby.dir), "/tmp/eunha_it_standby_XXXXXX");
+    snprintf(standby.dir, sizeof(standby.dir), "/tmp/eunha_it_fo%d_standby_XXXXXX", (int)getppid());
     ck_assert_ptr_nonnull(mkdtemp(standby.dir));
     snprintf(cmd, sizeof(cmd),
              "chmod 755 %s; p=$(eu_free_port %d) && eu_pg_standby_start %s/pg \"$p\" %d >&2 &&"
@@ -201,10 +202,29 @@ START_TEST(test_failover_loses_nothing)
 }
 END_TEST
 
+/* In the runner after the test: a test that failed midway (Check ends it
+ * with _exit()) left its two servers running; their directories carry the
+ * runner's pid. */
+static void
+stop_left_servers(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd),
+             "for d in /tmp/eunha_it_fo%d_*; do [ -d \"$d\" ] || continue;"
+             " eu_pg_stop \"$d/pg\" >&2; rm -rf \"$d\"; done",
+             (int)getpid());
+    eu_it_services(cmd);
+}
+
 int
 main(void)
 {
     Suite *s = suite_create("failover");
-    EU_IT_ADD_TCASE(s, test_failover_loses_nothing, TIMEOUT);
+    TCase *tc = tcase_create("test_failover_loses_nothing");
+    tcase_set_timeout(tc, TIMEOUT);
+    tcase_add_unchecked_fixture(tc, NULL, eu_it_after_test);
+    tcase_add_unchecked_fixture(tc, NULL, stop_left_servers);
+    tcase_add_test(tc, test_failover_loses_nothing);
+    suite_add_tcase(s, tc);
     return eu_it_run_suite(s);
 }
