@@ -105,7 +105,7 @@ if [ "$TENANTS" -lt 2 ] || [ "$USERS" -lt 1 ] || [ "$KILL_AT" -ge "$SECONDS_" ];
 fi
 [ "$JOB_TENANTS" -le "$TENANTS" ] || JOB_TENANTS=$TENANTS
 
-eu_install_deps
+eu_install_deps haproxy
 bench_require_cmd jq jq
 bench_require_cmd haproxy haproxy
 bench_require_cmd openssl openssl

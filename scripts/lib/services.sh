@@ -8,10 +8,13 @@
 #                                   (lines in $EU_PG_EXTRA_CONF are added to its settings)
 #   eu_pg_stop DIR                  stop it (fast shutdown); no-op when not running
 #   eu_pg_kill DIR                  SIGKILL the postmaster and its children (a crash)
-#   eu_pg_standby_start DIR PORT PRIMARY_PORT   a streaming standby of the server on
-#                                   PRIMARY_PORT (pg_basebackup into DIR if empty), on PORT;
-#                                   its application_name is DIR's base name
-#   eu_pg_promote DIR               promote the standby in DIR to a primary (pg_ctl promote)
+#   eu_pg_sync_primary_conf         settings for a primary that waits for a standby
+#                                   (put them in EU_PG_EXTRA_CONF for eu_pg_start)
+#   eu_pg_standby_start DIR PORT PRIMARY_PORT   a streaming standby of the primary
+#                                   on PRIMARY_PORT (pg_basebackup -R into DIR); its
+#                                   application_name is DIR's base name
+#   eu_pg_wait_sync PRIMARY_PORT    wait until a synchronous standby streams from it
+#   eu_pg_promote DIR               promote the standby in DIR to a primary
 #   eu_redis_start DIR PORT         start a private, non-persistent Redis on PORT
 #   eu_redis_stop DIR               stop it; no-op when not running
 #   eu_redis_pause DIR / eu_redis_resume DIR   freeze it (accepts, never answers) / thaw it
@@ -26,9 +29,10 @@ EU_DEPS=(build-essential cmake pkg-config libevent-dev libpq-dev libhiredis-dev
   libjansson-dev libsodium-dev libssl-dev libcurl4-openssl-dev libwebp-dev
   libjpeg-dev libpng-dev libsystemd-dev check postgresql redis-server curl libgumbo-dev
   libgif-dev libwslay-dev libicu-dev libqrencode-dev libzip-dev)
-# What only the tests need besides: the test SMTP server, and the browser the
-# pages are tested in (scripts/test.sh installs these too).
-EU_TEST_DEPS=(python3-aiosmtpd chromium)
+# What only the tests need besides: the test SMTP server, the browser the
+# pages are tested in, and the front proxy of the fleet's tests (scripts/test.sh
+# installs these too; scripts/benchmark_fleet.sh installs haproxy).
+EU_TEST_DEPS=(python3-aiosmtpd chromium haproxy)
 
 eu_log() { printf '[eunha] %s\n' "$*" >&2; }
 eu_die() { printf '[eunha] error: %s\n' "$*" >&2; return 1; }
@@ -289,12 +293,23 @@ eu_pg_kill() {
   eu_die "PostgreSQL processes survived SIGKILL"
 }
 
-# eu_pg_standby_start DIR PORT PRIMARY_PORT : a hot standby streaming from
-# the PostgreSQL on 127.0.0.1:PRIMARY_PORT. An empty DIR is filled with
-# pg_basebackup (the services' trust authentication already admits
-# replication from 127.0.0.1); a DIR that holds a data directory is started
-# as it is. The standby connects with application_name set to DIR's base
-# name, so that a primary can make it synchronous by naming it in
+# Settings for a primary whose commits wait for a standby: a commit is
+# acknowledged only once a standby has its WAL on disk, so promoting that
+# standby after the primary dies loses no acknowledged write. Until a
+# standby streams, every write on such a primary waits.
+eu_pg_sync_primary_conf() {
+  printf '%s\n' "wal_level = replica" "max_wal_senders = 5" "synchronous_commit = on" \
+    "synchronous_standby_names = '*'"
+}
+
+# eu_pg_standby_start DIR PORT PRIMARY_PORT : copies the running primary on
+# 127.0.0.1:PRIMARY_PORT into DIR (pg_basebackup -R: it writes
+# standby.signal and primary_conninfo) and starts it on PORT as a hot,
+# streaming standby. DIR must not exist or be empty. $EU_PG_EXTRA_CONF is
+# the standby's own (the primary's eunha.conf is rewritten by eu_pg_start):
+# left without synchronous_standby_names, the standby once promoted takes
+# writes without waiting for a standby of its own. It connects with
+# application_name set to DIR's base name, so a primary can name it in
 # synchronous_standby_names.
 eu_pg_standby_start() {
   local dir port primary bin
@@ -303,39 +318,48 @@ eu_pg_standby_start() {
   primary=${3:?eu_pg_standby_start DIR PORT PRIMARY_PORT}
   bin=$(eu_pg_bindir) || return 1
   eu_pg_ensure_user || return 1
-  if [ ! -f "$dir/PG_VERSION" ]; then
-    mkdir -p "$dir" || return 1
-    if [ "$(id -u)" -eq 0 ]; then
-      chown postgres: "$dir" || return 1
-    fi
-    chmod 700 "$dir" || return 1
-    if [ -n "$(ls -A "$dir")" ]; then
-      eu_die "$dir is not empty and not a PostgreSQL data directory"
-      return 1
-    fi
-    eu_log "pg_basebackup from 127.0.0.1:$primary into $dir"
-    eu_as_pg "$bin/pg_basebackup" -h 127.0.0.1 -p "$primary" -U postgres -D "$dir" \
-      -X stream -R --no-sync >"$dir.basebackup.log" 2>&1 || {
-      cat "$dir.basebackup.log" >&2
-      eu_die "pg_basebackup failed"
-      return 1
-    }
-    rm -f "$dir.basebackup.log" "$dir/log"
-    # Appended after the line -R wrote, so it wins: the same connection
-    # with the name a primary's synchronous_standby_names can use.
-    echo "primary_conninfo = 'host=127.0.0.1 port=$primary user=postgres application_name=$(basename "$dir")'" \
-      >>"$dir/postgresql.auto.conf" || return 1
+  mkdir -p "$dir" || return 1
+  [ -z "$(ls -A "$dir")" ] || eu_die "$dir is not empty" || return 1
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres: "$dir" || return 1
   fi
-  eu_pg_start "$dir" "$port"
+  chmod 700 "$dir" || return 1
+  eu_log "pg_basebackup of 127.0.0.1:$primary into $dir"
+  eu_as_pg "$bin/pg_basebackup" -h 127.0.0.1 -p "$primary" -U postgres -D "$dir" -R \
+    -X stream -c fast --no-sync >"$dir.basebackup.log" 2>&1 || {
+    cat "$dir.basebackup.log" >&2
+    eu_die "pg_basebackup from port $primary failed"
+    return 1
+  }
+  rm -f "$dir.basebackup.log" "$dir/postmaster.pid" "$dir/postmaster.opts"
+  # After the line -R wrote, so it wins: the same connection, named.
+  echo "primary_conninfo = 'host=127.0.0.1 port=$primary user=postgres application_name=$(basename "$dir")'" \
+    >>"$dir/postgresql.auto.conf" || return 1
+  eu_pg_start "$dir" "$port" --no-fsync
 }
 
-# eu_pg_promote DIR : the standby in DIR stops following its primary and
-# accepts writes; waits until it does.
+# eu_pg_wait_sync PRIMARY_PORT [SECONDS] : waits (30 s by default) until a
+# standby streams from the primary on PRIMARY_PORT as a synchronous one.
+eu_pg_wait_sync() {
+  local port=${1:?eu_pg_wait_sync PRIMARY_PORT [SECONDS]} secs=${2:-30} bin i n
+  bin=$(eu_pg_bindir) || return 1
+  for ((i = 0; i < secs * 10; i++)); do
+    n=$("$bin/psql" -X -A -t -h 127.0.0.1 -p "$port" -U postgres -d postgres -c \
+      "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync' AND state = 'streaming'" \
+      2>/dev/null || true)
+    [ "${n:-0}" -ge 1 ] 2>/dev/null && return 0
+    sleep 0.1
+  done
+  eu_die "no synchronous standby streams from port $port"
+}
+
+# eu_pg_promote DIR : promotes the standby in DIR (pg_ctl promote) and waits
+# until it takes writes.
 eu_pg_promote() {
   local dir bin
   dir=$(eu_abspath "${1:?eu_pg_promote DIR}")
   bin=$(eu_pg_bindir) || return 1
-  eu_log "promoting PostgreSQL ($dir)"
+  eu_log "promoting the standby in $dir"
   eu_as_pg "$bin/pg_ctl" -D "$dir" -w -t 60 promote >/dev/null
 }
 

@@ -566,6 +566,17 @@ on_conn_socket(evutil_socket_t fd, short what, void *arg)
     struct eu_db_conn *c = arg;
     switch (c->state) {
     case C_CONNECTING:
+        /* While connecting, libpq may close its socket and open another
+         * (the next host of a multi-host conninfo: a dead primary, a
+         * standby that target_session_attrs refuses), and the new one
+         * often gets the same number. epoll forgot the closed one, but an
+         * event for the same fd and flags would only be re-added, never
+         * registered again, and the connect would wait for its timeout:
+         * a new event after every step. Connects are rare; this is cheap. */
+        if (c->ev) {
+            event_free(c->ev);
+            c->ev = NULL;
+        }
         switch (PQconnectPoll(c->pg)) {
         case PGRES_POLLING_READING:
             watch(c, EV_READ);

@@ -618,6 +618,27 @@ eu_http_forwarded_client(struct eu_arena *a, const char *v, const char *peer,
     return client;
 }
 
+/*
+ * Every X-Forwarded-For line of the request, joined in order with ", " as
+ * RFC 9110 allows for a list header, or NULL. A proxy that adds a line of
+ * its own (HAProxy's `option forwardfor`) leaves the client's line first:
+ * reading the first line alone would believe what the client wrote.
+ * Owned by the arena.
+ */
+static const char *
+forwarded_for(struct eu_req *req)
+{
+    const char *all = NULL;
+    struct evkeyval *kv;
+    TAILQ_FOREACH(kv, evhttp_request_get_input_headers(req->ev), next)
+    {
+        if (evutil_ascii_strcasecmp(kv->key, "X-Forwarded-For") != 0)
+            continue;
+        all = all ? eu_arena_sprintf(req->arena, "%s, %s", all, kv->value) : kv->value;
+    }
+    return all;
+}
+
 static void
 free_headers(void *p)
 {
@@ -800,7 +821,7 @@ on_request(struct evhttp_request *ev, void *arg)
             if (strcmp(v, "http") == 0 || strcmp(v, "https") == 0)
                 req->scheme = v;
         }
-        if ((v = eu_req_header(req, "X-Forwarded-For")))
+        if ((v = forwarded_for(req)))
             req->remote_ip = eu_http_forwarded_client(req->arena, v, req->remote_ip, app->cfg);
     }
     char host[256];
@@ -815,6 +836,15 @@ on_request(struct evhttp_request *ev, void *arg)
     if (app->stopping) {
         eu_req_add_header(req, "Connection", "close");
         eu_req_reply_error(req, 503, "The server is shutting down");
+        return;
+    }
+    /* A front proxy's health check (docs/fleet.md): on the public listener,
+     * whatever the Host, since a proxy knows no tenant to name and the admin
+     * listener is often out of its reach. It proves this listener and its
+     * loop answer; during a drain the 503 above takes the process out. */
+    if (!l->admin && strcmp(req->path, "/healthz") == 0 &&
+        (req->method == EU_HTTP_GET || req->method == EU_HTTP_HEAD)) {
+        eu_req_reply_json(req, 200, json_pack("{s:s}", "status", "ok"));
         return;
     }
     if (!l->admin) {

@@ -652,7 +652,11 @@ const struct eu_sql eu_queue_sql[] = {
     [QUEUE_DONE] = {"queue.done", "DELETE FROM jobs WHERE tenant_id = $1 AND id = $2::bigint"},
     /* Failure: retry after base * 2^(attempts-1) seconds (at most max), or
      * dead after max_attempts. Returns the state and the ms until the
-     * retry. */
+     * retry. $7 is the attempt this process claimed: when its lock lapsed
+     * (its process stalled past job_lock_seconds) and another process
+     * claimed the job again, the stale failure leaves the newer claim
+     * alone rather than unlock it under a job still running, for a third
+     * process to take. A stale success still deletes the job: it did run. */
     [QUEUE_FAILED] =
         {"queue.failed",
          "UPDATE jobs SET last_error = $3, locked_until = NULL, updated_at = now(),"
@@ -660,7 +664,7 @@ const struct eu_sql eu_queue_sql[] = {
          " run_at = CASE WHEN attempts >= $4::int THEN run_at ELSE now() + make_interval(secs =>"
          "  least($5::float8 * power(2::float8, least(greatest(attempts - 1, 0), 40)), $6::float8))"
          " END"
-         " WHERE tenant_id = $1 AND id = $2::bigint"
+         " WHERE tenant_id = $1 AND id = $2::bigint AND attempts = $7::int"
          " RETURNING state, (extract(epoch FROM run_at - now()) * 1000)::bigint, attempts"},
     /* $2 queue name, $3 kind, $4 payload JSON text, $5 delay in seconds,
      * $6 dedupe key or NULL; returns the id, or nothing for a duplicate. */
@@ -1009,8 +1013,10 @@ eu_job_done(struct eu_job *job, const char *error)
     snprintf(max, sizeof(max), "%d", cfg->job_max_attempts);
     snprintf(base, sizeof(base), "%d", cfg->job_backoff_base_s);
     snprintf(cap, sizeof(cap), "%d", cfg->job_backoff_max_s);
-    const char *params[] = {job->id, msg, max, base, cap};
-    record(job, &eu_queue_sql[QUEUE_FAILED], 5, params);
+    char attempt[16];
+    snprintf(attempt, sizeof(attempt), "%d", job->attempt);
+    const char *params[] = {job->id, msg, max, base, cap, attempt};
+    record(job, &eu_queue_sql[QUEUE_FAILED], 6, params);
 }
 
 void
@@ -1027,8 +1033,10 @@ eu_job_retry_in(struct eu_job *job, const char *error, int delay_s, bool give_up
     snprintf(msg, sizeof(msg), "%s", error);
     snprintf(max, sizeof(max), "%d", give_up ? 0 : INT32_MAX);
     snprintf(delay, sizeof(delay), "%d", delay_s > 0 ? delay_s : 0);
-    const char *params[] = {job->id, msg, max, delay, delay};
-    record(job, &eu_queue_sql[QUEUE_FAILED], 5, params);
+    char attempt[16];
+    snprintf(attempt, sizeof(attempt), "%d", job->attempt);
+    const char *params[] = {job->id, msg, max, delay, delay, attempt};
+    record(job, &eu_queue_sql[QUEUE_FAILED], 6, params);
 }
 
 struct eu_db_conn *
