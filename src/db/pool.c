@@ -150,9 +150,13 @@ struct eu_db_pool {
     struct eu_db_pool *parent;
     bool requesting; /* one acquire outstanding at the parent */
     int n_children;  /* a parent's children not freed yet (child_cap) */
-    /* After a failed connect: no new attempt until the backoff timer. */
+    /* After a failed connect: no new attempt until the backoff timer, and
+     * then one at a time (a probe) until one succeeds, so a server that is
+     * down, or a standby that refuses writes, costs one connection attempt
+     * per backoff rather than one per waiter each time. */
     struct event *backoff;
     int backoff_ms;
+    bool failing;
 };
 
 static void pump_later(struct eu_db_pool *pool);
@@ -208,7 +212,8 @@ static bool
 pool_needs_conn(const struct eu_db_pool *pool)
 {
     return !pool->freeing && !pool->parent && pool->backoff_ms == 0 &&
-           pool->n_waiting > pool->n_connecting && pool->n_open < pool->limits.max_connections;
+           !(pool->failing && pool->n_connecting > 0) && pool->n_waiting > pool->n_connecting &&
+           pool->n_open < pool->limits.max_connections;
 }
 
 /* True when one more connection fits now. At the cap it closes the least
@@ -409,6 +414,7 @@ conn_connected(struct eu_db_conn *c)
     struct eu_db_pool *pool = c->pool;
     connecting_done(c);
     pool->backoff_ms = 0;
+    pool->failing = false;
     if (pool->backoff)
         evtimer_del(pool->backoff);
     budget_kick(pool->budget);
@@ -881,6 +887,7 @@ backoff_start(struct eu_db_pool *pool)
 {
     if (pool->freeing)
         return;
+    pool->failing = true;
     int ms = pool->backoff_ms ? pool->backoff_ms * 2 : 100;
     if (ms > 5000)
         ms = 5000;
