@@ -40,7 +40,7 @@ if [[ $checks == *" cppcheck "* ]]; then
   queue_h=$(find /usr/include -path '*/sys/queue.h' | head -n 1)
   eu_log "cppcheck on ${#files[@]} files"
   if ! cppcheck --enable=warning,performance,portability --inline-suppr --std=c11 \
-    -D_GNU_SOURCE -D__GNUC__ -DEUNHA_E2E_DIR='"tests/e2e"' -DEUNHA_FEDIFY_DIR='"tests/fedify"' -Iinclude -Isrc --include=/usr/include/jansson.h \
+    -D_GNU_SOURCE -D__GNUC__ -DEUNHA_E2E_DIR='"tests/e2e"' -DEUNHA_FEDIFY_DIR='"tests/fedify"' -DEUNHA_BROWSER_DIR='"tests/browser"' -Iinclude -Isrc --include=/usr/include/jansson.h \
     ${queue_h:+--include="$queue_h"} --quiet --error-exitcode=1 -j "${EUNHA_JOBS:-2}" \
     --suppress=missingIncludeSystem --suppress=varFuncNullUB "${dirs[@]}" 2>&1; then
     eu_log "cppcheck found problems (above)"

@@ -358,6 +358,7 @@ main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     int c;
+    const char *log_path = NULL; /* --log */
     while ((c = getopt_long(argc, argv, "a:p:H:m:c:r:d:w:n:t:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'a':
@@ -448,13 +449,7 @@ main(int argc, char **argv)
                 return 2;
             break;
         case OPT_LOG:
-            if (cfg.log)
-                fclose(cfg.log);
-            cfg.log = fopen(optarg, "w");
-            if (!cfg.log) {
-                fprintf(stderr, "eunha-loadgen: cannot write '%s': %s\n", optarg, strerror(errno));
-                return 2;
-            }
+            log_path = optarg; /* opened once the options are all good */
             break;
         case 'q':
             cfg.quiet = true;
@@ -497,13 +492,21 @@ main(int argc, char **argv)
         cfg.max_backlog = b > 1000 ? (size_t)b : 1000;
     }
 
+    if (log_path && !(cfg.log = fopen(log_path, "w"))) {
+        fprintf(stderr, "eunha-loadgen: cannot write '%s': %s\n", log_path, strerror(errno));
+        return 2;
+    }
     struct eu_lg_stats *st = malloc(sizeof(*st));
     if (!st) {
         fprintf(stderr, "eunha-loadgen: out of memory\n");
+        if (cfg.log)
+            fclose(cfg.log);
         return 1;
     }
     if (eu_lg_run(&cfg, st) < 0) {
         free(st);
+        if (cfg.log)
+            fclose(cfg.log);
         return 1;
     }
     if (!cfg.quiet)
