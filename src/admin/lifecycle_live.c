@@ -16,7 +16,10 @@
  * During the write pause the triggers refuse the tenant's writes instead
  * (eunha_move.pause()): the process running the move holds the tenant
  * itself, but another process serving it writes on until it hears of the
- * switch, and its writes must fail rather than be left behind.
+ * switch, and its writes must fail rather than be left behind. A write
+ * that passed the trigger's check just before the pause began is waited
+ * for (eunha_move.hold_writers(), tenant migration 0065) before the last
+ * catch-up, so it is noted and copied too.
  *
  * A move holds one connection to the source for its whole length, with a
  * session advisory lock on the tenant's id: a second move of the tenant,
@@ -215,6 +218,22 @@ eu_admin_live_watch(struct eu_admin_live *l, eu_admin_live_cb done, void *arg)
 /* --------------------------------------------------------------- pause */
 
 static void
+on_writers_held(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct eu_admin_live *l = arg;
+    if (st != EU_DB_OK) {
+        live_fail(l, res, st, "wait for the tenant's writes in flight on the source");
+        return;
+    }
+    live_done(l);
+}
+
+/* The pause is committed: writes that passed the trigger's check before it
+ * may still be open in other processes' transactions. Holding the writers'
+ * lock (tenant migration 0065) waits for them, so they are noted before
+ * the last catch-up, and refuses any later one until this connection goes
+ * with the move. */
+static void
 on_paused(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct eu_admin_live *l = arg;
@@ -222,7 +241,9 @@ on_paused(PGresult *res, enum eu_db_status st, void *arg)
         live_fail(l, res, st, "pause the tenant's writes on the source");
         return;
     }
-    live_done(l);
+    const char *params[] = {l->id};
+    eu_db_conn_query(l->src, "SELECT eunha_move.hold_writers($1::bigint)", 1, params,
+                     on_writers_held, l);
 }
 
 void
