@@ -16,7 +16,9 @@
  *     and its Redis keys (an Idempotency-Key's) are on the target's Redis;
  *   - a move to a placement whose PostgreSQL is stopped fails cleanly: a
  *     5xx with an error body, a second move meanwhile 409, and the tenant
- *     serving from where it was with all its rows and no triggers left.
+ *     serving from where it was with all its rows and no triggers left;
+ *   - so does a move whose target PostgreSQL is killed while the rows are
+ *     being copied into it.
  */
 #include "fleet.h"
 #include "harness.h"
@@ -36,7 +38,7 @@
 /* Two writers on one token post faster than the API's default limit. */
 #define TOML "[limits]\napi_requests_per_5min = 1000000\n"
 
-static struct eu_it_extra pg2, pg3, redis2;
+static struct eu_it_extra pg2, pg3, pg4, redis2;
 
 /* The writer thread's state: it posts until stop is set. */
 struct writer {
@@ -125,6 +127,7 @@ move_to(struct eu_it_server *s, const char *placement, struct eu_it_resp *r)
 
 struct mover {
     struct eu_it_server *s;
+    const char *to; /* the placement; NULL: "third" */
     struct eu_it_resp r;
 };
 
@@ -134,8 +137,9 @@ mover_run(void *arg)
     struct mover *mv = arg;
     char url[64];
     snprintf(url, sizeof(url), "/admin/v1/tenants/%s/move", HOST);
-    eu_it_http(&mv->r, "POST", mv->s->admin_port, NULL, url, EU_IT_ADMIN_TOKEN,
-               "{\"placement\":\"third\"}");
+    char body[64];
+    snprintf(body, sizeof(body), "{\"placement\":\"%s\"}", mv->to ? mv->to : "third");
+    eu_it_http(&mv->r, "POST", mv->s->admin_port, NULL, url, EU_IT_ADMIN_TOKEN, body);
     return NULL;
 }
 
@@ -321,6 +325,50 @@ START_TEST(test_move_live)
     eu_it_callf(s, &r, HOST, "POST", tok, "{\"status\":\"still here\"}", "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(second_long(sql), before + 1);
+
+    /* The target killed mid-copy: once eunha is writing into it (a
+     * statement of its own active there), SIGKILL. */
+    eu_it_extra_pg_start(&pg4);
+    snprintf(body, sizeof(body),
+             "{\"name\":\"fourth\",\"database_url\":\"postgresql://postgres:secret@127.0.0.1:%d/"
+             "eunha_fourth\"}",
+             pg4.port);
+    eu_it_admin(s, "POST", "/admin/v1/placements", body, &r);
+    EU_IT_EXPECT_STATUS(&r, 201);
+    before = second_long(sql);
+    PGconn *c4 = eu_it_extra_pg_connect(&pg4, "postgres");
+    struct mover mv4 = {.s = s, .to = "fourth"};
+    ck_assert_int_eq(pthread_create(&th, NULL, mover_run, &mv4), 0);
+    long long t4 = eu_it_now_ms();
+    bool copying = false;
+    while (!copying && eu_it_now_ms() - t4 < 20000) {
+        char *v = eu_it_pg_query(c4, "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                                     " 'eunha_fourth' AND state = 'active'"
+                                     " AND pid <> pg_backend_pid()");
+        copying = v && atol(v) > 0;
+        free(v);
+        if (!copying)
+            eu_it_sleep_ms(5);
+    }
+    PQfinish(c4);
+    ck_assert_msg(copying, "the move never wrote into the target");
+    char kill[256];
+    snprintf(kill, sizeof(kill), "eu_pg_kill %s/pg >&2", pg4.dir);
+    eu_it_services(kill);
+    pthread_join(th, NULL);
+    fprintf(stderr, "move killed mid-copy: %ld %s\n", mv4.r.status, mv4.r.body);
+    ck_assert_msg(mv4.r.status >= 500 && mv4.r.status < 600, "move to a killed server: %ld %s",
+                  mv4.r.status, mv4.r.body);
+    eu_it_resp_free(&mv4.r);
+    eu_it_admin(s, "GET", "/admin/v1/tenants/" HOST, NULL, &r);
+    EU_IT_EXPECT_JSTR(&r, "placement", "second");
+    ck_assert_int_eq(second_long(sql), before);
+    ck_assert_int_eq(second_long("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'eunha_move%'"),
+                     0);
+    eu_it_callf(s, &r, HOST, "POST", tok, "{\"status\":\"still here after\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(second_long(sql), before + 1);
+    eu_it_extra_pg_stop(&pg4);
 
     eu_it_resp_free(&r);
     PQfinish(c2);
