@@ -30,7 +30,13 @@ CREATE INDEX changes_tenant ON eunha_move.changes (tenant, id);
 -- by the trigger with query_canceled, which eunha answers as a busy
 -- database (503, or a job's retry), rather than taken and left behind. A
 -- pause older than a minute is over whatever happened to its move: a
--- move that died mid-pause must not keep its tenant from writing.
+-- move that died mid-pause must not keep its tenant from writing. A write
+-- that passed the check just before the pause began is not left behind:
+-- every noted write holds a shared advisory lock on the tenant to the end
+-- of its transaction, and the mover, once the pause is committed, takes
+-- it exclusively (hold_writers) and keeps it until the move ends, so the
+-- writes in flight are noted before the last catch-up and later ones are
+-- refused.
 CREATE TABLE eunha_move.paused (
     tenant bigint PRIMARY KEY,
     since timestamptz NOT NULL DEFAULT now()
@@ -68,6 +74,15 @@ BEGIN
         r := to_jsonb(OLD);
     ELSE
         r := to_jsonb(NEW);
+    END IF;
+    -- Held to the end of the writer's transaction: the mover's exclusive
+    -- hold (eunha_move.hold_writers) waits for it. A writer that finds the
+    -- hold taken or asked for is refused at once rather than queued behind
+    -- it: it may hold a row a writer in flight needs, and waiting would be
+    -- a deadlock. (A transaction that holds the lock already gets it again.)
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('eunha_move_w',
+                                                             (r ->> 'tenant_id')::bigint)) THEN
+        RAISE query_canceled USING MESSAGE = 'the tenant is moving to another placement';
     END IF;
     IF EXISTS (SELECT 1 FROM eunha_move.paused p WHERE p.tenant = (r ->> 'tenant_id')::bigint
                AND p.since > now() - interval '1 minute') THEN
@@ -167,6 +182,13 @@ CREATE FUNCTION eunha_move.pause(tid bigint) RETURNS void
 LANGUAGE sql AS $$
     INSERT INTO eunha_move.paused (tenant) VALUES (tid)
         ON CONFLICT (tenant) DO UPDATE SET since = now()
+$$;
+
+-- Waits for the tenant's writes in flight on the source and holds back the
+-- next ones until the calling session ends (the move's own connection).
+CREATE FUNCTION eunha_move.hold_writers(tid bigint) RETURNS void
+LANGUAGE sql AS $$
+    SELECT pg_advisory_lock(hashtextextended('eunha_move_w', tid))
 $$;
 
 -- Drops tenant tid's notes and pause (its move ended).

@@ -18,7 +18,7 @@
  * itself, but another process serving it writes on until it hears of the
  * switch, and its writes must fail rather than be left behind. A write
  * that passed the trigger's check just before the pause began is waited
- * for (eunha_move.hold_writers(), tenant migration 0065) before the last
+ * for (eunha_move.hold_writers(), tenant migration 0064) before the last
  * catch-up, so it is noted and copied too.
  *
  * A move holds one connection to the source for its whole length, with a
@@ -230,7 +230,7 @@ on_writers_held(PGresult *res, enum eu_db_status st, void *arg)
 
 /* The pause is committed: writes that passed the trigger's check before it
  * may still be open in other processes' transactions. Holding the writers'
- * lock (tenant migration 0065) waits for them, so they are noted before
+ * lock (tenant migration 0064) waits for them, so they are noted before
  * the last catch-up, and refuses any later one until this connection goes
  * with the move. */
 static void
