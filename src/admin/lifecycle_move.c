@@ -445,16 +445,24 @@ move_switch(struct move *m)
                      2, params, on_switch, m);
 }
 
+/* A step of the move ended with err: true, and the move undone, when it
+ * failed. Enters the request's log context either way. */
+static bool
+step_failed(struct move *m, const struct eu_error *err)
+{
+    eu_req_enter(m->req);
+    if (!err->status)
+        return false;
+    m->err = *err;
+    move_undo(m);
+    return true;
+}
 static void
 on_redis_copied(const struct eu_error *err, long long keys, void *arg)
 {
     struct move *m = arg;
-    eu_req_enter(m->req);
-    if (err->status) {
-        m->err = *err;
-        move_undo(m);
+    if (step_failed(m, err))
         return;
-    }
     m->redis_keys = keys;
     move_switch(m);
 }
@@ -463,12 +471,8 @@ static void
 on_target_finished(const struct eu_error *err, void *arg)
 {
     struct move *m = arg;
-    eu_req_enter(m->req);
-    if (err->status) {
-        m->err = *err;
-        move_undo(m);
+    if (step_failed(m, err))
         return;
-    }
     /* Two placements on one Redis share its keys already. */
     if (m->from.redis && m->to.redis && strcmp(m->from.redis, m->to.redis) != 0) {
         eu_admin_redis_copy(m->req->app, m->from.redis, m->to.redis, m->t->key_prefix,
@@ -483,12 +487,8 @@ static void
 on_last_caught_up(const struct eu_error *err, void *arg)
 {
     struct move *m = arg;
-    eu_req_enter(m->req);
-    if (err->status) {
-        m->err = *err;
-        move_undo(m);
+    if (step_failed(m, err))
         return;
-    }
     m->rows_copied += eu_admin_live_round_rows(m->live);
     eu_admin_live_finish_target(m->live, on_target_finished, m);
 }
@@ -498,12 +498,8 @@ static void
 on_source_paused(const struct eu_error *err, void *arg)
 {
     struct move *m = arg;
-    eu_req_enter(m->req);
-    if (err->status) {
-        m->err = *err;
-        move_undo(m);
+    if (step_failed(m, err))
         return;
-    }
     eu_admin_live_catch_up(m->live, true, on_last_caught_up, m);
 }
 
@@ -544,12 +540,8 @@ static void
 on_caught_up(const struct eu_error *err, void *arg)
 {
     struct move *m = arg;
-    eu_req_enter(m->req);
-    if (err->status) {
-        m->err = *err;
-        move_undo(m);
+    if (step_failed(m, err))
         return;
-    }
     long long n = eu_admin_live_round_rows(m->live);
     m->rows_copied += n;
     m->rounds++;
@@ -566,14 +558,10 @@ static void
 on_move_restored(const struct eu_error *err, void *arg)
 {
     struct move *m = arg;
-    eu_req_enter(m->req);
     eu_admin_tables_free(m->rows);
     m->rows = NULL;
-    if (err->status) {
-        m->err = *err;
-        move_undo(m);
+    if (step_failed(m, err))
         return;
-    }
     m->restored = true;
     eu_admin_live_catch_up(m->live, false, on_caught_up, m);
 }
@@ -598,12 +586,8 @@ static void
 on_watching(const struct eu_error *err, void *arg)
 {
     struct move *m = arg;
-    eu_req_enter(m->req);
-    if (err->status) {
-        m->err = *err;
-        move_undo(m);
+    if (step_failed(m, err))
         return;
-    }
     if (m->t->removed || m->t->state == EU_TENANT_DELETING) {
         eu_error_set(&m->err, 409, "Tenant '%s' is being deleted", m->t->domain);
         move_undo(m);
