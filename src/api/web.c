@@ -65,7 +65,7 @@ const struct eu_sql eu_web_sql[] = {
                      "   ORDER BY s.id DESC LIMIT 21) x)::text AS web_posts"
                      " FROM accounts a WHERE a.tenant_id = $1 AND lower(a.username) = lower($2)"
                      " AND a.domain IS NULL AND a.suspended_at IS NULL"},
-    /* The account and the thread around post $3: its ancestors (up the
+    /* The thread around post $3 of account $2: its ancestors (up the
      * in_reply_to chain) and descendants (breadth first), at most
      * THREAD_MAX each way. */
     [WEB_STATUS] = {"web.status",
@@ -81,8 +81,7 @@ const struct eu_sql eu_web_sql[] = {
                     "  UNION ALL SELECT c.id, down.depth + 1 FROM down"
                     "  JOIN statuses c ON c.tenant_id = $1 AND c.in_reply_to_id = down.id"
                     "  WHERE down.depth < 40)"
-                    " SELECT (eunha_account(a)).*,"
-                    " (SELECT coalesce(json_agg(up.id::text ORDER BY up.depth DESC), '[]')"
+                    " SELECT (SELECT coalesce(json_agg(up.id::text ORDER BY up.depth DESC), '[]')"
                     "  FROM up WHERE up.id IS NOT NULL)::text AS web_ancestors,"
                     " (SELECT coalesce(json_agg(d.id::text ORDER BY d.depth, d.id), '[]')"
                     "  FROM (SELECT * FROM down ORDER BY depth, id LIMIT 40) d)::text"
@@ -394,6 +393,12 @@ id_list(struct eu_req *req, const char *text, const char **ids, size_t max)
 
 /* --------------------------------------------------------- the profile */
 
+static void
+release_json(void *data)
+{
+    json_decref(data);
+}
+
 struct profile {
     json_t *account;
     const char *username;
@@ -448,7 +453,6 @@ on_profile_rendered(struct eu_req *req, json_t *array, void *arg)
                                  jstr(a, "avatar_static"), url,
                                  eu_arena_sprintf(req->arena, "%s/users/%s", base, p->username));
     json_decref(array);
-    json_decref(p->account);
     eu_web_reply_page_head(req, 200, title, head, body);
 }
 
@@ -465,6 +469,9 @@ on_profile(struct eu_req *req, PGresult *res, void *arg)
     struct profile *p = eu_arena_alloc(req->arena, sizeof(*p));
     memset(p, 0, sizeof(*p));
     p->account = eu_account_json(req, res, 0, &ac);
+    /* Freed with the request: eu_statuses_render() answers a database
+     * failure itself, and then on_profile_rendered() never runs. */
+    eu_arena_on_free(req->arena, release_json, p->account);
     p->username = eu_arena_strdup(req->arena, jstr(p->account, "username"));
     p->npins = arg ? 0 : id_list(req, PQgetvalue(res, 0, PQfnumber(res, "web_pins")), p->ids, 10);
     p->nposts = id_list(req, PQgetvalue(res, 0, PQfnumber(res, "web_posts")), p->ids + p->npins,
@@ -501,7 +508,6 @@ eu_web_profile(struct eu_req *req)
 /* ---------------------------------------------------------- the thread */
 
 struct thread {
-    json_t *account;
     const char *id;
     size_t nup, ndown;
     const char *ids[THREAD_MAX * 2 + 1];
@@ -514,7 +520,6 @@ on_thread_rendered(struct eu_req *req, json_t *array, void *arg)
     json_t *main = find_status(array, t->id);
     if (!main) {
         json_decref(array);
-        json_decref(t->account);
         reply_not_found(req);
         return;
     }
@@ -561,7 +566,6 @@ on_thread_rendered(struct eu_req *req, json_t *array, void *arg)
     /* The page's own entities go with the page's arena-built HTML. */
     eu_web_reply_page_head(req, 200, title, head, body);
     json_decref(array);
-    json_decref(t->account);
 }
 
 static void
@@ -574,9 +578,6 @@ on_status(struct eu_req *req, PGresult *res, void *arg)
     }
     struct thread *t = eu_arena_alloc(req->arena, sizeof(*t));
     memset(t, 0, sizeof(*t));
-    struct eu_account_cols ac;
-    eu_account_cols_find(&ac, res);
-    t->account = eu_account_json(req, res, 0, &ac);
     t->id = id;
     t->nup = id_list(req, PQgetvalue(res, 0, PQfnumber(res, "web_ancestors")), t->ids, THREAD_MAX);
     t->ids[t->nup] = id;
