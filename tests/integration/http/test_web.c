@@ -26,18 +26,26 @@ page(struct eu_it_server *s, struct eu_it_resp *r, const char *path, const char 
     ck_assert_msg(rc == 0, "GET %s: %s", path, r->error);
 }
 
+/* POST /api/v1/statuses with a JSON body; returns the new id (caller frees). */
 static char *
-post(struct eu_it_server *s, const char *token, const char *text, const char *visibility)
+post_json(struct eu_it_server *s, const char *token, const char *json)
 {
     struct eu_it_resp r = {0};
-    json_t *body = json_pack("{s:s, s:s}", "status", text, "visibility", visibility);
-    char *json = json_dumps(body, JSON_COMPACT);
     eu_it_http(&r, "POST", s->public_port, DOMAIN, "/api/v1/statuses", token, json);
     EU_IT_EXPECT_STATUS(&r, 200);
     char *id = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    return id;
+}
+
+static char *
+post(struct eu_it_server *s, const char *token, const char *text, const char *visibility)
+{
+    json_t *body = json_pack("{s:s, s:s}", "status", text, "visibility", visibility);
+    char *json = json_dumps(body, JSON_COMPACT);
+    char *id = post_json(s, token, json);
     free(json);
     json_decref(body);
-    eu_it_resp_free(&r);
     return id;
 }
 
@@ -369,18 +377,6 @@ START_TEST(test_about_pages)
     eu_it_server_free(s);
 }
 END_TEST
-
-/* POST /api/v1/statuses with a JSON body; returns the new id (caller frees). */
-static char *
-post_json(struct eu_it_server *s, const char *token, const char *json)
-{
-    struct eu_it_resp r = {0};
-    eu_it_http(&r, "POST", s->public_port, DOMAIN, "/api/v1/statuses", token, json);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char *id = strdup(eu_it_json_str(&r, "id"));
-    eu_it_resp_free(&r);
-    return id;
-}
 
 /*
  * The profile and post pages from the API's entities: pins, paging by
