@@ -55,6 +55,9 @@ struct purge {
      * and Redis fail their waiters, the CPU pool runs its completions), and
      * finds this set instead of a freed record. */
     bool stopped;
+    /* A statement of this purge is under way: a stopping process keeps the
+     * tenant (and its pool) until it answers, and waits for that (app.c). */
+    bool querying;
 };
 
 enum { FILES_MEDIA, FILES_ACCOUNTS, FILES_DONE };
@@ -91,6 +94,14 @@ purge_free(struct purge *p)
 static void step(struct purge *p);
 
 static void
+query(struct purge *p, struct eu_db_pool *pool, const char *sql, int nparams,
+      const char *const *params, eu_db_result_cb cb)
+{
+    p->querying = true;
+    eu_db_pool_query(pool, sql, nparams, params, cb, p);
+}
+
+static void
 on_retry(evutil_socket_t fd, short what, void *arg)
 {
     if (((struct purge *)arg)->stopped)
@@ -117,8 +128,13 @@ static struct purge *
 answered(PGresult *res, enum eu_db_status st, void *arg, const char *unavailable)
 {
     struct purge *p = arg;
-    if (p->stopped)
+    p->querying = false;
+    if (p->stopped) {
+        if (p->t)
+            eu_tenant_unref(p->t);
+        p->t = NULL;
         return NULL;
+    }
     if (st != EU_DB_OK) {
         retry_later(p, res ? PQresultErrorMessage(res) : unavailable);
         return NULL;
@@ -144,11 +160,11 @@ remove_row(struct purge *p)
     snprintf(id, sizeof(id), "%lld", (long long)p->t->id);
     const char *params[] = {id, p->t->placement};
     /* A dedicated placement goes with its tenant. */
-    eu_db_pool_query(p->app->control,
-                     "WITH t AS (DELETE FROM tenants WHERE id = $1 RETURNING placement_id)"
-                     " DELETE FROM placements WHERE name = $2 AND kind = 'dedicated'"
-                     " AND id IN (SELECT placement_id FROM t)",
-                     2, params, on_row_gone, p);
+    query(p, p->app->control,
+          "WITH t AS (DELETE FROM tenants WHERE id = $1 RETURNING placement_id)"
+          " DELETE FROM placements WHERE name = $2 AND kind = 'dedicated'"
+          " AND id IN (SELECT placement_id FROM t)",
+          2, params, on_row_gone);
 }
 
 /* ---- the tenant's Redis keys ---- */
@@ -320,7 +336,7 @@ step(struct purge *p)
 {
     if (p->files < FILES_DONE && p->app->store) {
         const char *sql = p->files == FILES_MEDIA ? files_media_sql : files_accounts_sql;
-        eu_db_pool_query(eu_tenant_pool(p->app->registry, p->t), sql, 0, NULL, on_files, p);
+        query(p, eu_tenant_pool(p->app->registry, p->t), sql, 0, NULL, on_files);
         return;
     }
     if (p->t->dedicated) {
@@ -335,7 +351,7 @@ step(struct purge *p)
         }
         char *sql = eu_xasprintf("DROP DATABASE IF EXISTS \"%s\" WITH (FORCE)", quoted);
         free(quoted);
-        eu_db_pool_query(p->app->control, sql, 0, NULL, on_dropped, p);
+        query(p, p->app->control, sql, 0, NULL, on_dropped);
         free(sql);
         return;
     }
@@ -348,7 +364,7 @@ step(struct purge *p)
              "DELETE FROM %s WHERE tenant_id = $1 AND ctid = ANY (ARRAY(SELECT ctid FROM %s"
              " WHERE tenant_id = $1 LIMIT %d))",
              table, table, BATCH);
-    eu_db_pool_query(eu_tenant_pool(p->app->registry, p->t), p->sql, 0, NULL, on_batch, p);
+    query(p, eu_tenant_pool(p->app->registry, p->t), p->sql, 0, NULL, on_batch);
 }
 
 void
@@ -400,8 +416,10 @@ eu_admin_purge_stop_all(void)
         if (p->retry)
             event_free(p->retry);
         p->retry = NULL;
-        eu_tenant_unref(p->t);
-        p->t = NULL;
+        if (!p->querying) {
+            eu_tenant_unref(p->t);
+            p->t = NULL;
+        }
         p->stopped = true;
         p->next = stopped_purges;
         stopped_purges = p;

@@ -270,10 +270,13 @@ START_TEST(test_heartbeat_keeps_locks_short)
                             .extra_toml = "[workers]\nqueue_idle_poll_seconds = 1\n" LOCK3};
     struct eu_it_server *c = eu_it_server_start_opts(&oc);
     eu_it_sleep_ms(7000);
+    /* Still running under its lock, or (c's start took long on a busy
+     * machine) already done: a row that is gone is the one run counted
+     * below, not a lost lock. */
     snprintf(sql, sizeof(sql),
-             "SELECT count(*) FROM jobs WHERE id = %s AND attempts = 1 AND locked_until > now()",
+             "SELECT count(*) FROM jobs WHERE id = %s AND (attempts <> 1 OR locked_until <= now())",
              id);
-    ck_assert_msg(eu_it_pg_exec_long(db, sql) == 1, "the running job lost its lock");
+    ck_assert_msg(eu_it_pg_exec_long(db, sql) == 0, "the running job lost its lock");
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_pings WHERE job_id = %s", id);
     wait_for(db, sql, 1, 30000);
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM jobs WHERE id = %s", id);
