@@ -34,6 +34,14 @@ int eu_migrate_blocking(struct pg_conn *pg, const struct eu_migration *set, int 
                         const char *what);
 
 /*
+ * A text naming exactly the migrations of set (the newest version and a
+ * hash of all of them), which start-up keeps as the template database's
+ * comment: a template whose comment matches needs no connection to know it
+ * is up to date. The caller frees it.
+ */
+char *eu_migrate_stamp(const struct eu_migration *set, int count);
+
+/*
  * The asynchronous form for a tenant database on its first use: runs on a
  * pool's fresh connection as its ready hook (see eu_db_pool_set_ready_hook),
  * then calls eu_db_conn_ready_done(conn, rc). arg is the tenant's name for

@@ -500,7 +500,7 @@ eu_test_golden() {
   bin=${2:?eu_test_golden DIR EUNHA_BIN}
   url=${EUNHA_TEST_PG_URL%/postgres}
   mkdir -p "$dir"
-  printf '[database]\nurl = "%s/eunha_golden_ctl"\ntemplate = "eunha_golden"\n' "$url" \
+  printf '[database]\nurl = "%s/eunha_golden_ctl"\ntemplate = "eunha_golden"\ncreate_strategy = "file_copy"\n' "$url" \
     >"$dir/golden.toml"
   if "$bin" migrate -c "$dir/golden.toml" >"$dir/golden.log" 2>&1; then
     export EUNHA_TEST_PG_GOLDEN=eunha_golden

@@ -324,8 +324,9 @@ on_server_facts(PGresult *res, enum eu_db_status st, void *arg)
         migrate(r);
         return;
     }
-    const char *sql = eu_arena_sprintf(req->arena, "CREATE DATABASE %s",
-                                       eu_admin_quote_ident(req->arena, r->database));
+    const char *sql = eu_arena_sprintf(req->arena, "CREATE DATABASE %s%s",
+                                       eu_admin_quote_ident(req->arena, r->database),
+                                       eu_config_create_db_clause(req->app->cfg));
     eu_db_pool_query(r->server, sql, 0, NULL, on_created, r);
 }
 

@@ -341,9 +341,11 @@ on_placement_row(struct eu_req *req, PGresult *res, enum eu_db_status st, void *
     d->name = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
     d->database = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
     /* Not usable until its database exists, and no tenant is in it yet. */
-    const char *sql = eu_arena_sprintf(
-        req->arena, "CREATE DATABASE %s TEMPLATE %s", eu_admin_quote_ident(req->arena, d->database),
-        eu_admin_quote_ident(req->arena, req->app->cfg->database_template));
+    const char *sql =
+        eu_arena_sprintf(req->arena, "CREATE DATABASE %s TEMPLATE %s%s",
+                         eu_admin_quote_ident(req->arena, d->database),
+                         eu_admin_quote_ident(req->arena, req->app->cfg->database_template),
+                         eu_config_create_db_clause(req->app->cfg));
     eu_db_pool_query(req->app->control, sql, 0, NULL, on_database_created, d);
 }
 

@@ -130,7 +130,8 @@ db_exists(PGconn *admin, const char *dbname)
  * a "postgres" connection of its own when admin is NULL. Another process
  * creating it at the same time is fine. */
 static int
-create_database(const char *conninfo, PGconn *admin, const char *dbname, const char *template_db)
+create_database(const char *conninfo, PGconn *admin, const char *dbname, const char *template_db,
+                const char *clause)
 {
     PGconn *pg = admin ? admin : connect_blocking(conninfo, "postgres");
     if (!pg) {
@@ -139,8 +140,8 @@ create_database(const char *conninfo, PGconn *admin, const char *dbname, const c
     }
     char *qname = PQescapeIdentifier(pg, dbname, strlen(dbname));
     char *qtpl = template_db ? PQescapeIdentifier(pg, template_db, strlen(template_db)) : NULL;
-    char *sql =
-        eu_xasprintf("CREATE DATABASE %s%s%s", qname, qtpl ? " TEMPLATE " : "", qtpl ? qtpl : "");
+    char *sql = eu_xasprintf("CREATE DATABASE %s%s%s%s", qname, qtpl ? " TEMPLATE " : "",
+                             qtpl ? qtpl : "", clause);
     PGresult *r = PQexec(pg, sql);
     const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
     int rc = 0;
@@ -167,7 +168,7 @@ create_database(const char *conninfo, PGconn *admin, const char *dbname, const c
  * whether it exists without a connection attempt. */
 static PGconn *
 open_or_create(const char *conninfo, struct db_admin *admin, const char *dbname,
-               const char *template_db)
+               const char *template_db, const char *clause)
 {
     PGconn *apg = db_admin_conn(admin);
     int exists = db_exists(apg, dbname);
@@ -176,8 +177,8 @@ open_or_create(const char *conninfo, struct db_admin *admin, const char *dbname,
         if (pg || exists == 1)
             return pg;
     }
-    if ((!template_db || create_database(conninfo, apg, dbname, template_db) < 0) &&
-        create_database(conninfo, apg, dbname, NULL) < 0)
+    if ((!template_db || create_database(conninfo, apg, dbname, template_db, clause) < 0) &&
+        create_database(conninfo, apg, dbname, NULL, clause) < 0)
         return NULL;
     PGconn *pg = connect_blocking(conninfo, dbname);
     if (!pg)
@@ -218,12 +219,13 @@ migrate_placements(struct eu_app *app, PGconn *control, struct db_admin *admin)
         return -1;
     }
     int rc = 0;
+    const char *clause = eu_config_create_db_clause(app->cfg);
     for (int i = 0; i < PQntuples(r) && rc == 0; i++) {
         bool here = PQgetisnull(r, i, 2);
         const char *url = here ? app->cfg->database_url : PQgetvalue(r, i, 2);
-        PGconn *pg =
-            here ? open_or_create(url, admin, PQgetvalue(r, i, 1), app->cfg->database_template)
-                 : open_or_create(url, NULL, PQgetvalue(r, i, 1), NULL);
+        PGconn *pg = here ? open_or_create(url, admin, PQgetvalue(r, i, 1),
+                                           app->cfg->database_template, clause)
+                          : open_or_create(url, NULL, PQgetvalue(r, i, 1), NULL, clause);
         if (!pg || eu_migrate_blocking(pg, eu_tenant_migrations, eu_tenant_migrations_count,
                                        PQgetvalue(r, i, 1)) < 0) {
             eu_log_error("app", "cannot migrate placement '%s'", PQgetvalue(r, i, 0));
@@ -236,25 +238,79 @@ migrate_placements(struct eu_app *app, PGconn *control, struct db_admin *admin)
     return rc;
 }
 
-/* Brings the template, the control database and every placement up to
- * date. The template goes first, so a new placement is a copy of it. */
+/* Whether the template's comment says it holds every tenant migration of
+ * this binary (eu_migrate_stamp), read on the admin connection: the
+ * processes of a fleet (and every test server) start without connecting
+ * to it, which would also hold off another process copying it. */
+static bool
+template_is_current(struct db_admin *admin, const char *dbname, const char *stamp)
+{
+    PGconn *apg = db_admin_conn(admin);
+    if (!apg)
+        return false;
+    const char *params[] = {dbname};
+    PGresult *r = PQexecParams(apg,
+                               "SELECT shobj_description(oid, 'pg_database') FROM pg_database"
+                               " WHERE datname = $1",
+                               1, NULL, params, NULL, NULL, 0);
+    bool current = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+                   !PQgetisnull(r, 0, 0) && strcmp(PQgetvalue(r, 0, 0), stamp) == 0;
+    PQclear(r);
+    return current;
+}
+
+/* Migrates the template unless its comment says it is current, and then
+ * stamps it. A stamp that cannot be written only costs the next start a
+ * connection. */
 static int
-prepare_databases(struct eu_app *app)
+prepare_template(const struct eu_config *cfg, struct db_admin *admin)
+{
+    char *stamp = eu_migrate_stamp(eu_tenant_migrations, eu_tenant_migrations_count);
+    int rc = 0;
+    if (!template_is_current(admin, cfg->database_template, stamp)) {
+        PGconn *pg = open_or_create(cfg->database_url, admin, cfg->database_template, NULL,
+                                    eu_config_create_db_clause(cfg));
+        rc = pg ? eu_migrate_blocking(pg, eu_tenant_migrations, eu_tenant_migrations_count,
+                                      cfg->database_template)
+                : -1;
+        if (rc == 0) {
+            char *q =
+                PQescapeIdentifier(pg, cfg->database_template, strlen(cfg->database_template));
+            char *lit = PQescapeLiteral(pg, stamp, strlen(stamp));
+            char *sql = eu_xasprintf("COMMENT ON DATABASE %s IS %s", q, lit);
+            PGresult *r = PQexec(pg, sql);
+            if (PQresultStatus(r) != PGRES_COMMAND_OK)
+                eu_log_warn("app", "cannot stamp template '%s': %s", cfg->database_template,
+                            PQresultErrorMessage(r));
+            PQclear(r);
+            free(sql);
+            PQfreemem(lit);
+            PQfreemem(q);
+        }
+        /* CREATE DATABASE ... TEMPLATE refuses while anyone is connected to it. */
+        if (pg)
+            PQfinish(pg);
+    }
+    free(stamp);
+    return rc;
+}
+
+/* Brings the template, the control database and every placement up to
+ * date. The template goes first, so a new placement is a copy of it. With
+ * keep, the control database's connection is handed over on success (the
+ * caller PQfinish-es it) for the tenants' first read: one backend fewer. */
+static int
+prepare_databases(struct eu_app *app, PGconn **keep)
 {
     const struct eu_config *cfg = app->cfg;
     struct db_admin admin = {.conninfo = cfg->database_url};
-    int rc = -1;
-    PGconn *pg = open_or_create(cfg->database_url, &admin, cfg->database_template, NULL);
-    if (!pg)
-        goto out;
-    rc = eu_migrate_blocking(pg, eu_tenant_migrations, eu_tenant_migrations_count,
-                             cfg->database_template);
-    /* CREATE DATABASE ... TEMPLATE refuses while anyone is connected to it. */
-    PQfinish(pg);
+    PGconn *pg = NULL;
+    int rc = prepare_template(cfg, &admin);
     if (rc < 0)
         goto out;
     rc = -1;
-    pg = open_or_create(cfg->database_url, &admin, app->control_dbname, NULL);
+    pg = open_or_create(cfg->database_url, &admin, app->control_dbname, NULL,
+                        eu_config_create_db_clause(cfg));
     if (!pg)
         goto out;
     rc = eu_migrate_blocking(pg, eu_control_migrations, eu_control_migrations_count,
@@ -263,19 +319,21 @@ prepare_databases(struct eu_app *app)
         rc = ensure_default_placement(app, pg);
     if (rc == 0)
         rc = migrate_placements(app, pg, &admin);
-    PQfinish(pg);
+    if (rc == 0 && keep)
+        *keep = pg;
+    else
+        PQfinish(pg);
 out:
     if (admin.pg)
         PQfinish(admin.pg);
     return rc;
 }
 
+/* Reads every tenant over pg, the control database's connection, which it
+ * closes. */
 static int
-load_tenants_blocking(struct eu_app *app)
+load_tenants_blocking(struct eu_app *app, PGconn *pg)
 {
-    PGconn *pg = connect_blocking(app->cfg->database_url, app->control_dbname);
-    if (!pg)
-        return -1;
     PGresult *r = PQexec(pg, "SELECT " EU_TENANT_COLUMNS " FROM " EU_TENANT_FROM " ORDER BY t.id");
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         eu_log_error("app", "cannot load tenants: %s", PQresultErrorMessage(r));
@@ -729,7 +787,8 @@ eu_app_serve(const char *config_path, const char *ready_file)
     if (!app.base)
         app.base = event_base_new();
     app.registry = eu_registry_new(app.base, app.cfg);
-    if (prepare_databases(&app) < 0 || load_tenants_blocking(&app) < 0)
+    PGconn *control = NULL;
+    if (prepare_databases(&app, &control) < 0 || load_tenants_blocking(&app, control) < 0)
         goto out;
     if (!(app.router = build_router()))
         goto out;
@@ -811,7 +870,7 @@ eu_app_migrate(const char *config_path)
         return 2;
     }
     app.registry = eu_registry_new(NULL, app.cfg);
-    int code = prepare_databases(&app) < 0 ? 1 : 0;
+    int code = prepare_databases(&app, NULL) < 0 ? 1 : 0;
     app_release(&app);
     return code;
 }

@@ -52,6 +52,7 @@ struct key {
 static const char *check_hostport(const char *v);
 static const char *check_scheme(const char *v);
 static const char *check_nonempty(const char *v);
+static const char *check_create_strategy(const char *v);
 static const char *check_redis_prefix(const char *v);
 static const char *check_log_level(const char *v);
 static const char *check_proxy(const char *v);
@@ -77,6 +78,8 @@ static const struct key keys[] = {
     {"admin.archive_dir", KEY_STRING, F(archive_dir), 0, 0, check_nonempty, NULL},
     {"database.url", KEY_STRING, F(database_url), 0, 0, check_nonempty, "EUNHA_DATABASE_URL"},
     {"database.template", KEY_STRING, F(database_template), 0, 0, check_nonempty, NULL},
+    {"database.create_strategy", KEY_STRING, F(database_create_strategy), 0, 0,
+     check_create_strategy, NULL},
     {"database.placement_connections", KEY_INT, F(placement_connections), 1, 100, NULL, NULL},
     {"database.statement_timeout_ms", KEY_INT, F(statement_timeout_ms), 0, INT_MAX, NULL, NULL},
     {"database_pool.max_connections", KEY_INT, F(pool_max_connections), 1, 100, NULL, NULL},
@@ -220,6 +223,23 @@ static const char *
 check_nonempty(const char *v)
 {
     return v[0] ? NULL : "must not be empty";
+}
+
+static const char *
+check_create_strategy(const char *v)
+{
+    return strcmp(v, "wal_log") == 0 || strcmp(v, "file_copy") == 0
+               ? NULL
+               : "must be \"wal_log\" or \"file_copy\"";
+}
+
+const char *
+eu_config_create_db_clause(const struct eu_config *cfg)
+{
+    /* No clause for the default: servers before PostgreSQL 15 know none. */
+    return cfg->database_create_strategy && strcmp(cfg->database_create_strategy, "file_copy") == 0
+               ? " STRATEGY FILE_COPY"
+               : "";
 }
 
 /*
@@ -394,6 +414,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->archive_dir = eu_xstrdup("archives");
     cfg->database_url = eu_xstrdup("postgresql://postgres@127.0.0.1:5432/eunha");
     cfg->database_template = eu_xstrdup("eunha_template");
+    cfg->database_create_strategy = eu_xstrdup("wal_log");
     cfg->pool_max_connections = 2;
     cfg->pool_min_connections = 0;
     cfg->placement_connections = 4;
@@ -899,6 +920,8 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     print_string(out, db);
     fputs("\ntemplate = ", out);
     print_string(out, cfg->database_template);
+    fputs("\ncreate_strategy = ", out);
+    print_string(out, cfg->database_create_strategy);
     fprintf(out, "\nplacement_connections = %d", cfg->placement_connections);
     fprintf(out, "\nstatement_timeout_ms = %d", cfg->statement_timeout_ms);
     fprintf(out,

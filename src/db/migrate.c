@@ -57,34 +57,65 @@ is_applied(const char *list, int version)
     return false;
 }
 
-/* Returns 1 if applied, 0 if not, -1 on error. */
-static int
-version_applied(PGconn *pg, int version)
+/*
+ * The applied versions, read once: a version another process applies
+ * meanwhile is one this process's insert then conflicts with, and skips.
+ * The schema table is made only when the read finds none (a CREATE ...
+ * IF NOT EXISTS on every start cost a catalog lock per database).
+ * Returns a result the caller PQclear-s, or NULL after logging.
+ */
+static PGresult *
+applied_versions(PGconn *pg, const char *what)
 {
     PGresult *r = PQexec(pg, applied_sql);
-    int v = -1;
     if (PQresultStatus(r) == PGRES_TUPLES_OK)
-        v = is_applied(PQgetvalue(r, 0, 0), version);
+        return r;
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    bool missing = state && strcmp(state, "42P01") == 0;
     PQclear(r);
-    return v;
+    r = missing ? PQexec(pg, schema_table_sql) : NULL;
+    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
+        eu_log_error("migrate", "cannot read or create the schema table in '%s': %s", what,
+                     r ? PQresultErrorMessage(r) : PQerrorMessage(pg));
+        PQclear(r);
+        return NULL;
+    }
+    PQclear(r);
+    r = PQexec(pg, applied_sql);
+    if (PQresultStatus(r) == PGRES_TUPLES_OK)
+        return r;
+    eu_log_error("migrate", "cannot read the schema table in '%s': %s", what,
+                 PQresultErrorMessage(r));
+    PQclear(r);
+    return NULL;
+}
+
+char *
+eu_migrate_stamp(const struct eu_migration *set, int count)
+{
+    /* FNV-1a over the versions and names: a migration added below the
+     * newest (merged from a branch) changes it too. */
+    unsigned long long h = 1469598103934665603ULL;
+    for (int i = 0; i < count; i++) {
+        char buf[16];
+        int n = snprintf(buf, sizeof(buf), "%d:", set[i].version);
+        for (int k = 0; k < n; k++)
+            h = (h ^ (unsigned char)buf[k]) * 1099511628211ULL;
+        for (const char *c = set[i].name; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    }
+    return eu_xasprintf("eunha schema %d %016llx", count ? set[count - 1].version : 0, h);
 }
 
 int
 eu_migrate_blocking(PGconn *pg, const struct eu_migration *set, int count, const char *what)
 {
-    PGresult *r = PQexec(pg, schema_table_sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-        eu_log_error("migrate", "cannot create schema table in '%s': %s", what,
-                     PQresultErrorMessage(r));
-        PQclear(r);
+    PGresult *applied = applied_versions(pg, what);
+    if (!applied)
         return -1;
-    }
-    PQclear(r);
+    PGresult *r;
     for (int i = 0; i < count; i++) {
-        int have = version_applied(pg, set[i].version);
-        if (have < 0)
-            return -1;
-        if (have)
+        if (is_applied(PQgetvalue(applied, 0, 0), set[i].version))
             continue;
         char *sql = batch_sql(&set[i]);
         r = PQexec(pg, sql);
@@ -96,6 +127,7 @@ eu_migrate_blocking(PGconn *pg, const struct eu_migration *set, int count, const
                          PQresultErrorMessage(r));
             PQclear(r);
             PQclear(PQexec(pg, "ROLLBACK"));
+            PQclear(applied);
             return -1;
         }
         if (st != PGRES_COMMAND_OK)
@@ -104,6 +136,7 @@ eu_migrate_blocking(PGconn *pg, const struct eu_migration *set, int count, const
             eu_log_info("migrate", "applied '%s' to '%s'", set[i].name, what);
         PQclear(r);
     }
+    PQclear(applied);
     return 0;
 }
 

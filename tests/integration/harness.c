@@ -377,13 +377,21 @@ keepable(const char *db)
     return false;
 }
 
+/* A kept connection to dbname; NULL when it cannot be made and the caller
+ * only tries (try), else the test fails. */
 static PGconn *
-connect_as_harness(const char *dbname)
+connect_as_harness(const char *dbname, bool try)
 {
     const char *keys[] = {"dbname", "dbname", "connect_timeout", "application_name", NULL};
     const char *vals[] = {env_or("EUNHA_TEST_PG_URL", DEFAULT_PG_URL), dbname, "10", KEPT_APP,
                           NULL};
     PGconn *conn = PQconnectdbParams(keys, vals, 1);
+    if (try && PQstatus(conn) != CONNECTION_OK) {
+        fprintf(stderr, "harness: cannot connect to database '%s': %s", dbname,
+                PQerrorMessage(conn));
+        PQfinish(conn);
+        return NULL;
+    }
     ck_assert_msg(PQstatus(conn) == CONNECTION_OK, "cannot connect to database '%s': %s", dbname,
                   PQerrorMessage(conn));
     return conn;
@@ -398,10 +406,12 @@ kept_forget(const char *db)
     pthread_mutex_lock(&kept_lock);
     for (int i = 0; i < KEPT_MAX; i++) {
         struct kept *k = &kept[i];
-        if (!k->conn || k->busy || strncmp(k->db, db, n) != 0 || (k->db[n] && k->db[n] != '_'))
+        /* A parent's stays reachable in its slot (see pg_run_ex); the drop's
+         * FORCE ends its backend. */
+        if (!k->conn || k->busy || k->pid != getpid() || strncmp(k->db, db, n) != 0 ||
+            (k->db[n] && k->db[n] != '_'))
             continue;
-        if (k->pid == getpid())
-            PQfinish(k->conn);
+        PQfinish(k->conn);
         k->conn = NULL;
     }
     pthread_mutex_unlock(&kept_lock);
@@ -413,7 +423,7 @@ kept_forget(const char *db)
  * and the statement run once more.
  */
 static PGresult *
-pg_run(const char *db, const char *sql, int nparams, const char *const *params)
+pg_run_ex(const char *db, const char *sql, int nparams, const char *const *params, bool try)
 {
     struct kept *k = NULL;
     if (keepable(db)) {
@@ -421,11 +431,11 @@ pg_run(const char *db, const char *sql, int nparams, const char *const *params)
         struct kept *oldest = NULL;
         for (int i = 0; i < KEPT_MAX; i++) {
             struct kept *c = &kept[i];
-            if (c->conn && c->pid != getpid()) {
-                /* The parent's: its socket is not ours to use or close. */
-                c->conn = NULL;
-                c->busy = false;
-            }
+            /* The parent's: its socket is not ours to use or close, and
+             * the slot keeps it reachable (LeakSanitizer would report it
+             * at this process's exit). */
+            if (c->conn && c->pid != getpid())
+                continue;
             if (c->conn && !c->busy && strcmp(c->db, db) == 0)
                 k = c;
             if (!c->busy && (!oldest || !c->conn || (oldest->conn && c->used < oldest->used)))
@@ -454,7 +464,9 @@ pg_run(const char *db, const char *sql, int nparams, const char *const *params)
     PGresult *res = NULL;
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!k->conn)
-            k->conn = connect_as_harness(db);
+            k->conn = connect_as_harness(db, try);
+        if (!k->conn)
+            break;
         /* Without parameters, the simple protocol: a test may send several
          * statements in one string. */
         res = nparams ? PQexecParams(k->conn, sql, nparams, NULL, params, NULL, NULL, 0)
@@ -475,6 +487,20 @@ pg_run(const char *db, const char *sql, int nparams, const char *const *params)
     k->busy = false;
     pthread_mutex_unlock(&kept_lock);
     return res;
+}
+
+static PGresult *
+pg_run(const char *db, const char *sql, int nparams, const char *const *params)
+{
+    return pg_run_ex(db, sql, nparams, params, false);
+}
+
+/* pg_run for the harness's own housekeeping, which a stopped server must
+ * not fail: NULL when "postgres" cannot be reached. */
+static PGresult *
+pg_try_admin(const char *sql, int nparams, const char *const *params)
+{
+    return pg_run_ex("postgres", sql, nparams, params, true);
 }
 
 char *
@@ -556,8 +582,11 @@ eu_it_pg_ident(const char *name)
     return out;
 }
 
+/* The statements below run on the kept connection to "postgres" (pg_run):
+ * a backend for each drop and each sweep was a fifth of a short test's
+ * PostgreSQL time. */
 static void
-drop_one(PGconn *conn, const char *db)
+drop_one(const char *db)
 {
     char *ident = eu_it_pg_ident(db);
     char *sql;
@@ -565,10 +594,10 @@ drop_one(PGconn *conn, const char *db)
 
     /* A template database cannot be dropped; the server may have marked it. */
     sql = xasprintf("ALTER DATABASE %s IS_TEMPLATE false", ident);
-    PQclear(PQexec(conn, sql));
+    PQclear(pg_try_admin(sql, 0, NULL));
     free(sql);
     sql = xasprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", ident);
-    res = PQexec(conn, sql);
+    res = pg_try_admin(sql, 0, NULL);
     if (PQresultStatus(res) != PGRES_COMMAND_OK)
         fprintf(stderr, "harness: cannot drop database '%s': %s", db, PQresultErrorMessage(res));
     PQclear(res);
@@ -578,13 +607,12 @@ drop_one(PGconn *conn, const char *db)
 
 /* Drops databases matching a LIKE pattern (escape '\'), plus the exact name. */
 static void
-drop_matching(PGconn *conn, const char *exact, const char *like)
+drop_matching(const char *exact, const char *like)
 {
     const char *params[] = {exact, like};
-    PGresult *res = PQexecParams(conn,
-                                 "SELECT datname FROM pg_database WHERE datname = $1"
+    PGresult *res = pg_try_admin("SELECT datname FROM pg_database WHERE datname = $1"
                                  " OR datname LIKE $2 ORDER BY length(datname) DESC",
-                                 2, NULL, params, NULL, NULL, 0);
+                                 2, params);
 
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         fprintf(stderr, "harness: cannot list databases: %s", PQresultErrorMessage(res));
@@ -593,7 +621,7 @@ drop_matching(PGconn *conn, const char *exact, const char *like)
     }
     /* Longest names first, so tenants go before the template and control db. */
     for (int i = 0; i < PQntuples(res); i++)
-        drop_one(conn, PQgetvalue(res, i, 0));
+        drop_one(PQgetvalue(res, i, 0));
     PQclear(res);
 }
 
@@ -616,16 +644,12 @@ like_prefix(const char *name)
 void
 eu_it_drop_databases(const char *name)
 {
-    PGconn *conn = eu_it_pg_try_connect("postgres");
     char *like;
 
-    if (!conn)
-        return;
     kept_forget(name);
     like = like_prefix(name);
-    drop_matching(conn, name, like);
+    drop_matching(name, like);
     free(like);
-    PQfinish(conn);
 }
 
 /*
@@ -636,22 +660,25 @@ eu_it_drop_databases(const char *name)
 static void
 drop_stale_databases(void)
 {
-    PGconn *conn = eu_it_pg_try_connect("postgres");
+    /* Once per process (each forked test is one): what died before it
+     * started is found the first time. */
+    static pid_t swept;
     PGresult *res;
 
-    if (!conn)
+    if (swept == getpid())
         return;
-    res = PQexec(conn, "SELECT datname FROM pg_database WHERE datname LIKE 'eunha\\_it\\_%'");
+    swept = getpid();
+    res = pg_try_admin("SELECT datname FROM pg_database WHERE datname LIKE 'eunha\\_it\\_%'", 0,
+                       NULL);
     if (PQresultStatus(res) == PGRES_TUPLES_OK) {
         for (int i = 0; i < PQntuples(res); i++) {
             const char *db = PQgetvalue(res, i, 0);
             long pid = strtol(db + strlen("eunha_it_"), NULL, 10);
             if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-                drop_one(conn, db);
+                drop_one(db);
         }
     }
     PQclear(res);
-    PQfinish(conn);
 }
 
 /* ---------------------------------------------------------------- server */
@@ -690,6 +717,10 @@ write_config(struct eu_it_server *s, const struct eu_it_opts *o)
     toml_put_string(f, db_url);
     fprintf(f, "\ntemplate = ");
     toml_put_string(f, tpl);
+    /* A server start copies two small databases: copied as files, they
+     * cost PostgreSQL about half the CPU of WAL-logging every block, and
+     * database creation was the largest share of the suites' CPU. */
+    fprintf(f, "\ncreate_strategy = \"file_copy\"");
     if (o->placement_connections)
         fprintf(f, "\nplacement_connections = %d", o->placement_connections);
     if (o->database_toml)

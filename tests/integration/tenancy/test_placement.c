@@ -494,6 +494,71 @@ START_TEST(test_decoys)
 }
 END_TEST
 
+/* ------------------------------------------------------------ template */
+
+/* Sessions PostgreSQL counted on db (pg_stat_database), once its counters
+ * settle: a backend's session is counted when it ends. */
+static long
+template_sessions(const char *db)
+{
+    char sql[200];
+    snprintf(sql, sizeof(sql), "SELECT sessions FROM pg_stat_database WHERE datname = '%s'", db);
+    long last = -1;
+    for (int i = 0; i < 20; i++) {
+        free(eu_it_pg_exec("postgres", "SELECT pg_stat_clear_snapshot()"));
+        long n = eu_it_pg_exec_long("postgres", sql);
+        if (n == last)
+            return n;
+        last = n;
+        eu_it_sleep_ms(200);
+    }
+    return last;
+}
+
+/*
+ * A server migrates its template once and stamps it (its comment names the
+ * migrations); a start that finds the stamp current does not connect to the
+ * template at all, which also kept other processes from copying it.
+ */
+START_TEST(test_template_stamp)
+{
+    /* A template of the server's own, not the run's migrated one. */
+    unsetenv("EUNHA_TEST_PG_GOLDEN");
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    char tpl[128], sql[256];
+    snprintf(tpl, sizeof(tpl), "%s_tpl", s->name);
+    snprintf(sql, sizeof(sql),
+             "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = '%s'",
+             tpl);
+    char *stamp = eu_it_pg_exec("postgres", sql);
+    ck_assert_msg(strncmp(stamp, "eunha schema ", 13) == 0, "template comment: '%s'", stamp);
+    long before = template_sessions(tpl);
+    ck_assert_int_gt(before, 0);
+
+    eu_it_server_restart(s);
+    ck_assert_int_eq(template_sessions(tpl), before);
+    char *again = eu_it_pg_exec("postgres", sql);
+    ck_assert_str_eq(again, stamp);
+
+    /* A stale stamp (another binary's migrations) is migrated and
+     * stamped anew. */
+    snprintf(sql, sizeof(sql), "COMMENT ON DATABASE \"%s\" IS 'eunha schema 1 0'", tpl);
+    free(eu_it_pg_exec("postgres", sql));
+    eu_it_server_restart(s);
+    ck_assert_int_gt(template_sessions(tpl), before);
+    snprintf(sql, sizeof(sql),
+             "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = '%s'",
+             tpl);
+    char *restamped = eu_it_pg_exec("postgres", sql);
+    ck_assert_str_eq(restamped, stamp);
+    free(restamped);
+    free(again);
+    free(stamp);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -501,5 +566,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_catalog, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_statements, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_decoys, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_template_stamp, TIMEOUT);
     return eu_it_run_suite(s);
 }

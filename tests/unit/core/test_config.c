@@ -71,6 +71,8 @@ START_TEST(test_defaults)
     ck_assert_str_eq(cfg.archive_dir, "archives");
     ck_assert_str_eq(cfg.database_url, "postgresql://postgres@127.0.0.1:5432/eunha");
     ck_assert_str_eq(cfg.database_template, "eunha_template");
+    ck_assert_str_eq(cfg.database_create_strategy, "wal_log");
+    ck_assert_str_eq(eu_config_create_db_clause(&cfg), "");
     ck_assert_int_eq(cfg.pool_max_connections, 2);
     ck_assert_int_eq(cfg.pool_min_connections, 0);
     ck_assert_int_eq(cfg.pool_acquire_timeout_s, 5);
@@ -169,6 +171,7 @@ START_TEST(test_file_overrides)
                        "[database]\n"
                        "url = \"postgresql://u@db/x\"\n"
                        "template = \"tpl\"\n"
+                       "create_strategy = \"file_copy\"\n"
                        "[database_pool]\n"
                        "max_connections = 10\n"
                        "min_connections = 10\n"
@@ -211,6 +214,8 @@ START_TEST(test_file_overrides)
     ck_assert_ptr_null(cfg.trusted_proxies[2]);
     ck_assert_str_eq(cfg.database_url, "postgresql://u@db/x");
     ck_assert_str_eq(cfg.database_template, "tpl");
+    ck_assert_str_eq(cfg.database_create_strategy, "file_copy");
+    ck_assert_str_eq(eu_config_create_db_clause(&cfg), " STRATEGY FILE_COPY");
     ck_assert_int_eq(cfg.pool_max_connections, 10);
     ck_assert_int_eq(cfg.pool_min_connections, 10);
     ck_assert_int_eq(cfg.pool_acquire_timeout_s, 1);
@@ -293,6 +298,8 @@ static const struct bad_case bad_cases[] = {
     {"[server]\nadmin_listen = \"h:99999\"\n",
      "2: key 'server.admin_listen' must be \"host:port\" (IPv6 in brackets)"},
     {"[server]\nscheme = \"ftp\"\n", "2: key 'server.scheme' must be \"http\" or \"https\""},
+    {"[database]\ncreate_strategy = \"fast\"\n",
+     "2: key 'database.create_strategy' must be \"wal_log\" or \"file_copy\""},
     {"[server]\ntrusted_proxies = \"10.0.0.1\"\n",
      "2: key 'server.trusted_proxies' must be an array of strings"},
     {"[server]\ntrusted_proxies = [1]\n",
