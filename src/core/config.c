@@ -60,6 +60,7 @@ static const char *check_storage(const char *v);
 static const char *check_s3_url(const char *v);
 static const char *check_smtp_url(const char *v);
 static const char *check_mail_from(const char *v);
+static const char *check_confirm_without_mail(const char *v);
 
 #define F(field) offsetof(struct eu_config, field)
 
@@ -138,6 +139,8 @@ static const struct key keys[] = {
     {"mail.user", KEY_STRING, F(mail_user), 0, 0, NULL, NULL},
     {"mail.password", KEY_STRING, F(mail_password), 0, 0, NULL, "EUNHA_MAIL_PASSWORD"},
     {"mail.from", KEY_STRING, F(mail_from), 0, 0, check_mail_from, NULL},
+    {"mail.confirm_without_mail", KEY_STRING, F(mail_confirm_without_mail), 0, 0,
+     check_confirm_without_mail, NULL},
     /* [federation]: the outbound HTTP client */
     {"federation.allow_private_addresses", KEY_BOOL, F(fed_allow_private_addresses), 0, 0, NULL,
      NULL},
@@ -296,6 +299,15 @@ check_mail_from(const char *v)
     if (!v || (at && at != v && at[1] && !strpbrk(v, " \t\r\n<>\"(),;:\\[]")))
         return NULL;
     return "must be a bare e-mail address (user@example.com)";
+}
+
+/* [mail] confirm_without_mail: who confirms a sign-up when no mail goes. */
+static const char *
+check_confirm_without_mail(const char *v)
+{
+    return !v || strcmp(v, "auto") == 0 || strcmp(v, "operator") == 0
+               ? NULL
+               : "must be \"auto\" or \"operator\"";
 }
 
 /* "name=address:port" with an IP literal (no lookup when the client starts). */
@@ -467,6 +479,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->fed_inbox_max_queued_per_host_process = 5000;
     cfg->fed_poll_update_delay_s = 180;
     cfg->media_storage = eu_xstrdup("local");
+    cfg->mail_confirm_without_mail = eu_xstrdup("auto");
     cfg->media_root = eu_xstrdup("media");
     cfg->media_image_size_limit = 16 * 1024 * 1024;
     cfg->media_video_size_limit = 99 * 1024 * 1024;
@@ -1008,6 +1021,9 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     }
     fprintf(out, "starttls = %s\n", cfg->mail_starttls ? "true" : "false");
     fputs(cfg->mail_password ? "password = \"" MASK "\"\n" : "# password is not set\n", out);
+    fputs("confirm_without_mail = ", out);
+    print_string(out, cfg->mail_confirm_without_mail);
+    fputc('\n', out);
 
     free(db);
     free(redis);
