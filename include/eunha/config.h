@@ -144,6 +144,10 @@ struct eu_config {
      * the link written to the log is opened or the operator confirms it
      * (POST /admin/v1/tenants/{domain}/accounts/{id}/confirm). */
     char *mail_confirm_without_mail;
+    /* [secrets]: key_file, the host key that seals secrets at rest
+     * (include/eunha/secrets.h); relative to the config file's directory,
+     * made on first start. "secrets.key" by default. */
+    char *secrets_key_file;
 };
 
 /* Fills cfg with the defaults. Release with eu_config_release(). */

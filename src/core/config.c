@@ -141,6 +141,8 @@ static const struct key keys[] = {
     {"mail.from", KEY_STRING, F(mail_from), 0, 0, check_mail_from, NULL},
     {"mail.confirm_without_mail", KEY_STRING, F(mail_confirm_without_mail), 0, 0,
      check_confirm_without_mail, NULL},
+    /* [secrets]: the key that seals secrets at rest (src/core/secrets.c) */
+    {"secrets.key_file", KEY_STRING, F(secrets_key_file), 0, 0, check_nonempty, NULL},
     /* [federation]: the outbound HTTP client */
     {"federation.allow_private_addresses", KEY_BOOL, F(fed_allow_private_addresses), 0, 0, NULL,
      NULL},
@@ -480,6 +482,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->fed_poll_update_delay_s = 180;
     cfg->media_storage = eu_xstrdup("local");
     cfg->mail_confirm_without_mail = eu_xstrdup("auto");
+    cfg->secrets_key_file = eu_xstrdup("secrets.key");
     cfg->media_root = eu_xstrdup("media");
     cfg->media_image_size_limit = 16 * 1024 * 1024;
     cfg->media_video_size_limit = 99 * 1024 * 1024;
@@ -843,6 +846,11 @@ eu_config_load(struct eu_config *cfg, const char *path, char *err, size_t errlen
         free(tmp.media_root);
         tmp.media_root = dir;
     }
+    if (tmp.secrets_key_file[0] != '/') {
+        char *file = resolve_path(path, tmp.secrets_key_file);
+        free(tmp.secrets_key_file);
+        tmp.secrets_key_file = file;
+    }
 
     eu_toml_doc_free(doc);
     free(text);
@@ -1023,6 +1031,10 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     fputs(cfg->mail_password ? "password = \"" MASK "\"\n" : "# password is not set\n", out);
     fputs("confirm_without_mail = ", out);
     print_string(out, cfg->mail_confirm_without_mail);
+    fputc('\n', out);
+
+    fputs("\n[secrets]\nkey_file = ", out);
+    print_string(out, cfg->secrets_key_file);
     fputc('\n', out);
 
     free(db);
