@@ -50,6 +50,7 @@
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
 #include "eunha/queue.h"
+#include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
@@ -496,6 +497,30 @@ on_redis_copied(const struct eu_error *err, long long keys, void *arg)
     move_switch(m);
 }
 
+/* Whether two Redis URLs name one server and database however they are
+ * written (a password or a trailing "/0" more or less): copying to itself
+ * and then removing the source's keys would lose them. Names that differ
+ * but reach one server (localhost and 127.0.0.1) are not told apart. */
+static bool
+redis_same(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0)
+        return true;
+    struct eu_redis_target ta = {0}, tb = {0};
+    char err[256];
+    bool same = false;
+    if (eu_redis_url_parse(a, &ta, err, sizeof(err)) == 0) {
+        if (eu_redis_url_parse(b, &tb, err, sizeof(err)) == 0) {
+            same = ta.db == tb.db && ta.port == tb.port &&
+                   strcmp(ta.host ? ta.host : "", tb.host ? tb.host : "") == 0 &&
+                   strcmp(ta.unix_path ? ta.unix_path : "", tb.unix_path ? tb.unix_path : "") == 0;
+            eu_redis_target_release(&tb);
+        }
+        eu_redis_target_release(&ta);
+    }
+    return same;
+}
+
 static void
 on_target_finished(const struct eu_error *err, void *arg)
 {
@@ -503,7 +528,7 @@ on_target_finished(const struct eu_error *err, void *arg)
     if (step_failed(m, err))
         return;
     /* Two placements on one Redis share its keys already. */
-    if (m->from.redis && m->to.redis && strcmp(m->from.redis, m->to.redis) != 0) {
+    if (m->from.redis && m->to.redis && !redis_same(m->from.redis, m->to.redis)) {
         eu_admin_redis_copy(m->req->app, m->from.redis, m->to.redis, m->t->key_prefix,
                             on_redis_copied, m);
         return;
