@@ -144,6 +144,7 @@ redis redis
 router http
 routes app
 sanitize ap
+secrets core
 serve app
 sql db
 statuses social

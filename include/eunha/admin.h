@@ -42,6 +42,9 @@ void eu_admin_accounts_create(struct eu_req *req);
 /* PUT /admin/v1/tenants/:domain/accounts/:id/role {"role": "owner"|"admin"|
  * "moderator"|"user"}: sets a local user's role. */
 void eu_admin_accounts_set_role(struct eu_req *req);
+/* POST /admin/v1/tenants/:domain/accounts/:id/confirm: confirms a local
+ * user waiting for its confirmation link (404 for anything else). */
+void eu_admin_accounts_confirm(struct eu_req *req);
 /* src/admin/lifecycle.c: export, import and move between placements */
 void eu_admin_tenants_export(struct eu_req *req);
 void eu_admin_tenants_import(struct eu_req *req);

@@ -142,6 +142,15 @@ struct eu_config {
     char *mail_user;
     char *mail_password; /* also EUNHA_MAIL_PASSWORD; masked by eu_config_print */
     char *mail_from;     /* the sender address; NULL: notifications@<tenant domain> */
+    /* Without smtp_url: "auto" confirms a sign-up at once (nobody could
+     * open a link no mail carried), "operator" leaves it unconfirmed until
+     * the link written to the log is opened or the operator confirms it
+     * (POST /admin/v1/tenants/{domain}/accounts/{id}/confirm). */
+    char *mail_confirm_without_mail;
+    /* [secrets]: key_file, the host key that seals secrets at rest
+     * (include/eunha/secrets.h); relative to the config file's directory,
+     * made on first start. "secrets.key" by default. */
+    char *secrets_key_file;
 };
 
 /* Fills cfg with the defaults. Release with eu_config_release(). */

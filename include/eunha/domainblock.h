@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "eunha/sql.h"
 
@@ -56,6 +57,23 @@ int eu_domain_block_normalize(const char *in, char *out, size_t outlen);
 void eu_domain_blocks_index(struct eu_req *req);
 void eu_domain_blocks_create(struct eu_req *req);
 void eu_domain_blocks_destroy(struct eu_req *req);
+
+/*
+ * An account's block of a domain, for whoever makes one (the API above,
+ * the domain-blocks import of src/api/takeout_import.c): the statement
+ * (params: the account, the domain as eu_domain_block_normalize() writes
+ * it) makes the block and ends, in the same statement, what Mastodon's
+ * AfterBlockDomainFromAccountService ends; eu_domain_blocks_after_create()
+ * then tells the servers of the ended follows (Undo, Reject) and has the
+ * account's home feed remade. One path, so an import blocks exactly as
+ * the API does.
+ */
+struct eu_app;
+struct eu_tenant;
+struct pg_result;
+extern const struct eu_sql *const eu_domain_blocks_create_sql;
+void eu_domain_blocks_after_create(struct eu_app *app, struct eu_tenant *t, int64_t account,
+                                   const struct pg_result *res);
 
 /* Their statements, and those of the tenant's blocks below, for the
  * registry. */

@@ -7,6 +7,8 @@
 #ifndef EUNHA_MAILER_H
 #define EUNHA_MAILER_H
 
+#include <stdbool.h>
+
 #include "eunha/sql.h"
 
 struct eu_app;
@@ -23,6 +25,15 @@ struct eu_job;
  */
 int eu_mail_enqueue(struct eu_app *app, struct eu_tenant *t, const char *to, const char *subject,
                     const char *text, const char *html, const char *list_unsubscribe);
+
+/*
+ * Whether a sign-up waits for its confirmation link: always with [mail]
+ * smtp_url; without it only when [mail] confirm_without_mail is
+ * "operator" (the mail, link included, then goes to the log, and the
+ * operator may confirm through the admin API instead). With "auto" (the
+ * default) an account made without mail is confirmed at once.
+ */
+bool eu_mail_confirmation_needed(const struct eu_app *app);
 
 /* The "mail" job's handler (src/app/kinds.c). */
 void eu_mail_job_run(struct eu_job *job);

@@ -32,7 +32,7 @@ EU_DEPS=(build-essential cmake pkg-config libevent-dev libpq-dev libhiredis-dev
 # What only the tests need besides: the test SMTP server, the browser the
 # pages are tested in, and the front proxy of the fleet's tests (scripts/test.sh
 # installs these too; scripts/benchmark_fleet.sh installs haproxy).
-EU_TEST_DEPS=(python3-aiosmtpd chromium haproxy)
+EU_TEST_DEPS=(python3-aiosmtpd chromium haproxy nginx)
 
 eu_log() { printf '[eunha] %s\n' "$*" >&2; }
 eu_die() { printf '[eunha] error: %s\n' "$*" >&2; return 1; }

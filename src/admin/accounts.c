@@ -3,7 +3,11 @@
  * the operator; PUT .../accounts/:id/role: the operator appoints a user's
  * role (the tenant's owner, most often). The password is hashed with argon2id and the account's RSA
  * key pair made on the CPU pool (never on the loop), then the account and
- * its user row go in with one statement.
+ * its user row go in with one statement. POST .../accounts/:id/confirm:
+ * the operator confirms a sign-up that waits for its confirmation link,
+ * which is how accounts get confirmed on a host without [mail] and with
+ * confirm_without_mail = "operator" (docs/mail.md). Mastodon's admin API
+ * has no such call for a tenant's staff, so neither has eunha's.
  */
 #include "eunha/admin.h"
 
@@ -37,6 +41,7 @@
 enum {
     ADMIN_ACCOUNTS_CREATE,
     ADMIN_ACCOUNTS_ROLE,
+    ADMIN_ACCOUNTS_CONFIRM,
 };
 
 const struct eu_sql eu_admin_accounts_sql[] = {
@@ -59,6 +64,15 @@ const struct eu_sql eu_admin_accounts_sql[] = {
                              " OR EXISTS (SELECT 1 FROM user_roles r WHERE r.tenant_id = $1"
                              " AND r.id = $3::bigint))"
                              " RETURNING account_id::text"},
+    /* $2 the account: its user confirmed (the link it was sent stops
+     * working); no row for an account of another tenant or without a
+     * user. An address change waiting for its own link is left to it. */
+    [ADMIN_ACCOUNTS_CONFIRM] = {"admin_accounts.confirm",
+                                "UPDATE users SET confirmed_at = coalesce(confirmed_at, now()),"
+                                " confirmation_token_hash = CASE WHEN confirmed_at IS NULL"
+                                " THEN NULL ELSE confirmation_token_hash END, updated_at = now()"
+                                " WHERE tenant_id = $1 AND account_id = $2::bigint"
+                                " RETURNING account_id::text"},
     {0},
 };
 
@@ -266,6 +280,36 @@ eu_admin_accounts_set_role(struct eu_req *req)
                 eu_arena_strdup(req->arena, role));
 }
 
+/* ---------------------- POST /admin/v1/tenants/:domain/accounts/:id/confirm */
+
+static void
+on_confirmed(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_log_info("admin", "tenant %s: account %s confirmed by the operator", req->tenant->domain,
+                PQgetvalue(res, 0, 0));
+    eu_req_reply_json(req, 200,
+                      json_pack("{s:s, s:b}", "id", PQgetvalue(res, 0, 0), "confirmed", 1));
+}
+
+void
+eu_admin_accounts_confirm(struct eu_req *req)
+{
+    if (!eu_admin_tenant_writable(req))
+        return;
+    const char *id = eu_req_param(req, "id");
+    if (!eu_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char *params[] = {id};
+    eu_req_stmt(req, &eu_admin_accounts_sql[ADMIN_ACCOUNTS_CONFIRM], 1, params, on_confirmed, NULL);
+}
+
 /* ------------------------------------------------------------ route table */
 
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
@@ -274,5 +318,7 @@ const struct eu_route eu_admin_accounts_routes[] = {
      EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
     {EU_HTTP_PUT, "/admin/v1/tenants/:domain/accounts/:id/role", eu_admin_accounts_set_role, NULL,
      EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
+    {EU_HTTP_POST, "/admin/v1/tenants/:domain/accounts/:id/confirm", eu_admin_accounts_confirm,
+     NULL, EU_ROUTE_ADMIN | EU_ROUTE_NO_TENANT},
     {0},
 };

@@ -133,5 +133,13 @@ typedef void (*eu_admin_redis_cb)(const struct eu_error *err, long long keys, vo
  * connection of its own; calls done later. */
 void eu_admin_redis_copy(struct eu_app *app, const char *src_url, const char *dst_url,
                          const char *prefix, eu_admin_redis_cb done, void *arg);
+/* Removes every key under prefix from the Redis at url (SCAN, UNLINK), as
+ * a move does on its source's Redis once the target serves the tenant;
+ * keys: how many were removed. */
+void eu_admin_redis_remove(struct eu_app *app, const char *url, const char *prefix,
+                           eu_admin_redis_cb done, void *arg);
+/* Whether the Redis at url answers PING within 5 s, over a connection of
+ * its own: err->status 422 with why (for the operator) when it does not. */
+void eu_admin_redis_ping(struct eu_app *app, const char *url, eu_admin_redis_cb done, void *arg);
 
 #endif

@@ -481,6 +481,8 @@ struct redis_copy {
     bool connected;
     struct event *deadline;
     long long copied;
+    bool remove; /* UNLINK the keys found instead of copying them */
+    bool ping;   /* only PING: is the server there? */
     eu_admin_redis_cb done;
     void *arg;
 };
@@ -512,8 +514,13 @@ redis_copy_finish(struct redis_copy *rc, const char *failure)
 {
     struct eu_error err = {0};
     if (failure) {
-        eu_log_warn("admin", "cannot copy the tenant's Redis keys: %s", failure);
-        eu_error_set(&err, 503, "Cannot copy the tenant's Redis keys: %s", failure);
+        const char *what = rc->remove ? "remove" : "copy";
+        if (rc->ping)
+            eu_error_set(&err, 422, "%s", failure);
+        else {
+            eu_log_warn("admin", "cannot %s the tenant's Redis keys: %s", what, failure);
+            eu_error_set(&err, 503, "Cannot %s the tenant's Redis keys: %s", what, failure);
+        }
     }
     rc->done(&err, rc->copied, rc->arg);
     redis_copy_free(rc);
@@ -527,7 +534,8 @@ on_migrated(struct redisReply *reply, void *arg)
     struct redis_copy *rc = arg;
     if (!reply || reply->type == REDIS_REPLY_ERROR) {
         char why[160];
-        snprintf(why, sizeof(why), "MIGRATE: %s", reply ? reply->str : "no answer");
+        snprintf(why, sizeof(why), "%s: %s", rc->remove ? "UNLINK" : "MIGRATE",
+                 reply ? reply->str : "no answer");
         redis_copy_finish(rc, why);
         return;
     }
@@ -556,6 +564,22 @@ on_scanned(struct redisReply *reply, void *arg)
             redis_copy_finish(rc, NULL);
         else
             redis_scan(rc);
+        return;
+    }
+    if (rc->remove) {
+        /* UNLINK k...: freed off the server's main thread. */
+        const char **argv = eu_xcalloc(1 + keys->elements, sizeof(*argv));
+        size_t *lens = eu_xcalloc(1 + keys->elements, sizeof(*lens));
+        argv[0] = "UNLINK";
+        lens[0] = 6;
+        for (size_t i = 0; i < keys->elements; i++) {
+            argv[1 + i] = keys->element[i]->str;
+            lens[1 + i] = keys->element[i]->len;
+        }
+        rc->copied += (long long)keys->elements;
+        eu_redis_command(rc->src, on_migrated, rc, (int)(1 + keys->elements), argv, lens);
+        free(argv);
+        free(lens);
         return;
     }
     /* MIGRATE host port "" db timeout COPY REPLACE [AUTH2 user pass | AUTH
@@ -609,21 +633,44 @@ redis_scan(struct redis_copy *rc)
 }
 
 static void
+on_pinged(struct redisReply *reply, void *arg)
+{
+    struct redis_copy *rc = arg;
+    if (reply && (reply->type == REDIS_REPLY_STATUS || reply->type == REDIS_REPLY_STRING) &&
+        strcmp(reply->str, "PONG") == 0) {
+        redis_copy_finish(rc, NULL);
+        return;
+    }
+    char why[200];
+    snprintf(why, sizeof(why), "it answered PING with %s",
+             reply && reply->type == REDIS_REPLY_ERROR ? reply->str : "no PONG");
+    redis_copy_finish(rc, why);
+}
+
+static void
 on_redis_connected(void *arg)
 {
     struct redis_copy *rc = arg;
     if (rc->connected)
         return; /* a reconnect later in the copy: the SCAN goes on */
     rc->connected = true;
-    event_del(rc->deadline);
     eu_redis_on_connect(rc->src, NULL, NULL);
+    if (rc->ping) {
+        /* The deadline stays: a server that takes the connection but
+         * never answers is no better. */
+        const char *argv[] = {"PING"};
+        eu_redis_command(rc->src, on_pinged, rc, 1, argv, NULL);
+        return;
+    }
+    event_del(rc->deadline);
     redis_scan(rc);
 }
 
 static void
 on_redis_deadline(evutil_socket_t fd, short what, void *arg)
 {
-    redis_copy_finish(arg, "the source Redis did not answer");
+    struct redis_copy *rc = arg;
+    redis_copy_finish(rc, rc->ping ? "it did not answer PING" : "the source Redis did not answer");
 }
 
 /* Writes s into out with glob's special characters escaped. */
@@ -641,22 +688,26 @@ glob_escape(const char *s)
     return out;
 }
 
-void
-eu_admin_redis_copy(struct eu_app *app, const char *src_url, const char *dst_url,
-                    const char *prefix, eu_admin_redis_cb done, void *arg)
+/* Scans src_url for the keys under prefix and copies them to dst_url, or
+ * (dst_url NULL) removes them; without a prefix only PINGs src_url. */
+static void
+redis_keys_walk(struct eu_app *app, const char *src_url, const char *dst_url, const char *prefix,
+                eu_admin_redis_cb done, void *arg)
 {
     struct redis_copy *rc = eu_xcalloc(1, sizeof(*rc));
     rc->app = app;
     rc->done = done;
     rc->arg = arg;
-    rc->pattern = glob_escape(prefix);
+    rc->ping = !prefix;
+    rc->remove = !dst_url && prefix;
+    rc->pattern = glob_escape(prefix ? prefix : "");
     snprintf(rc->cursor, sizeof(rc->cursor), "0");
     char err[256];
-    if (eu_redis_url_parse(dst_url, &rc->dst, err, sizeof(err)) < 0) {
+    if (dst_url && eu_redis_url_parse(dst_url, &rc->dst, err, sizeof(err)) < 0) {
         redis_copy_finish(rc, err);
         return;
     }
-    if (!rc->dst.host) {
+    if (dst_url && !rc->dst.host) {
         redis_copy_finish(rc, "the target Redis is a unix socket, which MIGRATE cannot reach");
         return;
     }
@@ -669,4 +720,24 @@ eu_admin_redis_copy(struct eu_app *app, const char *src_url, const char *dst_url
     struct timeval tv = {REDIS_CONNECT_MS / 1000, 0};
     evtimer_add(rc->deadline, &tv);
     eu_redis_on_connect(rc->src, on_redis_connected, rc);
+}
+
+void
+eu_admin_redis_copy(struct eu_app *app, const char *src_url, const char *dst_url,
+                    const char *prefix, eu_admin_redis_cb done, void *arg)
+{
+    redis_keys_walk(app, src_url, dst_url, prefix, done, arg);
+}
+
+void
+eu_admin_redis_remove(struct eu_app *app, const char *url, const char *prefix,
+                      eu_admin_redis_cb done, void *arg)
+{
+    redis_keys_walk(app, url, NULL, prefix, done, arg);
+}
+
+void
+eu_admin_redis_ping(struct eu_app *app, const char *url, eu_admin_redis_cb done, void *arg)
+{
+    redis_keys_walk(app, url, NULL, NULL, done, arg);
 }

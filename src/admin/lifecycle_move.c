@@ -50,6 +50,7 @@
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
 #include "eunha/queue.h"
+#include "eunha/redis.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
@@ -80,12 +81,10 @@ enum {
 /* On the control database (see eu_admin_control_sql[]). */
 const struct eu_sql eu_admin_move_control_sql[] = {
     /* The target placement, unless it is a dedicated one holding another
-     * tenant, and both placements' Redis. $1 its name, $2 the tenant
-     * moving. */
+     * tenant, and its Redis. $1 its name, $2 the tenant moving. */
     [MOVE_TARGET] = {"admin_move.target",
-                     "SELECT p.database, p.database_url, p.kind = 'dedicated', p.redis_url,"
-                     " (SELECT s.redis_url FROM tenants x JOIN placements s ON s.id ="
-                     " x.placement_id WHERE x.id = $2::bigint) FROM placements p"
+                     "SELECT p.database, p.database_url, p.kind = 'dedicated', p.redis_url"
+                     " FROM placements p"
                      " WHERE p.name = $1 AND NOT (p.kind = 'dedicated' AND EXISTS (SELECT 1"
                      " FROM tenants x WHERE x.placement_id = p.id AND x.id <> $2::bigint))"},
     {0},
@@ -185,7 +184,8 @@ struct move {
     long long last_round;
     long long started, paused; /* now_ms() at the start and at the pause */
     long long pause_ms;
-    long long rows_copied, redis_keys;
+    long long rows_copied, redis_keys, redis_keys_removed;
+    bool redis_moved; /* its keys were copied to another Redis */
 };
 
 /* The moves under way in this process (the source's advisory lock stops a
@@ -287,6 +287,37 @@ move_undo(struct move *m)
     eu_admin_live_end(live, true, on_undo_unwatched, m);
 }
 
+/* The move is over: the answer. */
+static void
+move_reply(struct move *m)
+{
+    struct eu_req *req = m->req;
+    move_unlist(m);
+    json_t *j = eu_admin_tenant_json(req->app->registry, m->t, false);
+    json_object_set_new(j, "write_pause_ms", json_integer(m->pause_ms));
+    json_object_set_new(j, "total_ms", json_integer(now_ms() - m->started));
+    json_object_set_new(j, "rows_copied", json_integer(m->rows_copied));
+    json_object_set_new(j, "catch_up_rounds", json_integer(m->rounds));
+    json_object_set_new(j, "redis_keys_copied", json_integer(m->redis_keys));
+    json_object_set_new(j, "redis_keys_removed", json_integer(m->redis_keys_removed));
+    eu_req_reply_json(req, 200, j);
+}
+
+static void
+on_source_keys_removed(const struct eu_error *err, long long keys, void *arg)
+{
+    struct move *m = arg;
+    eu_req_enter(m->req);
+    /* The move took effect: keys left behind are only clutter. */
+    if (err->status)
+        eu_log_error("admin",
+                     "tenant '%s' moved, but its keys on the source's Redis could not "
+                     "all be removed: %s",
+                     m->t->domain, err->message);
+    m->redis_keys_removed = keys;
+    move_reply(m);
+}
+
 static void
 on_source_removed(int rc, void *arg)
 {
@@ -296,14 +327,12 @@ on_source_removed(int rc, void *arg)
     if (rc < 0)
         eu_log_error("admin", "tenant '%s' moved, but its rows in '%s' could not all be removed",
                      m->t->domain, m->from.db);
-    move_unlist(m);
-    json_t *j = eu_admin_tenant_json(req->app->registry, m->t, false);
-    json_object_set_new(j, "write_pause_ms", json_integer(m->pause_ms));
-    json_object_set_new(j, "total_ms", json_integer(now_ms() - m->started));
-    json_object_set_new(j, "rows_copied", json_integer(m->rows_copied));
-    json_object_set_new(j, "catch_up_rounds", json_integer(m->rounds));
-    json_object_set_new(j, "redis_keys_copied", json_integer(m->redis_keys));
-    eu_req_reply_json(req, 200, j);
+    /* Its keys were copied to another Redis, which serves it now. */
+    if (m->redis_moved) {
+        eu_admin_redis_remove(req->app, m->from.redis, m->t->key_prefix, on_source_keys_removed, m);
+        return;
+    }
+    move_reply(m);
 }
 
 /* The source's triggers are gone (and its connections closed, which a
@@ -464,7 +493,32 @@ on_redis_copied(const struct eu_error *err, long long keys, void *arg)
     if (step_failed(m, err))
         return;
     m->redis_keys = keys;
+    m->redis_moved = true;
     move_switch(m);
+}
+
+/* Whether two Redis URLs name one server and database however they are
+ * written (a password or a trailing "/0" more or less): copying to itself
+ * and then removing the source's keys would lose them. Names that differ
+ * but reach one server (localhost and 127.0.0.1) are not told apart. */
+static bool
+redis_same(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0)
+        return true;
+    struct eu_redis_target ta = {0}, tb = {0};
+    char err[256];
+    bool same = false;
+    if (eu_redis_url_parse(a, &ta, err, sizeof(err)) == 0) {
+        if (eu_redis_url_parse(b, &tb, err, sizeof(err)) == 0) {
+            same = ta.db == tb.db && ta.port == tb.port &&
+                   strcmp(ta.host ? ta.host : "", tb.host ? tb.host : "") == 0 &&
+                   strcmp(ta.unix_path ? ta.unix_path : "", tb.unix_path ? tb.unix_path : "") == 0;
+            eu_redis_target_release(&tb);
+        }
+        eu_redis_target_release(&ta);
+    }
+    return same;
 }
 
 static void
@@ -474,7 +528,7 @@ on_target_finished(const struct eu_error *err, void *arg)
     if (step_failed(m, err))
         return;
     /* Two placements on one Redis share its keys already. */
-    if (m->from.redis && m->to.redis && strcmp(m->from.redis, m->to.redis) != 0) {
+    if (m->from.redis && m->to.redis && !redis_same(m->from.redis, m->to.redis)) {
         eu_admin_redis_copy(m->req->app, m->from.redis, m->to.redis, m->t->key_prefix,
                             on_redis_copied, m);
         return;
@@ -620,8 +674,10 @@ move_begin(struct move *m)
                                   t->database_url ? t->database_url : req->app->cfg->database_url);
     m->from.db = eu_arena_strdup(req->arena, t->database);
     m->from.dedicated = t->dedicated;
-    if (!m->from.redis)
-        m->from.redis = req->app->cfg->redis_url;
+    /* Whichever Redis the tenant used: its placement's, else the main one
+     * (a move to a dedicated placement reads no placement row of its own). */
+    m->from.redis =
+        eu_arena_strdup(req->arena, t->redis_url ? t->redis_url : req->app->cfg->redis_url);
     /* Clearing the target's rows of the tenant would clear the source's. */
     if (strcmp(m->from.url, m->to.url) == 0 && strcmp(m->from.db, m->to.db) == 0) {
         eu_error_set(&m->err, 422,
@@ -673,8 +729,6 @@ on_target_row(struct eu_req *req, PGresult *res, void *arg)
     m->to.dedicated = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
     m->to.redis = PQgetisnull(res, 0, 3) ? req->app->cfg->redis_url
                                          : eu_arena_strdup(req->arena, PQgetvalue(res, 0, 3));
-    if (!PQgetisnull(res, 0, 4))
-        m->from.redis = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 4));
     move_begin(m);
 }
 

@@ -8,7 +8,8 @@
  *
  * Registering one (POST) checks the server before anything is written:
  * it must answer, run the control server's PostgreSQL major version and
- * offer the extensions the control database has. Then the database is
+ * offer the extensions the control database has, and its Redis (when
+ * redis_url names one) must answer PING. Then the database is
  * created if it is missing and migrated (the placement pool's own
  * migration hook, as on any placement's first use), and only then is its
  * row added, so a placement that is listed is one tenants can go to. All
@@ -38,6 +39,7 @@
 #include "eunha/mem.h"
 #include "eunha/migrate.h"
 #include "eunha/sql.h"
+#include "lifecycle_internal.h"
 
 #define NAME_MAX_LEN 63
 
@@ -381,6 +383,24 @@ read_capacity(struct eu_req *req, json_t *v, const char **text)
     return true;
 }
 
+/* The placement's Redis answered PING, or not: a Redis that does not would
+ * leave its tenants without streaming, rate limits or caches. */
+static void
+on_redis_pinged(const struct eu_error *err, long long unused, void *arg)
+{
+    (void)unused;
+    struct reg *r = arg;
+    struct eu_req *req = r->req;
+    eu_req_enter(req);
+    if (err->status) {
+        eu_req_reply_error(req, 422, "Validation failed: redis_url: %s", err->message);
+        return;
+    }
+    const char *p[] = {r->name};
+    eu_req_control_stmt(req, &eu_admin_placements_sql[PLACEMENTS_CONTROL_FACTS], 1, p,
+                        on_control_facts, r);
+}
+
 static void
 placements_create(struct eu_req *req)
 {
@@ -427,6 +447,10 @@ placements_create(struct eu_req *req)
         return;
     if (strcmp(r->kind, "dedicated") == 0)
         r->capacity = "1";
+    if (r->redis_url) {
+        eu_admin_redis_ping(req->app, r->redis_url, on_redis_pinged, r);
+        return;
+    }
     const char *p[] = {r->name};
     eu_req_control_stmt(req, &eu_admin_placements_sql[PLACEMENTS_CONTROL_FACTS], 1, p,
                         on_control_facts, r);

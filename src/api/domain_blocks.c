@@ -202,21 +202,30 @@ eu_domain_blocks_index(struct eu_req *req)
 
 /* ------------------------------------------------------------ block */
 
-static void
-on_blocked(struct eu_req *req, PGresult *res, void *arg)
+const struct eu_sql *const eu_domain_blocks_create_sql =
+    &eu_domain_blocks_sql[DOMAIN_BLOCKS_CREATE];
+
+void
+eu_domain_blocks_after_create(struct eu_app *app, struct eu_tenant *t, int64_t me,
+                              const PGresult *res)
 {
-    (void)arg;
-    int64_t me = req->auth.account_id;
     /* The ended follows and requests, told to their servers as Mastodon's
      * UnfollowService and reject_follow! do (each is queued after this
      * commit and never fails the block). */
     for (int i = 0; i < PQntuples(res); i++) {
         bool undo = strcmp(PQgetvalue(res, i, 0), "undo") == 0;
         const char *uri = PQgetisnull(res, i, 2) ? NULL : PQgetvalue(res, i, 2);
-        eu_ap_outbox_account(req->app, req->tenant, me, PQgetvalue(res, i, 1),
+        eu_ap_outbox_account(app, t, me, PQgetvalue(res, i, 1),
                              undo ? EU_AP_UNFOLLOW : EU_AP_REJECT, uri);
     }
-    eu_feed_home_invalidate(req->app, req->tenant, me);
+    eu_feed_home_invalidate(app, t, me);
+}
+
+static void
+on_blocked(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    eu_domain_blocks_after_create(req->app, req->tenant, req->auth.account_id, res);
     eu_req_reply_json(req, 200, json_object());
 }
 
@@ -227,7 +236,7 @@ eu_domain_blocks_create(struct eu_req *req)
     if (!domain)
         return;
     const char *params[] = {eu_req_viewer(req), domain};
-    eu_req_stmt(req, &eu_domain_blocks_sql[DOMAIN_BLOCKS_CREATE], 2, params, on_blocked, NULL);
+    eu_req_stmt(req, eu_domain_blocks_create_sql, 2, params, on_blocked, NULL);
 }
 
 /* ------------------------------------------------------------ unblock */

@@ -4,7 +4,9 @@
  * the account's key pair made on the CPU pool; the account, its user and
  * its first token are written in one statement. With [mail] the user is
  * left unconfirmed and mailed the confirmation link (oauth_mail.c); its
- * token answers 403 until the link is opened, as Mastodon's does.
+ * token answers 403 until the link is opened, as Mastodon's does. Without
+ * [mail] the same holds when confirm_without_mail is "operator" (the mail
+ * goes to the log; the operator may confirm the account instead).
  */
 #include "oauth_internal.h"
 
@@ -26,6 +28,7 @@
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
+#include "eunha/mailer.h"
 #include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/stream.h"
@@ -68,9 +71,10 @@ const struct eu_sql eu_oauth_signup_sql[] = {
          /* Mastodon 4.4's min_age (the instance description), or NULL. */
          " (SELECT (value ->> 'min_age')::int FROM settings WHERE tenant_id = $1"
          " AND key = 'instance' AND jsonb_typeof(value -> 'min_age') = 'number')"},
-    /* $13 the confirmation token's hash, or NULL: with [mail] the user
-     * confirms through the link in the mail, as on Mastodon; without it
-     * nobody could, so the account is confirmed at once. */
+    /* $13 the confirmation token's hash, or NULL: with [mail] (or [mail]
+     * confirm_without_mail = "operator") the user confirms through the
+     * link in the mail, as on Mastodon; otherwise nobody could, so the
+     * account is confirmed at once. */
     [OAUTH_SIGNUP] =
         {"oauth.signup",
          "WITH a AS (INSERT INTO accounts (tenant_id, username, public_key, private_key)"
@@ -249,7 +253,7 @@ signup_hash_done(void *arg)
     char hash[65], confirm_hash[65];
     eu_auth_token_new(su->token);
     eu_auth_token_hash(su->token, hash);
-    if (req->app->mail) {
+    if (eu_mail_confirmation_needed(req->app)) {
         eu_auth_token_new(su->confirm);
         eu_auth_token_hash(su->confirm, confirm_hash);
     }

@@ -3,7 +3,8 @@
  * HMAC-SHA1 (OpenSSL) at RFC 6238's 30-second steps, base32 secrets as
  * authenticator apps take them, the set-up's QR code drawn as inline SVG
  * with libqrencode, recovery codes, and the two statements that spend a
- * code so that it works once.
+ * code so that it works once. The secret is kept sealed under the host key
+ * (include/eunha/secrets.h) and opened only to compute a code.
  */
 #include "otp_internal.h"
 
@@ -20,6 +21,7 @@
 #include "eunha/arena.h"
 #include "eunha/auth.h"
 #include "eunha/http.h"
+#include "eunha/secrets.h"
 #include "eunha/sql.h"
 #include "oauth_internal.h"
 
@@ -30,9 +32,11 @@ enum {
 
 const struct eu_sql eu_otp_sql[] = {
     /* $2 user, $3 the step: recorded only if later than the last one, so
-     * a replayed code (or two racing requests) finds no row. */
+     * a replayed code (or two racing requests) finds no row; $4 the secret
+     * sealed when it was still in clear, else NULL. */
     [OTP_CONSUME_STEP] = {"otp.consume_step",
-                          "UPDATE users SET otp_consumed_timestep = $3"
+                          "UPDATE users SET otp_consumed_timestep = $3,"
+                          " otp_secret = coalesce($4, otp_secret)"
                           " WHERE tenant_id = $1 AND id = $2 AND otp_required_for_login"
                           " AND (otp_consumed_timestep IS NULL OR otp_consumed_timestep < $3)"
                           " RETURNING id"},
@@ -106,6 +110,17 @@ eu_otp_hotp(const unsigned char *key, size_t keylen, uint64_t step, int digits)
     return (long)(bin % mod);
 }
 
+const char *
+eu_otp_secret_stored(struct eu_arena *a, const char *secret)
+{
+    char *sealed = eu_secret_seal(secret);
+    if (!sealed)
+        return secret;
+    const char *out = eu_arena_strdup(a, sealed);
+    free(sealed);
+    return out;
+}
+
 int64_t
 eu_otp_match(const char *secret, const char *code, time_t now, int64_t consumed)
 {
@@ -119,9 +134,13 @@ eu_otp_match(const char *secret, const char *code, time_t now, int64_t consumed)
         want = want * 10 + (*p - '0');
     }
     unsigned char key[64];
-    int keylen = secret ? eu_otp_base32_decode(secret, key, sizeof(key)) : -1;
-    if (digits != EU_OTP_DIGITS || keylen <= 0)
+    char *clear = secret ? eu_secret_open(secret) : NULL; /* NULL: another key */
+    int keylen = clear ? eu_otp_base32_decode(clear, key, sizeof(key)) : -1;
+    eu_secret_free(clear);
+    if (digits != EU_OTP_DIGITS || keylen <= 0) {
+        sodium_memzero(key, sizeof(key));
         return -1;
+    }
     int64_t found = -1;
     int64_t t = (int64_t)now / EU_OTP_STEP_S;
     /* Every candidate is computed, so the time taken says nothing. */
@@ -221,8 +240,11 @@ eu_otp_verify(struct eu_req *req, int64_t user_id, const char *secret, int64_t c
     int64_t step = eu_otp_match(secret, code, time(NULL), consumed);
     if (step >= 0) {
         const char *s = eu_arena_sprintf(req->arena, "%lld", (long long)step);
-        const char *p[] = {uid, s};
-        eu_req_stmt(req, &eu_otp_sql[OTP_CONSUME_STEP], 2, p, on_spent, v);
+        const char *sealed = NULL;
+        if (!eu_secret_is_sealed(secret) && eu_secrets_ready())
+            sealed = eu_otp_secret_stored(req->arena, secret);
+        const char *p[] = {uid, s, sealed};
+        eu_req_stmt(req, &eu_otp_sql[OTP_CONSUME_STEP], 3, p, on_spent, v);
         return;
     }
     char hash[65];

@@ -28,6 +28,13 @@ struct eu_req;
 /* A new secret: 20 random bytes as 32 base32 letters, NUL-terminated. */
 void eu_otp_secret_new(char out[EU_OTP_SECRET_LEN + 1]);
 
+/*
+ * What users.otp_secret keeps of the base32 secret: sealed under the host
+ * key (include/eunha/secrets.h), so the database alone cannot make codes.
+ * In a's memory; the secret itself when no key is loaded (a tool).
+ */
+const char *eu_otp_secret_stored(struct eu_arena *a, const char *secret);
+
 /* Decodes base32 (RFC 4648, upper or lower case, no padding needed) into
  * out; returns the byte count, or -1 on a bad letter or too small out. */
 int eu_otp_base32_decode(const char *s, unsigned char *out, size_t cap);
@@ -37,7 +44,8 @@ int eu_otp_base32_decode(const char *s, unsigned char *out, size_t cap);
 long eu_otp_hotp(const unsigned char *key, size_t keylen, uint64_t step, int digits);
 
 /*
- * The step a 6-digit code matches for the base32 secret at time now (the
+ * The step a 6-digit code matches for the secret at time now (the base32
+ * secret, or as eu_otp_secret_stored() keeps it: opened here; the
  * step of now, the one before or the one after), if that step is after
  * consumed (-1: none consumed yet); else -1. code may have spaces.
  */
@@ -66,7 +74,9 @@ typedef void (*eu_otp_done_cb)(struct eu_req *req, bool ok, void *arg);
  * (-1 for none) the caller loaded: a TOTP code is accepted when its step
  * is later than any consumed (the step is recorded in the same statement,
  * so two requests cannot both spend it), else a recovery code when it is
- * one of the user's (removed in the same statement). Then done(ok).
+ * one of the user's (removed in the same statement). Then done(ok). A
+ * secret still stored in clear (before sealing existed) is sealed by the
+ * statement that spends its code.
  */
 void eu_otp_verify(struct eu_req *req, int64_t user_id, const char *secret, int64_t consumed,
                    const char *code, eu_otp_done_cb done, void *arg);

@@ -33,6 +33,7 @@
 #include "eunha/log.h"
 #include "eunha/params.h"
 #include "eunha/router.h"
+#include "eunha/secrets.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "eunha/webpush.h"
@@ -272,16 +273,23 @@ params_of(struct eu_req *req)
     return params;
 }
 
-/* The bearer token as sent (the payload hands it back to the app). */
+/* The bearer token as sent (the payload hands it back to the app), as the
+ * row keeps it: sealed under the host key (include/eunha/secrets.h), so
+ * the database alone holds no usable token. In the request's arena. */
 static const char *
-bearer(struct eu_req *req)
+bearer_stored(struct eu_req *req)
 {
     const char *h = eu_req_header(req, "Authorization");
     const char *t =
         h && strncasecmp(h, "Bearer ", 7) == 0 ? h + 7 : eu_req_query(req, "access_token");
     while (t && *t == ' ')
         t++;
-    return t ? t : "";
+    char *sealed = eu_secret_seal(t ? t : "");
+    if (!sealed)
+        return t ? t : ""; /* no key loaded: a tool, not the server */
+    const char *out = eu_arena_strdup(req->arena, sealed);
+    free(sealed);
+    return out;
 }
 
 static bool
@@ -351,7 +359,7 @@ create(struct eu_req *req)
         eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.token_id),
         eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.user_id),
         eu_req_viewer(req),
-        bearer(req),
+        bearer_stored(req),
         endpoint,
         p256dh,
         auth,

@@ -201,7 +201,8 @@ confirm_checked(struct page *pg)
     eu_auth_token_hash(eu_web_session_cookie(req), hash);
     const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)pg->s->user_id);
     const char *step = eu_arena_sprintf(req->arena, "%lld", (long long)pg->step);
-    const char *p[] = {hash, uid, pg->setup_secret, step, hashes};
+    /* Kept sealed under the host key (otp.c). */
+    const char *p[] = {hash, uid, eu_otp_secret_stored(req->arena, pg->setup_secret), step, hashes};
     eu_req_stmt(req, &eu_settings_otp_sql[SOTP_ENABLE], 5, p, on_enabled, pg);
 }
 

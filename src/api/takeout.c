@@ -7,14 +7,20 @@
  *                                     domain_blocks, bookmarks: Mastodon's
  *                                     Export columns, headers and order
  *   GET  /settings/imports            the account's imports with progress
- *   GET  /settings/imports/:id        one of them
+ *   GET  /settings/imports/:id        one of them; an unconfirmed one shows
+ *                                     what it will do, with Confirm and Cancel
  *   POST /settings/imports            multipart type, mode, data (a CSV)
+ *   POST /settings/imports/:id/confirm  schedules an unconfirmed import
+ *   POST /settings/imports/:id/cancel   drops an unconfirmed import
  *
  * Each CSV is made by one statement that writes the whole text in the
  * database (quoting as Ruby's CSV does), so the loop only copies bytes;
  * each file holds at most TAKEOUT_EXPORT_MAX_ROWS rows. An upload is
- * parsed on the CPU pool (takeout_import.c), stored with its rows in one
- * statement, and applied by the "bulk_import" job.
+ * parsed on the CPU pool (takeout_import.c) and stored with its rows in
+ * one statement as 'unconfirmed', as Mastodon 4.2 does: only its owner's
+ * Confirm schedules the "bulk_import" job that applies it. An import
+ * whose job the queue gave up on (a dead job) shows as 'failed' with the
+ * rows it got through.
  */
 #include "takeout_internal.h"
 
@@ -38,12 +44,27 @@
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "web_internal.h"
+#include "web_text.h"
 #include "websession_internal.h"
 
 /* Rows in one exported file; the rest is left out (documented). */
 #define TAKEOUT_EXPORT_MAX_ROWS "100000"
 /* Imports the settings page lists. */
 #define TAKEOUT_IMPORTS_PAGE "50"
+/* Rows an unconfirmed import shows as a sample. */
+#define TAKEOUT_IMPORT_SAMPLE "10"
+
+/* An import's state as the pages show it: one whose job the queue gave up
+ * on (dead, kept in jobs with its error) is 'failed', not under way. */
+#define SHOWN_STATE                                                                                \
+    "CASE WHEN b.state IN ('scheduled', 'in_progress') AND EXISTS (SELECT 1 FROM jobs j"           \
+    " WHERE j.tenant_id = $1 AND j.state = 'dead' AND j.kind = 'bulk_import'"                      \
+    " AND j.payload ->> 'import_id' = b.id::text) THEN 'failed' ELSE b.state END"
+/* The columns both import statements return. */
+#define IMPORT_COLS                                                                                \
+    "b.id::text, b.type, " SHOWN_STATE ", b.overwrite, b.total_items, b.processed_items,"          \
+    " b.imported_items, to_char(b.created_at AT TIME ZONE 'UTC',"                                  \
+    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 /* An account as Mastodon's Export#acct writes it: local ones with the
  * local domain ($3). */
@@ -71,6 +92,8 @@ enum {
     TAKEOUT_IMPORTS,
     TAKEOUT_IMPORT_SHOW,
     TAKEOUT_IMPORT_CREATE,
+    TAKEOUT_IMPORT_CONFIRM,
+    TAKEOUT_IMPORT_CANCEL,
 };
 
 const struct eu_sql eu_takeout_sql[] = {
@@ -146,35 +169,47 @@ const struct eu_sql eu_takeout_sql[] = {
                        " WHERE b.tenant_id = $1 AND b.account_id = $2::bigint"
                        " ORDER BY b.id DESC")},
     /* $2 the account: its imports, newest first. */
-    [TAKEOUT_IMPORTS] = {"takeout.imports",
-                         "SELECT id::text, type, state, overwrite, total_items, processed_items,"
-                         " imported_items, to_char(created_at AT TIME ZONE 'UTC',"
-                         " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM bulk_imports"
-                         " WHERE tenant_id = $1 AND account_id = $2::bigint"
-                         " ORDER BY id DESC LIMIT " TAKEOUT_IMPORTS_PAGE},
-    /* $3 the import, when it is $2's. */
+    [TAKEOUT_IMPORTS] = {"takeout.imports", "SELECT " IMPORT_COLS " FROM bulk_imports b"
+                                            " WHERE b.tenant_id = $1 AND b.account_id = $2::bigint"
+                                            " ORDER BY b.id DESC LIMIT " TAKEOUT_IMPORTS_PAGE},
+    /* $3 the import, when it is $2's; then its file's name and the first
+     * rows still waiting (a JSON array of row objects). */
     [TAKEOUT_IMPORT_SHOW] = {"takeout.import_show",
-                             "SELECT id::text, type, state, overwrite, total_items,"
-                             " processed_items, imported_items, to_char(created_at AT TIME ZONE"
-                             " 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM bulk_imports"
-                             " WHERE tenant_id = $1 AND account_id = $2::bigint"
-                             " AND id = $3::bigint"},
+                             "SELECT " IMPORT_COLS ", b.original_filename,"
+                             " (SELECT coalesce(json_agg(x.data ORDER BY x.id), '[]')::text"
+                             " FROM (SELECT r.id, r.data FROM bulk_import_rows r"
+                             " WHERE r.tenant_id = $1 AND r.bulk_import_id = b.id"
+                             " ORDER BY r.id LIMIT " TAKEOUT_IMPORT_SAMPLE ") x)"
+                             " FROM bulk_imports b WHERE b.tenant_id = $1"
+                             " AND b.account_id = $2::bigint AND b.id = $3::bigint"},
     /* $2 the account, $3 the type, $4 overwrite, $5 the file's name, $6
      * likely mismatched, $7 the rows (a JSON array): the import and its
-     * rows in one statement, finished at once when there is none. */
+     * rows in one statement, unconfirmed (finished at once when there is
+     * no row). */
     [TAKEOUT_IMPORT_CREATE] = {"takeout.import_create",
                                "WITH i AS (INSERT INTO bulk_imports (tenant_id, account_id, type,"
                                " overwrite, original_filename, likely_mismatched, total_items,"
                                " state, finished_at) VALUES ($1, $2::bigint, $3, $4::boolean, $5,"
                                " $6::boolean, jsonb_array_length($7::jsonb),"
                                " CASE WHEN jsonb_array_length($7::jsonb) = 0 THEN 'finished'"
-                               " ELSE 'scheduled' END, CASE WHEN jsonb_array_length($7::jsonb) = 0"
-                               " THEN now() END) RETURNING id),"
+                               " ELSE 'unconfirmed' END, CASE WHEN jsonb_array_length($7::jsonb)"
+                               " = 0 THEN now() END) RETURNING id),"
                                " r AS (INSERT INTO bulk_import_rows (tenant_id, bulk_import_id,"
                                " data) SELECT $1, i.id, e.value FROM i,"
                                " jsonb_array_elements($7::jsonb) WITH ORDINALITY e"
                                " ORDER BY e.ordinality)"
-                               " SELECT id::text, jsonb_array_length($7::jsonb) FROM i"},
+                               " SELECT id::text FROM i"},
+    /* $2's unconfirmed import $3 is scheduled. */
+    [TAKEOUT_IMPORT_CONFIRM] =
+        {"takeout.import_confirm",
+         "UPDATE bulk_imports SET state = 'scheduled', updated_at = now()"
+         " WHERE tenant_id = $1 AND account_id = $2::bigint"
+         " AND id = $3::bigint AND state = 'unconfirmed' RETURNING id::text"},
+    /* $2's unconfirmed import $3 goes, with its rows. */
+    [TAKEOUT_IMPORT_CANCEL] = {"takeout.import_cancel",
+                               "DELETE FROM bulk_imports WHERE tenant_id = $1"
+                               " AND account_id = $2::bigint AND id = $3::bigint"
+                               " AND state = 'unconfirmed' RETURNING id::text"},
     {0},
 };
 
@@ -278,6 +313,42 @@ export_page(struct eu_req *req)
 
 /* ---------------------------------------------------------------- imports */
 
+/* The label of an import type, as on Mastodon's form. */
+static const char *
+type_label(struct eu_req *req, const char *type)
+{
+    static const char *const labels[][2] = {
+        {"following", "Following list"}, {"blocking", "Blocking list"},
+        {"muting", "Muting list"},       {"domain_blocking", "Domain blocking list"},
+        {"bookmarks", "Bookmarks"},      {"lists", "Lists"},
+    };
+    for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+        if (strcmp(labels[i][0], type) == 0)
+            return eu_web_t(req, labels[i][1]);
+    return type;
+}
+
+/* An import's state in words. */
+static const char *
+state_label(struct eu_req *req, const char *state)
+{
+    if (strcmp(state, "unconfirmed") == 0)
+        return eu_web_t(req, "Waiting for your confirmation");
+    if (strcmp(state, "scheduled") == 0)
+        return eu_web_t(req, "Scheduled");
+    if (strcmp(state, "in_progress") == 0)
+        return eu_web_t(req, "In progress");
+    if (strcmp(state, "failed") == 0)
+        return eu_web_t(req, "Failed");
+    return eu_web_t(req, "Finished");
+}
+
+static const char *
+mode_label(struct eu_req *req, bool overwrite)
+{
+    return overwrite ? eu_web_t(req, "Overwrite") : eu_web_t(req, "Merge");
+}
+
 /* One import as a table row: state and progress. */
 static const char *
 import_row_html(struct eu_req *req, PGresult *res, int i)
@@ -288,51 +359,63 @@ import_row_html(struct eu_req *req, PGresult *res, int i)
         req->arena,
         "<tr id=\"import-%s\" data-state=\"%s\" data-total=\"%ld\" data-processed=\"%ld\""
         " data-imported=\"%ld\" data-failures=\"%ld\"><td><a href=\"/settings/imports/%s\">%s</a>"
-        "</td><td>%s</td><td>%s</td><td>%ld/%ld</td><td>%ld failed</td><td>%s</td></tr>",
+        "</td><td>%s</td><td>%s</td><td>%ld/%ld</td><td>%ld</td><td>%s</td></tr>",
         PQgetvalue(res, i, 0), PQgetvalue(res, i, 2), total, processed, imported,
-        processed - imported, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1),
-        strcmp(PQgetvalue(res, i, 3), "t") == 0 ? "overwrite" : "merge", PQgetvalue(res, i, 2),
-        processed, total, processed - imported, PQgetvalue(res, i, 7));
+        processed - imported, PQgetvalue(res, i, 0), type_label(req, PQgetvalue(res, i, 1)),
+        mode_label(req, strcmp(PQgetvalue(res, i, 3), "t") == 0),
+        state_label(req, PQgetvalue(res, i, 2)), processed, total, processed - imported,
+        PQgetvalue(res, i, 7));
 }
 
 static const char *
-imports_table(struct eu_req *req, PGresult *res)
+imports_table(struct eu_req *req, PGresult *res, const char *caption)
 {
     const char *rows = "";
     for (int i = 0; i < PQntuples(res); i++)
         rows = eu_arena_sprintf(req->arena, "%s%s", rows, import_row_html(req, res, i));
-    return eu_arena_sprintf(req->arena,
-                            "<table><tr><th>Type</th><th>Mode</th><th>State</th>"
-                            "<th>Progress</th><th>Failures</th><th>Created</th></tr>%s</table>",
-                            rows);
+    return eu_arena_sprintf(
+        req->arena,
+        "<table><caption>%s</caption><tr><th scope=\"col\">%s</th><th scope=\"col\">%s</th>"
+        "<th scope=\"col\">%s</th><th scope=\"col\">%s</th><th scope=\"col\">%s</th>"
+        "<th scope=\"col\">%s</th></tr>%s</table>",
+        caption, eu_web_t(req, "Type"), eu_web_t(req, "Mode"), eu_web_t(req, "State"),
+        eu_web_t(req, "Rows done"), eu_web_t(req, "Failures"), eu_web_t(req, "Created"), rows);
 }
 
 /* The upload form, with the session's CSRF token. */
 static const char *
 import_form(struct eu_req *req, const struct eu_web_session *s)
 {
+    static const char *const types[] = {"following",       "blocking",  "muting",
+                                        "domain_blocking", "bookmarks", "lists"};
+    const char *options = "";
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        options = eu_arena_sprintf(req->arena, "%s<option value=\"%s\">%s</option>", options,
+                                   types[i], type_label(req, types[i]));
     return eu_arena_sprintf(
         req->arena,
         "<form method=\"post\" action=\"/settings/imports\" enctype=\"multipart/form-data\">"
         "<input type=\"hidden\" name=\"authenticity_token\" value=\"%s\">"
-        "<label>Import type <select name=\"type\"><option value=\"following\">Following list"
-        "</option><option value=\"blocking\">Blocking list</option><option value=\"muting\">"
-        "Muting list</option><option value=\"domain_blocking\">Domain blocking list</option>"
-        "<option value=\"bookmarks\">Bookmarks</option><option value=\"lists\">Lists</option>"
-        "</select></label><label><input type=\"radio\" name=\"mode\" value=\"merge\" checked>"
-        " Merge</label><label><input type=\"radio\" name=\"mode\" value=\"overwrite\">"
-        " Overwrite</label><label>Data <input type=\"file\" name=\"data\" accept=\".csv\">"
-        "</label><button type=\"submit\">Upload</button></form>",
-        eu_html_escape(req, s->csrf));
+        "<p><label for=\"import-type\">%s</label> <select id=\"import-type\" name=\"type\">%s"
+        "</select></p><fieldset><legend>%s</legend><label><input type=\"radio\" name=\"mode\""
+        " value=\"merge\" checked> %s</label> <label><input type=\"radio\" name=\"mode\""
+        " value=\"overwrite\"> %s</label></fieldset><p><label for=\"import-data\">%s</label>"
+        " <input type=\"file\" id=\"import-data\" name=\"data\" accept=\".csv\"></p>"
+        "<p><button type=\"submit\">%s</button></p></form>",
+        eu_html_escape(req, s->csrf), eu_web_t(req, "Import type"), options, eu_web_t(req, "Mode"),
+        eu_web_t(req, "Merge"), eu_web_t(req, "Overwrite"), eu_web_t(req, "Data (a CSV file)"),
+        eu_web_t(req, "Upload"));
 }
 
 static void
 on_imports(struct eu_req *req, PGresult *res, void *arg)
 {
     const struct eu_web_session *s = arg;
-    const char *body = eu_arena_sprintf(req->arena, "<h1>Import</h1>%s<h2>Recent imports</h2>%s",
-                                        import_form(req, s), imports_table(req, res));
-    eu_web_reply_page(req, 200, "Import", body);
+    const char *body =
+        eu_arena_sprintf(req->arena, "<h1>%s</h1>%s<h2>%s</h2>%s", eu_web_t(req, "Import"),
+                         import_form(req, s), eu_web_t(req, "Recent imports"),
+                         imports_table(req, res, eu_web_t(req, "Your imports, newest first")));
+    eu_web_reply_page(req, 200, eu_web_t(req, "Import"), body);
 }
 
 static void
@@ -350,16 +433,110 @@ imports_index(struct eu_req *req)
 }
 
 static void
+reply_not_found(struct eu_req *req)
+{
+    eu_web_reply_page(req, 404, eu_web_t(req, "Not found"),
+                      eu_arena_sprintf(req->arena, "<h1>%s</h1><p>%s</p>",
+                                       eu_web_t(req, "Not found"),
+                                       eu_web_t(req, "The page you are looking for isn't here.")));
+}
+
+/* The first rows of an unconfirmed import (JSON text of row objects) as a
+ * table with the type's columns. */
+static const char *
+sample_table(struct eu_req *req, const char *type, const char *rows_json)
+{
+    json_t *rows = json_loads(rows_json, 0, NULL);
+    const char *head = "", *attrs[4], *h;
+    int n = 0;
+    for (; n < 4 && (h = eu_takeout_import_column(type, n, &attrs[n])); n++)
+        head = eu_arena_sprintf(req->arena, "%s<th scope=\"col\">%s</th>", head,
+                                eu_html_escape(req, eu_web_t(req, h)));
+    const char *body = "";
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *row = json_array_get(rows, i);
+        const char *cells = "";
+        for (int c = 0; c < n; c++) {
+            json_t *v = json_object_get(row, attrs[c]);
+            const char *shown = "";
+            if (json_is_string(v))
+                shown = json_string_value(v);
+            else if (json_is_boolean(v))
+                shown = json_is_true(v) ? "true" : "false";
+            for (size_t k = 0; json_is_array(v) && k < json_array_size(v); k++)
+                shown = eu_arena_sprintf(req->arena, "%s%s%s", shown, k ? ", " : "",
+                                         json_string_value(json_array_get(v, k)));
+            cells =
+                eu_arena_sprintf(req->arena, "%s<td>%s</td>", cells, eu_html_escape(req, shown));
+        }
+        body = eu_arena_sprintf(req->arena, "%s<tr>%s</tr>", body, cells);
+    }
+    json_decref(rows);
+    return eu_arena_sprintf(req->arena, "<table><caption>%s</caption><tr>%s</tr>%s</table>",
+                            eu_web_t(req, "The first rows of the file"), head, body);
+}
+
+/* A form that POSTs to action with the session's CSRF token: one button. */
+static const char *
+button_form(struct eu_req *req, const struct eu_web_session *s, const char *action,
+            const char *label)
+{
+    return eu_arena_sprintf(req->arena,
+                            "<form method=\"post\" action=\"%s\"><input type=\"hidden\""
+                            " name=\"authenticity_token\" value=\"%s\"><button type=\"submit\">"
+                            "%s</button></form>",
+                            action, eu_html_escape(req, s->csrf), label);
+}
+
+/* An unconfirmed import: what it will do, and whether to. */
+static void
+reply_confirm_page(struct eu_req *req, const struct eu_web_session *s, PGresult *res)
+{
+    const char *id = PQgetvalue(res, 0, 0), *type = PQgetvalue(res, 0, 1);
+    bool overwrite = strcmp(PQgetvalue(res, 0, 3), "t") == 0;
+    const char *what =
+        overwrite ? eu_web_t(req, "Overwrite replaces what you have with what the file lists: "
+                                  "anything of this kind the file does not list is removed.")
+                  : eu_web_t(req, "Merge adds what the file lists to what you have.");
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<h1>%s</h1><p>%s</p><dl id=\"import-summary\" data-state=\"unconfirmed\"><dt>%s</dt>"
+        "<dd id=\"import-type\">%s</dd><dt>%s</dt><dd id=\"import-mode\">%s</dd><dt>%s</dt>"
+        "<dd id=\"import-rows\">%s</dd><dt>%s</dt><dd>%s</dd></dl><p>%s</p>%s%s%s",
+        eu_web_t(req, "Confirm the import"),
+        eu_web_t(req, "Nothing is imported until you confirm."), eu_web_t(req, "Type"),
+        type_label(req, type), eu_web_t(req, "Mode"), mode_label(req, overwrite),
+        eu_web_t(req, "Rows"), PQgetvalue(res, 0, 4), eu_web_t(req, "File"),
+        eu_html_escape(req, PQgetvalue(res, 0, 8)), what,
+        sample_table(req, type, PQgetvalue(res, 0, 9)),
+        button_form(req, s, eu_arena_sprintf(req->arena, "/settings/imports/%s/confirm", id),
+                    eu_web_t(req, "Confirm")),
+        button_form(req, s, eu_arena_sprintf(req->arena, "/settings/imports/%s/cancel", id),
+                    eu_web_t(req, "Cancel")));
+    eu_web_reply_page(req, 200, eu_web_t(req, "Confirm the import"), body);
+}
+
+static void
 on_import_shown(struct eu_req *req, PGresult *res, void *arg)
 {
-    (void)arg;
+    const struct eu_web_session *s = arg;
     if (PQntuples(res) != 1) {
-        eu_web_reply_page(req, 404, "Not found",
-                          "<h1>Not found</h1><p>The page you are looking for isn't here.</p>");
+        reply_not_found(req);
         return;
     }
-    eu_web_reply_page(req, 200, "Import",
-                      eu_arena_sprintf(req->arena, "<h1>Import</h1>%s", imports_table(req, res)));
+    const char *state = PQgetvalue(res, 0, 2);
+    if (strcmp(state, "unconfirmed") == 0) {
+        reply_confirm_page(req, s, res);
+        return;
+    }
+    const char *note = "";
+    if (strcmp(state, "failed") == 0)
+        note = eu_arena_sprintf(req->arena, "<p id=\"import-failed\">%s</p>",
+                                eu_web_t(req, "This import stopped before the end: the rows "
+                                              "done are kept, the others were not imported."));
+    eu_web_reply_page(req, 200, eu_web_t(req, "Import"),
+                      eu_arena_sprintf(req->arena, "<h1>%s</h1>%s%s", eu_web_t(req, "Import"), note,
+                                       imports_table(req, res, eu_web_t(req, "This import"))));
 }
 
 static void
@@ -368,11 +545,11 @@ import_show_signed_in(struct eu_req *req, const struct eu_web_session *s, void *
     (void)arg;
     const char *id = eu_req_param(req, "id");
     if (!eu_id_is_valid(id)) {
-        on_import_shown(req, NULL, NULL);
+        reply_not_found(req);
         return;
     }
     const char *p[] = {eu_arena_sprintf(req->arena, "%lld", (long long)s->account_id), id};
-    eu_req_stmt(req, &eu_takeout_sql[TAKEOUT_IMPORT_SHOW], 2, p, on_import_shown, NULL);
+    eu_req_stmt(req, &eu_takeout_sql[TAKEOUT_IMPORT_SHOW], 2, p, on_import_shown, (void *)s);
 }
 
 static void
@@ -381,14 +558,86 @@ import_show(struct eu_req *req)
     eu_web_session_require(req, import_show_signed_in, NULL);
 }
 
+static void
+on_import_confirmed(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) != 1) {
+        reply_not_found(req); /* not the account's, or not unconfirmed */
+        return;
+    }
+    const char *id = PQgetvalue(res, 0, 0);
+    eu_queue_enqueue(req->app, req->tenant, "bulk_import",
+                     eu_arena_sprintf(req->arena, "{\"import_id\": \"%s\"}", id), 0, NULL, NULL,
+                     NULL);
+    eu_req_add_header(req, "Location", eu_arena_sprintf(req->arena, "/settings/imports/%s", id));
+    eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
+}
+
+static void
+on_import_cancelled(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) != 1) {
+        reply_not_found(req);
+        return;
+    }
+    eu_req_add_header(req, "Location", "/settings/imports");
+    eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
+}
+
+/* Confirm (arg non-NULL) or cancel an unconfirmed import: the form's CSRF
+ * token must be the session's. */
+static void
+import_decide_signed_in(struct eu_req *req, const struct eu_web_session *s, void *arg)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    if (!eu_web_session_csrf_ok(s, params)) {
+        eu_web_reply_page(req, 422, eu_web_t(req, "Import"),
+                          eu_arena_sprintf(req->arena, "<h1>%s</h1><p class=\"error\">%s</p>",
+                                           eu_web_t(req, "Import"),
+                                           eu_web_t(req, "Can't verify CSRF token authenticity.")));
+        return;
+    }
+    const char *id = eu_req_param(req, "id");
+    if (!eu_id_is_valid(id)) {
+        reply_not_found(req);
+        return;
+    }
+    const char *p[] = {eu_arena_sprintf(req->arena, "%lld", (long long)s->account_id), id};
+    if (arg)
+        eu_req_stmt(req, &eu_takeout_sql[TAKEOUT_IMPORT_CONFIRM], 2, p, on_import_confirmed, NULL);
+    else
+        eu_req_stmt(req, &eu_takeout_sql[TAKEOUT_IMPORT_CANCEL], 2, p, on_import_cancelled, NULL);
+}
+
+static void
+import_confirm(struct eu_req *req)
+{
+    static const char yes = 1;
+    eu_web_session_require(req, import_decide_signed_in, (void *)&yes);
+}
+
+static void
+import_cancel(struct eu_req *req)
+{
+    eu_web_session_require(req, import_decide_signed_in, NULL);
+}
+
 /* A refused upload: the form again with Mastodon's message. */
 static void
 reply_import_error(struct eu_req *req, const struct eu_web_session *s, int status, const char *msg)
 {
-    const char *body =
-        eu_arena_sprintf(req->arena, "<h1>Import</h1><p class=\"error\" id=\"error\">%s</p>%s",
-                         eu_html_escape(req, msg), s ? import_form(req, s) : "");
-    eu_web_reply_page(req, status, "Import", body);
+    const char *body = eu_arena_sprintf(
+        req->arena, "<h1>%s</h1><p class=\"error\" id=\"error\" role=\"alert\">%s</p>%s",
+        eu_web_t(req, "Import"), eu_html_escape(req, eu_web_t(req, msg)),
+        s ? import_form(req, s) : "");
+    eu_web_reply_page(req, status, eu_web_t(req, "Import"), body);
 }
 
 /* An upload on its way through the CPU pool and the database. */
@@ -409,15 +658,11 @@ parse_work(void *arg)
     eu_takeout_parse_csv(u->type, u->domain, u->data, u->len, &u->parsed);
 }
 
+/* Stored unconfirmed: its page asks for the confirmation. */
 static void
 on_import_created(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
-    if (PQntuples(res) == 1 && atol(PQgetvalue(res, 0, 1)) > 0) {
-        char payload[64];
-        snprintf(payload, sizeof payload, "{\"import_id\": \"%s\"}", PQgetvalue(res, 0, 0));
-        eu_queue_enqueue(req->app, req->tenant, "bulk_import", payload, 0, NULL, NULL, NULL);
-    }
     eu_req_add_header(req, "Location",
                       eu_arena_sprintf(req->arena, "/settings/imports/%s",
                                        PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : ""));
@@ -522,5 +767,7 @@ const struct eu_route eu_takeout_routes[] = {
     {GET, "/settings/imports", imports_index, NULL, 0},
     {POST, "/settings/imports", import_create, NULL, EU_ROUTE_UPLOAD},
     {GET, "/settings/imports/:id", import_show, NULL, 0},
+    {POST, "/settings/imports/:id/confirm", import_confirm, NULL, 0},
+    {POST, "/settings/imports/:id/cancel", import_cancel, NULL, 0},
     {0},
 };

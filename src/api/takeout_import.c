@@ -10,12 +10,17 @@
  * server (WebFinger, an actor or status fetched through src/ap/resolve.c).
  * Its first turn does what the whole file decides at once: overwrite
  * removes what the file does not list (with an Undo to remote accounts
- * unfollowed or unblocked), lists are made, domain blocks are written.
- * Each row is then one account or status found (locally or resolved) and
- * one statement, after which the row is deleted and the counters moved in
- * one statement: a row that fails counts as processed, not imported, and
- * the import is finished when processed reaches total. A row done twice
- * (a job that ran again) changes nothing the second time.
+ * unfollowed or unblocked), lists are made. Each row is then one account
+ * or status found (locally or resolved) and one statement, or one domain
+ * blocked through the API's own statement (so its follows and followers
+ * there end as with POST /api/v1/domain_blocks), after which the row is
+ * deleted and the counters moved in one statement: a row that fails
+ * counts as processed, not imported, and the import is finished when
+ * processed reaches total. A row done twice (a job that ran again)
+ * changes nothing the second time.
+ *
+ * The job starts only for an import its owner confirmed (state
+ * 'scheduled'; takeout.c shows an 'unconfirmed' one first).
  */
 #include <ctype.h>
 #include <jansson.h>
@@ -29,6 +34,7 @@
 #include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/apresolve.h"
+#include "eunha/domainblock.h"
 #include "eunha/error.h"
 #include "eunha/feeds.h"
 #include "eunha/log.h"
@@ -88,6 +94,16 @@ columns_of(const char *type)
         if (strcmp(COLUMNS[i].type, type) == 0)
             return &COLUMNS[i];
     return NULL;
+}
+
+const char *
+eu_takeout_import_column(const char *type, int i, const char **attr)
+{
+    const struct type_columns *tc = columns_of(type);
+    if (!tc || i < 0 || i >= tc->n)
+        return NULL;
+    *attr = tc->c[i].attr;
+    return tc->c[i].header;
 }
 
 /* Reads CSV records (RFC 4180, as Ruby's CSV reads them) into an array of
@@ -406,24 +422,14 @@ const struct eu_sql eu_takeout_import_sql[] = {
          " AND a.id = m.target_account_id AND " ACCT_OF("a") " NOT IN " LISTED(
              "acct") " RETURNING a.id)"
                      " SELECT id::text FROM gone WHERE false"},
-    /* Domain blocks are written at once, as Mastodon's service does, and
-     * the import is finished with every row imported. */
+    /* Overwrite lifts the blocks of domains the file does not list; each
+     * listed domain is then a row, blocked as the API blocks it. */
     [IMPORT_START_DOMAIN_BLOCKING] =
         {"takeout_import.start_domain_blocking",
-         "WITH d AS (DELETE FROM account_domain_blocks WHERE tenant_id = $1"
+         "WITH " BEGUN ", d AS (DELETE FROM account_domain_blocks WHERE tenant_id = $1"
          " AND account_id = $3::bigint AND $4::boolean AND domain NOT IN " LISTED(
-             "domain") "),"
-                       " ins AS (INSERT INTO account_domain_blocks (tenant_id, account_id, domain)"
-                       " SELECT DISTINCT $1, $3::bigint, r.data ->> 'domain' FROM bulk_import_rows "
-                       "r"
-                       " WHERE r.tenant_id = $1 AND r.bulk_import_id = $2::bigint"
-                       " AND coalesce(r.data ->> 'domain', '') <> '' ON CONFLICT DO NOTHING),"
-                       " dr AS (DELETE FROM bulk_import_rows WHERE tenant_id = $1"
-                       " AND bulk_import_id = $2::bigint)"
-                       " UPDATE bulk_imports SET state = 'finished', finished_at = now(), "
-                       "updated_at = now(),"
-                       " processed_items = total_items, imported_items = total_items"
-                       " WHERE tenant_id = $1 AND id = $2::bigint RETURNING NULL::text"},
+             "domain") ")"
+                       " SELECT NULL::text WHERE false"},
     [IMPORT_START_BOOKMARKS] =
         {"takeout_import.start_bookmarks",
          "WITH " BEGUN ", d AS (DELETE FROM bookmarks b USING statuses s, accounts sa"
@@ -851,6 +857,33 @@ row_status(struct run *r)
 }
 
 static void
+on_domain_blocked(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct run *r = arg;
+    if (st != EU_DB_OK) {
+        row_done(r, false); /* the cap on blocks, say */
+        return;
+    }
+    eu_domain_blocks_after_create(r->app, r->t, r->me, res);
+    row_done(r, true);
+}
+
+/* A domain row: blocked as POST /api/v1/domain_blocks blocks it, so the
+ * follows and followers there end as they would through the API. */
+static void
+row_domain(struct run *r)
+{
+    const char *in = row_str(r, "domain");
+    char domain[EU_DOMAIN_BLOCK_MAX + 1];
+    if (!in || eu_domain_block_normalize(in, domain, sizeof domain) < 0) {
+        row_done(r, false);
+        return;
+    }
+    const char *p[] = {r->account_id, domain};
+    eu_job_stmt(r->job, eu_domain_blocks_create_sql, 2, p, on_domain_blocked, r);
+}
+
+static void
 next_row(struct run *r)
 {
     if (r->at >= json_array_size(r->rows)) {
@@ -872,6 +905,8 @@ next_row(struct run *r)
     }
     if (strcmp(r->type, "bookmarks") == 0)
         row_status(r);
+    else if (strcmp(r->type, "domain_blocking") == 0)
+        row_domain(r);
     else
         row_account(r);
 }
@@ -925,8 +960,9 @@ on_loaded(PGresult *res, enum eu_db_status st, void *arg)
         finish(r, "bulk import: loading failed");
         return;
     }
-    if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 3), "finished") == 0) {
-        finish(r, NULL); /* gone with its account, or done */
+    if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 3), "finished") == 0 ||
+        strcmp(PQgetvalue(res, 0, 3), "unconfirmed") == 0) {
+        finish(r, NULL); /* gone with its account, done, or not confirmed */
         return;
     }
     snprintf(r->account_id, sizeof r->account_id, "%s", PQgetvalue(res, 0, 0));

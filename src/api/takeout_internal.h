@@ -37,6 +37,11 @@ struct eu_takeout_parsed {
 void eu_takeout_parse_csv(const char *type, const char *local_domain, const char *data, size_t len,
                           struct eu_takeout_parsed *out);
 
+/* The i-th column of an import type's file: its header as Mastodon
+ * writes it, and (*attr) the attribute a row keeps it under; NULL past
+ * the last one. */
+const char *eu_takeout_import_column(const char *type, int i, const char **attr);
+
 /* Whether type is one of the import types above. */
 bool eu_takeout_import_type_ok(const char *type);
 

@@ -45,6 +45,7 @@
 #include "eunha/redis.h"
 #include "eunha/router.h"
 #include "eunha/routes.h"
+#include "eunha/secrets.h"
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/stream.h"
@@ -668,6 +669,11 @@ load_config(struct eu_app *app, const char *path)
     if (eu_log_level_parse(app->cfg->log_level, &lvl) == 0)
         eu_log_set_level(lvl);
     app->config_path = eu_xstrdup(path);
+    /* Before anything reads a sealed secret (include/eunha/secrets.h). */
+    if (eu_secrets_load(app->cfg->secrets_key_file, err, sizeof(err)) < 0) {
+        fprintf(stderr, "eunha: %s\n", err);
+        return -1;
+    }
     app->control_dbname = eu_db_conninfo_dbname(app->cfg->database_url);
     if (!app->control_dbname) {
         char *shown = eu_log_redact_url(app->cfg->database_url);

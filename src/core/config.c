@@ -61,6 +61,7 @@ static const char *check_storage(const char *v);
 static const char *check_s3_url(const char *v);
 static const char *check_smtp_url(const char *v);
 static const char *check_mail_from(const char *v);
+static const char *check_confirm_without_mail(const char *v);
 
 #define F(field) offsetof(struct eu_config, field)
 
@@ -141,6 +142,10 @@ static const struct key keys[] = {
     {"mail.user", KEY_STRING, F(mail_user), 0, 0, NULL, NULL},
     {"mail.password", KEY_STRING, F(mail_password), 0, 0, NULL, "EUNHA_MAIL_PASSWORD"},
     {"mail.from", KEY_STRING, F(mail_from), 0, 0, check_mail_from, NULL},
+    {"mail.confirm_without_mail", KEY_STRING, F(mail_confirm_without_mail), 0, 0,
+     check_confirm_without_mail, NULL},
+    /* [secrets]: the key that seals secrets at rest (src/core/secrets.c) */
+    {"secrets.key_file", KEY_STRING, F(secrets_key_file), 0, 0, check_nonempty, NULL},
     /* [federation]: the outbound HTTP client */
     {"federation.allow_private_addresses", KEY_BOOL, F(fed_allow_private_addresses), 0, 0, NULL,
      NULL},
@@ -318,6 +323,15 @@ check_mail_from(const char *v)
     return "must be a bare e-mail address (user@example.com)";
 }
 
+/* [mail] confirm_without_mail: who confirms a sign-up when no mail goes. */
+static const char *
+check_confirm_without_mail(const char *v)
+{
+    return !v || strcmp(v, "auto") == 0 || strcmp(v, "operator") == 0
+               ? NULL
+               : "must be \"auto\" or \"operator\"";
+}
+
 /* "name=address:port" with an IP literal (no lookup when the client starts). */
 static const char *
 check_host_map(const char *v)
@@ -488,6 +502,8 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->fed_inbox_max_queued_per_host_process = 5000;
     cfg->fed_poll_update_delay_s = 180;
     cfg->media_storage = eu_xstrdup("local");
+    cfg->mail_confirm_without_mail = eu_xstrdup("auto");
+    cfg->secrets_key_file = eu_xstrdup("secrets.key");
     cfg->media_root = eu_xstrdup("media");
     cfg->media_image_size_limit = 16 * 1024 * 1024;
     cfg->media_video_size_limit = 99 * 1024 * 1024;
@@ -851,6 +867,11 @@ eu_config_load(struct eu_config *cfg, const char *path, char *err, size_t errlen
         free(tmp.media_root);
         tmp.media_root = dir;
     }
+    if (tmp.secrets_key_file[0] != '/') {
+        char *file = resolve_path(path, tmp.secrets_key_file);
+        free(tmp.secrets_key_file);
+        tmp.secrets_key_file = file;
+    }
 
     eu_toml_doc_free(doc);
     free(text);
@@ -1031,6 +1052,13 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
     }
     fprintf(out, "starttls = %s\n", cfg->mail_starttls ? "true" : "false");
     fputs(cfg->mail_password ? "password = \"" MASK "\"\n" : "# password is not set\n", out);
+    fputs("confirm_without_mail = ", out);
+    print_string(out, cfg->mail_confirm_without_mail);
+    fputc('\n', out);
+
+    fputs("\n[secrets]\nkey_file = ", out);
+    print_string(out, cfg->secrets_key_file);
+    fputc('\n', out);
 
     free(db);
     free(redis);

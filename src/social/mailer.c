@@ -10,7 +10,10 @@
  * the tenant's other background work goes on. A failed send is retried
  * with the queue's backoff ([workers] job_backoff_*) and, after the last
  * attempt, stays dead with the server's answer for the admin API. Without
- * [mail] the message is written to the log at info and the job is done.
+ * [mail] the message is written to the log at info and the job is done;
+ * with [mail] confirm_without_mail = "operator" a sign-up's confirmation
+ * link is in it, for the operator to pass on or to confirm the account
+ * through the admin API (src/admin/accounts.c).
  */
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -60,6 +63,12 @@ eu_mail_enqueue(struct eu_app *app, struct eu_tenant *t, const char *to, const c
     int rc = eu_queue_enqueue(app, t, "mail", payload, 0, NULL, NULL, NULL);
     free(payload);
     return rc;
+}
+
+bool
+eu_mail_confirmation_needed(const struct eu_app *app)
+{
+    return app->mail || strcmp(app->cfg->mail_confirm_without_mail, "operator") == 0;
 }
 
 struct mail_job {

@@ -32,6 +32,7 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/queue.h"
+#include "eunha/secrets.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "eunha/webpush.h"
@@ -226,11 +227,21 @@ payload_json(struct run *r, PGresult *res)
                      ? eu_xasprintf("%s/avatars/original/missing.png", base)
                      : eu_profile_image_url(r->app, base, PQgetvalue(res, 0, L_AVATAR));
     const char *locale = PQgetvalue(res, 0, L_LOCALE);
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "access_token",
-                          PQgetvalue(res, 0, L_TOKEN), "preferred_locale", *locale ? locale : "en",
-                          "notification_id", PQgetvalue(res, 0, L_NID), "notification_type",
-                          PQgetvalue(res, 0, L_TYPE), "icon", icon ? icon : "", "title", title,
-                          "body", body);
+    /* The token is sealed in the row (src/api/push.c); older rows hold it
+     * in clear, which eu_secret_open() passes through. */
+    char *token = eu_secret_open(PQgetvalue(res, 0, L_TOKEN));
+    json_t *o = !token ? NULL
+                       : json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "access_token", token,
+                                   "preferred_locale", *locale ? locale : "en", "notification_id",
+                                   PQgetvalue(res, 0, L_NID), "notification_type",
+                                   PQgetvalue(res, 0, L_TYPE), "icon", icon ? icon : "", "title",
+                                   title, "body", body);
+    if (!token)
+        eu_log_warn("push",
+                    "tenant %s: a push subscription's token cannot be opened with this"
+                    " host's [secrets] key_file; nothing is sent until the app subscribes again",
+                    t->domain);
+    eu_secret_free(token);
     char *out = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     free(title);

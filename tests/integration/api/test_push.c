@@ -572,6 +572,21 @@ START_TEST(test_delivery)
     subscribe(&w, &r, DECOY, "dave", ep, &decoy, true, "{\"alerts\":{\"mention\":true}}");
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(subs(&w, w.tid), 4);
+    /* The bearer tokens are kept sealed under the host key, not in clear;
+     * alice_b's is put back in clear as an older version kept it, and
+     * still goes out. */
+    ck_assert_int_eq(eu_it_world_sql_long(&w, "SELECT count(*) FROM web_push_subscriptions"
+                                              " WHERE access_token NOT LIKE 'sealed1:%%'"),
+                     0);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM web_push_subscriptions"
+                                          " WHERE position('%s' IN access_token) > 0",
+                                          eu_it_tok(&w, "alice")),
+                     0);
+    free(eu_it_world_sql(&w,
+                         "UPDATE web_push_subscriptions SET access_token = '%s'"
+                         " WHERE tenant_id = %s AND endpoint LIKE '%%/ok/legacy' RETURNING id",
+                         eu_it_tok(&w, "alice_b"), w.tid));
 
     /* carol, whom alice does not follow, mentions her. */
     call(&w, &r, "POST", "carol", "{\"status\":\"@alice Tom & Jerry\"}", "/api/v1/statuses");

@@ -9,6 +9,10 @@
  * a remote account on b.test, whose Accept comes back over HTTP, then
  * overwrite), blocks, mutes, domain blocks, bookmarks and lists, each
  * awaited until the job says finished, garbage rows counted as failures.
+ * Each upload waits unconfirmed, its page showing what it will do, until
+ * confirmed (or cancelled) with the session's CSRF token; an import whose
+ * job died shows as failed; a domain blocking import ends the follows
+ * with that domain both ways as the API's block does.
  * Bad uploads (unknown type, no CSRF token, too many rows, broken CSV, the
  * wrong columns) are refused with 422 and leave nothing behind. The decoy
  * tenant in the same placement: its session is no session here, its
@@ -105,9 +109,23 @@ upload(struct world *w, struct eu_it_resp *r, const char *host, const char *cook
     free(body);
 }
 
-/* Uploads and waits until the import is finished; returns its id. */
+/* POSTs a form (csrf NULL: no token) to path on host with the session
+ * cookie. */
+static void
+post_form(struct world *w, struct eu_it_resp *r, const char *host, const char *cookie,
+          const char *csrf, const char *path)
+{
+    char c[256], body[256];
+    snprintf(c, sizeof c, "Cookie: _eunha_session=%s", cookie);
+    snprintf(body, sizeof body, "authenticity_token=%s", csrf ? csrf : "");
+    const char *h[] = {c, "Content-Type: application/x-www-form-urlencoded", NULL};
+    ck_assert_int_eq(eu_it_http_raw(r, "POST", w->s->public_port, host, path, h, body), 0);
+}
+
+/* Uploads; returns the id of the unconfirmed import, whose page asks for
+ * the confirmation and for which no job waits yet. */
 static char *
-import(struct world *w, const char *type, const char *mode, const char *csv)
+upload_unconfirmed(struct world *w, const char *type, const char *mode, const char *csv)
 {
     struct eu_it_resp r = {0};
     upload(w, &r, HOST, "alice-cookie", CSRF, type, mode, "data.csv", csv);
@@ -115,6 +133,41 @@ import(struct world *w, const char *type, const char *mode, const char *csv)
     const char *loc = eu_it_resp_header(&r, "Location");
     ck_assert_msg(loc && strncmp(loc, "/settings/imports/", 18) == 0, "Location %s", loc);
     char *id = strdup(loc + 18);
+    char path[128];
+    snprintf(path, sizeof path, "/settings/imports/%s", id);
+    get(w, &r, HOST, "alice-cookie", path);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(strstr(r.body, "data-state=\"unconfirmed\""), "%s", r.body);
+    ck_assert_ptr_nonnull(strstr(r.body, "/confirm\"><input type=\"hidden\""
+                                         " name=\"authenticity_token\" value=\"" CSRF "\""));
+    ck_assert_int_eq(eu_it_world_sql_long(w,
+                                          "SELECT count(*) FROM jobs WHERE kind = 'bulk_import'"
+                                          " AND payload ->> 'import_id' = '%s'",
+                                          id),
+                     0);
+    eu_it_resp_free(&r);
+    return id;
+}
+
+/* Confirms import id as its page's button does. */
+static void
+confirm(struct world *w, const char *id)
+{
+    struct eu_it_resp r = {0};
+    char path[128];
+    snprintf(path, sizeof path, "/settings/imports/%s/confirm", id);
+    post_form(w, &r, HOST, "alice-cookie", CSRF, path);
+    EU_IT_EXPECT_STATUS(&r, 302);
+    eu_it_resp_free(&r);
+}
+
+/* Uploads, confirms and waits until the import is finished; returns its
+ * id. */
+static char *
+import(struct world *w, const char *type, const char *mode, const char *csv)
+{
+    char *id = upload_unconfirmed(w, type, mode, csv);
+    confirm(w, id);
     long long until = eu_it_now_ms() + WAIT_MS;
     for (;;) {
         char *st = eu_it_world_sql(w, "SELECT state FROM bulk_imports WHERE id = %s", id);
@@ -125,7 +178,6 @@ import(struct world *w, const char *type, const char *mode, const char *csv)
         ck_assert_msg(eu_it_now_ms() < until, "import %s of %s not finished", id, type);
         eu_it_sleep_ms(100);
     }
-    eu_it_resp_free(&r);
     return id;
 }
 
@@ -450,6 +502,16 @@ START_TEST(test_imports)
     char *decoy_import = strdup(eu_it_resp_header(&r, "Location"));
     get(&w, &r, HOST, "alice-cookie", decoy_import);
     EU_IT_EXPECT_STATUS(&r, 404);
+    /* Nor can it be confirmed or cancelled from here. */
+    snprintf(q, sizeof q, "%s/confirm", decoy_import);
+    post_form(&w, &r, HOST, "alice-cookie", CSRF, q);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    snprintf(q, sizeof q, "%s/cancel", decoy_import);
+    post_form(&w, &r, HOST, "alice-cookie", CSRF, q);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    snprintf(q, sizeof q, "%s/confirm", decoy_import);
+    post_form(&w, &r, DECOY, "decoy-cookie", CSRF, q);
+    EU_IT_EXPECT_STATUS(&r, 302);
     free(decoy_import);
     upload(&w, &r, HOST, "decoy-cookie", CSRF, "following", "merge", "f.csv", "amy\n");
     EU_IT_EXPECT_STATUS(&r, 302);
@@ -470,6 +532,137 @@ START_TEST(test_imports)
              " + (SELECT count(*) FROM bookmarks WHERE tenant_id = %s)",
              w.decoy_tid, w.decoy_tid, w.decoy_tid, w.decoy_tid, w.decoy_tid);
     ck_assert_int_eq(count(&w, q), 1);
+
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
+/* Mastodon 4.2's confirmation: an upload does nothing until confirmed on
+ * its page (what it will do shown first), can be cancelled, is confirmed
+ * once; an import whose job died shows as failed with the rows done; a
+ * domain blocking import ends the follows both ways as the API's block. */
+START_TEST(test_confirmation)
+{
+    struct world w = {0};
+    eu_it_world_start(&w, &world);
+    const char *alice = eu_it_id(&w, "alice");
+    sign_in(&w, w.tid, alice, "alice-cookie");
+    struct eu_it_resp r = {0};
+    char q[1024], path[128];
+
+    /* What the page says it will do. */
+    char *id = upload_unconfirmed(&w, "following", "overwrite",
+                                  "Account address,Show boosts,Notify on new posts,Languages\n"
+                                  "amy@a.test,false,true,\"en, fr\"\nann,true,false,\n"
+                                  "<b>x</b>,true,false,\n");
+    snprintf(path, sizeof path, "/settings/imports/%s", id);
+    get(&w, &r, HOST, "alice-cookie", path);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "<dd id=\"import-type\">Following list</dd>"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<dd id=\"import-mode\">Overwrite</dd>"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<dd id=\"import-rows\">3</dd>"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<td>amy</td><td>false</td><td>true</td>"
+                                         "<td>en, fr</td>"));
+    ck_assert_ptr_nonnull(strstr(r.body, "&lt;b&gt;x&lt;/b&gt;"));
+    ck_assert_ptr_null(strstr(r.body, "<b>x</b>"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<h1>"));
+    /* A confirmation without the session's token does nothing. */
+    snprintf(path, sizeof path, "/settings/imports/%s/confirm", id);
+    post_form(&w, &r, HOST, "alice-cookie", "wrong", path);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    post_form(&w, &r, HOST, "alice-cookie", NULL, path);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    snprintf(q, sizeof q, "SELECT state FROM bulk_imports WHERE id = %s", id);
+    char *st = eu_it_world_sql(&w, "%s", q);
+    ck_assert_str_eq(st, "unconfirmed");
+    free(st);
+    /* Cancelled: gone with its rows, nothing followed, and no longer
+     * confirmable. */
+    snprintf(path, sizeof path, "/settings/imports/%s/cancel", id);
+    post_form(&w, &r, HOST, "alice-cookie", CSRF, path);
+    EU_IT_EXPECT_STATUS(&r, 302);
+    ck_assert_str_eq(eu_it_resp_header(&r, "Location"), "/settings/imports");
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM bulk_imports"), 0);
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM bulk_import_rows"), 0);
+    snprintf(path, sizeof path, "/settings/imports/%s/confirm", id);
+    post_form(&w, &r, HOST, "alice-cookie", CSRF, path);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    eu_it_sleep_ms(1500); /* a queue poll: still nothing followed */
+    snprintf(q, sizeof q, "SELECT count(*) FROM follows WHERE tenant_id = %s", w.tid);
+    ck_assert_int_eq(count(&w, q), 0);
+    free(id);
+
+    /* Confirmed once; a second confirmation finds nothing to confirm. */
+    id = import(&w, "following", "merge", "bob@b.test\n");
+    snprintf(path, sizeof path, "/settings/imports/%s/confirm", id);
+    post_form(&w, &r, HOST, "alice-cookie", CSRF, path);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    snprintf(path, sizeof path, "/settings/imports/%s/cancel", id);
+    post_form(&w, &r, HOST, "alice-cookie", CSRF, path);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    free(id);
+
+    /* A domain block by import ends alice's follow of bob@b.test (whose
+     * server accepted it) and bob's follow of her, as the API's would. */
+    char alice_follows_bob[512], bob_follows_alice[512], remote_side[512];
+    snprintf(alice_follows_bob, sizeof alice_follows_bob,
+             "SELECT count(*) FROM follows f JOIN accounts a ON a.tenant_id = f.tenant_id"
+             " AND a.id = f.target_account_id WHERE f.tenant_id = %s AND f.account_id = %s"
+             " AND a.domain = 'b.test'",
+             w.tid, alice);
+    wait_count(&w, alice_follows_bob, 1, "bob's Accept");
+    free(eu_it_world_sql(&w,
+                         "INSERT INTO follows (tenant_id, account_id, target_account_id)"
+                         " SELECT %s, a.id, %s FROM accounts a WHERE a.tenant_id = %s"
+                         " AND a.username = 'bob' AND a.domain = 'b.test'",
+                         w.tid, alice, w.tid));
+    snprintf(bob_follows_alice, sizeof bob_follows_alice,
+             "SELECT count(*) FROM follows f JOIN accounts a ON a.tenant_id = f.tenant_id"
+             " AND a.id = f.account_id WHERE f.tenant_id = %s AND f.target_account_id = %s"
+             " AND a.domain = 'b.test'",
+             w.tid, alice);
+    ck_assert_int_eq(count(&w, bob_follows_alice), 1);
+    snprintf(remote_side, sizeof remote_side,
+             "SELECT count(*) FROM follows f JOIN accounts a ON a.tenant_id = f.tenant_id"
+             " AND a.id = f.account_id WHERE f.tenant_id = %s AND f.target_account_id = %s"
+             " AND a.username = 'alice' AND a.domain = 'a.test'",
+             eu_it_world_tid(&w, "b.test"), eu_it_id(&w, "bob"));
+    ck_assert_int_eq(count(&w, remote_side), 1);
+    id = import(&w, "domain_blocking", "merge", "B.test\nnot a domain!\n");
+    expect_progress(&w, id, 2, 1);
+    free(id);
+    ck_assert_int_eq(count(&w, alice_follows_bob), 0);
+    ck_assert_int_eq(count(&w, bob_follows_alice), 0);
+    /* b.test hears the Undo of alice's Follow. */
+    wait_count(&w, remote_side, 0, "the Undo of the Follow on b.test");
+
+    /* A job the queue gave up on: the import shows as failed with the
+     * row it got through, not as under way. */
+    id = upload_unconfirmed(&w, "blocking", "merge", "ann\namy\n");
+    free(eu_it_world_sql(&w,
+                         "WITH d AS (DELETE FROM bulk_import_rows WHERE id = (SELECT min(id)"
+                         " FROM bulk_import_rows WHERE bulk_import_id = %s))"
+                         " UPDATE bulk_imports SET state = 'in_progress', processed_items = 1,"
+                         " imported_items = 1 WHERE id = %s",
+                         id, id));
+    free(eu_it_world_sql(&w,
+                         "INSERT INTO jobs (tenant_id, kind, payload, state, attempts,"
+                         " last_error) VALUES (%s, 'bulk_import', '{\"import_id\": \"%s\"}',"
+                         " 'dead', 25, 'bulk import: reading rows failed')",
+                         w.tid, id));
+    snprintf(path, sizeof path, "/settings/imports/%s", id);
+    get(&w, &r, HOST, "alice-cookie", path);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(strstr(r.body, "data-state=\"failed\" data-total=\"2\" data-processed=\"1\""
+                                 " data-imported=\"1\""),
+                  "%s", r.body);
+    ck_assert_ptr_nonnull(strstr(r.body, "id=\"import-failed\""));
+    get(&w, &r, HOST, "alice-cookie", "/settings/imports");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    snprintf(q, sizeof q, "id=\"import-%s\" data-state=\"failed\"", id);
+    ck_assert_ptr_nonnull(strstr(r.body, q));
+    free(id);
 
     eu_it_resp_free(&r);
     eu_it_world_stop(&w);
@@ -751,6 +944,7 @@ main(void)
     Suite *s = suite_create("takeout");
     EU_IT_ADD_TCASE(s, test_exports, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_imports, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_confirmation, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_archive, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_bad_uploads, TIMEOUT);
     return eu_it_run_suite(s);

@@ -6,7 +6,9 @@
  * codes shown once), sign-in asking for the code after the password,
  * replayed codes refused, recovery codes working once, wrong codes
  * throttled like wrong passwords, the password grant refused for a
- * two-factor account, disabling. Codes are computed here from the secret
+ * two-factor account, disabling; the secret kept sealed under the host
+ * key, and one an older version kept in clear still working and sealed
+ * on its next use. Codes are computed here from the secret
  * the page shows, by the test's own RFC 6238 (checked against RFC 6238's
  * vectors first). A decoy tenant in the same placement has an "alice" of
  * its own, who is never touched, and whose host takes nothing of the
@@ -307,6 +309,15 @@ START_TEST(test_two_factor)
                              "otp_required_for_login AND cardinality(otp_backup_codes) = 10",
                              w.tid),
         1);
+    /* The secret is kept sealed under the host key, not as the page showed
+     * it. */
+    char *kept = eu_it_world_sql(&w,
+                                 "SELECT otp_secret FROM users WHERE tenant_id = %s AND "
+                                 "otp_required_for_login",
+                                 w.tid);
+    ck_assert_ptr_nonnull(kept);
+    ck_assert_msg(strncmp(kept, "sealed1:", 8) == 0 && !strstr(kept, secret), "kept %s", kept);
+    free(kept);
     /* Only hashes are kept. */
     char *stored = eu_it_world_sql(&w,
                                    "SELECT otp_backup_codes::text FROM users WHERE "
@@ -501,6 +512,44 @@ START_TEST(test_code_throttled)
 }
 END_TEST
 
+/* A secret an older version kept in clear still signs in, and is sealed
+ * by the sign-in that spends its code; the sealed one signs in again. */
+START_TEST(test_clear_secret_sealed)
+{
+    struct world w = {0};
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    const char *secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
+    free(eu_it_world_sql(&w,
+                         "UPDATE users SET otp_secret = '%s', otp_required_for_login = true "
+                         "WHERE tenant_id = %s RETURNING id",
+                         secret, w.tid));
+    struct eu_it_webform b = {.s = w.s, .host = HOST};
+    long long step = step_now();
+    password_step(&b, &r, "alice", PW);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    code_step(&b, &r, totp(secret, step));
+    EU_IT_EXPECT_STATUS(&r, 302);
+    ck_assert(signed_in(&b));
+    char *kept = eu_it_world_sql(&w,
+                                 "SELECT otp_secret FROM users WHERE tenant_id = %s AND "
+                                 "otp_required_for_login",
+                                 w.tid);
+    ck_assert_msg(kept && strncmp(kept, "sealed1:", 8) == 0, "kept %s", kept ? kept : "NULL");
+    free(kept);
+    sign_out(&b);
+    password_step(&b, &r, "alice", PW);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    code_step(&b, &r, totp(secret, step + 1));
+    EU_IT_EXPECT_STATUS(&r, 302);
+    ck_assert(signed_in(&b));
+    sign_out(&b);
+    eu_it_webform_free(&b);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -511,5 +560,6 @@ main(void)
     EU_IT_ADD_TCASE(suite, test_standalone_sign_in, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_two_factor, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_code_throttled, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_clear_secret_sealed, TIMEOUT);
     return eu_it_run_suite(suite);
 }

@@ -10,6 +10,10 @@
  * Also: /healthz answers on the public listener for any Host, which is what
  * the proxy checks.
  *
+ * scripts/nginx.conf.example likewise, by an nginx the test runs as an
+ * unprivileged-port process with its own prefix, logs and temporary
+ * directories in the server's scratch directory.
+ *
  * Clients use other loopback addresses (127.0.0.2, 127.0.0.3) as their
  * source, so the proxy (127.0.0.1, trusted) and each client differ.
  */
@@ -23,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -270,11 +275,184 @@ START_TEST(test_haproxy_example)
 }
 END_TEST
 
+/* Writes DIR/nginx.conf: a main configuration for an unprivileged nginx
+ * of its own (foreground, one process, every path under dir) that
+ * includes DIR/eunha.conf, which is scripts/nginx.conf.example with only
+ * its addresses changed: the upstream's servers are p1 and p2, and it
+ * listens on 127.0.0.1:port. */
+static void
+nginx_configure(const char *dir, int port, int p1, int p2)
+{
+    const char *src = getenv("EUNHA_SOURCE_DIR");
+    ck_assert_msg(src && *src, "EUNHA_SOURCE_DIR is not set");
+    char path[512], line[1024];
+    snprintf(path, sizeof(path), "%s/scripts/nginx.conf.example", src);
+    FILE *in = fopen(path, "r");
+    ck_assert_ptr_nonnull(in);
+    snprintf(path, sizeof(path), "%s/eunha.conf", dir);
+    FILE *out = fopen(path, "w");
+    ck_assert_ptr_nonnull(out);
+    bool servers = false, listen = false;
+    while (fgets(line, sizeof(line), in)) {
+        if (strstr(line, "server 10.0.0.")) {
+            if (!servers)
+                fprintf(out,
+                        "    server 127.0.0.1:%d max_fails=2 fail_timeout=5s;\n"
+                        "    server 127.0.0.1:%d max_fails=2 fail_timeout=5s;\n",
+                        p1, p2);
+            servers = true;
+        } else if (strstr(line, "listen 80;")) {
+            fprintf(out, "    listen 127.0.0.1:%d;\n", port);
+            listen = true;
+        } else {
+            fputs(line, out);
+        }
+    }
+    fclose(in);
+    fclose(out);
+    ck_assert_msg(servers && listen, "the example's upstream or listen line moved");
+    snprintf(path, sizeof(path), "%s/nginx.conf", dir);
+    out = fopen(path, "w");
+    ck_assert_ptr_nonnull(out);
+    fprintf(out,
+            "daemon off;\nmaster_process off;\npid %s/nginx.pid;\nerror_log %s/error.log info;\n"
+            "events { worker_connections 256; }\n"
+            "http {\n"
+            "    log_format up '$remote_addr \"$request\" $status upstream=$upstream_addr';\n"
+            "    access_log %s/access.log up;\n"
+            "    client_body_temp_path %s/body;\n    proxy_temp_path %s/proxy;\n"
+            "    fastcgi_temp_path %s/fastcgi;\n    uwsgi_temp_path %s/uwsgi;\n"
+            "    scgi_temp_path %s/scgi;\n"
+            "    include %s/eunha.conf;\n}\n",
+            dir, dir, dir, dir, dir, dir, dir, dir, dir);
+    fclose(out);
+}
+
+/* Starts nginx on DIR/nginx.conf in the foreground; it dies with the
+ * test. */
+static pid_t
+nginx_start(const char *dir)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        char conf[512], log[512];
+        snprintf(conf, sizeof(conf), "%s/nginx.conf", dir);
+        snprintf(log, sizeof(log), "%s/stderr.log", dir);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        execlp("nginx", "nginx", "-p", dir, "-e", log, "-c", conf, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Lines of nginx's access log that went to upstream port p. */
+static int
+nginx_count(const char *dir, int p)
+{
+    char path[512], want[64], line[2048];
+    snprintf(path, sizeof(path), "%s/access.log", dir);
+    snprintf(want, sizeof(want), "upstream=127.0.0.1:%d", p);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int n = 0;
+    while (fgets(line, sizeof(line), f))
+        if (strstr(line, want) && strstr(line, "GET /api/v1/instance"))
+            n++;
+    fclose(f);
+    return n;
+}
+
+/* scripts/nginx.conf.example as shipped but for its addresses, run by an
+ * nginx of the test's own (its prefix, logs and temporary files in a
+ * scratch directory): both processes take requests, the client's address
+ * is what the rate limit counts (not the proxy's, not a made-up one), and
+ * a process SIGKILLed costs no request (proxy_next_upstream). */
+START_TEST(test_nginx_example)
+{
+    ck_assert_msg(system("command -v nginx >/dev/null") == 0,
+                  "nginx is not installed (scripts/lib/services.sh EU_TEST_DEPS has it)");
+    struct eu_it_opts oa = {.server_toml = SERVER_TOML};
+    struct eu_it_server *a = eu_it_server_start_opts(&oa);
+    struct eu_it_opts ob = {.name = a->name, .server_toml = SERVER_TOML};
+    struct eu_it_server *b = eu_it_server_start_opts(&ob);
+    b->keep_databases = true; /* a drops them */
+    json_decref(eu_it_tenant_create(a, HOST, "Proxied"));
+    struct eu_it_resp r = {0};
+    long long t0 = eu_it_now_ms();
+    for (;;) {
+        eu_it_public(b, "GET", HOST, "/api/v1/instance", &r);
+        if (r.status == 200)
+            break;
+        ck_assert_msg(eu_it_now_ms() - t0 < 10000, "b: %ld", r.status);
+        eu_it_sleep_ms(50);
+    }
+    eu_it_resp_free(&r);
+
+    char dir[320];
+    snprintf(dir, sizeof(dir), "%s/nginx", a->dir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    int port = eu_it_services("eu_free_port");
+    ck_assert_int_gt(port, 0);
+    nginx_configure(dir, port, a->public_port, b->public_port);
+    pid_t ng = nginx_start(dir);
+
+    t0 = eu_it_now_ms();
+    while (get_from(port, "127.0.0.1", "/api/v1/instance", NULL, NULL) != 200) {
+        ck_assert_msg(eu_it_now_ms() - t0 < 15000, "no answer through nginx (logs in %s)", dir);
+        eu_it_sleep_ms(100);
+    }
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(get_from(port, "127.0.0.1", "/api/v1/instance", NULL, NULL), 200);
+    eu_it_sleep_ms(300);
+    int n1 = nginx_count(dir, a->public_port), n2 = nginx_count(dir, b->public_port);
+    fprintf(stderr, "through nginx: %d requests to a, %d to b\n", n1, n2);
+    ck_assert_msg(n1 >= 3 && n2 >= 3, "round-robin: a %d, b %d", n1, n2);
+
+    /* nginx appends the client to what it wrote; eunha reads from the
+     * right, so the made-up address is never counted. */
+    long first = 0, rem = 0;
+    ck_assert_int_eq(get_from(port, "127.0.0.2", "/api/v1/instance", "203.0.113.1", &first), 200);
+    ck_assert_msg(first > 0, "no X-RateLimit-Remaining through nginx");
+    ck_assert_int_eq(get_from(port, "127.0.0.2", "/api/v1/instance", "203.0.113.2", &rem), 200);
+    ck_assert_int_eq(rem, first - 1);
+    ck_assert_int_eq(get_from(port, "127.0.0.2", "/api/v1/instance", NULL, &rem), 200);
+    ck_assert_int_eq(rem, first - 2);
+    ck_assert_int_eq(get_from(port, "127.0.0.3", "/api/v1/instance", "127.0.0.2", &rem), 200);
+    ck_assert_int_eq(rem, first);
+
+    /* a is killed: a refused connection goes to b, so nothing fails. */
+    eu_it_server_signal(a, SIGKILL);
+    eu_it_server_stop(a);
+    int failed = 0;
+    for (int i = 0; i < 20; i++) {
+        if (get_from(port, "127.0.0.1", "/api/v1/instance", NULL, NULL) != 200)
+            failed++;
+        eu_it_sleep_ms(50);
+    }
+    ck_assert_msg(failed == 0, "%d of 20 requests failed after the kill (logs in %s)", failed, dir);
+
+    kill(ng, SIGTERM);
+    waitpid(ng, NULL, 0);
+    ck_assert_int_eq(eu_it_server_stop(b), 0);
+    eu_it_server_free(b);
+    eu_it_server_free(a);
+}
+END_TEST
+
 int
 main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     Suite *s = suite_create("front_proxy");
     EU_IT_ADD_TCASE(s, test_haproxy_example, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_nginx_example, TIMEOUT);
     return eu_it_run_suite(s);
 }

@@ -240,6 +240,7 @@ START_TEST(test_move_live)
     ck_assert_msg(pause_ms < 1000, "writes paused %lld ms", pause_ms);
     ck_assert_int_ge(json_integer_value(eu_it_jpath(r.json, "rows_copied")), SEED_STATUSES);
     ck_assert_int_ge(json_integer_value(eu_it_jpath(r.json, "redis_keys_copied")), 1);
+    ck_assert_int_ge(json_integer_value(eu_it_jpath(r.json, "redis_keys_removed")), 1);
     eu_it_sleep_ms(1000);
     atomic_store(&w->stop, true);
     atomic_store(&w2->stop, true);
@@ -281,12 +282,18 @@ START_TEST(test_move_live)
     }
     ck_assert_int_eq(ran, 1);
 
-    /* Its Redis keys are on the target's Redis. */
-    char cmd[256];
+    /* Its Redis keys are on the target's Redis, and no longer on the
+     * source's (the main one). */
+    char cmd[256], main_cmd[256];
     snprintf(cmd, sizeof(cmd),
              "redis-cli -p %d --scan --pattern '*{t%s}:idempotency:*live-key-1' | wc -l",
              redis2.port, tid);
+    snprintf(main_cmd, sizeof(main_cmd),
+             "redis-cli -u \"$EUNHA_TEST_REDIS_URL\" --scan"
+             " --pattern '%s*{t%s}:idempotency:*live-key-1' | wc -l",
+             s->name, tid);
     ck_assert_int_eq(eu_it_services(cmd), 1);
+    ck_assert_int_eq(eu_it_services(main_cmd), 0);
     ck_assert(eu_it_metric(s, "eunha_tenant_move_write_pause_seconds_count") >= 1);
 
     /* A move to a stopped server fails cleanly; a second one meanwhile is
@@ -369,6 +376,18 @@ START_TEST(test_move_live)
     EU_IT_EXPECT_STATUS(&r, 200);
     ck_assert_int_eq(second_long(sql), before + 1);
     eu_it_extra_pg_stop(&pg4);
+
+    /* To a dedicated placement (on the main server and Redis): the keys
+     * come from the Redis the tenant used (second's), which then has none
+     * of them. */
+    move_to(s, "dedicated", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_ge(json_integer_value(eu_it_jpath(r.json, "redis_keys_copied")), 1);
+    ck_assert_int_ge(json_integer_value(eu_it_jpath(r.json, "redis_keys_removed")), 1);
+    ck_assert_int_eq(eu_it_services(main_cmd), 1);
+    ck_assert_int_eq(eu_it_services(cmd), 0);
+    eu_it_callf(s, &r, HOST, "GET", tok, NULL, "/api/v1/accounts/verify_credentials");
+    EU_IT_EXPECT_STATUS(&r, 200);
 
     eu_it_resp_free(&r);
     PQfinish(c2);

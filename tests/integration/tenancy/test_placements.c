@@ -3,8 +3,8 @@
  * test starts a second PostgreSQL of its own (scripts/lib/services.sh, as
  * scripts/test.sh starts the first), registers a placement on it through
  * /admin/v1/placements, and checks that:
- *   - bad registrations are refused with 422 (bad fields, a server that
- *     does not answer) or 409 (a name taken) and add nothing;
+ *   - bad registrations are refused with 422 (bad fields, a server or a
+ *     Redis that does not answer) or 409 (a name taken) and add nothing;
  *   - a good one creates and migrates its database on that server;
  *   - new tenants go to the open pooled placement with the most room, a
  *     draining or full one takes none (named or not), capacity and state
@@ -107,12 +107,24 @@ START_TEST(test_second_server)
     ck_assert_msg(strstr(eu_it_json_str(&r, "error"), "cannot connect"), "%s", r.body);
     ck_assert_int_eq(placements_count(s), 1);
 
-    /* A placement on the second server, for two tenants. */
+    /* A placement on the second server, for two tenants: not with a Redis
+     * that does not answer PING. */
     eu_it_extra_pg_start(&pg2);
     snprintf(body, sizeof(body),
              "{\"name\":\"second\",\"database_url\":\"postgresql://postgres:secret@127.0.0.1:%d/"
-             "eunha_second\",\"redis_url\":\"redis://127.0.0.1:1/0\",\"capacity\":2}",
-             pg2.port);
+             "eunha_second\",\"redis_url\":\"redis://127.0.0.1:%d/0\",\"capacity\":2}",
+             pg2.port, closed);
+    post_placement(s, &r, body);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_msg(strstr(eu_it_json_str(&r, "error"), "redis_url"), "%s", r.body);
+    ck_assert_int_eq(placements_count(s), 1);
+    const char *main_redis = getenv("EUNHA_TEST_REDIS_URL");
+    if (!main_redis || !*main_redis)
+        main_redis = "redis://127.0.0.1:6379/0";
+    snprintf(body, sizeof(body),
+             "{\"name\":\"second\",\"database_url\":\"postgresql://postgres:secret@127.0.0.1:%d/"
+             "eunha_second\",\"redis_url\":\"%s\",\"capacity\":2}",
+             pg2.port, main_redis);
     post_placement(s, &r, body);
     EU_IT_EXPECT_STATUS(&r, 201);
     EU_IT_EXPECT_JSTR(&r, "name", "second");
