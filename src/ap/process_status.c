@@ -22,6 +22,7 @@
 #include "eunha/approcess.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
+#include "eunha/cards.h"
 #include "eunha/db.h"
 #include "eunha/feeds.h"
 #include "eunha/fetch.h"
@@ -215,6 +216,9 @@ on_stored_status(struct eu_proc *p, const char *id, int status)
     }
     p->s1 = eu_arena_strdup(p->arena, id);
     wake_emoji_fetch(p, p->note.n_emojis);
+    /* Its link's preview card, as a remote status gets one in Mastodon. */
+    if (eu_card_candidate(p->note.content))
+        eu_card_enqueue(p->app, p->t, id);
     return true;
 }
 
