@@ -8,8 +8,10 @@
  * the head, and a page's body is most of its bytes); gumbo allocates
  * through a heap with a budget that ends the parse when passed, freed as
  * one list, so gumbo_destroy_output(), which recurses once per level of
- * nesting, never runs on a CPU pool thread's small stack; and the tree is
- * walked with a stack of our own.
+ * nesting, never runs on a CPU pool thread's small stack; the parse also
+ * stops past a CPU time limit, since markup such as thousands of nested
+ * unclosed elements costs gumbo time that grows faster than the input;
+ * and the tree is walked with a stack of our own.
  */
 #include "eunha/cards.h"
 
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "eunha/mem.h"
 #include "eunha/text.h"
@@ -30,6 +33,10 @@
 #define BUDGET_FLOOR (1024 * 1024)
 /* The head we parse: past this, a page's head is not worth reading. */
 #define HEAD_MAX (512 * 1024)
+/* CPU time a parse may take; an honest page's head takes a few ms. The
+ * clock is read once per CLOCK_EVERY allocations (about one an element). */
+#define PARSE_CPU_MS 500
+#define CLOCK_EVERY 256
 
 /* ------------------------------------------------------------ allocation */
 
@@ -42,14 +49,44 @@ struct block {
 struct heap {
     struct block head;
     size_t live, budget;
+    unsigned long allocs;
+    struct timespec deadline; /* of this thread's CPU time */
     jmp_buf out;
 };
+
+static bool
+past(const struct timespec *deadline)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return now.tv_sec > deadline->tv_sec ||
+           (now.tv_sec == deadline->tv_sec && now.tv_nsec > deadline->tv_nsec);
+}
+
+/* A heap for a parse of len bytes, its deadline from now. */
+static struct heap *
+heap_new(size_t len)
+{
+    struct heap *h = eu_xcalloc(1, sizeof(*h));
+    h->budget = BUDGET_FLOOR + BUDGET_PER_BYTE * len;
+    h->head.next = h->head.prev = &h->head;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &h->deadline);
+    h->deadline.tv_sec += PARSE_CPU_MS / 1000;
+    h->deadline.tv_nsec += (PARSE_CPU_MS % 1000) * 1000000L;
+    if (h->deadline.tv_nsec >= 1000000000L) {
+        h->deadline.tv_sec++;
+        h->deadline.tv_nsec -= 1000000000L;
+    }
+    return h;
+}
 
 static void *
 heap_alloc(void *userdata, size_t size)
 {
     struct heap *h = userdata;
     if (size > h->budget - h->live)
+        longjmp(h->out, 1);
+    if (++h->allocs % CLOCK_EVERY == 0 && past(&h->deadline))
         longjmp(h->out, 1);
     struct block *b = eu_xmalloc(sizeof(*b) + size);
     b->size = size;
@@ -357,10 +394,8 @@ eu_card_page_parse(const char *html, size_t len, const char *base_url, struct eu
     if (len > HEAD_MAX)
         len = HEAD_MAX;
     /* On the heap: longjmp leaves locals changed since setjmp undefined. */
-    struct heap *h = eu_xcalloc(1, sizeof(*h));
+    struct heap *h = heap_new(len);
     struct found *f = eu_xcalloc(1, sizeof(*f));
-    h->budget = BUDGET_FLOOR + BUDGET_PER_BYTE * len;
-    h->head.next = h->head.prev = &h->head;
     GumboOptions opts = kGumboDefaultOptions;
     opts.allocator = heap_alloc;
     opts.deallocator = heap_free;
@@ -578,9 +613,7 @@ eu_card_oembed_html(const char *html)
     if (!html || strlen(html) > EU_CARD_OEMBED_LIMIT)
         return NULL;
     size_t len = strlen(html);
-    struct heap *h = eu_xcalloc(1, sizeof(*h));
-    h->budget = BUDGET_FLOOR + BUDGET_PER_BYTE * len;
-    h->head.next = h->head.prev = &h->head;
+    struct heap *h = heap_new(len);
     GumboOptions opts = kGumboDefaultOptions;
     opts.allocator = heap_alloc;
     opts.deallocator = heap_free;
