@@ -82,10 +82,12 @@ char *eu_card_oembed_html(const char *html);
  * not, and then cost no job. */
 bool eu_card_candidate(const char *content);
 /* Queues the "preview_card" job for a status just stored (and committed);
- * a second one for the same status is a no-op. */
-void eu_card_enqueue(struct eu_app *app, struct eu_tenant *t, const char *status_id);
+ * a second one for the same status is a no-op. edited: the status was
+ * edited, and its card follows its new first link (replaced, or removed
+ * when there is none), as Mastodon fetches it again. */
+void eu_card_enqueue(struct eu_app *app, struct eu_tenant *t, const char *status_id, bool edited);
 
-/* The "preview_card" job (payload {"status_id"}). */
+/* The "preview_card" job (payload {"status_id", "edited": true or absent}). */
 void eu_card_run(struct eu_job *job);
 
 /* A card's PreviewCard entity from the JSON text eunha_card_json() makes
@@ -102,6 +104,7 @@ enum eu_cards_stmt {
     EU_CARDS_ATTACH,
     EU_CARDS_SAVE,
     EU_CARDS_STATUS_CARD,
+    EU_CARDS_DETACH,
 };
 extern const struct eu_sql eu_cards_sql[];
 

@@ -960,7 +960,7 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
         if (pb->poll_ms >= 0)
             eu_queue_task_wake(pb->tenant, EU_TASK_POLLS, pb->poll_ms);
         if (pb->card)
-            eu_card_enqueue(pb->app, pb->tenant, id);
+            eu_card_enqueue(pb->app, pb->tenant, id, false);
         /* The statement cannot build a poll it has just inserted. */
         pb->cb(id, EU_DB_OK, NULL, pb->poll_ms >= 0 ? NULL : res, pb->arg);
     }
@@ -1152,6 +1152,8 @@ on_edited(struct eu_req *req, PGresult *res, void *arg)
     eu_ap_outbox_status(req->app, req->tenant, req->auth.account_id, c->edit_id,
                         EU_AP_STATUS_UPDATE, NULL);
     eu_stream_status_edited(req->app, req->tenant, strtoll(c->edit_id, NULL, 10));
+    /* Its card follows its new text, as Mastodon fetches it again. */
+    eu_card_enqueue(req->app, req->tenant, c->edit_id, true);
     eu_statuses_reply_one(req, c->edit_id);
 }
 

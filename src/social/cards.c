@@ -5,7 +5,9 @@
  *
  * Steps, each ending the job quietly when there is nothing to do:
  *   1. the status (not deleted, no media, no poll, no card yet) and its
- *      first eligible link (eu_card_first_link());
+ *      first eligible link (eu_card_first_link()); an edited status
+ *      (payload "edited") may have a card, which its new link replaces,
+ *      and loses it when it has no link left;
  *   2. the tenant's card for that URL, attached at once when there is one;
  *      nothing for a host the tenant refuses to federate with;
  *   3. the page, through the shared outbound client (its private-address
@@ -22,7 +24,8 @@
  *      kept first wins), charges the image to the tenant's media quota only
  *      when it fits (else the card is kept without it), attaches the card
  *      and touches the status row, whose new version is what makes the
- *      render cache (src/social/render_cache.c) build the status again.
+ *      render cache (src/social/render_cache.c) build the status again;
+ *      streams that showed the status get it again as "status.update".
  *
  * A remote failure (no answer, refused address, too big, too slow, not
  * HTML, not 200) ends the job with no card and no retry, as Mastodon's
@@ -51,6 +54,7 @@
 #include "eunha/mem.h"
 #include "eunha/queue.h"
 #include "eunha/sql.h"
+#include "eunha/stream.h"
 #include "eunha/tenant.h"
 
 #define FETCH_TIMEOUT_MS 10000
@@ -78,13 +82,17 @@ const struct eu_sql eu_cards_sql[] = {
                            "SELECT NOT EXISTS (SELECT 1 FROM domain_blocks b WHERE b.tenant_id = $1"
                            " AND b.domain = ANY(eunha_domain_suffixes($2))"
                            " AND (b.reject_media OR b.severity = 'suspend')) AS ok"},
-    /* $2 the status, $3 the card. */
+    /* $2 the status, $3 the card: attached, or replacing an edited
+     * status's card. */
     [EU_CARDS_ATTACH] =
         {"cards.attach",
          "WITH l AS (INSERT INTO preview_cards_statuses (tenant_id, status_id, preview_card_id)"
          "  SELECT $1, s.id, $3::bigint FROM statuses s WHERE s.tenant_id = $1"
          "  AND s.id = $2::bigint AND s.deleted_at IS NULL"
-         "  ON CONFLICT (tenant_id, status_id) DO NOTHING RETURNING status_id)"
+         "  ON CONFLICT (tenant_id, status_id) DO UPDATE"
+         "  SET preview_card_id = excluded.preview_card_id"
+         "  WHERE preview_cards_statuses.preview_card_id <> excluded.preview_card_id"
+         "  RETURNING status_id)"
          " UPDATE statuses SET updated_at = now() WHERE tenant_id = $1"
          " AND id IN (SELECT status_id FROM l) RETURNING id::text"},
     /*
@@ -117,7 +125,10 @@ const struct eu_sql eu_cards_sql[] = {
          " l AS (INSERT INTO preview_cards_statuses (tenant_id, status_id, preview_card_id)"
          "  SELECT $1, s.id, card.id FROM card, statuses s WHERE s.tenant_id = $1"
          "  AND s.id = $2::bigint AND s.deleted_at IS NULL"
-         "  ON CONFLICT (tenant_id, status_id) DO NOTHING RETURNING status_id),"
+         "  ON CONFLICT (tenant_id, status_id) DO UPDATE"
+         "  SET preview_card_id = excluded.preview_card_id"
+         "  WHERE preview_cards_statuses.preview_card_id <> excluded.preview_card_id"
+         "  RETURNING status_id),"
          " up AS (UPDATE statuses SET updated_at = now() WHERE tenant_id = $1"
          "  AND id IN (SELECT status_id FROM l) RETURNING id),"
          /* Its publisher, for the staff's review of trending links. */
@@ -137,6 +148,12 @@ const struct eu_sql eu_cards_sql[] = {
          "  $3::bigint) au"
          " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND s.deleted_at IS NULL"
          " AND a.suspended_at IS NULL AND au.ok"},
+    /* $2 an edited status that no longer has a link for a card. */
+    [EU_CARDS_DETACH] = {"cards.detach",
+                         "WITH l AS (DELETE FROM preview_cards_statuses WHERE tenant_id = $1"
+                         "  AND status_id = $2::bigint RETURNING status_id)"
+                         " UPDATE statuses SET updated_at = now() WHERE tenant_id = $1"
+                         " AND id IN (SELECT status_id FROM l) RETURNING id::text"},
     {0},
 };
 
@@ -177,13 +194,17 @@ eu_card_candidate(const char *content)
 }
 
 void
-eu_card_enqueue(struct eu_app *app, struct eu_tenant *t, const char *status_id)
+eu_card_enqueue(struct eu_app *app, struct eu_tenant *t, const char *status_id, bool edited)
 {
     if (!status_id)
         return;
     json_t *p = json_pack("{s:s}", "status_id", status_id);
+    if (edited)
+        json_object_set_new(p, "edited", json_true());
     char *payload = json_dumps(p, JSON_COMPACT);
-    char *key = eu_xasprintf("preview_card:%s", status_id);
+    /* An edit's job is its own: a job of the first version still waiting
+     * must not swallow it. */
+    char *key = edited ? NULL : eu_xasprintf("preview_card:%s", status_id);
     eu_queue_enqueue(app, t, "preview_card", payload, 0, key, NULL, NULL);
     free(key);
     free(payload);
@@ -196,6 +217,7 @@ struct run {
     struct eu_job *job;
     struct eu_fetch *f; /* while fetching */
     char *status_id;
+    bool edited;
     char *link, *host;
     char *page_url; /* where the page came from, after redirects */
     char *body;
@@ -315,6 +337,15 @@ set(char **field, const char *value)
 
 /* ------------------------------------------------------------ saving */
 
+/* The status's card changed after it was stored: streams that showed it
+ * get it again ("status.update", as an edit is sent). */
+static void
+announce(struct run *r)
+{
+    eu_stream_status_edited(eu_job_app(r->job), eu_job_tenant(r->job),
+                            strtoll(r->status_id, NULL, 10));
+}
+
 static void
 on_saved(PGresult *res, enum eu_db_status st, void *arg)
 {
@@ -331,6 +362,8 @@ on_saved(PGresult *res, enum eu_db_status st, void *arg)
     }
     if (r->image_key && PQgetisnull(res, 0, 0))
         eu_store_del(app->store, r->image_key, NULL, NULL);
+    if (strcmp(PQgetvalue(res, 0, 1), "0") != 0)
+        announce(r);
     run_finish(r, NULL);
 }
 
@@ -626,8 +659,10 @@ on_page(struct eu_fetch_resp *resp, void *arg)
 static void
 on_attached(PGresult *res, enum eu_db_status st, void *arg)
 {
-    (void)res;
-    run_finish(arg, st == EU_DB_OK ? NULL : "cannot attach the card");
+    struct run *r = arg;
+    if (st == EU_DB_OK && PQntuples(res) > 0)
+        announce(r);
+    run_finish(r, st == EU_DB_OK ? NULL : "cannot attach the card");
 }
 
 static void
@@ -660,13 +695,20 @@ on_loaded(PGresult *res, enum eu_db_status st, void *arg)
         run_finish(r, "cannot read the status");
         return;
     }
-    if (PQntuples(res) == 0 || PQgetvalue(res, 0, 1)[0] == 't' || PQgetvalue(res, 0, 2)[0] == 't') {
+    if (PQntuples(res) == 0 || (!r->edited && PQgetvalue(res, 0, 2)[0] == 't')) {
         run_finish(r, NULL);
         return;
     }
-    r->link = eu_card_first_link(PQgetvalue(res, 0, 0), eu_job_tenant(r->job)->domain);
+    if (PQgetvalue(res, 0, 1)[0] != 't')
+        r->link = eu_card_first_link(PQgetvalue(res, 0, 0), eu_job_tenant(r->job)->domain);
     char host[300];
     if (!r->link || strlen(r->link) > 2048 || eu_fetch_host_of(r->link, host, sizeof(host)) < 0) {
+        if (r->edited && PQgetvalue(res, 0, 2)[0] == 't') {
+            /* Edited to no link (or to media or a poll): no card. */
+            const char *p[] = {r->status_id};
+            eu_job_stmt(r->job, &eu_cards_sql[EU_CARDS_DETACH], 1, p, on_attached, r);
+            return;
+        }
         run_finish(r, NULL);
         return;
     }
@@ -686,6 +728,7 @@ eu_card_run(struct eu_job *job)
     struct run *r = eu_xcalloc(1, sizeof(*r));
     r->job = job;
     r->status_id = eu_xstrdup(id);
+    r->edited = json_is_true(json_object_get(eu_job_payload(job), "edited"));
     const char *p[] = {r->status_id};
     eu_job_stmt(job, &eu_cards_sql[EU_CARDS_LOAD], 1, p, on_loaded, r);
 }

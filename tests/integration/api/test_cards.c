@@ -133,6 +133,19 @@ has_card(const struct eu_it_resp *r, const void *arg)
     return r->status == 200 && json_is_object(json_object_get(r->json, "card"));
 }
 
+/* A 200 whose card's url is arg, or whose card is null when arg is NULL. */
+static bool
+card_is(const struct eu_it_resp *r, const void *arg)
+{
+    if (r->status != 200)
+        return false;
+    json_t *c = json_object_get(r->json, "card");
+    if (!arg)
+        return json_is_null(c);
+    const char *url = json_string_value(json_object_get(c, "url"));
+    return url && strcmp(url, arg) == 0;
+}
+
 /* Waits until the tenant has no preview_card job left (done ones are
  * deleted; a dead one would stay and fail this). */
 static void
@@ -382,6 +395,22 @@ START_TEST(test_cards)
                                           " WHERE tenant_id = %s",
                                           w.decoy_tid),
                      0);
+
+    /* An edit moves the card to the new first link, and one with no link
+     * left loses it (Mastodon fetches the card again). */
+    call_on(&w, &r, HOST, "PUT", "alice", "{\"status\":\"now http://pages.test/og\"}",
+            "/api/v1/statuses/%s", vid);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_wait_get(w.s, &r, HOST, eu_it_tok(&w, "alice"), 30000, card_is, "http://pages.test/og",
+                   "the edited status's new card", "/api/v1/statuses/%s", vid);
+    call_on(&w, &r, HOST, "PUT", "alice", "{\"status\":\"no link now\"}", "/api/v1/statuses/%s",
+            vid);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_wait_get(w.s, &r, HOST, eu_it_tok(&w, "alice"), 30000, card_is, NULL,
+                   "the edited status without a card", "/api/v1/statuses/%s", vid);
+    call_on(&w, &r, HOST, "GET", "alice", NULL, "/api/v1/statuses/%s/card", vid);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_object_size(r.json), 0);
 
     free(link_id);
     free(pub_id);
