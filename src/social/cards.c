@@ -47,6 +47,7 @@
 #include "eunha/db.h"
 #include "eunha/domainblock.h"
 #include "eunha/fetch.h"
+#include "eunha/isotime.h"
 #include "eunha/log.h"
 #include "eunha/media.h"
 #include "eunha/mediaapi.h"
@@ -367,16 +368,37 @@ on_saved(PGresult *res, enum eu_db_status st, void *arg)
     run_finish(r, NULL);
 }
 
+/* A page's article:published_time as our own ISO 8601 text into out, or
+ * NULL: only a time we parsed reaches the statement, since a value
+ * PostgreSQL refused (or read as "now" or "epoch") would fail the job into
+ * retries that fetch the page again. */
+static const char *
+published(const char *s, char out[EU_ISOTIME_SIZE])
+{
+    int64_t ms;
+    if (!s || eu_time_parse_iso8601(s, &ms) != 0)
+        return NULL;
+    eu_time_format_iso8601(ms, out);
+    return out;
+}
+
 static void
 save(struct run *r)
 {
     struct eu_app *app = eu_job_app(r->job);
     struct eu_tenant *t = eu_job_tenant(r->job);
     const char *url = r->page.canonical ? r->page.canonical : r->page_url;
+    if (strlen(url) > 2048) {
+        /* Past what the URL index takes (and no link anyone reads). */
+        if (r->image_key)
+            eu_store_del(app->store, r->image_key, NULL, NULL);
+        give_up(r, "the page's URL is too long");
+        return;
+    }
     char host[300];
     if (eu_fetch_host_of(url, host, sizeof(host)) < 0)
         snprintf(host, sizeof(host), "%s", r->host);
-    char width[16], height[16], size[24], quota[24];
+    char width[16], height[16], size[24], quota[24], when[EU_ISOTIME_SIZE];
     bool img = r->image_key != NULL;
     snprintf(width, sizeof(width), "%d",
              img && !strcmp(r->type, "link") ? r->img.small_width : r->width);
@@ -400,7 +422,7 @@ save(struct run *r)
         height,
         r->embed_url ? r->embed_url : "",
         r->page.language,
-        r->page.published && strlen(r->page.published) < 40 ? r->page.published : NULL,
+        published(r->page.published, when),
         r->image_key,
         size,
         r->image_alt ? r->image_alt : "",

@@ -34,6 +34,7 @@ PAGES = {
 <meta property="og:image" content="/img.png">
 <meta property="og:site_name" content="Pages">
 <meta name="author" content="Ann Author">
+<meta property="article:published_time" content="2026-01-02T03:04:05+01:00">
 </head><body><p>text</p></body></html>""",
     "/oembed": """<!DOCTYPE html><html><head><title>A video page</title>
 <link rel="alternate" type="application/json+oembed" href="/oembed.json">

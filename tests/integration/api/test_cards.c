@@ -227,7 +227,7 @@ START_TEST(test_cards)
     ck_assert_str_eq(sget(c, "html"), "");
     ck_assert_str_eq(sget(c, "embed_url"), "");
     ck_assert_str_eq(sget(c, "language"), "en");
-    ck_assert_str_eq(sget(c, "published_at"), "null");
+    ck_assert_str_eq(sget(c, "published_at"), "2026-01-02T02:04:05.000Z");
     ck_assert_str_eq(sget(c, "image_description"), "");
     ck_assert_int_eq(json_integer_value(json_object_get(c, "width")), 32);
     ck_assert_int_eq(json_integer_value(json_object_get(c, "height")), 16);
