@@ -106,6 +106,7 @@ apkeys ap
 app core
 approcess ap
 apresolve ap
+cards social
 arena core
 auth http
 config core

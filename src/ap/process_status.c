@@ -22,6 +22,7 @@
 #include "eunha/approcess.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
+#include "eunha/cards.h"
 #include "eunha/db.h"
 #include "eunha/feeds.h"
 #include "eunha/fetch.h"
@@ -241,6 +242,9 @@ on_created(const char *id, int status, void *arg)
     struct eu_proc *p = arg;
     if (!on_stored_status(p, id, status))
         return;
+    /* Its link's preview card, as a remote status gets one in Mastodon. */
+    if (eu_card_candidate(p->note.content))
+        eu_card_enqueue(p->app, p->t, p->s1, false);
     eu_proc_poll_store(p, p->s1, created_fanout);
 }
 
@@ -385,6 +389,8 @@ on_edited(const char *id, int status, void *arg)
     struct eu_proc *p = arg;
     if (!on_stored_status(p, id, status))
         return;
+    /* Its card follows its new text (src/social/cards.c). */
+    eu_card_enqueue(p->app, p->t, p->s1, true);
     const char *params[] = {p->s1};
     eu_proc_stmt(p, &eu_ap_process_status_sql[STATUS_REBLOGGERS], 1, params, on_rebloggers);
 }

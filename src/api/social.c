@@ -582,8 +582,7 @@ const struct eu_route eu_social_routes[] = {
     {GET, "/api/v1/tags/:name", tags_show, "read:follows", OPT},
     {POST, "/api/v1/tags/:name/follow", tags_follow, "write:follows", AUTH},
     {POST, "/api/v1/tags/:name/unfollow", tags_unfollow, "write:follows", AUTH},
-    /* Tags and statuses trend in trends.c; links wait for preview cards. */
-    {GET, "/api/v1/trends/links", reply_empty_list, NULL, EU_ROUTE_API},
+    /* Tags, statuses and links trend in trends.c. */
     {GET, "/api/v1/suggestions", reply_empty_list, "read", AUTH},
     {GET, "/api/v2/suggestions", reply_empty_list, "read", AUTH},
     {GET, "/api/v1/featured_tags", reply_empty_list, "read:accounts", AUTH},

@@ -22,6 +22,7 @@
 #include "eunha/app.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
+#include "eunha/cards.h"
 #include "eunha/db.h"
 #include "eunha/entities.h"
 #include "eunha/error.h"
@@ -915,6 +916,7 @@ struct publish {
     char *mention_ids;
     int64_t poll_ms; /* the poll's lifetime, or -1 */
     bool plain;      /* sent statuses.insert_plain, whose row ends in NEW_FEEDS */
+    bool card;       /* has a link that may get a preview card (src/social/cards.c) */
     eu_status_published_cb cb;
     void *arg;
 };
@@ -957,6 +959,8 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
             eu_ap_outbox_status(pb->app, pb->tenant, pb->author, id, EU_AP_STATUS_CREATE, NULL);
         if (pb->poll_ms >= 0)
             eu_queue_task_wake(pb->tenant, EU_TASK_POLLS, pb->poll_ms);
+        if (pb->card)
+            eu_card_enqueue(pb->app, pb->tenant, id, false);
         /* The statement cannot build a poll it has just inserted. */
         pb->cb(id, EU_DB_OK, NULL, pb->poll_ms >= 0 ? NULL : res, pb->arg);
     }
@@ -1024,6 +1028,8 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
         params[5] = vis;
     }
     pb->plain = plain;
+    /* Mastodon shows media or a poll instead of a card. */
+    pb->card = !d->poll && !strcmp(params[15], "{}") && eu_card_candidate(d->html);
     const struct eu_sql *insert = &eu_statuses_sql[plain ? STATUSES_INSERT_PLAIN : STATUSES_INSERT];
     int nparams = plain ? 11 : 17;
     if (conn)
@@ -1146,6 +1152,8 @@ on_edited(struct eu_req *req, PGresult *res, void *arg)
     eu_ap_outbox_status(req->app, req->tenant, req->auth.account_id, c->edit_id,
                         EU_AP_STATUS_UPDATE, NULL);
     eu_stream_status_edited(req->app, req->tenant, strtoll(c->edit_id, NULL, 10));
+    /* Its card follows its new text, as Mastodon fetches it again. */
+    eu_card_enqueue(req->app, req->tenant, c->edit_id, true);
     eu_statuses_reply_one(req, c->edit_id);
 }
 

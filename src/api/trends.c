@@ -13,7 +13,15 @@
  * (at least one); a status when it was favourited or reblogged in the
  * last two days. Neither shows publicly before the staff approved it
  * (tags.trendable and status_trend_reviews, tenant migration 0056), as
- * Mastodon requires review by default. Links wait for preview cards.
+ * Mastodon requires review by default.
+ *
+ * Links (preview cards, src/social/cards.c) trend as tags do, by the
+ * distinct accounts whose public statuses carried the card today against
+ * a day of the six before, and show publicly once the staff approved the
+ * link or its publisher (preview_card_providers, migration 0065), as
+ * Mastodon's PreviewCard#trendable? falls back to its provider's. The
+ * staff list them at /api/v1/admin/trends/links and review publishers at
+ * .../links/publishers, each review with its audit row.
  */
 #include "eunha/api.h"
 
@@ -24,6 +32,7 @@
 
 #include "eunha/arena.h"
 #include "eunha/auth.h"
+#include "eunha/cards.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/params.h"
@@ -39,6 +48,10 @@ enum {
     TRENDS_STATUSES,
     TRENDS_TAG_REVIEW,
     TRENDS_STATUS_REVIEW,
+    TRENDS_LINKS,
+    TRENDS_LINK_REVIEW,
+    TRENDS_PUBLISHERS,
+    TRENDS_PUBLISHER_REVIEW,
 };
 
 /* A tag's Mastodon history: the last seven days (UTC), today first, each
@@ -55,6 +68,27 @@ enum {
     "  AND t.status_id >= eunha_day_first_id(dd.day)"                                              \
     "  AND t.status_id < eunha_day_first_id(dd.day + 1) AND s.deleted_at IS NULL) d)::text"        \
     " AS history"
+
+/* A link's history, as TAG_HISTORY, from the card's range of
+ * preview_cards_statuses. */
+#define LINK_HISTORY(ID)                                                                           \
+    "(SELECT json_agg(json_build_object('day', extract(epoch FROM "                                \
+    "d.day::timestamp)::bigint::text,"                                                             \
+    " 'uses', d.uses::text, 'accounts', d.accounts::text) ORDER BY d.day DESC)"                    \
+    " FROM (SELECT (now() AT TIME ZONE 'UTC')::date - i AS day FROM generate_series(0, 6) i) dd"   \
+    " CROSS JOIN LATERAL (SELECT dd.day, count(*) AS uses, count(DISTINCT s.account_id)"           \
+    "  AS accounts FROM preview_cards_statuses t JOIN statuses s ON s.tenant_id = t.tenant_id"     \
+    "  AND s.id = t.status_id WHERE t.tenant_id = $1 AND t.preview_card_id = " ID                  \
+    "  AND t.status_id >= eunha_day_first_id(dd.day)"                                              \
+    "  AND t.status_id < eunha_day_first_id(dd.day + 1) AND s.deleted_at IS NULL"                  \
+    "  AND s.visibility = 0) d)::text AS history"
+
+/* A publisher's Admin entity's columns, from p. */
+#define PUBLISHER_COLS                                                                             \
+    "p.id::text AS id, p.domain, p.trendable::text AS trendable,"                                  \
+    " CASE WHEN p.reviewed_at IS NULL THEN NULL ELSE eunha_ts(p.reviewed_at) END AS reviewed_at,"  \
+    " CASE WHEN p.requested_review_at IS NULL THEN NULL ELSE eunha_ts(p.requested_review_at) END"  \
+    " AS requested_review_at"
 
 const struct eu_sql eu_trends_sql[] = {
     /*
@@ -121,6 +155,54 @@ const struct eu_sql eu_trends_sql[] = {
          "  target_id) SELECT $1, $4::bigint, CASE WHEN $3::bool THEN 'approve' ELSE 'reject'"
          "  END, 'Status', v.status_id FROM v)"
          " SELECT v.status_id::text AS id FROM v"},
+    /* $2..$4 as for tags. Public statuses of the last seven days by
+     * card and day, scored as tags are; a link shows publicly when it or
+     * else its publisher was approved. */
+    [TRENDS_LINKS] =
+        {"trends.links",
+         "WITH b AS (SELECT (now() AT TIME ZONE 'UTC')::date AS today),"
+         " u AS MATERIALIZED (SELECT t.preview_card_id AS card_id,"
+         "  eunha_id_day(t.status_id) AS day, s.account_id"
+         "  FROM b, preview_cards_statuses t JOIN statuses s ON s.tenant_id = t.tenant_id"
+         "  AND s.id = t.status_id WHERE t.tenant_id = $1"
+         "  AND t.status_id >= eunha_day_first_id(b.today - 6) AND s.deleted_at IS NULL"
+         "  AND s.visibility = 0),"
+         " sc AS (SELECT u.card_id, count(DISTINCT u.account_id) FILTER (WHERE u.day = b.today)"
+         "  AS observed, greatest(1.0, count(DISTINCT (u.account_id, u.day))"
+         "  FILTER (WHERE u.day < b.today) / 6.0) AS expected FROM u, b GROUP BY u.card_id)"
+         " SELECT eunha_card_json(c)::text AS card,"
+         " (c.trendable IS NULL AND p.trendable IS NULL)::text AS requires_review,"
+         " (sc.observed - sc.expected) ^ 2 / sc.expected AS score, " LINK_HISTORY(
+             "c.id") " FROM sc JOIN preview_cards c ON c.tenant_id = $1 AND c.id = sc.card_id"
+                     " LEFT JOIN preview_card_providers p ON p.tenant_id = $1"
+                     " AND p.domain = c.domain"
+                     " WHERE sc.observed > sc.expected"
+                     " AND ($2::bool OR coalesce(c.trendable, p.trendable, false))"
+                     " ORDER BY score DESC, c.id DESC LIMIT $3::int OFFSET $4::int"},
+    /* $2 the card, $3 trendable, $4 the staff's account. */
+    [TRENDS_LINK_REVIEW] =
+        {"trends.link_review",
+         "WITH c AS (UPDATE preview_cards SET trendable = $3::bool, reviewed_at = now(),"
+         "  updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint RETURNING *),"
+         " l AS (INSERT INTO admin_action_logs (tenant_id, account_id, action, target_type,"
+         "  target_id, human_identifier) SELECT $1, $4::bigint, CASE WHEN $3::bool"
+         "  THEN 'approve' ELSE 'reject' END, 'PreviewCard', c.id, c.url FROM c)"
+         " SELECT eunha_card_json(c)::text AS card, 'false' AS requires_review, " LINK_HISTORY(
+             "c.id") " FROM c"},
+    /* Every publisher of the tenant's cards, newest first. */
+    [TRENDS_PUBLISHERS] = {"trends.publishers",
+                           "SELECT " PUBLISHER_COLS " FROM preview_card_providers p"
+                           " WHERE p.tenant_id = $1 ORDER BY p.id DESC LIMIT 1000"},
+    /* $2 the publisher, $3 trendable, $4 the staff's account. */
+    [TRENDS_PUBLISHER_REVIEW] =
+        {"trends.publisher_review",
+         "WITH p AS (UPDATE preview_card_providers SET trendable = $3::bool,"
+         "  reviewed_at = now(), updated_at = now() WHERE tenant_id = $1 AND id = $2::bigint"
+         "  RETURNING *),"
+         " l AS (INSERT INTO admin_action_logs (tenant_id, account_id, action, target_type,"
+         "  target_id, human_identifier) SELECT $1, $4::bigint, CASE WHEN $3::bool"
+         "  THEN 'approve' ELSE 'reject' END, 'PreviewCardProvider', p.id, p.domain FROM p)"
+         " SELECT " PUBLISHER_COLS " FROM p"},
     {0},
 };
 
@@ -373,13 +455,148 @@ reject_status(struct eu_req *req)
     review(req, TRENDS_STATUS_REVIEW, on_status_reviewed, false);
 }
 
+/* ------------------------------------------------------------------ links */
+
+/* A Trends::Link of row i: the PreviewCard and its history; for the staff
+ * also the card's id and whether it awaits review. */
+static json_t *
+link_json(struct eu_req *req, const PGresult *res, int i, bool staff)
+{
+    const char *text = PQgetvalue(res, i, PQfnumber(res, "card"));
+    json_t *raw = json_loads(text, 0, NULL);
+    json_t *link = eu_card_json(req->app, eu_req_base_url(req), text);
+    if (!link)
+        link = json_object();
+    json_t *history = json_loads(PQgetvalue(res, i, PQfnumber(res, "history")), 0, NULL);
+    json_object_set_new(link, "history", history ? history : json_array());
+    if (staff) {
+        json_object_set(link, "id", json_object_get(raw, "id"));
+        json_object_set_new(
+            link, "requires_review",
+            json_boolean(PQgetvalue(res, i, PQfnumber(res, "requires_review"))[0] == 't'));
+    }
+    json_decref(raw);
+    return link;
+}
+
+static void
+on_links(struct eu_req *req, PGresult *res, void *arg)
+{
+    bool staff = arg != NULL;
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(out, link_json(req, res, i, staff));
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+list_links(struct eu_req *req, bool staff)
+{
+    const char *page[2];
+    if (read_page(req, page) < 0)
+        return;
+    const char *p[] = {staff ? "true" : "false", page[0], page[1]};
+    eu_req_stmt(req, &eu_trends_sql[TRENDS_LINKS], 3, p, on_links, staff ? (void *)req : NULL);
+}
+
+static void
+public_links(struct eu_req *req)
+{
+    list_links(req, false);
+}
+
+static void
+staff_links(struct eu_req *req)
+{
+    if (eu_auth_permit(req, EU_PERM_MANAGE_TAXONOMIES))
+        list_links(req, true);
+}
+
+static void
+on_link_reviewed(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, link_json(req, res, 0, true));
+}
+
+static void
+approve_link(struct eu_req *req)
+{
+    review(req, TRENDS_LINK_REVIEW, on_link_reviewed, true);
+}
+
+static void
+reject_link(struct eu_req *req)
+{
+    review(req, TRENDS_LINK_REVIEW, on_link_reviewed, false);
+}
+
+/* Admin::Trends::Links::PreviewCardProvider of row i. */
+static json_t *
+publisher_json(const PGresult *res, int i)
+{
+    int t = PQfnumber(res, "trendable"), rv = PQfnumber(res, "reviewed_at"),
+        rq = PQfnumber(res, "requested_review_at");
+    bool reviewed = !PQgetisnull(res, i, t);
+    return json_pack("{s:s, s:s, s:b, s:o, s:o, s:b}", "id",
+                     PQgetvalue(res, i, PQfnumber(res, "id")), "domain",
+                     PQgetvalue(res, i, PQfnumber(res, "domain")), "trendable",
+                     reviewed && PQgetvalue(res, i, t)[0] == 't', "reviewed_at",
+                     PQgetisnull(res, i, rv) ? json_null() : json_string(PQgetvalue(res, i, rv)),
+                     "requested_review_at",
+                     PQgetisnull(res, i, rq) ? json_null() : json_string(PQgetvalue(res, i, rq)),
+                     "requires_review", !reviewed);
+}
+
+static void
+on_publishers(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(out, publisher_json(res, i));
+    eu_req_reply_json(req, 200, out);
+}
+
+static void
+staff_publishers(struct eu_req *req)
+{
+    if (eu_auth_permit(req, EU_PERM_MANAGE_TAXONOMIES))
+        eu_req_stmt(req, &eu_trends_sql[TRENDS_PUBLISHERS], 0, NULL, on_publishers, NULL);
+}
+
+static void
+on_publisher_reviewed(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    if (PQntuples(res) == 0) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    eu_req_reply_json(req, 200, publisher_json(res, 0));
+}
+
+static void
+approve_publisher(struct eu_req *req)
+{
+    review(req, TRENDS_PUBLISHER_REVIEW, on_publisher_reviewed, true);
+}
+
+static void
+reject_publisher(struct eu_req *req)
+{
+    review(req, TRENDS_PUBLISHER_REVIEW, on_publisher_reviewed, false);
+}
+
 /* ------------------------------------------------------------ route table */
 
 #define STAFF (EU_ROUTE_API | EU_ROUTE_AUTH)
 
-/* Flags: include/eunha/router.h; src/app/routes.c lists the tables.
- * /api/v1/trends/links and the admin's links stay in social.c's table
- * (empty lists) until preview cards exist (issue 32). */
+/* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
 const struct eu_route eu_trends_routes[] = {
     {EU_HTTP_GET, "/api/v1/trends", public_tags, NULL, EU_ROUTE_API | EU_ROUTE_AUTH_OPT},
     {EU_HTTP_GET, "/api/v1/trends/tags", public_tags, NULL, EU_ROUTE_API | EU_ROUTE_AUTH_OPT},
@@ -392,5 +609,14 @@ const struct eu_route eu_trends_routes[] = {
     {EU_HTTP_POST, "/api/v1/admin/trends/statuses/:id/approve", approve_status, "admin:write",
      STAFF},
     {EU_HTTP_POST, "/api/v1/admin/trends/statuses/:id/reject", reject_status, "admin:write", STAFF},
+    {EU_HTTP_GET, "/api/v1/trends/links", public_links, NULL, EU_ROUTE_API | EU_ROUTE_AUTH_OPT},
+    {EU_HTTP_GET, "/api/v1/admin/trends/links", staff_links, "admin:read", STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/trends/links/:id/approve", approve_link, "admin:write", STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/trends/links/:id/reject", reject_link, "admin:write", STAFF},
+    {EU_HTTP_GET, "/api/v1/admin/trends/links/publishers", staff_publishers, "admin:read", STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/trends/links/publishers/:id/approve", approve_publisher,
+     "admin:write", STAFF},
+    {EU_HTTP_POST, "/api/v1/admin/trends/links/publishers/:id/reject", reject_publisher,
+     "admin:write", STAFF},
     {0},
 };

@@ -13,6 +13,7 @@
 #include "eunha/api.h"
 #include "eunha/apkeys.h"
 #include "eunha/approcess.h"
+#include "eunha/cards.h"
 #include "eunha/mailer.h"
 #include "eunha/mediaapi.h"
 #include "eunha/mediaclean.h"
@@ -38,6 +39,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"ap_poll_update", EU_QUEUE_DEFAULT, eu_ap_poll_update_run},
     /* a remote custom emoji's image cached (src/media/emoji_fetch.c) */
     {"emoji_fetch", EU_QUEUE_MEDIA, eu_emoji_fetch_run},
+    /* a status's link made a preview card (src/social/cards.c) */
+    {"preview_card", EU_QUEUE_MEDIA, eu_card_run},
     /* a tenant's e-mail through [mail] (src/social/mailer.c) */
     {"mail", EU_QUEUE_DEFAULT, eu_mail_job_run},
     /* a notification told by mail (src/social/notification_mail.c) */

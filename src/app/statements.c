@@ -9,6 +9,7 @@
 #include "eunha/apinbox.h"
 #include "eunha/approcess.h"
 #include "eunha/apresolve.h"
+#include "eunha/cards.h"
 #include "eunha/domainblock.h"
 #include "eunha/mailer.h"
 #include "eunha/mediaclean.h"
@@ -48,6 +49,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_admin_dimensions_sql,
     eu_admin_retention_sql,
     eu_trends_sql,
+    eu_cards_sql, /* social/cards.c: preview cards */
     eu_nodeinfo_sql,
     eu_web_sql,
     eu_web_page_sql,

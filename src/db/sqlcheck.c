@@ -48,7 +48,10 @@ const char *const eu_db_tenant_tables[] = {
     "announcements",
     "account_conversations",
     "mentions",
-    "status_trend_reviews", /* before statuses, which it references */
+    "status_trend_reviews",   /* before statuses, which it references */
+    "preview_cards_statuses", /* before statuses and preview_cards */
+    "preview_cards",
+    "preview_card_providers",
     "statuses_tags",
     "status_edits",
     "status_pins",
@@ -113,6 +116,7 @@ static const char *const tenant_free_functions[] = {
      * has read (migrations 0040 and 0041). */
     "eunha_ts",
     "eunha_media_json",
+    "eunha_card_json",
     "eunha_mention_json",
     "eunha_tag_json",
     "eunha_group_key",

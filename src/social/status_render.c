@@ -15,6 +15,7 @@
 
 #include "eunha/app.h"
 #include "eunha/arena.h"
+#include "eunha/cards.h"
 #include "eunha/config.h"
 #include "eunha/db.h"
 #include "eunha/entities.h"
@@ -71,6 +72,7 @@ enum {
     C_TAGS,
     C_MEDIA,
     C_EMOJIS,
+    C_CARD,
     C_ACCOUNT,
     C_NFIELDS
 };
@@ -116,6 +118,7 @@ static const char *const col_names[C_NFIELDS] = {
     [C_TAGS] = "tags",
     [C_MEDIA] = "media",
     [C_EMOJIS] = "status_emojis",
+    [C_CARD] = "card",
     [C_ACCOUNT] = "account_id",
 };
 
@@ -208,7 +211,13 @@ const struct eu_sql eu_status_render_sql[] = {
          "   '[]')::text FROM media_attachments mda WHERE mda.tenant_id = $1"
          "   AND mda.status_id = s.id AND mda.position >= 0) AS media,"
          /* The custom emoji its text uses, its author's server's. */
-         "  eunha_emojis_in($1, a.domain, s.spoiler_text || ' ' || s.content) AS status_emojis"
+         "  eunha_emojis_in($1, a.domain, s.spoiler_text || ' ' || s.content) AS status_emojis,"
+         /* Its preview card (src/social/cards.c), attached after the
+          * status was stored: the attaching statement touches the status
+          * row, so a cached status is built again with it. */
+         "  (SELECT eunha_card_json(pc)::text FROM preview_cards_statuses ps"
+         "   JOIN preview_cards pc ON pc.tenant_id = $1 AND pc.id = ps.preview_card_id"
+         "   WHERE ps.tenant_id = $1 AND ps.status_id = s.id) AS card"
          /* OFFSET 0 keeps each LATERAL a subquery of its own, so the stamp
           * test gates it (a one-time filter) instead of becoming a join
           * filter applied after its columns were computed. */
@@ -332,7 +341,9 @@ cols_find(const PGresult *r, struct render *rd)
     bool all = true;
     for (int i = 0; i < C_NFIELDS; i++) {
         rd->col[i] = PQfnumber(r, col_names[i]);
-        all = all && rd->col[i] >= 0;
+        /* The inserts that answer with their status have no card: a new
+         * status has none yet. */
+        all = all && (rd->col[i] >= 0 || i == C_CARD);
     }
     if (rd->col[C_ACCOUNT] >= 0)
         eu_account_cols_find(&rd->account, r);
@@ -403,7 +414,10 @@ status_base_json(struct eu_req *req, const int *col, const PGresult *r, int row,
     json_object_set_new(o, "mentions", parse_array(col_str(r, row, col[C_MENTIONS])));
     json_object_set_new(o, "tags", parse_array(col_str(r, row, col[C_TAGS])));
     json_object_set_new(o, "emojis", eu_custom_emojis_json(req, col_str(r, row, col[C_EMOJIS])));
-    json_object_set_new(o, "card", json_null());
+    json_t *card = NULL;
+    if (col[C_CARD] >= 0 && !is_reblog)
+        card = eu_card_json(req->app, base, col_str(r, row, col[C_CARD]));
+    json_object_set_new(o, "card", card ? card : json_null());
     return o;
 }
 
