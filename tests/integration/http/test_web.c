@@ -7,6 +7,7 @@
  * (test_about_pages).
  */
 #include "harness.h"
+#include "webform.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -242,6 +243,14 @@ START_TEST(test_frame)
     ck_assert_ptr_nonnull(strstr(r.body, "<meta name=\"theme-color\" content=\"#7a1f5c\">"));
     ck_assert_ptr_nonnull(strstr(r.body, "<img src=\"https://cdn.example/thumb.png\" alt=\"\">"));
     ck_assert_ptr_nonnull(strstr(r.body, "<span>Web Test</span>"));
+    /* The pages' texts follow the language: the sign-in page in Korean. */
+    page(s, &r, "/auth/sign_in", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "<html lang=\"ko\">"));
+    ck_assert_msg(strstr(r.body, "<h1>로그인</h1>") && strstr(r.body, ">비밀번호</label>") &&
+                      strstr(r.body, "본문으로 건너뛰기"),
+                  "%s", r.body);
+    ck_assert_ptr_null(strstr(r.body, "Forgot your password?"));
     {
         const char *h[] = {"Accept: text/html", NULL};
         ck_assert_int_eq(
@@ -501,6 +510,112 @@ START_TEST(test_profile_and_thread)
 }
 END_TEST
 
+/*
+ * The sign-up page: linked from the sign-in page while sign-ups are open,
+ * the tenant's rules and (in approval mode) a reason asked, the API's
+ * checks answered beside the fields, a CSRF token bound to the browser's
+ * session, the account made unapproved, and nothing but a notice once
+ * sign-ups are closed; the decoy's page shows none of it.
+ */
+START_TEST(test_sign_up_page)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, DOMAIN, "Web Test"));
+    json_decref(eu_it_tenant_create(s, "decoy.example", "Decoy"));
+    free(eu_it_account_seed(s, DOMAIN, "alice"));
+    admin_ok(s, "POST", "/admin/v1/tenants/" DOMAIN "/rules", "{\"text\":\"Be kind\"}", 200);
+    eu_it_tenant_patch(s, DOMAIN, "{\"registrations\":\"approval\"}");
+    struct eu_it_resp r = {0};
+
+    page(s, &r, "/auth/sign_in", "text/html");
+    ck_assert_ptr_nonnull(strstr(r.body, "href=\"/auth/sign_up\""));
+
+    struct eu_it_webform b = {.s = s, .host = DOMAIN};
+    eu_it_webform_send(&b, &r, "GET", "/auth/sign_up", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(b.cookie);
+    ck_assert_ptr_nonnull(b.csrf);
+    ck_assert_ptr_nonnull(strstr(r.body, "Be kind"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<textarea id=\"reason\""));
+    ck_assert_ptr_null(strstr(r.body, "date_of_birth"));
+
+    /* Everything wrong at once: each field says what. */
+    eu_it_webform_post(&b, &r, "/auth/sign_up",
+                       "username=alice&email=new%40mail.example&password=correct-horse"
+                       "&password_confirmation=other-horse");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_msg(strstr(r.body, "id=\"username-error\">Username is already taken<") &&
+                      strstr(r.body, "id=\"password_confirmation-error\">") &&
+                      strstr(r.body, "id=\"agreement-error\">Agreement must be accepted<") &&
+                      strstr(r.body, "aria-describedby=\"username-error\""),
+                  "%s", r.body);
+    ck_assert_ptr_nonnull(strstr(r.body, "value=\"new@mail.example\""));
+    ck_assert_ptr_null(strstr(r.body, "correct-horse"));
+    ck_assert_ptr_null(strstr(r.body, "email-error"));
+
+    /* Another browser's form (no session of its own) is refused. */
+    {
+        const char *h[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
+        const char *body = "authenticity_token=x&username=carol&email=carol%40mail.example"
+                           "&password=correct-horse&password_confirmation=correct-horse"
+                           "&agreement=1";
+        ck_assert_int_eq(
+            eu_it_http_raw(&r, "POST", s->public_port, DOMAIN, "/auth/sign_up", h, body), 0);
+        EU_IT_EXPECT_STATUS(&r, 422);
+        ck_assert_ptr_nonnull(strstr(r.body, "The form has expired"));
+    }
+
+    eu_it_webform_post(&b, &r, "/auth/sign_up",
+                       "username=carol&email=carol%40mail.example&password=correct-horse"
+                       "&password_confirmation=correct-horse&agreement=1"
+                       "&reason=I%20like%20pages");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(strstr(r.body, "Awaiting approval"), "%s", r.body);
+    char *db = eu_it_tenant_database(s, DOMAIN);
+    char *tid = eu_it_tenant_id(s, DOMAIN);
+    char *row = eu_it_pg_execf(db,
+                               "SELECT u.approved::text || ',' || u.reason || ',' ||"
+                               " (SELECT count(*) FROM oauth_access_tokens t WHERE t.tenant_id = %s"
+                               "  AND t.user_id = u.id) FROM users u JOIN accounts a"
+                               " ON a.tenant_id = u.tenant_id AND a.id = u.account_id"
+                               " WHERE u.tenant_id = %s AND a.username = 'carol'",
+                               tid, tid);
+    ck_assert_str_eq(row, "false,I like pages,0");
+    free(row);
+
+    /* Closed: a notice, no form, and no link from the sign-in page. */
+    eu_it_tenant_patch(s, DOMAIN, "{\"registrations\":\"closed\"}");
+    page(s, &r, "/auth/sign_up", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 403);
+    ck_assert_ptr_nonnull(strstr(r.body, "Registrations are closed"));
+    ck_assert_ptr_null(strstr(r.body, "<form"));
+    page(s, &r, "/auth/sign_in", "text/html");
+    ck_assert_ptr_null(strstr(r.body, "/auth/sign_up"));
+    eu_it_webform_post(&b, &r, "/auth/sign_up",
+                       "username=dave&email=dave%40mail.example&password=correct-horse"
+                       "&password_confirmation=correct-horse&agreement=1");
+    EU_IT_EXPECT_STATUS(&r, 403);
+
+    /* The decoy's page is its own. */
+    {
+        const char *h[] = {"Accept: text/html", NULL};
+        ck_assert_int_eq(
+            eu_it_http_raw(&r, "GET", s->public_port, "decoy.example", "/auth/sign_up", h, NULL),
+            0);
+    }
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_null(strstr(r.body, "Be kind"));
+    ck_assert_ptr_null(strstr(r.body, "Web Test"));
+
+    free(db);
+    free(tid);
+    eu_it_webform_free(&b);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -509,5 +624,6 @@ main(void)
     EU_IT_ADD_TCASE(suite, test_frame, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_about_pages, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_profile_and_thread, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_sign_up_page, TIMEOUT);
     return eu_it_run_suite(suite);
 }
