@@ -1,8 +1,10 @@
 /*
  * The public HTML pages: a local account's profile (/@username) with its
  * pinned and latest public and unlisted posts, paged by max_id; one post
- * with its thread (/@username/:id); and /users/:username sending browsers
- * to the profile. They exist so links opened from clients and shared in
+ * with its thread (/@username/:id); a hashtag's public posts (/tags/:name),
+ * local and remote, as the tag timeline API shows them to a visitor (its
+ * own statement, so the two cannot disagree); and /users/:username sending
+ * browsers to the profile. They exist so links opened from clients and shared in
  * chats land on something readable, with OpenGraph and Twitter-card tags
  * for previews; Mastodon's web app is not reproduced.
  *
@@ -24,6 +26,7 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +40,7 @@
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
+#include "oauth_internal.h"
 #include "web_internal.h"
 
 /* Posts on a profile page, and the most of a thread shown each way. */
@@ -263,12 +267,23 @@ media_html(struct eu_req *req, json_t *status)
     if (!*items)
         return "";
     const char *grid = eu_arena_sprintf(req->arena, "<div class=\"media\">%s</div>", items);
-    if (json_is_true(json_object_get(status, "sensitive")))
-        return eu_arena_sprintf(req->arena,
-                                "<details class=\"sensitive\"><summary>Sensitive media "
-                                "(show)</summary>%s</details>",
-                                grid);
-    return grid;
+    if (!json_is_true(json_object_get(status, "sensitive")))
+        return grid;
+    /* Sensitive: each image's blurhash, decoded here, until the visitor
+     * opens the details; the media themselves load only then. */
+    const char *blurs = "";
+    json_array_foreach(list, i, m)
+    {
+        const char *img = eu_web_blurhash_data_url(req, jstr(m, "blurhash"));
+        if (img)
+            blurs = eu_arena_sprintf(req->arena, "%s<img class=\"blurhash\" src=\"%s\" alt=\"\">",
+                                     blurs, img);
+    }
+    return eu_arena_sprintf(
+        req->arena,
+        "<details class=\"sensitive\"><summary>%s<span>Sensitive media "
+        "(show)</span></summary>%s</details>",
+        *blurs ? eu_arena_sprintf(req->arena, "<span class=\"blurs\">%s</span>", blurs) : "", grid);
 }
 
 /* One post as HTML; main marks the post a status page is about. */
@@ -627,6 +642,119 @@ eu_web_users(struct eu_req *req)
     eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
 }
 
+/* ------------------------------------------------------------- the tag */
+
+/* Posts on a tag's page. */
+#define TAG_POSTS 20
+
+struct tag_page {
+    const char *name;
+    size_t n;
+    bool more;
+    const char *ids[TAG_POSTS + 1];
+};
+
+static void
+on_tag_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    struct tag_page *t = arg;
+    const char *posts = "";
+    for (size_t i = 0; i < t->n; i++) {
+        json_t *s = find_status(array, t->ids[i]);
+        if (s)
+            posts = eu_arena_sprintf(req->arena, "%s%s", posts, status_html(req, s, false));
+    }
+    json_decref(array);
+    const char *name = eu_html_escape(req, t->name);
+    if (!*posts)
+        posts = "<p class=\"muted\">No posts with this tag yet.</p>";
+    const char *pager =
+        t->more ? eu_arena_sprintf(req->arena,
+                                   "<nav class=\"pager\" aria-label=\"Pages\"><span></span>"
+                                   "<a href=\"/tags/%s?max_id=%s\">Older posts</a></nav>",
+                                   eu_html_escape(req, eu_oauth_url_encode(req->arena, t->name)),
+                                   t->ids[t->n - 1])
+                : "";
+    const char *title = eu_arena_sprintf(req->arena, "#%s", t->name);
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<div class=\"card\"><h1>#%s</h1><p class=\"muted\">Public posts with this tag, from "
+        "this server and the servers it knows.</p></div>"
+        "<section class=\"card\" aria-label=\"Posts\">%s%s</section>",
+        name, posts, pager);
+    const char *url = eu_arena_sprintf(req->arena, "%s/tags/%s", eu_req_base_url(req),
+                                       eu_oauth_url_encode(req->arena, t->name));
+    const char *desc =
+        eu_arena_sprintf(req->arena, "Public posts with #%s on %s", t->name, req->tenant->title);
+    /* Mastodon keeps tag pages out of search engines; no feed is served
+     * for them here, so no alternate names one. */
+    const char *head = eu_arena_sprintf(
+        req->arena,
+        "<meta name=\"robots\" content=\"noindex\"><meta name=\"description\" content=\"%s\">"
+        "<meta property=\"og:site_name\" content=\"%s\"><meta property=\"og:type\" "
+        "content=\"website\"><meta property=\"og:title\" content=\"%s\">"
+        "<meta property=\"og:description\" content=\"%s\"><meta property=\"og:url\" "
+        "content=\"%s\"><meta name=\"twitter:card\" content=\"summary\">"
+        "<link rel=\"canonical\" href=\"%s\">",
+        eu_html_escape(req, desc), eu_html_escape(req, req->tenant->title),
+        eu_html_escape(req, title), eu_html_escape(req, desc), eu_html_escape(req, url),
+        eu_html_escape(req, url));
+    eu_web_reply_page_head(req, 200, title, head, body);
+}
+
+static void
+on_tag_ids(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct tag_page *t = arg;
+    int rows = PQntuples(res);
+    for (int i = 0; i < rows && t->n <= TAG_POSTS; i++)
+        t->ids[t->n++] = eu_arena_strdup(req->arena, PQgetvalue(res, i, 0));
+    if (t->n > TAG_POSTS) {
+        t->more = true;
+        t->n = TAG_POSTS;
+    }
+    eu_statuses_render(req, t->ids, t->n, on_tag_rendered, t);
+}
+
+/* Hashtag names are word characters (any non-ASCII letter counts), as the
+ * tag timeline takes them. */
+static bool
+is_tag_name(const char *s)
+{
+    if (!s || !*s || strlen(s) > 256)
+        return false;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (!isalnum(c) && c != '_' && c < 0x80)
+            return false;
+    }
+    return true;
+}
+
+/* GET /tags/:name: the tag timeline's statement (timelines.c) for a viewer
+ * who is nobody, newest first, paged by max_id. */
+void
+eu_web_tag(struct eu_req *req)
+{
+    const char *name = eu_req_param(req, "name");
+    const char *max_id = eu_req_query(req, "max_id");
+    const struct eu_sql *sql = eu_sql_find("timelines.tag");
+    if (!is_tag_name(name) || (max_id && !eu_id_is_valid(max_id)) || !sql) {
+        reply_not_found(req);
+        return;
+    }
+    struct tag_page *t = eu_arena_calloc(req->arena, sizeof(*t));
+    t->name = name;
+    struct eu_page page = {.max_id = max_id, .limit = TAG_POSTS + 1};
+    snprintf(page.limit_s, sizeof(page.limit_s), "%d", page.limit);
+    /* local, remote, only_media, viewer, any (the tag), all, none. */
+    const char *params[11] = {
+        "false", "false", "false", NULL, eu_arena_sprintf(req->arena, "{\"%s\"}", name),
+        NULL,    "{}"};
+    eu_page_params(&page, params + 7);
+    eu_req_stmt_page(req, sql, &page, 11, params, on_tag_ids, t);
+}
+
 /* ------------------------------------------------------------ route table */
 
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
@@ -634,5 +762,6 @@ const struct eu_route eu_web_routes[] = {
     {EU_HTTP_GET, "/:acct", eu_web_profile, NULL, 0},
     {EU_HTTP_GET, "/:acct/:id", eu_web_status, NULL, 0},
     {EU_HTTP_GET, "/users/:username", eu_web_users, NULL, 0},
+    {EU_HTTP_GET, "/tags/:name", eu_web_tag, NULL, 0},
     {0},
 };

@@ -64,5 +64,10 @@ void eu_web_terms(struct eu_req *req);
 void eu_web_profile(struct eu_req *req);
 void eu_web_status(struct eu_req *req);
 void eu_web_users(struct eu_req *req);
+/* The blurhash hash as a small PNG in a data: URL (arena), or NULL when
+ * it is not a blurhash (web_blurhash.c). */
+const char *eu_web_blurhash_data_url(struct eu_req *req, const char *hash);
+/* GET /tags/:name (web.c). */
+void eu_web_tag(struct eu_req *req);
 
 #endif

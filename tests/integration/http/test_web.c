@@ -616,6 +616,92 @@ START_TEST(test_sign_up_page)
 }
 END_TEST
 
+/*
+ * /tags/:name: the tag's public posts as the tag timeline shows them to a
+ * visitor (not the unlisted ones), OpenGraph for previews, paging by
+ * max_id; the decoy's page of the same tag shows none of them.
+ */
+START_TEST(test_tag_page)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, DOMAIN, "Web Test"));
+    json_decref(eu_it_tenant_create(s, "decoy.example", "Decoy"));
+    char *alice = NULL;
+    char *tok = eu_it_user_new(s, DOMAIN, "alice", "read write", &alice);
+    char *first = post(s, tok, "The first of #Pages", "public");
+    free(post(s, tok, "Quietly about #pages", "unlisted"));
+    for (int i = 0; i < 20; i++) {
+        char text[64];
+        snprintf(text, sizeof(text), "Number %d on #pages", i);
+        free(post(s, tok, text, "public"));
+    }
+    struct eu_it_resp r = {0};
+    page(s, &r, "/tags/pages", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "<h1>#pages</h1>"));
+    ck_assert_ptr_nonnull(strstr(r.body, "Number 19 on"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<meta property=\"og:title\" content=\"#pages\">"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<meta name=\"robots\" content=\"noindex\">"));
+    ck_assert_ptr_null(strstr(r.body, "Quietly"));
+    ck_assert_ptr_null(strstr(r.body, "The first of"));
+    const char *older = strstr(r.body, "href=\"/tags/pages?max_id=");
+    ck_assert_ptr_nonnull(older);
+    char next[128];
+    snprintf(next, sizeof(next), "%.*s", (int)strcspn(older + 6, "\""), older + 6);
+    page(s, &r, next, "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(strstr(r.body, "The first of"), "%s", r.body);
+    ck_assert_ptr_null(strstr(r.body, "max_id="));
+    page(s, &r, "/tags/no-such", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    {
+        const char *h[] = {"Accept: text/html", NULL};
+        ck_assert_int_eq(
+            eu_it_http_raw(&r, "GET", s->public_port, "decoy.example", "/tags/pages", h, NULL), 0);
+    }
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_null(strstr(r.body, "on #pages"));
+    ck_assert_ptr_nonnull(strstr(r.body, "No posts with this tag yet."));
+
+    /* A sensitive picture shows its blurhash, decoded into an inline PNG,
+     * until the visitor opens it. */
+    char *db = eu_it_tenant_database(s, DOMAIN);
+    char *tid = eu_it_tenant_id(s, DOMAIN);
+    char *pic = eu_it_pg_execf(
+        db,
+        "WITH n AS (SELECT eunha_next_id() AS id) INSERT INTO media_attachments"
+        " (tenant_id, id, account_id, type, state, description, blurhash, meta, file_key,"
+        " file_content_type, file_size, preview_key, preview_size)"
+        " SELECT %s, n.id, %s, 'image', 'ready', 'a cat', 'LEHV6nWB2yk8pyo0adR*.7kCMdnj',"
+        " '{\"original\":{\"width\":640,\"height\":480}}',"
+        " '%s/media_attachments/' || n.id || '/original.jpg', 'image/jpeg', 1000,"
+        " '%s/media_attachments/' || n.id || '/small.webp', 100 FROM n RETURNING id::text",
+        tid, alice, tid, tid);
+    char body[256];
+    snprintf(body, sizeof(body),
+             "{\"status\":\"A picture #cats\",\"media_ids\":[\"%s\"],\"sensitive\":true}", pic);
+    free(post_json(s, tok, body));
+    page(s, &r, "/tags/cats", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *blur =
+        strstr(r.body, "<img class=\"blurhash\" src=\"data:image/png;base64,iVBORw0KGgo");
+    const char *real = strstr(r.body, "small.webp");
+    ck_assert_msg(blur && real && strstr(r.body, "<details class=\"sensitive\"><summary>"), "%s",
+                  r.body);
+    ck_assert_msg(blur < strstr(r.body, "</summary>") && real > strstr(r.body, "</summary>"),
+                  "the picture is not behind the details: %s", r.body);
+    free(pic);
+    free(db);
+    free(tid);
+    free(alice);
+    free(first);
+    free(tok);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -625,5 +711,6 @@ main(void)
     EU_IT_ADD_TCASE(suite, test_about_pages, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_profile_and_thread, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_sign_up_page, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_tag_page, TIMEOUT);
     return eu_it_run_suite(suite);
 }
