@@ -134,9 +134,28 @@ START_TEST(test_pages_in_chromium)
     snprintf(reply, sizeof(reply), "{\"status\":\"A reply\",\"in_reply_to_id\":\"%s\"}", status_id);
     eu_it_callf(s, &r, HOST, "POST", tok, reply, "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
-    /* otto signs in with a second factor. */
     char *db = eu_it_tenant_database(s, HOST);
     char *tid = eu_it_tenant_id(s, HOST);
+    /* A sensitive picture under a tag: the tag page shows its blurhash. */
+    char *pic = eu_it_pg_execf(
+        db,
+        "WITH n AS (SELECT eunha_next_id() AS id) INSERT INTO media_attachments"
+        " (tenant_id, id, account_id, type, state, description, blurhash, meta, file_key,"
+        " file_content_type, file_size, preview_key, preview_size)"
+        " SELECT %s, n.id, %s, 'image', 'ready', 'a cat', 'LEHV6nWB2yk8pyo0adR*.7kCMdnj',"
+        " '{\"original\":{\"width\":640,\"height\":480}}',"
+        " '%s/media_attachments/' || n.id || '/original.jpg', 'image/jpeg', 1000,"
+        " '%s/media_attachments/' || n.id || '/small.webp', 100 FROM n RETURNING id::text",
+        tid, alice_id, tid, tid);
+    char picture[256];
+    snprintf(picture, sizeof(picture),
+             "{\"status\":\"A picture for #pages\",\"media_ids\":[\"%s\"],"
+             "\"sensitive\":true}",
+             pic);
+    eu_it_callf(s, &r, HOST, "POST", tok, picture, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    free(pic);
+    /* otto signs in with a second factor. */
     free(eu_it_pg_execf(db,
                         "UPDATE users SET otp_secret = '%s', otp_required_for_login = true"
                         " WHERE tenant_id = %s AND account_id = (SELECT id FROM accounts"

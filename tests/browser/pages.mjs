@@ -187,6 +187,11 @@ await visit(page, host, '/terms-of-service', 'terms-of-service', 404);
 await visit(page, host, '/@alice', 'profile', 200, 'greeting');
 await visit(page, host, `/@alice/${statusId}`, 'status', 200, 'greeting');
 await visit(page, host, '/@nobody', 'not-found', 404);
+await visit(page, host, '/tags/pages', 'tag', 200, 'A picture for #pages');
+// The sensitive picture is its blurhash until opened: no request for it.
+check(await page.$eval('details.sensitive img.blurhash', (e) => e.src.startsWith('data:image/png') &&
+  e.naturalWidth === 32).catch(() => false), 'tag: no blurhash image for the sensitive picture');
+check(!(await page.$eval('details.sensitive', (e) => e.open)), 'tag: the sensitive picture is open');
 await visit(page, host, '/auth/sign_in', 'sign-in', 200);
 await visit(page, host, '/auth/sign_up', 'sign-up', 200, 'Be kind');
 await visit(page, host, '/auth/password/new', 'password-new', 200);
