@@ -2,7 +2,7 @@
  * The translations of the pages' texts (web_text.h), one table per
  * language: the English text as the pages write it (the key), and its
  * translation, with the key's printf conversions in the same order
- * (eu_web_text_check(), run by unit.api.web_text, holds every table to
+ * (eu_web_text_check(), run by unit.api.test_web_text, holds every table to
  * that). A text a table lacks reads in English, so a table may grow page
  * by page.
  *
