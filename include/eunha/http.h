@@ -24,6 +24,7 @@ struct eu_error;
 struct json_t;
 struct eu_page;
 struct eu_sql;
+struct eu_web_frame;
 struct pg_result;
 
 /* The areas of Mastodon's CORS (src/http/server.c): /api/, /.well-known/
@@ -62,6 +63,9 @@ struct eu_req {
      * instead of to a client. */
     void (*sink)(int status, const char *body, size_t len, void *arg);
     void *sink_arg;
+    /* An HTML page's frame (src/api/web_page.c): what the page shows of
+     * its tenant, read before the page builds its body; arena, else NULL. */
+    struct eu_web_frame *web_frame;
     /* Set by the pipeline for EU_ROUTE_AUTH / AUTH_OPT / APP_TOKEN routes. */
     struct {
         bool present; /* a valid token was sent */

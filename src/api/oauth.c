@@ -66,6 +66,7 @@
 #include "otp_internal.h"
 #include "pwgate_internal.h"
 #include "web_internal.h"
+#include "web_text.h"
 #include "websession_internal.h"
 
 /* Mastodon's windows for its sign-in throttles; the counts are config. */
@@ -363,11 +364,11 @@ reply_authz_error_page(struct eu_req *req, int status, const char *code, const c
         eu_oauth_reply_error(req, status, code, desc);
         return;
     }
-    const char *body = eu_arena_sprintf(req->arena,
-                                        "<div class=\"card\"><h1>An error has occurred</h1>"
-                                        "<p class=\"error\">%s</p><p><code>%s</code></p></div>",
-                                        eu_html_escape(req, desc), eu_html_escape(req, code));
-    eu_web_reply_page(req, status, "Authorization error", body);
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<div class=\"card\"><h1>%s</h1><p class=\"error\">%s</p><p><code>%s</code></p></div>",
+        eu_web_th(req, "An error has occurred"), eu_web_th(req, desc), eu_html_escape(req, code));
+    eu_web_reply_page(req, status, eu_web_t(req, "Authorization error"), body);
 }
 
 static const char *
@@ -422,41 +423,53 @@ static void
 reply_sign_in(struct eu_oauth_flow *f, int status, const char *error)
 {
     struct eu_req *req = f->req;
-    const char *err = error ? eu_arena_sprintf(req->arena, "<p class=\"error\">%s</p>",
-                                               eu_html_escape(req, error))
-                            : "";
+    const char *err = error
+                          ? eu_arena_sprintf(req->arena, "<p class=\"error\" role=\"alert\">%s</p>",
+                                             eu_web_th(req, error))
+                          : "";
     if (f->otp_pending) {
         const char *body = eu_arena_sprintf(
             req->arena,
-            "<div class=\"card\"><h1>Two-factor authentication</h1><p>Enter the code from "
-            "your authenticator app, or one of your recovery codes.</p>%s"
+            "<div class=\"card\"><h1>%s</h1><p>%s</p>%s"
             "<form method=\"post\" action=\"/auth/sign_in\">%s"
-            "<label for=\"code\">Code</label><input type=\"text\" id=\"code\" name=\"code\" "
+            "<label for=\"code\">%s</label><input type=\"text\" id=\"code\" name=\"code\" "
             "inputmode=\"numeric\" autocomplete=\"one-time-code\" required autofocus>"
-            "<button type=\"submit\">Sign in</button></form></div>",
-            err, hidden_fields(f));
-        eu_web_reply_page(req, status, "Two-factor authentication", body);
+            "<button type=\"submit\">%s</button></form></div>",
+            eu_web_th(req, "Two-factor authentication"),
+            eu_web_th(req, "Enter the code from your authenticator app, or one of your recovery "
+                           "codes."),
+            err, hidden_fields(f), eu_web_th(req, "Code"), eu_web_th(req, "Sign in"));
+        eu_web_reply_page(req, status, eu_web_t(req, "Two-factor authentication"), body);
         return;
     }
+    const char *title = eu_html_escape(req, req->tenant->title);
     const char *intro =
         f->standalone
-            ? eu_arena_sprintf(req->arena, "<p>Sign in to %s.</p>",
-                               eu_html_escape(req, req->tenant->title))
-            : eu_arena_sprintf(req->arena, "<p>Sign in to %s to authorize <strong>%s</strong>.</p>",
-                               eu_html_escape(req, req->tenant->title),
-                               eu_html_escape(req, f->app_name));
+            ? eu_arena_sprintf(req->arena, eu_web_th(req, "Sign in to %s."), title)
+            : eu_arena_sprintf(req->arena, eu_web_th(req, "Sign in to %s to authorize %s."), title,
+                               eu_arena_sprintf(req->arena, "<strong>%s</strong>",
+                                                eu_html_escape(req, f->app_name)));
+    /* Registrations open or by approval: the way to an account. */
+    const char *sign_up =
+        strcmp(eu_web_registrations(req), "closed") != 0
+            ? eu_arena_sprintf(req->arena, "<p>%s <a href=\"/auth/sign_up\">%s</a></p>",
+                               eu_web_th(req, "No account yet?"), eu_web_th(req, "Sign up"))
+            : "";
     const char *body = eu_arena_sprintf(
         req->arena,
-        "<div class=\"card\"><h1>Sign in</h1>%s%s"
+        "<div class=\"card\"><h1>%s</h1><p>%s</p>%s"
         "<form method=\"post\" action=\"/auth/sign_in\">%s"
-        "<label for=\"login\">E-mail address or username</label><input type=\"text\" "
+        "<label for=\"login\">%s</label><input type=\"text\" "
         "id=\"login\" name=\"email\" autocomplete=\"username\" required value=\"%s\">"
-        "<label for=\"password\">Password</label><input type=\"password\" id=\"password\" "
+        "<label for=\"password\">%s</label><input type=\"password\" id=\"password\" "
         "name=\"password\" autocomplete=\"current-password\" required>"
-        "<button type=\"submit\">Sign in</button></form>"
-        "<p><a href=\"/auth/password/new\">Forgot your password?</a></p></div>",
-        intro, err, hidden_fields(f), eu_html_escape(req, f->login ? f->login : ""));
-    eu_web_reply_page(req, status, "Sign in", body);
+        "<button type=\"submit\">%s</button></form>"
+        "<p><a href=\"/auth/password/new\">%s</a></p>%s</div>",
+        eu_web_th(req, "Sign in"), intro, err, hidden_fields(f),
+        eu_web_th(req, "E-mail address or username"), eu_html_escape(req, f->login ? f->login : ""),
+        eu_web_th(req, "Password"), eu_web_th(req, "Sign in"),
+        eu_web_th(req, "Forgot your password?"), sign_up);
+    eu_web_reply_page(req, status, eu_web_t(req, "Sign in"), body);
 }
 
 /* What a scope lets an application do, in words, for the consent page.
@@ -521,29 +534,34 @@ reply_consent(struct eu_oauth_flow *f)
         items = eu_arena_sprintf(req->arena,
                                  "%s<li>%s <span class=\"muted\">(<code>%s</code>)"
                                  "</span></li>",
-                                 items, eu_html_escape(req, scope_words(one)),
-                                 eu_html_escape(req, one));
+                                 items, eu_web_th(req, scope_words(one)), eu_html_escape(req, one));
         p += len;
         while (*p == ' ')
             p++;
     }
+    const char *user = eu_html_escape(req, f->username ? f->username : "");
+    const char *asks = eu_arena_sprintf(
+        req->arena,
+        eu_web_th(req, "%s would like permission to access your account %s. It is a third-party "
+                       "application; if you do not trust it, do not authorize it."),
+        eu_arena_sprintf(req->arena, "<strong>%s</strong>", eu_html_escape(req, f->app_name)),
+        eu_arena_sprintf(req->arena, "<strong>@%s</strong>", user));
+    const char *not_you = eu_arena_sprintf(req->arena, eu_web_th(req, "Not @%s?"), user);
     const char *body = eu_arena_sprintf(
         req->arena,
-        "<div class=\"card\"><h1>Authorization required</h1><p><strong>%s</strong> would like "
-        "permission to access your account <strong>@%s</strong>. It is a third-party "
-        "application; if you do not trust it, do not authorize it.</p><p>It asks to:</p>"
+        "<div class=\"card\"><h1>%s</h1><p>%s</p><p>%s</p>"
         "<ul class=\"scopes\">%s</ul>"
         "<form method=\"post\" action=\"/oauth/authorize\">%s<div class=\"actions\">"
-        "<button type=\"submit\" name=\"decision\" value=\"approve\">Authorize</button>"
-        "<button type=\"submit\" class=\"secondary\" name=\"decision\" value=\"deny\">Deny"
+        "<button type=\"submit\" name=\"decision\" value=\"approve\">%s</button>"
+        "<button type=\"submit\" class=\"secondary\" name=\"decision\" value=\"deny\">%s"
         "</button></div></form>"
-        "<form method=\"post\" action=\"/auth/sign_out\">%s%s<p class=\"muted\">Not @%s? "
-        "<button type=\"submit\" class=\"secondary\">Sign out</button></p></form></div>",
-        eu_html_escape(req, f->app_name), eu_html_escape(req, f->username ? f->username : ""),
-        items, hidden_fields(f), hidden(req, "authenticity_token", f->csrf),
-        hidden(req, "return_to", authorize_url(f)),
-        eu_html_escape(req, f->username ? f->username : ""));
-    eu_web_reply_page(req, 200, "Authorization required", body);
+        "<form method=\"post\" action=\"/auth/sign_out\">%s%s<p class=\"muted\">%s "
+        "<button type=\"submit\" class=\"secondary\">%s</button></p></form></div>",
+        eu_web_th(req, "Authorization required"), asks, eu_web_th(req, "It asks to:"), items,
+        hidden_fields(f), eu_web_th(req, "Authorize"), eu_web_th(req, "Deny"),
+        hidden(req, "authenticity_token", f->csrf), hidden(req, "return_to", authorize_url(f)),
+        not_you, eu_web_th(req, "Sign out"));
+    eu_web_reply_page(req, 200, eu_web_t(req, "Authorization required"), body);
 }
 
 /* Sends the browser back to the client: redirect_uri with the query
@@ -558,11 +576,12 @@ redirect_to_client(struct eu_oauth_flow *f, const char *code, const char *error,
         if (code) {
             const char *body = eu_arena_sprintf(
                 a,
-                "<div class=\"card\"><h1>Authorization code</h1><p>Copy this authorization code "
-                "and paste it into the application.</p><label for=\"code\">Your code</label>"
+                "<div class=\"card\"><h1>%s</h1><p>%s</p><label for=\"code\">%s</label>"
                 "<input class=\"code\" id=\"code\" type=\"text\" readonly value=\"%s\"></div>",
-                eu_html_escape(req, code));
-            eu_web_reply_page(req, 200, "Authorization code", body);
+                eu_web_th(req, "Authorization code"),
+                eu_web_th(req, "Copy this authorization code and paste it into the application."),
+                eu_web_th(req, "Your code"), eu_html_escape(req, code));
+            eu_web_reply_page(req, 200, eu_web_t(req, "Authorization code"), body);
         } else {
             reply_authz_error_page(req, 400, error, desc);
         }
@@ -736,6 +755,56 @@ start_anonymous_session(struct eu_oauth_flow *f)
     eu_req_stmt(req, &eu_oauth_sql[OAUTH_SESSION_ANONYMOUS], 2, p, on_anon_session, f);
 }
 
+struct browser_session {
+    eu_oauth_session_cb cb;
+    void *arg;
+    bool create;
+    const char *csrf;
+};
+
+static void
+on_browser_session_made(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct browser_session *b = arg;
+    b->cb(req, b->csrf, b->arg);
+}
+
+static void
+on_browser_session(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct browser_session *b = arg;
+    /* OAUTH_SESSION_LOAD's row: found (4), csrf_token (6). */
+    if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 4)) {
+        b->cb(req, eu_arena_strdup(req->arena, PQgetvalue(res, 0, 6)), b->arg);
+        return;
+    }
+    if (!b->create) {
+        b->cb(req, NULL, b->arg);
+        return;
+    }
+    char token[EU_AUTH_TOKEN_LEN], hash[65], csrf[EU_AUTH_TOKEN_LEN];
+    eu_auth_token_new(token);
+    eu_auth_token_hash(token, hash);
+    eu_auth_token_new(csrf);
+    b->csrf = eu_arena_strdup(req->arena, csrf);
+    set_session_cookie(req, token);
+    const char *p[] = {hash, csrf};
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_SESSION_ANONYMOUS], 2, p, on_browser_session_made, b);
+}
+
+void
+eu_oauth_browser_session(struct eu_req *req, bool create, eu_oauth_session_cb cb, void *arg)
+{
+    struct browser_session *b = eu_arena_calloc(req->arena, sizeof(*b));
+    b->cb = cb;
+    b->arg = arg;
+    b->create = create;
+    char hash[65];
+    eu_auth_token_hash(eu_web_session_cookie(req), hash);
+    const char *p[] = {hash};
+    eu_req_stmt(req, &eu_oauth_sql[OAUTH_SESSION_LOAD], 1, p, on_browser_session, b);
+}
+
 /* ------------------------------------------------ GET /oauth/authorize */
 
 static void
@@ -882,12 +951,7 @@ static void
 reply_csrf_failure(struct eu_oauth_flow *f)
 {
     struct eu_req *req = f->req;
-    const char *body = eu_arena_sprintf(
-        req->arena,
-        "<h1>The form has expired</h1><p class=\"error\">Invalid authenticity token: the page "
-        "was open too long or came from elsewhere.</p><p><a href=\"%s\">Start again</a></p>",
-        eu_html_escape(req, authorize_url(f)));
-    eu_web_reply_page(req, 422, "Invalid authenticity token", body);
+    eu_web_reply_expired_form(req, authorize_url(f));
 }
 
 static void
@@ -1260,20 +1324,37 @@ reply_sign_in_throttled(struct eu_req *req, int retry_after_s)
     int minutes = (retry_after_s + 59) / 60;
     const char *body = eu_arena_sprintf(
         req->arena,
-        "<h1>Too many sign-in attempts</h1><p class=\"error\">Too many sign-in attempts. Try "
-        "again in %d minute%s.</p><p><a href=\"%s\">Back to sign-in</a></p>",
-        minutes, minutes == 1 ? "" : "s", eu_html_escape(req, authorize_url(&f)));
-    eu_web_reply_page(req, 429, "Too many sign-in attempts", body);
+        "<div class=\"card\"><h1>%s</h1><p class=\"error\">%s</p><p><a "
+        "href=\"%s\">%s</a></p></div>",
+        eu_web_th(req, "Too many sign-in attempts"),
+        eu_arena_sprintf(req->arena,
+                         eu_web_th(req, minutes == 1 ? "Too many sign-in attempts. Try again in %d "
+                                                       "minute."
+                                                     : "Too many sign-in attempts. Try again in %d "
+                                                       "minutes."),
+                         minutes),
+        eu_html_escape(req, authorize_url(&f)), eu_web_th(req, "Back to sign-in"));
+    eu_web_reply_page(req, 429, eu_web_t(req, "Too many sign-in attempts"), body);
 }
 
 static void
-on_sign_in_counted(struct eu_req *req, int retry_after_s, void *arg)
+sign_in_framed(struct eu_req *req, void *arg)
 {
-    if (retry_after_s > 0) {
-        reply_sign_in_throttled(req, retry_after_s);
+    const int *retry_after_s = arg;
+    if (*retry_after_s > 0) {
+        reply_sign_in_throttled(req, *retry_after_s);
         return;
     }
     flow_start(req, true, on_sign_in_loaded);
+}
+
+/* The frame (the page's language) is read once the attempt is counted. */
+static void
+on_sign_in_counted(struct eu_req *req, int retry_after_s, void *arg)
+{
+    int *retry = eu_arena_alloc(req->arena, sizeof(*retry));
+    *retry = retry_after_s;
+    eu_web_frame_then(req, sign_in_framed, retry);
 }
 
 /* Counted before the session, the CSRF token or the login is looked at, so
@@ -1428,11 +1509,18 @@ sign_out(struct eu_req *req)
 #define GET EU_HTTP_GET
 #define POST EU_HTTP_POST
 
+/* The pages read their frame first (web_page.c); POST /auth/sign_in reads
+ * it once the attempt is counted. */
+EU_WEB_PAGE(authorize_show_page, authorize_show)
+EU_WEB_PAGE(authorize_decide_page, authorize_decide)
+EU_WEB_PAGE(sign_in_form_page, sign_in_page)
+EU_WEB_PAGE(sign_out_page, sign_out)
+
 const struct eu_route eu_oauth_routes[] = {
-    {GET, "/oauth/authorize", authorize_show, NULL, EU_ROUTE_LIMIT_API},
-    {POST, "/oauth/authorize", authorize_decide, NULL, EU_ROUTE_LIMIT_API},
-    {GET, "/auth/sign_in", sign_in_page, NULL, EU_ROUTE_LIMIT_API},
+    {GET, "/oauth/authorize", authorize_show_page, NULL, EU_ROUTE_LIMIT_API},
+    {POST, "/oauth/authorize", authorize_decide_page, NULL, EU_ROUTE_LIMIT_API},
+    {GET, "/auth/sign_in", sign_in_form_page, NULL, EU_ROUTE_LIMIT_API},
     {POST, "/auth/sign_in", sign_in, NULL, EU_ROUTE_LIMIT_API},
-    {POST, "/auth/sign_out", sign_out, NULL, EU_ROUTE_LIMIT_API},
+    {POST, "/auth/sign_out", sign_out_page, NULL, EU_ROUTE_LIMIT_API},
     {0},
 };

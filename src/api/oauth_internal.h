@@ -88,6 +88,17 @@ void eu_oauth_token(struct eu_req *req);
 void eu_oauth_revoke(struct eu_req *req);
 void eu_oauth_register(struct eu_req *req);
 
+/* The sign-up page (oauth_signup.c): GET and POST /auth/sign_up. */
+void eu_oauth_sign_up_page(struct eu_req *req);
+void eu_oauth_sign_up(struct eu_req *req);
+
+/* The browser's session for a form outside the authorize flow (the
+ * sign-up page), as the sign-in form keeps it: cb gets the CSRF token
+ * (arena) of the session the cookie names, or, with create, of a new
+ * anonymous session whose cookie is set; NULL when there is none. */
+typedef void (*eu_oauth_session_cb)(struct eu_req *req, const char *csrf, void *arg);
+void eu_oauth_browser_session(struct eu_req *req, bool create, eu_oauth_session_cb cb, void *arg);
+
 /* Percent-encodes s for a query component. Arena-owned. */
 const char *eu_oauth_url_encode(struct eu_arena *a, const char *s);
 /* Doorkeeper's error body: {"error": code, "error_description": desc}. */

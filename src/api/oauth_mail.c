@@ -44,6 +44,7 @@
 #include "mail_internal.h"
 #include "pwgate_internal.h"
 #include "web_internal.h"
+#include "web_text.h"
 
 #define FORM_COOKIE "_eunha_form"
 
@@ -262,13 +263,25 @@ eu_api_mail_staff(struct eu_req *req, const char *to, const char *username, cons
 
 /* ------------------------------------------------------------ pages */
 
+/* A page of one message (title and message are catalogue keys), with a
+ * link onwards (label a key, href a local path) or none. */
+static void
+reply_message_link(struct eu_req *req, int status, const char *title, const char *message,
+                   bool is_error, const char *label, const char *href)
+{
+    const char *link = label ? eu_arena_sprintf(req->arena, "<p><a href=\"%s\">%s</a></p>",
+                                                eu_html_escape(req, href), eu_web_th(req, label))
+                             : "";
+    const char *body = eu_arena_sprintf(
+        req->arena, "<div class=\"card\"><h1>%s</h1><p%s>%s</p>%s</div>", eu_web_th(req, title),
+        is_error ? " class=\"error\" role=\"alert\"" : "", eu_web_th(req, message), link);
+    eu_web_reply_page(req, status, eu_web_t(req, title), body);
+}
+
 static void
 reply_message(struct eu_req *req, int status, const char *title, const char *message, bool is_error)
 {
-    const char *body =
-        eu_arena_sprintf(req->arena, "<h1>%s</h1><p%s>%s</p>", eu_html_escape(req, title),
-                         is_error ? " class=\"error\"" : "", eu_html_escape(req, message));
-    eu_web_reply_page(req, status, title, body);
+    reply_message_link(req, status, title, message, is_error, NULL, NULL);
 }
 
 /* The value of cookie name, or "" (never matches a CSRF token). */
@@ -313,12 +326,7 @@ form_token_ok(struct eu_req *req, json_t *params)
 static void
 reply_csrf_failure(struct eu_req *req, const char *again)
 {
-    const char *body = eu_arena_sprintf(
-        req->arena,
-        "<h1>The form has expired</h1><p class=\"error\">Invalid authenticity token: the page "
-        "was open too long or came from elsewhere.</p><p><a href=\"%s\">Start again</a></p>",
-        eu_html_escape(req, again));
-    eu_web_reply_page(req, 422, "Invalid authenticity token", body);
+    eu_web_reply_expired_form(req, again);
 }
 
 /* ------------------------------------------- GET /auth/confirmation */
@@ -336,17 +344,17 @@ on_confirmed(struct eu_req *req, PGresult *res, enum eu_db_status st, void *arg)
         return;
     }
     if (PQntuples(res) == 0) {
-        reply_message(req, 404, "Confirmation failed",
-                      "This confirmation link is invalid or has expired. Ask for a new one "
-                      "from your app.",
-                      true);
+        reply_message_link(req, 404, "Confirmation failed",
+                           "This confirmation link is invalid or has expired, or was already used. "
+                           "Ask your app for a new one.",
+                           true, "Sign in", "/auth/sign_in");
         return;
     }
     eu_log_info("oauth", "an e-mail address was confirmed");
-    reply_message(req, 200, "Email confirmed",
-                  "Your email address has been successfully confirmed. You can now use your "
-                  "account from your app.",
-                  false);
+    reply_message_link(req, 200, "Email confirmed",
+                       "Your email address has been successfully confirmed. You can now use "
+                       "your account from your app.",
+                       false, "Sign in", "/auth/sign_in");
 }
 
 static void
@@ -445,23 +453,33 @@ confirmations_create(struct eu_req *req)
 
 /* ------------------------------------------- password reset pages */
 
+static const char *
+error_para(struct eu_req *req, const char *error)
+{
+    return error ? eu_arena_sprintf(req->arena, "<p class=\"error\" role=\"alert\">%s</p>",
+                                    eu_web_th(req, error))
+                 : "";
+}
+
 static void
 reply_reset_request_form(struct eu_req *req, int status, const char *error)
 {
     const char *body = eu_arena_sprintf(
         req->arena,
-        "<h1>Forgot your password?</h1>%s<p>Enter the email address of your account on %s: "
-        "we will send you a link to set a new password.</p>"
+        "<div class=\"card\"><h1>%s</h1>%s<p>%s</p>"
         "<form method=\"post\" action=\"/auth/password\">"
         "<input type=\"hidden\" name=\"authenticity_token\" value=\"%s\">"
-        "<label>E-mail address <input type=\"email\" name=\"email\" autocomplete=\"email\" "
-        "required></label><button type=\"submit\">Send instructions</button></form>"
-        "<p><a href=\"/oauth/authorize\">Back to sign-in</a></p>",
-        error
-            ? eu_arena_sprintf(req->arena, "<p class=\"error\">%s</p>", eu_html_escape(req, error))
-            : "",
-        eu_html_escape(req, instance_name(req)), form_token(req));
-    eu_web_reply_page(req, status, "Forgot your password?", body);
+        "<label for=\"email\">%s</label><input type=\"email\" id=\"email\" name=\"email\" "
+        "autocomplete=\"email\" required><button type=\"submit\">%s</button></form>"
+        "<p><a href=\"/auth/sign_in\">%s</a></p></div>",
+        eu_web_th(req, "Forgot your password?"), error_para(req, error),
+        eu_arena_sprintf(req->arena,
+                         eu_web_th(req, "Enter the email address of your account on %s: we will "
+                                        "send you a link to set a new password."),
+                         eu_html_escape(req, instance_name(req))),
+        form_token(req), eu_web_th(req, "E-mail address"), eu_web_th(req, "Send instructions"),
+        eu_web_th(req, "Back to sign-in"));
+    eu_web_reply_page(req, status, eu_web_t(req, "Forgot your password?"), body);
 }
 
 static void
@@ -474,10 +492,10 @@ password_new(struct eu_req *req)
 static void
 reply_reset_requested(struct eu_req *req)
 {
-    reply_message(req, 200, "Check your inbox",
-                  "If your email address exists in our database, you will receive a password "
-                  "recovery link at your email address in a few minutes.",
-                  false);
+    reply_message_link(req, 200, "Check your inbox",
+                       "If your email address exists in our database, you will receive a password "
+                       "recovery link at your email address in a few minutes.",
+                       false, "Back to sign-in", "/auth/sign_in");
 }
 
 struct reset_req {
@@ -539,28 +557,29 @@ reply_reset_form(struct eu_req *req, int status, const char *token, const char *
 {
     const char *body = eu_arena_sprintf(
         req->arena,
-        "<h1>Set a new password</h1>%s<form method=\"post\" action=\"/auth/password/edit\">"
+        "<div class=\"card\"><h1>%s</h1>%s<form method=\"post\" action=\"/auth/password/edit\">"
         "<input type=\"hidden\" name=\"authenticity_token\" value=\"%s\">"
         "<input type=\"hidden\" name=\"reset_password_token\" value=\"%s\">"
-        "<label>New password <input type=\"password\" name=\"password\" "
-        "autocomplete=\"new-password\" minlength=\"8\" maxlength=\"72\" required></label>"
-        "<label>Confirm new password <input type=\"password\" name=\"password_confirmation\" "
-        "autocomplete=\"new-password\" required></label>"
-        "<button type=\"submit\">Set new password</button></form>",
-        error
-            ? eu_arena_sprintf(req->arena, "<p class=\"error\">%s</p>", eu_html_escape(req, error))
-            : "",
-        form_token(req), eu_html_escape(req, token));
-    eu_web_reply_page(req, status, "Set a new password", body);
+        "<label for=\"password\">%s</label><input type=\"password\" id=\"password\" "
+        "name=\"password\" autocomplete=\"new-password\" minlength=\"8\" maxlength=\"72\" "
+        "required><p class=\"hint\">%s</p>"
+        "<label for=\"password_confirmation\">%s</label><input type=\"password\" "
+        "id=\"password_confirmation\" name=\"password_confirmation\" "
+        "autocomplete=\"new-password\" required>"
+        "<button type=\"submit\">%s</button></form></div>",
+        eu_web_th(req, "Set a new password"), error_para(req, error), form_token(req),
+        eu_html_escape(req, token), eu_web_th(req, "New password"),
+        eu_web_th(req, "8 to 72 characters."), eu_web_th(req, "Confirm new password"),
+        eu_web_th(req, "Set new password"));
+    eu_web_reply_page(req, status, eu_web_t(req, "Set a new password"), body);
 }
 
 static void
 reply_reset_invalid(struct eu_req *req)
 {
-    const char *body = "<h1>Password reset failed</h1><p class=\"error\">This password reset "
-                       "link is invalid, already used or has expired.</p>"
-                       "<p><a href=\"/auth/password/new\">Ask for a new link</a></p>";
-    eu_web_reply_page(req, 404, "Password reset failed", body);
+    reply_message_link(req, 404, "Password reset failed",
+                       "This password reset link is invalid, already used or has expired.", true,
+                       "Ask for a new link", "/auth/password/new");
 }
 
 static void
@@ -626,10 +645,10 @@ on_reset_done(struct eu_req *req, PGresult *res, void *arg)
                 "If you did not change your password, someone else may have access to your "
                 "email: secure it and reset your password again.");
     eu_log_info("oauth", "a password was reset; %s tokens revoked", PQgetvalue(res, 0, 1));
-    reply_message(req, 200, "Password changed",
-                  "Your password has been changed successfully. Sign in again from your apps "
-                  "with the new password.",
-                  false);
+    reply_message_link(req, 200, "Password changed",
+                       "Your password has been changed successfully. Sign in again from your "
+                       "apps with the new password.",
+                       false, "Sign in", "/auth/sign_in");
 }
 
 static void
@@ -851,14 +870,21 @@ email_change(struct eu_req *req)
 }
 
 /* Flags: include/eunha/router.h. */
+/* The pages read their frame (the tenant's language) first (web_page.c). */
+EU_WEB_PAGE(confirmation_page, confirmation_show)
+EU_WEB_PAGE(password_new_page, password_new)
+EU_WEB_PAGE(password_create_page, password_create)
+EU_WEB_PAGE(password_edit_page, password_edit)
+EU_WEB_PAGE(password_update_page, password_update)
+
 const struct eu_route eu_oauth_mail_routes[] = {
-    {EU_HTTP_GET, "/auth/confirmation", confirmation_show, NULL, EU_ROUTE_LIMIT_API},
+    {EU_HTTP_GET, "/auth/confirmation", confirmation_page, NULL, EU_ROUTE_LIMIT_API},
     {EU_HTTP_POST, "/api/v1/emails/confirmations", confirmations_create, "write:accounts",
      EU_ROUTE_AUTH | EU_ROUTE_UNCONFIRMED_OK | EU_ROUTE_API},
-    {EU_HTTP_GET, "/auth/password/new", password_new, NULL, EU_ROUTE_LIMIT_API},
-    {EU_HTTP_POST, "/auth/password", password_create, NULL, EU_ROUTE_LIMIT_API},
-    {EU_HTTP_GET, "/auth/password/edit", password_edit, NULL, EU_ROUTE_LIMIT_API},
-    {EU_HTTP_POST, "/auth/password/edit", password_update, NULL, EU_ROUTE_LIMIT_API},
+    {EU_HTTP_GET, "/auth/password/new", password_new_page, NULL, EU_ROUTE_LIMIT_API},
+    {EU_HTTP_POST, "/auth/password", password_create_page, NULL, EU_ROUTE_LIMIT_API},
+    {EU_HTTP_GET, "/auth/password/edit", password_edit_page, NULL, EU_ROUTE_LIMIT_API},
+    {EU_HTTP_POST, "/auth/password/edit", password_update_page, NULL, EU_ROUTE_LIMIT_API},
     {EU_HTTP_POST, "/api/v1/user/email_change", email_change, "write:accounts",
      EU_ROUTE_AUTH | EU_ROUTE_API},
     {0},

@@ -1,12 +1,15 @@
 /*
- * POST /api/v1/accounts: registration with an app token, as Mastodon
- * answers it (one 422 with details per field). The password is hashed and
- * the account's key pair made on the CPU pool; the account, its user and
- * its first token are written in one statement. With [mail] the user is
- * left unconfirmed and mailed the confirmation link (oauth_mail.c); its
- * token answers 403 until the link is opened, as Mastodon's does. Without
- * [mail] the same holds when confirm_without_mail is "operator" (the mail
- * goes to the log; the operator may confirm the account instead).
+ * Registration, by the API and by the sign-up page, through one set of
+ * checks. POST /api/v1/accounts registers with an app token, as Mastodon
+ * answers it (one 422 with details per field); GET and POST /auth/sign_up
+ * are the page a person signs up on in a browser, showing the same checks'
+ * answers beside the form's fields. The password is hashed and the
+ * account's key pair made on the CPU pool; the account, its user and (for
+ * the API) its first token are written in one statement. With [mail] the
+ * user is left unconfirmed and mailed the confirmation link (oauth_mail.c);
+ * its token answers 403 until the link is opened, as Mastodon's does.
+ * Without [mail] the same holds when confirm_without_mail is "operator"
+ * (the mail goes to the log; the operator may confirm the account instead).
  */
 #include "oauth_internal.h"
 
@@ -25,6 +28,7 @@
 #include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
+#include "eunha/entities.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
@@ -33,10 +37,13 @@
 #include "eunha/sql.h"
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
+#include "web_internal.h"
+#include "web_text.h"
 
 enum {
     OAUTH_SIGNUP_CHECK,
     OAUTH_SIGNUP,
+    OAUTH_SIGNUP_FORM,
 };
 
 const struct eu_sql eu_oauth_signup_sql[] = {
@@ -74,7 +81,8 @@ const struct eu_sql eu_oauth_signup_sql[] = {
     /* $13 the confirmation token's hash, or NULL: with [mail] (or [mail]
      * confirm_without_mail = "operator") the user confirms through the
      * link in the mail, as on Mastodon; otherwise nobody could, so the
-     * account is confirmed at once. */
+     * account is confirmed at once. $8 the app, or NULL for the sign-up
+     * page, which gets no token. */
     [OAUTH_SIGNUP] =
         {"oauth.signup",
          "WITH a AS (INSERT INTO accounts (tenant_id, username, public_key, private_key)"
@@ -86,13 +94,23 @@ const struct eu_sql eu_oauth_signup_sql[] = {
          " CASE WHEN $13::text IS NOT NULL THEN now() END, $8::bigint"
          " FROM a RETURNING id),"
          " t AS (INSERT INTO oauth_access_tokens (tenant_id, application_id, user_id, token_hash,"
-         " scopes) SELECT $1::bigint, $8::bigint, u.id, $9, $10 FROM u RETURNING created_at)"
-         " SELECT extract(epoch FROM created_at)::bigint FROM t"},
+         " scopes) SELECT $1::bigint, $8::bigint, u.id, $9, $10 FROM u"
+         " WHERE $8::bigint IS NOT NULL RETURNING created_at)"
+         " SELECT extract(epoch FROM coalesce((SELECT created_at FROM t), now()))::bigint FROM u"},
+    /* What the sign-up page shows: the rules to accept, and Mastodon
+     * 4.4's min_age (NULL: no date of birth is asked). */
+    [OAUTH_SIGNUP_FORM] =
+        {"oauth.signup_form",
+         "SELECT (SELECT coalesce(json_agg(json_build_object('text', r.text, 'hint', r.hint)"
+         "  ORDER BY r.priority, r.id), '[]') FROM instance_rules r"
+         "  WHERE r.tenant_id = $1 AND r.deleted_at IS NULL)::text,"
+         " (SELECT (value ->> 'min_age')::int FROM settings WHERE tenant_id = $1"
+         "  AND key = 'instance' AND jsonb_typeof(value -> 'min_age') = 'number')"},
 
     {0},
 };
 
-/* -------------------------------------------------- POST /api/v1/accounts */
+/* ----------------------------------------------------- the shared checks */
 
 /*
  * Registration. The tenant's `settings` row 'registrations_mode' decides:
@@ -100,10 +118,30 @@ const struct eu_sql eu_oauth_signup_sql[] = {
  * up), "approval" (the user is made unapproved and its token answers 403
  * until a moderator approves it) or "closed" (403). Operators change it
  * with PATCH /admin/v1/tenants/:domain {"registrations": "..."}.
+ *
+ * The API and the page fill a struct signup from their parameters and call
+ * signup_start(); its ops answer as each of them answers.
  */
+struct signup;
+struct signup_ops {
+    /* Registrations are closed, or an IP block refuses the client. */
+    void (*refused)(struct signup *su, bool closed);
+    /* Some field failed: details as Mastodon's 422 lays them out ({field:
+     * [{error, description}]}, a new reference for the callee), msg its
+     * one-line summary. */
+    void (*invalid)(struct signup *su, json_t *details, const char *msg);
+    /* The account is written; created_at of its token (the API's). */
+    void (*done)(struct signup *su, long long created_at);
+};
+
 struct signup {
     struct eu_req *req;
+    const struct signup_ops *ops;
     const char *username, *email, *locale, *reason, *date_of_birth;
+    /* The page's second password, checked against the first; NULL from the
+     * API, which has none. */
+    const char *confirmation;
+    bool agreed;
     char *password; /* malloc'd; wiped and freed after hashing */
     char hash[crypto_pwhash_STRBYTES];
     int rc;
@@ -115,6 +153,8 @@ struct signup {
     char token[EU_AUTH_TOKEN_LEN];
     /* The confirmation link's token, with [mail] only (else ""). */
     char confirm[EU_AUTH_TOKEN_LEN];
+    /* The page's own: its CSRF token, to show the form again. */
+    const char *csrf;
 };
 
 /* Mastodon's 422 for sign-ups: one message plus details per field. */
@@ -182,11 +222,10 @@ on_signup_inserted(struct eu_req *req, PGresult *res, enum eu_db_status st, void
     struct signup *su = arg;
     if (st == EU_DB_ERROR && strcmp(eu_db_result_sqlstate(res), "23505") == 0) {
         /* Lost a race with another sign-up for the same name or address. */
-        eu_req_reply_json(req, 422,
-                          json_pack("{s:s, s:{s:[{s:s, s:s}]}}", "error",
-                                    "Validation failed: Username is already taken", "details",
-                                    "username", "error", "ERR_TAKEN", "description",
-                                    "is already taken"));
+        su->ops->invalid(su,
+                         json_pack("{s:[{s:s, s:s}]}", "username", "error", "ERR_TAKEN",
+                                   "description", "is already taken"),
+                         "Validation failed: Username is already taken");
         return;
     }
     if (st != EU_DB_OK) {
@@ -198,11 +237,7 @@ on_signup_inserted(struct eu_req *req, PGresult *res, enum eu_db_status st, void
                 su->confirm[0] ? ", confirmation mailed" : "");
     if (su->confirm[0])
         eu_oauth_mail_confirmation(req, su->email, su->confirm, false);
-    eu_req_add_header(req, "Cache-Control", "no-store");
-    eu_req_reply_json(req, 200,
-                      json_pack("{s:s, s:s, s:s, s:I}", "access_token", su->token, "token_type",
-                                "Bearer", "scope", su->scopes, "created_at",
-                                (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10)));
+    su->ops->done(su, strtoll(PQgetvalue(res, 0, 0), NULL, 10));
 }
 
 /* Wipes and frees the password copy; also run by the request's arena, so a
@@ -272,7 +307,7 @@ on_signup_checked(struct eu_req *req, PGresult *res, void *arg)
     const char *mode = PQgetvalue(res, 0, 0);
     if (strcmp(mode, "closed") == 0) {
         signup_free_password(su);
-        eu_req_reply_error(req, 403, "This action is not allowed");
+        su->ops->refused(su, true);
         return;
     }
     /* Mastodon's allowed_registration?: an address under an IP block that
@@ -283,14 +318,13 @@ on_signup_checked(struct eu_req *req, PGresult *res, void *arg)
         signup_free_password(su);
         eu_log_info("oauth", "sign-up refused: '%s' is under an IP block (%s)", req->remote_ip,
                     ip_block);
-        eu_req_reply_error(req, 403, "This action is not allowed");
+        su->ops->refused(su, false);
         return;
     }
     su->approval =
         strcmp(mode, "approval") == 0 || strcmp(ip_block, "sign_up_requires_approval") == 0;
     su->scopes = PQgetisnull(res, 0, 3) ? req->auth.scopes
                                         : eu_arena_strdup(req->arena, PQgetvalue(res, 0, 3));
-    json_t *params = eu_req_params(req, NULL);
     struct field_errors fe = {.details = json_object()};
     const char *u = su->username;
     if (!u || !*u) {
@@ -329,8 +363,10 @@ on_signup_checked(struct eu_req *req, PGresult *res, void *arg)
     else if (plen > 72)
         field_error(&fe, "password", "Password", "ERR_TOO_LONG",
                     "is too long (maximum is 72 characters)");
-    bool agreed = false;
-    if (eu_param_bool(params, "agreement", &agreed) != 1 || !agreed)
+    if (su->confirmation && plen && strcmp(su->confirmation, su->password) != 0)
+        field_error(&fe, "password_confirmation", "Password confirmation", "ERR_CONFIRMATION",
+                    "doesn't match Password");
+    if (!su->agreed)
         field_error(&fe, "agreement", "Agreement", "ERR_ACCEPTED", "must be accepted");
     if (su->locale) {
         bool ok = strlen(su->locale) <= 10;
@@ -354,8 +390,8 @@ on_signup_checked(struct eu_req *req, PGresult *res, void *arg)
                     "is too long (maximum is 1000 characters)");
     if (fe.msg[0]) {
         signup_free_password(su);
-        const char *msg = eu_arena_sprintf(req->arena, "Validation failed: %s", fe.msg);
-        eu_req_reply_json(req, 422, json_pack("{s:s, s:o}", "error", msg, "details", fe.details));
+        su->ops->invalid(su, fe.details,
+                         eu_arena_sprintf(req->arena, "Validation failed: %s", fe.msg));
         return;
     }
     json_decref(fe.details);
@@ -368,6 +404,46 @@ on_signup_checked(struct eu_req *req, PGresult *res, void *arg)
     }
 }
 
+/* Runs the checks, then writes the account; su's ops answer. */
+static void
+signup_start(struct signup *su)
+{
+    struct eu_req *req = su->req;
+    eu_arena_on_free(req->arena, on_signup_freed, su);
+    const char *app =
+        req->auth.app_id ? eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id) : NULL;
+    const char *p[] = {su->username ? su->username : "", su->email ? su->email : "", app,
+                       eu_oauth_client_ip(req)};
+    eu_req_stmt(req, &eu_oauth_signup_sql[OAUTH_SIGNUP_CHECK], 4, p, on_signup_checked, su);
+}
+
+/* -------------------------------------------------- POST /api/v1/accounts */
+
+static void
+api_refused(struct signup *su, bool closed)
+{
+    (void)closed;
+    eu_req_reply_error(su->req, 403, "This action is not allowed");
+}
+
+static void
+api_invalid(struct signup *su, json_t *details, const char *msg)
+{
+    eu_req_reply_json(su->req, 422, json_pack("{s:s, s:o}", "error", msg, "details", details));
+}
+
+static void
+api_done(struct signup *su, long long created_at)
+{
+    eu_req_add_header(su->req, "Cache-Control", "no-store");
+    eu_req_reply_json(su->req, 200,
+                      json_pack("{s:s, s:s, s:s, s:I}", "access_token", su->token, "token_type",
+                                "Bearer", "scope", su->scopes, "created_at",
+                                (json_int_t)created_at));
+}
+
+static const struct signup_ops api_ops = {api_refused, api_invalid, api_done};
+
 void
 eu_oauth_register(struct eu_req *req)
 {
@@ -379,23 +455,299 @@ eu_oauth_register(struct eu_req *req)
     }
     struct signup *su = eu_arena_calloc(req->arena, sizeof(*su));
     su->req = req;
+    su->ops = &api_ops;
     su->username = eu_oauth_str_or_null(eu_param_str(params, "username"));
     su->email = eu_oauth_str_or_null(eu_param_str(params, "email"));
     su->locale = eu_oauth_str_or_null(eu_param_str(params, "locale"));
     su->reason = eu_oauth_str_or_null(eu_param_str(params, "reason"));
     su->date_of_birth = eu_oauth_str_or_null(eu_param_str(params, "date_of_birth"));
+    bool agreed = false;
+    su->agreed = eu_param_bool(params, "agreement", &agreed) == 1 && agreed;
     const char *password = eu_param_str(params, "password");
     su->password = strdup(password ? password : "");
-    eu_arena_on_free(req->arena, on_signup_freed, su);
-    const char *app = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.app_id);
-    const char *p[] = {su->username ? su->username : "", su->email ? su->email : "", app,
-                       eu_oauth_client_ip(req)};
-    eu_req_stmt(req, &eu_oauth_signup_sql[OAUTH_SIGNUP_CHECK], 4, p, on_signup_checked, su);
+    signup_start(su);
 }
+
+/* ------------------------------------------ GET and POST /auth/sign_up */
+
+/* A page of one message (catalogue keys), with a link onwards or none. */
+static void
+reply_note(struct eu_req *req, int status, const char *title, const char *text, const char *label,
+           const char *href)
+{
+    const char *link = label ? eu_arena_sprintf(req->arena, "<p><a href=\"%s\">%s</a></p>", href,
+                                                eu_web_th(req, label))
+                             : "";
+    const char *body =
+        eu_arena_sprintf(req->arena, "<div class=\"card\"><h1>%s</h1><p>%s</p>%s</div>",
+                         eu_web_th(req, title), eu_web_th(req, text), link);
+    eu_web_reply_page(req, status, eu_web_t(req, title), body);
+}
+
+static void
+reply_closed(struct eu_req *req)
+{
+    reply_note(req, 403, "Registrations are closed",
+               "This server is not accepting new accounts at the moment.", "About this server",
+               "/about");
+}
+
+/* The form again with what the person typed (never the passwords). */
+struct form {
+    struct signup *su;
+    json_t *details; /* field errors, or NULL */
+};
+
+/* The error shown under field, and the attributes tying its input to it;
+ * "" when it has none. */
+static const char *
+field_message(struct eu_req *req, json_t *details, const char *field, const char *label)
+{
+    json_t *list = details ? json_object_get(details, field) : NULL;
+    if (!list || !json_array_size(list))
+        return "";
+    const char *desc = json_string_value(json_object_get(json_array_get(list, 0), "description"));
+    return eu_arena_sprintf(req->arena, "<p class=\"field-error\" id=\"%s-error\">%s</p>", field,
+                            eu_arena_sprintf(req->arena, eu_web_th(req, "%s %s"),
+                                             eu_web_th(req, label),
+                                             eu_web_th(req, desc ? desc : "is invalid")));
+}
+
+static const char *
+invalid_attrs(struct eu_req *req, json_t *details, const char *field)
+{
+    if (!details || !json_object_get(details, field))
+        return "";
+    return eu_arena_sprintf(req->arena, " aria-invalid=\"true\" aria-describedby=\"%s-error\"",
+                            field);
+}
+
+static const char *
+value_attr(struct eu_req *req, const char *v)
+{
+    return v ? eu_arena_sprintf(req->arena, " value=\"%s\"", eu_html_escape(req, v)) : "";
+}
+
+static void
+on_form_loaded(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct form *fm = arg;
+    struct signup *su = fm->su;
+    json_t *d = fm->details;
+    json_t *rules = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+    const char *items = "";
+    size_t i;
+    json_t *r;
+    json_array_foreach(rules, i, r)
+    {
+        const char *hint = json_string_value(json_object_get(r, "hint"));
+        items = eu_arena_sprintf(
+            req->arena, "%s<li>%s%s</li>", items,
+            eu_html_escape(req, json_string_value(json_object_get(r, "text"))),
+            hint && *hint ? eu_arena_sprintf(req->arena, "<br><span class=\"muted\">%s</span>",
+                                             eu_html_escape(req, hint))
+                          : "");
+    }
+    bool have_rules = json_array_size(rules) > 0;
+    json_decref(rules);
+    const char *rules_html =
+        have_rules ? eu_arena_sprintf(req->arena, "<h2>%s</h2><ol class=\"rules\">%s</ol>",
+                                      eu_web_th(req, "Server rules"), items)
+                   : "";
+    const char *dob = "";
+    if (!PQgetisnull(res, 0, 1))
+        dob = eu_arena_sprintf(
+            req->arena,
+            "<label for=\"date_of_birth\">%s</label><p class=\"hint\" id=\"dob-hint\">%s</p>"
+            "<input type=\"date\" id=\"date_of_birth\" name=\"date_of_birth\" "
+            "autocomplete=\"bday\" required%s%s>%s",
+            eu_web_th(req, "Date of birth"),
+            eu_arena_sprintf(req->arena,
+                             eu_web_th(req, "You must be at least %d years old to sign up here. "
+                                            "It is checked, not kept."),
+                             atoi(PQgetvalue(res, 0, 1))),
+            value_attr(req, su->date_of_birth), invalid_attrs(req, d, "date_of_birth"),
+            field_message(req, d, "date_of_birth", "Date of birth"));
+    const char *reason = "";
+    if (strcmp(eu_web_registrations(req), "approval") == 0)
+        reason = eu_arena_sprintf(
+            req->arena,
+            "<label for=\"reason\">%s</label><p class=\"hint\">%s</p>"
+            "<textarea id=\"reason\" name=\"reason\" rows=\"3\" "
+            "maxlength=\"1000\"%s>%s</textarea>%s",
+            eu_web_th(req, "Why do you want to join?"),
+            eu_web_th(req, "The moderators review new accounts here before they can be used."),
+            invalid_attrs(req, d, "reason"), eu_html_escape(req, su->reason ? su->reason : ""),
+            field_message(req, d, "reason", "Reason"));
+    const char *summary =
+        d ? eu_arena_sprintf(req->arena, "<p class=\"error\" role=\"alert\">%s</p>",
+                             eu_web_th(req, "Some fields need your attention."))
+          : "";
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<div class=\"card\"><h1>%s</h1><p>%s</p>%s"
+        "<form method=\"post\" action=\"/auth/sign_up\" novalidate>"
+        "<input type=\"hidden\" name=\"authenticity_token\" value=\"%s\">"
+        "<label for=\"username\">%s</label><p class=\"hint\">%s</p>"
+        "<input type=\"text\" id=\"username\" name=\"username\" autocomplete=\"username\" "
+        "maxlength=\"30\" required%s%s>%s"
+        "<label for=\"email\">%s</label>"
+        "<input type=\"email\" id=\"email\" name=\"email\" autocomplete=\"email\" required%s%s>%s"
+        "<label for=\"password\">%s</label><p class=\"hint\">%s</p>"
+        "<input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"new-password\" "
+        "minlength=\"8\" maxlength=\"72\" required%s>%s"
+        "<label for=\"password_confirmation\">%s</label>"
+        "<input type=\"password\" id=\"password_confirmation\" name=\"password_confirmation\" "
+        "autocomplete=\"new-password\" required%s>%s"
+        "%s%s%s"
+        "<div class=\"check\"><input type=\"checkbox\" id=\"agreement\" name=\"agreement\" "
+        "value=\"1\"%s><label for=\"agreement\">%s</label></div>%s"
+        "<button type=\"submit\">%s</button></form>"
+        "<p>%s <a href=\"/auth/sign_in\">%s</a></p></div>",
+        eu_web_th(req, "Create an account"),
+        eu_arena_sprintf(req->arena, eu_web_th(req, "Join %s."),
+                         eu_html_escape(req, req->tenant->title)),
+        summary, su->csrf, eu_web_th(req, "Username"),
+        eu_web_th(req, "Letters, numbers and underscores; at most 30."),
+        value_attr(req, su->username), invalid_attrs(req, d, "username"),
+        field_message(req, d, "username", "Username"), eu_web_th(req, "E-mail address"),
+        value_attr(req, su->email), invalid_attrs(req, d, "email"),
+        field_message(req, d, "email", "Email"), eu_web_th(req, "Password"),
+        eu_web_th(req, "8 to 72 characters."), invalid_attrs(req, d, "password"),
+        field_message(req, d, "password", "Password"), eu_web_th(req, "Confirm password"),
+        invalid_attrs(req, d, "password_confirmation"),
+        field_message(req, d, "password_confirmation", "Password confirmation"), dob, reason,
+        rules_html, invalid_attrs(req, d, "agreement"),
+        eu_web_th(req, "I have read and agree to the server rules, the privacy policy and the "
+                       "terms of service."),
+        field_message(req, d, "agreement", "Agreement"), eu_web_th(req, "Sign up"),
+        eu_web_th(req, "Already have an account?"), eu_web_th(req, "Sign in"));
+    int status = d ? 422 : 200;
+    json_decref(d);
+    eu_web_reply_page(req, status, eu_web_t(req, "Create an account"), body);
+}
+
+static void
+show_form(struct signup *su, json_t *details)
+{
+    struct form *fm = eu_arena_calloc(su->req->arena, sizeof(*fm));
+    fm->su = su;
+    fm->details = details;
+    eu_req_stmt(su->req, &eu_oauth_signup_sql[OAUTH_SIGNUP_FORM], 0, NULL, on_form_loaded, fm);
+}
+
+static void
+page_refused(struct signup *su, bool closed)
+{
+    if (closed)
+        reply_closed(su->req);
+    else
+        reply_note(su->req, 403, "Sign-up not allowed",
+                   "New accounts cannot be created from your network.", "About this server",
+                   "/about");
+}
+
+static void
+page_invalid(struct signup *su, json_t *details, const char *msg)
+{
+    (void)msg;
+    show_form(su, details);
+}
+
+static void
+page_done(struct signup *su, long long created_at)
+{
+    (void)created_at;
+    struct eu_req *req = su->req;
+    if (su->confirm[0])
+        reply_note(req, 200, "Check your e-mail",
+                   su->approval ? "We sent you a link to confirm your e-mail address. Once you "
+                                  "confirm it, the moderators will review your account."
+                                : "We sent you a link to confirm your e-mail address. Open it "
+                                  "to activate your account.",
+                   NULL, NULL);
+    else if (su->approval)
+        reply_note(req, 200, "Awaiting approval",
+                   "Your account was created. The moderators will review it; you can sign in "
+                   "once they approve it.",
+                   NULL, NULL);
+    else
+        reply_note(req, 200, "Welcome!", "Your account is ready.", "Sign in", "/auth/sign_in");
+}
+
+static const struct signup_ops page_ops = {page_refused, page_invalid, page_done};
+
+static void
+on_page_session(struct eu_req *req, const char *csrf, void *arg)
+{
+    struct signup *su = eu_arena_calloc(req->arena, sizeof(*su));
+    su->req = req;
+    su->ops = &page_ops;
+    su->csrf = csrf;
+    show_form(su, NULL);
+}
+
+static void
+sign_up_page(struct eu_req *req)
+{
+    if (strcmp(eu_web_registrations(req), "closed") == 0) {
+        reply_closed(req);
+        return;
+    }
+    eu_oauth_browser_session(req, true, on_page_session, NULL);
+}
+
+static void
+on_post_session(struct eu_req *req, const char *csrf, void *arg)
+{
+    json_t *params = arg;
+    if (!csrf || !eu_oauth_secret_equal(eu_param_str(params, "authenticity_token"), csrf)) {
+        eu_web_reply_expired_form(req, "/auth/sign_up");
+        return;
+    }
+    struct signup *su = eu_arena_calloc(req->arena, sizeof(*su));
+    su->req = req;
+    su->ops = &page_ops;
+    su->csrf = csrf;
+    su->username = eu_oauth_str_or_null(eu_param_str(params, "username"));
+    su->email = eu_oauth_str_or_null(eu_param_str(params, "email"));
+    su->locale = eu_web_lang(req);
+    su->reason = eu_oauth_str_or_null(eu_param_str(params, "reason"));
+    su->date_of_birth = eu_oauth_str_or_null(eu_param_str(params, "date_of_birth"));
+    const char *again = eu_param_str(params, "password_confirmation");
+    su->confirmation = again ? again : "";
+    bool agreed = false;
+    su->agreed = eu_param_bool(params, "agreement", &agreed) == 1 && agreed;
+    const char *password = eu_param_str(params, "password");
+    su->password = strdup(password ? password : "");
+    signup_start(su);
+}
+
+static void
+sign_up(struct eu_req *req)
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
+    if (strcmp(eu_web_registrations(req), "closed") == 0) {
+        reply_closed(req);
+        return;
+    }
+    eu_oauth_browser_session(req, false, on_post_session, params);
+}
+
+EU_WEB_PAGE(sign_up_show, sign_up_page)
+EU_WEB_PAGE(sign_up_create, sign_up)
 
 /* Flags: include/eunha/router.h. */
 const struct eu_route eu_oauth_signup_routes[] = {
     {EU_HTTP_POST, "/api/v1/accounts", eu_oauth_register, "write:accounts",
      EU_ROUTE_APP_TOKEN | EU_ROUTE_API | EU_ROUTE_LIMIT_SIGNUP},
+    {EU_HTTP_GET, "/auth/sign_up", sign_up_show, NULL, EU_ROUTE_LIMIT_API},
+    {EU_HTTP_POST, "/auth/sign_up", sign_up_create, NULL,
+     EU_ROUTE_LIMIT_API | EU_ROUTE_LIMIT_SIGNUP},
     {0},
 };

@@ -1,8 +1,10 @@
 /*
  * The public HTML pages: a local account's profile (/@username) with its
  * pinned and latest public and unlisted posts, paged by max_id; one post
- * with its thread (/@username/:id); and /users/:username sending browsers
- * to the profile. They exist so links opened from clients and shared in
+ * with its thread (/@username/:id); a hashtag's public posts (/tags/:name),
+ * local and remote, as the tag timeline API shows them to a visitor (its
+ * own statement, so the two cannot disagree); and /users/:username sending
+ * browsers to the profile. They exist so links opened from clients and shared in
  * chats land on something readable, with OpenGraph and Twitter-card tags
  * for previews; Mastodon's web app is not reproduced.
  *
@@ -24,6 +26,7 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +40,9 @@
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/tenant.h"
+#include "oauth_internal.h"
 #include "web_internal.h"
+#include "web_text.h"
 
 /* Posts on a profile page, and the most of a thread shown each way. */
 #define PROFILE_POSTS 20
@@ -97,9 +102,10 @@ const struct eu_sql eu_web_sql[] = {
 static void
 reply_not_found(struct eu_req *req)
 {
-    eu_web_reply_page(req, 404, "Not found",
-                      "<div class=\"card\"><h1>Not found</h1><p>The page you are looking for "
-                      "isn't here.</p></div>");
+    eu_web_reply_page(req, 404, eu_web_t(req, "Not found"),
+                      eu_arena_sprintf(req->arena, "<div class=\"card\"><h1>%s</h1><p>%s</p></div>",
+                                       eu_web_th(req, "Not found"),
+                                       eu_web_th(req, "The page you are looking for isn't here.")));
 }
 
 /* The username of "@name" on this instance, or NULL (not an "@" path, or
@@ -244,13 +250,13 @@ media_html(struct eu_req *req, json_t *status)
                                     "<video controls preload=\"none\" src=\"%s\" poster=\"%s\" "
                                     "aria-label=\"%s\"></video>",
                                     eu_html_escape(req, url), eu_html_escape(req, preview),
-                                    eu_html_escape(req, *alt ? alt : "Video"));
+                                    *alt ? eu_html_escape(req, alt) : eu_web_th(req, "Video"));
         else if (strcmp(type, "audio") == 0)
             item = eu_arena_sprintf(req->arena,
                                     "<audio controls preload=\"none\" src=\"%s\" "
                                     "aria-label=\"%s\"></audio>",
                                     eu_html_escape(req, url),
-                                    eu_html_escape(req, *alt ? alt : "Audio"));
+                                    *alt ? eu_html_escape(req, alt) : eu_web_th(req, "Audio"));
         else
             item = eu_arena_sprintf(req->arena,
                                     "<a href=\"%s\"><img src=\"%s\" alt=\"%s\" "
@@ -263,12 +269,22 @@ media_html(struct eu_req *req, json_t *status)
     if (!*items)
         return "";
     const char *grid = eu_arena_sprintf(req->arena, "<div class=\"media\">%s</div>", items);
-    if (json_is_true(json_object_get(status, "sensitive")))
-        return eu_arena_sprintf(req->arena,
-                                "<details class=\"sensitive\"><summary>Sensitive media "
-                                "(show)</summary>%s</details>",
-                                grid);
-    return grid;
+    if (!json_is_true(json_object_get(status, "sensitive")))
+        return grid;
+    /* Sensitive: each image's blurhash, decoded here, until the visitor
+     * opens the details; the media themselves load only then. */
+    const char *blurs = "";
+    json_array_foreach(list, i, m)
+    {
+        const char *img = eu_web_blurhash_data_url(req, jstr(m, "blurhash"));
+        if (img)
+            blurs = eu_arena_sprintf(req->arena, "%s<img class=\"blurhash\" src=\"%s\" alt=\"\">",
+                                     blurs, img);
+    }
+    return eu_arena_sprintf(
+        req->arena, "<details class=\"sensitive\"><summary><span>%s</span>%s</summary>%s</details>",
+        eu_web_th(req, "Sensitive media (show)"),
+        *blurs ? eu_arena_sprintf(req->arena, "<span class=\"blurs\">%s</span>", blurs) : "", grid);
 }
 
 /* One post as HTML; main marks the post a status page is about. */
@@ -290,14 +306,24 @@ status_html(struct eu_req *req, json_t *s, bool main)
         "<article class=\"status\"%s><div class=\"who\"><img class=\"avatar small\" src=\"%s\" "
         "alt=\"\"><div><a class=\"name\" href=\"%s\">%s</a><span class=\"acct\">@%s</span>"
         "</div></div>%s<p class=\"meta\"><a href=\"%s\"><time datetime=\"%s\">%s</time></a> · "
-        "%lld replies · %lld boosts · %lld favourites</p></article>",
+        "%s</p></article>",
         main ? " aria-current=\"page\"" : "", eu_html_escape(req, jstr(account, "avatar_static")),
         account_href(req, account), display_name(req, account),
         eu_html_escape(req, jstr(account, "acct")), body, eu_html_escape(req, *link ? link : "#"),
         eu_html_escape(req, jstr(s, "created_at")), when(req, jstr(s, "created_at")),
-        (long long)json_integer_value(json_object_get(s, "replies_count")),
-        (long long)json_integer_value(json_object_get(s, "reblogs_count")),
-        (long long)json_integer_value(json_object_get(s, "favourites_count")));
+        eu_arena_sprintf(req->arena, eu_web_th(req, "%lld replies · %lld boosts · %lld favourites"),
+                         (long long)json_integer_value(json_object_get(s, "replies_count")),
+                         (long long)json_integer_value(json_object_get(s, "reblogs_count")),
+                         (long long)json_integer_value(json_object_get(s, "favourites_count"))));
+}
+
+/* "<strong>n</strong> posts" of the catalogue's text (a key with one %s). */
+static const char *
+count(struct eu_req *req, const char *text, json_t *n)
+{
+    return eu_arena_sprintf(
+        req->arena, eu_web_th(req, text),
+        eu_arena_sprintf(req->arena, "<strong>%lld</strong>", (long long)json_integer_value(n)));
 }
 
 /* The profile's card: header, avatar, names, bio, fields, counts. */
@@ -315,7 +341,9 @@ profile_card(struct eu_req *req, json_t *a)
             with_emojis(req, eu_html_escape(req, jstr(f, "name")), json_object_get(a, "emojis")),
             verified ? " class=\"verified\"" : "",
             with_emojis(req, jstr(f, "value"), json_object_get(a, "emojis")),
-            verified ? " <span>(verified)</span>" : "");
+            verified
+                ? eu_arena_sprintf(req->arena, " <span>(%s)</span>", eu_web_th(req, "verified"))
+                : "");
     }
     const char *header = jstr(a, "header_static");
     /* A header that is the default image says nothing; skip it. */
@@ -324,9 +352,8 @@ profile_card(struct eu_req *req, json_t *a)
         req->arena,
         "<div class=\"card profile-header\">%s<div class=\"who\"><img class=\"avatar\" src=\"%s\" "
         "alt=\"\"><div><h1 class=\"name\">%s</h1><span class=\"acct\">@%s@%s</span></div></div>"
-        "<div class=\"note\">%s</div>%s<p class=\"counts\"><span><strong>%lld</strong> posts</span>"
-        "<span><strong>%lld</strong> following</span><span><strong>%lld</strong> followers"
-        "</span></p></div>",
+        "<div class=\"note\">%s</div>%s<p class=\"counts\"><span>%s</span><span>%s</span>"
+        "<span>%s</span></p></div>",
         has_header ? eu_arena_sprintf(req->arena, "<img class=\"header\" src=\"%s\" alt=\"\">",
                                       eu_html_escape(req, header))
                    : "",
@@ -334,9 +361,9 @@ profile_card(struct eu_req *req, json_t *a)
         eu_html_escape(req, jstr(a, "username")), eu_html_escape(req, req->tenant->domain),
         with_emojis(req, jstr(a, "note"), json_object_get(a, "emojis")),
         *fields ? eu_arena_sprintf(req->arena, "<dl class=\"fields\">%s</dl>", fields) : "",
-        (long long)json_integer_value(json_object_get(a, "statuses_count")),
-        (long long)json_integer_value(json_object_get(a, "following_count")),
-        (long long)json_integer_value(json_object_get(a, "followers_count")));
+        count(req, "%s posts", json_object_get(a, "statuses_count")),
+        count(req, "%s following", json_object_get(a, "following_count")),
+        count(req, "%s followers", json_object_get(a, "followers_count")));
 }
 
 /* OpenGraph and Twitter-card tags, the ActivityPub alternate, and the
@@ -425,26 +452,29 @@ on_profile_rendered(struct eu_req *req, json_t *array, void *arg)
         last = p->ids[i];
     }
     if (!*posts)
-        posts = "<p class=\"muted\">No posts yet.</p>";
+        posts = eu_arena_sprintf(req->arena, "<p class=\"muted\">%s</p>",
+                                 eu_web_th(req, "No posts yet."));
     const char *base = eu_req_base_url(req);
-    const char *pager = p->more && last
-                            ? eu_arena_sprintf(req->arena,
-                                               "<nav class=\"pager\" aria-label=\"Pages"
-                                               "\"><span></span><a href=\"/@%s?max_id=%s"
-                                               "\">Older posts</a></nav>",
-                                               eu_html_escape(req, p->username), last)
-                            : "";
+    const char *pager =
+        p->more && last
+            ? eu_arena_sprintf(req->arena,
+                               "<nav class=\"pager\" aria-label=\"%s"
+                               "\"><span></span><a href=\"/@%s?max_id=%s"
+                               "\">%s</a></nav>",
+                               eu_web_th(req, "Pages"), eu_html_escape(req, p->username), last,
+                               eu_web_th(req, "Older posts"))
+            : "";
     const char *body = eu_arena_sprintf(
         req->arena,
-        "%s%s<section class=\"card\" aria-labelledby=\"posts\"><h2 id=\"posts\">Posts"
+        "%s%s<section class=\"card\" aria-labelledby=\"posts\"><h2 id=\"posts\">%s"
         "</h2>%s%s</section>",
         profile_card(req, a),
         *pins ? eu_arena_sprintf(req->arena,
                                  "<section class=\"card\" aria-labelledby=\"pinned\"><h2 "
-                                 "id=\"pinned\">Pinned</h2>%s</section>",
-                                 pins)
+                                 "id=\"pinned\">%s</h2>%s</section>",
+                                 eu_web_th(req, "Pinned"), pins)
               : "",
-        posts, pager);
+        eu_web_th(req, "Posts"), posts, pager);
     const char *dn = jstr(a, "display_name");
     const char *title = eu_arena_sprintf(req->arena, "%s (@%s@%s)", *dn ? dn : p->username,
                                          p->username, req->tenant->domain);
@@ -483,6 +513,8 @@ on_profile(struct eu_req *req, PGresult *res, void *arg)
     eu_statuses_render(req, p->ids, p->npins + p->nposts, on_profile_rendered, p);
 }
 
+static void profile_page(struct eu_req *req);
+
 void
 eu_web_profile(struct eu_req *req)
 {
@@ -496,6 +528,14 @@ eu_web_profile(struct eu_req *req)
         return;
     }
     eu_req_add_header(req, "Vary", "Accept");
+    eu_web_framed(req, profile_page);
+}
+
+/* The profile's page, its frame read. */
+static void
+profile_page(struct eu_req *req)
+{
+    const char *user = local_username(req);
     const char *max_id = eu_req_query(req, "max_id");
     if (max_id && !eu_id_is_valid(max_id)) {
         reply_not_found(req);
@@ -540,19 +580,18 @@ on_thread_rendered(struct eu_req *req, json_t *array, void *arg)
         eu_arena_sprintf(req->arena, "%s (@%s@%s)", *dn ? dn : user, user, req->tenant->domain);
     const char *body = eu_arena_sprintf(
         req->arena,
-        "<h1 class=\"visually-hidden\">%s</h1>%s<section class=\"card\" aria-label=\"Post\">%s"
+        "<h1 class=\"visually-hidden\">%s</h1>%s<section class=\"card\" aria-label=\"%s\">%s"
         "</section>%s",
         eu_html_escape(req, title),
-        *before ? eu_arena_sprintf(req->arena,
-                                   "<section class=\"card\" aria-label=\"Earlier in the thread\">"
-                                   "%s</section>",
-                                   before)
-                : "",
-        status_html(req, main, true),
+        *before
+            ? eu_arena_sprintf(req->arena, "<section class=\"card\" aria-label=\"%s\">%s</section>",
+                               eu_web_th(req, "Earlier in the thread"), before)
+            : "",
+        eu_web_th(req, "Post"), status_html(req, main, true),
         *after ? eu_arena_sprintf(req->arena,
                                   "<section class=\"card\" aria-labelledby=\"replies\"><h2 "
-                                  "id=\"replies\">Replies</h2>%s</section>",
-                                  after)
+                                  "id=\"replies\">%s</h2>%s</section>",
+                                  eu_web_th(req, "Replies"), after)
                : "");
     /* A warned post's preview says only the warning. */
     const char *cw = jstr(main, "spoiler_text");
@@ -586,6 +625,8 @@ on_status(struct eu_req *req, PGresult *res, void *arg)
     eu_statuses_render(req, t->ids, t->nup + 1 + t->ndown, on_thread_rendered, t);
 }
 
+static void thread_page(struct eu_req *req);
+
 void
 eu_web_status(struct eu_req *req)
 {
@@ -600,6 +641,15 @@ eu_web_status(struct eu_req *req)
         return;
     }
     eu_req_add_header(req, "Vary", "Accept");
+    eu_web_framed(req, thread_page);
+}
+
+/* The thread's page, its frame read. */
+static void
+thread_page(struct eu_req *req)
+{
+    const char *user = local_username(req);
+    const char *id = eu_req_param(req, "id");
     if (!eu_id_is_valid(id)) {
         reply_not_found(req);
         return;
@@ -627,12 +677,134 @@ eu_web_users(struct eu_req *req)
     eu_req_reply_raw(req, 302, "text/html; charset=utf-8", "", 0);
 }
 
+/* ------------------------------------------------------------- the tag */
+
+/* Posts on a tag's page. */
+#define TAG_POSTS 20
+
+struct tag_page {
+    const char *name;
+    size_t n;
+    bool more;
+    const char *ids[TAG_POSTS + 1];
+};
+
+static void
+on_tag_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    struct tag_page *t = arg;
+    const char *posts = "";
+    for (size_t i = 0; i < t->n; i++) {
+        json_t *s = find_status(array, t->ids[i]);
+        if (s)
+            posts = eu_arena_sprintf(req->arena, "%s%s", posts, status_html(req, s, false));
+    }
+    json_decref(array);
+    const char *name = eu_html_escape(req, t->name);
+    if (!*posts)
+        posts = eu_arena_sprintf(req->arena, "<p class=\"muted\">%s</p>",
+                                 eu_web_th(req, "No posts with this tag yet."));
+    const char *pager =
+        t->more ? eu_arena_sprintf(req->arena,
+                                   "<nav class=\"pager\" aria-label=\"%s\"><span></span>"
+                                   "<a href=\"/tags/%s?max_id=%s\">%s</a></nav>",
+                                   eu_web_th(req, "Pages"),
+                                   eu_html_escape(req, eu_oauth_url_encode(req->arena, t->name)),
+                                   t->ids[t->n - 1], eu_web_th(req, "Older posts"))
+                : "";
+    const char *title = eu_arena_sprintf(req->arena, "#%s", t->name);
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<div class=\"card\"><h1>#%s</h1><p class=\"muted\">%s</p></div>"
+        "<section class=\"card\" aria-label=\"%s\">%s%s</section>",
+        name,
+        eu_web_th(req, "Public posts with this tag, from this server and the servers it knows."),
+        eu_web_th(req, "Posts"), posts, pager);
+    const char *url = eu_arena_sprintf(req->arena, "%s/tags/%s", eu_req_base_url(req),
+                                       eu_oauth_url_encode(req->arena, t->name));
+    const char *desc = eu_arena_sprintf(req->arena, eu_web_t(req, "Public posts with #%s on %s"),
+                                        t->name, req->tenant->title);
+    /* Mastodon keeps tag pages out of search engines; no feed is served
+     * for them here, so no alternate names one. */
+    const char *head = eu_arena_sprintf(
+        req->arena,
+        "<meta name=\"robots\" content=\"noindex\"><meta name=\"description\" content=\"%s\">"
+        "<meta property=\"og:site_name\" content=\"%s\"><meta property=\"og:type\" "
+        "content=\"website\"><meta property=\"og:title\" content=\"%s\">"
+        "<meta property=\"og:description\" content=\"%s\"><meta property=\"og:url\" "
+        "content=\"%s\"><meta name=\"twitter:card\" content=\"summary\">"
+        "<link rel=\"canonical\" href=\"%s\">",
+        eu_html_escape(req, desc), eu_html_escape(req, req->tenant->title),
+        eu_html_escape(req, title), eu_html_escape(req, desc), eu_html_escape(req, url),
+        eu_html_escape(req, url));
+    eu_web_reply_page_head(req, 200, title, head, body);
+}
+
+static void
+on_tag_ids(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct tag_page *t = arg;
+    int rows = PQntuples(res);
+    for (int i = 0; i < rows && t->n <= TAG_POSTS; i++)
+        t->ids[t->n++] = eu_arena_strdup(req->arena, PQgetvalue(res, i, 0));
+    if (t->n > TAG_POSTS) {
+        t->more = true;
+        t->n = TAG_POSTS;
+    }
+    eu_statuses_render(req, t->ids, t->n, on_tag_rendered, t);
+}
+
+/* Hashtag names are word characters (any non-ASCII letter counts), as the
+ * tag timeline takes them. */
+static bool
+is_tag_name(const char *s)
+{
+    if (!s || !*s || strlen(s) > 256)
+        return false;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (!isalnum(c) && c != '_' && c < 0x80)
+            return false;
+    }
+    return true;
+}
+
+/* GET /tags/:name: the tag timeline's statement (timelines.c) for a viewer
+ * who is nobody, newest first, paged by max_id. */
+void
+eu_web_tag(struct eu_req *req)
+{
+    const char *name = eu_req_param(req, "name");
+    const char *max_id = eu_req_query(req, "max_id");
+    const struct eu_sql *sql = eu_sql_find("timelines.tag");
+    if (!is_tag_name(name) || (max_id && !eu_id_is_valid(max_id)) || !sql) {
+        reply_not_found(req);
+        return;
+    }
+    struct tag_page *t = eu_arena_calloc(req->arena, sizeof(*t));
+    t->name = name;
+    struct eu_page page = {.max_id = max_id, .limit = TAG_POSTS + 1};
+    snprintf(page.limit_s, sizeof(page.limit_s), "%d", page.limit);
+    /* local, remote, only_media, viewer, any (the tag), all, none. */
+    const char *params[11] = {
+        "false", "false", "false", NULL, eu_arena_sprintf(req->arena, "{\"%s\"}", name),
+        NULL,    "{}"};
+    eu_page_params(&page, params + 7);
+    eu_req_stmt_page(req, sql, &page, 11, params, on_tag_ids, t);
+}
+
 /* ------------------------------------------------------------ route table */
 
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+/* The tag page reads its frame (the tenant's language) first (web_page.c);
+ * the profile and the thread, which answer ActivityPub clients at the same
+ * addresses, read it once they know they make a page. */
+EU_WEB_PAGE(tag_page, eu_web_tag)
+
 const struct eu_route eu_web_routes[] = {
     {EU_HTTP_GET, "/:acct", eu_web_profile, NULL, 0},
     {EU_HTTP_GET, "/:acct/:id", eu_web_status, NULL, 0},
     {EU_HTTP_GET, "/users/:username", eu_web_users, NULL, 0},
+    {EU_HTTP_GET, "/tags/:name", tag_page, NULL, 0},
     {0},
 };

@@ -24,6 +24,7 @@
 #include "eunha/tenant.h"
 #include "instance_internal.h"
 #include "web_internal.h"
+#include "web_text.h"
 
 enum {
     ABOUT_PAGE,
@@ -107,8 +108,8 @@ rules_html(struct eu_req *req, json_t *rules)
     }
     return eu_arena_sprintf(req->arena,
                             "<section class=\"card\" aria-labelledby=\"rules\">"
-                            "<h2 id=\"rules\">Rules</h2><ol class=\"rules\">%s</ol></section>",
-                            items);
+                            "<h2 id=\"rules\">%s</h2><ol class=\"rules\">%s</ol></section>",
+                            eu_web_th(req, "Rules"), items);
 }
 
 /* Mastodon's about page words for the two severities it lists. */
@@ -128,7 +129,7 @@ blocks_html(struct eu_req *req, json_t *settings, json_t *blocks)
         rows = eu_arena_sprintf(
             req->arena, "%s<tr><td>%s</td><td>%s</td>%s</tr>", rows,
             eu_html_escape(req, json_string_value(json_object_get(b, "domain"))),
-            strcmp(sev, "suspend") == 0 ? "Suspended" : "Limited",
+            eu_web_th(req, strcmp(sev, "suspend") == 0 ? "Suspended" : "Limited"),
             reasons ? eu_arena_sprintf(
                           req->arena, "<td>%s</td>",
                           eu_html_escape(req, json_string_value(json_object_get(b, "comment"))))
@@ -136,12 +137,18 @@ blocks_html(struct eu_req *req, json_t *settings, json_t *blocks)
     }
     return eu_arena_sprintf(req->arena,
                             "<section class=\"card\" aria-labelledby=\"moderated\">"
-                            "<h2 id=\"moderated\">Moderated servers</h2>"
-                            "<p class=\"muted\">Content from these servers is limited or not "
-                            "accepted here.</p><table><thead><tr><th scope=\"col\">Server</th>"
-                            "<th scope=\"col\">Severity</th>%s</tr></thead><tbody>%s</tbody>"
+                            "<h2 id=\"moderated\">%s</h2>"
+                            "<p class=\"muted\">%s</p><table><thead><tr><th scope=\"col\">%s</th>"
+                            "<th scope=\"col\">%s</th>%s</tr></thead><tbody>%s</tbody>"
                             "</table></section>",
-                            reasons ? "<th scope=\"col\">Reason</th>" : "", rows);
+                            eu_web_th(req, "Moderated servers"),
+                            eu_web_th(req, "Content from these servers is limited or not "
+                                           "accepted here."),
+                            eu_web_th(req, "Server"), eu_web_th(req, "Severity"),
+                            reasons ? eu_arena_sprintf(req->arena, "<th scope=\"col\">%s</th>",
+                                                       eu_web_th(req, "Reason"))
+                                    : "",
+                            rows);
 }
 
 static void
@@ -159,39 +166,39 @@ on_about(struct eu_req *req, PGresult *res, void *arg)
     const char *facts = "";
     if (!PQgetisnull(res, 0, 4)) {
         const char *u = eu_html_escape(req, PQgetvalue(res, 0, 4));
-        facts = eu_arena_sprintf(req->arena,
-                                 "<dt>Administered by</dt><dd><a href=\"/@%s\">@%s@%s</a></dd>", u,
-                                 u, domain);
+        facts = eu_arena_sprintf(req->arena, "<dt>%s</dt><dd><a href=\"/@%s\">@%s@%s</a></dd>",
+                                 eu_web_th(req, "Administered by"), u, u, domain);
     }
     const char *email = setting(settings, "contact_email");
     if (email) {
         const char *e = eu_html_escape(req, email);
-        facts = eu_arena_sprintf(
-            req->arena, "%s<dt>Contact</dt><dd><a href=\"mailto:%s\">%s</a></dd>", facts, e, e);
+        facts = eu_arena_sprintf(req->arena, "%s<dt>%s</dt><dd><a href=\"mailto:%s\">%s</a></dd>",
+                                 facts, eu_web_th(req, "Contact"), e, e);
     }
     const char *signup = strcmp(mode, "closed") == 0     ? "Closed"
                          : strcmp(mode, "approval") == 0 ? "Open, with approval by the staff"
                                                          : "Open";
-    facts = eu_arena_sprintf(req->arena, "%s<dt>Sign-ups</dt><dd>%s</dd>", facts, signup);
+    facts = eu_arena_sprintf(req->arena, "%s<dt>%s</dt><dd>%s</dd>", facts,
+                             eu_web_th(req, "Sign-ups"), eu_web_th(req, signup));
     const char *closed_msg = setting(settings, "registrations_message");
     const char *extended = staff_html(req, setting(settings, "extended_description"));
 
     const char *body = eu_arena_sprintf(
-        req->arena,
-        "<div class=\"card\"><h1>About %s</h1>%s<dl class=\"fields\">%s</dl>%s</div>%s%s%s", title,
+        req->arena, "<div class=\"card\"><h1>%s</h1>%s<dl class=\"fields\">%s</dl>%s</div>%s%s%s",
+        eu_arena_sprintf(req->arena, eu_web_th(req, "About %s"), title),
         desc ? eu_text_to_simple_html(req, desc) : "", facts,
         strcmp(mode, "closed") == 0 && closed_msg ? eu_text_to_simple_html(req, closed_msg) : "",
         rules_html(req, rules),
         extended ? eu_arena_sprintf(req->arena,
                                     "<section class=\"card\" aria-labelledby=\"more\">"
-                                    "<h2 id=\"more\">More about this server</h2>%s</section>",
-                                    extended)
+                                    "<h2 id=\"more\">%s</h2>%s</section>",
+                                    eu_web_th(req, "More about this server"), extended)
                  : "",
         blocks_html(req, settings, blocks));
     json_decref(settings);
     json_decref(rules);
     json_decref(blocks);
-    eu_web_reply_page(req, 200, "About", body);
+    eu_web_reply_page(req, 200, eu_web_t(req, "About"), body);
 }
 
 void
@@ -208,14 +215,20 @@ on_privacy(struct eu_req *req, PGresult *res, void *arg)
                              ? staff_html(req, PQgetvalue(res, 0, 0))
                              : NULL;
     if (!policy)
-        policy = "<p>This server has not published a privacy policy of its own. Ask its staff "
-                 "(see <a href=\"/about\">About</a>) what it keeps about you and for how "
-                 "long.</p><p>What you post publicly is sent to the servers of the people who "
-                 "follow you and may be kept there; you can export your data and delete your "
-                 "account from your settings.</p>";
-    const char *body =
-        eu_arena_sprintf(req->arena, "<div class=\"card\"><h1>Privacy policy</h1>%s</div>", policy);
-    eu_web_reply_page(req, 200, "Privacy policy", body);
+        policy = eu_arena_sprintf(
+            req->arena, "<p>%s</p><p>%s</p>",
+            eu_arena_sprintf(
+                req->arena,
+                eu_web_th(req, "This server has not published a privacy policy of "
+                               "its own. Ask its staff (see %s) what it keeps about "
+                               "you and for how long."),
+                eu_arena_sprintf(req->arena, "<a href=\"/about\">%s</a>", eu_web_th(req, "About"))),
+            eu_web_th(req, "What you post publicly is sent to the servers of the people who "
+                           "follow you and may be kept there; you can export your data and "
+                           "delete your account from your settings."));
+    const char *body = eu_arena_sprintf(req->arena, "<div class=\"card\"><h1>%s</h1>%s</div>",
+                                        eu_web_th(req, "Privacy policy"), policy);
+    eu_web_reply_page(req, 200, eu_web_t(req, "Privacy policy"), body);
 }
 
 void
@@ -229,20 +242,23 @@ on_terms(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)arg;
     if (PQntuples(res) == 0) {
-        eu_web_reply_page(req, 404, "Terms of service",
-                          "<div class=\"card\"><h1>Terms of service</h1><p>This server has not "
-                          "published terms of service.</p></div>");
+        eu_web_reply_page(
+            req, 404, eu_web_t(req, "Terms of service"),
+            eu_arena_sprintf(req->arena, "<div class=\"card\"><h1>%s</h1><p>%s</p></div>",
+                             eu_web_th(req, "Terms of service"),
+                             eu_web_th(req, "This server has not published terms of service.")));
         return;
     }
     bool effective = PQgetvalue(res, 0, 2)[0] == 't';
     const char *text = eu_instance_terms_text(req, PQgetvalue(res, 0, 0));
-    const char *body =
-        eu_arena_sprintf(req->arena,
-                         "<div class=\"card\"><h1>Terms of service</h1><p class=\"muted\">%s <time "
-                         "datetime=\"%s\">%s</time></p>%s</div>",
-                         effective ? "In effect since" : "Taking effect on", PQgetvalue(res, 0, 1),
-                         PQgetvalue(res, 0, 1), eu_text_to_simple_html(req, text));
-    eu_web_reply_page(req, 200, "Terms of service", body);
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<div class=\"card\"><h1>%s</h1><p class=\"muted\">%s <time "
+        "datetime=\"%s\">%s</time></p>%s</div>",
+        eu_web_th(req, "Terms of service"),
+        eu_web_th(req, effective ? "In effect since" : "Taking effect on"), PQgetvalue(res, 0, 1),
+        PQgetvalue(res, 0, 1), eu_text_to_simple_html(req, text));
+    eu_web_reply_page(req, 200, eu_web_t(req, "Terms of service"), body);
 }
 
 void
@@ -252,9 +268,14 @@ eu_web_terms(struct eu_req *req)
 }
 
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
+/* The pages read their frame (the tenant's language) first (web_page.c). */
+EU_WEB_PAGE(about_page, eu_web_about)
+EU_WEB_PAGE(privacy_page, eu_web_privacy)
+EU_WEB_PAGE(terms_page, eu_web_terms)
+
 const struct eu_route eu_web_about_routes[] = {
-    {EU_HTTP_GET, "/about", eu_web_about, NULL, 0},
-    {EU_HTTP_GET, "/privacy-policy", eu_web_privacy, NULL, 0},
-    {EU_HTTP_GET, "/terms-of-service", eu_web_terms, NULL, 0},
+    {EU_HTTP_GET, "/about", about_page, NULL, 0},
+    {EU_HTTP_GET, "/privacy-policy", privacy_page, NULL, 0},
+    {EU_HTTP_GET, "/terms-of-service", terms_page, NULL, 0},
     {0},
 };

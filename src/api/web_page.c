@@ -14,9 +14,12 @@
  * colour for buttons and a link colour readable on the light and the dark
  * background), cached the same way.
  *
- * What the frame shows of the tenant (thumbnail, accent colour, language)
- * lives in its settings row 'instance': one small indexed read per page,
- * skipped for 5xx pages, which must not depend on the database.
+ * What the frame shows of the tenant (thumbnail, accent colour, language,
+ * registrations) lives in its settings rows: one small indexed read per
+ * page, skipped for 5xx pages, which must not depend on the database. A
+ * page's route reads it before anything else (eu_web_framed), and keeps it
+ * on the request, so the page's texts (web_text.c) are in the tenant's
+ * language from the start and the reply reads nothing more.
  */
 #include <ctype.h>
 #include <jansson.h>
@@ -36,6 +39,7 @@
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 #include "web_internal.h"
+#include "web_text.h"
 
 /* The stylesheet's bytes (web_assets_data.c, generated). */
 extern const char eu_web_css[];
@@ -47,10 +51,15 @@ enum {
 
 const struct eu_sql eu_web_page_sql[] = {
     /* What the frame shows of the tenant: thumbnail (uploaded key or URL),
-     * accent colour, first language. */
-    [PAGE_FRAME] = {"web_page.frame", "SELECT value ->> 'thumbnail_key', value ->> 'thumbnail_url',"
-                                      " value ->> 'accent_color', value -> 'languages' ->> 0"
-                                      " FROM settings WHERE tenant_id = $1 AND key = 'instance'"},
+     * accent colour, first language, and whether it takes sign-ups (the
+     * sign-in page links to the sign-up page). One row always. */
+    [PAGE_FRAME] = {"web_page.frame",
+                    "SELECT s.value ->> 'thumbnail_key', s.value ->> 'thumbnail_url',"
+                    " s.value ->> 'accent_color', s.value -> 'languages' ->> 0,"
+                    " coalesce((SELECT r.value #>> '{}' FROM settings r WHERE r.tenant_id = $1"
+                    "  AND r.key = 'registrations_mode'), 'open')"
+                    " FROM (SELECT 1) one LEFT JOIN settings s ON s.tenant_id = $1"
+                    " AND s.key = 'instance'"},
     {0},
 };
 
@@ -128,57 +137,148 @@ page_lang(const char *lang)
     return lang;
 }
 
-static void
-render(struct eu_req *req, const struct page *pg, const char *thumb, const char *accent,
-       const char *lang)
+static const struct eu_web_frame default_frame = {NULL, NULL, "en", "open"};
+
+static const struct eu_web_frame *
+frame_of(struct eu_req *req)
 {
+    return req->web_frame ? req->web_frame : &default_frame;
+}
+
+const char *
+eu_web_lang(struct eu_req *req)
+{
+    return frame_of(req)->lang;
+}
+
+const char *
+eu_web_registrations(struct eu_req *req)
+{
+    return frame_of(req)->registrations;
+}
+
+static void
+render(struct eu_req *req, const struct page *pg)
+{
+    const struct eu_web_frame *fr = frame_of(req);
     const char *site = req->tenant ? req->tenant->title : "Eunha";
     const char *accent_links = "";
-    if (eu_web_color_is_valid(accent))
+    if (eu_web_color_is_valid(fr->accent))
         accent_links = eu_arena_sprintf(req->arena,
                                         "<link rel=\"stylesheet\" href=\"/assets/accent-%s.css\">"
                                         "<meta name=\"theme-color\" content=\"%s\">",
-                                        accent + 1, accent);
-    const char *logo = thumb ? eu_arena_sprintf(req->arena, "<img src=\"%s\" alt=\"\">",
-                                                eu_html_escape(req, thumb))
-                             : "";
+                                        fr->accent + 1, fr->accent);
+    const char *logo = fr->thumb ? eu_arena_sprintf(req->arena, "<img src=\"%s\" alt=\"\">",
+                                                    eu_html_escape(req, fr->thumb))
+                                 : "";
     const char *html = eu_arena_sprintf(
         req->arena,
         "<!DOCTYPE html>\n<html lang=\"%s\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         "<title>%s - %s</title><link rel=\"stylesheet\" href=\"/assets/%s\">%s%s</head>"
-        "<body><a class=\"skip\" href=\"#main\">Skip to content</a>"
+        "<body><a class=\"skip\" href=\"#main\">%s</a>"
         "<header class=\"site\"><div class=\"site-inner\"><a class=\"site-title\" "
         "href=\"/about\">%s<span>%s</span></a></div></header>"
         "<main id=\"main\">%s</main>"
-        "<footer class=\"footer\"><ul><li><a href=\"/about\">About</a></li>"
-        "<li><a href=\"/privacy-policy\">Privacy policy</a></li>"
-        "<li><a href=\"/terms-of-service\">Terms of service</a></li>"
-        "<li>Powered by Eunha</li></ul></footer></body></html>\n",
-        page_lang(lang), eu_html_escape(req, pg->title), eu_html_escape(req, site),
-        stylesheet_name(), accent_links, pg->head, logo, eu_html_escape(req, site), pg->body);
+        "<footer class=\"footer\"><ul><li><a href=\"/about\">%s</a></li>"
+        "<li><a href=\"/privacy-policy\">%s</a></li>"
+        "<li><a href=\"/terms-of-service\">%s</a></li>"
+        "<li>%s</li></ul></footer></body></html>\n",
+        fr->lang, eu_html_escape(req, pg->title), eu_html_escape(req, site), stylesheet_name(),
+        accent_links, pg->head, eu_html_escape(req, eu_web_t(req, "Skip to content")), logo,
+        eu_html_escape(req, site), pg->body, eu_html_escape(req, eu_web_t(req, "About")),
+        eu_html_escape(req, eu_web_t(req, "Privacy policy")),
+        eu_html_escape(req, eu_web_t(req, "Terms of service")),
+        eu_html_escape(req, eu_web_t(req, "Powered by Eunha")));
     eu_req_reply_raw(req, pg->status, "text/html; charset=utf-8", html, strlen(html));
+}
+
+/* The frame from a row of PAGE_FRAME, kept on the request. */
+static void
+read_frame(struct eu_req *req, PGresult *res)
+{
+    struct eu_web_frame *fr = eu_arena_calloc(req->arena, sizeof(*fr));
+    *fr = default_frame;
+    if (PQntuples(res) == 1) {
+        if (!PQgetisnull(res, 0, 0)) {
+            char *url = eu_profile_image_url(req->app, eu_req_base_url(req), PQgetvalue(res, 0, 0));
+            fr->thumb = eu_arena_strdup(req->arena, url);
+            free(url);
+        } else if (!PQgetisnull(res, 0, 1)) {
+            fr->thumb = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
+        }
+        if (!PQgetisnull(res, 0, 2))
+            fr->accent = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 2));
+        if (!PQgetisnull(res, 0, 3))
+            fr->lang = eu_arena_strdup(req->arena, page_lang(PQgetvalue(res, 0, 3)));
+        fr->registrations = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 4));
+    }
+    req->web_frame = fr;
 }
 
 static void
 on_frame(struct eu_req *req, PGresult *res, void *arg)
 {
-    const struct page *pg = arg;
-    const char *thumb = NULL, *accent = NULL, *lang = NULL;
-    if (PQntuples(res) == 1) {
-        if (!PQgetisnull(res, 0, 0)) {
-            char *url = eu_profile_image_url(req->app, eu_req_base_url(req), PQgetvalue(res, 0, 0));
-            thumb = eu_arena_strdup(req->arena, url);
-            free(url);
-        } else if (!PQgetisnull(res, 0, 1)) {
-            thumb = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
-        }
-        if (!PQgetisnull(res, 0, 2))
-            accent = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 2));
-        if (!PQgetisnull(res, 0, 3))
-            lang = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 3));
+    read_frame(req, res);
+    render(req, arg);
+}
+
+struct then {
+    void (*then)(struct eu_req *req, void *arg);
+    void *arg;
+};
+
+static void
+on_framed(struct eu_req *req, PGresult *res, void *arg)
+{
+    read_frame(req, res);
+    const struct then *t = arg;
+    t->then(req, t->arg);
+}
+
+void
+eu_web_frame_then(struct eu_req *req, void (*then)(struct eu_req *req, void *arg), void *arg)
+{
+    if (!req->tenant || req->web_frame) {
+        then(req, arg);
+        return;
     }
-    render(req, pg, thumb, accent, lang);
+    struct then *t = eu_arena_alloc(req->arena, sizeof(*t));
+    *t = (struct then){then, arg};
+    eu_req_stmt(req, &eu_web_page_sql[PAGE_FRAME], 0, NULL, on_framed, t);
+}
+
+struct handler {
+    void (*handler)(struct eu_req *req);
+};
+
+static void
+run_handler(struct eu_req *req, void *arg)
+{
+    const struct handler *h = arg;
+    h->handler(req);
+}
+
+void
+eu_web_framed(struct eu_req *req, void (*handler)(struct eu_req *req))
+{
+    struct handler *h = eu_arena_alloc(req->arena, sizeof(*h));
+    h->handler = handler;
+    eu_web_frame_then(req, run_handler, h);
+}
+
+void
+eu_web_reply_expired_form(struct eu_req *req, const char *again)
+{
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<div class=\"card\"><h1>%s</h1><p class=\"error\" role=\"alert\">%s</p>"
+        "<p><a href=\"%s\">%s</a></p></div>",
+        eu_web_th(req, "The form has expired"),
+        eu_web_th(req, "Invalid authenticity token: the page was open too long or came from "
+                       "elsewhere."),
+        eu_html_escape(req, again), eu_web_th(req, "Start again"));
+    eu_web_reply_page(req, 422, eu_web_t(req, "Invalid authenticity token"), body);
 }
 
 void
@@ -188,8 +288,8 @@ eu_web_reply_page_head(struct eu_req *req, int status, const char *title, const 
     set_page_headers(req);
     struct page *pg = eu_arena_alloc(req->arena, sizeof(*pg));
     *pg = (struct page){status, title, head ? head : "", body};
-    if (!req->tenant || status >= 500) {
-        render(req, pg, NULL, NULL, NULL);
+    if (!req->tenant || status >= 500 || req->web_frame) {
+        render(req, pg);
         return;
     }
     eu_req_stmt(req, &eu_web_page_sql[PAGE_FRAME], 0, NULL, on_frame, pg);

@@ -10,10 +10,14 @@
 // authorization-code flow with PKCE by typing and clicking (a wrong
 // password first, a second factor for another user), the code exchanged
 // for a token that works, and the decoy's pages showing nothing of the
-// tenant's.
+// tenant's. Then a sign-up on the tenant, which takes them by approval:
+// errors beside the fields, the confirmation link from the mail (read from
+// the test SMTP server's directory), refused until the owner approves it
+// through the staff API, then signed in; and a password reset through the
+// mailed link. The decoy reads in Korean and takes no sign-ups.
 import puppeteer from 'puppeteer-core';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createRequire } from 'node:module';
 
@@ -30,6 +34,8 @@ const clientId = env('EUNHA_BROWSER_CLIENT_ID');
 const clientSecret = env('EUNHA_BROWSER_CLIENT_SECRET');
 const password = env('EUNHA_BROWSER_PASSWORD');
 const otpSecret = env('EUNHA_BROWSER_OTP_SECRET');
+const staffToken = env('EUNHA_BROWSER_STAFF_TOKEN');
+const maildir = env('EUNHA_BROWSER_MAILDIR');
 const out = process.env.EUNHA_BROWSER_OUT || '/tmp/eunha-browser';
 mkdirSync(out, { recursive: true });
 
@@ -104,7 +110,7 @@ async function axe(page, name) {
 }
 
 // The checks every page gets, in both colour schemes at both widths.
-async function visit(page, h, path, name, status = 200, expect = null) {
+async function visit(page, h, path, name, status = 200, expect = null, want = 'en') {
   for (const scheme of ['light', 'dark']) {
     await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
     for (const width of [360, 1280]) {
@@ -123,7 +129,7 @@ async function visit(page, h, path, name, status = 200, expect = null) {
       );
       check(overflow <= 1, `${label}: ${overflow} px of horizontal scrolling`);
       const lang = await page.evaluate(() => document.documentElement.lang);
-      check(lang === 'en', `${label}: lang=${lang}`);
+      check(lang === want, `${label}: lang=${lang}, want ${want}`);
       if (expect) {
         const text = await page.evaluate(() => document.body.innerText);
         check(text.includes(expect), `${label}: no "${expect}" in the page`);
@@ -134,8 +140,45 @@ async function visit(page, h, path, name, status = 200, expect = null) {
   }
 }
 
-const page = await browser.newPage();
+let page = await browser.newPage();
 page.setDefaultTimeout(15000);
+
+// A browser with no cookies, for the next person.
+async function freshPage() {
+  await page.close();
+  const ctx = await browser.createBrowserContext();
+  page = await ctx.newPage();
+  page.setDefaultTimeout(15000);
+}
+
+// The newest message to `to` whose subject holds `subject`, as the SMTP
+// sink wrote it (JSON); waits for the mail job.
+async function mailTo(to, subject) {
+  for (let i = 0; i < 200; i++) {
+    const files = readdirSync(maildir).filter((f) => f.endsWith('.json')).sort().reverse();
+    for (const f of files) {
+      const m = JSON.parse(readFileSync(`${maildir}/${f}`, 'utf8'));
+      if (m.rcpt_tos[0] === to && m.subject.includes(subject)) return m;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no mail to ${to} about "${subject}"`);
+}
+
+// The path and query of the message's link to path, on this server.
+function mailLink(m, path) {
+  const found = m.text.match(new RegExp(`https?://\\S*${path}\\?\\S+`));
+  if (!found) throw new Error(`no ${path} link in ${m.text}`);
+  const u = new URL(found[0]);
+  return u.pathname + u.search;
+}
+
+async function shoot(name) {
+  await page.screenshot({ path: `${out}/${name}-light-1280.png`, fullPage: true });
+  await axe(page, name);
+}
+
+const bodyText = () => page.evaluate(() => document.body.innerText);
 
 // ---------------------------------------------------------------- visitors
 await visit(page, host, '/about', 'about', 200, 'Be kind');
@@ -144,7 +187,21 @@ await visit(page, host, '/terms-of-service', 'terms-of-service', 404);
 await visit(page, host, '/@alice', 'profile', 200, 'greeting');
 await visit(page, host, `/@alice/${statusId}`, 'status', 200, 'greeting');
 await visit(page, host, '/@nobody', 'not-found', 404);
+await visit(page, host, '/tags/pages', 'tag', 200, 'A picture for #pages');
+// The sensitive picture is its blurhash until opened: no request for it.
+check(await page.$eval('details.sensitive img.blurhash', (e) => e.src.startsWith('data:image/png') &&
+  e.naturalWidth === 32).catch(() => false), 'tag: no blurhash image for the sensitive picture');
+check(!(await page.$eval('details.sensitive', (e) => e.open)), 'tag: the sensitive picture is open');
 await visit(page, host, '/auth/sign_in', 'sign-in', 200);
+await visit(page, host, '/auth/sign_up', 'sign-up', 200, 'Be kind');
+await visit(page, host, '/auth/password/new', 'password-new', 200);
+await visit(page, host, '/auth/password/edit?reset_password_token=nope', 'password-invalid', 404,
+  'invalid, already used or has expired');
+await visit(page, host, '/auth/confirmation?confirmation_token=nope', 'confirmation-invalid', 404,
+  'invalid or has expired');
+// The decoy in Korean: its sign-in page, and sign-ups closed.
+await visit(page, decoy, '/auth/sign_in', 'sign-in-ko', 200, '로그인', 'ko');
+await visit(page, decoy, '/auth/sign_up', 'sign-up-closed-ko', 403, '가입이 닫혀 있습니다', 'ko');
 
 // The accent colour reaches the buttons.
 await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
@@ -232,11 +289,92 @@ text = await page.evaluate(() => document.body.innerText);
 check(text.includes('Authorization required') && text.includes('@otto'),
   `two-factor: no consent for otto after the code: ${text.slice(0, 200)}`);
 
+// ---------------------------------------------- sign-up, then approval
+await freshPage();
+await page.goto(url(host, '/auth/sign_in'));
+await Promise.all([page.waitForNavigation({ waitUntil: 'load' }),
+  page.click('a[href="/auth/sign_up"]')]);
+await page.type('#username', 'petra');
+await page.type('#email', 'petra@mail.example');
+await page.type('#password', 'petra-password-1');
+await page.type('#password_confirmation', 'petra-password-2');
+await page.type('#reason', 'I read pages.');
+await submit();
+check((await page.$('#password_confirmation-error')) !== null,
+  'sign-up: passwords that differ show no error beside the field');
+check((await page.$('#agreement-error')) !== null, 'sign-up: rules not accepted show no error');
+check((await page.$eval('#username', (e) => e.value)) === 'petra', 'sign-up: the username was lost');
+check((await page.$eval('#password', (e) => e.value)) === '', 'sign-up: the password came back');
+await shoot('sign-up-errors');
+await page.type('#password', 'petra-password-1');
+await page.type('#password_confirmation', 'petra-password-1');
+await page.click('#agreement');
+await submit();
+text = await bodyText();
+check(text.includes('Check your e-mail'), `sign-up: no "check your e-mail": ${text.slice(0, 300)}`);
+await shoot('sign-up-done');
+const confirmPath = mailLink(await mailTo('petra@mail.example', 'Confirmation instructions'),
+  '/auth/confirmation');
+await page.goto(url(host, confirmPath));
+text = await bodyText();
+check(text.includes('successfully confirmed'), `confirmation: ${text.slice(0, 300)}`);
+await shoot('confirmed');
+// Not approved yet: the sign-in says so.
+await page.goto(url(host, authorize));
+await signIn('petra', 'petra-password-1');
+text = await bodyText();
+check(text.includes('pending review'), `an unapproved sign-in: ${text.slice(0, 300)}`);
+// The owner approves her through the staff API.
+const staff = { headers: { Authorization: `Bearer ${staffToken}` } };
+res = await http('GET', host, '/api/v1/admin/accounts?pending=true', staff);
+const petra = res.status === 200 ? JSON.parse(res.body).find((a) => a.username === 'petra') : null;
+check(petra, `petra is not pending: ${res.status} ${res.body.slice(0, 300)}`);
+res = await http('POST', host, `/api/v1/admin/accounts/${petra && petra.id}/approve`, staff);
+check(res.status === 200, `approving petra: ${res.status} ${res.body.slice(0, 300)}`);
+await page.$eval('#login', (e) => (e.value = ''));
+await signIn('petra', 'petra-password-1');
+text = await bodyText();
+check(text.includes('Authorization required') && text.includes('@petra'),
+  `petra approved cannot sign in: ${text.slice(0, 300)}`);
+
+// -------------------------------------------------------- password reset
+await freshPage();
+await page.goto(url(host, '/auth/sign_in'));
+await Promise.all([page.waitForNavigation({ waitUntil: 'load' }),
+  page.click('a[href="/auth/password/new"]')]);
+await page.type('#email', 'petra@mail.example');
+await submit();
+text = await bodyText();
+check(text.includes('If your email address exists'), `reset asked: ${text.slice(0, 300)}`);
+await shoot('password-sent');
+const resetPath = mailLink(await mailTo('petra@mail.example', 'Reset password instructions'),
+  '/auth/password/edit');
+await visit(page, host, resetPath, 'password-edit', 200, 'Set a new password');
+await page.type('#password', 'petra-new-password');
+await page.type('#password_confirmation', 'not-the-same-one');
+await submit();
+check((await page.$eval('.error', (e) => e.textContent).catch(() => '')).includes('match'),
+  'reset: passwords that differ show no error');
+await page.type('#password', 'petra-new-password');
+await page.type('#password_confirmation', 'petra-new-password');
+await submit();
+text = await bodyText();
+check(text.includes('changed successfully'), `reset: ${text.slice(0, 300)}`);
+await shoot('password-changed');
+await page.goto(url(host, resetPath));
+check((await bodyText()).includes('already used'), 'reset: the link works twice');
+await page.goto(url(host, authorize));
+await signIn('petra', 'petra-new-password');
+text = await bodyText();
+check(text.includes('Authorization required') && text.includes('@petra'),
+  `the new password does not sign in: ${text.slice(0, 300)}`);
+
 // ------------------------------------------------------------ the decoy
-for (const path of ['/about', '/auth/sign_in', '/privacy-policy']) {
+for (const path of ['/about', '/auth/sign_in', '/auth/sign_up', '/privacy-policy']) {
   await page.goto(url(decoy, path));
   const body = await page.content();
-  check(!body.includes('Pages &amp; Co') && !body.includes('Be kind') && !body.includes('0b7a75'),
+  check(!body.includes('Pages &amp; Co') && !body.includes('Be kind') && !body.includes('0b7a75') &&
+        !body.includes('petra'),
     `decoy ${path} shows the tenant's own`);
 }
 

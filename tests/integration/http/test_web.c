@@ -7,6 +7,7 @@
  * (test_about_pages).
  */
 #include "harness.h"
+#include "webform.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -111,7 +112,7 @@ START_TEST(test_public_pages)
         snprintf(path, sizeof(path), "/@alice/%s", hidden[i]);
         page(s, &r, path, "text/html");
         EU_IT_EXPECT_STATUS(&r, 404);
-        ck_assert_ptr_nonnull(strstr(r.body, "isn't here"));
+        ck_assert_ptr_nonnull(strstr(r.body, "isn&#39;t here"));
         ck_assert_ptr_null(strstr(r.body, "secret"));
     }
     page(s, &r, "/@nobody", "text/html");
@@ -242,6 +243,14 @@ START_TEST(test_frame)
     ck_assert_ptr_nonnull(strstr(r.body, "<meta name=\"theme-color\" content=\"#7a1f5c\">"));
     ck_assert_ptr_nonnull(strstr(r.body, "<img src=\"https://cdn.example/thumb.png\" alt=\"\">"));
     ck_assert_ptr_nonnull(strstr(r.body, "<span>Web Test</span>"));
+    /* The pages' texts follow the language: the sign-in page in Korean. */
+    page(s, &r, "/auth/sign_in", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "<html lang=\"ko\">"));
+    ck_assert_msg(strstr(r.body, "<h1>로그인</h1>") && strstr(r.body, ">비밀번호</label>") &&
+                      strstr(r.body, "본문으로 건너뛰기"),
+                  "%s", r.body);
+    ck_assert_ptr_null(strstr(r.body, "Forgot your password?"));
     {
         const char *h[] = {"Accept: text/html", NULL};
         ck_assert_int_eq(
@@ -501,6 +510,198 @@ START_TEST(test_profile_and_thread)
 }
 END_TEST
 
+/*
+ * The sign-up page: linked from the sign-in page while sign-ups are open,
+ * the tenant's rules and (in approval mode) a reason asked, the API's
+ * checks answered beside the fields, a CSRF token bound to the browser's
+ * session, the account made unapproved, and nothing but a notice once
+ * sign-ups are closed; the decoy's page shows none of it.
+ */
+START_TEST(test_sign_up_page)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, DOMAIN, "Web Test"));
+    json_decref(eu_it_tenant_create(s, "decoy.example", "Decoy"));
+    free(eu_it_account_seed(s, DOMAIN, "alice"));
+    admin_ok(s, "POST", "/admin/v1/tenants/" DOMAIN "/rules", "{\"text\":\"Be kind\"}", 200);
+    eu_it_tenant_patch(s, DOMAIN, "{\"registrations\":\"approval\"}");
+    struct eu_it_resp r = {0};
+
+    page(s, &r, "/auth/sign_in", "text/html");
+    ck_assert_ptr_nonnull(strstr(r.body, "href=\"/auth/sign_up\""));
+
+    struct eu_it_webform b = {.s = s, .host = DOMAIN};
+    eu_it_webform_send(&b, &r, "GET", "/auth/sign_up", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(b.cookie);
+    ck_assert_ptr_nonnull(b.csrf);
+    ck_assert_ptr_nonnull(strstr(r.body, "Be kind"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<textarea id=\"reason\""));
+    ck_assert_ptr_null(strstr(r.body, "date_of_birth"));
+
+    /* Everything wrong at once: each field says what. */
+    eu_it_webform_post(&b, &r, "/auth/sign_up",
+                       "username=alice&email=new%40mail.example&password=correct-horse"
+                       "&password_confirmation=other-horse");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_msg(strstr(r.body, "id=\"username-error\">Username is already taken<") &&
+                      strstr(r.body, "id=\"password_confirmation-error\">") &&
+                      strstr(r.body, "id=\"agreement-error\">Agreement must be accepted<") &&
+                      strstr(r.body, "aria-describedby=\"username-error\""),
+                  "%s", r.body);
+    ck_assert_ptr_nonnull(strstr(r.body, "value=\"new@mail.example\""));
+    ck_assert_ptr_null(strstr(r.body, "correct-horse"));
+    ck_assert_ptr_null(strstr(r.body, "email-error"));
+
+    /* Another browser's form (no session of its own) is refused. */
+    {
+        const char *h[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
+        const char *body = "authenticity_token=x&username=carol&email=carol%40mail.example"
+                           "&password=correct-horse&password_confirmation=correct-horse"
+                           "&agreement=1";
+        ck_assert_int_eq(
+            eu_it_http_raw(&r, "POST", s->public_port, DOMAIN, "/auth/sign_up", h, body), 0);
+        EU_IT_EXPECT_STATUS(&r, 422);
+        ck_assert_ptr_nonnull(strstr(r.body, "The form has expired"));
+    }
+
+    eu_it_webform_post(&b, &r, "/auth/sign_up",
+                       "username=carol&email=carol%40mail.example&password=correct-horse"
+                       "&password_confirmation=correct-horse&agreement=1"
+                       "&reason=I%20like%20pages");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(strstr(r.body, "Awaiting approval"), "%s", r.body);
+    char *db = eu_it_tenant_database(s, DOMAIN);
+    char *tid = eu_it_tenant_id(s, DOMAIN);
+    char *row = eu_it_pg_execf(db,
+                               "SELECT u.approved::text || ',' || u.reason || ',' ||"
+                               " (SELECT count(*) FROM oauth_access_tokens t WHERE t.tenant_id = %s"
+                               "  AND t.user_id = u.id) FROM users u JOIN accounts a"
+                               " ON a.tenant_id = u.tenant_id AND a.id = u.account_id"
+                               " WHERE u.tenant_id = %s AND a.username = 'carol'",
+                               tid, tid);
+    ck_assert_str_eq(row, "false,I like pages,0");
+    free(row);
+
+    /* Closed: a notice, no form, and no link from the sign-in page. */
+    eu_it_tenant_patch(s, DOMAIN, "{\"registrations\":\"closed\"}");
+    page(s, &r, "/auth/sign_up", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 403);
+    ck_assert_ptr_nonnull(strstr(r.body, "Registrations are closed"));
+    ck_assert_ptr_null(strstr(r.body, "<form"));
+    page(s, &r, "/auth/sign_in", "text/html");
+    ck_assert_ptr_null(strstr(r.body, "/auth/sign_up"));
+    eu_it_webform_post(&b, &r, "/auth/sign_up",
+                       "username=dave&email=dave%40mail.example&password=correct-horse"
+                       "&password_confirmation=correct-horse&agreement=1");
+    EU_IT_EXPECT_STATUS(&r, 403);
+
+    /* The decoy's page is its own. */
+    {
+        const char *h[] = {"Accept: text/html", NULL};
+        ck_assert_int_eq(
+            eu_it_http_raw(&r, "GET", s->public_port, "decoy.example", "/auth/sign_up", h, NULL),
+            0);
+    }
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_null(strstr(r.body, "Be kind"));
+    ck_assert_ptr_null(strstr(r.body, "Web Test"));
+
+    free(db);
+    free(tid);
+    eu_it_webform_free(&b);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
+/*
+ * /tags/:name: the tag's public posts as the tag timeline shows them to a
+ * visitor (not the unlisted ones), OpenGraph for previews, paging by
+ * max_id; the decoy's page of the same tag shows none of them.
+ */
+START_TEST(test_tag_page)
+{
+    struct eu_it_server *s = eu_it_server_start(NULL);
+    json_decref(eu_it_tenant_create(s, DOMAIN, "Web Test"));
+    json_decref(eu_it_tenant_create(s, "decoy.example", "Decoy"));
+    char *alice = NULL;
+    char *tok = eu_it_user_new(s, DOMAIN, "alice", "read write", &alice);
+    char *first = post(s, tok, "The first of #Pages", "public");
+    free(post(s, tok, "Quietly about #pages", "unlisted"));
+    for (int i = 0; i < 20; i++) {
+        char text[64];
+        snprintf(text, sizeof(text), "Number %d on #pages", i);
+        free(post(s, tok, text, "public"));
+    }
+    struct eu_it_resp r = {0};
+    page(s, &r, "/tags/pages", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "<h1>#pages</h1>"));
+    ck_assert_ptr_nonnull(strstr(r.body, "Number 19 on"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<meta property=\"og:title\" content=\"#pages\">"));
+    ck_assert_ptr_nonnull(strstr(r.body, "<meta name=\"robots\" content=\"noindex\">"));
+    ck_assert_ptr_null(strstr(r.body, "Quietly"));
+    ck_assert_ptr_null(strstr(r.body, "The first of"));
+    const char *older = strstr(r.body, "href=\"/tags/pages?max_id=");
+    ck_assert_ptr_nonnull(older);
+    char next[128];
+    snprintf(next, sizeof(next), "%.*s", (int)strcspn(older + 6, "\""), older + 6);
+    page(s, &r, next, "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_msg(strstr(r.body, "The first of"), "%s", r.body);
+    ck_assert_ptr_null(strstr(r.body, "max_id="));
+    page(s, &r, "/tags/no-such", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    {
+        const char *h[] = {"Accept: text/html", NULL};
+        ck_assert_int_eq(
+            eu_it_http_raw(&r, "GET", s->public_port, "decoy.example", "/tags/pages", h, NULL), 0);
+    }
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_null(strstr(r.body, "on #pages"));
+    ck_assert_ptr_nonnull(strstr(r.body, "No posts with this tag yet."));
+
+    /* A sensitive picture shows its blurhash, decoded into an inline PNG,
+     * until the visitor opens it. */
+    char *db = eu_it_tenant_database(s, DOMAIN);
+    char *tid = eu_it_tenant_id(s, DOMAIN);
+    char *pic = eu_it_pg_execf(
+        db,
+        "WITH n AS (SELECT eunha_next_id() AS id) INSERT INTO media_attachments"
+        " (tenant_id, id, account_id, type, state, description, blurhash, meta, file_key,"
+        " file_content_type, file_size, preview_key, preview_size)"
+        " SELECT %s, n.id, %s, 'image', 'ready', 'a cat', 'LEHV6nWB2yk8pyo0adR*.7kCMdnj',"
+        " '{\"original\":{\"width\":640,\"height\":480}}',"
+        " '%s/media_attachments/' || n.id || '/original.jpg', 'image/jpeg', 1000,"
+        " '%s/media_attachments/' || n.id || '/small.webp', 100 FROM n RETURNING id::text",
+        tid, alice, tid, tid);
+    char body[256];
+    snprintf(body, sizeof(body),
+             "{\"status\":\"A picture #cats\",\"media_ids\":[\"%s\"],\"sensitive\":true}", pic);
+    free(post_json(s, tok, body));
+    page(s, &r, "/tags/cats", "text/html");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    const char *blur =
+        strstr(r.body, "<img class=\"blurhash\" src=\"data:image/png;base64,iVBORw0KGgo");
+    const char *real = strstr(r.body, "small.webp");
+    ck_assert_msg(blur && real && strstr(r.body, "<details class=\"sensitive\"><summary><span>"),
+                  "%s", r.body);
+    ck_assert_msg(blur < strstr(r.body, "</summary>") && real > strstr(r.body, "</summary>"),
+                  "the picture is not behind the details: %s", r.body);
+    free(pic);
+    free(db);
+    free(tid);
+    free(alice);
+    free(first);
+    free(tok);
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -509,5 +710,7 @@ main(void)
     EU_IT_ADD_TCASE(suite, test_frame, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_about_pages, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_profile_and_thread, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_sign_up_page, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_tag_page, TIMEOUT);
     return eu_it_run_suite(suite);
 }
