@@ -51,6 +51,19 @@ typedef void (*eu_staff_json_cb)(struct eu_req *req, struct json_t *entities, vo
  * allowed by the policy, 404 no such row in the tenant. */
 typedef void (*eu_staff_done_cb)(struct eu_req *req, int status, void *arg);
 
+/* Writes the audit row of a change made for a page (as
+ * eu_staff_reply_audited) and then calls done with 200. (admin_instance.c) */
+void eu_staff_audit(struct eu_req *req, const char *action, const char *type, const char *id,
+                    const char *human, eu_staff_done_cb done, void *arg);
+
+/* The live rules, as admin Rule entities in an array. (admin_rules.c) */
+void eu_staff_rules_load(struct eu_req *req, eu_staff_json_cb cb, void *arg);
+/* what: "create" (id NULL), "update" or "destroy" (text and hint NULL),
+ * checked as the API checks them: done gets 422 for a blank or too long
+ * text or hint, and the change writes the API's audit row. */
+void eu_staff_rules_change(struct eu_req *req, const char *what, const char *id, const char *text,
+                           const char *hint, eu_staff_done_cb done, void *arg);
+
 /* The newest 100 Admin::Reports, resolved ones or open ones, as an array;
  * or, with id, that one report (NULL when the tenant has none such). A
  * database failure is answered and cb is not called. (staff_reports.c) */

@@ -2,7 +2,8 @@
  * The moderation pages of a tenant's staff, on the tenant's own host
  * under /admin/ as Mastodon's: the reports queue and a report (assign,
  * resolve, reopen, act on the account), the sign-ups awaiting approval
- * (approve, reject), and an account's page with its actions. Each is a
+ * (approve, reject), an account's page with its actions, and the
+ * instance's rules (add, edit, remove). Each is a
  * thin page over the admin API's own code (staff_internal.h): the same
  * statements, the same policies, the same audit rows and mails, rendered
  * from the same Admin::Report and Admin::Account entities.
@@ -61,6 +62,7 @@ static const struct {
 } NAV[] = {
     {"/admin/reports", "Reports", EU_PERM_MANAGE_REPORTS},
     {"/admin/accounts", "Pending sign-ups", EU_PERM_MANAGE_USERS},
+    {"/admin/rules", "Rules", EU_PERM_MANAGE_RULES},
 };
 
 /* The staff's navigation: the pages the role may use, current marked. */
@@ -660,6 +662,118 @@ post_report(struct eu_req *req)
     eu_web_staff_require(req, EU_PERM_MANAGE_REPORTS, report_change, NULL);
 }
 
+/* ------------------------------------------------------------ rules */
+
+#define RULES_PATH "/admin/rules"
+
+/* The text and hint fields of a rule's form; prefix keeps ids unique. */
+static const char *
+rule_fields(struct eu_req *req, const char *prefix, const char *text, const char *hint)
+{
+    return eu_arena_sprintf(
+        req->arena,
+        "<label for=\"%s-text\">%s</label><input type=\"text\" id=\"%s-text\" name=\"text\" "
+        "value=\"%s\" required maxlength=\"1000\"><label for=\"%s-hint\">%s</label>"
+        "<input type=\"text\" id=\"%s-hint\" name=\"hint\" value=\"%s\" maxlength=\"1000\">",
+        prefix, t(req, "Rule"), prefix, eu_html_escape(req, text), prefix, t(req, "Explanation"),
+        prefix, eu_html_escape(req, hint));
+}
+
+static void
+on_rules(struct eu_req *req, json_t *rules, void *arg)
+{
+    const struct eu_web_session *s = arg;
+    const char *rows = "";
+    size_t i;
+    json_t *r;
+    json_array_foreach(rules, i, r)
+    {
+        const char *id = eu_html_escape(req, jstr(r, "id"));
+        const char *prefix = eu_arena_sprintf(req->arena, "rule-%s", id);
+        rows = eu_arena_sprintf(
+            req->arena,
+            "%s<li class=\"card\" data-rule=\"%s\"><form method=\"post\" action=\"" RULES_PATH
+            "/%s\">%s%s<div class=\"actions\"><button type=\"submit\" name=\"do\" "
+            "value=\"update\">%s</button><button type=\"submit\" name=\"do\" value=\"destroy\" "
+            "class=\"danger\">%s</button></div></form></li>",
+            rows, id, id, eu_web_csrf_field(req, s),
+            rule_fields(req, prefix, jstr(r, "text"), jstr(r, "hint")), t(req, "Save"),
+            t(req, "Delete"));
+    }
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<p>%s</p>%s<h2>%s</h2><form method=\"post\" action=\"" RULES_PATH "\" class=\"card\">"
+        "%s%s<button type=\"submit\">%s</button></form>",
+        t(req, "The rules people agree to when they sign up, shown on the about page."),
+        *rows ? eu_arena_sprintf(req->arena, "<ol class=\"plain\">%s</ol>", rows)
+              : eu_arena_sprintf(req->arena, "<p class=\"muted\">%s</p>", t(req, "No rules yet.")),
+        t(req, "Add a rule"), eu_web_csrf_field(req, s), rule_fields(req, "new", "", ""),
+        t(req, "Add"));
+    reply(req, 200, RULES_PATH, eu_web_t(req, "Rules"), body);
+}
+
+static void
+rules_page(struct eu_req *req, const struct eu_web_session *s, json_t *params, void *arg)
+{
+    (void)params;
+    (void)arg;
+    eu_staff_rules_load(req, on_rules, (void *)s);
+}
+
+static void
+get_rules(struct eu_req *req)
+{
+    eu_web_staff_require(req, EU_PERM_MANAGE_RULES, rules_page, NULL);
+}
+
+static void
+on_rule_changed(struct eu_req *req, int status, void *arg)
+{
+    (void)arg;
+    if (status == 422) {
+        eu_web_reply_page(
+            req, 422, eu_web_t(req, "Rules"),
+            eu_arena_sprintf(req->arena,
+                             "<h1>%s</h1><p class=\"error\" role=\"alert\">%s</p><p><a "
+                             "href=\"" RULES_PATH "\">%s</a></p>",
+                             t(req, "Rules"),
+                             t(req, "A rule needs a text, and text and explanation are at most "
+                                    "1000 characters."),
+                             t(req, "Back to the rules")));
+        return;
+    }
+    if (status != 200) {
+        reply_refused(req, status);
+        return;
+    }
+    redirect(req, RULES_PATH);
+}
+
+/* POST /admin/rules (a new rule) and /admin/rules/:id (do = update or
+ * destroy). */
+static void
+rule_change(struct eu_req *req, const struct eu_web_session *s, json_t *params, void *arg)
+{
+    (void)s;
+    (void)arg;
+    const char *id = eu_req_param(req, "id");
+    const char *what = id ? eu_param_str(params, "do") : "create";
+    if ((id && !eu_id_is_valid(id)) || !what ||
+        (id && strcmp(what, "update") != 0 && strcmp(what, "destroy") != 0)) {
+        reply_refused(req, 404);
+        return;
+    }
+    bool destroy = strcmp(what, "destroy") == 0;
+    eu_staff_rules_change(req, what, id, destroy ? NULL : eu_param_str(params, "text"),
+                          destroy ? NULL : eu_param_str(params, "hint"), on_rule_changed, NULL);
+}
+
+static void
+post_rules(struct eu_req *req)
+{
+    eu_web_staff_require(req, EU_PERM_MANAGE_RULES, rule_change, NULL);
+}
+
 /* GET /admin: the first page the role may use. */
 static void
 home_page(struct eu_req *req, const struct eu_web_session *s, json_t *params, void *arg)
@@ -696,5 +810,8 @@ const struct eu_route eu_web_staff_routes[] = {
     {GET, "/admin/accounts", get_accounts, NULL, 0},
     {GET, "/admin/accounts/:id", get_account, NULL, 0},
     {POST, "/admin/accounts/:id", post_account, NULL, 0},
+    {GET, RULES_PATH, get_rules, NULL, 0},
+    {POST, RULES_PATH, post_rules, NULL, 0},
+    {POST, RULES_PATH "/:id", post_rules, NULL, 0},
     {0},
 };

@@ -27,7 +27,8 @@
 static const struct eu_it_world_opts world = {
     .host = HOST,
     .decoy = DECOY,
-    .users = {{"mona"},
+    .users = {{"olga"},
+              {"mona"},
               {"mick"},
               {"alice"},
               {"bob"},
@@ -68,6 +69,8 @@ seed(struct world *w, char **report, char **decoy_report)
 {
     free(eu_it_world_sql(w, "UPDATE users SET role_id = 1 WHERE tenant_id = %s AND account_id = %s",
                          w->tid, eu_it_id(w, "mona")));
+    free(eu_it_world_sql(w, "UPDATE users SET role_id = 3 WHERE tenant_id = %s AND account_id = %s",
+                         w->tid, eu_it_id(w, "olga")));
     free(eu_it_world_sql(w,
                          "INSERT INTO user_roles (tenant_id, id, name, position, permissions,"
                          " highlighted) VALUES (%s, 77, 'Reports desk', 5, 16, false)",
@@ -280,6 +283,86 @@ START_TEST(test_moderation_pages)
 }
 END_TEST
 
+/* Rules: an owner adds, edits and removes one, each audited as the API
+ * audits it; a moderator without manage_rules gets 403; the decoy's rule
+ * is neither shown nor changed. */
+START_TEST(test_rules_page)
+{
+    struct world w = {0};
+    eu_it_world_start(&w, &world);
+    char *report, *decoy_report;
+    seed(&w, &report, &decoy_report);
+    char *decoy_rule =
+        eu_it_world_sql(&w,
+                        "INSERT INTO instance_rules (tenant_id, text, hint, priority)"
+                        " VALUES (%s, 'Decoy rule', '', 0) RETURNING id",
+                        w.decoy_tid);
+    struct eu_it_resp r = {0};
+    struct eu_it_webform olga = {.s = w.s, .host = HOST};
+    sign_in(&olga, "olga", "%2Fadmin%2Frules");
+    eu_it_webform_send(&olga, &r, "GET", "/admin/rules", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_null(strstr(r.body, "Decoy rule"));
+    eu_it_webform_post(&olga, &r, "/admin/rules", "text=");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    eu_it_webform_send(&olga, &r, "GET", "/admin/rules", NULL);
+    eu_it_webform_post(&olga, &r, "/admin/rules", "text=Be+kind&hint=No+harassment");
+    EU_IT_EXPECT_STATUS(&r, 303);
+    char *id = eu_it_world_sql(&w,
+                               "SELECT id FROM instance_rules WHERE tenant_id = %s AND text = "
+                               "'Be kind' AND deleted_at IS NULL",
+                               w.tid);
+    ck_assert_ptr_nonnull(id);
+    ck_assert_int_eq(count(&w,
+                           "SELECT count(*) FROM admin_action_logs WHERE target_id = %s"
+                           " AND action = '%s' AND target_type = 'Rule'",
+                           id, "create"),
+                     1);
+    char path[128];
+    snprintf(path, sizeof(path), "/admin/rules/%s", id);
+    eu_it_webform_send(&olga, &r, "GET", "/admin/rules", NULL);
+    ck_assert_ptr_nonnull(strstr(r.body, "No harassment"));
+    eu_it_webform_post(&olga, &r, path, "do=update&text=Be+very+kind&hint=");
+    EU_IT_EXPECT_STATUS(&r, 303);
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM instance_rules WHERE id = %s AND %s", id,
+                           "text = 'Be very kind'"),
+                     1);
+    eu_it_webform_post(&olga, &r, path, "do=destroy");
+    EU_IT_EXPECT_STATUS(&r, 303);
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM instance_rules WHERE id = %s AND %s", id,
+                           "deleted_at IS NOT NULL"),
+                     1);
+    ck_assert_int_eq(count(&w,
+                           "SELECT count(*) FROM admin_action_logs WHERE target_id = %s"
+                           " AND action = '%s'",
+                           id, "destroy"),
+                     1);
+    /* The decoy's rule by id: not found, unchanged. */
+    snprintf(path, sizeof(path), "/admin/rules/%s", decoy_rule);
+    eu_it_webform_post(&olga, &r, path, "do=destroy");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM instance_rules WHERE id = %s AND %s",
+                           decoy_rule, "deleted_at IS NULL"),
+                     1);
+    /* A moderator's role has no manage_rules. */
+    struct eu_it_webform mona = {.s = w.s, .host = HOST};
+    sign_in(&mona, "mona", "%2Fadmin%2Frules");
+    eu_it_webform_send(&mona, &r, "GET", "/admin/rules", NULL);
+    EU_IT_EXPECT_STATUS(&r, 403);
+    eu_it_webform_send(&mona, &r, "GET", "/admin/reports", NULL);
+    ck_assert_ptr_null(strstr(r.body, "href=\"/admin/rules\""));
+
+    eu_it_webform_free(&olga);
+    eu_it_webform_free(&mona);
+    eu_it_resp_free(&r);
+    free(id);
+    free(decoy_rule);
+    free(report);
+    free(decoy_report);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_settings_pages)
 {
     struct world w = {0};
@@ -342,6 +425,7 @@ main(void)
 {
     Suite *suite = suite_create("web_staff");
     EU_IT_ADD_TCASE(suite, test_moderation_pages, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_rules_page, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_settings_pages, TIMEOUT);
     return eu_it_run_suite(suite);
 }
