@@ -76,15 +76,16 @@ seed_moderation(struct eu_it_server *s, const char *db, const char *alice_tok)
     EU_IT_EXPECT_STATUS(&r, 200);
     setenv("EUNHA_BROWSER_MOD_REPORT", eu_it_json_str(&r, "id"), 1);
     char *dan_tok = eu_it_user_token(s, DECOY, "dpete", "read write");
-    snprintf(body, sizeof(body), "{\"account_id\":\"%s\",\"comment\":\"Decoy report\"}",
-             dora);
-    free(eu_it_pg_execf(db, "UPDATE users SET approved = true WHERE tenant_id = %s AND account_id = %s",
+    snprintf(body, sizeof(body), "{\"account_id\":\"%s\",\"comment\":\"Decoy report\"}", dora);
+    free(eu_it_pg_execf(db,
+                        "UPDATE users SET approved = true WHERE tenant_id = %s AND account_id = %s",
                         decoy_tid, dpete));
     eu_it_callf(s, &r, DECOY, "POST", dan_tok, body, "/api/v1/reports");
     EU_IT_EXPECT_STATUS(&r, 200);
     setenv("EUNHA_BROWSER_MOD_DECOY_REPORT", eu_it_json_str(&r, "id"), 1);
-    free(eu_it_pg_execf(db, "UPDATE users SET approved = false WHERE tenant_id = %s AND account_id = %s",
-                        decoy_tid, dpete));
+    free(eu_it_pg_execf(
+        db, "UPDATE users SET approved = false WHERE tenant_id = %s AND account_id = %s", decoy_tid,
+        dpete));
     setenv("EUNHA_BROWSER_MOD_PENDING", pete, 1);
     setenv("EUNHA_BROWSER_MOD_TARGET", otto, 1);
     setenv("EUNHA_BROWSER_MOD_DECOY_PENDING", dpete, 1);
