@@ -64,6 +64,13 @@ void eu_staff_rules_load(struct eu_req *req, eu_staff_json_cb cb, void *arg);
 void eu_staff_rules_change(struct eu_req *req, const char *what, const char *id, const char *text,
                            const char *hint, eu_staff_done_cb done, void *arg);
 
+/* The tenant's own custom emoji, newest first (at most 200), as admin
+ * entities in an array; and one enabled or disabled, with the API's audit
+ * row. (custom_emojis.c) */
+void eu_staff_emojis_load(struct eu_req *req, eu_staff_json_cb cb, void *arg);
+void eu_staff_emoji_set_disabled(struct eu_req *req, const char *id, bool disabled,
+                                 eu_staff_done_cb done, void *arg);
+
 /* The newest 100 Admin::Reports, resolved ones or open ones, as an array;
  * or, with id, that one report (NULL when the tenant has none such). A
  * database failure is answered and cb is not called. (staff_reports.c) */

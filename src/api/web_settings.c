@@ -3,9 +3,11 @@
  * one layout, a navigation list of every settings page with the current
  * one marked, shared by the pages of other files (password and deletion
  * in account_life.c, two-factor in settings_otp.c, exports and imports in
- * takeout.c), and the pages this file owns: the applications the user has
- * authorized, each revocable, and the browsers signed in, each revocable,
- * this one marked.
+ * takeout.c), and the pages this file owns: the profile (the update of
+ * PATCH /api/v1/accounts/update_credentials, accounts.c), the applications the user has
+ * authorized, each revocable, the browsers signed in, each revocable,
+ * this one marked, and the account's migration (its aliases and a move,
+ * through migration.c's code).
  *
  * Revoking an application revokes every token the user gave it, as
  * Mastodon's authorized applications page does, and forgets them in every
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accounts_internal.h"
 #include "eunha/api.h"
 #include "eunha/arena.h"
 #include "eunha/auth.h"
@@ -36,6 +39,7 @@ enum {
     SETTINGS_APP_REVOKE,
     SETTINGS_SESSIONS,
     SETTINGS_SESSION_REVOKE,
+    SETTINGS_MIGRATION,
 };
 
 const struct eu_sql eu_web_settings_sql[] = {
@@ -65,6 +69,12 @@ const struct eu_sql eu_web_settings_sql[] = {
     [SETTINGS_SESSION_REVOKE] = {"web_settings.session_revoke",
                                  "DELETE FROM web_sessions WHERE tenant_id = $1 AND user_id = $2"
                                  " AND id = $3::bigint AND session_hash <> $4 RETURNING id"},
+    /* $2 account: its aliases (a JSON array) and where it moved, if it did. */
+    [SETTINGS_MIGRATION] = {"web_settings.migration",
+                            "SELECT array_to_json(coalesce(a.also_known_as, '{}'))::text,"
+                            " coalesce(m.uri, '') FROM accounts a LEFT JOIN accounts m"
+                            "  ON m.tenant_id = $1 AND m.id = a.moved_to_account_id"
+                            " WHERE a.tenant_id = $1 AND a.id = $2::bigint"},
     {0},
 };
 
@@ -73,12 +83,14 @@ const struct eu_sql eu_web_settings_sql[] = {
 static const struct {
     const char *path, *name;
 } NAV[] = {
+    {"/settings/profile", "Profile"},
     {"/settings/password", "Password"},
     {"/settings/otp_authentication", "Two-factor authentication"},
     {"/settings/applications", "Authorized apps"},
     {"/settings/sessions", "Sessions"},
     {"/settings/export", "Export"},
     {"/settings/imports", "Import"},
+    {"/settings/migration", "Account migration"},
     {"/settings/delete", "Delete account"},
 };
 
@@ -134,6 +146,8 @@ reply_bad_token(struct eu_req *req, const char *current)
 struct page {
     const struct eu_web_session *s;
     json_t *params;
+    const char *error; /* the last change's, shown above the form */
+    int status;        /* the page's status with error */
     void (*then)(struct eu_req *req, struct page *pg);
 };
 
@@ -165,6 +179,138 @@ static const char *
 user_id(struct eu_req *req, const struct page *pg)
 {
     return eu_arena_sprintf(req->arena, "%lld", (long long)pg->s->user_id);
+}
+
+/* ------------------------------------------------------------ profile */
+
+#define PROFILE_PATH "/settings/profile"
+/* Rows of the fields table the form offers (Mastodon's four). */
+#define PROFILE_FIELDS 4
+
+/* A checkbox that says false when unchecked: the hidden field goes first
+ * and the box, when checked, comes later and wins (Rack's rule). */
+static const char *
+checkbox(struct eu_req *req, const char *name, bool on, const char *label, const char *hint)
+{
+    return eu_arena_sprintf(req->arena,
+                            "<input type=\"hidden\" name=\"%s\" value=\"0\"><label class=\"check\" "
+                            "for=\"%s\"><input type=\"checkbox\" id=\"%s\" name=\"%s\" "
+                            "value=\"1\"%s aria-describedby=\"%s-hint\"><span>%s</span></label>"
+                            "<p class=\"hint\" id=\"%s-hint\">%s</p>",
+                            name, name, name, name, on ? " checked" : "", name, t(req, label), name,
+                            t(req, hint));
+}
+
+static void
+on_profile(struct eu_req *req, json_t *o, void *arg)
+{
+    struct page *pg = arg;
+    json_t *source = json_object_get(o, "source");
+    const char *dn = json_string_value(json_object_get(o, "display_name"));
+    const char *note = json_string_value(json_object_get(source, "note"));
+    json_t *fields = json_object_get(source, "fields");
+    const char *rows = "";
+    for (size_t i = 0; i < PROFILE_FIELDS; i++) {
+        json_t *f = json_array_get(fields, i);
+        const char *name = json_string_value(json_object_get(f, "name"));
+        const char *value = json_string_value(json_object_get(f, "value"));
+        rows = eu_arena_sprintf(
+            req->arena,
+            "%s<div class=\"field-row\"><div><label for=\"field-%zu-name\">%s %zu</label>"
+            "<input type=\"text\" id=\"field-%zu-name\" name=\"fields_attributes[%zu][name]\" "
+            "value=\"%s\" maxlength=\"255\"></div><div><label for=\"field-%zu-value\">%s "
+            "%zu</label>"
+            "<input type=\"text\" id=\"field-%zu-value\" name=\"fields_attributes[%zu][value]\" "
+            "value=\"%s\" maxlength=\"255\"></div></div>",
+            rows, i, t(req, "Label"), i + 1, i, i, eu_html_escape(req, name ? name : ""), i,
+            t(req, "Content"), i + 1, i, i, eu_html_escape(req, value ? value : ""));
+    }
+    const char *notice =
+        eu_param_str(pg->params, "saved")
+            ? eu_arena_sprintf(req->arena, "<p class=\"notice\" role=\"status\">%s</p>",
+                               t(req, "Your profile has been saved."))
+            : "";
+    const char *err = pg->error
+                          ? eu_arena_sprintf(req->arena, "<p class=\"error\" role=\"alert\">%s</p>",
+                                             eu_html_escape(req, pg->error))
+                          : "";
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<h1>%s</h1>%s%s<p><a href=\"/@%s\">%s</a></p><form method=\"post\" action=\"" PROFILE_PATH
+        "\" class=\"card\">%s<label for=\"display_name\">%s</label><input type=\"text\" "
+        "id=\"display_name\" name=\"display_name\" value=\"%s\" maxlength=\"30\">"
+        "<label for=\"note\">%s</label><textarea id=\"note\" name=\"note\" maxlength=\"500\">%s"
+        "</textarea><fieldset><legend>%s</legend><p class=\"hint\">%s</p>%s</fieldset>%s%s%s"
+        "<button type=\"submit\">%s</button></form>",
+        t(req, "Profile"), notice, err, eu_html_escape(req, pg->s->username),
+        t(req, "See your public profile"), eu_web_csrf_field(req, pg->s), t(req, "Display name"),
+        eu_html_escape(req, dn ? dn : ""), t(req, "Bio"), eu_html_escape(req, note ? note : ""),
+        t(req, "Extra fields"),
+        t(req, "Up to four items shown as a table on your profile; a link is verified when "
+               "that page links back to your profile with rel=\"me\"."),
+        rows,
+        checkbox(req, "locked", json_is_true(json_object_get(o, "locked")),
+                 "Require follow requests", "You approve each new follower by hand."),
+        checkbox(req, "bot", json_is_true(json_object_get(o, "bot")), "This is a bot account",
+                 "The account mainly acts on its own and may not be watched."),
+        checkbox(req, "discoverable", json_is_true(json_object_get(o, "discoverable")),
+                 "Suggest the account to others",
+                 "It may appear in recommendations and "
+                 "directories."),
+        t(req, "Save changes"));
+    eu_web_settings_reply(req, pg->error ? 422 : 200, PROFILE_PATH, eu_web_t(req, "Profile"), body);
+}
+
+static void
+drop_json(void *p)
+{
+    json_decref(p);
+}
+
+static void
+on_profile_saved(struct eu_req *req, int status, const char *error, void *arg)
+{
+    struct page *pg = arg;
+    if (status == 200) {
+        redirect(req, PROFILE_PATH "?saved=1");
+        return;
+    }
+    pg->error = error;
+    eu_accounts_credentials_load(req, on_profile, pg);
+}
+
+static void
+profile(struct eu_req *req, struct page *pg)
+{
+    /* The API's code acts as the token's account; here the session's. */
+    req->auth.user_id = pg->s->user_id;
+    req->auth.account_id = pg->s->account_id;
+    if (req->method != EU_HTTP_POST) {
+        eu_accounts_credentials_load(req, on_profile, pg);
+        return;
+    }
+    if (!eu_web_session_csrf_ok(pg->s, pg->params)) {
+        reply_bad_token(req, PROFILE_PATH);
+        return;
+    }
+    /* Only the profile's own fields reach the update: no images here, and
+     * nothing the form does not show. */
+    json_t *p = json_object();
+    static const char *const keys[] = {"display_name", "note",         "locked",
+                                       "bot",          "discoverable", "fields_attributes"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        json_t *v = json_object_get(pg->params, keys[i]);
+        if (v)
+            json_object_set(p, keys[i], v);
+    }
+    eu_arena_on_free(req->arena, drop_json, p);
+    eu_accounts_update(req, p, on_profile_saved, pg);
+}
+
+static void
+profile_page(struct eu_req *req)
+{
+    start(req, profile);
 }
 
 /* ------------------------------------------------- authorized apps */
@@ -247,6 +393,116 @@ static void
 apps_page(struct eu_req *req)
 {
     start(req, apps);
+}
+
+/* ----------------------------------------------------------- migration */
+
+#define MIGRATION_PATH "/settings/migration"
+
+static void
+on_migration(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct page *pg = arg;
+    json_t *aliases = PQntuples(res) ? json_loads(PQgetvalue(res, 0, 0), 0, NULL) : NULL;
+    const char *moved = PQntuples(res) ? PQgetvalue(res, 0, 1) : "";
+    const char *inputs = "";
+    for (size_t i = 0; i < EU_MIGRATION_ALIASES_MAX; i++) {
+        const char *v = json_string_value(json_array_get(aliases, i));
+        inputs = eu_arena_sprintf(
+            req->arena,
+            "%s<label for=\"alias-%zu\">%s %zu</label><input type=\"url\" id=\"alias-%zu\" "
+            "name=\"also_known_as_uris[]\" value=\"%s\" placeholder=\"https://\">",
+            inputs, i, t(req, "Old account"), i + 1, i, eu_html_escape(req, v ? v : ""));
+    }
+    json_decref(aliases);
+    const char *me =
+        eu_arena_sprintf(req->arena, "%s/users/%s", eu_req_base_url(req), pg->s->username);
+    const char *notice = "";
+    const char *done = eu_param_str(pg->params, "done");
+    if (done && strcmp(done, "aliases") == 0)
+        notice = t(req, "Your aliases have been saved.");
+    else if (done && strcmp(done, "moved") == 0)
+        notice = t(req, "Your account is moving: your followers are being told.");
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<h1>%s</h1>%s%s%s<h2>%s</h2><p>%s <code>%s</code></p><form method=\"post\" "
+        "action=\"" MIGRATION_PATH "\" class=\"card\">%s<input type=\"hidden\" name=\"do\" "
+        "value=\"alias\">%s<button type=\"submit\">%s</button></form><h2>%s</h2><p>%s</p>"
+        "<form method=\"post\" action=\"" MIGRATION_PATH "\" class=\"card\">%s<input "
+        "type=\"hidden\" name=\"do\" value=\"move\"><label for=\"moved_to_uri\">%s</label>"
+        "<input type=\"url\" id=\"moved_to_uri\" name=\"moved_to_uri\" required "
+        "placeholder=\"https://\"><label for=\"password\">%s</label><input type=\"password\" "
+        "id=\"password\" name=\"password\" autocomplete=\"current-password\" required>"
+        "<button type=\"submit\" class=\"danger\">%s</button></form>",
+        t(req, "Account migration"),
+        *notice ? eu_arena_sprintf(req->arena, "<p class=\"notice\" role=\"status\">%s</p>", notice)
+                : "",
+        pg->error ? eu_arena_sprintf(req->arena, "<p class=\"error\" role=\"alert\">%s</p>",
+                                     eu_html_escape(req, pg->error))
+                  : "",
+        *moved ? eu_arena_sprintf(req->arena, "<p>%s <code>%s</code></p>",
+                                  t(req, "This account has moved to"), eu_html_escape(req, moved))
+               : "",
+        t(req, "Moving from another account"),
+        t(req, "To move an old account here, list it below first; its server then lets the old "
+               "account move to this one, which is"),
+        eu_html_escape(req, me), eu_web_csrf_field(req, pg->s), inputs, t(req, "Save aliases"),
+        t(req, "Moving to another account"),
+        t(req, "Your followers are moved to the new account, which must list this one as an "
+               "alias. This account then only points there. You can move once every 30 days."),
+        eu_web_csrf_field(req, pg->s), t(req, "The new account's address"), t(req, "Password"),
+        t(req, "Move to this account"));
+    eu_web_settings_reply(req, pg->error ? pg->status : 200, MIGRATION_PATH,
+                          eu_web_t(req, "Account migration"), body);
+}
+
+static void
+show_migration(struct eu_req *req, struct page *pg)
+{
+    const char *aid = eu_arena_sprintf(req->arena, "%lld", (long long)pg->s->account_id);
+    const char *p[] = {aid};
+    eu_req_stmt(req, &eu_web_settings_sql[SETTINGS_MIGRATION], 1, p, on_migration, pg);
+}
+
+static void
+on_migrated(struct eu_req *req, int status, const char *error, void *arg)
+{
+    struct page *pg = arg;
+    if (status == 200 || status == 202) {
+        redirect(req,
+                 status == 200 ? MIGRATION_PATH "?done=aliases" : MIGRATION_PATH "?done=moved");
+        return;
+    }
+    pg->error = error;
+    pg->status = status < 500 ? 422 : status;
+    show_migration(req, pg);
+}
+
+static void
+migration(struct eu_req *req, struct page *pg)
+{
+    /* The API's code acts as the token's account; here the session's. */
+    req->auth.user_id = pg->s->user_id;
+    req->auth.account_id = pg->s->account_id;
+    if (req->method != EU_HTTP_POST) {
+        show_migration(req, pg);
+        return;
+    }
+    if (!eu_web_session_csrf_ok(pg->s, pg->params)) {
+        reply_bad_token(req, MIGRATION_PATH);
+        return;
+    }
+    const char *what = eu_param_str(pg->params, "do");
+    if (what && strcmp(what, "move") == 0)
+        eu_migration_move_run(req, pg->params, on_migrated, pg);
+    else
+        eu_migration_alias_run(req, pg->params, on_migrated, pg);
+}
+
+static void
+migration_page(struct eu_req *req)
+{
+    start(req, migration);
 }
 
 /* ------------------------------------------------------------ sessions */
@@ -336,7 +592,9 @@ settings_home(struct eu_req *req)
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
 const struct eu_route eu_web_settings_routes[] = {
     {GET, "/settings", settings_home, NULL, 0},
+    {GET | POST, PROFILE_PATH, profile_page, NULL, 0},
     {GET | POST, APPS_PATH, apps_page, NULL, 0},
     {GET | POST, SESSIONS_PATH, sessions_page, NULL, 0},
+    {GET | POST, MIGRATION_PATH, migration_page, NULL, 0},
     {0},
 };

@@ -3,7 +3,8 @@
  * under /admin/ as Mastodon's: the reports queue and a report (assign,
  * resolve, reopen, act on the account), the sign-ups awaiting approval
  * (approve, reject), an account's page with its actions, and the
- * instance's rules (add, edit, remove). Each is a
+ * instance's rules (add, edit, remove) and its custom emoji (enable,
+ * disable). Each is a
  * thin page over the admin API's own code (staff_internal.h): the same
  * statements, the same policies, the same audit rows and mails, rendered
  * from the same Admin::Report and Admin::Account entities.
@@ -63,6 +64,7 @@ static const struct {
     {"/admin/reports", "Reports", EU_PERM_MANAGE_REPORTS},
     {"/admin/accounts", "Pending sign-ups", EU_PERM_MANAGE_USERS},
     {"/admin/rules", "Rules", EU_PERM_MANAGE_RULES},
+    {"/admin/custom_emojis", "Custom emoji", EU_PERM_MANAGE_CUSTOM_EMOJIS},
 };
 
 /* The staff's navigation: the pages the role may use, current marked. */
@@ -774,6 +776,92 @@ post_rules(struct eu_req *req)
     eu_web_staff_require(req, EU_PERM_MANAGE_RULES, rule_change, NULL);
 }
 
+/* ------------------------------------------------------ custom emoji */
+
+#define EMOJIS_PATH "/admin/custom_emojis"
+
+static void
+on_emojis(struct eu_req *req, json_t *emojis, void *arg)
+{
+    const struct eu_web_session *s = arg;
+    const char *rows = "";
+    size_t i;
+    json_t *e;
+    json_array_foreach(emojis, i, e)
+    {
+        bool disabled = json_is_true(json_object_get(e, "disabled"));
+        const char *id = jstr(e, "id");
+        const char *code = eu_html_escape(req, jstr(e, "shortcode"));
+        rows = eu_arena_sprintf(
+            req->arena,
+            "%s<tr data-emoji=\"%s\"><td><img class=\"emojo\" src=\"%s\" alt=\":%s:\"></td>"
+            "<td><code>:%s:</code></td><td>%s</td><td>%s</td></tr>",
+            rows, eu_html_escape(req, id), eu_html_escape(req, jstr(e, "static_url")), code, code,
+            disabled ? t(req, "Disabled") : t(req, "Enabled"),
+            button_form(req, s, eu_arena_sprintf(req->arena, EMOJIS_PATH "/%s", id),
+                        disabled ? "enable" : "disable", disabled ? "Enable" : "Disable", false));
+    }
+    const char *body =
+        *rows ? eu_arena_sprintf(req->arena,
+                                 "<div class=\"table-wrap\"><table><caption "
+                                 "class=\"visually-hidden\">%s</caption><thead><tr>"
+                                 "<th scope=\"col\">%s</th><th scope=\"col\">%s</th>"
+                                 "<th scope=\"col\">%s</th><th scope=\"col\">%s</th></tr>"
+                                 "</thead><tbody>%s</tbody></table></div>",
+                                 t(req, "Custom emoji"), t(req, "Image"), t(req, "Shortcode"),
+                                 t(req, "State"), t(req, "Action"), rows)
+              : eu_arena_sprintf(req->arena, "<p class=\"muted\">%s</p>",
+                                 t(req, "No custom emoji yet."));
+    reply(req, 200, EMOJIS_PATH, eu_web_t(req, "Custom emoji"), body);
+}
+
+static void
+emojis_page(struct eu_req *req, const struct eu_web_session *s, json_t *params, void *arg)
+{
+    (void)params;
+    (void)arg;
+    eu_staff_emojis_load(req, on_emojis, (void *)s);
+}
+
+static void
+get_emojis(struct eu_req *req)
+{
+    eu_web_staff_require(req, EU_PERM_MANAGE_CUSTOM_EMOJIS, emojis_page, NULL);
+}
+
+static void
+on_emoji_changed(struct eu_req *req, int status, void *arg)
+{
+    (void)arg;
+    if (status != 200) {
+        reply_refused(req, status);
+        return;
+    }
+    redirect(req, EMOJIS_PATH);
+}
+
+/* POST /admin/custom_emojis/:id: do = enable or disable. */
+static void
+emoji_change(struct eu_req *req, const struct eu_web_session *s, json_t *params, void *arg)
+{
+    (void)s;
+    (void)arg;
+    const char *id = eu_req_param(req, "id");
+    const char *what = eu_param_str(params, "do");
+    if (!id || !eu_id_is_valid(id) || !what ||
+        (strcmp(what, "enable") != 0 && strcmp(what, "disable") != 0)) {
+        reply_refused(req, 404);
+        return;
+    }
+    eu_staff_emoji_set_disabled(req, id, strcmp(what, "disable") == 0, on_emoji_changed, NULL);
+}
+
+static void
+post_emoji(struct eu_req *req)
+{
+    eu_web_staff_require(req, EU_PERM_MANAGE_CUSTOM_EMOJIS, emoji_change, NULL);
+}
+
 /* GET /admin: the first page the role may use. */
 static void
 home_page(struct eu_req *req, const struct eu_web_session *s, json_t *params, void *arg)
@@ -813,5 +901,7 @@ const struct eu_route eu_web_staff_routes[] = {
     {GET, RULES_PATH, get_rules, NULL, 0},
     {POST, RULES_PATH, post_rules, NULL, 0},
     {POST, RULES_PATH "/:id", post_rules, NULL, 0},
+    {GET, EMOJIS_PATH, get_emojis, NULL, 0},
+    {POST, EMOJIS_PATH "/:id", post_emoji, NULL, 0},
     {0},
 };
