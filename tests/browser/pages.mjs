@@ -277,10 +277,12 @@ async function moderation() {
   await visit(plain.p, host, '/admin/reports', 'admin-forbidden', 403, 'Not allowed');
   await visit(plain.p, host, '/admin/accounts', 'admin-forbidden-accounts', 403);
   for (const [path, name] of [
+    ['/settings/profile', 'settings-profile'],
     ['/settings/applications', 'settings-applications'],
     ['/settings/sessions', 'settings-sessions'],
     ['/settings/password', 'settings-password'],
     ['/settings/otp_authentication', 'settings-two-factor'],
+    ['/settings/migration', 'settings-migration'],
     ['/settings/delete', 'settings-delete'],
   ]) {
     await visit(plain.p, host, path, name, 200);
@@ -345,6 +347,7 @@ async function moderation() {
   await click(admin.p, 'form[action="/admin/rules"] button');
   check((await admin.p.evaluate(() => document.body.innerHTML)).includes('value="No spam"'),
     'adding a rule: not listed');
+  await visit(admin.p, host, '/admin/custom_emojis', 'admin-custom-emojis', 200);
   await admin.ctx.close();
 }
 await moderation();

@@ -283,7 +283,7 @@ START_TEST(test_moderation_pages)
 }
 END_TEST
 
-/* Rules: an owner adds, edits and removes one, each audited as the API
+/* Rules and custom emoji: an owner adds, edits and removes a rule, each audited as the API
  * audits it; a moderator without manage_rules gets 403; the decoy's rule
  * is neither shown nor changed. */
 START_TEST(test_rules_page)
@@ -344,10 +344,52 @@ START_TEST(test_rules_page)
     ck_assert_int_eq(count(&w, "SELECT count(*) FROM instance_rules WHERE id = %s AND %s",
                            decoy_rule, "deleted_at IS NULL"),
                      1);
-    /* A moderator's role has no manage_rules. */
+    /* Custom emoji: disabled and enabled again, audited; the decoy's
+     * neither shown nor changed. */
+    char *emoji = eu_it_world_sql(&w,
+                                  "INSERT INTO custom_emojis (tenant_id, shortcode, image,"
+                                  " static_image) VALUES (%s, 'blobcat', 'e/blobcat.png',"
+                                  " 'e/blobcat_static.png') RETURNING id",
+                                  w.tid);
+    char *decoy_emoji = eu_it_world_sql(&w,
+                                        "INSERT INTO custom_emojis (tenant_id, shortcode, image,"
+                                        " static_image) VALUES (%s, 'decoycat', 'e/d.png',"
+                                        " 'e/d.png') RETURNING id",
+                                        w.decoy_tid);
+    eu_it_webform_send(&olga, &r, "GET", "/admin/custom_emojis", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, ":blobcat:"));
+    ck_assert_ptr_null(strstr(r.body, "decoycat"));
+    snprintf(path, sizeof(path), "/admin/custom_emojis/%s", emoji);
+    eu_it_webform_post(&olga, &r, path, "do=disable");
+    EU_IT_EXPECT_STATUS(&r, 303);
+    ck_assert_int_eq(
+        count(&w, "SELECT count(*) FROM custom_emojis WHERE id = %s AND %s", emoji, "disabled"), 1);
+    ck_assert_int_eq(count(&w,
+                           "SELECT count(*) FROM admin_action_logs WHERE target_id = %s"
+                           " AND action = '%s'",
+                           emoji, "disable"),
+                     1);
+    eu_it_webform_post(&olga, &r, path, "do=enable");
+    EU_IT_EXPECT_STATUS(&r, 303);
+    ck_assert_int_eq(
+        count(&w, "SELECT count(*) FROM custom_emojis WHERE id = %s AND %s", emoji, "NOT disabled"),
+        1);
+    snprintf(path, sizeof(path), "/admin/custom_emojis/%s", decoy_emoji);
+    eu_it_webform_post(&olga, &r, path, "do=disable");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM custom_emojis WHERE id = %s AND %s",
+                           decoy_emoji, "NOT disabled"),
+                     1);
+    free(emoji);
+    free(decoy_emoji);
+
+    /* A moderator's role has no manage_rules nor manage_custom_emojis. */
     struct eu_it_webform mona = {.s = w.s, .host = HOST};
     sign_in(&mona, "mona", "%2Fadmin%2Frules");
     eu_it_webform_send(&mona, &r, "GET", "/admin/rules", NULL);
+    EU_IT_EXPECT_STATUS(&r, 403);
+    eu_it_webform_send(&mona, &r, "GET", "/admin/custom_emojis", NULL);
     EU_IT_EXPECT_STATUS(&r, 403);
     eu_it_webform_send(&mona, &r, "GET", "/admin/reports", NULL);
     ck_assert_ptr_null(strstr(r.body, "href=\"/admin/rules\""));
@@ -396,6 +438,63 @@ START_TEST(test_settings_pages)
     eu_it_callf(w.s, &r, HOST, "GET", eu_it_tok(&w, "bob"), NULL,
                 "/api/v1/accounts/verify_credentials");
     EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* The profile, through update_credentials' own code. */
+    eu_it_webform_send(&a, &r, "GET", "/settings/profile", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "name=\"display_name\""));
+    eu_it_webform_post(&a, &r, "/settings/profile",
+                       "display_name=Alice+A&note=Hello+there&locked=0&locked=1&bot=0"
+                       "&discoverable=0&fields_attributes%5B0%5D%5Bname%5D=Site"
+                       "&fields_attributes%5B0%5D%5Bvalue%5D=https%3A%2F%2Fexample.com"
+                       "&fields_attributes%5B1%5D%5Bname%5D=&fields_attributes%5B1%5D%5Bvalue%5D=");
+    EU_IT_EXPECT_STATUS(&r, 303);
+    ck_assert_str_eq(eu_it_resp_header(&r, "Location"), "/settings/profile?saved=1");
+    ck_assert_int_eq(count(&w,
+                           "SELECT count(*) FROM accounts WHERE id = %s AND display_name = "
+                           "'Alice A' AND note LIKE '%%Hello there%%' AND locked AND NOT bot"
+                           " AND %s",
+                           eu_it_id(&w, "alice"), "fields::text LIKE '%Site%'"),
+                     1);
+    eu_it_webform_send(&a, &r, "GET", "/settings/profile?saved=1", NULL);
+    ck_assert_ptr_nonnull(strstr(r.body, "value=\"Alice A\""));
+    ck_assert_ptr_nonnull(strstr(r.body, "value=\"https://example.com\""));
+    /* An unchecked box says false. */
+    eu_it_webform_post(&a, &r, "/settings/profile", "locked=0");
+    EU_IT_EXPECT_STATUS(&r, 303);
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM accounts WHERE id = %s AND %s",
+                           eu_it_id(&w, "alice"), "NOT locked AND display_name = 'Alice A'"),
+                     1);
+    /* The API's validation, shown on the form. */
+    eu_it_webform_post(&a, &r, "/settings/profile",
+                       "display_name=0123456789012345678901234567890123456789");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_ptr_nonnull(strstr(r.body, "Display name is too long"));
+
+    /* Migration, through migration.c's own checks: a bad alias and a
+     * wrong password shown on the page, an emptied list saved. */
+    eu_it_webform_send(&a, &r, "GET", "/settings/migration", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "/users/alice</code>"));
+    eu_it_webform_send(&a, &r, "POST", "/settings/migration", "do=alias&also_known_as_uris%5B%5D=");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    eu_it_webform_send(&a, &r, "GET", "/settings/migration", NULL);
+    eu_it_webform_post(&a, &r, "/settings/migration",
+                       "do=alias&also_known_as_uris%5B%5D=ftp%3A%2F%2Fold.example%2Fx");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_ptr_nonnull(strstr(r.body, "invalid also_known_as_uri"));
+    eu_it_webform_post(&a, &r, "/settings/migration", "do=alias&also_known_as_uris%5B%5D=");
+    EU_IT_EXPECT_STATUS(&r, 303);
+    ck_assert_str_eq(eu_it_resp_header(&r, "Location"), "/settings/migration?done=aliases");
+    eu_it_webform_send(&a, &r, "GET", "/settings/migration", NULL);
+    eu_it_webform_post(&a, &r, "/settings/migration",
+                       "do=move&moved_to_uri=https%3A%2F%2Fnew.example%2Fusers%2Falice"
+                       "&password=wrong");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_ptr_nonnull(strstr(r.body, "invalid password"));
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM accounts WHERE id = %s AND %s",
+                           eu_it_id(&w, "alice"), "moved_to_account_id IS NULL"),
+                     1);
 
     /* Sessions: two, this one marked; the other signed out. */
     eu_it_webform_send(&a, &r, "GET", "/settings/sessions", NULL);
