@@ -816,8 +816,10 @@ eu_staff_account_change(struct eu_req *req, const char *id, const char *what, co
         }
         c->type = what;
         c->text = text ? text : "";
-        if (strlen(c->text) > WARNING_TEXT_MAX)
-            c->text = eu_arena_strndup(req->arena, c->text, WARNING_TEXT_MAX);
+        if (strlen(c->text) > WARNING_TEXT_MAX) {
+            done(req, 422, arg);
+            return;
+        }
         c->report_id = report_id;
         c->notify = "true";
     }

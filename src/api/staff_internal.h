@@ -88,7 +88,8 @@ void eu_staff_accounts_pending(struct eu_req *req, eu_staff_json_cb cb, void *ar
  * The API's change of account id: what is "approve", "reject", "enable",
  * "unsilence", "unsuspend", or an action ("none" for a warning,
  * "sensitive", "disable", "silence", "suspend") with text and the report
- * it answers (or NULL); the user is told as the API tells it.
+ * it answers (or NULL); the user is told as the API tells it. A text
+ * longer than the API takes is refused with 422.
  */
 void eu_staff_account_change(struct eu_req *req, const char *id, const char *what, const char *text,
                              const char *report_id, eu_staff_done_cb done, void *arg);

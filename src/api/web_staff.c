@@ -395,6 +395,15 @@ static void
 on_account_changed(struct eu_req *req, int status, void *arg)
 {
     struct acct_change *c = arg;
+    if (status == 422) {
+        eu_web_reply_page(
+            req, 422, eu_web_t(req, "Act on the account"),
+            eu_arena_sprintf(req->arena, "<h1>%s</h1><p class=\"error\" role=\"alert\">%s</p>",
+                             t(req, "Act on the account"),
+                             t(req, "The text is too long: at most 5000 bytes. Nothing was "
+                                    "changed; go back and shorten it.")));
+        return;
+    }
     if (status != 200) {
         reply_refused(req, status);
         return;

@@ -191,6 +191,23 @@ START_TEST(test_moderation_pages)
     ck_assert_int_eq(count(&w, "SELECT count(*) FROM reports WHERE id = %s AND %s", report,
                            "action_taken_at IS NOT NULL"),
                      1);
+    /* A text longer than the API takes: refused, nothing written (the
+     * form built here: webform's post holds 4 KiB). */
+    {
+        size_t cap = 5200 + strlen(mona.csrf);
+        char *big = malloc(cap);
+        int n = snprintf(big, cap, "authenticity_token=%s&do=silence&text=", mona.csrf);
+        memset(big + n, 'x', 5001);
+        big[n + 5001] = '\0';
+        snprintf(path, sizeof(path), "/admin/accounts/%s", eu_it_id(&w, "bob"));
+        eu_it_webform_send(&mona, &r, "POST", path, big);
+        EU_IT_EXPECT_STATUS(&r, 422);
+        ck_assert_ptr_nonnull(strstr(r.body, "too long"));
+        free(big);
+        ck_assert_int_eq(count(&w, "SELECT count(*) FROM account_warnings WHERE %s = %s",
+                               "target_account_id", eu_it_id(&w, "bob")),
+                         1);
+    }
     /* The account's page shows the limit and undoes it. */
     snprintf(path, sizeof(path), "/admin/accounts/%s", eu_it_id(&w, "bob"));
     eu_it_webform_send(&mona, &r, "GET", path, NULL);
