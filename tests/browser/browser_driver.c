@@ -180,6 +180,8 @@ main(void)
         return SKIP;
     }
     Suite *suite = suite_create("browser");
-    EU_IT_ADD_TCASE(suite, test_pages_in_chromium, 300);
+    /* About two minutes alone; a full run on a busy 2-core machine took
+     * over five, with the settings and moderation pages. */
+    EU_IT_ADD_TCASE(suite, test_pages_in_chromium, 600);
     return eu_it_run_suite(suite);
 }
