@@ -78,6 +78,8 @@ extern const struct eu_sql eu_nodeinfo_sql[];         /* nodeinfo.c */
 extern const struct eu_sql eu_web_sql[];              /* web.c */
 extern const struct eu_sql eu_web_page_sql[];         /* web_page.c */
 extern const struct eu_sql eu_web_about_sql[];        /* web_about.c */
+extern const struct eu_sql eu_web_staff_sql[];        /* web_staff.c */
+extern const struct eu_sql eu_web_settings_sql[];     /* web_settings.c */
 extern const struct eu_sql eu_reports_sql[];          /* reports.c */
 extern const struct eu_sql eu_staff_accounts_sql[];   /* staff_accounts.c */
 extern const struct eu_sql eu_staff_reports_sql[];    /* staff_reports.c */

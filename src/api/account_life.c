@@ -46,6 +46,8 @@
 #include "eunha/tenant.h"
 #include "oauth_internal.h"
 #include "web_internal.h"
+#include "web_settings_internal.h"
+#include "web_text.h"
 #include "websession_internal.h"
 
 /* The longest a deleted account's rows wait for its Deletes to go out
@@ -131,45 +133,52 @@ is_page(const struct life *l)
 
 /* ------------------------------------------------------------- pages */
 
+/* A text of the pages in the page's language, escaped. */
 static const char *
-csrf_field(struct life *l)
+t(struct eu_req *req, const char *english)
 {
-    return eu_arena_sprintf(l->req->arena,
-                            "<input type=\"hidden\" name=\"authenticity_token\" value=\"%s\">",
-                            eu_html_escape(l->req, l->s->csrf));
+    return eu_html_escape(req, eu_web_t(req, english));
 }
 
 static void
 reply_form(struct life *l, int status, const char *error)
 {
     struct eu_req *req = l->req;
-    const char *err = error ? eu_arena_sprintf(req->arena, "<p class=\"error\">%s</p>",
-                                               eu_html_escape(req, error))
-                            : "";
+    const char *err = error
+                          ? eu_arena_sprintf(req->arena, "<p class=\"error\" role=\"alert\">%s</p>",
+                                             t(req, error))
+                          : "";
     if (l->kind == PW_PAGE) {
         const char *body = eu_arena_sprintf(
             req->arena,
-            "<h1>Change password</h1>%s<form method=\"post\" action=\"/settings/password\">%s"
-            "<label>Current password <input type=\"password\" name=\"old_password\" "
-            "autocomplete=\"current-password\" required></label><label>New password (8 to 72 "
-            "characters) <input type=\"password\" name=\"new_password\" "
-            "autocomplete=\"new-password\" required minlength=\"8\" maxlength=\"72\"></label>"
-            "<button type=\"submit\">Change password</button></form><p>Your other signed-in "
-            "browsers will be signed out.</p>",
-            err, csrf_field(l));
-        eu_web_reply_page(req, status, "Change password", body);
+            "<h1>%s</h1>%s<form method=\"post\" action=\"/settings/password\" class=\"card\">%s"
+            "<label for=\"old_password\">%s</label><input type=\"password\" id=\"old_password\" "
+            "name=\"old_password\" autocomplete=\"current-password\" required>"
+            "<label for=\"new_password\">%s</label><input type=\"password\" id=\"new_password\" "
+            "name=\"new_password\" autocomplete=\"new-password\" required minlength=\"8\" "
+            "maxlength=\"72\" aria-describedby=\"new_password_hint\"><p class=\"hint\" "
+            "id=\"new_password_hint\">%s</p><button type=\"submit\">%s</button></form>"
+            "<p class=\"muted\">%s</p>",
+            t(req, "Change password"), err, eu_web_csrf_field(req, l->s),
+            t(req, "Current password"), t(req, "New password"), t(req, "8 to 72 characters."),
+            t(req, "Change password"), t(req, "Your other signed-in browsers will be signed out."));
+        eu_web_settings_reply(req, status, "/settings/password", eu_web_t(req, "Change password"),
+                              body);
         return;
     }
     const char *body = eu_arena_sprintf(
         req->arena,
-        "<h1>Delete account</h1>%s<p>This deletes <strong>@%s</strong> for good: your posts, "
-        "follows and media are removed, and other servers are told the account is gone. "
-        "It cannot be undone.</p><form method=\"post\" action=\"/settings/delete\">%s"
-        "<label>Password <input type=\"password\" name=\"password\" "
-        "autocomplete=\"current-password\" required></label>"
-        "<button type=\"submit\">Delete my account</button></form>",
-        err, eu_html_escape(req, l->s->username), csrf_field(l));
-    eu_web_reply_page(req, status, "Delete account", body);
+        "<h1>%s</h1>%s<div class=\"card\"><p>%s <strong>@%s</strong></p><p>%s</p>"
+        "<form method=\"post\" action=\"/settings/delete\">%s"
+        "<label for=\"password\">%s</label><input type=\"password\" id=\"password\" "
+        "name=\"password\" autocomplete=\"current-password\" required>"
+        "<button type=\"submit\" class=\"danger\">%s</button></form></div>",
+        t(req, "Delete account"), err, t(req, "This deletes the account for good:"),
+        eu_html_escape(req, l->s->username),
+        t(req, "Your posts, follows and media are removed, and other servers are told the "
+               "account is gone. It cannot be undone."),
+        eu_web_csrf_field(req, l->s), t(req, "Password"), t(req, "Delete my account"));
+    eu_web_settings_reply(req, status, "/settings/delete", eu_web_t(req, "Delete account"), body);
 }
 
 /* An error: a JSON body for the API, the form again for the pages. */
@@ -211,9 +220,11 @@ on_inboxes(struct eu_req *req, PGresult *res, void *arg)
                                            "%s=; Path=/; Max-Age=0; HttpOnly; "
                                            "SameSite=Lax",
                                            EU_WEB_SESSION_COOKIE));
-        eu_web_reply_page(req, 200, "Account deleted",
-                          "<h1>Account deleted</h1><p>Your account has been suspended and its "
-                          "data will be removed shortly.</p>");
+        eu_web_reply_page(
+            req, 200, eu_web_t(req, "Account deleted"),
+            eu_arena_sprintf(req->arena, "<h1>%s</h1><p>%s</p>", t(req, "Account deleted"),
+                             t(req, "Your account has been suspended and its data will be "
+                                    "removed shortly.")));
     } else {
         eu_req_reply_json(req, 202, json_pack("{s:s}", "message", "accepted"));
     }
@@ -257,9 +268,12 @@ on_password_set(struct eu_req *req, PGresult *res, void *arg)
     eu_log_info("api", "user %lld changed its password; other sessions ended",
                 (long long)l->user_id);
     if (is_page(l))
-        eu_web_reply_page(req, 200, "Password changed",
-                          "<h1>Password changed</h1><p>Your password has been changed; your "
-                          "other browsers have been signed out.</p>");
+        eu_web_settings_reply(
+            req, 200, "/settings/password", eu_web_t(req, "Password changed"),
+            eu_arena_sprintf(req->arena, "<h1>%s</h1><p class=\"notice\">%s</p>",
+                             t(req, "Password changed"),
+                             t(req, "Your password has been changed; your other browsers have "
+                                    "been signed out.")));
     else
         eu_req_reply_json(req, 200, json_object());
 }

@@ -340,6 +340,12 @@ field(const PGresult *res, const char *name)
     return PQgetvalue(res, 0, PQfnumber(res, name));
 }
 
+/* A page's wish for the CredentialAccount (eu_accounts_credentials_load). */
+struct cred_load {
+    eu_accounts_json_cb cb;
+    void *arg;
+};
+
 static void
 on_credentials(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -372,7 +378,23 @@ on_credentials(struct eu_req *req, PGresult *res, void *arg)
                   (json_int_t)strtoll(field(res, "follow_requests_count"), NULL, 10)));
     json_t *role = json_loads(field(res, "role"), 0, NULL);
     json_object_set_new(o, "role", role ? role : json_null());
+    const struct cred_load *l = arg;
+    if (l) {
+        l->cb(req, o, l->arg);
+        json_decref(o);
+        return;
+    }
     reply_with_moved(req, o, res);
+}
+
+void
+eu_accounts_credentials_load(struct eu_req *req, eu_accounts_json_cb cb, void *arg)
+{
+    struct cred_load *l = eu_arena_calloc(req->arena, sizeof(*l));
+    l->cb = cb;
+    l->arg = arg;
+    const char *params[] = {eu_req_viewer(req)};
+    eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_CREDENTIALS], 1, params, on_credentials, l);
 }
 
 void
@@ -515,6 +537,14 @@ parse_fields(struct eu_req *req, json_t *attrs, const char **rendered, const cha
     return rc;
 }
 
+/* The statement's parameters while the avatar and header are stored, and
+ * who is told the end. */
+struct credentials {
+    const char *params[13];
+    eu_accounts_done_cb done;
+    void *arg;
+};
+
 static void
 on_credentials_updated(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -534,28 +564,24 @@ on_credentials_updated(struct eu_req *req, PGresult *res, void *arg)
     }
     if (PQntuples(res) > 0)
         eu_ap_outbox_profile(req->app, req->tenant, req->auth.account_id);
-    eu_accounts_reply_credentials(req);
+    const struct credentials *c = arg;
+    c->done(req, 200, NULL, c->arg);
 }
 
 /* Reads an optional boolean parameter into text for SQL ("true"/"false", or
- * NULL when absent). Returns -1 after answering 422 when it is not one. */
+ * NULL when absent). Returns -1 with err set when it is not one. */
 static int
-bool_param(struct eu_req *req, json_t *params, const char *key, const char **out)
+bool_param(struct eu_req *req, json_t *params, const char *key, const char **out,
+           struct eu_error *err)
 {
     bool b;
     int rc = eu_param_bool(params, key, &b);
-    if (rc < 0) {
-        eu_req_reply_error(req, 422, "Validation failed: %s is not a boolean", key);
-        return -1;
-    }
+    if (rc < 0)
+        return eu_error_set(err, 422, "Validation failed: %s is not a boolean", key);
+    (void)req;
     *out = rc == 0 ? NULL : b ? "true" : "false";
     return 0;
 }
-
-/* The statement's parameters while the avatar and header are stored. */
-struct credentials {
-    const char *params[13];
-};
 
 static void
 on_images_stored(struct eu_req *req, const char *avatar, const char *header, void *arg)
@@ -564,7 +590,18 @@ on_images_stored(struct eu_req *req, const char *avatar, const char *header, voi
     c->params[11] = avatar;
     c->params[12] = header;
     eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_UPDATE_CREDENTIALS], 13, c->params,
-                on_credentials_updated, NULL);
+                on_credentials_updated, c);
+}
+
+/* The API's end of an update: the CredentialAccount, or the error. */
+static void
+api_updated(struct eu_req *req, int status, const char *error, void *arg)
+{
+    (void)arg;
+    if (status == 200)
+        eu_accounts_reply_credentials(req);
+    else
+        eu_req_reply_error(req, status, "%s", error);
 }
 
 static void
@@ -576,40 +613,57 @@ update_credentials(struct eu_req *req)
         eu_req_reply_eu_error(req, &err);
         return;
     }
+    eu_accounts_update(req, params, api_updated, NULL);
+}
+
+/* Fails an update with err's status and message. */
+static void
+update_failed(struct eu_req *req, const struct eu_error *err, eu_accounts_done_cb done, void *arg)
+{
+    done(req, err->status, eu_arena_strdup(req->arena, err->message), arg);
+}
+
+void
+eu_accounts_update(struct eu_req *req, json_t *params, eu_accounts_done_cb done, void *arg)
+{
+    struct eu_error err = {0};
     const char *display_name = eu_param_str(params, "display_name");
     const char *note = eu_param_str(params, "note");
     if (display_name && eu_utf8_chars(display_name) > DISPLAY_NAME_MAX) {
-        eu_req_reply_error(req, 422,
-                           "Validation failed: Display name is too long (maximum is %d "
-                           "characters)",
-                           DISPLAY_NAME_MAX);
+        eu_error_set(&err, 422,
+                     "Validation failed: Display name is too long (maximum is %d characters)",
+                     DISPLAY_NAME_MAX);
+        update_failed(req, &err, done, arg);
         return;
     }
     if (note && eu_utf8_chars(note) > NOTE_MAX) {
-        eu_req_reply_error(req, 422,
-                           "Validation failed: Note is too long (maximum is %d "
-                           "characters)",
-                           NOTE_MAX);
+        eu_error_set(&err, 422, "Validation failed: Note is too long (maximum is %d characters)",
+                     NOTE_MAX);
+        update_failed(req, &err, done, arg);
         return;
     }
     const char *locked, *bot, *discoverable, *sensitive = NULL;
-    if (bool_param(req, params, "locked", &locked) < 0 ||
-        bool_param(req, params, "bot", &bot) < 0 ||
-        bool_param(req, params, "discoverable", &discoverable) < 0)
+    if (bool_param(req, params, "locked", &locked, &err) < 0 ||
+        bool_param(req, params, "bot", &bot, &err) < 0 ||
+        bool_param(req, params, "discoverable", &discoverable, &err) < 0) {
+        update_failed(req, &err, done, arg);
         return;
+    }
     const char *privacy = NULL, *language = NULL;
     json_t *source = eu_param_object(params, "source");
     if (source) {
         privacy = eu_param_str(source, "privacy");
         if (privacy && strcmp(privacy, "public") != 0 && strcmp(privacy, "unlisted") != 0 &&
             strcmp(privacy, "private") != 0) {
-            eu_req_reply_error(req, 422,
-                               "Validation failed: Setting default privacy is not "
-                               "included in the list");
+            eu_error_set(&err, 422,
+                         "Validation failed: Setting default privacy is not included in the list");
+            update_failed(req, &err, done, arg);
             return;
         }
-        if (bool_param(req, source, "sensitive", &sensitive) < 0)
+        if (bool_param(req, source, "sensitive", &sensitive, &err) < 0) {
+            update_failed(req, &err, done, arg);
             return;
+        }
         language = eu_param_str(source, "language");
         if (language) {
             size_t n = strlen(language);
@@ -618,9 +672,10 @@ update_credentials(struct eu_req *req)
                 ok = (language[i] >= 'a' && language[i] <= 'z') ||
                      (language[i] >= 'A' && language[i] <= 'Z') || language[i] == '-';
             if (!ok) {
-                eu_req_reply_error(req, 422,
-                                   "Validation failed: Setting default language is "
-                                   "not included in the list");
+                eu_error_set(&err, 422,
+                             "Validation failed: Setting default language is not included in "
+                             "the list");
+                update_failed(req, &err, done, arg);
                 return;
             }
         }
@@ -631,10 +686,12 @@ update_credentials(struct eu_req *req)
     json_t *attrs = json_object_get(params, "fields_attributes");
     if (attrs && !json_is_null(attrs) &&
         parse_fields(req, attrs, &fields, &fields_source, &err) < 0) {
-        eu_req_reply_eu_error(req, &err);
+        update_failed(req, &err, done, arg);
         return;
     }
     struct credentials *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->done = done;
+    c->arg = arg;
     const char *p[] = {eu_req_viewer(req), display_name, note,    locked,    bot,
                        discoverable,       fields,       privacy, sensitive, language,
                        fields_source,      NULL,         NULL};

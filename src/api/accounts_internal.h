@@ -58,6 +58,17 @@ void eu_accounts_reply_page(struct eu_req *req, const struct eu_sql *s, int npar
  * (verify_credentials' answer). */
 void eu_accounts_reply_credentials(struct eu_req *req);
 
+/* For the settings pages (web_settings.c), which act as req->auth's
+ * account: the CredentialAccount (an object the callback reads during the
+ * call), and the update of PATCH /api/v1/accounts/update_credentials from
+ * params, ending in done with 200, or a status and the API's error text
+ * (arena). A database failure is answered and neither is called. */
+typedef void (*eu_accounts_json_cb)(struct eu_req *req, struct json_t *o, void *arg);
+typedef void (*eu_accounts_done_cb)(struct eu_req *req, int status, const char *error, void *arg);
+void eu_accounts_credentials_load(struct eu_req *req, eu_accounts_json_cb cb, void *arg);
+void eu_accounts_update(struct eu_req *req, struct json_t *params, eu_accounts_done_cb done,
+                        void *arg);
+
 /* ----------------------------------------------------------- migration.c */
 
 /* Aliases an account may list (alsoKnownAs), and how long after a move
@@ -67,6 +78,14 @@ void eu_accounts_reply_credentials(struct eu_req *req);
 
 void eu_migration_alias(struct eu_req *req);
 void eu_migration_move(struct eu_req *req);
+/* The same for the settings page (web_settings.c), acting as req->auth's
+ * account, from params: done gets 200 (aliases set) or 202 (moved), or the
+ * API's status and error text (arena). */
+typedef void (*eu_migration_done_cb)(struct eu_req *req, int status, const char *error, void *arg);
+void eu_migration_alias_run(struct eu_req *req, struct json_t *params, eu_migration_done_cb done,
+                            void *arg);
+void eu_migration_move_run(struct eu_req *req, struct json_t *params, eu_migration_done_cb done,
+                           void *arg);
 
 /* ------------------------------------------------------- relationships.c */
 

@@ -217,7 +217,9 @@ body_free(void *p)
 /* What a staff change answers once its audit row is in. */
 struct audited {
     int status;
-    json_t *body; /* owned until the reply */
+    json_t *body;          /* owned until the reply */
+    eu_staff_done_cb done; /* a page's, instead of the JSON answer */
+    void *done_arg;
 };
 
 static void
@@ -225,7 +227,22 @@ on_audited(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)res;
     struct audited *a = arg;
-    eu_req_reply_json(req, a->status, json_incref(a->body));
+    if (a->done)
+        a->done(req, a->status, a->done_arg);
+    else
+        eu_req_reply_json(req, a->status, json_incref(a->body));
+}
+
+void
+eu_staff_audit(struct eu_req *req, const char *action, const char *type, const char *id,
+               const char *human, eu_staff_done_cb done, void *arg)
+{
+    struct audited *a = eu_arena_calloc(req->arena, sizeof(*a));
+    a->status = 200;
+    a->done = done;
+    a->done_arg = arg;
+    const char *p[] = {eu_req_viewer(req), action, type, id, human};
+    eu_req_stmt(req, &eu_admin_instance_sql[ADMIN_INSTANCE_AUDIT], 5, p, on_audited, a);
 }
 
 /* staff_internal.h; the operator's changes (no signed-in account) are not

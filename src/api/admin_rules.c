@@ -219,6 +219,77 @@ eu_instance_rules_delete(struct eu_req *req)
     eu_req_stmt(req, &eu_admin_rules_sql[RULES_DELETE], 1, p, on_one, (void *)"destroy");
 }
 
+/* ------------------------------------------------------ for the pages */
+
+struct page_rules {
+    const char *action; /* NULL for the list */
+    eu_staff_json_cb cb;
+    eu_staff_done_cb done;
+    void *arg;
+};
+
+static void
+on_page_rules(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct page_rules *pr = arg;
+    struct rule_cols c;
+    rule_cols_find(&c, res);
+    if (!pr->action) {
+        json_t *out = json_array();
+        for (int i = 0; i < PQntuples(res); i++)
+            json_array_append_new(out, rule_json(res, i, &c));
+        pr->cb(req, out, pr->arg);
+        json_decref(out);
+        return;
+    }
+    if (PQntuples(res) == 0) {
+        pr->done(req, 404, pr->arg);
+        return;
+    }
+    eu_staff_audit(req, pr->action, "Rule", PQgetvalue(res, 0, c.id), PQgetvalue(res, 0, c.text),
+                   pr->done, pr->arg);
+}
+
+void
+eu_staff_rules_load(struct eu_req *req, eu_staff_json_cb cb, void *arg)
+{
+    struct page_rules *pr = eu_arena_calloc(req->arena, sizeof(*pr));
+    pr->cb = cb;
+    pr->arg = arg;
+    eu_req_stmt(req, &eu_admin_rules_sql[RULES_LIST], 0, NULL, on_page_rules, pr);
+}
+
+void
+eu_staff_rules_change(struct eu_req *req, const char *what, const char *id, const char *text,
+                      const char *hint, eu_staff_done_cb done, void *arg)
+{
+    if (!(req->auth.permissions & EU_PERM_MANAGE_RULES)) {
+        done(req, 403, arg);
+        return;
+    }
+    bool creating = strcmp(what, "create") == 0, destroying = strcmp(what, "destroy") == 0;
+    if (!destroying && ((creating && (!text || !*text)) || (text && !*text) ||
+                        (text && eu_utf8_chars(text) > RULE_TEXT_MAX) ||
+                        (hint && eu_utf8_chars(hint) > RULE_TEXT_MAX))) {
+        done(req, 422, arg);
+        return;
+    }
+    struct page_rules *pr = eu_arena_calloc(req->arena, sizeof(*pr));
+    pr->action = what;
+    pr->done = done;
+    pr->arg = arg;
+    if (creating) {
+        const char *p[] = {text, hint, NULL};
+        eu_req_stmt(req, &eu_admin_rules_sql[RULES_CREATE], 3, p, on_page_rules, pr);
+    } else if (destroying) {
+        const char *p[] = {id};
+        eu_req_stmt(req, &eu_admin_rules_sql[RULES_DELETE], 1, p, on_page_rules, pr);
+    } else {
+        const char *p[] = {id, text, hint, NULL};
+        eu_req_stmt(req, &eu_admin_rules_sql[RULES_UPDATE], 4, p, on_page_rules, pr);
+    }
+}
+
 /* ------------------------------------------------- the staff's permission */
 
 /*

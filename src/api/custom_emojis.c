@@ -35,6 +35,7 @@
 #include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "staff_internal.h"
 
 /* Mastodon's shortcode rule is [a-zA-Z0-9_]{2,}; the column caps it. */
 #define SHORTCODE_MAX 128
@@ -409,6 +410,60 @@ eu_custom_emojis_delete(struct eu_req *req)
         return;
     const char *p[] = {eu_req_viewer(req), id};
     eu_req_stmt(req, &eu_custom_emojis_sql[EMOJIS_DELETE], 2, p, on_deleted, NULL);
+}
+
+/* ------------------------------------------------------ for the pages */
+
+struct page_emojis {
+    eu_staff_json_cb cb;
+    eu_staff_done_cb done;
+    void *arg;
+};
+
+static void
+on_page_list(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct page_emojis *pe = arg;
+    json_t *out = json_array();
+    for (int i = 0; i < PQntuples(res); i++) {
+        json_t *o = admin_emoji_json(req, PQgetvalue(res, i, 0));
+        if (o)
+            json_array_append_new(out, o);
+    }
+    pe->cb(req, out, pe->arg);
+    json_decref(out);
+}
+
+void
+eu_staff_emojis_load(struct eu_req *req, eu_staff_json_cb cb, void *arg)
+{
+    struct page_emojis *pe = eu_arena_calloc(req->arena, sizeof(*pe));
+    pe->cb = cb;
+    pe->arg = arg;
+    const char *p[] = {"local", NULL, "200", NULL};
+    eu_req_stmt(req, &eu_custom_emojis_sql[EMOJIS_LIST], 4, p, on_page_list, pe);
+}
+
+static void
+on_page_changed(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct page_emojis *pe = arg;
+    pe->done(req, PQntuples(res) ? 200 : 404, pe->arg);
+}
+
+void
+eu_staff_emoji_set_disabled(struct eu_req *req, const char *id, bool disabled,
+                            eu_staff_done_cb done, void *arg)
+{
+    if (!(req->auth.permissions & EU_PERM_MANAGE_CUSTOM_EMOJIS)) {
+        done(req, 403, arg);
+        return;
+    }
+    struct page_emojis *pe = eu_arena_calloc(req->arena, sizeof(*pe));
+    pe->done = done;
+    pe->arg = arg;
+    const char *p[] = {eu_req_viewer(req), id, disabled ? "true" : "false", NULL, NULL};
+    eu_req_stmt(req, &eu_custom_emojis_sql[EMOJIS_UPDATE], 5, p, on_page_changed, pe);
 }
 
 /* ------------------------------------------------- the staff's permission */

@@ -30,6 +30,8 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -171,7 +173,27 @@ struct migration {
     const char *stored_hash;
     int verify_rc;
     const char *me_uri, *target_uri, *target_id;
+    /* The settings page's end (accounts_internal.h); NULL for the API. */
+    eu_migration_done_cb done;
+    void *done_arg;
 };
+
+/* Answers a refusal: the API's error, or the page's callback with the
+ * same text. */
+static void __attribute__((format(printf, 3, 4)))
+fail(struct migration *m, int status, const char *fmt, ...)
+{
+    struct eu_error err;
+    va_list ap;
+    va_start(ap, fmt);
+    char msg[sizeof(err.message)];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (m->done)
+        m->done(m->req, status, eu_arena_strdup(m->req->arena, msg), m->done_arg);
+    else
+        eu_req_reply_error(m->req, status, "%s", msg);
+}
 
 static void
 on_cleanup_json(void *arg)
@@ -218,10 +240,13 @@ static void
 on_aliases_set(struct eu_req *req, PGresult *res, void *arg)
 {
     (void)res;
-    (void)arg;
+    struct migration *m = arg;
     /* Peers read alsoKnownAs from the actor when a Move comes. */
     eu_ap_outbox_profile(req->app, req->tenant, req->auth.account_id);
-    eu_accounts_reply_credentials(req);
+    if (m->done)
+        m->done(req, 200, NULL, m->done_arg);
+    else
+        eu_accounts_reply_credentials(req);
 }
 
 static void
@@ -232,8 +257,8 @@ on_alias_resolved(const struct eu_ap_resolved *r, const struct eu_error *err, vo
     eu_req_enter(req);
     const char *asked = m->asked[m->next - 1];
     if (!r) {
-        eu_req_reply_error(req, 422, "error dereferencing also_known_as_uri (%s) account: %s",
-                           asked, err ? err->message : "not found");
+        fail(m, 422, "error dereferencing also_known_as_uri (%s) account: %s", asked,
+             err ? err->message : "not found");
         return;
     }
     if (strcmp(r->account_id, eu_req_viewer(req)) != 0)
@@ -256,21 +281,17 @@ resolve_next_alias(struct migration *m)
 }
 
 void
-eu_migration_alias(struct eu_req *req)
+eu_migration_alias_run(struct eu_req *req, json_t *params, eu_migration_done_cb done, void *arg)
 {
-    struct eu_error err;
-    json_t *params = eu_req_params(req, &err);
-    if (!params) {
-        eu_req_reply_eu_error(req, &err);
-        return;
-    }
-    json_t *uris = eu_param_array(params, "also_known_as_uris");
-    if (!uris) {
-        eu_req_reply_error(req, 400, "param is missing or the value is empty: also_known_as_uris");
-        return;
-    }
     struct migration *m = eu_arena_calloc(req->arena, sizeof(*m));
     m->req = req;
+    m->done = done;
+    m->done_arg = arg;
+    json_t *uris = eu_param_array(params, "also_known_as_uris");
+    if (!uris) {
+        fail(m, 400, "param is missing or the value is empty: also_known_as_uris");
+        return;
+    }
     m->asked = eu_arena_calloc(req->arena, (EU_MIGRATION_ALIASES_MAX + 1) * sizeof(*m->asked));
     m->resolved = json_array();
     eu_arena_on_free(req->arena, on_cleanup_json, m->resolved);
@@ -282,11 +303,11 @@ eu_migration_alias(struct eu_req *req)
         if (uri && !*uri)
             continue; /* "also_known_as_uris[]=" from a form: the list emptied */
         if (!uri_is_fetchable(req, uri)) {
-            eu_req_reply_error(req, 400,
-                               "invalid also_known_as_uri (%s) provided in account alias request:"
-                               " it must be an %s URI",
-                               uri ? uri : "not a string",
-                               req->app->cfg->fed_allow_http ? "http or https" : "https");
+            fail(m, 400,
+                 "invalid also_known_as_uri (%s) provided in account alias request:"
+                 " it must be an %s URI",
+                 uri ? uri : "not a string",
+                 req->app->cfg->fed_allow_http ? "http or https" : "https");
             json_decref(uris);
             return;
         }
@@ -296,8 +317,7 @@ eu_migration_alias(struct eu_req *req)
         if (seen)
             continue;
         if (m->nasked == EU_MIGRATION_ALIASES_MAX) {
-            eu_req_reply_error(req, 422, "too many also_known_as_uris: at most %d",
-                               EU_MIGRATION_ALIASES_MAX);
+            fail(m, 422, "too many also_known_as_uris: at most %d", EU_MIGRATION_ALIASES_MAX);
             json_decref(uris);
             return;
         }
@@ -310,9 +330,9 @@ eu_migration_alias(struct eu_req *req)
 /* ---------------------------------------------------------------- move */
 
 static void
-reply_cooldown(struct eu_req *req)
+reply_cooldown(struct migration *m)
 {
-    eu_req_reply_error(req, 422, "this account moved less than 30 days ago: you are on cooldown");
+    fail(m, 422, "this account moved less than 30 days ago: you are on cooldown");
 }
 
 static void
@@ -345,7 +365,10 @@ on_local_followers_moved(struct eu_req *req, PGresult *res, void *arg)
      * sees movedTo; both are deliveries of their own and never fail this. */
     eu_ap_outbox_profile(req->app, req->tenant, me);
     eu_ap_outbox_move(req->app, req->tenant, me, m->target_uri);
-    eu_req_reply_json(req, 202, json_pack("{s:s}", "message", "accepted"));
+    if (m->done)
+        m->done(req, 202, NULL, m->done_arg);
+    else
+        eu_req_reply_json(req, 202, json_pack("{s:s}", "message", "accepted"));
 }
 
 static void
@@ -353,7 +376,7 @@ on_moved(struct eu_req *req, PGresult *res, void *arg)
 {
     struct migration *m = arg;
     if (PQntuples(res) == 0) {
-        reply_cooldown(req);
+        reply_cooldown(m);
         return;
     }
     const char *p[] = {eu_req_viewer(req), m->target_id, eu_req_base_url(req)};
@@ -366,29 +389,29 @@ on_target_row(struct eu_req *req, PGresult *res, void *arg)
 {
     struct migration *m = arg;
     if (PQntuples(res) != 1) {
-        eu_req_reply_error(req, 422, "error dereferencing moved_to_uri account: not found");
+        fail(m, 422, "error dereferencing moved_to_uri account: not found");
         return;
     }
     if (PQgetvalue(res, 0, 2)[0] == 't') {
-        eu_req_reply_error(req, 422,
-                           "target account %s is suspended from this instance; you will not be"
-                           " able to Move to that account",
-                           m->target_uri);
+        fail(m, 422,
+             "target account %s is suspended from this instance; you will not be"
+             " able to Move to that account",
+             m->target_uri);
         return;
     }
     if (PQgetvalue(res, 0, 0)[0] != 't') {
-        eu_req_reply_error(req, 422,
-                           "target account %s is not aliased to this account via alsoKnownAs; to"
-                           " Move to the target account from this one, you must log in to the"
-                           " target account and set alsoKnownAs to %s",
-                           m->target_uri, m->me_uri);
+        fail(m, 422,
+             "target account %s is not aliased to this account via alsoKnownAs; to"
+             " Move to the target account from this one, you must log in to the"
+             " target account and set alsoKnownAs to %s",
+             m->target_uri, m->me_uri);
         return;
     }
     if (PQgetvalue(res, 0, 1)[0] == 't') {
-        eu_req_reply_error(req, 422,
-                           "target account %s has already Moved somewhere else; you will not be"
-                           " able to Move to that account",
-                           m->target_uri);
+        fail(m, 422,
+             "target account %s has already Moved somewhere else; you will not be"
+             " able to Move to that account",
+             m->target_uri);
         return;
     }
     const char *cooldown = eu_arena_sprintf(req->arena, "%d", EU_MIGRATION_COOLDOWN_S);
@@ -403,12 +426,12 @@ on_target_resolved(const struct eu_ap_resolved *r, const struct eu_error *err, v
     struct eu_req *req = m->req;
     eu_req_enter(req);
     if (!r) {
-        eu_req_reply_error(req, 422, "error dereferencing moved_to_uri account: %s",
-                           err ? err->message : "not found");
+        fail(m, 422, "error dereferencing moved_to_uri account: %s",
+             err ? err->message : "not found");
         return;
     }
     if (strcmp(r->account_id, eu_req_viewer(req)) == 0) {
-        eu_req_reply_error(req, 422, "moved_to_uri cannot be this account");
+        fail(m, 422, "moved_to_uri cannot be this account");
         return;
     }
     m->target_id = eu_arena_strdup(req->arena, r->account_id);
@@ -432,7 +455,7 @@ on_verified(void *arg)
     wipe_password(m);
     eu_req_enter(req);
     if (m->verify_rc != 0) {
-        eu_req_reply_error(req, 400, "invalid password provided in account Move request");
+        fail(m, 400, "invalid password provided in account Move request");
         return;
     }
     /* Fetched afresh whatever the row's age: the alias is usually minutes
@@ -448,11 +471,11 @@ on_me(struct eu_req *req, PGresult *res, void *arg)
 {
     struct migration *m = arg;
     if (PQntuples(res) != 1) {
-        eu_req_reply_error(req, 404, "Record not found");
+        fail(m, 404, "Record not found");
         return;
     }
     if (PQgetvalue(res, 0, 2)[0] == 't') {
-        reply_cooldown(req);
+        reply_cooldown(m);
         return;
     }
     m->me_uri =
@@ -463,8 +486,51 @@ on_me(struct eu_req *req, PGresult *res, void *arg)
                               cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max, verify_work,
                               on_verified, m) < 0) {
         eu_req_add_header(req, "Retry-After", "1");
-        eu_req_reply_error(req, 503, "Too many password checks are waiting; try again shortly");
+        fail(m, 503, "Too many password checks are waiting; try again shortly");
     }
+}
+
+void
+eu_migration_move_run(struct eu_req *req, json_t *params, eu_migration_done_cb done, void *arg)
+{
+    struct migration *m = eu_arena_calloc(req->arena, sizeof(*m));
+    m->req = req;
+    m->done = done;
+    m->done_arg = arg;
+    const char *target = eu_param_str(params, "moved_to_uri");
+    const char *password = eu_param_str(params, "password");
+    if (!target || !*target) {
+        fail(m, 400, "no moved_to_uri provided in account Move request");
+        return;
+    }
+    if (!uri_is_fetchable(req, target)) {
+        fail(m, 400,
+             "invalid moved_to_uri provided in account Move request: it must be"
+             " an %s URI",
+             req->app->cfg->fed_allow_http ? "http or https" : "https");
+        return;
+    }
+    if (!password || !*password) {
+        fail(m, 400, "no password provided in account Move request");
+        return;
+    }
+    m->target_uri = eu_arena_strdup(req->arena, target);
+    m->password = eu_arena_strdup(req->arena, password);
+    eu_arena_on_free(req->arena, wipe_password, m);
+    const char *cooldown = eu_arena_sprintf(req->arena, "%d", EU_MIGRATION_COOLDOWN_S);
+    const char *p[] = {eu_req_viewer(req), cooldown};
+    eu_req_stmt(req, &eu_migration_sql[MIGRATION_ME], 2, p, on_me, m);
+}
+
+void
+eu_migration_alias(struct eu_req *req)
+{
+    struct eu_error err;
+    json_t *params = eu_req_params(req, &err);
+    if (!params)
+        eu_req_reply_eu_error(req, &err);
+    else
+        eu_migration_alias_run(req, params, NULL, NULL);
 }
 
 void
@@ -472,35 +538,10 @@ eu_migration_move(struct eu_req *req)
 {
     struct eu_error err;
     json_t *params = eu_req_params(req, &err);
-    if (!params) {
+    if (!params)
         eu_req_reply_eu_error(req, &err);
-        return;
-    }
-    const char *target = eu_param_str(params, "moved_to_uri");
-    const char *password = eu_param_str(params, "password");
-    if (!target || !*target) {
-        eu_req_reply_error(req, 400, "no moved_to_uri provided in account Move request");
-        return;
-    }
-    if (!uri_is_fetchable(req, target)) {
-        eu_req_reply_error(req, 400,
-                           "invalid moved_to_uri provided in account Move request: it must be"
-                           " an %s URI",
-                           req->app->cfg->fed_allow_http ? "http or https" : "https");
-        return;
-    }
-    if (!password || !*password) {
-        eu_req_reply_error(req, 400, "no password provided in account Move request");
-        return;
-    }
-    struct migration *m = eu_arena_calloc(req->arena, sizeof(*m));
-    m->req = req;
-    m->target_uri = eu_arena_strdup(req->arena, target);
-    m->password = eu_arena_strdup(req->arena, password);
-    eu_arena_on_free(req->arena, wipe_password, m);
-    const char *cooldown = eu_arena_sprintf(req->arena, "%d", EU_MIGRATION_COOLDOWN_S);
-    const char *p[] = {eu_req_viewer(req), cooldown};
-    eu_req_stmt(req, &eu_migration_sql[MIGRATION_ME], 2, p, on_me, m);
+    else
+        eu_migration_move_run(req, params, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ route table */

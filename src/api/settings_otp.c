@@ -30,6 +30,8 @@
 #include "oauth_internal.h"
 #include "otp_internal.h"
 #include "web_internal.h"
+#include "web_settings_internal.h"
+#include "web_text.h"
 #include "websession_internal.h"
 
 #define PAGE_PATH "/settings/otp_authentication"
@@ -83,17 +85,35 @@ struct page {
 static const char *
 csrf_field(struct page *pg)
 {
-    return eu_arena_sprintf(pg->req->arena,
-                            "<input type=\"hidden\" name=\"authenticity_token\" value=\"%s\">",
-                            eu_html_escape(pg->req, pg->s->csrf));
+    return eu_web_csrf_field(pg->req, pg->s);
+}
+
+/* A text of the page in the page's language, escaped. */
+static const char *
+t(struct eu_req *req, const char *english)
+{
+    return eu_html_escape(req, eu_web_t(req, english));
 }
 
 static const char *
 error_html(struct page *pg, const char *error)
 {
-    return error ? eu_arena_sprintf(pg->req->arena, "<p class=\"error\">%s</p>",
-                                    eu_html_escape(pg->req, error))
+    return error ? eu_arena_sprintf(pg->req->arena, "<p class=\"error\" role=\"alert\">%s</p>",
+                                    t(pg->req, error))
                  : "";
+}
+
+/* The code and password fields of a form that takes both. */
+static const char *
+code_and_password(struct eu_req *req, const char *code_label)
+{
+    return eu_arena_sprintf(
+        req->arena,
+        "<label for=\"code\">%s</label><input type=\"text\" id=\"code\" name=\"code\" "
+        "inputmode=\"numeric\" autocomplete=\"one-time-code\" required>"
+        "<label for=\"password\">%s</label><input type=\"password\" id=\"password\" "
+        "name=\"password\" autocomplete=\"current-password\" required>",
+        t(req, code_label), t(req, "Password"));
 }
 
 /* The page as the user's state has it, with error (or NULL) above. */
@@ -102,44 +122,45 @@ reply_page(struct page *pg, int status, const char *error)
 {
     struct eu_req *req = pg->req;
     struct eu_arena *a = req->arena;
+    const char *title = eu_web_t(req, "Two-factor authentication");
     const char *body;
     if (pg->enabled) {
         body = eu_arena_sprintf(
             a,
-            "<h1>Two-factor authentication</h1>%s<p>Two-factor authentication is "
-            "<strong>enabled</strong>: signing in asks for a code from your authenticator "
-            "app.</p><h2>Disable</h2><form method=\"post\" action=\"" PAGE_PATH "/disable\">%s"
-            "<label>Code (or a recovery code) <input type=\"text\" name=\"code\" "
-            "autocomplete=\"one-time-code\" required></label><label>Password <input "
-            "type=\"password\" name=\"password\" autocomplete=\"current-password\" "
-            "required></label><button type=\"submit\">Disable</button></form>",
-            error_html(pg, error), csrf_field(pg));
+            "<h1>%s</h1>%s<p>%s <strong>%s</strong>. %s</p><h2>%s</h2>"
+            "<form method=\"post\" action=\"" PAGE_PATH "/disable\" class=\"card\">%s%s"
+            "<button type=\"submit\" class=\"danger\">%s</button></form>",
+            eu_html_escape(req, title), error_html(pg, error),
+            t(req, "Two-factor authentication is"), t(req, "enabled"),
+            t(req, "Signing in asks for a code from your authenticator app."), t(req, "Disable"),
+            csrf_field(pg), code_and_password(req, "Code (or a recovery code)"), t(req, "Disable"));
     } else if (pg->setup_secret) {
         const char *uri =
             eu_otp_uri(a, req->tenant->domain, pg->email ? pg->email : "", pg->setup_secret);
         const char *svg = eu_otp_qr_svg(a, uri);
         body = eu_arena_sprintf(
             a,
-            "<h1>Two-factor authentication</h1>%s<p>Scan this QR code with your authenticator "
-            "app (or enter the key by hand), then confirm with a code from it and your "
-            "password.</p><div>%s</div><p>Key: <code class=\"otp-secret\">%s</code></p>"
-            "<form method=\"post\" action=\"" PAGE_PATH "/confirm\">%s"
-            "<label>Code <input type=\"text\" name=\"code\" inputmode=\"numeric\" "
-            "autocomplete=\"one-time-code\" required></label><label>Password <input "
-            "type=\"password\" name=\"password\" autocomplete=\"current-password\" "
-            "required></label><button type=\"submit\">Enable</button></form>",
-            error_html(pg, error), svg ? svg : "", eu_html_escape(req, pg->setup_secret),
-            csrf_field(pg));
+            "<h1>%s</h1>%s<p>%s</p><div class=\"card\"><div class=\"qr\">%s</div><p>%s <code "
+            "class=\"otp-secret\">%s</code></p></div>"
+            "<form method=\"post\" action=\"" PAGE_PATH "/confirm\" class=\"card\">%s%s"
+            "<button type=\"submit\">%s</button></form>",
+            eu_html_escape(req, title), error_html(pg, error),
+            t(req, "Scan this QR code with your authenticator app (or enter the key by hand), "
+                   "then confirm with a code from it and your password."),
+            svg ? svg : "", t(req, "Key:"), eu_html_escape(req, pg->setup_secret), csrf_field(pg),
+            code_and_password(req, "Code"), t(req, "Enable"));
     } else {
         body = eu_arena_sprintf(
             a,
-            "<h1>Two-factor authentication</h1>%s<p>Two-factor authentication is "
-            "<strong>disabled</strong>. With it, signing in asks for a code from an app on your "
-            "phone as well as your password.</p><form method=\"post\" action=\"" PAGE_PATH
-            "\">%s<button type=\"submit\">Set up</button></form>",
-            error_html(pg, error), csrf_field(pg));
+            "<h1>%s</h1>%s<p>%s <strong>%s</strong>. %s</p><form method=\"post\" "
+            "action=\"" PAGE_PATH "\">%s<button type=\"submit\">%s</button></form>",
+            eu_html_escape(req, title), error_html(pg, error),
+            t(req, "Two-factor authentication is"), t(req, "disabled"),
+            t(req, "With it, signing in asks for a code from an app on your phone as well as "
+                   "your password."),
+            csrf_field(pg), t(req, "Set up"));
     }
-    eu_web_reply_page(req, status, "Two-factor authentication", body);
+    eu_web_settings_reply(req, status, PAGE_PATH, title, body);
 }
 
 static void
@@ -154,12 +175,14 @@ static void
 reply_throttled(struct page *pg, int retry_after_s)
 {
     int minutes = (retry_after_s + 59) / 60;
+    struct eu_req *req = pg->req;
     const char *body = eu_arena_sprintf(
-        pg->req->arena,
-        "<h1>Too many attempts</h1><p class=\"error\">Too many attempts. Try again in %d "
-        "minute%s.</p><p><a href=\"" PAGE_PATH "\">Back</a></p>",
-        minutes, minutes == 1 ? "" : "s");
-    eu_web_reply_page(pg->req, 429, "Too many attempts", body);
+        req->arena,
+        "<h1>%s</h1><p class=\"error\" role=\"alert\">%s %d %s.</p><p><a href=\"" PAGE_PATH
+        "\">%s</a></p>",
+        t(req, "Too many attempts"), t(req, "Too many attempts. Try again in"), minutes,
+        t(req, minutes == 1 ? "minute" : "minutes"), t(req, "Back"));
+    eu_web_settings_reply(req, 429, PAGE_PATH, eu_web_t(req, "Too many attempts"), body);
 }
 
 /* ------------------------------------------------------------ enable */
@@ -178,12 +201,15 @@ on_enabled(struct eu_req *req, PGresult *res, void *arg)
                                 list, pg->codes[i]);
     const char *body = eu_arena_sprintf(
         req->arena,
-        "<h1>Two-factor authentication enabled</h1><p>From now on, signing in asks for a code "
-        "from your authenticator app.</p><p>Keep these recovery codes somewhere safe: each "
-        "signs you in once if you lose your phone. They are shown only now.</p><ul>%s</ul>"
-        "<p><a href=\"" PAGE_PATH "\">Done</a></p>",
-        list);
-    eu_web_reply_page(req, 200, "Two-factor authentication enabled", body);
+        "<h1>%s</h1><p class=\"notice\">%s</p><p>%s</p><ul class=\"card\">%s</ul>"
+        "<p><a href=\"" PAGE_PATH "\">%s</a></p>",
+        t(req, "Two-factor authentication enabled"),
+        t(req, "From now on, signing in asks for a code from your authenticator app."),
+        t(req, "Keep these recovery codes somewhere safe: each signs you in once if you lose "
+               "your phone. They are shown only now."),
+        list, t(req, "Done"));
+    eu_web_settings_reply(req, 200, PAGE_PATH, eu_web_t(req, "Two-factor authentication enabled"),
+                          body);
 }
 
 static void
@@ -349,10 +375,16 @@ on_session(struct eu_req *req, const struct eu_web_session *s, void *arg)
     struct page *pg = arg;
     pg->s = s;
     if (pg->op != OP_SHOW && !eu_web_session_csrf_ok(s, pg->params)) {
-        eu_web_reply_page(req, 422, "Invalid authenticity token",
-                          "<h1>The form has expired</h1><p class=\"error\">Invalid authenticity "
-                          "token: the page was open too long or came from elsewhere.</p>"
-                          "<p><a href=\"" PAGE_PATH "\">Start again</a></p>");
+        eu_web_settings_reply(
+            req, 422, PAGE_PATH, eu_web_t(req, "Invalid authenticity token"),
+            eu_arena_sprintf(
+                req->arena,
+                "<h1>%s</h1><p class=\"error\" role=\"alert\">%s</p><p><a href=\"" PAGE_PATH
+                "\">%s</a></p>",
+                t(req, "The form has expired"),
+                t(req, "Invalid authenticity token: the page was open too long or "
+                       "came from elsewhere."),
+                t(req, "Start again")));
         return;
     }
     char hash[65];

@@ -392,6 +392,8 @@ id_array(struct eu_req *req, json_t *ids)
 
 struct list {
     struct eu_page page;
+    eu_staff_json_cb cb; /* a page's, instead of the JSON answer; NULL for the API */
+    void *cb_arg;
 };
 
 static void
@@ -405,6 +407,11 @@ on_list(struct eu_req *req, PGresult *res, void *arg)
     staff_cols_find(&c, res);
     for (int i = 0; i < n; i++)
         json_array_append_new(out, staff_account_json(req, res, asc ? n - 1 - i : i, &c));
+    if (l->cb) {
+        l->cb(req, out, l->cb_arg);
+        json_decref(out);
+        return;
+    }
     if (n > 0)
         eu_page_link(req, PQgetvalue(res, asc ? n - 1 : 0, c.id),
                      PQgetvalue(res, asc ? 0 : n - 1, c.id));
@@ -429,6 +436,20 @@ run_list(struct eu_req *req, const char **params)
     struct list *l = eu_arena_calloc(req->arena, sizeof(*l));
     if (eu_page_parse(req, &l->page, PAGE_DEFAULT, PAGE_MAX) < 0)
         return;
+    eu_page_params(&l->page, params + 10);
+    eu_req_stmt_page(req, &eu_staff_accounts_sql[STAFF_ACCOUNTS_LIST], &l->page, 14, params,
+                     on_list, l);
+}
+
+void
+eu_staff_accounts_pending(struct eu_req *req, eu_staff_json_cb cb, void *arg)
+{
+    struct list *l = eu_arena_calloc(req->arena, sizeof(*l));
+    l->cb = cb;
+    l->cb_arg = arg;
+    l->page.limit = PAGE_DEFAULT;
+    snprintf(l->page.limit_s, sizeof(l->page.limit_s), "%d", PAGE_DEFAULT);
+    const char *params[14] = {"local", "pending"};
     eu_page_params(&l->page, params + 10);
     eu_req_stmt_page(req, &eu_staff_accounts_sql[STAFF_ACCOUNTS_LIST], &l->page, 14, params,
                      on_list, l);
@@ -622,6 +643,8 @@ struct change {
     const char *id;
     const char *type, *text, *report_id, *notify; /* CHANGE_ACTION only */
     const char *email, *username;                 /* the target's (arena); email NULL when remote */
+    eu_staff_done_cb done; /* a page's, instead of the JSON answer; NULL for the API */
+    void *done_arg;
 };
 
 static const char *const change_names[] = {
@@ -692,10 +715,24 @@ on_changed(struct eu_req *req, PGresult *res, void *arg)
     if (changed)
         eu_log_info("staff", "%s by account %lld on account %s", change_names[c->kind],
                     (long long)req->auth.account_id, c->id);
-    if (changes[c->kind].reply_account)
+    if (c->done)
+        c->done(req, 200, c->done_arg);
+    else if (changes[c->kind].reply_account)
         reply_account(req, c->id);
     else
         eu_req_reply_json(req, 200, json_object());
+}
+
+/* A refusal: the page's callback, or the API's error. */
+static void
+refuse(struct eu_req *req, struct change *c, int status)
+{
+    if (c->done)
+        c->done(req, status, c->done_arg);
+    else if (status == 404)
+        eu_req_reply_error(req, 404, "Record not found");
+    else
+        eu_req_reply_error(req, 403, "This action is not allowed");
 }
 
 static void
@@ -703,7 +740,7 @@ on_target(struct eu_req *req, PGresult *res, void *arg)
 {
     struct change *c = arg;
     if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 404, "Record not found");
+        refuse(req, c, 404);
         return;
     }
     unsigned need = changes[c->kind].need;
@@ -718,7 +755,7 @@ on_target(struct eu_req *req, PGresult *res, void *arg)
                    ((need & NEED_OUTRANK) && my_pos <= pos) ||
                    (c->kind == CHANGE_ACTION && is_true(res, 0, PQfnumber(res, "instance_actor")));
     if (refused) {
-        eu_req_reply_error(req, 403, "This action is not allowed");
+        refuse(req, c, 403);
         return;
     }
     int email_col = PQfnumber(res, "email");
@@ -738,6 +775,13 @@ on_target(struct eu_req *req, PGresult *res, void *arg)
 /* Checks the permission and the :id, then the target, then changes it.
  * c is arena-owned. */
 static void
+change_target(struct eu_req *req, struct change *c)
+{
+    const char *params[] = {c->id, eu_req_viewer(req)};
+    eu_req_stmt(req, &eu_staff_accounts_sql[STAFF_ACCOUNTS_TARGET], 2, params, on_target, c);
+}
+
+static void
 change(struct eu_req *req, struct change *c)
 {
     if (!eu_auth_permit(req, changes[c->kind].perms))
@@ -745,8 +789,45 @@ change(struct eu_req *req, struct change *c)
     c->id = eu_req_id_param(req, "id");
     if (!c->id)
         return;
-    const char *params[] = {c->id, eu_req_viewer(req)};
-    eu_req_stmt(req, &eu_staff_accounts_sql[STAFF_ACCOUNTS_TARGET], 2, params, on_target, c);
+    change_target(req, c);
+}
+
+void
+eu_staff_account_change(struct eu_req *req, const char *id, const char *what, const char *text,
+                        const char *report_id, eu_staff_done_cb done, void *arg)
+{
+    static const char *const simple[] = {
+        [CHANGE_APPROVE] = "approve",         [CHANGE_REJECT] = "reject",
+        [CHANGE_ENABLE] = "enable",           [CHANGE_UNSILENCE] = "unsilence",
+        [CHANGE_UNSENSITIVE] = "unsensitive", [CHANGE_UNSUSPEND] = "unsuspend"};
+    static const char *const types[] = {"none", "sensitive", "disable", "silence", "suspend", NULL};
+    struct change *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->id = id;
+    c->done = done;
+    c->done_arg = arg;
+    c->kind = CHANGE_ACTION;
+    for (size_t i = 0; i < sizeof(simple) / sizeof(simple[0]); i++)
+        if (strcmp(what, simple[i]) == 0)
+            c->kind = (enum change_kind)i;
+    if (c->kind == CHANGE_ACTION) {
+        if (!is_one_of(what, types)) {
+            done(req, 404, arg);
+            return;
+        }
+        c->type = what;
+        c->text = text ? text : "";
+        if (strlen(c->text) > WARNING_TEXT_MAX) {
+            done(req, 422, arg);
+            return;
+        }
+        c->report_id = report_id;
+        c->notify = "true";
+    }
+    if (!(req->auth.permissions & changes[c->kind].perms)) {
+        done(req, 403, arg);
+        return;
+    }
+    change_target(req, c);
 }
 
 static void

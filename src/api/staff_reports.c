@@ -144,10 +144,12 @@ cols_find(const PGresult *res, struct cols *c)
 /* A page of reports on its way to its answer; arena-owned, its JSON held
  * by the arena's cleanup list until it is answered. */
 struct render {
-    json_t *reports;  /* the Admin::Reports so far, accounts and statuses to fill */
-    json_t *accounts; /* Admin::Account by id */
-    bool one;         /* answer the one report, not the array */
-    bool ascending;   /* rows came oldest first (a min_id page) */
+    json_t *reports;     /* the Admin::Reports so far, accounts and statuses to fill */
+    json_t *accounts;    /* Admin::Account by id */
+    bool one;            /* answer the one report, not the array */
+    bool ascending;      /* rows came oldest first (a min_id page) */
+    eu_staff_json_cb cb; /* a page's, instead of the JSON answer; NULL for the API */
+    void *cb_arg;
 };
 
 static void
@@ -203,7 +205,10 @@ on_statuses(struct eu_req *req, json_t *statuses, void *arg)
     json_decref(by_id);
     json_decref(statuses);
     json_t *out = r->one ? json_array_get(r->reports, 0) : r->reports;
-    eu_req_reply_json(req, 200, json_incref(out));
+    if (r->cb)
+        r->cb(req, out, r->cb_arg);
+    else
+        eu_req_reply_json(req, 200, json_incref(out));
 }
 
 static void
@@ -243,7 +248,10 @@ on_reports(struct eu_req *req, PGresult *res, void *arg)
     struct render *r = arg;
     int n = PQntuples(res);
     if (r->one && n == 0) {
-        eu_req_reply_error(req, 404, "Record not found");
+        if (r->cb)
+            r->cb(req, NULL, r->cb_arg);
+        else
+            eu_req_reply_error(req, 404, "Record not found");
         return;
     }
     r->reports = json_array();
@@ -281,7 +289,7 @@ on_reports(struct eu_req *req, PGresult *res, void *arg)
             if (!PQgetisnull(res, row, c.accounts[j]))
                 ids[nids++] = eu_arena_strdup(req->arena, PQgetvalue(res, row, c.accounts[j]));
     }
-    if (n > 0 && !r->one)
+    if (n > 0 && !r->one && !r->cb)
         eu_page_link(req, PQgetvalue(res, r->ascending ? n - 1 : 0, c.id),
                      PQgetvalue(res, r->ascending ? 0 : n - 1, c.id));
     if (nids == 0) {
@@ -356,6 +364,57 @@ on_changed(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     reply_report(req, arg);
+}
+
+/* ------------------------------------------------------ for the pages */
+
+void
+eu_staff_reports_load(struct eu_req *req, bool resolved, const char *id, eu_staff_json_cb cb,
+                      void *arg)
+{
+    struct list *l = eu_arena_calloc(req->arena, sizeof(*l));
+    l->render.cb = cb;
+    l->render.cb_arg = arg;
+    if (id) {
+        l->render.one = true;
+        const char *params[] = {id};
+        eu_req_stmt(req, &eu_staff_reports_sql[STAFF_REPORTS_SHOW], 1, params, on_reports,
+                    &l->render);
+        return;
+    }
+    l->page.limit = PAGE_DEFAULT;
+    snprintf(l->page.limit_s, sizeof(l->page.limit_s), "%d", PAGE_DEFAULT);
+    const char *params[7] = {resolved ? "true" : NULL};
+    eu_page_params(&l->page, params + 3);
+    eu_req_stmt_page(req, &eu_staff_reports_sql[STAFF_REPORTS_LIST], &l->page, 7, params,
+                     on_reports, &l->render);
+}
+
+struct page_change {
+    eu_staff_done_cb done;
+    void *arg;
+};
+
+static void
+on_page_changed(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct page_change *c = arg;
+    c->done(req, PQntuples(res) ? 200 : 404, c->arg);
+}
+
+void
+eu_staff_report_change(struct eu_req *req, const char *id, const char *what, eu_staff_done_cb done,
+                       void *arg)
+{
+    if (!(req->auth.permissions & EU_PERM_MANAGE_REPORTS)) {
+        done(req, 403, arg);
+        return;
+    }
+    struct page_change *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->done = done;
+    c->arg = arg;
+    const char *params[] = {id, eu_req_viewer(req), what};
+    eu_req_stmt(req, &eu_staff_reports_sql[STAFF_REPORTS_CHANGE], 3, params, on_page_changed, c);
 }
 
 static void

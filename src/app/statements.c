@@ -54,6 +54,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_web_sql,
     eu_web_page_sql,
     eu_web_about_sql,
+    eu_web_staff_sql,
+    eu_web_settings_sql,
     eu_reports_sql,
     eu_staff_accounts_sql,
     eu_staff_blocks_sql,

@@ -86,6 +86,69 @@ sink_start(int port, const char *dir)
     return pid;
 }
 
+/*
+ * For the moderation and settings pages (pages.mjs's moderation()): mona,
+ * a moderator; olga, an admin (the rules); pete, a sign-up awaiting approval; a report by alice on
+ * otto; and on the decoy a pending sign-up and a report of its own, whose
+ * texts must never show on the tenant's pages. Their names go to node in
+ * EUNHA_BROWSER_MOD_*.
+ */
+static void
+seed_moderation(struct eu_it_server *s, const char *db, const char *alice_tok)
+{
+    char *tid = eu_it_tenant_id(s, HOST), *decoy_tid = eu_it_tenant_id(s, DECOY);
+    char *mona = eu_it_account_seed(s, HOST, "mona");
+    char *olga = eu_it_account_seed(s, HOST, "olga");
+    char *pete = eu_it_account_seed(s, HOST, "pete");
+    char *dpete = eu_it_account_seed(s, DECOY, "dpete");
+    char *otto = eu_it_account_id(s, HOST, "otto");
+    char *dora = eu_it_account_id(s, DECOY, "dora");
+    struct eu_it_resp r = {0};
+    char path[256], body[256];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/role", HOST, mona);
+    eu_it_admin(s, "PUT", path, "{\"role\":\"moderator\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/role", HOST, olga);
+    eu_it_admin(s, "PUT", path, "{\"role\":\"admin\"}", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    free(eu_it_pg_execf(db,
+                        "UPDATE users SET approved = false, reason = 'I would like to join'"
+                        " WHERE tenant_id = %s AND account_id = %s",
+                        tid, pete));
+    free(eu_it_pg_execf(db,
+                        "UPDATE users SET approved = false, reason = 'Decoy reason'"
+                        " WHERE tenant_id = %s AND account_id = %s",
+                        decoy_tid, dpete));
+    snprintf(body, sizeof(body), "{\"account_id\":\"%s\",\"comment\":\"Otto spams\"}", otto);
+    eu_it_callf(s, &r, HOST, "POST", alice_tok, body, "/api/v1/reports");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    setenv("EUNHA_BROWSER_MOD_REPORT", eu_it_json_str(&r, "id"), 1);
+    char *dan_tok = eu_it_user_token(s, DECOY, "dpete", "read write");
+    snprintf(body, sizeof(body), "{\"account_id\":\"%s\",\"comment\":\"Decoy report\"}", dora);
+    free(eu_it_pg_execf(db,
+                        "UPDATE users SET approved = true WHERE tenant_id = %s AND account_id = %s",
+                        decoy_tid, dpete));
+    eu_it_callf(s, &r, DECOY, "POST", dan_tok, body, "/api/v1/reports");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    setenv("EUNHA_BROWSER_MOD_DECOY_REPORT", eu_it_json_str(&r, "id"), 1);
+    free(eu_it_pg_execf(
+        db, "UPDATE users SET approved = false WHERE tenant_id = %s AND account_id = %s", decoy_tid,
+        dpete));
+    setenv("EUNHA_BROWSER_MOD_PENDING", pete, 1);
+    setenv("EUNHA_BROWSER_MOD_TARGET", otto, 1);
+    setenv("EUNHA_BROWSER_MOD_DECOY_PENDING", dpete, 1);
+    eu_it_resp_free(&r);
+    free(tid);
+    free(decoy_tid);
+    free(mona);
+    free(olga);
+    free(pete);
+    free(dpete);
+    free(otto);
+    free(dora);
+    free(dan_tok);
+}
+
 START_TEST(test_pages_in_chromium)
 {
     char maildir[] = "/tmp/eunha-browser-mail-XXXXXX";
@@ -166,6 +229,8 @@ START_TEST(test_pages_in_chromium)
                          "{\"client_name\":\"Browser Test App\",\"redirect_uris\":"
                          "\"urn:ietf:wg:oauth:2.0:oob\",\"scopes\":\"read write push\"}");
 
+    seed_moderation(s, db, tok);
+
     char port[16], cmd[1024];
     snprintf(port, sizeof(port), "%d", s->public_port);
     setenv("EUNHA_BROWSER_PORT", port, 1);
@@ -209,8 +274,8 @@ main(void)
         return SKIP;
     }
     Suite *suite = suite_create("browser");
-    /* About two minutes on a quiet machine; a loaded one (the whole suite
-     * beside other builds) has taken five. */
+    /* About two minutes alone; a full run on a busy 2-core machine took
+     * over five, with the settings and moderation pages. */
     EU_IT_ADD_TCASE(suite, test_pages_in_chromium, 600);
     return eu_it_run_suite(suite);
 }

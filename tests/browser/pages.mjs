@@ -378,6 +378,121 @@ for (const path of ['/about', '/auth/sign_in', '/auth/sign_up', '/privacy-policy
     `decoy ${path} shows the tenant's own`);
 }
 
+// ------------------------------------------- moderation and settings
+// (browser_driver.c's seed_moderation): mona moderates, pete awaits
+// approval, alice reported otto; the decoy has a pending sign-up and a
+// report of its own. Every page in both schemes at both widths, then a
+// plain user refused, a sign-up approved and a report resolved by
+// clicking, and nothing of the decoy's shown or reachable by id.
+async function moderation() {
+  const report = env('EUNHA_BROWSER_MOD_REPORT');
+  const decoyReport = env('EUNHA_BROWSER_MOD_DECOY_REPORT');
+  const pending = env('EUNHA_BROWSER_MOD_PENDING');
+  const decoyPending = env('EUNHA_BROWSER_MOD_DECOY_PENDING');
+  const target = env('EUNHA_BROWSER_MOD_TARGET');
+
+  // Each person in a browser context of their own (cookies apart).
+  async function signedIn(login, path) {
+    const ctx = await browser.createBrowserContext();
+    const p = await ctx.newPage();
+    p.setDefaultTimeout(15000);
+    await p.goto(url(host, `/auth/sign_in?return_to=${encodeURIComponent(path)}`));
+    await p.type('#login', login);
+    await p.type('#password', password);
+    const [res] = await Promise.all([
+      p.waitForNavigation({ waitUntil: 'load' }), p.click('button[type=submit]'),
+    ]);
+    return { ctx, p, res };
+  }
+  async function click(p, selector) {
+    const [res] = await Promise.all([p.waitForNavigation({ waitUntil: 'load' }), p.click(selector)]);
+    return res;
+  }
+
+  // A plain user: 403 with a page, in the frame.
+  const plain = await signedIn('alice', '/admin/reports');
+  check(plain.res.status() === 403, `alice on /admin/reports: ${plain.res.status()}`);
+  await visit(plain.p, host, '/admin/reports', 'admin-forbidden', 403, 'Not allowed');
+  for (const path of ['/admin', '/admin/accounts', '/admin/rules', '/admin/custom_emojis']) {
+    const r = await plain.p.goto(url(host, path));
+    check(r.status() === 403, `alice on ${path}: ${r.status()}`);
+  }
+  for (const [path, name] of [
+    ['/settings/profile', 'settings-profile'],
+    ['/settings/applications', 'settings-applications'],
+    ['/settings/sessions', 'settings-sessions'],
+    ['/settings/password', 'settings-password'],
+    ['/settings/otp_authentication', 'settings-two-factor'],
+    ['/settings/migration', 'settings-migration'],
+    ['/settings/delete', 'settings-delete'],
+  ]) {
+    await visit(plain.p, host, path, name, 200);
+    const current = await plain.p.$eval('nav a[aria-current=page]', (a) => a.getAttribute('href'))
+      .catch(() => '');
+    check(current === path, `${name}: the navigation marks ${current}, not ${path}`);
+  }
+  await plain.ctx.close();
+
+  const mod = await signedIn('mona', '/admin/reports');
+  check(mod.res.status() === 200, `mona on /admin/reports: ${mod.res.status()}`);
+  const p = mod.p;
+  let res;
+  await visit(p, host, '/admin/reports', 'admin-reports', 200, 'Otto spams');
+  await visit(p, host, '/admin/reports?resolved=1', 'admin-reports-resolved', 200);
+  await visit(p, host, `/admin/reports/${report}`, 'admin-report', 200, 'Otto spams');
+  await visit(p, host, '/admin/accounts', 'admin-pending', 200, 'I would like to join');
+  await visit(p, host, `/admin/accounts/${target}`, 'admin-account', 200, '@otto');
+  res = await p.goto(url(host, '/admin/rules'));
+  check(res.status() === 403, `a moderator on /admin/rules: ${res.status()}`);
+
+  // Nothing of the decoy's, not even by id.
+  for (const path of ['/admin/reports', '/admin/accounts']) {
+    await p.goto(url(host, path));
+    const body = await p.content();
+    check(!body.includes('Decoy report') && !body.includes('Decoy reason'),
+      `${path} shows the decoy's`);
+  }
+  res = await p.goto(url(host, `/admin/reports/${decoyReport}`));
+  check(res.status() === 404, `the decoy's report by id: ${res.status()}`);
+  res = await p.goto(url(host, `/admin/accounts/${decoyPending}`));
+  check(res.status() === 404, `the decoy's pending sign-up by id: ${res.status()}`);
+  res = await p.goto(url(decoy, '/admin/reports'));
+  check(!(await p.content()).includes('Otto spams'), "the decoy's host shows the tenant's report");
+
+  // Approve pete by clicking; pete can then sign in.
+  await p.goto(url(host, '/admin/accounts'));
+  res = await click(p, `li[data-account="${pending}"] input[value=approve] ~ button`);
+  check(res.status() === 200 && !(await p.content()).includes(`data-account="${pending}"`),
+    'approving pete: still listed');
+  const pete = await signedIn('pete', '/settings/sessions');
+  check(pete.res.status() === 200, `pete after approval: ${pete.res.status()} ${pete.p.url()}`);
+  await pete.ctx.close();
+
+  // Assign the report to me, then resolve it, by clicking.
+  await p.goto(url(host, `/admin/reports/${report}`));
+  await click(p, 'form input[value=assign] ~ button');
+  let text = await p.evaluate(() => document.body.innerText);
+  check(text.includes('@mona') && text.includes('Unassign'), `assigning: ${text.slice(0, 300)}`);
+  await click(p, 'form input[value=resolve] ~ button');
+  text = await p.evaluate(() => document.body.innerText);
+  check(text.includes('Resolved') && text.includes('Reopen'), `resolving: ${text.slice(0, 300)}`);
+  await p.goto(url(host, '/admin/reports'));
+  check(!(await p.content()).includes(`data-report="${report}"`), 'the resolved report is still open');
+  await mod.ctx.close();
+
+  // An admin edits the rules.
+  const admin = await signedIn('olga', '/admin/rules');
+  check(admin.res.status() === 200, `olga on /admin/rules: ${admin.res.status()}`);
+  await visit(admin.p, host, '/admin/rules', 'admin-rules', 200, 'Add a rule');
+  await admin.p.type('#new-text', 'No spam');
+  await click(admin.p, 'form[action="/admin/rules"] button');
+  check((await admin.p.evaluate(() => document.body.innerHTML)).includes('value="No spam"'),
+    'adding a rule: not listed');
+  await visit(admin.p, host, '/admin/custom_emojis', 'admin-custom-emojis', 200);
+  await admin.ctx.close();
+}
+await moderation();
+
 await browser.close();
 if (failures) {
   console.error(`${failures} check(s) failed; screenshots in ${out}`);
