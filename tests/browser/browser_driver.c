@@ -176,17 +176,20 @@ START_TEST(test_pages_in_chromium)
     eu_it_admin(s, "POST", "/admin/v1/tenants/" HOST "/rules",
                 "{\"text\":\"Be kind\",\"hint\":\"No harassment\"}", &r);
     EU_IT_EXPECT_STATUS(&r, 200);
-    /* Sign-ups wait for a moderator here; alice is the owner, and approves
-     * them with her staff token. The decoy reads in Korean and takes none. */
+    /* Sign-ups wait for a moderator here; owen is the owner, and approves
+     * them with his staff token (alice stays a plain user: the moderation
+     * pages must refuse her). The decoy reads in Korean and takes none. */
     eu_it_tenant_patch(s, HOST, "{\"registrations\":\"approval\"}");
     eu_it_tenant_patch(s, DECOY, "{\"registrations\":\"closed\"}");
     eu_it_admin(s, "PATCH", "/admin/v1/tenants/" DECOY "/instance", "{\"languages\":[\"ko\"]}", &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     char path[256];
-    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/role", HOST, alice_id);
+    char *owen_id = eu_it_account_seed(s, HOST, "owen");
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/accounts/%s/role", HOST, owen_id);
+    free(owen_id);
     eu_it_admin(s, "PUT", path, "{\"role\":\"owner\"}", &r);
     EU_IT_EXPECT_STATUS(&r, 200);
-    char *staff = eu_it_user_token(s, HOST, "alice", "read write admin:read admin:write");
+    char *staff = eu_it_user_token(s, HOST, "owen", "read write admin:read admin:write");
     char *tok = eu_it_user_token(s, HOST, "alice", "read write");
     eu_it_callf(s, &r, HOST, "POST", tok,
                 "{\"status\":\"Hello from the browser test\",\"spoiler_text\":\"greeting\"}",
