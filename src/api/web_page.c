@@ -383,8 +383,30 @@ eu_web_asset(struct eu_req *req)
         eu_req_reply_raw(req, 200, "text/css; charset=utf-8", eu_web_css, eu_web_css_len);
 }
 
+/* The picture of an account without an avatar or header, where Mastodon
+ * serves its own (every entity names these URLs, and clients and the
+ * pages showed a broken image for them): a flat grey 4x4 PNG, drawn
+ * at any size. */
+static const unsigned char missing_png[] = {
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
+    0x52, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x08, 0x02, 0x00, 0x00, 0x00, 0x26,
+    0x93, 0x09, 0x29, 0x00, 0x00, 0x00, 0x11, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xb8,
+    0x79, 0xf3, 0x01, 0x1c, 0x31, 0x10, 0xc7, 0x01, 0x00, 0x2d, 0x40, 0x29, 0x21, 0x84, 0x2c,
+    0x4c, 0xda, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82};
+
+/* GET /avatars/original/missing.png and /headers/original/missing.png. */
+static void
+missing_image(struct eu_req *req)
+{
+    eu_req_add_header(req, "Cache-Control", "public, max-age=86400");
+    eu_req_add_header(req, "X-Content-Type-Options", "nosniff");
+    eu_req_reply_raw(req, 200, "image/png", (const char *)missing_png, sizeof(missing_png));
+}
+
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
 const struct eu_route eu_web_page_routes[] = {
     {EU_HTTP_GET, "/assets/:file", eu_web_asset, NULL, 0},
+    {EU_HTTP_GET, "/avatars/original/missing.png", missing_image, NULL, 0},
+    {EU_HTTP_GET, "/headers/original/missing.png", missing_image, NULL, 0},
     {0},
 };

@@ -214,6 +214,18 @@ START_TEST(test_frame)
     page(s, &r, "/assets/accent-123456.cssx", "text/css");
     EU_IT_EXPECT_ERROR(&r, 404);
 
+    /* The picture every entity names for an account without one is there
+     * (clients and the pages showed a broken image). */
+    const char *const missing[] = {"/avatars/original/missing.png",
+                                   "/headers/original/missing.png"};
+    for (int i = 0; i < 2; i++) {
+        page(s, &r, missing[i], "image/png");
+        EU_IT_EXPECT_STATUS(&r, 200);
+        ck_assert_str_eq(eu_it_resp_header(&r, "Content-Type"), "image/png");
+        ck_assert_uint_gt(r.body_len, 8);
+        ck_assert_int_eq(memcmp(r.body, "\x89PNG\r\n\x1a\n", 8), 0);
+    }
+
     /* A pale accent: buttons get dark text, links a darker shade on the
      * light background and the colour itself on the dark one. */
     page(s, &r, "/assets/accent-ffe14d.css", "text/css");
