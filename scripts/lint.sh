@@ -108,6 +108,7 @@ approcess ap
 apresolve ap
 cards social
 arena core
+bheap core
 auth http
 config core
 cpupool core

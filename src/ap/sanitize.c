@@ -21,14 +21,13 @@
 #include "eunha/sanitize.h"
 
 #include <gumbo.h>
-#include <setjmp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
+#include "eunha/bheap.h"
 #include "eunha/mem.h"
 #include "eunha/text.h"
 
@@ -42,76 +41,6 @@
  * or attribute): often enough to stop within a few milliseconds of the
  * limit, rarely enough to cost nothing. */
 #define CLOCK_EVERY 512
-
-/* ------------------------------------------------------------ allocation */
-
-/* Every block gumbo holds, in a list, so a parse we abandon is freed whole. */
-struct block {
-    struct block *prev, *next;
-    size_t size;
-    size_t pad; /* keeps the payload 16-byte aligned */
-};
-
-struct heap {
-    struct block head; /* list sentinel */
-    size_t live, budget;
-    unsigned long allocs;
-    struct timespec deadline; /* of this thread's CPU time */
-    jmp_buf out_of_budget;
-};
-
-static bool
-past(const struct timespec *deadline)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-    return now.tv_sec > deadline->tv_sec ||
-           (now.tv_sec == deadline->tv_sec && now.tv_nsec > deadline->tv_nsec);
-}
-
-static void *
-heap_alloc(void *userdata, size_t size)
-{
-    struct heap *h = userdata;
-    if (size > h->budget - h->live)
-        longjmp(h->out_of_budget, 1);
-    if (++h->allocs % CLOCK_EVERY == 0 && past(&h->deadline))
-        longjmp(h->out_of_budget, 1);
-    struct block *b = eu_xmalloc(sizeof(*b) + size);
-    b->size = size;
-    b->next = h->head.next;
-    b->prev = &h->head;
-    h->head.next->prev = b;
-    h->head.next = b;
-    h->live += size;
-    return b + 1;
-}
-
-static void
-heap_free(void *userdata, void *ptr)
-{
-    struct heap *h = userdata;
-    if (!ptr)
-        return;
-    struct block *b = (struct block *)ptr - 1;
-    b->prev->next = b->next;
-    b->next->prev = b->prev;
-    h->live -= b->size;
-    free(b);
-}
-
-static void
-heap_release(struct heap *h)
-{
-    struct block *b = h->head.next;
-    while (b != &h->head) {
-        struct block *next = b->next;
-        free(b);
-        b = next;
-    }
-    h->head.next = h->head.prev = &h->head;
-    h->live = 0;
-}
 
 /* ------------------------------------------------------------ output */
 
@@ -569,28 +498,19 @@ eu_sanitize_html(const char *html, size_t len, char **out, size_t *out_len)
     if (len > EU_SANITIZE_MAX_INPUT)
         return -1;
     /* On the heap: longjmp leaves locals changed since setjmp undefined. */
-    struct heap *h = eu_xcalloc(1, sizeof(*h));
-    h->budget = BUDGET_FLOOR + BUDGET_PER_BYTE * len;
-    h->head.next = h->head.prev = &h->head;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &h->deadline);
-    h->deadline.tv_sec += EU_SANITIZE_MAX_CPU_MS / 1000;
-    h->deadline.tv_nsec += (EU_SANITIZE_MAX_CPU_MS % 1000) * 1000000L;
-    if (h->deadline.tv_nsec >= 1000000000L) {
-        h->deadline.tv_sec++;
-        h->deadline.tv_nsec -= 1000000000L;
-    }
+    struct eu_bheap *h =
+        eu_bheap_new(BUDGET_FLOOR + BUDGET_PER_BYTE * len, EU_SANITIZE_MAX_CPU_MS, CLOCK_EVERY);
     GumboOptions opts = kGumboDefaultOptions;
-    opts.allocator = heap_alloc;
-    opts.deallocator = heap_free;
+    opts.allocator = eu_bheap_alloc;
+    opts.deallocator = eu_bheap_free;
     opts.userdata = h;
     opts.max_errors = 0; /* we read none; keep no list of them */
     /* A body fragment, as Sanitize.fragment parses it. */
     opts.fragment_context = GUMBO_TAG_BODY;
     opts.fragment_namespace = GUMBO_NAMESPACE_HTML;
 
-    if (setjmp(h->out_of_budget)) {
-        heap_release(h);
-        free(h);
+    if (setjmp(h->out)) {
+        eu_bheap_free_all(h);
         return -1;
     }
     GumboOutput *g = gumbo_parse_with_options(&opts, html, len);
@@ -600,8 +520,7 @@ eu_sanitize_html(const char *html, size_t len, char **out, size_t *out_len)
     w.out.p[0] = '\0';
     walk_tree(&w, g->root);
     free(w.stack);
-    heap_release(h);
-    free(h);
+    eu_bheap_free_all(h);
 
     /* Unwrapped block elements leave spaces at the ends; they carry nothing. */
     size_t start = 0, end = w.out.len;

@@ -6,25 +6,23 @@
  * Pages come from anywhere, so the page parse is bounded three ways: only
  * what comes before <body> is parsed (every tag a card reads belongs in
  * the head, and a page's body is most of its bytes); gumbo allocates
- * through a heap with a budget that ends the parse when passed, freed as
- * one list, so gumbo_destroy_output(), which recurses once per level of
- * nesting, never runs on a CPU pool thread's small stack; the parse also
- * stops past a CPU time limit, since markup such as thousands of nested
- * unclosed elements costs gumbo time that grows faster than the input;
- * and the tree is walked with a stack of our own.
+ * through a bounded heap (include/eunha/bheap.h, shared with the
+ * sanitizer) that ends the parse past a memory budget or a CPU time limit
+ * (thousands of nested unclosed elements cost gumbo time that grows faster
+ * than the input) and frees it as one list; and the tree is walked with a
+ * stack of our own.
  */
 #include "eunha/cards.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
 #include <gumbo.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
+#include "eunha/bheap.h"
 #include "eunha/mem.h"
 #include "eunha/text.h"
 
@@ -37,92 +35,6 @@
  * clock is read once per CLOCK_EVERY allocations (about one an element). */
 #define PARSE_CPU_MS 500
 #define CLOCK_EVERY 256
-
-/* ------------------------------------------------------------ allocation */
-
-struct block {
-    struct block *prev, *next;
-    size_t size;
-    size_t pad; /* keeps the payload 16-byte aligned */
-};
-
-struct heap {
-    struct block head;
-    size_t live, budget;
-    unsigned long allocs;
-    struct timespec deadline; /* of this thread's CPU time */
-    jmp_buf out;
-};
-
-static bool
-past(const struct timespec *deadline)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-    return now.tv_sec > deadline->tv_sec ||
-           (now.tv_sec == deadline->tv_sec && now.tv_nsec > deadline->tv_nsec);
-}
-
-/* A heap for a parse of len bytes, its deadline from now. */
-static struct heap *
-heap_new(size_t len)
-{
-    struct heap *h = eu_xcalloc(1, sizeof(*h));
-    h->budget = BUDGET_FLOOR + BUDGET_PER_BYTE * len;
-    h->head.next = h->head.prev = &h->head;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &h->deadline);
-    h->deadline.tv_sec += PARSE_CPU_MS / 1000;
-    h->deadline.tv_nsec += (PARSE_CPU_MS % 1000) * 1000000L;
-    if (h->deadline.tv_nsec >= 1000000000L) {
-        h->deadline.tv_sec++;
-        h->deadline.tv_nsec -= 1000000000L;
-    }
-    return h;
-}
-
-static void *
-heap_alloc(void *userdata, size_t size)
-{
-    struct heap *h = userdata;
-    if (size > h->budget - h->live)
-        longjmp(h->out, 1);
-    if (++h->allocs % CLOCK_EVERY == 0 && past(&h->deadline))
-        longjmp(h->out, 1);
-    struct block *b = eu_xmalloc(sizeof(*b) + size);
-    b->size = size;
-    b->next = h->head.next;
-    b->prev = &h->head;
-    h->head.next->prev = b;
-    h->head.next = b;
-    h->live += size;
-    return b + 1;
-}
-
-static void
-heap_free(void *userdata, void *ptr)
-{
-    struct heap *h = userdata;
-    if (!ptr)
-        return;
-    struct block *b = (struct block *)ptr - 1;
-    b->prev->next = b->next;
-    b->next->prev = b->prev;
-    h->live -= b->size;
-    free(b);
-}
-
-static void
-heap_release(struct heap *h)
-{
-    struct block *b = h->head.next;
-    while (b != &h->head) {
-        struct block *next = b->next;
-        free(b);
-        b = next;
-    }
-    h->head.next = h->head.prev = &h->head;
-    h->live = 0;
-}
 
 /* ------------------------------------------------------------ URLs */
 
@@ -394,24 +306,23 @@ eu_card_page_parse(const char *html, size_t len, const char *base_url, struct eu
     if (len > HEAD_MAX)
         len = HEAD_MAX;
     /* On the heap: longjmp leaves locals changed since setjmp undefined. */
-    struct heap *h = heap_new(len);
+    struct eu_bheap *h =
+        eu_bheap_new(BUDGET_FLOOR + BUDGET_PER_BYTE * len, PARSE_CPU_MS, CLOCK_EVERY);
     struct found *f = eu_xcalloc(1, sizeof(*f));
     GumboOptions opts = kGumboDefaultOptions;
-    opts.allocator = heap_alloc;
-    opts.deallocator = heap_free;
+    opts.allocator = eu_bheap_alloc;
+    opts.deallocator = eu_bheap_free;
     opts.userdata = h;
     opts.max_errors = 0;
     if (setjmp(h->out)) {
-        heap_release(h);
-        free(h);
+        eu_bheap_free_all(h);
         found_free(f);
         free(f);
         return -1;
     }
     GumboOutput *g = gumbo_parse_with_options(&opts, html, len);
     walk(f, g->root);
-    heap_release(h);
-    free(h);
+    eu_bheap_free_all(h);
 
     out->noindex = f->noindex;
     out->oembed = resolve(base_url, f->oembed);
@@ -613,18 +524,18 @@ eu_card_oembed_html(const char *html)
     if (!html || strlen(html) > EU_CARD_OEMBED_LIMIT)
         return NULL;
     size_t len = strlen(html);
-    struct heap *h = heap_new(len);
+    struct eu_bheap *h =
+        eu_bheap_new(BUDGET_FLOOR + BUDGET_PER_BYTE * len, PARSE_CPU_MS, CLOCK_EVERY);
     GumboOptions opts = kGumboDefaultOptions;
-    opts.allocator = heap_alloc;
-    opts.deallocator = heap_free;
+    opts.allocator = eu_bheap_alloc;
+    opts.deallocator = eu_bheap_free;
     opts.userdata = h;
     opts.max_errors = 0;
     opts.fragment_context = GUMBO_TAG_BODY;
     opts.fragment_namespace = GUMBO_NAMESPACE_HTML;
     char *volatile out = NULL;
     if (setjmp(h->out)) {
-        heap_release(h);
-        free(h);
+        eu_bheap_free_all(h);
         free(out);
         return NULL;
     }
@@ -649,7 +560,6 @@ eu_card_oembed_html(const char *html)
         out = eu_xasprintf("%s></iframe>", s);
         free(s);
     }
-    heap_release(h);
-    free(h);
+    eu_bheap_free_all(h);
     return out;
 }
