@@ -56,6 +56,7 @@ extern const struct eu_route eu_web_routes[];                     /* web.c */
 extern const struct eu_route eu_web_page_routes[];                /* web_page.c */
 extern const struct eu_route eu_web_about_routes[];               /* web_about.c */
 extern const struct eu_route eu_web_staff_routes[];               /* web_staff.c */
+extern const struct eu_route eu_web_staff_blocks_routes[];        /* web_staff_blocks.c */
 extern const struct eu_route eu_web_settings_routes[];            /* web_settings.c */
 /* notification_requests.c: the notification policy and requests */
 extern const struct eu_route eu_notification_requests_routes[];

@@ -102,10 +102,11 @@ struct eu_domain_block_input {
     const char *private_comment, *public_comment; /* "" clears one (update) */
 };
 
-/* Reads a create's (creating) or update's parameters from params; -1 after
- * answering 422 for a bad one. */
+/* Reads a create's (creating) or update's parameters from params (strings
+ * in req's arena); -1 with err's 422 for a bad one, the caller answers. */
+struct eu_error;
 int eu_domain_block_input_read(struct eu_req *req, struct json_t *params, bool creating,
-                               struct eu_domain_block_input *in);
+                               struct eu_domain_block_input *in, struct eu_error *err);
 /* The page of blocks, newest first; with a Link header when link. */
 void eu_domain_block_list(struct eu_req *req, const struct eu_page *page, bool link);
 /* id: a valid decimal id (eu_req_id_param()); 404 when there is none. */
@@ -117,6 +118,19 @@ void eu_domain_block_create(struct eu_req *req, const struct eu_domain_block_inp
 void eu_domain_block_update(struct eu_req *req, const char *id,
                             const struct eu_domain_block_input *in, const char *moderator);
 void eu_domain_block_delete(struct eu_req *req, const char *id, const char *moderator);
+
+/* For the moderation pages (src/api/web_staff_blocks.c): the list, a create
+ * and a lift ending in cb instead of an answer. status is 200 (entities:
+ * the array of blocks, the block made, or {}), 404, or 422 (entities:
+ * {"error": Mastodon's text}); the request's arena frees entities. */
+typedef void (*eu_domain_block_cb)(struct eu_req *req, int status, struct json_t *entities,
+                                   void *arg);
+void eu_domain_block_list_to(struct eu_req *req, const struct eu_page *page, eu_domain_block_cb cb,
+                             void *arg);
+void eu_domain_block_create_to(struct eu_req *req, const struct eu_domain_block_input *in,
+                               const char *moderator, eu_domain_block_cb cb, void *arg);
+void eu_domain_block_delete_to(struct eu_req *req, const char *id, const char *moderator,
+                               eu_domain_block_cb cb, void *arg);
 
 /* The operator's API (src/admin/domain_blocks.c, eu_admin_domain_blocks_routes):
  * domain blocks and the delivery refusals deliver.c keeps. */

@@ -12,6 +12,7 @@
  */
 #include "eunha/admin.h"
 #include "eunha/domainblock.h"
+#include "eunha/error.h"
 
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -92,8 +93,13 @@ eu_admin_domain_blocks_create(struct eu_req *req)
         return;
     json_t *body = eu_req_json_or_reply(req);
     struct eu_domain_block_input in;
-    if (!body || eu_domain_block_input_read(req, body, true, &in) < 0)
+    struct eu_error err = {0};
+    if (!body)
         return;
+    if (eu_domain_block_input_read(req, body, true, &in, &err) < 0) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
     eu_domain_block_create(req, &in, NULL);
 }
 
@@ -109,8 +115,13 @@ eu_admin_domain_blocks_update(struct eu_req *req)
         return;
     json_t *body = eu_req_json_or_reply(req);
     struct eu_domain_block_input in;
-    if (!body || eu_domain_block_input_read(req, body, false, &in) < 0)
+    struct eu_error err = {0};
+    if (!body)
         return;
+    if (eu_domain_block_input_read(req, body, false, &in, &err) < 0) {
+        eu_req_reply_eu_error(req, &err);
+        return;
+    }
     eu_domain_block_update(req, id, &in, NULL);
 }
 

@@ -423,7 +423,12 @@ domain_blocks_create(struct eu_req *req)
         return;
     json_t *p = params_or_reply(req);
     struct eu_domain_block_input in;
-    if (p && eu_domain_block_input_read(req, p, true, &in) == 0)
+    struct eu_error err = {0};
+    if (!p)
+        return;
+    if (eu_domain_block_input_read(req, p, true, &in, &err) < 0)
+        eu_req_reply_eu_error(req, &err);
+    else
         eu_domain_block_create(req, &in, eu_req_viewer(req));
 }
 
@@ -435,7 +440,12 @@ domain_blocks_update(struct eu_req *req)
     const char *id = eu_req_id_param(req, "id");
     json_t *p = id ? params_or_reply(req) : NULL;
     struct eu_domain_block_input in;
-    if (p && eu_domain_block_input_read(req, p, false, &in) == 0)
+    struct eu_error err = {0};
+    if (!p)
+        return;
+    if (eu_domain_block_input_read(req, p, false, &in, &err) < 0)
+        eu_req_reply_eu_error(req, &err);
+    else
         eu_domain_block_update(req, id, &in, eu_req_viewer(req));
 }
 

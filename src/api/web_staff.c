@@ -3,11 +3,10 @@
  * under /admin/ as Mastodon's: the reports queue and a report (assign,
  * resolve, reopen, act on the account), the sign-ups awaiting approval
  * (approve, reject), an account's page with its actions, and the
- * instance's rules (add, edit, remove) and its custom emoji (enable,
- * disable). Each is a
- * thin page over the admin API's own code (staff_internal.h): the same
- * statements, the same policies, the same audit rows and mails, rendered
- * from the same Admin::Report and Admin::Account entities.
+ * instance's rules (add, edit, remove), its custom emoji (enable,
+ * disable) and its domain blocks (web_staff_blocks.c). Each is a thin page over the admin API's own
+ * code (staff_internal.h): the same statements, the same policies, the same audit rows and mails,
+ * rendered from the same Admin::Report and Admin::Account entities.
  *
  * A browser signs in with the web session (websession_internal.h); its
  * role's permission bits decide which pages it sees, as the API decides
@@ -65,6 +64,7 @@ static const struct {
     {"/admin/accounts", "Pending sign-ups", EU_PERM_MANAGE_USERS},
     {"/admin/rules", "Rules", EU_PERM_MANAGE_RULES},
     {"/admin/custom_emojis", "Custom emoji", EU_PERM_MANAGE_CUSTOM_EMOJIS},
+    {"/admin/domain_blocks", "Domain blocks", EU_PERM_MANAGE_FEDERATION},
 };
 
 /* The staff's navigation: the pages the role may use, current marked. */
@@ -84,16 +84,17 @@ staff_nav(struct eu_req *req, const char *current)
                             eu_html_escape(req, eu_web_t(req, "Moderation")), items);
 }
 
-static void
-reply(struct eu_req *req, int status, const char *nav_current, const char *title, const char *body)
+void
+eu_web_staff_reply(struct eu_req *req, int status, const char *nav_current, const char *title,
+                   const char *body)
 {
     eu_web_reply_page(req, status, title,
                       eu_arena_sprintf(req->arena, "%s<h1>%s</h1>%s", staff_nav(req, nav_current),
                                        eu_html_escape(req, title), body));
 }
 
-static void
-reply_refused(struct eu_req *req, int status)
+void
+eu_web_staff_refused(struct eu_req *req, int status)
 {
     const char *title = eu_web_t(req, status == 404 ? "Not found" : "Not allowed");
     const char *text = eu_web_t(req, status == 404 ? "There is nothing here."
@@ -103,8 +104,8 @@ reply_refused(struct eu_req *req, int status)
                                        eu_html_escape(req, title), eu_html_escape(req, text)));
 }
 
-static void
-redirect(struct eu_req *req, const char *location)
+void
+eu_web_staff_redirect(struct eu_req *req, const char *location)
 {
     eu_req_add_header(req, "Location", location);
     eu_req_add_header(req, "Cache-Control", "no-store");
@@ -144,7 +145,7 @@ on_permissions(struct eu_req *req, PGresult *res, void *arg)
     req->auth.account_id = sr->s->account_id;
     req->auth.permissions = PQntuples(res) == 1 ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : 0;
     if (!(req->auth.permissions & sr->need)) {
-        reply_refused(req, 403);
+        eu_web_staff_refused(req, 403);
         return;
     }
     if (req->method == EU_HTTP_POST && !eu_web_session_csrf_ok(sr->s, sr->params)) {
@@ -260,10 +261,9 @@ action_form(struct eu_req *req, const struct eu_web_session *s, const char *id,
         t(req, "Perform action"));
 }
 
-/* One button's form: posts do=what to action. */
-static const char *
-button_form(struct eu_req *req, const struct eu_web_session *s, const char *action,
-            const char *what, const char *label, bool danger)
+const char *
+eu_web_staff_button(struct eu_req *req, const struct eu_web_session *s, const char *action,
+                    const char *what, const char *label, bool danger)
 {
     return eu_arena_sprintf(req->arena,
                             "<form method=\"post\" action=\"%s\" class=\"inline\">%s"
@@ -285,20 +285,22 @@ on_account(struct eu_req *req, json_t *by_id, void *arg)
     json_t *a = json_object_get(by_id, ap->id);
     if (!a) {
         json_decref(by_id);
-        reply_refused(req, 404);
+        eu_web_staff_refused(req, 404);
         return;
     }
     json_t *inner = json_object_get(a, "account");
     const char *action = eu_arena_sprintf(req->arena, "/admin/accounts/%s", ap->id);
     const char *undo = "";
     if (json_is_true(json_object_get(a, "suspended")))
-        undo = button_form(req, ap->s, action, "unsuspend", "Undo suspension", false);
+        undo = eu_web_staff_button(req, ap->s, action, "unsuspend", "Undo suspension", false);
     if (json_is_true(json_object_get(a, "silenced")))
-        undo = eu_arena_sprintf(req->arena, "%s%s", undo,
-                                button_form(req, ap->s, action, "unsilence", "Undo limit", false));
+        undo = eu_arena_sprintf(
+            req->arena, "%s%s", undo,
+            eu_web_staff_button(req, ap->s, action, "unsilence", "Undo limit", false));
     if (json_is_true(json_object_get(a, "disabled")))
-        undo = eu_arena_sprintf(req->arena, "%s%s", undo,
-                                button_form(req, ap->s, action, "enable", "Enable login", false));
+        undo = eu_arena_sprintf(
+            req->arena, "%s%s", undo,
+            eu_web_staff_button(req, ap->s, action, "enable", "Enable login", false));
     const char *body = eu_arena_sprintf(
         req->arena,
         "<div class=\"card\"><p><strong>%s</strong> <span class=\"muted\">%s</span></p>"
@@ -312,7 +314,7 @@ on_account(struct eu_req *req, json_t *by_id, void *arg)
     const char *title =
         eu_arena_sprintf(req->arena, "%s %s", eu_web_t(req, "Account"), acct_of(req, a));
     json_decref(by_id);
-    reply(req, 200, "", title, body);
+    eu_web_staff_reply(req, 200, "", title, body);
 }
 
 static void
@@ -324,7 +326,7 @@ account_page(struct eu_req *req, const struct eu_web_session *s, json_t *params,
     ap->s = s;
     ap->id = eu_req_param(req, "id");
     if (!ap->id || !eu_id_is_valid(ap->id)) {
-        reply_refused(req, 404);
+        eu_web_staff_refused(req, 404);
         return;
     }
     const char *ids[] = {ap->id};
@@ -362,13 +364,13 @@ on_pending(struct eu_req *req, json_t *accounts, void *arg)
                                                         eu_html_escape(req, reason))
                                      : "",
                              t(req, "Signed up"), eu_html_escape(req, jstr(a, "created_at")),
-                             button_form(req, s, action, "approve", "Approve", false),
-                             button_form(req, s, action, "reject", "Reject", true));
+                             eu_web_staff_button(req, s, action, "approve", "Approve", false),
+                             eu_web_staff_button(req, s, action, "reject", "Reject", true));
     }
     const char *body = *rows ? eu_arena_sprintf(req->arena, "<ul class=\"plain\">%s</ul>", rows)
                              : eu_arena_sprintf(req->arena, "<p class=\"muted\">%s</p>",
                                                 t(req, "No sign-up is waiting for approval."));
-    reply(req, 200, "/admin/accounts", eu_web_t(req, "Pending sign-ups"), body);
+    eu_web_staff_reply(req, 200, "/admin/accounts", eu_web_t(req, "Pending sign-ups"), body);
 }
 
 static void
@@ -405,15 +407,15 @@ on_account_changed(struct eu_req *req, int status, void *arg)
         return;
     }
     if (status != 200) {
-        reply_refused(req, status);
+        eu_web_staff_refused(req, status);
         return;
     }
     if (c->report_id)
-        redirect(req, eu_arena_sprintf(req->arena, "/admin/reports/%s", c->report_id));
+        eu_web_staff_redirect(req, eu_arena_sprintf(req->arena, "/admin/reports/%s", c->report_id));
     else if (strcmp(c->what, "approve") == 0 || strcmp(c->what, "reject") == 0)
-        redirect(req, "/admin/accounts");
+        eu_web_staff_redirect(req, "/admin/accounts");
     else
-        redirect(req, eu_arena_sprintf(req->arena, "/admin/accounts/%s", c->id));
+        eu_web_staff_redirect(req, eu_arena_sprintf(req->arena, "/admin/accounts/%s", c->id));
 }
 
 static void
@@ -427,7 +429,7 @@ account_change(struct eu_req *req, const struct eu_web_session *s, json_t *param
     const char *report = eu_param_str(params, "report_id");
     c->report_id = report && *report && eu_id_is_valid(report) ? report : NULL;
     if (!c->id || !eu_id_is_valid(c->id) || !c->what || !*c->what) {
-        reply_refused(req, 404);
+        eu_web_staff_refused(req, 404);
         return;
     }
     eu_staff_account_change(req, c->id, c->what, eu_param_str(params, "text"), c->report_id,
@@ -518,7 +520,7 @@ on_reports(struct eu_req *req, json_t *reports, void *arg)
               : eu_arena_sprintf(req->arena, "%s<p class=\"muted\">%s</p>", tabs,
                                  t(req, rp->resolved ? "No resolved report."
                                                      : "No open report: nothing to do."));
-    reply(req, 200, "/admin/reports", eu_web_t(req, "Reports"), body);
+    eu_web_staff_reply(req, 200, "/admin/reports", eu_web_t(req, "Reports"), body);
 }
 
 static void
@@ -570,7 +572,7 @@ on_report(struct eu_req *req, json_t *r, void *arg)
 {
     struct reports_page *rp = arg;
     if (!r) {
-        reply_refused(req, 404);
+        eu_web_staff_refused(req, 404);
         return;
     }
     const char *id = jstr(r, "id");
@@ -604,17 +606,17 @@ on_report(struct eu_req *req, json_t *r, void *arg)
         *rules
             ? eu_arena_sprintf(req->arena, "<h2>%s</h2><ul>%s</ul>", t(req, "Rules broken"), rules)
             : "",
-        mine ? button_form(req, rp->s, action, "unassign", "Unassign", false)
-             : button_form(req, rp->s, action, "assign", "Assign to me", false),
-        resolved ? button_form(req, rp->s, action, "reopen", "Reopen", false)
-                 : button_form(req, rp->s, action, "resolve", "Resolve", false),
+        mine ? eu_web_staff_button(req, rp->s, action, "unassign", "Unassign", false)
+             : eu_web_staff_button(req, rp->s, action, "assign", "Assign to me", false),
+        resolved ? eu_web_staff_button(req, rp->s, action, "reopen", "Reopen", false)
+                 : eu_web_staff_button(req, rp->s, action, "resolve", "Resolve", false),
         t(req, "Reported posts"), report_statuses(req, json_object_get(r, "statuses")),
         json_is_object(target) && !json_is_true(json_object_get(target, "suspended")) &&
                 (req->auth.permissions & EU_PERM_MANAGE_USERS)
             ? action_form(req, rp->s, jstr(target, "id"), id)
             : "");
-    reply(req, 200, "/admin/reports",
-          eu_arena_sprintf(req->arena, "%s #%s", eu_web_t(req, "Report"), id), body);
+    eu_web_staff_reply(req, 200, "/admin/reports",
+                       eu_arena_sprintf(req->arena, "%s #%s", eu_web_t(req, "Report"), id), body);
 }
 
 static void
@@ -626,7 +628,7 @@ report_page(struct eu_req *req, const struct eu_web_session *s, json_t *params, 
     rp->s = s;
     rp->id = eu_req_param(req, "id");
     if (!rp->id || !eu_id_is_valid(rp->id)) {
-        reply_refused(req, 404);
+        eu_web_staff_refused(req, 404);
         return;
     }
     eu_staff_reports_load(req, false, rp->id, on_report, rp);
@@ -642,10 +644,11 @@ static void
 on_report_changed(struct eu_req *req, int status, void *arg)
 {
     if (status != 200) {
-        reply_refused(req, status);
+        eu_web_staff_refused(req, status);
         return;
     }
-    redirect(req, eu_arena_sprintf(req->arena, "/admin/reports/%s", (const char *)arg));
+    eu_web_staff_redirect(req,
+                          eu_arena_sprintf(req->arena, "/admin/reports/%s", (const char *)arg));
 }
 
 /* POST /admin/reports/:id: do = assign, unassign, resolve or reopen. */
@@ -661,7 +664,7 @@ report_change(struct eu_req *req, const struct eu_web_session *s, json_t *params
     for (size_t i = 0; what && i < 4; i++)
         ok = ok || strcmp(what, known[i]) == 0;
     if (!id || !eu_id_is_valid(id) || !ok) {
-        reply_refused(req, 404);
+        eu_web_staff_refused(req, 404);
         return;
     }
     eu_staff_report_change(req, id, what, on_report_changed, (void *)id);
@@ -720,7 +723,7 @@ on_rules(struct eu_req *req, json_t *rules, void *arg)
               : eu_arena_sprintf(req->arena, "<p class=\"muted\">%s</p>", t(req, "No rules yet.")),
         t(req, "Add a rule"), eu_web_csrf_field(req, s), rule_fields(req, "new", "", ""),
         t(req, "Add"));
-    reply(req, 200, RULES_PATH, eu_web_t(req, "Rules"), body);
+    eu_web_staff_reply(req, 200, RULES_PATH, eu_web_t(req, "Rules"), body);
 }
 
 static void
@@ -754,10 +757,10 @@ on_rule_changed(struct eu_req *req, int status, void *arg)
         return;
     }
     if (status != 200) {
-        reply_refused(req, status);
+        eu_web_staff_refused(req, status);
         return;
     }
-    redirect(req, RULES_PATH);
+    eu_web_staff_redirect(req, RULES_PATH);
 }
 
 /* POST /admin/rules (a new rule) and /admin/rules/:id (do = update or
@@ -771,7 +774,7 @@ rule_change(struct eu_req *req, const struct eu_web_session *s, json_t *params, 
     const char *what = id ? eu_param_str(params, "do") : "create";
     if ((id && !eu_id_is_valid(id)) || !what ||
         (id && strcmp(what, "update") != 0 && strcmp(what, "destroy") != 0)) {
-        reply_refused(req, 404);
+        eu_web_staff_refused(req, 404);
         return;
     }
     bool destroy = strcmp(what, "destroy") == 0;
@@ -807,8 +810,9 @@ on_emojis(struct eu_req *req, json_t *emojis, void *arg)
             "<td><code>:%s:</code></td><td>%s</td><td>%s</td></tr>",
             rows, eu_html_escape(req, id), eu_html_escape(req, jstr(e, "static_url")), code, code,
             disabled ? t(req, "Disabled") : t(req, "Enabled"),
-            button_form(req, s, eu_arena_sprintf(req->arena, EMOJIS_PATH "/%s", id),
-                        disabled ? "enable" : "disable", disabled ? "Enable" : "Disable", false));
+            eu_web_staff_button(req, s, eu_arena_sprintf(req->arena, EMOJIS_PATH "/%s", id),
+                                disabled ? "enable" : "disable", disabled ? "Enable" : "Disable",
+                                false));
     }
     const char *body =
         *rows ? eu_arena_sprintf(req->arena,
@@ -821,7 +825,7 @@ on_emojis(struct eu_req *req, json_t *emojis, void *arg)
                                  t(req, "State"), t(req, "Action"), rows)
               : eu_arena_sprintf(req->arena, "<p class=\"muted\">%s</p>",
                                  t(req, "No custom emoji yet."));
-    reply(req, 200, EMOJIS_PATH, eu_web_t(req, "Custom emoji"), body);
+    eu_web_staff_reply(req, 200, EMOJIS_PATH, eu_web_t(req, "Custom emoji"), body);
 }
 
 static void
@@ -843,10 +847,10 @@ on_emoji_changed(struct eu_req *req, int status, void *arg)
 {
     (void)arg;
     if (status != 200) {
-        reply_refused(req, status);
+        eu_web_staff_refused(req, status);
         return;
     }
-    redirect(req, EMOJIS_PATH);
+    eu_web_staff_redirect(req, EMOJIS_PATH);
 }
 
 /* POST /admin/custom_emojis/:id: do = enable or disable. */
@@ -859,7 +863,7 @@ emoji_change(struct eu_req *req, const struct eu_web_session *s, json_t *params,
     const char *what = eu_param_str(params, "do");
     if (!id || !eu_id_is_valid(id) || !what ||
         (strcmp(what, "enable") != 0 && strcmp(what, "disable") != 0)) {
-        reply_refused(req, 404);
+        eu_web_staff_refused(req, 404);
         return;
     }
     eu_staff_emoji_set_disabled(req, id, strcmp(what, "disable") == 0, on_emoji_changed, NULL);
@@ -880,10 +884,10 @@ home_page(struct eu_req *req, const struct eu_web_session *s, json_t *params, vo
     (void)arg;
     for (size_t i = 0; i < sizeof(NAV) / sizeof(NAV[0]); i++)
         if (req->auth.permissions & NAV[i].perm) {
-            redirect(req, NAV[i].path);
+            eu_web_staff_redirect(req, NAV[i].path);
             return;
         }
-    reply_refused(req, 403);
+    eu_web_staff_refused(req, 403);
 }
 
 static void

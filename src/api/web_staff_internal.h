@@ -7,6 +7,7 @@
 #ifndef EUNHA_API_WEB_STAFF_INTERNAL_H
 #define EUNHA_API_WEB_STAFF_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct eu_req;
@@ -24,5 +25,19 @@ typedef void (*eu_web_staff_cb)(struct eu_req *req, const struct eu_web_session 
  * 403 or 422 with a page.
  */
 void eu_web_staff_require(struct eu_req *req, int64_t any_of, eu_web_staff_cb cb, void *arg);
+
+/* The frame of a moderation page: the navigation of the pages the role may
+ * use (nav_current marked), the title as its heading, then body. */
+void eu_web_staff_reply(struct eu_req *req, int status, const char *nav_current, const char *title,
+                        const char *body);
+/* A 403 ("not allowed") or 404 page. */
+void eu_web_staff_refused(struct eu_req *req, int status);
+/* 303 to location: a change's answer, so a reload repeats nothing. */
+void eu_web_staff_redirect(struct eu_req *req, const char *location);
+/* One button's form, posting do=what to action with the session's CSRF
+ * token; label is English, translated here. In the request's arena. */
+const char *eu_web_staff_button(struct eu_req *req, const struct eu_web_session *s,
+                                const char *action, const char *what, const char *label,
+                                bool danger);
 
 #endif

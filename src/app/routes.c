@@ -55,7 +55,8 @@ const struct eu_route *const eu_route_tables[] = {
     eu_notification_mail_prefs_routes,
     eu_web_page_routes,
     eu_web_about_routes,
-    eu_web_staff_routes, /* the staff's moderation pages */
+    eu_web_staff_routes,        /* the staff's moderation pages */
+    eu_web_staff_blocks_routes, /* ... and its domain blocks page */
     eu_web_settings_routes,
     eu_web_routes,
     eu_accounts_routes,

@@ -22,10 +22,17 @@
 #include <string.h>
 
 #include "eunha/arena.h"
+#include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/page.h"
 #include "eunha/sql.h"
+
+static void
+drop_json(void *p)
+{
+    json_decref(p);
+}
 
 /* Mastodon's limit on the comments' length. */
 #define COMMENT_MAX 1000
@@ -224,10 +231,10 @@ block_json(const PGresult *res, int row, const int c[B_NFIELDS])
 /* ------------------------------------------------------------ input */
 
 /* "true"/"false" for boolean parameter key (a JSON boolean, or a form's
- * "true"/"false"/"1"/"0"), NULL when absent; -1 after answering 422. The
+ * "true"/"false"/"1"/"0"), NULL when absent; -1 with err's 422. The
  * parameters' reader (eunha/params.h) belongs to a higher room. */
 static int
-bool_param(struct eu_req *req, json_t *params, const char *key, const char **out)
+bool_param(json_t *params, const char *key, const char **out, struct eu_error *err)
 {
     json_t *v = json_object_get(params, key);
     const char *s = json_string_value(v);
@@ -243,57 +250,49 @@ bool_param(struct eu_req *req, json_t *params, const char *key, const char **out
         rc = 1;
     }
     *out = rc == 1 ? (b ? "true" : "false") : NULL;
-    if (rc < 0) {
-        eu_req_reply_error(req, 422, "Validation failed: %s must be a boolean", key);
-        return -1;
-    }
+    if (rc < 0)
+        return eu_error_set(err, 422, "Validation failed: %s must be a boolean", key);
     return 0;
 }
 
 /* String parameter key of at most COMMENT_MAX bytes, NULL when absent;
- * -1 after answering 422. */
+ * -1 with err's 422. */
 static int
-comment_param(struct eu_req *req, json_t *params, const char *key, const char **out)
+comment_param(json_t *params, const char *key, const char **out, struct eu_error *err)
 {
     json_t *v = json_object_get(params, key);
     *out = NULL;
     if (!v || json_is_null(v))
         return 0;
-    if (!json_is_string(v) || json_string_length(v) > COMMENT_MAX) {
-        eu_req_reply_error(req, 422, "Validation failed: %s must be a string of at most %d bytes",
-                           key, COMMENT_MAX);
-        return -1;
-    }
+    if (!json_is_string(v) || json_string_length(v) > COMMENT_MAX)
+        return eu_error_set(err, 422, "Validation failed: %s must be a string of at most %d bytes",
+                            key, COMMENT_MAX);
     *out = json_string_value(v);
     return 0;
 }
 
 int
 eu_domain_block_input_read(struct eu_req *req, json_t *params, bool creating,
-                           struct eu_domain_block_input *in)
+                           struct eu_domain_block_input *in, struct eu_error *err)
 {
     memset(in, 0, sizeof(*in));
     if (creating) {
         const char *raw = json_string_value(json_object_get(params, "domain"));
         char *domain = eu_arena_alloc(req->arena, EU_DOMAIN_BLOCK_MAX + 1);
-        if (!raw || eu_domain_block_normalize(raw, domain, EU_DOMAIN_BLOCK_MAX + 1) < 0) {
-            eu_req_reply_error(req, 422, "Validation failed: domain must be a valid domain name");
-            return -1;
-        }
+        if (!raw || eu_domain_block_normalize(raw, domain, EU_DOMAIN_BLOCK_MAX + 1) < 0)
+            return eu_error_set(err, 422, "Validation failed: domain must be a valid domain name");
         in->domain = domain;
     }
     in->severity = json_string_value(json_object_get(params, "severity"));
     if (in->severity && strcmp(in->severity, "noop") != 0 && strcmp(in->severity, "silence") != 0 &&
-        strcmp(in->severity, "suspend") != 0) {
-        eu_req_reply_error(req, 422,
-                           "Validation failed: severity must be noop, silence or suspend");
-        return -1;
-    }
-    if (bool_param(req, params, "reject_media", &in->reject_media) < 0 ||
-        bool_param(req, params, "reject_reports", &in->reject_reports) < 0 ||
-        bool_param(req, params, "obfuscate", &in->obfuscate) < 0 ||
-        comment_param(req, params, "private_comment", &in->private_comment) < 0 ||
-        comment_param(req, params, "public_comment", &in->public_comment) < 0)
+        strcmp(in->severity, "suspend") != 0)
+        return eu_error_set(err, 422,
+                            "Validation failed: severity must be noop, silence or suspend");
+    if (bool_param(params, "reject_media", &in->reject_media, err) < 0 ||
+        bool_param(params, "reject_reports", &in->reject_reports, err) < 0 ||
+        bool_param(params, "obfuscate", &in->obfuscate, err) < 0 ||
+        comment_param(params, "private_comment", &in->private_comment, err) < 0 ||
+        comment_param(params, "public_comment", &in->public_comment, err) < 0)
         return -1;
     if (creating) {
         /* Mastodon's defaults: silence, nothing rejected, not obfuscated. */
@@ -311,6 +310,8 @@ eu_domain_block_input_read(struct eu_req *req, json_t *params, bool creating,
 struct list {
     struct eu_page page;
     bool link;
+    eu_domain_block_cb cb; /* a page's: called instead of answering */
+    void *arg;
 };
 
 static void
@@ -323,22 +324,43 @@ on_list(struct eu_req *req, PGresult *res, void *arg)
     json_t *arr = json_array();
     for (int k = 0; k < n; k++)
         json_array_append_new(arr, block_json(res, asc ? n - 1 - k : k, c));
+    if (l->cb) {
+        eu_arena_on_free(req->arena, drop_json, arr);
+        l->cb(req, 200, arr, l->arg);
+        return;
+    }
     if (l->link && n > 0)
         eu_page_link(req, PQgetvalue(res, asc ? n - 1 : 0, c[B_ID]),
                      PQgetvalue(res, asc ? 0 : n - 1, c[B_ID]));
     eu_req_reply_json(req, 200, arr);
 }
 
-void
-eu_domain_block_list(struct eu_req *req, const struct eu_page *page, bool link)
+static void
+list_start(struct eu_req *req, const struct eu_page *page, bool link, eu_domain_block_cb cb,
+           void *arg)
 {
     struct list *l = eu_arena_calloc(req->arena, sizeof(*l));
     l->page = *page;
     l->link = link;
+    l->cb = cb;
+    l->arg = arg;
     const char *params[4];
     eu_page_params(&l->page, params);
     eu_req_stmt_page(req, &eu_tenant_domain_blocks_sql[DOMAIN_BLOCKS_LIST], &l->page, 4, params,
                      on_list, l);
+}
+
+void
+eu_domain_block_list(struct eu_req *req, const struct eu_page *page, bool link)
+{
+    list_start(req, page, link, NULL, NULL);
+}
+
+void
+eu_domain_block_list_to(struct eu_req *req, const struct eu_page *page, eu_domain_block_cb cb,
+                        void *arg)
+{
+    list_start(req, page, false, cb, arg);
 }
 
 static void
@@ -366,38 +388,80 @@ eu_domain_block_show(struct eu_req *req, const char *id)
 
 /* ------------------------------------------------------------ changes */
 
+/* A page's ending (eu_domain_block_*_to), or NULL for an answer. */
+struct ending {
+    eu_domain_block_cb cb;
+    void *arg;
+};
+
+/* Ends a change: the page's callback with status and body (freed with the
+ * request), or the answer. */
+static void
+finish(struct eu_req *req, const struct ending *e, int status, json_t *body)
+{
+    if (!e) {
+        eu_req_reply_json(req, status, body);
+        return;
+    }
+    eu_arena_on_free(req->arena, drop_json, body);
+    e->cb(req, status, body, e->arg);
+}
+
 static void
 on_created(struct eu_req *req, PGresult *res, void *arg)
 {
-    (void)arg;
+    const struct ending *e = arg;
     if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 422, "Validation failed: Domain has already been taken");
+        finish(req, e, 422,
+               json_pack("{s:s}", "error", "Validation failed: Domain has already been taken"));
         return;
     }
+    int c[B_NFIELDS];
+    block_cols_find(res, c);
     if (col_bool(res, 0, PQfnumber(res, "created"))) {
-        on_one(req, res, "made");
+        if (!e) {
+            on_one(req, res, "made");
+            return;
+        }
+        eu_log_info("moderation", "domain block on '%s' (%s) made: %s accounts marked",
+                    PQgetvalue(res, 0, c[B_DOMAIN]), PQgetvalue(res, 0, c[B_SEVERITY]),
+                    PQgetvalue(res, 0, PQfnumber(res, "marked")));
+        finish(req, e, 200, block_json(res, 0, c));
         return;
     }
     /* Mastodon's ExistingDomainBlockErrorSerializer. */
-    int c[B_NFIELDS];
-    block_cols_find(res, c);
     const char *msg =
         eu_arena_sprintf(req->arena, "You have already imposed stricter limits on %s.",
                          PQgetvalue(res, 0, c[B_DOMAIN]));
-    eu_req_reply_json(
-        req, 422,
-        json_pack("{s:s, s:o}", "error", msg, "existing_domain_block", block_json(res, 0, c)));
+    finish(req, e, 422,
+           json_pack("{s:s, s:o}", "error", msg, "existing_domain_block", block_json(res, 0, c)));
+}
+
+static void
+create_start(struct eu_req *req, const struct eu_domain_block_input *in, const char *moderator,
+             struct ending *e)
+{
+    const char *params[] = {
+        in->domain,          in->severity,       in->reject_media, in->reject_reports,
+        in->private_comment, in->public_comment, in->obfuscate,    moderator};
+    eu_req_stmt(req, &eu_tenant_domain_blocks_sql[DOMAIN_BLOCKS_CREATE], 8, params, on_created, e);
 }
 
 void
 eu_domain_block_create(struct eu_req *req, const struct eu_domain_block_input *in,
                        const char *moderator)
 {
-    const char *params[] = {
-        in->domain,          in->severity,       in->reject_media, in->reject_reports,
-        in->private_comment, in->public_comment, in->obfuscate,    moderator};
-    eu_req_stmt(req, &eu_tenant_domain_blocks_sql[DOMAIN_BLOCKS_CREATE], 8, params, on_created,
-                NULL);
+    create_start(req, in, moderator, NULL);
+}
+
+void
+eu_domain_block_create_to(struct eu_req *req, const struct eu_domain_block_input *in,
+                          const char *moderator, eu_domain_block_cb cb, void *arg)
+{
+    struct ending *e = eu_arena_calloc(req->arena, sizeof(*e));
+    e->cb = cb;
+    e->arg = arg;
+    create_start(req, in, moderator, e);
 }
 
 void
@@ -419,20 +483,38 @@ eu_domain_block_update(struct eu_req *req, const char *id, const struct eu_domai
 static void
 on_deleted(struct eu_req *req, PGresult *res, void *arg)
 {
-    (void)arg;
+    const struct ending *e = arg;
     if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 404, "Record not found");
+        if (e)
+            finish(req, e, 404, json_pack("{s:s}", "error", "Record not found"));
+        else
+            eu_req_reply_error(req, 404, "Record not found");
         return;
     }
     eu_log_info("moderation", "domain block on '%s' lifted: %s accounts unmarked",
                 PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
-    eu_req_reply_json(req, 200, json_object());
+    finish(req, e, 200, json_object());
+}
+
+static void
+delete_start(struct eu_req *req, const char *id, const char *moderator, struct ending *e)
+{
+    const char *params[] = {id, moderator};
+    eu_req_stmt(req, &eu_tenant_domain_blocks_sql[DOMAIN_BLOCKS_DELETE], 2, params, on_deleted, e);
 }
 
 void
 eu_domain_block_delete(struct eu_req *req, const char *id, const char *moderator)
 {
-    const char *params[] = {id, moderator};
-    eu_req_stmt(req, &eu_tenant_domain_blocks_sql[DOMAIN_BLOCKS_DELETE], 2, params, on_deleted,
-                NULL);
+    delete_start(req, id, moderator, NULL);
+}
+
+void
+eu_domain_block_delete_to(struct eu_req *req, const char *id, const char *moderator,
+                          eu_domain_block_cb cb, void *arg)
+{
+    struct ending *e = eu_arena_calloc(req->arena, sizeof(*e));
+    e->cb = cb;
+    e->arg = arg;
+    delete_start(req, id, moderator, e);
 }

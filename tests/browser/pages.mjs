@@ -413,7 +413,8 @@ async function moderation() {
   const plain = await signedIn('alice', '/admin/reports');
   check(plain.res.status() === 403, `alice on /admin/reports: ${plain.res.status()}`);
   await visit(plain.p, host, '/admin/reports', 'admin-forbidden', 403, 'Not allowed');
-  for (const path of ['/admin', '/admin/accounts', '/admin/rules', '/admin/custom_emojis']) {
+  for (const path of ['/admin', '/admin/accounts', '/admin/rules', '/admin/custom_emojis',
+    '/admin/domain_blocks']) {
     const r = await plain.p.goto(url(host, path));
     check(r.status() === 403, `alice on ${path}: ${r.status()}`);
   }
@@ -489,6 +490,15 @@ async function moderation() {
   check((await admin.p.evaluate(() => document.body.innerHTML)).includes('value="No spam"'),
     'adding a rule: not listed');
   await visit(admin.p, host, '/admin/custom_emojis', 'admin-custom-emojis', 200);
+  // ... and blocks a server by typing and choosing, then sees it listed.
+  await visit(admin.p, host, '/admin/domain_blocks', 'admin-domain-blocks', 200, 'Block a server');
+  await admin.p.type('#domain', 'spam.example');
+  await admin.p.select('#severity', 'suspend');
+  await admin.p.click('input[name=reject_media]');
+  await click(admin.p, 'form[action="/admin/domain_blocks"] button[type=submit]');
+  text = await admin.p.evaluate(() => document.body.innerText);
+  check(text.includes('spam.example') && text.includes('Suspend'), `blocking: ${text.slice(0, 300)}`);
+  await visit(admin.p, host, '/admin/domain_blocks', 'admin-domain-blocks-listed', 200, 'spam.example');
   await admin.ctx.close();
 }
 await moderation();

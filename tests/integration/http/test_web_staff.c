@@ -7,7 +7,8 @@
  * the sign-ups; a plain user gets 403 everywhere; a post without the CSRF
  * token changes nothing; and the decoy tenant in the same placement, whose
  * report and pending sign-up sit beside the tenant's, is neither shown nor
- * reachable by id. Then the settings pages: authorized apps and sessions,
+ * reachable by id. Rules, custom emoji and domain blocks are changed from
+ * their pages. Then the settings pages: authorized apps and sessions,
  * each revoked.
  */
 #include "harness.h"
@@ -401,12 +402,67 @@ START_TEST(test_rules_page)
     free(emoji);
     free(decoy_emoji);
 
+    /* Domain blocks: one made from the form (marked and audited), a
+     * second on the same domain refused with Mastodon's text, a bad domain
+     * refused, one lifted; the decoy's block neither shown nor lifted. */
+    char *decoy_block = eu_it_world_sql(&w,
+                                        "INSERT INTO domain_blocks (tenant_id, domain, severity)"
+                                        " VALUES (%s, 'decoyblocked.example', 'suspend')"
+                                        " RETURNING id",
+                                        w.decoy_tid);
+    eu_it_webform_send(&olga, &r, "GET", "/admin/domain_blocks", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "No server is blocked."));
+    ck_assert_ptr_null(strstr(r.body, "decoyblocked"));
+    eu_it_webform_post(&olga, &r, "/admin/domain_blocks",
+                       "domain=Spam.Example&severity=suspend&reject_media=true"
+                       "&public_comment=spam+wave&private_comment=");
+    EU_IT_EXPECT_STATUS(&r, 303);
+    char *block = eu_it_world_sql(&w,
+                                  "SELECT id FROM domain_blocks WHERE tenant_id = %s AND domain ="
+                                  " 'spam.example' AND severity = 'suspend' AND reject_media"
+                                  " AND public_comment = 'spam wave' AND private_comment IS NULL",
+                                  w.tid);
+    ck_assert_ptr_nonnull(block);
+    ck_assert_int_eq(count(&w,
+                           "SELECT count(*) FROM admin_action_logs WHERE target_id = %s"
+                           " AND action = '%s' AND target_type = 'DomainBlock'",
+                           block, "create"),
+                     1);
+    eu_it_webform_send(&olga, &r, "GET", "/admin/domain_blocks", NULL);
+    ck_assert_ptr_nonnull(strstr(r.body, "spam.example"));
+    ck_assert_ptr_nonnull(strstr(r.body, "spam wave"));
+    eu_it_webform_post(&olga, &r, "/admin/domain_blocks", "domain=spam.example&severity=silence");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "You have already imposed stricter limits on spam.example."));
+    eu_it_webform_send(&olga, &r, "GET", "/admin/domain_blocks", NULL);
+    eu_it_webform_post(&olga, &r, "/admin/domain_blocks", "domain=not+a+domain");
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_msg(strstr(r.body, "domain must be a valid domain name"), "%s", r.body);
+    ck_assert_int_eq(
+        count(&w, "SELECT count(*) FROM domain_blocks WHERE tenant_id = %s%s", w.tid, ""), 1);
+    snprintf(path, sizeof(path), "/admin/domain_blocks/%s", decoy_block);
+    eu_it_webform_send(&olga, &r, "GET", "/admin/domain_blocks", NULL);
+    eu_it_webform_post(&olga, &r, path, "do=destroy");
+    EU_IT_EXPECT_STATUS(&r, 404);
+    ck_assert_int_eq(
+        count(&w, "SELECT count(*) FROM domain_blocks WHERE id = %s%s", decoy_block, ""), 1);
+    snprintf(path, sizeof(path), "/admin/domain_blocks/%s", block);
+    eu_it_webform_post(&olga, &r, path, "do=destroy");
+    EU_IT_EXPECT_STATUS(&r, 303);
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM domain_blocks WHERE id = %s%s", block, ""), 0);
+    free(block);
+    free(decoy_block);
+
     /* A moderator's role has no manage_rules nor manage_custom_emojis. */
     struct eu_it_webform mona = {.s = w.s, .host = HOST};
     sign_in(&mona, "mona", "%2Fadmin%2Frules");
     eu_it_webform_send(&mona, &r, "GET", "/admin/rules", NULL);
     EU_IT_EXPECT_STATUS(&r, 403);
     eu_it_webform_send(&mona, &r, "GET", "/admin/custom_emojis", NULL);
+    EU_IT_EXPECT_STATUS(&r, 403);
+    eu_it_webform_send(&mona, &r, "GET", "/admin/domain_blocks", NULL);
     EU_IT_EXPECT_STATUS(&r, 403);
     eu_it_webform_send(&mona, &r, "GET", "/admin/reports", NULL);
     ck_assert_ptr_null(strstr(r.body, "href=\"/admin/rules\""));
