@@ -2,7 +2,8 @@
  * The account's e-mail flows, as Mastodon (Devise) serves them: the
  * confirmation link of a sign-up or an address change, resending it
  * (POST /api/v1/emails/confirmations), the password reset pages, and
- * GoToSocial's POST /api/v1/user/email_change. Each mail is queued as a
+ * GoToSocial's POST /api/v1/user/email_change with its page for the
+ * signed-in browser (/settings/email). Each mail is queued as a
  * job (src/social/mailer.c), so a mail server that is down never holds a
  * request.
  *
@@ -44,7 +45,9 @@
 #include "mail_internal.h"
 #include "pwgate_internal.h"
 #include "web_internal.h"
+#include "web_settings_internal.h"
 #include "web_text.h"
+#include "websession_internal.h"
 
 #define FORM_COOKIE "_eunha_form"
 
@@ -118,8 +121,9 @@ const struct eu_sql eu_oauth_mail_sql[] = {
                      " s AS (DELETE FROM web_sessions WHERE tenant_id = $1"
                      "  AND user_id = (SELECT id FROM u) RETURNING 1)"
                      " SELECT email, (SELECT count(*) FROM t), (SELECT count(*) FROM s) FROM u"},
-    [MF_CHANGE_LOAD] = {"oauth_mail.change_load", "SELECT encrypted_password, email FROM users"
-                                                  " WHERE tenant_id = $1 AND id = $2::bigint"},
+    [MF_CHANGE_LOAD] = {"oauth_mail.change_load",
+                        "SELECT encrypted_password, email, unconfirmed_email FROM users"
+                        " WHERE tenant_id = $1 AND id = $2::bigint"},
     /* $2 the user, $3 the new address, $4 the token's hash. No row when the
      * address is taken. */
     [MF_CHANGE_SET] = {"oauth_mail.change_set",
@@ -723,15 +727,20 @@ password_update(struct eu_req *req)
     }
 }
 
-/* ------------------------------------ POST /api/v1/user/email_change */
+/* ------------------------- POST /api/v1/user/email_change, /settings/email */
+
+#define EMAIL_PATH "/settings/email"
 
 struct change {
     struct eu_req *req;
+    const struct eu_web_session *s; /* the page's; NULL for the API */
     const char *new_email;
     char *password; /* malloc'd; wiped and freed after the check */
     char *stored;   /* malloc'd copy of the stored hash */
     const char *old_email;
     const char *gate_client;
+    const char *error; /* the page's: shown above the form */
+    int status;        /* the page's answer */
     int rc;
     char token[EU_AUTH_TOKEN_LEN];
 };
@@ -748,12 +757,81 @@ change_free(void *data)
     c->stored = NULL;
 }
 
+static const char *
+t(struct eu_req *req, const char *english)
+{
+    return eu_html_escape(req, eu_web_t(req, english));
+}
+
+/* The page: the address in use, one waiting for confirmation, the form. */
+static void
+on_page_loaded(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct change *c = arg;
+    if (PQntuples(res) == 0) {
+        eu_web_reply_page(req, 404, eu_web_t(req, "Not found"),
+                          eu_arena_sprintf(req->arena, "<h1>%s</h1>", t(req, "Not found")));
+        return;
+    }
+    const char *pending = PQgetisnull(res, 0, 2) ? NULL : PQgetvalue(res, 0, 2);
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<h1>%s</h1>%s<p>%s <strong>%s</strong></p>%s"
+        "<form method=\"post\" action=\"" EMAIL_PATH "\" class=\"card\">%s"
+        "<label for=\"new_email\">%s</label><input type=\"email\" id=\"new_email\" "
+        "name=\"new_email\" autocomplete=\"email\" required maxlength=\"254\">"
+        "<label for=\"password\">%s</label><input type=\"password\" id=\"password\" "
+        "name=\"password\" autocomplete=\"current-password\" required>"
+        "<button type=\"submit\">%s</button></form><p class=\"muted\">%s</p>",
+        t(req, "E-mail address"),
+        c->error ? eu_arena_sprintf(req->arena, "<p class=\"error\" role=\"alert\">%s</p>",
+                                    t(req, c->error))
+                 : "",
+        t(req, "Your address is"), eu_html_escape(req, PQgetvalue(res, 0, 1)),
+        pending
+            ? eu_arena_sprintf(req->arena, "<p class=\"notice\">%s <strong>%s</strong></p>",
+                               t(req, "Waiting for confirmation:"), eu_html_escape(req, pending))
+            : "",
+        eu_web_csrf_field(req, c->s), t(req, "New address"), t(req, "Current password"),
+        t(req, "Change address"),
+        t(req, "A confirmation link is sent to the new address; the change takes effect once "
+               "it is opened."));
+    eu_web_settings_reply(req, c->status, EMAIL_PATH, eu_web_t(req, "E-mail address"), body);
+}
+
+static void
+page_show(struct change *c, int status, const char *error)
+{
+    struct eu_req *req = c->req;
+    c->status = status;
+    c->error = error;
+    const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)c->s->user_id);
+    const char *p[] = {uid};
+    eu_req_stmt(req, &eu_oauth_mail_sql[MF_CHANGE_LOAD], 1, p, on_page_loaded, c);
+}
+
+/* A refusal: the API's error, or the page again with its text. */
+static void
+change_fail(struct change *c, int status, const char *message)
+{
+    change_free(c);
+    if (c->s) {
+        page_show(c, status, message);
+        return;
+    }
+    if (status == 429 || status == 503) {
+        eu_oauth_reply_cpu_busy(c->req, status);
+        return;
+    }
+    eu_req_reply_error(c->req, status, "%s", message);
+}
+
 static void
 on_change_set(struct eu_req *req, PGresult *res, void *arg)
 {
     struct change *c = arg;
     if (PQntuples(res) == 0) {
-        eu_req_reply_error(req, 422, "Validation failed: Email has already been taken");
+        change_fail(c, 422, "Validation failed: Email has already been taken");
         return;
     }
     const char *name = instance_name(req);
@@ -768,6 +846,15 @@ on_change_set(struct eu_req *req, PGresult *res, void *arg)
                 NULL, NULL,
                 "If you did not ask for this, change your password at once and contact the "
                 "administrators of the server.");
+    if (c->s) {
+        eu_web_settings_reply(
+            req, 200, EMAIL_PATH, eu_web_t(req, "Check your inbox"),
+            eu_arena_sprintf(req->arena,
+                             "<h1>%s</h1><p class=\"notice\">%s <strong>%s</strong></p>",
+                             t(req, "Check your inbox"), t(req, "A confirmation link was sent to"),
+                             eu_html_escape(req, c->new_email)));
+        return;
+    }
     eu_req_reply_json(
         req, 202,
         json_pack("{s:s, s:s}", "email", c->old_email, "unconfirmed_email", c->new_email));
@@ -790,7 +877,7 @@ change_verify_done(void *arg)
     change_free(c);
     eu_req_enter(req);
     if (c->rc != 0) {
-        eu_req_reply_error(req, 422, "Invalid password");
+        change_fail(c, 422, "Invalid password");
         return;
     }
     eu_auth_token_new(c->token);
@@ -806,16 +893,12 @@ on_change_loaded(struct eu_req *req, PGresult *res, void *arg)
 {
     struct change *c = arg;
     if (PQntuples(res) == 0) {
-        change_free(c);
-        eu_req_reply_error(req, 404, "Record not found");
+        change_fail(c, 404, "Record not found");
         return;
     }
     c->old_email = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1));
     if (strcasecmp(c->old_email, c->new_email) == 0) {
-        change_free(c);
-        eu_req_reply_error(req, 422,
-                           "new email address cannot be the same as current email "
-                           "address");
+        change_fail(c, 422, "new email address cannot be the same as current email address");
         return;
     }
     c->stored = strdup(PQgetvalue(res, 0, 0));
@@ -823,17 +906,44 @@ on_change_loaded(struct eu_req *req, PGresult *res, void *arg)
     c->gate_client = eu_arena_strdup(req->arena, eu_ratelimit_client(req));
     if (!eu_pwgate_enter(req->tenant->id, c->gate_client, cfg->cpu_jobs_per_tenant,
                          cfg->cpu_threads)) {
-        change_free(c);
-        eu_oauth_reply_cpu_busy(req, 429);
+        change_fail(c, 429, "Too many attempts are being checked; try again shortly");
         return;
     }
     if (eu_cpupool_try_submit(req->app->cpu, req->tenant->id, &req->tenant->cpu_jobs,
                               cfg->cpu_jobs_per_tenant, cfg->cpu_queue_max, change_verify_work,
                               change_verify_done, c) < 0) {
         eu_pwgate_leave(req->tenant->id, c->gate_client);
-        change_free(c);
-        eu_oauth_reply_cpu_busy(req, 503);
+        change_fail(c, 503, "Too many attempts are being checked; try again shortly");
     }
+}
+
+/* The change, for the API (s NULL, req->auth the token's user) or the page. */
+static void
+change_begin(struct eu_req *req, json_t *params, const struct eu_web_session *s)
+{
+    struct change *c = eu_arena_calloc(req->arena, sizeof(*c));
+    c->req = req;
+    c->s = s;
+    eu_arena_on_free(req->arena, change_free, c);
+    const char *pw = eu_param_str(params, "password");
+    const char *email = eu_oauth_str_or_null(eu_param_str(params, "new_email"));
+    if (!pw || !*pw) {
+        change_fail(c, s ? 422 : 400, "password not provided");
+        return;
+    }
+    if (!email) {
+        change_fail(c, s ? 422 : 400, "new_email not provided");
+        return;
+    }
+    if (!email_ok(email)) {
+        change_fail(c, 422, "Validation failed: Email is invalid");
+        return;
+    }
+    c->new_email = email;
+    c->password = strdup(pw);
+    const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.user_id);
+    const char *p[] = {uid};
+    eu_req_stmt(req, &eu_oauth_mail_sql[MF_CHANGE_LOAD], 1, p, on_change_loaded, c);
 }
 
 static void
@@ -845,28 +955,46 @@ email_change(struct eu_req *req)
         eu_req_reply_eu_error(req, &err);
         return;
     }
-    const char *pw = eu_param_str(params, "password");
-    const char *email = eu_oauth_str_or_null(eu_param_str(params, "new_email"));
-    if (!pw || !*pw) {
-        eu_req_reply_error(req, 400, "password not provided");
+    change_begin(req, params, NULL);
+}
+
+static void
+on_email_session(struct eu_req *req, const struct eu_web_session *s, void *arg)
+{
+    json_t *params = arg;
+    /* The flow acts as the session's user, as it would as a token's. */
+    req->auth.user_id = s->user_id;
+    req->auth.account_id = s->account_id;
+    if (req->method == EU_HTTP_GET) {
+        struct change *c = eu_arena_calloc(req->arena, sizeof(*c));
+        c->req = req;
+        c->s = s;
+        page_show(c, 200, NULL);
         return;
     }
-    if (!email) {
-        eu_req_reply_error(req, 400, "new_email not provided");
+    if (!eu_web_session_csrf_ok(s, params)) {
+        struct change *c = eu_arena_calloc(req->arena, sizeof(*c));
+        c->req = req;
+        c->s = s;
+        page_show(c, 422,
+                  "Invalid authenticity token: the page was open too long or came from "
+                  "elsewhere.");
         return;
     }
-    if (!email_ok(email)) {
-        eu_req_reply_error(req, 422, "Validation failed: Email is invalid");
+    change_begin(req, params, s);
+}
+
+/* GET and POST /settings/email: the signed-in browser's change of address. */
+static void
+email_page(struct eu_req *req)
+{
+    struct eu_error err = {0};
+    json_t *params = eu_req_params(req, &err);
+    if (!params) {
+        eu_req_reply_eu_error(req, &err);
         return;
     }
-    struct change *c = eu_arena_calloc(req->arena, sizeof(*c));
-    c->req = req;
-    c->new_email = email;
-    c->password = strdup(pw);
-    eu_arena_on_free(req->arena, change_free, c);
-    const char *uid = eu_arena_sprintf(req->arena, "%lld", (long long)req->auth.user_id);
-    const char *p[] = {uid};
-    eu_req_stmt(req, &eu_oauth_mail_sql[MF_CHANGE_LOAD], 1, p, on_change_loaded, c);
+    eu_web_session_require(req, on_email_session, params);
 }
 
 /* Flags: include/eunha/router.h. */
@@ -887,5 +1015,6 @@ const struct eu_route eu_oauth_mail_routes[] = {
     {EU_HTTP_POST, "/auth/password/edit", password_update_page, NULL, EU_ROUTE_LIMIT_API},
     {EU_HTTP_POST, "/api/v1/user/email_change", email_change, "write:accounts",
      EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET | EU_HTTP_POST, EMAIL_PATH, email_page, NULL, 0},
     {0},
 };

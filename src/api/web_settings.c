@@ -84,6 +84,7 @@ static const struct {
     const char *path, *name;
 } NAV[] = {
     {"/settings/profile", "Profile"},
+    {"/settings/email", "E-mail address"},
     {"/settings/password", "Password"},
     {"/settings/otp_authentication", "Two-factor authentication"},
     {"/settings/applications", "Authorized apps"},

@@ -422,6 +422,7 @@ async function moderation() {
     ['/settings/profile', 'settings-profile'],
     ['/settings/applications', 'settings-applications'],
     ['/settings/sessions', 'settings-sessions'],
+    ['/settings/email', 'settings-email'],
     ['/settings/password', 'settings-password'],
     ['/settings/otp_authentication', 'settings-two-factor'],
     ['/settings/migration', 'settings-migration'],

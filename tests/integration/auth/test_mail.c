@@ -10,6 +10,7 @@
  * mail. With the mail server down a request answers at once and the mail
  * arrives once the server is back.
  */
+#include "webform.h"
 #include "world.h"
 
 #include <check.h>
@@ -698,6 +699,41 @@ START_TEST(test_password_reset)
                             w.tid, eu_it_id(&w, "bob"));
     ck_assert_str_eq(email, "bob@new.example");
     free(email);
+
+    /* The same change from the settings page of a signed-in browser. */
+    struct eu_it_webform b = {.s = w.s, .host = HOST};
+    eu_it_webform_send(&b, &r, "GET", "/auth/sign_in?return_to=%2Fsettings%2Femail", NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_webform_post(&b, &r, "/auth/sign_in",
+                       "email=olga&password=" EU_IT_PASSWORD "&return_to=%2Fsettings%2Femail");
+    EU_IT_EXPECT_STATUS(&r, 302);
+    eu_it_webform_send(&b, &r, "GET", "/settings/email", NULL);
+    expect_page(&r, 200, "olga@" HOST);
+    eu_it_webform_post(&b, &r, "/settings/email", "new_email=olga%40new.example&password=wrong");
+    expect_page(&r, 422, "Invalid password");
+    eu_it_webform_post(&b, &r, "/settings/email",
+                       "new_email=bob%40new.example&password=" EU_IT_PASSWORD);
+    expect_page(&r, 422, "Email has already been taken");
+    /* A post without the form's token changes nothing. */
+    eu_it_webform_send(&b, &r, "POST", "/settings/email",
+                       "new_email=olga%40evil.example&password=" EU_IT_PASSWORD);
+    expect_page(&r, 422, "authenticity token");
+    eu_it_webform_send(&b, &r, "GET", "/settings/email", NULL);
+    eu_it_webform_post(&b, &r, "/settings/email",
+                       "new_email=olga%40new.example&password=" EU_IT_PASSWORD);
+    expect_page(&r, 200, "olga@new.example");
+    json_decref(mail_wait(&k, "olga@" HOST, "Email changing", 20000));
+    json_decref(mail_wait(&k, "olga@new.example", "Confirm email", 20000));
+    eu_it_webform_send(&b, &r, "GET", "/settings/email", NULL);
+    expect_page(&r, 200, "Waiting for confirmation");
+    ck_assert_ptr_null(strstr(r.body, "olga@evil.example"));
+    /* The session is the tenant's: the decoy's host does not know it. */
+    b.host = DECOY;
+    eu_it_webform_send(&b, &r, "GET", "/settings/email", NULL);
+    EU_IT_EXPECT_STATUS(&r, 302);
+    ck_assert_int_eq(mails_to(&k, "olga@evil.example"), 0);
+    b.host = HOST;
+    eu_it_webform_free(&b);
 
     free(ctoken);
     free(enc);
