@@ -584,9 +584,14 @@ bool_param(struct eu_req *req, json_t *params, const char *key, const char **out
 }
 
 static void
-on_images_stored(struct eu_req *req, const char *avatar, const char *header, void *arg)
+on_images_stored(struct eu_req *req, int status, const char *error, const char *avatar,
+                 const char *header, void *arg)
 {
     struct credentials *c = arg;
+    if (status) {
+        c->done(req, status, error, c->arg);
+        return;
+    }
     c->params[11] = avatar;
     c->params[12] = header;
     eu_req_stmt(req, &eu_accounts_sql[ACCOUNTS_UPDATE_CREDENTIALS], 13, c->params,
@@ -697,9 +702,11 @@ eu_accounts_update(struct eu_req *req, json_t *params, eu_accounts_done_cb done,
                        fields_source,      NULL,         NULL};
     memcpy(c->params, p, sizeof(p));
     /* avatar and header files are made into images and stored first. */
-    int rc = eu_profile_images_store(req, params, on_images_stored, c);
-    if (rc == 0)
-        on_images_stored(req, NULL, NULL, c);
+    int rc = eu_profile_images_store(req, params, on_images_stored, c, &err);
+    if (rc < 0)
+        update_failed(req, &err, done, arg);
+    else if (rc == 0)
+        on_images_stored(req, 0, NULL, NULL, NULL, c);
 }
 
 /* ----------------------------------------------------------- one account */

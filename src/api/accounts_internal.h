@@ -116,18 +116,21 @@ void eu_lists_accounts_add(struct eu_req *req);
 void eu_lists_accounts_remove(struct eu_req *req);
 void eu_lists_of_account(struct eu_req *req);
 
-/* profile_media.c: new store keys of the avatar and header (NULL: not
- * given). */
-typedef void (*eu_profile_images_cb)(struct eu_req *req, const char *avatar, const char *header,
-                                     void *arg);
+/* profile_media.c: status 0 and the new store keys of the avatar and
+ * header (NULL: not given), or status (422, 500, 503) and its error text
+ * (the request's arena). */
+typedef void (*eu_profile_images_cb)(struct eu_req *req, int status, const char *error,
+                                     const char *avatar, const char *header, void *arg);
 /*
  * Makes params' avatar and header files (multipart) into images on the CPU
  * pool and stores them. Returns 0 when neither is given (cb is not called),
- * -1 after answering 422, 1 when under way: cb then runs later with the
- * keys, or the request is answered (422, 500) and cb not called.
+ * -1 with err's 422 or 503 for a file refused at once, 1 when under way:
+ * cb then runs later with the keys or the error. Nothing is answered here,
+ * so the API and the profile page each end it their way.
  */
+struct eu_error;
 int eu_profile_images_store(struct eu_req *req, struct json_t *params, eu_profile_images_cb cb,
-                            void *arg);
+                            void *arg, struct eu_error *err);
 struct eu_app;
 /* Deletes a replaced avatar or header file: stored is the accounts
  * column's old value (a store key; URLs and NULL are ignored). Fire and

@@ -235,6 +235,8 @@ eu_custom_emojis_show(struct eu_req *req)
 /* An upload in flight: what the request said, then what the pool made. */
 struct upload {
     struct eu_req *req;
+    eu_staff_emoji_made_cb made; /* a page's ending; NULL: the API's answer */
+    void *made_arg;
     const char *shortcode, *category, *visible;
     const unsigned char *data; /* the request's params', borrowed */
     size_t len;
@@ -247,6 +249,17 @@ work_free(void *p)
     eu_emoji_image_free(p);
 }
 
+/* A refused upload: the API's error answer, or the page's ending. */
+static int
+upload_fail(struct upload *up, int status, const char *message)
+{
+    if (up->made)
+        up->made(up->req, status, eu_arena_strdup(up->req->arena, message), up->made_arg);
+    else
+        eu_req_reply_error(up->req, status, "%s", message);
+    return -1;
+}
+
 /* When the shortcode was taken meanwhile, the files stored go again. */
 static void
 on_created(struct eu_req *req, PGresult *res, void *arg)
@@ -254,10 +267,13 @@ on_created(struct eu_req *req, PGresult *res, void *arg)
     struct upload *up = arg;
     if (PQntuples(res) == 0) {
         eu_emoji_image_unstore(up->e);
-        eu_req_reply_error(req, 422, "Validation failed: Shortcode has already been taken");
+        upload_fail(up, 422, "Validation failed: Shortcode has already been taken");
         return;
     }
-    on_one(req, res, NULL);
+    if (up->made)
+        up->made(req, 200, NULL, up->made_arg);
+    else
+        on_one(req, res, NULL);
 }
 
 static void
@@ -267,11 +283,11 @@ on_stored(struct eu_emoji_image *e)
     struct eu_req *req = up->req;
     eu_req_enter(req);
     if (e->rc == -1) {
-        eu_req_reply_error(req, 422, "%s", e->err);
+        upload_fail(up, 422, e->err);
         return;
     }
     if (e->rc != 0) {
-        eu_req_reply_error(req, 500, "The emoji could not be stored");
+        upload_fail(up, 500, "The emoji could not be stored");
         return;
     }
     const char *p[] = {
@@ -289,46 +305,53 @@ shortcode_is_valid(const char *s)
            strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == n;
 }
 
-/* Reads the upload's fields into up; answers 422 and returns -1 on bad
- * input, before any work is done. */
+/* Reads the upload's fields into up; refuses (upload_fail) with 422 and
+ * returns -1 on bad input, before any work is done. */
 static int
-read_upload(struct eu_req *req, json_t *params, struct upload *up)
+read_upload(json_t *params, struct upload *up)
 {
     up->shortcode = eu_param_str(params, "shortcode");
-    if (!shortcode_is_valid(up->shortcode)) {
-        eu_req_reply_error(req, 422,
+    if (!shortcode_is_valid(up->shortcode))
+        return upload_fail(up, 422,
                            "Validation failed: Shortcode must be at least 2 characters"
                            " and only letters, digits and underscores");
-        return -1;
-    }
     up->category = eu_param_str(params, "category");
-    if (up->category && strlen(up->category) > CATEGORY_MAX) {
-        eu_req_reply_error(req, 422, "Validation failed: Category is too long");
-        return -1;
-    }
+    if (up->category && !*up->category)
+        up->category = NULL; /* a form's empty field */
+    if (up->category && strlen(up->category) > CATEGORY_MAX)
+        return upload_fail(up, 422, "Validation failed: Category is too long");
     bool visible = true;
-    if (eu_param_bool(params, "visible_in_picker", &visible) < 0) {
-        eu_req_reply_error(req, 422, "Validation failed: visible_in_picker must be a boolean");
-        return -1;
-    }
+    if (eu_param_bool(params, "visible_in_picker", &visible) < 0)
+        return upload_fail(up, 422, "Validation failed: visible_in_picker must be a boolean");
     up->visible = visible ? "true" : "false";
     json_t *file = json_object_get(params, "image");
     json_t *data = json_is_object(file) ? json_object_get(file, "data") : NULL;
     up->len = json_string_length(data);
-    if (!json_is_string(data) || up->len == 0) {
-        eu_req_reply_error(req, 422, "Validation failed: Image can't be blank");
-        return -1;
-    }
-    if (up->len > EU_EMOJI_FILE_LIMIT) {
-        eu_req_reply_error(req, 422, "Validation failed: Image file size must be less than 256 KB");
-        return -1;
-    }
+    if (!json_is_string(data) || up->len == 0)
+        return upload_fail(up, 422, "Validation failed: Image can't be blank");
+    if (up->len > EU_EMOJI_FILE_LIMIT)
+        return upload_fail(up, 422, "Validation failed: Image file size must be less than 256 KB");
     up->data = (const unsigned char *)json_string_value(data);
-    if (!eu_emoji_image_acceptable(up->data, up->len)) {
-        eu_req_reply_error(req, 422, "Validation failed: Image content type is invalid");
-        return -1;
-    }
+    if (!eu_emoji_image_acceptable(up->data, up->len))
+        return upload_fail(up, 422, "Validation failed: Image content type is invalid");
     return 0;
+}
+
+static void
+upload_start(struct eu_req *req, json_t *params, struct upload *up)
+{
+    up->req = req;
+    if (read_upload(params, up) < 0)
+        return;
+    if (!req->app->store) {
+        upload_fail(up, 503, "Media storage is unavailable");
+        return;
+    }
+    /* The request's arena frees the work and its pixels however the
+     * request ends. */
+    up->e = eu_emoji_image_new(req->app, req->tenant->id, up->data, up->len, on_stored, up);
+    eu_arena_on_free(req->arena, work_free, up->e);
+    eu_emoji_image_start(up->e);
 }
 
 void
@@ -340,19 +363,20 @@ eu_custom_emojis_create(struct eu_req *req)
         eu_req_reply_eu_error(req, &err);
         return;
     }
-    struct upload *up = eu_arena_calloc(req->arena, sizeof(*up));
-    up->req = req;
-    if (read_upload(req, params, up) < 0)
-        return;
-    if (!req->app->store) {
-        eu_req_reply_error(req, 503, "Media storage is unavailable");
+    upload_start(req, params, eu_arena_calloc(req->arena, sizeof(struct upload)));
+}
+
+void
+eu_staff_emoji_create(struct eu_req *req, json_t *params, eu_staff_emoji_made_cb made, void *arg)
+{
+    if (!(req->auth.permissions & EU_PERM_MANAGE_CUSTOM_EMOJIS)) {
+        made(req, 403, "Not allowed", arg);
         return;
     }
-    /* The request's arena frees the work and its pixels however the
-     * request ends. */
-    up->e = eu_emoji_image_new(req->app, req->tenant->id, up->data, up->len, on_stored, up);
-    eu_arena_on_free(req->arena, work_free, up->e);
-    eu_emoji_image_start(up->e);
+    struct upload *up = eu_arena_calloc(req->arena, sizeof(*up));
+    up->made = made;
+    up->made_arg = arg;
+    upload_start(req, params, up);
 }
 
 void

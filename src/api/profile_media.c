@@ -24,6 +24,7 @@
 #include "eunha/arena.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
+#include "eunha/error.h"
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/media.h"
@@ -73,7 +74,8 @@ on_stored(int rc, void *arg)
     eu_req_enter(req);
     struct one_image *im = &pi->images[pi->next];
     if (rc != 0) {
-        eu_req_reply_error(req, 500, "The %s could not be stored", im->field);
+        pi->cb(req, 500, eu_arena_sprintf(req->arena, "The %s could not be stored", im->field),
+               NULL, NULL, pi->arg);
         return;
     }
     pi->next++;
@@ -100,7 +102,7 @@ process_done(void *arg)
     eu_req_enter(req);
     struct one_image *im = &pi->images[pi->next];
     if (im->rc != 0) {
-        eu_req_reply_error(req, 422, "%s", im->err);
+        pi->cb(req, 422, eu_arena_strdup(req->arena, im->err), NULL, NULL, pi->arg);
         return;
     }
     /* The request's arena frees the pixels however the request ends. */
@@ -123,17 +125,17 @@ process_next(struct profile_images *pi)
             else
                 header = pi->images[i].key;
         }
-        pi->cb(pi->req, avatar, header, pi->arg);
+        pi->cb(pi->req, 0, NULL, avatar, header, pi->arg);
         return;
     }
     eu_cpupool_submit_for(pi->req->app->cpu, pi->req->tenant->id, process_work, process_done, pi);
 }
 
 /* Reads params[field] as an image file into im. Returns 0 (absent: im->data
- * NULL), or -1 after answering 422. */
+ * NULL), or -1 with err's 422. */
 static int
 read_file(struct eu_req *req, json_t *params, const char *field, const char *label, int side,
-          struct one_image *im)
+          struct one_image *im, struct eu_error *err)
 {
     json_t *file = json_object_get(params, field);
     memset(im, 0, sizeof(*im));
@@ -143,18 +145,14 @@ read_file(struct eu_req *req, json_t *params, const char *field, const char *lab
     size_t len = json_string_length(data);
     if (!json_is_string(data) || len == 0)
         return 0;
-    if (len > PROFILE_IMAGE_LIMIT) {
-        eu_req_reply_error(req, 422, "Validation failed: %s file size must be less than 8 MB",
-                           label);
-        return -1;
-    }
+    if (len > PROFILE_IMAGE_LIMIT)
+        return eu_error_set(err, 422, "Validation failed: %s file size must be less than 8 MB",
+                            label);
     struct eu_media_sniff sn;
     const unsigned char *bytes = (const unsigned char *)json_string_value(data);
     if (eu_media_sniff(bytes, len, &sn) < 0 ||
-        (sn.type != EU_MEDIA_TYPE_IMAGE && sn.type != EU_MEDIA_TYPE_GIFV)) {
-        eu_req_reply_error(req, 422, "Validation failed: %s content type is invalid", label);
-        return -1;
-    }
+        (sn.type != EU_MEDIA_TYPE_IMAGE && sn.type != EU_MEDIA_TYPE_GIFV))
+        return eu_error_set(err, 422, "Validation failed: %s content type is invalid", label);
     im->field = field;
     im->data = bytes;
     im->len = len;
@@ -165,27 +163,26 @@ read_file(struct eu_req *req, json_t *params, const char *field, const char *lab
 }
 
 int
-eu_profile_images_store(struct eu_req *req, json_t *params, eu_profile_images_cb cb, void *arg)
+eu_profile_images_store(struct eu_req *req, json_t *params, eu_profile_images_cb cb, void *arg,
+                        struct eu_error *err)
 {
     struct profile_images *pi = eu_arena_calloc(req->arena, sizeof(*pi));
     pi->req = req;
     pi->cb = cb;
     pi->arg = arg;
     struct one_image im;
-    if (read_file(req, params, "avatar", "Avatar", AVATAR_SIDE, &im) < 0)
+    if (read_file(req, params, "avatar", "Avatar", AVATAR_SIDE, &im, err) < 0)
         return -1;
     if (im.data)
         pi->images[pi->n++] = im;
-    if (read_file(req, params, "header", "Header", HEADER_SIDE, &im) < 0)
+    if (read_file(req, params, "header", "Header", HEADER_SIDE, &im, err) < 0)
         return -1;
     if (im.data)
         pi->images[pi->n++] = im;
     if (!pi->n)
         return 0;
-    if (!req->app->store) {
-        eu_req_reply_error(req, 503, "Media storage is unavailable");
-        return -1;
-    }
+    if (!req->app->store)
+        return eu_error_set(err, 503, "Media storage is unavailable");
     process_next(pi);
     return 1;
 }

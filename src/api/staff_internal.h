@@ -70,6 +70,13 @@ void eu_staff_rules_change(struct eu_req *req, const char *what, const char *id,
 void eu_staff_emojis_load(struct eu_req *req, eu_staff_json_cb cb, void *arg);
 void eu_staff_emoji_set_disabled(struct eu_req *req, const char *id, bool disabled,
                                  eu_staff_done_cb done, void *arg);
+/* A new emoji from params' shortcode, category and image file, checked and
+ * made as POST /api/v1/admin/custom_emojis makes it (its audit row too):
+ * made gets 200, or 403, 422, 500, 503 with the API's error text. */
+typedef void (*eu_staff_emoji_made_cb)(struct eu_req *req, int status, const char *error,
+                                       void *arg);
+void eu_staff_emoji_create(struct eu_req *req, struct json_t *params, eu_staff_emoji_made_cb made,
+                           void *arg);
 
 /* The newest 100 Admin::Reports, resolved ones or open ones, as an array;
  * or, with id, that one report (NULL when the tenant has none such). A

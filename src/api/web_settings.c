@@ -202,6 +202,26 @@ checkbox(struct eu_req *req, const char *name, bool on, const char *label, const
                             t(req, hint));
 }
 
+/* The avatar and header as they are, each with its file input (PNG, JPEG,
+ * GIF or WebP, as the API takes them; made into WebP by the same code). */
+static const char *
+images(struct eu_req *req, json_t *o)
+{
+    static const char *const accept = "image/png,image/jpeg,image/gif,image/webp";
+    return eu_arena_sprintf(
+        req->arena,
+        "<div class=\"field-row\"><div><img class=\"avatar\" src=\"%s\" alt=\"%s\" width=\"80\" "
+        "height=\"80\"><label for=\"avatar\">%s</label><input type=\"file\" id=\"avatar\" "
+        "name=\"avatar\" accept=\"%s\" aria-describedby=\"avatar-hint\"><p class=\"hint\" "
+        "id=\"avatar-hint\">%s</p></div><div><label for=\"header\">%s</label><input "
+        "type=\"file\" id=\"header\" name=\"header\" accept=\"%s\" "
+        "aria-describedby=\"header-hint\"><p class=\"hint\" id=\"header-hint\">%s</p></div></div>",
+        eu_html_escape(req, json_string_value(json_object_get(o, "avatar_static"))),
+        t(req, "Your avatar"), t(req, "Avatar"), accept,
+        t(req, "PNG, JPEG, GIF or WebP, at most 8 MB; cut to a square of 400 px."),
+        t(req, "Header"), accept, t(req, "PNG, JPEG, GIF or WebP, at most 8 MB; 1500 by 500 px."));
+}
+
 static void
 on_profile(struct eu_req *req, json_t *o, void *arg)
 {
@@ -238,15 +258,16 @@ on_profile(struct eu_req *req, json_t *o, void *arg)
     const char *body = eu_arena_sprintf(
         req->arena,
         "<h1>%s</h1>%s%s<p><a href=\"/@%s\">%s</a></p><form method=\"post\" action=\"" PROFILE_PATH
-        "\" class=\"card\">%s<label for=\"display_name\">%s</label><input type=\"text\" "
+        "\" class=\"card\" enctype=\"multipart/form-data\">%s%s<label for=\"display_name\">%s"
+        "</label><input type=\"text\" "
         "id=\"display_name\" name=\"display_name\" value=\"%s\" maxlength=\"30\">"
         "<label for=\"note\">%s</label><textarea id=\"note\" name=\"note\" maxlength=\"500\">%s"
         "</textarea><fieldset><legend>%s</legend><p class=\"hint\">%s</p>%s</fieldset>%s%s%s"
         "<button type=\"submit\">%s</button></form>",
         t(req, "Profile"), notice, err, eu_html_escape(req, pg->s->username),
-        t(req, "See your public profile"), eu_web_csrf_field(req, pg->s), t(req, "Display name"),
-        eu_html_escape(req, dn ? dn : ""), t(req, "Bio"), eu_html_escape(req, note ? note : ""),
-        t(req, "Extra fields"),
+        t(req, "See your public profile"), eu_web_csrf_field(req, pg->s), images(req, o),
+        t(req, "Display name"), eu_html_escape(req, dn ? dn : ""), t(req, "Bio"),
+        eu_html_escape(req, note ? note : ""), t(req, "Extra fields"),
         t(req, "Up to four items shown as a table on your profile; a link is verified when "
                "that page links back to your profile with rel=\"me\"."),
         rows,
@@ -294,11 +315,12 @@ profile(struct eu_req *req, struct page *pg)
         reply_bad_token(req, PROFILE_PATH);
         return;
     }
-    /* Only the profile's own fields reach the update: no images here, and
-     * nothing the form does not show. */
+    /* Only the profile's own fields and images reach the update: nothing
+     * the form does not show. */
     json_t *p = json_object();
     static const char *const keys[] = {"display_name", "note",         "locked",
-                                       "bot",          "discoverable", "fields_attributes"};
+                                       "bot",          "discoverable", "fields_attributes",
+                                       "avatar",       "header"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         json_t *v = json_object_get(pg->params, keys[i]);
         if (v)
@@ -593,7 +615,8 @@ settings_home(struct eu_req *req)
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
 const struct eu_route eu_web_settings_routes[] = {
     {GET, "/settings", settings_home, NULL, 0},
-    {GET | POST, PROFILE_PATH, profile_page, NULL, 0},
+    /* The form may carry an avatar and a header. */
+    {GET | POST, PROFILE_PATH, profile_page, NULL, EU_ROUTE_UPLOAD},
     {GET | POST, APPS_PATH, apps_page, NULL, 0},
     {GET | POST, SESSIONS_PATH, sessions_page, NULL, 0},
     {GET | POST, MIGRATION_PATH, migration_page, NULL, 0},

@@ -3,10 +3,10 @@
  * under /admin/ as Mastodon's: the reports queue and a report (assign,
  * resolve, reopen, act on the account), the sign-ups awaiting approval
  * (approve, reject), an account's page with its actions, and the
- * instance's rules (add, edit, remove), its custom emoji (enable,
- * disable) and its domain blocks (web_staff_blocks.c). Each is a thin page over the admin API's own
- * code (staff_internal.h): the same statements, the same policies, the same audit rows and mails,
- * rendered from the same Admin::Report and Admin::Account entities.
+ * instance's rules (add, edit, remove), its custom emoji (upload,
+ * enable, disable) and its domain blocks (web_staff_blocks.c). Each is a thin page over the admin
+ * API's own code (staff_internal.h): the same statements, the same policies, the same audit rows
+ * and mails, rendered from the same Admin::Report and Admin::Account entities.
  *
  * A browser signs in with the web session (websession_internal.h); its
  * role's permission bits decide which pages it sees, as the API decides
@@ -792,10 +792,37 @@ post_rules(struct eu_req *req)
 
 #define EMOJIS_PATH "/admin/custom_emojis"
 
+struct emojis_page {
+    const struct eu_web_session *s;
+    const char *error; /* a refused upload's text */
+};
+
+/* The form that adds an emoji: a shortcode, a category and the image. */
+static const char *
+emoji_form(struct eu_req *req, const struct eu_web_session *s)
+{
+    return eu_arena_sprintf(
+        req->arena,
+        "<h2>%s</h2><form method=\"post\" action=\"" EMOJIS_PATH "\" class=\"card\" "
+        "enctype=\"multipart/form-data\">%s<label for=\"shortcode\">%s</label><input "
+        "type=\"text\" id=\"shortcode\" name=\"shortcode\" required minlength=\"2\" "
+        "maxlength=\"128\" pattern=\"[A-Za-z0-9_]+\" aria-describedby=\"shortcode-hint\">"
+        "<p class=\"hint\" id=\"shortcode-hint\">%s</p><label for=\"category\">%s</label>"
+        "<input type=\"text\" id=\"category\" name=\"category\" maxlength=\"64\">"
+        "<label for=\"image\">%s</label><input type=\"file\" id=\"image\" name=\"image\" "
+        "required accept=\"image/png,image/gif,image/webp\" aria-describedby=\"image-hint\">"
+        "<p class=\"hint\" id=\"image-hint\">%s</p><button type=\"submit\">%s</button></form>",
+        t(req, "Add an emoji"), eu_web_csrf_field(req, s), t(req, "Shortcode"),
+        t(req, "Letters, digits and underscores; used as :shortcode: in posts."),
+        t(req, "Category"), t(req, "Image"), t(req, "PNG, GIF or WebP, at most 256 KB."),
+        t(req, "Upload"));
+}
+
 static void
 on_emojis(struct eu_req *req, json_t *emojis, void *arg)
 {
-    const struct eu_web_session *s = arg;
+    const struct emojis_page *ep = arg;
+    const struct eu_web_session *s = ep->s;
     const char *rows = "";
     size_t i;
     json_t *e;
@@ -814,7 +841,7 @@ on_emojis(struct eu_req *req, json_t *emojis, void *arg)
                                 disabled ? "enable" : "disable", disabled ? "Enable" : "Disable",
                                 false));
     }
-    const char *body =
+    const char *list =
         *rows ? eu_arena_sprintf(req->arena,
                                  "<div class=\"table-wrap\"><table><caption "
                                  "class=\"visually-hidden\">%s</caption><thead><tr>"
@@ -825,7 +852,21 @@ on_emojis(struct eu_req *req, json_t *emojis, void *arg)
                                  t(req, "State"), t(req, "Action"), rows)
               : eu_arena_sprintf(req->arena, "<p class=\"muted\">%s</p>",
                                  t(req, "No custom emoji yet."));
-    eu_web_staff_reply(req, 200, EMOJIS_PATH, eu_web_t(req, "Custom emoji"), body);
+    const char *error =
+        ep->error ? eu_arena_sprintf(req->arena, "<p class=\"error\" role=\"alert\">%s</p>",
+                                     eu_html_escape(req, ep->error))
+                  : "";
+    eu_web_staff_reply(req, ep->error ? 422 : 200, EMOJIS_PATH, eu_web_t(req, "Custom emoji"),
+                       eu_arena_sprintf(req->arena, "%s%s%s", error, list, emoji_form(req, s)));
+}
+
+static void
+emojis_show(struct eu_req *req, const struct eu_web_session *s, const char *error)
+{
+    struct emojis_page *ep = eu_arena_calloc(req->arena, sizeof(*ep));
+    ep->s = s;
+    ep->error = error;
+    eu_staff_emojis_load(req, on_emojis, ep);
 }
 
 static void
@@ -833,7 +874,7 @@ emojis_page(struct eu_req *req, const struct eu_web_session *s, json_t *params, 
 {
     (void)params;
     (void)arg;
-    eu_staff_emojis_load(req, on_emojis, (void *)s);
+    emojis_show(req, s, NULL);
 }
 
 static void
@@ -853,15 +894,29 @@ on_emoji_changed(struct eu_req *req, int status, void *arg)
     eu_web_staff_redirect(req, EMOJIS_PATH);
 }
 
-/* POST /admin/custom_emojis/:id: do = enable or disable. */
+static void
+on_emoji_made(struct eu_req *req, int status, const char *error, void *arg)
+{
+    if (status == 422) {
+        emojis_show(req, arg, error);
+        return;
+    }
+    on_emoji_changed(req, status, NULL);
+}
+
+/* POST /admin/custom_emojis (an upload) and /admin/custom_emojis/:id
+ * (do = enable or disable). */
 static void
 emoji_change(struct eu_req *req, const struct eu_web_session *s, json_t *params, void *arg)
 {
-    (void)s;
     (void)arg;
     const char *id = eu_req_param(req, "id");
+    if (!id) {
+        eu_staff_emoji_create(req, params, on_emoji_made, (void *)s);
+        return;
+    }
     const char *what = eu_param_str(params, "do");
-    if (!id || !eu_id_is_valid(id) || !what ||
+    if (!eu_id_is_valid(id) || !what ||
         (strcmp(what, "enable") != 0 && strcmp(what, "disable") != 0)) {
         eu_web_staff_refused(req, 404);
         return;
@@ -915,6 +970,7 @@ const struct eu_route eu_web_staff_routes[] = {
     {POST, RULES_PATH, post_rules, NULL, 0},
     {POST, RULES_PATH "/:id", post_rules, NULL, 0},
     {GET, EMOJIS_PATH, get_emojis, NULL, 0},
+    {POST, EMOJIS_PATH, post_emoji, NULL, 0},
     {POST, EMOJIS_PATH "/:id", post_emoji, NULL, 0},
     {0},
 };

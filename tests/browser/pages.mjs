@@ -17,7 +17,7 @@
 // mailed link. The decoy reads in Korean and takes no sign-ups.
 import puppeteer from 'puppeteer-core';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createRequire } from 'node:module';
 
@@ -433,6 +433,24 @@ async function moderation() {
       .catch(() => '');
     check(current === path, `${name}: the navigation marks ${current}, not ${path}`);
   }
+  // An avatar chosen from the profile page: made into the account's image;
+  // a file that is no image refused with the API's text, nothing changed.
+  const png = `${out}/avatar.png`;
+  writeFileSync(png, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAbElEQVR4nBXNQRUAUQhC' +
+    'UZOYhCQmeUlIQhISzR+XXA7ODDtouIHBQ4YOM8suWm5h8ZKl+0CskDiBsIioHhx76LiDw0eO3oN/4FVf+J8h' +
+    '0PduzBqZ8x/bxNQPwgaFy192SGgelC0q13/CJaXlA+odUoHdRJQGAAAAAElFTkSuQmCC', 'base64'));
+  const notImage = `${out}/not-an-image.png`;
+  writeFileSync(notImage, 'plain text, not a picture');
+  await plain.p.goto(url(host, '/settings/profile'));
+  await (await plain.p.$('#avatar')).uploadFile(notImage);
+  let up = await click(plain.p, 'form[action="/settings/profile"] button[type=submit]');
+  check(up.status() === 422 && (await plain.p.content()).includes('Avatar content type is invalid'),
+    `a text file as avatar: ${up.status()}`);
+  await (await plain.p.$('#avatar')).uploadFile(png);
+  up = await click(plain.p, 'form[action="/settings/profile"] button[type=submit]');
+  const avatarSrc = await plain.p.$eval('img.avatar', (i) => i.getAttribute('src')).catch(() => '');
+  check(up.status() === 200 && plain.p.url().endsWith('?saved=1') && !avatarSrc.includes('missing'),
+    `uploading an avatar: ${up.status()} ${plain.p.url()} ${avatarSrc}`);
   await plain.ctx.close();
 
   const mod = await signedIn('mona', '/admin/reports');
@@ -491,6 +509,12 @@ async function moderation() {
   check((await admin.p.evaluate(() => document.body.innerHTML)).includes('value="No spam"'),
     'adding a rule: not listed');
   await visit(admin.p, host, '/admin/custom_emojis', 'admin-custom-emojis', 200);
+  // ... uploads an emoji from the page's form ...
+  await admin.p.type('#shortcode', 'blobwave');
+  await (await admin.p.$('#image')).uploadFile(png);
+  res = await click(admin.p, 'form[action="/admin/custom_emojis"] button[type=submit]');
+  check(res.status() === 200 && (await admin.p.content()).includes(':blobwave:'),
+    `uploading an emoji: ${res.status()}`);
   // ... and blocks a server by typing and choosing, then sees it listed.
   await visit(admin.p, host, '/admin/domain_blocks', 'admin-domain-blocks', 200, 'Block a server');
   await admin.p.type('#domain', 'spam.example');

@@ -34,9 +34,16 @@ void
 eu_it_webform_send(struct eu_it_webform *b, struct eu_it_resp *r, const char *method,
                    const char *path, const char *body)
 {
-    char cookie_line[512];
-    const char *headers[4] = {"Content-Type: application/x-www-form-urlencoded",
-                              "Accept: text/html", NULL, NULL};
+    eu_it_webform_send_as(b, r, method, path, "application/x-www-form-urlencoded", body);
+}
+
+void
+eu_it_webform_send_as(struct eu_it_webform *b, struct eu_it_resp *r, const char *method,
+                      const char *path, const char *content_type, const char *body)
+{
+    char cookie_line[512], type_line[256];
+    snprintf(type_line, sizeof(type_line), "Content-Type: %s", content_type);
+    const char *headers[4] = {type_line, "Accept: text/html", NULL, NULL};
     if (b->cookie) {
         snprintf(cookie_line, sizeof(cookie_line), "Cookie: %s", b->cookie);
         headers[2] = cookie_line;

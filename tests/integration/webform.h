@@ -29,6 +29,10 @@ char *eu_it_form_value(const struct eu_it_resp *r, const char *name);
 void eu_it_webform_send(struct eu_it_webform *b, struct eu_it_resp *r, const char *method,
                         const char *path, const char *body);
 
+/* The same with a body of content_type (a multipart form, say). */
+void eu_it_webform_send_as(struct eu_it_webform *b, struct eu_it_resp *r, const char *method,
+                           const char *path, const char *content_type, const char *body);
+
 /* POST path with the browser's CSRF token followed by fields ("a=b&c=d",
  * urlencoded; may be ""). */
 void eu_it_webform_post(struct eu_it_webform *b, struct eu_it_resp *r, const char *path,

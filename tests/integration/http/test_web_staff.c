@@ -399,6 +399,24 @@ START_TEST(test_rules_page)
     ck_assert_int_eq(count(&w, "SELECT count(*) FROM custom_emojis WHERE id = %s AND %s",
                            decoy_emoji, "NOT disabled"),
                      1);
+    /* An upload from the page's multipart form, refused with the API's
+     * text: a text file is no image, and no row is made. */
+    eu_it_webform_send(&olga, &r, "GET", "/admin/custom_emojis", NULL);
+    ck_assert_ptr_nonnull(strstr(r.body, "enctype=\"multipart/form-data\""));
+    char form[1024];
+    snprintf(form, sizeof(form),
+             "--XyZ\r\nContent-Disposition: form-data; name=\"authenticity_token\"\r\n\r\n%s"
+             "\r\n--XyZ\r\nContent-Disposition: form-data; name=\"shortcode\"\r\n\r\nnotcat"
+             "\r\n--XyZ\r\nContent-Disposition: form-data; name=\"image\"; filename=\"a.png\""
+             "\r\nContent-Type: image/png\r\n\r\nthis is text\r\n--XyZ--\r\n",
+             olga.csrf);
+    eu_it_webform_send_as(&olga, &r, "POST", "/admin/custom_emojis",
+                          "multipart/form-data; boundary=XyZ", form);
+    EU_IT_EXPECT_STATUS(&r, 422);
+    ck_assert_ptr_nonnull(strstr(r.body, "Image content type is invalid"));
+    ck_assert_int_eq(count(&w, "SELECT count(*) FROM custom_emojis WHERE tenant_id = %s AND %s",
+                           w.tid, "shortcode = 'notcat'"),
+                     0);
     free(emoji);
     free(decoy_emoji);
 

@@ -16,7 +16,7 @@
 #include "eunha/routes.h"
 
 /* Routes and areas in all tables. Change it with the tables, on purpose. */
-#define EXPECTED_ROUTES 406
+#define EXPECTED_ROUTES 407
 #define EXPECTED_AREAS 3
 
 static struct eu_router *router;
@@ -148,6 +148,7 @@ START_TEST(test_flags_match_mastodon)
             bool upload = strcmp(p, "/api/v1/media") == 0 || strcmp(p, "/api/v2/media") == 0 ||
                           strcmp(p, "/api/v1/accounts/update_credentials") == 0 ||
                           (rt->methods == EU_HTTP_POST && strcmp(p, "/settings/imports") == 0) ||
+                          strcmp(p, "/settings/profile") == 0 ||
                           (rt->methods == EU_HTTP_PUT &&
                            (strcmp(p, "/admin/v1/tenants/:domain/instance/thumbnail") == 0 ||
                             strcmp(p, "/api/v1/admin/instance/thumbnail") == 0));
