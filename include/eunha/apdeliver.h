@@ -123,6 +123,15 @@ void eu_ap_outbox_status(struct eu_app *app, struct eu_tenant *t, int64_t author
 void eu_ap_outbox_status_deleted(struct eu_app *app, struct eu_tenant *t, int64_t actor,
                                  const char *status_id);
 
+/* author's new status status_id quotes a remote post, pending: a
+ * QuoteRequest to the quoted author (src/ap/quotes_outbox.c). */
+void eu_ap_outbox_quote_request(struct eu_app *app, struct eu_tenant *t, int64_t author,
+                                const char *status_id);
+/* actor revoked quote quote_id of its status quoted_id: a Delete of the
+ * QuoteAuthorization to the quoting author when remote. */
+void eu_ap_outbox_quote_revoked(struct eu_app *app, struct eu_tenant *t, int64_t actor,
+                                const char *quoted_id, const char *quote_id);
+
 enum eu_ap_outbox_kind {
     EU_AP_FOLLOW,   /* Follow, id kept in the follow request's uri */
     EU_AP_UNFOLLOW, /* Undo Follow */

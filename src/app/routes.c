@@ -65,6 +65,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_migration_routes,
     eu_statuses_routes,
     eu_statuses_actions_routes,
+    eu_quotes_routes,
     eu_statuses_thread_routes,
     eu_timelines_routes,
     eu_social_routes,
