@@ -57,6 +57,7 @@ struct json_t;
 /* The statements of deliver.c and outbox.c (registered in statements.c). */
 extern const struct eu_sql eu_ap_deliver_sql[];
 extern const struct eu_sql eu_ap_outbox_sql[];
+extern const struct eu_sql eu_ap_quotes_outbox_sql[]; /* quotes_outbox.c */
 
 /* The "ap_deliver" job's handler, for src/app/kinds.c. */
 void eu_ap_deliver_run(struct eu_job *job);
