@@ -37,7 +37,7 @@ const struct eu_sql eu_ap_quotes_outbox_sql[] = {
          " AND q.state = 'pending' AND q.quoted_uri IS NOT NULL"
          " AND a.tenant_id = $1 AND a.id = q.account_id AND a.domain IS NULL"
          " RETURNING q.activity_uri, a.username, q.quoted_uri, q.quoted_account_id::text"},
-    /* $2 the quote, $3 the base URL: the authorization a revoke takes
+    /* $2 the quote: the authorization a revoke takes
      * back, when the quoting author is remote: the quoted author's name,
      * the quoting author's id. */
     [QOUT_REVOKED] = {"ap_quotes_outbox.revoked",
@@ -147,7 +147,7 @@ eu_ap_outbox_quote_revoked(struct eu_app *app, struct eu_tenant *t, int64_t acto
     (void)quoted_id;
     struct qhook *h = qhook_new(app, t, actor);
     h->quote_id = eu_xstrdup(quote_id);
-    const char *params[] = {quote_id, h->base};
-    eu_db_pool_stmt(eu_tenant_pool(app->registry, t), &eu_ap_quotes_outbox_sql[QOUT_REVOKED], 2,
+    const char *params[] = {quote_id};
+    eu_db_pool_stmt(eu_tenant_pool(app->registry, t), &eu_ap_quotes_outbox_sql[QOUT_REVOKED], 1,
                     params, on_revoked, h);
 }

@@ -4,11 +4,15 @@
  * author's policy refusing one (Mastodon's 404 and its text), changing the
  * policy, the quotes list, revoking, the quote notification, and a decoy
  * tenant in the same placement that can neither quote, list nor revoke
- * the host's quotes.
+ * the host's quotes. Then two eunha processes (as test_ap_two_processes
+ * starts them): a quote of a remote post asks its author (QuoteRequest),
+ * is accepted or, under a nobody policy, rejected, and a revoke on the
+ * quoted side reaches the quoting one.
  */
 #include "world.h"
 
 #include <check.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +310,171 @@ START_TEST(test_decoy_tenant)
 }
 END_TEST
 
+/* ------------------------------------------------ two processes */
+
+#define WAIT_MS 20000
+#define FED_TOML                                                                                   \
+    "[workers]\nqueue_idle_poll_seconds = 1\n"                                                     \
+    "[federation]\nallow_http = true\nallow_private_addresses = true\n"
+
+static bool
+quote_state_is(const struct eu_it_resp *r, const void *arg)
+{
+    json_t *st = json_object_get(json_object_get(r->json, "quote"), "state");
+    return r->status == 200 && json_is_string(st) && strcmp(json_string_value(st), arg) == 0;
+}
+
+static bool
+one_status(const struct eu_it_resp *r, const void *arg)
+{
+    (void)arg;
+    return r->status == 200 && json_array_size(r->json) == 1;
+}
+
+static void
+wait_reloaded(struct eu_it_server *s)
+{
+    long long deadline = eu_it_now_ms() + WAIT_MS;
+    while (eu_it_now_ms() < deadline) {
+        FILE *f = fopen(s->log_path, "r");
+        char line[4096];
+        bool seen = false;
+        while (f && fgets(line, sizeof(line), f))
+            seen = seen || strstr(line, "config reloaded") != NULL;
+        if (f)
+            fclose(f);
+        if (seen)
+            return;
+        eu_it_sleep_ms(50);
+    }
+    ck_abort_msg("config not reloaded");
+}
+
+/* bob's post on b.test as alice's server knows it (its id there). */
+static char *
+resolve_on_a(struct eu_it_server *sa, const char *alice, const char *url)
+{
+    struct eu_it_resp r = {0};
+    char *q = eu_it_urlencode(url);
+    eu_it_callf(sa, &r, "a.test", "GET", alice, NULL,
+                "/api/v2/search?q=%s&resolve=true&type=statuses", q);
+    free(q);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *id = strdup(json_string_value(eu_it_jpath(r.json, "statuses.0.id")));
+    eu_it_resp_free(&r);
+    return id;
+}
+
+START_TEST(test_two_processes)
+{
+    struct eu_it_opts ob = {.extra_toml = FED_TOML};
+    struct eu_it_server *sb = eu_it_server_start_opts(&ob);
+    char toml[512];
+    snprintf(toml, sizeof(toml), FED_TOML "hosts = [\"b.test=127.0.0.1:%d\"]\n", sb->public_port);
+    struct eu_it_opts oa = {.extra_toml = toml};
+    struct eu_it_server *sa = eu_it_server_start_opts(&oa);
+    snprintf(toml, sizeof(toml), "hosts = [\"a.test=127.0.0.1:%d\"]\n", sa->public_port);
+    FILE *f = fopen(sb->config_path, "a");
+    ck_assert_ptr_nonnull(f);
+    fputs(toml, f);
+    fclose(f);
+    eu_it_server_signal(sb, SIGHUP);
+    wait_reloaded(sb);
+
+    json_decref(eu_it_tenant_create(sa, "a.test", "A"));
+    json_decref(eu_it_tenant_create(sb, "b.test", "B"));
+    free(eu_it_account_seed(sa, "a.test", "alice"));
+    free(eu_it_account_seed(sb, "b.test", "bob"));
+    char *alice = eu_it_user_token(sa, "a.test", "alice", "read write follow");
+    char *bob = eu_it_user_token(sb, "b.test", "bob", "read write follow");
+    struct eu_it_resp r = {0};
+
+    /* bob's two posts, one anyone may quote, one nobody. */
+    eu_it_callf(sb, &r, "b.test", "POST", bob, "{\"status\":\"quote me\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *open_b = strdup(eu_it_json_str(&r, "id"));
+    char *open_url = strdup(eu_it_json_str(&r, "uri"));
+    eu_it_callf(sb, &r, "b.test", "POST", bob,
+                "{\"status\":\"do not\",\"quote_approval_policy\":\"nobody\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *closed_url = strdup(eu_it_json_str(&r, "uri"));
+    char *open_a = resolve_on_a(sa, alice, open_url);
+    char *closed_a = resolve_on_a(sa, alice, closed_url);
+
+    /* alice quotes the open one: pending until bob's server accepts. */
+    char body[256];
+    snprintf(body, sizeof(body), "{\"status\":\"from a\",\"quoted_status_id\":\"%s\"}", open_a);
+    eu_it_callf(sa, &r, "a.test", "POST", alice, body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *q1 = strdup(eu_it_json_str(&r, "id"));
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, quote_state_is, "accepted",
+                   "the QuoteRequest accepted", "/api/v1/statuses/%s", q1);
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.id", open_a);
+
+    /* bob's server has the quote, approved, in bob's list. */
+    eu_it_wait_get(sb, &r, "b.test", bob, WAIT_MS, one_status, NULL, "alice's quote at bob's",
+                   "/api/v1/statuses/%s/quotes", open_b);
+    EU_IT_EXPECT_JSTR(&r, "0.account.acct", "alice@a.test");
+    EU_IT_EXPECT_JSTR(&r, "0.quote.state", "accepted");
+    EU_IT_EXPECT_JSTR(&r, "0.quote.quoted_status.id", open_b);
+    char *q1_b = strdup(json_string_value(eu_it_jpath(r.json, "0.id")));
+
+    /* Its authorization is served while it holds. */
+    char *db_b = eu_it_tenant_database(sb, "b.test");
+    char *auth = eu_it_pg_execf(db_b, "SELECT id::text FROM quotes WHERE status_id = %s", q1_b);
+    ck_assert_ptr_nonnull(auth);
+    char path[160];
+    snprintf(path, sizeof(path), "/users/bob/quote_authorizations/%s", auth);
+    eu_it_public(sb, "GET", "b.test", path, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "type", "QuoteAuthorization");
+    EU_IT_EXPECT_JSTR(&r, "interactionTarget", open_url);
+    snprintf(path, sizeof(path), "/users/alice/quote_authorizations/%s", auth);
+    eu_it_public(sb, "GET", "b.test", path, &r);
+    EU_IT_EXPECT_STATUS(&r, 404);
+
+    /* The nobody post: rejected by bob's server. */
+    snprintf(body, sizeof(body), "{\"status\":\"try\",\"quoted_status_id\":\"%s\"}", closed_a);
+    eu_it_callf(sa, &r, "a.test", "POST", alice, body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "pending");
+    expect_null(&r, "quote.quoted_status");
+    char *q2 = strdup(eu_it_json_str(&r, "id"));
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, quote_state_is, "rejected",
+                   "the QuoteRequest rejected", "/api/v1/statuses/%s", q2);
+    expect_null(&r, "quote.quoted_status");
+
+    /* bob takes back his approval of the first: alice's server hears. */
+    eu_it_callf(sb, &r, "b.test", "POST", bob, NULL, "/api/v1/statuses/%s/quotes/%s/revoke", open_b,
+                q1_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "revoked");
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, quote_state_is, "revoked",
+                   "the revoke at alice's", "/api/v1/statuses/%s", q1);
+
+    /* Revoked, the authorization is gone. */
+    snprintf(path, sizeof(path), "/users/bob/quote_authorizations/%s", auth);
+    eu_it_public(sb, "GET", "b.test", path, &r);
+    EU_IT_EXPECT_STATUS(&r, 404);
+
+    free(db_b);
+    free(auth);
+    free(q1);
+    free(q1_b);
+    free(q2);
+    free(open_b);
+    free(open_url);
+    free(closed_url);
+    free(open_a);
+    free(closed_a);
+    free(alice);
+    free(bob);
+    eu_it_resp_free(&r);
+    eu_it_server_free(sa);
+    eu_it_server_free(sb);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -313,5 +482,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_quote_render_list_revoke, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_policies, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_decoy_tenant, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_two_processes, 300);
     return eu_it_run_suite(s);
 }
