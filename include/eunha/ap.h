@@ -35,6 +35,7 @@ extern const struct eu_route eu_ap_webfinger_routes[];      /* webfinger.c */
 extern const struct eu_route eu_ap_instance_actor_routes[]; /* instance_actor.c */
 extern const struct eu_route eu_ap_collections_routes[];    /* collections.c */
 extern const struct eu_route eu_ap_objects_routes[];        /* objects.c */
+extern const struct eu_route eu_ap_quotes_routes[];         /* process_quote.c */
 
 /* The statements of src/ap/ (see sql.h), each table ending with {0}. */
 extern const struct eu_sql eu_ap_actors_sql[];      /* actors.c, webfinger.c */

@@ -57,6 +57,7 @@ struct json_t;
 /* The statements of deliver.c and outbox.c (registered in statements.c). */
 extern const struct eu_sql eu_ap_deliver_sql[];
 extern const struct eu_sql eu_ap_outbox_sql[];
+extern const struct eu_sql eu_ap_quotes_outbox_sql[]; /* quotes_outbox.c */
 
 /* The "ap_deliver" job's handler, for src/app/kinds.c. */
 void eu_ap_deliver_run(struct eu_job *job);
@@ -122,6 +123,15 @@ void eu_ap_outbox_status(struct eu_app *app, struct eu_tenant *t, int64_t author
  * Eunha's deletes leave it. */
 void eu_ap_outbox_status_deleted(struct eu_app *app, struct eu_tenant *t, int64_t actor,
                                  const char *status_id);
+
+/* author's new status status_id quotes a remote post, pending: a
+ * QuoteRequest to the quoted author (src/ap/quotes_outbox.c). */
+void eu_ap_outbox_quote_request(struct eu_app *app, struct eu_tenant *t, int64_t author,
+                                const char *status_id);
+/* actor revoked quote quote_id of its status quoted_id: a Delete of the
+ * QuoteAuthorization to the quoting author when remote. */
+void eu_ap_outbox_quote_revoked(struct eu_app *app, struct eu_tenant *t, int64_t actor,
+                                const char *quoted_id, const char *quote_id);
 
 enum eu_ap_outbox_kind {
     EU_AP_FOLLOW,   /* Follow, id kept in the follow request's uri */

@@ -50,6 +50,7 @@ extern const struct eu_route eu_staff_reports_routes[];           /* staff_repor
 extern const struct eu_route eu_staff_blocks_routes[];            /* staff_blocks.c */
 extern const struct eu_route eu_statuses_routes[];                /* statuses.c */
 extern const struct eu_route eu_statuses_actions_routes[];        /* statuses_actions.c */
+extern const struct eu_route eu_quotes_routes[];                  /* quotes.c */
 extern const struct eu_route eu_statuses_thread_routes[];         /* statuses_thread.c */
 extern const struct eu_route eu_timelines_routes[];               /* timelines.c */
 extern const struct eu_route eu_web_routes[];                     /* web.c */

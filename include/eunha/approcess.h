@@ -25,6 +25,7 @@ void eu_ap_process_run(struct eu_job *job);
 extern const struct eu_sql eu_ap_process_sql[];
 extern const struct eu_sql eu_ap_process_follow_sql[];
 extern const struct eu_sql eu_ap_process_status_sql[];
+extern const struct eu_sql eu_ap_quotes_sql[]; /* process_quote.c */
 extern const struct eu_sql eu_ap_process_poll_sql[];
 
 #endif

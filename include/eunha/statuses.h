@@ -96,6 +96,17 @@ const char *eu_status_visibility_name(int v);
 /* The code of a visibility name, or -1. */
 int eu_status_visibility_code(const char *name);
 
+/* Who may quote a status (statuses.quote_policy, migration 0067): the
+ * API's quote_approval_policy values. */
+enum {
+    EU_QUOTE_POLICY_PUBLIC = 0,
+    EU_QUOTE_POLICY_FOLLOWERS = 1,
+    EU_QUOTE_POLICY_NOBODY = 2,
+};
+
+/* The code of a quote_approval_policy name, or -1. */
+int eu_quote_policy_code(const char *name);
+
 /* Renders the statuses and replies 200 with the array, the Link header
  * computed from first_id/last_id (NULL: none). Used by every list endpoint.
  * filter_context ("home", "public", "account", "thread") applies the viewer's

@@ -47,6 +47,8 @@ enum {
     C_ORIGINAL, /* a reblog's [object URI, its author's actor URI] */
     C_MEDIA,    /* eunha_media_json() objects of its ready media, in order */
     C_EMOJIS,   /* eunha_emojis_in(): the custom emoji its text uses, or NULL */
+    C_QUOTE_POLICY,
+    C_QUOTE, /* {"state", "uri", "approval"} of its quote, or NULL */
     C_NFIELDS
 };
 
@@ -70,6 +72,8 @@ static const char *const note_fields[C_NFIELDS] = {
     [C_ORIGINAL] = "original",
     [C_MEDIA] = "media",
     [C_EMOJIS] = "emojis",
+    [C_QUOTE_POLICY] = "quote_policy",
+    [C_QUOTE] = "quote",
 };
 
 /* The column of field f in r. Found by name for each use: a Note is
@@ -370,6 +374,50 @@ attachments(struct eu_app *app, const char *base, const char *text)
     return out;
 }
 
+/*
+ * The quote members of a Note, as Mastodon 4.5 writes them: who may quote
+ * it (interactionPolicy.canQuote: the public, the author's followers, and
+ * always the author), and what it quotes under FEP-044f's quote and the
+ * older quoteUri and _misskey_quote, with quoteAuthorization once the
+ * quoted author approved. A quote refused or taken back names nothing.
+ */
+static void
+add_quote(json_t *o, const char *base, const char *user, const PGresult *r, int row)
+{
+    int pc = col(r, C_QUOTE_POLICY), qc = col(r, C_QUOTE);
+    if (pc < 0 || qc < 0)
+        return;
+    int vis = atoi(PQgetvalue(r, row, col(r, C_VISIBILITY)));
+    int policy = PQgetisnull(r, row, pc) ? 2 : atoi(PQgetvalue(r, row, pc));
+    json_t *automatic = json_array();
+    if (vis < 2 && policy == 0) {
+        json_array_append_new(automatic, json_string(EU_AP_PUBLIC));
+    } else if (vis < 2 && policy == 1) {
+        char *followers = eu_xasprintf("%s/users/%s/followers", base, user);
+        json_array_append_new(automatic, json_string(followers));
+        free(followers);
+    }
+    char *me = eu_xasprintf("%s/users/%s", base, user);
+    json_array_append_new(automatic, json_string(me));
+    free(me);
+    json_object_set_new(
+        o, "interactionPolicy",
+        json_pack("{s:{s:o, s:[]}}", "canQuote", "automaticApproval", automatic, "manualApproval"));
+    json_t *q = PQgetisnull(r, row, qc) ? NULL : json_loads(PQgetvalue(r, row, qc), 0, NULL);
+    const char *state = json_string_value(json_object_get(q, "state"));
+    json_t *uri = json_object_get(q, "uri");
+    if (state && json_is_string(uri) && strcmp(state, "rejected") != 0 &&
+        strcmp(state, "revoked") != 0) {
+        json_object_set(o, "quote", uri);
+        json_object_set(o, "quoteUri", uri);
+        json_object_set(o, "_misskey_quote", uri);
+        json_t *approval = json_object_get(q, "approval");
+        if (strcmp(state, "accepted") == 0 && json_is_string(approval))
+            json_object_set(o, "quoteAuthorization", approval);
+    }
+    json_decref(q);
+}
+
 json_t *
 eu_ap_note_json(struct eu_app *app, const char *base, const char *domain, const PGresult *r,
                 int row)
@@ -411,6 +459,7 @@ eu_ap_note_json(struct eu_app *app, const char *base, const char *domain, const 
     json_object_set_new(o, "tag", tag);
     if (question)
         add_poll(o, PQgetvalue(r, row, col(r, C_POLL)));
+    add_quote(o, base, user, r, row);
     json_decref(mentions);
     return o;
 }
@@ -449,12 +498,32 @@ eu_ap_activity_json(struct eu_app *app, const char *base, const char *domain, co
 json_t *
 eu_ap_note_context(void)
 {
-    return json_pack("[s, {s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}]",
-                     "https://www.w3.org/ns/activitystreams", "ostatus", "http://ostatus.org#",
-                     "atomUri", "ostatus:atomUri", "inReplyToAtomUri", "ostatus:inReplyToAtomUri",
-                     "conversation", "ostatus:conversation", "sensitive", "as:sensitive", "toot",
-                     "http://joinmastodon.org/ns#", "votersCount", "toot:votersCount", "Hashtag",
-                     "as:Hashtag", "Emoji", "toot:Emoji");
+    json_t *c = json_pack(
+        "[s, {s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}]",
+        "https://www.w3.org/ns/activitystreams", "ostatus", "http://ostatus.org#", "atomUri",
+        "ostatus:atomUri", "inReplyToAtomUri", "ostatus:inReplyToAtomUri", "conversation",
+        "ostatus:conversation", "sensitive", "as:sensitive", "toot", "http://joinmastodon.org/ns#",
+        "votersCount", "toot:votersCount", "Hashtag", "as:Hashtag", "Emoji", "toot:Emoji");
+    /* The quote terms (FEP-044f, Fedibird's, Misskey's, GoToSocial's
+     * interaction policy), as Mastodon 4.5 names them. */
+    json_t *terms = json_array_get(c, 1);
+    json_object_set_new(terms, "quote", json_string("https://w3id.org/fep/044f#quote"));
+    json_object_set_new(terms, "quoteUri", json_string("http://fedibird.com/ns#quoteUri"));
+    json_object_set_new(terms, "_misskey_quote",
+                        json_string("https://misskey-hub.net/ns#_misskey_quote"));
+    json_object_set_new(terms, "quoteAuthorization",
+                        json_pack("{s:s, s:s}", "@id",
+                                  "https://w3id.org/fep/044f#quoteAuthorization", "@type", "@id"));
+    json_object_set_new(terms, "gts", json_string("https://gotosocial.org/ns#"));
+    json_object_set_new(terms, "interactionPolicy",
+                        json_pack("{s:s, s:s}", "@id", "gts:interactionPolicy", "@type", "@id"));
+    json_object_set_new(terms, "canQuote",
+                        json_pack("{s:s, s:s}", "@id", "gts:canQuote", "@type", "@id"));
+    json_object_set_new(terms, "automaticApproval",
+                        json_pack("{s:s, s:s}", "@id", "gts:automaticApproval", "@type", "@id"));
+    json_object_set_new(terms, "manualApproval",
+                        json_pack("{s:s, s:s}", "@id", "gts:manualApproval", "@type", "@id"));
+    return c;
 }
 
 json_t *

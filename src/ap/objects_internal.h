@@ -57,7 +57,15 @@ struct pg_result;
     " (SELECT coalesce(json_agg(eunha_media_json(nma) ORDER BY nma.position), '[]')::text"         \
     "  FROM media_attachments nma WHERE nma.tenant_id = $1 AND nma.status_id = s.id"               \
     "  AND nma.position >= 0 AND nma.state = 'ready') AS media,"                                   \
-    " eunha_emojis_in($1, NULL, s.spoiler_text || ' ' || s.content) AS emojis"
+    " eunha_emojis_in($1, NULL, s.spoiler_text || ' ' || s.content) AS emojis,"                    \
+    " s.quote_policy,"                                                                             \
+    " (SELECT json_build_object('state', qo.state, 'uri', coalesce(eunha_status_uri(qs.local,"     \
+    "  qs.id, qs.uri, qsa.username, $3), qo.quoted_uri), 'approval', CASE WHEN qs.local"           \
+    "  THEN $3 || '/users/' || qsa.username || '/quote_authorizations/' || qo.id"                  \
+    "  ELSE qo.approval_uri END)::text FROM quotes qo"                                             \
+    "  LEFT JOIN statuses qs ON qs.tenant_id = $1 AND qs.id = qo.quoted_status_id"                 \
+    "  LEFT JOIN accounts qsa ON qsa.tenant_id = $1 AND qsa.id = qs.account_id"                    \
+    "  WHERE qo.tenant_id = $1 AND qo.status_id = s.id) AS quote"
 
 /* The rows the note columns come from: live statuses of local accounts. */
 #define EU_AP_NOTE_FROM                                                                            \

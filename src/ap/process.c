@@ -471,6 +471,12 @@ dispatch(struct eu_proc *p)
     }
     if (is_type(p, "Follow"))
         eu_proc_follow(p);
+    else if (is_type(p, "QuoteRequest"))
+        eu_proc_quote_request(p);
+    else if (is_type(p, "Accept") && eu_proc_is_quote_answer(p))
+        eu_proc_quote_answer(p, true);
+    else if (is_type(p, "Reject") && eu_proc_is_quote_answer(p))
+        eu_proc_quote_answer(p, false);
     else if (is_type(p, "Accept"))
         eu_proc_accept(p);
     else if (is_type(p, "Reject"))
@@ -485,6 +491,8 @@ dispatch(struct eu_proc *p)
         eu_proc_create(p);
     else if (is_type(p, "Update"))
         eu_proc_update(p);
+    else if (is_type(p, "Delete") && eu_proc_is_quote_revoke(p))
+        eu_proc_quote_revoke(p);
     else if (is_type(p, "Delete"))
         eu_proc_delete(p);
     else if (is_type(p, "Like"))

@@ -173,6 +173,19 @@ void eu_proc_announce(struct eu_proc *p);
 void eu_proc_flag(struct eu_proc *p);
 void eu_proc_featured(struct eu_proc *p, bool add);
 
+/* process_quote.c: a QuoteRequest for a local post; the Accept or
+ * Reject of ours (eu_proc_is_quote_answer() tells them from a Follow's);
+ * the Delete of an authorization (eu_proc_is_quote_revoke()); the quote
+ * of a stored Note, then then(p); whether a Note quotes a local post
+ * (which makes it worth storing). */
+void eu_proc_quote_request(struct eu_proc *p);
+bool eu_proc_is_quote_answer(struct eu_proc *p);
+void eu_proc_quote_answer(struct eu_proc *p, bool accepted);
+bool eu_proc_is_quote_revoke(struct eu_proc *p);
+void eu_proc_quote_revoke(struct eu_proc *p);
+void eu_proc_quote_note(struct eu_proc *p, const char *status_id, void (*then)(struct eu_proc *p));
+bool eu_proc_quotes_local(struct eu_proc *p);
+
 /* process_poll.c */
 /* Stores the poll of p->note (parsed; a Question of the actor) for its
  * stored status status_id, counts included; then then(p). A note without

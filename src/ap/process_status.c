@@ -236,6 +236,13 @@ created_fanout(struct eu_proc *p)
     eu_proc_stmt(p, &eu_ap_process_status_sql[STATUS_NEW_NOTIFY], 2, params, on_new_notify);
 }
 
+/* What it quotes (src/ap/process_quote.c), before it is fanned out. */
+static void
+created_quote(struct eu_proc *p)
+{
+    eu_proc_quote_note(p, p->s1, created_fanout);
+}
+
 static void
 on_created(const char *id, int status, void *arg)
 {
@@ -245,7 +252,7 @@ on_created(const char *id, int status, void *arg)
     /* Its link's preview card, as a remote status gets one in Mastodon. */
     if (eu_card_candidate(p->note.content))
         eu_card_enqueue(p->app, p->t, p->s1, false);
-    eu_proc_poll_store(p, p->s1, created_fanout);
+    eu_proc_poll_store(p, p->s1, created_quote);
 }
 
 static void
@@ -255,7 +262,8 @@ on_relevance(struct eu_proc *p, PGresult *res)
         eu_proc_skip(p, "already stored");
         return;
     }
-    if (PQgetvalue(res, 0, 0)[0] != 't') {
+    /* A quote of a local post concerns its author, as in Mastodon. */
+    if (PQgetvalue(res, 0, 0)[0] != 't' && !eu_proc_quotes_local(p)) {
         eu_proc_skip(p, "concerns nobody here");
         return;
     }

@@ -123,9 +123,10 @@ const struct eu_sql eu_statuses_sql[] = {
          " s AS (INSERT INTO statuses (tenant_id, account_id, text, content,"
          " spoiler_text, sensitive,"
          "  visibility, language, in_reply_to_id, in_reply_to_account_id, conversation_id,"
-         "  application_id)"
+         "  application_id, quote_policy)"
          " SELECT $1, $2::bigint, $3, $4, $5, $6::bool, $7::smallint, $8, $9::bigint, $10::bigint,"
-         "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint"
+         "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint,"
+         "  CASE WHEN $7::smallint >= 2 THEN 2 ELSE coalesce($19::smallint, 0) END"
          "  WHERE $15::bigint IS NULL OR EXISTS (SELECT 1 FROM sch) RETURNING *, xmin::text AS sx),"
          " m AS (INSERT INTO mentions (tenant_id, status_id, account_id)"
          " SELECT $1, s.id, u.id FROM s,"
@@ -154,6 +155,12 @@ const struct eu_sql eu_statuses_sql[] = {
          "  WHERE ma.tenant_id = $1 AND ma.id = x.id AND ma.account_id = $2::bigint"
          "  AND ma.status_id IS NULL AND (ma.scheduled_status_id IS NULL"
          "  OR ma.scheduled_status_id = $15::bigint) RETURNING ma.*),"
+         /* $20 the quoted status, $21 its author, $22 the quote's state
+          * (src/api/quotes.c decided it). */
+         " qi AS (INSERT INTO quotes (tenant_id, status_id, account_id, quoted_status_id,"
+         "  quoted_account_id, quoted_uri, state) SELECT $1, s.id, $2::bigint, $20::bigint,"
+         "  $21::bigint, (SELECT qs.uri FROM statuses qs WHERE qs.tenant_id = $1"
+         "  AND qs.id = $20::bigint), $22 FROM s WHERE $20::bigint IS NOT NULL),"
          " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "
          " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "
          " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "
@@ -182,7 +189,8 @@ const struct eu_sql eu_statuses_sql[] = {
          " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"
          " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"
          " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"
-         " s.favourites_count, (SELECT coalesce(json_agg(eunha_mention_json(ma, $18) ORDER BY"
+         " s.quote_policy, s.favourites_count, (SELECT coalesce(json_agg(eunha_mention_json(ma, "
+         "$18) ORDER BY"
          " m.id), '[]')::text FROM m JOIN accounts ma ON ma.tenant_id = $1 AND ma.id ="
          " m.account_id) AS mentions, (SELECT coalesce(json_agg(eunha_tag_json(tg.name, $18) ORDER"
          " BY tg.name), '[]')::text FROM tg) AS tags, (SELECT"
@@ -235,9 +243,10 @@ const struct eu_sql eu_statuses_sql[] = {
          " $2::bigint),"
          " s AS (INSERT INTO statuses (tenant_id, account_id, text, content, spoiler_text,"
          "  sensitive, visibility, language, in_reply_to_id, in_reply_to_account_id,"
-         "  conversation_id, application_id)"
+         "  conversation_id, application_id, quote_policy)"
          " SELECT $1, $2::bigint, $3, $4, $5, u.sens, u.vis, $8, $9::bigint, $10::bigint,"
-         "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint FROM u"
+         "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint,"
+         "  CASE WHEN u.vis >= 2 THEN 2 ELSE 0 END FROM u"
          "  RETURNING *, xmin::text AS sx),"
          " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "
          " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "
@@ -259,7 +268,7 @@ const struct eu_sql eu_statuses_sql[] = {
          " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"
          " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"
          " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"
-         " s.favourites_count, '[]' AS mentions, '[]' AS tags, '[]' AS media,"
+         " s.favourites_count, s.quote_policy, '[]' AS mentions, '[]' AS tags, '[]' AS media,"
          /* As in statuses.insert. */
          " a.id AS account_id, a.username AS account_username, a.domain AS account_domain,"
          " a.display_name AS account_display_name, a.note AS account_note, a.url AS account_url,"
@@ -499,6 +508,10 @@ struct compose {
     const char *reply_account, *conversation;
     char status_id[24];
     void (*next)(struct compose *c);
+    int quote_policy;      /* EU_QUOTE_POLICY_*, or -1: the default */
+    const char *quoted_id; /* quoted_status_id; once checked, the quoted status's own id */
+    const char *quoted_account, *quote_state; /* what eu_statuses_quote_check() found */
+    bool quoted_local;
     bool resolved; /* unknown remote mentions were looked up once */
     int resolving; /* WebFinger lookups still running */
 };
@@ -836,6 +849,7 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
     c->req = req;
     c->visibility = -1;
     c->sensitive = -1;
+    c->quote_policy = -1;
     const char *text = eu_param_str(p, "status");
     c->spoiler = eu_param_str(p, "spoiler_text");
     c->spoiler_given = c->spoiler != NULL;
@@ -893,6 +907,22 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
             return -1;
         }
     }
+    const char *qpol = eu_param_str(p, "quote_approval_policy");
+    if (qpol && *qpol) {
+        c->quote_policy = eu_quote_policy_code(qpol);
+        if (c->quote_policy < 0) {
+            eu_req_reply_error(req, 422, EU_QUOTE_BAD_POLICY);
+            return -1;
+        }
+    }
+    const char *quoted = eu_param_str(p, "quoted_status_id");
+    if (quoted && *quoted) {
+        if (!eu_id_is_valid(quoted)) {
+            eu_req_reply_error(req, 404, EU_QUOTE_NOT_FOUND);
+            return -1;
+        }
+        c->quoted_id = eu_arena_strdup(req->arena, quoted);
+    }
     const char *reply = eu_param_str(p, "in_reply_to_id");
     if (reply && *reply) {
         if (!eu_id_is_valid(reply)) {
@@ -914,9 +944,11 @@ struct publish {
     int64_t author;
     bool notify_followers;
     char *mention_ids;
-    int64_t poll_ms; /* the poll's lifetime, or -1 */
-    bool plain;      /* sent statuses.insert_plain, whose row ends in NEW_FEEDS */
-    bool card;       /* has a link that may get a preview card (src/social/cards.c) */
+    int64_t poll_ms;       /* the poll's lifetime, or -1 */
+    bool plain;            /* sent statuses.insert_plain, whose row ends in NEW_FEEDS */
+    bool card;             /* has a link that may get a preview card (src/social/cards.c) */
+    int64_t quoted_author; /* a local quoted author to tell, or 0 */
+    bool quote_request;    /* a pending quote of a remote post: ask its author */
     eu_status_published_cb cb;
     void *arg;
 };
@@ -961,6 +993,10 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
             eu_queue_task_wake(pb->tenant, EU_TASK_POLLS, pb->poll_ms);
         if (pb->card)
             eu_card_enqueue(pb->app, pb->tenant, id, false);
+        if (pb->quoted_author && pb->quoted_author != pb->author)
+            eu_notify(pb->app->registry, pb->tenant, pb->quoted_author, pb->author, "quote", sid);
+        if (pb->quote_request)
+            eu_ap_outbox_quote_request(pb->app, pb->tenant, pb->author, id);
         /* The statement cannot build a poll it has just inserted. */
         pb->cb(id, EU_DB_OK, NULL, pb->poll_ms >= 0 ? NULL : res, pb->arg);
     }
@@ -992,7 +1028,11 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
     }
     pb->cb = cb;
     pb->arg = arg;
-    char author[24], vis[12], app_id[24];
+    char author[24], vis[12], app_id[24], qpol[8];
+    snprintf(qpol, sizeof(qpol), "%d", d->quote_policy);
+    if (d->quoted_id && d->quoted_local && d->quote_state && !strcmp(d->quote_state, "accepted"))
+        pb->quoted_author = strtoll(d->quoted_account, NULL, 10);
+    pb->quote_request = d->quoted_id && !d->quoted_local;
     snprintf(author, sizeof(author), "%lld", (long long)d->account_id);
     snprintf(vis, sizeof(vis), "%d", d->visibility);
     snprintf(app_id, sizeof(app_id), "%lld", (long long)d->application_id);
@@ -1016,9 +1056,13 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
         d->poll,
         d->media_ids ? d->media_ids : "{}",
         d->base_url,
+        d->quote_policy >= 0 ? qpol : NULL,
+        d->quoted_id,
+        d->quoted_id ? d->quoted_account : NULL,
+        d->quoted_id ? d->quote_state : NULL,
     };
     bool plain = !strcmp(params[11], "{}") && !strcmp(params[12], "{}") && !d->scheduled_id &&
-                 !d->poll && !strcmp(params[15], "{}");
+                 !d->poll && !strcmp(params[15], "{}") && d->quote_policy < 0 && !d->quoted_id;
     if (!plain && (d->visibility < 0 || d->sensitive_default)) {
         /* Only statuses.insert_plain reads the author's defaults, and
          * prepare_scanned leaves them to it only for a plain post. */
@@ -1031,7 +1075,7 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
     /* Mastodon shows media or a poll instead of a card. */
     pb->card = !d->poll && !strcmp(params[15], "{}") && eu_card_candidate(d->html);
     const struct eu_sql *insert = &eu_statuses_sql[plain ? STATUSES_INSERT_PLAIN : STATUSES_INSERT];
-    int nparams = plain ? 11 : 17;
+    int nparams = plain ? 11 : 21;
     if (conn)
         eu_db_conn_stmt(conn, insert, nparams, params, on_published, pb);
     else
@@ -1062,6 +1106,11 @@ draft_of(struct compose *c, struct eu_status_draft *d)
     d->poll = c->poll;
     d->media_ids = c->media_ids;
     d->base_url = eu_req_base_url(req);
+    d->quote_policy = c->quote_policy;
+    d->quoted_id = c->quoted_id;
+    d->quoted_account = c->quoted_account;
+    d->quote_state = c->quote_state;
+    d->quoted_local = c->quoted_local;
 }
 
 static void
@@ -1081,6 +1130,11 @@ on_inserted(const char *status_id, enum eu_db_status st, const char *error, cons
         const char *key = idempotency_key(req, c->idem);
         const char *argv[] = {"SET", key, c->status_id, "EX", IDEMPOTENCY_TTL};
         eu_redis_command(eu_tenant_redis(req->app, req->tenant), NULL, NULL, 5, argv, NULL);
+    }
+    if (c->quoted_id) {
+        /* The insert's answer has no quote: the render statement's has. */
+        eu_statuses_reply_one(req, c->status_id);
+        return;
     }
     eu_statuses_reply_inserted(req, c->status_id, res);
 }
@@ -1102,6 +1156,30 @@ schedule_status(struct compose *c)
 }
 
 static void
+on_quote_checked(struct eu_req *req, const struct eu_quote_target *q, void *arg)
+{
+    struct compose *c = arg;
+    (void)req;
+    c->quoted_id = q->id;
+    c->quoted_account = q->account_id;
+    c->quoted_local = q->local;
+    c->quote_state = q->state;
+    prepare(c);
+}
+
+/* A quote is checked before anything else: a post that may not be quoted
+ * is refused before its text is prepared. */
+static void
+prepare_quoted(struct compose *c)
+{
+    if (c->quoted_id && !c->quote_state) {
+        eu_statuses_quote_check(c->req, c->quoted_id, on_quote_checked, c);
+        return;
+    }
+    prepare(c);
+}
+
+static void
 on_idempotency(redisReply *reply, void *arg)
 {
     struct compose *c = arg;
@@ -1111,7 +1189,7 @@ on_idempotency(redisReply *reply, void *arg)
         return;
     }
     /* Missing, or Redis down: post without idempotency. */
-    prepare(c);
+    prepare_quoted(c);
 }
 
 static void
@@ -1132,7 +1210,7 @@ statuses_create(struct eu_req *req)
         eu_redis_command(eu_tenant_redis(req->app, req->tenant), on_idempotency, c, 2, argv, NULL);
         return;
     }
-    prepare(c);
+    prepare_quoted(c);
 }
 
 /* ------------------------------------------------------------------- edit */

@@ -46,6 +46,24 @@ void eu_statuses_unreblog(struct eu_req *req);
 void eu_statuses_favourited_by(struct eu_req *req);
 void eu_statuses_reblogged_by(struct eu_req *req);
 
+/* Mastodon's answers to a quote it refuses (src/api/quotes.c). */
+#define EU_QUOTE_NOT_FOUND "The post you are trying to quote does not appear to exist."
+#define EU_QUOTE_BAD_POLICY "Validation failed: Quote approval policy is not included in the list"
+
+/* What eu_statuses_quote_check() found: the status to quote (a reblog's
+ * original), its author, whether it is local, and the state the new
+ * quote starts in. Arena strings. */
+struct eu_quote_target {
+    const char *id, *account_id, *state;
+    bool local;
+};
+typedef void (*eu_quote_checked_cb)(struct eu_req *req, const struct eu_quote_target *q, void *arg);
+/* Whether req's viewer may quote status id (Mastodon's StatusPolicy#quote?:
+ * the author, or a public or unlisted post whose policy lets the viewer
+ * quote it; a remote one is asked of its author and starts pending).
+ * Calls cb, or answers 404 with Mastodon's text itself. */
+void eu_statuses_quote_check(struct eu_req *req, const char *id, eu_quote_checked_cb cb, void *arg);
+
 /* Timeline handlers (timelines.c), routed from statuses.c's table. */
 void eu_timelines_home(struct eu_req *req);
 void eu_timelines_public(struct eu_req *req);
@@ -87,6 +105,14 @@ struct eu_status_draft {
     /* The tenant's base URL, for the mentions and tags of the POST's
      * answer; NULL when nobody is answered (publishing a scheduled one). */
     const char *base_url;
+    /* The author's quote_approval_policy (EU_QUOTE_POLICY_*), or -1: public
+     * (nobody for a private or direct status), as Mastodon's default. */
+    int quote_policy;
+    /* The status it quotes (its id and author's, decimal), or NULL; the
+     * quote's state as src/api/quotes.c decided it ("accepted", or
+     * "pending" for a remote post until its author answers). */
+    const char *quoted_id, *quoted_account, *quote_state;
+    bool quoted_local; /* the quoted status is local: its author is told */
 };
 
 /* status_id: the new status, or NULL when nothing was inserted (st

@@ -66,6 +66,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_migration_routes,
     eu_statuses_routes,
     eu_statuses_actions_routes,
+    eu_quotes_routes,
     eu_statuses_thread_routes,
     eu_timelines_routes,
     eu_social_routes,
@@ -96,6 +97,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_ap_instance_actor_routes,
     eu_ap_collections_routes,
     eu_ap_objects_routes,
+    eu_ap_quotes_routes,
     eu_ap_inbox_routes,
 
     /* paths no route takes: the CORS areas (src/http/server.c) */

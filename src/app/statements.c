@@ -28,6 +28,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     /* statuses group */
     eu_statuses_sql,
     eu_statuses_actions_sql,
+    eu_quotes_sql,
     eu_statuses_thread_sql,
     eu_status_render_sql,
     eu_timelines_sql,
@@ -109,9 +110,11 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_process_sql,
     eu_ap_process_follow_sql,
     eu_ap_process_status_sql,
+    eu_ap_quotes_sql,
     eu_ap_process_poll_sql, /* a local poll's Update */
     eu_ap_deliver_sql,      /* delivery */
     eu_ap_outbox_sql,
+    eu_ap_quotes_outbox_sql,
     eu_ap_resolve_sql, /* src/ap/resolve.c */
     eu_ap_inbox_sql,   /* src/ap/inbox.c */
     eu_stream_sql,     /* src/social/stream_events.c */

@@ -48,6 +48,7 @@ const char *const eu_db_tenant_tables[] = {
     "announcements",
     "account_conversations",
     "mentions",
+    "quotes",                 /* before statuses, which it references */
     "status_trend_reviews",   /* before statuses, which it references */
     "preview_cards_statuses", /* before statuses and preview_cards */
     "preview_cards",

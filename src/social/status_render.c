@@ -73,6 +73,11 @@ enum {
     C_MEDIA,
     C_EMOJIS,
     C_CARD,
+    C_QUOTE_STATE,
+    C_QUOTED_ID,
+    C_QUOTE_POLICY,
+    C_FOLLOWS_AUTHOR,
+    C_GONE,
     C_ACCOUNT,
     C_NFIELDS
 };
@@ -119,6 +124,11 @@ static const char *const col_names[C_NFIELDS] = {
     [C_MEDIA] = "media",
     [C_EMOJIS] = "status_emojis",
     [C_CARD] = "card",
+    [C_QUOTE_STATE] = "quote_state",
+    [C_QUOTED_ID] = "quoted_id",
+    [C_QUOTE_POLICY] = "quote_policy",
+    [C_FOLLOWS_AUTHOR] = "follows_author",
+    [C_GONE] = "gone",
     [C_ACCOUNT] = "account_id",
 };
 
@@ -140,9 +150,12 @@ enum {
  * the two statements cannot drift apart.
  */
 #define RENDER_PAGE_HEAD                                                                           \
-    "WITH want AS (SELECT unnest($2::bigint[]) AS id"                                              \
+    "WITH want0 AS (SELECT unnest($2::bigint[]) AS id"                                             \
     " UNION SELECT x.reblog_of_id FROM statuses x WHERE x.tenant_id = $1"                          \
     " AND x.id = ANY($2::bigint[]) AND x.reblog_of_id IS NOT NULL),"                               \
+    " want AS (SELECT id FROM want0 UNION SELECT wq.quoted_status_id FROM quotes wq"               \
+    "  WHERE wq.tenant_id = $1 AND wq.status_id IN (SELECT id FROM want0)"                         \
+    "  AND wq.state = 'accepted' AND wq.quoted_status_id IS NOT NULL),"                            \
     " fav AS (SELECT f.status_id FROM favourites f WHERE f.tenant_id = $1"                         \
     "  AND f.account_id = $3::bigint AND f.status_id IN (SELECT id FROM want)),"                   \
     " reb AS (SELECT r.reblog_of_id FROM statuses r WHERE r.tenant_id = $1"                        \
@@ -169,7 +182,12 @@ enum {
     "  FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id = s.application_id"            \
     "  AND s.account_id = $3::bigint) AS app,"                                                     \
     " CASE WHEN s.has_poll THEN eunha_poll_json($1, s.id, $3::bigint) END AS poll,"                \
-    " (SELECT stamp FROM eunha_filters_stamp($1, $3::bigint) stamp) AS filter_stamp,"
+    " (SELECT stamp FROM eunha_filters_stamp($1, $3::bigint) stamp) AS filter_stamp,"              \
+    " s.deleted_at IS NOT NULL AS gone, q.state AS quote_state, q.quoted_status_id::text AS "      \
+    "quoted_id, s.quote_policy,"                                                                   \
+    " CASE WHEN s.quote_policy = 1 AND $3::bigint <> 0 THEN EXISTS (SELECT 1 FROM follows qf"      \
+    "  WHERE qf.tenant_id = $1 AND qf.account_id = $3::bigint"                                     \
+    "  AND qf.target_account_id = s.account_id) END AS follows_author,"
 
 /*
  * The two render statements, with $2 the ids as an array literal and $3
@@ -189,6 +207,7 @@ const struct eu_sql eu_status_render_sql[] = {
         {"status_render.statuses", RENDER_PAGE_HEAD
          " CASE WHEN $7::boolean THEN s.text END AS source_text, sx.*, ax.*"
          " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+         " LEFT JOIN quotes q ON q.tenant_id = $1 AND q.status_id = s.id"
          " CROSS JOIN LATERAL eunha_is_in_audience($1, s.id, s.account_id, s.visibility,"
          "  $3::bigint) au"
          " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($5::text[])"
@@ -256,6 +275,7 @@ const struct eu_sql eu_status_render_sql[] = {
         {"status_render.cached", RENDER_PAGE_HEAD
          " CASE WHEN $6::boolean THEN s.text END AS source_text"
          " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+         " LEFT JOIN quotes q ON q.tenant_id = $1 AND q.status_id = s.id"
          " CROSS JOIN LATERAL eunha_is_in_audience($1, s.id, s.account_id, s.visibility,"
          "  $3::bigint) au"
          " CROSS JOIN LATERAL (SELECT (s.id::text || ':' || s.xmin::text) = ANY($4::text[])"
@@ -320,6 +340,16 @@ eu_status_visibility_code(const char *name)
     return -1;
 }
 
+int
+eu_quote_policy_code(const char *name)
+{
+    static const char *const names[] = {"public", "followers", "nobody"};
+    for (int i = 0; name && i < 3; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 static const char *
 col_str(const PGresult *r, int row, int col)
 {
@@ -341,9 +371,11 @@ cols_find(const PGresult *r, struct render *rd)
     bool all = true;
     for (int i = 0; i < C_NFIELDS; i++) {
         rd->col[i] = PQfnumber(r, col_names[i]);
-        /* The inserts that answer with their status have no card: a new
-         * status has none yet. */
-        all = all && (rd->col[i] >= 0 || i == C_CARD);
+        /* The inserts that answer with their status have no card (a new
+         * status has none yet), no quote (a quote is answered by the
+         * render statement) and no viewer's relationship to its author. */
+        all = all && (rd->col[i] >= 0 || i == C_CARD || i == C_QUOTE_STATE || i == C_QUOTED_ID ||
+                      i == C_QUOTE_POLICY || i == C_FOLLOWS_AUTHOR || i == C_GONE);
     }
     if (rd->col[C_ACCOUNT] >= 0)
         eu_account_cols_find(&rd->account, r);
@@ -664,6 +696,63 @@ trailer_text(const struct render *rd, const PGresult *r, int row, const struct p
     return t;
 }
 
+/*
+ * Mastodon's quote_approval for row as this viewer sees it: who may quote
+ * it without asking (the author's policy; a private or direct status
+ * nobody but its author), nobody by hand (the API offers no manual
+ * policy), and what the viewer may do: quote it ("automatic"), not
+ * ("denied"), or "unknown" signed out. A status without a policy (older
+ * than quotes, or remote without interactionPolicy) is not quotable by
+ * others, as in Mastodon. New reference.
+ */
+static json_t *
+quote_approval_json(const struct render *rd, const PGresult *r, int row)
+{
+    const int *col = rd->col;
+    const char *pol = col[C_QUOTE_POLICY] >= 0 ? col_str(r, row, col[C_QUOTE_POLICY]) : NULL;
+    int policy = pol ? atoi(pol) : EU_QUOTE_POLICY_NOBODY;
+    int vis = atoi(PQgetvalue(r, row, col[C_VISIBILITY]));
+    if (vis >= 2)
+        policy = EU_QUOTE_POLICY_NOBODY;
+    json_t *automatic = json_array();
+    if (policy == EU_QUOTE_POLICY_PUBLIC)
+        json_array_append_new(automatic, json_string("public"));
+    else if (policy == EU_QUOTE_POLICY_FOLLOWERS)
+        json_array_append_new(automatic, json_string("followers"));
+    int64_t viewer = rd->req->auth.account_id;
+    const char *current = "denied";
+    if (!viewer)
+        current = "unknown";
+    else if (eu_id_parse(PQgetvalue(r, row, col[C_AUTHOR]), NULL) == viewer)
+        current = vis < 3 ? "automatic" : "denied";
+    else if (policy == EU_QUOTE_POLICY_PUBLIC ||
+             (policy == EU_QUOTE_POLICY_FOLLOWERS && col[C_FOLLOWS_AUTHOR] >= 0 &&
+              col_bool(r, row, col[C_FOLLOWS_AUTHOR])))
+        current = "automatic";
+    json_t *o = json_object();
+    json_object_set_new(o, "automatic", automatic);
+    json_object_set_new(o, "manual", json_array());
+    json_object_set_new(o, "current_user", json_string(current));
+    return o;
+}
+
+/* Mastodon's ShallowQuote of row (a quote nested in a quoted status), or
+ * null: its state and the quoted status's id once approved. */
+static json_t *
+shallow_quote_json(const struct render *rd, const PGresult *r, int row)
+{
+    const int *col = rd->col;
+    const char *state = col[C_QUOTE_STATE] >= 0 ? col_str(r, row, col[C_QUOTE_STATE]) : NULL;
+    if (!state)
+        return json_null();
+    const char *qid = col_str(r, row, col[C_QUOTED_ID]);
+    bool accepted = strcmp(state, "accepted") == 0;
+    json_t *o = json_object();
+    json_object_set_new(o, "state", json_string(accepted && !qid ? "deleted" : state));
+    json_object_set_new(o, "quoted_status_id", str_or_null(accepted ? qid : NULL));
+    return o;
+}
+
 static json_t *
 status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
 {
@@ -706,6 +795,8 @@ status_json(struct render *rd, const PGresult *r, int row, struct parts *parts)
     }
     json_object_set(o, "filtered", no_filters(rd));
     json_object_set_new(o, "reblog", json_null());
+    json_object_set_new(o, "quote", shallow_quote_json(rd, r, row));
+    json_object_set_new(o, "quote_approval", quote_approval_json(rd, r, row));
     if (trailer) {
         json_decref(parts->account); /* in the trailer */
         return o;
@@ -747,6 +838,46 @@ row_is_visible(const struct render *rd, const PGresult *r, int row)
 
 static void send_render(struct render *rd);
 
+/*
+ * Replaces o's "quote" (row's) with Mastodon's Quote entity: its state
+ * and, once approved, the quoted status as this viewer may see it, whose
+ * own quote stays shallow. An approved quote of a status gone says
+ * "deleted", of one the viewer may not see "unauthorized", as Mastodon's
+ * QuoteSerializer does. False when the cache lost the quoted status's
+ * parts meanwhile (the render starts again).
+ */
+static bool
+set_quote(struct render *rd, const PGresult *r, int row, json_t *o, const int64_t *row_ids,
+          int nrows, uint32_t base)
+{
+    const int *col = rd->col;
+    const char *state = col[C_QUOTE_STATE] >= 0 ? col_str(r, row, col[C_QUOTE_STATE]) : NULL;
+    if (!state)
+        return true;
+    json_t *q = json_object();
+    json_t *quoted = NULL;
+    if (strcmp(state, "accepted") == 0) {
+        const char *qid = col_str(r, row, col[C_QUOTED_ID]);
+        int qrow = qid ? find_row(row_ids, nrows, eu_id_parse(qid, NULL)) : -1;
+        if (qrow < 0 || col_bool(r, qrow, col[C_GONE])) {
+            state = "deleted";
+        } else if (!row_is_visible(rd, r, qrow)) {
+            state = "unauthorized";
+        } else {
+            struct parts qp;
+            if (!row_parts(rd, r, qrow, base, &qp)) {
+                json_decref(q);
+                return false;
+            }
+            quoted = status_json(rd, r, qrow, &qp);
+        }
+    }
+    json_object_set_new(q, "state", json_string(state));
+    json_object_set_new(q, "quoted_status", quoted ? quoted : json_null());
+    json_object_set_new(o, "quote", q);
+    return true;
+}
+
 static void
 on_rows(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -785,9 +916,14 @@ on_rows(struct eu_req *req, PGresult *res, void *arg)
             goto lost;
         }
         json_t *o = status_json(rd, res, row, &p);
-        if (orig >= 0)
-            json_object_set_new(o, "reblog", status_json(rd, res, orig, &op));
+        json_t *shown = o;
+        if (orig >= 0) {
+            shown = status_json(rd, res, orig, &op);
+            json_object_set_new(o, "reblog", shown);
+        }
         json_array_append_new(out, o);
+        if (!set_quote(rd, res, orig >= 0 ? orig : row, shown, row_ids, nrows, base))
+            goto lost;
     }
     rd->cb(req, out, rd->arg);
     return;

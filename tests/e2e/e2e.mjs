@@ -188,6 +188,13 @@ async function main() {
   const tag = await alice.v1.tags.$select("eunha").follow();
   assert.equal(tag.following, true);
 
+  step("quotes");
+  const quote = await bob.v1.statuses.create({ status: "worth quoting", quotedStatusId: first.id });
+  assert.equal(quote.quote?.state, "accepted");
+  assert.equal(quote.quote?.quotedStatus?.id, first.id);
+  assert.equal(quote.quoteApproval?.currentUser, "automatic");
+  assert.deepEqual(quote.quoteApproval?.automatic, ["public"]);
+
   console.log("e2e: all checks passed");
 }
 

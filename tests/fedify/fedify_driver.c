@@ -31,6 +31,9 @@
  *     reports her reply with forward=true: the report reaches Fedify as a
  *     Flag from the tenant's instance actor, signed so that Fedify accepts
  *     it, naming alice and her reply, with bob's comment.
+ *  5. alice quotes a status of bob's (a Create(Note) with Fedify's
+ *     quoteUrl): the quote is approved by bob's policy, shown with the
+ *     quoted status, and bob gets a "quote" notification.
  *
  * Exits 77 (CTest's "skipped") when node or the npm packages are missing,
  * which scripts/test.sh installs (npm ci in tests/fedify).
@@ -628,6 +631,33 @@ START_TEST(test_fedify_reply_mentions)
 }
 END_TEST
 
+/* 5: a Fedify Note quoting bob's post (Fedify's quoteUrl, which it also
+ * writes as _misskey_quote and quoteUri) is a quote, approved by bob's
+ * default policy, and bob is told. Fedify 1.5 has no QuoteRequest. */
+START_TEST(test_fedify_quotes)
+{
+    struct fedify_world w;
+    world_start(&w);
+    struct eu_it_resp r = {0};
+
+    char *id = bob_posts(&w, "a status for fedify to quote");
+    char uri[256];
+    snprintf(uri, sizeof(uri), BOB "/statuses/%s", id);
+    json_decref(
+        fedify_control(&w.peer, "quote", json_pack("{s:s, s:s}", "actor", "alice", "object", uri)));
+    eu_it_wait_get(w.s, &r, HOST, w.bob, WAIT_MS, has_notification, "quote",
+                   "bob's quote notification", "/api/v1/notifications?types%%5B%%5D=quote");
+    json_t *st = json_object_get(notification_from_alice(&r, "quote"), "status");
+    ck_assert_str_eq(json_string_value(eu_it_jpath(st, "quote.state")), "accepted");
+    ck_assert_str_eq(json_string_value(eu_it_jpath(st, "quote.quoted_status.id")), id);
+    fedify_expect_nothing_refused(&w.peer);
+
+    free(id);
+    eu_it_resp_free(&r);
+    world_stop(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -642,5 +672,6 @@ main(void)
     EU_IT_ADD_TCASE(suite, test_local_user_follows_fedify, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_fedify_favourites_and_boosts, TIMEOUT);
     EU_IT_ADD_TCASE(suite, test_fedify_reply_mentions, TIMEOUT);
+    EU_IT_ADD_TCASE(suite, test_fedify_quotes, TIMEOUT);
     return eu_it_run_suite(suite);
 }

@@ -18,6 +18,8 @@
 //   POST /control/like     {"actor": "alice", "object": status URI}
 //   POST /control/announce {"actor": "alice", "object": status URI}
 //   POST /control/reply    {"actor": "alice", "object": status URI, "content": html}
+//   POST /control/quote    {"actor": "alice", "object": status URI}: a Note quoting it
+//                          (Fedify's quoteUrl, sent as quoteUrl, _misskey_quote, quoteUri)
 //   POST /control/undo     {"actor": "alice", "activity": id from an answer above}
 //   GET  /control/state    {"received": [...], "follows": {id: state},
 //                           "followers": {name: [URIs]}, "refused": [...]}
@@ -307,6 +309,31 @@ const control = {
       to: PUBLIC_COLLECTION,
       ccs: [author.id],
       tags: [new Mention({ href: author.id, name: handle })],
+      url: noteId,
+    });
+    notes[noteId.href] = note;
+    const create = new Create({
+      id: new URL(`${noteId.href}/activity`),
+      actor: me,
+      object: note,
+      to: PUBLIC_COLLECTION,
+      ccs: [author.id],
+    });
+    sent[create.id.href] = { activity: create, to: author, actor: b.actor };
+    await ctx.sendActivity({ identifier: b.actor }, author, create, { immediate: true });
+    return { id: create.id.href, note: noteId.href };
+  },
+  async quote(ctx, b) {
+    const me = actorOf(ctx, b.actor);
+    const author = await lookupActor(ctx, b.object);
+    const noteId = ctx.getObjectUri(Note, { identifier: b.actor, id: randomUUID() });
+    const note = new Note({
+      id: noteId,
+      attribution: me,
+      content: "<p>quoting from Fedify</p>",
+      quoteUrl: new URL(b.object),
+      to: PUBLIC_COLLECTION,
+      ccs: [author.id],
       url: noteId,
     });
     notes[noteId.href] = note;
