@@ -48,7 +48,11 @@ const char *const eu_db_tenant_tables[] = {
     "announcements",
     "account_conversations",
     "mentions",
-    "status_trend_reviews",   /* before statuses, which it references */
+    "status_trend_reviews", /* before statuses, which it references */
+    "trend_scores",
+    "trend_refreshes",
+    "suggestion_dismissals",  /* before accounts, which it references */
+    "suggestion_features",    /* likewise */
     "preview_cards_statuses", /* before statuses and preview_cards */
     "preview_cards",
     "preview_card_providers",
