@@ -24,14 +24,6 @@ CREATE TABLE trend_scores (
 );
 CREATE INDEX trend_scores_rank ON trend_scores (tenant_id, kind, rank DESC);
 
--- Each tenant's refreshes: when the last ran and how many have run, for
--- the operator and the test that proves an idle tenant runs none.
-CREATE TABLE trend_refreshes (
-    tenant_id bigint PRIMARY KEY,
-    refreshed_at timestamptz NOT NULL,
-    runs bigint NOT NULL DEFAULT 1
-);
-
 -- Accounts the staff feature in follow suggestions (source "featured").
 CREATE TABLE suggestion_features (
     tenant_id bigint NOT NULL,

@@ -50,7 +50,6 @@ const char *const eu_db_tenant_tables[] = {
     "mentions",
     "status_trend_reviews", /* before statuses, which it references */
     "trend_scores",
-    "trend_refreshes",
     "suggestion_dismissals",  /* before accounts, which it references */
     "suggestion_features",    /* likewise */
     "preview_cards_statuses", /* before statuses and preview_cards */
