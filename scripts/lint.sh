@@ -155,6 +155,7 @@ streaming http
 tenant tenant
 text social
 toml core
+trends social
 utf8 core
 webpush outbound
 '

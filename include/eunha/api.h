@@ -16,6 +16,7 @@ struct eu_req;
 extern const struct eu_route eu_accounts_routes[];                /* accounts.c */
 extern const struct eu_route eu_admin_dashboard_routes[];         /* admin_dashboard.c */
 extern const struct eu_route eu_trends_routes[];                  /* trends.c */
+extern const struct eu_route eu_suggestions_routes[];             /* suggestions.c */
 extern const struct eu_route eu_cards_routes[];                   /* cards.c */
 extern const struct eu_route eu_admin_rules_routes[];             /* admin_rules.c */
 extern const struct eu_route eu_admin_instance_staff_routes[];    /* admin_instance.c */

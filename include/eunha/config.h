@@ -56,6 +56,8 @@ struct eu_config {
     int suspended_retention_s; /* 2592000 (30 days): suspended accounts are then purged */
     int scheduled_min_lead_s;  /* 300: how far ahead scheduled_at must be (Mastodon's 5 min) */
     int poll_min_expires_s;    /* 300: shortest poll[expires_in] accepted */
+    int trends_refresh_s;      /* 600: a tenant's trends rescored this long after new activity */
+    int trends_min_accounts;   /* 5 (Mastodon's threshold): fewer accounts never trend */
     /* [limits] */
     size_t max_body_bytes;   /* 1 MiB: any route's body, unless the route takes uploads */
     size_t max_upload_bytes; /* 17 MiB: a body of a route flagged EU_ROUTE_UPLOAD */

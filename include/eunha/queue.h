@@ -71,6 +71,7 @@ enum eu_task_id {
     EU_TASK_SCHEDULED,       /* publishes scheduled statuses (src/api/scheduled.c) */
     EU_TASK_POLLS,           /* closes expired polls and notifies (src/social/polls.c) */
     EU_TASK_MEDIA_CLEANUP,   /* removes unattached uploads a day old (src/media/cleanup.c) */
+    EU_TASK_TRENDS,          /* rescores trends after new activity (src/social/trends_task.c) */
     EU_TASK_MAX
 };
 

@@ -88,6 +88,7 @@ extern const struct eu_sql eu_admin_dashboard_sql[];  /* admin_dashboard.c */
 extern const struct eu_sql eu_admin_dimensions_sql[]; /* admin_dashboard.c */
 extern const struct eu_sql eu_admin_retention_sql[];  /* admin_dashboard.c */
 extern const struct eu_sql eu_trends_sql[];           /* trends.c */
+extern const struct eu_sql eu_suggestions_sql[];      /* suggestions.c */
 /* staff_roles.c, staff_action_logs.c, appeals.c */
 extern const struct eu_sql eu_staff_roles_sql[];
 extern const struct eu_sql eu_staff_action_logs_sql[];

@@ -39,8 +39,9 @@ enum eu_tenant_state { EU_TENANT_ACTIVE, EU_TENANT_SUSPENDED, EU_TENANT_DELETING
  * again on the next use.
  */
 enum eu_tenant_slot {
-    EU_SLOT_AUTH,  /* src/http/auth.c: the token cache */
-    EU_SLOT_QUEUE, /* src/queue/: job workers and timed tasks */
+    EU_SLOT_AUTH,   /* src/http/auth.c: the token cache */
+    EU_SLOT_QUEUE,  /* src/queue/: job workers and timed tasks */
+    EU_SLOT_TRENDS, /* src/social/trends_task.c: new activity to score */
     EU_SLOT_MAX
 };
 

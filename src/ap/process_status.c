@@ -33,6 +33,7 @@
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/stream.h"
+#include "eunha/trends.h"
 
 enum {
     STATUS_RELEVANT,
@@ -507,10 +508,12 @@ eu_proc_delete(struct eu_proc *p)
 static void
 on_liked(struct eu_proc *p, PGresult *res)
 {
-    if (PQntuples(res) > 0 && PQgetvalue(res, 0, 2)[0] == 't')
+    if (PQntuples(res) > 0 && PQgetvalue(res, 0, 2)[0] == 't') {
         eu_notify(p->app->registry, p->t, strtoll(PQgetvalue(res, 0, 1), NULL, 10),
                   strtoll(p->actor_id, NULL, 10), "favourite",
                   strtoll(PQgetvalue(res, 0, 0), NULL, 10));
+        eu_trends_touch(p->app, p->t);
+    }
     eu_proc_finish(p, NULL);
 }
 

@@ -2,7 +2,7 @@
  * The social group's route table and its small resources: favourites and
  * bookmarks lists, markers, preferences, hashtags (show, follow, followed
  * tags), the list timeline, and the endpoints clients call at start-up that
- * Eunha answers with empty lists (trending links, suggestions) so no client sees
+ * Eunha answers with empty lists (featured tags) so no client sees
  * a 404 there. Notifications, filters, search, conversations and
  * reports have files of their own.
  */
@@ -583,8 +583,6 @@ const struct eu_route eu_social_routes[] = {
     {POST, "/api/v1/tags/:name/follow", tags_follow, "write:follows", AUTH},
     {POST, "/api/v1/tags/:name/unfollow", tags_unfollow, "write:follows", AUTH},
     /* Tags, statuses and links trend in trends.c. */
-    {GET, "/api/v1/suggestions", reply_empty_list, "read", AUTH},
-    {GET, "/api/v2/suggestions", reply_empty_list, "read", AUTH},
     {GET, "/api/v1/featured_tags", reply_empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/featured_tags/suggestions", reply_empty_list, "read:accounts", AUTH},
     {0},

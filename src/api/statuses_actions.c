@@ -28,6 +28,7 @@
 #include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "eunha/trends.h"
 
 enum {
     ACTION_FAVOURITE,
@@ -189,6 +190,7 @@ on_action(struct eu_req *req, PGresult *res, void *arg)
         if (changed) {
             eu_notify(req->app->registry, req->tenant, author, req->auth.account_id, "favourite",
                       strtoll(target, NULL, 10));
+            eu_trends_touch(req->app, req->tenant);
             eu_ap_outbox_account(req->app, req->tenant, req->auth.account_id, target, EU_AP_LIKE,
                                  NULL);
         }

@@ -5,22 +5,18 @@
  * /statuses (every candidate, with requires_review) and POST .../:id/
  * approve|reject (permission manage_taxonomies, each with its audit row).
  *
- * Computed when asked, one statement each, bounded by the snowflake ids
- * of the last days (statuses_tags by status, favourites and reblogs by
- * their own id), so a trend costs the rows of a week, not of the tenant;
- * docs/dashboard.md says why no queue job is needed. A tag trends when
- * more accounts used it today than on an average day of the six before
- * (at least one); a status when it was favourited or reblogged in the
- * last two days. Neither shows publicly before the staff approved it
- * (tags.trendable and status_trend_reviews, tenant migration 0056), as
- * Mastodon requires review by default.
+ * The lists read the scores the trends task keeps (src/social/trends_task.c,
+ * tenant migration 0069; docs/trends.md): Mastodon's scoring by distinct
+ * accounts with decay, so a list is a walk down one index, and a score
+ * keeps decaying between the task's runs. Nothing shows publicly before
+ * the staff approved it (tags.trendable and status_trend_reviews, tenant
+ * migration 0056), as Mastodon requires review by default.
  *
  * Links (preview cards, src/social/cards.c) trend as tags do, by the
- * distinct accounts whose public statuses carried the card today against
- * a day of the six before, and show publicly once the staff approved the
- * link or its publisher (preview_card_providers, migration 0065), as
- * Mastodon's PreviewCard#trendable? falls back to its provider's. The
- * staff list them at /api/v1/admin/trends/links and review publishers at
+ * distinct accounts whose public statuses carried the card, and show
+ * publicly once the staff approved the link or its publisher (preview_card_providers, migration
+ * 0065), as Mastodon's PreviewCard#trendable? falls back to its provider's. The staff list them at
+ * /api/v1/admin/trends/links and review publishers at
  * .../links/publishers, each review with its audit row.
  */
 #include "eunha/api.h"
@@ -38,6 +34,7 @@
 #include "eunha/params.h"
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
+#include "eunha/trends.h"
 
 /* Mastodon's limits for trends: 10 by default, 20 at most. */
 #define TRENDS_LIMIT 10
@@ -93,44 +90,31 @@ enum {
 const struct eu_sql eu_trends_sql[] = {
     /*
      * $2 true for every candidate (the staff), false for the approved
-     * only; $3 limit, $4 offset. Public statuses of the last seven days
-     * by tag and day; observed is today's distinct accounts, expected a
-     * day's average over the six before (at least 1); the score is
-     * Mastodon's (observed - expected)^2 / expected when observed passes
-     * expected.
+     * only; $3 limit, $4 offset. The tags the trends task scored
+     * (src/social/trends_task.c), by their rank, while their score
+     * decayed to now is at least Mastodon's threshold.
      */
     [TRENDS_TAGS] =
         {"trends.tags",
-         "WITH b AS (SELECT (now() AT TIME ZONE 'UTC')::date AS today),"
-         " u AS MATERIALIZED (SELECT t.tag_id, eunha_id_day(t.status_id) AS day, s.account_id"
-         "  FROM b, statuses_tags t JOIN statuses s ON s.tenant_id = t.tenant_id"
-         "  AND s.id = t.status_id WHERE t.tenant_id = $1"
-         "  AND t.status_id >= eunha_day_first_id(b.today - 6) AND s.deleted_at IS NULL"
-         "  AND s.visibility = 0),"
-         " sc AS (SELECT u.tag_id, count(DISTINCT u.account_id) FILTER (WHERE u.day = b.today)"
-         "  AS observed, greatest(1.0, count(DISTINCT (u.account_id, u.day))"
-         "  FILTER (WHERE u.day < b.today) / 6.0) AS expected FROM u, b GROUP BY u.tag_id)"
-         " SELECT g.id::text AS id, g.name, g.trendable::text AS trendable,"
-         " (sc.observed - sc.expected) ^ 2 / sc.expected AS score, " TAG_HISTORY(
-             "g.id") " FROM sc JOIN tags g ON g.tenant_id = $1 AND g.id = sc.tag_id"
-                     " WHERE sc.observed > sc.expected AND ($2::bool OR g.trendable)"
-                     " ORDER BY score DESC, g.id DESC LIMIT $3::int OFFSET $4::int"},
-    /* $2..$4 as above. Public statuses (not reblogs) by their favourites
-     * and reblogs since yesterday began. */
+         "SELECT g.id::text AS id, g.name, g.trendable::text AS trendable, " TAG_HISTORY(
+             "g.id") " FROM trend_scores r JOIN tags g ON g.tenant_id = $1"
+                     " AND g.id = r.target_id WHERE r.tenant_id = $1 AND r.kind = 0"
+                     " AND r.rank >= " EU_TREND_TAG_FLOOR
+                     " + extract(epoch FROM now())::float8 / " EU_TREND_TAG_HALFLIFE
+                     " AND ($2::bool OR g.trendable)"
+                     " ORDER BY r.rank DESC, r.target_id DESC"
+                     " LIMIT $3::int OFFSET $4::int"},
+    /* $2..$4 as above. The statuses scored, still public and not
+     * deleted, with their review. */
     [TRENDS_STATUSES] =
         {"trends.statuses",
-         "WITH b AS (SELECT eunha_day_first_id((now() AT TIME ZONE 'UTC')::date - 1) AS since),"
-         " i AS (SELECT f.status_id AS id FROM b, favourites f WHERE f.tenant_id = $1"
-         "  AND f.id >= b.since UNION ALL SELECT r.reblog_of_id FROM b, statuses r"
-         "  WHERE r.tenant_id = $1 AND r.id >= b.since AND r.reblog_of_id IS NOT NULL"
-         "  AND r.deleted_at IS NULL),"
-         " sc AS (SELECT i.id, count(*) AS score FROM i GROUP BY i.id)"
-         " SELECT s.id::text AS id, v.trendable::text AS trendable, sc.score FROM sc"
-         " JOIN statuses s ON s.tenant_id = $1 AND s.id = sc.id"
+         "SELECT s.id::text AS id, v.trendable::text AS trendable FROM trend_scores r"
+         " JOIN statuses s ON s.tenant_id = $1 AND s.id = r.target_id"
          " LEFT JOIN status_trend_reviews v ON v.tenant_id = $1 AND v.status_id = s.id"
-         " WHERE s.visibility = 0 AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL"
-         " AND ($2::bool OR v.trendable) ORDER BY sc.score DESC, s.id DESC"
-         " LIMIT $3::int OFFSET $4::int"},
+         " WHERE r.tenant_id = $1 AND r.kind = 1 AND r.rank >= " EU_TREND_STATUS_FLOOR
+         " + extract(epoch FROM now())::float8 / " EU_TREND_STATUS_HALFLIFE
+         " AND s.visibility = 0 AND s.deleted_at IS NULL AND ($2::bool OR v.trendable)"
+         " ORDER BY r.rank DESC, r.target_id DESC LIMIT $3::int OFFSET $4::int"},
     /* $2 the tag, $3 trendable, $4 the staff's account. */
     [TRENDS_TAG_REVIEW] =
         {"trends.tag_review",
@@ -155,30 +139,23 @@ const struct eu_sql eu_trends_sql[] = {
          "  target_id) SELECT $1, $4::bigint, CASE WHEN $3::bool THEN 'approve' ELSE 'reject'"
          "  END, 'Status', v.status_id FROM v)"
          " SELECT v.status_id::text AS id FROM v"},
-    /* $2..$4 as for tags. Public statuses of the last seven days by
-     * card and day, scored as tags are; a link shows publicly when it or
-     * else its publisher was approved. */
-    [TRENDS_LINKS] =
-        {"trends.links",
-         "WITH b AS (SELECT (now() AT TIME ZONE 'UTC')::date AS today),"
-         " u AS MATERIALIZED (SELECT t.preview_card_id AS card_id,"
-         "  eunha_id_day(t.status_id) AS day, s.account_id"
-         "  FROM b, preview_cards_statuses t JOIN statuses s ON s.tenant_id = t.tenant_id"
-         "  AND s.id = t.status_id WHERE t.tenant_id = $1"
-         "  AND t.status_id >= eunha_day_first_id(b.today - 6) AND s.deleted_at IS NULL"
-         "  AND s.visibility = 0),"
-         " sc AS (SELECT u.card_id, count(DISTINCT u.account_id) FILTER (WHERE u.day = b.today)"
-         "  AS observed, greatest(1.0, count(DISTINCT (u.account_id, u.day))"
-         "  FILTER (WHERE u.day < b.today) / 6.0) AS expected FROM u, b GROUP BY u.card_id)"
-         " SELECT eunha_card_json(c)::text AS card,"
-         " (c.trendable IS NULL AND p.trendable IS NULL)::text AS requires_review,"
-         " (sc.observed - sc.expected) ^ 2 / sc.expected AS score, " LINK_HISTORY(
-             "c.id") " FROM sc JOIN preview_cards c ON c.tenant_id = $1 AND c.id = sc.card_id"
-                     " LEFT JOIN preview_card_providers p ON p.tenant_id = $1"
-                     " AND p.domain = c.domain"
-                     " WHERE sc.observed > sc.expected"
-                     " AND ($2::bool OR coalesce(c.trendable, p.trendable, false))"
-                     " ORDER BY score DESC, c.id DESC LIMIT $3::int OFFSET $4::int"},
+    /* $2..$4 as for tags. The links scored, by rank as tags; a link
+     * shows publicly when it or else its publisher was approved. */
+    [TRENDS_LINKS] = {"trends.links",
+                      "SELECT eunha_card_json(c)::text AS card,"
+                      " (c.trendable IS NULL AND p.trendable IS NULL)::text AS requires_review,"
+                      " " LINK_HISTORY(
+                          "c.id") " FROM trend_scores r JOIN preview_cards c"
+                                  " ON c.tenant_id = $1 AND c.id = r.target_id"
+                                  " LEFT JOIN preview_card_providers p"
+                                  " ON p.tenant_id = $1 AND p.domain = c.domain"
+                                  " WHERE r.tenant_id = $1 AND r.kind = 2"
+                                  " AND r.rank >= " EU_TREND_LINK_FLOOR
+                                  " + extract(epoch FROM now())::float8 / " EU_TREND_LINK_HALFLIFE
+                                  " AND ($2::bool OR coalesce(c.trendable,"
+                                  " p.trendable, false))"
+                                  " ORDER BY r.rank DESC, r.target_id DESC"
+                                  " LIMIT $3::int OFFSET $4::int"},
     /* $2 the card, $3 trendable, $4 the staff's account. */
     [TRENDS_LINK_REVIEW] =
         {"trends.link_review",

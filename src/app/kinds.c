@@ -22,6 +22,7 @@
 #include "eunha/polls.h"
 #include "eunha/push.h"
 #include "eunha/statuses.h"
+#include "eunha/trends.h"
 
 const struct eu_job_kind eu_job_kinds[] = {
     {"purge_account", EU_QUEUE_DEFAULT, eu_queue_purge_account_run},
@@ -61,6 +62,7 @@ const struct eu_task_kind eu_task_kinds[EU_TASK_MAX] = {
     [EU_TASK_SCHEDULED] = {"scheduled_statuses", eu_scheduled_task_run},
     [EU_TASK_POLLS] = {"polls", eu_polls_task_run},
     [EU_TASK_MEDIA_CLEANUP] = {"media_cleanup", eu_media_cleanup_task_run},
+    [EU_TASK_TRENDS] = {"trends", eu_trends_task_run},
 };
 
 const struct eu_job_kind *

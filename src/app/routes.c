@@ -42,6 +42,7 @@ const struct eu_route *const eu_route_tables[] = {
     eu_custom_emojis_routes, /* the picker's list and the staff's */
     eu_admin_dashboard_routes,
     eu_trends_routes,
+    eu_suggestions_routes,
     eu_cards_routes, /* a status's preview card */
 
     /* Mastodon's REST API and the web pages (src/api/) */

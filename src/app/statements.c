@@ -16,6 +16,7 @@
 #include "eunha/notify.h"
 #include "eunha/polls.h"
 #include "eunha/push.h"
+#include "eunha/trends.h"
 
 const struct eu_sql *const eu_sql_tables[] = {
     eu_lists_sql,
@@ -50,6 +51,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_admin_dimensions_sql,
     eu_admin_retention_sql,
     eu_trends_sql,
+    eu_suggestions_sql,
     eu_cards_sql, /* social/cards.c: preview cards */
     eu_nodeinfo_sql,
     eu_web_sql,
@@ -82,7 +84,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_takeout_import_sql,
     eu_takeout_archive_sql,
     eu_scheduled_sql,
-    eu_polls_sql, /* src/social/polls.c: REST and inbox votes alike */
+    eu_polls_sql,       /* src/social/polls.c: REST and inbox votes alike */
+    eu_trends_task_sql, /* src/social/trends_task.c */
     eu_auth_sql,
     eu_admin_accounts_sql,
     eu_admin_jobs_sql,

@@ -104,6 +104,8 @@ static const struct key keys[] = {
     {"workers.scheduled_status_min_lead_seconds", KEY_INT, F(scheduled_min_lead_s), 0, INT_MAX,
      NULL, NULL},
     {"workers.poll_min_expires_in_seconds", KEY_INT, F(poll_min_expires_s), 1, 2629746, NULL, NULL},
+    {"workers.trends_refresh_seconds", KEY_INT, F(trends_refresh_s), 1, 86400, NULL, NULL},
+    {"workers.trends_min_accounts", KEY_INT, F(trends_min_accounts), 1, 1000000, NULL, NULL},
     {"limits.max_body_bytes", KEY_SIZE, F(max_body_bytes), 1, INT64_MAX, NULL, NULL},
     {"limits.max_upload_bytes", KEY_SIZE, F(max_upload_bytes), 1, INT64_MAX, NULL, NULL},
     {"limits.max_header_bytes", KEY_SIZE, F(max_header_bytes), 1, INT64_MAX, NULL, NULL},
@@ -448,6 +450,8 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->job_lock_s = 60;
     cfg->suspended_retention_s = 30 * 86400;
     cfg->scheduled_min_lead_s = 300;
+    cfg->trends_refresh_s = 600;
+    cfg->trends_min_accounts = 5;
     cfg->poll_min_expires_s = 300;
     /* Every Mastodon request without a file fits in a few KiB; a body is
      * held whole in memory before its handler runs, and parsed on the loop

@@ -48,8 +48,11 @@ const char *const eu_db_tenant_tables[] = {
     "announcements",
     "account_conversations",
     "mentions",
-    "quotes",                 /* before statuses, which it references */
-    "status_trend_reviews",   /* before statuses, which it references */
+    "quotes",               /* before statuses, which it references */
+    "status_trend_reviews", /* before statuses, which it references */
+    "trend_scores",
+    "suggestion_dismissals",  /* before accounts, which it references */
+    "suggestion_features",    /* likewise */
     "preview_cards_statuses", /* before statuses and preview_cards */
     "preview_cards",
     "preview_card_providers",

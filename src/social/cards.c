@@ -57,6 +57,7 @@
 #include "eunha/sql.h"
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
+#include "eunha/trends.h"
 
 #define FETCH_TIMEOUT_MS 10000
 #define FETCH_REDIRECTS 3
@@ -345,6 +346,8 @@ announce(struct run *r)
 {
     eu_stream_status_edited(eu_job_app(r->job), eu_job_tenant(r->job),
                             strtoll(r->status_id, NULL, 10));
+    /* A link may trend now (src/social/trends_task.c). */
+    eu_trends_touch(eu_job_app(r->job), eu_job_tenant(r->job));
 }
 
 static void

@@ -29,6 +29,7 @@
 #include "eunha/sql.h"
 #include "eunha/stream.h"
 #include "eunha/tenant.h"
+#include "eunha/trends.h"
 
 /* Members asked beyond the page to absorb score rounding (ids closer than
  * 2^5 may share a score). */
@@ -200,6 +201,9 @@ void
 eu_feed_status_fanout(struct eu_app *app, struct eu_tenant *t, int64_t status_id, bool remove)
 {
     eu_stream_status(app, t, status_id, remove);
+    /* Every new status or reblog may move the trends (src/social/trends_task.c). */
+    if (!remove)
+        eu_trends_touch(app, t);
     struct fanout *fo = eu_xcalloc(1, sizeof(*fo));
     fo->app = app;
     fo->tenant = t;

@@ -104,7 +104,9 @@ START_TEST(test_masto_js_admin)
     static const char *const envs[] = {"EUNHA_E2E_TOKEN_OLGA", "EUNHA_E2E_TOKEN_MONA",
                                        "EUNHA_E2E_TOKEN_MICK", "EUNHA_E2E_TOKEN_BOB",
                                        "EUNHA_E2E_TOKEN_RITA"};
-    struct eu_it_server *s = eu_it_server_start(NULL);
+    /* Trends scored a second after activity, from two accounts on. */
+    struct eu_it_server *s =
+        eu_it_server_start("[workers]\ntrends_refresh_seconds = 1\ntrends_min_accounts = 2\n");
     json_decref(eu_it_tenant_create(s, HOST, "End to end"));
     char *ids[5];
     for (size_t i = 0; i < 5; i++) {
