@@ -26,5 +26,6 @@ extern const struct eu_sql eu_ap_process_sql[];
 extern const struct eu_sql eu_ap_process_follow_sql[];
 extern const struct eu_sql eu_ap_process_status_sql[];
 extern const struct eu_sql eu_ap_process_poll_sql[];
+extern const struct eu_sql eu_ap_process_featured_sql[]; /* process_featured.c */
 
 #endif

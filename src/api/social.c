@@ -522,6 +522,25 @@ tags_unfollow(struct eu_req *req)
     eu_req_stmt(req, &eu_social_sql[SOCIAL_TAG_UNFOLLOW], 2, p, on_tag, NULL);
 }
 
+/* For featured.c, which shows and features hashtags the same way. */
+bool
+eu_social_tag_name_is_valid(const char *name)
+{
+    return tag_name_is_valid(name);
+}
+
+json_t *
+eu_social_tag_json(struct eu_req *req, const char *id, const char *name, bool following)
+{
+    return tag_json(req, id, name, following);
+}
+
+const struct eu_sql *
+eu_social_tag_stmt(void)
+{
+    return &eu_social_sql[SOCIAL_TAG];
+}
+
 struct tag_page {
     struct eu_page page;
 };
@@ -585,7 +604,6 @@ const struct eu_route eu_social_routes[] = {
     /* Tags, statuses and links trend in trends.c. */
     {GET, "/api/v1/suggestions", reply_empty_list, "read", AUTH},
     {GET, "/api/v2/suggestions", reply_empty_list, "read", AUTH},
-    {GET, "/api/v1/featured_tags", reply_empty_list, "read:accounts", AUTH},
-    {GET, "/api/v1/featured_tags/suggestions", reply_empty_list, "read:accounts", AUTH},
+    /* Featured tags are featured.c's. */
     {0},
 };
