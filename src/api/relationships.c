@@ -178,7 +178,11 @@ const struct eu_sql eu_relationships_sql[] = {
          " dl AS (DELETE FROM list_accounts la USING lists l WHERE la.tenant_id = $1"
          "  AND l.tenant_id = $1 AND la.list_id = l.id"
          "  AND ((l.account_id = $2::bigint AND la.account_id = $3::bigint)"
-         "  OR (l.account_id = $3::bigint AND la.account_id = $2::bigint)))"
+         "  OR (l.account_id = $3::bigint AND la.account_id = $2::bigint))),"
+         /* the follows end, and the endorsements with them */
+         " de AS (DELETE FROM account_pins WHERE tenant_id = $1 AND ((account_id = $2::bigint"
+         "  AND target_account_id = $3::bigint) OR (account_id = $3::bigint"
+         "  AND target_account_id = $2::bigint)))"
          " INSERT INTO blocks (tenant_id, account_id, target_account_id)"
          " VALUES ($1, $2::bigint, $3::bigint) ON CONFLICT DO NOTHING RETURNING true"},
     [RELATIONSHIPS_UNBLOCK] = {"relationships.unblock",

@@ -290,6 +290,16 @@ START_TEST(test_endorsements)
     ck_assert(!endorsed(&r));
     eu_it_callf(w.s, &r, HOST, "GET", alice, NULL, "/api/v1/endorsements");
     ck_assert_int_eq(json_array_size(r.json), 0);
+    /* A block ends them both ways, as it ends the follows. */
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "carol"), NULL, "/api/v1/accounts/%s/follow",
+                eu_it_id(&w, "alice"));
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "carol"), NULL, "/api/v1/accounts/%s/pin",
+                eu_it_id(&w, "alice"));
+    ck_assert(endorsed(&r));
+    eu_it_callf(w.s, &r, HOST, "POST", alice, NULL, "/api/v1/accounts/%s/block", carol_id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/api/v1/accounts/%s/endorsements", carol_id);
+    ck_assert_int_eq(json_array_size(r.json), 0);
 
     eu_it_resp_free(&r);
     eu_it_world_stop(&w);
