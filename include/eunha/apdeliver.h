@@ -157,6 +157,12 @@ void eu_ap_outbox_move(struct eu_app *app, struct eu_tenant *t, int64_t actor,
  * followers, as Mastodon's PinsController sends it. */
 void eu_ap_outbox_pin(struct eu_app *app, struct eu_tenant *t, int64_t actor, const char *status_id,
                       bool pinned);
+/* actor featured (featured true) or unfeatured the hashtag name (as its
+ * owner typed it): an Add or Remove of the Hashtag to or from its
+ * featuredTags collection (BASE/users/NAME/collections/tags), to its
+ * followers, as Mastodon's featured-tag services send it. */
+void eu_ap_outbox_featured_tag(struct eu_app *app, struct eu_tenant *t, int64_t actor,
+                               const char *name, bool featured);
 /* A report (reports row report_id, written) to forward to its remote
  * target's server: a Flag from the tenant's instance actor, so the
  * reporter stays anonymous, with object [account URI, status URIs...] and

@@ -46,6 +46,8 @@ extern const struct eu_route eu_reports_routes[];                 /* reports.c *
 extern const struct eu_route eu_scheduled_routes[];               /* scheduled.c */
 extern const struct eu_route eu_search_routes[];                  /* search.c */
 extern const struct eu_route eu_social_routes[];                  /* social.c */
+extern const struct eu_route eu_featured_routes[];                /* featured.c */
+extern const struct eu_route eu_oembed_routes[];                  /* oembed.c */
 extern const struct eu_route eu_staff_accounts_routes[];          /* staff_accounts.c */
 extern const struct eu_route eu_staff_reports_routes[];           /* staff_reports.c */
 extern const struct eu_route eu_staff_blocks_routes[];            /* staff_blocks.c */

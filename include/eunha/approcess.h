@@ -16,7 +16,9 @@
 
 #include "eunha/sql.h"
 
+struct eu_app;
 struct eu_job;
+struct eu_tenant;
 
 /* The "ap_inbox" job kind's handler (eu_job_kinds[] in src/app/kinds.c). */
 void eu_ap_process_run(struct eu_job *job);
@@ -27,5 +29,12 @@ extern const struct eu_sql eu_ap_process_follow_sql[];
 extern const struct eu_sql eu_ap_process_status_sql[];
 extern const struct eu_sql eu_ap_quotes_sql[]; /* process_quote.c */
 extern const struct eu_sql eu_ap_process_poll_sql[];
+extern const struct eu_sql eu_ap_process_featured_sql[]; /* process_featured.c */
+
+/* Reads remote account account_id's featuredTags collection url (only when
+ * on the host of its actor_uri) and makes its featured tags what it lists,
+ * in the background: nothing is answered, a failure is logged. */
+void eu_ap_featured_tags_fetch(struct eu_app *app, struct eu_tenant *t, const char *account_id,
+                               const char *actor_uri, const char *url);
 
 #endif

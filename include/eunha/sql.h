@@ -63,6 +63,8 @@ extern const struct eu_sql eu_conversations_sql[];    /* conversations.c */
 /* social.c, notifications.c, notify.c, filters.c, instance.c, nodeinfo.c, web.c,
  * reports.c */
 extern const struct eu_sql eu_social_sql[];        /* social.c */
+extern const struct eu_sql eu_featured_sql[];      /* featured.c */
+extern const struct eu_sql eu_oembed_sql[];        /* oembed.c */
 extern const struct eu_sql eu_notifications_sql[]; /* notifications.c */
 
 /* notification_requests.c */

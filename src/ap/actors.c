@@ -199,6 +199,10 @@ actor_json(struct eu_req *req, const PGresult *r)
     SET_URI("outbox", "%s/outbox", id);
     SET_URI("featured", "%s/collections/featured", id);
     SET_URI("featuredTags", "%s/collections/tags", id);
+    /* Mastodon 4.4's featured profiles: the accounts this one endorses. */
+    SET_URI("endorsements", "%s/collections/endorsements", id);
+    json_object_set_new(json_array_get(json_object_get(o, "@context"), 2), "endorsements",
+                        json_pack("{s:s, s:s}", "@id", "toot:endorsements", "@type", "@id"));
 #undef SET_URI
     json_object_set_new(o, "preferredUsername", json_string(username));
     json_object_set_new(o, "name", json_string(*name ? name : username));

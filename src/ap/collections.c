@@ -2,7 +2,8 @@
  * An account's collections as Mastodon pages them: the outbox (Create and
  * Announce activities of its public and unlisted statuses, 20 a page,
  * newest first), followers and following (actor URIs), featured (pinned
- * statuses as Notes) and featured tags, plus the instance actor's empty
+ * statuses as Notes), featured tags (Hashtags) and endorsements (the
+ * accounts it features, Mastodon 4.4's), plus the instance actor's empty
  * outbox. Totals come from the counter columns and pages walk an index
  * from a cursor (max_id / min_id), so no read grows with how much an
  * account has written or how many follow it.
@@ -27,12 +28,20 @@
 #define FOLLOWS_PAGE 12
 /* Mastodon lets an account pin 5; the cap only bounds the page. */
 #define FEATURED_MAX 20
+/* Mastodon features 10 hashtags; a remote account's learnt ones are
+ * capped the same in the answer. */
+#define FEATURED_TAGS_MAX 20
+/* Endorsements have no limit in Mastodon; the collection shows the
+ * newest this many (Mastodon's largest API page of accounts). */
+#define ENDORSEMENTS_MAX 80
 
 enum {
     COLLECTIONS_OUTBOX,
     COLLECTIONS_FOLLOWERS,
     COLLECTIONS_FOLLOWING,
     COLLECTIONS_FEATURED,
+    COLLECTIONS_FEATURED_TAGS,
+    COLLECTIONS_ENDORSEMENTS,
 };
 
 const struct eu_sql eu_ap_collections_sql[] = {
@@ -65,10 +74,23 @@ const struct eu_sql eu_ap_collections_sql[] = {
          " WHERE s.tenant_id = $1 AND s.account_id = $2::bigint AND s.local"
          " AND s.deleted_at IS NULL AND s.visibility <= 1 AND s.reblog_of_id IS NULL"
          " ORDER BY sp.id DESC LIMIT $4::int"},
+    /* $2 account id, $3 the cap: featured hashtags' names (the API's
+     * limit is 10; the cap only bounds the answer). */
+    [COLLECTIONS_FEATURED_TAGS] = {"ap_collections.featured_tags",
+                                   "SELECT f.name FROM featured_tags f WHERE f.tenant_id = $1"
+                                   " AND f.account_id = $2::bigint ORDER BY f.id LIMIT $3::int"},
+    /* $2 account id, $3 base URL, $4 the cap: endorsed accounts' URIs. */
+    [COLLECTIONS_ENDORSEMENTS] =
+        {"ap_collections.endorsements",
+         "SELECT eunha_actor_uri(x.domain, x.username, x.uri, $3) FROM account_pins p"
+         " JOIN accounts x ON x.tenant_id = $1 AND x.id = p.target_account_id"
+         " AND x.suspended_at IS NULL"
+         " WHERE p.tenant_id = $1 AND p.account_id = $2::bigint ORDER BY p.id DESC"
+         " LIMIT $4::int"},
     {0},
 };
 
-enum kind { OUTBOX, FOLLOWERS, FOLLOWING, FEATURED, FEATURED_TAGS };
+enum kind { OUTBOX, FOLLOWERS, FOLLOWING, FEATURED, FEATURED_TAGS, ENDORSEMENTS };
 
 struct coll {
     enum kind kind;
@@ -191,6 +213,44 @@ on_featured(struct eu_req *req, PGresult *res, void *arg)
     eu_ap_reply(req, 200, eu_ap_note_with_context(o));
 }
 
+/* Featured hashtags as Mastodon's featuredTags collection: an unordered
+ * Collection of Hashtag objects whose href is the account's page of the
+ * tag. */
+static void
+on_featured_tags(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct coll *c = arg;
+    const char *user = eu_req_param(req, "username");
+    json_t *items = json_array();
+    for (int i = 0; i < PQntuples(res); i++) {
+        const char *name = PQgetvalue(res, i, 0);
+        char *lower = eu_arena_strdup(req->arena, name);
+        for (char *p = lower; *p; p++)
+            if (*p >= 'A' && *p <= 'Z')
+                *p = (char)(*p - 'A' + 'a');
+        json_array_append_new(items, json_pack("{s:s, s:s, s:s}", "type", "Hashtag", "href",
+                                               eu_arena_sprintf(req->arena, "%s/@%s/tagged/%s",
+                                                                eu_req_base_url(req), user, lower),
+                                               "name", eu_arena_sprintf(req->arena, "#%s", name)));
+    }
+    json_t *o = json_pack("{s:s, s:s, s:I, s:o}", "id", c->id, "type", "Collection", "totalItems",
+                          (json_int_t)json_array_size(items), "items", items);
+    eu_ap_reply(req, 200, with_context(o));
+}
+
+/* Endorsed accounts: a Collection of actor URIs. */
+static void
+on_endorsements(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct coll *c = arg;
+    json_t *items = json_array();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(items, json_string(PQgetvalue(res, i, 0)));
+    json_t *o = json_pack("{s:s, s:s, s:I, s:o}", "id", c->id, "type", "Collection", "totalItems",
+                          (json_int_t)json_array_size(items), "items", items);
+    eu_ap_reply(req, 200, with_context(o));
+}
+
 /* The collection itself, without a page: its total and first page. */
 static void
 reply_collection(struct eu_req *req, struct coll *c, const PGresult *actor)
@@ -235,11 +295,19 @@ on_account(struct eu_req *req, PGresult *res, void *arg)
         return;
     }
     if (c->kind == FEATURED_TAGS) {
-        /* No featured hashtags yet: an empty collection, as Mastodon's
-         * for an account without any. */
-        eu_ap_reply(req, 200,
-                    with_context(json_pack("{s:s, s:s, s:i, s:[]}", "id", c->id, "type",
-                                           "Collection", "totalItems", 0, "items")));
+        char cap[12];
+        snprintf(cap, sizeof(cap), "%d", FEATURED_TAGS_MAX);
+        const char *p[] = {c->account_id, cap};
+        eu_req_stmt(req, &eu_ap_collections_sql[COLLECTIONS_FEATURED_TAGS], 2, p, on_featured_tags,
+                    c);
+        return;
+    }
+    if (c->kind == ENDORSEMENTS) {
+        char cap[12];
+        snprintf(cap, sizeof(cap), "%d", ENDORSEMENTS_MAX);
+        const char *p[] = {c->account_id, base, cap};
+        eu_req_stmt(req, &eu_ap_collections_sql[COLLECTIONS_ENDORSEMENTS], 3, p, on_endorsements,
+                    c);
         return;
     }
     if (!page_requested(req)) {
@@ -326,6 +394,12 @@ eu_ap_featured_tags(struct eu_req *req)
     serve(req, FEATURED_TAGS, "collections/tags");
 }
 
+void
+eu_ap_endorsements(struct eu_req *req)
+{
+    serve(req, ENDORSEMENTS, "collections/endorsements");
+}
+
 /* The instance actor writes nothing: its outbox is empty, in Mastodon's
  * shape so a peer that pages it finds the end at once. */
 void
@@ -353,5 +427,6 @@ const struct eu_route eu_ap_collections_routes[] = {
     {EU_HTTP_GET, "/users/:username/following", eu_ap_following, NULL, 0},
     {EU_HTTP_GET, "/users/:username/collections/featured", eu_ap_featured, NULL, 0},
     {EU_HTTP_GET, "/users/:username/collections/tags", eu_ap_featured_tags, NULL, 0},
+    {EU_HTTP_GET, "/users/:username/collections/endorsements", eu_ap_endorsements, NULL, 0},
     {0},
 };

@@ -123,6 +123,7 @@ void eu_ap_outbox(struct eu_req *req);
 void eu_ap_followers(struct eu_req *req);
 void eu_ap_following(struct eu_req *req);
 void eu_ap_featured(struct eu_req *req);
+void eu_ap_endorsements(struct eu_req *req);
 void eu_ap_featured_tags(struct eu_req *req);
 void eu_ap_instance_outbox(struct eu_req *req);
 

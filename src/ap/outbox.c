@@ -128,6 +128,7 @@ struct hook {
     enum eu_ap_outbox_kind kind;
     enum eu_ap_outbox_status_event ev;
     bool pinned;      /* a pin's Add, else its Remove */
+    char *tag;        /* a featured hashtag's name */
     json_t *activity; /* a Flag waiting for its signer */
     char *base;
 };
@@ -153,6 +154,7 @@ hook_free(struct hook *h)
     free(h->follow_uri);
     free(h->also_to);
     free(h->move_to);
+    free(h->tag);
     free(h->base);
     json_decref(h->activity);
     free(h);
@@ -501,6 +503,55 @@ eu_ap_outbox_pin(struct eu_app *app, struct eu_tenant *t, int64_t actor, const c
     h->status_id = eu_xstrdup(status_id);
     h->pinned = pinned;
     context_query(h, on_pin_context, false);
+}
+
+/* ---------------------------------------------------- featured hashtags */
+
+/* Add or Remove of a Hashtag object, which peers match by name, to or
+ * from the featuredTags collection; the href is the account's page of the
+ * tag, as in the collection (src/ap/collections.c). */
+static void
+on_featured_tag_context(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct hook *h = arg;
+    if (st != EU_DB_OK || PQntuples(res) != 1) {
+        if (st != EU_DB_OK)
+            eu_log_warn("ap", "cannot read account %lld to deliver its featured tag: %s",
+                        (long long)h->actor,
+                        res ? PQresultErrorMessage(res) : "database unavailable");
+        hook_free(h);
+        return;
+    }
+    char *actor = eu_xasprintf("%s/users/%s", h->base, PQgetvalue(res, 0, X_USERNAME));
+    char *prefix =
+        eu_xasprintf("%s#%s/%s", actor, h->pinned ? "featured_tags" : "unfeatured_tags", h->tag);
+    json_t *a = activity_new(h->pinned ? "Add" : "Remove", unique_id(prefix), actor);
+    free(prefix);
+    char *lower = eu_xstrdup(h->tag);
+    for (char *c = lower; *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            *c = (char)(*c - 'A' + 'a');
+    json_object_set_new(
+        a, "object",
+        json_pack("{s:s, s:o, s:o}", "type", "Hashtag", "href",
+                  json_sprintf("%s/@%s/tagged/%s", h->base, PQgetvalue(res, 0, X_USERNAME), lower),
+                  "name", json_sprintf("#%s", h->tag)));
+    free(lower);
+    json_object_set_new(a, "target", json_sprintf("%s/collections/tags", actor));
+    struct eu_ap_audience to = {.followers = true};
+    eu_ap_deliver(h->app, h->t, NULL, h->actor, a, &to);
+    free(actor);
+    hook_free(h);
+}
+
+void
+eu_ap_outbox_featured_tag(struct eu_app *app, struct eu_tenant *t, int64_t actor, const char *name,
+                          bool featured)
+{
+    struct hook *h = hook_new(app, t, actor);
+    h->tag = eu_xstrdup(name);
+    h->pinned = featured;
+    context_query(h, on_featured_tag_context, false);
 }
 
 /* ------------------------------------------------------------ reports */

@@ -172,6 +172,9 @@ void eu_proc_like(struct eu_proc *p);
 void eu_proc_announce(struct eu_proc *p);
 void eu_proc_flag(struct eu_proc *p);
 void eu_proc_featured(struct eu_proc *p, bool add);
+/* process_featured.c: Add or Remove of a Hashtag to or from the actor's
+ * featured hashtags. */
+void eu_proc_featured_tag(struct eu_proc *p, bool add);
 
 /* process_quote.c: a QuoteRequest for a local post; the Accept or
  * Reject of ours (eu_proc_is_quote_answer() tells them from a Follow's);

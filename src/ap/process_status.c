@@ -737,6 +737,10 @@ on_featured(struct eu_proc *p, PGresult *res)
 void
 eu_proc_featured(struct eu_proc *p, bool add)
 {
+    if (p->object_type && strcmp(p->object_type, "Hashtag") == 0) {
+        eu_proc_featured_tag(p, add);
+        return;
+    }
     const char *target = eu_proc_json_id(json_object_get(p->activity, "target"));
     if (!target || !p->actor_featured || strcmp(target, p->actor_featured) != 0 || !p->object_id) {
         eu_proc_skip(p, "not about the actor's featured collection");

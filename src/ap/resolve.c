@@ -26,6 +26,7 @@
 #include "eunha/ap.h"
 #include "eunha/apingest.h"
 #include "eunha/app.h"
+#include "eunha/approcess.h"
 #include "eunha/arena.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
@@ -604,6 +605,10 @@ on_upserted(const char *id, int status, void *arg)
     const struct eu_ap_actor *ac = &op->ac;
     if (ac->n_emojis > 0) /* their emoji_fetch jobs (ingest_store.c) */
         eu_queue_wake(op->t, EU_QUEUE_MEDIA, 0);
+    /* Its featured hashtags, read after it is stored, when freshly fetched. */
+    if (!op->doc_cached && json_is_string(json_object_get(op->doc, "featuredTags")))
+        eu_ap_featured_tags_fetch(op->app, op->t, id, ac->id,
+                                  json_string_value(json_object_get(op->doc, "featuredTags")));
     if (ac->key_id && ac->public_key_pem) {
         struct kc_doc doc = {.text = op->doc_text, .url = op->final_url, .ms = op->doc_ms};
         op->doc_text = NULL;

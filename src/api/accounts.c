@@ -1028,8 +1028,8 @@ directory(struct eu_req *req)
 
 /* ----------------------------------------------------- empty collections */
 
-/* Endorsements (account pins) and featured tags are not kept yet; Mastodon clients ask for them on
- * every profile and crash on a 404. */
+/* Identity proofs are gone from Mastodon; old clients still ask for them on every profile and
+ * crash on a 404. Featured tags and endorsements are featured.c's. */
 static void
 empty_list(struct eu_req *req)
 {
@@ -1060,9 +1060,7 @@ const struct eu_route eu_accounts_routes[] = {
     {GET, "/api/v1/accounts/:id", account_show, NULL, OPT},
     {GET, "/api/v1/accounts/:id/followers", account_followers, NULL, OPT},
     {GET, "/api/v1/accounts/:id/following", account_following, NULL, OPT},
-    {GET, "/api/v1/accounts/:id/featured_tags", empty_list, NULL, OPT},
     {GET, "/api/v1/accounts/:id/identity_proofs", empty_list, "read:accounts", AUTH},
-    {GET, "/api/v1/endorsements", empty_list, "read:accounts", AUTH},
     {GET, "/api/v1/directory", directory, NULL, OPT},
     {0},
 };

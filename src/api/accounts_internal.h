@@ -98,6 +98,8 @@ void eu_relationships_unblock(struct eu_req *req);
 void eu_relationships_mute(struct eu_req *req);
 void eu_relationships_unmute(struct eu_req *req);
 void eu_relationships_note(struct eu_req *req);
+void eu_relationships_endorse(struct eu_req *req);
+void eu_relationships_unendorse(struct eu_req *req);
 void eu_relationships_requests_index(struct eu_req *req);
 void eu_relationships_request_authorize(struct eu_req *req);
 void eu_relationships_request_reject(struct eu_req *req);

@@ -48,6 +48,7 @@ enum {
     CONVERSATIONS_READ,
     CONVERSATIONS_DESTROY,
     CONVERSATIONS_STREAM,
+    CONVERSATIONS_UNREAD,
 };
 
 const struct eu_sql eu_conversations_sql[] = {
@@ -93,6 +94,11 @@ const struct eu_sql eu_conversations_sql[] = {
          "  AND dmu.hide_notifications AND (dmu.expires_at IS NULL OR dmu.expires_at > now()))"
          " AND NOT EXISTS (SELECT 1 FROM conversation_mutes dcm WHERE dcm.tenant_id = $1"
          "  AND dcm.account_id = $2::bigint AND dcm.conversation_id = ds.conversation_id)))"},
+    [CONVERSATIONS_UNREAD] =
+        {"conversations.unread",
+         "UPDATE account_conversations ac SET unread = true"
+         " WHERE ac.tenant_id = $1 AND ac.account_id = $2::bigint AND ac.id = $3::bigint"
+         " RETURNING " CONVERSATION_COLUMNS},
     {0},
 };
 
@@ -253,6 +259,20 @@ eu_conversations_read(struct eu_req *req)
     eu_req_stmt(req, &eu_conversations_sql[CONVERSATIONS_READ], 2, p, on_convs, cp);
 }
 
+/* POST /api/v1/conversations/:id/unread (Mastodon 4.4): the Conversation,
+ * unread again. */
+static void
+conversations_unread(struct eu_req *req)
+{
+    const char *id = eu_req_id_param(req, "id");
+    if (!id)
+        return;
+    struct conv_page *cp = eu_arena_calloc(req->arena, sizeof(*cp));
+    cp->single = true;
+    const char *p[] = {eu_req_viewer(req), id};
+    eu_req_stmt(req, &eu_conversations_sql[CONVERSATIONS_UNREAD], 2, p, on_convs, cp);
+}
+
 static void
 on_removed(struct eu_req *req, PGresult *res, void *arg)
 {
@@ -299,6 +319,8 @@ const struct eu_route eu_conversations_routes[] = {
     {EU_HTTP_DELETE, "/api/v1/conversations/:id", eu_conversations_destroy, "write:conversations",
      EU_ROUTE_AUTH | EU_ROUTE_API},
     {EU_HTTP_POST, "/api/v1/conversations/:id/read", eu_conversations_read, "write:conversations",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/conversations/:id/unread", conversations_unread, "write:conversations",
      EU_ROUTE_AUTH | EU_ROUTE_API},
     {0},
 };

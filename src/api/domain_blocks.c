@@ -46,6 +46,7 @@ enum {
     DOMAIN_BLOCKS_LIST,
     DOMAIN_BLOCKS_CREATE,
     DOMAIN_BLOCKS_DELETE,
+    DOMAIN_BLOCKS_PREVIEW,
 };
 
 const struct eu_sql eu_domain_blocks_sql[] = {
@@ -89,6 +90,16 @@ const struct eu_sql eu_domain_blocks_sql[] = {
     [DOMAIN_BLOCKS_DELETE] = {"domain_blocks.delete",
                               "DELETE FROM account_domain_blocks WHERE tenant_id = $1"
                               " AND account_id = $2::bigint AND domain = $3"},
+    /* $2 the viewer, $3 the domain: the follows a block would end. */
+    [DOMAIN_BLOCKS_PREVIEW] = {"domain_blocks.preview",
+                               "SELECT (SELECT count(*) FROM follows f JOIN accounts a"
+                               "  ON a.tenant_id = $1 AND a.id = f.target_account_id"
+                               "  WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+                               "  AND a.domain = $3),"
+                               " (SELECT count(*) FROM follows f JOIN accounts a"
+                               "  ON a.tenant_id = $1 AND a.id = f.account_id"
+                               "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint"
+                               "  AND a.domain = $3)"},
     {0},
 };
 
@@ -259,6 +270,32 @@ eu_domain_blocks_destroy(struct eu_req *req)
     eu_req_stmt(req, &eu_domain_blocks_sql[DOMAIN_BLOCKS_DELETE], 2, params, on_unblocked, NULL);
 }
 
+/* ------------------------------------------------------------ preview */
+
+static void
+on_preview(struct eu_req *req, PGresult *res, void *arg)
+{
+    (void)arg;
+    eu_req_reply_json(req, 200,
+                      json_pack("{s:I, s:I}", "following_count",
+                                (json_int_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10),
+                                "followers_count",
+                                (json_int_t)strtoll(PQgetvalue(res, 0, 1), NULL, 10)));
+}
+
+/* GET /api/v1/domain_blocks/preview?domain= (Mastodon 4.3): how many of
+ * the viewer's follows and followers a block of the domain would end, for
+ * the client's confirmation. */
+static void
+domain_blocks_preview(struct eu_req *req)
+{
+    const char *domain = domain_param(req);
+    if (!domain)
+        return;
+    const char *params[] = {eu_req_viewer(req), domain};
+    eu_req_stmt(req, &eu_domain_blocks_sql[DOMAIN_BLOCKS_PREVIEW], 2, params, on_preview, NULL);
+}
+
 /* ------------------------------------------------------------ route table */
 
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
@@ -268,6 +305,8 @@ const struct eu_route eu_domain_blocks_routes[] = {
     {EU_HTTP_POST, "/api/v1/domain_blocks", eu_domain_blocks_create, "write:blocks",
      EU_ROUTE_AUTH | EU_ROUTE_API},
     {EU_HTTP_DELETE, "/api/v1/domain_blocks", eu_domain_blocks_destroy, "write:blocks",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/domain_blocks/preview", domain_blocks_preview, "write:blocks",
      EU_ROUTE_AUTH | EU_ROUTE_API},
     {0},
 };

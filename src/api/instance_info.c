@@ -35,6 +35,7 @@ enum {
     INFO_PEERS,
     INFO_ACTIVITY,
     INFO_DOMAIN_BLOCKS,
+    INFO_PEERS_SEARCH,
 };
 
 /* The settings row 'instance' as text, '{}' when the tenant has none: the
@@ -111,6 +112,18 @@ const struct eu_sql eu_instance_info_sql[] = {
          "  'severity', b.severity, 'comment', coalesce(b.public_comment, ''))"
          "  ORDER BY b.severity = 'suspend', b.domain), '[]') FROM domain_blocks b"
          "  WHERE b.tenant_id = $1 AND b.severity IN ('silence', 'suspend'))::text AS blocks"},
+    /* The peers whose domain starts with $2 (normalised), those with the
+     * most accounts first, $3 at most. First the switch. */
+    [INFO_PEERS_SEARCH] =
+        {"instance_info.peers_search",
+         "SELECT " SETTINGS_COLUMN
+         ", (SELECT coalesce(json_agg(p.domain ORDER BY p.n DESC, p.domain), '[]')"
+         "  FROM (SELECT a.domain, count(*) AS n FROM accounts a WHERE a.tenant_id = $1"
+         "  AND a.domain IS NOT NULL AND starts_with(a.domain, $2)"
+         "  AND NOT EXISTS (SELECT 1 FROM domain_blocks b"
+         "  WHERE b.tenant_id = $1 AND b.severity = 'suspend'"
+         "  AND b.domain = ANY(eunha_domain_suffixes(a.domain)))"
+         "  GROUP BY a.domain ORDER BY n DESC, a.domain LIMIT $3::int) p)::text AS list"},
     {0},
 };
 
@@ -287,6 +300,35 @@ peers(struct eu_req *req)
                 (void *)"peers_api_enabled");
 }
 
+/* Mastodon's Api::V1::Peers::SearchController: 10 at most. */
+#define PEERS_SEARCH_LIMIT "10"
+
+/* GET /api/v1/peers/search?q=: known domains starting with q, for the
+ * clients' domain pickers; [] for no q, and 404 when peers are not shown,
+ * as Mastodon. */
+static void
+peers_search(struct eu_req *req)
+{
+    const char *q = eu_req_query(req, "q");
+    char *norm = eu_arena_strdup(req->arena, q ? q : "");
+    char *s = norm;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    for (char *c = s; *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            *c = (char)(*c - 'A' + 'a');
+    if (!*s) {
+        eu_req_reply_json(req, 200, json_array());
+        return;
+    }
+    const char *p[] = {s, PEERS_SEARCH_LIMIT};
+    eu_req_stmt(req, &eu_instance_info_sql[INFO_PEERS_SEARCH], 2, p, on_switched_list,
+                (void *)"peers_api_enabled");
+}
+
 static void
 activity(struct eu_req *req)
 {
@@ -359,6 +401,7 @@ const struct eu_route eu_instance_info_routes[] = {
     {EU_HTTP_GET, "/api/v1/instance/terms_of_service/:date", terms_of_service, NULL, EU_ROUTE_API},
     {EU_HTTP_GET, "/api/v1/instance/peers", peers, NULL, EU_ROUTE_API},
     {EU_HTTP_GET, "/api/v1/instance/activity", activity, NULL, EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/peers/search", peers_search, NULL, EU_ROUTE_API},
     /* Signed-in users may see what "users" shows them: the token is read
      * when one is sent. */
     {EU_HTTP_GET, "/api/v1/instance/domain_blocks", domain_blocks, NULL,

@@ -798,6 +798,9 @@ const struct eu_route eu_notifications_routes[] = {
      EU_ROUTE_AUTH | EU_ROUTE_API},
     {EU_HTTP_GET, "/api/v2/notifications/unread_count", eu_notifications_groups_unread_count,
      "read:notifications", EU_ROUTE_AUTH | EU_ROUTE_API},
+    /* Mastodon 4.3's grouped API clears all the same way. */
+    {EU_HTTP_POST, "/api/v2/notifications/clear", eu_notifications_clear, "write:notifications",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
     {EU_HTTP_GET, "/api/v2/notifications/:group_key", eu_notifications_groups_show,
      "read:notifications", EU_ROUTE_AUTH | EU_ROUTE_API},
     {EU_HTTP_GET, "/api/v2/notifications/:group_key/accounts", eu_notifications_groups_accounts,

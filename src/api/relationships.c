@@ -49,6 +49,8 @@ enum {
     RELATIONSHIPS_REQUESTS,
     RELATIONSHIPS_BLOCKS,
     RELATIONSHIPS_MUTES,
+    RELATIONSHIPS_ENDORSE,
+    RELATIONSHIPS_UNENDORSE,
 };
 
 const struct eu_sql eu_relationships_sql[] = {
@@ -73,7 +75,9 @@ const struct eu_sql eu_relationships_sql[] = {
          "  AND rb.target_account_id = $2::bigint),"
          " coalesce(n.comment, ''),"
          " a.domain IS NOT NULL AND EXISTS (SELECT 1 FROM account_domain_blocks d"
-         "  WHERE d.tenant_id = $1 AND d.account_id = $2::bigint AND d.domain = a.domain)"
+         "  WHERE d.tenant_id = $1 AND d.account_id = $2::bigint AND d.domain = a.domain),"
+         " EXISTS (SELECT 1 FROM account_pins p WHERE p.tenant_id = $1"
+         "  AND p.account_id = $2::bigint AND p.target_account_id = a.id)"
          " FROM (SELECT id, min(ord) AS ord FROM unnest($3::bigint[]) WITH ORDINALITY AS u(id, ord)"
          "  GROUP BY id) x"
          " JOIN accounts a ON a.tenant_id = $1 AND a.id = x.id"
@@ -144,7 +148,10 @@ const struct eu_sql eu_relationships_sql[] = {
          " RETURNING 1),"
          " dl AS (DELETE FROM list_accounts la USING lists l"
          " WHERE la.tenant_id = $1 AND l.tenant_id = $1 AND la.list_id = l.id"
-         " AND l.account_id = $2::bigint AND la.account_id = $3::bigint)"
+         " AND l.account_id = $2::bigint AND la.account_id = $3::bigint),"
+         /* an endorsement needs the follow, as Mastodon's Follow drops it */
+         " de AS (DELETE FROM account_pins WHERE tenant_id = $1 AND account_id = $2::bigint"
+         " AND target_account_id = $3::bigint)"
          " SELECT EXISTS (SELECT 1 FROM df) OR EXISTS (SELECT 1 FROM dr)"},
     /* The same with the roles swapped: $3 stops following $2. */
     [RELATIONSHIPS_REMOVE_FROM_FOLLOWERS] =
@@ -171,7 +178,11 @@ const struct eu_sql eu_relationships_sql[] = {
          " dl AS (DELETE FROM list_accounts la USING lists l WHERE la.tenant_id = $1"
          "  AND l.tenant_id = $1 AND la.list_id = l.id"
          "  AND ((l.account_id = $2::bigint AND la.account_id = $3::bigint)"
-         "  OR (l.account_id = $3::bigint AND la.account_id = $2::bigint)))"
+         "  OR (l.account_id = $3::bigint AND la.account_id = $2::bigint))),"
+         /* the follows end, and the endorsements with them */
+         " de AS (DELETE FROM account_pins WHERE tenant_id = $1 AND ((account_id = $2::bigint"
+         "  AND target_account_id = $3::bigint) OR (account_id = $3::bigint"
+         "  AND target_account_id = $2::bigint)))"
          " INSERT INTO blocks (tenant_id, account_id, target_account_id)"
          " VALUES ($1, $2::bigint, $3::bigint) ON CONFLICT DO NOTHING RETURNING true"},
     [RELATIONSHIPS_UNBLOCK] = {"relationships.unblock",
@@ -247,6 +258,15 @@ const struct eu_sql eu_relationships_sql[] = {
          " AND (x.expires_at IS NULL"
          " OR x.expires_at > now())",
          "x.id", 3},
+    /* Mastodon's AccountPin: an account followed, featured on my profile. */
+    [RELATIONSHIPS_ENDORSE] = {"relationships.endorse",
+                               "INSERT INTO account_pins (tenant_id, account_id, target_account_id)"
+                               " VALUES ($1, $2::bigint, $3::bigint) ON CONFLICT DO NOTHING"
+                               " RETURNING true"},
+    [RELATIONSHIPS_UNENDORSE] = {"relationships.unendorse",
+                                 "DELETE FROM account_pins WHERE tenant_id = $1"
+                                 " AND account_id = $2::bigint AND target_account_id = $3::bigint"
+                                 " RETURNING false"},
     {0},
 };
 
@@ -271,7 +291,8 @@ relationship_json(const PGresult *r, int row)
                      "blocking", col_bool(r, row, 6), "blocked_by", col_bool(r, row, 7), "muting",
                      col_bool(r, row, 8), "muting_notifications", col_bool(r, row, 9), "requested",
                      col_bool(r, row, 10), "requested_by", col_bool(r, row, 11), "domain_blocking",
-                     col_bool(r, row, 13), "endorsed", 0, "note", PQgetvalue(r, row, 12));
+                     col_bool(r, row, 13), "endorsed", col_bool(r, row, 14), "note",
+                     PQgetvalue(r, row, 12));
 }
 
 struct rel_render {
@@ -755,6 +776,46 @@ eu_relationships_request_reject(struct eu_req *req)
     rel_start(req, "account_id", reject_check);
 }
 
+/* ---------------------------------------------------------- endorsements */
+
+/* Featuring an account on my profile needs a follow, as Mastodon's
+ * AccountPin validates; a suspended one cannot be featured. */
+static void
+endorse_loaded(struct rel *r)
+{
+    if (r->suspended) {
+        eu_req_reply_error(r->req, 404, "Record not found");
+        return;
+    }
+    if (!r->following) {
+        eu_req_reply_error(r->req, 422,
+                           "Validation failed: You must be already following the person you "
+                           "want to endorse");
+        return;
+    }
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_ENDORSE], 0, NULL, NULL);
+}
+
+/* POST /api/v1/accounts/:id/pin and 4.4's /endorse: the Relationship. */
+void
+eu_relationships_endorse(struct eu_req *req)
+{
+    rel_start(req, "id", endorse_loaded);
+}
+
+static void
+unendorse_loaded(struct rel *r)
+{
+    rel_apply(r, &eu_relationships_sql[RELATIONSHIPS_UNENDORSE], 0, NULL, NULL);
+}
+
+/* POST /api/v1/accounts/:id/unpin and /unendorse. */
+void
+eu_relationships_unendorse(struct eu_req *req)
+{
+    rel_start(req, "id", unendorse_loaded);
+}
+
 /* --------------------------------------------------------------- pages */
 
 /* Answers a page of accounts from the paged statement s (rows as
@@ -809,6 +870,14 @@ const struct eu_route eu_relationships_routes[] = {
     {EU_HTTP_POST, "/api/v1/accounts/:id/unmute", eu_relationships_unmute, "write:mutes",
      EU_ROUTE_AUTH | EU_ROUTE_API},
     {EU_HTTP_POST, "/api/v1/accounts/:id/note", eu_relationships_note, "write:accounts",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/pin", eu_relationships_endorse, "write:accounts",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/unpin", eu_relationships_unendorse, "write:accounts",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/endorse", eu_relationships_endorse, "write:accounts",
+     EU_ROUTE_AUTH | EU_ROUTE_API},
+    {EU_HTTP_POST, "/api/v1/accounts/:id/unendorse", eu_relationships_unendorse, "write:accounts",
      EU_ROUTE_AUTH | EU_ROUTE_API},
     {EU_HTTP_GET, "/api/v1/follow_requests", eu_relationships_requests_index, "read:follows",
      EU_ROUTE_AUTH | EU_ROUTE_API},

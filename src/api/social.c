@@ -1,10 +1,9 @@
 /*
  * The social group's route table and its small resources: favourites and
  * bookmarks lists, markers, preferences, hashtags (show, follow, followed
- * tags), the list timeline, and the endpoints clients call at start-up that
- * Eunha answers with empty lists (featured tags) so no client sees
- * a 404 there. Notifications, filters, search, conversations and
- * reports have files of their own.
+ * tags) and the list timeline. Notifications, filters, search,
+ * conversations, reports, featured tags and suggestions have files of
+ * their own.
  */
 
 #include <jansson.h>
@@ -522,6 +521,25 @@ tags_unfollow(struct eu_req *req)
     eu_req_stmt(req, &eu_social_sql[SOCIAL_TAG_UNFOLLOW], 2, p, on_tag, NULL);
 }
 
+/* For featured.c, which shows and features hashtags the same way. */
+bool
+eu_social_tag_name_is_valid(const char *name)
+{
+    return tag_name_is_valid(name);
+}
+
+json_t *
+eu_social_tag_json(struct eu_req *req, const char *id, const char *name, bool following)
+{
+    return tag_json(req, id, name, following);
+}
+
+const struct eu_sql *
+eu_social_tag_stmt(void)
+{
+    return &eu_social_sql[SOCIAL_TAG];
+}
+
 struct tag_page {
     struct eu_page page;
 };
@@ -554,14 +572,6 @@ followed_tags_index(struct eu_req *req)
                      tp);
 }
 
-/* ------------------------------------------------------- empty answers */
-
-static void
-reply_empty_list(struct eu_req *req)
-{
-    eu_req_reply_json(req, 200, json_array());
-}
-
 /* ---------------------------------------------------------------- table */
 
 #define GET EU_HTTP_GET
@@ -583,7 +593,6 @@ const struct eu_route eu_social_routes[] = {
     {POST, "/api/v1/tags/:name/follow", tags_follow, "write:follows", AUTH},
     {POST, "/api/v1/tags/:name/unfollow", tags_unfollow, "write:follows", AUTH},
     /* Tags, statuses and links trend in trends.c. */
-    {GET, "/api/v1/featured_tags", reply_empty_list, "read:accounts", AUTH},
-    {GET, "/api/v1/featured_tags/suggestions", reply_empty_list, "read:accounts", AUTH},
+    /* Featured tags are featured.c's, suggestions suggestions.c's. */
     {0},
 };

@@ -11,6 +11,8 @@
 #include <stddef.h>
 
 struct eu_req;
+struct eu_sql;
+struct json_t;
 
 /*
  * Renders the statuses with these ids (newest first), applies the viewer's
@@ -20,6 +22,19 @@ struct eu_req;
 void eu_social_reply_statuses(struct eu_req *req, const char *const *ids, size_t n,
                               const char *first_id, const char *last_id,
                               const char *filter_context);
+
+/*
+ * Hashtags as social.c shows them, for featured.c: whether name is one
+ * (letters, digits, '_', any non-ASCII, not only digits); the Tag entity
+ * (id NULL for a tag nobody used; following left out for an anonymous
+ * viewer), a new reference the caller owns; and the statement that reads
+ * a tag by name ($2 the viewer, $3 the name: id, lower name, followed),
+ * no row when there is none.
+ */
+bool eu_social_tag_name_is_valid(const char *name);
+struct json_t *eu_social_tag_json(struct eu_req *req, const char *id, const char *name,
+                                  bool following);
+const struct eu_sql *eu_social_tag_stmt(void);
 
 /* notifications.c */
 /* GET /api/v1/timelines/list/:id (social.c); the streaming API renders

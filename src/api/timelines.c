@@ -32,6 +32,7 @@ enum {
     TIMELINES_PUBLIC,
     TIMELINES_TAG,
     TIMELINES_ACCOUNT,
+    TIMELINES_LINK,
 };
 
 const struct eu_sql eu_timelines_sql[] = {
@@ -104,6 +105,29 @@ const struct eu_sql eu_timelines_sql[] = {
          " AND (NOT $8::bool OR EXISTS (SELECT 1 FROM status_pins sp WHERE sp.tenant_id = $1"
          "  AND sp.status_id = s.id AND sp.account_id = s.account_id))",
          "id", 9},
+    /* $2 a preview card's URL, $3 the viewer: the public statuses showing
+     * the card, as Mastodon's LinkFeed, with the NULL row of
+     * timelines.account when there is no such card or the staff rejected it
+     * from trends. */
+    [TIMELINES_LINK] =
+        {"timelines.link",
+         "SELECT NULL::bigint AS id WHERE NOT EXISTS (SELECT 1 FROM preview_cards c"
+         "  WHERE c.tenant_id = $1 AND c.url = $2 AND c.trendable IS NOT false)"
+         /* the paged branch names one "id" only: the page's conditions
+          * bind it unqualified */
+         " UNION ALL SELECT s.id FROM statuses s"
+         " CROSS JOIN LATERAL (SELECT a.domain AS a_domain, a.silenced_at AS a_silenced,"
+         "  a.suspended_at AS a_suspended FROM accounts a WHERE a.tenant_id = $1"
+         "  AND a.id = s.account_id) au"
+         " CROSS JOIN LATERAL eunha_is_not_shunned($1, s.account_id, $3::bigint) ns"
+         " CROSS JOIN LATERAL eunha_is_not_domain_hidden($1, s.account_id, au.a_domain,"
+         " au.a_silenced, $3::bigint) nh"
+         " WHERE s.tenant_id = $1 AND s.id IN (SELECT pcs.status_id FROM preview_cards c"
+         "  JOIN preview_cards_statuses pcs ON pcs.tenant_id = $1 AND pcs.preview_card_id = c.id"
+         "  WHERE c.tenant_id = $1 AND c.url = $2 AND c.trendable IS NOT false)"
+         " AND s.deleted_at IS NULL AND s.visibility = 0 AND s.reblog_of_id IS NULL"
+         " AND au.a_suspended IS NULL AND ns.ok AND nh.ok",
+         "id", 4},
     {0},
 };
 
@@ -328,6 +352,27 @@ eu_timelines_account(struct eu_req *req)
 
 /* ------------------------------------------------------------ route table */
 
+/* ------------------------------------------------------------------- link */
+
+/* GET /api/v1/timelines/link?url= (Mastodon 4.3): the public statuses that
+ * share a link, for a trending link's page; 404 for a URL with no card. */
+static void
+timelines_link(struct eu_req *req)
+{
+    const char *url = eu_req_query(req, "url");
+    if (!url || !*url) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    struct list_ctx *lc = eu_arena_calloc(req->arena, sizeof(*lc));
+    lc->context = "public";
+    if (eu_page_parse(req, &lc->page, PAGE_DEFAULT, PAGE_MAX) < 0)
+        return;
+    const char *params[6] = {url, eu_req_viewer(req)};
+    eu_page_params(&lc->page, params + 2);
+    eu_req_stmt_page(req, &eu_timelines_sql[TIMELINES_LINK], &lc->page, 6, params, on_ids, lc);
+}
+
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */
 const struct eu_route eu_timelines_routes[] = {
     {EU_HTTP_GET, "/api/v1/accounts/:id/statuses", eu_timelines_account, "read:statuses",
@@ -337,6 +382,8 @@ const struct eu_route eu_timelines_routes[] = {
     {EU_HTTP_GET, "/api/v1/timelines/public", eu_timelines_public, "read:statuses",
      EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
     {EU_HTTP_GET, "/api/v1/timelines/tag/:hashtag", eu_timelines_tag, "read:statuses",
+     EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
+    {EU_HTTP_GET, "/api/v1/timelines/link", timelines_link, "read:statuses",
      EU_ROUTE_AUTH_OPT | EU_ROUTE_API},
     {0},
 };

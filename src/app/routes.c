@@ -71,6 +71,8 @@ const struct eu_route *const eu_route_tables[] = {
     eu_statuses_thread_routes,
     eu_timelines_routes,
     eu_social_routes,
+    eu_featured_routes, /* featured hashtags and endorsements */
+    eu_oembed_routes,
     eu_notifications_routes,
     eu_notification_requests_routes,
     eu_conversations_routes,

@@ -38,6 +38,8 @@ const struct eu_sql *const eu_sql_tables[] = {
 
     /* social group */
     eu_social_sql,
+    eu_featured_sql, /* featured hashtags and endorsements */
+    eu_oembed_sql,
     eu_notifications_sql,
     eu_notification_requests_sql,
     eu_notify_sql,
@@ -114,8 +116,9 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_process_follow_sql,
     eu_ap_process_status_sql,
     eu_ap_quotes_sql,
-    eu_ap_process_poll_sql, /* a local poll's Update */
-    eu_ap_deliver_sql,      /* delivery */
+    eu_ap_process_poll_sql,     /* a local poll's Update */
+    eu_ap_process_featured_sql, /* a remote actor's featured hashtags */
+    eu_ap_deliver_sql,          /* delivery */
     eu_ap_outbox_sql,
     eu_ap_quotes_outbox_sql,
     eu_ap_resolve_sql, /* src/ap/resolve.c */

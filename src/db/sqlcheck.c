@@ -77,6 +77,8 @@ const char *const eu_db_tenant_tables[] = {
     "follow_requests",
     "follows",
     "tag_follows",
+    "featured_tags", /* before tags and accounts, which it references */
+    "account_pins",  /* before accounts, which it references */
     "tags",
     "scheduled_statuses",
     "bulk_import_rows", /* before bulk_imports, which it references */

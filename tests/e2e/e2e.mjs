@@ -195,6 +195,23 @@ async function main() {
   assert.equal(quote.quoteApproval?.currentUser, "automatic");
   assert.deepEqual(quote.quoteApproval?.automatic, ["public"]);
 
+  step("featured hashtags and profiles");
+  const featured = await bob.v1.featuredTags.create({ name: "#Eunha" });
+  assert.equal(featured.name, "Eunha");
+  assert.equal(typeof featured.statusesCount, "string");
+  assert.deepEqual(
+    (await bob.v1.accounts.$select(bobAccount.id).featuredTags.list()).map((t) => t.name),
+    ["Eunha"],
+  );
+  assert.ok(Array.isArray(await bob.v1.featuredTags.suggestions.list()));
+  await bob.v1.featuredTags.$select(featured.id).remove();
+  assert.deepEqual(await bob.v1.featuredTags.list(), []);
+  const endorsed = await bob.v1.accounts.$select(aliceAccount.id).pin();
+  assert.equal(endorsed.endorsed, true);
+  const endorsements = await bob.v1.endorsements.list();
+  assert.deepEqual(endorsements.map((a) => a.id), [aliceAccount.id]);
+  assert.equal((await bob.v1.accounts.$select(aliceAccount.id).unpin()).endorsed, false);
+
   console.log("e2e: all checks passed");
 }
 
