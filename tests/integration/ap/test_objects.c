@@ -10,7 +10,11 @@
  * - a local status's replies, likes and shares collections, under the
  *   rules of its Note's GET (a private one is 404, a decoy tenant's ids
  *   are 404 here);
- * - Undo of the Accept of our follow makes it a request again.
+ * - Undo of the Accept of our follow makes it a request again;
+ * - followers synchronization (FEP-8fcf): a followers-only post reaches a
+ *   server's shared inbox with the digest of the followers there (a public
+ *   one without), and the partial collection lists, to a signed GET only,
+ *   the followers on the signer's server.
  *
  * A decoy tenant in the same placement holds the same remote account and
  * a follow like ours; its rows never change.
@@ -18,10 +22,16 @@
 #include "world.h"
 
 #include <check.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "ap_peer.h"
+#include "eunha/httpsig.h"
 
 #define TIMEOUT 120
 #define HOST "obj.example"
@@ -462,6 +472,183 @@ START_TEST(test_undo_accept)
 }
 END_TEST
 
+/* ------------------------------------------- followers synchronization */
+
+/* What the fake server's shared inbox received. */
+struct inbox_log {
+    int posts;
+    char sync[4][1024]; /* Collection-Synchronization of each, "" when none */
+    char type[4][32];   /* the activity's type */
+};
+
+static bool
+on_peer_inbox(struct peer *p, struct evhttp_request *req)
+{
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST ||
+        strcmp(evhttp_request_get_uri(req), "/inbox") != 0)
+        return false;
+    struct inbox_log *log = p->data;
+    const char *h =
+        evhttp_find_header(evhttp_request_get_input_headers(req), "Collection-Synchronization");
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    char *body = calloc(1, len + 1);
+    evbuffer_remove(in, body, len);
+    json_t *j = json_loads(body, 0, NULL);
+    free(body);
+    pthread_mutex_lock(&p->mu);
+    if (log->posts < 4) {
+        snprintf(log->sync[log->posts], sizeof(log->sync[0]), "%s", h ? h : "");
+        const char *type = json_string_value(json_object_get(j, "type"));
+        snprintf(log->type[log->posts], sizeof(log->type[0]), "%s", type ? type : "");
+    }
+    log->posts++;
+    pthread_mutex_unlock(&p->mu);
+    json_decref(j);
+    evhttp_send_reply(req, 202, "Accepted", NULL);
+    return true;
+}
+
+static int
+inbox_wait(struct peer *p, int want)
+{
+    struct inbox_log *log = p->data;
+    long long until = eu_it_now_ms() + 15000;
+    int n = 0;
+    while (eu_it_now_ms() < until) {
+        pthread_mutex_lock(&p->mu);
+        n = log->posts;
+        pthread_mutex_unlock(&p->mu);
+        if (n >= want)
+            break;
+        eu_it_sleep_ms(50);
+    }
+    return n;
+}
+
+/* GET path on host signed by the peer's actor "peer" (draft-cavage). */
+static void
+signed_get(struct world *w, struct peer *p, const char *host, const char *path,
+           struct eu_it_resp *r)
+{
+    char url[256], key_id[160];
+    snprintf(url, sizeof(url), "http://%s%s", host, path);
+    snprintf(key_id, sizeof(key_id), "%s/users/peer#main-key", p->origin);
+    struct eu_httpsig_sign_args a = {
+        .method = "GET",
+        .url = url,
+        .key_id = key_id,
+        .key_pem = p->actors[0].priv,
+        .now = time(NULL),
+    };
+    struct eu_httpsig_signed sg = {0};
+    ck_assert_int_eq(eu_httpsig_sign_cavage(&a, &sg), 0);
+    char *lines[EU_HTTPSIG_SIGNED_MAX + 1];
+    const char *headers[EU_HTTPSIG_SIGNED_MAX + 2];
+    int n = 0;
+    for (int i = 0; i < sg.n; i++) {
+        if (strcasecmp(sg.headers[i].name, "Host") == 0)
+            continue;
+        ck_assert_int_ge(asprintf(&lines[n], "%s: %s", sg.headers[i].name, sg.headers[i].value), 0);
+        headers[n] = lines[n];
+        n++;
+    }
+    headers[n] = "Accept: " AS_JSON;
+    headers[n + 1] = NULL;
+    eu_it_resp_free(r);
+    ck_assert_int_eq(eu_it_http_raw(r, "GET", w->s->public_port, host, path, headers, NULL), 0);
+    for (int i = 0; i < n; i++)
+        free(lines[i]);
+    eu_httpsig_signed_release(&sg);
+}
+
+static const struct eu_it_world_opts sync_world = {
+    .host = HOST,
+    .decoy = DECOY,
+    .extra_toml = PEER_TOML "[workers]\nqueue_idle_poll_seconds = 1\n",
+    .users = {{"alice"}, {"decoy_alice", DECOY, "alice"}},
+};
+
+START_TEST(test_followers_sync)
+{
+    struct peer *p = peer_start();
+    struct inbox_log *log = calloc(1, sizeof(*log));
+    p->data = log;
+    p->intercept = on_peer_inbox;
+    struct world w;
+    eu_it_world_start(&w, &sync_world);
+    struct eu_it_resp r = {0};
+    char peer_uri[128], other_uri[128];
+    snprintf(peer_uri, sizeof(peer_uri), "%s/users/peer", p->origin);
+    snprintf(other_uri, sizeof(other_uri), "%s/users/other", p->origin);
+    /* peer and other (one server) follow alice; the decoy's alice has a
+     * follower there too. */
+    char *pid = eu_it_remote_account(w.db, w.tid, peer_uri, true);
+    char *oid = eu_it_remote_account(w.db, w.tid, other_uri, true);
+    char *dpid = eu_it_remote_account(w.db, w.decoy_tid, peer_uri, true);
+    free(eu_it_pg_execf(w.db,
+                        "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES"
+                        " (%s, %s, %s), (%s, %s, %s), (%s, %s, %s)",
+                        w.tid, pid, eu_it_id(&w, "alice"), w.tid, oid, eu_it_id(&w, "alice"),
+                        w.decoy_tid, dpid, eu_it_id(&w, "decoy_alice")));
+
+    /* A public post: one delivery to the shared inbox, no header. */
+    free(post_status(&w, "{\"status\":\"for all\",\"visibility\":\"public\"}"));
+    ck_assert_int_eq(inbox_wait(p, 1), 1);
+    ck_assert_str_eq(log->type[0], "Create");
+    ck_assert_str_eq(log->sync[0], "");
+    /* A followers-only one: the header, with the digest of both. */
+    free(post_status(&w, "{\"status\":\"for friends\",\"visibility\":\"private\"}"));
+    ck_assert_int_eq(inbox_wait(p, 2), 2);
+    unsigned char acc[32] = {0}, h[32];
+    const char *uris[] = {peer_uri, other_uri};
+    for (int i = 0; i < 2; i++) {
+        crypto_hash_sha256(h, (const unsigned char *)uris[i], strlen(uris[i]));
+        for (int k = 0; k < 32; k++)
+            acc[k] ^= h[k];
+    }
+    char hex[65], want[512];
+    sodium_bin2hex(hex, sizeof(hex), acc, sizeof(acc));
+    snprintf(want, sizeof(want),
+             "collectionId=\"" BASE "/users/alice/followers\", url=\"" BASE
+             "/users/alice/followers_synchronization\", digest=\"%s\"",
+             hex);
+    ck_assert_str_eq(log->sync[1], want);
+
+    /* The partial collection: signed only, and only the signer's server. */
+    eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/users/alice/followers_synchronization");
+    EU_IT_EXPECT_STATUS(&r, 401);
+    /* bob, elsewhere, follows alice too. */
+    char *bid = eu_it_remote_account(w.db, w.tid, BOB, true);
+    free(eu_it_pg_execf(w.db,
+                        "INSERT INTO follows (tenant_id, account_id, target_account_id)"
+                        " VALUES (%s, %s, %s)",
+                        w.tid, bid, eu_it_id(&w, "alice")));
+    signed_get(&w, p, HOST, "/users/alice/followers_synchronization", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "id", BASE "/users/alice/followers_synchronization");
+    EU_IT_EXPECT_JSTR(&r, "type", "OrderedCollection");
+    ck_assert_int_eq(json_integer_value(eu_it_jpath(r.json, "totalItems")), 2);
+    EU_IT_EXPECT_JSTR(&r, "orderedItems.0", peer_uri);
+    EU_IT_EXPECT_JSTR(&r, "orderedItems.1", other_uri);
+    signed_get(&w, p, DECOY, "/users/alice/followers_synchronization", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "orderedItems")), 1);
+    EU_IT_EXPECT_JSTR(&r, "orderedItems.0", peer_uri);
+    signed_get(&w, p, HOST, "/users/nobody/followers_synchronization", &r);
+    EU_IT_EXPECT_STATUS(&r, 404);
+
+    free(pid);
+    free(oid);
+    free(dpid);
+    free(bid);
+    eu_it_resp_free(&r);
+    eu_it_world_free(&w);
+    peer_stop(p);
+    free(log);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -469,5 +656,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_converted, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_collections, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_undo_accept, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_followers_sync, TIMEOUT);
     return eu_it_run_suite(s);
 }
