@@ -476,6 +476,8 @@ END_TEST
 
 /* What the fake server's shared inbox received. */
 struct inbox_log {
+    int undos; /* Undo of a Follow POSTed to peer's own inbox */
+    int partial_gets;
     int posts;
     char sync[4][1024]; /* Collection-Synchronization of each, "" when none */
     char type[4][32];   /* the activity's type */
@@ -484,10 +486,42 @@ struct inbox_log {
 static bool
 on_peer_inbox(struct peer *p, struct evhttp_request *req)
 {
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST ||
-        strcmp(evhttp_request_get_uri(req), "/inbox") != 0)
-        return false;
     struct inbox_log *log = p->data;
+    const char *uri = evhttp_request_get_uri(req);
+    if (evhttp_request_get_command(req) == EVHTTP_REQ_GET &&
+        strcmp(uri, "/users/peer/followers_synchronization") == 0) {
+        /* peer's list of its followers on obj.example: nobody. */
+        char doc[256];
+        snprintf(doc, sizeof(doc),
+                 "{\"id\":\"%s/users/peer/followers_synchronization\","
+                 "\"type\":\"OrderedCollection\",\"orderedItems\":[]}",
+                 p->origin);
+        pthread_mutex_lock(&p->mu);
+        log->partial_gets++;
+        pthread_mutex_unlock(&p->mu);
+        peer_reply(req, 200, AS_JSON, doc);
+        return true;
+    }
+    if (evhttp_request_get_command(req) == EVHTTP_REQ_POST &&
+        strcmp(uri, "/users/peer/inbox") == 0) {
+        struct evbuffer *in = evhttp_request_get_input_buffer(req);
+        size_t len = evbuffer_get_length(in);
+        char *body = calloc(1, len + 1);
+        evbuffer_remove(in, body, len);
+        json_t *j = json_loads(body, 0, NULL);
+        free(body);
+        const char *t = json_string_value(json_object_get(j, "type"));
+        const char *ot = json_string_value(eu_it_jpath(j, "object.type"));
+        pthread_mutex_lock(&p->mu);
+        if (t && ot && strcmp(t, "Undo") == 0 && strcmp(ot, "Follow") == 0)
+            log->undos++;
+        pthread_mutex_unlock(&p->mu);
+        json_decref(j);
+        evhttp_send_reply(req, 202, "Accepted", NULL);
+        return true;
+    }
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST || strcmp(uri, "/inbox") != 0)
+        return false;
     const char *h =
         evhttp_find_header(evhttp_request_get_input_headers(req), "Collection-Synchronization");
     struct evbuffer *in = evhttp_request_get_input_buffer(req);
@@ -526,17 +560,20 @@ inbox_wait(struct peer *p, int want)
     return n;
 }
 
-/* GET path on host signed by the peer's actor "peer" (draft-cavage). */
+/* method of path on host signed by the peer's actor "peer" (draft-cavage),
+ * with body (POST) and one more header line (may be NULL). */
 static void
-signed_get(struct world *w, struct peer *p, const char *host, const char *path,
-           struct eu_it_resp *r)
+signed_request(struct world *w, struct peer *p, const char *method, const char *host,
+               const char *path, const char *body, const char *extra, struct eu_it_resp *r)
 {
     char url[256], key_id[160];
     snprintf(url, sizeof(url), "http://%s%s", host, path);
     snprintf(key_id, sizeof(key_id), "%s/users/peer#main-key", p->origin);
     struct eu_httpsig_sign_args a = {
-        .method = "GET",
+        .method = method,
         .url = url,
+        .body = body,
+        .body_len = body ? strlen(body) : 0,
         .key_id = key_id,
         .key_pem = p->actors[0].priv,
         .now = time(NULL),
@@ -544,7 +581,7 @@ signed_get(struct world *w, struct peer *p, const char *host, const char *path,
     struct eu_httpsig_signed sg = {0};
     ck_assert_int_eq(eu_httpsig_sign_cavage(&a, &sg), 0);
     char *lines[EU_HTTPSIG_SIGNED_MAX + 1];
-    const char *headers[EU_HTTPSIG_SIGNED_MAX + 2];
+    const char *headers[EU_HTTPSIG_SIGNED_MAX + 3];
     int n = 0;
     for (int i = 0; i < sg.n; i++) {
         if (strcasecmp(sg.headers[i].name, "Host") == 0)
@@ -553,13 +590,21 @@ signed_get(struct world *w, struct peer *p, const char *host, const char *path,
         headers[n] = lines[n];
         n++;
     }
-    headers[n] = "Accept: " AS_JSON;
-    headers[n + 1] = NULL;
+    headers[n] = body ? "Content-Type: " AS_JSON : "Accept: " AS_JSON;
+    headers[n + 1] = extra;
+    headers[n + 2] = NULL;
     eu_it_resp_free(r);
-    ck_assert_int_eq(eu_it_http_raw(r, "GET", w->s->public_port, host, path, headers, NULL), 0);
+    ck_assert_int_eq(eu_it_http_raw(r, method, w->s->public_port, host, path, headers, body), 0);
     for (int i = 0; i < n; i++)
         free(lines[i]);
     eu_httpsig_signed_release(&sg);
+}
+
+static void
+signed_get(struct world *w, struct peer *p, const char *host, const char *path,
+           struct eu_it_resp *r)
+{
+    signed_request(w, p, "GET", host, path, NULL, NULL, r);
 }
 
 static const struct eu_it_world_opts sync_world = {
@@ -637,6 +682,67 @@ START_TEST(test_followers_sync)
     EU_IT_EXPECT_JSTR(&r, "orderedItems.0", peer_uri);
     signed_get(&w, p, HOST, "/users/nobody/followers_synchronization", &r);
     EU_IT_EXPECT_STATUS(&r, 404);
+
+    /* Receiving: alice follows peer, as does the decoy's alice. A delivery
+     * from peer says its followers here hash otherwise: the job fetches
+     * its list, which does not name alice, so her follow ends with an
+     * Undo; the decoy's stays. */
+    free(eu_it_pg_execf(w.db,
+                        "INSERT INTO follows (tenant_id, account_id, target_account_id, uri)"
+                        " VALUES (%s, %s, %s, '" BASE "/users/alice#follows/77'),"
+                        " (%s, %s, %s, NULL)",
+                        w.tid, eu_it_id(&w, "alice"), pid, w.decoy_tid, eu_it_id(&w, "decoy_alice"),
+                        dpid));
+    /* The fake peer's actor document names no followers collection and
+     * was fetched again for its key above: say it has one, as any server
+     * that sends the header does. */
+    free(eu_it_pg_execf(w.db,
+                        "UPDATE accounts SET followers_url = uri || '/followers'"
+                        " WHERE tenant_id = %s AND id = %s",
+                        w.tid, pid));
+    char body[512], header[512];
+    snprintf(body, sizeof(body),
+             "{\"@context\":\"https://www.w3.org/ns/activitystreams\",\"id\":\"%s#del/1\","
+             "\"type\":\"Delete\",\"actor\":\"%s\",\"object\":\"%s/statuses/404\"}",
+             peer_uri, peer_uri, peer_uri);
+    snprintf(header, sizeof(header),
+             "Collection-Synchronization: collectionId=\"%s/followers\", url=\"%s/"
+             "followers_synchronization\", digest=\"%064d\"",
+             peer_uri, peer_uri, 0);
+    signed_request(&w, p, "POST", HOST, "/inbox", body, header, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    long long until = eu_it_now_ms() + 15000;
+    long left = 1;
+    while (eu_it_now_ms() < until &&
+           (left = eu_it_pg_execf_long(w.db,
+                                       "SELECT count(*) FROM follows WHERE tenant_id = %s"
+                                       " AND target_account_id = %s",
+                                       w.tid, pid)) > 0)
+        eu_it_sleep_ms(100);
+    ck_assert_int_eq(left, 0);
+    until = eu_it_now_ms() + 15000;
+    int undos = 0;
+    while (eu_it_now_ms() < until) {
+        pthread_mutex_lock(&p->mu);
+        undos = log->undos;
+        pthread_mutex_unlock(&p->mu);
+        if (undos)
+            break;
+        eu_it_sleep_ms(100);
+    }
+    ck_assert_int_eq(undos, 1);
+    ck_assert_int_eq(log->partial_gets, 1);
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM follows WHERE tenant_id = %s"
+                                         " AND target_account_id = %s",
+                                         w.decoy_tid, dpid),
+                     1);
+    /* alice's followers (peer and other follow her) are not touched. */
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM follows WHERE tenant_id = %s"
+                                         " AND target_account_id = %s",
+                                         w.tid, eu_it_id(&w, "alice")),
+                     3);
 
     free(pid);
     free(oid);
