@@ -37,6 +37,13 @@ extern const struct eu_route eu_ap_collections_routes[];    /* collections.c */
 extern const struct eu_route eu_ap_objects_routes[];        /* objects.c */
 extern const struct eu_route eu_ap_quotes_routes[];         /* process_quote.c */
 
+/* note_collections.c: a status's replies, likes and shares. */
+extern const struct eu_route eu_ap_note_collections_routes[];
+extern const struct eu_sql eu_ap_note_collections_sql[];
+/* followers_sync.c: FEP-8fcf's partial followers collection. */
+extern const struct eu_route eu_ap_followers_sync_routes[];
+extern const struct eu_sql eu_ap_followers_sync_sql[];
+
 /* The statements of src/ap/ (see sql.h), each table ending with {0}. */
 extern const struct eu_sql eu_ap_actors_sql[];      /* actors.c, webfinger.c */
 extern const struct eu_sql eu_ap_objects_sql[];     /* objects.c */

@@ -1,6 +1,6 @@
 /*
  * Remote ActivityPub documents into rows: the inbound side's pure parsing
- * (an actor, a Note/Question/Article/Page) into C structs, and the
+ * (an actor, a note or an object Mastodon converts) into C structs, and the
  * statements that store them for one tenant.
  *
  * Parsing is strict and bounded: every URI must be http(s) (and the id on
@@ -104,7 +104,7 @@ struct eu_ap_poll_option {
 };
 
 struct eu_ap_note {
-    const char *id, *type; /* Note, Question, Article, Page */
+    const char *id, *type; /* Note, Question, Article, Page, Image, Video, Audio, Event */
     const char *attributed_to;
     const char *in_reply_to;         /* NULL when not a reply */
     const char *published, *updated; /* ISO 8601 or NULL */
@@ -145,14 +145,17 @@ int eu_ap_actor_parse(struct eu_arena *a, struct json_t *doc, const char *expect
 bool eu_ap_is_note_type(const char *type);
 
 /*
- * Reads a Note, Question, Article or Page. expected_host as above.
+ * Reads a Note, Question, or an object Mastodon converts (Article, Page,
+ * Image, Video, Audio, Event). expected_host as above.
  * followers_url (may be NULL) is the author's followers collection, used
  * for the visibility as Mastodon derives it: Public in to -> public,
  * Public in cc -> unlisted, the followers collection in to or cc ->
  * private, else direct (without followers_url, a collection whose URI ends
  * in "/followers" counts). language (may be NULL) is preferred when
- * contentMap has it. An Article or Page becomes its name in bold, its
- * summary and a link to its url, as Mastodon shows them. Returns 0 and
+ * contentMap has it. A converted object becomes its name in bold, its
+ * summary and a link to its url, as Mastodon shows them; an Image, Video or
+ * Audio without attachments gets the first file of each kind its url list
+ * names. Returns 0 and
  * fills out (allocated in a), or -1 with err.
  */
 int eu_ap_note_parse(struct eu_arena *a, struct json_t *doc, const char *expected_host,

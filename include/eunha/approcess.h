@@ -23,6 +23,21 @@ struct eu_tenant;
 /* The "ap_inbox" job kind's handler (eu_job_kinds[] in src/app/kinds.c). */
 void eu_ap_process_run(struct eu_job *job);
 
+/*
+ * Followers synchronization received (FEP-8fcf, src/ap/followers_sync.c):
+ * a verified delivery from actor with a Collection-Synchronization header
+ * queues an "ap_followers_sync" job when the header names the actor's
+ * own collection on its own server; the job compares digests and, when
+ * they differ, fetches the partial collection and ends the local follows
+ * it does not list. Copies what it keeps; does nothing for a NULL header.
+ */
+struct eu_app;
+struct eu_tenant;
+void eu_ap_followers_sync_received(struct eu_app *app, struct eu_tenant *t, const char *actor,
+                                   const char *header);
+/* The "ap_followers_sync" job kind's handler. */
+void eu_ap_followers_sync_run(struct eu_job *job);
+
 /* The statements of src/ap/process*.c, for the registry (sql.h). */
 extern const struct eu_sql eu_ap_process_sql[];
 extern const struct eu_sql eu_ap_process_follow_sql[];

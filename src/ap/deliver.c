@@ -38,6 +38,7 @@
 #include "eunha/queue.h"
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
+#include "followers_sync_internal.h"
 #include "sigform_internal.h"
 
 /* Answers read from an inbox: a status is all that matters. */
@@ -201,6 +202,13 @@ struct run {
     bool signing;       /* on the CPU pool: sign_done() will run */
     bool abandoned;     /* its job was let go at shutdown: sign_done() only frees */
     struct eu_fetch *f; /* the POST in flight */
+    /* FEP-8fcf (followers_sync.c): a followers-only activity carries the
+     * digest of the signer's followers on the inbox's server. */
+    json_t *activity;   /* borrowed from the payload */
+    const char *signer; /* its actor id, borrowed from the payload */
+    char *sync_uris;    /* those followers' URIs, newline-separated */
+    char *sync_header;  /* the Collection-Synchronization value, or NULL */
+    char *followers;    /* the signer's followers collection */
 };
 
 static void
@@ -208,6 +216,9 @@ run_free(struct run *r)
 {
     eu_httpsig_signed_release(&r->sig);
     free(r->body);
+    free(r->sync_uris);
+    free(r->sync_header);
+    free(r->followers);
     free(r->key_id);
     if (r->key_pem)
         sodium_memzero(r->key_pem, strlen(r->key_pem));
@@ -393,6 +404,14 @@ sign_work(void *arg)
     };
     r->sign_rc =
         r->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &r->sig) : eu_httpsig_sign_cavage(&a, &r->sig);
+    if (r->followers && !r->sync_header) {
+        /* Hashing a big server's followers is CPU work: done here. */
+        char digest[EU_AP_FOLLOWERS_DIGEST_LEN];
+        eu_ap_followers_digest(r->sync_uris, digest);
+        r->sync_header =
+            eu_xasprintf("collectionId=\"%s\", url=\"%s_synchronization\", digest=\"%s\"",
+                         r->followers, r->followers, digest);
+    }
 }
 
 /* The process stops with the run detached (eu_queues_abandon()). */
@@ -425,12 +444,14 @@ sign_done(void *arg)
         fail(r, "cannot sign: the inbox URL or the actor's key is unusable");
         return;
     }
-    char *lines[EU_HTTPSIG_SIGNED_MAX + 3];
+    char *lines[EU_HTTPSIG_SIGNED_MAX + 4];
     int n = 0;
     for (int i = 0; i < r->sig.n; i++)
         lines[n++] = eu_xasprintf("%s: %s", r->sig.headers[i].name, r->sig.headers[i].value);
     lines[n++] = eu_xstrdup("Content-Type: application/activity+json");
     lines[n++] = eu_xstrdup("Accept: application/activity+json, application/ld+json");
+    if (r->sync_header)
+        lines[n++] = eu_xasprintf("Collection-Synchronization: %s", r->sync_header);
     lines[n] = NULL;
     struct eu_tenant *t = eu_job_tenant(r->job);
     const struct eu_config *cfg = r->app->cfg;
@@ -458,6 +479,31 @@ sign(struct run *r)
     r->now = time(NULL);
     r->signing = true;
     eu_cpupool_submit(r->app->cpu, sign_work, sign_done, r);
+}
+
+/* Signing and the POST need no connection: the tenant's other deliveries
+ * go on meanwhile, so a peer that hangs holds only its own (and the fetch
+ * client's per-host cap bounds what it holds there). */
+static void
+go(struct run *r)
+{
+    if (eu_job_detach(r->job))
+        eu_job_on_abandon(r->job, on_abandon, r);
+    sign(r);
+}
+
+static void
+on_sync_uris(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct run *r = arg;
+    context(r);
+    if (st != EU_DB_OK) {
+        retry(r, st == EU_DB_ERROR && res ? PQresultErrorMessage(res) : "database unavailable");
+        return;
+    }
+    if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+        r->sync_uris = eu_xstrdup(PQgetvalue(res, 0, 0));
+    go(r);
 }
 
 static void
@@ -500,12 +546,18 @@ on_signer(PGresult *res, enum eu_db_status st, void *arg)
                     : eu_xasprintf("%s://%s/users/%s#main-key", scheme, t->domain, user);
     r->key_pem = eu_xstrdup(PQgetvalue(res, 0, 1));
     r->rfc9421 = eu_ap_sigform_rfc9421_first(r->host);
-    /* Signing and the POST need no connection: the tenant's other
-     * deliveries go on meanwhile, so a peer that hangs holds only its own
-     * (and the fetch client's per-host cap bounds what it holds there). */
-    if (eu_job_detach(r->job))
-        eu_job_on_abandon(r->job, on_abandon, r);
-    sign(r);
+    char base[300];
+    snprintf(base, sizeof(base), "%s://%s", scheme, t->domain);
+    char prefix[300];
+    if (eu_ap_followers_only(r->activity, base, user) &&
+        eu_ap_url_prefix(r->inbox, prefix, sizeof(prefix))) {
+        r->followers = eu_xasprintf("%s/users/%s/followers", base, user);
+        const char *params[] = {r->signer, prefix};
+        eu_db_conn_stmt(eu_job_conn(r->job), eu_ap_followers_sync_uris_stmt(), 2, params,
+                        on_sync_uris, r);
+        return;
+    }
+    go(r);
 }
 
 void
@@ -519,6 +571,8 @@ eu_ap_deliver_run(struct eu_job *job)
     json_t *activity = json_object_get(p, "activity");
     const char *actor = json_string_value(json_object_get(p, "actor_id"));
     r->inbox = json_string_value(json_object_get(p, "inbox"));
+    r->activity = activity;
+    r->signer = actor;
     if (!r->inbox || !json_is_object(activity) || !actor ||
         eu_fetch_host_of(r->inbox, r->host, sizeof(r->host)) < 0) {
         fail(r, "bad payload: needs inbox (a URL), activity (an object) and actor_id");

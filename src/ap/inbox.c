@@ -28,6 +28,7 @@
 
 #include "eunha/ap.h"
 #include "eunha/app.h"
+#include "eunha/approcess.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
 #include "eunha/config.h"
@@ -340,6 +341,9 @@ accept_delivery(struct delivery *d, const char *owner)
     json_decref(payload);
     eu_queue_enqueue(req->app, req->tenant, "ap_inbox", text, 0, NULL, on_enqueued, d);
     free(text);
+    /* FEP-8fcf: its own job, checked after the activity (followers_sync.c). */
+    eu_ap_followers_sync_received(req->app, req->tenant, owner,
+                                  eu_req_header(req, "Collection-Synchronization"));
 }
 
 static void

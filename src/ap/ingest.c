@@ -447,7 +447,15 @@ eu_ap_actor_parse(struct eu_arena *a, json_t *doc, const char *expected_host, co
 
 /* ------------------------------------------------------------ notes */
 
-static const char *const note_types[] = {"Note", "Question", "Article", "Page", NULL};
+static const char *const note_types[] = {"Note",  "Question", "Article", "Page", "Image",
+                                         "Video", "Audio",    "Event",   NULL};
+
+/* The types Mastodon converts (create.rb's CONVERTED_TYPES): not a post of
+ * their own but a thing elsewhere (a blog article, a PeerTube video, a
+ * Pixelfed photo, a Funkwhale track, a Mobilizon event), shown as its
+ * title, summary and a link to it. */
+static const char *const converted_types[] = {"Article", "Page",  "Image", "Video",
+                                              "Audio",   "Event", NULL};
 
 bool
 eu_ap_is_note_type(const char *type)
@@ -647,6 +655,48 @@ note_attachments(struct eu_arena *a, json_t *doc, struct eu_ap_note *out)
     });
 }
 
+/* Whether a media type names a file a client can play or show. */
+static bool
+is_media_type(const char *mt)
+{
+    return mt && (strncmp(mt, "image/", 6) == 0 || strncmp(mt, "video/", 6) == 0 ||
+                  strncmp(mt, "audio/", 6) == 0);
+}
+
+/*
+ * An Image, Video or Audio without attachments (PeerTube lists its files
+ * in url, Link objects with a mediaType per resolution; Funkwhale and some
+ * Pixelfed versions alike): the first file of each kind the url list
+ * names, as the attachment a client plays. Mastodon shows the link alone;
+ * the file is what a reader came for and costs nothing to name, since
+ * remote files are shown from their own server.
+ */
+static void
+note_url_media(struct eu_arena *a, json_t *doc, struct eu_ap_note *out)
+{
+    bool seen_image = false, seen_video = false, seen_audio = false;
+    EACH(json_object_get(doc, "url"), EU_AP_MAX_ATTACHMENTS * 4, e, {
+        if (out->n_attachments == EU_AP_MAX_ATTACHMENTS || !json_is_object(e))
+            continue;
+        const char *mt = json_string_value(json_object_get(e, "mediaType"));
+        const char *href = uri_of(json_object_get(e, "href"));
+        if (!href)
+            href = uri_of(e);
+        if (!is_media_type(mt) || !href || strlen(mt) > 255)
+            continue;
+        bool *seen = mt[0] == 'i' ? &seen_image : mt[0] == 'v' ? &seen_video : &seen_audio;
+        if (*seen)
+            continue;
+        *seen = true;
+        struct eu_ap_attachment *at = &out->attachments[out->n_attachments++];
+        at->type = mt[0] == 'i' ? "Image" : mt[0] == 'v' ? "Video" : "Audio";
+        at->url = eu_arena_strdup(a, href);
+        at->media_type = eu_arena_strdup(a, mt);
+        at->width = dimension(json_object_get(e, "width"));
+        at->height = dimension(json_object_get(e, "height"));
+    });
+}
+
 static int
 note_poll(struct eu_arena *a, json_t *doc, struct eu_ap_note *out, struct eu_error *err)
 {
@@ -687,11 +737,28 @@ note_poll(struct eu_arena *a, json_t *doc, struct eu_ap_note *out, struct eu_err
     return 0;
 }
 
-/* Mastodon shows an Article or Page as its title, summary and a link. */
+/* The first string value of a language map (nameMap, summaryMap), or NULL. */
+static json_t *
+map_first(json_t *map)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(map, key, val)
+    {
+        (void)key;
+        if (json_is_string(val) && json_string_length(val) > 0)
+            return val;
+    }
+    return NULL;
+}
+
+/* Mastodon shows a converted object as its title, summary and a link. */
 static void
 note_as_link(struct eu_arena *a, json_t *doc, struct eu_ap_note *out, const char *summary_html)
 {
     const char *name = json_string_value(json_object_get(doc, "name"));
+    if (!name || !*name)
+        name = json_string_value(map_first(json_object_get(doc, "nameMap")));
     const char *link = out->url ? out->url : out->id;
     char *href = eu_sanitize_escape(link, strlen(link));
     char *title = name && *name && strlen(name) <= EU_AP_MAX_NAME
@@ -752,12 +819,27 @@ eu_ap_note_parse(struct eu_arena *a, json_t *doc, const char *expected_host,
     const char *lang;
     pick_content(doc, language, &content, &lang);
     out->language = lang ? eu_arena_strdup(a, lang) : NULL;
-    if (strcmp(type, "Article") == 0 || strcmp(type, "Page") == 0) {
+    if (type_in(type, converted_types)) {
         const char *summary_html = "";
-        if (html_of(a, json_object_get(doc, "summary"), EU_AP_MAX_TEXT, &summary_html) != 0)
+        json_t *sum = json_object_get(doc, "summary");
+        if (!json_is_string(sum) || json_string_length(sum) == 0)
+            sum = map_first(json_object_get(doc, "summaryMap"));
+        if (html_of(a, sum, EU_AP_MAX_TEXT, &summary_html) != 0)
             return eu_error_set(err, 422, "summary cannot be read");
         note_as_link(a, doc, out, summary_html);
         out->spoiler_text = "";
+        if (!out->language) {
+            /* Mastodon's language of a converted object: its nameMap's. */
+            const char *key;
+            json_t *val;
+            json_object_foreach(json_object_get(doc, "nameMap"), key, val)
+            {
+                if (json_is_string(val) && is_language(key)) {
+                    out->language = eu_arena_strdup(a, key);
+                    break;
+                }
+            }
+        }
     } else {
         if (html_of(a, content, EU_SANITIZE_MAX_INPUT, &out->content) != 0)
             return eu_error_set(err, 422, "content is too long or cannot be read");
@@ -765,6 +847,9 @@ eu_ap_note_parse(struct eu_arena *a, json_t *doc, const char *expected_host,
     }
     note_tags(a, doc, out);
     note_attachments(a, doc, out);
+    if (out->n_attachments == 0 &&
+        (strcmp(type, "Image") == 0 || strcmp(type, "Video") == 0 || strcmp(type, "Audio") == 0))
+        note_url_media(a, doc, out);
     if (strcmp(type, "Question") == 0 && note_poll(a, doc, out, err) != 0)
         return -1;
     return 0;

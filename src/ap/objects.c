@@ -460,6 +460,10 @@ eu_ap_note_json(struct eu_app *app, const char *base, const char *domain, const 
     if (question)
         add_poll(o, PQgetvalue(r, row, col(r, C_POLL)));
     add_quote(o, base, user, r, row);
+    /* Its collections (note_collections.c), named by address. */
+    set_fmt(o, "replies", eu_xasprintf("%s/users/%s/statuses/%s/replies", base, user, id));
+    set_fmt(o, "likes", eu_xasprintf("%s/users/%s/statuses/%s/likes", base, user, id));
+    set_fmt(o, "shares", eu_xasprintf("%s/users/%s/statuses/%s/shares", base, user, id));
     json_decref(mentions);
     return o;
 }

@@ -1,7 +1,8 @@
 /*
  * Received activities about the social graph: Follow (and our Accept or
- * Reject of it), Accept and Reject of follows we sent, Undo of a follow,
- * like, boost or block, Block, Move, and an actor deleting itself.
+ * Reject of it), Accept and Reject of follows we sent (and Undo of such an
+ * Accept), Undo of a follow, like, boost or block, Block, Move, and an
+ * actor deleting itself.
  *
  * Follows keep the Follow activity's id in their uri, the remote one for a
  * remote follower and ours for a local follower of a remote account, so an
@@ -39,6 +40,7 @@ enum {
     FOLLOW_MOVE_TARGET,
     FOLLOW_MOVE,
     FOLLOW_ACTOR_DELETE,
+    FOLLOW_UNACCEPT,
 };
 
 /* The local account ($4: a username) a remote follow or block names. */
@@ -240,6 +242,21 @@ const struct eu_sql eu_ap_process_follow_sql[] = {
          " r AS (DELETE FROM follow_requests WHERE tenant_id = $1 AND (account_id = $2::bigint"
          "  OR target_account_id = $2::bigint))"
          " SELECT account_id::text FROM f WHERE target_account_id = $2::bigint"},
+    /* Undo of the Accept of our follow: $2 the remote actor (followed), $3
+     * our Follow's id, $4 the local follower's username when the Follow
+     * was embedded. The follow becomes a request again, its settings and
+     * id kept (Mastodon's Follow#revoke_request!). Returns the local
+     * follower, whose feed changes. */
+    [FOLLOW_UNACCEPT] = {"ap_process.follow_unaccepted",
+                         "WITH f AS (DELETE FROM follows WHERE tenant_id = $1"
+                         " AND target_account_id = $2::bigint AND (uri = $3 OR account_id IN"
+                         " (" LOCAL_BY_NAME ")) RETURNING account_id, show_reblogs, notify,"
+                         " languages, uri)"
+                         " INSERT INTO follow_requests (tenant_id, account_id, target_account_id,"
+                         " show_reblogs, notify, languages, uri) SELECT $1, account_id,"
+                         " $2::bigint, show_reblogs, notify, languages, uri FROM f"
+                         " ON CONFLICT (tenant_id, account_id, target_account_id) DO NOTHING"
+                         " RETURNING account_id::text"},
     {0},
 };
 
@@ -392,12 +409,47 @@ on_undone(struct eu_proc *p, PGresult *res)
     eu_proc_finish(p, NULL);
 }
 
+/* Undo of an Accept the actor sent for our Follow (Mastodon's
+ * undo_accept): the Accept's object names the Follow, by id or embedded. */
+static void
+undo_accept(struct eu_proc *p)
+{
+    json_t *follow = json_object_get(p->object, "object");
+    const char *follow_id = eu_proc_json_id(follow);
+    const char *name = NULL;
+    if (json_is_object(follow)) {
+        const char *ft = json_string_value(json_object_get(follow, "type"));
+        const char *target = eu_proc_json_id(json_object_get(follow, "object"));
+        if (ft && strcmp(ft, "Follow") != 0) {
+            eu_proc_skip(p, "undoes an Accept of something else");
+            return;
+        }
+        if (target && strcmp(target, p->actor_uri) == 0)
+            name = eu_proc_local_name(p, eu_proc_json_id(json_object_get(follow, "actor")));
+    }
+    if (!follow_id && !name) {
+        eu_proc_skip(p, "undoes an Accept that names no follow");
+        return;
+    }
+    const char *params[] = {p->actor_id, follow_id, name};
+    eu_proc_stmt(p, &eu_ap_process_follow_sql[FOLLOW_UNACCEPT], 3, params, on_answered);
+}
+
 void
 eu_proc_undo(struct eu_proc *p)
 {
     const char *type = NULL, *name = NULL, *status_uri = NULL, *status_id = NULL;
     if (json_is_object(p->object)) {
         type = p->object_type;
+        if (type && strcmp(type, "Accept") == 0) {
+            const char *by = eu_proc_json_id(json_object_get(p->object, "actor"));
+            if (by && strcmp(by, p->actor_uri) != 0) {
+                eu_proc_skip(p, "undoes someone else's activity");
+                return;
+            }
+            undo_accept(p);
+            return;
+        }
         if (!type || (strcmp(type, "Follow") != 0 && strcmp(type, "Like") != 0 &&
                       strcmp(type, "Announce") != 0 && strcmp(type, "Block") != 0)) {
             eu_proc_skip(p, "undoes nothing known");

@@ -30,6 +30,8 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"account_keys", EU_QUEUE_DEFAULT, eu_ap_account_keys_run},
     /* Inbox processing (src/ap/process.c). */
     {"ap_inbox", EU_QUEUE_DEFAULT, eu_ap_process_run},
+    /* a sender's followers here checked against its list (src/ap/followers_sync.c) */
+    {"ap_followers_sync", EU_QUEUE_DEFAULT, eu_ap_followers_sync_run},
     /* outgoing delivery (src/ap/deliver.c) */
     {"ap_deliver", EU_QUEUE_DELIVER, eu_ap_deliver_run},
     /* uploads: original, preview, blurhash (src/media/process_job.c) */

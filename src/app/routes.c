@@ -101,6 +101,8 @@ const struct eu_route *const eu_route_tables[] = {
     eu_ap_collections_routes,
     eu_ap_objects_routes,
     eu_ap_quotes_routes,
+    eu_ap_note_collections_routes,
+    eu_ap_followers_sync_routes,
     eu_ap_inbox_routes,
 
     /* paths no route takes: the CORS areas (src/http/server.c) */

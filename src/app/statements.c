@@ -110,6 +110,8 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_actors_sql,
     eu_ap_objects_sql,
     eu_ap_collections_sql,
+    eu_ap_note_collections_sql,
+    eu_ap_followers_sync_sql,
     eu_ap_instance_actor_sql,
     /* inbox processing */
     eu_ap_process_sql,

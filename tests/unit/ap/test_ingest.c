@@ -363,6 +363,78 @@ START_TEST(note_pleroma_and_article)
 }
 END_TEST
 
+/* The other types Mastodon converts: a PeerTube Video (files in url, the
+ * page chosen as the link, one attachment per kind), an Event (summary
+ * shown, content not), a Video that has attachments (url files ignored),
+ * an Image named in nameMap; an unknown type is refused. */
+START_TEST(note_converted)
+{
+    struct eu_arena *a = eu_arena_new();
+    json_t *j = parse("{\"id\":\"https://tube.example/videos/watch/1\",\"type\":\"Video\","
+                      "\"attributedTo\":\"https://tube.example/accounts/u\",\"name\":\"Clip\","
+                      "\"content\":\"<p>desc</p>\",\"url\":[{\"type\":\"Link\","
+                      "\"mediaType\":\"application/x-mpegURL\",\"href\":\"https://tube.example/"
+                      "p.m3u8\"},{\"type\":\"Link\",\"mediaType\":\"video/mp4\","
+                      "\"href\":\"https://tube.example/1080.mp4\",\"width\":1920,\"height\":1080},"
+                      "{\"type\":\"Link\",\"mediaType\":\"video/mp4\",\"href\":\"https://"
+                      "tube.example/480.mp4\"},{\"type\":\"Link\",\"mediaType\":\"image/jpeg\","
+                      "\"href\":\"https://tube.example/thumb.jpg\"},{\"type\":\"Link\","
+                      "\"mediaType\":\"text/html\",\"href\":\"https://tube.example/w/1\"}]}");
+    struct eu_ap_note n;
+    struct eu_error err = {0};
+    ck_assert_int_eq(eu_ap_note_parse(a, j, NULL, NULL, NULL, &n, &err), 0);
+    ck_assert_str_eq(n.type, "Video");
+    ck_assert_str_eq(n.url, "https://tube.example/w/1");
+    ck_assert_str_eq(n.content, "<p><strong>Clip</strong></p><p><a "
+                                "href=\"https://tube.example/w/1\" rel=\"nofollow "
+                                "noopener\" target=\"_blank\">https://tube.example/w/1</a></p>");
+    ck_assert_uint_eq(n.n_attachments, 2);
+    ck_assert_str_eq(n.attachments[0].type, "Video");
+    ck_assert_str_eq(n.attachments[0].url, "https://tube.example/1080.mp4");
+    ck_assert_str_eq(n.attachments[0].media_type, "video/mp4");
+    ck_assert_int_eq(n.attachments[0].width, 1920);
+    ck_assert_str_eq(n.attachments[1].type, "Image");
+    json_decref(j);
+
+    j = parse("{\"id\":\"https://mob.example/events/1\",\"type\":\"Event\","
+              "\"attributedTo\":\"https://mob.example/@g\",\"name\":\"Picnic\","
+              "\"summary\":\"Bring food\",\"content\":\"<p>details</p>\","
+              "\"startTime\":\"2026-06-01T12:00:00Z\"}");
+    ck_assert_int_eq(eu_ap_note_parse(a, j, NULL, NULL, NULL, &n, &err), 0);
+    ck_assert_str_eq(n.content, "<p><strong>Picnic</strong></p><p>Bring food</p><p><a "
+                                "href=\"https://mob.example/events/1\" rel=\"nofollow "
+                                "noopener\" target=\"_blank\">https://mob.example/events/1</a>"
+                                "</p>");
+    ck_assert_uint_eq(n.n_attachments, 0);
+    json_decref(j);
+
+    j = parse("{\"id\":\"https://tube.example/v/2\",\"type\":\"Video\","
+              "\"attributedTo\":\"https://tube.example/u\",\"attachment\":[{\"type\":"
+              "\"Document\",\"mediaType\":\"video/webm\",\"url\":\"https://tube.example/"
+              "2.webm\"}],\"url\":[{\"type\":\"Link\",\"mediaType\":\"video/mp4\","
+              "\"href\":\"https://tube.example/2.mp4\"}]}");
+    ck_assert_int_eq(eu_ap_note_parse(a, j, NULL, NULL, NULL, &n, &err), 0);
+    ck_assert_uint_eq(n.n_attachments, 1);
+    ck_assert_str_eq(n.attachments[0].url, "https://tube.example/2.webm");
+    json_decref(j);
+
+    j = parse("{\"id\":\"https://px.example/p/3\",\"type\":\"Image\","
+              "\"attributedTo\":\"https://px.example/u\",\"nameMap\":{\"fr\":\"Photo\"}}");
+    ck_assert_int_eq(eu_ap_note_parse(a, j, NULL, NULL, NULL, &n, &err), 0);
+    ck_assert_ptr_nonnull(strstr(n.content, "<strong>Photo</strong>"));
+    ck_assert_str_eq(n.language, "fr");
+    json_decref(j);
+
+    j = parse("{\"id\":\"https://x.example/1\",\"type\":\"Listing\","
+              "\"attributedTo\":\"https://x.example/u\"}");
+    ck_assert_int_eq(eu_ap_note_parse(a, j, NULL, NULL, NULL, &n, &err), -1);
+    ck_assert(!eu_ap_is_note_type("Listing"));
+    ck_assert(eu_ap_is_note_type("Audio"));
+    json_decref(j);
+    eu_arena_free(a);
+}
+END_TEST
+
 /* Emoji tags: Mastodon's shape, an icon given as a bare Link, and the
  * ones refused (bad shortcodes, no or a non-http icon). */
 START_TEST(note_emoji_tags)
@@ -468,6 +540,7 @@ main(void)
     tcase_add_test(tc, note_visibility);
     tcase_add_test(tc, note_misskey_question);
     tcase_add_test(tc, note_pleroma_and_article);
+    tcase_add_test(tc, note_converted);
     tcase_add_test(tc, note_emoji_tags);
     tcase_add_test(tc, note_refused);
     tcase_add_test(tc, uri_host);
