@@ -186,5 +186,10 @@ void eu_ap_outbox_poll_vote(struct eu_app *app, struct eu_tenant *t, int64_t vot
 void eu_ap_poll_update_later(struct eu_app *app, struct eu_tenant *t, const char *poll_id);
 /* The "ap_poll_update" job's handler, for src/app/kinds.c. */
 void eu_ap_poll_update_run(struct eu_job *job);
+/* The "ap_delete_actor" job (src/ap/delete_actor.c): payload
+ * {"account_id"}, a local account going away; the Delete of its actor to
+ * its followers and the other servers that know it. */
+void eu_ap_delete_actor_run(struct eu_job *job);
+extern const struct eu_sql eu_ap_delete_actor_sql[];
 
 #endif

@@ -12,10 +12,9 @@
  * stay, as on Mastodon, and the session or token that asked stays.
  *
  * A deletion suspends the account at once (its tokens, sessions and
- * streams stop working), sends Delete of the actor to every server that
- * knows it (its followers', the accounts it follows' and those it
- * mentioned, replied to, favourited or boosted), and leaves its rows to
- * the existing purge (src/queue/accounts.c), due within the hour so the
+ * streams stop working), queues the Delete of the actor to every server
+ * that knows it (src/ap/delete_actor.c), and leaves its rows to the
+ * existing purge (src/queue/accounts.c), due within the hour so the
  * Deletes go out, signed with the account's key, before the key goes.
  */
 #include <jansson.h>
@@ -26,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eunha/apdeliver.h"
 #include "eunha/api.h"
 #include "eunha/app.h"
 #include "eunha/arena.h"
@@ -59,7 +57,6 @@ enum {
     LIFE_USER,
     LIFE_PASSWORD_SET,
     LIFE_DELETE,
-    LIFE_DELETE_INBOXES,
 };
 
 const struct eu_sql eu_account_life_sql[] = {
@@ -78,35 +75,19 @@ const struct eu_sql eu_account_life_sql[] = {
                            " WHERE tenant_id = $1 AND id = $2 RETURNING id"},
     /* $2 account, $3 the retention in seconds: suspended now, its purge
      * due in at most DELETE_GRACE_S. */
+    /* The Delete of the actor goes out as an ap_delete_actor job
+     * (src/ap/delete_actor.c), queued with the suspension. */
     [LIFE_DELETE] = {"account_life.delete",
-                     "UPDATE accounts SET suspended_at = now() - make_interval(secs =>"
+                     "WITH a AS (UPDATE accounts SET suspended_at = now() - make_interval(secs =>"
                      " greatest($3::float8 - " DELETE_GRACE_SQL ", 0)),"
-                     " updated_at = now()"
+                     " delete_sent_at = now(), updated_at = now()"
                      " WHERE tenant_id = $1 AND id = $2::bigint AND domain IS NULL"
-                     " AND suspended_at IS NULL RETURNING id"},
-    /* $2 account: the inboxes of the servers that know it beyond its
-     * followers (those the follower audience reaches): accounts it follows
-     * or asked to, and the authors of statuses it replied to, boosted or
-     * favourited, and the accounts it mentioned; shared inboxes first. */
-    [LIFE_DELETE_INBOXES] =
-        {"account_life.delete_inboxes",
-         "SELECT DISTINCT coalesce(r.shared_inbox_url, r.inbox_url) FROM ("
-         " SELECT f.target_account_id AS id FROM follows f"
-         "  WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
-         " UNION SELECT fr.target_account_id FROM follow_requests fr"
-         "  WHERE fr.tenant_id = $1 AND fr.account_id = $2::bigint"
-         " UNION SELECT p.account_id FROM statuses s"
-         "  JOIN statuses p ON p.tenant_id = $1 AND p.id = coalesce(s.in_reply_to_id, "
-         "s.reblog_of_id)"
-         "  WHERE s.tenant_id = $1 AND s.account_id = $2::bigint"
-         " UNION SELECT p.account_id FROM favourites fv"
-         "  JOIN statuses p ON p.tenant_id = $1 AND p.id = fv.status_id"
-         "  WHERE fv.tenant_id = $1 AND fv.account_id = $2::bigint"
-         " UNION SELECT m.account_id FROM mentions m"
-         "  JOIN statuses s ON s.tenant_id = $1 AND s.id = m.status_id"
-         "  WHERE m.tenant_id = $1 AND s.account_id = $2::bigint) k"
-         " JOIN accounts r ON r.tenant_id = $1 AND r.id = k.id"
-         " WHERE r.domain IS NOT NULL AND coalesce(r.shared_inbox_url, r.inbox_url) <> ''"},
+                     " AND suspended_at IS NULL RETURNING id),"
+                     " j AS (INSERT INTO jobs (tenant_id, queue, kind, payload, dedupe_key)"
+                     "  SELECT $1, 'default', 'ap_delete_actor',"
+                     "  json_build_object('account_id', id::text), 'ap_delete_actor:' || id FROM a"
+                     "  ON CONFLICT (tenant_id, dedupe_key) DO NOTHING)"
+                     " SELECT id FROM a"},
     {0},
 };
 
@@ -194,26 +175,22 @@ fail(struct life *l, int status, const char *message)
 /* --------------------------------------------------------- deletion */
 
 static void
-on_inboxes(struct eu_req *req, PGresult *res, void *arg)
+on_deleted(struct eu_req *req, PGresult *res, void *arg)
 {
     struct life *l = arg;
-    struct eu_app *app = req->app;
-    const char *actor =
-        eu_arena_sprintf(req->arena, "%s/users/%s", eu_req_base_url(req), l->username);
-    /* One Delete, to the followers' inboxes and each other one. */
-    json_t *activity = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:[s]}", "@context", "https://www.w3.org/ns/activitystreams",
-        "id", eu_arena_sprintf(req->arena, "%s#delete", actor), "type", "Delete", "actor", actor,
-        "object", actor, "to", "https://www.w3.org/ns/activitystreams#Public");
-    eu_ap_deliver_to_followers(app, req->tenant, l->account_id, json_deep_copy(activity), NULL);
-    for (int i = 0; i < PQntuples(res); i++)
-        eu_ap_deliver_to_inbox(app, req->tenant, l->account_id, json_deep_copy(activity),
-                               PQgetvalue(res, i, 0));
-    json_decref(activity);
-    eu_log_info("api",
-                "account %lld ('%s') deleted by its owner; Delete sent to its followers "
-                "and %d more inboxes",
-                (long long)l->account_id, l->username, PQntuples(res));
+    if (PQntuples(res) != 1) {
+        fail(l, 422, "The account is already suspended.");
+        return;
+    }
+    /* Tokens answered from the cache, and open streams, stop now. */
+    eu_auth_cache_clear(req->app, req->tenant);
+    eu_stream_close_for(req->app, req->tenant, l->account_id, NULL);
+    int retention = req->app->cfg->suspended_retention_s;
+    int64_t due_s = retention < DELETE_GRACE_S ? retention : DELETE_GRACE_S;
+    eu_queue_task_wake(req->tenant, EU_TASK_ACCOUNT_CLEANUP, due_s * 1000);
+    eu_queue_wake(req->tenant, EU_QUEUE_DEFAULT, 0); /* the Delete's job */
+    eu_log_info("api", "account %lld ('%s') deleted by its owner", (long long)l->account_id,
+                l->username);
     if (is_page(l)) {
         eu_req_add_header(req, "Set-Cookie",
                           eu_arena_sprintf(req->arena,
@@ -228,25 +205,6 @@ on_inboxes(struct eu_req *req, PGresult *res, void *arg)
     } else {
         eu_req_reply_json(req, 202, json_pack("{s:s}", "message", "accepted"));
     }
-}
-
-static void
-on_deleted(struct eu_req *req, PGresult *res, void *arg)
-{
-    struct life *l = arg;
-    if (PQntuples(res) != 1) {
-        fail(l, 422, "The account is already suspended.");
-        return;
-    }
-    /* Tokens answered from the cache, and open streams, stop now. */
-    eu_auth_cache_clear(req->app, req->tenant);
-    eu_stream_close_for(req->app, req->tenant, l->account_id, NULL);
-    int retention = req->app->cfg->suspended_retention_s;
-    int64_t due_s = retention < DELETE_GRACE_S ? retention : DELETE_GRACE_S;
-    eu_queue_task_wake(req->tenant, EU_TASK_ACCOUNT_CLEANUP, due_s * 1000);
-    const char *aid = eu_arena_sprintf(req->arena, "%lld", (long long)l->account_id);
-    const char *p[] = {aid};
-    eu_req_stmt(req, &eu_account_life_sql[LIFE_DELETE_INBOXES], 1, p, on_inboxes, l);
 }
 
 static void

@@ -40,6 +40,7 @@ const struct eu_job_kind eu_job_kinds[] = {
     {"media_files_delete", EU_QUEUE_DEFAULT, eu_media_files_delete_run},
     /* a local poll's new counts to its audience (src/ap/process_poll.c) */
     {"ap_poll_update", EU_QUEUE_DEFAULT, eu_ap_poll_update_run},
+    {"ap_delete_actor", EU_QUEUE_DEFAULT, eu_ap_delete_actor_run},
     /* a remote custom emoji's image cached (src/media/emoji_fetch.c) */
     {"emoji_fetch", EU_QUEUE_MEDIA, eu_emoji_fetch_run},
     /* a status's link made a preview card (src/social/cards.c) */

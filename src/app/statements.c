@@ -120,6 +120,7 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_quotes_sql,
     eu_ap_process_poll_sql,     /* a local poll's Update */
     eu_ap_process_featured_sql, /* a remote actor's featured hashtags */
+    eu_ap_delete_actor_sql,     /* a local actor's Delete */
     eu_ap_deliver_sql,          /* delivery */
     eu_ap_outbox_sql,
     eu_ap_quotes_outbox_sql,

@@ -11,7 +11,9 @@
  * unsuspending an account wakes it (src/admin/jobs.c).
  *
  * The job checks again that the account is still suspended and due, so an
- * account unsuspended after its job was queued survives.
+ * account unsuspended after its job was queued survives. A local account
+ * is first announced gone (the Delete of its actor, queued by the task)
+ * and purged a grace later, while its key can still sign the deliveries.
  */
 #include "eunha/queue.h"
 
@@ -37,23 +39,48 @@ enum { ACCOUNTS_CLEANUP, ACCOUNTS_PURGE_DATA, ACCOUNTS_PURGE_ACCOUNT };
 /* Accounts queued per run; more due ones make the task run again at once. */
 #define CLEANUP_BATCH "100"
 
+/* How long a local account's rows (and key) stay after the Delete of its
+ * actor was queued, so the deliveries can be signed: an hour, or the
+ * retention when that is shorter (the tests'). */
+#define GRACE "least($2::float8, 3600)"
+
 /* Accounts due for purging with no purge job yet. */
 #define DUE_ACCOUNTS                                                                               \
     " FROM accounts a WHERE a.tenant_id = $1 AND a.suspended_at IS NOT NULL"                       \
     " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = $1"                                 \
     " AND j.dedupe_key = 'purge_account:' || a.id)"
 
+/* When an account's purge is due: its retention, and for a local one whose
+ * Delete went out, the grace after it too. */
+#define DUE_AT                                                                                     \
+    "greatest(a.suspended_at + make_interval(secs => $2::float8),"                                 \
+    " coalesce(a.delete_sent_at + make_interval(secs => " GRACE "), '-infinity'))"
+
+/*
+ * A due local account whose Delete was never queued gets it first (the
+ * "ap_delete_actor" job, src/ap/delete_actor.c, as Mastodon's
+ * DeleteAccountService sends it) and its purge a grace later; a remote
+ * one, or a local one past that grace, gets its purge job. The second
+ * column says when the next one is due.
+ */
 static const char cleanup_sql[] =
-    "WITH due AS (SELECT a.id" DUE_ACCOUNTS
-    "  AND a.suspended_at <= now() - make_interval(secs => $2::float8)"
+    "WITH due AS (SELECT a.id, a.domain IS NULL AND a.delete_sent_at IS NULL AS "
+    "announce" DUE_ACCOUNTS "  AND " DUE_AT " <= now()"
     "  ORDER BY a.suspended_at LIMIT " CLEANUP_BATCH "),"
+    " mark AS (UPDATE accounts SET delete_sent_at = now() WHERE tenant_id = $1"
+    "  AND id IN (SELECT id FROM due WHERE announce) RETURNING id),"
+    " ann AS (INSERT INTO jobs (tenant_id, queue, kind, payload, dedupe_key)"
+    "  SELECT $1, 'default', 'ap_delete_actor', json_build_object('account_id', id::text),"
+    "  'ap_delete_actor:' || id FROM mark ON CONFLICT (tenant_id, dedupe_key) DO NOTHING"
+    "  RETURNING 1),"
     " ins AS (INSERT INTO jobs (tenant_id, queue, kind, payload, dedupe_key)"
     "  SELECT $1, 'default', 'purge_account', json_build_object('account_id', id::text),"
-    "  'purge_account:' || id FROM due ON CONFLICT (tenant_id, dedupe_key) DO NOTHING"
-    "  RETURNING 1)"
-    " SELECT (SELECT count(*) FROM ins),"
-    " (SELECT (extract(epoch FROM min(a.suspended_at) + make_interval(secs => $2::float8)"
-    "  - now()) * 1000)::bigint" DUE_ACCOUNTS " AND a.id NOT IN (SELECT id FROM due))";
+    "  'purge_account:' || id FROM due WHERE NOT announce"
+    "  ON CONFLICT (tenant_id, dedupe_key) DO NOTHING RETURNING 1)"
+    " SELECT (SELECT count(*) FROM ins) + (SELECT count(*) FROM ann),"
+    " least((SELECT (extract(epoch FROM min(" DUE_AT ") - now()) * 1000)::bigint" DUE_ACCOUNTS
+    " AND a.id NOT IN (SELECT id FROM due)),"
+    " (SELECT (" GRACE " * 1000)::bigint WHERE EXISTS (SELECT 1 FROM mark)))";
 
 static void
 on_cleanup(PGresult *res, enum eu_db_status st, void *arg)
@@ -67,7 +94,7 @@ on_cleanup(PGresult *res, enum eu_db_status st, void *arg)
     }
     long queued = strtol(PQgetvalue(res, 0, 0), NULL, 10);
     if (queued > 0) {
-        eu_log_info("queue", "queued the purge of %ld suspended accounts", queued);
+        eu_log_info("queue", "queued the Delete or the purge of %ld suspended accounts", queued);
         eu_queue_wake(eu_task_run_tenant(run), EU_QUEUE_DEFAULT, 0);
     }
     int64_t next = -1; /* nobody suspended: sleep the idle poll */
@@ -97,11 +124,14 @@ struct purge {
     char retention[16];
 };
 
-/* The account, locked, if it is still suspended and past its retention. */
+/* The account, locked, if it is still suspended and past its retention
+ * and, for a local one, past the grace after its Delete went out. */
 #define PURGE_DUE                                                                                  \
     "SELECT id FROM accounts WHERE tenant_id = $1 AND id = $2::bigint"                             \
     " AND suspended_at IS NOT NULL"                                                                \
-    " AND suspended_at <= now() - make_interval(secs => $3::float8)"
+    " AND suspended_at <= now() - make_interval(secs => $3::float8)"                               \
+    " AND (domain IS NOT NULL OR delete_sent_at <= now()"                                          \
+    "  - make_interval(secs => least($3::float8, 3600)))"
 
 /* Its data first, in one transaction; foreign keys cascade the rest when the
  * account row goes. Its media rows and the files of its media, avatar and

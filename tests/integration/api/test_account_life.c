@@ -65,6 +65,7 @@ static const struct eu_it_world_opts world = {
     .extra_toml = "[workers]\nsuspended_retention_seconds = 2\n",
     .users = {{"alice", NULL, NULL, "read write"},
               {"bob", NULL, NULL, "read write"},
+              {"carl", NULL, NULL, "read write"},
               {"readonly", NULL, "alice", "read"},
               {"dalice", DECOY, "alice", "read write"}},
 };
@@ -216,6 +217,42 @@ START_TEST(test_delete)
             eu_it_sleep_ms(100);
     }
     ck_assert_int_eq(left, 0);
+    /* A suspension by the operator: at its retention the Delete of carl's
+     * actor goes to his remote follower before his rows go. */
+    free(eu_it_world_sql(&w,
+                         "INSERT INTO follows (tenant_id, account_id, target_account_id) VALUES"
+                         " (%s, %s, %s) RETURNING 1",
+                         w.tid, fan, eu_it_id(&w, "carl")));
+    {
+        char path[256];
+        snprintf(path, sizeof path, "/admin/v1/tenants/%s/accounts/%s/suspend", HOST,
+                 eu_it_id(&w, "carl"));
+        eu_it_admin(w.s, "POST", path, NULL, &r);
+        EU_IT_EXPECT_STATUS(&r, 200);
+    }
+    jobs = 0;
+    for (int i = 0; i < 100 && jobs < 1; i++) {
+        jobs = eu_it_world_sql_long(
+            &w,
+            "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_deliver'"
+            " AND payload->'activity'->>'type' = 'Delete'"
+            " AND payload->'activity'->>'object' = 'http://" HOST "/users/carl'"
+            " AND payload->>'inbox' = 'http://fans.example/inbox'",
+            w.tid);
+        if (jobs < 1)
+            eu_it_sleep_ms(100);
+    }
+    ck_assert_int_eq(jobs, 1);
+    left = 1;
+    for (int i = 0; i < 200 && left; i++) {
+        left = eu_it_world_sql_long(
+            &w, "SELECT count(*) FROM accounts WHERE tenant_id = %s AND id = %s", w.tid,
+            eu_it_id(&w, "carl"));
+        if (left)
+            eu_it_sleep_ms(100);
+    }
+    ck_assert_int_eq(left, 0);
+
     /* Her name stays taken, as Mastodon keeps it: for a sign-up, and for
      * the operator too; the decoy's own alice keeps hers. */
     {
