@@ -155,7 +155,8 @@ struct eu_db_pool {
      * down, or a standby that refuses writes, costs one connection attempt
      * per backoff rather than one per waiter each time. */
     struct event *backoff;
-    int backoff_ms;
+    int backoff_ms;      /* the wait under way; 0 once it is over */
+    int backoff_last_ms; /* the last wait, doubled by the next failure */
     bool failing;
 };
 
@@ -414,6 +415,7 @@ conn_connected(struct eu_db_conn *c)
     struct eu_db_pool *pool = c->pool;
     connecting_done(c);
     pool->backoff_ms = 0;
+    pool->backoff_last_ms = 0;
     pool->failing = false;
     if (pool->backoff)
         evtimer_del(pool->backoff);
@@ -880,20 +882,25 @@ on_backoff_over(evutil_socket_t fd, short what, void *arg)
     pump_later(pool);
 }
 
-/* A connect failed: wait before the next, 100 ms doubling to 5 s, so a
- * server that is down is not hammered by every request that arrives. */
+/* A connect failed: wait before the next, 100 ms doubling to 5 s until a
+ * connect succeeds, so a server that is down is not hammered by every
+ * request that arrives. The doubling follows the last wait, not the one
+ * under way: that one is over (0) when its probe fails, and starting again
+ * at 100 ms each time made a stopped server (and, behind a multi-host
+ * URL, its standby) take ten connection attempts a second per pool. */
 static void
 backoff_start(struct eu_db_pool *pool)
 {
     if (pool->freeing)
         return;
     pool->failing = true;
-    int ms = pool->backoff_ms ? pool->backoff_ms * 2 : 100;
+    int ms = pool->backoff_last_ms ? pool->backoff_last_ms * 2 : 100;
     if (ms > 5000)
         ms = 5000;
     if (!pool->backoff)
         pool->backoff = evtimer_new(pool->base, on_backoff_over, pool);
     pool->backoff_ms = ms;
+    pool->backoff_last_ms = ms;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     evtimer_add(pool->backoff, &tv);
 }

@@ -331,6 +331,21 @@ START_TEST(test_pool_shared_cap)
 }
 END_TEST
 
+/* Lines of the server's log holding text. */
+static long
+log_count(const struct eu_it_server *s, const char *text)
+{
+    FILE *f = fopen(s->log_path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", s->log_path);
+    char line[4096];
+    long n = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, text))
+            n++;
+    fclose(f);
+    return n;
+}
+
 START_TEST(test_pool_survives_postgres_restart)
 {
     struct eu_it_server *s = eu_it_server_start(NULL);
@@ -350,6 +365,19 @@ START_TEST(test_pool_survives_postgres_restart)
     ck_assert_msg(eu_it_json_str(&r, "error") != NULL, "5xx without JSON error: %s", r.body);
     ck_assert_msg(r.seconds < 10.0, "the 5xx took %.2f s", r.seconds);
     ck_assert_msg(eu_it_server_is_alive(s), "server died while PostgreSQL was down");
+    /* While it is down the pools back off, 100 ms doubling to 5 s: asked
+     * all the time for three seconds, a pool tries about five times, not
+     * thirty (the doubling once started again at each probe). Each try
+     * logs "cannot connect". */
+    long before = log_count(s, "cannot connect to");
+    for (long long end = eu_it_now_ms() + 3000; eu_it_now_ms() < end;) {
+        eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+        ck_assert_msg(r.status >= 500, "with PostgreSQL down got %ld", r.status);
+        eu_it_sleep_ms(20);
+    }
+    long tries = log_count(s, "cannot connect to") - before;
+    fprintf(stderr, "%ld connection attempts in 3 s with PostgreSQL down\n", tries);
+    ck_assert_msg(tries <= 16, "%ld connection attempts in 3 s with PostgreSQL down", tries);
 
     eu_it_sh("EUNHA_TEST_PG_START");
     deadline = eu_it_now_ms() + 20000;
