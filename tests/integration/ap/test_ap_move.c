@@ -847,10 +847,12 @@ START_TEST(test_suspended_actor)
     ck_assert_ptr_null(json_object_get(r.json, "suspended"));
     EU_IT_EXPECT_JSTR(&r, "name", "Bobby");
 
-    /* Suspended past the retention: purged, so not found at all. */
+    /* Suspended past the retention, its Delete sent over an hour ago (the
+     * purge's grace): purged, so not found at all. */
     snprintf(path, sizeof(path), "/admin/v1/tenants/b.test/accounts/%s/suspend", bob_id);
     free(eu_it_pg_execf(w.db,
-                        "UPDATE accounts SET suspended_at = now() - interval '365 days'"
+                        "UPDATE accounts SET suspended_at = now() - interval '365 days',"
+                        " delete_sent_at = now() - interval '2 hours'"
                         " WHERE tenant_id = %s AND id = %s",
                         eu_it_world_tid(&w, "b.test"), bob_id));
     eu_it_admin(w.s, "POST", path, NULL, &r);
