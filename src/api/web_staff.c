@@ -794,7 +794,8 @@ post_rules(struct eu_req *req)
 
 struct emojis_page {
     const struct eu_web_session *s;
-    const char *error; /* a refused upload's text */
+    const char *error; /* a refused or failed upload's text */
+    int status;        /* the page's answer: 200, or the upload's error */
 };
 
 /* The form that adds an emoji: a shortcode, a category and the image. */
@@ -856,16 +857,17 @@ on_emojis(struct eu_req *req, json_t *emojis, void *arg)
         ep->error ? eu_arena_sprintf(req->arena, "<p class=\"error\" role=\"alert\">%s</p>",
                                      eu_html_escape(req, ep->error))
                   : "";
-    eu_web_staff_reply(req, ep->error ? 422 : 200, EMOJIS_PATH, eu_web_t(req, "Custom emoji"),
+    eu_web_staff_reply(req, ep->status, EMOJIS_PATH, eu_web_t(req, "Custom emoji"),
                        eu_arena_sprintf(req->arena, "%s%s%s", error, list, emoji_form(req, s)));
 }
 
 static void
-emojis_show(struct eu_req *req, const struct eu_web_session *s, const char *error)
+emojis_show(struct eu_req *req, const struct eu_web_session *s, int status, const char *error)
 {
     struct emojis_page *ep = eu_arena_calloc(req->arena, sizeof(*ep));
     ep->s = s;
     ep->error = error;
+    ep->status = status;
     eu_staff_emojis_load(req, on_emojis, ep);
 }
 
@@ -874,7 +876,7 @@ emojis_page(struct eu_req *req, const struct eu_web_session *s, json_t *params, 
 {
     (void)params;
     (void)arg;
-    emojis_show(req, s, NULL);
+    emojis_show(req, s, 200, NULL);
 }
 
 static void
@@ -894,11 +896,14 @@ on_emoji_changed(struct eu_req *req, int status, void *arg)
     eu_web_staff_redirect(req, EMOJIS_PATH);
 }
 
+/* A refusal (422) or a failure to store (500, 503) shows its text on the
+ * page with its status; only a role without the permission gets the 403
+ * page, which says so. */
 static void
 on_emoji_made(struct eu_req *req, int status, const char *error, void *arg)
 {
-    if (status == 422) {
-        emojis_show(req, arg, error);
+    if (status != 200 && status != 403) {
+        emojis_show(req, arg, status, error);
         return;
     }
     on_emoji_changed(req, status, NULL);
