@@ -42,7 +42,8 @@ enum { ACCOUNTS_CLEANUP, ACCOUNTS_PURGE_DATA, ACCOUNTS_PURGE_ACCOUNT };
 /* How long a local account's rows (and key) stay after the Delete of its
  * actor was queued, so the deliveries can be signed: an hour, or the
  * retention when that is shorter (the tests'). */
-#define GRACE "least($2::float8, 3600)"
+#define GRACE_OF(retention) "least(" retention "::float8, 3600)"
+#define GRACE GRACE_OF("$2")
 
 /* Accounts due for purging with no purge job yet. */
 #define DUE_ACCOUNTS                                                                               \
@@ -131,7 +132,7 @@ struct purge {
     " AND suspended_at IS NOT NULL"                                                                \
     " AND suspended_at <= now() - make_interval(secs => $3::float8)"                               \
     " AND (domain IS NOT NULL OR delete_sent_at <= now()"                                          \
-    "  - make_interval(secs => least($3::float8, 3600)))"
+    "  - make_interval(secs => " GRACE_OF("$3") "))"
 
 /* Its data first, in one transaction; foreign keys cascade the rest when the
  * account row goes. Its media rows and the files of its media, avatar and
