@@ -61,7 +61,9 @@ START_TEST(test_page)
 END_TEST
 
 /* Two hundred thousand nested elements: refused past the parse's CPU
- * limit, never a deep recursion nor minutes of work. */
+ * limit, never a deep recursion nor minutes of work. The thread's CPU
+ * time, not the clock's: beside the other suites on a busy machine the
+ * wall clock also counts the time this thread waited for a core. */
 START_TEST(test_hostile)
 {
     size_t n = 200000;
@@ -75,9 +77,9 @@ START_TEST(test_hostile)
     *w = '\0';
     struct eu_card_page p;
     struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     int rc = eu_card_page_parse(html, strlen(html), "https://site.example/", &p);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
     if (rc == 0)
         eu_card_page_free(&p);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
