@@ -409,16 +409,14 @@ put_bare(struct buf *b, const struct eu_sfv_bare *v)
         puts_(b, num);
         return 0;
     case EU_SFV_DECIMAL: {
-        /* Shortest form with at least one fractional digit. */
+        /* Shortest form with at least one fractional digit: three
+         * digits, then the trailing zeros off (a width given with `*`
+         * leaves GCC unable to bound the output at -O1). */
         int64_t a = v->integer < 0 ? -v->integer : v->integer;
-        int64_t frac = a % 1000;
-        int digits = 3;
-        while (digits > 1 && frac % 10 == 0) {
-            frac /= 10;
-            digits--;
-        }
-        snprintf(num, sizeof(num), "%s%lld.%0*lld", v->integer < 0 ? "-" : "",
-                 (long long)(a / 1000), digits, (long long)frac);
+        int n = snprintf(num, sizeof(num), "%s%lld.%03lld", v->integer < 0 ? "-" : "",
+                         (long long)(a / 1000), (long long)(a % 1000));
+        while (n > 0 && num[n - 1] == '0' && num[n - 2] != '.')
+            num[--n] = '\0';
         puts_(b, num);
         return 0;
     }

@@ -727,10 +727,16 @@ deliver(struct sub *s, const char *event, const char *id)
         client_end(c, WSLAY_CODE_INTERNAL_SERVER_ERROR, "Too far behind; reconnect");
         return;
     }
+    /* Event names are ours ("update", "status.update"...); one that did
+     * not fit would be a bug, not a client's doing. */
+    if (strlen(event) >= sizeof(((struct queued *)0)->event)) {
+        eu_log_error("stream", "event name '%s' too long", event);
+        return;
+    }
     struct queued *q = eu_xcalloc(1, sizeof(*q));
     snprintf(q->stream, sizeof(q->stream), "%s", s->stream);
     q->param = s->param ? eu_xstrdup(s->param) : NULL;
-    snprintf(q->event, sizeof(q->event), "%s", event);
+    memcpy(q->event, event, strlen(event) + 1);
     q->id = eu_xstrdup(id);
     if (c->q_tail)
         c->q_tail->next = q;

@@ -132,7 +132,7 @@ eu_lg_report_json(const struct eu_lg_config *cfg, const struct eu_lg_stats *st, 
             json_object_set_new(errs, eu_lg_err_names[i], json_integer((json_int_t)st->err[i]));
     for (int s = 400; s < 600; s++) {
         if (st->status[s]) {
-            char name[16];
+            char name[24];
             snprintf(name, sizeof(name), "http_%d", s);
             json_object_set_new(errs, name, json_integer((json_int_t)st->status[s]));
         }
@@ -142,7 +142,7 @@ eu_lg_report_json(const struct eu_lg_config *cfg, const struct eu_lg_stats *st, 
     json_t *status = json_object();
     for (int s = 0; s < 600; s++) {
         if (st->status[s]) {
-            char name[8];
+            char name[16];
             snprintf(name, sizeof(name), "%d", s);
             json_object_set_new(status, name, json_integer((json_int_t)st->status[s]));
         }

@@ -371,7 +371,7 @@ START_TEST(test_mentions_resolve_remote_accounts)
     eu_it_account_create(w.s, "b.test", "dan");
     char *dan = eu_it_user_token(w.s, "b.test", "dan", "read");
     for (int i = 1; i <= 6; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "e%d", i);
         eu_it_account_create(w.s, "b.test", name);
     }
