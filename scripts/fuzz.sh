@@ -47,7 +47,8 @@ fi
 CLANG=$(command -v clang)
 
 # -O1: fast enough to fuzz, still close to the source in a stack trace.
-CC="$CLANG" cmake -S . -B "$BUILD" -DEUNHA_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug \
+mapfile -t generator < <(eu_cmake_generator "$BUILD")
+CC="$CLANG" cmake "${generator[@]}" -S . -B "$BUILD" -DEUNHA_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_FLAGS_DEBUG="-g -O1" >/dev/null
 
 if [ "$#" -gt 0 ]; then

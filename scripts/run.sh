@@ -30,7 +30,8 @@ ADMIN_LISTEN=${EUNHA_ADMIN_LISTEN:-127.0.0.1:9180}
 eu_install_deps
 
 if [ "${EUNHA_SKIP_BUILD:-0}" != 1 ]; then
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+  mapfile -t generator < <(eu_cmake_generator build)
+  cmake "${generator[@]}" -S . -B build -DCMAKE_BUILD_TYPE=Release
   cmake --build build -j"${EUNHA_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 fi
 [ -x build/eunha ] || eu_die "build/eunha not found"

@@ -113,7 +113,8 @@ fi
 
 JOBS=${EUNHA_JOBS:-2}
 BUILD=${EUNHA_BUILD_DIR:-build-test}
-cmake -S . -B "$BUILD" -DEUNHA_TESTS=ON -DEUNHA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+mapfile -t generator < <(eu_cmake_generator "$BUILD")
+cmake "${generator[@]}" -S . -B "$BUILD" -DEUNHA_TESTS=ON -DEUNHA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 cmake --build "$BUILD" -j"$JOBS"
 
 wait_for() { # PID LOG WHAT

@@ -2,6 +2,7 @@
 # Shared helpers for scripts/run.sh and scripts/test.sh. Source it; do not run it.
 #
 #   eu_install_deps [PKG...]        apt-get install whatever build/runtime packages (and PKGs) are missing
+#   eu_cmake_generator DIR          cmake's -G arguments for a new build directory DIR
 #   eu_free_port [EXCLUDED...]      print a TCP port nobody listens on (not one of EXCLUDED)
 #   eu_pg_init DIR                  initdb DIR unless it is a data directory already
 #   eu_pg_start DIR PORT [--no-fsync]   initdb DIR if empty, start a private PostgreSQL on PORT
@@ -28,11 +29,21 @@
 EU_DEPS=(build-essential cmake pkg-config libevent-dev libpq-dev libhiredis-dev
   libjansson-dev libsodium-dev libssl-dev libcurl4-openssl-dev libwebp-dev
   libjpeg-dev libpng-dev libsystemd-dev check postgresql redis-server curl libgumbo-dev
-  libgif-dev libwslay-dev libicu-dev libqrencode-dev libzip-dev)
+  libgif-dev libwslay-dev libicu-dev libqrencode-dev libzip-dev ninja-build)
 # What only the tests need besides: the test SMTP server, the browser the
 # pages are tested in, and the front proxy of the fleet's tests (scripts/test.sh
 # installs these too; scripts/benchmark_fleet.sh installs haproxy).
 EU_TEST_DEPS=(python3-aiosmtpd chromium haproxy nginx)
+
+# eu_cmake_generator DIR : the generator arguments for configuring DIR:
+# Ninja for a new build directory (its no-op build takes a third of a
+# second where make's took half a minute, and a clean test build a quarter
+# less CPU), nothing for one configured already (cmake refuses a change).
+eu_cmake_generator() {
+  if [ ! -f "$1/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
+    printf '%s\n' -G Ninja
+  fi
+}
 
 eu_log() { printf '[eunha] %s\n' "$*" >&2; }
 eu_die() { printf '[eunha] error: %s\n' "$*" >&2; return 1; }
