@@ -11,6 +11,9 @@
 #   verify   GET /api/v1/accounts/verify_credentials as the author (u1) only
 #   post     POST /api/v1/statuses, every user; run it last, since it grows
 #            the statuses table the other modes read
+#   post1    the same with one client whatever EUNHA_BENCH_CONCURRENCY says:
+#            "post post1" shows how a tenant's concurrent posts scale (the
+#            "Posters" table: post's posts/s over post1's)
 #
 # Layout: the pooled default. The tenant lives in the placement database
 # <control database>_main, which keeps [database] placement_connections open
@@ -48,6 +51,13 @@
 #                                 the working tree only
 #   EUNHA_BENCH_PLACEMENT_CONNECTIONS   [database] placement_connections (default:
 #                                 the larger of 4, the default, and the pool size)
+#   EUNHA_BENCH_FOLLOWERS         e.g. "0 1000": repeat everything once per count, with
+#                                 every user given that many local followers (accounts
+#                                 without a user, so no feed of theirs is in Redis) and
+#                                 as many remote ones (all on one host, with a shared
+#                                 inbox: one delivery a post, whatever the count) by SQL
+#                                 INSERT after seeding; shows whether a post's cost
+#                                 grows with its author's followers
 #   EUNHA_BENCH_USERS=10          users in the tenant, all following each other
 #   EUNHA_BENCH_STATUSES=300      statuses posted before measuring
 #   EUNHA_BENCH_IDLE_SECONDS=10   quiet time before the idle memory sample
@@ -131,6 +141,8 @@ read -r -a WORDS <<<"${EUNHA_BENCH_AUTHOR_STATUSES:-}"
 AUTHORS=${WORDS[*]}
 read -r -a WORDS <<<"${EUNHA_BENCH_REFS:-}"
 REFS=${WORDS[*]}
+read -r -a WORDS <<<"${EUNHA_BENCH_FOLLOWERS:-}"
+FOLLOWERS=${WORDS[*]}
 REFS_BUILD=${BENCH_BUILD}-refs
 DOMAIN=small.bench.test
 if [ "$USERS" = 0 ]; then
@@ -147,15 +159,28 @@ fi
 for m in $MODES; do
   case $m in
     default | *=*) ;;
-    home | verify | post)
+    home | verify | post | post1)
       [ "$USERS" -gt 0 ] || { eu_die "mode '$m' needs users: EUNHA_BENCH_USERS is 0" || exit 2; }
       ;;
-    *) eu_die "EUNHA_BENCH_MODES: unknown mode '$m' (default, home, verify, post, or a loadgen mix such as public=1)" || exit 2 ;;
+    *) eu_die "EUNHA_BENCH_MODES: unknown mode '$m' (default, home, verify, post, post1, or a loadgen mix such as public=1)" || exit 2 ;;
   esac
 done
 for n in $AUTHORS; do
   case $n in *[!0-9]*) eu_die "EUNHA_BENCH_AUTHOR_STATUSES: '$n' is not a number" || exit 2 ;; esac
 done
+for n in $FOLLOWERS; do
+  case $n in *[!0-9]*) eu_die "EUNHA_BENCH_FOLLOWERS: '$n' is not a number" || exit 2 ;; esac
+done
+if [ -n "$FOLLOWERS" ] && { [ "$USERS" = 0 ] || [ -n "$AUTHORS" ]; }; then
+  eu_die "EUNHA_BENCH_FOLLOWERS needs users and no EUNHA_BENCH_AUTHOR_STATUSES" || exit 2
+fi
+# The followers' counts take the author-statuses column and loop: one knob
+# at a time.
+AXIS="Author statuses"
+if [ -n "$FOLLOWERS" ]; then
+  AUTHORS=$FOLLOWERS
+  AXIS="Followers"
+fi
 if [ -n "$AUTHORS" ] && [ "$USERS" = 0 ]; then
   eu_die "EUNHA_BENCH_AUTHOR_STATUSES needs an author: EUNHA_BENCH_USERS is 0" || exit 2
 fi
@@ -288,7 +313,7 @@ mode_mix() {
     default) printf '%s\n' "$MIX" ;;
     home) echo home=1 ;;
     verify) echo verify=1 ;;
-    post) echo status=1 ;;
+    post | post1) echo status=1 ;;
     *) printf '%s\n' "$1" ;;
   esac
 }
@@ -323,6 +348,26 @@ seed_author() {
   fi
 }
 
+# seed_followers N PLACEMENT_URL : N local followers (accounts without a
+# user) and N remote ones (on one host, with a shared inbox) for every
+# account that has a user.
+seed_followers() {
+  local n=$1 url=$2
+  bench_psql "$url" "INSERT INTO accounts (tenant_id, username, domain, uri, inbox_url,
+      shared_inbox_url, followers_url)
+    SELECT t.tenant_id, k || g, CASE k WHEN 'rf' THEN 'far.bench.invalid' END,
+      CASE k WHEN 'rf' THEN 'https://far.bench.invalid/users/rf' || g END,
+      CASE k WHEN 'rf' THEN 'https://far.bench.invalid/users/rf' || g || '/inbox' END,
+      CASE k WHEN 'rf' THEN 'https://far.bench.invalid/inbox' END,
+      CASE k WHEN 'rf' THEN 'https://far.bench.invalid/users/rf' || g || '/followers' END
+    FROM (SELECT DISTINCT tenant_id FROM users) t, generate_series(1, $n) g,
+      (VALUES ('lf'), ('rf')) v(k)" >/dev/null
+  bench_psql "$url" "INSERT INTO follows (tenant_id, account_id, target_account_id)
+    SELECT u.tenant_id, a.id, u.account_id FROM users u JOIN accounts a
+      ON a.tenant_id = u.tenant_id AND a.username ~ '^[lr]f[0-9]+\$'" >/dev/null
+  bench_psql "$url" "VACUUM ANALYZE" >/dev/null
+}
+
 # One line per measured run, for the comparison tables: build, author
 # statuses (- when not set), pool, mode, requests, req/s, p50, p95, errors,
 # eunha and PostgreSQL CPU ms per request, statuses in the table, and the
@@ -342,7 +387,7 @@ row_prefix() {
 head_prefix() {
   local h="|" r="|"
   [ -z "$REFS" ] || { h="$h Build |" && r="$r---|"; }
-  [ -z "$AUTHORS" ] || { h="$h Author statuses |" && r="$r---|"; }
+  [ -z "$AUTHORS" ] || { h="$h $AXIS |" && r="$r---|"; }
   printf '%s\n%s\n' "$h" "$r"
 }
 
@@ -366,8 +411,9 @@ dump_statements() {
 # eunha, and its row. Reads run_pool's globals (CASE, TOKENS, IDLE_RSS...).
 run_mode() {
   local mode=$1 dir mix reqs rps p50 p95 errs peak_rss peak_priv peak_active avg_cpu eunha_ms pg_ms
-  local e0 e1 p0 p1 t0 t1 nstatuses log0=0 split0 split1 wal0 wal1 split
+  local e0 e1 p0 p1 t0 t1 nstatuses log0=0 split0 split1 wal0 wal1 split conc=$CONCURRENCY
   local -a target mixarg=()
+  [ "$mode" != post1 ] || conc=1
   dir=$CASE/${mode//[^A-Za-z0-9_-]/_}
   mkdir -p "$dir"
   mix=$(mode_mix "$mode")
@@ -380,7 +426,7 @@ run_mode() {
     target=(--tokens "$TOKENS")
   fi
   if [ "$WARMUP" != 0 ]; then
-    "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" "${target[@]}" "${mixarg[@]}" -c "$CONCURRENCY" \
+    "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" "${target[@]}" "${mixarg[@]}" -c "$conc" \
       -d "$WARMUP" --post-format "$POST_FORMAT" --label "warm-up $RUN_NAME pool $POOL $mode" -q \
       --json "$dir/warmup.json"
   fi
@@ -400,8 +446,8 @@ run_mode() {
   split0=$(bench_pg_cpu_split "$TMP/pg")
   wal0=$(bench_psql "$PLACEMENT_URL" "SELECT pg_current_wal_lsn()")
   t0=$(date +%s.%N)
-  eu_log "$RUN_NAME pool $POOL, $mode: ${SECONDS_}s at $CONCURRENCY clients"
-  "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" "${target[@]}" "${mixarg[@]}" -c "$CONCURRENCY" \
+  eu_log "$RUN_NAME pool $POOL, $mode: ${SECONDS_}s at $conc clients"
+  "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" "${target[@]}" "${mixarg[@]}" -c "$conc" \
     -d "$SECONDS_" --post-format "$POST_FORMAT" --label "$RUN_NAME pool $POOL $mode" \
     --json "$dir/loadgen.json" | tee "$dir/loadgen.txt"
   t1=$(date +%s.%N)
@@ -521,8 +567,12 @@ EOF
     bench_seed_tenant "$DOMAIN" "$USERS" "$TOKENS"
     # The author is u1, the first line, whom every other user follows.
     (umask 077 && head -n 1 "$TOKENS" >"$CASE/author.tokens")
-    if [ "$AUTHOR" = - ]; then
+    if [ "$AUTHOR" = - ] || [ -n "$FOLLOWERS" ]; then
       bench_seed_statuses "$TOKENS" "$STATUSES" "$CASE"
+      if [ -n "$FOLLOWERS" ] && [ "$AUTHOR" != 0 ]; then
+        eu_log "$RUN_NAME pool $POOL: $AUTHOR local and $AUTHOR remote followers for every user"
+        seed_followers "$AUTHOR" "$PLACEMENT_URL"
+      fi
       # Statistics as autovacuum leaves them within a minute of the first
       # writes (its naptime), so that the measured modes run on the plans a
       # tenant lives with, not on the ones made while its tables were
@@ -601,7 +651,7 @@ AWK_FMT='
 compare_authors() {
   local first=${AUTHORS%% *} b="" r=""
   [ -z "$REFS" ] || { b="Build | " && r="---|"; }
-  echo "| ${b}Pool | Mode | Author statuses | Requests/s | Slower by | p95 | eunha CPU/req | × | PostgreSQL CPU/req | × |"
+  echo "| ${b}Pool | Mode | $AXIS | Requests/s | Slower by | p95 | eunha CPU/req | × | PostgreSQL CPU/req | × |"
   echo "|${r}---|---|---|---|---|---|---|---|---|---|"
   awk -F'\t' -v first="$first" -v showbuild="${REFS:+1}" "$AWK_FMT"'
     { key = $13 SUBSEP $3 SUBSEP $4
@@ -620,7 +670,7 @@ compare_authors() {
 # pool and mode, "first → this".
 compare_builds() {
   local a="" r=""
-  [ -z "$AUTHORS" ] || { a="Author statuses | " && r="---|"; }
+  [ -z "$AUTHORS" ] || { a="$AXIS | " && r="---|"; }
   echo "| ${a}Pool | Mode | Builds | Requests/s | × | p50 | p95 | eunha CPU/req | PostgreSQL CPU/req | eunha + PostgreSQL CPU/req |"
   echo "|${r}---|---|---|---|---|---|---|---|---|---|"
   awk -F'\t' -v first="${BUILD_LABELS[0]}" -v showauthor="${AUTHORS:+1}" "$AWK_FMT"'
@@ -636,6 +686,23 @@ compare_builds() {
         num(p95[key], 2), num(r[8], 2), e[key], r[10], p[key], r[11], e[key] + p[key], r[10] + r[11] } }' "$RESULTS/results.tsv"
 }
 
+# compare_posters : post's posts/s over post1's, for each build, count and pool.
+compare_posters() {
+  local b="" a="" r=""
+  [ -z "$REFS" ] || { b="Build | " && r="---|"; }
+  [ -z "$AUTHORS" ] || { a="$AXIS | " && r="$r---|"; }
+  echo "| ${b}${a}Pool | Posts/s, 1 poster | Posts/s, $CONCURRENCY posters | × | PostgreSQL CPU/post, 1 / $CONCURRENCY |"
+  echo "|${r}---|---|---|---|---|"
+  awk -F'\t' -v showbuild="${REFS:+1}" -v showauthor="${AUTHORS:+1}" "$AWK_FMT"'
+    { key = $13 SUBSEP $2 SUBSEP $3
+      if ($4 == "post1") { one[key] = $6; p1[key] = $11; label[key] = $1; au[key] = $2; pool[key] = $3; keys[++n] = key }
+      else if ($4 == "post") { many[key] = $6; pm[key] = $11 } }
+    END { for (i = 1; i <= n; i++) { k = keys[i]; if (!(k in many)) continue
+      printf "|%s%s %s | %s | %s | %s | %s / %s ms |\n", (showbuild ? " " label[k] " |" : ""),
+        (showauthor ? " " num(au[k], 0) " |" : ""), pool[k], num(one[k], 2), num(many[k], 2),
+        ratio(many[k], one[k]), p1[k], pm[k] } }' "$RESULTS/results.tsv"
+}
+
 LOADGEN_CPU=$(find "$RESULTS" -name loadgen.json -exec jq -r '.loadgen.cpu_percent' {} + | awk '$1 > m { m = $1 } END { printf "%.0f", m }')
 {
   echo
@@ -647,7 +714,7 @@ LOADGEN_CPU=$(find "$RESULTS" -name loadgen.json -exec jq -r '.loadgen.cpu_perce
       echo "- Build ${BUILD_LABELS[bi]}, $("${BUILD_BINS[bi]}" version 2>/dev/null | head -n 1)"
     done
   fi
-  echo "- Settings: $CONCURRENCY closed-loop clients, ${SECONDS_} s measured after ${WARMUP} s warm-up per mode, $USERS users, $([ "$USERS" -gt 0 ] && echo "$STATUSES" || echo 0) seeded statuses$([ -z "$AUTHORS" ] || echo " by the users other than the author (u1), whom they all follow and who has ${AUTHORS// / or } statuses by INSERT (a run each)"), modes \`$MODES\` (default: mix \`${MIX:-loadgen default}\`; verify as the author), statuses as $POST_FORMAT; PostgreSQL defaults from scripts/lib/services.sh; eunha cpu_threads 2, pooled placement with placement_connections $(if [ -n "$PLACEMENT_CONNECTIONS" ]; then echo "$PLACEMENT_CONNECTIONS"; else echo "max(4, pool)"; fi). Create: the admin POST that made the tenant; Tenant on disk: growth of the placement and control databases from before it to after seeding. Statuses: rows in the statuses table when the mode's measured run began. The load generator used at most ${LOADGEN_CPU}% of a core."
+  echo "- Settings: $CONCURRENCY closed-loop clients, ${SECONDS_} s measured after ${WARMUP} s warm-up per mode, $USERS users, $([ "$USERS" -gt 0 ] && echo "$STATUSES" || echo 0) seeded statuses$([ -n "$FOLLOWERS" ] && echo ", every user given ${FOLLOWERS// / or } local and as many remote followers by INSERT (a run each)")$([ -z "$AUTHORS" ] || [ -n "$FOLLOWERS" ] || echo " by the users other than the author (u1), whom they all follow and who has ${AUTHORS// / or } statuses by INSERT (a run each)"), modes \`$MODES\` (default: mix \`${MIX:-loadgen default}\`; verify as the author), statuses as $POST_FORMAT; PostgreSQL defaults from scripts/lib/services.sh; eunha cpu_threads 2, pooled placement with placement_connections $(if [ -n "$PLACEMENT_CONNECTIONS" ]; then echo "$PLACEMENT_CONNECTIONS"; else echo "max(4, pool)"; fi). Create: the admin POST that made the tenant; Tenant on disk: growth of the placement and control databases from before it to after seeding. Statuses: rows in the statuses table when the mode's measured run began. The load generator used at most ${LOADGEN_CPU}% of a core."
   echo "- Raw output: benchmark-results/$(basename "$RESULTS")/"
   echo
   head_prefix | sed -e '1s/$/ Pool | Idle RSS | Idle private | Create | Tenant on disk |/' -e '2s/$/---|---|---|---|---|/'
@@ -658,9 +725,15 @@ LOADGEN_CPU=$(find "$RESULTS" -name loadgen.json -exec jq -r '.loadgen.cpu_perce
   printf '%s\n' "${MODE_ROWS[@]}"
   if [ "$(wc -w <<<"$AUTHORS")" -gt 1 ]; then
     echo
-    echo "Each author size against the first (Slower by: the first's requests/s ÷ this one's; ×: this one's CPU per request ÷ the first's):"
+    echo "Each $(echo "$AXIS" | tr '[:upper:]' '[:lower:]') count against the first (Slower by: the first's requests/s ÷ this one's; ×: this one's CPU per request ÷ the first's):"
     echo
     compare_authors
+  fi
+  if grep -q "	post1	" "$RESULTS/results.tsv"; then
+    echo
+    echo "Posters: $CONCURRENCY concurrent posters (post) against one (post1) on the same tenant:"
+    echo
+    compare_posters
   fi
   if [ "${#BUILD_BINS[@]}" -gt 1 ]; then
     echo

@@ -64,6 +64,8 @@ const struct eu_sql eu_ap_deliver_sql[] = {
      * (its own inbox), $7 one inbox URL, $8 a poll whose remote voters get
      * it. A follower's shared inbox stands for its own, and UNION merges
      * duplicates, so a server with thousands of followers gets one job.
+     * Only remote followers' rows are read (follows.local, migration
+     * 0074): local ones, however many, cost the fan-out nothing here.
      * Returns how many jobs were made.
      */
     [DELIVER_ENQUEUE] =
@@ -72,7 +74,7 @@ const struct eu_sql eu_ap_deliver_sql[] = {
          " SELECT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox FROM follows f"
          "  JOIN accounts a ON a.tenant_id = $1 AND a.id = f.account_id"
          "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND $4::bool"
-         "  AND a.domain IS NOT NULL AND a.suspended_at IS NULL"
+         "  AND NOT f.local AND a.domain IS NOT NULL AND a.suspended_at IS NULL"
          " UNION SELECT coalesce(a.shared_inbox_url, a.inbox_url) FROM mentions m"
          "  JOIN accounts a ON a.tenant_id = $1 AND a.id = m.account_id"
          "  WHERE m.tenant_id = $1 AND m.status_id = $5::bigint"

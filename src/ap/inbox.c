@@ -17,8 +17,10 @@
 
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <hiredis/hiredis.h>
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,7 @@
 #include "eunha/log.h"
 #include "eunha/mem.h"
 #include "eunha/queue.h"
+#include "eunha/redis.h"
 #include "eunha/tenant.h"
 
 enum {
@@ -288,6 +291,9 @@ struct delivery {
     json_t *activity;  /* the body, owned by the request */
     const char *actor; /* the activity's actor URI */
     const char *recipient;
+    /* The activity's name for dedupe (see seen_key), or NULL when it has
+     * no id: "ap_inbox:" and a hash of actor and id. */
+    const char *dedupe;
     const char *host; /* counted for the process-wide cap, or NULL */
     int64_t window;   /* the window it was counted in */
 };
@@ -304,6 +310,75 @@ free_sig(void *p)
     eu_httpsig_free(p);
 }
 
+/* ------------------------------------------------------------ dedupe */
+
+/*
+ * One post or boost often arrives many times at one tenant: a sender delivers a
+ * Create or an Announce to the personal inbox of each of its local recipients
+ * that shares no inbox, or to the shared inbox and to personal ones, and
+ * retries what timed out. Processing never depended on which inbox took
+ * it, so only the first is worth a job: the rest would each refetch what
+ * the first fetched and fan out again. An activity is known by its actor
+ * and its id (an id alone could be claimed by another actor to have the
+ * real one dropped); while its job waits or runs, the job's dedupe key
+ * stops a second one, and for SEEN_TTL_S after it was queued a Redis mark
+ * answers a repeat 202 before its signature is even checked. A repeat that
+ * forges the sender gains nothing: it is answered and dropped, and the
+ * real activity was already taken. Without Redis every delivery is
+ * checked and queued as before, deduped only against jobs still queued.
+ */
+#define SEEN_TTL_S "21600" /* six hours: past a sender's quick retries */
+
+/* The tenant's Redis key for a dedupe name, in buf. */
+static void
+seen_key(const struct delivery *d, char *buf, size_t len)
+{
+    snprintf(buf, len, "%sap:seen:%s", d->req->tenant->key_prefix,
+             d->dedupe + sizeof("ap_inbox:") - 1);
+}
+
+/* "ap_inbox:" and the hex SHA-256 of actor, a newline and id, in the
+ * request's arena; NULL when the activity has no id or is not a Create or
+ * an Announce. Only those two: they are what a big account sends to many
+ * inboxes at once, and the same id means the same post or boost for good.
+ * Other ids may come back meaning something new: eunha's own Follow and
+ * Like ids are the actor's and the target's, so a follow, unfollow and
+ * follow again within the hours of the mark sends one id twice, with an
+ * Undo between that must not leave the second one dropped. */
+static const char *
+dedupe_name(struct eu_req *req, const char *actor, json_t *activity)
+{
+    const char *id = json_string_value(json_object_get(activity, "id"));
+    const char *type = json_string_value(json_object_get(activity, "type"));
+    if (!id || !*id || !type || (strcmp(type, "Create") != 0 && strcmp(type, "Announce") != 0))
+        return NULL;
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    unsigned char md[32];
+    unsigned int n = 0;
+    bool ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) == 1 &&
+              EVP_DigestUpdate(c, actor, strlen(actor)) == 1 && EVP_DigestUpdate(c, "\n", 1) == 1 &&
+              EVP_DigestUpdate(c, id, strlen(id)) == 1 && EVP_DigestFinal_ex(c, md, &n) == 1 &&
+              n == sizeof(md);
+    EVP_MD_CTX_free(c);
+    if (!ok)
+        return NULL;
+    char *out = eu_arena_alloc(req->arena, sizeof("ap_inbox:") + 2 * sizeof(md));
+    int k = snprintf(out, sizeof("ap_inbox:"), "ap_inbox:");
+    for (size_t i = 0; i < sizeof(md); i++)
+        k += snprintf(out + k, 3, "%02x", md[i]);
+    return out;
+}
+
+/* Marks the activity taken for SEEN_TTL_S; nobody waits for the answer. */
+static void
+mark_seen(struct delivery *d)
+{
+    char key[EU_TENANT_KEY_PREFIX_SIZE + 96];
+    seen_key(d, key, sizeof(key));
+    const char *argv[] = {"SET", key, "1", "EX", SEEN_TTL_S};
+    eu_redis_command(eu_tenant_redis(d->req->app, d->req->tenant), NULL, NULL, 5, argv, NULL);
+}
+
 static void
 on_enqueued(const char *job_id, int status, void *arg)
 {
@@ -316,6 +391,12 @@ on_enqueued(const char *job_id, int status, void *arg)
         eu_req_reply_db_error(req, status != EU_DB_OK ? (enum eu_db_status)status : EU_DB_ERROR);
         return;
     }
+    /* "": the same activity's job is still waiting or running, so this
+     * one is not counted against its host either. */
+    if (!job_id[0] && d->host)
+        host_count_drop(d->host, d->window);
+    if (d->dedupe)
+        mark_seen(d);
     eu_req_reply_raw(req, 202, "text/plain", "", 0);
 }
 
@@ -339,7 +420,7 @@ accept_delivery(struct delivery *d, const char *owner)
                                 (json_int_t)d->window, "cr", (json_int_t)this_run());
     char *text = json_dumps(payload, JSON_COMPACT);
     json_decref(payload);
-    eu_queue_enqueue(req->app, req->tenant, "ap_inbox", text, 0, NULL, on_enqueued, d);
+    eu_queue_enqueue(req->app, req->tenant, "ap_inbox", text, 0, d->dedupe, on_enqueued, d);
     free(text);
     /* FEP-8fcf: its own job, checked after the activity (followers_sync.c). */
     eu_ap_followers_sync_received(req->app, req->tenant, owner,
@@ -402,6 +483,35 @@ verify(struct delivery *d)
 }
 
 static void
+on_seen(struct redisReply *reply, void *arg)
+{
+    struct delivery *d = arg;
+    eu_req_enter(d->req);
+    if (reply && reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) {
+        eu_log_debug("ap", "activity from '%s' already taken: not queued again", d->actor);
+        eu_req_reply_raw(d->req, 202, "text/plain", "", 0);
+        return;
+    }
+    verify(d);
+}
+
+/* A repeat of an activity already taken is answered without its
+ * signature's check; anything else goes on to verify(). */
+static void
+check_seen(struct delivery *d)
+{
+    d->dedupe = dedupe_name(d->req, d->actor, d->activity);
+    if (!d->dedupe) {
+        verify(d);
+        return;
+    }
+    char key[EU_TENANT_KEY_PREFIX_SIZE + 96];
+    seen_key(d, key, sizeof(key));
+    const char *argv[] = {"EXISTS", key};
+    eu_redis_command(eu_tenant_redis(d->req->app, d->req->tenant), on_seen, d, 2, argv, NULL);
+}
+
+static void
 on_recipient(struct eu_req *req, PGresult *res, void *arg)
 {
     struct delivery *d = arg;
@@ -414,7 +524,7 @@ on_recipient(struct eu_req *req, PGresult *res, void *arg)
      * if the suspension is lifted. What it may not receive (a Follow) the
      * processing refuses. */
     d->recipient = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0));
-    verify(d);
+    check_seen(d);
 }
 
 static void
@@ -468,7 +578,7 @@ inbox_post(struct eu_req *req, const char *username)
     d->activity = activity;
     d->actor = json_string_value(actor);
     if (!username) {
-        verify(d);
+        check_seen(d);
         return;
     }
     const char *p[] = {username};

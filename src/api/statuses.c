@@ -230,7 +230,8 @@ const struct eu_sql eu_statuses_sql[] = {
      * that is not a reblog: a remote follower, unless direct), so a tenant
      * without remote followers runs no outbox statement for it; and the
      * home feeds that take it, so the fan-out needs no statement either.
-     * The author's followers are read once for all three. A NULL $6 or $7
+     * The author's local followers are read once for the bell and the
+     * feeds; a remote one is one probe of an index. A NULL $6 or $7
      * takes the author's default, so posting needs no statement before
      * this one to read them.
      */
@@ -253,10 +254,11 @@ const struct eu_sql eu_statuses_sql[] = {
          " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "
          " greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at, x.roles FROM"
          " accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x),"
-         " fl AS (SELECT f.account_id, f.notify, fa.domain IS NULL AS local,"
-         "  fa.suspended_at IS NULL AS active FROM follows f JOIN accounts fa"
-         "  ON fa.tenant_id = $1 AND fa.id = f.account_id"
-         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint)"
+         /* The local followers alone (migration 0074): remote ones get
+          * the status by delivery, and reading them here made a post's
+          * cost grow with followers it puts in no feed. */
+         " fl AS (SELECT f.account_id, f.notify FROM follows f"
+         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.local)"
          " SELECT s.id, true AS visible, false AS domain_blocked, s.reblog_of_id, s.sx AS sxmin,"
          " s.sx AS axmin, s.account_id AS author_id, s.visibility, false AS status_cached, false"
          " AS account_cached, false AS favourited, false AS reblogged, EXISTS (SELECT 1 FROM"
@@ -289,32 +291,36 @@ const struct eu_sql eu_statuses_sql[] = {
          "  OR s.in_reply_to_account_id = s.account_id)"
          "  THEN (SELECT coalesce(array_agg(fl.account_id), '{}') FROM fl WHERE fl.notify)"
          "  ELSE '{}' END::text AS notify_ids,"
-         " s.visibility < 3 AND EXISTS (SELECT 1 FROM fl WHERE NOT fl.local AND fl.active)"
+         " s.visibility < 3 AND EXISTS (SELECT 1 FROM follows rf JOIN accounts ra"
+         "  ON ra.tenant_id = $1 AND ra.id = rf.account_id WHERE rf.tenant_id = $1"
+         "  AND rf.target_account_id = $2::bigint AND NOT rf.local AND ra.suspended_at IS NULL)"
          "  AS remote,"
          /* The feeds: feeds.recipients and eunha_is_home_feed_status() for the
-          * status just inserted, over the author's followers fl read once for
-          * the whole statement: as v(id), the author and every local follower
-          * whose feed takes it. What the general rule tests and cannot hold
-          * here is left out (a deleted status, a reblog and its original's
-          * author, mentions, which a plain status has none of); the rest is
-          * the same: direct reaches nobody else, a reply only followers of the
-          * account replied to (or that account), and no follower who blocks,
-          * is blocked by or mutes the author, nor any of a suspended author.
-          * The general one was a third of the statement's PostgreSQL CPU, a
-          * dozen subplans set up for every post. */
+          * status just inserted, over the author's local followers fl read
+          * once for the whole statement: as v(id), the author and every
+          * local follower whose feed takes it. What the general rule tests
+          * and cannot hold here is left out (a deleted status, a reblog and
+          * its original's author, mentions, which a plain status has none
+          * of); the rest is the same: direct reaches nobody else, a reply
+          * only followers of the account replied to (or that account), and
+          * no follower who blocks, is blocked by or mutes the author, nor
+          * any of a suspended author. The blocks and mutes are read once
+          * each as sets about the author ($2, not s.account_id, so that
+          * PostgreSQL hashes each once rather than probing per follower),
+          * which keeps a follower's share of the statement to its index
+          * entry. */
          " (SELECT array_agg(v.id) FROM (SELECT s.account_id AS id UNION ALL SELECT fl.account_id"
-         " FROM fl WHERE fl.local AND fl.account_id <> s.account_id AND s.visibility < 3 AND"
+         " FROM fl WHERE fl.account_id <> s.account_id AND s.visibility < 3 AND"
+         " a.suspended_at IS NULL AND"
          " (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id IN (s.account_id,"
          " fl.account_id) OR EXISTS (SELECT 1 FROM follows hr WHERE hr.tenant_id = $1 AND"
          " hr.account_id = fl.account_id AND hr.target_account_id = s.in_reply_to_account_id)) AND"
-         " NOT EXISTS (SELECT 1 FROM blocks hb WHERE hb.tenant_id = $1 AND hb.account_id ="
-         " fl.account_id AND hb.target_account_id = s.account_id) AND NOT EXISTS (SELECT 1 FROM"
-         " blocks vb WHERE vb.tenant_id = $1 AND vb.account_id = s.account_id AND"
-         " vb.target_account_id = fl.account_id) AND NOT EXISTS (SELECT 1 FROM mutes hu WHERE"
-         " hu.tenant_id = $1 AND hu.account_id = fl.account_id AND hu.target_account_id ="
-         " s.account_id AND (hu.expires_at IS NULL OR hu.expires_at > now())) AND NOT EXISTS"
-         " (SELECT 1 FROM accounts sa WHERE sa.tenant_id = $1 AND sa.id = s.account_id AND"
-         " sa.suspended_at IS NOT NULL)) v)::text AS feeds"
+         " fl.account_id NOT IN (SELECT hb.account_id FROM blocks hb WHERE hb.tenant_id = $1"
+         " AND hb.target_account_id = $2::bigint) AND fl.account_id NOT IN (SELECT"
+         " vb.target_account_id FROM blocks vb WHERE vb.tenant_id = $1 AND vb.account_id ="
+         " $2::bigint) AND fl.account_id NOT IN (SELECT hu.account_id FROM mutes hu WHERE"
+         " hu.tenant_id = $1 AND hu.target_account_id = $2::bigint AND (hu.expires_at IS NULL"
+         " OR hu.expires_at > now()))) v)::text AS feeds"
          " FROM s, a"},
     /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
      * $9 mention ids, $10 tags, $11 media ids in order, $12 media_attributes

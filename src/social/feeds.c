@@ -55,11 +55,12 @@ const struct eu_sql eu_feeds_sql[] = {
      * status ($3 true when removing: every candidate). */
     [FEEDS_RECIPIENTS] =
         {"feeds.recipients",
-         /* The candidates, as v(id): its author and its local followers. */
+         /* The candidates, as v(id): its author and its local followers
+          * (follows.local, migration 0074: the remote ones' rows are not
+          * read at all, however many there are). */
          "SELECT v.id FROM statuses s, LATERAL (SELECT s.account_id AS id UNION SELECT"
-         " f.account_id FROM follows f JOIN accounts fa ON fa.tenant_id = $1 AND fa.id ="
-         " f.account_id AND fa.domain IS NULL WHERE f.tenant_id = $1 AND f.target_account_id ="
-         " s.account_id) v"
+         " f.account_id FROM follows f WHERE f.tenant_id = $1 AND f.target_account_id ="
+         " s.account_id AND f.local) v"
          " CROSS JOIN LATERAL eunha_is_home_feed_status($1, s.id, s.account_id, s.reblog_of_id,"
          " s.visibility, s.deleted_at, s.in_reply_to_account_id, v.id) hft"
          " WHERE s.tenant_id = $1 AND s.id = $2::bigint AND ($3::bool OR hft.ok)"},

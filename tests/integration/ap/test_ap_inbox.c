@@ -570,8 +570,10 @@ START_TEST(test_inbox_host_cap_process)
         install_job_delay(bdb);
     struct peer *other = peer_start();
     struct eu_it_resp r = {0};
-    char *body = activity(&e, 1, e.peer_id);
-    struct post p = {"a.test", "/inbox", body, NULL, e.peer_key, e.peer->actors[0].priv,
+    /* Each delivery its own activity: a repeat of one is taken once. */
+    char *bodies[16] = {0};
+    int nb = 0;
+    struct post p = {"a.test", "/inbox", NULL, NULL, e.peer_key, e.peer->actors[0].priv,
                      0,        false,    false};
 
     const char *hosts[] = {"a.test", "b.test", "d.test"};
@@ -579,10 +581,13 @@ START_TEST(test_inbox_host_cap_process)
     for (int h = 0; h < 3; h++) {
         p.host = hosts[h];
         for (int i = 0; i < n[h]; i++) {
+            p.body = bodies[nb] = activity(&e, nb + 1, e.peer_id);
+            nb++;
             post(&e, &p, &r);
             EU_IT_EXPECT_STATUS(&r, 202);
         }
     }
+    p.body = bodies[nb++] = activity(&e, 100, e.peer_id);
     ck_assert_int_eq(waiting_from(&e, e.decoy_tid, e.peer->host), 2);
 
     /* The process holds 12: the decoy, under its own cap, is refused. */
@@ -638,7 +643,8 @@ START_TEST(test_inbox_host_cap_process)
     EU_IT_EXPECT_STATUS(&r, 202);
 
     free(obody);
-    free(body);
+    for (int i = 0; i < nb; i++)
+        free(bodies[i]);
     free(bdb);
     free(btid);
     peer_stop(other);
@@ -807,6 +813,109 @@ START_TEST(test_key_fetch_error_hidden)
 }
 END_TEST
 
+/*
+ * One activity delivered to many inboxes of one tenant (a mention of two
+ * local users sent to each one's inbox and to the shared inbox, then sent
+ * again after it was processed, as a sender's retry would) is queued and
+ * processed once: one job, one status, one mention notification each,
+ * one key fetch; every delivery is answered 202. Another activity from
+ * the same sender is still taken, and the same activity to the decoy
+ * tenant is the decoy's own.
+ */
+START_TEST(test_inbox_duplicates)
+{
+    struct env e;
+    env_start_toml(&e, PEER_TOML "[workers]\nqueue_idle_poll_seconds = 1\n");
+    char *alice = eu_it_user_token(e.s, "a.test", "alice", "read");
+    char *bob = eu_it_user_new(e.s, "a.test", "bob", "read", NULL);
+    char *dalice = eu_it_user_token(e.s, "d.test", "alice", "read");
+    struct eu_it_resp r = {0};
+    char *body = NULL;
+    ck_assert_int_ge(
+        asprintf(&body,
+                 "{\"@context\":\"https://www.w3.org/ns/activitystreams\","
+                 "\"id\":\"%s/activities/dup\",\"type\":\"Create\",\"actor\":\"%s\","
+                 "\"object\":{\"id\":\"%s/notes/dup\",\"type\":\"Note\","
+                 "\"attributedTo\":\"%s\",\"content\":\"hi both\","
+                 "\"to\":[\"https://www.w3.org/ns/activitystreams#Public\"],"
+                 "\"cc\":[\"http://a.test/users/alice\",\"http://a.test/users/bob\"],"
+                 "\"tag\":[{\"type\":\"Mention\",\"href\":\"http://a.test/users/alice\"},"
+                 "{\"type\":\"Mention\",\"href\":\"http://a.test/users/bob\"}]}}",
+                 e.peer->origin, e.peer_id, e.peer->origin, e.peer_id),
+        0);
+    struct post p = {"a.test",   "/users/alice/inbox",   body, NULL,
+                     e.peer_key, e.peer->actors[0].priv, 0,    false,
+                     false};
+    const char *paths[] = {"/users/alice/inbox", "/users/bob/inbox", "/inbox"};
+    for (int i = 0; i < 3; i++) {
+        p.path = paths[i];
+        post(&e, &p, &r);
+        EU_IT_EXPECT_STATUS(&r, 202);
+    }
+    ck_assert_int_eq(job_count(&e, e.tid), 1);
+    ck_assert_int_eq(peer_fetches(e.peer, 0), 1);
+
+    char acct[96];
+    snprintf(acct, sizeof(acct), "peer@%s", e.peer->host);
+    ck_assert(wait_notification(&e, "a.test", alice, "mention", acct));
+    ck_assert(wait_notification(&e, "a.test", bob, "mention", acct));
+    /* Processed (the job row is gone): sent again, still nothing new. */
+    long long until = eu_it_now_ms() + 20000;
+    while (eu_it_now_ms() < until &&
+           eu_it_pg_execf_long(e.db,
+                               "SELECT count(*) FROM jobs WHERE tenant_id = %s"
+                               " AND kind = 'ap_inbox'",
+                               e.tid) > 0)
+        eu_it_sleep_ms(100);
+    for (int i = 0; i < 3; i++) {
+        p.path = paths[i];
+        post(&e, &p, &r);
+        EU_IT_EXPECT_STATUS(&r, 202);
+    }
+    ck_assert_int_eq(job_count(&e, e.tid), 1);
+    ck_assert_int_eq(eu_it_pg_execf_long(e.db,
+                                         "SELECT count(*) FROM statuses WHERE tenant_id = %s"
+                                         " AND uri = '%s/notes/dup'",
+                                         e.tid, e.peer->origin),
+                     1);
+    const char *tokens[] = {alice, bob};
+    for (int t = 0; t < 2; t++) {
+        eu_it_callf(e.s, &r, "a.test", "GET", tokens[t], NULL, "/api/v1/notifications");
+        EU_IT_EXPECT_STATUS(&r, 200);
+        ck_assert_int_eq(json_array_size(r.json), 1);
+        EU_IT_EXPECT_JSTR(&r, "0.type", "mention");
+        ck_assert_ptr_nonnull(strstr(r.body, "hi both"));
+    }
+
+    /* Another activity of the same sender is taken. */
+    char *other = activity(&e, 7, e.peer_id);
+    p.body = other;
+    p.path = "/inbox";
+    post(&e, &p, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(job_count(&e, e.tid), 2);
+
+    /* The decoy had nothing; the same activity sent to it is its own. */
+    ck_assert_int_eq(job_count(&e, e.decoy_tid), 0);
+    eu_it_callf(e.s, &r, "d.test", "GET", dalice, NULL, "/api/v1/notifications");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    p.body = body;
+    p.host = "d.test";
+    post(&e, &p, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(job_count(&e, e.decoy_tid), 1);
+
+    free(body);
+    free(other);
+    free(alice);
+    free(bob);
+    free(dalice);
+    eu_it_resp_free(&r);
+    env_end(&e);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -817,5 +926,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_inbox_host_cap_process, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_cached_key_other_tenant, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_key_fetch_error_hidden, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_inbox_duplicates, TIMEOUT);
     return eu_it_run_suite(s);
 }

@@ -321,6 +321,74 @@ END_TEST
  * written for it in the statement that inserts it (statuses.insert_plain's feeds column):
  * each case here is one the general rule decides, and the rebuilt feeds
  * must agree. */
+/*
+ * A remote follower is reached by delivery, never through a home feed: its
+ * follows row says it is not local (migration 0074's trigger, whoever
+ * wrote the row), and neither a plain post nor one with a mention (the
+ * general recipients statement) touches a feed under its id, even one
+ * that exists. Its presence still makes the plain post delivered; a post
+ * by an author without remote followers queues no delivery.
+ */
+START_TEST(test_home_remote_followers)
+{
+    struct world w;
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    char *rem = eu_it_remote_account(w.db, w.tid, "https://far.example/users/rem", true);
+    const char *bob = eu_it_id(&w, "bob");
+    follow(&w, eu_it_id(&w, "alice"), bob, true);
+    follow(&w, rem, bob, true);
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM follows WHERE tenant_id = %s AND"
+                                         " target_account_id = %s AND local = (account_id = %s)",
+                                         w.tid, bob, eu_it_id(&w, "alice")),
+                     2);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    /* A feed under the remote account's id, as if one had been built. */
+    char key[256];
+    snprintf(key, sizeof(key), "%s:{t%s}:feed:home:%s", w.s->name, w.tid, rem);
+    redisContext *c = redis();
+    freeReplyObject(redisCommand(c, "ZADD %s 0 0", key));
+    redisFree(c);
+
+    /* Deliveries are seen through copies: a job may be done and gone before
+     * the test looks. */
+    free(eu_it_world_sql(&w, "CREATE TABLE it_jobs (tenant_id bigint, kind text)"));
+    free(eu_it_world_sql(&w, "CREATE FUNCTION it_copy_job() RETURNS trigger LANGUAGE plpgsql AS"
+                             " $$BEGIN INSERT INTO it_jobs VALUES (NEW.tenant_id, NEW.kind);"
+                             " RETURN NEW; END$$"));
+    free(eu_it_world_sql(&w, "CREATE TRIGGER it_copy_job AFTER INSERT ON jobs FOR EACH ROW"
+                             " EXECUTE FUNCTION it_copy_job()"));
+    const char *deliveries =
+        "SELECT count(*) FROM it_jobs WHERE tenant_id = %s AND kind = 'ap_deliver'";
+    long before = eu_it_pg_execf_long(w.db, deliveries, w.tid);
+    char *plain = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"to all my followers\"}");
+    char *mention = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"hi @carol\"}");
+    expect_in_feed(&w, eu_it_id(&w, "alice"), plain, 1);
+    expect_in_feed(&w, eu_it_id(&w, "alice"), mention, 1);
+    expect_in_feed(&w, rem, plain, 0);
+    expect_in_feed(&w, rem, mention, 0);
+    long long until = eu_it_now_ms() + 5000;
+    while (eu_it_now_ms() < until && eu_it_pg_execf_long(w.db, deliveries, w.tid) == before)
+        eu_it_sleep_ms(50);
+    long after_bob = eu_it_pg_execf_long(w.db, deliveries, w.tid);
+    ck_assert_msg(after_bob > before, "no delivery queued for the remote follower");
+
+    /* carol has no remote follower: her post queues nothing. */
+    char *lone = post(&w, eu_it_tok(&w, "carol"), "{\"status\":\"nobody far away\"}");
+    eu_it_sleep_ms(300);
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db, deliveries, w.tid), after_bob);
+
+    free(lone);
+    free(plain);
+    free(mention);
+    free(rem);
+    eu_it_resp_free(&r);
+    eu_it_world_free(&w);
+}
+END_TEST
+
 START_TEST(test_home_plain_status_rules)
 {
     struct world w;
@@ -635,6 +703,7 @@ main(void)
     EU_IT_ADD_TCASE(s, test_home_fanout_and_rebuild, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_home_reblogs_mutes_blocks, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_home_plain_status_rules, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_home_remote_followers, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_post_answer_is_the_status, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_public_and_tag, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_account_statuses, TIMEOUT);
