@@ -51,6 +51,13 @@ void eu_stream_status_edited(struct eu_app *app, struct eu_tenant *t, int64_t st
 /* req changes its viewer's filters: "filters_changed" on their user stream
  * once req ends (after its statement committed). */
 void eu_stream_filters_changed(struct eu_req *req);
+/*
+ * Account account_id of t changed what its streams filter statuses by: its
+ * blocks (either way), mutes, domain blocks or filters. Every process with
+ * a stream of the account reloads its state for render once, send many
+ * (src/http/streaming.c). Call after the change committed; fire and forget.
+ */
+void eu_stream_viewer_changed(struct eu_app *app, const struct eu_tenant *t, int64_t account_id);
 /* Notification notification_id of local account account_id was stored
  * (the process's app, as notify.c has none at hand; nothing before
  * eu_stream_start()). */
