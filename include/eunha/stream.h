@@ -5,9 +5,11 @@
  *
  * What travels through Redis is "<event> <id>" on a channel
  * "<tenant prefix>stream:<name>" (names below), never a rendered entity:
- * each listener gets the entity rendered for its own viewer by the REST
- * handler that serves the same timeline, so visibility, blocks, mutes,
- * filters and the viewer's flags are exactly the REST ones.
+ * each listener gets the entity as the REST handler that serves the same
+ * timeline shows it to its viewer, so visibility, blocks, mutes, filters
+ * and the viewer's flags are the REST ones. A new status is rendered once
+ * per process and spliced for each listener (streaming.h, "render once,
+ * send many").
  *
  * Channel names: "public", "public:local", "public:remote",
  * "hashtag:<lower tag>", "hashtag:local:<lower tag>", "user:<account id>",

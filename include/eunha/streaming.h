@@ -79,7 +79,8 @@ struct eu_stream_ops {
      * *out (malloc'd, the caller's; JSON string-escaped without its quotes
      * when escaped, for a WebSocket message) and *len; 0 when this viewer
      * gets nothing (blocks, mutes, a "hide" filter); -1 when sh cannot
-     * serve this viewer: render for it alone.
+     * serve this viewer: render for it alone; -2 when vs is out of date (a
+     * filter expired): load it again, then ask again.
      */
     int (*shared_payload)(const struct eu_stream_shared *sh, struct eu_stream_vstate *vs,
                           int64_t account_id, const char *stream, bool escaped, char **out,

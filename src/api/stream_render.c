@@ -68,7 +68,8 @@ const struct eu_sql eu_stream_render_sql[] = {
     /* $2 viewer: what eunha_is_not_shunned() and eunha_is_not_domain_hidden()
      * read of the viewer, as bigint[] texts and a JSON array: accounts it
      * blocks, accounts blocking it, accounts it mutes (with their mute's
-     * end in epoch seconds, 0: none) and domains it blocks. */
+     * end in epoch seconds, 0: none), domains it blocks, and when the first
+     * of its filters expires (epoch seconds, 0: none). */
     [SR_VIEWER] = {"stream_render.viewer",
                    "SELECT (SELECT coalesce(array_agg(b.target_account_id), '{}') FROM blocks b"
                    "  WHERE b.tenant_id = $1 AND b.account_id = $2::bigint)::text,"
@@ -82,7 +83,10 @@ const struct eu_sql eu_stream_render_sql[] = {
                    "  WHERE m.tenant_id = $1 AND m.account_id = $2::bigint"
                    "  AND (m.expires_at IS NULL OR m.expires_at > now()))::text,"
                    " (SELECT coalesce(json_agg(d.domain), '[]') FROM account_domain_blocks d"
-                   "  WHERE d.tenant_id = $1 AND d.account_id = $2::bigint)::text"},
+                   "  WHERE d.tenant_id = $1 AND d.account_id = $2::bigint)::text,"
+                   " (SELECT coalesce(ceil(extract(epoch FROM min(f.expires_at))), 0)::bigint"
+                   "  FROM filters f WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
+                   "  AND f.expires_at > now())::text"},
     {0},
 };
 
@@ -222,6 +226,7 @@ struct eu_stream_vstate {
     char **domains;
     size_t ndomains;
     struct eu_filter_rules *filters; /* NULL: none */
+    int64_t stale_at;                /* a filter expires then (epoch seconds; 0: never) */
 };
 
 /* Appends src (n bytes) to *buf escaped as JSON string content: what
@@ -499,6 +504,9 @@ eu_stream_shared_payload(const struct eu_stream_shared *sh, struct eu_stream_vst
         return -1;
     json_t *results = NULL;
     if (account_id) {
+        /* The filters held are no longer the active ones. */
+        if (vs->stale_at && (int64_t)time(NULL) >= vs->stale_at)
+            return -2;
         if (shunned(vs, sh))
             return 0;
         /* The contexts of the REST timelines these streams mirror. */
@@ -647,6 +655,7 @@ on_vstate_rows(PGresult *res, enum eu_db_status st, void *arg)
             vs->domains[vs->ndomains++] = eu_xstrdup(json_string_value(d));
     }
     json_decref(domains);
+    vs->stale_at = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
     vstate_step(j);
 }
 

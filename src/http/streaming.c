@@ -162,6 +162,7 @@ struct client {
     struct eu_stream_vstate *vs;
     bool vs_loading;
     bool vs_waiting; /* an event waits for the load (rendering is set) */
+    bool vs_renewed; /* reloaded as out of date, and not served since */
     unsigned vs_gen;
     struct client *wait_next;
     struct client *prev, *next;
@@ -817,6 +818,8 @@ shareable(const struct client *c, const struct queued *q)
            strncmp(q->stream, "hashtag", 7) == 0;
 }
 
+static void vstate_reload(struct client *c);
+
 /* Serves q, c's first event, from the shared render of its status: 1 done
  * (sent, or nothing for this viewer), 0 c waits for the render to come,
  * -1 q must be rendered for c alone. */
@@ -869,8 +872,18 @@ try_shared(struct client *c, struct queued *q)
     char *out = NULL;
     size_t len = 0;
     int r = ops.shared_payload(e->sh, c->vs, c->v.account_id, q->stream, c->ws, &out, &len);
+    if (r == -2 && !c->vs_renewed) {
+        /* Once: a state just loaded and out of date already (clocks that
+         * disagree) is not loaded again for every event. */
+        c->vs_renewed = true;
+        vstate_reload(c);
+        c->vs_waiting = true;
+        c->rendering = true;
+        return 0;
+    }
     if (r < 0)
         return -1;
+    c->vs_renewed = false;
     hub->stats.spliced++;
     if (r > 0)
         send_spliced(c, s, q->event, out, len);

@@ -1943,6 +1943,21 @@ START_TEST(test_render_once_send_many)
     /* alice's streams, frank's two, bob's and erin's (nothing for them). */
     ck_assert_msg(spliced1 - spliced0 >= SHARED_EXTRA + 5, "%.0f spliced", spliced1 - spliced0);
 
+    /* A filter that expires while the stream is open stops applying: the
+     * state held is reloaded once it is out of date. */
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "frank"),
+                "{\"title\":\"brief\",\"context\":[\"public\",\"home\"],\"expires_in\":2,"
+                "\"filter_action\":\"warn\",\"keywords_attributes\":[{\"keyword\":\"plum\"}]}",
+                "/api/v2/filters");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    eu_it_sleep_ms(3500);
+    char *plum = post(&w, eu_it_tok(&w, "carol"), "a plum, no more");
+    json_t *st = update_of(ff, "public", plum);
+    ck_assert_int_eq(json_array_size(json_object_get(st, "filtered")), 0);
+    json_decref(st);
+    free(plum);
+
     /* bob (muting carol) and erin (blocking her): alice's next status, not
      * carol's; dave, on the other tenant: his own, not carol's. */
     char *after = post(&w, eu_it_tok(&w, "alice"), "after the kiwi");
