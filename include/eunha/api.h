@@ -160,6 +160,23 @@ void eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_s
                       eu_stream_rendered_cb cb, void *arg);
 
 /*
+ * What the wiring hands eu_stream_start() (src/api/stream_render.c):
+ * eu_stream_render() for one listener, and the render shared by every
+ * listener of a new status with the viewer states it is spliced for (see
+ * struct eu_stream_ops).
+ */
+extern const struct eu_stream_ops eu_stream_ops;
+void eu_stream_shared_render(struct eu_app *app, struct eu_tenant *t, const char *id,
+                             eu_stream_shared_cb cb, void *arg);
+int eu_stream_shared_payload(const struct eu_stream_shared *sh, struct eu_stream_vstate *vs,
+                             int64_t account_id, const char *stream, bool escaped, char **out,
+                             size_t *len);
+void eu_stream_shared_free(struct eu_stream_shared *sh);
+void eu_stream_vstate_load(struct eu_app *app, struct eu_tenant *t, int64_t account_id,
+                           eu_stream_vstate_cb cb, void *arg);
+void eu_stream_vstate_free(struct eu_stream_vstate *vs);
+
+/*
  * The scheduled-status publisher (src/api/scheduled.c), a timed task
  * (eu_task_kinds[] in src/app/kinds.c): posts the statuses that are due
  * and sleeps until the next. (The poll closer is the social core's,

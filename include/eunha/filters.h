@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct eu_req;
 struct json_t;
@@ -78,6 +79,30 @@ bool eu_filters_apply(struct eu_req *req, struct json_t *status, const char *con
  * on status. */
 bool eu_filters_apply_to(struct eu_req *req, struct json_t *base, struct json_t *status,
                          const char *context);
+
+/*
+ * An account's filters held without a request, by the streaming hub for a
+ * stream's whole life (src/api/stream_render.c): loaded once when the
+ * stream opens and again when they change, so an event is matched in
+ * memory. Loop thread only.
+ */
+struct eu_filter_rules;
+struct eu_app;
+struct eu_tenant;
+/* rules: NULL when the account has no active filters, or when failed (the
+ * database could not be read); the callback's, to eu_filters_rules_free(). */
+typedef void (*eu_filters_rules_cb)(struct eu_filter_rules *rules, bool failed, void *arg);
+/* Loads account_id's active filters of tenant t (one statement; the
+ * keywords compiled by an earlier request are reused if unchanged), then
+ * calls done, later, never from inside this call. */
+void eu_filters_rules_load(struct eu_app *app, struct eu_tenant *t, int64_t account_id,
+                           eu_filters_rules_cb done, void *arg);
+void eu_filters_rules_free(struct eu_filter_rules *rules);
+/* eu_filters_apply() for rules: *results gets the FilterResult array
+ * (a new reference, the caller's; empty when none matched); true when a
+ * "hide" filter matched. base is read only. */
+bool eu_filters_rules_match(struct eu_filter_rules *rules, struct json_t *base, const char *context,
+                            struct json_t **results);
 
 /* The Filter entity from EU_FILTER_COLUMNS at col; with_rules adds keywords
  * and statuses (a FilterResult's filter has neither, as in Mastodon). New

@@ -58,6 +58,7 @@ extern const struct eu_sql eu_status_render_sql[];    /* status_render.c */
 extern const struct eu_sql eu_timelines_sql[];        /* timelines.c */
 extern const struct eu_sql eu_feeds_sql[];            /* feeds.c */
 extern const struct eu_sql eu_stream_sql[];           /* stream_events.c */
+extern const struct eu_sql eu_stream_render_sql[];    /* src/api/stream_render.c */
 extern const struct eu_sql eu_conversations_sql[];    /* conversations.c */
 
 /* social.c, notifications.c, notify.c, filters.c, instance.c, nodeinfo.c, web.c,

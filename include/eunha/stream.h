@@ -5,9 +5,11 @@
  *
  * What travels through Redis is "<event> <id>" on a channel
  * "<tenant prefix>stream:<name>" (names below), never a rendered entity:
- * each listener gets the entity rendered for its own viewer by the REST
- * handler that serves the same timeline, so visibility, blocks, mutes,
- * filters and the viewer's flags are exactly the REST ones.
+ * each listener gets the entity as the REST handler that serves the same
+ * timeline shows it to its viewer, so visibility, blocks, mutes, filters
+ * and the viewer's flags are the REST ones. A new status is rendered once
+ * per process and spliced for each listener (streaming.h, "render once,
+ * send many").
  *
  * Channel names: "public", "public:local", "public:remote",
  * "hashtag:<lower tag>", "hashtag:local:<lower tag>", "user:<account id>",
@@ -51,6 +53,13 @@ void eu_stream_status_edited(struct eu_app *app, struct eu_tenant *t, int64_t st
 /* req changes its viewer's filters: "filters_changed" on their user stream
  * once req ends (after its statement committed). */
 void eu_stream_filters_changed(struct eu_req *req);
+/*
+ * Account account_id of t changed what its streams filter statuses by: its
+ * blocks (either way), mutes, domain blocks or filters. Every process with
+ * a stream of the account reloads its state for render once, send many
+ * (src/http/streaming.c). Call after the change committed; fire and forget.
+ */
+void eu_stream_viewer_changed(struct eu_app *app, const struct eu_tenant *t, int64_t account_id);
 /* Notification notification_id of local account account_id was stored
  * (the process's app, as notify.c has none at hand; nothing before
  * eu_stream_start()). */

@@ -45,14 +45,70 @@ typedef void (*eu_stream_render_cb)(struct eu_app *app, struct eu_tenant *t,
                                     const char *param, const char *event, const char *id,
                                     eu_stream_rendered_cb cb, void *arg);
 
+/* -------------------------------------------------------- shared renders */
+
+/*
+ * Render once, send many: a new status ("update") on the public, hashtag
+ * and user streams is rendered once without a viewer, and each listener's
+ * payload is spliced from that render and what the hub keeps of its viewer
+ * (blocks, mutes, domain blocks and filters, loaded when the stream opens
+ * and again when they change), with no statement per listener. Both types
+ * are the renderer's (src/api/stream_render.c); the hub only holds them.
+ */
+struct eu_stream_shared;
+struct eu_stream_vstate;
+
+/* sh: the render, NULL when nobody gets the status (gone meanwhile), or
+ * when failed (the database busy or down). sh is the callback's, to
+ * free with the ops' shared_free. */
+typedef void (*eu_stream_shared_cb)(struct eu_stream_shared *sh, bool failed, void *arg);
+/* vs: NULL when failed; the callback's, to free with vstate_free. */
+typedef void (*eu_stream_vstate_cb)(struct eu_stream_vstate *vs, void *arg);
+
+/* What the wiring gives the hub: every callback is needed. */
+struct eu_stream_ops {
+    /* One listener's render (eu_stream_render()). */
+    eu_stream_render_cb render;
+    /* Renders status id once for every listener of t; cb runs once, maybe
+     * before this returns. */
+    void (*shared_render)(struct eu_app *app, struct eu_tenant *t, const char *id,
+                          eu_stream_shared_cb cb, void *arg);
+    /*
+     * The payload of sh for viewer account_id (0: a token without an
+     * account) with state vs (NULL with account_id 0) on stream: 1 and
+     * *out (malloc'd, the caller's; JSON string-escaped without its quotes
+     * when escaped, for a WebSocket message) and *len; 0 when this viewer
+     * gets nothing (blocks, mutes, a "hide" filter); -1 when sh cannot
+     * serve this viewer: render for it alone; -2 when vs is out of date (a
+     * filter expired): load it again, then ask again.
+     */
+    int (*shared_payload)(const struct eu_stream_shared *sh, struct eu_stream_vstate *vs,
+                          int64_t account_id, const char *stream, bool escaped, char **out,
+                          size_t *len);
+    void (*shared_free)(struct eu_stream_shared *sh);
+    /* Loads what shared_payload needs of account_id; cb runs once, later. */
+    void (*vstate_load)(struct eu_app *app, struct eu_tenant *t, int64_t account_id,
+                        eu_stream_vstate_cb cb, void *arg);
+    void (*vstate_free)(struct eu_stream_vstate *vs);
+};
+
+/* Figures of the hub since start, for tests and /metrics. */
+struct eu_stream_stats {
+    unsigned long long shared_renders; /* statuses rendered once for many */
+    unsigned long long spliced;        /* payloads made from one of them */
+    unsigned long long renders;        /* renders for one listener */
+    unsigned long long vstate_loads;   /* viewer states (re)loaded */
+};
+void eu_stream_stats(struct eu_stream_stats *out);
+
 /* ------------------------------------------------------------ listening */
 
 /* The streaming routes, ending with {0}. */
 extern const struct eu_route eu_stream_routes[];
 
 /* Starts the hub: the channel subscriptions on app->redis, every event
- * rendered through render (not NULL). Once. */
-void eu_stream_start(struct eu_app *app, eu_stream_render_cb render);
+ * rendered through ops (copied). Once. */
+void eu_stream_start(struct eu_app *app, const struct eu_stream_ops *ops);
 /* Closes every stream (SIGTERM: streams never end by themselves). */
 void eu_stream_close_all(void);
 /* Frees the hub at exit, after eu_stream_close_all(). */

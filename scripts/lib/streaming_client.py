@@ -11,13 +11,21 @@ Steps:
      as one connection can, and count the update events that reach the
      listeners; events per second is what reached them divided by the time
      from the first POST to the last event.
+With --tokens FILE (one token a line), stream i uses token i (modulo the
+file) and every --user-every'th stream is the token's `user` stream instead
+of `public` (the poster's statuses reach it when the account follows the
+poster). --cpu-cmd, run before the first POST and after the last event,
+prints CPU figures (ticks) that go into the summary as cpu_before and
+cpu_after.
 Prints a JSON summary on stdout.
 """
 import argparse
+import resource
 import json
 import selectors
 import socket
 import struct
+import subprocess
 import time
 
 from conn_bench import mem_kib, source
@@ -29,15 +37,25 @@ class Stream:
         self.buf = b""
         self.upgraded = False
         self.updates = 0
+        self.closed = False
+
+
+def upgrade(args, i):
+    token, stream = args.token, "public"
+    if args.tokens:
+        token = args.tokens[i % len(args.tokens)]
+        if args.user_every and i % args.user_every == args.user_every - 1:
+            stream = "user"
+    return (f"GET /api/v1/streaming?stream={stream}&access_token={token} HTTP/1.1\r\n"
+            f"Host: {args.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
 
 
 def open_streams(sel, streams, n, args):
-    req = (f"GET /api/v1/streaming?stream=public&access_token={args.token} HTTP/1.1\r\n"
-           f"Host: {args.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-           ).encode()
     start = len(streams)
     for i in range(start, n):
+        req = upgrade(args, i)
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.bind((source(i, args.per_address), 0))
         s.connect(("127.0.0.1", args.port))
@@ -87,7 +105,10 @@ def pump(sel, timeout):
             data = st.sock.recv(1 << 16)
         except BlockingIOError:
             continue
+        except ConnectionResetError:
+            data = b""
         if not data:
+            st.closed = True
             sel.unregister(st.sock)
             continue
         st.buf += data
@@ -111,6 +132,20 @@ def post(args, text):
             f"Content-Length: {len(body)}\r\n\r\n").encode() + body
 
 
+def read_response(f):
+    line = f.readline()
+    length = 0
+    while True:
+        h = f.readline()
+        if h in (b"\r\n", b""):
+            break
+        if h.lower().startswith(b"content-length:"):
+            length = int(h.split(b":")[1])
+    f.read(length)
+    if not line.startswith(b"HTTP/1.1 200"):
+        raise SystemExit(f"POST failed: {line!r}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -121,7 +156,14 @@ def main():
     ap.add_argument("--listeners", type=int, default=1000)
     ap.add_argument("--events", type=int, default=100)
     ap.add_argument("--per-address", type=int, default=200)
+    ap.add_argument("--tokens", default=None)
+    ap.add_argument("--user-every", type=int, default=2)
+    ap.add_argument("--cpu-cmd", default=None)
+    ap.add_argument("--posts-at-once", action="store_true")
     args = ap.parse_args()
+    if args.tokens:
+        with open(args.tokens) as f:
+            args.tokens = [t.strip() for t in f if t.strip()]
 
     sel = selectors.DefaultSelector()
     streams = []
@@ -153,25 +195,29 @@ def main():
         pump(sel, 0.2)
     for st in streams:
         st.updates = 0
-    poster = socket.create_connection(("127.0.0.1", args.port))
-    poster.settimeout(30)
     want = args.events * len(streams)
+    cpu = lambda: (subprocess.run(args.cpu_cmd, shell=True, capture_output=True, text=True)
+                   .stdout.split() if args.cpu_cmd else [])
+    cpu_before = cpu()
+    me = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.time()
     last = t0
-    pf = poster.makefile("rb")
+    # One connection, a POST at a time; with --posts-at-once a connection
+    # per status, all sent before any answer is read, so the fan-outs
+    # overlap rather than wait on each POST.
+    conns = []
     for i in range(args.events):
-        poster.sendall(post(args, f"fan-out {i}"))
-        line = pf.readline()
-        length = 0
-        while True:
-            h = pf.readline()
-            if h in (b"\r\n", b""):
-                break
-            if h.lower().startswith(b"content-length:"):
-                length = int(h.split(b":")[1])
-        pf.read(length)
-        if not line.startswith(b"HTTP/1.1 200"):
-            raise SystemExit(f"POST failed: {line!r}")
+        if args.posts_at_once or not conns:
+            c = socket.create_connection(("127.0.0.1", args.port))
+            c.settimeout(60)
+            conns.append((c, c.makefile("rb")))
+        c, f = conns[-1]
+        c.sendall(post(args, f"fan-out {i}"))
+        if not args.posts_at_once:
+            read_response(f)
+            pump(sel, 0)
+    for c, f in conns if args.posts_at_once else []:
+        read_response(f)
         pump(sel, 0)
     deadline = time.time() + 120
     got = 0
@@ -183,13 +229,22 @@ def main():
             last = time.time()
         if got >= want or time.time() - last > 10:
             break
+    cpu_after = cpu()
+    me1 = resource.getrusage(resource.RUSAGE_SELF)
     got = sum(st.updates for st in streams)
     secs = max(last - t0, 1e-6)
     result["fanout"] = {
         "listeners": len(streams), "statuses": args.events, "events_expected": want,
         "events_received": got, "seconds": round(secs, 2),
         "events_per_second": round(got / secs, 1),
-        "statuses_per_second": round(args.events / secs, 2)}
+        "statuses_per_second": round(args.events / secs, 2),
+        "user_streams": sum(1 for i in range(len(streams))
+                            if args.tokens and args.user_every
+                            and i % args.user_every == args.user_every - 1),
+        "cpu_before": cpu_before, "cpu_after": cpu_after,
+        # The client's own: on a small machine it may be what sets the pace.
+        "streams_closed": sum(1 for st in streams if st.closed),
+        "client_cpu_s": round(me1.ru_utime + me1.ru_stime - me.ru_utime - me.ru_stime, 2)}
     print(json.dumps(result, indent=2))
 
 

@@ -18,6 +18,7 @@
 #include "eunha/filters.h"
 #include "eunha/http.h"
 #include "eunha/statuses.h"
+#include "eunha/streaming.h"
 #include "eunha/tenant.h"
 
 void
@@ -132,6 +133,20 @@ eu_admin_metrics(struct eu_req *req)
             "# HELP eunha_filter_compiles_total Filter sets compiled.\n"
             "# TYPE eunha_filter_compiles_total counter\neunha_filter_compiles_total %llu\n",
             fs.entries, fs.bytes, fs.hits, fs.compiles);
+    struct eu_stream_stats ss;
+    eu_stream_stats(&ss);
+    bprintf(
+        &b,
+        "# HELP eunha_stream_shared_renders_total Statuses rendered once for every listener.\n"
+        "# TYPE eunha_stream_shared_renders_total counter\n"
+        "eunha_stream_shared_renders_total %llu\n"
+        "# HELP eunha_stream_spliced_total Listeners served from a shared render.\n"
+        "# TYPE eunha_stream_spliced_total counter\neunha_stream_spliced_total %llu\n"
+        "# HELP eunha_stream_renders_total Events rendered for one listener.\n"
+        "# TYPE eunha_stream_renders_total counter\neunha_stream_renders_total %llu\n"
+        "# HELP eunha_stream_viewer_loads_total Stream viewer states loaded.\n"
+        "# TYPE eunha_stream_viewer_loads_total counter\neunha_stream_viewer_loads_total %llu\n",
+        ss.shared_renders, ss.spliced, ss.renders, ss.vstate_loads);
     static const char *const names[] = {"eunha_tenant_pool_open", "eunha_tenant_pool_busy",
                                         "eunha_tenant_pool_waiting"};
     static const char *const help[] = {"Open database connections", "Lent database connections",

@@ -814,7 +814,7 @@ eu_app_serve(const char *config_path, const char *ready_file)
         goto out;
     }
     eu_auth_listen(&app);
-    eu_stream_start(&app, eu_stream_render);
+    eu_stream_start(&app, &eu_stream_ops);
     eu_stream_publish_start(&app);
     app.cpu = eu_cpupool_new(app.base, app.cfg->cpu_threads);
     app.io = eu_cpupool_new(app.base, IO_THREADS);

@@ -124,9 +124,10 @@ const struct eu_sql *const eu_sql_tables[] = {
     eu_ap_deliver_sql,          /* delivery */
     eu_ap_outbox_sql,
     eu_ap_quotes_outbox_sql,
-    eu_ap_resolve_sql, /* src/ap/resolve.c */
-    eu_ap_inbox_sql,   /* src/ap/inbox.c */
-    eu_stream_sql,     /* src/social/stream_events.c */
+    eu_ap_resolve_sql,    /* src/ap/resolve.c */
+    eu_ap_inbox_sql,      /* src/ap/inbox.c */
+    eu_stream_sql,        /* src/social/stream_events.c */
+    eu_stream_render_sql, /* src/api/stream_render.c: render once, send many */
 
     /* domain blocks: an account's and the tenant's (include/eunha/domainblock.h) */
     eu_domain_blocks_sql,

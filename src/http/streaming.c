@@ -17,7 +17,16 @@
  *
  * A message names an event and an id; each listener gets it rendered for
  * its own viewer, by the renderer the wiring gave eu_stream_start() (the
- * REST handlers', which stand above this room). A client's events wait in
+ * REST handlers', which stand above this room). A new status ("update") on
+ * the public, hashtag and user streams is rendered once for every listener
+ * of the process instead (struct eu_stream_ops in streaming.h): the first
+ * listener to reach it starts the shared render, the others wait on it
+ * (without taking one of the process's renders), and each gets its payload
+ * spliced from it and its viewer's state, which the hub loads when a
+ * stream opens and again when the viewer's blocks, mutes, domain blocks or
+ * filters change ("viewer <id>" on the tenant's close channel). The
+ * renders are kept for the last SHARED_KEEP statuses, for the listeners
+ * that reach them later. A client's events wait in
  * its own queue and are rendered one at a time, so they arrive in the
  * order of the channel; at most [limits] stream_max_renders renders run in the process,
  * and the clients that found none free wait in line for one. Nothing is
@@ -92,6 +101,10 @@
 #define LIVE_TTL_S "90"
 #define LIVE_REFRESH_S 30
 #define CHAN_BUCKETS 1024
+/* Shared renders kept for listeners still behind: at a status per
+ * listener's turn, a few dozen cover any client within its queue bound of
+ * the rest unless statuses come faster than it reads. */
+#define SHARED_KEEP 64
 
 struct chan;
 struct client;
@@ -101,6 +114,7 @@ struct sub {
     struct chan *ch;
     char stream[24];               /* Mastodon's name: "user", "public:local", "hashtag"... */
     char *param;                   /* the tag, or NULL */
+    char *names;                   /* ["stream", param] as a message's JSON */
     bool notes_only;               /* user:notification */
     struct sub *next;              /* in the client */
     struct sub *ch_next, *ch_prev; /* in the channel */
@@ -140,8 +154,16 @@ struct client {
     int n_subs;
     struct queued *q_head, *q_tail;
     int q_len;
-    bool rendering;
-    bool waiting; /* in the hub's line for a render */
+    bool rendering; /* a render for it alone, or a shared one, is awaited */
+    bool waiting;   /* in the hub's line for a render */
+    /* The viewer's blocks, mutes and filters for shared renders (NULL:
+     * none yet, or its load failed: its events are rendered for it
+     * alone); a reload in flight, gen the latest asked. */
+    struct eu_stream_vstate *vs;
+    bool vs_loading;
+    bool vs_waiting; /* an event waits for the load (rendering is set) */
+    bool vs_renewed; /* reloaded as out of date, and not served since */
+    unsigned vs_gen;
     struct client *wait_next;
     struct client *prev, *next;
 };
@@ -155,9 +177,28 @@ struct tcount {
     struct tcount *next;
 };
 
+/* A listener waiting for a shared render; holds a reference to c. */
+struct shared_waiter {
+    struct client *c;
+    struct shared_waiter *next;
+};
+
+/* One status rendered for every listener of its tenant here. */
+struct shared {
+    int64_t tenant_id;
+    char id[24];
+    bool ready, failed;
+    bool orphan;                 /* the hub is gone: the render frees it when done */
+    struct eu_stream_shared *sh; /* NULL when ready: nobody gets it */
+    struct shared_waiter *waiters;
+    struct shared *next; /* newest first */
+};
+
 struct hub {
     struct eu_app *app;
-    eu_stream_render_cb render; /* the REST handlers', from the wiring */
+    struct shared *shared;
+    int n_shared;
+    struct eu_stream_stats stats;
     struct tcount *tenants;
     struct chan *chans[CHAN_BUCKETS];
     struct client *clients;
@@ -169,6 +210,9 @@ struct hub {
 };
 
 static struct hub *hub;
+/* The wiring's renderers: outside the hub, as a shared render still in
+ * flight when the hub is freed frees what it made with them. */
+static struct eu_stream_ops ops;
 
 static void client_close(struct client *c);
 static struct tcount *tcount_find(int64_t id);
@@ -218,6 +262,40 @@ send_event(struct client *c, const struct sub *s, const char *event, const char 
     char *text = json_dumps(msg, JSON_COMPACT);
     json_decref(msg);
     struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, strlen(text)};
+    wslay_event_queue_msg(c->wctx, &m);
+    wslay_event_send(c->wctx);
+    free(text);
+}
+
+/* Sends a payload spliced for c (escaped as a JSON string's content for a
+ * WebSocket), without building the message as an object: its parts are
+ * JSON already. */
+static void
+send_spliced(struct client *c, const struct sub *s, const char *event, const char *payload,
+             size_t len)
+{
+    if (c->closing)
+        return;
+    if (over_limit(c)) {
+        eu_log_info("stream", "closing a stream: over %zu bytes unread",
+                    hub->app->cfg->stream_max_output_bytes);
+        client_close(c);
+        return;
+    }
+    if (!c->ws) {
+        struct evbuffer *out = bufferevent_get_output(c->bev);
+        evbuffer_add_printf(out, "event: %s\ndata: ", event);
+        evbuffer_add(out, payload, len);
+        evbuffer_add(out, "\n\n", 2);
+        return;
+    }
+    size_t names = strlen(s->names), ev = strlen(event);
+    size_t n = sizeof("{\"stream\":,\"event\":\"\",\"payload\":\"\"}") + names + ev + len;
+    char *text = eu_xmalloc(n);
+    int head = snprintf(text, n, "{\"stream\":%s,\"event\":\"%s\",\"payload\":\"", s->names, event);
+    memcpy(text + head, payload, len);
+    memcpy(text + head + len, "\"}", 2);
+    struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, (size_t)head + len + 2};
     wslay_event_queue_msg(c->wctx, &m);
     wslay_event_send(c->wctx);
     free(text);
@@ -287,6 +365,7 @@ sub_free(struct sub *s)
         s->ch_next->ch_prev = s->ch_prev;
     chan_release(ch);
     free(s->param);
+    free(s->names);
     free(s);
 }
 
@@ -401,6 +480,14 @@ subscribe(struct client *c, const char *stream, const char *param, const char **
                    ? eu_xstrdup(param)
                    : NULL;
     s->notes_only = strcmp(stream, "user:notification") == 0;
+    json_t *names = json_array();
+    json_array_append_new(names, json_string(s->stream));
+    if (s->param)
+        json_array_append_new(names, json_string(s->param));
+    s->names = json_dumps(names, JSON_COMPACT);
+    json_decref(names);
+    if (!s->names)
+        s->names = eu_xstrdup("[]");
     s->ch = chan_get(name, tcount_find(c->t->id)->redis);
     s->ch_next = s->ch->subs;
     if (s->ch_next)
@@ -663,6 +750,209 @@ on_rendered(const char *json, size_t len, bool failed, void *arg)
     client_unref(c);
 }
 
+/* ---------------------------------------------------------- shared renders */
+
+static struct shared *
+shared_find(int64_t tenant_id, const char *id)
+{
+    for (struct shared *e = hub->shared; e; e = e->next)
+        if (e->tenant_id == tenant_id && strcmp(e->id, id) == 0)
+            return e;
+    return NULL;
+}
+
+/* Drops the oldest renders past SHARED_KEEP that nobody waits for. */
+static void
+shared_trim(void)
+{
+    struct shared **p = &hub->shared;
+    int kept = 0;
+    while (*p) {
+        struct shared *e = *p;
+        if (++kept > SHARED_KEEP && e->ready && !e->waiters) {
+            *p = e->next;
+            ops.shared_free(e->sh);
+            free(e);
+            hub->n_shared--;
+            continue;
+        }
+        p = &e->next;
+    }
+}
+
+static void
+on_shared_done(struct eu_stream_shared *sh, bool failed, void *arg)
+{
+    struct shared *e = arg;
+    if (e->orphan) {
+        ops.shared_free(sh);
+        free(e);
+        return;
+    }
+    e->ready = true;
+    e->failed = failed;
+    e->sh = sh;
+    hub->stats.shared_renders++;
+    struct shared_waiter *w = e->waiters;
+    e->waiters = NULL;
+    /* e may be trimmed from here on: the waiters find it again by id. */
+    while (w) {
+        struct shared_waiter *next = w->next;
+        struct client *c = w->c;
+        free(w);
+        c->rendering = false;
+        pump(c);
+        client_unref(c);
+        w = next;
+    }
+}
+
+/* Whether q can be served from a shared render for c: a new status on a
+ * stream of statuses, for a viewer whose state is at hand or on its way. */
+static bool
+shareable(const struct client *c, const struct queued *q)
+{
+    if (strcmp(q->event, "update") != 0 || (c->v.account_id && !c->vs && !c->vs_loading))
+        return false;
+    return strcmp(q->stream, "user") == 0 || strncmp(q->stream, "public", 6) == 0 ||
+           strncmp(q->stream, "hashtag", 7) == 0;
+}
+
+static void vstate_reload(struct client *c);
+
+/* Serves q, c's first event, from the shared render of its status: 1 done
+ * (sent, or nothing for this viewer), 0 c waits for the render to come,
+ * -1 q must be rendered for c alone. */
+static int
+try_shared(struct client *c, struct queued *q)
+{
+    if (!shareable(c, q))
+        return -1;
+    if (c->v.account_id && c->vs_loading) {
+        /* The state is being (re)loaded, after a block or a new filter
+         * say: what comes next waits for it, in order. */
+        c->vs_waiting = true;
+        c->rendering = true;
+        return 0;
+    }
+    struct shared *e = shared_find(c->t->id, q->id);
+    if (!e) {
+        e = eu_xcalloc(1, sizeof(*e));
+        e->tenant_id = c->t->id;
+        snprintf(e->id, sizeof(e->id), "%s", q->id);
+        e->next = hub->shared;
+        hub->shared = e;
+        hub->n_shared++;
+        /* Attached first: the render may be done before it returns. */
+        struct shared_waiter *w = eu_xcalloc(1, sizeof(*w));
+        w->c = c;
+        e->waiters = w;
+        c->refs++;
+        c->rendering = true;
+        ops.shared_render(hub->app, c->t, q->id, on_shared_done, e);
+        shared_trim();
+        return 0;
+    }
+    if (!e->ready) {
+        struct shared_waiter *w = eu_xcalloc(1, sizeof(*w));
+        w->c = c;
+        w->next = e->waiters;
+        e->waiters = w;
+        c->refs++;
+        c->rendering = true;
+        return 0;
+    }
+    if (e->failed)
+        return -1; /* its own render may fare better, or closes it */
+    if (!e->sh)
+        return 1;
+    struct sub *s = sub_find(c, q->stream, q->param);
+    if (!s)
+        return 1;
+    char *out = NULL;
+    size_t len = 0;
+    int r = ops.shared_payload(e->sh, c->vs, c->v.account_id, q->stream, c->ws, &out, &len);
+    if (r == -2 && !c->vs_renewed) {
+        /* Once: a state just loaded and out of date already (clocks that
+         * disagree) is not loaded again for every event. */
+        c->vs_renewed = true;
+        vstate_reload(c);
+        c->vs_waiting = true;
+        c->rendering = true;
+        return 0;
+    }
+    if (r < 0)
+        return -1;
+    c->vs_renewed = false;
+    hub->stats.spliced++;
+    if (r > 0)
+        send_spliced(c, s, q->event, out, len);
+    free(out);
+    return 1;
+}
+
+/* ------------------------------------------------------------ viewer state */
+
+struct vs_load {
+    struct client *c; /* holds a ref */
+    unsigned gen;
+};
+
+static void
+on_vstate(struct eu_stream_vstate *vs, void *arg)
+{
+    struct vs_load *l = arg;
+    struct client *c = l->c;
+    if (!hub) {
+        /* At exit, after the clients went. */
+        ops.vstate_free(vs);
+        free(l);
+        return;
+    }
+    if (l->gen != c->vs_gen || c->closing) {
+        /* A later load is on its way, or nobody needs this one. */
+        ops.vstate_free(vs);
+    } else {
+        /* A failed load leaves none, not a stale one: its events are then
+         * rendered for it alone, by the statements. */
+        ops.vstate_free(c->vs);
+        c->vs = vs;
+        c->vs_loading = false;
+        if (c->vs_waiting) {
+            c->vs_waiting = false;
+            c->rendering = false;
+            pump(c);
+        }
+    }
+    free(l);
+    client_unref(c);
+}
+
+/* (Re)loads what shared renders need of c's viewer; meanwhile its events
+ * are rendered for it alone. */
+static void
+vstate_reload(struct client *c)
+{
+    if (!c->v.account_id || c->closing)
+        return;
+    struct vs_load *l = eu_xmalloc(sizeof(*l));
+    l->c = c;
+    l->gen = ++c->vs_gen;
+    c->refs++;
+    c->vs_loading = true;
+    hub->stats.vstate_loads++;
+    ops.vstate_load(hub->app, c->t, c->v.account_id, on_vstate, l);
+}
+
+void
+eu_stream_stats(struct eu_stream_stats *out)
+{
+    if (hub)
+        *out = hub->stats;
+    else
+        memset(out, 0, sizeof(*out));
+}
+
 /* Sends or renders c's waiting events in order, one render at a time;
  * without a free render, c waits in line (wake_waiters()). */
 static void
@@ -671,6 +961,17 @@ pump(struct client *c)
     while (!c->closing && !c->rendering && c->q_head) {
         struct queued *q = c->q_head;
         bool verbatim = is_verbatim(q->event);
+        int shared = verbatim ? -1 : try_shared(c, q);
+        if (shared == 0)
+            return;
+        if (shared > 0) {
+            c->q_head = q->next;
+            if (!c->q_head)
+                c->q_tail = NULL;
+            c->q_len--;
+            queued_free(q);
+            continue;
+        }
         if (!verbatim && hub->renders >= hub->app->cfg->stream_max_renders) {
             wait_add(c);
             return;
@@ -695,9 +996,10 @@ pump(struct client *c)
         c->rendering = true;
         hub->renders++;
         c->v.scopes = c->scopes;
+        hub->stats.renders++;
         /* The render may answer before it returns: on_rendered() has then
          * pumped already, and the loop finds c as it left it. */
-        hub->render(hub->app, c->t, &c->v, q->stream, q->param, q->event, q->id, on_rendered, d);
+        ops.render(hub->app, c->t, &c->v, q->stream, q->param, q->event, q->id, on_rendered, d);
     }
 }
 
@@ -747,6 +1049,16 @@ deliver(struct sub *s, const char *event, const char *id)
     pump(c);
 }
 
+/* Account account_id of tenant tenant_id changed what shared renders
+ * need of it (stream.h's eu_stream_viewer_changed()). */
+static void
+reload_viewer(int64_t tenant_id, int64_t account_id)
+{
+    for (struct client *c = hub->clients; c; c = c->next)
+        if (!c->closing && c->t->id == tenant_id && c->v.account_id == account_id)
+            vstate_reload(c);
+}
+
 /* Ends the streams of tenant tenant_id that revocation what covers:
  * "tenant", "account <id>" or "token <hash>". */
 static void
@@ -758,6 +1070,8 @@ revoke(int64_t tenant_id, const char *what)
         close_matching(tenant_id, strtoll(what + 8, NULL, 10), NULL, "This account is suspended");
     else if (strncmp(what, "token ", 6) == 0 && strlen(what + 6) == 64)
         close_matching(tenant_id, 0, what + 6, "The access token was revoked");
+    else if (strncmp(what, "viewer ", 7) == 0 && strtoll(what + 7, NULL, 10) > 0)
+        reload_viewer(tenant_id, strtoll(what + 7, NULL, 10));
 }
 
 /* A revocation on a tenant's close channel (see eu_stream_close_for()). */
@@ -873,6 +1187,7 @@ client_free(struct client *c)
         queued_free(q);
     }
     eu_conns_hold_release(c->hold);
+    ops.vstate_free(c->vs);
     if (c->wctx)
         wslay_event_context_free(c->wctx);
     if (c->heartbeat)
@@ -1179,6 +1494,7 @@ on_taken(struct bufferevent *bev, struct eu_conns_hold *hold, void *arg)
     event_add(c->heartbeat, &tv);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
     mark_live(c->t);
+    vstate_reload(c);
     if (p->stream) {
         const char *err = NULL;
         if (subscribe(c, p->stream, p->param, &err) < 0 && c->ws)
@@ -1356,13 +1672,13 @@ eu_stream_handle_health(struct eu_req *req)
 /* ------------------------------------------------------------ lifetime */
 
 void
-eu_stream_start(struct eu_app *app, eu_stream_render_cb render)
+eu_stream_start(struct eu_app *app, const struct eu_stream_ops *o)
 {
     if (hub)
         return;
     hub = eu_xcalloc(1, sizeof(*hub));
     hub->app = app;
-    hub->render = render;
+    ops = *o;
     hub->live_timer = event_new(app->base, -1, EV_PERSIST, on_live_timer, NULL);
     struct timeval tv = {LIVE_REFRESH_S, 0};
     event_add(hub->live_timer, &tv);
@@ -1390,6 +1706,23 @@ eu_stream_free(void)
 {
     if (!hub)
         return;
+    /* Shared renders in flight free themselves when done; their waiters
+     * go with the clients below. */
+    while (hub->shared) {
+        struct shared *e = hub->shared;
+        hub->shared = e->next;
+        while (e->waiters) {
+            struct shared_waiter *w = e->waiters;
+            e->waiters = w->next;
+            free(w);
+        }
+        if (e->ready) {
+            ops.shared_free(e->sh);
+            free(e);
+        } else {
+            e->orphan = true;
+        }
+    }
     /* Renders still in flight hold their clients; what is left is freed. */
     while (hub->clients) {
         struct client *c = hub->clients;

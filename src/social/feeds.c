@@ -102,6 +102,9 @@ eu_feed_home_invalidate(struct eu_app *app, const struct eu_tenant *t, int64_t a
     eu_feed_home_key(t, account_id, key, sizeof(key));
     const char *argv[] = {"DEL", key};
     eu_redis_command(eu_tenant_redis(app, t), NULL, NULL, 2, argv, NULL);
+    /* Whatever empties a home feed (blocks, mutes, domain blocks...) is
+     * what a stream's shared renders filter by too. */
+    eu_stream_viewer_changed(app, t, account_id);
 }
 
 /* ---------------------------------------------------------------- fan-out */

@@ -680,3 +680,82 @@ eu_filters_apply_to(struct eu_req *req, json_t *base, json_t *status, const char
     json_object_set_new(status, "filtered", results);
     return hide;
 }
+
+/* ------------------------------------------------- without a request */
+
+struct eu_filter_rules {
+    struct filter_rules *rules; /* one reference */
+    uint32_t *hits;             /* room for every keyword of rules */
+};
+
+struct rules_load {
+    int64_t tenant, account;
+    eu_filters_rules_cb done;
+    void *arg;
+};
+
+static void
+on_rules_loaded(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct rules_load *l = arg;
+    struct eu_filter_rules *out = NULL;
+    bool failed = st != EU_DB_OK;
+    if (failed) {
+        eu_log_warn("filters", "cannot load filters: %s",
+                    res ? PQresultErrorMessage(res) : "database unavailable");
+    } else if (PQntuples(res) > 0) {
+        struct filter_rules *r = cache_get(l->tenant, l->account, PQgetvalue(res, 0, 7));
+        if (r) {
+            r->refs++;
+        } else {
+            r = rules_build(res, l->tenant, l->account);
+            cache_put(r);
+        }
+        out = eu_xcalloc(1, sizeof(*out));
+        out->rules = r;
+        size_t nkw = r->matcher ? eu_kwmatch_count(r->matcher) : 0;
+        out->hits = eu_xmalloc((nkw ? nkw : 1) * sizeof(*out->hits));
+    }
+    eu_filters_rules_cb done = l->done;
+    void *done_arg = l->arg;
+    free(l);
+    done(out, failed, done_arg);
+}
+
+void
+eu_filters_rules_load(struct eu_app *app, struct eu_tenant *t, int64_t account_id,
+                      eu_filters_rules_cb done, void *arg)
+{
+    struct rules_load *l = eu_xcalloc(1, sizeof(*l));
+    l->tenant = t->id;
+    l->account = account_id;
+    l->done = done;
+    l->arg = arg;
+    char id[24];
+    snprintf(id, sizeof(id), "%lld", (long long)account_id);
+    const char *p[] = {id};
+    eu_db_pool_stmt(eu_tenant_pool(app->registry, t), &eu_filters_match_sql[MATCH_LOAD], 1, p,
+                    on_rules_loaded, l);
+}
+
+void
+eu_filters_rules_free(struct eu_filter_rules *rules)
+{
+    if (!rules)
+        return;
+    rules_unref(rules->rules);
+    free(rules->hits);
+    free(rules);
+}
+
+bool
+eu_filters_rules_match(struct eu_filter_rules *rules, json_t *base, const char *context,
+                       json_t **results)
+{
+    *results = json_array();
+    unsigned ctx = eu_filters_context_bit(context);
+    if (!rules || !ctx || !json_is_object(base))
+        return false;
+    struct filter_set set = {.rules = rules->rules, .hits = rules->hits, .loaded = true};
+    return match_status(&set, base, ctx, *results);
+}

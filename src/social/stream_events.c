@@ -99,6 +99,7 @@ struct pub {
     struct eu_tenant *t; /* holds a ref */
     char id[24];
     bool removed;
+    int64_t account;   /* filters_changed: whose */
     const char *event; /* "update", "delete", "status.update" */
     /* channels, each "<prefix>stream:<name>" */
     char **chans;
@@ -280,6 +281,7 @@ on_request_end(void *arg)
 {
     struct pub *p = arg;
     pub_send(p, "filters_changed");
+    eu_stream_viewer_changed(p->app, p->t, p->account);
     pub_free(p);
 }
 
@@ -289,8 +291,18 @@ eu_stream_filters_changed(struct eu_req *req)
     struct eu_app *app = req->app;
     struct pub *p = pub_new(app, req->tenant, 0);
     p->id[0] = '\0';
+    p->account = req->auth.account_id;
     pub_add(p, "user:%s", eu_req_viewer(req));
     eu_arena_on_free(req->arena, on_request_end, p);
+}
+
+void
+eu_stream_viewer_changed(struct eu_app *app, const struct eu_tenant *t, int64_t account_id)
+{
+    /* The close channel: every process with a stream of t hears it. */
+    char id[24];
+    snprintf(id, sizeof(id), "%lld", (long long)account_id);
+    eu_stream_publish(app, t, "close", "viewer", id);
 }
 
 static void

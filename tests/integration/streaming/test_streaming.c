@@ -1783,6 +1783,202 @@ START_TEST(test_redis_restart_no_deaf_window)
 }
 END_TEST
 
+/* ------------------------------------------------ render once, send many */
+
+/* The next update on fd of status id on stream (others skipped), parsed;
+ * NULL when bad arrives first on any stream (asserted absent by the
+ * caller), or nothing within 30 s. Caller decrefs. */
+static json_t *
+update_of(int fd, const char *stream, const char *id)
+{
+    long long end = eu_it_now_ms() + 30000;
+    while (eu_it_now_ms() < end) {
+        json_t *m = ws_wait(fd, "update", (int)(end - eu_it_now_ms()));
+        if (!m)
+            break;
+        json_t *st = payload(m);
+        bool hit = strcmp(stream0(m), stream) == 0 &&
+                   strcmp(json_string_value(json_object_get(st, "id")), id) == 0;
+        json_decref(m);
+        if (hit)
+            return st;
+        json_decref(st);
+    }
+    eu_it_server_print_log(current);
+    ck_abort_msg("no update of %s on %s", id, stream);
+    return NULL;
+}
+
+/* The status id as GET /api/v1/timelines/public shows it to token: what
+ * a per-listener render sent before. Caller decrefs. */
+static json_t *
+public_page_status(struct world *w, const char *token, const char *id)
+{
+    long long n = strtoll(id, NULL, 10);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, HOST, "GET", token, NULL,
+                "/api/v1/timelines/public?since_id=%lld&max_id=%lld&limit=1", n - 1, n + 1);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_t *st = json_incref(json_array_get(r.json, 0));
+    ck_assert_msg(st != NULL, "%s is not on the public timeline", id);
+    eu_it_resp_free(&r);
+    return st;
+}
+
+#define SHARED_EXTRA 6
+
+/*
+ * One status, many listeners: carol's public status reaches alice on
+ * SHARED_EXTRA + 1 streams, frank's public and user streams (with
+ * "filtered" from his warn filter, made after his stream opened), and
+ * neither bob (who muted carol before opening) nor erin (who blocks her
+ * after opening), nor dave's stream on the decoy tenant. It is rendered
+ * once (eunha_stream_shared_renders_total), not per listener
+ * (eunha_stream_renders_total counts only an author's own status, which is
+ * rendered for its author alone), and what alice gets is what her REST
+ * public timeline holds.
+ */
+START_TEST(test_render_once_send_many)
+{
+    struct world w;
+    static struct eu_it_world_opts o = {
+        .host = HOST,
+        .decoy = DECOY,
+        .users = {{"alice"}, {"bob"}, {"carol"}, {"erin"}, {"frank"}, {"dave", DECOY}},
+    };
+    eu_it_world_start(&w, &o);
+    current = w.s;
+    post_path(&w, eu_it_tok(&w, "frank"), NULL, 200, "/api/v1/accounts/%s/follow",
+              eu_it_id(&w, "carol"));
+    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/mute",
+              eu_it_id(&w, "carol"));
+    char head[2048];
+    int fa[SHARED_EXTRA + 1];
+    for (int i = 0; i <= SHARED_EXTRA; i++) {
+        fa[i] =
+            ws_open_ex(&w, HOST, eu_it_tok(&w, "alice"), "?stream=public", 0, head, sizeof(head));
+        settle(&w, fa[i], "public", eu_it_tok(&w, "bob"));
+    }
+    /* Each settled by statuses of someone not listening yet (or carol):
+     * a listener's own status is rendered for it alone, and one still on
+     * its way would count below. */
+    int fb = ws_open_ex(&w, HOST, eu_it_tok(&w, "bob"), "?stream=public", 0, head, sizeof(head));
+    settle(&w, fb, "public", eu_it_tok(&w, "frank"));
+    int fe = ws_open_ex(&w, HOST, eu_it_tok(&w, "erin"), "?stream=public", 0, head, sizeof(head));
+    settle(&w, fe, "public", eu_it_tok(&w, "frank"));
+    int ff = ws_open_ex(&w, HOST, eu_it_tok(&w, "frank"), "?stream=user", 0, head, sizeof(head));
+    ws_send(ff, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    settle(&w, ff, "public", eu_it_tok(&w, "carol"));
+    int fd = ws_open_ex(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
+    bool ok = false;
+    for (int i = 0; i < 50 && !ok; i++) {
+        char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave settling");
+        json_t *m;
+        while (!ok && (m = ws_wait(fd, "update", 400))) {
+            json_t *st = payload(m);
+            ok = strcmp(json_string_value(json_object_get(st, "id")), mine) == 0;
+            json_decref(st);
+            json_decref(m);
+        }
+        free(mine);
+    }
+    ck_assert_msg(ok, "dave's public stream never came up");
+
+    /* Changed after the streams opened: their states are reloaded. */
+    post_path(&w, eu_it_tok(&w, "erin"), NULL, 200, "/api/v1/accounts/%s/block",
+              eu_it_id(&w, "carol"));
+    struct eu_it_resp r = {0};
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "frank"),
+                "{\"title\":\"fruit\",\"context\":[\"public\",\"home\"],\"filter_action\":"
+                "\"warn\",\"keywords_attributes\":[{\"keyword\":\"kiwi\"}]}",
+                "/api/v2/filters");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+
+    double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    double spliced0 = eu_it_metric(w.s, "eunha_stream_spliced_total");
+    char *kiwi = post(&w, eu_it_tok(&w, "carol"), "a kiwi for everyone");
+
+    /* alice: every stream, each as her REST public timeline has it. */
+    json_t *rest = public_page_status(&w, eu_it_tok(&w, "alice"), kiwi);
+    for (int i = 0; i <= SHARED_EXTRA; i++) {
+        json_t *st = update_of(fa[i], "public", kiwi);
+        assert_same_json(st, rest);
+        ck_assert(json_is_false(json_object_get(st, "favourited")));
+        ck_assert_int_eq(json_array_size(json_object_get(st, "filtered")), 0);
+        json_decref(st);
+    }
+    json_decref(rest);
+    /* frank: flagged on both streams (in either order), by the filter he
+     * made after opening. */
+    json_t *want = public_page_status(&w, eu_it_tok(&w, "frank"), kiwi);
+    bool on_user = false, on_public = false;
+    long long end = eu_it_now_ms() + 30000;
+    while ((!on_user || !on_public) && eu_it_now_ms() < end) {
+        json_t *m = ws_wait(ff, "update", (int)(end - eu_it_now_ms()));
+        ck_assert_msg(m != NULL, "frank: user %d, public %d", on_user, on_public);
+        json_t *st = payload(m);
+        if (strcmp(json_string_value(json_object_get(st, "id")), kiwi) == 0) {
+            ck_assert_str_eq(json_string_value(eu_it_jpath(st, "filtered.0.filter.title")),
+                             "fruit");
+            ck_assert_str_eq(json_string_value(eu_it_jpath(st, "filtered.0.keyword_matches.0")),
+                             "kiwi");
+            assert_same_json(st, want);
+            if (strcmp(stream0(m), "user") == 0)
+                on_user = true;
+            else
+                on_public = true;
+        }
+        json_decref(st);
+        json_decref(m);
+    }
+    ck_assert(on_user && on_public);
+    json_decref(want);
+    double shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    double spliced1 = eu_it_metric(w.s, "eunha_stream_spliced_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+    ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
+    /* alice's streams, frank's two, bob's and erin's (nothing for them). */
+    ck_assert_msg(spliced1 - spliced0 >= SHARED_EXTRA + 5, "%.0f spliced", spliced1 - spliced0);
+
+    /* A filter that expires while the stream is open stops applying: the
+     * state held is reloaded once it is out of date. */
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "frank"),
+                "{\"title\":\"brief\",\"context\":[\"public\",\"home\"],\"expires_in\":2,"
+                "\"filter_action\":\"warn\",\"keywords_attributes\":[{\"keyword\":\"plum\"}]}",
+                "/api/v2/filters");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    eu_it_sleep_ms(3500);
+    char *plum = post(&w, eu_it_tok(&w, "carol"), "a plum, no more");
+    json_t *st = update_of(ff, "public", plum);
+    ck_assert_int_eq(json_array_size(json_object_get(st, "filtered")), 0);
+    json_decref(st);
+    free(plum);
+
+    /* bob (muting carol) and erin (blocking her): alice's next status, not
+     * carol's; dave, on the other tenant: his own, not carol's. */
+    char *after = post(&w, eu_it_tok(&w, "alice"), "after the kiwi");
+    expect_update_not(fb, "public", after, kiwi);
+    expect_update_not(fe, "public", after, kiwi);
+    char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
+    expect_update_not(fd, "public", mine, kiwi);
+    free(mine);
+    free(after);
+
+    free(kiwi);
+    for (int i = 0; i <= SHARED_EXTRA; i++)
+        close(fa[i]);
+    close(fb);
+    close(fe);
+    close(ff);
+    close(fd);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1793,6 +1989,7 @@ suite(void)
     tcase_add_test(tc, test_ws_shunned_filtered_decoy_unsubscribe);
     tcase_add_test(tc, test_ws_list);
     tcase_add_test(tc, test_ws_hashtags);
+    tcase_add_test(tc, test_render_once_send_many);
     suite_add_tcase(s, tc);
     tc = tcase_create("sse");
     tcase_set_timeout(tc, TIMEOUT);
