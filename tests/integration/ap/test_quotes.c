@@ -4,10 +4,13 @@
  * author's policy refusing one (Mastodon's 404 and its text), changing the
  * policy, the quotes list, revoking, the quote notification, and a decoy
  * tenant in the same placement that can neither quote, list nor revoke
- * the host's quotes. Then two eunha processes (as test_ap_two_processes
+ * the host's quotes. An edit of a quoted post tells its quoters
+ * (quoted_update) and may change its policy, not a quote. Then two eunha
+ * processes (as test_ap_two_processes
  * starts them): a quote of a remote post asks its author (QuoteRequest),
- * is accepted or, under a nobody policy, rejected, and a revoke on the
- * quoted side reaches the quoting one.
+ * is accepted or, under a nobody policy, rejected, an edit of the quoted
+ * post tells the quoter (a received Update's quoted_update), and a revoke
+ * on the quoted side reaches the quoting one.
  */
 #include "world.h"
 
@@ -181,6 +184,88 @@ START_TEST(test_quote_render_list_revoke)
 }
 END_TEST
 
+/*
+ * An edit of a quoted post, Mastodon 4.5's way: each local author of an
+ * accepted quote of it gets quoted_update about their own quote (a
+ * revoked quote's author does not); quote_approval_policy may change with
+ * the edit, a bad one is 422 and changes nothing; quoted_status_id is not
+ * the edit's to change (Mastodon's update takes none). The decoy's user
+ * is told nothing.
+ */
+START_TEST(test_edit)
+{
+    struct world w;
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    char *p = post(&w, "bob", "{\"status\":\"first words\"}");
+    char *other = post(&w, "bob", "{\"status\":\"another\"}");
+    char *qa = post_quote(&w, "alice", "alice quotes", p);
+    char *qc = post_quote(&w, "carol", "carol quotes", p);
+    api(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/quotes/%s/revoke", p, qc);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* A bad policy: 422, the post as it was. */
+    api(&w, &r, "PUT", eu_it_tok(&w, "bob"),
+        "{\"status\":\"never\",\"quote_approval_policy\":\"everyone\"}", "/api/v1/statuses/%s", p);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    api(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", p);
+    EU_IT_EXPECT_JSTR(&r, "content", "<p>first words</p>");
+    expect_null(&r, "edited_at");
+
+    /* The edit, with a new policy. */
+    api(&w, &r, "PUT", eu_it_tok(&w, "bob"),
+        "{\"status\":\"better words\",\"quote_approval_policy\":\"nobody\"}", "/api/v1/statuses/%s",
+        p);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "content", "<p>better words</p>");
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "quote_approval.automatic")), 0);
+    api(&w, &r, "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/statuses/%s", p);
+    EU_IT_EXPECT_JSTR(&r, "quote_approval.current_user", "denied");
+    char body[256];
+    snprintf(body, sizeof(body), "{\"status\":\"again\",\"quoted_status_id\":\"%s\"}", p);
+    api(&w, &r, "POST", eu_it_tok(&w, "carol"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_ERROR(&r, 404);
+    EU_IT_EXPECT_JSTR(&r, "error", NOT_FOUND);
+
+    /* alice is told about her quote; carol, revoked, is not. */
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM notifications WHERE type = 'quoted_update'"
+             " AND account_id = %s AND from_account_id = %s AND status_id = %s",
+             eu_it_id(&w, "alice"), eu_it_id(&w, "bob"), qa);
+    ck_assert_int_eq(count_reaches(&w, 1, sql), 1);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications?types[]=quoted_update");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.type", "quoted_update");
+    EU_IT_EXPECT_JSTR(&r, "0.account.username", "bob");
+    EU_IT_EXPECT_JSTR(&r, "0.status.id", qa);
+    EU_IT_EXPECT_JSTR(&r, "0.status.quote.quoted_status.content", "<p>better words</p>");
+    api(&w, &r, "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/notifications?types[]=quoted_update");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM notifications"
+                                          " WHERE type = 'quoted_update' AND tenant_id = %s",
+                                          w.decoy_tid),
+                     0);
+
+    /* alice edits her quote naming another post: the quote stays. */
+    snprintf(body, sizeof(body), "{\"status\":\"alice again\",\"quoted_status_id\":\"%s\"}", other);
+    api(&w, &r, "PUT", eu_it_tok(&w, "alice"), body, "/api/v1/statuses/%s", qa);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "content", "<p>alice again</p>");
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.id", p);
+
+    free(p);
+    free(other);
+    free(qa);
+    free(qc);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_policies)
 {
     struct world w;
@@ -331,6 +416,13 @@ one_status(const struct eu_it_resp *r, const void *arg)
     return r->status == 200 && json_array_size(r->json) == 1;
 }
 
+static bool
+following_true(const struct eu_it_resp *r, const void *arg)
+{
+    (void)arg;
+    return r->status == 200 && json_is_true(eu_it_jpath(r->json, "0.following"));
+}
+
 static void
 wait_reloaded(struct eu_it_server *s)
 {
@@ -419,6 +511,26 @@ START_TEST(test_two_processes)
     EU_IT_EXPECT_JSTR(&r, "0.quote.quoted_status.id", open_b);
     char *q1_b = strdup(json_string_value(eu_it_jpath(r.json, "0.id")));
 
+    /* alice follows bob, so his edits reach her server; bob edits the
+     * post she quoted: a received Update tells her (quoted_update, about
+     * her quote). */
+    eu_it_callf(sa, &r, "a.test", "GET", alice, NULL, "/api/v1/statuses/%s", open_a);
+    char *bob_a = strdup(json_string_value(eu_it_jpath(r.json, "account.id")));
+    eu_it_callf(sa, &r, "a.test", "POST", alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, following_true, NULL, "alice follows bob",
+                   "/api/v1/accounts/relationships?id[]=%s", bob_a);
+    eu_it_callf(sb, &r, "b.test", "PUT", bob, "{\"status\":\"quote me, edited\"}",
+                "/api/v1/statuses/%s", open_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, one_status, NULL, "quoted_update at alice's",
+                   "/api/v1/notifications?types[]=quoted_update");
+    EU_IT_EXPECT_JSTR(&r, "0.type", "quoted_update");
+    EU_IT_EXPECT_JSTR(&r, "0.account.acct", "bob@b.test");
+    EU_IT_EXPECT_JSTR(&r, "0.status.id", q1);
+    EU_IT_EXPECT_JSTR(&r, "0.status.quote.quoted_status.content", "<p>quote me, edited</p>");
+    free(bob_a);
+
     /* Its authorization is served while it holds. */
     char *db_b = eu_it_tenant_database(sb, "b.test");
     char *auth = eu_it_pg_execf(db_b, "SELECT id::text FROM quotes WHERE status_id = %s", q1_b);
@@ -481,6 +593,7 @@ main(void)
     Suite *s = suite_create("integration.ap.quotes");
     EU_IT_ADD_TCASE(s, test_quote_render_list_revoke, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_policies, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_edit, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_decoy_tenant, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_two_processes, 300);
     return eu_it_run_suite(s);
