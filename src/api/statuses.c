@@ -835,6 +835,12 @@ scheduled_params(struct eu_req *req, json_t *p, const struct compose *c)
     if (!json_array_size(media))
         json_decref(media);
     json_object_set_new(o, "scheduled_at", json_null());
+    /* Mastodon 4.5's params also name the quote and its policy. */
+    json_object_set_new(o, "quoted_status_id",
+                        c->quoted_id ? json_string(c->quoted_id) : json_null());
+    const char *qpol = eu_param_str(p, "quote_approval_policy");
+    json_object_set_new(o, "quote_approval_policy",
+                        qpol && *qpol ? json_string(qpol) : json_null());
     json_object_set_new(o, "idempotency", c->idem ? json_string(c->idem) : json_null());
     json_object_set_new(o, "with_rate_limit", json_false());
     json_object_set_new(o, "application_id",

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TIMEOUT 120
 #define HOST "q.example"
@@ -29,6 +30,7 @@
 static const struct eu_it_world_opts world = {
     .host = HOST,
     .decoy = DECOY,
+    .extra_toml = "[workers]\nscheduled_status_min_lead_seconds = 1\n",
     .users = {{"alice"}, {"bob"}, {"carol"}, {"dave", DECOY, "bob"}},
 };
 
@@ -261,6 +263,92 @@ START_TEST(test_edit)
     free(other);
     free(qa);
     free(qc);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
+/* ISO 8601 UTC of wall-clock now + ms, into buf. */
+static const char *
+iso_in(char *buf, size_t len, long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long at = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + ms;
+    time_t t = (time_t)(at / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char s[32];
+    strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%03dZ", s, (int)(at % 1000));
+    return buf;
+}
+
+/*
+ * A quote given with scheduled_at: checked when scheduled (a post its
+ * policy refuses is 404 then, nothing scheduled), kept in the scheduled
+ * status (Mastodon's params name it), and made when it is published,
+ * the quoted author told as for a quote posted at once.
+ */
+START_TEST(test_scheduled)
+{
+    struct world w;
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    char *p = post(&w, "bob", "{\"status\":\"quote me later\"}");
+    char *closed = post(&w, "bob", "{\"status\":\"not me\",\"quote_approval_policy\":\"nobody\"}");
+    char when[40], body[512];
+
+    snprintf(body, sizeof(body),
+             "{\"status\":\"no\",\"quoted_status_id\":\"%s\",\"scheduled_at\":\"%s\"}", closed,
+             iso_in(when, sizeof(when), 60000));
+    api(&w, &r, "POST", eu_it_tok(&w, "alice"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_ERROR(&r, 404);
+    EU_IT_EXPECT_JSTR(&r, "error", NOT_FOUND);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/scheduled_statuses");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    snprintf(body, sizeof(body),
+             "{\"status\":\"later quote\",\"quoted_status_id\":\"%s\","
+             "\"quote_approval_policy\":\"followers\",\"scheduled_at\":\"%s\"}",
+             p, iso_in(when, sizeof(when), 1500));
+    api(&w, &r, "POST", eu_it_tok(&w, "alice"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "params.quoted_status_id", p);
+    EU_IT_EXPECT_JSTR(&r, "params.quote_approval_policy", "followers");
+    EU_IT_EXPECT_JSTR(&r, "params.text", "later quote");
+
+    /* Published: the quote made, accepted, bob told. */
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM statuses WHERE tenant_id = %s AND account_id = %s"
+             " AND text = 'later quote'",
+             w.tid, eu_it_id(&w, "alice"));
+    ck_assert_int_eq(count_reaches(&w, 1, sql), 1);
+    char *q =
+        eu_it_world_sql(&w,
+                        "SELECT id::text FROM statuses WHERE tenant_id = %s AND account_id = %s"
+                        " AND text = 'later quote'",
+                        w.tid, eu_it_id(&w, "alice"));
+    api(&w, &r, "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/statuses/%s", q);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.id", p);
+    EU_IT_EXPECT_JSTR(&r, "quote_approval.automatic.0", "followers");
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM notifications WHERE type = 'quote' AND account_id = %s"
+             " AND from_account_id = %s AND status_id = %s",
+             eu_it_id(&w, "bob"), eu_it_id(&w, "alice"), q);
+    ck_assert_int_eq(count_reaches(&w, 1, sql), 1);
+    api(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/quotes", p);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.id", q);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/scheduled_statuses");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    free(p);
+    free(closed);
+    free(q);
     eu_it_resp_free(&r);
     eu_it_world_stop(&w);
 }
@@ -594,6 +682,7 @@ main(void)
     EU_IT_ADD_TCASE(s, test_quote_render_list_revoke, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_policies, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_edit, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_scheduled, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_decoy_tenant, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_two_processes, 300);
     return eu_it_run_suite(s);
