@@ -599,6 +599,36 @@ START_TEST(test_two_processes)
     EU_IT_EXPECT_JSTR(&r, "0.quote.quoted_status.id", open_b);
     char *q1_b = strdup(json_string_value(eu_it_jpath(r.json, "0.id")));
 
+    /* Statuses fetched by search get their quotes as inbox ones do (alice
+     * follows nobody yet, so only search brings these): bob quotes his
+     * own open post (known at alice's) and a post alice's server never
+     * saw (fetched when the quote is kept). */
+    snprintf(body, sizeof(body), "{\"status\":\"self quote\",\"quoted_status_id\":\"%s\"}", open_b);
+    eu_it_callf(sb, &r, "b.test", "POST", bob, body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *self_url = strdup(eu_it_json_str(&r, "uri"));
+    eu_it_callf(sb, &r, "b.test", "POST", bob, "{\"status\":\"unseen at a\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    snprintf(body, sizeof(body), "{\"status\":\"quoting unseen\",\"quoted_status_id\":\"%s\"}",
+             eu_it_json_str(&r, "id"));
+    eu_it_callf(sb, &r, "b.test", "POST", bob, body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *unseen_url = strdup(eu_it_json_str(&r, "uri"));
+    char *self_a = resolve_on_a(sa, alice, self_url);
+    eu_it_callf(sa, &r, "a.test", "GET", alice, NULL, "/api/v1/statuses/%s", self_a);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.id", open_a);
+    char *unseen_a = resolve_on_a(sa, alice, unseen_url);
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, quote_state_is, "accepted",
+                   "the searched quote of an unseen post", "/api/v1/statuses/%s", unseen_a);
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.content", "<p>unseen at a</p>");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.account.acct", "bob@b.test");
+    free(self_url);
+    free(unseen_url);
+    free(self_a);
+    free(unseen_a);
+
     /* alice follows bob, so his edits reach her server; bob edits the
      * post she quoted: a received Update tells her (quoted_update, about
      * her quote). */
@@ -633,8 +663,16 @@ START_TEST(test_two_processes)
     eu_it_public(sb, "GET", "b.test", path, &r);
     EU_IT_EXPECT_STATUS(&r, 404);
 
-    /* The nobody post: rejected by bob's server. */
+    /* The nobody post: its fetched Note says so, so alice's server
+     * refuses the quote at once, as Mastodon does. */
     snprintf(body, sizeof(body), "{\"status\":\"try\",\"quoted_status_id\":\"%s\"}", closed_a);
+    eu_it_callf(sa, &r, "a.test", "POST", alice, body, "/api/v1/statuses");
+    EU_IT_EXPECT_ERROR(&r, 404);
+    /* Known without its policy (as one fetched before it had one), the
+     * quote is asked for and rejected by bob's server. */
+    char *db_a = eu_it_tenant_database(sa, "a.test");
+    free(eu_it_pg_execf(db_a, "UPDATE statuses SET quote_policy = NULL WHERE id = %s", closed_a));
+    free(db_a);
     eu_it_callf(sa, &r, "a.test", "POST", alice, body, "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "quote.state", "pending");
