@@ -19,7 +19,8 @@
  * followers collection queues an "ap_followers_sync" job (one per sender
  * while it waits), never work in the request. The job compares the digest
  * with that of the local accounts following the sender; when they differ
- * it fetches the partial collection and does what Mastodon's
+ * it fetches the partial collection (walking its pages, first then next,
+ * within bounds) and does what Mastodon's
  * SynchronizeFollowersService does: a local follow the sender does not
  * list ends (with an Undo, as an unfollow), a listed request it still has
  * pending becomes a follow (its Accept was lost), and a listed account
@@ -59,6 +60,11 @@
 /* Entries of a partial collection read; Mastodon's page is all of them,
  * and nobody has this many accounts following one actor on one server. */
 #define SYNC_MAX_ITEMS 5000
+/* Pages of a paged collection walked (first, then next...), as Mastodon's
+ * collection fetches stop after a bounded number; one more page than
+ * this, or a page that cannot be read, and nothing is applied, since a
+ * partial list would end follows that are listed further on. */
+#define SYNC_MAX_PAGES 10
 /* A job that could not leave its turn to fetch runs again this much later. */
 #define SYNC_DEFER_S 30
 
@@ -374,12 +380,17 @@ struct sync {
     struct eu_arena *arena;
     const char *actor, *collection, *url, *digest, *base;
     const char *actor_id, *inbox;
+    json_t *names;    /* the local usernames listed so far; owned */
+    size_t seen;      /* items read so far, of every server */
+    int pages;        /* documents fetched */
+    char prefix[300]; /* the collection's scheme://host: its pages must share it */
 };
 
 static void
 sync_end(struct sync *s, const char *error)
 {
     struct eu_job *job = s->job;
+    json_decref(s->names);
     eu_arena_free(s->arena);
     free(s);
     eu_job_done(job, error);
@@ -430,19 +441,21 @@ on_applied(PGresult *res, enum eu_db_status st, void *arg)
     sync_end(s, NULL);
 }
 
-/* The local usernames among the collection's items (ours: BASE/users/NAME),
- * as a JSON array; the rest is other servers'. */
-static char *
-local_names(struct sync *s, json_t *items)
+/* Adds the local usernames among a page's items (ours: BASE/users/NAME) to
+ * s->names; the rest is other servers'. At most SYNC_MAX_ITEMS items are
+ * read over all pages. */
+static void
+add_local_names(struct sync *s, json_t *items)
 {
-    json_t *names = json_array(), *e;
+    json_t *e;
     size_t i;
     char prefix[600];
     int n = snprintf(prefix, sizeof(prefix), "%s/users/", s->base);
     json_array_foreach(items, i, e)
     {
-        if (i >= SYNC_MAX_ITEMS)
+        if (s->seen >= SYNC_MAX_ITEMS)
             break;
+        s->seen++;
         if (json_is_object(e))
             e = json_object_get(e, "id");
         const char *u = json_string_value(e);
@@ -450,13 +463,63 @@ local_names(struct sync *s, json_t *items)
             continue;
         const char *name = u + n;
         if (eu_ap_username_is_valid(name))
-            json_array_append_new(names, json_string(name));
+            json_array_append_new(s->names, json_string(name));
     }
-    char *text = json_dumps(names, JSON_COMPACT);
-    json_decref(names);
-    return text;
 }
 
+/* A collection's or page's items, or NULL. */
+static json_t *
+items_of(json_t *doc)
+{
+    json_t *items = json_object_get(doc, "orderedItems");
+    if (!items)
+        items = json_object_get(doc, "items");
+    return json_is_array(items) ? items : NULL;
+}
+
+static void
+apply(struct sync *s)
+{
+    char *names = json_dumps(s->names, JSON_COMPACT);
+    const char *params[] = {s->actor_id, eu_arena_strdup(s->arena, names)};
+    free(names);
+    eu_job_stmt(s->job, &eu_ap_followers_sync_sql[FSYNC_APPLY], 2, params, on_applied, s);
+}
+
+static void on_collection(json_t *doc, const char *final_url, const struct eu_error *err,
+                          void *arg);
+
+/* Fetches the page at url (a string member of the last document), which
+ * must be on the collection's server; false when it may not be fetched. */
+static bool
+fetch_page(struct sync *s, json_t *url)
+{
+    const char *u = json_string_value(url);
+    char prefix[300];
+    if (!u || s->pages >= SYNC_MAX_PAGES || !eu_ap_url_prefix(u, prefix, sizeof(prefix)) ||
+        strcasecmp(prefix, s->prefix) != 0)
+        return false;
+    s->pages++;
+    s->url = eu_arena_strdup(s->arena, u);
+    eu_ap_fetch_signed_within(s->app, s->t, s->url, s->app->cfg->fed_request_timeout_s,
+                              on_collection, s);
+    return true;
+}
+
+/* Gives up without applying anything: the list is not whole. */
+static void
+give_up(struct sync *s, const char *why)
+{
+    eu_log_info("ap", "followers synchronization of '%s': %s (%s)", s->actor, why, s->url);
+    sync_end(s, NULL);
+}
+
+/*
+ * A document of the collection: the collection itself (its items inline,
+ * or a first page inline or by URL) or one of its pages (items and maybe
+ * next). Pages are walked first, next, next... up to SYNC_MAX_PAGES
+ * documents and SYNC_MAX_ITEMS items, then the names are applied.
+ */
 static void
 on_collection(json_t *doc, const char *final_url, const struct eu_error *err, void *arg)
 {
@@ -470,25 +533,29 @@ on_collection(json_t *doc, const char *final_url, const struct eu_error *err, vo
         sync_end(s, NULL);
         return;
     }
-    json_t *items = json_object_get(doc, "orderedItems");
-    if (!items)
-        items = json_object_get(doc, "items");
+    json_t *items = items_of(doc), *next = json_object_get(doc, "next");
     json_t *first = json_object_get(doc, "first");
     if (!items && json_is_object(first)) {
-        items = json_object_get(first, "orderedItems");
-        if (!items)
-            items = json_object_get(first, "items");
-    }
-    if (!json_is_array(items)) {
-        eu_log_info("ap", "followers synchronization of '%s': %s lists nothing readable", s->actor,
-                    s->url);
-        sync_end(s, NULL);
+        items = items_of(first);
+        next = json_object_get(first, "next");
+    } else if (!items && json_is_string(first)) {
+        if (!fetch_page(s, first))
+            give_up(s, "its first page cannot be fetched");
         return;
     }
-    char *names = local_names(s, items);
-    const char *params[] = {s->actor_id, eu_arena_strdup(s->arena, names)};
-    free(names);
-    eu_job_stmt(s->job, &eu_ap_followers_sync_sql[FSYNC_APPLY], 2, params, on_applied, s);
+    if (!items) {
+        give_up(s, "it lists nothing readable");
+        return;
+    }
+    add_local_names(s, items);
+    if (json_is_object(next))
+        next = json_object_get(next, "id");
+    if (json_is_string(next) && s->seen < SYNC_MAX_ITEMS) {
+        if (!fetch_page(s, next))
+            give_up(s, "it has more pages than are read");
+        return;
+    }
+    apply(s);
 }
 
 static void
@@ -521,6 +588,7 @@ on_actor(PGresult *res, enum eu_db_status st, void *arg)
         eu_job_retry_in(job, "too many jobs waiting on remote servers", SYNC_DEFER_S, false);
         return;
     }
+    s->pages = 1;
     eu_ap_fetch_signed_within(s->app, s->t, s->url, s->app->cfg->fed_request_timeout_s,
                               on_collection, s);
 }
@@ -543,6 +611,11 @@ eu_ap_followers_sync_run(struct eu_job *job)
         return;
     }
     s->base = eu_arena_sprintf(s->arena, "%s://%s", s->app->cfg->scheme, s->t->domain);
+    s->names = json_array();
+    if (!eu_ap_url_prefix(s->url, s->prefix, sizeof(s->prefix))) {
+        sync_end(s, NULL);
+        return;
+    }
     const char *params[] = {s->actor, s->base};
     eu_job_stmt(job, &eu_ap_followers_sync_sql[FSYNC_ACTOR], 2, params, on_actor, s);
 }

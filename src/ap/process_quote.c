@@ -58,6 +58,7 @@ enum {
     QIN_LINK,
     QIN_VERIFIED,
     QIN_LINK_STATUS,
+    QIN_FOLLOWERS,
 };
 
 /* Whether account $3 may quote status t (a CTE of it): Mastodon's policy
@@ -199,6 +200,11 @@ const struct eu_sql eu_ap_quotes_sql[] = {
          " AND NOT EXISTS (SELECT 1 FROM quotes o WHERE o.tenant_id = $1 AND o.status_id = x.id)"
          " RETURNING CASE WHEN q.state = 'accepted' THEN q.quoted_account_id::text END,"
          " q.account_id::text, x.id::text"},
+    /* $2 a remote author: their followers collection, which a fetched
+     * Note's canQuote may name. */
+    [QIN_FOLLOWERS] =
+        {"ap_quotes.followers",
+         "SELECT followers_url FROM accounts WHERE tenant_id = $1 AND id = $2::bigint"},
     {0},
 };
 
@@ -452,15 +458,16 @@ eu_proc_quotes_local(struct eu_proc *p)
     return json_is_object(p->object) && eu_proc_local_status_id(p, note_quote_uri(p->object));
 }
 
-/* The policy a Note's interactionPolicy.canQuote says, as text, or NULL
- * when it says none. */
-static const char *
-note_policy(struct eu_proc *p)
+/* The policy a Note's interactionPolicy.canQuote says (EU_QUOTE_POLICY_*),
+ * or -1 when it says none; followers is its author's followers collection
+ * (NULL: unknown, so a followers policy reads as nobody). */
+static int
+policy_code(json_t *note, const char *followers)
 {
-    json_t *ip = json_object_get(p->object, "interactionPolicy");
+    json_t *ip = json_object_get(note, "interactionPolicy");
     json_t *cq = json_object_get(ip, "canQuote");
     if (!json_is_object(cq))
-        return NULL;
+        return -1;
     json_t *auto_ = json_object_get(cq, "automaticApproval"), *e;
     json_t *one = json_is_string(auto_) ? json_pack("[O]", auto_) : json_incref(auto_);
     int policy = EU_QUOTE_POLICY_NOBODY;
@@ -472,12 +479,20 @@ note_policy(struct eu_proc *p)
             continue;
         if (strcmp(v, EU_AP_PUBLIC) == 0 || strcmp(v, "as:Public") == 0 || strcmp(v, "Public") == 0)
             policy = EU_QUOTE_POLICY_PUBLIC;
-        else if (policy != EU_QUOTE_POLICY_PUBLIC && p->actor_followers &&
-                 strcmp(v, p->actor_followers) == 0)
+        else if (policy != EU_QUOTE_POLICY_PUBLIC && followers && strcmp(v, followers) == 0)
             policy = EU_QUOTE_POLICY_FOLLOWERS;
     }
     json_decref(one);
-    return eu_arena_sprintf(p->arena, "%d", policy);
+    return policy;
+}
+
+/* The policy a Note's interactionPolicy.canQuote says, as text, or NULL
+ * when it says none. */
+static const char *
+note_policy(struct eu_proc *p)
+{
+    int policy = policy_code(p->object, p->actor_followers);
+    return policy < 0 ? NULL : eu_arena_sprintf(p->arena, "%d", policy);
 }
 
 /* A quote of a post we do not have, or approved by a remote author:
@@ -489,6 +504,16 @@ struct verify {
     struct eu_tenant *t; /* a reference */
     char *quote_id, *approval;
 };
+
+/* What a stored Note's quote row asks for next (the ap_quotes.note row of
+ * res): the quoted local author told of an accepted quote, or a pending
+ * remote one verified apart. author_id is the quoting author, status_id
+ * the quoting status, quoted_uri what it quotes. resolve: an unknown
+ * quoted post may be fetched (not for a post itself fetched as a quoted
+ * one, so a chain of quotes costs one fetch, not one per link). */
+static void quote_follow_up(struct eu_app *app, struct eu_tenant *t, PGresult *res,
+                            const char *author_id, const char *status_id, const char *quoted_uri,
+                            bool resolve);
 
 static void
 verify_free(struct verify *v)
@@ -560,32 +585,39 @@ on_quoted_resolved(const char *id, const struct eu_error *err, void *arg)
 }
 
 static void
+quote_follow_up(struct eu_app *app, struct eu_tenant *t, PGresult *res, const char *author_id,
+                const char *status_id, const char *quoted_uri, bool resolve)
+{
+    if (PQntuples(res) != 1)
+        return;
+    const char *state = PQgetvalue(res, 0, 0);
+    bool known = !PQgetisnull(res, 0, 1);
+    bool local = !PQgetisnull(res, 0, 3) && PQgetvalue(res, 0, 3)[0] == 't';
+    const char *approval = PQgetisnull(res, 0, 5) ? NULL : PQgetvalue(res, 0, 5);
+    if (strcmp(state, "accepted") == 0 && local && strcmp(PQgetvalue(res, 0, 2), author_id) != 0)
+        eu_notify(app->registry, t, strtoll(PQgetvalue(res, 0, 2), NULL, 10),
+                  strtoll(author_id, NULL, 10), "quote", strtoll(status_id, NULL, 10));
+    if (strcmp(state, "pending") == 0 && !local && (!known || approval) &&
+        (known || (resolve && quoted_uri))) {
+        struct verify *v = eu_xcalloc(1, sizeof(*v));
+        v->app = app;
+        v->t = t;
+        eu_tenant_ref(t);
+        v->quote_id = eu_xstrdup(PQgetvalue(res, 0, 4));
+        v->approval = approval ? eu_xstrdup(approval) : NULL;
+        if (known)
+            verify_approval(v);
+        else
+            eu_ap_resolve_status_shallow(app, t, quoted_uri, on_quoted_resolved, v);
+    }
+}
+
+static void
 on_note_quote(struct eu_proc *p, PGresult *res)
 {
     /* p->parsed is free once the note is parsed: it holds what comes next. */
     void (*then)(struct eu_proc *) = p->parsed;
-    if (PQntuples(res) == 1) {
-        const char *state = PQgetvalue(res, 0, 0);
-        bool known = !PQgetisnull(res, 0, 1);
-        bool local = !PQgetisnull(res, 0, 3) && PQgetvalue(res, 0, 3)[0] == 't';
-        const char *approval = PQgetisnull(res, 0, 5) ? NULL : PQgetvalue(res, 0, 5);
-        if (strcmp(state, "accepted") == 0 && local &&
-            strcmp(PQgetvalue(res, 0, 2), p->actor_id) != 0)
-            eu_notify(p->app->registry, p->t, strtoll(PQgetvalue(res, 0, 2), NULL, 10),
-                      strtoll(p->actor_id, NULL, 10), "quote", strtoll(p->s2, NULL, 10));
-        if (strcmp(state, "pending") == 0 && !local && (!known || approval)) {
-            struct verify *v = eu_xcalloc(1, sizeof(*v));
-            v->app = p->app;
-            v->t = p->t;
-            eu_tenant_ref(p->t);
-            v->quote_id = eu_xstrdup(PQgetvalue(res, 0, 4));
-            v->approval = approval ? eu_xstrdup(approval) : NULL;
-            if (known)
-                verify_approval(v);
-            else
-                eu_ap_resolve_status(p->app, p->t, p->s3, on_quoted_resolved, v);
-        }
-    }
+    quote_follow_up(p->app, p->t, res, p->actor_id, p->s2, p->s3, true);
     then(p);
 }
 
@@ -611,6 +643,96 @@ eu_proc_quote_note(struct eu_proc *p, const char *status_id, void (*then)(struct
                             policy,
                             note_id ? eu_arena_strdup(p->arena, note_id) : NULL};
     eu_proc_stmt(p, &eu_ap_quotes_sql[QIN_NOTE], 7, params, on_note_quote);
+}
+
+/* ------------------------------------------------ fetched quoting Notes */
+
+struct fetched {
+    struct eu_app *app;
+    struct eu_tenant *t; /* borrowed: the caller holds one until done */
+    struct eu_db_conn *conn;
+    json_t *note; /* a reference */
+    char *base, *author_id, *status_id, *quoted;
+    bool resolve;
+    void (*then)(void *arg);
+    void *arg;
+};
+
+static void
+on_fetched_quote(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct fetched *f = arg;
+    if (st == EU_DB_OK)
+        quote_follow_up(f->app, f->t, res, f->author_id, f->status_id, f->quoted, f->resolve);
+    void (*then)(void *) = f->then;
+    void *then_arg = f->arg;
+    json_decref(f->note);
+    free(f->base);
+    free(f->author_id);
+    free(f->status_id);
+    free(f->quoted);
+    free(f);
+    then(then_arg);
+}
+
+/* The quote kept, once the author's followers collection is known. */
+static void
+on_fetched_followers(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct fetched *f = arg;
+    const char *followers = st == EU_DB_OK && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0)
+                                ? PQgetvalue(res, 0, 0)
+                                : NULL;
+    int policy = policy_code(f->note, followers);
+    /* A quoted post of ours, BASE/users/NAME/statuses/ID. */
+    char local[24] = "";
+    size_t n = strlen(f->base);
+    const char *quoted = f->quoted;
+    if (quoted && strncmp(quoted, f->base, n) == 0 && strncmp(quoted + n, "/users/", 7) == 0) {
+        const char *sid = strstr(quoted + n + 7, "/statuses/");
+        size_t len = sid ? strspn(sid + 10, "0123456789") : 0;
+        if (len > 0 && len <= 18 && sid[10 + len] == '\0')
+            snprintf(local, sizeof(local), "%.*s", (int)len, sid + 10);
+    }
+    char pol[8];
+    snprintf(pol, sizeof(pol), "%d", policy);
+    const char *approval = eu_proc_json_id(json_object_get(f->note, "quoteAuthorization"));
+    const char *params[] = {f->status_id,
+                            f->author_id,
+                            quoted,
+                            local[0] ? local : NULL,
+                            approval,
+                            policy < 0 ? NULL : pol,
+                            eu_proc_json_id(f->note)};
+    eu_db_conn_stmt(f->conn, &eu_ap_quotes_sql[QIN_NOTE], 7, params, on_fetched_quote, f);
+}
+
+/* quotes_internal.h */
+void
+eu_ap_quote_fetched_note(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *conn,
+                         const char *base, json_t *note, const char *status_id,
+                         const char *author_id, bool resolve, void (*then)(void *arg), void *arg)
+{
+    const char *quoted = note_quote_uri(note);
+    if (!quoted &&
+        !json_is_object(json_object_get(json_object_get(note, "interactionPolicy"), "canQuote"))) {
+        then(arg);
+        return;
+    }
+    struct fetched *f = eu_xcalloc(1, sizeof(*f));
+    f->app = app;
+    f->t = t;
+    f->conn = conn;
+    f->note = json_incref(note);
+    f->base = eu_xstrdup(base);
+    f->author_id = eu_xstrdup(author_id);
+    f->status_id = eu_xstrdup(status_id);
+    f->quoted = quoted ? eu_xstrdup(quoted) : NULL;
+    f->resolve = resolve;
+    f->then = then;
+    f->arg = arg;
+    const char *params[] = {author_id};
+    eu_db_conn_stmt(conn, &eu_ap_quotes_sql[QIN_FOLLOWERS], 1, params, on_fetched_followers, f);
 }
 
 /* Flags: include/eunha/router.h; src/app/routes.c lists the tables. */

@@ -83,12 +83,21 @@ const struct eu_sql eu_ap_process_status_sql[] = {
     [STATUS_MINE] = {"ap_process.status_mine",
                      "SELECT id::text FROM statuses WHERE tenant_id = $1 AND uri = $2"
                      " AND account_id = $3::bigint AND deleted_at IS NULL"},
-    /* Local accounts that boosted status $2 (told of its edits). */
+    /* Local accounts that boosted status $2 (told of its edits: account,
+     * "update", the status) and those whose accepted quotes quote it
+     * (account, "quoted_update", their quoting status). */
     [STATUS_REBLOGGERS] =
         {"ap_process.status_rebloggers",
-         "SELECT DISTINCT r.account_id::text FROM statuses r JOIN accounts a"
-         " ON a.tenant_id = $1 AND a.id = r.account_id AND a.domain IS NULL"
-         " WHERE r.tenant_id = $1 AND r.reblog_of_id = $2::bigint AND r.deleted_at IS NULL"
+         "SELECT x.account_id::text, x.type, x.status_id::text FROM ("
+         " SELECT DISTINCT r.account_id, 'update' AS type, $2::bigint AS status_id"
+         "  FROM statuses r JOIN accounts a"
+         "  ON a.tenant_id = $1 AND a.id = r.account_id AND a.domain IS NULL"
+         "  WHERE r.tenant_id = $1 AND r.reblog_of_id = $2::bigint AND r.deleted_at IS NULL"
+         " UNION ALL SELECT q.account_id, 'quoted_update', q.status_id FROM quotes q"
+         "  JOIN accounts a ON a.tenant_id = $1 AND a.id = q.account_id AND a.domain IS NULL"
+         "  JOIN statuses qs ON qs.tenant_id = $1 AND qs.id = q.status_id"
+         "  AND qs.deleted_at IS NULL WHERE q.tenant_id = $1"
+         "  AND q.quoted_status_id = $2::bigint AND q.state = 'accepted') x"
          " LIMIT " NOTIFY_CAP},
     /* $2 actor, $3/$4 the status's uri or local id, $5 the Like's id. A
      * status the actor may not see cannot be liked. Returns the status,
@@ -384,10 +393,16 @@ eu_proc_create(struct eu_proc *p)
 
 /* -------------------------------------------------------------- Update */
 
+/* The local rebloggers get "update" about the status, and the local
+ * authors of accepted quotes of it Mastodon 4.5's "quoted_update" about
+ * their own quote (its FanOutOnWriteService#notify_about_update!). */
 static void
 on_rebloggers(struct eu_proc *p, PGresult *res)
 {
-    notify_rows(p, res, -1, 0, "update", strtoll(p->s1, NULL, 10));
+    int64_t from = strtoll(p->actor_id, NULL, 10);
+    for (int i = 0; i < PQntuples(res); i++)
+        eu_notify(p->app->registry, p->t, strtoll(PQgetvalue(res, i, 0), NULL, 10), from,
+                  PQgetvalue(res, i, 1), strtoll(PQgetvalue(res, i, 2), NULL, 10));
     eu_stream_status_edited(p->app, p->t, strtoll(p->s1, NULL, 10));
     eu_proc_finish(p, NULL);
 }

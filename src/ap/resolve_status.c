@@ -4,7 +4,9 @@
  * the CPU pool (its HTML is sanitized there), resolve its author, store it.
  * The note must come from the host its id names (eu_ap_fetch_signed checks
  * that) and its author must live on the same host, so a server can only
- * speak for its own accounts.
+ * speak for its own accounts. A Note that quotes gets its quote as one
+ * received in an inbox does (process_quote.c); a post fetched as another's
+ * quoted post does not fetch what it quotes in turn.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include "eunha/mem.h"
 #include "eunha/queue.h"
 #include "eunha/tenant.h"
+#include "quotes_internal.h"
 
 struct rstatus {
     struct eu_app *app;
@@ -37,6 +40,8 @@ struct rstatus {
     int parse_rc;
     const char *author_id;
     struct eu_db_conn *conn;
+    const char *status_id; /* arena: the stored status, while its quote is kept */
+    bool shallow;          /* fetched as a quoted post: what it quotes is not fetched */
 };
 
 static void
@@ -59,6 +64,15 @@ rstatus_end(struct rstatus *op, const char *id, int status, const char *msg)
 }
 
 static void
+on_quote_kept(void *arg)
+{
+    struct rstatus *op = arg;
+    char *copy = eu_xstrdup(op->status_id);
+    rstatus_end(op, copy, 0, NULL);
+    free(copy);
+}
+
+static void
 on_stored(const char *id, int status, void *arg)
 {
     struct rstatus *op = arg;
@@ -68,9 +82,11 @@ on_stored(const char *id, int status, void *arg)
     }
     if (op->note.n_emojis > 0) /* their emoji_fetch jobs (ingest_store.c) */
         eu_queue_wake(op->t, EU_QUEUE_MEDIA, 0);
-    char *copy = eu_xstrdup(id);
-    rstatus_end(op, copy, 0, NULL);
-    free(copy);
+    /* Its quote and quote policy, as an inbox Note's (process_quote.c),
+     * on the same connection before it is answered. */
+    op->status_id = eu_arena_strdup(op->arena, id);
+    eu_ap_quote_fetched_note(op->app, op->t, op->conn, op->base, op->doc, op->status_id,
+                             op->author_id, !op->shallow, on_quote_kept, op);
 }
 
 static void
@@ -143,11 +159,12 @@ on_doc(json_t *doc, const char *final_url, const struct eu_error *err, void *arg
     eu_cpupool_submit(op->app->cpu, parse_work, parse_done, op);
 }
 
-void
-eu_ap_resolve_status(struct eu_app *app, struct eu_tenant *tenant, const char *url,
-                     eu_ap_status_cb cb, void *arg)
+static void
+resolve(struct eu_app *app, struct eu_tenant *tenant, const char *url, eu_ap_status_cb cb,
+        void *arg, bool shallow)
 {
     struct rstatus *op = eu_xcalloc(1, sizeof(*op));
+    op->shallow = shallow;
     op->app = app;
     op->t = tenant;
     eu_tenant_ref(tenant);
@@ -156,4 +173,19 @@ eu_ap_resolve_status(struct eu_app *app, struct eu_tenant *tenant, const char *u
     op->base = eu_xasprintf("%s://%s", app->cfg->scheme, tenant->domain);
     op->arena = eu_arena_new();
     eu_ap_fetch_signed(app, tenant, url, on_doc, op);
+}
+
+void
+eu_ap_resolve_status(struct eu_app *app, struct eu_tenant *tenant, const char *url,
+                     eu_ap_status_cb cb, void *arg)
+{
+    resolve(app, tenant, url, cb, arg, false);
+}
+
+/* quotes_internal.h */
+void
+eu_ap_resolve_status_shallow(struct eu_app *app, struct eu_tenant *tenant, const char *url,
+                             eu_ap_status_cb cb, void *arg)
+{
+    resolve(app, tenant, url, cb, arg, true);
 }

@@ -140,6 +140,10 @@ static const struct member {
     {"activity_api_enabled", SWITCH, 0, false},
     {"show_domain_blocks", AUDIENCE, 0, false},
     {"show_domain_blocks_rationale", AUDIENCE, 0, false},
+    /* Mastodon's Setting.trends and Setting.trendable_by_default
+     * (src/api/trends.c, docs/trends.md) */
+    {"trends", SWITCH, 0, false},
+    {"trendable_by_default", SWITCH, 0, false},
     /* docs/blocks.md: only allowed domains federate */
     {"limited_federation_mode", SWITCH, 0, true},
 };

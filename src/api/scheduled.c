@@ -7,7 +7,8 @@
  * What is stored is the prepared draft (HTML, mentioned account ids, tags,
  * reply parent, poll), so publishing needs no request: the task hands the
  * draft to eu_status_publish(), the same insert, notifications and feed
- * fan-out as a post made through the API. That statement also deletes the
+ * fan-out as a post made through the API (a quote included: checked when
+ * scheduled, made when published). That statement also deletes the
  * scheduled row, so a status is published once however many processes run
  * the task, and a status cancelled at the last moment is not published.
  *
@@ -225,6 +226,17 @@ draft_json(const struct eu_status_draft *d)
         json_object_set_new(o, "poll", json_loads(d->poll, 0, NULL));
     if (d->media_ids && strcmp(d->media_ids, "{}") != 0)
         json_object_set_new(o, "media_ids", json_string(d->media_ids));
+    if (d->quote_policy >= 0)
+        json_object_set_new(o, "quote_policy", json_integer(d->quote_policy));
+    /* The quote as checked when it was scheduled (src/api/quotes.c): the
+     * publisher makes it with the status, tells a local quoted author or
+     * asks a remote one, as a post made then would. */
+    if (d->quoted_id && d->quoted_account && d->quote_state) {
+        json_object_set_new(o, "quoted_id", json_string(d->quoted_id));
+        json_object_set_new(o, "quoted_account", json_string(d->quoted_account));
+        json_object_set_new(o, "quote_state", json_string(d->quote_state));
+        json_object_set_new(o, "quoted_local", json_boolean(d->quoted_local));
+    }
     return o;
 }
 
@@ -443,7 +455,16 @@ publish_next(struct publishing *pb)
         .tags = json_string_value(json_object_get(o, "tags")),
         .media_ids = json_string_value(json_object_get(o, "media_ids")),
         .scheduled_id = json_string_value(json_object_get(item, "id")),
+        .quote_policy = json_is_integer(json_object_get(o, "quote_policy"))
+                            ? (int)json_integer_value(json_object_get(o, "quote_policy"))
+                            : -1,
+        .quoted_id = json_string_value(json_object_get(o, "quoted_id")),
+        .quoted_account = json_string_value(json_object_get(o, "quoted_account")),
+        .quote_state = json_string_value(json_object_get(o, "quote_state")),
+        .quoted_local = json_is_true(json_object_get(o, "quoted_local")),
     };
+    if (!d.quoted_account || !d.quote_state)
+        d.quoted_id = NULL;
     char *poll = json_is_object(json_object_get(o, "poll"))
                      ? json_dumps(json_object_get(o, "poll"), JSON_COMPACT)
                      : NULL;

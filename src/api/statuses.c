@@ -324,9 +324,15 @@ const struct eu_sql eu_statuses_sql[] = {
          " FROM s, a"},
     /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
      * $9 mention ids, $10 tags, $11 media ids in order, $12 media_attributes
-     * as a JSON object {id: {description?, fx?, fy?}} for some of $11; NULL
-     * spoiler, sensitive or language keep the current value, as Mastodon
-     * does. The first edit also records the original. Each version keeps
+     * as a JSON object {id: {description?, fx?, fy?}} for some of $11, $13
+     * the quote policy (Mastodon 4.5 takes quote_approval_policy on edit;
+     * a private or direct status stays nobody's); NULL spoiler, sensitive,
+     * language or policy keep the current value, as Mastodon does. The
+     * quote itself is not the edit's to change: Mastodon 4.5's update
+     * takes no quoted_status_id. Answers, besides the mentions and the
+     * rebloggers, the local authors of accepted quotes of it with their
+     * quoting statuses (quoters, [[account, status], ...]) for
+     * quoted_update. The first edit also records the original. Each version keeps
      * its media and the descriptions it showed (the new ones for this
      * edit); media taken off stay on the status at position -1 so the
      * history still shows them. */
@@ -363,6 +369,8 @@ const struct eu_sql eu_statuses_sql[] = {
          " up AS (UPDATE statuses s SET text = $4, content = $5,"
          "  spoiler_text = coalesce($6, s.spoiler_text),"
          "  sensitive = coalesce($7::bool, s.sensitive), language = coalesce($8, s.language),"
+         "  quote_policy = CASE WHEN $13::smallint IS NULL THEN s.quote_policy"
+         "  WHEN s.visibility >= 2 THEN 2 ELSE $13::smallint END,"
          "  edited_at = now(),"
          "  updated_at = now() FROM cur WHERE s.tenant_id = $1 AND s.id = cur.id RETURNING s.id),"
          " m AS (INSERT INTO mentions (tenant_id, status_id, account_id) SELECT $1, up.id, u.id"
@@ -387,7 +395,12 @@ const struct eu_sql eu_statuses_sql[] = {
          "  ON CONFLICT DO NOTHING)"
          " SELECT up.id, (SELECT coalesce(array_agg(account_id), '{}') FROM m)::text,"
          "  (SELECT coalesce(array_agg(DISTINCT r.account_id), '{}') FROM statuses r"
-         "   WHERE r.tenant_id = $1 AND r.reblog_of_id = up.id AND r.deleted_at IS NULL)::text"
+         "   WHERE r.tenant_id = $1 AND r.reblog_of_id = up.id AND r.deleted_at IS NULL)::text,"
+         "  (SELECT coalesce(json_agg(json_build_array(q.account_id::text, q.status_id::text)),"
+         "   '[]') FROM quotes q JOIN accounts qa ON qa.tenant_id = $1 AND qa.id = q.account_id"
+         "   AND qa.domain IS NULL JOIN statuses qs ON qs.tenant_id = $1 AND qs.id = q.status_id"
+         "   AND qs.deleted_at IS NULL WHERE q.tenant_id = $1 AND q.quoted_status_id = up.id"
+         "   AND q.state = 'accepted')::text AS quoters"
          "  FROM up"},
     /* Reblogs of a deleted status go with it, as in Mastodon. Its media rows
      * go now, their bytes off the tenant's usage in the same statement, and
@@ -828,6 +841,12 @@ scheduled_params(struct eu_req *req, json_t *p, const struct compose *c)
     if (!json_array_size(media))
         json_decref(media);
     json_object_set_new(o, "scheduled_at", json_null());
+    /* Mastodon 4.5's params also name the quote and its policy. */
+    json_object_set_new(o, "quoted_status_id",
+                        c->quoted_id ? json_string(c->quoted_id) : json_null());
+    const char *qpol = eu_param_str(p, "quote_approval_policy");
+    json_object_set_new(o, "quote_approval_policy",
+                        qpol && *qpol ? json_string(qpol) : json_null());
     json_object_set_new(o, "idempotency", c->idem ? json_string(c->idem) : json_null());
     json_object_set_new(o, "with_rate_limit", json_false());
     json_object_set_new(o, "application_id",
@@ -903,6 +922,14 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
     }
     if (rc > 0)
         c->sensitive = b;
+    const char *qpol = eu_param_str(p, "quote_approval_policy");
+    if (qpol && *qpol) {
+        c->quote_policy = eu_quote_policy_code(qpol);
+        if (c->quote_policy < 0) {
+            eu_req_reply_error(req, 422, EU_QUOTE_BAD_POLICY);
+            return -1;
+        }
+    }
     if (!posting)
         return 0;
     const char *vis = eu_param_str(p, "visibility");
@@ -910,14 +937,6 @@ read_compose_params(struct eu_req *req, struct compose *c, bool posting)
         c->visibility = eu_status_visibility_code(vis);
         if (c->visibility < 0) {
             eu_req_reply_error(req, 422, EU_STATUS_BAD_VISIBILITY);
-            return -1;
-        }
-    }
-    const char *qpol = eu_param_str(p, "quote_approval_policy");
-    if (qpol && *qpol) {
-        c->quote_policy = eu_quote_policy_code(qpol);
-        if (c->quote_policy < 0) {
-            eu_req_reply_error(req, 422, EU_QUOTE_BAD_POLICY);
             return -1;
         }
     }
@@ -1233,6 +1252,19 @@ on_edited(struct eu_req *req, PGresult *res, void *arg)
     eu_statuses_each_array_id(PQgetvalue(res, 0, 1), notify_each, req, mention);
     const char *update[] = {"update", c->edit_id};
     eu_statuses_each_array_id(PQgetvalue(res, 0, 2), notify_each, req, update);
+    /* Mastodon 4.5's quoted_update: each local quoter is told about their
+     * own quote of the edited status. */
+    json_t *quoters = json_loads(PQgetvalue(res, 0, PQfnumber(res, "quoters")), 0, NULL);
+    size_t i;
+    json_t *pair;
+    json_array_foreach(quoters, i, pair)
+    {
+        eu_notify(req->app->registry, req->tenant,
+                  strtoll(json_string_value(json_array_get(pair, 0)), NULL, 10),
+                  req->auth.account_id, "quoted_update",
+                  strtoll(json_string_value(json_array_get(pair, 1)), NULL, 10));
+    }
+    json_decref(quoters);
     eu_ap_outbox_status(req->app, req->tenant, req->auth.account_id, c->edit_id,
                         EU_AP_STATUS_UPDATE, NULL);
     eu_stream_status_edited(req->app, req->tenant, strtoll(c->edit_id, NULL, 10));
@@ -1259,8 +1291,9 @@ update_status(struct compose *c)
         text_array(req, c->scan.tags, c->scan.n_tags),
         c->media_ids,
         c->media_attrs,
+        c->quote_policy >= 0 ? eu_arena_sprintf(req->arena, "%d", c->quote_policy) : NULL,
     };
-    eu_req_stmt(req, &eu_statuses_sql[STATUSES_EDIT], 11, params, on_edited, c);
+    eu_req_stmt(req, &eu_statuses_sql[STATUSES_EDIT], 12, params, on_edited, c);
 }
 
 static void

@@ -5,12 +5,15 @@
  * /api/v1/suggestions/:account_id (dismissed for good, tenant migration
  * 0069's suggestion_dismissals).
  *
- * Two sources, as Mastodon's: "featured", the accounts the tenant's staff
+ * Sources, as Mastodon's: "featured", the accounts the tenant's staff
  * feature (Mastodon's admin "follow recommendations"; here GET, POST and
  * DELETE /api/v1/admin/suggestions[/:account_id], permission
  * manage_taxonomies, each change with its audit row), and
  * "friends_of_friends", discoverable accounts followed by the accounts
- * the viewer follows, the most shared first. Left out, as Mastodon leaves
+ * the viewer follows, the most shared first, then Mastodon's global
+ * sources, "most_followed" and "most_interactions", which the trends task
+ * computes per tenant into follow_recommendations (tenant migration
+ * 0071, src/social/trends_task.c), by their rank. Left out, as Mastodon leaves
  * them out: the viewer, accounts they follow or asked to follow, block
  * (either way) or mute, accounts of a domain they block, suspended ones
  * and dismissed ones. docs/trends.md has the details.
@@ -39,6 +42,8 @@
 #define SUGGESTIONS_LIMIT 40
 #define SUGGESTIONS_LIMIT_MAX 80
 #define FOLLOWS_SCANNED "200"
+/* The global sources' best rows read (the task keeps 100). */
+#define GLOBAL_SCANNED "100"
 
 enum {
     SUGGESTIONS_LIST,
@@ -50,7 +55,9 @@ enum {
 
 const struct eu_sql eu_suggestions_sql[] = {
     /* $2 the viewer, $3 the limit. Extra columns: featured, fof (the
-     * number of the viewer's follows that follow the account, or NULL). */
+     * number of the viewer's follows that follow the account, or NULL)
+     * and global (the reasons of the global sources, a JSON array, or
+     * NULL). */
     [SUGGESTIONS_LIST] =
         {"suggestions.list",
          "WITH f1 AS (SELECT f.target_account_id AS id FROM follows f WHERE f.tenant_id = $1"
@@ -60,9 +67,14 @@ const struct eu_sql eu_suggestions_sql[] = {
          "  AND f.account_id = f1.id ORDER BY f.id DESC LIMIT " FOLLOWS_SCANNED ") f2"
          "  GROUP BY f2.id),"
          " sf AS (SELECT s.account_id AS id FROM suggestion_features s WHERE s.tenant_id = $1),"
-         " c AS (SELECT coalesce(sf.id, fof.id) AS id, sf.id IS NOT NULL AS featured, fof.n"
-         "  FROM sf FULL JOIN fof ON fof.id = sf.id)"
-         " SELECT (eunha_account(a)).*, c.featured::text AS featured, c.n::text AS fof"
+         " g AS (SELECT r.account_id AS id, r.rank, r.reason FROM follow_recommendations r"
+         "  WHERE r.tenant_id = $1 ORDER BY r.rank DESC LIMIT " GLOBAL_SCANNED "),"
+         " ids AS (SELECT sf.id FROM sf UNION SELECT fof.id FROM fof UNION SELECT g.id FROM g),"
+         " c AS (SELECT ids.id, sf.id IS NOT NULL AS featured, fof.n, g.rank, g.reason"
+         "  FROM ids LEFT JOIN sf ON sf.id = ids.id LEFT JOIN fof ON fof.id = ids.id"
+         "  LEFT JOIN g ON g.id = ids.id)"
+         " SELECT (eunha_account(a)).*, c.featured::text AS featured, c.n::text AS fof,"
+         " array_to_json(c.reason)::text AS global"
          " FROM c JOIN accounts a ON a.tenant_id = $1 AND a.id = c.id"
          " WHERE a.id <> $2::bigint AND a.suspended_at IS NULL AND (c.featured OR a.discoverable)"
          " AND NOT EXISTS (SELECT 1 FROM follows x WHERE x.tenant_id = $1"
@@ -79,7 +91,8 @@ const struct eu_sql eu_suggestions_sql[] = {
          "  AND x.account_id = $2::bigint AND x.target_account_id = a.id)"
          " AND (a.domain IS NULL OR NOT EXISTS (SELECT 1 FROM account_domain_blocks x"
          "  WHERE x.tenant_id = $1 AND x.account_id = $2::bigint AND x.domain = a.domain))"
-         " ORDER BY c.featured DESC, c.n DESC NULLS LAST, a.id DESC LIMIT $3::int"},
+         " ORDER BY c.featured DESC, c.n DESC NULLS LAST, c.rank DESC NULLS LAST, a.id DESC"
+         " LIMIT $3::int"},
     /* $2 the viewer, $3 the account dismissed (of this tenant). */
     [SUGGESTIONS_DISMISS] = {"suggestions.dismiss",
                              "INSERT INTO suggestion_dismissals (tenant_id, account_id,"
@@ -121,7 +134,8 @@ on_list(struct eu_req *req, PGresult *res, void *arg)
     bool v2 = arg != NULL;
     struct eu_account_cols ac;
     eu_account_cols_find(&ac, res);
-    int c_featured = PQfnumber(res, "featured"), c_fof = PQfnumber(res, "fof");
+    int c_featured = PQfnumber(res, "featured"), c_fof = PQfnumber(res, "fof"),
+        c_global = PQfnumber(res, "global");
     json_t *out = json_array();
     for (int i = 0; i < PQntuples(res); i++) {
         json_t *account = eu_accounts_render(req, res, i, &ac);
@@ -134,10 +148,19 @@ on_list(struct eu_req *req, PGresult *res, void *arg)
             json_array_append_new(sources, json_string("featured"));
         if (!PQgetisnull(res, i, c_fof))
             json_array_append_new(sources, json_string("friends_of_friends"));
-        /* Mastodon's older single source, from the first of sources. */
+        if (!PQgetisnull(res, i, c_global)) {
+            json_t *reasons = json_loads(PQgetvalue(res, i, c_global), 0, NULL);
+            json_array_extend(sources, reasons ? reasons : json_array());
+            json_decref(reasons);
+        }
+        /* Mastodon's older single source, from the first of sources (its
+         * LEGACY_SOURCE_TYPE_MAP). */
         const char *first = json_string_value(json_array_get(sources, 0));
-        const char *source =
-            first && strcmp(first, "featured") == 0 ? "staff" : "past_interactions";
+        const char *source = "past_interactions";
+        if (first && strcmp(first, "featured") == 0)
+            source = "staff";
+        else if (first && strncmp(first, "most_", 5) == 0)
+            source = "global";
         json_array_append_new(out, json_pack("{s:s, s:o, s:o}", "source", source, "sources",
                                              sources, "account", account));
     }

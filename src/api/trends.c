@@ -10,12 +10,18 @@
  * accounts with decay, so a list is a walk down one index, and a score
  * keeps decaying between the task's runs. Nothing shows publicly before
  * the staff approved it (tags.trendable and status_trend_reviews, tenant
- * migration 0056), as Mastodon requires review by default.
+ * migration 0056), as Mastodon requires review by default, unless the
+ * tenant's trendable_by_default lets tags and statuses show until the
+ * staff reject them; with its trends switched off the public lists are
+ * empty and only the staff see the candidates (Mastodon's Setting.trends
+ * and Setting.trendable_by_default, kept in the instance settings).
  *
  * Links (preview cards, src/social/cards.c) trend as tags do, by the
  * distinct accounts whose public statuses carried the card, and show
  * publicly once the staff approved the link or its publisher (preview_card_providers, migration
- * 0065), as Mastodon's PreviewCard#trendable? falls back to its provider's. The staff list them at
+ * 0065), as Mastodon's PreviewCard#trendable? falls back to its provider's; trendable_by_default
+ * does not reach links, as it does not in Mastodon (by design, mastodon/mastodon#23783). The staff
+ * list them at
  * /api/v1/admin/trends/links and review publishers at
  * .../links/publishers, each review with its audit row.
  */
@@ -87,33 +93,46 @@ enum {
     " CASE WHEN p.requested_review_at IS NULL THEN NULL ELSE eunha_ts(p.requested_review_at) END"  \
     " AS requested_review_at"
 
+/* The tenant's switches from its instance settings (docs/instance.md):
+ * Mastodon's Setting.trends (on unless set false) and
+ * Setting.trendable_by_default (off unless set true), as one row cfg. */
+#define TRENDS_CFG                                                                                 \
+    "cfg AS (SELECT coalesce((s.value ->> 'trends')::bool, true) AS enabled,"                      \
+    " coalesce((s.value ->> 'trendable_by_default')::bool, false) AS by_default"                   \
+    " FROM (SELECT 1) one LEFT JOIN settings s ON s.tenant_id = $1 AND s.key = 'instance')"
+
 const struct eu_sql eu_trends_sql[] = {
     /*
      * $2 true for every candidate (the staff), false for the approved
      * only; $3 limit, $4 offset. The tags the trends task scored
      * (src/social/trends_task.c), by their rank, while their score
-     * decayed to now is at least Mastodon's threshold.
+     * decayed to now is at least Mastodon's threshold. A tag not yet
+     * reviewed shows publicly when the tenant trends by default.
      */
-    [TRENDS_TAGS] =
-        {"trends.tags",
-         "SELECT g.id::text AS id, g.name, g.trendable::text AS trendable, " TAG_HISTORY(
-             "g.id") " FROM trend_scores r JOIN tags g ON g.tenant_id = $1"
-                     " AND g.id = r.target_id WHERE r.tenant_id = $1 AND r.kind = 0"
-                     " AND r.rank >= " EU_TREND_TAG_FLOOR
-                     " + extract(epoch FROM now())::float8 / " EU_TREND_TAG_HALFLIFE
-                     " AND ($2::bool OR g.trendable)"
-                     " ORDER BY r.rank DESC, r.target_id DESC"
-                     " LIMIT $3::int OFFSET $4::int"},
+    [TRENDS_TAGS] = {"trends.tags",
+                     "WITH " TRENDS_CFG " SELECT g.id::text AS id, g.name,"
+                     " g.trendable::text AS trendable, cfg.by_default::text AS by_default,"
+                     " " TAG_HISTORY(
+                         "g.id") " FROM cfg, trend_scores r JOIN tags g"
+                                 " ON g.tenant_id = $1 AND g.id = r.target_id"
+                                 " WHERE r.tenant_id = $1 AND r.kind = 0"
+                                 " AND r.rank >= " EU_TREND_TAG_FLOOR
+                                 " + extract(epoch FROM now())::float8 / " EU_TREND_TAG_HALFLIFE
+                                 " AND ($2::bool OR (cfg.enabled"
+                                 " AND coalesce(g.trendable, cfg.by_default)))"
+                                 " ORDER BY r.rank DESC, r.target_id DESC"
+                                 " LIMIT $3::int OFFSET $4::int"},
     /* $2..$4 as above. The statuses scored, still public and not
      * deleted, with their review. */
     [TRENDS_STATUSES] =
         {"trends.statuses",
-         "SELECT s.id::text AS id, v.trendable::text AS trendable FROM trend_scores r"
-         " JOIN statuses s ON s.tenant_id = $1 AND s.id = r.target_id"
+         "WITH " TRENDS_CFG " SELECT s.id::text AS id, v.trendable::text AS trendable"
+         " FROM cfg, trend_scores r JOIN statuses s ON s.tenant_id = $1 AND s.id = r.target_id"
          " LEFT JOIN status_trend_reviews v ON v.tenant_id = $1 AND v.status_id = s.id"
          " WHERE r.tenant_id = $1 AND r.kind = 1 AND r.rank >= " EU_TREND_STATUS_FLOOR
          " + extract(epoch FROM now())::float8 / " EU_TREND_STATUS_HALFLIFE
-         " AND s.visibility = 0 AND s.deleted_at IS NULL AND ($2::bool OR v.trendable)"
+         " AND s.visibility = 0 AND s.deleted_at IS NULL"
+         " AND ($2::bool OR (cfg.enabled AND coalesce(v.trendable, cfg.by_default)))"
          " ORDER BY r.rank DESC, r.target_id DESC LIMIT $3::int OFFSET $4::int"},
     /* $2 the tag, $3 trendable, $4 the staff's account. */
     [TRENDS_TAG_REVIEW] =
@@ -142,18 +161,18 @@ const struct eu_sql eu_trends_sql[] = {
     /* $2..$4 as for tags. The links scored, by rank as tags; a link
      * shows publicly when it or else its publisher was approved. */
     [TRENDS_LINKS] = {"trends.links",
-                      "SELECT eunha_card_json(c)::text AS card,"
+                      "WITH " TRENDS_CFG " SELECT eunha_card_json(c)::text AS card,"
                       " (c.trendable IS NULL AND p.trendable IS NULL)::text AS requires_review,"
                       " " LINK_HISTORY(
-                          "c.id") " FROM trend_scores r JOIN preview_cards c"
+                          "c.id") " FROM cfg, trend_scores r JOIN preview_cards c"
                                   " ON c.tenant_id = $1 AND c.id = r.target_id"
                                   " LEFT JOIN preview_card_providers p"
                                   " ON p.tenant_id = $1 AND p.domain = c.domain"
                                   " WHERE r.tenant_id = $1 AND r.kind = 2"
                                   " AND r.rank >= " EU_TREND_LINK_FLOOR
                                   " + extract(epoch FROM now())::float8 / " EU_TREND_LINK_HALFLIFE
-                                  " AND ($2::bool OR coalesce(c.trendable,"
-                                  " p.trendable, false))"
+                                  " AND ($2::bool OR (cfg.enabled AND coalesce(c.trendable,"
+                                  " p.trendable, false)))"
                                   " ORDER BY r.rank DESC, r.target_id DESC"
                                   " LIMIT $3::int OFFSET $4::int"},
     /* $2 the card, $3 trendable, $4 the staff's account. */
@@ -223,10 +242,14 @@ tag_json(struct eu_req *req, const PGresult *res, int i, bool staff)
                           eu_arena_sprintf(req->arena, "%s/tags/%s", eu_req_base_url(req), name),
                           "history", history ? history : json_array());
     if (staff) {
-        int c = PQfnumber(res, "trendable");
+        int c = PQfnumber(res, "trendable"), d = PQfnumber(res, "by_default");
         bool reviewed = !PQgetisnull(res, i, c);
-        json_object_set_new(t, "trendable",
-                            json_boolean(reviewed && PQgetvalue(res, i, c)[0] == 't'));
+        /* Mastodon's Tag#trendable?: an unreviewed tag follows the
+         * tenant's trendable_by_default (a review's answer has no such
+         * column, and is reviewed). */
+        bool trendable =
+            reviewed ? PQgetvalue(res, i, c)[0] == 't' : d >= 0 && PQgetvalue(res, i, d)[0] == 't';
+        json_object_set_new(t, "trendable", json_boolean(trendable));
         json_object_set_new(t, "usable", json_true());
         json_object_set_new(t, "listable", json_true());
         json_object_set_new(t, "requires_review", json_boolean(!reviewed));

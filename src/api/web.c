@@ -1,7 +1,8 @@
 /*
  * The public HTML pages: a local account's profile (/@username) with its
  * pinned and latest public and unlisted posts, paged by max_id; one post
- * with its thread (/@username/:id); a hashtag's public posts (/tags/:name),
+ * with its thread (/@username/:id) and alone for other sites' iframes
+ * (/@username/:id/embed); a hashtag's public posts (/tags/:name),
  * local and remote, as the tag timeline API shows them to a visitor (its
  * own statement, so the two cannot disagree); and /users/:username sending
  * browsers to the profile. They exist so links opened from clients and shared in
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "eunha/ap.h"
 #include "eunha/api.h"
@@ -658,6 +660,53 @@ thread_page(struct eu_req *req)
     eu_req_stmt(req, &eu_web_sql[WEB_STATUS], 2, p, on_status, (void *)id);
 }
 
+/* -------------------------------------------------------------- embed */
+
+static void
+on_embed_rendered(struct eu_req *req, json_t *array, void *arg)
+{
+    const char *user = arg;
+    json_t *s = json_array_get(array, 0);
+    json_t *a = json_object_get(s, "account");
+    const char *vis = jstr(s, "visibility");
+    /* The anonymous render already hid what a visitor may not see; the
+     * embed is for public and unlisted posts of this local author only,
+     * as Mastodon's, and never a boost. */
+    if (!s || strcasecmp(jstr(a, "acct"), user) != 0 ||
+        (strcmp(vis, "public") != 0 && strcmp(vis, "unlisted") != 0) ||
+        !json_is_null(json_object_get(s, "reblog"))) {
+        json_decref(array);
+        reply_not_found(req);
+        return;
+    }
+    const char *dn = jstr(a, "display_name"), *name = jstr(a, "username");
+    const char *title =
+        eu_arena_sprintf(req->arena, "%s (@%s@%s)", *dn ? dn : name, name, req->tenant->domain);
+    const char *body = eu_arena_sprintf(
+        req->arena,
+        "<article class=\"card\">%s<p><a href=\"%s\" target=\"_blank\">%s</a></p></article>",
+        status_html(req, s, true), eu_html_escape(req, jstr(s, "url")),
+        eu_html_escape(req, eu_arena_sprintf(req->arena, "View on %s", req->tenant->domain)));
+    eu_web_reply_embed(req, title, body);
+    json_decref(array);
+}
+
+/* GET /@user/:id/embed: the post alone, for the iframe that oEmbed's html
+ * (src/api/oembed.c) and Mastodon's embed.js put on other sites. */
+static void
+eu_web_status_embed(struct eu_req *req)
+{
+    const char *user = local_username(req);
+    const char *id = eu_req_param(req, "id");
+    if (!user || !eu_id_is_valid(id)) {
+        eu_req_reply_error(req, 404, "Record not found");
+        return;
+    }
+    const char **ids = eu_arena_alloc(req->arena, sizeof(*ids));
+    ids[0] = id;
+    eu_statuses_render(req, ids, 1, on_embed_rendered, (void *)user);
+}
+
 void
 eu_web_users(struct eu_req *req)
 {
@@ -804,6 +853,7 @@ EU_WEB_PAGE(tag_page, eu_web_tag)
 const struct eu_route eu_web_routes[] = {
     {EU_HTTP_GET, "/:acct", eu_web_profile, NULL, 0},
     {EU_HTTP_GET, "/:acct/:id", eu_web_status, NULL, 0},
+    {EU_HTTP_GET, "/:acct/:id/embed", eu_web_status_embed, NULL, 0},
     {EU_HTTP_GET, "/users/:username", eu_web_users, NULL, 0},
     {EU_HTTP_GET, "/tags/:name", tag_page, NULL, 0},
     {0},

@@ -48,6 +48,10 @@ void eu_web_reply_page(struct eu_req *req, int status, const char *title, const 
  * head, or NULL. */
 void eu_web_reply_page_head(struct eu_req *req, int status, const char *title, const char *head,
                             const char *body);
+/* Finishes req with the bare page of an embedded post (200): title (text)
+ * and body (escaped HTML), no site frame, frameable by any site
+ * (src/api/web.c's /@user/:id/embed, which oEmbed's html points at). */
+void eu_web_reply_embed(struct eu_req *req, const char *title, const char *body);
 /* The page for a form whose CSRF token did not match (422), with a link
  * to again, a local path, to start over. */
 void eu_web_reply_expired_form(struct eu_req *req, const char *again);

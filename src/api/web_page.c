@@ -295,6 +295,33 @@ eu_web_reply_page_head(struct eu_req *req, int status, const char *title, const 
     eu_req_stmt(req, &eu_web_page_sql[PAGE_FRAME], 0, NULL, on_frame, pg);
 }
 
+/* web_internal.h. The embed page is made to be framed by other sites, as
+ * Mastodon's /embed is: no X-Frame-Options and frame-ancestors open, and
+ * still no script and no inline style. */
+void
+eu_web_reply_embed(struct eu_req *req, const char *title, const char *body)
+{
+    eu_req_add_header(req, "Cache-Control", "public, max-age=300");
+    eu_req_add_header(req, "X-Content-Type-Options", "nosniff");
+    eu_req_add_header(req, "Referrer-Policy", "same-origin");
+    bool http = strcmp(req->app->cfg->scheme, "http") == 0;
+    eu_req_add_header(req, "Content-Security-Policy",
+                      http ? "default-src 'none'; style-src 'self'; img-src 'self' https: http: "
+                             "data:; media-src 'self' https: http:; frame-ancestors *; "
+                             "base-uri 'none'"
+                           : "default-src 'none'; style-src 'self'; img-src 'self' https: data:; "
+                             "media-src 'self' https:; frame-ancestors *; base-uri 'none'");
+    const char *html =
+        eu_arena_sprintf(req->arena,
+                         "<!DOCTYPE html>\n<html lang=\"%s\"><head><meta charset=\"utf-8\">"
+                         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                         "<meta name=\"robots\" content=\"noindex\">"
+                         "<title>%s</title><link rel=\"stylesheet\" href=\"/assets/%s\"></head>"
+                         "<body class=\"embed\"><main>%s</main></body></html>\n",
+                         frame_of(req)->lang, eu_html_escape(req, title), stylesheet_name(), body);
+    eu_req_reply_raw(req, 200, "text/html; charset=utf-8", html, strlen(html));
+}
+
 void
 eu_web_reply_page(struct eu_req *req, int status, const char *title, const char *body)
 {

@@ -53,6 +53,7 @@ const char *const eu_db_tenant_tables[] = {
     "trend_scores",
     "suggestion_dismissals",  /* before accounts, which it references */
     "suggestion_features",    /* likewise */
+    "follow_recommendations", /* likewise */
     "preview_cards_statuses", /* before statuses and preview_cards */
     "preview_cards",
     "preview_card_providers",

@@ -193,6 +193,8 @@ eu_feed_status_fanout_ids(struct eu_app *app, struct eu_tenant *t, int64_t statu
                           const char *ids)
 {
     eu_stream_status(app, t, status_id, false);
+    /* A new status, as eu_feed_status_fanout()'s: the trends may move. */
+    eu_trends_touch(app, t);
     struct fanout fo = {.app = app, .tenant = t};
     snprintf(fo.status_id, sizeof(fo.status_id), "%lld", (long long)status_id);
     size_t n;

@@ -22,13 +22,19 @@
  * a run woken otherwise finds no mark and runs nothing, so an idle tenant
  * costs no timer and no statement; as the scores decay by a rank the readers compare with
  * the time they read, its trends fade without another run. A wake lost
- * to a restart is made again by the next activity.
+ * to a restart is made again by the next activity. A run first reads the
+ * tenant's trends switch and scores nothing when it is off.
+ *
+ * The same runs recompute the follow suggestions' global sources
+ * (most_followed, most_interactions; src/api/suggestions.c), at most once
+ * an hour per tenant, whether or not its trends are on.
  */
 #include "eunha/trends.h"
 
 #include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "eunha/app.h"
 #include "eunha/config.h"
@@ -39,6 +45,8 @@
 #include "eunha/tenant.h"
 
 enum {
+    TASK_ENABLED,
+    TASK_SUGGESTIONS,
     TASK_TAGS,
     TASK_LINKS,
     TASK_STATUSES,
@@ -81,7 +89,61 @@ enum {
     "  scored_at = excluded.scored_at, rank = excluded.rank)"                                      \
     " SELECT count(*) FROM kept"
 
+/* How many global suggestions a tenant keeps, and how often at most they
+ * are recomputed (Mastodon's scheduler runs daily; a run of this task
+ * comes at most once a trends period, which would be too often for a
+ * month of activity). */
+#define SUGGESTIONS_KEPT "100"
+#define SUGGESTIONS_EVERY_MS (3600 * 1000)
+
 const struct eu_sql eu_trends_task_sql[] = {
+    /* The tenant's trends switch (Mastodon's Setting.trends, on unless
+     * its instance settings say false, docs/instance.md): a tenant that
+     * switched them off is not scored. One row, "t" or "f". */
+    [TASK_ENABLED] = {"trends_task.enabled",
+                      "SELECT coalesce((SELECT (s.value ->> 'trends')::bool FROM settings s"
+                      " WHERE s.tenant_id = $1 AND s.key = 'instance'), true)::text AS enabled"},
+    /*
+     * The follow suggestions' global sources (tenant migration 0071), as
+     * Mastodon's global_follow_recommendations: accounts followed by at
+     * least five of the users who signed in within 30 days
+     * ("most_followed"), and accounts whose statuses of the last 30 days
+     * drew at least five favourites and reblogs ("most_interactions");
+     * each source ranks n / (1 + n), summed over both. Candidates are as
+     * Mastodon's account_summaries: discoverable, not locked, silenced,
+     * suspended or moved, and their latest 20 statuses mostly not
+     * sensitive. The best SUGGESTIONS_KEPT are kept, as Mastodon's
+     * scheduler keeps a set of 100 (the API pages 80 at most).
+     */
+    [TASK_SUGGESTIONS] =
+        {"trends_task.suggestions",
+         "WITH active AS (SELECT u.account_id FROM users u WHERE u.tenant_id = $1"
+         "  AND u.last_sign_in_at >= now() - interval '30 days'),"
+         " mf AS (SELECT f.target_account_id AS id, count(*)::float8 AS n FROM active"
+         "  JOIN follows f ON f.tenant_id = $1 AND f.account_id = active.account_id"
+         "  GROUP BY f.target_account_id HAVING count(*) >= 5),"
+         " mi AS (SELECT s.account_id AS id, sum(s.reblogs_count + s.favourites_count)::float8"
+         "  AS n FROM statuses s WHERE s.tenant_id = $1 AND s.id >= eunha_day_first_id("
+         "  ((now() - interval '30 days') AT TIME ZONE 'UTC')::date) AND s.deleted_at IS NULL"
+         "  AND s.reblog_of_id IS NULL GROUP BY s.account_id"
+         "  HAVING sum(s.reblogs_count + s.favourites_count) >= 5),"
+         " r AS (SELECT mf.id, mf.n / (1 + mf.n) AS rank, 'most_followed' AS reason FROM mf"
+         "  UNION ALL SELECT mi.id, mi.n / (1 + mi.n), 'most_interactions' FROM mi),"
+         " k AS (SELECT r.id, sum(r.rank) AS rank, array_agg(r.reason ORDER BY r.reason)"
+         "  AS reason FROM r JOIN accounts a ON a.tenant_id = $1 AND a.id = r.id"
+         "  WHERE a.discoverable AND NOT a.locked AND a.suspended_at IS NULL"
+         "  AND a.silenced_at IS NULL AND a.moved_to_account_id IS NULL"
+         "  AND (SELECT count(*) > 0 AND 2 * count(*) FILTER (WHERE x.sensitive) <= count(*)"
+         "  FROM (SELECT s.sensitive FROM statuses s WHERE s.tenant_id = $1"
+         "  AND s.account_id = a.id AND s.deleted_at IS NULL AND s.reblog_of_id IS NULL"
+         "  ORDER BY s.id DESC LIMIT 20) x)"
+         "  GROUP BY r.id ORDER BY sum(r.rank) DESC, r.id DESC LIMIT " SUGGESTIONS_KEPT "),"
+         " d AS (DELETE FROM follow_recommendations x WHERE x.tenant_id = $1"
+         "  AND NOT EXISTS (SELECT 1 FROM k WHERE k.id = x.account_id)),"
+         " i AS (INSERT INTO follow_recommendations (tenant_id, account_id, rank, reason)"
+         "  SELECT $1, k.id, k.rank, k.reason FROM k ON CONFLICT (tenant_id, account_id)"
+         "  DO UPDATE SET rank = excluded.rank, reason = excluded.reason)"
+         " SELECT count(*) FROM k"},
     /* Public statuses, not reblogs, of accounts not silenced, by tag. */
     [TASK_TAGS] = {"trends_task.tags",
                    DAY_SCORES("0", EU_TREND_TAG_HALFLIFE, EU_TREND_TAG_FLOOR,
@@ -152,7 +214,16 @@ const struct eu_sql eu_trends_task_sql[] = {
  * statement; a marked tenant keeps its slot while it sleeps. */
 struct trends_mark {
     bool dirty;
+    int64_t suggested_ms; /* monotonic: the last refresh of the suggestions, 0 never */
 };
+
+static int64_t
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void
 mark_dispose(void *data)
@@ -187,10 +258,25 @@ struct trends_run {
     struct eu_task_run *run;
     int step;
     int kept[TASK_DONE]; /* rows kept by each statement */
+    bool off;            /* the tenant switched its trends off */
+    bool suggest;        /* the suggestions are due */
     char min_accounts[16];
 };
 
 static void step(struct trends_run *tr);
+
+/* The step after tr's: the suggestions only when due, the scores only
+ * when trends are on. */
+static int
+next_step(const struct trends_run *tr)
+{
+    int n = tr->step + 1;
+    if (n == TASK_SUGGESTIONS && !tr->suggest)
+        n++;
+    if (n == TASK_TAGS && tr->off)
+        n = TASK_DONE;
+    return n;
+}
 
 static void
 on_step(PGresult *res, enum eu_db_status st, void *arg)
@@ -208,8 +294,19 @@ on_step(PGresult *res, enum eu_db_status st, void *arg)
         eu_task_run_fail(run);
         return;
     }
-    tr->kept[tr->step] = PQntuples(res) ? atoi(PQgetvalue(res, 0, 0)) : 0;
-    tr->step++;
+    /* Switched off: the scores stay as they were (the public lists are
+     * empty meanwhile), and the next activity after the switch is
+     * turned on again scores afresh. The suggestions are not trends. */
+    if (tr->step == TASK_ENABLED)
+        tr->off = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 'f';
+    else
+        tr->kept[tr->step] = PQntuples(res) ? atoi(PQgetvalue(res, 0, 0)) : 0;
+    if (tr->step == TASK_SUGGESTIONS) {
+        struct trends_mark *m = eu_tenant_slot(eu_task_run_tenant(tr->run), EU_SLOT_TRENDS);
+        if (m)
+            m->suggested_ms = now_ms();
+    }
+    tr->step = next_step(tr);
     step(tr);
 }
 
@@ -220,17 +317,23 @@ step(struct trends_run *tr)
         struct eu_task_run *run = tr->run;
         /* One line a run, which the tests count: a tenant without new
          * activity has none. */
-        eu_log_info("trends", "trends of %s scored: %d tags, %d links, %d statuses",
-                    eu_task_run_tenant(run)->domain, tr->kept[TASK_TAGS], tr->kept[TASK_LINKS],
-                    tr->kept[TASK_STATUSES]);
+        if (tr->off)
+            eu_log_info("trends", "trends of %s are switched off: not scored (%d suggestions)",
+                        eu_task_run_tenant(run)->domain, tr->kept[TASK_SUGGESTIONS]);
+        else
+            eu_log_info("trends",
+                        "trends of %s scored: %d tags, %d links, %d statuses, %d suggestions",
+                        eu_task_run_tenant(run)->domain, tr->kept[TASK_TAGS], tr->kept[TASK_LINKS],
+                        tr->kept[TASK_STATUSES], tr->kept[TASK_SUGGESTIONS]);
         free(tr);
         /* Asleep until the next activity wakes it. */
         eu_task_run_done(run, -1);
         return;
     }
     const char *params[] = {tr->min_accounts};
-    eu_db_conn_stmt(eu_task_run_conn(tr->run), &eu_trends_task_sql[tr->step], 1, params, on_step,
-                    tr);
+    eu_db_conn_stmt(eu_task_run_conn(tr->run), &eu_trends_task_sql[tr->step],
+                    tr->step == TASK_ENABLED || tr->step == TASK_SUGGESTIONS ? 0 : 1, params,
+                    on_step, tr);
 }
 
 void
@@ -244,6 +347,7 @@ eu_trends_task_run(struct eu_task_run *run)
     m->dirty = false;
     struct trends_run *tr = eu_xcalloc(1, sizeof(*tr));
     tr->run = run;
+    tr->suggest = m->suggested_ms == 0 || now_ms() - m->suggested_ms >= SUGGESTIONS_EVERY_MS;
     snprintf(tr->min_accounts, sizeof(tr->min_accounts), "%d",
              eu_task_run_app(run)->cfg->trends_min_accounts);
     step(tr);

@@ -489,13 +489,32 @@ on_peer_inbox(struct peer *p, struct evhttp_request *req)
     struct inbox_log *log = p->data;
     const char *uri = evhttp_request_get_uri(req);
     if (evhttp_request_get_command(req) == EVHTTP_REQ_GET &&
-        strcmp(uri, "/users/peer/followers_synchronization") == 0) {
-        /* peer's list of its followers on obj.example: nobody. */
-        char doc[256];
-        snprintf(doc, sizeof(doc),
-                 "{\"id\":\"%s/users/peer/followers_synchronization\","
-                 "\"type\":\"OrderedCollection\",\"orderedItems\":[]}",
-                 p->origin);
+        strncmp(uri, "/users/peer/followers_synchronization", 37) == 0) {
+        /* peer's list of its followers on obj.example, paged as a large
+         * collection is: the collection names its first page; page 1
+         * lists someone elsewhere and names page 2, which lists bob
+         * (alice is on neither). */
+        char doc[768];
+        const char *rest = uri + 37;
+        if (strcmp(rest, "") == 0)
+            snprintf(doc, sizeof(doc),
+                     "{\"id\":\"%s/users/peer/followers_synchronization\","
+                     "\"type\":\"OrderedCollection\",\"totalItems\":2,"
+                     "\"first\":\"%s/users/peer/followers_synchronization?page=1\"}",
+                     p->origin, p->origin);
+        else if (strcmp(rest, "?page=1") == 0)
+            snprintf(doc, sizeof(doc),
+                     "{\"id\":\"%s/users/peer/followers_synchronization?page=1\","
+                     "\"type\":\"OrderedCollectionPage\","
+                     "\"orderedItems\":[\"http://elsewhere.example/users/x\"],"
+                     "\"next\":\"%s/users/peer/followers_synchronization?page=2\"}",
+                     p->origin, p->origin);
+        else
+            snprintf(doc, sizeof(doc),
+                     "{\"id\":\"%s/users/peer/followers_synchronization?page=2\","
+                     "\"type\":\"OrderedCollectionPage\","
+                     "\"orderedItems\":[\"" BASE "/users/bob\"]}",
+                     p->origin);
         pthread_mutex_lock(&p->mu);
         log->partial_gets++;
         pthread_mutex_unlock(&p->mu);
@@ -611,7 +630,7 @@ static const struct eu_it_world_opts sync_world = {
     .host = HOST,
     .decoy = DECOY,
     .extra_toml = PEER_TOML "[workers]\nqueue_idle_poll_seconds = 1\n",
-    .users = {{"alice"}, {"decoy_alice", DECOY, "alice"}},
+    .users = {{"alice"}, {"bob"}, {"decoy_alice", DECOY, "alice"}},
 };
 
 START_TEST(test_followers_sync)
@@ -683,16 +702,17 @@ START_TEST(test_followers_sync)
     signed_get(&w, p, HOST, "/users/nobody/followers_synchronization", &r);
     EU_IT_EXPECT_STATUS(&r, 404);
 
-    /* Receiving: alice follows peer, as does the decoy's alice. A delivery
-     * from peer says its followers here hash otherwise: the job fetches
-     * its list, which does not name alice, so her follow ends with an
-     * Undo; the decoy's stays. */
+    /* Receiving: alice and bob follow peer, as does the decoy's alice. A
+     * delivery from peer says its followers here hash otherwise: the job
+     * walks its paged list (three documents), which names bob on its
+     * second page and not alice, so her follow ends with an Undo and
+     * his stays; the decoy's stays. */
     free(eu_it_pg_execf(w.db,
                         "INSERT INTO follows (tenant_id, account_id, target_account_id, uri)"
                         " VALUES (%s, %s, %s, '" BASE "/users/alice#follows/77'),"
-                        " (%s, %s, %s, NULL)",
-                        w.tid, eu_it_id(&w, "alice"), pid, w.decoy_tid, eu_it_id(&w, "decoy_alice"),
-                        dpid));
+                        " (%s, %s, %s, NULL), (%s, %s, %s, NULL)",
+                        w.tid, eu_it_id(&w, "alice"), pid, w.tid, eu_it_id(&w, "bob"), pid,
+                        w.decoy_tid, eu_it_id(&w, "decoy_alice"), dpid));
     /* The fake peer's actor document names no followers collection and
      * was fetched again for its key above: say it has one, as any server
      * that sends the header does. */
@@ -712,14 +732,19 @@ START_TEST(test_followers_sync)
     signed_request(&w, p, "POST", HOST, "/inbox", body, header, &r);
     EU_IT_EXPECT_STATUS(&r, 202);
     long long until = eu_it_now_ms() + 15000;
-    long left = 1;
+    long left = 2;
     while (eu_it_now_ms() < until &&
            (left = eu_it_pg_execf_long(w.db,
                                        "SELECT count(*) FROM follows WHERE tenant_id = %s"
                                        " AND target_account_id = %s",
-                                       w.tid, pid)) > 0)
+                                       w.tid, pid)) > 1)
         eu_it_sleep_ms(100);
-    ck_assert_int_eq(left, 0);
+    ck_assert_int_eq(left, 1);
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db,
+                                         "SELECT count(*) FROM follows WHERE tenant_id = %s"
+                                         " AND target_account_id = %s AND account_id = %s",
+                                         w.tid, pid, eu_it_id(&w, "bob")),
+                     1);
     until = eu_it_now_ms() + 15000;
     int undos = 0;
     while (eu_it_now_ms() < until) {
@@ -731,7 +756,7 @@ START_TEST(test_followers_sync)
         eu_it_sleep_ms(100);
     }
     ck_assert_int_eq(undos, 1);
-    ck_assert_int_eq(log->partial_gets, 1);
+    ck_assert_int_eq(log->partial_gets, 3);
     ck_assert_int_eq(eu_it_pg_execf_long(w.db,
                                          "SELECT count(*) FROM follows WHERE tenant_id = %s"
                                          " AND target_account_id = %s",

@@ -4,10 +4,13 @@
  * author's policy refusing one (Mastodon's 404 and its text), changing the
  * policy, the quotes list, revoking, the quote notification, and a decoy
  * tenant in the same placement that can neither quote, list nor revoke
- * the host's quotes. Then two eunha processes (as test_ap_two_processes
+ * the host's quotes. An edit of a quoted post tells its quoters
+ * (quoted_update) and may change its policy, not a quote. Then two eunha
+ * processes (as test_ap_two_processes
  * starts them): a quote of a remote post asks its author (QuoteRequest),
- * is accepted or, under a nobody policy, rejected, and a revoke on the
- * quoted side reaches the quoting one.
+ * is accepted or, under a nobody policy, rejected, an edit of the quoted
+ * post tells the quoter (a received Update's quoted_update), and a revoke
+ * on the quoted side reaches the quoting one.
  */
 #include "world.h"
 
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TIMEOUT 120
 #define HOST "q.example"
@@ -26,6 +30,7 @@
 static const struct eu_it_world_opts world = {
     .host = HOST,
     .decoy = DECOY,
+    .extra_toml = "[workers]\nscheduled_status_min_lead_seconds = 1\n",
     .users = {{"alice"}, {"bob"}, {"carol"}, {"dave", DECOY, "bob"}},
 };
 
@@ -181,6 +186,174 @@ START_TEST(test_quote_render_list_revoke)
 }
 END_TEST
 
+/*
+ * An edit of a quoted post, Mastodon 4.5's way: each local author of an
+ * accepted quote of it gets quoted_update about their own quote (a
+ * revoked quote's author does not); quote_approval_policy may change with
+ * the edit, a bad one is 422 and changes nothing; quoted_status_id is not
+ * the edit's to change (Mastodon's update takes none). The decoy's user
+ * is told nothing.
+ */
+START_TEST(test_edit)
+{
+    struct world w;
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    char *p = post(&w, "bob", "{\"status\":\"first words\"}");
+    char *other = post(&w, "bob", "{\"status\":\"another\"}");
+    char *qa = post_quote(&w, "alice", "alice quotes", p);
+    char *qc = post_quote(&w, "carol", "carol quotes", p);
+    api(&w, &r, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/quotes/%s/revoke", p, qc);
+    EU_IT_EXPECT_STATUS(&r, 200);
+
+    /* A bad policy: 422, the post as it was. */
+    api(&w, &r, "PUT", eu_it_tok(&w, "bob"),
+        "{\"status\":\"never\",\"quote_approval_policy\":\"everyone\"}", "/api/v1/statuses/%s", p);
+    EU_IT_EXPECT_ERROR(&r, 422);
+    api(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", p);
+    EU_IT_EXPECT_JSTR(&r, "content", "<p>first words</p>");
+    expect_null(&r, "edited_at");
+
+    /* The edit, with a new policy. */
+    api(&w, &r, "PUT", eu_it_tok(&w, "bob"),
+        "{\"status\":\"better words\",\"quote_approval_policy\":\"nobody\"}", "/api/v1/statuses/%s",
+        p);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "content", "<p>better words</p>");
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "quote_approval.automatic")), 0);
+    api(&w, &r, "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/statuses/%s", p);
+    EU_IT_EXPECT_JSTR(&r, "quote_approval.current_user", "denied");
+    char body[256];
+    snprintf(body, sizeof(body), "{\"status\":\"again\",\"quoted_status_id\":\"%s\"}", p);
+    api(&w, &r, "POST", eu_it_tok(&w, "carol"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_ERROR(&r, 404);
+    EU_IT_EXPECT_JSTR(&r, "error", NOT_FOUND);
+
+    /* alice is told about her quote; carol, revoked, is not. */
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM notifications WHERE type = 'quoted_update'"
+             " AND account_id = %s AND from_account_id = %s AND status_id = %s",
+             eu_it_id(&w, "alice"), eu_it_id(&w, "bob"), qa);
+    ck_assert_int_eq(count_reaches(&w, 1, sql), 1);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/notifications?types[]=quoted_update");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.type", "quoted_update");
+    EU_IT_EXPECT_JSTR(&r, "0.account.username", "bob");
+    EU_IT_EXPECT_JSTR(&r, "0.status.id", qa);
+    EU_IT_EXPECT_JSTR(&r, "0.status.quote.quoted_status.content", "<p>better words</p>");
+    api(&w, &r, "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/notifications?types[]=quoted_update");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM notifications"
+                                          " WHERE type = 'quoted_update' AND tenant_id = %s",
+                                          w.decoy_tid),
+                     0);
+
+    /* alice edits her quote naming another post: the quote stays. */
+    snprintf(body, sizeof(body), "{\"status\":\"alice again\",\"quoted_status_id\":\"%s\"}", other);
+    api(&w, &r, "PUT", eu_it_tok(&w, "alice"), body, "/api/v1/statuses/%s", qa);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "content", "<p>alice again</p>");
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.id", p);
+
+    free(p);
+    free(other);
+    free(qa);
+    free(qc);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
+/* ISO 8601 UTC of wall-clock now + ms, into buf. */
+static const char *
+iso_in(char *buf, size_t len, long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long at = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + ms;
+    time_t t = (time_t)(at / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char s[32];
+    strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%03dZ", s, (int)(at % 1000));
+    return buf;
+}
+
+/*
+ * A quote given with scheduled_at: checked when scheduled (a post its
+ * policy refuses is 404 then, nothing scheduled), kept in the scheduled
+ * status (Mastodon's params name it), and made when it is published,
+ * the quoted author told as for a quote posted at once.
+ */
+START_TEST(test_scheduled)
+{
+    struct world w;
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    char *p = post(&w, "bob", "{\"status\":\"quote me later\"}");
+    char *closed = post(&w, "bob", "{\"status\":\"not me\",\"quote_approval_policy\":\"nobody\"}");
+    char when[40], body[512];
+
+    snprintf(body, sizeof(body),
+             "{\"status\":\"no\",\"quoted_status_id\":\"%s\",\"scheduled_at\":\"%s\"}", closed,
+             iso_in(when, sizeof(when), 60000));
+    api(&w, &r, "POST", eu_it_tok(&w, "alice"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_ERROR(&r, 404);
+    EU_IT_EXPECT_JSTR(&r, "error", NOT_FOUND);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/scheduled_statuses");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    snprintf(body, sizeof(body),
+             "{\"status\":\"later quote\",\"quoted_status_id\":\"%s\","
+             "\"quote_approval_policy\":\"followers\",\"scheduled_at\":\"%s\"}",
+             p, iso_in(when, sizeof(when), 1500));
+    api(&w, &r, "POST", eu_it_tok(&w, "alice"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "params.quoted_status_id", p);
+    EU_IT_EXPECT_JSTR(&r, "params.quote_approval_policy", "followers");
+    EU_IT_EXPECT_JSTR(&r, "params.text", "later quote");
+
+    /* Published: the quote made, accepted, bob told. */
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM statuses WHERE tenant_id = %s AND account_id = %s"
+             " AND text = 'later quote'",
+             w.tid, eu_it_id(&w, "alice"));
+    ck_assert_int_eq(count_reaches(&w, 1, sql), 1);
+    char *q =
+        eu_it_world_sql(&w,
+                        "SELECT id::text FROM statuses WHERE tenant_id = %s AND account_id = %s"
+                        " AND text = 'later quote'",
+                        w.tid, eu_it_id(&w, "alice"));
+    api(&w, &r, "GET", eu_it_tok(&w, "carol"), NULL, "/api/v1/statuses/%s", q);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.id", p);
+    EU_IT_EXPECT_JSTR(&r, "quote_approval.automatic.0", "followers");
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM notifications WHERE type = 'quote' AND account_id = %s"
+             " AND from_account_id = %s AND status_id = %s",
+             eu_it_id(&w, "bob"), eu_it_id(&w, "alice"), q);
+    ck_assert_int_eq(count_reaches(&w, 1, sql), 1);
+    api(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/quotes", p);
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.id", q);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/scheduled_statuses");
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    free(p);
+    free(closed);
+    free(q);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_policies)
 {
     struct world w;
@@ -331,6 +504,13 @@ one_status(const struct eu_it_resp *r, const void *arg)
     return r->status == 200 && json_array_size(r->json) == 1;
 }
 
+static bool
+following_true(const struct eu_it_resp *r, const void *arg)
+{
+    (void)arg;
+    return r->status == 200 && json_is_true(eu_it_jpath(r->json, "0.following"));
+}
+
 static void
 wait_reloaded(struct eu_it_server *s)
 {
@@ -419,6 +599,56 @@ START_TEST(test_two_processes)
     EU_IT_EXPECT_JSTR(&r, "0.quote.quoted_status.id", open_b);
     char *q1_b = strdup(json_string_value(eu_it_jpath(r.json, "0.id")));
 
+    /* Statuses fetched by search get their quotes as inbox ones do (alice
+     * follows nobody yet, so only search brings these): bob quotes his
+     * own open post (known at alice's) and a post alice's server never
+     * saw (fetched when the quote is kept). */
+    snprintf(body, sizeof(body), "{\"status\":\"self quote\",\"quoted_status_id\":\"%s\"}", open_b);
+    eu_it_callf(sb, &r, "b.test", "POST", bob, body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *self_url = strdup(eu_it_json_str(&r, "uri"));
+    eu_it_callf(sb, &r, "b.test", "POST", bob, "{\"status\":\"unseen at a\"}", "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    snprintf(body, sizeof(body), "{\"status\":\"quoting unseen\",\"quoted_status_id\":\"%s\"}",
+             eu_it_json_str(&r, "id"));
+    eu_it_callf(sb, &r, "b.test", "POST", bob, body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *unseen_url = strdup(eu_it_json_str(&r, "uri"));
+    char *self_a = resolve_on_a(sa, alice, self_url);
+    eu_it_callf(sa, &r, "a.test", "GET", alice, NULL, "/api/v1/statuses/%s", self_a);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.id", open_a);
+    char *unseen_a = resolve_on_a(sa, alice, unseen_url);
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, quote_state_is, "accepted",
+                   "the searched quote of an unseen post", "/api/v1/statuses/%s", unseen_a);
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.content", "<p>unseen at a</p>");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.account.acct", "bob@b.test");
+    free(self_url);
+    free(unseen_url);
+    free(self_a);
+    free(unseen_a);
+
+    /* alice follows bob, so his edits reach her server; bob edits the
+     * post she quoted: a received Update tells her (quoted_update, about
+     * her quote). */
+    eu_it_callf(sa, &r, "a.test", "GET", alice, NULL, "/api/v1/statuses/%s", open_a);
+    char *bob_a = strdup(json_string_value(eu_it_jpath(r.json, "account.id")));
+    eu_it_callf(sa, &r, "a.test", "POST", alice, NULL, "/api/v1/accounts/%s/follow", bob_a);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, following_true, NULL, "alice follows bob",
+                   "/api/v1/accounts/relationships?id[]=%s", bob_a);
+    eu_it_callf(sb, &r, "b.test", "PUT", bob, "{\"status\":\"quote me, edited\"}",
+                "/api/v1/statuses/%s", open_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, one_status, NULL, "quoted_update at alice's",
+                   "/api/v1/notifications?types[]=quoted_update");
+    EU_IT_EXPECT_JSTR(&r, "0.type", "quoted_update");
+    EU_IT_EXPECT_JSTR(&r, "0.account.acct", "bob@b.test");
+    EU_IT_EXPECT_JSTR(&r, "0.status.id", q1);
+    EU_IT_EXPECT_JSTR(&r, "0.status.quote.quoted_status.content", "<p>quote me, edited</p>");
+    free(bob_a);
+
     /* Its authorization is served while it holds. */
     char *db_b = eu_it_tenant_database(sb, "b.test");
     char *auth = eu_it_pg_execf(db_b, "SELECT id::text FROM quotes WHERE status_id = %s", q1_b);
@@ -433,8 +663,16 @@ START_TEST(test_two_processes)
     eu_it_public(sb, "GET", "b.test", path, &r);
     EU_IT_EXPECT_STATUS(&r, 404);
 
-    /* The nobody post: rejected by bob's server. */
+    /* The nobody post: its fetched Note says so, so alice's server
+     * refuses the quote at once, as Mastodon does. */
     snprintf(body, sizeof(body), "{\"status\":\"try\",\"quoted_status_id\":\"%s\"}", closed_a);
+    eu_it_callf(sa, &r, "a.test", "POST", alice, body, "/api/v1/statuses");
+    EU_IT_EXPECT_ERROR(&r, 404);
+    /* Known without its policy (as one fetched before it had one), the
+     * quote is asked for and rejected by bob's server. */
+    char *db_a = eu_it_tenant_database(sa, "a.test");
+    free(eu_it_pg_execf(db_a, "UPDATE statuses SET quote_policy = NULL WHERE id = %s", closed_a));
+    free(db_a);
     eu_it_callf(sa, &r, "a.test", "POST", alice, body, "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "quote.state", "pending");
@@ -481,6 +719,8 @@ main(void)
     Suite *s = suite_create("integration.ap.quotes");
     EU_IT_ADD_TCASE(s, test_quote_render_list_revoke, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_policies, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_edit, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_scheduled, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_decoy_tenant, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_two_processes, 300);
     return eu_it_run_suite(s);

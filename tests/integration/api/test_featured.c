@@ -476,6 +476,29 @@ START_TEST(test_small_endpoints)
     EU_IT_EXPECT_JINT(&r, "cache_age", 86400);
     ck_assert(json_is_null(json_object_get(r.json, "height")));
     ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "html"), url));
+    /* Its html names the embed page (Mastodon 4.3+'s data-embed-url),
+     * which serves the post alone, frameable by other sites. */
+    char embed[300];
+    snprintf(embed, sizeof(embed), "data-embed-url=\"%s/embed\"", url);
+    ck_assert_ptr_nonnull(strstr(eu_it_json_str(&r, "html"), embed));
+    eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/@alice/%s/embed", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_nonnull(strstr(eu_it_resp_header(&r, "Content-Type"), "text/html"));
+    ck_assert_ptr_nonnull(strstr(r.body, "embed me"));
+    ck_assert_ptr_nonnull(strstr(r.body, url));
+    ck_assert_ptr_null(strstr(r.body, "<script"));
+    ck_assert_ptr_null(eu_it_resp_header(&r, "X-Frame-Options"));
+    ck_assert_ptr_nonnull(
+        strstr(eu_it_resp_header(&r, "Content-Security-Policy"), "frame-ancestors *"));
+    /* Not under another author's name, not on the decoy. */
+    eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/@bob/%s/embed", id);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    eu_it_callf(w.s, &r, DECOY, "GET", NULL, NULL, "/@alice/%s/embed", id);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    /* The post page itself still refuses frames. */
+    eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/@alice/%s", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_str_eq(eu_it_resp_header(&r, "X-Frame-Options"), "DENY");
     free(enc);
     enc = eu_it_urlencode(uri);
     eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/api/oembed?url=%s&maxwidth=300", enc);
@@ -487,8 +510,12 @@ START_TEST(test_small_endpoints)
     eu_it_callf(w.s, &r, HOST, "POST", alice,
                 "{\"status\": \"secret\", \"visibility\": \"private\"}", "/api/v1/statuses");
     enc = eu_it_urlencode(eu_it_json_str(&r, "url"));
+    char *secret = strdup(eu_it_json_str(&r, "id"));
     eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/api/oembed?url=%s", enc);
     EU_IT_EXPECT_STATUS(&r, 404);
+    eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/@alice/%s/embed", secret);
+    EU_IT_EXPECT_STATUS(&r, 404);
+    free(secret);
     free(enc);
     eu_it_callf(w.s, &r, HOST, "GET", NULL, NULL, "/api/oembed?url=http%%3A%%2F%%2Felsewhere");
     EU_IT_EXPECT_STATUS(&r, 404);

@@ -17,11 +17,16 @@
  * Suggestions: friends of friends by how many of the viewer's follows
  * follow them, staff-featured accounts first, and none of the viewer,
  * followed, blocked, muted, suspended or dismissed accounts; the decoy
- * neither sees nor touches the host's.
+ * neither sees nor touches the host's. The global sources (most followed,
+ * most interactions) are computed by the same task.
+ *
+ * The tenant's trends switches (trendable_by_default, trends) change the
+ * public lists and the task, and not the decoy's.
  */
 #include "world.h"
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +288,170 @@ START_TEST(test_scoring)
 }
 END_TEST
 
+/* The runs of host's task that found its trends switched off. */
+static long
+runs_off(struct world *w, const char *host)
+{
+    char want[128];
+    snprintf(want, sizeof(want), "trends of %s are switched off", host);
+    FILE *f = fopen(w->s->log_path, "r");
+    ck_assert_ptr_nonnull(f);
+    long n = 0;
+    char line[4096];
+    while (fgets(line, sizeof(line), f))
+        n += strstr(line, want) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* PATCHes the instance settings of host as who with body; expects want. */
+static void
+set_instance(struct world *w, const char *host, const char *who, const char *body, int want)
+{
+    struct eu_it_resp r = {0};
+    call_on(w, &r, host, "PATCH", who, body, "/api/v1/admin/instance");
+    if (want == 200)
+        EU_IT_EXPECT_STATUS(&r, 200);
+    else
+        EU_IT_EXPECT_ERROR(&r, want);
+    eu_it_resp_free(&r);
+}
+
+/*
+ * The tenant's switches, Mastodon's Setting.trendable_by_default and
+ * Setting.trends, in its instance settings: by default a tag or status
+ * shows without review until the staff reject it; trends switched off
+ * empty the public lists (the staff still see the candidates) and the
+ * task scores nothing. The decoy in the same placement, with a trending
+ * tag of its own and other switches, is unaffected either way.
+ */
+START_TEST(test_switches)
+{
+    struct world w;
+    struct eu_it_resp r = {0};
+    eu_it_world_start(&w, &world);
+    appoint(&w);
+    const char *users[] = {"u1", "u2", "u3", "u4", "u5", "u6"};
+    char buf[512];
+
+    /* The decoy's own trending tag, scored as the task would (score
+     * 100 now), not reviewed. */
+    free(eu_it_world_sql(&w,
+                         "WITH g AS (INSERT INTO tags (tenant_id, name) VALUES (%s, 'zeta')"
+                         " RETURNING id) INSERT INTO trend_scores (tenant_id, kind, target_id,"
+                         " score, scored_at, rank) SELECT %s, 0, g.id, 100, now(),"
+                         " ln(100) / ln(2) + extract(epoch FROM now())::float8 / 14400 FROM g",
+                         w.decoy_tid, w.decoy_tid));
+
+    /* #alpha by six accounts; hot favourited by five. */
+    for (int i = 0; i < 6; i++)
+        free(post(&w, users[i], "about #alpha"));
+    char *hot = post(&w, "u1", "hot");
+    for (int i = 1; i < 6; i++)
+        favourite(&w, users[i], hot);
+    settle(&w, 0);
+
+    /* Review required (the default): nothing public, here or there. */
+    list_ids(&w, HOST, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+    list_ids(&w, HOST, NULL, "/api/v1/trends/statuses", "id", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+    list_ids(&w, DECOY, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+    call_on(&w, &r, HOST, "GET", "olga", NULL, "/api/v1/admin/trends/tags");
+    EU_IT_EXPECT_JSTR(&r, "0.name", "alpha");
+    ck_assert(json_is_false(eu_it_jpath(r.json, "0.trendable")));
+    ck_assert(json_is_true(eu_it_jpath(r.json, "0.requires_review")));
+    char *alpha = strdup(json_string_value(eu_it_jpath(r.json, "0.id")));
+
+    /* A bad value is refused and changes nothing; a user may not. */
+    set_instance(&w, HOST, "olga", "{\"trendable_by_default\":\"yes\"}", 422);
+    set_instance(&w, HOST, "olga", "{\"trends\":1}", 422);
+    set_instance(&w, HOST, "u1", "{\"trendable_by_default\":true}", 403);
+    call_on(&w, &r, HOST, "GET", "olga", NULL, "/api/v1/admin/instance");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_ptr_null(json_object_get(r.json, "trendable_by_default"));
+    ck_assert_ptr_null(json_object_get(r.json, "trends"));
+    list_ids(&w, HOST, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+
+    /* Trendable by default: shown unreviewed, the staff's list says so
+     * (still to review); the decoy still requires review. */
+    set_instance(&w, HOST, "olga", "{\"trendable_by_default\":true}", 200);
+    call_on(&w, &r, HOST, "GET", "olga", NULL, "/api/v1/admin/instance");
+    ck_assert(json_is_true(json_object_get(r.json, "trendable_by_default")));
+    list_ids(&w, HOST, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "alpha");
+    list_ids(&w, HOST, "u2", "/api/v1/trends", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "alpha");
+    list_ids(&w, HOST, NULL, "/api/v1/trends/statuses", "id", buf, sizeof(buf));
+    ck_assert_str_eq(buf, hot);
+    call_on(&w, &r, HOST, "GET", NULL, NULL, "/api/v1/trends/statuses");
+    EU_IT_EXPECT_JSTR(&r, "0.content", "<p>hot</p>");
+    call_on(&w, &r, HOST, "GET", "olga", NULL, "/api/v1/admin/trends/tags");
+    ck_assert(json_is_true(eu_it_jpath(r.json, "0.trendable")));
+    ck_assert(json_is_true(eu_it_jpath(r.json, "0.requires_review")));
+    list_ids(&w, DECOY, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+
+    /* What the staff reject stays hidden. */
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/admin/trends/tags/%s/reject", alpha);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert(json_is_false(eu_it_jpath(r.json, "trendable")));
+    ck_assert(json_is_false(eu_it_jpath(r.json, "requires_review")));
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/admin/trends/statuses/%s/reject", hot);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    list_ids(&w, HOST, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+    list_ids(&w, HOST, NULL, "/api/v1/trends/statuses", "id", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/admin/trends/tags/%s/approve", alpha);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    list_ids(&w, HOST, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "alpha");
+
+    /* Trends off: every public list is empty, the staff's are not; the
+     * decoy, trendable by default now, shows its own tag. */
+    set_instance(&w, HOST, "olga", "{\"trends\":false}", 200);
+    set_instance(&w, DECOY, "dora", "{\"trendable_by_default\":true}", 200);
+    list_ids(&w, HOST, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+    list_ids(&w, HOST, "u2", "/api/v1/trends", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+    list_ids(&w, HOST, NULL, "/api/v1/trends/links", "url", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+    list_ids(&w, HOST, "olga", "/api/v1/admin/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "alpha");
+    list_ids(&w, DECOY, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "zeta");
+    list_ids(&w, HOST, NULL, "/api/v1/trends/statuses", "id", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+
+    /* New activity while off: the task runs, reads the switch and
+     * scores nothing. */
+    long scored = runs(&w, HOST);
+    free(post(&w, "u1", "more #alpha"));
+    for (int i = 0; i < 40 && runs_off(&w, HOST) == 0; i++)
+        usleep(250 * 1000);
+    ck_assert_int_eq(runs_off(&w, HOST), 1);
+    ck_assert_int_eq(runs(&w, HOST), scored);
+    ck_assert_int_eq(runs(&w, DECOY), 0);
+    ck_assert_int_eq(runs_off(&w, DECOY), 0);
+
+    /* Removed (null), the switch is on again, as Mastodon's default. */
+    set_instance(&w, HOST, "olga", "{\"trends\":null}", 200);
+    list_ids(&w, HOST, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "alpha");
+    list_ids(&w, DECOY, NULL, "/api/v1/trends/tags", "name", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "zeta");
+
+    free(alpha);
+    free(hot);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 static void
 follow(struct world *w, const char *who, const char *whom)
 {
@@ -435,11 +604,120 @@ START_TEST(test_suggestions)
 }
 END_TEST
 
+/* A public status of who, written as a received one would be (no wake of
+ * the trends task), favourited by each of fans; sensitive when asked. */
+static void
+liked_status(struct world *w, const char *who, bool sensitive, const char *fans)
+{
+    free(eu_it_world_sql(w,
+                         "WITH s AS (INSERT INTO statuses (tenant_id, account_id, text, content,"
+                         " sensitive) VALUES (%s, %s, 'liked', '<p>liked</p>', %s) RETURNING id)"
+                         " INSERT INTO favourites (tenant_id, account_id, status_id)"
+                         " SELECT %s, a.id, s.id FROM s, accounts a WHERE a.tenant_id = %s"
+                         " AND a.username = ANY (string_to_array('%s', ','))",
+                         w->tid, eu_it_id(w, who), sensitive ? "true" : "false", w->tid, w->tid,
+                         fans));
+}
+
+/*
+ * The global sources (Mastodon's most_followed and most_interactions),
+ * computed by the trends task's first run: u7 is followed by five users
+ * who signed in lately and its status drew five favourites, u5's status
+ * six, u6's as many but u6 posts sensitive media (left out, as Mastodon's
+ * account summaries), u4 as many but locked. The Suggestion entities
+ * carry every source, the deprecated source is "global"; a featured
+ * account merges its sources. The decoy has none of it.
+ */
+START_TEST(test_global_suggestions)
+{
+    struct world w;
+    struct eu_it_resp r = {0};
+    eu_it_world_start(&w, &world);
+    appoint(&w);
+    char buf[512];
+
+    free(eu_it_world_sql(&w, "UPDATE users SET last_sign_in_at = now() WHERE tenant_id = %s",
+                         w.tid));
+    const char *fans[] = {"u2", "u3", "u4", "u5", "u6"};
+    for (int i = 0; i < 5; i++)
+        follow(&w, fans[i], "u7");
+    liked_status(&w, "u7", false, "u1,u2,u3,u4,u5");
+    liked_status(&w, "u5", false, "u1,u2,u3,u4,u6,olga");
+    liked_status(&w, "u6", true, "u1,u2,u3,u4,u5,olga");
+    liked_status(&w, "u4", false, "u1,u2,u3,u5,u6,olga");
+    free(eu_it_world_sql(&w, "UPDATE accounts SET locked = true WHERE tenant_id = %s AND id = %s",
+                         w.tid, eu_it_id(&w, "u4")));
+    /* Nothing computed before the task's run. */
+    suggested(&w, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "");
+
+    free(post(&w, "olga", "wake up"));
+    settle(&w, 0);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM follow_recommendations"
+                                          " WHERE tenant_id = %s",
+                                          w.tid),
+                     2);
+
+    suggested(&w, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "u7,u5");
+    call_on(&w, &r, HOST, "GET", "u1", NULL, "/api/v2/suggestions");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "0.source", "global");
+    EU_IT_EXPECT_JSTR(&r, "0.sources.0", "most_followed");
+    EU_IT_EXPECT_JSTR(&r, "0.sources.1", "most_interactions");
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "0.sources")), 2);
+    EU_IT_EXPECT_JSTR(&r, "1.account.username", "u5");
+    EU_IT_EXPECT_JSTR(&r, "1.sources.0", "most_interactions");
+    ck_assert_int_eq(json_array_size(eu_it_jpath(r.json, "1.sources")), 1);
+    call_on(&w, &r, HOST, "GET", "u1", NULL, "/api/v1/suggestions");
+    EU_IT_EXPECT_JSTR(&r, "0.username", "u7");
+
+    /* u2 follows u7: only u5 is left for u2. */
+    call_on(&w, &r, HOST, "GET", "u2", NULL, "/api/v2/suggestions");
+    ck_assert_int_eq(json_array_size(r.json), 1);
+    EU_IT_EXPECT_JSTR(&r, "0.account.username", "u5");
+
+    /* Featured too: first, its sources merged. */
+    call_on(&w, &r, HOST, "POST", "olga", NULL, "/api/v1/admin/suggestions/%s", eu_it_id(&w, "u5"));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    call_on(&w, &r, HOST, "GET", "u1", NULL, "/api/v2/suggestions");
+    EU_IT_EXPECT_JSTR(&r, "0.account.username", "u5");
+    EU_IT_EXPECT_JSTR(&r, "0.source", "staff");
+    EU_IT_EXPECT_JSTR(&r, "0.sources.0", "featured");
+    EU_IT_EXPECT_JSTR(&r, "0.sources.1", "most_interactions");
+    EU_IT_EXPECT_JSTR(&r, "1.account.username", "u7");
+
+    /* Dismissed: gone for u1 alone. */
+    call_on(&w, &r, HOST, "DELETE", "u1", NULL, "/api/v1/suggestions/%s", eu_it_id(&w, "u7"));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    suggested(&w, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "u5");
+    call_on(&w, &r, HOST, "GET", "olga", NULL, "/api/v2/suggestions");
+    ck_assert_ptr_nonnull(eu_it_find(r.json, "account.username", "u7"));
+
+    /* The decoy: none of the host's, and no rows of its own. */
+    call_on(&w, &r, DECOY, "GET", "dan", NULL, "/api/v2/suggestions");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM follow_recommendations"
+                                          " WHERE tenant_id = %s",
+                                          w.decoy_tid),
+                     0);
+
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *s = suite_create("trends_scoring");
     EU_IT_ADD_TCASE(s, test_scoring, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_switches, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_suggestions, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_global_suggestions, TIMEOUT);
     return eu_it_run_suite(s);
 }
