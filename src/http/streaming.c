@@ -228,20 +228,30 @@ over_limit(struct client *c)
            hub->app->cfg->stream_max_output_bytes;
 }
 
+/* False when c is going or has let too much output pile up (closed
+ * here): nothing more is queued for it. */
+static bool
+can_send(struct client *c)
+{
+    if (c->closing)
+        return false;
+    if (over_limit(c)) {
+        eu_log_info("stream", "closing a stream: over %zu bytes unread",
+                    hub->app->cfg->stream_max_output_bytes);
+        client_close(c);
+        return false;
+    }
+    return true;
+}
+
 /* Sends one event to a client: a WebSocket text frame holding Mastodon's
  * {"stream":[...],"event":...,"payload":"..."}, or an SSE event. */
 static void
 send_event(struct client *c, const struct sub *s, const char *event, const char *payload,
            size_t len)
 {
-    if (c->closing)
+    if (!can_send(c))
         return;
-    if (over_limit(c)) {
-        eu_log_info("stream", "closing a stream: over %zu bytes unread",
-                    hub->app->cfg->stream_max_output_bytes);
-        client_close(c);
-        return;
-    }
     if (!c->ws) {
         struct evbuffer *out = bufferevent_get_output(c->bev);
         evbuffer_add_printf(out, "event: %s\ndata: ", event);
@@ -274,14 +284,8 @@ static void
 send_spliced(struct client *c, const struct sub *s, const char *event, const char *payload,
              size_t len)
 {
-    if (c->closing)
+    if (!can_send(c))
         return;
-    if (over_limit(c)) {
-        eu_log_info("stream", "closing a stream: over %zu bytes unread",
-                    hub->app->cfg->stream_max_output_bytes);
-        client_close(c);
-        return;
-    }
     if (!c->ws) {
         struct evbuffer *out = bufferevent_get_output(c->bev);
         evbuffer_add_printf(out, "event: %s\ndata: ", event);
