@@ -11,6 +11,12 @@
  * connection until the job ends, so nothing here outlives them; a run
  * lives in one heap struct freed just before the job ends.
  *
+ * What one activity to many inboxes shares is done once (issue 33): the
+ * signer's key is parsed from its PEM once and kept (OpenSSL 3's decoder
+ * costs more than the signature), and the body's digest is computed once
+ * per activity; each (activity, inbox) still gets its own signature, since
+ * the signed string names the inbox.
+ *
  * Which signature form a host takes is remembered for the whole process
  * (sigform_internal.h): draft-cavage unless the host is known to take RFC
  * 9421; a 401 or 400 to RFC 9421 signs draft-cavage at once, and a 401 to
@@ -20,6 +26,7 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <openssl/evp.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +52,11 @@
 #define RESPONSE_MAX 16384
 /* When the signer has no key yet (the account_keys job makes it). */
 #define NO_KEY_RETRY_S 60
+/* Signers whose parsed key is kept, and activities whose digest is: slots
+ * of a direct-mapped table (a collision replaces), enough for the signers
+ * and activities in flight at once. */
+#define KEY_SLOTS 256
+#define DIGEST_SLOTS 64
 
 enum {
     DELIVER_ENQUEUE,
@@ -181,6 +193,119 @@ eu_ap_deliver_to_inbox(struct eu_app *app, struct eu_tenant *t, int64_t actor_id
     return eu_ap_deliver(app, t, NULL, actor_id, activity, &to);
 }
 
+/* ------------------------------------------------- what runs share */
+
+/* Touched on the event loop only; a key lent to a signing on the pool is
+ * its own reference (EVP_PKEY_up_ref), so eviction never frees it there. */
+static struct eu_ap_deliver_stats stats;
+
+/* A signer's parsed key, found by tenant and account and valid while the
+ * PEM read from its row hashes the same (a rotated key parses again). */
+struct key_slot {
+    int64_t tenant;
+    char actor[24];
+    unsigned char pem_hash[16];
+    EVP_PKEY *key;
+};
+static struct key_slot keys[KEY_SLOTS];
+
+/* One activity's body and its two digest header values. */
+struct digest_slot {
+    char *body;
+    size_t len;
+    char *digest;         /* "SHA-256=...", draft-cavage's Digest */
+    char *content_digest; /* "sha-256=:...:", RFC 9421's Content-Digest */
+};
+static struct digest_slot digests[DIGEST_SLOTS];
+
+void
+eu_ap_deliver_stats(struct eu_ap_deliver_stats *out)
+{
+    *out = stats;
+}
+
+static uint64_t
+fnv1a(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+static struct key_slot *
+key_slot_of(int64_t tenant, const char *actor)
+{
+    uint64_t h = fnv1a(&tenant, sizeof(tenant), 14695981039346656037ull);
+    return &keys[fnv1a(actor, strlen(actor), h) % KEY_SLOTS];
+}
+
+static void
+pem_hash(const char *pem, unsigned char out[16])
+{
+    crypto_generichash(out, 16, (const unsigned char *)pem, strlen(pem), NULL, 0);
+}
+
+/* The signer's kept key with a reference for the caller (who frees it with
+ * EVP_PKEY_free()), or NULL: parse it. */
+static EVP_PKEY *
+key_find(int64_t tenant, const char *actor, const char *pem)
+{
+    struct key_slot *k = key_slot_of(tenant, actor);
+    if (!k->key || k->tenant != tenant || strcmp(k->actor, actor) != 0)
+        return NULL;
+    unsigned char h[16];
+    pem_hash(pem, h);
+    if (sodium_memcmp(h, k->pem_hash, sizeof(h)) != 0 || EVP_PKEY_up_ref(k->key) != 1)
+        return NULL;
+    return k->key;
+}
+
+/* Keeps key (a reference of the cache's own) for the signer. */
+static void
+key_keep(int64_t tenant, const char *actor, const char *pem, EVP_PKEY *key)
+{
+    if (EVP_PKEY_up_ref(key) != 1)
+        return;
+    struct key_slot *k = key_slot_of(tenant, actor);
+    EVP_PKEY_free(k->key);
+    k->tenant = tenant;
+    snprintf(k->actor, sizeof(k->actor), "%s", actor);
+    pem_hash(pem, k->pem_hash);
+    k->key = key;
+}
+
+/*
+ * The digests of body, from the cache when the activity's body was seen
+ * (compared byte for byte, so two activities that share an id but not a
+ * body never share a digest). Computed here on the loop: SHA-256 of an
+ * activity (a few KB) is microseconds, less than handing it to the pool.
+ * Returns the slot, valid until the next call.
+ */
+static const struct digest_slot *
+digest_of(const char *id, const char *body, size_t len)
+{
+    uint64_t h = id ? fnv1a(id, strlen(id), 14695981039346656037ull)
+                    : fnv1a(body, len, 14695981039346656037ull);
+    struct digest_slot *d = &digests[h % DIGEST_SLOTS];
+    if (d->body && d->len == len && memcmp(d->body, body, len) == 0)
+        return d;
+    free(d->body);
+    free(d->digest);
+    free(d->content_digest);
+    unsigned char sum[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(sum, (const unsigned char *)body, len);
+    char b64[sodium_base64_ENCODED_LEN(sizeof(sum), sodium_base64_VARIANT_ORIGINAL)];
+    sodium_bin2base64(b64, sizeof(b64), sum, sizeof(sum), sodium_base64_VARIANT_ORIGINAL);
+    d->body = eu_xmalloc(len);
+    memcpy(d->body, body, len);
+    d->len = len;
+    d->digest = eu_xasprintf("SHA-256=%s", b64);
+    d->content_digest = eu_xasprintf("sha-256=:%s:", b64);
+    stats.digests++;
+    return d;
+}
+
 /* ------------------------------------------------------------ the job */
 
 struct run {
@@ -192,9 +317,13 @@ struct run {
     char *body;
     size_t body_len;
     char *key_id, *key_pem;
-    bool refused_before; /* the host refused this tenant, long enough ago to try */
-    bool rfc9421;        /* the form of the signature being sent */
-    bool tried_both;     /* a refusal already made us switch forms */
+    EVP_PKEY *key;        /* parsed: from the cache, or by sign_work() */
+    bool key_parsed;      /* sign_work() parsed it: keep it */
+    char *digest;         /* the body's, for draft-cavage */
+    char *content_digest; /* the body's, for RFC 9421 */
+    bool refused_before;  /* the host refused this tenant, long enough ago to try */
+    bool rfc9421;         /* the form of the signature being sent */
+    bool tried_both;      /* a refusal already made us switch forms */
     /* the signing, on the pool */
     struct eu_httpsig_signed sig;
     int sign_rc;
@@ -220,6 +349,9 @@ run_free(struct run *r)
     free(r->sync_header);
     free(r->followers);
     free(r->key_id);
+    free(r->digest);
+    free(r->content_digest);
+    EVP_PKEY_free(r->key);
     if (r->key_pem)
         sodium_memzero(r->key_pem, strlen(r->key_pem));
     free(r->key_pem);
@@ -393,6 +525,10 @@ static void
 sign_work(void *arg)
 {
     struct run *r = arg;
+    if (!r->key) {
+        r->key = eu_httpsig_private_key_parse(r->key_pem);
+        r->key_parsed = r->key != NULL;
+    }
     struct eu_httpsig_sign_args a = {
         .method = "POST",
         .url = r->inbox,
@@ -400,7 +536,9 @@ sign_work(void *arg)
         .body_len = r->body_len,
         .key_id = r->key_id,
         .key_pem = r->key_pem,
+        .key = r->key,
         .now = r->now,
+        .digest = r->rfc9421 ? r->content_digest : r->digest,
     };
     r->sign_rc =
         r->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &r->sig) : eu_httpsig_sign_cavage(&a, &r->sig);
@@ -440,10 +578,16 @@ sign_done(void *arg)
         return;
     }
     context(r);
+    if (r->key_parsed) {
+        r->key_parsed = false;
+        stats.key_parses++;
+        key_keep(eu_job_tenant(r->job)->id, r->signer, r->key_pem, r->key);
+    }
     if (r->sign_rc < 0) {
         fail(r, "cannot sign: the inbox URL or the actor's key is unusable");
         return;
     }
+    stats.signatures++;
     char *lines[EU_HTTPSIG_SIGNED_MAX + 4];
     int n = 0;
     for (int i = 0; i < r->sig.n; i++)
@@ -545,6 +689,7 @@ on_signer(PGresult *res, enum eu_db_status st, void *arg)
                     ? eu_xasprintf("%s://%s/actor#main-key", scheme, t->domain)
                     : eu_xasprintf("%s://%s/users/%s#main-key", scheme, t->domain, user);
     r->key_pem = eu_xstrdup(PQgetvalue(res, 0, 1));
+    r->key = key_find(t->id, r->signer, r->key_pem);
     r->rfc9421 = eu_ap_sigform_rfc9421_first(r->host);
     char base[300];
     snprintf(base, sizeof(base), "%s://%s", scheme, t->domain);
@@ -584,6 +729,10 @@ eu_ap_deliver_run(struct eu_job *job)
     }
     r->body = json_dumps(activity, JSON_COMPACT);
     r->body_len = strlen(r->body);
+    const struct digest_slot *d =
+        digest_of(json_string_value(json_object_get(activity, "id")), r->body, r->body_len);
+    r->digest = eu_xstrdup(d->digest);
+    r->content_digest = eu_xstrdup(d->content_digest);
     const char *params[] = {actor, r->host};
     eu_db_conn_stmt(eu_job_conn(job), &eu_ap_deliver_sql[DELIVER_SIGNER], 2, params, on_signer, r);
 }
