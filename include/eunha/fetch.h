@@ -229,4 +229,14 @@ struct eu_fetch_stats {
 /* Fills st with the client's figures (for /metrics). */
 void eu_fetch_client_stats(struct eu_fetch_client *c, struct eu_fetch_stats *st);
 
+/*
+ * How many requests host (as eu_fetch_host_of() writes it) may have in
+ * flight now. It adapts to the host, AIMD as TCP does: halved (at most once
+ * per HOST_DECREASE_MS) when a request gets no answer or a 5xx, or takes far
+ * longer than the host usually does; raised by one per window of answers
+ * otherwise, up to max_requests_per_host. A host with no entry gets the
+ * maximum.
+ */
+int eu_fetch_host_cap(struct eu_fetch_client *c, const char *host);
+
 #endif

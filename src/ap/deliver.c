@@ -199,13 +199,19 @@ eu_ap_deliver_to_inbox(struct eu_app *app, struct eu_tenant *t, int64_t actor_id
  * its own reference (EVP_PKEY_up_ref), so eviction never frees it there. */
 static struct eu_ap_deliver_stats stats;
 
+struct run;
+
 /* A signer's parsed key, found by tenant and account and valid while the
- * PEM read from its row hashes the same (a rotated key parses again). */
+ * PEM read from its row hashes the same (a rotated key parses again). While
+ * one run parses it on the pool, the signer's other runs wait here for it
+ * rather than parse it again. */
 struct key_slot {
     int64_t tenant;
     char actor[24];
     unsigned char pem_hash[16];
     EVP_PKEY *key;
+    bool parsing;        /* a run is parsing it (run.parser) */
+    struct run *waiters; /* runs of the same signer waiting for that */
 };
 static struct key_slot keys[KEY_SLOTS];
 
@@ -246,33 +252,11 @@ pem_hash(const char *pem, unsigned char out[16])
     crypto_generichash(out, 16, (const unsigned char *)pem, strlen(pem), NULL, 0);
 }
 
-/* The signer's kept key with a reference for the caller (who frees it with
- * EVP_PKEY_free()), or NULL: parse it. */
-static EVP_PKEY *
-key_find(int64_t tenant, const char *actor, const char *pem)
+static bool
+key_slot_is(const struct key_slot *k, int64_t tenant, const char *actor, const unsigned char h[16])
 {
-    struct key_slot *k = key_slot_of(tenant, actor);
-    if (!k->key || k->tenant != tenant || strcmp(k->actor, actor) != 0)
-        return NULL;
-    unsigned char h[16];
-    pem_hash(pem, h);
-    if (sodium_memcmp(h, k->pem_hash, sizeof(h)) != 0 || EVP_PKEY_up_ref(k->key) != 1)
-        return NULL;
-    return k->key;
-}
-
-/* Keeps key (a reference of the cache's own) for the signer. */
-static void
-key_keep(int64_t tenant, const char *actor, const char *pem, EVP_PKEY *key)
-{
-    if (EVP_PKEY_up_ref(key) != 1)
-        return;
-    struct key_slot *k = key_slot_of(tenant, actor);
-    EVP_PKEY_free(k->key);
-    k->tenant = tenant;
-    snprintf(k->actor, sizeof(k->actor), "%s", actor);
-    pem_hash(pem, k->pem_hash);
-    k->key = key;
+    return k->tenant == tenant && strcmp(k->actor, actor) == 0 &&
+           sodium_memcmp(h, k->pem_hash, 16) == 0;
 }
 
 /*
@@ -317,13 +301,14 @@ struct run {
     char *body;
     size_t body_len;
     char *key_id, *key_pem;
-    EVP_PKEY *key;        /* parsed: from the cache, or by sign_work() */
-    bool key_parsed;      /* sign_work() parsed it: keep it */
-    char *digest;         /* the body's, for draft-cavage */
-    char *content_digest; /* the body's, for RFC 9421 */
-    bool refused_before;  /* the host refused this tenant, long enough ago to try */
-    bool rfc9421;         /* the form of the signature being sent */
-    bool tried_both;      /* a refusal already made us switch forms */
+    EVP_PKEY *key;           /* parsed: from the cache, or by sign_work() */
+    struct key_slot *parser; /* the slot this run parses the key for */
+    struct run *wait_next;   /* on a key slot's waiters */
+    char *digest;            /* the body's, for draft-cavage */
+    char *content_digest;    /* the body's, for RFC 9421 */
+    bool refused_before;     /* the host refused this tenant, long enough ago to try */
+    bool rfc9421;            /* the form of the signature being sent */
+    bool tried_both;         /* a refusal already made us switch forms */
     /* the signing, on the pool */
     struct eu_httpsig_signed sig;
     int sign_rc;
@@ -525,10 +510,8 @@ static void
 sign_work(void *arg)
 {
     struct run *r = arg;
-    if (!r->key) {
+    if (!r->key)
         r->key = eu_httpsig_private_key_parse(r->key_pem);
-        r->key_parsed = r->key != NULL;
-    }
     struct eu_httpsig_sign_args a = {
         .method = "POST",
         .url = r->inbox,
@@ -568,21 +551,49 @@ on_abandon(void *arg)
         run_free(r);
 }
 
+static void sign_submit(struct run *r);
+
+/* r parsed its signer's key for slot k (r->key NULL: it did not parse):
+ * keep it, and send the runs that waited for it to sign. */
+static void
+key_parsed(struct run *r, struct key_slot *k)
+{
+    stats.key_parses++;
+    k->parsing = false;
+    if (r->key && EVP_PKEY_up_ref(r->key) == 1)
+        k->key = r->key;
+    struct run *w = k->waiters;
+    k->waiters = NULL;
+    while (w) {
+        struct run *next = w->wait_next;
+        w->wait_next = NULL;
+        if (w->abandoned) {
+            run_free(w);
+        } else {
+            /* Without a key (a bad PEM) each parses, and fails, alone. */
+            if (k->key && EVP_PKEY_up_ref(k->key) == 1)
+                w->key = k->key;
+            sign_submit(w);
+        }
+        w = next;
+    }
+}
+
 static void
 sign_done(void *arg)
 {
     struct run *r = arg;
     r->signing = false;
+    if (r->parser) {
+        struct key_slot *k = r->parser;
+        r->parser = NULL;
+        key_parsed(r, k);
+    }
     if (r->abandoned) {
         run_free(r);
         return;
     }
     context(r);
-    if (r->key_parsed) {
-        r->key_parsed = false;
-        stats.key_parses++;
-        key_keep(eu_job_tenant(r->job)->id, r->signer, r->key_pem, r->key);
-    }
     if (r->sign_rc < 0) {
         fail(r, "cannot sign: the inbox URL or the actor's key is unusable");
         return;
@@ -618,11 +629,41 @@ sign_done(void *arg)
 }
 
 static void
+sign_submit(struct run *r)
+{
+    eu_cpupool_submit(r->app->cpu, sign_work, sign_done, r);
+}
+
+/* Signs on the pool with the signer's kept key; the first run of a signer
+ * whose key is not kept parses it there for all, the others wait for it. */
+static void
 sign(struct run *r)
 {
     r->now = time(NULL);
-    r->signing = true;
-    eu_cpupool_submit(r->app->cpu, sign_work, sign_done, r);
+    r->signing = true; /* waiting for the key too: an abandon only marks it */
+    if (!r->key) {
+        int64_t tenant = eu_job_tenant(r->job)->id;
+        unsigned char h[16];
+        pem_hash(r->key_pem, h);
+        struct key_slot *k = key_slot_of(tenant, r->signer);
+        if (k->key && key_slot_is(k, tenant, r->signer, h) && EVP_PKEY_up_ref(k->key) == 1) {
+            r->key = k->key;
+        } else if (k->parsing && key_slot_is(k, tenant, r->signer, h)) {
+            r->wait_next = k->waiters;
+            k->waiters = r;
+            return;
+        } else if (!k->parsing) {
+            EVP_PKEY_free(k->key);
+            k->key = NULL;
+            k->tenant = tenant;
+            snprintf(k->actor, sizeof(k->actor), "%s", r->signer);
+            memcpy(k->pem_hash, h, sizeof(h));
+            k->parsing = true;
+            r->parser = k;
+        }
+        /* else another signer's parse holds the slot: parse alone */
+    }
+    sign_submit(r);
 }
 
 /* Signing and the POST need no connection: the tenant's other deliveries
@@ -689,7 +730,6 @@ on_signer(PGresult *res, enum eu_db_status st, void *arg)
                     ? eu_xasprintf("%s://%s/actor#main-key", scheme, t->domain)
                     : eu_xasprintf("%s://%s/users/%s#main-key", scheme, t->domain, user);
     r->key_pem = eu_xstrdup(PQgetvalue(res, 0, 1));
-    r->key = key_find(t->id, r->signer, r->key_pem);
     r->rfc9421 = eu_ap_sigform_rfc9421_first(r->host);
     char base[300];
     snprintf(base, sizeof(base), "%s://%s", scheme, t->domain);

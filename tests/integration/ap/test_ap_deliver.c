@@ -11,7 +11,9 @@
  * and one that refuses draft-cavage with 401 gets RFC 9421 next and from
  * then on; one that refuses both is recorded; a decoy tenant's followers get
  * nothing; and tenant A's 300 deliveries to a slow peer do not hold up
- * tenant B's one.
+ * tenant B's one. One activity to many inboxes is digested once and its
+ * signer's key read once, with a signature per inbox (/metrics counts
+ * them); deliveries claimed and deleted in batches each arrive exactly once.
  */
 #include "world.h"
 
@@ -756,6 +758,72 @@ START_TEST(test_hanging_peer)
 }
 END_TEST
 
+/* One activity to 24 inboxes on two hosts: 24 signatures, each verifying
+ * for its own inbox, over one digest and one parse of alice's key; the
+ * decoy tenant's counters are the process's, so its silence shows as
+ * nothing more counted. Then 300 deliveries, claimed in batches and deleted
+ * in batches, each arrive exactly once. */
+START_TEST(test_shared_work)
+{
+    struct world w;
+    world_start(&w);
+    double sig0 = eu_it_metric(w.s, "eunha_ap_delivery_signatures_total");
+    double key0 = eu_it_metric(w.s, "eunha_ap_delivery_key_parses_total");
+    double dig0 = eu_it_metric(w.s, "eunha_ap_delivery_digests_total");
+    free(eu_it_pg_execf(
+        w.db,
+        "INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT %s, 'deliver', 'ap_deliver',"
+        " jsonb_build_object('inbox', 'http://127.0.0.1:' || CASE WHEN g %% 2 = 0 THEN %d ELSE %d"
+        " END || '/many/' || g, 'actor_id', '%s', 'activity', jsonb_build_object('id',"
+        " 'http://dl.example/users/alice/statuses/1/activity', 'type', 'Create', 'actor',"
+        " 'http://dl.example/users/alice', 'object', jsonb_build_object('type', 'Note',"
+        " 'content', repeat('shared ', 100))))"
+        " FROM generate_series(1, 24) g",
+        w.tid, peer.port[P_MAIN], peer.port[P_OTHER], eu_it_id(&w, "alice")));
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_MAIN, "/wake");
+    ck_assert_int_eq(peer_wait(P_MAIN, NULL, 13, 15000), 13);
+    ck_assert_int_eq(peer_wait(P_OTHER, NULL, 12, 15000), 12);
+    wait_jobs_gone(&w, w.tid);
+    /* 25 signatures: the 24 and the wake-up's own (another activity, so a
+     * second digest); alice's key read once for all of them. */
+    ck_assert_double_eq(eu_it_metric(w.s, "eunha_ap_delivery_signatures_total") - sig0, 25);
+    ck_assert_double_eq(eu_it_metric(w.s, "eunha_ap_delivery_digests_total") - dig0, 2);
+    ck_assert_double_le(eu_it_metric(w.s, "eunha_ap_delivery_key_parses_total") - key0, 1);
+    const char *digest = NULL, *first_sig = NULL;
+    for (int k = 0; k < 13; k++) {
+        struct rec *r = peer_rec(P_MAIN, NULL, k);
+        if (strncmp(r->path, "/many/", 6) != 0)
+            continue;
+        check_signed(&w, r, eu_it_id(&w, "alice"), "http://dl.example/users/alice#main-key");
+        if (!digest) {
+            digest = rec_header(r, "Digest");
+            first_sig = rec_header(r, "Signature");
+            continue;
+        }
+        ck_assert_str_eq(rec_header(r, "Digest"), digest);
+        ck_assert_str_ne(rec_header(r, "Signature"), first_sig); /* its own inbox signed */
+    }
+    for (int g = 1; g <= 24; g++) {
+        char path[32];
+        snprintf(path, sizeof(path), "/many/%d", g);
+        ck_assert_int_eq(peer_count(g % 2 == 0 ? P_MAIN : P_OTHER, path), 1);
+    }
+
+    queue_deliveries(&w, 300, P_OTHER, "/once/");
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_MAIN, "/wake");
+    wait_jobs_gone(&w, w.tid);
+    eu_it_sleep_ms(300);
+    for (int g = 1; g <= 300; g++) {
+        char path[32];
+        snprintf(path, sizeof(path), "/once/%d", g);
+        ck_assert_msg(peer_count(P_OTHER, path) == 1, "%s arrived %d times", path,
+                      peer_count(P_OTHER, path));
+    }
+    ck_assert_int_eq(peer_count(P_OTHER, NULL), 12 + 300);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -764,5 +832,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_failures, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_fairness, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_hanging_peer, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_shared_work, TIMEOUT);
     return eu_it_run_suite(s);
 }
