@@ -107,6 +107,14 @@ struct eu_fetch_req {
     bool trusted;
     const char *aws_sigv4;
     const char *userpwd;
+    /*
+     * Called (with the callback's arg) when a request that had to wait in
+     * its owner's queue (eu_fetch_waiting()) gets its connection slot, from
+     * inside the client: it may count, not start or cancel requests. Lets a
+     * delivery hold its tenant's room only while it is on the wire. NULL:
+     * not told.
+     */
+    void (*on_active)(void *arg);
 };
 
 enum eu_fetch_error {
@@ -170,6 +178,9 @@ void eu_fetch_client_free(struct eu_fetch_client *c);
  */
 struct eu_fetch *eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req,
                                 eu_fetch_cb cb, void *arg);
+/* Whether f waits in its owner's queue for a slot (its host's cap or the
+ * client's), rather than being on the wire or refused. */
+bool eu_fetch_waiting(const struct eu_fetch *f);
 /* Stops a request (queued or in flight); its callback never runs and the
  * handle is freed. May be called from another request's callback. */
 void eu_fetch_cancel(struct eu_fetch *f);

@@ -452,6 +452,15 @@ hold(struct run *r)
     eu_job_stmt(r->job, &eu_ap_deliver_sql[DELIVER_HELD], 1, params, on_recorded, r);
 }
 
+/* The POST waited behind its host's cap and is now on the wire. */
+static void
+on_active(void *arg)
+{
+    struct run *r = arg;
+    if (r->job)
+        eu_job_waiting(r->job, false);
+}
+
 static void
 on_sent(struct eu_fetch_resp *resp, void *arg)
 {
@@ -621,8 +630,13 @@ sign_done(void *arg)
         .max_redirects = 0,
         .max_bytes = RESPONSE_MAX,
         .ua_base = ua,
+        .on_active = on_active,
     };
     r->f = eu_fetch_start(r->app->fetch, &req, on_sent, r);
+    /* Waiting behind a busy host holds none of the tenant's room for
+     * deliveries in flight; the fetch client bounds how many wait. */
+    if (eu_fetch_waiting(r->f))
+        eu_job_waiting(r->job, true);
     for (int i = 0; i < n; i++)
         free(lines[i]);
     free(ua);

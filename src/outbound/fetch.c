@@ -103,6 +103,7 @@ struct eu_fetch {
     const char *refused_message;
     char errbuf[CURL_ERROR_SIZE];
     eu_fetch_cb cb;
+    void (*on_active)(void *arg); /* eu_fetch_req.on_active */
     void *arg;
     struct eu_fetch *prev, *next;   /* the client's `all` list */
     struct eu_fetch *qprev, *qnext; /* the owner's queue, or the refused list */
@@ -538,6 +539,8 @@ pump(struct eu_fetch_client *c)
         dequeue(c, f);
         if (activate(c, f) < 0)
             refuse(c, f, EU_FETCH_CONNECT, "cannot start the transfer");
+        else if (f->on_active)
+            f->on_active(f->arg);
     }
 }
 
@@ -1174,6 +1177,12 @@ drop(struct eu_fetch_client *c, struct eu_fetch *f)
     fetch_free(f);
 }
 
+bool
+eu_fetch_waiting(const struct eu_fetch *f)
+{
+    return f && f->state == ST_QUEUED;
+}
+
 void
 eu_fetch_cancel(struct eu_fetch *f)
 {
@@ -1246,6 +1255,7 @@ eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fet
     f->max_bytes = req->max_bytes;
     f->timeout_ms = req->timeout_ms;
     f->cb = cb;
+    f->on_active = req->on_active;
     f->arg = arg;
     f->trusted = req->trusted;
     f->aws_sigv4 = eu_xstrdup(req->aws_sigv4);

@@ -116,6 +116,7 @@ struct eu_job {
     int attempt;
     bool failed;
     bool detached;             /* eu_job_detach(): ends on the tenant's pool, off the turn */
+    bool waiting;              /* eu_job_waiting(): detached, not counted in detached_in */
     eu_job_abandon_cb abandon; /* eu_job_on_abandon(), for eu_queues_abandon() */
     void *abandon_arg;
     /* On the process's list of held jobs from claim to job_free(), which
@@ -925,7 +926,8 @@ on_detached_recorded(PGresult *res, enum eu_db_status st, void *arg)
                      res ? PQresultErrorMessage(res) : "database unavailable");
     else if (job->failed && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "dead") != 0)
         worker_arm(job->w, strtoll(PQgetvalue(res, 0, 1), NULL, 10));
-    q->detached_in[job->w->index]--;
+    if (!job->waiting)
+        q->detached_in[job->w->index]--;
     job_free(job);
     q->detached--;
     q->qs->detached--;
@@ -1050,6 +1052,17 @@ eu_job_detach(struct eu_job *job)
     /* The turn goes on with the rest of its batch now. */
     run_next_job(q, job->w);
     return true;
+}
+
+void
+eu_job_waiting(struct eu_job *job, bool waiting)
+{
+    if (!job->detached || job->waiting == waiting)
+        return;
+    job->waiting = waiting;
+    /* Back on the wire it counts again, even past DETACH_MAX for a moment:
+     * the cap only bounds what detaches next. */
+    job->q->detached_in[job->w->index] += waiting ? -1 : 1;
 }
 
 void

@@ -758,6 +758,32 @@ START_TEST(test_hanging_peer)
 }
 END_TEST
 
+/* Sixty deliveries to a peer that takes 8 s to answer: 8 go out (the
+ * per-host cap, less once it adapts) and the rest wait in the fetch
+ * client's queue for that host. Waiting there holds none of the tenant's
+ * 32 detached-job slots, so the same tenant's delivery to a healthy host
+ * still leaves its turn and arrives at once; before, the 32 slots filled
+ * with the waiting ones and the turn ran the next hanging delivery itself. */
+START_TEST(test_hanging_backlog)
+{
+    struct world w;
+    world_start(&w);
+    queue_deliveries(&w, 60, P_HANG, "/backlog/");
+    ck_assert_int_ge(peer_wait(P_HANG, NULL, 1, 15000), 1);
+    /* Time for the turn to claim the sixty and queue them behind the cap. */
+    eu_it_sleep_ms(1500);
+    long long t0 = eu_it_now_ms();
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_OTHER, "/healthy");
+    ck_assert_int_eq(peer_wait(P_OTHER, "/healthy", 1, 6000), 1);
+    long long took = eu_it_now_ms() - t0;
+    ck_assert_msg(took < 4000, "a healthy host's delivery waited %lld ms behind a hanging one",
+                  took);
+    /* The hanging host never had more than its cap at once. */
+    ck_assert_int_le(peer_count(P_HANG, NULL), 8);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 /* One activity to 24 inboxes on two hosts: 24 signatures, each verifying
  * for its own inbox, over one digest and one parse of alice's key; the
  * decoy tenant's counters are the process's, so its silence shows as
@@ -833,5 +859,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_fairness, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_hanging_peer, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_shared_work, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_hanging_backlog, TIMEOUT);
     return eu_it_run_suite(s);
 }
