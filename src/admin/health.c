@@ -195,8 +195,12 @@ eu_admin_metrics(struct eu_req *req)
             "eunha_ap_delivery_key_parses_total %llu\n"
             "# HELP eunha_ap_delivery_digests_total Activity bodies digested.\n"
             "# TYPE eunha_ap_delivery_digests_total counter\n"
-            "eunha_ap_delivery_digests_total %llu\n",
-            ds.signatures, ds.key_parses, ds.digests);
+            "eunha_ap_delivery_digests_total %llu\n"
+            "# HELP eunha_ap_delivery_signers_kept_total Deliveries that reused a kept answer "
+            "about their signer and host.\n"
+            "# TYPE eunha_ap_delivery_signers_kept_total counter\n"
+            "eunha_ap_delivery_signers_kept_total %llu\n",
+            ds.signatures, ds.key_parses, ds.digests, ds.signers_kept);
     char *moves = eu_admin_move_metrics();
     bprintf(&b, "%s", moves);
     free(moves);

@@ -57,6 +57,16 @@
  * and activities in flight at once. */
 #define KEY_SLOTS 256
 #define DIGEST_SLOTS 64
+/* The signer statement's answer, kept per signer and per inbox host for
+ * this long (direct-mapped tables, as above): a burst to many inboxes asks
+ * once per signer and host. A domain block or allow changed in this
+ * process drops the hosts' at once (eu_domain_policy_generation()); one
+ * changed by another process, or limited-federation mode switched,
+ * counts after at most this. Keys are only ever set where there was none
+ * (account_keys.c), so a kept key never goes stale. */
+#define SIGNER_KEEP_MS 3000
+#define SIGNER_SLOTS 256
+#define HOST_SLOTS 1024
 
 enum {
     DELIVER_ENQUEUE,
@@ -211,9 +221,31 @@ struct key_slot {
     unsigned char pem_hash[16];
     EVP_PKEY *key;
     bool parsing;        /* a run is parsing it (run.parser) */
-    struct run *waiters; /* runs of the same signer waiting for that */
+    struct run *waiters; /* runs of the same signer waiting for that, oldest first */
+    struct run *waiters_tail;
 };
 static struct key_slot keys[KEY_SLOTS];
+
+/* A signer's username and PEM, as the signer statement answered. */
+struct signer_slot {
+    int64_t tenant;
+    char actor[24];
+    char *username, *pem; /* NULL: empty slot */
+    int64_t until_ms;
+};
+static struct signer_slot signers[SIGNER_SLOTS];
+
+/* What the signer statement said of an inbox host for a tenant. */
+enum host_refusal { HR_NEVER, HR_LONG_AGO, HR_RECENT };
+struct host_slot {
+    int64_t tenant; /* 0: empty slot */
+    char host[300];
+    bool refused; /* EU_DOMAIN_REFUSED */
+    enum host_refusal refusal;
+    unsigned generation; /* eu_domain_policy_generation() when read */
+    int64_t until_ms;
+};
+static struct host_slot hosts[HOST_SLOTS];
 
 /* One activity's body and its two digest header values. */
 struct digest_slot {
@@ -237,6 +269,70 @@ fnv1a(const void *p, size_t n, uint64_t h)
     for (size_t i = 0; i < n; i++)
         h = (h ^ c[i]) * 1099511628211ull;
     return h;
+}
+
+static int64_t
+mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t
+slot_hash(int64_t tenant, const char *name)
+{
+    uint64_t h = fnv1a(&tenant, sizeof(tenant), 14695981039346656037ull);
+    return fnv1a(name, strlen(name), h);
+}
+
+static struct signer_slot *
+signer_kept(int64_t tenant, const char *actor, int64_t now)
+{
+    struct signer_slot *g = &signers[slot_hash(tenant, actor) % SIGNER_SLOTS];
+    if (g->pem && g->tenant == tenant && strcmp(g->actor, actor) == 0 && now < g->until_ms)
+        return g;
+    return NULL;
+}
+
+static void
+signer_keep(int64_t tenant, const char *actor, const char *username, const char *pem, int64_t now)
+{
+    struct signer_slot *g = &signers[slot_hash(tenant, actor) % SIGNER_SLOTS];
+    if (g->pem)
+        sodium_memzero(g->pem, strlen(g->pem));
+    free(g->pem);
+    free(g->username);
+    g->tenant = tenant;
+    snprintf(g->actor, sizeof(g->actor), "%s", actor);
+    g->username = eu_xstrdup(username);
+    g->pem = eu_xstrdup(pem);
+    g->until_ms = now + SIGNER_KEEP_MS;
+}
+
+static struct host_slot *
+host_slot_of(int64_t tenant, const char *host)
+{
+    return &hosts[slot_hash(tenant, host) % HOST_SLOTS];
+}
+
+static struct host_slot *
+host_kept(int64_t tenant, const char *host, int64_t now)
+{
+    struct host_slot *h = host_slot_of(tenant, host);
+    if (h->tenant == tenant && strcmp(h->host, host) == 0 && now < h->until_ms &&
+        h->generation == eu_domain_policy_generation())
+        return h;
+    return NULL;
+}
+
+/* This process changed the host's refusal row: the next delivery reads it. */
+static void
+host_forget(int64_t tenant, const char *host)
+{
+    struct host_slot *h = host_slot_of(tenant, host);
+    if (h->tenant == tenant && strcmp(h->host, host) == 0)
+        h->tenant = 0;
 }
 
 static struct key_slot *
@@ -309,10 +405,12 @@ struct run {
     bool refused_before;     /* the host refused this tenant, long enough ago to try */
     bool rfc9421;            /* the form of the signature being sent */
     bool tried_both;         /* a refusal already made us switch forms */
+    unsigned generation;     /* eu_domain_policy_generation() when the signer was asked */
     /* the signing, on the pool */
     struct eu_httpsig_signed sig;
     int sign_rc;
     time_t now;
+    bool detached;      /* from the tenant's turn (eu_job_detach()) */
     bool signing;       /* on the CPU pool: sign_done() will run */
     bool abandoned;     /* its job was let go at shutdown: sign_done() only frees */
     struct eu_fetch *f; /* the POST in flight */
@@ -393,6 +491,7 @@ fail(struct run *r, const char *error)
 }
 
 static void sign(struct run *r);
+static void detach(struct run *r);
 
 static void
 on_refusal_recorded(PGresult *res, enum eu_db_status st, void *arg)
@@ -410,6 +509,7 @@ refused(struct run *r, long status)
 {
     context(r);
     eu_log_warn("ap", "delivery to '%s' refused with %ld: dropped", r->inbox, status);
+    host_forget(eu_job_tenant(r->job)->id, r->host);
     char st[8];
     snprintf(st, sizeof(st), "%ld", status);
     const char *params[] = {r->host, st};
@@ -433,6 +533,7 @@ static void
 forgive(struct run *r)
 {
     eu_log_info("ap", "'%s' takes deliveries again", r->host);
+    host_forget(eu_job_tenant(r->job)->id, r->host);
     const char *params[] = {r->host};
     eu_job_stmt(r->job, &eu_ap_deliver_sql[DELIVER_FORGIVEN], 1, params, on_recorded, r);
 }
@@ -572,7 +673,7 @@ key_parsed(struct run *r, struct key_slot *k)
     if (r->key && EVP_PKEY_up_ref(r->key) == 1)
         k->key = r->key;
     struct run *w = k->waiters;
-    k->waiters = NULL;
+    k->waiters = k->waiters_tail = NULL;
     while (w) {
         struct run *next = w->wait_next;
         w->wait_next = NULL;
@@ -608,6 +709,11 @@ sign_done(void *arg)
         return;
     }
     stats.signatures++;
+    /* The tenant's room for detached deliveries was full when this one
+     * started, perhaps only with others being signed, which have since
+     * moved on to the wire or to their host's line (eu_job_waiting()):
+     * ask again, so that a POST that must wait does not hold the turn. */
+    detach(r);
     char *lines[EU_HTTPSIG_SIGNED_MAX + 4];
     int n = 0;
     for (int i = 0; i < r->sig.n; i++)
@@ -635,8 +741,10 @@ sign_done(void *arg)
     r->f = eu_fetch_start(r->app->fetch, &req, on_sent, r);
     /* Waiting behind a busy host holds none of the tenant's room for
      * deliveries in flight; the fetch client bounds how many wait. */
-    if (eu_fetch_waiting(r->f))
-        eu_job_waiting(r->job, true);
+    if (eu_fetch_waiting(r->f) && eu_job_waiting(r->job, true) && !r->detached) {
+        r->detached = true;
+        eu_job_on_abandon(r->job, on_abandon, r);
+    }
     for (int i = 0; i < n; i++)
         free(lines[i]);
     free(ua);
@@ -663,8 +771,15 @@ sign(struct run *r)
         if (k->key && key_slot_is(k, tenant, r->signer, h) && EVP_PKEY_up_ref(k->key) == 1) {
             r->key = k->key;
         } else if (k->parsing && key_slot_is(k, tenant, r->signer, h)) {
-            r->wait_next = k->waiters;
-            k->waiters = r;
+            /* In order: a run that could not leave its turn (the tenant's
+             * room was full) signs after the others it waited behind, when
+             * they have made room (detach() in sign_done()). */
+            r->wait_next = NULL;
+            if (k->waiters_tail)
+                k->waiters_tail->wait_next = r;
+            else
+                k->waiters = r;
+            k->waiters_tail = r;
             return;
         } else if (!k->parsing) {
             EVP_PKEY_free(k->key);
@@ -684,10 +799,18 @@ sign(struct run *r)
  * go on meanwhile, so a peer that hangs holds only its own (and the fetch
  * client's per-host cap bounds what it holds there). */
 static void
+detach(struct run *r)
+{
+    if (!r->detached && eu_job_detach(r->job)) {
+        r->detached = true;
+        eu_job_on_abandon(r->job, on_abandon, r);
+    }
+}
+
+static void
 go(struct run *r)
 {
-    if (eu_job_detach(r->job))
-        eu_job_on_abandon(r->job, on_abandon, r);
+    detach(r);
     sign(r);
 }
 
@@ -702,6 +825,41 @@ on_sync_uris(PGresult *res, enum eu_db_status st, void *arg)
     }
     if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
         r->sync_uris = eu_xstrdup(PQgetvalue(res, 0, 0));
+    go(r);
+}
+
+/* Goes on with what the signer statement answers, read now or kept. */
+static void
+signer_known(struct run *r, const char *user, const char *pem, bool host_refused,
+             enum host_refusal refusal)
+{
+    if (host_refused) {
+        drop(r, "this tenant refuses its domain (suspended, or not allowed)");
+        return;
+    }
+    if (refusal == HR_RECENT) {
+        hold(r);
+        return;
+    }
+    r->refused_before = refusal == HR_LONG_AGO;
+    struct eu_tenant *t = eu_job_tenant(r->job);
+    const char *scheme = r->app->cfg->scheme;
+    /* The instance actor's key lives at BASE/actor (instance_actor.c). */
+    r->key_id = strcmp(user, "instance.actor") == 0
+                    ? eu_xasprintf("%s://%s/actor#main-key", scheme, t->domain)
+                    : eu_xasprintf("%s://%s/users/%s#main-key", scheme, t->domain, user);
+    r->key_pem = eu_xstrdup(pem);
+    r->rfc9421 = eu_ap_sigform_rfc9421_first(r->host);
+    char base[300];
+    snprintf(base, sizeof(base), "%s://%s", scheme, t->domain);
+    char prefix[300];
+    if (eu_ap_followers_only(r->activity, base, user) &&
+        eu_ap_url_prefix(r->inbox, prefix, sizeof(prefix))) {
+        r->followers = eu_xasprintf("%s/users/%s/followers", base, user);
+        const char *params[] = {r->signer, prefix};
+        eu_job_stmt(r->job, eu_ap_followers_sync_uris_stmt(), 2, params, on_sync_uris, r);
+        return;
+    }
     go(r);
 }
 
@@ -725,38 +883,26 @@ on_signer(PGresult *res, enum eu_db_status st, void *arg)
         eu_job_retry_in(job, "the signing account has no key yet", NO_KEY_RETRY_S, false);
         return;
     }
-    if (PQgetvalue(res, 0, 2)[0] == 't') {
-        drop(r, "this tenant refuses its domain (suspended, or not allowed)");
-        return;
+    int64_t tenant = eu_job_tenant(r->job)->id, now = mono_ms();
+    const char *user = PQgetvalue(res, 0, 0), *pem = PQgetvalue(res, 0, 1);
+    bool host_refused = PQgetvalue(res, 0, 2)[0] == 't';
+    enum host_refusal refusal = PQgetisnull(res, 0, 3)            ? HR_NEVER
+                                : PQgetvalue(res, 0, 3)[0] == 't' ? HR_RECENT
+                                                                  : HR_LONG_AGO;
+    signer_keep(tenant, r->signer, user, pem, now);
+    struct host_slot *h = host_slot_of(tenant, r->host);
+    if (r->generation == eu_domain_policy_generation() && refusal != HR_RECENT) {
+        /* Only an answer read after the last change this process made; and
+         * not a recent refusal: a held delivery writes its row anyway, and
+         * the hold's end should be seen by the first delivery after it. */
+        h->tenant = tenant;
+        snprintf(h->host, sizeof(h->host), "%s", r->host);
+        h->refused = host_refused;
+        h->refusal = refusal;
+        h->generation = r->generation;
+        h->until_ms = now + SIGNER_KEEP_MS;
     }
-    if (!PQgetisnull(res, 0, 3)) {
-        if (PQgetvalue(res, 0, 3)[0] == 't') {
-            hold(r);
-            return;
-        }
-        r->refused_before = true;
-    }
-    struct eu_tenant *t = eu_job_tenant(r->job);
-    const char *user = PQgetvalue(res, 0, 0);
-    const char *scheme = r->app->cfg->scheme;
-    /* The instance actor's key lives at BASE/actor (instance_actor.c). */
-    r->key_id = strcmp(user, "instance.actor") == 0
-                    ? eu_xasprintf("%s://%s/actor#main-key", scheme, t->domain)
-                    : eu_xasprintf("%s://%s/users/%s#main-key", scheme, t->domain, user);
-    r->key_pem = eu_xstrdup(PQgetvalue(res, 0, 1));
-    r->rfc9421 = eu_ap_sigform_rfc9421_first(r->host);
-    char base[300];
-    snprintf(base, sizeof(base), "%s://%s", scheme, t->domain);
-    char prefix[300];
-    if (eu_ap_followers_only(r->activity, base, user) &&
-        eu_ap_url_prefix(r->inbox, prefix, sizeof(prefix))) {
-        r->followers = eu_xasprintf("%s/users/%s/followers", base, user);
-        const char *params[] = {r->signer, prefix};
-        eu_db_conn_stmt(eu_job_conn(r->job), eu_ap_followers_sync_uris_stmt(), 2, params,
-                        on_sync_uris, r);
-        return;
-    }
-    go(r);
+    signer_known(r, user, pem, host_refused, refusal);
 }
 
 void
@@ -787,6 +933,15 @@ eu_ap_deliver_run(struct eu_job *job)
         digest_of(json_string_value(json_object_get(activity, "id")), r->body, r->body_len);
     r->digest = eu_xstrdup(d->digest);
     r->content_digest = eu_xstrdup(d->content_digest);
+    int64_t tenant = eu_job_tenant(job)->id, now = mono_ms();
+    const struct signer_slot *g = signer_kept(tenant, actor, now);
+    const struct host_slot *h = g ? host_kept(tenant, r->host, now) : NULL;
+    if (h) {
+        stats.signers_kept++;
+        signer_known(r, g->username, g->pem, h->refused, h->refusal);
+        return;
+    }
+    r->generation = eu_domain_policy_generation();
     const char *params[] = {actor, r->host};
     eu_db_conn_stmt(eu_job_conn(job), &eu_ap_deliver_sql[DELIVER_SIGNER], 2, params, on_signer, r);
 }

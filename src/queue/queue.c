@@ -1036,6 +1036,8 @@ record(struct eu_job *job, const struct eu_sql *sql, int n, const char *const *p
                     on_detached_recorded, job);
 }
 
+static bool detach(struct eu_job *job, bool waiting);
+
 bool
 eu_job_detach(struct eu_job *job)
 {
@@ -1044,8 +1046,18 @@ eu_job_detach(struct eu_job *job)
         return true;
     if (q->detached_in[job->w->index] >= DETACH_MAX || q->qs->stopping)
         return false;
+    return detach(job, false);
+}
+
+/* Takes job off its turn; counted in detached_in unless waiting. */
+static bool
+detach(struct eu_job *job, bool waiting)
+{
+    struct eu_queue *q = job->q;
     job->detached = true;
-    q->detached_in[job->w->index]++;
+    job->waiting = waiting;
+    if (!waiting)
+        q->detached_in[job->w->index]++;
     q->detached++;
     q->qs->detached++;
     eu_tenant_ref(q->t);
@@ -1054,15 +1066,22 @@ eu_job_detach(struct eu_job *job)
     return true;
 }
 
-void
+bool
 eu_job_waiting(struct eu_job *job, bool waiting)
 {
-    if (!job->detached || job->waiting == waiting)
-        return;
+    if (!job->detached) {
+        /* Waiting needs no room, so it may leave a turn the cap kept it in. */
+        if (!waiting || job->q->qs->stopping)
+            return false;
+        return detach(job, true);
+    }
+    if (job->waiting == waiting)
+        return true;
     job->waiting = waiting;
     /* Back on the wire it counts again, even past DETACH_MAX for a moment:
      * the cap only bounds what detaches next. */
     job->q->detached_in[job->w->index] += waiting ? -1 : 1;
+    return true;
 }
 
 void

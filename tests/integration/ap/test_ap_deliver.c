@@ -784,6 +784,49 @@ START_TEST(test_hanging_backlog)
 }
 END_TEST
 
+/* The signer statement's answer is kept per signer and host for a few
+ * seconds: five deliveries in one claim ask once. A suspension of the
+ * host made through the admin API stops the very next delivery (the kept
+ * answer is dropped with it) while the decoy tenant's delivery to the same
+ * host still goes; lifting it lets the next one through at once. */
+START_TEST(test_kept_signer)
+{
+    struct world w;
+    world_start(&w);
+    double kept0 = eu_it_metric(w.s, "eunha_ap_delivery_signers_kept_total");
+    queue_deliveries(&w, 5, P_OTHER, "/kept/");
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_OTHER, "/kept/wake");
+    ck_assert_int_eq(peer_wait(P_OTHER, NULL, 6, 15000), 6);
+    wait_jobs_gone(&w, w.tid);
+    ck_assert_double_ge(eu_it_metric(w.s, "eunha_ap_delivery_signers_kept_total") - kept0, 3);
+
+    char path[256], body[256];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/domain_blocks", HOST);
+    snprintf(body, sizeof(body), "{\"domain\":\"127.0.0.1:%d\",\"severity\":\"suspend\"}",
+             peer.port[P_OTHER]);
+    struct eu_it_resp r = {0};
+    eu_it_admin(w.s, "POST", path, body, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *block = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_OTHER, "/blocked");
+    admin_delivery(&w, DECOY, eu_it_id(&w, "carol"), P_OTHER, "/decoy");
+    ck_assert_int_eq(peer_wait(P_OTHER, "/decoy", 1, 10000), 1);
+    wait_jobs_gone(&w, w.tid);
+    eu_it_sleep_ms(300);
+    ck_assert_int_eq(peer_count(P_OTHER, "/blocked"), 0);
+
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/domain_blocks/%s", HOST, block);
+    eu_it_admin(w.s, "DELETE", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_OTHER, "/lifted");
+    ck_assert_int_eq(peer_wait(P_OTHER, "/lifted", 1, 10000), 1);
+    free(block);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 /* One activity to 24 inboxes on two hosts: 24 signatures, each verifying
  * for its own inbox, over one digest and one parse of alice's key; the
  * decoy tenant's counters are the process's, so its silence shows as
@@ -860,5 +903,6 @@ main(void)
     EU_IT_ADD_TCASE(s, test_hanging_peer, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_shared_work, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_hanging_backlog, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_kept_signer, TIMEOUT);
     return eu_it_run_suite(s);
 }
