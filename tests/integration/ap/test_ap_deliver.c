@@ -14,6 +14,10 @@
  * tenant B's one. One activity to many inboxes is digested once and its
  * signer's key read once, with a signature per inbox (/metrics counts
  * them); deliveries claimed and deleted in batches each arrive exactly once.
+ * Sixty deliveries queued behind a hanging host's cap leave the same
+ * tenant's delivery to a healthy host unhindered; the signer statement's
+ * answer is kept per signer and host, yet a suspension made through the
+ * admin API stops the very next delivery.
  */
 #include "world.h"
 
