@@ -14,7 +14,13 @@
 #      (one host: the fetch client's per-host cap of 8 applies).
 #   2. distinct: DISTINCT_JOBS (default 5000) spread over 100 hosts
 #      (127.0.0.1:PORT+i).
-#   3. queued: the sink is stopped; 10,000 deliveries are queued; once each
+#   3. scenario (issue 33): u1 gets SCENARIO_FOLLOWERS (default 10,000)
+#      remote followers on SCENARIO_HOSTS (default 2,000) hosts, those of
+#      a host sharing its inbox, then posts through the API: the time from
+#      the POST until every host has been sent the Create, and eunha's CPU
+#      per delivery over it (the post included). EUNHA_BENCH_SCENARIO_HOSTS=0
+#      skips it.
+#   4. queued: the sink is stopped; 10,000 deliveries are queued; once each
 #      has made its first (refused) attempt and waits for its retry, eunha's
 #      RSS and private memory are read against the figure before, with the
 #      jobs table's size.
@@ -30,6 +36,8 @@ set -euo pipefail
 SHARED_JOBS=${EUNHA_BENCH_SHARED_JOBS:-3000}
 DISTINCT_JOBS=${EUNHA_BENCH_DISTINCT_JOBS:-5000}
 QUEUED=${EUNHA_BENCH_QUEUED:-10000}
+SCENARIO_FOLLOWERS=${EUNHA_BENCH_SCENARIO_FOLLOWERS:-10000}
+SCENARIO_HOSTS=${EUNHA_BENCH_SCENARIO_HOSTS:-2000}
 HOSTS=100
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -167,6 +175,72 @@ sink_start "$TMP/probe.stats" "$HOSTS" # fixes SINK_PORT
 sink_stop
 run_phase shared "$SHARED_JOBS" 1 /inbox | tee "$RESULTS/shared.json"
 run_phase distinct "$DISTINCT_JOBS" "$HOSTS" /users/f/inbox | tee "$RESULTS/distinct.json"
+
+# scenario: one post to SCENARIO_FOLLOWERS remote followers on
+# SCENARIO_HOSTS hosts. The sink takes a base of its own that leaves room
+# for all its ports below the ephemeral range.
+if [ "$SCENARIO_HOSTS" -gt 0 ]; then
+  TOKEN1=$(awk 'NR == 1 { print $2 }' "$TMP/tokens")
+  bench_psql "$PLACEMENT_URL" "
+    WITH a AS (INSERT INTO accounts (tenant_id, username, domain, uri, inbox_url,
+      shared_inbox_url, followers_url, featured_url, public_key)
+      SELECT $TENANT_ID, 'f' || g, 'h' || (g % $SCENARIO_HOSTS) || '.example',
+        'http://127.0.0.1:PORT' || (g % $SCENARIO_HOSTS) || '/users/f' || g,
+        'http://127.0.0.1:PORT' || (g % $SCENARIO_HOSTS) || '/users/f' || g || '/inbox',
+        'http://127.0.0.1:PORT' || (g % $SCENARIO_HOSTS) || '/inbox',
+        'http://127.0.0.1:PORT' || (g % $SCENARIO_HOSTS) || '/users/f' || g || '/followers',
+        'http://127.0.0.1:PORT' || (g % $SCENARIO_HOSTS) || '/users/f' || g || '/featured',
+        '-----BEGIN PUBLIC KEY-----'
+      FROM generate_series(1, $SCENARIO_FOLLOWERS) g RETURNING id)
+    INSERT INTO follows (tenant_id, account_id, target_account_id)
+    SELECT $TENANT_ID, a.id, $U1 FROM a" >/dev/null
+  for ((try = 0; try < 10; try++)); do
+    SINK_PORT=$((20000 + RANDOM % 100 * 100))
+    stats=$TMP/sink-scenario.stats
+    rm -f "$stats"
+    "$SINK_BIN" "$SINK_PORT" "$stats" 0 "$SCENARIO_HOSTS" >>"$TMP/sink.log" 2>&1 &
+    SINK_PID=$!
+    for ((i = 0; i < 100; i++)); do
+      [ -s "$stats" ] && break
+      kill -0 "$SINK_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    [ -s "$stats" ] && break
+    sink_stop
+  done
+  [ -s "$stats" ] || eu_die "eunha-apsink did not start for the scenario"
+  # Each host's URLs name its port now that the sink has them.
+  bench_psql "$PLACEMENT_URL" "
+    UPDATE accounts SET uri = replace(uri, 'PORT', ''), inbox_url = replace(inbox_url, 'PORT', ''),
+      shared_inbox_url = replace(shared_inbox_url, 'PORT', ''),
+      followers_url = replace(followers_url, 'PORT', ''), featured_url = replace(featured_url, 'PORT', '')
+    WHERE tenant_id = $TENANT_ID AND domain LIKE 'h%.example'" >/dev/null
+  bench_psql "$PLACEMENT_URL" "
+    UPDATE accounts SET uri = regexp_replace(uri, ':(\d+)/', ':' || ($SINK_PORT + substring(uri FROM ':(\d+)/')::int) || '/'),
+      inbox_url = regexp_replace(inbox_url, ':(\d+)/', ':' || ($SINK_PORT + substring(inbox_url FROM ':(\d+)/')::int) || '/'),
+      shared_inbox_url = regexp_replace(shared_inbox_url, ':(\d+)/', ':' || ($SINK_PORT + substring(shared_inbox_url FROM ':(\d+)/')::int) || '/')
+    WHERE tenant_id = $TENANT_ID AND domain LIKE 'h%.example'" >/dev/null
+  cpu0=$(bench_cpu_ticks "$EUNHA_PID")
+  t0=$(date +%s%3N)
+  bench_api POST "$DOMAIN" /api/v1/statuses "$TOKEN1" \
+    --data-urlencode "status=$(printf 'scenario %.0s' $(seq 1 50))" >/dev/null
+  for ((i = 0; i < 6000; i++)); do
+    read -r n first last _ <"$stats"
+    [ "$n" -ge "$SCENARIO_HOSTS" ] && break
+    sleep 0.1
+  done
+  cpu1=$(bench_cpu_ticks "$EUNHA_PID")
+  sink_stop
+  read -r n first last _ <"$stats"
+  hz=$(getconf CLK_TCK)
+  jq -n --argjson followers "$SCENARIO_FOLLOWERS" --argjson hosts "$SCENARIO_HOSTS" \
+    --argjson delivered "$n" --argjson ms "$((last - t0))" \
+    --argjson cpu_ms "$(((cpu1 - cpu0) * 1000 / hz))" --argjson left "$(queued_jobs)" \
+    '{phase: "scenario", remote_followers: $followers, hosts: $hosts, delivered: $delivered,
+      seconds_until_every_host: ($ms / 1000),
+      eunha_cpu_ms_per_delivery: ((($cpu_ms / ([$delivered, 1] | max)) * 1000 | floor) / 1000),
+      jobs_left: $left}' | tee "$RESULTS/scenario.json"
+fi
 
 # Queued: nothing listens on the sink's ports now, so every delivery's first
 # attempt is refused and the job waits for its retry.

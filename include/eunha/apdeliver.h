@@ -62,6 +62,17 @@ extern const struct eu_sql eu_ap_quotes_outbox_sql[]; /* quotes_outbox.c */
 /* The "ap_deliver" job's handler, for src/app/kinds.c. */
 void eu_ap_deliver_run(struct eu_job *job);
 
+/* What the deliveries cost in crypto since the process started, for
+ * /metrics and the tests: signatures made, signers' keys parsed from PEM
+ * (once per signer while its key stays in the cache), body digests
+ * computed (once per activity while it stays in the cache), and deliveries
+ * that went without the signer statement (its answer kept for the signer
+ * and host). Event loop only. */
+struct eu_ap_deliver_stats {
+    unsigned long long signatures, key_parses, digests, signers_kept;
+};
+void eu_ap_deliver_stats(struct eu_ap_deliver_stats *out);
+
 /* ------------------------------------------------------------ enqueueing */
 
 /* Whom an activity goes to; any combination, inboxes merged so each gets

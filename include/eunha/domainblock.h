@@ -37,6 +37,17 @@ struct eu_req;
     " AND NOT EXISTS (SELECT 1 FROM domain_allows ra WHERE ra.tenant_id = $1"                      \
     " AND ra.domain = ANY(eunha_domain_suffixes(" host ")))))"
 
+/*
+ * What EU_DOMAIN_REFUSED answers may be kept for a few seconds (delivery
+ * keeps it per host, src/ap/deliver.c) while this number stays the same:
+ * it goes up when this process has changed a tenant's domain blocks or
+ * domain allows (eu_domain_policy_changed(), once the change is
+ * committed). Other processes' changes wait out the keeping. Event loop
+ * only.
+ */
+unsigned eu_domain_policy_generation(void);
+void eu_domain_policy_changed(void);
+
 /* Longest domain kept: a DNS name and a port. */
 #define EU_DOMAIN_BLOCK_MAX 260
 

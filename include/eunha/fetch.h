@@ -107,6 +107,14 @@ struct eu_fetch_req {
     bool trusted;
     const char *aws_sigv4;
     const char *userpwd;
+    /*
+     * Called (with the callback's arg) when a request that had to wait in
+     * its owner's queue (eu_fetch_waiting()) gets its connection slot, from
+     * inside the client: it may count, not start or cancel requests. Lets a
+     * delivery hold its tenant's room only while it is on the wire. NULL:
+     * not told.
+     */
+    void (*on_active)(void *arg);
 };
 
 enum eu_fetch_error {
@@ -170,6 +178,9 @@ void eu_fetch_client_free(struct eu_fetch_client *c);
  */
 struct eu_fetch *eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req,
                                 eu_fetch_cb cb, void *arg);
+/* Whether f waits in its owner's queue for a slot (its host's cap or the
+ * client's), rather than being on the wire or refused. */
+bool eu_fetch_waiting(const struct eu_fetch *f);
 /* Stops a request (queued or in flight); its callback never runs and the
  * handle is freed. May be called from another request's callback. */
 void eu_fetch_cancel(struct eu_fetch *f);
@@ -228,5 +239,15 @@ struct eu_fetch_stats {
 };
 /* Fills st with the client's figures (for /metrics). */
 void eu_fetch_client_stats(struct eu_fetch_client *c, struct eu_fetch_stats *st);
+
+/*
+ * How many requests host (as eu_fetch_host_of() writes it) may have in
+ * flight now. It adapts to the host, AIMD as TCP does: halved (at most once
+ * per HOST_DECREASE_MS) when a request gets no answer or a 5xx, or takes far
+ * longer than the host usually does; raised by one per window of answers
+ * otherwise, up to max_requests_per_host. A host with no entry gets the
+ * maximum.
+ */
+int eu_fetch_host_cap(struct eu_fetch_client *c, const char *host);
 
 #endif

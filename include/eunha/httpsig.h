@@ -106,6 +106,10 @@ struct eu_httpsig_sign_args {
     const char *key_pem;     /* the actor's private key (PKCS#8 or PKCS#1 PEM) ... */
     struct evp_pkey_st *key; /* ... or the key already parsed (used when not NULL) */
     time_t now;              /* the signature's time: Date, created */
+    /* The body's digest header value when the caller has it already (one
+     * activity goes to many inboxes with one body): "SHA-256=..." for
+     * draft-cavage, "sha-256=:...:" for RFC 9421; NULL: computed here. */
+    const char *digest;
 };
 
 /*
@@ -126,6 +130,14 @@ int eu_httpsig_sign_cavage(const struct eu_httpsig_sign_args *a, struct eu_https
  * Signature. Same contract as eu_httpsig_sign_cavage().
  */
 int eu_httpsig_sign_rfc9421(const struct eu_httpsig_sign_args *a, struct eu_httpsig_signed *out);
+
+/*
+ * Reads an RSA private key (PKCS#8 or PKCS#1 PEM). OpenSSL 3's decoders make
+ * this cost more than the signature itself, so a signer that signs again
+ * and again keeps the key (eu_httpsig_sign_args.key). CPU work: runs on the
+ * CPU pool. Returns a key the caller frees with EVP_PKEY_free(), or NULL.
+ */
+struct evp_pkey_st *eu_httpsig_private_key_parse(const char *pem);
 
 /* Frees the values in s and empties it. */
 void eu_httpsig_signed_release(struct eu_httpsig_signed *s);

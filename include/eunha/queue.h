@@ -195,6 +195,19 @@ bool eu_job_detach(struct eu_job *job);
  * none, since the drain waits for it.
  */
 typedef void (*eu_job_abandon_cb)(void *arg);
+/*
+ * A detached job says it is waiting in a line with its own bound (a
+ * delivery queued behind its host's cap in the fetch client, which bounds
+ * each tenant's waiting requests) or has left it. While waiting it does
+ * not count against the tenant's detached jobs (32 per queue), so a host
+ * that hangs, its cap down to one request, cannot take the room the
+ * tenant's deliveries to healthy hosts need. A job still in its turn
+ * (eu_job_detach() found no room) that starts waiting is detached by this,
+ * room or not, as eu_job_detach() would: the turn goes on without it.
+ * Returns whether the job is now detached (false, changing nothing, for a
+ * job in its turn that stops waiting, or while the process stops).
+ */
+bool eu_job_waiting(struct eu_job *job, bool waiting);
 void eu_job_on_abandon(struct eu_job *job, eu_job_abandon_cb cb, void *arg);
 /* A statement for a job: on its turn's connection, or on the tenant's pool
  * once it is detached. */

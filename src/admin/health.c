@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "admin_internal.h"
+#include "eunha/apdeliver.h"
 #include "eunha/app.h"
 #include "eunha/db.h"
 #include "eunha/fetch.h"
@@ -197,6 +198,24 @@ eu_admin_metrics(struct eu_req *req)
             cs.open, cs.max, (unsigned long long)cs.refused_total,
             (unsigned long long)cs.refused_per_ip, (unsigned long long)cs.header_timeouts,
             (unsigned long long)cs.body_timeouts, (unsigned long long)cs.deadline_replies);
+    struct eu_ap_deliver_stats ds;
+    eu_ap_deliver_stats(&ds);
+    bprintf(&b,
+            "# HELP eunha_ap_delivery_signatures_total Deliveries signed (one per activity and "
+            "inbox).\n"
+            "# TYPE eunha_ap_delivery_signatures_total counter\n"
+            "eunha_ap_delivery_signatures_total %llu\n"
+            "# HELP eunha_ap_delivery_key_parses_total Signers' private keys read from PEM.\n"
+            "# TYPE eunha_ap_delivery_key_parses_total counter\n"
+            "eunha_ap_delivery_key_parses_total %llu\n"
+            "# HELP eunha_ap_delivery_digests_total Activity bodies digested.\n"
+            "# TYPE eunha_ap_delivery_digests_total counter\n"
+            "eunha_ap_delivery_digests_total %llu\n"
+            "# HELP eunha_ap_delivery_signers_kept_total Deliveries that reused a kept answer "
+            "about their signer and host.\n"
+            "# TYPE eunha_ap_delivery_signers_kept_total counter\n"
+            "eunha_ap_delivery_signers_kept_total %llu\n",
+            ds.signatures, ds.key_parses, ds.digests, ds.signers_kept);
     char *moves = eu_admin_move_metrics();
     bprintf(&b, "%s", moves);
     free(moves);

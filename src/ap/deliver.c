@@ -11,6 +11,12 @@
  * connection until the job ends, so nothing here outlives them; a run
  * lives in one heap struct freed just before the job ends.
  *
+ * What one activity to many inboxes shares is done once (issue 33): the
+ * signer's key is parsed from its PEM once and kept (OpenSSL 3's decoder
+ * costs more than the signature), and the body's digest is computed once
+ * per activity; each (activity, inbox) still gets its own signature, since
+ * the signed string names the inbox.
+ *
  * Which signature form a host takes is remembered for the whole process
  * (sigform_internal.h): draft-cavage unless the host is known to take RFC
  * 9421; a 401 or 400 to RFC 9421 signs draft-cavage at once, and a 401 to
@@ -20,6 +26,7 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <openssl/evp.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +52,21 @@
 #define RESPONSE_MAX 16384
 /* When the signer has no key yet (the account_keys job makes it). */
 #define NO_KEY_RETRY_S 60
+/* Signers whose parsed key is kept, and activities whose digest is: slots
+ * of a direct-mapped table (a collision replaces), enough for the signers
+ * and activities in flight at once. */
+#define KEY_SLOTS 256
+#define DIGEST_SLOTS 64
+/* The signer statement's answer, kept per signer and per inbox host for
+ * this long (direct-mapped tables, as above): a burst to many inboxes asks
+ * once per signer and host. A domain block or allow changed in this
+ * process drops the hosts' at once (eu_domain_policy_generation()); one
+ * changed by another process, or limited-federation mode switched,
+ * counts after at most this. Keys are only ever set where there was none
+ * (account_keys.c), so a kept key never goes stale. */
+#define SIGNER_KEEP_MS 3000
+#define SIGNER_SLOTS 256
+#define HOST_SLOTS 1024
 
 enum {
     DELIVER_ENQUEUE,
@@ -183,6 +205,189 @@ eu_ap_deliver_to_inbox(struct eu_app *app, struct eu_tenant *t, int64_t actor_id
     return eu_ap_deliver(app, t, NULL, actor_id, activity, &to);
 }
 
+/* ------------------------------------------------- what runs share */
+
+/* Touched on the event loop only; a key lent to a signing on the pool is
+ * its own reference (EVP_PKEY_up_ref), so eviction never frees it there. */
+static struct eu_ap_deliver_stats stats;
+
+struct run;
+
+/* A signer's parsed key, found by tenant and account and valid while the
+ * PEM read from its row hashes the same (a rotated key parses again). While
+ * one run parses it on the pool, the signer's other runs wait here for it
+ * rather than parse it again. */
+struct key_slot {
+    int64_t tenant;
+    char actor[24];
+    unsigned char pem_hash[16];
+    EVP_PKEY *key;
+    bool parsing;        /* a run is parsing it (run.parser) */
+    struct run *waiters; /* runs of the same signer waiting for that, oldest first */
+    struct run *waiters_tail;
+};
+static struct key_slot keys[KEY_SLOTS];
+
+/* A signer's username and PEM, as the signer statement answered. */
+struct signer_slot {
+    int64_t tenant;
+    char actor[24];
+    char *username, *pem; /* NULL: empty slot */
+    int64_t until_ms;
+};
+static struct signer_slot signers[SIGNER_SLOTS];
+
+/* What the signer statement said of an inbox host for a tenant. */
+enum host_refusal { HR_NEVER, HR_LONG_AGO, HR_RECENT };
+struct host_slot {
+    int64_t tenant; /* 0: empty slot */
+    char host[300];
+    bool refused; /* EU_DOMAIN_REFUSED */
+    enum host_refusal refusal;
+    unsigned generation; /* eu_domain_policy_generation() when read */
+    int64_t until_ms;
+};
+static struct host_slot hosts[HOST_SLOTS];
+
+/* One activity's body and its two digest header values. */
+struct digest_slot {
+    char *body;
+    size_t len;
+    char *digest;         /* "SHA-256=...", draft-cavage's Digest */
+    char *content_digest; /* "sha-256=:...:", RFC 9421's Content-Digest */
+};
+static struct digest_slot digests[DIGEST_SLOTS];
+
+void
+eu_ap_deliver_stats(struct eu_ap_deliver_stats *out)
+{
+    *out = stats;
+}
+
+static uint64_t
+fnv1a(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+static int64_t
+mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t
+slot_hash(int64_t tenant, const char *name)
+{
+    uint64_t h = fnv1a(&tenant, sizeof(tenant), 14695981039346656037ull);
+    return fnv1a(name, strlen(name), h);
+}
+
+static struct signer_slot *
+signer_kept(int64_t tenant, const char *actor, int64_t now)
+{
+    struct signer_slot *g = &signers[slot_hash(tenant, actor) % SIGNER_SLOTS];
+    if (g->pem && g->tenant == tenant && strcmp(g->actor, actor) == 0 && now < g->until_ms)
+        return g;
+    return NULL;
+}
+
+static void
+signer_keep(int64_t tenant, const char *actor, const char *username, const char *pem, int64_t now)
+{
+    struct signer_slot *g = &signers[slot_hash(tenant, actor) % SIGNER_SLOTS];
+    if (g->pem)
+        sodium_memzero(g->pem, strlen(g->pem));
+    free(g->pem);
+    free(g->username);
+    g->tenant = tenant;
+    snprintf(g->actor, sizeof(g->actor), "%s", actor);
+    g->username = eu_xstrdup(username);
+    g->pem = eu_xstrdup(pem);
+    g->until_ms = now + SIGNER_KEEP_MS;
+}
+
+static struct host_slot *
+host_slot_of(int64_t tenant, const char *host)
+{
+    return &hosts[slot_hash(tenant, host) % HOST_SLOTS];
+}
+
+static struct host_slot *
+host_kept(int64_t tenant, const char *host, int64_t now)
+{
+    struct host_slot *h = host_slot_of(tenant, host);
+    if (h->tenant == tenant && strcmp(h->host, host) == 0 && now < h->until_ms &&
+        h->generation == eu_domain_policy_generation())
+        return h;
+    return NULL;
+}
+
+/* This process changed the host's refusal row: the next delivery reads it. */
+static void
+host_forget(int64_t tenant, const char *host)
+{
+    struct host_slot *h = host_slot_of(tenant, host);
+    if (h->tenant == tenant && strcmp(h->host, host) == 0)
+        h->tenant = 0;
+}
+
+static struct key_slot *
+key_slot_of(int64_t tenant, const char *actor)
+{
+    uint64_t h = fnv1a(&tenant, sizeof(tenant), 14695981039346656037ull);
+    return &keys[fnv1a(actor, strlen(actor), h) % KEY_SLOTS];
+}
+
+static void
+pem_hash(const char *pem, unsigned char out[16])
+{
+    crypto_generichash(out, 16, (const unsigned char *)pem, strlen(pem), NULL, 0);
+}
+
+static bool
+key_slot_is(const struct key_slot *k, int64_t tenant, const char *actor, const unsigned char h[16])
+{
+    return k->tenant == tenant && strcmp(k->actor, actor) == 0 &&
+           sodium_memcmp(h, k->pem_hash, 16) == 0;
+}
+
+/*
+ * The digests of body, from the cache when the activity's body was seen
+ * (compared byte for byte, so two activities that share an id but not a
+ * body never share a digest). Computed here on the loop: SHA-256 of an
+ * activity (a few KB) is microseconds, less than handing it to the pool.
+ * Returns the slot, valid until the next call.
+ */
+static const struct digest_slot *
+digest_of(const char *id, const char *body, size_t len)
+{
+    uint64_t h = id ? fnv1a(id, strlen(id), 14695981039346656037ull)
+                    : fnv1a(body, len, 14695981039346656037ull);
+    struct digest_slot *d = &digests[h % DIGEST_SLOTS];
+    if (d->body && d->len == len && memcmp(d->body, body, len) == 0)
+        return d;
+    free(d->body);
+    free(d->digest);
+    free(d->content_digest);
+    unsigned char sum[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(sum, (const unsigned char *)body, len);
+    char b64[sodium_base64_ENCODED_LEN(sizeof(sum), sodium_base64_VARIANT_ORIGINAL)];
+    sodium_bin2base64(b64, sizeof(b64), sum, sizeof(sum), sodium_base64_VARIANT_ORIGINAL);
+    d->body = eu_xmalloc(len);
+    memcpy(d->body, body, len);
+    d->len = len;
+    d->digest = eu_xasprintf("SHA-256=%s", b64);
+    d->content_digest = eu_xasprintf("sha-256=:%s:", b64);
+    stats.digests++;
+    return d;
+}
+
 /* ------------------------------------------------------------ the job */
 
 struct run {
@@ -194,13 +399,20 @@ struct run {
     char *body;
     size_t body_len;
     char *key_id, *key_pem;
-    bool refused_before; /* the host refused this tenant, long enough ago to try */
-    bool rfc9421;        /* the form of the signature being sent */
-    bool tried_both;     /* a refusal already made us switch forms */
+    EVP_PKEY *key;           /* parsed: from the cache, or by sign_work() */
+    struct key_slot *parser; /* the slot this run parses the key for */
+    struct run *wait_next;   /* on a key slot's waiters */
+    char *digest;            /* the body's, for draft-cavage */
+    char *content_digest;    /* the body's, for RFC 9421 */
+    bool refused_before;     /* the host refused this tenant, long enough ago to try */
+    bool rfc9421;            /* the form of the signature being sent */
+    bool tried_both;         /* a refusal already made us switch forms */
+    unsigned generation;     /* eu_domain_policy_generation() when the signer was asked */
     /* the signing, on the pool */
     struct eu_httpsig_signed sig;
     int sign_rc;
     time_t now;
+    bool detached;      /* from the tenant's turn (eu_job_detach()) */
     bool signing;       /* on the CPU pool: sign_done() will run */
     bool abandoned;     /* its job was let go at shutdown: sign_done() only frees */
     struct eu_fetch *f; /* the POST in flight */
@@ -222,6 +434,9 @@ run_free(struct run *r)
     free(r->sync_header);
     free(r->followers);
     free(r->key_id);
+    free(r->digest);
+    free(r->content_digest);
+    EVP_PKEY_free(r->key);
     if (r->key_pem)
         sodium_memzero(r->key_pem, strlen(r->key_pem));
     free(r->key_pem);
@@ -278,6 +493,7 @@ fail(struct run *r, const char *error)
 }
 
 static void sign(struct run *r);
+static void detach(struct run *r);
 
 static void
 on_refusal_recorded(PGresult *res, enum eu_db_status st, void *arg)
@@ -295,6 +511,7 @@ refused(struct run *r, long status)
 {
     context(r);
     eu_log_warn("ap", "delivery to '%s' refused with %ld: dropped", r->inbox, status);
+    host_forget(eu_job_tenant(r->job)->id, r->host);
     char st[8];
     snprintf(st, sizeof(st), "%ld", status);
     const char *params[] = {r->host, st};
@@ -318,6 +535,7 @@ static void
 forgive(struct run *r)
 {
     eu_log_info("ap", "'%s' takes deliveries again", r->host);
+    host_forget(eu_job_tenant(r->job)->id, r->host);
     const char *params[] = {r->host};
     eu_job_stmt(r->job, &eu_ap_deliver_sql[DELIVER_FORGIVEN], 1, params, on_recorded, r);
 }
@@ -335,6 +553,15 @@ hold(struct run *r)
                 r->inbox);
     const char *params[] = {r->host};
     eu_job_stmt(r->job, &eu_ap_deliver_sql[DELIVER_HELD], 1, params, on_recorded, r);
+}
+
+/* The POST waited behind its host's cap and is now on the wire. */
+static void
+on_active(void *arg)
+{
+    struct run *r = arg;
+    if (r->job)
+        eu_job_waiting(r->job, false);
 }
 
 static void
@@ -395,6 +622,8 @@ static void
 sign_work(void *arg)
 {
     struct run *r = arg;
+    if (!r->key)
+        r->key = eu_httpsig_private_key_parse(r->key_pem);
     struct eu_httpsig_sign_args a = {
         .method = "POST",
         .url = r->inbox,
@@ -402,7 +631,9 @@ sign_work(void *arg)
         .body_len = r->body_len,
         .key_id = r->key_id,
         .key_pem = r->key_pem,
+        .key = r->key,
         .now = r->now,
+        .digest = r->rfc9421 ? r->content_digest : r->digest,
     };
     r->sign_rc =
         r->rfc9421 ? eu_httpsig_sign_rfc9421(&a, &r->sig) : eu_httpsig_sign_cavage(&a, &r->sig);
@@ -432,11 +663,44 @@ on_abandon(void *arg)
         run_free(r);
 }
 
+static void sign_submit(struct run *r);
+
+/* r parsed its signer's key for slot k (r->key NULL: it did not parse):
+ * keep it, and send the runs that waited for it to sign. */
+static void
+key_parsed(struct run *r, struct key_slot *k)
+{
+    stats.key_parses++;
+    k->parsing = false;
+    if (r->key && EVP_PKEY_up_ref(r->key) == 1)
+        k->key = r->key;
+    struct run *w = k->waiters;
+    k->waiters = k->waiters_tail = NULL;
+    while (w) {
+        struct run *next = w->wait_next;
+        w->wait_next = NULL;
+        if (w->abandoned) {
+            run_free(w);
+        } else {
+            /* Without a key (a bad PEM) each parses, and fails, alone. */
+            if (k->key && EVP_PKEY_up_ref(k->key) == 1)
+                w->key = k->key;
+            sign_submit(w);
+        }
+        w = next;
+    }
+}
+
 static void
 sign_done(void *arg)
 {
     struct run *r = arg;
     r->signing = false;
+    if (r->parser) {
+        struct key_slot *k = r->parser;
+        r->parser = NULL;
+        key_parsed(r, k);
+    }
     if (r->abandoned) {
         run_free(r);
         return;
@@ -446,6 +710,12 @@ sign_done(void *arg)
         fail(r, "cannot sign: the inbox URL or the actor's key is unusable");
         return;
     }
+    stats.signatures++;
+    /* The tenant's room for detached deliveries was full when this one
+     * started, perhaps only with others being signed, which have since
+     * moved on to the wire or to their host's line (eu_job_waiting()):
+     * ask again, so that a POST that must wait does not hold the turn. */
+    detach(r);
     char *lines[EU_HTTPSIG_SIGNED_MAX + 4];
     int n = 0;
     for (int i = 0; i < r->sig.n; i++)
@@ -468,29 +738,81 @@ sign_done(void *arg)
         .max_redirects = 0,
         .max_bytes = RESPONSE_MAX,
         .ua_base = ua,
+        .on_active = on_active,
     };
     r->f = eu_fetch_start(r->app->fetch, &req, on_sent, r);
+    /* Waiting behind a busy host holds none of the tenant's room for
+     * deliveries in flight; the fetch client bounds how many wait. */
+    if (eu_fetch_waiting(r->f) && eu_job_waiting(r->job, true) && !r->detached) {
+        r->detached = true;
+        eu_job_on_abandon(r->job, on_abandon, r);
+    }
     for (int i = 0; i < n; i++)
         free(lines[i]);
     free(ua);
 }
 
 static void
+sign_submit(struct run *r)
+{
+    eu_cpupool_submit(r->app->cpu, sign_work, sign_done, r);
+}
+
+/* Signs on the pool with the signer's kept key; the first run of a signer
+ * whose key is not kept parses it there for all, the others wait for it. */
+static void
 sign(struct run *r)
 {
     r->now = time(NULL);
-    r->signing = true;
-    eu_cpupool_submit(r->app->cpu, sign_work, sign_done, r);
+    r->signing = true; /* waiting for the key too: an abandon only marks it */
+    if (!r->key) {
+        int64_t tenant = eu_job_tenant(r->job)->id;
+        unsigned char h[16];
+        pem_hash(r->key_pem, h);
+        struct key_slot *k = key_slot_of(tenant, r->signer);
+        if (k->key && key_slot_is(k, tenant, r->signer, h) && EVP_PKEY_up_ref(k->key) == 1) {
+            r->key = k->key;
+        } else if (k->parsing && key_slot_is(k, tenant, r->signer, h)) {
+            /* In order: a run that could not leave its turn (the tenant's
+             * room was full) signs after the others it waited behind, when
+             * they have made room (detach() in sign_done()). */
+            r->wait_next = NULL;
+            if (k->waiters_tail)
+                k->waiters_tail->wait_next = r;
+            else
+                k->waiters = r;
+            k->waiters_tail = r;
+            return;
+        } else if (!k->parsing) {
+            EVP_PKEY_free(k->key);
+            k->key = NULL;
+            k->tenant = tenant;
+            snprintf(k->actor, sizeof(k->actor), "%s", r->signer);
+            memcpy(k->pem_hash, h, sizeof(h));
+            k->parsing = true;
+            r->parser = k;
+        }
+        /* else another signer's parse holds the slot: parse alone */
+    }
+    sign_submit(r);
 }
 
 /* Signing and the POST need no connection: the tenant's other deliveries
  * go on meanwhile, so a peer that hangs holds only its own (and the fetch
  * client's per-host cap bounds what it holds there). */
 static void
+detach(struct run *r)
+{
+    if (!r->detached && eu_job_detach(r->job)) {
+        r->detached = true;
+        eu_job_on_abandon(r->job, on_abandon, r);
+    }
+}
+
+static void
 go(struct run *r)
 {
-    if (eu_job_detach(r->job))
-        eu_job_on_abandon(r->job, on_abandon, r);
+    detach(r);
     sign(r);
 }
 
@@ -505,6 +827,41 @@ on_sync_uris(PGresult *res, enum eu_db_status st, void *arg)
     }
     if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
         r->sync_uris = eu_xstrdup(PQgetvalue(res, 0, 0));
+    go(r);
+}
+
+/* Goes on with what the signer statement answers, read now or kept. */
+static void
+signer_known(struct run *r, const char *user, const char *pem, bool host_refused,
+             enum host_refusal refusal)
+{
+    if (host_refused) {
+        drop(r, "this tenant refuses its domain (suspended, or not allowed)");
+        return;
+    }
+    if (refusal == HR_RECENT) {
+        hold(r);
+        return;
+    }
+    r->refused_before = refusal == HR_LONG_AGO;
+    struct eu_tenant *t = eu_job_tenant(r->job);
+    const char *scheme = r->app->cfg->scheme;
+    /* The instance actor's key lives at BASE/actor (instance_actor.c). */
+    r->key_id = strcmp(user, "instance.actor") == 0
+                    ? eu_xasprintf("%s://%s/actor#main-key", scheme, t->domain)
+                    : eu_xasprintf("%s://%s/users/%s#main-key", scheme, t->domain, user);
+    r->key_pem = eu_xstrdup(pem);
+    r->rfc9421 = eu_ap_sigform_rfc9421_first(r->host);
+    char base[300];
+    snprintf(base, sizeof(base), "%s://%s", scheme, t->domain);
+    char prefix[300];
+    if (eu_ap_followers_only(r->activity, base, user) &&
+        eu_ap_url_prefix(r->inbox, prefix, sizeof(prefix))) {
+        r->followers = eu_xasprintf("%s/users/%s/followers", base, user);
+        const char *params[] = {r->signer, prefix};
+        eu_job_stmt(r->job, eu_ap_followers_sync_uris_stmt(), 2, params, on_sync_uris, r);
+        return;
+    }
     go(r);
 }
 
@@ -528,38 +885,26 @@ on_signer(PGresult *res, enum eu_db_status st, void *arg)
         eu_job_retry_in(job, "the signing account has no key yet", NO_KEY_RETRY_S, false);
         return;
     }
-    if (PQgetvalue(res, 0, 2)[0] == 't') {
-        drop(r, "this tenant refuses its domain (suspended, or not allowed)");
-        return;
+    int64_t tenant = eu_job_tenant(r->job)->id, now = mono_ms();
+    const char *user = PQgetvalue(res, 0, 0), *pem = PQgetvalue(res, 0, 1);
+    bool host_refused = PQgetvalue(res, 0, 2)[0] == 't';
+    enum host_refusal refusal = PQgetisnull(res, 0, 3)            ? HR_NEVER
+                                : PQgetvalue(res, 0, 3)[0] == 't' ? HR_RECENT
+                                                                  : HR_LONG_AGO;
+    signer_keep(tenant, r->signer, user, pem, now);
+    struct host_slot *h = host_slot_of(tenant, r->host);
+    if (r->generation == eu_domain_policy_generation() && refusal != HR_RECENT) {
+        /* Only an answer read after the last change this process made; and
+         * not a recent refusal: a held delivery writes its row anyway, and
+         * the hold's end should be seen by the first delivery after it. */
+        h->tenant = tenant;
+        snprintf(h->host, sizeof(h->host), "%s", r->host);
+        h->refused = host_refused;
+        h->refusal = refusal;
+        h->generation = r->generation;
+        h->until_ms = now + SIGNER_KEEP_MS;
     }
-    if (!PQgetisnull(res, 0, 3)) {
-        if (PQgetvalue(res, 0, 3)[0] == 't') {
-            hold(r);
-            return;
-        }
-        r->refused_before = true;
-    }
-    struct eu_tenant *t = eu_job_tenant(r->job);
-    const char *user = PQgetvalue(res, 0, 0);
-    const char *scheme = r->app->cfg->scheme;
-    /* The instance actor's key lives at BASE/actor (instance_actor.c). */
-    r->key_id = strcmp(user, "instance.actor") == 0
-                    ? eu_xasprintf("%s://%s/actor#main-key", scheme, t->domain)
-                    : eu_xasprintf("%s://%s/users/%s#main-key", scheme, t->domain, user);
-    r->key_pem = eu_xstrdup(PQgetvalue(res, 0, 1));
-    r->rfc9421 = eu_ap_sigform_rfc9421_first(r->host);
-    char base[300];
-    snprintf(base, sizeof(base), "%s://%s", scheme, t->domain);
-    char prefix[300];
-    if (eu_ap_followers_only(r->activity, base, user) &&
-        eu_ap_url_prefix(r->inbox, prefix, sizeof(prefix))) {
-        r->followers = eu_xasprintf("%s/users/%s/followers", base, user);
-        const char *params[] = {r->signer, prefix};
-        eu_db_conn_stmt(eu_job_conn(r->job), eu_ap_followers_sync_uris_stmt(), 2, params,
-                        on_sync_uris, r);
-        return;
-    }
-    go(r);
+    signer_known(r, user, pem, host_refused, refusal);
 }
 
 void
@@ -586,6 +931,19 @@ eu_ap_deliver_run(struct eu_job *job)
     }
     r->body = json_dumps(activity, JSON_COMPACT);
     r->body_len = strlen(r->body);
+    const struct digest_slot *d =
+        digest_of(json_string_value(json_object_get(activity, "id")), r->body, r->body_len);
+    r->digest = eu_xstrdup(d->digest);
+    r->content_digest = eu_xstrdup(d->content_digest);
+    int64_t tenant = eu_job_tenant(job)->id, now = mono_ms();
+    const struct signer_slot *g = signer_kept(tenant, actor, now);
+    const struct host_slot *h = g ? host_kept(tenant, r->host, now) : NULL;
+    if (h) {
+        stats.signers_kept++;
+        signer_known(r, g->username, g->pem, h->refused, h->refusal);
+        return;
+    }
+    r->generation = eu_domain_policy_generation();
     const char *params[] = {actor, r->host};
     eu_db_conn_stmt(eu_job_conn(job), &eu_ap_deliver_sql[DELIVER_SIGNER], 2, params, on_signer, r);
 }

@@ -353,9 +353,11 @@ eu_httpsig_public_key_parse(const char *pem)
     return key;
 }
 
-static EVP_PKEY *
-private_key_parse(const char *pem)
+EVP_PKEY *
+eu_httpsig_private_key_parse(const char *pem)
 {
+    if (!pem)
+        return NULL;
     BIO *b = BIO_new_mem_buf(pem, -1);
     if (!b)
         return NULL;
@@ -536,7 +538,7 @@ sign_begin(const struct eu_httpsig_sign_args *a, struct url_parts *u, EVP_PKEY *
         if (!EVP_PKEY_is_a(a->key, "RSA") || EVP_PKEY_up_ref(a->key) != 1)
             goto fail;
         *key = a->key;
-    } else if (!a->key_pem || !(*key = private_key_parse(a->key_pem))) {
+    } else if (!a->key_pem || !(*key = eu_httpsig_private_key_parse(a->key_pem))) {
         goto fail;
     }
     eu_httpsig_date_format(a->now, date);
@@ -565,7 +567,7 @@ eu_httpsig_sign_cavage(const struct eu_httpsig_sign_args *a, struct eu_httpsig_s
     buf_printf(&base, " %s\nhost: %s\ndate: %s", u.target, u.host, date);
     const char *covered = "(request-target) host date";
     if (a->body) {
-        char *digest = eu_httpsig_digest(a->body, a->body_len);
+        char *digest = a->digest ? eu_xstrdup(a->digest) : eu_httpsig_digest(a->body, a->body_len);
         buf_printf(&base, "\ndigest: %s", digest);
         signed_add(out, "Digest", digest);
         covered = "(request-target) host date digest";
@@ -601,7 +603,8 @@ eu_httpsig_sign_rfc9421(const struct eu_httpsig_sign_args *a, struct eu_httpsig_
                u.target);
     buf_puts(&params, "(\"@method\" \"@target-uri\"");
     if (a->body) {
-        char *digest = eu_httpsig_content_digest(a->body, a->body_len);
+        char *digest =
+            a->digest ? eu_xstrdup(a->digest) : eu_httpsig_content_digest(a->body, a->body_len);
         buf_printf(&base, "\"content-digest\": %s\n", digest);
         buf_puts(&params, " \"content-digest\"");
         signed_add(out, "Content-Digest", digest);

@@ -337,6 +337,9 @@ static void
 on_destroyed(struct eu_req *req, PGresult *res, void *arg)
 {
     const struct resource *r = arg;
+    /* A domain allow gone changes what delivery may send (the others too
+     * rarely to tell them apart). */
+    eu_domain_policy_changed();
     if (PQntuples(res) == 0) {
         eu_req_reply_error(req, 404, "Record not found");
         return;
@@ -370,6 +373,7 @@ on_written(struct eu_req *req, PGresult *res, enum eu_db_status st, void *arg)
         eu_req_reply_db_error(req, st);
         return;
     }
+    eu_domain_policy_changed();
     on_one(req, res, arg);
 }
 

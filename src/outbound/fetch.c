@@ -48,6 +48,13 @@
 #define HOST_KEY_MAX 272
 #define DEFAULT_MAX_HOSTS 16384
 #define OWNER_BUCKETS 1024
+/* The per-host cap's AIMD (eu_fetch_host_cap()): one halving per this long,
+ * so a burst of failures that all started under the old cap counts once. */
+#define HOST_DECREASE_MS 1000
+/* An answer this much slower than the host's usual, and at least
+ * SLOW_MIN_MS, counts as congestion, as a failure does. */
+#define SLOW_FACTOR 4
+#define SLOW_MIN_MS 1000
 
 enum state { ST_QUEUED, ST_ACTIVE, ST_REFUSED };
 
@@ -71,7 +78,8 @@ struct eu_fetch {
     enum eu_fetch_method method;
     int max_redirects;
     size_t max_bytes;
-    int timeout_ms; /* eu_fetch_req.timeout_ms */
+    int timeout_ms;      /* eu_fetch_req.timeout_ms */
+    uint64_t started_ms; /* when it became active */
     char *user_agent;
     struct curl_slist *headers;
     CURL *easy;
@@ -95,6 +103,7 @@ struct eu_fetch {
     const char *refused_message;
     char errbuf[CURL_ERROR_SIZE];
     eu_fetch_cb cb;
+    void (*on_active)(void *arg); /* eu_fetch_req.on_active */
     void *arg;
     struct eu_fetch *prev, *next;   /* the client's `all` list */
     struct eu_fetch *qprev, *qnext; /* the owner's queue, or the refused list */
@@ -110,16 +119,21 @@ struct owner {
 };
 
 /*
- * A remote host in use or failing. A host that is idle and healthy says
- * nothing a missing entry would not, so it is dropped at once; the table
- * holds hosts with requests in flight plus failing hosts, and past
- * max_hosts the failing one used longest ago is forgotten.
+ * A remote host in use, failing, or with a history its cap adapts to
+ * (eu_fetch_host_cap()). A host with none of that says nothing a missing
+ * entry would not, so it is dropped at once; past max_hosts the idle host
+ * used longest ago is forgotten (and starts afresh at the full cap).
  */
 struct host {
     char *key;
     int active;
     unsigned failures;
     uint64_t first_failure_ms;
+    /* The adaptive cap (eu_fetch_host_cap()): 0 until the host first
+     * shrinks it; kept while below the maximum, as a failing host is. */
+    double cap;
+    uint64_t decreased_ms;
+    double rtt_ms; /* moving average of its answers' time, 0: none yet */
     struct host *hash_next;
     struct host *lru_prev, *lru_next; /* idle failing hosts, oldest first */
 };
@@ -305,13 +319,23 @@ host_delete(struct eu_fetch_client *c, struct host *h)
     free(h);
 }
 
-/* Drops an idle healthy host; files an idle failing one as most recent. */
+static int
+host_limit(const struct eu_fetch_client *c, const struct host *h)
+{
+    int max = c->cfg.max_requests_per_host;
+    if (!h || h->cap <= 0 || h->cap >= max)
+        return max;
+    return h->cap < 1 ? 1 : (int)h->cap;
+}
+
+/* Drops an idle host with nothing to remember; files one that failed or
+ * answered (its latency and cap) as the most recent idle one. */
 static void
 host_settle(struct eu_fetch_client *c, struct host *h)
 {
     if (h->active > 0)
         return;
-    if (h->failures == 0) {
+    if (h->failures == 0 && h->rtt_ms <= 0 && host_limit(c, h) >= c->cfg.max_requests_per_host) {
         host_delete(c, h);
         return;
     }
@@ -330,7 +354,7 @@ host_get(struct eu_fetch_client *c, const char *key)
     struct host *h = host_find(c, key);
     if (h)
         return h;
-    /* Only idle failing hosts are on the LRU list; hosts in use are never
+    /* Only idle hosts are on the LRU list; hosts in use are never
      * forgotten, so the table may pass max_hosts by the requests in flight. */
     if (c->nhosts >= c->cfg.max_hosts && c->lru_head)
         host_delete(c, c->lru_head);
@@ -453,7 +477,39 @@ static bool
 host_has_room(struct eu_fetch_client *c, const char *key)
 {
     const struct host *h = host_find(c, key);
-    return !h || h->active < c->cfg.max_requests_per_host;
+    return !h || h->active < host_limit(c, h);
+}
+
+/* Congestion at h: halve its cap, once per HOST_DECREASE_MS. */
+static void
+host_decrease(struct eu_fetch_client *c, struct host *h, uint64_t now)
+{
+    if (h->decreased_ms && now - h->decreased_ms < HOST_DECREASE_MS)
+        return;
+    double cap = h->cap > 0 ? h->cap : (double)c->cfg.max_requests_per_host;
+    h->cap = cap / 2 < 1 ? 1 : cap / 2;
+    h->decreased_ms = now;
+    eu_log_debug("fetch", "'%s' is slow or failing: at most %d requests at once", h->key,
+                 host_limit(c, h));
+}
+
+/* An answer in ms: the cap grows by one per window of them, unless the
+ * answer took far longer than the host's usual. */
+static void
+host_answered(struct eu_fetch_client *c, struct host *h, uint64_t ms, uint64_t now)
+{
+    double max = (double)c->cfg.max_requests_per_host;
+    if (h->rtt_ms > 0 && (double)ms > SLOW_FACTOR * h->rtt_ms && ms >= SLOW_MIN_MS)
+        host_decrease(c, h, now);
+    else if (h->cap > 0 && h->cap < max)
+        h->cap = h->cap + 1 / h->cap > max ? max : h->cap + 1 / h->cap;
+    h->rtt_ms = h->rtt_ms > 0 ? 0.8 * h->rtt_ms + 0.2 * (double)ms : (double)ms;
+}
+
+int
+eu_fetch_host_cap(struct eu_fetch_client *c, const char *host)
+{
+    return host_limit(c, host_find(c, host));
 }
 
 static void refuse(struct eu_fetch_client *c, struct eu_fetch *f, enum eu_fetch_error err,
@@ -483,6 +539,8 @@ pump(struct eu_fetch_client *c)
         dequeue(c, f);
         if (activate(c, f) < 0)
             refuse(c, f, EU_FETCH_CONNECT, "cannot start the transfer");
+        else if (f->on_active)
+            f->on_active(f->arg);
     }
 }
 
@@ -643,11 +701,14 @@ release_slots(struct eu_fetch_client *c, struct eu_fetch *f, const struct eu_fet
     if (!h)
         return;
     h->active--;
+    uint64_t now = now_ms();
     if (r && is_host_failure(r)) {
         if (h->failures++ == 0)
-            h->first_failure_ms = now_ms();
+            h->first_failure_ms = now;
+        host_decrease(c, h, now);
     } else if (r && r->error == EU_FETCH_OK) {
         h->failures = 0;
+        host_answered(c, h, now - f->started_ms, now);
     }
     host_settle(c, h);
 }
@@ -943,6 +1004,7 @@ activate(struct eu_fetch_client *c, struct eu_fetch *f)
     }
     f->easy = e;
     f->state = ST_ACTIVE;
+    f->started_ms = now_ms();
     c->active++;
     struct host *h = host_get(c, f->host);
     lru_remove(c, h);
@@ -979,6 +1041,10 @@ eu_fetch_client_new(struct event_base *base, const struct eu_fetch_config *cfg)
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+    /* libcurl's default since 7.62, said here: requests to a host that
+     * speaks HTTP/2 share its connection, so a host's cap counts streams,
+     * not sockets. */
+    curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     c->timer = evtimer_new(base, on_timer, c);
     c->deferred = event_new(base, -1, 0, on_deferred, c);
     eu_fetch_client_configure(c, cfg);
@@ -1111,6 +1177,12 @@ drop(struct eu_fetch_client *c, struct eu_fetch *f)
     fetch_free(f);
 }
 
+bool
+eu_fetch_waiting(const struct eu_fetch *f)
+{
+    return f && f->state == ST_QUEUED;
+}
+
 void
 eu_fetch_cancel(struct eu_fetch *f)
 {
@@ -1183,6 +1255,7 @@ eu_fetch_start(struct eu_fetch_client *c, const struct eu_fetch_req *req, eu_fet
     f->max_bytes = req->max_bytes;
     f->timeout_ms = req->timeout_ms;
     f->cb = cb;
+    f->on_active = req->on_active;
     f->arg = arg;
     f->trusted = req->trusted;
     f->aws_sigv4 = eu_xstrdup(req->aws_sigv4);

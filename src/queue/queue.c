@@ -78,6 +78,13 @@
  * a flood of activities naming a slow host cannot take the room its
  * deliveries need to leave the turn (and the other way round). */
 #define DETACH_MAX 32
+/* Detached jobs' successes are deleted together: one statement per tenant
+ * for those that ended within DONE_FLUSH_MS, or at once when DONE_BATCH
+ * are waiting. A delivery's DELETE was a third of its statements; a few ms
+ * more on a finished job's row costs nothing (its lock outlives it, and the
+ * heartbeat keeps extending it until the row is gone). */
+#define DONE_BATCH 64
+#define DONE_FLUSH_MS 2
 
 static const char *const queue_names[EU_QUEUE_MAX] = {
     [EU_QUEUE_DEFAULT] = "default",
@@ -109,11 +116,13 @@ struct eu_job {
     int attempt;
     bool failed;
     bool detached;             /* eu_job_detach(): ends on the tenant's pool, off the turn */
+    bool waiting;              /* eu_job_waiting(): detached, not counted in detached_in */
     eu_job_abandon_cb abandon; /* eu_job_on_abandon(), for eu_queues_abandon() */
     void *abandon_arg;
     /* On the process's list of held jobs from claim to job_free(), which
      * the heartbeat keeps locked. */
     struct eu_job *held_prev, *held_next;
+    struct eu_job *done_next; /* on the list of successes to delete together */
 };
 
 struct eu_task_run {
@@ -173,6 +182,11 @@ struct eu_queues {
      * batch, running, or detached), and the timer that extends their
      * locks while the process lives. */
     struct eu_job *held;
+    /* Detached jobs that succeeded, waiting for their DELETE (DONE_BATCH),
+     * and the timer that sends it. */
+    struct eu_job *done_head;
+    int ndone;
+    struct event *done_flush;
     struct event *heartbeat;
     unsigned beat; /* the heartbeat's round, to visit each queue once */
 };
@@ -614,6 +628,7 @@ enum {
     QUEUE_INSERT,
     QUEUE_POLL,
     QUEUE_EXTEND,
+    QUEUE_DONE_MANY,
 };
 
 const struct eu_sql eu_queue_sql[] = {
@@ -711,6 +726,9 @@ const struct eu_sql eu_queue_sql[] = {
                       "UPDATE jobs SET locked_until = now() + make_interval(secs => $3::float8)"
                       " WHERE tenant_id = $1 AND id = ANY ($2::bigint[]) AND state = 'ready'"
                       " AND locked_until IS NOT NULL"},
+    /* Detached successes of one tenant, $2 their ids: deleted together. */
+    [QUEUE_DONE_MANY] = {"queue.done_many",
+                         "DELETE FROM jobs WHERE tenant_id = $1 AND id = ANY ($2::bigint[])"},
     {0},
 };
 
@@ -835,6 +853,7 @@ claim(struct place *p, int index, struct worker **due, int n)
 }
 
 static void on_job_recorded(PGresult *res, enum eu_db_status st, void *arg);
+static void done_later(struct eu_job *job);
 
 /* Runs the next job of q's batch (claimed for worker w), or goes on with
  * the turn once the batch is done. */
@@ -907,11 +926,91 @@ on_detached_recorded(PGresult *res, enum eu_db_status st, void *arg)
                      res ? PQresultErrorMessage(res) : "database unavailable");
     else if (job->failed && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "dead") != 0)
         worker_arm(job->w, strtoll(PQgetvalue(res, 0, 1), NULL, 10));
-    q->detached_in[job->w->index]--;
+    if (!job->waiting)
+        q->detached_in[job->w->index]--;
     job_free(job);
     q->detached--;
     q->qs->detached--;
     eu_tenant_unref(t);
+}
+
+/* One tenant's share of a flush: its jobs, deleted by one statement. */
+struct done_many {
+    int n;
+    struct eu_job *jobs[DONE_BATCH];
+};
+
+static void
+on_done_many(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct done_many *d = arg;
+    for (int i = 0; i < d->n; i++)
+        on_detached_recorded(res, st, d->jobs[i]);
+    free(d);
+}
+
+/* Sends the waiting successes' DELETEs: one statement per tenant. */
+static void
+done_flush(struct eu_queues *qs)
+{
+    struct eu_job *list = qs->done_head;
+    qs->done_head = NULL;
+    qs->ndone = 0;
+    evtimer_del(qs->done_flush);
+    while (list) {
+        /* The first job's tenant takes every job of its tenant out of the
+         * list (at most DONE_BATCH of them). */
+        struct eu_queue *q = list->q;
+        struct done_many *d = eu_xcalloc(1, sizeof(*d));
+        struct eu_job **pp = &list;
+        while (*pp) {
+            struct eu_job *j = *pp;
+            if (j->q != q) {
+                pp = &j->done_next;
+                continue;
+            }
+            *pp = j->done_next;
+            j->done_next = NULL;
+            d->jobs[d->n++] = j;
+        }
+        if (q->t->removed || qs->stopping) {
+            on_done_many(NULL, EU_DB_UNAVAILABLE, d);
+            continue;
+        }
+        /* {id,id,...}: ids of at most 20 digits. */
+        char ids[DONE_BATCH * 21 + 3], *o = ids;
+        *o++ = '{';
+        for (int i = 0; i < d->n; i++)
+            o += snprintf(o, sizeof(ids) - (size_t)(o - ids), "%s%s", i ? "," : "", d->jobs[i]->id);
+        snprintf(o, sizeof(ids) - (size_t)(o - ids), "}");
+        const char *params[] = {ids};
+        eu_db_pool_stmt(eu_tenant_pool(qs->app->registry, q->t), &eu_queue_sql[QUEUE_DONE_MANY], 1,
+                        params, on_done_many, d);
+    }
+}
+
+static void
+on_done_flush(evutil_socket_t fd, short what, void *arg)
+{
+    done_flush(arg);
+}
+
+/* A detached job succeeded: its DELETE goes with the others that end
+ * within DONE_FLUSH_MS. */
+static void
+done_later(struct eu_job *job)
+{
+    struct eu_queues *qs = job->q->qs;
+    job->done_next = qs->done_head;
+    qs->done_head = job;
+    if (++qs->ndone >= DONE_BATCH) {
+        done_flush(qs);
+        return;
+    }
+    if (qs->ndone == 1) {
+        struct timeval tv = {0, DONE_FLUSH_MS * 1000};
+        evtimer_add(qs->done_flush, &tv);
+    }
 }
 
 /* Runs a statement that records a job's end: on the turn's connection, or
@@ -929,9 +1028,15 @@ record(struct eu_job *job, const struct eu_sql *sql, int n, const char *const *p
         on_detached_recorded(NULL, EU_DB_UNAVAILABLE, job);
         return;
     }
+    if (sql == &eu_queue_sql[QUEUE_DONE]) {
+        done_later(job);
+        return;
+    }
     eu_db_pool_stmt(eu_tenant_pool(q->qs->app->registry, q->t), sql, n, params,
                     on_detached_recorded, job);
 }
+
+static bool detach(struct eu_job *job, bool waiting);
 
 bool
 eu_job_detach(struct eu_job *job)
@@ -941,13 +1046,41 @@ eu_job_detach(struct eu_job *job)
         return true;
     if (q->detached_in[job->w->index] >= DETACH_MAX || q->qs->stopping)
         return false;
+    return detach(job, false);
+}
+
+/* Takes job off its turn; counted in detached_in unless waiting. */
+static bool
+detach(struct eu_job *job, bool waiting)
+{
+    struct eu_queue *q = job->q;
     job->detached = true;
-    q->detached_in[job->w->index]++;
+    job->waiting = waiting;
+    if (!waiting)
+        q->detached_in[job->w->index]++;
     q->detached++;
     q->qs->detached++;
     eu_tenant_ref(q->t);
     /* The turn goes on with the rest of its batch now. */
     run_next_job(q, job->w);
+    return true;
+}
+
+bool
+eu_job_waiting(struct eu_job *job, bool waiting)
+{
+    if (!job->detached) {
+        /* Waiting needs no room, so it may leave a turn the cap kept it in. */
+        if (!waiting || job->q->qs->stopping)
+            return false;
+        return detach(job, true);
+    }
+    if (job->waiting == waiting)
+        return true;
+    job->waiting = waiting;
+    /* Back on the wire it counts again, even past DETACH_MAX for a moment:
+     * the cap only bounds what detaches next. */
+    job->q->detached_in[job->w->index] += waiting ? -1 : 1;
     return true;
 }
 
@@ -997,6 +1130,9 @@ void
 eu_job_done(struct eu_job *job, const char *error)
 {
     struct eu_queue *q = job->q;
+    /* Its runner is gone: a stop while the end is being recorded has
+     * nothing to let go. */
+    job->abandon = NULL;
     set_log_context(q);
     if (!error) {
         eu_log_debug("queue", "job %s (%s) done", job->id, job->kind);
@@ -1023,6 +1159,7 @@ void
 eu_job_retry_in(struct eu_job *job, const char *error, int delay_s, bool give_up)
 {
     struct eu_queue *q = job->q;
+    job->abandon = NULL; /* as in eu_job_done() */
     set_log_context(q);
     job->failed = true;
     eu_log_warn("queue", "job %s (%s) failed, attempt %d%s: %s", job->id, job->kind, job->attempt,
@@ -1430,6 +1567,7 @@ eu_queues_new(struct eu_app *app)
     qs->pump = event_new(app->base, -1, 0, on_pump, qs);
     qs->poll = evtimer_new(app->base, on_poll_timer, qs);
     qs->heartbeat = event_new(app->base, -1, EV_PERSIST, on_heartbeat, qs);
+    qs->done_flush = evtimer_new(app->base, on_done_flush, qs);
     int beat_ms = app->cfg->job_lock_s * 1000 / 3;
     struct timeval beat = {(time_t)(beat_ms / 1000), (suseconds_t)(beat_ms % 1000) * 1000};
     evtimer_add(qs->heartbeat, &beat);
@@ -1446,6 +1584,9 @@ eu_queues_stop(struct eu_queues *qs)
     if (!qs || qs->stopping)
         return;
     qs->stopping = true;
+    /* Successes waiting for their DELETE are left to their locks, as a
+     * job ending from now on is (record()). */
+    done_flush(qs);
     evtimer_del(qs->poll);
     evtimer_del(qs->heartbeat);
     for (struct place *p = qs->places; p; p = p->next)
@@ -1489,5 +1630,6 @@ eu_queues_free(struct eu_queues *qs)
     event_free(qs->pump);
     event_free(qs->poll);
     event_free(qs->heartbeat);
+    event_free(qs->done_flush);
     free(qs);
 }

@@ -388,6 +388,20 @@ eu_domain_block_show(struct eu_req *req, const char *id)
 
 /* ------------------------------------------------------------ changes */
 
+static unsigned policy_generation;
+
+unsigned
+eu_domain_policy_generation(void)
+{
+    return policy_generation;
+}
+
+void
+eu_domain_policy_changed(void)
+{
+    policy_generation++;
+}
+
 /* A page's ending (eu_domain_block_*_to), or NULL for an answer. */
 struct ending {
     eu_domain_block_cb cb;
@@ -411,6 +425,7 @@ static void
 on_created(struct eu_req *req, PGresult *res, void *arg)
 {
     const struct ending *e = arg;
+    eu_domain_policy_changed();
     if (PQntuples(res) == 0) {
         finish(req, e, 422,
                json_pack("{s:s}", "error", "Validation failed: Domain has already been taken"));
@@ -464,6 +479,13 @@ eu_domain_block_create_to(struct eu_req *req, const struct eu_domain_block_input
     create_start(req, in, moderator, e);
 }
 
+static void
+on_updated(struct eu_req *req, PGresult *res, void *arg)
+{
+    eu_domain_policy_changed();
+    on_one(req, res, arg);
+}
+
 void
 eu_domain_block_update(struct eu_req *req, const char *id, const struct eu_domain_block_input *in,
                        const char *moderator)
@@ -476,7 +498,7 @@ eu_domain_block_update(struct eu_req *req, const char *id, const struct eu_domai
                             in->public_comment,
                             in->obfuscate,
                             moderator};
-    eu_req_stmt(req, &eu_tenant_domain_blocks_sql[DOMAIN_BLOCKS_UPDATE], 8, params, on_one,
+    eu_req_stmt(req, &eu_tenant_domain_blocks_sql[DOMAIN_BLOCKS_UPDATE], 8, params, on_updated,
                 "changed");
 }
 
@@ -484,6 +506,7 @@ static void
 on_deleted(struct eu_req *req, PGresult *res, void *arg)
 {
     const struct ending *e = arg;
+    eu_domain_policy_changed();
     if (PQntuples(res) == 0) {
         if (e)
             finish(req, e, 404, json_pack("{s:s}", "error", "Record not found"));

@@ -11,7 +11,13 @@
  * and one that refuses draft-cavage with 401 gets RFC 9421 next and from
  * then on; one that refuses both is recorded; a decoy tenant's followers get
  * nothing; and tenant A's 300 deliveries to a slow peer do not hold up
- * tenant B's one.
+ * tenant B's one. One activity to many inboxes is digested once and its
+ * signer's key read once, with a signature per inbox (/metrics counts
+ * them); deliveries claimed and deleted in batches each arrive exactly once.
+ * Sixty deliveries queued behind a hanging host's cap leave the same
+ * tenant's delivery to a healthy host unhindered; the signer statement's
+ * answer is kept per signer and host, yet a suspension made through the
+ * admin API stops the very next delivery.
  */
 #include "world.h"
 
@@ -756,6 +762,141 @@ START_TEST(test_hanging_peer)
 }
 END_TEST
 
+/* Sixty deliveries to a peer that takes 8 s to answer: 8 go out (the
+ * per-host cap, less once it adapts) and the rest wait in the fetch
+ * client's queue for that host. Waiting there holds none of the tenant's
+ * 32 detached-job slots, so the same tenant's delivery to a healthy host
+ * still leaves its turn and arrives at once; before, the 32 slots filled
+ * with the waiting ones and the turn ran the next hanging delivery itself. */
+START_TEST(test_hanging_backlog)
+{
+    struct world w;
+    world_start(&w);
+    queue_deliveries(&w, 60, P_HANG, "/backlog/");
+    ck_assert_int_ge(peer_wait(P_HANG, NULL, 1, 15000), 1);
+    /* Time for the turn to claim the sixty and queue them behind the cap. */
+    eu_it_sleep_ms(1500);
+    long long t0 = eu_it_now_ms();
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_OTHER, "/healthy");
+    ck_assert_int_eq(peer_wait(P_OTHER, "/healthy", 1, 6000), 1);
+    long long took = eu_it_now_ms() - t0;
+    ck_assert_msg(took < 4000, "a healthy host's delivery waited %lld ms behind a hanging one",
+                  took);
+    /* The hanging host never had more than its cap at once. */
+    ck_assert_int_le(peer_count(P_HANG, NULL), 8);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
+/* The signer statement's answer is kept per signer and host for a few
+ * seconds: five deliveries in one claim ask once. A suspension of the
+ * host made through the admin API stops the very next delivery (the kept
+ * answer is dropped with it) while the decoy tenant's delivery to the same
+ * host still goes; lifting it lets the next one through at once. */
+START_TEST(test_kept_signer)
+{
+    struct world w;
+    world_start(&w);
+    double kept0 = eu_it_metric(w.s, "eunha_ap_delivery_signers_kept_total");
+    queue_deliveries(&w, 5, P_OTHER, "/kept/");
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_OTHER, "/kept/wake");
+    ck_assert_int_eq(peer_wait(P_OTHER, NULL, 6, 15000), 6);
+    wait_jobs_gone(&w, w.tid);
+    ck_assert_double_ge(eu_it_metric(w.s, "eunha_ap_delivery_signers_kept_total") - kept0, 3);
+
+    char path[256], body[256];
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/domain_blocks", HOST);
+    snprintf(body, sizeof(body), "{\"domain\":\"127.0.0.1:%d\",\"severity\":\"suspend\"}",
+             peer.port[P_OTHER]);
+    struct eu_it_resp r = {0};
+    eu_it_admin(w.s, "POST", path, body, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *block = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_OTHER, "/blocked");
+    admin_delivery(&w, DECOY, eu_it_id(&w, "carol"), P_OTHER, "/decoy");
+    ck_assert_int_eq(peer_wait(P_OTHER, "/decoy", 1, 10000), 1);
+    wait_jobs_gone(&w, w.tid);
+    eu_it_sleep_ms(300);
+    ck_assert_int_eq(peer_count(P_OTHER, "/blocked"), 0);
+
+    snprintf(path, sizeof(path), "/admin/v1/tenants/%s/domain_blocks/%s", HOST, block);
+    eu_it_admin(w.s, "DELETE", path, NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_OTHER, "/lifted");
+    ck_assert_int_eq(peer_wait(P_OTHER, "/lifted", 1, 10000), 1);
+    free(block);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
+/* One activity to 24 inboxes on two hosts: 24 signatures, each verifying
+ * for its own inbox, over one digest and one parse of alice's key; the
+ * decoy tenant's counters are the process's, so its silence shows as
+ * nothing more counted. Then 300 deliveries, claimed in batches and deleted
+ * in batches, each arrive exactly once. */
+START_TEST(test_shared_work)
+{
+    struct world w;
+    world_start(&w);
+    double sig0 = eu_it_metric(w.s, "eunha_ap_delivery_signatures_total");
+    double key0 = eu_it_metric(w.s, "eunha_ap_delivery_key_parses_total");
+    double dig0 = eu_it_metric(w.s, "eunha_ap_delivery_digests_total");
+    free(eu_it_pg_execf(
+        w.db,
+        "INSERT INTO jobs (tenant_id, queue, kind, payload) SELECT %s, 'deliver', 'ap_deliver',"
+        " jsonb_build_object('inbox', 'http://127.0.0.1:' || CASE WHEN g %% 2 = 0 THEN %d ELSE %d"
+        " END || '/many/' || g, 'actor_id', '%s', 'activity', jsonb_build_object('id',"
+        " 'http://dl.example/users/alice/statuses/1/activity', 'type', 'Create', 'actor',"
+        " 'http://dl.example/users/alice', 'object', jsonb_build_object('type', 'Note',"
+        " 'content', repeat('shared ', 100))))"
+        " FROM generate_series(1, 24) g",
+        w.tid, peer.port[P_MAIN], peer.port[P_OTHER], eu_it_id(&w, "alice")));
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_MAIN, "/wake");
+    ck_assert_int_eq(peer_wait(P_MAIN, NULL, 13, 15000), 13);
+    ck_assert_int_eq(peer_wait(P_OTHER, NULL, 12, 15000), 12);
+    wait_jobs_gone(&w, w.tid);
+    /* 25 signatures: the 24 and the wake-up's own (another activity, so a
+     * second digest); alice's key read once for all of them. */
+    ck_assert_double_eq(eu_it_metric(w.s, "eunha_ap_delivery_signatures_total") - sig0, 25);
+    ck_assert_double_eq(eu_it_metric(w.s, "eunha_ap_delivery_digests_total") - dig0, 2);
+    ck_assert_double_le(eu_it_metric(w.s, "eunha_ap_delivery_key_parses_total") - key0, 1);
+    const char *digest = NULL, *first_sig = NULL;
+    for (int k = 0; k < 13; k++) {
+        struct rec *r = peer_rec(P_MAIN, NULL, k);
+        if (strncmp(r->path, "/many/", 6) != 0)
+            continue;
+        check_signed(&w, r, eu_it_id(&w, "alice"), "http://dl.example/users/alice#main-key");
+        if (!digest) {
+            digest = rec_header(r, "Digest");
+            first_sig = rec_header(r, "Signature");
+            continue;
+        }
+        ck_assert_str_eq(rec_header(r, "Digest"), digest);
+        ck_assert_str_ne(rec_header(r, "Signature"), first_sig); /* its own inbox signed */
+    }
+    for (int g = 1; g <= 24; g++) {
+        char path[32];
+        snprintf(path, sizeof(path), "/many/%d", g);
+        ck_assert_int_eq(peer_count(g % 2 == 0 ? P_MAIN : P_OTHER, path), 1);
+    }
+
+    queue_deliveries(&w, 300, P_OTHER, "/once/");
+    admin_delivery(&w, HOST, eu_it_id(&w, "alice"), P_MAIN, "/wake");
+    wait_jobs_gone(&w, w.tid);
+    eu_it_sleep_ms(300);
+    for (int g = 1; g <= 300; g++) {
+        char path[32];
+        snprintf(path, sizeof(path), "/once/%d", g);
+        ck_assert_msg(peer_count(P_OTHER, path) == 1, "%s arrived %d times", path,
+                      peer_count(P_OTHER, path));
+    }
+    ck_assert_int_eq(peer_count(P_OTHER, NULL), 12 + 300);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -764,5 +905,8 @@ main(void)
     EU_IT_ADD_TCASE(s, test_failures, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_fairness, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_hanging_peer, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_shared_work, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_hanging_backlog, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_kept_signer, TIMEOUT);
     return eu_it_run_suite(s);
 }

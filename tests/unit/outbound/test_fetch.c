@@ -626,6 +626,65 @@ START_TEST(test_per_host_cap)
 }
 END_TEST
 
+/* The per-host cap halves on a 5xx (once per second however many fail
+ * together), and on an answer far slower than the host's usual; it grows
+ * back by answers, one per window, to the configured maximum; another
+ * host's cap is untouched throughout. */
+START_TEST(test_host_cap_adapts)
+{
+    struct eu_fetch_config cfg = test_config();
+    struct fetch_world w;
+    world_start(&w, &cfg);
+    char host[64];
+    snprintf(host, sizeof host, "127.0.0.1:%d", w.peer.port);
+    ck_assert_int_eq(eu_fetch_host_cap(w.client, host), 8);
+    w.peer.flaky_left = 100;
+    struct result r[8];
+    for (int i = 0; i < 4; i++)
+        get(&w, "/flaky", 0, &r[i]);
+    ck_assert(run_until(w.base, &w.done, 4, 5000));
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(r[i].status, 503);
+        result_release(&r[i]);
+    }
+    ck_assert_int_eq(eu_fetch_host_cap(w.client, host), 4); /* four failures, one halving */
+    ck_assert_int_eq(eu_fetch_host_cap(w.client, "localhost"), 8);
+    run_for(w.base, 1100);
+    get(&w, "/flaky", 0, &r[0]);
+    ck_assert(run_until(w.base, &w.done, 5, 5000));
+    result_release(&r[0]);
+    ck_assert_int_eq(eu_fetch_host_cap(w.client, host), 2);
+    /* At cap 2, six requests are never more than two at once. */
+    w.peer.flaky_left = 0;
+    w.peer.max_inflight = 0;
+    for (int i = 0; i < 6; i++)
+        get(&w, "/slow?ms=20", 0, &r[i]);
+    ck_assert(run_until(w.base, &w.done, 11, 5000));
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(r[i].status, 200);
+        result_release(&r[i]);
+    }
+    ck_assert_int_le(w.peer.max_inflight, 3); /* 2, or 3 once answers raise it */
+    /* Answers raise it back: 2 + 1/2 + ..., eight within 40 answers. */
+    int done = 11;
+    for (int i = 0; i < 40; i++) {
+        get(&w, "/echo", 0, &r[0]);
+        ck_assert(run_until(w.base, &w.done, ++done, 5000));
+        ck_assert_int_eq(r[0].status, 200);
+        result_release(&r[0]);
+    }
+    ck_assert_int_eq(eu_fetch_host_cap(w.client, host), 8);
+    /* An answer more than 4 times slower than usual, and over a second,
+     * counts as congestion. */
+    get(&w, "/slow?ms=1100", 0, &r[0]);
+    ck_assert(run_until(w.base, &w.done, ++done, 5000));
+    ck_assert_int_eq(r[0].status, 200);
+    result_release(&r[0]);
+    ck_assert_int_eq(eu_fetch_host_cap(w.client, host), 4);
+    world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_round_robin_across_owners)
 {
     struct eu_fetch_config cfg = test_config();
@@ -884,6 +943,7 @@ main(void)
     tc = tcase_create("caps");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_per_host_cap);
+    tcase_add_test(tc, test_host_cap_adapts);
     tcase_add_test(tc, test_round_robin_across_owners);
     tcase_add_test(tc, test_queue_bounded_per_owner);
     suite_add_tcase(s, tc);
