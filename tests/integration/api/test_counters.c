@@ -528,7 +528,7 @@ START_TEST(test_concurrent_posts_all_counted)
     enum { N = 8, ROUNDS = 3 };
     char *tok[N], *ids[N];
     for (int i = 0; i < N; i++) {
-        char name[16];
+        char name[24];
         snprintf(name, sizeof(name), "poster%d", i);
         free(eu_it_account_seed(srv, HOST, name));
         tok[i] = eu_it_user_token(srv, HOST, name, "read write");
