@@ -55,6 +55,9 @@
 /* After the farewell, how long the purge waits for the tenant's turn in the
  * queue and its deliveries in flight to end (they time out sooner). */
 #define FAREWELL_DRAIN_MS 120000
+/* Failed statements after which the farewell is given up (RETRY_SECONDS
+ * apart). */
+#define FAREWELL_TRIES 6
 
 enum { PHASE_ANNOUNCE, PHASE_WAIT, PHASE_DRAIN, PHASE_PURGE };
 
@@ -79,6 +82,7 @@ struct purge {
     bool querying;
     int phase;           /* PHASE_ANNOUNCE, ... */
     int drained_ms;      /* in PHASE_DRAIN */
+    int farewell_errors; /* failed statements of the farewell */
     long long announced; /* Delete jobs queued by this process */
 };
 
@@ -164,6 +168,8 @@ answered(PGresult *res, enum eu_db_status st, void *arg, const char *unavailable
         return NULL;
     }
     if (st != EU_DB_OK) {
+        if (p->phase != PHASE_PURGE)
+            p->farewell_errors++;
         retry_later(p, res ? PQresultErrorMessage(res) : unavailable);
         return NULL;
     }
@@ -446,6 +452,14 @@ farewell_query(struct purge *p, const char *sql, eu_db_result_cb cb)
 static bool
 farewell_step(struct purge *p)
 {
+    /* A placement that keeps failing (or a dedicated database dropped
+     * before a restart) must not hold the purge forever: the Delete is
+     * given up after a few tries, the rows are not. */
+    if (p->phase < PHASE_DRAIN && p->farewell_errors >= FAREWELL_TRIES) {
+        eu_log_warn("admin", "tenant '%s': the Delete of its accounts is given up", p->t->domain);
+        p->t->farewell = false;
+        p->phase = PHASE_DRAIN;
+    }
     switch (p->phase) {
     case PHASE_ANNOUNCE:
         farewell_query(p, farewell_sql, on_farewell);

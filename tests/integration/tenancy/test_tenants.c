@@ -738,6 +738,48 @@ START_TEST(test_delete_tenant_sends_delete)
 }
 END_TEST
 
+/* A follower's server that never takes the Delete holds the rows for the
+ * grace only (3 s here): the purge then completes all the same. */
+START_TEST(test_delete_tenant_grace_ends)
+{
+    struct peer *peer = peer_start();
+    peer->intercept = inbox_take;
+    inbox.status = 500;
+    inbox.posts = 0;
+    struct eu_it_server *s = eu_it_server_start(
+        PEER_TOML "[workers]\ntenant_delete_grace_seconds = 3\nqueue_idle_poll_seconds = 1\n");
+    struct eu_it_resp r = {0};
+    char db[128], id[32], uri[128];
+    json_t *t = eu_it_tenant_create(s, "a.example", "Alpha");
+    snprintf(db, sizeof(db), "%s", json_string_value(json_object_get(t, "database")));
+    snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(t, "id")));
+    json_decref(t);
+    snprintf(uri, sizeof(uri), "%s/users/peer", peer->origin);
+    eu_it_account_create(s, "a.example", "alice");
+    char *alice = eu_it_account_id(s, "a.example", "alice");
+    char *fan = eu_it_remote_account(db, id, uri, true);
+    free(eu_it_pg_execf(db,
+                        "INSERT INTO follows (tenant_id, account_id, target_account_id)"
+                        " VALUES (%s, %s, %s) RETURNING 1",
+                        id, fan, alice));
+    free(fan);
+    free(alice);
+
+    long long t0 = eu_it_now_ms();
+    eu_it_admin(s, "DELETE", "/admin/v1/tenants/a.example?confirm=a.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    wait_gone(s, "a.example");
+    ck_assert_int_ge(eu_it_now_ms() - t0, 2000);
+    ck_assert_int_eq(inbox_posts(), 0);
+    ck_assert_int_eq(eu_it_tenant_rows(db, id), 0);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+    peer_stop(peer);
+}
+END_TEST
+
 /* "placement": "dedicated" makes a database of the tenant's own from the
  * template; deleting the tenant drops it. A named placement that does not
  * exist is refused and makes nothing. */
@@ -860,6 +902,7 @@ tenants_suite(void)
     EU_IT_ADD_TCASE(s, test_admin_requires_token, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_delete_tenant, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_delete_tenant_sends_delete, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_delete_tenant_grace_ends, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_dedicated_placement, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_healthz, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_metrics, TIMEOUT);
