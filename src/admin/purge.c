@@ -398,7 +398,8 @@ static void
 farewell_over(struct purge *p)
 {
     if (p->t->farewell)
-        eu_log_info("admin", "tenant '%s': the Delete of its accounts is done; purging",
+        eu_log_info("admin",
+                    "tenant '%s': its accounts' Delete delivered or its grace over; purging",
                     p->t->domain);
     p->t->farewell = false;
     p->phase = PHASE_DRAIN;
@@ -437,8 +438,8 @@ on_farewell(PGresult *res, enum eu_db_status st, void *arg)
     step_in(p, FAREWELL_POLL_MS);
 }
 
-/* The grace's start and length as the farewell statements' $2 and $3:
- * while querying (the tenant holds the strings). */
+/* The grace's start and length as the farewell statements' $2 and $3 (the
+ * pool copies the parameters). */
 static void
 farewell_query(struct purge *p, const char *sql, eu_db_result_cb cb)
 {
