@@ -54,10 +54,13 @@ struct eu_config {
     int job_backoff_max_s;     /* 21600: longest retry delay */
     int job_lock_s;            /* 60: a claimed job runs again after this unless renewed */
     int suspended_retention_s; /* 2592000 (30 days): suspended accounts are then purged */
-    int scheduled_min_lead_s;  /* 300: how far ahead scheduled_at must be (Mastodon's 5 min) */
-    int poll_min_expires_s;    /* 300: shortest poll[expires_in] accepted */
-    int trends_refresh_s;      /* 600: a tenant's trends rescored this long after new activity */
-    int trends_min_accounts;   /* 5 (Mastodon's threshold): fewer accounts never trend */
+    /* 3600: at most this long after a tenant's deletion, the Delete of its
+     * actors goes out before its rows go (src/admin/purge.c) */
+    int tenant_delete_grace_s;
+    int scheduled_min_lead_s; /* 300: how far ahead scheduled_at must be (Mastodon's 5 min) */
+    int poll_min_expires_s;   /* 300: shortest poll[expires_in] accepted */
+    int trends_refresh_s;     /* 600: a tenant's trends rescored this long after new activity */
+    int trends_min_accounts;  /* 5 (Mastodon's threshold): fewer accounts never trend */
     /* [limits] */
     size_t max_body_bytes;   /* 1 MiB: any route's body, unless the route takes uploads */
     size_t max_upload_bytes; /* 17 MiB: a body of a route flagged EU_ROUTE_UPLOAD */

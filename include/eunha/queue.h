@@ -118,6 +118,9 @@ void eu_queue_free(struct eu_queue *q);
  * needed.
  */
 void eu_queue_wake(struct eu_tenant *t, enum eu_queue_id queue, int64_t delay_ms);
+/* Whether t has a turn waiting or running in this process, or jobs
+ * detached from one not yet recorded: its work may still write rows. */
+bool eu_queue_busy(struct eu_tenant *t);
 
 /*
  * Tells t's timed task that an item is due in delay_ms (0, or negative when

@@ -88,6 +88,11 @@ struct eu_tenant {
      * other processes' writes meanwhile. A process that stops mid-move
      * leaves the control row naming one complete copy. */
     bool moving;
+    /* Deleted ('deleting'), and in the grace before its rows go, while the
+     * Delete of its actors goes out (src/admin/purge.c): its job queues run
+     * (not its timed tasks) and its actor URLs answer 410, the rest 404.
+     * In memory only, in the process purging it. */
+    bool farewell;
     int cpu_jobs;            /* its password checks on the CPU pool (eu_cpupool_try_submit) */
     struct eu_db_pool *pool; /* NULL until first use; borrows from its placement's */
     struct eu_placement *placement_ref; /* whose connections pool borrows */

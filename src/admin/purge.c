@@ -9,6 +9,16 @@
  * headers), since only its rows say which keys are its own; its Redis keys
  * go last, then its control row.
  *
+ * First comes its farewell, as for a purged account (src/queue/accounts.c):
+ * an "ap_delete_actor" job per local account (src/ap/delete_actor.c), its
+ * job queues left running (src/queue/queue.c, does_work) and its actor URLs
+ * answering 410 (src/http/server.c) until those jobs and their deliveries
+ * are done, or [workers] tenant_delete_grace_seconds after the deletion,
+ * whichever comes first; a delivery still failing then is given up. The
+ * grace counts from the row's updated_at (the deletion: a deleting tenant
+ * takes no PATCH), so a restart neither extends it nor repeats what was
+ * announced, and the rows always go in the end.
+ *
  * The work runs through the tenant's own pool, so it counts against that
  * tenant's connection quota and nobody else's. Any failure pauses and
  * resumes where it stopped; a process that dies mid-way finds the tenant
@@ -26,10 +36,12 @@
 
 #include "eunha/admin.h"
 #include "eunha/app.h"
+#include "eunha/config.h"
 #include "eunha/db.h"
 #include "eunha/log.h"
 #include "eunha/mediastore.h"
 #include "eunha/mem.h"
+#include "eunha/queue.h"
 #include "eunha/redis.h"
 #include "eunha/tenant.h"
 
@@ -38,6 +50,16 @@
 #define TEXT_(x) #x
 #define TEXT(x) TEXT_(x) /* a number macro as SQL text */
 #define RETRY_SECONDS 5
+/* How often the farewell looks whether its jobs are done. */
+#define FAREWELL_POLL_MS 500
+/* After the farewell, how long the purge waits for the tenant's turn in the
+ * queue and its deliveries in flight to end (they time out sooner). */
+#define FAREWELL_DRAIN_MS 120000
+/* Failed statements after which the farewell is given up (RETRY_SECONDS
+ * apart). */
+#define FAREWELL_TRIES 6
+
+enum { PHASE_ANNOUNCE, PHASE_WAIT, PHASE_DRAIN, PHASE_PURGE };
 
 struct purge {
     struct eu_app *app;
@@ -58,6 +80,10 @@ struct purge {
     /* A statement of this purge is under way: a stopping process keeps the
      * tenant (and its pool) until it answers, and waits for that (app.c). */
     bool querying;
+    int phase;           /* PHASE_ANNOUNCE, ... */
+    int drained_ms;      /* in PHASE_DRAIN */
+    int farewell_errors; /* failed statements of the farewell */
+    long long announced; /* Delete jobs queued by this process */
 };
 
 enum { FILES_MEDIA, FILES_ACCOUNTS, FILES_DONE };
@@ -110,13 +136,19 @@ on_retry(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
+step_in(struct purge *p, int ms)
+{
+    if (!p->retry)
+        p->retry = evtimer_new(p->app->base, on_retry, p);
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(p->retry, &tv);
+}
+
+static void
 retry_later(struct purge *p, const char *why)
 {
     eu_log_warn("admin", "deleting tenant '%s' paused: %s", p->t->domain, why);
-    if (!p->retry)
-        p->retry = evtimer_new(p->app->base, on_retry, p);
-    struct timeval tv = {RETRY_SECONDS, 0};
-    evtimer_add(p->retry, &tv);
+    step_in(p, RETRY_SECONDS * 1000);
 }
 
 /*
@@ -136,6 +168,8 @@ answered(PGresult *res, enum eu_db_status st, void *arg, const char *unavailable
         return NULL;
     }
     if (st != EU_DB_OK) {
+        if (p->phase != PHASE_PURGE)
+            p->farewell_errors++;
         retry_later(p, res ? PQresultErrorMessage(res) : unavailable);
         return NULL;
     }
@@ -331,9 +365,129 @@ on_dropped(PGresult *res, enum eu_db_status st, void *arg)
     finish(p);
 }
 
+/* ---- the farewell ---- */
+
+/* $2 the deletion's time, $3 the grace in seconds: whether the grace is
+ * still open. */
+#define GRACE_OPEN "$2::timestamptz + make_interval(secs => $3::float8) > now()"
+
+/* Marks each local account not announced yet and queues the Delete of its
+ * actor, as the suspended accounts' cleanup does (the same dedupe key, so
+ * a Delete already queued is not sent twice); its other jobs go, so that
+ * only the farewell's run. Returns whether the grace is open and how many
+ * Delete jobs were queued. */
+static const char farewell_sql[] =
+    "WITH g AS (SELECT " GRACE_OPEN " AS open),"
+    " mark AS (UPDATE accounts SET delete_sent_at = now() WHERE tenant_id = $1"
+    "  AND domain IS NULL AND delete_sent_at IS NULL AND (SELECT open FROM g) RETURNING id),"
+    " ann AS (INSERT INTO jobs (tenant_id, queue, kind, payload, dedupe_key)"
+    "  SELECT $1, 'default', 'ap_delete_actor', json_build_object('account_id', id::text),"
+    "  'ap_delete_actor:' || id FROM mark ON CONFLICT (tenant_id, dedupe_key) DO NOTHING"
+    "  RETURNING 1),"
+    " other AS (DELETE FROM jobs WHERE tenant_id = $1"
+    "  AND kind NOT IN ('ap_delete_actor', 'ap_deliver') AND (SELECT open FROM g) RETURNING 1)"
+    " SELECT (SELECT open FROM g), (SELECT count(*) FROM ann)";
+
+/* Whether the grace is open and the farewell's jobs are still to run (a
+ * dead one is given up). */
+static const char farewell_left_sql[] =
+    "SELECT " GRACE_OPEN " AND EXISTS (SELECT 1 FROM jobs WHERE tenant_id = $1"
+    " AND kind IN ('ap_delete_actor', 'ap_deliver') AND state = 'ready')";
+
+static void
+farewell_over(struct purge *p)
+{
+    if (p->t->farewell)
+        eu_log_info("admin",
+                    "tenant '%s': its accounts' Delete delivered or its grace over; purging",
+                    p->t->domain);
+    p->t->farewell = false;
+    p->phase = PHASE_DRAIN;
+    step(p);
+}
+
+static void
+on_farewell_left(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct purge *p = answered(res, st, arg, "placement unavailable");
+    if (!p)
+        return;
+    if (strcmp(PQgetvalue(res, 0, 0), "t") == 0)
+        step_in(p, FAREWELL_POLL_MS);
+    else
+        farewell_over(p);
+}
+
+static void
+on_farewell(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct purge *p = answered(res, st, arg, "placement unavailable");
+    if (!p)
+        return;
+    if (strcmp(PQgetvalue(res, 0, 0), "t") != 0) {
+        farewell_over(p); /* the grace passed (a restart after it) */
+        return;
+    }
+    p->announced = atoll(PQgetvalue(res, 0, 1));
+    eu_log_info("admin", "tenant '%s': Delete of %lld accounts queued before its purge",
+                p->t->domain, p->announced);
+    p->t->farewell = true;
+    p->phase = PHASE_WAIT;
+    eu_queue_wake(p->t, EU_QUEUE_DEFAULT, 0);
+    eu_queue_wake(p->t, EU_QUEUE_DELIVER, 0);
+    step_in(p, FAREWELL_POLL_MS);
+}
+
+/* The grace's start and length as the farewell statements' $2 and $3 (the
+ * pool copies the parameters). */
+static void
+farewell_query(struct purge *p, const char *sql, eu_db_result_cb cb)
+{
+    char grace[16];
+    snprintf(grace, sizeof(grace), "%d", p->app->cfg->tenant_delete_grace_s);
+    const char *params[] = {p->t->updated_at ? p->t->updated_at : "now", grace};
+    query(p, eu_tenant_pool(p->app->registry, p->t), sql, 2, params, cb);
+}
+
+/* Returns true when the farewell is over and the purge proper may go on. */
+static bool
+farewell_step(struct purge *p)
+{
+    /* A placement that keeps failing (or a dedicated database dropped
+     * before a restart) must not hold the purge forever: the Delete is
+     * given up after a few tries, the rows are not. */
+    if (p->phase < PHASE_DRAIN && p->farewell_errors >= FAREWELL_TRIES) {
+        eu_log_warn("admin", "tenant '%s': the Delete of its accounts is given up", p->t->domain);
+        p->t->farewell = false;
+        p->phase = PHASE_DRAIN;
+    }
+    switch (p->phase) {
+    case PHASE_ANNOUNCE:
+        farewell_query(p, farewell_sql, on_farewell);
+        return false;
+    case PHASE_WAIT:
+        farewell_query(p, farewell_left_sql, on_farewell_left);
+        return false;
+    case PHASE_DRAIN:
+        /* A job of the farewell still running could write a row behind the
+         * purge: wait for the tenant's turn to end, boundedly. */
+        if (eu_queue_busy(p->t) && p->drained_ms < FAREWELL_DRAIN_MS) {
+            p->drained_ms += FAREWELL_POLL_MS;
+            step_in(p, FAREWELL_POLL_MS);
+            return false;
+        }
+        p->phase = PHASE_PURGE;
+        return true;
+    default:
+        return true;
+    }
+}
+
 static void
 step(struct purge *p)
 {
+    if (p->phase != PHASE_PURGE && !farewell_step(p))
+        return;
     if (p->files < FILES_DONE && p->app->store) {
         const char *sql = p->files == FILES_MEDIA ? files_media_sql : files_accounts_sql;
         query(p, eu_tenant_pool(p->app->registry, p->t), sql, 0, NULL, on_files);
@@ -391,7 +545,10 @@ eu_admin_purge_json(const struct eu_tenant *t)
     if (p->table >= 0)
         for (int i = p->table; eu_db_tenant_tables[i]; i++)
             left++;
-    return json_pack("{s:I, s:i}", "rows_deleted", (json_int_t)p->rows, "tables_left", left);
+    /* "announcing": the Delete of its accounts is going out (the farewell);
+     * "purging": its rows are going. */
+    return json_pack("{s:s, s:I, s:i}", "phase", p->phase == PHASE_PURGE ? "purging" : "announcing",
+                     "rows_deleted", (json_int_t)p->rows, "tables_left", left);
 }
 
 static void

@@ -101,6 +101,8 @@ static const struct key keys[] = {
     {"workers.job_lock_seconds", KEY_INT, F(job_lock_s), 1, INT_MAX, NULL, NULL},
     {"workers.suspended_retention_seconds", KEY_INT, F(suspended_retention_s), 0, INT_MAX, NULL,
      NULL},
+    {"workers.tenant_delete_grace_seconds", KEY_INT, F(tenant_delete_grace_s), 0, INT_MAX, NULL,
+     NULL},
     {"workers.scheduled_status_min_lead_seconds", KEY_INT, F(scheduled_min_lead_s), 0, INT_MAX,
      NULL, NULL},
     {"workers.poll_min_expires_in_seconds", KEY_INT, F(poll_min_expires_s), 1, 2629746, NULL, NULL},
@@ -449,6 +451,7 @@ eu_config_init_defaults(struct eu_config *cfg)
     cfg->job_backoff_max_s = 6 * 3600;
     cfg->job_lock_s = 60;
     cfg->suspended_retention_s = 30 * 86400;
+    cfg->tenant_delete_grace_s = 3600;
     cfg->scheduled_min_lead_s = 300;
     cfg->trends_refresh_s = 600;
     cfg->trends_min_accounts = 5;
@@ -965,10 +968,12 @@ eu_config_print(const struct eu_config *cfg, FILE *out)
             "\n\n[workers]\nqueue_idle_poll_seconds = %d\nmax_running_jobs = %d\n"
             "job_max_attempts = %d\njob_backoff_base_seconds = %d\njob_backoff_max_seconds = %d\n"
             "job_lock_seconds = %d\nsuspended_retention_seconds = %d\n"
-            "scheduled_status_min_lead_seconds = %d\npoll_min_expires_in_seconds = %d\n",
+            "tenant_delete_grace_seconds = %d\nscheduled_status_min_lead_seconds = "
+            "%d\npoll_min_expires_in_seconds = %d\n",
             cfg->queue_idle_poll_s, cfg->max_running_jobs, cfg->job_max_attempts,
             cfg->job_backoff_base_s, cfg->job_backoff_max_s, cfg->job_lock_s,
-            cfg->suspended_retention_s, cfg->scheduled_min_lead_s, cfg->poll_min_expires_s);
+            cfg->suspended_retention_s, cfg->tenant_delete_grace_s, cfg->scheduled_min_lead_s,
+            cfg->poll_min_expires_s);
     fprintf(out,
             "\n[limits]\nmax_body_bytes = %zu\nmax_upload_bytes = %zu\nmax_header_bytes = %zu\n"
             "request_timeout_seconds = %d\nheader_timeout_seconds = %d\n"

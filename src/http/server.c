@@ -777,6 +777,17 @@ apply_limits(struct listener *l)
     evhttp_set_flags(l->http, EVHTTP_SERVER_LINGERING_CLOSE);
 }
 
+/* An account's ActivityPub actor or a page under it: /users/NAME[/...] or
+ * /@NAME[/...]. */
+static bool
+is_actor_path(const char *path)
+{
+    const char *name = strncmp(path, "/users/", 7) == 0 ? path + 7
+                       : strncmp(path, "/@", 2) == 0    ? path + 2
+                                                        : NULL;
+    return name && *name && *name != '/';
+}
+
 static void
 on_request(struct evhttp_request *ev, void *arg)
 {
@@ -853,6 +864,13 @@ on_request(struct evhttp_request *ev, void *arg)
             return;
         }
         struct eu_tenant *t = eu_registry_find(app->registry, host);
+        if (t && t->state == EU_TENANT_DELETING && t->farewell && is_actor_path(req->path)) {
+            /* Its accounts' Delete is going out: a server that checks the
+             * actor finds it gone, as Mastodon answers for a deleted one. */
+            eu_req_reply_error(req, 410,
+                               "The page you were looking for doesn't exist here anymore.");
+            return;
+        }
         if (!t || t->state == EU_TENANT_DELETING) {
             eu_req_reply_error(req, 404, "Unknown domain");
             return;

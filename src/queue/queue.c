@@ -241,6 +241,17 @@ queue_of(const struct eu_tenant *t)
 
 /* ---- placements' due lists and timers ---- */
 
+/* Whether t's background work runs: all of an active tenant's, none of a
+ * suspended or moving one's; of a deleted one, in its farewell only, its
+ * jobs (the Delete of its actors and their deliveries), never its tasks. */
+static bool
+does_work(const struct eu_tenant *t, bool task)
+{
+    if (t->removed || t->moving)
+        return false;
+    return t->state == EU_TENANT_ACTIVE || (t->state == EU_TENANT_DELETING && t->farewell && !task);
+}
+
 static void on_place_timer(evutil_socket_t fd, short what, void *arg);
 static void unlist(struct worker *w);
 
@@ -413,6 +424,8 @@ on_place_timer(evutil_socket_t fd, short what, void *arg)
             if (w->due_ms > now)
                 continue;
             unlist(w);
+            if (!does_work(w->q->t, true))
+                continue; /* the poll finds it again if it works again */
             w->ready = true;
             want_turn(w->q);
         }
@@ -500,7 +513,7 @@ want_turn(struct eu_queue *q)
     struct eu_queues *qs = q->qs;
     if (q->state != T_IDLE || qs->stopping)
         return;
-    if (q->t->state != EU_TENANT_ACTIVE || q->t->moving) {
+    if (!does_work(q->t, false)) {
         /* A suspended instance does no background work, nor one whose rows
          * are being copied elsewhere (a reload during a move may have put
          * its state back to active); the poll finds its work again later,
@@ -612,6 +625,8 @@ step(struct eu_queue *q)
             run_next_job(q, w);
         } else {
             w->ready = false;
+            if (!does_work(q->t, true))
+                continue; /* readied before its tenant's farewell */
             task_start(q, w);
         }
         return;
@@ -747,7 +762,7 @@ static struct eu_queue *
 claimed_queue(const struct claim *c, const char *id)
 {
     struct eu_tenant *t = eu_registry_find_id(c->p->qs->app->registry, strtoll(id, NULL, 10));
-    if (!t || t->removed || t->moving || t->state != EU_TENANT_ACTIVE)
+    if (!t || !does_work(t, false))
         return NULL;
     return queue_of(t);
 }
@@ -1319,6 +1334,13 @@ eu_queue_wake(struct eu_tenant *t, enum eu_queue_id queue, int64_t delay_ms)
         worker_arm(&queue_of(t)->w[queue], delay_ms);
 }
 
+bool
+eu_queue_busy(struct eu_tenant *t)
+{
+    struct eu_queue *q = queue_of(t);
+    return q && (q->state != T_IDLE || q->detached > 0);
+}
+
 void
 eu_queue_task_wake(struct eu_tenant *t, enum eu_task_id task, int64_t delay_ms)
 {
@@ -1448,7 +1470,7 @@ static void
 poll_placement_of(struct eu_tenant *t, void *arg)
 {
     struct poll_round *r = arg;
-    if (t->state == EU_TENANT_DELETING)
+    if (t->state == EU_TENANT_DELETING && !t->farewell)
         return;
     struct eu_db_pool *pool = eu_tenant_placement_pool(r->qs->app->registry, t);
     for (size_t i = 0; i < r->nseen; i++)

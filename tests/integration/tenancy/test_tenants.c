@@ -5,9 +5,11 @@
  * fresh databases; tenants share the default pooled placement unless a test
  * asks for a dedicated one.
  */
+#include "ap_peer.h"
 #include "harness.h"
 
 #include <check.h>
+#include <event2/buffer.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -569,6 +571,215 @@ START_TEST(test_delete_tenant)
 }
 END_TEST
 
+/* ---- the Delete of a deleted tenant's accounts ---- */
+
+/* What the remote follower's server got at its shared inbox. */
+static struct {
+    pthread_mutex_t mu;
+    int status; /* the answer to a delivery */
+    int posts;
+    char actors[8][256];  /* each Delete's actor */
+    char objects[8][256]; /* and object */
+    bool signed_[8];
+} inbox = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static bool
+inbox_take(struct peer *p, struct evhttp_request *req)
+{
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST ||
+        strcmp(evhttp_request_get_uri(req), "/inbox") != 0)
+        return false;
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t n = evbuffer_get_length(in);
+    char *body = calloc(1, n + 1);
+    evbuffer_copyout(in, body, n);
+    json_t *a = json_loads(body, 0, NULL);
+    free(body);
+    const char *sig = evhttp_find_header(evhttp_request_get_input_headers(req), "Signature");
+    pthread_mutex_lock(&inbox.mu);
+    int status = inbox.status;
+    if (status == 202 && inbox.posts < 8 && a &&
+        strcmp(json_string_value(json_object_get(a, "type")) ?: "", "Delete") == 0) {
+        int i = inbox.posts++;
+        snprintf(inbox.actors[i], sizeof(inbox.actors[i]), "%s",
+                 json_string_value(json_object_get(a, "actor")) ?: "");
+        snprintf(inbox.objects[i], sizeof(inbox.objects[i]), "%s",
+                 json_string_value(json_object_get(a, "object")) ?: "");
+        inbox.signed_[i] = sig && strstr(sig, "keyId=\"http://a.example/users/alice#main-key\"");
+    }
+    pthread_mutex_unlock(&inbox.mu);
+    json_decref(a);
+    peer_reply(req, status, "application/json", "{}");
+    return true;
+}
+
+static int
+inbox_posts(void)
+{
+    pthread_mutex_lock(&inbox.mu);
+    int n = inbox.posts;
+    pthread_mutex_unlock(&inbox.mu);
+    return n;
+}
+
+/*
+ * Deleting a tenant: its local account's remote follower gets the Delete of
+ * her actor, signed with her key, before the tenant's rows go. While the
+ * follower's server fails, the rows wait (a grace of 60 s here) with the
+ * actor answering 410 and the rest 404; once it takes the Delete the purge
+ * completes. The decoy tenant in the same placement, whose alice has the
+ * same follower, sends nothing and keeps everything.
+ */
+START_TEST(test_delete_tenant_sends_delete)
+{
+    struct peer *peer = peer_start();
+    peer->intercept = inbox_take;
+    inbox.status = 500;
+    inbox.posts = 0;
+    struct eu_it_server *s = eu_it_server_start(
+        PEER_TOML "[workers]\ntenant_delete_grace_seconds = 60\njob_backoff_base_seconds = 1\n"
+                  "queue_idle_poll_seconds = 1\n");
+    struct eu_it_resp r = {0};
+    char db[128], id[32], bid[32], uri[128];
+    json_t *t = eu_it_tenant_create(s, "a.example", "Alpha");
+    snprintf(db, sizeof(db), "%s", json_string_value(json_object_get(t, "database")));
+    snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(t, "id")));
+    json_decref(t);
+    t = eu_it_tenant_create(s, "b.example", "Beta");
+    snprintf(bid, sizeof(bid), "%s", json_string_value(json_object_get(t, "id")));
+    json_decref(t);
+    snprintf(uri, sizeof(uri), "%s/users/peer", peer->origin);
+    const char *tids[] = {id, bid}, *hosts[] = {"a.example", "b.example"};
+    for (int i = 0; i < 2; i++) {
+        eu_it_account_create(s, hosts[i], "alice");
+        char *alice = eu_it_account_id(s, hosts[i], "alice");
+        char *fan = eu_it_remote_account(db, tids[i], uri, true);
+        free(eu_it_pg_execf(db,
+                            "INSERT INTO follows (tenant_id, account_id, target_account_id)"
+                            " VALUES (%s, %s, %s) RETURNING 1",
+                            tids[i], fan, alice));
+        free(fan);
+        free(alice);
+    }
+    long decoy_rows = eu_it_tenant_rows(db, bid);
+
+    eu_it_admin(s, "DELETE", "/admin/v1/tenants/a.example?confirm=a.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    EU_IT_EXPECT_JSTR(&r, "state", "deleting");
+
+    /* The follower's server fails the delivery: the rows wait. */
+    long long until = eu_it_now_ms() + 20000;
+    long failed = 0;
+    while (eu_it_now_ms() < until && !failed) {
+        failed =
+            eu_it_pg_execf_long(db,
+                                "SELECT count(*) FROM jobs WHERE tenant_id = %s"
+                                " AND kind = 'ap_deliver' AND state = 'ready'"
+                                " AND payload->'activity'->>'type' = 'Delete'"
+                                " AND payload->>'inbox' = '%s/inbox' AND last_error IS NOT NULL",
+                                id, peer->origin);
+        if (!failed)
+            eu_it_sleep_ms(100);
+    }
+    ck_assert_int_eq(failed, 1);
+    eu_it_sleep_ms(1500); /* a few of the farewell's looks */
+    ck_assert_int_eq(inbox_posts(), 0);
+    ck_assert_int_ge(eu_it_tenant_rows(db, id), 3);
+    eu_it_admin(s, "GET", "/admin/v1/tenants/a.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "state", "deleting");
+    EU_IT_EXPECT_JSTR(&r, "deletion.phase", "announcing");
+    /* Its actor is gone for whoever checks the Delete; the rest is unknown. */
+    eu_it_public(s, "GET", "a.example", "/users/alice", &r);
+    EU_IT_EXPECT_ERROR(&r, 410);
+    eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_ERROR(&r, 404);
+    EU_IT_EXPECT_JSTR(&r, "error", "Unknown domain");
+    eu_it_public(s, "GET", "b.example", "/api/v1/accounts/lookup?acct=alice", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "username", "alice");
+
+    /* It takes the Delete now; then the purge completes. */
+    pthread_mutex_lock(&inbox.mu);
+    inbox.status = 202;
+    pthread_mutex_unlock(&inbox.mu);
+    /* Its retry is due (not in Mastodon's 16 s and more). */
+    free(eu_it_pg_execf(db,
+                        "UPDATE jobs SET run_at = now() WHERE tenant_id = %s"
+                        " AND kind = 'ap_deliver' RETURNING 1",
+                        id));
+    wait_gone(s, "a.example");
+    ck_assert_int_eq(inbox_posts(), 1);
+    ck_assert_str_eq(inbox.actors[0], "http://a.example/users/alice");
+    ck_assert_str_eq(inbox.objects[0], "http://a.example/users/alice");
+    ck_assert_msg(inbox.signed_[0], "the Delete was not signed with alice's key");
+    ck_assert_int_eq(eu_it_tenant_rows(db, id), 0);
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM tenants WHERE id = %s", id);
+    ck_assert_int_eq(eu_it_pg_exec_long(s->name, sql), 0);
+    eu_it_public(s, "GET", "a.example", "/users/alice", &r);
+    EU_IT_EXPECT_ERROR(&r, 404);
+
+    /* The decoy sent nothing, and kept its rows. */
+    ck_assert_int_eq(eu_it_tenant_rows(db, bid), decoy_rows);
+    ck_assert_int_eq(eu_it_pg_execf_long(db,
+                                         "SELECT count(*) FROM accounts WHERE tenant_id = %s"
+                                         " AND delete_sent_at IS NOT NULL",
+                                         bid),
+                     0);
+    eu_it_public(s, "GET", "b.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JINT(&r, "stats.user_count", 1);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+    peer_stop(peer);
+}
+END_TEST
+
+/* A follower's server that never takes the Delete holds the rows for the
+ * grace only (3 s here): the purge then completes all the same. */
+START_TEST(test_delete_tenant_grace_ends)
+{
+    struct peer *peer = peer_start();
+    peer->intercept = inbox_take;
+    inbox.status = 500;
+    inbox.posts = 0;
+    struct eu_it_server *s = eu_it_server_start(
+        PEER_TOML "[workers]\ntenant_delete_grace_seconds = 3\nqueue_idle_poll_seconds = 1\n");
+    struct eu_it_resp r = {0};
+    char db[128], id[32], uri[128];
+    json_t *t = eu_it_tenant_create(s, "a.example", "Alpha");
+    snprintf(db, sizeof(db), "%s", json_string_value(json_object_get(t, "database")));
+    snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(t, "id")));
+    json_decref(t);
+    snprintf(uri, sizeof(uri), "%s/users/peer", peer->origin);
+    eu_it_account_create(s, "a.example", "alice");
+    char *alice = eu_it_account_id(s, "a.example", "alice");
+    char *fan = eu_it_remote_account(db, id, uri, true);
+    free(eu_it_pg_execf(db,
+                        "INSERT INTO follows (tenant_id, account_id, target_account_id)"
+                        " VALUES (%s, %s, %s) RETURNING 1",
+                        id, fan, alice));
+    free(fan);
+    free(alice);
+
+    long long t0 = eu_it_now_ms();
+    eu_it_admin(s, "DELETE", "/admin/v1/tenants/a.example?confirm=a.example", NULL, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    wait_gone(s, "a.example");
+    ck_assert_int_ge(eu_it_now_ms() - t0, 2000);
+    ck_assert_int_eq(inbox_posts(), 0);
+    ck_assert_int_eq(eu_it_tenant_rows(db, id), 0);
+
+    eu_it_resp_free(&r);
+    ck_assert_int_eq(eu_it_server_stop(s), 0);
+    eu_it_server_free(s);
+    peer_stop(peer);
+}
+END_TEST
+
 /* "placement": "dedicated" makes a database of the tenant's own from the
  * template; deleting the tenant drops it. A named placement that does not
  * exist is refused and makes nothing. */
@@ -690,6 +901,8 @@ tenants_suite(void)
     EU_IT_ADD_TCASE(s, test_suspend_and_resume, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_admin_requires_token, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_delete_tenant, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_delete_tenant_sends_delete, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_delete_tenant_grace_ends, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_dedicated_placement, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_healthz, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_metrics, TIMEOUT);
