@@ -415,7 +415,7 @@ put_bare(struct buf *b, const struct eu_sfv_bare *v)
         int64_t a = v->integer < 0 ? -v->integer : v->integer;
         int n = snprintf(num, sizeof(num), "%s%lld.%03lld", v->integer < 0 ? "-" : "",
                          (long long)(a / 1000), (long long)(a % 1000));
-        while (n > 0 && num[n - 1] == '0' && num[n - 2] != '.')
+        while (n > 2 && num[n - 1] == '0' && num[n - 2] != '.')
             num[--n] = '\0';
         puts_(b, num);
         return 0;
