@@ -20,7 +20,6 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -81,23 +80,6 @@ struct eu_auth_cache {
  * database lookup that started before one may have read a row that is no
  * longer true, so it is not cached. The loop is single-threaded. */
 static uint64_t invalidations;
-
-void
-eu_auth_token_new(char out[EU_AUTH_TOKEN_LEN])
-{
-    unsigned char raw[32];
-    randombytes_buf(raw, sizeof(raw));
-    sodium_bin2base64(out, EU_AUTH_TOKEN_LEN, raw, sizeof(raw),
-                      sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-}
-
-void
-eu_auth_token_hash(const char *token, char out[65])
-{
-    unsigned char h[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256(h, (const unsigned char *)token, strlen(token));
-    sodium_bin2hex(out, 65, h, sizeof(h));
-}
 
 /* Every scope Mastodon knows, in the order its server metadata lists them
  * (the OAuth metadata endpoint publishes this list). Bit i of a token's
