@@ -65,6 +65,17 @@ run_failed(struct run *r, const PGresult *res, enum eu_db_status st, const char 
     return true;
 }
 
+/* The job ends once the raw upload is gone, so a finished job leaves only
+ * the files its row names; a failed delete is logged and left behind. */
+static void
+on_raw_deleted(int rc, void *arg)
+{
+    struct run *r = arg;
+    if (rc < 0)
+        eu_log_warn("media", "cannot delete the raw upload '%s'", r->raw_key);
+    run_finish(r, NULL);
+}
+
 static void
 on_recorded(PGresult *res, enum eu_db_status st, void *arg)
 {
@@ -83,8 +94,7 @@ on_recorded(PGresult *res, enum eu_db_status st, void *arg)
         eu_job_stmt(r->job, &eu_media_sql[EU_MEDIA_SQL_FAILED], 2, p, on_recorded, r);
         return;
     }
-    eu_store_del(app->store, r->raw_key, NULL, NULL);
-    run_finish(r, NULL);
+    eu_store_del(app->store, r->raw_key, on_raw_deleted, r);
 }
 
 static void
