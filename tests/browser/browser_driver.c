@@ -255,6 +255,7 @@ START_TEST(test_pages_in_chromium)
 
     kill(sink, SIGKILL);
     waitpid(sink, NULL, 0);
+    eu_it_remove_tree(maildir);
     eu_it_resp_free(&r);
     free(alice_id);
     free(staff);

@@ -190,35 +190,18 @@ remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
     return 0;
 }
 
+/* The server's folder: its config, ready file, log, secrets.key, and the
+ * default [admin] archive_dir and [media] root beside them. */
 static void
 remove_dir(struct eu_it_server *s)
 {
-    char tmp[320], archives[300], file[600];
-    DIR *d;
-    struct dirent *e;
+    eu_it_remove_tree(s->dir);
+}
 
-    snprintf(tmp, sizeof(tmp), "%s.tmp", s->ready_path);
-    unlink(s->config_path);
-    unlink(s->ready_path);
-    unlink(tmp);
-    unlink(s->log_path);
-    /* The server's default [admin] archive_dir, beside its config. */
-    snprintf(archives, sizeof(archives), "%s/archives", s->dir);
-    if ((d = opendir(archives)) != NULL) {
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            snprintf(file, sizeof(file), "%s/%s", archives, e->d_name);
-            unlink(file);
-        }
-        closedir(d);
-        rmdir(archives);
-    }
-    /* The server's default [media] root, beside its config: a tree. */
-    char media[320];
-    snprintf(media, sizeof(media), "%s/media", s->dir);
-    nftw(media, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    rmdir(s->dir);
+void
+eu_it_remove_tree(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /*

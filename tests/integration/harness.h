@@ -125,6 +125,10 @@ void eu_it_drop_databases(const char *name);
 /* Prints the last bytes of the server's log to stderr. */
 void eu_it_server_print_log(const struct eu_it_server *s);
 
+/* Removes dir and everything under it (a test's own mkdtemp() folder).
+ * Does not assert. */
+void eu_it_remove_tree(const char *dir);
+
 /* ------------------------------------------------------------------ HTTP */
 
 struct eu_it_header {

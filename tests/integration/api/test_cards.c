@@ -96,6 +96,7 @@ pages_stop(struct pages *p)
         kill(p->pid, SIGKILL);
         waitpid(p->pid, NULL, 0);
     }
+    eu_it_remove_tree(p->dir);
 }
 
 /* Whether the page server was asked for path. */
