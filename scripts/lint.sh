@@ -118,6 +118,7 @@ domainblock social
 entities social
 error core
 feeds social
+audience social
 fetch outbound
 filters social
 http http

@@ -83,6 +83,9 @@ struct eu_ap_audience {
     const char *account;      /* an account id: its own inbox (Follow, Like, Block...) */
     const char *inbox;        /* an inbox URL as is */
     const char *voters_of;    /* a poll id: its remote voters, shared inbox else inbox */
+    /* The followers' inboxes already known (a PostgreSQL text[]), read
+     * instead of the followers when followers is false. */
+    const char *follower_inboxes;
 };
 
 /*
@@ -129,6 +132,11 @@ enum eu_ap_outbox_status_event {
 void eu_ap_outbox_status(struct eu_app *app, struct eu_tenant *t, int64_t author,
                          const char *status_id, enum eu_ap_outbox_status_event ev,
                          const char *original_author);
+/* The same for a new status whose followers' inboxes the caller knows
+ * (a PostgreSQL text[] as statuses.insert_plain answers it, copied), so
+ * they are not read again; NULL: as eu_ap_outbox_status(). */
+void eu_ap_outbox_status_to(struct eu_app *app, struct eu_tenant *t, int64_t author,
+                            const char *status_id, const char *follower_inboxes);
 /* actor deleted its status status_id (Delete with a Tombstone), or its
  * reblog (Undo Announce). The row must still be there (deleted_at set), as
  * Eunha's deletes leave it. */

@@ -14,6 +14,7 @@
 #include "admin_internal.h"
 #include "eunha/apdeliver.h"
 #include "eunha/app.h"
+#include "eunha/audience.h"
 #include "eunha/db.h"
 #include "eunha/fetch.h"
 #include "eunha/filters.h"
@@ -216,6 +217,15 @@ eu_admin_metrics(struct eu_req *req)
             "# TYPE eunha_ap_delivery_signers_kept_total counter\n"
             "eunha_ap_delivery_signers_kept_total %llu\n",
             ds.signatures, ds.key_parses, ds.digests, ds.signers_kept);
+    struct eu_audience_stats au;
+    eu_audience_stats(&au);
+    bprintf(&b,
+            "# HELP eunha_post_audiences_total Plain posts by whether their author's audience "
+            "was kept from the last one or read.\n"
+            "# TYPE eunha_post_audiences_total counter\n"
+            "eunha_post_audiences_total{source=\"kept\"} %llu\n"
+            "eunha_post_audiences_total{source=\"read\"} %llu\n",
+            au.hits, au.reads);
     char *moves = eu_admin_move_metrics();
     bprintf(&b, "%s", moves);
     free(moves);

@@ -84,7 +84,9 @@ const struct eu_sql eu_ap_deliver_sql[] = {
      * The fan-out: $2 the signing actor, $3 the activity, $4 to its
      * followers, $5 a status whose mentioned accounts get it, $6 one account
      * (its own inbox), $7 one inbox URL, $8 a poll whose remote voters get
-     * it. A follower's shared inbox stands for its own, and UNION merges
+     * it, $9 the followers' inboxes when the caller knows them (a post's
+     * kept audience, include/eunha/audience.h). A follower's shared inbox
+     * stands for its own, and UNION merges
      * duplicates, so a server with thousands of followers gets one job.
      * Only remote followers' rows are read (follows.local, migration
      * 0074): local ones, however many, cost the fan-out nothing here.
@@ -104,6 +106,7 @@ const struct eu_sql eu_ap_deliver_sql[] = {
          " UNION SELECT a.inbox_url FROM accounts a WHERE a.tenant_id = $1"
          "  AND a.id = $6::bigint AND a.domain IS NOT NULL"
          " UNION SELECT $7::text WHERE $7::text IS NOT NULL"
+         " UNION SELECT unnest($9::text[])"
          " UNION SELECT coalesce(a.shared_inbox_url, a.inbox_url) FROM poll_votes pv"
          "  JOIN accounts a ON a.tenant_id = $1 AND a.id = pv.account_id"
          "  WHERE pv.tenant_id = $1 AND pv.poll_id = $8::bigint"
@@ -174,17 +177,22 @@ eu_ap_deliver(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *conn, 
     json_decref(activity);
     char actor[24];
     snprintf(actor, sizeof(actor), "%lld", (long long)actor_id);
-    const char *params[] = {
-        actor,     text,         to->followers ? "true" : "false", to->mentioned_in, to->account,
-        to->inbox, to->voters_of};
+    const char *params[] = {actor,
+                            text,
+                            to->followers ? "true" : "false",
+                            to->mentioned_in,
+                            to->account,
+                            to->inbox,
+                            to->voters_of,
+                            to->follower_inboxes};
     struct enqueue *e = eu_xcalloc(1, sizeof(*e));
     eu_tenant_ref(t);
     e->t = t;
     const struct eu_sql *s = &eu_ap_deliver_sql[DELIVER_ENQUEUE];
     if (conn)
-        eu_db_conn_stmt(conn, s, 7, params, on_enqueued, e);
+        eu_db_conn_stmt(conn, s, 8, params, on_enqueued, e);
     else
-        eu_db_pool_stmt(eu_tenant_pool(app->registry, t), s, 7, params, on_enqueued, e);
+        eu_db_pool_stmt(eu_tenant_pool(app->registry, t), s, 8, params, on_enqueued, e);
     free(text);
     return 0;
 }

@@ -125,6 +125,7 @@ struct hook {
     int64_t actor;
     char *status_id, *target, *follow_uri, *also_to;
     char *move_to; /* a Move's target actor */
+    char *inboxes; /* a new status's followers' inboxes, known (text[]) */
     enum eu_ap_outbox_kind kind;
     enum eu_ap_outbox_status_event ev;
     bool pinned;      /* a pin's Add, else its Remove */
@@ -154,6 +155,7 @@ hook_free(struct hook *h)
     free(h->follow_uri);
     free(h->also_to);
     free(h->move_to);
+    free(h->inboxes);
     free(h->tag);
     free(h->base);
     json_decref(h->activity);
@@ -247,9 +249,10 @@ on_note(PGresult *res, enum eu_db_status st, void *arg)
         return;
     }
     struct eu_ap_audience to = {
-        .followers = vis < 3,
+        .followers = vis < 3 && !h->inboxes,
         .mentioned_in = reblog ? NULL : h->status_id,
         .account = reblog ? h->also_to : NULL,
+        .follower_inboxes = vis < 3 ? h->inboxes : NULL,
     };
     int64_t author = h->actor;
     eu_ap_deliver(h->app, h->t, NULL, author, eu_ap_note_with_context(activity), &to);
@@ -266,18 +269,34 @@ context_query(struct hook *h, eu_db_result_cb cb, bool mark_follow)
     eu_db_pool_stmt(pool_of(h), &eu_ap_outbox_sql[OUTBOX_CONTEXT], 5, params, cb, h);
 }
 
-void
-eu_ap_outbox_status(struct eu_app *app, struct eu_tenant *t, int64_t author, const char *status_id,
-                    enum eu_ap_outbox_status_event ev, const char *original_author)
+/* The hook of a status's Create or Update; strings copied, NULL for none. */
+static void
+status_hook(struct eu_app *app, struct eu_tenant *t, int64_t author, const char *status_id,
+            enum eu_ap_outbox_status_event ev, const char *original_author, const char *inboxes)
 {
     struct hook *h = hook_new(app, t, author);
     h->status_id = eu_xstrdup(status_id);
     h->ev = ev;
     h->also_to = original_author ? eu_xstrdup(original_author) : NULL;
+    h->inboxes = inboxes ? eu_xstrdup(inboxes) : NULL;
     char ids[32];
     snprintf(ids, sizeof(ids), "{%s}", status_id);
     const char *params[] = {ids, h->base};
     eu_db_pool_stmt(pool_of(h), eu_ap_note_stmt(), 2, params, on_note, h);
+}
+
+void
+eu_ap_outbox_status(struct eu_app *app, struct eu_tenant *t, int64_t author, const char *status_id,
+                    enum eu_ap_outbox_status_event ev, const char *original_author)
+{
+    status_hook(app, t, author, status_id, ev, original_author, NULL);
+}
+
+void
+eu_ap_outbox_status_to(struct eu_app *app, struct eu_tenant *t, int64_t author,
+                       const char *status_id, const char *follower_inboxes)
+{
+    status_hook(app, t, author, status_id, EU_AP_STATUS_CREATE, NULL, follower_inboxes);
 }
 
 static void

@@ -13,6 +13,7 @@
 #include <hiredis/hiredis.h>
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "eunha/app.h"
 #include "eunha/apresolve.h"
 #include "eunha/arena.h"
+#include "eunha/audience.h"
 #include "eunha/cards.h"
 #include "eunha/db.h"
 #include "eunha/entities.h"
@@ -233,7 +235,9 @@ const struct eu_sql eu_statuses_sql[] = {
      * The author's local followers are read once for the bell and the
      * feeds; a remote one is one probe of an index. A NULL $6 or $7
      * takes the author's default, so posting needs no statement before
-     * this one to read them.
+     * this one to read them. $13 is the stamp of the author's audience
+     * this process keeps (include/eunha/audience.h), or NULL: when it
+     * still holds, the followers are not read at all.
      */
     [STATUSES_INSERT_PLAIN] =
         {"statuses.insert_plain",
@@ -287,14 +291,32 @@ const struct eu_sql eu_statuses_sql[] = {
          " eunha_emojis_in($1, a.domain, a.display_name || ' ' || a.note || ' ' || a.fields::text)"
          "  AS account_emojis, eunha_emojis_in($1, NULL, s.spoiler_text || ' ' || s.content)"
          "  AS status_emojis,"
-         " CASE WHEN s.visibility < 3 AND (s.in_reply_to_account_id IS NULL"
-         "  OR s.in_reply_to_account_id = s.account_id)"
+         /* The audience: read only when the author's stamp moved since
+          * the kept one ($13, src/social/audience.c) or the status is not
+          * simple (a plain public, unlisted or private status that
+          * replies to nobody else, by an author not suspended: what the
+          * kept lists are true of); otherwise NULL, and the kept lists
+          * serve. */
+         " CASE WHEN k.fresh THEN CASE WHEN s.visibility < 3 AND (s.in_reply_to_account_id IS"
+         "  NULL OR s.in_reply_to_account_id = s.account_id)"
          "  THEN (SELECT coalesce(array_agg(fl.account_id), '{}') FROM fl WHERE fl.notify)"
-         "  ELSE '{}' END::text AS notify_ids,"
-         " s.visibility < 3 AND EXISTS (SELECT 1 FROM follows rf JOIN accounts ra"
-         "  ON ra.tenant_id = $1 AND ra.id = rf.account_id WHERE rf.tenant_id = $1"
-         "  AND rf.target_account_id = $2::bigint AND NOT rf.local AND ra.suspended_at IS NULL)"
-         "  AS remote,"
+         "  ELSE '{}' END::text END AS notify_ids,"
+         " CASE WHEN k.fresh THEN s.visibility < 3 AND EXISTS (SELECT 1 FROM follows rf"
+         "  JOIN accounts ra ON ra.tenant_id = $1 AND ra.id = rf.account_id WHERE rf.tenant_id"
+         "  = $1 AND rf.target_account_id = $2::bigint AND NOT rf.local AND ra.suspended_at IS"
+         "  NULL) END AS remote,"
+         /* For the kept audience: the remote followers' inboxes, as
+          * ap_deliver.enqueue would find them, and when the first mute of
+          * the author lapses. */
+         " CASE WHEN k.fresh AND k.simple THEN (SELECT array_agg(DISTINCT"
+         "  coalesce(ia.shared_inbox_url, ia.inbox_url)) FROM follows fi JOIN accounts ia"
+         "  ON ia.tenant_id = $1 AND ia.id = fi.account_id WHERE fi.tenant_id = $1"
+         "  AND fi.target_account_id = $2::bigint AND NOT fi.local AND ia.domain IS NOT NULL"
+         "  AND ia.suspended_at IS NULL)::text END AS inboxes,"
+         " CASE WHEN k.fresh AND k.simple THEN (SELECT (extract(epoch FROM min(mx.expires_at))"
+         "  * 1000)::bigint FROM mutes mx WHERE mx.tenant_id = $1 AND mx.target_account_id ="
+         "  $2::bigint AND mx.expires_at > now()) END AS audience_until,"
+         " k.stamp AS audience_stamp, k.simple AS audience_simple, k.fresh AS audience_fresh,"
          /* The feeds: feeds.recipients and eunha_is_home_feed_status() for the
           * status just inserted, over the author's local followers fl read
           * once for the whole statement: as v(id), the author and every
@@ -309,7 +331,8 @@ const struct eu_sql eu_statuses_sql[] = {
           * PostgreSQL hashes each once rather than probing per follower),
           * which keeps a follower's share of the statement to its index
           * entry. */
-         " (SELECT array_agg(v.id) FROM (SELECT s.account_id AS id UNION ALL SELECT fl.account_id"
+         " CASE WHEN k.fresh THEN (SELECT array_agg(v.id) FROM (SELECT s.account_id AS id"
+         " UNION ALL SELECT fl.account_id"
          " FROM fl WHERE fl.account_id <> s.account_id AND s.visibility < 3 AND"
          " a.suspended_at IS NULL AND"
          " (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id IN (s.account_id,"
@@ -320,8 +343,14 @@ const struct eu_sql eu_statuses_sql[] = {
          " vb.target_account_id FROM blocks vb WHERE vb.tenant_id = $1 AND vb.account_id ="
          " $2::bigint) AND fl.account_id NOT IN (SELECT hu.account_id FROM mutes hu WHERE"
          " hu.tenant_id = $1 AND hu.target_account_id = $2::bigint AND (hu.expires_at IS NULL"
-         " OR hu.expires_at > now()))) v)::text AS feeds"
-         " FROM s, a"},
+         " OR hu.expires_at > now()))) v)::text END AS feeds"
+         /* The stamp as this statement's snapshot saw it, as the lists
+          * did: a follow committed meanwhile moves it for the next post. */
+         " FROM s, a, LATERAL (SELECT x.stamp, x.simple, x.stamp IS DISTINCT FROM $13::text OR"
+         "  NOT x.simple AS fresh FROM (SELECT (SELECT y.audience_stamp::text FROM accounts y"
+         "  WHERE y.tenant_id = $1 AND y.id = $2::bigint) AS stamp, s.visibility < 3 AND"
+         "  (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id) AND"
+         "  a.suspended_at IS NULL AS simple) x) k"},
     /* $2 id, $3 author, $4 text, $5 html, $6 spoiler, $7 sensitive, $8 language,
      * $9 mention ids, $10 tags, $11 media ids in order, $12 media_attributes
      * as a JSON object {id: {description?, fx?, fy?}} for some of $11, $13
@@ -969,11 +998,12 @@ struct publish {
     int64_t author;
     bool notify_followers;
     char *mention_ids;
-    int64_t poll_ms;       /* the poll's lifetime, or -1 */
-    bool plain;            /* sent statuses.insert_plain, whose row ends in NEW_FEEDS */
-    bool card;             /* has a link that may get a preview card (src/social/cards.c) */
-    int64_t quoted_author; /* a local quoted author to tell, or 0 */
-    bool quote_request;    /* a pending quote of a remote post: ask its author */
+    int64_t poll_ms;          /* the poll's lifetime, or -1 */
+    bool plain;               /* sent statuses.insert_plain, whose row ends in NEW_FEEDS */
+    bool card;                /* has a link that may get a preview card (src/social/cards.c) */
+    int64_t quoted_author;    /* a local quoted author to tell, or 0 */
+    bool quote_request;       /* a pending quote of a remote post: ask its author */
+    struct eu_audience *kept; /* the author's kept audience whose stamp was sent, or NULL */
     eu_status_published_cb cb;
     void *arg;
 };
@@ -985,6 +1015,59 @@ notify_ids(const struct publish *pb, const char *text, const char *type, int64_t
     int64_t *ids = eu_db_bigint_array(text, &n);
     eu_notify_many(pb->app->registry, pb->tenant, ids, n, pb->author, type, status_id);
     free(ids);
+}
+
+/* What a plain post reaches: its statement's lists, or the kept ones
+ * (include/eunha/audience.h). Strings borrowed from the result or from
+ * pb->kept. inboxes NULL: the outbox finds the followers' inboxes itself. */
+struct audience {
+    const char *feeds, *notify, *inboxes;
+    bool remote;
+};
+
+static const char *
+value(const PGresult *res, int col)
+{
+    return col < 0 || PQgetisnull(res, 0, col) ? NULL : PQgetvalue(res, 0, col);
+}
+
+/* Fills au from statuses.insert_plain's row, and keeps a simple status's
+ * freshly read audience for the author's next post. False when the row
+ * has neither (not the plain statement's). */
+static bool
+audience_of(struct publish *pb, const PGresult *res, struct audience *au)
+{
+    const char *fresh = value(res, PQfnumber(res, "audience_fresh"));
+    if (!fresh)
+        return false;
+    if (fresh[0] != 't') {
+        /* The stamp held: pb->kept is what was sent. */
+        if (!pb->kept)
+            return false;
+        eu_audience_count(true);
+        *au = (struct audience){pb->kept->feeds, pb->kept->notify, pb->kept->inboxes,
+                                pb->kept->remote};
+        return true;
+    }
+    const char *feeds = value(res, PQfnumber(res, "feeds"));
+    const char *remote = value(res, PQfnumber(res, "remote"));
+    if (!feeds || !remote)
+        return false;
+    eu_audience_count(false);
+    const char *simple = value(res, PQfnumber(res, "audience_simple"));
+    const char *inboxes = value(res, PQfnumber(res, "inboxes"));
+    *au =
+        (struct audience){feeds, value(res, PQfnumber(res, "notify_ids")), NULL, remote[0] == 't'};
+    if (simple && simple[0] == 't') {
+        /* Simple: the lists hold for the author's next simple post while
+         * the stamp does, and the inboxes are the followers' whole. */
+        const char *until = value(res, PQfnumber(res, "audience_until"));
+        eu_audience_put(pb->tenant->id, pb->author, value(res, PQfnumber(res, "audience_stamp")),
+                        until ? strtoll(until, NULL, 10) : INT64_MAX, au->remote, feeds,
+                        au->notify ? au->notify : "{}", inboxes);
+        au->inboxes = inboxes;
+    }
+    return true;
 }
 
 static void
@@ -1003,17 +1086,22 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
          * also lists the feeds and says when nobody remote would receive
          * the status. */
         int notify_col = PQfnumber(res, "notify_ids");
-        int remote_col = PQfnumber(res, "remote"), feeds_col = PQfnumber(res, "feeds");
-        bool plain = pb->plain && remote_col >= 0 && feeds_col >= 0;
+        struct audience au;
+        bool plain = pb->plain && audience_of(pb, res, &au);
         notify_ids(pb, pb->mention_ids, "mention", sid);
-        if (pb->notify_followers && notify_col >= 0)
-            notify_ids(pb, PQgetvalue(res, 0, notify_col), "status", sid);
+        const char *notify = plain             ? au.notify
+                             : notify_col >= 0 ? PQgetvalue(res, 0, notify_col)
+                                               : NULL;
+        if (pb->notify_followers && notify)
+            notify_ids(pb, notify, "status", sid);
         if (plain)
-            eu_feed_status_fanout_ids(pb->app, pb->tenant, sid, PQgetvalue(res, 0, feeds_col));
+            eu_feed_status_fanout_ids(pb->app, pb->tenant, sid, au.feeds);
         else
             eu_feed_status_fanout(pb->app, pb->tenant, sid, false);
-        if (!plain || PQgetvalue(res, 0, remote_col)[0] == 't')
+        if (!plain)
             eu_ap_outbox_status(pb->app, pb->tenant, pb->author, id, EU_AP_STATUS_CREATE, NULL);
+        else if (au.remote)
+            eu_ap_outbox_status_to(pb->app, pb->tenant, pb->author, id, au.inboxes);
         if (pb->poll_ms >= 0)
             eu_queue_task_wake(pb->tenant, EU_TASK_POLLS, pb->poll_ms);
         if (pb->card)
@@ -1026,6 +1114,7 @@ on_published(PGresult *res, enum eu_db_status st, void *arg)
         pb->cb(id, EU_DB_OK, NULL, pb->poll_ms >= 0 ? NULL : res, pb->arg);
     }
     eu_tenant_unref(pb->tenant);
+    eu_audience_unref(pb->kept);
     free(pb->mention_ids);
     free(pb);
 }
@@ -1100,7 +1189,12 @@ eu_status_publish(struct eu_app *app, struct eu_tenant *t, struct eu_db_conn *co
     /* Mastodon shows media or a poll instead of a card. */
     pb->card = !d->poll && !strcmp(params[15], "{}") && eu_card_candidate(d->html);
     const struct eu_sql *insert = &eu_statuses_sql[plain ? STATUSES_INSERT_PLAIN : STATUSES_INSERT];
-    int nparams = plain ? 11 : 21;
+    int nparams = plain ? 12 : 21;
+    if (plain) {
+        /* The plain statement's last parameter is the kept stamp. */
+        pb->kept = eu_audience_get(t->id, d->account_id);
+        params[11] = pb->kept ? pb->kept->stamp : NULL;
+    }
     if (conn)
         eu_db_conn_stmt(conn, insert, nparams, params, on_published, pb);
     else

@@ -25,6 +25,7 @@
 #include "eunha/admin.h"
 #include "eunha/apdeliver.h"
 #include "eunha/api.h"
+#include "eunha/audience.h"
 #include "eunha/auth.h"
 #include "eunha/config.h"
 #include "eunha/cpupool.h"
@@ -864,6 +865,7 @@ out:
     eu_sql_free();
     eu_rc_free();
     eu_filters_cache_free();
+    eu_audience_clear();
     return code;
 }
 

@@ -468,6 +468,152 @@ START_TEST(test_home_plain_status_rules)
 }
 END_TEST
 
+/* Waits up to 3 s for the count that sql (one %s: the tenant id) answers
+ * to reach want; returns the last count. */
+static long
+count_reaches(struct world *w, long want, const char *sql)
+{
+    long got = eu_it_pg_execf_long(w->db, sql, w->tid);
+    for (int i = 0; i < 60 && got != want; i++) {
+        eu_it_sleep_ms(50);
+        got = eu_it_pg_execf_long(w->db, sql, w->tid);
+    }
+    return got;
+}
+
+/*
+ * A plain post keeps its author's audience (include/eunha/audience.h), so
+ * the author's next post reads no follower while accounts.audience_stamp
+ * (migration 0075) holds. Whatever changes the audience moves the stamp:
+ * a new follower, a follower's bell, a mute (and its running out, which
+ * no write announces), a remote follower's new inbox. Each post here
+ * reaches exactly whom it would had nothing been kept, and /metrics
+ * counts which posts used the kept audience. The decoy tenant's author,
+ * posting in between, keeps its own.
+ */
+START_TEST(test_home_kept_audience)
+{
+    static const struct eu_it_world_opts opts = {
+        .host = HOST,
+        .decoy = "decoy.example",
+        .users = {{"alice"}, {"bob"}, {"carol"}, {"dave", "decoy.example"}},
+    };
+    struct world w;
+    eu_it_world_start(&w, &opts);
+    struct eu_it_resp r = {0};
+    const char *alice = eu_it_id(&w, "alice"), *bob = eu_it_id(&w, "bob");
+    const char *carol = eu_it_id(&w, "carol");
+    follow(&w, alice, bob, true);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "alice"), NULL);
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "carol"), NULL);
+    const char *kept = "eunha_post_audiences_total{source=\"kept\"}";
+    const char *read = "eunha_post_audiences_total{source=\"read\"}";
+    double kept0 = eu_it_metric(w.s, kept), read0 = eu_it_metric(w.s, read);
+
+    char *p1 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"one\"}");
+    char *p2 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"two\"}");
+    expect_in_feed(&w, alice, p1, 1);
+    expect_in_feed(&w, alice, p2, 1);
+    ck_assert_double_eq(eu_it_metric(w.s, read), read0 + 1);
+    ck_assert_double_eq(eu_it_metric(w.s, kept), kept0 + 1);
+    /* The decoy's author reads its own audience, bob's stays kept. */
+    ck_assert_int_eq(eu_it_http(&r, "POST", w.s->public_port, "decoy.example", "/api/v1/statuses",
+                                eu_it_tok(&w, "dave"), "{\"status\":\"elsewhere\"}"),
+                     0);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *p3 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"three\"}");
+    expect_in_feed(&w, alice, p3, 1);
+    ck_assert_double_eq(eu_it_metric(w.s, read), read0 + 2);
+    ck_assert_double_eq(eu_it_metric(w.s, kept), kept0 + 2);
+
+    /* A new follower: the next post reads again and reaches her. */
+    follow(&w, carol, bob, true);
+    char *p4 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"four\"}");
+    char *p5 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"five\"}");
+    expect_in_feed(&w, carol, p3, 0);
+    expect_in_feed(&w, carol, p4, 1);
+    expect_in_feed(&w, carol, p5, 1);
+    ck_assert_double_eq(eu_it_metric(w.s, read), read0 + 3);
+    ck_assert_double_eq(eu_it_metric(w.s, kept), kept0 + 3);
+
+    /* alice rings the bell: both posts after it tell her. */
+    free(eu_it_world_sql(&w,
+                         "UPDATE follows SET notify = true WHERE tenant_id = %s AND account_id = %s"
+                         " AND target_account_id = %s",
+                         w.tid, alice, bob));
+    char *p6 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"six\"}");
+    char *p7 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"seven\"}");
+    char sql[400];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM notifications WHERE tenant_id = %%s AND account_id = %s"
+             " AND type = 'status' AND status_id IN (%s, %s, %s)",
+             alice, p5, p6, p7);
+    ck_assert_int_eq(count_reaches(&w, 2, sql), 2);
+
+    /* carol mutes bob for two seconds: hidden while it lasts, kept or
+     * not; once it runs out, with no write to say so, the next post
+     * reaches her again. */
+    free(eu_it_world_sql(&w,
+                         "INSERT INTO mutes (tenant_id, account_id, target_account_id, expires_at)"
+                         " VALUES (%s, %s, %s, now() + interval '2 seconds')",
+                         w.tid, carol, bob));
+    long long lapse = eu_it_now_ms() + 2000;
+    char *p8 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"eight\"}");
+    char *p9 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"nine\"}");
+    expect_in_feed(&w, carol, p8, 0);
+    expect_in_feed(&w, carol, p9, 0);
+    expect_in_feed(&w, alice, p9, 1);
+    double read_muted = eu_it_metric(w.s, read);
+    while (eu_it_now_ms() < lapse + 300)
+        eu_it_sleep_ms(100);
+    char *p10 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"ten\"}");
+    expect_in_feed(&w, carol, p10, 1);
+    ck_assert_double_eq(eu_it_metric(w.s, read), read_muted + 1);
+
+    /* A remote follower: its shared inbox gets the kept post too, and
+     * its new inbox the post after it moved. */
+    free(eu_it_world_sql(&w, "CREATE TABLE it_inboxes (tenant_id bigint, inbox text)"));
+    free(eu_it_world_sql(&w, "CREATE FUNCTION it_copy_inbox() RETURNS trigger LANGUAGE plpgsql"
+                             " AS $$BEGIN INSERT INTO it_inboxes VALUES (NEW.tenant_id,"
+                             " NEW.payload->>'inbox'); RETURN NEW; END$$"));
+    free(eu_it_world_sql(&w, "CREATE TRIGGER it_copy_inbox AFTER INSERT ON jobs FOR EACH ROW"
+                             " WHEN (NEW.kind = 'ap_deliver') EXECUTE FUNCTION it_copy_inbox()"));
+    char *rem = eu_it_remote_account(w.db, w.tid, "https://far.example/users/rem", true);
+    follow(&w, rem, bob, true);
+    const char *old_inbox = "SELECT count(*) FROM it_inboxes WHERE tenant_id = %s"
+                            " AND inbox = 'https://far.example/inbox'";
+    const char *new_inbox = "SELECT count(*) FROM it_inboxes WHERE tenant_id = %s"
+                            " AND inbox = 'https://far.example/new-inbox'";
+    char *p11 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"eleven\"}");
+    ck_assert_int_eq(count_reaches(&w, 1, old_inbox), 1);
+    double kept_far = eu_it_metric(w.s, kept);
+    char *p12 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"twelve\"}");
+    ck_assert_int_eq(count_reaches(&w, 2, old_inbox), 2);
+    ck_assert_double_eq(eu_it_metric(w.s, kept), kept_far + 1);
+    free(eu_it_world_sql(&w,
+                         "UPDATE accounts SET shared_inbox_url = 'https://far.example/new-inbox'"
+                         " WHERE tenant_id = %s AND id = %s",
+                         w.tid, rem));
+    char *p13 = post(&w, eu_it_tok(&w, "bob"), "{\"status\":\"thirteen\"}");
+    ck_assert_int_eq(count_reaches(&w, 1, new_inbox), 1);
+    ck_assert_int_eq(eu_it_pg_execf_long(w.db, old_inbox, w.tid), 2);
+    /* No delivery from the decoy's tenant, none for alice's posts. */
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(w.db, "SELECT count(*) FROM it_inboxes WHERE tenant_id <> %s", w.tid),
+        0);
+    /* carol's feed as the posts filled it: from her follow on, less what
+     * the mute hid. */
+    api(&w, &r, "GET", "/api/v1/timelines/home", eu_it_tok(&w, "carol"), NULL);
+    expect_ids(&r, p13, p12, p11, p10, p7, p6, p5, p4, NULL);
+
+    char *ps[] = {p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, rem};
+    for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+        free(ps[i]);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 /* POST /api/v1/statuses answers with the status rendered by the statement
  * that inserted it; GET must answer the same, and the author's counters in
  * it are those after the post. */
@@ -704,6 +850,7 @@ main(void)
     EU_IT_ADD_TCASE(s, test_home_reblogs_mutes_blocks, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_home_plain_status_rules, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_home_remote_followers, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_home_kept_audience, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_post_answer_is_the_status, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_public_and_tag, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_account_statuses, TIMEOUT);
