@@ -125,7 +125,8 @@ extern const struct eu_sql eu_admin_announcements_sql[];
 extern const struct eu_sql eu_admin_instance_sql[]; /* api/admin_instance.c */
 
 /* queue/ */
-extern const struct eu_sql eu_queue_sql[];
+extern const struct eu_sql eu_queue_sql[];     /* queue/queue.c: claims, inserts, the poll */
+extern const struct eu_sql eu_queue_job_sql[]; /* queue/job.c: a held job's end and lock */
 extern const struct eu_sql eu_queue_accounts_sql[];
 extern const struct eu_sql eu_queue_ping_sql[];
 

@@ -57,7 +57,7 @@ void eu_stream_filters_changed(struct eu_req *req);
  * Account account_id of t changed what its streams filter statuses by: its
  * blocks (either way), mutes, domain blocks or filters. Every process with
  * a stream of the account reloads its state for render once, send many
- * (src/http/streaming.c). Call after the change committed; fire and forget.
+ * (src/http/stream_deliver.c). Call after the change committed; fire and forget.
  */
 void eu_stream_viewer_changed(struct eu_app *app, const struct eu_tenant *t, int64_t account_id);
 /* Notification notification_id of local account account_id was stored

@@ -1,5 +1,6 @@
 /*
- * The streaming API's listening end (src/http/streaming.c): the hub that
+ * The streaming API's listening end (src/http/streaming.c, and
+ * stream_deliver.c for what reaches each listener): the hub that
  * holds the WebSocket and SSE connections and hears the Redis channels
  * stream.h publishes on. It lives in the request layer, beside the
  * connections it takes from evhttp; what one listener gets of an event is

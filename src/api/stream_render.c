@@ -6,9 +6,9 @@
  * would hold for that viewer, or nothing: the public timeline's shunning,
  * the render's visibility rule, the viewer's filters in the stream's
  * context ("hide" drops, others add "filtered") and the viewer's flags.
- * The hub (src/http/streaming.c) calls it through the callbacks the wiring
- * gave eu_stream_start(): the hub stands below the REST handlers and
- * includes none of them.
+ * The hub (src/http/stream_deliver.c) calls it through the callbacks the
+ * wiring gave eu_stream_start(): the hub stands below the REST handlers
+ * and includes none of them.
  *
  * A new status on the public, hashtag and user streams is rendered once
  * for all their listeners instead (eu_stream_shared_render()): the Status

@@ -99,6 +99,7 @@ const struct eu_sql *const eu_sql_tables[] = {
 
     /* queue group */
     eu_queue_sql,
+    eu_queue_job_sql,
     eu_queue_accounts_sql,
     eu_queue_ping_sql,
 

@@ -17,22 +17,17 @@
  *
  * A message names an event and an id; each listener gets it rendered for
  * its own viewer, by the renderer the wiring gave eu_stream_start() (the
- * REST handlers', which stand above this room). A new status ("update") on
- * the public, hashtag and user streams is rendered once for every listener
- * of the process instead (struct eu_stream_ops in streaming.h): the first
- * listener to reach it starts the shared render, the others wait on it
- * (without taking one of the process's renders), and each gets its payload
- * spliced from it and its viewer's state, which the hub loads when a
- * stream opens and again when the viewer's blocks, mutes, domain blocks or
- * filters change ("viewer <id>" on the tenant's close channel). The
- * renders are kept for the last SHARED_KEEP statuses, for the listeners
- * that reach them later. A client's events wait in
- * its own queue and are rendered one at a time, so they arrive in the
- * order of the channel; at most [limits] stream_max_renders renders run in the process,
- * and the clients that found none free wait in line for one. Nothing is
- * dropped silently: a client more than EU_STREAM_MAX_QUEUE events behind is
- * disconnected, so it reconnects and re-reads the timeline instead of
- * believing it saw everything.
+ * REST handlers', which stand above this room), or spliced from a status
+ * rendered once for every listener of the process. This file decides who
+ * hears a message (deliver()); how it reaches them (each client's queue,
+ * the line for the process's [limits] stream_max_renders renders, shared
+ * renders and the viewer state they need) is stream_deliver.c's, which
+ * shares the client with this file through streaming_internal.h. The
+ * viewer state is loaded when a stream opens and again when the viewer's
+ * blocks, mutes, domain blocks or filters change ("viewer <id>" on the
+ * tenant's close channel). Nothing is dropped silently: a client too far
+ * behind is disconnected, so it reconnects and re-reads the timeline
+ * instead of believing it saw everything.
  *
  * A stream ends with what it was opened with: revoking its token,
  * suspending its account, or suspending or deleting its tenant closes it
@@ -84,11 +79,9 @@
 #include "eunha/tenant.h"
 
 #include "conns_internal.h"
+#include "streaming_internal.h"
 
 #define EU_STREAM_MAX_SUBS 32
-/* Events one client may have waiting for their render: past it the client
- * has fallen too far behind to catch up, and is told by being closed. */
-#define EU_STREAM_MAX_QUEUE 256
 /* A client's message: {"type":"subscribe","stream":"hashtag","tag":...}
  * with a tag of at most 200 bytes fits many times over. */
 #define EU_STREAM_MAX_COMMAND 4096
@@ -101,71 +94,12 @@
 #define LIVE_TTL_S "90"
 #define LIVE_REFRESH_S 30
 #define CHAN_BUCKETS 1024
-/* Shared renders kept for listeners still behind: at a status per
- * listener's turn, a few dozen cover any client within its queue bound of
- * the rest unless statuses come faster than it reads. */
-#define SHARED_KEEP 64
 
-struct chan;
-struct client;
-
-struct sub {
-    struct client *c;
-    struct chan *ch;
-    char stream[24];               /* Mastodon's name: "user", "public:local", "hashtag"... */
-    char *param;                   /* the tag, or NULL */
-    char *names;                   /* ["stream", param] as a message's JSON */
-    bool notes_only;               /* user:notification */
-    struct sub *next;              /* in the client */
-    struct sub *ch_next, *ch_prev; /* in the channel */
-};
-
-struct chan {
+struct eu_stream_chan {
     char *name;             /* the Redis channel */
     struct eu_redis *redis; /* where it is subscribed: its tenant's then */
-    struct sub *subs;
-    struct chan *next; /* hash chain */
-};
-
-/* An event waiting its turn to be rendered for one client. */
-struct queued {
-    char stream[24];
-    char *param;
-    char event[24];
-    char *id; /* or a verbatim event's payload */
-    struct queued *next;
-};
-
-struct client {
-    struct bufferevent *bev;
-    struct eu_tenant *t; /* holds a ref */
-    struct eu_stream_viewer v;
-    char *scopes;
-    char token_hash[65]; /* what a revocation names */
-    struct eu_conns_hold *hold;
-    bool ws;
-    wslay_event_context_ptr wctx;
-    struct event *heartbeat;
-    struct event *free_ev;
-    bool closing;
-    bool released; /* free_ev ran: its reference is gone */
-    int refs;      /* free_ev and the render in flight hold one each */
-    struct sub *subs;
-    int n_subs;
-    struct queued *q_head, *q_tail;
-    int q_len;
-    bool rendering; /* a render for it alone, or a shared one, is awaited */
-    bool waiting;   /* in the hub's line for a render */
-    /* The viewer's blocks, mutes and filters for shared renders (NULL:
-     * none yet, or its load failed: its events are rendered for it
-     * alone); a reload in flight, gen the latest asked. */
-    struct eu_stream_vstate *vs;
-    bool vs_loading;
-    bool vs_waiting; /* an event waits for the load (rendering is set) */
-    bool vs_renewed; /* reloaded as out of date, and not served since */
-    unsigned vs_gen;
-    struct client *wait_next;
-    struct client *prev, *next;
+    struct eu_stream_sub *subs;
+    struct eu_stream_chan *next; /* hash chain */
 };
 
 /* Streams of one tenant in this process: for its cap and its live mark. */
@@ -177,132 +111,27 @@ struct tcount {
     struct tcount *next;
 };
 
-/* A listener waiting for a shared render; holds a reference to c. */
-struct shared_waiter {
-    struct client *c;
-    struct shared_waiter *next;
-};
-
-/* One status rendered for every listener of its tenant here. */
-struct shared {
-    int64_t tenant_id;
-    char id[24];
-    bool ready, failed;
-    bool orphan;                 /* the hub is gone: the render frees it when done */
-    struct eu_stream_shared *sh; /* NULL when ready: nobody gets it */
-    struct shared_waiter *waiters;
-    struct shared *next; /* newest first */
-};
-
 struct hub {
     struct eu_app *app;
-    struct shared *shared;
-    int n_shared;
-    struct eu_stream_stats stats;
     struct tcount *tenants;
-    struct chan *chans[CHAN_BUCKETS];
-    struct client *clients;
+    struct eu_stream_chan *chans[CHAN_BUCKETS];
+    struct eu_stream_client *clients;
     int n_clients;
-    int renders;
-    /* Clients with an event to render and no render free, in order. */
-    struct client *wait_head, *wait_tail;
     struct event *live_timer;
 };
 
 static struct hub *hub;
-/* The wiring's renderers: outside the hub, as a shared render still in
- * flight when the hub is freed frees what it made with them. */
-static struct eu_stream_ops ops;
 
-static void client_close(struct client *c);
 static struct tcount *tcount_find(int64_t id);
-static void client_drain(struct client *c);
-static void client_end(struct client *c, uint16_t code, const char *why);
+static void client_drain(struct eu_stream_client *c);
 
 /* ------------------------------------------------------------------ output */
 
-static bool
-over_limit(struct client *c)
+bool
+eu_stream_client_over_limit(struct eu_stream_client *c)
 {
     return evbuffer_get_length(bufferevent_get_output(c->bev)) >
            hub->app->cfg->stream_max_output_bytes;
-}
-
-/* False when c is going or has let too much output pile up (closed
- * here): nothing more is queued for it. */
-static bool
-can_send(struct client *c)
-{
-    if (c->closing)
-        return false;
-    if (over_limit(c)) {
-        eu_log_info("stream", "closing a stream: over %zu bytes unread",
-                    hub->app->cfg->stream_max_output_bytes);
-        client_close(c);
-        return false;
-    }
-    return true;
-}
-
-/* Sends one event to a client: a WebSocket text frame holding Mastodon's
- * {"stream":[...],"event":...,"payload":"..."}, or an SSE event. */
-static void
-send_event(struct client *c, const struct sub *s, const char *event, const char *payload,
-           size_t len)
-{
-    if (!can_send(c))
-        return;
-    if (!c->ws) {
-        struct evbuffer *out = bufferevent_get_output(c->bev);
-        evbuffer_add_printf(out, "event: %s\ndata: ", event);
-        if (payload)
-            evbuffer_add(out, payload, len);
-        evbuffer_add(out, "\n\n", 2);
-        return;
-    }
-    json_t *msg = json_object();
-    json_t *names = json_array();
-    json_array_append_new(names, json_string(s->stream));
-    if (s->param)
-        json_array_append_new(names, json_string(s->param));
-    json_object_set_new(msg, "stream", names);
-    json_object_set_new(msg, "event", json_string(event));
-    if (payload) /* filters_changed has none */
-        json_object_set_new(msg, "payload", json_stringn(payload, len));
-    char *text = json_dumps(msg, JSON_COMPACT);
-    json_decref(msg);
-    struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, strlen(text)};
-    wslay_event_queue_msg(c->wctx, &m);
-    wslay_event_send(c->wctx);
-    free(text);
-}
-
-/* Sends a payload spliced for c (escaped as a JSON string's content for a
- * WebSocket), without building the message as an object: its parts are
- * JSON already. */
-static void
-send_spliced(struct client *c, const struct sub *s, const char *event, const char *payload,
-             size_t len)
-{
-    if (!can_send(c))
-        return;
-    if (!c->ws) {
-        struct evbuffer *out = bufferevent_get_output(c->bev);
-        evbuffer_add_printf(out, "event: %s\ndata: ", event);
-        evbuffer_add(out, payload, len);
-        evbuffer_add(out, "\n\n", 2);
-        return;
-    }
-    size_t names = strlen(s->names), ev = strlen(event);
-    size_t n = sizeof("{\"stream\":,\"event\":\"\",\"payload\":\"\"}") + names + ev + len;
-    char *text = eu_xmalloc(n);
-    int head = snprintf(text, n, "{\"stream\":%s,\"event\":\"%s\",\"payload\":\"", s->names, event);
-    memcpy(text + head, payload, len);
-    memcpy(text + head + len, "\"}", 2);
-    struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, (size_t)head + len + 2};
-    wslay_event_queue_msg(c->wctx, &m);
-    wslay_event_send(c->wctx);
-    free(text);
 }
 
 /* ---------------------------------------------------------------- channels */
@@ -316,10 +145,10 @@ chan_bucket(const char *name)
     return (size_t)(h % CHAN_BUCKETS);
 }
 
-static struct chan *
+static struct eu_stream_chan *
 chan_find(const char *name)
 {
-    for (struct chan *ch = hub->chans[chan_bucket(name)]; ch; ch = ch->next)
+    for (struct eu_stream_chan *ch = hub->chans[chan_bucket(name)]; ch; ch = ch->next)
         if (strcmp(ch->name, name) == 0)
             return ch;
     return NULL;
@@ -327,10 +156,10 @@ chan_find(const char *name)
 
 /* A channel's name holds its tenant's key prefix, so one name is one
  * tenant's and one Redis's. */
-static struct chan *
+static struct eu_stream_chan *
 chan_get(const char *name, struct eu_redis *redis)
 {
-    struct chan *ch = chan_find(name);
+    struct eu_stream_chan *ch = chan_find(name);
     if (ch)
         return ch;
     ch = eu_xcalloc(1, sizeof(*ch));
@@ -344,12 +173,12 @@ chan_get(const char *name, struct eu_redis *redis)
 }
 
 static void
-chan_release(struct chan *ch)
+chan_release(struct eu_stream_chan *ch)
 {
     if (ch->subs)
         return;
     eu_redis_unsubscribe(ch->redis, ch->name);
-    struct chan **p = &hub->chans[chan_bucket(ch->name)];
+    struct eu_stream_chan **p = &hub->chans[chan_bucket(ch->name)];
     while (*p != ch)
         p = &(*p)->next;
     *p = ch->next;
@@ -358,9 +187,9 @@ chan_release(struct chan *ch)
 }
 
 static void
-sub_free(struct sub *s)
+sub_free(struct eu_stream_sub *s)
 {
-    struct chan *ch = s->ch;
+    struct eu_stream_chan *ch = s->ch;
     if (s->ch_prev)
         s->ch_prev->ch_next = s->ch_next;
     else
@@ -463,21 +292,21 @@ channel_of(const struct eu_tenant *t, int64_t account_id, const char *stream, co
 }
 
 static int
-subscribe(struct client *c, const char *stream, const char *param, const char **err)
+subscribe(struct eu_stream_client *c, const char *stream, const char *param, const char **err)
 {
     char name[EU_TENANT_KEY_PREFIX_SIZE + 256];
     if (channel_of(c->t, c->v.account_id, stream, param, name, sizeof(name), err))
         return -1;
     if ((*err = scope_refusal(c->scopes, stream)))
         return -1;
-    for (struct sub *s = c->subs; s; s = s->next)
+    for (struct eu_stream_sub *s = c->subs; s; s = s->next)
         if (strcmp(s->stream, stream) == 0 && strcmp(s->ch->name, name) == 0)
             return 0;
     if (c->n_subs >= EU_STREAM_MAX_SUBS) {
         *err = "Too many streams on one connection";
         return -1;
     }
-    struct sub *s = eu_xcalloc(1, sizeof(*s));
+    struct eu_stream_sub *s = eu_xcalloc(1, sizeof(*s));
     s->c = c;
     snprintf(s->stream, sizeof(s->stream), "%s", stream);
     s->param = param && (strncmp(stream, "hashtag", 7) == 0 || strcmp(stream, "list") == 0)
@@ -504,14 +333,14 @@ subscribe(struct client *c, const char *stream, const char *param, const char **
 }
 
 static void
-unsubscribe(struct client *c, const char *stream, const char *param)
+unsubscribe(struct eu_stream_client *c, const char *stream, const char *param)
 {
     char name[EU_TENANT_KEY_PREFIX_SIZE + 256];
     const char *err;
     if (channel_of(c->t, c->v.account_id, stream, param, name, sizeof(name), &err))
         return;
-    for (struct sub **p = &c->subs; *p; p = &(*p)->next) {
-        struct sub *s = *p;
+    for (struct eu_stream_sub **p = &c->subs; *p; p = &(*p)->next) {
+        struct eu_stream_sub *s = *p;
         if (strcmp(s->stream, stream) == 0 && strcmp(s->ch->name, name) == 0) {
             *p = s->next;
             c->n_subs--;
@@ -552,15 +381,15 @@ tenant_is_open(const struct eu_tenant *t)
 static void
 close_matching(int64_t tenant_id, int64_t account_id, const char *token_hash, const char *why)
 {
-    /* client_end() frees nothing now, so the walk is safe. */
-    for (struct client *c = hub->clients; c; c = c->next) {
+    /* eu_stream_client_end() frees nothing now, so the walk is safe. */
+    for (struct eu_stream_client *c = hub->clients; c; c = c->next) {
         if (c->closing || c->t->id != tenant_id)
             continue;
         if (token_hash && strcmp(c->token_hash, token_hash) != 0)
             continue;
         if (!token_hash && account_id && c->v.account_id != account_id)
             continue;
-        client_end(c, WSLAY_CODE_POLICY_VIOLATION, why);
+        eu_stream_client_end(c, WSLAY_CODE_POLICY_VIOLATION, why);
     }
 }
 
@@ -644,377 +473,15 @@ tcount_remove(int64_t id)
 
 /* ------------------------------------------------------------- messages */
 
-static void client_unref(struct client *c);
-
 static void
-queued_free(struct queued *q)
+deliver(struct eu_stream_sub *s, const char *event, const char *id)
 {
-    free(q->param);
-    free(q->id);
-    free(q);
-}
-
-/* The subscription of c that (stream, param) names, or NULL once gone: an
- * unsubscribe may come while an event waits. The param too: two hashtag
- * or list streams differ only by it. */
-static struct sub *
-sub_find(struct client *c, const char *stream, const char *param)
-{
-    for (struct sub *s = c->subs; s; s = s->next)
-        if (strcmp(s->stream, stream) == 0 &&
-            strcmp(s->param ? s->param : "", param ? param : "") == 0)
-            return s;
-    return NULL;
-}
-
-/* Events whose message carries the payload itself, the same for every
- * listener: sent as they came, not rendered per viewer. */
-static bool
-is_verbatim(const char *event)
-{
-    return strcmp(event, "delete") == 0 || strcmp(event, "announcement.delete") == 0 ||
-           strcmp(event, "announcement.reaction") == 0 || strcmp(event, "filters_changed") == 0;
-}
-
-static void
-wait_add(struct client *c)
-{
-    if (c->waiting)
-        return;
-    c->waiting = true;
-    c->wait_next = NULL;
-    if (hub->wait_tail)
-        hub->wait_tail->wait_next = c;
-    else
-        hub->wait_head = c;
-    hub->wait_tail = c;
-}
-
-static void
-wait_remove(struct client *c)
-{
-    if (!c->waiting)
-        return;
-    struct client *prev = NULL;
-    for (struct client *w = hub->wait_head; w; prev = w, w = w->wait_next)
-        if (w == c) {
-            if (prev)
-                prev->wait_next = c->wait_next;
-            else
-                hub->wait_head = c->wait_next;
-            if (hub->wait_tail == c)
-                hub->wait_tail = prev;
-            break;
-        }
-    c->waiting = false;
-    c->wait_next = NULL;
-}
-
-struct delivery {
-    struct client *c; /* holds a ref */
-    struct queued *q;
-};
-
-static void pump(struct client *c);
-
-/* Renders are free again: the clients waiting for one get their turn, in
- * the order they came. */
-static void
-wake_waiters(void)
-{
-    while (hub->wait_head && hub->renders < hub->app->cfg->stream_max_renders) {
-        struct client *c = hub->wait_head;
-        wait_remove(c);
-        pump(c);
-    }
-}
-
-static void
-on_rendered(const char *json, size_t len, bool failed, void *arg)
-{
-    struct delivery *d = arg;
-    struct client *c = d->c;
-    struct queued *q = d->q;
-    free(d);
-    hub->renders--;
-    c->rendering = false;
-    if (failed && !c->closing) {
-        /* As when too far behind: a client left open would believe it saw
-         * everything; closed, it reconnects and re-reads. */
-        eu_log_warn("stream", "closing a stream: an event could not be rendered");
-        client_end(c, WSLAY_CODE_INTERNAL_SERVER_ERROR,
-                   "An event could not be rendered; reconnect");
-    }
-    struct sub *s = json && !c->closing ? sub_find(c, q->stream, q->param) : NULL;
-    if (s)
-        send_event(c, s, q->event, json, len);
-    queued_free(q);
-    pump(c);
-    wake_waiters();
-    client_unref(c);
-}
-
-/* ---------------------------------------------------------- shared renders */
-
-static struct shared *
-shared_find(int64_t tenant_id, const char *id)
-{
-    for (struct shared *e = hub->shared; e; e = e->next)
-        if (e->tenant_id == tenant_id && strcmp(e->id, id) == 0)
-            return e;
-    return NULL;
-}
-
-/* Drops the oldest renders past SHARED_KEEP that nobody waits for. */
-static void
-shared_trim(void)
-{
-    struct shared **p = &hub->shared;
-    int kept = 0;
-    while (*p) {
-        struct shared *e = *p;
-        if (++kept > SHARED_KEEP && e->ready && !e->waiters) {
-            *p = e->next;
-            ops.shared_free(e->sh);
-            free(e);
-            hub->n_shared--;
-            continue;
-        }
-        p = &e->next;
-    }
-}
-
-static void
-on_shared_done(struct eu_stream_shared *sh, bool failed, void *arg)
-{
-    struct shared *e = arg;
-    if (e->orphan) {
-        ops.shared_free(sh);
-        free(e);
-        return;
-    }
-    e->ready = true;
-    e->failed = failed;
-    e->sh = sh;
-    hub->stats.shared_renders++;
-    struct shared_waiter *w = e->waiters;
-    e->waiters = NULL;
-    /* e may be trimmed from here on: the waiters find it again by id. */
-    while (w) {
-        struct shared_waiter *next = w->next;
-        struct client *c = w->c;
-        free(w);
-        c->rendering = false;
-        pump(c);
-        client_unref(c);
-        w = next;
-    }
-}
-
-/* Whether q can be served from a shared render for c: a new status on a
- * stream of statuses, for a viewer whose state is at hand or on its way. */
-static bool
-shareable(const struct client *c, const struct queued *q)
-{
-    if (strcmp(q->event, "update") != 0 || (c->v.account_id && !c->vs && !c->vs_loading))
-        return false;
-    return strcmp(q->stream, "user") == 0 || strncmp(q->stream, "public", 6) == 0 ||
-           strncmp(q->stream, "hashtag", 7) == 0;
-}
-
-static void vstate_reload(struct client *c);
-
-/* Serves q, c's first event, from the shared render of its status: 1 done
- * (sent, or nothing for this viewer), 0 c waits for the render to come,
- * -1 q must be rendered for c alone. */
-static int
-try_shared(struct client *c, struct queued *q)
-{
-    if (!shareable(c, q))
-        return -1;
-    if (c->v.account_id && c->vs_loading) {
-        /* The state is being (re)loaded, after a block or a new filter
-         * say: what comes next waits for it, in order. */
-        c->vs_waiting = true;
-        c->rendering = true;
-        return 0;
-    }
-    struct shared *e = shared_find(c->t->id, q->id);
-    if (!e) {
-        e = eu_xcalloc(1, sizeof(*e));
-        e->tenant_id = c->t->id;
-        snprintf(e->id, sizeof(e->id), "%s", q->id);
-        e->next = hub->shared;
-        hub->shared = e;
-        hub->n_shared++;
-        /* Attached first: the render may be done before it returns. */
-        struct shared_waiter *w = eu_xcalloc(1, sizeof(*w));
-        w->c = c;
-        e->waiters = w;
-        c->refs++;
-        c->rendering = true;
-        ops.shared_render(hub->app, c->t, q->id, on_shared_done, e);
-        shared_trim();
-        return 0;
-    }
-    if (!e->ready) {
-        struct shared_waiter *w = eu_xcalloc(1, sizeof(*w));
-        w->c = c;
-        w->next = e->waiters;
-        e->waiters = w;
-        c->refs++;
-        c->rendering = true;
-        return 0;
-    }
-    if (e->failed)
-        return -1; /* its own render may fare better, or closes it */
-    if (!e->sh)
-        return 1;
-    struct sub *s = sub_find(c, q->stream, q->param);
-    if (!s)
-        return 1;
-    char *out = NULL;
-    size_t len = 0;
-    int r = ops.shared_payload(e->sh, c->vs, c->v.account_id, q->stream, c->ws, &out, &len);
-    if (r == -2 && !c->vs_renewed) {
-        /* Once: a state just loaded and out of date already (clocks that
-         * disagree) is not loaded again for every event. */
-        c->vs_renewed = true;
-        vstate_reload(c);
-        c->vs_waiting = true;
-        c->rendering = true;
-        return 0;
-    }
-    if (r < 0)
-        return -1;
-    c->vs_renewed = false;
-    hub->stats.spliced++;
-    if (r > 0)
-        send_spliced(c, s, q->event, out, len);
-    free(out);
-    return 1;
-}
-
-/* ------------------------------------------------------------ viewer state */
-
-struct vs_load {
-    struct client *c; /* holds a ref */
-    unsigned gen;
-};
-
-static void
-on_vstate(struct eu_stream_vstate *vs, void *arg)
-{
-    struct vs_load *l = arg;
-    struct client *c = l->c;
-    if (!hub) {
-        /* At exit, after the clients went. */
-        ops.vstate_free(vs);
-        free(l);
-        return;
-    }
-    if (l->gen != c->vs_gen || c->closing) {
-        /* A later load is on its way, or nobody needs this one. */
-        ops.vstate_free(vs);
-    } else {
-        /* A failed load leaves none, not a stale one: its events are then
-         * rendered for it alone, by the statements. */
-        ops.vstate_free(c->vs);
-        c->vs = vs;
-        c->vs_loading = false;
-        if (c->vs_waiting) {
-            c->vs_waiting = false;
-            c->rendering = false;
-            pump(c);
-        }
-    }
-    free(l);
-    client_unref(c);
-}
-
-/* (Re)loads what shared renders need of c's viewer; meanwhile its events
- * are rendered for it alone. */
-static void
-vstate_reload(struct client *c)
-{
-    if (!c->v.account_id || c->closing)
-        return;
-    struct vs_load *l = eu_xmalloc(sizeof(*l));
-    l->c = c;
-    l->gen = ++c->vs_gen;
-    c->refs++;
-    c->vs_loading = true;
-    hub->stats.vstate_loads++;
-    ops.vstate_load(hub->app, c->t, c->v.account_id, on_vstate, l);
-}
-
-void
-eu_stream_stats(struct eu_stream_stats *out)
-{
-    if (hub)
-        *out = hub->stats;
-    else
-        memset(out, 0, sizeof(*out));
-}
-
-/* Sends or renders c's waiting events in order, one render at a time;
- * without a free render, c waits in line (wake_waiters()). */
-static void
-pump(struct client *c)
-{
-    while (!c->closing && !c->rendering && c->q_head) {
-        struct queued *q = c->q_head;
-        bool verbatim = is_verbatim(q->event);
-        int shared = verbatim ? -1 : try_shared(c, q);
-        if (shared == 0)
-            return;
-        if (shared > 0) {
-            c->q_head = q->next;
-            if (!c->q_head)
-                c->q_tail = NULL;
-            c->q_len--;
-            queued_free(q);
-            continue;
-        }
-        if (!verbatim && hub->renders >= hub->app->cfg->stream_max_renders) {
-            wait_add(c);
-            return;
-        }
-        c->q_head = q->next;
-        if (!c->q_head)
-            c->q_tail = NULL;
-        c->q_len--;
-        if (verbatim) {
-            struct sub *s = sub_find(c, q->stream, q->param);
-            /* filters_changed has no payload. */
-            bool none = strcmp(q->event, "filters_changed") == 0;
-            if (s)
-                send_event(c, s, q->event, none ? NULL : q->id, none ? 0 : strlen(q->id));
-            queued_free(q);
-            continue;
-        }
-        struct delivery *d = eu_xmalloc(sizeof(*d));
-        d->c = c;
-        d->q = q;
-        c->refs++;
-        c->rendering = true;
-        hub->renders++;
-        c->v.scopes = c->scopes;
-        hub->stats.renders++;
-        /* The render may answer before it returns: on_rendered() has then
-         * pumped already, and the loop finds c as it left it. */
-        ops.render(hub->app, c->t, &c->v, q->stream, q->param, q->event, q->id, on_rendered, d);
-    }
-}
-
-static void
-deliver(struct sub *s, const char *event, const char *id)
-{
-    struct client *c = s->c;
+    struct eu_stream_client *c = s->c;
     if (c->closing)
         return;
     if (!tenant_is_open(c->t)) {
-        client_end(c, WSLAY_CODE_POLICY_VIOLATION, "This instance is no longer available");
+        eu_stream_client_end(c, WSLAY_CODE_POLICY_VIOLATION,
+                             "This instance is no longer available");
         return;
     }
     /* A user channel carries statuses and notifications; user:notification
@@ -1026,31 +493,7 @@ deliver(struct sub *s, const char *event, const char *id)
     if (strcmp(event, "notification") == 0 &&
         !eu_auth_scope_allows(c->scopes, "read:notifications"))
         return;
-    if (c->q_len >= EU_STREAM_MAX_QUEUE) {
-        /* Dropping the event would leave a client that stays connected
-         * believing it saw everything; closed, it reconnects and re-reads. */
-        eu_log_warn("stream", "closing a stream: %d events waiting to be rendered", c->q_len);
-        client_end(c, WSLAY_CODE_INTERNAL_SERVER_ERROR, "Too far behind; reconnect");
-        return;
-    }
-    /* Event names are ours ("update", "status.update"...); one that did
-     * not fit would be a bug, not a client's doing. */
-    if (strlen(event) >= sizeof(((struct queued *)0)->event)) {
-        eu_log_error("stream", "event name '%s' too long", event);
-        return;
-    }
-    struct queued *q = eu_xcalloc(1, sizeof(*q));
-    snprintf(q->stream, sizeof(q->stream), "%s", s->stream);
-    q->param = s->param ? eu_xstrdup(s->param) : NULL;
-    memcpy(q->event, event, strlen(event) + 1);
-    q->id = eu_xstrdup(id);
-    if (c->q_tail)
-        c->q_tail->next = q;
-    else
-        c->q_head = q;
-    c->q_tail = q;
-    c->q_len++;
-    pump(c);
+    eu_stream_client_queue(s, event, id);
 }
 
 /* Account account_id of tenant tenant_id changed what shared renders
@@ -1058,9 +501,9 @@ deliver(struct sub *s, const char *event, const char *id)
 static void
 reload_viewer(int64_t tenant_id, int64_t account_id)
 {
-    for (struct client *c = hub->clients; c; c = c->next)
+    for (struct eu_stream_client *c = hub->clients; c; c = c->next)
         if (!c->closing && c->t->id == tenant_id && c->v.account_id == account_id)
-            vstate_reload(c);
+            eu_stream_client_vstate_reload(c);
 }
 
 /* Ends the streams of tenant tenant_id that revocation what covers:
@@ -1100,7 +543,7 @@ static void
 on_message(const char *channel, const char *msg, size_t len, void *arg)
 {
     (void)arg;
-    struct chan *ch = chan_find(channel);
+    struct eu_stream_chan *ch = chan_find(channel);
     if (!ch) {
         on_close_message(channel, msg, len);
         return;
@@ -1116,7 +559,7 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
     *sp = '\0';
     const char *event = buf, *id = sp + 1;
     /* deliver() never frees a sub or a channel: closing is deferred. */
-    for (struct sub *s = ch->subs; s; s = s->ch_next)
+    for (struct eu_stream_sub *s = ch->subs; s; s = s->ch_next)
         deliver(s, event, id);
 }
 
@@ -1144,7 +587,7 @@ on_redis_ready(void *arg)
     if (!hub)
         return;
     for (size_t b = 0; b < CHAN_BUCKETS; b++)
-        for (struct chan *ch = hub->chans[b]; ch; ch = ch->next)
+        for (struct eu_stream_chan *ch = hub->chans[b]; ch; ch = ch->next)
             if (ch->redis == redis)
                 eu_redis_subscribe(redis, ch->name);
     for (struct tcount *tc = hub->tenants; tc; tc = tc->next) {
@@ -1169,10 +612,10 @@ listen_on(struct eu_redis *redis, void *arg)
 /* --------------------------------------------------------------- clients */
 
 static void
-client_free(struct client *c)
+client_free(struct eu_stream_client *c)
 {
     while (c->subs) {
-        struct sub *s = c->subs;
+        struct eu_stream_sub *s = c->subs;
         c->subs = s->next;
         sub_free(s);
     }
@@ -1184,14 +627,8 @@ client_free(struct client *c)
         c->next->prev = c->prev;
     hub->n_clients--;
     tcount_remove(c->t->id);
-    wait_remove(c);
-    while (c->q_head) {
-        struct queued *q = c->q_head;
-        c->q_head = q->next;
-        queued_free(q);
-    }
+    eu_stream_client_forget(c);
     eu_conns_hold_release(c->hold);
-    ops.vstate_free(c->vs);
     if (c->wctx)
         wslay_event_context_free(c->wctx);
     if (c->heartbeat)
@@ -1203,8 +640,8 @@ client_free(struct client *c)
     free(c);
 }
 
-static void
-client_unref(struct client *c)
+void
+eu_stream_client_unref(struct eu_stream_client *c)
 {
     if (--c->refs == 0)
         client_free(c);
@@ -1217,18 +654,18 @@ on_free_ev(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct client *c = arg;
+    struct eu_stream_client *c = arg;
     if (c->released)
         return;
     c->released = true;
     bufferevent_disable(c->bev, EV_READ | EV_WRITE);
     if (c->heartbeat)
         event_del(c->heartbeat);
-    client_unref(c);
+    eu_stream_client_unref(c);
 }
 
-static void
-client_close(struct client *c)
+void
+eu_stream_client_close(struct eu_stream_client *c)
 {
     if (c->closing)
         return;
@@ -1245,7 +682,7 @@ client_close(struct client *c)
  * that says why) has gone out, or at the next heartbeat if the client does
  * not read it. Nothing more is read from it meanwhile. */
 static void
-client_drain(struct client *c)
+client_drain(struct eu_stream_client *c)
 {
     if (c->closing)
         return;
@@ -1259,8 +696,8 @@ client_drain(struct client *c)
 
 /* Ends c's stream for why: a WebSocket gets a close frame with code and
  * why (at most 123 bytes), an SSE client the end of the connection. */
-static void
-client_end(struct client *c, uint16_t code, const char *why)
+void
+eu_stream_client_end(struct eu_stream_client *c, uint16_t code, const char *why)
 {
     if (c->closing)
         return;
@@ -1279,7 +716,7 @@ ws_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
 {
     (void)flags;
     (void)ctx;
-    struct client *c = arg;
+    struct eu_stream_client *c = arg;
     /* Always taken: the bound is checked before a message is queued
      * (send_event), so what waits is in one place, the output buffer, and
      * not in wslay's queue where it would grow unseen. */
@@ -1291,7 +728,7 @@ static ssize_t
 ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *arg)
 {
     (void)flags;
-    struct client *c = arg;
+    struct eu_stream_client *c = arg;
     size_t n = bufferevent_read(c->bev, buf, len);
     if (n == 0) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
@@ -1301,7 +738,7 @@ ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *
 }
 
 static void
-ws_error(struct client *c, const char *error)
+ws_error(struct eu_stream_client *c, const char *error)
 {
     json_t *m = json_pack("{s:s}", "error", error);
     char *text = json_dumps(m, JSON_COMPACT);
@@ -1313,7 +750,7 @@ ws_error(struct client *c, const char *error)
 
 /* {"type":"subscribe"|"unsubscribe","stream":"...","tag":"..."|"list":"..."}. */
 static void
-ws_command(struct client *c, const uint8_t *data, size_t len)
+ws_command(struct eu_stream_client *c, const uint8_t *data, size_t len)
 {
     json_t *cmd = json_loadb((const char *)data, len, JSON_REJECT_DUPLICATES, NULL);
     const char *type = json_string_value(json_object_get(cmd, "type"));
@@ -1337,7 +774,7 @@ static void
 ws_on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg, void *data)
 {
     (void)ctx;
-    struct client *c = data;
+    struct eu_stream_client *c = data;
     if (arg->opcode == WSLAY_TEXT_FRAME && !c->closing)
         ws_command(c, arg->msg, arg->msg_length);
 }
@@ -1349,13 +786,13 @@ static const struct wslay_event_callbacks ws_callbacks = {
 /* ------------------------------------------------------------ connection */
 
 static void
-after_io(struct client *c)
+after_io(struct eu_stream_client *c)
 {
     if (c->closing)
         return;
     if (c->ws) {
-        if (over_limit(c))
-            client_close(c);
+        if (eu_stream_client_over_limit(c))
+            eu_stream_client_close(c);
         else if (!wslay_event_get_read_enabled(c->wctx) ||
                  (wslay_event_want_read(c->wctx) == 0 && wslay_event_want_write(c->wctx) == 0))
             /* Closing, or refused an oversized message (1009): nothing more
@@ -1368,7 +805,7 @@ static void
 on_read(struct bufferevent *bev, void *arg)
 {
     (void)bev;
-    struct client *c = arg;
+    struct eu_stream_client *c = arg;
     if (c->closing)
         return;
     if (!c->ws) {
@@ -1377,7 +814,7 @@ on_read(struct bufferevent *bev, void *arg)
         return;
     }
     if (wslay_event_recv(c->wctx) != 0 || wslay_event_send(c->wctx) != 0) {
-        client_close(c);
+        eu_stream_client_close(c);
         return;
     }
     after_io(c);
@@ -1387,7 +824,7 @@ static void
 on_write(struct bufferevent *bev, void *arg)
 {
     (void)bev;
-    struct client *c = arg;
+    struct eu_stream_client *c = arg;
     if (c->closing) {
         /* Called once the output is empty: a draining client is done. */
         event_active(c->free_ev, EV_TIMEOUT, 0);
@@ -1403,11 +840,11 @@ on_event(struct bufferevent *bev, short what, void *arg)
 {
     (void)bev;
     (void)what;
-    struct client *c = arg;
+    struct eu_stream_client *c = arg;
     if (c->closing) /* draining: nothing more will go out */
         event_active(c->free_ev, EV_TIMEOUT, 0);
     else
-        client_close(c); /* EOF, error */
+        eu_stream_client_close(c); /* EOF, error */
 }
 
 static void
@@ -1415,14 +852,14 @@ on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct client *c = arg;
+    struct eu_stream_client *c = arg;
     if (c->closing) {
         /* Draining for a whole interval: the client does not read. */
         event_active(c->free_ev, EV_TIMEOUT, 0);
         return;
     }
-    if (over_limit(c)) {
-        client_close(c);
+    if (eu_stream_client_over_limit(c)) {
+        eu_stream_client_close(c);
         return;
     }
     if (c->ws) {
@@ -1469,7 +906,7 @@ on_taken(struct bufferevent *bev, struct eu_conns_hold *hold, void *arg)
         pending_free(p);
         return;
     }
-    struct client *c = eu_xcalloc(1, sizeof(*c));
+    struct eu_stream_client *c = eu_xcalloc(1, sizeof(*c));
     c->bev = bev;
     c->t = p->t;
     eu_tenant_ref(c->t);
@@ -1498,7 +935,7 @@ on_taken(struct bufferevent *bev, struct eu_conns_hold *hold, void *arg)
     event_add(c->heartbeat, &tv);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
     mark_live(c->t);
-    vstate_reload(c);
+    eu_stream_client_vstate_reload(c);
     if (p->stream) {
         const char *err = NULL;
         if (subscribe(c, p->stream, p->param, &err) < 0 && c->ws)
@@ -1682,7 +1119,7 @@ eu_stream_start(struct eu_app *app, const struct eu_stream_ops *o)
         return;
     hub = eu_xcalloc(1, sizeof(*hub));
     hub->app = app;
-    ops = *o;
+    eu_stream_deliver_start(app, o);
     hub->live_timer = event_new(app->base, -1, EV_PERSIST, on_live_timer, NULL);
     struct timeval tv = {LIVE_REFRESH_S, 0};
     event_add(hub->live_timer, &tv);
@@ -1695,13 +1132,13 @@ eu_stream_close_all(void)
 {
     if (!hub)
         return;
-    for (struct client *c = hub->clients; c; c = c->next)
+    for (struct eu_stream_client *c = hub->clients; c; c = c->next)
         if (!c->closing) {
             if (c->ws) {
                 wslay_event_queue_close(c->wctx, WSLAY_CODE_GOING_AWAY, NULL, 0);
                 wslay_event_send(c->wctx);
             }
-            client_close(c);
+            eu_stream_client_close(c);
         }
 }
 
@@ -1710,32 +1147,16 @@ eu_stream_free(void)
 {
     if (!hub)
         return;
-    /* Shared renders in flight free themselves when done; their waiters
-     * go with the clients below. */
-    while (hub->shared) {
-        struct shared *e = hub->shared;
-        hub->shared = e->next;
-        while (e->waiters) {
-            struct shared_waiter *w = e->waiters;
-            e->waiters = w->next;
-            free(w);
-        }
-        if (e->ready) {
-            ops.shared_free(e->sh);
-            free(e);
-        } else {
-            e->orphan = true;
-        }
-    }
     /* Renders still in flight hold their clients; what is left is freed. */
     while (hub->clients) {
-        struct client *c = hub->clients;
+        struct eu_stream_client *c = hub->clients;
         c->refs = 1;
         client_free(c);
     }
+    eu_stream_deliver_stop();
     for (size_t b = 0; b < CHAN_BUCKETS; b++)
         while (hub->chans[b]) {
-            struct chan *ch = hub->chans[b];
+            struct eu_stream_chan *ch = hub->chans[b];
             hub->chans[b] = ch->next;
             free(ch->name);
             free(ch);

@@ -18,7 +18,7 @@
  *
  * When a task's timer fires, every due tenant's task worker is marked ready
  * and its tenant asks for a turn. When a queue's timer fires, the claimer
- * locks up to CLAIM_BATCH due jobs for each of up to CLAIM_TENANTS due
+ * locks up to EU_QUEUE_CLAIM_BATCH due jobs for each of up to CLAIM_TENANTS due
  * tenants (the longest-listed first, so a tenant with 10,000 jobs gets a
  * batch like any other and goes to the back) and hands each tenant its
  * batch; the statement also returns when each tenant's earliest job left
@@ -35,6 +35,11 @@
  * tenant reference, so the tenant cannot be freed under a pending callback;
  * a claim in flight names tenants by id and finds them again when it
  * returns. Placements' scheduling state lives as long as the scheduler.
+ *
+ * A claimed job, once run, is job.c's: recording its end, detaching it
+ * from its turn (eu_job_detach(), eu_job_waiting()), the batched deletes
+ * of detached successes and the heartbeat over held jobs. The two share a
+ * tenant's struct eu_queue through queue_internal.h.
  */
 #include "eunha/queue.h"
 
@@ -55,163 +60,47 @@
 #include "eunha/sql.h"
 #include "eunha/tenant.h"
 
-/* Jobs locked per tenant by one claim, and run in one turn: few enough that
- * a crash re-runs little and the other tenants soon get their turn. */
-#define CLAIM_BATCH 10
+#include "queue_internal.h"
+
 /* Tenants served by one claim statement. */
 #define CLAIM_TENANTS 32
 /* Something looked due but nothing could be claimed (another process holds
  * it, or is committing its claim): look again shortly, not in a spin. */
 #define RETRY_SOON_MS 1000
-/* After the database failed. */
-#define FAIL_RETRY_MS 30000
-/* Error text kept per job. */
-#define ERROR_MAX 1000
 /* A due time this close counts as now: one timer firing serves them all. */
 #define SLACK_MS 5
 
-#define N_WORKERS (EU_QUEUE_MAX + EU_TASK_MAX)
 #define NONE INT64_MAX
-/* Jobs of one tenant's queue detached at once (eu_job_detach()): its
- * deliveries in flight, or its inbox activities waiting on a fetch, beyond
- * the fetch client's own per-host and process caps. Counted per queue, so
- * a flood of activities naming a slow host cannot take the room its
- * deliveries need to leave the turn (and the other way round). */
-#define DETACH_MAX 32
-/* Detached jobs' successes are deleted together: one statement per tenant
- * for those that ended within DONE_FLUSH_MS, or at once when DONE_BATCH
- * are waiting. A delivery's DELETE was a third of its statements; a few ms
- * more on a finished job's row costs nothing (its lock outlives it, and the
- * heartbeat keeps extending it until the row is gone). */
-#define DONE_BATCH 64
-#define DONE_FLUSH_MS 2
-
 static const char *const queue_names[EU_QUEUE_MAX] = {
     [EU_QUEUE_DEFAULT] = "default",
     [EU_QUEUE_DELIVER] = "deliver",
     [EU_QUEUE_MEDIA] = "media",
 };
 
-struct place;
-
-struct worker {
-    struct eu_queue *q;
-    int index; /* < EU_QUEUE_MAX: a job queue; else EU_QUEUE_MAX + task id */
-    /* On place's due list for this worker while something is known due. */
-    struct place *place;
-    struct worker *prev, *next;
-    int64_t due_ms; /* while listed (now_ms() clock) */
-    /* Known due while the tenant is busy (a turn, or a batch not run yet):
-     * listed when the turn ends. NONE when nothing. */
-    int64_t deferred_ms;
-    bool ready; /* a task to run, or a claimed batch: waits for the turn */
-};
-
-struct eu_job {
-    struct eu_queue *q;
-    struct worker *w;
-    char id[24];
-    char *kind;
-    json_t *payload;
-    int attempt;
-    bool failed;
-    bool detached;             /* eu_job_detach(): ends on the tenant's pool, off the turn */
-    bool waiting;              /* eu_job_waiting(): detached, not counted in detached_in */
-    eu_job_abandon_cb abandon; /* eu_job_on_abandon(), for eu_queues_abandon() */
-    void *abandon_arg;
-    /* On the process's list of held jobs from claim to job_free(), which
-     * the heartbeat keeps locked. */
-    struct eu_job *held_prev, *held_next;
-    struct eu_job *done_next; /* on the list of successes to delete together */
-};
-
-struct eu_task_run {
-    struct eu_queue *q;
-    struct worker *w;
-};
-
-enum turn_state { T_IDLE, T_WAITING, T_RUNNING };
-
-struct eu_queue {
-    struct eu_queues *qs;
-    struct eu_tenant *t; /* borrowed: the tenant owns this */
-    struct worker w[N_WORKERS];
-    enum turn_state state;
-    struct eu_queue *wait_next;
-    struct eu_db_conn *conn; /* held during a turn */
-    int rr;                  /* round-robin start over workers */
-    unsigned beat;           /* the heartbeat round that last extended its jobs */
-    /* Claimed jobs not run yet, with the worker (queue) they came from. */
-    struct eu_job *batch[CLAIM_BATCH];
-    int nbatch, ibatch;
-    struct eu_task_run run;
-    int detached;                  /* jobs detached from a turn, not yet recorded */
-    int detached_in[EU_QUEUE_MAX]; /* the same, per queue (DETACH_MAX) */
-};
-
 /* One placement's scheduling state: per worker, the due list and its
  * timer. */
-struct place {
+struct eu_queue_place {
     struct eu_queues *qs;
     struct eu_db_pool *pool; /* the placement's own pool: binds no tenant */
-    struct place *next;
+    struct eu_queue_place *next;
     struct {
-        struct worker *head, *tail;
+        struct eu_queue_worker *head, *tail;
         struct event *timer;
         int64_t timer_ms; /* when the armed timer fires; NONE when unarmed */
         bool claiming;    /* a claim statement is in flight */
-    } list[N_WORKERS];
+    } list[EU_QUEUE_WORKERS];
 };
 
 struct place_timer {
-    struct place *p;
+    struct eu_queue_place *p;
     int index;
-};
-
-struct eu_queues {
-    struct eu_app *app;
-    struct event *pump;
-    struct event *poll; /* the placements' safety poll */
-    int polls_running;  /* placement polls awaiting their answer */
-    struct eu_queue *wait_head, *wait_tail;
-    int running;
-    bool stopping;
-    struct place *places;
-    int detached; /* over all tenants, for the drain */
-    /* Every job this process has claimed and not yet freed (waiting in a
-     * batch, running, or detached), and the timer that extends their
-     * locks while the process lives. */
-    struct eu_job *held;
-    /* Detached jobs that succeeded, waiting for their DELETE (DONE_BATCH),
-     * and the timer that sends it. */
-    struct eu_job *done_head;
-    int ndone;
-    struct event *done_flush;
-    struct event *heartbeat;
-    unsigned beat; /* the heartbeat's round, to visit each queue once */
 };
 
 /* The process's scheduler: the registry starts a tenant's workers through
  * it, and cannot reach the app. One loop, one scheduler. */
 static struct eu_queues *current;
 
-static void step(struct eu_queue *q);
-static void turn_end(struct eu_queue *q);
 static void want_turn(struct eu_queue *q);
-
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static const struct eu_config *
-cfg_of(const struct eu_queue *q)
-{
-    return q->qs->app->cfg;
-}
 
 /* queue_idle_poll_seconds +-10%, in ms: processes started together do not
  * poll together. */
@@ -225,8 +114,8 @@ idle_poll_ms(const struct eu_config *cfg)
 
 /* The logger borrows the tenant name; a copy of our own cannot be freed
  * under it when a tenant is renamed or freed between two of our callbacks. */
-static void
-set_log_context(const struct eu_queue *q)
+void
+eu_queue_log_context(const struct eu_queue *q)
 {
     static char domain[256];
     snprintf(domain, sizeof(domain), "%s", q->t->domain);
@@ -253,19 +142,19 @@ does_work(const struct eu_tenant *t, bool task)
 }
 
 static void on_place_timer(evutil_socket_t fd, short what, void *arg);
-static void unlist(struct worker *w);
+static void unlist(struct eu_queue_worker *w);
 
-static struct place *
+static struct eu_queue_place *
 place_of(struct eu_queues *qs, struct eu_tenant *t)
 {
     struct eu_db_pool *pool = eu_tenant_placement_pool(qs->app->registry, t);
-    for (struct place *p = qs->places; p; p = p->next)
+    for (struct eu_queue_place *p = qs->places; p; p = p->next)
         if (p->pool == pool)
             return p;
-    struct place *p = eu_xcalloc(1, sizeof(*p));
+    struct eu_queue_place *p = eu_xcalloc(1, sizeof(*p));
     p->qs = qs;
     p->pool = pool;
-    for (int i = 0; i < N_WORKERS; i++) {
+    for (int i = 0; i < EU_QUEUE_WORKERS; i++) {
         struct place_timer *pt = eu_xmalloc(sizeof(*pt));
         pt->p = p;
         pt->index = i;
@@ -278,14 +167,14 @@ place_of(struct eu_queues *qs, struct eu_tenant *t)
 }
 
 static void
-place_free(struct place *p)
+place_free(struct eu_queue_place *p)
 {
     /* A tenant a statement under way still held at shutdown outlives its
      * placement's lists: its workers must not point here when it goes. */
-    for (int i = 0; i < N_WORKERS; i++)
+    for (int i = 0; i < EU_QUEUE_WORKERS; i++)
         while (p->list[i].head)
             unlist(p->list[i].head);
-    for (int i = 0; i < N_WORKERS; i++) {
+    for (int i = 0; i < EU_QUEUE_WORKERS; i++) {
         struct place_timer *pt = event_get_callback_arg(p->list[i].timer);
         event_free(p->list[i].timer);
         free(pt);
@@ -293,15 +182,15 @@ place_free(struct place *p)
     free(p);
 }
 
-/* Makes p's timer for worker index fire by due (now_ms() clock). */
+/* Makes p's timer for worker index fire by due (eu_queue_now_ms() clock). */
 static void
-place_arm(struct place *p, int index, int64_t due)
+place_arm(struct eu_queue_place *p, int index, int64_t due)
 {
     if (p->qs->stopping || p->list[index].claiming)
         return; /* a claim re-arms when it returns */
     if (p->list[index].timer_ms <= due)
         return;
-    int64_t delay = due - now_ms();
+    int64_t delay = due - eu_queue_now_ms();
     if (delay < 0)
         delay = 0;
     p->list[index].timer_ms = due;
@@ -311,10 +200,10 @@ place_arm(struct place *p, int index, int64_t due)
 
 /* Arms p's timer for index at its list's earliest due time (if any). */
 static void
-place_rearm(struct place *p, int index)
+place_rearm(struct eu_queue_place *p, int index)
 {
     int64_t first = NONE;
-    for (struct worker *w = p->list[index].head; w; w = w->next)
+    for (struct eu_queue_worker *w = p->list[index].head; w; w = w->next)
         if (w->due_ms < first)
             first = w->due_ms;
     if (first != NONE)
@@ -322,9 +211,9 @@ place_rearm(struct place *p, int index)
 }
 
 static void
-unlist(struct worker *w)
+unlist(struct eu_queue_worker *w)
 {
-    struct place *p = w->place;
+    struct eu_queue_place *p = w->place;
     if (!p)
         return;
     if (w->prev)
@@ -342,15 +231,15 @@ unlist(struct worker *w)
 /* The tenant is busy with its worker's work: what falls due now waits for
  * the end of its turn. */
 static bool
-worker_busy(const struct worker *w)
+worker_busy(const struct eu_queue_worker *w)
 {
-    return w->ready || (w->index < EU_QUEUE_MAX && w->q->state != T_IDLE);
+    return w->ready || (w->index < EU_QUEUE_MAX && w->q->state != EU_QUEUE_TURN_IDLE);
 }
 
-/* Something of w's falls due at due (now_ms() clock): list w (or move it
+/* Something of w's falls due at due (eu_queue_now_ms() clock): list w (or move it
  * earlier) and make its placement's timer fire by then. */
 static void
-worker_due_at(struct worker *w, int64_t due)
+worker_due_at(struct eu_queue_worker *w, int64_t due)
 {
     if (worker_busy(w)) {
         if (due < w->deferred_ms)
@@ -362,7 +251,7 @@ worker_due_at(struct worker *w, int64_t due)
             return;
         w->due_ms = due;
     } else {
-        struct place *p = place_of(w->q->qs, w->q->t);
+        struct eu_queue_place *p = place_of(w->q->qs, w->q->t);
         w->place = p;
         w->due_ms = due;
         w->prev = p->list[w->index].tail;
@@ -377,24 +266,24 @@ worker_due_at(struct worker *w, int64_t due)
 }
 
 /* Due in delay_ms (0: now). */
-static void
-worker_arm(struct worker *w, int64_t delay_ms)
+void
+eu_queue_worker_arm(struct eu_queue_worker *w, int64_t delay_ms)
 {
-    worker_due_at(w, now_ms() + (delay_ms > 0 ? delay_ms : 0));
+    worker_due_at(w, eu_queue_now_ms() + (delay_ms > 0 ? delay_ms : 0));
 }
 
 /* Arms w for an item due in next_ms; negative (none known): w sleeps until
  * woken, or until the placement poll finds something. */
 static void
-worker_arm_next(struct worker *w, int64_t next_ms)
+worker_arm_next(struct eu_queue_worker *w, int64_t next_ms)
 {
     if (next_ms >= 0)
-        worker_arm(w, next_ms);
+        eu_queue_worker_arm(w, next_ms);
 }
 
 /* The turn is over: what became due meanwhile is listed now. */
 static void
-worker_undefer(struct worker *w)
+worker_undefer(struct eu_queue_worker *w)
 {
     int64_t due = w->deferred_ms;
     w->deferred_ms = NONE;
@@ -404,22 +293,22 @@ worker_undefer(struct worker *w)
         w->deferred_ms = due;
 }
 
-static void claim(struct place *p, int index, struct worker **due, int n);
+static void claim(struct eu_queue_place *p, int index, struct eu_queue_worker **due, int n);
 
 static void
 on_place_timer(evutil_socket_t fd, short what, void *arg)
 {
     struct place_timer *pt = arg;
-    struct place *p = pt->p;
+    struct eu_queue_place *p = pt->p;
     int index = pt->index;
     p->list[index].timer_ms = NONE;
     if (p->qs->stopping)
         return;
-    int64_t now = now_ms() + SLACK_MS;
+    int64_t now = eu_queue_now_ms() + SLACK_MS;
     if (index >= EU_QUEUE_MAX) {
         /* A task: each due tenant runs it in its turn, on its connection. */
-        struct worker *next;
-        for (struct worker *w = p->list[index].head; w; w = next) {
+        struct eu_queue_worker *next;
+        for (struct eu_queue_worker *w = p->list[index].head; w; w = next) {
             next = w->next;
             if (w->due_ms > now)
                 continue;
@@ -434,10 +323,10 @@ on_place_timer(evutil_socket_t fd, short what, void *arg)
     }
     /* A queue: claim for the due tenants that longest wait, in one
      * statement; they go to the back of the list when listed again. */
-    struct worker *due[CLAIM_TENANTS];
+    struct eu_queue_worker *due[CLAIM_TENANTS];
     int n = 0;
-    struct worker *next;
-    for (struct worker *w = p->list[index].head; w && n < CLAIM_TENANTS; w = next) {
+    struct eu_queue_worker *next;
+    for (struct eu_queue_worker *w = p->list[index].head; w && n < CLAIM_TENANTS; w = next) {
         next = w->next;
         if (w->due_ms > now)
             continue;
@@ -467,43 +356,18 @@ pump_later(struct eu_queues *qs)
 static bool
 has_ready(const struct eu_queue *q)
 {
-    for (int i = 0; i < N_WORKERS; i++)
+    for (int i = 0; i < EU_QUEUE_WORKERS; i++)
         if (q->w[i].ready)
             return true;
     return false;
 }
 
-static void
-job_hold(struct eu_job *job)
-{
-    struct eu_queues *qs = job->q->qs;
-    job->held_next = qs->held;
-    if (qs->held)
-        qs->held->held_prev = job;
-    qs->held = job;
-}
-
-static void
-job_free(struct eu_job *job)
-{
-    struct eu_queues *qs = job->q->qs;
-    if (job->held_prev)
-        job->held_prev->held_next = job->held_next;
-    else
-        qs->held = job->held_next;
-    if (job->held_next)
-        job->held_next->held_prev = job->held_prev;
-    json_decref(job->payload);
-    free(job->kind);
-    free(job);
-}
-
-static void
-drop_batch(struct eu_queue *q)
+void
+eu_queue_drop_batch(struct eu_queue *q)
 {
     /* Their locks expire and they run again, here or elsewhere. */
     while (q->ibatch < q->nbatch)
-        job_free(q->batch[q->ibatch++]);
+        eu_queue_job_free(q->batch[q->ibatch++]);
     q->nbatch = q->ibatch = 0;
 }
 
@@ -511,22 +375,22 @@ static void
 want_turn(struct eu_queue *q)
 {
     struct eu_queues *qs = q->qs;
-    if (q->state != T_IDLE || qs->stopping)
+    if (q->state != EU_QUEUE_TURN_IDLE || qs->stopping)
         return;
     if (!does_work(q->t, false)) {
         /* A suspended instance does no background work, nor one whose rows
          * are being copied elsewhere (a reload during a move may have put
          * its state back to active); the poll finds its work again later,
          * and claimed jobs run again when their locks pass. */
-        drop_batch(q);
-        for (int i = 0; i < N_WORKERS; i++) {
+        eu_queue_drop_batch(q);
+        for (int i = 0; i < EU_QUEUE_WORKERS; i++) {
             q->w[i].ready = false;
             q->w[i].deferred_ms = NONE;
         }
         return;
     }
     eu_tenant_ref(q->t); /* the turn's */
-    q->state = T_WAITING;
+    q->state = EU_QUEUE_TURN_WAITING;
     q->wait_next = NULL;
     if (qs->wait_tail)
         qs->wait_tail->wait_next = q;
@@ -540,22 +404,22 @@ static void
 on_turn_conn(struct eu_db_conn *conn, enum eu_db_status st, void *arg)
 {
     struct eu_queue *q = arg;
-    set_log_context(q);
+    eu_queue_log_context(q);
     if (!conn) {
         eu_log_warn("queue", "no connection for background work: %s",
                     st == EU_DB_TIMEOUT ? "timeout" : "database unavailable");
-        drop_batch(q);
-        for (int i = 0; i < N_WORKERS; i++) {
+        eu_queue_drop_batch(q);
+        for (int i = 0; i < EU_QUEUE_WORKERS; i++) {
             if (q->w[i].ready) {
                 q->w[i].ready = false;
-                q->w[i].deferred_ms = now_ms() + FAIL_RETRY_MS;
+                q->w[i].deferred_ms = eu_queue_now_ms() + EU_QUEUE_FAIL_RETRY_MS;
             }
         }
-        turn_end(q);
+        eu_queue_turn_end(q);
         return;
     }
     q->conn = conn;
-    step(q);
+    eu_queue_step(q);
 }
 
 static void
@@ -569,9 +433,9 @@ on_pump(evutil_socket_t fd, short what, void *arg)
             qs->wait_tail = NULL;
         q->wait_next = NULL;
         qs->running++;
-        q->state = T_RUNNING;
+        q->state = EU_QUEUE_TURN_RUNNING;
         if (qs->stopping || q->t->removed) {
-            turn_end(q);
+            eu_queue_turn_end(q);
             continue;
         }
         eu_db_pool_acquire(eu_tenant_pool(qs->app->registry, q->t), on_turn_conn, q);
@@ -580,8 +444,8 @@ on_pump(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Gives the connection and the turn back. May free q (and its tenant). */
-static void
-turn_end(struct eu_queue *q)
+void
+eu_queue_turn_end(struct eu_queue *q)
 {
     struct eu_queues *qs = q->qs;
     if (q->conn) {
@@ -589,7 +453,7 @@ turn_end(struct eu_queue *q)
         q->conn = NULL;
     }
     qs->running--;
-    q->state = T_IDLE;
+    q->state = EU_QUEUE_TURN_IDLE;
     pump_later(qs);
     if (!qs->stopping && !q->t->removed) {
         /* Work left: queue again behind the tenants already waiting (a new
@@ -597,32 +461,31 @@ turn_end(struct eu_queue *q)
          * due meanwhile behind the tenants already listed. */
         if (has_ready(q))
             want_turn(q);
-        for (int i = 0; i < N_WORKERS; i++)
+        for (int i = 0; i < EU_QUEUE_WORKERS; i++)
             worker_undefer(&q->w[i]);
     }
     eu_log_set_context(NULL, NULL);
     eu_tenant_unref(q->t);
 }
 
-static void run_next_job(struct eu_queue *q, struct worker *w);
-static void task_start(struct eu_queue *q, struct worker *w);
+static void task_start(struct eu_queue *q, struct eu_queue_worker *w);
 
 /* Runs the next ready worker of the turn, or ends it. */
-static void
-step(struct eu_queue *q)
+void
+eu_queue_step(struct eu_queue *q)
 {
     if (q->qs->stopping || q->t->removed) {
-        drop_batch(q);
-        turn_end(q);
+        eu_queue_drop_batch(q);
+        eu_queue_turn_end(q);
         return;
     }
-    for (int i = 0; i < N_WORKERS; i++) {
-        struct worker *w = &q->w[(q->rr + i) % N_WORKERS];
+    for (int i = 0; i < EU_QUEUE_WORKERS; i++) {
+        struct eu_queue_worker *w = &q->w[(q->rr + i) % EU_QUEUE_WORKERS];
         if (!w->ready)
             continue;
-        q->rr = (w->index + 1) % N_WORKERS;
+        q->rr = (w->index + 1) % EU_QUEUE_WORKERS;
         if (w->index < EU_QUEUE_MAX) {
-            run_next_job(q, w);
+            eu_queue_job_run_next(q, w);
         } else {
             w->ready = false;
             if (!does_work(q->t, true))
@@ -631,19 +494,15 @@ step(struct eu_queue *q)
         }
         return;
     }
-    turn_end(q);
+    eu_queue_turn_end(q);
 }
 
-/* ---- jobs ---- */
+/* ---- claiming ---- */
 
 enum {
     QUEUE_CLAIM,
-    QUEUE_DONE,
-    QUEUE_FAILED,
     QUEUE_INSERT,
     QUEUE_POLL,
-    QUEUE_EXTEND,
-    QUEUE_DONE_MANY,
 };
 
 const struct eu_sql eu_queue_sql[] = {
@@ -678,24 +537,6 @@ const struct eu_sql eu_queue_sql[] = {
          " FROM unnest($1::bigint[]) AS t(id)"
          " WHERE (SELECT count(*) FROM c WHERE c.tenant_id = t.id) < $3::int",
          .cross_tenant = true},
-    /* Success deletes the job. */
-    [QUEUE_DONE] = {"queue.done", "DELETE FROM jobs WHERE tenant_id = $1 AND id = $2::bigint"},
-    /* Failure: retry after base * 2^(attempts-1) seconds (at most max), or
-     * dead after max_attempts. Returns the state and the ms until the
-     * retry. $7 is the attempt this process claimed: when its lock lapsed
-     * (its process stalled past job_lock_seconds) and another process
-     * claimed the job again, the stale failure leaves the newer claim
-     * alone rather than unlock it under a job still running, for a third
-     * process to take. A stale success still deletes the job: it did run. */
-    [QUEUE_FAILED] =
-        {"queue.failed",
-         "UPDATE jobs SET last_error = $3, locked_until = NULL, updated_at = now(),"
-         " state = CASE WHEN attempts >= $4::int THEN 'dead' ELSE 'ready' END,"
-         " run_at = CASE WHEN attempts >= $4::int THEN run_at ELSE now() + make_interval(secs =>"
-         "  least($5::float8 * power(2::float8, least(greatest(attempts - 1, 0), 40)), $6::float8))"
-         " END"
-         " WHERE tenant_id = $1 AND id = $2::bigint AND attempts = $7::int"
-         " RETURNING state, (extract(epoch FROM run_at - now()) * 1000)::bigint, attempts"},
     /* $2 queue name, $3 kind, $4 payload JSON text, $5 delay in seconds,
      * $6 dedupe key or NULL; returns the id, or nothing for a duplicate. */
     [QUEUE_INSERT] = {"queue.insert",
@@ -734,23 +575,13 @@ const struct eu_sql eu_queue_sql[] = {
          " AND created_at < now() - interval '1 day' + make_interval(secs => $1::float8)"
          " GROUP BY tenant_id",
          .cross_tenant = true},
-    /* The heartbeat: $2 are jobs this process holds, locked again for $3
-     * seconds from now. A job whose end was recorded as a failure has no
-     * lock and is left alone (a done one is gone). */
-    [QUEUE_EXTEND] = {"queue.extend",
-                      "UPDATE jobs SET locked_until = now() + make_interval(secs => $3::float8)"
-                      " WHERE tenant_id = $1 AND id = ANY ($2::bigint[]) AND state = 'ready'"
-                      " AND locked_until IS NOT NULL"},
-    /* Detached successes of one tenant, $2 their ids: deleted together. */
-    [QUEUE_DONE_MANY] = {"queue.done_many",
-                         "DELETE FROM jobs WHERE tenant_id = $1 AND id = ANY ($2::bigint[])"},
     {0},
 };
 
 /* One claim statement in flight: the tenants it claims for, by id (a tenant
  * may be freed meanwhile). */
 struct claim {
-    struct place *p;
+    struct eu_queue_place *p;
     int index;
     int n;
     int64_t ids[CLAIM_TENANTS];
@@ -771,7 +602,7 @@ static void
 on_claimed(PGresult *res, enum eu_db_status st, void *arg)
 {
     struct claim *c = arg;
-    struct place *p = c->p;
+    struct eu_queue_place *p = c->p;
     p->list[c->index].claiming = false;
     if (p->qs->stopping) {
         free(c);
@@ -783,7 +614,7 @@ on_claimed(PGresult *res, enum eu_db_status st, void *arg)
         for (int i = 0; i < c->n; i++) {
             struct eu_tenant *t = eu_registry_find_id(p->qs->app->registry, c->ids[i]);
             if (t && !t->removed && queue_of(t))
-                worker_arm(&queue_of(t)->w[c->index], FAIL_RETRY_MS);
+                eu_queue_worker_arm(&queue_of(t)->w[c->index], EU_QUEUE_FAIL_RETRY_MS);
         }
         place_rearm(p, c->index);
         free(c);
@@ -795,7 +626,7 @@ on_claimed(PGresult *res, enum eu_db_status st, void *arg)
         if (PQgetisnull(res, i, 1))
             continue;
         struct eu_queue *q = claimed_queue(c, PQgetvalue(res, i, 0));
-        if (!q || q->nbatch >= CLAIM_BATCH)
+        if (!q || q->nbatch >= EU_QUEUE_CLAIM_BATCH)
             continue; /* its locks expire and the job runs again later */
         struct eu_job *job = eu_xcalloc(1, sizeof(*job));
         job->q = q;
@@ -808,7 +639,7 @@ on_claimed(PGresult *res, enum eu_db_status st, void *arg)
             job->payload = json_object();
         }
         job->attempt = atoi(PQgetvalue(res, i, 4));
-        job_hold(job);
+        eu_queue_job_hold(job);
         q->batch[q->nbatch++] = job;
     }
     for (int i = 0; i < c->n; i++) {
@@ -816,12 +647,12 @@ on_claimed(PGresult *res, enum eu_db_status st, void *arg)
         struct eu_queue *q = t && !t->removed ? queue_of(t) : NULL;
         if (!q || q->nbatch == 0 || q->w[c->index].ready)
             continue;
-        struct worker *w = &q->w[c->index];
-        set_log_context(q);
+        struct eu_queue_worker *w = &q->w[c->index];
+        eu_queue_log_context(q);
         eu_log_debug("queue", "claimed %d jobs of queue '%s'", q->nbatch, queue_names[c->index]);
         /* A full batch: probably more waiting, after the others' turn. */
-        if (q->nbatch >= CLAIM_BATCH && w->deferred_ms > now_ms())
-            w->deferred_ms = now_ms();
+        if (q->nbatch >= EU_QUEUE_CLAIM_BATCH && w->deferred_ms > eu_queue_now_ms())
+            w->deferred_ms = eu_queue_now_ms();
         w->ready = true;
         want_turn(q); /* runs in the turn under way, if there is one */
     }
@@ -833,7 +664,7 @@ on_claimed(PGresult *res, enum eu_db_status st, void *arg)
         if (!q)
             continue;
         int64_t next = strtoll(PQgetvalue(res, i, 4), NULL, 10);
-        worker_arm(&q->w[c->index], next <= 0 ? RETRY_SOON_MS : next);
+        eu_queue_worker_arm(&q->w[c->index], next <= 0 ? RETRY_SOON_MS : next);
     }
     eu_log_set_context(NULL, NULL);
     place_rearm(p, c->index);
@@ -843,7 +674,7 @@ on_claimed(PGresult *res, enum eu_db_status st, void *arg)
 /* Claims due jobs of queue index for the tenants of due (unlisted, idle),
  * on the placement's own pool. */
 static void
-claim(struct place *p, int index, struct worker **due, int n)
+claim(struct eu_queue_place *p, int index, struct eu_queue_worker **due, int n)
 {
     const struct eu_config *cfg = p->qs->app->cfg;
     struct claim *c = eu_xcalloc(1, sizeof(*c));
@@ -860,381 +691,21 @@ claim(struct place *p, int index, struct worker **due, int n)
     }
     snprintf(o, sizeof(ids) - (size_t)(o - ids), "}");
     char lim[16], lock[16];
-    snprintf(lim, sizeof(lim), "%d", CLAIM_BATCH);
+    snprintf(lim, sizeof(lim), "%d", EU_QUEUE_CLAIM_BATCH);
     snprintf(lock, sizeof(lock), "%d", cfg->job_lock_s);
     const char *params[] = {ids, queue_names[index], lim, lock};
     p->list[index].claiming = true;
     eu_db_pool_stmt(p->pool, &eu_queue_sql[QUEUE_CLAIM], 4, params, on_claimed, c);
 }
 
-static void on_job_recorded(PGresult *res, enum eu_db_status st, void *arg);
-static void done_later(struct eu_job *job);
-
-/* Runs the next job of q's batch (claimed for worker w), or goes on with
- * the turn once the batch is done. */
-static void
-run_next_job(struct eu_queue *q, struct worker *w)
-{
-    if (q->ibatch >= q->nbatch) {
-        q->nbatch = q->ibatch = 0;
-        w->ready = false;
-        step(q);
-        return;
-    }
-    struct eu_job *job = q->batch[q->ibatch++];
-    set_log_context(q);
-    const struct eu_job_kind *kind = eu_job_kind_find(job->kind);
-    if (!kind) {
-        char msg[200];
-        snprintf(msg, sizeof(msg), "unknown job kind '%.100s' (written by a newer version?)",
-                 job->kind);
-        eu_job_done(job, msg);
-        return;
-    }
-    eu_log_debug("queue", "running job %s (%s), attempt %d", job->id, job->kind, job->attempt);
-    kind->run(job);
-}
-
-static void
-on_job_recorded(PGresult *res, enum eu_db_status st, void *arg)
-{
-    struct eu_job *job = arg;
-    struct eu_queue *q = job->q;
-    struct worker *w = job->w;
-    set_log_context(q);
-    if (st != EU_DB_OK) {
-        /* The lock expires and the job runs again: at least once. */
-        eu_log_error("queue", "cannot record the end of job %s (%s): %s", job->id, job->kind,
-                     res ? PQresultErrorMessage(res) : eu_db_conn_error(q->conn));
-    } else if (job->failed && PQntuples(res) == 1) {
-        if (strcmp(PQgetvalue(res, 0, 0), "dead") == 0)
-            eu_log_warn("queue", "job %s (%s) is dead after %s attempts", job->id, job->kind,
-                        PQgetvalue(res, 0, 2));
-        else
-            worker_arm(w, strtoll(PQgetvalue(res, 0, 1), NULL, 10));
-    }
-    job_free(job);
-    if (st == EU_DB_UNAVAILABLE) {
-        drop_batch(q);
-        w->ready = false;
-        w->deferred_ms = now_ms() + FAIL_RETRY_MS;
-        turn_end(q);
-        return;
-    }
-    run_next_job(q, w);
-}
-
-/* A detached job's end was recorded (or could not be): nothing of the turn
- * to go on with; the tenant reference taken by eu_job_detach() goes. */
-static void
-on_detached_recorded(PGresult *res, enum eu_db_status st, void *arg)
-{
-    struct eu_job *job = arg;
-    struct eu_queue *q = job->q;
-    struct eu_tenant *t = q->t;
-    set_log_context(q);
-    if (st != EU_DB_OK && q->qs->stopping)
-        eu_log_info("queue", "job %s (%s) left to its lock: the process is stopping", job->id,
-                    job->kind);
-    else if (st != EU_DB_OK)
-        eu_log_error("queue", "cannot record the end of job %s (%s): %s", job->id, job->kind,
-                     res ? PQresultErrorMessage(res) : "database unavailable");
-    else if (job->failed && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "dead") != 0)
-        worker_arm(job->w, strtoll(PQgetvalue(res, 0, 1), NULL, 10));
-    if (!job->waiting)
-        q->detached_in[job->w->index]--;
-    job_free(job);
-    q->detached--;
-    q->qs->detached--;
-    eu_tenant_unref(t);
-}
-
-/* One tenant's share of a flush: its jobs, deleted by one statement. */
-struct done_many {
-    int n;
-    struct eu_job *jobs[DONE_BATCH];
-};
-
-static void
-on_done_many(PGresult *res, enum eu_db_status st, void *arg)
-{
-    struct done_many *d = arg;
-    for (int i = 0; i < d->n; i++)
-        on_detached_recorded(res, st, d->jobs[i]);
-    free(d);
-}
-
-/* Sends the waiting successes' DELETEs: one statement per tenant. */
-static void
-done_flush(struct eu_queues *qs)
-{
-    struct eu_job *list = qs->done_head;
-    qs->done_head = NULL;
-    qs->ndone = 0;
-    evtimer_del(qs->done_flush);
-    while (list) {
-        /* The first job's tenant takes every job of its tenant out of the
-         * list (at most DONE_BATCH of them). */
-        struct eu_queue *q = list->q;
-        struct done_many *d = eu_xcalloc(1, sizeof(*d));
-        struct eu_job **pp = &list;
-        while (*pp) {
-            struct eu_job *j = *pp;
-            if (j->q != q) {
-                pp = &j->done_next;
-                continue;
-            }
-            *pp = j->done_next;
-            j->done_next = NULL;
-            d->jobs[d->n++] = j;
-        }
-        if (q->t->removed || qs->stopping) {
-            on_done_many(NULL, EU_DB_UNAVAILABLE, d);
-            continue;
-        }
-        /* {id,id,...}: ids of at most 20 digits. */
-        char ids[DONE_BATCH * 21 + 3], *o = ids;
-        *o++ = '{';
-        for (int i = 0; i < d->n; i++)
-            o += snprintf(o, sizeof(ids) - (size_t)(o - ids), "%s%s", i ? "," : "", d->jobs[i]->id);
-        snprintf(o, sizeof(ids) - (size_t)(o - ids), "}");
-        const char *params[] = {ids};
-        eu_db_pool_stmt(eu_tenant_pool(qs->app->registry, q->t), &eu_queue_sql[QUEUE_DONE_MANY], 1,
-                        params, on_done_many, d);
-    }
-}
-
-static void
-on_done_flush(evutil_socket_t fd, short what, void *arg)
-{
-    done_flush(arg);
-}
-
-/* A detached job succeeded: its DELETE goes with the others that end
- * within DONE_FLUSH_MS. */
-static void
-done_later(struct eu_job *job)
-{
-    struct eu_queues *qs = job->q->qs;
-    job->done_next = qs->done_head;
-    qs->done_head = job;
-    if (++qs->ndone >= DONE_BATCH) {
-        done_flush(qs);
-        return;
-    }
-    if (qs->ndone == 1) {
-        struct timeval tv = {0, DONE_FLUSH_MS * 1000};
-        evtimer_add(qs->done_flush, &tv);
-    }
-}
-
-/* Runs a statement that records a job's end: on the turn's connection, or
- * for a detached job on the tenant's pool (or not at all once the tenant is
- * gone: the lock expires and the job runs again). */
-static void
-record(struct eu_job *job, const struct eu_sql *sql, int n, const char *const *params)
-{
-    struct eu_queue *q = job->q;
-    if (!job->detached) {
-        eu_db_conn_stmt(q->conn, sql, n, params, on_job_recorded, job);
-        return;
-    }
-    if (q->t->removed || q->qs->stopping) {
-        on_detached_recorded(NULL, EU_DB_UNAVAILABLE, job);
-        return;
-    }
-    if (sql == &eu_queue_sql[QUEUE_DONE]) {
-        done_later(job);
-        return;
-    }
-    eu_db_pool_stmt(eu_tenant_pool(q->qs->app->registry, q->t), sql, n, params,
-                    on_detached_recorded, job);
-}
-
-static bool detach(struct eu_job *job, bool waiting);
-
-bool
-eu_job_detach(struct eu_job *job)
-{
-    struct eu_queue *q = job->q;
-    if (job->detached)
-        return true;
-    if (q->detached_in[job->w->index] >= DETACH_MAX || q->qs->stopping)
-        return false;
-    return detach(job, false);
-}
-
-/* Takes job off its turn; counted in detached_in unless waiting. */
-static bool
-detach(struct eu_job *job, bool waiting)
-{
-    struct eu_queue *q = job->q;
-    job->detached = true;
-    job->waiting = waiting;
-    if (!waiting)
-        q->detached_in[job->w->index]++;
-    q->detached++;
-    q->qs->detached++;
-    eu_tenant_ref(q->t);
-    /* The turn goes on with the rest of its batch now. */
-    run_next_job(q, job->w);
-    return true;
-}
-
-bool
-eu_job_waiting(struct eu_job *job, bool waiting)
-{
-    if (!job->detached) {
-        /* Waiting needs no room, so it may leave a turn the cap kept it in. */
-        if (!waiting || job->q->qs->stopping)
-            return false;
-        return detach(job, true);
-    }
-    if (job->waiting == waiting)
-        return true;
-    job->waiting = waiting;
-    /* Back on the wire it counts again, even past DETACH_MAX for a moment:
-     * the cap only bounds what detaches next. */
-    job->q->detached_in[job->w->index] += waiting ? -1 : 1;
-    return true;
-}
-
-void
-eu_job_on_abandon(struct eu_job *job, eu_job_abandon_cb cb, void *arg)
-{
-    if (!job->detached)
-        return; /* in a turn: the drain waits for it, as for any job */
-    job->abandon = cb;
-    job->abandon_arg = arg;
-}
-
-void
-eu_queues_abandon(struct eu_queues *qs)
-{
-    if (!qs)
-        return;
-    /* From the top after each: the last reference to a tenant may go with
-     * its job, and with it the jobs its queue still held. */
-    for (;;) {
-        struct eu_job *job = qs->held;
-        while (job && !(job->detached && job->abandon))
-            job = job->held_next;
-        if (!job)
-            break;
-        eu_job_abandon_cb cb = job->abandon;
-        job->abandon = NULL;
-        cb(job->abandon_arg);
-        /* Not recorded (the process is stopping): its lock expires and it
-         * runs again, here or in another process. */
-        on_detached_recorded(NULL, EU_DB_UNAVAILABLE, job);
-    }
-}
-
-void
-eu_job_stmt(struct eu_job *job, const struct eu_sql *sql, int n, const char *const *params,
-            eu_db_result_cb cb, void *arg)
-{
-    struct eu_queue *q = job->q;
-    if (!job->detached)
-        eu_db_conn_stmt(q->conn, sql, n, params, cb, arg);
-    else
-        eu_db_pool_stmt(eu_tenant_pool(q->qs->app->registry, q->t), sql, n, params, cb, arg);
-}
-
-void
-eu_job_done(struct eu_job *job, const char *error)
-{
-    struct eu_queue *q = job->q;
-    /* Its runner is gone: a stop while the end is being recorded has
-     * nothing to let go. */
-    job->abandon = NULL;
-    set_log_context(q);
-    if (!error) {
-        eu_log_debug("queue", "job %s (%s) done", job->id, job->kind);
-        const char *params[] = {job->id};
-        record(job, &eu_queue_sql[QUEUE_DONE], 1, params);
-        return;
-    }
-    const struct eu_config *cfg = cfg_of(q);
-    job->failed = true;
-    eu_log_warn("queue", "job %s (%s) failed, attempt %d of %d: %s", job->id, job->kind,
-                job->attempt, cfg->job_max_attempts, error);
-    char msg[ERROR_MAX + 1], max[16], base[16], cap[16];
-    snprintf(msg, sizeof(msg), "%s", error);
-    snprintf(max, sizeof(max), "%d", cfg->job_max_attempts);
-    snprintf(base, sizeof(base), "%d", cfg->job_backoff_base_s);
-    snprintf(cap, sizeof(cap), "%d", cfg->job_backoff_max_s);
-    char attempt[16];
-    snprintf(attempt, sizeof(attempt), "%d", job->attempt);
-    const char *params[] = {job->id, msg, max, base, cap, attempt};
-    record(job, &eu_queue_sql[QUEUE_FAILED], 6, params);
-}
-
-void
-eu_job_retry_in(struct eu_job *job, const char *error, int delay_s, bool give_up)
-{
-    struct eu_queue *q = job->q;
-    job->abandon = NULL; /* as in eu_job_done() */
-    set_log_context(q);
-    job->failed = true;
-    eu_log_warn("queue", "job %s (%s) failed, attempt %d%s: %s", job->id, job->kind, job->attempt,
-                give_up ? ", giving up" : "", error);
-    /* queue.failed with a constant backoff: base and cap both delay_s; a
-     * zero attempt limit makes it dead now. */
-    char msg[ERROR_MAX + 1], max[16], delay[16];
-    snprintf(msg, sizeof(msg), "%s", error);
-    snprintf(max, sizeof(max), "%d", give_up ? 0 : INT32_MAX);
-    snprintf(delay, sizeof(delay), "%d", delay_s > 0 ? delay_s : 0);
-    char attempt[16];
-    snprintf(attempt, sizeof(attempt), "%d", job->attempt);
-    const char *params[] = {job->id, msg, max, delay, delay, attempt};
-    record(job, &eu_queue_sql[QUEUE_FAILED], 6, params);
-}
-
-struct eu_db_conn *
-eu_job_conn(const struct eu_job *job)
-{
-    return job->detached ? NULL : job->q->conn;
-}
-
-struct eu_tenant *
-eu_job_tenant(const struct eu_job *job)
-{
-    return job->q->t;
-}
-
-struct eu_app *
-eu_job_app(const struct eu_job *job)
-{
-    return job->q->qs->app;
-}
-
-const char *
-eu_job_id(const struct eu_job *job)
-{
-    return job->id;
-}
-
-json_t *
-eu_job_payload(const struct eu_job *job)
-{
-    return job->payload;
-}
-
-int
-eu_job_attempt(const struct eu_job *job)
-{
-    return job->attempt;
-}
-
 /* ---- timed tasks ---- */
 
 static void
-task_start(struct eu_queue *q, struct worker *w)
+task_start(struct eu_queue *q, struct eu_queue_worker *w)
 {
     q->run.q = q;
     q->run.w = w;
-    set_log_context(q);
+    eu_queue_log_context(q);
     eu_task_kinds[w->index - EU_QUEUE_MAX].run(&q->run);
 }
 
@@ -1242,14 +713,14 @@ void
 eu_task_run_done(struct eu_task_run *run, int64_t next_due_ms)
 {
     worker_arm_next(run->w, next_due_ms);
-    step(run->q);
+    eu_queue_step(run->q);
 }
 
 void
 eu_task_run_fail(struct eu_task_run *run)
 {
-    worker_arm(run->w, FAIL_RETRY_MS);
-    step(run->q);
+    eu_queue_worker_arm(run->w, EU_QUEUE_FAIL_RETRY_MS);
+    eu_queue_step(run->q);
 }
 
 struct eu_db_conn *
@@ -1278,9 +749,9 @@ static bool
 queue_is_idle(const void *data)
 {
     const struct eu_queue *q = data;
-    if (q->state != T_IDLE || q->nbatch || q->detached)
+    if (q->state != EU_QUEUE_TURN_IDLE || q->nbatch || q->detached)
         return false;
-    for (int i = 0; i < N_WORKERS; i++)
+    for (int i = 0; i < EU_QUEUE_WORKERS; i++)
         if (q->w[i].place || q->w[i].ready || q->w[i].deferred_ms != NONE)
             return false;
     return true;
@@ -1302,8 +773,8 @@ eu_queue_start(struct eu_tenant *t)
     struct eu_queue *q = eu_xcalloc(1, sizeof(*q));
     q->qs = current;
     q->t = t;
-    for (int i = 0; i < N_WORKERS; i++) {
-        struct worker *w = &q->w[i];
+    for (int i = 0; i < EU_QUEUE_WORKERS; i++) {
+        struct eu_queue_worker *w = &q->w[i];
         w->q = q;
         w->index = i;
         w->deferred_ms = NONE;
@@ -1318,9 +789,9 @@ eu_queue_free(struct eu_queue *q)
         return;
     /* A queue waiting for or holding a turn holds a tenant reference, so it
      * is not in a turn here: only its places on due lists to leave. */
-    for (int i = 0; i < N_WORKERS; i++)
+    for (int i = 0; i < EU_QUEUE_WORKERS; i++)
         unlist(&q->w[i]);
-    drop_batch(q);
+    eu_queue_drop_batch(q);
     free(q);
 }
 
@@ -1331,14 +802,14 @@ eu_queue_wake(struct eu_tenant *t, enum eu_queue_id queue, int64_t delay_ms)
         return;
     eu_queue_start(t);
     if (queue_of(t))
-        worker_arm(&queue_of(t)->w[queue], delay_ms);
+        eu_queue_worker_arm(&queue_of(t)->w[queue], delay_ms);
 }
 
 bool
 eu_queue_busy(struct eu_tenant *t)
 {
     struct eu_queue *q = queue_of(t);
-    return q && (q->state != T_IDLE || q->detached > 0);
+    return q && (q->state != EU_QUEUE_TURN_IDLE || q->detached > 0);
 }
 
 void
@@ -1348,7 +819,7 @@ eu_queue_task_wake(struct eu_tenant *t, enum eu_task_id task, int64_t delay_ms)
         return;
     eu_queue_start(t);
     if (queue_of(t))
-        worker_arm(&queue_of(t)->w[EU_QUEUE_MAX + task], delay_ms);
+        eu_queue_worker_arm(&queue_of(t)->w[EU_QUEUE_MAX + task], delay_ms);
 }
 
 const char *
@@ -1455,7 +926,7 @@ on_polled(PGresult *res, enum eu_db_status st, void *arg)
             continue;
         eu_queue_start(t);
         if (queue_of(t))
-            worker_arm(&queue_of(t)->w[w], strtoll(PQgetvalue(res, i, 2), NULL, 10));
+            eu_queue_worker_arm(&queue_of(t)->w[w], strtoll(PQgetvalue(res, i, 2), NULL, 10));
     }
 }
 
@@ -1513,72 +984,6 @@ arm_poll(struct eu_queues *qs, int64_t delay_ms)
     evtimer_add(qs->poll, &tv);
 }
 
-/* ---- the heartbeat ---- */
-
-/*
- * A claimed job is locked for job_lock_seconds; while this process lives it
- * locks its held jobs again every third of that, so a job may run as long
- * as it needs while the lock itself stays short, and a job whose process
- * was killed (SIGKILL, the OOM killer, a lost host) runs again, elsewhere
- * or after a restart, once one short lock has passed instead of after the
- * longest a job could take.
- */
-static void
-on_extended(PGresult *res, enum eu_db_status st, void *arg)
-{
-    (void)arg;
-    if (st != EU_DB_OK)
-        eu_log_warn("queue", "cannot extend the locks of running jobs: %s",
-                    res ? PQresultErrorMessage(res) : "database unavailable");
-}
-
-/* Extends the locks of q's held jobs, from first on in the held list. */
-static void
-extend_queue(struct eu_queues *qs, struct eu_job *first, char lock[16])
-{
-    struct eu_queue *q = first->q;
-    size_t cap = 64, len = 0;
-    char *ids = eu_xmalloc(cap);
-    ids[len++] = '{';
-    for (struct eu_job *j = first; j; j = j->held_next) {
-        if (j->q != q)
-            continue;
-        size_t need = strlen(j->id) + 3;
-        if (len + need >= cap) {
-            cap = (len + need) * 2;
-            ids = eu_xrealloc(ids, cap);
-        }
-        len += (size_t)snprintf(ids + len, cap - len, "%s%s", len > 1 ? "," : "", j->id);
-    }
-    snprintf(ids + len, cap - len, "}");
-    const char *params[] = {ids, lock};
-    eu_log_set_context(q->t->domain, NULL);
-    eu_db_pool_stmt(eu_tenant_pool(qs->app->registry, q->t), &eu_queue_sql[QUEUE_EXTEND], 2, params,
-                    on_extended, NULL);
-    free(ids);
-}
-
-static void
-on_heartbeat(evutil_socket_t fd, short what, void *arg)
-{
-    struct eu_queues *qs = arg;
-    (void)fd;
-    (void)what;
-    if (qs->stopping)
-        return;
-    char lock[16];
-    snprintf(lock, sizeof(lock), "%d", qs->app->cfg->job_lock_s);
-    /* One statement per tenant holding jobs: they are few (at most a
-     * batch per turn waiting or running, and the detached ones). */
-    qs->beat++;
-    for (struct eu_job *j = qs->held; j; j = j->held_next) {
-        if (j->q->beat == qs->beat || j->q->t->removed)
-            continue;
-        j->q->beat = qs->beat;
-        extend_queue(qs, j, lock);
-    }
-}
-
 /* ---- the process ---- */
 
 struct eu_queues *
@@ -1588,11 +993,7 @@ eu_queues_new(struct eu_app *app)
     qs->app = app;
     qs->pump = event_new(app->base, -1, 0, on_pump, qs);
     qs->poll = evtimer_new(app->base, on_poll_timer, qs);
-    qs->heartbeat = event_new(app->base, -1, EV_PERSIST, on_heartbeat, qs);
-    qs->done_flush = evtimer_new(app->base, on_done_flush, qs);
-    int beat_ms = app->cfg->job_lock_s * 1000 / 3;
-    struct timeval beat = {(time_t)(beat_ms / 1000), (suseconds_t)(beat_ms % 1000) * 1000};
-    evtimer_add(qs->heartbeat, &beat);
+    eu_queue_jobs_start(qs);
     /* A tenant's workers are made when something wakes them. */
     current = qs;
     /* Work left from before the start is found by the first poll, now. */
@@ -1606,21 +1007,18 @@ eu_queues_stop(struct eu_queues *qs)
     if (!qs || qs->stopping)
         return;
     qs->stopping = true;
-    /* Successes waiting for their DELETE are left to their locks, as a
-     * job ending from now on is (record()). */
-    done_flush(qs);
+    eu_queue_jobs_stop(qs);
     evtimer_del(qs->poll);
-    evtimer_del(qs->heartbeat);
-    for (struct place *p = qs->places; p; p = p->next)
-        for (int i = 0; i < N_WORKERS; i++)
+    for (struct eu_queue_place *p = qs->places; p; p = p->next)
+        for (int i = 0; i < EU_QUEUE_WORKERS; i++)
             evtimer_del(p->list[i].timer);
     while (qs->wait_head) {
         struct eu_queue *q = qs->wait_head;
         qs->wait_head = q->wait_next;
         if (!qs->wait_head)
             qs->wait_tail = NULL;
-        q->state = T_IDLE;
-        drop_batch(q);
+        q->state = EU_QUEUE_TURN_IDLE;
+        eu_queue_drop_batch(q);
         eu_tenant_unref(q->t);
     }
 }
@@ -1645,13 +1043,12 @@ eu_queues_free(struct eu_queues *qs)
     /* The registry (and with it every tenant's workers) is freed first, so
      * the due lists hold only tenants a statement under way still holds. */
     while (qs->places) {
-        struct place *p = qs->places;
+        struct eu_queue_place *p = qs->places;
         qs->places = p->next;
         place_free(p);
     }
     event_free(qs->pump);
     event_free(qs->poll);
-    event_free(qs->heartbeat);
-    event_free(qs->done_flush);
+    eu_queue_jobs_free(qs);
     free(qs);
 }
