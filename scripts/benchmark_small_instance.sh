@@ -458,6 +458,9 @@ run_mode() {
   stop_samplers
   awk '/^VmHWM:/ { print $2 }' "/proc/$EUNHA_PID/status" >"$dir/vmhwm_kib"
   [ "$PGSS" != 1 ] || dump_statements "$dir" "$log0"
+  # The process's counters after the mode (e.g. posts that used a kept
+  # audience), cumulative since it started.
+  bench_admin GET /metrics >"$dir/metrics.txt" 2>/dev/null || true
 
   reqs=$(jq -r .requests "$dir/loadgen.json")
   rps=$(jq -r .requests_per_second "$dir/loadgen.json")

@@ -101,12 +101,14 @@ const struct eu_sql eu_ap_objects_sql[] = {
          "SELECT " EU_AP_NOTE_COLUMNS EU_AP_NOTE_FROM
          " WHERE s.tenant_id = $1 AND s.id = ANY($2::bigint[]) AND s.local"
          " AND s.deleted_at IS NULL"
-         /* NOT rf.local keeps the probe on follows_remote_followers
-          * (0074): otherwise every local follower came first. */
-         " AND ((s.visibility < 3 AND EXISTS (SELECT 1 FROM follows rf JOIN accounts ra"
-         "  ON ra.tenant_id = $1 AND ra.id = rf.account_id AND ra.domain IS NOT NULL"
-         "  AND ra.suspended_at IS NULL WHERE rf.tenant_id = $1"
-         "  AND rf.target_account_id = s.account_id AND NOT rf.local))"
+         /* The author's remote followers first (follows_remote_followers,
+          * 0074; OFFSET 0 keeps them a subquery), each then one probe of
+          * its account: joined freely, the planner read the tenant's
+          * accounts in turn to probe the follows of each. */
+         " AND ((s.visibility < 3 AND EXISTS (SELECT 1 FROM (SELECT rf.account_id FROM follows"
+         "  rf WHERE rf.tenant_id = $1 AND rf.target_account_id = s.account_id AND NOT rf.local"
+         "  OFFSET 0) fr JOIN accounts ra ON ra.tenant_id = $1 AND ra.id = fr.account_id"
+         "  AND ra.domain IS NOT NULL AND ra.suspended_at IS NULL))"
          " OR (s.reblog_of_id IS NULL AND EXISTS (SELECT 1 FROM mentions rm JOIN accounts ra"
          "  ON ra.tenant_id = $1 AND ra.id = rm.account_id AND ra.domain IS NOT NULL"
          "  AND ra.suspended_at IS NULL WHERE rm.tenant_id = $1 AND rm.status_id = s.id))"

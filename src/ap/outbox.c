@@ -282,7 +282,10 @@ status_hook(struct eu_app *app, struct eu_tenant *t, int64_t author, const char 
     char ids[32];
     snprintf(ids, sizeof(ids), "{%s}", status_id);
     const char *params[] = {ids, h->base};
-    eu_db_pool_stmt(pool_of(h), eu_ap_note_stmt(), 2, params, on_note, h);
+    /* Known inboxes: someone remote receives it, so the render need not
+     * ask whether anyone would. */
+    eu_db_pool_stmt(pool_of(h), inboxes ? eu_ap_notes_by_ids_stmt() : eu_ap_note_stmt(), 2, params,
+                    on_note, h);
 }
 
 void

@@ -513,8 +513,11 @@ const struct eu_sql eu_queue_sql[] = {
      * as (tenant, id, kind, payload, attempts); then one row per tenant
      * that got fewer than $3: (tenant, NULL, ..., ms until its earliest job
      * left behind can be claimed, or NULL). Each tenant's jobs come from its
-     * own index range (jobs_due), so one tenant's backlog costs the others
-     * nothing. ANY(ARRAY(...)) makes the locking subquery run exactly once.
+     * own index range (jobs_due_at, migration 0076), so one tenant's
+     * backlog costs the others nothing, and ordered by when they can next
+     * be claimed, so the jobs other turns hold are past the range rather
+     * than stepped over in it. ANY(ARRAY(...)) makes the locking subquery
+     * run exactly once.
      */
     [QUEUE_CLAIM] =
         {"queue.claim",
@@ -523,9 +526,10 @@ const struct eu_sql eu_queue_sql[] = {
          " WHERE j.tenant_id = ANY ($1::bigint[]) AND j.id = ANY (ARRAY("
          "  SELECT x.id FROM unnest($1::bigint[]) AS t(id) CROSS JOIN LATERAL"
          "  (SELECT d.id FROM jobs d WHERE d.tenant_id = t.id AND d.queue = $2"
-         "   AND d.state = 'ready' AND d.run_at <= now()"
-         "   AND (d.locked_until IS NULL OR d.locked_until <= now())"
-         "   ORDER BY d.run_at, d.id LIMIT $3::int FOR UPDATE SKIP LOCKED) x))"
+         "   AND d.state = 'ready'"
+         "   AND greatest(d.run_at, coalesce(d.locked_until, d.run_at)) <= now()"
+         "   ORDER BY greatest(d.run_at, coalesce(d.locked_until, d.run_at)), d.id"
+         "   LIMIT $3::int FOR UPDATE SKIP LOCKED) x))"
          " RETURNING j.tenant_id, j.id, j.kind, j.payload, j.attempts)"
          " SELECT c.tenant_id::text, c.id::text, c.kind, c.payload::text, c.attempts::bigint"
          " FROM c"
@@ -547,7 +551,7 @@ const struct eu_sql eu_queue_sql[] = {
      * The safety poll: what falls due within $1 seconds, across every
      * tenant of one placement: (tenant, worker name, ms until due). $2 is
      * the suspended accounts' retention. Indexed by migrations/tenant/0012
-     * (the due columns alone, not led by tenant_id).
+     * and 0076 (the due time alone, not led by tenant_id).
      */
     [QUEUE_POLL] =
         {"queue.poll",
