@@ -51,6 +51,7 @@ extern const struct eu_sql eu_migration_sql[]; /* migration.c */
 
 /* statuses.c, status_render.c, timelines.c, feeds.c, conversations.c */
 extern const struct eu_sql eu_statuses_sql[];         /* statuses.c */
+extern const struct eu_sql eu_statuses_publish_sql[]; /* statuses_publish.c */
 extern const struct eu_sql eu_statuses_actions_sql[]; /* statuses_actions.c */
 extern const struct eu_sql eu_quotes_sql[];           /* quotes.c */
 extern const struct eu_sql eu_statuses_thread_sql[];  /* statuses_thread.c */

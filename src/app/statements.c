@@ -28,6 +28,7 @@ const struct eu_sql *const eu_sql_tables[] = {
 
     /* statuses group */
     eu_statuses_sql,
+    eu_statuses_publish_sql,
     eu_statuses_actions_sql,
     eu_quotes_sql,
     eu_statuses_thread_sql,
