@@ -16,10 +16,12 @@
 #      (127.0.0.1:PORT+i).
 #   3. scenario (issue 33): u1 gets SCENARIO_FOLLOWERS (default 10,000)
 #      remote followers on SCENARIO_HOSTS (default 2,000) hosts, those of
-#      a host sharing its inbox, then posts through the API: the time from
-#      the POST until every host has been sent the Create, and eunha's CPU
-#      per delivery over it (the post included). EUNHA_BENCH_SCENARIO_HOSTS=0
-#      skips it.
+#      a host sharing its inbox, and SCENARIO_LOCAL (default 10,000) local
+#      followers whose home feeds are in Redis (built, as an active user's
+#      is), then posts through the API: the time from the POST until every
+#      one of those home feeds has the status, and until every host has been
+#      sent the Create, and eunha's CPU per delivery over it (the post and
+#      the feeds included). EUNHA_BENCH_SCENARIO_HOSTS=0 skips it.
 #   4. queued: the sink is stopped; 10,000 deliveries are queued; once each
 #      has made its first (refused) attempt and waits for its retry, eunha's
 #      RSS and private memory are read against the figure before, with the
@@ -38,6 +40,7 @@ DISTINCT_JOBS=${EUNHA_BENCH_DISTINCT_JOBS:-5000}
 QUEUED=${EUNHA_BENCH_QUEUED:-10000}
 SCENARIO_FOLLOWERS=${EUNHA_BENCH_SCENARIO_FOLLOWERS:-10000}
 SCENARIO_HOSTS=${EUNHA_BENCH_SCENARIO_HOSTS:-2000}
+SCENARIO_LOCAL=${EUNHA_BENCH_SCENARIO_LOCAL:-10000}
 HOSTS=100
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -220,23 +223,53 @@ if [ "$SCENARIO_HOSTS" -gt 0 ]; then
       inbox_url = regexp_replace(inbox_url, ':(\d+)/', ':' || ($SINK_PORT + substring(inbox_url FROM ':(\d+)/')::int) || '/'),
       shared_inbox_url = regexp_replace(shared_inbox_url, ':(\d+)/', ':' || ($SINK_PORT + substring(shared_inbox_url FROM ':(\d+)/')::int) || '/')
     WHERE tenant_id = $TENANT_ID AND domain LIKE 'h%.example'" >/dev/null
+  # The local followers, each with a home feed in Redis under the key u1's
+  # own reading makes (a feed that exists is what fan-out writes to).
+  bench_psql "$PLACEMENT_URL" "
+    WITH a AS (INSERT INTO accounts (tenant_id, username)
+      SELECT $TENANT_ID, 'l' || g FROM generate_series(1, $SCENARIO_LOCAL) g RETURNING id)
+    INSERT INTO follows (tenant_id, account_id, target_account_id)
+    SELECT $TENANT_ID, a.id, $U1 FROM a" >/dev/null
+  bench_psql "$PLACEMENT_URL" "ANALYZE" >/dev/null
+  bench_api GET "$DOMAIN" /api/v1/timelines/home "$TOKEN1" >/dev/null
+  feed_key=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --scan --pattern "*feed:home:$U1" | head -n 1)
+  [ -n "$feed_key" ] || eu_die "no home feed key for u1 in Redis"
+  feed_prefix=${feed_key%"$U1"}
+  bench_psql "$PLACEMENT_URL" "SELECT id FROM accounts WHERE tenant_id = $TENANT_ID
+      AND domain IS NULL AND username LIKE 'l%'" |
+    awk -v p="$feed_prefix" '{ print "ZADD " p $1 " 0 0" }' |
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" >/dev/null
+  feeds_with() {
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" EVAL "local n = 0
+      for _, k in ipairs(redis.call('KEYS', ARGV[1] .. '*')) do
+        if redis.call('ZSCORE', k, ARGV[2]) then n = n + 1 end
+      end return n" 0 "$feed_prefix" "$1"
+  }
   cpu0=$(bench_cpu_ticks "$EUNHA_PID")
   t0=$(date +%s%3N)
-  bench_api POST "$DOMAIN" /api/v1/statuses "$TOKEN1" \
-    --data-urlencode "status=$(printf 'scenario %.0s' $(seq 1 50))" >/dev/null
-  for ((i = 0; i < 6000; i++)); do
+  sid=$(bench_api POST "$DOMAIN" /api/v1/statuses "$TOKEN1" \
+    --data-urlencode "status=$(printf 'scenario %.0s' $(seq 1 50))" | jq -r .id)
+  feeds_ms=
+  for ((i = 0; i < 12000; i++)); do
+    if [ -z "$feeds_ms" ] && [ "$(feeds_with "$sid")" -ge $((SCENARIO_LOCAL + 1)) ]; then
+      feeds_ms=$(($(date +%s%3N) - t0))
+    fi
     read -r n first last _ <"$stats"
-    [ "$n" -ge "$SCENARIO_HOSTS" ] && break
-    sleep 0.1
+    [ "$n" -ge "$SCENARIO_HOSTS" ] && [ -n "$feeds_ms" ] && break
+    sleep 0.05
   done
   cpu1=$(bench_cpu_ticks "$EUNHA_PID")
   sink_stop
   read -r n first last _ <"$stats"
   hz=$(getconf CLK_TCK)
   jq -n --argjson followers "$SCENARIO_FOLLOWERS" --argjson hosts "$SCENARIO_HOSTS" \
+    --argjson local "$SCENARIO_LOCAL" --argjson feeds "$(feeds_with "$sid")" \
+    --argjson feeds_ms "${feeds_ms:-null}" \
     --argjson delivered "$n" --argjson ms "$((last - t0))" \
     --argjson cpu_ms "$(((cpu1 - cpu0) * 1000 / hz))" --argjson left "$(queued_jobs)" \
     '{phase: "scenario", remote_followers: $followers, hosts: $hosts, delivered: $delivered,
+      local_followers: $local, home_feeds_with_it: $feeds,
+      seconds_until_every_home_feed: (if $feeds_ms == null then null else $feeds_ms / 1000 end),
       seconds_until_every_host: ($ms / 1000),
       eunha_cpu_ms_per_delivery: ((($cpu_ms / ([$delivered, 1] | max)) * 1000 | floor) / 1000),
       jobs_left: $left}' | tee "$RESULTS/scenario.json"
