@@ -16,7 +16,9 @@
 #include "eunha/router.h"
 #include "eunha/sql.h"
 
+struct eu_app;
 struct eu_job;
+struct eu_tenant;
 struct json_t;
 
 /* Bodies past this are refused (413) whatever [limits] max_body_bytes. */
@@ -41,6 +43,14 @@ struct json_t;
  * alone. On the loop thread only.
  */
 void eu_ap_inbox_job_ended(struct json_t *payload);
+/*
+ * Called by the "ap_inbox" job when it failed its last attempt: the mark
+ * that answers later copies of its Create or Announce unprocessed is
+ * dropped, so the sender's next delivery of it is taken again (its job
+ * revived: a dead job keeps its dedupe key, which stops only jobs still
+ * waiting or running). On the loop thread only.
+ */
+void eu_ap_inbox_job_dead(struct eu_app *app, struct eu_tenant *t, struct json_t *payload);
 
 extern const struct eu_route eu_ap_inbox_routes[];
 extern const struct eu_sql eu_ap_inbox_sql[];

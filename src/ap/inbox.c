@@ -337,21 +337,22 @@ seen_key(const struct delivery *d, char *buf, size_t len)
              d->dedupe + sizeof("ap_inbox:") - 1);
 }
 
-/* "ap_inbox:" and the hex SHA-256 of actor, a newline and id, in the
- * request's arena; NULL when the activity has no id or is not a Create or
- * an Announce. Only those two: they are what a big account sends to many
+/* The hex SHA-256 of actor, a newline and id, in hex (65 bytes with its
+ * NUL); false when the activity has no id or is not a Create or an
+ * Announce. Only those two: they are what a big account sends to many
  * inboxes at once, and the same id means the same post or boost for good.
  * Other ids may come back meaning something new: eunha's own Follow and
  * Like ids are the actor's and the target's, so a follow, unfollow and
  * follow again within the hours of the mark sends one id twice, with an
  * Undo between that must not leave the second one dropped. */
-static const char *
-dedupe_name(struct eu_req *req, const char *actor, json_t *activity)
+static bool
+dedupe_hash(const char *actor, json_t *activity, char hex[65])
 {
     const char *id = json_string_value(json_object_get(activity, "id"));
     const char *type = json_string_value(json_object_get(activity, "type"));
-    if (!id || !*id || !type || (strcmp(type, "Create") != 0 && strcmp(type, "Announce") != 0))
-        return NULL;
+    if (!actor || !id || !*id || !type ||
+        (strcmp(type, "Create") != 0 && strcmp(type, "Announce") != 0))
+        return false;
     EVP_MD_CTX *c = EVP_MD_CTX_new();
     unsigned char md[32];
     unsigned int n = 0;
@@ -361,12 +362,34 @@ dedupe_name(struct eu_req *req, const char *actor, json_t *activity)
               n == sizeof(md);
     EVP_MD_CTX_free(c);
     if (!ok)
-        return NULL;
-    char *out = eu_arena_alloc(req->arena, sizeof("ap_inbox:") + 2 * sizeof(md));
-    int k = snprintf(out, sizeof("ap_inbox:"), "ap_inbox:");
+        return false;
     for (size_t i = 0; i < sizeof(md); i++)
-        k += snprintf(out + k, 3, "%02x", md[i]);
-    return out;
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    return true;
+}
+
+/* "ap_inbox:" and dedupe_hash(), in the request's arena; NULL when there
+ * is none. */
+static const char *
+dedupe_name(struct eu_req *req, const char *actor, json_t *activity)
+{
+    char hex[65];
+    if (!dedupe_hash(actor, activity, hex))
+        return NULL;
+    return eu_arena_sprintf(req->arena, "ap_inbox:%s", hex);
+}
+
+void
+eu_ap_inbox_job_dead(struct eu_app *app, struct eu_tenant *t, json_t *payload)
+{
+    char hex[65];
+    if (!dedupe_hash(json_string_value(json_object_get(payload, "actor")),
+                     json_object_get(payload, "activity"), hex))
+        return;
+    char key[EU_TENANT_KEY_PREFIX_SIZE + 96];
+    snprintf(key, sizeof(key), "%sap:seen:%s", t->key_prefix, hex);
+    const char *argv[] = {"DEL", key};
+    eu_redis_command(eu_tenant_redis(app, t), NULL, NULL, 2, argv, NULL);
 }
 
 /* Marks the activity taken for SEEN_TTL_S; nobody waits for the answer. */

@@ -69,6 +69,8 @@ eu_proc_finish(struct eu_proc *p, const char *error)
     struct eu_job *job = p->job;
     if (!error)
         eu_ap_inbox_job_ended(eu_job_payload(job));
+    else if (eu_job_attempt(job) >= p->app->cfg->job_max_attempts)
+        eu_ap_inbox_job_dead(p->app, p->t, eu_job_payload(job));
     proc_free(p);
     eu_job_done(job, error);
 }

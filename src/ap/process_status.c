@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@
 #include "eunha/arena.h"
 #include "eunha/cards.h"
 #include "eunha/db.h"
+#include "eunha/error.h"
 #include "eunha/feeds.h"
 #include "eunha/fetch.h"
 #include "eunha/log.h"
@@ -336,11 +338,21 @@ decref_doc(void *doc)
  * What a signed fetch of p->object_id brought (eu_ap_fetch_cb's arguments),
  * made the activity's object, kept until p ends. The fetch checked the id
  * is on the host it came from; here it must be the note that was named.
- * false: p was skipped (nothing fetched, or not that note).
+ * false: p was skipped (nothing fetched, or not that note) or finished
+ * with an error to retry (its server unavailable for now).
  */
 static bool
 take_fetched_note(struct eu_proc *p, json_t *doc, const struct eu_error *err)
 {
+    if (err && (err->status == 503 || err->status == 504)) {
+        /* Its server is down or slow for now: the job is retried with the
+         * queue's backoff, and when it runs out of attempts the sender's
+         * next delivery of it is taken again (eu_ap_inbox_job_dead()). */
+        char msg[EU_ERROR_MSG_MAX + 64];
+        snprintf(msg, sizeof(msg), "cannot fetch the object it names: %s", err->message);
+        eu_proc_finish(p, msg);
+        return false;
+    }
     if (err) {
         eu_proc_skip(p, "the object it names cannot be fetched");
         return false;

@@ -194,7 +194,9 @@ on_sfetch_resp(struct eu_fetch_resp *resp, void *arg)
         return;
     }
     if (resp->status != 200) {
-        sfetch_fail(op, 502, "the remote server did not answer 200");
+        /* 503: unavailable for now, as a timeout is (504); an inbox job
+         * retries the fetch on either, and gives up on the rest. */
+        sfetch_fail(op, resp->status >= 500 ? 503 : 502, "the remote server did not answer 200");
         return;
     }
     if (resp->content_type && !strstr(resp->content_type, "json")) {

@@ -542,11 +542,19 @@ const struct eu_sql eu_queue_sql[] = {
          " WHERE (SELECT count(*) FROM c WHERE c.tenant_id = t.id) < $3::int",
          .cross_tenant = true},
     /* $2 queue name, $3 kind, $4 payload JSON text, $5 delay in seconds,
-     * $6 dedupe key or NULL; returns the id, or nothing for a duplicate. */
+     * $6 dedupe key or NULL; returns the id, or nothing for a duplicate of
+     * a job still waiting or running. A dead job of the same key comes
+     * back to life with the new payload: the key dedupes work to do, and
+     * what gave up (an inbox activity whose object's server was down) is
+     * worth doing when it is asked for again. */
     [QUEUE_INSERT] = {"queue.insert",
-                      "INSERT INTO jobs (tenant_id, queue, kind, payload, run_at, dedupe_key)"
+                      "INSERT INTO jobs AS j (tenant_id, queue, kind, payload, run_at, dedupe_key)"
                       " VALUES ($1, $2, $3, $4::jsonb, now() + make_interval(secs => $5::float8),"
-                      " $6) ON CONFLICT (tenant_id, dedupe_key) DO NOTHING RETURNING id::text"},
+                      " $6) ON CONFLICT (tenant_id, dedupe_key) DO UPDATE SET state = 'ready',"
+                      " queue = EXCLUDED.queue, kind = EXCLUDED.kind, payload = EXCLUDED.payload,"
+                      " run_at = EXCLUDED.run_at, attempts = 0, locked_until = NULL,"
+                      " last_error = NULL, updated_at = now() WHERE j.state = 'dead'"
+                      " RETURNING id::text"},
     /*
      * The safety poll: what falls due within $1 seconds, across every
      * tenant of one placement: (tenant, worker name, ms until due). $2 is

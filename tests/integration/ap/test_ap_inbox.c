@@ -916,11 +916,109 @@ START_TEST(test_inbox_duplicates)
 }
 END_TEST
 
+/* The peer's /notes/flaky: 500 until the test sets the peer's data. */
+static bool
+flaky_note(struct peer *p, struct evhttp_request *req)
+{
+    if (strcmp(evhttp_request_get_uri(req), "/notes/flaky") != 0)
+        return false;
+    if (!__atomic_load_n((int *)p->data, __ATOMIC_SEQ_CST)) {
+        peer_reply(req, 500, "application/json", "{\"error\":\"down\"}");
+        return true;
+    }
+    char *note = NULL;
+    ck_assert_int_ge(asprintf(&note,
+                              "{\"@context\":\"https://www.w3.org/ns/activitystreams\","
+                              "\"id\":\"%s/notes/flaky\",\"type\":\"Note\","
+                              "\"attributedTo\":\"%s/users/peer\",\"content\":\"back up\","
+                              "\"to\":[\"https://www.w3.org/ns/activitystreams#Public\"],"
+                              "\"cc\":[\"http://a.test/users/alice\"],\"tag\":[{\"type\":"
+                              "\"Mention\",\"href\":\"http://a.test/users/alice\"}]}",
+                              p->origin, p->origin),
+                     0);
+    peer_reply(req, 200, "application/activity+json", note);
+    free(note);
+    return true;
+}
+
+/*
+ * A Create whose job died (its object's server answered 500 and the job
+ * ran out of attempts) is taken again when the sender delivers it again:
+ * the dead job's dedupe key and the inbox's six-hour mark stop copies of
+ * work still to do, not of work given up. The decoy is untouched.
+ */
+START_TEST(test_inbox_dead_redelivered)
+{
+    struct env e;
+    env_start_toml(&e, PEER_TOML "[workers]\nqueue_idle_poll_seconds = 1\njob_max_attempts = 1\n");
+    static int up;
+    __atomic_store_n(&up, 0, __ATOMIC_SEQ_CST);
+    e.peer->data = &up;
+    e.peer->intercept = flaky_note; /* before any request reaches the peer */
+    struct eu_it_resp r = {0};
+    char *body = NULL;
+    ck_assert_int_ge(asprintf(&body,
+                              "{\"@context\":\"https://www.w3.org/ns/activitystreams\","
+                              "\"id\":\"%s/activities/flaky\",\"type\":\"Create\",\"actor\":\"%s\","
+                              "\"object\":\"%s/notes/flaky\"}",
+                              e.peer->origin, e.peer_id, e.peer->origin),
+                     0);
+    struct post p = {"a.test", "/inbox", body, NULL, e.peer_key, e.peer->actors[0].priv,
+                     0,        false,    false};
+    post(&e, &p, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    const char *dead = "SELECT count(*) FROM jobs WHERE tenant_id = %s AND kind = 'ap_inbox'"
+                       " AND state = 'dead'";
+    long long until = eu_it_now_ms() + 20000;
+    while (eu_it_now_ms() < until && eu_it_pg_execf_long(e.db, dead, e.tid) == 0)
+        eu_it_sleep_ms(100);
+    ck_assert_int_eq(eu_it_pg_execf_long(e.db, dead, e.tid), 1);
+    const char *notes =
+        "SELECT count(*) FROM statuses WHERE tenant_id = %s AND uri = '%s/notes/flaky'";
+    ck_assert_int_eq(eu_it_pg_execf_long(e.db, notes, e.tid, e.peer->origin), 0);
+
+    /* The server is back and the sender tries again: processed. */
+    __atomic_store_n(&up, 1, __ATOMIC_SEQ_CST);
+    post(&e, &p, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    until = eu_it_now_ms() + 20000;
+    while (eu_it_now_ms() < until && eu_it_pg_execf_long(e.db, notes, e.tid, e.peer->origin) == 0)
+        eu_it_sleep_ms(100);
+    ck_assert_int_eq(eu_it_pg_execf_long(e.db, notes, e.tid, e.peer->origin), 1);
+    until = eu_it_now_ms() + 20000;
+    while (eu_it_now_ms() < until &&
+           eu_it_pg_execf_long(e.db,
+                               "SELECT count(*) FROM jobs WHERE tenant_id = %s"
+                               " AND kind = 'ap_inbox'",
+                               e.tid) > 0)
+        eu_it_sleep_ms(100);
+    ck_assert_int_eq(eu_it_pg_execf_long(e.db, dead, e.tid), 0);
+    /* Taken once: a third copy after it is done is still answered unprocessed. */
+    post(&e, &p, &r);
+    EU_IT_EXPECT_STATUS(&r, 202);
+    ck_assert_int_eq(eu_it_pg_execf_long(e.db,
+                                         "SELECT count(*) FROM jobs WHERE tenant_id = %s"
+                                         " AND kind = 'ap_inbox'",
+                                         e.tid),
+                     0);
+    ck_assert_int_eq(eu_it_pg_execf_long(e.db, notes, e.tid, e.peer->origin), 1);
+    ck_assert_int_eq(job_count(&e, e.decoy_tid), 0);
+    ck_assert_int_eq(eu_it_pg_execf_long(e.db, "SELECT count(*) FROM statuses WHERE tenant_id = %s",
+                                         e.decoy_tid),
+                     0);
+
+    free(body);
+    eu_it_resp_free(&r);
+    env_end(&e);
+}
+END_TEST
+
 int
 main(void)
 {
     Suite *s = suite_create("ap_inbox");
     EU_IT_ADD_TCASE(s, test_inbox_deliveries, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_inbox_dead_redelivered, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_authorized_fetch, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_inbox_host_cap, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_inbox_host_cap_process, TIMEOUT);
