@@ -90,8 +90,9 @@ struct eu_tenant {
     bool moving;
     /* Deleted ('deleting'), and in the grace before its rows go, while the
      * Delete of its actors goes out (src/admin/purge.c): its job queues run
-     * (not its timed tasks) and its actor URLs answer 410, the rest 404.
-     * In memory only, in the process purging it. */
+     * (not its timed tasks). In memory only, in the process purging it.
+     * (Its actor URLs answer 410 and the rest 404 in every process while
+     * it is 'deleting', src/http/server.c.) */
     bool farewell;
     int cpu_jobs;            /* its password checks on the CPU pool (eu_cpupool_try_submit) */
     struct eu_db_pool *pool; /* NULL until first use; borrows from its placement's */

@@ -11,13 +11,15 @@
  *
  * First comes its farewell, as for a purged account (src/queue/accounts.c):
  * an "ap_delete_actor" job per local account (src/ap/delete_actor.c), its
- * job queues left running (src/queue/queue.c, does_work) and its actor URLs
- * answering 410 (src/http/server.c) until those jobs and their deliveries
- * are done, or [workers] tenant_delete_grace_seconds after the deletion,
+ * job queues left running (src/queue/queue.c, does_work) until those jobs
+ * and their deliveries are done, or [workers] tenant_delete_grace_seconds
+ * after the deletion,
  * whichever comes first; a delivery still failing then is given up. The
  * grace counts from the row's updated_at (the deletion: a deleting tenant
  * takes no PATCH), so a restart neither extends it nor repeats what was
- * announced, and the rows always go in the end.
+ * announced, and the rows always go in the end. Its actor URLs answer 410
+ * from the deletion on, in every process (src/http/server.c reads the
+ * state the control row gives the registry).
  *
  * The work runs through the tenant's own pool, so it counts against that
  * tenant's connection quota and nobody else's. Any failure pauses and

@@ -864,9 +864,11 @@ on_request(struct evhttp_request *ev, void *arg)
             return;
         }
         struct eu_tenant *t = eu_registry_find(app->registry, host);
-        if (t && t->state == EU_TENANT_DELETING && t->farewell && is_actor_path(req->path)) {
-            /* Its accounts' Delete is going out: a server that checks the
-             * actor finds it gone, as Mastodon answers for a deleted one. */
+        if (t && t->state == EU_TENANT_DELETING && is_actor_path(req->path)) {
+            /* Its accounts' Delete is going out, or its rows are going: a
+             * server that checks the actor finds it gone, as Mastodon
+             * answers for a deleted one. Every process of a fleet knows
+             * the state from the control row, not only the one purging. */
             eu_req_reply_error(req, 410,
                                "The page you were looking for doesn't exist here anymore.");
             return;

@@ -636,9 +636,13 @@ START_TEST(test_delete_tenant_sends_delete)
     peer->intercept = inbox_take;
     inbox.status = 500;
     inbox.posts = 0;
-    struct eu_it_server *s = eu_it_server_start(
-        PEER_TOML "[workers]\ntenant_delete_grace_seconds = 60\njob_backoff_base_seconds = 1\n"
-                  "queue_idle_poll_seconds = 1\n");
+    const char *toml = PEER_TOML "[workers]\ntenant_delete_grace_seconds = 60\n"
+                                 "job_backoff_base_seconds = 1\nqueue_idle_poll_seconds = 1\n";
+    struct eu_it_server *s = eu_it_server_start(toml);
+    /* A second process of the fleet on the same databases. */
+    struct eu_it_opts o2 = {.name = s->name, .extra_toml = toml};
+    struct eu_it_server *s2 = eu_it_server_start_opts(&o2);
+    s2->keep_databases = true; /* s drops them */
     struct eu_it_resp r = {0};
     char db[128], id[32], bid[32], uri[128];
     json_t *t = eu_it_tenant_create(s, "a.example", "Alpha");
@@ -689,12 +693,26 @@ START_TEST(test_delete_tenant_sends_delete)
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "state", "deleting");
     EU_IT_EXPECT_JSTR(&r, "deletion.phase", "announcing");
-    /* Its actor is gone for whoever checks the Delete; the rest is unknown. */
+    /* Its actor is gone for whoever checks the Delete, in either process
+     * (the second learns the state from the control row); the rest is
+     * unknown. */
     eu_it_public(s, "GET", "a.example", "/users/alice", &r);
     EU_IT_EXPECT_ERROR(&r, 410);
     eu_it_public(s, "GET", "a.example", "/api/v1/instance", &r);
     EU_IT_EXPECT_ERROR(&r, 404);
     EU_IT_EXPECT_JSTR(&r, "error", "Unknown domain");
+    until = eu_it_now_ms() + 10000;
+    do {
+        eu_it_public(s2, "GET", "a.example", "/users/alice", &r);
+        if (r.status != 410)
+            eu_it_sleep_ms(100);
+    } while (r.status != 410 && eu_it_now_ms() < until);
+    EU_IT_EXPECT_ERROR(&r, 410);
+    eu_it_public(s2, "GET", "a.example", "/api/v1/instance", &r);
+    EU_IT_EXPECT_ERROR(&r, 404);
+    eu_it_public(s2, "GET", "b.example", "/api/v1/accounts/lookup?acct=alice", &r);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_server_free(s2);
     eu_it_public(s, "GET", "b.example", "/api/v1/accounts/lookup?acct=alice", &r);
     EU_IT_EXPECT_STATUS(&r, 200);
     EU_IT_EXPECT_JSTR(&r, "username", "alice");
