@@ -437,6 +437,16 @@ edit_store(struct eu_proc *p)
     eu_ingest_status_store(eu_proc_conn(p), &p->note, p->actor_id, p->base, on_edited, p);
 }
 
+/* Its quote policy and its quote (a new authorization, or another quoted
+ * post) are the Note's now, whatever the text does: Mastodon 4.5 sends an
+ * Update for a changed interaction policy without editing the post
+ * (src/ap/process_quote.c). p->s2 is the status. */
+static void
+update_quote(struct eu_proc *p)
+{
+    eu_proc_quote_note(p, p->s2, edit_store);
+}
+
 /* A Question's counts change without an edit (Mastodon's poll Updates):
  * its poll is stored first, whatever the text does. */
 static void
@@ -446,7 +456,8 @@ on_mine(struct eu_proc *p, PGresult *res)
         eu_proc_skip(p, "updates a status we do not have");
         return;
     }
-    eu_proc_poll_store(p, eu_arena_strdup(p->arena, PQgetvalue(res, 0, 0)), edit_store);
+    p->s2 = eu_arena_strdup(p->arena, PQgetvalue(res, 0, 0));
+    eu_proc_poll_store(p, p->s2, update_quote);
 }
 
 static void

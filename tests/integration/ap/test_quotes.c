@@ -649,6 +649,34 @@ START_TEST(test_two_processes)
     EU_IT_EXPECT_JSTR(&r, "0.status.quote.quoted_status.content", "<p>quote me, edited</p>");
     free(bob_a);
 
+    /* bob closes the post alice quoted to new quotes: his server sends an
+     * Update that edits nothing, as Mastodon 4.5 does, and alice's server
+     * takes the policy, refusing a second quote at once; the quote made
+     * stays accepted. */
+    char *db_pol = eu_it_tenant_database(sa, "a.test");
+    long nobody =
+        eu_it_pg_execf_long(db_pol, "SELECT quote_policy FROM statuses WHERE id = %s", closed_a);
+    ck_assert_int_ne(
+        eu_it_pg_execf_long(db_pol, "SELECT quote_policy FROM statuses WHERE id = %s", open_a),
+        nobody);
+    eu_it_callf(sb, &r, "b.test", "PUT", bob, "{\"quote_approval_policy\":\"nobody\"}",
+                "/api/v1/statuses/%s/interaction_policy", open_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    long long until = eu_it_now_ms() + WAIT_MS;
+    while (eu_it_now_ms() < until &&
+           eu_it_pg_execf_long(db_pol, "SELECT quote_policy FROM statuses WHERE id = %s", open_a) !=
+               nobody)
+        eu_it_sleep_ms(100);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(db_pol, "SELECT quote_policy FROM statuses WHERE id = %s", open_a),
+        nobody);
+    free(db_pol);
+    snprintf(body, sizeof(body), "{\"status\":\"again\",\"quoted_status_id\":\"%s\"}", open_a);
+    eu_it_callf(sa, &r, "a.test", "POST", alice, body, "/api/v1/statuses");
+    EU_IT_EXPECT_ERROR(&r, 404);
+    eu_it_callf(sa, &r, "a.test", "GET", alice, NULL, "/api/v1/statuses/%s", q1);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+
     /* Its authorization is served while it holds. */
     char *db_b = eu_it_tenant_database(sb, "b.test");
     char *auth = eu_it_pg_execf(db_b, "SELECT id::text FROM quotes WHERE status_id = %s", q1_b);
