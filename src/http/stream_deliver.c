@@ -73,6 +73,9 @@ struct shared {
     bool orphan;                 /* the hub is gone: the render frees it when done */
     struct eu_stream_shared *sh; /* NULL when ready: nobody gets it */
     struct shared_waiter *waiters;
+    /* The signed-in listeners that had it queued before it was ready: a
+     * reblog's flags are read for them (struct eu_stream_audience). */
+    struct eu_stream_audience aud;
     struct shared *next; /* newest first */
 };
 
@@ -304,6 +307,7 @@ shared_trim(void)
         if (++kept > SHARED_KEEP && e->ready && !e->waiters) {
             *p = e->next;
             ops.shared_free(e->sh);
+            free(e->aud.ids);
             free(e);
             line->n_shared--;
             continue;
@@ -318,6 +322,7 @@ on_shared_done(struct eu_stream_shared *sh, bool failed, void *arg)
     struct shared *e = arg;
     if (e->orphan) {
         ops.shared_free(sh);
+        free(e->aud.ids);
         free(e);
         return;
     }
@@ -342,12 +347,61 @@ on_shared_done(struct eu_stream_shared *sh, bool failed, void *arg)
 /* Whether q can be served from a shared render for c: a new status on a
  * stream of statuses, for a viewer whose state is at hand or on its way. */
 static bool
+shared_kind(const char *stream, const char *event)
+{
+    return strcmp(event, "update") == 0 &&
+           (strcmp(stream, "user") == 0 || strncmp(stream, "public", 6) == 0 ||
+            strncmp(stream, "hashtag", 7) == 0);
+}
+
+static bool
 shareable(const struct eu_stream_client *c, const struct eu_stream_queued *q)
 {
-    if (strcmp(q->event, "update") != 0 || (c->v.account_id && !c->vs && !c->vs_loading))
+    if (c->v.account_id && !c->vs && !c->vs_loading)
         return false;
-    return strcmp(q->stream, "user") == 0 || strncmp(q->stream, "public", 6) == 0 ||
-           strncmp(q->stream, "hashtag", 7) == 0;
+    return shared_kind(q->stream, q->event);
+}
+
+/* Starts the shared render of status id for t's listeners, first of the
+ * renders kept. w, when given, waits for it (and holds a reference to its
+ * client): attached first, as the render may be done before it returns. */
+static struct shared *
+shared_start(struct eu_tenant *t, const char *id, struct shared_waiter *w)
+{
+    struct shared *e = eu_xcalloc(1, sizeof(*e));
+    e->tenant_id = t->id;
+    snprintf(e->id, sizeof(e->id), "%s", id);
+    e->next = line->shared;
+    line->shared = e;
+    line->n_shared++;
+    e->waiters = w;
+    ops.shared_render(line->app, t, id, &e->aud, on_shared_done, e);
+    shared_trim();
+    return e;
+}
+
+/* c has a new status queued: the shared render is started now if it is
+ * not under way, and c's viewer counted among those it is for, so that
+ * the listeners one event reaches at once are all known to it before
+ * its statements run (they are asynchronous). */
+static void
+shared_note(struct eu_stream_client *c, const struct eu_stream_sub *s, const char *event,
+            const char *id)
+{
+    /* A viewer whose state failed to load is rendered for alone. */
+    if (!shared_kind(s->stream, event) || (c->v.account_id && !c->vs && !c->vs_loading))
+        return;
+    struct shared *e = shared_find(c->t->id, id);
+    if (!e)
+        e = shared_start(c->t, id, NULL);
+    if (e->ready || !c->v.account_id)
+        return;
+    struct eu_stream_audience *a = &e->aud;
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 16;
+        a->ids = eu_xrealloc(a->ids, a->cap * sizeof(*a->ids));
+    }
+    a->ids[a->n++] = c->v.account_id;
 }
 
 /* Serves q, c's first event, from the shared render of its status: 1 done
@@ -367,20 +421,13 @@ try_shared(struct eu_stream_client *c, struct eu_stream_queued *q)
     }
     struct shared *e = shared_find(c->t->id, q->id);
     if (!e) {
-        e = eu_xcalloc(1, sizeof(*e));
-        e->tenant_id = c->t->id;
-        snprintf(e->id, sizeof(e->id), "%s", q->id);
-        e->next = line->shared;
-        line->shared = e;
-        line->n_shared++;
-        /* Attached first: the render may be done before it returns. */
+        /* Trimmed before c came to it: c's flags, if a reblog needs them,
+         * are not read, and it is rendered for alone. */
         struct shared_waiter *w = eu_xcalloc(1, sizeof(*w));
         w->c = c;
-        e->waiters = w;
         c->refs++;
         c->rendering = true;
-        ops.shared_render(line->app, c->t, q->id, on_shared_done, e);
-        shared_trim();
+        shared_start(c->t, q->id, w);
         return 0;
     }
     if (!e->ready) {
@@ -563,6 +610,7 @@ eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *i
         c->q_head = q;
     c->q_tail = q;
     c->q_len++;
+    shared_note(c, s, event, id);
     pump(c);
 }
 
@@ -608,6 +656,7 @@ eu_stream_deliver_stop(void)
         }
         if (e->ready) {
             ops.shared_free(e->sh);
+            free(e->aud.ids);
             free(e);
         } else {
             e->orphan = true;

@@ -1979,6 +1979,164 @@ START_TEST(test_render_once_send_many)
 }
 END_TEST
 
+/* The status id as token's REST home timeline shows it, once the home
+ * fan-out has put it there. Caller decrefs. */
+static json_t *
+home_page_status(struct world *w, const char *token, const char *id)
+{
+    long long n = strtoll(id, NULL, 10);
+    for (int i = 0; i < 100; i++) {
+        struct eu_it_resp r = {0};
+        eu_it_callf(w->s, &r, HOST, "GET", token, NULL,
+                    "/api/v1/timelines/home?since_id=%lld&max_id=%lld&limit=1", n - 1, n + 1);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        json_t *st = json_incref(json_array_get(r.json, 0));
+        eu_it_resp_free(&r);
+        if (st)
+            return st;
+        eu_it_sleep_ms(100);
+    }
+    ck_abort_msg("%s never reached the home timeline", id);
+    return NULL;
+}
+
+/* The listeners of bob's boost: carol favourited and bookmarked the
+ * original, jay has a filter on its text; ivy blocks its author. */
+static const char *const BOOST_FANS[] = {"carol", "erin", "frank", "gina", "hank", "jay", "ivy"};
+#define BOOST_SEEN 6 /* the first six get it */
+
+/*
+ * A reblog, many listeners: bob's boost of alice's status reaches six user
+ * streams, rendered once (eunha_stream_shared_renders_total) with the
+ * listeners' flags read by one statement, and no render for one listener;
+ * each gets what its REST home timeline holds: carol, who favourited and
+ * bookmarked the original, with those flags set on it (and nobody else),
+ * jay with "filtered" on the original from a filter made after his stream
+ * opened. ivy, who blocks alice, gets nothing, nor does dave's user
+ * stream on the decoy tenant.
+ */
+START_TEST(test_reblog_render_once)
+{
+    struct world w;
+    static struct eu_it_world_opts o = {
+        .host = HOST,
+        .decoy = DECOY,
+        .users = {{"alice"},
+                  {"bob"},
+                  {"carol"},
+                  {"erin"},
+                  {"frank"},
+                  {"gina"},
+                  {"hank"},
+                  {"ivy"},
+                  {"jay"},
+                  {"dave", DECOY}},
+    };
+    eu_it_world_start(&w, &o);
+    current = w.s;
+    enum { NFANS = sizeof(BOOST_FANS) / sizeof(BOOST_FANS[0]) };
+    for (int i = 0; i < NFANS; i++)
+        post_path(&w, eu_it_tok(&w, BOOST_FANS[i]), NULL, 200, "/api/v1/accounts/%s/follow",
+                  eu_it_id(&w, "bob"));
+    post_path(&w, eu_it_tok(&w, "ivy"), NULL, 200, "/api/v1/accounts/%s/block",
+              eu_it_id(&w, "alice"));
+    char *quince = post(&w, eu_it_tok(&w, "alice"), "a quince worth a boost");
+    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/favourite", quince);
+    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/bookmark", quince);
+
+    char head[2048];
+    int fds[NFANS];
+    for (int i = 0; i < NFANS; i++) {
+        fds[i] = ws_open_ex(&w, HOST, eu_it_tok(&w, BOOST_FANS[i]), "?stream=user", 0, head,
+                            sizeof(head));
+        settle(&w, fds[i], "user", eu_it_tok(&w, "bob"));
+    }
+    int fd = ws_open_ex(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=user", 0, head, sizeof(head));
+    bool ok = false;
+    for (int i = 0; i < 50 && !ok; i++) {
+        char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave settling");
+        json_t *m;
+        while (!ok && (m = ws_wait(fd, "update", 400))) {
+            json_t *st = payload(m);
+            ok = strcmp(json_string_value(json_object_get(st, "id")), mine) == 0;
+            json_decref(st);
+            json_decref(m);
+        }
+        free(mine);
+    }
+    ck_assert_msg(ok, "dave's user stream never came up");
+    /* Made after jay's stream opened: his state is reloaded. */
+    struct eu_it_resp r = {0};
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "jay"),
+                "{\"title\":\"fruit\",\"context\":[\"home\"],\"filter_action\":\"warn\","
+                "\"keywords_attributes\":[{\"keyword\":\"quince\"}]}",
+                "/api/v2/filters");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    /* Everything posted so far has reached every stream: nothing still on
+     * its way counts below. */
+    char *ready = post(&w, eu_it_tok(&w, "bob"), "all ears");
+    for (int i = 0; i < NFANS; i++)
+        json_decref(update_of(fds[i], "user", ready));
+    free(ready);
+
+    double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    double spliced0 = eu_it_metric(w.s, "eunha_stream_spliced_total");
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/reblog",
+                quince);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *boost = strdup(json_string_value(json_object_get(r.json, "id")));
+    eu_it_resp_free(&r);
+
+    json_t *got[BOOST_SEEN];
+    for (int i = 0; i < BOOST_SEEN; i++)
+        got[i] = update_of(fds[i], "user", boost);
+    double shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    double spliced1 = eu_it_metric(w.s, "eunha_stream_spliced_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+    ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
+    ck_assert_msg(spliced1 - spliced0 >= BOOST_SEEN, "%.0f spliced", spliced1 - spliced0);
+
+    for (int i = 0; i < BOOST_SEEN; i++) {
+        const char *who = BOOST_FANS[i];
+        json_t *want = home_page_status(&w, eu_it_tok(&w, who), boost);
+        assert_same_json(got[i], want);
+        json_decref(want);
+        bool is_carol = strcmp(who, "carol") == 0, is_jay = strcmp(who, "jay") == 0;
+        ck_assert_str_eq(json_string_value(eu_it_jpath(got[i], "reblog.id")), quince);
+        ck_assert(json_boolean_value(eu_it_jpath(got[i], "reblog.favourited")) == is_carol);
+        ck_assert(json_boolean_value(eu_it_jpath(got[i], "reblog.bookmarked")) == is_carol);
+        ck_assert(json_is_false(eu_it_jpath(got[i], "reblog.reblogged")));
+        ck_assert(json_is_false(eu_it_jpath(got[i], "favourited")));
+        ck_assert_str_eq(
+            json_string_value(eu_it_jpath(got[i], "reblog.quote_approval.current_user")),
+            "automatic");
+        ck_assert_int_eq(json_array_size(eu_it_jpath(got[i], "filtered")), 0);
+        ck_assert_int_eq(json_array_size(eu_it_jpath(got[i], "reblog.filtered")), is_jay);
+        if (is_jay)
+            ck_assert_str_eq(
+                json_string_value(eu_it_jpath(got[i], "reblog.filtered.0.filter.title")), "fruit");
+        json_decref(got[i]);
+    }
+    /* ivy: bob's next status, not the boost; dave: his own. */
+    char *after = post(&w, eu_it_tok(&w, "bob"), "after the boost");
+    expect_update_not(fds[NFANS - 1], "user", after, boost);
+    free(after);
+    char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
+    expect_update_not(fd, "user", mine, boost);
+    free(mine);
+
+    free(boost);
+    free(quince);
+    for (int i = 0; i < NFANS; i++)
+        close(fds[i]);
+    close(fd);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1990,6 +2148,7 @@ suite(void)
     tcase_add_test(tc, test_ws_list);
     tcase_add_test(tc, test_ws_hashtags);
     tcase_add_test(tc, test_render_once_send_many);
+    tcase_add_test(tc, test_reblog_render_once);
     suite_add_tcase(s, tc);
     tc = tcase_create("sse");
     tcase_set_timeout(tc, TIMEOUT);
