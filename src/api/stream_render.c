@@ -55,7 +55,7 @@
 enum {
     SR_FACTS,
     SR_VIEWER,
-    SR_REBLOG_FLAGS,
+    SR_FLAGS,
 };
 
 const struct eu_sql eu_stream_render_sql[] = {
@@ -94,15 +94,15 @@ const struct eu_sql eu_stream_render_sql[] = {
                    " (SELECT coalesce(ceil(extract(epoch FROM min(f.expires_at))), 0)::bigint"
                    "  FROM filters f WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
                    "  AND f.expires_at > now())::text"},
-    /* $2 the listeners (bigint[]), $3 a reblog, $4 its original, $5 and $6
-     * the authors whose followers matter to quote_approval (0: none): of
-     * those listeners, as bigint[] texts, who favourited, reblogged,
-     * muted the conversation of and bookmarked the reblog, then the same
-     * of the original, then who follows $5 and $6. What
+    /* $2 the listeners (bigint[]), $3 a status, $4 the original it
+     * reblogs (0: none), $5 and $6 the authors whose followers matter to
+     * quote_approval (0: none): of those listeners, as bigint[] texts, who
+     * favourited, reblogged, muted the conversation of and bookmarked $3,
+     * then the same of $4, then who follows $5 and $6. What
      * status_render.statuses's flags read for one viewer, for all of them
      * at once: each a probe per listener on the table's key. */
-    [SR_REBLOG_FLAGS] =
-        {"stream_render.reblog_flags",
+    [SR_FLAGS] =
+        {"stream_render.flags",
          "WITH v AS (SELECT DISTINCT unnest($2::bigint[]) AS id),"
          " st AS (SELECT x.id, coalesce(x.conversation_id, x.id) AS conv, x.id = $3::bigint AS r"
          "  FROM statuses x WHERE x.tenant_id = $1 AND x.id IN ($3::bigint, $4::bigint)),"
@@ -435,14 +435,14 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
     json_t *orig = json_object_get(o, "reblog");
     bool reblog = json_is_object(orig);
     if (reblog ? !sh->has_flags || !plain_status(o, false) || !plain_status(orig, true)
-               : !json_is_null(orig) || !plain_status(o, false))
+               : !json_is_null(orig) || !plain_status(o, sh->has_flags))
         return false;
     sh->shown = reblog ? orig : o;
     sh->policy[0] = quote_policy(o);
     sh->policy[1] = reblog ? quote_policy(orig) : QP_NOBODY;
     for (int l = 0; l <= reblog; l++)
-        /* Followers: whom the viewer follows, read with a reblog's flags. */
-        if (sh->policy[l] == QP_OTHER || (!reblog && sh->policy[l] == QP_FOLLOWERS))
+        /* Followers: whom the viewer follows, read with the flags. */
+        if (sh->policy[l] == QP_OTHER || (!sh->has_flags && sh->policy[l] == QP_FOLLOWERS))
             return false;
     static const char filtered[] = ",\"filtered\":[]", current[] = "\"current_user\":\"unknown\"";
     const char *f[3], *c[3];
@@ -548,7 +548,7 @@ on_shared_sink(int status, const char *body, size_t len, void *arg)
 }
 
 static void
-on_reblog_flags(struct eu_req *req, PGresult *res, void *arg)
+on_flags(struct eu_req *req, PGresult *res, void *arg)
 {
     struct shared_job *j = arg;
     struct eu_stream_shared *sh = j->sh;
@@ -573,22 +573,28 @@ by_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* A reblog that may serve its listeners: their flags, for all of them in
- * one statement. Whom it is for is what the hub knows by now (every
- * listener the event reached at once has it queued); a listener that
- * comes later is rendered for alone. */
+/* A status whose listeners' flags may differ (a reblog: its original's;
+ * a reply: a muted conversation; a followers-only quote policy: whom they
+ * follow) has them read for all its listeners in one statement. Whom it
+ * is for is what the hub knows by now (every listener the event reached
+ * at once has it queued); a listener that comes later is rendered for
+ * alone. */
 static void
 on_shared_entity(struct eu_req *req, json_t *array, void *arg)
 {
     struct shared_job *j = arg;
+    struct eu_stream_shared *sh = j->sh;
     json_t *st = json_array_get(array, 0);
     json_t *orig = json_object_get(st, "reblog");
     const char *orig_id = json_string_value(json_object_get(orig, "id"));
-    if (!j->sh->serves || !j->sh->orig_author || !orig_id || !j->aud || !j->aud->n) {
+    bool reply = !json_is_null(json_object_get(st, "in_reply_to_id"));
+    int policy0 = quote_policy(st), policy1 = orig_id ? quote_policy(orig) : QP_NOBODY;
+    bool needs = orig_id || reply || policy0 == QP_FOLLOWERS;
+    if (!sh->serves || !needs || !json_is_object(st) || (sh->orig_author != 0) != !!orig_id ||
+        !j->aud || !j->aud->n) {
         eu_req_reply_json(req, 200, array);
         return;
     }
-    struct eu_stream_shared *sh = j->sh;
     sh->nviewers = j->aud->n;
     sh->viewers = eu_xmalloc(sh->nviewers * sizeof(*sh->viewers));
     memcpy(sh->viewers, j->aud->ids, sh->nviewers * sizeof(*sh->viewers));
@@ -603,13 +609,14 @@ on_shared_entity(struct eu_req *req, json_t *array, void *arg)
     *p++ = '}';
     *p = '\0';
     char a0[24] = "0", a1[24] = "0";
-    if (quote_policy(st) == QP_FOLLOWERS)
+    if (policy0 == QP_FOLLOWERS)
         snprintf(a0, sizeof(a0), "%lld", (long long)sh->author);
-    if (quote_policy(orig) == QP_FOLLOWERS)
+    if (policy1 == QP_FOLLOWERS)
         snprintf(a1, sizeof(a1), "%lld", (long long)sh->orig_author);
     j->array = array;
-    const char *params[] = {list, j->id, eu_arena_strdup(req->arena, orig_id), a0, a1};
-    eu_req_stmt(req, &eu_stream_render_sql[SR_REBLOG_FLAGS], 5, params, on_reblog_flags, j);
+    const char *params[] = {list, j->id, orig_id ? eu_arena_strdup(req->arena, orig_id) : "0", a0,
+                            a1};
+    eu_req_stmt(req, &eu_stream_render_sql[SR_FLAGS], 5, params, on_flags, j);
 }
 
 static void
@@ -727,7 +734,7 @@ cut_members(const struct eu_stream_shared *sh, int i, int64_t account_id, const 
         static const char *const names[] = {"favourited", "reblogged", "muted", "bookmarked"};
         for (int k = 0; k < RF_FOLLOWS; k++)
             flag_append(buf, len, cap, names[k],
-                        reblog && has_id(sh->flags[l][k], sh->nflags[l][k], account_id, NULL));
+                        has_id(sh->flags[l][k], sh->nflags[l][k], account_id, NULL));
     }
     raw_append(buf, len, cap, ",\"filtered\":", 12);
     /* A reblog's FilterResults are its original's (on_filters_loaded()). */
@@ -743,8 +750,8 @@ eu_stream_shared_payload(const struct eu_stream_shared *sh, struct eu_stream_vst
     if (!sh->serves ||
         (account_id && (!vs || account_id == sh->author || account_id == sh->orig_author)))
         return -1;
-    /* A reblog's listener whose flags were not read (it came later). */
-    if (sh->orig_author && account_id && !has_id(sh->viewers, sh->nviewers, account_id, NULL))
+    /* A listener whose flags were not read (it came later). */
+    if (sh->has_flags && account_id && !has_id(sh->viewers, sh->nviewers, account_id, NULL))
         return -1;
     char *results = NULL;
     if (account_id) {

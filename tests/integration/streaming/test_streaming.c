@@ -2013,7 +2013,8 @@ static const char *const BOOST_FANS[] = {"carol", "erin", "frank", "gina", "hank
  * bookmarked the original, with those flags set on it (and nobody else),
  * jay with "filtered" on the original from a filter made after his stream
  * opened. ivy, who blocks alice, gets nothing, nor does dave's user
- * stream on the decoy tenant.
+ * stream on the decoy tenant. Then bob's reply in a conversation carol
+ * muted: rendered once as well, "muted" set for her alone.
  */
 START_TEST(test_reblog_render_once)
 {
@@ -2127,6 +2128,36 @@ START_TEST(test_reblog_render_once)
     char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
     expect_update_not(fd, "user", mine, boost);
     free(mine);
+
+    /* A reply: rendered once too, "muted" read for its listeners with the
+     * same one statement (carol muted the conversation). */
+    char *thread = post(&w, eu_it_tok(&w, "bob"), "a thread to mute");
+    for (int i = 0; i < BOOST_SEEN; i++)
+        json_decref(update_of(fds[i], "user", thread));
+    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/mute", thread);
+    shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    char body[256];
+    snprintf(body, sizeof(body), "{\"status\":\"more on that\",\"in_reply_to_id\":\"%s\"}", thread);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *reply = strdup(json_string_value(json_object_get(r.json, "id")));
+    eu_it_resp_free(&r);
+    for (int i = 0; i < BOOST_SEEN; i++)
+        got[i] = update_of(fds[i], "user", reply);
+    shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+    ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
+    for (int i = 0; i < BOOST_SEEN; i++) {
+        json_t *want = home_page_status(&w, eu_it_tok(&w, BOOST_FANS[i]), reply);
+        assert_same_json(got[i], want);
+        json_decref(want);
+        ck_assert(json_boolean_value(json_object_get(got[i], "muted")) == (i == 0));
+        json_decref(got[i]);
+    }
+    free(reply);
+    free(thread);
 
     free(boost);
     free(quince);
