@@ -53,7 +53,8 @@ typedef void (*eu_stream_render_cb)(struct eu_app *app, struct eu_tenant *t,
  * and user streams is rendered once without a viewer, and each listener's
  * payload is spliced from that render and what the hub keeps of its viewer
  * (blocks, mutes, domain blocks and filters, loaded when the stream opens
- * and again when they change), with no statement per listener. Both types
+ * and again when they change), with no statement per listener: a reblog's
+ * or a reply's flags are read for all its listeners at once. Both types
  * are the renderer's (src/api/stream_render.c); the hub only holds them.
  */
 struct eu_stream_shared;

@@ -19,12 +19,21 @@
  * publisher chose (the public facts, the home rules), is the REST
  * timelines' shunning: the viewer's blocks (either way), mutes and domain
  * blocks, and its filters, all held in memory per stream (struct
- * eu_stream_vstate, reloaded when the viewer changes them). A status whose
- * render has viewer members that cannot be known without a statement (a
- * reply, which may sit in a muted conversation; a reblog, a poll, a quote;
- * an author silenced, shown to followers only; a followers-only quote
- * policy) or a listener who is its author is rendered per listener as
- * before.
+ * eu_stream_vstate, reloaded when the viewer changes them).
+ *
+ * Where a viewer's members need the database, they are read for all the
+ * listeners at once: a reblog (the flags of the wrapper and of its
+ * original), a reply (a conversation a listener may have muted), a
+ * followers-only quote policy (whom the listener follows) have one
+ * statement (stream_render.flags) take the listeners the hub counted
+ * (struct eu_stream_audience) and answer, per flag, which of them have it.
+ * A reblog is shunned for its booster and its original's author alike, and
+ * filtered by its original, as the REST home timeline does. What stays per
+ * listener: a status with a poll or a quote, or a reblog of one (the
+ * viewer's votes, the quoted status's own flags and visibility); a reblog
+ * not public or unlisted, or of one that is not; an author silenced, shown
+ * to followers only; a listener who is its author (or the original's); and
+ * a listener the event reached after the flags were read.
  */
 #include "eunha/api.h"
 
@@ -412,15 +421,18 @@ quote_policy(json_t *status)
  * beyond the flags and quote_approval: not a reply (a muted conversation,
  * known only by a statement, unless the flags were read), without a poll
  * (the viewer's votes) or a quote (the quoted status's own flags and
- * visibility), and shown to anyone. */
+ * visibility). A reblog's two also shown to anyone: the publisher chose
+ * the listeners by the reblog's visibility, and the original's rule for
+ * one viewer (a self-boost of a followers-only status) is the REST
+ * render's. */
 static bool
-plain_status(json_t *st, bool replies)
+plain_status(json_t *st, bool replies, bool in_reblog)
 {
     const char *vis = json_string_value(json_object_get(st, "visibility"));
     return (replies || json_is_null(json_object_get(st, "in_reply_to_id"))) &&
            json_is_null(json_object_get(st, "poll")) &&
-           json_is_null(json_object_get(st, "quote")) && vis &&
-           (strcmp(vis, "public") == 0 || strcmp(vis, "unlisted") == 0);
+           json_is_null(json_object_get(st, "quote")) &&
+           (!in_reblog || (vis && (strcmp(vis, "public") == 0 || strcmp(vis, "unlisted") == 0)));
 }
 
 /* Whether the anonymous render (its text, len bytes) can serve every
@@ -434,8 +446,8 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
     json_t *o = sh->entity;
     json_t *orig = json_object_get(o, "reblog");
     bool reblog = json_is_object(orig);
-    if (reblog ? !sh->has_flags || !plain_status(o, false) || !plain_status(orig, true)
-               : !json_is_null(orig) || !plain_status(o, sh->has_flags))
+    if (reblog ? !sh->has_flags || !plain_status(o, false, true) || !plain_status(orig, true, true)
+               : !json_is_null(orig) || !plain_status(o, sh->has_flags, false))
         return false;
     sh->shown = reblog ? orig : o;
     sh->policy[0] = quote_policy(o);

@@ -17,12 +17,16 @@
  *
  * Render once, send many: a new status ("update") on the public, hashtag
  * and user streams is rendered once for every listener of the process
- * (struct eu_stream_ops in streaming.h). The first listener to reach it
- * starts the shared render, the others wait on it without taking one of
- * the process's renders, and each gets its payload spliced from it and
- * its viewer's state (blocks, mutes, domain blocks, filters), loaded when
- * a stream opens and again when they change. The renders are kept for the
- * last SHARED_KEEP statuses, for the listeners that reach them later.
+ * (struct eu_stream_ops in streaming.h). The shared render starts when the
+ * event is first queued, and counts the signed-in listeners it is queued
+ * for while it runs (a reblog's or a reply's flags are read for them, in
+ * one statement: every listener one Redis message reaches is queued
+ * before the render's first statement answers). The listeners wait on it
+ * without taking one of the process's renders, and each gets its payload
+ * spliced from it and its viewer's state (blocks, mutes, domain blocks,
+ * filters), loaded when a stream opens and again when they change. The
+ * renders are kept for the last SHARED_KEEP statuses, for the listeners
+ * that reach them later.
  */
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
