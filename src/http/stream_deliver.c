@@ -333,6 +333,10 @@ on_shared_done(struct eu_stream_shared *sh, bool failed, void *arg)
     e->ready = true;
     e->failed = failed;
     e->sh = sh;
+    /* Read by the render only: a listener that comes now is rendered for
+     * alone if it needs flags. */
+    free(e->aud.ids);
+    memset(&e->aud, 0, sizeof(e->aud));
     line->stats.shared_renders++;
     struct shared_waiter *w = e->waiters;
     e->waiters = NULL;
