@@ -352,8 +352,7 @@ on_shared_done(struct eu_stream_shared *sh, bool failed, void *arg)
     }
 }
 
-/* Whether q can be served from a shared render for c: a new status on a
- * stream of statuses, for a viewer whose state is at hand or on its way. */
+/* A new status on a stream of statuses. */
 static bool
 shared_kind(const char *stream, const char *event)
 {
@@ -362,6 +361,8 @@ shared_kind(const char *stream, const char *event)
             strncmp(stream, "hashtag", 7) == 0);
 }
 
+/* Whether q can be served from a shared render for c: a new status on a
+ * stream of statuses, for a viewer whose state is at hand or on its way. */
 static bool
 shareable(const struct eu_stream_client *c, const struct eu_stream_queued *q)
 {
@@ -370,11 +371,23 @@ shareable(const struct eu_stream_client *c, const struct eu_stream_queued *q)
     return shared_kind(q->stream, q->event);
 }
 
+static void
+audience_add(struct shared *e, int64_t account_id)
+{
+    struct eu_stream_audience *a = &e->aud;
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 16;
+        a->ids = eu_xrealloc(a->ids, a->cap * sizeof(*a->ids));
+    }
+    a->ids[a->n++] = account_id;
+}
+
 /* Starts the shared render of status id for t's listeners, first of the
- * renders kept. w, when given, waits for it (and holds a reference to its
- * client): attached first, as the render may be done before it returns. */
-static struct shared *
-shared_start(struct eu_tenant *t, const char *id, struct shared_waiter *w)
+ * renders kept; viewer (0: none) counted among them. w, when given, waits
+ * for it (and holds a reference to its client): attached first, as the
+ * render may be done before it returns, and with it the client. */
+static void
+shared_start(struct eu_tenant *t, const char *id, struct shared_waiter *w, int64_t viewer)
 {
     struct shared *e = eu_xcalloc(1, sizeof(*e));
     e->tenant_id = t->id;
@@ -383,9 +396,10 @@ shared_start(struct eu_tenant *t, const char *id, struct shared_waiter *w)
     line->shared = e;
     line->n_shared++;
     e->waiters = w;
+    if (viewer)
+        audience_add(e, viewer);
     ops.shared_render(line->app, t, id, &e->aud, on_shared_done, e);
     shared_trim();
-    return e;
 }
 
 /* c has a new status queued: the shared render is started now if it is
@@ -401,15 +415,9 @@ shared_note(struct eu_stream_client *c, const struct eu_stream_sub *s, const cha
         return;
     struct shared *e = shared_find(c->t->id, id);
     if (!e)
-        e = shared_start(c->t, id, NULL);
-    if (e->ready || !c->v.account_id)
-        return;
-    struct eu_stream_audience *a = &e->aud;
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 16;
-        a->ids = eu_xrealloc(a->ids, a->cap * sizeof(*a->ids));
-    }
-    a->ids[a->n++] = c->v.account_id;
+        shared_start(c->t, id, NULL, c->v.account_id);
+    else if (!e->ready && c->v.account_id)
+        audience_add(e, c->v.account_id);
 }
 
 /* Serves q, c's first event, from the shared render of its status: 1 done
@@ -429,13 +437,12 @@ try_shared(struct eu_stream_client *c, struct eu_stream_queued *q)
     }
     struct shared *e = shared_find(c->t->id, q->id);
     if (!e) {
-        /* Trimmed before c came to it: c's flags, if a reblog needs them,
-         * are not read, and it is rendered for alone. */
+        /* Trimmed before c came to it: rendered again, for c at least. */
         struct shared_waiter *w = eu_xcalloc(1, sizeof(*w));
         w->c = c;
         c->refs++;
         c->rendering = true;
-        shared_start(c->t, q->id, w);
+        shared_start(c->t, q->id, w, c->v.account_id);
         return 0;
     }
     if (!e->ready) {
