@@ -20,7 +20,8 @@
 # eunha's and PostgreSQL's CPU over the
 # fan-out (first POST to last event) are read too, and the summary adds
 # both per delivered event in ms ("cpu_ms_per_event"; Redis's CPU and the
-# client's own are given beside it).
+# client's own are given beside it). EUNHA_STREAM_REBLOGS=1 makes each
+# event the poster's boost of a status it posted before the streams opened.
 #
 # Run it against an older server by building that commit elsewhere and
 # pointing BENCH_BUILD at it with BENCH_SKIP_BUILD=1 (the script and client
@@ -38,6 +39,7 @@ LISTENERS=${EUNHA_STREAM_LISTENERS:-1000}
 EVENTS=${EUNHA_STREAM_EVENTS:-100}
 ACCOUNTS=${EUNHA_STREAM_ACCOUNTS:-0}
 USER_EVERY=${EUNHA_STREAM_USER_EVERY:-2}
+REBLOGS=${EUNHA_STREAM_REBLOGS:-0}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -60,6 +62,9 @@ TOKEN=$(awk '{print $2; exit}' "$TMP/users")
 POSTER=$(awk '{print $3; exit}' "$TMP/users")
 
 extra=()
+if [ "$REBLOGS" = 1 ]; then
+  extra+=(--reblogs)
+fi
 if [ "$ACCOUNTS" -gt 0 ]; then
   CONTROL_URL=$(sed -n 's/^url = "\(postgresql:[^"]*\)"/\1/p' "$RESULTS/eunha.toml")
   PLACEMENT_URL=${CONTROL_URL}_main
@@ -78,7 +83,7 @@ if [ "$ACCOUNTS" -gt 0 ]; then
       SELECT $TENANT_ID, a.id, $POSTER FROM a" >/dev/null
   bench_psql "$PLACEMENT_URL" "COPY (SELECT 'bench-l' || g || '@stream.example'
     FROM generate_series(1, $ACCOUNTS) g) TO STDOUT" >"$TMP/tokens"
-  extra=(--tokens "$TMP/tokens" --user-every "$USER_EVERY" --posts-at-once
+  extra+=(--tokens "$TMP/tokens" --user-every "$USER_EVERY" --posts-at-once
     --cpu-cmd "echo \$(bash -c '. $ROOT/scripts/lib/bench.sh; bench_cpu_ticks $EUNHA_PID; bench_pg_cpu_ticks $TMP/pg; bench_cpu_ticks \$(cat $TMP/redis/redis.pid)')")
 fi
 

@@ -167,7 +167,8 @@ void eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_s
  */
 extern const struct eu_stream_ops eu_stream_ops;
 void eu_stream_shared_render(struct eu_app *app, struct eu_tenant *t, const char *id,
-                             eu_stream_shared_cb cb, void *arg);
+                             const struct eu_stream_audience *aud, eu_stream_shared_cb cb,
+                             void *arg);
 int eu_stream_shared_payload(const struct eu_stream_shared *sh, struct eu_stream_vstate *vs,
                              int64_t account_id, const char *stream, bool escaped, char **out,
                              size_t *len);

@@ -53,11 +53,22 @@ typedef void (*eu_stream_render_cb)(struct eu_app *app, struct eu_tenant *t,
  * and user streams is rendered once without a viewer, and each listener's
  * payload is spliced from that render and what the hub keeps of its viewer
  * (blocks, mutes, domain blocks and filters, loaded when the stream opens
- * and again when they change), with no statement per listener. Both types
+ * and again when they change), with no statement per listener: a reblog's
+ * or a reply's flags are read for all its listeners at once. Both types
  * are the renderer's (src/api/stream_render.c); the hub only holds them.
  */
 struct eu_stream_shared;
 struct eu_stream_vstate;
+
+/* The signed-in listeners a shared render is for, as far as the hub knows
+ * them while it runs (their account ids, repeats allowed). The renderer
+ * reads it once, for the flags a reblog's listeners need; a listener it
+ * did not hold then is rendered for alone. The hub's, valid until the
+ * render's callback. */
+struct eu_stream_audience {
+    int64_t *ids;
+    size_t n, cap;
+};
 
 /* sh: the render, NULL when nobody gets the status (gone meanwhile), or
  * when failed (the database busy or down). sh is the callback's, to
@@ -70,10 +81,10 @@ typedef void (*eu_stream_vstate_cb)(struct eu_stream_vstate *vs, void *arg);
 struct eu_stream_ops {
     /* One listener's render (eu_stream_render()). */
     eu_stream_render_cb render;
-    /* Renders status id once for every listener of t; cb runs once, maybe
-     * before this returns. */
+    /* Renders status id once for every listener of t, aud among them; cb
+     * runs once, maybe before this returns. */
     void (*shared_render)(struct eu_app *app, struct eu_tenant *t, const char *id,
-                          eu_stream_shared_cb cb, void *arg);
+                          const struct eu_stream_audience *aud, eu_stream_shared_cb cb, void *arg);
     /*
      * The payload of sh for viewer account_id (0: a token without an
      * account) with state vs (NULL with account_id 0) on stream: 1 and

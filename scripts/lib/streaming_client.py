@@ -125,9 +125,9 @@ def pump(sel, timeout):
                 st.sock.send(bytes([0x8A, 0x80, 0, 0, 0, 0]))
 
 
-def post(args, text):
-    body = json.dumps({"status": text}).encode()
-    return (f"POST /api/v1/statuses HTTP/1.1\r\nHost: {args.host}\r\n"
+def post(args, text, path="/api/v1/statuses"):
+    body = json.dumps({"status": text}).encode() if text is not None else b"{}"
+    return (f"POST {path} HTTP/1.1\r\nHost: {args.host}\r\n"
             f"Authorization: Bearer {args.token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode() + body
 
@@ -141,9 +141,10 @@ def read_response(f):
             break
         if h.lower().startswith(b"content-length:"):
             length = int(h.split(b":")[1])
-    f.read(length)
+    body = f.read(length)
     if not line.startswith(b"HTTP/1.1 200"):
         raise SystemExit(f"POST failed: {line!r}")
+    return body
 
 
 def main():
@@ -160,10 +161,22 @@ def main():
     ap.add_argument("--user-every", type=int, default=2)
     ap.add_argument("--cpu-cmd", default=None)
     ap.add_argument("--posts-at-once", action="store_true")
+    # Each event a boost of a status posted before the streams open.
+    ap.add_argument("--reblogs", action="store_true")
     args = ap.parse_args()
     if args.tokens:
         with open(args.tokens) as f:
             args.tokens = [t.strip() for t in f if t.strip()]
+
+    originals = []
+    if args.reblogs:
+        c = socket.create_connection(("127.0.0.1", args.port))
+        c.settimeout(60)
+        f = c.makefile("rb")
+        for i in range(args.events):
+            c.sendall(post(args, f"to boost {i}"))
+            originals.append(json.loads(read_response(f))["id"])
+        c.close()
 
     sel = selectors.DefaultSelector()
     streams = []
@@ -212,7 +225,8 @@ def main():
             c.settimeout(60)
             conns.append((c, c.makefile("rb")))
         c, f = conns[-1]
-        c.sendall(post(args, f"fan-out {i}"))
+        c.sendall(post(args, None, f"/api/v1/statuses/{originals[i]}/reblog")
+                  if args.reblogs else post(args, f"fan-out {i}"))
         if not args.posts_at_once:
             read_response(f)
             pump(sel, 0)

@@ -19,12 +19,21 @@
  * publisher chose (the public facts, the home rules), is the REST
  * timelines' shunning: the viewer's blocks (either way), mutes and domain
  * blocks, and its filters, all held in memory per stream (struct
- * eu_stream_vstate, reloaded when the viewer changes them). A status whose
- * render has viewer members that cannot be known without a statement (a
- * reply, which may sit in a muted conversation; a reblog, a poll, a quote;
- * an author silenced, shown to followers only; a followers-only quote
- * policy) or a listener who is its author is rendered per listener as
- * before.
+ * eu_stream_vstate, reloaded when the viewer changes them).
+ *
+ * Where a viewer's members need the database, they are read for all the
+ * listeners at once: a reblog (the flags of the wrapper and of its
+ * original), a reply (a conversation a listener may have muted), a
+ * followers-only quote policy (whom the listener follows) have one
+ * statement (stream_render.flags) take the listeners the hub counted
+ * (struct eu_stream_audience) and answer, per flag, which of them have it.
+ * A reblog is shunned for its booster and its original's author alike, and
+ * filtered by its original, as the REST home timeline does. What stays per
+ * listener: a status with a poll or a quote, or a reblog of one (the
+ * viewer's votes, the quoted status's own flags and visibility); a reblog
+ * not public or unlisted, or of one that is not; an author silenced, shown
+ * to followers only; a listener who is its author (or the original's); and
+ * a listener the event reached after the flags were read.
  */
 #include "eunha/api.h"
 
@@ -44,6 +53,7 @@
 #include "eunha/http.h"
 #include "eunha/log.h"
 #include "eunha/mem.h"
+#include "eunha/page.h"
 #include "eunha/sql.h"
 #include "eunha/statuses.h"
 #include "eunha/streaming.h"
@@ -54,6 +64,7 @@
 enum {
     SR_FACTS,
     SR_VIEWER,
+    SR_FLAGS,
 };
 
 const struct eu_sql eu_stream_render_sql[] = {
@@ -63,7 +74,12 @@ const struct eu_sql eu_stream_render_sql[] = {
     [SR_FACTS] = {"stream_render.facts",
                   "SELECT a.id::text, a.domain, a.silenced_at IS NOT NULL,"
                   " s.deleted_at IS NOT NULL OR a.suspended_at IS NOT NULL"
+                  /* A reblog's original the same way (NULLs: none). */
+                  " OR o.deleted_at IS NOT NULL OR oa.suspended_at IS NOT NULL,"
+                  " oa.id::text, oa.domain, oa.silenced_at IS NOT NULL"
                   " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
+                  " LEFT JOIN statuses o ON o.tenant_id = $1 AND o.id = s.reblog_of_id"
+                  " LEFT JOIN accounts oa ON oa.tenant_id = $1 AND oa.id = o.account_id"
                   " WHERE s.tenant_id = $1 AND s.id = $2::bigint"},
     /* $2 viewer: what eunha_is_not_shunned() and eunha_is_not_domain_hidden()
      * read of the viewer, as bigint[] texts and a JSON array: accounts it
@@ -87,6 +103,43 @@ const struct eu_sql eu_stream_render_sql[] = {
                    " (SELECT coalesce(ceil(extract(epoch FROM min(f.expires_at))), 0)::bigint"
                    "  FROM filters f WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
                    "  AND f.expires_at > now())::text"},
+    /* $2 the listeners (bigint[]), $3 a status, $4 the original it
+     * reblogs (0: none), $5 and $6 the authors whose followers matter to
+     * quote_approval (0: none): of those listeners, as bigint[] texts, who
+     * favourited, reblogged, muted the conversation of and bookmarked $3,
+     * then the same of $4, then who follows $5 and $6. What
+     * status_render.statuses's flags read for one viewer, for all of them
+     * at once: each a probe per listener on the table's key. */
+    [SR_FLAGS] =
+        {"stream_render.flags",
+         "WITH v AS (SELECT DISTINCT unnest($2::bigint[]) AS id),"
+         " st AS (SELECT x.id, coalesce(x.conversation_id, x.id) AS conv, x.id = $3::bigint AS r"
+         "  FROM statuses x WHERE x.tenant_id = $1 AND x.id IN ($3::bigint, $4::bigint)),"
+         " fav AS (SELECT st.r, f.account_id FROM st JOIN favourites f ON f.tenant_id = $1"
+         "  AND f.status_id = st.id AND f.account_id IN (SELECT id FROM v)),"
+         " reb AS (SELECT st.r, b.account_id FROM st JOIN statuses b ON b.tenant_id = $1"
+         "  AND b.reblog_of_id = st.id AND b.deleted_at IS NULL"
+         "  AND b.account_id IN (SELECT id FROM v)),"
+         " mut AS (SELECT st.r, cm.account_id FROM st JOIN conversation_mutes cm"
+         "  ON cm.tenant_id = $1 AND cm.conversation_id = st.conv"
+         "  AND cm.account_id IN (SELECT id FROM v)),"
+         " bm AS (SELECT st.r, k.account_id FROM st JOIN bookmarks k ON k.tenant_id = $1"
+         "  AND k.status_id = st.id AND k.account_id IN (SELECT id FROM v)),"
+         " fol AS (SELECT fo.target_account_id AS target, fo.account_id FROM follows fo"
+         "  WHERE fo.tenant_id = $1 AND fo.target_account_id IN ($5::bigint, $6::bigint)"
+         "  AND fo.account_id IN (SELECT id FROM v))"
+         " SELECT (SELECT coalesce(array_agg(account_id), '{}') FROM fav WHERE r)::text,"
+         " (SELECT coalesce(array_agg(account_id), '{}') FROM reb WHERE r)::text,"
+         " (SELECT coalesce(array_agg(account_id), '{}') FROM mut WHERE r)::text,"
+         " (SELECT coalesce(array_agg(account_id), '{}') FROM bm WHERE r)::text,"
+         " (SELECT coalesce(array_agg(account_id), '{}') FROM fav WHERE NOT r)::text,"
+         " (SELECT coalesce(array_agg(account_id), '{}') FROM reb WHERE NOT r)::text,"
+         " (SELECT coalesce(array_agg(account_id), '{}') FROM mut WHERE NOT r)::text,"
+         " (SELECT coalesce(array_agg(account_id), '{}') FROM bm WHERE NOT r)::text,"
+         " (SELECT coalesce(array_agg(account_id), '{}') FROM fol"
+         "  WHERE target = $5::bigint)::text,"
+         " (SELECT coalesce(array_agg(account_id), '{}') FROM fol"
+         "  WHERE target = $6::bigint)::text"},
     {0},
 };
 
@@ -201,22 +254,52 @@ eu_stream_render(struct eu_app *app, struct eu_tenant *t, const struct eu_stream
 
 /* ------------------------------------------------------ render once, send many */
 
+/* Who may quote a status without asking, as its anonymous render's
+ * quote_approval says (a private or direct one: nobody). */
+enum { QP_NOBODY, QP_PUBLIC, QP_FOLLOWERS, QP_OTHER };
+
+/* The viewer flags one statement reads for a reblog's listeners, per
+ * level: what the REST render writes, and who follows the level's author
+ * (for quote_approval). */
+enum { RF_FAV, RF_REB, RF_MUTE, RF_BM, RF_FOLLOWS, RF_N };
+
+/* A place in the render where a viewer's members go. */
+enum { CUT_FLAGS, CUT_CURRENT };
+
 /*
- * A status rendered for nobody in particular, cut into three pieces around
- * the two places a viewer changes: before ,"filtered": (where the
- * viewer's flags go, then its FilterResults) and quote_approval's
- * current_user. Each piece is kept as it is (SSE) and escaped as a JSON
- * string's content (a WebSocket message's "payload"), so a listener costs
- * a few copies and no escaping of the whole status. Immutable once built.
+ * A status rendered for nobody in particular, cut into pieces around the
+ * places a viewer changes: before ,"filtered": (where the viewer's flags
+ * go, then its FilterResults) and quote_approval's current_user, once for
+ * a status and twice for a reblog (the wrapper's and its original's, in
+ * text order: the wrapper's flags, the original's flags, the original's
+ * current_user, the wrapper's). Each piece is kept as it is (SSE) and
+ * escaped as a JSON string's content (a WebSocket message's "payload"),
+ * so a listener costs a few copies and no escaping of the whole status.
+ * Immutable once built. Level 0 is the status, level 1 a reblog's
+ * original.
  */
 struct eu_stream_shared {
     int64_t author;
     char *domain; /* the author's, NULL: local */
-    bool serves;  /* false: every listener is rendered for alone */
+    /* A reblog's original's author and its domain (0: not a reblog). */
+    int64_t orig_author;
+    char *orig_domain;
+    bool serves; /* false: every listener is rendered for alone */
     json_t *entity;
-    const char *current_user; /* what a signed-in non-author sees */
-    char *raw[3], *esc[3];
-    size_t raw_len[3], esc_len[3];
+    json_t *shown; /* what filters match: the entity, or a reblog's original */
+    int policy[2];
+    int ncuts;
+    unsigned char cut_kind[4], cut_level[4];
+    char *raw[5], *esc[5];
+    size_t raw_len[5], esc_len[5];
+    /* A reblog's: the listeners whose flags were read (sorted), and of
+     * them who has each flag at each level (sorted). A listener not among
+     * them is rendered for alone. */
+    bool has_flags;
+    int64_t *viewers;
+    size_t nviewers;
+    int64_t *flags[2][RF_N];
+    size_t nflags[2][RF_N];
 };
 
 /* What shunning and filters need of one viewer, held by its stream. */
@@ -228,6 +311,8 @@ struct eu_stream_vstate {
     struct eu_filter_rules *filters; /* NULL: none */
     int64_t stale_at;                /* a filter expires then (epoch seconds; 0: never) */
 };
+
+static int64_t *parse_ids(const char *text, size_t *n, bool sort);
 
 /* Appends src (n bytes) to *buf escaped as JSON string content: what
  * jansson writes for it, without the quotes. */
@@ -283,25 +368,25 @@ raw_append(char **buf, size_t *len, size_t *cap, const char *src, size_t n)
     (*buf)[*len] = '\0';
 }
 
-/* The one occurrence of needle in hay (hay_len bytes), or NULL when there
- * is none or more than one. A needle holding a quote occurs only as JSON
- * structure: in a string every quote is escaped. */
-static const char *
-find_once(const char *hay, size_t hay_len, const char *needle)
+/* The occurrences of needle in hay (hay_len bytes), their places in at[]
+ * (max of them); counts past max. A needle holding a quote occurs only
+ * as JSON structure: in a string every quote is escaped. */
+static int
+find_all(const char *hay, size_t hay_len, const char *needle, const char **at, int max)
 {
     size_t n = strlen(needle);
-    const char *first = NULL;
+    int found = 0;
     for (const char *p = hay; p + n <= hay + hay_len; p++) {
         p = memchr(p, needle[0], (size_t)(hay + hay_len - p));
         if (!p || p + n > hay + hay_len)
             break;
         if (memcmp(p, needle, n) == 0) {
-            if (first)
-                return NULL;
-            first = p;
+            if (found < max)
+                at[found] = p;
+            found++;
         }
     }
-    return first;
+    return found;
 }
 
 static void
@@ -317,41 +402,95 @@ shared_set_piece(struct eu_stream_shared *sh, int i, const char *from, size_t n)
     esc_append(&sh->esc[i], &sh->esc_len[i], &cap, from, n);
 }
 
-/* Whether the anonymous render o (its text, len bytes) can serve every
- * viewer but its author with the pieces cut; cuts them. */
+static int
+quote_policy(json_t *status)
+{
+    json_t *automatic = json_object_get(json_object_get(status, "quote_approval"), "automatic");
+    if (!json_is_array(automatic) || json_array_size(automatic) > 1)
+        return QP_OTHER;
+    if (json_array_size(automatic) == 0)
+        return QP_NOBODY;
+    const char *who = json_string_value(json_array_get(automatic, 0));
+    return !who                            ? QP_OTHER
+           : strcmp(who, "public") == 0    ? QP_PUBLIC
+           : strcmp(who, "followers") == 0 ? QP_FOLLOWERS
+                                           : QP_OTHER;
+}
+
+/* Whether a status of the render has no member that differs by viewer
+ * beyond the flags and quote_approval: not a reply (a muted conversation,
+ * known only by a statement, unless the flags were read), without a poll
+ * (the viewer's votes) or a quote (the quoted status's own flags and
+ * visibility). A reblog's two also shown to anyone: the publisher chose
+ * the listeners by the reblog's visibility, and the original's rule for
+ * one viewer (a self-boost of a followers-only status) is the REST
+ * render's. */
+static bool
+plain_status(json_t *st, bool replies, bool in_reblog)
+{
+    const char *vis = json_string_value(json_object_get(st, "visibility"));
+    return (replies || json_is_null(json_object_get(st, "in_reply_to_id"))) &&
+           json_is_null(json_object_get(st, "poll")) &&
+           json_is_null(json_object_get(st, "quote")) &&
+           (!in_reblog || (vis && (strcmp(vis, "public") == 0 || strcmp(vis, "unlisted") == 0)));
+}
+
+/* Whether the anonymous render (its text, len bytes) can serve every
+ * viewer but its authors with the pieces cut; cuts them. A reblog only
+ * with its listeners' flags read: a reblog of a status with a poll or a
+ * quote is rendered per listener, as the nested poll's votes and the
+ * quoted status's flags and visibility are the viewer's. */
 static bool
 shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
 {
     json_t *o = sh->entity;
-    if (!json_is_null(json_object_get(o, "reblog")) ||
-        !json_is_null(json_object_get(o, "in_reply_to_id")) ||
-        !json_is_null(json_object_get(o, "poll")) || !json_is_null(json_object_get(o, "quote")))
+    json_t *orig = json_object_get(o, "reblog");
+    bool reblog = json_is_object(orig);
+    if (reblog ? !sh->has_flags || !plain_status(o, false, true) || !plain_status(orig, true, true)
+               : !json_is_null(orig) || !plain_status(o, sh->has_flags, false))
         return false;
-    json_t *automatic = json_object_get(json_object_get(o, "quote_approval"), "automatic");
-    if (!json_is_array(automatic))
-        return false;
-    sh->current_user = "denied";
-    size_t i;
-    json_t *v;
-    json_array_foreach(automatic, i, v)
-    {
-        const char *who = json_string_value(v);
-        if (who && strcmp(who, "public") == 0)
-            sh->current_user = "automatic";
-        else
-            return false; /* followers: it depends on whom the viewer follows */
-    }
+    sh->shown = reblog ? orig : o;
+    sh->policy[0] = quote_policy(o);
+    sh->policy[1] = reblog ? quote_policy(orig) : QP_NOBODY;
+    for (int l = 0; l <= reblog; l++)
+        /* Followers: whom the viewer follows, read with the flags. */
+        if (sh->policy[l] == QP_OTHER || (!sh->has_flags && sh->policy[l] == QP_FOLLOWERS))
+            return false;
     static const char filtered[] = ",\"filtered\":[]", current[] = "\"current_user\":\"unknown\"";
-    const char *f = find_once(text, len, filtered);
-    const char *c = find_once(text, len, current);
-    if (!f || !c || c < f)
+    const char *f[3], *c[3];
+    int want = reblog ? 2 : 1;
+    if (find_all(text, len, filtered, f, 3) != want || find_all(text, len, current, c, 3) != want)
         return false;
-    const char *c_value = c + strlen("\"current_user\":");
-    const char *after_f = f + sizeof(filtered) - 1;
-    const char *after_c = c + sizeof(current) - 1;
-    shared_set_piece(sh, 0, text, (size_t)(f - text));
-    shared_set_piece(sh, 1, after_f, (size_t)(c_value - after_f));
-    shared_set_piece(sh, 2, after_c, (size_t)(text + len - after_c));
+    /* In text order: a status's flags, then its quote_approval; a reblog's
+     * original sits between the wrapper's two. */
+    const char *at[4];
+    if (reblog) {
+        if (!(f[0] < f[1] && f[1] < c[0] && c[0] < c[1]))
+            return false;
+        at[0] = f[0], at[1] = f[1], at[2] = c[0], at[3] = c[1];
+        static const unsigned char kind[] = {CUT_FLAGS, CUT_FLAGS, CUT_CURRENT, CUT_CURRENT},
+                                   level[] = {0, 1, 1, 0};
+        memcpy(sh->cut_kind, kind, 4);
+        memcpy(sh->cut_level, level, 4);
+        sh->ncuts = 4;
+    } else {
+        if (c[0] < f[0])
+            return false;
+        at[0] = f[0], at[1] = c[0];
+        sh->cut_kind[0] = CUT_FLAGS, sh->cut_kind[1] = CUT_CURRENT;
+        sh->cut_level[0] = sh->cut_level[1] = 0;
+        sh->ncuts = 2;
+    }
+    const char *from = text;
+    for (int i = 0; i < sh->ncuts; i++) {
+        /* A flags cut replaces the whole ,"filtered":[]; a current_user one
+         * its value only. */
+        bool flags = sh->cut_kind[i] == CUT_FLAGS;
+        const char *start = flags ? at[i] : at[i] + strlen("\"current_user\":");
+        shared_set_piece(sh, i, from, (size_t)(start - from));
+        from = at[i] + (flags ? sizeof(filtered) : sizeof(current)) - 1;
+    }
+    shared_set_piece(sh, sh->ncuts, from, (size_t)(text + len - from));
     return true;
 }
 
@@ -362,10 +501,15 @@ eu_stream_shared_free(struct eu_stream_shared *sh)
         return;
     json_decref(sh->entity);
     free(sh->domain);
-    for (int i = 0; i < 3; i++) {
+    free(sh->orig_domain);
+    for (int i = 0; i < 5; i++) {
         free(sh->raw[i]);
         free(sh->esc[i]);
     }
+    free(sh->viewers);
+    for (int l = 0; l < 2; l++)
+        for (int k = 0; k < RF_N; k++)
+            free(sh->flags[l][k]);
     free(sh);
 }
 
@@ -374,7 +518,9 @@ struct shared_job {
     void *arg;
     char id[24];
     bool gone; /* the status is deleted, or its author suspended */
+    const struct eu_stream_audience *aud;
     struct eu_stream_shared *sh;
+    json_t *array; /* the render, while a reblog's flags are read */
 };
 
 static void
@@ -385,6 +531,7 @@ on_shared_sink(int status, const char *body, size_t len, void *arg)
     void *cb_arg = j->arg;
     struct eu_stream_shared *sh = j->sh;
     bool gone = j->gone;
+    json_decref(j->array); /* only when the flags' statement failed */
     free(j);
     if (status != 200) {
         eu_stream_shared_free(sh);
@@ -413,10 +560,75 @@ on_shared_sink(int status, const char *body, size_t len, void *arg)
 }
 
 static void
+on_flags(struct eu_req *req, PGresult *res, void *arg)
+{
+    struct shared_job *j = arg;
+    struct eu_stream_shared *sh = j->sh;
+    if (PQntuples(res) == 1 && PQnfields(res) == 2 * 4 + 2) {
+        for (int l = 0; l < 2; l++)
+            for (int k = 0; k < RF_FOLLOWS; k++)
+                sh->flags[l][k] = parse_ids(PQgetvalue(res, 0, l * 4 + k), &sh->nflags[l][k], true);
+        for (int l = 0; l < 2; l++)
+            sh->flags[l][RF_FOLLOWS] =
+                parse_ids(PQgetvalue(res, 0, 8 + l), &sh->nflags[l][RF_FOLLOWS], true);
+        sh->has_flags = true;
+    }
+    json_t *array = j->array;
+    j->array = NULL;
+    eu_req_reply_json(req, 200, array);
+}
+
+static int
+by_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A status whose listeners' flags may differ (a reblog: its original's;
+ * a reply: a muted conversation; a followers-only quote policy: whom they
+ * follow) has them read for all its listeners in one statement. Whom it
+ * is for is what the hub knows by now (every listener the event reached
+ * at once has it queued); a listener that comes later is rendered for
+ * alone. */
+static void
 on_shared_entity(struct eu_req *req, json_t *array, void *arg)
 {
-    (void)arg;
-    eu_req_reply_json(req, 200, array);
+    struct shared_job *j = arg;
+    struct eu_stream_shared *sh = j->sh;
+    json_t *st = json_array_get(array, 0);
+    json_t *orig = json_object_get(st, "reblog");
+    const char *orig_id = json_string_value(json_object_get(orig, "id"));
+    bool reply = !json_is_null(json_object_get(st, "in_reply_to_id"));
+    int policy0 = quote_policy(st), policy1 = orig_id ? quote_policy(orig) : QP_NOBODY;
+    bool needs = orig_id || reply || policy0 == QP_FOLLOWERS;
+    if (!sh->serves || !needs || !json_is_object(st) || (sh->orig_author != 0) != !!orig_id ||
+        !j->aud || !j->aud->n) {
+        eu_req_reply_json(req, 200, array);
+        return;
+    }
+    sh->nviewers = j->aud->n;
+    sh->viewers = eu_xmalloc(sh->nviewers * sizeof(*sh->viewers));
+    memcpy(sh->viewers, j->aud->ids, sh->nviewers * sizeof(*sh->viewers));
+    qsort(sh->viewers, sh->nviewers, sizeof(*sh->viewers), by_id);
+    char *list = eu_arena_alloc(req->arena, sh->nviewers * 21 + 3), *p = list;
+    *p++ = '{';
+    for (size_t i = 0; i < sh->nviewers; i++) {
+        if (i)
+            *p++ = ',';
+        p += eu_id_text(sh->viewers[i], p);
+    }
+    *p++ = '}';
+    *p = '\0';
+    char a0[24] = "0", a1[24] = "0";
+    if (policy0 == QP_FOLLOWERS)
+        snprintf(a0, sizeof(a0), "%lld", (long long)sh->author);
+    if (policy1 == QP_FOLLOWERS)
+        snprintf(a1, sizeof(a1), "%lld", (long long)sh->orig_author);
+    j->array = array;
+    const char *params[] = {list, j->id, orig_id ? eu_arena_strdup(req->arena, orig_id) : "0", a0,
+                            a1};
+    eu_req_stmt(req, &eu_stream_render_sql[SR_FLAGS], 5, params, on_flags, j);
 }
 
 static void
@@ -433,6 +645,11 @@ on_shared_facts(struct eu_req *req, PGresult *res, void *arg)
     sh->domain = PQgetisnull(res, 0, 1) ? NULL : eu_xstrdup(PQgetvalue(res, 0, 1));
     /* A silenced author is shown to its followers only. */
     sh->serves = PQgetvalue(res, 0, 2)[0] != 't';
+    if (!PQgetisnull(res, 0, 4)) {
+        sh->orig_author = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
+        sh->orig_domain = PQgetisnull(res, 0, 5) ? NULL : eu_xstrdup(PQgetvalue(res, 0, 5));
+        sh->serves = sh->serves && PQgetvalue(res, 0, 6)[0] != 't';
+    }
     j->sh = sh;
     const char *ids[] = {j->id};
     /* Who gets it was the publisher's choice and is each listener's check
@@ -442,11 +659,12 @@ on_shared_facts(struct eu_req *req, PGresult *res, void *arg)
 
 void
 eu_stream_shared_render(struct eu_app *app, struct eu_tenant *t, const char *id,
-                        eu_stream_shared_cb cb, void *arg)
+                        const struct eu_stream_audience *aud, eu_stream_shared_cb cb, void *arg)
 {
     struct shared_job *j = eu_xcalloc(1, sizeof(*j));
     j->cb = cb;
     j->arg = arg;
+    j->aud = aud;
     snprintf(j->id, sizeof(j->id), "%s", id);
     struct eu_req *req = eu_req_new_detached(app, t, NULL, on_shared_sink, j);
     eu_req_enter(req);
@@ -472,82 +690,119 @@ has_id(const int64_t *ids, size_t n, int64_t id, size_t *at)
 }
 
 /* eunha_is_not_shunned() and eunha_is_not_domain_hidden() (for an author
- * who is not silenced), from memory. */
+ * who is not silenced) of author, from memory. */
 static bool
-shunned(const struct eu_stream_vstate *vs, const struct eu_stream_shared *sh)
+shunned(const struct eu_stream_vstate *vs, int64_t author, const char *domain)
 {
     size_t at;
-    if (has_id(vs->blocks, vs->nblocks, sh->author, NULL) ||
-        has_id(vs->blocked_by, vs->nblocked_by, sh->author, NULL))
+    if (has_id(vs->blocks, vs->nblocks, author, NULL) ||
+        has_id(vs->blocked_by, vs->nblocked_by, author, NULL))
         return true;
-    if (has_id(vs->mutes, vs->nmutes, sh->author, &at) &&
+    if (has_id(vs->mutes, vs->nmutes, author, &at) &&
         (vs->mute_ends[at] == 0 || vs->mute_ends[at] > (int64_t)time(NULL)))
         return true;
-    if (sh->domain)
+    if (domain)
         for (size_t i = 0; i < vs->ndomains; i++)
-            if (strcmp(vs->domains[i], sh->domain) == 0)
+            if (strcmp(vs->domains[i], domain) == 0)
                 return true;
     return false;
 }
 
-/* A signed-in viewer's flags on a status nobody has touched yet, in the
- * order the REST render writes them; pinned is its author's only. */
-static const char FLAGS[] =
-    ",\"favourited\":false,\"reblogged\":false,\"muted\":false,\"bookmarked\":false";
+/* Appends ,"name":true or ,"name":false. */
+static void
+flag_append(char **buf, size_t *len, size_t *cap, const char *name, bool v)
+{
+    char m[40];
+    int n = snprintf(m, sizeof(m), ",\"%s\":%s", name, v ? "true" : "false");
+    raw_append(buf, len, cap, m, (size_t)n);
+}
+
+/* The members of the cut i for account_id (0: signed out) with filter
+ * results (a JSON text) for the status filters match, as JSON. */
+static void
+cut_members(const struct eu_stream_shared *sh, int i, int64_t account_id, const char *results,
+            char **buf, size_t *len, size_t *cap)
+{
+    int l = sh->cut_level[i];
+    bool reblog = sh->orig_author != 0;
+    if (sh->cut_kind[i] == CUT_CURRENT) {
+        /* What a signed-in non-author sees (quote_approval_json()). */
+        const char *cu =
+            !account_id                  ? "unknown"
+            : sh->policy[l] == QP_PUBLIC ? "automatic"
+            : sh->policy[l] == QP_FOLLOWERS &&
+                    has_id(sh->flags[l][RF_FOLLOWS], sh->nflags[l][RF_FOLLOWS], account_id, NULL)
+                ? "automatic"
+                : "denied";
+        raw_append(buf, len, cap, "\"", 1);
+        raw_append(buf, len, cap, cu, strlen(cu));
+        raw_append(buf, len, cap, "\"", 1);
+        return;
+    }
+    if (account_id) {
+        /* In the order the REST render writes them; pinned is its author's
+         * only, and never a reblog's. A status nobody has seen yet has
+         * none set; a reblog's are read. */
+        static const char *const names[] = {"favourited", "reblogged", "muted", "bookmarked"};
+        for (int k = 0; k < RF_FOLLOWS; k++)
+            flag_append(buf, len, cap, names[k],
+                        has_id(sh->flags[l][k], sh->nflags[l][k], account_id, NULL));
+    }
+    raw_append(buf, len, cap, ",\"filtered\":", 12);
+    /* A reblog's FilterResults are its original's (on_filters_loaded()). */
+    const char *f = l == (int)reblog && results ? results : "[]";
+    raw_append(buf, len, cap, f, strlen(f));
+}
 
 int
 eu_stream_shared_payload(const struct eu_stream_shared *sh, struct eu_stream_vstate *vs,
                          int64_t account_id, const char *stream, bool escaped, char **out,
                          size_t *len)
 {
-    if (!sh->serves || (account_id && (!vs || account_id == sh->author)))
+    if (!sh->serves ||
+        (account_id && (!vs || account_id == sh->author || account_id == sh->orig_author)))
         return -1;
-    json_t *results = NULL;
+    /* A listener whose flags were not read (it came later). */
+    if (sh->has_flags && account_id && !has_id(sh->viewers, sh->nviewers, account_id, NULL))
+        return -1;
+    char *results = NULL;
     if (account_id) {
         /* The filters held are no longer the active ones. */
         if (vs->stale_at && (int64_t)time(NULL) >= vs->stale_at)
             return -2;
-        if (shunned(vs, sh))
+        if (shunned(vs, sh->author, sh->domain) ||
+            (sh->orig_author && shunned(vs, sh->orig_author, sh->orig_domain)))
             return 0;
         /* The contexts of the REST timelines these streams mirror. */
         const char *ctx = strcmp(stream, "user") == 0 ? "home" : "public";
-        if (eu_filters_rules_match(vs->filters, sh->entity, ctx, &results)) {
-            json_decref(results);
+        json_t *matched = NULL;
+        bool hide = eu_filters_rules_match(vs->filters, sh->shown, ctx, &matched);
+        if (!hide && json_array_size(matched))
+            results = json_dumps(matched, JSON_COMPACT);
+        json_decref(matched);
+        if (hide)
             return 0;
-        }
     }
-    char *mid = NULL;
-    size_t mid_len = 0, mid_cap = 0;
-    if (account_id)
-        raw_append(&mid, &mid_len, &mid_cap, FLAGS, sizeof(FLAGS) - 1);
-    raw_append(&mid, &mid_len, &mid_cap, ",\"filtered\":", 12);
-    if (results && json_array_size(results)) {
-        char *f = json_dumps(results, JSON_COMPACT);
-        raw_append(&mid, &mid_len, &mid_cap, f, strlen(f));
-        free(f);
-    } else {
-        raw_append(&mid, &mid_len, &mid_cap, "[]", 2);
-    }
-    json_decref(results);
-    char cu[32];
-    int cu_len = snprintf(cu, sizeof(cu), "\"%s\"", account_id ? sh->current_user : "unknown");
     char *const *piece = escaped ? sh->esc : sh->raw;
     const size_t *piece_len = escaped ? sh->esc_len : sh->raw_len;
-    char *buf = NULL;
-    size_t n = 0, cap = piece_len[0] + piece_len[1] + piece_len[2] + mid_len * 2 + 64;
-    buf = eu_xmalloc(cap);
-    raw_append(&buf, &n, &cap, piece[0], piece_len[0]);
-    if (escaped)
-        esc_append(&buf, &n, &cap, mid, mid_len);
-    else
-        raw_append(&buf, &n, &cap, mid, mid_len);
-    raw_append(&buf, &n, &cap, piece[1], piece_len[1]);
-    if (escaped)
-        esc_append(&buf, &n, &cap, cu, (size_t)cu_len);
-    else
-        raw_append(&buf, &n, &cap, cu, (size_t)cu_len);
-    raw_append(&buf, &n, &cap, piece[2], piece_len[2]);
+    size_t n = 0, cap = 64 + (results ? strlen(results) * 6 : 0);
+    for (int i = 0; i <= sh->ncuts; i++)
+        cap += piece_len[i] + 120;
+    char *buf = eu_xmalloc(cap);
+    char *mid = NULL;
+    size_t mid_cap = 0;
+    for (int i = 0; i < sh->ncuts; i++) {
+        raw_append(&buf, &n, &cap, piece[i], piece_len[i]);
+        size_t mid_len = 0;
+        cut_members(sh, i, account_id, results, &mid, &mid_len, &mid_cap);
+        if (escaped)
+            esc_append(&buf, &n, &cap, mid, mid_len);
+        else
+            raw_append(&buf, &n, &cap, mid, mid_len);
+    }
+    raw_append(&buf, &n, &cap, piece[sh->ncuts], piece_len[sh->ncuts]);
     free(mid);
+    free(results);
     *out = buf;
     *len = n;
     return 1;
@@ -569,13 +824,6 @@ eu_stream_vstate_free(struct eu_stream_vstate *vs)
     free(vs->domains);
     eu_filters_rules_free(vs->filters);
     free(vs);
-}
-
-static int
-by_id(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* A bigint[]'s text ("{1,2}") as a malloc'd array; *n its length. */

@@ -17,12 +17,16 @@
  *
  * Render once, send many: a new status ("update") on the public, hashtag
  * and user streams is rendered once for every listener of the process
- * (struct eu_stream_ops in streaming.h). The first listener to reach it
- * starts the shared render, the others wait on it without taking one of
- * the process's renders, and each gets its payload spliced from it and
- * its viewer's state (blocks, mutes, domain blocks, filters), loaded when
- * a stream opens and again when they change. The renders are kept for the
- * last SHARED_KEEP statuses, for the listeners that reach them later.
+ * (struct eu_stream_ops in streaming.h). The shared render starts when the
+ * event is first queued, and counts the signed-in listeners it is queued
+ * for while it runs (a reblog's or a reply's flags are read for them, in
+ * one statement: every listener one Redis message reaches is queued
+ * before the render's first statement answers). The listeners wait on it
+ * without taking one of the process's renders, and each gets its payload
+ * spliced from it and its viewer's state (blocks, mutes, domain blocks,
+ * filters), loaded when a stream opens and again when they change. The
+ * renders are kept for the last SHARED_KEEP statuses, for the listeners
+ * that reach them later.
  */
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -73,6 +77,9 @@ struct shared {
     bool orphan;                 /* the hub is gone: the render frees it when done */
     struct eu_stream_shared *sh; /* NULL when ready: nobody gets it */
     struct shared_waiter *waiters;
+    /* The signed-in listeners that had it queued before it was ready: a
+     * reblog's flags are read for them (struct eu_stream_audience). */
+    struct eu_stream_audience aud;
     struct shared *next; /* newest first */
 };
 
@@ -304,6 +311,7 @@ shared_trim(void)
         if (++kept > SHARED_KEEP && e->ready && !e->waiters) {
             *p = e->next;
             ops.shared_free(e->sh);
+            free(e->aud.ids);
             free(e);
             line->n_shared--;
             continue;
@@ -318,12 +326,17 @@ on_shared_done(struct eu_stream_shared *sh, bool failed, void *arg)
     struct shared *e = arg;
     if (e->orphan) {
         ops.shared_free(sh);
+        free(e->aud.ids);
         free(e);
         return;
     }
     e->ready = true;
     e->failed = failed;
     e->sh = sh;
+    /* Read by the render only: a listener that comes now is rendered for
+     * alone if it needs flags. */
+    free(e->aud.ids);
+    memset(&e->aud, 0, sizeof(e->aud));
     line->stats.shared_renders++;
     struct shared_waiter *w = e->waiters;
     e->waiters = NULL;
@@ -339,15 +352,72 @@ on_shared_done(struct eu_stream_shared *sh, bool failed, void *arg)
     }
 }
 
+/* A new status on a stream of statuses. */
+static bool
+shared_kind(const char *stream, const char *event)
+{
+    return strcmp(event, "update") == 0 &&
+           (strcmp(stream, "user") == 0 || strncmp(stream, "public", 6) == 0 ||
+            strncmp(stream, "hashtag", 7) == 0);
+}
+
 /* Whether q can be served from a shared render for c: a new status on a
  * stream of statuses, for a viewer whose state is at hand or on its way. */
 static bool
 shareable(const struct eu_stream_client *c, const struct eu_stream_queued *q)
 {
-    if (strcmp(q->event, "update") != 0 || (c->v.account_id && !c->vs && !c->vs_loading))
+    if (c->v.account_id && !c->vs && !c->vs_loading)
         return false;
-    return strcmp(q->stream, "user") == 0 || strncmp(q->stream, "public", 6) == 0 ||
-           strncmp(q->stream, "hashtag", 7) == 0;
+    return shared_kind(q->stream, q->event);
+}
+
+static void
+audience_add(struct shared *e, int64_t account_id)
+{
+    struct eu_stream_audience *a = &e->aud;
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 16;
+        a->ids = eu_xrealloc(a->ids, a->cap * sizeof(*a->ids));
+    }
+    a->ids[a->n++] = account_id;
+}
+
+/* Starts the shared render of status id for t's listeners, first of the
+ * renders kept; viewer (0: none) counted among them. w, when given, waits
+ * for it (and holds a reference to its client): attached first, as the
+ * render may be done before it returns, and with it the client. */
+static void
+shared_start(struct eu_tenant *t, const char *id, struct shared_waiter *w, int64_t viewer)
+{
+    struct shared *e = eu_xcalloc(1, sizeof(*e));
+    e->tenant_id = t->id;
+    snprintf(e->id, sizeof(e->id), "%s", id);
+    e->next = line->shared;
+    line->shared = e;
+    line->n_shared++;
+    e->waiters = w;
+    if (viewer)
+        audience_add(e, viewer);
+    ops.shared_render(line->app, t, id, &e->aud, on_shared_done, e);
+    shared_trim();
+}
+
+/* c has a new status queued: the shared render is started now if it is
+ * not under way, and c's viewer counted among those it is for, so that
+ * the listeners one event reaches at once are all known to it before
+ * its statements run (they are asynchronous). */
+static void
+shared_note(struct eu_stream_client *c, const struct eu_stream_sub *s, const char *event,
+            const char *id)
+{
+    /* A viewer whose state failed to load is rendered for alone. */
+    if (!shared_kind(s->stream, event) || (c->v.account_id && !c->vs && !c->vs_loading))
+        return;
+    struct shared *e = shared_find(c->t->id, id);
+    if (!e)
+        shared_start(c->t, id, NULL, c->v.account_id);
+    else if (!e->ready && c->v.account_id)
+        audience_add(e, c->v.account_id);
 }
 
 /* Serves q, c's first event, from the shared render of its status: 1 done
@@ -367,20 +437,12 @@ try_shared(struct eu_stream_client *c, struct eu_stream_queued *q)
     }
     struct shared *e = shared_find(c->t->id, q->id);
     if (!e) {
-        e = eu_xcalloc(1, sizeof(*e));
-        e->tenant_id = c->t->id;
-        snprintf(e->id, sizeof(e->id), "%s", q->id);
-        e->next = line->shared;
-        line->shared = e;
-        line->n_shared++;
-        /* Attached first: the render may be done before it returns. */
+        /* Trimmed before c came to it: rendered again, for c at least. */
         struct shared_waiter *w = eu_xcalloc(1, sizeof(*w));
         w->c = c;
-        e->waiters = w;
         c->refs++;
         c->rendering = true;
-        ops.shared_render(line->app, c->t, q->id, on_shared_done, e);
-        shared_trim();
+        shared_start(c->t, q->id, w, c->v.account_id);
         return 0;
     }
     if (!e->ready) {
@@ -563,6 +625,7 @@ eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *i
         c->q_head = q;
     c->q_tail = q;
     c->q_len++;
+    shared_note(c, s, event, id);
     pump(c);
 }
 
@@ -608,6 +671,7 @@ eu_stream_deliver_stop(void)
         }
         if (e->ready) {
             ops.shared_free(e->sh);
+            free(e->aud.ids);
             free(e);
         } else {
             e->orphan = true;

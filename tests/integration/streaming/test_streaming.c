@@ -1,16 +1,15 @@
 /*
- * The streaming API end to end: a WebSocket client written here (the
- * handshake and masked frames by hand, as RFC 6455 asks of a client) and
- * SSE over a raw socket, against a real server, PostgreSQL and Redis.
- * Events are caused through the REST endpoints of another account; what
- * must never arrive is shown by a later event that does arrive (events of
- * one channel come in the order they were published), so no test waits on
- * a timeout to pass. Two statuses posted back to back may be published in
- * either order (each is looked up on its own connection first): a proof
- * can overtake what it follows, which weakens such a test but never fails
- * it, and a test awaiting several events collects them in any order.
+ * The streaming API end to end, through the suites' own WebSocket and SSE
+ * client (wsclient.h), against a real server, PostgreSQL and Redis; render
+ * once, send many is test_streaming_shared.c's. Events are caused through the REST endpoints of
+ * another account; what must never arrive is shown by a later event that does arrive (events of one
+ * channel come in the order they were published), so no test waits on a timeout to pass. Two
+ * statuses posted back to back may be published in either order (each is looked up on its own
+ * connection first): a proof can overtake what it follows, which weakens such a test but never
+ * fails it, and a test awaiting several events collects them in any order.
  */
 #include "world.h"
+#include "wsclient.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -52,24 +51,9 @@ world_start(struct world *w)
 }
 
 static char *
-post_on(struct world *w, const char *host, const char *token, const char *text)
-{
-    struct eu_it_resp r = {0};
-    json_t *b = json_pack("{s:s}", "status", text);
-    char *body = json_dumps(b, 0);
-    json_decref(b);
-    eu_it_callf(w->s, &r, host, "POST", token, body, "/api/v1/statuses");
-    free(body);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char *id = strdup(eu_it_json_str(&r, "id"));
-    eu_it_resp_free(&r);
-    return id;
-}
-
-static char *
 post(struct world *w, const char *token, const char *text)
 {
-    return post_on(w, HOST, token, text);
+    return eu_ws_post(w, HOST, token, text);
 }
 
 /* POSTs to the path made from fmt and asserts the status. */
@@ -90,332 +74,11 @@ post_path(struct world *w, const char *token, const char *body, long want, const
     eu_it_resp_free(&r);
 }
 
-/* ---------------------------------------------------------- raw sockets */
-
-static int
-tcp_connect(int port, int rcvbuf)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    if (rcvbuf)
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    return fd;
-}
-
-static void
-send_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        ck_assert_int_gt(k, 0);
-        p += k;
-        n -= (size_t)k;
-    }
-}
-
-/* Reads exactly n bytes within ms; false on timeout or close. */
-static bool
-recv_exact(int fd, void *buf, size_t n, int ms)
-{
-    char *p = buf;
-    long long end = eu_it_now_ms() + ms;
-    while (n) {
-        struct pollfd pf = {fd, POLLIN, 0};
-        int left = (int)(end - eu_it_now_ms());
-        if (left <= 0 || poll(&pf, 1, left) <= 0)
-            return false;
-        ssize_t k = recv(fd, p, n, 0);
-        if (k <= 0)
-            return false;
-        p += k;
-        n -= (size_t)k;
-    }
-    return true;
-}
-
-/* Reads a response head; returns its status and copies it to head. */
-static int
-read_head(int fd, char *head, size_t len)
-{
-    size_t n = 0;
-    while (n + 1 < len) {
-        if (!recv_exact(fd, head + n, 1, 5000))
-            break;
-        n++;
-        head[n] = '\0';
-        if (n >= 4 && memcmp(head + n - 4, "\r\n\r\n", 4) == 0)
-            break;
-    }
-    head[n] = '\0';
-    int status = 0;
-    sscanf(head, "HTTP/1.1 %d", &status);
-    return status;
-}
-
-/* ------------------------------------------------------------ WebSocket */
-
-static int
-ws_open_ex(struct world *w, const char *host, const char *token, const char *query, int rcvbuf,
-           char *head, size_t headlen)
-{
-    int fd = tcp_connect(w->s->public_port, rcvbuf);
-    char req[2048];
-    snprintf(req, sizeof(req),
-             "GET /api/v1/streaming%s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
-             "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-             "Sec-WebSocket-Version: 13\r\n%s%s%s\r\n",
-             query ? query : "", host, token ? "Authorization: Bearer " : "", token ? token : "",
-             token ? "\r\n" : "");
-    send_all(fd, req, strlen(req));
-    int st = read_head(fd, head, headlen);
-    ck_assert_msg(st == 101, "no upgrade: %s", head);
-    /* RFC 6455's own example key and answer. */
-    ck_assert_ptr_nonnull(strstr(head, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="));
-    return fd;
-}
-
 static int
 ws_open(struct world *w, const char *token)
 {
     char head[2048];
-    return ws_open_ex(w, HOST, token, NULL, 0, head, sizeof(head));
-}
-
-/* Sends a masked frame (clients must mask). */
-static void
-ws_send_frame(int fd, int opcode, const char *data, size_t n)
-{
-    unsigned char h[14];
-    size_t hl = 0;
-    h[hl++] = (unsigned char)(0x80 | opcode);
-    if (n < 126) {
-        h[hl++] = (unsigned char)(0x80 | n);
-    } else {
-        h[hl++] = 0x80 | 126;
-        h[hl++] = (unsigned char)(n >> 8);
-        h[hl++] = (unsigned char)n;
-    }
-    unsigned char mask[4] = {0x12, 0x34, 0x56, 0x78};
-    memcpy(h + hl, mask, 4);
-    hl += 4;
-    send_all(fd, h, hl);
-    char *m = malloc(n + 1);
-    for (size_t i = 0; i < n; i++)
-        m[i] = (char)(data[i] ^ mask[i % 4]);
-    send_all(fd, m, n);
-    free(m);
-}
-
-static void
-ws_send(int fd, const char *text)
-{
-    ws_send_frame(fd, 1, text, strlen(text));
-}
-
-/* The next text message within ms (pings answered, other control frames
- * skipped), or NULL. The deadline holds across pings: a heartbeat must not
- * keep a wait for a lost event going. Caller frees. */
-static char *
-ws_recv(int fd, int within)
-{
-    long long end = eu_it_now_ms() + within;
-    for (;;) {
-        int ms = (int)(end - eu_it_now_ms());
-        if (ms <= 0)
-            return NULL;
-        unsigned char h[2];
-        if (!recv_exact(fd, h, 2, ms))
-            return NULL;
-        /* A frame begun is read to its end, whatever is left. */
-        ms = ms < 5000 ? 5000 : ms;
-        int op = h[0] & 0x0f;
-        uint64_t n = h[1] & 0x7f;
-        ck_assert_msg(!(h[1] & 0x80), "a server frame must not be masked");
-        if (n == 126) {
-            unsigned char e[2];
-            ck_assert(recv_exact(fd, e, 2, ms));
-            n = ((uint64_t)e[0] << 8) | e[1];
-        } else if (n == 127) {
-            unsigned char e[8];
-            ck_assert(recv_exact(fd, e, 8, ms));
-            n = 0;
-            for (int i = 0; i < 8; i++)
-                n = (n << 8) | e[i];
-        }
-        char *p = malloc(n + 1);
-        ck_assert(n == 0 || recv_exact(fd, p, n, ms));
-        p[n] = '\0';
-        if (op == 1)
-            return p;
-        if (op == 9)
-            ws_send_frame(fd, 10, p, n);
-        if (op == 8) {
-            free(p);
-            return NULL;
-        }
-        free(p);
-    }
-}
-
-/* The next message whose event is event (others skipped); NULL when none
- * comes within ms. The result is the whole message object. */
-static json_t *
-ws_wait(int fd, const char *event, int ms)
-{
-    long long end = eu_it_now_ms() + ms;
-    for (;;) {
-        int left = (int)(end - eu_it_now_ms());
-        if (left <= 0)
-            return NULL;
-        char *m = ws_recv(fd, left);
-        if (!m)
-            return NULL;
-        json_t *j = json_loads(m, 0, NULL);
-        free(m);
-        const char *ev = json_string_value(json_object_get(j, "event"));
-        if (ev && strcmp(ev, event) == 0)
-            return j;
-        json_decref(j);
-    }
-}
-
-/* The payload of msg parsed (its "payload" is JSON text). */
-static json_t *
-payload(json_t *msg)
-{
-    const char *p = json_string_value(json_object_get(msg, "payload"));
-    ck_assert_ptr_nonnull(p);
-    json_t *j = json_loads(p, 0, NULL);
-    ck_assert_ptr_nonnull(j);
-    return j;
-}
-
-static const char *
-stream0(json_t *msg)
-{
-    return json_string_value(json_array_get(json_object_get(msg, "stream"), 0));
-}
-
-/* Waits for an update of status id on stream (others skipped); asserts.
- * The deadline ends a test that lost an event, not a slow one: with one
- * render at a time for the process (test_no_silent_drops) and suites
- * beside it, eighteen events took longer than 10 s to come in a parallel
- * run. */
-static void
-expect_update(int fd, const char *stream, const char *id)
-{
-    long long end = eu_it_now_ms() + 30000;
-    while (eu_it_now_ms() < end) {
-        json_t *m = ws_wait(fd, "update", (int)(end - eu_it_now_ms()));
-        if (!m)
-            eu_it_server_print_log(current);
-        ck_assert_msg(m != NULL, "no update of %s on %s", id, stream);
-        json_t *st = payload(m);
-        bool hit = strcmp(stream0(m), stream) == 0 &&
-                   strcmp(json_string_value(json_object_get(st, "id")), id) == 0;
-        json_decref(st);
-        json_decref(m);
-        if (hit)
-            return;
-    }
-    ck_abort_msg("no update of %s on %s", id, stream);
-}
-
-/* Reads updates until id arrives on stream, failing if any of bad does. */
-static void
-expect_update_not(int fd, const char *stream, const char *id, const char *bad)
-{
-    long long end = eu_it_now_ms() + 10000;
-    while (eu_it_now_ms() < end) {
-        json_t *m = ws_wait(fd, "update", (int)(end - eu_it_now_ms()));
-        ck_assert_msg(m != NULL, "no update of %s", id);
-        json_t *st = payload(m);
-        const char *got = json_string_value(json_object_get(st, "id"));
-        ck_assert_msg(strcmp(got, bad) != 0, "status %s must not arrive", bad);
-        bool hit = strcmp(stream0(m), stream) == 0 && strcmp(got, id) == 0;
-        json_decref(st);
-        json_decref(m);
-        if (hit)
-            return;
-    }
-    ck_abort_msg("no update of %s", id);
-}
-
-/* Subscribing is asynchronous on the server (Redis confirms later): a
- * status posted and streamed proves the subscription is live. */
-static void
-settle(struct world *w, int fd, const char *stream, const char *token)
-{
-    for (int i = 0; i < 50; i++) {
-        char *id = post(w, token, "settling");
-        json_t *m = ws_wait(fd, "update", 400);
-        bool ok = false;
-        while (m) {
-            json_t *st = payload(m);
-            ok = strcmp(stream0(m), stream) == 0 &&
-                 strcmp(json_string_value(json_object_get(st, "id")), id) == 0;
-            json_decref(st);
-            json_decref(m);
-            if (ok)
-                break;
-            m = ws_wait(fd, "update", 400);
-        }
-        free(id);
-        if (ok)
-            return;
-    }
-    ck_abort_msg("stream %s never came up", stream);
-}
-
-/* ------------------------------------------------------------------ SSE */
-
-static int
-sse_open(struct world *w, const char *path_and_query)
-{
-    int fd = tcp_connect(w->s->public_port, 0);
-    char req[1024];
-    snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path_and_query, HOST);
-    send_all(fd, req, strlen(req));
-    char head[2048];
-    int st = read_head(fd, head, sizeof(head));
-    ck_assert_msg(st == 200, "SSE refused: %s", head);
-    ck_assert_ptr_nonnull(strstr(head, "text/event-stream"));
-    return fd;
-}
-
-/* The next SSE event named event within ms: its data (caller frees). */
-static char *
-sse_wait(int fd, const char *event, int ms)
-{
-    char buf[65536];
-    size_t n = 0;
-    long long end = eu_it_now_ms() + ms;
-    while (n + 1 < sizeof(buf)) {
-        int left = (int)(end - eu_it_now_ms());
-        if (left <= 0 || !recv_exact(fd, buf + n, 1, left))
-            return NULL;
-        n++;
-        buf[n] = '\0';
-        if (n >= 2 && buf[n - 1] == '\n' && buf[n - 2] == '\n') {
-            char name[64] = "";
-            char *ev = strstr(buf, "event: ");
-            if (ev)
-                sscanf(ev, "event: %63s", name);
-            char *data = strstr(buf, "data: ");
-            if (ev && data && strcmp(name, event) == 0) {
-                data += 6;
-                char *nl = strchr(data, '\n');
-                *nl = '\0';
-                return strdup(data);
-            }
-            n = 0;
-        }
-    }
-    return NULL;
+    return eu_ws_open(w, HOST, token, NULL, 0, head, sizeof(head));
 }
 
 /* ---------------------------------------------------------------- tests */
@@ -427,26 +90,26 @@ START_TEST(test_ws_update_notification_delete)
     post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/follow",
               eu_it_id(&w, "bob"));
     int fd = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fd, "public", eu_it_tok(&w, "carol"));
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, fd, "public", eu_it_tok(&w, "carol"));
 
     char *id = post(&w, eu_it_tok(&w, "bob"), "hello streams");
     /* Once on each stream, rendered for alice. */
     long long end = eu_it_now_ms() + 10000;
     bool on_user = false, on_public = false;
     while ((!on_user || !on_public) && eu_it_now_ms() < end) {
-        json_t *m = ws_wait(fd, "update", 10000);
+        json_t *m = eu_ws_wait(fd, "update", 10000);
         ck_assert_ptr_nonnull(m);
-        json_t *st = payload(m);
+        json_t *st = eu_ws_payload(m);
         if (strcmp(json_string_value(json_object_get(st, "id")), id) == 0) {
             ck_assert_str_eq(json_string_value(eu_it_jpath(st, "account.username")), "bob");
             ck_assert_ptr_nonnull(
                 strstr(json_string_value(json_object_get(st, "content")), "hello streams"));
             ck_assert(json_is_false(json_object_get(st, "favourited")));
-            if (strcmp(stream0(m), "user") == 0)
+            if (strcmp(eu_ws_stream0(m), "user") == 0)
                 on_user = true;
-            if (strcmp(stream0(m), "public") == 0)
+            if (strcmp(eu_ws_stream0(m), "public") == 0)
                 on_public = true;
         }
         json_decref(st);
@@ -458,10 +121,10 @@ START_TEST(test_ws_update_notification_delete)
     char text[128];
     snprintf(text, sizeof(text), "hey @alice");
     char *mention = post(&w, eu_it_tok(&w, "bob"), text);
-    json_t *m = ws_wait(fd, "notification", 10000);
+    json_t *m = eu_ws_wait(fd, "notification", 10000);
     ck_assert_msg(m != NULL, "no notification");
-    ck_assert_str_eq(stream0(m), "user");
-    json_t *note = payload(m);
+    ck_assert_str_eq(eu_ws_stream0(m), "user");
+    json_t *note = eu_ws_payload(m);
     ck_assert_str_eq(json_string_value(json_object_get(note, "type")), "mention");
     ck_assert_str_eq(json_string_value(eu_it_jpath(note, "status.id")), mention);
     json_decref(note);
@@ -473,9 +136,9 @@ START_TEST(test_ws_update_notification_delete)
     post_path(&w, eu_it_tok(&w, "carol"), "{\"status\":\"@alice psst\",\"visibility\":\"direct\"}",
               200, "/api/v1/statuses");
     char *open_mention = post(&w, eu_it_tok(&w, "carol"), "in the open @alice");
-    m = ws_wait(fd, "notification", 10000);
+    m = eu_ws_wait(fd, "notification", 10000);
     ck_assert_msg(m != NULL, "no notification of the public mention");
-    note = payload(m);
+    note = eu_ws_payload(m);
     ck_assert_str_eq(json_string_value(eu_it_jpath(note, "status.id")), open_mention);
     json_decref(note);
     json_decref(m);
@@ -484,9 +147,9 @@ START_TEST(test_ws_update_notification_delete)
     /* A follow: a notification too. */
     post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/accounts/%s/follow",
               eu_it_id(&w, "alice"));
-    m = ws_wait(fd, "notification", 10000);
+    m = eu_ws_wait(fd, "notification", 10000);
     ck_assert_msg(m != NULL, "no follow notification");
-    note = payload(m);
+    note = eu_ws_payload(m);
     ck_assert_str_eq(json_string_value(json_object_get(note, "type")), "follow");
     json_decref(note);
     json_decref(m);
@@ -496,9 +159,9 @@ START_TEST(test_ws_update_notification_delete)
     eu_it_callf(w.s, &r, HOST, "PUT", eu_it_tok(&w, "bob"), "{\"status\":\"edited words\"}",
                 "/api/v1/statuses/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
-    m = ws_wait(fd, "status.update", 10000);
+    m = eu_ws_wait(fd, "status.update", 10000);
     ck_assert_msg(m != NULL, "no status.update");
-    json_t *edited = payload(m);
+    json_t *edited = eu_ws_payload(m);
     ck_assert_str_eq(json_string_value(json_object_get(edited, "id")), id);
     ck_assert_ptr_nonnull(
         strstr(json_string_value(json_object_get(edited, "content")), "edited words"));
@@ -511,9 +174,9 @@ START_TEST(test_ws_update_notification_delete)
                 "\"keywords_attributes\":[{\"keyword\":\"zzz\"}]}",
                 "/api/v2/filters");
     EU_IT_EXPECT_STATUS(&r, 200);
-    m = ws_wait(fd, "filters_changed", 10000);
+    m = eu_ws_wait(fd, "filters_changed", 10000);
     ck_assert_msg(m != NULL, "no filters_changed");
-    ck_assert_str_eq(stream0(m), "user");
+    ck_assert_str_eq(eu_ws_stream0(m), "user");
     ck_assert_ptr_null(json_object_get(m, "payload"));
     json_decref(m);
 
@@ -521,7 +184,7 @@ START_TEST(test_ws_update_notification_delete)
     eu_it_callf(w.s, &r, HOST, "DELETE", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", id);
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_resp_free(&r);
-    m = ws_wait(fd, "delete", 10000);
+    m = eu_ws_wait(fd, "delete", 10000);
     ck_assert_msg(m != NULL, "no delete");
     ck_assert_str_eq(json_string_value(json_object_get(m, "payload")), id);
     json_decref(m);
@@ -538,16 +201,16 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
     struct world w;
     world_start(&w);
     int fd = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public:local\"}");
-    settle(&w, fd, "public", eu_it_tok(&w, "bob"));
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public:local\"}");
+    eu_ws_settle(&w, HOST, fd, "public", eu_it_tok(&w, "bob"));
 
     /* Muted author: never. */
     post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/mute",
               eu_it_id(&w, "carol"));
     char *muted = post(&w, eu_it_tok(&w, "carol"), "from a muted account");
     char *after = post(&w, eu_it_tok(&w, "bob"), "after the muted one");
-    expect_update_not(fd, "public", after, muted);
+    eu_ws_expect_update_not(fd, "public", after, muted);
     free(muted);
     free(after);
 
@@ -558,7 +221,7 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
               eu_it_id(&w, "carol"));
     char *blocked = post(&w, eu_it_tok(&w, "carol"), "from a blocked account");
     after = post(&w, eu_it_tok(&w, "bob"), "after the blocked one");
-    expect_update_not(fd, "public", after, blocked);
+    eu_ws_expect_update_not(fd, "public", after, blocked);
     free(blocked);
     free(after);
 
@@ -580,12 +243,12 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
     long long end = eu_it_now_ms() + 10000;
     bool seen = false;
     while (!seen && eu_it_now_ms() < end) {
-        json_t *m = ws_wait(fd, "update", 10000);
+        json_t *m = eu_ws_wait(fd, "update", 10000);
         ck_assert_ptr_nonnull(m);
-        json_t *st = payload(m);
+        json_t *st = eu_ws_payload(m);
         const char *got = json_string_value(json_object_get(st, "id"));
         ck_assert_msg(strcmp(got, hidden) != 0, "a hidden status arrived");
-        if (strcmp(got, warned) == 0 && strcmp(stream0(m), "public") == 0) {
+        if (strcmp(got, warned) == 0 && strcmp(eu_ws_stream0(m), "public") == 0) {
             seen = true;
             ck_assert_str_eq(json_string_value(eu_it_jpath(st, "filtered.0.filter.title")),
                              "careful");
@@ -598,26 +261,26 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
     free(warned);
 
     /* The decoy tenant's statuses: never. */
-    char *decoy = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "from another tenant");
+    char *decoy = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "from another tenant");
     after = post(&w, eu_it_tok(&w, "bob"), "after the decoy");
-    expect_update_not(fd, "public", after, decoy);
+    eu_ws_expect_update_not(fd, "public", after, decoy);
     free(decoy);
     free(after);
 
     /* Unsubscribed from public: only public:local's copy comes. */
-    ws_send(fd, "{\"type\":\"unsubscribe\",\"stream\":\"public\"}");
+    eu_ws_send(fd, "{\"type\":\"unsubscribe\",\"stream\":\"public\"}");
     eu_it_sleep_ms(300);
     char *one = post(&w, eu_it_tok(&w, "bob"), "after unsubscribing");
     char *two = post(&w, eu_it_tok(&w, "bob"), "second after unsubscribing");
     end = eu_it_now_ms() + 10000;
     bool got_two = false;
     while (!got_two && eu_it_now_ms() < end) {
-        json_t *m = ws_wait(fd, "update", 10000);
+        json_t *m = eu_ws_wait(fd, "update", 10000);
         ck_assert_ptr_nonnull(m);
-        json_t *st = payload(m);
+        json_t *st = eu_ws_payload(m);
         const char *got = json_string_value(json_object_get(st, "id"));
         if (strcmp(got, one) == 0 || strcmp(got, two) == 0)
-            ck_assert_str_eq(stream0(m), "public:local");
+            ck_assert_str_eq(eu_ws_stream0(m), "public:local");
         got_two = strcmp(got, two) == 0;
         json_decref(st);
         json_decref(m);
@@ -629,10 +292,10 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
     /* Unknown streams are refused with an error message, not a close.
      * Events of the streams above may still be on their way: the error is
      * the first message that is not one. */
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"nonsense\"}");
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"nonsense\"}");
     char *err = NULL;
     for (int i = 0; i < 20 && !err; i++) {
-        char *m = ws_recv(fd, 5000);
+        char *m = eu_ws_recv(fd, 5000);
         ck_assert_ptr_nonnull(m);
         if (strstr(m, "\"event\""))
             free(m);
@@ -675,30 +338,30 @@ START_TEST(test_ws_list)
     snprintf(sub, sizeof(sub), "{\"type\":\"subscribe\",\"stream\":\"list\",\"list\":\"%s\"}",
              list);
     int fa = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(fa, sub);
-    ws_send(fa, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fa, "public", eu_it_tok(&w, "carol"));
+    eu_ws_send(fa, sub);
+    eu_ws_send(fa, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, fa, "public", eu_it_tok(&w, "carol"));
     int fc = ws_open(&w, eu_it_tok(&w, "carol"));
-    ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"list\"}");
-    char *err = ws_recv(fc, 5000);
+    eu_ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"list\"}");
+    char *err = eu_ws_recv(fc, 5000);
     ck_assert_msg(err && strstr(err, "Missing list"), "no error for a list stream without a list");
     free(err);
     json_t *m;
-    ws_send(fc, sub);
-    ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fc, "public", eu_it_tok(&w, "alice"));
+    eu_ws_send(fc, sub);
+    eu_ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, fc, "public", eu_it_tok(&w, "alice"));
 
     char *id = post(&w, eu_it_tok(&w, "bob"), "for my listeners");
-    expect_update(fa, "list", id);
+    eu_ws_expect_update(current, fa, "list", id);
     /* carol: bob's status on public, never on the list. */
     long long end = eu_it_now_ms() + 10000;
     bool on_public = false;
     while (eu_it_now_ms() < end) {
-        m = ws_wait(fc, "update", on_public ? 1000 : (int)(end - eu_it_now_ms()));
+        m = eu_ws_wait(fc, "update", on_public ? 1000 : (int)(end - eu_it_now_ms()));
         if (!m)
             break;
-        ck_assert_str_ne(stream0(m), "list");
-        json_t *st = payload(m);
+        ck_assert_str_ne(eu_ws_stream0(m), "list");
+        json_t *st = eu_ws_payload(m);
         if (strcmp(json_string_value(json_object_get(st, "id")), id) == 0)
             on_public = true;
         json_decref(st);
@@ -729,15 +392,15 @@ START_TEST(test_ws_hashtags)
     struct world w;
     world_start(&w);
     int fd = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"foo\"}");
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag:local\",\"tag\":\"foo\"}");
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"foo\"}");
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag:local\",\"tag\":\"foo\"}");
     /* Last: Redis takes one connection's SUBSCRIBEs in order, so once bar
      * is live the others are too. */
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"bar\"}");
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"bar\"}");
     json_t *m = NULL;
     for (int i = 0; i < 50 && !m; i++) {
         char *id = post(&w, eu_it_tok(&w, "bob"), "settling #bar");
-        m = ws_wait(fd, "update", 400);
+        m = eu_ws_wait(fd, "update", 400);
         free(id);
     }
     ck_assert_msg(m != NULL, "hashtag stream never came up");
@@ -748,12 +411,12 @@ START_TEST(test_ws_hashtags)
     bool foo_tag = false, foo_local = false, bar_tag = false;
     long long end = eu_it_now_ms() + 10000;
     while (!(foo_tag && foo_local && bar_tag) && eu_it_now_ms() < end) {
-        m = ws_wait(fd, "update", (int)(end - eu_it_now_ms()));
+        m = eu_ws_wait(fd, "update", (int)(end - eu_it_now_ms()));
         ck_assert_msg(m != NULL, "missing: #foo %d, local #foo %d, #bar %d", foo_tag, foo_local,
                       bar_tag);
-        json_t *st = payload(m);
+        json_t *st = eu_ws_payload(m);
         const char *id = json_string_value(json_object_get(st, "id"));
-        const char *stream = stream0(m);
+        const char *stream = eu_ws_stream0(m);
         const char *tag = json_string_value(json_array_get(json_object_get(m, "stream"), 1));
         ck_assert_ptr_nonnull(tag);
         if (strcmp(id, foo) == 0) {
@@ -770,8 +433,8 @@ START_TEST(test_ws_hashtags)
     }
     ck_assert(foo_tag && foo_local && bar_tag);
 
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"a:b\"}");
-    char *err = ws_recv(fd, 5000);
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"hashtag\",\"tag\":\"a:b\"}");
+    char *err = eu_ws_recv(fd, 5000);
     ck_assert_msg(err && strstr(err, "No tag for stream provided"), "no error for tag a:b");
     free(err);
     struct eu_it_resp r = {0};
@@ -815,15 +478,15 @@ START_TEST(test_sse_and_health)
     char path[512];
     snprintf(path, sizeof(path), "/api/v1/streaming/public/local?access_token=%s",
              eu_it_tok(&w, "alice"));
-    int fd = sse_open(&w, path);
+    int fd = eu_sse_open(&w, HOST, path);
     snprintf(path, sizeof(path), "/api/v1/streaming/user/notification?access_token=%s",
              eu_it_tok(&w, "alice"));
-    int nfd = sse_open(&w, path);
+    int nfd = eu_sse_open(&w, HOST, path);
     char *id = NULL, *data = NULL;
     for (int i = 0; i < 50 && !data; i++) {
         free(id);
         id = post(&w, eu_it_tok(&w, "bob"), "over SSE");
-        data = sse_wait(fd, "update", 400);
+        data = eu_sse_wait(fd, "update", 400);
     }
     ck_assert_ptr_nonnull(data);
     json_t *st = json_loads(data, 0, NULL);
@@ -835,7 +498,7 @@ START_TEST(test_sse_and_health)
 
     /* Notifications only on user/notification. */
     char *mention = post(&w, eu_it_tok(&w, "bob"), "@alice over SSE");
-    data = sse_wait(nfd, "notification", 10000);
+    data = eu_sse_wait(nfd, "notification", 10000);
     ck_assert_ptr_nonnull(data);
     st = json_loads(data, 0, NULL);
     ck_assert_str_eq(json_string_value(json_object_get(st, "type")), "mention");
@@ -848,7 +511,7 @@ START_TEST(test_sse_and_health)
     eu_it_callf(w.s, &r, HOST, "DELETE", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", gone);
     EU_IT_EXPECT_STATUS(&r, 200);
     eu_it_resp_free(&r);
-    data = sse_wait(fd, "delete", 10000);
+    data = eu_sse_wait(fd, "delete", 10000);
     ck_assert_ptr_nonnull(data);
     ck_assert_str_eq(data, gone);
     free(data);
@@ -902,11 +565,11 @@ START_TEST(test_slow_client_dropped)
     world_start_opts(&w, "[limits]\nstream_max_output_bytes = 16384\napi_requests_per_5min = 0\n");
     /* A fast reader proves events flow; the slow one never reads. */
     int fast = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(fast, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fast, "public", eu_it_tok(&w, "bob"));
+    eu_ws_send(fast, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, fast, "public", eu_it_tok(&w, "bob"));
     char head[2048];
     int slow =
-        ws_open_ex(&w, HOST, eu_it_tok(&w, "carol"), "?stream=public", 2048, head, sizeof(head));
+        eu_ws_open(&w, HOST, eu_it_tok(&w, "carol"), "?stream=public", 2048, head, sizeof(head));
     long before = rss_kib(w.s->pid);
     char text[480];
     memset(text, 'x', sizeof(text) - 1);
@@ -917,7 +580,7 @@ START_TEST(test_slow_client_dropped)
     bool dropped = false;
     for (int i = 0; i < 1500 && !dropped; i++) {
         free(post(&w, eu_it_tok(&w, "bob"), text));
-        json_decref(ws_wait(fast, "update", 2000));
+        json_decref(eu_ws_wait(fast, "update", 2000));
         if (i % 10 == 9)
             dropped = log_has(w.s, "closing a stream: over");
     }
@@ -940,7 +603,7 @@ START_TEST(test_slow_client_dropped)
     ck_assert_msg(after - before < 64 * 1024, "RSS grew from %ld to %ld KiB", before, after);
     /* The fast reader still gets events. */
     char *id = post(&w, eu_it_tok(&w, "bob"), "still flowing");
-    expect_update(fast, "public", id);
+    eu_ws_expect_update(current, fast, "public", id);
     free(id);
     close(slow);
     close(fast);
@@ -953,16 +616,16 @@ START_TEST(test_redis_restart_resubscribes)
     struct world w;
     world_start(&w);
     int fd = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fd, "public", eu_it_tok(&w, "bob"));
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, fd, "public", eu_it_tok(&w, "bob"));
     eu_it_sh("EUNHA_TEST_REDIS_STOP");
     eu_it_sleep_ms(500);
     eu_it_sh("EUNHA_TEST_REDIS_START");
     /* Reconnection takes the backoff; the live mark is set again by the
      * hub's refresh or the next connection, so a fresh one is opened too. */
     int fd2 = ws_open(&w, eu_it_tok(&w, "carol"));
-    ws_send(fd2, "{\"type\":\"subscribe\",\"stream\":\"public:local\"}");
-    settle(&w, fd, "public", eu_it_tok(&w, "bob"));
+    eu_ws_send(fd2, "{\"type\":\"subscribe\",\"stream\":\"public:local\"}");
+    eu_ws_settle(&w, HOST, fd, "public", eu_it_tok(&w, "bob"));
     close(fd2);
     close(fd);
     eu_it_world_stop(&w);
@@ -974,12 +637,12 @@ START_TEST(test_sigterm_with_open_streams)
     struct world w;
     world_start(&w);
     int fd = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fd, "public", eu_it_tok(&w, "bob"));
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, fd, "public", eu_it_tok(&w, "bob"));
     char path[512];
     snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s",
              eu_it_tok(&w, "alice"));
-    int sse = sse_open(&w, path);
+    int sse = eu_sse_open(&w, HOST, path);
     long long t0 = eu_it_now_ms();
     /* world_stop() sends SIGTERM and asserts a clean exit. */
     eu_it_world_stop(&w);
@@ -1016,10 +679,10 @@ expect_conversation(int fd, const char *id, const char *bad)
 {
     long long end = eu_it_now_ms() + 10000;
     while (eu_it_now_ms() < end) {
-        json_t *m = ws_wait(fd, "conversation", (int)(end - eu_it_now_ms()));
+        json_t *m = eu_ws_wait(fd, "conversation", (int)(end - eu_it_now_ms()));
         ck_assert_msg(m != NULL, "no conversation of %s", id);
-        ck_assert_str_eq(stream0(m), "direct");
-        json_t *c = payload(m);
+        ck_assert_str_eq(eu_ws_stream0(m), "direct");
+        json_t *c = eu_ws_payload(m);
         json_decref(m);
         const char *last = json_string_value(eu_it_jpath(c, "last_status.id"));
         ck_assert_ptr_nonnull(last);
@@ -1039,7 +702,7 @@ expect_quiet_until(int fd, const char *stream, const char *id, const char *bad)
 {
     long long end = eu_it_now_ms() + 10000;
     while (eu_it_now_ms() < end) {
-        char *text = ws_recv(fd, (int)(end - eu_it_now_ms()));
+        char *text = eu_ws_recv(fd, (int)(end - eu_it_now_ms()));
         ck_assert_msg(text != NULL, "no update of %s", id);
         json_t *m = json_loads(text, 0, NULL);
         free(text);
@@ -1047,10 +710,10 @@ expect_quiet_until(int fd, const char *stream, const char *id, const char *bad)
         ck_assert_msg(ev && strcmp(ev, "conversation") != 0, "a conversation arrived");
         bool hit = false;
         if (strcmp(ev, "update") == 0) {
-            json_t *st = payload(m);
+            json_t *st = eu_ws_payload(m);
             const char *got = json_string_value(json_object_get(st, "id"));
             ck_assert_msg(!bad || strcmp(got, bad) != 0, "status %s arrived", bad);
-            hit = strcmp(got, id) == 0 && strcmp(stream0(m), stream) == 0;
+            hit = strcmp(got, id) == 0 && strcmp(eu_ws_stream0(m), stream) == 0;
             json_decref(st);
         }
         json_decref(m);
@@ -1103,24 +766,24 @@ START_TEST(test_direct_conversation_delete)
     char head[2048];
     /* The query's stream first, then the user stream: Redis takes one
      * connection's SUBSCRIBEs in order, so once user is live direct is. */
-    int fb = ws_open_ex(&w, HOST, eu_it_tok(&w, "bob"), "?stream=direct", 0, head, sizeof(head));
-    ws_send(fb, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, fb, "user", eu_it_tok(&w, "bob"));
+    int fb = eu_ws_open(&w, HOST, eu_it_tok(&w, "bob"), "?stream=direct", 0, head, sizeof(head));
+    eu_ws_send(fb, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    eu_ws_settle(&w, HOST, fb, "user", eu_it_tok(&w, "bob"));
     int fc = ws_open(&w, eu_it_tok(&w, "carol"));
-    ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"direct\"}");
-    ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, fc, "user", eu_it_tok(&w, "carol"));
-    int fd = ws_open_ex(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=direct", 0, head, sizeof(head));
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    eu_ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"direct\"}");
+    eu_ws_send(fc, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    eu_ws_settle(&w, HOST, fc, "user", eu_it_tok(&w, "carol"));
+    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=direct", 0, head, sizeof(head));
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
     char path[512];
     snprintf(path, sizeof(path), "/api/v1/streaming/direct?access_token=%s",
              eu_it_tok(&w, "alice"));
-    int fa = sse_open(&w, path);
+    int fa = eu_sse_open(&w, HOST, path);
     /* alice's SSE stream is live once one of her messages comes back. */
     char *data = NULL;
     for (int i = 0; i < 50 && !data; i++) {
         free(post_direct(&w, eu_it_tok(&w, "alice"), "@bob settling"));
-        data = sse_wait(fa, "conversation", 400);
+        data = eu_sse_wait(fa, "conversation", 400);
     }
     ck_assert_msg(data != NULL, "alice's direct stream never came up");
     free(data);
@@ -1133,20 +796,20 @@ START_TEST(test_direct_conversation_delete)
     bool updated = false;
     long long end = eu_it_now_ms() + 10000;
     while ((!c || !updated) && eu_it_now_ms() < end) {
-        char *text = ws_recv(fb, (int)(end - eu_it_now_ms()));
+        char *text = eu_ws_recv(fb, (int)(end - eu_it_now_ms()));
         ck_assert_msg(text != NULL, "conversation %d, update %d", c != NULL, updated);
         json_t *m = json_loads(text, 0, NULL);
         free(text);
         const char *ev = json_string_value(json_object_get(m, "event"));
         if (strcmp(ev, "update") == 0 || strcmp(ev, "conversation") == 0) {
-            json_t *pl = payload(m);
+            json_t *pl = eu_ws_payload(m);
             bool conv = strcmp(ev, "conversation") == 0;
             const char *id = json_string_value(eu_it_jpath(pl, conv ? "last_status.id" : "id"));
             if (strcmp(id, dm) == 0 && conv) {
-                ck_assert_str_eq(stream0(m), "direct");
+                ck_assert_str_eq(eu_ws_stream0(m), "direct");
                 c = json_incref(pl);
             } else if (strcmp(id, dm) == 0) {
-                ck_assert_str_eq(stream0(m), "user");
+                ck_assert_str_eq(eu_ws_stream0(m), "user");
                 updated = true;
             }
             json_decref(pl);
@@ -1168,7 +831,7 @@ START_TEST(test_direct_conversation_delete)
     end = eu_it_now_ms() + 10000;
     c = NULL;
     while (!c && eu_it_now_ms() < end) {
-        data = sse_wait(fa, "conversation", (int)(end - eu_it_now_ms()));
+        data = eu_sse_wait(fa, "conversation", (int)(end - eu_it_now_ms()));
         ck_assert_msg(data != NULL, "no conversation over SSE");
         json_t *j = json_loads(data, 0, NULL);
         free(data);
@@ -1194,10 +857,10 @@ START_TEST(test_direct_conversation_delete)
     /* dave, on the other tenant: nothing before his own status. */
     bool ok = false;
     for (int i = 0; i < 50 && !ok; i++) {
-        char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
+        char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
         json_t *m = NULL;
-        while ((m = ws_wait(fd, "update", 400))) {
-            json_t *st = payload(m);
+        while ((m = eu_ws_wait(fd, "update", 400))) {
+            json_t *st = eu_ws_payload(m);
             ok = ok || strcmp(json_string_value(json_object_get(st, "id")), mine) == 0;
             json_decref(st);
             json_decref(m);
@@ -1209,7 +872,7 @@ START_TEST(test_direct_conversation_delete)
     ck_assert_msg(ok, "dave's user stream never came up");
     char *dm2 = post_direct(&w, eu_it_tok(&w, "alice"), "@bob another secret");
     json_decref(expect_conversation(fb, dm2, NULL));
-    char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave's second");
+    char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave's second");
     expect_quiet_until(fd, "user", mine, dm2);
     free(mine);
 
@@ -1220,21 +883,21 @@ START_TEST(test_direct_conversation_delete)
     end = eu_it_now_ms() + 10000;
     bool on_direct = false;
     while (!on_direct && eu_it_now_ms() < end) {
-        json_t *m = ws_wait(fb, "delete", (int)(end - eu_it_now_ms()));
+        json_t *m = eu_ws_wait(fb, "delete", (int)(end - eu_it_now_ms()));
         ck_assert_msg(m != NULL, "no delete on bob's direct stream");
-        on_direct = strcmp(stream0(m), "direct") == 0 &&
+        on_direct = strcmp(eu_ws_stream0(m), "direct") == 0 &&
                     strcmp(json_string_value(json_object_get(m, "payload")), dm) == 0;
         json_decref(m);
     }
     ck_assert(on_direct);
-    data = sse_wait(fa, "delete", 10000);
+    data = eu_sse_wait(fa, "delete", 10000);
     ck_assert_ptr_nonnull(data);
     ck_assert_str_eq(data, dm);
     free(data);
     /* carol: no delete of it either, before alice's next status. */
     after = post(&w, eu_it_tok(&w, "alice"), "after the delete");
     for (;;) {
-        char *text = ws_recv(fc, 10000);
+        char *text = eu_ws_recv(fc, 10000);
         ck_assert_msg(text != NULL, "no update of %s", after);
         json_t *m = json_loads(text, 0, NULL);
         free(text);
@@ -1242,7 +905,7 @@ START_TEST(test_direct_conversation_delete)
         ck_assert_msg(strcmp(ev, "delete") != 0, "carol got a delete");
         bool hit = false;
         if (strcmp(ev, "update") == 0) {
-            json_t *st = payload(m);
+            json_t *st = eu_ws_payload(m);
             hit = strcmp(json_string_value(json_object_get(st, "id")), after) == 0;
             json_decref(st);
         }
@@ -1265,15 +928,15 @@ START_TEST(test_direct_conversation_delete)
     EU_IT_EXPECT_ERROR(&r, 401);
     eu_it_resp_free(&r);
     int fn = ws_open(&w, notes);
-    ws_send(fn, "{\"type\":\"subscribe\",\"stream\":\"direct\"}");
-    char *err = ws_recv(fn, 5000);
+    eu_ws_send(fn, "{\"type\":\"subscribe\",\"stream\":\"direct\"}");
+    char *err = eu_ws_recv(fn, 5000);
     ck_assert_msg(err && strstr(err, "required scopes"), "no scope error: %s", err);
     free(err);
     close(fn);
     /* read:statuses alone is enough, as in Mastodon. */
     char *statuses = eu_it_user_token(w.s, HOST, "bob", "read:statuses");
     snprintf(path, sizeof(path), "/api/v1/streaming/direct?access_token=%s", statuses);
-    close(sse_open(&w, path));
+    close(eu_sse_open(&w, HOST, path));
 
     free(notes);
     free(statuses);
@@ -1332,9 +995,9 @@ START_TEST(test_direct_mutes_blocks_federation)
     struct world w;
     world_start(&w);
     char head[2048];
-    int fb = ws_open_ex(&w, HOST, eu_it_tok(&w, "bob"), "?stream=direct", 0, head, sizeof(head));
-    ws_send(fb, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, fb, "user", eu_it_tok(&w, "bob"));
+    int fb = eu_ws_open(&w, HOST, eu_it_tok(&w, "bob"), "?stream=direct", 0, head, sizeof(head));
+    eu_ws_send(fb, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    eu_ws_settle(&w, HOST, fb, "user", eu_it_tok(&w, "bob"));
 
     post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/mute",
               eu_it_id(&w, "carol"));
@@ -1383,9 +1046,9 @@ START_TEST(test_direct_mutes_blocks_federation)
     long long end = eu_it_now_ms() + 10000;
     bool on_direct = false;
     while (!on_direct && eu_it_now_ms() < end) {
-        json_t *m = ws_wait(fb, "delete", (int)(end - eu_it_now_ms()));
+        json_t *m = eu_ws_wait(fb, "delete", (int)(end - eu_it_now_ms()));
         ck_assert_msg(m != NULL, "no delete on bob's direct stream");
-        on_direct = strcmp(stream0(m), "direct") == 0 &&
+        on_direct = strcmp(eu_ws_stream0(m), "direct") == 0 &&
                     strcmp(json_string_value(json_object_get(m, "payload")), sid) == 0;
         json_decref(m);
     }
@@ -1513,21 +1176,21 @@ START_TEST(test_revoked_token_closes_streams)
                          "\"urn:ietf:wg:oauth:2.0:oob\",\"scopes\":\"read write\"}");
     char *tok = password_token(&w, &a, "alice");
     int ws = ws_open(&w, tok);
-    ws_send(ws, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, ws, "user", tok);
+    eu_ws_send(ws, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    eu_ws_settle(&w, HOST, ws, "user", tok);
     char path[512];
     snprintf(path, sizeof(path), "/api/v1/streaming/user?access_token=%s", tok);
-    int sse = sse_open(&w, path);
+    int sse = eu_sse_open(&w, HOST, path);
     /* The same account's other token keeps its stream. */
     int other = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(other, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, other, "user", eu_it_tok(&w, "alice"));
+    eu_ws_send(other, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    eu_ws_settle(&w, HOST, other, "user", eu_it_tok(&w, "alice"));
 
     revoke_token(&w, &a, tok);
     ck_assert_int_eq(ws_wait_close(ws, 15000), 1008);
     ck_assert_msg(wait_eof(sse, 15000), "the SSE stream of a revoked token stayed open");
     char *id = post(&w, eu_it_tok(&w, "alice"), "after the revocation");
-    expect_update(other, "user", id);
+    eu_ws_expect_update(current, other, "user", id);
     free(id);
     close(ws);
     close(sse);
@@ -1553,8 +1216,8 @@ START_TEST(test_revoked_in_another_process)
                          "\"urn:ietf:wg:oauth:2.0:oob\",\"scopes\":\"read write\"}");
     char *tok = password_token(&w, &a, "alice");
     int ws = ws_open(&w2, tok);
-    ws_send(ws, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w2, ws, "user", tok);
+    eu_ws_send(ws, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    eu_ws_settle(&w2, HOST, ws, "user", tok);
     revoke_token(&w, &a, tok);
     ck_assert_int_eq(ws_wait_close(ws, 15000), 1008);
     close(ws);
@@ -1571,15 +1234,15 @@ START_TEST(test_suspensions_close_streams)
     struct world w;
     world_start(&w);
     int b = ws_open(&w, eu_it_tok(&w, "bob"));
-    ws_send(b, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
-    settle(&w, b, "user", eu_it_tok(&w, "bob"));
+    eu_ws_send(b, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
+    eu_ws_settle(&w, HOST, b, "user", eu_it_tok(&w, "bob"));
     int a = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(a, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, a, "public", eu_it_tok(&w, "alice"));
+    eu_ws_send(a, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, a, "public", eu_it_tok(&w, "alice"));
     char path[512];
     snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s",
              eu_it_tok(&w, "carol"));
-    int sse = sse_open(&w, path);
+    int sse = eu_sse_open(&w, HOST, path);
 
     /* An account's suspension ends its streams and no one else's. */
     struct eu_it_resp r = {0};
@@ -1590,7 +1253,7 @@ START_TEST(test_suspensions_close_streams)
     eu_it_resp_free(&r);
     ck_assert_int_eq(ws_wait_close(b, 15000), 1008);
     char *id = post(&w, eu_it_tok(&w, "carol"), "after bob");
-    expect_update(a, "public", id);
+    eu_ws_expect_update(current, a, "public", id);
     free(id);
 
     /* A tenant's, every stream of it. */
@@ -1613,13 +1276,13 @@ START_TEST(test_ws_message_too_big)
      * its header, not buffered. */
     unsigned char buf[14 + 1024] = {0x81, 0x80 | 127, 0, 0, 0, 0, 0x40, 0, 0, 0, 1, 2, 3, 4};
     memset(buf + 14, 'x', 1024);
-    send_all(fd, buf, sizeof(buf));
+    eu_ws_send_all(fd, buf, sizeof(buf));
     ck_assert_int_eq(ws_wait_close(fd, 15000), 1009);
     close(fd);
     /* Commands of an ordinary size still work. */
     int ok = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(ok, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, ok, "public", eu_it_tok(&w, "bob"));
+    eu_ws_send(ok, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, ok, "public", eu_it_tok(&w, "bob"));
     close(ok);
     eu_it_world_stop(&w);
 }
@@ -1644,13 +1307,13 @@ START_TEST(test_streams_count_against_caps)
     int s1 = ws_open(&w, eu_it_tok(&w, "alice"));
     char path[512];
     snprintf(path, sizeof(path), "/api/v1/streaming/public?access_token=%s", eu_it_tok(&w, "bob"));
-    int s2 = sse_open(&w, path);
+    int s2 = eu_sse_open(&w, HOST, path);
     /* The tenant's budget is spent; the decoy tenant has its own. */
-    int fd = tcp_connect(w.s->public_port, 0);
+    int fd = eu_ws_tcp_connect(w.s->public_port, 0);
     char req[1024], head[2048];
     snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, HOST);
-    send_all(fd, req, strlen(req));
-    ck_assert_int_eq(read_head(fd, head, sizeof(head)), 503);
+    eu_ws_send_all(fd, req, strlen(req));
+    ck_assert_int_eq(eu_ws_read_head(fd, head, sizeof(head)), 503);
     close(fd);
     /* Two streams and one request fit in the cap, once the server has seen
      * the refused connection go. */
@@ -1660,7 +1323,7 @@ START_TEST(test_streams_count_against_caps)
         st = health_status(&w);
     }
     ck_assert_int_eq(st, 200);
-    int s3 = ws_open_ex(&w, DECOY, eu_it_tok(&w, "dave"), NULL, 0, head, sizeof(head));
+    int s3 = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), NULL, 0, head, sizeof(head));
     /* Three streams from this address: the cap of 3 is reached. */
     ck_assert_int_eq(health_status(&w), 503);
     close(s3);
@@ -1688,10 +1351,10 @@ START_TEST(test_no_silent_drops)
      * one is then also the proof for the others, and few renders queue. */
     for (int i = 0; i < 3; i++) {
         fds[i] = ws_open(&w, toks[i]);
-        ws_send(fds[i], "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+        eu_ws_send(fds[i], "{\"type\":\"subscribe\",\"stream\":\"public\"}");
     }
     for (int i = 0; i < 3; i++)
-        settle(&w, fds[i], "public", eu_it_tok(&w, "bob"));
+        eu_ws_settle(&w, HOST, fds[i], "public", eu_it_tok(&w, "bob"));
     char *ids[6];
     for (int i = 0; i < 6; i++)
         ids[i] = post(&w, eu_it_tok(&w, "bob"), "one of six");
@@ -1703,11 +1366,11 @@ START_TEST(test_no_silent_drops)
         int left = 6;
         long long end = eu_it_now_ms() + 30000;
         while (left > 0) {
-            json_t *m = ws_wait(fds[i], "update", (int)(end - eu_it_now_ms()));
+            json_t *m = eu_ws_wait(fds[i], "update", (int)(end - eu_it_now_ms()));
             if (!m)
                 eu_it_server_print_log(current);
             ck_assert_msg(m != NULL, "listener %d: %d of 6 updates never came", i, left);
-            json_t *st = payload(m);
+            json_t *st = eu_ws_payload(m);
             const char *got = json_string_value(json_object_get(st, "id"));
             for (int k = 0; k < 6; k++)
                 if (!seen[k] && strcmp(got, ids[k]) == 0) {
@@ -1745,8 +1408,8 @@ START_TEST(test_redis_restart_no_deaf_window)
     struct world w;
     world_start(&w);
     int fd = ws_open(&w, eu_it_tok(&w, "alice"));
-    ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, fd, "public", eu_it_tok(&w, "bob"));
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, fd, "public", eu_it_tok(&w, "bob"));
     int subs = log_count(w.s, "redis connected (subscriber)");
     int cmds = log_count(w.s, "redis connected (commands)");
     /* A Redis that comes back without its data (no persistence): the
@@ -1769,211 +1432,15 @@ START_TEST(test_redis_restart_no_deaf_window)
         eu_it_sleep_ms(50);
     ck_assert_msg(eu_it_now_ms() < end, "redis never came back");
     char *id = post(&w, eu_it_tok(&w, "bob"), "right after the restart");
-    json_t *m = ws_wait(fd, "update", 10000);
+    json_t *m = eu_ws_wait(fd, "update", 10000);
     if (!m)
         eu_it_server_print_log(w.s);
     ck_assert_msg(m != NULL, "the first status after the restart did not stream");
-    json_t *st = payload(m);
+    json_t *st = eu_ws_payload(m);
     ck_assert_str_eq(json_string_value(json_object_get(st, "id")), id);
     json_decref(st);
     json_decref(m);
     free(id);
-    close(fd);
-    eu_it_world_stop(&w);
-}
-END_TEST
-
-/* ------------------------------------------------ render once, send many */
-
-/* The next update on fd of status id on stream (others skipped), parsed;
- * NULL when bad arrives first on any stream (asserted absent by the
- * caller), or nothing within 30 s. Caller decrefs. */
-static json_t *
-update_of(int fd, const char *stream, const char *id)
-{
-    long long end = eu_it_now_ms() + 30000;
-    while (eu_it_now_ms() < end) {
-        json_t *m = ws_wait(fd, "update", (int)(end - eu_it_now_ms()));
-        if (!m)
-            break;
-        json_t *st = payload(m);
-        bool hit = strcmp(stream0(m), stream) == 0 &&
-                   strcmp(json_string_value(json_object_get(st, "id")), id) == 0;
-        json_decref(m);
-        if (hit)
-            return st;
-        json_decref(st);
-    }
-    eu_it_server_print_log(current);
-    ck_abort_msg("no update of %s on %s", id, stream);
-    return NULL;
-}
-
-/* The status id as GET /api/v1/timelines/public shows it to token: what
- * a per-listener render sent before. Caller decrefs. */
-static json_t *
-public_page_status(struct world *w, const char *token, const char *id)
-{
-    long long n = strtoll(id, NULL, 10);
-    struct eu_it_resp r = {0};
-    eu_it_callf(w->s, &r, HOST, "GET", token, NULL,
-                "/api/v1/timelines/public?since_id=%lld&max_id=%lld&limit=1", n - 1, n + 1);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    json_t *st = json_incref(json_array_get(r.json, 0));
-    ck_assert_msg(st != NULL, "%s is not on the public timeline", id);
-    eu_it_resp_free(&r);
-    return st;
-}
-
-#define SHARED_EXTRA 6
-
-/*
- * One status, many listeners: carol's public status reaches alice on
- * SHARED_EXTRA + 1 streams, frank's public and user streams (with
- * "filtered" from his warn filter, made after his stream opened), and
- * neither bob (who muted carol before opening) nor erin (who blocks her
- * after opening), nor dave's stream on the decoy tenant. It is rendered
- * once (eunha_stream_shared_renders_total), not per listener
- * (eunha_stream_renders_total counts only an author's own status, which is
- * rendered for its author alone), and what alice gets is what her REST
- * public timeline holds.
- */
-START_TEST(test_render_once_send_many)
-{
-    struct world w;
-    static struct eu_it_world_opts o = {
-        .host = HOST,
-        .decoy = DECOY,
-        .users = {{"alice"}, {"bob"}, {"carol"}, {"erin"}, {"frank"}, {"dave", DECOY}},
-    };
-    eu_it_world_start(&w, &o);
-    current = w.s;
-    post_path(&w, eu_it_tok(&w, "frank"), NULL, 200, "/api/v1/accounts/%s/follow",
-              eu_it_id(&w, "carol"));
-    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/mute",
-              eu_it_id(&w, "carol"));
-    char head[2048];
-    int fa[SHARED_EXTRA + 1];
-    for (int i = 0; i <= SHARED_EXTRA; i++) {
-        fa[i] =
-            ws_open_ex(&w, HOST, eu_it_tok(&w, "alice"), "?stream=public", 0, head, sizeof(head));
-        settle(&w, fa[i], "public", eu_it_tok(&w, "bob"));
-    }
-    /* Each settled by statuses of someone not listening yet (or carol):
-     * a listener's own status is rendered for it alone, and one still on
-     * its way would count below. */
-    int fb = ws_open_ex(&w, HOST, eu_it_tok(&w, "bob"), "?stream=public", 0, head, sizeof(head));
-    settle(&w, fb, "public", eu_it_tok(&w, "frank"));
-    int fe = ws_open_ex(&w, HOST, eu_it_tok(&w, "erin"), "?stream=public", 0, head, sizeof(head));
-    settle(&w, fe, "public", eu_it_tok(&w, "frank"));
-    int ff = ws_open_ex(&w, HOST, eu_it_tok(&w, "frank"), "?stream=user", 0, head, sizeof(head));
-    ws_send(ff, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
-    settle(&w, ff, "public", eu_it_tok(&w, "carol"));
-    int fd = ws_open_ex(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
-    bool ok = false;
-    for (int i = 0; i < 50 && !ok; i++) {
-        char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave settling");
-        json_t *m;
-        while (!ok && (m = ws_wait(fd, "update", 400))) {
-            json_t *st = payload(m);
-            ok = strcmp(json_string_value(json_object_get(st, "id")), mine) == 0;
-            json_decref(st);
-            json_decref(m);
-        }
-        free(mine);
-    }
-    ck_assert_msg(ok, "dave's public stream never came up");
-
-    /* Changed after the streams opened: their states are reloaded. */
-    post_path(&w, eu_it_tok(&w, "erin"), NULL, 200, "/api/v1/accounts/%s/block",
-              eu_it_id(&w, "carol"));
-    struct eu_it_resp r = {0};
-    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "frank"),
-                "{\"title\":\"fruit\",\"context\":[\"public\",\"home\"],\"filter_action\":"
-                "\"warn\",\"keywords_attributes\":[{\"keyword\":\"kiwi\"}]}",
-                "/api/v2/filters");
-    EU_IT_EXPECT_STATUS(&r, 200);
-    eu_it_resp_free(&r);
-
-    double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
-    double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
-    double spliced0 = eu_it_metric(w.s, "eunha_stream_spliced_total");
-    char *kiwi = post(&w, eu_it_tok(&w, "carol"), "a kiwi for everyone");
-
-    /* alice: every stream, each as her REST public timeline has it. */
-    json_t *rest = public_page_status(&w, eu_it_tok(&w, "alice"), kiwi);
-    for (int i = 0; i <= SHARED_EXTRA; i++) {
-        json_t *st = update_of(fa[i], "public", kiwi);
-        assert_same_json(st, rest);
-        ck_assert(json_is_false(json_object_get(st, "favourited")));
-        ck_assert_int_eq(json_array_size(json_object_get(st, "filtered")), 0);
-        json_decref(st);
-    }
-    json_decref(rest);
-    /* frank: flagged on both streams (in either order), by the filter he
-     * made after opening. */
-    json_t *want = public_page_status(&w, eu_it_tok(&w, "frank"), kiwi);
-    bool on_user = false, on_public = false;
-    long long end = eu_it_now_ms() + 30000;
-    while ((!on_user || !on_public) && eu_it_now_ms() < end) {
-        json_t *m = ws_wait(ff, "update", (int)(end - eu_it_now_ms()));
-        ck_assert_msg(m != NULL, "frank: user %d, public %d", on_user, on_public);
-        json_t *st = payload(m);
-        if (strcmp(json_string_value(json_object_get(st, "id")), kiwi) == 0) {
-            ck_assert_str_eq(json_string_value(eu_it_jpath(st, "filtered.0.filter.title")),
-                             "fruit");
-            ck_assert_str_eq(json_string_value(eu_it_jpath(st, "filtered.0.keyword_matches.0")),
-                             "kiwi");
-            assert_same_json(st, want);
-            if (strcmp(stream0(m), "user") == 0)
-                on_user = true;
-            else
-                on_public = true;
-        }
-        json_decref(st);
-        json_decref(m);
-    }
-    ck_assert(on_user && on_public);
-    json_decref(want);
-    double shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
-    double renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
-    double spliced1 = eu_it_metric(w.s, "eunha_stream_spliced_total");
-    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
-    ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
-    /* alice's streams, frank's two, bob's and erin's (nothing for them). */
-    ck_assert_msg(spliced1 - spliced0 >= SHARED_EXTRA + 5, "%.0f spliced", spliced1 - spliced0);
-
-    /* A filter that expires while the stream is open stops applying: the
-     * state held is reloaded once it is out of date. */
-    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "frank"),
-                "{\"title\":\"brief\",\"context\":[\"public\",\"home\"],\"expires_in\":2,"
-                "\"filter_action\":\"warn\",\"keywords_attributes\":[{\"keyword\":\"plum\"}]}",
-                "/api/v2/filters");
-    EU_IT_EXPECT_STATUS(&r, 200);
-    eu_it_resp_free(&r);
-    eu_it_sleep_ms(3500);
-    char *plum = post(&w, eu_it_tok(&w, "carol"), "a plum, no more");
-    json_t *st = update_of(ff, "public", plum);
-    ck_assert_int_eq(json_array_size(json_object_get(st, "filtered")), 0);
-    json_decref(st);
-    free(plum);
-
-    /* bob (muting carol) and erin (blocking her): alice's next status, not
-     * carol's; dave, on the other tenant: his own, not carol's. */
-    char *after = post(&w, eu_it_tok(&w, "alice"), "after the kiwi");
-    expect_update_not(fb, "public", after, kiwi);
-    expect_update_not(fe, "public", after, kiwi);
-    char *mine = post_on(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
-    expect_update_not(fd, "public", mine, kiwi);
-    free(mine);
-    free(after);
-
-    free(kiwi);
-    for (int i = 0; i <= SHARED_EXTRA; i++)
-        close(fa[i]);
-    close(fb);
-    close(fe);
-    close(ff);
     close(fd);
     eu_it_world_stop(&w);
 }
@@ -1989,7 +1456,6 @@ suite(void)
     tcase_add_test(tc, test_ws_shunned_filtered_decoy_unsubscribe);
     tcase_add_test(tc, test_ws_list);
     tcase_add_test(tc, test_ws_hashtags);
-    tcase_add_test(tc, test_render_once_send_many);
     suite_add_tcase(s, tc);
     tc = tcase_create("sse");
     tcase_set_timeout(tc, TIMEOUT);

@@ -1,0 +1,459 @@
+/*
+ * Render once, send many, end to end: a status, a reblog and a reply
+ * streamed to many listeners at once cost one shared render (counted by
+ * /metrics) and no render per listener, and each listener gets what its
+ * REST timeline shows it. Apart from test_streaming.c, whose client
+ * (wsclient.h) and ways it shares; what must never arrive is shown by a
+ * later event that does, as there.
+ */
+#include "world.h"
+#include "wsclient.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TIMEOUT 120
+#define HOST "s.example"
+#define DECOY "decoy.example"
+
+/* The running test's server, whose log a lost event prints. */
+static struct eu_it_server *current;
+
+static char *
+post(struct world *w, const char *token, const char *text)
+{
+    return eu_ws_post(w, HOST, token, text);
+}
+
+static void post_path(struct world *w, const char *token, const char *body, long want,
+                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void
+post_path(struct world *w, const char *token, const char *body, long want, const char *fmt, ...)
+{
+    char path[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, HOST, "POST", token, body, "%s", path);
+    EU_IT_EXPECT_STATUS(&r, want);
+    eu_it_resp_free(&r);
+}
+
+static void
+assert_same_json(json_t *got, json_t *want)
+{
+    if (!json_equal(got, want)) {
+        char *a = json_dumps(got, JSON_SORT_KEYS), *b = json_dumps(want, JSON_SORT_KEYS);
+        ck_abort_msg("streamed %s\nREST     %s", a, b);
+    }
+}
+
+/* ------------------------------------------------ render once, send many */
+
+/* The next update on fd of status id on stream (others skipped), parsed;
+ * NULL when bad arrives first on any stream (asserted absent by the
+ * caller), or nothing within 30 s. Caller decrefs. */
+static json_t *
+update_of(int fd, const char *stream, const char *id)
+{
+    long long end = eu_it_now_ms() + 30000;
+    while (eu_it_now_ms() < end) {
+        json_t *m = eu_ws_wait(fd, "update", (int)(end - eu_it_now_ms()));
+        if (!m)
+            break;
+        json_t *st = eu_ws_payload(m);
+        bool hit = strcmp(eu_ws_stream0(m), stream) == 0 &&
+                   strcmp(json_string_value(json_object_get(st, "id")), id) == 0;
+        json_decref(m);
+        if (hit)
+            return st;
+        json_decref(st);
+    }
+    eu_it_server_print_log(current);
+    ck_abort_msg("no update of %s on %s", id, stream);
+    return NULL;
+}
+
+/* The status id as GET /api/v1/timelines/public shows it to token: what
+ * a per-listener render sent before. Caller decrefs. */
+static json_t *
+public_page_status(struct world *w, const char *token, const char *id)
+{
+    long long n = strtoll(id, NULL, 10);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, HOST, "GET", token, NULL,
+                "/api/v1/timelines/public?since_id=%lld&max_id=%lld&limit=1", n - 1, n + 1);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_t *st = json_incref(json_array_get(r.json, 0));
+    ck_assert_msg(st != NULL, "%s is not on the public timeline", id);
+    eu_it_resp_free(&r);
+    return st;
+}
+
+#define SHARED_EXTRA 6
+
+/*
+ * One status, many listeners: carol's public status reaches alice on
+ * SHARED_EXTRA + 1 streams, frank's public and user streams (with
+ * "filtered" from his warn filter, made after his stream opened), and
+ * neither bob (who muted carol before opening) nor erin (who blocks her
+ * after opening), nor dave's stream on the decoy tenant. It is rendered
+ * once (eunha_stream_shared_renders_total), not per listener
+ * (eunha_stream_renders_total counts only an author's own status, which is
+ * rendered for its author alone), and what alice gets is what her REST
+ * public timeline holds.
+ */
+START_TEST(test_render_once_send_many)
+{
+    struct world w;
+    static struct eu_it_world_opts o = {
+        .host = HOST,
+        .decoy = DECOY,
+        .users = {{"alice"}, {"bob"}, {"carol"}, {"erin"}, {"frank"}, {"dave", DECOY}},
+    };
+    eu_it_world_start(&w, &o);
+    current = w.s;
+    post_path(&w, eu_it_tok(&w, "frank"), NULL, 200, "/api/v1/accounts/%s/follow",
+              eu_it_id(&w, "carol"));
+    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/mute",
+              eu_it_id(&w, "carol"));
+    char head[2048];
+    int fa[SHARED_EXTRA + 1];
+    for (int i = 0; i <= SHARED_EXTRA; i++) {
+        fa[i] =
+            eu_ws_open(&w, HOST, eu_it_tok(&w, "alice"), "?stream=public", 0, head, sizeof(head));
+        eu_ws_settle(&w, HOST, fa[i], "public", eu_it_tok(&w, "bob"));
+    }
+    /* Each settled by statuses of someone not listening yet (or carol):
+     * a listener's own status is rendered for it alone, and one still on
+     * its way would count below. */
+    int fb = eu_ws_open(&w, HOST, eu_it_tok(&w, "bob"), "?stream=public", 0, head, sizeof(head));
+    eu_ws_settle(&w, HOST, fb, "public", eu_it_tok(&w, "frank"));
+    int fe = eu_ws_open(&w, HOST, eu_it_tok(&w, "erin"), "?stream=public", 0, head, sizeof(head));
+    eu_ws_settle(&w, HOST, fe, "public", eu_it_tok(&w, "frank"));
+    int ff = eu_ws_open(&w, HOST, eu_it_tok(&w, "frank"), "?stream=user", 0, head, sizeof(head));
+    eu_ws_send(ff, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, ff, "public", eu_it_tok(&w, "carol"));
+    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
+    bool ok = false;
+    for (int i = 0; i < 50 && !ok; i++) {
+        char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave settling");
+        json_t *m;
+        while (!ok && (m = eu_ws_wait(fd, "update", 400))) {
+            json_t *st = eu_ws_payload(m);
+            ok = strcmp(json_string_value(json_object_get(st, "id")), mine) == 0;
+            json_decref(st);
+            json_decref(m);
+        }
+        free(mine);
+    }
+    ck_assert_msg(ok, "dave's public stream never came up");
+
+    /* Changed after the streams opened: their states are reloaded. */
+    post_path(&w, eu_it_tok(&w, "erin"), NULL, 200, "/api/v1/accounts/%s/block",
+              eu_it_id(&w, "carol"));
+    struct eu_it_resp r = {0};
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "frank"),
+                "{\"title\":\"fruit\",\"context\":[\"public\",\"home\"],\"filter_action\":"
+                "\"warn\",\"keywords_attributes\":[{\"keyword\":\"kiwi\"}]}",
+                "/api/v2/filters");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+
+    double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    double spliced0 = eu_it_metric(w.s, "eunha_stream_spliced_total");
+    char *kiwi = post(&w, eu_it_tok(&w, "carol"), "a kiwi for everyone");
+
+    /* alice: every stream, each as her REST public timeline has it. */
+    json_t *rest = public_page_status(&w, eu_it_tok(&w, "alice"), kiwi);
+    for (int i = 0; i <= SHARED_EXTRA; i++) {
+        json_t *st = update_of(fa[i], "public", kiwi);
+        assert_same_json(st, rest);
+        ck_assert(json_is_false(json_object_get(st, "favourited")));
+        ck_assert_int_eq(json_array_size(json_object_get(st, "filtered")), 0);
+        json_decref(st);
+    }
+    json_decref(rest);
+    /* frank: flagged on both streams (in either order), by the filter he
+     * made after opening. */
+    json_t *want = public_page_status(&w, eu_it_tok(&w, "frank"), kiwi);
+    bool on_user = false, on_public = false;
+    long long end = eu_it_now_ms() + 30000;
+    while ((!on_user || !on_public) && eu_it_now_ms() < end) {
+        json_t *m = eu_ws_wait(ff, "update", (int)(end - eu_it_now_ms()));
+        ck_assert_msg(m != NULL, "frank: user %d, public %d", on_user, on_public);
+        json_t *st = eu_ws_payload(m);
+        if (strcmp(json_string_value(json_object_get(st, "id")), kiwi) == 0) {
+            ck_assert_str_eq(json_string_value(eu_it_jpath(st, "filtered.0.filter.title")),
+                             "fruit");
+            ck_assert_str_eq(json_string_value(eu_it_jpath(st, "filtered.0.keyword_matches.0")),
+                             "kiwi");
+            assert_same_json(st, want);
+            if (strcmp(eu_ws_stream0(m), "user") == 0)
+                on_user = true;
+            else
+                on_public = true;
+        }
+        json_decref(st);
+        json_decref(m);
+    }
+    ck_assert(on_user && on_public);
+    json_decref(want);
+    double shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    double spliced1 = eu_it_metric(w.s, "eunha_stream_spliced_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+    ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
+    /* alice's streams, frank's two, bob's and erin's (nothing for them). */
+    ck_assert_msg(spliced1 - spliced0 >= SHARED_EXTRA + 5, "%.0f spliced", spliced1 - spliced0);
+
+    /* A filter that expires while the stream is open stops applying: the
+     * state held is reloaded once it is out of date. */
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "frank"),
+                "{\"title\":\"brief\",\"context\":[\"public\",\"home\"],\"expires_in\":2,"
+                "\"filter_action\":\"warn\",\"keywords_attributes\":[{\"keyword\":\"plum\"}]}",
+                "/api/v2/filters");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    eu_it_sleep_ms(3500);
+    char *plum = post(&w, eu_it_tok(&w, "carol"), "a plum, no more");
+    json_t *st = update_of(ff, "public", plum);
+    ck_assert_int_eq(json_array_size(json_object_get(st, "filtered")), 0);
+    json_decref(st);
+    free(plum);
+
+    /* bob (muting carol) and erin (blocking her): alice's next status, not
+     * carol's; dave, on the other tenant: his own, not carol's. */
+    char *after = post(&w, eu_it_tok(&w, "alice"), "after the kiwi");
+    eu_ws_expect_update_not(fb, "public", after, kiwi);
+    eu_ws_expect_update_not(fe, "public", after, kiwi);
+    char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
+    eu_ws_expect_update_not(fd, "public", mine, kiwi);
+    free(mine);
+    free(after);
+
+    free(kiwi);
+    for (int i = 0; i <= SHARED_EXTRA; i++)
+        close(fa[i]);
+    close(fb);
+    close(fe);
+    close(ff);
+    close(fd);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
+/* The status id as token's REST home timeline shows it, once the home
+ * fan-out has put it there. Caller decrefs. */
+static json_t *
+home_page_status(struct world *w, const char *token, const char *id)
+{
+    long long n = strtoll(id, NULL, 10);
+    for (int i = 0; i < 100; i++) {
+        struct eu_it_resp r = {0};
+        eu_it_callf(w->s, &r, HOST, "GET", token, NULL,
+                    "/api/v1/timelines/home?since_id=%lld&max_id=%lld&limit=1", n - 1, n + 1);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        json_t *st = json_incref(json_array_get(r.json, 0));
+        eu_it_resp_free(&r);
+        if (st)
+            return st;
+        eu_it_sleep_ms(100);
+    }
+    ck_abort_msg("%s never reached the home timeline", id);
+    return NULL;
+}
+
+/* The listeners of bob's boost: carol favourited and bookmarked the
+ * original, jay has a filter on its text; ivy blocks its author. */
+static const char *const BOOST_FANS[] = {"carol", "erin", "frank", "gina", "hank", "jay", "ivy"};
+#define BOOST_SEEN 6 /* the first six get it */
+
+/*
+ * A reblog, many listeners: bob's boost of alice's status reaches six user
+ * streams, rendered once (eunha_stream_shared_renders_total) with the
+ * listeners' flags read by one statement, and no render for one listener;
+ * each gets what its REST home timeline holds: carol, who favourited and
+ * bookmarked the original, with those flags set on it (and nobody else),
+ * jay with "filtered" on the original from a filter made after his stream
+ * opened. ivy, who blocks alice, gets nothing, nor does dave's user
+ * stream on the decoy tenant. Then bob's reply in a conversation carol
+ * muted: rendered once as well, "muted" set for her alone.
+ */
+START_TEST(test_reblog_render_once)
+{
+    struct world w;
+    static struct eu_it_world_opts o = {
+        .host = HOST,
+        .decoy = DECOY,
+        .users = {{"alice"},
+                  {"bob"},
+                  {"carol"},
+                  {"erin"},
+                  {"frank"},
+                  {"gina"},
+                  {"hank"},
+                  {"ivy"},
+                  {"jay"},
+                  {"dave", DECOY}},
+    };
+    eu_it_world_start(&w, &o);
+    current = w.s;
+    enum { NFANS = sizeof(BOOST_FANS) / sizeof(BOOST_FANS[0]) };
+    for (int i = 0; i < NFANS; i++)
+        post_path(&w, eu_it_tok(&w, BOOST_FANS[i]), NULL, 200, "/api/v1/accounts/%s/follow",
+                  eu_it_id(&w, "bob"));
+    post_path(&w, eu_it_tok(&w, "ivy"), NULL, 200, "/api/v1/accounts/%s/block",
+              eu_it_id(&w, "alice"));
+    char *quince = post(&w, eu_it_tok(&w, "alice"), "a quince worth a boost");
+    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/favourite", quince);
+    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/bookmark", quince);
+
+    char head[2048];
+    int fds[NFANS];
+    for (int i = 0; i < NFANS; i++) {
+        fds[i] = eu_ws_open(&w, HOST, eu_it_tok(&w, BOOST_FANS[i]), "?stream=user", 0, head,
+                            sizeof(head));
+        eu_ws_settle(&w, HOST, fds[i], "user", eu_it_tok(&w, "bob"));
+    }
+    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=user", 0, head, sizeof(head));
+    bool ok = false;
+    for (int i = 0; i < 50 && !ok; i++) {
+        char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave settling");
+        json_t *m;
+        while (!ok && (m = eu_ws_wait(fd, "update", 400))) {
+            json_t *st = eu_ws_payload(m);
+            ok = strcmp(json_string_value(json_object_get(st, "id")), mine) == 0;
+            json_decref(st);
+            json_decref(m);
+        }
+        free(mine);
+    }
+    ck_assert_msg(ok, "dave's user stream never came up");
+    /* Made after jay's stream opened: his state is reloaded. */
+    struct eu_it_resp r = {0};
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "jay"),
+                "{\"title\":\"fruit\",\"context\":[\"home\"],\"filter_action\":\"warn\","
+                "\"keywords_attributes\":[{\"keyword\":\"quince\"}]}",
+                "/api/v2/filters");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    /* Everything posted so far has reached every stream: nothing still on
+     * its way counts below. */
+    char *ready = post(&w, eu_it_tok(&w, "bob"), "all ears");
+    for (int i = 0; i < NFANS; i++)
+        json_decref(update_of(fds[i], "user", ready));
+    free(ready);
+
+    double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    double spliced0 = eu_it_metric(w.s, "eunha_stream_spliced_total");
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/reblog",
+                quince);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *boost = strdup(json_string_value(json_object_get(r.json, "id")));
+    eu_it_resp_free(&r);
+
+    json_t *got[BOOST_SEEN];
+    for (int i = 0; i < BOOST_SEEN; i++)
+        got[i] = update_of(fds[i], "user", boost);
+    double shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    double spliced1 = eu_it_metric(w.s, "eunha_stream_spliced_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+    ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
+    ck_assert_msg(spliced1 - spliced0 >= BOOST_SEEN, "%.0f spliced", spliced1 - spliced0);
+
+    for (int i = 0; i < BOOST_SEEN; i++) {
+        const char *who = BOOST_FANS[i];
+        json_t *want = home_page_status(&w, eu_it_tok(&w, who), boost);
+        assert_same_json(got[i], want);
+        json_decref(want);
+        bool is_carol = strcmp(who, "carol") == 0, is_jay = strcmp(who, "jay") == 0;
+        ck_assert_str_eq(json_string_value(eu_it_jpath(got[i], "reblog.id")), quince);
+        ck_assert(json_boolean_value(eu_it_jpath(got[i], "reblog.favourited")) == is_carol);
+        ck_assert(json_boolean_value(eu_it_jpath(got[i], "reblog.bookmarked")) == is_carol);
+        ck_assert(json_is_false(eu_it_jpath(got[i], "reblog.reblogged")));
+        ck_assert(json_is_false(eu_it_jpath(got[i], "favourited")));
+        ck_assert_str_eq(
+            json_string_value(eu_it_jpath(got[i], "reblog.quote_approval.current_user")),
+            "automatic");
+        ck_assert_int_eq(json_array_size(eu_it_jpath(got[i], "filtered")), 0);
+        ck_assert_int_eq(json_array_size(eu_it_jpath(got[i], "reblog.filtered")), is_jay);
+        if (is_jay)
+            ck_assert_str_eq(
+                json_string_value(eu_it_jpath(got[i], "reblog.filtered.0.filter.title")), "fruit");
+        json_decref(got[i]);
+    }
+    /* ivy: bob's next status, not the boost; dave: his own. */
+    char *after = post(&w, eu_it_tok(&w, "bob"), "after the boost");
+    eu_ws_expect_update_not(fds[NFANS - 1], "user", after, boost);
+    free(after);
+    char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
+    eu_ws_expect_update_not(fd, "user", mine, boost);
+    free(mine);
+
+    /* A reply: rendered once too, "muted" read for its listeners with the
+     * same one statement (carol muted the conversation). */
+    char *thread = post(&w, eu_it_tok(&w, "bob"), "a thread to mute");
+    for (int i = 0; i < BOOST_SEEN; i++)
+        json_decref(update_of(fds[i], "user", thread));
+    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/mute", thread);
+    shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    char body[256];
+    snprintf(body, sizeof(body), "{\"status\":\"more on that\",\"in_reply_to_id\":\"%s\"}", thread);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *reply = strdup(json_string_value(json_object_get(r.json, "id")));
+    eu_it_resp_free(&r);
+    for (int i = 0; i < BOOST_SEEN; i++)
+        got[i] = update_of(fds[i], "user", reply);
+    shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+    ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
+    for (int i = 0; i < BOOST_SEEN; i++) {
+        json_t *want = home_page_status(&w, eu_it_tok(&w, BOOST_FANS[i]), reply);
+        assert_same_json(got[i], want);
+        json_decref(want);
+        ck_assert(json_boolean_value(json_object_get(got[i], "muted")) == (i == 0));
+        json_decref(got[i]);
+    }
+    free(reply);
+    free(thread);
+
+    free(boost);
+    free(quince);
+    for (int i = 0; i < NFANS; i++)
+        close(fds[i]);
+    close(fd);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+    Suite *s = suite_create("streaming_shared");
+    TCase *tc = tcase_create("shared");
+    tcase_set_timeout(tc, TIMEOUT);
+    tcase_add_test(tc, test_render_once_send_many);
+    tcase_add_test(tc, test_reblog_render_once);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    return eu_it_run_suite(suite());
+}
