@@ -7,6 +7,7 @@
 #include <check.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,30 @@ eu_ws_post(struct world *w, const char *host, const char *token, const char *tex
     char *id = strdup(eu_it_json_str(&r, "id"));
     eu_it_resp_free(&r);
     return id;
+}
+
+void
+eu_ws_post_path(struct world *w, const char *host, const char *token, const char *body, long want,
+                const char *fmt, ...)
+{
+    char path[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, host, "POST", token, body, "%s", path);
+    EU_IT_EXPECT_STATUS(&r, want);
+    eu_it_resp_free(&r);
+}
+
+void
+eu_ws_assert_same_json(json_t *got, json_t *want)
+{
+    if (!json_equal(got, want)) {
+        char *a = json_dumps(got, JSON_SORT_KEYS), *b = json_dumps(want, JSON_SORT_KEYS);
+        ck_abort_msg("streamed %s\nREST     %s", a, b);
+    }
 }
 
 /* Subscribing is asynchronous on the server (Redis confirms later): a

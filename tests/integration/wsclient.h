@@ -44,6 +44,12 @@ const char *eu_ws_stream0(json_t *msg);
 
 /* Posts a public status with text on host as token; its id (caller frees). */
 char *eu_ws_post(struct world *w, const char *host, const char *token, const char *text);
+/* POSTs body (may be NULL) to the path made from fmt on host as token and
+ * asserts the status is want. */
+void eu_ws_post_path(struct world *w, const char *host, const char *token, const char *body,
+                     long want, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Asserts a streamed entity equals the REST one, printing both. */
+void eu_ws_assert_same_json(json_t *got, json_t *want);
 /* Subscribing is asynchronous on the server (Redis confirms later):
  * statuses by token on host are posted until one arrives on fd's stream,
  * proving the subscription live; asserts. */

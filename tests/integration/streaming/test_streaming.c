@@ -56,24 +56,6 @@ post(struct world *w, const char *token, const char *text)
     return eu_ws_post(w, HOST, token, text);
 }
 
-/* POSTs to the path made from fmt and asserts the status. */
-static void post_path(struct world *w, const char *token, const char *body, long want,
-                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void
-post_path(struct world *w, const char *token, const char *body, long want, const char *fmt, ...)
-{
-    char path[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    struct eu_it_resp r = {0};
-    eu_it_callf(w->s, &r, HOST, "POST", token, body, "%s", path);
-    EU_IT_EXPECT_STATUS(&r, want);
-    eu_it_resp_free(&r);
-}
-
 static int
 ws_open(struct world *w, const char *token)
 {
@@ -87,8 +69,8 @@ START_TEST(test_ws_update_notification_delete)
 {
     struct world w;
     world_start(&w);
-    post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/follow",
-              eu_it_id(&w, "bob"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/follow",
+                    eu_it_id(&w, "bob"));
     int fd = ws_open(&w, eu_it_tok(&w, "alice"));
     eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
     eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
@@ -133,8 +115,9 @@ START_TEST(test_ws_update_notification_delete)
     /* A private mention from someone alice does not follow waits in a
      * request (the default policy): the next notification on the stream is
      * carol's public mention after it. */
-    post_path(&w, eu_it_tok(&w, "carol"), "{\"status\":\"@alice psst\",\"visibility\":\"direct\"}",
-              200, "/api/v1/statuses");
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"),
+                    "{\"status\":\"@alice psst\",\"visibility\":\"direct\"}", 200,
+                    "/api/v1/statuses");
     char *open_mention = post(&w, eu_it_tok(&w, "carol"), "in the open @alice");
     m = eu_ws_wait(fd, "notification", 10000);
     ck_assert_msg(m != NULL, "no notification of the public mention");
@@ -145,8 +128,8 @@ START_TEST(test_ws_update_notification_delete)
     free(open_mention);
 
     /* A follow: a notification too. */
-    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/accounts/%s/follow",
-              eu_it_id(&w, "alice"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/accounts/%s/follow",
+                    eu_it_id(&w, "alice"));
     m = eu_ws_wait(fd, "notification", 10000);
     ck_assert_msg(m != NULL, "no follow notification");
     note = eu_ws_payload(m);
@@ -206,8 +189,8 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
     eu_ws_settle(&w, HOST, fd, "public", eu_it_tok(&w, "bob"));
 
     /* Muted author: never. */
-    post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/mute",
-              eu_it_id(&w, "carol"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/mute",
+                    eu_it_id(&w, "carol"));
     char *muted = post(&w, eu_it_tok(&w, "carol"), "from a muted account");
     char *after = post(&w, eu_it_tok(&w, "bob"), "after the muted one");
     eu_ws_expect_update_not(fd, "public", after, muted);
@@ -215,10 +198,10 @@ START_TEST(test_ws_shunned_filtered_decoy_unsubscribe)
     free(after);
 
     /* Blocked author: never. */
-    post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/unmute",
-              eu_it_id(&w, "carol"));
-    post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/block",
-              eu_it_id(&w, "carol"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/unmute",
+                    eu_it_id(&w, "carol"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/block",
+                    eu_it_id(&w, "carol"));
     char *blocked = post(&w, eu_it_tok(&w, "carol"), "from a blocked account");
     after = post(&w, eu_it_tok(&w, "bob"), "after the blocked one");
     eu_ws_expect_update_not(fd, "public", after, blocked);
@@ -320,8 +303,8 @@ START_TEST(test_ws_list)
 {
     struct world w;
     world_start(&w);
-    post_path(&w, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/follow",
-              eu_it_id(&w, "bob"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "alice"), NULL, 200, "/api/v1/accounts/%s/follow",
+                    eu_it_id(&w, "bob"));
     struct eu_it_resp r = {0};
     eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), "{\"title\":\"friends\"}",
                 "/api/v1/lists");
@@ -737,15 +720,6 @@ first_conversation(struct world *w, const char *token)
     return c;
 }
 
-static void
-assert_same_json(json_t *got, json_t *want)
-{
-    if (!json_equal(got, want)) {
-        char *a = json_dumps(got, JSON_SORT_KEYS), *b = json_dumps(want, JSON_SORT_KEYS);
-        ck_abort_msg("streamed %s\nREST     %s", a, b);
-    }
-}
-
 /*
  * A direct message from alice to bob: bob (WebSocket, ?stream=direct) and
  * alice (SSE /api/v1/streaming/direct) each get "conversation" holding
@@ -759,10 +733,10 @@ START_TEST(test_direct_conversation_delete)
 {
     struct world w;
     world_start(&w);
-    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/follow",
-              eu_it_id(&w, "alice"));
-    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/accounts/%s/follow",
-              eu_it_id(&w, "alice"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/follow",
+                    eu_it_id(&w, "alice"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/accounts/%s/follow",
+                    eu_it_id(&w, "alice"));
     char head[2048];
     /* The query's stream first, then the user stream: Redis takes one
      * connection's SUBSCRIBEs in order, so once user is live direct is. */
@@ -818,7 +792,7 @@ START_TEST(test_direct_conversation_delete)
     }
     ck_assert_msg(c && updated, "conversation %d, update %d", c != NULL, updated);
     json_t *rest = first_conversation(&w, eu_it_tok(&w, "bob"));
-    assert_same_json(c, rest);
+    eu_ws_assert_same_json(c, rest);
     ck_assert(json_is_true(json_object_get(c, "unread")));
     ck_assert_int_eq(json_array_size(json_object_get(c, "accounts")), 1);
     ck_assert_str_eq(json_string_value(eu_it_jpath(c, "accounts.0.id")), eu_it_id(&w, "alice"));
@@ -843,7 +817,7 @@ START_TEST(test_direct_conversation_delete)
     }
     ck_assert_ptr_nonnull(c);
     rest = first_conversation(&w, eu_it_tok(&w, "alice"));
-    assert_same_json(c, rest);
+    eu_ws_assert_same_json(c, rest);
     ck_assert(json_is_false(json_object_get(c, "unread")));
     ck_assert_str_eq(json_string_value(eu_it_jpath(c, "accounts.0.id")), eu_it_id(&w, "bob"));
     json_decref(c);
@@ -999,18 +973,18 @@ START_TEST(test_direct_mutes_blocks_federation)
     eu_ws_send(fb, "{\"type\":\"subscribe\",\"stream\":\"user\"}");
     eu_ws_settle(&w, HOST, fb, "user", eu_it_tok(&w, "bob"));
 
-    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/mute",
-              eu_it_id(&w, "carol"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/mute",
+                    eu_it_id(&w, "carol"));
     char *muted = post_direct(&w, eu_it_tok(&w, "carol"), "@bob from a muted account");
     char *ok = post_direct(&w, eu_it_tok(&w, "alice"), "@bob after the muted one");
     json_decref(expect_conversation(fb, ok, muted));
     free(muted);
     free(ok);
 
-    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/unmute",
-              eu_it_id(&w, "carol"));
-    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/block",
-              eu_it_id(&w, "carol"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/unmute",
+                    eu_it_id(&w, "carol"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/block",
+                    eu_it_id(&w, "carol"));
     char *blocked = post_direct(&w, eu_it_tok(&w, "carol"), "@bob from a blocked account");
     ok = post_direct(&w, eu_it_tok(&w, "alice"), "@bob after the blocked one");
     json_decref(expect_conversation(fb, ok, blocked));
@@ -1036,7 +1010,7 @@ START_TEST(test_direct_mutes_blocks_federation)
     ck_assert_str_eq(json_string_value(eu_it_jpath(c, "last_status.visibility")), "direct");
     ck_assert(json_is_true(json_object_get(c, "unread")));
     json_t *rest = first_conversation(&w, eu_it_tok(&w, "bob"));
-    assert_same_json(c, rest);
+    eu_ws_assert_same_json(c, rest);
     json_decref(c);
     json_decref(rest);
 

@@ -29,32 +29,6 @@ post(struct world *w, const char *token, const char *text)
     return eu_ws_post(w, HOST, token, text);
 }
 
-static void post_path(struct world *w, const char *token, const char *body, long want,
-                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void
-post_path(struct world *w, const char *token, const char *body, long want, const char *fmt, ...)
-{
-    char path[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    struct eu_it_resp r = {0};
-    eu_it_callf(w->s, &r, HOST, "POST", token, body, "%s", path);
-    EU_IT_EXPECT_STATUS(&r, want);
-    eu_it_resp_free(&r);
-}
-
-static void
-assert_same_json(json_t *got, json_t *want)
-{
-    if (!json_equal(got, want)) {
-        char *a = json_dumps(got, JSON_SORT_KEYS), *b = json_dumps(want, JSON_SORT_KEYS);
-        ck_abort_msg("streamed %s\nREST     %s", a, b);
-    }
-}
-
 /* ------------------------------------------------ render once, send many */
 
 /* The next update on fd of status id on stream (others skipped), parsed;
@@ -120,10 +94,10 @@ START_TEST(test_render_once_send_many)
     };
     eu_it_world_start(&w, &o);
     current = w.s;
-    post_path(&w, eu_it_tok(&w, "frank"), NULL, 200, "/api/v1/accounts/%s/follow",
-              eu_it_id(&w, "carol"));
-    post_path(&w, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/mute",
-              eu_it_id(&w, "carol"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "frank"), NULL, 200, "/api/v1/accounts/%s/follow",
+                    eu_it_id(&w, "carol"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/mute",
+                    eu_it_id(&w, "carol"));
     char head[2048];
     int fa[SHARED_EXTRA + 1];
     for (int i = 0; i <= SHARED_EXTRA; i++) {
@@ -157,8 +131,8 @@ START_TEST(test_render_once_send_many)
     ck_assert_msg(ok, "dave's public stream never came up");
 
     /* Changed after the streams opened: their states are reloaded. */
-    post_path(&w, eu_it_tok(&w, "erin"), NULL, 200, "/api/v1/accounts/%s/block",
-              eu_it_id(&w, "carol"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "erin"), NULL, 200, "/api/v1/accounts/%s/block",
+                    eu_it_id(&w, "carol"));
     struct eu_it_resp r = {0};
     eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "frank"),
                 "{\"title\":\"fruit\",\"context\":[\"public\",\"home\"],\"filter_action\":"
@@ -176,7 +150,7 @@ START_TEST(test_render_once_send_many)
     json_t *rest = public_page_status(&w, eu_it_tok(&w, "alice"), kiwi);
     for (int i = 0; i <= SHARED_EXTRA; i++) {
         json_t *st = update_of(fa[i], "public", kiwi);
-        assert_same_json(st, rest);
+        eu_ws_assert_same_json(st, rest);
         ck_assert(json_is_false(json_object_get(st, "favourited")));
         ck_assert_int_eq(json_array_size(json_object_get(st, "filtered")), 0);
         json_decref(st);
@@ -196,7 +170,7 @@ START_TEST(test_render_once_send_many)
                              "fruit");
             ck_assert_str_eq(json_string_value(eu_it_jpath(st, "filtered.0.keyword_matches.0")),
                              "kiwi");
-            assert_same_json(st, want);
+            eu_ws_assert_same_json(st, want);
             if (strcmp(eu_ws_stream0(m), "user") == 0)
                 on_user = true;
             else
@@ -309,13 +283,15 @@ START_TEST(test_reblog_render_once)
     current = w.s;
     enum { NFANS = sizeof(BOOST_FANS) / sizeof(BOOST_FANS[0]) };
     for (int i = 0; i < NFANS; i++)
-        post_path(&w, eu_it_tok(&w, BOOST_FANS[i]), NULL, 200, "/api/v1/accounts/%s/follow",
-                  eu_it_id(&w, "bob"));
-    post_path(&w, eu_it_tok(&w, "ivy"), NULL, 200, "/api/v1/accounts/%s/block",
-              eu_it_id(&w, "alice"));
+        eu_ws_post_path(&w, HOST, eu_it_tok(&w, BOOST_FANS[i]), NULL, 200,
+                        "/api/v1/accounts/%s/follow", eu_it_id(&w, "bob"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "ivy"), NULL, 200, "/api/v1/accounts/%s/block",
+                    eu_it_id(&w, "alice"));
     char *quince = post(&w, eu_it_tok(&w, "alice"), "a quince worth a boost");
-    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/favourite", quince);
-    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/bookmark", quince);
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/favourite",
+                    quince);
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/bookmark",
+                    quince);
 
     char head[2048];
     int fds[NFANS];
@@ -375,7 +351,7 @@ START_TEST(test_reblog_render_once)
     for (int i = 0; i < BOOST_SEEN; i++) {
         const char *who = BOOST_FANS[i];
         json_t *want = home_page_status(&w, eu_it_tok(&w, who), boost);
-        assert_same_json(got[i], want);
+        eu_ws_assert_same_json(got[i], want);
         json_decref(want);
         bool is_carol = strcmp(who, "carol") == 0, is_jay = strcmp(who, "jay") == 0;
         ck_assert_str_eq(json_string_value(eu_it_jpath(got[i], "reblog.id")), quince);
@@ -406,7 +382,8 @@ START_TEST(test_reblog_render_once)
     char *thread = post(&w, eu_it_tok(&w, "bob"), "a thread to mute");
     for (int i = 0; i < BOOST_SEEN; i++)
         json_decref(update_of(fds[i], "user", thread));
-    post_path(&w, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/mute", thread);
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/mute",
+                    thread);
     shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
     renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
     char body[256];
@@ -423,7 +400,7 @@ START_TEST(test_reblog_render_once)
     ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
     for (int i = 0; i < BOOST_SEEN; i++) {
         json_t *want = home_page_status(&w, eu_it_tok(&w, BOOST_FANS[i]), reply);
-        assert_same_json(got[i], want);
+        eu_ws_assert_same_json(got[i], want);
         json_decref(want);
         ck_assert(json_boolean_value(json_object_get(got[i], "muted")) == (i == 0));
         json_decref(got[i]);
