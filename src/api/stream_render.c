@@ -452,14 +452,15 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
     sh->shown = reblog ? orig : o;
     sh->policy[0] = quote_policy(o);
     sh->policy[1] = reblog ? quote_policy(orig) : QP_NOBODY;
-    for (int l = 0; l <= reblog; l++)
+    int levels = reblog ? 2 : 1;
+    for (int l = 0; l < levels; l++)
         /* Followers: whom the viewer follows, read with the flags. */
         if (sh->policy[l] == QP_OTHER || (!sh->has_flags && sh->policy[l] == QP_FOLLOWERS))
             return false;
     static const char filtered[] = ",\"filtered\":[]", current[] = "\"current_user\":\"unknown\"";
     const char *f[3], *c[3];
-    int want = reblog ? 2 : 1;
-    if (find_all(text, len, filtered, f, 3) != want || find_all(text, len, current, c, 3) != want)
+    if (find_all(text, len, filtered, f, 3) != levels ||
+        find_all(text, len, current, c, 3) != levels)
         return false;
     /* In text order: a status's flags, then its quote_approval; a reblog's
      * original sits between the wrapper's two. */
