@@ -7,15 +7,13 @@
  */
 #include "world.h"
 
-#include <arpa/inet.h>
 #include <check.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
+
+#include "wsclient.h"
 
 #define TIMEOUT 120
 #define HOST "ann.example"
@@ -330,121 +328,12 @@ END_TEST
 
 /* ------------------------------------------------------------ streaming */
 
-static int
-tcp_connect(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    return fd;
-}
-
-static void
-send_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        ck_assert_int_gt(k, 0);
-        p += k;
-        n -= (size_t)k;
-    }
-}
-
-static bool
-recv_exact(int fd, void *buf, size_t n, int ms)
-{
-    char *p = buf;
-    long long end = eu_it_now_ms() + ms;
-    while (n) {
-        struct pollfd pf = {fd, POLLIN, 0};
-        int left = (int)(end - eu_it_now_ms());
-        if (left <= 0 || poll(&pf, 1, left) <= 0)
-            return false;
-        ssize_t k = recv(fd, p, n, 0);
-        if (k <= 0)
-            return false;
-        p += k;
-        n -= (size_t)k;
-    }
-    return true;
-}
-
-static int
-read_head(int fd, char *head, size_t len)
-{
-    size_t n = 0;
-    while (n + 1 < len && recv_exact(fd, head + n, 1, 5000)) {
-        n++;
-        head[n] = '\0';
-        if (n >= 4 && memcmp(head + n - 4, "\r\n\r\n", 4) == 0)
-            break;
-    }
-    head[n] = '\0';
-    int status = 0;
-    sscanf(head, "HTTP/1.1 %d", &status);
-    return status;
-}
-
 /* A WebSocket on host subscribed to the user stream through the query. */
 static int
 ws_open(struct world *w, const char *host, const char *token)
 {
-    int fd = tcp_connect(w->s->public_port);
-    char req[1024], head[2048];
-    snprintf(req, sizeof(req),
-             "GET /api/v1/streaming?stream=user HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
-             "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-             "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer %s\r\n\r\n",
-             host, token);
-    send_all(fd, req, strlen(req));
-    ck_assert_int_eq(read_head(fd, head, sizeof(head)), 101);
-    return fd;
-}
-
-static void
-ws_pong(int fd, const unsigned char *data, size_t n)
-{
-    unsigned char h[6] = {0x8A, (unsigned char)(0x80 | n), 0, 0, 0, 0};
-    send_all(fd, h, 6);
-    if (n)
-        send_all(fd, data, n); /* a zero mask leaves the bytes as they are */
-}
-
-/* The next text message within ms (pings answered), or NULL. Caller frees. */
-static char *
-ws_recv(int fd, int ms)
-{
-    for (;;) {
-        unsigned char h[2];
-        if (!recv_exact(fd, h, 2, ms))
-            return NULL;
-        uint64_t n = h[1] & 0x7f;
-        if (n == 126) {
-            unsigned char e[2];
-            ck_assert(recv_exact(fd, e, 2, ms));
-            n = ((uint64_t)e[0] << 8) | e[1];
-        } else if (n == 127) {
-            unsigned char e[8];
-            ck_assert(recv_exact(fd, e, 8, ms));
-            n = 0;
-            for (int i = 0; i < 8; i++)
-                n = (n << 8) | e[i];
-        }
-        char *p = malloc(n + 1);
-        ck_assert(n == 0 || recv_exact(fd, p, n, ms));
-        p[n] = '\0';
-        int op = h[0] & 0x0f;
-        if (op == 1)
-            return p;
-        if (op == 9 && n < 126)
-            ws_pong(fd, (unsigned char *)p, n);
-        free(p);
-        if (op == 8)
-            return NULL;
-    }
+    char head[2048];
+    return eu_ws_open(w, host, token, "?stream=user", 0, head, sizeof(head));
 }
 
 /* The next message of one of the events in the space-separated list
@@ -455,7 +344,7 @@ ws_expect(int fd, const char *events)
     long long end = eu_it_now_ms() + 10000;
     for (;;) {
         int left = (int)(end - eu_it_now_ms());
-        char *m = left > 0 ? ws_recv(fd, left) : NULL;
+        char *m = left > 0 ? eu_ws_recv(fd, left) : NULL;
         ck_assert_msg(m != NULL, "no %s event", events);
         json_t *j = json_loads(m, 0, NULL);
         free(m);
@@ -468,14 +357,6 @@ ws_expect(int fd, const char *events)
             return j;
         json_decref(j);
     }
-}
-
-static json_t *
-payload_json(json_t *msg)
-{
-    json_t *j = json_loads(json_string_value(json_object_get(msg, "payload")), 0, NULL);
-    ck_assert_ptr_nonnull(j);
-    return j;
 }
 
 /* A status of token's own reaches its user stream: the subscription is
@@ -494,29 +375,9 @@ settle(struct world *w, int fd, const char *host, const char *token)
 static char *
 sse_expect(int fd, const char *event)
 {
-    char buf[16384];
-    size_t n = 0;
-    long long end = eu_it_now_ms() + 10000;
-    while (n + 1 < sizeof(buf)) {
-        int left = (int)(end - eu_it_now_ms());
-        ck_assert_msg(left > 0 && recv_exact(fd, buf + n, 1, left), "no SSE %s", event);
-        buf[++n] = '\0';
-        if (n >= 2 && buf[n - 1] == '\n' && buf[n - 2] == '\n') {
-            char name[64] = "";
-            char *ev = strstr(buf, "event: ");
-            char *data = strstr(buf, "data: ");
-            if (ev)
-                sscanf(ev, "event: %63s", name);
-            if (ev && data && strcmp(name, event) == 0) {
-                data += 6;
-                *strchr(data, '\n') = '\0';
-                return strdup(data);
-            }
-            n = 0;
-        }
-    }
-    ck_abort_msg("SSE event too long");
-    return NULL;
+    char *data = eu_sse_wait(fd, event, 10000);
+    ck_assert_msg(data != NULL, "no SSE %s", event);
+    return data;
 }
 
 START_TEST(test_streaming_events)
@@ -527,13 +388,13 @@ START_TEST(test_streaming_events)
     settle(&w, fd, HOST, eu_it_tok(&w, "alice"));
     int decoy = ws_open(&w, DECOY, eu_it_tok(&w, "dave"));
     settle(&w, decoy, DECOY, eu_it_tok(&w, "dave"));
-    int sse = tcp_connect(w.s->public_port);
+    int sse = eu_ws_tcp_connect(w.s->public_port, 0);
     char req[1024], head[2048];
     snprintf(req, sizeof(req),
              "GET /api/v1/streaming/user?access_token=%s HTTP/1.1\r\nHost: " HOST "\r\n\r\n",
              eu_it_tok(&w, "bob"));
-    send_all(sse, req, strlen(req));
-    ck_assert_int_eq(read_head(sse, head, sizeof(head)), 200);
+    eu_ws_send_all(sse, req, strlen(req));
+    ck_assert_int_eq(eu_ws_read_head(sse, head, sizeof(head)), 200);
     {
         struct eu_it_resp r = {0};
         eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), "{\"status\":\"settling\"}",
@@ -549,7 +410,7 @@ START_TEST(test_streaming_events)
     json_t *m = ws_expect(fd, "announcement announcement.reaction announcement.delete");
     ck_assert_str_eq(json_string_value(json_object_get(m, "event")), "announcement");
     ck_assert_str_eq(json_string_value(json_array_get(json_object_get(m, "stream"), 0)), "user");
-    json_t *p = payload_json(m);
+    json_t *p = eu_ws_payload(m);
     ck_assert_str_eq(json_string_value(json_object_get(p, "id")), a);
     ck_assert(json_is_false(json_object_get(p, "read")));
     ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(p, "content")), "Hello"));
@@ -564,7 +425,7 @@ START_TEST(test_streaming_events)
     /* Reactions: the name's new count, the same for everyone. */
     call(&w, HOST, eu_it_tok(&w, "bob"), "PUT", a, "/reactions/" THUMBS_URL, 200);
     m = ws_expect(fd, "announcement.reaction");
-    p = payload_json(m);
+    p = eu_ws_payload(m);
     ck_assert_str_eq(json_string_value(json_object_get(p, "name")), THUMBS);
     ck_assert_int_eq(json_integer_value(json_object_get(p, "count")), 1);
     ck_assert_str_eq(json_string_value(json_object_get(p, "announcement_id")), a);
@@ -573,12 +434,12 @@ START_TEST(test_streaming_events)
     call(&w, HOST, eu_it_tok(&w, "alice"), "PUT", a, "/reactions/" THUMBS_URL, 200);
     call(&w, HOST, eu_it_tok(&w, "alice"), "DELETE", a, "/reactions/" THUMBS_URL, 200);
     m = ws_expect(fd, "announcement.reaction");
-    p = payload_json(m);
+    p = eu_ws_payload(m);
     ck_assert_int_eq(json_integer_value(json_object_get(p, "count")), 2);
     json_decref(p);
     json_decref(m);
     m = ws_expect(fd, "announcement.reaction");
-    p = payload_json(m);
+    p = eu_ws_payload(m);
     ck_assert_int_eq(json_integer_value(json_object_get(p, "count")), 1);
     json_decref(p);
     json_decref(m);
@@ -594,7 +455,7 @@ START_TEST(test_streaming_events)
     EU_IT_EXPECT_STATUS(&r, 200);
     m = ws_expect(fd, "announcement announcement.delete");
     ck_assert_str_eq(json_string_value(json_object_get(m, "event")), "announcement");
-    p = payload_json(m);
+    p = eu_ws_payload(m);
     ck_assert_str_eq(json_string_value(json_object_get(p, "id")), draft);
     json_decref(p);
     json_decref(m);
@@ -613,7 +474,7 @@ START_TEST(test_streaming_events)
     char *mine = admin_create(&w, DECOY, "{\"text\":\"decoy news\"}");
     m = ws_expect(decoy, "announcement announcement.reaction announcement.delete");
     ck_assert_str_eq(json_string_value(json_object_get(m, "event")), "announcement");
-    p = payload_json(m);
+    p = eu_ws_payload(m);
     ck_assert_str_eq(json_string_value(json_object_get(p, "id")), mine);
     json_decref(p);
     json_decref(m);
