@@ -118,6 +118,18 @@ can_send(struct eu_stream_client *c)
     return true;
 }
 
+/* An SSE event: its name, then its payload (none for filters_changed) as
+ * its data line; the payload is JSON text, never holding a newline. */
+static void
+send_sse(struct eu_stream_client *c, const char *event, const char *payload, size_t len)
+{
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    evbuffer_add_printf(out, "event: %s\ndata: ", event);
+    if (payload)
+        evbuffer_add(out, payload, len);
+    evbuffer_add(out, "\n\n", 2);
+}
+
 /* Sends one event to a client: a WebSocket text frame holding Mastodon's
  * {"stream":[...],"event":...,"payload":"..."}, or an SSE event. */
 static void
@@ -127,11 +139,7 @@ send_event(struct eu_stream_client *c, const struct eu_stream_sub *s, const char
     if (!can_send(c))
         return;
     if (!c->ws) {
-        struct evbuffer *out = bufferevent_get_output(c->bev);
-        evbuffer_add_printf(out, "event: %s\ndata: ", event);
-        if (payload)
-            evbuffer_add(out, payload, len);
-        evbuffer_add(out, "\n\n", 2);
+        send_sse(c, event, payload, len);
         return;
     }
     json_t *msg = json_object();
@@ -161,10 +169,7 @@ send_spliced(struct eu_stream_client *c, const struct eu_stream_sub *s, const ch
     if (!can_send(c))
         return;
     if (!c->ws) {
-        struct evbuffer *out = bufferevent_get_output(c->bev);
-        evbuffer_add_printf(out, "event: %s\ndata: ", event);
-        evbuffer_add(out, payload, len);
-        evbuffer_add(out, "\n\n", 2);
+        send_sse(c, event, payload, len);
         return;
     }
     size_t names = strlen(s->names), ev = strlen(event);
