@@ -29,6 +29,29 @@ struct json_t;
  * (CROSS JOIN LATERAL) and tests their ok column.
  */
 
+/*
+ * The author's Account fields as the Status render reads them (its columns
+ * from "account_id" on, src/social/status_render.c), from an accounts row
+ * aliased a: for statements that answer a status with its author already
+ * at hand (the post's insert, the render's own lateral). SQL text, each
+ * item led by a space, ending with account_emojis and no comma.
+ */
+#define EU_STATUS_AUTHOR_COLUMNS_OF_A                                                              \
+    " a.id AS account_id, a.username AS account_username, a.domain AS account_domain,"             \
+    " a.display_name AS account_display_name, a.note AS account_note, a.url AS account_url,"       \
+    " a.uri AS account_uri, a.avatar_url AS account_avatar, a.header_url AS account_header,"       \
+    " a.locked AS account_locked, a.bot AS account_bot,"                                           \
+    " a.discoverable AS account_discoverable, a.fields::text AS account_fields,"                   \
+    " to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'),"                                 \
+    " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS account_created_at,"                                 \
+    " a.followers_count AS account_followers_count,"                                               \
+    " a.following_count AS account_following_count,"                                               \
+    " a.statuses_count AS account_statuses_count,"                                                 \
+    " to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS account_last_status_at,"       \
+    " a.suspended_at IS NOT NULL AS account_suspended, a.roles::text AS account_roles,"            \
+    " eunha_emojis_in($1, a.domain, a.display_name || ' ' || a.note || ' ' || a.fields::text)"     \
+    " AS account_emojis"
+
 /* array: a new reference the callback owns (json_decref it or pass it on to
  * eu_req_reply_json, which steals it). */
 typedef void (*eu_statuses_rendered_cb)(struct eu_req *req, struct json_t *array, void *arg);

@@ -242,23 +242,10 @@ const struct eu_sql eu_status_render_sql[] = {
           * filter applied after its columns were computed. */
          "  WHERE NOT k.status_cached OFFSET 0) sx ON true"
          /* The author's Account: eunha_account(a)'s fields, its first
-          * named for C_ACCOUNT, written out because a is the outer row
-          * here and the function would take it whole for every row. */
-         " LEFT JOIN LATERAL (SELECT a.id AS account_id, a.username AS account_username,"
-         "  a.domain AS account_domain, a.display_name AS account_display_name,"
-         "  a.note AS account_note, a.url AS account_url, a.uri AS account_uri,"
-         "  a.avatar_url AS account_avatar, a.header_url AS account_header,"
-         "  a.locked AS account_locked, a.bot AS account_bot,"
-         "  a.discoverable AS account_discoverable, a.fields::text AS account_fields,"
-         "  to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'),"
-         "  'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS account_created_at,"
-         "  a.followers_count AS account_followers_count,"
-         "  a.following_count AS account_following_count,"
-         "  a.statuses_count AS account_statuses_count,"
-         "  to_char(a.last_status_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS account_last_status_at,"
-         "  a.suspended_at IS NOT NULL AS account_suspended, a.roles::text AS account_roles,"
-         "  eunha_emojis_in($1, a.domain, a.display_name || ' ' || a.note || ' '"
-         "  || a.fields::text) AS account_emojis"
+          * named for C_ACCOUNT, as columns (include/eunha/statuses.h)
+          * because a is the outer row here and the function would take it
+          * whole for every row. */
+         " LEFT JOIN LATERAL (SELECT" EU_STATUS_AUTHOR_COLUMNS_OF_A
          "  WHERE NOT k.account_cached OFFSET 0) ax ON true"
          /* ANY(ARRAY(...)): fetched by primary key whatever the statistics
           * say, so no plan can compute the costly columns for rows it then
