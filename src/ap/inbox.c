@@ -329,12 +329,18 @@ free_sig(void *p)
  */
 #define SEEN_TTL_S "21600" /* six hours: past a sender's quick retries */
 
-/* The tenant's Redis key for a dedupe name, in buf. */
+/* Tenant t's Redis key for the activity whose dedupe_hash() is hex, in buf. */
+static void
+seen_key_of(const struct eu_tenant *t, const char *hex, char *buf, size_t len)
+{
+    snprintf(buf, len, "%sap:seen:%s", t->key_prefix, hex);
+}
+
+/* The key of d's activity, in buf. */
 static void
 seen_key(const struct delivery *d, char *buf, size_t len)
 {
-    snprintf(buf, len, "%sap:seen:%s", d->req->tenant->key_prefix,
-             d->dedupe + sizeof("ap_inbox:") - 1);
+    seen_key_of(d->req->tenant, d->dedupe + sizeof("ap_inbox:") - 1, buf, len);
 }
 
 /* The hex SHA-256 of actor, a newline and id, in hex (65 bytes with its
@@ -387,7 +393,7 @@ eu_ap_inbox_job_dead(struct eu_app *app, struct eu_tenant *t, json_t *payload)
                      json_object_get(payload, "activity"), hex))
         return;
     char key[EU_TENANT_KEY_PREFIX_SIZE + 96];
-    snprintf(key, sizeof(key), "%sap:seen:%s", t->key_prefix, hex);
+    seen_key_of(t, hex, key, sizeof(key));
     const char *argv[] = {"DEL", key};
     eu_redis_command(eu_tenant_redis(app, t), NULL, NULL, 2, argv, NULL);
 }
