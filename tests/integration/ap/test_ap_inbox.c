@@ -51,6 +51,20 @@ job_count(struct env *e, const char *tid)
     return eu_it_pg_exec_long(e->db, sql);
 }
 
+/* Waits up to 20 s for the tenant's ap_inbox jobs to be done (their rows
+ * gone). */
+static void
+wait_inbox_jobs_gone(struct env *e)
+{
+    long long until = eu_it_now_ms() + 20000;
+    while (eu_it_now_ms() < until &&
+           eu_it_pg_execf_long(e->db,
+                               "SELECT count(*) FROM jobs WHERE tenant_id = %s"
+                               " AND kind = 'ap_inbox'",
+                               e->tid) > 0)
+        eu_it_sleep_ms(100);
+}
+
 /* A field of the newest copied job of tenant tid (caller frees). */
 static char *
 job_field(struct env *e, const char *expr)
@@ -860,13 +874,7 @@ START_TEST(test_inbox_duplicates)
     ck_assert(wait_notification(&e, "a.test", alice, "mention", acct));
     ck_assert(wait_notification(&e, "a.test", bob, "mention", acct));
     /* Processed (the job row is gone): sent again, still nothing new. */
-    long long until = eu_it_now_ms() + 20000;
-    while (eu_it_now_ms() < until &&
-           eu_it_pg_execf_long(e.db,
-                               "SELECT count(*) FROM jobs WHERE tenant_id = %s"
-                               " AND kind = 'ap_inbox'",
-                               e.tid) > 0)
-        eu_it_sleep_ms(100);
+    wait_inbox_jobs_gone(&e);
     for (int i = 0; i < 3; i++) {
         p.path = paths[i];
         post(&e, &p, &r);
@@ -985,13 +993,7 @@ START_TEST(test_inbox_dead_redelivered)
     while (eu_it_now_ms() < until && eu_it_pg_execf_long(e.db, notes, e.tid, e.peer->origin) == 0)
         eu_it_sleep_ms(100);
     ck_assert_int_eq(eu_it_pg_execf_long(e.db, notes, e.tid, e.peer->origin), 1);
-    until = eu_it_now_ms() + 20000;
-    while (eu_it_now_ms() < until &&
-           eu_it_pg_execf_long(e.db,
-                               "SELECT count(*) FROM jobs WHERE tenant_id = %s"
-                               " AND kind = 'ap_inbox'",
-                               e.tid) > 0)
-        eu_it_sleep_ms(100);
+    wait_inbox_jobs_gone(&e);
     ck_assert_int_eq(eu_it_pg_execf_long(e.db, dead, e.tid), 0);
     /* Taken once: a third copy after it is done is still answered unprocessed. */
     post(&e, &p, &r);
