@@ -170,8 +170,8 @@ void eu_stream_shared_render(struct eu_app *app, struct eu_tenant *t, const char
                              const struct eu_stream_audience *aud, eu_stream_shared_cb cb,
                              void *arg);
 int eu_stream_shared_payload(const struct eu_stream_shared *sh, struct eu_stream_vstate *vs,
-                             int64_t account_id, const char *stream, bool escaped, char **out,
-                             size_t *len);
+                             int64_t account_id, const char *stream, const char *param,
+                             bool escaped, char **out, size_t *len);
 void eu_stream_shared_free(struct eu_stream_shared *sh);
 void eu_stream_vstate_load(struct eu_app *app, struct eu_tenant *t, int64_t account_id,
                            eu_stream_vstate_cb cb, void *arg);

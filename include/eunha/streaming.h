@@ -87,7 +87,8 @@ struct eu_stream_ops {
                           const struct eu_stream_audience *aud, eu_stream_shared_cb cb, void *arg);
     /*
      * The payload of sh for viewer account_id (0: a token without an
-     * account) with state vs (NULL with account_id 0) on stream: 1 and
+     * account) with state vs (NULL with account_id 0) on stream (param:
+     * a list's id or a tag, NULL for the others): 1 and
      * *out (malloc'd, the caller's; JSON string-escaped without its quotes
      * when escaped, for a WebSocket message) and *len; 0 when this viewer
      * gets nothing (blocks, mutes, a "hide" filter); -1 when sh cannot
@@ -95,8 +96,8 @@ struct eu_stream_ops {
      * filter expired): load it again, then ask again.
      */
     int (*shared_payload)(const struct eu_stream_shared *sh, struct eu_stream_vstate *vs,
-                          int64_t account_id, const char *stream, bool escaped, char **out,
-                          size_t *len);
+                          int64_t account_id, const char *stream, const char *param, bool escaped,
+                          char **out, size_t *len);
     void (*shared_free)(struct eu_stream_shared *sh);
     /* Loads what shared_payload needs of account_id; cb runs once, later. */
     void (*vstate_load)(struct eu_app *app, struct eu_tenant *t, int64_t account_id,

@@ -10,8 +10,8 @@
  * wiring gave eu_stream_start(): the hub stands below the REST handlers
  * and includes none of them.
  *
- * A new status on the public, hashtag and user streams is rendered once
- * for all their listeners instead (eu_stream_shared_render()): the Status
+ * A new status on the public, hashtag, user and list streams is rendered
+ * once for all their listeners instead (eu_stream_shared_render()): the Status
  * rendered without a viewer, cut where the viewer's members go, and each
  * listener's payload spliced from the pieces (eu_stream_shared_payload()),
  * as Mastodon's streaming server sends one payload with "filtered" set per
@@ -33,7 +33,11 @@
  * viewer's votes, the quoted status's own flags and visibility); a reblog
  * not public or unlisted, or of one that is not; an author silenced, shown
  * to followers only; a listener who is its author (or the original's); and
- * a listener the event reached after the flags were read.
+ * a listener the event reached after the flags were read. On a list stream
+ * also a status not public or unlisted, a reply to someone else (the
+ * list's replies_policy), one whose author the viewer shuns, and one on a
+ * list the viewer's state does not hold as its own: the list timeline
+ * decides those.
  */
 #include "eunha/api.h"
 
@@ -84,8 +88,8 @@ const struct eu_sql eu_stream_render_sql[] = {
     /* $2 viewer: what eunha_is_not_shunned() and eunha_is_not_domain_hidden()
      * read of the viewer, as bigint[] texts and a JSON array: accounts it
      * blocks, accounts blocking it, accounts it mutes (with their mute's
-     * end in epoch seconds, 0: none), domains it blocks, and when the first
-     * of its filters expires (epoch seconds, 0: none). */
+     * end in epoch seconds, 0: none), domains it blocks, when the first
+     * of its filters expires (epoch seconds, 0: none), and its lists. */
     [SR_VIEWER] = {"stream_render.viewer",
                    "SELECT (SELECT coalesce(array_agg(b.target_account_id), '{}') FROM blocks b"
                    "  WHERE b.tenant_id = $1 AND b.account_id = $2::bigint)::text,"
@@ -102,7 +106,9 @@ const struct eu_sql eu_stream_render_sql[] = {
                    "  WHERE d.tenant_id = $1 AND d.account_id = $2::bigint)::text,"
                    " (SELECT coalesce(ceil(extract(epoch FROM min(f.expires_at))), 0)::bigint"
                    "  FROM filters f WHERE f.tenant_id = $1 AND f.account_id = $2::bigint"
-                   "  AND f.expires_at > now())::text"},
+                   "  AND f.expires_at > now())::text,"
+                   " (SELECT coalesce(array_agg(l.id), '{}') FROM lists l"
+                   "  WHERE l.tenant_id = $1 AND l.account_id = $2::bigint)::text"},
     /* $2 the listeners (bigint[]), $3 a status, $4 the original it
      * reblogs (0: none), $5 and $6 the authors whose followers matter to
      * quote_approval (0: none): of those listeners, as bigint[] texts, who
@@ -285,6 +291,10 @@ struct eu_stream_shared {
     int64_t orig_author;
     char *orig_domain;
     bool serves; /* false: every listener is rendered for alone */
+    /* Whether a list stream may have it spliced: public or unlisted (the
+     * list timeline's visibility rule for anyone), and no reply but to
+     * its author (the list's replies_policy needs statements). */
+    bool list_ok;
     json_t *entity;
     json_t *shown; /* what filters match: the entity, or a reblog's original */
     int policy[2];
@@ -310,6 +320,11 @@ struct eu_stream_vstate {
     size_t ndomains;
     struct eu_filter_rules *filters; /* NULL: none */
     int64_t stale_at;                /* a filter expires then (epoch seconds; 0: never) */
+    /* The viewer's lists when loaded (sorted): a list stream's events are
+     * spliced only for the list's owner, and a list made since is
+     * rendered by the list timeline, which knows. */
+    int64_t *lists;
+    size_t nlists;
 };
 
 static int64_t *parse_ids(const char *text, size_t *n, bool sort);
@@ -450,6 +465,11 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
                : !json_is_null(orig) || !plain_status(o, sh->has_flags, false))
         return false;
     sh->shown = reblog ? orig : o;
+    const char *vis = json_string_value(json_object_get(o, "visibility"));
+    json_t *to = json_object_get(o, "in_reply_to_account_id");
+    sh->list_ok =
+        vis && (strcmp(vis, "public") == 0 || strcmp(vis, "unlisted") == 0) &&
+        (json_is_null(to) || json_equal(to, json_object_get(json_object_get(o, "account"), "id")));
     sh->policy[0] = quote_policy(o);
     sh->policy[1] = reblog ? quote_policy(orig) : QP_NOBODY;
     int levels = reblog ? 2 : 1;
@@ -757,10 +777,11 @@ cut_members(const struct eu_stream_shared *sh, int i, int64_t account_id, const 
 
 int
 eu_stream_shared_payload(const struct eu_stream_shared *sh, struct eu_stream_vstate *vs,
-                         int64_t account_id, const char *stream, bool escaped, char **out,
-                         size_t *len)
+                         int64_t account_id, const char *stream, const char *param, bool escaped,
+                         char **out, size_t *len)
 {
-    if (!sh->serves ||
+    bool list = strcmp(stream, "list") == 0;
+    if (!sh->serves || (list && !account_id) ||
         (account_id && (!vs || account_id == sh->author || account_id == sh->orig_author)))
         return -1;
     /* A listener whose flags were not read (it came later). */
@@ -771,11 +792,21 @@ eu_stream_shared_payload(const struct eu_stream_shared *sh, struct eu_stream_vst
         /* The filters held are no longer the active ones. */
         if (vs->stale_at && (int64_t)time(NULL) >= vs->stale_at)
             return -2;
-        if (shunned(vs, sh->author, sh->domain) ||
-            (sh->orig_author && shunned(vs, sh->orig_author, sh->orig_domain)))
+        bool shuns = shunned(vs, sh->author, sh->domain) ||
+                     (sh->orig_author && shunned(vs, sh->orig_author, sh->orig_domain));
+        if (list) {
+            /* Someone else's list holds nothing for this viewer, and what
+             * its own holds of a shunned author is the list timeline's
+             * own rule (a status of a muted booster): both rendered by it. */
+            if (!sh->list_ok || shuns || !param ||
+                !has_id(vs->lists, vs->nlists, strtoll(param, NULL, 10), NULL))
+                return -1;
+        } else if (shuns) {
             return 0;
-        /* The contexts of the REST timelines these streams mirror. */
-        const char *ctx = strcmp(stream, "user") == 0 ? "home" : "public";
+        }
+        /* The contexts of the REST timelines these streams mirror: home
+         * covers the lists, as Mastodon's filter contexts say. */
+        const char *ctx = strcmp(stream, "user") == 0 || list ? "home" : "public";
         json_t *matched = NULL;
         bool hide = eu_filters_rules_match(vs->filters, sh->shown, ctx, &matched);
         if (!hide && json_array_size(matched))
@@ -820,6 +851,7 @@ eu_stream_vstate_free(struct eu_stream_vstate *vs)
     free(vs->blocked_by);
     free(vs->mutes);
     free(vs->mute_ends);
+    free(vs->lists);
     for (size_t i = 0; i < vs->ndomains; i++)
         free(vs->domains[i]);
     free(vs->domains);
@@ -905,6 +937,7 @@ on_vstate_rows(PGresult *res, enum eu_db_status st, void *arg)
     }
     json_decref(domains);
     vs->stale_at = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
+    vs->lists = parse_ids(PQgetvalue(res, 0, 6), &vs->nlists, true);
     vstate_step(j);
 }
 

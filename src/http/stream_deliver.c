@@ -15,8 +15,8 @@
  * everything. Verbatim events (deletes, announcement reactions,
  * filters_changed) carry their payload and are sent as they came.
  *
- * Render once, send many: a new status ("update") on the public, hashtag
- * and user streams is rendered once for every listener of the process
+ * Render once, send many: a new status ("update") on the public, hashtag,
+ * user and list streams is rendered once for every listener of the process
  * (struct eu_stream_ops in streaming.h). The shared render starts when the
  * event is first queued, and counts the signed-in listeners it is queued
  * for while it runs (a reblog's or a reply's flags are read for them, in
@@ -362,8 +362,8 @@ static bool
 shared_kind(const char *stream, const char *event)
 {
     return strcmp(event, "update") == 0 &&
-           (strcmp(stream, "user") == 0 || strncmp(stream, "public", 6) == 0 ||
-            strncmp(stream, "hashtag", 7) == 0);
+           (strcmp(stream, "user") == 0 || strcmp(stream, "list") == 0 ||
+            strncmp(stream, "public", 6) == 0 || strncmp(stream, "hashtag", 7) == 0);
 }
 
 /* Whether q can be served from a shared render for c: a new status on a
@@ -468,7 +468,8 @@ try_shared(struct eu_stream_client *c, struct eu_stream_queued *q)
         return 1;
     char *out = NULL;
     size_t len = 0;
-    int r = ops.shared_payload(e->sh, c->vs, c->v.account_id, q->stream, c->ws, &out, &len);
+    int r =
+        ops.shared_payload(e->sh, c->vs, c->v.account_id, q->stream, q->param, c->ws, &out, &len);
     if (r == -2 && !c->vs_renewed) {
         /* Once: a state just loaded and out of date already (clocks that
          * disagree) is not loaded again for every event. */

@@ -393,6 +393,227 @@ START_TEST(test_reblog_render_once)
 }
 END_TEST
 
+/* A list of owner's holding alice and bob (whom owner follows), with
+ * replies_policy policy; its id, malloc'd. */
+static char *
+make_list(struct world *w, const char *owner, const char *policy)
+{
+    struct eu_it_resp r = {0};
+    for (int i = 0; i < 2; i++)
+        eu_ws_post_path(w, HOST, eu_it_tok(w, owner), NULL, 200, "/api/v1/accounts/%s/follow",
+                        eu_it_id(w, i ? "bob" : "alice"));
+    char body[160];
+    snprintf(body, sizeof(body), "{\"title\":\"friends\",\"replies_policy\":\"%s\"}", policy);
+    eu_it_callf(w->s, &r, HOST, "POST", eu_it_tok(w, owner), body, "/api/v1/lists");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *list = strdup(eu_it_json_str(&r, "id"));
+    eu_it_resp_free(&r);
+    snprintf(body, sizeof(body), "{\"account_ids\":[\"%s\",\"%s\"]}", eu_it_id(w, "alice"),
+             eu_it_id(w, "bob"));
+    eu_it_callf(w->s, &r, HOST, "POST", eu_it_tok(w, owner), body, "/api/v1/lists/%s/accounts",
+                list);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    return list;
+}
+
+/* Opens token's stream on list, settled on public with settler's
+ * statuses (the list is subscribed to first); public is left unless
+ * keep_public. */
+static int
+open_list(struct world *w, const char *host, const char *token, const char *list,
+          const char *settler, bool keep_public)
+{
+    char head[2048], sub[128];
+    int fd = eu_ws_open(w, host, token, "?stream=public", 0, head, sizeof(head));
+    snprintf(sub, sizeof(sub), "{\"type\":\"subscribe\",\"stream\":\"list\",\"list\":\"%s\"}",
+             list);
+    eu_ws_send(fd, sub);
+    eu_ws_send(fd, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(w, host, fd, "public", eu_it_tok(w, settler));
+    if (!keep_public)
+        eu_ws_send(fd, "{\"type\":\"unsubscribe\",\"stream\":\"public\"}");
+    return fd;
+}
+
+/* Waits for status id on fd's public stream; asserts nothing came on its
+ * list stream before it. */
+static void
+expect_public_no_list(int fd, const char *id)
+{
+    long long end = eu_it_now_ms() + 30000;
+    while (eu_it_now_ms() < end) {
+        json_t *m = eu_ws_wait(fd, "update", (int)(end - eu_it_now_ms()));
+        ck_assert_msg(m != NULL, "no update of %s", id);
+        json_t *st = eu_ws_payload(m);
+        ck_assert_msg(strcmp(eu_ws_stream0(m), "list") != 0, "%s came on a list not the viewer's",
+                      json_string_value(json_object_get(st, "id")));
+        bool hit = strcmp(json_string_value(json_object_get(st, "id")), id) == 0;
+        json_decref(st);
+        json_decref(m);
+        if (hit)
+            return;
+    }
+    ck_abort_msg("no update of %s", id);
+}
+
+/* The status id as token's REST list timeline shows it. Caller decrefs. */
+static json_t *
+list_page_status(struct world *w, const char *token, const char *list, const char *id)
+{
+    long long n = strtoll(id, NULL, 10);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, HOST, "GET", token, NULL,
+                "/api/v1/timelines/list/%s?since_id=%lld&max_id=%lld&limit=1", list, n - 1, n + 1);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    json_t *st = json_incref(json_array_get(r.json, 0));
+    ck_assert_msg(st != NULL, "%s is not on list %s", id, list);
+    eu_it_resp_free(&r);
+    return st;
+}
+
+/* The owners of a list holding alice and bob; frank's takes no replies,
+ * and frank has a filter on the status's text; hank mutes alice. */
+static const char *const LIST_OWNERS[] = {"carol", "erin", "frank", "gina", "hank"};
+#define LIST_SEEN 4 /* the first four get alice's status */
+
+/*
+ * A list stream, many owners: alice's status reaches the lists of four
+ * owners, rendered once (eunha_stream_shared_renders_total) and spliced
+ * for each, as its REST list timeline holds it (frank's with "filtered"
+ * from a filter he made after opening). Two listeners are rendered for
+ * alone and get nothing: ivy, naming carol's list, and hank, who muted
+ * alice after opening (the list timeline's own rules); nor does dave on
+ * the decoy tenant, naming carol's list too. A reply to bob is left to
+ * the list timeline (carol's list takes it, frank's takes no replies); a
+ * self-reply is rendered once and reaches both.
+ */
+START_TEST(test_list_render_once)
+{
+    struct world w;
+    static struct eu_it_world_opts o = {
+        .host = HOST,
+        .decoy = DECOY,
+        .users = {{"alice"},
+                  {"bob"},
+                  {"carol"},
+                  {"erin"},
+                  {"frank"},
+                  {"gina"},
+                  {"hank"},
+                  {"ivy"},
+                  {"dave", DECOY}},
+    };
+    eu_it_world_start(&w, &o);
+    current = w.s;
+    enum { NOWNERS = sizeof(LIST_OWNERS) / sizeof(LIST_OWNERS[0]) };
+    char *lists[NOWNERS];
+    int fds[NOWNERS];
+    for (int i = 0; i < NOWNERS; i++) {
+        const char *who = LIST_OWNERS[i];
+        lists[i] = make_list(&w, who, strcmp(who, "frank") == 0 ? "none" : "list");
+        fds[i] = open_list(&w, HOST, eu_it_tok(&w, who), lists[i], "ivy", false);
+    }
+    int fi = open_list(&w, HOST, eu_it_tok(&w, "ivy"), lists[0], "bob", true);
+    int fd = open_list(&w, DECOY, eu_it_tok(&w, "dave"), lists[0], "dave", true);
+
+    /* Changed after the streams opened: their states are reloaded. */
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "hank"), NULL, 200, "/api/v1/accounts/%s/mute",
+                    eu_it_id(&w, "alice"));
+    struct eu_it_resp r = {0};
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "frank"),
+                "{\"title\":\"fruit\",\"context\":[\"home\"],\"filter_action\":\"warn\","
+                "\"keywords_attributes\":[{\"keyword\":\"kiwi\"}]}",
+                "/api/v2/filters");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+    /* Everything so far has reached every list: nothing on its way counts. */
+    char *ready = post(&w, eu_it_tok(&w, "bob"), "all ears");
+    for (int i = 0; i < NOWNERS; i++)
+        json_decref(update_of(fds[i], "list", ready));
+    free(ready);
+
+    double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    double spliced0 = eu_it_metric(w.s, "eunha_stream_spliced_total");
+    char *kiwi = post(&w, eu_it_tok(&w, "alice"), "a kiwi for the list");
+    json_t *got[LIST_SEEN];
+    for (int i = 0; i < LIST_SEEN; i++)
+        got[i] = update_of(fds[i], "list", kiwi);
+    /* hank and ivy: bob's next status, not kiwi, once kiwi's render for
+     * them is done (a client's events are rendered in order). */
+    char *after = post(&w, eu_it_tok(&w, "bob"), "after the kiwi");
+    eu_ws_expect_update_not(fds[NOWNERS - 1], "list", after, kiwi);
+    expect_public_no_list(fi, after);
+    double shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    double spliced1 = eu_it_metric(w.s, "eunha_stream_spliced_total");
+    /* kiwi's and the one after it. */
+    ck_assert_msg(shared1 - shared0 == 2, "%.0f shared renders", shared1 - shared0);
+    /* hank's and ivy's of kiwi, and maybe already ivy's of the next one;
+     * a render per owner would be four more. */
+    ck_assert_msg(renders1 - renders0 >= 2 && renders1 - renders0 <= 3,
+                  "%.0f renders for one listener", renders1 - renders0);
+    ck_assert_msg(spliced1 - spliced0 >= LIST_SEEN, "%.0f spliced", spliced1 - spliced0);
+    for (int i = 0; i < LIST_SEEN; i++) {
+        const char *who = LIST_OWNERS[i];
+        json_t *want = list_page_status(&w, eu_it_tok(&w, who), lists[i], kiwi);
+        eu_ws_assert_same_json(got[i], want);
+        json_decref(want);
+        bool is_frank = strcmp(who, "frank") == 0;
+        ck_assert(json_is_false(json_object_get(got[i], "favourited")));
+        ck_assert_int_eq(json_array_size(json_object_get(got[i], "filtered")), is_frank);
+        if (is_frank)
+            ck_assert_str_eq(json_string_value(eu_it_jpath(got[i], "filtered.0.filter.title")),
+                             "fruit");
+        json_decref(got[i]);
+    }
+    /* dave, on the other tenant naming carol's list: his own, not kiwi. */
+    char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
+    eu_ws_expect_update_not(fd, "public", mine, kiwi);
+    free(mine);
+
+    /* A reply to bob: carol's list takes it, frank's does not; alice's
+     * reply to herself reaches both, rendered once. */
+    char body[256];
+    snprintf(body, sizeof(body), "{\"status\":\"to bob\",\"in_reply_to_id\":\"%s\"}", after);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *to_bob = strdup(json_string_value(json_object_get(r.json, "id")));
+    eu_it_resp_free(&r);
+    json_decref(update_of(fds[0], "list", to_bob));
+    shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    snprintf(body, sizeof(body), "{\"status\":\"and more\",\"in_reply_to_id\":\"%s\"}", kiwi);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *self = strdup(json_string_value(json_object_get(r.json, "id")));
+    eu_it_resp_free(&r);
+    for (int i = 0; i < LIST_SEEN; i++) {
+        if (i == 2) { /* frank: the self-reply, never the reply to bob */
+            eu_ws_expect_update_not(fds[i], "list", self, to_bob);
+            continue;
+        }
+        json_t *st = update_of(fds[i], "list", self);
+        ck_assert_str_eq(json_string_value(json_object_get(st, "in_reply_to_id")), kiwi);
+        json_decref(st);
+    }
+    shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+
+    free(self);
+    free(to_bob);
+    free(after);
+    free(kiwi);
+    for (int i = 0; i < NOWNERS; i++) {
+        close(fds[i]);
+        free(lists[i]);
+    }
+    close(fi);
+    close(fd);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -401,6 +622,7 @@ suite(void)
     tcase_set_timeout(tc, TIMEOUT);
     tcase_add_test(tc, test_render_once_send_many);
     tcase_add_test(tc, test_reblog_render_once);
+    tcase_add_test(tc, test_list_render_once);
     suite_add_tcase(s, tc);
     return s;
 }
