@@ -24,13 +24,14 @@
  * Where a viewer's members need the database, they are read for all the
  * listeners at once: a reblog (the flags of the wrapper and of its
  * original), a reply (a conversation a listener may have muted), a
- * followers-only quote policy (whom the listener follows) have one
+ * followers-only quote policy (whom the listener follows), a poll (the
+ * listener's votes) have one
  * statement (stream_render.flags) take the listeners the hub counted
  * (struct eu_stream_audience) and answer, per flag, which of them have it.
  * A reblog is shunned for its booster and its original's author alike, and
  * filtered by its original, as the REST home timeline does. What stays per
- * listener: a status with a poll or a quote, or a reblog of one (the
- * viewer's votes, the quoted status's own flags and visibility); a reblog
+ * listener: a status with a quote, or a reblog of one (the quoted
+ * status's own flags and visibility); a reblog
  * not public or unlisted, or of one that is not; an author silenced, shown
  * to followers only; a listener who is its author (or the original's); and
  * a listener the event reached after the flags were read. On a list stream
@@ -113,7 +114,8 @@ const struct eu_sql eu_stream_render_sql[] = {
      * reblogs (0: none), $5 and $6 the authors whose followers matter to
      * quote_approval (0: none): of those listeners, as bigint[] texts, who
      * favourited, reblogged, muted the conversation of and bookmarked $3,
-     * then the same of $4, then who follows $5 and $6. What
+     * then the same of $4, then who follows $5 and $6, then their votes in
+     * the poll of either. What
      * status_render.statuses's flags read for one viewer, for all of them
      * at once: each a probe per listener on the table's key. */
     [SR_FLAGS] =
@@ -145,7 +147,13 @@ const struct eu_sql eu_stream_render_sql[] = {
          " (SELECT coalesce(array_agg(account_id), '{}') FROM fol"
          "  WHERE target = $5::bigint)::text,"
          " (SELECT coalesce(array_agg(account_id), '{}') FROM fol"
-         "  WHERE target = $6::bigint)::text"},
+         "  WHERE target = $6::bigint)::text,"
+         /* The poll of $3 or $4 (a reblog has none of its own): each
+          * listener's choices, by its id. */
+         " (SELECT coalesce(json_object_agg(pv.account_id::text, pv.choices), '{}')"
+         "  FROM polls p JOIN poll_votes pv ON pv.tenant_id = $1 AND pv.poll_id = p.id"
+         "  AND pv.account_id IN (SELECT id FROM v)"
+         "  WHERE p.tenant_id = $1 AND p.status_id IN ($3::bigint, $4::bigint))::text"},
     {0},
 };
 
@@ -269,8 +277,11 @@ enum { QP_NOBODY, QP_PUBLIC, QP_FOLLOWERS, QP_OTHER };
  * (for quote_approval). */
 enum { RF_FAV, RF_REB, RF_MUTE, RF_BM, RF_FOLLOWS, RF_N };
 
-/* A place in the render where a viewer's members go. */
-enum { CUT_FLAGS, CUT_CURRENT };
+/* A place in the render where a viewer's members go: its flags and
+ * "filtered", quote_approval's current_user, a poll's voted and
+ * own_votes. */
+enum { CUT_FLAGS, CUT_CURRENT, CUT_POLL };
+#define MAX_CUTS 5
 
 /*
  * A status rendered for nobody in particular, cut into pieces around the
@@ -299,9 +310,9 @@ struct eu_stream_shared {
     json_t *shown; /* what filters match: the entity, or a reblog's original */
     int policy[2];
     int ncuts;
-    unsigned char cut_kind[4], cut_level[4];
-    char *raw[5], *esc[5];
-    size_t raw_len[5], esc_len[5];
+    unsigned char cut_kind[MAX_CUTS], cut_level[MAX_CUTS];
+    char *raw[MAX_CUTS + 1], *esc[MAX_CUTS + 1];
+    size_t raw_len[MAX_CUTS + 1], esc_len[MAX_CUTS + 1];
     /* A reblog's: the listeners whose flags were read (sorted), and of
      * them who has each flag at each level (sorted). A listener not among
      * them is rendered for alone. */
@@ -310,6 +321,9 @@ struct eu_stream_shared {
     size_t nviewers;
     int64_t *flags[2][RF_N];
     size_t nflags[2][RF_N];
+    /* The listeners' votes in its poll: their choices (a JSON array) by
+     * account id; NULL without flags. */
+    json_t *votes;
 };
 
 /* What shunning and filters need of one viewer, held by its stream. */
@@ -433,28 +447,52 @@ quote_policy(json_t *status)
 }
 
 /* Whether a status of the render has no member that differs by viewer
- * beyond the flags and quote_approval: not a reply (a muted conversation,
- * known only by a statement, unless the flags were read), without a poll
- * (the viewer's votes) or a quote (the quoted status's own flags and
- * visibility). A reblog's two also shown to anyone: the publisher chose
- * the listeners by the reblog's visibility, and the original's rule for
- * one viewer (a self-boost of a followers-only status) is the REST
- * render's. */
+ * beyond the flags, quote_approval and a poll's votes (those three read
+ * for its listeners when read): not a reply (a muted conversation)
+ * unless the flags were read, no poll unless they were, and no quote (the
+ * quoted status's own flags and visibility). A reblog's two also shown to
+ * anyone: the publisher chose the listeners by the reblog's visibility,
+ * and the original's rule for one viewer (a self-boost of a
+ * followers-only status) is the REST render's. */
 static bool
-plain_status(json_t *st, bool replies, bool in_reblog)
+plain_status(json_t *st, bool flags, bool in_reblog)
 {
     const char *vis = json_string_value(json_object_get(st, "visibility"));
-    return (replies || json_is_null(json_object_get(st, "in_reply_to_id"))) &&
-           json_is_null(json_object_get(st, "poll")) &&
+    return (flags || json_is_null(json_object_get(st, "in_reply_to_id"))) &&
+           (flags || json_is_null(json_object_get(st, "poll"))) &&
            json_is_null(json_object_get(st, "quote")) &&
            (!in_reblog || (vis && (strcmp(vis, "public") == 0 || strcmp(vis, "unlisted") == 0)));
 }
 
+/* The closing brace of the JSON object that opens at p (its '{'), or
+ * NULL when end comes first. */
+static const char *
+object_end(const char *p, const char *end)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (; p < end; p++) {
+        if (in_string) {
+            if (*p == '\\')
+                p++;
+            else if (*p == '"')
+                in_string = false;
+        } else if (*p == '"') {
+            in_string = true;
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if ((*p == '}' || *p == ']') && --depth == 0) {
+            return *p == '}' ? p : NULL;
+        }
+    }
+    return NULL;
+}
+
 /* Whether the anonymous render (its text, len bytes) can serve every
- * viewer but its authors with the pieces cut; cuts them. A reblog only
- * with its listeners' flags read: a reblog of a status with a poll or a
- * quote is rendered per listener, as the nested poll's votes and the
- * quoted status's flags and visibility are the viewer's. */
+ * viewer but its authors with the pieces cut; cuts them. A reblog or a
+ * poll only with its listeners' flags (and votes) read; a quote, or a
+ * reblog of one, is rendered per listener, as the quoted status's flags
+ * and visibility are the viewer's. */
 static bool
 shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
 {
@@ -484,7 +522,7 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
         return false;
     /* In text order: a status's flags, then its quote_approval; a reblog's
      * original sits between the wrapper's two. */
-    const char *at[4];
+    const char *at[MAX_CUTS];
     if (reblog) {
         if (!(f[0] < f[1] && f[1] < c[0] && c[0] < c[1]))
             return false;
@@ -502,14 +540,35 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
         sh->cut_level[0] = sh->cut_level[1] = 0;
         sh->ncuts = 2;
     }
+    if (!json_is_null(json_object_get(sh->shown, "poll"))) {
+        /* The viewer's voted and own_votes go last in the poll, as the
+         * REST render writes them (eunha_poll_json()): before the poll's
+         * closing brace. A reblog's own poll is null: the one poll
+         * found is the status's that has it. */
+        const char *p[2], *end;
+        if (find_all(text, len, "\"poll\":{", p, 2) != 1 ||
+            !(end = object_end(p[0] + strlen("\"poll\":"), text + len)))
+            return false;
+        int i = sh->ncuts++;
+        for (; i > 0 && at[i - 1] > end; i--) {
+            at[i] = at[i - 1];
+            sh->cut_kind[i] = sh->cut_kind[i - 1];
+            sh->cut_level[i] = sh->cut_level[i - 1];
+        }
+        at[i] = end;
+        sh->cut_kind[i] = CUT_POLL;
+        sh->cut_level[i] = reblog;
+    }
     const char *from = text;
     for (int i = 0; i < sh->ncuts; i++) {
         /* A flags cut replaces the whole ,"filtered":[]; a current_user one
-         * its value only. */
-        bool flags = sh->cut_kind[i] == CUT_FLAGS;
-        const char *start = flags ? at[i] : at[i] + strlen("\"current_user\":");
+         * its value only; a poll's adds before the brace. */
+        int kind = sh->cut_kind[i];
+        const char *start = kind == CUT_CURRENT ? at[i] + strlen("\"current_user\":") : at[i];
         shared_set_piece(sh, i, from, (size_t)(start - from));
-        from = at[i] + (flags ? sizeof(filtered) : sizeof(current)) - 1;
+        from = kind == CUT_FLAGS     ? at[i] + sizeof(filtered) - 1
+               : kind == CUT_CURRENT ? at[i] + sizeof(current) - 1
+                                     : at[i];
     }
     shared_set_piece(sh, sh->ncuts, from, (size_t)(text + len - from));
     return true;
@@ -523,10 +582,11 @@ eu_stream_shared_free(struct eu_stream_shared *sh)
     json_decref(sh->entity);
     free(sh->domain);
     free(sh->orig_domain);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i <= MAX_CUTS; i++) {
         free(sh->raw[i]);
         free(sh->esc[i]);
     }
+    json_decref(sh->votes);
     free(sh->viewers);
     for (int l = 0; l < 2; l++)
         for (int k = 0; k < RF_N; k++)
@@ -585,14 +645,15 @@ on_flags(struct eu_req *req, PGresult *res, void *arg)
 {
     struct shared_job *j = arg;
     struct eu_stream_shared *sh = j->sh;
-    if (PQntuples(res) == 1 && PQnfields(res) == 2 * 4 + 2) {
+    if (PQntuples(res) == 1 && PQnfields(res) == 2 * 4 + 2 + 1) {
         for (int l = 0; l < 2; l++)
             for (int k = 0; k < RF_FOLLOWS; k++)
                 sh->flags[l][k] = parse_ids(PQgetvalue(res, 0, l * 4 + k), &sh->nflags[l][k], true);
         for (int l = 0; l < 2; l++)
             sh->flags[l][RF_FOLLOWS] =
                 parse_ids(PQgetvalue(res, 0, 8 + l), &sh->nflags[l][RF_FOLLOWS], true);
-        sh->has_flags = true;
+        sh->votes = json_loads(PQgetvalue(res, 0, 10), 0, NULL);
+        sh->has_flags = json_is_object(sh->votes);
     }
     json_t *array = j->array;
     j->array = NULL;
@@ -607,8 +668,8 @@ by_id(const void *a, const void *b)
 }
 
 /* A status whose listeners' flags may differ (a reblog: its original's;
- * a reply: a muted conversation; a followers-only quote policy: whom they
- * follow) has them read for all its listeners in one statement. Whom it
+ * a reply: a muted conversation; a poll: their votes; a followers-only
+ * quote policy: whom they follow) has them read for all its listeners in one statement. Whom it
  * is for is what the hub knows by now (every listener the event reached
  * at once has it queued); a listener that comes later is rendered for
  * alone. */
@@ -622,7 +683,8 @@ on_shared_entity(struct eu_req *req, json_t *array, void *arg)
     const char *orig_id = json_string_value(json_object_get(orig, "id"));
     bool reply = !json_is_null(json_object_get(st, "in_reply_to_id"));
     int policy0 = quote_policy(st), policy1 = orig_id ? quote_policy(orig) : QP_NOBODY;
-    bool needs = orig_id || reply || policy0 == QP_FOLLOWERS;
+    bool poll = !json_is_null(json_object_get(orig_id ? orig : st, "poll"));
+    bool needs = orig_id || reply || poll || policy0 == QP_FOLLOWERS;
     if (!sh->serves || !needs || !json_is_object(st) || (sh->orig_author != 0) != !!orig_id ||
         !j->aud || !j->aud->n) {
         eu_req_reply_json(req, 200, array);
@@ -746,6 +808,21 @@ cut_members(const struct eu_stream_shared *sh, int i, int64_t account_id, const 
 {
     int l = sh->cut_level[i];
     bool reblog = sh->orig_author != 0;
+    if (sh->cut_kind[i] == CUT_POLL) {
+        /* What a signed-in non-author sees; the signed-out see neither. */
+        if (!account_id)
+            return;
+        char key[24];
+        snprintf(key, sizeof(key), "%lld", (long long)account_id);
+        json_t *choices = json_object_get(sh->votes, key);
+        char *own = choices ? json_dumps(choices, JSON_COMPACT) : NULL;
+        raw_append(buf, len, cap, ",\"voted\":", 9);
+        raw_append(buf, len, cap, own ? "true" : "false", own ? 4 : 5);
+        raw_append(buf, len, cap, ",\"own_votes\":", 13);
+        raw_append(buf, len, cap, own ? own : "[]", own ? strlen(own) : 2);
+        free(own);
+        return;
+    }
     if (sh->cut_kind[i] == CUT_CURRENT) {
         /* What a signed-in non-author sees (quote_approval_json()). */
         const char *cu =

@@ -614,6 +614,144 @@ START_TEST(test_list_render_once)
 }
 END_TEST
 
+/* A token of an app, without an account (client_credentials), for read;
+ * malloc'd. */
+static char *
+app_token(struct world *w)
+{
+    struct eu_it_resp r = {0};
+    eu_it_http(&r, "POST", w->s->public_port, HOST, "/api/v1/apps", NULL,
+               "{\"client_name\":\"S\",\"redirect_uris\":\"app://cb\",\"scopes\":\"read\"}");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"grant_type\":\"client_credentials\",\"client_id\":\"%s\",\"client_secret\":"
+             "\"%s\",\"scope\":\"read\"}",
+             eu_it_json_str(&r, "client_id"), eu_it_json_str(&r, "client_secret"));
+    eu_it_http(&r, "POST", w->s->public_port, HOST, "/oauth/token", NULL, body);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *tok = strdup(eu_it_json_str(&r, "access_token"));
+    eu_it_resp_free(&r);
+    return tok;
+}
+
+/* The listeners of alice's poll, following alice and bob: carol votes. */
+static const char *const POLL_FANS[] = {"carol", "erin", "frank"};
+
+/*
+ * A poll, many listeners: alice's status with a poll reaches three user
+ * streams and an app's public stream (a token without an account),
+ * rendered once and no render
+ * for one listener, each as its REST timeline shows it (voted false and
+ * no own_votes for the signed-in, neither member for the app).
+ * carol votes; bob's boost of the poll, rendered once too, shows carol
+ * her vote and the others none. dave's stream on the decoy gets neither.
+ */
+START_TEST(test_poll_render_once)
+{
+    struct world w;
+    static struct eu_it_world_opts o = {
+        .host = HOST,
+        .decoy = DECOY,
+        .users = {{"alice"}, {"bob"}, {"carol"}, {"erin"}, {"frank"}, {"dave", DECOY}},
+    };
+    eu_it_world_start(&w, &o);
+    current = w.s;
+    enum { NFANS = sizeof(POLL_FANS) / sizeof(POLL_FANS[0]) };
+    char head[2048];
+    int fds[NFANS];
+    for (int i = 0; i < NFANS; i++) {
+        for (int k = 0; k < 2; k++)
+            eu_ws_post_path(&w, HOST, eu_it_tok(&w, POLL_FANS[i]), NULL, 200,
+                            "/api/v1/accounts/%s/follow", eu_it_id(&w, k ? "bob" : "alice"));
+        fds[i] = eu_ws_open(&w, HOST, eu_it_tok(&w, POLL_FANS[i]), "?stream=user", 0, head,
+                            sizeof(head));
+        eu_ws_settle(&w, HOST, fds[i], "user", eu_it_tok(&w, "bob"));
+    }
+    char *app = app_token(&w);
+    int fa = eu_ws_open(&w, HOST, app, "?stream=public", 0, head, sizeof(head));
+    eu_ws_settle(&w, HOST, fa, "public", eu_it_tok(&w, "bob"));
+    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
+    eu_ws_settle(&w, DECOY, fd, "public", eu_it_tok(&w, "dave"));
+
+    double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    struct eu_it_resp r = {0};
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "alice"),
+                "{\"status\":\"pick a fruit\",\"poll\":{\"options\":[\"fig\",\"plum\"],"
+                "\"expires_in\":3600}}",
+                "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *ask = strdup(json_string_value(json_object_get(r.json, "id")));
+    char *poll = strdup(json_string_value(eu_it_jpath(r.json, "poll.id")));
+    eu_it_resp_free(&r);
+    for (int i = 0; i < NFANS; i++) {
+        json_t *st = update_of(fds[i], "user", ask);
+        json_t *want = home_page_status(&w, eu_it_tok(&w, POLL_FANS[i]), ask);
+        eu_ws_assert_same_json(st, want);
+        ck_assert(json_is_false(eu_it_jpath(st, "poll.voted")));
+        ck_assert_int_eq(json_array_size(eu_it_jpath(st, "poll.own_votes")), 0);
+        json_decref(want);
+        json_decref(st);
+    }
+    json_t *st = update_of(fa, "public", ask);
+    json_t *want = public_page_status(&w, app, ask);
+    eu_ws_assert_same_json(st, want);
+    ck_assert_ptr_null(eu_it_jpath(st, "poll.voted"));
+    ck_assert_ptr_null(eu_it_jpath(st, "poll.own_votes"));
+    ck_assert_int_eq(json_array_size(eu_it_jpath(st, "poll.options")), 2);
+    json_decref(want);
+    json_decref(st);
+    double shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+    ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
+
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"), "{\"choices\":[1]}", 200,
+                    "/api/v1/polls/%s/votes", poll);
+    shared0 = shared1;
+    renders0 = renders1;
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/reblog",
+                ask);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *boost = strdup(json_string_value(json_object_get(r.json, "id")));
+    eu_it_resp_free(&r);
+    for (int i = 0; i < NFANS; i++) {
+        bool is_carol = i == 0;
+        st = update_of(fds[i], "user", boost);
+        want = home_page_status(&w, eu_it_tok(&w, POLL_FANS[i]), boost);
+        eu_ws_assert_same_json(st, want);
+        ck_assert_str_eq(json_string_value(eu_it_jpath(st, "reblog.id")), ask);
+        ck_assert(json_boolean_value(eu_it_jpath(st, "reblog.poll.voted")) == is_carol);
+        json_t *own = eu_it_jpath(st, "reblog.poll.own_votes");
+        ck_assert_int_eq(json_array_size(own), is_carol);
+        if (is_carol)
+            ck_assert_int_eq(json_integer_value(json_array_get(own, 0)), 1);
+        json_decref(want);
+        json_decref(st);
+    }
+    shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+    ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
+
+    /* dave, on the other tenant: his own, never the poll. */
+    char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
+    eu_ws_expect_update_not(fd, "public", mine, ask);
+    free(mine);
+
+    free(boost);
+    free(poll);
+    free(ask);
+    free(app);
+    for (int i = 0; i < NFANS; i++)
+        close(fds[i]);
+    close(fa);
+    close(fd);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -623,6 +761,7 @@ suite(void)
     tcase_add_test(tc, test_render_once_send_many);
     tcase_add_test(tc, test_reblog_render_once);
     tcase_add_test(tc, test_list_render_once);
+    tcase_add_test(tc, test_poll_render_once);
     suite_add_tcase(s, tc);
     return s;
 }
