@@ -490,7 +490,7 @@ run_mode() {
   # How busy the whole machine was (every process, the load generator's
   # too): a mode that finds it full measures the cores, not eunha.
   busy=$(awk -v a="$m0" -v b="$m1" 'BEGIN { split(a, x, " "); split(b, y, " ")
-    t = y[1] - x[1]; printf "%.0f", t > 0 ? 100 * (1 - (y[2] - x[2]) / t) : 0 }')
+    t = y[1] - x[1]; printf "%.0f", (t > 0 ? 100 * (1 - (y[2] - x[2]) / t) : 0) }')
   read -r avg_cpu eunha_ms pg_ms < <(awk -v e=$((e1 - e0)) -v p=$((p1 - p0)) -v t="$TCK" \
     -v w="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" -v n="$reqs" 'BEGIN {
       printf "%.2f %.3f %.3f\n", 100 * e / t / w, (n ? 1000 * e / t / n : 0), (n ? 1000 * p / t / n : 0) }')
