@@ -25,13 +25,16 @@
  * listeners at once: a reblog (the flags of the wrapper and of its
  * original), a reply (a conversation a listener may have muted), a
  * followers-only quote policy (whom the listener follows), a poll (the
- * listener's votes) have one
+ * listener's votes), a quote (the quoted status's flags) have one
  * statement (stream_render.flags) take the listeners the hub counted
  * (struct eu_stream_audience) and answer, per flag, which of them have it.
  * A reblog is shunned for its booster and its original's author alike, and
- * filtered by its original, as the REST home timeline does. What stays per
- * listener: a status with a quote, or a reblog of one (the quoted
- * status's own flags and visibility); a reblog
+ * filtered by its original, as the REST home timeline does. A quote's
+ * shown status is read as a reblog's original is (its flags, whom the
+ * listener follows for its quote_approval). What stays per listener: a
+ * reblog of a quote; a quote of a status not public or unlisted, or whose
+ * author the listener shuns or is blocked by (the REST render says what
+ * it shows); a reblog
  * not public or unlisted, or of one that is not; an author silenced, shown
  * to followers only; a listener who is its author (or the original's); and
  * a listener the event reached after the flags were read. On a list stream
@@ -81,10 +84,18 @@ const struct eu_sql eu_stream_render_sql[] = {
                   " s.deleted_at IS NOT NULL OR a.suspended_at IS NOT NULL"
                   /* A reblog's original the same way (NULLs: none). */
                   " OR o.deleted_at IS NOT NULL OR oa.suspended_at IS NOT NULL,"
-                  " oa.id::text, oa.domain, oa.silenced_at IS NOT NULL"
+                  " oa.id::text, oa.domain, oa.silenced_at IS NOT NULL,"
+                  /* The author of the status an accepted quote quotes (NULL:
+                   * none), its domain, and whether it is suspended (the
+                   * quoted status then shown to nobody). */
+                  " qa.id::text, qa.domain, qa.suspended_at IS NOT NULL"
                   " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
                   " LEFT JOIN statuses o ON o.tenant_id = $1 AND o.id = s.reblog_of_id"
                   " LEFT JOIN accounts oa ON oa.tenant_id = $1 AND oa.id = o.account_id"
+                  " LEFT JOIN quotes q ON q.tenant_id = $1 AND q.status_id = s.id"
+                  "  AND q.state = 'accepted'"
+                  " LEFT JOIN statuses qs ON qs.tenant_id = $1 AND qs.id = q.quoted_status_id"
+                  " LEFT JOIN accounts qa ON qa.tenant_id = $1 AND qa.id = qs.account_id"
                   " WHERE s.tenant_id = $1 AND s.id = $2::bigint"},
     /* $2 viewer: what eunha_is_not_shunned() and eunha_is_not_domain_hidden()
      * read of the viewer, as bigint[] texts and a JSON array: accounts it
@@ -301,6 +312,9 @@ struct eu_stream_shared {
     /* A reblog's original's author and its domain (0: not a reblog). */
     int64_t orig_author;
     char *orig_domain;
+    /* The author of the status a quote shows and its domain (0: none). */
+    int64_t quoted_author;
+    char *quoted_domain;
     bool serves; /* false: every listener is rendered for alone */
     /* Whether a list stream may have it spliced: public or unlisted (the
      * list timeline's visibility rule for anyone), and no reply but to
@@ -446,22 +460,40 @@ quote_policy(json_t *status)
                                            : QP_OTHER;
 }
 
+static bool
+public_or_unlisted(json_t *st)
+{
+    const char *vis = json_string_value(json_object_get(st, "visibility"));
+    return vis && (strcmp(vis, "public") == 0 || strcmp(vis, "unlisted") == 0);
+}
+
+/* The status st's quote shows (an accepted quote's), or NULL. */
+static json_t *
+quoted_of(json_t *st)
+{
+    json_t *q = json_object_get(json_object_get(st, "quote"), "quoted_status");
+    return json_is_object(q) ? q : NULL;
+}
+
 /* Whether a status of the render has no member that differs by viewer
  * beyond the flags, quote_approval and a poll's votes (those three read
  * for its listeners when read): not a reply (a muted conversation)
- * unless the flags were read, no poll unless they were, and no quote (the
- * quoted status's own flags and visibility). A reblog's two also shown to
- * anyone: the publisher chose the listeners by the reblog's visibility,
- * and the original's rule for one viewer (a self-boost of a
- * followers-only status) is the REST render's. */
+ * unless the flags were read, no poll unless they were, and a quote
+ * only with them and of a status anyone may see (the quoted status's own
+ * flags are read as a reblog's original's are), never in a reblog. A
+ * quote that shows no status (pending, refused, gone) is the same for
+ * everyone. A reblog's two also shown to anyone: the publisher chose the
+ * listeners by the reblog's visibility, and the original's rule for one
+ * viewer (a self-boost of a followers-only status) is the REST render's. */
 static bool
 plain_status(json_t *st, bool flags, bool in_reblog)
 {
-    const char *vis = json_string_value(json_object_get(st, "visibility"));
+    json_t *quoted = quoted_of(st);
     return (flags || json_is_null(json_object_get(st, "in_reply_to_id"))) &&
            (flags || json_is_null(json_object_get(st, "poll"))) &&
-           json_is_null(json_object_get(st, "quote")) &&
-           (!in_reblog || (vis && (strcmp(vis, "public") == 0 || strcmp(vis, "unlisted") == 0)));
+           (in_reblog ? json_is_null(json_object_get(st, "quote"))
+                      : !quoted || (flags && public_or_unlisted(quoted))) &&
+           (!in_reblog || public_or_unlisted(st));
 }
 
 /* The closing brace of the JSON object that opens at p (its '{'), or
@@ -502,15 +534,25 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
     if (reblog ? !sh->has_flags || !plain_status(o, false, true) || !plain_status(orig, true, true)
                : !json_is_null(orig) || !plain_status(o, sh->has_flags, false))
         return false;
+    /* A quote's shown status is level 1, as a reblog's original is. */
+    json_t *quoted = reblog ? NULL : quoted_of(o);
+    if (quoted && !sh->quoted_author)
+        return false;
+    if (!quoted) {
+        /* Shows nothing (gone since, say): nothing to check it for. */
+        sh->quoted_author = 0;
+        free(sh->quoted_domain);
+        sh->quoted_domain = NULL;
+    }
     sh->shown = reblog ? orig : o;
-    const char *vis = json_string_value(json_object_get(o, "visibility"));
     json_t *to = json_object_get(o, "in_reply_to_account_id");
     sh->list_ok =
-        vis && (strcmp(vis, "public") == 0 || strcmp(vis, "unlisted") == 0) &&
+        public_or_unlisted(o) &&
         (json_is_null(to) || json_equal(to, json_object_get(json_object_get(o, "account"), "id")));
     sh->policy[0] = quote_policy(o);
-    sh->policy[1] = reblog ? quote_policy(orig) : QP_NOBODY;
-    int levels = reblog ? 2 : 1;
+    sh->policy[1] = reblog ? quote_policy(orig) : quoted ? quote_policy(quoted) : QP_NOBODY;
+    bool two = reblog || quoted;
+    int levels = two ? 2 : 1;
     for (int l = 0; l < levels; l++)
         /* Followers: whom the viewer follows, read with the flags. */
         if (sh->policy[l] == QP_OTHER || (!sh->has_flags && sh->policy[l] == QP_FOLLOWERS))
@@ -521,9 +563,9 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
         find_all(text, len, current, c, 3) != levels)
         return false;
     /* In text order: a status's flags, then its quote_approval; a reblog's
-     * original sits between the wrapper's two. */
+     * original, or a quote's status, sits between the two. */
     const char *at[MAX_CUTS];
-    if (reblog) {
+    if (two) {
         if (!(f[0] < f[1] && f[1] < c[0] && c[0] < c[1]))
             return false;
         at[0] = f[0], at[1] = f[1], at[2] = c[0], at[3] = c[1];
@@ -540,14 +582,17 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
         sh->cut_level[0] = sh->cut_level[1] = 0;
         sh->ncuts = 2;
     }
-    if (!json_is_null(json_object_get(sh->shown, "poll"))) {
-        /* The viewer's voted and own_votes go last in the poll, as the
-         * REST render writes them (eunha_poll_json()): before the poll's
-         * closing brace. A reblog's own poll is null: the one poll
-         * found is the status's that has it. */
-        const char *p[2], *end;
-        if (find_all(text, len, "\"poll\":{", p, 2) != 1 ||
-            !(end = object_end(p[0] + strlen("\"poll\":"), text + len)))
+    /* The viewer's voted and own_votes go last in a poll, as the REST
+     * render writes them (eunha_poll_json()): before its closing brace.
+     * One poll at most (the votes are read by account), in the status, a
+     * reblog's original or a quote's status. */
+    const char *p[2];
+    int polls = find_all(text, len, "\"poll\":{", p, 2);
+    if (polls > 1)
+        return false;
+    if (polls == 1) {
+        const char *end = object_end(p[0] + strlen("\"poll\":"), text + len);
+        if (!end)
             return false;
         int i = sh->ncuts++;
         for (; i > 0 && at[i - 1] > end; i--) {
@@ -557,7 +602,7 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
         }
         at[i] = end;
         sh->cut_kind[i] = CUT_POLL;
-        sh->cut_level[i] = reblog;
+        sh->cut_level[i] = 0; /* unused: the votes are by account */
     }
     const char *from = text;
     for (int i = 0; i < sh->ncuts; i++) {
@@ -582,6 +627,7 @@ eu_stream_shared_free(struct eu_stream_shared *sh)
     json_decref(sh->entity);
     free(sh->domain);
     free(sh->orig_domain);
+    free(sh->quoted_domain);
     for (int i = 0; i <= MAX_CUTS; i++) {
         free(sh->raw[i]);
         free(sh->esc[i]);
@@ -681,12 +727,18 @@ on_shared_entity(struct eu_req *req, json_t *array, void *arg)
     json_t *st = json_array_get(array, 0);
     json_t *orig = json_object_get(st, "reblog");
     const char *orig_id = json_string_value(json_object_get(orig, "id"));
+    /* Level 1: a reblog's original, or else the status a quote shows. */
+    json_t *quoted = orig_id ? NULL : quoted_of(st);
+    json_t *second = orig_id ? orig : quoted;
+    const char *second_id = json_string_value(json_object_get(second, "id"));
+    int64_t second_author = orig_id ? sh->orig_author : sh->quoted_author;
     bool reply = !json_is_null(json_object_get(st, "in_reply_to_id"));
-    int policy0 = quote_policy(st), policy1 = orig_id ? quote_policy(orig) : QP_NOBODY;
-    bool poll = !json_is_null(json_object_get(orig_id ? orig : st, "poll"));
-    bool needs = orig_id || reply || poll || policy0 == QP_FOLLOWERS;
+    int policy0 = quote_policy(st), policy1 = second ? quote_policy(second) : QP_NOBODY;
+    bool poll = !json_is_null(json_object_get(orig_id ? orig : st, "poll")) ||
+                (quoted && !json_is_null(json_object_get(quoted, "poll")));
+    bool needs = second || reply || poll || policy0 == QP_FOLLOWERS;
     if (!sh->serves || !needs || !json_is_object(st) || (sh->orig_author != 0) != !!orig_id ||
-        !j->aud || !j->aud->n) {
+        (quoted && !sh->quoted_author) || !j->aud || !j->aud->n) {
         eu_req_reply_json(req, 200, array);
         return;
     }
@@ -707,10 +759,10 @@ on_shared_entity(struct eu_req *req, json_t *array, void *arg)
     if (policy0 == QP_FOLLOWERS)
         snprintf(a0, sizeof(a0), "%lld", (long long)sh->author);
     if (policy1 == QP_FOLLOWERS)
-        snprintf(a1, sizeof(a1), "%lld", (long long)sh->orig_author);
+        snprintf(a1, sizeof(a1), "%lld", (long long)second_author);
     j->array = array;
-    const char *params[] = {list, j->id, orig_id ? eu_arena_strdup(req->arena, orig_id) : "0", a0,
-                            a1};
+    const char *params[] = {list, j->id, second_id ? eu_arena_strdup(req->arena, second_id) : "0",
+                            a0, a1};
     eu_req_stmt(req, &eu_stream_render_sql[SR_FLAGS], 5, params, on_flags, j);
 }
 
@@ -732,6 +784,13 @@ on_shared_facts(struct eu_req *req, PGresult *res, void *arg)
         sh->orig_author = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
         sh->orig_domain = PQgetisnull(res, 0, 5) ? NULL : eu_xstrdup(PQgetvalue(res, 0, 5));
         sh->serves = sh->serves && PQgetvalue(res, 0, 6)[0] != 't';
+    }
+    if (!PQgetisnull(res, 0, 7)) {
+        sh->quoted_author = strtoll(PQgetvalue(res, 0, 7), NULL, 10);
+        sh->quoted_domain = PQgetisnull(res, 0, 8) ? NULL : eu_xstrdup(PQgetvalue(res, 0, 8));
+        /* Nobody sees a suspended author's status: the REST render says
+         * so per viewer ("unauthorized"), and the shared one would not. */
+        sh->serves = sh->serves && PQgetvalue(res, 0, 9)[0] != 't';
     }
     j->sh = sh;
     const char *ids[] = {j->id};
@@ -859,7 +918,8 @@ eu_stream_shared_payload(const struct eu_stream_shared *sh, struct eu_stream_vst
 {
     bool list = strcmp(stream, "list") == 0;
     if (!sh->serves || (list && !account_id) ||
-        (account_id && (!vs || account_id == sh->author || account_id == sh->orig_author)))
+        (account_id && (!vs || account_id == sh->author || account_id == sh->orig_author ||
+                        account_id == sh->quoted_author)))
         return -1;
     /* A listener whose flags were not read (it came later). */
     if (sh->has_flags && account_id && !has_id(sh->viewers, sh->nviewers, account_id, NULL))
@@ -869,6 +929,10 @@ eu_stream_shared_payload(const struct eu_stream_shared *sh, struct eu_stream_vst
         /* The filters held are no longer the active ones. */
         if (vs->stale_at && (int64_t)time(NULL) >= vs->stale_at)
             return -2;
+        /* Whether a quote's status is shown to a viewer who shuns its
+         * author (or is blocked by it) is the REST render's to say. */
+        if (sh->quoted_author && shunned(vs, sh->quoted_author, sh->quoted_domain))
+            return -1;
         bool shuns = shunned(vs, sh->author, sh->domain) ||
                      (sh->orig_author && shunned(vs, sh->orig_author, sh->orig_domain));
         if (list) {

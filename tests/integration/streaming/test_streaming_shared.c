@@ -752,6 +752,100 @@ START_TEST(test_poll_render_once)
 }
 END_TEST
 
+/* The listeners of bob's quote, following bob: carol favourited and
+ * bookmarked the quoted status; ivy mutes its author. */
+static const char *const QUOTE_FANS[] = {"carol", "erin", "frank", "ivy"};
+#define QUOTE_SHARED 3 /* the first three are spliced for */
+
+/*
+ * A quote, many listeners: bob's quote of alice's public status reaches
+ * four user streams, rendered once, the quoted status's flags read with
+ * the quote's by one statement: each gets what its REST home timeline
+ * holds, carol with the quoted status favourited and bookmarked (and
+ * nobody else). ivy, who mutes alice, is rendered for alone (whether she
+ * sees the quoted status is the REST render's to say); dave on the decoy
+ * gets nothing.
+ */
+START_TEST(test_quote_render_once)
+{
+    struct world w;
+    static struct eu_it_world_opts o = {
+        .host = HOST,
+        .decoy = DECOY,
+        .users = {{"alice"}, {"bob"}, {"carol"}, {"erin"}, {"frank"}, {"ivy"}, {"dave", DECOY}},
+    };
+    eu_it_world_start(&w, &o);
+    current = w.s;
+    enum { NFANS = sizeof(QUOTE_FANS) / sizeof(QUOTE_FANS[0]) };
+    char *quince = post(&w, eu_it_tok(&w, "alice"), "a quince to quote");
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/favourite",
+                    quince);
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/bookmark",
+                    quince);
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "ivy"), NULL, 200, "/api/v1/accounts/%s/mute",
+                    eu_it_id(&w, "alice"));
+    char head[2048];
+    int fds[NFANS];
+    for (int i = 0; i < NFANS; i++) {
+        eu_ws_post_path(&w, HOST, eu_it_tok(&w, QUOTE_FANS[i]), NULL, 200,
+                        "/api/v1/accounts/%s/follow", eu_it_id(&w, "bob"));
+        fds[i] = eu_ws_open(&w, HOST, eu_it_tok(&w, QUOTE_FANS[i]), "?stream=user", 0, head,
+                            sizeof(head));
+        eu_ws_settle(&w, HOST, fds[i], "user", eu_it_tok(&w, "bob"));
+    }
+    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
+    eu_ws_settle(&w, DECOY, fd, "public", eu_it_tok(&w, "dave"));
+
+    double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    char body[256];
+    snprintf(body, sizeof(body), "{\"status\":\"look at this\",\"quoted_status_id\":\"%s\"}",
+             quince);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    char *quote = strdup(json_string_value(json_object_get(r.json, "id")));
+    eu_it_resp_free(&r);
+    json_t *got[NFANS];
+    for (int i = 0; i < NFANS; i++)
+        got[i] = update_of(fds[i], "user", quote);
+    double shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    double renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+    /* ivy's alone. */
+    ck_assert_msg(renders1 - renders0 == NFANS - QUOTE_SHARED, "%.0f renders for one listener",
+                  renders1 - renders0);
+    for (int i = 0; i < NFANS; i++) {
+        json_t *want = home_page_status(&w, eu_it_tok(&w, QUOTE_FANS[i]), quote);
+        eu_ws_assert_same_json(got[i], want);
+        json_decref(want);
+        bool is_carol = i == 0;
+        ck_assert_str_eq(json_string_value(eu_it_jpath(got[i], "quote.quoted_status.id")), quince);
+        ck_assert(json_boolean_value(eu_it_jpath(got[i], "quote.quoted_status.favourited")) ==
+                  is_carol);
+        ck_assert(json_boolean_value(eu_it_jpath(got[i], "quote.quoted_status.bookmarked")) ==
+                  is_carol);
+        ck_assert(json_is_false(eu_it_jpath(got[i], "favourited")));
+        ck_assert_str_eq(json_string_value(eu_it_jpath(
+                             got[i], "quote.quoted_status.quote_approval.current_user")),
+                         "automatic");
+        json_decref(got[i]);
+    }
+    /* dave, on the other tenant: his own, never the quote. */
+    char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
+    eu_ws_expect_update_not(fd, "public", mine, quote);
+    free(mine);
+
+    free(quote);
+    free(quince);
+    for (int i = 0; i < NFANS; i++)
+        close(fds[i]);
+    close(fd);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -762,6 +856,7 @@ suite(void)
     tcase_add_test(tc, test_reblog_render_once);
     tcase_add_test(tc, test_list_render_once);
     tcase_add_test(tc, test_poll_render_once);
+    tcase_add_test(tc, test_quote_render_once);
     suite_add_tcase(s, tc);
     return s;
 }
