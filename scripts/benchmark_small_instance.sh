@@ -418,7 +418,7 @@ machine_ticks() {
 run_mode() {
   local mode=$1 dir mix reqs rps p50 p95 errs peak_rss peak_priv peak_active avg_cpu eunha_ms pg_ms
   local e0 e1 p0 p1 t0 t1 nstatuses log0=0 split0 split1 wal0 wal1 split conc=$CONCURRENCY
-  local m0 m1 busy
+  local m0 m1 busy r0 r1 own redis_pid
   local -a target mixarg=()
   [ "$mode" != post1 ] || conc=1
   dir=$CASE/${mode//[^A-Za-z0-9_-]/_}
@@ -453,6 +453,8 @@ run_mode() {
   split0=$(bench_pg_cpu_split "$TMP/pg")
   wal0=$(bench_psql "$PLACEMENT_URL" "SELECT pg_current_wal_lsn()")
   m0=$(machine_ticks)
+  redis_pid=$(eu_redis_pid "$TMP/redis" || echo 0)
+  r0=$(bench_cpu_ticks "$redis_pid")
   t0=$(date +%s.%N)
   eu_log "$RUN_NAME pool $POOL, $mode: ${SECONDS_}s at $conc clients"
   "$LOADGEN_BIN" -p "$BENCH_PUBLIC_PORT" "${target[@]}" "${mixarg[@]}" -c "$conc" \
@@ -460,6 +462,7 @@ run_mode() {
     --json "$dir/loadgen.json" | tee "$dir/loadgen.txt"
   t1=$(date +%s.%N)
   m1=$(machine_ticks)
+  r1=$(bench_cpu_ticks "$redis_pid")
   e1=$(bench_cpu_ticks "$EUNHA_PID")
   p1=$(bench_pg_cpu_ticks "$TMP/pg")
   split1=$(bench_pg_cpu_split "$TMP/pg")
@@ -487,10 +490,16 @@ run_mode() {
       printf "client=%.3f autovacuum=%.3f background=%.3f reaped=%.3f wal_bytes=%d",
         1000 * (y[1] - x[1]) / t / n, 1000 * (y[2] - x[2]) / t / n,
         1000 * (y[3] - x[3]) / t / n, 1000 * (y[4] - x[4]) / t / n, w / n }')
-  # How busy the whole machine was (every process, the load generator's
-  # too): a mode that finds it full measures the cores, not eunha.
+  # How busy the whole machine was, and how many cores the run's own
+  # processes used (eunha, PostgreSQL, Redis, the load generator): a mode
+  # that fills the cores measures them, not eunha, and what one client
+  # uses bounds what more can gain on this machine.
   busy=$(awk -v a="$m0" -v b="$m1" 'BEGIN { split(a, x, " "); split(b, y, " ")
     t = y[1] - x[1]; printf "%.0f", (t > 0 ? 100 * (1 - (y[2] - x[2]) / t) : 0) }')
+  own=$(awk -v e=$((e1 - e0)) -v p=$((p1 - p0)) -v r=$((r1 - r0)) -v t="$TCK" \
+    -v lg="$(jq -r '.loadgen.cpu_percent // 0' "$dir/loadgen.json")" \
+    -v w="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+    'BEGIN { printf "%.2f", (w > 0 ? (e + p + r) / t / w : 0) + lg / 100 }')
   read -r avg_cpu eunha_ms pg_ms < <(awk -v e=$((e1 - e0)) -v p=$((p1 - p0)) -v t="$TCK" \
     -v w="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" -v n="$reqs" 'BEGIN {
       printf "%.2f %.3f %.3f\n", 100 * e / t / w, (n ? 1000 * e / t / n : 0), (n ? 1000 * p / t / n : 0) }')
@@ -498,13 +507,13 @@ run_mode() {
     echo "build=$BUILD_LABEL author_statuses=$AUTHOR pool=$POOL mode=$mode mix=${mix:-loadgen-default}"
     echo "statuses=$nstatuses peak_rss_kib=$peak_rss peak_private_kib=$peak_priv vmhwm_kib=$(cat "$dir/vmhwm_kib")"
     echo "avg_cpu_percent=$avg_cpu peak_active_db=$peak_active requests=$reqs rps=$rps p50_ms=$p50 p95_ms=$p95"
-    echo "errors=$errs eunha_cpu_ms_per_req=$eunha_ms pg_cpu_ms_per_req=$pg_ms machine_busy_percent=$busy"
+    echo "errors=$errs eunha_cpu_ms_per_req=$eunha_ms pg_cpu_ms_per_req=$pg_ms machine_busy_percent=$busy own_cores=$own"
     echo "pg_cpu_ms_per_req_by_role: $split"
   } >"$dir/summary.txt"
   cat "$dir/summary.txt"
   MODE_ROWS+=("$(row_prefix) $POOL | $mode | $(bench_mib "$peak_rss") | $(bench_mib "$peak_priv") | $avg_cpu% | $peak_active | $(bench_fmt_num "$rps" 2) | $(bench_fmt_num "$p50" 2) ms | $(bench_fmt_num "$p95" 2) ms | $(bench_fmt_num "$errs" 0) | $eunha_ms ms | $pg_ms ms | $(bench_fmt_num "$nstatuses" 0) |")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$BUILD_LABEL" "$AUTHOR" "$POOL" "$mode" \
-    "$reqs" "$rps" "$p50" "$p95" "$errs" "$eunha_ms" "$pg_ms" "$nstatuses" "$bi" "$busy" >>"$RESULTS/results.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$BUILD_LABEL" "$AUTHOR" "$POOL" "$mode" \
+    "$reqs" "$rps" "$p50" "$p95" "$errs" "$eunha_ms" "$pg_ms" "$nstatuses" "$bi" "$busy" "$own" >>"$RESULTS/results.tsv"
 }
 
 # run_pool : fresh databases for pool size $POOL, the tenant, seeding, the
@@ -707,16 +716,16 @@ compare_posters() {
   local b="" a="" r=""
   [ -z "$REFS" ] || { b="Build | " && r="---|"; }
   [ -z "$AUTHORS" ] || { a="$AXIS | " && r="$r---|"; }
-  echo "| ${b}${a}Pool | Posts/s, 1 poster | Posts/s, $CONCURRENCY posters | × | PostgreSQL CPU/post, 1 / $CONCURRENCY | Machine busy, 1 / $CONCURRENCY |"
-  echo "|${r}---|---|---|---|---|---|"
+  echo "| ${b}${a}Pool | Posts/s, 1 poster | Posts/s, $CONCURRENCY posters | × | PostgreSQL CPU/post, 1 / $CONCURRENCY | Cores used, 1 / $CONCURRENCY | Machine busy, 1 / $CONCURRENCY |"
+  echo "|${r}---|---|---|---|---|---|---|"
   awk -F'\t' -v showbuild="${REFS:+1}" -v showauthor="${AUTHORS:+1}" "$AWK_FMT"'
     { key = $13 SUBSEP $2 SUBSEP $3
-      if ($4 == "post1") { one[key] = $6; p1[key] = $11; b1[key] = $14; label[key] = $1; au[key] = $2; pool[key] = $3; keys[++n] = key }
-      else if ($4 == "post") { many[key] = $6; pm[key] = $11; bm[key] = $14 } }
+      if ($4 == "post1") { one[key] = $6; p1[key] = $11; b1[key] = $14; c1[key] = $15; label[key] = $1; au[key] = $2; pool[key] = $3; keys[++n] = key }
+      else if ($4 == "post") { many[key] = $6; pm[key] = $11; bm[key] = $14; cm[key] = $15 } }
     END { for (i = 1; i <= n; i++) { k = keys[i]; if (!(k in many)) continue
-      printf "|%s%s %s | %s | %s | %s | %s / %s ms | %s%% / %s%% |\n", (showbuild ? " " label[k] " |" : ""),
+      printf "|%s%s %s | %s | %s | %s | %s / %s ms | %s / %s | %s%% / %s%% |\n", (showbuild ? " " label[k] " |" : ""),
         (showauthor ? " " num(au[k], 0) " |" : ""), pool[k], num(one[k], 2), num(many[k], 2),
-        ratio(many[k], one[k]), p1[k], pm[k], b1[k], bm[k] } }' "$RESULTS/results.tsv"
+        ratio(many[k], one[k]), p1[k], pm[k], c1[k], cm[k], b1[k], bm[k] } }' "$RESULTS/results.tsv"
 }
 
 LOADGEN_CPU=$(find "$RESULTS" -name loadgen.json -exec jq -r '.loadgen.cpu_percent' {} + | awk '$1 > m { m = $1 } END { printf "%.0f", m }')
@@ -747,7 +756,7 @@ LOADGEN_CPU=$(find "$RESULTS" -name loadgen.json -exec jq -r '.loadgen.cpu_perce
   fi
   if grep -q "	post1	" "$RESULTS/results.tsv"; then
     echo
-    echo "Posters: $CONCURRENCY concurrent posters (post) against one (post1) on the same tenant:"
+    echo "Posters: $CONCURRENCY concurrent posters (post) against one (post1) on the same tenant. Cores used: the CPU of eunha, PostgreSQL, Redis and the load generator over the run's seconds; $(nproc) cores here, so $CONCURRENCY posters can gain at most $(nproc) ÷ one poster's cores over one:"
     echo
     compare_posters
   fi
