@@ -21,7 +21,9 @@
 # fan-out (first POST to last event) are read too, and the summary adds
 # both per delivered event in ms ("cpu_ms_per_event"; Redis's CPU and the
 # client's own are given beside it). EUNHA_STREAM_REBLOGS=1 makes each
-# event the poster's boost of a status it posted before the streams opened.
+# event the poster's boost of a status it posted before the streams opened;
+# EUNHA_STREAM_POLLS=1 a status with a poll; EUNHA_STREAM_QUOTES=1 a quote
+# of a status it posted before the streams opened.
 #
 # Run it against an older server by building that commit elsewhere and
 # pointing BENCH_BUILD at it with BENCH_SKIP_BUILD=1 (the script and client
@@ -40,6 +42,8 @@ EVENTS=${EUNHA_STREAM_EVENTS:-100}
 ACCOUNTS=${EUNHA_STREAM_ACCOUNTS:-0}
 USER_EVERY=${EUNHA_STREAM_USER_EVERY:-2}
 REBLOGS=${EUNHA_STREAM_REBLOGS:-0}
+POLLS=${EUNHA_STREAM_POLLS:-0}
+QUOTES=${EUNHA_STREAM_QUOTES:-0}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -64,6 +68,12 @@ POSTER=$(awk '{print $3; exit}' "$TMP/users")
 extra=()
 if [ "$REBLOGS" = 1 ]; then
   extra+=(--reblogs)
+fi
+if [ "$POLLS" = 1 ]; then
+  extra+=(--polls)
+fi
+if [ "$QUOTES" = 1 ]; then
+  extra+=(--quotes)
 fi
 if [ "$ACCOUNTS" -gt 0 ]; then
   CONTROL_URL=$(sed -n 's/^url = "\(postgresql:[^"]*\)"/\1/p' "$RESULTS/eunha.toml")

@@ -125,8 +125,8 @@ def pump(sel, timeout):
                 st.sock.send(bytes([0x8A, 0x80, 0, 0, 0, 0]))
 
 
-def post(args, text, path="/api/v1/statuses"):
-    body = json.dumps({"status": text}).encode() if text is not None else b"{}"
+def post(args, text, path="/api/v1/statuses", extra=None):
+    body = json.dumps({"status": text, **(extra or {})}).encode() if text is not None else b"{}"
     return (f"POST {path} HTTP/1.1\r\nHost: {args.host}\r\n"
             f"Authorization: Bearer {args.token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode() + body
@@ -163,18 +163,22 @@ def main():
     ap.add_argument("--posts-at-once", action="store_true")
     # Each event a boost of a status posted before the streams open.
     ap.add_argument("--reblogs", action="store_true")
+    # Each event a status with a poll, or a quote of a status posted before
+    # the streams open.
+    ap.add_argument("--polls", action="store_true")
+    ap.add_argument("--quotes", action="store_true")
     args = ap.parse_args()
     if args.tokens:
         with open(args.tokens) as f:
             args.tokens = [t.strip() for t in f if t.strip()]
 
     originals = []
-    if args.reblogs:
+    if args.reblogs or args.quotes:
         c = socket.create_connection(("127.0.0.1", args.port))
         c.settimeout(60)
         f = c.makefile("rb")
         for i in range(args.events):
-            c.sendall(post(args, f"to boost {i}"))
+            c.sendall(post(args, f"to boost or quote {i}"))
             originals.append(json.loads(read_response(f))["id"])
         c.close()
 
@@ -225,8 +229,15 @@ def main():
             c.settimeout(60)
             conns.append((c, c.makefile("rb")))
         c, f = conns[-1]
-        c.sendall(post(args, None, f"/api/v1/statuses/{originals[i]}/reblog")
-                  if args.reblogs else post(args, f"fan-out {i}"))
+        if args.reblogs:
+            c.sendall(post(args, None, f"/api/v1/statuses/{originals[i]}/reblog"))
+        elif args.quotes:
+            c.sendall(post(args, f"fan-out {i}", extra={"quoted_status_id": originals[i]}))
+        elif args.polls:
+            c.sendall(post(args, f"fan-out {i}", extra={
+                "poll": {"options": ["fig", "plum"], "expires_in": 3600}}))
+        else:
+            c.sendall(post(args, f"fan-out {i}"))
         if not args.posts_at_once:
             read_response(f)
             pump(sel, 0)
