@@ -9,8 +9,10 @@
  * processes (as test_ap_two_processes
  * starts them): a quote of a remote post asks its author (QuoteRequest),
  * is accepted or, under a nobody policy, rejected, an edit of the quoted
- * post tells the quoter (a received Update's quoted_update), and a revoke
- * on the quoted side reaches the quoting one.
+ * post tells the quoter (a received Update's quoted_update), an edited
+ * quoting post keeps its quote as it was unless the edit takes it away,
+ * and a revoke on the quoted side reaches the quoting one. A scheduled
+ * quote is checked again when it is published (test_scheduled_recheck).
  */
 #include "world.h"
 
@@ -639,6 +641,13 @@ quote_state_is(const struct eu_it_resp *r, const void *arg)
 }
 
 static bool
+content_is(const struct eu_it_resp *r, const void *arg)
+{
+    const char *c = json_string_value(json_object_get(r->json, "content"));
+    return r->status == 200 && c && strcmp(c, arg) == 0;
+}
+
+static bool
 one_status(const struct eu_it_resp *r, const void *arg)
 {
     (void)arg;
@@ -747,6 +756,7 @@ START_TEST(test_two_processes)
     snprintf(body, sizeof(body), "{\"status\":\"self quote\",\"quoted_status_id\":\"%s\"}", open_b);
     eu_it_callf(sb, &r, "b.test", "POST", bob, body, "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
+    char *self_b = strdup(eu_it_json_str(&r, "id"));
     char *self_url = strdup(eu_it_json_str(&r, "uri"));
     eu_it_callf(sb, &r, "b.test", "POST", bob, "{\"status\":\"unseen at a\"}", "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -767,7 +777,6 @@ START_TEST(test_two_processes)
     EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.account.acct", "bob@b.test");
     free(self_url);
     free(unseen_url);
-    free(self_a);
     free(unseen_a);
 
     /* alice follows bob, so his edits reach her server; bob edits the
@@ -789,6 +798,50 @@ START_TEST(test_two_processes)
     EU_IT_EXPECT_JSTR(&r, "0.status.id", q1);
     EU_IT_EXPECT_JSTR(&r, "0.status.quote.quoted_status.content", "<p>quote me, edited</p>");
     free(bob_a);
+
+    /* bob edits his self quote keeping the quote: alice's server keeps the
+     * quote as it was (the same row, still accepted). */
+    char *db_qa = eu_it_tenant_database(sa, "a.test");
+    char *self_quote_row =
+        eu_it_pg_execf(db_qa, "SELECT id::text || state FROM quotes WHERE status_id = %s", self_a);
+    ck_assert_ptr_nonnull(self_quote_row);
+    eu_it_callf(sb, &r, "b.test", "PUT", bob, "{\"status\":\"self quote, edited\"}",
+                "/api/v1/statuses/%s", self_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, content_is, "<p>self quote, edited</p>",
+                   "the kept-quote edit at alice's", "/api/v1/statuses/%s", self_a);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.id", open_a);
+    char *row_after =
+        eu_it_pg_execf(db_qa, "SELECT id::text || state FROM quotes WHERE status_id = %s", self_a);
+    ck_assert_str_eq(row_after, self_quote_row);
+    free(row_after);
+    free(self_quote_row);
+
+    /* An edit that takes the quote away, as another server may send one
+     * (eunha's edit API cannot, so bob's server has the row dropped
+     * first): its Update's Note quotes nothing, and alice's server drops
+     * the quote, as Mastodon 4.5's update_quote! does on an explicit
+     * edit. */
+    char *db_qb = eu_it_tenant_database(sb, "b.test");
+    free(eu_it_pg_execf(db_qb, "DELETE FROM quotes WHERE status_id = %s", self_b));
+    free(db_qb);
+    /* A Note's updated is to the second, and an edit must be newer than
+     * the last one to be taken (Mastodon's rule too). */
+    eu_it_sleep_ms(1100);
+    eu_it_callf(sb, &r, "b.test", "PUT", bob, "{\"status\":\"self quote, unquoted\"}",
+                "/api/v1/statuses/%s", self_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_null(&r, "quote");
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, content_is, "<p>self quote, unquoted</p>",
+                   "the unquoting edit at alice's", "/api/v1/statuses/%s", self_a);
+    expect_null(&r, "quote");
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(db_qa, "SELECT count(*) FROM quotes WHERE status_id = %s", self_a), 0);
+    free(db_qa);
+    free(self_a);
+    free(self_b);
 
     /* bob closes the post alice quoted to new quotes: his server sends an
      * Update that edits nothing, as Mastodon 4.5 does, and alice's server
