@@ -827,6 +827,23 @@ START_TEST(test_two_processes)
     char *db_qb = eu_it_tenant_database(sb, "b.test");
     free(eu_it_pg_execf(db_qb, "DELETE FROM quotes WHERE status_id = %s", self_b));
     free(db_qb);
+    /* First an implicit Update (a changed policy: its Note's updated is
+     * the last edit's, not newer): the quote stays, as Mastodon keeps it. */
+    long self_pol = eu_it_pg_execf_long(
+        db_qa, "SELECT coalesce(quote_policy, -1) FROM statuses WHERE id = %s", self_a);
+    ck_assert_int_ne(self_pol, 2); /* 2: nobody (statuses.quote_policy) */
+    eu_it_callf(sb, &r, "b.test", "PUT", bob, "{\"quote_approval_policy\":\"nobody\"}",
+                "/api/v1/statuses/%s/interaction_policy", self_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    long long self_until = eu_it_now_ms() + WAIT_MS;
+    while (eu_it_now_ms() < self_until &&
+           eu_it_pg_execf_long(db_qa, "SELECT quote_policy FROM statuses WHERE id = %s", self_a) !=
+               2)
+        eu_it_sleep_ms(100);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(db_qa, "SELECT quote_policy FROM statuses WHERE id = %s", self_a), 2);
+    eu_it_callf(sa, &r, "a.test", "GET", alice, NULL, "/api/v1/statuses/%s", self_a);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
     /* A Note's updated is to the second, and an edit must be newer than
      * the last one to be taken (Mastodon's rule too). */
     eu_it_sleep_ms(1100);
