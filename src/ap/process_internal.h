@@ -187,6 +187,10 @@ void eu_proc_quote_answer(struct eu_proc *p, bool accepted);
 bool eu_proc_is_quote_revoke(struct eu_proc *p);
 void eu_proc_quote_revoke(struct eu_proc *p);
 void eu_proc_quote_note(struct eu_proc *p, const char *status_id, void (*then)(struct eu_proc *p));
+/* eu_proc_quote_note() for an Update's Note, which also removes the quote
+ * of an edit that quotes nothing any more (Mastodon 4.5's update_quote!). */
+void eu_proc_quote_update(struct eu_proc *p, const char *status_id,
+                          void (*then)(struct eu_proc *p));
 bool eu_proc_quotes_local(struct eu_proc *p);
 
 /* process_poll.c */

@@ -59,6 +59,7 @@ enum {
     QIN_VERIFIED,
     QIN_LINK_STATUS,
     QIN_FOLLOWERS,
+    QIN_REMOVE,
 };
 
 /* Whether account $3 may quote status t (a CTE of it): Mastodon's policy
@@ -216,6 +217,16 @@ const struct eu_sql eu_ap_quotes_sql[] = {
     [QIN_FOLLOWERS] =
         {"ap_quotes.followers",
          "SELECT followers_url FROM accounts WHERE tenant_id = $1 AND id = $2::bigint"},
+    /* Remote status $2 of $3 edited to quote nothing: its quote goes, as
+     * Mastodon 4.5's ProcessStatusUpdateService#update_quote! destroys it,
+     * only for an explicit edit ($4 the Note's updated, newer than its
+     * last edit: ingest.status_store's rule for an edit). */
+    [QIN_REMOVE] = {"ap_quotes.remove",
+                    "DELETE FROM quotes q USING statuses s WHERE q.tenant_id = $1"
+                    " AND q.status_id = $2::bigint AND s.tenant_id = $1 AND s.id = q.status_id"
+                    " AND s.account_id = $3::bigint"
+                    " AND $4::timestamptz > coalesce(s.edited_at, '-infinity')"
+                    " RETURNING q.id::text"},
     {0},
 };
 
@@ -463,6 +474,21 @@ note_quote_uri(json_t *note)
     return NULL;
 }
 
+/* Whether a Note says anything of a quote, even one note_quote_uri()
+ * cannot take (a Tombstone without an id): only one that says nothing
+ * has its quote removed by an Update. */
+static bool
+note_names_quote(json_t *note)
+{
+    static const char *const keys[] = {"quote", "quoteUri", "quoteUrl", "_misskey_quote"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        json_t *v = json_object_get(note, keys[i]);
+        if (v && !json_is_null(v))
+            return true;
+    }
+    return false;
+}
+
 bool
 eu_proc_quotes_local(struct eu_proc *p)
 {
@@ -654,6 +680,33 @@ eu_proc_quote_note(struct eu_proc *p, const char *status_id, void (*then)(struct
                             policy,
                             note_id ? eu_arena_strdup(p->arena, note_id) : NULL};
     eu_proc_stmt(p, &eu_ap_quotes_sql[QIN_NOTE], 7, params, on_note_quote);
+}
+
+static void
+on_quote_removed(struct eu_proc *p, PGresult *res)
+{
+    (void)res; /* a quote removed or none there: the same from here */
+    eu_proc_quote_note(p, p->s2, p->parsed);
+}
+
+void
+eu_proc_quote_update(struct eu_proc *p, const char *status_id, void (*then)(struct eu_proc *p))
+{
+    /* Mastodon 4.5 removes the quote of an explicit edit only (the Note's
+     * updated newer than the last edit): an Update without updated (a
+     * changed policy, a poll's counts) is an implicit one, which keeps
+     * it, as its specs "removes a verified quote through an implicit
+     * update" / "... explicit update" say. A Note that still quotes
+     * something is eu_proc_quote_note()'s: the same quoted post keeps
+     * its state, another starts over. */
+    if (!json_is_object(p->object) || note_names_quote(p->object) || !p->note.updated) {
+        eu_proc_quote_note(p, status_id, then);
+        return;
+    }
+    p->parsed = then;
+    p->s2 = eu_arena_strdup(p->arena, status_id);
+    const char *params[] = {p->s2, p->actor_id, p->note.updated};
+    eu_proc_stmt(p, &eu_ap_quotes_sql[QIN_REMOVE], 3, params, on_quote_removed);
 }
 
 /* ------------------------------------------------ fetched quoting Notes */

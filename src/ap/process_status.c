@@ -437,14 +437,16 @@ edit_store(struct eu_proc *p)
     eu_ingest_status_store(eu_proc_conn(p), &p->note, p->actor_id, p->base, on_edited, p);
 }
 
-/* Its quote policy and its quote (a new authorization, or another quoted
- * post) are the Note's now, whatever the text does: Mastodon 4.5 sends an
- * Update for a changed interaction policy without editing the post
- * (src/ap/process_quote.c). p->s2 is the status. */
+/* Its quote policy and its quote (a new authorization, another quoted
+ * post, or none any more after an explicit edit) are the Note's now,
+ * whatever the text does: Mastodon 4.5 sends an Update for a changed
+ * interaction policy without editing the post (src/ap/process_quote.c).
+ * Before edit_store, which moves edited_at the removal is judged by.
+ * p->s2 is the status. */
 static void
 update_quote(struct eu_proc *p)
 {
-    eu_proc_quote_note(p, p->s2, edit_store);
+    eu_proc_quote_update(p, p->s2, edit_store);
 }
 
 /* A Question's counts change without an edit (Mastodon's poll Updates):

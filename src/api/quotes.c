@@ -16,8 +16,10 @@
 #include "eunha/apdeliver.h"
 #include "eunha/api.h"
 #include "eunha/arena.h"
+#include "eunha/db.h"
 #include "eunha/error.h"
 #include "eunha/http.h"
+#include "eunha/mem.h"
 #include "eunha/page.h"
 #include "eunha/params.h"
 #include "eunha/sql.h"
@@ -34,19 +36,23 @@ enum {
 
 const struct eu_sql eu_quotes_sql[] = {
     /* $2 the viewer, $3 the status to quote: its original when it is a
-     * reblog, if the viewer may see it, with what the policy needs. */
+     * reblog, while it is not deleted, with what the policy needs and
+     * whether the viewer may see it. A status there but not shown is
+     * told apart from one gone for the scheduled statuses' publisher:
+     * Mastodon publishes the first with a quote left pending and not
+     * the second (eu_statuses_quote_recheck()). */
     [QUOTES_CHECK] =
         {"quotes.check",
          "SELECT p.id::text, p.account_id::text, pa.domain IS NULL AS local, p.visibility,"
          " p.quote_policy, EXISTS (SELECT 1 FROM follows f WHERE f.tenant_id = $1"
-         "  AND f.account_id = $2::bigint AND f.target_account_id = p.account_id) AS follows"
+         "  AND f.account_id = $2::bigint AND f.target_account_id = p.account_id) AS follows,"
+         " vis.ok AND pa.suspended_at IS NULL AS shown"
          " FROM statuses s0 JOIN statuses p ON p.tenant_id = $1"
          "  AND p.id = coalesce(s0.reblog_of_id, s0.id)"
          " JOIN accounts pa ON pa.tenant_id = $1 AND pa.id = p.account_id"
          " CROSS JOIN LATERAL eunha_is_visible($1, p.id, p.account_id, p.visibility,"
          "  p.deleted_at, $2::bigint) vis"
-         " WHERE s0.tenant_id = $1 AND s0.id = $3::bigint AND vis.ok"
-         " AND pa.suspended_at IS NULL"},
+         " WHERE s0.tenant_id = $1 AND s0.id = $3::bigint AND p.deleted_at IS NULL"},
     /* $2 the status, $3 its author, $4 the policy; a private or direct
      * status stays quotable by nobody. */
     [QUOTES_SET_POLICY] = {"quotes.set_policy",
@@ -81,6 +87,42 @@ const struct eu_sql eu_quotes_sql[] = {
 
 /* ------------------------------------------------------------ the check */
 
+/*
+ * Whether viewer may quote the status of quotes.check's row (Mastodon's
+ * StatusPolicy#quote? as its controller asks it), filling q from the row
+ * (strings borrowed from res) with the state the quote starts in. The
+ * API and the scheduled statuses' publisher both decide here, so a quote
+ * published later is judged as one posted then would be.
+ */
+static bool
+quote_allowed(const PGresult *res, int64_t viewer, struct eu_quote_target *q)
+{
+    *q = (struct eu_quote_target){
+        .id = PQgetvalue(res, 0, 0),
+        .account_id = PQgetvalue(res, 0, 1),
+        .local = PQgetvalue(res, 0, 2)[0] == 't',
+        .state = "accepted",
+    };
+    int vis = atoi(PQgetvalue(res, 0, 3));
+    int policy = PQgetisnull(res, 0, 4) ? -1 : atoi(PQgetvalue(res, 0, 4));
+    bool follows = PQgetvalue(res, 0, 5)[0] == 't';
+    bool own = eu_id_parse(q->account_id, NULL) == viewer;
+    bool ok;
+    if (PQgetvalue(res, 0, 6)[0] != 't')
+        ok = false; /* not shown to the viewer: blocked, suspended, not in its audience */
+    else if (own)
+        ok = vis < 3;
+    else if (vis >= 2)
+        ok = false; /* Mastodon quotes only public and unlisted posts of others */
+    else if (!q->local)
+        ok = policy != EU_QUOTE_POLICY_NOBODY; /* its author answers our QuoteRequest */
+    else
+        ok = policy == EU_QUOTE_POLICY_PUBLIC || (policy == EU_QUOTE_POLICY_FOLLOWERS && follows);
+    if (ok && !q->local && !own)
+        q->state = "pending";
+    return ok;
+}
+
 struct check {
     eu_quote_checked_cb cb;
     void *arg;
@@ -90,37 +132,15 @@ static void
 on_checked(struct eu_req *req, PGresult *res, void *arg)
 {
     struct check *ck = arg;
-    if (PQntuples(res) == 0) {
+    struct eu_quote_target q;
+    /* Mastodon's controller answers a quote its policy refuses as one of
+     * a post that is not there. */
+    if (PQntuples(res) == 0 || !quote_allowed(res, req->auth.account_id, &q)) {
         eu_req_reply_error(req, 404, EU_QUOTE_NOT_FOUND);
         return;
     }
-    struct eu_quote_target q = {
-        .id = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 0)),
-        .account_id = eu_arena_strdup(req->arena, PQgetvalue(res, 0, 1)),
-        .local = PQgetvalue(res, 0, 2)[0] == 't',
-        .state = "accepted",
-    };
-    int vis = atoi(PQgetvalue(res, 0, 3));
-    int policy = PQgetisnull(res, 0, 4) ? -1 : atoi(PQgetvalue(res, 0, 4));
-    bool follows = PQgetvalue(res, 0, 5)[0] == 't';
-    bool own = eu_id_parse(q.account_id, NULL) == req->auth.account_id;
-    bool ok;
-    if (own)
-        ok = vis < 3;
-    else if (vis >= 2)
-        ok = false; /* Mastodon quotes only public and unlisted posts of others */
-    else if (!q.local)
-        ok = policy != EU_QUOTE_POLICY_NOBODY; /* its author answers our QuoteRequest */
-    else
-        ok = policy == EU_QUOTE_POLICY_PUBLIC || (policy == EU_QUOTE_POLICY_FOLLOWERS && follows);
-    if (!ok) {
-        /* Mastodon's controller answers a quote its policy refuses as one
-         * of a post that is not there. */
-        eu_req_reply_error(req, 404, EU_QUOTE_NOT_FOUND);
-        return;
-    }
-    if (!q.local && !own)
-        q.state = "pending";
+    q.id = eu_arena_strdup(req->arena, q.id);
+    q.account_id = eu_arena_strdup(req->arena, q.account_id);
     ck->cb(req, &q, ck->arg);
 }
 
@@ -132,6 +152,47 @@ eu_statuses_quote_check(struct eu_req *req, const char *id, eu_quote_checked_cb 
     ck->arg = arg;
     const char *params[] = {eu_req_viewer(req), id};
     eu_req_stmt(req, &eu_quotes_sql[QUOTES_CHECK], 2, params, on_checked, ck);
+}
+
+struct recheck {
+    eu_quote_rechecked_cb cb;
+    void *arg;
+    int64_t viewer;
+};
+
+static void
+on_rechecked(PGresult *res, enum eu_db_status st, void *arg)
+{
+    struct recheck rc = *(struct recheck *)arg;
+    free(arg);
+    struct eu_quote_target q = {0};
+    if (st != EU_DB_OK) {
+        rc.cb(EU_QUOTE_RECHECK_ERROR, NULL, rc.arg);
+    } else if (PQntuples(res) == 0) {
+        rc.cb(EU_QUOTE_RECHECK_GONE, NULL, rc.arg);
+    } else if (quote_allowed(res, rc.viewer, &q)) {
+        rc.cb(EU_QUOTE_RECHECK_ALLOWED, &q, rc.arg);
+    } else {
+        /* Mastodon's PostStatusService#attach_quote! makes the quote
+         * whatever the policy says and accepts it only when the policy
+         * lets it: refused, it stays pending. */
+        q.state = "pending";
+        rc.cb(EU_QUOTE_RECHECK_REFUSED, &q, rc.arg);
+    }
+}
+
+void
+eu_statuses_quote_recheck(struct eu_db_conn *conn, int64_t viewer, const char *id,
+                          eu_quote_rechecked_cb cb, void *arg)
+{
+    struct recheck *rc = eu_xcalloc(1, sizeof(*rc));
+    rc->cb = cb;
+    rc->arg = arg;
+    rc->viewer = viewer;
+    char v[24];
+    snprintf(v, sizeof(v), "%lld", (long long)viewer);
+    const char *params[] = {v, id};
+    eu_db_conn_stmt(conn, &eu_quotes_sql[QUOTES_CHECK], 2, params, on_rechecked, rc);
 }
 
 /* ------------------------------------------------------ interaction_policy */

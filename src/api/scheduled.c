@@ -7,8 +7,11 @@
  * What is stored is the prepared draft (HTML, mentioned account ids, tags,
  * reply parent, poll), so publishing needs no request: the task hands the
  * draft to eu_status_publish(), the same insert, notifications and feed
- * fan-out as a post made through the API (a quote included: checked when
- * scheduled, made when published). That statement also deletes the
+ * fan-out as a post made through the API. A quote is checked when it is
+ * scheduled and again when it is published, as Mastodon's
+ * PublishScheduledStatusWorker hands the quoted status to PostStatusService
+ * afresh: one deleted meanwhile means no post at all, one its author no
+ * longer lets the author quote a quote left pending. That statement also deletes the
  * scheduled row, so a status is published once however many processes run
  * the task, and a status cancelled at the last moment is not published.
  *
@@ -228,9 +231,10 @@ draft_json(const struct eu_status_draft *d)
         json_object_set_new(o, "media_ids", json_string(d->media_ids));
     if (d->quote_policy >= 0)
         json_object_set_new(o, "quote_policy", json_integer(d->quote_policy));
-    /* The quote as checked when it was scheduled (src/api/quotes.c): the
-     * publisher makes it with the status, tells a local quoted author or
-     * asks a remote one, as a post made then would. */
+    /* The quote as checked when it was scheduled (src/api/quotes.c). The
+     * publisher reads only quoted_id: it checks the quote again, then
+     * makes it with the status, tells a local quoted author or asks a
+     * remote one, as a post made then would. */
     if (d->quoted_id && d->quoted_account && d->quote_state) {
         json_object_set_new(o, "quoted_id", json_string(d->quoted_id));
         json_object_set_new(o, "quoted_account", json_string(d->quoted_account));
@@ -389,6 +393,11 @@ struct publishing {
     size_t next;     /* index of the draft being published */
     int64_t next_ms; /* when the task should run again */
     int failed;
+    /* The draft being published, its strings borrowed from drafts but for
+     * poll (owned) and the quote the publish-time check found. */
+    struct eu_status_draft d;
+    char *poll;
+    char quoted_id[24], quoted_account[24];
 };
 
 static void publish_next(struct publishing *pb);
@@ -421,6 +430,66 @@ on_dropped(PGresult *res, enum eu_db_status st, void *arg)
     publish_next(pb);
 }
 
+/* Hands pb->d to eu_status_publish(), which copies what it keeps. */
+static void
+publish_draft(struct publishing *pb)
+{
+    struct eu_task_run *run = pb->run;
+    eu_status_publish(eu_task_run_app(run), eu_task_run_tenant(run), eu_task_run_conn(run), &pb->d,
+                      on_one_published, pb);
+    free(pb->poll);
+    pb->poll = NULL;
+}
+
+/* What the quote is now, checked as the API would check it at this moment
+ * (src/api/quotes.c), as Mastodon's PublishScheduledStatusWorker does by
+ * handing the quoted status to PostStatusService again. */
+static void
+on_quote_rechecked(enum eu_quote_recheck verdict, const struct eu_quote_target *q, void *arg)
+{
+    struct publishing *pb = arg;
+    switch (verdict) {
+    case EU_QUOTE_RECHECK_ERROR:
+        /* Stays due: the task is failed and runs again later. */
+        eu_log_warn("scheduled", "cannot check the quote of scheduled status %s",
+                    pb->d.scheduled_id);
+        pb->failed++;
+        free(pb->poll);
+        pb->poll = NULL;
+        pb->next++;
+        publish_next(pb);
+        return;
+    case EU_QUOTE_RECHECK_GONE: {
+        /* The worker's Status.find raises RecordNotFound, which it rescues
+         * after destroying the scheduled status: nothing is posted, and its
+         * media become unattached uploads again (scheduled.delete). */
+        eu_log_info("scheduled", "dropping scheduled status %s: the status it quotes is gone",
+                    pb->d.scheduled_id);
+        char author[24];
+        snprintf(author, sizeof(author), "%lld", (long long)pb->d.account_id);
+        const char *params[] = {pb->d.scheduled_id, author};
+        free(pb->poll);
+        pb->poll = NULL;
+        eu_db_conn_stmt(eu_task_run_conn(pb->run), &eu_scheduled_sql[SCHEDULED_DELETE], 2, params,
+                        on_dropped, pb);
+        return;
+    }
+    case EU_QUOTE_RECHECK_ALLOWED:
+    case EU_QUOTE_RECHECK_REFUSED:
+        /* Refused, PostStatusService still makes the quote and leaves it
+         * pending (quotes.c says so); the quoted author is told only of
+         * an accepted one, as eu_status_publish() decides. */
+        snprintf(pb->quoted_id, sizeof(pb->quoted_id), "%s", q->id);
+        snprintf(pb->quoted_account, sizeof(pb->quoted_account), "%s", q->account_id);
+        pb->d.quoted_id = pb->quoted_id;
+        pb->d.quoted_account = pb->quoted_account;
+        pb->d.quote_state = q->state; /* a string literal */
+        pb->d.quoted_local = q->local;
+        publish_draft(pb);
+        return;
+    }
+}
+
 static void
 publish_next(struct publishing *pb)
 {
@@ -439,7 +508,7 @@ publish_next(struct publishing *pb)
         return;
     }
     json_t *o = json_object_get(item, "draft");
-    struct eu_status_draft d = {
+    pb->d = (struct eu_status_draft){
         .account_id = json_integer_value(json_object_get(o, "account_id")),
         .application_id = json_integer_value(json_object_get(o, "application_id")),
         .text = json_string_value(json_object_get(o, "text")),
@@ -458,31 +527,33 @@ publish_next(struct publishing *pb)
         .quote_policy = json_is_integer(json_object_get(o, "quote_policy"))
                             ? (int)json_integer_value(json_object_get(o, "quote_policy"))
                             : -1,
+        /* What it quotes; what the quote is, is decided again below. */
         .quoted_id = json_string_value(json_object_get(o, "quoted_id")),
-        .quoted_account = json_string_value(json_object_get(o, "quoted_account")),
-        .quote_state = json_string_value(json_object_get(o, "quote_state")),
-        .quoted_local = json_is_true(json_object_get(o, "quoted_local")),
     };
-    if (!d.quoted_account || !d.quote_state)
-        d.quoted_id = NULL;
-    char *poll = json_is_object(json_object_get(o, "poll"))
-                     ? json_dumps(json_object_get(o, "poll"), JSON_COMPACT)
-                     : NULL;
-    d.poll = poll;
-    if (!d.text || !d.html || d.visibility < 0 || d.visibility > 3) {
+    struct eu_status_draft *d = &pb->d;
+    pb->poll = json_is_object(json_object_get(o, "poll"))
+                   ? json_dumps(json_object_get(o, "poll"), JSON_COMPACT)
+                   : NULL;
+    d->poll = pb->poll;
+    if (!d->text || !d->html || d->visibility < 0 || d->visibility > 3 ||
+        (d->quoted_id && !eu_id_is_valid(d->quoted_id))) {
         /* Not something this version wrote; it would fail forever, so it is
          * dropped with a trace rather than left to block the task. */
         eu_log_warn("scheduled", "dropping scheduled status %s: its draft is unreadable",
-                    d.scheduled_id);
-        const char *params[] = {d.scheduled_id};
+                    d->scheduled_id);
+        const char *params[] = {d->scheduled_id};
+        free(pb->poll);
+        pb->poll = NULL;
         eu_db_conn_stmt(eu_task_run_conn(run), &eu_scheduled_sql[SCHEDULED_DROP], 1, params,
                         on_dropped, pb);
-        free(poll);
         return;
     }
-    eu_status_publish(eu_task_run_app(run), eu_task_run_tenant(run), eu_task_run_conn(run), &d,
-                      on_one_published, pb);
-    free(poll);
+    if (d->quoted_id) {
+        eu_statuses_quote_recheck(eu_task_run_conn(run), d->account_id, d->quoted_id,
+                                  on_quote_rechecked, pb);
+        return;
+    }
+    publish_draft(pb);
 }
 
 static void

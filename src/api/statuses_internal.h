@@ -64,6 +64,22 @@ typedef void (*eu_quote_checked_cb)(struct eu_req *req, const struct eu_quote_ta
  * Calls cb, or answers 404 with Mastodon's text itself. */
 void eu_statuses_quote_check(struct eu_req *req, const char *id, eu_quote_checked_cb cb, void *arg);
 
+/* What eu_statuses_quote_recheck() found. */
+enum eu_quote_recheck {
+    EU_QUOTE_RECHECK_ALLOWED, /* as the API would let it: q's state is the new quote's */
+    EU_QUOTE_RECHECK_REFUSED, /* there, but the API would refuse it: q's state is "pending" */
+    EU_QUOTE_RECHECK_GONE,    /* deleted, or never there: q is NULL */
+    EU_QUOTE_RECHECK_ERROR,   /* the database failed: q is NULL */
+};
+/* q's strings are borrowed for the call only. */
+typedef void (*eu_quote_rechecked_cb)(enum eu_quote_recheck verdict,
+                                      const struct eu_quote_target *q, void *arg);
+/* eu_statuses_quote_check()'s decision without a request, for viewer on
+ * conn (the scheduled statuses' publisher, when a quote checked as it was
+ * scheduled is made). Calls cb once. */
+void eu_statuses_quote_recheck(struct eu_db_conn *conn, int64_t viewer, const char *id,
+                               eu_quote_rechecked_cb cb, void *arg);
+
 /* Timeline handlers (timelines.c), routed from statuses.c's table. */
 void eu_timelines_home(struct eu_req *req);
 void eu_timelines_public(struct eu_req *req);

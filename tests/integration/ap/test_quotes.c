@@ -9,8 +9,10 @@
  * processes (as test_ap_two_processes
  * starts them): a quote of a remote post asks its author (QuoteRequest),
  * is accepted or, under a nobody policy, rejected, an edit of the quoted
- * post tells the quoter (a received Update's quoted_update), and a revoke
- * on the quoted side reaches the quoting one.
+ * post tells the quoter (a received Update's quoted_update), an edited
+ * quoting post keeps its quote as it was unless the edit takes it away,
+ * and a revoke on the quoted side reaches the quoting one. A scheduled
+ * quote is checked again when it is published (test_scheduled_recheck).
  */
 #include "world.h"
 
@@ -354,6 +356,147 @@ START_TEST(test_scheduled)
 }
 END_TEST
 
+/* The id of user's status whose text is text, once there is one (NULL
+ * after waiting: none was published). Caller frees. */
+static char *
+published(struct world *w, const char *user, const char *text)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM statuses WHERE tenant_id = %s AND account_id = %s"
+             " AND text = '%s'",
+             w->tid, eu_it_id(w, user), text);
+    if (count_reaches(w, 1, sql) != 1)
+        return NULL;
+    return eu_it_world_sql(w,
+                           "SELECT id::text FROM statuses WHERE tenant_id = %s AND account_id = %s"
+                           " AND text = '%s'",
+                           w->tid, eu_it_id(w, user), text);
+}
+
+/*
+ * A scheduled quote is checked again when it is published, as Mastodon's
+ * PublishScheduledStatusWorker hands the quoted status to
+ * PostStatusService afresh: alice schedules four quotes, then before they
+ * fall due bob closes one post to quotes (nobody), carol blocks alice
+ * (the author of the second), and bob deletes the third. The untouched
+ * one is published accepted, bob told; the closed and the blocked one are
+ * published with the quote pending and no quoted post shown (Mastodon's
+ * attach_quote! makes the quote and does not accept it), nobody told; the
+ * deleted one is not published at all, its scheduled status gone
+ * (Mastodon's Status.find raises RecordNotFound, which the worker
+ * rescues after destroying it). The decoy tenant gains nothing.
+ */
+START_TEST(test_scheduled_recheck)
+{
+    struct world w;
+    eu_it_world_start(&w, &world);
+    struct eu_it_resp r = {0};
+    char *ctl = post(&w, "bob", "{\"status\":\"stays open\"}");
+    char *pol = post(&w, "bob", "{\"status\":\"closes later\"}");
+    char *blk = post(&w, "carol", "{\"status\":\"blocks later\"}");
+    char *del = post(&w, "bob", "{\"status\":\"deleted later\"}");
+    long decoy_statuses =
+        eu_it_world_sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.decoy_tid);
+    const char *quoted[] = {ctl, pol, blk, del};
+    const char *texts[] = {"q ctl", "q pol", "q blk", "q del"};
+    char when[40], body[512];
+    iso_in(when, sizeof(when), 4000);
+    for (int i = 0; i < 4; i++) {
+        snprintf(body, sizeof(body),
+                 "{\"status\":\"%s\",\"quoted_status_id\":\"%s\",\"scheduled_at\":\"%s\"}",
+                 texts[i], quoted[i], when);
+        api(&w, &r, "POST", eu_it_tok(&w, "alice"), body, "/api/v1/statuses");
+        EU_IT_EXPECT_STATUS(&r, 200);
+        EU_IT_EXPECT_JSTR(&r, "params.quoted_status_id", quoted[i]);
+    }
+
+    /* Before they fall due. */
+    api(&w, &r, "PUT", eu_it_tok(&w, "bob"), "{\"quote_approval_policy\":\"nobody\"}",
+        "/api/v1/statuses/%s/interaction_policy", pol);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    api(&w, &r, "POST", eu_it_tok(&w, "carol"), NULL, "/api/v1/accounts/%s/block",
+        eu_it_id(&w, "alice"));
+    EU_IT_EXPECT_STATUS(&r, 200);
+    api(&w, &r, "DELETE", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s", del);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/scheduled_statuses");
+    ck_assert_msg(json_array_size(r.json) == 4, "published too soon for the test: %s", r.body);
+
+    /* Nothing changed: accepted, as when it was scheduled. */
+    char *q_ctl = published(&w, "alice", "q ctl");
+    ck_assert_ptr_nonnull(q_ctl);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s", q_ctl);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.id", ctl);
+
+    /* Closed to quotes meanwhile: published, the quote pending. */
+    char *q_pol = published(&w, "alice", "q pol");
+    ck_assert_ptr_nonnull(q_pol);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s", q_pol);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "pending");
+    expect_null(&r, "quote.quoted_status");
+    api(&w, &r, "GET", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/quotes", pol);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    /* Its author blocked the quoter meanwhile: the same. */
+    char *q_blk = published(&w, "alice", "q blk");
+    ck_assert_ptr_nonnull(q_blk);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/statuses/%s", q_blk);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "pending");
+    expect_null(&r, "quote.quoted_status");
+
+    /* Deleted meanwhile: not published, the scheduled status gone. */
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM scheduled_statuses WHERE tenant_id = %s AND account_id = %s",
+             w.tid, eu_it_id(&w, "alice"));
+    ck_assert_int_eq(count_reaches(&w, 0, sql), 0);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM statuses WHERE tenant_id = %s"
+                                          " AND text = 'q del'",
+                                          w.tid),
+                     0);
+    api(&w, &r, "GET", eu_it_tok(&w, "alice"), NULL, "/api/v1/scheduled_statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    ck_assert_int_eq(json_array_size(r.json), 0);
+
+    /* Only the accepted quote tells its author. */
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM notifications WHERE tenant_id = %s AND type = 'quote'"
+             " AND from_account_id = %s",
+             w.tid, eu_it_id(&w, "alice"));
+    ck_assert_int_eq(count_reaches(&w, 1, sql), 1);
+    ck_assert_int_eq(eu_it_world_sql_long(&w,
+                                          "SELECT count(*) FROM notifications WHERE tenant_id = %s"
+                                          " AND type = 'quote' AND status_id = %s",
+                                          w.tid, q_ctl),
+                     1);
+
+    /* The decoy: nothing made there. */
+    ck_assert_int_eq(
+        eu_it_world_sql_long(&w, "SELECT count(*) FROM statuses WHERE tenant_id = %s", w.decoy_tid),
+        decoy_statuses);
+    ck_assert_int_eq(
+        eu_it_world_sql_long(&w, "SELECT count(*) FROM quotes WHERE tenant_id = %s", w.decoy_tid),
+        0);
+
+    free(ctl);
+    free(pol);
+    free(blk);
+    free(del);
+    free(q_ctl);
+    free(q_pol);
+    free(q_blk);
+    eu_it_resp_free(&r);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 START_TEST(test_policies)
 {
     struct world w;
@@ -498,6 +641,13 @@ quote_state_is(const struct eu_it_resp *r, const void *arg)
 }
 
 static bool
+content_is(const struct eu_it_resp *r, const void *arg)
+{
+    const char *c = json_string_value(json_object_get(r->json, "content"));
+    return r->status == 200 && c && strcmp(c, arg) == 0;
+}
+
+static bool
 one_status(const struct eu_it_resp *r, const void *arg)
 {
     (void)arg;
@@ -606,6 +756,7 @@ START_TEST(test_two_processes)
     snprintf(body, sizeof(body), "{\"status\":\"self quote\",\"quoted_status_id\":\"%s\"}", open_b);
     eu_it_callf(sb, &r, "b.test", "POST", bob, body, "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
+    char *self_b = strdup(eu_it_json_str(&r, "id"));
     char *self_url = strdup(eu_it_json_str(&r, "uri"));
     eu_it_callf(sb, &r, "b.test", "POST", bob, "{\"status\":\"unseen at a\"}", "/api/v1/statuses");
     EU_IT_EXPECT_STATUS(&r, 200);
@@ -626,7 +777,6 @@ START_TEST(test_two_processes)
     EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.account.acct", "bob@b.test");
     free(self_url);
     free(unseen_url);
-    free(self_a);
     free(unseen_a);
 
     /* alice follows bob, so his edits reach her server; bob edits the
@@ -648,6 +798,67 @@ START_TEST(test_two_processes)
     EU_IT_EXPECT_JSTR(&r, "0.status.id", q1);
     EU_IT_EXPECT_JSTR(&r, "0.status.quote.quoted_status.content", "<p>quote me, edited</p>");
     free(bob_a);
+
+    /* bob edits his self quote keeping the quote: alice's server keeps the
+     * quote as it was (the same row, still accepted). */
+    char *db_qa = eu_it_tenant_database(sa, "a.test");
+    char *self_quote_row =
+        eu_it_pg_execf(db_qa, "SELECT id::text || state FROM quotes WHERE status_id = %s", self_a);
+    ck_assert_ptr_nonnull(self_quote_row);
+    eu_it_callf(sb, &r, "b.test", "PUT", bob, "{\"status\":\"self quote, edited\"}",
+                "/api/v1/statuses/%s", self_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, content_is, "<p>self quote, edited</p>",
+                   "the kept-quote edit at alice's", "/api/v1/statuses/%s", self_a);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    EU_IT_EXPECT_JSTR(&r, "quote.quoted_status.id", open_a);
+    char *row_after =
+        eu_it_pg_execf(db_qa, "SELECT id::text || state FROM quotes WHERE status_id = %s", self_a);
+    ck_assert_str_eq(row_after, self_quote_row);
+    free(row_after);
+    free(self_quote_row);
+
+    /* An edit that takes the quote away, as another server may send one
+     * (eunha's edit API cannot, so bob's server has the row dropped
+     * first): its Update's Note quotes nothing, and alice's server drops
+     * the quote, as Mastodon 4.5's update_quote! does on an explicit
+     * edit. */
+    char *db_qb = eu_it_tenant_database(sb, "b.test");
+    free(eu_it_pg_execf(db_qb, "DELETE FROM quotes WHERE status_id = %s", self_b));
+    free(db_qb);
+    /* First an implicit Update (a changed policy: its Note's updated is
+     * the last edit's, not newer): the quote stays, as Mastodon keeps it. */
+    long self_pol = eu_it_pg_execf_long(
+        db_qa, "SELECT coalesce(quote_policy, -1) FROM statuses WHERE id = %s", self_a);
+    ck_assert_int_ne(self_pol, 2); /* 2: nobody (statuses.quote_policy) */
+    eu_it_callf(sb, &r, "b.test", "PUT", bob, "{\"quote_approval_policy\":\"nobody\"}",
+                "/api/v1/statuses/%s/interaction_policy", self_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    long long self_until = eu_it_now_ms() + WAIT_MS;
+    while (eu_it_now_ms() < self_until &&
+           eu_it_pg_execf_long(db_qa, "SELECT quote_policy FROM statuses WHERE id = %s", self_a) !=
+               2)
+        eu_it_sleep_ms(100);
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(db_qa, "SELECT quote_policy FROM statuses WHERE id = %s", self_a), 2);
+    eu_it_callf(sa, &r, "a.test", "GET", alice, NULL, "/api/v1/statuses/%s", self_a);
+    EU_IT_EXPECT_JSTR(&r, "quote.state", "accepted");
+    /* A Note's updated is to the second, and an edit must be newer than
+     * the last one to be taken (Mastodon's rule too). */
+    eu_it_sleep_ms(1100);
+    eu_it_callf(sb, &r, "b.test", "PUT", bob, "{\"status\":\"self quote, unquoted\"}",
+                "/api/v1/statuses/%s", self_b);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    expect_null(&r, "quote");
+    eu_it_wait_get(sa, &r, "a.test", alice, WAIT_MS, content_is, "<p>self quote, unquoted</p>",
+                   "the unquoting edit at alice's", "/api/v1/statuses/%s", self_a);
+    expect_null(&r, "quote");
+    ck_assert_int_eq(
+        eu_it_pg_execf_long(db_qa, "SELECT count(*) FROM quotes WHERE status_id = %s", self_a), 0);
+    free(db_qa);
+    free(self_a);
+    free(self_b);
 
     /* bob closes the post alice quoted to new quotes: his server sends an
      * Update that edits nothing, as Mastodon 4.5 does, and alice's server
@@ -749,6 +960,7 @@ main(void)
     EU_IT_ADD_TCASE(s, test_policies, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_edit, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_scheduled, TIMEOUT);
+    EU_IT_ADD_TCASE(s, test_scheduled_recheck, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_decoy_tenant, TIMEOUT);
     EU_IT_ADD_TCASE(s, test_two_processes, 300);
     return eu_it_run_suite(s);
