@@ -378,6 +378,10 @@ struct eu_it_app {
  * scopes); asserts 200 and returns its client id and secret. */
 struct eu_it_app eu_it_app_create(struct eu_it_server *s, const char *host, const char *json_body);
 
+/* A token of a new app on host with no account (client_credentials) and
+ * scope (e.g. "write:accounts" to sign people up); the caller frees it. */
+char *eu_it_app_token(struct eu_it_server *s, const char *host, const char *scope);
+
 /* The tenant account id of local user USERNAME, as a string the caller frees. */
 char *eu_it_account_id(struct eu_it_server *s, const char *domain, const char *username);
 

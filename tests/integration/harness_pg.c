@@ -459,6 +459,26 @@ eu_it_app_create(struct eu_it_server *s, const char *host, const char *json_body
 }
 
 char *
+eu_it_app_token(struct eu_it_server *s, const char *host, const char *scope)
+{
+    struct eu_it_app a = eu_it_app_create(
+        s, host,
+        "{\"client_name\":\"Test app\",\"redirect_uris\":\"urn:ietf:wg:oauth:2.0:oob\","
+        "\"scopes\":\"read write follow\"}");
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"grant_type\":\"client_credentials\",\"client_id\":\"%s\",\"client_secret\":"
+             "\"%s\",\"scope\":\"%s\"}",
+             a.id, a.secret, scope);
+    struct eu_it_resp r = {0};
+    eu_it_callf(s, &r, host, "POST", NULL, body, "/oauth/token");
+    ck_assert_msg(r.status == 200, "client_credentials on %s: %ld %s", host, r.status, r.body);
+    char *tok = it_xstrdup(eu_it_json_str(&r, "access_token"));
+    eu_it_resp_free(&r);
+    return tok;
+}
+
+char *
 eu_it_token_in(const char *db, const char *tid, const char *username, const char *scopes)
 {
     char token[EU_AUTH_TOKEN_LEN], hash[65];

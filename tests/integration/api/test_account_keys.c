@@ -27,27 +27,6 @@
 #define HOST "keys.example"
 #define DECOY "decoy.example"
 
-/* A token for sign-ups on domain (client_credentials with write:accounts). */
-static char *
-app_token(struct eu_it_server *s, const char *domain)
-{
-    struct eu_it_resp r = {0};
-    eu_it_http(&r, "POST", s->public_port, domain, "/api/v1/apps", NULL,
-               "{\"client_name\":\"K\",\"redirect_uris\":\"urn:ietf:wg:oauth:2.0:oob\","
-               "\"scopes\":\"read write\"}");
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char body[512];
-    snprintf(body, sizeof(body),
-             "{\"grant_type\":\"client_credentials\",\"client_id\":\"%s\",\"client_secret\":"
-             "\"%s\",\"scope\":\"write:accounts\"}",
-             eu_it_json_str(&r, "client_id"), eu_it_json_str(&r, "client_secret"));
-    eu_it_http(&r, "POST", s->public_port, domain, "/oauth/token", NULL, body);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char *tok = strdup(eu_it_json_str(&r, "access_token"));
-    eu_it_resp_free(&r);
-    return tok;
-}
-
 static long
 signup(struct eu_it_server *s, const char *domain, const char *tok, const char *user,
        struct eu_it_resp *r)
@@ -147,7 +126,7 @@ START_TEST(test_new_accounts_have_keys)
     assert_no_private_key(&r, alice_priv);
 
     /* Signed up through OAuth. */
-    char *tok = app_token(s, HOST);
+    char *tok = eu_it_app_token(s, HOST, "write:accounts");
     ck_assert_int_eq(signup(s, HOST, tok, "bob", &r), 200);
     assert_no_private_key(&r, alice_priv);
     char *bob_tok = strdup(eu_it_json_str(&r, "access_token"));
@@ -364,7 +343,8 @@ START_TEST(test_signup_flood)
     struct eu_it_server *s = eu_it_server_start_opts(&o);
     json_decref(eu_it_tenant_create(s, HOST, "Keys"));
     json_decref(eu_it_tenant_create(s, DECOY, "Decoy"));
-    char *tok = app_token(s, HOST), *dtok = app_token(s, DECOY);
+    char *tok = eu_it_app_token(s, HOST, "write:accounts"),
+         *dtok = eu_it_app_token(s, DECOY, "write:accounts");
 
     pthread_t th[FLOOD];
     struct attempt a[FLOOD];

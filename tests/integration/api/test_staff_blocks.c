@@ -364,27 +364,6 @@ START_TEST(test_domain_allows)
 }
 END_TEST
 
-/* An app token of host for sign-ups (caller frees). */
-static char *
-app_token(struct world *w, const char *host)
-{
-    struct eu_it_resp r = {0};
-    eu_it_http(&r, "POST", w->s->public_port, host, "/api/v1/apps", NULL,
-               "{\"client_name\":\"Signup\",\"redirect_uris\":\"app://cb\","
-               "\"scopes\":\"read write follow\"}");
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char body[512];
-    snprintf(body, sizeof(body),
-             "{\"grant_type\":\"client_credentials\",\"client_id\":\"%s\",\"client_secret\":"
-             "\"%s\",\"scope\":\"write:accounts\"}",
-             eu_it_json_str(&r, "client_id"), eu_it_json_str(&r, "client_secret"));
-    eu_it_http(&r, "POST", w->s->public_port, host, "/oauth/token", NULL, body);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char *tok = strdup(eu_it_json_str(&r, "access_token"));
-    eu_it_resp_free(&r);
-    return tok;
-}
-
 static void
 signup(struct world *w, const char *host, const char *tok, const char *user, const char *email,
        struct eu_it_resp *r)
@@ -411,8 +390,8 @@ START_TEST(test_email_blocks)
     struct world w;
     struct eu_it_resp r = {0};
     start(&w);
-    char *tok = app_token(&w, HOST);
-    char *dtok = app_token(&w, DECOY);
+    char *tok = eu_it_app_token(w.s, HOST, "write:accounts");
+    char *dtok = eu_it_app_token(w.s, DECOY, "write:accounts");
 
     /* E-mail domain blocks: flo (federation only) may not. */
     expect_refusals(&w, "GET", NULL, "/api/v1/admin/email_domain_blocks", false);
@@ -554,8 +533,8 @@ START_TEST(test_ip_blocks)
     struct world w;
     struct eu_it_resp r = {0};
     start(&w);
-    char *tok = app_token(&w, HOST);
-    char *dtok = app_token(&w, DECOY);
+    char *tok = eu_it_app_token(w.s, HOST, "write:accounts");
+    char *dtok = eu_it_app_token(w.s, DECOY, "write:accounts");
 
     expect_refusals(&w, "GET", NULL, "/api/v1/admin/ip_blocks", false);
     expect_refusals(&w, "POST", "{\"ip\":\"10.0.0.0/8\",\"severity\":\"no_access\"}",

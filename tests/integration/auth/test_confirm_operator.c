@@ -23,27 +23,6 @@
 #define OPERATOR_TOML                                                                              \
     "[mail]\nconfirm_without_mail = \"operator\"\n[workers]\nqueue_idle_poll_seconds = 1\n"
 
-/* A token for sign-ups on domain (client_credentials with write:accounts). */
-static char *
-app_token(struct eu_it_server *s, const char *domain)
-{
-    struct eu_it_resp r = {0};
-    eu_it_http(&r, "POST", s->public_port, domain, "/api/v1/apps", NULL,
-               "{\"client_name\":\"C\",\"redirect_uris\":\"urn:ietf:wg:oauth:2.0:oob\","
-               "\"scopes\":\"read write\"}");
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char body[512];
-    snprintf(body, sizeof(body),
-             "{\"grant_type\":\"client_credentials\",\"client_id\":\"%s\",\"client_secret\":"
-             "\"%s\",\"scope\":\"write:accounts\"}",
-             eu_it_json_str(&r, "client_id"), eu_it_json_str(&r, "client_secret"));
-    eu_it_http(&r, "POST", s->public_port, domain, "/oauth/token", NULL, body);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char *tok = strdup(eu_it_json_str(&r, "access_token"));
-    eu_it_resp_free(&r);
-    return tok;
-}
-
 /* Signs user up on domain; returns the new user's token. */
 static char *
 signup(struct eu_it_server *s, const char *domain, const char *app, const char *user)
@@ -113,7 +92,7 @@ START_TEST(test_operator_confirms)
     json_decref(eu_it_tenant_create(s, DECOY, "Decoy"));
     char *db = eu_it_tenant_database(s, HOST);
     char *tid = eu_it_tenant_id(s, HOST);
-    char *app = app_token(s, HOST);
+    char *app = eu_it_app_token(s, HOST, "write:accounts");
     struct eu_it_resp r = {0};
     char path[256], sql[256];
 
@@ -162,7 +141,7 @@ START_TEST(test_operator_confirms)
 
     /* The decoy's own sign-up waits too, and the operator's confirmation on
      * this tenant did not reach it. */
-    char *dapp = app_token(s, DECOY);
+    char *dapp = eu_it_app_token(s, DECOY, "write:accounts");
     char *dave = signup(s, DECOY, dapp, "dave");
     ck_assert_int_eq(verify(s, DECOY, dave), 403);
 
@@ -185,7 +164,7 @@ START_TEST(test_auto_by_default)
 {
     struct eu_it_server *s = eu_it_server_start(NULL);
     json_decref(eu_it_tenant_create(s, HOST, "Confirm"));
-    char *app = app_token(s, HOST);
+    char *app = eu_it_app_token(s, HOST, "write:accounts");
     char *alice = signup(s, HOST, app, "alice");
     ck_assert_int_eq(verify(s, HOST, alice), 200);
     free(alice);

@@ -680,26 +680,6 @@ END_TEST
 
 /* ------------------------------------------------------ registration */
 
-static char *
-app_token(struct eu_it_server *s, const char *domain)
-{
-    struct eu_it_resp r = {0};
-    eu_it_http(&r, "POST", s->public_port, domain, "/api/v1/apps", NULL,
-               "{\"client_name\":\"Signup\",\"redirect_uris\":\"app://cb\","
-               "\"scopes\":\"read write follow\"}");
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char body[512];
-    snprintf(body, sizeof(body),
-             "{\"grant_type\":\"client_credentials\",\"client_id\":\"%s\",\"client_secret\":"
-             "\"%s\",\"scope\":\"write:accounts\"}",
-             eu_it_json_str(&r, "client_id"), eu_it_json_str(&r, "client_secret"));
-    eu_it_http(&r, "POST", s->public_port, domain, "/oauth/token", NULL, body);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char *tok = strdup(eu_it_json_str(&r, "access_token"));
-    eu_it_resp_free(&r);
-    return tok;
-}
-
 static void
 signup(struct eu_it_server *s, const char *domain, const char *tok, const char *user,
        struct eu_it_resp *r)
@@ -716,7 +696,7 @@ START_TEST(test_registration_modes)
 {
     struct eu_it_server *s = start();
     struct eu_it_resp r = {0};
-    char *tok = app_token(s, DOMAIN);
+    char *tok = eu_it_app_token(s, DOMAIN, "write:accounts");
 
     /* Open by default, and the instance says so. */
     call(s, &r, "GET", NULL, NULL, "/api/v1/instance");

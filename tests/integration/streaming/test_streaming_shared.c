@@ -55,21 +55,30 @@ update_of(int fd, const char *stream, const char *id)
     return NULL;
 }
 
-/* The status id as GET /api/v1/timelines/public shows it to token: what
- * a per-listener render sent before. Caller decrefs. */
+/* The status id as token's REST timeline at path shows it (a page
+ * bounded to it), once the home fan-out has put it there: what a
+ * per-listener render sends. Caller decrefs. */
 static json_t *
-public_page_status(struct world *w, const char *token, const char *id)
+page_status(struct world *w, const char *token, const char *path, const char *id)
 {
     long long n = strtoll(id, NULL, 10);
-    struct eu_it_resp r = {0};
-    eu_it_callf(w->s, &r, HOST, "GET", token, NULL,
-                "/api/v1/timelines/public?since_id=%lld&max_id=%lld&limit=1", n - 1, n + 1);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    json_t *st = json_incref(json_array_get(r.json, 0));
-    ck_assert_msg(st != NULL, "%s is not on the public timeline", id);
-    eu_it_resp_free(&r);
-    return st;
+    for (int i = 0; i < 100; i++) {
+        struct eu_it_resp r = {0};
+        eu_it_callf(w->s, &r, HOST, "GET", token, NULL, "%s?since_id=%lld&max_id=%lld&limit=1",
+                    path, n - 1, n + 1);
+        EU_IT_EXPECT_STATUS(&r, 200);
+        json_t *st = json_incref(json_array_get(r.json, 0));
+        eu_it_resp_free(&r);
+        if (st)
+            return st;
+        eu_it_sleep_ms(100);
+    }
+    ck_abort_msg("%s never reached %s", id, path);
+    return NULL;
 }
+
+#define PUBLIC "/api/v1/timelines/public"
+#define HOME "/api/v1/timelines/home"
 
 #define SHARED_EXTRA 6
 
@@ -135,7 +144,7 @@ START_TEST(test_render_once_send_many)
     char *kiwi = post(&w, eu_it_tok(&w, "carol"), "a kiwi for everyone");
 
     /* alice: every stream, each as her REST public timeline has it. */
-    json_t *rest = public_page_status(&w, eu_it_tok(&w, "alice"), kiwi);
+    json_t *rest = page_status(&w, eu_it_tok(&w, "alice"), PUBLIC, kiwi);
     for (int i = 0; i <= SHARED_EXTRA; i++) {
         json_t *st = update_of(fa[i], "public", kiwi);
         eu_ws_assert_same_json(st, rest);
@@ -146,7 +155,7 @@ START_TEST(test_render_once_send_many)
     json_decref(rest);
     /* frank: flagged on both streams (in either order), by the filter he
      * made after opening. */
-    json_t *want = public_page_status(&w, eu_it_tok(&w, "frank"), kiwi);
+    json_t *want = page_status(&w, eu_it_tok(&w, "frank"), PUBLIC, kiwi);
     bool on_user = false, on_public = false;
     long long end = eu_it_now_ms() + 30000;
     while ((!on_user || !on_public) && eu_it_now_ms() < end) {
@@ -212,27 +221,6 @@ START_TEST(test_render_once_send_many)
     eu_it_world_stop(&w);
 }
 END_TEST
-
-/* The status id as token's REST home timeline shows it, once the home
- * fan-out has put it there. Caller decrefs. */
-static json_t *
-home_page_status(struct world *w, const char *token, const char *id)
-{
-    long long n = strtoll(id, NULL, 10);
-    for (int i = 0; i < 100; i++) {
-        struct eu_it_resp r = {0};
-        eu_it_callf(w->s, &r, HOST, "GET", token, NULL,
-                    "/api/v1/timelines/home?since_id=%lld&max_id=%lld&limit=1", n - 1, n + 1);
-        EU_IT_EXPECT_STATUS(&r, 200);
-        json_t *st = json_incref(json_array_get(r.json, 0));
-        eu_it_resp_free(&r);
-        if (st)
-            return st;
-        eu_it_sleep_ms(100);
-    }
-    ck_abort_msg("%s never reached the home timeline", id);
-    return NULL;
-}
 
 /* The listeners of bob's boost: carol favourited and bookmarked the
  * original, jay has a filter on its text; ivy blocks its author. */
@@ -326,7 +314,7 @@ START_TEST(test_reblog_render_once)
 
     for (int i = 0; i < BOOST_SEEN; i++) {
         const char *who = BOOST_FANS[i];
-        json_t *want = home_page_status(&w, eu_it_tok(&w, who), boost);
+        json_t *want = page_status(&w, eu_it_tok(&w, who), HOME, boost);
         eu_ws_assert_same_json(got[i], want);
         json_decref(want);
         bool is_carol = strcmp(who, "carol") == 0, is_jay = strcmp(who, "jay") == 0;
@@ -375,7 +363,7 @@ START_TEST(test_reblog_render_once)
     ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
     ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
     for (int i = 0; i < BOOST_SEEN; i++) {
-        json_t *want = home_page_status(&w, eu_it_tok(&w, BOOST_FANS[i]), reply);
+        json_t *want = page_status(&w, eu_it_tok(&w, BOOST_FANS[i]), HOME, reply);
         eu_ws_assert_same_json(got[i], want);
         json_decref(want);
         ck_assert(json_boolean_value(json_object_get(got[i], "muted")) == (i == 0));
@@ -455,21 +443,6 @@ expect_public_no_list(int fd, const char *id)
             return;
     }
     ck_abort_msg("no update of %s", id);
-}
-
-/* The status id as token's REST list timeline shows it. Caller decrefs. */
-static json_t *
-list_page_status(struct world *w, const char *token, const char *list, const char *id)
-{
-    long long n = strtoll(id, NULL, 10);
-    struct eu_it_resp r = {0};
-    eu_it_callf(w->s, &r, HOST, "GET", token, NULL,
-                "/api/v1/timelines/list/%s?since_id=%lld&max_id=%lld&limit=1", list, n - 1, n + 1);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    json_t *st = json_incref(json_array_get(r.json, 0));
-    ck_assert_msg(st != NULL, "%s is not on list %s", id, list);
-    eu_it_resp_free(&r);
-    return st;
 }
 
 /* The owners of a list holding alice and bob; frank's takes no replies,
@@ -557,7 +530,9 @@ START_TEST(test_list_render_once)
     ck_assert_msg(spliced1 - spliced0 >= LIST_SEEN, "%.0f spliced", spliced1 - spliced0);
     for (int i = 0; i < LIST_SEEN; i++) {
         const char *who = LIST_OWNERS[i];
-        json_t *want = list_page_status(&w, eu_it_tok(&w, who), lists[i], kiwi);
+        char path[64];
+        snprintf(path, sizeof(path), "/api/v1/timelines/list/%s", lists[i]);
+        json_t *want = page_status(&w, eu_it_tok(&w, who), path, kiwi);
         eu_ws_assert_same_json(got[i], want);
         json_decref(want);
         bool is_frank = strcmp(who, "frank") == 0;
@@ -614,27 +589,6 @@ START_TEST(test_list_render_once)
 }
 END_TEST
 
-/* A token of an app, without an account (client_credentials), for read;
- * malloc'd. */
-static char *
-app_token(struct world *w)
-{
-    struct eu_it_resp r = {0};
-    eu_it_http(&r, "POST", w->s->public_port, HOST, "/api/v1/apps", NULL,
-               "{\"client_name\":\"S\",\"redirect_uris\":\"app://cb\",\"scopes\":\"read\"}");
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char body[512];
-    snprintf(body, sizeof(body),
-             "{\"grant_type\":\"client_credentials\",\"client_id\":\"%s\",\"client_secret\":"
-             "\"%s\",\"scope\":\"read\"}",
-             eu_it_json_str(&r, "client_id"), eu_it_json_str(&r, "client_secret"));
-    eu_it_http(&r, "POST", w->s->public_port, HOST, "/oauth/token", NULL, body);
-    EU_IT_EXPECT_STATUS(&r, 200);
-    char *tok = strdup(eu_it_json_str(&r, "access_token"));
-    eu_it_resp_free(&r);
-    return tok;
-}
-
 /* The listeners of alice's poll, following alice and bob: carol votes. */
 static const char *const POLL_FANS[] = {"carol", "erin", "frank"};
 
@@ -668,7 +622,7 @@ START_TEST(test_poll_render_once)
                             sizeof(head));
         eu_ws_settle(&w, HOST, fds[i], "user", eu_it_tok(&w, "bob"));
     }
-    char *app = app_token(&w);
+    char *app = eu_it_app_token(w.s, HOST, "read");
     int fa = eu_ws_open(&w, HOST, app, "?stream=public", 0, head, sizeof(head));
     eu_ws_settle(&w, HOST, fa, "public", eu_it_tok(&w, "bob"));
     int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
@@ -687,7 +641,7 @@ START_TEST(test_poll_render_once)
     eu_it_resp_free(&r);
     for (int i = 0; i < NFANS; i++) {
         json_t *st = update_of(fds[i], "user", ask);
-        json_t *want = home_page_status(&w, eu_it_tok(&w, POLL_FANS[i]), ask);
+        json_t *want = page_status(&w, eu_it_tok(&w, POLL_FANS[i]), HOME, ask);
         eu_ws_assert_same_json(st, want);
         ck_assert(json_is_false(eu_it_jpath(st, "poll.voted")));
         ck_assert_int_eq(json_array_size(eu_it_jpath(st, "poll.own_votes")), 0);
@@ -695,7 +649,7 @@ START_TEST(test_poll_render_once)
         json_decref(st);
     }
     json_t *st = update_of(fa, "public", ask);
-    json_t *want = public_page_status(&w, app, ask);
+    json_t *want = page_status(&w, app, PUBLIC, ask);
     eu_ws_assert_same_json(st, want);
     ck_assert_ptr_null(eu_it_jpath(st, "poll.voted"));
     ck_assert_ptr_null(eu_it_jpath(st, "poll.own_votes"));
@@ -719,7 +673,7 @@ START_TEST(test_poll_render_once)
     for (int i = 0; i < NFANS; i++) {
         bool is_carol = i == 0;
         st = update_of(fds[i], "user", boost);
-        want = home_page_status(&w, eu_it_tok(&w, POLL_FANS[i]), boost);
+        want = page_status(&w, eu_it_tok(&w, POLL_FANS[i]), HOME, boost);
         eu_ws_assert_same_json(st, want);
         ck_assert_str_eq(json_string_value(eu_it_jpath(st, "reblog.id")), ask);
         ck_assert(json_boolean_value(eu_it_jpath(st, "reblog.poll.voted")) == is_carol);
@@ -817,7 +771,7 @@ START_TEST(test_quote_render_once)
     ck_assert_msg(renders1 - renders0 == NFANS - QUOTE_SHARED, "%.0f renders for one listener",
                   renders1 - renders0);
     for (int i = 0; i < NFANS; i++) {
-        json_t *want = home_page_status(&w, eu_it_tok(&w, QUOTE_FANS[i]), quote);
+        json_t *want = page_status(&w, eu_it_tok(&w, QUOTE_FANS[i]), HOME, quote);
         eu_ws_assert_same_json(got[i], want);
         json_decref(want);
         bool is_carol = i == 0;
