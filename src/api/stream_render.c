@@ -31,11 +31,11 @@
  * A reblog is shunned for its booster and its original's author alike, and
  * filtered by its original, as the REST home timeline does. A quote's
  * shown status is read as a reblog's original is (its flags, whom the
- * listener follows for its quote_approval). What stays per listener: a
- * reblog of a quote; a quote of a status not public or unlisted, or whose
- * author the listener shuns or is blocked by (the REST render says what
- * it shows); a reblog
- * not public or unlisted, or of one that is not; an author silenced, shown
+ * listener follows for its quote_approval), a level deeper in a reblog
+ * of a quote. What stays per listener: a quote of a status not public or
+ * unlisted, or whose author the listener shuns or is blocked by (the REST
+ * render says what it shows); a reblog not public or unlisted, or of one
+ * that is not; an author silenced, shown
  * to followers only; a listener who is its author (or the original's); and
  * a listener the event reached after the flags were read. On a list stream
  * also a status not public or unlisted, a reply to someone else (the
@@ -75,6 +75,25 @@ enum {
     SR_FLAGS,
 };
 
+/* stream_render.flags's columns of level l: the listeners that have each
+ * flag on that level's status. */
+#define SR_FLAG_OF(cte, l)                                                                         \
+    " (SELECT coalesce(array_agg(account_id), '{}') FROM " cte " WHERE lvl = " l ")::text"
+#define SR_LEVEL_FLAGS(l)                                                                          \
+    SR_FLAG_OF("fav", l) "," SR_FLAG_OF("reb", l) "," SR_FLAG_OF("mut", l) "," SR_FLAG_OF("bm", l)
+/* ... and the listeners that follow author p. */
+#define SR_FOLLOWERS(p)                                                                            \
+    " (SELECT coalesce(array_agg(account_id), '{}') FROM fol WHERE target = " p "::bigint)::text"
+/* Per level its flags, then per level its author's followers. */
+#define SR_FLAGS_LEVELS SR_LEVEL_FLAGS("0") "," SR_LEVEL_FLAGS("1") "," SR_LEVEL_FLAGS("2")
+#define SR_FLAGS_FOLLOWS SR_FOLLOWERS("$5") "," SR_FOLLOWERS("$6") "," SR_FOLLOWERS("$8")
+/* Each listener's choices in the one poll, by its id. */
+#define SR_FLAGS_VOTES                                                                             \
+    " (SELECT coalesce(json_object_agg(pv.account_id::text, pv.choices), '{}')"                    \
+    "  FROM polls p JOIN poll_votes pv ON pv.tenant_id = $1"                                       \
+    "  AND pv.poll_id = p.id AND pv.account_id IN (SELECT id FROM v)"                              \
+    "  WHERE p.tenant_id = $1 AND p.status_id IN ($3::bigint, $4::bigint, $7::bigint))::text"
+
 const struct eu_sql eu_stream_render_sql[] = {
     /* $2 status: its author, the author's domain (NULL: local), whether the
      * author is silenced (shown to followers only), and whether nobody may
@@ -85,14 +104,16 @@ const struct eu_sql eu_stream_render_sql[] = {
                   /* A reblog's original the same way (NULLs: none). */
                   " OR o.deleted_at IS NOT NULL OR oa.suspended_at IS NOT NULL,"
                   " oa.id::text, oa.domain, oa.silenced_at IS NOT NULL,"
-                  /* The author of the status an accepted quote quotes (NULL:
-                   * none), its domain, and whether it is suspended (the
-                   * quoted status then shown to nobody). */
+                  /* The author of the status its accepted quote (or its
+                   * original's) shows (NULL: none), its domain, and whether
+                   * it is suspended (the quoted status then shown to
+                   * nobody). */
                   " qa.id::text, qa.domain, qa.suspended_at IS NOT NULL"
                   " FROM statuses s JOIN accounts a ON a.tenant_id = $1 AND a.id = s.account_id"
                   " LEFT JOIN statuses o ON o.tenant_id = $1 AND o.id = s.reblog_of_id"
                   " LEFT JOIN accounts oa ON oa.tenant_id = $1 AND oa.id = o.account_id"
-                  " LEFT JOIN quotes q ON q.tenant_id = $1 AND q.status_id = s.id"
+                  " LEFT JOIN quotes q ON q.tenant_id = $1"
+                  "  AND q.status_id = coalesce(s.reblog_of_id, s.id)"
                   "  AND q.state = 'accepted'"
                   " LEFT JOIN statuses qs ON qs.tenant_id = $1 AND qs.id = q.quoted_status_id"
                   " LEFT JOIN accounts qa ON qa.tenant_id = $1 AND qa.id = qs.account_id"
@@ -122,49 +143,37 @@ const struct eu_sql eu_stream_render_sql[] = {
                    " (SELECT coalesce(array_agg(l.id), '{}') FROM lists l"
                    "  WHERE l.tenant_id = $1 AND l.account_id = $2::bigint)::text"},
     /* $2 the listeners (bigint[]), $3 a status, $4 the original it
-     * reblogs (0: none), $5 and $6 the authors whose followers matter to
-     * quote_approval (0: none): of those listeners, as bigint[] texts, who
-     * favourited, reblogged, muted the conversation of and bookmarked $3,
-     * then the same of $4, then who follows $5 and $6, then their votes in
-     * the poll of either. What
+     * reblogs or the status its quote shows, $7 the status the original's
+     * quote shows (0: none), $5, $6 and $8 their authors whose followers
+     * matter to quote_approval (0: none): of those listeners, as bigint[]
+     * texts, who favourited, reblogged, muted the conversation of and
+     * bookmarked $3, then the same of $4 and of $7, then who follows $5,
+     * $6 and $8, then their votes in the poll of any of them. What
      * status_render.statuses's flags read for one viewer, for all of them
      * at once: each a probe per listener on the table's key. */
-    [SR_FLAGS] =
-        {"stream_render.flags",
-         "WITH v AS (SELECT DISTINCT unnest($2::bigint[]) AS id),"
-         " st AS (SELECT x.id, coalesce(x.conversation_id, x.id) AS conv, x.id = $3::bigint AS r"
-         "  FROM statuses x WHERE x.tenant_id = $1 AND x.id IN ($3::bigint, $4::bigint)),"
-         " fav AS (SELECT st.r, f.account_id FROM st JOIN favourites f ON f.tenant_id = $1"
-         "  AND f.status_id = st.id AND f.account_id IN (SELECT id FROM v)),"
-         " reb AS (SELECT st.r, b.account_id FROM st JOIN statuses b ON b.tenant_id = $1"
-         "  AND b.reblog_of_id = st.id AND b.deleted_at IS NULL"
-         "  AND b.account_id IN (SELECT id FROM v)),"
-         " mut AS (SELECT st.r, cm.account_id FROM st JOIN conversation_mutes cm"
-         "  ON cm.tenant_id = $1 AND cm.conversation_id = st.conv"
-         "  AND cm.account_id IN (SELECT id FROM v)),"
-         " bm AS (SELECT st.r, k.account_id FROM st JOIN bookmarks k ON k.tenant_id = $1"
-         "  AND k.status_id = st.id AND k.account_id IN (SELECT id FROM v)),"
-         " fol AS (SELECT fo.target_account_id AS target, fo.account_id FROM follows fo"
-         "  WHERE fo.tenant_id = $1 AND fo.target_account_id IN ($5::bigint, $6::bigint)"
-         "  AND fo.account_id IN (SELECT id FROM v))"
-         " SELECT (SELECT coalesce(array_agg(account_id), '{}') FROM fav WHERE r)::text,"
-         " (SELECT coalesce(array_agg(account_id), '{}') FROM reb WHERE r)::text,"
-         " (SELECT coalesce(array_agg(account_id), '{}') FROM mut WHERE r)::text,"
-         " (SELECT coalesce(array_agg(account_id), '{}') FROM bm WHERE r)::text,"
-         " (SELECT coalesce(array_agg(account_id), '{}') FROM fav WHERE NOT r)::text,"
-         " (SELECT coalesce(array_agg(account_id), '{}') FROM reb WHERE NOT r)::text,"
-         " (SELECT coalesce(array_agg(account_id), '{}') FROM mut WHERE NOT r)::text,"
-         " (SELECT coalesce(array_agg(account_id), '{}') FROM bm WHERE NOT r)::text,"
-         " (SELECT coalesce(array_agg(account_id), '{}') FROM fol"
-         "  WHERE target = $5::bigint)::text,"
-         " (SELECT coalesce(array_agg(account_id), '{}') FROM fol"
-         "  WHERE target = $6::bigint)::text,"
-         /* The poll of $3 or $4 (a reblog has none of its own): each
-          * listener's choices, by its id. */
-         " (SELECT coalesce(json_object_agg(pv.account_id::text, pv.choices), '{}')"
-         "  FROM polls p JOIN poll_votes pv ON pv.tenant_id = $1 AND pv.poll_id = p.id"
-         "  AND pv.account_id IN (SELECT id FROM v)"
-         "  WHERE p.tenant_id = $1 AND p.status_id IN ($3::bigint, $4::bigint))::text"},
+    [SR_FLAGS] = {"stream_render.flags",
+                  "WITH v AS (SELECT DISTINCT unnest($2::bigint[]) AS id),"
+                  " st AS (SELECT x.id, coalesce(x.conversation_id, x.id) AS conv,"
+                  "  CASE x.id WHEN $3::bigint THEN 0 WHEN $4::bigint THEN 1 ELSE 2 END AS lvl"
+                  "  FROM statuses x WHERE x.tenant_id = $1"
+                  "  AND x.id IN ($3::bigint, $4::bigint, $7::bigint)),"
+                  " fav AS (SELECT st.lvl, f.account_id FROM st JOIN favourites f"
+                  "  ON f.tenant_id = $1 AND f.status_id = st.id"
+                  "  AND f.account_id IN (SELECT id FROM v)),"
+                  " reb AS (SELECT st.lvl, b.account_id FROM st JOIN statuses b"
+                  "  ON b.tenant_id = $1 AND b.reblog_of_id = st.id AND b.deleted_at IS NULL"
+                  "  AND b.account_id IN (SELECT id FROM v)),"
+                  " mut AS (SELECT st.lvl, cm.account_id FROM st JOIN conversation_mutes cm"
+                  "  ON cm.tenant_id = $1 AND cm.conversation_id = st.conv"
+                  "  AND cm.account_id IN (SELECT id FROM v)),"
+                  " bm AS (SELECT st.lvl, k.account_id FROM st JOIN bookmarks k"
+                  "  ON k.tenant_id = $1 AND k.status_id = st.id"
+                  "  AND k.account_id IN (SELECT id FROM v)),"
+                  " fol AS (SELECT fo.target_account_id AS target, fo.account_id FROM follows fo"
+                  "  WHERE fo.tenant_id = $1"
+                  "  AND fo.target_account_id IN ($5::bigint, $6::bigint, $8::bigint)"
+                  "  AND fo.account_id IN (SELECT id FROM v))"
+                  " SELECT" SR_FLAGS_LEVELS "," SR_FLAGS_FOLLOWS "," SR_FLAGS_VOTES},
     {0},
 };
 
@@ -292,7 +301,9 @@ enum { RF_FAV, RF_REB, RF_MUTE, RF_BM, RF_FOLLOWS, RF_N };
  * "filtered", quote_approval's current_user, a poll's voted and
  * own_votes. */
 enum { CUT_FLAGS, CUT_CURRENT, CUT_POLL };
-#define MAX_CUTS 5
+/* A status, the original it reblogs, the status the original quotes. */
+#define LEVELS 3
+#define MAX_CUTS (2 * LEVELS + 1)
 
 /*
  * A status rendered for nobody in particular, cut into pieces around the
@@ -322,7 +333,7 @@ struct eu_stream_shared {
     bool list_ok;
     json_t *entity;
     json_t *shown; /* what filters match: the entity, or a reblog's original */
-    int policy[2];
+    int policy[LEVELS];
     int ncuts;
     unsigned char cut_kind[MAX_CUTS], cut_level[MAX_CUTS];
     char *raw[MAX_CUTS + 1], *esc[MAX_CUTS + 1];
@@ -333,8 +344,8 @@ struct eu_stream_shared {
     bool has_flags;
     int64_t *viewers;
     size_t nviewers;
-    int64_t *flags[2][RF_N];
-    size_t nflags[2][RF_N];
+    int64_t *flags[LEVELS][RF_N];
+    size_t nflags[LEVELS][RF_N];
     /* The listeners' votes in its poll: their choices (a JSON array) by
      * account id; NULL without flags. */
     json_t *votes;
@@ -480,9 +491,8 @@ quoted_of(json_t *st)
  * for its listeners when read): not a reply (a muted conversation)
  * unless the flags were read, no poll unless they were, and a quote
  * only with them and of a status anyone may see (the quoted status's own
- * flags are read as a reblog's original's are), never in a reblog. A
- * quote that shows no status (pending, refused, gone) is the same for
- * everyone. A reblog's two also shown to anyone: the publisher chose the
+ * flags are read as a reblog's original's are). A quote that shows no status (pending, refused,
+ * gone) is the same for everyone. A reblog's two also shown to anyone: the publisher chose the
  * listeners by the reblog's visibility, and the original's rule for one
  * viewer (a self-boost of a followers-only status) is the REST render's. */
 static bool
@@ -491,8 +501,7 @@ plain_status(json_t *st, bool flags, bool in_reblog)
     json_t *quoted = quoted_of(st);
     return (flags || json_is_null(json_object_get(st, "in_reply_to_id"))) &&
            (flags || json_is_null(json_object_get(st, "poll"))) &&
-           (in_reblog ? json_is_null(json_object_get(st, "quote"))
-                      : !quoted || (flags && public_or_unlisted(quoted))) &&
+           (!quoted || (flags && public_or_unlisted(quoted))) &&
            (!in_reblog || public_or_unlisted(st));
 }
 
@@ -521,10 +530,10 @@ object_end(const char *p, const char *end)
 }
 
 /* Whether the anonymous render (its text, len bytes) can serve every
- * viewer but its authors with the pieces cut; cuts them. A reblog or a
- * poll only with its listeners' flags (and votes) read; a quote, or a
- * reblog of one, is rendered per listener, as the quoted status's flags
- * and visibility are the viewer's. */
+ * viewer but its authors with the pieces cut; cuts them. A reblog, a
+ * quote or a poll only with its listeners' flags (and votes) read. Level
+ * 0 is the status, 1 a reblog's original or the status a quote shows, 2
+ * the status a reblog's original quotes. */
 static bool
 shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
 {
@@ -534,8 +543,7 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
     if (reblog ? !sh->has_flags || !plain_status(o, false, true) || !plain_status(orig, true, true)
                : !json_is_null(orig) || !plain_status(o, sh->has_flags, false))
         return false;
-    /* A quote's shown status is level 1, as a reblog's original is. */
-    json_t *quoted = reblog ? NULL : quoted_of(o);
+    json_t *quoted = quoted_of(reblog ? orig : o);
     if (quoted && !sh->quoted_author)
         return false;
     if (!quoted) {
@@ -549,38 +557,33 @@ shared_cut(struct eu_stream_shared *sh, const char *text, size_t len)
     sh->list_ok =
         public_or_unlisted(o) &&
         (json_is_null(to) || json_equal(to, json_object_get(json_object_get(o, "account"), "id")));
-    sh->policy[0] = quote_policy(o);
-    sh->policy[1] = reblog ? quote_policy(orig) : quoted ? quote_policy(quoted) : QP_NOBODY;
-    bool two = reblog || quoted;
-    int levels = two ? 2 : 1;
-    for (int l = 0; l < levels; l++)
+    json_t *level[LEVELS] = {o, reblog ? orig : quoted, reblog ? quoted : NULL};
+    int levels = 1 + (level[1] != NULL) + (level[2] != NULL);
+    for (int l = 0; l < LEVELS; l++) {
+        sh->policy[l] = l < levels ? quote_policy(level[l]) : QP_NOBODY;
         /* Followers: whom the viewer follows, read with the flags. */
         if (sh->policy[l] == QP_OTHER || (!sh->has_flags && sh->policy[l] == QP_FOLLOWERS))
             return false;
+    }
     static const char filtered[] = ",\"filtered\":[]", current[] = "\"current_user\":\"unknown\"";
-    const char *f[3], *c[3];
-    if (find_all(text, len, filtered, f, 3) != levels ||
-        find_all(text, len, current, c, 3) != levels)
+    const char *f[LEVELS + 1], *c[LEVELS + 1];
+    if (find_all(text, len, filtered, f, LEVELS + 1) != levels ||
+        find_all(text, len, current, c, LEVELS + 1) != levels)
         return false;
-    /* In text order: a status's flags, then its quote_approval; a reblog's
-     * original, or a quote's status, sits between the two. */
+    /* In text order: a status's flags, then what it nests (a reblog's
+     * original, a quote's status), then its quote_approval; so the flags
+     * of each level in turn, then the quote_approvals the other way. */
     const char *at[MAX_CUTS];
-    if (two) {
-        if (!(f[0] < f[1] && f[1] < c[0] && c[0] < c[1]))
+    sh->ncuts = 2 * levels;
+    for (int l = 0; l < levels; l++) {
+        if ((l && f[l] < f[l - 1]) || (l && c[l] < c[l - 1]) || c[0] < f[levels - 1])
             return false;
-        at[0] = f[0], at[1] = f[1], at[2] = c[0], at[3] = c[1];
-        static const unsigned char kind[] = {CUT_FLAGS, CUT_FLAGS, CUT_CURRENT, CUT_CURRENT},
-                                   level[] = {0, 1, 1, 0};
-        memcpy(sh->cut_kind, kind, 4);
-        memcpy(sh->cut_level, level, 4);
-        sh->ncuts = 4;
-    } else {
-        if (c[0] < f[0])
-            return false;
-        at[0] = f[0], at[1] = c[0];
-        sh->cut_kind[0] = CUT_FLAGS, sh->cut_kind[1] = CUT_CURRENT;
-        sh->cut_level[0] = sh->cut_level[1] = 0;
-        sh->ncuts = 2;
+        at[l] = f[l];
+        sh->cut_kind[l] = CUT_FLAGS;
+        sh->cut_level[l] = (unsigned char)l;
+        at[levels + l] = c[l];
+        sh->cut_kind[levels + l] = CUT_CURRENT;
+        sh->cut_level[levels + l] = (unsigned char)(levels - 1 - l);
     }
     /* The viewer's voted and own_votes go last in a poll, as the REST
      * render writes them (eunha_poll_json()): before its closing brace.
@@ -634,7 +637,7 @@ eu_stream_shared_free(struct eu_stream_shared *sh)
     }
     json_decref(sh->votes);
     free(sh->viewers);
-    for (int l = 0; l < 2; l++)
+    for (int l = 0; l < LEVELS; l++)
         for (int k = 0; k < RF_N; k++)
             free(sh->flags[l][k]);
     free(sh);
@@ -691,14 +694,17 @@ on_flags(struct eu_req *req, PGresult *res, void *arg)
 {
     struct shared_job *j = arg;
     struct eu_stream_shared *sh = j->sh;
-    if (PQntuples(res) == 1 && PQnfields(res) == 2 * 4 + 2 + 1) {
-        for (int l = 0; l < 2; l++)
+    /* Per level its four flags, then per level its author's followers,
+     * then the votes. */
+    if (PQntuples(res) == 1 && PQnfields(res) == LEVELS * RF_N + 1) {
+        for (int l = 0; l < LEVELS; l++)
             for (int k = 0; k < RF_FOLLOWS; k++)
-                sh->flags[l][k] = parse_ids(PQgetvalue(res, 0, l * 4 + k), &sh->nflags[l][k], true);
-        for (int l = 0; l < 2; l++)
-            sh->flags[l][RF_FOLLOWS] =
-                parse_ids(PQgetvalue(res, 0, 8 + l), &sh->nflags[l][RF_FOLLOWS], true);
-        sh->votes = json_loads(PQgetvalue(res, 0, 10), 0, NULL);
+                sh->flags[l][k] =
+                    parse_ids(PQgetvalue(res, 0, l * RF_FOLLOWS + k), &sh->nflags[l][k], true);
+        for (int l = 0; l < LEVELS; l++)
+            sh->flags[l][RF_FOLLOWS] = parse_ids(PQgetvalue(res, 0, LEVELS * RF_FOLLOWS + l),
+                                                 &sh->nflags[l][RF_FOLLOWS], true);
+        sh->votes = json_loads(PQgetvalue(res, 0, LEVELS * RF_N), 0, NULL);
         sh->has_flags = json_is_object(sh->votes);
     }
     json_t *array = j->array;
@@ -714,10 +720,10 @@ by_id(const void *a, const void *b)
 }
 
 /* A status whose listeners' flags may differ (a reblog: its original's;
- * a reply: a muted conversation; a poll: their votes; a followers-only
- * quote policy: whom they follow) has them read for all its listeners in one statement. Whom it
- * is for is what the hub knows by now (every listener the event reached
- * at once has it queued); a listener that comes later is rendered for
+ * a quote: its status's; a reply: a muted conversation; a poll: their
+ * votes; a followers-only quote policy: whom they follow) has them read
+ * for all its listeners in one statement. Whom it is for is what the hub knows by now (every
+ * listener the event reached at once has it queued); a listener that comes later is rendered for
  * alone. */
 static void
 on_shared_entity(struct eu_req *req, json_t *array, void *arg)
@@ -727,16 +733,17 @@ on_shared_entity(struct eu_req *req, json_t *array, void *arg)
     json_t *st = json_array_get(array, 0);
     json_t *orig = json_object_get(st, "reblog");
     const char *orig_id = json_string_value(json_object_get(orig, "id"));
-    /* Level 1: a reblog's original, or else the status a quote shows. */
-    json_t *quoted = orig_id ? NULL : quoted_of(st);
-    json_t *second = orig_id ? orig : quoted;
-    const char *second_id = json_string_value(json_object_get(second, "id"));
-    int64_t second_author = orig_id ? sh->orig_author : sh->quoted_author;
+    /* Level 1 a reblog's original or else the status a quote shows;
+     * level 2 the status a reblog's original quotes (shared_cut()). */
+    json_t *quoted = quoted_of(orig_id ? orig : st);
+    json_t *level[LEVELS] = {st, orig_id ? orig : quoted, orig_id ? quoted : NULL};
+    int64_t author[LEVELS] = {sh->author, orig_id ? sh->orig_author : sh->quoted_author,
+                              sh->quoted_author};
     bool reply = !json_is_null(json_object_get(st, "in_reply_to_id"));
-    int policy0 = quote_policy(st), policy1 = second ? quote_policy(second) : QP_NOBODY;
-    bool poll = !json_is_null(json_object_get(orig_id ? orig : st, "poll")) ||
-                (quoted && !json_is_null(json_object_get(quoted, "poll")));
-    bool needs = second || reply || poll || policy0 == QP_FOLLOWERS;
+    bool poll = false;
+    for (int l = 0; l < LEVELS; l++)
+        poll = poll || (level[l] && !json_is_null(json_object_get(level[l], "poll")));
+    bool needs = level[1] || reply || poll || quote_policy(st) == QP_FOLLOWERS;
     if (!sh->serves || !needs || !json_is_object(st) || (sh->orig_author != 0) != !!orig_id ||
         (quoted && !sh->quoted_author) || !j->aud || !j->aud->n) {
         eu_req_reply_json(req, 200, array);
@@ -755,15 +762,22 @@ on_shared_entity(struct eu_req *req, json_t *array, void *arg)
     }
     *p++ = '}';
     *p = '\0';
-    char a0[24] = "0", a1[24] = "0";
-    if (policy0 == QP_FOLLOWERS)
-        snprintf(a0, sizeof(a0), "%lld", (long long)sh->author);
-    if (policy1 == QP_FOLLOWERS)
-        snprintf(a1, sizeof(a1), "%lld", (long long)second_author);
+    /* Each level's id (the first is j->id) and its author where whom the
+     * listener follows decides its quote_approval; "0" for none. */
+    const char *ids[LEVELS], *follow[LEVELS];
+    for (int l = 0; l < LEVELS; l++) {
+        const char *id = level[l] ? json_string_value(json_object_get(level[l], "id")) : NULL;
+        ids[l] = id ? eu_arena_strdup(req->arena, id) : "0";
+        follow[l] = "0";
+        if (level[l] && quote_policy(level[l]) == QP_FOLLOWERS) {
+            char *a = eu_arena_alloc(req->arena, 24);
+            snprintf(a, 24, "%lld", (long long)author[l]);
+            follow[l] = a;
+        }
+    }
     j->array = array;
-    const char *params[] = {list, j->id, second_id ? eu_arena_strdup(req->arena, second_id) : "0",
-                            a0, a1};
-    eu_req_stmt(req, &eu_stream_render_sql[SR_FLAGS], 5, params, on_flags, j);
+    const char *params[] = {list, j->id, ids[1], follow[0], follow[1], ids[2], follow[2]};
+    eu_req_stmt(req, &eu_stream_render_sql[SR_FLAGS], 7, params, on_flags, j);
 }
 
 static void

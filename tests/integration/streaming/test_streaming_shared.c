@@ -718,7 +718,8 @@ static const char *const QUOTE_FANS[] = {"carol", "erin", "frank", "ivy"};
  * holds, carol with the quoted status favourited and bookmarked (and
  * nobody else). ivy, who mutes alice, is rendered for alone (whether she
  * sees the quoted status is the REST render's to say); dave on the decoy
- * gets nothing.
+ * gets nothing. Then bob's boost of hank's quote of the same status:
+ * rendered once as well, the flags read on three levels.
  */
 START_TEST(test_quote_render_once)
 {
@@ -726,7 +727,14 @@ START_TEST(test_quote_render_once)
     static struct eu_it_world_opts o = {
         .host = HOST,
         .decoy = DECOY,
-        .users = {{"alice"}, {"bob"}, {"carol"}, {"erin"}, {"frank"}, {"ivy"}, {"dave", DECOY}},
+        .users = {{"alice"},
+                  {"bob"},
+                  {"carol"},
+                  {"erin"},
+                  {"frank"},
+                  {"ivy"},
+                  {"hank"},
+                  {"dave", DECOY}},
     };
     eu_it_world_start(&w, &o);
     current = w.s;
@@ -786,6 +794,48 @@ START_TEST(test_quote_render_once)
                          "automatic");
         json_decref(got[i]);
     }
+    /* A reblog of a quote: hank's quote of quince (carol favourites it),
+     * boosted by bob; the quoted status's flags a level deeper. */
+    snprintf(body, sizeof(body), "{\"status\":\"me too\",\"quoted_status_id\":\"%s\"}", quince);
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "hank"), body, "/api/v1/statuses");
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *hq = strdup(json_string_value(json_object_get(r.json, "id")));
+    eu_it_resp_free(&r);
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/favourite",
+                    hq);
+    shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "bob"), NULL, "/api/v1/statuses/%s/reblog",
+                hq);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    char *boost = strdup(json_string_value(json_object_get(r.json, "id")));
+    eu_it_resp_free(&r);
+    for (int i = 0; i < NFANS; i++)
+        got[i] = update_of(fds[i], "user", boost);
+    shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+    renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+    ck_assert_msg(shared1 - shared0 == 1, "%.0f shared renders", shared1 - shared0);
+    ck_assert_msg(renders1 - renders0 == NFANS - QUOTE_SHARED, "%.0f renders for one listener",
+                  renders1 - renders0);
+    for (int i = 0; i < NFANS; i++) {
+        json_t *want = page_status(&w, eu_it_tok(&w, QUOTE_FANS[i]), HOME, boost);
+        eu_ws_assert_same_json(got[i], want);
+        json_decref(want);
+        bool is_carol = i == 0;
+        ck_assert_str_eq(json_string_value(eu_it_jpath(got[i], "reblog.id")), hq);
+        ck_assert_str_eq(json_string_value(eu_it_jpath(got[i], "reblog.quote.quoted_status.id")),
+                         quince);
+        ck_assert(json_boolean_value(eu_it_jpath(got[i], "reblog.favourited")) == is_carol);
+        ck_assert(json_boolean_value(
+                      eu_it_jpath(got[i], "reblog.quote.quoted_status.favourited")) == is_carol);
+        ck_assert(json_boolean_value(
+                      eu_it_jpath(got[i], "reblog.quote.quoted_status.bookmarked")) == is_carol);
+        ck_assert(json_is_false(eu_it_jpath(got[i], "favourited")));
+        json_decref(got[i]);
+    }
+    free(boost);
+    free(hq);
+
     /* dave, on the other tenant: his own, never the quote. */
     char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
     eu_ws_expect_update_not(fd, "public", mine, quote);
