@@ -16,8 +16,10 @@
  * filters_changed) carry their payload and are sent as they came.
  *
  * Render once, send many: a new status ("update") on the public, hashtag,
- * user and list streams is rendered once for every listener of the process
- * (struct eu_stream_ops in streaming.h). The shared render starts when the
+ * user and list streams is rendered once for every listener of the
+ * process (struct eu_stream_ops in streaming.h); an edit ("status.update")
+ * once for the listeners of each Redis message that carries it, as a
+ * second edit of the same status is another. The shared render starts when the
  * event is first queued, and counts the signed-in listeners it is queued
  * for while it runs (a reblog's or a reply's flags are read for them, in
  * one statement: every listener one Redis message reaches is queued
@@ -59,7 +61,8 @@ struct eu_stream_queued {
     char stream[24];
     char *param;
     char event[24];
-    char *id; /* or a verbatim event's payload */
+    char *id;                /* or a verbatim event's payload */
+    unsigned long long edit; /* an edit's message (eu_stream_deliver_message()); 0: none */
     struct eu_stream_queued *next;
 };
 
@@ -69,10 +72,13 @@ struct shared_waiter {
     struct shared_waiter *next;
 };
 
-/* One status rendered for every listener of its tenant here. */
+/* One status rendered for every listener of its tenant here: a new one
+ * for all the channels it came on, an edit for the listeners of one
+ * message (another edit of it is another message). */
 struct shared {
     int64_t tenant_id;
     char id[24];
+    unsigned long long edit; /* the edit's message; 0: a new status */
     bool ready, failed;
     bool orphan;                 /* the hub is gone: the render frees it when done */
     struct eu_stream_shared *sh; /* NULL when ready: nobody gets it */
@@ -91,6 +97,7 @@ struct line {
     int n_shared;
     struct eu_stream_stats stats;
     int renders;
+    unsigned long long message; /* Redis messages begun (eu_stream_deliver_message()) */
     /* Clients with an event to render and no render free, in order. */
     struct eu_stream_client *wait_head, *wait_tail;
 };
@@ -297,10 +304,10 @@ on_rendered(const char *json, size_t len, bool failed, void *arg)
 /* ---------------------------------------------------------- shared renders */
 
 static struct shared *
-shared_find(int64_t tenant_id, const char *id)
+shared_find(int64_t tenant_id, const char *id, unsigned long long edit)
 {
     for (struct shared *e = line->shared; e; e = e->next)
-        if (e->tenant_id == tenant_id && strcmp(e->id, id) == 0)
+        if (e->tenant_id == tenant_id && e->edit == edit && strcmp(e->id, id) == 0)
             return e;
     return NULL;
 }
@@ -357,11 +364,11 @@ on_shared_done(struct eu_stream_shared *sh, bool failed, void *arg)
     }
 }
 
-/* A new status on a stream of statuses. */
+/* A new or edited status on a stream of statuses. */
 static bool
 shared_kind(const char *stream, const char *event)
 {
-    return strcmp(event, "update") == 0 &&
+    return (strcmp(event, "update") == 0 || strcmp(event, "status.update") == 0) &&
            (strcmp(stream, "user") == 0 || strcmp(stream, "list") == 0 ||
             strncmp(stream, "public", 6) == 0 || strncmp(stream, "hashtag", 7) == 0);
 }
@@ -392,10 +399,12 @@ audience_add(struct shared *e, int64_t account_id)
  * for it (and holds a reference to its client): attached first, as the
  * render may be done before it returns, and with it the client. */
 static void
-shared_start(struct eu_tenant *t, const char *id, struct shared_waiter *w, int64_t viewer)
+shared_start(struct eu_tenant *t, const char *id, unsigned long long edit, struct shared_waiter *w,
+             int64_t viewer)
 {
     struct shared *e = eu_xcalloc(1, sizeof(*e));
     e->tenant_id = t->id;
+    e->edit = edit;
     snprintf(e->id, sizeof(e->id), "%s", id);
     e->next = line->shared;
     line->shared = e;
@@ -413,14 +422,14 @@ shared_start(struct eu_tenant *t, const char *id, struct shared_waiter *w, int64
  * its statements run (they are asynchronous). */
 static void
 shared_note(struct eu_stream_client *c, const struct eu_stream_sub *s, const char *event,
-            const char *id)
+            const char *id, unsigned long long edit)
 {
     /* A viewer whose state failed to load is rendered for alone. */
     if (!shared_kind(s->stream, event) || (c->v.account_id && !c->vs && !c->vs_loading))
         return;
-    struct shared *e = shared_find(c->t->id, id);
+    struct shared *e = shared_find(c->t->id, id, edit);
     if (!e)
-        shared_start(c->t, id, NULL, c->v.account_id);
+        shared_start(c->t, id, edit, NULL, c->v.account_id);
     else if (!e->ready && c->v.account_id)
         audience_add(e, c->v.account_id);
 }
@@ -440,14 +449,14 @@ try_shared(struct eu_stream_client *c, struct eu_stream_queued *q)
         c->rendering = true;
         return 0;
     }
-    struct shared *e = shared_find(c->t->id, q->id);
+    struct shared *e = shared_find(c->t->id, q->id, q->edit);
     if (!e) {
         /* Trimmed before c came to it: rendered again, for c at least. */
         struct shared_waiter *w = eu_xcalloc(1, sizeof(*w));
         w->c = c;
         c->refs++;
         c->rendering = true;
-        shared_start(c->t, q->id, w, c->v.account_id);
+        shared_start(c->t, q->id, q->edit, w, c->v.account_id);
         return 0;
     }
     if (!e->ready) {
@@ -625,14 +634,22 @@ eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *i
     q->param = s->param ? eu_xstrdup(s->param) : NULL;
     memcpy(q->event, event, strlen(event) + 1);
     q->id = eu_xstrdup(id);
+    q->edit = strcmp(event, "status.update") == 0 ? line->message : 0;
     if (c->q_tail)
         c->q_tail->next = q;
     else
         c->q_head = q;
     c->q_tail = q;
     c->q_len++;
-    shared_note(c, s, event, id);
+    shared_note(c, s, event, id, q->edit);
     pump(c);
+}
+
+void
+eu_stream_deliver_message(void)
+{
+    if (line)
+        line->message++;
 }
 
 void

@@ -558,6 +558,7 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
         return;
     *sp = '\0';
     const char *event = buf, *id = sp + 1;
+    eu_stream_deliver_message();
     /* deliver() never frees a sub or a channel: closing is deferred. */
     for (struct eu_stream_sub *s = ch->subs; s; s = s->ch_next)
         deliver(s, event, id);

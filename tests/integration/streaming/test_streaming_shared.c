@@ -850,6 +850,150 @@ START_TEST(test_quote_render_once)
 }
 END_TEST
 
+/* The next status.update of status id on stream of fd (other messages
+ * skipped), its payload parsed; asserts one comes. Caller decrefs. */
+static json_t *
+edit_of(int fd, const char *stream, const char *id)
+{
+    long long end = eu_it_now_ms() + 30000;
+    while (eu_it_now_ms() < end) {
+        json_t *m = eu_ws_wait(fd, "status.update", (int)(end - eu_it_now_ms()));
+        if (!m)
+            break;
+        json_t *st = eu_ws_payload(m);
+        bool hit = strcmp(eu_ws_stream0(m), stream) == 0 &&
+                   strcmp(json_string_value(json_object_get(st, "id")), id) == 0;
+        json_decref(m);
+        if (hit)
+            return st;
+        json_decref(st);
+    }
+    eu_it_server_print_log(current);
+    ck_abort_msg("no status.update of %s on %s", id, stream);
+    return NULL;
+}
+
+/* Edits status id of token's to text. */
+static void
+edit(struct world *w, const char *token, const char *id, const char *text)
+{
+    char body[256];
+    snprintf(body, sizeof(body), "{\"status\":\"%s\"}", text);
+    struct eu_it_resp r = {0};
+    eu_it_callf(w->s, &r, HOST, "PUT", token, body, "/api/v1/statuses/%s", id);
+    EU_IT_EXPECT_STATUS(&r, 200);
+    eu_it_resp_free(&r);
+}
+
+#define EDIT_STREAMS 3
+
+/*
+ * An edit, many listeners: carol's edited status reaches alice's three
+ * public streams and frank's user and public streams as "status.update",
+ * rendered once per Redis message (public and frank's home: two) and not
+ * per listener, each as the REST timeline shows it; a second edit is
+ * rendered again, never the first's render sent twice. bob, who mutes
+ * carol, gets neither; dave's stream on the decoy tenant neither.
+ */
+START_TEST(test_edit_render_once)
+{
+    struct world w;
+    static struct eu_it_world_opts o = {
+        .host = HOST,
+        .decoy = DECOY,
+        .users = {{"alice"}, {"bob"}, {"carol"}, {"frank"}, {"dave", DECOY}},
+    };
+    eu_it_world_start(&w, &o);
+    current = w.s;
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "frank"), NULL, 200, "/api/v1/accounts/%s/follow",
+                    eu_it_id(&w, "carol"));
+    eu_ws_post_path(&w, HOST, eu_it_tok(&w, "bob"), NULL, 200, "/api/v1/accounts/%s/mute",
+                    eu_it_id(&w, "carol"));
+    char head[2048];
+    int fa[EDIT_STREAMS];
+    for (int i = 0; i < EDIT_STREAMS; i++) {
+        fa[i] =
+            eu_ws_open(&w, HOST, eu_it_tok(&w, "alice"), "?stream=public", 0, head, sizeof(head));
+        eu_ws_settle(&w, HOST, fa[i], "public", eu_it_tok(&w, "bob"));
+    }
+    int fb = eu_ws_open(&w, HOST, eu_it_tok(&w, "bob"), "?stream=public", 0, head, sizeof(head));
+    eu_ws_settle(&w, HOST, fb, "public", eu_it_tok(&w, "frank"));
+    int ff = eu_ws_open(&w, HOST, eu_it_tok(&w, "frank"), "?stream=user", 0, head, sizeof(head));
+    eu_ws_send(ff, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
+    eu_ws_settle(&w, HOST, ff, "public", eu_it_tok(&w, "carol"));
+    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
+    eu_ws_settle(&w, DECOY, fd, "public", eu_it_tok(&w, "dave"));
+
+    char *plum = post(&w, eu_it_tok(&w, "carol"), "a plum");
+    for (int i = 0; i < EDIT_STREAMS; i++)
+        json_decref(update_of(fa[i], "public", plum));
+    json_decref(update_of(ff, "user", plum));
+
+    static const char *const texts[] = {"a ripe plum", "a ripe plum, eaten"};
+    for (int round = 0; round < 2; round++) {
+        double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+        double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
+        edit(&w, eu_it_tok(&w, "carol"), plum, texts[round]);
+        json_t *want = page_status(&w, eu_it_tok(&w, "alice"), PUBLIC, plum);
+        ck_assert_ptr_nonnull(
+            strstr(json_string_value(json_object_get(want, "content")), texts[round]));
+        for (int i = 0; i < EDIT_STREAMS; i++) {
+            json_t *st = edit_of(fa[i], "public", plum);
+            eu_ws_assert_same_json(st, want);
+            json_decref(st);
+        }
+        json_decref(want);
+        want = page_status(&w, eu_it_tok(&w, "frank"), HOME, plum);
+        bool on_user = false, on_public = false;
+        while (!on_user || !on_public) {
+            json_t *m = eu_ws_wait(ff, "status.update", 30000);
+            ck_assert_msg(m != NULL, "frank: user %d, public %d", on_user, on_public);
+            json_t *st = eu_ws_payload(m);
+            if (strcmp(json_string_value(json_object_get(st, "id")), plum) == 0) {
+                eu_ws_assert_same_json(st, want);
+                if (strcmp(eu_ws_stream0(m), "user") == 0)
+                    on_user = true;
+                else
+                    on_public = true;
+            }
+            json_decref(st);
+            json_decref(m);
+        }
+        json_decref(want);
+        double shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
+        double renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
+        /* The public channel's message and frank's home's. */
+        ck_assert_msg(shared1 - shared0 == 2, "%.0f shared renders", shared1 - shared0);
+        ck_assert_msg(renders1 == renders0, "%.0f renders for one listener", renders1 - renders0);
+    }
+
+    /* bob (muting carol): alice's next status, never an edit of plum;
+     * dave, on the other tenant: his own. */
+    char *after = post(&w, eu_it_tok(&w, "alice"), "after the plum");
+    for (;;) {
+        char *m = eu_ws_recv(fb, 30000);
+        ck_assert_msg(m != NULL, "no update of %s", after);
+        ck_assert_msg(!strstr(m, "status.update"), "bob got an edit: %s", m);
+        bool hit = strstr(m, after) != NULL;
+        free(m);
+        if (hit)
+            break;
+    }
+    char *mine = eu_ws_post(&w, DECOY, eu_it_tok(&w, "dave"), "dave's own");
+    eu_ws_expect_update_not(fd, "public", mine, plum);
+    free(mine);
+
+    free(after);
+    free(plum);
+    for (int i = 0; i < EDIT_STREAMS; i++)
+        close(fa[i]);
+    close(fb);
+    close(ff);
+    close(fd);
+    eu_it_world_stop(&w);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -861,6 +1005,7 @@ suite(void)
     tcase_add_test(tc, test_list_render_once);
     tcase_add_test(tc, test_poll_render_once);
     tcase_add_test(tc, test_quote_render_once);
+    tcase_add_test(tc, test_edit_render_once);
     suite_add_tcase(s, tc);
     return s;
 }
