@@ -18,8 +18,9 @@
  * Render once, send many: a new status ("update") on the public, hashtag,
  * user and list streams is rendered once for every listener of the
  * process (struct eu_stream_ops in streaming.h); an edit ("status.update")
- * once for the listeners of each Redis message that carries it, as a
- * second edit of the same status is another. The shared render starts when the
+ * once for the listeners of one publication of it (streaming.c's edit
+ * batches), as a second edit of the same status is another. The shared
+ * render starts when the
  * event is first queued, and counts the signed-in listeners it is queued
  * for while it runs (a reblog's or a reply's flags are read for them, in
  * one statement: every listener one Redis message reaches is queued
@@ -62,7 +63,7 @@ struct eu_stream_queued {
     char *param;
     char event[24];
     char *id;                /* or a verbatim event's payload */
-    unsigned long long edit; /* an edit's message (eu_stream_deliver_message()); 0: none */
+    unsigned long long edit; /* an edit's batch (eu_stream_deliver_edit_batch()); 0: none */
     struct eu_stream_queued *next;
 };
 
@@ -73,12 +74,12 @@ struct shared_waiter {
 };
 
 /* One status rendered for every listener of its tenant here: a new one
- * for all the channels it came on, an edit for the listeners of one
- * message (another edit of it is another message). */
+ * for all the channels it came on, an edit for the listeners of one batch
+ * (another edit of it is another batch). */
 struct shared {
     int64_t tenant_id;
     char id[24];
-    unsigned long long edit; /* the edit's message; 0: a new status */
+    unsigned long long edit; /* the edit's batch; 0: a new status */
     bool ready, failed;
     bool orphan;                 /* the hub is gone: the render frees it when done */
     struct eu_stream_shared *sh; /* NULL when ready: nobody gets it */
@@ -97,7 +98,7 @@ struct line {
     int n_shared;
     struct eu_stream_stats stats;
     int renders;
-    unsigned long long message; /* Redis messages begun (eu_stream_deliver_message()) */
+    unsigned long long edit_batch; /* the edits' batch now (eu_stream_deliver_edit_batch()) */
     /* Clients with an event to render and no render free, in order. */
     struct eu_stream_client *wait_head, *wait_tail;
 };
@@ -634,7 +635,7 @@ eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *i
     q->param = s->param ? eu_xstrdup(s->param) : NULL;
     memcpy(q->event, event, strlen(event) + 1);
     q->id = eu_xstrdup(id);
-    q->edit = strcmp(event, "status.update") == 0 ? line->message : 0;
+    q->edit = strcmp(event, "status.update") == 0 ? line->edit_batch : 0;
     if (c->q_tail)
         c->q_tail->next = q;
     else
@@ -646,10 +647,10 @@ eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *i
 }
 
 void
-eu_stream_deliver_message(void)
+eu_stream_deliver_edit_batch(unsigned long long n)
 {
     if (line)
-        line->message++;
+        line->edit_batch = n;
 }
 
 void

@@ -99,7 +99,8 @@ struct eu_stream_chan {
     char *name;             /* the Redis channel */
     struct eu_redis *redis; /* where it is subscribed: its tenant's then */
     struct eu_stream_sub *subs;
-    struct eu_stream_chan *next; /* hash chain */
+    struct eu_stream_chan *next;   /* hash chain */
+    unsigned long long edit_batch; /* the last edit batch it carried (on_message()) */
 };
 
 /* Streams of one tenant in this process: for its cap and its live mark. */
@@ -539,6 +540,32 @@ on_close_message(const char *channel, const char *msg, size_t len)
     revoke(id, buf);
 }
 
+/*
+ * The edit batch a message belongs to: the messages one publication of
+ * an edit sent (one EVAL, so they arrive one after another, each on a
+ * channel of its own) share a render. A message of another status, of
+ * anything else, or on a channel the batch has had already (the next
+ * edit of the same status) begins another, so a later edit is never sent
+ * an earlier one's render.
+ */
+static struct {
+    unsigned long long n;
+    int64_t tenant_id;
+    char id[24];
+} batch;
+
+static void
+edit_batch_note(struct eu_stream_chan *ch, int64_t tenant_id, const char *id)
+{
+    if (batch.tenant_id != tenant_id || strcmp(batch.id, id) != 0 || ch->edit_batch == batch.n) {
+        batch.n++;
+        batch.tenant_id = tenant_id;
+        snprintf(batch.id, sizeof(batch.id), "%s", id);
+    }
+    ch->edit_batch = batch.n;
+    eu_stream_deliver_edit_batch(batch.n);
+}
+
 static void
 on_message(const char *channel, const char *msg, size_t len, void *arg)
 {
@@ -558,7 +585,10 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
         return;
     *sp = '\0';
     const char *event = buf, *id = sp + 1;
-    eu_stream_deliver_message();
+    if (strcmp(event, "status.update") == 0 && ch->subs)
+        edit_batch_note(ch, ch->subs->c->t->id, id);
+    else
+        batch.id[0] = '\0'; /* anything between two edits' messages parts them */
     /* deliver() never frees a sub or a channel: closing is deferred. */
     for (struct eu_stream_sub *s = ch->subs; s; s = s->ch_next)
         deliver(s, event, id);

@@ -98,9 +98,9 @@ void eu_stream_deliver_stop(void);
  * for c or spliced from a shared render. A client too far behind is ended
  * instead. The strings are copied. */
 void eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *id);
-/* A message from Redis begins: the edits queued until the next one are
- * its, rendered once for all their listeners. */
-void eu_stream_deliver_message(void);
+/* The edits queued from now on are of batch n (streaming.c's
+ * edit_batch_note()): each batch is rendered once for all its listeners. */
+void eu_stream_deliver_edit_batch(unsigned long long n);
 /* (Re)loads what shared renders need of c's viewer (its blocks, mutes,
  * domain blocks and filters); meanwhile its events are rendered for it
  * alone. Takes a reference to c until the load is back. */
