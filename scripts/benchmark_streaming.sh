@@ -22,8 +22,9 @@
 # both per delivered event in ms ("cpu_ms_per_event"; Redis's CPU and the
 # client's own are given beside it). EUNHA_STREAM_REBLOGS=1 makes each
 # event the poster's boost of a status it posted before the streams opened;
-# EUNHA_STREAM_POLLS=1 a status with a poll; EUNHA_STREAM_QUOTES=1 a quote
-# of a status it posted before the streams opened.
+# EUNHA_STREAM_POLLS=1 a status with a poll; EUNHA_STREAM_QUOTES=1 a quote,
+# EUNHA_STREAM_EDITS=1 an edit ("status.update"), of a status it posted
+# before the streams opened.
 #
 # Run it against an older server by building that commit elsewhere and
 # pointing BENCH_BUILD at it with BENCH_SKIP_BUILD=1 (the script and client
@@ -44,6 +45,7 @@ USER_EVERY=${EUNHA_STREAM_USER_EVERY:-2}
 REBLOGS=${EUNHA_STREAM_REBLOGS:-0}
 POLLS=${EUNHA_STREAM_POLLS:-0}
 QUOTES=${EUNHA_STREAM_QUOTES:-0}
+EDITS=${EUNHA_STREAM_EDITS:-0}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -74,6 +76,9 @@ if [ "$POLLS" = 1 ]; then
 fi
 if [ "$QUOTES" = 1 ]; then
   extra+=(--quotes)
+fi
+if [ "$EDITS" = 1 ]; then
+  extra+=(--edits)
 fi
 if [ "$ACCOUNTS" -gt 0 ]; then
   CONTROL_URL=$(sed -n 's/^url = "\(postgresql:[^"]*\)"/\1/p' "$RESULTS/eunha.toml")

@@ -119,15 +119,16 @@ def pump(sel, timeout):
             st.upgraded = st.buf.startswith(b"HTTP/1.1 101")
             st.buf = st.buf[i + 4:]
         for op, payload in frames(st):
-            if op == 1 and b'"event":"update"' in payload:
+            if op == 1 and (b'"event":"update"' in payload
+                            or b'"event":"status.update"' in payload):
                 st.updates += 1
             elif op == 9:  # answer pings, masked as a client must
                 st.sock.send(bytes([0x8A, 0x80, 0, 0, 0, 0]))
 
 
-def post(args, text, path="/api/v1/statuses", extra=None):
+def post(args, text, path="/api/v1/statuses", extra=None, method="POST"):
     body = json.dumps({"status": text, **(extra or {})}).encode() if text is not None else b"{}"
-    return (f"POST {path} HTTP/1.1\r\nHost: {args.host}\r\n"
+    return (f"{method} {path} HTTP/1.1\r\nHost: {args.host}\r\n"
             f"Authorization: Bearer {args.token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode() + body
 
@@ -167,13 +168,15 @@ def main():
     # the streams open.
     ap.add_argument("--polls", action="store_true")
     ap.add_argument("--quotes", action="store_true")
+    # Each event an edit of a status posted before the streams open.
+    ap.add_argument("--edits", action="store_true")
     args = ap.parse_args()
     if args.tokens:
         with open(args.tokens) as f:
             args.tokens = [t.strip() for t in f if t.strip()]
 
     originals = []
-    if args.reblogs or args.quotes:
+    if args.reblogs or args.quotes or args.edits:
         c = socket.create_connection(("127.0.0.1", args.port))
         c.settimeout(60)
         f = c.makefile("rb")
@@ -231,6 +234,8 @@ def main():
         c, f = conns[-1]
         if args.reblogs:
             c.sendall(post(args, None, f"/api/v1/statuses/{originals[i]}/reblog"))
+        elif args.edits:
+            c.sendall(post(args, f"edited {i}", f"/api/v1/statuses/{originals[i]}", method="PUT"))
         elif args.quotes:
             c.sendall(post(args, f"fan-out {i}", extra={"quoted_status_id": originals[i]}))
         elif args.polls:
