@@ -31,15 +31,15 @@ post(struct world *w, const char *token, const char *text)
 
 /* ------------------------------------------------ render once, send many */
 
-/* The next update on fd of status id on stream (others skipped), parsed;
- * NULL when bad arrives first on any stream (asserted absent by the
- * caller), or nothing within 30 s. Caller decrefs. */
+/* The next event (an update or status.update) on fd of status id on
+ * stream (others skipped), its payload parsed; asserts one comes within
+ * 30 s. Caller decrefs. */
 static json_t *
-update_of(int fd, const char *stream, const char *id)
+event_of(int fd, const char *event, const char *stream, const char *id)
 {
     long long end = eu_it_now_ms() + 30000;
     while (eu_it_now_ms() < end) {
-        json_t *m = eu_ws_wait(fd, "update", (int)(end - eu_it_now_ms()));
+        json_t *m = eu_ws_wait(fd, event, (int)(end - eu_it_now_ms()));
         if (!m)
             break;
         json_t *st = eu_ws_payload(m);
@@ -51,8 +51,38 @@ update_of(int fd, const char *stream, const char *id)
         json_decref(st);
     }
     eu_it_server_print_log(current);
-    ck_abort_msg("no update of %s on %s", id, stream);
+    ck_abort_msg("no %s of %s on %s", event, id, stream);
     return NULL;
+}
+
+static json_t *
+update_of(int fd, const char *stream, const char *id)
+{
+    return event_of(fd, "update", stream, id);
+}
+
+/* Asserts that event of status id comes on both fd's user and public
+ * streams (in either order), each as want. */
+static void
+expect_on_user_and_public(int fd, const char *event, const char *id, json_t *want)
+{
+    bool on_user = false, on_public = false;
+    long long end = eu_it_now_ms() + 30000;
+    while ((!on_user || !on_public) && eu_it_now_ms() < end) {
+        json_t *m = eu_ws_wait(fd, event, (int)(end - eu_it_now_ms()));
+        ck_assert_msg(m != NULL, "%s of %s: user %d, public %d", event, id, on_user, on_public);
+        json_t *st = eu_ws_payload(m);
+        if (strcmp(json_string_value(json_object_get(st, "id")), id) == 0) {
+            eu_ws_assert_same_json(st, want);
+            if (strcmp(eu_ws_stream0(m), "user") == 0)
+                on_user = true;
+            else
+                on_public = true;
+        }
+        json_decref(st);
+        json_decref(m);
+    }
+    ck_assert(on_user && on_public);
 }
 
 /* The status id as token's REST timeline at path shows it (a page
@@ -156,27 +186,9 @@ START_TEST(test_render_once_send_many)
     /* frank: flagged on both streams (in either order), by the filter he
      * made after opening. */
     json_t *want = page_status(&w, eu_it_tok(&w, "frank"), PUBLIC, kiwi);
-    bool on_user = false, on_public = false;
-    long long end = eu_it_now_ms() + 30000;
-    while ((!on_user || !on_public) && eu_it_now_ms() < end) {
-        json_t *m = eu_ws_wait(ff, "update", (int)(end - eu_it_now_ms()));
-        ck_assert_msg(m != NULL, "frank: user %d, public %d", on_user, on_public);
-        json_t *st = eu_ws_payload(m);
-        if (strcmp(json_string_value(json_object_get(st, "id")), kiwi) == 0) {
-            ck_assert_str_eq(json_string_value(eu_it_jpath(st, "filtered.0.filter.title")),
-                             "fruit");
-            ck_assert_str_eq(json_string_value(eu_it_jpath(st, "filtered.0.keyword_matches.0")),
-                             "kiwi");
-            eu_ws_assert_same_json(st, want);
-            if (strcmp(eu_ws_stream0(m), "user") == 0)
-                on_user = true;
-            else
-                on_public = true;
-        }
-        json_decref(st);
-        json_decref(m);
-    }
-    ck_assert(on_user && on_public);
+    ck_assert_str_eq(json_string_value(eu_it_jpath(want, "filtered.0.filter.title")), "fruit");
+    ck_assert_str_eq(json_string_value(eu_it_jpath(want, "filtered.0.keyword_matches.0")), "kiwi");
+    expect_on_user_and_public(ff, "update", kiwi, want);
     json_decref(want);
     double shared1 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
     double renders1 = eu_it_metric(w.s, "eunha_stream_renders_total");
@@ -850,29 +862,6 @@ START_TEST(test_quote_render_once)
 }
 END_TEST
 
-/* The next status.update of status id on stream of fd (other messages
- * skipped), its payload parsed; asserts one comes. Caller decrefs. */
-static json_t *
-edit_of(int fd, const char *stream, const char *id)
-{
-    long long end = eu_it_now_ms() + 30000;
-    while (eu_it_now_ms() < end) {
-        json_t *m = eu_ws_wait(fd, "status.update", (int)(end - eu_it_now_ms()));
-        if (!m)
-            break;
-        json_t *st = eu_ws_payload(m);
-        bool hit = strcmp(eu_ws_stream0(m), stream) == 0 &&
-                   strcmp(json_string_value(json_object_get(st, "id")), id) == 0;
-        json_decref(m);
-        if (hit)
-            return st;
-        json_decref(st);
-    }
-    eu_it_server_print_log(current);
-    ck_abort_msg("no status.update of %s on %s", id, stream);
-    return NULL;
-}
-
 /* Edits status id of token's to text. */
 static void
 edit(struct world *w, const char *token, const char *id, const char *text)
@@ -890,11 +879,11 @@ edit(struct world *w, const char *token, const char *id, const char *text)
 /*
  * An edit, many listeners: carol's edited status reaches alice's three
  * public streams, frank's user and public streams and gina's user stream
- * as "status.update" (on three channels),
- * rendered once for all its channels and not per listener, each as the
- * REST timeline shows it; a second edit is rendered again, never the
- * first's render sent twice. bob, who mutes
- * carol, gets neither; dave's stream on the decoy tenant neither.
+ * as "status.update" (on three channels), rendered once for all its
+ * channels and not per listener, each as the REST timeline shows it; a
+ * second edit is rendered again, never the first's render sent twice.
+ * bob, who mutes carol, gets neither; dave's stream on the decoy tenant
+ * neither.
  */
 START_TEST(test_edit_render_once)
 {
@@ -944,31 +933,17 @@ START_TEST(test_edit_render_once)
         ck_assert_ptr_nonnull(
             strstr(json_string_value(json_object_get(want, "content")), texts[round]));
         for (int i = 0; i < EDIT_STREAMS; i++) {
-            json_t *st = edit_of(fa[i], "public", plum);
+            json_t *st = event_of(fa[i], "status.update", "public", plum);
             eu_ws_assert_same_json(st, want);
             json_decref(st);
         }
         json_decref(want);
         want = page_status(&w, eu_it_tok(&w, "frank"), HOME, plum);
-        bool on_user = false, on_public = false;
-        while (!on_user || !on_public) {
-            json_t *m = eu_ws_wait(ff, "status.update", 30000);
-            ck_assert_msg(m != NULL, "frank: user %d, public %d", on_user, on_public);
-            json_t *st = eu_ws_payload(m);
-            if (strcmp(json_string_value(json_object_get(st, "id")), plum) == 0) {
-                eu_ws_assert_same_json(st, want);
-                if (strcmp(eu_ws_stream0(m), "user") == 0)
-                    on_user = true;
-                else
-                    on_public = true;
-            }
-            json_decref(st);
-            json_decref(m);
-        }
+        expect_on_user_and_public(ff, "status.update", plum, want);
         json_decref(want);
         /* gina's home is a channel of its own, in the same publication. */
         want = page_status(&w, eu_it_tok(&w, "gina"), HOME, plum);
-        json_t *st = edit_of(fg, "user", plum);
+        json_t *st = event_of(fg, "status.update", "user", plum);
         eu_ws_assert_same_json(st, want);
         json_decref(st);
         json_decref(want);
