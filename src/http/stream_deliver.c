@@ -63,7 +63,7 @@ struct eu_stream_queued {
     char *param;
     char event[24];
     char *id;                /* or a verbatim event's payload */
-    unsigned long long edit; /* an edit's batch (eu_stream_deliver_edit_batch()); 0: none */
+    unsigned long long edit; /* an edit's batch (streaming.c's edit_batch()); 0: none */
     struct eu_stream_queued *next;
 };
 
@@ -98,7 +98,6 @@ struct line {
     int n_shared;
     struct eu_stream_stats stats;
     int renders;
-    unsigned long long edit_batch; /* the edits' batch now (eu_stream_deliver_edit_batch()) */
     /* Clients with an event to render and no render free, in order. */
     struct eu_stream_client *wait_head, *wait_tail;
 };
@@ -614,7 +613,8 @@ pump(struct eu_stream_client *c)
 }
 
 void
-eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *id)
+eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *id,
+                       unsigned long long edit)
 {
     struct eu_stream_client *c = s->c;
     if (c->q_len >= EU_STREAM_MAX_QUEUE) {
@@ -635,7 +635,7 @@ eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *i
     q->param = s->param ? eu_xstrdup(s->param) : NULL;
     memcpy(q->event, event, strlen(event) + 1);
     q->id = eu_xstrdup(id);
-    q->edit = strcmp(event, "status.update") == 0 ? line->edit_batch : 0;
+    q->edit = edit;
     if (c->q_tail)
         c->q_tail->next = q;
     else
@@ -644,13 +644,6 @@ eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *i
     c->q_len++;
     shared_note(c, s, event, id, q->edit);
     pump(c);
-}
-
-void
-eu_stream_deliver_edit_batch(unsigned long long n)
-{
-    if (line)
-        line->edit_batch = n;
 }
 
 void

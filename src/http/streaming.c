@@ -119,6 +119,12 @@ struct hub {
     struct eu_stream_client *clients;
     int n_clients;
     struct event *live_timer;
+    /* The edit batch the last message began or went on (edit_batch()). */
+    struct {
+        unsigned long long n;
+        int64_t tenant_id;
+        char id[24];
+    } batch;
 };
 
 static struct hub *hub;
@@ -474,8 +480,9 @@ tcount_remove(int64_t id)
 
 /* ------------------------------------------------------------- messages */
 
+/* edit: the batch of a status.update (edit_batch()), 0 for the rest. */
 static void
-deliver(struct eu_stream_sub *s, const char *event, const char *id)
+deliver(struct eu_stream_sub *s, const char *event, const char *id, unsigned long long edit)
 {
     struct eu_stream_client *c = s->c;
     if (c->closing)
@@ -494,7 +501,7 @@ deliver(struct eu_stream_sub *s, const char *event, const char *id)
     if (strcmp(event, "notification") == 0 &&
         !eu_auth_scope_allows(c->scopes, "read:notifications"))
         return;
-    eu_stream_client_queue(s, event, id);
+    eu_stream_client_queue(s, event, id, edit);
 }
 
 /* Account account_id of tenant tenant_id changed what shared renders
@@ -541,29 +548,29 @@ on_close_message(const char *channel, const char *msg, size_t len)
 }
 
 /*
- * The edit batch a message belongs to: the messages one publication of
- * an edit sent (one EVAL, so they arrive one after another, each on a
- * channel of its own) share a render. A message of another status, of
- * anything else, or on a channel the batch has had already (the next
- * edit of the same status) begins another, so a later edit is never sent
- * an earlier one's render.
+ * The edit batch of a message on ch about event and id, 0 when it is not
+ * an edit: the messages one publication of an edit sent (one EVAL, so
+ * they arrive one after another, each on a channel of its own) share a
+ * render. A message of another status, of anything else, or on a channel
+ * the batch has had already (the next edit of the same status) begins
+ * another, so a later edit is never sent an earlier one's render.
  */
-static struct {
-    unsigned long long n;
-    int64_t tenant_id;
-    char id[24];
-} batch;
-
-static void
-edit_batch_note(struct eu_stream_chan *ch, int64_t tenant_id, const char *id)
+static unsigned long long
+edit_batch(struct eu_stream_chan *ch, const char *event, const char *id)
 {
-    if (batch.tenant_id != tenant_id || strcmp(batch.id, id) != 0 || ch->edit_batch == batch.n) {
-        batch.n++;
-        batch.tenant_id = tenant_id;
-        snprintf(batch.id, sizeof(batch.id), "%s", id);
+    if (strcmp(event, "status.update") != 0 || !ch->subs) {
+        hub->batch.id[0] = '\0'; /* anything between two edits' messages parts them */
+        return 0;
     }
-    ch->edit_batch = batch.n;
-    eu_stream_deliver_edit_batch(batch.n);
+    int64_t tenant_id = ch->subs->c->t->id;
+    if (hub->batch.tenant_id != tenant_id || strcmp(hub->batch.id, id) != 0 ||
+        ch->edit_batch == hub->batch.n) {
+        hub->batch.n++;
+        hub->batch.tenant_id = tenant_id;
+        snprintf(hub->batch.id, sizeof(hub->batch.id), "%s", id);
+    }
+    ch->edit_batch = hub->batch.n;
+    return hub->batch.n;
 }
 
 static void
@@ -585,13 +592,10 @@ on_message(const char *channel, const char *msg, size_t len, void *arg)
         return;
     *sp = '\0';
     const char *event = buf, *id = sp + 1;
-    if (strcmp(event, "status.update") == 0 && ch->subs)
-        edit_batch_note(ch, ch->subs->c->t->id, id);
-    else
-        batch.id[0] = '\0'; /* anything between two edits' messages parts them */
+    unsigned long long edit = edit_batch(ch, event, id);
     /* deliver() never frees a sub or a channel: closing is deferred. */
     for (struct eu_stream_sub *s = ch->subs; s; s = s->ch_next)
-        deliver(s, event, id);
+        deliver(s, event, id, edit);
 }
 
 /* Redis is back: it may have restarted without its data, and publishers

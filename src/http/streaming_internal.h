@@ -95,12 +95,11 @@ void eu_stream_deliver_stop(void);
 
 /* Queues event about id (or a verbatim event's payload) on s for s->c,
  * which hears it: it goes out after what c waits for already, rendered
- * for c or spliced from a shared render. A client too far behind is ended
- * instead. The strings are copied. */
-void eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *id);
-/* The edits queued from now on are of batch n (streaming.c's
- * edit_batch_note()): each batch is rendered once for all its listeners. */
-void eu_stream_deliver_edit_batch(unsigned long long n);
+ * for c or spliced from a shared render. An edit's batch (0: not an edit)
+ * says which of its shared renders it takes: one per publication of it.
+ * A client too far behind is ended instead. The strings are copied. */
+void eu_stream_client_queue(struct eu_stream_sub *s, const char *event, const char *id,
+                            unsigned long long edit);
 /* (Re)loads what shared renders need of c's viewer (its blocks, mutes,
  * domain blocks and filters); meanwhile its events are rendered for it
  * alone. Takes a reference to c until the load is back. */
