@@ -137,8 +137,32 @@ send_sse(struct eu_stream_client *c, const char *event, const char *payload, siz
     evbuffer_add(out, "\n\n", 2);
 }
 
-/* Sends one event to a client: a WebSocket text frame holding Mastodon's
- * {"stream":[...],"event":...,"payload":"..."}, or an SSE event. */
+/* Queues Mastodon's {"stream":[...],"event":...,"payload":"..."} on c's
+ * WebSocket; escaped is the payload as a JSON string's content already
+ * (NULL: the event has none, as filters_changed). */
+static void
+send_ws(struct eu_stream_client *c, const struct eu_stream_sub *s, const char *event,
+        const char *escaped, size_t len)
+{
+    size_t n = sizeof("{\"stream\":,\"event\":\"\",\"payload\":\"\"}") + strlen(s->names) +
+               strlen(event) + len;
+    char *text = eu_xmalloc(n);
+    int k = snprintf(text, n, "{\"stream\":%s,\"event\":\"%s\"%s", s->names, event,
+                     escaped ? ",\"payload\":\"" : "}");
+    size_t total = (size_t)k;
+    if (escaped) {
+        memcpy(text + total, escaped, len);
+        memcpy(text + total + len, "\"}", 2);
+        total += len + 2;
+    }
+    struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, total};
+    wslay_event_queue_msg(c->wctx, &m);
+    wslay_event_send(c->wctx);
+    free(text);
+}
+
+/* Sends one event to a client: its payload (JSON text; NULL: none) in a
+ * WebSocket frame (send_ws()) or an SSE event. */
 static void
 send_event(struct eu_stream_client *c, const struct eu_stream_sub *s, const char *event,
            const char *payload, size_t len)
@@ -149,46 +173,32 @@ send_event(struct eu_stream_client *c, const struct eu_stream_sub *s, const char
         send_sse(c, event, payload, len);
         return;
     }
-    json_t *msg = json_object();
-    json_t *names = json_array();
-    json_array_append_new(names, json_string(s->stream));
-    if (s->param)
-        json_array_append_new(names, json_string(s->param));
-    json_object_set_new(msg, "stream", names);
-    json_object_set_new(msg, "event", json_string(event));
-    if (payload) /* filters_changed has none */
-        json_object_set_new(msg, "payload", json_stringn(payload, len));
-    char *text = json_dumps(msg, JSON_COMPACT);
-    json_decref(msg);
-    struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, strlen(text)};
-    wslay_event_queue_msg(c->wctx, &m);
-    wslay_event_send(c->wctx);
-    free(text);
+    if (!payload) {
+        send_ws(c, s, event, NULL, 0);
+        return;
+    }
+    /* jansson escapes it as a string: the text between its quotes. */
+    json_t *str = json_stringn(payload, len);
+    char *quoted = json_dumps(str, JSON_ENCODE_ANY | JSON_COMPACT);
+    json_decref(str);
+    if (quoted)
+        send_ws(c, s, event, quoted + 1, strlen(quoted) - 2);
+    free(quoted);
 }
 
-/* Sends a payload spliced for c (escaped as a JSON string's content for a
- * WebSocket), without building the message as an object: its parts are
- * JSON already. */
+/* Sends a payload spliced for c, escaped as a JSON string's content for a
+ * WebSocket already: its parts are JSON, and nothing is built as an
+ * object. */
 static void
 send_spliced(struct eu_stream_client *c, const struct eu_stream_sub *s, const char *event,
              const char *payload, size_t len)
 {
     if (!can_send(c))
         return;
-    if (!c->ws) {
+    if (c->ws)
+        send_ws(c, s, event, payload, len);
+    else
         send_sse(c, event, payload, len);
-        return;
-    }
-    size_t names = strlen(s->names), ev = strlen(event);
-    size_t n = sizeof("{\"stream\":,\"event\":\"\",\"payload\":\"\"}") + names + ev + len;
-    char *text = eu_xmalloc(n);
-    int head = snprintf(text, n, "{\"stream\":%s,\"event\":\"%s\",\"payload\":\"", s->names, event);
-    memcpy(text + head, payload, len);
-    memcpy(text + head + len, "\"}", 2);
-    struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, (size_t)head + len + 2};
-    wslay_event_queue_msg(c->wctx, &m);
-    wslay_event_send(c->wctx);
-    free(text);
 }
 
 /* --------------------------------------------------------- the render line */
