@@ -34,6 +34,44 @@ enum {
     PUBLISH_INSERT_PLAIN,
 };
 
+/*
+ * The columns both insert statements answer with, as status_render.statuses's
+ * row with the same names (eu_statuses_reply_inserted()): the new row s
+ * (RETURNING *, and its xmin::text as sx) seen by its author $2, then
+ * (each statement's own) mentions, tags and media, then a, the author's
+ * row as the CTE a locks it (so that the counters trigger adds to this
+ * version of it and no other, with what the trigger will add: the render
+ * cache may keep it under the transaction's stamp), and the emojis. One
+ * text for both, so a field the render gains cannot be forgotten in a
+ * post's answer. Nobody can have favourited, boosted, bookmarked or
+ * pinned a status not yet committed; its conversation may be muted. No
+ * poll: a post with one is rendered by the render statement.
+ */
+#define PUBLISHED_STATUS_COLUMNS                                                                   \
+    " SELECT s.id, true AS visible, false AS domain_blocked, s.reblog_of_id, s.sx AS sxmin,"       \
+    " s.sx AS axmin, s.account_id AS author_id, s.visibility, false AS status_cached, false"       \
+    " AS account_cached, false AS favourited, false AS reblogged, EXISTS (SELECT 1 FROM"           \
+    " conversation_mutes cm WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND"            \
+    " cm.conversation_id = coalesce(s.conversation_id, s.id)) AS muted, false AS bookmarked,"      \
+    " false AS pinned, (SELECT json_build_object('name', oa.name, 'website',"                      \
+    " oa.website)::text FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id ="            \
+    " s.application_id) AS app, NULL AS poll, NULL AS filter_stamp, NULL AS source_text,"          \
+    " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"           \
+    " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"          \
+    " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"                    \
+    " s.favourites_count, s.quote_policy,"
+/* The author's row as the post leaves it, locked for the counters trigger
+ * (see PUBLISHED_STATUS_COLUMNS). */
+#define PUBLISHED_AUTHOR_CTE                                                                       \
+    " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "             \
+    " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "       \
+    " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "              \
+    " greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at, x.roles FROM"    \
+    " accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x)"
+#define PUBLISHED_AUTHOR_COLUMNS                                                                   \
+    EU_STATUS_AUTHOR_COLUMNS_OF_A                                                                  \
+    ", eunha_emojis_in($1, NULL, s.spoiler_text || ' ' || s.content) AS status_emojis"
+
 const struct eu_sql eu_statuses_publish_sql[] = {
     /*
      * Inserts the status, its mentions, tags and poll in one statement. $15, a
@@ -90,45 +128,17 @@ const struct eu_sql eu_statuses_publish_sql[] = {
          "  quoted_account_id, quoted_uri, state) SELECT $1, s.id, $2::bigint, $20::bigint,"
          "  $21::bigint, (SELECT qs.uri FROM statuses qs WHERE qs.tenant_id = $1"
          "  AND qs.id = $20::bigint), $22 FROM s WHERE $20::bigint IS NOT NULL),"
-         " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "
-         " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "
-         " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "
-         " greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at, x.roles FROM"
-         " accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x)"
-         /* The status as status_render.statuses's row, with the same
-          * column names (eu_statuses_reply_inserted()): the new row s
-          * (RETURNING *, and its xmin::text as sx), seen by its author $2,
-          * with mentions, tags and media the JSON arrays the statement built
-          * from what it inserted, and a, the author's row as the CTE a locks
-          * it (so that the counters trigger adds to this version of it and
-          * no other, with what the trigger will add: the render cache may
-          * keep it under the transaction's stamp). Nobody can have
-          * favourited, boosted, bookmarked or pinned a status not yet
-          * committed; its conversation may be muted. No poll: a post with
-          * one is rendered by the render statement. $18 the tenant's base
-          * URL, for the mentions' and tags' URLs. */
-         " SELECT s.id, true AS visible, false AS domain_blocked, s.reblog_of_id, s.sx AS sxmin,"
-         " s.sx AS axmin, s.account_id AS author_id, s.visibility, false AS status_cached, false"
-         " AS account_cached, false AS favourited, false AS reblogged, EXISTS (SELECT 1 FROM"
-         " conversation_mutes cm WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND"
-         " cm.conversation_id = coalesce(s.conversation_id, s.id)) AS muted, false AS bookmarked,"
-         " false AS pinned, (SELECT json_build_object('name', oa.name, 'website',"
-         " oa.website)::text FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id ="
-         " s.application_id) AS app, NULL AS poll, NULL AS filter_stamp, NULL AS source_text,"
-         " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"
-         " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"
-         " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"
-         " s.quote_policy, s.favourites_count, (SELECT coalesce(json_agg(eunha_mention_json(ma, "
-         "$18) ORDER BY"
-         " m.id), '[]')::text FROM m JOIN accounts ma ON ma.tenant_id = $1 AND ma.id ="
-         " m.account_id) AS mentions, (SELECT coalesce(json_agg(eunha_tag_json(tg.name, $18) ORDER"
-         " BY tg.name), '[]')::text FROM tg) AS tags, (SELECT"
-         " coalesce(json_agg(eunha_media_json(md) ORDER BY md.position, md.id), '[]')::text FROM"
-         " md) AS media,"
-         /* eunha_account(a)'s fields, from the row as the CTE a has it. */
-         EU_STATUS_AUTHOR_COLUMNS_OF_A
-         ", eunha_emojis_in($1, NULL, s.spoiler_text || ' ' || s.content)"
-         "  AS status_emojis,"
+         /* The status as the POST answers it (PUBLISHED_STATUS_COLUMNS),
+          * with mentions, tags and media the JSON arrays the statement
+          * built from what it inserted; $18 the tenant's base URL, for
+          * the mentions' and tags' URLs. */
+         PUBLISHED_AUTHOR_CTE PUBLISHED_STATUS_COLUMNS
+         " (SELECT coalesce(json_agg(eunha_mention_json(ma, $18) ORDER BY m.id), '[]')::text"
+         "  FROM m JOIN accounts ma ON ma.tenant_id = $1 AND ma.id = m.account_id) AS mentions,"
+         " (SELECT coalesce(json_agg(eunha_tag_json(tg.name, $18) ORDER BY tg.name), '[]')::text"
+         "  FROM tg) AS tags,"
+         " (SELECT coalesce(json_agg(eunha_media_json(md) ORDER BY md.position, md.id), '[]')::text"
+         "  FROM md) AS media," PUBLISHED_AUTHOR_COLUMNS ","
          " (SELECT coalesce(array_agg(f.account_id), '{}') FROM follows f"
          "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.notify)::text"
          "  AS notify_ids"
@@ -167,33 +177,14 @@ const struct eu_sql eu_statuses_publish_sql[] = {
          " SELECT $1, $2::bigint, $3, $4, $5, u.sens, u.vis, $8, $9::bigint, $10::bigint,"
          "  coalesce($11::bigint, nextval('conversations_id_seq')), $12::bigint,"
          "  CASE WHEN u.vis >= 2 THEN 2 ELSE 0 END FROM u"
-         "  RETURNING *, xmin::text AS sx),"
-         " a AS (SELECT x.id, x.username, x.domain, x.display_name, x.note, x.url, x.uri, "
-         " x.avatar_url, x.header_url, x.locked, x.bot, x.discoverable, x.fields, x.created_at, "
-         " x.followers_count, x.following_count, x.statuses_count + 1 AS statuses_count, "
-         " greatest(x.last_status_at, s.created_at) AS last_status_at, x.suspended_at, x.roles FROM"
-         " accounts x, s WHERE x.tenant_id = $1 AND x.id = $2::bigint FOR NO KEY UPDATE OF x),"
+         "  RETURNING *, xmin::text AS sx)," PUBLISHED_AUTHOR_CTE ","
          /* The local followers alone (migration 0074): remote ones get
           * the status by delivery, and reading them here made a post's
           * cost grow with followers it puts in no feed. */
          " fl AS (SELECT f.account_id, f.notify FROM follows f"
-         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint AND f.local)"
-         " SELECT s.id, true AS visible, false AS domain_blocked, s.reblog_of_id, s.sx AS sxmin,"
-         " s.sx AS axmin, s.account_id AS author_id, s.visibility, false AS status_cached, false"
-         " AS account_cached, false AS favourited, false AS reblogged, EXISTS (SELECT 1 FROM"
-         " conversation_mutes cm WHERE cm.tenant_id = $1 AND cm.account_id = $2::bigint AND"
-         " cm.conversation_id = coalesce(s.conversation_id, s.id)) AS muted, false AS bookmarked,"
-         " false AS pinned, (SELECT json_build_object('name', oa.name, 'website',"
-         " oa.website)::text FROM oauth_applications oa WHERE oa.tenant_id = $1 AND oa.id ="
-         " s.application_id) AS app, NULL AS poll, NULL AS filter_stamp, NULL AS source_text,"
-         " eunha_ts(s.created_at) AS created_at, s.in_reply_to_id, s.in_reply_to_account_id,"
-         " s.sensitive, s.spoiler_text, s.language, s.uri AS status_uri, s.url AS status_url,"
-         " s.local, s.content, NULL AS edited_at, s.replies_count, s.reblogs_count,"
-         " s.favourites_count, s.quote_policy, '[]' AS mentions, '[]' AS tags, '[]' AS media,"
-         /* As in statuses.insert. */
-         EU_STATUS_AUTHOR_COLUMNS_OF_A
-         ", eunha_emojis_in($1, NULL, s.spoiler_text || ' ' || s.content)"
-         "  AS status_emojis,"
+         "  WHERE f.tenant_id = $1 AND f.target_account_id = $2::bigint"
+         "  AND f.local)" PUBLISHED_STATUS_COLUMNS
+         " '[]' AS mentions, '[]' AS tags, '[]' AS media," PUBLISHED_AUTHOR_COLUMNS ","
          /* The audience: read only when the author's stamp moved since
           * the kept one ($13, src/social/audience.c) or the status is not
           * simple (a plain public, unlisted or private status that
