@@ -768,12 +768,9 @@ on_shared_entity(struct eu_req *req, json_t *array, void *arg)
     for (int l = 0; l < LEVELS; l++) {
         const char *id = level[l] ? json_string_value(json_object_get(level[l], "id")) : NULL;
         ids[l] = id ? eu_arena_strdup(req->arena, id) : "0";
-        follow[l] = "0";
-        if (level[l] && quote_policy(level[l]) == QP_FOLLOWERS) {
-            char *a = eu_arena_alloc(req->arena, 24);
-            snprintf(a, 24, "%lld", (long long)author[l]);
-            follow[l] = a;
-        }
+        follow[l] = level[l] && quote_policy(level[l]) == QP_FOLLOWERS
+                        ? eu_arena_sprintf(req->arena, "%lld", (long long)author[l])
+                        : "0";
     }
     j->array = array;
     const char *params[] = {list, j->id, ids[1], follow[0], follow[1], ids[2], follow[2]};
