@@ -285,6 +285,17 @@ eu_ws_settle(struct world *w, const char *host, int fd, const char *stream, cons
     ck_abort_msg("stream %s never came up", stream);
 }
 
+int
+eu_ws_open_settled(struct world *w, const char *host, const char *token, const char *stream,
+                   const char *settler)
+{
+    char query[64], head[2048];
+    snprintf(query, sizeof(query), "?stream=%s", stream);
+    int fd = eu_ws_open(w, host, token, query, 0, head, sizeof(head));
+    eu_ws_settle(w, host, fd, stream, settler);
+    return fd;
+}
+
 /* Waits for an update of status id on stream (others skipped); asserts.
  * The deadline ends a test that lost an event, not a slow one: with one
  * render at a time for the process (test_no_silent_drops) and suites

@@ -54,6 +54,10 @@ void eu_ws_assert_same_json(json_t *got, json_t *want);
  * statuses by token on host are posted until one arrives on fd's stream,
  * proving the subscription live; asserts. */
 void eu_ws_settle(struct world *w, const char *host, int fd, const char *stream, const char *token);
+/* eu_ws_open() of token's stream on host (?stream=<stream>), settled
+ * (eu_ws_settle()) by settler's statuses. Caller closes. */
+int eu_ws_open_settled(struct world *w, const char *host, const char *token, const char *stream,
+                       const char *settler);
 /* Waits for an update of status id on stream (others skipped); asserts,
  * printing s's log when it never comes. */
 void eu_ws_expect_update(struct eu_it_server *s, int fd, const char *stream, const char *id);

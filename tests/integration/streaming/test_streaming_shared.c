@@ -141,21 +141,17 @@ START_TEST(test_render_once_send_many)
     int fa[SHARED_EXTRA + 1];
     for (int i = 0; i <= SHARED_EXTRA; i++) {
         fa[i] =
-            eu_ws_open(&w, HOST, eu_it_tok(&w, "alice"), "?stream=public", 0, head, sizeof(head));
-        eu_ws_settle(&w, HOST, fa[i], "public", eu_it_tok(&w, "bob"));
+            eu_ws_open_settled(&w, HOST, eu_it_tok(&w, "alice"), "public", eu_it_tok(&w, "bob"));
     }
     /* Each settled by statuses of someone not listening yet (or carol):
      * a listener's own status is rendered for it alone, and one still on
      * its way would count below. */
-    int fb = eu_ws_open(&w, HOST, eu_it_tok(&w, "bob"), "?stream=public", 0, head, sizeof(head));
-    eu_ws_settle(&w, HOST, fb, "public", eu_it_tok(&w, "frank"));
-    int fe = eu_ws_open(&w, HOST, eu_it_tok(&w, "erin"), "?stream=public", 0, head, sizeof(head));
-    eu_ws_settle(&w, HOST, fe, "public", eu_it_tok(&w, "frank"));
+    int fb = eu_ws_open_settled(&w, HOST, eu_it_tok(&w, "bob"), "public", eu_it_tok(&w, "frank"));
+    int fe = eu_ws_open_settled(&w, HOST, eu_it_tok(&w, "erin"), "public", eu_it_tok(&w, "frank"));
     int ff = eu_ws_open(&w, HOST, eu_it_tok(&w, "frank"), "?stream=user", 0, head, sizeof(head));
     eu_ws_send(ff, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
     eu_ws_settle(&w, HOST, ff, "public", eu_it_tok(&w, "carol"));
-    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
-    eu_ws_settle(&w, DECOY, fd, "public", eu_it_tok(&w, "dave"));
+    int fd = eu_ws_open_settled(&w, DECOY, eu_it_tok(&w, "dave"), "public", eu_it_tok(&w, "dave"));
 
     /* Changed after the streams opened: their states are reloaded. */
     eu_ws_post_path(&w, HOST, eu_it_tok(&w, "erin"), NULL, 200, "/api/v1/accounts/%s/block",
@@ -281,15 +277,12 @@ START_TEST(test_reblog_render_once)
     eu_ws_post_path(&w, HOST, eu_it_tok(&w, "carol"), NULL, 200, "/api/v1/statuses/%s/bookmark",
                     quince);
 
-    char head[2048];
     int fds[NFANS];
     for (int i = 0; i < NFANS; i++) {
-        fds[i] = eu_ws_open(&w, HOST, eu_it_tok(&w, BOOST_FANS[i]), "?stream=user", 0, head,
-                            sizeof(head));
-        eu_ws_settle(&w, HOST, fds[i], "user", eu_it_tok(&w, "bob"));
+        fds[i] = eu_ws_open_settled(&w, HOST, eu_it_tok(&w, BOOST_FANS[i]), "user",
+                                    eu_it_tok(&w, "bob"));
     }
-    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=user", 0, head, sizeof(head));
-    eu_ws_settle(&w, DECOY, fd, "user", eu_it_tok(&w, "dave"));
+    int fd = eu_ws_open_settled(&w, DECOY, eu_it_tok(&w, "dave"), "user", eu_it_tok(&w, "dave"));
     /* Made after jay's stream opened: his state is reloaded. */
     struct eu_it_resp r = {0};
     eu_it_callf(w.s, &r, HOST, "POST", eu_it_tok(&w, "jay"),
@@ -624,21 +617,17 @@ START_TEST(test_poll_render_once)
     eu_it_world_start(&w, &o);
     current = w.s;
     enum { NFANS = sizeof(POLL_FANS) / sizeof(POLL_FANS[0]) };
-    char head[2048];
     int fds[NFANS];
     for (int i = 0; i < NFANS; i++) {
         for (int k = 0; k < 2; k++)
             eu_ws_post_path(&w, HOST, eu_it_tok(&w, POLL_FANS[i]), NULL, 200,
                             "/api/v1/accounts/%s/follow", eu_it_id(&w, k ? "bob" : "alice"));
-        fds[i] = eu_ws_open(&w, HOST, eu_it_tok(&w, POLL_FANS[i]), "?stream=user", 0, head,
-                            sizeof(head));
-        eu_ws_settle(&w, HOST, fds[i], "user", eu_it_tok(&w, "bob"));
+        fds[i] =
+            eu_ws_open_settled(&w, HOST, eu_it_tok(&w, POLL_FANS[i]), "user", eu_it_tok(&w, "bob"));
     }
     char *app = eu_it_app_token(w.s, HOST, "read");
-    int fa = eu_ws_open(&w, HOST, app, "?stream=public", 0, head, sizeof(head));
-    eu_ws_settle(&w, HOST, fa, "public", eu_it_tok(&w, "bob"));
-    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
-    eu_ws_settle(&w, DECOY, fd, "public", eu_it_tok(&w, "dave"));
+    int fa = eu_ws_open_settled(&w, HOST, app, "public", eu_it_tok(&w, "bob"));
+    int fd = eu_ws_open_settled(&w, DECOY, eu_it_tok(&w, "dave"), "public", eu_it_tok(&w, "dave"));
 
     double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
     double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
@@ -758,17 +747,14 @@ START_TEST(test_quote_render_once)
                     quince);
     eu_ws_post_path(&w, HOST, eu_it_tok(&w, "ivy"), NULL, 200, "/api/v1/accounts/%s/mute",
                     eu_it_id(&w, "alice"));
-    char head[2048];
     int fds[NFANS];
     for (int i = 0; i < NFANS; i++) {
         eu_ws_post_path(&w, HOST, eu_it_tok(&w, QUOTE_FANS[i]), NULL, 200,
                         "/api/v1/accounts/%s/follow", eu_it_id(&w, "bob"));
-        fds[i] = eu_ws_open(&w, HOST, eu_it_tok(&w, QUOTE_FANS[i]), "?stream=user", 0, head,
-                            sizeof(head));
-        eu_ws_settle(&w, HOST, fds[i], "user", eu_it_tok(&w, "bob"));
+        fds[i] = eu_ws_open_settled(&w, HOST, eu_it_tok(&w, QUOTE_FANS[i]), "user",
+                                    eu_it_tok(&w, "bob"));
     }
-    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
-    eu_ws_settle(&w, DECOY, fd, "public", eu_it_tok(&w, "dave"));
+    int fd = eu_ws_open_settled(&w, DECOY, eu_it_tok(&w, "dave"), "public", eu_it_tok(&w, "dave"));
 
     double shared0 = eu_it_metric(w.s, "eunha_stream_shared_renders_total");
     double renders0 = eu_it_metric(w.s, "eunha_stream_renders_total");
@@ -905,18 +891,14 @@ START_TEST(test_edit_render_once)
     int fa[EDIT_STREAMS];
     for (int i = 0; i < EDIT_STREAMS; i++) {
         fa[i] =
-            eu_ws_open(&w, HOST, eu_it_tok(&w, "alice"), "?stream=public", 0, head, sizeof(head));
-        eu_ws_settle(&w, HOST, fa[i], "public", eu_it_tok(&w, "bob"));
+            eu_ws_open_settled(&w, HOST, eu_it_tok(&w, "alice"), "public", eu_it_tok(&w, "bob"));
     }
-    int fb = eu_ws_open(&w, HOST, eu_it_tok(&w, "bob"), "?stream=public", 0, head, sizeof(head));
-    eu_ws_settle(&w, HOST, fb, "public", eu_it_tok(&w, "frank"));
+    int fb = eu_ws_open_settled(&w, HOST, eu_it_tok(&w, "bob"), "public", eu_it_tok(&w, "frank"));
     int ff = eu_ws_open(&w, HOST, eu_it_tok(&w, "frank"), "?stream=user", 0, head, sizeof(head));
     eu_ws_send(ff, "{\"type\":\"subscribe\",\"stream\":\"public\"}");
     eu_ws_settle(&w, HOST, ff, "public", eu_it_tok(&w, "carol"));
-    int fg = eu_ws_open(&w, HOST, eu_it_tok(&w, "gina"), "?stream=user", 0, head, sizeof(head));
-    eu_ws_settle(&w, HOST, fg, "user", eu_it_tok(&w, "carol"));
-    int fd = eu_ws_open(&w, DECOY, eu_it_tok(&w, "dave"), "?stream=public", 0, head, sizeof(head));
-    eu_ws_settle(&w, DECOY, fd, "public", eu_it_tok(&w, "dave"));
+    int fg = eu_ws_open_settled(&w, HOST, eu_it_tok(&w, "gina"), "user", eu_it_tok(&w, "carol"));
+    int fd = eu_ws_open_settled(&w, DECOY, eu_it_tok(&w, "dave"), "public", eu_it_tok(&w, "dave"));
 
     char *plum = post(&w, eu_it_tok(&w, "carol"), "a plum");
     for (int i = 0; i < EDIT_STREAMS; i++)
